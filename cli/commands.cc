@@ -1,0 +1,284 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/interleaving_table.h"
+#include "cli/report.h"
+#include "model/json_cursor.h"
+#include "model/scenario.h"
+#include "real/wall_clock.h"
+#include "sim/check.h"
+#include "sim/trace.h"
+
+namespace lockstep::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Progress on stderr, only when it is a terminal, at most a few times a second.
+class Progress {
+ public:
+  Progress(std::ostream& err, const real::Stopwatch& clock)
+      : err_(err), clock_(clock), enabled_(isatty(STDERR_FILENO) == 1) {}
+
+  std::function<void(const sim::ExploreStats&)> callback(std::string label) {
+    if (!enabled_) return nullptr;
+    return [this, label = std::move(label)](const sim::ExploreStats& s) {
+      const double now = clock_.elapsed_seconds();
+      if (now - last_ < 0.25) return;
+      last_ = now;
+      err_ << fmt::format("\r\033[K{}: {} executions, {} steps, {} failures, {:.1f} s", label, s.executions,
+                          s.steps, s.failures, s.elapsed_s)
+           << std::flush;
+      shown_ = true;
+    };
+  }
+
+  void clear() {
+    if (shown_) err_ << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  std::ostream& err_;
+  const real::Stopwatch& clock_;
+  bool enabled_;
+  bool shown_ = false;
+  double last_ = -1;
+};
+
+struct CheckArgs {
+  std::string scenario;
+  std::optional<std::string> strategy;
+  std::optional<std::uint64_t> seed, max_executions, max_steps;
+  std::optional<std::string> trace_out;
+  bool json = false;
+};
+
+sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress) {
+  real::Stopwatch clock;
+  sim::CheckOptions options;
+  options.overrides = overrides;
+  options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
+  options.progress = progress.callback(scenario.name);
+  sim::CheckReport report = sim::check_scenario(scenario, options);
+  progress.clear();
+  return report;
+}
+
+int cmd_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  const real::Stopwatch clock;
+  Progress progress(err, clock);
+  const Scenario scenario = load_scenario(a.scenario);
+  const sim::CheckReport report =
+      run_one(scenario, {a.strategy, a.seed, a.max_executions, a.max_steps}, progress);
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt};
+  if (report.trace) {
+    const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", scenario.name));
+    sim::save_trace(*report.trace, path);
+    c.trace_path = path;
+  }
+  if (a.json) {
+    out << to_json(c).dump() << '\n';
+  } else {
+    print_human(out, c, true);
+  }
+  return report.as_expected ? kExitOk : kExitUnexpected;
+}
+
+std::vector<std::string> scenario_files(const std::string& dir) {
+  if (!fs::exists(dir)) throw InputError(fmt::format("{}: no such file or directory", dir));
+  std::vector<std::string> files;
+  if (fs::is_regular_file(dir)) return {dir};
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, bool json, std::ostream& out,
+              std::ostream& err) {
+  const real::Stopwatch clock;
+  Progress progress(err, clock);
+  std::vector<std::pair<std::string, std::string>> files;  // (file, path relative to its DIR)
+  for (const auto& dir : dirs) {
+    for (const auto& f : scenario_files(dir)) {
+      files.emplace_back(f, fs::is_regular_file(dir) ? fs::path(f).filename().string() : fs::relative(f, dir).string());
+    }
+  }
+  fs::create_directories(out_dir);
+  std::vector<nlohmann::json> results;
+  bool bad_input = false, unexpected = false;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& [file, relative] = files[i];
+    CheckedScenario c;
+    c.file = file;
+    std::optional<Scenario> scenario;
+    std::optional<sim::CheckReport> report;
+    try {
+      scenario = load_scenario(file);
+      report = run_one(*scenario, {}, progress);
+      c.scenario = &*scenario;
+      c.report = &*report;
+      if (report->trace) {
+        const std::string path = (fs::path(out_dir) / "traces" / relative).string();
+        sim::save_trace(*report->trace, path);
+        c.trace_path = path;
+      }
+      unexpected = unexpected || !report->as_expected;
+    } catch (const InputError& e) {
+      c.scenario = nullptr;
+      c.input_error = e.what();
+      bad_input = true;
+    }
+    nlohmann::json j = to_json(c);
+    if (json) {
+      out << j.dump() << '\n';
+    } else {
+      print_human(out, c, false);
+    }
+    out << std::flush;
+    results.push_back(std::move(j));
+  }
+  const double elapsed = clock.elapsed_seconds();
+  {
+    std::ofstream f(fs::path(out_dir) / "results.json");
+    f << nlohmann::json(results).dump(2) << '\n';
+    std::ofstream md(fs::path(out_dir) / "summary.md");
+    md << summary_markdown(results, elapsed);
+    if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
+  }
+  std::size_t ok = 0;
+  for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
+  err << fmt::format("sweep: {} scenarios, {} as expected, {} not, in {:.2f} s; reports in {}\n", results.size(),
+                     ok, results.size() - ok, elapsed, (fs::path(out_dir) / "summary.md").string());
+  if (bad_input) return kExitBadInput;
+  return unexpected ? kExitUnexpected : kExitOk;
+}
+
+int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostream& err) {
+  const sim::Trace trace = sim::load_trace(path);
+  sim::ReplayReport r;
+  try {
+    r = sim::replay_trace(trace, path);
+  } catch (const sim::Divergence& d) {
+    err << fmt::format("{}: trace diverges at step {}: {}\n", path, d.step(), d.what());
+    return kExitBadInput;
+  }
+  if (json) {
+    nlohmann::json j;
+    j["trace"] = path;
+    j["verdict"] = verdict_name(r.result.verdict);
+    j["violation"] = r.result.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.result.invariant);
+    j["message"] = r.result.message;
+    j["steps"] = r.result.steps;
+    j["events"] = r.events.size();
+    j["identical"] = true;
+    out << j.dump() << '\n';
+    return kExitOk;
+  }
+  print_interleaving(out, r.events, r.actors);
+  std::string verdict(verdict_name(r.result.verdict));
+  if (!r.result.invariant.empty()) verdict += " " + r.result.invariant;
+  out << fmt::format("verdict: {}{}\n", verdict, r.result.message.empty() ? "" : ": " + r.result.message);
+  out << fmt::format("replayed {} steps ({} events): event log and verdict identical to the trace\n",
+                     r.result.steps, r.events.size());
+  return kExitOk;
+}
+
+int cmd_list(bool json, std::ostream& out) {
+  if (json) {
+    nlohmann::json j;
+    auto docs = [](const std::vector<NamedDoc>& v) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& d : v) a.push_back({{"name", d.name}, {"description", d.description}});
+      return a;
+    };
+    for (const auto& s : registered_systems()) {
+      j["systems"].push_back({{"name", s.name}, {"description", s.description}, {"variants", docs(s.variants)},
+                              {"invariants", docs(s.invariants)}, {"faults", docs(s.faults)}});
+    }
+    for (const auto& s : sim::strategy_catalog()) j["strategies"].push_back({{"name", s.name}, {"description", s.help}});
+    out << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  out << "systems:\n";
+  for (const auto& s : registered_systems()) {
+    out << fmt::format("  {}: {}\n", s.name, s.description);
+    for (const auto& v : s.variants) out << fmt::format("    variant {}: {}\n", v.name, v.description);
+    for (const auto& v : s.invariants) out << fmt::format("    invariant {}: {}\n", v.name, v.description);
+    for (const auto& v : s.faults) out << fmt::format("    fault {}: {}\n", v.name, v.description);
+  }
+  out << "strategies:\n";
+  for (const auto& s : sim::strategy_catalog()) out << fmt::format("  {}: {}\n", s.name, s.help);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"lockstep: deterministic concurrency simulation and model checking for lock services"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lockstep 0.1.0");
+
+  CheckArgs check;
+  auto* c = app.add_subcommand("check", "explore one scenario and compare its verdict with its expect");
+  c->add_option("scenario", check.scenario, "scenario file (JSON)")->required();
+  c->add_option("--strategy", check.strategy, "dfs (exhaustive) or random (seeded walk); default: the scenario's");
+  c->add_option("--seed", check.seed, "seed for random choices; default: the scenario's");
+  c->add_option("--max-executions", check.max_executions, "stop after N executions (verdict incomplete if not exhaustive)");
+  c->add_option("--max-steps", check.max_steps, "bound on the steps of one execution (verdict step_bound past it)");
+  c->add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
+  c->add_flag("--json", check.json, "print one JSON object");
+
+  std::vector<std::string> sweep_dirs;
+  std::string sweep_out = "reports";
+  bool sweep_json = false;
+  auto* s = app.add_subcommand("sweep", "check every scenario under each DIR; write summary.md, results.json, traces");
+  s->add_option("dirs", sweep_dirs, "directories (searched recursively for *.json) or files")->required();
+  s->add_option("--out", sweep_out, "output directory")->capture_default_str();
+  s->add_flag("--json", sweep_json, "print one JSON object per scenario");
+
+  std::string replay_path;
+  bool replay_json = false;
+  auto* r = app.add_subcommand("replay", "re-execute a trace from its decisions; check log and verdict; print it");
+  r->add_option("trace", replay_path, "trace file (lockstep-trace/1)")->required();
+  r->add_flag("--json", replay_json, "print one JSON object instead of the table");
+
+  bool list_json = false;
+  auto* l = app.add_subcommand("list", "list systems (variants, invariants, faults) and strategies");
+  l->add_flag("--json", list_json, "print JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version are "errors" with exit code 0 in CLI11; app.exit prints them.
+    const int code = app.exit(e, out, err);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (c->parsed()) return cmd_check(check, out, err);
+    if (s->parsed()) return cmd_sweep(sweep_dirs, sweep_out, sweep_json, out, err);
+    if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
+    if (l->parsed()) return cmd_list(list_json, out);
+  } catch (const InputError& e) {
+    err << "lockstep: " << e.what() << '\n';
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << "lockstep: internal error: " << e.what() << '\n';
+    return kExitInternal;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,20 @@
+// cli/commands.h: the `lockstep` command line (check, sweep, replay, list).
+//
+// Exit codes: 0 every verdict as expected (a scenario with no `expect` expects pass);
+// 1 some verdict not as expected; 2 bad input (malformed scenario or trace, unknown name,
+// missing file, a trace that no longer fits the code); 3 an internal error of lockstep.
+#pragma once
+
+#include <ostream>
+
+namespace lockstep::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUnexpected = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+// Runs the command line; writes results to `out` and diagnostics to `err`.
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace lockstep::cli

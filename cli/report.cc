@@ -1,0 +1,121 @@
+#include "cli/report.h"
+
+#include <fmt/format.h>
+
+#include "cli/interleaving_table.h"
+
+namespace lockstep::cli {
+namespace {
+
+double per_second(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+bool needs_quoting(const std::string& s) {
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '-' || c == '_')) return true;
+  }
+  return s.empty();
+}
+
+}  // namespace
+
+std::string replay_command(const std::string& trace_path) {
+  if (!needs_quoting(trace_path)) return "lockstep replay " + trace_path;
+  std::string quoted = "'";
+  for (char c : trace_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return "lockstep replay " + quoted + "'";
+}
+
+nlohmann::json to_json(const CheckedScenario& c) {
+  nlohmann::json j;
+  j["file"] = c.file;
+  if (c.scenario == nullptr) {
+    j["scenario"] = nullptr;
+    j["verdict"] = "bad_input";
+    j["error"] = c.input_error;
+    j["violation"] = nullptr;
+    j["expected_verdict"] = nullptr;
+    j["as_expected"] = false;
+    j["executions"] = 0;
+    j["steps"] = 0;
+    j["elapsed_s"] = 0;
+    j["trace"] = nullptr;
+    return j;
+  }
+  const sim::CheckReport& r = *c.report;
+  const auto& stats = r.result.stats;
+  const auto& failure = r.result.first_failure;
+  j["scenario"] = c.scenario->name;
+  j["system"] = c.scenario->system;
+  j["variant"] = c.scenario->variant;
+  j["verdict"] = verdict_name(r.result.verdict);
+  j["violation"] = failure && !failure->result.invariant.empty() ? nlohmann::json(failure->result.invariant) : nlohmann::json(nullptr);
+  j["message"] = failure ? nlohmann::json(failure->result.message) : nlohmann::json(nullptr);
+  j["expected_verdict"] = verdict_name(c.scenario->expect.verdict);
+  j["expected_violation"] = c.scenario->expect.violation ? nlohmann::json(*c.scenario->expect.violation) : nlohmann::json(nullptr);
+  j["as_expected"] = r.as_expected;
+  j["strategy"] = r.strategy;
+  j["seed"] = r.seed;
+  j["executions"] = stats.executions;
+  j["steps"] = stats.steps;
+  j["failures"] = stats.failures;
+  j["exhaustive"] = r.result.exhaustive;
+  j["stop_reason"] = r.result.stop_reason;
+  j["elapsed_s"] = stats.elapsed_s;
+  j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
+  j["executions_per_s"] = per_second(stats.executions, stats.elapsed_s);
+  j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
+  j["replay"] = c.trace_path ? nlohmann::json(replay_command(*c.trace_path)) : nlohmann::json(nullptr);
+  return j;
+}
+
+void print_human(std::ostream& out, const CheckedScenario& c, bool show_interleaving) {
+  if (c.scenario == nullptr) {
+    out << "error: " << c.input_error << '\n';
+    return;
+  }
+  const sim::CheckReport& r = *c.report;
+  const auto& stats = r.result.stats;
+  const auto& failure = r.result.first_failure;
+  std::string verdict(verdict_name(r.result.verdict));
+  if (failure && !failure->result.invariant.empty()) verdict += " " + failure->result.invariant;
+  std::string expected(verdict_name(c.scenario->expect.verdict));
+  if (c.scenario->expect.violation) expected += " " + *c.scenario->expect.violation;
+  out << fmt::format("{}: {} (expected {}){}\n", c.scenario->name, verdict, expected,
+                     r.as_expected ? "" : "  <-- NOT AS EXPECTED");
+  if (failure) out << fmt::format("  {}\n", failure->result.message);
+  out << fmt::format("  {} {} seed {}: {} executions, {} steps in {:.3f} s ({:.0f} steps/s, {:.0f} executions/s); {}\n",
+                     c.file, r.strategy, r.seed, stats.executions, stats.steps, stats.elapsed_s,
+                     per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
+                     r.result.stop_reason);
+  if (failure && r.trace) {
+    out << fmt::format("  failing execution: #{} of the search, {} steps\n", failure->execution, failure->result.steps);
+    if (show_interleaving) print_interleaving(out, r.trace->events, r.trace->actors);
+  }
+  if (c.trace_path) {
+    out << fmt::format("  trace: {}\n", *c.trace_path);
+    out << fmt::format("  replay: {}\n", replay_command(*c.trace_path));
+  }
+}
+
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s) {
+  std::size_t ok = 0;
+  for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
+  std::string md = "# lockstep sweep\n\n";
+  md += fmt::format("{} scenarios, {} as expected, {} not, in {:.2f} s.\n\n", results.size(), ok,
+                    results.size() - ok, elapsed_s);
+  md += "| scenario | file | verdict | expected | ok | executions | steps | seconds | trace |\n";
+  md += "|---|---|---|---|---|---:|---:|---:|---|\n";
+  for (const auto& r : results) {
+    auto text = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump(); };
+    std::string verdict = text(r["verdict"]);
+    if (!r["violation"].is_null()) verdict += " " + text(r["violation"]);
+    std::string expected = text(r["expected_verdict"]);
+    if (r.contains("expected_violation") && !r["expected_violation"].is_null()) expected += " " + text(r["expected_violation"]);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f} | {} |\n", text(r["scenario"]), text(r["file"]),
+                      verdict, expected, r["as_expected"].get<bool>() ? "yes" : "**no**", text(r["executions"]),
+                      text(r["steps"]), r["elapsed_s"].get<double>(), text(r["trace"]));
+  }
+  return md;
+}
+
+}  // namespace lockstep::cli

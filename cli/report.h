@@ -1,0 +1,31 @@
+// cli/report.h: how a checked scenario is reported: one JSON object (--json, results.json),
+// a few human lines, and a Markdown summary row for sweeps.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/scenario.h"
+#include "sim/check.h"
+
+namespace lockstep::cli {
+
+struct CheckedScenario {
+  std::string file;
+  const Scenario* scenario = nullptr;  // null when the file could not be read
+  std::string input_error;             // set when scenario is null
+  const sim::CheckReport* report = nullptr;
+  std::optional<std::string> trace_path;
+};
+
+// The replay command for a trace path, quoted for a POSIX shell when needed.
+std::string replay_command(const std::string& trace_path);
+
+nlohmann::json to_json(const CheckedScenario& c);
+void print_human(std::ostream& out, const CheckedScenario& c, bool show_interleaving);
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s);
+
+}  // namespace lockstep::cli

@@ -1,0 +1,172 @@
+// model/env.h: the world that model code lives in.
+//
+// Every system under test is written against this interface only: time, sleep, the current
+// actor, actor-local storage, in-memory locks, flock file locks, shared variables, seeded
+// randomness, explored choices, and observations for the invariants. Two implementations
+// exist: the simulated one in sim/ (deterministic fibers, virtual time, every call a
+// scheduling point) and a real one in real/ (threads, steady_clock, real flock).
+//
+// Contract for model code:
+//  - Never touch std::chrono clocks, std::thread, std::random_device or libpq directly.
+//  - Every call on an Env object below is a visible operation: in the simulation the actor
+//    yields to the scheduler before it, so the code between two calls runs atomically.
+//  - Outside any actor (an instance's constructor, its at_end check) operations take effect
+//    at once, without scheduling; operations that would block there throw ModelError.
+//  - Objects are created by the Env's factories, typically in a system instance's
+//    constructor, and must not outlive that instance.
+//  - Misuse (unlocking a mutex one does not hold, releasing an unlocked Lock) throws
+//    ModelError; in the simulation that ends the execution with verdict model_error.
+//
+// Example:
+//   auto m = env.new_mutex("m");
+//   auto x = env.new_shared_var("x", 0);
+//   // in an actor:
+//   std::lock_guard guard(*m);
+//   x->store(x->load() + 1);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep {
+
+// Durations and instants. Instants count from the start of the run (virtual in the
+// simulation). Only durations and instants are used here, never a clock.
+using Duration = std::chrono::nanoseconds;
+using Time = std::chrono::nanoseconds;
+
+// Actors are numbered 0..n-1 in the order their system declares them.
+using ActorId = int;
+
+// Thrown when model code misuses an Env object. Not an invariant violation: a bug in the
+// model itself (verdict model_error).
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A fact reported by model code for the invariants: "entered critical section 3",
+// "command completed". name is expected to be a string literal (it is not copied).
+struct Event {
+  std::string_view name;
+  std::int64_t subject = 0;
+  std::int64_t value = 0;
+};
+
+// Exclusive, non-reentrant mutex (std::mutex semantics; BasicLockable).
+class Mutex {
+ public:
+  virtual ~Mutex() = default;
+  virtual void lock() = 0;
+  virtual bool try_lock() = 0;
+  // Waits at most `timeout`; true when acquired.
+  virtual bool try_lock_for(Duration timeout) = 0;
+  // REQUIRES: held by the calling actor.
+  virtual void unlock() = 0;
+};
+
+// Reader/writer mutex with Go's sync.RWMutex semantics: a writer that is waiting holds off
+// new readers, so readers cannot starve a writer. Not reentrant for either side.
+class RWMutex {
+ public:
+  virtual ~RWMutex() = default;
+  virtual void lock() = 0;
+  virtual bool try_lock() = 0;
+  virtual void unlock() = 0;
+  virtual void rlock() = 0;
+  virtual bool try_rlock() = 0;
+  virtual void runlock() = 0;
+};
+
+// asyncio.Lock: not reentrant (the holder acquiring again waits forever), not owned
+// (any actor may release it).
+class Lock {
+ public:
+  virtual ~Lock() = default;
+  virtual void acquire() = 0;
+  // asyncio.wait_for(lock.acquire(), timeout): true when acquired.
+  virtual bool acquire_for(Duration timeout) = 0;
+  virtual bool try_acquire() = 0;
+  // REQUIRES: locked (else ModelError, as asyncio raises RuntimeError).
+  virtual void release() = 0;
+  virtual bool locked() = 0;
+};
+
+enum class FlockMode { shared, exclusive };
+
+// One open file description with flock(2) semantics: locks belong to the open file, not to
+// the actor; two opens of one path conflict with each other even in one actor; changing
+// the mode of a held lock is not atomic (the old lock is dropped first, as on Linux).
+// Closing the file releases its lock.
+class File {
+ public:
+  virtual ~File() = default;
+  virtual void flock(FlockMode mode) = 0;
+  virtual bool try_flock(FlockMode mode) = 0;  // LOCK_NB: false when it would block
+  virtual void unlock() = 0;
+  virtual void close() = 0;
+};
+
+// A sequentially consistent shared 64-bit variable.
+class SharedVar {
+ public:
+  virtual ~SharedVar() = default;
+  virtual std::int64_t load() = 0;
+  virtual void store(std::int64_t value) = 0;
+  // Stores `desired` when the value equals `expected`; a failed exchange is only a read.
+  virtual bool compare_exchange(std::int64_t expected, std::int64_t desired) = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  virtual Time now() = 0;
+  virtual void sleep_for(Duration duration) = 0;
+
+  // The calling actor. REQUIRES: called from an actor.
+  virtual ActorId current_actor() = 0;
+
+  // Seeded, reproducible randomness in [0, bound). REQUIRES: bound > 0.
+  virtual std::uint64_t random(std::uint64_t bound) = 0;
+
+  // Nondeterminism that the explorer must cover (a timeout firing, a fault, a duration):
+  // returns a value in [0, n). The simulation explores every value and records the choice;
+  // the real backend picks one at random. REQUIRES: n > 0. `label` names it in traces.
+  virtual int choose(int n, std::string_view label) = 0;
+
+  // Reports a fact to the invariants. Not a scheduling point.
+  virtual void observe(const Event& event) = 0;
+
+  virtual std::unique_ptr<Mutex> new_mutex(std::string name) = 0;
+  virtual std::unique_ptr<RWMutex> new_rwmutex(std::string name) = 0;
+  virtual std::unique_ptr<Lock> new_lock(std::string name) = 0;
+  virtual std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) = 0;
+  // Opens `path` (a name; nothing touches the disk in the simulation).
+  virtual std::unique_ptr<File> open_file(std::string path) = 0;
+};
+
+// Actor-local storage: what the seeds call thread-local. One T per actor, created on
+// first use by that actor. Per actor in the simulation, per thread for real.
+template <typename T>
+class ActorLocal {
+ public:
+  explicit ActorLocal(Env& env) : env_(env) {}
+
+  T& get() {
+    const auto actor = static_cast<std::size_t>(env_.current_actor());
+    if (actor >= values_.size()) values_.resize(actor + 1);
+    return values_[actor];
+  }
+
+ private:
+  Env& env_;
+  std::vector<T> values_;
+};
+
+}  // namespace lockstep

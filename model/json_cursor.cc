@@ -1,0 +1,144 @@
+#include "model/json_cursor.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace lockstep {
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
+    std::string what = e.what();
+    const auto at = what.find("parse error");
+    if (at != std::string::npos) what = what.substr(at);
+    throw InputError(fmt::format("{}: invalid JSON: {}", path, what));
+  }
+}
+
+std::string json_pointer_escape(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+JsonCursor::JsonCursor(const nlohmann::json& value, std::string file, std::string pointer)
+    : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
+
+void JsonCursor::fail(std::string_view message) const {
+  throw InputError(
+      fmt::format("{}: {}: {}", file_, pointer_.empty() ? "/" : pointer_, message));
+}
+
+std::string JsonCursor::describe_value() const {
+  std::string dumped = value_->dump();
+  if (dumped.size() > 60) dumped = dumped.substr(0, 57) + "...";
+  return fmt::format("{} {}", value_->type_name(), dumped);
+}
+
+void JsonCursor::require_object() const {
+  if (!value_->is_object()) fail(fmt::format("expected an object, got {}", describe_value()));
+}
+
+JsonCursor JsonCursor::child(const nlohmann::json& value, std::string_view key) const {
+  return JsonCursor(value, file_, pointer_ + "/" + json_pointer_escape(key));
+}
+
+void JsonCursor::expect_keys(std::initializer_list<std::string_view> allowed) const {
+  require_object();
+  for (const auto& [key, value] : value_->items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == key;
+    if (!known) {
+      std::string list;
+      for (std::string_view a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
+      child(value, key).fail(fmt::format("unknown key \"{}\" (expected one of: {})", key, list));
+    }
+  }
+}
+
+JsonCursor JsonCursor::at(std::string_view key) const {
+  auto found = find(key);
+  if (!found) fail(fmt::format("missing required key \"{}\"", key));
+  return *found;
+}
+
+std::optional<JsonCursor> JsonCursor::find(std::string_view key) const {
+  require_object();
+  auto it = value_->find(std::string(key));
+  if (it == value_->end()) return std::nullopt;
+  return child(*it, key);
+}
+
+std::vector<std::string> JsonCursor::keys() const {
+  require_object();
+  std::vector<std::string> out;
+  for (const auto& [key, value] : value_->items()) out.push_back(key);
+  return out;
+}
+
+std::vector<JsonCursor> JsonCursor::items() const {
+  if (!value_->is_array()) fail(fmt::format("expected an array, got {}", describe_value()));
+  std::vector<JsonCursor> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i) {
+    out.push_back(child((*value_)[i], std::to_string(i)));
+  }
+  return out;
+}
+
+std::string JsonCursor::as_string() const {
+  if (!value_->is_string()) fail(fmt::format("expected a string, got {}", describe_value()));
+  return value_->get<std::string>();
+}
+
+bool JsonCursor::as_bool() const {
+  if (!value_->is_boolean()) fail(fmt::format("expected true or false, got {}", describe_value()));
+  return value_->get<bool>();
+}
+
+std::int64_t JsonCursor::as_int(std::int64_t min, std::int64_t max) const {
+  if (!value_->is_number_integer()) {
+    fail(fmt::format("expected an integer, got {}", describe_value()));
+  }
+  if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > INT64_MAX) {
+    fail(fmt::format("expected an integer in [{}, {}], got {}", min, max, value_->dump()));
+  }
+  const auto v = value_->get<std::int64_t>();
+  if (v < min || v > max) {
+    fail(fmt::format("expected an integer in [{}, {}], got {}", min, max, v));
+  }
+  return v;
+}
+
+std::uint64_t JsonCursor::as_uint() const {
+  if (!value_->is_number_unsigned()) {
+    fail(fmt::format("expected a non-negative integer, got {}", describe_value()));
+  }
+  return value_->get<std::uint64_t>();
+}
+
+double JsonCursor::as_number(double min, double max) const {
+  if (!value_->is_number()) fail(fmt::format("expected a number, got {}", describe_value()));
+  const double v = value_->get<double>();
+  if (!(v >= min && v <= max)) fail(fmt::format("expected a number in [{}, {}], got {}", min, max, v));
+  return v;
+}
+
+}  // namespace lockstep

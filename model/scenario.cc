@@ -1,0 +1,111 @@
+#include "model/scenario.h"
+
+#include <fmt/format.h>
+
+namespace lockstep {
+namespace {
+
+ExploreSettings parse_explore(const JsonCursor& c) {
+  c.expect_keys({"strategy", "seed", "max_steps", "max_executions", "max_seconds",
+                 "stop_at_first", "time"});
+  ExploreSettings s;
+  if (auto v = c.find("strategy")) s.strategy = v->as_string();
+  if (auto v = c.find("seed")) s.seed = v->as_uint();
+  if (auto v = c.find("max_steps")) s.max_steps = static_cast<std::uint64_t>(v->as_int(1));
+  if (auto v = c.find("max_executions")) s.max_executions = v->as_uint();
+  if (auto v = c.find("max_seconds")) s.max_seconds = v->as_number(0, 1e9);
+  if (auto v = c.find("stop_at_first")) s.stop_at_first = v->as_bool();
+  if (auto v = c.find("time")) {
+    const std::string mode = v->as_string();
+    if (mode == "untimed") {
+      s.time = TimeMode::untimed;
+    } else if (mode == "timed") {
+      s.time = TimeMode::timed;
+    } else {
+      v->fail(fmt::format("expected \"untimed\" or \"timed\", got \"{}\"", mode));
+    }
+  }
+  return s;
+}
+
+Expectation parse_expect(const JsonCursor& c) {
+  c.expect_keys({"verdict", "violation"});
+  Expectation e;
+  const JsonCursor verdict = c.at("verdict");
+  const std::string name = verdict.as_string();
+  const auto parsed = verdict_from_name(name);
+  if (!parsed) {
+    verdict.fail(fmt::format(
+        "unknown verdict \"{}\" (expected pass, violation, deadlock, step_bound, model_error "
+        "or incomplete)",
+        name));
+  }
+  e.verdict = *parsed;
+  if (auto v = c.find("violation")) {
+    if (e.verdict != Verdict::violation) v->fail("\"violation\" is only meaningful with verdict \"violation\"");
+    e.violation = v->as_string();
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string_view time_mode_name(TimeMode mode) {
+  return mode == TimeMode::timed ? "timed" : "untimed";
+}
+
+Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
+                        const std::string& pointer) {
+  const JsonCursor root(document, file, pointer);
+  root.expect_keys({"format", "name", "description", "system", "variant", "config", "actors",
+                    "faults", "explore", "expect"});
+  Scenario s;
+  s.file = file;
+  s.document = document;
+  const JsonCursor format = root.at("format");
+  if (format.as_string() != kScenarioFormat) {
+    format.fail(fmt::format("unsupported format \"{}\" (this lockstep reads \"{}\")",
+                            format.as_string(), kScenarioFormat));
+  }
+  s.name = root.at("name").as_string();
+  if (s.name.empty()) root.at("name").fail("expected a non-empty name");
+  if (auto d = root.find("description")) s.description = d->as_string();
+
+  const JsonCursor system = root.at("system");
+  s.system = system.as_string();
+  const SystemInfo* info = find_system(s.system);
+  if (info == nullptr) {
+    std::string list;
+    for (const auto& i : registered_systems()) list += fmt::format("{}{}", list.empty() ? "" : ", ", i.name);
+    system.fail(fmt::format("unknown system \"{}\" (known: {})", s.system, list));
+  }
+
+  s.variant = info->variants.front().name;
+  if (auto v = root.find("variant")) {
+    s.variant = v->as_string();
+    bool known = false;
+    for (const auto& variant : info->variants) known = known || variant.name == s.variant;
+    if (!known) {
+      std::string list;
+      for (const auto& variant : info->variants) list += fmt::format("{}{}", list.empty() ? "" : ", ", variant.name);
+      v->fail(fmt::format("system \"{}\" has no variant \"{}\" (it has: {})", s.system, s.variant, list));
+    }
+  }
+  if (auto e = root.find("explore")) s.explore = parse_explore(*e);
+  if (auto e = root.find("expect")) s.expect = parse_expect(*e);
+
+  SystemInput input;
+  input.variant = s.variant;
+  input.config = root.find("config");
+  input.actors = root.find("actors");
+  input.faults = root.find("faults");
+  s.configured = info->configure(input);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  const nlohmann::json document = read_json_file(path);
+  return parse_scenario(document, path);
+}
+
+}  // namespace lockstep

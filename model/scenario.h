@@ -1,0 +1,64 @@
+// model/scenario.h: a scenario file, read strictly.
+//
+// A scenario is JSON with a versioned `format` ("lockstep-scenario/1"): name, description,
+// system, variant, config, actors, faults, explore (strategy, bounds, seed, time mode) and
+// expect (verdict, and the violation name where one is expected). load_scenario reads one,
+// checks every key, and has the named system configure itself from it. Any error throws
+// InputError naming the file and the JSON pointer of the bad value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/system.h"
+#include "model/verdict.h"
+
+namespace lockstep {
+
+inline constexpr std::string_view kScenarioFormat = "lockstep-scenario/1";
+
+// untimed: any pending timeout may fire whenever its waiter is parked (a sound
+// over-approximation of every timing). timed: virtual time advances only when no actor can
+// run, to the earliest deadline; timers fire exactly at their deadlines.
+enum class TimeMode { untimed, timed };
+
+std::string_view time_mode_name(TimeMode mode);
+
+struct ExploreSettings {
+  std::string strategy = "dfs";
+  std::uint64_t seed = 1;
+  std::uint64_t max_steps = 10'000;     // per execution; past it: verdict step_bound
+  std::uint64_t max_executions = 0;     // 0: no bound
+  double max_seconds = 0;               // wall time; 0: no bound
+  bool stop_at_first = true;            // stop at the first failing execution
+  TimeMode time = TimeMode::untimed;
+};
+
+struct Expectation {
+  Verdict verdict = Verdict::pass;
+  std::optional<std::string> violation;  // the invariant, when verdict is violation
+};
+
+struct Scenario {
+  std::string file;         // where it was read from, for messages
+  nlohmann::json document;  // the whole file as read; traces embed it
+  std::string name;
+  std::string description;
+  std::string system;
+  std::string variant;
+  ExploreSettings explore;
+  Expectation expect;
+  std::shared_ptr<const System> configured;
+};
+
+// Parses a scenario document; `file` names it in error messages, and `pointer` is where the
+// document sits inside that file ("" for a scenario file, "/scenario" inside a trace).
+Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
+                        const std::string& pointer = "");
+Scenario load_scenario(const std::string& path);
+
+}  // namespace lockstep

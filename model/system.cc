@@ -1,0 +1,34 @@
+#include "model/system.h"
+
+#include <fmt/format.h>
+
+namespace lockstep {
+
+const SystemInfo* find_system(std::string_view name) {
+  for (const auto& info : registered_systems()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> enabled_faults(const SystemInfo& info,
+                                        const std::optional<JsonCursor>& faults) {
+  std::vector<std::string> enabled;
+  if (!faults) return enabled;
+  if (!faults->is_object()) faults->fail("expected an object mapping fault names to true/false");
+  for (const auto& key : faults->keys()) {
+    const JsonCursor value = faults->at(key);
+    bool known = false;
+    for (const auto& f : info.faults) known = known || f.name == key;
+    if (!known) {
+      std::string list;
+      for (const auto& f : info.faults) list += fmt::format("{}{}", list.empty() ? "" : ", ", f.name);
+      value.fail(fmt::format("system \"{}\" has no fault \"{}\" (it has: {})", info.name, key,
+                             list.empty() ? "none" : list));
+    }
+    if (value.is_object() || value.as_bool()) enabled.push_back(key);
+  }
+  return enabled;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,81 @@
+// model/system.h: how a system under test plugs into lockstep.
+//
+// A system (script, bench, and later headspace, dal, ...) registers a SystemInfo: its name,
+// its variants (the correct design first, then the bug zoo), the invariants it checks and
+// the faults it understands, and a `configure` function that reads the system-specific parts
+// of a scenario (config, actors, faults) and returns a System. A System makes one fresh
+// Instance per execution: the shared state, the actors and the invariant checks of one run.
+//
+// Invariants: an Instance sees every Env::observe event (on_event) and the final state once
+// every actor has finished (at_end); either may return a Violation.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/env.h"
+#include "model/json_cursor.h"
+
+namespace lockstep {
+
+struct Violation {
+  std::string invariant;
+  std::string message;
+};
+
+// The state of one execution. Built with an Env whose objects it creates in its
+// constructor; destroyed when the execution ends.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  virtual int actor_count() const = 0;
+  virtual std::string_view actor_name(ActorId actor) const = 0;
+  // The body of one actor. Runs on that actor (a fiber in the simulation).
+  virtual void run_actor(ActorId actor) = 0;
+  virtual std::optional<Violation> on_event(const Event& /*event*/) { return std::nullopt; }
+  virtual std::optional<Violation> at_end() { return std::nullopt; }
+};
+
+// A configured system: a recipe for instances. Immutable; shared by all executions.
+class System {
+ public:
+  virtual ~System() = default;
+  virtual std::unique_ptr<Instance> instantiate(Env& env) const = 0;
+};
+
+struct NamedDoc {
+  std::string name;
+  std::string description;
+};
+
+// The system-specific parts of a scenario, with their locations for error messages.
+struct SystemInput {
+  std::string variant;
+  std::optional<JsonCursor> config;
+  std::optional<JsonCursor> actors;
+  std::optional<JsonCursor> faults;
+};
+
+struct SystemInfo {
+  std::string name;
+  std::string description;
+  std::vector<NamedDoc> variants;  // variants.front() is the default
+  std::vector<NamedDoc> invariants;
+  std::vector<NamedDoc> faults;
+  // Reads the input; throws InputError (with the JSON pointer) on anything malformed.
+  std::function<std::unique_ptr<System>(const SystemInput& input)> configure;
+};
+
+// Every system lockstep knows, in a fixed order.
+const std::vector<SystemInfo>& registered_systems();
+const SystemInfo* find_system(std::string_view name);
+
+// Rejects a `faults` object naming a fault the system does not support; returns the names
+// of the faults switched on (value true, or an object of parameters).
+std::vector<std::string> enabled_faults(const SystemInfo& info, const std::optional<JsonCursor>& faults);
+
+}  // namespace lockstep

@@ -1,0 +1,119 @@
+#include "model/systems/script.h"
+
+#include <fmt/format.h>
+
+#include "model/systems/script_program.h"
+
+namespace lockstep::script {
+namespace {
+
+// One execution of a script: its variables, locks and registers.
+class ScriptInstance final : public Instance {
+ public:
+  ScriptInstance(const Program& program, Env& env) : p_(program), env_(env) {
+    for (std::size_t v = 0; v < p_.vars.size(); ++v) {
+      vars_.push_back(env.new_shared_var(p_.vars[v], p_.initial[v]));
+    }
+    for (const auto& lock : p_.locks) {
+      if (lock.reader_writer) {
+        rwmutexes_.push_back(env.new_rwmutex(lock.name));
+        mutexes_.push_back(nullptr);
+      } else {
+        mutexes_.push_back(env.new_mutex(lock.name));
+        rwmutexes_.push_back(nullptr);
+      }
+    }
+    for (const auto& actor : p_.actors) registers_.emplace_back(actor.registers.size(), 0);
+  }
+
+  int actor_count() const override { return static_cast<int>(p_.actors.size()); }
+  std::string_view actor_name(ActorId actor) const override { return p_.actors[actor].name; }
+
+  void run_actor(ActorId actor) override {
+    auto& regs = registers_[actor];
+    auto value = [&](const Operand& o) { return o.is_register ? regs[o.reg] + o.value : o.value; };
+    for (const Op& op : p_.actors[actor].ops) {
+      switch (op.kind) {
+        case OpKind::read: regs[op.reg] = vars_[op.object]->load(); break;
+        case OpKind::write: vars_[op.object]->store(value(op.a)); break;
+        case OpKind::cas: {
+          const bool ok = vars_[op.object]->compare_exchange(value(op.a), value(op.b));
+          if (op.reg >= 0) regs[op.reg] = ok ? 1 : 0;
+          break;
+        }
+        case OpKind::lock: mutex(op).lock(); break;
+        case OpKind::unlock: mutex(op).unlock(); break;
+        case OpKind::rlock: rwmutexes_[op.object]->rlock(); break;
+        case OpKind::runlock: rwmutexes_[op.object]->runlock(); break;
+        case OpKind::lockfor:
+          regs[op.reg] = mutex(op).try_lock_for(std::chrono::milliseconds(op.ms)) ? 1 : 0;
+          break;
+        case OpKind::sleep: env_.sleep_for(std::chrono::milliseconds(op.ms)); break;
+      }
+    }
+  }
+
+  std::optional<Violation> at_end() override {
+    for (const Check& c : p_.checks) {
+      const std::int64_t actual = c.var >= 0 ? final_value(c.var) : registers_[c.actor][c.reg];
+      if (!compare(c.compare, actual, c.expected)) {
+        const std::string lhs = c.var >= 0 ? p_.vars[c.var]
+                                           : p_.actors[c.actor].name + "." + p_.actors[c.actor].registers[c.reg];
+        return Violation{"final_state", fmt::format("check \"{}\" failed: {} is {}", c.text, lhs, actual)};
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // Runs after every actor has finished, outside any actor: the load is not a step.
+  std::int64_t final_value(int var) { return vars_[var]->load(); }
+
+  // Writer side of a reader/writer mutex, or a plain mutex.
+  struct AnyMutex {
+    Mutex* m;
+    RWMutex* rw;
+    void lock() { m ? m->lock() : rw->lock(); }
+    void unlock() { m ? m->unlock() : rw->unlock(); }
+    bool try_lock_for(Duration d) {
+      if (m) return m->try_lock_for(d);
+      throw ModelError("lockfor needs a plain mutex, not a reader/writer one");
+    }
+  };
+  AnyMutex mutex(const Op& op) { return {mutexes_[op.object].get(), rwmutexes_[op.object].get()}; }
+
+  const Program& p_;
+  Env& env_;
+  std::vector<std::unique_ptr<SharedVar>> vars_;
+  std::vector<std::unique_ptr<Mutex>> mutexes_;
+  std::vector<std::unique_ptr<RWMutex>> rwmutexes_;
+  std::vector<std::vector<std::int64_t>> registers_;
+};
+
+class ScriptSystem final : public System {
+ public:
+  explicit ScriptSystem(Program p) : p_(std::move(p)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override {
+    return std::make_unique<ScriptInstance>(p_, env);
+  }
+
+ private:
+  Program p_;
+};
+
+}  // namespace
+
+SystemInfo system_info() {
+  SystemInfo info;
+  info.name = "script";
+  info.description = "straight-line actors over named shared variables and mutexes, given as data";
+  info.variants = {{"default", "the program exactly as written"}};
+  info.invariants = {{"final_state", "every config.check holds once all actors have finished"}};
+  info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
+    enabled_faults(system_info(), input.faults);  // rejects any fault: scripts have none
+    return std::make_unique<ScriptSystem>(parse_program(input));
+  };
+  return info;
+}
+
+}  // namespace lockstep::script

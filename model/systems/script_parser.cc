@@ -1,0 +1,264 @@
+#include <charconv>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/systems/script_program.h"
+
+namespace lockstep::script {
+namespace {
+
+constexpr int kMaxActors = 64;
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  std::int64_t v = 0;
+  const char* begin = s.data();
+  const char* end = s.data() + s.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, v);
+  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
+  return v;
+}
+
+// Names seen so far and what they are, so one name cannot be both a variable and a lock.
+class Names {
+ public:
+  explicit Names(Program& p) : p_(p) {}
+
+  int var(const std::string& name, const JsonCursor& where) {
+    if (lock_index_.count(name)) where.fail(fmt::format("\"{}\" is a mutex, not a variable", name));
+    auto [it, inserted] = var_index_.emplace(name, static_cast<int>(p_.vars.size()));
+    if (inserted) {
+      p_.vars.push_back(name);
+      p_.initial.push_back(0);
+    }
+    return it->second;
+  }
+
+  int lock(const std::string& name, bool reader_writer, const JsonCursor& where) {
+    if (var_index_.count(name)) where.fail(fmt::format("\"{}\" is a variable, not a mutex", name));
+    auto [it, inserted] = lock_index_.emplace(name, static_cast<int>(p_.locks.size()));
+    if (inserted) p_.locks.push_back({name, false});
+    if (reader_writer) p_.locks[it->second].reader_writer = true;
+    return it->second;
+  }
+
+  std::optional<int> find_var(const std::string& name) const {
+    auto it = var_index_.find(name);
+    if (it == var_index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  Program& p_;
+  std::map<std::string, int> var_index_;
+  std::map<std::string, int> lock_index_;
+};
+
+int register_index(Actor& actor, const std::string& name) {
+  for (std::size_t i = 0; i < actor.registers.size(); ++i) {
+    if (actor.registers[i] == name) return static_cast<int>(i);
+  }
+  actor.registers.push_back(name);
+  return static_cast<int>(actor.registers.size() - 1);
+}
+
+Operand parse_operand(const std::string& text, Actor& actor, const JsonCursor& where) {
+  if (auto v = parse_int(text)) return Operand{false, -1, *v};
+  std::size_t split = text.find_first_of("+-");
+  const std::string reg = text.substr(0, split);
+  if (!is_identifier(reg)) {
+    where.fail(fmt::format("bad operand \"{}\": expected an integer, a register, or register+N / register-N", text));
+  }
+  Operand op{true, register_index(actor, reg), 0};
+  if (split != std::string::npos) {
+    const auto offset = parse_int(text.substr(split + 1));
+    if (!offset) where.fail(fmt::format("bad operand \"{}\": expected an integer after '{}'", text, text[split]));
+    op.value = text[split] == '-' ? -*offset : *offset;
+  }
+  return op;
+}
+
+std::int64_t parse_ms(const std::string& text, const JsonCursor& where) {
+  auto v = parse_int(text);
+  if (!v || *v < 0) where.fail(fmt::format("bad duration \"{}\": expected milliseconds, a non-negative integer", text));
+  return *v;
+}
+
+Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
+  const std::string text = where.as_string();
+  const auto w = split_words(text);
+  auto need = [&](std::size_t lo, std::size_t hi, const char* usage) {
+    if (w.size() < lo || w.size() > hi) where.fail(fmt::format("\"{}\": expected \"{}\"", text, usage));
+  };
+  auto ident = [&](const std::string& s) {
+    if (!is_identifier(s)) where.fail(fmt::format("\"{}\": \"{}\" is not a name", text, s));
+    return s;
+  };
+  if (w.empty()) where.fail("empty operation");
+  Op op;
+  const std::string& verb = w[0];
+  if (verb == "read") {
+    need(3, 3, "read VAR REG");
+    op.kind = OpKind::read;
+    op.object = names.var(ident(w[1]), where);
+    op.reg = register_index(actor, ident(w[2]));
+  } else if (verb == "write") {
+    need(3, 3, "write VAR VALUE");
+    op.kind = OpKind::write;
+    op.object = names.var(ident(w[1]), where);
+    op.a = parse_operand(w[2], actor, where);
+  } else if (verb == "cas") {
+    need(4, 5, "cas VAR EXPECTED DESIRED [REG]");
+    op.kind = OpKind::cas;
+    op.object = names.var(ident(w[1]), where);
+    op.a = parse_operand(w[2], actor, where);
+    op.b = parse_operand(w[3], actor, where);
+    if (w.size() == 5) op.reg = register_index(actor, ident(w[4]));
+  } else if (verb == "lock" || verb == "unlock" || verb == "rlock" || verb == "runlock") {
+    need(2, 2, fmt::format("{} MUTEX", verb).c_str());
+    const bool rw = verb == "rlock" || verb == "runlock";
+    op.kind = verb == "lock"     ? OpKind::lock
+              : verb == "unlock" ? OpKind::unlock
+              : verb == "rlock"  ? OpKind::rlock
+                                 : OpKind::runlock;
+    op.object = names.lock(ident(w[1]), rw, where);
+  } else if (verb == "lockfor") {
+    need(4, 4, "lockfor MUTEX MS REG");
+    op.kind = OpKind::lockfor;
+    op.object = names.lock(ident(w[1]), false, where);
+    op.ms = parse_ms(w[2], where);
+    op.reg = register_index(actor, ident(w[3]));
+  } else if (verb == "sleep") {
+    need(2, 2, "sleep MS");
+    op.kind = OpKind::sleep;
+    op.ms = parse_ms(w[1], where);
+  } else {
+    where.fail(fmt::format(
+        "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
+        "lockfor or sleep)",
+        verb));
+  }
+  return op;
+}
+
+Check parse_check(const JsonCursor& where, const Program& p, const Names& names) {
+  const std::string text = where.as_string();
+  const auto w = split_words(text);
+  if (w.size() != 3) where.fail(fmt::format("\"{}\": expected \"NAME OP INTEGER\" such as \"x == 2\" or \"a.r != 0\"", text));
+  Check c;
+  c.text = text;
+  static const std::pair<const char*, Compare> kOps[] = {{"==", Compare::eq}, {"!=", Compare::ne},
+                                                         {"<", Compare::lt},  {"<=", Compare::le},
+                                                         {">", Compare::gt},  {">=", Compare::ge}};
+  bool found = false;
+  for (const auto& [sym, cmp] : kOps) {
+    if (w[1] == sym) {
+      c.compare = cmp;
+      found = true;
+    }
+  }
+  if (!found) where.fail(fmt::format("\"{}\": unknown comparison \"{}\"", text, w[1]));
+  const auto rhs = parse_int(w[2]);
+  if (!rhs) where.fail(fmt::format("\"{}\": expected an integer after \"{}\"", text, w[1]));
+  c.expected = *rhs;
+  const auto dot = w[0].find('.');
+  if (dot == std::string::npos) {
+    const auto var = names.find_var(w[0]);
+    if (!var) where.fail(fmt::format("\"{}\": unknown variable \"{}\"", text, w[0]));
+    c.var = *var;
+  } else {
+    const std::string actor = w[0].substr(0, dot), reg = w[0].substr(dot + 1);
+    for (std::size_t a = 0; a < p.actors.size(); ++a) {
+      if (p.actors[a].name != actor) continue;
+      c.actor = static_cast<int>(a);
+      for (std::size_t r = 0; r < p.actors[a].registers.size(); ++r) {
+        if (p.actors[a].registers[r] == reg) c.reg = static_cast<int>(r);
+      }
+    }
+    if (c.actor < 0) where.fail(fmt::format("\"{}\": unknown actor \"{}\"", text, actor));
+    if (c.reg < 0) where.fail(fmt::format("\"{}\": actor \"{}\" has no register \"{}\"", text, actor, reg));
+  }
+  return c;
+}
+
+}  // namespace
+
+Program parse_program(const SystemInput& input) {
+  Program p;
+  Names names(p);
+  if (!input.actors) {
+    throw InputError("script: missing \"actors\": an array of {\"name\", \"ops\"}");
+  }
+  const auto actors = input.actors->items();
+  if (actors.empty()) input.actors->fail("expected at least one actor");
+  if (actors.size() > kMaxActors) input.actors->fail(fmt::format("at most {} actors", kMaxActors));
+  for (const auto& a : actors) {
+    a.expect_keys({"name", "ops"});
+    Actor actor;
+    actor.name = a.at("name").as_string();
+    if (!is_identifier(actor.name)) a.at("name").fail(fmt::format("\"{}\" is not a name", actor.name));
+    for (const auto& other : p.actors) {
+      if (other.name == actor.name) a.at("name").fail(fmt::format("duplicate actor name \"{}\"", actor.name));
+    }
+    for (const auto& op : a.at("ops").items()) actor.ops.push_back(parse_op(op, actor, names));
+    p.actors.push_back(std::move(actor));
+  }
+  if (input.config) {
+    input.config->expect_keys({"vars", "check"});
+    if (auto vars = input.config->find("vars")) {
+      for (const auto& name : vars->keys()) {
+        const JsonCursor value = vars->at(name);
+        if (!is_identifier(name)) value.fail(fmt::format("\"{}\" is not a name", name));
+        p.initial[names.var(name, value)] = value.as_int();
+      }
+    }
+    if (auto checks = input.config->find("check")) {
+      for (const auto& c : checks->items()) p.checks.push_back(parse_check(c, p, names));
+    }
+  }
+  return p;
+}
+
+bool compare(Compare c, std::int64_t lhs, std::int64_t rhs) {
+  switch (c) {
+    case Compare::eq: return lhs == rhs;
+    case Compare::ne: return lhs != rhs;
+    case Compare::lt: return lhs < rhs;
+    case Compare::le: return lhs <= rhs;
+    case Compare::gt: return lhs > rhs;
+    case Compare::ge: return lhs >= rhs;
+  }
+  return false;
+}
+
+std::string_view compare_text(Compare c) {
+  switch (c) {
+    case Compare::eq: return "==";
+    case Compare::ne: return "!=";
+    case Compare::lt: return "<";
+    case Compare::le: return "<=";
+    case Compare::gt: return ">";
+    case Compare::ge: return ">=";
+  }
+  return "?";
+}
+
+}  // namespace lockstep::script

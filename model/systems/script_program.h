@@ -1,0 +1,76 @@
+// model/systems/script_program.h: the `script` system's programs as data.
+//
+// A script is a few actors, each a straight-line list of operations on named shared
+// variables and mutexes, plus optional checks on the final values:
+//   read x r        load x into the actor's register r
+//   write x 3       store a literal; `write x r`, `write x r+1`, `write x r-2` use a register
+//   cas x 0 1 [ok]  compare-and-swap (operands as for write); ok := 1 on success, else 0
+//   lock m | unlock m | rlock m | runlock m    (rlock/runlock make m a reader/writer mutex)
+//   lockfor m 10 ok try to lock m for 10 ms; ok := 1 when acquired, 0 on timeout
+//   sleep 5         sleep 5 ms (virtual time)
+// Checks: "x == 2", "a.r != 0" (actor a's register r); operators == != < <= > >=.
+// Every register starts at 0; variables start at config.vars (default 0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/system.h"
+
+namespace lockstep::script {
+
+// An integer literal, or a register plus an offset.
+struct Operand {
+  bool is_register = false;
+  int reg = -1;
+  std::int64_t value = 0;  // the literal, or the offset added to the register
+};
+
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, sleep };
+
+struct Op {
+  OpKind kind = OpKind::read;
+  int object = -1;  // index into vars or locks
+  int reg = -1;     // destination register, or -1
+  Operand a, b;
+  std::int64_t ms = 0;
+};
+
+struct Actor {
+  std::string name;
+  std::vector<Op> ops;
+  std::vector<std::string> registers;
+};
+
+enum class Compare { eq, ne, lt, le, gt, ge };
+
+struct Check {
+  std::string text;
+  int var = -1;    // the variable compared, or -1 for a register
+  int actor = -1;  // with reg, when comparing a register
+  int reg = -1;
+  Compare compare = Compare::eq;
+  std::int64_t expected = 0;
+};
+
+struct LockDecl {
+  std::string name;
+  bool reader_writer = false;
+};
+
+struct Program {
+  std::vector<std::string> vars;
+  std::vector<std::int64_t> initial;
+  std::vector<LockDecl> locks;
+  std::vector<Actor> actors;
+  std::vector<Check> checks;
+};
+
+// Reads config and actors; throws InputError with the JSON pointer of anything malformed.
+Program parse_program(const SystemInput& input);
+
+bool compare(Compare c, std::int64_t lhs, std::int64_t rhs);
+std::string_view compare_text(Compare c);
+
+}  // namespace lockstep::script

@@ -1,0 +1,57 @@
+// sim/check.h: checking a scenario and replaying a trace: what `lockstep check`, `sweep`
+// and `replay` do, as a library (the tests and the user-facing API call it too).
+//
+// check_scenario explores with the scenario's settings (command-line overrides win) and,
+// for a failure, records its trace by re-running the failing decisions with the event log
+// on. replay_trace re-executes a trace from its decisions alone and checks that decisions,
+// event log and verdict are identical; any difference is a Divergence naming the step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "model/scenario.h"
+#include "sim/explorer.h"
+#include "sim/trace.h"
+
+namespace lockstep::sim {
+
+struct CheckOverrides {
+  std::optional<std::string> strategy;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::uint64_t> max_executions;
+  std::optional<std::uint64_t> max_steps;
+};
+
+struct CheckOptions {
+  CheckOverrides overrides;
+  std::function<double()> elapsed_seconds;
+  std::function<void(const ExploreStats&)> progress;
+};
+
+struct CheckReport {
+  std::string strategy;
+  std::uint64_t seed = 0;
+  ExploreResult result;
+  bool as_expected = false;
+  std::optional<Trace> trace;  // present when the verdict is a failure
+};
+
+// Throws InputError for an unknown strategy name.
+CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options);
+
+bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::string& invariant);
+
+struct ReplayReport {
+  ExecutionResult result;
+  std::vector<LogEvent> events;
+  std::vector<std::string> actors;
+};
+
+// Throws Divergence when the trace no longer fits the code; InputError when its embedded
+// scenario is malformed (`file` names the trace in messages).
+ReplayReport replay_trace(const Trace& trace, const std::string& file);
+
+}  // namespace lockstep::sim

@@ -1,0 +1,71 @@
+#include "sim/explorer.h"
+
+#include <fmt/format.h>
+
+#include "sim/sim_env.h"
+
+namespace lockstep::sim {
+
+ExploreResult explore_system(const System& system, Strategy& strategy, const ExploreOptions& options) {
+  Scheduler scheduler;
+  SimEnv env;
+  ExploreResult out;
+  ExploreStats& stats = out.stats;
+  auto elapsed = [&] { return options.elapsed_seconds ? options.elapsed_seconds() : 0.0; };
+
+  for (;;) {
+    if (options.max_executions != 0 && stats.executions >= options.max_executions) {
+      out.stop_reason = fmt::format("bound of {} executions reached", options.max_executions);
+      break;
+    }
+    if (options.max_seconds > 0 && elapsed() >= options.max_seconds) {
+      out.stop_reason = fmt::format("bound of {} s of wall time reached", options.max_seconds);
+      break;
+    }
+    if (!strategy.next_execution()) {
+      out.stop_reason = "every execution explored";
+      break;
+    }
+    ExecutionResult result;
+    try {
+      result = scheduler.run(system, env, strategy, options.limits);
+    } catch (const Divergence& d) {
+      result.verdict = Verdict::model_error;
+      result.message = d.what();
+      result.steps = d.step();
+    }
+    ++stats.executions;
+    stats.steps += result.steps;
+    ++stats.by_verdict[static_cast<std::size_t>(result.verdict)];
+    if (is_failure(result.verdict)) {
+      ++stats.failures;
+      if (!out.first_failure) {
+        out.first_failure = FoundFailure{result, scheduler.decisions(), stats.executions};
+      }
+      if (options.stop_at_first) {
+        out.stop_reason = "stopped at the first failure";
+        break;
+      }
+    }
+    if (options.progress && stats.executions % options.progress_every == 0) {
+      stats.elapsed_s = elapsed();
+      options.progress(stats);
+    }
+  }
+  stats.elapsed_s = elapsed();
+  if (options.progress) options.progress(stats);
+  out.exhaustive = strategy.exhausted();
+  if (out.first_failure) {
+    out.verdict = out.first_failure->result.verdict;
+  } else if (out.exhaustive) {
+    out.verdict = Verdict::pass;
+  } else {
+    out.verdict = Verdict::incomplete;
+    if (out.stop_reason.empty() || out.stop_reason == "every execution explored") {
+      out.stop_reason = fmt::format("strategy {} is not exhaustive", strategy.name());
+    }
+  }
+  return out;
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,63 @@
+// sim/explorer.h: runs execution after execution under one strategy, within bounds.
+//
+// Bounds: steps per execution (RunLimits::max_steps, verdict step_bound past it),
+// executions, and wall time. sim/ has no clock: the caller passes elapsed_seconds (the CLI
+// uses a steady clock from real/); without it there is no time bound.
+//
+// The overall verdict is the first failure's (violation, deadlock, step_bound,
+// model_error); with no failure it is pass only when the strategy covered every execution,
+// and incomplete otherwise: a bounded search is never reported as pass.
+//
+// Memory: the scheduler's buffers and the strategy's stack, O(depth of one execution); a
+// failure keeps one decision list. Nothing grows with the number of executions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/system.h"
+#include "sim/scheduler.h"
+#include "sim/strategy.h"
+
+namespace lockstep::sim {
+
+struct ExploreStats {
+  std::uint64_t executions = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t failures = 0;
+  std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
+  double elapsed_s = 0;
+};
+
+struct ExploreOptions {
+  RunLimits limits;
+  std::uint64_t max_executions = 0;  // 0: no bound
+  double max_seconds = 0;            // 0: no bound; needs elapsed_seconds
+  bool stop_at_first = true;
+  std::function<double()> elapsed_seconds;
+  // Called about every `progress_every` executions, and once at the end.
+  std::function<void(const ExploreStats&)> progress;
+  std::uint64_t progress_every = 4096;
+};
+
+struct FoundFailure {
+  ExecutionResult result;
+  std::vector<Decision> decisions;
+  std::uint64_t execution = 0;  // 1-based index among the executions explored
+};
+
+struct ExploreResult {
+  Verdict verdict = Verdict::pass;
+  ExploreStats stats;
+  std::optional<FoundFailure> first_failure;
+  bool exhaustive = false;
+  std::string stop_reason;  // why the search ended, for reports
+};
+
+ExploreResult explore_system(const System& system, Strategy& strategy, const ExploreOptions& options);
+
+}  // namespace lockstep::sim

@@ -1,0 +1,53 @@
+// sim/op.h: what an actor tells the scheduler before each visible operation.
+//
+// An OpDesc names the operation (a static verb), the object it touches and how (the
+// footprint), and an optional argument, for traces. Footprints are what partial-order
+// reduction reasons about: two steps on different objects always commute; on one object,
+// two reads commute and anything else does not. A step may narrow its access once it has
+// run (a failed compare-and-swap is only a read) through Scheduler::refine_access.
+//
+// OpDesc holds only string_views: verbs are literals and object names live in the
+// scheduler's object table for the whole execution, so building one allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace lockstep::sim {
+
+// Object 0 is "nothing shared": a step with it commutes with every other step.
+using ObjectId = std::uint32_t;
+inline constexpr ObjectId kNoObject = 0;
+
+enum class Access : std::uint8_t {
+  none,            // touches no shared state (sleep, yield)
+  read,            // observes the object
+  write,           // overwrites it
+  read_write,      // read-modify-write (a compare-and-swap that succeeds)
+  acquire,         // takes a lock (exclusive)
+  acquire_shared,  // takes a lock in shared mode
+  release,         // lets a lock go
+};
+
+std::string_view access_name(Access access);
+
+struct Footprint {
+  ObjectId object = kNoObject;
+  Access access = Access::none;
+};
+
+struct OpDesc {
+  std::string_view verb;         // "read", "lock", ...: a string literal
+  Footprint footprint;
+  std::int64_t arg = 0;          // shown in traces when has_arg
+  bool has_arg = false;
+};
+
+// The outcome of a step, kept for the event log only.
+struct StepResult {
+  enum class Kind : std::uint8_t { none, value, ok, failed, timeout, woke };
+  Kind kind = Kind::none;
+  std::int64_t value = 0;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,317 @@
+#include "sim/scheduler.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/sim_env.h"
+
+namespace lockstep::sim {
+
+struct Scheduler::Actor {
+  Scheduler* scheduler = nullptr;
+  ActorId id = 0;
+  Fiber fiber;
+  bool finished = true;
+  OpDesc op;  // the pending operation
+  const WaitCondition* guard = nullptr;
+  Time deadline{0};
+  bool has_deadline = false;
+  Wake wake = Wake::run;
+};
+
+namespace {
+
+std::string result_text(const StepResult& r, bool timer) {
+  switch (r.kind) {
+    case StepResult::Kind::none: return timer ? "timeout" : "";
+    case StepResult::Kind::value: return std::to_string(r.value);
+    case StepResult::Kind::ok: return "ok";
+    case StepResult::Kind::failed: return "failed";
+    case StepResult::Kind::timeout: return "timeout";
+    case StepResult::Kind::woke: return "woke";
+  }
+  return "";
+}
+
+}  // namespace
+
+Scheduler::Scheduler() {
+  enabled_.reserve(2 * kMaxActors);
+  decisions_.reserve(1 << 12);
+}
+
+Scheduler::~Scheduler() = default;
+
+ActorId Scheduler::current() const {
+  if (current_ < 0) throw ModelError("no current actor: called outside any actor");
+  return current_;
+}
+
+ObjectId Scheduler::new_object(std::string name) {
+  object_names_.push_back(std::move(name));
+  return static_cast<ObjectId>(object_names_.size() - 1);
+}
+
+void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
+  limits_ = limits;
+  strategy_ = &strategy;
+  instance_ = nullptr;
+  actor_count_ = 0;
+  current_ = -1;
+  now_ = Time{0};
+  steps_ = 0;
+  rng_ = Random(limits.seed);
+  aborting_ = false;
+  failed_ = false;
+  result_verdict_ = ExecutionResult{};
+  divergence_ = nullptr;
+  decisions_.clear();
+  events_.clear();
+  object_names_.assign(1, std::string());  // object 0: nothing shared
+  actor_names_.clear();
+}
+
+ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& strategy,
+                               const RunLimits& limits) {
+  begin(limits, strategy);
+  env.begin_execution(*this);
+  std::unique_ptr<Instance> instance;
+  // Unwinds unfinished actors before the instance they use is destroyed, on every path.
+  struct Cleanup {
+    Scheduler* s;
+    ~Cleanup() {
+      s->abort_unfinished();
+      s->instance_ = nullptr;
+    }
+  };
+  try {
+    instance = system.instantiate(env);
+  } catch (const std::exception& e) {
+    fail(Verdict::model_error, "", fmt::format("building the system failed: {}", e.what()));
+    return result_verdict_;
+  }
+  Cleanup cleanup{this};
+  instance_ = instance.get();
+  const int n = instance->actor_count();
+  if (n > kMaxActors) {
+    fail(Verdict::model_error, "", fmt::format("{} actors; at most {} are supported", n, kMaxActors));
+    return result_verdict_;
+  }
+  while (static_cast<int>(actors_.size()) < n) {
+    actors_.push_back(std::make_unique<Actor>());
+    actors_.back()->scheduler = this;
+    actors_.back()->id = static_cast<ActorId>(actors_.size() - 1);
+  }
+  actor_count_ = n;
+  for (ActorId i = 0; i < n; ++i) {
+    actor_names_.emplace_back(instance->actor_name(i));
+    Actor& a = *actors_[i];
+    a.finished = false;
+    a.guard = nullptr;
+    a.has_deadline = false;
+    a.op = OpDesc{"start", {}, 0, false};
+    a.fiber.start(&Scheduler::actor_entry, &a);
+  }
+  // Each actor runs up to its first visible operation; that code touches nothing shared.
+  for (ActorId i = 0; i < n && !failed_; ++i) {
+    current_ = i;
+    actors_[i]->fiber.resume();
+    current_ = -1;
+    if (divergence_) std::rethrow_exception(divergence_);
+  }
+
+  while (!failed_) {
+    collect_enabled();
+    if (enabled_.empty()) {
+      if (limits_.time == TimeMode::timed && advance_clock()) continue;
+      const bool all_finished = std::all_of(actors_.begin(), actors_.begin() + n,
+                                            [](const auto& a) { return a->finished; });
+      if (!all_finished) {
+        finish_with_deadlock();
+        break;
+      }
+      try {
+        if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
+      } catch (const std::exception& e) {
+        fail(Verdict::model_error, "", fmt::format("final check threw: {}", e.what()));
+      }
+      break;
+    }
+    if (steps_ >= limits_.max_steps) {
+      fail(Verdict::step_bound, "",
+           fmt::format("the execution ran past its bound of {} steps (livelock or starvation?)",
+                       limits_.max_steps));
+      break;
+    }
+    const std::size_t pick = strategy_->pick(enabled_, steps_);
+    if (pick >= enabled_.size()) {
+      throw std::logic_error(fmt::format("strategy {} picked transition {} of {}",
+                                         strategy_->name(), pick, enabled_.size()));
+    }
+    const Transition t = enabled_[pick];
+    decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
+                          static_cast<std::uint32_t>(t.actor)});
+    execute(t);
+    if (divergence_) std::rethrow_exception(divergence_);
+  }
+  result_verdict_.steps = steps_;
+  return result_verdict_;
+}
+
+void Scheduler::collect_enabled() {
+  enabled_.clear();
+  const bool timed = limits_.time == TimeMode::timed;
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    const Actor& a = *actors_[i];
+    if (a.finished) continue;
+    const bool ready = a.guard == nullptr || a.guard->ready(i);
+    if (ready) enabled_.push_back({i, false, &a.op});
+    if (a.has_deadline && (timed ? a.deadline <= now_ : !ready)) enabled_.push_back({i, true, &a.op});
+  }
+}
+
+bool Scheduler::advance_clock() {
+  bool found = false;
+  Time earliest = Time::max();
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    const Actor& a = *actors_[i];
+    if (!a.finished && a.has_deadline && a.deadline > now_ && a.deadline < earliest) {
+      earliest = a.deadline;
+      found = true;
+    }
+  }
+  if (found) now_ = earliest;
+  return found;
+}
+
+void Scheduler::execute(const Transition& t) {
+  Actor& a = *actors_[t.actor];
+  a.wake = t.timer ? Wake::timer : Wake::run;
+  if (t.timer && a.deadline > now_) now_ = a.deadline;  // untimed: the timeout jumps the clock
+  const Footprint declared = a.op.footprint;
+  effective_access_ = declared.access;
+  result_ = StepResult{};
+  std::size_t log_index = 0;
+  if (limits_.log_events) {
+    log_index = events_.size();
+    events_.push_back({steps_, now_.count(), t.actor, op_text(a.op), ""});
+  }
+  current_ = t.actor;
+  a.fiber.resume();
+  current_ = -1;
+  ++steps_;
+  strategy_->executed(t, Footprint{declared.object, effective_access_});
+  if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
+}
+
+Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
+  // An actor being unwound: releases still happen (destructors of lock guards call them),
+  // anything else unwinds further.
+  auto abort_point = [&] {
+    if (std::uncaught_exceptions() > 0 || op.footprint.access == Access::release) return Wake::run;
+    throw ExecutionAborted{};
+  };
+  if (current_ < 0) {
+    if (guard != nullptr && !guard->ready(-1)) {
+      throw ModelError(fmt::format("\"{}\" would block outside any actor", op_text(op)));
+    }
+    return Wake::run;
+  }
+  if (aborting_) return abort_point();
+  Actor& a = *actors_[current_];
+  a.op = op;
+  a.guard = guard;
+  a.has_deadline = timeout != kForever && timeout <= Time::max() - now_;
+  if (a.has_deadline) a.deadline = now_ + std::max(timeout, Duration{0});
+  a.fiber.suspend();
+  if (aborting_) return abort_point();
+  return a.wake;
+}
+
+std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
+  if (n == 0) throw ModelError(fmt::format("choose(0, \"{}\"): needs at least one option", label));
+  if (aborting_) return 0;
+  std::uint32_t v = 0;
+  try {
+    v = strategy_->choose(n, label, steps_);
+  } catch (const Divergence&) {
+    if (current_ < 0) throw;
+    divergence_ = std::current_exception();  // rethrown by run() on the scheduler's stack
+    aborting_ = true;
+    throw ExecutionAborted{};
+  }
+  if (v >= n) throw std::logic_error(fmt::format("strategy chose {} of {}", v, n));
+  decisions_.push_back({Decision::Kind::choice, v});
+  if (limits_.log_events) {
+    events_.push_back({steps_, now_.count(), current_, fmt::format("choose {}", label), std::to_string(v)});
+  }
+  return v;
+}
+
+void Scheduler::observe(const Event& event) {
+  if (aborting_ || instance_ == nullptr) return;
+  if (limits_.log_events) {
+    events_.push_back({steps_, now_.count(), current_, fmt::format("observe {}", event.name),
+                       fmt::format("{} {}", event.subject, event.value)});
+  }
+  if (auto v = instance_->on_event(event)) fail(Verdict::violation, v->invariant, v->message);
+}
+
+void Scheduler::fail(Verdict verdict, std::string invariant, std::string message) {
+  if (failed_ || aborting_) return;
+  failed_ = true;
+  result_verdict_.verdict = verdict;
+  result_verdict_.invariant = std::move(invariant);
+  result_verdict_.message = std::move(message);
+}
+
+void Scheduler::finish_with_deadlock() {
+  std::string message = "no actor can run and no timer is pending:";
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    const Actor& a = *actors_[i];
+    if (a.finished) continue;
+    message += fmt::format(" {} waits at \"{}\" for {};", actor_names_[i], op_text(a.op),
+                           a.guard ? a.guard->describe(i) : std::string("nothing"));
+  }
+  message.pop_back();
+  fail(Verdict::deadlock, "", std::move(message));
+}
+
+void Scheduler::abort_unfinished() {
+  aborting_ = true;
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    Actor& a = *actors_[i];
+    if (a.finished) continue;
+    current_ = i;
+    a.fiber.resume();  // yield() throws ExecutionAborted; the actor unwinds and finishes
+    current_ = -1;
+  }
+}
+
+void Scheduler::actor_entry(void* arg) {
+  auto* a = static_cast<Actor*>(arg);
+  Scheduler* s = a->scheduler;
+  try {
+    s->instance_->run_actor(a->id);
+  } catch (const ExecutionAborted&) {
+    // The execution ended early; the actor's stack is now unwound.
+  } catch (const std::exception& e) {
+    s->fail(Verdict::model_error, "", fmt::format("actor {} threw: {}", s->actor_names_[a->id], e.what()));
+  } catch (...) {
+    s->fail(Verdict::model_error, "", fmt::format("actor {} threw a non-standard exception", s->actor_names_[a->id]));
+  }
+  a->finished = true;
+}
+
+std::string Scheduler::op_text(const OpDesc& op) const {
+  std::string text(op.verb);
+  if (op.footprint.object != kNoObject) {
+    text += ' ';
+    text += object_names_[op.footprint.object];
+  }
+  if (op.has_arg) text += fmt::format(" {}", op.arg);
+  return text;
+}
+
+}  // namespace lockstep::sim

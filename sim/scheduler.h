@@ -1,0 +1,163 @@
+// sim/scheduler.h: the deterministic scheduler that runs one execution.
+//
+// Actors run on fibers. Before every visible operation an actor calls yield() with an
+// OpDesc (verb, footprint, argument) and optionally a wait condition and a timeout; the
+// scheduler then asks the Strategy which enabled transition runs next and resumes that
+// actor. Code between two yields runs atomically. Nothing else is a scheduling point.
+//
+// Transitions:
+//  - run actor a: a's pending operation has no wait condition, or the condition is ready;
+//  - fire a's timer: a waits with a deadline, and
+//      untimed mode: its condition is not ready (any pending timeout may fire at any time);
+//      timed mode:   the virtual clock has reached the deadline (then "run" may be enabled
+//                    too: same-instant events interleave like any others).
+//    In timed mode the clock moves only when no transition is enabled, to the earliest
+//    deadline.
+//
+// Verdicts of an execution: pass, violation (from the instance's on_event / at_end),
+// deadlock (nothing enabled, some actor unfinished, no timer pending), step_bound,
+// model_error (an actor threw). When an execution ends early, unfinished actors are
+// unwound by an ExecutionAborted exception thrown from yield(), so their destructors run.
+//
+// Guarantees: the same decisions give the same execution; one step allocates nothing
+// (decision and transition buffers are reused across executions; event logging, which
+// allocates, is on only when a trace is being recorded). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+#include "model/system.h"
+#include "model/verdict.h"
+#include "sim/fiber.h"
+#include "sim/op.h"
+#include "sim/random.h"
+#include "sim/strategy.h"
+
+namespace lockstep::sim {
+
+class SimEnv;
+
+// The most actors one execution may have (wait sets are 64-bit masks).
+inline constexpr int kMaxActors = 64;
+inline constexpr Duration kForever = Duration::max();
+
+// Something an actor waits on: a mutex to be free, a lock to be granted.
+class WaitCondition {
+ public:
+  virtual bool ready(ActorId waiter) const = 0;
+  // For deadlock reports: "mutex m held by b". Called only when reporting.
+  virtual std::string describe(ActorId waiter) const = 0;
+
+ protected:
+  ~WaitCondition() = default;
+};
+
+// Thrown from yield() to unwind an actor whose execution has ended. Deliberately not a
+// std::exception: model code that catches std::exception does not swallow it, and model
+// code that catches (...) must rethrow.
+struct ExecutionAborted {};
+
+enum class Wake : std::uint8_t { run, timer };
+
+struct RunLimits {
+  std::uint64_t max_steps = 10'000;
+  TimeMode time = TimeMode::untimed;
+  std::uint64_t seed = 1;  // feeds Env::random
+  bool log_events = false;
+};
+
+// One line of a trace's readable event log.
+struct LogEvent {
+  std::uint64_t step = 0;
+  std::int64_t time_ns = 0;
+  ActorId actor = 0;
+  std::string op;
+  std::string result;
+
+  friend bool operator==(const LogEvent&, const LogEvent&) = default;
+};
+
+struct ExecutionResult {
+  Verdict verdict = Verdict::pass;
+  std::string invariant;  // for violation
+  std::string message;
+  std::uint64_t steps = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler();
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Runs one execution of a fresh instance of `system`. Throws Divergence when the
+  // strategy cannot follow the execution.
+  ExecutionResult run(const System& system, SimEnv& env, Strategy& strategy, const RunLimits& limits);
+
+  // After run(): the decisions taken, and (with log_events) the event log.
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  const std::vector<LogEvent>& events() const { return events_; }
+  const std::vector<std::string>& actor_names() const { return actor_names_; }
+
+  // ---- For simulated objects. --------------------------------------------------------
+  // Called by an actor before a visible operation. Returns how the actor was resumed.
+  // Outside any actor it returns Wake::run at once (the guard must then be ready).
+  Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
+  bool in_actor() const { return current_ >= 0; }
+  ActorId current() const;  // REQUIRES: in_actor()
+  Time now() const { return now_; }
+  TimeMode time_mode() const { return limits_.time; }
+  std::uint32_t choose(std::uint32_t n, std::string_view label);
+  std::uint64_t random(std::uint64_t bound) { return rng_.uniform(bound); }
+  void observe(const Event& event);
+  // Narrows the current step's access once it has run (a failed CAS is a read).
+  void refine_access(Access access) { effective_access_ = access; }
+  void note_result(StepResult result) { result_ = result; }
+  ObjectId new_object(std::string name);
+  const std::string& object_name(ObjectId id) const { return object_names_[id]; }
+  std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
+
+ private:
+  struct Actor;
+  static void actor_entry(void* arg);
+
+  void begin(const RunLimits& limits, Strategy& strategy);
+  void collect_enabled();
+  bool advance_clock();
+  void execute(const Transition& t);
+  void fail(Verdict verdict, std::string invariant, std::string message);
+  void finish_with_deadlock();
+  void abort_unfinished();
+  std::string op_text(const OpDesc& op) const;
+
+  RunLimits limits_;
+  Strategy* strategy_ = nullptr;
+  Instance* instance_ = nullptr;
+  std::vector<std::unique_ptr<Actor>> actors_;  // grows to the most actors seen; reused
+  int actor_count_ = 0;
+  ActorId current_ = -1;
+  Time now_{0};
+  std::uint64_t steps_ = 0;
+  Random rng_;
+  bool aborting_ = false;
+  bool failed_ = false;
+  ExecutionResult result_verdict_;
+  std::exception_ptr divergence_;  // raised inside an actor, rethrown from run()
+
+  std::vector<Transition> enabled_;  // capacity 2 * kMaxActors, reused
+  std::vector<Decision> decisions_;
+  std::vector<std::string> object_names_;
+  std::vector<std::string> actor_names_;
+  std::vector<LogEvent> events_;
+
+  Access effective_access_ = Access::none;
+  StepResult result_;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,98 @@
+// sim/strategy.h: how the explorer decides, one execution after another.
+//
+// A Strategy makes every decision of an execution: which enabled transition runs next
+// (pick) and the value of each choice point (choose). Siblings are chosen by name:
+//   dfs     naive depth-first search over every interleaving and every choice: the
+//           reference against which reductions are checked; exhaustive.
+//   random  seeded random walk; never exhaustive.
+//   replay  follows a recorded decision list exactly (lockstep replay).
+// Partial-order reduction, preemption bounding and PCT plug in here: they see the pending
+// operation of every enabled transition (its footprint) in pick(), and every executed step
+// with its effective footprint in executed().
+//
+// Decisions are recorded by value (actor id, or the chosen value), not by index, so a trace
+// replays under any strategy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/env.h"
+#include "sim/op.h"
+
+namespace lockstep::sim {
+
+// A transition the scheduler can take now: run an actor's pending operation, or fire the
+// timer of a parked actor (a timeout, or the end of a sleep).
+struct Transition {
+  ActorId actor = 0;
+  bool timer = false;
+  const OpDesc* op = nullptr;  // the actor's pending operation
+};
+
+struct Decision {
+  enum class Kind : std::uint8_t { run, timer, choice };
+  Kind kind = Kind::run;
+  std::uint32_t value = 0;  // the actor for run / timer, the chosen value for choice
+
+  friend bool operator==(const Decision&, const Decision&) = default;
+};
+
+// "a3" (run actor 3), "t3" (fire actor 3's timer), "c1" (choice value 1).
+std::string decision_text(Decision d);
+// Parses decision_text's output; false when malformed.
+bool parse_decision(std::string_view text, Decision& out);
+
+// The execution took a path the strategy cannot follow: a replayed trace no longer fits
+// the code, or a model behaved differently on the same decisions (nondeterminism).
+class Divergence : public std::runtime_error {
+ public:
+  Divergence(std::uint64_t step, const std::string& message)
+      : std::runtime_error(message), step_(step) {}
+  std::uint64_t step() const { return step_; }
+
+ private:
+  std::uint64_t step_;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Begins the next execution; false when there is nothing left to explore.
+  virtual bool next_execution() = 0;
+
+  // Index of the transition to take. REQUIRES: !enabled.empty(); the transitions come in a
+  // canonical order (by actor, run before timer). May throw Divergence.
+  virtual std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) = 0;
+
+  // A choice point's value in [0, n). REQUIRES: n > 0. May throw Divergence.
+  virtual std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) = 0;
+
+  // Told after each step, with the footprint the step actually had.
+  virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
+
+  // True once the executions so far cover every execution (only exhaustive strategies).
+  virtual bool exhausted() const { return false; }
+};
+
+// Makes a strategy by name ("dfs", "random"); nullptr for an unknown name.
+// "replay" is made with make_replay_strategy.
+std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed);
+std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
+
+// The names make_strategy knows, with a line of help each.
+struct StrategyInfo {
+  std::string_view name;
+  std::string_view help;
+};
+std::span<const StrategyInfo> strategy_catalog();
+
+}  // namespace lockstep::sim

@@ -1,0 +1,108 @@
+#include "sim/trace.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "model/json_cursor.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+std::string quote(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+
+}  // namespace
+
+std::string trace_to_text(const Trace& t) {
+  std::string out;
+  out += "{\n";
+  out += fmt::format("  \"format\": {},\n", quote(kTraceFormat));
+  out += fmt::format("  \"strategy\": {},\n", quote(t.strategy));
+  out += fmt::format("  \"seed\": {},\n", t.seed);
+  out += fmt::format("  \"execution\": {},\n", t.execution);
+  out += fmt::format("  \"time\": {},\n", quote(time_mode_name(t.time)));
+  out += fmt::format("  \"max_steps\": {},\n", t.max_steps);
+  nlohmann::json verdict = {{"kind", verdict_name(t.verdict)}, {"message", t.message}};
+  verdict["invariant"] = t.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.invariant);
+  out += fmt::format("  \"verdict\": {},\n", verdict.dump());
+  out += fmt::format("  \"actors\": {},\n", nlohmann::json(t.actors).dump());
+  out += "  \"decisions\": [";
+  for (std::size_t i = 0; i < t.decisions.size(); ++i) {
+    out += fmt::format("{}\"{}\"", i == 0 ? "" : ",", decision_text(t.decisions[i]));
+  }
+  out += "],\n";
+  out += "  \"events\": [";
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const LogEvent& e = t.events[i];
+    out += fmt::format("{}\n    {{\"step\": {}, \"time_ns\": {}, \"actor\": {}, \"op\": {}, \"result\": {}}}",
+                       i == 0 ? "" : ",", e.step, e.time_ns, e.actor, quote(e.op), quote(e.result));
+  }
+  out += t.events.empty() ? "],\n" : "\n  ],\n";
+  out += fmt::format("  \"scenario\": {}\n", t.scenario.dump());
+  out += "}\n";
+  return out;
+}
+
+Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
+  const JsonCursor root(document, file);
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict",
+                    "actors", "decisions", "events", "scenario"});
+  const JsonCursor format = root.at("format");
+  if (format.as_string() != kTraceFormat) {
+    format.fail(fmt::format("unsupported trace format \"{}\" (this lockstep reads \"{}\")",
+                            format.as_string(), kTraceFormat));
+  }
+  Trace t;
+  t.strategy = root.at("strategy").as_string();
+  t.seed = root.at("seed").as_uint();
+  t.execution = root.at("execution").as_uint();
+  const JsonCursor time = root.at("time");
+  const std::string mode = time.as_string();
+  if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
+  t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
+  t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
+
+  const JsonCursor verdict = root.at("verdict");
+  verdict.expect_keys({"kind", "invariant", "message"});
+  const JsonCursor kind = verdict.at("kind");
+  const auto v = verdict_from_name(kind.as_string());
+  if (!v) kind.fail(fmt::format("unknown verdict \"{}\"", kind.as_string()));
+  t.verdict = *v;
+  if (auto inv = verdict.find("invariant"); inv && !inv->value().is_null()) t.invariant = inv->as_string();
+  t.message = verdict.at("message").as_string();
+
+  for (const auto& a : root.at("actors").items()) t.actors.push_back(a.as_string());
+  const auto decisions = root.at("decisions").items();
+  t.decisions.reserve(decisions.size());
+  for (const auto& d : decisions) {
+    Decision parsed;
+    if (!parse_decision(d.as_string(), parsed)) {
+      d.fail(fmt::format("bad decision \"{}\": expected a<actor>, t<actor> or c<value>", d.as_string()));
+    }
+    t.decisions.push_back(parsed);
+  }
+  const auto events = root.at("events").items();
+  t.events.reserve(events.size());
+  for (const auto& e : events) {
+    e.expect_keys({"step", "time_ns", "actor", "op", "result"});
+    t.events.push_back(LogEvent{e.at("step").as_uint(), e.at("time_ns").as_int(), static_cast<ActorId>(e.at("actor").as_int(-1, 1 << 20)),
+                                e.at("op").as_string(), e.at("result").as_string()});
+  }
+  t.scenario = root.at("scenario").value();
+  return t;
+}
+
+Trace load_trace(const std::string& path) { return trace_from_json(read_json_file(path), path); }
+
+void save_trace(const Trace& trace, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(fmt::format("{}: cannot write trace", path));
+  out << trace_to_text(trace);
+  if (!out) throw InputError(fmt::format("{}: writing the trace failed", path));
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,48 @@
+// sim/trace.h: the trace format, lockstep-trace/1.
+//
+// A trace is self-contained: it embeds the scenario it came from, the effective exploration
+// settings that matter for replay (strategy, seed, time mode, step bound), the decisions in
+// order, the verdict, and a readable event log (step, virtual time, actor, operation,
+// result). Replay needs only the scenario and the decisions; the log and verdict are what
+// replay checks against. Writing is canonical: the same trace gives the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/scenario.h"
+#include "model/verdict.h"
+#include "sim/scheduler.h"
+#include "sim/strategy.h"
+
+namespace lockstep::sim {
+
+inline constexpr std::string_view kTraceFormat = "lockstep-trace/1";
+
+struct Trace {
+  nlohmann::json scenario;  // the scenario document, as read
+  std::string strategy;     // that found it
+  std::uint64_t seed = 1;
+  std::uint64_t execution = 0;  // which execution of the search it was (1-based)
+  TimeMode time = TimeMode::untimed;
+  std::uint64_t max_steps = 0;
+  Verdict verdict = Verdict::pass;
+  std::string invariant;  // for violation
+  std::string message;
+  std::vector<std::string> actors;
+  std::vector<Decision> decisions;
+  std::vector<LogEvent> events;
+};
+
+// Canonical text of a trace (one event per line), ending with a newline.
+std::string trace_to_text(const Trace& trace);
+
+// Reads a trace; throws InputError naming `file` and the JSON pointer of a bad value.
+Trace trace_from_json(const nlohmann::json& document, const std::string& file);
+Trace load_trace(const std::string& path);
+void save_trace(const Trace& trace, const std::string& path);
+
+}  // namespace lockstep::sim
