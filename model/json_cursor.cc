@@ -128,9 +128,10 @@ std::int64_t JsonCursor::as_int(std::int64_t min, std::int64_t max) const {
 }
 
 std::uint64_t JsonCursor::as_uint() const {
-  if (!value_->is_number_unsigned()) {
-    fail(fmt::format("expected a non-negative integer, got {}", describe_value()));
-  }
+  // Parsed JSON gives non-negative integers the unsigned type, built JSON may not.
+  const bool non_negative = value_->is_number_unsigned() ||
+                            (value_->is_number_integer() && value_->get<std::int64_t>() >= 0);
+  if (!non_negative) fail(fmt::format("expected a non-negative integer, got {}", describe_value()));
   return value_->get<std::uint64_t>();
 }
 

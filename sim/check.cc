@@ -14,14 +14,13 @@ struct Replayed {
   std::vector<std::string> actors;
 };
 
-Replayed run_logged(const System& system, std::vector<Decision> decisions, RunLimits limits) {
+Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits) {
   Scheduler scheduler;
   SimEnv env;
-  auto strategy = make_replay_strategy(std::move(decisions));
-  strategy->next_execution();
+  strategy.next_execution();
   limits.log_events = true;
   Replayed out;
-  out.result = scheduler.run(system, env, *strategy, limits);
+  out.result = scheduler.run(system, env, strategy, limits);
   out.decisions = scheduler.decisions();
   out.events = scheduler.events();
   out.actors = scheduler.actor_names();
@@ -67,30 +66,38 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
                                            failure ? failure->result.invariant : std::string());
   if (failure) {
     // Re-run the failing decisions with the event log on: the trace is what replay sees.
-    Replayed r = run_logged(*scenario.configured, failure->decisions, explore.limits);
-    if (r.result.verdict != failure->result.verdict || r.result.message != failure->result.message) {
+    auto replay = make_replay_strategy(failure->decisions);
+    Trace t = record_execution(scenario, *replay, explore.limits);
+    if (t.verdict != failure->result.verdict || t.message != failure->result.message) {
       throw std::logic_error(fmt::format(
           "{}: re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model "
           "is not deterministic",
-          scenario.file, verdict_name(r.result.verdict), r.result.message,
-          verdict_name(failure->result.verdict), failure->result.message));
+          scenario.file, verdict_name(t.verdict), t.message, verdict_name(failure->result.verdict),
+          failure->result.message));
     }
-    Trace t;
-    t.scenario = scenario.document;
     t.strategy = report.strategy;
-    t.seed = report.seed;
     t.execution = failure->execution;
-    t.time = explore.limits.time;
-    t.max_steps = explore.limits.max_steps;
-    t.verdict = failure->result.verdict;
-    t.invariant = failure->result.invariant;
-    t.message = failure->result.message;
-    t.actors = std::move(r.actors);
-    t.decisions = failure->decisions;
-    t.events = std::move(r.events);
     report.trace = std::move(t);
   }
   return report;
+}
+
+Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits) {
+  Replayed r = run_logged(*scenario.configured, strategy, limits);
+  Trace t;
+  t.scenario = scenario.document;
+  t.strategy = std::string(strategy.name());
+  t.seed = limits.seed;
+  t.execution = 1;
+  t.time = limits.time;
+  t.max_steps = limits.max_steps;
+  t.verdict = r.result.verdict;
+  t.invariant = r.result.invariant;
+  t.message = r.result.message;
+  t.actors = std::move(r.actors);
+  t.decisions = std::move(r.decisions);
+  t.events = std::move(r.events);
+  return t;
 }
 
 ReplayReport replay_trace(const Trace& trace, const std::string& file) {
@@ -99,7 +106,8 @@ ReplayReport replay_trace(const Trace& trace, const std::string& file) {
   limits.max_steps = trace.max_steps;
   limits.time = trace.time;
   limits.seed = trace.seed;
-  Replayed r = run_logged(*scenario.configured, trace.decisions, limits);
+  auto strategy = make_replay_strategy(trace.decisions);
+  Replayed r = run_logged(*scenario.configured, *strategy, limits);
   const std::uint64_t last_step = r.result.steps;
   if (r.decisions.size() != trace.decisions.size()) {
     throw Divergence(last_step, fmt::format("the execution ended after {} of the trace's {} decisions "

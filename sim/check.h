@@ -44,6 +44,10 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
 
 bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::string& invariant);
 
+// Runs one execution of the scenario under `strategy` with the event log on, and returns it
+// as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.
+Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits);
+
 struct ReplayReport {
   ExecutionResult result;
   std::vector<LogEvent> events;

@@ -41,3 +41,13 @@ CommandResult run_lockstep(const std::string& args) {
 }
 
 }  // namespace lockstep::testing
+
+namespace lockstep::testing {
+
+sim::ExploreResult explore(const System& system, const std::string& strategy, sim::ExploreOptions options,
+                           std::uint64_t seed) {
+  auto s = sim::make_strategy(strategy, seed);
+  return sim::explore_system(system, *s, options);
+}
+
+}  // namespace lockstep::testing

@@ -29,3 +29,57 @@ struct CommandResult {
 CommandResult run_lockstep(const std::string& args);
 
 }  // namespace lockstep::testing
+
+#include <functional>
+
+#include "sim/explorer.h"
+
+namespace lockstep::testing {
+
+// A System built from lambdas, for tests: State is constructed from the Env once per
+// execution; every actor runs body(state, env, actor).
+template <typename State>
+class LambdaSystem final : public System {
+ public:
+  using Body = std::function<void(State&, Env&, ActorId)>;
+  using AtEnd = std::function<std::optional<Violation>(State&)>;
+  using OnEvent = std::function<std::optional<Violation>(State&, const Event&)>;
+
+  LambdaSystem(int actors, Body body, AtEnd at_end = nullptr, OnEvent on_event = nullptr)
+      : actors_(actors), body_(std::move(body)), at_end_(std::move(at_end)), on_event_(std::move(on_event)) {}
+
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<Inst>(*this, env); }
+
+ private:
+  struct Inst final : Instance {
+    Inst(const LambdaSystem& s, Env& env) : s(s), env(env), state(env) {
+      for (int i = 0; i < s.actors_; ++i) names.push_back(std::string(1, static_cast<char>('a' + i)));
+    }
+    int actor_count() const override { return s.actors_; }
+    std::string_view actor_name(ActorId a) const override { return names[a]; }
+    void run_actor(ActorId a) override { s.body_(state, env, a); }
+    std::optional<Violation> at_end() override { return s.at_end_ ? s.at_end_(state) : std::nullopt; }
+    std::optional<Violation> on_event(const Event& e) override {
+      return s.on_event_ ? s.on_event_(state, e) : std::nullopt;
+    }
+    const LambdaSystem& s;
+    Env& env;
+    State state;
+    std::vector<std::string> names;
+  };
+
+  int actors_;
+  Body body_;
+  AtEnd at_end_;
+  OnEvent on_event_;
+};
+
+struct NoState {
+  explicit NoState(Env&) {}
+};
+
+// Explores `system` with a named strategy; the options' defaults suit small tests.
+sim::ExploreResult explore(const System& system, const std::string& strategy = "dfs",
+                           sim::ExploreOptions options = {}, std::uint64_t seed = 1);
+
+}  // namespace lockstep::testing

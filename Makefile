@@ -1,0 +1,40 @@
+# lockstep: one-command set-up and runs on a fresh Debian 12 machine.
+#   make sweep      install what is missing, build, sweep scenarios/ on the simulated backend
+#   make test       install what is missing, build, run the whole test suite
+#   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      build and run the benchmarks (figures, not pass/fail)
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+CMAKE_ARGS ?=
+
+.PHONY: all deps build sweep test test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+sweep: build
+	$(BUILD)/lockstep sweep scenarios --out reports
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/lockstep_bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
