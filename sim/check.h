@@ -19,10 +19,10 @@
 namespace lockstep::sim {
 
 struct CheckOverrides {
-  std::optional<std::string> strategy;
-  std::optional<std::uint64_t> seed;
-  std::optional<std::uint64_t> max_executions;
-  std::optional<std::uint64_t> max_steps;
+  std::optional<std::string> strategy = std::nullopt;
+  std::optional<std::uint64_t> seed = std::nullopt;
+  std::optional<std::uint64_t> max_executions = std::nullopt;
+  std::optional<std::uint64_t> max_steps = std::nullopt;
 };
 
 struct CheckOptions {

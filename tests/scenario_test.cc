@@ -1,1 +1,116 @@
+// Scenario files: strict reading, errors that name the file and the JSON pointer.
+#include "model/scenario.h"
+
+#include <fstream>
+
 #include <gtest/gtest.h>
+
+#include "tests/test_support.h"
+
+namespace lockstep {
+namespace {
+
+std::string error_of(const std::string& json_text) {
+  try {
+    testing::scenario_from_text(json_text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* kMinimal = R"({"format": "lockstep-scenario/1", "name": "n", "system": "script",
+                           "actors": [{"name": "a", "ops": ["read x r"]}] %s})";
+
+std::string with(const std::string& extra) {
+  std::string s = kMinimal;
+  s.replace(s.find("%s"), 2, extra);
+  return s;
+}
+
+TEST(Scenario, MinimalScenarioGetsDefaults) {
+  const Scenario s = testing::scenario_from_text(with(""));
+  EXPECT_EQ(s.name, "n");
+  EXPECT_EQ(s.variant, "default");
+  EXPECT_EQ(s.explore.strategy, "dfs");
+  EXPECT_EQ(s.explore.time, TimeMode::untimed);
+  EXPECT_EQ(s.expect.verdict, Verdict::pass);
+  EXPECT_TRUE(s.configured != nullptr);
+}
+
+TEST(Scenario, ExploreAndExpectAreRead) {
+  const Scenario s = testing::scenario_from_text(with(
+      R"(, "explore": {"strategy": "random", "seed": 9, "max_steps": 50, "max_executions": 7, "max_seconds": 1.5,
+          "stop_at_first": false, "time": "timed"}, "expect": {"verdict": "violation", "violation": "final_state"})"));
+  EXPECT_EQ(s.explore.strategy, "random");
+  EXPECT_EQ(s.explore.seed, 9u);
+  EXPECT_EQ(s.explore.max_steps, 50u);
+  EXPECT_EQ(s.explore.max_executions, 7u);
+  EXPECT_DOUBLE_EQ(s.explore.max_seconds, 1.5);
+  EXPECT_FALSE(s.explore.stop_at_first);
+  EXPECT_EQ(s.explore.time, TimeMode::timed);
+  EXPECT_EQ(s.expect.verdict, Verdict::violation);
+  EXPECT_EQ(*s.expect.violation, "final_state");
+}
+
+TEST(Scenario, UnknownKeysAreErrorsWithTheirPointer) {
+  EXPECT_EQ(error_of(with(R"(, "sytem": 1)")),
+            "<test>: /sytem: unknown key \"sytem\" (expected one of: format, name, description, system, variant, "
+            "config, actors, faults, explore, expect)");
+  EXPECT_EQ(error_of(with(R"(, "explore": {"max_step": 1})")).rfind("<test>: /explore/max_step: unknown key", 0), 0u);
+}
+
+TEST(Scenario, BadValuesNameThePointerAndWhatWasExpected) {
+  EXPECT_EQ(error_of(with(R"(, "explore": {"max_steps": "ten"})")),
+            "<test>: /explore/max_steps: expected an integer, got string \"ten\"");
+  EXPECT_EQ(error_of(with(R"(, "explore": {"max_steps": 0})")),
+            "<test>: /explore/max_steps: expected an integer in [1, 9223372036854775807], got 0");
+  EXPECT_EQ(error_of(with(R"(, "explore": {"time": "fast"})")),
+            "<test>: /explore/time: expected \"untimed\" or \"timed\", got \"fast\"");
+  EXPECT_EQ(error_of(with(R"(, "expect": {"verdict": "fine"})")).rfind("<test>: /expect/verdict: unknown verdict \"fine\"", 0), 0u);
+  EXPECT_EQ(error_of(with(R"(, "expect": {"verdict": "pass", "violation": "x"})")),
+            "<test>: /expect/violation: \"violation\" is only meaningful with verdict \"violation\"");
+}
+
+TEST(Scenario, FormatSystemAndVariantAreChecked) {
+  EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/9", "name": "n", "system": "script"})"),
+            "<test>: /format: unsupported format \"lockstep-scenario/9\" (this lockstep reads \"lockstep-scenario/1\")");
+  EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "nope"})"),
+            "<test>: /system: unknown system \"nope\" (known: script, bench)");
+  EXPECT_EQ(error_of(with(R"(, "variant": "buggy")")),
+            "<test>: /variant: system \"script\" has no variant \"buggy\" (it has: default)");
+  EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "system": "script"})"),
+            "<test>: /: missing required key \"name\"");
+  EXPECT_EQ(error_of(with(R"(, "faults": {"phantom_grant": true})")),
+            "<test>: /faults/phantom_grant: system \"script\" has no fault \"phantom_grant\" (it has: none)");
+}
+
+TEST(Scenario, FilesThatAreNotJsonSayWhere) {
+  const std::string path = ::testing::TempDir() + "/broken.json";
+  std::ofstream(path) << "{\n  \"format\": \"lockstep-scenario/1\",\n  \"name\" \"x\"\n}\n";
+  try {
+    load_scenario(path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(path + ": invalid JSON: parse error at line 3, column", 0), 0u) << what;
+  }
+  try {
+    load_scenario(::testing::TempDir() + "/missing.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open file"), std::string::npos);
+  }
+}
+
+TEST(Scenario, BenchConfigIsChecked) {
+  EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "bench",
+                         "config": {"program": "lockinc", "n": 0}})"),
+            "<test>: /config/n: expected an integer in [1, 64], got 0");
+  EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "bench",
+                         "config": {"program": "sort", "n": 2}})"),
+            "<test>: /config/program: unknown program \"sort\" (known: lockinc)");
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,1 +1,71 @@
+// The script language: operations, operands, checks, and their error messages.
+#include "model/systems/script_program.h"
+
 #include <gtest/gtest.h>
+
+#include "tests/test_support.h"
+
+namespace lockstep {
+namespace {
+
+using testing::check;
+using testing::scenario_from_json;
+using testing::script_scenario;
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    scenario_from_json(doc);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
+            "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
+            "runlock, lockfor or sleep)");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),
+            "<test>: /actors/0/ops/0: bad operand \"r*2\": expected an integer, a register, or register+N / register-N");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"sleep -3"}}})),
+            "<test>: /actors/0/ops/0: bad duration \"-3\": expected milliseconds, a non-negative integer");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"lock x", "read x r"}}})), "<test>: /actors/0/ops/1: \"x\" is a mutex, not a variable");
+}
+
+TEST(ScriptParser, ActorsAndChecksAreValidated) {
+  EXPECT_EQ(error_of(script_scenario({{"a", {}}, {"a", {}}})), "<test>: /actors/1/name: duplicate actor name \"a\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x r"}}}, {{"check", {"y == 1"}}})),
+            "<test>: /config/check/0: \"y == 1\": unknown variable \"y\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x r"}}}, {{"check", {"a.q == 1"}}})),
+            "<test>: /config/check/0: \"a.q == 1\": actor \"a\" has no register \"q\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x r"}}}, {{"check", {"x ~ 1"}}})),
+            "<test>: /config/check/0: \"x ~ 1\": unknown comparison \"~\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"read x r"}}}, {{"vars", {{"x", "zero"}}}})),
+            "<test>: /config/vars/x: expected an integer, got string \"zero\"");
+}
+
+TEST(ScriptSemantics, RegistersOperandsAndInitialValues) {
+  auto doc = script_scenario({{"a", {"read x r", "write y r+5", "write z r-1", "cas x 3 7 ok", "read x after"}}},
+                             {{"vars", {{"x", 3}}}, {"check", {"y == 8", "z == 2", "a.ok == 1", "a.after == 7", "x >= 7"}}});
+  EXPECT_EQ(check(scenario_from_json(doc)).result.verdict, Verdict::pass);
+}
+
+TEST(ScriptSemantics, AFailingCheckNamesTheValue) {
+  auto doc = script_scenario({{"a", {"write x 4"}}}, {{"check", {"x < 4"}}});
+  const auto report = check(scenario_from_json(doc));
+  ASSERT_EQ(report.result.verdict, Verdict::violation);
+  EXPECT_EQ(report.result.first_failure->result.message, "check \"x < 4\" failed: x is 4");
+}
+
+TEST(ScriptSemantics, EventLogShowsOperationsAndResults) {
+  auto doc = script_scenario({{"a", {"lock m", "cas x 1 2 ok", "unlock m", "sleep 3"}}}, {{"check", {"x == 9"}}});
+  const auto report = check(scenario_from_json(doc));
+  ASSERT_TRUE(report.trace.has_value());
+  std::vector<std::string> lines;
+  for (const auto& e : report.trace->events) lines.push_back(e.op + " -> " + e.result);
+  EXPECT_EQ(lines, (std::vector<std::string>{"lock m -> ok", "cas x 2 -> failed", "unlock m -> ", "sleep 3 -> woke"}));
+}
+
+}  // namespace
+}  // namespace lockstep

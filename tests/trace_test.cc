@@ -1,1 +1,122 @@
+// Traces: canonical text, strict reading, replay, and divergence detection.
+#include "sim/trace.h"
+
 #include <gtest/gtest.h>
+
+#include "sim/check.h"
+#include "tests/test_support.h"
+
+namespace lockstep {
+namespace {
+
+using testing::check;
+using testing::scenario_from_json;
+using testing::script_scenario;
+
+sim::Trace lost_update_trace() {
+  auto doc = script_scenario({{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}},
+                             {{"check", {"x == 2"}}});
+  return *check(scenario_from_json(doc)).trace;
+}
+
+sim::Trace reparse(const std::string& text) {
+  return sim::trace_from_json(nlohmann::json::parse(text), "<trace>");
+}
+
+std::string error_of(nlohmann::json doc) {
+  try {
+    sim::trace_from_json(doc, "<trace>");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Trace, TextRoundTripsByteForByte) {
+  const sim::Trace t = lost_update_trace();
+  const std::string text = sim::trace_to_text(t);
+  EXPECT_EQ(sim::trace_to_text(reparse(text)), text);
+  EXPECT_EQ(t.verdict, Verdict::violation);
+  EXPECT_EQ(t.invariant, "final_state");
+  EXPECT_EQ(t.actors, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(Trace, ReplayReproducesEventsAndVerdict) {
+  const sim::Trace t = reparse(sim::trace_to_text(lost_update_trace()));
+  const auto r = sim::replay_trace(t, "<trace>");
+  EXPECT_EQ(r.result.verdict, Verdict::violation);
+  EXPECT_EQ(r.events, t.events);
+}
+
+TEST(Trace, MalformedTracesNameThePointer) {
+  nlohmann::json doc = nlohmann::json::parse(sim::trace_to_text(lost_update_trace()));
+  auto bad = doc;
+  bad["decisions"][2] = "x9";
+  EXPECT_EQ(error_of(bad), "<trace>: /decisions/2: bad decision \"x9\": expected a<actor>, t<actor> or c<value>");
+  bad = doc;
+  bad["format"] = "lockstep-trace/0";
+  EXPECT_EQ(error_of(bad), "<trace>: /format: unsupported trace format \"lockstep-trace/0\" (this lockstep reads \"lockstep-trace/1\")");
+  bad = doc;
+  bad["events"][0]["colour"] = "red";
+  EXPECT_EQ(error_of(bad).rfind("<trace>: /events/0/colour: unknown key \"colour\"", 0), 0u);
+  bad = doc;
+  bad["scenario"]["system"] = "nope";
+  const sim::Trace t = sim::trace_from_json(bad, "<trace>");
+  try {
+    sim::replay_trace(t, "<trace>");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "<trace>: /scenario/system: unknown system \"nope\" (known: script, bench)");
+  }
+}
+
+std::string divergence_of(const sim::Trace& t) {
+  try {
+    sim::replay_trace(t, "<trace>");
+  } catch (const sim::Divergence& d) {
+    return "step " + std::to_string(d.step()) + ": " + d.what();
+  }
+  return "(no divergence)";
+}
+
+TEST(Trace, DivergenceNamesTheStep) {
+  const sim::Trace good = lost_update_trace();
+  auto t = good;
+  t.decisions[1] = {sim::Decision::Kind::run, 5};
+  EXPECT_EQ(divergence_of(t), "step 1: trace takes a5 but it is not enabled (enabled: a0 a1)");
+  t = good;
+  t.decisions = {{sim::Decision::Kind::run, 0}, {sim::Decision::Kind::run, 0}, {sim::Decision::Kind::run, 1},
+                 {sim::Decision::Kind::run, 1}};
+  EXPECT_EQ(divergence_of(t),
+            "step 1: the trace records \"b at 0 ns: read x -> 0\", the replay did \"a at 0 ns: write x 1 -> (none)\"");
+  t = good;
+  t.decisions.pop_back();
+  EXPECT_EQ(divergence_of(t), "step 3: trace ends after 3 decisions, but the execution asks for a scheduling decision");
+  t = good;
+  t.decisions.push_back({sim::Decision::Kind::run, 0});
+  EXPECT_EQ(divergence_of(t).rfind("step 4: the execution ended after 4 of the trace's 5 decisions", 0), 0u);
+  t = good;
+  t.events[3].result = "7";
+  EXPECT_EQ(divergence_of(t).rfind("step 3: the trace records \"b at 0 ns: write x 1 -> 7\"", 0), 0u);
+  t = good;
+  t.message = "something else";
+  EXPECT_EQ(divergence_of(t).rfind("step 4: the trace ends with violation (\"something else\")", 0), 0u);
+}
+
+TEST(Trace, TimedDeadlockAndChoiceTracesReplay) {
+  const std::vector<nlohmann::json> docs = {
+      script_scenario({{"a", {"sleep 5", "write x 1"}}, {"b", {"sleep 5", "read x r"}}}, {{"check", {"b.r == 0"}}},
+                      {{"time", "timed"}}),
+      script_scenario({{"a", {"lock m1", "lock m2"}}, {"b", {"lock m2", "lock m1"}}}),
+      script_scenario({{"a", {"lock m", "sleep 5", "unlock m"}}, {"b", {"lockfor m 10 ok"}}}, {{"check", {"b.ok == 1"}}}),
+  };
+  for (const auto& doc : docs) {
+    const auto report = check(scenario_from_json(doc));
+    ASSERT_TRUE(report.trace.has_value()) << doc.dump();
+    const sim::Trace t = reparse(sim::trace_to_text(*report.trace));
+    EXPECT_EQ(sim::replay_trace(t, "<trace>").events, report.trace->events);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
