@@ -1,1 +1,178 @@
+// The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
+#include "cli/commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace lockstep::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun run(std::vector<std::string> args) {
+  args.insert(args.begin(), "lockstep");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, CheckPassPrintsJsonWithTheRequiredFields) {
+  const CliRun r = run({"check", scenario("bench/lockinc-3.json"), "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"scenario", "verdict", "violation", "expected_verdict", "executions", "steps", "elapsed_s", "trace"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["scenario"], "lockinc-3");
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_TRUE(j["violation"].is_null());
+  EXPECT_EQ(j["executions"], 6);
+  EXPECT_TRUE(j["trace"].is_null());
+}
+
+TEST_F(Cli, ExpectedViolationExitsZeroWritesATraceAndEndsWithTheReplayCommand) {
+  const std::string trace = path("lost.json");
+  const CliRun r = run({"check", scenario("script/lost-update.json"), "--trace-out", trace});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("lost-update: violation final_state (expected violation final_state)"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(trace));
+  const std::string last_line = "  replay: lockstep replay " + trace + "\n";
+  ASSERT_GE(r.out.size(), last_line.size());
+  EXPECT_EQ(r.out.substr(r.out.size() - last_line.size()), last_line);
+
+  const CliRun replay = run({"replay", trace});
+  EXPECT_EQ(replay.code, kExitOk) << replay.err;
+  EXPECT_NE(replay.out.find("verdict: violation final_state"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("step  time  a            b"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("event log and verdict identical to the trace"), std::string::npos);
+}
+
+TEST_F(Cli, UnexpectedVerdictExitsOne) {
+  const std::string s = write("s.json", R"({"format": "lockstep-scenario/1", "name": "racy", "system": "script",
+      "actors": [{"name": "a", "ops": ["read x r", "write x r+1"]}, {"name": "b", "ops": ["read x r", "write x r+1"]}],
+      "config": {"check": ["x == 2"]}})");
+  const CliRun r = run({"check", s, "--trace-out", path("t.json")});
+  EXPECT_EQ(r.code, kExitUnexpected);
+  EXPECT_NE(r.out.find("NOT AS EXPECTED"), std::string::npos);
+}
+
+TEST_F(Cli, BadInputExitsTwoWithFileAndPointer) {
+  const std::string s = write("bad.json", R"({"format": "lockstep-scenario/1", "name": "x", "system": "script",
+      "actors": [{"name": "a", "ops": ["read x r", "frob"]}]})");
+  CliRun r = run({"check", s});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find(s + ": /actors/0/ops/1: unknown operation \"frob\""), std::string::npos) << r.err;
+
+  r = run({"check", scenario("bench/lockinc-3.json"), "--strategy", "bogus"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("unknown strategy \"bogus\" (known: dfs, random)"), std::string::npos) << r.err;
+
+  r = run({"check", path("missing.json")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cannot open file"), std::string::npos);
+
+  r = run({"replay", write("notatrace.json", "{\"format\": \"lockstep-trace/1\"}")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("notatrace.json: /: missing required key"), std::string::npos) << r.err;
+
+  r = run({"check"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  r = run({"frobnicate"});
+  EXPECT_EQ(r.code, kExitBadInput);
+}
+
+TEST_F(Cli, OverridesApply) {
+  const CliRun r = run({"check", scenario("bench/lockinc-4.json"), "--max-executions", "5", "--json"});
+  EXPECT_EQ(r.code, kExitUnexpected);  // expects pass; a bounded search is incomplete
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "incomplete");
+  EXPECT_EQ(j["executions"], 5);
+
+  const CliRun steps = run({"check", scenario("bench/lockinc-4.json"), "--max-steps", "3", "--json", "--trace-out", path("t.json")});
+  EXPECT_EQ(nlohmann::json::parse(steps.out)["verdict"], "step_bound");
+}
+
+TEST_F(Cli, DivergingTraceExitsTwoNamingTheStep) {
+  const std::string trace = path("lost.json");
+  ASSERT_EQ(run({"check", scenario("script/lost-update.json"), "--trace-out", trace}).code, kExitOk);
+  auto j = nlohmann::json::parse(std::ifstream(trace));
+  j["decisions"][1] = "a0";
+  std::ofstream(trace) << j.dump();
+  const CliRun r = run({"replay", trace});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("trace diverges at step 2: trace takes a0 but it is not enabled (enabled: a1)"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, SweepWritesSummaryResultsAndTracesAndComparesExpectations) {
+  const std::string out = path("reports");
+  const CliRun r = run({"sweep", scenario("script"), "--out", out});
+  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(out + "/summary.md"));
+  const auto results = nlohmann::json::parse(std::ifstream(out + "/results.json"));
+  ASSERT_TRUE(results.is_array());
+  EXPECT_GE(results.size(), 6u);
+  for (const auto& res : results) {
+    EXPECT_TRUE(res["as_expected"].get<bool>()) << res.dump();
+    if (res["verdict"] != "pass" && res["verdict"] != "incomplete") {
+      EXPECT_TRUE(fs::exists(res["trace"].get<std::string>())) << res.dump();
+    }
+  }
+  EXPECT_TRUE(fs::exists(out + "/traces/lost-update.json"));
+
+  // A malformed scenario among good ones: reported, the rest still run, exit 2.
+  const std::string mixed = path("mixed");
+  fs::create_directories(mixed);
+  fs::copy_file(scenario("script/lost-update.json"), mixed + "/good.json");
+  std::ofstream(mixed + "/bad.json") << "{";
+  const CliRun m = run({"sweep", mixed, "--out", path("mixed-out"), "--json"});
+  EXPECT_EQ(m.code, kExitBadInput);
+  EXPECT_NE(m.out.find("\"verdict\":\"bad_input\""), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("\"scenario\":\"lost-update\""), std::string::npos) << m.out;
+}
+
+TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
+  const CliRun r = run({"list"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* s : {"script", "bench", "variant no_lock", "invariant final_count", "invariant final_state", "dfs", "random"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  }
+  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 2u);
+}
+
+TEST_F(Cli, HelpExitsZero) {
+  EXPECT_EQ(run({"--help"}).code, kExitOk);
+  const CliRun r = run({"check", "--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("--max-executions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep::cli
