@@ -1,2 +1,134 @@
+// Benchmarks of the scheduler core (figures, not pass/fail):
+//  - the bare fiber switch round trip: the floor for one step;
+//  - one scheduler step with two actors ping-ponging visible operations, with the heap
+//    allocations counted per step (target: none);
+//  - dfs executions per second on lockinc(4);
+//  - replay of traces of 10^4 .. 10^6 steps (should be linear in the length).
 #include <benchmark/benchmark.h>
+
+#include "bench/alloc_counter.h"
+#include "model/scenario.h"
+#include "sim/check.h"
+#include "sim/explorer.h"
+#include "sim/fiber.h"
+#include "sim/scheduler.h"
+#include "sim/sim_env.h"
+
+namespace lockstep {
+namespace {
+
+void BM_FiberSwitchRoundTrip(benchmark::State& state) {
+  sim::Fiber fiber;
+  fiber.start([](void* arg) {
+    auto* f = static_cast<sim::Fiber*>(arg);
+    for (;;) f->suspend();
+  }, &fiber);
+  for (auto _ : state) fiber.resume();  // scheduler -> fiber -> scheduler
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FiberSwitchRoundTrip);
+
+// Round robin over the enabled transitions: the two actors alternate at every step.
+class PingPong final : public sim::Strategy {
+ public:
+  std::string_view name() const override { return "pingpong"; }
+  bool next_execution() override { return true; }
+  std::size_t pick(std::span<const sim::Transition> enabled, std::uint64_t) override { return turn_++ % enabled.size(); }
+  std::uint32_t choose(std::uint32_t, std::string_view, std::uint64_t) override { return 0; }
+
+ private:
+  std::size_t turn_ = 0;
+};
+
+// Two actors, each loading one shared variable `steps` times.
+class Loads final : public System {
+ public:
+  explicit Loads(std::int64_t steps) : steps_(steps) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<Inst>(env, steps_); }
+
+ private:
+  struct Inst final : Instance {
+    Inst(Env& env, std::int64_t steps) : x(env.new_shared_var("x", 0)), steps(steps) {}
+    int actor_count() const override { return 2; }
+    std::string_view actor_name(ActorId a) const override { return a == 0 ? "ping" : "pong"; }
+    void run_actor(ActorId) override {
+      for (std::int64_t i = 0; i < steps; ++i) benchmark::DoNotOptimize(x->load());
+    }
+    std::unique_ptr<SharedVar> x;
+    std::int64_t steps;
+  };
+  std::int64_t steps_;
+};
+
+void BM_SchedulerStepPingPong(benchmark::State& state) {
+  const std::int64_t steps_per_actor = 100'000;
+  const Loads system(steps_per_actor);
+  sim::Scheduler scheduler;
+  sim::SimEnv env;
+  PingPong strategy;
+  sim::RunLimits limits;
+  limits.max_steps = 10'000'000;
+  scheduler.run(system, env, strategy, limits);  // warm up: buffers reach their size
+  std::uint64_t steps = 0, allocations = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = bench::allocation_count();
+    steps += scheduler.run(system, env, strategy, limits).steps;
+    allocations += bench::allocation_count() - before;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(steps));
+  // Allocations of one execution are per execution (the instance, its objects), not per step.
+  state.counters["allocs_per_execution"] = benchmark::Counter(static_cast<double>(allocations) / state.iterations());
+  state.counters["allocs_per_step"] = benchmark::Counter(static_cast<double>(allocations) / static_cast<double>(steps));
+  state.counters["ns_per_step"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SchedulerStepPingPong)->Unit(benchmark::kMillisecond);
+
+Scenario lockinc_scenario(int n) {
+  return parse_scenario({{"format", "lockstep-scenario/1"}, {"name", "lockinc"}, {"system", "bench"},
+                         {"config", {{"program", "lockinc"}, {"n", n}}}},
+                        "<bench>");
+}
+
+void BM_DfsLockinc(benchmark::State& state) {
+  const Scenario s = lockinc_scenario(static_cast<int>(state.range(0)));
+  std::uint64_t executions = 0, steps = 0;
+  for (auto _ : state) {
+    auto dfs = sim::make_strategy("dfs", 1);
+    const auto result = sim::explore_system(*s.configured, *dfs, {});
+    executions += result.stats.executions;
+    steps += result.stats.steps;
+  }
+  state.counters["executions_per_s"] = benchmark::Counter(static_cast<double>(executions), benchmark::Counter::kIsRate);
+  state.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
+  state.counters["executions"] = benchmark::Counter(static_cast<double>(executions) / state.iterations());
+}
+BENCHMARK(BM_DfsLockinc)->Arg(4)->Arg(6)->Unit(benchmark::kMillisecond);
+
+// A trace of about `steps` steps: two script actors alternating reads and writes.
+sim::Trace long_trace(std::int64_t steps) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (std::int64_t i = 0; i < steps / 2; ++i) ops.push_back(i % 2 == 0 ? "read x r" : "write x r+1");
+  const nlohmann::json doc = {{"format", "lockstep-scenario/1"}, {"name", "long"}, {"system", "script"},
+                              {"actors", {{{"name", "a"}, {"ops", ops}}, {{"name", "b"}, {"ops", ops}}}}};
+  const Scenario s = parse_scenario(doc, "<bench>");
+  auto walk = sim::make_strategy("random", 1);
+  sim::RunLimits limits;
+  limits.max_steps = static_cast<std::uint64_t>(steps) + 10;
+  return sim::record_execution(s, *walk, limits);
+}
+
+void BM_ReplayTrace(benchmark::State& state) {
+  const sim::Trace trace = long_trace(state.range(0));
+  for (auto _ : state) {
+    const auto r = sim::replay_trace(trace, "<bench>");
+    benchmark::DoNotOptimize(r.events.size());
+  }
+  state.SetComplexityN(state.range(0));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_ReplayTrace)->RangeMultiplier(10)->Range(10'000, 1'000'000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oN);
+
+}  // namespace
+}  // namespace lockstep
+
 BENCHMARK_MAIN();
