@@ -55,41 +55,55 @@ class Progress {
   double last_ = -1;
 };
 
+// Interleavings longer than this are not printed by `check` (replay prints them all).
+constexpr std::size_t kMaxPrintedEvents = 200;
+
+// A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_safe(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  }
+  return out.empty() || out[0] == '.' ? "_" + out : out;
+}
+
 struct CheckArgs {
   std::string scenario;
   std::optional<std::string> strategy;
   std::optional<std::uint64_t> seed, max_executions, max_steps;
+  std::optional<double> max_seconds;
   std::optional<std::string> trace_out;
   bool json = false;
 };
 
-sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress) {
+sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
+                         const std::string& label) {
   real::Stopwatch clock;
   sim::CheckOptions options;
   options.overrides = overrides;
   options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
-  options.progress = progress.callback(scenario.name);
+  options.progress = progress.callback(label);
   sim::CheckReport report = sim::check_scenario(scenario, options);
   progress.clear();
   return report;
 }
 
-int cmd_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
   const real::Stopwatch clock;
   Progress progress(err, clock);
   const Scenario scenario = load_scenario(a.scenario);
-  const sim::CheckReport report =
-      run_one(scenario, {a.strategy, a.seed, a.max_executions, a.max_steps}, progress);
+  const sim::CheckReport report = run_one(
+      scenario, {a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds}, progress, scenario.name);
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt};
   if (report.trace) {
-    const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", scenario.name));
+    const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
     sim::save_trace(*report.trace, path);
     c.trace_path = path;
   }
   if (a.json) {
-    out << to_json(c).dump() << '\n';
+    out << to_json(c, context).dump() << '\n';
   } else {
-    print_human(out, c, true);
+    print_human(out, c, context, kMaxPrintedEvents);
   }
   return report.as_expected ? kExitOk : kExitUnexpected;
 }
@@ -105,8 +119,8 @@ std::vector<std::string> scenario_files(const std::string& dir) {
   return files;
 }
 
-int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, bool json, std::ostream& out,
-              std::ostream& err) {
+int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, bool json,
+              const ReportContext& context, std::ostream& out, std::ostream& err) {
   const real::Stopwatch clock;
   Progress progress(err, clock);
   std::vector<std::pair<std::string, std::string>> files;  // (file, path relative to its DIR)
@@ -126,7 +140,7 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
     std::optional<sim::CheckReport> report;
     try {
       scenario = load_scenario(file);
-      report = run_one(*scenario, {}, progress);
+      report = run_one(*scenario, {}, progress, fmt::format("[{}/{}] {}", i + 1, files.size(), scenario->name));
       c.scenario = &*scenario;
       c.report = &*report;
       if (report->trace) {
@@ -140,11 +154,11 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
       c.input_error = e.what();
       bad_input = true;
     }
-    nlohmann::json j = to_json(c);
+    nlohmann::json j = to_json(c, context);
     if (json) {
       out << j.dump() << '\n';
     } else {
-      print_human(out, c, false);
+      print_human(out, c, context, 0);
     }
     out << std::flush;
     results.push_back(std::move(j));
@@ -237,6 +251,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   c->add_option("--seed", check.seed, "seed for random choices; default: the scenario's");
   c->add_option("--max-executions", check.max_executions, "stop after N executions (verdict incomplete if not exhaustive)");
   c->add_option("--max-steps", check.max_steps, "bound on the steps of one execution (verdict step_bound past it)");
+  c->add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c->add_flag("--json", check.json, "print one JSON object");
 
@@ -266,9 +282,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
+  ReportContext context;
+  if (argc > 0 && argv[0] != nullptr && std::string_view(argv[0]).find('/') != std::string_view::npos) {
+    context.program = argv[0];  // as invoked, so the printed replay command runs as it is
+  }
   try {
-    if (c->parsed()) return cmd_check(check, out, err);
-    if (s->parsed()) return cmd_sweep(sweep_dirs, sweep_out, sweep_json, out, err);
+    if (c->parsed()) return cmd_check(check, context, out, err);
+    if (s->parsed()) return cmd_sweep(sweep_dirs, sweep_out, sweep_json, context, out, err);
     if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
     if (l->parsed()) return cmd_list(list_json, out);
   } catch (const InputError& e) {

@@ -39,9 +39,11 @@ void print_interleaving(std::ostream& out, const std::vector<sim::LogEvent>& eve
   out << line << '\n';
   for (const auto& e : events) {
     line = fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width);
+    const bool in_column = e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors.size();
     for (std::size_t a = 0; a < actors.size(); ++a) {
-      line += fmt::format("  {:<{}}", static_cast<std::size_t>(e.actor) == a ? cell(e) : std::string(), width[a]);
+      line += fmt::format("  {:<{}}", in_column && static_cast<std::size_t>(e.actor) == a ? cell(e) : std::string(), width[a]);
     }
+    if (!in_column) line += "  (outside any actor) " + cell(e);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << '\n';
   }

@@ -16,16 +16,20 @@ bool needs_quoting(const std::string& s) {
   return s.empty();
 }
 
-}  // namespace
-
-std::string replay_command(const std::string& trace_path) {
-  if (!needs_quoting(trace_path)) return "lockstep replay " + trace_path;
+std::string shell_word(const std::string& word) {
+  if (!needs_quoting(word)) return word;
   std::string quoted = "'";
-  for (char c : trace_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return "lockstep replay " + quoted + "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
-nlohmann::json to_json(const CheckedScenario& c) {
+}  // namespace
+
+std::string replay_command(const std::string& program, const std::string& trace_path) {
+  return shell_word(program) + " replay " + shell_word(trace_path);
+}
+
+nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   nlohmann::json j;
   j["file"] = c.file;
   if (c.scenario == nullptr) {
@@ -64,11 +68,12 @@ nlohmann::json to_json(const CheckedScenario& c) {
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
   j["executions_per_s"] = per_second(stats.executions, stats.elapsed_s);
   j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
-  j["replay"] = c.trace_path ? nlohmann::json(replay_command(*c.trace_path)) : nlohmann::json(nullptr);
+  j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
   return j;
 }
 
-void print_human(std::ostream& out, const CheckedScenario& c, bool show_interleaving) {
+void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
+                 std::size_t show_interleaving_events) {
   if (c.scenario == nullptr) {
     out << "error: " << c.input_error << '\n';
     return;
@@ -89,11 +94,16 @@ void print_human(std::ostream& out, const CheckedScenario& c, bool show_interlea
                      r.result.stop_reason);
   if (failure && r.trace) {
     out << fmt::format("  failing execution: #{} of the search, {} steps\n", failure->execution, failure->result.steps);
-    if (show_interleaving) print_interleaving(out, r.trace->events, r.trace->actors);
+    if (r.trace->events.size() <= show_interleaving_events) {
+      print_interleaving(out, r.trace->events, r.trace->actors);
+    } else if (show_interleaving_events > 0) {
+      out << fmt::format("  ({} events: too many to print here; the replay command prints them all)\n",
+                         r.trace->events.size());
+    }
   }
   if (c.trace_path) {
     out << fmt::format("  trace: {}\n", *c.trace_path);
-    out << fmt::format("  replay: {}\n", replay_command(*c.trace_path));
+    out << fmt::format("  replay: {}\n", replay_command(context.program, *c.trace_path));
   }
 }
 

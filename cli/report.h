@@ -21,11 +21,19 @@ struct CheckedScenario {
   std::optional<std::string> trace_path;
 };
 
-// The replay command for a trace path, quoted for a POSIX shell when needed.
-std::string replay_command(const std::string& trace_path);
+// The replay command for a trace path, with the lockstep binary as it was invoked
+// (`program`), each word quoted for a POSIX shell when needed.
+std::string replay_command(const std::string& program, const std::string& trace_path);
 
-nlohmann::json to_json(const CheckedScenario& c);
-void print_human(std::ostream& out, const CheckedScenario& c, bool show_interleaving);
+// What the report needs besides the results: how lockstep was invoked.
+struct ReportContext {
+  std::string program = "lockstep";
+};
+
+nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context);
+// show_interleaving: print the failing interleaving when it has at most that many events.
+void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
+                 std::size_t show_interleaving_events);
 std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s);
 
 }  // namespace lockstep::cli

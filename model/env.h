@@ -14,6 +14,9 @@
 //    at once, without scheduling; operations that would block there throw ModelError.
 //  - Objects are created by the Env's factories, typically in a system instance's
 //    constructor, and must not outlive that instance.
+//  - Destructors may release (Mutex::unlock, Lock::release, File::close, ...) but must not
+//    acquire, read or write: when an execution ends early the simulation unwinds unfinished
+//    actors with an exception, and during that unwinding only releases take effect.
 //  - Misuse (unlocking a mutex one does not hold, releasing an unlocked Lock) throws
 //    ModelError; in the simulation that ends the execution with verdict model_error.
 //

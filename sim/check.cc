@@ -55,7 +55,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   explore.limits.time = scenario.explore.time;
   explore.limits.seed = report.seed;
   explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
-  explore.max_seconds = scenario.explore.max_seconds;
+  explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
   explore.stop_at_first = scenario.explore.stop_at_first;
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;

@@ -23,6 +23,7 @@ struct CheckOverrides {
   std::optional<std::uint64_t> seed = std::nullopt;
   std::optional<std::uint64_t> max_executions = std::nullopt;
   std::optional<std::uint64_t> max_steps = std::nullopt;
+  std::optional<double> max_seconds = std::nullopt;
 };
 
 struct CheckOptions {
