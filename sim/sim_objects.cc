@@ -19,6 +19,12 @@ class SimObject {
   }
   // The actor performing the operation, or -1 outside any actor.
   ActorId me() const { return s_.in_actor() ? s_.current() : -1; }
+  // Ends a try or timed operation that did not take the object: it only looked (a read).
+  bool not_taken(Kind why) {
+    s_.refine_access(Access::read);
+    s_.note_result({why});
+    return false;
+  }
 
   Scheduler& s_;
   ObjectId id_;
@@ -36,22 +42,14 @@ class SimMutex final : public Mutex, public WaitCondition, SimObject {
 
   bool try_lock() override {
     s_.yield({"try_lock", {id_, Access::acquire}});
-    if (owner_ != kFree) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::failed});
-      return false;
-    }
+    if (owner_ != kFree) return not_taken(Kind::failed);
     owner_ = me();
     s_.note_result({Kind::ok});
     return true;
   }
 
   bool try_lock_for(Duration timeout) override {
-    if (s_.yield({"lock", {id_, Access::acquire}}, this, timeout) == Wake::timer) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::timeout});
-      return false;
-    }
+    if (s_.yield({"lock", {id_, Access::acquire}}, this, timeout) == Wake::timer) return not_taken(Kind::timeout);
     owner_ = me();
     s_.note_result({Kind::ok});
     return true;
@@ -95,11 +93,7 @@ class SimRWMutex final : public RWMutex, SimObject {
 
   bool try_lock() override {
     s_.yield({"try_lock", {id_, Access::acquire}});
-    if (!writer_can_enter()) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::failed});
-      return false;
-    }
+    if (!writer_can_enter()) return not_taken(Kind::failed);
     writer_ = me();
     s_.note_result({Kind::ok});
     return true;
@@ -121,11 +115,7 @@ class SimRWMutex final : public RWMutex, SimObject {
 
   bool try_rlock() override {
     s_.yield({"try_rlock", {id_, Access::acquire_shared}});
-    if (!reader_can_enter()) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::failed});
-      return false;
-    }
+    if (!reader_can_enter()) return not_taken(Kind::failed);
     add_reader();
     s_.note_result({Kind::ok});
     return true;
@@ -192,22 +182,14 @@ class SimLock final : public Lock, public WaitCondition, SimObject {
   }
 
   bool acquire_for(Duration timeout) override {
-    if (s_.yield({"acquire", {id_, Access::acquire}}, this, timeout) == Wake::timer) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::timeout});
-      return false;
-    }
+    if (s_.yield({"acquire", {id_, Access::acquire}}, this, timeout) == Wake::timer) return not_taken(Kind::timeout);
     take();
     return true;
   }
 
   bool try_acquire() override {
     s_.yield({"try_acquire", {id_, Access::acquire}});
-    if (locked_) {
-      s_.refine_access(Access::read);
-      s_.note_result({Kind::failed});
-      return false;
-    }
+    if (locked_) return not_taken(Kind::failed);
     take();
     return true;
   }
