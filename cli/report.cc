@@ -60,6 +60,10 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["strategy"] = r.strategy;
   j["seed"] = r.seed;
   j["executions"] = stats.executions;
+  j["redundant"] = stats.redundant;  // sleep-set-blocked executions (dpor)
+  j["redundant_ratio"] = stats.executions + stats.redundant > 0
+                             ? static_cast<double>(stats.redundant) / static_cast<double>(stats.executions + stats.redundant)
+                             : 0.0;
   j["steps"] = stats.steps;
   j["failures"] = stats.failures;
   j["exhaustive"] = r.result.exhaustive;
@@ -88,8 +92,10 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
   out << fmt::format("{}: {} (expected {}){}\n", c.scenario->name, verdict, expected,
                      r.as_expected ? "" : "  <-- NOT AS EXPECTED");
   if (failure) out << fmt::format("  {}\n", failure->result.message);
-  out << fmt::format("  {} {} seed {}: {} executions, {} steps in {:.3f} s ({:.0f} steps/s, {:.0f} executions/s); {}\n",
-                     c.file, r.strategy, r.seed, stats.executions, stats.steps, stats.elapsed_s,
+  const std::string redundant =
+      stats.redundant > 0 ? fmt::format(" (+{} sleep-set blocked)", stats.redundant) : std::string();
+  out << fmt::format("  {} {} seed {}: {} executions{}, {} steps in {:.3f} s ({:.0f} steps/s, {:.0f} executions/s); {}\n",
+                     c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
   if (failure && r.trace) {

@@ -29,7 +29,7 @@ enum class TimeMode { untimed, timed };
 std::string_view time_mode_name(TimeMode mode);
 
 struct ExploreSettings {
-  std::string strategy = "dfs";
+  std::string strategy = "dpor";  // the default for exhaustive runs
   std::uint64_t seed = 1;
   std::uint64_t max_steps = 10'000;     // per execution; past it: verdict step_bound
   std::uint64_t max_executions = 0;     // 0: no bound

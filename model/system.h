@@ -38,6 +38,9 @@ class Instance {
   virtual void run_actor(ActorId actor) = 0;
   virtual std::optional<Violation> on_event(const Event& /*event*/) { return std::nullopt; }
   virtual std::optional<Violation> at_end() { return std::nullopt; }
+  // A canonical text of the state once every actor has finished, for comparing what two
+  // explorations reach (tests of partial-order reduction). Empty when not provided.
+  virtual std::string final_state() { return {}; }
 };
 
 // A configured system: a recipe for instances. Immutable; shared by all executions.

@@ -14,7 +14,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
   auto elapsed = [&] { return options.elapsed_seconds ? options.elapsed_seconds() : 0.0; };
 
   for (;;) {
-    if (options.max_executions != 0 && stats.executions >= options.max_executions) {
+    if (options.max_executions != 0 && stats.executions + stats.redundant >= options.max_executions) {
       out.stop_reason = fmt::format("bound of {} executions reached", options.max_executions);
       break;
     }
@@ -34,20 +34,25 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       result.message = d.what();
       result.steps = d.step();
     }
-    ++stats.executions;
     stats.steps += result.steps;
-    ++stats.by_verdict[static_cast<std::size_t>(result.verdict)];
-    if (is_failure(result.verdict)) {
-      ++stats.failures;
-      if (!out.first_failure) {
-        out.first_failure = FoundFailure{result, scheduler.decisions(), stats.executions};
-      }
-      if (options.stop_at_first) {
-        out.stop_reason = "stopped at the first failure";
-        break;
+    if (result.pruned) {
+      ++stats.redundant;
+    } else {
+      ++stats.executions;
+      ++stats.by_verdict[static_cast<std::size_t>(result.verdict)];
+      if (options.on_execution) options.on_execution(result);
+      if (is_failure(result.verdict)) {
+        ++stats.failures;
+        if (!out.first_failure) {
+          out.first_failure = FoundFailure{result, scheduler.decisions(), stats.executions};
+        }
+        if (options.stop_at_first) {
+          out.stop_reason = "stopped at the first failure";
+          break;
+        }
       }
     }
-    if (options.progress && stats.executions % options.progress_every == 0) {
+    if (options.progress && (stats.executions + stats.redundant) % options.progress_every == 0) {
       stats.elapsed_s = elapsed();
       options.progress(stats);
     }

@@ -26,8 +26,9 @@
 namespace lockstep::sim {
 
 struct ExploreStats {
-  std::uint64_t executions = 0;
-  std::uint64_t steps = 0;
+  std::uint64_t executions = 0;  // complete executions, each with a verdict
+  std::uint64_t redundant = 0;   // ended early by the strategy (sleep-set blocked): no verdict
+  std::uint64_t steps = 0;       // of both kinds
   std::uint64_t failures = 0;
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
   double elapsed_s = 0;
@@ -35,13 +36,15 @@ struct ExploreStats {
 
 struct ExploreOptions {
   RunLimits limits;
-  std::uint64_t max_executions = 0;  // 0: no bound
+  std::uint64_t max_executions = 0;  // 0: no bound; counts complete and redundant executions
   double max_seconds = 0;            // 0: no bound; needs elapsed_seconds
   bool stop_at_first = true;
   std::function<double()> elapsed_seconds;
   // Called about every `progress_every` executions, and once at the end.
   std::function<void(const ExploreStats&)> progress;
   std::uint64_t progress_every = 4096;
+  // Called after every complete (not redundant) execution, with its result.
+  std::function<void(const ExecutionResult&)> on_execution;
 };
 
 struct FoundFailure {

@@ -31,10 +31,35 @@ enum class Access : std::uint8_t {
 
 std::string_view access_name(Access access);
 
+// Effects a step can have besides its object, which partial-order reduction must see:
+// the virtual clock, read by now() and by computing a deadline, and updated by an untimed
+// timer firing (clock = max(clock, deadline): such updates commute with one another, not
+// with reads); and the invariants' observations (all mutually dependent).
+enum EffectFlag : std::uint8_t {
+  kReadsClock = 1,
+  kUpdatesClock = 2,
+  kObserves = 4,
+};
+
 struct Footprint {
   ObjectId object = kNoObject;
   Access access = Access::none;
+  std::uint8_t effects = 0;  // EffectFlag bits; set on effective footprints only
+
+  friend bool operator==(const Footprint&, const Footprint&) = default;
 };
+
+inline bool is_read(Access a) { return a == Access::read || a == Access::none; }
+
+// Whether two steps of different actors may not commute: on one object unless both only
+// read it; through the clock when one reads what the other updates; through observations
+// always.
+inline bool dependent(const Footprint& a, const Footprint& b) {
+  if (a.object != kNoObject && a.object == b.object && !(is_read(a.access) && is_read(b.access))) return true;
+  if ((a.effects & kUpdatesClock) && (b.effects & kReadsClock)) return true;
+  if ((b.effects & kUpdatesClock) && (a.effects & kReadsClock)) return true;
+  return (a.effects & kObserves) && (b.effects & kObserves);
+}
 
 struct OpDesc {
   std::string_view verb;         // "read", "lock", ...: a string literal

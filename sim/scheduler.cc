@@ -38,6 +38,7 @@ std::string result_text(const StepResult& r, bool timer) {
 
 Scheduler::Scheduler() {
   enabled_.reserve(2 * kMaxActors);
+  parked_.reserve(kMaxActors);
   decisions_.reserve(1 << 12);
 }
 
@@ -123,6 +124,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
 
   while (!failed_) {
     collect_enabled();
+    strategy_->parked(parked_);
     if (enabled_.empty()) {
       if (limits_.time == TimeMode::timed && advance_clock()) continue;
       const bool all_finished = std::all_of(actors_.begin(), actors_.begin() + n,
@@ -132,6 +134,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
         break;
       }
       try {
+        if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
         if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
       } catch (const std::exception& e) {
         fail(Verdict::model_error, "", fmt::format("final check threw: {}", e.what()));
@@ -145,6 +148,10 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       break;
     }
     const std::size_t pick = strategy_->pick(enabled_, steps_);
+    if (pick == Strategy::kPrune) {
+      result_verdict_.pruned = true;
+      break;
+    }
     if (pick >= enabled_.size()) {
       throw std::logic_error(fmt::format("strategy {} picked transition {} of {}",
                                          strategy_->name(), pick, enabled_.size()));
@@ -161,12 +168,17 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
 
 void Scheduler::collect_enabled() {
   enabled_.clear();
+  parked_.clear();
   const bool timed = limits_.time == TimeMode::timed;
   for (ActorId i = 0; i < actor_count_; ++i) {
     const Actor& a = *actors_[i];
     if (a.finished) continue;
     const bool ready = a.guard == nullptr || a.guard->ready(i);
-    if (ready) enabled_.push_back({i, false, &a.op});
+    if (ready) {
+      enabled_.push_back({i, false, &a.op});
+    } else {
+      parked_.push_back({i, false, &a.op});
+    }
     if (a.has_deadline && (timed ? a.deadline <= now_ : !ready)) enabled_.push_back({i, true, &a.op});
   }
 }
@@ -188,9 +200,15 @@ bool Scheduler::advance_clock() {
 void Scheduler::execute(const Transition& t) {
   Actor& a = *actors_[t.actor];
   a.wake = t.timer ? Wake::timer : Wake::run;
-  if (t.timer && a.deadline > now_) now_ = a.deadline;  // untimed: the timeout jumps the clock
   const Footprint declared = a.op.footprint;
   effective_access_ = declared.access;
+  effects_ = 0;
+  if (t.timer && limits_.time == TimeMode::untimed) {
+    // An untimed timeout may fire early; the clock jumps to its deadline. Always an update,
+    // even when the clock is already past it: the step's effect must not depend on order.
+    now_ = std::max(now_, a.deadline);
+    effects_ |= kUpdatesClock;
+  }
   result_ = StepResult{};
   std::size_t log_index = 0;
   if (limits_.log_events) {
@@ -201,7 +219,7 @@ void Scheduler::execute(const Transition& t) {
   a.fiber.resume();
   current_ = -1;
   ++steps_;
-  strategy_->executed(t, Footprint{declared.object, effective_access_});
+  strategy_->executed(t, Footprint{declared.object, effective_access_, effects_});
   if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
 }
 
@@ -223,7 +241,10 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   a.op = op;
   a.guard = guard;
   a.has_deadline = timeout != kForever && timeout <= Time::max() - now_;
-  if (a.has_deadline) a.deadline = now_ + std::max(timeout, Duration{0});
+  if (a.has_deadline) {
+    a.deadline = now_ + std::max(timeout, Duration{0});
+    effects_ |= kReadsClock;  // the deadline depends on the clock
+  }
   a.fiber.suspend();
   if (aborting_) return abort_point();
   return a.wake;
@@ -255,6 +276,7 @@ void Scheduler::observe(const Event& event) {
     events_.push_back({steps_, now_.count(), current_, fmt::format("observe {}", event.name),
                        fmt::format("{} {}", event.subject, event.value)});
   }
+  if (current_ >= 0) effects_ |= kObserves;
   if (auto v = instance_->on_event(event)) fail(Verdict::violation, v->invariant, v->message);
 }
 

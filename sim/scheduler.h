@@ -69,6 +69,7 @@ struct RunLimits {
   TimeMode time = TimeMode::untimed;
   std::uint64_t seed = 1;  // feeds Env::random
   bool log_events = false;
+  bool record_final_state = false;  // fill ExecutionResult::final_state (Instance::final_state)
 };
 
 // One line of a trace's readable event log.
@@ -87,6 +88,8 @@ struct ExecutionResult {
   std::string invariant;  // for violation
   std::string message;
   std::uint64_t steps = 0;
+  bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
+  std::string final_state;  // with RunLimits::record_final_state, once all actors finished
 };
 
 class Scheduler {
@@ -118,6 +121,10 @@ class Scheduler {
   void observe(const Event& event);
   // Narrows the current step's access once it has run (a failed CAS is a read).
   void refine_access(Access access) { effective_access_ = access; }
+  // Marks the current step as reading the virtual clock (now(), a deadline).
+  void note_clock_read() {
+    if (current_ >= 0) effects_ |= kReadsClock;
+  }
   void note_result(StepResult result) { result_ = result; }
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
@@ -151,12 +158,14 @@ class Scheduler {
   std::exception_ptr divergence_;  // raised inside an actor, rethrown from run()
 
   std::vector<Transition> enabled_;  // capacity 2 * kMaxActors, reused
+  std::vector<Transition> parked_;   // capacity kMaxActors, reused
   std::vector<Decision> decisions_;
   std::vector<std::string> object_names_;
   std::vector<std::string> actor_names_;
   std::vector<LogEvent> events_;
 
   Access effective_access_ = Access::none;
+  std::uint8_t effects_ = 0;
   StepResult result_;
 };
 

@@ -80,9 +80,10 @@ class SimFile final : public File, public WaitCondition {
       s_.note_result({StepResult::Kind::ok});
       return true;
     }
+    const bool dropped = holds_any();
     drop();  // Linux drops the old lock before trying the new one, even with LOCK_NB
     if (!inode_.can_take(number_, mode)) {
-      s_.refine_access(Access::read);
+      if (!dropped) s_.refine_access(Access::read);  // only looked
       s_.note_result({StepResult::Kind::failed});
       return false;
     }
@@ -147,7 +148,10 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
   next_file_ = 0;
 }
 
-Time SimEnv::now() { return scheduler_->now(); }
+Time SimEnv::now() {
+  scheduler_->note_clock_read();
+  return scheduler_->now();
+}
 
 void SimEnv::sleep_for(Duration duration) {
   OpDesc op = kSleep;

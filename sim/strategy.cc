@@ -5,6 +5,7 @@
 namespace lockstep::sim {
 
 std::unique_ptr<Strategy> make_dfs_strategy();
+std::unique_ptr<Strategy> make_dpor_strategy();
 std::unique_ptr<Strategy> make_random_strategy(std::uint64_t seed);
 
 std::string decision_text(Decision d) {
@@ -26,7 +27,8 @@ bool parse_decision(std::string_view text, Decision& out) {
 
 std::span<const StrategyInfo> strategy_catalog() {
   static constexpr StrategyInfo kCatalog[] = {
-      {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive)"},
+      {"dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones (exhaustive; the default)"},
+      {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)"},
       {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)"},
   };
   return kCatalog;
@@ -34,6 +36,7 @@ std::span<const StrategyInfo> strategy_catalog() {
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed) {
   if (name == "dfs") return make_dfs_strategy();
+  if (name == "dpor") return make_dpor_strategy();
   if (name == "random") return make_random_strategy(seed);
   return nullptr;
 }

@@ -69,12 +69,21 @@ class Strategy {
   // Begins the next execution; false when there is nothing left to explore.
   virtual bool next_execution() = 0;
 
-  // Index of the transition to take. REQUIRES: !enabled.empty(); the transitions come in a
-  // canonical order (by actor, run before timer). May throw Divergence.
+  // Index of the transition to take, or kPrune to end the execution as redundant (a
+  // partial-order reduction knows an equivalent one is explored elsewhere). REQUIRES:
+  // !enabled.empty(); the transitions come in a canonical order (by actor, run before
+  // timer). May throw Divergence.
+  static constexpr std::size_t kPrune = static_cast<std::size_t>(-1);
   virtual std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) = 0;
 
   // A choice point's value in [0, n). REQUIRES: n > 0. May throw Divergence.
   virtual std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) = 0;
+
+  // Told before each decision (and once more when the execution ends) which unfinished
+  // actors are parked: their pending operation cannot run now (their timer may still fire).
+  // Partial-order reduction needs them: a blocked acquire races with the step that took
+  // the lock, though it never ran.
+  virtual void parked(std::span<const Transition> /*waiting*/) {}
 
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}

@@ -93,7 +93,7 @@ TEST_F(Cli, BadInputExitsTwoWithFileAndPointer) {
 
   r = run({"check", scenario("bench/lockinc-3.json"), "--strategy", "bogus"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("unknown strategy \"bogus\" (known: dfs, random)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown strategy \"bogus\" (known: dpor, dfs, random)"), std::string::npos) << r.err;
 
   r = run({"check", path("missing.json")});
   EXPECT_EQ(r.code, kExitBadInput);

@@ -32,7 +32,7 @@ TEST(Scenario, MinimalScenarioGetsDefaults) {
   const Scenario s = testing::scenario_from_text(with(""));
   EXPECT_EQ(s.name, "n");
   EXPECT_EQ(s.variant, "default");
-  EXPECT_EQ(s.explore.strategy, "dfs");
+  EXPECT_EQ(s.explore.strategy, "dpor");
   EXPECT_EQ(s.explore.time, TimeMode::untimed);
   EXPECT_EQ(s.expect.verdict, Verdict::pass);
   EXPECT_TRUE(s.configured != nullptr);

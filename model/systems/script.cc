@@ -53,6 +53,17 @@ class ScriptInstance final : public Instance {
     }
   }
 
+  std::string final_state() override {
+    std::string out;
+    for (std::size_t v = 0; v < vars_.size(); ++v) out += fmt::format("{}={} ", p_.vars[v], final_value(static_cast<int>(v)));
+    for (std::size_t a = 0; a < p_.actors.size(); ++a) {
+      for (std::size_t r = 0; r < registers_[a].size(); ++r) {
+        out += fmt::format("{}.{}={} ", p_.actors[a].name, p_.actors[a].registers[r], registers_[a][r]);
+      }
+    }
+    return out;
+  }
+
   std::optional<Violation> at_end() override {
     for (const Check& c : p_.checks) {
       const std::int64_t actual = c.var >= 0 ? final_value(c.var) : registers_[c.actor][c.reg];

@@ -1,0 +1,438 @@
+// Source-DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas: "Optimal Dynamic Partial
+// Order Reduction", POPL 2014, Algorithm 1), over the scheduler's effective footprints.
+//
+// Exploration is stateless: every execution re-runs from the start, following the stack of
+// nodes (one per decision) down to where it last branched. A scheduling node holds the
+// actors enabled there, its backtrack (source) set, the actors already explored, and the
+// sleep set it was entered with. Choice points, and the two ways one actor can move (run
+// its operation, or fire its timer), are local branching: every value is explored.
+//
+// After each execution, every race between a new event e' and an earlier event e of
+// another actor (dependent, and e not already happening-before e' through e's other
+// dependencies or the program order of e''s actor) adds, at the node before e, an initial
+// of notdep(e).e' unless one is there already. When no initial is enabled at that node (it
+// was blocked there), every enabled actor is added instead, as classic DPOR does: an
+// over-approximation that keeps the search sound.
+//
+// Sleep sets hold each explored actor with the effective footprints its step had, so an
+// actor wakes exactly when a dependent step runs. With them no two complete executions are
+// equivalent; an execution whose every enabled actor sleeps is redundant and is pruned
+// (counted as sleep-set blocked).
+//
+// Memory: the node stack and the event list of one execution: O(depth * actors).
+#include <bit>
+#include <fmt/format.h>
+
+#include "sim/scheduler.h"
+#include "sim/strategy.h"
+
+namespace lockstep::sim {
+namespace {
+
+using Mask = std::uint64_t;
+
+constexpr Mask bit(ActorId a) { return Mask{1} << a; }
+ActorId lowest(Mask m) { return static_cast<ActorId>(std::countr_zero(m)); }
+
+// The union of the footprints one actor's step had at a node (over its modes and choice
+// values). Beyond a few distinct footprints it conservatively depends on everything.
+class Effect {
+ public:
+  void add(const Footprint& f) {
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (fps_[i] == f) return;
+    }
+    if (count_ == fps_.size()) {
+      overflow_ = true;
+      return;
+    }
+    fps_[count_++] = f;
+  }
+  bool dependent_with(const Footprint& f) const {
+    if (overflow_) return true;
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (dependent(fps_[i], f)) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::array<Footprint, 4> fps_{};
+  std::size_t count_ = 0;
+  bool overflow_ = false;
+};
+
+struct SleepEntry {
+  ActorId actor;
+  Effect effect;
+};
+
+struct Node {
+  bool is_choice = false;
+  // A choice node.
+  std::uint32_t options = 0;
+  std::uint32_t chosen = 0;
+  // A scheduling node.
+  Mask enabled = 0;      // actors with at least one enabled transition
+  Mask run_modes = 0;    // actors whose operation can run
+  Mask timer_modes = 0;  // actors whose timer can fire
+  Mask backtrack = 0;    // the source set: actors that must be explored here
+  Mask done = 0;         // actors explored here already
+  std::vector<SleepEntry> sleep;     // the sleep set the node was entered with
+  std::vector<SleepEntry> explored;  // explored actors, with their steps' effects
+  ActorId current = -1;
+  int mode = 0;  // which of current's enabled transitions: 0 the first, 1 the second
+  Effect current_effect;
+
+  int modes_of(ActorId a) const { return ((run_modes >> a) & 1) + ((timer_modes >> a) & 1); }
+  bool current_is_timer() const {
+    const bool can_run = (run_modes >> current) & 1;
+    return !can_run || mode == 1;
+  }
+  Mask sleeping() const {
+    Mask m = 0;
+    for (const auto& s : sleep) m |= bit(s.actor);
+    return m;
+  }
+};
+
+// One executed step: who, what it touched, at which scheduling node, and the number of
+// decisions taken when it ended (to tell new steps from replayed ones).
+struct Event {
+  ActorId actor;
+  Footprint fp;
+  std::uint32_t node;
+  std::uint32_t decisions;
+};
+
+// An actor parked in the state before event `state`, with its pending operation.
+struct Parked {
+  std::uint32_t state;
+  ActorId actor;
+  Footprint fp;
+  std::uint32_t decisions;
+};
+
+// Happens-before bookkeeping for one object (or the observations) while analysing a run.
+struct ObjectHistory {
+  int last_write = -1;
+  std::vector<int> reads_since;
+};
+
+// The clock: reads conflict with updates, updates (max) commute with each other.
+struct ClockHistory {
+  std::vector<int> reads;
+  std::vector<int> updates;
+};
+
+class DporStrategy final : public Strategy {
+ public:
+  std::string_view name() const override { return "dpor"; }
+
+  bool next_execution() override {
+    if (started_) {
+      analyze_races();
+      if (!backtrack()) {
+        exhausted_ = true;
+        return false;
+      }
+    }
+    started_ = true;
+    depth_ = 0;
+    last_sched_ = -1;
+    events_.clear();
+    parked_.clear();
+    return true;
+  }
+
+  void parked(std::span<const Transition> waiting) override {
+    const auto state = static_cast<std::uint32_t>(events_.size());
+    while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
+    for (const auto& t : waiting) {
+      parked_.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_)});
+    }
+  }
+
+  std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override {
+    Mask on = 0, run = 0, timer = 0;
+    for (const auto& t : enabled) {
+      on |= bit(t.actor);
+      (t.timer ? timer : run) |= bit(t.actor);
+    }
+    if (depth_ < stack_.size()) {  // following the path of the previous execution
+      const Node& n = stack_[depth_];
+      if (n.is_choice || n.enabled != on || n.run_modes != run || n.timer_modes != timer) {
+        throw Divergence(step, fmt::format("the model is not deterministic: scheduling point {} offers other "
+                                           "transitions than on an earlier run with the same decisions", depth_));
+      }
+      last_sched_ = static_cast<int>(depth_++);
+      return index_of(enabled, n.current, n.current_is_timer());
+    }
+    Node n;
+    n.enabled = on;
+    n.run_modes = run;
+    n.timer_modes = timer;
+    n.sleep = child_sleep_set();
+    const Mask candidates = on & ~n.sleeping();
+    if (candidates == 0) return kPrune;  // everything enabled sleeps: explored elsewhere
+    n.current = lowest(candidates);
+    n.backtrack = bit(n.current);
+    stack_.push_back(std::move(n));
+    last_sched_ = static_cast<int>(depth_++);
+    return index_of(enabled, stack_.back().current, stack_.back().current_is_timer());
+  }
+
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    if (depth_ < stack_.size()) {
+      const Node& node = stack_[depth_];
+      if (!node.is_choice || node.options != n) {
+        throw Divergence(step, fmt::format("the model is not deterministic: choice \"{}\" at decision {} differs "
+                                           "from an earlier run with the same decisions", label, depth_));
+      }
+      ++depth_;
+      return node.chosen;
+    }
+    Node node;
+    node.is_choice = true;
+    node.options = n;
+    stack_.push_back(std::move(node));
+    ++depth_;
+    return 0;
+  }
+
+  void executed(const Transition& t, const Footprint& effective) override {
+    stack_[last_sched_].current_effect.add(effective);
+    events_.push_back({t.actor, effective, static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
+    last_effect_ = effective;
+  }
+
+  bool exhausted() const override { return exhausted_; }
+
+ private:
+  static std::size_t index_of(std::span<const Transition> enabled, ActorId actor, bool timer) {
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (enabled[i].actor == actor && enabled[i].timer == timer) return i;
+    }
+    throw std::logic_error("dpor: chosen transition is not enabled");
+  }
+
+  // The sleep set of a new node: the parent's sleepers and explored siblings that are
+  // independent of the step just taken from the parent.
+  std::vector<SleepEntry> child_sleep_set() const {
+    std::vector<SleepEntry> out;
+    if (last_sched_ < 0) return out;
+    const Node& parent = stack_[last_sched_];
+    for (const auto* list : {&parent.sleep, &parent.explored}) {
+      for (const auto& s : *list) {
+        if (s.actor != parent.current && !s.effect.dependent_with(last_effect_)) out.push_back(s);
+      }
+    }
+    return out;
+  }
+
+  // Moves to the next unexplored branch; false when none is left.
+  bool backtrack() {
+    while (!stack_.empty()) {
+      Node& n = stack_.back();
+      if (n.is_choice) {
+        if (n.chosen + 1 < n.options) {
+          ++n.chosen;
+          diverge_ = stack_.size() - 1;
+          return true;
+        }
+        stack_.pop_back();
+        continue;
+      }
+      if (n.mode + 1 < n.modes_of(n.current)) {
+        ++n.mode;
+        diverge_ = stack_.size() - 1;
+        return true;
+      }
+      n.explored.push_back({n.current, n.current_effect});
+      n.done |= bit(n.current);
+      const Mask candidates = n.backtrack & n.enabled & ~n.done & ~n.sleeping();
+      if (candidates != 0) {
+        n.current = lowest(candidates);
+        n.mode = 0;
+        n.current_effect = Effect();
+        diverge_ = stack_.size() - 1;
+        return true;
+      }
+      stack_.pop_back();
+    }
+    return false;
+  }
+
+  // Finds the races of the execution just finished and extends backtrack sets.
+  void analyze_races() {
+    int actors = 0;
+    for (const auto& e : events_) actors = std::max(actors, e.actor + 1);
+    const auto n = static_cast<std::size_t>(actors);
+    vc_.assign(events_.size() * n, 0);
+    seq_.assign(n, 0);
+    last_of_actor_.assign(n, -1);
+    objects_.clear();
+    clock_.reads.clear();
+    clock_.updates.clear();
+    observer_ = ObjectHistory();
+
+    std::size_t next_parked = 0;
+    auto check_parked_at = [&](std::size_t state) {
+      for (; next_parked < parked_.size() && parked_[next_parked].state == state; ++next_parked) {
+        if (parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
+      }
+    };
+    for (std::size_t j = 0; j < events_.size(); ++j) {
+      check_parked_at(j);
+      const Event& e = events_[j];
+      std::uint32_t* vc = &vc_[j * n];
+      if (last_of_actor_[e.actor] >= 0) {
+        const std::uint32_t* prev = &vc_[static_cast<std::size_t>(last_of_actor_[e.actor]) * n];
+        std::copy(prev, prev + n, vc);
+      }
+      // vc now holds what e's actor already knew: events in it are not races with e.
+      candidates_.clear();
+      if (e.fp.object != kNoObject) {
+        if (objects_.size() <= e.fp.object) objects_.resize(e.fp.object + 1);
+        touch(objects_[e.fp.object], static_cast<int>(j), is_read(e.fp.access));
+      }
+      if (e.fp.effects & kReadsClock) {
+        candidates_.insert(candidates_.end(), clock_.updates.begin(), clock_.updates.end());
+        clock_.reads.push_back(static_cast<int>(j));
+      }
+      if (e.fp.effects & kUpdatesClock) {
+        candidates_.insert(candidates_.end(), clock_.reads.begin(), clock_.reads.end());
+        clock_.updates.push_back(static_cast<int>(j));
+      }
+      if (e.fp.effects & kObserves) touch(observer_, static_cast<int>(j), false);
+
+      const bool is_new = e.decisions > diverge_;
+      // Keep only direct races: not known to e's actor, not behind another candidate.
+      races_.clear();
+      for (int i : candidates_) {
+        const Event& c = events_[i];
+        if (c.actor == e.actor || vc[c.actor] >= own_seq(i, n)) continue;
+        races_.push_back(i);
+      }
+      for (int i : candidates_) join(vc, &vc_[static_cast<std::size_t>(i) * n], n);
+      vc[e.actor] = ++seq_[e.actor];
+      last_of_actor_[e.actor] = static_cast<int>(j);
+      if (!is_new) continue;
+      for (int i : races_) {
+        bool behind_another = false;
+        for (int k : races_) {
+          if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
+        }
+        if (!behind_another) reverse_race(i, static_cast<int>(j), e.actor, vc, n);
+      }
+    }
+    check_parked_at(events_.size());
+  }
+
+  // An actor parked on a pending operation races with the latest dependent steps it does
+  // not know of: had it run before them, it would not have been blocked.
+  void check_parked(const Parked& pk, std::size_t n) {
+    if (pk.fp.object == kNoObject || pk.fp.object >= objects_.size()) return;
+    const ObjectHistory& h = objects_[pk.fp.object];
+    candidates_.clear();
+    if (!is_read(pk.fp.access)) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
+    if (h.last_write >= 0) candidates_.push_back(h.last_write);
+    zero_vc_.assign(n, 0);
+    const std::uint32_t* known = pk.actor < static_cast<ActorId>(n) && last_of_actor_[pk.actor] >= 0
+                                     ? &vc_[static_cast<std::size_t>(last_of_actor_[pk.actor]) * n]
+                                     : zero_vc_.data();
+    races_.clear();
+    for (int i : candidates_) {
+      if (events_[i].actor != pk.actor && known[events_[i].actor] < own_seq(i, n)) races_.push_back(i);
+    }
+    for (int i : races_) {
+      bool behind_another = false;
+      for (int k : races_) {
+        if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
+      }
+      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), pk.actor, known, n);
+    }
+  }
+
+  std::uint32_t own_seq(int event, std::size_t n) const {
+    return vc_[static_cast<std::size_t>(event) * n + events_[event].actor];
+  }
+
+  static void join(std::uint32_t* into, const std::uint32_t* from, std::size_t n) {
+    for (std::size_t a = 0; a < n; ++a) into[a] = std::max(into[a], from[a]);
+  }
+
+  // Records event j's access to one object: its dependent predecessors become candidates.
+  void touch(ObjectHistory& h, int j, bool read) {
+    if (read) {
+      if (h.last_write >= 0) candidates_.push_back(h.last_write);
+      h.reads_since.push_back(j);
+      return;
+    }
+    if (h.reads_since.empty()) {
+      if (h.last_write >= 0) candidates_.push_back(h.last_write);
+    } else {
+      candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
+      if (h.last_write >= 0) candidates_.push_back(h.last_write);  // behind the reads: for the clock only
+    }
+    h.last_write = j;
+    h.reads_since.clear();
+  }
+
+  // Race between event i and the step of actor q after the events before `end` (event
+  // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
+  // sure the node before i explores an initial of notdep(i).q.
+  void reverse_race(int i, int end, ActorId q, const std::uint32_t* q_vc, std::size_t n) {
+    Node& node = stack_[events_[i].node];
+    const ActorId p = events_[i].actor;
+    const std::uint32_t p_seq = own_seq(i, n);
+    Mask initials = 0, seen = 0;
+    first_in_v_.assign(n, 0);
+    auto consider = [&](ActorId actor, const std::uint32_t* vc) {
+      if (seen & bit(actor)) return;
+      bool after_earlier = false;
+      for (std::size_t a = 0; a < n && !after_earlier; ++a) {
+        if ((seen & bit(static_cast<ActorId>(a))) && vc[a] >= first_in_v_[a]) after_earlier = true;
+      }
+      if (!after_earlier) initials |= bit(actor);
+      seen |= bit(actor);
+      first_in_v_[actor] = vc[actor];  // the phantom step of q comes last: never read back
+    };
+    for (int k = i + 1; k < end; ++k) {
+      if (vc_[static_cast<std::size_t>(k) * n + p] < p_seq) consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
+    }
+    consider(q, q_vc);
+    if (initials & node.backtrack) return;
+    const Mask ready = initials & node.enabled;
+    if (ready == 0) {
+      node.backtrack |= node.enabled;  // blocked there: fall back to every enabled actor
+    } else if (ready & bit(q)) {
+      node.backtrack |= bit(q);
+    } else {
+      node.backtrack |= bit(lowest(ready));
+    }
+  }
+
+  std::vector<Node> stack_;
+  std::size_t depth_ = 0;
+  std::size_t diverge_ = 0;
+  int last_sched_ = -1;
+  Footprint last_effect_;
+  bool started_ = false;
+  bool exhausted_ = false;
+
+  std::vector<Event> events_;
+  std::vector<Parked> parked_;
+  // Scratch for analyze_races, kept to reuse their memory.
+  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_;
+  std::vector<int> last_of_actor_, candidates_, races_;
+  std::vector<ObjectHistory> objects_;
+  ObjectHistory observer_;
+  ClockHistory clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_dpor_strategy() { return std::make_unique<DporStrategy>(); }
+
+}  // namespace lockstep::sim
