@@ -32,7 +32,7 @@ TEST(Explorer, DfsOnLockincExploresOneExecutionPerOrderOfCriticalSections) {
 
 TEST(Explorer, KeepGoingCountsEveryFailingExecution) {
   auto doc = script_scenario({{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}},
-                             {{"check", {"x == 2"}}}, {{"stop_at_first", false}});
+                             {{"check", {"x == 2"}}}, {{"stop_at_first", false}, {"strategy", "dfs"}});
   const auto report = check(scenario_from_json(doc));
   EXPECT_EQ(report.result.verdict, Verdict::violation);
   EXPECT_EQ(report.result.stats.executions, 6u);  // C(4, 2) interleavings

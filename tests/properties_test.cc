@@ -115,7 +115,7 @@ RC_GTEST_PROP(Properties, RandomWalkTracesReplayIdentically, ()) {
 
 RC_GTEST_PROP(Properties, DfsExploresEveryInterleavingOfNonBlockingPrograms, ()) {
   const Actors actors = gen_actors(4, 3, false);
-  const Scenario s = testing::scenario_from_json(testing::script_scenario(actors, nullptr, {{"stop_at_first", false}}));
+  const Scenario s = testing::scenario_from_json(testing::script_scenario(actors, nullptr, {{"stop_at_first", false}, {"strategy", "dfs"}}));
   const auto report = testing::check(s);
   RC_ASSERT(report.result.verdict == Verdict::pass);
   RC_ASSERT(report.result.exhaustive);
