@@ -20,7 +20,9 @@
 // (counted as sleep-set blocked).
 //
 // Memory: the node stack and the event list of one execution: O(depth * actors).
+#include <algorithm>
 #include <bit>
+#include <optional>
 #include <fmt/format.h>
 
 #include "sim/scheduler.h"
@@ -62,8 +64,11 @@ class Effect {
   bool overflow_ = false;
 };
 
+// A transition in a sleep set: one actor's run or timer transition, with the footprints its
+// step had when it was explored.
 struct SleepEntry {
   ActorId actor;
+  bool timer;
   Effect effect;
 };
 
@@ -79,20 +84,42 @@ struct Node {
   Mask backtrack = 0;    // the source set: actors that must be explored here
   Mask done = 0;         // actors explored here already
   std::vector<SleepEntry> sleep;     // the sleep set the node was entered with
-  std::vector<SleepEntry> explored;  // explored actors, with their steps' effects
+  std::vector<SleepEntry> explored;  // transitions explored here, with their steps' effects
   ActorId current = -1;
-  int mode = 0;  // which of current's enabled transitions: 0 the first, 1 the second
+  std::array<bool, 2> modes{};  // current's transitions to explore: false run, true timer
+  int mode_count = 0;
+  int mode = 0;  // index into modes
   Effect current_effect;
 
-  int modes_of(ActorId a) const { return ((run_modes >> a) & 1) + ((timer_modes >> a) & 1); }
-  bool current_is_timer() const {
-    const bool can_run = (run_modes >> current) & 1;
-    return !can_run || mode == 1;
+  bool current_is_timer() const { return modes[mode]; }
+  bool sleeps(ActorId a, bool timer) const {
+    for (const auto& s : sleep) {
+      if (s.actor == a && s.timer == timer) return true;
+    }
+    return false;
   }
-  Mask sleeping() const {
+  // The enabled transitions of `a` that do not sleep, in order run, timer.
+  int awake_modes(ActorId a, std::array<bool, 2>& out) const {
+    int n = 0;
+    if (((run_modes >> a) & 1) && !sleeps(a, false)) out[n++] = false;
+    if (((timer_modes >> a) & 1) && !sleeps(a, true)) out[n++] = true;
+    return n;
+  }
+  // Actors with an enabled transition that does not sleep.
+  Mask awake() const {
     Mask m = 0;
-    for (const auto& s : sleep) m |= bit(s.actor);
+    std::array<bool, 2> unused{};
+    for (Mask rest = enabled; rest != 0; rest &= rest - 1) {
+      const ActorId a = lowest(rest);
+      if (awake_modes(a, unused) > 0) m |= bit(a);
+    }
     return m;
+  }
+  void make_current(ActorId a) {
+    current = a;
+    mode_count = awake_modes(a, modes);
+    mode = 0;
+    current_effect = Effect();
   }
 };
 
@@ -119,11 +146,6 @@ struct ObjectHistory {
   std::vector<int> reads_since;
 };
 
-// The clock: reads conflict with updates, updates (max) commute with each other.
-struct ClockHistory {
-  std::vector<int> reads;
-  std::vector<int> updates;
-};
 
 class DporStrategy final : public Strategy {
  public:
@@ -173,9 +195,9 @@ class DporStrategy final : public Strategy {
     n.run_modes = run;
     n.timer_modes = timer;
     n.sleep = child_sleep_set();
-    const Mask candidates = on & ~n.sleeping();
+    const Mask candidates = n.awake();
     if (candidates == 0) return kPrune;  // everything enabled sleeps: explored elsewhere
-    n.current = lowest(candidates);
+    n.make_current(lowest(candidates));
     n.backtrack = bit(n.current);
     stack_.push_back(std::move(n));
     last_sched_ = static_cast<int>(depth_++);
@@ -243,18 +265,17 @@ class DporStrategy final : public Strategy {
         stack_.pop_back();
         continue;
       }
-      if (n.mode + 1 < n.modes_of(n.current)) {
+      n.explored.push_back({n.current, n.current_is_timer(), n.current_effect});
+      if (n.mode + 1 < n.mode_count) {
         ++n.mode;
+        n.current_effect = Effect();
         diverge_ = stack_.size() - 1;
         return true;
       }
-      n.explored.push_back({n.current, n.current_effect});
       n.done |= bit(n.current);
-      const Mask candidates = n.backtrack & n.enabled & ~n.done & ~n.sleeping();
+      const Mask candidates = n.backtrack & n.awake() & ~n.done;
       if (candidates != 0) {
-        n.current = lowest(candidates);
-        n.mode = 0;
-        n.current_effect = Effect();
+        n.make_current(lowest(candidates));
         diverge_ = stack_.size() - 1;
         return true;
       }
@@ -272,8 +293,6 @@ class DporStrategy final : public Strategy {
     seq_.assign(n, 0);
     last_of_actor_.assign(n, -1);
     objects_.clear();
-    clock_.reads.clear();
-    clock_.updates.clear();
     observer_ = ObjectHistory();
 
     std::size_t next_parked = 0;
@@ -295,14 +314,6 @@ class DporStrategy final : public Strategy {
       if (e.fp.object != kNoObject) {
         if (objects_.size() <= e.fp.object) objects_.resize(e.fp.object + 1);
         touch(objects_[e.fp.object], static_cast<int>(j), is_read(e.fp.access));
-      }
-      if (e.fp.effects & kReadsClock) {
-        candidates_.insert(candidates_.end(), clock_.updates.begin(), clock_.updates.end());
-        clock_.reads.push_back(static_cast<int>(j));
-      }
-      if (e.fp.effects & kUpdatesClock) {
-        candidates_.insert(candidates_.end(), clock_.reads.begin(), clock_.reads.end());
-        clock_.updates.push_back(static_cast<int>(j));
       }
       if (e.fp.effects & kObserves) touch(observer_, static_cast<int>(j), false);
 
@@ -354,6 +365,24 @@ class DporStrategy final : public Strategy {
     }
   }
 
+  // Whether actor q was parked in the state before event `state`, on `object` if given.
+  bool parked_at(std::uint32_t state, ActorId q, std::optional<ObjectId> object) const {
+    auto it = std::lower_bound(parked_.begin(), parked_.end(), state,
+                               [](const Parked& p, std::uint32_t s) { return p.state < s; });
+    for (; it != parked_.end() && it->state == state; ++it) {
+      if (it->actor == q && (!object || it->fp.object == *object)) return true;
+    }
+    return false;
+  }
+
+  // Whether event i, a release, is what let parked actor q run: q waited on i's object
+  // before i and no longer waits after it.
+  bool enabled_by(int i, ActorId q) const {
+    const Event& e = events_[i];
+    const auto state = static_cast<std::uint32_t>(i);
+    return e.fp.access == Access::release && parked_at(state, q, e.fp.object) && !parked_at(state + 1, q, std::nullopt);
+  }
+
   std::uint32_t own_seq(int event, std::size_t n) const {
     return vc_[static_cast<std::size_t>(event) * n + events_[event].actor];
   }
@@ -373,7 +402,7 @@ class DporStrategy final : public Strategy {
       if (h.last_write >= 0) candidates_.push_back(h.last_write);
     } else {
       candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
-      if (h.last_write >= 0) candidates_.push_back(h.last_write);  // behind the reads: for the clock only
+      if (h.last_write >= 0) candidates_.push_back(h.last_write);  // behind the reads: joined, filtered out
     }
     h.last_write = j;
     h.reads_since.clear();
@@ -404,6 +433,12 @@ class DporStrategy final : public Strategy {
     consider(q, q_vc);
     if (initials & node.backtrack) return;
     const Mask ready = initials & node.enabled;
+    if (ready == 0 && initials == bit(q) && enabled_by(i, q)) {
+      // i is the release q was waiting for: the two were never co-enabled and cannot be
+      // reordered. The race that matters is q's parked race with the step that took the
+      // object, which check_parked finds.
+      return;
+    }
     if (ready == 0) {
       node.backtrack |= node.enabled;  // blocked there: fall back to every enabled actor
     } else if (ready & bit(q)) {
@@ -428,7 +463,6 @@ class DporStrategy final : public Strategy {
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<ObjectHistory> objects_;
   ObjectHistory observer_;
-  ClockHistory clock_;
 };
 
 }  // namespace

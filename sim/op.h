@@ -20,7 +20,7 @@ using ObjectId = std::uint32_t;
 inline constexpr ObjectId kNoObject = 0;
 
 enum class Access : std::uint8_t {
-  none,            // touches no shared state (sleep, yield)
+  none,            // touches no shared state (sleep, a timeout): commutes with everything
   read,            // observes the object
   write,           // overwrites it
   read_write,      // read-modify-write (a compare-and-swap that succeeds)
@@ -31,14 +31,12 @@ enum class Access : std::uint8_t {
 
 std::string_view access_name(Access access);
 
-// Effects a step can have besides its object, which partial-order reduction must see:
-// the virtual clock, read by now() and by computing a deadline, and updated by an untimed
-// timer firing (clock = max(clock, deadline): such updates commute with one another, not
-// with reads); and the invariants' observations (all mutually dependent).
+// Effects a step can have besides its object, which partial-order reduction must see: the
+// invariants' observations (all mutually dependent, so no order of them is missed). The
+// clock is no such effect: in timed mode it moves only between steps, when none can run,
+// and in untimed mode each actor has its own.
 enum EffectFlag : std::uint8_t {
-  kReadsClock = 1,
-  kUpdatesClock = 2,
-  kObserves = 4,
+  kObserves = 1,
 };
 
 struct Footprint {
@@ -49,15 +47,15 @@ struct Footprint {
   friend bool operator==(const Footprint&, const Footprint&) = default;
 };
 
-inline bool is_read(Access a) { return a == Access::read || a == Access::none; }
+inline bool is_read(Access a) { return a == Access::read; }
 
 // Whether two steps of different actors may not commute: on one object unless both only
-// read it; through the clock when one reads what the other updates; through observations
-// always.
+// read it (or one does not touch it); through observations always.
 inline bool dependent(const Footprint& a, const Footprint& b) {
-  if (a.object != kNoObject && a.object == b.object && !(is_read(a.access) && is_read(b.access))) return true;
-  if ((a.effects & kUpdatesClock) && (b.effects & kReadsClock)) return true;
-  if ((b.effects & kUpdatesClock) && (a.effects & kReadsClock)) return true;
+  if (a.object != kNoObject && a.object == b.object && a.access != Access::none && b.access != Access::none &&
+      !(is_read(a.access) && is_read(b.access))) {
+    return true;
+  }
   return (a.effects & kObserves) && (b.effects & kObserves);
 }
 

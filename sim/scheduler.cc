@@ -49,6 +49,14 @@ ActorId Scheduler::current() const {
   return current_;
 }
 
+Time Scheduler::now() const {
+  if (limits_.time == TimeMode::timed) return now_;
+  if (current_ >= 0) return actor_now_[current_];
+  Time latest{0};
+  for (ActorId i = 0; i < actor_count_; ++i) latest = std::max(latest, actor_now_[i]);
+  return latest;
+}
+
 ObjectId Scheduler::new_object(std::string name) {
   object_names_.push_back(std::move(name));
   return static_cast<ObjectId>(object_names_.size() - 1);
@@ -61,6 +69,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   actor_count_ = 0;
   current_ = -1;
   now_ = Time{0};
+  actor_now_.fill(Time{0});
   steps_ = 0;
   rng_ = Random(limits.seed);
   aborting_ = false;
@@ -179,7 +188,8 @@ void Scheduler::collect_enabled() {
     } else {
       parked_.push_back({i, false, &a.op});
     }
-    if (a.has_deadline && (timed ? a.deadline <= now_ : !ready)) enabled_.push_back({i, true, &a.op});
+    // Untimed: a timer may fire at any moment of its wait, even once the wait could end.
+    if (a.has_deadline && (!timed || a.deadline <= now_)) enabled_.push_back({i, true, &a.op});
   }
 }
 
@@ -204,16 +214,14 @@ void Scheduler::execute(const Transition& t) {
   effective_access_ = declared.access;
   effects_ = 0;
   if (t.timer && limits_.time == TimeMode::untimed) {
-    // An untimed timeout may fire early; the clock jumps to its deadline. Always an update,
-    // even when the clock is already past it: the step's effect must not depend on order.
-    now_ = std::max(now_, a.deadline);
-    effects_ |= kUpdatesClock;
+    actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
   result_ = StepResult{};
   std::size_t log_index = 0;
   if (limits_.log_events) {
     log_index = events_.size();
-    events_.push_back({steps_, now_.count(), t.actor, op_text(a.op), ""});
+    events_.push_back({steps_, (limits_.time == TimeMode::timed ? now_ : actor_now_[t.actor]).count(), t.actor,
+                       op_text(a.op), ""});
   }
   current_ = t.actor;
   a.fiber.resume();
@@ -240,11 +248,9 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   Actor& a = *actors_[current_];
   a.op = op;
   a.guard = guard;
-  a.has_deadline = timeout != kForever && timeout <= Time::max() - now_;
-  if (a.has_deadline) {
-    a.deadline = now_ + std::max(timeout, Duration{0});
-    effects_ |= kReadsClock;  // the deadline depends on the clock
-  }
+  const Time start = now();
+  a.has_deadline = timeout != kForever && timeout <= Time::max() - start;
+  if (a.has_deadline) a.deadline = start + std::max(timeout, Duration{0});
   a.fiber.suspend();
   if (aborting_) return abort_point();
   return a.wake;
@@ -265,7 +271,7 @@ std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
   if (v >= n) throw std::logic_error(fmt::format("strategy chose {} of {}", v, n));
   decisions_.push_back({Decision::Kind::choice, v});
   if (limits_.log_events) {
-    events_.push_back({steps_, now_.count(), current_, fmt::format("choose {}", label), std::to_string(v)});
+    events_.push_back({steps_, now().count(), current_, fmt::format("choose {}", label), std::to_string(v)});
   }
   return v;
 }
@@ -273,7 +279,7 @@ std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
 void Scheduler::observe(const Event& event) {
   if (aborting_ || instance_ == nullptr) return;
   if (limits_.log_events) {
-    events_.push_back({steps_, now_.count(), current_, fmt::format("observe {}", event.name),
+    events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
                        fmt::format("{} {}", event.subject, event.value)});
   }
   if (current_ >= 0) effects_ |= kObserves;

@@ -5,12 +5,19 @@
 // scheduler then asks the Strategy which enabled transition runs next and resumes that
 // actor. Code between two yields runs atomically. Nothing else is a scheduling point.
 //
+// Time: in timed mode one virtual clock that moves only when no transition is enabled. In
+// untimed mode each actor has its own clock, moved by its own sleeps and timeouts: untimed
+// runs promise nothing about timing between actors, so time is no shared state there.
+//
 // Transitions:
 //  - run actor a: a's pending operation has no wait condition, or the condition is ready;
 //  - fire a's timer: a waits with a deadline, and
-//      untimed mode: its condition is not ready (any pending timeout may fire at any time);
-//      timed mode:   the virtual clock has reached the deadline (then "run" may be enabled
-//                    too: same-instant events interleave like any others).
+//      untimed mode: always (any pending timeout may fire at any moment of the wait, also
+//                    after the condition became ready and before the waiter ran);
+//      timed mode:   the virtual clock has reached the deadline.
+//    "run" and "timer" of one actor may both be enabled: same-instant events interleave.
+//    Timed waits therefore start with an arrival step that takes the object when it is free
+//    and otherwise starts the wait: a timeout can only fire in a wait that really began.
 //    In timed mode the clock moves only when no transition is enabled, to the earliest
 //    deadline.
 //
@@ -24,6 +31,7 @@
 // allocates, is on only when a trace is being recorded). Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -114,17 +122,15 @@ class Scheduler {
   Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
   bool in_actor() const { return current_ >= 0; }
   ActorId current() const;  // REQUIRES: in_actor()
-  Time now() const { return now_; }
+  // Timed mode: the one virtual clock. Untimed mode: the calling actor's own clock, moved
+  // only by its own sleeps and timeouts (outside any actor: the latest of them).
+  Time now() const;
   TimeMode time_mode() const { return limits_.time; }
   std::uint32_t choose(std::uint32_t n, std::string_view label);
   std::uint64_t random(std::uint64_t bound) { return rng_.uniform(bound); }
   void observe(const Event& event);
   // Narrows the current step's access once it has run (a failed CAS is a read).
   void refine_access(Access access) { effective_access_ = access; }
-  // Marks the current step as reading the virtual clock (now(), a deadline).
-  void note_clock_read() {
-    if (current_ >= 0) effects_ |= kReadsClock;
-  }
   void note_result(StepResult result) { result_ = result; }
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
@@ -149,7 +155,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Actor>> actors_;  // grows to the most actors seen; reused
   int actor_count_ = 0;
   ActorId current_ = -1;
-  Time now_{0};
+  Time now_{0};                              // timed mode
+  std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
   std::uint64_t steps_ = 0;
   Random rng_;
   bool aborting_ = false;

@@ -148,10 +148,7 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
   next_file_ = 0;
 }
 
-Time SimEnv::now() {
-  scheduler_->note_clock_read();
-  return scheduler_->now();
-}
+Time SimEnv::now() { return scheduler_->now(); }
 
 void SimEnv::sleep_for(Duration duration) {
   OpDesc op = kSleep;

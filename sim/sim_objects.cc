@@ -19,10 +19,16 @@ class SimObject {
   }
   // The actor performing the operation, or -1 outside any actor.
   ActorId me() const { return s_.in_actor() ? s_.current() : -1; }
-  // Ends a try or timed operation that did not take the object: it only looked (a read).
+  // Ends a try operation that did not take the object: it only looked (a read).
   bool not_taken(Kind why) {
     s_.refine_access(Access::read);
     s_.note_result({why});
+    return false;
+  }
+  // Ends a wait by its timer: the timeout touches nothing but the clock.
+  bool timed_out() {
+    s_.refine_access(Access::none);
+    s_.note_result({Kind::timeout});
     return false;
   }
 
@@ -49,7 +55,12 @@ class SimMutex final : public Mutex, public WaitCondition, SimObject {
   }
 
   bool try_lock_for(Duration timeout) override {
-    if (s_.yield({"lock", {id_, Access::acquire}}, this, timeout) == Wake::timer) return not_taken(Kind::timeout);
+    s_.yield({"lock", {id_, Access::acquire}});  // arrival: take it if free, else wait
+    if (owner_ != kFree) {
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::failed});
+      if (s_.yield({"lock_wait", {id_, Access::acquire}}, this, timeout) == Wake::timer) return timed_out();
+    }
     owner_ = me();
     s_.note_result({Kind::ok});
     return true;
@@ -182,7 +193,12 @@ class SimLock final : public Lock, public WaitCondition, SimObject {
   }
 
   bool acquire_for(Duration timeout) override {
-    if (s_.yield({"acquire", {id_, Access::acquire}}, this, timeout) == Wake::timer) return not_taken(Kind::timeout);
+    s_.yield({"acquire", {id_, Access::acquire}});  // arrival: take it if free, else wait
+    if (locked_) {
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::failed});
+      if (s_.yield({"acquire_wait", {id_, Access::acquire}}, this, timeout) == Wake::timer) return timed_out();
+    }
     take();
     return true;
   }

@@ -109,7 +109,7 @@ TEST(Scenario, BenchConfigIsChecked) {
             "<test>: /config/n: expected an integer in [1, 64], got 0");
   EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "bench",
                          "config": {"program": "sort", "n": 2}})"),
-            "<test>: /config/program: unknown program \"sort\" (known: lockinc)");
+            "<test>: /config/program: unknown program \"sort\" (known: lockinc, readers, lastzero, indexer, filesystem)");
 }
 
 }  // namespace

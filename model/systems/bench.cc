@@ -1,5 +1,7 @@
 #include "model/systems/bench.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace lockstep::bench {
@@ -7,52 +9,169 @@ namespace {
 
 constexpr std::int64_t kMaxActors = 64;
 
-struct LockIncConfig {
+enum class Program { lockinc, readers, lastzero, indexer, filesystem };
+
+struct Config {
+  Program program = Program::lockinc;
   int n = 2;
-  bool use_lock = true;  // variant no_lock drops it: the lost update
+  bool use_lock = true;  // lockinc's variant no_lock drops it: the lost update
 };
 
-class LockIncInstance final : public Instance {
+// indexer: table of 128 cells, 4 insertions per actor (GenMC's tests/correct/indexer).
+constexpr int kIndexerSize = 128;
+constexpr int kIndexerMax = 4;
+// filesystem (Flanagan and Godefroid, POPL 2005): 32 inodes, 26 blocks.
+constexpr int kInodes = 32;
+constexpr int kBlocks = 26;
+
+int total_actors(const Config& c) { return c.program == Program::readers || c.program == Program::lastzero ? c.n + 1 : c.n; }
+
+class BenchInstance final : public Instance {
  public:
-  LockIncInstance(const LockIncConfig& config, Env& env)
-      : config_(config), m_(env.new_mutex("m")), x_(env.new_shared_var("x", 0)) {
-    for (int i = 0; i < config.n; ++i) names_.push_back(fmt::format("t{}", i));
+  BenchInstance(const Config& config, Env& env) : c_(config) {
+    auto vars = [&](const char* name, int count) {
+      std::vector<std::unique_ptr<SharedVar>> v;
+      for (int i = 0; i < count; ++i) v.push_back(env.new_shared_var(count == 1 ? name : fmt::format("{}[{}]", name, i), 0));
+      return v;
+    };
+    auto mutexes = [&](const char* name, int count) {
+      std::vector<std::unique_ptr<Mutex>> v;
+      for (int i = 0; i < count; ++i) v.push_back(env.new_mutex(count == 1 ? name : fmt::format("{}[{}]", name, i)));
+      return v;
+    };
+    switch (c_.program) {
+      case Program::lockinc:
+        a_ = vars("x", 1);
+        locks_ = mutexes("m", 1);
+        break;
+      case Program::readers: a_ = vars("x", 1); break;
+      case Program::lastzero: a_ = vars("array", c_.n + 1); break;
+      case Program::indexer: a_ = vars("table", kIndexerSize); break;
+      case Program::filesystem:
+        a_ = vars("inode", kInodes);
+        b_ = vars("busy", kBlocks);
+        locks_ = mutexes("locki", kInodes);
+        block_locks_ = mutexes("lockb", kBlocks);
+        break;
+    }
+    for (int i = 0; i < total_actors(c_); ++i) names_.push_back(actor_name_of(i));
   }
 
-  int actor_count() const override { return config_.n; }
+  int actor_count() const override { return total_actors(c_); }
   std::string_view actor_name(ActorId actor) const override { return names_[actor]; }
 
-  void run_actor(ActorId /*actor*/) override {
-    if (config_.use_lock) m_->lock();
-    const std::int64_t r = x_->load();
-    x_->store(r + 1);
-    if (config_.use_lock) m_->unlock();
+  void run_actor(ActorId t) override {
+    switch (c_.program) {
+      case Program::lockinc:
+        if (c_.use_lock) locks_[0]->lock();
+        a_[0]->store(a_[0]->load() + 1);
+        if (c_.use_lock) locks_[0]->unlock();
+        break;
+      case Program::readers:
+        if (t == 0) {
+          a_[0]->store(42);
+        } else {
+          a_[0]->load();
+        }
+        break;
+      case Program::lastzero:
+        if (t == 0) {
+          for (int i = c_.n; i >= 0 && a_[i]->load() != 0; --i) {
+          }
+        } else {
+          a_[t]->store(a_[t - 1]->load() + 1);
+        }
+        break;
+      case Program::indexer:
+        for (int i = 0; i < kIndexerMax; ++i) {
+          const int w = i * 11 + t;
+          int h = (w * 7) % kIndexerSize;
+          while (!a_[h]->compare_exchange(0, w)) h = (h + 1) % kIndexerSize;
+        }
+        break;
+      case Program::filesystem: filesystem(t); break;
+    }
   }
 
   std::optional<Violation> at_end() override {
-    const std::int64_t x = x_->load();  // outside any actor: not a step
-    if (x != config_.n) {
-      return Violation{"final_count", fmt::format("x is {} after {} increments", x, config_.n)};
+    // Outside any actor: these loads are not steps.
+    switch (c_.program) {
+      case Program::lockinc:
+        if (a_[0]->load() != c_.n) {
+          return Violation{"final_count", fmt::format("x is {} after {} increments", a_[0]->load(), c_.n)};
+        }
+        break;
+      case Program::indexer: {
+        // Every nonzero value is in the table as many times as it was inserted (actors t
+        // and t + 11 insert some values in common).
+        std::map<std::int64_t, int> inserted, found;
+        for (int t = 0; t < c_.n; ++t) {
+          for (int i = 0; i < kIndexerMax; ++i) ++inserted[i * 11 + t];
+        }
+        inserted.erase(0);
+        for (const auto& cell : a_) {
+          if (const auto v = cell->load(); v != 0) ++found[v];
+        }
+        if (found != inserted) return Violation{"inserted_once", "the table does not hold exactly the values inserted"};
+        break;
+      }
+      case Program::filesystem: {
+        // Every inode got a block of its own, marked busy.
+        std::vector<int> owner(kBlocks, -1);
+        for (int i = 0; i < std::min(c_.n, kInodes); ++i) {
+          const auto b = a_[i]->load() - 1;
+          if (b < 0 || b >= kBlocks || b_[b]->load() != 1 || owner[b] >= 0) {
+            return Violation{"blocks_distinct", fmt::format("inode {} has block {}", i, b)};
+          }
+          owner[b] = i;
+        }
+        break;
+      }
+      default: break;
     }
     return std::nullopt;
   }
 
  private:
-  LockIncConfig config_;
-  std::unique_ptr<Mutex> m_;
-  std::unique_ptr<SharedVar> x_;
+  void filesystem(int tid) {
+    const int i = tid % kInodes;
+    locks_[i]->lock();
+    if (a_[i]->load() == 0) {
+      int b = (i * 2) % kBlocks;
+      for (;;) {
+        block_locks_[b]->lock();
+        if (b_[b]->load() == 0) {
+          b_[b]->store(1);
+          a_[i]->store(b + 1);
+          block_locks_[b]->unlock();
+          break;
+        }
+        block_locks_[b]->unlock();
+        b = (b + 1) % kBlocks;
+      }
+    }
+    locks_[i]->unlock();
+  }
+
+  std::string actor_name_of(int i) const {
+    if (c_.program == Program::readers) return i == 0 ? "writer" : fmt::format("r{}", i);
+    if (c_.program == Program::lastzero) return i == 0 ? "scan" : fmt::format("t{}", i);
+    return fmt::format("t{}", i);
+  }
+
+  Config c_;
+  std::vector<std::unique_ptr<SharedVar>> a_, b_;
+  std::vector<std::unique_ptr<Mutex>> locks_, block_locks_;
   std::vector<std::string> names_;
 };
 
-class LockIncSystem final : public System {
+class BenchSystem final : public System {
  public:
-  explicit LockIncSystem(LockIncConfig c) : c_(c) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override {
-    return std::make_unique<LockIncInstance>(c_, env);
-  }
+  explicit BenchSystem(Config c) : c_(c) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<BenchInstance>(c_, env); }
 
  private:
-  LockIncConfig c_;
+  Config c_;
 };
 
 }  // namespace
@@ -60,10 +179,12 @@ class LockIncSystem final : public System {
 SystemInfo system_info() {
   SystemInfo info;
   info.name = "bench";
-  info.description = "classic model-checking benchmark programs (config.program, config.n)";
+  info.description = "classic model-checking benchmarks: config {\"program\": lockinc|readers|lastzero|indexer|filesystem, \"n\": N}";
   info.variants = {{"correct", "the program as the literature states it"},
                    {"no_lock", "lockinc without its mutex: increments can be lost"}};
-  info.invariants = {{"final_count", "lockinc: x equals the number of actors at the end"}};
+  info.invariants = {{"final_count", "lockinc: x equals the number of actors at the end"},
+                     {"inserted_once", "indexer: the table holds each nonzero value as often as it was inserted"},
+                     {"blocks_distinct", "filesystem: every inode has a busy block of its own"}};
   info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
     enabled_faults(system_info(), input.faults);  // rejects any fault: benchmarks have none
     if (input.actors) input.actors->fail("bench programs build their own actors; remove \"actors\"");
@@ -72,11 +193,27 @@ SystemInfo system_info() {
     config.expect_keys({"program", "n"});
     const JsonCursor program = config.at("program");
     const std::string name = program.as_string();
-    if (name != "lockinc") program.fail(fmt::format("unknown program \"{}\" (known: lockinc)", name));
-    LockIncConfig c;
-    c.n = static_cast<int>(config.at("n").as_int(1, kMaxActors));
+    Config c;
+    if (name == "lockinc") {
+      c.program = Program::lockinc;
+    } else if (name == "readers") {
+      c.program = Program::readers;
+    } else if (name == "lastzero") {
+      c.program = Program::lastzero;
+    } else if (name == "indexer") {
+      c.program = Program::indexer;
+    } else if (name == "filesystem") {
+      c.program = Program::filesystem;
+    } else {
+      program.fail(fmt::format("unknown program \"{}\" (known: lockinc, readers, lastzero, indexer, filesystem)", name));
+    }
+    const bool extra_actor = c.program == Program::readers || c.program == Program::lastzero;
+    c.n = static_cast<int>(config.at("n").as_int(1, extra_actor ? kMaxActors - 1 : kMaxActors));
+    if (input.variant == "no_lock" && c.program != Program::lockinc) {
+      throw InputError(fmt::format("bench: variant no_lock applies to lockinc only, not {}", name));
+    }
     c.use_lock = input.variant != "no_lock";
-    return std::make_unique<LockIncSystem>(c);
+    return std::make_unique<BenchSystem>(c);
   };
   return info;
 }
