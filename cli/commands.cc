@@ -72,6 +72,10 @@ struct CheckArgs {
   std::optional<std::string> strategy;
   std::optional<std::uint64_t> seed, max_executions, max_steps;
   std::optional<double> max_seconds;
+  std::optional<int> preemptions;
+  std::optional<int> depth;
+  bool iterative = false;
+  bool no_shrink = false;
   std::optional<std::string> trace_out;
   bool json = false;
 };
@@ -92,8 +96,10 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   const real::Stopwatch clock;
   Progress progress(err, clock);
   const Scenario scenario = load_scenario(a.scenario);
-  const sim::CheckReport report = run_one(
-      scenario, {a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds}, progress, scenario.name);
+  sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds, a.preemptions, a.depth};
+  overrides.iterative = a.iterative;
+  overrides.shrink = !a.no_shrink;
+  const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt};
   if (report.trace) {
     const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
@@ -209,6 +215,26 @@ int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostre
   return kExitOk;
 }
 
+int cmd_shrink(const std::string& path, const std::optional<std::string>& out_path, const ReportContext& context,
+               std::ostream& out) {
+  const sim::Trace trace = sim::load_trace(path);
+  if (!is_failure(trace.verdict)) throw InputError(fmt::format("{}: verdict {} is no failure: nothing to shrink", path, verdict_name(trace.verdict)));
+  sim::Trace shrunk = sim::shrink_trace(trace, path);
+  std::string target = out_path.value_or(path);
+  if (!out_path) {
+    const std::string suffix = ".json";
+    target = (target.size() > suffix.size() && target.ends_with(suffix) ? target.substr(0, target.size() - suffix.size()) : target) +
+             ".shrunk.json";
+  }
+  sim::save_trace(shrunk, target);
+  const auto& s = *shrunk.shrunk;
+  out << fmt::format("{}: {} steps and {} preemptions, down from {} steps and {} preemptions ({} attempts)\n",
+                     verdict_name(shrunk.verdict), s.steps, s.preemptions, s.original_steps, s.original_preemptions,
+                     s.attempts);
+  out << fmt::format("  trace: {}\n  replay: {}\n", target, replay_command(context.program, target));
+  return kExitOk;
+}
+
 int cmd_list(bool json, std::ostream& out) {
   if (json) {
     nlohmann::json j;
@@ -247,12 +273,28 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CheckArgs check;
   auto* c = app.add_subcommand("check", "explore one scenario and compare its verdict with its expect");
   c->add_option("scenario", check.scenario, "scenario file (JSON)")->required();
-  c->add_option("--strategy", check.strategy, "dfs (exhaustive) or random (seeded walk); default: the scenario's");
+  c->add_option("--strategy", check.strategy,
+                "dpor (exhaustive, the default), dfs (exhaustive, naive), random (seeded walk), pct (seeded, "
+                "probabilistic guarantee: see lockstep list); default: the scenario's");
   c->add_option("--seed", check.seed, "seed for random choices; default: the scenario's");
-  c->add_option("--max-executions", check.max_executions, "stop after N executions (verdict incomplete if not exhaustive)");
+  c->add_option("--max-executions,--executions", check.max_executions,
+                "stop after N executions (verdict incomplete if not exhaustive); with random or pct, the number "
+                "of walks (each run stops at the first failure)");
   c->add_option("--max-steps", check.max_steps, "bound on the steps of one execution (verdict step_bound past it)");
   c->add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--preemptions", check.preemptions,
+                "preemption bound K (CHESS): at most K switches away from an actor that could go on; a search the "
+                "bound cut is incomplete")
+      ->check(CLI::NonNegativeNumber);
+  c->add_flag("--iterative", check.iterative,
+              "with --preemptions K: try bounds 0, 1, ..., K and stop at the first that finds a failure "
+              "(the failure with the fewest preemptions first)");
+  c->add_option("--depth", check.depth,
+                "pct: the bug depth d; one execution finds a bug of depth d among n actors and k steps with "
+                "probability at least 1/(n*k^(d-1))")
+      ->check(CLI::Range(1, 100));
+  c->add_flag("--no-shrink", check.no_shrink, "write the failing trace as found, without shrinking it");
   c->add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c->add_flag("--json", check.json, "print one JSON object");
 
@@ -269,6 +311,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* r = app.add_subcommand("replay", "re-execute a trace from its decisions; check log and verdict; print it");
   r->add_option("trace", replay_path, "trace file (lockstep-trace/1)")->required();
   r->add_flag("--json", replay_json, "print one JSON object instead of the table");
+
+  std::string shrink_path;
+  std::optional<std::string> shrink_out;
+  auto* sh = app.add_subcommand("shrink", "shrink a failing trace: fewer preemptions, then fewer steps and switches");
+  sh->add_option("trace", shrink_path, "trace file (lockstep-trace/1)")->required();
+  sh->add_option("--out", shrink_out, "where to write the shrunk trace (default: TRACE with .shrunk.json)");
 
   bool list_json = false;
   auto* l = app.add_subcommand("list", "list systems (variants, invariants, faults) and strategies");
@@ -291,6 +339,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (s->parsed()) return cmd_sweep(sweep_dirs, sweep_out, sweep_json, context, out, err);
     if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
     if (l->parsed()) return cmd_list(list_json, out);
+    if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);
   } catch (const InputError& e) {
     err << "lockstep: " << e.what() << '\n';
     return kExitBadInput;

@@ -71,6 +71,14 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["elapsed_s"] = stats.elapsed_s;
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
   j["executions_per_s"] = per_second(stats.executions, stats.elapsed_s);
+  j["preemption_bound"] = r.preemption_bound >= 0 ? nlohmann::json(r.preemption_bound) : nlohmann::json(nullptr);
+  if (r.trace && r.trace->shrunk) {
+    const auto& s = *r.trace->shrunk;
+    j["trace_shrunk"] = {{"steps", s.steps}, {"preemptions", s.preemptions}, {"original_steps", s.original_steps},
+                         {"original_preemptions", s.original_preemptions}, {"attempts", s.attempts}};
+  } else {
+    j["trace_shrunk"] = nullptr;
+  }
   j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
   return j;
@@ -99,7 +107,13 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
   if (failure && r.trace) {
-    out << fmt::format("  failing execution: #{} of the search, {} steps\n", failure->execution, failure->result.steps);
+    out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
+    if (r.trace->shrunk) {
+      const auto& sh = *r.trace->shrunk;
+      out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions)", sh.steps,
+                         sh.preemptions, sh.original_steps, sh.original_preemptions);
+    }
+    out << '\n';
     if (r.trace->events.size() <= show_interleaving_events) {
       print_interleaving(out, r.trace->events, r.trace->actors);
     } else if (show_interleaving_events > 0) {

@@ -36,6 +36,8 @@ struct ExploreSettings {
   double max_seconds = 0;               // wall time; 0: no bound
   bool stop_at_first = true;            // stop at the first failing execution
   TimeMode time = TimeMode::untimed;
+  int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
+  int pct_depth = 3;         // the bug depth d the pct strategy targets
 };
 
 struct Expectation {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/bounded_strategies.h"
+#include "sim/shrink.h"
 #include "sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -39,47 +41,117 @@ bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::
   return verdict == expect.verdict && (!expect.violation || *expect.violation == invariant);
 }
 
-CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
+namespace {
+
+ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& options, std::uint64_t seed) {
   const auto& o = options.overrides;
-  CheckReport report;
-  report.strategy = o.strategy.value_or(scenario.explore.strategy);
-  report.seed = o.seed.value_or(scenario.explore.seed);
-  auto strategy = make_strategy(report.strategy, report.seed);
-  if (!strategy) {
-    std::string known;
-    for (const auto& s : strategy_catalog()) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
-    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", scenario.file, report.strategy, known));
-  }
   ExploreOptions explore;
   explore.limits.max_steps = o.max_steps.value_or(scenario.explore.max_steps);
   explore.limits.time = scenario.explore.time;
-  explore.limits.seed = report.seed;
+  explore.limits.seed = seed;
   explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
   explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
   explore.stop_at_first = scenario.explore.stop_at_first;
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;
+  return explore;
+}
 
-  report.result = explore_system(*scenario.configured, *strategy, explore);
+void add_stats(ExploreStats& into, const ExploreStats& from) {
+  into.executions += from.executions;
+  into.redundant += from.redundant;
+  into.steps += from.steps;
+  into.failures += from.failures;
+  for (std::size_t v = 0; v < into.by_verdict.size(); ++v) into.by_verdict[v] += from.by_verdict[v];
+  into.elapsed_s = from.elapsed_s;
+}
+
+// Records the trace of a failure, shrunk unless told not to.
+Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink) {
+  std::vector<Decision> decisions = failure.decisions;
+  std::optional<ShrinkInfo> info;
+  if (shrink) {
+    const ShrinkResult s = shrink_failure(*scenario.configured, limits, failure.decisions, failure.result);
+    decisions = s.decisions;
+    info = ShrinkInfo{s.original.steps, s.original.preemptions, s.shrunk.steps, s.shrunk.preemptions, s.attempts};
+  }
+  auto replay = make_replay_strategy(decisions);
+  Trace t = record_execution(scenario, *replay, limits);
+  if (!shrink && (t.verdict != failure.result.verdict || t.message != failure.result.message)) {
+    throw std::logic_error(fmt::format(
+        "{}: re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model is not deterministic",
+        scenario.file, verdict_name(t.verdict), t.message, verdict_name(failure.result.verdict),
+        failure.result.message));
+  }
+  t.shrunk = info;
+  return t;
+}
+
+}  // namespace
+
+CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
+  const auto& o = options.overrides;
+  CheckReport report;
+  report.strategy = o.strategy.value_or(scenario.explore.strategy);
+  report.seed = o.seed.value_or(scenario.explore.seed);
+  StrategyOptions so;
+  so.seed = report.seed;
+  so.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
+  const int bound = o.max_preemptions.value_or(scenario.explore.max_preemptions);
+  report.preemption_bound = bound;
+  if (!make_strategy(report.strategy, so)) {
+    std::string known;
+    for (const auto& s : strategy_catalog()) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
+    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", scenario.file, report.strategy, known));
+  }
+  if (o.iterative && bound < 0) {
+    throw InputError(fmt::format("{}: iterative deepening needs a preemption bound (--preemptions K)", scenario.file));
+  }
+  const ExploreOptions explore = explore_options(scenario, options, report.seed);
+  // Iterative deepening runs bounds 0..K and stops at the first that fails: the failure
+  // found has the fewest preemptions the strategy can reach.
+  ExploreStats total;
+  for (int k = o.iterative ? 0 : bound; k <= bound; ++k) {
+    so.max_preemptions = k;
+    auto strategy = make_strategy(report.strategy, so);
+    report.result = explore_system(*scenario.configured, *strategy, explore);
+    add_stats(total, report.result.stats);
+    report.preemption_bound = k;
+    if (report.result.first_failure || k >= bound) break;
+  }
+  if (o.iterative) report.result.stats = total;
   const auto& failure = report.result.first_failure;
   report.as_expected = verdict_as_expected(scenario.expect, report.result.verdict,
                                            failure ? failure->result.invariant : std::string());
   if (failure) {
-    // Re-run the failing decisions with the event log on: the trace is what replay sees.
-    auto replay = make_replay_strategy(failure->decisions);
-    Trace t = record_execution(scenario, *replay, explore.limits);
-    if (t.verdict != failure->result.verdict || t.message != failure->result.message) {
-      throw std::logic_error(fmt::format(
-          "{}: re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model "
-          "is not deterministic",
-          scenario.file, verdict_name(t.verdict), t.message, verdict_name(failure->result.verdict),
-          failure->result.message));
-    }
+    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink);
     t.strategy = report.strategy;
     t.execution = failure->execution;
     report.trace = std::move(t);
   }
   return report;
+}
+
+Trace shrink_trace(const Trace& trace, const std::string& file) {
+  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  RunLimits limits;
+  limits.max_steps = trace.max_steps;
+  limits.time = trace.time;
+  limits.seed = trace.seed;
+  FoundFailure failure;
+  failure.decisions = trace.decisions;
+  failure.result.verdict = trace.verdict;
+  failure.result.invariant = trace.invariant;
+  failure.result.message = trace.message;
+  failure.execution = trace.execution;
+  Trace t = failure_trace(scenario, limits, failure, true);
+  t.strategy = trace.strategy;
+  t.execution = trace.execution;
+  if (trace.shrunk) {  // keep the measure of the very first failing execution
+    t.shrunk->original_steps = trace.shrunk->original_steps;
+    t.shrunk->original_preemptions = trace.shrunk->original_preemptions;
+  }
+  return t;
 }
 
 Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits) {

@@ -24,6 +24,10 @@ struct CheckOverrides {
   std::optional<std::uint64_t> max_executions = std::nullopt;
   std::optional<std::uint64_t> max_steps = std::nullopt;
   std::optional<double> max_seconds = std::nullopt;
+  std::optional<int> max_preemptions = std::nullopt;
+  std::optional<int> pct_depth = std::nullopt;
+  bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
+  bool shrink = true;      // shrink a failure's trace before returning it
 };
 
 struct CheckOptions {
@@ -35,6 +39,7 @@ struct CheckOptions {
 struct CheckReport {
   std::string strategy;
   std::uint64_t seed = 0;
+  int preemption_bound = -1;  // the bound the result is for (-1: none)
   ExploreResult result;
   bool as_expected = false;
   std::optional<Trace> trace;  // present when the verdict is a failure
@@ -44,6 +49,9 @@ struct CheckReport {
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options);
 
 bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::string& invariant);
+
+// Shrinks a failing trace (see sim/shrink.h) and re-records it; `file` names it in messages.
+Trace shrink_trace(const Trace& trace, const std::string& file);
 
 // Runs one execution of the scenario under `strategy` with the event log on, and returns it
 // as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.

@@ -149,6 +149,12 @@ struct ObjectHistory {
 
 class DporStrategy final : public Strategy {
  public:
+  // bounded: a preemption bound filters the transitions this strategy is offered. Then,
+  // as in Coons, Musuvathi and McKinley's bounded partial-order reduction (OOPSLA 2013),
+  // every backtrack point is also added where the racing step's actor began its run of
+  // steps: reversing there needs no preemption, so the bound does not hide it.
+  explicit DporStrategy(bool bounded) : bounded_(bounded) {}
+
   std::string_view name() const override { return "dpor"; }
 
   bool next_execution() override {
@@ -408,6 +414,19 @@ class DporStrategy final : public Strategy {
     h.reads_since.clear();
   }
 
+  // Adds q (or, when q cannot run there, every enabled actor) to node's backtrack set.
+  static void add_backtrack(Node& node, Mask initials, ActorId q) {
+    if (initials & node.backtrack) return;
+    const Mask ready = initials & node.enabled;
+    if (ready == 0) {
+      node.backtrack |= node.enabled;
+    } else if (ready & bit(q)) {
+      node.backtrack |= bit(q);
+    } else {
+      node.backtrack |= bit(lowest(ready));
+    }
+  }
+
   // Race between event i and the step of actor q after the events before `end` (event
   // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
   // sure the node before i explores an initial of notdep(i).q.
@@ -439,15 +458,15 @@ class DporStrategy final : public Strategy {
       // object, which check_parked finds.
       return;
     }
-    if (ready == 0) {
-      node.backtrack |= node.enabled;  // blocked there: fall back to every enabled actor
-    } else if (ready & bit(q)) {
-      node.backtrack |= bit(q);
-    } else {
-      node.backtrack |= bit(lowest(ready));
+    add_backtrack(node, initials, q);  // when no initial can run there: every enabled actor
+    if (bounded_) {
+      int start = i;
+      while (start > 0 && events_[start - 1].actor == p) --start;
+      if (start != i) add_backtrack(stack_[events_[start].node], initials, q);
     }
   }
 
+  bool bounded_;
   std::vector<Node> stack_;
   std::size_t depth_ = 0;
   std::size_t diverge_ = 0;
@@ -467,6 +486,6 @@ class DporStrategy final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dpor_strategy() { return std::make_unique<DporStrategy>(); }
+std::unique_ptr<Strategy> make_dpor_strategy(bool bounded) { return std::make_unique<DporStrategy>(bounded); }
 
 }  // namespace lockstep::sim

@@ -67,7 +67,8 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
   } else {
     out.verdict = Verdict::incomplete;
     if (out.stop_reason.empty() || out.stop_reason == "every execution explored") {
-      out.stop_reason = fmt::format("strategy {} is not exhaustive", strategy.name());
+      out.stop_reason = strategy.limitation().empty() ? fmt::format("strategy {} is not exhaustive", strategy.name())
+                                                      : strategy.limitation();
     }
   }
   return out;

@@ -2,10 +2,12 @@
 
 #include <charconv>
 
+#include "sim/bounded_strategies.h"
+
 namespace lockstep::sim {
 
 std::unique_ptr<Strategy> make_dfs_strategy();
-std::unique_ptr<Strategy> make_dpor_strategy();
+std::unique_ptr<Strategy> make_dpor_strategy(bool bounded);
 std::unique_ptr<Strategy> make_random_strategy(std::uint64_t seed);
 
 std::string decision_text(Decision d) {
@@ -30,15 +32,26 @@ std::span<const StrategyInfo> strategy_catalog() {
       {"dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones (exhaustive; the default)"},
       {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)"},
       {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)"},
+      {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
+              "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)"},
   };
   return kCatalog;
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed) {
-  if (name == "dfs") return make_dfs_strategy();
-  if (name == "dpor") return make_dpor_strategy();
-  if (name == "random") return make_random_strategy(seed);
-  return nullptr;
+  StrategyOptions options;
+  options.seed = seed;
+  return make_strategy(name, options);
+}
+
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
+  std::unique_ptr<Strategy> s;
+  if (name == "dfs") s = make_dfs_strategy();
+  if (name == "dpor") s = make_dpor_strategy(options.max_preemptions >= 0);
+  if (name == "random") s = make_random_strategy(options.seed);
+  if (name == "pct") s = make_pct_strategy(options.seed, options.pct_depth);
+  if (s && options.max_preemptions >= 0) s = make_preemption_bounded(std::move(s), options.max_preemptions);
+  return s;
 }
 
 }  // namespace lockstep::sim

@@ -90,11 +90,22 @@ class Strategy {
 
   // True once the executions so far cover every execution (only exhaustive strategies).
   virtual bool exhausted() const { return false; }
+
+  // Why a finished search is not exhaustive, for reports ("" when it is, or says nothing).
+  virtual std::string limitation() const { return {}; }
 };
 
-// Makes a strategy by name ("dfs", "random"); nullptr for an unknown name.
+// Options some strategies take.
+struct StrategyOptions {
+  std::uint64_t seed = 1;
+  int pct_depth = 3;            // pct: bug depth d
+  int max_preemptions = -1;     // >= 0: wrap the strategy in a preemption bound
+};
+
+// Makes a strategy by name ("dpor", "dfs", "random", "pct"); nullptr for an unknown name.
 // "replay" is made with make_replay_strategy.
 std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed);
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options);
 std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
 
 // The names make_strategy knows, with a line of help each.

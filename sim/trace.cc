@@ -27,6 +27,13 @@ std::string trace_to_text(const Trace& t) {
   nlohmann::json verdict = {{"kind", verdict_name(t.verdict)}, {"message", t.message}};
   verdict["invariant"] = t.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.invariant);
   out += fmt::format("  \"verdict\": {},\n", verdict.dump());
+  if (t.shrunk) {
+    out += fmt::format(
+        "  \"shrunk\": {{\"original_steps\": {}, \"original_preemptions\": {}, \"steps\": {}, \"preemptions\": {}, "
+        "\"attempts\": {}}},\n",
+        t.shrunk->original_steps, t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->preemptions,
+        t.shrunk->attempts);
+  }
   out += fmt::format("  \"actors\": {},\n", nlohmann::json(t.actors).dump());
   out += "  \"decisions\": [";
   for (std::size_t i = 0; i < t.decisions.size(); ++i) {
@@ -47,7 +54,7 @@ std::string trace_to_text(const Trace& t) {
 
 Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict",
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk",
                     "actors", "decisions", "events", "scenario"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kTraceFormat) {
@@ -73,6 +80,16 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   if (auto inv = verdict.find("invariant"); inv && !inv->value().is_null()) t.invariant = inv->as_string();
   t.message = verdict.at("message").as_string();
 
+  if (auto shrunk = root.find("shrunk")) {
+    shrunk->expect_keys({"original_steps", "original_preemptions", "steps", "preemptions", "attempts"});
+    ShrinkInfo info;
+    info.original_steps = shrunk->at("original_steps").as_uint();
+    info.original_preemptions = static_cast<int>(shrunk->at("original_preemptions").as_int(0, INT32_MAX));
+    info.steps = shrunk->at("steps").as_uint();
+    info.preemptions = static_cast<int>(shrunk->at("preemptions").as_int(0, INT32_MAX));
+    info.attempts = shrunk->at("attempts").as_uint();
+    t.shrunk = info;
+  }
   for (const auto& a : root.at("actors").items()) t.actors.push_back(a.as_string());
   const auto decisions = root.at("decisions").items();
   t.decisions.reserve(decisions.size());

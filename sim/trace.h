@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ namespace lockstep::sim {
 
 inline constexpr std::string_view kTraceFormat = "lockstep-trace/1";
 
+// How a shrunk trace relates to the failing execution the search found.
+struct ShrinkInfo {
+  std::uint64_t original_steps = 0;
+  int original_preemptions = 0;
+  std::uint64_t steps = 0;
+  int preemptions = 0;
+  std::uint64_t attempts = 0;
+};
+
 struct Trace {
   nlohmann::json scenario;  // the scenario document, as read
   std::string strategy;     // that found it
@@ -35,6 +45,7 @@ struct Trace {
   std::vector<std::string> actors;
   std::vector<Decision> decisions;
   std::vector<LogEvent> events;
+  std::optional<ShrinkInfo> shrunk;  // present when the trace was shrunk
 };
 
 // Canonical text of a trace (one event per line), ending with a newline.

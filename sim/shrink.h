@@ -1,0 +1,42 @@
+// sim/shrink.h: counterexample shrinking.
+//
+// Given the decisions of a failing execution, searches for a simpler schedule with the same
+// verdict (and, for a violation, the same invariant): fewer preemptions first, then fewer
+// steps, then fewer switches between actors. Candidates drop one decision of the current
+// best schedule, or cut it short; each is run under a guided strategy that follows the
+// remaining decisions where they fit and otherwise lets the previous actor go on (no
+// preemption). Every accepted candidate is a real execution, so the result replays exactly.
+// Greedy and bounded by an attempt budget; deterministic.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/system.h"
+#include "sim/scheduler.h"
+#include "sim/strategy.h"
+
+namespace lockstep::sim {
+
+struct ScheduleShape {
+  int preemptions = 0;
+  std::uint64_t steps = 0;
+  int switches = 0;
+
+  // Lexicographic: preemptions, then steps, then switches.
+  bool simpler_than(const ScheduleShape& o) const;
+};
+
+struct ShrinkResult {
+  std::vector<Decision> decisions;  // of the simplest failing execution found
+  ExecutionResult result;
+  ScheduleShape original;
+  ScheduleShape shrunk;
+  std::uint64_t attempts = 0;
+};
+
+// REQUIRES: `failing` reproduces `target` (a failure verdict) under `limits`.
+ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                            const ExecutionResult& target, std::uint64_t max_attempts = 4000);
+
+}  // namespace lockstep::sim
