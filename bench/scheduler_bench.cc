@@ -3,8 +3,13 @@
 //  - one scheduler step with two actors ping-ponging visible operations, with the heap
 //    allocations counted per step (target: none);
 //  - dfs executions per second on lockinc(4);
+//  - dpor executions and steps per second on lockinc(6), lastzero(10), indexer(13);
+//  - exploration memory: resident set size after 10^3, 10^5 and 10^6 dfs executions;
 //  - replay of traces of 10^4 .. 10^6 steps (should be linear in the length).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "bench/alloc_counter.h"
 #include "model/scenario.h"
@@ -83,11 +88,65 @@ void BM_SchedulerStepPingPong(benchmark::State& state) {
 }
 BENCHMARK(BM_SchedulerStepPingPong)->Unit(benchmark::kMillisecond);
 
-Scenario lockinc_scenario(int n) {
-  return parse_scenario({{"format", "lockstep-scenario/1"}, {"name", "lockinc"}, {"system", "bench"},
-                         {"config", {{"program", "lockinc"}, {"n", n}}}},
+Scenario bench_scenario(const char* program, int n) {
+  return parse_scenario({{"format", "lockstep-scenario/1"}, {"name", program}, {"system", "bench"},
+                         {"config", {{"program", program}, {"n", n}}}},
                         "<bench>");
 }
+
+Scenario lockinc_scenario(int n) { return bench_scenario("lockinc", n); }
+
+void explore_and_count(benchmark::State& state, const Scenario& s, const char* strategy) {
+  std::uint64_t executions = 0, redundant = 0, steps = 0;
+  for (auto _ : state) {
+    auto st = sim::make_strategy(strategy, 1);
+    const auto result = sim::explore_system(*s.configured, *st, {});
+    executions += result.stats.executions;
+    redundant += result.stats.redundant;
+    steps += result.stats.steps;
+  }
+  state.counters["executions"] = benchmark::Counter(static_cast<double>(executions) / state.iterations());
+  state.counters["redundant"] = benchmark::Counter(static_cast<double>(redundant) / state.iterations());
+  state.counters["executions_per_s"] = benchmark::Counter(static_cast<double>(executions), benchmark::Counter::kIsRate);
+  state.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
+}
+
+void BM_DporLockinc6(benchmark::State& state) { explore_and_count(state, bench_scenario("lockinc", 6), "dpor"); }
+void BM_DporLastzero10(benchmark::State& state) { explore_and_count(state, bench_scenario("lastzero", 10), "dpor"); }
+void BM_DporIndexer13(benchmark::State& state) { explore_and_count(state, bench_scenario("indexer", 13), "dpor"); }
+BENCHMARK(BM_DporLockinc6)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DporLastzero10)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DporIndexer13)->Unit(benchmark::kMillisecond);
+
+// Resident set size in MiB, from /proc/self/statm (bench/ may read the OS).
+double rss_mib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// Memory must not grow with the number of executions explored: dfs over two actors of 12
+// steps each (C(24, 12) = 2.7 million interleavings), stopped after 10^3, 10^5, 10^6.
+void BM_ExplorationMemory(benchmark::State& state) {
+  std::vector<std::string> ops;
+  for (int i = 0; i < 12; ++i) ops.push_back(i % 2 == 0 ? "read x r" : "write x r+1");
+  const Scenario s = parse_scenario({{"format", "lockstep-scenario/1"}, {"name", "memory"}, {"system", "script"},
+                                     {"actors", {{{"name", "a"}, {"ops", ops}}, {{"name", "b"}, {"ops", ops}}}}},
+                                    "<bench>");
+  double rss = 0;
+  for (auto _ : state) {
+    auto dfs = sim::make_strategy("dfs", 1);
+    sim::ExploreOptions options;
+    options.max_executions = static_cast<std::uint64_t>(state.range(0));
+    const auto result = sim::explore_system(*s.configured, *dfs, options);
+    benchmark::DoNotOptimize(result.stats.steps);
+    rss = rss_mib();
+  }
+  state.counters["executions"] = benchmark::Counter(static_cast<double>(state.range(0)));
+  state.counters["rss_mib"] = benchmark::Counter(rss);
+}
+BENCHMARK(BM_ExplorationMemory)->Arg(1'000)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_DfsLockinc(benchmark::State& state) {
   const Scenario s = lockinc_scenario(static_cast<int>(state.range(0)));
