@@ -294,6 +294,7 @@ class DporStrategy final : public Strategy {
   void analyze_races() {
     int actors = 0;
     for (const auto& e : events_) actors = std::max(actors, e.actor + 1);
+    for (const auto& pk : parked_) actors = std::max(actors, pk.actor + 1);  // some never ran a step
     const auto n = static_cast<std::size_t>(actors);
     vc_.assign(events_.size() * n, 0);
     seq_.assign(n, 0);
