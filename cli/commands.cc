@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/interleaving_table.h"
+#include "sim/interleaving_table.h"
 #include "cli/report.h"
 #include "model/json_cursor.h"
 #include "model/scenario.h"
@@ -206,7 +206,7 @@ int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostre
     out << j.dump() << '\n';
     return kExitOk;
   }
-  print_interleaving(out, r.events, r.actors);
+  sim::print_interleaving(out, r.events, r.actors);
   std::string verdict(verdict_name(r.result.verdict));
   if (!r.result.invariant.empty()) verdict += " " + r.result.invariant;
   out << fmt::format("verdict: {}{}\n", verdict, r.result.message.empty() ? "" : ": " + r.result.message);

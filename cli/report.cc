@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/interleaving_table.h"
+#include "sim/interleaving_table.h"
 
 namespace lockstep::cli {
 namespace {
@@ -115,7 +115,7 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
     }
     out << '\n';
     if (r.trace->events.size() <= show_interleaving_events) {
-      print_interleaving(out, r.trace->events, r.trace->actors);
+      sim::print_interleaving(out, r.trace->events, r.trace->actors);
     } else if (show_interleaving_events > 0) {
       out << fmt::format("  ({} events: too many to print here; the replay command prints them all)\n",
                          r.trace->events.size());

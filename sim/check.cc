@@ -66,28 +66,31 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
   into.elapsed_s = from.elapsed_s;
 }
 
-// Records the trace of a failure, shrunk unless told not to.
 Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink) {
+  return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink);
+}
+
+}  // namespace
+
+Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
+                        const FoundFailure& failure, bool shrink) {
   std::vector<Decision> decisions = failure.decisions;
   std::optional<ShrinkInfo> info;
   if (shrink) {
-    const ShrinkResult s = shrink_failure(*scenario.configured, limits, failure.decisions, failure.result);
+    const ShrinkResult s = shrink_failure(system, limits, failure.decisions, failure.result);
     decisions = s.decisions;
     info = ShrinkInfo{s.original.steps, s.original.preemptions, s.shrunk.steps, s.shrunk.preemptions, s.attempts};
   }
   auto replay = make_replay_strategy(decisions);
-  Trace t = record_execution(scenario, *replay, limits);
+  Trace t = record_execution(system, scenario, *replay, limits);
   if (!shrink && (t.verdict != failure.result.verdict || t.message != failure.result.message)) {
     throw std::logic_error(fmt::format(
-        "{}: re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model is not deterministic",
-        scenario.file, verdict_name(t.verdict), t.message, verdict_name(failure.result.verdict),
-        failure.result.message));
+        "re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model is not deterministic",
+        verdict_name(t.verdict), t.message, verdict_name(failure.result.verdict), failure.result.message));
   }
   t.shrunk = info;
   return t;
 }
-
-}  // namespace
 
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
@@ -155,9 +158,14 @@ Trace shrink_trace(const Trace& trace, const std::string& file) {
 }
 
 Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits) {
-  Replayed r = run_logged(*scenario.configured, strategy, limits);
+  return record_execution(*scenario.configured, scenario.document, strategy, limits);
+}
+
+Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
+                       const RunLimits& limits) {
+  Replayed r = run_logged(system, strategy, limits);
   Trace t;
-  t.scenario = scenario.document;
+  t.scenario = scenario;
   t.strategy = std::string(strategy.name());
   t.seed = limits.seed;
   t.execution = 1;
@@ -173,13 +181,22 @@ Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLi
 }
 
 ReplayReport replay_trace(const Trace& trace, const std::string& file) {
+  if (trace.scenario.is_object() && trace.scenario.value("system", "") == "api") {
+    throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\"): replay it by "
+                                 "running that model's test with LOCKSTEP_REPLAY={}",
+                                 file, trace.scenario.value("name", "?"), file));
+  }
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  return replay_on_system(*scenario.configured, trace, file);
+}
+
+ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& /*file*/) {
   RunLimits limits;
   limits.max_steps = trace.max_steps;
   limits.time = trace.time;
   limits.seed = trace.seed;
   auto strategy = make_replay_strategy(trace.decisions);
-  Replayed r = run_logged(*scenario.configured, *strategy, limits);
+  Replayed r = run_logged(system, *strategy, limits);
   const std::uint64_t last_step = r.result.steps;
   if (r.decisions.size() != trace.decisions.size()) {
     throw Divergence(last_step, fmt::format("the execution ended after {} of the trace's {} decisions "

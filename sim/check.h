@@ -53,9 +53,15 @@ bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::
 // Shrinks a failing trace (see sim/shrink.h) and re-records it; `file` names it in messages.
 Trace shrink_trace(const Trace& trace, const std::string& file);
 
+// The trace of a failure of `system` (shrunk when asked); `scenario` is embedded as is.
+Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
+                        const FoundFailure& failure, bool shrink);
+
 // Runs one execution of the scenario under `strategy` with the event log on, and returns it
 // as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.
 Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits);
+Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
+                       const RunLimits& limits);
 
 struct ReplayReport {
   ExecutionResult result;
@@ -66,5 +72,8 @@ struct ReplayReport {
 // Throws Divergence when the trace no longer fits the code; InputError when its embedded
 // scenario is malformed (`file` names the trace in messages).
 ReplayReport replay_trace(const Trace& trace, const std::string& file);
+
+// Replays the trace's decisions on `system` (a model given in code) with the same checks.
+ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& file);
 
 }  // namespace lockstep::sim

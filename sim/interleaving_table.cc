@@ -1,15 +1,15 @@
-#include "cli/interleaving_table.h"
+#include "sim/interleaving_table.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace lockstep::cli {
+namespace lockstep::sim {
 namespace {
 
 constexpr std::size_t kMaxColumn = 36;
 
-std::string cell(const sim::LogEvent& e) {
+std::string cell(const LogEvent& e) {
   std::string text = e.result.empty() ? e.op : fmt::format("{} -> {}", e.op, e.result);
   if (text.size() > kMaxColumn) text = text.substr(0, kMaxColumn - 3) + "...";
   return text;
@@ -22,7 +22,7 @@ std::string time_text(std::int64_t ns) {
 
 }  // namespace
 
-void print_interleaving(std::ostream& out, const std::vector<sim::LogEvent>& events,
+void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events,
                         const std::vector<std::string>& actors) {
   std::vector<std::size_t> width(actors.size());
   for (std::size_t a = 0; a < actors.size(); ++a) width[a] = actors[a].size();
@@ -49,4 +49,4 @@ void print_interleaving(std::ostream& out, const std::vector<sim::LogEvent>& eve
   }
 }
 
-}  // namespace lockstep::cli
+}  // namespace lockstep::sim

@@ -1,4 +1,4 @@
-// cli/interleaving_table.h: a trace's event log as a table with one column per actor.
+// sim/interleaving_table.h: a trace's event log as a table with one column per actor.
 //
 //   step  time      a                 b
 //      0  0 ms      read x -> 0
@@ -12,9 +12,9 @@
 
 #include "sim/scheduler.h"
 
-namespace lockstep::cli {
+namespace lockstep::sim {
 
-void print_interleaving(std::ostream& out, const std::vector<sim::LogEvent>& events,
+void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events,
                         const std::vector<std::string>& actors);
 
-}  // namespace lockstep::cli
+}  // namespace lockstep::sim

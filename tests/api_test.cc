@@ -1,0 +1,124 @@
+// The public model-test API (include/lockstep): a passing model, a planted bug found with
+// its interleaving and trace, replay through LOCKSTEP_REPLAY, and the GoogleTest glue.
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "lockstep/gtest.h"
+#include "lockstep/lockstep.h"
+#include "sim/check.h"
+#include "sim/trace.h"
+
+namespace {
+
+using lockstep::ActorId;
+using lockstep::Env;
+
+// A try-lock built from a shared flag, guarding a counter; who is inside is observed.
+struct Counter {
+  explicit Counter(Env& env) : flag(env.new_shared_var("flag", 0)), x(env.new_shared_var("x", 0)) {}
+  std::unique_ptr<lockstep::SharedVar> flag, x;
+  int inside = 0;
+};
+
+void critical_section(Counter& s, Env& env, ActorId self) {
+  env.observe({"enter", self, 0});
+  s.x->store(s.x->load() + 1);
+  env.observe({"leave", self, 0});
+  s.flag->store(0);
+}
+
+std::optional<std::string> one_inside(Counter& s, const lockstep::Event& e) {
+  s.inside += e.name == "enter" ? 1 : -1;
+  if (s.inside > 1) return std::string("two actors in the critical section");
+  return std::nullopt;
+}
+
+lockstep::Model<Counter> with_cas(const std::string& dir) {
+  return lockstep::Model<Counter>("cas-try-lock")
+      .actors(2, [](Counter& s, Env& env, ActorId self) {
+        if (s.flag->compare_exchange(0, 1)) critical_section(s, env, self);
+      })
+      .on_event("mutual_exclusion", one_inside)
+      .trace_dir(dir);
+}
+
+lockstep::Model<Counter> check_then_act(const std::string& dir) {
+  return lockstep::Model<Counter>("check-then-act")
+      .actors(2, [](Counter& s, Env& env, ActorId self) {
+        if (s.flag->load() == 0) {  // the planted bug: the check and the act are two steps
+          s.flag->store(1);
+          critical_section(s, env, self);
+        }
+      })
+      .on_event("mutual_exclusion", one_inside)
+      .trace_dir(dir);
+}
+
+std::string temp_dir(const char* name) { return (std::filesystem::path(::testing::TempDir()) / name).string(); }
+
+TEST(Api, ACorrectModelPasses) {
+  const auto report = with_cas(temp_dir("api-pass")).run();
+  EXPECT_EQ(report.verdict, lockstep::Verdict::pass) << report.describe();
+  EXPECT_TRUE(report.exhaustive);
+  EXPECT_GT(report.executions, 1u);
+  LOCKSTEP_EXPECT_PASS(with_cas(temp_dir("api-pass")));
+}
+
+TEST(Api, APlantedBugIsFoundWithItsInterleavingAndTrace) {
+  const auto report = check_then_act(temp_dir("api-bug")).run();
+  ASSERT_EQ(report.verdict, lockstep::Verdict::violation) << report.describe();
+  EXPECT_EQ(report.invariant, "mutual_exclusion");
+  ASSERT_TRUE(report.trace_path.has_value());
+  EXPECT_TRUE(std::filesystem::exists(*report.trace_path));
+  EXPECT_NE(report.interleaving.find("write flag 1"), std::string::npos) << report.interleaving;
+  EXPECT_NE(report.replay_command.find("LOCKSTEP_REPLAY=" + *report.trace_path), std::string::npos);
+  EXPECT_NE(report.describe().find("replay: LOCKSTEP_REPLAY="), std::string::npos);
+
+  // Replay from the trace alone: the same verdict, no search.
+  setenv("LOCKSTEP_REPLAY", report.trace_path->c_str(), 1);
+  const auto replayed = check_then_act(temp_dir("api-bug")).run();
+  unsetenv("LOCKSTEP_REPLAY");
+  EXPECT_TRUE(replayed.replayed);
+  EXPECT_EQ(replayed.verdict, lockstep::Verdict::violation);
+  EXPECT_EQ(replayed.interleaving, report.interleaving);
+}
+
+TEST(Api, GoogleTestGlueReportsTheViolation) {
+  LOCKSTEP_EXPECT_VIOLATION(check_then_act(temp_dir("api-glue")), "mutual_exclusion");
+}
+
+TEST(Api, EventInvariantsSeeObservations) {
+  struct Room {
+    explicit Room(Env& env) : m(env.new_mutex("m")) {}
+    std::unique_ptr<lockstep::Mutex> m;
+    int inside = 0;
+  };
+  auto model = lockstep::Model<Room>("room")
+                   .actors(3, [](Room& r, Env& env, ActorId self) {
+                     std::lock_guard guard(*r.m);
+                     env.observe({"enter", self, 0});
+                     env.observe({"leave", self, 0});
+                   })
+                   .on_event("one_inside", [](Room& r, const lockstep::Event& e) -> std::optional<std::string> {
+                     r.inside += e.name == "enter" ? 1 : -1;
+                     if (r.inside > 1) return "two actors inside";
+                     return std::nullopt;
+                   })
+                   .trace_dir(temp_dir("api-room"));
+  LOCKSTEP_EXPECT_PASS(model);
+}
+
+TEST(Api, ATraceOfACodeModelTellsHowToReplayIt) {
+  const auto report = check_then_act(temp_dir("api-cli")).run();
+  ASSERT_TRUE(report.trace_path);
+  try {
+    lockstep::sim::replay_trace(lockstep::sim::load_trace(*report.trace_path), *report.trace_path);
+    FAIL() << "no error";
+  } catch (const lockstep::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCKSTEP_REPLAY="), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
