@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/interleaving_table.h"
+#include "cli/html_report.h"
 #include "cli/report.h"
 #include "model/json_cursor.h"
 #include "model/scenario.h"
@@ -100,7 +101,7 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
   const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
-  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt};
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt};
   if (report.trace) {
     const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
     sim::save_trace(*report.trace, path);
@@ -123,6 +124,16 @@ std::vector<std::string> scenario_files(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// Writes the HTML view of a trace (lockstep report).
+void write_html(const sim::Trace& trace, const std::string& trace_path, const std::string& html_path,
+                const ReportContext& context) {
+  const fs::path p(html_path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream f(html_path, std::ios::binary | std::ios::trunc);
+  f << html_report(trace, replay_command(context.program, trace_path));
+  if (!f) throw InputError(fmt::format("{}: cannot write the report", html_path));
 }
 
 int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, bool json,
@@ -153,6 +164,8 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
         const std::string path = (fs::path(out_dir) / "traces" / relative).string();
         sim::save_trace(*report->trace, path);
         c.trace_path = path;
+        c.report_path = fs::path(path).replace_extension(".html").string();
+        write_html(*report->trace, path, *c.report_path, context);
       }
       unexpected = unexpected || !report->as_expected;
     } catch (const InputError& e) {
@@ -174,7 +187,7 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
     std::ofstream f(fs::path(out_dir) / "results.json");
     f << nlohmann::json(results).dump(2) << '\n';
     std::ofstream md(fs::path(out_dir) / "summary.md");
-    md << summary_markdown(results, elapsed);
+    md << summary_markdown(results, elapsed, out_dir);
     if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
   }
   std::size_t ok = 0;
@@ -232,6 +245,13 @@ int cmd_shrink(const std::string& path, const std::optional<std::string>& out_pa
                      verdict_name(shrunk.verdict), s.steps, s.preemptions, s.original_steps, s.original_preemptions,
                      s.attempts);
   out << fmt::format("  trace: {}\n  replay: {}\n", target, replay_command(context.program, target));
+  return kExitOk;
+}
+
+int cmd_report(const std::string& path, const std::string& html, const ReportContext& context, std::ostream& out) {
+  const sim::Trace trace = sim::load_trace(path);
+  write_html(trace, path, html, context);
+  out << fmt::format("report: {}\n", html);
   return kExitOk;
 }
 
@@ -318,6 +338,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   sh->add_option("trace", shrink_path, "trace file (lockstep-trace/1)")->required();
   sh->add_option("--out", shrink_out, "where to write the shrunk trace (default: TRACE with .shrunk.json)");
 
+  std::string report_path, report_out;
+  auto* rep = app.add_subcommand("report", "write a trace as a self-contained HTML page (swimlanes, one per actor)");
+  rep->add_option("trace", report_path, "trace file (lockstep-trace/1)")->required();
+  rep->add_option("-o,--out", report_out, "the HTML file to write")->required();
+
   bool list_json = false;
   auto* l = app.add_subcommand("list", "list systems (variants, invariants, faults) and strategies");
   l->add_flag("--json", list_json, "print JSON");
@@ -340,6 +365,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);
+    if (rep->parsed()) return cmd_report(report_path, report_out, context, out);
   } catch (const InputError& e) {
     err << "lockstep: " << e.what() << '\n';
     return kExitBadInput;

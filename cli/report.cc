@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "sim/interleaving_table.h"
@@ -80,6 +82,7 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
     j["trace_shrunk"] = nullptr;
   }
   j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
+  j["report"] = c.report_path ? nlohmann::json(*c.report_path) : nlohmann::json(nullptr);
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
   return j;
 }
@@ -127,13 +130,19 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
   }
 }
 
-std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s) {
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir) {
+  auto link = [&](const nlohmann::json& v, const char* label) -> std::string {
+    if (!v.is_string()) return "";
+    std::error_code ec;
+    const auto rel = std::filesystem::relative(v.get<std::string>(), out_dir, ec);
+    return fmt::format("[{}]({})", label, ec ? v.get<std::string>() : rel.string());
+  };
   std::size_t ok = 0;
   for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
   std::string md = "# lockstep sweep\n\n";
   md += fmt::format("{} scenarios, {} as expected, {} not, in {:.2f} s.\n\n", results.size(), ok,
                     results.size() - ok, elapsed_s);
-  md += "| scenario | file | verdict | expected | ok | executions | steps | seconds | trace |\n";
+  md += "| scenario | file | verdict | expected | ok | executions | steps | seconds | failure |\n";
   md += "|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const auto& r : results) {
     auto text = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump(); };
@@ -143,7 +152,9 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, double 
     if (r.contains("expected_violation") && !r["expected_violation"].is_null()) expected += " " + text(r["expected_violation"]);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f} | {} |\n", text(r["scenario"]), text(r["file"]),
                       verdict, expected, r["as_expected"].get<bool>() ? "yes" : "**no**", text(r["executions"]),
-                      text(r["steps"]), r["elapsed_s"].get<double>(), text(r["trace"]));
+                      text(r["steps"]), r["elapsed_s"].get<double>(),
+                      r["trace"].is_null() ? std::string("-")
+                                           : link(r["trace"], "trace") + " " + link(r.value("report", nlohmann::json()), "report"));
   }
   return md;
 }

@@ -19,6 +19,7 @@ struct CheckedScenario {
   std::string input_error;             // set when scenario is null
   const sim::CheckReport* report = nullptr;
   std::optional<std::string> trace_path;
+  std::optional<std::string> report_path;  // the HTML view of the trace
 };
 
 // The replay command for a trace path, with the lockstep binary as it was invoked
@@ -34,6 +35,7 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context);
 // show_interleaving: print the failing interleaving when it has at most that many events.
 void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
                  std::size_t show_interleaving_events);
-std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s);
+// The sweep's summary: a table of scenarios, with links relative to `out_dir`.
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir);
 
 }  // namespace lockstep::cli

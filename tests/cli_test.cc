@@ -158,6 +158,29 @@ TEST_F(Cli, SweepWritesSummaryResultsAndTracesAndComparesExpectations) {
   EXPECT_NE(m.out.find("\"scenario\":\"lost-update\""), std::string::npos) << m.out;
 }
 
+TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
+  const std::string html = path("r.html");
+  const CliRun r = run({"report", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lockinc-no-lock-3.json", "-o", html});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::stringstream page;
+  page << std::ifstream(html).rdbuf();
+  const std::string text = page.str();
+  std::size_t lanes = 0;
+  for (std::size_t at = text.find("class=\"lane\""); at != std::string::npos; at = text.find("class=\"lane\"", at + 1)) ++lanes;
+  EXPECT_EQ(lanes, 3u);
+  EXPECT_NE(text.find("id=\"violation\""), std::string::npos);
+  EXPECT_NE(text.find("lockstep replay"), std::string::npos);
+  EXPECT_EQ(text.find("<script"), std::string::npos);  // self-contained, nothing to run
+  EXPECT_EQ(text.find("http"), std::string::npos);     // nothing fetched
+
+  const std::string out = path("sweep");
+  ASSERT_EQ(run({"sweep", scenario("script"), "--out", out}).code, kExitOk);
+  EXPECT_TRUE(fs::exists(out + "/traces/lost-update.html"));
+  std::stringstream md;
+  md << std::ifstream(out + "/summary.md").rdbuf();
+  EXPECT_NE(md.str().find("[report](traces/lost-update.html)"), std::string::npos) << md.str();
+}
+
 TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
   const CliRun r = run({"list"});
   EXPECT_EQ(r.code, kExitOk);
