@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -56,6 +57,17 @@ class Progress {
   double last_ = -1;
 };
 
+// Parses "I/N" (1-based, as job runners number their jobs) into a 0-based shard.
+sim::StrategyOptions::Shard parse_shard(const std::string& text) {
+  int i = 0, n = 0;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> i >> slash >> n) || slash != '/' || n < 1 || i < 1 || i > n || !in.eof()) {
+    throw InputError(fmt::format("--shard {}: expected I/N with 1 <= I <= N, such as 2/4", text));
+  }
+  return {i - 1, n};
+}
+
 // Interleavings longer than this are not printed by `check` (replay prints them all).
 constexpr std::size_t kMaxPrintedEvents = 200;
 
@@ -75,6 +87,7 @@ struct CheckArgs {
   std::optional<double> max_seconds;
   std::optional<int> preemptions;
   std::optional<int> depth;
+  std::string shard;
   bool iterative = false;
   bool no_shrink = false;
   std::optional<std::string> trace_out;
@@ -100,8 +113,9 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds, a.preemptions, a.depth};
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
+  if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
   const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
-  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt};
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside"};
   if (report.trace) {
     const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
     sim::save_trace(*report.trace, path);
@@ -136,8 +150,46 @@ void write_html(const sim::Trace& trace, const std::string& trace_path, const st
   if (!f) throw InputError(fmt::format("{}: cannot write the report", html_path));
 }
 
-int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, bool json,
-              const ReportContext& context, std::ostream& out, std::ostream& err) {
+struct SweepArgs {
+  std::vector<std::string> dirs;
+  std::string out = "reports";
+  bool json = false;
+  std::string shard;  // "I/N" or ""
+  std::optional<std::string> junit;
+};
+
+void write_reports(const std::string& out_dir, const std::vector<nlohmann::json>& results, double elapsed,
+                   const std::optional<std::string>& junit) {
+  fs::create_directories(out_dir);
+  std::ofstream f(fs::path(out_dir) / "results.json");
+  f << nlohmann::json(results).dump(2) << '\n';
+  std::ofstream md(fs::path(out_dir) / "summary.md");
+  md << summary_markdown(results, elapsed, out_dir);
+  if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
+  if (junit) {
+    const fs::path p(*junit);
+    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    std::ofstream j(*junit);
+    j << junit_xml(results, elapsed);
+    if (!j) throw InputError(fmt::format("{}: cannot write the JUnit report", *junit));
+  }
+}
+
+int sweep_exit_code(const std::vector<nlohmann::json>& results) {
+  bool bad = false, unexpected = false;
+  for (const auto& r : results) {
+    bad = bad || r["verdict"] == "bad_input";
+    unexpected = unexpected || !r["as_expected"].get<bool>();
+  }
+  if (bad) return kExitBadInput;
+  return unexpected ? kExitUnexpected : kExitOk;
+}
+
+int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string>& dirs = a.dirs;
+  const std::string& out_dir = a.out;
+  const bool json = a.json;
+  const sim::StrategyOptions::Shard shard = a.shard.empty() ? sim::StrategyOptions::Shard{} : parse_shard(a.shard);
   const real::Stopwatch clock;
   Progress progress(err, clock);
   std::vector<std::pair<std::string, std::string>> files;  // (file, path relative to its DIR)
@@ -157,7 +209,21 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
     std::optional<sim::CheckReport> report;
     try {
       scenario = load_scenario(file);
-      report = run_one(*scenario, {}, progress, fmt::format("[{}/{}] {}", i + 1, files.size(), scenario->name));
+      // With shards: dfs splits the scenario's search tree; other strategies take whole
+      // scenarios, one shard each, by their place in the sorted list of files.
+      sim::CheckOverrides overrides;
+      if (shard.count > 1) {
+        if (scenario->explore.strategy == "dfs") {
+          overrides.shard = shard;
+          c.shard_mode = "inside";
+        } else if (static_cast<int>(i % static_cast<std::size_t>(shard.count)) != shard.index) {
+          continue;
+        } else {
+          c.shard_mode = "whole";
+        }
+        c.shard = a.shard;
+      }
+      report = run_one(*scenario, overrides, progress, fmt::format("[{}/{}] {}", i + 1, files.size(), scenario->name));
       c.scenario = &*scenario;
       c.report = &*report;
       if (report->trace) {
@@ -183,19 +249,42 @@ int cmd_sweep(const std::vector<std::string>& dirs, const std::string& out_dir, 
     results.push_back(std::move(j));
   }
   const double elapsed = clock.elapsed_seconds();
-  {
-    std::ofstream f(fs::path(out_dir) / "results.json");
-    f << nlohmann::json(results).dump(2) << '\n';
-    std::ofstream md(fs::path(out_dir) / "summary.md");
-    md << summary_markdown(results, elapsed, out_dir);
-    if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
-  }
+  write_reports(out_dir, results, elapsed, a.junit);
   std::size_t ok = 0;
   for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
   err << fmt::format("sweep: {} scenarios, {} as expected, {} not, in {:.2f} s; reports in {}\n", results.size(),
                      ok, results.size() - ok, elapsed, (fs::path(out_dir) / "summary.md").string());
-  if (bad_input) return kExitBadInput;
-  return unexpected ? kExitUnexpected : kExitOk;
+  (void)bad_input;
+  (void)unexpected;
+  return sweep_exit_code(results);
+}
+
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::optional<std::string>& junit,
+              bool json, std::ostream& out, std::ostream& err) {
+  std::vector<nlohmann::json> entries;
+  for (const auto& path : inputs) {
+    const nlohmann::json doc = read_json_file(path);
+    const JsonCursor root(doc, path);
+    for (const auto& e : root.items()) {
+      for (const char* key : {"file", "verdict", "as_expected"}) e.at(key);  // a results.json entry
+      entries.push_back(e.value());
+    }
+  }
+  const std::vector<nlohmann::json> merged = merge_results(entries);
+  double elapsed = 0;
+  for (const auto& m : merged) elapsed = std::max(elapsed, m["elapsed_s"].get<double>());
+  write_reports(out_dir, merged, elapsed, junit);
+  for (const auto& m : merged) {
+    if (json) {
+      out << m.dump() << '\n';
+    } else {
+      out << fmt::format("{}: {} ({} executions){}\n", m["scenario"].is_null() ? m["file"].get<std::string>() : m["scenario"].get<std::string>(),
+                         m["verdict"].get<std::string>(), m["executions"].dump(), m["as_expected"].get<bool>() ? "" : "  <-- NOT AS EXPECTED");
+    }
+  }
+  err << fmt::format("merge: {} results from {} files into {} scenarios; reports in {}\n", entries.size(), inputs.size(),
+                     merged.size(), (fs::path(out_dir) / "summary.md").string());
+  return sweep_exit_code(merged);
 }
 
 int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostream& err) {
@@ -315,16 +404,29 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                 "probability at least 1/(n*k^(d-1))")
       ->check(CLI::Range(1, 100));
   c->add_flag("--no-shrink", check.no_shrink, "write the failing trace as found, without shrinking it");
+  c->add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
   c->add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c->add_flag("--json", check.json, "print one JSON object");
 
-  std::vector<std::string> sweep_dirs;
-  std::string sweep_out = "reports";
-  bool sweep_json = false;
+  SweepArgs sweep;
   auto* s = app.add_subcommand("sweep", "check every scenario under each DIR; write summary.md, results.json, traces");
-  s->add_option("dirs", sweep_dirs, "directories (searched recursively for *.json) or files")->required();
-  s->add_option("--out", sweep_out, "output directory")->capture_default_str();
-  s->add_flag("--json", sweep_json, "print one JSON object per scenario");
+  s->add_option("dirs", sweep.dirs, "directories (searched recursively for *.json) or files")->required();
+  s->add_option("--out", sweep.out, "output directory")->capture_default_str();
+  s->add_flag("--json", sweep.json, "print one JSON object per scenario");
+  s->add_option("--shard", sweep.shard,
+                "I/N: run shard I of N (1-based). dfs scenarios split their search tree, others go whole to one "
+                "shard; lockstep merge combines the shards' results.json into one run's");
+  s->add_option("--junit", sweep.junit, "also write JUnit XML (one test case per scenario) to this file");
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_out = "reports";
+  std::optional<std::string> merge_junit;
+  bool merge_json = false;
+  auto* mg = app.add_subcommand("merge", "combine the results.json of sweep shards into one summary");
+  mg->add_option("results", merge_inputs, "results.json files of the shards")->required();
+  mg->add_option("--out", merge_out, "output directory")->capture_default_str();
+  mg->add_option("--junit", merge_junit, "also write JUnit XML to this file");
+  mg->add_flag("--json", merge_json, "print one JSON object per scenario");
 
   std::string replay_path;
   bool replay_json = false;
@@ -361,7 +463,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
   try {
     if (c->parsed()) return cmd_check(check, context, out, err);
-    if (s->parsed()) return cmd_sweep(sweep_dirs, sweep_out, sweep_json, context, out, err);
+    if (s->parsed()) return cmd_sweep(sweep, context, out, err);
+    if (mg->parsed()) return cmd_merge(merge_inputs, merge_out, merge_junit, merge_json, out, err);
     if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);

@@ -1,6 +1,7 @@
 #include "cli/report.h"
 
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,9 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   }
   j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
   j["report"] = c.report_path ? nlohmann::json(*c.report_path) : nlohmann::json(nullptr);
+  j["shard"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard);
+  j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard_mode);
+  j["skipped"] = stats.skipped;
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
   return j;
 }
@@ -157,6 +161,114 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, double 
                                            : link(r["trace"], "trace") + " " + link(r.value("report", nlohmann::json()), "report"));
   }
   return md;
+}
+
+}  // namespace lockstep::cli
+
+namespace lockstep::cli {
+namespace {
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') continue;  // not allowed in XML 1.0
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string str(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(); }
+
+}  // namespace
+
+std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed_s) {
+  std::size_t failures = 0, errors = 0;
+  for (const auto& r : results) {
+    if (r["verdict"] == "bad_input") {
+      ++errors;
+    } else if (!r["as_expected"].get<bool>()) {
+      ++failures;
+    }
+  }
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuites name=\"lockstep\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                   results.size(), failures, errors, elapsed_s);
+  x += fmt::format("  <testsuite name=\"lockstep sweep\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                   results.size(), failures, errors, elapsed_s);
+  for (const auto& r : results) {
+    const std::string file = str(r["file"]);
+    const std::string name = r["scenario"].is_null() ? file : str(r["scenario"]);
+    std::string classname = std::filesystem::path(file).parent_path().string();
+    for (char& c : classname) c = c == '/' ? '.' : c;
+    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n", xml_escape(classname), xml_escape(name),
+                     r["elapsed_s"].is_number() ? r["elapsed_s"].get<double>() : 0.0);
+    std::string verdict = str(r["verdict"]);
+    if (!r["violation"].is_null()) verdict += " " + str(r["violation"]);
+    if (r["verdict"] == "bad_input") {
+      x += fmt::format("      <error message=\"{}\" type=\"bad_input\"/>\n", xml_escape(str(r["error"])));
+    } else if (!r["as_expected"].get<bool>()) {
+      std::string expected = str(r["expected_verdict"]);
+      if (r.contains("expected_violation") && !r["expected_violation"].is_null()) expected += " " + str(r["expected_violation"]);
+      x += fmt::format("      <failure message=\"verdict {}, expected {}\" type=\"unexpected_verdict\">{}</failure>\n",
+                       xml_escape(verdict), xml_escape(expected), xml_escape(str(r["message"])));
+    }
+    std::string out = fmt::format("verdict {}; {} executions, {} steps", verdict, str(r["executions"]), str(r["steps"]));
+    if (!r["trace"].is_null()) out += fmt::format("\ntrace: {}\nreplay: {}", str(r["trace"]), str(r["replay"]));
+    x += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(out));
+  }
+  x += "  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& entries) {
+  std::vector<nlohmann::json> merged;
+  std::map<std::string, std::size_t> index;  // file -> position in merged
+  for (const auto& e : entries) {
+    const std::string file = str(e["file"]);
+    auto it = index.find(file);
+    if (it == index.end()) {
+      index.emplace(file, merged.size());
+      nlohmann::json first = e;
+      first["shard"] = nullptr;
+      merged.push_back(std::move(first));
+      continue;
+    }
+    nlohmann::json& m = merged[it->second];
+    if (m["verdict"] == "bad_input" || e["verdict"] == "bad_input") {
+      if (e["verdict"] == "bad_input") m = e;
+      continue;
+    }
+    for (const char* key : {"executions", "redundant", "skipped", "steps", "failures"}) {
+      m[key] = m.value(key, std::uint64_t{0}) + e.value(key, std::uint64_t{0});
+    }
+    m["elapsed_s"] = std::max(m["elapsed_s"].get<double>(), e["elapsed_s"].get<double>());
+    const bool m_failed = is_failure(*verdict_from_name(str(m["verdict"])));
+    const bool e_failed = is_failure(*verdict_from_name(str(e["verdict"])));
+    if (!m_failed && e_failed) {
+      for (const char* key : {"verdict", "violation", "message", "trace", "report", "replay"}) m[key] = e[key];
+    } else if (!m_failed && !e_failed && m["verdict"] != e["verdict"]) {
+      m["verdict"] = "incomplete";  // one shard passed, another was cut short
+    }
+    m["exhaustive"] = m["exhaustive"].get<bool>() && e["exhaustive"].get<bool>();
+  }
+  for (auto& m : merged) {
+    if (m["verdict"] == "bad_input") continue;
+    const bool verdict_ok = m["verdict"] == m["expected_verdict"];
+    const bool violation_ok = m["expected_violation"].is_null() || m["expected_violation"] == m["violation"];
+    m["as_expected"] = verdict_ok && violation_ok;
+    const double s = m["elapsed_s"].get<double>();
+    m["steps_per_s"] = s > 0 ? m["steps"].get<double>() / s : 0.0;
+    m["executions_per_s"] = s > 0 ? m["executions"].get<double>() / s : 0.0;
+  }
+  return merged;
 }
 
 }  // namespace lockstep::cli

@@ -20,7 +20,15 @@ struct CheckedScenario {
   const sim::CheckReport* report = nullptr;
   std::optional<std::string> trace_path;
   std::optional<std::string> report_path;  // the HTML view of the trace
+  std::string shard = "";       // "I/N" when the run was a shard, else ""
+  std::string shard_mode = "";  // "inside" (the search tree was split) or "whole"
 };
+
+// JUnit XML for CI dashboards: one test case per scenario (results as in results.json).
+std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed_s);
+
+// Combines the results.json entries of shards into those of one unsharded run.
+std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& entries);
 
 // The replay command for a trace path, with the lockstep binary as it was invoked
 // (`program`), each word quoted for a POSIX shell when needed.

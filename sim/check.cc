@@ -100,6 +100,11 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   StrategyOptions so;
   so.seed = report.seed;
   so.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
+  if (o.shard.count > 1 && report.strategy != "dfs") {
+    throw InputError(fmt::format("{}: only dfs splits one scenario's search into shards (strategy {})", scenario.file,
+                                 report.strategy));
+  }
+  so.shard = o.shard;
   const int bound = o.max_preemptions.value_or(scenario.explore.max_preemptions);
   report.preemption_bound = bound;
   if (!make_strategy(report.strategy, so)) {

@@ -26,6 +26,7 @@ struct CheckOverrides {
   std::optional<double> max_seconds = std::nullopt;
   std::optional<int> max_preemptions = std::nullopt;
   std::optional<int> pct_depth = std::nullopt;
+  StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
 };

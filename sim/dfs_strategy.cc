@@ -8,9 +8,20 @@
 namespace lockstep::sim {
 namespace {
 
+// Executions are assigned to shards by the choices at their first kShardDepth branching
+// decisions (fewer when they end sooner).
+constexpr std::size_t kShardDepth = 12;
+
 class DfsStrategy final : public Strategy {
  public:
+  DfsStrategy(int shard_index, int shard_count) : shard_index_(shard_index), shard_count_(shard_count) {}
+
   std::string_view name() const override { return "dfs"; }
+
+  bool owns_execution() const override {
+    if (shard_count_ <= 1) return true;
+    return owner(depth_) == shard_index_;
+  }
 
   bool next_execution() override {
     if (!started_) {
@@ -29,6 +40,11 @@ class DfsStrategy final : public Strategy {
   }
 
   std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override {
+    // A new branching decision past the shard depth: the owner is known; skip others'.
+    if (shard_count_ > 1 && depth_ == stack_.size() && enabled.size() > 1 && branching_in(depth_) == kShardDepth &&
+        owner(depth_) != shard_index_) {
+      return kSkip;
+    }
     return decide(static_cast<std::uint32_t>(enabled.size()), step, "scheduling point");
   }
 
@@ -60,14 +76,38 @@ class DfsStrategy final : public Strategy {
     return 0;
   }
 
+  // The number of branching decisions among the first `depth` decisions.
+  std::size_t branching_in(std::size_t depth) const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < depth && i < stack_.size(); ++i) n += stack_[i].options > 1 ? 1 : 0;
+    return n;
+  }
+
+  // The shard of the path through the first `depth` decisions: a hash (FNV-1a) of the
+  // choices at its first kShardDepth branching decisions.
+  int owner(std::size_t depth) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    std::size_t branching = 0;
+    for (std::size_t i = 0; i < depth && i < stack_.size() && branching < kShardDepth; ++i) {
+      if (stack_[i].options <= 1) continue;
+      ++branching;
+      h = (h ^ stack_[i].chosen) * 1099511628211ULL;
+    }
+    return static_cast<int>(h % static_cast<std::uint64_t>(shard_count_));
+  }
+
   std::vector<Node> stack_;
   std::size_t depth_ = 0;
   bool started_ = false;
   bool exhausted_ = false;
+  int shard_index_;
+  int shard_count_;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dfs_strategy() { return std::make_unique<DfsStrategy>(); }
+std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count) {
+  return std::make_unique<DfsStrategy>(shard_index, shard_count);
+}
 
 }  // namespace lockstep::sim

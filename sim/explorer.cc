@@ -35,7 +35,9 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       result.steps = d.step();
     }
     stats.steps += result.steps;
-    if (result.pruned) {
+    if (result.skipped || (!result.pruned && !strategy.owns_execution())) {
+      ++stats.skipped;
+    } else if (result.pruned) {
       ++stats.redundant;
     } else {
       ++stats.executions;

@@ -28,6 +28,7 @@ namespace lockstep::sim {
 struct ExploreStats {
   std::uint64_t executions = 0;  // complete executions, each with a verdict
   std::uint64_t redundant = 0;   // ended early by the strategy (sleep-set blocked): no verdict
+  std::uint64_t skipped = 0;     // belonging to other shards
   std::uint64_t steps = 0;       // of both kinds
   std::uint64_t failures = 0;
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict

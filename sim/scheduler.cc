@@ -157,8 +157,8 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       break;
     }
     const std::size_t pick = strategy_->pick(enabled_, steps_);
-    if (pick == Strategy::kPrune) {
-      result_verdict_.pruned = true;
+    if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
+      (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
       break;
     }
     if (pick >= enabled_.size()) {

@@ -97,6 +97,7 @@ struct ExecutionResult {
   std::string message;
   std::uint64_t steps = 0;
   bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
+  bool skipped = false;     // the strategy ended it as another shard's
   std::string final_state;  // with RunLimits::record_final_state, once all actors finished
 };
 

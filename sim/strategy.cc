@@ -6,7 +6,7 @@
 
 namespace lockstep::sim {
 
-std::unique_ptr<Strategy> make_dfs_strategy();
+std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count);
 std::unique_ptr<Strategy> make_dpor_strategy(bool bounded);
 std::unique_ptr<Strategy> make_random_strategy(std::uint64_t seed);
 
@@ -46,7 +46,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t see
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
   std::unique_ptr<Strategy> s;
-  if (name == "dfs") s = make_dfs_strategy();
+  if (name == "dfs") s = make_dfs_strategy(options.shard.index, options.shard.count);
   if (name == "dpor") s = make_dpor_strategy(options.max_preemptions >= 0);
   if (name == "random") s = make_random_strategy(options.seed);
   if (name == "pct") s = make_pct_strategy(options.seed, options.pct_depth);

@@ -74,6 +74,8 @@ class Strategy {
   // !enabled.empty(); the transitions come in a canonical order (by actor, run before
   // timer). May throw Divergence.
   static constexpr std::size_t kPrune = static_cast<std::size_t>(-1);
+  // Ends the execution as another shard's (see StrategyOptions::shard): not counted.
+  static constexpr std::size_t kSkip = static_cast<std::size_t>(-2);
   virtual std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) = 0;
 
   // A choice point's value in [0, n). REQUIRES: n > 0. May throw Divergence.
@@ -91,6 +93,9 @@ class Strategy {
   // True once the executions so far cover every execution (only exhaustive strategies).
   virtual bool exhausted() const { return false; }
 
+  // Whether the execution that just ended belongs to this shard (see StrategyOptions::shard).
+  virtual bool owns_execution() const { return true; }
+
   // Why a finished search is not exhaustive, for reports ("" when it is, or says nothing).
   virtual std::string limitation() const { return {}; }
 };
@@ -100,6 +105,13 @@ struct StrategyOptions {
   std::uint64_t seed = 1;
   int pct_depth = 3;            // pct: bug depth d
   int max_preemptions = -1;     // >= 0: wrap the strategy in a preemption bound
+  // dfs only: explore shard `index` of `count` (0-based). An execution belongs to the shard
+  // that its first branching choices hash to, so the shards partition the executions of
+  // one unsharded run exactly; a shard skips the subtrees of others once it knows.
+  struct Shard {
+    int index = 0;
+    int count = 1;
+  } shard;
 };
 
 // Makes a strategy by name ("dpor", "dfs", "random", "pct"); nullptr for an unknown name.
