@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -287,7 +288,28 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir
   return sweep_exit_code(merged);
 }
 
-int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostream& err) {
+// Walks the replayed interleaving one step at a time: Enter shows the next step, q quits.
+void step_through(const sim::ReplayReport& r, std::istream& in, std::ostream& out) {
+  const bool interactive = isatty(STDIN_FILENO) == 1;
+  const sim::InterleavingTable table(r.events, r.actors);
+  table.header(out);
+  std::size_t i = 0;
+  while (i < r.events.size()) {
+    // One step, with the choices and observations made during it.
+    const std::uint64_t n = r.events[i].step;
+    while (i < r.events.size() && r.events[i].step == n) table.row(out, r.events[i++]);
+    if (i < r.events.size()) {
+      if (interactive) out << "  [Enter: next step, q: quit] " << std::flush;
+      std::string line;
+      if (!std::getline(in, line) || line == "q") {
+        out << "\n(stopped at step " << n << " of " << r.result.steps << ")\n";
+        return;
+      }
+    }
+  }
+}
+
+int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, std::ostream& out, std::ostream& err) {
   const sim::Trace trace = sim::load_trace(path);
   sim::ReplayReport r;
   try {
@@ -308,7 +330,11 @@ int cmd_replay(const std::string& path, bool json, std::ostream& out, std::ostre
     out << j.dump() << '\n';
     return kExitOk;
   }
-  sim::print_interleaving(out, r.events, r.actors);
+  if (step) {
+    step_through(r, in, out);
+  } else {
+    sim::print_interleaving(out, r.events, r.actors);
+  }
   std::string verdict(verdict_name(r.result.verdict));
   if (!r.result.invariant.empty()) verdict += " " + r.result.invariant;
   out << fmt::format("verdict: {}{}\n", verdict, r.result.message.empty() ? "" : ": " + r.result.message);
@@ -375,6 +401,10 @@ int cmd_list(bool json, std::ostream& out) {
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  return run_cli(argc, argv, std::cin, out, err);
+}
+
+int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app{"lockstep: deterministic concurrency simulation and model checking for lock services"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lockstep 0.1.0");
@@ -429,10 +459,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   mg->add_flag("--json", merge_json, "print one JSON object per scenario");
 
   std::string replay_path;
-  bool replay_json = false;
+  bool replay_json = false, replay_step = false;
   auto* r = app.add_subcommand("replay", "re-execute a trace from its decisions; check log and verdict; print it");
   r->add_option("trace", replay_path, "trace file (lockstep-trace/1)")->required();
   r->add_flag("--json", replay_json, "print one JSON object instead of the table");
+  r->add_flag("--step", replay_step, "walk the interleaving one step at a time (Enter: next, q: quit)");
 
   std::string shrink_path;
   std::optional<std::string> shrink_out;
@@ -465,7 +496,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (c->parsed()) return cmd_check(check, context, out, err);
     if (s->parsed()) return cmd_sweep(sweep, context, out, err);
     if (mg->parsed()) return cmd_merge(merge_inputs, merge_out, merge_junit, merge_json, out, err);
-    if (r->parsed()) return cmd_replay(replay_path, replay_json, out, err);
+    if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, in, out, err);
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);
     if (rep->parsed()) return cmd_report(report_path, report_out, context, out);

@@ -5,6 +5,7 @@
 // missing file, a trace that no longer fits the code); 3 an internal error of lockstep.
 #pragma once
 
+#include <istream>
 #include <ostream>
 
 namespace lockstep::cli {
@@ -14,7 +15,9 @@ inline constexpr int kExitUnexpected = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;
 
-// Runs the command line; writes results to `out` and diagnostics to `err`.
+// Runs the command line; writes results to `out` and diagnostics to `err`; reads `in` (for
+// replay --step; std::cin in the first form).
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err);
 
 }  // namespace lockstep::cli

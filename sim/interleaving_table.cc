@@ -22,31 +22,39 @@ std::string time_text(std::int64_t ns) {
 
 }  // namespace
 
-void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events,
-                        const std::vector<std::string>& actors) {
-  std::vector<std::size_t> width(actors.size());
-  for (std::size_t a = 0; a < actors.size(); ++a) width[a] = actors[a].size();
-  std::size_t time_width = 4;
+InterleavingTable::InterleavingTable(const std::vector<LogEvent>& events, const std::vector<std::string>& actors)
+    : actors_(actors), width_(actors.size()) {
+  for (std::size_t a = 0; a < actors.size(); ++a) width_[a] = actors[a].size();
   for (const auto& e : events) {
     if (e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors.size()) {
-      width[e.actor] = std::max(width[e.actor], cell(e).size());
+      width_[e.actor] = std::max(width_[e.actor], cell(e).size());
     }
-    time_width = std::max(time_width, time_text(e.time_ns).size());
+    time_width_ = std::max(time_width_, time_text(e.time_ns).size());
   }
-  std::string line = fmt::format("{:>6}  {:<{}}", "step", "time", time_width);
-  for (std::size_t a = 0; a < actors.size(); ++a) line += fmt::format("  {:<{}}", actors[a], width[a]);
+}
+
+void InterleavingTable::header(std::ostream& out) const {
+  std::string line = fmt::format("{:>6}  {:<{}}", "step", "time", time_width_);
+  for (std::size_t a = 0; a < actors_.size(); ++a) line += fmt::format("  {:<{}}", actors_[a], width_[a]);
   while (!line.empty() && line.back() == ' ') line.pop_back();
   out << line << '\n';
-  for (const auto& e : events) {
-    line = fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width);
-    const bool in_column = e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors.size();
-    for (std::size_t a = 0; a < actors.size(); ++a) {
-      line += fmt::format("  {:<{}}", in_column && static_cast<std::size_t>(e.actor) == a ? cell(e) : std::string(), width[a]);
-    }
-    if (!in_column) line += "  (outside any actor) " + cell(e);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << '\n';
+}
+
+void InterleavingTable::row(std::ostream& out, const LogEvent& e) const {
+  std::string line = fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width_);
+  const bool in_column = e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors_.size();
+  for (std::size_t a = 0; a < actors_.size(); ++a) {
+    line += fmt::format("  {:<{}}", in_column && static_cast<std::size_t>(e.actor) == a ? cell(e) : std::string(), width_[a]);
   }
+  if (!in_column) line += "  (outside any actor) " + cell(e);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  out << line << '\n';
+}
+
+void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors) {
+  const InterleavingTable table(events, actors);
+  table.header(out);
+  for (const auto& e : events) table.row(out, e);
 }
 
 }  // namespace lockstep::sim

@@ -158,6 +158,21 @@ TEST_F(Cli, SweepWritesSummaryResultsAndTracesAndComparesExpectations) {
   EXPECT_NE(m.out.find("\"scenario\":\"lost-update\""), std::string::npos) << m.out;
 }
 
+TEST_F(Cli, ReplayStepWalksOneStepPerLineAndStopsOnQ) {
+  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
+  std::vector<const char*> argv = {"lockstep", "replay", trace.c_str(), "--step"};
+  std::istringstream two_then_quit("\n\nq\n");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli(static_cast<int>(argv.size()), argv.data(), two_then_quit, out, err), kExitOk) << err.str();
+  EXPECT_NE(out.str().find("read x -> 0"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("(stopped at step 2 of 4)"), std::string::npos) << out.str();
+  std::istringstream all("\n\n\n\n");
+  std::ostringstream out2;
+  ASSERT_EQ(run_cli(static_cast<int>(argv.size()), argv.data(), all, out2, err), kExitOk);
+  EXPECT_NE(out2.str().find("verdict: violation final_state"), std::string::npos) << out2.str();
+  EXPECT_EQ(out2.str().find("stopped"), std::string::npos);
+}
+
 TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
   const std::string html = path("r.html");
   const CliRun r = run({"report", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lockinc-no-lock-3.json", "-o", html});

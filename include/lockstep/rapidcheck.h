@@ -1,0 +1,79 @@
+// lockstep/rapidcheck.h: RapidCheck generators, so a property can quantify over programs
+// and configurations.
+//
+//   RC_GTEST_PROP(MyTool, AgreesWithLockstep, ()) {
+//     const nlohmann::json doc = *lockstep::gen::script_scenario({.max_actors = 3});
+//     const lockstep::Scenario s = lockstep::parse_scenario(doc, "<generated>");
+//     ...
+//   }
+//
+// script_scenario generates a whole `script` scenario document: 1..max_actors actors of
+// up to max_ops operations (reads, writes, compare-and-swaps, well-formed critical
+// sections, timed lock attempts, sleeps), a final check, and explore settings.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/scenario.h"
+
+namespace lockstep::gen {
+
+struct ScriptShape {
+  int max_actors = 3;
+  int max_ops = 4;
+  bool blocking = true;  // critical sections, timed lock attempts and sleeps too
+  std::vector<std::string> vars = {"x", "y"};
+  std::vector<std::string> mutexes = {"m", "n"};
+  std::string strategy = "dpor";
+  bool timed = false;  // explore in timed mode
+};
+
+inline rc::Gen<std::string> script_op(const ScriptShape& shape) {
+  return rc::gen::exec([shape] {
+    const std::string var = *rc::gen::elementOf(shape.vars);
+    const int kind = *rc::gen::inRange(0, shape.blocking ? 6 : 4);
+    switch (kind) {
+      case 0: return "read " + var + " r";
+      case 1: return "write " + var + " " + std::to_string(*rc::gen::inRange(0, 3));
+      case 2: return "write " + var + " r+1";
+      case 3: return "cas " + var + " " + std::to_string(*rc::gen::inRange(0, 2)) + " 1 ok";
+      case 4: return "lockfor " + *rc::gen::elementOf(shape.mutexes) + " " + std::to_string(*rc::gen::inRange(0, 10)) + " got";
+      default: return "sleep " + std::to_string(*rc::gen::inRange(0, 5));
+    }
+  });
+}
+
+inline rc::Gen<nlohmann::json> script_scenario(const ScriptShape& shape = {}) {
+  return rc::gen::exec([shape] {
+    nlohmann::json doc = {{"format", "lockstep-scenario/1"}, {"name", "generated"}, {"system", "script"}};
+    const int actors = *rc::gen::inRange(1, shape.max_actors + 1);
+    for (int a = 0; a < actors; ++a) {
+      std::vector<std::string> ops;
+      const int n = *rc::gen::inRange(0, shape.max_ops + 1);
+      for (int i = 0; i < n; ++i) {
+        if (shape.blocking && *rc::gen::inRange(0, 4) == 0) {  // a well-formed critical section
+          const std::string m = *rc::gen::elementOf(shape.mutexes);
+          ops.insert(ops.end(), {"lock " + m, *script_op(ScriptShape{shape.max_actors, shape.max_ops, false, shape.vars,
+                                                                      shape.mutexes, shape.strategy, shape.timed}),
+                                 "unlock " + m});
+        } else {
+          ops.push_back(*script_op(shape));
+        }
+      }
+      doc["actors"].push_back({{"name", std::string(1, static_cast<char>('a' + a))}, {"ops", ops}});
+    }
+    nlohmann::json vars = nlohmann::json::object();
+    for (const auto& v : shape.vars) vars[v] = 0;
+    doc["config"] = {{"vars", vars},
+                     {"check", {*rc::gen::elementOf(shape.vars) + " <= " + std::to_string(*rc::gen::inRange(0, 4))}}};
+    doc["explore"] = {{"strategy", shape.strategy}, {"time", shape.timed ? "timed" : "untimed"}, {"max_steps", 500}};
+    return doc;
+  });
+}
+
+}  // namespace lockstep::gen
