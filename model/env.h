@@ -38,6 +38,11 @@
 
 namespace lockstep {
 
+namespace pg {
+class Pool;
+struct PoolConfig;
+}  // namespace pg
+
 // Durations and instants. Instants count from the start of the run (virtual in the
 // simulation). Only durations and instants are used here, never a clock.
 using Duration = std::chrono::nanoseconds;
@@ -152,6 +157,10 @@ class Env {
   virtual std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) = 0;
   // Opens `path` (a name; nothing touches the disk in the simulation).
   virtual std::unique_ptr<File> open_file(std::string path) = 0;
+
+  // A connection pool to PostgreSQL (model/pg.h). The simulation has one simulated server
+  // per execution; an Env without a PostgreSQL backend throws ModelError.
+  virtual std::unique_ptr<pg::Pool> new_pg_pool(const pg::PoolConfig& config);
 };
 
 // Actor-local storage: what the seeds call thread-local. One T per actor, created on

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "model/pg.h"
+#include "sim/pg/sim_pg.h"
 #include "sim/sim_objects.h"
 
 namespace lockstep::sim {
@@ -139,12 +141,19 @@ class SimFile final : public File, public WaitCondition {
 
 // ---- Env ---------------------------------------------------------------------------------
 
+class PgServerHolder {
+ public:
+  explicit PgServerHolder(Scheduler& s) : server(s) {}
+  pg::Server server;
+};
+
 SimEnv::SimEnv() = default;
 SimEnv::~SimEnv() = default;
 
 void SimEnv::begin_execution(Scheduler& scheduler) {
   scheduler_ = &scheduler;
   inodes_.clear();
+  pg_.reset();
   next_file_ = 0;
 }
 
@@ -177,6 +186,11 @@ std::unique_ptr<RWMutex> SimEnv::new_rwmutex(std::string name) { return make_sim
 std::unique_ptr<Lock> SimEnv::new_lock(std::string name) { return make_sim_lock(*scheduler_, std::move(name)); }
 std::unique_ptr<SharedVar> SimEnv::new_shared_var(std::string name, std::int64_t initial) {
   return make_sim_shared_var(*scheduler_, std::move(name), initial);
+}
+
+std::unique_ptr<lockstep::pg::Pool> SimEnv::new_pg_pool(const lockstep::pg::PoolConfig& config) {
+  if (!pg_) pg_ = std::make_unique<PgServerHolder>(*scheduler_);
+  return pg::make_pool(pg_->server, config);
 }
 
 std::unique_ptr<File> SimEnv::open_file(std::string path) {

@@ -42,6 +42,7 @@ class SimEnv final : public Env {
   std::unique_ptr<Lock> new_lock(std::string name) override;
   std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) override;
   std::unique_ptr<File> open_file(std::string path) override;
+  std::unique_ptr<lockstep::pg::Pool> new_pg_pool(const lockstep::pg::PoolConfig& config) override;
 
   // The flock state of one path (what an inode's lock list is to the kernel).
   struct Inode;
@@ -49,6 +50,7 @@ class SimEnv final : public Env {
  private:
   Scheduler* scheduler_ = nullptr;
   std::map<std::string, std::unique_ptr<Inode>> inodes_;  // per execution
+  std::unique_ptr<class PgServerHolder> pg_;              // the simulated PostgreSQL, per execution
   int next_file_ = 0;
 };
 

@@ -1,0 +1,11 @@
+#include "model/env.h"
+
+#include "model/pg.h"
+
+namespace lockstep {
+
+std::unique_ptr<pg::Pool> Env::new_pg_pool(const pg::PoolConfig& /*config*/) {
+  throw ModelError("this Env has no PostgreSQL backend");
+}
+
+}  // namespace lockstep

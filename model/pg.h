@@ -1,0 +1,191 @@
+// model/pg.h: the PostgreSQL backend that lock-service code is written against.
+//
+// A Pool with SQLAlchemy QueuePool semantics hands out Connections; each operation stands
+// for one SQL statement, named in its comment, so the simulated backend (sim/pg/) and the
+// libpq one (real/, a later issue) implement the same contract. Expected failures are
+// values (Status / Result carrying the real SQLSTATE), never exceptions; warnings (an
+// unlock of a lock not held) are collected as the notice receiver would.
+//
+// Scope today: advisory locks in both key forms and both modes, session and transaction
+// scope; lock_timeout and statement_timeout; begin / commit / rollback; the pool. Row
+// locks, the pg_locks view and deadlock detection come with the rest of issue 3.
+//
+// Thread-safety: a Connection is used by one actor at a time; a Pool by any.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/env.h"
+
+namespace lockstep::pg {
+
+// SQLSTATE codes lock services meet.
+namespace sqlstate {
+inline constexpr std::string_view kWarning = "01000";
+inline constexpr std::string_view kLockNotAvailable = "55P03";  // lock_timeout, NOWAIT
+inline constexpr std::string_view kQueryCanceled = "57014";     // statement_timeout
+inline constexpr std::string_view kDeadlockDetected = "40P01";
+inline constexpr std::string_view kAdminShutdown = "57P01";     // pg_terminate_backend
+inline constexpr std::string_view kConnectionFailure = "08006";
+inline constexpr std::string_view kPoolTimeout = "LS001";       // QueuePool checkout timeout (not a server code)
+}  // namespace sqlstate
+
+// An error or warning as the server reports it.
+struct Error {
+  std::string sqlstate;
+  std::string message;
+};
+
+// Success, or an Error.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Error e) : error_(std::move(e)) {}  // NOLINT(google-explicit-constructor): errors convert
+  bool ok() const { return !error_; }
+  const Error& error() const { return *error_; }
+  bool is(std::string_view code) const { return error_ && error_->sqlstate == code; }
+
+ private:
+  std::optional<Error> error_;
+};
+
+// A value, or an Error.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error e) : error_(std::move(e)) {}      // NOLINT(google-explicit-constructor)
+  bool ok() const { return value_.has_value(); }
+  const T& value() const& { return *value_; }
+  T& value() & { return *value_; }
+  T&& value() && { return std::move(*value_); }  // moves out of a temporary result
+  const Error& error() const { return *error_; }
+  bool is(std::string_view code) const { return error_ && error_->sqlstate == code; }
+
+ private:
+  std::optional<T> value_;
+  std::optional<Error> error_;
+};
+
+enum class LockMode { exclusive, shared };
+
+// An advisory lock key: pg_advisory_lock(bigint) or pg_advisory_lock(int4, int4). In
+// pg_locks the first shows classid = high 32 bits, objid = low 32 bits, objsubid = 1; the
+// second classid = key1, objid = key2, objsubid = 2 (negative keys as unsigned 32 bits).
+class AdvisoryKey {
+ public:
+  static AdvisoryKey single(std::int64_t key) {
+    const auto u = static_cast<std::uint64_t>(key);
+    return AdvisoryKey(static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u), 1);
+  }
+  static AdvisoryKey pair(std::int32_t key1, std::int32_t key2) {
+    return AdvisoryKey(static_cast<std::uint32_t>(key1), static_cast<std::uint32_t>(key2), 2);
+  }
+  std::uint32_t classid() const { return classid_; }
+  std::uint32_t objid() const { return objid_; }
+  std::uint16_t objsubid() const { return objsubid_; }
+  friend bool operator==(const AdvisoryKey&, const AdvisoryKey&) = default;
+  friend auto operator<=>(const AdvisoryKey&, const AdvisoryKey&) = default;
+
+ private:
+  AdvisoryKey(std::uint32_t c, std::uint32_t o, std::uint16_t s) : classid_(c), objid_(o), objsubid_(s) {}
+  std::uint32_t classid_;
+  std::uint32_t objid_;
+  std::uint16_t objsubid_;
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // SELECT pg_backend_pid()
+  virtual int backend_pid() const = 0;
+
+  // SELECT pg_advisory_lock($1) / pg_advisory_lock_shared($1) (or the ($1, $2) forms).
+  // Waits; fails with 55P03 on lock_timeout, 57014 on statement_timeout, 57P01 if the
+  // backend is terminated while waiting.
+  virtual Status advisory_lock(AdvisoryKey key, LockMode mode) = 0;
+  // SELECT pg_try_advisory_lock($1) / _shared: false when it would wait.
+  virtual Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) = 0;
+  // SELECT pg_advisory_unlock($1) / _shared: false, with WARNING 01000 "you don't own a
+  // lock of type ExclusiveLock" (ShareLock), when not held.
+  virtual Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) = 0;
+  // SELECT pg_advisory_unlock_all()
+  virtual Status advisory_unlock_all() = 0;
+  // SELECT pg_advisory_xact_lock($1) / _shared: held until the transaction ends. Outside
+  // an explicit transaction the statement is its own transaction: released at once.
+  virtual Status advisory_xact_lock(AdvisoryKey key, LockMode mode) = 0;
+
+  // SET lock_timeout = '<n>ms' / SET statement_timeout = '<n>ms' (zero disables).
+  virtual Status set_lock_timeout(Duration timeout) = 0;
+  virtual Status set_statement_timeout(Duration timeout) = 0;
+
+  // BEGIN / COMMIT / ROLLBACK. Session advisory locks survive all three.
+  virtual Status begin() = 0;
+  virtual Status commit() = 0;
+  virtual Status rollback() = 0;
+
+  // The WARNINGs raised since the last call (what a notice receiver collects).
+  virtual std::vector<Error> take_warnings() = 0;
+};
+
+// A connection borrowed from a Pool; returned (with a ROLLBACK, keeping session locks) when
+// destroyed. Returning is a release: it runs even while an actor unwinds.
+class PooledConnection {
+ public:
+  PooledConnection() = default;
+  PooledConnection(std::unique_ptr<Connection> c, std::function<void(std::unique_ptr<Connection>)> give_back)
+      : connection_(std::move(c)), give_back_(std::move(give_back)) {}
+  PooledConnection(PooledConnection&&) = default;
+  PooledConnection& operator=(PooledConnection&& o) noexcept {
+    if (this != &o) {
+      release();
+      connection_ = std::move(o.connection_);
+      give_back_ = std::move(o.give_back_);
+    }
+    return *this;
+  }
+  ~PooledConnection() { release(); }
+  Connection* operator->() const { return connection_.get(); }
+  Connection& operator*() const { return *connection_; }
+  explicit operator bool() const { return connection_ != nullptr; }
+  void release() {
+    if (connection_ && give_back_) give_back_(std::move(connection_));
+    connection_.reset();
+  }
+
+ private:
+  std::unique_ptr<Connection> connection_;
+  std::function<void(std::unique_ptr<Connection>)> give_back_;
+};
+
+struct PoolConfig {
+  int pool_size = 5;
+  int max_overflow = 10;
+  Duration timeout = std::chrono::seconds(30);  // checkout wait
+  // Simulation only (a real server has Bug #17686 anyway): a waiter's timeout may fire
+  // after the releasing backend granted its lock; the client then gets 55P03 while the
+  // session holds the lock (the phantom grant).
+  bool phantom_grant = false;
+};
+
+// SQLAlchemy QueuePool: pool_size connections kept, up to max_overflow more opened on
+// demand, a checkout waits up to `timeout` and then fails ("QueuePool limit of size N
+// overflow M reached, connection timed out"). Idle connections are handed out in the
+// order they came back (QueuePool's default). A returned connection is rolled back and
+// keeps its session locks; one beyond pool_size is closed, which releases them.
+class Pool {
+ public:
+  virtual ~Pool() = default;
+  virtual Result<PooledConnection> checkout() = 0;
+  virtual PoolConfig config() const = 0;
+};
+
+}  // namespace lockstep::pg

@@ -1,0 +1,148 @@
+#include "sim/pg/lock_table.h"
+
+#include <algorithm>
+
+namespace lockstep::sim::pg {
+
+bool LockTable::holder_conflicts(const Lock& l, int session, LockMode mode) {
+  for (const auto& [s, h] : l.holders) {
+    if (s == session) continue;
+    if (h.exclusive() > 0 || (h.shared() > 0 && conflicts(mode, LockMode::shared))) return true;
+  }
+  return false;
+}
+
+void LockTable::grant(Lock& l, int session, LockMode mode, Scope scope) {
+  Hold& h = l.holders[session];
+  const bool x = mode == LockMode::exclusive;
+  int& count = scope == Scope::session ? (x ? h.session_exclusive : h.session_shared) : (x ? h.xact_exclusive : h.xact_shared);
+  ++count;
+}
+
+std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+  if (try_request(session, key, mode, scope)) return nullptr;
+  auto w = std::make_shared<Waiter>();
+  w->session = session;
+  w->key = key;
+  w->mode = mode;
+  w->scope = scope;
+  locks_[key].queue.push_back(w);
+  return w;
+}
+
+bool LockTable::try_request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+  Lock& l = locks_[key];
+  const auto mine = l.holders.find(session);
+  const bool holds_key = mine != l.holders.end() && mine->second.any();
+  const bool holds_mode = holds_key && (mode == LockMode::exclusive ? mine->second.exclusive() : mine->second.shared()) > 0;
+  bool blocked = false;
+  if (!holds_mode) {
+    blocked = holder_conflicts(l, session, mode);
+    // A queued waiter holds off later conflicting requests, but not from a session that
+    // already holds the key (it is granted at once when no holder conflicts).
+    if (!blocked && !holds_key) {
+      blocked = std::any_of(l.queue.begin(), l.queue.end(), [&](const auto& w) { return conflicts(mode, w->mode); });
+    }
+  }
+  if (blocked) {
+    forget_if_unused(key);
+    return false;
+  }
+  grant(l, session, mode, scope);
+  return true;
+}
+
+void LockTable::wake(Lock& l) {
+  // ProcLockWakeup: grant in queue order; a waiter left waiting blocks later conflicting ones.
+  std::vector<LockMode> ahead;
+  for (auto it = l.queue.begin(); it != l.queue.end();) {
+    const auto& w = *it;
+    const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](LockMode m) { return conflicts(w->mode, m); });
+    if (!behind && !holder_conflicts(l, w->session, w->mode)) {
+      grant(l, w->session, w->mode, w->scope);
+      w->state = Waiter::State::granted;
+      it = l.queue.erase(it);
+    } else {
+      ahead.push_back(w->mode);
+      ++it;
+    }
+  }
+}
+
+bool LockTable::release(int session, AdvisoryKey key, LockMode mode) {
+  auto lit = locks_.find(key);
+  if (lit == locks_.end()) return false;
+  Lock& l = lit->second;
+  auto hit = l.holders.find(session);
+  if (hit == l.holders.end()) return false;
+  int& count = mode == LockMode::exclusive ? hit->second.session_exclusive : hit->second.session_shared;
+  if (count == 0) return false;
+  --count;
+  if (!hit->second.any()) l.holders.erase(hit);
+  wake(l);
+  forget_if_unused(key);
+  return true;
+}
+
+void LockTable::release_all(int session, Scope scope) {
+  for (auto& [key, l] : locks_) {
+    auto hit = l.holders.find(session);
+    if (hit == l.holders.end()) continue;
+    Hold& h = hit->second;
+    if (scope == Scope::session) {
+      h.session_exclusive = h.session_shared = 0;
+    } else {
+      h.xact_exclusive = h.xact_shared = 0;
+    }
+    if (!h.any()) l.holders.erase(hit);
+    wake(l);
+  }
+  std::erase_if(locks_, [](const auto& kv) { return kv.second.holders.empty() && kv.second.queue.empty(); });
+}
+
+void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
+  auto lit = locks_.find(key);
+  if (lit == locks_.end()) return;
+  Lock& l = lit->second;
+  auto hit = l.holders.find(session);
+  if (hit == l.holders.end()) return;
+  Hold& h = hit->second;
+  if (scope == Scope::session) {
+    h.session_exclusive = h.session_shared = 0;
+  } else {
+    h.xact_exclusive = h.xact_shared = 0;
+  }
+  if (!h.any()) l.holders.erase(hit);
+  wake(l);
+  forget_if_unused(key);
+}
+
+void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
+  auto lit = locks_.find(waiter->key);
+  if (lit == locks_.end()) return;
+  auto& q = lit->second.queue;
+  q.erase(std::remove(q.begin(), q.end(), waiter), q.end());
+  wake(lit->second);  // those it held off may go now
+  forget_if_unused(waiter->key);
+}
+
+int LockTable::held(int session, AdvisoryKey key, LockMode mode) const {
+  auto lit = locks_.find(key);
+  if (lit == locks_.end()) return 0;
+  auto hit = lit->second.holders.find(session);
+  if (hit == lit->second.holders.end()) return 0;
+  return mode == LockMode::exclusive ? hit->second.exclusive() : hit->second.shared();
+}
+
+std::vector<AdvisoryKey> LockTable::keys() const {
+  std::vector<AdvisoryKey> out;
+  for (const auto& [key, l] : locks_) out.push_back(key);
+  return out;
+}
+
+void LockTable::forget_if_unused(AdvisoryKey key) {
+  auto it = locks_.find(key);
+  if (it != locks_.end() && it->second.holders.empty() && it->second.queue.empty()) locks_.erase(it);
+}
+
+}  // namespace lockstep::sim::pg

@@ -1,0 +1,80 @@
+// sim/pg/lock_table.h: the advisory locks of one simulated PostgreSQL server, with the
+// rules of src/backend/storage/lmgr/lock.c and proc.c (see postgres-semantics.md):
+//  - a session holds each (key, mode) with a count, separately per scope (session or
+//    transaction); one session may hold both modes of a key;
+//  - exclusive conflicts with both modes of other sessions, shared with exclusive;
+//  - a request that must wait joins the key's FIFO queue; a queued waiter blocks later
+//    conflicting requests, except from a session that already holds the key (granted at
+//    once if no holder conflicts);
+//  - a release grants waiters in queue order, skipping any that conflicts with the holders
+//    or with a waiter still ahead of it; the grant happens here, in the releasing backend.
+// Deterministic; no scheduling of its own (sim/pg/connection.cc yields around it).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/pg.h"
+
+namespace lockstep::sim::pg {
+
+using lockstep::pg::AdvisoryKey;
+using lockstep::pg::LockMode;
+
+enum class Scope { session, transaction };
+
+// A request that had to wait. Its backend parks until `state` leaves waiting.
+struct Waiter {
+  enum class State { waiting, granted, canceled };
+  int session = 0;
+  AdvisoryKey key = AdvisoryKey::single(0);
+  LockMode mode = LockMode::exclusive;
+  Scope scope = Scope::session;
+  State state = State::waiting;
+};
+
+class LockTable {
+ public:
+  // Grants at once (nullptr) or queues the request (the waiter to park on).
+  std::shared_ptr<Waiter> request(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  // pg_try_advisory_lock: grants at once or returns false, queueing nothing.
+  bool try_request(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  // Releases one hold of (key, mode) in session scope; false when none is held.
+  bool release(int session, AdvisoryKey key, LockMode mode);
+  // Releases every hold of the session in `scope` (pg_advisory_unlock_all, commit, ...).
+  void release_all(int session, Scope scope);
+  // The same for one key.
+  void release_key(int session, AdvisoryKey key, Scope scope);
+  // A waiter gives up (timeout, termination): out of the queue, which may grant others.
+  void cancel(const std::shared_ptr<Waiter>& waiter);
+
+  // How many times the session holds (key, mode), in both scopes.
+  int held(int session, AdvisoryKey key, LockMode mode) const;
+  std::vector<AdvisoryKey> keys() const;
+
+ private:
+  struct Hold {
+    int session_exclusive = 0, session_shared = 0, xact_exclusive = 0, xact_shared = 0;
+    int exclusive() const { return session_exclusive + xact_exclusive; }
+    int shared() const { return session_shared + xact_shared; }
+    bool any() const { return exclusive() + shared() > 0; }
+  };
+  struct Lock {
+    std::map<int, Hold> holders;
+    std::deque<std::shared_ptr<Waiter>> queue;
+  };
+
+  static bool conflicts(LockMode a, LockMode b) { return a == LockMode::exclusive || b == LockMode::exclusive; }
+  static bool holder_conflicts(const Lock& l, int session, LockMode mode);
+  static void grant(Lock& l, int session, LockMode mode, Scope scope);
+  static void wake(Lock& l);
+  void forget_if_unused(AdvisoryKey key);
+
+  std::map<AdvisoryKey, Lock> locks_;
+};
+
+}  // namespace lockstep::sim::pg

@@ -1,0 +1,40 @@
+// sim/pg/sim_pg.h: a simulated PostgreSQL server behind model/pg.h, for one execution.
+//
+// Every statement is a visible operation on the scheduler with the footprint of the lock it
+// touches. A blocking advisory lock is two steps: the request (granted at once, or queued),
+// then the wait, parked until the releasing backend grants it (sim/pg/lock_table.h) or its
+// lock_timeout / statement_timeout fires (a timer transition: in untimed mode at any
+// moment of the wait). With PoolConfig::phantom_grant, a timeout that fires after the grant
+// returns 55P03 with the lock held, as Bug #17686 does; without it the grant wins.
+// COMMIT, ROLLBACK, pg_advisory_unlock_all and closing release their locks one key per
+// step (a footprint names one object): a sound over-approximation of the atomic release.
+#pragma once
+
+#include <memory>
+
+#include "model/pg.h"
+#include "sim/pg/lock_table.h"
+#include "sim/scheduler.h"
+
+namespace lockstep::sim::pg {
+
+class Server {
+ public:
+  explicit Server(Scheduler& s) : s_(s), pool_object_(s.new_object("pool")) {}
+  Scheduler& scheduler() { return s_; }
+  LockTable& locks() { return locks_; }
+  int open_session() { return next_pid_++; }
+  ObjectId object_for(AdvisoryKey key);
+  ObjectId pool_object() const { return pool_object_; }
+
+ private:
+  Scheduler& s_;
+  LockTable locks_;
+  std::map<AdvisoryKey, ObjectId> objects_;
+  int next_pid_ = 1001;
+  ObjectId pool_object_;
+};
+
+std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);
+
+}  // namespace lockstep::sim::pg
