@@ -7,8 +7,9 @@
 // unlock of a lock not held) are collected as the notice receiver would.
 //
 // Scope today: advisory locks in both key forms and both modes, session and transaction
-// scope; lock_timeout and statement_timeout; begin / commit / rollback; the pool. Row
-// locks, the pg_locks view and deadlock detection come with the rest of issue 3.
+// scope; lock_timeout and statement_timeout; deadlock detection; a backend terminated
+// (as a fault); begin / commit / rollback; the pool. Row locks, the pg_locks view and
+// pg_terminate_backend come with the rest of issue 3.
 //
 // Thread-safety: a Connection is used by one actor at a time; a Pool by any.
 #pragma once
@@ -63,13 +64,20 @@ class [[nodiscard]] Result {
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Error e) : error_(std::move(e)) {}      // NOLINT(google-explicit-constructor)
   bool ok() const { return value_.has_value(); }
-  const T& value() const& { return *value_; }
-  T& value() & { return *value_; }
-  T&& value() && { return std::move(*value_); }  // moves out of a temporary result
+  // REQUIRES: ok(). Otherwise throws ModelError naming the error: a model that ignores a
+  // failure gets verdict model_error, not undefined behaviour.
+  const T& value() const& { return checked(); }
+  T& value() & { return checked(); }
+  T&& value() && { return std::move(checked()); }  // moves out of a temporary result
   const Error& error() const { return *error_; }
   bool is(std::string_view code) const { return error_ && error_->sqlstate == code; }
 
  private:
+  T& checked() const {
+    if (!value_) throw ModelError("value() of a failed result: " + error_->sqlstate + " " + error_->message);
+    return const_cast<T&>(*value_);
+  }
+
   std::optional<T> value_;
   std::optional<Error> error_;
 };
@@ -174,6 +182,13 @@ struct PoolConfig {
   // after the releasing backend granted its lock; the client then gets 55P03 while the
   // session holds the lock (the phantom grant).
   bool phantom_grant = false;
+  // Simulation only: at any one statement of an execution the backend may be terminated
+  // (a recorded choice): the statement fails with 57P01, the session's locks go, and every
+  // later statement on that connection fails with 08006.
+  bool backend_terminated = false;
+  // The server's deadlock_timeout: a waiter checks for a deadlock once, this long after it
+  // started waiting (untimed: at any moment of the wait).
+  Duration deadlock_timeout = std::chrono::seconds(1);
 };
 
 // SQLAlchemy QueuePool: pool_size connections kept, up to max_overflow more opened on

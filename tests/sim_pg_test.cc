@@ -281,6 +281,23 @@ TEST(SimPg, ThePoolKeepsSessionLocksAcrossBorrowers) {
   EXPECT_EQ(*logs.begin(), "same backend true still holds true");
 }
 
+TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
+  struct One {
+    explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{1, 0, 1s, false})) {}
+    std::unique_ptr<pg::Pool> pool;
+  };
+  LambdaSystem<One> system(1, [](One& s, Env&, ActorId) {
+    auto a = s.pool->checkout().value();
+    auto b = s.pool->checkout().value();  // times out: value() of an error
+  });
+  sim::ExploreOptions options;
+  options.limits.time = TimeMode::timed;
+  const auto r = testing::explore(system, "dfs", options);
+  ASSERT_EQ(r.verdict, Verdict::model_error);
+  EXPECT_NE(r.first_failure->result.message.find("value() of a failed result: LS001"), std::string::npos)
+      << r.first_failure->result.message;
+}
+
 TEST(SimPg, APoolTimesOutWhenExhausted) {
   struct Small {
     explicit Small(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{1, 1, 5s, false})) {}
@@ -301,6 +318,59 @@ TEST(SimPg, APoolTimesOutWhenExhausted) {
   sim::ExploreOptions options;
   options.limits.time = TimeMode::timed;
   EXPECT_EQ(testing::explore(system, "dfs", options).verdict, Verdict::pass);
+}
+
+TEST(SimPg, ADeadlockHasOneVictimThatKeepsItsSessionLocks) {
+  const AdvisoryKey k1 = AdvisoryKey::pair(1, 1), k2 = AdvisoryKey::pair(1, 2);
+  auto actor = [](AdvisoryKey first, AdvisoryKey second, const char* name) {
+    return [=](Db& db, Env& env) {
+      auto c = db.pool->checkout().value();
+      (void)c->advisory_lock(first, LockMode::exclusive);
+      env.sleep_for(1ms);
+      const auto st = c->advisory_lock(second, LockMode::exclusive);
+      if (!st.ok()) {
+        // The victim still holds its first lock: the other stays blocked until it lets go.
+        const bool still_held = c->advisory_unlock(first, LockMode::exclusive).value();
+        db.log.push_back(fmt::format("{} {} at {} ms, kept its lock: {}", name, st.error().sqlstate,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(), still_held));
+      } else {
+        db.log.push_back(fmt::format("{} got both", name));
+      }
+    };
+  };
+  const auto logs = run_timed({actor(k1, k2, "A"), actor(k2, k1, "B")});
+  // Both check at 1001 ms; whoever checks first is the victim.
+  EXPECT_EQ(logs, (std::set<std::string>{"A 40P01 at 1001 ms, kept its lock: true; B got both",
+                                         "B 40P01 at 1001 ms, kept its lock: true; A got both"}));
+}
+
+TEST(SimPg, ATerminatedBackendLosesItsLocksAndItsConnection) {
+  struct One {
+    explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{5, 10, 30s, false, true})) {}
+    std::unique_ptr<pg::Pool> pool;
+    std::string seen;
+  };
+  std::set<std::string> outcomes;
+  LambdaSystem<One> system(1, [](One& s, Env&, ActorId) {
+    auto c = s.pool->checkout().value();
+    const auto st = c->advisory_lock(kKey, LockMode::exclusive);
+    const auto un = c->advisory_unlock(kKey, LockMode::exclusive);
+    auto probe = s.pool->checkout().value();
+    const auto free = probe->try_advisory_lock(kKey, LockMode::exclusive);  // the fault may strike here too
+    s.seen = fmt::format("lock {} unlock {} free afterwards {}", st.ok() ? "ok" : st.error().sqlstate,
+                         un.ok() ? std::to_string(un.value()) : un.error().sqlstate,
+                         free.ok() ? std::to_string(free.value()) : free.error().sqlstate);
+  }, [&outcomes](One& s) -> std::optional<Violation> {
+    outcomes.insert(s.seen);
+    return std::nullopt;
+  });
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  EXPECT_EQ(testing::explore(system, "dfs", options).verdict, Verdict::pass);
+  EXPECT_EQ(outcomes, (std::set<std::string>{"lock ok unlock 1 free afterwards 1",
+                                             "lock 57P01 unlock 08006 free afterwards 1",
+                                             "lock ok unlock 57P01 free afterwards 1",
+                                             "lock ok unlock 1 free afterwards 57P01"}));
 }
 
 }  // namespace

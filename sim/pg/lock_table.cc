@@ -126,6 +126,43 @@ void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
   forget_if_unused(waiter->key);
 }
 
+bool LockTable::in_deadlock(const Waiter& start) const {
+  // The sessions a waiting request waits for.
+  auto waits_for = [&](const Waiter& w) {
+    std::vector<int> out;
+    const Lock& l = locks_.at(w.key);
+    for (const auto& [s, h] : l.holders) {
+      if (s != w.session && (h.exclusive() > 0 || (h.shared() > 0 && conflicts(w.mode, LockMode::shared)))) out.push_back(s);
+    }
+    for (const auto& other : l.queue) {
+      if (other.get() == &w) break;
+      if (other->session != w.session && conflicts(w.mode, other->mode)) out.push_back(other->session);
+    }
+    return out;
+  };
+  auto waiter_of = [&](int session) -> const Waiter* {
+    for (const auto& [key, l] : locks_) {
+      for (const auto& w : l.queue) {
+        if (w->session == session && w->state == Waiter::State::waiting) return w.get();
+      }
+    }
+    return nullptr;
+  };
+  std::vector<int> stack = waits_for(start);
+  std::vector<int> seen;
+  while (!stack.empty()) {
+    const int s = stack.back();
+    stack.pop_back();
+    if (s == start.session) return true;
+    if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+    seen.push_back(s);
+    if (const Waiter* w = waiter_of(s)) {
+      for (int next : waits_for(*w)) stack.push_back(next);
+    }
+  }
+  return false;
+}
+
 int LockTable::held(int session, AdvisoryKey key, LockMode mode) const {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return 0;

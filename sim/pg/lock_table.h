@@ -52,6 +52,10 @@ class LockTable {
   // A waiter gives up (timeout, termination): out of the queue, which may grant others.
   void cancel(const std::shared_ptr<Waiter>& waiter);
 
+  // Whether `waiter` is on a cycle of the waits-for graph (holders it conflicts with, and
+  // conflicting waiters ahead of it in a queue), as the deadlock detector sees it.
+  bool in_deadlock(const Waiter& waiter) const;
+
   // How many times the session holds (key, mode), in both scopes.
   int held(int session, AdvisoryKey key, LockMode mode) const;
   std::vector<AdvisoryKey> keys() const;

@@ -33,16 +33,20 @@ class WaiterReady final : public WaitCondition {
 
 class SimConnection final : public lockstep::pg::Connection {
  public:
-  SimConnection(Server& server, bool phantom_grant)
-      : server_(server), s_(server.scheduler()), pid_(server.open_session()), phantom_grant_(phantom_grant) {}
+  SimConnection(Server& server, const PoolConfig& config)
+      : server_(server), s_(server.scheduler()), pid_(server.open_session()), config_(config) {}
+
+  bool dead() const { return dead_; }
 
   int backend_pid() const override { return pid_; }
 
   Status advisory_lock(AdvisoryKey key, LockMode mode) override { return lock(key, mode, Scope::session); }
 
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
+    if (dead_) return lost();
     s_.yield({mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared",
               {server_.object_for(key), acquire_access(mode)}, pid_, true});
+    if (killed()) return terminated();
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
     if (!got) s_.refine_access(Access::read);
     s_.note_result({Kind::value, got ? 1 : 0});
@@ -50,8 +54,10 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
+    if (dead_) return lost();
     s_.yield({mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared",
               {server_.object_for(key), Access::release}, pid_, true});
+    if (killed()) return terminated();
     const bool held = server_.locks().release(pid_, key, mode);
     if (!held) {
       s_.refine_access(Access::read);
@@ -62,6 +68,7 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   Status advisory_unlock_all() override {
+    if (dead_) return lost();
     release_stepwise(Scope::session, "advisory_unlock_all");
     return {};
   }
@@ -73,18 +80,22 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   Status set_lock_timeout(Duration t) override {
+    if (dead_) return lost();
     s_.yield({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     lock_timeout_ = t;
     return {};
   }
   Status set_statement_timeout(Duration t) override {
+    if (dead_) return lost();
     s_.yield({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     statement_timeout_ = t;
     return {};
   }
 
   Status begin() override {
+    if (dead_) return lost();
     s_.yield({"begin", {}, pid_, true});
+    if (killed()) return terminated();
     in_transaction_ = true;
     return {};
   }
@@ -95,16 +106,19 @@ class SimConnection final : public lockstep::pg::Connection {
 
   // Closing ends the session: every lock it holds goes.
   void close() {
+    if (dead_) return;
     release_stepwise(Scope::transaction, "close");
     release_stepwise(Scope::session, "close");
   }
 
  private:
   Status lock(AdvisoryKey key, LockMode mode, Scope scope) {
+    if (dead_) return lost();
     const ObjectId obj = server_.object_for(key);
     const std::string_view verb = scope == Scope::session ? (mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared")
                                                           : (mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared");
     s_.yield({verb, {obj, acquire_access(mode)}, pid_, true});
+    if (killed()) return terminated();
     auto waiter = server_.locks().request(pid_, key, mode, scope);
     if (!waiter) {
       s_.note_result({Kind::ok});
@@ -112,23 +126,64 @@ class SimConnection final : public lockstep::pg::Connection {
     }
     s_.note_result({Kind::failed});  // queued
     // lock_timeout counts from the start of the wait; statement_timeout from the statement,
-    // which started this step: both from now.
+    // which started this step: both from now. The deadlock check comes deadlock_timeout in.
     const bool lock_first = lock_timeout_.count() > 0 && (statement_timeout_.count() == 0 || lock_timeout_ <= statement_timeout_);
     const Duration limit = lock_first ? lock_timeout_ : statement_timeout_.count() > 0 ? statement_timeout_ : kForever;
+    const Time start = s_.now();
+    bool deadlock_checked = false;
     const WaiterReady ready(*waiter);
-    const Wake wake = s_.yield({"advisory_lock_wait", {obj, acquire_access(mode)}, pid_, true}, &ready, limit);
-    if (wake == Wake::timer && (waiter->state == Waiter::State::waiting || phantom_grant_)) {
-      // Timed out; with the phantom grant fault, also after the grant: the lock stays held.
-      if (waiter->state == Waiter::State::waiting) server_.locks().cancel(waiter);
-      s_.note_result({Kind::timeout});
-      if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
-      return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
+    for (;;) {
+      const bool check_next = !deadlock_checked && config_.deadlock_timeout < limit;
+      const Duration waited = s_.now() - start;
+      const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
+                                       : (limit == kForever ? kForever : limit - std::min(waited, limit));
+      const Wake wake = s_.yield({check_next ? "advisory_lock_wait" : "advisory_lock_wait_on",
+                                  {obj, acquire_access(mode)}, pid_, true},
+                                 &ready, wait);
+      if (wake == Wake::run) break;
+      if (check_next) {  // the deadlock check, once per wait
+        deadlock_checked = true;
+        if (waiter->state == Waiter::State::waiting && server_.locks().in_deadlock(*waiter)) {
+          server_.locks().cancel(waiter);
+          s_.note_result({Kind::failed});
+          return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
+        }
+        if (waiter->state == Waiter::State::waiting) continue;
+        break;  // granted meanwhile
+      }
+      if (waiter->state == Waiter::State::waiting || config_.phantom_grant) {
+        // Timed out; with the phantom grant fault, also after the grant: the lock stays held.
+        if (waiter->state == Waiter::State::waiting) server_.locks().cancel(waiter);
+        s_.note_result({Kind::timeout});
+        if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
+        return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
+      }
+      break;  // the grant won the race with the timeout
     }
     s_.note_result({Kind::ok});
     return {};
   }
 
+  // The backend_terminated fault: this statement may find its backend killed.
+  bool killed() {
+    if (!config_.backend_terminated || server_.termination_used()) return false;
+    if (s_.choose(2, "backend_terminated") == 0) return false;
+    server_.use_termination();
+    return true;
+  }
+
+  // The session ends: its locks go (one key per step), the connection is dead.
+  Error terminated() {
+    release_stepwise(Scope::transaction, "backend terminated");
+    release_stepwise(Scope::session, "backend terminated");
+    dead_ = true;
+    return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
+  }
+
+  static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
+
   Status end_transaction(std::string_view verb) {
+    if (dead_) return lost();
     // A release: a pooled connection's return rolls back from a destructor.
     s_.yield({verb, {kNoObject, Access::release}, pid_, true});
     in_transaction_ = false;
@@ -148,7 +203,8 @@ class SimConnection final : public lockstep::pg::Connection {
   Server& server_;
   Scheduler& s_;
   int pid_;
-  bool phantom_grant_;
+  PoolConfig config_;
+  bool dead_ = false;
   bool in_transaction_ = false;
   Duration lock_timeout_{0};
   Duration statement_timeout_{0};
@@ -176,7 +232,7 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
       c = std::move(idle_.front());
       idle_.pop_front();
     } else {
-      c = std::make_unique<SimConnection>(server_, config_.phantom_grant);
+      c = std::make_unique<SimConnection>(server_, config_);
       ++open_;
     }
     s_.note_result({Kind::value, c->backend_pid()});
@@ -203,7 +259,9 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
     (void)c->rollback();
     s_.yield({"return", {server_.pool_object(), Access::release}, c->backend_pid(), true});
     --checked_out_;
-    if (static_cast<int>(idle_.size()) < config_.pool_size) {
+    if (c->dead()) {
+      --open_;  // the pool discards a connection whose backend died
+    } else if (static_cast<int>(idle_.size()) < config_.pool_size) {
       idle_.push_back(std::move(c));
     } else {
       c->close();

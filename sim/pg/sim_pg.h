@@ -5,11 +5,15 @@
 // then the wait, parked until the releasing backend grants it (sim/pg/lock_table.h) or its
 // lock_timeout / statement_timeout fires (a timer transition: in untimed mode at any
 // moment of the wait). With PoolConfig::phantom_grant, a timeout that fires after the grant
-// returns 55P03 with the lock held, as Bug #17686 does; without it the grant wins.
+// returns 55P03 with the lock held, as Bug #17686 does; without it the grant wins. A waiter
+// checks once for a deadlock, deadlock_timeout into its wait (a timer too); on a cycle it
+// gets 40P01 and keeps the session locks it holds. With backend_terminated, any one
+// statement may find its backend killed (a recorded choice).
 // COMMIT, ROLLBACK, pg_advisory_unlock_all and closing release their locks one key per
 // step (a footprint names one object): a sound over-approximation of the atomic release.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "model/pg.h"
@@ -24,6 +28,9 @@ class Server {
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   int open_session() { return next_pid_++; }
+  // The backend_terminated fault strikes at most once per execution.
+  bool termination_used() const { return termination_used_; }
+  void use_termination() { termination_used_ = true; }
   ObjectId object_for(AdvisoryKey key);
   ObjectId pool_object() const { return pool_object_; }
 
@@ -33,6 +40,7 @@ class Server {
   std::map<AdvisoryKey, ObjectId> objects_;
   int next_pid_ = 1001;
   ObjectId pool_object_;
+  bool termination_used_ = false;
 };
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);
