@@ -1,5 +1,7 @@
 // The public model-test API (include/lockstep): a passing model, a planted bug found with
 // its interleaving and trace, replay through LOCKSTEP_REPLAY, and the GoogleTest glue.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -56,7 +58,9 @@ lockstep::Model<Counter> check_then_act(const std::string& dir) {
       .trace_dir(dir);
 }
 
-std::string temp_dir(const char* name) { return (std::filesystem::path(::testing::TempDir()) / name).string(); }
+std::string temp_dir(const char* name) {
+  return (std::filesystem::path(::testing::TempDir()) / (std::string(name) + "_" + std::to_string(getpid()))).string();
+}
 
 TEST(Api, ACorrectModelPasses) {
   const auto report = with_cas(temp_dir("api-pass")).run();

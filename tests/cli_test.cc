@@ -1,6 +1,8 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
 #include "cli/commands.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -32,7 +34,9 @@ std::string scenario(const std::string& name) { return std::string(LOCKSTEP_SOUR
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    // One directory per test and process: concurrent runs of the suite do not collide.
+    dir_ = fs::path(::testing::TempDir()) / ("cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                                             "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

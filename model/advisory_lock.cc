@@ -1,0 +1,87 @@
+#include "model/advisory_lock.h"
+
+#include <fmt/format.h>
+
+namespace lockstep {
+
+std::int32_t lock_key_from_string(std::string_view text) {
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : text) h = (h ^ c) * 16777619u;
+  return static_cast<std::int32_t>(h);
+}
+
+namespace {
+
+// Runs `cleanup` when the scope ends, on every path (the seed's finally block).
+template <typename F>
+class Finally {
+ public:
+  explicit Finally(F f) : f_(std::move(f)) {}
+  ~Finally() { f_(); }
+  Finally(const Finally&) = delete;
+  Finally& operator=(const Finally&) = delete;
+
+ private:
+  F f_;
+};
+
+}  // namespace
+
+void AdvisoryLockService::advisory_lock(LockNamespace ns, std::int32_t id, const std::function<void()>& body,
+                                        Duration timeout) {
+  if (options_.reentrancy_check && holds(ns, id)) {
+    throw AdvisoryLockError(fmt::format("reentrant advisory_lock({}, {}): this thread already holds it", static_cast<int>(ns), id));
+  }
+  auto checkout = pool_.checkout();
+  if (!checkout.ok()) throw AdvisoryLockError(fmt::format("no connection for the lock: {}", checkout.error().message));
+  pg::PooledConnection conn = std::move(checkout).value();
+  const pg::AdvisoryKey key = pg_key(ns, id);
+  bool acquired = false;
+  {
+    // The finally block: runs whether the lock was taken, refused, or the body threw.
+    auto unlock = [&] {
+      if (!options_.xact_lock && (acquired || !options_.conditional_unlock)) (void)conn->advisory_unlock(key, pg::LockMode::exclusive);
+      held_.get().erase({ns, id});
+    };
+    Finally<decltype(unlock)> finally(unlock);
+    (void)conn->set_lock_timeout(timeout);
+    if (options_.xact_lock) (void)conn->begin();
+    const pg::Status st = options_.xact_lock ? conn->advisory_xact_lock(key, pg::LockMode::exclusive)
+                                             : conn->advisory_lock(key, pg::LockMode::exclusive);
+    if (!st.ok()) {
+      throw AdvisoryLockError(fmt::format("advisory_lock({}, {}) failed: {} {}", static_cast<int>(ns), id, st.error().sqlstate,
+                                          st.error().message));
+    }
+    acquired = true;
+    held_.get().insert({ns, id});
+    body();
+  }
+}
+
+void AdvisoryLockService::advisory_lock_or_skip(LockNamespace ns, std::int32_t id, const std::function<void(bool)>& body) {
+  if (options_.reentrancy_check && holds(ns, id)) {
+    body(false);
+    return;
+  }
+  auto checkout = pool_.checkout();
+  if (!checkout.ok()) {
+    body(false);
+    return;
+  }
+  pg::PooledConnection conn = std::move(checkout).value();
+  const pg::AdvisoryKey key = pg_key(ns, id);
+  const auto got = conn->try_advisory_lock(key, pg::LockMode::exclusive);
+  if (!got.ok() || !got.value()) {
+    body(false);
+    return;
+  }
+  auto unlock = [&] {
+    (void)conn->advisory_unlock(key, pg::LockMode::exclusive);
+    held_.get().erase({ns, id});
+  };
+  Finally<decltype(unlock)> finally(unlock);
+  held_.get().insert({ns, id});
+  body(true);
+}
+
+}  // namespace lockstep

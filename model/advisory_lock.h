@@ -1,0 +1,78 @@
+// model/advisory_lock.h: the advisory lock service of seed 000, over model/pg.h.
+//
+//   AdvisoryLockService locks(env, pool);
+//   locks.advisory_lock(LockNamespace::agent, agent_id, [&] { ... });        // may throw
+//   locks.advisory_lock_or_skip(LockNamespace::agent, agent_id, [&](bool held) { ... });
+//
+// advisory_lock(namespace, id, body, timeout = 15 s):
+//  1. reentrancy: if this actor (the seed's thread) already holds (namespace, id) through
+//     the service, throw AdvisoryLockError at once; the outer lock stays held;
+//  2. check out a dedicated connection, SET lock_timeout, SELECT pg_advisory_lock(ns, id);
+//     on 55P03 (or any failure) throw AdvisoryLockError;
+//  3. run the body; in a finally block, SELECT pg_advisory_unlock(ns, id)
+//     unconditionally: true cleans up a phantom lock of Bug #17686, false is a no-op;
+//     the connection goes back to the pool on every path; exceptions propagate.
+// advisory_lock_or_skip(namespace, id, body): pg_try_advisory_lock; body(false) when the
+// lock is held elsewhere or by this actor already, body(true) with the lock held.
+//
+// Bug-zoo switches (each a design the seeds rejected): xact_lock (pg_advisory_xact_lock,
+// released at the first intermediate commit), conditional_unlock (unlock only after a
+// successful acquire: a phantom lock leaks with the connection), no_reentrancy_check.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "model/env.h"
+#include "model/pg.h"
+
+namespace lockstep {
+
+// The one namespace the seed settled on: pg_advisory_lock(1, agent_id).
+enum class LockNamespace : std::int32_t { agent = 1 };
+
+class AdvisoryLockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AdvisoryLockOptions {
+  bool xact_lock = false;
+  bool conditional_unlock = false;
+  bool reentrancy_check = true;
+};
+
+// A stable int4 for a string key: FNV-1a (32-bit) over its bytes, as a signed integer.
+// Deterministic across runs, processes and platforms.
+std::int32_t lock_key_from_string(std::string_view text);
+
+class AdvisoryLockService {
+ public:
+  static constexpr Duration kDefaultTimeout = std::chrono::seconds(15);
+
+  AdvisoryLockService(Env& env, pg::Pool& pool, AdvisoryLockOptions options = {})
+      : env_(env), pool_(pool), options_(options), held_(env) {}
+
+  void advisory_lock(LockNamespace ns, std::int32_t id, const std::function<void()>& body,
+                     Duration timeout = kDefaultTimeout);
+  void advisory_lock_or_skip(LockNamespace ns, std::int32_t id, const std::function<void(bool held)>& body);
+
+  // Whether the calling actor holds (ns, id) through this service.
+  bool holds(LockNamespace ns, std::int32_t id) { return held_.get().count({ns, id}) > 0; }
+
+ private:
+  using Key = std::pair<LockNamespace, std::int32_t>;
+  static pg::AdvisoryKey pg_key(LockNamespace ns, std::int32_t id) { return pg::AdvisoryKey::pair(static_cast<std::int32_t>(ns), id); }
+
+  Env& env_;
+  pg::Pool& pool_;
+  AdvisoryLockOptions options_;
+  ActorLocal<std::set<Key>> held_;  // the seed's thread-local reentrancy tracking
+};
+
+}  // namespace lockstep
