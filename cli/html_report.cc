@@ -1,23 +1,11 @@
 #include "cli/html_report.h"
 
+#include "cli/markup.h"
+
 #include <fmt/format.h>
 
 namespace lockstep::cli {
 namespace {
-
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -72,11 +60,11 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command) 
   const bool failure = is_failure(t.verdict);
   std::string out;
   out += "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  out += fmt::format("<title>lockstep: {}</title><style>{}</style></head><body>\n", escape(name), kStyle);
-  out += fmt::format("<h1>{}</h1>\n", escape(name));
-  if (!description.empty()) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(description));
+  out += fmt::format("<title>lockstep: {}</title><style>{}</style></head><body>\n", escape_markup(name), kStyle);
+  out += fmt::format("<h1>{}</h1>\n", escape_markup(name));
+  if (!description.empty()) out += fmt::format("<p class=\"meta\">{}</p>\n", escape_markup(description));
   out += fmt::format("<p class=\"meta\">system {} &middot; strategy {} &middot; seed {} &middot; {} time &middot; {} steps",
-                     escape(t.scenario.is_object() ? t.scenario.value("system", "?") : "?"), escape(t.strategy), t.seed,
+                     escape_markup(t.scenario.is_object() ? t.scenario.value("system", "?") : "?"), escape_markup(t.strategy), t.seed,
                      time_mode_name(t.time), t.events.empty() ? 0 : t.events.back().step + 1);
   if (t.shrunk) {
     out += fmt::format(" &middot; shrunk to {} preemptions from {} ({} steps from {})", t.shrunk->preemptions,
@@ -84,24 +72,24 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command) 
   }
   out += "</p>\n";
   out += fmt::format("<p><span class=\"verdict {}\">{}{}{}</span></p>\n", failure ? "failure" : "pass",
-                     verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape(t.invariant),
-                     t.message.empty() ? "" : ": " + escape(t.message));
-  out += fmt::format("<pre class=\"replay\">{}</pre>\n", escape(replay_command));
+                     verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape_markup(t.invariant),
+                     t.message.empty() ? "" : ": " + escape_markup(t.message));
+  out += fmt::format("<pre class=\"replay\">{}</pre>\n", escape_markup(replay_command));
   out += "<p class=\"legend\"><span class=\"acquire\" style=\"background:#e3f5e5\">acquire</span>"
          "<span style=\"background:#e4eefb\">release</span><span style=\"background:#fff4d6\">wait</span>"
          "<span style=\"background:#ffe0b2\">timeout</span><span style=\"background:#fde2e1\">choice / fault</span>"
          "<span style=\"background:#f3e5f5\">failed attempt</span></p>\n";
   out += "<table class=\"swimlanes\"><thead><tr><th>step</th><th>time</th>";
   for (std::size_t a = 0; a < t.actors.size(); ++a) {
-    out += fmt::format("<th class=\"lane\" data-actor=\"{}\">{}</th>", a, escape(t.actors[a]));
+    out += fmt::format("<th class=\"lane\" data-actor=\"{}\">{}</th>", a, escape_markup(t.actors[a]));
   }
   out += "</tr></thead><tbody>\n";
   for (const auto& e : t.events) {
     out += fmt::format("<tr><td class=\"step\">{}</td><td class=\"time\">{}</td>", e.step, time_text(e.time_ns));
     for (std::size_t a = 0; a < t.actors.size(); ++a) {
       if (static_cast<std::size_t>(e.actor) == a) {
-        out += fmt::format("<td class=\"ev {}\">{}{}</td>", kind_of(e), escape(e.op),
-                           e.result.empty() ? "" : " &rarr; " + escape(e.result));
+        out += fmt::format("<td class=\"ev {}\">{}{}</td>", kind_of(e), escape_markup(e.op),
+                           e.result.empty() ? "" : " &rarr; " + escape_markup(e.result));
       } else {
         out += "<td></td>";
       }
@@ -110,7 +98,7 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command) 
   }
   if (failure) {
     out += fmt::format("<tr id=\"violation\"><td colspan=\"{}\">{}{}: {}</td></tr>\n", t.actors.size() + 2,
-                       verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape(t.invariant), escape(t.message));
+                       verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape_markup(t.invariant), escape_markup(t.message));
   }
   out += "</tbody></table>\n</body></html>\n";
   return out;

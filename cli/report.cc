@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include "cli/markup.h"
+
 #include <filesystem>
 #include <map>
 
@@ -168,23 +170,6 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, double 
 namespace lockstep::cli {
 namespace {
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') continue;  // not allowed in XML 1.0
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string str(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(); }
 
 }  // namespace
@@ -208,21 +193,21 @@ std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed
     const std::string name = r["scenario"].is_null() ? file : str(r["scenario"]);
     std::string classname = std::filesystem::path(file).parent_path().string();
     for (char& c : classname) c = c == '/' ? '.' : c;
-    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n", xml_escape(classname), xml_escape(name),
+    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n", escape_markup(classname), escape_markup(name),
                      r["elapsed_s"].is_number() ? r["elapsed_s"].get<double>() : 0.0);
     std::string verdict = str(r["verdict"]);
     if (!r["violation"].is_null()) verdict += " " + str(r["violation"]);
     if (r["verdict"] == "bad_input") {
-      x += fmt::format("      <error message=\"{}\" type=\"bad_input\"/>\n", xml_escape(str(r["error"])));
+      x += fmt::format("      <error message=\"{}\" type=\"bad_input\"/>\n", escape_markup(str(r["error"])));
     } else if (!r["as_expected"].get<bool>()) {
       std::string expected = str(r["expected_verdict"]);
       if (r.contains("expected_violation") && !r["expected_violation"].is_null()) expected += " " + str(r["expected_violation"]);
       x += fmt::format("      <failure message=\"verdict {}, expected {}\" type=\"unexpected_verdict\">{}</failure>\n",
-                       xml_escape(verdict), xml_escape(expected), xml_escape(str(r["message"])));
+                       escape_markup(verdict), escape_markup(expected), escape_markup(str(r["message"])));
     }
     std::string out = fmt::format("verdict {}; {} executions, {} steps", verdict, str(r["executions"]), str(r["steps"]));
     if (!r["trace"].is_null()) out += fmt::format("\ntrace: {}\nreplay: {}", str(r["trace"]), str(r["replay"]));
-    x += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(out));
+    x += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", escape_markup(out));
   }
   x += "  </testsuite>\n</testsuites>\n";
   return x;

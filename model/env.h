@@ -7,7 +7,7 @@
 // scheduling point) and a real one in real/ (threads, steady_clock, real flock).
 //
 // Contract for model code:
-//  - Never touch std::chrono clocks, std::thread, std::random_device or libpq directly.
+//  - Never touch a wall clock, an OS thread, a random device or libpq directly.
 //  - Every call on an Env object below is a visible operation: in the simulation the actor
 //    yields to the scheduler before it, so the code between two calls runs atomically.
 //  - Outside any actor (an instance's constructor, its at_end check) operations take effect

@@ -85,19 +85,7 @@ bool LockTable::release(int session, AdvisoryKey key, LockMode mode) {
 }
 
 void LockTable::release_all(int session, Scope scope) {
-  for (auto& [key, l] : locks_) {
-    auto hit = l.holders.find(session);
-    if (hit == l.holders.end()) continue;
-    Hold& h = hit->second;
-    if (scope == Scope::session) {
-      h.session_exclusive = h.session_shared = 0;
-    } else {
-      h.xact_exclusive = h.xact_shared = 0;
-    }
-    if (!h.any()) l.holders.erase(hit);
-    wake(l);
-  }
-  std::erase_if(locks_, [](const auto& kv) { return kv.second.holders.empty() && kv.second.queue.empty(); });
+  for (const AdvisoryKey& key : keys()) release_key(session, key, scope);
 }
 
 void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
