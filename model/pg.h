@@ -8,14 +8,16 @@
 //
 // Scope today: advisory locks in both key forms and both modes, session and transaction
 // scope; lock_timeout and statement_timeout; deadlock detection; a backend terminated
-// (as a fault); begin / commit / rollback; the pool. Row locks, the pg_locks view and
-// pg_terminate_backend come with the rest of issue 3.
+// (as a fault); rows (read, insert, update, FOR UPDATE [NOWAIT]) under READ COMMITTED;
+// begin / commit / rollback; the pool. The pg_locks view and pg_terminate_backend come
+// with the rest of issue 3.
 //
 // Thread-safety: a Connection is used by one actor at a time; a Pool by any.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +37,7 @@ inline constexpr std::string_view kQueryCanceled = "57014";     // statement_tim
 inline constexpr std::string_view kDeadlockDetected = "40P01";
 inline constexpr std::string_view kAdminShutdown = "57P01";     // pg_terminate_backend
 inline constexpr std::string_view kConnectionFailure = "08006";
+inline constexpr std::string_view kUniqueViolation = "23505";
 inline constexpr std::string_view kPoolTimeout = "LS001";       // QueuePool checkout timeout (not a server code)
 }  // namespace sqlstate
 
@@ -109,6 +112,9 @@ class AdvisoryKey {
   std::uint16_t objsubid_;
 };
 
+// A row of a table with an integer primary key `id`: column name to text value.
+using Row = std::map<std::string, std::string>;
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -134,6 +140,21 @@ class Connection {
   // SET lock_timeout = '<n>ms' / SET statement_timeout = '<n>ms' (zero disables).
   virtual Status set_lock_timeout(Duration timeout) = 0;
   virtual Status set_statement_timeout(Duration timeout) = 0;
+
+  // Rows, under READ COMMITTED: a statement sees what was committed when it ran, plus its
+  // own transaction's changes. Writes lock the row until the transaction ends; outside an
+  // explicit transaction every statement commits at once.
+  // SELECT * FROM <table> WHERE id = $1 (no row: nullopt)
+  virtual Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) = 0;
+  // INSERT INTO <table> (id, ...) VALUES ($1, ...): 23505 when the id exists.
+  virtual Status insert_row(std::string_view table, std::int64_t id, const Row& values) = 0;
+  // UPDATE <table> SET ... WHERE id = $1: the rows changed (0 or 1). Waits for a row
+  // locked by another transaction, then works on its newest committed version.
+  virtual Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) = 0;
+  // SELECT * FROM <table> WHERE id = $1 FOR UPDATE [NOWAIT]: locks the row until the
+  // transaction ends. Waits for another transaction's lock (with lock_timeout: 55P03), or,
+  // with NOWAIT, fails at once with 55P03 "could not obtain lock on row in relation".
+  virtual Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) = 0;
 
   // BEGIN / COMMIT / ROLLBACK. Session advisory locks survive all three.
   virtual Status begin() = 0;

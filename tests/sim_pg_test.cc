@@ -281,6 +281,126 @@ TEST(SimPg, ThePoolKeepsSessionLocksAcrossBorrowers) {
   EXPECT_EQ(*logs.begin(), "same backend true still holds true");
 }
 
+std::string show(const std::optional<pg::Row>& row) {
+  if (!row) return "none";
+  std::string out;
+  for (const auto& [k, v] : *row) out += fmt::format("{}{}={}", out.empty() ? "" : ",", k, v);
+  return out;
+}
+
+TEST(SimPgRows, ForUpdateNowaitFailsAtOnceOnALockedRow) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("turns", 1, {{"summary", ""}});
+        (void)c->begin();
+        (void)c->select_for_update("turns", 1, false);
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const auto r = c->select_for_update("turns", 1, true);
+        db.log.push_back(fmt::format("{} {} at {}", r.error().sqlstate, r.error().message,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
+        (void)c->rollback();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"55P03 could not obtain lock on row in relation \"turns\" at 1"}));
+}
+
+TEST(SimPgRows, ForUpdateWaitsWithLockTimeout) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("turns", 1, {});
+        (void)c->begin();
+        (void)c->select_for_update("turns", 1, false);
+        env.sleep_for(50ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->set_lock_timeout(10ms);
+        (void)c->begin();
+        const auto r = c->select_for_update("turns", 1, false);
+        db.log.push_back(fmt::format("{} at {}", r.ok() ? "locked" : r.error().sqlstate,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
+        (void)c->rollback();
+        (void)c->set_lock_timeout(0ms);
+        (void)c->begin();
+        const auto r2 = c->select_for_update("turns", 1, false);
+        db.log.push_back(fmt::format("{} at {}", r2.ok() ? "locked" : r2.error().sqlstate,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
+        (void)c->commit();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"55P03 at 11; locked at 50"}));
+}
+
+TEST(SimPgRows, ReadCommittedSeesOnlyCommittedRowsOfOthers) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("agents", 7, {{"state", "idle"}});
+        (void)c->begin();
+        (void)c->update_row("agents", 7, {{"state", "busy"}});
+        db.log.push_back("own: " + show(c->read_row("agents", 7).value()));
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(5ms);
+        auto c = db.pool->checkout().value();
+        db.log.push_back("other before commit: " + show(c->read_row("agents", 7).value()));
+        env.sleep_for(10ms);
+        db.log.push_back("other after commit: " + show(c->read_row("agents", 7).value()));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "own: id=7,state=busy; other before commit: id=7,state=idle; other after commit: id=7,state=busy"}));
+}
+
+TEST(SimPgRows, AnUpdateWaitsThenWorksOnTheNewestCommittedVersion) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("agents", 7, {{"state", "idle"}, {"turns", "0"}});
+        (void)c->begin();
+        (void)c->update_row("agents", 7, {{"state", "busy"}});
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        const int changed = c->update_row("agents", 7, {{"turns", "1"}}).value();  // waits for A
+        db.log.push_back(fmt::format("changed {} at {}: {}", changed,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(),
+                                     show(c->read_row("agents", 7).value())));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"changed 1 at 10: id=7,state=busy,turns=1"}));
+}
+
+TEST(SimPgRows, DuplicateInsertsFailAndRollbackDropsAnInsert) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    auto c = db.pool->checkout().value();
+    (void)c->insert_row("agents", 1, {});
+    const auto dup = c->insert_row("agents", 1, {});
+    (void)c->begin();
+    (void)c->insert_row("agents", 2, {});
+    (void)c->rollback();
+    db.log.push_back(fmt::format("{} {}; after rollback: {}", dup.error().sqlstate, dup.error().message,
+                                 show(c->read_row("agents", 2).value())));
+  }});
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "23505 duplicate key value violates unique constraint \"agents_pkey\"; after rollback: none"}));
+}
+
 TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
   struct One {
     explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{1, 0, 1s, false})) {}

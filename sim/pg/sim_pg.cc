@@ -1,6 +1,8 @@
 #include "sim/pg/sim_pg.h"
 
+#include <algorithm>
 #include <deque>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@ using lockstep::pg::Error;
 using lockstep::pg::PooledConnection;
 using lockstep::pg::PoolConfig;
 using lockstep::pg::Result;
+using lockstep::pg::Row;
 using lockstep::pg::Status;
 namespace sqlstate = lockstep::pg::sqlstate;
 using Kind = StepResult::Kind;
@@ -92,6 +95,58 @@ class SimConnection final : public lockstep::pg::Connection {
     return {};
   }
 
+  Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
+    if (dead_) return lost();
+    s_.yield({"read_row", {server_.row_object(table, id), Access::read}, id, true});
+    if (killed()) return terminated();
+    return visible(table, id);
+  }
+
+  Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
+    if (dead_) return lost();
+    s_.yield({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
+    if (killed()) return terminated();
+    RowState& r = server_.row(table, id);
+    const bool taken = r.committed || std::any_of(r.pending.begin(), r.pending.end(), [](const auto& p) { return p.second.has_value(); });
+    if (taken || !server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction)) {
+      // (A concurrent uncommitted insert of the same id is reported at once here; the
+      // server would wait for that transaction first.)
+      return Error{std::string(sqlstate::kUniqueViolation),
+                   fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)};
+    }
+    Row row = values;
+    row["id"] = std::to_string(id);
+    r.pending[pid_] = row;
+    written_.emplace(std::string(table), id);
+    end_statement();
+    return {};
+  }
+
+  Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
+    if (dead_) return lost();
+    if (Status st = lock_row(table, id, false, "update_row"); !st.ok()) return st.error();
+    std::optional<Row> row = visible(table, id);  // the newest committed version, after the wait
+    if (!row) {
+      end_statement();
+      return 0;
+    }
+    for (const auto& [k, v] : values) (*row)[k] = v;
+    server_.row(table, id).pending[pid_] = row;
+    written_.emplace(std::string(table), id);
+    end_statement();
+    return 1;
+  }
+
+  Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
+    if (dead_) return lost();
+    if (Status st = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update"); !st.ok()) {
+      return st.error();
+    }
+    std::optional<Row> row = visible(table, id);
+    end_statement();
+    return row;
+  }
+
   Status begin() override {
     if (dead_) return lost();
     s_.yield({"begin", {}, pid_, true});
@@ -125,6 +180,13 @@ class SimConnection final : public lockstep::pg::Connection {
       return {};
     }
     s_.note_result({Kind::failed});  // queued
+    return wait_for(server_.locks(), waiter, obj, acquire_access(mode), "advisory_lock_wait");
+  }
+
+  // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
+  // deadlock found by the one check deadlock_timeout into the wait.
+  Status wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
+                  std::string_view verb) {
     // lock_timeout counts from the start of the wait; statement_timeout from the statement,
     // which started this step: both from now. The deadlock check comes deadlock_timeout in.
     const bool lock_first = lock_timeout_.count() > 0 && (statement_timeout_.count() == 0 || lock_timeout_ <= statement_timeout_);
@@ -137,14 +199,12 @@ class SimConnection final : public lockstep::pg::Connection {
       const Duration waited = s_.now() - start;
       const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
                                        : (limit == kForever ? kForever : limit - std::min(waited, limit));
-      const Wake wake = s_.yield({check_next ? "advisory_lock_wait" : "advisory_lock_wait_on",
-                                  {obj, acquire_access(mode)}, pid_, true},
-                                 &ready, wait);
+      const Wake wake = s_.yield({verb, {obj, access}, pid_, true}, &ready, wait);
       if (wake == Wake::run) break;
       if (check_next) {  // the deadlock check, once per wait
         deadlock_checked = true;
-        if (waiter->state == Waiter::State::waiting && server_.locks().in_deadlock(*waiter)) {
-          server_.locks().cancel(waiter);
+        if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter)) {
+          table.cancel(waiter);
           s_.note_result({Kind::failed});
           return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
         }
@@ -153,7 +213,7 @@ class SimConnection final : public lockstep::pg::Connection {
       }
       if (waiter->state == Waiter::State::waiting || config_.phantom_grant) {
         // Timed out; with the phantom grant fault, also after the grant: the lock stays held.
-        if (waiter->state == Waiter::State::waiting) server_.locks().cancel(waiter);
+        if (waiter->state == Waiter::State::waiting) table.cancel(waiter);
         s_.note_result({Kind::timeout});
         if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
         return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
@@ -174,6 +234,7 @@ class SimConnection final : public lockstep::pg::Connection {
 
   // The session ends: its locks go (one key per step), the connection is dead.
   Error terminated() {
+    finish_rows(false, "backend terminated");
     release_stepwise(Scope::transaction, "backend terminated");
     release_stepwise(Scope::session, "backend terminated");
     dead_ = true;
@@ -187,8 +248,62 @@ class SimConnection final : public lockstep::pg::Connection {
     // A release: a pooled connection's return rolls back from a destructor.
     s_.yield({verb, {kNoObject, Access::release}, pid_, true});
     in_transaction_ = false;
+    finish_rows(verb == "commit", verb);
     release_stepwise(Scope::transaction, verb);  // session advisory locks survive
     return {};
+  }
+
+  // What this session sees of a row: its own uncommitted version, else the committed one.
+  std::optional<Row> visible(std::string_view table, std::int64_t id) {
+    RowState& r = server_.row(table, id);
+    if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;
+    return r.committed;
+  }
+
+  // Takes the row lock (transaction scope), waiting as for an advisory lock.
+  Status lock_row(std::string_view table, std::int64_t id, bool nowait, std::string_view verb) {
+    const ObjectId obj = server_.row_object(table, id);
+    s_.yield({verb, {obj, Access::acquire}, id, true});
+    if (killed()) return terminated();
+    const AdvisoryKey key = server_.row_key(table, id);
+    if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return {};
+    locked_rows_.emplace(std::string(table), id);
+    if (nowait) {
+      if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return {};
+      locked_rows_.erase({std::string(table), id});
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::failed});
+      return Error{std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)};
+    }
+    auto waiter = server_.row_locks().request(pid_, key, LockMode::exclusive, Scope::transaction);
+    if (!waiter) return {};
+    s_.note_result({Kind::failed});
+    Status st = wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait");
+    if (!st.ok()) locked_rows_.erase({std::string(table), id});
+    return st;
+  }
+
+  // Outside an explicit transaction a statement commits when it ends.
+  void end_statement() {
+    if (!in_transaction_) finish_rows(true, "autocommit");
+  }
+
+  // Commit publishes this session's row versions, rollback drops them; either way its row
+  // locks go. One step per row (a footprint names one object).
+  void finish_rows(bool commit, std::string_view verb) {
+    std::set<std::pair<std::string, std::int64_t>> rows = locked_rows_;
+    rows.insert(written_.begin(), written_.end());
+    for (const auto& [table, id] : rows) {
+      s_.yield({verb, {server_.row_object(table, id), Access::write}, id, true});
+      RowState& r = server_.row(table, id);
+      if (auto mine = r.pending.find(pid_); mine != r.pending.end()) {
+        if (commit) r.committed = mine->second;
+        r.pending.erase(mine);
+      }
+      server_.row_locks().release_key(pid_, server_.row_key(table, id), Scope::transaction);
+    }
+    locked_rows_.clear();
+    written_.clear();
   }
 
   // Releases the session's holds in `scope`, one key per step.
@@ -204,6 +319,7 @@ class SimConnection final : public lockstep::pg::Connection {
   Scheduler& s_;
   int pid_;
   PoolConfig config_;
+  std::set<std::pair<std::string, std::int64_t>> locked_rows_, written_;  // this transaction's
   bool dead_ = false;
   bool in_transaction_ = false;
   Duration lock_timeout_{0};
@@ -282,6 +398,17 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
 ObjectId Server::object_for(AdvisoryKey key) {
   auto [it, inserted] = objects_.emplace(key, kNoObject);
   if (inserted) it->second = s_.new_object(fmt::format("advisory({},{},{})", key.classid(), key.objid(), key.objsubid()));
+  return it->second;
+}
+
+AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
+  auto [it, inserted] = table_numbers_.emplace(std::string(table), static_cast<int>(table_numbers_.size()));
+  return AdvisoryKey::pair(it->second, static_cast<std::int32_t>(id));
+}
+
+ObjectId Server::row_object(std::string_view table, std::int64_t id) {
+  auto [it, inserted] = row_objects_.emplace(std::make_pair(std::string(table), id), kNoObject);
+  if (inserted) it->second = s_.new_object(fmt::format("{}#{}", table, id));
   return it->second;
 }
 

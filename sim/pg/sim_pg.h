@@ -14,7 +14,10 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "model/pg.h"
 #include "sim/pg/lock_table.h"
@@ -22,11 +25,23 @@
 
 namespace lockstep::sim::pg {
 
+// A row's committed version, and the versions transactions wrote but did not commit.
+struct RowState {
+  std::optional<lockstep::pg::Row> committed;
+  std::map<int, std::optional<lockstep::pg::Row>> pending;  // per session
+};
+
 class Server {
  public:
   explicit Server(Scheduler& s) : s_(s), pool_object_(s.new_object("pool")) {}
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
+  LockTable& row_locks() { return row_locks_; }
+  // The lock-table key and scheduler object of a row (tables numbered as first used).
+  AdvisoryKey row_key(std::string_view table, std::int64_t id);
+  ObjectId row_object(std::string_view table, std::int64_t id);
+  RowState& row(std::string_view table, std::int64_t id) { return tables_[std::string(table)][id]; }
+  std::map<std::string, std::map<std::int64_t, RowState>>& tables() { return tables_; }
   int open_session() { return next_pid_++; }
   // The backend_terminated fault strikes at most once per execution.
   bool termination_used() const { return termination_used_; }
@@ -37,7 +52,11 @@ class Server {
  private:
   Scheduler& s_;
   LockTable locks_;
+  LockTable row_locks_;
   std::map<AdvisoryKey, ObjectId> objects_;
+  std::map<std::string, int> table_numbers_;
+  std::map<std::pair<std::string, std::int64_t>, ObjectId> row_objects_;
+  std::map<std::string, std::map<std::int64_t, RowState>> tables_;
   int next_pid_ = 1001;
   ObjectId pool_object_;
   bool termination_used_ = false;
