@@ -37,7 +37,7 @@ std::string result_text(const StepResult& r, bool timer) {
 }  // namespace
 
 Scheduler::Scheduler() {
-  enabled_.reserve(2 * kMaxActors);
+  enabled_.reserve(static_cast<std::size_t>(2) * kMaxActors);
   parked_.reserve(kMaxActors);
   decisions_.reserve(1 << 12);
 }
