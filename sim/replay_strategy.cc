@@ -51,8 +51,6 @@ class ReplayStrategy final : public Strategy {
 
   bool exhausted() const override { return done_; }
 
-  bool all_used() const { return next_ == decisions_.size(); }
-
  private:
   Decision next(std::uint64_t step, std::string_view what) {
     if (next_ >= decisions_.size()) {

@@ -23,7 +23,6 @@ const Never kNever;
 // ---- flock -------------------------------------------------------------------------------
 
 struct SimEnv::Inode {
-  Scheduler* s = nullptr;
   ObjectId id = kNoObject;
   std::string path;
   int exclusive = -1;           // the file holding LOCK_EX, or -1
@@ -197,7 +196,6 @@ std::unique_ptr<File> SimEnv::open_file(std::string path) {
   auto& inode = inodes_[path];
   if (!inode) {
     inode = std::make_unique<Inode>();
-    inode->s = scheduler_;
     inode->path = path;
     inode->id = scheduler_->new_object("file:" + path);
   }
