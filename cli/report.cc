@@ -71,6 +71,9 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
                              : 0.0;
   j["steps"] = stats.steps;
   j["failures"] = stats.failures;
+  // Executions per mark the model set on them (headspace: "phantom_grant", ...).
+  j["marks"] = nlohmann::json::object();
+  for (const auto& [mark, n] : stats.marks) j["marks"][mark] = n;
   j["exhaustive"] = r.result.exhaustive;
   j["stop_reason"] = r.result.stop_reason;
   j["elapsed_s"] = stats.elapsed_s;
@@ -115,6 +118,11 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
+  if (!stats.marks.empty()) {
+    std::string marks;
+    for (const auto& [mark, n] : stats.marks) marks += fmt::format("{}{}: {}", marks.empty() ? "" : ", ", mark, n);
+    out << fmt::format("  executions marked: {}\n", marks);
+  }
   if (failure && r.trace) {
     out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
     if (r.trace->shrunk) {
@@ -233,6 +241,9 @@ std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& ent
     }
     for (const char* key : {"executions", "redundant", "skipped", "steps", "failures"}) {
       m[key] = m.value(key, std::uint64_t{0}) + e.value(key, std::uint64_t{0});
+    }
+    if (e.contains("marks")) {
+      for (const auto& [mark, n] : e["marks"].items()) m["marks"][mark] = m["marks"].value(mark, std::uint64_t{0}) + n.get<std::uint64_t>();
     }
     m["elapsed_s"] = std::max(m["elapsed_s"].get<double>(), e["elapsed_s"].get<double>());
     const bool m_failed = is_failure(*verdict_from_name(str(m["verdict"])));

@@ -25,22 +25,48 @@ class Finally {
   F f_;
 };
 
+// Reports the span in which the calling actor may hold (namespace, id) through the service:
+// from before its checkout to after its finally block (Event "lock_window", value
+// actor + 1 at the start, -(actor + 1) at the end).
+class LockWindow {
+ public:
+  LockWindow(Env& env, std::int32_t id) : env_(env), id_(id), actor_(env.current_actor()) {
+    env_.observe({"lock_window", id_, actor_ + 1, false});
+  }
+  ~LockWindow() { env_.observe({"lock_window", id_, -(actor_ + 1), false}); }
+  LockWindow(const LockWindow&) = delete;
+  LockWindow& operator=(const LockWindow&) = delete;
+
+ private:
+  Env& env_;
+  std::int32_t id_;
+  ActorId actor_;
+};
+
 }  // namespace
 
 void AdvisoryLockService::advisory_lock(LockNamespace ns, std::int32_t id, const std::function<void()>& body,
                                         Duration timeout) {
   if (options_.reentrancy_check && holds(ns, id)) {
-    throw AdvisoryLockError(fmt::format("reentrant advisory_lock({}, {}): this thread already holds it", static_cast<int>(ns), id));
+    throw AdvisoryLockError(fmt::format("reentrant advisory_lock({}, {}): this thread already holds it", static_cast<int>(ns), id),
+                            AdvisoryLockError::Reason::reentrant);
   }
+  const LockWindow window(env_, id);
   auto checkout = pool_.checkout();
-  if (!checkout.ok()) throw AdvisoryLockError(fmt::format("no connection for the lock: {}", checkout.error().message));
+  if (!checkout.ok()) {
+    throw AdvisoryLockError(fmt::format("no connection for the lock: {}", checkout.error().message),
+                            AdvisoryLockError::Reason::no_connection);
+  }
   pg::PooledConnection conn = std::move(checkout).value();
   const pg::AdvisoryKey key = pg_key(ns, id);
   bool acquired = false;
   {
     // The finally block: runs whether the lock was taken, refused, or the body threw.
     auto unlock = [&] {
-      if (!options_.xact_lock && (acquired || !options_.conditional_unlock)) (void)conn->advisory_unlock(key, pg::LockMode::exclusive);
+      if (!options_.xact_lock && (acquired || !options_.conditional_unlock)) {
+        const auto unlocked = conn->advisory_unlock(key, pg::LockMode::exclusive);
+        if (!acquired && unlocked.ok() && unlocked.value()) env_.observe({"phantom_cleaned", id, 0, false});
+      }
       held_.get().erase({ns, id});
     };
     Finally<decltype(unlock)> finally(unlock);
@@ -49,8 +75,10 @@ void AdvisoryLockService::advisory_lock(LockNamespace ns, std::int32_t id, const
     const pg::Status st = options_.xact_lock ? conn->advisory_xact_lock(key, pg::LockMode::exclusive)
                                              : conn->advisory_lock(key, pg::LockMode::exclusive);
     if (!st.ok()) {
+      const bool timed_out = st.is(pg::sqlstate::kLockNotAvailable) || st.is(pg::sqlstate::kQueryCanceled);
       throw AdvisoryLockError(fmt::format("advisory_lock({}, {}) failed: {} {}", static_cast<int>(ns), id, st.error().sqlstate,
-                                          st.error().message));
+                                          st.error().message),
+                              timed_out ? AdvisoryLockError::Reason::timeout : AdvisoryLockError::Reason::failed);
     }
     acquired = true;
     held_.get().insert({ns, id});
@@ -63,6 +91,7 @@ void AdvisoryLockService::advisory_lock_or_skip(LockNamespace ns, std::int32_t i
     body(false);
     return;
   }
+  const LockWindow window(env_, id);
   auto checkout = pool_.checkout();
   if (!checkout.ok()) {
     body(false);

@@ -12,6 +12,11 @@
 //  3. run the body; in a finally block, SELECT pg_advisory_unlock(ns, id)
 //     unconditionally: true cleans up a phantom lock of Bug #17686, false is a no-op;
 //     the connection goes back to the pool on every path; exceptions propagate.
+// When the unconditional unlock returns true after a failed acquire it has cleaned up a
+// phantom lock: the service reports Event{"phantom_cleaned", id} to the invariants. Both
+// calls report Event{"lock_window", id, actor + 1} before their checkout and
+// Event{"lock_window", id, -(actor + 1)} after their finally block: the span in which the
+// actor may hold the lock, for invariants that ask whether anybody did.
 // advisory_lock_or_skip(namespace, id, body): pg_try_advisory_lock; body(false) when the
 // lock is held elsewhere or by this actor already, body(true) with the lock held.
 //
@@ -25,6 +30,7 @@
 #include <functional>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -38,7 +44,15 @@ enum class LockNamespace : std::int32_t { agent = 1 };
 
 class AdvisoryLockError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // reentrant: raised at once by the reentrancy check; the others after trying: no
+  // connection from the pool, the lock's timeout (55P03 / 57014), any other error.
+  enum class Reason { reentrant, no_connection, timeout, failed };
+  explicit AdvisoryLockError(const std::string& what, Reason reason = Reason::failed)
+      : std::runtime_error(what), reason_(reason) {}
+  Reason reason() const { return reason_; }
+
+ private:
+  Reason reason_;
 };
 
 struct AdvisoryLockOptions {

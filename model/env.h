@@ -60,10 +60,17 @@ class ModelError : public std::runtime_error {
 
 // A fact reported by model code for the invariants: "entered critical section 3",
 // "command completed". name is expected to be a string literal (it is not copied).
+//
+// ordered: the invariants judge this event by its order relative to other actors' ordered
+// events (entering and leaving a critical section), so exploration must try every order of
+// the steps that report them. An unordered event is one whose verdict does not depend on
+// that order (a count, a maximum, a fact about the reporting actor alone): leaving it
+// unordered spares the explorer those orders. When in doubt, leave it ordered.
 struct Event {
   std::string_view name;
   std::int64_t subject = 0;
   std::int64_t value = 0;
+  bool ordered = true;
 };
 
 // Exclusive, non-reentrant mutex (std::mutex semantics; BasicLockable).

@@ -9,8 +9,8 @@
 // Scope today: advisory locks in both key forms and both modes, session and transaction
 // scope; lock_timeout and statement_timeout; deadlock detection; a backend terminated
 // (as a fault); rows (read, insert, update, FOR UPDATE [NOWAIT]) under READ COMMITTED;
-// begin / commit / rollback; the pool. The pg_locks view and pg_terminate_backend come
-// with the rest of issue 3.
+// begin / commit / rollback; the pg_locks view joined with pg_stat_activity (seed 000's
+// monitoring query); pg_terminate_backend; the pool.
 //
 // Thread-safety: a Connection is used by one actor at a time; a Pool by any.
 #pragma once
@@ -115,6 +115,27 @@ class AdvisoryKey {
 // A row of a table with an integer primary key `id`: column name to text value.
 using Row = std::map<std::string, std::string>;
 
+// One row of seed 000's monitoring query (GET /api/advisory-locks):
+//   SELECT l.pid, a.application_name, a.state, a.query_start, l.classid, l.objid,
+//          l.objsubid, l.mode, l.granted, now() - a.query_start AS duration
+//   FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+//   WHERE l.locktype = 'advisory' ORDER BY l.pid, l.classid, l.objid, l.objsubid, l.mode
+// For the (int4, int4) key form the seed's namespace is classid and its entity_id objid.
+struct AdvisoryLockRow {
+  int pid = 0;
+  std::string application_name;
+  std::string state;  // pg_stat_activity.state: "active", "idle", "idle in transaction"
+  Time query_start{0};  // since the start of the run (simulation) or the Unix epoch (a server)
+  std::uint32_t classid = 0;
+  std::uint32_t objid = 0;
+  std::uint16_t objsubid = 0;
+  std::string mode;  // "ExclusiveLock" or "ShareLock"
+  bool granted = false;
+  Duration duration{0};  // now() - query_start
+
+  friend bool operator==(const AdvisoryLockRow&, const AdvisoryLockRow&) = default;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -161,6 +182,13 @@ class Connection {
   virtual Status commit() = 0;
   virtual Status rollback() = 0;
 
+  // The monitoring query above: every advisory lock row of pg_locks, granted or waited for.
+  virtual Result<std::vector<AdvisoryLockRow>> advisory_locks() = 0;
+  // SELECT pg_terminate_backend($1): true when a backend with that pid existed. Its
+  // session ends: all its locks go, a statement it is waiting in fails with 57P01, its
+  // next one with 08006.
+  virtual Result<bool> terminate_backend(int pid) = 0;
+
   // The WARNINGs raised since the last call (what a notice receiver collects).
   virtual std::vector<Error> take_warnings() = 0;
 };
@@ -189,6 +217,14 @@ class PooledConnection {
     if (connection_ && give_back_) give_back_(std::move(connection_));
     connection_.reset();
   }
+  // Runs `hook` when the connection goes back, before the pool takes it (for bookkeeping
+  // such as counting connections per thread).
+  void on_return(std::function<void()> hook) {
+    give_back_ = [back = std::move(give_back_), hook = std::move(hook)](std::unique_ptr<Connection> c) {
+      hook();
+      if (back) back(std::move(c));
+    };
+  }
 
  private:
   std::unique_ptr<Connection> connection_;
@@ -196,6 +232,7 @@ class PooledConnection {
 };
 
 struct PoolConfig {
+  std::string application_name = "lockstep";  // shown in pg_stat_activity
   int pool_size = 5;
   int max_overflow = 10;
   Duration timeout = std::chrono::seconds(30);  // checkout wait
@@ -222,6 +259,9 @@ class Pool {
   virtual ~Pool() = default;
   virtual Result<PooledConnection> checkout() = 0;
   virtual PoolConfig config() const = 0;
+  // QueuePool.checkedout(): connections handed out and not yet returned. Bookkeeping of
+  // the pool itself, not a statement: no scheduling point.
+  virtual int checked_out() const = 0;
 };
 
 }  // namespace lockstep::pg

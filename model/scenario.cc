@@ -101,6 +101,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
   input.config = root.find("config");
   input.actors = root.find("actors");
   input.faults = root.find("faults");
+  input.timed = s.explore.time == TimeMode::timed;
   s.configured = info->configure(input);
   return s;
 }

@@ -41,6 +41,9 @@ class Instance {
   // A canonical text of the state once every actor has finished, for comparing what two
   // explorations reach (tests of partial-order reduction). Empty when not provided.
   virtual std::string final_state() { return {}; }
+  // Facts about this execution worth counting across an exploration ("phantom_grant":
+  // the execution took a phantom grant). Asked once, after at_end. Sorted, no duplicates.
+  virtual std::vector<std::string> marks() { return {}; }
 };
 
 // A configured system: a recipe for instances. Immutable; shared by all executions.
@@ -61,6 +64,7 @@ struct SystemInput {
   std::optional<JsonCursor> config;
   std::optional<JsonCursor> actors;
   std::optional<JsonCursor> faults;
+  bool timed = false;  // explore.time is "timed": invariants about durations apply
 };
 
 struct SystemInfo {

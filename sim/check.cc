@@ -63,6 +63,7 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
   into.steps += from.steps;
   into.failures += from.failures;
   for (std::size_t v = 0; v < into.by_verdict.size(); ++v) into.by_verdict[v] += from.by_verdict[v];
+  for (const auto& [mark, n] : from.marks) into.marks[mark] += n;
   into.elapsed_s = from.elapsed_s;
 }
 

@@ -14,6 +14,10 @@
 // was blocked there), every enabled actor is added instead, as classic DPOR does: an
 // over-approximation that keeps the search sound.
 //
+// A footprint's domain (sim/op.h) is a second, coarser object: races through it are found
+// from its own history, with a domain write as a write and every other step in it as a
+// read.
+//
 // Sleep sets hold each explored actor with the effective footprints its step had, so an
 // actor wakes exactly when a dependent step runs. With them no two complete executions are
 // equivalent; an execution whose every enabled actor sleeps is redundant and is pruned
@@ -140,7 +144,8 @@ struct Parked {
   std::uint32_t decisions;
 };
 
-// Happens-before bookkeeping for one object (or the observations) while analysing a run.
+// Happens-before bookkeeping for one object or domain (or the observations) while
+// analysing a run.
 struct ObjectHistory {
   int last_write = -1;
   std::vector<int> reads_since;
@@ -300,6 +305,7 @@ class DporStrategy final : public Strategy {
     seq_.assign(n, 0);
     last_of_actor_.assign(n, -1);
     objects_.clear();
+    domains_.clear();
     observer_ = ObjectHistory();
 
     std::size_t next_parked = 0;
@@ -323,6 +329,12 @@ class DporStrategy final : public Strategy {
         touch(objects_[e.fp.object], static_cast<int>(j), is_read(e.fp.access));
       }
       if (e.fp.effects & kObserves) touch(observer_, static_cast<int>(j), false);
+      if (e.fp.domain != kNoObject) {
+        if (domains_.size() <= e.fp.domain) domains_.resize(e.fp.domain + 1);
+        const std::size_t before = candidates_.size();
+        touch(domains_[e.fp.domain], static_cast<int>(j), !e.fp.domain_write);
+        if (candidates_.size() > before) dedupe_candidates();  // a step may race through both
+      }
 
       const bool is_new = e.decisions > diverge_;
       // Keep only direct races: not known to e's actor, not behind another candidate.
@@ -350,11 +362,16 @@ class DporStrategy final : public Strategy {
   // An actor parked on a pending operation races with the latest dependent steps it does
   // not know of: had it run before them, it would not have been blocked.
   void check_parked(const Parked& pk, std::size_t n) {
-    if (pk.fp.object == kNoObject || pk.fp.object >= objects_.size()) return;
-    const ObjectHistory& h = objects_[pk.fp.object];
     candidates_.clear();
-    if (!is_read(pk.fp.access)) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
-    if (h.last_write >= 0) candidates_.push_back(h.last_write);
+    if (pk.fp.object != kNoObject && pk.fp.object < objects_.size()) {
+      pending_candidates(objects_[pk.fp.object], is_read(pk.fp.access));
+    }
+    if (pk.fp.domain != kNoObject && pk.fp.domain < domains_.size()) {
+      const std::size_t before = candidates_.size();
+      pending_candidates(domains_[pk.fp.domain], !pk.fp.domain_write);
+      if (candidates_.size() > before) dedupe_candidates();
+    }
+    if (candidates_.empty()) return;
     zero_vc_.assign(n, 0);
     const std::uint32_t* known = pk.actor < static_cast<ActorId>(n) && last_of_actor_[pk.actor] >= 0
                                      ? &vc_[static_cast<std::size_t>(last_of_actor_[pk.actor]) * n]
@@ -370,6 +387,18 @@ class DporStrategy final : public Strategy {
       }
       if (!behind_another) reverse_race(i, static_cast<int>(pk.state), pk.actor, known, n);
     }
+  }
+
+  // The steps in h a pending operation would depend on, were it to run now.
+  void pending_candidates(const ObjectHistory& h, bool read) {
+    if (!read) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
+    if (h.last_write >= 0) candidates_.push_back(h.last_write);
+  }
+
+  // Only when a domain added candidates: sorting reorders the races.
+  void dedupe_candidates() {
+    std::sort(candidates_.begin(), candidates_.end());
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
   }
 
   // Whether actor q was parked in the state before event `state`, on `object` if given.
@@ -482,6 +511,7 @@ class DporStrategy final : public Strategy {
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<ObjectHistory> objects_;
+  std::vector<ObjectHistory> domains_;
   ObjectHistory observer_;
 };
 

@@ -42,6 +42,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
     } else {
       ++stats.executions;
       ++stats.by_verdict[static_cast<std::size_t>(result.verdict)];
+      for (const auto& m : result.marks) ++stats.marks[m];
       if (options.on_execution) options.on_execution(result);
       if (is_failure(result.verdict)) {
         ++stats.failures;

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct ExploreStats {
   std::uint64_t steps = 0;       // of both kinds
   std::uint64_t failures = 0;
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
+  std::map<std::string, std::uint64_t> marks;  // complete executions per Instance::marks() entry
   double elapsed_s = 0;
 };
 

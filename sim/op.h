@@ -6,6 +6,11 @@
 // two reads commute and anything else does not. A step may narrow its access once it has
 // run (a failed compare-and-swap is only a read) through Scheduler::refine_access.
 //
+// A footprint may also name a domain: a coarser object holding many (a whole simulated
+// server). A step that sees or changes the whole domain at once (a view of every lock,
+// ending another session) writes it; steps on its single objects read it. Those commute
+// with each other as their objects say, and never with a step that writes the domain.
+//
 // OpDesc holds only string_views: verbs are literals and object names live in the
 // scheduler's object table for the whole execution, so building one allocates nothing.
 #pragma once
@@ -42,7 +47,9 @@ enum EffectFlag : std::uint8_t {
 struct Footprint {
   ObjectId object = kNoObject;
   Access access = Access::none;
-  std::uint8_t effects = 0;  // EffectFlag bits; set on effective footprints only
+  std::uint8_t effects = 0;     // EffectFlag bits; set on effective footprints only
+  ObjectId domain = kNoObject;  // the coarser object `object` belongs to, if any
+  bool domain_write = false;    // the step sees or changes the whole domain at once
 
   friend bool operator==(const Footprint&, const Footprint&) = default;
 };
@@ -50,12 +57,14 @@ struct Footprint {
 inline bool is_read(Access a) { return a == Access::read; }
 
 // Whether two steps of different actors may not commute: on one object unless both only
-// read it (or one does not touch it); through observations always.
+// read it (or one does not touch it); in one domain when either writes it; through
+// observations always.
 inline bool dependent(const Footprint& a, const Footprint& b) {
   if (a.object != kNoObject && a.object == b.object && a.access != Access::none && b.access != Access::none &&
       !(is_read(a.access) && is_read(b.access))) {
     return true;
   }
+  if (a.domain != kNoObject && a.domain == b.domain && (a.domain_write || b.domain_write)) return true;
   return (a.effects & kObserves) && (b.effects & kObserves);
 }
 

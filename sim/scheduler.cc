@@ -145,6 +145,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       try {
         if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
         if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
+        result_verdict_.marks = instance_->marks();
       } catch (const std::exception& e) {
         fail(Verdict::model_error, "", fmt::format("final check threw: {}", e.what()));
       }
@@ -227,7 +228,10 @@ void Scheduler::execute(const Transition& t) {
   a.fiber.resume();
   current_ = -1;
   ++steps_;
-  strategy_->executed(t, Footprint{declared.object, effective_access_, effects_});
+  Footprint effective = declared;  // object and domain as declared
+  effective.access = effective_access_;
+  effective.effects = effects_;
+  strategy_->executed(t, effective);
   if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
 }
 
@@ -282,7 +286,7 @@ void Scheduler::observe(const Event& event) {
     events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
                        fmt::format("{} {}", event.subject, event.value)});
   }
-  if (current_ >= 0) effects_ |= kObserves;
+  if (current_ >= 0 && event.ordered) effects_ |= kObserves;
   if (auto v = instance_->on_event(event)) fail(Verdict::violation, v->invariant, v->message);
 }
 

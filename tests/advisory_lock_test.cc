@@ -29,7 +29,7 @@ struct Service {
 
 // The pool and service settings the next system is built with.
 struct Config {
-  pg::PoolConfig pool{5, 10, 30s, false};
+  pg::PoolConfig pool{.pool_size = 5, .max_overflow = 10, .timeout = 30s};
   AdvisoryLockOptions options;
 };
 

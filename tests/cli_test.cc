@@ -203,10 +203,11 @@ TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
 TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
   const CliRun r = run({"list"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* s : {"script", "bench", "variant no_lock", "invariant final_count", "invariant final_state", "dfs", "random"}) {
+  for (const char* s : {"script", "bench", "headspace", "variant no_lock", "variant xact_lock", "invariant final_count",
+                        "invariant final_state", "invariant agent_mutual_exclusion", "fault phantom_grant", "dfs", "random"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   }
-  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 3u);
 }
 
 TEST_F(Cli, HelpExitsZero) {

@@ -125,6 +125,23 @@ std::uint64_t dpor_executions(const nlohmann::json& doc) {
   return report.result.stats.executions;
 }
 
+TEST(Dpor, ADomainWriteDependsOnEveryStepInItsDomain) {
+  constexpr sim::ObjectId kX = 1, kY = 2, kServer = 3;
+  const sim::Footprint x_lock{kX, sim::Access::acquire, 0, kServer};
+  const sim::Footprint y_lock{kY, sim::Access::acquire, 0, kServer};
+  const sim::Footprint begin{sim::kNoObject, sim::Access::none, 0, kServer};
+  const sim::Footprint view{sim::kNoObject, sim::Access::read, 0, kServer, true};
+  const sim::Footprint elsewhere{kY, sim::Access::read, 0, kServer + 1, true};
+  EXPECT_FALSE(sim::dependent(x_lock, y_lock));  // domain readers commute as their objects do
+  EXPECT_TRUE(sim::dependent(x_lock, x_lock));
+  EXPECT_TRUE(sim::dependent(view, x_lock));
+  EXPECT_TRUE(sim::dependent(begin, view));
+  EXPECT_TRUE(sim::dependent(view, view));
+  EXPECT_FALSE(sim::dependent(view, elsewhere));  // another domain
+  EXPECT_FALSE(sim::dependent(view, sim::Footprint{kX, sim::Access::write}));  // no domain
+  EXPECT_TRUE(sim::dependent(elsewhere, y_lock));  // still its object: y, read against an acquire
+}
+
 TEST(Dpor, IndependentActorsNeedOneExecution) {
   EXPECT_EQ(dpor_executions(script_scenario({{"a", {"write x 1", "read x r"}}, {"b", {"write y 1", "read y r"}},
                                              {"c", {"write z 1", "read z r"}}})),

@@ -1,8 +1,13 @@
 // The simulated PostgreSQL: one test per fact of postgres-semantics.md covered so far
-// (advisory locks, timeouts, the phantom grant, transactions, the pool). Orders that matter
-// are forced with sleeps in timed mode, where each program has one schedule per instant.
+// (advisory locks, timeouts, the phantom grant, transactions, the pool, the pg_locks view,
+// pg_terminate_backend). Orders that matter are forced with sleeps in timed mode, where
+// each program has one schedule per instant. Untimed explorations check that dpor, through
+// the server's domain, reaches every outcome dfs does (also on random programs).
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -21,9 +26,11 @@ using namespace std::chrono_literals;
 const AdvisoryKey kKey = AdvisoryKey::pair(7, 42);
 
 struct Db {
-  explicit Db(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{5, 10, 30s, false})) {}
+  explicit Db(Env& env)
+      : pool(env.new_pg_pool(pg::PoolConfig{.application_name = "seed", .pool_size = 5, .max_overflow = 10, .timeout = 30s})) {}
   std::unique_ptr<pg::Pool> pool;
   std::vector<std::string> log;  // what the actors saw, for the checks
+  std::vector<pg::PooledConnection> kept;  // connections actors did not give back
 };
 
 // Runs one actor body per entry (timed mode by default), every execution of them, and
@@ -220,7 +227,9 @@ std::set<std::string> phantom_outcomes(bool fault) {
     std::string b;
   };
   LambdaSystem<State> system(2, [fault](State& s, Env& env, ActorId a) {
-    if (!s.pool) s.pool = env.new_pg_pool(pg::PoolConfig{5, 10, 30s, fault});
+    if (!s.pool) {
+      s.pool = env.new_pg_pool(pg::PoolConfig{.pool_size = 5, .max_overflow = 10, .timeout = 30s, .phantom_grant = fault});
+    }
     auto c = s.pool->checkout().value();
     if (a == 0) {
       (void)c->advisory_lock(kKey, LockMode::exclusive);
@@ -403,7 +412,7 @@ TEST(SimPgRows, DuplicateInsertsFailAndRollbackDropsAnInsert) {
 
 TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
   struct One {
-    explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{1, 0, 1s, false})) {}
+    explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{.pool_size = 1, .max_overflow = 0, .timeout = 1s})) {}
     std::unique_ptr<pg::Pool> pool;
   };
   LambdaSystem<One> system(1, [](One& s, Env&, ActorId) {
@@ -420,7 +429,7 @@ TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
 
 TEST(SimPg, APoolTimesOutWhenExhausted) {
   struct Small {
-    explicit Small(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{1, 1, 5s, false})) {}
+    explicit Small(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{.pool_size = 1, .max_overflow = 1, .timeout = 5s})) {}
     std::unique_ptr<pg::Pool> pool;
     std::string error;
   };
@@ -466,7 +475,8 @@ TEST(SimPg, ADeadlockHasOneVictimThatKeepsItsSessionLocks) {
 
 TEST(SimPg, ATerminatedBackendLosesItsLocksAndItsConnection) {
   struct One {
-    explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{5, 10, 30s, false, true})) {}
+    explicit One(Env& env)
+        : pool(env.new_pg_pool(pg::PoolConfig{.pool_size = 5, .max_overflow = 10, .timeout = 30s, .backend_terminated = true})) {}
     std::unique_ptr<pg::Pool> pool;
     std::string seen;
   };
@@ -491,6 +501,403 @@ TEST(SimPg, ATerminatedBackendLosesItsLocksAndItsConnection) {
                                              "lock 57P01 unlock 08006 free afterwards 1",
                                              "lock ok unlock 57P01 free afterwards 1",
                                              "lock ok unlock 1 free afterwards 57P01"}));
+}
+
+
+// ---- The pg_locks view (seed 000's monitoring query) and pg_terminate_backend ------------
+
+long ms(Duration d) { return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); }
+
+// One line per row: pid, application_name, state, the key, mode, granted, query_start and
+// duration in ms.
+std::string show(const std::vector<pg::AdvisoryLockRow>& rows) {
+  std::string out;
+  for (const auto& r : rows) {
+    out += fmt::format("{}{} {} \"{}\" {}/{}/{} {} {} start {} for {}", out.empty() ? "" : " | ", r.pid, r.application_name,
+                       r.state, r.classid, r.objid, r.objsubid, r.mode, r.granted ? "granted" : "waiting",
+                       ms(r.query_start), ms(r.duration));
+  }
+  return out.empty() ? "no rows" : out;
+}
+
+// The view as another session sees it `at` into the run, with the holder's body before.
+std::set<std::string> view_at(Duration at, std::function<void(Db&, Env&)> holder) {
+  return run_timed({std::move(holder), [at](Db& db, Env& env) {
+                      env.sleep_for(at);
+                      auto c = db.pool->checkout().value();
+                      db.log.push_back(show(c->advisory_locks().value()));
+                    }});
+}
+
+TEST(SimPgLocks, TheBigintFormShowsItsHalvesAndObjsubid1) {
+  const auto logs = view_at(5ms, [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(AdvisoryKey::single((std::int64_t{5} << 32) | 7), LockMode::exclusive);
+    env.sleep_for(1ms);
+    (void)c->advisory_lock(AdvisoryKey::single(-2), LockMode::exclusive);  // all bits set but the lowest
+    env.sleep_for(10ms);
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "1001 seed \"idle\" 5/7/1 ExclusiveLock granted start 1 for 4 | "
+                      "1001 seed \"idle\" 4294967295/4294967294/1 ExclusiveLock granted start 1 for 4"}));
+}
+
+TEST(SimPgLocks, TheInt4PairFormShowsBothKeysAndObjsubid2) {
+  const auto logs = view_at(5ms, [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(AdvisoryKey::pair(-3, 9), LockMode::shared);
+    env.sleep_for(10ms);
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"1001 seed \"idle\" 4294967293/9/2 ShareLock granted start 0 for 5"}));
+}
+
+TEST(SimPgLocks, BothModesOnOneKeyAreTwoRowsAndAReentrantLockIsOne) {
+  const auto logs = view_at(5ms, [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(kKey, LockMode::shared);
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    (void)c->advisory_lock(kKey, LockMode::exclusive);  // reentrant: still one row
+    (void)c->advisory_xact_lock(kKey, LockMode::exclusive);  // its own transaction: gone again
+    env.sleep_for(10ms);
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"1001 seed \"idle\" 7/42/2 ExclusiveLock granted start 0 for 5 | "
+                                         "1001 seed \"idle\" 7/42/2 ShareLock granted start 0 for 5"}));
+}
+
+TEST(SimPgLocks, AQueuedWaiterIsNotGrantedAndActive) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        env.sleep_for(20ms);
+        (void)c->advisory_unlock(kKey, LockMode::exclusive);
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(2ms);
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::shared);
+        env.sleep_for(20ms);
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(5ms);
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(AdvisoryKey::pair(7, 43), LockMode::exclusive);
+        db.log.push_back(show(c->advisory_locks().value()));  // the querying session is active too
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"1001 seed \"idle\" 7/42/2 ExclusiveLock granted start 0 for 5 | "
+                                         "1002 seed \"active\" 7/42/2 ShareLock waiting start 2 for 3 | "
+                                         "1003 seed \"active\" 7/43/2 ExclusiveLock granted start 5 for 0"}));
+}
+
+TEST(SimPgLocks, ASessionInATransactionIsIdleInTransaction) {
+  const auto logs = view_at(5ms, [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    env.sleep_for(1ms);
+    (void)c->begin();
+    (void)c->advisory_xact_lock(AdvisoryKey::single(3), LockMode::shared);
+    env.sleep_for(10ms);
+    (void)c->commit();
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"1001 seed \"idle in transaction\" 0/3/1 ShareLock granted start 1 for 4 | "
+                                         "1001 seed \"idle in transaction\" 7/42/2 ExclusiveLock granted start 1 for 4"}));
+}
+
+TEST(SimPgLocks, RowLocksAreNotAdvisoryLocks) {
+  const auto logs = view_at(5ms, [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->insert_row("jobs", 1, {});
+    (void)c->begin();
+    (void)c->select_for_update("jobs", 1, false);
+    env.sleep_for(10ms);
+    (void)c->commit();
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"no rows"}));
+}
+
+TEST(SimPgTerminate, ReleasesEveryLockOfTheVictimAndRollsItsTransactionBack) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {  // the victim, 1001
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        (void)c->advisory_lock(AdvisoryKey::single(1), LockMode::shared);
+        (void)c->begin();
+        (void)c->advisory_xact_lock(AdvisoryKey::single(2), LockMode::exclusive);
+        (void)c->insert_row("jobs", 1, {{"state", "new"}});
+        env.sleep_for(20ms);
+        const auto first = c->try_advisory_lock(AdvisoryKey::single(3), LockMode::exclusive);
+        const auto second = c->commit();
+        db.log.push_back(fmt::format("victim: {} {}; then {}", first.error().sqlstate, first.error().message,
+                                     second.error().sqlstate));
+      },
+      [](Db& db, Env& env) {  // waits for the victim's session lock, 1002
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        const long at = ms(env.now());
+        env.sleep_for(2ms);  // the log in a fixed order
+        db.log.push_back(fmt::format("waiter got it at {}", at));
+        env.sleep_for(20ms);
+      },
+      [](Db& db, Env& env) {  // waits for the victim's uncommitted row, 1003
+        env.sleep_for(2ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const auto row = c->select_for_update("jobs", 1, false);
+        const long at = ms(env.now());
+        env.sleep_for(3ms);
+        db.log.push_back(fmt::format("row waiter at {}: {}", at, show(row.value())));
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {  // the terminator, 1004
+        env.sleep_for(10ms);
+        auto c = db.pool->checkout().value();
+        const bool killed = c->terminate_backend(1001).value();
+        const bool unknown = c->terminate_backend(4242).value();
+        const auto warnings = c->take_warnings();
+        db.log.push_back(fmt::format("terminate 1001 {}, 4242 {} ({} {})", killed, unknown, warnings.at(0).sqlstate,
+                                     warnings.at(0).message));
+        env.sleep_for(1ms);
+        db.log.push_back(show(c->advisory_locks().value()));
+        db.log.push_back(fmt::format("again {}", c->terminate_backend(1001).value()));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "terminate 1001 true, 4242 false (01000 PID 4242 is not a PostgreSQL backend process); "
+                      "1002 seed \"idle\" 7/42/2 ExclusiveLock granted start 1 for 10; again false; "
+                      "waiter got it at 10; row waiter at 10: none; "
+                      "victim: 57P01 terminating connection due to administrator command; then 08006"}));
+}
+
+TEST(SimPgTerminate, AWaitingVictimGets57P01AndThePoolDiscardsItsConnection) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        env.sleep_for(50ms);
+      },
+      [](Db& db, Env& env) {  // the victim, 1002
+        env.sleep_for(1ms);
+        int pid = 0;
+        {
+          auto c = db.pool->checkout().value();
+          pid = c->backend_pid();
+          const auto st = c->advisory_lock(kKey, LockMode::exclusive);
+          db.log.push_back(fmt::format("victim at {}: {} {}", ms(env.now()), st.error().sqlstate, st.error().message));
+          db.log.push_back(fmt::format("then {}", c->advisory_unlock_all().error().sqlstate));
+        }
+        auto again = db.pool->checkout().value();
+        db.log.push_back(fmt::format("a new backend {}", again->backend_pid() != pid));
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(5ms);
+        auto c = db.pool->checkout().value();
+        db.log.push_back(fmt::format("terminate {}", c->terminate_backend(1002).value()));
+        env.sleep_for(1ms);
+        db.log.push_back(show(c->advisory_locks().value()));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "terminate true; victim at 5: 57P01 terminating connection due to administrator command; "
+                      "then 08006; a new backend true; 1001 seed \"idle\" 7/42/2 ExclusiveLock granted start 0 for 6"}));
+}
+
+TEST(SimPgTerminate, ASessionCanTerminateItself) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    const auto self = c->terminate_backend(c->backend_pid());
+    auto probe = db.pool->checkout().value();
+    db.log.push_back(fmt::format("{}, lock free {}", self.error().sqlstate,
+                                 probe->try_advisory_lock(kKey, LockMode::exclusive).value()));
+  }});
+  EXPECT_EQ(logs, (std::set<std::string>{"57P01, lock free true"}));
+}
+
+TEST(SimPg, ThePoolCountsItsCheckedOutConnections) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    std::string counts = std::to_string(db.pool->checked_out());
+    {
+      auto a = db.pool->checkout().value();
+      auto b = db.pool->checkout().value();
+      counts += fmt::format(" {}", db.pool->checked_out());
+    }
+    counts += fmt::format(" {}", db.pool->checked_out());
+    db.log.push_back(counts);
+  }});
+  EXPECT_EQ(logs, (std::set<std::string>{"0 2 0"}));
+}
+
+// Every outcome of a small untimed program under a strategy, one text per execution: the
+// lines the actors logged, sorted (the order of independent steps is no outcome), or the
+// verdict of an execution that failed.
+std::set<std::string> outcomes(const std::vector<std::function<void(Db&, Env&)>>& actors, const std::string& strategy,
+                               bool failures_expected = false) {
+  std::set<std::string> seen;
+  LambdaSystem<Db> system(
+      static_cast<int>(actors.size()), [&](Db& db, Env& env, ActorId a) { actors[a](db, env); },
+      [&](Db& db) -> std::optional<Violation> {
+        std::sort(db.log.begin(), db.log.end());
+        std::string joined;
+        for (const auto& l : db.log) joined += l + "; ";
+        seen.insert(joined);
+        return std::nullopt;
+      });
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  options.on_execution = [&](const sim::ExecutionResult& r) {
+    if (r.verdict != Verdict::pass) seen.insert(fmt::format("{}: {}", verdict_name(r.verdict), r.message));
+  };
+  const auto result = testing::explore(system, strategy, options);
+  EXPECT_TRUE(result.exhaustive) << strategy;
+  if (!failures_expected) {
+    EXPECT_EQ(result.stats.failures, 0u) << (result.first_failure ? result.first_failure->result.message : "");
+  }
+  return seen;
+}
+
+TEST(SimPgExplore, DporSeesTheViewInEveryStateOfTheLocksAsDfsDoes) {
+  // The view names no lock, only the server: without the domain dpor would find it
+  // independent of the lock steps and show one of these states only.
+  const std::vector<std::function<void(Db&, Env&)>> actors = {
+      [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        (void)c->begin();
+        (void)c->commit();
+        (void)c->advisory_unlock(kKey, LockMode::exclusive);
+      },
+      [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        const auto rows = c->advisory_locks().value();
+        db.log.push_back(rows.empty() ? "not held" : "held, " + rows[0].state);
+      },
+  };
+  const auto dfs = outcomes(actors, "dfs");
+  // (Active: between the two steps of the COMMIT, which releases its locks key by key.)
+  EXPECT_EQ(dfs, (std::set<std::string>{"not held; ", "held, idle; ", "held, idle in transaction; ", "held, active; "}));
+  EXPECT_EQ(outcomes(actors, "dpor"), dfs);
+}
+
+TEST(SimPgExplore, DporAndDfsAgreeOnTerminatingTheWaiters) {
+  // Two sessions take one lock; a third terminates whoever it sees waiting.
+  auto taker = [](const char* name) {
+    return [name](Db& db, Env&) {
+      auto c = db.pool->checkout().value();
+      const auto st = c->advisory_lock(kKey, LockMode::exclusive);
+      const auto un = c->advisory_unlock(kKey, LockMode::exclusive);
+      db.log.push_back(fmt::format("{} {} {}", name, st.ok() ? "ok" : st.error().sqlstate,
+                                   un.ok() ? std::to_string(un.value()) : un.error().sqlstate));
+    };
+  };
+  const std::vector<std::function<void(Db&, Env&)>> actors = {
+      taker("A"), taker("B"), [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        std::string killed;
+        const auto rows = c->advisory_locks().value();  // (not a range over value() of a temporary)
+        for (const auto& r : rows) {
+          if (!r.granted) killed += fmt::format(" {}:{}", r.pid, c->terminate_backend(r.pid).value());
+        }
+        db.log.push_back("killed" + killed);
+      }};
+  const auto dfs = outcomes(actors, "dfs");
+  EXPECT_GT(dfs.size(), 4u);
+  EXPECT_EQ(outcomes(actors, "dpor"), dfs);
+}
+
+TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
+  // The commit publishes its rows one step each; a termination between them completes it.
+  std::set<std::string> seen;
+  LambdaSystem<Db> system(
+      2,
+      [](Db& db, Env&, ActorId a) {
+        auto c = db.pool->checkout().value();
+        if (a == 0) {
+          (void)c->begin();
+          (void)c->insert_row("jobs", 1, {});
+          (void)c->insert_row("jobs", 2, {});
+          (void)c->commit();
+        } else {
+          (void)c->terminate_backend(c->backend_pid() == 1001 ? 1002 : 1001);
+        }
+      },
+      [&seen](Db& db) -> std::optional<Violation> {
+        auto probe = db.pool->checkout().value();  // outside any actor: at once
+        seen.insert(fmt::format("rows {} {}", probe->read_row("jobs", 1).value().has_value(),
+                                probe->read_row("jobs", 2).value().has_value()));
+        return std::nullopt;
+      });
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  testing::explore(system, "dfs", options);
+  EXPECT_EQ(seen, (std::set<std::string>{"rows false false", "rows true true"}));
+}
+
+// ---- Random programs: dpor reaches what dfs reaches -----------------------------------
+
+// One statement of a random program on two keys; kill names a pid (maybe its own, maybe none).
+struct PgOp {
+  enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill } kind = lock;
+  int key = 0;
+  LockMode mode = LockMode::exclusive;
+  int pid = 1001;
+};
+
+std::string run(pg::Connection& c, const PgOp& op) {
+  auto code = [](const auto& r) { return r.ok() ? std::string("ok") : r.error().sqlstate; };
+  auto value = [](const auto& r) { return r.ok() ? std::to_string(r.value()) : r.error().sqlstate; };
+  const AdvisoryKey key = AdvisoryKey::pair(1, op.key);
+  switch (op.kind) {
+    case PgOp::lock: return "lock " + code(c.advisory_lock(key, op.mode));
+    case PgOp::try_lock: return "try " + value(c.try_advisory_lock(key, op.mode));
+    case PgOp::unlock: return "unlock " + value(c.advisory_unlock(key, op.mode));
+    case PgOp::xact_lock: return "xact " + code(c.advisory_xact_lock(key, op.mode));
+    case PgOp::begin: return "begin " + code(c.begin());
+    case PgOp::commit: return "commit " + code(c.commit());
+    case PgOp::kill: return fmt::format("kill {} {}", op.pid, value(c.terminate_backend(op.pid)));
+    case PgOp::view: {
+      const auto rows = c.advisory_locks();
+      if (!rows.ok()) return "view " + rows.error().sqlstate;
+      std::string out = "view";
+      for (const auto& r : rows.value()) {
+        out += fmt::format(" {}:{}:{}:{}:{}", r.pid, r.objid, r.mode, r.granted, r.state);
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+PgOp gen_pg_op() {
+  PgOp op;
+  op.kind = static_cast<PgOp::Kind>(*rc::gen::resize(100, rc::gen::inRange(0, 8)));  // every kind from the start
+  op.key = *rc::gen::element(0, 0, 1);  // mostly one key: more conflicts
+  op.mode = *rc::gen::element(LockMode::exclusive, LockMode::shared);
+  op.pid = *rc::gen::inRange(1001, 1004);
+  return op;
+}
+
+RC_GTEST_PROP(SimPgProperties, DporReachesTheOutcomesAndVerdictsOfDfs, ()) {
+  // 2-3 actors, 5 statements in all, at least one each; each actor keeps its connection
+  // to the end (fewer steps).
+  const int n = *rc::gen::inRange(2, 4);
+  std::vector<std::vector<PgOp>> program(static_cast<std::size_t>(n));
+  for (int i = 0; i < 5; ++i) {
+    program[static_cast<std::size_t>(i < n ? i : *rc::gen::inRange(0, n))].push_back(gen_pg_op());
+  }
+  std::vector<std::function<void(Db&, Env&)>> actors;
+  for (int a = 0; a < n; ++a) {
+    actors.push_back([a, ops = program[static_cast<std::size_t>(a)]](Db& db, Env&) {
+      auto c = db.pool->checkout().value();
+      for (std::size_t i = 0; i < ops.size(); ++i) db.log.push_back(fmt::format("{}{} {}", a, i, run(*c, ops[i])));
+      db.kept.push_back(std::move(c));  // returned when the execution ends, outside the actors
+    });
+  }
+  const auto dfs = outcomes(actors, "dfs", true);
+  const auto dpor = outcomes(actors, "dpor", true);
+  RC_TAG(dfs.size() > 1 ? "several outcomes" : "one outcome");
+  RC_ASSERT(dpor == dfs);
 }
 
 }  // namespace

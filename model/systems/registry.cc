@@ -1,13 +1,14 @@
 // The list of systems, explicit rather than by static registration, so that linking a
 // static library can never silently drop one.
 #include "model/system.h"
+#include "model/headspace/system.h"
 #include "model/systems/bench.h"
 #include "model/systems/script.h"
 
 namespace lockstep {
 
 const std::vector<SystemInfo>& registered_systems() {
-  static const std::vector<SystemInfo> systems = {script::system_info(), bench::system_info()};
+  static const std::vector<SystemInfo> systems = {script::system_info(), bench::system_info(), headspace::system_info()};
   return systems;
 }
 

@@ -114,6 +114,19 @@ void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
   forget_if_unused(waiter->key);
 }
 
+void LockTable::end_session(int session) {
+  for (const AdvisoryKey& key : keys()) {
+    Lock& l = locks_.at(key);
+    for (const auto& w : l.queue) {
+      if (w->session == session) w->state = Waiter::State::canceled;
+    }
+    std::erase_if(l.queue, [&](const auto& w) { return w->session == session; });
+    l.holders.erase(session);
+    wake(l);
+    forget_if_unused(key);
+  }
+}
+
 bool LockTable::in_deadlock(const Waiter& start) const {
   // The sessions a waiting request waits for.
   auto waits_for = [&](const Waiter& w) {
@@ -162,6 +175,18 @@ int LockTable::held(int session, AdvisoryKey key, LockMode mode) const {
 std::vector<AdvisoryKey> LockTable::keys() const {
   std::vector<AdvisoryKey> out;
   for (const auto& [key, l] : locks_) out.push_back(key);
+  return out;
+}
+
+std::vector<LockEntry> LockTable::entries() const {
+  std::vector<LockEntry> out;
+  for (const auto& [key, l] : locks_) {
+    for (const auto& [session, h] : l.holders) {
+      if (h.exclusive() > 0) out.push_back({session, key, LockMode::exclusive, true});
+      if (h.shared() > 0) out.push_back({session, key, LockMode::shared, true});
+    }
+    for (const auto& w : l.queue) out.push_back({w->session, key, w->mode, false});
+  }
   return out;
 }
 

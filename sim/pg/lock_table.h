@@ -37,6 +37,15 @@ struct Waiter {
   State state = State::waiting;
 };
 
+// One advisory row of pg_locks: a (session, key, mode) held, in either scope or both, or a
+// queued request.
+struct LockEntry {
+  int session = 0;
+  AdvisoryKey key = AdvisoryKey::single(0);
+  LockMode mode = LockMode::exclusive;
+  bool granted = false;
+};
+
 class LockTable {
  public:
   // Grants at once (nullptr) or queues the request (the waiter to park on).
@@ -51,6 +60,9 @@ class LockTable {
   void release_key(int session, AdvisoryKey key, Scope scope);
   // A waiter gives up (timeout, termination): out of the queue, which may grant others.
   void cancel(const std::shared_ptr<Waiter>& waiter);
+  // The session's backend is gone (pg_terminate_backend): its queued requests are canceled
+  // (state canceled, so their backends wake) and its holds in both scopes released.
+  void end_session(int session);
 
   // Whether `waiter` is on a cycle of the waits-for graph (holders it conflicts with, and
   // conflicting waiters ahead of it in a queue), as the deadlock detector sees it.
@@ -59,6 +71,8 @@ class LockTable {
   // How many times the session holds (key, mode), in both scopes.
   int held(int session, AdvisoryKey key, LockMode mode) const;
   std::vector<AdvisoryKey> keys() const;
+  // Every hold and queued request, by key, then holders by session, then the queue in order.
+  std::vector<LockEntry> entries() const;
 
  private:
   struct Hold {

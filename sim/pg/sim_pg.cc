@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 namespace lockstep::sim::pg {
 namespace {
 
+using lockstep::pg::AdvisoryLockRow;
 using lockstep::pg::Error;
 using lockstep::pg::PooledConnection;
 using lockstep::pg::PoolConfig;
@@ -37,18 +39,26 @@ class WaiterReady final : public WaitCondition {
 class SimConnection final : public lockstep::pg::Connection {
  public:
   SimConnection(Server& server, const PoolConfig& config)
-      : server_(server), s_(server.scheduler()), pid_(server.open_session()), config_(config) {}
+      : server_(server),
+        s_(server.scheduler()),
+        session_(server.open_session(config.application_name)),
+        pid_(session_.pid),
+        config_(config) {}
 
   bool dead() const { return dead_; }
 
   int backend_pid() const override { return pid_; }
 
-  Status advisory_lock(AdvisoryKey key, LockMode mode) override { return lock(key, mode, Scope::session); }
+  Status advisory_lock(AdvisoryKey key, LockMode mode) override {
+    Statement st(*this);
+    return lock(key, mode, Scope::session);
+  }
 
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared",
-              {server_.object_for(key), acquire_access(mode)}, pid_, true});
+    step({mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared",
+          {server_.object_for(key), acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
     if (!got) s_.refine_access(Access::read);
@@ -57,9 +67,10 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared",
-              {server_.object_for(key), Access::release}, pid_, true});
+    step({mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared",
+          {server_.object_for(key), Access::release}, pid_, true});
     if (killed()) return terminated();
     const bool held = server_.locks().release(pid_, key, mode);
     if (!held) {
@@ -71,40 +82,55 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   Status advisory_unlock_all() override {
+    Statement st(*this);
     if (dead_) return lost();
+    // A step of its own, so that which locks are held is read inside the server's domain.
+    step({"advisory_unlock_all", {kNoObject, Access::release}, pid_, true});
+    if (killed()) return terminated();
     release_stepwise(Scope::session, "advisory_unlock_all");
+    if (session_.terminated) return terminated();
     return {};
   }
 
   Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
-    Status st = lock(key, mode, Scope::transaction);
-    if (st.ok() && !in_transaction_) release_stepwise(Scope::transaction, "end of statement");
-    return st;
+    Statement st(*this);
+    Status locked = lock(key, mode, Scope::transaction);
+    if (locked.ok() && !session_.in_transaction) {
+      release_stepwise(Scope::transaction, "end of statement");
+      if (session_.terminated) return terminated();
+    }
+    return locked;
   }
 
   Status set_lock_timeout(Duration t) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    step({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    if (session_.terminated) return terminated();
     lock_timeout_ = t;
     return {};
   }
   Status set_statement_timeout(Duration t) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    step({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    if (session_.terminated) return terminated();
     statement_timeout_ = t;
     return {};
   }
 
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({"read_row", {server_.row_object(table, id), Access::read}, id, true});
+    step({"read_row", {server_.row_object(table, id), Access::read}, id, true});
     if (killed()) return terminated();
     return visible(table, id);
   }
 
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
+    step({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
     if (killed()) return terminated();
     RowState& r = server_.row(table, id);
     const bool taken = r.committed || std::any_of(r.pending.begin(), r.pending.end(), [](const auto& p) { return p.second.has_value(); });
@@ -118,44 +144,71 @@ class SimConnection final : public lockstep::pg::Connection {
     row["id"] = std::to_string(id);
     r.pending[pid_] = row;
     written_.emplace(std::string(table), id);
-    end_statement();
-    return {};
+    return end_statement();
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
+    Statement st(*this);
     if (dead_) return lost();
-    if (Status st = lock_row(table, id, false, "update_row"); !st.ok()) return st.error();
+    if (Status locked = lock_row(table, id, false, "update_row"); !locked.ok()) return locked.error();
     std::optional<Row> row = visible(table, id);  // the newest committed version, after the wait
-    if (!row) {
-      end_statement();
-      return 0;
+    if (row) {
+      for (const auto& [k, v] : values) (*row)[k] = v;
+      server_.row(table, id).pending[pid_] = row;
+      written_.emplace(std::string(table), id);
     }
-    for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).pending[pid_] = row;
-    written_.emplace(std::string(table), id);
-    end_statement();
-    return 1;
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return row ? 1 : 0;
   }
 
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
+    Statement st(*this);
     if (dead_) return lost();
-    if (Status st = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update"); !st.ok()) {
-      return st.error();
+    if (Status locked = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update");
+        !locked.ok()) {
+      return locked.error();
     }
     std::optional<Row> row = visible(table, id);
-    end_statement();
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
   }
 
   Status begin() override {
+    Statement st(*this);
     if (dead_) return lost();
-    s_.yield({"begin", {}, pid_, true});
+    step({"begin", {}, pid_, true});
     if (killed()) return terminated();
-    in_transaction_ = true;
+    session_.in_transaction = true;
     return {};
   }
   Status commit() override { return end_transaction("commit"); }
   Status rollback() override { return end_transaction("rollback"); }
+
+  Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
+    Statement st(*this);
+    if (dead_) return lost();
+    step({"pg_locks", whole_server(Access::read), pid_, true});
+    if (killed()) return terminated();
+    std::vector<AdvisoryLockRow> rows = server_.advisory_lock_rows(s_.now());
+    s_.note_result({Kind::value, static_cast<std::int64_t>(rows.size())});
+    return rows;
+  }
+
+  Result<bool> terminate_backend(int pid) override {
+    Statement st(*this);
+    if (dead_) return lost();
+    step({"pg_terminate_backend", whole_server(Access::write), pid, true});
+    if (killed()) return terminated();
+    Session* victim = server_.live_session(pid);
+    s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
+    if (victim == nullptr) {
+      warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("PID {} is not a PostgreSQL backend process", pid)});
+      return false;
+    }
+    server_.terminate(*victim);
+    if (victim == &session_) return terminated();  // its own backend: this statement ends with it
+    return true;
+  }
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
@@ -164,15 +217,50 @@ class SimConnection final : public lockstep::pg::Connection {
     if (dead_) return;
     release_stepwise(Scope::transaction, "close");
     release_stepwise(Scope::session, "close");
+    session_.live = false;
   }
 
  private:
+  // One statement, for pg_stat_activity: the session is active from the statement's first
+  // step (see step()) until it returns.
+  class Statement {
+   public:
+    explicit Statement(SimConnection& c) : c_(c) { c_.in_statement_ = true; }
+    ~Statement() {
+      c_.in_statement_ = false;
+      c_.session_.active = false;
+    }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+   private:
+    SimConnection& c_;
+  };
+
+  // A footprint that sees or changes every session at once.
+  static Footprint whole_server(Access access) {
+    Footprint f{kNoObject, access};
+    f.domain_write = true;
+    return f;
+  }
+
+  // A step of this session, in the server's domain. A statement's first step starts it.
+  Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever) {
+    op.footprint.domain = server_.domain();
+    const Wake wake = s_.yield(op, guard, timeout);
+    if (in_statement_ && !session_.active) {
+      session_.active = true;
+      session_.query_start = s_.now();
+    }
+    return wake;
+  }
+
   Status lock(AdvisoryKey key, LockMode mode, Scope scope) {
     if (dead_) return lost();
     const ObjectId obj = server_.object_for(key);
     const std::string_view verb = scope == Scope::session ? (mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared")
                                                           : (mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared");
-    s_.yield({verb, {obj, acquire_access(mode)}, pid_, true});
+    step({verb, {obj, acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
     auto waiter = server_.locks().request(pid_, key, mode, scope);
     if (!waiter) {
@@ -184,7 +272,8 @@ class SimConnection final : public lockstep::pg::Connection {
   }
 
   // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
-  // deadlock found by the one check deadlock_timeout into the wait.
+  // deadlock found by the one check deadlock_timeout into the wait, or the backend
+  // terminated (its request canceled).
   Status wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
                   std::string_view verb) {
     // lock_timeout counts from the start of the wait; statement_timeout from the statement,
@@ -199,7 +288,11 @@ class SimConnection final : public lockstep::pg::Connection {
       const Duration waited = s_.now() - start;
       const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
                                        : (limit == kForever ? kForever : limit - std::min(waited, limit));
-      const Wake wake = s_.yield({verb, {obj, access}, pid_, true}, &ready, wait);
+      const Wake wake = step({verb, {obj, access}, pid_, true}, &ready, wait);
+      if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
+        s_.note_result({Kind::failed});
+        return terminated();
+      }
       if (wake == Wake::run) break;
       if (check_next) {  // the deadlock check, once per wait
         deadlock_checked = true;
@@ -213,7 +306,11 @@ class SimConnection final : public lockstep::pg::Connection {
       }
       if (waiter->state == Waiter::State::waiting || config_.phantom_grant) {
         // Timed out; with the phantom grant fault, also after the grant: the lock stays held.
-        if (waiter->state == Waiter::State::waiting) table.cancel(waiter);
+        if (waiter->state == Waiter::State::waiting) {
+          table.cancel(waiter);
+        } else {
+          s_.observe({"phantom_grant", pid_, 0, false});  // Bug #17686: the client sees a timeout, the session holds it
+        }
         s_.note_result({Kind::timeout});
         if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
         return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
@@ -224,19 +321,28 @@ class SimConnection final : public lockstep::pg::Connection {
     return {};
   }
 
-  // The backend_terminated fault: this statement may find its backend killed.
+  // Whether this statement finds its backend gone: terminated by another session, or now
+  // killed by the backend_terminated fault.
   bool killed() {
+    if (session_.terminated) return true;
     if (!config_.backend_terminated || server_.termination_used()) return false;
     if (s_.choose(2, "backend_terminated") == 0) return false;
     server_.use_termination();
     return true;
   }
 
-  // The session ends: its locks go (one key per step), the connection is dead.
+  // The session ends, the connection is dead. Killed by the fault, its locks go here, one
+  // key per step; after pg_terminate_backend the server let everything go already.
   Error terminated() {
-    finish_rows(false, "backend terminated");
-    release_stepwise(Scope::transaction, "backend terminated");
-    release_stepwise(Scope::session, "backend terminated");
+    if (!session_.terminated) {
+      finish_rows(false, "backend terminated");
+      release_stepwise(Scope::transaction, "backend terminated");
+      release_stepwise(Scope::session, "backend terminated");
+    }
+    locked_rows_.clear();
+    written_.clear();
+    session_.in_transaction = false;
+    session_.live = false;
     dead_ = true;
     return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
   }
@@ -244,12 +350,15 @@ class SimConnection final : public lockstep::pg::Connection {
   static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
 
   Status end_transaction(std::string_view verb) {
+    Statement st(*this);
     if (dead_) return lost();
     // A release: a pooled connection's return rolls back from a destructor.
-    s_.yield({verb, {kNoObject, Access::release}, pid_, true});
-    in_transaction_ = false;
+    step({verb, {kNoObject, Access::release}, pid_, true});
+    if (session_.terminated) return terminated();
+    session_.in_transaction = false;
     finish_rows(verb == "commit", verb);
     release_stepwise(Scope::transaction, verb);  // session advisory locks survive
+    if (session_.terminated) return terminated();
     return {};
   }
 
@@ -263,7 +372,7 @@ class SimConnection final : public lockstep::pg::Connection {
   // Takes the row lock (transaction scope), waiting as for an advisory lock.
   Status lock_row(std::string_view table, std::int64_t id, bool nowait, std::string_view verb) {
     const ObjectId obj = server_.row_object(table, id);
-    s_.yield({verb, {obj, Access::acquire}, id, true});
+    step({verb, {obj, Access::acquire}, id, true});
     if (killed()) return terminated();
     const AdvisoryKey key = server_.row_key(table, id);
     if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return {};
@@ -283,18 +392,24 @@ class SimConnection final : public lockstep::pg::Connection {
     return st;
   }
 
-  // Outside an explicit transaction a statement commits when it ends.
-  void end_statement() {
-    if (!in_transaction_) finish_rows(true, "autocommit");
+  // Outside an explicit transaction a statement commits when it ends; 57P01 when the
+  // backend was terminated meanwhile.
+  Status end_statement() {
+    if (!session_.in_transaction) finish_rows(true, "autocommit");
+    if (session_.terminated) return terminated();
+    return {};
   }
 
   // Commit publishes this session's row versions, rollback drops them; either way its row
-  // locks go. One step per row (a footprint names one object).
+  // locks go. One step per row (a footprint names one object). Stops when the backend is
+  // terminated meanwhile: that finished the rest (a commit under way completes).
   void finish_rows(bool commit, std::string_view verb) {
     std::set<std::pair<std::string, std::int64_t>> rows = locked_rows_;
     rows.insert(written_.begin(), written_.end());
+    session_.committing = commit && !rows.empty();
     for (const auto& [table, id] : rows) {
-      s_.yield({verb, {server_.row_object(table, id), Access::write}, id, true});
+      step({verb, {server_.row_object(table, id), Access::write}, id, true});
+      if (session_.terminated) break;
       RowState& r = server_.row(table, id);
       if (auto mine = r.pending.find(pid_); mine != r.pending.end()) {
         if (commit) r.committed = mine->second;
@@ -302,26 +417,30 @@ class SimConnection final : public lockstep::pg::Connection {
       }
       server_.row_locks().release_key(pid_, server_.row_key(table, id), Scope::transaction);
     }
+    session_.committing = false;
     locked_rows_.clear();
     written_.clear();
   }
 
-  // Releases the session's holds in `scope`, one key per step.
+  // Releases the session's holds in `scope`, one key per step (until the backend is
+  // terminated meanwhile, which released them all).
   void release_stepwise(Scope scope, std::string_view verb) {
     for (const AdvisoryKey& key : server_.locks().keys()) {
       if (server_.locks().held(pid_, key, LockMode::exclusive) + server_.locks().held(pid_, key, LockMode::shared) == 0) continue;
-      s_.yield({verb, {server_.object_for(key), Access::release}, pid_, true});
+      step({verb, {server_.object_for(key), Access::release}, pid_, true});
+      if (session_.terminated) return;
       server_.locks().release_key(pid_, key, scope);
     }
   }
 
   Server& server_;
   Scheduler& s_;
+  Session& session_;
   int pid_;
   PoolConfig config_;
   std::set<std::pair<std::string, std::int64_t>> locked_rows_, written_;  // this transaction's
   bool dead_ = false;
-  bool in_transaction_ = false;
+  bool in_statement_ = false;
   Duration lock_timeout_{0};
   Duration statement_timeout_{0};
   std::vector<Error> warnings_;
@@ -329,13 +448,14 @@ class SimConnection final : public lockstep::pg::Connection {
 
 class SimPool final : public lockstep::pg::Pool, public WaitCondition {
  public:
-  SimPool(Server& server, PoolConfig config) : server_(server), s_(server.scheduler()), config_(config) {}
+  SimPool(Server& server, PoolConfig config)
+      : server_(server), s_(server.scheduler()), config_(config), object_(server.new_pool_object()) {}
 
   Result<PooledConnection> checkout() override {
-    s_.yield({"checkout", {server_.pool_object(), Access::acquire}});
+    s_.yield({"checkout", server_.on(object_, Access::acquire)});
     if (!available()) {
       s_.note_result({Kind::failed});
-      if (s_.yield({"checkout_wait", {server_.pool_object(), Access::acquire}}, this, config_.timeout) == Wake::timer) {
+      if (s_.yield({"checkout_wait", server_.on(object_, Access::acquire)}, this, config_.timeout) == Wake::timer) {
         s_.note_result({Kind::timeout});
         return Error{std::string(lockstep::pg::sqlstate::kPoolTimeout),
                      fmt::format("QueuePool limit of size {} overflow {} reached, connection timed out, timeout {:.2f}",
@@ -359,6 +479,7 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
   }
 
   PoolConfig config() const override { return config_; }
+  int checked_out() const override { return checked_out_; }
 
   bool ready(ActorId) const override { return available(); }
   std::string describe(ActorId) const override {
@@ -373,7 +494,7 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
   // when the pool already keeps pool_size idle connections.
   void give_back(std::unique_ptr<SimConnection> c) {
     (void)c->rollback();
-    s_.yield({"return", {server_.pool_object(), Access::release}, c->backend_pid(), true});
+    s_.yield({"return", server_.on(object_, Access::release), c->backend_pid(), true});
     --checked_out_;
     if (c->dead()) {
       --open_;  // the pool discards a connection whose backend died
@@ -388,12 +509,60 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
   Server& server_;
   Scheduler& s_;
   PoolConfig config_;
+  ObjectId object_;  // this pool's queue
   std::deque<std::unique_ptr<SimConnection>> idle_;
   int open_ = 0;
   int checked_out_ = 0;
 };
 
 }  // namespace
+
+Session& Server::open_session(std::string application_name) {
+  const int pid = next_pid_++;
+  Session& s = sessions_[pid];
+  s.pid = pid;
+  s.application_name = std::move(application_name);
+  return s;
+}
+
+Session* Server::live_session(int pid) {
+  auto it = sessions_.find(pid);
+  return it != sessions_.end() && it->second.live ? &it->second : nullptr;
+}
+
+void Server::terminate(Session& victim) {
+  for (auto& [table, rows] : tables_) {
+    for (auto& [id, r] : rows) {
+      auto mine = r.pending.find(victim.pid);
+      if (mine == r.pending.end()) continue;
+      if (victim.committing) r.committed = mine->second;  // a commit is not interrupted
+      r.pending.erase(mine);
+    }
+  }
+  row_locks_.end_session(victim.pid);
+  locks_.end_session(victim.pid);
+  victim.terminated = true;
+  victim.live = false;
+  victim.active = false;
+  victim.in_transaction = false;
+}
+
+std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
+  std::vector<AdvisoryLockRow> rows;
+  for (const LockEntry& e : locks_.entries()) {
+    auto it = sessions_.find(e.session);
+    if (it == sessions_.end() || !it->second.live) continue;  // the join with pg_stat_activity
+    const Session& s = it->second;
+    const std::string_view state = s.active ? "active" : s.in_transaction ? "idle in transaction" : "idle";
+    rows.push_back({s.pid, s.application_name, std::string(state), s.query_start, e.key.classid(), e.key.objid(),
+                    e.key.objsubid(), std::string(lock_type(e.mode)), e.granted, now - s.query_start});
+  }
+  std::sort(rows.begin(), rows.end(), [](const AdvisoryLockRow& a, const AdvisoryLockRow& b) {
+    return std::tie(a.pid, a.classid, a.objid, a.objsubid, a.mode, a.granted) <
+           std::tie(b.pid, b.classid, b.objid, b.objsubid, b.mode, b.granted);
+  });
+  return rows;
+}
 
 ObjectId Server::object_for(AdvisoryKey key) {
   auto [it, inserted] = objects_.emplace(key, kNoObject);

@@ -11,6 +11,15 @@
 // statement may find its backend killed (a recorded choice).
 // COMMIT, ROLLBACK, pg_advisory_unlock_all and closing release their locks one key per
 // step (a footprint names one object): a sound over-approximation of the atomic release.
+//
+// Every step of the server (statements, their waits and releases, checkout and return)
+// also names the server as its domain (sim/op.h), reading it. The pg_locks view and
+// pg_terminate_backend see or change every session at once in one step: they write the
+// domain, so they are ordered against every other step of the server. A session is active
+// (pg_stat_activity) from its statement's first step until the statement returns.
+// pg_terminate_backend rolls the victim's transaction back, releases all its locks and
+// cancels its wait (which fails with 57P01) at once; the victim's next statement fails
+// with 57P01, later ones with 08006.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +27,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "model/pg.h"
 #include "sim/pg/lock_table.h"
@@ -31,9 +43,21 @@ struct RowState {
   std::map<int, std::optional<lockstep::pg::Row>> pending;  // per session
 };
 
+// A backend as pg_stat_activity shows it and pg_terminate_backend finds it.
+struct Session {
+  int pid = 0;
+  std::string application_name;
+  bool active = false;          // inside a statement (waiting in one included)
+  bool in_transaction = false;  // between BEGIN and COMMIT / ROLLBACK
+  bool committing = false;      // publishing its rows, one step each: terminating it completes that
+  Time query_start{0};          // when its latest statement took its first step
+  bool live = true;             // false once closed, killed or terminated
+  bool terminated = false;      // by pg_terminate_backend
+};
+
 class Server {
  public:
-  explicit Server(Scheduler& s) : s_(s), pool_object_(s.new_object("pool")) {}
+  explicit Server(Scheduler& s) : s_(s), domain_(s.new_object("pg server")) {}
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   LockTable& row_locks() { return row_locks_; }
@@ -42,12 +66,25 @@ class Server {
   ObjectId row_object(std::string_view table, std::int64_t id);
   RowState& row(std::string_view table, std::int64_t id) { return tables_[std::string(table)][id]; }
   std::map<std::string, std::map<std::int64_t, RowState>>& tables() { return tables_; }
-  int open_session() { return next_pid_++; }
+  Session& open_session(std::string application_name);
+  // The live session with that pid, or nullptr.
+  Session* live_session(int pid);
+  // pg_terminate_backend, at once: the victim's rows rolled back (or, mid-commit, committed)
+  // and row locks released, its waits canceled, its advisory locks released (granting
+  // waiters), and it is gone.
+  void terminate(Session& victim);
+  // The monitoring query (model/pg.h): pg_locks' advisory rows of live sessions, in its order.
+  std::vector<lockstep::pg::AdvisoryLockRow> advisory_lock_rows(Time now) const;
   // The backend_terminated fault strikes at most once per execution.
   bool termination_used() const { return termination_used_; }
   void use_termination() { termination_used_ = true; }
   ObjectId object_for(AdvisoryKey key);
-  ObjectId pool_object() const { return pool_object_; }
+  // The scheduler object of a new pool's queue: "pool", then "pool2", "pool3", ...
+  ObjectId new_pool_object() { return s_.new_object(++pools_ == 1 ? std::string("pool") : fmt::format("pool{}", pools_)); }
+  // The domain of every step of this server.
+  ObjectId domain() const { return domain_; }
+  // A footprint on obj in this server's domain.
+  Footprint on(ObjectId obj, Access access) const { return {obj, access, 0, domain_}; }
 
  private:
   Scheduler& s_;
@@ -57,8 +94,10 @@ class Server {
   std::map<std::string, int> table_numbers_;
   std::map<std::pair<std::string, std::int64_t>, ObjectId> row_objects_;
   std::map<std::string, std::map<std::int64_t, RowState>> tables_;
+  std::map<int, Session> sessions_;
   int next_pid_ = 1001;
-  ObjectId pool_object_;
+  int pools_ = 0;
+  ObjectId domain_;
   bool termination_used_ = false;
 };
 
