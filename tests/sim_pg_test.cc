@@ -273,6 +273,35 @@ TEST(SimPg, SessionLocksSurviveTransactionsAndTransactionLocksDoNot) {
   EXPECT_EQ(*logs.begin(), "after rollback: session lock free false, xact lock free true");
 }
 
+TEST(SimPg, AnUnlockInsideATransactionThatRollsBackStillTookEffect) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    (void)c->begin();
+    const bool unlocked = c->advisory_unlock(kKey, LockMode::exclusive).value();
+    (void)c->rollback();
+    auto probe = db.pool->checkout().value();
+    db.log.push_back(fmt::format("unlocked {}, free after rollback {}", unlocked,
+                                 probe->try_advisory_lock(kKey, LockMode::exclusive).value()));
+  }});
+  EXPECT_EQ(*logs.begin(), "unlocked true, free after rollback true");
+}
+
+TEST(SimPg, SessionLocksSurviveATransactionAbortedByAnError) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    auto c = db.pool->checkout().value();
+    (void)c->insert_row("t", 1, {});
+    (void)c->begin();
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    const pg::Status dup = c->insert_row("t", 1, {});  // 23505 aborts the transaction
+    (void)c->rollback();
+    auto probe = db.pool->checkout().value();
+    db.log.push_back(fmt::format("{}, session lock free {}", dup.ok() ? "ok" : dup.error().sqlstate,
+                                 probe->try_advisory_lock(kKey, LockMode::exclusive).value()));
+  }});
+  EXPECT_EQ(*logs.begin(), "23505, session lock free false");
+}
+
 TEST(SimPg, ThePoolKeepsSessionLocksAcrossBorrowers) {
   // A borrows, locks, returns without unlocking; the next borrower gets the same backend,
   // which still holds the lock: the leak a phantom grant causes.
@@ -471,6 +500,34 @@ TEST(SimPg, ADeadlockHasOneVictimThatKeepsItsSessionLocks) {
   // Both check at 1001 ms; whoever checks first is the victim.
   EXPECT_EQ(logs, (std::set<std::string>{"A 40P01 at 1001 ms, kept its lock: true; B got both",
                                          "B 40P01 at 1001 ms, kept its lock: true; A got both"}));
+}
+
+TEST(SimPg, ADeadlockMayMixRowAndAdvisoryLocks) {
+  // A holds the advisory lock and waits for B's row; B holds the row and waits for the
+  // advisory lock: one cycle across both kinds of lock, found by the first to check.
+  auto a = [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->advisory_lock(kKey, LockMode::exclusive);
+    env.sleep_for(1ms);
+    (void)c->begin();
+    const auto st = c->select_for_update("t", 1, false);
+    db.log.push_back(fmt::format("A {}", st.ok() ? "got the row" : st.error().sqlstate));
+    (void)c->rollback();
+    (void)c->advisory_unlock(kKey, LockMode::exclusive);
+  };
+  auto b = [](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->insert_row("t", 1, {});
+    (void)c->begin();
+    (void)c->select_for_update("t", 1, false);
+    env.sleep_for(1ms);
+    const auto st = c->advisory_lock(kKey, LockMode::exclusive);
+    db.log.push_back(fmt::format("B {}", st.ok() ? "got the lock" : st.error().sqlstate));
+    (void)c->rollback();
+    if (st.ok()) (void)c->advisory_unlock(kKey, LockMode::exclusive);
+  };
+  const auto logs = run_timed({a, b});
+  EXPECT_EQ(logs, (std::set<std::string>{"A 40P01; B got the lock", "B 40P01; A got the row"}));
 }
 
 TEST(SimPg, ATerminatedBackendLosesItsLocksAndItsConnection) {

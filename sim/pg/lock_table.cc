@@ -127,24 +127,41 @@ void LockTable::end_session(int session) {
   }
 }
 
-bool LockTable::in_deadlock(const Waiter& start) const {
+bool LockTable::in_deadlock(const Waiter& start, const LockTable* other) const {
+  const LockTable* tables[] = {this, other};
+  // The lock whose queue holds `w`, in whichever table it waits.
+  auto lock_of = [&](const Waiter& w) -> const Lock* {
+    for (const LockTable* t : tables) {
+      if (t == nullptr) continue;
+      auto it = t->locks_.find(w.key);
+      if (it == t->locks_.end()) continue;
+      for (const auto& q : it->second.queue) {
+        if (q.get() == &w) return &it->second;
+      }
+    }
+    return nullptr;
+  };
   // The sessions a waiting request waits for.
   auto waits_for = [&](const Waiter& w) {
     std::vector<int> out;
-    const Lock& l = locks_.at(w.key);
-    for (const auto& [s, h] : l.holders) {
+    const Lock* l = lock_of(w);
+    if (l == nullptr) return out;
+    for (const auto& [s, h] : l->holders) {
       if (s != w.session && (h.exclusive() > 0 || (h.shared() > 0 && conflicts(w.mode, LockMode::shared)))) out.push_back(s);
     }
-    for (const auto& other : l.queue) {
-      if (other.get() == &w) break;
-      if (other->session != w.session && conflicts(w.mode, other->mode)) out.push_back(other->session);
+    for (const auto& q : l->queue) {
+      if (q.get() == &w) break;
+      if (q->session != w.session && conflicts(w.mode, q->mode)) out.push_back(q->session);
     }
     return out;
   };
   auto waiter_of = [&](int session) -> const Waiter* {
-    for (const auto& [key, l] : locks_) {
-      for (const auto& w : l.queue) {
-        if (w->session == session && w->state == Waiter::State::waiting) return w.get();
+    for (const LockTable* t : tables) {
+      if (t == nullptr) continue;
+      for (const auto& [key, l] : t->locks_) {
+        for (const auto& w : l.queue) {
+          if (w->session == session && w->state == Waiter::State::waiting) return w.get();
+        }
       }
     }
     return nullptr;

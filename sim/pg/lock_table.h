@@ -64,9 +64,11 @@ class LockTable {
   // (state canceled, so their backends wake) and its holds in both scopes released.
   void end_session(int session);
 
-  // Whether `waiter` is on a cycle of the waits-for graph (holders it conflicts with, and
-  // conflicting waiters ahead of it in a queue), as the deadlock detector sees it.
-  bool in_deadlock(const Waiter& waiter) const;
+  // Whether `waiter` (queued here or in `other`) is on a cycle of the waits-for graph
+  // (holders it conflicts with, and conflicting waiters ahead of it in a queue) over this
+  // table and `other`, as the deadlock detector sees it: a server's advisory and row locks
+  // are one graph, so a cycle may mix them.
+  bool in_deadlock(const Waiter& waiter, const LockTable* other = nullptr) const;
 
   // How many times the session holds (key, mode), in both scopes.
   int held(int session, AdvisoryKey key, LockMode mode) const;

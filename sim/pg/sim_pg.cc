@@ -296,7 +296,9 @@ class SimConnection final : public lockstep::pg::Connection {
       if (wake == Wake::run) break;
       if (check_next) {  // the deadlock check, once per wait
         deadlock_checked = true;
-        if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter)) {
+        // One waits-for graph over advisory and row locks: a cycle may mix them.
+        const LockTable* other = &table == &server_.locks() ? &server_.row_locks() : &server_.locks();
+        if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
           table.cancel(waiter);
           s_.note_result({Kind::failed});
           return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
