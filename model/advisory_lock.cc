@@ -10,6 +10,22 @@ std::int32_t lock_key_from_string(std::string_view text) {
   return static_cast<std::int32_t>(h);
 }
 
+pg::Result<AdvisoryLockReport> monitor_advisory_locks(pg::Connection& conn) {
+  auto rows = conn.advisory_locks();
+  if (!rows.ok()) return rows.error();
+  AdvisoryLockReport report;
+  for (const pg::AdvisoryLockRow& r : rows.value()) {
+    // The (int4, int4) form keeps its keys as signed values; a bigint key splits in halves.
+    const bool pair = r.objsubid == 2;
+    report.locks.push_back({r.pid, r.application_name, r.state, r.query_start,
+                            pair ? static_cast<std::int32_t>(r.classid) : static_cast<std::int64_t>(r.classid),
+                            pair ? static_cast<std::int32_t>(r.objid) : static_cast<std::int64_t>(r.objid), r.mode, r.granted,
+                            r.duration});
+  }
+  report.total = report.locks.size();
+  return report;
+}
+
 namespace {
 
 // Runs `cleanup` when the scope ends, on every path (the seed's finally block).

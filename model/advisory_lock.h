@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "model/env.h"
 #include "model/pg.h"
@@ -60,6 +61,27 @@ struct AdvisoryLockOptions {
   bool conditional_unlock = false;
   bool reentrancy_check = true;
 };
+
+// GET /api/advisory-locks (seed 000): every advisory lock in pg_locks with its session,
+// the seed's namespace and entity_id (the (int4, int4) key form; for a bigint key,
+// namespace is its high half and entity_id its low half), and a total.
+struct MonitoredLock {
+  int pid = 0;
+  std::string application_name;
+  std::string state;
+  Time query_start{0};
+  std::int64_t namespace_id = 0;
+  std::int64_t entity_id = 0;
+  std::string mode;
+  bool granted = false;
+  Duration duration{0};
+};
+struct AdvisoryLockReport {
+  std::vector<MonitoredLock> locks;
+  std::size_t total = 0;
+};
+// Runs the monitoring query on `conn`; the error of the query when it fails.
+pg::Result<AdvisoryLockReport> monitor_advisory_locks(pg::Connection& conn);
 
 // A stable int4 for a string key: FNV-1a (32-bit) over its bytes, as a signed integer.
 // Deterministic across runs, processes and platforms.

@@ -71,7 +71,9 @@ class [[nodiscard]] Result {
   // failure gets verdict model_error, not undefined behaviour.
   const T& value() const& { return checked(); }
   T& value() & { return checked(); }
-  T&& value() && { return std::move(checked()); }  // moves out of a temporary result
+  // By value from a temporary: `for (auto& r : conn->advisory_locks().value())` must not
+  // iterate a destroyed result.
+  T value() && { return std::move(checked()); }
   const Error& error() const { return *error_; }
   bool is(std::string_view code) const { return error_ && error_->sqlstate == code; }
 

@@ -229,6 +229,30 @@ TEST(AdvisoryLock, ExceptionsPropagateAndTheLockIsReleased) {
   EXPECT_EQ(seen, (std::set<std::string>{"hook failed"}));
 }
 
+TEST(AdvisoryLock, TheMonitoringQueryNamesNamespaceEntityAndATotal) {
+  ServiceState::config() = {};
+  std::set<std::string> seen;
+  LambdaSystem<ServiceState> system(1, [&seen](ServiceState& s, Env&, ActorId) {
+    s.locks.advisory_lock(LockNamespace::agent, -7, [&] {
+      auto conn = s.pool->checkout().value();
+      (void)conn->advisory_lock(pg::AdvisoryKey::single(std::int64_t{5} << 32 | 9), pg::LockMode::shared);
+      const auto report = monitor_advisory_locks(*conn).value();
+      std::string text = fmt::format("total {}", report.total);
+      for (const auto& l : report.locks) {
+        text += fmt::format("; {} {} ns {} entity {} {} {}", l.pid, l.application_name, l.namespace_id, l.entity_id, l.mode,
+                            l.granted ? l.state : "waiting");
+      }
+      seen.insert(text);
+      (void)conn->advisory_unlock_all();
+    });
+  });
+  const auto r = explore(system);
+  EXPECT_EQ(r.verdict, Verdict::pass) << (r.first_failure ? r.first_failure->result.message : "");
+  // The service's lock on its own connection (idle), the bigint key on the querying one.
+  EXPECT_EQ(seen, (std::set<std::string>{"total 2; 1001 lockstep ns 1 entity -7 ExclusiveLock idle; "
+                                         "1002 lockstep ns 5 entity 9 ShareLock active"}));
+}
+
 TEST(AdvisoryLock, LockKeyFromStringIsDeterministicAndDocumented) {
   // FNV-1a 32-bit, as a signed int4.
   EXPECT_EQ(lock_key_from_string(""), static_cast<std::int32_t>(2166136261u));

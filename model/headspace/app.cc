@@ -422,9 +422,9 @@ void App::monitor(const ActorSpec& a) {
   auto c = connections(a).pool->checkout();
   if (!c.ok()) throw DbError(c.error());
   pg::PooledConnection conn = std::move(c).value();
-  auto rows = conn->advisory_locks();
-  if (!rows.ok()) throw DbError(rows.error());
-  observe(events::kMonitorRows, env_.current_actor(), static_cast<std::int64_t>(rows.value().size()));
+  auto report = monitor_advisory_locks(*conn);
+  if (!report.ok()) throw DbError(report.error());
+  observe(events::kMonitorRows, env_.current_actor(), static_cast<std::int64_t>(report.value().total));
 }
 
 }  // namespace lockstep::headspace
