@@ -1,0 +1,177 @@
+// The phase_lock system (seed 003): resume requests against the PhaseExecutionLockManager,
+// each running its phase as the background task when it gets the lock.
+#include "model/phase_lock/system.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "model/phase_lock/lock_manager.h"
+
+namespace lockstep::phase_lock {
+namespace {
+
+constexpr std::size_t kMaxActors = 12;
+
+struct Resume {
+  std::string name;
+  std::string flow;
+  std::string phase;
+  Duration at{0};          // when the /resume call arrives
+  Duration duration{0};    // how long its phase runs, once started
+  bool crash = false;      // the background task dies without its finally block
+};
+
+struct Config {
+  Duration timeout = PhaseExecutionLockManager::kDefaultTimeout;
+  bool owner_tokens = false;
+  std::vector<Resume> resumes;
+  std::vector<std::string> skip_invariants;
+};
+
+// no_duplicate_execution and release_by_owner, from the manager's and the tasks' events.
+class Checker {
+ public:
+  explicit Checker(const Config& c) : c_(c) {}
+
+  std::optional<Violation> on_event(const Event& e) {
+    const std::string_view n = e.name;
+    if (n == "exec_start") {
+      auto& running = running_[e.subject];
+      if (!running.empty()) {
+        return judge({"no_duplicate_execution",
+                      fmt::format("execution {} of phase lock {} started while execution {} was still running", e.value,
+                                  e.subject, *running.begin())});
+      }
+      running.insert(e.value);
+    } else if (n == "exec_end") {
+      running_[e.subject].erase(e.value);
+    } else if (n == "releasing") {
+      releasing_[e.subject] = e.value;
+    } else if (n == "released") {
+      const std::int64_t by = releasing_[e.subject];
+      if (by != e.value) {
+        return judge({"release_by_owner", fmt::format("execution {}'s release_lock freed the lock of execution {} (phase lock {})",
+                                                      by, e.value, e.subject)});
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<Violation> judge(Violation v) const {
+    if (std::find(c_.skip_invariants.begin(), c_.skip_invariants.end(), v.invariant) != c_.skip_invariants.end()) {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  const Config& c_;
+  std::map<std::int64_t, std::set<std::int64_t>> running_;  // key -> executions running
+  std::map<std::int64_t, std::int64_t> releasing_;          // key -> token of the caller
+};
+
+class PhaseLockInstance final : public Instance {
+ public:
+  PhaseLockInstance(Env& env, const Config& c) : env_(env), c_(c), manager_(env, c.timeout, c.owner_tokens), checker_(c) {
+    for (const Resume& r : c_.resumes) manager_.key_of(r.flow, r.phase);  // objects made up front
+  }
+
+  int actor_count() const override { return static_cast<int>(c_.resumes.size()); }
+  std::string_view actor_name(ActorId a) const override { return c_.resumes[static_cast<std::size_t>(a)].name; }
+
+  // The /resume endpoint, then (when it got the lock) continue_assessment_flow.
+  void run_actor(ActorId a) override {
+    const Resume& r = c_.resumes[static_cast<std::size_t>(a)];
+    if (r.at.count() > 0) env_.sleep_for(r.at);
+    const std::int64_t token = manager_.try_acquire_lock(r.flow, r.phase);
+    const int key = manager_.key_of(r.flow, r.phase);
+    if (token == 0) {
+      env_.observe({"already_running", key, a, false});
+      return;
+    }
+    env_.observe({"exec_start", key, token});
+    env_.sleep_for(r.duration);
+    env_.observe({"exec_end", key, token});
+    if (r.crash) return;  // the process died: no finally block
+    manager_.release_lock(r.flow, r.phase, token);
+  }
+
+  std::optional<Violation> on_event(const Event& e) override { return checker_.on_event(e); }
+
+ private:
+  Env& env_;
+  const Config& c_;
+  PhaseExecutionLockManager manager_;
+  Checker checker_;
+};
+
+class PhaseLockSystem final : public System {
+ public:
+  explicit PhaseLockSystem(Config c) : c_(std::move(c)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<PhaseLockInstance>(env, c_); }
+
+ private:
+  Config c_;
+};
+
+Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
+
+Config parse(const SystemInput& input) {
+  Config c;
+  c.owner_tokens = input.variant == "owner_tokens";
+  enabled_faults(system_info(), input.faults);  // none
+  if (input.config) {
+    input.config->expect_keys({"timeout_ms", "skip_invariants"});
+    if (auto t = input.config->find("timeout_ms")) c.timeout = millis(*t);
+    if (auto s = input.config->find("skip_invariants")) {
+      for (const auto& item : s->items()) {
+        const std::string name = item.as_string();
+        if (name != "no_duplicate_execution" && name != "release_by_owner") item.fail(fmt::format("unknown invariant \"{}\"", name));
+        c.skip_invariants.push_back(name);
+      }
+    }
+  }
+  if (!input.actors) throw InputError("phase_lock: missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
+  const auto items = input.actors->items();
+  if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} resume requests", kMaxActors));
+  std::set<std::string> names;
+  for (const auto& j : items) {
+    j.expect_keys({"name", "flow", "phase", "at_ms", "duration_ms", "crash"});
+    Resume r;
+    r.flow = j.at("flow").as_string();
+    r.phase = j.at("phase").as_string();
+    if (auto v = j.find("at_ms")) r.at = millis(*v);
+    r.duration = millis(j.at("duration_ms"));
+    if (auto v = j.find("crash")) r.crash = v->as_bool();
+    r.name = j.find("name") ? j.at("name").as_string() : fmt::format("resume#{}", c.resumes.size() + 1);
+    if (!names.insert(r.name).second) j.fail(fmt::format("two actors are named \"{}\"", r.name));
+    c.resumes.push_back(std::move(r));
+  }
+  if (!input.timed) throw InputError("phase_lock: scenarios need \"explore\": {\"time\": \"timed\"} (arrivals, durations and the timeout are times)");
+  return c;
+}
+
+}  // namespace
+
+const SystemInfo& system_info() {
+  static const SystemInfo info = [] {
+    SystemInfo i;
+    i.name = "phase_lock";
+    i.description =
+        "seed 003: the in-memory PhaseExecutionLockManager; actors are /resume requests {flow, phase, at_ms, duration_ms, crash}, "
+        "config {timeout_ms (300000), skip_invariants}";
+    i.variants = {{"correct", "the seed's design: release_lock frees whatever holds the lock; forced release after the timeout"},
+                  {"owner_tokens", "try_acquire_lock returns a token; release_lock releases only the holder's token"}};
+    i.invariants = {{"no_duplicate_execution", "never two executions of one (flow, phase) at once"},
+                    {"release_by_owner", "a release never frees another execution's lock"}};
+    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> { return std::make_unique<PhaseLockSystem>(parse(input)); };
+    return i;
+  }();
+  return info;
+}
+
+}  // namespace lockstep::phase_lock
