@@ -207,7 +207,7 @@ TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
                         "invariant final_state", "invariant agent_mutual_exclusion", "fault phantom_grant", "dfs", "random"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   }
-  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 5u);
+  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 6u);
 }
 
 TEST_F(Cli, HelpExitsZero) {

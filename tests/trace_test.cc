@@ -68,7 +68,7 @@ TEST(Trace, MalformedTracesNameThePointer) {
     sim::replay_trace(t, "<trace>");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "<trace>: /scenario/system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor)");
+    EXPECT_EQ(std::string(e.what()), "<trace>: /scenario/system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor, dal)");
   }
 }
 

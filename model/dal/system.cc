@@ -1,0 +1,386 @@
+// The dal system (seed 002): writers, readers, an upgrader, a recovery sweeper and jobs over
+// DAL lease locks in a simulated PostgreSQL table, on the virtual clock.
+#include "model/dal/system.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "model/dal/lock_manager.h"
+#include "model/pg.h"
+
+namespace lockstep::dal {
+namespace {
+
+constexpr std::size_t kMaxActors = 8;
+const std::string kLocks = "dal_locks";
+const std::string kData = "dal_data";
+const std::string kAudit = "dal_audit";
+const std::string kJobs = "dal_jobs";
+
+enum class Kind { writer, reader, upgrader, sweeper, job };
+
+struct ActorSpec {
+  Kind kind = Kind::writer;
+  std::string name;
+  std::vector<std::string> resources;  // "project:p", "map:m1", "sketch:s1"; a job may name several
+  Duration start{0};
+  Duration work{0};
+  Duration interval = std::chrono::seconds(10);  // the sweeper's period
+  int cycles = 1;
+};
+
+struct Config {
+  DalOptions options;
+  Duration heartbeat = std::chrono::seconds(10);
+  bool fencing = false;
+  bool out_of_order = false;
+  int max_global_jobs = 4, max_jobs_per_project = 2, max_map_jobs_per_project = 1;
+  std::vector<ActorSpec> actors;
+  std::vector<std::string> resources;  // in the global order: projects, maps, sketches, each sorted
+  std::string stall_actor;
+  std::vector<Duration> stall_durations;
+};
+
+int level(const std::string& r) { return r.rfind("project:", 0) == 0 ? 0 : r.rfind("map:", 0) == 0 ? 1 : 2; }
+
+class DalInstance final : public Instance {
+ public:
+  DalInstance(Env& env, const Config& c) : env_(env), c_(c) {
+    pg::PoolConfig one{.pool_size = 1, .max_overflow = 0};
+    for (const auto& a : c_.actors) {
+      one.application_name = a.name;
+      pools_.push_back(env.new_pg_pool(one));
+    }
+    auto setup = env.new_pg_pool(pg::PoolConfig{});
+    auto conn = setup->checkout().value();
+    for (std::size_t i = 0; i < c_.resources.size(); ++i) {
+      const auto id = static_cast<std::int64_t>(i) + 1;
+      (void)conn->insert_row(kLocks, id, {{"lock_id", c_.resources[i]}, {"mode", ""}, {"owners", ""}, {"upgrader", ""},
+                                          {"lease_expires", "0"}, {"heartbeat_ts", "0"}, {"epoch", "0"}, {"metadata", "{}"}});
+      (void)conn->insert_row(kData, id, {{"value", "0"}, {"fence", "0"}});
+    }
+    (void)conn->insert_row(kJobs, 0, {{"global", "0"}});
+    audit_ = std::move(setup);
+  }
+
+  int actor_count() const override { return static_cast<int>(c_.actors.size()); }
+  std::string_view actor_name(ActorId a) const override { return c_.actors[static_cast<std::size_t>(a)].name; }
+
+  void run_actor(ActorId a) override {
+    const ActorSpec& s = c_.actors[static_cast<std::size_t>(a)];
+    auto conn = pools_[static_cast<std::size_t>(a)]->checkout().value();
+    DalLockManager dal(env_, *conn, c_.options);
+    if (s.start.count() > 0) env_.sleep_for(s.start);
+    switch (s.kind) {
+      case Kind::writer: writer(s, a, *conn, dal); break;
+      case Kind::reader: reader(s, a, *conn, dal); break;
+      case Kind::upgrader: upgrader(s, a, *conn, dal); break;
+      case Kind::sweeper: sweeper(s, dal); break;
+      case Kind::job: job(s, a, *conn, dal); break;
+    }
+  }
+
+  std::optional<Violation> on_event(const Event& e) override;
+  std::optional<Violation> at_end() override;
+
+ private:
+  int id(const std::string& r) const {
+    return static_cast<int>(std::find(c_.resources.begin(), c_.resources.end(), r) - c_.resources.begin()) + 1;
+  }
+  // Works for `d`, heartbeating every c_.heartbeat (a holder's heartbeat thread).
+  void work(Duration d, int lock, ActorId a, DalLockManager& dal) {
+    while (d.count() > 0) {
+      const Duration step = std::min(d, c_.heartbeat);
+      env_.sleep_for(step);
+      d -= step;
+      dal.heartbeat(lock, a + 1);
+    }
+  }
+  // The process pauses (the stall fault): no work, no heartbeat.
+  void maybe_stall(const ActorSpec& s) {
+    if (s.name != c_.stall_actor) return;
+    const Duration d = c_.stall_durations[static_cast<std::size_t>(env_.choose(static_cast<int>(c_.stall_durations.size()), "stall"))];
+    if (d.count() > 0) env_.sleep_for(d);
+  }
+  // The protected write: the data row of `lock`, checked against the fence when fencing.
+  void protected_write(pg::Connection& conn, int lock, std::int64_t epoch, std::int64_t expect_value = -1) {
+    (void)conn.begin();
+    const pg::Row row = *conn.select_for_update(kData, lock, false).value();
+    if (c_.fencing && std::stoll(row.at("fence")) > epoch) {
+      (void)conn.rollback();
+      env_.observe({"write_fenced", lock, epoch});
+      return;
+    }
+    const std::int64_t value = std::stoll(row.at("value"));
+    if (expect_value >= 0 && value != expect_value) env_.observe({"upgrade_lost", lock, value});
+    (void)conn.update_row(kData, lock, {{"value", std::to_string(value + 1)}, {"fence", std::to_string(epoch)}});
+    (void)conn.commit();
+    env_.observe({"wrote", lock, epoch});
+  }
+
+  void writer(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
+    const int lock = id(s.resources.front());
+    const std::int64_t epoch = dal.acquire(lock, Mode::write, a + 1);
+    if (epoch == 0) return;  // gave up after bounded retries
+    work(s.work, lock, a, dal);
+    maybe_stall(s);
+    protected_write(conn, lock, epoch);
+    dal.release(lock, a + 1);
+  }
+
+  void reader(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
+    const int lock = id(s.resources.front());
+    if (dal.acquire(lock, Mode::read, a + 1) == 0) return;
+    const std::string before = conn.read_row(kData, lock).value()->at("value");
+    work(s.work, lock, a, dal);
+    const std::string after = conn.read_row(kData, lock).value()->at("value");
+    if (before != after) env_.observe({"read_changed", lock, a});
+    dal.release(lock, a + 1);
+  }
+
+  void upgrader(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
+    const int lock = id(s.resources.front());
+    if (dal.acquire(lock, Mode::upgradeable, a + 1) == 0) return;
+    const std::int64_t seen = std::stoll(conn.read_row(kData, lock).value()->at("value"));
+    const std::int64_t epoch = dal.upgrade(lock, a + 1);
+    if (epoch == 0) {
+      dal.release(lock, a + 1);
+      return;
+    }
+    protected_write(conn, lock, epoch, seen);  // must still be what it read
+    dal.release(lock, a + 1);
+  }
+
+  void sweeper(const ActorSpec& s, DalLockManager& dal) {
+    for (int cycle = 0; cycle < s.cycles; ++cycle) {
+      env_.sleep_for(s.interval);
+      for (const auto& r : s.resources) {
+        if (dal.recover(id(r), /*claimed=*/false)) ++recoveries_;
+      }
+    }
+  }
+
+  // A job: a slot under the caps, then its locks in the global order (or reversed, in the
+  // variant), its work, and everything released.
+  void job(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
+    const std::string project = s.resources.front();
+    const bool map_job = std::any_of(s.resources.begin(), s.resources.end(), [](const std::string& r) { return level(r) == 1; });
+    if (!take_slot(conn, project, map_job, +1)) {
+      env_.observe({"job_refused", a, 0, false});
+      return;
+    }
+    std::vector<std::string> order = s.resources;
+    if (c_.out_of_order && a % 2 == 1) std::reverse(order.begin(), order.end());
+    std::vector<int> held;
+    for (const auto& r : order) {
+      if (dal.acquire(id(r), Mode::write, a + 1) == 0) {
+        if (!held.empty()) env_.observe({"gave_up_holding", id(r), a});
+        break;
+      }
+      held.push_back(id(r));
+    }
+    if (held.size() == order.size()) work(s.work, held.front(), a, dal);
+    for (int lock : held) dal.release(lock, a + 1);
+    (void)take_slot(conn, project, map_job, -1);
+  }
+
+  // Counts a job in or out under the caps, in one transaction on the counters row.
+  bool take_slot(pg::Connection& conn, const std::string& project, bool map_job, int delta) {
+    for (int attempt = 0; attempt < c_.options.max_attempts; ++attempt) {
+      (void)conn.begin();
+      pg::Row row = *conn.select_for_update(kJobs, 0, false).value();
+      auto count = [&](const std::string& k) { return row.count(k) ? std::stoi(row.at(k)) : 0; };
+      const int global = count("global"), in_project = count(project), maps = count(project + "/maps");
+      if (delta > 0 && (global >= c_.max_global_jobs || in_project >= c_.max_jobs_per_project ||
+                        (map_job && maps >= c_.max_map_jobs_per_project))) {
+        (void)conn.rollback();
+        env_.sleep_for(c_.options.backoff * (1 << attempt));
+        continue;
+      }
+      pg::Row update = {{"global", std::to_string(global + delta)}, {project, std::to_string(in_project + delta)}};
+      if (map_job) update[project + "/maps"] = std::to_string(maps + delta);
+      (void)conn.update_row(kJobs, 0, update);
+      (void)conn.commit();
+      // Counts read and written in this transaction: judged alone, whatever the order.
+      env_.observe({"jobs", global + delta, in_project + delta, false});
+      if (map_job) env_.observe({"map_jobs", 0, maps + delta, false});
+      return true;
+    }
+    return false;
+  }
+
+  Env& env_;
+  const Config& c_;
+  std::vector<std::unique_ptr<pg::Pool>> pools_;
+  std::unique_ptr<pg::Pool> audit_;
+  std::map<std::int64_t, std::int64_t> granted_;  // lock -> newest epoch granted
+  int recoveries_ = 0;
+  int recovered_events_ = 0;
+};
+
+std::optional<Violation> DalInstance::on_event(const Event& e) {
+  const std::string_view n = e.name;
+  if (n == "granted") {
+    granted_[e.subject] = std::max(granted_[e.subject], e.value);
+  } else if (n == "wrote" && e.value < granted_[e.subject]) {
+    return Violation{"single_writer", fmt::format("{} was written by the holder of epoch {} after epoch {} was granted: two writers",
+                                                  c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value, granted_[e.subject])};
+  } else if (n == "read_changed") {
+    return Violation{"single_writer", fmt::format("{} changed while {} held its read lock: a writer with a reader",
+                                                  c_.resources[static_cast<std::size_t>(e.subject) - 1],
+                                                  c_.actors[static_cast<std::size_t>(e.value)].name)};
+  } else if (n == "upgrade_lost") {
+    return Violation{"upgrade_atomic", fmt::format("{} changed between the upgrader's read and its write (now {})",
+                                                   c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value)};
+  } else if (n == "recovered") {
+    ++recovered_events_;
+  } else if (n == "gave_up_holding") {
+    return Violation{"no_deadlock_with_ordering",
+                     fmt::format("{} gave up on {} while holding other locks: jobs wait for each other's locks (a lock-order "
+                                 "deadlock, broken only by running out of retries)",
+                                 c_.actors[static_cast<std::size_t>(e.value)].name,
+                                 c_.resources[static_cast<std::size_t>(e.subject) - 1])};
+  } else if (n == "attempt") {
+    if (e.value > c_.options.max_attempts) {
+      return Violation{"retries_bounded", fmt::format("attempt {} at lock {}, past the bound of {}", e.value, e.subject,
+                                                      c_.options.max_attempts)};
+    }
+  } else if (n == "jobs") {
+    if (e.subject > c_.max_global_jobs || e.value > c_.max_jobs_per_project) {
+      return Violation{"job_caps_respected", fmt::format("{} jobs running ({} in one project): over the caps", e.subject, e.value)};
+    }
+  } else if (n == "map_jobs" && e.value > c_.max_map_jobs_per_project) {
+    return Violation{"job_caps_respected", fmt::format("{} map jobs running in one project: over the cap", e.value)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> DalInstance::at_end() {
+  auto conn = audit_->checkout().value();
+  int audited = 0;
+  for (std::int64_t epoch = 1; epoch <= 64; ++epoch) {
+    for (std::size_t lock = 1; lock <= c_.resources.size(); ++lock) {
+      if (conn->read_row(kAudit, epoch * 1000 + static_cast<std::int64_t>(lock)).value()) ++audited;
+    }
+  }
+  if (audited != recovered_events_) {
+    return Violation{"recovery_audited", fmt::format("{} recoveries but {} audit rows", recovered_events_, audited)};
+  }
+  return std::nullopt;
+}
+
+class DalSystem final : public System {
+ public:
+  explicit DalSystem(Config c) : c_(std::move(c)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<DalInstance>(env, c_); }
+
+ private:
+  Config c_;
+};
+
+Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
+
+Config parse(const SystemInput& input) {
+  Config c;
+  c.fencing = input.variant == "fencing";
+  c.out_of_order = input.variant == "out_of_order";
+  c.options.recovery_checks_heartbeat = input.variant != "recovery_skips_heartbeat";
+  c.options.atomic_upgrade = input.variant != "upgrade_release_then_acquire";
+  if (input.config) {
+    const JsonCursor& j = *input.config;
+    j.expect_keys({"lease_ms", "grace_ms", "heartbeat_ms", "max_attempts", "backoff_ms", "max_global_jobs", "max_jobs_per_project",
+                   "max_map_jobs_per_project"});
+    if (auto x = j.find("lease_ms")) c.options.lease = millis(*x);
+    if (auto x = j.find("grace_ms")) c.options.grace = millis(*x);
+    if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(millis(*x), Duration(std::chrono::milliseconds(1)));
+    if (auto x = j.find("max_attempts")) c.options.max_attempts = static_cast<int>(x->as_int(1, 10));
+    if (auto x = j.find("backoff_ms")) c.options.backoff = millis(*x);
+    if (auto x = j.find("max_global_jobs")) c.max_global_jobs = static_cast<int>(x->as_int(1, 100));
+    if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
+    if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
+  }
+  if (!input.actors) throw InputError("dal: missing \"actors\"");
+  const auto items = input.actors->items();
+  if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
+  std::set<std::string> resources, names;
+  for (const auto& j : items) {
+    j.expect_keys({"kind", "name", "resource", "resources", "start_ms", "work_ms", "interval_ms", "cycles"});
+    ActorSpec a;
+    const std::string kind = j.at("kind").as_string();
+    const std::map<std::string, Kind> kinds = {{"writer", Kind::writer}, {"reader", Kind::reader}, {"upgrader", Kind::upgrader},
+                                               {"sweeper", Kind::sweeper}, {"job", Kind::job}};
+    if (!kinds.count(kind)) j.at("kind").fail(fmt::format("unknown kind \"{}\" (known: writer, reader, upgrader, sweeper, job)", kind));
+    a.kind = kinds.at(kind);
+    if (auto r = j.find("resource")) a.resources.push_back(r->as_string());
+    if (auto rs = j.find("resources")) {
+      for (const auto& r : rs->items()) a.resources.push_back(r.as_string());
+    }
+    if (a.resources.empty()) j.fail("expected \"resource\" or \"resources\"");
+    for (const auto& r : a.resources) {
+      if (r.rfind("project:", 0) != 0 && r.rfind("map:", 0) != 0 && r.rfind("sketch:", 0) != 0) {
+        j.fail(fmt::format("resource \"{}\" is not project:ID, map:ID or sketch:ID", r));
+      }
+      resources.insert(r);
+    }
+    if (a.kind == Kind::job && level(a.resources.front()) != 0) j.fail("a job names its project first");
+    if (auto x = j.find("start_ms")) a.start = millis(*x);
+    if (auto x = j.find("work_ms")) a.work = millis(*x);
+    if (auto x = j.find("interval_ms")) a.interval = millis(*x);
+    if (auto x = j.find("cycles")) a.cycles = static_cast<int>(x->as_int(1, 8));
+    a.name = j.find("name") ? j.at("name").as_string() : fmt::format("{}#{}", kind, c.actors.size() + 1);
+    if (!names.insert(a.name).second) j.fail(fmt::format("two actors are named \"{}\"", a.name));
+    if (a.kind == Kind::job) {
+      std::sort(a.resources.begin() + 1, a.resources.end(), [](const std::string& x, const std::string& y) {
+        return std::make_pair(level(x), x) < std::make_pair(level(y), y);  // the global order (seed 8.1)
+      });
+    }
+    c.actors.push_back(std::move(a));
+  }
+  c.resources.assign(resources.begin(), resources.end());
+  std::sort(c.resources.begin(), c.resources.end(),
+            [](const std::string& x, const std::string& y) { return std::make_pair(level(x), x) < std::make_pair(level(y), y); });
+  for (const std::string& fault : enabled_faults(system_info(), input.faults)) {
+    if (fault != "stall") continue;
+    const JsonCursor s = input.faults->at("stall");
+    s.expect_keys({"actor", "durations_ms"});
+    c.stall_actor = s.at("actor").as_string();
+    if (!names.count(c.stall_actor)) s.at("actor").fail(fmt::format("no actor is named \"{}\"", c.stall_actor));
+    for (const auto& d : s.at("durations_ms").items()) c.stall_durations.push_back(millis(d));
+    if (c.stall_durations.empty()) s.at("durations_ms").fail("expected at least one duration");
+  }
+  if (!input.timed) throw InputError("dal: scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
+  return c;
+}
+
+}  // namespace
+
+const SystemInfo& system_info() {
+  static const SystemInfo info = [] {
+    SystemInfo i;
+    i.name = "dal";
+    i.description =
+        "seed 002: DAL lease locks in a database table (read / write / upgradeable, leases, heartbeats, audited stale-lock "
+        "recovery, global acquisition order, bounded retries, job caps); actors writer, reader, upgrader, sweeper, job";
+    i.variants = {{"correct", "the seed's design"},
+                  {"out_of_order", "every second job takes its locks in reverse of the global order"},
+                  {"recovery_skips_heartbeat", "stale-lock recovery without the heartbeat test"},
+                  {"upgrade_release_then_acquire", "upgrade as release, then acquire write"},
+                  {"fencing", "the standard remedy: the protected write refuses an epoch older than the last written"}};
+    i.invariants = {{"single_writer", "never two writers, never a writer with readers, judged by the protected writes"},
+                    {"upgrade_atomic", "nothing is written between an upgrader's read and its write"},
+                    {"recovery_audited", "every recovery has its audit row"},
+                    {"no_deadlock_with_ordering", "no job gives up on a lock while holding others"},
+                    {"retries_bounded", "acquisition attempts stay within the bound"},
+                    {"job_caps_respected", "maxGlobalJobs, maxJobsPerProject, maxConcurrentMapJobsPerProject hold"}};
+    i.faults = {{"stall", "{\"actor\": NAME, \"durations_ms\": [...]}: the holder's process pauses before its write (no heartbeat)"}};
+    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> { return std::make_unique<DalSystem>(parse(input)); };
+    return i;
+  }();
+  return info;
+}
+
+}  // namespace lockstep::dal

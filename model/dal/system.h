@@ -1,0 +1,18 @@
+// model/dal/system.h: the `dal` system (seed 002): DAL lease locks in a database table
+// (model/dal/lock_manager.h) over the simulated PostgreSQL, with writers, readers, an
+// upgrader, a stale-lock recovery sweeper and jobs over several resources, on the virtual
+// clock. Modelled: the three lock types and their compatibility, atomic upgrade, leases,
+// heartbeats, recovery with its three tests and its audit row, the global acquisition order
+// (project, map, sketch, each lexicographic), bounded retries with exponential backoff and
+// the job caps. Left out: the filesystem protocol of section 5, SQLite's WAL semantics
+// (the locks live in the simulated PostgreSQL table), metadata contents, multi-node routing.
+// The protected resource is one data row per lock, written inside a transaction.
+#pragma once
+
+#include "model/system.h"
+
+namespace lockstep::dal {
+
+const SystemInfo& system_info();
+
+}  // namespace lockstep::dal
