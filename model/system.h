@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/env.h"
@@ -51,6 +52,17 @@ class System {
  public:
   virtual ~System() = default;
   virtual std::unique_ptr<Instance> instantiate(Env& env) const = 0;
+};
+
+// The usual shape of a System: each execution's instance is InstanceT(env, config).
+template <typename InstanceT, typename ConfigT>
+class SystemOf final : public System {
+ public:
+  explicit SystemOf(ConfigT config) : config_(std::move(config)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<InstanceT>(env, config_); }
+
+ private:
+  ConfigT config_;
 };
 
 struct NamedDoc {

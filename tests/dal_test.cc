@@ -1,7 +1,6 @@
 // The dal system (seed 002): its scenarios reach their expected verdicts; a stall past the
 // lease breaks the seed's design and fencing repairs it; recovery is audited; bad input
 // names the place.
-#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -15,19 +14,7 @@ namespace {
 const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/dal/";
 
 TEST(Dal, EveryScenarioReachesItsExpectedVerdict) {
-  int scenarios = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
-    if (entry.path().extension() != ".json") continue;
-    const Scenario s = load_scenario(entry.path().string());
-    const auto report = testing::check(s);
-    EXPECT_TRUE(report.as_expected) << entry.path() << ": " << verdict_name(report.result.verdict) << " "
-                                    << (report.result.first_failure ? report.result.first_failure->result.message : "");
-    if (s.expect.verdict == Verdict::pass) {
-      EXPECT_TRUE(report.result.exhaustive) << entry.path();
-    }
-    ++scenarios;
-  }
-  EXPECT_GE(scenarios, 11);
+  EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 11);
 }
 
 TEST(Dal, WithoutTheStallTheSeedsDesignHolds) {

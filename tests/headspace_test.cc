@@ -1,6 +1,5 @@
 // The headspace model: its scenarios reach their expected verdicts through the explorer,
 // the canonical scenario takes (and cleans up) phantom grants, and its input is checked.
-#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -57,19 +56,7 @@ TEST(Headspace, PoolExhaustionTimesOutAndNeverDeadlocks) {
 }
 
 TEST(Headspace, EveryScenarioReachesItsExpectedVerdict) {
-  int scenarios = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
-    if (entry.path().extension() != ".json") continue;
-    const Scenario s = load_scenario(entry.path().string());
-    const auto report = check(s);
-    EXPECT_TRUE(report.as_expected) << entry.path() << ": " << verdict_name(report.result.verdict) << " "
-                                    << (report.result.first_failure ? report.result.first_failure->result.message : "");
-    if (s.expect.verdict == Verdict::pass) {
-      EXPECT_TRUE(report.result.exhaustive) << entry.path();
-    }
-    ++scenarios;
-  }
-  EXPECT_GE(scenarios, 30);
+  EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 30);
 }
 
 TEST(Headspace, TheCorrectDesignPassesWhereEachVariantFails) {

@@ -1,6 +1,5 @@
 // The phase_lock system (seed 003): its scenarios reach their expected verdicts, and on the
 // seed's timeout timeline the first execution's release lets a third execution start.
-#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -16,18 +15,7 @@ namespace {
 const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/phase_lock/";
 
 TEST(PhaseLock, EveryScenarioReachesItsExpectedVerdict) {
-  int scenarios = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
-    if (entry.path().extension() != ".json") continue;
-    const Scenario s = load_scenario(entry.path().string());
-    const auto report = testing::check(s);
-    EXPECT_TRUE(report.as_expected) << entry.path() << ": " << verdict_name(report.result.verdict);
-    if (s.expect.verdict == Verdict::pass) {
-      EXPECT_TRUE(report.result.exhaustive) << entry.path();
-    }
-    ++scenarios;
-  }
-  EXPECT_GE(scenarios, 8);
+  EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 8);
 }
 
 // The timeline of timeout-release-frees-other with neither invariant judged: the log of

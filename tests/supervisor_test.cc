@@ -1,6 +1,5 @@
 // The supervisor system (seed 004): lockdep finds an inverted order without a deadlock,
 // ranks refuse it at once, Risk 1 deadlocks only in its variant, and bad input is named.
-#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -20,18 +19,7 @@ nlohmann::json scenario(nlohmann::json actors, nlohmann::json config = nullptr) 
 }
 
 TEST(Supervisor, EveryScenarioReachesItsExpectedVerdict) {
-  int scenarios = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
-    if (entry.path().extension() != ".json") continue;
-    const Scenario s = load_scenario(entry.path().string());
-    const auto report = testing::check(s);
-    EXPECT_TRUE(report.as_expected) << entry.path() << ": " << verdict_name(report.result.verdict);
-    if (s.expect.verdict == Verdict::pass) {
-      EXPECT_TRUE(report.result.exhaustive) << entry.path();
-    }
-    ++scenarios;
-  }
-  EXPECT_GE(scenarios, 7);
+  EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 7);
 }
 
 TEST(Supervisor, LockdepReportsAnInversionThatNoExecutionDeadlocksOn) {

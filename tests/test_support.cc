@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+
+#include <gtest/gtest.h>
 
 namespace lockstep::testing {
 
@@ -12,6 +15,22 @@ Scenario scenario_from_text(const std::string& json_text) {
 }
 
 Scenario scenario_from_json(const nlohmann::json& document) { return parse_scenario(document, "<test>"); }
+
+int expect_every_scenario_as_expected(const std::string& dir) {
+  int scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const Scenario s = load_scenario(entry.path().string());
+    const auto report = check(s);
+    EXPECT_TRUE(report.as_expected) << entry.path() << ": " << verdict_name(report.result.verdict) << " "
+                                    << (report.result.first_failure ? report.result.first_failure->result.message : "");
+    if (s.expect.verdict == Verdict::pass) {
+      EXPECT_TRUE(report.result.exhaustive) << entry.path();
+    }
+    ++scenarios;
+  }
+  return scenarios;
+}
 
 nlohmann::json script_scenario(const std::vector<std::pair<std::string, std::vector<std::string>>>& actors,
                                const nlohmann::json& config, const nlohmann::json& explore) {

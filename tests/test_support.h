@@ -21,6 +21,10 @@ nlohmann::json script_scenario(const std::vector<std::pair<std::string, std::vec
 
 sim::CheckReport check(const Scenario& scenario, const sim::CheckOverrides& overrides = {});
 
+// Checks every scenario file in `dir` (GoogleTest expectations): each reaches its expected
+// verdict, and each expected pass is exhaustive. Returns how many it checked.
+int expect_every_scenario_as_expected(const std::string& dir);
+
 // The whole stdout, stderr and exit code of `lockstep ARGS...` run in a shell.
 struct CommandResult {
   int exit_code = -1;

@@ -273,15 +273,6 @@ std::optional<Violation> DalInstance::at_end() {
   return std::nullopt;
 }
 
-class DalSystem final : public System {
- public:
-  explicit DalSystem(Config c) : c_(std::move(c)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<DalInstance>(env, c_); }
-
- private:
-  Config c_;
-};
-
 Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
 
 Config parse(const SystemInput& input) {
@@ -377,7 +368,9 @@ const SystemInfo& system_info() {
                     {"retries_bounded", "acquisition attempts stay within the bound"},
                     {"job_caps_respected", "maxGlobalJobs, maxJobsPerProject, maxConcurrentMapJobsPerProject hold"}};
     i.faults = {{"stall", "{\"actor\": NAME, \"durations_ms\": [...]}: the holder's process pauses before its write (no heartbeat)"}};
-    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> { return std::make_unique<DalSystem>(parse(input)); };
+    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
+      return std::make_unique<SystemOf<DalInstance, Config>>(parse(input));
+    };
     return i;
   }();
   return info;

@@ -215,15 +215,6 @@ class HeadspaceInstance final : public Instance {
   Checker checker_;
 };
 
-class HeadspaceSystem final : public System {
- public:
-  explicit HeadspaceSystem(Config c) : c_(std::move(c)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<HeadspaceInstance>(env, c_); }
-
- private:
-  Config c_;
-};
-
 }  // namespace
 
 const char* command_state_name(CommandState s) { return kStateNames[static_cast<std::size_t>(s)]; }
@@ -272,7 +263,7 @@ const SystemInfo& system_info() {
         {"stall", "{\"actor\": NAME, \"durations_ms\": [...]}: the actor pauses inside its critical section (timed)"},
     };
     i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
-      return std::make_unique<HeadspaceSystem>(parse_config(input));
+      return std::make_unique<SystemOf<HeadspaceInstance, Config>>(parse_config(input));
     };
     return i;
   }();

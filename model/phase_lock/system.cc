@@ -109,15 +109,6 @@ class PhaseLockInstance final : public Instance {
   Checker checker_;
 };
 
-class PhaseLockSystem final : public System {
- public:
-  explicit PhaseLockSystem(Config c) : c_(std::move(c)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<PhaseLockInstance>(env, c_); }
-
- private:
-  Config c_;
-};
-
 Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
 
 Config parse(const SystemInput& input) {
@@ -168,7 +159,9 @@ const SystemInfo& system_info() {
                   {"owner_tokens", "try_acquire_lock returns a token; release_lock releases only the holder's token"}};
     i.invariants = {{"no_duplicate_execution", "never two executions of one (flow, phase) at once"},
                     {"release_by_owner", "a release never frees another execution's lock"}};
-    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> { return std::make_unique<PhaseLockSystem>(parse(input)); };
+    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
+      return std::make_unique<SystemOf<PhaseLockInstance, Config>>(parse(input));
+    };
     return i;
   }();
   return info;

@@ -198,15 +198,6 @@ class SupervisorInstance final : public Instance {
   std::map<std::string, std::unique_ptr<TrackedRWMutex>> workers_;
 };
 
-class SupervisorSystem final : public System {
- public:
-  explicit SupervisorSystem(Config c) : c_(std::move(c)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SupervisorInstance>(env, c_); }
-
- private:
-  Config c_;
-};
-
 Step parse_step(const JsonCursor& j, const Config& c) {
   const std::string text = j.as_string();
   const auto colon = text.find(':');
@@ -268,7 +259,9 @@ const SystemInfo& system_info() {
                   {"shutdown_under_lock", "Risk 1: reconcileChildren calls child.Shutdown while holding the parent's mu"}};
     i.invariants = {{"lock_order", "lockdep: the lock classes taken while holding others form no cycle"},
                     {"lock_rank", "with declared ranks: a lock is only taken above every rank held"}};
-    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> { return std::make_unique<SupervisorSystem>(parse(input)); };
+    i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
+      return std::make_unique<SystemOf<SupervisorInstance, Config>>(parse(input));
+    };
     return i;
   }();
   return info;
