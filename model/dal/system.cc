@@ -11,6 +11,7 @@
 
 #include "model/dal/lock_manager.h"
 #include "model/pg.h"
+#include "model/system_input.h"
 
 namespace lockstep::dal {
 namespace {
@@ -41,8 +42,7 @@ struct Config {
   int max_global_jobs = 4, max_jobs_per_project = 2, max_map_jobs_per_project = 1;
   std::vector<ActorSpec> actors;
   std::vector<std::string> resources;  // in the global order: projects, maps, sketches, each sorted
-  std::string stall_actor;
-  std::vector<Duration> stall_durations;
+  StallFault stall;  // the holder's process pauses before its write
 };
 
 int level(const std::string& r) { return r.rfind("project:", 0) == 0 ? 0 : r.rfind("map:", 0) == 0 ? 1 : 2; }
@@ -102,8 +102,9 @@ class DalInstance final : public Instance {
   }
   // The process pauses (the stall fault): no work, no heartbeat.
   void maybe_stall(const ActorSpec& s) {
-    if (s.name != c_.stall_actor) return;
-    const Duration d = c_.stall_durations[static_cast<std::size_t>(env_.choose(static_cast<int>(c_.stall_durations.size()), "stall"))];
+    if (s.name != c_.stall.actor) return;
+    const auto& options = c_.stall.durations;
+    const Duration d = options[static_cast<std::size_t>(env_.choose(static_cast<int>(options.size()), "stall"))];
     if (d.count() > 0) env_.sleep_for(d);
   }
   // The protected write: the data row of `lock`, checked against the fence when fencing.
@@ -273,8 +274,6 @@ std::optional<Violation> DalInstance::at_end() {
   return std::nullopt;
 }
 
-Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
-
 Config parse(const SystemInput& input) {
   Config c;
   c.fencing = input.variant == "fencing";
@@ -285,11 +284,11 @@ Config parse(const SystemInput& input) {
     const JsonCursor& j = *input.config;
     j.expect_keys({"lease_ms", "grace_ms", "heartbeat_ms", "max_attempts", "backoff_ms", "max_global_jobs", "max_jobs_per_project",
                    "max_map_jobs_per_project"});
-    if (auto x = j.find("lease_ms")) c.options.lease = millis(*x);
-    if (auto x = j.find("grace_ms")) c.options.grace = millis(*x);
-    if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(millis(*x), Duration(std::chrono::milliseconds(1)));
+    if (auto x = j.find("lease_ms")) c.options.lease = as_millis(*x);
+    if (auto x = j.find("grace_ms")) c.options.grace = as_millis(*x);
+    if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(as_millis(*x), Duration(std::chrono::milliseconds(1)));
     if (auto x = j.find("max_attempts")) c.options.max_attempts = static_cast<int>(x->as_int(1, 10));
-    if (auto x = j.find("backoff_ms")) c.options.backoff = millis(*x);
+    if (auto x = j.find("backoff_ms")) c.options.backoff = as_millis(*x);
     if (auto x = j.find("max_global_jobs")) c.max_global_jobs = static_cast<int>(x->as_int(1, 100));
     if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
     if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
@@ -318,9 +317,9 @@ Config parse(const SystemInput& input) {
       resources.insert(r);
     }
     if (a.kind == Kind::job && level(a.resources.front()) != 0) j.fail("a job names its project first");
-    if (auto x = j.find("start_ms")) a.start = millis(*x);
-    if (auto x = j.find("work_ms")) a.work = millis(*x);
-    if (auto x = j.find("interval_ms")) a.interval = millis(*x);
+    if (auto x = j.find("start_ms")) a.start = as_millis(*x);
+    if (auto x = j.find("work_ms")) a.work = as_millis(*x);
+    if (auto x = j.find("interval_ms")) a.interval = as_millis(*x);
     if (auto x = j.find("cycles")) a.cycles = static_cast<int>(x->as_int(1, 8));
     a.name = j.find("name") ? j.at("name").as_string() : fmt::format("{}#{}", kind, c.actors.size() + 1);
     if (!names.insert(a.name).second) j.fail(fmt::format("two actors are named \"{}\"", a.name));
@@ -336,12 +335,7 @@ Config parse(const SystemInput& input) {
             [](const std::string& x, const std::string& y) { return std::make_pair(level(x), x) < std::make_pair(level(y), y); });
   for (const std::string& fault : enabled_faults(system_info(), input.faults)) {
     if (fault != "stall") continue;
-    const JsonCursor s = input.faults->at("stall");
-    s.expect_keys({"actor", "durations_ms"});
-    c.stall_actor = s.at("actor").as_string();
-    if (!names.count(c.stall_actor)) s.at("actor").fail(fmt::format("no actor is named \"{}\"", c.stall_actor));
-    for (const auto& d : s.at("durations_ms").items()) c.stall_durations.push_back(millis(d));
-    if (c.stall_durations.empty()) s.at("durations_ms").fail("expected at least one duration");
+    c.stall = parse_stall_fault(input.faults->at("stall"), {names.begin(), names.end()}, input.timed);
   }
   if (!input.timed) throw InputError("dal: scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
   return c;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/env.h"
+#include "model/system_input.h"
 
 namespace lockstep::headspace {
 
@@ -83,10 +84,6 @@ struct Variant {
   bool in_memory_locks = false;            // per-process threading.Lock per agent
 };
 
-struct StallFault {
-  std::string actor;                  // the actor that may stall
-  std::vector<Duration> durations;    // the chosen pause, inside its critical section
-};
 
 struct Config {
   int workers = 1;
@@ -106,7 +103,7 @@ struct Config {
   Variant variant;
   bool phantom_grant = false;
   bool backend_terminated = false;
-  std::vector<StallFault> stalls;
+  std::vector<StallFault> stalls;  // the chosen pause, inside the actor's critical section
   bool timed = false;  // hooks_never_time_out applies
   // Invariants this scenario does not judge: to look past one failure at its consequence
   // (a leaked lock, then the hook it blocks).

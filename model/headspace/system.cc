@@ -37,7 +37,7 @@ E parse_enum(const JsonCursor& at, const std::array<const char*, N>& names, cons
   at.fail(fmt::format("unknown {} \"{}\" (known: {})", what, text, list));
 }
 
-Duration millis(const JsonCursor& at, std::int64_t max = 3'600'000) { return std::chrono::milliseconds(at.as_int(0, max)); }
+Duration millis(const JsonCursor& at) { return as_millis(at, 3'600'000); }  // at most an hour
 
 ActorSpec parse_actor(const JsonCursor& j, const Config& c, std::map<std::string, int>& names) {
   j.expect_keys({"kind", "name", "worker", "route", "agent", "agents", "cycles", "interval_ms", "retries", "retry_sleep_ms",
@@ -124,15 +124,7 @@ Config parse_config(const SystemInput& input) {
       if (c.initial_agent_status != "active" && c.initial_agent_status != "ended") x->fail("expected \"active\" or \"ended\"");
     }
     if (auto x = j.find("initial_summary")) c.initial_summary = x->as_string();
-    if (auto x = j.find("skip_invariants")) {
-      for (const auto& item : x->items()) {
-        const std::string name = item.as_string();
-        bool known = false;
-        for (const auto& inv : system_info().invariants) known = known || inv.name == name;
-        if (!known) item.fail(fmt::format("unknown invariant \"{}\"", name));
-        c.skip_invariants.push_back(name);
-      }
-    }
+    if (auto x = j.find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*x, system_info());
   }
   if (!input.actors) throw InputError("headspace: missing \"actors\": a list of {\"kind\": ..., ...}");
   const auto items = input.actors->items();
@@ -151,18 +143,9 @@ Config parse_config(const SystemInput& input) {
     if (fault == "phantom_grant") c.phantom_grant = true;
     if (fault == "backend_terminated") c.backend_terminated = true;
     if (fault == "stall") {
-      const JsonCursor s = input.faults->at("stall");
-      if (!s.is_object()) s.fail("expected {\"actor\": NAME, \"durations_ms\": [0, 20000]}");
-      s.expect_keys({"actor", "durations_ms"});
-      StallFault f;
-      f.actor = s.at("actor").as_string();
-      bool known = false;
-      for (const auto& a : c.actors) known = known || a.name == f.actor;
-      if (!known) s.at("actor").fail(fmt::format("no actor is named \"{}\"", f.actor));
-      for (const auto& d : s.at("durations_ms").items()) f.durations.push_back(millis(d));
-      if (f.durations.empty()) s.at("durations_ms").fail("expected at least one duration");
-      if (!input.timed) s.fail("the stall fault needs \"explore\": {\"time\": \"timed\"}");
-      c.stalls.push_back(std::move(f));
+      std::vector<std::string> actors;
+      for (const auto& a : c.actors) actors.push_back(a.name);
+      c.stalls.push_back(parse_stall_fault(input.faults->at("stall"), actors, input.timed));
     }
   }
   return c;
@@ -177,7 +160,7 @@ class HeadspaceInstance final : public Instance {
   void run_actor(ActorId actor) override { app_.run(actor); }
   std::optional<Violation> on_event(const Event& e) override {
     auto v = checker_.on_event(e);
-    return v && judged(*v) ? v : std::nullopt;
+    return v && judged(c_.skip_invariants, *v) ? v : std::nullopt;
   }
 
   std::optional<Violation> at_end() override {
@@ -198,7 +181,7 @@ class HeadspaceInstance final : public Instance {
     app_.read_config_file();
     f.config_file = app_.config_file();
     for (Violation& v : checker_.at_end(f)) {
-      if (judged(v)) return std::move(v);
+      if (judged(c_.skip_invariants, v)) return std::move(v);
     }
     return std::nullopt;
   }
@@ -206,10 +189,6 @@ class HeadspaceInstance final : public Instance {
   std::vector<std::string> marks() override { return checker_.marks(); }
 
  private:
-  bool judged(const Violation& v) const {
-    return std::find(c_.skip_invariants.begin(), c_.skip_invariants.end(), v.invariant) == c_.skip_invariants.end();
-  }
-
   const Config& c_;
   App app_;
   Checker checker_;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "model/phase_lock/lock_manager.h"
+#include "model/system_input.h"
 
 namespace lockstep::phase_lock {
 namespace {
@@ -63,9 +64,7 @@ class Checker {
 
  private:
   std::optional<Violation> judge(Violation v) const {
-    if (std::find(c_.skip_invariants.begin(), c_.skip_invariants.end(), v.invariant) != c_.skip_invariants.end()) {
-      return std::nullopt;
-    }
+    if (!judged(c_.skip_invariants, v)) return std::nullopt;
     return v;
   }
 
@@ -109,22 +108,14 @@ class PhaseLockInstance final : public Instance {
   Checker checker_;
 };
 
-Duration millis(const JsonCursor& j) { return std::chrono::milliseconds(j.as_int(0, 24LL * 3600 * 1000)); }
-
 Config parse(const SystemInput& input) {
   Config c;
   c.owner_tokens = input.variant == "owner_tokens";
   enabled_faults(system_info(), input.faults);  // none
   if (input.config) {
     input.config->expect_keys({"timeout_ms", "skip_invariants"});
-    if (auto t = input.config->find("timeout_ms")) c.timeout = millis(*t);
-    if (auto s = input.config->find("skip_invariants")) {
-      for (const auto& item : s->items()) {
-        const std::string name = item.as_string();
-        if (name != "no_duplicate_execution" && name != "release_by_owner") item.fail(fmt::format("unknown invariant \"{}\"", name));
-        c.skip_invariants.push_back(name);
-      }
-    }
+    if (auto t = input.config->find("timeout_ms")) c.timeout = as_millis(*t);
+    if (auto s = input.config->find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*s, system_info());
   }
   if (!input.actors) throw InputError("phase_lock: missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
   const auto items = input.actors->items();
@@ -135,8 +126,8 @@ Config parse(const SystemInput& input) {
     Resume r;
     r.flow = j.at("flow").as_string();
     r.phase = j.at("phase").as_string();
-    if (auto v = j.find("at_ms")) r.at = millis(*v);
-    r.duration = millis(j.at("duration_ms"));
+    if (auto v = j.find("at_ms")) r.at = as_millis(*v);
+    r.duration = as_millis(j.at("duration_ms"));
     if (auto v = j.find("crash")) r.crash = v->as_bool();
     r.name = j.find("name") ? j.at("name").as_string() : fmt::format("resume#{}", c.resumes.size() + 1);
     if (!names.insert(r.name).second) j.fail(fmt::format("two actors are named \"{}\"", r.name));
