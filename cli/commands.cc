@@ -14,6 +14,7 @@
 
 #include "sim/interleaving_table.h"
 #include "cli/html_report.h"
+#include "cli/pg_commands.h"
 #include "cli/report.h"
 #include "model/json_cursor.h"
 #include "model/scenario.h"
@@ -480,6 +481,8 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   auto* l = app.add_subcommand("list", "list systems (variants, invariants, faults) and strategies");
   l->add_flag("--json", list_json, "print JSON");
 
+  PgCommands pg_commands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -500,6 +503,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);
     if (rep->parsed()) return cmd_report(report_path, report_out, context, out);
+    if (auto code = pg_commands.run(out, err)) return *code;
   } catch (const InputError& e) {
     err << "lockstep: " << e.what() << '\n';
     return kExitBadInput;

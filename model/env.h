@@ -30,7 +30,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -171,7 +173,8 @@ class Env {
 };
 
 // Actor-local storage: what the seeds call thread-local. One T per actor, created on
-// first use by that actor. Per actor in the simulation, per thread for real.
+// first use by that actor. Per actor in the simulation, per thread for real: safe for
+// concurrent actors (a reference stays valid while other actors add theirs).
 template <typename T>
 class ActorLocal {
  public:
@@ -179,13 +182,15 @@ class ActorLocal {
 
   T& get() {
     const auto actor = static_cast<std::size_t>(env_.current_actor());
+    const std::lock_guard guard(m_);
     if (actor >= values_.size()) values_.resize(actor + 1);
     return values_[actor];
   }
 
  private:
   Env& env_;
-  std::vector<T> values_;
+  std::mutex m_;
+  std::deque<T> values_;  // growing at the end keeps references to the others valid
 };
 
 }  // namespace lockstep

@@ -7,14 +7,44 @@
 #include <deque>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace lockstep::real {
 namespace {
 
 using pg::Error;
+
+// The row tables this process created, per conninfo (see LibpqConnection::ensure_table).
+class TableRegistry {
+ public:
+  bool known(const std::string& conninfo, std::string_view table) {
+    std::lock_guard lock(m_);
+    return made_.count({conninfo, std::string(table)}) > 0;
+  }
+  void add(const std::string& conninfo, std::string_view table) {
+    std::lock_guard lock(m_);
+    made_.emplace(conninfo, std::string(table));
+  }
+  // After a DROP SCHEMA: every entry (pools add application_name to their conninfo, so
+  // one server has several).
+  void forget_all() {
+    std::lock_guard lock(m_);
+    made_.clear();
+  }
+
+ private:
+  std::mutex m_;
+  std::set<std::pair<std::string, std::string>> made_;
+};
+
+TableRegistry& tables() {
+  static TableRegistry registry;
+  return registry;
+}
 using pg::Result;
 using pg::Status;
 
@@ -39,12 +69,16 @@ std::pair<std::string, std::vector<std::string>> key_args(pg::AdvisoryKey key) {
 
 class LibpqConnection final : public pg::Connection {
  public:
-  explicit LibpqConnection(PGconn* c) : conn_(c) { PQsetNoticeReceiver(conn_, &LibpqConnection::on_notice, this); }
+  LibpqConnection(PGconn* c, std::string conninfo, StatementHooks hooks)
+      : conn_(c), conninfo_(std::move(conninfo)), hooks_(std::move(hooks)) {
+    PQsetNoticeReceiver(conn_, &LibpqConnection::on_notice, this);
+  }
   ~LibpqConnection() override { PQfinish(conn_); }
   LibpqConnection(const LibpqConnection&) = delete;
   LibpqConnection& operator=(const LibpqConnection&) = delete;
 
   bool alive() const { return PQstatus(conn_) == CONNECTION_OK; }
+  Status drop_schema() { return status(exec("drop_schema", "DROP SCHEMA IF EXISTS lockstep CASCADE", {})); }
 
   int backend_pid() const override { return PQbackendPID(conn_); }
 
@@ -57,7 +91,7 @@ class LibpqConnection final : public pg::Connection {
   Result<bool> advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode) override {
     return boolean(call(lock_function("pg_advisory_unlock", mode), key));
   }
-  Status advisory_unlock_all() override { return status(exec("SELECT pg_advisory_unlock_all()", {})); }
+  Status advisory_unlock_all() override { return status(exec("advisory_unlock_all", "SELECT pg_advisory_unlock_all()", {})); }
   Status advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
     return status(call(lock_function("pg_advisory_xact_lock", mode), key));
   }
@@ -66,44 +100,40 @@ class LibpqConnection final : public pg::Connection {
   Status set_statement_timeout(Duration t) override { return set("statement_timeout", t); }
 
   Result<std::optional<pg::Row>> read_row(std::string_view table, std::int64_t id) override {
-    return first_row(exec(fmt::format("SELECT * FROM {} WHERE id = $1", ident(table)), {std::to_string(id)}));
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    return first_row(exec("read_row", fmt::format("SELECT data FROM {} WHERE id = $1", qualified(table)), {std::to_string(id)}));
   }
 
   Status insert_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
-    std::string columns = "id", placeholders = "$1";
-    std::vector<std::string> params{std::to_string(id)};
-    for (const auto& [k, v] : values) {
-      if (k == "id") continue;
-      columns += ", " + ident(k);
-      params.push_back(v);
-      placeholders += fmt::format(", ${}", params.size());
-    }
-    return status(exec(fmt::format("INSERT INTO {} ({}) VALUES ({})", ident(table), columns, placeholders), params));
+    if (Status made = ensure_table(table); !made.ok()) return made;
+    pg::Row row = values;
+    row["id"] = std::to_string(id);
+    return status(exec("insert_row", fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(table)),
+                       {std::to_string(id), to_json(row)}));
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
-    std::string sets;
-    std::vector<std::string> params{std::to_string(id)};
-    for (const auto& [k, v] : values) {
-      params.push_back(v);
-      sets += fmt::format("{}{} = ${}", sets.empty() ? "" : ", ", ident(k), params.size());
-    }
-    auto r = exec(fmt::format("UPDATE {} SET {} WHERE id = $1", ident(table), sets), params);
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    auto r = exec("update_row", fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(table)),
+                  {std::to_string(id), to_json(values)});
     if (!r.ok()) return r.error();
     return std::atoi(PQcmdTuples(r.value().get()));
   }
 
   Result<std::optional<pg::Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
-    return first_row(exec(fmt::format("SELECT * FROM {} WHERE id = $1 FOR UPDATE{}", ident(table), nowait ? " NOWAIT" : ""),
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    return first_row(exec(nowait ? "select_for_update_nowait" : "select_for_update",
+                          fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE{}", qualified(table), nowait ? " NOWAIT" : ""),
                           {std::to_string(id)}));
   }
 
-  Status begin() override { return status(exec("BEGIN", {})); }
-  Status commit() override { return status(exec("COMMIT", {})); }
-  Status rollback() override { return status(exec("ROLLBACK", {})); }
+  Status begin() override { return status(exec("begin", "BEGIN", {})); }
+  Status commit() override { return status(exec("commit", "COMMIT", {})); }
+  Status rollback() override { return status(exec("rollback", "ROLLBACK", {})); }
 
   Result<std::vector<pg::AdvisoryLockRow>> advisory_locks() override {
     auto r = exec(
+        "pg_locks",
         "SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.state, ''),"
         " (extract(epoch FROM a.query_start) * 1000)::int8, l.classid, l.objid, l.objsubid, l.mode, l.granted,"
         " (extract(epoch FROM now() - a.query_start) * 1000)::int8"
@@ -133,7 +163,7 @@ class LibpqConnection final : public pg::Connection {
   }
 
   Result<bool> terminate_backend(int pid) override {
-    return boolean(exec("SELECT pg_terminate_backend($1::int4)", {std::to_string(pid)}));
+    return boolean(exec("pg_terminate_backend", "SELECT pg_terminate_backend($1::int4)", {std::to_string(pid)}));
   }
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
@@ -155,12 +185,16 @@ class LibpqConnection final : public pg::Connection {
     return out;
   }
 
-  Result<PgResult> exec(const std::string& sql, const std::vector<std::string>& params) {
+  // One statement, one round trip. `op` names it for the hooks.
+  Result<PgResult> exec(const char* op, const std::string& sql, const std::vector<std::string>& params) {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const auto& p : params) values.push_back(p.c_str());
+    if (hooks_.before) hooks_.before();
+    const auto start = std::chrono::steady_clock::now();
     PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
                ResultDeleter());
+    if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
     const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
     const char* code = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
@@ -171,12 +205,12 @@ class LibpqConnection final : public pg::Connection {
 
   Result<PgResult> call(const std::string& function, pg::AdvisoryKey key) {
     auto [args, params] = key_args(key);
-    return exec(fmt::format("SELECT {}({})", function, args), params);
+    return exec(function.c_str(), fmt::format("SELECT {}({})", function, args), params);
   }
 
   Status set(const char* setting, Duration t) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t).count();
-    return status(exec("SELECT set_config($1, $2, false)", {setting, fmt::format("{}ms", ms)}));
+    return status(exec(setting, "SELECT set_config($1, $2, false)", {setting, fmt::format("{}ms", ms)}));
   }
 
   static Status status(const Result<PgResult>& r) { return r.ok() ? Status() : Status(r.error()); }
@@ -189,17 +223,46 @@ class LibpqConnection final : public pg::Connection {
     PGresult* res = r.value().get();
     if (PQntuples(res) == 0) return std::optional<pg::Row>();
     pg::Row row;
-    for (int c = 0; c < PQnfields(res); ++c) row[PQfname(res, c)] = PQgetvalue(res, 0, c);
+    const nlohmann::json data = nlohmann::json::parse(PQgetvalue(res, 0, 0));
+    for (auto it = data.begin(); it != data.end(); ++it) row[it.key()] = it.value().get<std::string>();
     return std::optional<pg::Row>(std::move(row));
   }
 
+  // The row tables live in schema lockstep as (id int8 primary key, data jsonb): a Row is
+  // the jsonb object (with "id"), so no column list is needed. Created on first use, on a
+  // connection of their own (outside this session's transaction).
+  std::string qualified(std::string_view table) const { return "lockstep." + ident(table); }
+  Status ensure_table(std::string_view table) {
+    if (tables().known(conninfo_, table)) return {};
+    auto admin = connect(conninfo_);
+    if (!admin.ok()) return admin.error();
+    auto* c = static_cast<LibpqConnection*>(admin.value().get());
+    for (const std::string& sql :
+         {std::string("CREATE SCHEMA IF NOT EXISTS lockstep"),
+          fmt::format("CREATE TABLE IF NOT EXISTS {} (id int8 PRIMARY KEY, data jsonb NOT NULL)", c->qualified(table))}) {
+      auto r = c->exec("create_table", sql, {});
+      // Two sessions creating one table at once: one of them loses the catalog race (23505).
+      if (!r.ok() && r.error().sqlstate != pg::sqlstate::kUniqueViolation) return r.error();
+    }
+    tables().add(conninfo_, table);
+    return {};
+  }
+  static std::string to_json(const pg::Row& row) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [k, v] : row) j[k] = v;
+    return j.dump();
+  }
+
   PGconn* conn_;
+  std::string conninfo_;
+  StatementHooks hooks_;
   std::vector<Error> warnings_;
 };
 
 class LibpqPool final : public pg::Pool {
  public:
-  LibpqPool(std::string conninfo, pg::PoolConfig config) : conninfo_(std::move(conninfo)), config_(std::move(config)) {}
+  LibpqPool(std::string conninfo, pg::PoolConfig config, StatementHooks hooks)
+      : conninfo_(std::move(conninfo)), config_(std::move(config)), hooks_(std::move(hooks)) {}
 
   Result<pg::PooledConnection> checkout() override {
     std::unique_ptr<pg::Connection> c;
@@ -224,7 +287,7 @@ class LibpqPool final : public pg::Pool {
       ++checked_out_;
     }
     if (!c) {
-      auto opened = connect(with_application_name());
+      auto opened = connect(with_application_name(), hooks_);
       if (!opened.ok()) {
         std::lock_guard lock(m_);
         --open_;
@@ -273,6 +336,7 @@ class LibpqPool final : public pg::Pool {
 
   std::string conninfo_;
   pg::PoolConfig config_;
+  StatementHooks hooks_;
   mutable std::mutex m_;
   std::condition_variable ready_;
   std::deque<std::unique_ptr<pg::Connection>> idle_;
@@ -282,7 +346,7 @@ class LibpqPool final : public pg::Pool {
 
 }  // namespace
 
-Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo) {
+Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks) {
   PGconn* c = PQconnectdb(conninfo.c_str());
   if (c == nullptr || PQstatus(c) != CONNECTION_OK) {
     std::string message = c ? PQerrorMessage(c) : "out of memory";
@@ -292,11 +356,18 @@ Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo) {
                  fmt::format("cannot connect to PostgreSQL ({}): {}", conninfo.empty() ? "PG* environment" : redact_conninfo(conninfo),
                              message)};
   }
-  return std::unique_ptr<pg::Connection>(std::make_unique<LibpqConnection>(c));
+  return std::unique_ptr<pg::Connection>(std::make_unique<LibpqConnection>(c, conninfo, std::move(hooks)));
 }
 
-std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config) {
-  return std::make_unique<LibpqPool>(conninfo, config);
+std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config, StatementHooks hooks) {
+  return std::make_unique<LibpqPool>(conninfo, config, std::move(hooks));
+}
+
+pg::Status drop_row_tables(const std::string& conninfo) {
+  auto c = connect(conninfo);
+  if (!c.ok()) return c.error();
+  tables().forget_all();
+  return static_cast<LibpqConnection*>(c.value().get())->drop_schema();
 }
 
 std::string redact_conninfo(const std::string& conninfo) {

@@ -11,22 +11,39 @@
 // Connection settings come from libpq's usual sources: the conninfo string given (empty:
 // the PG* environment variables). Messages never include a password.
 //
+// Rows: each table of model/pg.h is lockstep.<name> (id int8 primary key, data jsonb), the
+// Row being the jsonb object with "id" in it, as the simulation returns it. A table is
+// created (with the schema) the first time a statement names it, on a separate connection;
+// drop_row_tables drops the schema between runs.
+//
 // The simulation-only PoolConfig fields (phantom_grant, backend_terminated) are ignored: a
-// real server has Bug #17686 of its own. Under way (issue 5): not yet used by the command
-// line, no thread-based Env yet.
+// real server has Bug #17686 of its own.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "model/pg.h"
 
 namespace lockstep::real {
 
-// Opens one connection; the error (08006) when the server cannot be reached.
-pg::Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo);
+// Called around every statement, on the thread that runs it: `before` just before it is
+// sent (confirmation runs add their jitter there), `after` with the statement's name
+// ("advisory_lock", "commit", ...) and its round-trip time.
+struct StatementHooks {
+  std::function<void()> before;
+  std::function<void(std::string_view op, Duration took)> after;
+};
 
-std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config);
+// Opens one connection; the error (08006) when the server cannot be reached.
+pg::Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks = {});
+
+std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config, StatementHooks hooks = {});
+
+// DROP SCHEMA lockstep CASCADE: every row table, for a fresh start.
+pg::Status drop_row_tables(const std::string& conninfo);
 
 // The conninfo with any password replaced by "***", for messages.
 std::string redact_conninfo(const std::string& conninfo);

@@ -1,0 +1,265 @@
+#include "cli/pg_commands.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "model/advisory_lock.h"
+#include "model/json_cursor.h"
+#include "model/scenario.h"
+#include "real/confirm.h"
+#include "real/libpq_backend.h"
+#include "real/phantom_rounds.h"
+#include "real/throwaway_server.h"
+
+namespace lockstep::cli {
+namespace {
+
+double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The server a command works against: a conninfo, or a throwaway cluster it owns.
+class Server {
+ public:
+  explicit Server(const std::string& pg) {
+    if (pg == "auto") {
+      try {
+        owned_ = real::ThrowawayServer::start();
+      } catch (const real::ThrowawayError& e) {
+        throw InputError(fmt::format("--pg auto: {}", e.what()));
+      }
+      conninfo_ = owned_->conninfo();
+    } else {
+      conninfo_ = pg;
+    }
+    auto c = real::connect(conninfo_);  // fail early and clearly when it cannot be reached
+    if (!c.ok()) throw InputError(fmt::format("--pg: {}", c.error().message));
+  }
+  const std::string& conninfo() const { return conninfo_; }
+  std::string shown() const { return owned_ ? "a throwaway server (--pg auto)" : real::redact_conninfo(conninfo_.empty() ? "the PG* environment" : conninfo_); }
+
+ private:
+  std::unique_ptr<real::ThrowawayServer> owned_;
+  std::string conninfo_;
+};
+
+nlohmann::json stats_json(const real::LockWaitStats& s) {
+  return {{"acquisitions", s.acquisitions}, {"waits", s.waits}, {"waited_ms", ms(s.waited)}, {"longest_ms", ms(s.longest)}};
+}
+
+std::string stats_text(const real::LockWaitStats& s) {
+  return fmt::format("{} of {} waited (total {:.1f} ms, longest {:.1f} ms)", s.waits, s.acquisitions, ms(s.waited), ms(s.longest));
+}
+
+}  // namespace
+
+struct PgCommands::Args {
+  CLI::App* confirm = nullptr;
+  CLI::App* locks = nullptr;
+  std::string pg = "auto";
+  std::string scenario;
+  int iterations = 20;
+  std::uint64_t seed = 1;
+  int jitter_us = 500;
+  int limit_s = 120;
+  bool phantom = false;
+  int rounds = 1000;
+  int timeout_ms = 20;
+  bool json = false;
+  std::string locks_pg;
+  bool locks_json = false;
+};
+
+PgCommands::PgCommands(CLI::App& app) : a_(std::make_unique<Args>()) {
+  Args& a = *a_;
+  a.confirm = app.add_subcommand("confirm",
+                                 "run a scenario's actors on real threads against a real PostgreSQL, N times with seeded "
+                                 "jitter, checking the same invariants; or, with --phantom, count Bug #17686 phantoms");
+  a.confirm->add_option("scenario", a.scenario, "scenario file (JSON); not with --phantom");
+  a.confirm->add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
+      ->capture_default_str();
+  a.confirm->add_option("--iterations", a.iterations, "runs of the scenario")->capture_default_str()->check(CLI::PositiveNumber);
+  a.confirm->add_option("--seed", a.seed, "seed of the jitter (iteration i uses seed + i - 1)")->capture_default_str();
+  a.confirm->add_option("--jitter-us", a.jitter_us, "each visible operation first sleeps up to this long")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  a.confirm->add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  a.confirm->add_flag("--phantom", a.phantom,
+                      "Bug #17686: a holder releases close to a waiter's lock_timeout, round after round; count "
+                      "phantoms with a naive client and leaks with the advisory lock service");
+  a.confirm->add_option("--rounds", a.rounds, "with --phantom: rounds per client")->capture_default_str()->check(CLI::PositiveNumber);
+  a.confirm->add_option("--timeout-ms", a.timeout_ms, "with --phantom: the waiter's lock_timeout")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  a.confirm->add_flag("--json", a.json, "print one JSON object");
+
+  a.locks = app.add_subcommand("locks", "seed 000's monitoring view: every advisory lock held or awaited, and the total");
+  a.locks->add_option("--pg", a.locks_pg, "libpq conninfo (\"\": the PG* environment)")->required();
+  a.locks->add_flag("--json", a.locks_json, "print JSON");
+}
+
+PgCommands::~PgCommands() = default;
+
+namespace {
+
+int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
+int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
+int run_locks(const PgCommands::Args& a, std::ostream& out);
+
+}  // namespace
+
+std::optional<int> PgCommands::run(std::ostream& out, std::ostream& err) {
+  if (a_->confirm->parsed()) {
+    if (a_->phantom == !a_->scenario.empty()) throw InputError("confirm: give a scenario file, or --phantom (not both)");
+    return a_->phantom ? run_phantom(*a_, out, err) : run_confirm(*a_, out, err);
+  }
+  if (a_->locks->parsed()) return run_locks(*a_, out);
+  return std::nullopt;
+}
+
+namespace {
+
+bool tty() { return isatty(STDERR_FILENO) == 1; }
+
+int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
+  const Server server(a.pg);
+  real::PhantomOptions o;
+  o.conninfo = server.conninfo();
+  o.rounds = a.rounds;
+  o.lock_timeout = std::chrono::milliseconds(a.timeout_ms);
+  o.seed = a.seed;
+  const real::PhantomReport r = real::run_phantom_rounds(o, [&](std::string_view client, const real::PhantomCounts& c) {
+    if (tty()) err << fmt::format("\r\033[K{}: {} rounds, {} phantoms", client, c.rounds, c.phantoms) << std::flush;
+  });
+  if (tty()) err << "\r\033[K" << std::flush;
+  auto counts = [](const real::PhantomCounts& c) {
+    return nlohmann::json{{"rounds", c.rounds}, {"acquired", c.acquired}, {"timed_out", c.timed_out},
+                          {"phantoms", c.phantoms}, {"leaked", c.leaked}};
+  };
+  if (a.json) {
+    out << nlohmann::json{{"lock_timeout_ms", a.timeout_ms}, {"naive", counts(r.naive)}, {"service", counts(r.service)}}.dump(2) << '\n';
+  } else {
+    out << fmt::format("Bug #17686 on {}: lock_timeout {} ms, the holder releases within +-1.5 ms of it, {} rounds per client\n",
+                       server.shown(), a.timeout_ms, a.rounds);
+    out << fmt::format("{:<8} {:>7} {:>9} {:>10} {:>9} {:>7}\n", "client", "rounds", "acquired", "timed out", "phantoms", "leaked");
+    for (const auto& [name, c] : {std::pair{"naive", r.naive}, std::pair{"service", r.service}}) {
+      out << fmt::format("{:<8} {:>7} {:>9} {:>10} {:>9} {:>7}\n", name, c.rounds, c.acquired, c.timed_out, c.phantoms, c.leaked);
+    }
+    out << "phantoms: timed out with the lock held anyway; leaked: still held once the client was done\n";
+  }
+  return r.service.leaked == 0 ? kExitOk : kExitUnexpected;
+}
+
+int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
+  const Scenario scenario = load_scenario(a.scenario);
+  const Server server(a.pg);
+  real::ConfirmOptions o;
+  o.conninfo = server.conninfo();
+  o.iterations = a.iterations;
+  o.seed = a.seed;
+  o.max_jitter = std::chrono::microseconds(a.jitter_us);
+  o.iteration_limit = std::chrono::seconds(a.limit_s);
+  const real::ConfirmReport r = real::confirm(*scenario.configured, o, [&](const real::ConfirmReport& p) {
+    if (tty()) err << fmt::format("\r\033[K{}: {}/{} iterations, {} violations", scenario.name, p.iterations, a.iterations, p.violations.size()) << std::flush;
+  });
+  if (tty()) err << "\r\033[K" << std::flush;
+  const bool expect_pass = scenario.expect.verdict == Verdict::pass;
+  const bool as_expected = expect_pass ? r.violations.empty()
+                                       : std::any_of(r.violations.begin(), r.violations.end(), [&](const auto& v) {
+                                           return !scenario.expect.violation || v.violation.invariant == *scenario.expect.violation;
+                                         });
+  const double per = r.iterations > 0 ? seconds(r.total) / r.iterations : 0;
+  if (a.json) {
+    nlohmann::json j{{"scenario", scenario.name}, {"file", a.scenario}, {"iterations", r.iterations}, {"hung", r.hung},
+                     {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"violations", nlohmann::json::array()},
+                     {"by_invariant", r.by_invariant}, {"marks", r.marks},
+                     {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
+                     {"seconds", seconds(r.total)}, {"longest_iteration_s", seconds(r.longest)},
+                     {"as_expected", as_expected}};
+    for (const auto& v : r.violations) {
+      nlohmann::json h = nlohmann::json::array();
+      for (const auto& e : v.history) {
+        h.push_back({{"at_ms", ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
+      }
+      j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
+                                 {"message", v.violation.message}, {"history", h}});
+    }
+    out << j.dump(2) << '\n';
+  } else {
+    out << fmt::format("confirm {} ({}) on {}: {} iterations, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
+                       server.shown(), a.iterations, a.seed, a.jitter_us);
+    constexpr std::size_t kShown = 3, kHistory = 40;
+    for (std::size_t i = 0; i < r.violations.size() && i < kShown; ++i) {
+      const auto& v = r.violations[i];
+      out << fmt::format("\niteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
+      const std::size_t from = v.history.size() > kHistory ? v.history.size() - kHistory : 0;
+      if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
+      for (std::size_t k = from; k < v.history.size(); ++k) {
+        const auto& e = v.history[k];
+        out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", ms(e.at), e.actor, e.event, e.subject, e.value);
+      }
+    }
+    if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);
+    out << fmt::format("\niterations: {}{}\n", r.iterations, r.hung ? " (then one hung: the run stopped)" : "");
+    out << fmt::format("violations: {} iterations", r.violations.size());
+    for (const auto& [inv, n] : r.by_invariant) out << fmt::format(", {} {}", inv, n);
+    out << '\n';
+    if (!r.marks.empty()) {
+      out << "marks:";
+      for (const auto& [m, n] : r.marks) out << fmt::format(" {} {}", m, n);
+      out << '\n';
+    }
+    out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
+                       stats_text(r.memory_locks), stats_text(r.pg_locks));
+    out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", seconds(r.total), per, seconds(r.longest));
+    out << fmt::format("expected {}: {}\n",
+                       expect_pass ? "pass" : "violation " + scenario.expect.violation.value_or("(any)"),
+                       as_expected ? "as expected" : expect_pass ? "NOT as expected" : "not seen on the server in these iterations");
+  }
+  if (r.hung) {
+    out.flush();
+    err.flush();
+    // Threads are stuck in the hung iteration: end without joining them (the throwaway
+    // server, if any, is stopped first by Server's destructor, run here explicitly).
+    return kExitUnexpected;
+  }
+  return as_expected ? kExitOk : kExitUnexpected;
+}
+
+int run_locks(const PgCommands::Args& a, std::ostream& out) {
+  const Server server(a.locks_pg);
+  auto c = real::connect(server.conninfo());
+  auto report = monitor_advisory_locks(*c.value());
+  if (!report.ok()) throw InputError(fmt::format("the monitoring query failed: {} {}", report.error().sqlstate, report.error().message));
+  const AdvisoryLockReport& r = report.value();
+  if (a.locks_json) {
+    nlohmann::json j{{"locks", nlohmann::json::array()}, {"total", r.total}};
+    for (const auto& l : r.locks) {
+      j["locks"].push_back({{"pid", l.pid}, {"application_name", l.application_name}, {"state", l.state},
+                            {"query_start_ms", std::chrono::duration_cast<std::chrono::milliseconds>(l.query_start).count()},
+                            {"namespace", l.namespace_id}, {"entity_id", l.entity_id}, {"mode", l.mode},
+                            {"granted", l.granted}, {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(l.duration).count()}});
+    }
+    out << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  out << fmt::format("{:>7}  {:<20} {:<20} {:>9} {:>11} {:<14} {:<7} {:>10}\n", "pid", "application_name", "state", "namespace",
+                     "entity_id", "mode", "granted", "duration");
+  for (const auto& l : r.locks) {
+    out << fmt::format("{:>7}  {:<20} {:<20} {:>9} {:>11} {:<14} {:<7} {:>8.1f} s\n", l.pid, l.application_name, l.state,
+                       l.namespace_id, l.entity_id, l.mode, l.granted ? "yes" : "waiting", seconds(l.duration));
+  }
+  out << fmt::format("total: {}\n", r.total);
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace lockstep::cli

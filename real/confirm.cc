@@ -1,0 +1,106 @@
+#include "real/confirm.h"
+
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "real/libpq_backend.h"
+
+namespace lockstep::real {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void add(LockWaitStats& into, const LockWaitStats& s) {
+  into.acquisitions += s.acquisitions;
+  into.waits += s.waits;
+  into.waited += s.waited;
+  into.longest = std::max(into.longest, s.longest);
+}
+
+// One iteration's shared state: written by the actors' threads (under ThreadEnv's mutex,
+// which serialises observe) and read by the caller once they are joined.
+struct Iteration {
+  std::unique_ptr<ThreadEnv> env;
+  std::unique_ptr<Instance> instance;
+  std::vector<HistoryEntry> history;
+  std::optional<Violation> violation;
+  std::mutex errors_m;
+  std::vector<Violation> errors;  // actors that threw
+};
+
+}  // namespace
+
+ConfirmReport confirm(const System& system, const ConfirmOptions& options,
+                      const std::function<void(const ConfirmReport&)>& progress) {
+  ConfirmReport report;
+  for (int i = 1; i <= options.iterations; ++i) {
+    if (pg::Status dropped = drop_row_tables(options.conninfo); !dropped.ok()) {
+      throw std::runtime_error(fmt::format("cannot reset the row tables: {} {}", dropped.error().sqlstate, dropped.error().message));
+    }
+    auto it = std::make_shared<Iteration>();
+    Iteration* raw = it.get();
+    ThreadEnvOptions env_options;
+    env_options.conninfo = options.conninfo;
+    env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
+    env_options.max_jitter = options.max_jitter;
+    it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
+      const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
+      raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
+      if (raw->instance && !raw->violation) raw->violation = raw->instance->on_event(e);
+    });
+    const auto start = Clock::now();
+    it->instance = system.instantiate(*it->env);
+    // The actors run on a thread of their own, so that a hang can be given up on.
+    auto done = std::async(std::launch::async, [it] {
+      it->env->run_actors(it->instance->actor_count(), [&](ActorId a) {
+        try {
+          it->instance->run_actor(a);
+        } catch (const std::exception& e) {
+          std::lock_guard l(it->errors_m);
+          it->errors.push_back({"model_error", fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what())});
+        }
+      });
+    });
+    if (done.wait_for(options.iteration_limit) == std::future_status::timeout) {
+      report.hung = true;
+      ConfirmedViolation hang{i, {"hang", fmt::format("iteration {} did not finish within {} s: a deadlock, or a wait "
+                                                      "the design never ends", i,
+                                                      std::chrono::duration_cast<std::chrono::seconds>(options.iteration_limit).count())},
+                              {}};
+      {
+        std::lock_guard l(it->errors_m);  // the history is still being written; copy what is there
+      }
+      report.violations.push_back(std::move(hang));
+      ++report.by_invariant["hang"];
+      // The threads are stuck inside the iteration's objects: leave them (and `it`) alive.
+      new std::future<void>(std::move(done));  // NOLINT: deliberately leaked, see above
+      new std::shared_ptr<Iteration>(it);       // NOLINT
+      return report;
+    }
+    done.get();
+    const Duration took = Clock::now() - start;
+    std::optional<Violation> found = it->violation;
+    if (!found && !it->errors.empty()) found = it->errors.front();
+    if (!found) found = it->instance->at_end();
+    for (const std::string& m : it->instance->marks()) ++report.marks[m];
+    if (found) {
+      ++report.by_invariant[found->invariant];
+      report.violations.push_back({i, *found, it->history});
+    }
+    add(report.memory_locks, it->env->memory_lock_stats());
+    add(report.pg_locks, it->env->pg_lock_stats());
+    it->instance.reset();  // its pools close their connections: every session lock goes
+    report.total += took;
+    report.longest = std::max(report.longest, took);
+    report.iterations = i;
+    if (progress) progress(report);
+  }
+  return report;
+}
+
+}  // namespace lockstep::real

@@ -1,0 +1,61 @@
+// real/confirm.h: confirmation runs: a scenario's actors on real threads against a real
+// PostgreSQL, many times, with the same invariants the simulation checks.
+//
+// Each iteration drops the row tables (real/libpq_backend.h), builds a fresh Instance on a
+// ThreadEnv (seeded jitter: seed + iteration), runs every actor on its own thread, hands
+// every observed event to Instance::on_event in the order they happened, then asks at_end.
+// The first violation of an iteration is kept with the history of events that led to it.
+// Nothing here can prove the absence of a bug: it samples real interleavings; the
+// simulation is what explores them all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/system.h"
+#include "real/thread_env.h"
+
+namespace lockstep::real {
+
+struct ConfirmOptions {
+  std::string conninfo;
+  int iterations = 20;
+  std::uint64_t seed = 1;
+  Duration max_jitter = std::chrono::microseconds(500);
+  // An iteration still running after this long is reported as a hang (a deadlock, or a
+  // wait the design never ends) and the run stops: threads cannot be stopped from outside.
+  Duration iteration_limit = std::chrono::seconds(120);
+};
+
+struct HistoryEntry {
+  Time at{0};
+  std::string actor;  // "" outside any actor
+  std::string event;
+  std::int64_t subject = 0;
+  std::int64_t value = 0;
+};
+
+struct ConfirmedViolation {
+  int iteration = 0;  // 1-based
+  Violation violation;
+  std::vector<HistoryEntry> history;
+};
+
+struct ConfirmReport {
+  int iterations = 0;   // finished
+  bool hung = false;    // the last iteration did not finish within iteration_limit
+  std::vector<ConfirmedViolation> violations;  // the first of each failing iteration
+  std::map<std::string, int> by_invariant;     // failing iterations per invariant
+  std::map<std::string, int> marks;            // Instance::marks() per iteration
+  LockWaitStats memory_locks, pg_locks;
+  Duration total{0}, longest{0};               // wall time of the iterations
+};
+
+// Runs `system` as above. `progress` (may be empty) is called after each iteration.
+ConfirmReport confirm(const System& system, const ConfirmOptions& options,
+                      const std::function<void(const ConfirmReport&)>& progress = {});
+
+}  // namespace lockstep::real

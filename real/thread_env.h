@@ -1,0 +1,95 @@
+// real/thread_env.h: the real Env (model/env.h): threads, steady_clock, real flock(2).
+//
+// The same model code that runs on simulated fibers runs here on one OS thread per actor:
+//  now()        steady_clock since the Env was made;   sleep_for  a real sleep
+//  Mutex        std::timed_mutex, owned (unlock by another actor is a ModelError)
+//  RWMutex      Go's sync.RWMutex: a waiting writer holds off new readers
+//  Lock         asyncio.Lock: not reentrant, not owned
+//  File         open(2) of a file in the Env's private directory, flock(2) on it
+//  SharedVar    std::atomic (sequentially consistent)
+//  new_pg_pool  the libpq backend (real/libpq_backend.h) against `conninfo`
+//  random / choose  a seeded generator (runs are not reproducible: the threads are real)
+// Every visible operation first sleeps a seeded random jitter in [0, max_jitter), so that
+// repeated runs try different interleavings. observe() hands each event to the sink under
+// one mutex, in the order the events happened. Lock statistics (how often an acquisition
+// had to wait, and how long) are collected for the confirmation report.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include "model/env.h"
+#include "model/pg.h"
+
+namespace lockstep::real {
+
+struct ThreadEnvOptions {
+  std::string conninfo;           // for new_pg_pool; empty: libpq's PG* environment
+  std::uint64_t seed = 1;
+  Duration max_jitter = std::chrono::microseconds(500);
+  // A blocking pg statement (advisory_lock, select_for_update, ...) counts as a lock wait
+  // when its round trip exceeds this: an uncontended one takes well under a millisecond.
+  Duration pg_wait_threshold = std::chrono::milliseconds(2);
+};
+
+// How often acquisitions waited, and for how long in all.
+struct LockWaitStats {
+  std::uint64_t acquisitions = 0;
+  std::uint64_t waits = 0;
+  Duration waited{0};
+  Duration longest{0};
+};
+
+class ThreadEnv final : public Env {
+ public:
+  using EventSink = std::function<void(ActorId actor, Time at, const Event& event)>;
+
+  ThreadEnv(ThreadEnvOptions options, EventSink sink);
+  ~ThreadEnv() override;  // removes the private directory
+
+  // Runs `body(actor)` for actors 0..n-1, each on its own thread, and joins them. The
+  // calling thread is "outside any actor".
+  void run_actors(int n, const std::function<void(ActorId)>& body);
+
+  Time now() override;
+  void sleep_for(Duration duration) override;
+  ActorId current_actor() override;
+  std::uint64_t random(std::uint64_t bound) override;
+  int choose(int n, std::string_view label) override;
+  void observe(const Event& event) override;
+
+  std::unique_ptr<Mutex> new_mutex(std::string name) override;
+  std::unique_ptr<RWMutex> new_rwmutex(std::string name) override;
+  std::unique_ptr<Lock> new_lock(std::string name) override;
+  std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) override;
+  std::unique_ptr<File> open_file(std::string path) override;
+  std::unique_ptr<pg::Pool> new_pg_pool(const pg::PoolConfig& config) override;
+
+  // In-memory locks and flock (what this Env's objects saw), and pg lock statements.
+  LockWaitStats memory_lock_stats() const;
+  LockWaitStats pg_lock_stats() const;
+
+  // Internal, for the objects: sleeps the jitter; records an acquisition.
+  void jitter();
+  void record_acquisition(bool waited, Duration how_long);
+
+ private:
+  void record_pg(std::string_view op, Duration took);
+
+  ThreadEnvOptions options_;
+  EventSink sink_;
+  std::chrono::steady_clock::time_point start_;
+  std::filesystem::path dir_;
+  mutable std::mutex m_;  // guards rng_, the stats, and serialises sink_
+  std::mt19937_64 rng_;
+  LockWaitStats memory_, pg_;
+};
+
+}  // namespace lockstep::real
