@@ -14,9 +14,12 @@
 #include "model/json_cursor.h"
 #include "model/scenario.h"
 #include "real/confirm.h"
+#include "real/conform.h"
 #include "real/libpq_backend.h"
 #include "real/phantom_rounds.h"
 #include "real/throwaway_server.h"
+#include "sim/check.h"
+#include "sim/trace.h"
 
 namespace lockstep::cli {
 namespace {
@@ -74,6 +77,11 @@ struct PgCommands::Args {
   bool json = false;
   std::string locks_pg;
   bool locks_json = false;
+  CLI::App* conform = nullptr;
+  std::vector<std::string> traces;
+  std::string conform_pg = "auto";
+  bool conform_json = false;
+  bool conform_all = false;
 };
 
 PgCommands::PgCommands(CLI::App& app) : a_(std::make_unique<Args>()) {
@@ -101,6 +109,15 @@ PgCommands::PgCommands(CLI::App& app) : a_(std::make_unique<Args>()) {
       ->check(CLI::PositiveNumber);
   a.confirm->add_flag("--json", a.json, "print one JSON object");
 
+  a.conform = app.add_subcommand("conform",
+                                 "replay the PostgreSQL statements of simulated traces on a real server, in the trace's "
+                                 "order, and compare every outcome and the pg_locks rows with the simulation's");
+  a.conform->add_option("traces", a.traces, "trace files (lockstep-trace/1)")->required();
+  a.conform->add_option("--pg", a.conform_pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
+      ->capture_default_str();
+  a.conform->add_flag("--all", a.conform_all, "go on past the first disagreement of a trace");
+  a.conform->add_flag("--json", a.conform_json, "print one JSON object per trace");
+
   a.locks = app.add_subcommand("locks", "seed 000's monitoring view: every advisory lock held or awaited, and the total");
   a.locks->add_option("--pg", a.locks_pg, "libpq conninfo (\"\": the PG* environment)")->required();
   a.locks->add_flag("--json", a.locks_json, "print JSON");
@@ -113,6 +130,7 @@ namespace {
 int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
 int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
 int run_locks(const PgCommands::Args& a, std::ostream& out);
+int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
 
 }  // namespace
 
@@ -122,6 +140,7 @@ std::optional<int> PgCommands::run(std::ostream& out, std::ostream& err) {
     return a_->phantom ? run_phantom(*a_, out, err) : run_confirm(*a_, out, err);
   }
   if (a_->locks->parsed()) return run_locks(*a_, out);
+  if (a_->conform->parsed()) return run_conform(*a_, out, err);
   return std::nullopt;
 }
 
@@ -232,6 +251,52 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
     return kExitUnexpected;
   }
   return as_expected ? kExitOk : kExitUnexpected;
+}
+
+int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
+  // Every trace is read and replayed in the simulation first: bad input stops before the
+  // server is started.
+  std::vector<sim::pg::StatementLog> logs;
+  for (const auto& path : a.traces) {
+    const sim::Trace trace = sim::load_trace(path);
+    sim::pg::StatementLog log;
+    try {
+      (void)sim::replay_trace(trace, path, &log);
+    } catch (const sim::Divergence& d) {
+      throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
+    }
+    logs.push_back(std::move(log));
+  }
+  const Server server(a.conform_pg);
+  real::ConformOptions o;
+  o.conninfo = server.conninfo();
+  o.stop_at_first = !a.conform_all;
+  bool all_agree = true;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const real::ConformReport r = real::conform(logs[i], o);
+    all_agree = all_agree && r.disagreements.empty();
+    if (a.conform_json) {
+      nlohmann::json d = nlohmann::json::array();
+      for (const auto& x : r.disagreements) {
+        d.push_back({{"step", x.step}, {"statement", x.statement}, {"sim", x.sim}, {"server", x.server}});
+      }
+      out << nlohmann::json{{"trace", a.traces[i]}, {"statements", r.statements}, {"sessions", r.sessions}, {"waits", r.waits},
+                            {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views},
+                            {"agree", r.disagreements.empty()}, {"disagreements", d}}
+                 .dump()
+          << '\n';
+      continue;
+    }
+    out << fmt::format("{}: {} statements on {} sessions; {} lock waits, {} ended by a timer (cancelled), {} phantom grants, "
+                       "{} pg_locks views compared: {}\n",
+                       a.traces[i], r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views,
+                       r.disagreements.empty() ? "sim and server agree" : "DISAGREE");
+    for (const auto& x : r.disagreements) {
+      out << fmt::format("  sim and server disagree at step {}: {}\n    sim:    {}\n    server: {}\n", x.step, x.statement, x.sim, x.server);
+    }
+  }
+  (void)err;
+  return all_agree ? kExitOk : kExitUnexpected;
 }
 
 int run_locks(const PgCommands::Args& a, std::ostream& out) {

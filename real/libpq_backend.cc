@@ -1,5 +1,7 @@
 #include "real/libpq_backend.h"
 
+#include "real/statements.h"
+
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace lockstep::real {
 namespace {
@@ -53,20 +54,6 @@ struct ResultDeleter {
 };
 using PgResult = std::shared_ptr<PGresult>;
 
-std::string lock_function(const char* base, pg::LockMode mode) {
-  return mode == pg::LockMode::exclusive ? base : std::string(base) + "_shared";
-}
-
-// The SQL arguments of a key, and its parameters: ($1::int8) or ($1::int4, $2::int4).
-std::pair<std::string, std::vector<std::string>> key_args(pg::AdvisoryKey key) {
-  if (key.objsubid() == 1) {
-    const auto k = static_cast<std::int64_t>((static_cast<std::uint64_t>(key.classid()) << 32) | key.objid());
-    return {"$1::int8", {std::to_string(k)}};
-  }
-  return {"$1::int4, $2::int4",
-          {std::to_string(static_cast<std::int32_t>(key.classid())), std::to_string(static_cast<std::int32_t>(key.objid()))}};
-}
-
 class LibpqConnection final : public pg::Connection {
  public:
   LibpqConnection(PGconn* c, std::string conninfo, StatementHooks hooks)
@@ -78,93 +65,66 @@ class LibpqConnection final : public pg::Connection {
   LibpqConnection& operator=(const LibpqConnection&) = delete;
 
   bool alive() const { return PQstatus(conn_) == CONNECTION_OK; }
-  Status drop_schema() { return status(exec("drop_schema", "DROP SCHEMA IF EXISTS lockstep CASCADE", {})); }
+  Status drop_schema() { return status(exec("drop_schema", sql::drop_schema())); }
 
   int backend_pid() const override { return PQbackendPID(conn_); }
 
   Status advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return status(call(lock_function("pg_advisory_lock", mode), key));
+    return status(exec(name("pg_advisory_lock", mode), sql::advisory_lock(key, mode)));
   }
   Result<bool> try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return boolean(call(lock_function("pg_try_advisory_lock", mode), key));
+    return boolean(exec(name("pg_try_advisory_lock", mode), sql::try_advisory_lock(key, mode)));
   }
   Result<bool> advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return boolean(call(lock_function("pg_advisory_unlock", mode), key));
+    return boolean(exec(name("pg_advisory_unlock", mode), sql::advisory_unlock(key, mode)));
   }
-  Status advisory_unlock_all() override { return status(exec("advisory_unlock_all", "SELECT pg_advisory_unlock_all()", {})); }
+  Status advisory_unlock_all() override { return status(exec("advisory_unlock_all", sql::advisory_unlock_all())); }
   Status advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return status(call(lock_function("pg_advisory_xact_lock", mode), key));
+    return status(exec(name("pg_advisory_xact_lock", mode), sql::advisory_xact_lock(key, mode)));
   }
 
-  Status set_lock_timeout(Duration t) override { return set("lock_timeout", t); }
-  Status set_statement_timeout(Duration t) override { return set("statement_timeout", t); }
+  Status set_lock_timeout(Duration t) override { return status(exec("lock_timeout", sql::set_timeout("lock_timeout", t))); }
+  Status set_statement_timeout(Duration t) override {
+    return status(exec("statement_timeout", sql::set_timeout("statement_timeout", t)));
+  }
 
   Result<std::optional<pg::Row>> read_row(std::string_view table, std::int64_t id) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    return first_row(exec("read_row", fmt::format("SELECT data FROM {} WHERE id = $1", qualified(table)), {std::to_string(id)}));
+    auto r = exec("read_row", sql::read_row(ident(table), id));
+    if (!r.ok()) return r.error();
+    return sql::read_row_result(r.value().get());
   }
 
   Status insert_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
     if (Status made = ensure_table(table); !made.ok()) return made;
-    pg::Row row = values;
-    row["id"] = std::to_string(id);
-    return status(exec("insert_row", fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(table)),
-                       {std::to_string(id), to_json(row)}));
+    return status(exec("insert_row", sql::insert_row(ident(table), id, values)));
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    auto r = exec("update_row", fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(table)),
-                  {std::to_string(id), to_json(values)});
+    auto r = exec("update_row", sql::update_row(ident(table), id, values));
     if (!r.ok()) return r.error();
-    return std::atoi(PQcmdTuples(r.value().get()));
+    return sql::read_count(r.value().get());
   }
 
   Result<std::optional<pg::Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    return first_row(exec(nowait ? "select_for_update_nowait" : "select_for_update",
-                          fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE{}", qualified(table), nowait ? " NOWAIT" : ""),
-                          {std::to_string(id)}));
+    auto r = exec(nowait ? "select_for_update_nowait" : "select_for_update", sql::select_for_update(ident(table), id, nowait));
+    if (!r.ok()) return r.error();
+    return sql::read_row_result(r.value().get());
   }
 
-  Status begin() override { return status(exec("begin", "BEGIN", {})); }
-  Status commit() override { return status(exec("commit", "COMMIT", {})); }
-  Status rollback() override { return status(exec("rollback", "ROLLBACK", {})); }
+  Status begin() override { return status(exec("begin", sql::begin())); }
+  Status commit() override { return status(exec("commit", sql::commit())); }
+  Status rollback() override { return status(exec("rollback", sql::rollback())); }
 
   Result<std::vector<pg::AdvisoryLockRow>> advisory_locks() override {
-    auto r = exec(
-        "pg_locks",
-        "SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.state, ''),"
-        " (extract(epoch FROM a.query_start) * 1000)::int8, l.classid, l.objid, l.objsubid, l.mode, l.granted,"
-        " (extract(epoch FROM now() - a.query_start) * 1000)::int8"
-        " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-        " WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        " ORDER BY l.pid, l.classid, l.objid, l.objsubid, l.mode",
-        {});
+    auto r = exec("pg_locks", sql::advisory_locks());
     if (!r.ok()) return r.error();
-    PGresult* res = r.value().get();
-    std::vector<pg::AdvisoryLockRow> rows;
-    for (int i = 0; i < PQntuples(res); ++i) {
-      auto text = [&](int c) { return std::string(PQgetvalue(res, i, c)); };
-      pg::AdvisoryLockRow row;
-      row.pid = std::stoi(text(0));
-      row.application_name = text(1);
-      row.state = text(2);
-      row.query_start = std::chrono::milliseconds(PQgetisnull(res, i, 3) ? 0 : std::stoll(text(3)));
-      row.classid = static_cast<std::uint32_t>(std::stoul(text(4)));
-      row.objid = static_cast<std::uint32_t>(std::stoul(text(5)));
-      row.objsubid = static_cast<std::uint16_t>(std::stoi(text(6)));
-      row.mode = text(7);
-      row.granted = text(8) == "t";
-      row.duration = std::chrono::milliseconds(PQgetisnull(res, i, 9) ? 0 : std::stoll(text(9)));
-      rows.push_back(std::move(row));
-    }
-    return rows;
+    return sql::read_lock_rows(r.value().get());
   }
 
-  Result<bool> terminate_backend(int pid) override {
-    return boolean(exec("pg_terminate_backend", "SELECT pg_terminate_backend($1::int4)", {std::to_string(pid)}));
-  }
+  Result<bool> terminate_backend(int pid) override { return boolean(exec("pg_terminate_backend", sql::terminate_backend(pid))); }
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
@@ -185,72 +145,45 @@ class LibpqConnection final : public pg::Connection {
     return out;
   }
 
+  static std::string name(const char* base, pg::LockMode mode) {
+    return mode == pg::LockMode::exclusive ? base : std::string(base) + "_shared";
+  }
+
   // One statement, one round trip. `op` names it for the hooks.
-  Result<PgResult> exec(const char* op, const std::string& sql, const std::vector<std::string>& params) {
+  Result<PgResult> exec(const std::string& op, const sql::Statement& st) {
     std::vector<const char*> values;
-    values.reserve(params.size());
-    for (const auto& p : params) values.push_back(p.c_str());
+    values.reserve(st.params.size());
+    for (const auto& p : st.params) values.push_back(p.c_str());
     if (hooks_.before) hooks_.before();
     const auto start = std::chrono::steady_clock::now();
-    PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+    PgResult r(PQexecParams(conn_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
                ResultDeleter());
     if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
-    const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-    const char* code = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
-    const char* message = r ? PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY) : nullptr;
-    if (code == nullptr) return Error{std::string(pg::sqlstate::kConnectionFailure), PQerrorMessage(conn_)};
-    return Error{code, message ? message : ""};
-  }
-
-  Result<PgResult> call(const std::string& function, pg::AdvisoryKey key) {
-    auto [args, params] = key_args(key);
-    return exec(function.c_str(), fmt::format("SELECT {}({})", function, args), params);
-  }
-
-  Status set(const char* setting, Duration t) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t).count();
-    return status(exec(setting, "SELECT set_config($1, $2, false)", {setting, fmt::format("{}ms", ms)}));
+    if (auto e = sql::error_of(conn_, r.get())) return *e;
+    return r;
   }
 
   static Status status(const Result<PgResult>& r) { return r.ok() ? Status() : Status(r.error()); }
   static Result<bool> boolean(const Result<PgResult>& r) {
     if (!r.ok()) return r.error();
-    return std::string_view(PQgetvalue(r.value().get(), 0, 0)) == "t";
-  }
-  static Result<std::optional<pg::Row>> first_row(const Result<PgResult>& r) {
-    if (!r.ok()) return r.error();
-    PGresult* res = r.value().get();
-    if (PQntuples(res) == 0) return std::optional<pg::Row>();
-    pg::Row row;
-    const nlohmann::json data = nlohmann::json::parse(PQgetvalue(res, 0, 0));
-    for (auto it = data.begin(); it != data.end(); ++it) row[it.key()] = it.value().get<std::string>();
-    return std::optional<pg::Row>(std::move(row));
+    return sql::read_bool(r.value().get());
   }
 
   // The row tables live in schema lockstep as (id int8 primary key, data jsonb): a Row is
   // the jsonb object (with "id"), so no column list is needed. Created on first use, on a
   // connection of their own (outside this session's transaction).
-  std::string qualified(std::string_view table) const { return "lockstep." + ident(table); }
   Status ensure_table(std::string_view table) {
     if (tables().known(conninfo_, table)) return {};
     auto admin = connect(conninfo_);
     if (!admin.ok()) return admin.error();
     auto* c = static_cast<LibpqConnection*>(admin.value().get());
-    for (const std::string& sql :
-         {std::string("CREATE SCHEMA IF NOT EXISTS lockstep"),
-          fmt::format("CREATE TABLE IF NOT EXISTS {} (id int8 PRIMARY KEY, data jsonb NOT NULL)", c->qualified(table))}) {
-      auto r = c->exec("create_table", sql, {});
+    for (const sql::Statement& st : {sql::create_schema(), sql::create_table(c->ident(table))}) {
+      auto r = c->exec("create_table", st);
       // Two sessions creating one table at once: one of them loses the catalog race (23505).
       if (!r.ok() && r.error().sqlstate != pg::sqlstate::kUniqueViolation) return r.error();
     }
     tables().add(conninfo_, table);
     return {};
-  }
-  static std::string to_json(const pg::Row& row) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [k, v] : row) j[k] = v;
-    return j.dump();
   }
 
   PGconn* conn_;

@@ -16,9 +16,10 @@ struct Replayed {
   std::vector<std::string> actors;
 };
 
-Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits) {
+Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, pg::StatementLog* statements) {
   Scheduler scheduler;
   SimEnv env;
+  env.set_statement_log(statements);
   strategy.next_execution();
   limits.log_events = true;
   Replayed out;
@@ -168,8 +169,8 @@ Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLi
 }
 
 Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
-                       const RunLimits& limits) {
-  Replayed r = run_logged(system, strategy, limits);
+                       const RunLimits& limits, pg::StatementLog* statements) {
+  Replayed r = run_logged(system, strategy, limits, statements);
   Trace t;
   t.scenario = scenario;
   t.strategy = std::string(strategy.name());
@@ -186,23 +187,24 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
   return t;
 }
 
-ReplayReport replay_trace(const Trace& trace, const std::string& file) {
+ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::StatementLog* statements) {
   if (trace.scenario.is_object() && trace.scenario.value("system", "") == "api") {
     throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\"): replay it by "
                                  "running that model's test with LOCKSTEP_REPLAY={}",
                                  file, trace.scenario.value("name", "?"), file));
   }
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
-  return replay_on_system(*scenario.configured, trace, file);
+  return replay_on_system(*scenario.configured, trace, file, statements);
 }
 
-ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& /*file*/) {
+ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& /*file*/,
+                              pg::StatementLog* statements) {
   RunLimits limits;
   limits.max_steps = trace.max_steps;
   limits.time = trace.time;
   limits.seed = trace.seed;
   auto strategy = make_replay_strategy(trace.decisions);
-  Replayed r = run_logged(system, *strategy, limits);
+  Replayed r = run_logged(system, *strategy, limits, statements);
   const std::uint64_t last_step = r.result.steps;
   if (r.decisions.size() != trace.decisions.size()) {
     throw Divergence(last_step, fmt::format("the execution ended after {} of the trace's {} decisions "

@@ -14,6 +14,7 @@
 
 #include "model/scenario.h"
 #include "sim/explorer.h"
+#include "sim/pg/statement_log.h"
 #include "sim/trace.h"
 
 namespace lockstep::sim {
@@ -61,8 +62,9 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
 // Runs one execution of the scenario under `strategy` with the event log on, and returns it
 // as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.
 Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits);
+// With `statements`, every statement of the simulated PostgreSQL is recorded there.
 Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
-                       const RunLimits& limits);
+                       const RunLimits& limits, pg::StatementLog* statements = nullptr);
 
 struct ReplayReport {
   ExecutionResult result;
@@ -72,9 +74,12 @@ struct ReplayReport {
 
 // Throws Divergence when the trace no longer fits the code; InputError when its embedded
 // scenario is malformed (`file` names the trace in messages).
-ReplayReport replay_trace(const Trace& trace, const std::string& file);
+// With `statements`, the replay records every statement of the simulated PostgreSQL there
+// (for the conformance runner).
+ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::StatementLog* statements = nullptr);
 
 // Replays the trace's decisions on `system` (a model given in code) with the same checks.
-ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& file);
+ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& file,
+                              pg::StatementLog* statements = nullptr);
 
 }  // namespace lockstep::sim

@@ -123,6 +123,8 @@ class Scheduler {
   // Outside any actor it returns Wake::run at once (the guard must then be ready).
   Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
   bool in_actor() const { return current_ >= 0; }
+  // Steps taken so far in this execution: inside a step, that step's number.
+  std::uint64_t step_count() const { return steps_; }
   ActorId current() const;  // REQUIRES: in_actor()
   // Timed mode: the one virtual clock. Untimed mode: the calling actor's own clock, moved
   // only by its own sleeps and timeouts (outside any actor: the latest of them).

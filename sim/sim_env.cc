@@ -188,7 +188,10 @@ std::unique_ptr<SharedVar> SimEnv::new_shared_var(std::string name, std::int64_t
 }
 
 std::unique_ptr<lockstep::pg::Pool> SimEnv::new_pg_pool(const lockstep::pg::PoolConfig& config) {
-  if (!pg_) pg_ = std::make_unique<PgServerHolder>(*scheduler_);
+  if (!pg_) {
+    pg_ = std::make_unique<PgServerHolder>(*scheduler_);
+    pg_->server.set_statement_log(statements_);
+  }
   return pg::make_pool(pg_->server, config);
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "model/env.h"
+#include "sim/pg/statement_log.h"
 #include "sim/scheduler.h"
 
 namespace lockstep::sim {
@@ -29,6 +30,8 @@ class SimEnv final : public Env {
   // Called by the scheduler before each execution builds its instance.
   void begin_execution(Scheduler& scheduler);
   Scheduler& scheduler() { return *scheduler_; }
+  // Records the simulated PostgreSQL's statements of the executions to come (nullptr: off).
+  void set_statement_log(pg::StatementLog* log) { statements_ = log; }
 
   Time now() override;
   void sleep_for(Duration duration) override;
@@ -52,6 +55,7 @@ class SimEnv final : public Env {
   std::map<std::string, std::unique_ptr<Inode>> inodes_;  // per execution
   std::unique_ptr<class PgServerHolder> pg_;              // the simulated PostgreSQL, per execution
   int next_file_ = 0;
+  pg::StatementLog* statements_ = nullptr;
 };
 
 }  // namespace lockstep::sim

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace lockstep::sim::pg {
 namespace {
@@ -36,7 +37,7 @@ class WaiterReady final : public WaitCondition {
   const Waiter& w_;
 };
 
-class SimConnection final : public lockstep::pg::Connection {
+class SimConnection : public lockstep::pg::Connection {
  public:
   SimConnection(Server& server, const PoolConfig& config)
       : server_(server),
@@ -213,19 +214,36 @@ class SimConnection final : public lockstep::pg::Connection {
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
   // Closing ends the session: every lock it holds goes.
-  void close() {
+  virtual void close() {
     if (dead_) return;
     release_stepwise(Scope::transaction, "close");
     release_stepwise(Scope::session, "close");
     session_.live = false;
   }
 
+ protected:
+  // What the latest statement did, for the statement log (sim/pg/statement_log.h).
+  struct LastStatement {
+    std::uint64_t first_step = 0;  // 0: it took no step (its connection was dead)
+    bool waited = false;
+    bool by_timer = false;
+    bool phantom = false;
+    std::size_t warnings_before = 0;
+  };
+  const LastStatement& last_statement() const { return last_; }
+  const std::vector<Error>& pending_warnings() const { return warnings_; }
+  Server& server() { return server_; }
+  const Session& session() const { return session_; }
+
  private:
   // One statement, for pg_stat_activity: the session is active from the statement's first
   // step (see step()) until it returns.
   class Statement {
    public:
-    explicit Statement(SimConnection& c) : c_(c) { c_.in_statement_ = true; }
+    explicit Statement(SimConnection& c) : c_(c) {
+      c_.in_statement_ = true;
+      c_.last_ = {0, false, false, false, c_.warnings_.size()};
+    }
     ~Statement() {
       c_.in_statement_ = false;
       c_.session_.active = false;
@@ -251,6 +269,7 @@ class SimConnection final : public lockstep::pg::Connection {
     if (in_statement_ && !session_.active) {
       session_.active = true;
       session_.query_start = s_.now();
+      last_.first_step = s_.step_count();
     }
     return wake;
   }
@@ -282,6 +301,7 @@ class SimConnection final : public lockstep::pg::Connection {
     const Duration limit = lock_first ? lock_timeout_ : statement_timeout_.count() > 0 ? statement_timeout_ : kForever;
     const Time start = s_.now();
     bool deadlock_checked = false;
+    last_.waited = true;
     const WaiterReady ready(*waiter);
     for (;;) {
       const bool check_next = !deadlock_checked && config_.deadlock_timeout < limit;
@@ -301,6 +321,7 @@ class SimConnection final : public lockstep::pg::Connection {
         if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
           table.cancel(waiter);
           s_.note_result({Kind::failed});
+          last_.by_timer = true;
           return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
         }
         if (waiter->state == Waiter::State::waiting) continue;
@@ -312,7 +333,9 @@ class SimConnection final : public lockstep::pg::Connection {
           table.cancel(waiter);
         } else {
           s_.observe({"phantom_grant", pid_, 0, false});  // Bug #17686: the client sees a timeout, the session holds it
+          last_.phantom = true;
         }
+        last_.by_timer = true;
         s_.note_result({Kind::timeout});
         if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
         return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
@@ -357,6 +380,10 @@ class SimConnection final : public lockstep::pg::Connection {
     // A release: a pooled connection's return rolls back from a destructor.
     step({verb, {kNoObject, Access::release}, pid_, true});
     if (session_.terminated) return terminated();
+    if (!session_.in_transaction) {
+      // As the server says (found by lockstep conform): not an error, a WARNING.
+      warnings_.push_back({"25P01", "there is no transaction in progress"});
+    }
     session_.in_transaction = false;
     finish_rows(verb == "commit", verb);
     release_stepwise(Scope::transaction, verb);  // session advisory locks survive
@@ -446,6 +473,129 @@ class SimConnection final : public lockstep::pg::Connection {
   Duration lock_timeout_{0};
   Duration statement_timeout_{0};
   std::vector<Error> warnings_;
+  LastStatement last_;
+};
+
+// A SimConnection that records every statement in the server's StatementLog.
+class LoggedSimConnection final : public SimConnection {
+ public:
+  LoggedSimConnection(Server& server, const PoolConfig& config, StatementLog& log)
+      : SimConnection(server, config), log_(log) {}
+
+  Status advisory_lock(AdvisoryKey key, LockMode mode) override {
+    return record(keyed(mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared", key), SimConnection::advisory_lock(key, mode));
+  }
+  Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
+    return record(keyed(mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared", key),
+                  SimConnection::try_advisory_lock(key, mode));
+  }
+  Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
+    return record(keyed(mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared", key),
+                  SimConnection::advisory_unlock(key, mode));
+  }
+  Status advisory_unlock_all() override { return record(named("advisory_unlock_all"), SimConnection::advisory_unlock_all()); }
+  Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
+    return record(keyed(mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared", key),
+                  SimConnection::advisory_xact_lock(key, mode));
+  }
+  Status set_lock_timeout(Duration t) override {
+    LoggedStatement e = named("set_lock_timeout");
+    e.timeout = t;
+    return record(std::move(e), SimConnection::set_lock_timeout(t));
+  }
+  Status set_statement_timeout(Duration t) override {
+    LoggedStatement e = named("set_statement_timeout");
+    e.timeout = t;
+    return record(std::move(e), SimConnection::set_statement_timeout(t));
+  }
+  Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
+    return record(row_op("read_row", table, id, {}), SimConnection::read_row(table, id));
+  }
+  Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
+    return record(row_op("insert_row", table, id, values), SimConnection::insert_row(table, id, values));
+  }
+  Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
+    return record(row_op("update_row", table, id, values), SimConnection::update_row(table, id, values));
+  }
+  Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
+    return record(row_op(nowait ? "select_for_update_nowait" : "select_for_update", table, id, {}),
+                  SimConnection::select_for_update(table, id, nowait));
+  }
+  Status begin() override { return record(named("begin"), SimConnection::begin()); }
+  Status commit() override { return record(named("commit"), SimConnection::commit()); }
+  Status rollback() override { return record(named("rollback"), SimConnection::rollback()); }
+  Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
+    return record(named("pg_locks"), SimConnection::advisory_locks());
+  }
+  Result<bool> terminate_backend(int pid) override {
+    LoggedStatement e = named("pg_terminate_backend");
+    e.target_pid = pid;
+    return record(std::move(e), SimConnection::terminate_backend(pid));
+  }
+  void close() override {
+    if (dead()) return;
+    const std::uint64_t before = server().scheduler().step_count();
+    SimConnection::close();
+    LoggedStatement e = named("close");
+    e.first_step = before + 1;
+    e.last_step = std::max(before + 1, server().scheduler().step_count());
+    e.locks_after = server().advisory_lock_rows(server().scheduler().now());
+    log_.push_back(std::move(e));
+  }
+
+ private:
+  LoggedStatement named(std::string op) const {
+    LoggedStatement e;
+    e.op = std::move(op);
+    e.pid = backend_pid();
+    e.application_name = session().application_name;
+    return e;
+  }
+  LoggedStatement keyed(std::string op, AdvisoryKey key) const {
+    LoggedStatement e = named(std::move(op));
+    e.key = key;
+    return e;
+  }
+  LoggedStatement row_op(std::string op, std::string_view table, std::int64_t id, const Row& values) const {
+    LoggedStatement e = named(std::move(op));
+    e.table = std::string(table);
+    e.id = id;
+    e.values = values;
+    return e;
+  }
+
+  static std::string text(const bool& v) { return v ? "t" : "f"; }
+  static std::string text(const int& v) { return std::to_string(v); }
+  static std::string text(const std::optional<Row>& row) {
+    if (!row) return "";
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [k, v] : *row) j[k] = v;
+    return j.dump();
+  }
+  static std::string text(const std::vector<AdvisoryLockRow>& rows) { return std::to_string(rows.size()) + " rows"; }
+
+  template <typename R>
+  R record(LoggedStatement e, R result) {
+    const LastStatement& last = last_statement();
+    Scheduler& s = server().scheduler();
+    e.last_step = s.step_count();
+    e.first_step = last.first_step != 0 ? last.first_step : e.last_step;
+    e.waited = last.waited;
+    e.by_timer = last.by_timer;
+    e.phantom = last.phantom;
+    if (!result.ok()) {
+      e.error = result.error();
+    } else if constexpr (!std::is_same_v<R, Status>) {
+      e.value = text(result.value());
+    }
+    const auto& warnings = pending_warnings();
+    e.warnings.assign(warnings.begin() + static_cast<std::ptrdiff_t>(std::min(last.warnings_before, warnings.size())), warnings.end());
+    e.locks_after = server().advisory_lock_rows(s.now());
+    log_.push_back(std::move(e));
+    return result;
+  }
+
+  StatementLog& log_;
 };
 
 class SimPool final : public lockstep::pg::Pool, public WaitCondition {
@@ -470,7 +620,8 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
       c = std::move(idle_.front());
       idle_.pop_front();
     } else {
-      c = std::make_unique<SimConnection>(server_, config_);
+      c = server_.statement_log() ? std::make_unique<LoggedSimConnection>(server_, config_, *server_.statement_log())
+                                  : std::make_unique<SimConnection>(server_, config_);
       ++open_;
     }
     s_.note_result({Kind::value, c->backend_pid()});

@@ -33,6 +33,7 @@
 
 #include "model/pg.h"
 #include "sim/pg/lock_table.h"
+#include "sim/pg/statement_log.h"
 #include "sim/scheduler.h"
 
 namespace lockstep::sim::pg {
@@ -83,6 +84,9 @@ class Server {
   ObjectId new_pool_object() { return s_.new_object(++pools_ == 1 ? std::string("pool") : fmt::format("pool{}", pools_)); }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
+  // Where statements are recorded (sim/pg/statement_log.h); none by default.
+  StatementLog* statement_log() const { return log_; }
+  void set_statement_log(StatementLog* log) { log_ = log; }
   // A footprint on obj in this server's domain.
   Footprint on(ObjectId obj, Access access) const { return {obj, access, 0, domain_}; }
 
@@ -99,6 +103,7 @@ class Server {
   int pools_ = 0;
   ObjectId domain_;
   bool termination_used_ = false;
+  StatementLog* log_ = nullptr;
 };
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);

@@ -1,0 +1,429 @@
+#include "real/conform.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "real/statements.h"
+
+namespace lockstep::real {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using sim::pg::LoggedStatement;
+
+struct Outcome {
+  std::optional<pg::Error> error;
+  std::string value;
+  std::vector<pg::Error> warnings;
+};
+
+std::string describe(const Outcome& o) {
+  std::string s = o.error ? fmt::format("error {} ({})", o.error->sqlstate, o.error->message)
+                          : o.value.empty() ? std::string("ok") : fmt::format("ok, {}", o.value);
+  for (const auto& w : o.warnings) s += fmt::format(", WARNING {} ({})", w.sqlstate, w.message);
+  return s;
+}
+
+Outcome sim_outcome(const LoggedStatement& s) { return {s.error, s.value, s.warnings}; }
+
+std::string key_text(const pg::AdvisoryKey& k) {
+  if (k.objsubid() == 2) return fmt::format("{}, {}", static_cast<std::int32_t>(k.classid()), static_cast<std::int32_t>(k.objid()));
+  return std::to_string(static_cast<std::int64_t>((static_cast<std::uint64_t>(k.classid()) << 32) | k.objid()));
+}
+
+std::string statement_text(const LoggedStatement& s) {
+  std::string args;
+  if (s.key) args = key_text(*s.key);
+  if (!s.table.empty()) args = fmt::format("{}, {}", s.table, s.id);
+  if (s.op == "set_lock_timeout" || s.op == "set_statement_timeout") {
+    args = fmt::format("{} ms", std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout).count());
+  }
+  if (s.op == "pg_terminate_backend") args = std::to_string(s.target_pid);
+  return fmt::format("session {} ({}): {}({})", s.pid, s.application_name, s.op, args);
+}
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A connection of ours: the observer, or one per simulated session.
+class Conn {
+ public:
+  Conn(const std::string& conninfo, const std::string& application_name) {
+    const char* keys[] = {"dbname", "application_name", nullptr};
+    const char* values[] = {conninfo.c_str(), application_name.c_str(), nullptr};
+    c_ = PQconnectdbParams(keys, values, 1);
+    if (c_ == nullptr || PQstatus(c_) != CONNECTION_OK) {
+      std::string message = c_ ? PQerrorMessage(c_) : "out of memory";
+      while (!message.empty() && message.back() == '\n') message.pop_back();
+      throw std::runtime_error(fmt::format("cannot connect to PostgreSQL: {}", message));
+    }
+    PQsetNoticeReceiver(c_, &Conn::on_notice, this);
+  }
+  ~Conn() { finish(); }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  void finish() {
+    if (c_) PQfinish(c_);
+    c_ = nullptr;
+  }
+  bool open() const { return c_ != nullptr; }
+  int pid() const { return c_ ? PQbackendPID(c_) : 0; }
+  bool busy() const { return busy_; }
+
+  // Blocking: one statement, its result (for the harness's own statements).
+  PgResult exec(const sql::Statement& st) {
+    send(st);
+    while (!collect()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return std::move(result_);
+  }
+  std::optional<pg::Error> error_of(const PgResult& r) const { return sql::error_of(c_, r.get()); }
+
+  void send(const sql::Statement& st) {
+    std::vector<const char*> values;
+    for (const auto& p : st.params) values.push_back(p.c_str());
+    notices_.clear();
+    result_.reset();
+    busy_ = true;
+    if (PQsendQueryParams(c_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0) == 0) {
+      send_failed_ = true;  // the connection is gone: collect() reports it
+    }
+  }
+  // True once the statement's results are all in (then result() holds the last one).
+  bool collect() {
+    if (!busy_) return true;
+    if (send_failed_) {
+      busy_ = false;
+      send_failed_ = false;
+      return true;
+    }
+    if (PQconsumeInput(c_) == 0 && PQisBusy(c_)) {
+      busy_ = false;  // the connection broke while we waited
+      return true;
+    }
+    while (!PQisBusy(c_)) {
+      PGresult* r = PQgetResult(c_);
+      if (r == nullptr) {
+        busy_ = false;
+        return true;
+      }
+      result_.reset(r);
+    }
+    return false;
+  }
+  std::string ident(const std::string& name) const {
+    char* q = PQescapeIdentifier(c_, name.data(), name.size());
+    if (q == nullptr) throw std::runtime_error(fmt::format("cannot quote the table name \"{}\"", name));
+    std::string out(q);
+    PQfreemem(q);
+    return out;
+  }
+  void cancel() {
+    PGcancel* c = PQgetCancel(c_);
+    if (c == nullptr) return;
+    char buf[256];
+    (void)PQcancel(c, buf, sizeof buf);
+    PQfreeCancel(c);
+  }
+  Outcome outcome(const LoggedStatement& s) {
+    Outcome o;
+    o.warnings = notices_;
+    if (auto e = sql::error_of(c_, result_.get())) {
+      o.error = e;
+      return o;
+    }
+    const PGresult* r = result_.get();
+    const std::string& op = s.op;
+    if (op.starts_with("try_advisory_lock") || op.starts_with("advisory_unlock_") || op == "advisory_unlock" ||
+        op == "pg_terminate_backend") {
+      o.value = sql::read_bool(r) ? "t" : "f";
+    } else if (op == "update_row") {
+      o.value = std::to_string(sql::read_count(r));
+    } else if (op == "read_row" || op.starts_with("select_for_update")) {
+      auto row = sql::read_row_result(r);
+      if (row) {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto& [k, v] : *row) j[k] = v;
+        o.value = j.dump();
+      }
+    }
+    return o;
+  }
+  PGresult* result() const { return result_.get(); }
+
+ private:
+  static void on_notice(void* self, const PGresult* r) {
+    const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (severity == nullptr || std::string_view(severity) != "WARNING") return;
+    const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char* message = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    static_cast<Conn*>(self)->notices_.push_back({code ? code : "01000", message ? message : ""});
+  }
+
+  PGconn* c_ = nullptr;
+  bool busy_ = false;
+  bool send_failed_ = false;
+  PgResult result_;
+  std::vector<pg::Error> notices_;
+};
+
+class Replayer {
+ public:
+  Replayer(const sim::pg::StatementLog& log, const ConformOptions& o) : log_(log), o_(o), observer_(o.conninfo, "lockstep-observer") {}
+
+  ConformReport run() {
+    prepare_tables();
+    struct Event {
+      std::uint64_t step;
+      std::size_t index;
+      int kind;  // 0 send, 1 finish
+    };
+    std::vector<Event> events;
+    for (std::size_t i = 0; i < log_.size(); ++i) {
+      if (log_[i].op != "close") events.push_back({log_[i].first_step, i, 0});
+      events.push_back({log_[i].last_step, i, 1});
+    }
+    std::sort(events.begin(), events.end(),
+              [](const Event& a, const Event& b) { return std::tie(a.step, a.index, a.kind) < std::tie(b.step, b.index, b.kind); });
+    for (const Event& e : events) {
+      if (stopped()) break;
+      const LoggedStatement& s = log_[e.index];
+      // A statement that queues for a lock is sent at its first step (that is where it
+      // joins the queue); any other at its last, where the simulation has applied all of
+      // it: a COMMIT publishes its rows and releases its locks over several steps there,
+      // where the server's is one atomic moment.
+      if (s.op == "close") {
+        close(s);
+      } else if (e.kind == 0) {
+        mid_[s.pid] = s.waited;
+        if (s.waited) send(s);
+      } else {
+        if (!s.waited) send(s);
+        mid_.erase(s.pid);
+        finish(s);
+      }
+    }
+    for (auto& [pid, c] : sessions_) {
+      if (c->open() && c->busy()) c->cancel();
+    }
+    report_.sessions = static_cast<int>(sessions_.size());
+    return report_;
+  }
+
+ private:
+  bool stopped() const { return o_.stop_at_first && !report_.disagreements.empty(); }
+
+  void disagree(std::uint64_t step, const LoggedStatement& s, std::string sim, std::string server) {
+    report_.disagreements.push_back({step, statement_text(s), std::move(sim), std::move(server)});
+  }
+
+  void prepare_tables() {
+    std::set<std::string> tables;
+    for (const auto& s : log_) {
+      if (!s.table.empty()) tables.insert(s.table);
+    }
+    must(observer_.exec(sql::drop_schema()), "DROP SCHEMA lockstep");
+    if (tables.empty()) return;
+    must(observer_.exec(sql::create_schema()), "CREATE SCHEMA lockstep");
+    for (const auto& t : tables) must(observer_.exec(sql::create_table(observer_.ident(t))), "CREATE TABLE");
+  }
+
+  void must(const PgResult& r, std::string_view what) {
+    if (auto e = observer_.error_of(r)) throw std::runtime_error(fmt::format("{}: {} {}", what, e->sqlstate, e->message));
+  }
+
+  Conn& session(const LoggedStatement& s) {
+    auto& c = sessions_[s.pid];
+    if (!c) {
+      c = std::make_unique<Conn>(o_.conninfo, s.application_name);
+      real_pid_[s.pid] = c->pid();
+      sim_pid_[c->pid()] = s.pid;
+      // Timing is the simulation's: no timer of the server's own may end a statement.
+      for (const char* setting : {"lock_timeout", "statement_timeout"}) (void)c->exec(sql::set(setting, "0"));
+      (void)c->exec(sql::set("deadlock_timeout", "1h"));  // superuser only; else the default
+    }
+    return *c;
+  }
+
+  sql::Statement statement(const LoggedStatement& s) {
+    const auto mode = s.op.ends_with("_shared") ? pg::LockMode::shared : pg::LockMode::exclusive;
+    const std::string& op = s.op;
+    if (op.starts_with("advisory_lock")) return sql::advisory_lock(*s.key, mode);
+    if (op.starts_with("try_advisory_lock")) return sql::try_advisory_lock(*s.key, mode);
+    if (op == "advisory_unlock_all") return sql::advisory_unlock_all();
+    if (op.starts_with("advisory_unlock")) return sql::advisory_unlock(*s.key, mode);
+    if (op.starts_with("advisory_xact_lock")) return sql::advisory_xact_lock(*s.key, mode);
+    if (op == "set_lock_timeout") return sql::set("lock_timeout", "0");
+    if (op == "set_statement_timeout") return sql::set("statement_timeout", "0");
+    if (op == "read_row") return sql::read_row(observer_.ident(s.table), s.id);
+    if (op == "insert_row") return sql::insert_row(observer_.ident(s.table), s.id, s.values);
+    if (op == "update_row") return sql::update_row(observer_.ident(s.table), s.id, s.values);
+    if (op == "select_for_update") return sql::select_for_update(observer_.ident(s.table), s.id, false);
+    if (op == "select_for_update_nowait") return sql::select_for_update(observer_.ident(s.table), s.id, true);
+    if (op == "begin") return sql::begin();
+    if (op == "commit") return sql::commit();
+    if (op == "rollback") return sql::rollback();
+    if (op == "pg_locks") return sql::advisory_locks();
+    if (op == "pg_terminate_backend") {
+      auto it = real_pid_.find(s.target_pid);
+      return sql::terminate_backend(it != real_pid_.end() ? it->second : -s.target_pid);  // no such backend either way
+    }
+    throw std::runtime_error(fmt::format("conform: unknown statement \"{}\" in the log", op));
+  }
+
+  // Waits until the statement answers (true) or shows a lock wait (false); nullopt when
+  // neither happened within the patience.
+  std::optional<bool> settle(Conn& c) {
+    const auto deadline = Clock::now() + o_.patience;
+    for (;;) {
+      if (c.collect()) return true;
+      if (lock_waiting(c.pid())) return c.collect() ? std::optional<bool>(true) : std::optional<bool>(false);
+      if (Clock::now() > deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+  bool lock_waiting(int pid) {
+    auto r = observer_.exec({"SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted", {std::to_string(pid)}});
+    must(r, "pg_locks");
+    return PQntuples(r.get()) > 0;
+  }
+
+  void send(const LoggedStatement& s) {
+    Conn& c = session(s);
+    ++report_.statements;
+    if (!c.open()) return;  // closed: the simulation's connection is dead too (its outcome is compared at finish)
+    c.send(statement(s));
+    const auto answered = settle(c);
+    if (!answered) {
+      disagree(s.first_step, s, s.waited ? "waits for a lock" : "returns", fmt::format("neither returned nor waited on a lock within {} s",
+                                                                              std::chrono::duration_cast<std::chrono::seconds>(o_.patience).count()));
+      c.cancel();
+      return;
+    }
+    if (s.waited && *answered) {
+      disagree(s.first_step, s, "waits for a lock", fmt::format("returned at once: {}", describe(c.outcome(s))));
+    } else if (!s.waited && !*answered) {
+      disagree(s.first_step, s, fmt::format("returns at once: {}", describe(sim_outcome(s))), "waits for a lock");
+    } else if (s.waited) {
+      ++report_.waits;
+    }
+  }
+
+  void finish(const LoggedStatement& s) {
+    Conn& c = session(s);
+    Outcome real;
+    if (!c.open()) {
+      real.error = pg::Error{std::string(pg::sqlstate::kConnectionFailure), "connection closed"};
+    } else {
+      if (c.busy() && s.by_timer && !s.phantom) {
+        c.cancel();  // the simulation's timer fired here
+        ++report_.cancelled;
+      }
+      const auto deadline = Clock::now() + o_.patience;
+      while (!c.collect()) {
+        if (Clock::now() > deadline) {
+          disagree(s.last_step, s, fmt::format("ends: {}", describe(sim_outcome(s))),
+                   fmt::format("still waiting after {} s", std::chrono::duration_cast<std::chrono::seconds>(o_.patience).count()));
+          c.cancel();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      real = c.outcome(s);
+    }
+    compare(s, real);
+    compare_locks(s);
+  }
+
+  void compare(const LoggedStatement& s, const Outcome& real) {
+    const Outcome sim = sim_outcome(s);
+    if (s.phantom) {  // the fault's 55P03 stands for a grant the client never heard of
+      ++report_.phantoms;
+      if (real.error) disagree(s.last_step, s, "the lock granted (the phantom grant: reported as 55P03)", describe(real));
+      return;
+    }
+    if (s.by_timer) {  // cancelled here: any error agrees, as long as it failed
+      if (!real.error) disagree(s.last_step, s, describe(sim), describe(real));
+      return;
+    }
+    const bool same_error = sim.error.has_value() == real.error.has_value() && (!sim.error || sim.error->sqlstate == real.error->sqlstate);
+    const bool same_value = sim.error || s.op == "pg_locks" || sim.value == real.value;
+    auto codes = [](const std::vector<pg::Error>& w) {
+      std::vector<std::string> out;
+      for (const auto& e : w) out.push_back(e.sqlstate + " " + e.message);
+      return out;
+    };
+    const bool same_warnings = codes(sim.warnings) == codes(real.warnings);
+    if (!same_error || !same_value || !same_warnings) disagree(s.last_step, s, describe(sim), describe(real));
+  }
+
+  using LockRow = std::tuple<int, std::uint32_t, std::uint32_t, std::uint16_t, std::string, bool>;
+
+  std::string rows_text(const std::set<LockRow>& rows) const {
+    if (rows.empty()) return "no advisory locks";
+    std::string out;
+    for (const auto& [pid, c, o, sub, mode, granted] : rows) {
+      out += fmt::format("{}session {} {} ({}, {}, {}) {}", out.empty() ? "" : "; ", pid, mode, c, o, sub, granted ? "granted" : "waiting");
+    }
+    return out;
+  }
+
+  // The advisory rows of pg_locks, per simulated session, leaving out sessions whose
+  // statement is under way without a lock wait (the simulation may be between its steps).
+  void compare_locks(const LoggedStatement& s) {
+    std::set<int> skip;
+    for (const auto& [pid, waits] : mid_) {
+      if (!waits) skip.insert(pid);
+    }
+    std::set<LockRow> sim, real;
+    for (const auto& r : s.locks_after) {
+      if (!skip.count(r.pid) && sessions_.count(r.pid)) sim.insert({r.pid, r.classid, r.objid, r.objsubid, r.mode, r.granted});
+    }
+    auto result = observer_.exec(sql::advisory_locks());
+    must(result, "pg_locks");
+    for (const auto& r : sql::read_lock_rows(result.get())) {
+      auto it = sim_pid_.find(r.pid);
+      if (it == sim_pid_.end() || skip.count(it->second)) continue;
+      real.insert({it->second, r.classid, r.objid, r.objsubid, r.mode, r.granted});
+    }
+    ++report_.lock_views;
+    if (sim != real) disagree(s.last_step, s, "pg_locks after it: " + rows_text(sim), "pg_locks after it: " + rows_text(real));
+  }
+
+  void close(const LoggedStatement& s) {
+    auto it = sessions_.find(s.pid);
+    if (it != sessions_.end()) it->second->finish();
+    compare_locks(s);
+  }
+
+  const sim::pg::StatementLog& log_;
+  ConformOptions o_;
+  Conn observer_;
+  std::map<int, std::unique_ptr<Conn>> sessions_;  // by simulated pid
+  std::map<int, int> real_pid_, sim_pid_;
+  std::map<int, bool> mid_;  // sessions inside a statement of the simulation: whether it queued
+  ConformReport report_;
+};
+
+}  // namespace
+
+ConformReport conform(const sim::pg::StatementLog& log, const ConformOptions& options) {
+  Replayer r(log, options);
+  return r.run();
+}
+
+}  // namespace lockstep::real

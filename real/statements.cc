@@ -1,0 +1,122 @@
+#include "real/statements.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace lockstep::real::sql {
+namespace {
+
+std::string lock_function(const char* base, pg::LockMode mode) {
+  return mode == pg::LockMode::exclusive ? base : std::string(base) + "_shared";
+}
+
+// SELECT f($1::int8) or SELECT f($1::int4, $2::int4), by the key's form.
+Statement call(const std::string& function, pg::AdvisoryKey key) {
+  if (key.objsubid() == 1) {
+    const auto k = static_cast<std::int64_t>((static_cast<std::uint64_t>(key.classid()) << 32) | key.objid());
+    return {fmt::format("SELECT {}($1::int8)", function), {std::to_string(k)}};
+  }
+  return {fmt::format("SELECT {}($1::int4, $2::int4)", function),
+          {std::to_string(static_cast<std::int32_t>(key.classid())), std::to_string(static_cast<std::int32_t>(key.objid()))}};
+}
+
+std::string to_json(const pg::Row& row) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : row) j[k] = v;
+  return j.dump();
+}
+
+}  // namespace
+
+std::string qualified(std::string_view quoted_table) { return fmt::format("{}.{}", kSchema, quoted_table); }
+Statement create_schema() { return {fmt::format("CREATE SCHEMA IF NOT EXISTS {}", kSchema), {}}; }
+Statement create_table(std::string_view quoted_table) {
+  return {fmt::format("CREATE TABLE IF NOT EXISTS {} (id int8 PRIMARY KEY, data jsonb NOT NULL)", qualified(quoted_table)), {}};
+}
+Statement drop_schema() { return {fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", kSchema), {}}; }
+
+Statement advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_lock", mode), key); }
+Statement try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_try_advisory_lock", mode), key); }
+Statement advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_unlock", mode), key); }
+Statement advisory_unlock_all() { return {"SELECT pg_advisory_unlock_all()", {}}; }
+Statement advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_xact_lock", mode), key); }
+
+Statement set(std::string_view setting, std::string value) {
+  return {"SELECT set_config($1, $2, false)", {std::string(setting), std::move(value)}};
+}
+Statement set_timeout(std::string_view setting, Duration timeout) {
+  return set(setting, fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+}
+
+Statement read_row(std::string_view t, std::int64_t id) {
+  return {fmt::format("SELECT data FROM {} WHERE id = $1", qualified(t)), {std::to_string(id)}};
+}
+Statement insert_row(std::string_view t, std::int64_t id, const pg::Row& values) {
+  pg::Row row = values;
+  row["id"] = std::to_string(id);  // the Row carries its id, as the simulation's does
+  return {fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(t)), {std::to_string(id), to_json(row)}};
+}
+Statement update_row(std::string_view t, std::int64_t id, const pg::Row& values) {
+  return {fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(t)), {std::to_string(id), to_json(values)}};
+}
+Statement select_for_update(std::string_view t, std::int64_t id, bool nowait) {
+  return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE{}", qualified(t), nowait ? " NOWAIT" : ""), {std::to_string(id)}};
+}
+Statement begin() { return {"BEGIN", {}}; }
+Statement commit() { return {"COMMIT", {}}; }
+Statement rollback() { return {"ROLLBACK", {}}; }
+
+Statement advisory_locks() {
+  return {"SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.state, ''),"
+          " (extract(epoch FROM a.query_start) * 1000)::int8, l.classid, l.objid, l.objsubid, l.mode, l.granted,"
+          " (extract(epoch FROM now() - a.query_start) * 1000)::int8"
+          " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+          " WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+          " ORDER BY l.pid, l.classid, l.objid, l.objsubid, l.mode",
+          {}};
+}
+Statement terminate_backend(int pid) { return {"SELECT pg_terminate_backend($1::int4)", {std::to_string(pid)}}; }
+
+std::optional<pg::Error> error_of(PGconn* conn, const PGresult* r) {
+  const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return std::nullopt;
+  const char* code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  const char* message = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  if (code == nullptr) return pg::Error{std::string(pg::sqlstate::kConnectionFailure), PQerrorMessage(conn)};
+  return pg::Error{code, message ? message : ""};
+}
+
+bool read_bool(const PGresult* r) { return std::string_view(PQgetvalue(r, 0, 0)) == "t"; }
+int read_count(const PGresult* r) { return std::atoi(PQcmdTuples(const_cast<PGresult*>(r))); }
+
+std::optional<pg::Row> read_row_result(const PGresult* r) {
+  if (PQntuples(r) == 0) return std::nullopt;
+  pg::Row row;
+  const nlohmann::json data = nlohmann::json::parse(PQgetvalue(r, 0, 0));
+  for (auto it = data.begin(); it != data.end(); ++it) row[it.key()] = it.value().get<std::string>();
+  return row;
+}
+
+std::vector<pg::AdvisoryLockRow> read_lock_rows(const PGresult* res) {
+  std::vector<pg::AdvisoryLockRow> rows;
+  for (int i = 0; i < PQntuples(res); ++i) {
+    auto text = [&](int c) { return std::string(PQgetvalue(res, i, c)); };
+    pg::AdvisoryLockRow row;
+    row.pid = std::stoi(text(0));
+    row.application_name = text(1);
+    row.state = text(2);
+    row.query_start = std::chrono::milliseconds(PQgetisnull(res, i, 3) ? 0 : std::stoll(text(3)));
+    row.classid = static_cast<std::uint32_t>(std::stoul(text(4)));
+    row.objid = static_cast<std::uint32_t>(std::stoul(text(5)));
+    row.objsubid = static_cast<std::uint16_t>(std::stoi(text(6)));
+    row.mode = text(7);
+    row.granted = text(8) == "t";
+    row.duration = std::chrono::milliseconds(PQgetisnull(res, i, 9) ? 0 : std::stoll(text(9)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace lockstep::real::sql

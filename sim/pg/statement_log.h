@@ -1,0 +1,51 @@
+// sim/pg/statement_log.h: what the simulated server did, statement by statement, for the
+// conformance runner (real/conform.h) to do again on a real server.
+//
+// With a log attached (SimEnv::set_statement_log), every statement of every session is
+// recorded once it returns: its operation and arguments, the scheduler steps at which it
+// began and ended, whether it was queued behind a lock at its first step, whether a timer
+// ended it (lock_timeout, statement_timeout, the deadlock check) or Bug #17686's phantom
+// grant, its outcome, the WARNINGs it raised, and the pg_locks advisory rows right after
+// it. Closing a session is recorded too (op "close"). Entries are in the order statements
+// returned; `first_step` / `last_step` give the global order of the simulation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/pg.h"
+
+namespace lockstep::sim::pg {
+
+struct LoggedStatement {
+  std::uint64_t first_step = 0;  // the step that began it (that step's number)
+  std::uint64_t last_step = 0;   // the step that ended it
+  int pid = 0;                   // the simulated session
+  std::string application_name;
+  // "advisory_lock", "advisory_lock_shared", "try_advisory_lock[_shared]",
+  // "advisory_unlock[_shared]", "advisory_unlock_all", "advisory_xact_lock[_shared]",
+  // "set_lock_timeout", "set_statement_timeout", "read_row", "insert_row", "update_row",
+  // "select_for_update[_nowait]", "begin", "commit", "rollback", "pg_locks",
+  // "pg_terminate_backend", "close".
+  std::string op;
+  std::optional<lockstep::pg::AdvisoryKey> key;
+  std::string table;
+  std::int64_t id = 0;
+  lockstep::pg::Row values;
+  Duration timeout{0};
+  int target_pid = 0;  // pg_terminate_backend's argument
+
+  bool waited = false;   // queued behind another session's lock at its first step
+  bool by_timer = false; // ended by lock_timeout, statement_timeout or the deadlock check
+  bool phantom = false;  // Bug #17686: the timeout won after the lock was granted
+  std::optional<lockstep::pg::Error> error;
+  std::string value;     // "t" / "f", a count, a row as JSON ("" for none), pg_locks rows
+  std::vector<lockstep::pg::Error> warnings;
+  std::vector<lockstep::pg::AdvisoryLockRow> locks_after;
+};
+
+using StatementLog = std::vector<LoggedStatement>;
+
+}  // namespace lockstep::sim::pg
