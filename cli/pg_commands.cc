@@ -281,16 +281,20 @@ int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
         d.push_back({{"step", x.step}, {"statement", x.statement}, {"sim", x.sim}, {"server", x.server}});
       }
       out << nlohmann::json{{"trace", a.traces[i]}, {"statements", r.statements}, {"sessions", r.sessions}, {"waits", r.waits},
-                            {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views},
+                            {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views}, {"overlapped", r.overlapped}, {"diverged_at", r.diverged_at ? nlohmann::json(*r.diverged_at) : nlohmann::json()},
                             {"agree", r.disagreements.empty()}, {"disagreements", d}}
                  .dump()
           << '\n';
       continue;
     }
     out << fmt::format("{}: {} statements on {} sessions; {} lock waits, {} ended by a timer (cancelled), {} phantom grants, "
-                       "{} pg_locks views compared: {}\n",
-                       a.traces[i], r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views,
+                       "{} pg_locks views compared, {} outcomes overlapped (not compared): {}\n",
+                       a.traces[i], r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views, r.overlapped,
                        r.disagreements.empty() ? "sim and server agree" : "DISAGREE");
+    if (r.diverged_at) {
+      out << fmt::format("  stopped at step {}: statements that overlap in the simulation went another way on the server "
+                         "(not a disagreement; the rest is not compared)\n", *r.diverged_at);
+    }
     for (const auto& x : r.disagreements) {
       out << fmt::format("  sim and server disagree at step {}: {}\n    sim:    {}\n    server: {}\n", x.step, x.statement, x.sim, x.server);
     }

@@ -14,10 +14,15 @@
 // deadlock checks off, and a statement the simulation ended by a timer (a timeout or the
 // deadlock check) is cancelled at that point (it must then fail, and the locks must
 // agree). A Bug #17686 phantom grant (a simulated fault) is compared as what it leaves:
-// the session holds the lock, which the server shows as a plain grant.
+// the session holds the lock, which the server shows as a plain grant. The simulation
+// applies a COMMIT (and other releases) one lock per step where the server is atomic: an
+// outcome that another session's half-done statement may have decided is counted as
+// overlapped and not compared; if the server then goes another way (waits where the
+// simulation did not), the replay stops there (diverged_at).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +44,11 @@ struct ConformReport {
   int cancelled = 0;    // ended by a timer in the simulation: cancelled on the server
   int phantoms = 0;     // phantom grants compared by their locks
   int lock_views = 0;   // pg_locks comparisons
+  int overlapped = 0;   // outcomes not compared: another statement was half-way through (conform.cc)
+  // Set when an overlapped statement went the other way on the server (it waited where the
+  // simulation did not, or not where it did): the states part there, the replay stops at
+  // that step, and what follows is not compared. Not a disagreement.
+  std::optional<std::uint64_t> diverged_at;
   std::vector<Disagreement> disagreements;
 };
 

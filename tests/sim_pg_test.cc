@@ -53,6 +53,27 @@ std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> acto
   return logs;
 }
 
+// Found by lockstep conform against PostgreSQL 15: COMMIT or ROLLBACK outside a
+// transaction is not an error but raises WARNING 25P01; BEGIN inside one, WARNING 25001.
+TEST(SimPg, TransactionVerbsInTheWrongStateWarn) {
+  const auto logs = run_timed({[](Db& db, Env&) {
+    auto c = db.pool->checkout().value();
+    (void)c->take_warnings();
+    const bool ok = c->rollback().ok() && c->commit().ok();
+    const auto warnings = c->take_warnings();
+    (void)c->begin();
+    (void)c->commit();
+    const auto inside = c->take_warnings().size();
+    (void)c->begin();
+    (void)c->begin();  // BEGIN inside a transaction: WARNING 25001
+    const auto again = c->take_warnings();
+    db.log.push_back(fmt::format("{} {} {} {} inside: {}; {} {}", ok, warnings.size(), warnings.at(0).sqlstate, warnings.at(0).message,
+                                 inside, again.at(0).sqlstate, again.at(0).message));
+  }});
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(*logs.begin(), "true 2 25P01 there is no transaction in progress inside: 0; 25001 there is already a transaction in progress");
+}
+
 TEST(SimPg, SessionLocksAreReentrantAndNeedAsManyUnlocks) {
   const auto logs = run_timed({[](Db& db, Env&) {
     auto c = db.pool->checkout().value();
@@ -113,6 +134,33 @@ TEST(SimPg, AQueuedWaiterBlocksLaterConflictingRequests) {
   EXPECT_EQ(*logs.begin(), "C try S false; B got X at 30; C got S at 30");
 }
 
+// Two sessions share a key and both ask for it exclusively: the second request finds the
+// first waiting for what it holds and fails with 40P01 at once (ProcSleep's early
+// deadlock), not deadlock_timeout later. Found by lockstep conform.
+TEST(SimPg, TwoSharedHoldersUpgradingDeadlockAtOnce) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::shared);
+        env.sleep_for(1ms);
+        const pg::Status st = c->advisory_lock(kKey, LockMode::exclusive);
+        db.log.push_back(fmt::format("A upgrade {} at {}", st.ok() ? "ok" : st.error().sqlstate,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
+        (void)c->advisory_unlock_all();
+      },
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::shared);
+        env.sleep_for(2ms);
+        const pg::Status st = c->advisory_lock(kKey, LockMode::exclusive);
+        db.log.push_back(fmt::format("B upgrade {} at {}", st.ok() ? "ok" : st.error().sqlstate,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
+        (void)c->advisory_unlock_all();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"B upgrade 40P01 at 2; A upgrade ok at 2"}));
+}
+
 TEST(SimPg, AHolderAsksAgainAndIsGrantedAtOnceDespiteTheQueue) {
   const auto logs = run_timed({
       [](Db& db, Env& env) {
@@ -120,7 +168,11 @@ TEST(SimPg, AHolderAsksAgainAndIsGrantedAtOnceDespiteTheQueue) {
         (void)c->advisory_lock(kKey, LockMode::shared);
         env.sleep_for(2ms);  // B is queued for X by now
         db.log.push_back(fmt::format("A again S {}", c->try_advisory_lock(kKey, LockMode::shared).value()));
-        db.log.push_back(fmt::format("A upgrade X {}", c->try_advisory_lock(kKey, LockMode::exclusive).value()));
+        // A try of another mode does not pass the queued waiter (LockAcquire's waitMask);
+        // a blocking request does and is granted at once (ProcSleep). Found by conform.
+        db.log.push_back(fmt::format("A try X {}", c->try_advisory_lock(kKey, LockMode::exclusive).value()));
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        db.log.push_back(fmt::format("A upgraded to X at {}", std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count()));
         (void)c->advisory_unlock_all();
       },
       [](Db& db, Env& env) {
@@ -130,7 +182,7 @@ TEST(SimPg, AHolderAsksAgainAndIsGrantedAtOnceDespiteTheQueue) {
         db.log.push_back("B got X");
       },
   });
-  EXPECT_EQ(*logs.begin(), "A again S true; A upgrade X true; B got X");
+  EXPECT_EQ(*logs.begin(), "A again S true; A try X false; A upgraded to X at 2; B got X");
 }
 
 TEST(SimPg, ReleaseGrantsInQueueOrderSkippingConflicts) {
@@ -724,7 +776,8 @@ TEST(SimPgTerminate, ReleasesEveryLockOfTheVictimAndRollsItsTransactionBack) {
                       "terminate 1001 true, 4242 false (01000 PID 4242 is not a PostgreSQL backend process); "
                       "1002 seed \"idle\" 7/42/2 ExclusiveLock granted start 1 for 10; again false; "
                       "waiter got it at 10; row waiter at 10: none; "
-                      "victim: 57P01 terminating connection due to administrator command; then 08006"}));
+                      "victim: 08006 terminating connection due to administrator command; server closed the connection "
+                      "unexpectedly; then 08006"}));
 }
 
 TEST(SimPgTerminate, AWaitingVictimGets57P01AndThePoolDiscardsItsConnection) {
@@ -769,7 +822,7 @@ TEST(SimPgTerminate, ASessionCanTerminateItself) {
     db.log.push_back(fmt::format("{}, lock free {}", self.error().sqlstate,
                                  probe->try_advisory_lock(kKey, LockMode::exclusive).value()));
   }});
-  EXPECT_EQ(logs, (std::set<std::string>{"57P01, lock free true"}));
+  EXPECT_EQ(logs, (std::set<std::string>{"08006, lock free true"})) << "libpq reports a lost connection (checked by lockstep conform)";
 }
 
 TEST(SimPg, ThePoolCountsItsCheckedOutConnections) {

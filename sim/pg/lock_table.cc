@@ -20,7 +20,7 @@ void LockTable::grant(Lock& l, int session, LockMode mode, Scope scope) {
 }
 
 std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
-  if (try_request(session, key, mode, scope)) return nullptr;
+  if (grant_now(session, key, mode, scope, /*blocking=*/true)) return nullptr;
   auto w = std::make_shared<Waiter>();
   w->session = session;
   w->key = key;
@@ -30,7 +30,28 @@ std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMod
   return w;
 }
 
+bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) const {
+  const auto it = locks_.find(key);
+  if (it == locks_.end()) return false;
+  const Lock& l = it->second;
+  const auto mine = l.holders.find(session);
+  if (mine == l.holders.end() || !mine->second.any() || !holder_conflicts(l, session, mode)) return false;
+  auto conflicts_with_held = [](LockMode wanted, const Hold& h) {
+    return h.exclusive() > 0 || (h.shared() > 0 && conflicts(wanted, LockMode::shared));
+  };
+  for (const auto& w : l.queue) {
+    if (!conflicts_with_held(w->mode, mine->second)) continue;  // not one we must go ahead of
+    const auto theirs = l.holders.find(w->session);
+    return theirs != l.holders.end() && conflicts_with_held(mode, theirs->second);
+  }
+  return false;
+}
+
 bool LockTable::try_request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+  return grant_now(session, key, mode, scope, /*blocking=*/false);
+}
+
+bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope, bool blocking) {
   Lock& l = locks_[key];
   const auto mine = l.holders.find(session);
   const bool holds_key = mine != l.holders.end() && mine->second.any();
@@ -38,9 +59,11 @@ bool LockTable::try_request(int session, AdvisoryKey key, LockMode mode, Scope s
   bool blocked = false;
   if (!holds_mode) {
     blocked = holder_conflicts(l, session, mode);
-    // A queued waiter holds off later conflicting requests, but not from a session that
-    // already holds the key (it is granted at once when no holder conflicts).
-    if (!blocked && !holds_key) {
+    // A queued waiter holds off later conflicting requests (LockAcquire's waitMask test).
+    // A blocking request from a session that already holds the key in another mode goes
+    // ahead of such waiters and is granted at once when no holder conflicts (ProcSleep);
+    // a try (dontWait) never gets that far and fails (found by lockstep conform).
+    if (!blocked && !(blocking && holds_key)) {
       blocked = std::any_of(l.queue.begin(), l.queue.end(), [&](const auto& w) { return conflicts(mode, w->mode); });
     }
   }

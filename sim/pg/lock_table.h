@@ -50,7 +50,14 @@ class LockTable {
  public:
   // Grants at once (nullptr) or queues the request (the waiter to park on).
   std::shared_ptr<Waiter> request(int session, AdvisoryKey key, LockMode mode, Scope scope);
-  // pg_try_advisory_lock: grants at once or returns false, queueing nothing.
+  // ProcSleep's early deadlock: a session that holds the key and must wait finds, first in
+  // the queue among the waiters whose request conflicts with what it holds, one that holds
+  // what it asks for. The server fails the request with 40P01 at once, without waiting
+  // for deadlock_timeout (found by lockstep conform). Call before request().
+  bool deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) const;
+  // pg_try_advisory_lock: grants at once or returns false, queueing nothing. Unlike a
+  // blocking request, a session that holds the key in another mode does not pass queued
+  // conflicting waiters.
   bool try_request(int session, AdvisoryKey key, LockMode mode, Scope scope);
   // Releases one hold of (key, mode) in session scope; false when none is held.
   bool release(int session, AdvisoryKey key, LockMode mode);
@@ -77,6 +84,7 @@ class LockTable {
   std::vector<LockEntry> entries() const;
 
  private:
+  bool grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope, bool blocking);
   struct Hold {
     int session_exclusive = 0, session_shared = 0, xact_exclusive = 0, xact_shared = 0;
     int exclusive() const { return session_exclusive + xact_exclusive; }

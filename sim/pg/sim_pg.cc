@@ -179,6 +179,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"begin", {}, pid_, true});
     if (killed()) return terminated();
+    if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
     session_.in_transaction = true;
     return {};
   }
@@ -207,7 +208,12 @@ class SimConnection : public lockstep::pg::Connection {
       return false;
     }
     server_.terminate(*victim);
-    if (victim == &session_) return terminated();  // its own backend: this statement ends with it
+    if (victim == &session_) {
+      // Its own backend: this statement ends with it, and libpq reports the connection lost
+      // without a SQLSTATE, as after an idle termination (checked by lockstep conform).
+      session_.terminated_idle = true;
+      return terminated();
+    }
     return true;
   }
 
@@ -224,7 +230,7 @@ class SimConnection : public lockstep::pg::Connection {
  protected:
   // What the latest statement did, for the statement log (sim/pg/statement_log.h).
   struct LastStatement {
-    std::uint64_t first_step = 0;  // 0: it took no step (its connection was dead)
+    std::optional<std::uint64_t> first_step;  // none: it took no step (its connection was dead)
     bool waited = false;
     bool by_timer = false;
     bool phantom = false;
@@ -242,7 +248,7 @@ class SimConnection : public lockstep::pg::Connection {
    public:
     explicit Statement(SimConnection& c) : c_(c) {
       c_.in_statement_ = true;
-      c_.last_ = {0, false, false, false, c_.warnings_.size()};
+      c_.last_ = {std::nullopt, false, false, false, c_.warnings_.size()};
     }
     ~Statement() {
       c_.in_statement_ = false;
@@ -266,7 +272,7 @@ class SimConnection : public lockstep::pg::Connection {
   Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever) {
     op.footprint.domain = server_.domain();
     const Wake wake = s_.yield(op, guard, timeout);
-    if (in_statement_ && !session_.active) {
+    if (in_statement_ && !session_.active && !last_.first_step) {
       session_.active = true;
       session_.query_start = s_.now();
       last_.first_step = s_.step_count();
@@ -281,6 +287,10 @@ class SimConnection : public lockstep::pg::Connection {
                                                           : (mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared");
     step({verb, {obj, acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
+    if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
+      s_.note_result({Kind::failed});
+      return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
+    }
     auto waiter = server_.locks().request(pid_, key, mode, scope);
     if (!waiter) {
       s_.note_result({Kind::ok});
@@ -369,6 +379,12 @@ class SimConnection : public lockstep::pg::Connection {
     session_.in_transaction = false;
     session_.live = false;
     dead_ = true;
+    if (session_.terminated_idle) {
+      // The FATAL message arrived while no statement was running: libpq reports the
+      // connection lost, without a SQLSTATE (checked by lockstep conform).
+      return Error{std::string(sqlstate::kConnectionFailure),
+                   "terminating connection due to administrator command; server closed the connection unexpectedly"};
+    }
     return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
   }
 
@@ -579,7 +595,7 @@ class LoggedSimConnection final : public SimConnection {
     const LastStatement& last = last_statement();
     Scheduler& s = server().scheduler();
     e.last_step = s.step_count();
-    e.first_step = last.first_step != 0 ? last.first_step : e.last_step;
+    e.first_step = last.first_step.value_or(e.last_step);
     e.waited = last.waited;
     e.by_timer = last.by_timer;
     e.phantom = last.phantom;
@@ -695,6 +711,7 @@ void Server::terminate(Session& victim) {
   row_locks_.end_session(victim.pid);
   locks_.end_session(victim.pid);
   victim.terminated = true;
+  victim.terminated_idle = !victim.active;
   victim.live = false;
   victim.active = false;
   victim.in_transaction = false;

@@ -54,6 +54,7 @@ struct Session {
   Time query_start{0};          // when its latest statement took its first step
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
+  bool terminated_idle = false; // ... between statements: the client learns it at its next one
 };
 
 class Server {
