@@ -174,13 +174,20 @@ class LibpqConnection final : public pg::Connection {
   // connection of their own (outside this session's transaction).
   Status ensure_table(std::string_view table) {
     if (tables().known(conninfo_, table)) return {};
+    static std::mutex creating;  // one creation at a time in this process
+    const std::lock_guard lock(creating);
+    if (tables().known(conninfo_, table)) return {};
     auto admin = connect(conninfo_);
     if (!admin.ok()) return admin.error();
     auto* c = static_cast<LibpqConnection*>(admin.value().get());
     for (const sql::Statement& st : {sql::create_schema(), sql::create_table(c->ident(table))}) {
       auto r = c->exec("create_table", st);
-      // Two sessions creating one table at once: one of them loses the catalog race (23505).
-      if (!r.ok() && r.error().sqlstate != pg::sqlstate::kUniqueViolation) return r.error();
+      // Two sessions (of this process or another) creating one table or the schema at once:
+      // the loser of the catalog race gets 23505, 42710 (its row type) or 42P07, and the
+      // object exists.
+      const bool raced = !r.ok() && (r.error().sqlstate == pg::sqlstate::kUniqueViolation || r.error().sqlstate == "42710" ||
+                                     r.error().sqlstate == "42P07" || r.error().sqlstate == "42P06");
+      if (!r.ok() && !raced) return r.error();
     }
     tables().add(conninfo_, table);
     return {};
