@@ -35,6 +35,8 @@ test-asan: deps
 
 bench: build
 	$(BUILD)/bench/lockstep_bench
+	$(BUILD)/bench/pg_lock_scope
+	bench/pgbench_lock_scope.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

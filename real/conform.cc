@@ -171,11 +171,7 @@ class Conn {
 
  private:
   static void on_notice(void* self, const PGresult* r) {
-    const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-    if (severity == nullptr || std::string_view(severity) != "WARNING") return;
-    const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    const char* message = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    static_cast<Conn*>(self)->notices_.push_back({code ? code : "01000", message ? message : ""});
+    if (auto w = sql::warning_of(r)) static_cast<Conn*>(self)->notices_.push_back(*w);
   }
 
   PGconn* c_ = nullptr;
@@ -199,7 +195,7 @@ class Replayer {
     std::vector<Event> events;
     for (std::size_t i = 0; i < log_.size(); ++i) {
       if (log_[i].op != "close") events.push_back({log_[i].first_step, i, 0});
-      events.push_back({log_[i].last_step, i, 1});
+      if (!log_[i].unfinished) events.push_back({log_[i].last_step, i, 1});
     }
     std::sort(events.begin(), events.end(),
               [](const Event& a, const Event& b) { return std::tie(a.step, a.index, a.kind) < std::tie(b.step, b.index, b.kind); });
@@ -214,7 +210,7 @@ class Replayer {
         close(s);
       } else if (e.kind == 0) {
         mid_[s.pid] = s.waited;
-        if (s.waited) send(s);
+        if (s.waited || s.unfinished) send(s);  // an unfinished one never reaches its last step
       } else {
         if (!s.waited) send(s);
         mid_.erase(s.pid);
@@ -314,6 +310,13 @@ class Replayer {
     Conn& c = session(s);
     ++report_.statements;
     if (!c.open()) return;  // closed: the simulation's connection is dead too (its outcome is compared at finish)
+    if (c.busy()) {
+      // An unfinished statement (the execution ended while it waited) is still in flight:
+      // the simulation's actor unwound past it, so it is cancelled before the next one.
+      c.cancel();
+      const auto deadline = Clock::now() + o_.patience;
+      while (!c.collect() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     c.send(statement(s));
     const auto answered = settle(c);
     if (!answered) {

@@ -130,11 +130,7 @@ class LibpqConnection final : public pg::Connection {
 
  private:
   static void on_notice(void* self, const PGresult* r) {
-    const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-    if (severity == nullptr || std::string_view(severity) != "WARNING") return;
-    const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    const char* message = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    static_cast<LibpqConnection*>(self)->warnings_.push_back({code ? code : "01000", message ? message : ""});
+    if (auto w = sql::warning_of(r)) static_cast<LibpqConnection*>(self)->warnings_.push_back(*w);
   }
 
   std::string ident(std::string_view name) const {

@@ -88,6 +88,14 @@ std::optional<pg::Error> error_of(PGconn* conn, const PGresult* r) {
   return pg::Error{code, message ? message : ""};
 }
 
+std::optional<pg::Error> warning_of(const PGresult* r) {
+  const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (severity == nullptr || std::string_view(severity) != "WARNING") return std::nullopt;
+  const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const char* message = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  return pg::Error{code ? code : "01000", message ? message : ""};
+}
+
 bool read_bool(const PGresult* r) { return std::string_view(PQgetvalue(r, 0, 0)) == "t"; }
 int read_count(const PGresult* r) { return std::atoi(PQcmdTuples(const_cast<PGresult*>(r))); }
 

@@ -50,6 +50,9 @@ Statement terminate_backend(int pid);
 // The error of a failed result (08006 with the connection's message when the server sent
 // no SQLSTATE: the connection is gone); nullopt when it succeeded.
 std::optional<pg::Error> error_of(PGconn* conn, const PGresult* r);
+// A notice as the notice receiver gets it: the WARNING it carries, or nullopt for any
+// other severity.
+std::optional<pg::Error> warning_of(const PGresult* notice);
 bool read_bool(const PGresult* r);
 int read_count(const PGresult* r);  // PQcmdTuples
 std::optional<pg::Row> read_row_result(const PGresult* r);

@@ -61,6 +61,7 @@ class SimConnection : public lockstep::pg::Connection {
     step({mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared",
           {server_.object_for(key), acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
     if (!got) s_.refine_access(Access::read);
     s_.note_result({Kind::value, got ? 1 : 0});
@@ -73,6 +74,7 @@ class SimConnection : public lockstep::pg::Connection {
     step({mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared",
           {server_.object_for(key), Access::release}, pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     const bool held = server_.locks().release(pid_, key, mode);
     if (!held) {
       s_.refine_access(Access::read);
@@ -88,6 +90,7 @@ class SimConnection : public lockstep::pg::Connection {
     // A step of its own, so that which locks are held is read inside the server's domain.
     step({"advisory_unlock_all", {kNoObject, Access::release}, pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     release_stepwise(Scope::session, "advisory_unlock_all");
     if (session_.terminated) return terminated();
     return {};
@@ -108,6 +111,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     if (session_.terminated) return terminated();
+    if (aborted_) return in_failed_transaction();
     lock_timeout_ = t;
     return {};
   }
@@ -116,6 +120,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     if (session_.terminated) return terminated();
+    if (aborted_) return in_failed_transaction();
     statement_timeout_ = t;
     return {};
   }
@@ -125,6 +130,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"read_row", {server_.row_object(table, id), Access::read}, id, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     return visible(table, id);
   }
 
@@ -133,13 +139,14 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     RowState& r = server_.row(table, id);
     const bool taken = r.committed || std::any_of(r.pending.begin(), r.pending.end(), [](const auto& p) { return p.second.has_value(); });
     if (taken || !server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction)) {
       // (A concurrent uncommitted insert of the same id is reported at once here; the
       // server would wait for that transaction first.)
-      return Error{std::string(sqlstate::kUniqueViolation),
-                   fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)};
+      return abort_with({std::string(sqlstate::kUniqueViolation),
+                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
     }
     Row row = values;
     row["id"] = std::to_string(id);
@@ -179,6 +186,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"begin", {}, pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
     session_.in_transaction = true;
     return {};
@@ -191,6 +199,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"pg_locks", whole_server(Access::read), pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     std::vector<AdvisoryLockRow> rows = server_.advisory_lock_rows(s_.now());
     s_.note_result({Kind::value, static_cast<std::int64_t>(rows.size())});
     return rows;
@@ -201,6 +210,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     step({"pg_terminate_backend", whole_server(Access::write), pid, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     Session* victim = server_.live_session(pid);
     s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
     if (victim == nullptr) {
@@ -287,9 +297,10 @@ class SimConnection : public lockstep::pg::Connection {
                                                           : (mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared");
     step({verb, {obj, acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
       s_.note_result({Kind::failed});
-      return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
+      return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
     }
     auto waiter = server_.locks().request(pid_, key, mode, scope);
     if (!waiter) {
@@ -332,7 +343,7 @@ class SimConnection : public lockstep::pg::Connection {
           table.cancel(waiter);
           s_.note_result({Kind::failed});
           last_.by_timer = true;
-          return Error{std::string(sqlstate::kDeadlockDetected), "deadlock detected"};
+          return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
         }
         if (waiter->state == Waiter::State::waiting) continue;
         break;  // granted meanwhile
@@ -347,8 +358,8 @@ class SimConnection : public lockstep::pg::Connection {
         }
         last_.by_timer = true;
         s_.note_result({Kind::timeout});
-        if (lock_first) return Error{std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"};
-        return Error{std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"};
+        if (lock_first) return abort_with({std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"});
+        return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"});
       }
       break;  // the grant won the race with the timeout
     }
@@ -388,6 +399,16 @@ class SimConnection : public lockstep::pg::Connection {
     return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
   }
 
+  // An error inside an explicit transaction aborts it: until COMMIT or ROLLBACK every
+  // statement fails with 25P02, and COMMIT rolls back (found by lockstep conform).
+  Error abort_with(Error e) {
+    if (session_.in_transaction) aborted_ = true;
+    return e;
+  }
+  static Error in_failed_transaction() {
+    return Error{"25P02", "current transaction is aborted, commands ignored until end of transaction block"};
+  }
+
   static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
 
   Status end_transaction(std::string_view verb) {
@@ -401,7 +422,9 @@ class SimConnection : public lockstep::pg::Connection {
       warnings_.push_back({"25P01", "there is no transaction in progress"});
     }
     session_.in_transaction = false;
-    finish_rows(verb == "commit", verb);
+    const bool commit = verb == "commit" && !aborted_;  // COMMIT of a failed transaction rolls it back
+    aborted_ = false;
+    finish_rows(commit, verb);
     release_stepwise(Scope::transaction, verb);  // session advisory locks survive
     if (session_.terminated) return terminated();
     return {};
@@ -419,6 +442,7 @@ class SimConnection : public lockstep::pg::Connection {
     const ObjectId obj = server_.row_object(table, id);
     step({verb, {obj, Access::acquire}, id, true});
     if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
     const AdvisoryKey key = server_.row_key(table, id);
     if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return {};
     locked_rows_.emplace(std::string(table), id);
@@ -427,7 +451,7 @@ class SimConnection : public lockstep::pg::Connection {
       locked_rows_.erase({std::string(table), id});
       s_.refine_access(Access::read);
       s_.note_result({Kind::failed});
-      return Error{std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)};
+      return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
     }
     auto waiter = server_.row_locks().request(pid_, key, LockMode::exclusive, Scope::transaction);
     if (!waiter) return {};
@@ -485,6 +509,7 @@ class SimConnection : public lockstep::pg::Connection {
   PoolConfig config_;
   std::set<std::pair<std::string, std::int64_t>> locked_rows_, written_;  // this transaction's
   bool dead_ = false;
+  bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;
   Duration lock_timeout_{0};
   Duration statement_timeout_{0};
@@ -499,54 +524,54 @@ class LoggedSimConnection final : public SimConnection {
       : SimConnection(server, config), log_(log) {}
 
   Status advisory_lock(AdvisoryKey key, LockMode mode) override {
-    return record(keyed(mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared", key), SimConnection::advisory_lock(key, mode));
+    return record(keyed(mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared", key), [&] { return SimConnection::advisory_lock(key, mode); });
   }
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared", key),
-                  SimConnection::try_advisory_lock(key, mode));
+                  [&] { return SimConnection::try_advisory_lock(key, mode); });
   }
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared", key),
-                  SimConnection::advisory_unlock(key, mode));
+                  [&] { return SimConnection::advisory_unlock(key, mode); });
   }
-  Status advisory_unlock_all() override { return record(named("advisory_unlock_all"), SimConnection::advisory_unlock_all()); }
+  Status advisory_unlock_all() override { return record(named("advisory_unlock_all"), [&] { return SimConnection::advisory_unlock_all(); }); }
   Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared", key),
-                  SimConnection::advisory_xact_lock(key, mode));
+                  [&] { return SimConnection::advisory_xact_lock(key, mode); });
   }
   Status set_lock_timeout(Duration t) override {
     LoggedStatement e = named("set_lock_timeout");
     e.timeout = t;
-    return record(std::move(e), SimConnection::set_lock_timeout(t));
+    return record(std::move(e), [&] { return SimConnection::set_lock_timeout(t); });
   }
   Status set_statement_timeout(Duration t) override {
     LoggedStatement e = named("set_statement_timeout");
     e.timeout = t;
-    return record(std::move(e), SimConnection::set_statement_timeout(t));
+    return record(std::move(e), [&] { return SimConnection::set_statement_timeout(t); });
   }
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
-    return record(row_op("read_row", table, id, {}), SimConnection::read_row(table, id));
+    return record(row_op("read_row", table, id, {}), [&] { return SimConnection::read_row(table, id); });
   }
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
-    return record(row_op("insert_row", table, id, values), SimConnection::insert_row(table, id, values));
+    return record(row_op("insert_row", table, id, values), [&] { return SimConnection::insert_row(table, id, values); });
   }
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
-    return record(row_op("update_row", table, id, values), SimConnection::update_row(table, id, values));
+    return record(row_op("update_row", table, id, values), [&] { return SimConnection::update_row(table, id, values); });
   }
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
     return record(row_op(nowait ? "select_for_update_nowait" : "select_for_update", table, id, {}),
-                  SimConnection::select_for_update(table, id, nowait));
+                  [&] { return SimConnection::select_for_update(table, id, nowait); });
   }
-  Status begin() override { return record(named("begin"), SimConnection::begin()); }
-  Status commit() override { return record(named("commit"), SimConnection::commit()); }
-  Status rollback() override { return record(named("rollback"), SimConnection::rollback()); }
+  Status begin() override { return record(named("begin"), [&] { return SimConnection::begin(); }); }
+  Status commit() override { return record(named("commit"), [&] { return SimConnection::commit(); }); }
+  Status rollback() override { return record(named("rollback"), [&] { return SimConnection::rollback(); }); }
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
-    return record(named("pg_locks"), SimConnection::advisory_locks());
+    return record(named("pg_locks"), [&] { return SimConnection::advisory_locks(); });
   }
   Result<bool> terminate_backend(int pid) override {
     LoggedStatement e = named("pg_terminate_backend");
     e.target_pid = pid;
-    return record(std::move(e), SimConnection::terminate_backend(pid));
+    return record(std::move(e), [&] { return SimConnection::terminate_backend(pid); });
   }
   void close() override {
     if (dead()) return;
@@ -590,8 +615,28 @@ class LoggedSimConnection final : public SimConnection {
   }
   static std::string text(const std::vector<AdvisoryLockRow>& rows) { return std::to_string(rows.size()) + " rows"; }
 
+  // Runs the statement and records it; a statement the end of the execution interrupts
+  // (still waiting, say) is recorded as unfinished.
+  template <typename F>
+  auto record(LoggedStatement e, F statement) -> decltype(statement()) {
+    using R = decltype(statement());
+    std::optional<R> result;
+    try {
+      result.emplace(statement());
+    } catch (const ExecutionAborted&) {
+      const LastStatement& last = last_statement();
+      e.last_step = server().scheduler().step_count();
+      e.first_step = last.first_step.value_or(e.last_step);
+      e.waited = last.waited;
+      e.unfinished = true;
+      log_.push_back(std::move(e));
+      throw;
+    }
+    return finish(std::move(e), std::move(*result));
+  }
+
   template <typename R>
-  R record(LoggedStatement e, R result) {
+  R finish(LoggedStatement e, R result) {
     const LastStatement& last = last_statement();
     Scheduler& s = server().scheduler();
     e.last_step = s.step_count();

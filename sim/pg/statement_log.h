@@ -6,7 +6,7 @@
 // began and ended, whether it was queued behind a lock at its first step, whether a timer
 // ended it (lock_timeout, statement_timeout, the deadlock check) or Bug #17686's phantom
 // grant, its outcome, the WARNINGs it raised, and the pg_locks advisory rows right after
-// it. Closing a session is recorded too (op "close"). Entries are in the order statements
+// it. A statement the end of the execution interrupted is recorded as unfinished. Closing a session is recorded too (op "close"). Entries are in the order statements
 // returned; `first_step` / `last_step` give the global order of the simulation.
 #pragma once
 
@@ -40,6 +40,7 @@ struct LoggedStatement {
   bool waited = false;   // queued behind another session's lock at its first step
   bool by_timer = false; // ended by lock_timeout, statement_timeout or the deadlock check
   bool phantom = false;  // Bug #17686: the timeout won after the lock was granted
+  bool unfinished = false;  // the execution ended while it ran (waiting, say): no outcome
   std::optional<lockstep::pg::Error> error;
   std::string value;     // "t" / "f", a count, a row as JSON ("" for none), pg_locks rows
   std::vector<lockstep::pg::Error> warnings;
