@@ -6,7 +6,8 @@ set -euo pipefail
 seconds=${1:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/lockstep-pgbench.XXXXXX)
-trap 'bash "$here/scripts/pg-throwaway" stop "$dir/pg"' EXIT
+chmod 755 "$dir"  # the postgres user must reach the cluster inside
+trap 'bash "$here/scripts/pg-throwaway" stop "$dir/pg"; rm -rf "$dir"' EXIT
 eval "$(PGT_PORT=54331 bash "$here/scripts/pg-throwaway" start "$dir/pg")"
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 script="$dir/pg/scope.sql"
