@@ -14,7 +14,6 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "real/statements.h"
 
@@ -158,16 +157,10 @@ class Conn {
     } else if (op == "update_row") {
       o.value = std::to_string(sql::read_count(r));
     } else if (op == "read_row" || op.starts_with("select_for_update")) {
-      auto row = sql::read_row_result(r);
-      if (row) {
-        nlohmann::json j = nlohmann::json::object();
-        for (const auto& [k, v] : *row) j[k] = v;
-        o.value = j.dump();
-      }
+      if (auto row = sql::read_row_result(r)) o.value = sql::to_json(*row);
     }
     return o;
   }
-  PGresult* result() const { return result_.get(); }
 
  private:
   static void on_notice(void* self, const PGresult* r) {

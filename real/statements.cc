@@ -22,13 +22,13 @@ Statement call(const std::string& function, pg::AdvisoryKey key) {
           {std::to_string(static_cast<std::int32_t>(key.classid())), std::to_string(static_cast<std::int32_t>(key.objid()))}};
 }
 
+}  // namespace
+
 std::string to_json(const pg::Row& row) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : row) j[k] = v;
   return j.dump();
 }
-
-}  // namespace
 
 std::string qualified(std::string_view quoted_table) { return fmt::format("{}.{}", kSchema, quoted_table); }
 Statement create_schema() { return {fmt::format("CREATE SCHEMA IF NOT EXISTS {}", kSchema), {}}; }
