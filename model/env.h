@@ -60,6 +60,10 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Observation scopes: see Event::scope.
+using ObservationScope = std::int64_t;
+inline constexpr ObservationScope kGlobalScope = INT64_MIN;
+
 // A fact reported by model code for the invariants: "entered critical section 3",
 // "command completed". name is expected to be a string literal (it is not copied).
 //
@@ -68,11 +72,27 @@ class ModelError : public std::runtime_error {
 // the steps that report them. An unordered event is one whose verdict does not depend on
 // that order (a count, a maximum, a fact about the reporting actor alone): leaving it
 // unordered spares the explorer those orders. When in doubt, leave it ordered.
+//
+// scope (ordered events only): which other ordered events this one is ordered against.
+// kGlobalScope, the default, orders it against every ordered event. Any other value orders
+// it against the ordered events of the same scope and the global ones only, so actors that
+// report on different scopes (different agents, different keys) need not be interleaved.
+// The contract a checker keeps when its events name scopes: its verdicts, during the run and
+// at the end, may depend on the order of ordered events within one scope (global events
+// count as in every scope), never on the order of two events of different scopes. The usual
+// scope is the event's subject (Event::scoped); a checker that needs a global order leaves
+// the default. When in doubt, leave it global.
 struct Event {
   std::string_view name;
   std::int64_t subject = 0;
   std::int64_t value = 0;
   bool ordered = true;
+  ObservationScope scope = kGlobalScope;
+
+  // An ordered event whose scope is its subject: judged only against events on that subject.
+  static constexpr Event scoped(std::string_view name, std::int64_t subject, std::int64_t value) {
+    return {name, subject, value, true, subject};
+  }
 };
 
 // Exclusive, non-reentrant mutex (std::mutex semantics; BasicLockable).

@@ -16,7 +16,7 @@
 //
 // A footprint's domain (sim/op.h) is a second, coarser object: races through it are found
 // from its own history, with a domain write as a write and every other step in it as a
-// read.
+// read. Ordered observations are one more domain, their scopes its objects.
 //
 // Sleep sets hold each explored actor with the effective footprints its step had, so an
 // actor wakes exactly when a dependent step runs. With them no two complete executions are
@@ -306,7 +306,8 @@ class DporStrategy final : public Strategy {
     last_of_actor_.assign(n, -1);
     objects_.clear();
     domains_.clear();
-    observer_ = ObjectHistory();
+    observations_ = ObjectHistory();
+    scopes_.clear();
 
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
@@ -324,18 +325,7 @@ class DporStrategy final : public Strategy {
       }
       // vc now holds what e's actor already knew: events in it are not races with e.
       candidates_.clear();
-      if (e.fp.object != kNoObject) {
-        if (objects_.size() <= e.fp.object) objects_.resize(e.fp.object + 1);
-        touch(objects_[e.fp.object], static_cast<int>(j), is_read(e.fp.access));
-      }
-      if (e.fp.effects & kObserves) touch(observer_, static_cast<int>(j), false);
-      if (e.fp.domain != kNoObject) {
-        if (domains_.size() <= e.fp.domain) domains_.resize(e.fp.domain + 1);
-        const std::size_t before = candidates_.size();
-        touch(domains_[e.fp.domain], static_cast<int>(j), !e.fp.domain_write);
-        if (candidates_.size() > before) dedupe_candidates();  // a step may race through both
-      }
-
+      record_access(e.fp, static_cast<int>(j));
       const bool is_new = e.decisions > diverge_;
       // Keep only direct races: not known to e's actor, not behind another candidate.
       races_.clear();
@@ -363,15 +353,15 @@ class DporStrategy final : public Strategy {
   // not know of: had it run before them, it would not have been blocked.
   void check_parked(const Parked& pk, std::size_t n) {
     candidates_.clear();
-    if (pk.fp.object != kNoObject && pk.fp.object < objects_.size()) {
-      pending_candidates(objects_[pk.fp.object], is_read(pk.fp.access));
+    std::size_t sources = 0;
+    if (pk.fp.object != kNoObject && pk.fp.access != Access::none && pk.fp.object < objects_.size()) {
+      sources += pending_candidates(objects_[pk.fp.object], is_read(pk.fp.access));
     }
     if (pk.fp.domain != kNoObject && pk.fp.domain < domains_.size()) {
-      const std::size_t before = candidates_.size();
-      pending_candidates(domains_[pk.fp.domain], !pk.fp.domain_write);
-      if (candidates_.size() > before) dedupe_candidates();
+      sources += pending_candidates(domains_[pk.fp.domain], !pk.fp.domain_write);
     }
     if (candidates_.empty()) return;
+    if (sources > 1) dedupe_candidates();
     zero_vc_.assign(n, 0);
     const std::uint32_t* known = pk.actor < static_cast<ActorId>(n) && last_of_actor_[pk.actor] >= 0
                                      ? &vc_[static_cast<std::size_t>(last_of_actor_[pk.actor]) * n]
@@ -380,22 +370,66 @@ class DporStrategy final : public Strategy {
     for (int i : candidates_) {
       if (events_[i].actor != pk.actor && known[events_[i].actor] < own_seq(i, n)) races_.push_back(i);
     }
+    // The pending operation's clock, as an event's would be: what its actor knew, joined
+    // with every step it depends on (a reversal must not treat it as independent of those).
+    pending_vc_.assign(known, known + n);
+    for (int i : candidates_) join(pending_vc_.data(), &vc_[static_cast<std::size_t>(i) * n], n);
     for (int i : races_) {
       bool behind_another = false;
       for (int k : races_) {
         if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
       }
-      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), pk.actor, known, n);
+      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), pk.actor, pending_vc_.data(), n);
     }
   }
 
-  // The steps in h a pending operation would depend on, were it to run now.
-  void pending_candidates(const ObjectHistory& h, bool read) {
+  // Adds the steps in h a pending operation would depend on, were it to run now; 1 when
+  // there were any.
+  std::size_t pending_candidates(const ObjectHistory& h, bool read) {
+    const std::size_t before = candidates_.size();
     if (!read) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
     if (h.last_write >= 0) candidates_.push_back(h.last_write);
+    return candidates_.size() > before ? 1 : 0;
   }
 
-  // Only when a domain added candidates: sorting reorders the races.
+  // Records step j's accesses (its object, its domain, its observations) in their histories,
+  // adding its dependent predecessors to candidates_: the same relation as sim::dependent.
+  // Observations are a domain of their own: a global one writes it, a scoped one reads it
+  // and writes its scope.
+  void record_access(const Footprint& fp, int j) {
+    std::size_t sources = 0;
+    auto visit = [&](ObjectHistory& h, bool read) {
+      const std::size_t before = candidates_.size();
+      touch(h, j, read);
+      if (candidates_.size() > before) ++sources;
+    };
+    if (fp.object != kNoObject && fp.access != Access::none) {
+      if (objects_.size() <= fp.object) objects_.resize(fp.object + 1);
+      visit(objects_[fp.object], is_read(fp.access));
+    }
+    if (fp.domain != kNoObject) {
+      if (domains_.size() <= fp.domain) domains_.resize(fp.domain + 1);
+      visit(domains_[fp.domain], !fp.domain_write);
+    }
+    if (fp.effects & kObserves) {
+      if (fp.scope == kGlobalObservations) {
+        visit(observations_, false);
+      } else {
+        visit(observations_, true);
+        visit(scope_history(fp.scope), false);
+      }
+    }
+    if (sources > 1) dedupe_candidates();  // a step may race with one step through several
+  }
+
+  ObjectHistory& scope_history(ScopeId scope) {
+    for (auto& [id, h] : scopes_) {
+      if (id == scope) return h;
+    }
+    return scopes_.emplace_back(scope, ObjectHistory()).second;
+  }
+
+  // Only when several histories added candidates: sorting reorders the races.
   void dedupe_candidates() {
     std::sort(candidates_.begin(), candidates_.end());
     candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
@@ -508,11 +542,12 @@ class DporStrategy final : public Strategy {
   std::vector<Event> events_;
   std::vector<Parked> parked_;
   // Scratch for analyze_races, kept to reuse their memory.
-  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_;
+  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
-  ObjectHistory observer_;
+  ObjectHistory observations_;                              // the domain of all observations
+  std::vector<std::pair<ScopeId, ObjectHistory>> scopes_;  // one per observation scope seen
 };
 
 }  // namespace

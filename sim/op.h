@@ -37,19 +37,29 @@ enum class Access : std::uint8_t {
 std::string_view access_name(Access access);
 
 // Effects a step can have besides its object, which partial-order reduction must see: the
-// invariants' observations (all mutually dependent, so no order of them is missed). The
-// clock is no such effect: in timed mode it moves only between steps, when none can run,
-// and in untimed mode each actor has its own.
+// invariants' ordered observations. Two observing steps are dependent when their scopes
+// meet (Event::scope in model/env.h): one scope, or either one global; a step that observed
+// in two scopes counts as global. The clock is no such effect: in timed mode it moves only
+// between steps, when none can run, and in untimed mode each actor has its own.
 enum EffectFlag : std::uint8_t {
   kObserves = 1,
 };
 
+// The scope of a step's observations (Event::scope); the same values as model/env.h.
+using ScopeId = std::int64_t;
+inline constexpr ScopeId kGlobalObservations = INT64_MIN;
+
+inline bool scopes_meet(ScopeId a, ScopeId b) {
+  return a == b || a == kGlobalObservations || b == kGlobalObservations;
+}
+
 struct Footprint {
   ObjectId object = kNoObject;
   Access access = Access::none;
-  std::uint8_t effects = 0;     // EffectFlag bits; set on effective footprints only
+  std::uint8_t effects = 0;     // EffectFlag bits: declared by an observation step, and effective
   ObjectId domain = kNoObject;  // the coarser object `object` belongs to, if any
   bool domain_write = false;    // the step sees or changes the whole domain at once
+  ScopeId scope = kGlobalObservations;  // with kObserves: the scope of the observations
 
   friend bool operator==(const Footprint&, const Footprint&) = default;
 };
@@ -57,15 +67,16 @@ struct Footprint {
 inline bool is_read(Access a) { return a == Access::read; }
 
 // Whether two steps of different actors may not commute: on one object unless both only
-// read it (or one does not touch it); in one domain when either writes it; through
-// observations always.
+// read it (or one does not touch it: access none); in one domain when either writes it;
+// through observations whose scopes meet. This is the one dependence relation: sleep sets
+// and race analysis (sim/dpor_strategy.cc) both follow it.
 inline bool dependent(const Footprint& a, const Footprint& b) {
   if (a.object != kNoObject && a.object == b.object && a.access != Access::none && b.access != Access::none &&
       !(is_read(a.access) && is_read(b.access))) {
     return true;
   }
   if (a.domain != kNoObject && a.domain == b.domain && (a.domain_write || b.domain_write)) return true;
-  return (a.effects & kObserves) && (b.effects & kObserves);
+  return (a.effects & kObserves) && (b.effects & kObserves) && scopes_meet(a.scope, b.scope);
 }
 
 struct OpDesc {

@@ -8,6 +8,8 @@
 
 namespace lockstep::sim {
 
+static_assert(kGlobalObservations == kGlobalScope, "sim/op.h and model/env.h name the same global scope");
+
 struct Scheduler::Actor {
   Scheduler* scheduler = nullptr;
   ActorId id = 0;
@@ -231,15 +233,18 @@ void Scheduler::execute(const Transition& t) {
   Footprint effective = declared;  // object and domain as declared
   effective.access = effective_access_;
   effective.effects = effects_;
+  effective.scope = (effects_ & kObserves) ? scope_ : kGlobalObservations;
   strategy_->executed(t, effective);
   if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
 }
 
 Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
-  // An actor being unwound: releases still happen (destructors of lock guards call them),
-  // anything else unwinds further.
+  // An actor being unwound: releases and observations still happen (destructors of lock
+  // guards and scope guards call them), anything else unwinds further.
   auto abort_point = [&] {
-    if (std::uncaught_exceptions() > 0 || op.footprint.access == Access::release) return Wake::run;
+    if (std::uncaught_exceptions() > 0 || op.footprint.access == Access::release || (op.footprint.effects & kObserves)) {
+      return Wake::run;
+    }
     throw ExecutionAborted{};
   };
   if (current_ < 0) {
@@ -282,11 +287,24 @@ std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
 
 void Scheduler::observe(const Event& event) {
   if (aborting_ || instance_ == nullptr) return;
+  // An ordered observation is a visible operation of its own (DESIGN: every Env call is),
+  // on its scope: its footprint is then known before it runs, as partial-order reduction
+  // needs. Carried by the step before it, its presence would depend on what that step read.
+  if (current_ >= 0 && event.ordered) {
+    OpDesc op{"observe", {}};
+    op.footprint.effects = kObserves;
+    op.footprint.scope = event.scope;
+    yield(op);
+    if (aborting_) return;  // the execution ended while it waited for its turn
+  }
   if (limits_.log_events) {
     events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
                        fmt::format("{} {}", event.subject, event.value)});
   }
-  if (current_ >= 0 && event.ordered) effects_ |= kObserves;
+  if (current_ >= 0 && event.ordered) {
+    effects_ |= kObserves;
+    scope_ = event.scope;
+  }
   if (auto v = instance_->on_event(event)) fail(Verdict::violation, v->invariant, v->message);
 }
 

@@ -177,6 +177,7 @@ class Scheduler {
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;
+  ScopeId scope_ = kGlobalObservations;  // of this step's observations, with kObserves
   StepResult result_;
 };
 

@@ -25,9 +25,11 @@ class SimObject {
     s_.note_result({why});
     return false;
   }
-  // Ends a wait by its timer: the timeout touches nothing but the clock.
+  // Ends a wait by its timer. The timeout changes nothing, but it is a read of the object:
+  // it races with the object's release (had the release come first, the waiter's other
+  // transition, the grant, would have run), so it must not commute with it.
   bool timed_out() {
-    s_.refine_access(Access::none);
+    s_.refine_access(Access::read);
     s_.note_result({Kind::timeout});
     return false;
   }

@@ -124,8 +124,10 @@ TEST(ChoicePoints, AChoiceReachesAViolationAndTheTraceRecordsIt) {
   const auto result = testing::explore(system);
   ASSERT_EQ(result.verdict, Verdict::violation);
   EXPECT_EQ(result.stats.executions, 4u);
-  ASSERT_EQ(result.first_failure->decisions.size(), 1u);
+  // The choice, then the ordered observation: a visible operation of its own.
+  ASSERT_EQ(result.first_failure->decisions.size(), 2u);
   EXPECT_EQ(result.first_failure->decisions[0], (sim::Decision{sim::Decision::Kind::choice, 3}));
+  EXPECT_EQ(result.first_failure->decisions[1], (sim::Decision{sim::Decision::Kind::run, 0}));
 }
 
 TEST(Time, TimedModeAdvancesTheClockToTheEarliestDeadline) {

@@ -69,7 +69,11 @@ class Model {
     return *this;
   }
 
-  // Checked at every Env::observe: a message means the invariant is broken.
+  // Checked at every Env::observe: a message means the invariant is broken. Every order of
+  // ordered events is explored; when a check judges the events of one subject only (one
+  // key, one agent), report them with that scope (Event::scoped(name, subject, value), or
+  // Event::scope) and the events of different subjects are not interleaved. The contract
+  // is in model/env.h: a verdict may depend on the order within a scope, never across.
   Model& on_event(std::string name, std::function<std::optional<std::string>(State&, const Event&)> check) {
     spec_.event_checks.push_back({std::move(name), [check = std::move(check)](void* s, const Event& e) {
                                     return check(*static_cast<State*>(s), e);

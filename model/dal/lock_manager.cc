@@ -60,7 +60,7 @@ std::int64_t DalLockManager::try_acquire(int lock, Mode mode, int owner) {
                           {"heartbeat_ts", std::to_string(now)},
                           {"epoch", std::to_string(epoch)}});
   commit();
-  env_.observe({"granted", lock, epoch});
+  env_.observe(Event::scoped("granted", lock, epoch));
   return epoch;
 }
 
@@ -88,7 +88,7 @@ void DalLockManager::release(int lock, int owner) {
                           {"owners", format_owners(owners)},
                           {"upgrader", row["upgrader"] == std::to_string(owner) ? "" : row["upgrader"]}});
   commit();
-  env_.observe({"released", lock, owner});
+  env_.observe(Event::scoped("released", lock, owner));
 }
 
 std::int64_t DalLockManager::upgrade(int lock, int owner) {
@@ -104,7 +104,7 @@ std::int64_t DalLockManager::upgrade(int lock, int owner) {
   const std::int64_t epoch = std::stoll(row["epoch"]) + 1;
   (void)conn_.update_row(kLocks, lock, {{"mode", "write"}, {"upgrader", ""}, {"epoch", std::to_string(epoch)}});
   commit();
-  env_.observe({"granted", lock, epoch});
+  env_.observe(Event::scoped("granted", lock, epoch));
   return epoch;
 }
 
@@ -135,7 +135,7 @@ bool DalLockManager::recover(int lock, bool claimed) {
                          {{"lock_id", std::to_string(lock)}, {"owners", row["owners"]}, {"at", std::to_string(now)},
                           {"why", "lease passed, heartbeat stale, no active job"}});
   commit();
-  env_.observe({"recovered", lock, std::stoll(row["epoch"])});
+  env_.observe(Event::scoped("recovered", lock, std::stoll(row["epoch"])));
   return true;
 }
 

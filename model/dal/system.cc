@@ -113,14 +113,14 @@ class DalInstance final : public Instance {
     const pg::Row row = *conn.select_for_update(kData, lock, false).value();
     if (c_.fencing && std::stoll(row.at("fence")) > epoch) {
       (void)conn.rollback();
-      env_.observe({"write_fenced", lock, epoch});
+      env_.observe(Event::scoped("write_fenced", lock, epoch));
       return;
     }
     const std::int64_t value = std::stoll(row.at("value"));
-    if (expect_value >= 0 && value != expect_value) env_.observe({"upgrade_lost", lock, value});
+    if (expect_value >= 0 && value != expect_value) env_.observe(Event::scoped("upgrade_lost", lock, value));
     (void)conn.update_row(kData, lock, {{"value", std::to_string(value + 1)}, {"fence", std::to_string(epoch)}});
     (void)conn.commit();
-    env_.observe({"wrote", lock, epoch});
+    env_.observe(Event::scoped("wrote", lock, epoch));
   }
 
   void writer(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
@@ -139,7 +139,7 @@ class DalInstance final : public Instance {
     const std::string before = conn.read_row(kData, lock).value()->at("value");
     work(s.work, lock, a, dal);
     const std::string after = conn.read_row(kData, lock).value()->at("value");
-    if (before != after) env_.observe({"read_changed", lock, a});
+    if (before != after) env_.observe(Event::scoped("read_changed", lock, a));
     dal.release(lock, a + 1);
   }
 

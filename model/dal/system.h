@@ -7,6 +7,9 @@
 // the job caps. Left out: the filesystem protocol of section 5, SQLite's WAL semantics
 // (the locks live in the simulated PostgreSQL table), metadata contents, multi-node routing.
 // The protected resource is one data row per lock, written inside a transaction.
+//
+// Observation scopes (Event::scope): per lock row. single_writer and upgrade_atomic read the
+// grants and writes of one lock; gave_up_holding stays global (it names a lock-order cycle).
 #pragma once
 
 #include "model/system.h"

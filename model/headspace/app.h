@@ -106,7 +106,7 @@ class App {
   void transition(const ActorSpec& a, DbSession& s, const pg::Row& cmd, CommandState to);
   std::unique_ptr<DbSession> session(const ActorSpec& a);
   void observe(const char* name, std::int64_t subject, std::int64_t value) {
-    env_.observe({name, subject, value, events::ordered(name)});
+    env_.observe({name, subject, value, events::ordered(name), events::scope(name, subject)});
   }
 
   Env& env_;

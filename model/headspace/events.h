@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/env.h"
+
 namespace lockstep::headspace::events {
 
 inline constexpr const char* kEnter = "enter";              // agent, actor: inside the AGENT lock
@@ -39,6 +41,11 @@ inline constexpr const char* kPhantomCleaned = "phantom_cleaned";
 // contains the lock step the waiter queued behind, and steps on one lock are always
 // ordered, so every order of the window events themselves gives the same verdict.
 inline bool ordered(std::string_view name) { return name == kEnter || name == kExit || name == kWrite; }
+
+// The observation scope of an event (Event::scope): the ordered ones are judged per agent
+// (agent_mutual_exclusion reads the enter, exit and write events of one agent only), so
+// each is ordered against the events of its own agent, its subject.
+inline std::int64_t scope(std::string_view name, std::int64_t subject) { return ordered(name) ? subject : kGlobalScope; }
 
 // Outcomes of a hook (kHookDone's value).
 inline constexpr std::int64_t kProcessed = 1;

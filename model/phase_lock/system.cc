@@ -92,9 +92,9 @@ class PhaseLockInstance final : public Instance {
       env_.observe({"already_running", key, a, false});
       return;
     }
-    env_.observe({"exec_start", key, token});
+    env_.observe(Event::scoped("exec_start", key, token));
     env_.sleep_for(r.duration);
-    env_.observe({"exec_end", key, token});
+    env_.observe(Event::scoped("exec_end", key, token));
     if (r.crash) return;  // the process died: no finally block
     manager_.release_lock(r.flow, r.phase, token);
   }

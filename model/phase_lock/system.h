@@ -5,6 +5,9 @@
 // a chosen duration or crash. Left out: the singleton (one manager per execution), the
 // database and the agents the phase runs, and multi-process deployment (the seed's own
 // stated limitation).
+//
+// Observation scopes (Event::scope): per phase lock key. Every invariant (duplicate
+// execution, release by owner) reads the events of one key only.
 #pragma once
 
 #include "model/system.h"

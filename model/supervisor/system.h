@@ -8,6 +8,9 @@
 // getStartedContext, Start, the collector and executor loops, and Risk 2's inverted
 // lookup as an operation. Left out: what the locks protect (maps, contexts, channels) and
 // the FSM logic; goroutines are actors running lists of operations.
+//
+// Observation scope: global. lockdep's graph spans every lock class at once, so the order
+// of any two acquisitions may matter.
 #pragma once
 
 #include "model/system.h"

@@ -24,6 +24,7 @@ class ScriptInstance final : public Instance {
       }
     }
     for (const auto& actor : p_.actors) registers_.emplace_back(actor.registers.size(), 0);
+    logs_.assign(p_.scopes.size(), 0);
   }
 
   int actor_count() const override { return static_cast<int>(p_.actors.size()); }
@@ -48,7 +49,9 @@ class ScriptInstance final : public Instance {
         case OpKind::lockfor:
           regs[op.reg] = mutex(op).try_lock_for(std::chrono::milliseconds(op.ms)) ? 1 : 0;
           break;
+        case OpKind::trylock: regs[op.reg] = mutex(op).try_lock() ? 1 : 0; break;
         case OpKind::sleep: env_.sleep_for(std::chrono::milliseconds(op.ms)); break;
+        case OpKind::observe: observe(op.scope, value(op.a)); break;
       }
     }
   }
@@ -56,6 +59,7 @@ class ScriptInstance final : public Instance {
   std::string final_state() override {
     std::string out;
     for (std::size_t v = 0; v < vars_.size(); ++v) out += fmt::format("{}={} ", p_.vars[v], final_value(static_cast<int>(v)));
+    for (std::size_t s = 0; s < p_.scopes.size(); ++s) out += fmt::format("@{}={} ", scope_text(p_.scopes[s]), logs_[s]);
     for (std::size_t a = 0; a < p_.actors.size(); ++a) {
       for (std::size_t r = 0; r < registers_[a].size(); ++r) {
         out += fmt::format("{}.{}={} ", p_.actors[a].name, p_.actors[a].registers[r], registers_[a][r]);
@@ -66,10 +70,11 @@ class ScriptInstance final : public Instance {
 
   std::optional<Violation> at_end() override {
     for (const Check& c : p_.checks) {
-      const std::int64_t actual = c.var >= 0 ? final_value(c.var) : registers_[c.actor][c.reg];
+      const std::int64_t actual = c.scope >= 0 ? logs_[c.scope] : c.var >= 0 ? final_value(c.var) : registers_[c.actor][c.reg];
       if (!compare(c.compare, actual, c.expected)) {
-        const std::string lhs = c.var >= 0 ? p_.vars[c.var]
-                                           : p_.actors[c.actor].name + "." + p_.actors[c.actor].registers[c.reg];
+        const std::string lhs = c.scope >= 0 ? "@" + scope_text(p_.scopes[c.scope])
+                                : c.var >= 0 ? p_.vars[c.var]
+                                             : p_.actors[c.actor].name + "." + p_.actors[c.actor].registers[c.reg];
         return Violation{"final_state", fmt::format("check \"{}\" failed: {} is {}", c.text, lhs, actual)};
       }
     }
@@ -77,6 +82,18 @@ class ScriptInstance final : public Instance {
   }
 
  private:
+  static std::string scope_text(std::int64_t scope) { return scope == kGlobalScope ? "*" : std::to_string(scope); }
+
+  // An ordered event in `scope`, and its digit appended to the logs it belongs to: its own
+  // scope's, and every scope's when it is global. Only orders within a scope reach a log.
+  void observe(std::int64_t scope, std::int64_t value) {
+    env_.observe({"observe", scope == kGlobalScope ? -1 : scope, value, true, scope});  // may start a step
+    const std::int64_t digit = ((value % 10) + 10) % 10;
+    for (std::size_t s = 0; s < p_.scopes.size(); ++s) {
+      if (p_.scopes[s] == scope || (scope == kGlobalScope && p_.scopes[s] != kGlobalScope)) logs_[s] = logs_[s] * 10 + digit;
+    }
+  }
+
   // Runs after every actor has finished, outside any actor: the load is not a step.
   std::int64_t final_value(int var) { return vars_[var]->load(); }
 
@@ -90,6 +107,7 @@ class ScriptInstance final : public Instance {
       if (m) return m->try_lock_for(d);
       throw ModelError("lockfor needs a plain mutex, not a reader/writer one");
     }
+    bool try_lock() { return m ? m->try_lock() : rw->try_lock(); }
   };
   AnyMutex mutex(const Op& op) { return {mutexes_[op.object].get(), rwmutexes_[op.object].get()}; }
 
@@ -99,6 +117,7 @@ class ScriptInstance final : public Instance {
   std::vector<std::unique_ptr<Mutex>> mutexes_;
   std::vector<std::unique_ptr<RWMutex>> rwmutexes_;
   std::vector<std::vector<std::int64_t>> registers_;
+  std::vector<std::int64_t> logs_;  // per Program::scopes entry
 };
 
 class ScriptSystem final : public System {

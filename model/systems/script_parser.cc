@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -102,6 +103,14 @@ std::int64_t parse_ms(const std::string& text, const JsonCursor& where) {
   return *v;
 }
 
+// "*" (the global scope) or a non-negative integer.
+std::int64_t parse_scope(const std::string& word, const std::string& text, const JsonCursor& where) {
+  if (word == "*") return kGlobalScope;
+  const auto v = parse_int(word);
+  if (!v || *v < 0) where.fail(fmt::format("\"{}\": bad scope \"{}\": expected * or a non-negative integer", text, word));
+  return *v;
+}
+
 Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
   const std::string text = where.as_string();
   const auto w = split_words(text);
@@ -146,14 +155,24 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     op.object = names.lock(ident(w[1]), false, where);
     op.ms = parse_ms(w[2], where);
     op.reg = register_index(actor, ident(w[3]));
+  } else if (verb == "trylock") {
+    need(3, 3, "trylock MUTEX REG");
+    op.kind = OpKind::trylock;
+    op.object = names.lock(ident(w[1]), false, where);
+    op.reg = register_index(actor, ident(w[2]));
   } else if (verb == "sleep") {
     need(2, 2, "sleep MS");
     op.kind = OpKind::sleep;
     op.ms = parse_ms(w[1], where);
+  } else if (verb == "observe") {
+    need(3, 3, "observe SCOPE VALUE");
+    op.kind = OpKind::observe;
+    op.scope = parse_scope(w[1], text, where);
+    op.a = parse_operand(w[2], actor, where);
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor or sleep)",
+        "lockfor, trylock, sleep or observe)",
         verb));
   }
   return op;
@@ -180,7 +199,12 @@ Check parse_check(const JsonCursor& where, const Program& p, const Names& names)
   if (!rhs) where.fail(fmt::format("\"{}\": expected an integer after \"{}\"", text, w[1]));
   c.expected = *rhs;
   const auto dot = w[0].find('.');
-  if (dot == std::string::npos) {
+  if (w[0].starts_with("@")) {
+    const std::int64_t scope = parse_scope(w[0].substr(1), text, where);
+    const auto it = std::find(p.scopes.begin(), p.scopes.end(), scope);
+    if (it == p.scopes.end()) where.fail(fmt::format("\"{}\": no actor observes in scope {}", text, w[0].substr(1)));
+    c.scope = static_cast<int>(it - p.scopes.begin());
+  } else if (dot == std::string::npos) {
     const auto var = names.find_var(w[0]);
     if (!var) where.fail(fmt::format("\"{}\": unknown variable \"{}\"", text, w[0]));
     c.var = *var;
@@ -218,7 +242,13 @@ Program parse_program(const SystemInput& input) {
     for (const auto& other : p.actors) {
       if (other.name == actor.name) a.at("name").fail(fmt::format("duplicate actor name \"{}\"", actor.name));
     }
-    for (const auto& op : a.at("ops").items()) actor.ops.push_back(parse_op(op, actor, names));
+    for (const auto& op : a.at("ops").items()) {
+      actor.ops.push_back(parse_op(op, actor, names));
+      const Op& added = actor.ops.back();
+      if (added.kind == OpKind::observe && std::find(p.scopes.begin(), p.scopes.end(), added.scope) == p.scopes.end()) {
+        p.scopes.push_back(added.scope);
+      }
+    }
     p.actors.push_back(std::move(actor));
   }
   if (input.config) {

@@ -7,8 +7,15 @@
 //   cas x 0 1 [ok]  compare-and-swap (operands as for write); ok := 1 on success, else 0
 //   lock m | unlock m | rlock m | runlock m    (rlock/runlock make m a reader/writer mutex)
 //   lockfor m 10 ok try to lock m for 10 ms; ok := 1 when acquired, 0 on timeout
+//   trylock m ok    try to lock m without waiting; ok := 1 when acquired, else 0
 //   sleep 5         sleep 5 ms (virtual time)
-// Checks: "x == 2", "a.r != 0" (actor a's register r); operators == != < <= > >=.
+//   observe 3 v     report an ordered event with value v (0..9, or a register) in scope 3;
+//                   `observe * v` reports it in the global scope. It belongs to the actor's
+//                   step before it (or is a step of its own when the actor has none yet).
+// Checks: "x == 2", "a.r != 0" (actor a's register r), "@3 == 12" (the values observed in
+// scope 3, global events included, in their order, as decimal digits: 1 then 2), "@* == 5"
+// (the global events only); operators == != < <= > >=. A scope's log depends only on the
+// order within the scope, so the checks keep Event::scope's contract.
 // Every register starts at 0; variables start at config.vars (default 0).
 #pragma once
 
@@ -27,7 +34,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, sleep };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, sleep, observe };
 
 struct Op {
   OpKind kind = OpKind::read;
@@ -35,6 +42,7 @@ struct Op {
   int reg = -1;     // destination register, or -1
   Operand a, b;
   std::int64_t ms = 0;
+  std::int64_t scope = 0;  // observe: the scope, or kGlobalScope
 };
 
 struct Actor {
@@ -47,7 +55,8 @@ enum class Compare { eq, ne, lt, le, gt, ge };
 
 struct Check {
   std::string text;
-  int var = -1;    // the variable compared, or -1 for a register
+  int scope = -1;  // index into Program::scopes when comparing a scope's log, else -1
+  int var = -1;    // the variable compared, or -1 for a register or a scope
   int actor = -1;  // with reg, when comparing a register
   int reg = -1;
   Compare compare = Compare::eq;
@@ -65,6 +74,7 @@ struct Program {
   std::vector<LockDecl> locks;
   std::vector<Actor> actors;
   std::vector<Check> checks;
+  std::vector<std::int64_t> scopes;  // the scopes observed in, kGlobalScope included if used
 };
 
 // Reads config and actors; throws InputError with the JSON pointer of anything malformed.

@@ -1,0 +1,142 @@
+// bench/scaling_table.cc: how the default explorer scales, as one table anyone can rerun.
+//
+//   build/bench/scaling_table [--max-seconds S] [--strategy NAME] [--only SUBSTRING]
+//
+// Rows: N headspace agents with one pre_tool_use hook each (N = 1..8, nothing shared), 2 and
+// 3 agents with 2 hooks each plus a reaper over all of them, 3..6 hooks of one agent, the
+// canonical scenario, and the classic DPOR benchmarks (lastzero, filesystem, indexer).
+// Headspace rows are timed, as a team's first scenarios are. Each row is explored
+// exhaustively (or until --max-seconds, default 120, then marked "bounded"); the figures are
+// what the explorer reports: executions, sleep-set-blocked executions, steps, steps per
+// second and seconds. Where GenMC v0.11.0 was measured on this machine (issue 12), the
+// ratio of the times is printed. Figures, not pass/fail: the machine is shared and noisy.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/scenario.h"
+#include "sim/check.h"
+
+namespace {
+
+using nlohmann::json;
+
+struct Row {
+  std::string name;
+  json scenario;
+  std::optional<double> genmc_s;  // GenMC v0.11.0 on this machine, where measured
+};
+
+json hook(int agent) { return {{"kind", "hook"}, {"route", "pre_tool_use"}, {"agent", agent}}; }
+
+json headspace(const std::string& name, int agents, json actors) {
+  return {{"format", "lockstep-scenario/1"},
+          {"name", name},
+          {"system", "headspace"},
+          {"config", {{"agents", agents}}},
+          {"actors", std::move(actors)},
+          {"explore", {{"strategy", "dpor"}, {"time", "timed"}}},
+          {"expect", {{"verdict", "pass"}}}};
+}
+
+json bench(const std::string& program, int n) {
+  return {{"format", "lockstep-scenario/1"},
+          {"name", fmt::format("{}-{}", program, n)},
+          {"system", "bench"},
+          {"config", {{"program", program}, {"n", n}}},
+          {"explore", {{"strategy", "dpor"}}},
+          {"expect", {{"verdict", "pass"}}}};
+}
+
+std::vector<Row> rows() {
+  std::vector<Row> out;
+  for (int n = 1; n <= 8; ++n) {
+    json actors = json::array();
+    for (int a = 1; a <= n; ++a) actors.push_back(hook(a));
+    out.push_back({fmt::format("{} independent agents, 1 hook each", n), headspace(fmt::format("independent-{}", n), n, actors), {}});
+  }
+  for (int n = 2; n <= 3; ++n) {
+    json actors = json::array();
+    json reaped = json::array();
+    for (int a = 1; a <= n; ++a) {
+      actors.push_back(hook(a));
+      actors.push_back(hook(a));
+      reaped.push_back(a);
+    }
+    actors.push_back({{"kind", "reaper"}, {"agents", reaped}, {"cycles", 1}});
+    out.push_back({fmt::format("{} agents x 2 hooks + a reaper", n), headspace(fmt::format("hooks-reaper-{}", n), n, actors), {}});
+  }
+  for (int k = 3; k <= 6; ++k) {
+    json actors = json::array();
+    for (int h = 0; h < k; ++h) actors.push_back(hook(1));
+    out.push_back({fmt::format("{} hooks of one agent", k), headspace(fmt::format("one-agent-{}", k), 1, actors), {}});
+  }
+  json canonical = lockstep::load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/canonical.json").document;
+  out.push_back({"headspace canonical", canonical, {}});
+  out.push_back({"lastzero(10)", bench("lastzero", 10), {}});
+  out.push_back({"lastzero(12)", bench("lastzero", 12), 0.96});
+  out.push_back({"lastzero(15)", bench("lastzero", 15), 7.3});
+  out.push_back({"filesystem(18)", bench("filesystem", 18), {}});
+  out.push_back({"filesystem(20)", bench("filesystem", 20), {}});
+  out.push_back({"filesystem(22)", bench("filesystem", 22), 0.78});
+  out.push_back({"indexer(15)", bench("indexer", 15), {}});
+  out.push_back({"indexer(16)", bench("indexer", 16), {}});
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("How lockstep's explorer scales: one row per scenario shape, explored exhaustively.");
+  double max_seconds = 120;
+  std::string strategy;
+  std::string only;
+  app.add_option("--max-seconds", max_seconds, "bound on each row's exploration (then marked bounded)")->capture_default_str();
+  app.add_option("--strategy", strategy, "explore with this strategy instead of each scenario's own (dpor)");
+  app.add_option("--only", only, "run only the rows whose name contains this text");
+  std::string write_dir;
+  app.add_option("--write-scenarios", write_dir,
+                 "write each row's scenario file into this directory and explore nothing (to time another build's "
+                 "`lockstep check FILE --json` on them)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& row : rows()) {
+    if (!only.empty() && row.name.find(only) == std::string::npos) continue;
+    if (!write_dir.empty()) {
+      const std::string path = fmt::format("{}/{}.json", write_dir, row.scenario.at("name").get<std::string>());
+      std::ofstream(path) << row.scenario.dump(2) << "\n";
+      std::printf("%s\n", path.c_str());
+      continue;
+    }
+    const lockstep::Scenario scenario = lockstep::parse_scenario(row.scenario, row.name);
+    lockstep::sim::CheckOptions options;
+    const auto start = std::chrono::steady_clock::now();
+    options.elapsed_seconds = [start] { return seconds_since(start); };
+    options.overrides.max_seconds = max_seconds;
+    options.overrides.shrink = false;
+    if (!strategy.empty()) options.overrides.strategy = strategy;
+    const auto report = lockstep::sim::check_scenario(scenario, options);
+    const auto& stats = report.result.stats;
+    const double s = stats.elapsed_s;
+    const std::string genmc = row.genmc_s ? fmt::format("{:.2f} ({:.2f}x)", *row.genmc_s, s / *row.genmc_s) : "";
+    std::printf("| %s | %s%llu | %llu | %llu | %.2f M | %.2f | %s |\n", row.name.c_str(),
+                report.result.exhaustive ? "" : "bounded: ", static_cast<unsigned long long>(stats.executions),
+                static_cast<unsigned long long>(stats.redundant), static_cast<unsigned long long>(stats.steps),
+                s > 0 ? static_cast<double>(stats.steps) / s / 1e6 : 0.0, s, genmc.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
