@@ -29,6 +29,7 @@
 #include <optional>
 #include <fmt/format.h>
 
+#include "sim/invariant.h"
 #include "sim/scheduler.h"
 #include "sim/strategy.h"
 
@@ -234,6 +235,9 @@ class DporStrategy final : public Strategy {
   }
 
   void executed(const Transition& t, const Footprint& effective) override {
+    LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
+                           stack_[last_sched_].current_is_timer() == t.timer,
+                       "dpor: the step that ran is the one its node chose");
     stack_[last_sched_].current_effect.add(effective);
     events_.push_back({t.actor, effective, static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
@@ -495,6 +499,8 @@ class DporStrategy final : public Strategy {
   // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
   // sure the node before i explores an initial of notdep(i).q.
   void reverse_race(int i, int end, ActorId q, const std::uint32_t* q_vc, std::size_t n) {
+    LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
+                       "dpor: a race reverses at a scheduling node of the current path");
     Node& node = stack_[events_[i].node];
     const ActorId p = events_[i].actor;
     const std::uint32_t p_seq = own_seq(i, n);
