@@ -376,11 +376,14 @@ class Replayer {
   }
 
   // Whether `s` and another session's statement ran at once in the simulation, one of them
-  // spread over several steps. The simulation spreads a statement's effects over several steps (a
-  // COMMIT releases one lock per step, an autocommit statement publishes its row after
-  // it), where the server applies them at one moment, so the outcome of `s` may depend on
-  // a half-done statement the server cannot show: it is not compared (counted instead). A
-  // plain session lock that waited has no such tail and does not count.
+  // spread over several steps with effects after its first: then the outcome of `s` may
+  // depend on a half-done statement the server cannot show, and it is not compared (counted
+  // instead). The simulation ends a statement at one moment as the server does (a COMMIT's
+  // releases, an autocommit publish and an xact lock's release are part of its last step),
+  // so only a statement that waited spans steps. A session lock that waited has nothing
+  // after its grant; an xact lock or a row update that waited ends its statement (a
+  // release, a commit) in its wait's step, after the grant the releasing step made, where
+  // the server's woken backend does it at a moment of its own.
   static bool spread(const LoggedStatement& a) {
     if (a.first_step >= a.last_step) return false;
     return !(a.waited && (a.op == "advisory_lock" || a.op == "advisory_lock_shared"));

@@ -358,9 +358,9 @@ class DporStrategy final : public Strategy {
   void check_parked(const Parked& pk, std::size_t n) {
     candidates_.clear();
     std::size_t sources = 0;
-    if (pk.fp.object != kNoObject && pk.fp.access != Access::none && pk.fp.object < objects_.size()) {
-      sources += pending_candidates(objects_[pk.fp.object], is_read(pk.fp.access));
-    }
+    for_each_object(pk.fp, [&](ObjectId obj, Access access) {
+      if (access != Access::none && obj < objects_.size()) sources += pending_candidates(objects_[obj], is_read(access));
+    });
     if (pk.fp.domain != kNoObject && pk.fp.domain < domains_.size()) {
       sources += pending_candidates(domains_[pk.fp.domain], !pk.fp.domain_write);
     }
@@ -407,10 +407,11 @@ class DporStrategy final : public Strategy {
       touch(h, j, read);
       if (candidates_.size() > before) ++sources;
     };
-    if (fp.object != kNoObject && fp.access != Access::none) {
-      if (objects_.size() <= fp.object) objects_.resize(fp.object + 1);
-      visit(objects_[fp.object], is_read(fp.access));
-    }
+    for_each_object(fp, [&](ObjectId obj, Access access) {
+      if (access == Access::none) return;
+      if (objects_.size() <= obj) objects_.resize(obj + 1);
+      visit(objects_[obj], is_read(access));
+    });
     if (fp.domain != kNoObject) {
       if (domains_.size() <= fp.domain) domains_.resize(fp.domain + 1);
       visit(domains_[fp.domain], !fp.domain_write);
@@ -454,7 +455,10 @@ class DporStrategy final : public Strategy {
   bool enabled_by(int i, ActorId q) const {
     const Event& e = events_[i];
     const auto state = static_cast<std::uint32_t>(i);
-    return e.fp.access == Access::release && parked_at(state, q, e.fp.object) && !parked_at(state + 1, q, std::nullopt);
+    if (e.fp.access != Access::release || parked_at(state + 1, q, std::nullopt)) return false;
+    bool waited_on_one = false;  // a multi-object release (a COMMIT) lets go of several at once
+    for_each_object(e.fp, [&](ObjectId obj, Access) { waited_on_one = waited_on_one || parked_at(state, q, obj); });
+    return waited_on_one;
   }
 
   std::uint32_t own_seq(int event, std::size_t n) const {

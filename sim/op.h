@@ -1,7 +1,8 @@
 // sim/op.h: what an actor tells the scheduler before each visible operation.
 //
 // An OpDesc names the operation (a static verb), the object it touches and how (the
-// footprint), and an optional argument, for traces. Footprints are what partial-order
+// footprint; a step that changes several objects at one moment, a COMMIT, names them all),
+// and an optional argument, for traces. Footprints are what partial-order
 // reduction reasons about: two steps on different objects always commute; on one object,
 // two reads commute and anything else does not. A step may narrow its access once it has
 // run (a failed compare-and-swap is only a read) through Scheduler::refine_access.
@@ -15,6 +16,8 @@
 // scheduler's object table for the whole execution, so building one allocates nothing.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -53,6 +56,10 @@ inline bool scopes_meet(ScopeId a, ScopeId b) {
   return a == b || a == kGlobalObservations || b == kGlobalObservations;
 }
 
+// The most objects one footprint names besides its main one. A step that touches more
+// (a COMMIT of a large transaction) writes its whole domain instead: coarser, still sound.
+inline constexpr std::size_t kMaxExtraObjects = 6;
+
 struct Footprint {
   ObjectId object = kNoObject;
   Access access = Access::none;
@@ -60,20 +67,51 @@ struct Footprint {
   ObjectId domain = kNoObject;  // the coarser object `object` belongs to, if any
   bool domain_write = false;    // the step sees or changes the whole domain at once
   ScopeId scope = kGlobalObservations;  // with kObserves: the scope of the observations
+  // More objects the step changes at the same moment (the locks and rows a COMMIT lets go,
+  // all at once as the server does): each is written (never only read) by the step.
+  std::array<ObjectId, kMaxExtraObjects> extra{};
+  std::uint8_t extra_count = 0;
 
   friend bool operator==(const Footprint&, const Footprint&) = default;
 };
 
 inline bool is_read(Access a) { return a == Access::read; }
 
+// Calls f(object, access) for every object the footprint names (the main one, then the
+// extra ones, each as a write).
+template <typename F>
+void for_each_object(const Footprint& fp, F&& f) {
+  if (fp.object != kNoObject) f(fp.object, fp.access);
+  for (std::size_t i = 0; i < fp.extra_count; ++i) f(fp.extra[i], Access::write);
+}
+
+// Adds obj to the footprint's objects, written; past kMaxExtraObjects the step writes its
+// whole domain. REQUIRES: fp.domain != kNoObject when more objects than fit may come.
+inline void add_object(Footprint& fp, ObjectId obj) {
+  if (fp.object == kNoObject) {
+    fp.object = obj;
+  } else if (fp.extra_count < kMaxExtraObjects) {
+    fp.extra[fp.extra_count++] = obj;
+  } else {
+    fp.domain_write = true;
+  }
+}
+
 // Whether two steps of different actors may not commute: on one object unless both only
 // read it (or one does not touch it: access none); in one domain when either writes it;
 // through observations whose scopes meet. This is the one dependence relation: sleep sets
 // and race analysis (sim/dpor_strategy.cc) both follow it.
 inline bool dependent(const Footprint& a, const Footprint& b) {
-  if (a.object != kNoObject && a.object == b.object && a.access != Access::none && b.access != Access::none &&
-      !(is_read(a.access) && is_read(b.access))) {
-    return true;
+  auto on_one_object = [](ObjectId x, Access ax, ObjectId y, Access ay) {
+    return x == y && ax != Access::none && ay != Access::none && !(is_read(ax) && is_read(ay));
+  };
+  if (a.object != kNoObject && b.object != kNoObject && on_one_object(a.object, a.access, b.object, b.access)) return true;
+  if (a.extra_count + b.extra_count > 0) {
+    bool found = false;
+    for_each_object(a, [&](ObjectId x, Access ax) {
+      for_each_object(b, [&](ObjectId y, Access ay) { found = found || on_one_object(x, ax, y, ay); });
+    });
+    if (found) return true;
   }
   if (a.domain != kNoObject && a.domain == b.domain && (a.domain_write || b.domain_write)) return true;
   return (a.effects & kObserves) && (b.effects & kObserves) && scopes_meet(a.scope, b.scope);

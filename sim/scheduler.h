@@ -135,6 +135,8 @@ class Scheduler {
   void observe(const Event& event);
   // Narrows the current step's access once it has run (a failed CAS is a read).
   void refine_access(Access access) { effective_access_ = access; }
+  // The current step's access on its main object so far (declared, or as refined).
+  Access current_access() const { return effective_access_; }
   void note_result(StepResult result) { result_ = result; }
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }

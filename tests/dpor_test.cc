@@ -67,8 +67,10 @@ class FoataRecorder final : public sim::Strategy {
           }
         }
         const Step& s = steps_[k];
+        std::string objects = std::to_string(s.fp.object);
+        for (std::size_t x = 0; x < s.fp.extra_count; ++x) objects += "+" + std::to_string(s.fp.extra[x]);
         by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}", s.actor, count_of_actor[s.actor]++, s.timer ? "t" : "",
-                                                 s.fp.object, static_cast<int>(s.fp.access), static_cast<int>(s.fp.effects)));
+                                                 objects, static_cast<int>(s.fp.access), static_cast<int>(s.fp.effects)));
       }
       std::string form;
       for (auto& [lvl, labels] : by_level) {

@@ -212,6 +212,17 @@ int LockTable::held(int session, AdvisoryKey key, LockMode mode) const {
   return mode == LockMode::exclusive ? hit->second.exclusive() : hit->second.shared();
 }
 
+void LockTable::held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const {
+  for (const auto& [key, l] : locks_) {
+    auto hit = l.holders.find(session);
+    if (hit == l.holders.end()) continue;
+    const Hold& h = hit->second;
+    if (scope == Scope::session ? h.session_exclusive + h.session_shared > 0 : h.xact_exclusive + h.xact_shared > 0) {
+      out.push_back(key);
+    }
+  }
+}
+
 std::vector<AdvisoryKey> LockTable::keys() const {
   std::vector<AdvisoryKey> out;
   for (const auto& [key, l] : locks_) out.push_back(key);

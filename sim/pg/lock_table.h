@@ -79,6 +79,8 @@ class LockTable {
 
   // How many times the session holds (key, mode), in both scopes.
   int held(int session, AdvisoryKey key, LockMode mode) const;
+  // Appends the keys the session holds in `scope` (in either mode) to out, in key order.
+  void held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const;
   std::vector<AdvisoryKey> keys() const;
   // Every hold and queued request, by key, then holders by session, then the queue in order.
   std::vector<LockEntry> entries() const;

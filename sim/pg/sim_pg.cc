@@ -87,12 +87,12 @@ class SimConnection : public lockstep::pg::Connection {
   Status advisory_unlock_all() override {
     Statement st(*this);
     if (dead_) return lost();
-    // A step of its own, so that which locks are held is read inside the server's domain.
-    step({"advisory_unlock_all", {kNoObject, Access::release}, pid_, true});
+    // One step on every key it lets go of, in the server's domain.
+    const Release all_session{.session_scope = true};
+    step({"advisory_unlock_all", release_footprint(all_session), pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
-    release_stepwise(Scope::session, "advisory_unlock_all");
-    if (session_.terminated) return terminated();
+    apply_release(all_session);
     return {};
   }
 
@@ -100,7 +100,7 @@ class SimConnection : public lockstep::pg::Connection {
     Statement st(*this);
     Status locked = lock(key, mode, Scope::transaction);
     if (locked.ok() && !session_.in_transaction) {
-      release_stepwise(Scope::transaction, "end of statement");
+      release_now({.xact_scope = true}, "end of statement");
       if (session_.terminated) return terminated();
     }
     return locked;
@@ -232,8 +232,7 @@ class SimConnection : public lockstep::pg::Connection {
   // Closing ends the session: every lock it holds goes.
   virtual void close() {
     if (dead_) return;
-    release_stepwise(Scope::transaction, "close");
-    release_stepwise(Scope::session, "close");
+    release_now({.session_scope = true, .xact_scope = true}, "close");
     session_.live = false;
   }
 
@@ -282,6 +281,7 @@ class SimConnection : public lockstep::pg::Connection {
   Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever) {
     op.footprint.domain = server_.domain();
     const Wake wake = s_.yield(op, guard, timeout);
+    last_step_ = {op.footprint, s_.step_count()};
     if (in_statement_ && !session_.active && !last_.first_step) {
       session_.active = true;
       session_.query_start = s_.now();
@@ -377,13 +377,11 @@ class SimConnection : public lockstep::pg::Connection {
     return true;
   }
 
-  // The session ends, the connection is dead. Killed by the fault, its locks go here, one
-  // key per step; after pg_terminate_backend the server let everything go already.
+  // The session ends, the connection is dead. Killed by the fault, its rows and locks go
+  // here, in one step; after pg_terminate_backend the server let everything go already.
   Error terminated() {
     if (!session_.terminated) {
-      finish_rows(false, "backend terminated");
-      release_stepwise(Scope::transaction, "backend terminated");
-      release_stepwise(Scope::session, "backend terminated");
+      release_now({.rows = true, .session_scope = true, .xact_scope = true}, "backend terminated");
     }
     locked_rows_.clear();
     written_.clear();
@@ -414,19 +412,20 @@ class SimConnection : public lockstep::pg::Connection {
   Status end_transaction(std::string_view verb) {
     Statement st(*this);
     if (dead_) return lost();
-    // A release: a pooled connection's return rolls back from a destructor.
-    step({verb, {kNoObject, Access::release}, pid_, true});
+    // One step on every row and transaction lock it ends (session advisory locks survive),
+    // as the server ends them at one moment. A release: a pooled connection's return rolls
+    // back from a destructor.
+    const bool commit = verb == "commit" && !aborted_;  // COMMIT of a failed transaction rolls it back
+    const Release end{.rows = true, .commit = commit, .xact_scope = true};
+    step({verb, release_footprint(end), pid_, true});
     if (session_.terminated) return terminated();
     if (!session_.in_transaction) {
       // As the server says (found by lockstep conform): not an error, a WARNING.
       warnings_.push_back({"25P01", "there is no transaction in progress"});
     }
     session_.in_transaction = false;
-    const bool commit = verb == "commit" && !aborted_;  // COMMIT of a failed transaction rolls it back
     aborted_ = false;
-    finish_rows(commit, verb);
-    release_stepwise(Scope::transaction, verb);  // session advisory locks survive
-    if (session_.terminated) return terminated();
+    apply_release(end);
     return {};
   }
 
@@ -464,42 +463,93 @@ class SimConnection : public lockstep::pg::Connection {
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
   // backend was terminated meanwhile.
   Status end_statement() {
-    if (!session_.in_transaction) finish_rows(true, "autocommit");
+    if (!session_.in_transaction) release_now({.rows = true, .commit = true}, "autocommit");
     if (session_.terminated) return terminated();
     return {};
   }
 
-  // Commit publishes this session's row versions, rollback drops them; either way its row
-  // locks go. One step per row (a footprint names one object). Stops when the backend is
-  // terminated meanwhile: that finished the rest (a commit under way completes).
-  void finish_rows(bool commit, std::string_view verb) {
-    std::set<std::pair<std::string, std::int64_t>> rows = locked_rows_;
-    rows.insert(written_.begin(), written_.end());
-    session_.committing = commit && !rows.empty();
-    for (const auto& [table, id] : rows) {
-      step({verb, {server_.row_object(table, id), Access::write}, id, true});
-      if (session_.terminated) break;
-      RowState& r = server_.row(table, id);
-      if (auto mine = r.pending.find(pid_); mine != r.pending.end()) {
-        if (commit) r.committed = mine->second;
-        r.pending.erase(mine);
+  // What ends at one moment: the transaction's rows (committed or dropped, their row locks
+  // released) and the advisory holds of the scopes named.
+  struct Release {
+    bool rows = false;
+    bool commit = false;
+    bool session_scope = false;
+    bool xact_scope = false;
+  };
+
+  // The footprint of a release: each key held in its scopes and each row of the
+  // transaction, all written by one step in the server's domain (past kMaxExtraObjects, the
+  // whole domain). No object when there is nothing to let go of.
+  Footprint release_footprint(const Release& r) {
+    Footprint f{kNoObject, Access::release};
+    f.domain = server_.domain();
+    auto add = [&f](ObjectId obj) {
+      if (obj == f.object) return;
+      for (std::size_t i = 0; i < f.extra_count; ++i) {
+        if (f.extra[i] == obj) return;
       }
-      server_.row_locks().release_key(pid_, server_.row_key(table, id), Scope::transaction);
+      add_object(f, obj);
+    };
+    keys_.clear();
+    if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
+    if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
+    for (const AdvisoryKey& key : keys_) add(server_.object_for(key));
+    if (r.rows) {
+      for (const auto& [table, id] : locked_rows_) add(server_.row_object(table, id));
+      for (const auto& [table, id] : written_) add(server_.row_object(table, id));
     }
-    session_.committing = false;
-    locked_rows_.clear();
-    written_.clear();
+    return f;
   }
 
-  // Releases the session's holds in `scope`, one key per step (until the backend is
-  // terminated meanwhile, which released them all).
-  void release_stepwise(Scope scope, std::string_view verb) {
-    for (const AdvisoryKey& key : server_.locks().keys()) {
-      if (server_.locks().held(pid_, key, LockMode::exclusive) + server_.locks().held(pid_, key, LockMode::shared) == 0) continue;
-      step({verb, {server_.object_for(key), Access::release}, pid_, true});
-      if (session_.terminated) return;
-      server_.locks().release_key(pid_, key, scope);
+  // Does what a release's step declared: commit publishes this session's row versions,
+  // rollback drops them, either way its row locks go; then the advisory holds go.
+  void apply_release(const Release& r) {
+    if (r.rows) {
+      auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
+        RowState& state = server_.row(row.first, row.second);
+        if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
+          if (r.commit) state.committed = mine->second;
+          state.pending.erase(mine);
+        }
+        server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);
+      };
+      for (const auto& row : locked_rows_) finish(row);
+      for (const auto& row : written_) {
+        if (!locked_rows_.count(row)) finish(row);
+      }
+      locked_rows_.clear();
+      written_.clear();
     }
+    if (r.xact_scope) server_.locks().release_all(pid_, Scope::transaction);
+    if (r.session_scope) server_.locks().release_all(pid_, Scope::session);
+  }
+
+  // A release at the end of a statement (autocommit, an xact lock's statement), a close or
+  // a termination: nothing when there is nothing to let go of; part of the step running now
+  // when that step writes every object the release does (an autocommit insert publishes
+  // the row its step wrote; an xact lock goes at the end of the step that took it), as the
+  // server ends the statement at one moment; else a step of its own.
+  void release_now(const Release& r, std::string_view verb) {
+    const Footprint f = release_footprint(r);
+    if (f.object == kNoObject) return;
+    if (!within_last_step(f)) step({verb, f, pid_, true});
+    if (session_.terminated) return;  // pg_terminate_backend let everything go meanwhile
+    apply_release(r);
+  }
+
+  // Whether this session's step is still running and writes every object of f.
+  bool within_last_step(const Footprint& f) const {
+    if (last_step_.number != s_.step_count() || !s_.in_actor() || is_read(s_.current_access()) ||
+        s_.current_access() == Access::none || f.domain_write) {
+      return false;
+    }
+    bool all = true;
+    for_each_object(f, [&](ObjectId obj, Access) {
+      bool found = false;
+      for_each_object(last_step_.fp, [&](ObjectId mine, Access) { found = found || mine == obj; });
+      all = all && found;
+    });
+    return all;
   }
 
   Server& server_;
@@ -508,6 +558,11 @@ class SimConnection : public lockstep::pg::Connection {
   int pid_;
   PoolConfig config_;
   std::set<std::pair<std::string, std::int64_t>> locked_rows_, written_;  // this transaction's
+  std::vector<AdvisoryKey> keys_;  // scratch of release_footprint, reused
+  struct {
+    Footprint fp;
+    std::uint64_t number = ~std::uint64_t{0};
+  } last_step_;  // this session's latest step, as declared
   bool dead_ = false;
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;
@@ -749,8 +804,7 @@ void Server::terminate(Session& victim) {
     for (auto& [id, r] : rows) {
       auto mine = r.pending.find(victim.pid);
       if (mine == r.pending.end()) continue;
-      if (victim.committing) r.committed = mine->second;  // a commit is not interrupted
-      r.pending.erase(mine);
+      r.pending.erase(mine);  // a commit is one step: never half done when this runs
     }
   }
   row_locks_.end_session(victim.pid);

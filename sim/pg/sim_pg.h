@@ -9,8 +9,11 @@
 // checks once for a deadlock, deadlock_timeout into its wait (a timer too); on a cycle it
 // gets 40P01 and keeps the session locks it holds. With backend_terminated, any one
 // statement may find its backend killed (a recorded choice).
-// COMMIT, ROLLBACK, pg_advisory_unlock_all and closing release their locks one key per
-// step (a footprint names one object): a sound over-approximation of the atomic release.
+// COMMIT, ROLLBACK, pg_advisory_unlock_all, the end of an autocommit statement or of an
+// xact lock's statement, a terminated session and closing let go of everything they end
+// in one step whose footprint names every key and row involved (sim/op.h), as the server
+// does at one moment. A release with nothing to let go of is no step (COMMIT and ROLLBACK
+// are still one: they are statements).
 //
 // Every step of the server (statements, their waits and releases, checkout and return)
 // also names the server as its domain (sim/op.h), reading it. The pg_locks view and
@@ -50,7 +53,6 @@ struct Session {
   std::string application_name;
   bool active = false;          // inside a statement (waiting in one included)
   bool in_transaction = false;  // between BEGIN and COMMIT / ROLLBACK
-  bool committing = false;      // publishing its rows, one step each: terminating it completes that
   Time query_start{0};          // when its latest statement took its first step
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
