@@ -3,12 +3,13 @@
 #   make test       install what is missing, build, run the whole test suite
 #   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      build and run the benchmarks (figures, not pass/fail)
+#   make scaling    the explorer's scaling table (README): executions, blocked, steps/s, s
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build sweep test test-asan bench clean
+.PHONY: all deps build sweep test test-asan bench scaling clean
 
 all: build
 
@@ -37,6 +38,9 @@ bench: build
 	$(BUILD)/bench/lockstep_bench
 	$(BUILD)/bench/pg_lock_scope
 	bench/pgbench_lock_scope.sh
+
+scaling: build
+	$(BUILD)/bench/scaling_table
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

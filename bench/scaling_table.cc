@@ -111,8 +111,10 @@ int main(int argc, char** argv) {
                  "`lockstep check FILE --json` on them)");
   CLI11_PARSE(app, argc, argv);
 
-  std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  if (write_dir.empty()) {
+    std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  }
   for (const Row& row : rows()) {
     if (!only.empty() && row.name.find(only) == std::string::npos) continue;
     if (!write_dir.empty()) {

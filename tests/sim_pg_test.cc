@@ -949,7 +949,7 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 
 // One statement of a random program on two keys; kill names a pid (maybe its own, maybe none).
 struct PgOp {
-  enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill } kind = lock;
+  enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback } kind = lock;
   int key = 0;
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
@@ -967,6 +967,8 @@ std::string run(pg::Connection& c, const PgOp& op) {
     case PgOp::begin: return "begin " + code(c.begin());
     case PgOp::commit: return "commit " + code(c.commit());
     case PgOp::kill: return fmt::format("kill {} {}", op.pid, value(c.terminate_backend(op.pid)));
+    case PgOp::unlock_all: return "unlock_all " + code(c.advisory_unlock_all());
+    case PgOp::rollback: return "rollback " + code(c.rollback());
     case PgOp::view: {
       const auto rows = c.advisory_locks();
       if (!rows.ok()) return "view " + rows.error().sqlstate;
@@ -982,7 +984,7 @@ std::string run(pg::Connection& c, const PgOp& op) {
 
 PgOp gen_pg_op() {
   PgOp op;
-  op.kind = static_cast<PgOp::Kind>(*rc::gen::resize(100, rc::gen::inRange(0, 8)));  // every kind from the start
+  op.kind = static_cast<PgOp::Kind>(*rc::gen::resize(100, rc::gen::inRange(0, 10)));  // every kind from the start
   op.key = *rc::gen::element(0, 0, 1);  // mostly one key: more conflicts
   op.mode = *rc::gen::element(LockMode::exclusive, LockMode::shared);
   op.pid = *rc::gen::inRange(1001, 1004);
