@@ -216,6 +216,7 @@ void Scheduler::execute(const Transition& t) {
   const Footprint declared = a.op.footprint;
   effective_access_ = declared.access;
   effects_ = 0;
+  domain_write_ = false;
   if (t.timer && limits_.time == TimeMode::untimed) {
     actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
@@ -234,6 +235,7 @@ void Scheduler::execute(const Transition& t) {
   effective.access = effective_access_;
   effective.effects = effects_;
   effective.scope = (effects_ & kObserves) ? scope_ : kGlobalObservations;
+  effective.domain_write = effective.domain_write || domain_write_;
   strategy_->executed(t, effective);
   if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
 }

@@ -337,6 +337,10 @@ class SimConnection : public lockstep::pg::Connection {
       if (wake == Wake::run) break;
       if (check_next) {  // the deadlock check, once per wait
         deadlock_checked = true;
+        // It reads the whole waits-for graph: whether any session it reaches waits anywhere
+        // (a request on another lock, by another session, changes its outcome). So the step
+        // writes the server's domain: ordered against every step of the server.
+        s_.widen_to_domain_write();
         // One waits-for graph over advisory and row locks: a cycle may mix them.
         const LockTable* other = &table == &server_.locks() ? &server_.row_locks() : &server_.locks();
         if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
