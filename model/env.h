@@ -177,7 +177,8 @@ class Env {
   // the real backend picks one at random. REQUIRES: n > 0. `label` names it in traces.
   virtual int choose(int n, std::string_view label) = 0;
 
-  // Reports a fact to the invariants. Not a scheduling point.
+  // Reports a fact to the invariants. An ordered event (Event::ordered) is a scheduling
+  // point, a visible operation on its scope; an unordered one is not.
   virtual void observe(const Event& event) = 0;
 
   virtual std::unique_ptr<Mutex> new_mutex(std::string name) = 0;
