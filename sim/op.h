@@ -85,9 +85,14 @@ void for_each_object(const Footprint& fp, F&& f) {
   for (std::size_t i = 0; i < fp.extra_count; ++i) f(fp.extra[i], Access::write);
 }
 
-// Adds obj to the footprint's objects, written; past kMaxExtraObjects the step writes its
-// whole domain. REQUIRES: fp.domain != kNoObject when more objects than fit may come.
+// Adds obj to the footprint's objects, written (nothing when it is there already); past
+// kMaxExtraObjects the step writes its whole domain. REQUIRES: fp.domain != kNoObject when
+// more objects than fit may come.
 inline void add_object(Footprint& fp, ObjectId obj) {
+  if (obj == fp.object) return;
+  for (std::size_t i = 0; i < fp.extra_count; ++i) {
+    if (fp.extra[i] == obj) return;
+  }
   if (fp.object == kNoObject) {
     fp.object = obj;
   } else if (fp.extra_count < kMaxExtraObjects) {

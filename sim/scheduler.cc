@@ -216,7 +216,8 @@ void Scheduler::execute(const Transition& t) {
   const Footprint declared = a.op.footprint;
   effective_access_ = declared.access;
   effects_ = 0;
-  domain_write_ = false;
+  touched_count_ = 0;
+  touched_overflow_ = false;
   if (t.timer && limits_.time == TimeMode::untimed) {
     actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
@@ -235,7 +236,8 @@ void Scheduler::execute(const Transition& t) {
   effective.access = effective_access_;
   effective.effects = effects_;
   effective.scope = (effects_ & kObserves) ? scope_ : kGlobalObservations;
-  effective.domain_write = effective.domain_write || domain_write_;
+  for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
+  if (touched_overflow_) effective.domain_write = true;
   strategy_->executed(t, effective);
   if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
 }

@@ -135,9 +135,16 @@ class Scheduler {
   void observe(const Event& event);
   // Narrows the current step's access once it has run (a failed CAS is a read).
   void refine_access(Access access) { effective_access_ = access; }
-  // Widens the current step once it has run: it saw (or changed) its whole domain after all
-  // (a deadlock check that walked the waits-for graph).
-  void widen_to_domain_write() { domain_write_ = true; }
+  // Widens the current step once it has run: it also read (or changed) obj (a deadlock
+  // check that walked the waits-for graph). Counted as a write; past kMaxExtraObjects more
+  // objects, the step writes its whole domain.
+  void also_touch(ObjectId obj) {
+    if (touched_count_ < touched_.size()) {
+      touched_[touched_count_++] = obj;
+    } else {
+      touched_overflow_ = true;
+    }
+  }
   // The current step's access on its main object so far (declared, or as refined).
   Access current_access() const { return effective_access_; }
   void note_result(StepResult result) { result_ = result; }
@@ -182,7 +189,9 @@ class Scheduler {
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;
-  bool domain_write_ = false;  // widen_to_domain_write() was called in this step
+  std::array<ObjectId, kMaxExtraObjects> touched_{};  // also_touch() in this step
+  std::size_t touched_count_ = 0;
+  bool touched_overflow_ = false;
   ScopeId scope_ = kGlobalObservations;  // of this step's observations, with kObserves
   StepResult result_;
 };

@@ -867,6 +867,35 @@ std::set<std::string> outcomes(const std::vector<std::function<void(Db&, Env&)>>
   return seen;
 }
 
+TEST(SimPgExplore, TheDeadlockCheckRacesWithARequestOnAnotherLock) {
+  // a's deadlock check (a waits for b on key 0) and b's request on key 1 (held by a), which
+  // closes the cycle, touch different locks; the check must still be ordered against the
+  // request: before it nobody is the victim yet, after it a is. Found by the sim-pg
+  // property (its step declared only a's own lock).
+  for (LockMode first : {LockMode::exclusive, LockMode::shared}) {
+    for (LockMode second : {LockMode::exclusive, LockMode::shared}) {
+      const std::vector<std::function<void(Db&, Env&)>> actors = {
+          [first](Db& db, Env&) {
+            auto c = db.pool->checkout().value();
+            db.log.push_back("a1 " + std::string(c->advisory_lock(AdvisoryKey::pair(1, 1), first).ok() ? "ok" : "err"));
+            const auto r = c->advisory_lock(AdvisoryKey::pair(1, 0), LockMode::exclusive);
+            db.log.push_back("a0 " + (r.ok() ? std::string("ok") : r.error().sqlstate));
+            db.kept.push_back(std::move(c));
+          },
+          [second](Db& db, Env&) {
+            auto c = db.pool->checkout().value();
+            db.log.push_back("b0 " + std::string(c->advisory_lock(AdvisoryKey::pair(1, 0), LockMode::exclusive).ok() ? "ok" : "err"));
+            const auto r = c->advisory_lock(AdvisoryKey::pair(1, 1), second);
+            db.log.push_back("b1 " + (r.ok() ? std::string("ok") : r.error().sqlstate));
+            db.kept.push_back(std::move(c));
+          },
+      };
+      const auto dfs = outcomes(actors, "dfs", true);
+      EXPECT_EQ(outcomes(actors, "dpor", true), dfs);
+    }
+  }
+}
+
 TEST(SimPgExplore, DporSeesTheViewInEveryStateOfTheLocksAsDfsDoes) {
   // The view names no lock, only the server: without the domain dpor would find it
   // independent of the lock steps and show one of these states only.

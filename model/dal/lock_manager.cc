@@ -88,7 +88,7 @@ void DalLockManager::release(int lock, int owner) {
                           {"owners", format_owners(owners)},
                           {"upgrader", row["upgrader"] == std::to_string(owner) ? "" : row["upgrader"]}});
   commit();
-  env_.observe(Event::scoped("released", lock, owner));
+  env_.observe(Event{"released", lock, owner, false});
 }
 
 std::int64_t DalLockManager::upgrade(int lock, int owner) {
@@ -135,7 +135,7 @@ bool DalLockManager::recover(int lock, bool claimed) {
                          {{"lock_id", std::to_string(lock)}, {"owners", row["owners"]}, {"at", std::to_string(now)},
                           {"why", "lease passed, heartbeat stale, no active job"}});
   commit();
-  env_.observe(Event::scoped("recovered", lock, std::stoll(row["epoch"])));
+  env_.observe(Event{"recovered", lock, std::stoll(row["epoch"]), false});
   return true;
 }
 

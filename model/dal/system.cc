@@ -113,11 +113,11 @@ class DalInstance final : public Instance {
     const pg::Row row = *conn.select_for_update(kData, lock, false).value();
     if (c_.fencing && std::stoll(row.at("fence")) > epoch) {
       (void)conn.rollback();
-      env_.observe(Event::scoped("write_fenced", lock, epoch));
+      env_.observe(Event{"write_fenced", lock, epoch, false});
       return;
     }
     const std::int64_t value = std::stoll(row.at("value"));
-    if (expect_value >= 0 && value != expect_value) env_.observe(Event::scoped("upgrade_lost", lock, value));
+    if (expect_value >= 0 && value != expect_value) env_.observe(Event{"upgrade_lost", lock, value, false});
     (void)conn.update_row(kData, lock, {{"value", std::to_string(value + 1)}, {"fence", std::to_string(epoch)}});
     (void)conn.commit();
     env_.observe(Event::scoped("wrote", lock, epoch));
@@ -139,7 +139,7 @@ class DalInstance final : public Instance {
     const std::string before = conn.read_row(kData, lock).value()->at("value");
     work(s.work, lock, a, dal);
     const std::string after = conn.read_row(kData, lock).value()->at("value");
-    if (before != after) env_.observe(Event::scoped("read_changed", lock, a));
+    if (before != after) env_.observe(Event{"read_changed", lock, a, false});
     dal.release(lock, a + 1);
   }
 
@@ -179,7 +179,7 @@ class DalInstance final : public Instance {
     std::vector<int> held;
     for (const auto& r : order) {
       if (dal.acquire(id(r), Mode::write, a + 1) == 0) {
-        if (!held.empty()) env_.observe({"gave_up_holding", id(r), a});
+        if (!held.empty()) env_.observe({"gave_up_holding", id(r), a, false});
         break;
       }
       held.push_back(id(r));

@@ -8,8 +8,9 @@
 // (the locks live in the simulated PostgreSQL table), metadata contents, multi-node routing.
 // The protected resource is one data row per lock, written inside a transaction.
 //
-// Observation scopes (Event::scope): per lock row. single_writer and upgrade_atomic read the
-// grants and writes of one lock; gave_up_holding stays global (it names a lock-order cycle).
+// Ordered observations: only "granted" and "wrote", scoped per lock row (single_writer
+// compares a write's epoch with the latest grant of its lock). The others are facts whose
+// verdict does not depend on any order (a violation as soon as seen, a count, or unread).
 #pragma once
 
 #include "model/system.h"

@@ -223,6 +223,11 @@ void LockTable::held_keys(int session, Scope scope, std::vector<AdvisoryKey>& ou
   }
 }
 
+bool LockTable::held_by_anyone(AdvisoryKey key) const {
+  auto it = locks_.find(key);
+  return it != locks_.end() && !it->second.holders.empty();
+}
+
 std::vector<AdvisoryKey> LockTable::keys() const {
   std::vector<AdvisoryKey> out;
   for (const auto& [key, l] : locks_) out.push_back(key);

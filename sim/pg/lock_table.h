@@ -82,6 +82,8 @@ class LockTable {
   // Appends the keys the session holds in `scope` (in either mode) to out, in key order.
   void held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const;
   std::vector<AdvisoryKey> keys() const;
+  // Whether some session holds the key (in either mode or scope).
+  bool held_by_anyone(AdvisoryKey key) const;
   // Every hold and queued request, by key, then holders by session, then the queue in order.
   std::vector<LockEntry> entries() const;
 

@@ -337,10 +337,11 @@ class SimConnection : public lockstep::pg::Connection {
       if (wake == Wake::run) break;
       if (check_next) {  // the deadlock check, once per wait
         deadlock_checked = true;
-        // It reads the whole waits-for graph: whether any session it reaches waits anywhere
-        // (a request on another lock, by another session, changes its outcome). So the step
-        // writes the server's domain: ordered against every step of the server.
-        s_.widen_to_domain_write();
+        // It reads the waits-for graph, which a request by another session on another lock can
+        // close into a cycle (found by the sim-pg property). Every edge of a cycle runs to a
+        // lock someone holds, and only steps on such locks add, remove or reorder edges: the
+        // check reads every held lock (past kMaxExtraObjects of them, the whole domain).
+        server_.touch_held_locks();
         // One waits-for graph over advisory and row locks: a cycle may mix them.
         const LockTable* other = &table == &server_.locks() ? &server_.row_locks() : &server_.locks();
         if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
@@ -487,13 +488,7 @@ class SimConnection : public lockstep::pg::Connection {
   Footprint release_footprint(const Release& r) {
     Footprint f{kNoObject, Access::release};
     f.domain = server_.domain();
-    auto add = [&f](ObjectId obj) {
-      if (obj == f.object) return;
-      for (std::size_t i = 0; i < f.extra_count; ++i) {
-        if (f.extra[i] == obj) return;
-      }
-      add_object(f, obj);
-    };
+    auto add = [&f](ObjectId obj) { add_object(f, obj); };
     keys_.clear();
     if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
     if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
@@ -841,6 +836,15 @@ ObjectId Server::object_for(AdvisoryKey key) {
   auto [it, inserted] = objects_.emplace(key, kNoObject);
   if (inserted) it->second = s_.new_object(fmt::format("advisory({},{},{})", key.classid(), key.objid(), key.objsubid()));
   return it->second;
+}
+
+void Server::touch_held_locks() {
+  for (const auto& [key, obj] : objects_) {
+    if (locks_.held_by_anyone(key)) s_.also_touch(obj);
+  }
+  for (const auto& [row, obj] : row_objects_) {
+    if (row_locks_.held_by_anyone(row_key(row.first, row.second))) s_.also_touch(obj);
+  }
 }
 
 AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {

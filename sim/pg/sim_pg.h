@@ -83,6 +83,9 @@ class Server {
   bool termination_used() const { return termination_used_; }
   void use_termination() { termination_used_ = true; }
   ObjectId object_for(AdvisoryKey key);
+  // Marks the current step as reading every lock someone holds (advisory and row locks):
+  // what a deadlock check's outcome can depend on (Scheduler::also_touch).
+  void touch_held_locks();
   // The scheduler object of a new pool's queue: "pool", then "pool2", "pool3", ...
   ObjectId new_pool_object() { return s_.new_object(++pools_ == 1 ? std::string("pool") : fmt::format("pool{}", pools_)); }
   // The domain of every step of this server.
