@@ -42,8 +42,9 @@ std::string_view access_name(Access access);
 // Effects a step can have besides its object, which partial-order reduction must see: the
 // invariants' ordered observations. Two observing steps are dependent when their scopes
 // meet (Event::scope in model/env.h): one scope, or either one global. Each ordered
-// observation is a step of its own (Scheduler::observe), declared with its scope. The clock is no such effect: in timed mode it moves only
-// between steps, when none can run, and in untimed mode each actor has its own.
+// observation is a step of its own (Scheduler::observe), declared with its scope. The
+// clock is no such effect: in timed mode it moves only between steps, when none can run,
+// and in untimed mode each actor has its own.
 enum EffectFlag : std::uint8_t {
   kObserves = 1,
 };

@@ -488,14 +488,13 @@ class SimConnection : public lockstep::pg::Connection {
   Footprint release_footprint(const Release& r) {
     Footprint f{kNoObject, Access::release};
     f.domain = server_.domain();
-    auto add = [&f](ObjectId obj) { add_object(f, obj); };
     keys_.clear();
     if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
     if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
-    for (const AdvisoryKey& key : keys_) add(server_.object_for(key));
+    for (const AdvisoryKey& key : keys_) add_object(f, server_.object_for(key));
     if (r.rows) {
-      for (const auto& [table, id] : locked_rows_) add(server_.row_object(table, id));
-      for (const auto& [table, id] : written_) add(server_.row_object(table, id));
+      for (const auto& [table, id] : locked_rows_) add_object(f, server_.row_object(table, id));
+      for (const auto& [table, id] : written_) add_object(f, server_.row_object(table, id));
     }
     return f;
   }
