@@ -14,10 +14,12 @@
 
 #include "sim/interleaving_table.h"
 #include "cli/html_report.h"
+#include "cli/interrupt.h"
 #include "cli/pg_commands.h"
 #include "cli/report.h"
 #include "model/json_cursor.h"
 #include "model/scenario.h"
+#include "real/libpq_backend.h"
 #include "real/wall_clock.h"
 #include "sim/check.h"
 #include "sim/trace.h"
@@ -82,6 +84,12 @@ std::string file_safe(const std::string& name) {
   return out.empty() || out[0] == '.' ? "_" + out : out;
 }
 
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& s : sim::strategy_catalog()) names.emplace_back(s.name);
+  return names;
+}
+
 struct CheckArgs {
   std::string scenario;
   std::optional<std::string> strategy;
@@ -103,6 +111,7 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   options.overrides = overrides;
   options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
   options.progress = progress.callback(label);
+  options.stop_requested = [] { return interrupted(); };
   sim::CheckReport report = sim::check_scenario(scenario, options);
   progress.clear();
   return report;
@@ -132,12 +141,18 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
 }
 
 std::vector<std::string> scenario_files(const std::string& dir) {
-  if (!fs::exists(dir)) throw InputError(fmt::format("{}: no such file or directory", dir));
+  std::error_code ec;
+  const auto status = fs::status(dir, ec);
+  if (ec || !fs::exists(status)) throw InputError(fmt::format("{}: no such file or directory", dir));
+  if (fs::is_regular_file(status)) return {dir};
+  if (!fs::is_directory(status)) throw InputError(fmt::format("{}: not a regular file or a directory", dir));
   std::vector<std::string> files;
-  if (fs::is_regular_file(dir)) return {dir};
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+  for (fs::recursive_directory_iterator it(dir, ec), end; it != end; it.increment(ec)) {
+    if (ec) break;
+    std::error_code kind;
+    if (it->is_regular_file(kind) && it->path().extension() == ".json") files.push_back(it->path().string());
   }
+  if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", dir, ec.message()));
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -161,12 +176,12 @@ struct SweepArgs {
 };
 
 void write_reports(const std::string& out_dir, const std::vector<nlohmann::json>& results, double elapsed,
-                   const std::optional<std::string>& junit) {
+                   const std::optional<std::string>& junit, const std::string& note = "") {
   fs::create_directories(out_dir);
   std::ofstream f(fs::path(out_dir) / "results.json");
   f << nlohmann::json(results).dump(2) << '\n';
   std::ofstream md(fs::path(out_dir) / "summary.md");
-  md << summary_markdown(results, elapsed, out_dir);
+  md << summary_markdown(results, elapsed, out_dir, note);
   if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
   if (junit) {
     const fs::path p(*junit);
@@ -203,7 +218,9 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
   fs::create_directories(out_dir);
   std::vector<nlohmann::json> results;
   bool bad_input = false, unexpected = false;
-  for (std::size_t i = 0; i < files.size(); ++i) {
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < files.size() && !interrupted(); ++i) {
+    run = i + 1;
     const auto& [file, relative] = files[i];
     CheckedScenario c;
     c.file = file;
@@ -251,7 +268,12 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
     results.push_back(std::move(j));
   }
   const double elapsed = clock.elapsed_seconds();
-  write_reports(out_dir, results, elapsed, a.junit);
+  const std::string note =
+      interrupted() ? fmt::format("Interrupted during scenario {} of {}: its search was cut short (verdict incomplete), "
+                                  "the {} after it were not run.", run, files.size(), files.size() - run)
+                    : "";
+  write_reports(out_dir, results, elapsed, a.junit, note);
+  if (!note.empty()) err << "sweep: " << note << '\n';
   std::size_t ok = 0;
   for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
   err << fmt::format("sweep: {} scenarios, {} as expected, {} not, in {:.2f} s; reports in {}\n", results.size(),
@@ -261,6 +283,31 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
   return sweep_exit_code(results);
 }
 
+// A results.json entry as `sweep` writes it: the keys merge reads, with their types.
+void check_result_entry(const JsonCursor& e) {
+  e.at("file").as_string();
+  const JsonCursor verdict = e.at("verdict");
+  if (verdict.as_string() != "bad_input" && !verdict_from_name(verdict.as_string())) {
+    verdict.fail(fmt::format("unknown verdict \"{}\"", verdict.as_string()));
+  }
+  e.at("as_expected").as_bool();
+  e.at("elapsed_s").as_number(0, 1e12);
+  for (const char* key : {"scenario", "violation", "message", "trace", "report", "replay", "expected_violation", "error"}) {
+    if (auto v = e.find(key); v && !v->value().is_null()) v->as_string();
+  }
+  if (verdict.as_string() == "bad_input") return;
+  if (const JsonCursor expected = e.at("expected_verdict"); !verdict_from_name(expected.as_string())) {
+    expected.fail(fmt::format("unknown verdict \"{}\"", expected.as_string()));
+  }
+  e.at("exhaustive").as_bool();
+  for (const char* key : {"executions", "redundant", "skipped", "steps", "failures"}) {
+    if (auto v = e.find(key)) v->as_uint();
+  }
+  if (auto marks = e.find("marks")) {
+    for (const auto& k : marks->keys()) marks->at(k).as_uint();
+  }
+}
+
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir, const std::optional<std::string>& junit,
               bool json, std::ostream& out, std::ostream& err) {
   std::vector<nlohmann::json> entries;
@@ -268,7 +315,7 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir
     const nlohmann::json doc = read_json_file(path);
     const JsonCursor root(doc, path);
     for (const auto& e : root.items()) {
-      for (const char* key : {"file", "verdict", "as_expected"}) e.at(key);  // a results.json entry
+      check_result_entry(e);
       entries.push_back(e.value());
     }
   }
@@ -310,15 +357,19 @@ void step_through(const sim::ReplayReport& r, std::istream& in, std::ostream& ou
   }
 }
 
-int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, std::ostream& out, std::ostream& err) {
-  const sim::Trace trace = sim::load_trace(path);
-  sim::ReplayReport r;
+// Replays a trace to check that it still fits the code: decisions, events and verdict.
+// A trace that does not is bad input (InputError naming the step and the difference).
+sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& path) {
   try {
-    r = sim::replay_trace(trace, path);
+    return sim::replay_trace(trace, path);
   } catch (const sim::Divergence& d) {
-    err << fmt::format("{}: trace diverges at step {}: {}\n", path, d.step(), d.what());
-    return kExitBadInput;
+    throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
   }
+}
+
+int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, std::ostream& out) {
+  const sim::Trace trace = sim::load_trace(path);
+  const sim::ReplayReport r = verified_replay(trace, path);
   if (json) {
     nlohmann::json j;
     j["trace"] = path;
@@ -344,11 +395,15 @@ int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, 
   return kExitOk;
 }
 
-int cmd_shrink(const std::string& path, const std::optional<std::string>& out_path, const ReportContext& context,
-               std::ostream& out) {
+int cmd_shrink(const std::string& path, const std::optional<std::string>& out_path, std::optional<double> max_seconds,
+               const ReportContext& context, std::ostream& out) {
+  const real::Stopwatch clock;
   const sim::Trace trace = sim::load_trace(path);
   if (!is_failure(trace.verdict)) throw InputError(fmt::format("{}: verdict {} is no failure: nothing to shrink", path, verdict_name(trace.verdict)));
-  sim::Trace shrunk = sim::shrink_trace(trace, path);
+  (void)verified_replay(trace, path);  // its decisions must still give its verdict
+  sim::ShrinkBudget budget;
+  budget.stop = [&] { return interrupted() || (max_seconds && clock.elapsed_seconds() >= *max_seconds); };
+  sim::Trace shrunk = sim::shrink_trace(trace, path, budget);
   std::string target = out_path.value_or(path);
   if (!out_path) {
     const std::string suffix = ".json";
@@ -360,14 +415,19 @@ int cmd_shrink(const std::string& path, const std::optional<std::string>& out_pa
   out << fmt::format("{}: {} steps and {} preemptions, down from {} steps and {} preemptions ({} attempts)\n",
                      verdict_name(shrunk.verdict), s.steps, s.preemptions, s.original_steps, s.original_preemptions,
                      s.attempts);
+  if (s.out_of_budget) out << "  (shrinking stopped by its budget: a simpler trace may exist)\n";
   out << fmt::format("  trace: {}\n  replay: {}\n", target, replay_command(context.program, target));
   return kExitOk;
 }
 
 int cmd_report(const std::string& path, const std::string& html, const ReportContext& context, std::ostream& out) {
   const sim::Trace trace = sim::load_trace(path);
+  // A trace of a model written in C++ replays only in its own test binary: it is drawn as
+  // recorded. Every other trace is drawn only once it replays as recorded.
+  const bool from_code = trace.scenario.value("system", "") == "api";
+  if (!from_code) (void)verified_replay(trace, path);
   write_html(trace, path, html, context);
-  out << fmt::format("report: {}\n", html);
+  out << fmt::format("report: {}{}\n", html, from_code ? " (a trace of a model in C++: drawn as recorded, not replayed)" : "");
   return kExitOk;
 }
 
@@ -415,7 +475,8 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   c->add_option("scenario", check.scenario, "scenario file (JSON)")->required();
   c->add_option("--strategy", check.strategy,
                 "dpor (exhaustive, the default), dfs (exhaustive, naive), random (seeded walk), pct (seeded, "
-                "probabilistic guarantee: see lockstep list); default: the scenario's");
+                "probabilistic guarantee: see lockstep list); default: the scenario's")
+      ->check(CLI::IsMember(strategy_names()));
   c->add_option("--seed", check.seed, "seed for random choices; default: the scenario's");
   c->add_option("--max-executions,--executions", check.max_executions,
                 "stop after N executions (verdict incomplete if not exhaustive); with random or pct, the number "
@@ -471,6 +532,11 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   auto* sh = app.add_subcommand("shrink", "shrink a failing trace: fewer preemptions, then fewer steps and switches");
   sh->add_option("trace", shrink_path, "trace file (lockstep-trace/1)")->required();
   sh->add_option("--out", shrink_out, "where to write the shrunk trace (default: TRACE with .shrunk.json)");
+  std::optional<double> shrink_seconds;
+  sh->add_option("--max-seconds", shrink_seconds,
+                 "stop shrinking after this much wall time and keep the simplest trace found so far (it is also "
+                 "bounded by 4000 attempts and 20 million steps)")
+      ->check(CLI::NonNegativeNumber);
 
   std::string report_path, report_out;
   auto* rep = app.add_subcommand("report", "write a trace as a self-contained HTML page (swimlanes, one per actor)");
@@ -495,18 +561,24 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   if (argc > 0 && argv[0] != nullptr && std::string_view(argv[0]).find('/') != std::string_view::npos) {
     context.program = argv[0];  // as invoked, so the printed replay command runs as it is
   }
+  const InterruptScope interrupts;
+  // A command stopped by Ctrl-C or SIGTERM has written what it knew; it exits 130 or 143.
+  auto finished = [](int code) { return interrupted() ? interrupted_exit_code() : code; };
   try {
-    if (c->parsed()) return cmd_check(check, context, out, err);
-    if (s->parsed()) return cmd_sweep(sweep, context, out, err);
+    if (c->parsed()) return finished(cmd_check(check, context, out, err));
+    if (s->parsed()) return finished(cmd_sweep(sweep, context, out, err));
     if (mg->parsed()) return cmd_merge(merge_inputs, merge_out, merge_junit, merge_json, out, err);
-    if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, in, out, err);
+    if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, in, out);
     if (l->parsed()) return cmd_list(list_json, out);
-    if (sh->parsed()) return cmd_shrink(shrink_path, shrink_out, context, out);
+    if (sh->parsed()) return finished(cmd_shrink(shrink_path, shrink_out, shrink_seconds, context, out));
     if (rep->parsed()) return cmd_report(report_path, report_out, context, out);
-    if (auto code = pg_commands.run(out, err)) return *code;
+    if (auto code = pg_commands.run(out, err)) return finished(*code);
   } catch (const InputError& e) {
     err << "lockstep: " << e.what() << '\n';
-    return kExitBadInput;
+    return finished(kExitBadInput);
+  } catch (const real::ServerError& e) {
+    err << "lockstep: the server failed: " << e.what() << '\n';
+    return finished(kExitBadInput);
   } catch (const std::exception& e) {
     err << "lockstep: internal error: " << e.what() << '\n';
     return kExitInternal;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "model/advisory_lock.h"
 #include "model/json_cursor.h"
 #include "model/scenario.h"
@@ -186,6 +187,7 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = std::chrono::seconds(a.limit_s);
+  o.stop_requested = [] { return interrupted(); };
   const real::ConfirmReport r = real::confirm(*scenario.configured, o, [&](const real::ConfirmReport& p) {
     if (tty()) err << fmt::format("\r\033[K{}: {}/{} iterations, {} violations", scenario.name, p.iterations, a.iterations, p.violations.size()) << std::flush;
   });
@@ -202,7 +204,11 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
                      {"by_invariant", r.by_invariant}, {"marks", r.marks},
                      {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
                      {"seconds", seconds(r.total)}, {"longest_iteration_s", seconds(r.longest)},
-                     {"as_expected", as_expected}};
+                     {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
+    if (r.lost) {
+      j["server_lost"] = {{"iteration", r.lost->iteration}, {"actor", r.lost->actor}, {"statement", r.lost->op},
+                          {"sqlstate", r.lost->sqlstate}, {"message", r.lost->message}};
+    }
     for (const auto& v : r.violations) {
       nlohmann::json h = nlohmann::json::array();
       for (const auto& e : v.history) {
@@ -227,7 +233,8 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
       }
     }
     if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);
-    out << fmt::format("\niterations: {}{}\n", r.iterations, r.hung ? " (then one hung: the run stopped)" : "");
+    out << fmt::format("\niterations: {}{}{}\n", r.iterations, r.hung ? " (then one hung: the run stopped)" : "",
+                       r.interrupted ? " (then interrupted: the run stopped)" : "");
     out << fmt::format("violations: {} iterations", r.violations.size());
     for (const auto& [inv, n] : r.by_invariant) out << fmt::format(", {} {}", inv, n);
     out << '\n';
@@ -241,7 +248,19 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
     out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", seconds(r.total), per, seconds(r.longest));
     out << fmt::format("expected {}: {}\n",
                        expect_pass ? "pass" : "violation " + scenario.expect.violation.value_or("(any)"),
-                       as_expected ? "as expected" : expect_pass ? "NOT as expected" : "not seen on the server in these iterations");
+                       r.lost          ? "not judged: the server was lost (below)"
+                       : as_expected   ? "as expected"
+                       : expect_pass   ? "NOT as expected"
+                                       : "not seen on the server in these iterations");
+  }
+  if (r.lost) {
+    std::string message = r.lost->message;  // libpq's, over several lines
+    for (char& ch : message) ch = ch == '\n' || ch == '\t' ? ' ' : ch;
+    err << fmt::format("lockstep: confirm: the server was lost in iteration {}{}, at {}: {} {}\n"
+                       "  (the {} finished iterations above stand; iteration {} is not counted)\n",
+                       r.lost->iteration, r.lost->actor.empty() ? "" : fmt::format(" (actor {})", r.lost->actor),
+                       r.lost->op, r.lost->sqlstate, message, r.iterations, r.lost->iteration);
+    return kExitBadInput;
   }
   if (r.hung) {
     out.flush();

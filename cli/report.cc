@@ -75,6 +75,7 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["marks"] = nlohmann::json::object();
   for (const auto& [mark, n] : stats.marks) j["marks"][mark] = n;
   j["exhaustive"] = r.result.exhaustive;
+  j["interrupted"] = r.result.interrupted;
   j["stop_reason"] = r.result.stop_reason;
   j["elapsed_s"] = stats.elapsed_s;
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
@@ -83,7 +84,8 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   if (r.trace && r.trace->shrunk) {
     const auto& s = *r.trace->shrunk;
     j["trace_shrunk"] = {{"steps", s.steps}, {"preemptions", s.preemptions}, {"original_steps", s.original_steps},
-                         {"original_preemptions", s.original_preemptions}, {"attempts", s.attempts}};
+                         {"original_preemptions", s.original_preemptions}, {"attempts", s.attempts},
+                         {"out_of_budget", s.out_of_budget}};
   } else {
     j["trace_shrunk"] = nullptr;
   }
@@ -127,8 +129,9 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
     out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
     if (r.trace->shrunk) {
       const auto& sh = *r.trace->shrunk;
-      out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions)", sh.steps,
-                         sh.preemptions, sh.original_steps, sh.original_preemptions);
+      out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions){}", sh.steps,
+                         sh.preemptions, sh.original_steps, sh.original_preemptions,
+                         sh.out_of_budget ? "; shrinking stopped by its budget" : "");
     }
     out << '\n';
     if (r.trace->events.size() <= show_interleaving_events) {
@@ -144,7 +147,8 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
   }
 }
 
-std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir) {
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir,
+                             const std::string& note) {
   auto link = [&](const nlohmann::json& v, const char* label) -> std::string {
     if (!v.is_string()) return "";
     std::error_code ec;
@@ -156,6 +160,7 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, double 
   std::string md = "# lockstep sweep\n\n";
   md += fmt::format("{} scenarios, {} as expected, {} not, in {:.2f} s.\n\n", results.size(), ok,
                     results.size() - ok, elapsed_s);
+  if (!note.empty()) md += fmt::format("**{}**\n\n", note);
   md += "| scenario | file | verdict | expected | ok | executions | steps | seconds | failure |\n";
   md += "|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const auto& r : results) {
@@ -224,6 +229,7 @@ std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed
 std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& entries) {
   std::vector<nlohmann::json> merged;
   std::map<std::string, std::size_t> index;  // file -> position in merged
+  std::vector<int> parts;                    // entries merged into each
   for (const auto& e : entries) {
     const std::string file = str(e["file"]);
     auto it = index.find(file);
@@ -232,8 +238,10 @@ std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& ent
       nlohmann::json first = e;
       first["shard"] = nullptr;
       merged.push_back(std::move(first));
+      parts.push_back(1);
       continue;
     }
+    ++parts[it->second];
     nlohmann::json& m = merged[it->second];
     if (m["verdict"] == "bad_input" || e["verdict"] == "bad_input") {
       if (e["verdict"] == "bad_input") m = e;
@@ -255,8 +263,9 @@ std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& ent
     }
     m["exhaustive"] = m["exhaustive"].get<bool>() && e["exhaustive"].get<bool>();
   }
-  for (auto& m : merged) {
-    if (m["verdict"] == "bad_input") continue;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    nlohmann::json& m = merged[i];
+    if (m["verdict"] == "bad_input" || parts[i] == 1) continue;  // one entry: its own judgement stands
     const bool verdict_ok = m["verdict"] == m["expected_verdict"];
     const bool violation_ok = m["expected_violation"].is_null() || m["expected_violation"] == m["violation"];
     m["as_expected"] = verdict_ok && violation_ok;

@@ -44,6 +44,8 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context);
 void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
                  std::size_t show_interleaving_events);
 // The sweep's summary: a table of scenarios, with links relative to `out_dir`.
-std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir);
+// `note` (such as an interruption) is printed above the table when not empty.
+std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir,
+                             const std::string& note = "");
 
 }  // namespace lockstep::cli

@@ -1,27 +1,95 @@
 #include "model/json_cursor.h"
 
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace lockstep {
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+namespace {
+
+// Where the text first nests deeper than kMaxInputDepth, as "line L, column C", or "".
+// A single pass that knows strings: brackets inside them do not count.
+std::string first_too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  std::size_t line = 1, column = 0;
+  for (char c : text) {
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    }
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxInputDepth) return fmt::format("line {}, column {}", line, column);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
+  if (text.size() > kMaxInputBytes) {
+    throw InputError(fmt::format("{}: {} bytes: larger than the {} MiB an input may have", name, text.size(),
+                                 kMaxInputBytes >> 20));
+  }
+  if (const std::string at = first_too_deep(text); !at.empty()) {
+    throw InputError(fmt::format("{}: invalid JSON: at {}: nested more than {} levels deep", name, at, kMaxInputDepth));
+  }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...",
+    // or for a number out of range "[json.exception.out_of_range.406] number overflow ...".
     std::string what = e.what();
-    const auto at = what.find("parse error");
-    if (at != std::string::npos) what = what.substr(at);
-    throw InputError(fmt::format("{}: invalid JSON: {}", path, what));
+    if (const auto end = what.find("] "); what.starts_with("[json.exception.") && end != std::string::npos) {
+      what = what.substr(end + 2);
+    }
+    throw InputError(fmt::format("{}: invalid JSON: {}", name, what));
   }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw InputError(fmt::format("{}: no such file", path));
+  if (std::filesystem::is_directory(status)) throw InputError(fmt::format("{}: is a directory, not a file", path));
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError(fmt::format("{}: not a regular file (a FIFO, socket or device is not read)", path));
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputBytes) {
+    throw InputError(fmt::format("{}: {} bytes: larger than the {} MiB an input may have", path, size, kMaxInputBytes >> 20));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::string text;
+  text.resize(static_cast<std::size_t>(ec ? 0 : size));
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  // The file may have grown since: read on, within the bound.
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) break;
+  }
+  return parse_json_text(text, path);
 }
 
 std::string json_pointer_escape(std::string_view key) {

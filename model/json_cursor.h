@@ -25,9 +25,20 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Reads and parses a JSON file. Throws InputError naming the file, and the line and column
-// of a syntax error.
+// Bounds on every input file, so that no input can exhaust the stack or the memory: the
+// parser's own stack grows with nesting, and so does every recursive walk over a value
+// (dump, comparison, destruction).
+inline constexpr std::uint64_t kMaxInputBytes = 256ull << 20;  // 256 MiB: a trace of ~10^6 steps
+inline constexpr int kMaxInputDepth = 128;                      // arrays and objects inside each other
+
+// Reads and parses a JSON file. Throws InputError naming the file and what is wrong: not a
+// regular file (a directory, FIFO or device is refused by name), larger than
+// kMaxInputBytes, nested deeper than kMaxInputDepth (with the line and column), a syntax
+// error (line and column), a number out of range.
 nlohmann::json read_json_file(const std::string& path);
+
+// The same checks on text already in memory; `name` names it in messages.
+nlohmann::json parse_json_text(std::string_view text, const std::string& name);
 
 // Escapes a key for use in a JSON pointer (RFC 6901: ~ -> ~0, / -> ~1).
 std::string json_pointer_escape(std::string_view key);

@@ -102,6 +102,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
   input.actors = root.find("actors");
   input.faults = root.find("faults");
   input.timed = s.explore.time == TimeMode::timed;
+  input.scenario = root;
   s.configured = info->configure(input);
   return s;
 }

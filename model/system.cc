@@ -31,4 +31,10 @@ std::vector<std::string> enabled_faults(const SystemInfo& info,
   return enabled;
 }
 
+void SystemInput::fail(std::string_view pointer, std::string_view message) const {
+  if (!scenario) throw InputError(std::string(message));
+  const std::string at = scenario->pointer() + std::string(pointer);
+  throw InputError(fmt::format("{}: {}: {}", scenario->file(), at.empty() ? "/" : at, message));
+}
+
 }  // namespace lockstep

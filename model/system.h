@@ -77,6 +77,13 @@ struct SystemInput {
   std::optional<JsonCursor> actors;
   std::optional<JsonCursor> faults;
   bool timed = false;  // explore.time is "timed": invariants about durations apply
+  // The scenario object itself (absent for a system built in code): errors about the
+  // scenario as a whole name its file and the pointer of the key at fault.
+  std::optional<JsonCursor> scenario;
+
+  // Throws InputError "<file>: <scenario pointer><pointer>: <message>" (just the message
+  // without a scenario). `pointer` is relative to the scenario, such as "/actors".
+  [[noreturn]] void fail(std::string_view pointer, std::string_view message) const;
 };
 
 struct SystemInfo {

@@ -33,14 +33,23 @@ struct Iteration {
   std::vector<Violation> errors;  // actors that threw
 };
 
+ServerLost lost_at(int iteration, const std::string& actor, std::string op, const pg::Error& e) {
+  return ServerLost{iteration, actor, std::move(op), e.sqlstate, e.message};
+}
+
 }  // namespace
 
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;
   for (int i = 1; i <= options.iterations; ++i) {
+    if (options.stop_requested && options.stop_requested()) {
+      report.interrupted = true;
+      return report;
+    }
     if (pg::Status dropped = drop_row_tables(options.conninfo); !dropped.ok()) {
-      throw std::runtime_error(fmt::format("cannot reset the row tables: {} {}", dropped.error().sqlstate, dropped.error().message));
+      report.lost = lost_at(i, "", "DROP SCHEMA lockstep (the harness's reset)", dropped.error());
+      return report;
     }
     auto it = std::make_shared<Iteration>();
     Iteration* raw = it.get();
@@ -54,7 +63,15 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
       if (raw->instance && !raw->violation) raw->violation = raw->instance->on_event(e);
     });
     const auto start = Clock::now();
-    it->instance = system.instantiate(*it->env);
+    try {
+      it->instance = system.instantiate(*it->env);
+    } catch (const std::exception& e) {
+      if (auto lost = it->env->lost_connection()) {
+        report.lost = lost_at(i, "", lost->op, lost->error);
+        return report;
+      }
+      throw;  // a model that cannot even be built: the caller's internal error
+    }
     // The actors run on a thread of their own, so that a hang can be given up on.
     auto done = std::async(std::launch::async, [it] {
       it->env->run_actors(it->instance->actor_count(), [&](ActorId a) {
@@ -84,7 +101,18 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     const Duration took = Clock::now() - start;
     std::optional<Violation> found = it->violation;
     if (!found && !it->errors.empty()) found = it->errors.front();
-    if (!found) found = it->instance->at_end();
+    if (!found && !it->env->lost_connection()) {
+      try {
+        found = it->instance->at_end();
+      } catch (const std::exception& e) {
+        if (!it->env->lost_connection()) found = Violation{"model_error", fmt::format("the end-of-iteration check threw: {}", e.what())};
+      }
+    }
+    if (auto lost = it->env->lost_connection()) {  // what the iteration saw is not the design's doing
+      report.lost = lost_at(i, lost->actor >= 0 ? std::string(it->instance->actor_name(lost->actor)) : "", lost->op, lost->error);
+      it->instance.reset();
+      return report;
+    }
     for (const std::string& m : it->instance->marks()) ++report.marks[m];
     if (found) {
       ++report.by_invariant[found->invariant];

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,18 @@ struct ConfirmOptions {
   // An iteration still running after this long is reported as a hang (a deadlock, or a
   // wait the design never ends) and the run stops: threads cannot be stopped from outside.
   Duration iteration_limit = std::chrono::seconds(120);
+  // Asked before each iteration: true ends the run there (Ctrl-C), `interrupted` set.
+  std::function<bool()> stop_requested;
+};
+
+// The server or a session was lost during an iteration (real::connection_lost): that
+// iteration is not counted and the run stops; the finished ones stand.
+struct ServerLost {
+  int iteration = 0;   // 1-based
+  std::string actor;   // "" outside any actor (setting up, the end-of-iteration checks)
+  std::string op;      // the statement, or "connect"
+  std::string sqlstate;
+  std::string message;
 };
 
 struct HistoryEntry {
@@ -52,9 +65,12 @@ struct ConfirmReport {
   std::map<std::string, int> marks;            // Instance::marks() per iteration
   LockWaitStats memory_locks, pg_locks;
   Duration total{0}, longest{0};               // wall time of the iterations
+  bool interrupted = false;                    // stop_requested ended the run early
+  std::optional<ServerLost> lost;              // the server or a session went away
 };
 
-// Runs `system` as above. `progress` (may be empty) is called after each iteration.
+// Runs `system` as above. `progress` (may be empty) is called after each iteration. Never
+// throws for what the server does: a lost server ends the run with `lost` set.
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress = {});
 

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "real/libpq_backend.h"
 #include "real/statements.h"
 
 namespace lockstep::real {
@@ -69,7 +70,7 @@ class Conn {
     if (c_ == nullptr || PQstatus(c_) != CONNECTION_OK) {
       std::string message = c_ ? PQerrorMessage(c_) : "out of memory";
       while (!message.empty() && message.back() == '\n') message.pop_back();
-      throw std::runtime_error(fmt::format("cannot connect to PostgreSQL: {}", message));
+      throw ServerError(fmt::format("cannot connect to PostgreSQL: {}", message));
     }
     PQsetNoticeReceiver(c_, &Conn::on_notice, this);
   }
@@ -240,7 +241,7 @@ class Replayer {
   }
 
   void must(const PgResult& r, std::string_view what) {
-    if (auto e = observer_.error_of(r)) throw std::runtime_error(fmt::format("{}: {} {}", what, e->sqlstate, e->message));
+    if (auto e = observer_.error_of(r)) throw ServerError(fmt::format("{}: {} {}", what, e->sqlstate, e->message));
   }
 
   Conn& session(const LoggedStatement& s) {
@@ -410,6 +411,10 @@ class Replayer {
   }
 
   void compare_outcomes(const LoggedStatement& s, const Outcome& sim, const Outcome& real) {
+    if (real.error && connection_lost(*real.error) && !(sim.error && connection_lost(*sim.error))) {
+      throw ServerError(fmt::format("step {}: {}: the server lost the session ({} {}); nothing after it is compared",
+                                    s.last_step, statement_text(s), real.error->sqlstate, real.error->message));
+    }
     if (s.phantom) {  // the fault's 55P03 stands for a grant the client never heard of
       ++report_.phantoms;
       if (real.error) disagree(s.last_step, s, "the lock granted (the phantom grant: reported as 55P03)", describe(real));

@@ -155,7 +155,10 @@ class LibpqConnection final : public pg::Connection {
     PgResult r(PQexecParams(conn_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
                ResultDeleter());
     if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
-    if (auto e = sql::error_of(conn_, r.get())) return *e;
+    if (auto e = sql::error_of(conn_, r.get())) {
+      if (hooks_.failed) hooks_.failed(op, *e);
+      return *e;
+    }
     return r;
   }
 
@@ -225,6 +228,7 @@ class LibpqPool final : public pg::Pool {
     if (!c) {
       auto opened = connect(with_application_name(), hooks_);
       if (!opened.ok()) {
+        if (hooks_.failed) hooks_.failed("connect", opened.error());
         std::lock_guard lock(m_);
         --open_;
         --checked_out_;
@@ -288,6 +292,11 @@ Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, Sta
     std::string message = c ? PQerrorMessage(c) : "out of memory";
     if (c) PQfinish(c);
     while (!message.empty() && message.back() == '\n') message.pop_back();
+    // libpq may quote the conninfo in its message (a malformed URI): never its password.
+    for (std::size_t at; !conninfo.empty() && (at = message.find(conninfo)) != std::string::npos;) {
+      message.replace(at, conninfo.size(), "(the conninfo)");
+    }
+    message = redact_conninfo(message);
     return Error{std::string(pg::sqlstate::kConnectionFailure),
                  fmt::format("cannot connect to PostgreSQL ({}): {}", conninfo.empty() ? "PG* environment" : redact_conninfo(conninfo),
                              message)};
@@ -304,6 +313,11 @@ pg::Status drop_row_tables(const std::string& conninfo) {
   if (!c.ok()) return c.error();
   tables().forget_all();
   return static_cast<LibpqConnection*>(c.value().get())->drop_schema();
+}
+
+bool connection_lost(const pg::Error& error) {
+  const std::string_view s = error.sqlstate;
+  return s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03";
 }
 
 std::string redact_conninfo(const std::string& conninfo) {

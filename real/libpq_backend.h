@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,22 @@ namespace lockstep::real {
 struct StatementHooks {
   std::function<void()> before;
   std::function<void(std::string_view op, Duration took)> after;
+  // A statement, or the connect of a pool's new connection, failed with `error`.
+  std::function<void(std::string_view op, const pg::Error& error)> failed;
+};
+
+// Whether an error means the session or the server is gone (SQLSTATE class 08, connection
+// exception; 57P01-57P03, admin or crash shutdown, cannot connect now), not a statement's
+// own failure. lockstep's designs never end their own sessions on a real server, so in a
+// confirm run this is always something outside the run.
+bool connection_lost(const pg::Error& error);
+
+// Thrown when the server a command works against fails it (lost, refused a statement the
+// harness itself needs): what() names what was being done and the SQLSTATE, never the
+// conninfo's password. The command line reports it as exit 2.
+class ServerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Opens one connection; the error (08006) when the server cannot be reached.

@@ -19,17 +19,17 @@ const pg::AdvisoryKey kKey = pg::AdvisoryKey::pair(static_cast<std::int32_t>(Loc
 
 std::unique_ptr<pg::Connection> open(const std::string& conninfo) {
   auto c = connect(conninfo);
-  if (!c.ok()) throw std::runtime_error(c.error().message);
+  if (!c.ok()) throw ServerError(c.error().message);
   return std::move(c).value();
 }
 
 template <typename T>
 T must(pg::Result<T> r, std::string_view what) {
-  if (!r.ok()) throw std::runtime_error(fmt::format("{}: {} {}", what, r.error().sqlstate, r.error().message));
+  if (!r.ok()) throw ServerError(fmt::format("{}: {} {}", what, r.error().sqlstate, r.error().message));
   return std::move(r).value();
 }
 void must(const pg::Status& s, std::string_view what) {
-  if (!s.ok()) throw std::runtime_error(fmt::format("{}: {} {}", what, s.error().sqlstate, s.error().message));
+  if (!s.ok()) throw ServerError(fmt::format("{}: {} {}", what, s.error().sqlstate, s.error().message));
 }
 
 // Whether the session `pid` holds the round's key (granted), as pg_locks shows it.
@@ -87,7 +87,7 @@ PhantomCounts naive_client(Rounds& rounds, const std::function<void(const Phanto
     } else if (got.is(pg::sqlstate::kLockNotAvailable)) {
       ++n.timed_out;
     } else {
-      throw std::runtime_error(fmt::format("naive waiter: {} {}", got.error().sqlstate, got.error().message));
+      throw ServerError(fmt::format("naive waiter: {} {}", got.error().sqlstate, got.error().message));
     }
     if (holds(rounds.observer(), waiter->backend_pid())) {
       ++n.leaked;
@@ -115,7 +115,7 @@ PhantomCounts service_client(Rounds& rounds, const std::function<void(const Phan
       try {
         service.advisory_lock(LockNamespace::agent, kEntity, [&] { acquired = true; }, o.lock_timeout);
       } catch (const AdvisoryLockError& e) {
-        if (e.reason() != AdvisoryLockError::Reason::timeout) throw std::runtime_error(fmt::format("service: {}", e.what()));
+        if (e.reason() != AdvisoryLockError::Reason::timeout) throw ServerError(fmt::format("service: {}", e.what()));
         timed_out = true;
       }
     });

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
@@ -275,15 +276,28 @@ ThreadEnv::~ThreadEnv() {
 
 void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
   std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(std::max(n, 0)));
   threads.reserve(static_cast<std::size_t>(n));
   for (ActorId a = 0; a < n; ++a) {
-    threads.emplace_back([&body, a] {
+    threads.emplace_back([&body, &thrown, a] {
       current = a;
-      body(a);
+      try {
+        body(a);
+      } catch (...) {
+        thrown[static_cast<std::size_t>(a)] = std::current_exception();
+      }
       current = -1;
     });
   }
   for (auto& t : threads) t.join();
+  for (const auto& e : thrown) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+std::optional<ThreadEnv::LostConnection> ThreadEnv::lost_connection() const {
+  std::lock_guard l(m_);
+  return lost_;
 }
 
 Time ThreadEnv::now() { return std::chrono::duration_cast<Time>(Clock::now() - start_); }
@@ -326,6 +340,11 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   StatementHooks hooks;
   hooks.before = [this] { jitter(); };
   hooks.after = [this](std::string_view op, Duration took) { record_pg(op, took); };
+  hooks.failed = [this](std::string_view op, const pg::Error& e) {
+    if (!connection_lost(e)) return;
+    std::lock_guard l(m_);
+    if (!lost_) lost_ = LostConnection{current, std::string(op), e};
+  };
   return make_libpq_pool(options_.conninfo, config, std::move(hooks));
 }
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -55,8 +56,18 @@ class ThreadEnv final : public Env {
   ~ThreadEnv() override;  // removes the private directory
 
   // Runs `body(actor)` for actors 0..n-1, each on its own thread, and joins them. The
-  // calling thread is "outside any actor".
+  // calling thread is "outside any actor". An exception thrown by a body never escapes
+  // its thread: once all are joined, the first one is rethrown here.
   void run_actors(int n, const std::function<void(ActorId)>& body);
+
+  // The first statement of this Env's pools that failed because the session or server
+  // was gone (real::connection_lost), and the actor that ran it (-1: outside any actor).
+  struct LostConnection {
+    ActorId actor = -1;
+    std::string op;
+    pg::Error error;
+  };
+  std::optional<LostConnection> lost_connection() const;
 
   Time now() override;
   void sleep_for(Duration duration) override;
@@ -87,9 +98,10 @@ class ThreadEnv final : public Env {
   EventSink sink_;
   std::chrono::steady_clock::time_point start_;
   std::filesystem::path dir_;
-  mutable std::mutex m_;  // guards rng_, the stats, and serialises sink_
+  mutable std::mutex m_;  // guards rng_, the stats, lost_, and serialises sink_
   std::mt19937_64 rng_;
   LockWaitStats memory_, pg_;
+  std::optional<LostConnection> lost_;
 };
 
 }  // namespace lockstep::real

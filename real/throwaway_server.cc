@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,9 +69,16 @@ bool run(std::vector<std::string> args, const std::string& dir, const std::strin
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());  // postgres may not read the caller's dir
+  // A process group of its own: a terminal's Ctrl-C reaches lockstep only, which then stops
+  // the server in order and removes its directory (see cli/interrupt.h).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  int err = posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (err != 0) {
     std::ofstream(log, std::ios::app) << fmt::format("could not run {}: {}\n", argv[0], std::strerror(err));
     return false;
@@ -98,14 +106,24 @@ std::unique_ptr<ThrowawayServer> ThrowawayServer::start() {
   if (bin.empty() || access((bin + "/initdb").c_str(), X_OK) != 0) {
     throw ThrowawayError("no PostgreSQL server binaries (looked in /usr/lib/postgresql/*/bin)");
   }
-  char templ[] = "/tmp/lockstep-pg.XXXXXX";
-  if (mkdtemp(templ) == nullptr) {
+  // Under $TMPDIR when its path is short enough for the socket (a Unix socket path has a
+  // limit of about 100 bytes), else /tmp.
+  // As root, the postgres user must also be able to pass through it.
+  const char* tmpdir = std::getenv("TMPDIR");
+  struct stat st {};
+  const bool usable = tmpdir != nullptr && *tmpdir != '\0' && std::strlen(tmpdir) < 60 && stat(tmpdir, &st) == 0 &&
+                      S_ISDIR(st.st_mode) && (geteuid() != 0 || (st.st_mode & S_IXOTH) != 0);
+  std::string pattern = usable ? tmpdir : "/tmp";
+  pattern += "/lockstep-pg.XXXXXX";
+  std::vector<char> templ(pattern.begin(), pattern.end());
+  templ.push_back('\0');
+  if (mkdtemp(templ.data()) == nullptr) {
     throw ThrowawayError(fmt::format("cannot create a temp dir for PostgreSQL: {}", std::strerror(errno)));
   }
-  std::string dir = templ;
+  std::string dir = templ.data();
   if (geteuid() == 0) {  // initdb refuses root: the cluster belongs to the postgres user
     const passwd* pw = getpwnam("postgres");
-    if (pw == nullptr || chown(templ, pw->pw_uid, pw->pw_gid) != 0) {
+    if (pw == nullptr || chown(templ.data(), pw->pw_uid, pw->pw_gid) != 0) {
       std::error_code ec;
       fs::remove_all(dir, ec);
       throw ThrowawayError("running as root, but cannot hand a temp dir to the postgres user");

@@ -1,7 +1,7 @@
 // real/throwaway_server.h: a private, throwaway PostgreSQL cluster for `--pg auto` and tests
 // (the C++ form of scripts/pg-throwaway).
 //
-// start() makes a fresh temp dir, runs initdb and starts a server that listens only on a Unix
+// start() makes a fresh temp dir (under $TMPDIR, else /tmp), runs initdb and starts a server that listens only on a Unix
 // socket in that dir (no TCP), with fsync, synchronous_commit and full_page_writes off: fast,
 // reachable only from this machine, and nothing survives. As root the server runs as the
 // postgres user (initdb refuses root). The destructor stops that server (only that one) and

@@ -55,6 +55,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.stop_at_first = scenario.explore.stop_at_first;
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;
+  explore.stop_requested = options.stop_requested;
   return explore;
 }
 
@@ -68,20 +69,22 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
   into.elapsed_s = from.elapsed_s;
 }
 
-Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink) {
-  return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink);
+Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink,
+                    const ShrinkBudget& budget) {
+  return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink, budget);
 }
 
 }  // namespace
 
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
-                        const FoundFailure& failure, bool shrink) {
+                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget) {
   std::vector<Decision> decisions = failure.decisions;
   std::optional<ShrinkInfo> info;
   if (shrink) {
-    const ShrinkResult s = shrink_failure(system, limits, failure.decisions, failure.result);
+    const ShrinkResult s = shrink_failure(system, limits, failure.decisions, failure.result, budget);
     decisions = s.decisions;
-    info = ShrinkInfo{s.original.steps, s.original.preemptions, s.shrunk.steps, s.shrunk.preemptions, s.attempts};
+    info = ShrinkInfo{s.original.steps, s.original.preemptions, s.shrunk.steps, s.shrunk.preemptions, s.attempts,
+                      s.out_of_budget};
   }
   auto replay = make_replay_strategy(decisions);
   Trace t = record_execution(system, scenario, *replay, limits);
@@ -112,12 +115,18 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   if (!make_strategy(report.strategy, so)) {
     std::string known;
     for (const auto& s : strategy_catalog()) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
-    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", scenario.file, report.strategy, known));
+    const std::string where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
+    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", where, report.strategy, known));
   }
   if (o.iterative && bound < 0) {
     throw InputError(fmt::format("{}: iterative deepening needs a preemption bound (--preemptions K)", scenario.file));
   }
-  const ExploreOptions explore = explore_options(scenario, options, report.seed);
+  ExploreOptions explore = explore_options(scenario, options, report.seed);
+  const std::uint64_t execution_bound = explore.max_executions;  // as the user gave it (0: none)
+  const bool never_exhaustive = report.strategy == "random" || report.strategy == "pct";
+  if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
+    explore.max_executions = kDefaultRandomExecutions;
+  }
   // Iterative deepening runs bounds 0..K and stops at the first that fails: the failure
   // found has the fewest preemptions the strategy can reach.
   ExploreStats total;
@@ -133,8 +142,27 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   const auto& failure = report.result.first_failure;
   report.as_expected = verdict_as_expected(scenario.expect, report.result.verdict,
                                            failure ? failure->result.invariant : std::string());
+  // A random or pct search cannot prove a pass: one that ran its bound and found nothing
+  // did what it was asked (a nightly job of random seeds is green), unless interrupted.
+  if (never_exhaustive && scenario.expect.verdict == Verdict::pass && report.result.verdict == Verdict::incomplete &&
+      !report.result.interrupted) {
+    report.as_expected = true;
+  }
   if (failure) {
-    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink);
+    // The shrinking shares the search's wall-time bound, and stops at an interrupt.
+    // So do the user's execution bound: shrinking attempts count as executions.
+    ShrinkBudget budget;
+    if (execution_bound != 0) {
+      const std::uint64_t used = report.result.stats.executions + report.result.stats.redundant;
+      budget.max_attempts = std::min(budget.max_attempts, execution_bound > used ? execution_bound - used : 0);
+    }
+    const double max_seconds = explore.max_seconds;
+    const auto elapsed = options.elapsed_seconds;
+    const auto stop = options.stop_requested;
+    budget.stop = [max_seconds, elapsed, stop] {
+      return (stop && stop()) || (max_seconds > 0 && elapsed && elapsed() >= max_seconds);
+    };
+    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget);
     t.strategy = report.strategy;
     t.execution = failure->execution;
     report.trace = std::move(t);
@@ -142,7 +170,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   return report;
 }
 
-Trace shrink_trace(const Trace& trace, const std::string& file) {
+Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
   RunLimits limits;
   limits.max_steps = trace.max_steps;
@@ -154,7 +182,7 @@ Trace shrink_trace(const Trace& trace, const std::string& file) {
   failure.result.invariant = trace.invariant;
   failure.result.message = trace.message;
   failure.execution = trace.execution;
-  Trace t = failure_trace(scenario, limits, failure, true);
+  Trace t = failure_trace(scenario, limits, failure, true, budget);
   t.strategy = trace.strategy;
   t.execution = trace.execution;
   if (trace.shrunk) {  // keep the measure of the very first failing execution

@@ -15,9 +15,13 @@
 #include "model/scenario.h"
 #include "sim/explorer.h"
 #include "sim/pg/statement_log.h"
+#include "sim/shrink.h"
 #include "sim/trace.h"
 
 namespace lockstep::sim {
+
+// The execution bound of a random or pct search that has no other bound: they never exhaust.
+inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
 
 struct CheckOverrides {
   std::optional<std::string> strategy = std::nullopt;
@@ -36,6 +40,8 @@ struct CheckOptions {
   CheckOverrides overrides;
   std::function<double()> elapsed_seconds;
   std::function<void(const ExploreStats&)> progress;
+  // Asked before every execution and every shrinking attempt: true stops both (Ctrl-C).
+  std::function<bool()> stop_requested;
 };
 
 struct CheckReport {
@@ -47,17 +53,21 @@ struct CheckReport {
   std::optional<Trace> trace;  // present when the verdict is a failure
 };
 
-// Throws InputError for an unknown strategy name.
+// Throws InputError for an unknown strategy name. Wall time (max_seconds) bounds the search
+// and the shrinking that follows it together; a random or pct search with neither an
+// execution nor a time bound gets kDefaultRandomExecutions.
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options);
 
 bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::string& invariant);
 
 // Shrinks a failing trace (see sim/shrink.h) and re-records it; `file` names it in messages.
-Trace shrink_trace(const Trace& trace, const std::string& file);
+// REQUIRES: the trace replays (replay_trace) with its verdict.
+Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget = {});
 
-// The trace of a failure of `system` (shrunk when asked); `scenario` is embedded as is.
+// The trace of a failure of `system` (shrunk when asked, within `budget`); `scenario` is
+// embedded as is.
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
-                        const FoundFailure& failure, bool shrink);
+                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget = {});
 
 // Runs one execution of the scenario under `strategy` with the event log on, and returns it
 // as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.

@@ -22,6 +22,11 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       out.stop_reason = fmt::format("bound of {} s of wall time reached", options.max_seconds);
       break;
     }
+    if (options.stop_requested && options.stop_requested()) {
+      out.stop_reason = "interrupted";
+      out.interrupted = true;
+      break;
+    }
     if (!strategy.next_execution()) {
       out.stop_reason = "every execution explored";
       break;
@@ -62,7 +67,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
   }
   stats.elapsed_s = elapsed();
   if (options.progress) options.progress(stats);
-  out.exhaustive = strategy.exhausted();
+  out.exhaustive = !out.interrupted && strategy.exhausted();
   if (out.first_failure) {
     out.verdict = out.first_failure->result.verdict;
   } else if (out.exhaustive) {

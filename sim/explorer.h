@@ -43,6 +43,9 @@ struct ExploreOptions {
   double max_seconds = 0;            // 0: no bound; needs elapsed_seconds
   bool stop_at_first = true;
   std::function<double()> elapsed_seconds;
+  // Asked before every execution: true stops the search there (Ctrl-C); the result is then
+  // `interrupted`, its verdict incomplete unless a failure was already found.
+  std::function<bool()> stop_requested;
   // Called about every `progress_every` executions, and once at the end.
   std::function<void(const ExploreStats&)> progress;
   std::uint64_t progress_every = 4096;
@@ -61,6 +64,7 @@ struct ExploreResult {
   ExploreStats stats;
   std::optional<FoundFailure> first_failure;
   bool exhaustive = false;
+  bool interrupted = false;  // stop_requested ended the search
   std::string stop_reason;  // why the search ended, for reports
 };
 

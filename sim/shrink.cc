@@ -102,13 +102,14 @@ bool ScheduleShape::simpler_than(const ScheduleShape& o) const {
 }
 
 ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
-                            const ExecutionResult& target, std::uint64_t max_attempts) {
+                            const ExecutionResult& target, const ShrinkBudget& budget) {
   RunLimits quiet = limits;
   quiet.log_events = false;
   Attempt best = run_guided(system, quiet, failing);
   ShrinkResult out;
   out.original = best.shape;
   out.attempts = 1;
+  std::uint64_t steps = best.result.steps;
   if (!same_failure(best.result, target)) {
     // The guided run is the original schedule; if it does not fail alike, keep the input.
     out.decisions = failing;
@@ -116,33 +117,37 @@ ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const
     out.shrunk = out.original;
     return out;
   }
+  auto exhausted = [&] {
+    return out.attempts >= budget.max_attempts || steps >= budget.max_steps || (budget.stop && budget.stop());
+  };
   bool improved = true;
-  while (improved && out.attempts < max_attempts) {
+  while (improved && !(out.out_of_budget = exhausted())) {
     improved = false;
-    // Candidates, most promising first: drop a preempting decision, drop any decision,
-    // cut the schedule short (the rest then runs without preemptions).
-    std::vector<std::vector<Decision>> candidates;
+    // Candidates, most promising first: drop a preempting decision, cut the schedule short
+    // (the rest then runs without preemptions), drop any other decision. Each is built
+    // only when its turn comes.
+    std::vector<std::size_t> preempting, others, cuts;
     std::size_t sched = 0;
-    std::vector<std::size_t> preempting, others;
     for (std::size_t i = 0; i < best.decisions.size(); ++i) {
       if (best.decisions[i].kind == Decision::Kind::choice) continue;
       (sched < best.preempted.size() && best.preempted[sched] ? preempting : others).push_back(i);
       ++sched;
     }
-    auto without = [&](std::size_t i) {
-      std::vector<Decision> c = best.decisions;
-      c.erase(c.begin() + static_cast<std::ptrdiff_t>(i));
-      return c;
-    };
-    for (std::size_t i : preempting) candidates.push_back(without(i));
-    for (std::size_t cut = best.decisions.size() / 2; cut > 0; cut /= 2) {
-      candidates.emplace_back(best.decisions.begin(), best.decisions.begin() + static_cast<std::ptrdiff_t>(cut));
-    }
-    for (std::size_t i : others) candidates.push_back(without(i));
-    for (const auto& c : candidates) {
-      if (out.attempts >= max_attempts) break;
+    for (std::size_t cut = best.decisions.size() / 2; cut > 0; cut /= 2) cuts.push_back(cut);
+    const std::size_t total = preempting.size() + cuts.size() + others.size();
+    std::vector<Decision> candidate;
+    for (std::size_t k = 0; k < total; ++k) {
+      if ((out.out_of_budget = exhausted())) break;
+      if (k < preempting.size() || k >= preempting.size() + cuts.size()) {
+        const std::size_t drop = k < preempting.size() ? preempting[k] : others[k - preempting.size() - cuts.size()];
+        candidate.assign(best.decisions.begin(), best.decisions.end());
+        candidate.erase(candidate.begin() + static_cast<std::ptrdiff_t>(drop));
+      } else {
+        candidate.assign(best.decisions.begin(), best.decisions.begin() + static_cast<std::ptrdiff_t>(cuts[k - preempting.size()]));
+      }
       ++out.attempts;
-      Attempt a = run_guided(system, quiet, c);
+      Attempt a = run_guided(system, quiet, candidate);
+      steps += a.result.steps;
       if (same_failure(a.result, target) && a.shape.simpler_than(best.shape)) {
         best = std::move(a);
         improved = true;

@@ -30,9 +30,9 @@ std::string trace_to_text(const Trace& t) {
   if (t.shrunk) {
     out += fmt::format(
         "  \"shrunk\": {{\"original_steps\": {}, \"original_preemptions\": {}, \"steps\": {}, \"preemptions\": {}, "
-        "\"attempts\": {}}},\n",
+        "\"attempts\": {}{}}},\n",
         t.shrunk->original_steps, t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->preemptions,
-        t.shrunk->attempts);
+        t.shrunk->attempts, t.shrunk->out_of_budget ? ", \"out_of_budget\": true" : "");
   }
   out += fmt::format("  \"actors\": {},\n", nlohmann::json(t.actors).dump());
   out += "  \"decisions\": [";
@@ -81,13 +81,14 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   t.message = verdict.at("message").as_string();
 
   if (auto shrunk = root.find("shrunk")) {
-    shrunk->expect_keys({"original_steps", "original_preemptions", "steps", "preemptions", "attempts"});
+    shrunk->expect_keys({"original_steps", "original_preemptions", "steps", "preemptions", "attempts", "out_of_budget"});
     ShrinkInfo info;
     info.original_steps = shrunk->at("original_steps").as_uint();
     info.original_preemptions = static_cast<int>(shrunk->at("original_preemptions").as_int(0, INT32_MAX));
     info.steps = shrunk->at("steps").as_uint();
     info.preemptions = static_cast<int>(shrunk->at("preemptions").as_int(0, INT32_MAX));
     info.attempts = shrunk->at("attempts").as_uint();
+    if (auto o = shrunk->find("out_of_budget")) info.out_of_budget = o->as_bool();
     t.shrunk = info;
   }
   for (const auto& a : root.at("actors").items()) t.actors.push_back(a.as_string());
@@ -107,7 +108,13 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     t.events.push_back(LogEvent{e.at("step").as_uint(), e.at("time_ns").as_int(), static_cast<ActorId>(e.at("actor").as_int(-1, 1 << 20)),
                                 e.at("op").as_string(), e.at("result").as_string()});
   }
-  t.scenario = root.at("scenario").value();
+  // The embedded scenario is parsed in full only when the trace is replayed; what every
+  // command reads from it (its system and name) is checked here.
+  const JsonCursor scenario = root.at("scenario");
+  scenario.at("system").as_string();
+  scenario.at("name").as_string();
+  if (auto d = scenario.find("description")) d->as_string();
+  t.scenario = scenario.value();
   return t;
 }
 

@@ -30,6 +30,7 @@ struct ShrinkInfo {
   std::uint64_t steps = 0;
   int preemptions = 0;
   std::uint64_t attempts = 0;
+  bool out_of_budget = false;  // the shrinker's budget ran out: a simpler trace may exist
 };
 
 struct Trace {

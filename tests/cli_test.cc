@@ -97,11 +97,11 @@ TEST_F(Cli, BadInputExitsTwoWithFileAndPointer) {
 
   r = run({"check", scenario("bench/lockinc-3.json"), "--strategy", "bogus"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("unknown strategy \"bogus\" (known: dpor, dfs, random, pct)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--strategy: bogus not in {dpor,dfs,random,pct}"), std::string::npos) << r.err;
 
   r = run({"check", path("missing.json")});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("cannot open file"), std::string::npos);
+  EXPECT_NE(r.err.find("no such file"), std::string::npos);
 
   r = run({"replay", write("notatrace.json", "{\"format\": \"lockstep-trace/1\"}")});
   EXPECT_EQ(r.code, kExitBadInput);

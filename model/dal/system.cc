@@ -293,7 +293,7 @@ Config parse(const SystemInput& input) {
     if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
     if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
   }
-  if (!input.actors) throw InputError("dal: missing \"actors\"");
+  if (!input.actors) input.fail("", "missing \"actors\"");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
   std::set<std::string> resources, names;
@@ -337,7 +337,7 @@ Config parse(const SystemInput& input) {
     if (fault != "stall") continue;
     c.stall = parse_stall_fault(input.faults->at("stall"), {names.begin(), names.end()}, input.timed);
   }
-  if (!input.timed) throw InputError("dal: scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
+  if (!input.timed) input.fail("/explore", "dal scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
   return c;
 }
 

@@ -126,7 +126,7 @@ Config parse_config(const SystemInput& input) {
     if (auto x = j.find("initial_summary")) c.initial_summary = x->as_string();
     if (auto x = j.find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*x, system_info());
   }
-  if (!input.actors) throw InputError("headspace: missing \"actors\": a list of {\"kind\": ..., ...}");
+  if (!input.actors) input.fail("", "missing \"actors\": a list of {\"kind\": ..., ...}");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
   std::map<std::string, int> names;
@@ -137,7 +137,7 @@ Config parse_config(const SystemInput& input) {
     }
   }
   if (c.variant.in_memory_locks && c.workers < 2) {
-    throw InputError("headspace: variant in_memory_locks needs \"workers\": 2 or more (one process cannot show it)");
+    input.fail("/variant", "variant in_memory_locks needs \"workers\": 2 or more (one process cannot show it)");
   }
   for (const std::string& fault : enabled_faults(system_info(), input.faults)) {
     if (fault == "phantom_grant") c.phantom_grant = true;

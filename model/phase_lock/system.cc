@@ -117,7 +117,7 @@ Config parse(const SystemInput& input) {
     if (auto t = input.config->find("timeout_ms")) c.timeout = as_millis(*t);
     if (auto s = input.config->find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*s, system_info());
   }
-  if (!input.actors) throw InputError("phase_lock: missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
+  if (!input.actors) input.fail("", "missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} resume requests", kMaxActors));
   std::set<std::string> names;
@@ -133,7 +133,7 @@ Config parse(const SystemInput& input) {
     if (!names.insert(r.name).second) j.fail(fmt::format("two actors are named \"{}\"", r.name));
     c.resumes.push_back(std::move(r));
   }
-  if (!input.timed) throw InputError("phase_lock: scenarios need \"explore\": {\"time\": \"timed\"} (arrivals, durations and the timeout are times)");
+  if (!input.timed) input.fail("/explore", "phase_lock scenarios need \"explore\": {\"time\": \"timed\"} (arrivals, durations and the timeout are times)");
   return c;
 }
 

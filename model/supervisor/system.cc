@@ -233,7 +233,7 @@ Config parse(const SystemInput& input) {
     }
   }
   if (!input.actors || !input.actors->is_object()) {
-    throw InputError("supervisor: \"actors\" must map each actor's name to its operations: {\"a\": [\"tick_worker:w1\"]}");
+    input.fail("/actors", "\"actors\" must map each actor's name to its operations: {\"a\": [\"tick_worker:w1\"]}");
   }
   const auto names = input.actors->keys();
   if (names.empty() || names.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));

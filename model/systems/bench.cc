@@ -188,7 +188,7 @@ SystemInfo system_info() {
   info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
     enabled_faults(system_info(), input.faults);  // rejects any fault: benchmarks have none
     if (input.actors) input.actors->fail("bench programs build their own actors; remove \"actors\"");
-    if (!input.config) throw InputError("bench: missing \"config\": {\"program\": \"lockinc\", \"n\": N}");
+    if (!input.config) input.fail("", "missing \"config\": {\"program\": \"lockinc\", \"n\": N}");
     const JsonCursor& config = *input.config;
     config.expect_keys({"program", "n"});
     const JsonCursor program = config.at("program");
@@ -210,7 +210,7 @@ SystemInfo system_info() {
     const bool extra_actor = c.program == Program::readers || c.program == Program::lastzero;
     c.n = static_cast<int>(config.at("n").as_int(1, extra_actor ? kMaxActors - 1 : kMaxActors));
     if (input.variant == "no_lock" && c.program != Program::lockinc) {
-      throw InputError(fmt::format("bench: variant no_lock applies to lockinc only, not {}", name));
+      input.fail("/variant", fmt::format("variant no_lock applies to lockinc only, not {}", name));
     }
     c.use_lock = input.variant != "no_lock";
     return std::make_unique<BenchSystem>(c);

@@ -229,7 +229,7 @@ Program parse_program(const SystemInput& input) {
   Program p;
   Names names(p);
   if (!input.actors) {
-    throw InputError("script: missing \"actors\": an array of {\"name\", \"ops\"}");
+    input.fail("", "missing \"actors\": an array of {\"name\", \"ops\"}");
   }
   const auto actors = input.actors->items();
   if (actors.empty()) input.actors->fail("expected at least one actor");

@@ -1,0 +1,256 @@
+// tests/fuzz_inputs.cc: a bounded mutation fuzzer for what lockstep reads: scenario and
+// trace files, through the command line itself (check, replay, shrink, report), in process.
+//
+// Seeds are the *.json files under the given directories (scenarios/, traces/). Each run
+// takes one seed, applies one to four mutations (bytes flipped, inserted, deleted or
+// repeated; a JSON value replaced by another type, a huge or out-of-range number, a deep
+// nest, or a value from another seed), writes it to a file and runs one command on it with
+// tight bounds. A run that ends with exit code 3 (internal error), takes longer than
+// --hang-seconds, or crashes (ASan, UBSan, a signal) is a finding: its input is kept in
+// --findings and the driver exits 1. Exit codes 0, 1 and 2 are all fine: bad input must
+// give 2 with a message, a valid input any verdict.
+//
+//   fuzz_inputs [--seconds S | --runs N] [--seed N] [--findings DIR] DIR...
+//
+// Deterministic for a given seed and --runs (the inputs, not the timings).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Rng = std::mt19937_64;
+
+char g_alarm_message[512];  // what the alarm handler prints: the run and its input
+
+extern "C" void on_alarm(int) {
+  (void)!write(STDERR_FILENO, g_alarm_message, strlen(g_alarm_message));
+  _exit(1);
+}
+
+std::uint64_t below(Rng& rng, std::uint64_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng); }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Values that have broken JSON readers before: types where another is expected, numbers
+// out of every range, deep nests, odd strings.
+nlohmann::json odd_value(Rng& rng) {
+  switch (below(rng, 12)) {
+    case 0: return nullptr;
+    case 1: return true;
+    case 2: return -1;
+    case 3: return std::numeric_limits<std::int64_t>::min();
+    case 4: return std::numeric_limits<std::uint64_t>::max();
+    case 5: return 1e300;
+    case 6: return 0.5;
+    case 7: return "";
+    case 8: return std::string(1000, 'x');
+    case 9: return nlohmann::json::array();
+    case 10: return nlohmann::json::object();
+    default: {
+      nlohmann::json nest = 1;
+      for (int i = 0; i < 150; ++i) nest = nlohmann::json::array({nest});
+      return nest;
+    }
+  }
+}
+
+// Points at a random value inside `j` (the root included).
+nlohmann::json* random_node(nlohmann::json& j, Rng& rng) {
+  nlohmann::json* at = &j;
+  while ((at->is_array() || at->is_object()) && !at->empty() && below(rng, 4) != 0) {
+    auto it = at->begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(below(rng, at->size())));
+    at = &*it;
+  }
+  return at;
+}
+
+std::string mutate_json(const std::string& text, const std::vector<std::string>& seeds, Rng& rng) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return text;
+  nlohmann::json* node = random_node(j, rng);
+  if (node->is_number() && below(rng, 2) == 0) {  // a nearby value keeps most inputs valid
+    *node = static_cast<std::int64_t>(below(rng, 12)) - 1;
+    return j.dump();
+  }
+  if (node->is_boolean()) {
+    *node = !node->get<bool>();
+    return j.dump();
+  }
+  switch (below(rng, 4)) {
+    case 0: *node = odd_value(rng); break;
+    case 1: {  // a value from another seed
+      nlohmann::json other = nlohmann::json::parse(seeds[below(rng, seeds.size())], nullptr, false);
+      if (!other.is_discarded()) *node = *random_node(other, rng);
+      break;
+    }
+    case 2:
+      if (node->is_object() && !node->empty()) {
+        auto it = node->begin();
+        std::advance(it, static_cast<std::ptrdiff_t>(below(rng, node->size())));
+        node->erase(it.key());
+      } else if (node->is_array() && !node->empty()) {
+        node->erase(below(rng, node->size()));
+      }
+      break;
+    default:
+      if (node->is_array() && !node->empty()) {
+        nlohmann::json copy = (*node)[below(rng, node->size())];
+        for (int i = 0; i < 1 + static_cast<int>(below(rng, 40)); ++i) node->push_back(copy);
+      } else if (node->is_object()) {
+        (*node)["unexpected"] = odd_value(rng);
+      }
+      break;
+  }
+  return j.dump(below(rng, 2) == 0 ? -1 : 2);
+}
+
+std::string mutate_bytes(std::string s, Rng& rng) {
+  static const char* const kTokens[] = {"1e309", "-1e309", "[[[[[[[[", "]]]]", "{\"\":", "\"\\u0000\"", "\"\\ud800\"",
+                                        "18446744073709551616", "-9223372036854775809", "null", ",", "\"", "0.0e-99999"};
+  const std::size_t at = below(rng, s.size() + 1);
+  switch (below(rng, 5)) {
+    case 0:
+      if (!s.empty()) s[below(rng, s.size())] = static_cast<char>(below(rng, 256));
+      break;
+    case 1: s.insert(at, kTokens[below(rng, std::size(kTokens))]); break;
+    case 2: s.erase(at, below(rng, 64)); break;
+    case 3:
+      if (at < s.size()) s.insert(at, s.substr(at, below(rng, 256)));
+      break;
+    default: s.resize(at); break;
+  }
+  return s;
+}
+
+struct Command {
+  std::vector<std::string> args;  // with INPUT and OUT placeholders
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 0;
+  std::uint64_t runs = 0, seed = 1, hang_seconds = 30;
+  fs::path findings = "fuzz-findings";
+  std::vector<fs::path> dirs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&] {
+      if (i + 1 >= argc) {
+        std::cerr << "fuzz_inputs: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return std::string(argv[++i]);
+    };
+    if (a == "--seconds") {
+      seconds = std::stod(value());
+    } else if (a == "--runs") {
+      runs = std::stoull(value());
+    } else if (a == "--seed") {
+      seed = std::stoull(value());
+    } else if (a == "--hang-seconds") {
+      hang_seconds = std::stoull(value());
+    } else if (a == "--findings") {
+      findings = value();
+    } else {
+      dirs.emplace_back(a);
+    }
+  }
+  if (dirs.empty() || (seconds <= 0 && runs == 0)) {
+    std::cerr << "usage: fuzz_inputs [--seconds S | --runs N] [--seed N] [--hang-seconds S] [--findings DIR] DIR...\n";
+    return 2;
+  }
+  std::vector<std::string> seeds;
+  for (const auto& d : dirs) {
+    for (const auto& e : fs::recursive_directory_iterator(d)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") seeds.push_back(read_file(e.path()));
+    }
+  }
+  if (seeds.empty()) {
+    std::cerr << "fuzz_inputs: no *.json seeds under the given directories\n";
+    return 2;
+  }
+  const fs::path work = fs::temp_directory_path() / fmt::format("lockstep-fuzz-{}", getpid());
+  fs::create_directories(work);
+  const std::string input = (work / "input.json").string();
+  const std::string out = (work / "out").string();
+  const std::vector<Command> commands = {
+      {{"check", "INPUT", "--max-executions", "200", "--max-seconds", "2", "--trace-out", "OUT.json", "--json"}},
+      {{"check", "INPUT", "--strategy", "random", "--max-executions", "50", "--trace-out", "OUT.json"}},
+      {{"replay", "INPUT", "--json"}},
+      {{"shrink", "INPUT", "--out", "OUT.json", "--max-seconds", "2"}},
+      {{"report", "INPUT", "-o", "OUT.html"}},
+  };
+  signal(SIGALRM, on_alarm);
+  Rng rng(seed);
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t done = 0, found = 0;
+  std::uint64_t by_code[4] = {0, 0, 0, 0};
+  while (runs != 0 ? done < runs
+                   : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    std::string text = seeds[below(rng, seeds.size())];
+    const int mutations = 1 + static_cast<int>(below(rng, 3));
+    for (int m = 0; m < mutations; ++m) text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : mutate_bytes(text, rng);
+    std::ofstream(input, std::ios::binary | std::ios::trunc) << text;
+    const Command& c = commands[below(rng, commands.size())];
+    std::vector<std::string> args = {"lockstep"};
+    for (const auto& a : c.args) {
+      std::string s = a;
+      if (s == "INPUT") s = input;
+      if (s.starts_with("OUT")) s = out + s.substr(3);
+      args.push_back(s);
+    }
+    std::vector<const char*> cargs;
+    for (const auto& a : args) cargs.push_back(a.c_str());
+    // A finding's input is kept before it can crash the driver.
+    const fs::path kept = findings / fmt::format("run-{}.json", done);
+    snprintf(g_alarm_message, sizeof g_alarm_message, "fuzz_inputs: HANG (over %llu s) in run %llu: %s %s\n",
+             static_cast<unsigned long long>(hang_seconds), static_cast<unsigned long long>(done), c.args[0].c_str(),
+             input.c_str());
+    alarm(static_cast<unsigned>(hang_seconds));
+    std::ostringstream sink_out, sink_err;
+    const int code = lockstep::cli::run_cli(static_cast<int>(cargs.size()), cargs.data(), sink_out, sink_err);
+    alarm(0);
+    ++by_code[code >= 0 && code <= 3 ? code : 3];
+    if (code == lockstep::cli::kExitInternal || code < 0 || code > 3) {
+      ++found;
+      fs::create_directories(findings);
+      std::ofstream(kept, std::ios::binary) << text;
+      std::cerr << fmt::format("fuzz_inputs: exit {} in run {} ({}): {}  input kept in {}\n", code, done, c.args[0],
+                               sink_err.str(), kept.string());
+    }
+    ++done;
+  }
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("fuzz_inputs: {} runs in {:.1f} s from {} seeds (seed {}): exit 0: {}, 1: {}, 2: {}; "
+                           "findings (exit 3, crash, hang): {}\n",
+                           done, took, seeds.size(), seed, by_code[0], by_code[1], by_code[2], found);
+  return found == 0 ? 0 : 1;
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Interrupts and lost servers, as a user meets them (issue 14):
+#  1. SIGINT during a sweep: exit 130; results.json, summary.md and the JUnit file are
+#     written, the interrupted scenario marked, the scenarios after it not run.
+#  2. SIGTERM during `confirm --pg auto`: exit 143; the throwaway server is stopped and its
+#     directory removed (no postgres process, no cluster directory left).
+#  3. The server stopped with `pg_ctl -m immediate` in the middle of a confirm: exit 2, the
+#     finished iterations reported, the iteration, actor and SQLSTATE of the loss named.
+# Usage: interrupts.sh LOCKSTEP SOURCE_DIR. Exits 77 (skipped) for parts 2 and 3 when there
+# are no PostgreSQL server binaries. Ends only the processes it started.
+set -uo pipefail
+lockstep=$1
+src=$2
+work=$(mktemp -d /tmp/lsi.XXXXXX)
+chmod 755 "$work"  # the postgres user passes through it (the cluster lives under it)
+fail=0
+own_pg=""
+cleanup() {
+  if [ -n "$own_pg" ]; then bash "$src/scripts/pg-throwaway" stop "$own_pg" > /dev/null 2>&1; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+check() {  # check DESCRIPTION COMMAND...: a failed expectation is reported, the rest still run
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; fail=1; fi
+}
+# Waits up to $2 seconds for file $1 to exist.
+wait_for() {
+  for _ in $(seq 1 $(($2 * 10))); do
+    if compgen -G "$1" > /dev/null; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# 1. SIGINT during a sweep: a quick scenario, a long one (interrupted), one after it.
+mkdir -p "$work/sweep"
+cp "$src/scenarios/bench/lockinc-2.json" "$work/sweep/a.json"
+sed 's/"n": 10/"n": 16/; s/"name": "lastzero-10"/"name": "lastzero-16"/' "$src/scenarios/bench/lastzero-10.json" > "$work/sweep/b.json"
+cp "$src/scenarios/bench/lockinc-3.json" "$work/sweep/c.json"
+"$lockstep" sweep "$work/sweep" --out "$work/out" --junit "$work/out/junit.xml" --json > "$work/sweep.out" 2> "$work/sweep.err" &
+pid=$!
+# lastzero-16 runs for minutes: once a's line is out, b is being explored.
+for _ in $(seq 1 100); do grep -q lockinc-2 "$work/sweep.out" 2> /dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+code=$?
+check "SIGINT during a sweep exits 130 (got $code)" test "$code" = 130
+check "results.json written" test -s "$work/out/results.json"
+check "summary.md says it was interrupted" grep -q "Interrupted during scenario 2 of 3" "$work/out/summary.md"
+check "the JUnit file is written" grep -q 'testcase .*name="lastzero-16"' "$work/out/junit.xml"
+check "the interrupted scenario is marked" python3 -c "
+import json, sys
+r = json.load(open('$work/out/results.json'))
+assert [x['scenario'] for x in r] == ['lockinc-2', 'lastzero-16'], r
+assert r[0]['verdict'] == 'pass' and not r[0]['interrupted']
+assert r[1]['verdict'] == 'incomplete' and r[1]['interrupted'] and r[1]['stop_reason'] == 'interrupted', r[1]
+assert r[1]['executions'] > 0
+"
+cat "$work/sweep.err"
+
+pgbin=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)}
+if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
+  echo "no PostgreSQL server binaries: parts 2 and 3 skipped"
+  [ "$fail" = 0 ] && exit 77
+  exit 1
+fi
+
+# 2. SIGTERM during confirm --pg auto: the throwaway cluster lives under $TMPDIR.
+mkdir -p "$work/tmp"
+chmod 755 "$work/tmp"
+TMPDIR="$work/tmp" "$lockstep" confirm "$src/scenarios/headspace/canonical.json" --pg auto --iterations 100000 \
+  > "$work/confirm.out" 2> "$work/confirm.err" &
+pid=$!
+check "the throwaway server starts" wait_for "$work/tmp/lockstep-pg.*/data/postmaster.pid" 60
+sleep 2  # inside the iterations
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM during confirm exits 143 (got $code)" test "$code" = 143
+check "confirm reports the iterations it finished" grep -q "then interrupted: the run stopped" "$work/confirm.out"
+check "no cluster directory left" test -z "$(ls -A "$work/tmp")"
+no_process() { ! pgrep -f "$1" > /dev/null; }  # (a function: pgrep never matches itself)
+check "no postgres process left" no_process "$work/tmp/lockstep-pg"
+cat "$work/confirm.err"
+
+# 3. A server stopped with -m immediate mid-confirm.
+own_pg="$work/pg"
+PGT_PORT=54391 bash "$src/scripts/pg-throwaway" restart "$own_pg" > /dev/null || { echo "FAILED: cannot start a server"; exit 1; }
+conninfo="host=$own_pg port=54391 user=postgres dbname=postgres"
+"$lockstep" confirm "$src/scenarios/headspace/canonical.json" --pg "$conninfo" --iterations 100000 \
+  > "$work/lost.out" 2> "$work/lost.err" &
+pid=$!
+sleep 5  # an iteration of canonical takes about 1.3 s: some have finished
+as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+as_owner "$pgbin/pg_ctl" -D "$own_pg/data" -m immediate stop > /dev/null
+wait "$pid"
+code=$?
+check "a lost server exits 2 (got $code)" test "$code" = 2
+check "the loss is named: iteration and SQLSTATE" grep -Eq "the server was lost in iteration [0-9]+.*: (08|57P)" "$work/lost.err"
+check "the finished iterations are reported" grep -Eq "^iterations: [0-9]+" "$work/lost.out"
+check "no internal error" bash -c "! grep -q 'internal error' '$work/lost.err'"
+cat "$work/lost.err"
+grep -E "^iterations:" "$work/lost.out"
+exit "$fail"
