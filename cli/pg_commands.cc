@@ -46,7 +46,7 @@ class Server {
     if (!c.ok()) throw InputError(fmt::format("--pg: {}", c.error().message));
   }
   const std::string& conninfo() const { return conninfo_; }
-  std::string shown() const { return owned_ ? "a throwaway server (--pg auto)" : real::redact_conninfo(conninfo_.empty() ? "the PG* environment" : conninfo_); }
+  std::string shown() const { return owned_ ? "a throwaway server (--pg auto)" : real::describe_conninfo(conninfo_); }
 
  private:
   std::unique_ptr<real::ThrowawayServer> owned_;

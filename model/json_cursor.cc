@@ -115,9 +115,14 @@ void JsonCursor::fail(std::string_view message) const {
 }
 
 std::string JsonCursor::describe_value() const {
-  std::string dumped = value_->dump();
-  if (dumped.size() > 60) dumped = dumped.substr(0, 57) + "...";
-  return fmt::format("{} {}", value_->type_name(), dumped);
+  // Never the whole of a large value: its size for a container, a prefix for a string.
+  if (value_->is_array()) return fmt::format("an array of {} items", value_->size());
+  if (value_->is_object()) return fmt::format("an object with {} keys", value_->size());
+  if (value_->is_string()) {
+    const auto& text = value_->get_ref<const std::string&>();
+    if (text.size() > 57) return fmt::format("string {}...", nlohmann::json(text.substr(0, 57)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return fmt::format("{} {}", value_->type_name(), value_->dump());
 }
 
 void JsonCursor::require_object() const {

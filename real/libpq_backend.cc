@@ -298,7 +298,7 @@ Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, Sta
     }
     message = redact_conninfo(message);
     return Error{std::string(pg::sqlstate::kConnectionFailure),
-                 fmt::format("cannot connect to PostgreSQL ({}): {}", conninfo.empty() ? "PG* environment" : redact_conninfo(conninfo),
+                 fmt::format("cannot connect to PostgreSQL ({}): {}", describe_conninfo(conninfo),
                              message)};
   }
   return std::unique_ptr<pg::Connection>(std::make_unique<LibpqConnection>(c, conninfo, std::move(hooks)));
@@ -318,6 +318,24 @@ pg::Status drop_row_tables(const std::string& conninfo) {
 bool connection_lost(const pg::Error& error) {
   const std::string_view s = error.sqlstate;
   return s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03";
+}
+
+std::string describe_conninfo(const std::string& conninfo) {
+  if (conninfo.empty()) return "the PG* environment";
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (error != nullptr) PQfreemem(error);
+  if (options == nullptr) return "a conninfo libpq cannot parse";
+  std::string out;
+  for (const char* key : {"host", "hostaddr", "port", "dbname", "user"}) {
+    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (std::string_view(o->keyword) == key && o->val != nullptr && *o->val != '\0') {
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", std::string_view(key) == "dbname" ? "database" : key, o->val);
+      }
+    }
+  }
+  PQconninfoFree(options);
+  return out.empty() ? "libpq's defaults" : out;
 }
 
 std::string redact_conninfo(const std::string& conninfo) {

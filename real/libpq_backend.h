@@ -62,7 +62,12 @@ std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg:
 // DROP SCHEMA lockstep CASCADE: every row table, for a fresh start.
 pg::Status drop_row_tables(const std::string& conninfo);
 
-// The conninfo with any password replaced by "***", for messages.
+// The conninfo with any password replaced by "***".
 std::string redact_conninfo(const std::string& conninfo);
+
+// Where a conninfo points, for messages: "host H, port P, database D, user U" (the parts it
+// sets), "the PG* environment" for "", or "a conninfo libpq cannot parse". Never the
+// conninfo itself: no password, no other option.
+std::string describe_conninfo(const std::string& conninfo);
 
 }  // namespace lockstep::real

@@ -238,6 +238,11 @@ TEST(RealRobustness, NoPasswordInAnyConnectMessage) {
     ASSERT_FALSE(c.ok()) << conninfo;
     EXPECT_EQ(c.error().message.find("secret"), std::string::npos) << c.error().message;
   }
+  // Messages name where a conninfo points, never the conninfo.
+  EXPECT_EQ(real::describe_conninfo("postgresql://u:secret@h:5/db?sslmode=disable"), "host h, port 5, database db, user u");
+  EXPECT_EQ(real::describe_conninfo("password=secret host=/run/pg"), "host /run/pg");
+  EXPECT_EQ(real::describe_conninfo("postgresql://u:secret@[::1/x"), "a conninfo libpq cannot parse");
+  EXPECT_EQ(real::describe_conninfo(""), "the PG* environment");
   const CliRun r = run({"confirm", source("scenarios/headspace/canonical.json"), "--pg", "postgresql://u:secret@[::1/x"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_EQ((r.out + r.err).find("secret"), std::string::npos) << r.err;
