@@ -1,7 +1,10 @@
 // The simulated PostgreSQL against a real one (real/conform.h), on random programs: 2-4
 // sessions, each a list of advisory-lock and row-lock statements (lock, try, unlock in
 // both modes and both key forms, unlock_all, xact locks, begin / commit / rollback,
-// FOR UPDATE [NOWAIT], update, read, pg_locks, pg_terminate_backend). Each program runs
+// FOR UPDATE [NOWAIT], update, read, insert, SET lock_timeout / statement_timeout (to 0),
+// pg_locks, pg_terminate_backend) over rows that exist, rows that do not (yet), and ids
+// beyond 32 bits, so that several sessions insert one id and a terminated session may
+// next run any statement. Each program runs
 // once in the simulation under a seeded random schedule; the server must agree with every
 // statement's outcome, every lock wait and every pg_locks view. No timeouts are set:
 // timing-dependent outcomes have their own real-server tests. Skipped (saying why) without
@@ -28,14 +31,14 @@ using pg::LockMode;
 
 enum class Kind {
   lock, try_lock, unlock, unlock_all, xact_lock, begin, commit, rollback,
-  for_update, for_update_nowait, update, read, pg_locks, terminate
+  for_update, for_update_nowait, update, read, pg_locks, terminate, insert, set_lock_timeout, set_statement_timeout
 };
 
 struct Op {
   Kind kind = Kind::lock;
   int key = 0;         // 0..2; keys 0 and 1 in the (int4, int4) form, 2 as a bigint
   bool shared = false;
-  int row = 1;         // 1..2
+  int row = 1;         // 1..5: see row_id
   int target = 0;      // pg_terminate_backend: a session index
 };
 
@@ -54,6 +57,13 @@ std::string show(const Program& p) {
   return out;
 }
 
+// Rows 1, 2 and 2^32 + 1 exist from the start; 3 and 2^32 + 3 do not until inserted. The
+// large ids agree with 1 and 3 in their low 32 bits.
+std::int64_t row_id(int r) {
+  constexpr std::int64_t kHigh = std::int64_t{1} << 32;
+  return r == 4 ? kHigh + 1 : r == 5 ? kHigh + 3 : r;
+}
+
 AdvisoryKey key_of(int k) { return k == 2 ? AdvisoryKey::single(-42) : AdvisoryKey::pair(7, k == 0 ? 1 : -1); }
 
 class ProgramInstance final : public Instance {
@@ -63,7 +73,7 @@ class ProgramInstance final : public Instance {
     pool_ = env.new_pg_pool({.application_name = "conform", .pool_size = n, .max_overflow = 0});
     {
       auto seed = pool_->checkout().value();
-      for (int row = 1; row <= 2; ++row) (void)seed->insert_row("t", row, {{"v", "0"}});
+      for (int row : {1, 2, 4}) (void)seed->insert_row("t", row_id(row), {{"v", "0"}});
     }
     for (int i = 0; i < n; ++i) conns_.push_back(pool_->checkout().value());
     for (auto& c : conns_) pids_.push_back(c->backend_pid());
@@ -84,10 +94,13 @@ class ProgramInstance final : public Instance {
         case Kind::begin: (void)c.begin(); break;
         case Kind::commit: (void)c.commit(); break;
         case Kind::rollback: (void)c.rollback(); break;
-        case Kind::for_update: (void)c.select_for_update("t", op.row, false); break;
-        case Kind::for_update_nowait: (void)c.select_for_update("t", op.row, true); break;
-        case Kind::update: (void)c.update_row("t", op.row, {{"v", std::to_string(a)}}); break;
-        case Kind::read: (void)c.read_row("t", op.row); break;
+        case Kind::for_update: (void)c.select_for_update("t", row_id(op.row), false); break;
+        case Kind::for_update_nowait: (void)c.select_for_update("t", row_id(op.row), true); break;
+        case Kind::update: (void)c.update_row("t", row_id(op.row), {{"v", std::to_string(a)}}); break;
+        case Kind::read: (void)c.read_row("t", row_id(op.row)); break;
+        case Kind::insert: (void)c.insert_row("t", row_id(op.row), {{"v", std::to_string(a)}}); break;
+        case Kind::set_lock_timeout: (void)c.set_lock_timeout(Duration{0}); break;
+        case Kind::set_statement_timeout: (void)c.set_statement_timeout(Duration{0}); break;
         case Kind::pg_locks: (void)c.advisory_locks(); break;
         case Kind::terminate: (void)c.terminate_backend(pids_[static_cast<std::size_t>(op.target)]); break;
       }
@@ -111,9 +124,10 @@ rc::Gen<Op> gen_op(int sessions) {
                                                                {1, Kind::unlock_all}, {2, Kind::xact_lock}, {3, Kind::begin},
                                                                {2, Kind::commit}, {2, Kind::rollback}, {2, Kind::for_update},
                                                                {2, Kind::for_update_nowait}, {2, Kind::update}, {2, Kind::read},
-                                                               {1, Kind::pg_locks}, {1, Kind::terminate}})),
+                                                               {1, Kind::pg_locks}, {1, Kind::terminate}, {3, Kind::insert},
+                                                               {1, Kind::set_lock_timeout}, {1, Kind::set_statement_timeout}})),
       rc::gen::set(&Op::key, rc::gen::inRange(0, 3)), rc::gen::set(&Op::shared, rc::gen::arbitrary<bool>()),
-      rc::gen::set(&Op::row, rc::gen::inRange(1, 3)), rc::gen::set(&Op::target, rc::gen::inRange(0, sessions)));
+      rc::gen::set(&Op::row, rc::gen::inRange(1, 6)), rc::gen::set(&Op::target, rc::gen::inRange(0, sessions)));
 }
 
 rc::Gen<Program> gen_program() {

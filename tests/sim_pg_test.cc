@@ -491,6 +491,193 @@ TEST(SimPgRows, DuplicateInsertsFailAndRollbackDropsAnInsert) {
                       "23505 duplicate key value violates unique constraint \"agents_pkey\"; after rollback: none"}));
 }
 
+// ---- Gaps found by reading sim/pg against the server (issue 15) ------------------------
+
+std::int64_t ms_now(Env& env) { return std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(); }
+
+// SELECT ... FOR UPDATE and UPDATE of an id with no row lock nothing: another session's
+// INSERT of that id goes through at once, and its UPDATE does not wait.
+TEST(SimPgRows, ForUpdateOfAMissingRowLocksNothing) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        db.log.push_back("for update: " + show(c->select_for_update("jobs", 5, false).value()));
+        db.log.push_back(fmt::format("update changed {}", c->update_row("jobs", 6, {{"state", "x"}}).value()));
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        const auto inserted = c->insert_row("jobs", 5, {});
+        db.log.push_back(fmt::format("insert {} at {}", inserted.ok() ? "ok" : inserted.error().sqlstate, ms_now(env)));
+        const auto updated = c->update_row("jobs", 6, {{"state", "y"}});
+        db.log.push_back(fmt::format("update changed {} at {}", updated.value(), ms_now(env)));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"for update: none; update changed 0; insert ok at 1; update changed 0 at 1"}));
+}
+
+// Row locks are per row: ids that agree in their low 32 bits are different rows.
+TEST(SimPgRows, RowLocksKeepTheWholeSixtyFourBitId) {
+  const std::int64_t far = (std::int64_t{1} << 32) + 1;
+  const auto logs = run_timed({
+      [far](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("jobs", 1, {});
+        (void)c->insert_row("jobs", far, {});
+        (void)c->begin();
+        (void)c->select_for_update("jobs", 1, false);
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [far](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const auto r = c->select_for_update("jobs", far, true);
+        db.log.push_back(r.ok() ? "locked " + show(r.value()) : r.error().sqlstate);
+        (void)c->commit();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"locked id=4294967297"}));
+}
+
+// A second INSERT of an id another transaction inserted and has not committed waits for
+// that transaction: 23505 once it commits, success once it rolls back.
+TEST(SimPgRows, AnInsertOfAnIdAnotherTransactionInsertedWaitsForIt) {
+  for (const bool commit : {true, false}) {
+    SCOPED_TRACE(commit ? "commit" : "rollback");
+    const auto logs = run_timed({
+        [commit](Db& db, Env& env) {
+          auto c = db.pool->checkout().value();
+          (void)c->begin();
+          (void)c->insert_row("jobs", 5, {{"by", "a"}});
+          env.sleep_for(10ms);
+          (void)(commit ? c->commit() : c->rollback());
+        },
+        [](Db& db, Env& env) {
+          env.sleep_for(1ms);
+          auto c = db.pool->checkout().value();
+          const auto r = c->insert_row("jobs", 5, {{"by", "b"}});
+          db.log.push_back(fmt::format("{} at {}: {}", r.ok() ? "inserted" : r.error().sqlstate, ms_now(env),
+                                       show(c->read_row("jobs", 5).value())));
+        },
+    });
+    EXPECT_EQ(logs, (std::set<std::string>{commit ? "23505 at 10: by=a,id=5" : "inserted at 10: by=b,id=5"}));
+  }
+}
+
+// An INSERT of the id of a committed row another transaction has updated (not committed)
+// waits for that transaction, then fails with 23505 whichever way it ended; a row only
+// locked FOR UPDATE fails it at once.
+TEST(SimPgRows, AnInsertOfARowBeingUpdatedWaitsThenFails) {
+  for (const bool update : {true, false}) {
+    SCOPED_TRACE(update ? "updated" : "locked for update");
+    const auto logs = run_timed({
+        [update](Db& db, Env& env) {
+          auto c = db.pool->checkout().value();
+          (void)c->insert_row("jobs", 5, {{"by", "a"}});
+          (void)c->begin();
+          if (update) {
+            (void)c->update_row("jobs", 5, {{"by", "a2"}});
+          } else {
+            (void)c->select_for_update("jobs", 5, false);
+          }
+          env.sleep_for(10ms);
+          (void)c->rollback();
+        },
+        [](Db& db, Env& env) {
+          env.sleep_for(1ms);
+          auto c = db.pool->checkout().value();
+          const auto r = c->insert_row("jobs", 5, {{"by", "b"}});
+          db.log.push_back(fmt::format("{} at {}", r.ok() ? "inserted" : r.error().sqlstate, ms_now(env)));
+        },
+    });
+    EXPECT_EQ(logs, (std::set<std::string>{update ? "23505 at 10" : "23505 at 1"}));
+  }
+}
+
+// An error inside a transaction aborts it at once (AbortTransaction): its transaction-scope
+// advisory locks and row locks go before the ROLLBACK; session locks stay.
+TEST(SimPg, AnErrorInATransactionReleasesItsTransactionLocksAtOnce) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("jobs", 1, {});
+        (void)c->advisory_lock(AdvisoryKey::single(9), LockMode::exclusive);
+        (void)c->begin();
+        (void)c->advisory_xact_lock(kKey, LockMode::exclusive);
+        (void)c->select_for_update("jobs", 1, false);
+        const auto dup = c->insert_row("jobs", 1, {});  // 23505: the transaction is aborted
+        db.log.push_back("a: " + dup.error().sqlstate);
+        env.sleep_for(10ms);
+        (void)c->rollback();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        const bool xact = c->try_advisory_lock(kKey, LockMode::exclusive).value();
+        const bool session = c->try_advisory_lock(AdvisoryKey::single(9), LockMode::exclusive).value();
+        (void)c->begin();
+        const auto row = c->select_for_update("jobs", 1, true);
+        db.log.push_back(fmt::format("b at {}: xact lock free {}, session lock free {}, row {}", ms_now(env), xact, session,
+                                     row.ok() ? "locked" : row.error().sqlstate));
+        (void)c->rollback();
+        (void)c->advisory_unlock_all();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"a: 23505; b at 1: xact lock free true, session lock free false, row locked"}));
+}
+
+// The lock_timeout bounds that wait like any lock wait.
+TEST(SimPgRows, TheWaitOfADuplicateInsertHasTheLockTimeout) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        (void)c->insert_row("jobs", 5, {});
+        env.sleep_for(50ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->set_lock_timeout(5ms);
+        const auto r = c->insert_row("jobs", 5, {});
+        db.log.push_back(fmt::format("{} at {}", r.ok() ? "inserted" : r.error().sqlstate, ms_now(env)));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"55P03 at 6"}));
+}
+
+// The backend_terminated fault can hit every statement: SET lock_timeout included.
+TEST(SimPgTerminate, TheFaultCanHitASet) {
+  struct Faulty {
+    explicit Faulty(Env& env)
+        : pool(env.new_pg_pool({.application_name = "f", .pool_size = 1, .max_overflow = 0, .backend_terminated = true})) {}
+    std::unique_ptr<pg::Pool> pool;
+    std::set<std::string> seen;
+  };
+  std::set<std::string> outcomes;
+  LambdaSystem<Faulty> system(
+      1,
+      [](Faulty& f, Env&, ActorId) {
+        auto c = f.pool->checkout().value();
+        const auto st = c->set_lock_timeout(5ms);
+        f.seen.insert(st.ok() ? "set ok" : "set " + st.error().sqlstate);
+      },
+      [&](Faulty& f) -> std::optional<Violation> {
+        for (const auto& s : f.seen) outcomes.insert(s);
+        return std::nullopt;
+      });
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  (void)testing::explore(system, "dfs", options);
+  EXPECT_EQ(outcomes, (std::set<std::string>{"set ok", "set 57P01"}));
+}
+
 TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
   struct One {
     explicit One(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{.pool_size = 1, .max_overflow = 0, .timeout = 1s})) {}
@@ -731,9 +918,11 @@ TEST(SimPgTerminate, ReleasesEveryLockOfTheVictimAndRollsItsTransactionBack) {
         auto c = db.pool->checkout().value();
         (void)c->advisory_lock(kKey, LockMode::exclusive);
         (void)c->advisory_lock(AdvisoryKey::single(1), LockMode::shared);
+        (void)c->insert_row("jobs", 1, {{"state", "new"}});
         (void)c->begin();
         (void)c->advisory_xact_lock(AdvisoryKey::single(2), LockMode::exclusive);
-        (void)c->insert_row("jobs", 1, {{"state", "new"}});
+        (void)c->select_for_update("jobs", 1, false);
+        (void)c->insert_row("jobs", 2, {{"state", "new"}});
         env.sleep_for(20ms);
         const auto first = c->try_advisory_lock(AdvisoryKey::single(3), LockMode::exclusive);
         const auto second = c->commit();
@@ -749,14 +938,15 @@ TEST(SimPgTerminate, ReleasesEveryLockOfTheVictimAndRollsItsTransactionBack) {
         db.log.push_back(fmt::format("waiter got it at {}", at));
         env.sleep_for(20ms);
       },
-      [](Db& db, Env& env) {  // waits for the victim's uncommitted row, 1003
+      [](Db& db, Env& env) {  // waits for the victim's row lock, 1003
         env.sleep_for(2ms);
         auto c = db.pool->checkout().value();
         (void)c->begin();
         const auto row = c->select_for_update("jobs", 1, false);
         const long at = ms(env.now());
         env.sleep_for(3ms);
-        db.log.push_back(fmt::format("row waiter at {}: {}", at, show(row.value())));
+        db.log.push_back(fmt::format("row waiter at {}: {}; its insert: {}", at, show(row.value()),
+                                     show(c->read_row("jobs", 2).value())));
         (void)c->commit();
       },
       [](Db& db, Env& env) {  // the terminator, 1004
@@ -775,7 +965,7 @@ TEST(SimPgTerminate, ReleasesEveryLockOfTheVictimAndRollsItsTransactionBack) {
   EXPECT_EQ(logs, (std::set<std::string>{
                       "terminate 1001 true, 4242 false (01000 PID 4242 is not a PostgreSQL backend process); "
                       "1002 seed \"idle\" 7/42/2 ExclusiveLock granted start 1 for 10; again false; "
-                      "waiter got it at 10; row waiter at 10: none; "
+                      "waiter got it at 10; row waiter at 10: id=1,state=new; its insert: none; "
                       "victim: 08006 terminating connection due to administrator command; server closed the connection "
                       "unexpectedly; then 08006"}));
 }

@@ -1,5 +1,7 @@
 #include "sim/pg/sim_pg.h"
 
+#include "sim/invariant.h"
+
 #include <algorithm>
 #include <deque>
 #include <set>
@@ -26,15 +28,18 @@ Access acquire_access(LockMode mode) { return mode == LockMode::exclusive ? Acce
 
 class WaiterReady final : public WaitCondition {
  public:
-  explicit WaiterReady(const Waiter& w) : w_(w) {}
+  // `what` names the lock waited for; "" for an advisory lock (named by its key).
+  WaiterReady(const Waiter& w, std::string what) : w_(w), what_(std::move(what)) {}
   bool ready(ActorId) const override { return w_.state != Waiter::State::waiting; }
   std::string describe(ActorId) const override {
+    if (!what_.empty()) return what_;
     return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),
                        w_.mode == LockMode::exclusive ? "exclusive" : "shared");
   }
 
  private:
   const Waiter& w_;
+  std::string what_;
 };
 
 class SimConnection : public lockstep::pg::Connection {
@@ -110,7 +115,7 @@ class SimConnection : public lockstep::pg::Connection {
     Statement st(*this);
     if (dead_) return lost();
     step({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
-    if (session_.terminated) return terminated();
+    if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     lock_timeout_ = t;
     return {};
@@ -119,7 +124,7 @@ class SimConnection : public lockstep::pg::Connection {
     Statement st(*this);
     if (dead_) return lost();
     step({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
-    if (session_.terminated) return terminated();
+    if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     statement_timeout_ = t;
     return {};
@@ -140,30 +145,48 @@ class SimConnection : public lockstep::pg::Connection {
     step({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
-    RowState& r = server_.row(table, id);
-    const bool taken = r.committed || std::any_of(r.pending.begin(), r.pending.end(), [](const auto& p) { return p.second.has_value(); });
-    if (taken || !server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction)) {
-      // (A concurrent uncommitted insert of the same id is reported at once here; the
-      // server would wait for that transaction first.)
+    auto duplicate = [&] {
       return abort_with({std::string(sqlstate::kUniqueViolation),
                          fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
+    };
+    RowState& r = server_.row(table, id);
+    if (r.pending.count(pid_) != 0) return duplicate();
+    // Another transaction wrote the id and has not ended (inserted it, or updated the row):
+    // the unique check waits for that transaction, as the server does (on its transaction
+    // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
+    // a duplicate at once.
+    for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
+      const AdvisoryKey xact = Server::transaction_key(writer);
+      auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
+      LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
+      s_.note_result({Kind::failed});  // queued
+      if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
+                                   "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
+          !waited.ok()) {
+        return waited;
+      }
+      server_.row_locks().release_key(pid_, xact, Scope::transaction);  // it ended: nothing left to wait for
     }
+    if (r.committed) return duplicate();
+    const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction);
+    LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
     Row row = values;
     row["id"] = std::to_string(id);
     r.pending[pid_] = row;
-    written_.emplace(std::string(table), id);
+    wrote(table, id);
     return end_statement();
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
     Statement st(*this);
     if (dead_) return lost();
-    if (Status locked = lock_row(table, id, false, "update_row"); !locked.ok()) return locked.error();
-    std::optional<Row> row = visible(table, id);  // the newest committed version, after the wait
+    const Result<bool> locked = lock_row(table, id, false, "update_row");
+    if (!locked.ok()) return locked.error();
+    std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;  // the newest committed version, after the wait
     if (row) {
       for (const auto& [k, v] : values) (*row)[k] = v;
       server_.row(table, id).pending[pid_] = row;
-      written_.emplace(std::string(table), id);
+      wrote(table, id);
     }
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row ? 1 : 0;
@@ -172,11 +195,9 @@ class SimConnection : public lockstep::pg::Connection {
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
     Statement st(*this);
     if (dead_) return lost();
-    if (Status locked = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update");
-        !locked.ok()) {
-      return locked.error();
-    }
-    std::optional<Row> row = visible(table, id);
+    const Result<bool> locked = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update");
+    if (!locked.ok()) return locked.error();
+    std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
   }
@@ -315,7 +336,7 @@ class SimConnection : public lockstep::pg::Connection {
   // deadlock found by the one check deadlock_timeout into the wait, or the backend
   // terminated (its request canceled).
   Status wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
-                  std::string_view verb) {
+                  std::string_view verb, std::string what = "") {
     // lock_timeout counts from the start of the wait; statement_timeout from the statement,
     // which started this step: both from now. The deadlock check comes deadlock_timeout in.
     const bool lock_first = lock_timeout_.count() > 0 && (statement_timeout_.count() == 0 || lock_timeout_ <= statement_timeout_);
@@ -323,7 +344,7 @@ class SimConnection : public lockstep::pg::Connection {
     const Time start = s_.now();
     bool deadlock_checked = false;
     last_.waited = true;
-    const WaiterReady ready(*waiter);
+    const WaiterReady ready(*waiter, std::move(what));
     for (;;) {
       const bool check_next = !deadlock_checked && config_.deadlock_timeout < limit;
       const Duration waited = s_.now() - start;
@@ -404,8 +425,14 @@ class SimConnection : public lockstep::pg::Connection {
 
   // An error inside an explicit transaction aborts it: until COMMIT or ROLLBACK every
   // statement fails with 25P02, and COMMIT rolls back (found by lockstep conform).
+  // PostgreSQL aborts the transaction at the error itself (AbortTransaction): its row
+  // versions are dropped and its row locks and transaction-scope advisory locks go at once
+  // (found by lockstep conform); only the failed block stays until ROLLBACK or COMMIT.
   Error abort_with(Error e) {
-    if (session_.in_transaction) aborted_ = true;
+    if (session_.in_transaction && !aborted_) {
+      aborted_ = true;
+      release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+    }
     return e;
   }
   static Error in_failed_transaction() {
@@ -434,6 +461,26 @@ class SimConnection : public lockstep::pg::Connection {
     return {};
   }
 
+  // Records a row version this transaction wrote. Its first write takes the transaction's
+  // own key (PostgreSQL's lock on its transaction id), which a unique check of another
+  // session waits on; the end of the transaction lets it go (apply_release).
+  void wrote(std::string_view table, std::int64_t id) {
+    if (written_.empty()) {
+      const bool own = server_.row_locks().try_request(pid_, Server::transaction_key(pid_), LockMode::exclusive, Scope::transaction);
+      LOCKSTEP_INVARIANT(own, "nobody else takes a session's transaction key exclusively");
+    }
+    written_.emplace(std::string(table), id);
+  }
+
+  // Another session with an uncommitted version of the row (at most one: a version needs
+  // the row lock), or 0.
+  int other_writer(const RowState& r) const {
+    for (const auto& [pid, version] : r.pending) {
+      if (pid != pid_ && version) return pid;
+    }
+    return 0;
+  }
+
   // What this session sees of a row: its own uncommitted version, else the committed one.
   std::optional<Row> visible(std::string_view table, std::int64_t id) {
     RowState& r = server_.row(table, id);
@@ -441,28 +488,40 @@ class SimConnection : public lockstep::pg::Connection {
     return r.committed;
   }
 
-  // Takes the row lock (transaction scope), waiting as for an advisory lock.
-  Status lock_row(std::string_view table, std::int64_t id, bool nowait, std::string_view verb) {
+  // Takes the row lock (transaction scope) of a row this session sees, waiting as for an
+  // advisory lock, and says true. A row it does not see (none committed, none of its own:
+  // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
+  // locked: false, the statement finds no row, and its step only read that it is absent.
+  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, std::string_view verb) {
     const ObjectId obj = server_.row_object(table, id);
     step({verb, {obj, Access::acquire}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
+    if (!visible(table, id)) {
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::value, 0});
+      return false;
+    }
     const AdvisoryKey key = server_.row_key(table, id);
-    if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return {};
+    if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return true;
     locked_rows_.emplace(std::string(table), id);
     if (nowait) {
-      if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return {};
+      if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return true;
       locked_rows_.erase({std::string(table), id});
       s_.refine_access(Access::read);
       s_.note_result({Kind::failed});
       return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
     }
     auto waiter = server_.row_locks().request(pid_, key, LockMode::exclusive, Scope::transaction);
-    if (!waiter) return {};
+    if (!waiter) return true;
     s_.note_result({Kind::failed});
-    Status st = wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait");
-    if (!st.ok()) locked_rows_.erase({std::string(table), id});
-    return st;
+    Status st = wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
+                         fmt::format("the row lock of {}#{}", table, id));
+    if (!st.ok()) {
+      locked_rows_.erase({std::string(table), id});
+      return st.error();
+    }
+    return true;
   }
 
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
@@ -515,6 +574,7 @@ class SimConnection : public lockstep::pg::Connection {
       for (const auto& row : written_) {
         if (!locked_rows_.count(row)) finish(row);
       }
+      if (!written_.empty()) server_.row_locks().release_key(pid_, Server::transaction_key(pid_), Scope::transaction);
       locked_rows_.clear();
       written_.clear();
     }
@@ -842,13 +902,14 @@ void Server::touch_held_locks() {
     if (locks_.held_by_anyone(key)) s_.also_touch(obj);
   }
   for (const auto& [row, obj] : row_objects_) {
-    if (row_locks_.held_by_anyone(row_key(row.first, row.second))) s_.also_touch(obj);
+    if (row_locks_.held_by_anyone(AdvisoryKey::single(static_cast<std::int64_t>(obj)))) s_.also_touch(obj);  // row_key(row)
   }
 }
 
 AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
-  auto [it, inserted] = table_numbers_.emplace(std::string(table), static_cast<int>(table_numbers_.size()));
-  return AdvisoryKey::pair(it->second, static_cast<std::int32_t>(id));
+  // The row's own object number: one key per (table, id), whatever the id's 64 bits. Row
+  // locks have a table of their own, so these keys never meet advisory ones.
+  return AdvisoryKey::single(static_cast<std::int64_t>(row_object(table, id)));
 }
 
 ObjectId Server::row_object(std::string_view table, std::int64_t id) {

@@ -65,7 +65,11 @@ class Server {
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   LockTable& row_locks() { return row_locks_; }
-  // The lock-table key and scheduler object of a row (tables numbered as first used).
+  // The row-lock-table key of a session's transaction (PostgreSQL's lock on a transaction
+  // id): held exclusively while the transaction has written a row version; a unique check
+  // waits on it. Never equal to a row_key.
+  static AdvisoryKey transaction_key(int pid) { return AdvisoryKey::pair(-1, pid); }
+  // The row-lock-table key and the scheduler object of a row: one of each per (table, id).
   AdvisoryKey row_key(std::string_view table, std::int64_t id);
   ObjectId row_object(std::string_view table, std::int64_t id);
   RowState& row(std::string_view table, std::int64_t id) { return tables_[std::string(table)][id]; }
@@ -101,7 +105,6 @@ class Server {
   LockTable locks_;
   LockTable row_locks_;
   std::map<AdvisoryKey, ObjectId> objects_;
-  std::map<std::string, int> table_numbers_;
   std::map<std::pair<std::string, std::int64_t>, ObjectId> row_objects_;
   std::map<std::string, std::map<std::int64_t, RowState>> tables_;
   std::map<int, Session> sessions_;
