@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   const double seconds = argc > 2 ? std::atof(argv[2]) : 5.0;
   std::uint64_t statements = 0;
   real::StatementHooks hooks;
-  hooks.after = [&](std::string_view, Duration) { ++statements; };
+  hooks.after = [&](std::optional<pg::Stmt>, Duration) { ++statements; };
   real::ThreadEnv env({.conninfo = conninfo, .seed = 1, .max_jitter = Duration{0}}, nullptr);
   auto pool = real::make_libpq_pool(conninfo, {.application_name = "lockstep-bench", .pool_size = 1, .max_overflow = 0}, hooks);
   AdvisoryLockService service(env, *pool);

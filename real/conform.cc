@@ -22,6 +22,7 @@ namespace lockstep::real {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using pg::Stmt;
 using sim::pg::LoggedStatement;
 
 struct Outcome {
@@ -48,11 +49,11 @@ std::string statement_text(const LoggedStatement& s) {
   std::string args;
   if (s.key) args = key_text(*s.key);
   if (!s.table.empty()) args = fmt::format("{}, {}", s.table, s.id);
-  if (s.op == "set_lock_timeout" || s.op == "set_statement_timeout") {
+  if (s.op == Stmt::set_lock_timeout || s.op == Stmt::set_statement_timeout) {
     args = fmt::format("{} ms", std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout).count());
   }
-  if (s.op == "pg_terminate_backend") args = std::to_string(s.target_pid);
-  return fmt::format("session {} ({}): {}({})", s.pid, s.application_name, s.op, args);
+  if (s.op == Stmt::pg_terminate_backend) args = std::to_string(s.target_pid);
+  return fmt::format("session {} ({}): {}({})", s.pid, s.application_name, pg::name(s.op), args);
 }
 
 struct ResultDeleter {
@@ -151,14 +152,14 @@ class Conn {
       return o;
     }
     const PGresult* r = result_.get();
-    const std::string& op = s.op;
-    if (op.starts_with("try_advisory_lock") || op == "advisory_unlock" || op == "advisory_unlock_shared" ||
-        op == "pg_terminate_backend") {
-      o.value = sql::read_bool(r) ? "t" : "f";
-    } else if (op == "update_row") {
-      o.value = std::to_string(sql::read_count(r));
-    } else if (op == "read_row" || op.starts_with("select_for_update")) {
-      if (auto row = sql::read_row_result(r)) o.value = sql::to_json(*row);
+    switch (pg::info(s.op).returns) {
+      case pg::Returns::boolean: o.value = sql::read_bool(r) ? "t" : "f"; break;
+      case pg::Returns::count: o.value = std::to_string(sql::read_count(r)); break;
+      case pg::Returns::row:
+        if (auto row = sql::read_row_result(r)) o.value = sql::to_json(*row);
+        break;
+      case pg::Returns::nothing:
+      case pg::Returns::lock_rows: break;  // the lock rows are compared as views (lock_views)
     }
     return o;
   }
@@ -188,7 +189,7 @@ class Replayer {
     };
     std::vector<Event> events;
     for (std::size_t i = 0; i < log_.size(); ++i) {
-      if (log_[i].op != "close") events.push_back({log_[i].first_step, i, 0});
+      if (log_[i].op != Stmt::close) events.push_back({log_[i].first_step, i, 0});
       if (!log_[i].unfinished) events.push_back({log_[i].last_step, i, 1});
     }
     std::sort(events.begin(), events.end(),
@@ -200,7 +201,7 @@ class Replayer {
       // joins the queue); any other at its last, where the simulation has applied all of
       // it: a COMMIT publishes its rows and releases its locks over several steps there,
       // where the server's is one atomic moment.
-      if (s.op == "close") {
+      if (s.op == Stmt::close) {
         close(s);
       } else if (e.kind == 0) {
         mid_[s.pid] = s.waited;
@@ -258,29 +259,16 @@ class Replayer {
   }
 
   sql::Statement statement(const LoggedStatement& s) {
-    const auto mode = s.op.ends_with("_shared") ? pg::LockMode::shared : pg::LockMode::exclusive;
-    const std::string& op = s.op;
-    if (op.starts_with("advisory_lock")) return sql::advisory_lock(*s.key, mode);
-    if (op.starts_with("try_advisory_lock")) return sql::try_advisory_lock(*s.key, mode);
-    if (op == "advisory_unlock_all") return sql::advisory_unlock_all();
-    if (op.starts_with("advisory_unlock")) return sql::advisory_unlock(*s.key, mode);
-    if (op.starts_with("advisory_xact_lock")) return sql::advisory_xact_lock(*s.key, mode);
-    if (op == "set_lock_timeout") return sql::set("lock_timeout", "0");
-    if (op == "set_statement_timeout") return sql::set("statement_timeout", "0");
-    if (op == "read_row") return sql::read_row(observer_.ident(s.table), s.id);
-    if (op == "insert_row") return sql::insert_row(observer_.ident(s.table), s.id, s.values);
-    if (op == "update_row") return sql::update_row(observer_.ident(s.table), s.id, s.values);
-    if (op == "select_for_update") return sql::select_for_update(observer_.ident(s.table), s.id, false);
-    if (op == "select_for_update_nowait") return sql::select_for_update(observer_.ident(s.table), s.id, true);
-    if (op == "begin") return sql::begin();
-    if (op == "commit") return sql::commit();
-    if (op == "rollback") return sql::rollback();
-    if (op == "pg_locks") return sql::advisory_locks();
-    if (op == "pg_terminate_backend") {
+    const std::string table = s.table.empty() ? std::string() : observer_.ident(s.table);
+    sql::Args args{.quoted_table = table, .id = s.id, .values = s.values};
+    if (s.key) args.key = *s.key;
+    // Timing is the simulation's: timeouts stay off on the server (see session()).
+    args.timeout = Duration{0};
+    if (s.op == Stmt::pg_terminate_backend) {
       auto it = real_pid_.find(s.target_pid);
-      return sql::terminate_backend(it != real_pid_.end() ? it->second : -s.target_pid);  // no such backend either way
+      args.pid = it != real_pid_.end() ? it->second : -s.target_pid;  // no such backend either way
     }
-    throw std::runtime_error(fmt::format("conform: unknown statement \"{}\" in the log", op));
+    return sql::statement(s.op, args);
   }
 
   // Waits until the statement answers (true) or shows a lock wait (false); nullopt when
@@ -360,7 +348,7 @@ class Replayer {
       real = c.outcome(s);
     }
     compare(s, real);
-    if (s.op == "pg_terminate_backend" && real.value == "t") await_exit(real_pid_.count(s.target_pid) ? real_pid_[s.target_pid] : 0);
+    if (s.op == Stmt::pg_terminate_backend && real.value == "t") await_exit(real_pid_.count(s.target_pid) ? real_pid_[s.target_pid] : 0);
     if (!overlapped(s)) compare_locks(s);  // else the locks after it depend on the same order
   }
 
@@ -387,11 +375,11 @@ class Replayer {
   // the server's woken backend does it at a moment of its own.
   static bool spread(const LoggedStatement& a) {
     if (a.first_step >= a.last_step) return false;
-    return !(a.waited && (a.op == "advisory_lock" || a.op == "advisory_lock_shared"));
+    return !(a.waited && (a.op == Stmt::advisory_lock || a.op == Stmt::advisory_lock_shared));
   }
   bool overlapped(const LoggedStatement& s) const {
     for (const LoggedStatement& a : log_) {
-      if (a.pid == s.pid || a.op == "close" || !(spread(a) || spread(s))) continue;
+      if (a.pid == s.pid || a.op == Stmt::close || !(spread(a) || spread(s))) continue;
       if (a.first_step <= s.last_step && s.first_step <= a.last_step) return true;
     }
     return false;
@@ -433,7 +421,7 @@ class Replayer {
     };
     const bool same_error = (killed(sim.error) && killed(real.error)) ||
                             (sim.error.has_value() == real.error.has_value() && (!sim.error || sim.error->sqlstate == real.error->sqlstate));
-    const bool same_value = sim.error || s.op == "pg_locks" || sim.value == real.value;
+    const bool same_value = sim.error || s.op == Stmt::pg_locks || sim.value == real.value;
     auto codes = [](const std::vector<pg::Error>& w) {
       std::vector<std::string> out;
       for (const auto& e : w) out.push_back(e.sqlstate + " " + e.message);

@@ -47,6 +47,7 @@ TableRegistry& tables() {
   return registry;
 }
 using pg::Result;
+using pg::Stmt;
 using pg::Status;
 
 struct ResultDeleter {
@@ -65,66 +66,66 @@ class LibpqConnection final : public pg::Connection {
   LibpqConnection& operator=(const LibpqConnection&) = delete;
 
   bool alive() const { return PQstatus(conn_) == CONNECTION_OK; }
-  Status drop_schema() { return status(exec("drop_schema", sql::drop_schema())); }
+  Status drop_schema() { return status(exec(std::nullopt, sql::drop_schema())); }
 
   int backend_pid() const override { return PQbackendPID(conn_); }
 
-  Status advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return status(exec(name("pg_advisory_lock", mode), sql::advisory_lock(key, mode)));
-  }
+  Status advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override { return status(run(in_mode(Stmt::advisory_lock, mode), {.key = key})); }
   Result<bool> try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return boolean(exec(name("pg_try_advisory_lock", mode), sql::try_advisory_lock(key, mode)));
+    return boolean(run(in_mode(Stmt::try_advisory_lock, mode), {.key = key}));
   }
   Result<bool> advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return boolean(exec(name("pg_advisory_unlock", mode), sql::advisory_unlock(key, mode)));
+    return boolean(run(in_mode(Stmt::advisory_unlock, mode), {.key = key}));
   }
-  Status advisory_unlock_all() override { return status(exec("advisory_unlock_all", sql::advisory_unlock_all())); }
+  Status advisory_unlock_all() override { return status(run(Stmt::advisory_unlock_all, {})); }
   Status advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
-    return status(exec(name("pg_advisory_xact_lock", mode), sql::advisory_xact_lock(key, mode)));
+    return status(run(in_mode(Stmt::advisory_xact_lock, mode), {.key = key}));
   }
 
-  Status set_lock_timeout(Duration t) override { return status(exec("lock_timeout", sql::set_timeout("lock_timeout", t))); }
-  Status set_statement_timeout(Duration t) override {
-    return status(exec("statement_timeout", sql::set_timeout("statement_timeout", t)));
-  }
+  Status set_lock_timeout(Duration t) override { return status(run(Stmt::set_lock_timeout, {.timeout = t})); }
+  Status set_statement_timeout(Duration t) override { return status(run(Stmt::set_statement_timeout, {.timeout = t})); }
 
   Result<std::optional<pg::Row>> read_row(std::string_view table, std::int64_t id) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    auto r = exec("read_row", sql::read_row(ident(table), id));
+    const std::string t = ident(table);
+    auto r = run(Stmt::read_row, {.quoted_table = t, .id = id});
     if (!r.ok()) return r.error();
     return sql::read_row_result(r.value().get());
   }
 
   Status insert_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
     if (Status made = ensure_table(table); !made.ok()) return made;
-    return status(exec("insert_row", sql::insert_row(ident(table), id, values)));
+    const std::string t = ident(table);
+    return status(run(Stmt::insert_row, {.quoted_table = t, .id = id, .values = values}));
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    auto r = exec("update_row", sql::update_row(ident(table), id, values));
+    const std::string t = ident(table);
+    auto r = run(Stmt::update_row, {.quoted_table = t, .id = id, .values = values});
     if (!r.ok()) return r.error();
     return sql::read_count(r.value().get());
   }
 
   Result<std::optional<pg::Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
-    auto r = exec(nowait ? "select_for_update_nowait" : "select_for_update", sql::select_for_update(ident(table), id, nowait));
+    const std::string t = ident(table);
+    auto r = run(nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update, {.quoted_table = t, .id = id});
     if (!r.ok()) return r.error();
     return sql::read_row_result(r.value().get());
   }
 
-  Status begin() override { return status(exec("begin", sql::begin())); }
-  Status commit() override { return status(exec("commit", sql::commit())); }
-  Status rollback() override { return status(exec("rollback", sql::rollback())); }
+  Status begin() override { return status(run(Stmt::begin, {})); }
+  Status commit() override { return status(run(Stmt::commit, {})); }
+  Status rollback() override { return status(run(Stmt::rollback, {})); }
 
   Result<std::vector<pg::AdvisoryLockRow>> advisory_locks() override {
-    auto r = exec("pg_locks", sql::advisory_locks());
+    auto r = run(Stmt::pg_locks, {});
     if (!r.ok()) return r.error();
     return sql::read_lock_rows(r.value().get());
   }
 
-  Result<bool> terminate_backend(int pid) override { return boolean(exec("pg_terminate_backend", sql::terminate_backend(pid))); }
+  Result<bool> terminate_backend(int pid) override { return boolean(run(Stmt::pg_terminate_backend, {.pid = pid})); }
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
@@ -141,12 +142,12 @@ class LibpqConnection final : public pg::Connection {
     return out;
   }
 
-  static std::string name(const char* base, pg::LockMode mode) {
-    return mode == pg::LockMode::exclusive ? base : std::string(base) + "_shared";
-  }
+  // A statement of the table, one round trip.
+  Result<PgResult> run(Stmt s, const sql::Args& args) { return exec(s, sql::statement(s, args)); }
 
-  // One statement, one round trip. `op` names it for the hooks.
-  Result<PgResult> exec(const std::string& op, const sql::Statement& st) {
+  // One statement, one round trip. `op` names it for the hooks (nullopt: the harness's own
+  // statements, such as creating a table).
+  Result<PgResult> exec(std::optional<Stmt> op, const sql::Statement& st) {
     std::vector<const char*> values;
     values.reserve(st.params.size());
     for (const auto& p : st.params) values.push_back(p.c_str());
@@ -156,7 +157,7 @@ class LibpqConnection final : public pg::Connection {
                ResultDeleter());
     if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
     if (auto e = sql::error_of(conn_, r.get())) {
-      if (hooks_.failed) hooks_.failed(op, *e);
+      if (hooks_.failed) hooks_.failed(op ? pg::name(*op) : "a statement of lockstep's own", *e);
       return *e;
     }
     return r;
@@ -180,7 +181,7 @@ class LibpqConnection final : public pg::Connection {
     if (!admin.ok()) return admin.error();
     auto* c = static_cast<LibpqConnection*>(admin.value().get());
     for (const sql::Statement& st : {sql::create_schema(), sql::create_table(c->ident(table))}) {
-      auto r = c->exec("create_table", st);
+      auto r = c->exec(std::nullopt, st);
       // Two sessions (of this process or another) creating one table or the schema at once:
       // the loser of the catalog race gets 23505, 42710 (its row type) or 42P07, and the
       // object exists.

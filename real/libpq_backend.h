@@ -22,20 +22,23 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "model/pg.h"
+#include "model/pg_statements.h"
 
 namespace lockstep::real {
 
 // Called around every statement, on the thread that runs it: `before` just before it is
-// sent (confirmation runs add their jitter there), `after` with the statement's name
-// ("advisory_lock", "commit", ...) and its round-trip time.
+// sent (confirmation runs add their jitter there), `after` with the statement
+// (model/pg_statements.h; nullopt for the harness's own, such as creating a row table) and
+// its round-trip time.
 struct StatementHooks {
   std::function<void()> before;
-  std::function<void(std::string_view op, Duration took)> after;
+  std::function<void(std::optional<pg::Stmt> op, Duration took)> after;
   // A statement, or the connect of a pool's new connection, failed with `error`.
   std::function<void(std::string_view op, const pg::Error& error)> failed;
 };

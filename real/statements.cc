@@ -1,16 +1,13 @@
 #include "real/statements.h"
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace lockstep::real::sql {
 namespace {
-
-std::string lock_function(const char* base, pg::LockMode mode) {
-  return mode == pg::LockMode::exclusive ? base : std::string(base) + "_shared";
-}
 
 // SELECT f($1::int8) or SELECT f($1::int4, $2::int4), by the key's form.
 Statement call(const std::string& function, pg::AdvisoryKey key) {
@@ -37,36 +34,50 @@ Statement create_table(std::string_view quoted_table) {
 }
 Statement drop_schema() { return {fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", kSchema), {}}; }
 
-Statement advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_lock", mode), key); }
-Statement try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_try_advisory_lock", mode), key); }
-Statement advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_unlock", mode), key); }
-Statement advisory_unlock_all() { return {"SELECT pg_advisory_unlock_all()", {}}; }
-Statement advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) { return call(lock_function("pg_advisory_xact_lock", mode), key); }
-
 Statement set(std::string_view setting, std::string value) {
   return {"SELECT set_config($1, $2, false)", {std::string(setting), std::move(value)}};
 }
-Statement set_timeout(std::string_view setting, Duration timeout) {
-  return set(setting, fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-}
 
-Statement read_row(std::string_view t, std::int64_t id) {
-  return {fmt::format("SELECT data FROM {} WHERE id = $1", qualified(t)), {std::to_string(id)}};
+Statement statement(pg::Stmt s, const Args& a) {
+  using pg::Stmt;
+  const std::string id = std::to_string(a.id);
+  auto timeout = [&](std::string_view setting) {
+    return set(setting, fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout).count()));
+  };
+  switch (s) {
+    case Stmt::advisory_lock:
+    case Stmt::advisory_lock_shared:
+    case Stmt::try_advisory_lock:
+    case Stmt::try_advisory_lock_shared:
+    case Stmt::advisory_unlock:
+    case Stmt::advisory_unlock_shared:
+    case Stmt::advisory_xact_lock:
+    case Stmt::advisory_xact_lock_shared:
+      return call(std::string(pg::info(s).sql), a.key);
+    case Stmt::advisory_unlock_all: return {"SELECT pg_advisory_unlock_all()", {}};
+    case Stmt::set_lock_timeout: return timeout("lock_timeout");
+    case Stmt::set_statement_timeout: return timeout("statement_timeout");
+    case Stmt::read_row: return {fmt::format("SELECT data FROM {} WHERE id = $1", qualified(a.quoted_table)), {id}};
+    case Stmt::insert_row: {
+      pg::Row row = a.values;
+      row["id"] = id;  // the Row carries its id, as the simulation's does
+      return {fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(a.quoted_table)), {id, to_json(row)}};
+    }
+    case Stmt::update_row:
+      return {fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(a.quoted_table)), {id, to_json(a.values)}};
+    case Stmt::select_for_update:
+      return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE", qualified(a.quoted_table)), {id}};
+    case Stmt::select_for_update_nowait:
+      return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE NOWAIT", qualified(a.quoted_table)), {id}};
+    case Stmt::begin: return {"BEGIN", {}};
+    case Stmt::commit: return {"COMMIT", {}};
+    case Stmt::rollback: return {"ROLLBACK", {}};
+    case Stmt::pg_locks: return advisory_locks();
+    case Stmt::pg_terminate_backend: return {"SELECT pg_terminate_backend($1::int4)", {std::to_string(a.pid)}};
+    case Stmt::close: break;
+  }
+  throw std::logic_error(fmt::format("no SQL for statement {}", pg::name(s)));
 }
-Statement insert_row(std::string_view t, std::int64_t id, const pg::Row& values) {
-  pg::Row row = values;
-  row["id"] = std::to_string(id);  // the Row carries its id, as the simulation's does
-  return {fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(t)), {std::to_string(id), to_json(row)}};
-}
-Statement update_row(std::string_view t, std::int64_t id, const pg::Row& values) {
-  return {fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(t)), {std::to_string(id), to_json(values)}};
-}
-Statement select_for_update(std::string_view t, std::int64_t id, bool nowait) {
-  return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE{}", qualified(t), nowait ? " NOWAIT" : ""), {std::to_string(id)}};
-}
-Statement begin() { return {"BEGIN", {}}; }
-Statement commit() { return {"COMMIT", {}}; }
-Statement rollback() { return {"ROLLBACK", {}}; }
 
 Statement advisory_locks() {
   return {"SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.state, ''),"
@@ -77,7 +88,6 @@ Statement advisory_locks() {
           " ORDER BY l.pid, l.classid, l.objid, l.objsubid, l.mode",
           {}};
 }
-Statement terminate_backend(int pid) { return {"SELECT pg_terminate_backend($1::int4)", {std::to_string(pid)}}; }
 
 std::optional<pg::Error> error_of(PGconn* conn, const PGresult* r) {
   const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;

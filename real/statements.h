@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/pg.h"
+#include "model/pg_statements.h"
 
 namespace lockstep::real::sql {
 
@@ -29,23 +30,23 @@ Statement create_schema();
 Statement create_table(std::string_view quoted_table);
 Statement drop_schema();
 
-Statement advisory_lock(pg::AdvisoryKey key, pg::LockMode mode);
-Statement try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode);
-Statement advisory_unlock(pg::AdvisoryKey key, pg::LockMode mode);
-Statement advisory_unlock_all();
-Statement advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode);
-// SET lock_timeout / statement_timeout / any setting (set_config(name, value, false)).
+// What a statement of the table (model/pg_statements.h) is sent with; each takes the
+// arguments its operation in model/pg.h has, the others are ignored.
+struct Args {
+  pg::AdvisoryKey key = pg::AdvisoryKey::single(0);
+  std::string_view quoted_table = {};
+  std::int64_t id = 0;
+  pg::Row values = {};
+  Duration timeout{0};
+  int pid = 0;
+};
+// The SQL of a statement. REQUIRES: s is not Stmt::close (no SQL).
+Statement statement(pg::Stmt s, const Args& args);
+
+// Any setting (set_config(name, value, false)); SET lock_timeout and statement_timeout are
+// statement(Stmt::set_lock_timeout, ...).
 Statement set(std::string_view setting, std::string value);
-Statement set_timeout(std::string_view setting, Duration timeout);
-Statement read_row(std::string_view quoted_table, std::int64_t id);
-Statement insert_row(std::string_view quoted_table, std::int64_t id, const pg::Row& values);
-Statement update_row(std::string_view quoted_table, std::int64_t id, const pg::Row& values);
-Statement select_for_update(std::string_view quoted_table, std::int64_t id, bool nowait);
-Statement begin();
-Statement commit();
-Statement rollback();
-Statement advisory_locks();  // seed 000's monitoring query
-Statement terminate_backend(int pid);
+Statement advisory_locks();  // seed 000's monitoring query (Stmt::pg_locks)
 
 // The error of a failed result (08006 with the connection's message when the server sent
 // no SQLSTATE: the connection is gone); nullopt when it succeeded.

@@ -249,11 +249,6 @@ class ThreadSharedVar final : public SharedVar {
   std::atomic<std::int64_t> value_;
 };
 
-bool blocking_pg(std::string_view op) {
-  return op.starts_with("pg_advisory_lock") || op.starts_with("pg_advisory_xact_lock") || op == "select_for_update" ||
-         op == "update_row";
-}
-
 std::string file_safe(const std::string& name) {
   std::string out;
   for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
@@ -339,7 +334,7 @@ std::unique_ptr<File> ThreadEnv::open_file(std::string path) { return std::make_
 std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   StatementHooks hooks;
   hooks.before = [this] { jitter(); };
-  hooks.after = [this](std::string_view op, Duration took) { record_pg(op, took); };
+  hooks.after = [this](std::optional<pg::Stmt> op, Duration took) { record_pg(op, took); };
   hooks.failed = [this](std::string_view op, const pg::Error& e) {
     if (!connection_lost(e)) return;
     std::lock_guard l(m_);
@@ -367,8 +362,8 @@ void ThreadEnv::record_acquisition(bool waited, Duration how_long) {
   memory_.longest = std::max(memory_.longest, how_long);
 }
 
-void ThreadEnv::record_pg(std::string_view op, Duration took) {
-  if (!blocking_pg(op)) return;
+void ThreadEnv::record_pg(std::optional<pg::Stmt> op, Duration took) {
+  if (!op || !pg::info(*op).may_wait) return;
   std::lock_guard l(m_);
   ++pg_.acquisitions;
   if (took < options_.pg_wait_threshold) return;

@@ -28,6 +28,7 @@
 
 #include "model/env.h"
 #include "model/pg.h"
+#include "model/pg_statements.h"
 
 namespace lockstep::real {
 
@@ -92,7 +93,7 @@ class ThreadEnv final : public Env {
   void record_acquisition(bool waited, Duration how_long);
 
  private:
-  void record_pg(std::string_view op, Duration took);
+  void record_pg(std::optional<pg::Stmt> op, Duration took);
 
   ThreadEnvOptions options_;
   EventSink sink_;

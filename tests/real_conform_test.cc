@@ -181,7 +181,7 @@ TEST(Conformance, TheSimulationAndTheServerAgreeStepByStepOnRandomPrograms) {
       const auto& d = r.disagreements.front();
       std::string statements_text;
       for (const auto& e : log) {
-        statements_text += fmt::format("  steps {}-{} session {} {}{}{} -> {}\n", e.first_step, e.last_step, e.pid, e.op,
+        statements_text += fmt::format("  steps {}-{} session {} {}{}{} -> {}\n", e.first_step, e.last_step, e.pid, pg::name(e.op),
                                        e.table.empty() ? "" : fmt::format(" {} {}", e.table, e.id), e.waited ? " (queued)" : "",
                                        e.unfinished ? "unfinished" : e.error ? e.error->sqlstate : "ok " + e.value);
       }

@@ -1166,10 +1166,12 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 
 // ---- Random programs: dpor reaches what dfs reaches -----------------------------------
 
-// One statement of a random program on two keys; kill names a pid (maybe its own, maybe none).
+// One statement of a random program on two keys and two rows (which start absent); kill
+// names a pid (maybe its own, maybe none).
 struct PgOp {
-  enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback } kind = lock;
-  int key = 0;
+  enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback,
+              insert, update, for_update, for_update_nowait, read, kinds } kind = lock;
+  int key = 0;  // also the row: 1 + key
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
 };
@@ -1188,6 +1190,15 @@ std::string run(pg::Connection& c, const PgOp& op) {
     case PgOp::kill: return fmt::format("kill {} {}", op.pid, value(c.terminate_backend(op.pid)));
     case PgOp::unlock_all: return "unlock_all " + code(c.advisory_unlock_all());
     case PgOp::rollback: return "rollback " + code(c.rollback());
+    case PgOp::insert: return "insert " + code(c.insert_row("r", 1 + op.key, {{"v", std::to_string(op.pid)}}));
+    case PgOp::update: return "update " + value(c.update_row("r", 1 + op.key, {{"v", std::to_string(op.pid)}}));
+    case PgOp::for_update:
+    case PgOp::for_update_nowait:
+    case PgOp::read: {
+      const auto r = op.kind == PgOp::read ? c.read_row("r", 1 + op.key) : c.select_for_update("r", 1 + op.key, op.kind == PgOp::for_update_nowait);
+      return fmt::format("{} {}", op.kind == PgOp::read ? "read" : "for_update", r.ok() ? show(r.value()) : r.error().sqlstate);
+    }
+    case PgOp::kinds: break;
     case PgOp::view: {
       const auto rows = c.advisory_locks();
       if (!rows.ok()) return "view " + rows.error().sqlstate;
@@ -1203,7 +1214,7 @@ std::string run(pg::Connection& c, const PgOp& op) {
 
 PgOp gen_pg_op() {
   PgOp op;
-  op.kind = static_cast<PgOp::Kind>(*rc::gen::resize(100, rc::gen::inRange(0, 10)));  // every kind from the start
+  op.kind = static_cast<PgOp::Kind>(*rc::gen::resize(100, rc::gen::inRange(0, static_cast<int>(PgOp::kinds))));  // every kind from the start
   op.key = *rc::gen::element(0, 0, 1);  // mostly one key: more conflicts
   op.mode = *rc::gen::element(LockMode::exclusive, LockMode::shared);
   op.pid = *rc::gen::inRange(1001, 1004);

@@ -22,6 +22,9 @@ using lockstep::pg::Row;
 using lockstep::pg::Status;
 namespace sqlstate = lockstep::pg::sqlstate;
 using Kind = StepResult::Kind;
+using lockstep::pg::Stmt;
+using lockstep::pg::in_mode;
+using lockstep::pg::name;
 
 std::string_view lock_type(LockMode mode) { return mode == LockMode::exclusive ? "ExclusiveLock" : "ShareLock"; }
 Access acquire_access(LockMode mode) { return mode == LockMode::exclusive ? Access::acquire : Access::acquire_shared; }
@@ -63,8 +66,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared",
-          {server_.object_for(key), acquire_access(mode)}, pid_, true});
+    step({name(in_mode(Stmt::try_advisory_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
@@ -76,8 +78,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared",
-          {server_.object_for(key), Access::release}, pid_, true});
+    step({name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     const bool held = server_.locks().release(pid_, key, mode);
@@ -94,7 +95,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     // One step on every key it lets go of, in the server's domain.
     const Release all_session{.session_scope = true};
-    step({"advisory_unlock_all", release_footprint(all_session), pid_, true});
+    step({name(Stmt::advisory_unlock_all), release_footprint(all_session), pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     apply_release(all_session);
@@ -114,7 +115,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status set_lock_timeout(Duration t) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"set_lock_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    step({name(Stmt::set_lock_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     lock_timeout_ = t;
@@ -123,7 +124,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status set_statement_timeout(Duration t) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"set_statement_timeout", {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
+    step({name(Stmt::set_statement_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     statement_timeout_ = t;
@@ -133,7 +134,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"read_row", {server_.row_object(table, id), Access::read}, id, true});
+    step({name(Stmt::read_row), {server_.row_object(table, id), Access::read}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     return visible(table, id);
@@ -142,7 +143,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"insert_row", {server_.row_object(table, id), Access::write}, id, true});
+    step({name(Stmt::insert_row), {server_.row_object(table, id), Access::write}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     auto duplicate = [&] {
@@ -180,7 +181,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
     Statement st(*this);
     if (dead_) return lost();
-    const Result<bool> locked = lock_row(table, id, false, "update_row");
+    const Result<bool> locked = lock_row(table, id, false, Stmt::update_row);
     if (!locked.ok()) return locked.error();
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;  // the newest committed version, after the wait
     if (row) {
@@ -195,7 +196,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
     Statement st(*this);
     if (dead_) return lost();
-    const Result<bool> locked = lock_row(table, id, nowait, nowait ? "select_for_update_nowait" : "select_for_update");
+    const Result<bool> locked = lock_row(table, id, nowait, nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update);
     if (!locked.ok()) return locked.error();
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
@@ -205,20 +206,20 @@ class SimConnection : public lockstep::pg::Connection {
   Status begin() override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"begin", {}, pid_, true});
+    step({name(Stmt::begin), {}, pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
     session_.in_transaction = true;
     return {};
   }
-  Status commit() override { return end_transaction("commit"); }
-  Status rollback() override { return end_transaction("rollback"); }
+  Status commit() override { return end_transaction(Stmt::commit); }
+  Status rollback() override { return end_transaction(Stmt::rollback); }
 
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"pg_locks", whole_server(Access::read), pid_, true});
+    step({name(Stmt::pg_locks), whole_server(Access::read), pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     std::vector<AdvisoryLockRow> rows = server_.advisory_lock_rows(s_.now());
@@ -229,7 +230,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<bool> terminate_backend(int pid) override {
     Statement st(*this);
     if (dead_) return lost();
-    step({"pg_terminate_backend", whole_server(Access::write), pid, true});
+    step({name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     Session* victim = server_.live_session(pid);
@@ -314,8 +315,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status lock(AdvisoryKey key, LockMode mode, Scope scope) {
     if (dead_) return lost();
     const ObjectId obj = server_.object_for(key);
-    const std::string_view verb = scope == Scope::session ? (mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared")
-                                                          : (mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared");
+    const std::string_view verb = name(in_mode(scope == Scope::session ? Stmt::advisory_lock : Stmt::advisory_xact_lock, mode));
     step({verb, {obj, acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
@@ -441,15 +441,15 @@ class SimConnection : public lockstep::pg::Connection {
 
   static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
 
-  Status end_transaction(std::string_view verb) {
+  Status end_transaction(Stmt verb) {
     Statement st(*this);
     if (dead_) return lost();
     // One step on every row and transaction lock it ends (session advisory locks survive),
     // as the server ends them at one moment. A release: a pooled connection's return rolls
     // back from a destructor.
-    const bool commit = verb == "commit" && !aborted_;  // COMMIT of a failed transaction rolls it back
+    const bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
     const Release end{.rows = true, .commit = commit, .xact_scope = true};
-    step({verb, release_footprint(end), pid_, true});
+    step({name(verb), release_footprint(end), pid_, true});
     if (session_.terminated) return terminated();
     if (!session_.in_transaction) {
       // As the server says (found by lockstep conform): not an error, a WARNING.
@@ -492,9 +492,9 @@ class SimConnection : public lockstep::pg::Connection {
   // advisory lock, and says true. A row it does not see (none committed, none of its own:
   // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
   // locked: false, the statement finds no row, and its step only read that it is absent.
-  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, std::string_view verb) {
+  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb) {
     const ObjectId obj = server_.row_object(table, id);
-    step({verb, {obj, Access::acquire}, id, true});
+    step({name(verb), {obj, Access::acquire}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
     if (!visible(table, id)) {
@@ -637,52 +637,52 @@ class LoggedSimConnection final : public SimConnection {
       : SimConnection(server, config), log_(log) {}
 
   Status advisory_lock(AdvisoryKey key, LockMode mode) override {
-    return record(keyed(mode == LockMode::exclusive ? "advisory_lock" : "advisory_lock_shared", key), [&] { return SimConnection::advisory_lock(key, mode); });
+    return record(keyed(in_mode(Stmt::advisory_lock, mode), key), [&] { return SimConnection::advisory_lock(key, mode); });
   }
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
-    return record(keyed(mode == LockMode::exclusive ? "try_advisory_lock" : "try_advisory_lock_shared", key),
+    return record(keyed(in_mode(Stmt::try_advisory_lock, mode), key),
                   [&] { return SimConnection::try_advisory_lock(key, mode); });
   }
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
-    return record(keyed(mode == LockMode::exclusive ? "advisory_unlock" : "advisory_unlock_shared", key),
+    return record(keyed(in_mode(Stmt::advisory_unlock, mode), key),
                   [&] { return SimConnection::advisory_unlock(key, mode); });
   }
-  Status advisory_unlock_all() override { return record(named("advisory_unlock_all"), [&] { return SimConnection::advisory_unlock_all(); }); }
+  Status advisory_unlock_all() override { return record(named(Stmt::advisory_unlock_all), [&] { return SimConnection::advisory_unlock_all(); }); }
   Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
-    return record(keyed(mode == LockMode::exclusive ? "advisory_xact_lock" : "advisory_xact_lock_shared", key),
+    return record(keyed(in_mode(Stmt::advisory_xact_lock, mode), key),
                   [&] { return SimConnection::advisory_xact_lock(key, mode); });
   }
   Status set_lock_timeout(Duration t) override {
-    LoggedStatement e = named("set_lock_timeout");
+    LoggedStatement e = named(Stmt::set_lock_timeout);
     e.timeout = t;
     return record(std::move(e), [&] { return SimConnection::set_lock_timeout(t); });
   }
   Status set_statement_timeout(Duration t) override {
-    LoggedStatement e = named("set_statement_timeout");
+    LoggedStatement e = named(Stmt::set_statement_timeout);
     e.timeout = t;
     return record(std::move(e), [&] { return SimConnection::set_statement_timeout(t); });
   }
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
-    return record(row_op("read_row", table, id, {}), [&] { return SimConnection::read_row(table, id); });
+    return record(row_op(Stmt::read_row, table, id, {}), [&] { return SimConnection::read_row(table, id); });
   }
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
-    return record(row_op("insert_row", table, id, values), [&] { return SimConnection::insert_row(table, id, values); });
+    return record(row_op(Stmt::insert_row, table, id, values), [&] { return SimConnection::insert_row(table, id, values); });
   }
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
-    return record(row_op("update_row", table, id, values), [&] { return SimConnection::update_row(table, id, values); });
+    return record(row_op(Stmt::update_row, table, id, values), [&] { return SimConnection::update_row(table, id, values); });
   }
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
-    return record(row_op(nowait ? "select_for_update_nowait" : "select_for_update", table, id, {}),
+    return record(row_op(nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update, table, id, {}),
                   [&] { return SimConnection::select_for_update(table, id, nowait); });
   }
-  Status begin() override { return record(named("begin"), [&] { return SimConnection::begin(); }); }
-  Status commit() override { return record(named("commit"), [&] { return SimConnection::commit(); }); }
-  Status rollback() override { return record(named("rollback"), [&] { return SimConnection::rollback(); }); }
+  Status begin() override { return record(named(Stmt::begin), [&] { return SimConnection::begin(); }); }
+  Status commit() override { return record(named(Stmt::commit), [&] { return SimConnection::commit(); }); }
+  Status rollback() override { return record(named(Stmt::rollback), [&] { return SimConnection::rollback(); }); }
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
-    return record(named("pg_locks"), [&] { return SimConnection::advisory_locks(); });
+    return record(named(Stmt::pg_locks), [&] { return SimConnection::advisory_locks(); });
   }
   Result<bool> terminate_backend(int pid) override {
-    LoggedStatement e = named("pg_terminate_backend");
+    LoggedStatement e = named(Stmt::pg_terminate_backend);
     e.target_pid = pid;
     return record(std::move(e), [&] { return SimConnection::terminate_backend(pid); });
   }
@@ -690,7 +690,7 @@ class LoggedSimConnection final : public SimConnection {
     if (dead()) return;
     const std::uint64_t before = server().scheduler().step_count();
     SimConnection::close();
-    LoggedStatement e = named("close");
+    LoggedStatement e = named(Stmt::close);
     e.first_step = before + 1;
     e.last_step = std::max(before + 1, server().scheduler().step_count());
     e.locks_after = server().advisory_lock_rows(server().scheduler().now());
@@ -698,20 +698,20 @@ class LoggedSimConnection final : public SimConnection {
   }
 
  private:
-  LoggedStatement named(std::string op) const {
+  LoggedStatement named(Stmt op) const {
     LoggedStatement e;
-    e.op = std::move(op);
+    e.op = op;
     e.pid = backend_pid();
     e.application_name = session().application_name;
     return e;
   }
-  LoggedStatement keyed(std::string op, AdvisoryKey key) const {
-    LoggedStatement e = named(std::move(op));
+  LoggedStatement keyed(Stmt op, AdvisoryKey key) const {
+    LoggedStatement e = named(op);
     e.key = key;
     return e;
   }
-  LoggedStatement row_op(std::string op, std::string_view table, std::int64_t id, const Row& values) const {
-    LoggedStatement e = named(std::move(op));
+  LoggedStatement row_op(Stmt op, std::string_view table, std::int64_t id, const Row& values) const {
+    LoggedStatement e = named(op);
     e.table = std::string(table);
     e.id = id;
     e.values = values;

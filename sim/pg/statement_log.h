@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/pg.h"
+#include "model/pg_statements.h"
 
 namespace lockstep::sim::pg {
 
@@ -24,12 +25,8 @@ struct LoggedStatement {
   std::uint64_t last_step = 0;   // the step that ended it
   int pid = 0;                   // the simulated session
   std::string application_name;
-  // "advisory_lock", "advisory_lock_shared", "try_advisory_lock[_shared]",
-  // "advisory_unlock[_shared]", "advisory_unlock_all", "advisory_xact_lock[_shared]",
-  // "set_lock_timeout", "set_statement_timeout", "read_row", "insert_row", "update_row",
-  // "select_for_update[_nowait]", "begin", "commit", "rollback", "pg_locks",
-  // "pg_terminate_backend", "close".
-  std::string op;
+  // The statement (model/pg_statements.h); Stmt::close when the session closed.
+  lockstep::pg::Stmt op = lockstep::pg::Stmt::close;
   std::optional<lockstep::pg::AdvisoryKey> key;
   std::string table;
   std::int64_t id = 0;
