@@ -86,10 +86,14 @@ void AdvisoryLockService::advisory_lock(LockNamespace ns, std::int32_t id, const
       held_.get().erase({ns, id});
     };
     Finally<decltype(unlock)> finally(unlock);
-    (void)conn->set_lock_timeout(timeout);
-    if (options_.xact_lock) (void)conn->begin();
+    // The session variant sets its lock_timeout in the lock's own statement: a scope is two
+    // round trips (lock, unlock), the pool sends no ROLLBACK after it.
+    if (options_.xact_lock) {
+      (void)conn->set_lock_timeout(timeout);
+      (void)conn->begin();
+    }
     const pg::Status st = options_.xact_lock ? conn->advisory_xact_lock(key, pg::LockMode::exclusive)
-                                             : conn->advisory_lock(key, pg::LockMode::exclusive);
+                                             : conn->advisory_lock_with_timeout(key, pg::LockMode::exclusive, timeout);
     if (!st.ok()) {
       const bool timed_out = st.is(pg::sqlstate::kLockNotAvailable) || st.is(pg::sqlstate::kQueryCanceled);
       throw AdvisoryLockError(fmt::format("advisory_lock({}, {}) failed: {} {}", static_cast<int>(ns), id, st.error().sqlstate,

@@ -149,6 +149,10 @@ class Connection {
   // Waits; fails with 55P03 on lock_timeout, 57014 on statement_timeout, 57P01 if the
   // backend is terminated while waiting.
   virtual Status advisory_lock(AdvisoryKey key, LockMode mode) = 0;
+  // SELECT set_config('lock_timeout', $1, false), pg_advisory_lock($2) / _shared: sets the
+  // session's lock_timeout (as set_lock_timeout does) and waits for the lock under it, in
+  // one statement: one round trip where the two statements take two.
+  virtual Status advisory_lock_with_timeout(AdvisoryKey key, LockMode mode, Duration lock_timeout) = 0;
   // SELECT pg_try_advisory_lock($1) / _shared: false when it would wait.
   virtual Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) = 0;
   // SELECT pg_advisory_unlock($1) / _shared: false, with WARNING 01000 "you don't own a
@@ -159,6 +163,9 @@ class Connection {
   // SELECT pg_advisory_xact_lock($1) / _shared: held until the transaction ends. Outside
   // an explicit transaction the statement is its own transaction: released at once.
   virtual Status advisory_xact_lock(AdvisoryKey key, LockMode mode) = 0;
+  // SELECT pg_try_advisory_xact_lock($1) / _shared: false when it would wait; a lock it
+  // takes is held until the transaction ends (outside one: released at once).
+  virtual Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) = 0;
 
   // SET lock_timeout = '<n>ms' / SET statement_timeout = '<n>ms' (zero disables).
   virtual Status set_lock_timeout(Duration timeout) = 0;
@@ -170,14 +177,33 @@ class Connection {
   // SELECT * FROM <table> WHERE id = $1 (no row: nullopt)
   virtual Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) = 0;
   // INSERT INTO <table> (id, ...) VALUES ($1, ...): 23505 when the id exists.
+  // Another transaction that wrote the id (inserted it, or updated its row) and has not
+  // ended is waited for first, as the server's unique check does.
   virtual Status insert_row(std::string_view table, std::int64_t id, const Row& values) = 0;
+  // INSERT ... ON CONFLICT (id) DO NOTHING: true when it inserted, false when the id exists
+  // (no error). Waits as insert_row does.
+  virtual Result<bool> insert_row_if_absent(std::string_view table, std::int64_t id, const Row& values) = 0;
   // UPDATE <table> SET ... WHERE id = $1: the rows changed (0 or 1). Waits for a row
   // locked by another transaction, then works on its newest committed version.
   virtual Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) = 0;
+  // UPDATE <table> SET ... WHERE id = $1 AND <column> = $2: compare-and-set on a row (the
+  // lease-takeover pattern); the rows changed (0 or 1). A row whose column does not match
+  // in the version the statement sees is neither locked nor waited for; one that matches
+  // but is locked is waited for and then checked again on its newest committed version
+  // (READ COMMITTED's recheck). A column the row lacks matches nothing.
+  virtual Result<int> update_row_if(std::string_view table, std::int64_t id, std::string_view column,
+                                    std::string_view expected, const Row& values) = 0;
   // SELECT * FROM <table> WHERE id = $1 FOR UPDATE [NOWAIT]: locks the row until the
   // transaction ends. Waits for another transaction's lock (with lock_timeout: 55P03), or,
   // with NOWAIT, fails at once with 55P03 "could not obtain lock on row in relation".
   virtual Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) = 0;
+  // ... FOR UPDATE SKIP LOCKED: the row, locked; none when another transaction holds a lock
+  // on it that conflicts (the queue-claim pattern). Never waits.
+  virtual Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) = 0;
+  // ... FOR SHARE: a shared row lock until the transaction ends. Waits for a transaction
+  // that locked the row FOR UPDATE or updated it; blocks their FOR UPDATE and UPDATE, not
+  // their FOR SHARE.
+  virtual Result<std::optional<Row>> select_for_share(std::string_view table, std::int64_t id) = 0;
 
   // BEGIN / COMMIT / ROLLBACK. Session advisory locks survive all three.
   virtual Status begin() = 0;
@@ -195,8 +221,8 @@ class Connection {
   virtual std::vector<Error> take_warnings() = 0;
 };
 
-// A connection borrowed from a Pool; returned (with a ROLLBACK, keeping session locks) when
-// destroyed. Returning is a release: it runs even while an actor unwinds.
+// A connection borrowed from a Pool; returned when destroyed, with a ROLLBACK if a
+// transaction is open (session locks stay). Returning is a release: it runs even while an actor unwinds.
 class PooledConnection {
  public:
   PooledConnection() = default;

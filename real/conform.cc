@@ -260,7 +260,7 @@ class Replayer {
 
   sql::Statement statement(const LoggedStatement& s) {
     const std::string table = s.table.empty() ? std::string() : observer_.ident(s.table);
-    sql::Args args{.quoted_table = table, .id = s.id, .values = s.values};
+    sql::Args args{.quoted_table = table, .id = s.id, .values = s.values, .column = s.column, .expected = s.expected};
     if (s.key) args.key = *s.key;
     // Timing is the simulation's: timeouts stay off on the server (see session()).
     args.timeout = Duration{0};
@@ -375,7 +375,8 @@ class Replayer {
   // the server's woken backend does it at a moment of its own.
   static bool spread(const LoggedStatement& a) {
     if (a.first_step >= a.last_step) return false;
-    return !(a.waited && (a.op == Stmt::advisory_lock || a.op == Stmt::advisory_lock_shared));
+    return !(a.waited && (a.op == Stmt::advisory_lock || a.op == Stmt::advisory_lock_shared ||
+                          a.op == Stmt::advisory_lock_timed || a.op == Stmt::advisory_lock_timed_shared));
   }
   bool overlapped(const LoggedStatement& s) const {
     for (const LoggedStatement& a : log_) {

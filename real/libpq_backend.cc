@@ -66,11 +66,16 @@ class LibpqConnection final : public pg::Connection {
   LibpqConnection& operator=(const LibpqConnection&) = delete;
 
   bool alive() const { return PQstatus(conn_) == CONNECTION_OK; }
+  // Outside any transaction block: nothing for a ROLLBACK to end.
+  bool idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
   Status drop_schema() { return status(exec(std::nullopt, sql::drop_schema())); }
 
   int backend_pid() const override { return PQbackendPID(conn_); }
 
   Status advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override { return status(run(in_mode(Stmt::advisory_lock, mode), {.key = key})); }
+  Status advisory_lock_with_timeout(pg::AdvisoryKey key, pg::LockMode mode, Duration lock_timeout) override {
+    return status(run(in_mode(Stmt::advisory_lock_timed, mode), {.key = key, .timeout = lock_timeout}));
+  }
   Result<bool> try_advisory_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
     return boolean(run(in_mode(Stmt::try_advisory_lock, mode), {.key = key}));
   }
@@ -80,6 +85,10 @@ class LibpqConnection final : public pg::Connection {
   Status advisory_unlock_all() override { return status(run(Stmt::advisory_unlock_all, {})); }
   Status advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
     return status(run(in_mode(Stmt::advisory_xact_lock, mode), {.key = key}));
+  }
+
+  Result<bool> try_advisory_xact_lock(pg::AdvisoryKey key, pg::LockMode mode) override {
+    return boolean(run(in_mode(Stmt::try_advisory_xact_lock, mode), {.key = key}));
   }
 
   Status set_lock_timeout(Duration t) override { return status(run(Stmt::set_lock_timeout, {.timeout = t})); }
@@ -99,6 +108,28 @@ class LibpqConnection final : public pg::Connection {
     return status(run(Stmt::insert_row, {.quoted_table = t, .id = id, .values = values}));
   }
 
+  Result<bool> insert_row_if_absent(std::string_view table, std::int64_t id, const pg::Row& values) override {
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    const std::string t = ident(table);
+    return boolean(run(Stmt::insert_row_if_absent, {.quoted_table = t, .id = id, .values = values}));
+  }
+
+  Result<int> update_row_if(std::string_view table, std::int64_t id, std::string_view column, std::string_view expected,
+                            const pg::Row& values) override {
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    const std::string t = ident(table);
+    auto r = run(Stmt::update_row_if, {.quoted_table = t, .id = id, .values = values, .column = column, .expected = expected});
+    if (!r.ok()) return r.error();
+    return sql::read_count(r.value().get());
+  }
+
+  Result<std::optional<pg::Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override {
+    return select_row(Stmt::select_for_update_skip_locked, table, id);
+  }
+  Result<std::optional<pg::Row>> select_for_share(std::string_view table, std::int64_t id) override {
+    return select_row(Stmt::select_for_share, table, id);
+  }
+
   Result<int> update_row(std::string_view table, std::int64_t id, const pg::Row& values) override {
     if (Status made = ensure_table(table); !made.ok()) return made.error();
     const std::string t = ident(table);
@@ -108,11 +139,7 @@ class LibpqConnection final : public pg::Connection {
   }
 
   Result<std::optional<pg::Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
-    if (Status made = ensure_table(table); !made.ok()) return made.error();
-    const std::string t = ident(table);
-    auto r = run(nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update, {.quoted_table = t, .id = id});
-    if (!r.ok()) return r.error();
-    return sql::read_row_result(r.value().get());
+    return select_row(nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update, table, id);
   }
 
   Status begin() override { return status(run(Stmt::begin, {})); }
@@ -140,6 +167,15 @@ class LibpqConnection final : public pg::Connection {
     std::string out(quoted);
     PQfreemem(quoted);
     return out;
+  }
+
+  // A SELECT of one row (FOR UPDATE, FOR SHARE, ...).
+  Result<std::optional<pg::Row>> select_row(Stmt s, std::string_view table, std::int64_t id) {
+    if (Status made = ensure_table(table); !made.ok()) return made.error();
+    const std::string t = ident(table);
+    auto r = run(s, {.quoted_table = t, .id = id});
+    if (!r.ok()) return r.error();
+    return sql::read_row_result(r.value().get());
   }
 
   // A statement of the table, one round trip.
@@ -256,11 +292,12 @@ class LibpqPool final : public pg::Pool {
     return fmt::format("{}{}application_name='{}'", conninfo_, conninfo_.empty() ? "" : " ", config_.application_name);
   }
 
-  // QueuePool's return: ROLLBACK (session locks stay), back to the queue, or closed beyond
+  // QueuePool's return: ROLLBACK when a transaction is open (psycopg2's rollback sends
+  // nothing otherwise; session locks stay either way), back to the queue, or closed beyond
   // pool_size or when the connection is gone.
   void give_back(std::unique_ptr<pg::Connection> c) {
-    (void)c->rollback();
     auto* raw = static_cast<LibpqConnection*>(c.get());
+    if (!raw->idle()) (void)c->rollback();
     std::unique_ptr<pg::Connection> to_close;
     {
       std::lock_guard lock(m_);

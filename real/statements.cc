@@ -9,14 +9,23 @@
 namespace lockstep::real::sql {
 namespace {
 
-// SELECT f($1::int8) or SELECT f($1::int4, $2::int4), by the key's form.
-Statement call(const std::string& function, pg::AdvisoryKey key) {
+// f($n::int8) or f($n::int4, $n+1::int4), by the key's form, its values appended to params.
+std::string key_call(const std::string& function, pg::AdvisoryKey key, std::vector<std::string>& params) {
+  const std::size_t n = params.size() + 1;
   if (key.objsubid() == 1) {
-    const auto k = static_cast<std::int64_t>((static_cast<std::uint64_t>(key.classid()) << 32) | key.objid());
-    return {fmt::format("SELECT {}($1::int8)", function), {std::to_string(k)}};
+    params.push_back(std::to_string(static_cast<std::int64_t>((static_cast<std::uint64_t>(key.classid()) << 32) | key.objid())));
+    return fmt::format("{}(${}::int8)", function, n);
   }
-  return {fmt::format("SELECT {}($1::int4, $2::int4)", function),
-          {std::to_string(static_cast<std::int32_t>(key.classid())), std::to_string(static_cast<std::int32_t>(key.objid()))}};
+  params.push_back(std::to_string(static_cast<std::int32_t>(key.classid())));
+  params.push_back(std::to_string(static_cast<std::int32_t>(key.objid())));
+  return fmt::format("{}(${}::int4, ${}::int4)", function, n, n + 1);
+}
+
+// SELECT f($1::int8) or SELECT f($1::int4, $2::int4).
+Statement call(const std::string& function, pg::AdvisoryKey key) {
+  Statement st{"SELECT ", {}};
+  st.text += key_call(function, key, st.params);
+  return st;
 }
 
 }  // namespace
@@ -53,7 +62,16 @@ Statement statement(pg::Stmt s, const Args& a) {
     case Stmt::advisory_unlock_shared:
     case Stmt::advisory_xact_lock:
     case Stmt::advisory_xact_lock_shared:
+    case Stmt::try_advisory_xact_lock:
+    case Stmt::try_advisory_xact_lock_shared:
       return call(std::string(pg::info(s).sql), a.key);
+    case Stmt::advisory_lock_timed:
+    case Stmt::advisory_lock_timed_shared: {  // the setting first: the lock waits under it
+      Statement st{"SELECT set_config('lock_timeout', $1, false), ",
+                   {fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout).count())}};
+      st.text += key_call(std::string(pg::info(s).sql), a.key, st.params);
+      return st;
+    }
     case Stmt::advisory_unlock_all: return {"SELECT pg_advisory_unlock_all()", {}};
     case Stmt::set_lock_timeout: return timeout("lock_timeout");
     case Stmt::set_statement_timeout: return timeout("statement_timeout");
@@ -63,6 +81,21 @@ Statement statement(pg::Stmt s, const Args& a) {
       row["id"] = id;  // the Row carries its id, as the simulation's does
       return {fmt::format("INSERT INTO {} (id, data) VALUES ($1, $2::jsonb)", qualified(a.quoted_table)), {id, to_json(row)}};
     }
+    case Stmt::insert_row_if_absent: {
+      pg::Row row = a.values;
+      row["id"] = id;
+      return {fmt::format("WITH i AS (INSERT INTO {} (id, data) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING RETURNING 1) "
+                          "SELECT count(*) = 1 FROM i",
+                          qualified(a.quoted_table)),
+              {id, to_json(row)}};
+    }
+    case Stmt::update_row_if:
+      return {fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1 AND data->>$3 = $4", qualified(a.quoted_table)),
+              {id, to_json(a.values), std::string(a.column), std::string(a.expected)}};
+    case Stmt::select_for_update_skip_locked:
+      return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR UPDATE SKIP LOCKED", qualified(a.quoted_table)), {id}};
+    case Stmt::select_for_share:
+      return {fmt::format("SELECT data FROM {} WHERE id = $1 FOR SHARE", qualified(a.quoted_table)), {id}};
     case Stmt::update_row:
       return {fmt::format("UPDATE {} SET data = data || $2::jsonb WHERE id = $1", qualified(a.quoted_table)), {id, to_json(a.values)}};
     case Stmt::select_for_update:

@@ -37,6 +37,8 @@ struct Args {
   std::string_view quoted_table = {};
   std::int64_t id = 0;
   pg::Row values = {};
+  std::string_view column = {};    // update_row_if: the column compared
+  std::string_view expected = {};  // and the value it must have
   Duration timeout{0};
   int pid = 0;
 };

@@ -1,7 +1,9 @@
 // The simulated PostgreSQL against a real one (real/conform.h), on random programs: 2-4
 // sessions, each a list of advisory-lock and row-lock statements (lock, try, unlock in
 // both modes and both key forms, unlock_all, xact locks, begin / commit / rollback,
-// FOR UPDATE [NOWAIT], update, read, insert, SET lock_timeout / statement_timeout (to 0),
+// FOR UPDATE [NOWAIT | SKIP LOCKED], FOR SHARE, update, conditional update, read, insert,
+// INSERT ... ON CONFLICT DO NOTHING, pg_try_advisory_xact_lock, SET lock_timeout /
+// statement_timeout (to 0),
 // pg_locks, pg_terminate_backend) over rows that exist, rows that do not (yet), and ids
 // beyond 32 bits, so that several sessions insert one id and a terminated session may
 // next run any statement. Each program runs
@@ -31,7 +33,8 @@ using pg::LockMode;
 
 enum class Kind {
   lock, try_lock, unlock, unlock_all, xact_lock, begin, commit, rollback,
-  for_update, for_update_nowait, update, read, pg_locks, terminate, insert, set_lock_timeout, set_statement_timeout
+  for_update, for_update_nowait, update, read, pg_locks, terminate, insert, set_lock_timeout, set_statement_timeout,
+  try_xact_lock, insert_if_absent, update_if, skip_locked, for_share
 };
 
 struct Op {
@@ -101,6 +104,13 @@ class ProgramInstance final : public Instance {
         case Kind::insert: (void)c.insert_row("t", row_id(op.row), {{"v", std::to_string(a)}}); break;
         case Kind::set_lock_timeout: (void)c.set_lock_timeout(Duration{0}); break;
         case Kind::set_statement_timeout: (void)c.set_statement_timeout(Duration{0}); break;
+        case Kind::try_xact_lock: (void)c.try_advisory_xact_lock(key_of(op.key), mode); break;
+        case Kind::insert_if_absent: (void)c.insert_row_if_absent("t", row_id(op.row), {{"v", std::to_string(a)}}); break;
+        case Kind::update_if:  // compare-and-set: from the seeded value, or from a session's
+          (void)c.update_row_if("t", row_id(op.row), "v", op.shared ? "0" : std::to_string(op.target), {{"v", std::to_string(a)}});
+          break;
+        case Kind::skip_locked: (void)c.select_for_update_skip_locked("t", row_id(op.row)); break;
+        case Kind::for_share: (void)c.select_for_share("t", row_id(op.row)); break;
         case Kind::pg_locks: (void)c.advisory_locks(); break;
         case Kind::terminate: (void)c.terminate_backend(pids_[static_cast<std::size_t>(op.target)]); break;
       }
@@ -125,7 +135,9 @@ rc::Gen<Op> gen_op(int sessions) {
                                                                {2, Kind::commit}, {2, Kind::rollback}, {2, Kind::for_update},
                                                                {2, Kind::for_update_nowait}, {2, Kind::update}, {2, Kind::read},
                                                                {1, Kind::pg_locks}, {1, Kind::terminate}, {3, Kind::insert},
-                                                               {1, Kind::set_lock_timeout}, {1, Kind::set_statement_timeout}})),
+                                                               {1, Kind::set_lock_timeout}, {1, Kind::set_statement_timeout},
+                                                               {2, Kind::try_xact_lock}, {2, Kind::insert_if_absent},
+                                                               {3, Kind::update_if}, {2, Kind::skip_locked}, {2, Kind::for_share}})),
       rc::gen::set(&Op::key, rc::gen::inRange(0, 3)), rc::gen::set(&Op::shared, rc::gen::arbitrary<bool>()),
       rc::gen::set(&Op::row, rc::gen::inRange(1, 6)), rc::gen::set(&Op::target, rc::gen::inRange(0, sessions)));
 }

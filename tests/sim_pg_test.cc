@@ -33,6 +33,8 @@ struct Db {
   std::vector<pg::PooledConnection> kept;  // connections actors did not give back
 };
 
+std::int64_t ms_now(Env& env) { return std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(); }
+
 // Runs one actor body per entry (timed mode by default), every execution of them, and
 // returns the distinct logs the executions produced.
 std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> actors, bool timed = true) {
@@ -183,6 +185,38 @@ TEST(SimPg, AHolderAsksAgainAndIsGrantedAtOnceDespiteTheQueue) {
       },
   });
   EXPECT_EQ(*logs.begin(), "A again S true; A try X false; A upgraded to X at 2; B got X");
+}
+
+// A holder that must wait goes ahead of the first waiter that waits for what it holds
+// (ProcSleep): A holds S and asks for X while B also holds S and C waits for X; A queues
+// in front of C, and B's release grants A, not a deadlock. Found by lockstep conform.
+TEST(SimPg, AHolderThatMustWaitQueuesAheadOfWaitersForItsLock) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::shared);
+        env.sleep_for(2ms);  // C is queued for X by now
+        const auto st = c->advisory_lock(kKey, LockMode::exclusive);
+        db.log.push_back(fmt::format("A upgraded: {} at {}", st.ok() ? "ok" : st.error().sqlstate, ms_now(env)));
+        env.sleep_for(1ms);
+        (void)c->advisory_unlock_all();
+      },
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::shared);
+        env.sleep_for(5ms);
+        (void)c->advisory_unlock_all();
+        db.log.push_back("B let go at 5");
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->advisory_lock(kKey, LockMode::exclusive);
+        db.log.push_back(fmt::format("C got X at {}", ms_now(env)));
+        (void)c->advisory_unlock_all();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"B let go at 5; A upgraded: ok at 5; C got X at 6"}));
 }
 
 TEST(SimPg, ReleaseGrantsInQueueOrderSkippingConflicts) {
@@ -493,8 +527,6 @@ TEST(SimPgRows, DuplicateInsertsFailAndRollbackDropsAnInsert) {
 
 // ---- Gaps found by reading sim/pg against the server (issue 15) ------------------------
 
-std::int64_t ms_now(Env& env) { return std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(); }
-
 // SELECT ... FOR UPDATE and UPDATE of an id with no row lock nothing: another session's
 // INSERT of that id goes through at once, and its UPDATE does not wait.
 TEST(SimPgRows, ForUpdateOfAMissingRowLocksNothing) {
@@ -676,6 +708,148 @@ TEST(SimPgTerminate, TheFaultCanHitASet) {
   options.stop_at_first = false;
   (void)testing::explore(system, "dfs", options);
   EXPECT_EQ(outcomes, (std::set<std::string>{"set ok", "set 57P01"}));
+}
+
+// ---- What lock services write (issue 15, part 4) ----------------------------------------
+
+// The queue-claim pattern: FOR UPDATE SKIP LOCKED passes over a row another transaction
+// holds, and never waits.
+TEST(SimPgRows, SkipLockedPassesOverALockedRow) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("jobs", 1, {{"state", "new"}});
+        (void)c->insert_row("jobs", 2, {{"state", "new"}});
+        (void)c->begin();
+        (void)c->select_for_update("jobs", 1, false);
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const auto first = c->select_for_update_skip_locked("jobs", 1).value();
+        const auto second = c->select_for_update_skip_locked("jobs", 2).value();
+        const auto absent = c->select_for_update_skip_locked("jobs", 3).value();
+        db.log.push_back(fmt::format("at {}: 1 {}, 2 {}, 3 {}", ms_now(env), show(first), show(second), show(absent)));
+        (void)c->commit();
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"at 1: 1 none, 2 id=2,state=new, 3 none"}));
+}
+
+// FOR SHARE: sharers go together; an UPDATE waits for all of them.
+TEST(SimPgRows, ForShareLocksAreSharedAndBlockAnUpdate) {
+  auto sharer = [](int at_ms, int until_ms) {
+    return [at_ms, until_ms](Db& db, Env& env) {
+      env.sleep_for(std::chrono::milliseconds(at_ms));
+      auto c = db.pool->checkout().value();
+      (void)c->begin();
+      const auto row = c->select_for_share("jobs", 1).value();
+      db.log.push_back(fmt::format("share at {}: {}", ms_now(env), show(row)));
+      env.sleep_for(std::chrono::milliseconds(until_ms - at_ms));
+      (void)c->commit();
+    };
+  };
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("jobs", 1, {{"state", "new"}});
+        env.sleep_for(3ms);
+        const int changed = c->update_row("jobs", 1, {{"state", "taken"}}).value();
+        db.log.push_back(fmt::format("update at {}: {}", ms_now(env), changed));
+      },
+      sharer(1, 10),
+      sharer(2, 20),
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"share at 1: id=1,state=new; share at 2: id=1,state=new; update at 20: 1"}));
+}
+
+// Compare-and-set on a row (the lease takeover): it changes the row only while the column
+// holds the expected value; after a wait it checks the newest version, and a row that no
+// longer matches stays locked (EvalPlanQual's lock) but unchanged.
+TEST(SimPgRows, AConditionalUpdateIsACompareAndSet) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->insert_row("leases", 1, {{"owner", "a"}});
+        (void)c->begin();
+        (void)c->update_row_if("leases", 1, "owner", "a", {{"owner", "x"}});  // renews to x, not committed yet
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const int stale = c->update_row_if("leases", 1, "owner", "a", {{"owner", "b"}}).value();  // waits for x
+        const int missing = c->update_row_if("leases", 1, "holder", "a", {{"owner", "b"}}).value();
+        db.log.push_back(fmt::format("b at {}: takeover from a {}, on a column it lacks {}", ms_now(env), stale, missing));
+        env.sleep_for(5ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(12ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const auto locked = c->select_for_update("leases", 1, true);
+        (void)c->rollback();
+        const int taken = c->update_row_if("leases", 1, "owner", "x", {{"owner", "c"}}).value();  // waits for b's end
+        db.log.push_back(fmt::format("c at 12: {}; takeover from x at {}: {}, {}", locked.ok() ? "locked" : locked.error().sqlstate,
+                                     ms_now(env), taken, show(c->read_row("leases", 1).value())));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"b at 10: takeover from a 0, on a column it lacks 0; "
+                                         "c at 12: 55P03; takeover from x at 15: 1, id=1,owner=c"}));
+}
+
+// INSERT ... ON CONFLICT DO NOTHING: false for an existing id, no error (a transaction goes
+// on); it waits for another transaction's insert of the id like a plain insert.
+TEST(SimPgRows, InsertIfAbsentWaitsAndNeverFails) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        (void)c->insert_row("jobs", 5, {{"by", "a"}});
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        const bool five = c->insert_row_if_absent("jobs", 5, {{"by", "b"}}).value();
+        const bool six = c->insert_row_if_absent("jobs", 6, {{"by", "b"}}).value();
+        const auto committed = c->commit();
+        db.log.push_back(fmt::format("at {}: 5 {}, 6 {}, commit {}", ms_now(env), five, six, committed.ok() ? "ok" : "failed"));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"at 10: 5 false, 6 true, commit ok"}));
+}
+
+// pg_try_advisory_xact_lock: held to the end of the transaction; outside one, let go at once.
+TEST(SimPg, TryXactLockIsHeldUntilTheTransactionEnds) {
+  const auto logs = run_timed({
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        const bool alone = c->try_advisory_xact_lock(kKey, LockMode::exclusive).value();  // its own transaction
+        (void)c->begin();
+        const bool in_tx = c->try_advisory_xact_lock(kKey, LockMode::exclusive).value();
+        db.log.push_back(fmt::format("a: {} {}", alone, in_tx));
+        env.sleep_for(10ms);
+        (void)c->commit();
+      },
+      [](Db& db, Env& env) {
+        env.sleep_for(1ms);
+        auto c = db.pool->checkout().value();
+        const bool during = c->try_advisory_xact_lock(kKey, LockMode::exclusive).value();
+        env.sleep_for(10ms);
+        const bool after = c->try_advisory_xact_lock(kKey, LockMode::exclusive).value();
+        db.log.push_back(fmt::format("b: {} {}", during, after));
+      },
+  });
+  EXPECT_EQ(logs, (std::set<std::string>{"a: true true; b: false true"}));
 }
 
 TEST(SimPg, UsingTheValueOfAFailedResultIsAModelError) {
@@ -1170,7 +1344,8 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 // names a pid (maybe its own, maybe none).
 struct PgOp {
   enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback,
-              insert, update, for_update, for_update_nowait, read, kinds } kind = lock;
+              insert, update, for_update, for_update_nowait, read, insert_if_absent, update_if, skip_locked, for_share,
+              try_xact_lock, kinds } kind = lock;
   int key = 0;  // also the row: 1 + key
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
@@ -1194,10 +1369,21 @@ std::string run(pg::Connection& c, const PgOp& op) {
     case PgOp::update: return "update " + value(c.update_row("r", 1 + op.key, {{"v", std::to_string(op.pid)}}));
     case PgOp::for_update:
     case PgOp::for_update_nowait:
-    case PgOp::read: {
-      const auto r = op.kind == PgOp::read ? c.read_row("r", 1 + op.key) : c.select_for_update("r", 1 + op.key, op.kind == PgOp::for_update_nowait);
-      return fmt::format("{} {}", op.kind == PgOp::read ? "read" : "for_update", r.ok() ? show(r.value()) : r.error().sqlstate);
+    case PgOp::read:
+    case PgOp::skip_locked:
+    case PgOp::for_share: {
+      const std::int64_t id = 1 + op.key;
+      const auto r = op.kind == PgOp::read          ? c.read_row("r", id)
+                     : op.kind == PgOp::skip_locked ? c.select_for_update_skip_locked("r", id)
+                     : op.kind == PgOp::for_share   ? c.select_for_share("r", id)
+                                                    : c.select_for_update("r", id, op.kind == PgOp::for_update_nowait);
+      return fmt::format("select{} {}", static_cast<int>(op.kind), r.ok() ? show(r.value()) : r.error().sqlstate);
     }
+    case PgOp::insert_if_absent:
+      return "insert_if_absent " + value(c.insert_row_if_absent("r", 1 + op.key, {{"v", std::to_string(op.pid)}}));
+    case PgOp::update_if:  // compare-and-set from a value some session may have written
+      return "update_if " + value(c.update_row_if("r", 1 + op.key, "v", std::to_string(op.pid), {{"v", std::to_string(op.pid + 1)}}));
+    case PgOp::try_xact_lock: return "try_xact " + value(c.try_advisory_xact_lock(key, op.mode));
     case PgOp::kinds: break;
     case PgOp::view: {
       const auto rows = c.advisory_locks();

@@ -19,14 +19,39 @@ void LockTable::grant(Lock& l, int session, LockMode mode, Scope scope) {
   ++count;
 }
 
+bool LockTable::conflicts_with_held(LockMode wanted, const Hold& h) {
+  return h.exclusive() > 0 || (h.shared() > 0 && wanted == LockMode::exclusive);
+}
+
 std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
-  if (grant_now(session, key, mode, scope, /*blocking=*/true)) return nullptr;
+  if (grant_now(session, key, mode, scope)) return nullptr;
+  Lock& l = locks_[key];
   auto w = std::make_shared<Waiter>();
   w->session = session;
   w->key = key;
   w->mode = mode;
   w->scope = scope;
-  locks_[key].queue.push_back(w);
+  // ProcSleep: a session that holds the key goes ahead of the first waiter that must wait
+  // for what it holds, and is granted at once there when neither the waiters ahead of that
+  // one nor any holder conflict with it. Others queue at the end (found by lockstep
+  // conform: behind such a waiter the simulation saw a deadlock the server has not).
+  auto at = l.queue.end();
+  const auto mine = l.holders.find(session);
+  if (mine != l.holders.end() && mine->second.any()) {
+    bool ahead_conflict = false;
+    for (auto it = l.queue.begin(); it != l.queue.end(); ++it) {
+      if (conflicts_with_held((*it)->mode, mine->second)) {
+        if (!ahead_conflict && !holder_conflicts(l, session, mode)) {
+          grant(l, session, mode, scope);
+          return nullptr;
+        }
+        at = it;
+        break;
+      }
+      ahead_conflict = ahead_conflict || conflicts(mode, (*it)->mode);
+    }
+  }
+  l.queue.insert(at, w);
   return w;
 }
 
@@ -36,9 +61,6 @@ bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) c
   const Lock& l = it->second;
   const auto mine = l.holders.find(session);
   if (mine == l.holders.end() || !mine->second.any() || !holder_conflicts(l, session, mode)) return false;
-  auto conflicts_with_held = [](LockMode wanted, const Hold& h) {
-    return h.exclusive() > 0 || (h.shared() > 0 && conflicts(wanted, LockMode::shared));
-  };
   for (const auto& w : l.queue) {
     if (!conflicts_with_held(w->mode, mine->second)) continue;  // not one we must go ahead of
     const auto theirs = l.holders.find(w->session);
@@ -48,10 +70,10 @@ bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) c
 }
 
 bool LockTable::try_request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
-  return grant_now(session, key, mode, scope, /*blocking=*/false);
+  return grant_now(session, key, mode, scope);
 }
 
-bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope, bool blocking) {
+bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope) {
   Lock& l = locks_[key];
   const auto mine = l.holders.find(session);
   const bool holds_key = mine != l.holders.end() && mine->second.any();
@@ -59,11 +81,11 @@ bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope sco
   bool blocked = false;
   if (!holds_mode) {
     blocked = holder_conflicts(l, session, mode);
-    // A queued waiter holds off later conflicting requests (LockAcquire's waitMask test).
-    // A blocking request from a session that already holds the key in another mode goes
-    // ahead of such waiters and is granted at once when no holder conflicts (ProcSleep);
-    // a try (dontWait) never gets that far and fails (found by lockstep conform).
-    if (!blocked && !(blocking && holds_key)) {
+    // A queued waiter holds off later conflicting requests (LockAcquire's waitMask test);
+    // a blocking request of a session that holds the key may still go ahead of them
+    // (request(), ProcSleep); a try (dontWait) never gets that far and fails (found by
+    // lockstep conform).
+    if (!blocked) {
       blocked = std::any_of(l.queue.begin(), l.queue.end(), [&](const auto& w) { return conflicts(mode, w->mode); });
     }
   }

@@ -88,7 +88,9 @@ class LockTable {
   std::vector<LockEntry> entries() const;
 
  private:
-  bool grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope, bool blocking);
+  // Grants when the session holds the mode already, or when no holder and no waiter
+  // conflicts (LockAcquire); else false, nothing queued.
+  bool grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope);
   struct Hold {
     int session_exclusive = 0, session_shared = 0, xact_exclusive = 0, xact_shared = 0;
     int exclusive() const { return session_exclusive + xact_exclusive; }
@@ -101,6 +103,8 @@ class LockTable {
   };
 
   static bool conflicts(LockMode a, LockMode b) { return a == LockMode::exclusive || b == LockMode::exclusive; }
+  // Whether a request in `wanted` conflicts with what `h` holds.
+  static bool conflicts_with_held(LockMode wanted, const Hold& h);
   static bool holder_conflicts(const Lock& l, int session, LockMode mode);
   static void grant(Lock& l, int session, LockMode mode, Scope scope);
   static void wake(Lock& l);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <set>
 #include <tuple>
 
@@ -55,12 +56,19 @@ class SimConnection : public lockstep::pg::Connection {
         config_(config) {}
 
   bool dead() const { return dead_; }
+  // In a transaction block (an open or a failed one): a ROLLBACK has something to end.
+  bool in_transaction() const { return session_.in_transaction; }
 
   int backend_pid() const override { return pid_; }
 
   Status advisory_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
     return lock(key, mode, Scope::session);
+  }
+
+  Status advisory_lock_with_timeout(AdvisoryKey key, LockMode mode, Duration lock_timeout) override {
+    Statement st(*this);
+    return lock(key, mode, Scope::session, lock_timeout);
   }
 
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
@@ -112,6 +120,22 @@ class SimConnection : public lockstep::pg::Connection {
     return locked;
   }
 
+  Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
+    Statement st(*this);
+    if (dead_) return lost();
+    step({name(in_mode(Stmt::try_advisory_xact_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
+    if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
+    const bool got = server_.locks().try_request(pid_, key, mode, Scope::transaction);
+    if (!got) s_.refine_access(Access::read);
+    s_.note_result({Kind::value, got ? 1 : 0});
+    if (got && !session_.in_transaction) {  // its own transaction: released as it ends
+      release_now({.xact_scope = true}, "end of statement");
+      if (session_.terminated) return terminated();
+    }
+    return got;
+  }
+
   Status set_lock_timeout(Duration t) override {
     Statement st(*this);
     if (dead_) return lost();
@@ -142,40 +166,13 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::insert_row), {server_.row_object(table, id), Access::write}, id, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
-    auto duplicate = [&] {
-      return abort_with({std::string(sqlstate::kUniqueViolation),
-                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
-    };
-    RowState& r = server_.row(table, id);
-    if (r.pending.count(pid_) != 0) return duplicate();
-    // Another transaction wrote the id and has not ended (inserted it, or updated the row):
-    // the unique check waits for that transaction, as the server does (on its transaction
-    // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
-    // a duplicate at once.
-    for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
-      const AdvisoryKey xact = Server::transaction_key(writer);
-      auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
-      LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-      s_.note_result({Kind::failed});  // queued
-      if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
-                                   "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
-          !waited.ok()) {
-        return waited;
-      }
-      server_.row_locks().release_key(pid_, xact, Scope::transaction);  // it ended: nothing left to wait for
-    }
-    if (r.committed) return duplicate();
-    const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction);
-    LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
-    Row row = values;
-    row["id"] = std::to_string(id);
-    r.pending[pid_] = row;
-    wrote(table, id);
-    return end_statement();
+    const Result<bool> inserted = insert(table, id, values, Stmt::insert_row);
+    return inserted.ok() ? Status() : Status(inserted.error());
+  }
+
+  Result<bool> insert_row_if_absent(std::string_view table, std::int64_t id, const Row& values) override {
+    Statement st(*this);
+    return insert(table, id, values, Stmt::insert_row_if_absent);
   }
 
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
@@ -201,6 +198,62 @@ class SimConnection : public lockstep::pg::Connection {
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
+  }
+
+  Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override {
+    Statement st(*this);
+    if (dead_) return lost();
+    step({name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true});
+    if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
+    const AdvisoryKey key = server_.row_key(table, id);
+    bool got = visible(table, id).has_value();
+    if (got && server_.row_locks().held(pid_, key, LockMode::exclusive) == 0) {
+      got = server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction);
+      if (got) locked_rows_.emplace(std::string(table), id);
+    }
+    if (!got) s_.refine_access(Access::read);  // absent, or locked by another: skipped
+    s_.note_result({Kind::value, got ? 1 : 0});
+    std::optional<Row> row = got ? visible(table, id) : std::nullopt;
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return row;
+  }
+
+  Result<std::optional<Row>> select_for_share(std::string_view table, std::int64_t id) override {
+    Statement st(*this);
+    if (dead_) return lost();
+    const Result<bool> locked = lock_row(table, id, false, Stmt::select_for_share, LockMode::shared);
+    if (!locked.ok()) return locked.error();
+    std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return row;
+  }
+
+  Result<int> update_row_if(std::string_view table, std::int64_t id, std::string_view column, std::string_view expected,
+                            const Row& values) override {
+    Statement st(*this);
+    if (dead_) return lost();
+    auto matches = [&] {
+      const std::optional<Row> row = visible(table, id);
+      if (!row) return false;
+      const auto it = row->find(std::string(column));
+      return it != row->end() && it->second == expected;
+    };
+    // A row that does not match as the statement first sees it is neither locked nor
+    // waited for: lock_row's step reads it.
+    const Result<bool> locked = lock_row(table, id, false, Stmt::update_row_if, LockMode::exclusive, matches);
+    if (!locked.ok()) return locked.error();
+    // After a wait, the newest committed version is checked again; a row that no longer
+    // matches stays locked (as the server's EvalPlanQual leaves it) and is not changed.
+    const bool change = locked.value() && matches();
+    if (change) {
+      std::optional<Row> row = visible(table, id);
+      for (const auto& [k, v] : values) (*row)[k] = v;
+      server_.row(table, id).pending[pid_] = row;
+      wrote(table, id);
+    }
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return change ? 1 : 0;
   }
 
   Status begin() override {
@@ -312,13 +365,18 @@ class SimConnection : public lockstep::pg::Connection {
     return wake;
   }
 
-  Status lock(AdvisoryKey key, LockMode mode, Scope scope) {
+  // With `set_lock_timeout`, the statement sets the session's lock_timeout first (one
+  // statement: advisory_lock_with_timeout).
+  Status lock(AdvisoryKey key, LockMode mode, Scope scope, std::optional<Duration> set_lock_timeout = std::nullopt) {
     if (dead_) return lost();
     const ObjectId obj = server_.object_for(key);
-    const std::string_view verb = name(in_mode(scope == Scope::session ? Stmt::advisory_lock : Stmt::advisory_xact_lock, mode));
-    step({verb, {obj, acquire_access(mode)}, pid_, true});
+    const Stmt stmt = scope == Scope::transaction ? Stmt::advisory_xact_lock
+                      : set_lock_timeout          ? Stmt::advisory_lock_timed
+                                                  : Stmt::advisory_lock;
+    step({name(in_mode(stmt, mode)), {obj, acquire_access(mode)}, pid_, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
+    if (set_lock_timeout) lock_timeout_ = *set_lock_timeout;
     if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
       s_.note_result({Kind::failed});
       return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
@@ -461,6 +519,51 @@ class SimConnection : public lockstep::pg::Connection {
     return {};
   }
 
+  // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
+  Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb) {
+    if (dead_) return lost();
+    step({name(verb), {server_.row_object(table, id), Access::write}, id, true});
+    if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
+    // A conflict: 23505, or with ON CONFLICT DO NOTHING, no row and no error.
+    auto duplicate = [&]() -> Result<bool> {
+      if (verb == Stmt::insert_row_if_absent) {
+        s_.note_result({Kind::value, 0});
+        if (Status ended = end_statement(); !ended.ok()) return ended.error();
+        return false;
+      }
+      return abort_with({std::string(sqlstate::kUniqueViolation),
+                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
+    };
+    RowState& r = server_.row(table, id);
+    if (r.pending.count(pid_) != 0) return duplicate();
+    // Another transaction wrote the id and has not ended (inserted it, or updated the row):
+    // the unique check waits for that transaction, as the server does (on its transaction
+    // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
+    // a duplicate at once.
+    for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
+      const AdvisoryKey xact = Server::transaction_key(writer);
+      auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
+      LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
+      s_.note_result({Kind::failed});  // queued
+      if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
+                                   "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
+          !waited.ok()) {
+        return waited.error();
+      }
+      server_.row_locks().release_key(pid_, xact, Scope::transaction);  // it ended: nothing left to wait for
+    }
+    if (r.committed) return duplicate();
+    const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction);
+    LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
+    Row row = values;
+    row["id"] = std::to_string(id);
+    r.pending[pid_] = row;
+    wrote(table, id);
+    if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return true;
+  }
+
   // Records a row version this transaction wrote. Its first write takes the transaction's
   // own key (PostgreSQL's lock on its transaction id), which a unique check of another
   // session waits on; the end of the transaction lets it go (apply_release).
@@ -492,18 +595,24 @@ class SimConnection : public lockstep::pg::Connection {
   // advisory lock, and says true. A row it does not see (none committed, none of its own:
   // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
   // locked: false, the statement finds no row, and its step only read that it is absent.
-  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb) {
+  // With `wanted`, a row it sees that `wanted` refuses is not locked either (false).
+  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode = LockMode::exclusive,
+                        const std::function<bool()>& wanted = nullptr) {
     const ObjectId obj = server_.row_object(table, id);
-    step({name(verb), {obj, Access::acquire}, id, true});
+    const Access access = acquire_access(mode);
+    step({name(verb), {obj, access}, id, true});
     if (killed()) return terminated();
     if (aborted_) return in_failed_transaction();
-    if (!visible(table, id)) {
+    if (!visible(table, id) || (wanted && !wanted())) {
       s_.refine_access(Access::read);
       s_.note_result({Kind::value, 0});
       return false;
     }
     const AdvisoryKey key = server_.row_key(table, id);
-    if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0) return true;
+    if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0 ||
+        (mode == LockMode::shared && server_.row_locks().held(pid_, key, LockMode::shared) > 0)) {
+      return true;
+    }
     locked_rows_.emplace(std::string(table), id);
     if (nowait) {
       if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return true;
@@ -512,10 +621,10 @@ class SimConnection : public lockstep::pg::Connection {
       s_.note_result({Kind::failed});
       return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
     }
-    auto waiter = server_.row_locks().request(pid_, key, LockMode::exclusive, Scope::transaction);
+    auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
     if (!waiter) return true;
     s_.note_result({Kind::failed});
-    Status st = wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
+    Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
                          fmt::format("the row lock of {}#{}", table, id));
     if (!st.ok()) {
       locked_rows_.erase({std::string(table), id});
@@ -639,6 +748,11 @@ class LoggedSimConnection final : public SimConnection {
   Status advisory_lock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(in_mode(Stmt::advisory_lock, mode), key), [&] { return SimConnection::advisory_lock(key, mode); });
   }
+  Status advisory_lock_with_timeout(AdvisoryKey key, LockMode mode, Duration t) override {
+    LoggedStatement e = keyed(in_mode(Stmt::advisory_lock_timed, mode), key);
+    e.timeout = t;
+    return record(std::move(e), [&] { return SimConnection::advisory_lock_with_timeout(key, mode, t); });
+  }
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(in_mode(Stmt::try_advisory_lock, mode), key),
                   [&] { return SimConnection::try_advisory_lock(key, mode); });
@@ -651,6 +765,9 @@ class LoggedSimConnection final : public SimConnection {
   Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
     return record(keyed(in_mode(Stmt::advisory_xact_lock, mode), key),
                   [&] { return SimConnection::advisory_xact_lock(key, mode); });
+  }
+  Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
+    return record(keyed(in_mode(Stmt::try_advisory_xact_lock, mode), key), [&] { return SimConnection::try_advisory_xact_lock(key, mode); });
   }
   Status set_lock_timeout(Duration t) override {
     LoggedStatement e = named(Stmt::set_lock_timeout);
@@ -667,6 +784,24 @@ class LoggedSimConnection final : public SimConnection {
   }
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
     return record(row_op(Stmt::insert_row, table, id, values), [&] { return SimConnection::insert_row(table, id, values); });
+  }
+  Result<bool> insert_row_if_absent(std::string_view table, std::int64_t id, const Row& values) override {
+    return record(row_op(Stmt::insert_row_if_absent, table, id, values),
+                  [&] { return SimConnection::insert_row_if_absent(table, id, values); });
+  }
+  Result<int> update_row_if(std::string_view table, std::int64_t id, std::string_view column, std::string_view expected,
+                            const Row& values) override {
+    LoggedStatement e = row_op(Stmt::update_row_if, table, id, values);
+    e.column = std::string(column);
+    e.expected = std::string(expected);
+    return record(std::move(e), [&] { return SimConnection::update_row_if(table, id, column, expected, values); });
+  }
+  Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override {
+    return record(row_op(Stmt::select_for_update_skip_locked, table, id, {}),
+                  [&] { return SimConnection::select_for_update_skip_locked(table, id); });
+  }
+  Result<std::optional<Row>> select_for_share(std::string_view table, std::int64_t id) override {
+    return record(row_op(Stmt::select_for_share, table, id, {}), [&] { return SimConnection::select_for_share(table, id); });
   }
   Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override {
     return record(row_op(Stmt::update_row, table, id, values), [&] { return SimConnection::update_row(table, id, values); });
@@ -817,10 +952,11 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
  private:
   bool available() const { return !idle_.empty() || open_ < config_.pool_size + config_.max_overflow; }
 
-  // QueuePool's return: ROLLBACK (session locks stay), then back to the queue, or closed
+  // QueuePool's return: ROLLBACK when a transaction is open (psycopg2's rollback sends
+  // nothing otherwise; session locks stay either way), then back to the queue, or closed
   // when the pool already keeps pool_size idle connections.
   void give_back(std::unique_ptr<SimConnection> c) {
-    (void)c->rollback();
+    if (c->in_transaction()) (void)c->rollback();
     s_.yield({"return", server_.on(object_, Access::release), c->backend_pid(), true});
     --checked_out_;
     if (c->dead()) {

@@ -31,6 +31,7 @@ struct LoggedStatement {
   std::string table;
   std::int64_t id = 0;
   lockstep::pg::Row values;
+  std::string column, expected;  // update_row_if's condition
   Duration timeout{0};
   int target_pid = 0;  // pg_terminate_backend's argument
 
