@@ -36,8 +36,7 @@ test-asan: deps
 
 bench: build
 	$(BUILD)/bench/lockstep_bench
-	$(BUILD)/bench/pg_lock_scope
-	bench/pgbench_lock_scope.sh
+	bench/pgbench_lock_scope.sh $(BUILD)/bench/pg_lock_scope
 
 scaling: build
 	$(BUILD)/bench/scaling_table

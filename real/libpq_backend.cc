@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -183,13 +184,21 @@ class LibpqConnection final : public pg::Connection {
 
   // One statement, one round trip. `op` names it for the hooks (nullopt: the harness's own
   // statements, such as creating a table).
+  // The statements of the table are prepared once per connection (by their text; the
+  // first use costs one more round trip) and then executed by name: no parse and plan per
+  // round trip, as a driver with server-side prepared statements does. (Not for a
+  // transaction-pooling proxy such as pgbouncer, where a session's prepared statements do
+  // not follow it; lockstep talks to the server.) The harness's own statements are not.
   Result<PgResult> exec(std::optional<Stmt> op, const sql::Statement& st) {
     std::vector<const char*> values;
     values.reserve(st.params.size());
     for (const auto& p : st.params) values.push_back(p.c_str());
     if (hooks_.before) hooks_.before();
     const auto start = std::chrono::steady_clock::now();
-    PgResult r(PQexecParams(conn_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+    const std::string* name = op ? prepared(st) : nullptr;
+    PgResult r(name == nullptr
+                   ? PQexecParams(conn_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0)
+                   : PQexecPrepared(conn_, name->c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0),
                ResultDeleter());
     if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
     if (auto e = sql::error_of(conn_, r.get())) {
@@ -197,6 +206,17 @@ class LibpqConnection final : public pg::Connection {
       return *e;
     }
     return r;
+  }
+
+  // The name of st's prepared statement, prepared now if it is not yet; nullptr when the
+  // server refused to prepare it (the statement then runs unprepared, and fails as it would).
+  const std::string* prepared(const sql::Statement& st) {
+    auto it = prepared_.find(st.text);
+    if (it != prepared_.end()) return &it->second;
+    std::string name = fmt::format("lockstep_{}", prepared_.size());
+    PgResult p(PQprepare(conn_, name.c_str(), st.text.c_str(), static_cast<int>(st.params.size()), nullptr), ResultDeleter());
+    if (sql::error_of(conn_, p.get())) return nullptr;
+    return &prepared_.emplace(st.text, std::move(name)).first->second;
   }
 
   static Status status(const Result<PgResult>& r) { return r.ok() ? Status() : Status(r.error()); }
@@ -233,6 +253,7 @@ class LibpqConnection final : public pg::Connection {
   std::string conninfo_;
   StatementHooks hooks_;
   std::vector<Error> warnings_;
+  std::map<std::string, std::string> prepared_;  // statement text -> prepared statement name
 };
 
 class LibpqPool final : public pg::Pool {
