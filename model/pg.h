@@ -268,9 +268,9 @@ struct PoolConfig {
   // after the releasing backend granted its lock; the client then gets 55P03 while the
   // session holds the lock (the phantom grant).
   bool phantom_grant = false;
-  // Simulation only: at any one statement of an execution the backend may be terminated
-  // (a recorded choice): the statement fails with 57P01, the session's locks go, and every
-  // later statement on that connection fails with 08006.
+  // Simulation only: at any one statement of an execution (COMMIT and ROLLBACK excepted)
+  // the backend may be terminated (a recorded choice): the statement fails with 57P01, the
+  // session's locks go, and every later statement on that connection fails with 08006.
   bool backend_terminated = false;
   // The server's deadlock_timeout: a waiter checks for a deadlock once, this long after it
   // started waiting (untimed: at any moment of the wait).
