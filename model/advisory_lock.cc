@@ -47,9 +47,9 @@ class Finally {
 class LockWindow {
  public:
   LockWindow(Env& env, std::int32_t id) : env_(env), id_(id), actor_(env.current_actor()) {
-    env_.observe({"lock_window", id_, actor_ + 1, false});
+    env_.observe({"lock_window", id_, actor_ + 1, false, kGlobalScope, kLockWindowEvent});
   }
-  ~LockWindow() { env_.observe({"lock_window", id_, -(actor_ + 1), false}); }
+  ~LockWindow() { env_.observe({"lock_window", id_, -(actor_ + 1), false, kGlobalScope, kLockWindowEvent}); }
   LockWindow(const LockWindow&) = delete;
   LockWindow& operator=(const LockWindow&) = delete;
 
@@ -81,7 +81,7 @@ void AdvisoryLockService::advisory_lock(LockNamespace ns, std::int32_t id, const
     auto unlock = [&] {
       if (!options_.xact_lock && (acquired || !options_.conditional_unlock)) {
         const auto unlocked = conn->advisory_unlock(key, pg::LockMode::exclusive);
-        if (!acquired && unlocked.ok() && unlocked.value()) env_.observe({"phantom_cleaned", id, 0, false});
+        if (!acquired && unlocked.ok() && unlocked.value()) env_.observe({"phantom_cleaned", id, 0, false, kGlobalScope, kPhantomCleanedEvent});
       }
       held_.get().erase({ns, id});
     };

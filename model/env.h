@@ -64,6 +64,14 @@ class ModelError : public std::runtime_error {
 using ObservationScope = std::int64_t;
 inline constexpr ObservationScope kGlobalScope = INT64_MIN;
 
+// Event kinds: see Event::kind. A model numbers its own from 1; lockstep's own events use
+// the numbers from 0xFF00.
+using EventKind = std::uint16_t;
+inline constexpr EventKind kNoEventKind = 0;
+inline constexpr EventKind kPhantomGrantEvent = 0xFF00;    // "phantom_grant": the simulated server, Bug #17686
+inline constexpr EventKind kPhantomCleanedEvent = 0xFF01;  // "phantom_cleaned": the advisory lock service
+inline constexpr EventKind kLockWindowEvent = 0xFF02;      // "lock_window": the advisory lock service
+
 // A fact reported by model code for the invariants: "entered critical section 3",
 // "command completed". name is expected to be a string literal (it is not copied).
 //
@@ -88,6 +96,9 @@ struct Event {
   std::int64_t value = 0;
   bool ordered = true;
   ObservationScope scope = kGlobalScope;
+  // The model's own number for `name` (0: none), so that its checker dispatches with a
+  // switch rather than by comparing names on every observation. Traces show the name.
+  EventKind kind = kNoEventKind;
 
   // An ordered event whose scope is its subject: judged only against events on that subject.
   static constexpr Event scoped(std::string_view name, std::int64_t subject, std::int64_t value) {

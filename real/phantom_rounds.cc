@@ -104,7 +104,7 @@ PhantomCounts service_client(Rounds& rounds, const std::function<void(const Phan
   PhantomCounts n;
   int cleaned = 0;
   ThreadEnv env({o.conninfo, o.seed, Duration{0}}, [&](ActorId, Time, const Event& e) {
-    if (e.name == "phantom_cleaned") ++cleaned;
+    if (e.kind == kPhantomCleanedEvent) ++cleaned;
   });
   auto pool = env.new_pg_pool(pg::PoolConfig{.application_name = "lockstep-phantom", .pool_size = 1, .max_overflow = 0});
   AdvisoryLockService service(env, *pool);

@@ -49,8 +49,8 @@ pg::Result<pg::PooledConnection> CountingPool::checkout() {
   if (!r.ok()) return r;
   pg::PooledConnection conn = std::move(r).value();
   const int mine = ++held_.get();
-  env_.observe({events::kConnections, env_.current_actor(), mine, false});
-  env_.observe({events::kPoolInUse, index_, inner_->checked_out(), false});
+  env_.observe(events::event(events::kConnections, env_.current_actor(), mine));
+  env_.observe(events::event(events::kPoolInUse, index_, inner_->checked_out()));
   conn.on_return([this] { --held_.get(); });  // returned by the actor that borrowed it
   return conn;
 }

@@ -437,7 +437,7 @@ class SimConnection : public lockstep::pg::Connection {
         if (waiter->state == Waiter::State::waiting) {
           table.cancel(waiter);
         } else {
-          s_.observe({"phantom_grant", pid_, 0, false});  // Bug #17686: the client sees a timeout, the session holds it
+          s_.observe({"phantom_grant", pid_, 0, false, kGlobalScope, kPhantomGrantEvent});  // Bug #17686: the client sees a timeout, the session holds it
           last_.phantom = true;
         }
         last_.by_timer = true;
