@@ -106,6 +106,21 @@ struct Event {
   }
 };
 
+// An event's name and kind, declared once per event a model reports, so that reporting
+// one gives both and its checker can `switch (e.kind)` with `case kX.kind:` labels.
+struct EventName {
+  std::string_view name;
+  EventKind kind;
+  // Ordered against the ordered events of its subject (Event::scoped).
+  constexpr Event scoped(std::int64_t subject, std::int64_t value) const { return {name, subject, value, true, subject, kind}; }
+  // Ordered against every ordered event.
+  constexpr Event global(std::int64_t subject, std::int64_t value) const {
+    return {name, subject, value, true, kGlobalScope, kind};
+  }
+  // Unordered: a count, a maximum, a fact about the reporting actor.
+  constexpr Event fact(std::int64_t subject, std::int64_t value) const { return {name, subject, value, false, kGlobalScope, kind}; }
+};
+
 // Exclusive, non-reentrant mutex (std::mutex semantics; BasicLockable).
 class Mutex {
  public:

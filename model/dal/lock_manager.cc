@@ -60,14 +60,14 @@ std::int64_t DalLockManager::try_acquire(int lock, Mode mode, int owner) {
                           {"heartbeat_ts", std::to_string(now)},
                           {"epoch", std::to_string(epoch)}});
   commit();
-  env_.observe(Event::scoped("granted", lock, epoch));
+  env_.observe(events::kGranted.scoped(lock, epoch));
   return epoch;
 }
 
 std::int64_t DalLockManager::acquire(int lock, Mode mode, int owner) {
   Duration wait = o_.backoff;
   for (int attempt = 1; attempt <= o_.max_attempts; ++attempt) {
-    env_.observe({"attempt", lock, attempt, false});
+    env_.observe(events::kAttempt.fact(lock, attempt));
     if (const std::int64_t epoch = try_acquire(lock, mode, owner)) return epoch;
     if (attempt == o_.max_attempts) break;
     env_.sleep_for(wait);
@@ -88,7 +88,7 @@ void DalLockManager::release(int lock, int owner) {
                           {"owners", format_owners(owners)},
                           {"upgrader", row["upgrader"] == std::to_string(owner) ? "" : row["upgrader"]}});
   commit();
-  env_.observe(Event{"released", lock, owner, false});
+  env_.observe(events::kReleased.fact(lock, owner));
 }
 
 std::int64_t DalLockManager::upgrade(int lock, int owner) {
@@ -104,7 +104,7 @@ std::int64_t DalLockManager::upgrade(int lock, int owner) {
   const std::int64_t epoch = std::stoll(row["epoch"]) + 1;
   (void)conn_.update_row(kLocks, lock, {{"mode", "write"}, {"upgrader", ""}, {"epoch", std::to_string(epoch)}});
   commit();
-  env_.observe(Event::scoped("granted", lock, epoch));
+  env_.observe(events::kGranted.scoped(lock, epoch));
   return epoch;
 }
 
@@ -135,7 +135,7 @@ bool DalLockManager::recover(int lock, bool claimed) {
                          {{"lock_id", std::to_string(lock)}, {"owners", row["owners"]}, {"at", std::to_string(now)},
                           {"why", "lease passed, heartbeat stale, no active job"}});
   commit();
-  env_.observe(Event{"recovered", lock, std::stoll(row["epoch"]), false});
+  env_.observe(events::kRecovered.fact(lock, std::stoll(row["epoch"])));
   return true;
 }
 

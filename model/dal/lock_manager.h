@@ -32,6 +32,23 @@
 
 namespace lockstep::dal {
 
+// What the DAL reports for its invariants (subject, value).
+namespace events {
+inline constexpr EventName kGranted{"granted", 1};            // lock, epoch (ordered per lock)
+inline constexpr EventName kAttempt{"attempt", 2};            // lock, attempt number
+inline constexpr EventName kReleased{"released", 3};          // lock, owner
+inline constexpr EventName kRecovered{"recovered", 4};        // lock, epoch of the stale row
+inline constexpr EventName kWriteFenced{"write_fenced", 5};   // lock, epoch refused
+inline constexpr EventName kUpgradeLost{"upgrade_lost", 6};   // lock, the value found
+inline constexpr EventName kWrote{"wrote", 7};                // lock, epoch (ordered per lock)
+inline constexpr EventName kReadChanged{"read_changed", 8};   // lock, reader
+inline constexpr EventName kJobRefused{"job_refused", 9};     // actor
+inline constexpr EventName kGaveUpHolding{"gave_up_holding", 10};  // lock, actor
+inline constexpr EventName kJobs{"jobs", 11};                 // running, in the project
+inline constexpr EventName kMapJobs{"map_jobs", 12};          // -, map jobs in the project
+}  // namespace events
+
+
 enum class Mode { read, write, upgradeable };
 
 struct DalOptions {

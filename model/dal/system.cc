@@ -113,14 +113,14 @@ class DalInstance final : public Instance {
     const pg::Row row = *conn.select_for_update(kData, lock, false).value();
     if (c_.fencing && std::stoll(row.at("fence")) > epoch) {
       (void)conn.rollback();
-      env_.observe(Event{"write_fenced", lock, epoch, false});
+      env_.observe(events::kWriteFenced.fact(lock, epoch));
       return;
     }
     const std::int64_t value = std::stoll(row.at("value"));
-    if (expect_value >= 0 && value != expect_value) env_.observe(Event{"upgrade_lost", lock, value, false});
+    if (expect_value >= 0 && value != expect_value) env_.observe(events::kUpgradeLost.fact(lock, value));
     (void)conn.update_row(kData, lock, {{"value", std::to_string(value + 1)}, {"fence", std::to_string(epoch)}});
     (void)conn.commit();
-    env_.observe(Event::scoped("wrote", lock, epoch));
+    env_.observe(events::kWrote.scoped(lock, epoch));
   }
 
   void writer(const ActorSpec& s, ActorId a, pg::Connection& conn, DalLockManager& dal) {
@@ -139,7 +139,7 @@ class DalInstance final : public Instance {
     const std::string before = conn.read_row(kData, lock).value()->at("value");
     work(s.work, lock, a, dal);
     const std::string after = conn.read_row(kData, lock).value()->at("value");
-    if (before != after) env_.observe(Event{"read_changed", lock, a, false});
+    if (before != after) env_.observe(events::kReadChanged.fact(lock, a));
     dal.release(lock, a + 1);
   }
 
@@ -171,7 +171,7 @@ class DalInstance final : public Instance {
     const std::string project = s.resources.front();
     const bool map_job = std::any_of(s.resources.begin(), s.resources.end(), [](const std::string& r) { return level(r) == 1; });
     if (!take_slot(conn, project, map_job, +1)) {
-      env_.observe({"job_refused", a, 0, false});
+      env_.observe(events::kJobRefused.fact(a, 0));
       return;
     }
     std::vector<std::string> order = s.resources;
@@ -179,7 +179,7 @@ class DalInstance final : public Instance {
     std::vector<int> held;
     for (const auto& r : order) {
       if (dal.acquire(id(r), Mode::write, a + 1) == 0) {
-        if (!held.empty()) env_.observe({"gave_up_holding", id(r), a, false});
+        if (!held.empty()) env_.observe(events::kGaveUpHolding.fact(id(r), a));
         break;
       }
       held.push_back(id(r));
@@ -207,8 +207,8 @@ class DalInstance final : public Instance {
       (void)conn.update_row(kJobs, 0, update);
       (void)conn.commit();
       // Counts read and written in this transaction: judged alone, whatever the order.
-      env_.observe({"jobs", global + delta, in_project + delta, false});
-      if (map_job) env_.observe({"map_jobs", 0, maps + delta, false});
+      env_.observe(events::kJobs.fact(global + delta, in_project + delta));
+      if (map_job) env_.observe(events::kMapJobs.fact(0, maps + delta));
       return true;
     }
     return false;
@@ -224,38 +224,50 @@ class DalInstance final : public Instance {
 };
 
 std::optional<Violation> DalInstance::on_event(const Event& e) {
-  const std::string_view n = e.name;
-  if (n == "granted") {
-    granted_[e.subject] = std::max(granted_[e.subject], e.value);
-  } else if (n == "wrote" && e.value < granted_[e.subject]) {
-    return Violation{"single_writer", fmt::format("{} was written by the holder of epoch {} after epoch {} was granted: two writers",
-                                                  c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value, granted_[e.subject])};
-  } else if (n == "read_changed") {
-    return Violation{"single_writer", fmt::format("{} changed while {} held its read lock: a writer with a reader",
-                                                  c_.resources[static_cast<std::size_t>(e.subject) - 1],
-                                                  c_.actors[static_cast<std::size_t>(e.value)].name)};
-  } else if (n == "upgrade_lost") {
-    return Violation{"upgrade_atomic", fmt::format("{} changed between the upgrader's read and its write (now {})",
-                                                   c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value)};
-  } else if (n == "recovered") {
-    ++recovered_events_;
-  } else if (n == "gave_up_holding") {
-    return Violation{"no_deadlock_with_ordering",
-                     fmt::format("{} gave up on {} while holding other locks: jobs wait for each other's locks (a lock-order "
-                                 "deadlock, broken only by running out of retries)",
-                                 c_.actors[static_cast<std::size_t>(e.value)].name,
-                                 c_.resources[static_cast<std::size_t>(e.subject) - 1])};
-  } else if (n == "attempt") {
-    if (e.value > c_.options.max_attempts) {
-      return Violation{"retries_bounded", fmt::format("attempt {} at lock {}, past the bound of {}", e.value, e.subject,
-                                                      c_.options.max_attempts)};
-    }
-  } else if (n == "jobs") {
-    if (e.subject > c_.max_global_jobs || e.value > c_.max_jobs_per_project) {
-      return Violation{"job_caps_respected", fmt::format("{} jobs running ({} in one project): over the caps", e.subject, e.value)};
-    }
-  } else if (n == "map_jobs" && e.value > c_.max_map_jobs_per_project) {
-    return Violation{"job_caps_respected", fmt::format("{} map jobs running in one project: over the cap", e.value)};
+  switch (e.kind) {
+    case events::kGranted.kind:
+      granted_[e.subject] = std::max(granted_[e.subject], e.value);
+      break;
+    case events::kWrote.kind:
+      if (e.value < granted_[e.subject]) {
+        return Violation{"single_writer", fmt::format("{} was written by the holder of epoch {} after epoch {} was granted: two writers",
+                                                      c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value, granted_[e.subject])};
+      }
+      break;
+    case events::kReadChanged.kind:
+      return Violation{"single_writer", fmt::format("{} changed while {} held its read lock: a writer with a reader",
+                                                    c_.resources[static_cast<std::size_t>(e.subject) - 1],
+                                                    c_.actors[static_cast<std::size_t>(e.value)].name)};
+    case events::kUpgradeLost.kind:
+      return Violation{"upgrade_atomic", fmt::format("{} changed between the upgrader's read and its write (now {})",
+                                                     c_.resources[static_cast<std::size_t>(e.subject) - 1], e.value)};
+    case events::kRecovered.kind:
+      ++recovered_events_;
+      break;
+    case events::kGaveUpHolding.kind:
+      return Violation{"no_deadlock_with_ordering",
+                       fmt::format("{} gave up on {} while holding other locks: jobs wait for each other's locks (a lock-order "
+                                   "deadlock, broken only by running out of retries)",
+                                   c_.actors[static_cast<std::size_t>(e.value)].name,
+                                   c_.resources[static_cast<std::size_t>(e.subject) - 1])};
+    case events::kAttempt.kind:
+      if (e.value > c_.options.max_attempts) {
+        return Violation{"retries_bounded", fmt::format("attempt {} at lock {}, past the bound of {}", e.value, e.subject,
+                                                        c_.options.max_attempts)};
+      }
+      break;
+    case events::kJobs.kind:
+      if (e.subject > c_.max_global_jobs || e.value > c_.max_jobs_per_project) {
+        return Violation{"job_caps_respected", fmt::format("{} jobs running ({} in one project): over the caps", e.subject, e.value)};
+      }
+      break;
+    case events::kMapJobs.kind:
+      if (e.value > c_.max_map_jobs_per_project) {
+        return Violation{"job_caps_respected", fmt::format("{} map jobs running in one project: over the cap", e.value)};
+      }
+      break;
+    default:
+      break;  // released, write_fenced, job_refused: facts for the trace
   }
   return std::nullopt;
 }

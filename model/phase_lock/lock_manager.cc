@@ -25,9 +25,9 @@ std::int64_t PhaseExecutionLockManager::try_acquire_lock(const std::string& flow
     const std::int64_t token = next_token_;
     if (!e.word->compare_exchange(holder, token)) continue;  // changed meanwhile: decide again
     ++next_token_;
-    if (expired) env_.observe(Event::scoped("forced_release", e.number, holder));
+    if (expired) env_.observe(events::kForcedRelease.scoped(e.number, holder));
     e.taken[token] = env_.now();
-    env_.observe(Event::scoped("acquired", e.number, token));
+    env_.observe(events::kAcquired.scoped(e.number, token));
     return token;
   }
 }
@@ -37,13 +37,13 @@ void PhaseExecutionLockManager::release_lock(const std::string& flow, const std:
   for (;;) {
     const std::int64_t holder = e.word->load();
     if (owner_tokens_ && token != holder) {
-      env_.observe(Event::scoped("release_refused", e.number, token));
+      env_.observe(events::kReleaseRefused.scoped(e.number, token));
       return;
     }
     if (holder == 0) return;  // safe to call without acquire
     if (!e.word->compare_exchange(holder, 0)) continue;
-    env_.observe(Event::scoped("releasing", e.number, token));  // who asked
-    env_.observe(Event::scoped("released", e.number, holder));  // whose lock went
+    env_.observe(events::kReleasing.scoped(e.number, token));  // who asked
+    env_.observe(events::kReleased.scoped(e.number, holder));  // whose lock went
     return;
   }
 }

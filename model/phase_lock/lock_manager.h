@@ -31,6 +31,19 @@
 
 namespace lockstep::phase_lock {
 
+// What the phase lock reports for its invariants (subject: the phase lock's key).
+namespace events {
+inline constexpr EventName kAcquired{"acquired", 1};              // key, token (ordered per key)
+inline constexpr EventName kForcedRelease{"forced_release", 2};   // key, the expired holder
+inline constexpr EventName kReleaseRefused{"release_refused", 3}; // key, token
+inline constexpr EventName kReleasing{"releasing", 4};            // key, the caller's token
+inline constexpr EventName kReleased{"released", 5};              // key, whose lock went
+inline constexpr EventName kAlreadyRunning{"already_running", 6}; // key, actor
+inline constexpr EventName kExecStart{"exec_start", 7};           // key, token
+inline constexpr EventName kExecEnd{"exec_end", 8};               // key, token
+}  // namespace events
+
+
 class PhaseExecutionLockManager {
  public:
   static constexpr Duration kDefaultTimeout = std::chrono::minutes(5);

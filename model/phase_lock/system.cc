@@ -39,25 +39,33 @@ class Checker {
   explicit Checker(const Config& c) : c_(c) {}
 
   std::optional<Violation> on_event(const Event& e) {
-    const std::string_view n = e.name;
-    if (n == "exec_start") {
-      auto& running = running_[e.subject];
-      if (!running.empty()) {
-        return judge({"no_duplicate_execution",
-                      fmt::format("execution {} of phase lock {} started while execution {} was still running", e.value,
-                                  e.subject, *running.begin())});
+    switch (e.kind) {
+      case events::kExecStart.kind: {
+        auto& running = running_[e.subject];
+        if (!running.empty()) {
+          return judge({"no_duplicate_execution",
+                        fmt::format("execution {} of phase lock {} started while execution {} was still running", e.value,
+                                    e.subject, *running.begin())});
+        }
+        running.insert(e.value);
+        break;
       }
-      running.insert(e.value);
-    } else if (n == "exec_end") {
-      running_[e.subject].erase(e.value);
-    } else if (n == "releasing") {
-      releasing_[e.subject] = e.value;
-    } else if (n == "released") {
-      const std::int64_t by = releasing_[e.subject];
-      if (by != e.value) {
-        return judge({"release_by_owner", fmt::format("execution {}'s release_lock freed the lock of execution {} (phase lock {})",
-                                                      by, e.value, e.subject)});
+      case events::kExecEnd.kind:
+        running_[e.subject].erase(e.value);
+        break;
+      case events::kReleasing.kind:
+        releasing_[e.subject] = e.value;
+        break;
+      case events::kReleased.kind: {
+        const std::int64_t by = releasing_[e.subject];
+        if (by != e.value) {
+          return judge({"release_by_owner", fmt::format("execution {}'s release_lock freed the lock of execution {} (phase lock {})",
+                                                        by, e.value, e.subject)});
+        }
+        break;
       }
+      default:
+        break;  // the others are facts for the trace
     }
     return std::nullopt;
   }
@@ -89,12 +97,12 @@ class PhaseLockInstance final : public Instance {
     const std::int64_t token = manager_.try_acquire_lock(r.flow, r.phase);
     const int key = manager_.key_of(r.flow, r.phase);
     if (token == 0) {
-      env_.observe({"already_running", key, a, false});
+      env_.observe(events::kAlreadyRunning.fact(key, a));
       return;
     }
-    env_.observe(Event::scoped("exec_start", key, token));
+    env_.observe(events::kExecStart.scoped(key, token));
     env_.sleep_for(r.duration);
-    env_.observe(Event::scoped("exec_end", key, token));
+    env_.observe(events::kExecEnd.scoped(key, token));
     if (r.crash) return;  // the process died: no finally block
     manager_.release_lock(r.flow, r.phase, token);
   }

@@ -10,7 +10,7 @@ void LockDep::report(Violation v) {
   if (reported_) return;
   reported_ = true;
   pending_ = std::move(v);
-  env_.observe({"lockdep", 0, 0});
+  env_.observe(kLockdepEvent.global(0, 0));
 }
 
 void LockDep::acquiring(const std::string& cls, const std::string& where) {

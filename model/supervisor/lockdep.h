@@ -29,6 +29,9 @@
 
 namespace lockstep::supervisor {
 
+// Reported when lockdep has a violation to hand to the checker (it takes it then).
+inline constexpr EventName kLockdepEvent{"lockdep", 1};
+
 class LockDep {
  public:
   LockDep(Env& env, std::map<std::string, int> ranks) : env_(env), ranks_(std::move(ranks)), held_(env) {}

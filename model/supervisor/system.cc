@@ -96,7 +96,7 @@ class SupervisorInstance final : public Instance {
   }
 
   std::optional<Violation> on_event(const Event& e) override {
-    if (std::string_view(e.name) == "lockdep") return dep_.take();
+    if (e.kind == kLockdepEvent.kind) return dep_.take();
     return std::nullopt;
   }
 
