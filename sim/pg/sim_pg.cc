@@ -73,10 +73,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(in_mode(Stmt::try_advisory_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(in_mode(Stmt::try_advisory_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
     if (!got) s_.refine_access(Access::read);
     s_.note_result({Kind::value, got ? 1 : 0});
@@ -85,10 +83,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     const bool held = server_.locks().release(pid_, key, mode);
     if (!held) {
       s_.refine_access(Access::read);
@@ -103,9 +99,8 @@ class SimConnection : public lockstep::pg::Connection {
     if (dead_) return lost();
     // One step on every key it lets go of, in the server's domain.
     const Release all_session{.session_scope = true};
-    step({name(Stmt::advisory_unlock_all), release_footprint(all_session), pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::advisory_unlock_all), release_footprint(all_session), pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     apply_release(all_session);
     return {};
   }
@@ -122,10 +117,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(in_mode(Stmt::try_advisory_xact_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(in_mode(Stmt::try_advisory_xact_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     const bool got = server_.locks().try_request(pid_, key, mode, Scope::transaction);
     if (!got) s_.refine_access(Access::read);
     s_.note_result({Kind::value, got ? 1 : 0});
@@ -138,29 +131,23 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status set_lock_timeout(Duration t) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::set_lock_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::set_lock_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+    if (auto refused = begin_statement(first)) return *refused;
     lock_timeout_ = t;
     return {};
   }
   Status set_statement_timeout(Duration t) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::set_statement_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::set_statement_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+    if (auto refused = begin_statement(first)) return *refused;
     statement_timeout_ = t;
     return {};
   }
 
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::read_row), {server_.row_object(table, id), Access::read}, id, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::read_row), {server_.row_object(table, id), Access::read}, id, true};
+    if (auto refused = begin_statement(first)) return *refused;
     return visible(table, id);
   }
 
@@ -202,10 +189,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true};
+    if (auto refused = begin_statement(first)) return *refused;
     const AdvisoryKey key = server_.row_key(table, id);
     bool got = visible(table, id).has_value();
     if (got && server_.row_locks().held(pid_, key, LockMode::exclusive) == 0) {
@@ -258,10 +243,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status begin() override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::begin), {}, pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true})) return *refused;
     if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
     session_.in_transaction = true;
     return {};
@@ -271,10 +253,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::pg_locks), whole_server(Access::read), pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::pg_locks), whole_server(Access::read), pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     std::vector<AdvisoryLockRow> rows = server_.advisory_lock_rows(s_.now());
     s_.note_result({Kind::value, static_cast<std::int64_t>(rows.size())});
     return rows;
@@ -282,10 +262,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> terminate_backend(int pid) override {
     Statement st(*this);
-    if (dead_) return lost();
-    step({name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true};
+    if (auto refused = begin_statement(first)) return *refused;
     Session* victim = server_.live_session(pid);
     s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
     if (victim == nullptr) {
@@ -373,9 +351,8 @@ class SimConnection : public lockstep::pg::Connection {
     const Stmt stmt = scope == Scope::transaction ? Stmt::advisory_xact_lock
                       : set_lock_timeout          ? Stmt::advisory_lock_timed
                                                   : Stmt::advisory_lock;
-    step({name(in_mode(stmt, mode)), {obj, acquire_access(mode)}, pid_, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(in_mode(stmt, mode)), {obj, acquire_access(mode)}, pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
     if (set_lock_timeout) lock_timeout_ = *set_lock_timeout;
     if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
       s_.note_result({Kind::failed});
@@ -451,6 +428,18 @@ class SimConnection : public lockstep::pg::Connection {
     return {};
   }
 
+  // The common start of every statement but COMMIT and ROLLBACK (end_transaction): on a
+  // dead connection it fails with 08006 and takes no step; otherwise it takes the
+  // statement's first step, where a terminated backend or the backend_terminated fault ends
+  // it (57P01), and a failed transaction refuses it (25P02). nullopt: go on.
+  std::optional<Error> begin_statement(OpDesc op) {
+    if (dead_) return lost();
+    step(op);
+    if (killed()) return terminated();
+    if (aborted_) return in_failed_transaction();
+    return std::nullopt;
+  }
+
   // Whether this statement finds its backend gone: terminated by another session, or now
   // killed by the backend_terminated fault.
   bool killed() {
@@ -521,10 +510,8 @@ class SimConnection : public lockstep::pg::Connection {
 
   // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
   Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb) {
-    if (dead_) return lost();
-    step({name(verb), {server_.row_object(table, id), Access::write}, id, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    const OpDesc first{name(verb), {server_.row_object(table, id), Access::write}, id, true};
+    if (auto refused = begin_statement(first)) return *refused;
     // A conflict: 23505, or with ON CONFLICT DO NOTHING, no row and no error.
     auto duplicate = [&]() -> Result<bool> {
       if (verb == Stmt::insert_row_if_absent) {
@@ -600,9 +587,7 @@ class SimConnection : public lockstep::pg::Connection {
                         const std::function<bool()>& wanted = nullptr) {
     const ObjectId obj = server_.row_object(table, id);
     const Access access = acquire_access(mode);
-    step({name(verb), {obj, access}, id, true});
-    if (killed()) return terminated();
-    if (aborted_) return in_failed_transaction();
+    if (auto refused = begin_statement({name(verb), {obj, access}, id, true})) return *refused;
     if (!visible(table, id) || (wanted && !wanted())) {
       s_.refine_access(Access::read);
       s_.note_result({Kind::value, 0});
