@@ -1,5 +1,6 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
 #include "cli/commands.h"
+#include "tests/test_support.h"
 
 #include <unistd.h>
 
@@ -15,19 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), "lockstep");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+CliRun run(std::vector<std::string> args) { return testing::run_cli_in_process(std::move(args)); }
 
 std::string scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
 

@@ -29,19 +29,8 @@ namespace fs = std::filesystem;
 using cli::kExitBadInput;
 using cli::kExitOk;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), "lockstep");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+CliRun run(std::vector<std::string> args) { return testing::run_cli_in_process(std::move(args)); }
 
 std::string source(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/" + name; }
 

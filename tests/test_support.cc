@@ -5,8 +5,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "cli/commands.h"
 
 namespace lockstep::testing {
 
@@ -15,6 +18,15 @@ Scenario scenario_from_text(const std::string& json_text) {
 }
 
 Scenario scenario_from_json(const nlohmann::json& document) { return parse_scenario(document, "<test>"); }
+
+CliRun run_cli_in_process(std::vector<std::string> args) {
+  args.insert(args.begin(), "lockstep");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
 
 int expect_every_scenario_as_expected(const std::string& dir) {
   int scenarios = 0;

@@ -32,6 +32,14 @@ struct CommandResult {
 };
 CommandResult run_lockstep(const std::string& args);
 
+// The command line run in process (cli::run_cli): `lockstep ARGS...`'s exit code, stdout
+// and stderr.
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+CliRun run_cli_in_process(std::vector<std::string> args);
+
 }  // namespace lockstep::testing
 
 #include <functional>

@@ -73,12 +73,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    const OpDesc first{name(in_mode(Stmt::try_advisory_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
-    if (auto refused = begin_statement(first)) return *refused;
-    const bool got = server_.locks().try_request(pid_, key, mode, Scope::session);
-    if (!got) s_.refine_access(Access::read);
-    s_.note_result({Kind::value, got ? 1 : 0});
-    return got;
+    return try_lock(key, mode, Scope::session);
   }
 
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
@@ -117,16 +112,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    const OpDesc first{name(in_mode(Stmt::try_advisory_xact_lock, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
-    if (auto refused = begin_statement(first)) return *refused;
-    const bool got = server_.locks().try_request(pid_, key, mode, Scope::transaction);
-    if (!got) s_.refine_access(Access::read);
-    s_.note_result({Kind::value, got ? 1 : 0});
-    if (got && !session_.in_transaction) {  // its own transaction: released as it ends
-      release_now({.xact_scope = true}, "end of statement");
-      if (session_.terminated) return terminated();
-    }
-    return got;
+    return try_lock(key, mode, Scope::transaction);
   }
 
   Status set_lock_timeout(Duration t) override {
@@ -341,6 +327,22 @@ class SimConnection : public lockstep::pg::Connection {
       last_.first_step = s_.step_count();
     }
     return wake;
+  }
+
+  // pg_try_advisory_lock / pg_try_advisory_xact_lock: grants at once or says false. An xact
+  // lock taken outside a transaction goes as its statement ends.
+  Result<bool> try_lock(AdvisoryKey key, LockMode mode, Scope scope) {
+    const Stmt stmt = scope == Scope::session ? Stmt::try_advisory_lock : Stmt::try_advisory_xact_lock;
+    const OpDesc first{name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
+    if (auto refused = begin_statement(first)) return *refused;
+    const bool got = server_.locks().try_request(pid_, key, mode, scope);
+    if (!got) s_.refine_access(Access::read);
+    s_.note_result({Kind::value, got ? 1 : 0});
+    if (got && scope == Scope::transaction && !session_.in_transaction) {
+      release_now({.xact_scope = true}, "end of statement");
+      if (session_.terminated) return terminated();
+    }
+    return got;
   }
 
   // With `set_lock_timeout`, the statement sets the session's lock_timeout first (one
