@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 
-#include "model/advisory_lock.h"
-#include "real/libpq_backend.h"
-#include "real/thread_env.h"
-#include "real/throwaway_server.h"
+#include "lockstep/model/advisory_lock.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/thread_env.h"
+#include "lockstep/real/throwaway_server.h"
 
 int main(int argc, char** argv) {
   using namespace lockstep;

@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.h"
-#include "sim/check.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/check.h"
 
 namespace {
 

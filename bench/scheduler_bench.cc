@@ -12,12 +12,12 @@
 #include <fstream>
 
 #include "bench/alloc_counter.h"
-#include "model/scenario.h"
-#include "sim/check.h"
-#include "sim/explorer.h"
-#include "sim/fiber.h"
-#include "sim/scheduler.h"
-#include "sim/sim_env.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/fiber.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/sim_env.h"
 
 namespace lockstep {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/commands.h"
+#include "lockstep/cli/commands.h"
 
 #include <unistd.h>
 
@@ -12,17 +12,17 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "sim/interleaving_table.h"
-#include "cli/html_report.h"
-#include "cli/interrupt.h"
-#include "cli/pg_commands.h"
-#include "cli/report.h"
-#include "model/json_cursor.h"
-#include "model/scenario.h"
-#include "real/libpq_backend.h"
-#include "real/wall_clock.h"
-#include "sim/check.h"
-#include "sim/trace.h"
+#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/cli/html_report.h"
+#include "lockstep/cli/interrupt.h"
+#include "lockstep/cli/pg_commands.h"
+#include "lockstep/cli/report.h"
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/wall_clock.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/trace.h"
 
 namespace lockstep::cli {
 namespace {

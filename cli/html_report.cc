@@ -1,6 +1,6 @@
-#include "cli/html_report.h"
+#include "lockstep/cli/html_report.h"
 
-#include "cli/markup.h"
+#include "lockstep/cli/markup.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "sim/trace.h"
+#include "lockstep/sim/trace.h"
 
 namespace lockstep::cli {
 

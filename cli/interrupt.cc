@@ -1,4 +1,4 @@
-#include "cli/interrupt.h"
+#include "lockstep/cli/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>

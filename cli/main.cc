@@ -1,6 +1,5 @@
-// The `lockstep` executable: see cli/commands.h.
-#include <iostream>
+// The `lockstep` executable: the built-in systems' command line (cli/commands.h). A team's
+// own executable is the same thing plus its registrations (include/lockstep/main.h).
+#include "lockstep/main.h"
 
-#include "cli/commands.h"
-
-int main(int argc, char** argv) { return lockstep::cli::run_cli(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) { return lockstep::main(argc, argv); }

@@ -1,4 +1,4 @@
-#include "cli/pg_commands.h"
+#include "lockstep/cli/pg_commands.h"
 
 #include <unistd.h>
 
@@ -9,18 +9,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
-#include "cli/interrupt.h"
-#include "model/advisory_lock.h"
-#include "model/json_cursor.h"
-#include "model/scenario.h"
-#include "real/confirm.h"
-#include "real/conform.h"
-#include "real/libpq_backend.h"
-#include "real/phantom_rounds.h"
-#include "real/throwaway_server.h"
-#include "sim/check.h"
-#include "sim/trace.h"
+#include "lockstep/cli/commands.h"
+#include "lockstep/cli/interrupt.h"
+#include "lockstep/model/advisory_lock.h"
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/real/confirm.h"
+#include "lockstep/real/conform.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/phantom_rounds.h"
+#include "lockstep/real/throwaway_server.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -1,13 +1,13 @@
-#include "cli/report.h"
+#include "lockstep/cli/report.h"
 
-#include "cli/markup.h"
+#include "lockstep/cli/markup.h"
 
 #include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "sim/interleaving_table.h"
+#include "lockstep/sim/interleaving_table.h"
 
 namespace lockstep::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.h"
-#include "sim/check.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/check.h"
 
 namespace lockstep::cli {
 

@@ -1,4 +1,4 @@
-#include "model/advisory_lock.h"
+#include "lockstep/model/advisory_lock.h"
 
 #include <fmt/format.h>
 

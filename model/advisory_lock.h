@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/env.h"
-#include "model/pg.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep {
 

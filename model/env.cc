@@ -1,6 +1,6 @@
-#include "model/env.h"
+#include "lockstep/model/env.h"
 
-#include "model/pg.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep {
 

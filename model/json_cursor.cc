@@ -1,4 +1,4 @@
-#include "model/json_cursor.h"
+#include "lockstep/model/json_cursor.h"
 
 #include <filesystem>
 #include <fstream>

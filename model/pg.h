@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/env.h"
+#include "lockstep/model/env.h"
 
 namespace lockstep::pg {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string_view>
 
-#include "model/pg.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::pg {
 

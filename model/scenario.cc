@@ -1,4 +1,4 @@
-#include "model/scenario.h"
+#include "lockstep/model/scenario.h"
 
 #include <fmt/format.h>
 

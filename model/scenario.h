@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/system.h"
-#include "model/verdict.h"
+#include "lockstep/model/system.h"
+#include "lockstep/model/verdict.h"
 
 namespace lockstep {
 

@@ -1,4 +1,4 @@
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 #include <fmt/format.h>
 

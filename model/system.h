@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/env.h"
-#include "model/json_cursor.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/json_cursor.h"
 
 namespace lockstep {
 
@@ -96,9 +96,16 @@ struct SystemInfo {
   std::function<std::unique_ptr<System>(const SystemInput& input)> configure;
 };
 
-// Every system lockstep knows, in a fixed order.
+// Every system this program knows: the built-in ones (model/systems/registry.cc), then the
+// ones it registered, in registration order. Register before reading any scenario (at the
+// start of main): the list is not guarded for concurrent use.
 const std::vector<SystemInfo>& registered_systems();
 const SystemInfo* find_system(std::string_view name);
+
+// Adds a system to registered_systems(); the built-in systems are added through it too.
+// Throws ModelError when the name is empty, taken, or not a plain word ([A-Za-z0-9_-]),
+// when there is no variant or no configure function, or when two variants share a name.
+void register_system(SystemInfo info);
 
 // Rejects a `faults` object naming a fault the system does not support; returns the names
 // of the faults switched on (value true, or an object of parameters).

@@ -1,4 +1,4 @@
-#include "model/system_input.h"
+#include "lockstep/model/system_input.h"
 
 #include <algorithm>
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "model/env.h"
-#include "model/json_cursor.h"
-#include "model/system.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep {
 

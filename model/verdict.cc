@@ -1,4 +1,4 @@
-#include "model/verdict.h"
+#include "lockstep/model/verdict.h"
 
 namespace lockstep {
 

@@ -1,4 +1,4 @@
-#include "real/confirm.h"
+#include "lockstep/real/confirm.h"
 
 #include <future>
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "real/libpq_backend.h"
+#include "lockstep/real/libpq_backend.h"
 
 namespace lockstep::real {
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "model/system.h"
-#include "real/thread_env.h"
+#include "lockstep/model/system.h"
+#include "lockstep/real/thread_env.h"
 
 namespace lockstep::real {
 

@@ -1,4 +1,4 @@
-#include "real/conform.h"
+#include "lockstep/real/conform.h"
 
 #include <libpq-fe.h>
 
@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "real/libpq_backend.h"
-#include "real/statements.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/statements.h"
 
 namespace lockstep::real {
 namespace {

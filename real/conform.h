@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/pg/statement_log.h"
+#include "lockstep/sim/pg/statement_log.h"
 
 namespace lockstep::real {
 

@@ -1,6 +1,6 @@
-#include "real/libpq_backend.h"
+#include "lockstep/real/libpq_backend.h"
 
-#include "real/statements.h"
+#include "lockstep/real/statements.h"
 
 #include <libpq-fe.h>
 

@@ -27,8 +27,8 @@
 #include <string>
 #include <string_view>
 
-#include "model/pg.h"
-#include "model/pg_statements.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/pg_statements.h"
 
 namespace lockstep::real {
 

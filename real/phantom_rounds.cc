@@ -1,4 +1,4 @@
-#include "real/phantom_rounds.h"
+#include "lockstep/real/phantom_rounds.h"
 
 #include <random>
 #include <stdexcept>
@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "model/advisory_lock.h"
-#include "model/pg.h"
-#include "real/libpq_backend.h"
-#include "real/thread_env.h"
+#include "lockstep/model/advisory_lock.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/thread_env.h"
 
 namespace lockstep::real {
 namespace {

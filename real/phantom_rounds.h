@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "model/env.h"
+#include "lockstep/model/env.h"
 
 namespace lockstep::real {
 

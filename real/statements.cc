@@ -1,4 +1,4 @@
-#include "real/statements.h"
+#include "lockstep/real/statements.h"
 
 #include <cstdlib>
 #include <stdexcept>

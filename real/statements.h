@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/pg.h"
-#include "model/pg_statements.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/pg_statements.h"
 
 namespace lockstep::real::sql {
 

@@ -1,4 +1,4 @@
-#include "real/thread_env.h"
+#include "lockstep/real/thread_env.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "real/libpq_backend.h"
+#include "lockstep/real/libpq_backend.h"
 
 namespace lockstep::real {
 namespace {

@@ -26,9 +26,9 @@
 #include <random>
 #include <string>
 
-#include "model/env.h"
-#include "model/pg.h"
-#include "model/pg_statements.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/pg_statements.h"
 
 namespace lockstep::real {
 

@@ -1,4 +1,4 @@
-#include "real/throwaway_server.h"
+#include "lockstep/real/throwaway_server.h"
 
 #include <fcntl.h>
 #include <pwd.h>

@@ -1,4 +1,4 @@
-#include "real/wall_clock.h"
+#include "lockstep/real/wall_clock.h"
 
 namespace lockstep::real {
 

@@ -1,9 +1,9 @@
-#include "sim/bounded_strategies.h"
+#include "lockstep/sim/bounded_strategies.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "sim/random.h"
+#include "lockstep/sim/random.h"
 
 namespace lockstep::sim {
 

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "sim/strategy.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 

@@ -1,10 +1,10 @@
-#include "sim/check.h"
+#include "lockstep/sim/check.h"
 
 #include <fmt/format.h>
 
-#include "sim/bounded_strategies.h"
-#include "sim/shrink.h"
-#include "sim/sim_env.h"
+#include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/shrink.h"
+#include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
 namespace {

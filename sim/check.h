@@ -12,11 +12,11 @@
 #include <optional>
 #include <string>
 
-#include "model/scenario.h"
-#include "sim/explorer.h"
-#include "sim/pg/statement_log.h"
-#include "sim/shrink.h"
-#include "sim/trace.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/shrink.h"
+#include "lockstep/sim/trace.h"
 
 namespace lockstep::sim {
 

@@ -3,7 +3,7 @@
 // how many executions have been explored.
 #include <fmt/format.h>
 
-#include "sim/strategy.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 namespace {

@@ -29,9 +29,9 @@
 #include <optional>
 #include <fmt/format.h>
 
-#include "sim/invariant.h"
-#include "sim/scheduler.h"
-#include "sim/strategy.h"
+#include "lockstep/sim/invariant.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 namespace {

@@ -1,8 +1,8 @@
-#include "sim/explorer.h"
+#include "lockstep/sim/explorer.h"
 
 #include <fmt/format.h>
 
-#include "sim/sim_env.h"
+#include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
 

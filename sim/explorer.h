@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "model/system.h"
-#include "sim/scheduler.h"
-#include "sim/strategy.h"
+#include "lockstep/model/system.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 

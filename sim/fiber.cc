@@ -1,4 +1,4 @@
-#include "sim/fiber.h"
+#include "lockstep/sim/fiber.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

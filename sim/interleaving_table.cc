@@ -1,4 +1,4 @@
-#include "sim/interleaving_table.h"
+#include "lockstep/sim/interleaving_table.h"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scheduler.h"
+#include "lockstep/sim/scheduler.h"
 
 namespace lockstep::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/model_test.h"
+#include "lockstep/sim/model_test.h"
 
 #include <unistd.h>
 
@@ -8,47 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "sim/check.h"
-#include "sim/explorer.h"
-#include "sim/interleaving_table.h"
-#include "sim/trace.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/sim/trace.h"
 
 namespace lockstep {
 namespace {
-
-class SpecInstance final : public Instance {
- public:
-  SpecInstance(const ModelSpec& spec, Env& env) : spec_(spec), env_(env), state_(spec.make_state(env)) {}
-  int actor_count() const override { return static_cast<int>(spec_.actors.size()); }
-  std::string_view actor_name(ActorId a) const override { return spec_.actors[a].name; }
-  void run_actor(ActorId a) override { spec_.actors[a].body(state_.get(), env_, a); }
-  std::optional<Violation> on_event(const Event& e) override {
-    for (const auto& c : spec_.event_checks) {
-      if (auto m = c.check(state_.get(), e)) return Violation{c.invariant, *m};
-    }
-    return std::nullopt;
-  }
-  std::optional<Violation> at_end() override {
-    for (const auto& c : spec_.final_checks) {
-      if (auto m = c.check(state_.get())) return Violation{c.invariant, *m};
-    }
-    return std::nullopt;
-  }
-
- private:
-  const ModelSpec& spec_;
-  Env& env_;
-  std::shared_ptr<void> state_;
-};
-
-class SpecSystem final : public System {
- public:
-  explicit SpecSystem(const ModelSpec& spec) : spec_(spec) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, env); }
-
- private:
-  const ModelSpec& spec_;
-};
 
 std::string self_executable() {
   std::error_code ec;
@@ -64,11 +30,26 @@ std::string safe_name(const std::string& name) {
   return out;
 }
 
-nlohmann::json scenario_stub(const ModelSpec& spec) {
+nlohmann::json scenario_stub(const ModelSpec& spec, const std::string& replay_command) {
   return {{"format", "lockstep-scenario/1"},
           {"name", spec.name},
           {"system", "api"},
-          {"description", "a model defined in C++ code: replay it by running its test with LOCKSTEP_REPLAY=TRACE"}};
+          {"description", "a model defined in C++ code: replay it by running its test with LOCKSTEP_REPLAY=TRACE"},
+          {"model", model_identity(spec)},
+          {"replay", replay_command}};
+}
+
+// The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
+std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec) {
+  const char* path = std::getenv("LOCKSTEP_REPLAY");
+  if (path == nullptr || *path == '\0') return std::nullopt;
+  sim::Trace trace = sim::load_trace(path);
+  const nlohmann::json identity = trace.scenario.value("model", nlohmann::json());
+  // Traces written before identities were recorded name the model only.
+  if (identity.is_null() ? trace.scenario.value("name", "") != spec.name : identity != model_identity(spec)) {
+    return std::nullopt;
+  }
+  return trace;
 }
 
 }  // namespace
@@ -79,6 +60,11 @@ std::string ModelReport::describe() const {
   if (!replayed) {
     out += fmt::format("  {} executions ({} sleep-set blocked), {} steps; {}\n", executions, redundant, steps, stop_reason);
   }
+  if (!marks.empty()) {
+    std::string list;
+    for (const auto& [mark, n] : marks) list += fmt::format("{}{}: {}", list.empty() ? "" : ", ", mark, n);
+    out += fmt::format("  executions marked: {}\n", list);
+  }
   if (!interleaving.empty()) out += interleaving;
   if (trace_path) out += fmt::format("  trace: {}\n", *trace_path);
   if (!replay_command.empty()) out += fmt::format("  replay: {}\n", replay_command);
@@ -86,18 +72,18 @@ std::string ModelReport::describe() const {
 }
 
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
-  if (spec.actors.empty()) throw InputError(fmt::format("model {}: no actors", spec.name));
-  if (!spec.make_state) throw InputError(fmt::format("model {}: no state factory", spec.name));
-  const SpecSystem system(spec);
+  const std::unique_ptr<System> owned = system_of(spec);
+  const System& system = *owned;
   sim::RunLimits limits;
   limits.max_steps = options.max_steps;
   limits.time = options.time;
   limits.seed = options.seed;
   ModelReport report;
 
-  if (const char* replay = std::getenv("LOCKSTEP_REPLAY"); replay != nullptr && *replay != '\0') {
-    const sim::Trace trace = sim::load_trace(replay);
-    const auto r = sim::replay_on_system(system, trace, replay);
+  const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
+  const bool replaying = replay_path != nullptr && *replay_path != '\0';
+  if (const auto trace = trace_to_replay(spec)) {
+    const auto r = sim::replay_on_system(system, *trace, replay_path);
     report.replayed = true;
     report.verdict = r.result.verdict;
     report.invariant = r.result.invariant;
@@ -124,20 +110,27 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.steps = result.stats.steps;
   report.exhaustive = result.exhaustive;
   report.stop_reason = result.stop_reason;
+  report.marks = result.stats.marks;
   if (result.first_failure) {
     const auto& f = *result.first_failure;
     report.invariant = f.result.invariant;
     report.message = f.result.message;
-    sim::Trace trace = sim::failure_trace_for(system, scenario_stub(spec), limits, f, true);
+    const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / (safe_name(spec.name) + ".json")).string();
+    report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", options.replay_environment.empty() ? "" : options.replay_environment + " ",
+                                        path, self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
+    sim::Trace trace = sim::failure_trace_for(system, scenario_stub(spec, report.replay_command), limits, f, true);
     trace.strategy = options.strategy;
     std::ostringstream table;
     sim::print_interleaving(table, trace.events, trace.actors);
     report.interleaving = table.str();
-    const std::string path = (std::filesystem::path(options.trace_dir) / (safe_name(spec.name) + ".json")).string();
-    sim::save_trace(trace, path);
-    report.trace_path = std::filesystem::absolute(path).string();
-    report.replay_command = fmt::format("LOCKSTEP_REPLAY={} {}{}", *report.trace_path, self_executable(),
-                                        options.replay_hint.empty() ? "" : " " + options.replay_hint);
+    // While another trace is being replayed, a failure of a different model is reported
+    // but not written: the file could be the very trace being replayed.
+    if (!replaying) {
+      sim::save_trace(trace, path);
+      report.trace_path = path;
+    } else {
+      report.replay_command.clear();
+    }
   }
   return report;
 }

@@ -9,37 +9,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "model/env.h"
-#include "model/scenario.h"
-#include "model/verdict.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/model_spec.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/model/verdict.h"
 
 namespace lockstep {
-
-struct ModelSpec {
-  std::string name = "model";
-  // Builds the shared state of one execution (objects come from the Env).
-  std::function<std::shared_ptr<void>(Env&)> make_state;
-  struct Actor {
-    std::string name;
-    std::function<void(void* state, Env& env, ActorId self)> body;
-  };
-  std::vector<Actor> actors;
-  struct FinalCheck {
-    std::string invariant;
-    std::function<std::optional<std::string>(void* state)> check;  // a message when broken
-  };
-  std::vector<FinalCheck> final_checks;
-  struct EventCheck {
-    std::string invariant;
-    std::function<std::optional<std::string>(void* state, const Event& event)> check;
-  };
-  std::vector<EventCheck> event_checks;
-};
 
 struct ModelOptions {
   std::string strategy = "dpor";
@@ -50,6 +31,9 @@ struct ModelOptions {
   int max_preemptions = -1;
   std::string trace_dir = "lockstep-traces";  // where failing traces are written
   std::string replay_hint;  // appended to the replay command (a test filter, say)
+  // Put before the replay command, such as RC_PARAMS="seed=N" for a RapidCheck property
+  // (include/lockstep/rapidcheck.h sets it), so the command reproduces this configuration.
+  std::string replay_environment;
 };
 
 struct ModelReport {
@@ -65,13 +49,20 @@ struct ModelReport {
   std::string interleaving;    // the failing execution as a table, one column per actor
   std::string replay_command;  // how to replay the failure
   bool replayed = false;       // this report comes from LOCKSTEP_REPLAY, not a search
+  // Complete executions per mark (model_spec.h: the spec's marks, phantom_grant,
+  // phantom_cleaned): whether a passing run ever took the path a fault opens.
+  std::map<std::string, std::uint64_t> marks;
 
   bool passed() const { return verdict == Verdict::pass; }
   // Verdict, message, counts, interleaving, trace and replay command, for a test failure.
   std::string describe() const;
 };
 
-// Explores the model (or replays LOCKSTEP_REPLAY). Throws InputError on bad options.
+// Explores the model. With LOCKSTEP_REPLAY=TRACE in the environment, a model whose name,
+// actors and configuration match the trace's replays it instead; any other model (another
+// configuration of a property, say) is explored as usual but writes no trace, so a
+// property re-run with its seed reaches the recorded configuration as it did before.
+// Throws InputError on bad options or an unreadable trace.
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options);
 
 }  // namespace lockstep

@@ -1,7 +1,7 @@
 // Seeded random walk: every decision uniform among the options. Execution k uses a
 // generator seeded from (seed, k), so any execution can be reproduced on its own.
-#include "sim/random.h"
-#include "sim/strategy.h"
+#include "lockstep/sim/random.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 namespace {

@@ -2,7 +2,7 @@
 // and what the execution offers is a Divergence naming the step.
 #include <fmt/format.h>
 
-#include "sim/strategy.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 namespace {

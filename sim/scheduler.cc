@@ -1,10 +1,10 @@
-#include "sim/scheduler.h"
+#include "lockstep/sim/scheduler.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "sim/sim_env.h"
+#include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
 

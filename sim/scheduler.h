@@ -38,13 +38,13 @@
 #include <string>
 #include <vector>
 
-#include "model/scenario.h"
-#include "model/system.h"
-#include "model/verdict.h"
-#include "sim/fiber.h"
-#include "sim/op.h"
-#include "sim/random.h"
-#include "sim/strategy.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/model/system.h"
+#include "lockstep/model/verdict.h"
+#include "lockstep/sim/fiber.h"
+#include "lockstep/sim/op.h"
+#include "lockstep/sim/random.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 

@@ -1,7 +1,7 @@
-#include "sim/shrink.h"
+#include "lockstep/sim/shrink.h"
 
-#include "sim/bounded_strategies.h"
-#include "sim/sim_env.h"
+#include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
 namespace {

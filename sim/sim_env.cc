@@ -1,10 +1,10 @@
-#include "sim/sim_env.h"
+#include "lockstep/sim/sim_env.h"
 
 #include <fmt/format.h>
 
-#include "model/pg.h"
-#include "sim/pg/sim_pg.h"
-#include "sim/sim_objects.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/sim/pg/sim_pg.h"
+#include "lockstep/sim/sim_objects.h"
 
 namespace lockstep::sim {
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "model/env.h"
-#include "sim/pg/statement_log.h"
-#include "sim/scheduler.h"
+#include "lockstep/model/env.h"
+#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/scheduler.h"
 
 namespace lockstep::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/sim_objects.h"
+#include "lockstep/sim/sim_objects.h"
 
 #include <array>
 

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "model/env.h"
-#include "sim/scheduler.h"
+#include "lockstep/model/env.h"
+#include "lockstep/sim/scheduler.h"
 
 namespace lockstep::sim {
 

@@ -1,8 +1,8 @@
-#include "sim/strategy.h"
+#include "lockstep/sim/strategy.h"
 
 #include <charconv>
 
-#include "sim/bounded_strategies.h"
+#include "lockstep/sim/bounded_strategies.h"
 
 namespace lockstep::sim {
 

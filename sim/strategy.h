@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/env.h"
-#include "sim/op.h"
+#include "lockstep/model/env.h"
+#include "lockstep/sim/op.h"
 
 namespace lockstep::sim {
 

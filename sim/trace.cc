@@ -1,11 +1,11 @@
-#include "sim/trace.h"
+#include "lockstep/sim/trace.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "model/json_cursor.h"
+#include "lockstep/model/json_cursor.h"
 
 namespace lockstep::sim {
 

@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.h"
-#include "model/verdict.h"
-#include "sim/scheduler.h"
-#include "sim/strategy.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/model/verdict.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
 

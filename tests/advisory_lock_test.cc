@@ -1,7 +1,7 @@
 // The advisory lock service of seed 000 on the simulated PostgreSQL, under every
 // interleaving: mutual exclusion, timeouts, skipping, reentrancy, the phantom grant
 // cleaned up (and leaked by the conditional_unlock variant), exceptions, the key hash.
-#include "model/advisory_lock.h"
+#include "lockstep/model/advisory_lock.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "lockstep/gtest.h"
 #include "lockstep/lockstep.h"
-#include "sim/check.h"
-#include "sim/trace.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/trace.h"
 
 namespace {
 
@@ -132,7 +132,7 @@ TEST(Api, ATraceOfACodeModelTellsHowToReplayIt) {
 #include <rapidcheck/gtest.h>
 
 #include "lockstep/rapidcheck.h"
-#include "sim/check.h"
+#include "lockstep/sim/check.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
-#include "cli/commands.h"
-#include "tests/test_support.h"
+#include "lockstep/cli/commands.h"
+#include "test_support.h"
 
 #include <unistd.h>
 

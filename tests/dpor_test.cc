@@ -10,8 +10,8 @@
 #include <map>
 #include <set>
 
-#include "sim/explorer.h"
-#include "tests/test_support.h"
+#include "lockstep/sim/explorer.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

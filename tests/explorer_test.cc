@@ -1,10 +1,10 @@
 // The explorer: exhaustive counts, bounds, keep-going statistics, progress, and what
 // strategies are told about each step.
-#include "sim/explorer.h"
+#include "lockstep/sim/explorer.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -1,5 +1,5 @@
 // Fibers: switching, finishing, exceptions inside a fiber, stack reuse.
-#include "sim/fiber.h"
+#include "lockstep/sim/fiber.h"
 
 #include <stdexcept>
 #include <string>

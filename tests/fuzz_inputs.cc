@@ -32,7 +32,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "lockstep/cli/commands.h"
 
 namespace {
 

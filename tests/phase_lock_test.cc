@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/scenario.h"
-#include "sim/strategy.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/strategy.h"
 #include "test_support.h"
 
 namespace lockstep {

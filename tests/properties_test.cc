@@ -8,8 +8,8 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "sim/check.h"
-#include "tests/test_support.h"
+#include "lockstep/sim/check.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

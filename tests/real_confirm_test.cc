@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "model/scenario.h"
-#include "real/confirm.h"
-#include "real/phantom_rounds.h"
-#include "real/thread_env.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/real/confirm.h"
+#include "lockstep/real/phantom_rounds.h"
+#include "lockstep/real/thread_env.h"
 
 namespace lockstep {
 namespace {

@@ -19,11 +19,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "model/pg.h"
-#include "model/system.h"
-#include "real/conform.h"
-#include "sim/check.h"
-#include "sim/strategy.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/system.h"
+#include "lockstep/real/conform.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/strategy.h"
 
 namespace lockstep {
 namespace {

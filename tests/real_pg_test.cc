@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "real/libpq_backend.h"
+#include "lockstep/real/libpq_backend.h"
 
 namespace lockstep {
 namespace {

@@ -14,13 +14,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
-#include "model/json_cursor.h"
-#include "real/libpq_backend.h"
-#include "real/thread_env.h"
-#include "sim/check.h"
-#include "sim/shrink.h"
-#include "tests/test_support.h"
+#include "lockstep/cli/commands.h"
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/thread_env.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/shrink.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

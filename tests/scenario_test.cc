@@ -1,11 +1,11 @@
 // Scenario files: strict reading, errors that name the file and the JSON pointer.
-#include "model/scenario.h"
+#include "lockstep/model/scenario.h"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

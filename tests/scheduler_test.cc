@@ -1,10 +1,10 @@
 // The scheduler: every verdict kind, blocking and wake-up, choice points, timers in both time
 // modes, unwinding of unfinished actors, actor-local storage, determinism checks.
-#include "sim/scheduler.h"
+#include "lockstep/sim/scheduler.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -1,9 +1,9 @@
 // The script language: operations, operands, checks, and their error messages.
-#include "model/systems/script_program.h"
+#include "lockstep/model/systems/script_program.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -1,10 +1,10 @@
 // The simulated Env objects: RWMutex writer preference, asyncio Lock, flock semantics,
 // compare-and-swap, and each object's misuse errors.
-#include "sim/sim_env.h"
+#include "lockstep/sim/sim_env.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "model/pg.h"
-#include "tests/test_support.h"
+#include "lockstep/model/pg.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

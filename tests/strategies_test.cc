@@ -3,10 +3,10 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "sim/bounded_strategies.h"
-#include "sim/check.h"
-#include "sim/shrink.h"
-#include "tests/test_support.h"
+#include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/shrink.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

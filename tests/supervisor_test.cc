@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/scenario.h"
+#include "lockstep/model/scenario.h"
 #include "test_support.h"
 
 namespace lockstep {

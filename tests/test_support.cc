@@ -1,4 +1,4 @@
-#include "tests/test_support.h"
+#include "test_support.h"
 
 #include <sys/wait.h>
 
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/commands.h"
+#include "lockstep/cli/commands.h"
 
 namespace lockstep::testing {
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.h"
-#include "sim/check.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/check.h"
 
 namespace lockstep::testing {
 
@@ -44,7 +44,7 @@ CliRun run_cli_in_process(std::vector<std::string> args);
 
 #include <functional>
 
-#include "sim/explorer.h"
+#include "lockstep/sim/explorer.h"
 
 namespace lockstep::testing {
 

@@ -1,10 +1,10 @@
 // Traces: canonical text, strict reading, replay, and divergence detection.
-#include "sim/trace.h"
+#include "lockstep/sim/trace.h"
 
 #include <gtest/gtest.h>
 
-#include "sim/check.h"
-#include "tests/test_support.h"
+#include "lockstep/sim/check.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {

@@ -3,6 +3,8 @@
 // Declare the shared state of one execution, the actors as lambdas over it and the Env,
 // and the invariants; choose a strategy and bounds; run. Every Env call is a scheduling
 // point, so run() explores the interleavings (and timeouts, and choices) of your actors.
+// confirm() runs the very same actors and invariants on real threads against a real
+// PostgreSQL (link lockstep::lockstep; the real backend is lockstep::real).
 //
 //   #include <lockstep/lockstep.h>
 //
@@ -23,27 +25,61 @@
 //   // report.verdict == Verdict::violation; report.describe() shows the interleaving, the
 //   // written trace and the command that replays it (LOCKSTEP_REPLAY=TRACE ./your-test).
 //
+// A model with a configuration, Model<State, Config>("name", config), builds its state as
+// State(env, config); when Config converts to nlohmann::json (to_json), the configuration is
+// recorded in the trace, so a replay runs only on the model built from the same one.
+//
 // State is constructed from the Env once per execution and must be deterministic; actors
-// must reach shared state only through Env objects (see model/env.h for the contract).
-// With <lockstep/gtest.h>, LOCKSTEP_EXPECT_PASS(model) turns a failure into a test failure.
+// must reach shared state only through Env objects (see <lockstep/env.h> for the contract).
+// With <lockstep/gtest.h>, LOCKSTEP_EXPECT_PASS(model) turns a failure into a test failure;
+// <lockstep/system.h> turns a model into a system that scenario files and the command line
+// can name.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
-#include "model/env.h"
-#include "model/verdict.h"
-#include "sim/model_test.h"
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/env.h"
+#include "lockstep/model/model_spec.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/verdict.h"
+#include "lockstep/real/confirm.h"
+#include "lockstep/sim/model_test.h"
 
 namespace lockstep {
 
-template <typename State>
+using real::ConfirmOptions;
+using real::ConfirmReport;
+
+template <typename State, typename Config = void>
 class Model {
+  using ConfigArg = std::conditional_t<std::is_void_v<Config>, std::monostate, Config>;
+
  public:
-  explicit Model(std::string name) { spec_.name = std::move(name); spec_.make_state = [](Env& env) { return std::make_shared<State>(env); }; }
+  // Model<State>: each execution's state is State(env).
+  explicit Model(std::string name)
+    requires std::is_void_v<Config>
+  {
+    spec_.name = std::move(name);
+    spec_.make_state = [](Env& env) { return std::make_shared<State>(env); };
+  }
+
+  // Model<State, Config>: each execution's state is State(env, config).
+  Model(std::string name, ConfigArg config)
+    requires(!std::is_void_v<Config>)
+  {
+    spec_.name = std::move(name);
+    auto shared = std::make_shared<const Config>(std::move(config));
+    if constexpr (std::is_constructible_v<nlohmann::json, const Config&>) spec_.configuration = nlohmann::json(*shared);
+    spec_.make_state = [shared](Env& env) { return std::make_shared<State>(env, *shared); };
+  }
 
   // n actors named a, b, c, ... running the same body (told its own id).
   Model& actors(int n, std::function<void(State&, Env&, ActorId)> body) {
@@ -73,11 +109,18 @@ class Model {
   // ordered events is explored; when a check judges the events of one subject only (one
   // key, one agent), report them with that scope (Event::scoped(name, subject, value), or
   // Event::scope) and the events of different subjects are not interleaved. The contract
-  // is in model/env.h: a verdict may depend on the order within a scope, never across.
+  // is in <lockstep/env.h>: a verdict may depend on the order within a scope, never across.
   Model& on_event(std::string name, std::function<std::optional<std::string>(State&, const Event&)> check) {
     spec_.event_checks.push_back({std::move(name), [check = std::move(check)](void* s, const Event& e) {
                                     return check(*static_cast<State*>(s), e);
                                   }});
+    return *this;
+  }
+
+  // Counts the executions after which `holds` is true (ModelReport::marks,
+  // ConfirmReport::marks). phantom_grant and phantom_cleaned are counted without asking.
+  Model& mark(std::string name, std::function<bool(State&)> holds) {
+    spec_.marks.push_back({std::move(name), [holds = std::move(holds)](void* s) { return holds(*static_cast<State*>(s)); }});
     return *this;
   }
 
@@ -89,8 +132,23 @@ class Model {
   Model& max_preemptions(int k) { options_.max_preemptions = k; return *this; }
   Model& trace_dir(std::string dir) { options_.trace_dir = std::move(dir); return *this; }
   Model& replay_hint(std::string hint) { options_.replay_hint = std::move(hint); return *this; }
+  Model& replay_environment(std::string env) { options_.replay_environment = std::move(env); return *this; }
 
+  // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_test.h.
   ModelReport run() const { return run_model(spec_, options_); }
+
+  // The same actors and invariants on real threads against a real PostgreSQL, `iterations`
+  // times with seeded jitter (real/confirm.h). Samples interleavings; proves nothing.
+  ConfirmReport confirm(std::string conninfo, int iterations = 20) const {
+    ConfirmOptions o;
+    o.conninfo = std::move(conninfo);
+    o.iterations = iterations;
+    return confirm(o);
+  }
+  ConfirmReport confirm(const ConfirmOptions& options) const { return real::confirm(*system_of(spec_), options); }
+
+  const ModelSpec& spec() const { return spec_; }
+  const ModelOptions& options() const { return options_; }
 
  private:
   ModelSpec spec_;

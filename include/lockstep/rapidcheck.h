@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/scenario.h"
+#include "lockstep/model/scenario.h"
 
 namespace lockstep::gen {
 

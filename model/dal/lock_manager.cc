@@ -1,4 +1,4 @@
-#include "model/dal/lock_manager.h"
+#include "lockstep/model/dal/lock_manager.h"
 
 #include <sstream>
 

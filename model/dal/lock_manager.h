@@ -27,8 +27,8 @@
 #include <set>
 #include <string>
 
-#include "model/env.h"
-#include "model/pg.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::dal {
 

@@ -1,6 +1,6 @@
 // The dal system (seed 002): writers, readers, an upgrader, a recovery sweeper and jobs over
 // DAL lease locks in a simulated PostgreSQL table, on the virtual clock.
-#include "model/dal/system.h"
+#include "lockstep/model/dal/system.h"
 
 #include <algorithm>
 #include <map>
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "model/dal/lock_manager.h"
-#include "model/pg.h"
-#include "model/system_input.h"
+#include "lockstep/model/dal/lock_manager.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/system_input.h"
 
 namespace lockstep::dal {
 namespace {

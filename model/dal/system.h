@@ -13,7 +13,7 @@
 // verdict does not depend on any order (a violation as soon as seen, a count, or unread).
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::dal {
 

@@ -1,8 +1,8 @@
-#include "model/headspace/app.h"
+#include "lockstep/model/headspace/app.h"
 
 #include <fmt/format.h>
 
-#include "model/headspace/events.h"
+#include "lockstep/model/headspace/events.h"
 
 namespace lockstep::headspace {
 namespace {

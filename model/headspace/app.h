@@ -32,12 +32,12 @@
 #include <string>
 #include <vector>
 
-#include "model/advisory_lock.h"
-#include "model/env.h"
-#include "model/headspace/config.h"
-#include "model/headspace/db_session.h"
-#include "model/headspace/events.h"
-#include "model/pg.h"
+#include "lockstep/model/advisory_lock.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/headspace/config.h"
+#include "lockstep/model/headspace/db_session.h"
+#include "lockstep/model/headspace/events.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::headspace {
 

@@ -1,12 +1,12 @@
-#include "model/headspace/checker.h"
+#include "lockstep/model/headspace/checker.h"
 
 #include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 
-#include "model/advisory_lock.h"
-#include "model/headspace/events.h"
+#include "lockstep/model/advisory_lock.h"
+#include "lockstep/model/headspace/events.h"
 
 namespace lockstep::headspace {
 namespace {

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "model/env.h"
-#include "model/headspace/config.h"
-#include "model/system.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/headspace/config.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::headspace {
 

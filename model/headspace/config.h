@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/env.h"
-#include "model/system_input.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/system_input.h"
 
 namespace lockstep::headspace {
 

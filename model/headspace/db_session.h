@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-#include "model/pg.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::headspace {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "model/env.h"
+#include "lockstep/model/env.h"
 
 namespace lockstep::headspace::events {
 

@@ -1,6 +1,6 @@
 // The headspace system: reads a scenario's config, actors and faults into a Config, and runs
 // one App and one Checker per execution.
-#include "model/headspace/system.h"
+#include "lockstep/model/headspace/system.h"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "model/headspace/app.h"
-#include "model/headspace/checker.h"
+#include "lockstep/model/headspace/app.h"
+#include "lockstep/model/headspace/checker.h"
 
 namespace lockstep::headspace {
 

@@ -6,7 +6,7 @@
 // model/headspace/config.h), faults (phantom_grant, backend_terminated, stall).
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::headspace {
 

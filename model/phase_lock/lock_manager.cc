@@ -1,4 +1,4 @@
-#include "model/phase_lock/lock_manager.h"
+#include "lockstep/model/phase_lock/lock_manager.h"
 
 #include <fmt/format.h>
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <utility>
 
-#include "model/env.h"
+#include "lockstep/model/env.h"
 
 namespace lockstep::phase_lock {
 

@@ -1,6 +1,6 @@
 // The phase_lock system (seed 003): resume requests against the PhaseExecutionLockManager,
 // each running its phase as the background task when it gets the lock.
-#include "model/phase_lock/system.h"
+#include "lockstep/model/phase_lock/system.h"
 
 #include <algorithm>
 #include <map>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "model/phase_lock/lock_manager.h"
-#include "model/system_input.h"
+#include "lockstep/model/phase_lock/lock_manager.h"
+#include "lockstep/model/system_input.h"
 
 namespace lockstep::phase_lock {
 namespace {

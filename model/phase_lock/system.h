@@ -10,7 +10,7 @@
 // execution, release by owner) reads the events of one key only.
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::phase_lock {
 

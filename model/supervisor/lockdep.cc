@@ -1,4 +1,4 @@
-#include "model/supervisor/lockdep.h"
+#include "lockstep/model/supervisor/lockdep.h"
 
 #include <algorithm>
 

@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/env.h"
-#include "model/system.h"
+#include "lockstep/model/env.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::supervisor {
 

@@ -1,6 +1,6 @@
 // The supervisor system (seed 004): the FSMv2 supervisor's five kinds of lock and the
 // operations that take them, each actor running a list of operations, under lockdep.
-#include "model/supervisor/system.h"
+#include "lockstep/model/supervisor/system.h"
 
 #include <map>
 #include <set>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "model/supervisor/lockdep.h"
+#include "lockstep/model/supervisor/lockdep.h"
 
 namespace lockstep::supervisor {
 namespace {

@@ -13,7 +13,7 @@
 // of any two acquisitions may matter.
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::supervisor {
 

@@ -1,4 +1,4 @@
-#include "model/systems/bench.h"
+#include "lockstep/model/systems/bench.h"
 
 #include <map>
 

@@ -13,7 +13,7 @@
 //                one that is not busy, marks it busy and records it in the inode.
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::bench {
 

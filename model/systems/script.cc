@@ -1,8 +1,8 @@
-#include "model/systems/script.h"
+#include "lockstep/model/systems/script.h"
 
 #include <fmt/format.h>
 
-#include "model/systems/script_program.h"
+#include "lockstep/model/systems/script_program.h"
 
 namespace lockstep::script {
 namespace {

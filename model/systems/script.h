@@ -2,7 +2,7 @@
 // See script_program.h for the operation language.
 #pragma once
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::script {
 

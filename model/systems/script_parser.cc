@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "model/systems/script_program.h"
+#include "lockstep/model/systems/script_program.h"
 
 namespace lockstep::script {
 namespace {

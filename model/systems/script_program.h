@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "model/system.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::script {
 

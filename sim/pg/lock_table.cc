@@ -1,4 +1,4 @@
-#include "sim/pg/lock_table.h"
+#include "lockstep/sim/pg/lock_table.h"
 
 #include <algorithm>
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "model/pg.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::sim::pg {
 

@@ -1,6 +1,6 @@
-#include "sim/pg/sim_pg.h"
+#include "lockstep/sim/pg/sim_pg.h"
 
-#include "sim/invariant.h"
+#include "lockstep/sim/invariant.h"
 
 #include <algorithm>
 #include <deque>

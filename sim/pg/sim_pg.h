@@ -34,10 +34,10 @@
 
 #include <fmt/format.h>
 
-#include "model/pg.h"
-#include "sim/pg/lock_table.h"
-#include "sim/pg/statement_log.h"
-#include "sim/scheduler.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/sim/pg/lock_table.h"
+#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/scheduler.h"
 
 namespace lockstep::sim::pg {
 

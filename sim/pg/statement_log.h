@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "model/pg.h"
-#include "model/pg_statements.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/pg_statements.h"
 
 namespace lockstep::sim::pg {
 

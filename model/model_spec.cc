@@ -1,0 +1,74 @@
+#include "lockstep/model/model_spec.h"
+
+#include <algorithm>
+
+namespace lockstep {
+namespace {
+
+class SpecInstance final : public Instance {
+ public:
+  SpecInstance(const ModelSpec& spec, Env& env) : spec_(spec), env_(env), state_(spec.make_state(env)) {}
+  int actor_count() const override { return static_cast<int>(spec_.actors.size()); }
+  std::string_view actor_name(ActorId a) const override { return spec_.actors[a].name; }
+  void run_actor(ActorId a) override { spec_.actors[a].body(state_.get(), env_, a); }
+
+  std::optional<Violation> on_event(const Event& e) override {
+    if (e.kind == kPhantomGrantEvent) phantom_grant_ = true;
+    if (e.kind == kPhantomCleanedEvent) phantom_cleaned_ = true;
+    for (const auto& c : spec_.event_checks) {
+      if (auto m = c.check(state_.get(), e)) return Violation{c.invariant, *m};
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Violation> at_end() override {
+    for (const auto& c : spec_.final_checks) {
+      if (auto m = c.check(state_.get())) return Violation{c.invariant, *m};
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::string> marks() override {
+    std::vector<std::string> out;
+    if (phantom_grant_) out.emplace_back("phantom_grant");
+    if (phantom_cleaned_) out.emplace_back("phantom_cleaned");
+    for (const auto& m : spec_.marks) {
+      if (m.holds(state_.get())) out.push_back(m.name);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+ private:
+  const ModelSpec& spec_;
+  Env& env_;
+  std::shared_ptr<void> state_;
+  bool phantom_grant_ = false;
+  bool phantom_cleaned_ = false;
+};
+
+class SpecSystem final : public System {
+ public:
+  explicit SpecSystem(ModelSpec spec) : spec_(std::move(spec)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, env); }
+
+ private:
+  ModelSpec spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> system_of(ModelSpec spec) {
+  if (spec.actors.empty()) throw InputError("model " + spec.name + ": no actors");
+  if (!spec.make_state) throw InputError("model " + spec.name + ": no state factory");
+  return std::make_unique<SpecSystem>(std::move(spec));
+}
+
+nlohmann::json model_identity(const ModelSpec& spec) {
+  nlohmann::json actors = nlohmann::json::array();
+  for (const auto& a : spec.actors) actors.push_back(a.name);
+  return {{"name", spec.name}, {"actors", actors}, {"configuration", spec.configuration}};
+}
+
+}  // namespace lockstep

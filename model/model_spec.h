@@ -1,0 +1,64 @@
+// model/model_spec.h: a model written in C++ code (include/lockstep/lockstep.h builds one),
+// and the System that runs it, so that the explorer (sim/), a confirmation run on a real
+// server (real/) and the command line (a registered system) all run the same model.
+//
+// A ModelSpec is type-erased: its state is built fresh for every execution by make_state
+// and handed to the actor bodies and the checks as void*. system_of copies the spec; the
+// System it returns owns it and may outlive the caller's copy.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/env.h"
+#include "lockstep/model/system.h"
+
+namespace lockstep {
+
+struct ModelSpec {
+  std::string name = "model";
+  // The configuration this model was built from, as JSON (null when it has none or it does
+  // not convert). Recorded in traces: a replay runs only on the model with the same one.
+  nlohmann::json configuration;
+  // Builds the shared state of one execution (objects come from the Env).
+  std::function<std::shared_ptr<void>(Env&)> make_state;
+  struct Actor {
+    std::string name;
+    std::function<void(void* state, Env& env, ActorId self)> body;
+  };
+  std::vector<Actor> actors;
+  struct FinalCheck {
+    std::string invariant;
+    std::function<std::optional<std::string>(void* state)> check;  // a message when broken
+  };
+  std::vector<FinalCheck> final_checks;
+  struct EventCheck {
+    std::string invariant;
+    std::function<std::optional<std::string>(void* state, const Event& event)> check;
+  };
+  std::vector<EventCheck> event_checks;
+  // Facts counted per execution: `name` when `holds` is true once every actor finished.
+  struct Mark {
+    std::string name;
+    std::function<bool(void* state)> holds;
+  };
+  std::vector<Mark> marks;
+};
+
+// The spec as a System. Each execution's Instance builds the state, runs the actor bodies,
+// checks events and final invariants in declaration order (the first broken one is the
+// violation) and marks the execution with the spec's marks, plus "phantom_grant" when the
+// simulated server handed out a phantom grant (Bug #17686) and "phantom_cleaned" when the
+// advisory lock service cleaned one up.
+std::unique_ptr<System> system_of(ModelSpec spec);
+
+// A fingerprint of what a trace must match to replay on this model: its name, actors and
+// configuration.
+nlohmann::json model_identity(const ModelSpec& spec);
+
+}  // namespace lockstep
