@@ -163,7 +163,12 @@ void write_html(const sim::Trace& trace, const std::string& trace_path, const st
   const fs::path p(html_path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream f(html_path, std::ios::binary | std::ios::trunc);
-  f << html_report(trace, replay_command(context.program, trace_path));
+  // A trace of a model in C++ replays in its own test program, with the command it recorded.
+  const bool from_code = trace.scenario.value("system", "") == "api";
+  const std::string recorded = from_code ? trace.scenario.value("replay", "") : "";
+  f << html_report(trace, !recorded.empty() ? recorded
+                          : from_code       ? "LOCKSTEP_REPLAY=" + trace_path + " <the model's test program>"
+                                            : replay_command(context.program, trace_path));
   if (!f) throw InputError(fmt::format("{}: cannot write the report", html_path));
 }
 

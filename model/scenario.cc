@@ -79,7 +79,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
   if (info == nullptr) {
     std::string list;
     for (const auto& i : registered_systems()) list += fmt::format("{}{}", list.empty() ? "" : ", ", i.name);
-    system.fail(fmt::format("unknown system \"{}\" (known: {})", s.system, list));
+    system.fail(fmt::format("unknown system \"{}\" (known: {}; a system of your own runs in your own executable, "
+                            "built with lockstep::main: see examples/jobclaim)",
+                            s.system, list));
   }
 
   s.variant = info->variants.front().name;

@@ -39,6 +39,35 @@ ServerLost lost_at(int iteration, const std::string& actor, std::string op, cons
 
 }  // namespace
 
+std::string ConfirmReport::describe() const {
+  std::string out = fmt::format("lockstep confirm: {} iterations{}{}, {} with a violation", iterations,
+                                hung ? " (then one hung)" : "", interrupted ? " (then interrupted)" : "", violations.size());
+  for (const auto& [inv, n] : by_invariant) out += fmt::format(", {} {}", inv, n);
+  out += '\n';
+  if (!violations.empty()) {
+    const auto& v = violations.front();
+    out += fmt::format("  iteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
+    constexpr std::size_t kShown = 20;
+    const std::size_t from = v.history.size() > kShown ? v.history.size() - kShown : 0;
+    for (std::size_t k = from; k < v.history.size(); ++k) {
+      const auto& e = v.history[k];
+      out += fmt::format("    {:>10.3f} ms  {:<16} {} {} {}\n", std::chrono::duration<double, std::milli>(e.at).count(),
+                         e.actor, e.event, e.subject, e.value);
+    }
+  }
+  if (!marks.empty()) {
+    out += "  marks:";
+    for (const auto& [m, n] : marks) out += fmt::format(" {} {}", m, n);
+    out += '\n';
+  }
+  if (lost) {
+    out += fmt::format("  the server was lost in iteration {} ({}), at {}: {} {}\n", lost->iteration,
+                       lost->actor.empty() ? "outside any actor" : "actor " + lost->actor, lost->op, lost->sqlstate,
+                       lost->message);
+  }
+  return out;
+}
+
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;

@@ -67,6 +67,12 @@ struct ConfirmReport {
   Duration total{0}, longest{0};               // wall time of the iterations
   bool interrupted = false;                    // stop_requested ended the run early
   std::optional<ServerLost> lost;              // the server or a session went away
+
+  // No violation, no hang, no lost server, at least one iteration.
+  bool passed() const { return violations.empty() && !hung && !lost && iterations > 0; }
+  // A few lines: iterations, violations per invariant, the first one with the last events
+  // before it, marks, and a lost server.
+  std::string describe() const;
 };
 
 // Runs `system` as above. `progress` (may be empty) is called after each iteration. Never

@@ -217,9 +217,11 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
 
 ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::StatementLog* statements) {
   if (trace.scenario.is_object() && trace.scenario.value("system", "") == "api") {
+    const std::string recorded = trace.scenario.value("replay", "");
     throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\"): replay it by "
-                                 "running that model's test with LOCKSTEP_REPLAY={}",
-                                 file, trace.scenario.value("name", "?"), file));
+                                 "running that model's test with LOCKSTEP_REPLAY={}{}",
+                                 file, trace.scenario.value("name", "?"), file,
+                                 recorded.empty() ? "" : " (recorded: " + recorded + ")"));
   }
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
   return replay_on_system(*scenario.configured, trace, file, statements);

@@ -66,9 +66,14 @@ std::string ModelReport::describe() const {
     out += fmt::format("  executions marked: {}\n", list);
   }
   if (!interleaving.empty()) out += interleaving;
-  if (trace_path) out += fmt::format("  trace: {}\n", *trace_path);
+  if (trace_path) out += fmt::format("  {}: {}\n", replayed ? "replayed from the trace" : "trace", *trace_path);
   if (!replay_command.empty()) out += fmt::format("  replay: {}\n", replay_command);
   return out;
+}
+
+std::function<std::string()>& replay_environment_hook() {
+  static std::function<std::string()> hook;
+  return hook;
 }
 
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
@@ -85,6 +90,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   if (const auto trace = trace_to_replay(spec)) {
     const auto r = sim::replay_on_system(system, *trace, replay_path);
     report.replayed = true;
+    report.trace_path = std::filesystem::absolute(replay_path).string();
     report.verdict = r.result.verdict;
     report.invariant = r.result.invariant;
     report.message = r.result.message;
@@ -116,7 +122,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     report.invariant = f.result.invariant;
     report.message = f.result.message;
     const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / (safe_name(spec.name) + ".json")).string();
-    report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", options.replay_environment.empty() ? "" : options.replay_environment + " ",
+    std::string environment = options.replay_environment;
+    if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
+    report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ",
                                         path, self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
     sim::Trace trace = sim::failure_trace_for(system, scenario_stub(spec, report.replay_command), limits, f, true);
     trace.strategy = options.strategy;

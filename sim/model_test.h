@@ -65,4 +65,9 @@ struct ModelReport {
 // Throws InputError on bad options or an unreadable trace.
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options);
 
+// Asked for the replay environment when ModelOptions::replay_environment is empty (empty
+// function or empty result: none). include/lockstep/rapidcheck.h installs one that names
+// the RapidCheck seed inside a property.
+std::function<std::string()>& replay_environment_hook();
+
 }  // namespace lockstep

@@ -1,17 +1,88 @@
 #!/usr/bin/env bash
-# Installs lockstep from BUILD_DIR into a temporary prefix, builds examples/ against the
-# installed package, and runs the example's tests (one of which finds a planted bug).
+# Installs lockstep from BUILD_DIR into a temporary prefix and, against that prefix only:
+#  1. builds a fresh project that includes <rapidcheck.h>, <lockstep/lockstep.h> and
+#     <lockstep/real.h> in one file (nothing installed may shadow another library's headers);
+#  2. builds examples/ticket_lock and runs its tests (one finds a planted bug);
+#  3. builds examples/jobclaim and runs every command its README shows ("$ " lines), in
+#     order, from its build directory, then the deliberately failing RapidCheck property and
+#     the replay command it prints.
 # Usage: install_example.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"
-src="$2"
+src=$(cd "$2" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src/examples" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$work/build" -j 2 >/dev/null
-cd "$work/build"
-./ticket_lock_test | tee "$work/out.txt"
-grep -q "lockstep: violation mutual_exclusion" "$work/out.txt"
-grep -q "replay: LOCKSTEP_REPLAY=" "$work/out.txt"
-echo "example built against the installed package; its planted bug was found"
+configure() { cmake -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null; }
+
+# 1. One file with RapidCheck, the model API and the real backend.
+mkdir -p "$work/fresh"
+cat >"$work/fresh/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(fresh LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(lockstep REQUIRED)
+find_package(rapidcheck REQUIRED)
+add_executable(fresh main.cc)
+target_link_libraries(fresh PRIVATE lockstep::lockstep lockstep::real rapidcheck)
+CMAKE
+cat >"$work/fresh/main.cc" <<'CC'
+#include <rapidcheck.h>
+#include <lockstep/lockstep.h>
+#include <lockstep/real.h>
+struct S { explicit S(lockstep::Env& env) : x(env.new_shared_var("x", 0)) {} std::unique_ptr<lockstep::SharedVar> x; };
+int main() {
+  const bool ok = rc::check("a model passes", [] {
+    const int n = *rc::gen::inRange(1, 3);
+    auto report = lockstep::Model<S>("fresh").actors(n, [](S& s, lockstep::Env&, lockstep::ActorId) { s.x->store(1); }).run();
+    RC_ASSERT(report.passed());
+  });
+  lockstep::real::ConfirmOptions unused;
+  return ok && unused.iterations > 0 ? 0 : 1;
+}
+CC
+configure "$work/fresh" "$work/fresh/build"
+cmake --build "$work/fresh/build" -j 2 >/dev/null
+"$work/fresh/build/fresh" >/dev/null 2>&1
+echo "a project including <rapidcheck.h>, <lockstep/lockstep.h> and <lockstep/real.h> builds and runs"
+
+# 2. ticket_lock.
+configure "$src/examples/ticket_lock" "$work/ticket"
+cmake --build "$work/ticket" -j 2 >/dev/null
+(cd "$work/ticket" && ./ticket_lock_test) >"$work/ticket.txt"
+grep -q "lockstep: violation mutual_exclusion" "$work/ticket.txt"
+grep -q "replay: LOCKSTEP_REPLAY=" "$work/ticket.txt"
+echo "ticket_lock: built against the installed package; its planted bug was found"
+
+# 3. jobclaim: the README's commands, as written.
+configure "$src/examples/jobclaim" "$work/jobclaim"
+cmake --build "$work/jobclaim" -j 2 >/dev/null
+cd "$work/jobclaim"
+commands=$(sed -n 's/^\$ //p' "$src/examples/jobclaim/README.md")
+[ -n "$commands" ] || { echo "no commands found in examples/jobclaim/README.md" >&2; exit 1; }
+while IFS= read -r command; do
+  echo "\$ $command"
+  if ! bash -c "$command" >"$work/out.txt" 2>&1; then
+    cat "$work/out.txt" >&2
+    echo "FAILED: $command" >&2
+    exit 1
+  fi
+  tail -n 3 "$work/out.txt"
+done <<<"$commands"
+# What those commands must have shown.
+[ "$(grep -o '"as_expected": *true' reports/results.json | wc -l)" = 3 ] || { cat reports/results.json >&2; exit 1; }
+[ -f reports/traces/check-before-lock.json ]
+
+# The failing property, and the replay command it printed: the same configuration replays.
+./jobclaim_test --gtest_also_run_disabled_tests --gtest_filter='JobClaimProperties.DISABLED_*' >"$work/rc.txt" 2>&1 && {
+  echo "the deliberately failing property passed" >&2; exit 1; }
+replay=$(grep -m1 '^  replay: RC_PARAMS=' "$work/rc.txt" | sed 's/^  replay: //')
+[ -n "$replay" ] || { cat "$work/rc.txt" >&2; echo "no RC_PARAMS replay command printed" >&2; exit 1; }
+shrunk=$(sed -n '/^Falsifiable/,/^lockstep:/p' "$work/rc.txt" | grep -A1 '^int:' | grep -v '^int:\|^--')
+echo "\$ $replay --gtest_also_run_disabled_tests"
+bash -c "$replay --gtest_also_run_disabled_tests" >"$work/replay.txt" 2>&1 && { echo "the replay passed" >&2; exit 1; }
+grep -q "replayed from the trace" "$work/replay.txt" || { cat "$work/replay.txt" >&2; echo "the trace was not replayed" >&2; exit 1; }
+again=$(sed -n '/^Falsifiable/,/^lockstep:/p' "$work/replay.txt" | grep -A1 '^int:' | grep -v '^int:\|^--')
+[ "$shrunk" = "$again" ] || { echo "the replay reached another configuration: [$shrunk] vs [$again]" >&2; exit 1; }
+grep -q "lockstep: violation each_job_once" "$work/replay.txt"
+echo "jobclaim: every README command ran; the property's failure replayed with the same configuration ($(echo $shrunk))"

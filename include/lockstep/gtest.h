@@ -5,14 +5,27 @@
 //
 // A failure message carries the verdict, the interleaving as a table, the written trace and
 // the command that replays it: LOCKSTEP_REPLAY=TRACE ./test --gtest_filter=Suite.Name.
+//
+// With LOCKSTEP_PG set, LOCKSTEP_EXPECT_PASS also runs the model on a real PostgreSQL
+// (Model::confirm) and expects no violation there either:
+//   LOCKSTEP_PG=auto        a throwaway server, started once for the test program and
+//                           stopped when it exits (real/throwaway_server.h)
+//   LOCKSTEP_PG=<conninfo>  that server (it must let the tests create and drop the schema
+//                           `lockstep`)
+//   LOCKSTEP_PG_ITERATIONS  iterations per test (default 20)
+// A server that cannot be started or reached fails the test, with the reason.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "lockstep/lockstep.h"
+#include "lockstep/real/throwaway_server.h"
 
 namespace lockstep::gtest {
 
@@ -25,12 +38,48 @@ ModelReport run(M model) {
   return model.run();
 }
 
+// The conninfo LOCKSTEP_PG asks for, or nothing when it is unset or empty. "auto" starts
+// one throwaway server for the whole program (ThrowawayError when it cannot).
+inline std::optional<std::string> server_from_environment() {
+  const char* pg = std::getenv("LOCKSTEP_PG");
+  if (pg == nullptr || *pg == '\0') return std::nullopt;
+  if (std::string(pg) != "auto") return std::string(pg);
+  static const std::unique_ptr<real::ThrowawayServer> server = real::ThrowawayServer::start();
+  return server->conninfo();
+}
+
+inline int iterations_from_environment() {
+  const char* n = std::getenv("LOCKSTEP_PG_ITERATIONS");
+  if (n == nullptr || *n == '\0') return 20;
+  const int v = std::atoi(n);
+  return v > 0 ? v : 20;
+}
+
+// The model on the server LOCKSTEP_PG names; nothing when it names none.
+template <typename M>
+std::optional<ConfirmReport> confirm_if_asked(const M& model) {
+  const auto conninfo = server_from_environment();
+  if (!conninfo) return std::nullopt;
+  return model.confirm(*conninfo, iterations_from_environment());
+}
+
 }  // namespace lockstep::gtest
 
-#define LOCKSTEP_EXPECT_PASS(model)                                                    \
-  do {                                                                                 \
-    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(model);    \
-    EXPECT_TRUE(lockstep_report_.passed()) << lockstep_report_.describe();             \
+#define LOCKSTEP_EXPECT_PASS(model)                                                                  \
+  do {                                                                                               \
+    const auto& lockstep_model_ = (model);                                                           \
+    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(lockstep_model_);        \
+    EXPECT_TRUE(lockstep_report_.passed()) << lockstep_report_.describe();                           \
+    if (lockstep_report_.passed() && !lockstep_report_.replayed) {                                   \
+      try {                                                                                          \
+        if (const auto lockstep_real_ = ::lockstep::gtest::confirm_if_asked(lockstep_model_)) {      \
+          EXPECT_TRUE(lockstep_real_->passed()) << lockstep_real_->describe();                       \
+          std::cout << lockstep_real_->describe();                                                   \
+        }                                                                                            \
+      } catch (const std::exception& lockstep_error_) {                                              \
+        ADD_FAILURE() << "lockstep: LOCKSTEP_PG: " << lockstep_error_.what();                        \
+      }                                                                                              \
+    }                                                                                                \
   } while (0)
 
 #define LOCKSTEP_EXPECT_VIOLATION(model, invariant_name)                                            \

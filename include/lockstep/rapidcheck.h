@@ -10,6 +10,12 @@
 // script_scenario generates a whole `script` scenario document: 1..max_actors actors of
 // up to max_ops operations (reads, writes, compare-and-swaps, well-formed critical
 // sections, timed lock attempts, sleeps), a final check, and explore settings.
+//
+// Including this header also makes a failure found inside a RapidCheck property print a
+// replay command that reproduces it: RC_PARAMS="seed=N" LOCKSTEP_REPLAY=TRACE ./test
+// --gtest_filter=... RapidCheck then generates the same configurations in the same order;
+// the one the trace was recorded from (its name, actors and configuration match) replays
+// the trace, the others are explored as before.
 #pragma once
 
 #include <rapidcheck.h>
@@ -20,6 +26,24 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/scenario.h"
+#include "lockstep/sim/model_test.h"
+
+namespace lockstep::detail {
+
+// Inside a property: the RapidCheck seed that regenerates its cases. Outside: nothing.
+inline std::string rapidcheck_replay_environment() {
+  using rc::detail::ImplicitParam;
+  using rc::detail::param::CurrentPropertyContext;
+  if (ImplicitParam<CurrentPropertyContext>::value() == CurrentPropertyContext::defaultValue()) return {};
+  return "RC_PARAMS=\"seed=" + std::to_string(rc::detail::configuration().testParams.seed) + "\"";
+}
+
+inline const bool rapidcheck_replay_hook_installed = [] {
+  replay_environment_hook() = rapidcheck_replay_environment;
+  return true;
+}();
+
+}  // namespace lockstep::detail
 
 namespace lockstep::gen {
 

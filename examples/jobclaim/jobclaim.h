@@ -1,0 +1,34 @@
+// jobclaim.h: a job-claim service of our own, written against <lockstep/pg.h> only, so the
+// same code runs on lockstep's simulated PostgreSQL and on a real one.
+//
+// Jobs are rows of table `jobs` (id 1..n, status "queued" or "done"). A worker walks the
+// jobs; for each it takes the job's advisory lock (waiting at most lock_timeout), checks the
+// row is still queued, runs the job, marks the row done and unlocks. A job must run once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <lockstep/pg.h>
+
+namespace jobclaim {
+
+struct ClaimOptions {
+  // The planted bugs: read the status before taking the lock (and trust it), and unlock
+  // only after a lock that was granted (a phantom grant, Bug #17686, then stays held).
+  bool check_before_lock = false;
+  bool unlock_only_if_granted = false;
+  lockstep::Duration lock_timeout = std::chrono::milliseconds(50);
+};
+
+// The advisory key of job `id`: (namespace 7, id) in the two-int4 form.
+lockstep::pg::AdvisoryKey job_key(std::int64_t id);
+
+// Runs every queued job it can claim among 1..jobs; `run` is the job's side effect.
+// Returns the number of jobs this worker ran. Throws lockstep::ModelError on an
+// unexpected server error (the model's verdict is then model_error).
+int claim_jobs(lockstep::pg::Pool& pool, int jobs, const ClaimOptions& options,
+               const std::function<void(std::int64_t id)>& run);
+
+}  // namespace jobclaim
