@@ -32,22 +32,22 @@ void must(const pg::Status& s, std::string_view what) {
   if (!s.ok()) throw ServerError(fmt::format("{}: {} {}", what, s.error().sqlstate, s.error().message));
 }
 
-// Whether the session `pid` holds the round's key (granted), as pg_locks shows it.
-bool holds(pg::Connection& observer, int pid) {
+// Whether the session `pid` holds `key` (granted), as pg_locks shows it.
+bool holds(pg::Connection& observer, int pid, pg::AdvisoryKey key = kKey) {
   for (const auto& row : must(observer.advisory_locks(), "pg_locks")) {
-    if (row.pid == pid && row.granted && row.classid == kKey.classid() && row.objid == kKey.objid() && row.objsubid == 2) return true;
+    if (row.pid == pid && row.granted && row.classid == key.classid() && row.objid == key.objid() && row.objsubid == key.objsubid()) return true;
   }
   return false;
 }
 
 class Rounds {
  public:
-  explicit Rounds(const PhantomOptions& o) : o_(o), holder_(open(o.conninfo)), rng_(o.seed) {}
+  explicit Rounds(const PhantomOptions& o, pg::AdvisoryKey key = kKey) : o_(o), key_(key), holder_(open(o.conninfo)), rng_(o.seed) {}
 
   // Runs one round: `waiter(env)` runs on its own thread while the holder releases near
   // the deadline. Returns nothing; the client updates the counts.
   void round(ThreadEnv& env, const std::function<void()>& waiter) {
-    must(holder_->advisory_lock(kKey, pg::LockMode::exclusive), "holder lock");
+    must(holder_->advisory_lock(key_, pg::LockMode::exclusive), "holder lock");
     const auto span = o_.max_offset.count();
     const Duration release_at = o_.lock_timeout + Duration(std::uniform_int_distribution<std::int64_t>(-span, span)(rng_));
     env.run_actors(2, [&](ActorId a) {
@@ -56,7 +56,7 @@ class Rounds {
         return;
       }
       std::this_thread::sleep_for(release_at);
-      must(holder_->advisory_unlock(kKey, pg::LockMode::exclusive), "holder unlock");
+      must(holder_->advisory_unlock(key_, pg::LockMode::exclusive), "holder unlock");
     });
   }
 
@@ -65,6 +65,7 @@ class Rounds {
 
  private:
   const PhantomOptions& o_;
+  pg::AdvisoryKey key_;
   std::unique_ptr<pg::Connection> holder_;
   std::mt19937_64 rng_;
 };
@@ -134,6 +135,30 @@ PhantomCounts service_client(Rounds& rounds, const std::function<void(const Phan
 }
 
 }  // namespace
+
+PhantomCounts run_phantom_rounds(const PhantomOptions& o, const PhantomClient& client,
+                                 const std::function<void(const PhantomCounts&)>& progress) {
+  if (!client.round) throw std::invalid_argument("run_phantom_rounds: client " + client.name + " has no round function");
+  Rounds rounds(o, client.key);
+  PhantomCounts n;
+  ThreadEnv env({o.conninfo, o.seed, Duration{0}}, nullptr);
+  auto waiter = open(o.conninfo);
+  must(waiter->set_lock_timeout(o.lock_timeout), "SET lock_timeout");
+  for (int i = 0; i < o.rounds; ++i) {
+    bool got = false;
+    rounds.round(env, [&] { got = client.round(*waiter, o.lock_timeout); });
+    ++n.rounds;
+    (got ? n.acquired : n.timed_out) += 1;
+    (void)waiter->take_warnings();
+    if (holds(rounds.observer(), waiter->backend_pid(), client.key)) {
+      ++n.leaked;
+      if (!got) ++n.phantoms;
+      must(waiter->advisory_unlock_all(), "clean-up");  // the harness's: rounds stay independent
+    }
+    if (progress && (i + 1) % 50 == 0) progress(n);
+  }
+  return n;
+}
 
 PhantomReport run_phantom_rounds(const PhantomOptions& options,
                                  const std::function<void(std::string_view, const PhantomCounts&)>& progress) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "lockstep/model/env.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep::real {
 
@@ -44,5 +45,20 @@ struct PhantomReport {
 // gets the client's name and its counts every 50 rounds.
 PhantomReport run_phantom_rounds(const PhantomOptions& options,
                                  const std::function<void(std::string_view client, const PhantomCounts&)>& progress = {});
+
+// Your own lock client in the same rounds: the holder takes `key`; `round` runs on the
+// waiter's connection (lock_timeout already set on it) and does what your code does:
+// acquire `key` waiting at most `lock_timeout`, then release as it would; it returns
+// whether your code believed it got the lock. Counted: acquired (true), timed_out
+// (false), leaked (the waiter's session still holds `key` afterwards; the harness then
+// clears it), phantoms (leaked after a timeout). A phantom your client cleaned up leaves
+// no trace the harness can see: it counts as timed_out only.
+struct PhantomClient {
+  std::string name;
+  pg::AdvisoryKey key = pg::AdvisoryKey::pair(1, 17686);
+  std::function<bool(pg::Connection& conn, Duration lock_timeout)> round;
+};
+PhantomCounts run_phantom_rounds(const PhantomOptions& options, const PhantomClient& client,
+                                 const std::function<void(const PhantomCounts&)>& progress = {});
 
 }  // namespace lockstep::real

@@ -1,8 +1,23 @@
 #include "jobclaim.h"
 
+#include <stdexcept>
+
 namespace jobclaim {
 
 using lockstep::pg::LockMode;
+
+ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_timeout) {
+  ClaimOptions o;
+  o.lock_timeout = lock_timeout;
+  if (variant == "check_before_lock") {
+    o.check_before_lock = true;
+  } else if (variant == "unlock_only_if_granted") {
+    o.unlock_only_if_granted = true;
+  } else if (variant != "correct") {
+    throw std::invalid_argument("jobclaim: unknown variant " + variant);
+  }
+  return o;
+}
 
 lockstep::pg::AdvisoryKey job_key(std::int64_t id) { return lockstep::pg::AdvisoryKey::pair(7, static_cast<std::int32_t>(id)); }
 
@@ -15,6 +30,19 @@ bool queued(lockstep::pg::Connection& conn, std::int64_t id) {
 
 }  // namespace
 
+bool lock_job(lockstep::pg::Connection& conn, std::int64_t id, const ClaimOptions& options) {
+  const auto locked = conn.advisory_lock_with_timeout(job_key(id), LockMode::exclusive, options.lock_timeout);
+  if (!locked.ok() && !locked.is(lockstep::pg::sqlstate::kLockNotAvailable)) {
+    throw lockstep::ModelError("lock of job " + std::to_string(id) + ": " + locked.error().sqlstate + " " + locked.error().message);
+  }
+  return locked.ok();
+}
+
+void unlock_job(lockstep::pg::Connection& conn, std::int64_t id, bool granted, const ClaimOptions& options) {
+  if (granted || !options.unlock_only_if_granted) (void)conn.advisory_unlock(job_key(id), LockMode::exclusive).value();
+  (void)conn.take_warnings();  // "you don't own a lock" after a plain timeout
+}
+
 int claim_jobs(lockstep::pg::Pool& pool, int jobs, const ClaimOptions& options,
                const std::function<void(std::int64_t id)>& run) {
   auto conn = pool.checkout().value();
@@ -22,18 +50,13 @@ int claim_jobs(lockstep::pg::Pool& pool, int jobs, const ClaimOptions& options,
   for (std::int64_t id = 1; id <= jobs; ++id) {
     const bool seen_queued = options.check_before_lock && queued(*conn, id);
     if (options.check_before_lock && !seen_queued) continue;
-    const auto locked = conn->advisory_lock_with_timeout(job_key(id), LockMode::exclusive, options.lock_timeout);
-    if (!locked.ok() && !locked.is(lockstep::pg::sqlstate::kLockNotAvailable)) {
-      throw lockstep::ModelError("lock of job " + std::to_string(id) + ": " + locked.error().sqlstate + " " + locked.error().message);
-    }
-    if (locked.ok() && (seen_queued || queued(*conn, id))) {
+    const bool granted = lock_job(*conn, id, options);
+    if (granted && (seen_queued || queued(*conn, id))) {
       run(id);
       (void)conn->update_row("jobs", id, {{"status", "done"}}).value();
       ++ran;
     }
-    // After a timeout the session may hold the lock anyway (Bug #17686): unlock regardless.
-    if (locked.ok() || !options.unlock_only_if_granted) (void)conn->advisory_unlock(job_key(id), LockMode::exclusive).value();
-    (void)conn->take_warnings();  // "you don't own a lock" after a plain timeout
+    unlock_job(*conn, id, granted, options);
   }
   return ran;
 }

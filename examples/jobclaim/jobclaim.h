@@ -22,8 +22,20 @@ struct ClaimOptions {
   lockstep::Duration lock_timeout = std::chrono::milliseconds(50);
 };
 
+// The options of a variant: "correct", "check_before_lock" or "unlock_only_if_granted"
+// (std::invalid_argument otherwise).
+ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_timeout);
+
 // The advisory key of job `id`: (namespace 7, id) in the two-int4 form.
 lockstep::pg::AdvisoryKey job_key(std::int64_t id);
+
+// Takes job `id`'s lock on `conn`, waiting at most options.lock_timeout: true when granted,
+// false when the wait timed out (55P03).
+bool lock_job(lockstep::pg::Connection& conn, std::int64_t id, const ClaimOptions& options);
+
+// Lets go of job `id`'s lock after lock_job returned `granted`. After a timeout the session
+// may hold the lock anyway (Bug #17686), so the correct design unlocks regardless.
+void unlock_job(lockstep::pg::Connection& conn, std::int64_t id, bool granted, const ClaimOptions& options);
 
 // Runs every queued job it can claim among 1..jobs; `run` is the job's side effect.
 // Returns the number of jobs this worker ran. Throws lockstep::ModelError on an

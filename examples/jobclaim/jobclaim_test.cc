@@ -4,8 +4,10 @@
 #include <lockstep/gtest.h>
 #include <lockstep/rapidcheck.h>
 
+#include <lockstep/real.h>
 #include <rapidcheck/gtest.h>
 
+#include "jobclaim.h"
 #include "model.h"
 
 namespace {
@@ -33,6 +35,35 @@ TEST(JobClaim, CorrectDesignCleansUpPhantomGrants) {
 
 // Up to 2 workers and 3 jobs: at most 4,002 executions each (3 workers and 2 jobs are
 // over 750,000).
+// PostgreSQL Bug #17686 on a real server, with our own lock and unlock code: the holder
+// releases the job's lock close to the waiter's lock_timeout, round after round. Runs when
+// LOCKSTEP_PG names a server.
+TEST(JobClaimOnAServer, OnlyThePlantedBugLeaksPhantomGrants) {
+  const auto conninfo = lockstep::gtest::server_from_environment();
+  if (!conninfo) GTEST_SKIP() << "set LOCKSTEP_PG=auto (a throwaway server) or a conninfo";
+  lockstep::real::PhantomOptions options;
+  options.conninfo = *conninfo;
+  options.rounds = 100;
+  auto rounds = [&](const std::string& variant) {
+    lockstep::real::PhantomClient client;
+    client.name = variant;
+    client.key = jobclaim::job_key(1);
+    client.round = [variant](lockstep::pg::Connection& conn, lockstep::Duration timeout) {
+      const auto o = jobclaim::claim_options(variant, timeout);
+      const bool granted = jobclaim::lock_job(conn, 1, o);
+      jobclaim::unlock_job(conn, 1, granted, o);
+      return granted;
+    };
+    const auto n = lockstep::real::run_phantom_rounds(options, client);
+    std::cout << variant << ": " << n.rounds << " rounds, " << n.acquired << " acquired, " << n.timed_out
+              << " timed out, " << n.phantoms << " phantom grants left held, " << n.leaked << " leaked\n";
+    return n;
+  };
+  EXPECT_EQ(rounds("correct").leaked, 0);
+  const auto buggy = rounds("unlock_only_if_granted");
+  EXPECT_EQ(buggy.leaked, buggy.phantoms);  // what it leaks is exactly the phantom grants
+}
+
 Config any_shape(const std::string& variant) {
   return Config{.variant = variant, .workers = *rc::gen::inRange(1, 3), .jobs = *rc::gen::inRange(1, 4)};
 }

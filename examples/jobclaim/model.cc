@@ -1,7 +1,5 @@
 #include "model.h"
 
-#include <stdexcept>
-
 #include "jobclaim.h"
 
 namespace jobclaim {
@@ -26,15 +24,7 @@ Jobs::Jobs(Env& env, const Config& c) : config(c) {
 }
 
 lockstep::Model<Jobs, Config> model(const Config& c) {
-  ClaimOptions o;
-  if (c.variant == "check_before_lock") {
-    o.check_before_lock = true;
-  } else if (c.variant == "unlock_only_if_granted") {
-    o.unlock_only_if_granted = true;
-  } else if (c.variant != "correct") {
-    throw std::invalid_argument("jobclaim: unknown variant " + c.variant);
-  }
-  o.lock_timeout = std::chrono::milliseconds(c.lock_timeout_ms);
+  const ClaimOptions o = claim_options(c.variant, std::chrono::milliseconds(c.lock_timeout_ms));
   lockstep::Model<Jobs, Config> m("jobclaim", c);
   m.actors(c.workers, [o](Jobs& s, Env& env, ActorId self) {
      const int ran = claim_jobs(*s.pool, s.config.jobs, o, [&s, &env](std::int64_t id) {
