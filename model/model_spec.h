@@ -54,7 +54,8 @@ struct ModelSpec {
 // checks events and final invariants in declaration order (the first broken one is the
 // violation) and marks the execution with the spec's marks, plus "phantom_grant" when the
 // simulated server handed out a phantom grant (Bug #17686) and "phantom_cleaned" when the
-// advisory lock service cleaned one up.
+// advisory lock service cleaned one up. (The simulation adds the faults it injected, such
+// as "backend_terminated": sim/scheduler.h.)
 std::unique_ptr<System> system_of(ModelSpec spec);
 
 // A fingerprint of what a trace must match to replay on this model: its name, actors and

@@ -99,7 +99,7 @@ struct ExecutionResult {
   bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
   bool skipped = false;     // the strategy ended it as another shard's
   std::string final_state;  // with RunLimits::record_final_state, once all actors finished
-  std::vector<std::string> marks;  // Instance::marks(), once all actors finished
+  std::vector<std::string> marks;  // Instance::marks() and SimEnv::injected_faults(), once all actors finished
 };
 
 class Scheduler {

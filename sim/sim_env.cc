@@ -195,6 +195,12 @@ std::unique_ptr<lockstep::pg::Pool> SimEnv::new_pg_pool(const lockstep::pg::Pool
   return pg::make_pool(pg_->server, config);
 }
 
+std::vector<std::string> SimEnv::injected_faults() const {
+  std::vector<std::string> faults;
+  if (pg_ && pg_->server.termination_used()) faults.emplace_back("backend_terminated");
+  return faults;
+}
+
 std::unique_ptr<File> SimEnv::open_file(std::string path) {
   auto& inode = inodes_[path];
   if (!inode) {

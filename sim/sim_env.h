@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lockstep/model/env.h"
 #include "lockstep/sim/pg/statement_log.h"
@@ -46,6 +47,10 @@ class SimEnv final : public Env {
   std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) override;
   std::unique_ptr<File> open_file(std::string path) override;
   std::unique_ptr<lockstep::pg::Pool> new_pg_pool(const lockstep::pg::PoolConfig& config) override;
+
+  // The faults the simulated world injected in this execution, named as the pool option
+  // that enables them ("backend_terminated"), for the execution's marks.
+  std::vector<std::string> injected_faults() const;
 
   // The flock state of one path (what an inode's lock list is to the kernel).
   struct Inode;
