@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/cli/diff.h"
 #include "lockstep/cli/html_report.h"
 #include "lockstep/cli/interrupt.h"
 #include "lockstep/cli/pg_commands.h"
@@ -22,6 +22,7 @@
 #include "lockstep/real/libpq_backend.h"
 #include "lockstep/real/wall_clock.h"
 #include "lockstep/sim/check.h"
+#include "lockstep/sim/interleaving_table.h"
 #include "lockstep/sim/trace.h"
 
 namespace lockstep::cli {
@@ -342,9 +343,9 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir
 }
 
 // Walks the replayed interleaving one step at a time: Enter shows the next step, q quits.
-void step_through(const sim::ReplayReport& r, std::istream& in, std::ostream& out) {
+void step_through(const sim::ReplayReport& r, std::size_t width, std::istream& in, std::ostream& out) {
   const bool interactive = isatty(STDIN_FILENO) == 1;
-  const sim::InterleavingTable table(r.events, r.actors);
+  const sim::InterleavingTable table(r.events, r.actors, width);
   table.header(out);
   std::size_t i = 0;
   while (i < r.events.size()) {
@@ -372,7 +373,8 @@ sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& pa
   }
 }
 
-int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, std::ostream& out) {
+// `width`: the column limit of the table (0: no limit, each cell on one line).
+int cmd_replay(const std::string& path, bool json, bool step, std::size_t width, std::istream& in, std::ostream& out) {
   const sim::Trace trace = sim::load_trace(path);
   const sim::ReplayReport r = verified_replay(trace, path);
   if (json) {
@@ -388,9 +390,9 @@ int cmd_replay(const std::string& path, bool json, bool step, std::istream& in, 
     return kExitOk;
   }
   if (step) {
-    step_through(r, in, out);
+    step_through(r, width, in, out);
   } else {
-    sim::print_interleaving(out, r.events, r.actors);
+    sim::print_interleaving(out, r.events, r.actors, width);
   }
   std::string verdict(verdict_name(r.result.verdict));
   if (!r.result.invariant.empty()) verdict += " " + r.result.invariant;
@@ -526,11 +528,16 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   mg->add_flag("--json", merge_json, "print one JSON object per scenario");
 
   std::string replay_path;
-  bool replay_json = false, replay_step = false;
+  bool replay_json = false, replay_step = false, replay_wide = false;
+  std::size_t replay_width = sim::kDefaultColumnWidth;
   auto* r = app.add_subcommand("replay", "re-execute a trace from its decisions; check log and verdict; print it");
   r->add_option("trace", replay_path, "trace file (lockstep-trace/1)")->required();
   r->add_flag("--json", replay_json, "print one JSON object instead of the table");
   r->add_flag("--step", replay_step, "walk the interleaving one step at a time (Enter: next, q: quit)");
+  r->add_option("--width", replay_width, "wrap table cells longer than this many characters")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{8}, std::size_t{10'000}));
+  r->add_flag("--wide", replay_wide, "never wrap: every cell on one line");
 
   std::string shrink_path;
   std::optional<std::string> shrink_out;
@@ -544,6 +551,13 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
       ->check(CLI::NonNegativeNumber);
 
   std::string report_path, report_out;
+  std::string diff_a, diff_b;
+  bool diff_json = false;
+  auto* dif = app.add_subcommand("diff", "two traces of one scenario side by side: where their orders part (exit 0 same, 1 differ)");
+  dif->add_option("a", diff_a, "trace file (lockstep-trace/1)")->required();
+  dif->add_option("b", diff_b, "trace file (lockstep-trace/1)")->required();
+  dif->add_flag("--json", diff_json, "print one JSON object");
+
   auto* rep = app.add_subcommand("report", "write a trace as a self-contained HTML page (swimlanes, one per actor)");
   rep->add_option("trace", report_path, "trace file (lockstep-trace/1)")->required();
   rep->add_option("-o,--out", report_out, "the HTML file to write")->required();
@@ -573,7 +587,8 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     if (c->parsed()) return finished(cmd_check(check, context, out, err));
     if (s->parsed()) return finished(cmd_sweep(sweep, context, out, err));
     if (mg->parsed()) return cmd_merge(merge_inputs, merge_out, merge_junit, merge_json, out, err);
-    if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, in, out);
+    if (dif->parsed()) return cmd_diff(diff_a, diff_b, diff_json, out);
+    if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, replay_wide ? 0 : replay_width, in, out);
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return finished(cmd_shrink(shrink_path, shrink_out, shrink_seconds, context, out));
     if (rep->parsed()) return cmd_report(report_path, report_out, context, out);

@@ -7,13 +7,7 @@
 namespace lockstep::sim {
 namespace {
 
-constexpr std::size_t kMaxColumn = 36;
-
-std::string cell(const LogEvent& e) {
-  std::string text = e.result.empty() ? e.op : fmt::format("{} -> {}", e.op, e.result);
-  if (text.size() > kMaxColumn) text = text.substr(0, kMaxColumn - 3) + "...";
-  return text;
-}
+std::string cell(const LogEvent& e) { return e.result.empty() ? e.op : fmt::format("{} -> {}", e.op, e.result); }
 
 std::string time_text(std::int64_t ns) {
   if (ns % 1'000'000 == 0) return fmt::format("{} ms", ns / 1'000'000);
@@ -22,12 +16,32 @@ std::string time_text(std::int64_t ns) {
 
 }  // namespace
 
-InterleavingTable::InterleavingTable(const std::vector<LogEvent>& events, const std::vector<std::string>& actors)
-    : actors_(actors), width_(actors.size()) {
+std::vector<std::string> wrap_cell(const std::string& text, std::size_t width) {
+  if (width == 0 || text.size() <= width) return {text};
+  std::vector<std::string> lines;
+  std::size_t from = 0;
+  while (text.size() - from > width) {
+    std::size_t cut = from + width;
+    for (std::size_t i = from + width; i > from + width * 2 / 3; --i) {
+      if (text[i - 1] == ' ' || text[i - 1] == ',') {
+        cut = i;
+        break;
+      }
+    }
+    lines.push_back(text.substr(from, cut - from));
+    from = cut;
+  }
+  lines.push_back(text.substr(from));
+  return lines;
+}
+
+InterleavingTable::InterleavingTable(const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                                     std::size_t max_column)
+    : actors_(actors), width_(actors.size()), max_column_(max_column) {
   for (std::size_t a = 0; a < actors.size(); ++a) width_[a] = actors[a].size();
   for (const auto& e : events) {
     if (e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors.size()) {
-      width_[e.actor] = std::max(width_[e.actor], cell(e).size());
+      for (const auto& line : wrap_cell(cell(e), max_column_)) width_[e.actor] = std::max(width_[e.actor], line.size());
     }
     time_width_ = std::max(time_width_, time_text(e.time_ns).size());
   }
@@ -41,18 +55,29 @@ void InterleavingTable::header(std::ostream& out) const {
 }
 
 void InterleavingTable::row(std::ostream& out, const LogEvent& e) const {
-  std::string line = fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width_);
   const bool in_column = e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors_.size();
-  for (std::size_t a = 0; a < actors_.size(); ++a) {
-    line += fmt::format("  {:<{}}", in_column && static_cast<std::size_t>(e.actor) == a ? cell(e) : std::string(), width_[a]);
+  if (!in_column) {
+    std::string line = fmt::format("{:>6}  {:<{}}  (outside any actor) {}", e.step, time_text(e.time_ns), time_width_, cell(e));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+    return;
   }
-  if (!in_column) line += "  (outside any actor) " + cell(e);
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  out << line << '\n';
+  const std::vector<std::string> lines = wrap_cell(cell(e), max_column_);
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    // Continuation lines leave the step and the time blank.
+    std::string line = k == 0 ? fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width_)
+                              : fmt::format("{:>6}  {:<{}}", "", "", time_width_);
+    for (std::size_t a = 0; a < actors_.size(); ++a) {
+      line += fmt::format("  {:<{}}", static_cast<std::size_t>(e.actor) == a ? lines[k] : std::string(), width_[a]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  }
 }
 
-void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors) {
-  const InterleavingTable table(events, actors);
+void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                        std::size_t max_column) {
+  const InterleavingTable table(events, actors, max_column);
   table.header(out);
   for (const auto& e : events) table.row(out, e);
 }

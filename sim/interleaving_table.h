@@ -4,7 +4,9 @@
 //      0  0 ms      read x -> 0
 //      1  0 ms                        read x -> 0
 // Column widths come from all the events, so rows can also be printed one at a time
-// (replay --step). Linear in the number of events; long cells are cut with "...".
+// (replay --step). Linear in the number of events. A cell longer than the column limit is
+// wrapped onto continuation lines (broken after a space or comma where one is near), never
+// cut: every fact of the event stays readable. A limit of 0 puts every cell on one line.
 #pragma once
 
 #include <ostream>
@@ -15,9 +17,12 @@
 
 namespace lockstep::sim {
 
+inline constexpr std::size_t kDefaultColumnWidth = 36;
+
 class InterleavingTable {
  public:
-  InterleavingTable(const std::vector<LogEvent>& events, const std::vector<std::string>& actors);
+  InterleavingTable(const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                    std::size_t max_column = kDefaultColumnWidth);
   void header(std::ostream& out) const;
   void row(std::ostream& out, const LogEvent& event) const;
 
@@ -25,8 +30,15 @@ class InterleavingTable {
   const std::vector<std::string>& actors_;
   std::vector<std::size_t> width_;
   std::size_t time_width_ = 4;
+  std::size_t max_column_;
 };
 
-void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors);
+void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                        std::size_t max_column = kDefaultColumnWidth);
+
+// `text` in lines of at most `width` characters (0: one line), broken after a space or a
+// comma in the last third of a line when there is one. Concatenated, the lines give
+// `text` back.
+std::vector<std::string> wrap_cell(const std::string& text, std::size_t width);
 
 }  // namespace lockstep::sim

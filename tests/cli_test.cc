@@ -1,9 +1,11 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
 #include "lockstep/cli/commands.h"
+#include "lockstep/sim/interleaving_table.h"
 #include "test_support.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -198,6 +200,87 @@ TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   }
   EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 6u);
+}
+
+// A passing execution of lost-update (a runs first, then b), written by hand and checked by
+// replay; lost-update's own trace is the failing one.
+std::string passing_lost_update(const std::string& failing) {
+  nlohmann::json t = nlohmann::json::parse(std::ifstream(failing));
+  t.erase("shrunk");
+  t["verdict"] = {{"kind", "pass"}, {"invariant", ""}, {"message", ""}};
+  t["decisions"] = {"a0", "a0", "a1", "a1"};
+  t["events"] = nlohmann::json::array({{{"step", 0}, {"time_ns", 0}, {"actor", 0}, {"op", "read x"}, {"result", "0"}},
+                                       {{"step", 1}, {"time_ns", 0}, {"actor", 0}, {"op", "write x 1"}, {"result", ""}},
+                                       {{"step", 2}, {"time_ns", 0}, {"actor", 1}, {"op", "read x"}, {"result", "1"}},
+                                       {{"step", 3}, {"time_ns", 0}, {"actor", 1}, {"op", "write x 2"}, {"result", ""}}});
+  return t.dump();
+}
+
+TEST_F(Cli, DiffShowsWhereTwoTracesPartAndTheRaceBetweenThem) {
+  const std::string failing = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
+  const std::string passing = write("pass.json", passing_lost_update(failing));
+  ASSERT_EQ(run({"replay", passing}).code, 0) << "the hand-written passing trace must replay";
+
+  const CliRun same = run({"diff", failing, failing});
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("the event logs are identical"), std::string::npos) << same.out;
+
+  const CliRun d = run({"diff", failing, passing});
+  EXPECT_EQ(d.code, 1) << d.err;
+  EXPECT_NE(d.out.find("the first 1 events are the same; they part at event 1"), std::string::npos) << d.out;
+  // The race: b's read before a's write in the failure, after it in the passing run.
+  EXPECT_NE(d.out.find("  A: b read x -> 0 (step 1) before a write x 1 (step 3)\n"
+                       "  B: a write x 1 (step 1) before b read x -> 1 (step 2)\n"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("b: from its event 0: A read x -> 0; B read x -> 1"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("a: the same 2 events"), std::string::npos) << d.out;
+
+  const CliRun j = run({"diff", failing, passing, "--json"});
+  EXPECT_EQ(j.code, 1);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["common_events"], 1);
+  ASSERT_EQ(doc["reversed_pairs"].size(), 1u) << j.out;
+  EXPECT_EQ(doc["reversed_pairs"][0]["first_in_a"]["event"], "read x -> 0");
+  EXPECT_EQ(doc["reversed_pairs"][0]["first_in_b"]["event"], "write x 1");
+  EXPECT_TRUE(doc["reversed_pairs"][0]["same_object"].get<bool>());
+
+  const CliRun other = run({"diff", failing, std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lockinc-no-lock-3.json"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("different actors"), std::string::npos) << other.err;
+  EXPECT_EQ(run({"diff", failing, path("missing.json")}).code, 2);
+}
+
+TEST_F(Cli, ReplayWrapsLongCellsAndNeverCutsThem) {
+  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-leak.json";
+  const CliRun narrow = run({"replay", trace, "--width", "20"});
+  ASSERT_EQ(narrow.code, 0) << narrow.err;
+  EXPECT_EQ(narrow.out.find("..."), std::string::npos) << "a cell was cut";
+  const CliRun wide = run({"replay", trace, "--wide"});
+  ASSERT_EQ(wide.code, 0) << wide.err;
+  auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  EXPECT_GT(lines(narrow.out), lines(wide.out));
+  // Every word of the wide table is in the wrapped one.
+  std::istringstream words(wide.out);
+  std::string no_space;
+  for (char c : narrow.out) {
+    if (c != ' ' && c != '\n') no_space += c;
+  }
+  for (std::string w; words >> w;) EXPECT_NE(no_space.find(w), std::string::npos) << w;
+}
+
+TEST(WrapCell, LinesAreBoundedAndGiveTheTextBack) {
+  const std::string text = "advisory_lock_timed advisory(7,1,2) exclusive 50 ms -> 55P03 canceling statement due to lock timeout";
+  for (std::size_t width : {8u, 13u, 20u, 36u, 200u}) {
+    const auto lines = sim::wrap_cell(text, width);
+    std::string back;
+    for (const auto& l : lines) {
+      EXPECT_LE(l.size(), width);
+      back += l;
+    }
+    EXPECT_EQ(back, text);
+  }
+  EXPECT_EQ(sim::wrap_cell(text, 0).size(), 1u);
 }
 
 TEST_F(Cli, HelpExitsZero) {

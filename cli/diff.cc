@@ -1,0 +1,197 @@
+#include "lockstep/cli/diff.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/verdict.h"
+#include "lockstep/sim/trace.h"
+
+namespace lockstep::cli {
+namespace {
+
+using sim::LogEvent;
+using sim::Trace;
+
+std::string text(const LogEvent& e) { return e.result.empty() ? e.op : e.op + " -> " + e.result; }
+
+// The object an operation names: its second word ("read x" -> "x"), or "" when it has one word.
+std::string object_of(const std::string& op) {
+  const auto space = op.find(' ');
+  if (space == std::string::npos) return "";
+  const auto end = op.find(' ', space + 1);
+  return op.substr(space + 1, end == std::string::npos ? std::string::npos : end - space - 1);
+}
+
+std::string verdict_text(const Trace& t) {
+  std::string v(verdict_name(t.verdict));
+  if (!t.invariant.empty()) v += " " + t.invariant;
+  if (!t.message.empty()) v += ": " + t.message;
+  return v;
+}
+
+// Per actor: indices (into the trace's events) of that actor's events, in order.
+std::vector<std::vector<std::size_t>> by_actor(const Trace& t) {
+  std::vector<std::vector<std::size_t>> out(t.actors.size());
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const auto a = t.events[i].actor;
+    if (a >= 0 && static_cast<std::size_t>(a) < out.size()) out[a].push_back(i);
+  }
+  return out;
+}
+
+struct Matched {
+  std::size_t a, b;  // positions in A's and B's events
+};
+
+// Two matched events of different actors: `earlier` comes first in A, `later` first in B.
+struct Reversed {
+  Matched earlier, later;
+  bool same_object;
+};
+
+}  // namespace
+
+int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, std::ostream& out) {
+  const Trace a = sim::load_trace(a_path);
+  const Trace b = sim::load_trace(b_path);
+  if (a.actors != b.actors) {
+    throw InputError(fmt::format("{} and {}: the traces have different actors ({} and {}): not two executions of one scenario",
+                                 a_path, b_path, nlohmann::json(a.actors).dump(), nlohmann::json(b.actors).dump()));
+  }
+  const bool same_scenario = a.scenario == b.scenario;
+
+  // The common start.
+  std::size_t common = 0;
+  while (common < a.events.size() && common < b.events.size() && a.events[common].actor == b.events[common].actor &&
+         a.events[common].op == b.events[common].op && a.events[common].result == b.events[common].result) {
+    ++common;
+  }
+  const bool identical = common == a.events.size() && common == b.events.size();
+
+  // Events matched per actor while the operations agree; where each actor's events part.
+  const auto pa = by_actor(a), pb = by_actor(b);
+  std::vector<Matched> matched;
+  nlohmann::json actors = nlohmann::json::array();
+  for (std::size_t act = 0; act < a.actors.size(); ++act) {
+    constexpr std::size_t kSame = static_cast<std::size_t>(-1);
+    std::size_t k = 0;
+    std::size_t parts = kSame;  // the first of its events that differ: another result, or another operation
+    while (k < pa[act].size() && k < pb[act].size() && a.events[pa[act][k]].op == b.events[pb[act][k]].op) {
+      if (parts == kSame && a.events[pa[act][k]].result != b.events[pb[act][k]].result) parts = k;
+      matched.push_back({pa[act][k], pb[act][k]});
+      ++k;
+    }
+    if (parts == kSame && (k < pa[act].size() || k < pb[act].size())) parts = k;
+    nlohmann::json j = {{"actor", a.actors[act]}, {"events_a", pa[act].size()}, {"events_b", pb[act].size()}};
+    j["same"] = parts == kSame;
+    if (parts != kSame) {
+      j["differs_from"] = parts;
+      j["a"] = parts < pa[act].size() ? nlohmann::json(text(a.events[pa[act][parts]])) : nlohmann::json(nullptr);
+      j["b"] = parts < pb[act].size() ? nlohmann::json(text(b.events[pb[act][parts]])) : nlohmann::json(nullptr);
+    }
+    actors.push_back(j);
+  }
+
+  // Pairs of matched events of two actors in opposite orders. For each event, only the
+  // nearest earlier (in A) event it is reversed with: the pair where the orders part.
+  std::sort(matched.begin(), matched.end(), [](const Matched& x, const Matched& y) { return x.a < y.a; });
+  std::vector<Reversed> reversed;
+  for (std::size_t j = 0; j < matched.size(); ++j) {
+    const LogEvent& ey = a.events[matched[j].a];
+    std::optional<Reversed> best;
+    for (std::size_t i = j; i-- > 0;) {
+      const LogEvent& ex = a.events[matched[i].a];
+      if (ex.actor == ey.actor || matched[i].b < matched[j].b) continue;
+      const bool same_object = !object_of(ex.op).empty() && object_of(ex.op) == object_of(ey.op);
+      if (!best || (same_object && !best->same_object)) best = Reversed{matched[i], matched[j], same_object};
+      if (same_object) break;
+    }
+    if (best) reversed.push_back(*best);
+  }
+  std::stable_sort(reversed.begin(), reversed.end(),
+                   [](const Reversed& x, const Reversed& y) { return x.same_object && !y.same_object; });
+  constexpr std::size_t kShownPairs = 10, kShownRows = 24;
+
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& r : reversed) {
+    const LogEvent& x = a.events[r.earlier.a];
+    const LogEvent& y = a.events[r.later.a];
+    pairs.push_back({{"first_in_a", {{"actor", a.actors[x.actor]}, {"event", text(x)}, {"step_a", x.step}, {"step_b", b.events[r.earlier.b].step}}},
+                     {"first_in_b", {{"actor", a.actors[y.actor]}, {"event", text(y)}, {"step_a", y.step}, {"step_b", b.events[r.later.b].step}}},
+                     {"same_object", r.same_object}});
+  }
+
+  if (json) {
+    nlohmann::json j = {{"a", {{"trace", a_path}, {"verdict", verdict_name(a.verdict)}, {"invariant", a.invariant}, {"events", a.events.size()}}},
+                        {"b", {{"trace", b_path}, {"verdict", verdict_name(b.verdict)}, {"invariant", b.invariant}, {"events", b.events.size()}}},
+                        {"same_scenario", same_scenario},
+                        {"identical", identical},
+                        {"common_events", common},
+                        {"reversed_pairs", pairs},
+                        {"actors", actors}};
+    out << j.dump() << '\n';
+    return identical ? 0 : 1;
+  }
+
+  const auto who = [](const Trace& t, const LogEvent& e) {
+    return e.actor >= 0 ? t.actors[e.actor] : std::string("(outside any actor)");
+  };
+  out << fmt::format("A: {}: {} ({} events)\n", a_path, verdict_text(a), a.events.size());
+  out << fmt::format("B: {}: {} ({} events)\n", b_path, verdict_text(b), b.events.size());
+  if (!same_scenario) out << "note: the traces embed different scenario documents (same actors)\n";
+  if (identical) {
+    out << "the event logs are identical\n";
+    return 0;
+  }
+  out << fmt::format("the first {} events are the same; they part at event {}:\n", common, common);
+  const auto side = [&](const Trace& t) {
+    return common < t.events.size() ? fmt::format("step {}  {}: {}", t.events[common].step, who(t, t.events[common]), text(t.events[common]))
+                                     : std::string("(ended)");
+  };
+  out << fmt::format("  A  {}\n  B  {}\n", side(a), side(b));
+  if (!reversed.empty()) {
+    out << "in opposite orders (for each event the nearest one it swapped with, same object first):\n";
+    for (std::size_t i = 0; i < reversed.size() && i < kShownPairs; ++i) {
+      const auto& r = reversed[i];
+      const LogEvent &xa = a.events[r.earlier.a], &ya = a.events[r.later.a];
+      const LogEvent &xb = b.events[r.earlier.b], &yb = b.events[r.later.b];
+      out << fmt::format("  A: {} {} (step {}) before {} {} (step {}){}\n", who(a, xa), text(xa), xa.step, who(a, ya), text(ya),
+                         ya.step, r.same_object ? "" : "  (no object in common)");
+      out << fmt::format("  B: {} {} (step {}) before {} {} (step {})\n", who(b, yb), text(yb), yb.step, who(b, xb), text(xb), xb.step);
+    }
+    if (reversed.size() > kShownPairs) out << fmt::format("  ... {} more (--json lists them all)\n", reversed.size() - kShownPairs);
+  }
+  out << "per actor:\n";
+  for (const auto& j : actors) {
+    if (j["same"].get<bool>()) {
+      out << fmt::format("  {}: the same {} events, in its own order\n", j["actor"].get<std::string>(), j["events_a"].get<std::size_t>());
+    } else {
+      auto show = [](const nlohmann::json& v) { return v.is_null() ? std::string("(no event)") : v.get<std::string>(); };
+      out << fmt::format("  {}: from its event {}: A {}; B {}\n", j["actor"].get<std::string>(), j["differs_from"].get<std::size_t>(),
+                         show(j["a"]), show(j["b"]));
+    }
+  }
+  out << fmt::format("from event {} on, side by side:\n", common);
+  const std::size_t end = std::max(a.events.size(), b.events.size());
+  const auto cell = [&](const Trace& t, std::size_t i) {
+    return i < t.events.size() ? who(t, t.events[i]) + ": " + text(t.events[i]) : std::string();
+  };
+  std::size_t wa = 1;  // cells are never cut: the column is as wide as its widest
+  for (std::size_t i = common; i < end && i < common + kShownRows; ++i) wa = std::max(wa, cell(a, i).size());
+  out << fmt::format("  {:>5}  {:<{}}  {}\n", "event", "A", wa, "B");
+  for (std::size_t i = common; i < end && i < common + kShownRows; ++i) {
+    std::string line = fmt::format("  {:>5}  {:<{}}  {}", i, cell(a, i), wa, cell(b, i));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  }
+  if (end > common + kShownRows) out << fmt::format("  ... {} more events (replay each trace for the whole log)\n", end - common - kShownRows);
+  return 1;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,21 @@
+// cli/diff.h: `lockstep diff A B`: two traces of one scenario side by side, and where their
+// orders part (a failing trace and a passing execution, or two failures).
+//
+// Prints (or, with --json, gives as one object): both verdicts; how many events the two
+// share from the start and the first event where they part; the pairs of events that both
+// traces contain but in opposite orders (events of two actors on the same object first:
+// those are the races that separate the two executions); and, per actor, whether its own
+// events are the same in both or from which one they differ (a read that returned another
+// value). Events are matched per actor, in order, while their operations agree.
+// Exit codes as diff(1): 0 the event logs are identical, 1 they differ, 2 bad input
+// (unreadable trace, or traces with different actors).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace lockstep::cli {
+
+int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, std::ostream& out);
+
+}  // namespace lockstep::cli
