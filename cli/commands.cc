@@ -223,7 +223,6 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
   }
   fs::create_directories(out_dir);
   std::vector<nlohmann::json> results;
-  bool bad_input = false, unexpected = false;
   std::size_t run = 0;
   for (std::size_t i = 0; i < files.size() && !interrupted(); ++i) {
     run = i + 1;
@@ -258,11 +257,9 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
         c.report_path = fs::path(path).replace_extension(".html").string();
         write_html(*report->trace, path, *c.report_path, context);
       }
-      unexpected = unexpected || !report->as_expected;
     } catch (const InputError& e) {
       c.scenario = nullptr;
       c.input_error = e.what();
-      bad_input = true;
     }
     nlohmann::json j = to_json(c, context);
     if (json) {
@@ -284,8 +281,6 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
   for (const auto& r : results) ok += r["as_expected"].get<bool>() ? 1 : 0;
   err << fmt::format("sweep: {} scenarios, {} as expected, {} not, in {:.2f} s; reports in {}\n", results.size(),
                      ok, results.size() - ok, elapsed, (fs::path(out_dir) / "summary.md").string());
-  (void)bad_input;
-  (void)unexpected;
   return sweep_exit_code(results);
 }
 
