@@ -226,6 +226,7 @@ void Scheduler::execute(const Transition& t) {
     actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
   result_ = StepResult{};
+  detail_.clear();
   std::size_t log_index = 0;
   if (limits_.log_events) {
     log_index = events_.size();
@@ -243,7 +244,11 @@ void Scheduler::execute(const Transition& t) {
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
   strategy_->executed(t, effective);
-  if (limits_.log_events) events_[log_index].result = result_text(result_, t.timer);
+  if (limits_.log_events) {
+    std::string text = result_text(result_, t.timer);
+    if (!detail_.empty()) text = text.empty() ? std::move(detail_) : text + " " + detail_;
+    events_[log_index].result = std::move(text);
+  }
 }
 
 Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {

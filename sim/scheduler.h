@@ -148,6 +148,11 @@ class Scheduler {
   // The current step's access on its main object so far (declared, or as refined).
   Access current_access() const { return effective_access_; }
   void note_result(StepResult result) { result_ = result; }
+  // Whether this run keeps an event log (a trace, a replay): a detail is worth making.
+  bool logging() const { return limits_.log_events; }
+  // What the current step returned beyond its StepResult (the row a read_row saw), for
+  // the event log: appended to the result text. Call only when logging().
+  void note_detail(std::string detail) { detail_ = std::move(detail); }
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
@@ -194,6 +199,7 @@ class Scheduler {
   bool touched_overflow_ = false;
   ScopeId scope_ = kGlobalObservations;  // of this step's observations, with kObserves
   StepResult result_;
+  std::string detail_;  // note_detail, for the current step
 };
 
 }  // namespace lockstep::sim

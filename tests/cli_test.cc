@@ -269,6 +269,22 @@ TEST_F(Cli, ReplayWrapsLongCellsAndNeverCutsThem) {
   for (std::string w; words >> w;) EXPECT_NE(no_space.find(w), std::string::npos) << w;
 }
 
+TEST_F(Cli, WhatAReadRowReturnedIsInTheEventsAndTheTable) {
+  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-skill-no-refresh.json";
+  const auto doc = nlohmann::json::parse(std::ifstream(trace));
+  bool seen = false;
+  for (const auto& e : doc["events"]) {
+    if (e["op"].get<std::string>().rfind("read_row agents#1", 0) == 0) {
+      EXPECT_EQ(e["result"].get<std::string>().front(), '{') << e.dump();
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen);
+  const CliRun wide = run({"replay", trace, "--wide"});
+  ASSERT_EQ(wide.code, 0) << wide.err;
+  EXPECT_NE(wide.out.find("read_row agents#1 1 -> {handoff=0, id=1,"), std::string::npos) << wide.out;
+}
+
 TEST(WrapCell, LinesAreBoundedAndGiveTheTextBack) {
   const std::string text = "advisory_lock_timed advisory(7,1,2) exclusive 50 ms -> 55P03 canceling statement due to lock timeout";
   for (std::size_t width : {8u, 13u, 20u, 36u, 200u}) {

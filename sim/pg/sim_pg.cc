@@ -27,6 +27,14 @@ using lockstep::pg::Stmt;
 using lockstep::pg::in_mode;
 using lockstep::pg::name;
 
+// A row as the event log shows it: {col=value, ...}, or "no row".
+std::string row_text(const std::optional<Row>& row) {
+  if (!row) return "no row";
+  std::string out = "{";
+  for (const auto& [column, value] : *row) out += fmt::format("{}{}={}", out.size() > 1 ? ", " : "", column, value);
+  return out + "}";
+}
+
 std::string_view lock_type(LockMode mode) { return mode == LockMode::exclusive ? "ExclusiveLock" : "ShareLock"; }
 Access acquire_access(LockMode mode) { return mode == LockMode::exclusive ? Access::acquire : Access::acquire_shared; }
 
@@ -134,7 +142,9 @@ class SimConnection : public lockstep::pg::Connection {
     Statement st(*this);
     const OpDesc first{name(Stmt::read_row), {server_.row_object(table, id), Access::read}, id, true};
     if (auto refused = begin_statement(first)) return *refused;
-    return visible(table, id);
+    std::optional<Row> row = visible(table, id);
+    if (s_.logging()) s_.note_detail(row_text(row));
+    return row;
   }
 
   Status insert_row(std::string_view table, std::int64_t id, const Row& values) override {
@@ -169,6 +179,7 @@ class SimConnection : public lockstep::pg::Connection {
     const Result<bool> locked = lock_row(table, id, nowait, nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update);
     if (!locked.ok()) return locked.error();
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
+    if (s_.logging()) s_.note_detail(row_text(row));
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
   }
@@ -186,6 +197,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (!got) s_.refine_access(Access::read);  // absent, or locked by another: skipped
     s_.note_result({Kind::value, got ? 1 : 0});
     std::optional<Row> row = got ? visible(table, id) : std::nullopt;
+    if (s_.logging()) s_.note_detail(row_text(row));
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
   }
@@ -196,6 +208,7 @@ class SimConnection : public lockstep::pg::Connection {
     const Result<bool> locked = lock_row(table, id, false, Stmt::select_for_share, LockMode::shared);
     if (!locked.ok()) return locked.error();
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
+    if (s_.logging()) s_.note_detail(row_text(row));
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row;
   }
