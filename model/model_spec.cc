@@ -7,7 +7,9 @@ namespace {
 
 class SpecInstance final : public Instance {
  public:
-  SpecInstance(const ModelSpec& spec, Env& env) : spec_(spec), env_(env), state_(spec.make_state(env)) {}
+  // The instance shares the spec: a confirmation run that hangs leaves its threads running
+  // on it after the System that made them is gone.
+  SpecInstance(std::shared_ptr<const ModelSpec> spec, Env& env) : spec_holder_(std::move(spec)), spec_(*spec_holder_), env_(env), state_(spec_.make_state(env)) {}
   int actor_count() const override { return static_cast<int>(spec_.actors.size()); }
   std::string_view actor_name(ActorId a) const override { return spec_.actors[a].name; }
   void run_actor(ActorId a) override { spec_.actors[a].body(state_.get(), env_, a); }
@@ -41,6 +43,7 @@ class SpecInstance final : public Instance {
   }
 
  private:
+  std::shared_ptr<const ModelSpec> spec_holder_;
   const ModelSpec& spec_;
   Env& env_;
   std::shared_ptr<void> state_;
@@ -50,11 +53,11 @@ class SpecInstance final : public Instance {
 
 class SpecSystem final : public System {
  public:
-  explicit SpecSystem(ModelSpec spec) : spec_(std::move(spec)) {}
+  explicit SpecSystem(ModelSpec spec) : spec_(std::make_shared<const ModelSpec>(std::move(spec))) {}
   std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, env); }
 
  private:
-  ModelSpec spec_;
+  std::shared_ptr<const ModelSpec> spec_;
 };
 
 }  // namespace

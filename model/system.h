@@ -103,7 +103,8 @@ const std::vector<SystemInfo>& registered_systems();
 const SystemInfo* find_system(std::string_view name);
 
 // Adds a system to registered_systems(); the built-in systems are added through it too.
-// Throws ModelError when the name is empty, taken, or not a plain word ([A-Za-z0-9_-]),
+// Throws ModelError when the name is empty, taken, "api" (reserved for models in C++ code),
+// or not a plain word ([A-Za-z0-9_-]),
 // when there is no variant or no configure function, or when two variants share a name.
 void register_system(SystemInfo info);
 

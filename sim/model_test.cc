@@ -39,10 +39,16 @@ nlohmann::json scenario_stub(const ModelSpec& spec, const std::string& replay_co
           {"replay", replay_command}};
 }
 
+// The trace file of a model: its name and a hash of its identity, so that models of one
+// name with other actors or configurations (the cases of a property) keep their own.
+std::string trace_file_name(const ModelSpec& spec) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (const unsigned char c : model_identity(spec).dump()) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{}-{:08x}.json", safe_name(spec.name), static_cast<std::uint32_t>(h ^ (h >> 32)));
+}
+
 // The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
-std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec) {
-  const char* path = std::getenv("LOCKSTEP_REPLAY");
-  if (path == nullptr || *path == '\0') return std::nullopt;
+std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec, const char* path) {
   sim::Trace trace = sim::load_trace(path);
   const nlohmann::json identity = trace.scenario.value("model", nlohmann::json());
   // Traces written before identities were recorded name the model only.
@@ -57,6 +63,7 @@ std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec) {
 std::string ModelReport::describe() const {
   std::string out = fmt::format("lockstep: {}{}{}\n", verdict_name(verdict), invariant.empty() ? "" : " " + invariant,
                                 message.empty() ? "" : ": " + message);
+  if (!note.empty()) out += fmt::format("  note: {}\n", note);
   if (!replayed) {
     out += fmt::format("  {} executions ({} sleep-set blocked), {} steps; {}\n", executions, redundant, steps, stop_reason);
   }
@@ -87,7 +94,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
 
   const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
   const bool replaying = replay_path != nullptr && *replay_path != '\0';
-  if (const auto trace = trace_to_replay(spec)) {
+  if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
     const auto r = sim::replay_on_system(system, *trace, replay_path);
     report.replayed = true;
     report.trace_path = std::filesystem::absolute(replay_path).string();
@@ -117,11 +124,16 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.exhaustive = result.exhaustive;
   report.stop_reason = result.stop_reason;
   report.marks = result.stats.marks;
+  if (replaying) {
+    report.note = fmt::format("LOCKSTEP_REPLAY={} was recorded from another model or configuration than this one "
+                              "(\"{}\" with {}): explored instead, no trace written",
+                              replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump());
+  }
   if (result.first_failure) {
     const auto& f = *result.first_failure;
     report.invariant = f.result.invariant;
     report.message = f.result.message;
-    const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / (safe_name(spec.name) + ".json")).string();
+    const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();
     std::string environment = options.replay_environment;
     if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
     report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ",

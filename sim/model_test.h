@@ -49,6 +49,7 @@ struct ModelReport {
   std::string interleaving;    // the failing execution as a table, one column per actor
   std::string replay_command;  // how to replay the failure
   bool replayed = false;       // this report comes from LOCKSTEP_REPLAY, not a search
+  std::string note;            // set when LOCKSTEP_REPLAY names a trace of another model
   // Complete executions per mark (model_spec.h: the spec's marks, phantom_grant,
   // phantom_cleaned): whether a passing run ever took the path a fault opens.
   std::map<std::string, std::uint64_t> marks;
@@ -58,10 +59,12 @@ struct ModelReport {
   std::string describe() const;
 };
 
-// Explores the model. With LOCKSTEP_REPLAY=TRACE in the environment, a model whose name,
-// actors and configuration match the trace's replays it instead; any other model (another
-// configuration of a property, say) is explored as usual but writes no trace, so a
-// property re-run with its seed reaches the recorded configuration as it did before.
+// Explores the model; a failure's trace goes to trace_dir/NAME-HASH.json (HASH: of the
+// name, actors and configuration). With LOCKSTEP_REPLAY=TRACE in the environment, a model
+// whose name, actors and configuration match the trace's replays it instead; any other
+// model (another configuration of a property, say) is explored as usual, with a `note`
+// saying so, and writes no trace, so a property re-run with its seed reaches the recorded
+// configuration as it did before.
 // Throws InputError on bad options or an unreadable trace.
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options);
 

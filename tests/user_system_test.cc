@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/lockstep.h"
+#include "lockstep/main.h"
 #include "lockstep/system.h"
 #include "lockstep/sim/trace.h"
 #include "test_support.h"
@@ -81,6 +82,8 @@ TEST(UserSystem, ReplayRunsOnlyOnTheRecordedConfiguration) {
   EXPECT_EQ(other.verdict, lockstep::Verdict::violation);
   EXPECT_GT(other.executions, 0u);
   EXPECT_FALSE(other.trace_path) << "a failure while replaying another trace must not overwrite it";
+  EXPECT_NE(other.describe().find("note: LOCKSTEP_REPLAY="), std::string::npos) << other.describe();
+  EXPECT_NE(*failing.trace_path, *counter({.actors = 3}, dir).run().trace_path) << "one trace file per configuration";
   EXPECT_EQ(std::filesystem::last_write_time(*failing.trace_path), written);
 }
 
@@ -116,6 +119,10 @@ TEST(UserSystem, RegisterSystemRefusesTakenAndMalformedNames) {
   EXPECT_THROW(lockstep::register_model_system(counter_system("script")), lockstep::ModelError);
   EXPECT_THROW(lockstep::register_model_system(counter_system("a b")), lockstep::ModelError);
   EXPECT_THROW(lockstep::register_model_system(counter_system("")), lockstep::ModelError);
+  EXPECT_THROW(lockstep::register_model_system(counter_system("api")), lockstep::ModelError);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(lockstep::registration_failed(lockstep::ModelError("taken")), 3);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("cannot register a system: taken"), std::string::npos);
   auto no_variant = counter_system("novariant");
   no_variant.variants.clear();
   EXPECT_THROW(lockstep::register_model_system(no_variant), lockstep::ModelError);
@@ -140,6 +147,9 @@ TEST(UserSystem, ARegisteredSystemRunsFromScenarioFilesLikeABuiltInOne) {
   const auto racy = run_cli_in_process({"check", dir + "/racy.json", "--trace-out", dir + "/racy.trace.json"});
   EXPECT_EQ(racy.code, 0) << racy.out << racy.err;
   EXPECT_EQ(run_cli_in_process({"replay", dir + "/racy.trace.json"}).code, 0);
+  EXPECT_EQ(run_cli_in_process({"shrink", dir + "/racy.trace.json", "--out", dir + "/racy.shrunk.json"}).code, 0);
+  EXPECT_EQ(run_cli_in_process({"report", dir + "/racy.trace.json", "-o", dir + "/racy.html"}).code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/racy.html"));
   const auto bad = run_cli_in_process({"check", dir + "/bad.json"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find(dir + "/bad.json: /config/actors"), std::string::npos) << bad.err;

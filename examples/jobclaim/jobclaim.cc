@@ -1,5 +1,6 @@
 #include "jobclaim.h"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace jobclaim {
@@ -19,7 +20,10 @@ ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_t
   return o;
 }
 
-lockstep::pg::AdvisoryKey job_key(std::int64_t id) { return lockstep::pg::AdvisoryKey::pair(7, static_cast<std::int32_t>(id)); }
+lockstep::pg::AdvisoryKey job_key(std::int64_t id) {
+  if (id < 1 || id > INT32_MAX) throw std::out_of_range("job id " + std::to_string(id) + " does not fit the int4 key");
+  return lockstep::pg::AdvisoryKey::pair(7, static_cast<std::int32_t>(id));
+}
 
 namespace {
 

@@ -26,7 +26,8 @@ struct ClaimOptions {
 // (std::invalid_argument otherwise).
 ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_timeout);
 
-// The advisory key of job `id`: (namespace 7, id) in the two-int4 form.
+// The advisory key of job `id`: (namespace 7, id) in the two-int4 form (std::out_of_range
+// for an id outside 1..2^31-1).
 lockstep::pg::AdvisoryKey job_key(std::int64_t id);
 
 // Takes job `id`'s lock on `conn`, waiting at most options.lock_timeout: true when granted,

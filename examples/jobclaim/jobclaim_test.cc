@@ -37,7 +37,8 @@ TEST(JobClaim, CorrectDesignCleansUpPhantomGrants) {
 // over 750,000).
 // PostgreSQL Bug #17686 on a real server, with our own lock and unlock code: the holder
 // releases the job's lock close to the waiter's lock_timeout, round after round. Runs when
-// LOCKSTEP_PG names a server.
+// LOCKSTEP_PG names a server. Phantoms are rare (a few per hundred rounds): up to five
+// batches of 100 until the planted bug has met one.
 TEST(JobClaimOnAServer, OnlyThePlantedBugLeaksPhantomGrants) {
   const auto conninfo = lockstep::gtest::server_from_environment();
   if (!conninfo) GTEST_SKIP() << "set LOCKSTEP_PG=auto (a throwaway server) or a conninfo";
@@ -59,15 +60,23 @@ TEST(JobClaimOnAServer, OnlyThePlantedBugLeaksPhantomGrants) {
               << " timed out, " << n.phantoms << " phantom grants left held, " << n.leaked << " leaked\n";
     return n;
   };
-  EXPECT_EQ(rounds("correct").leaked, 0);
-  const auto buggy = rounds("unlock_only_if_granted");
-  EXPECT_EQ(buggy.leaked, buggy.phantoms);  // what it leaks is exactly the phantom grants
+  int buggy_phantoms = 0;
+  for (int batch = 0; batch < 5 && buggy_phantoms == 0; ++batch) {
+    options.seed = 1 + batch;
+    const auto buggy = rounds("unlock_only_if_granted");
+    EXPECT_EQ(buggy.leaked, buggy.phantoms);  // it leaks after a timeout, never after a grant
+    buggy_phantoms += buggy.phantoms;
+    EXPECT_EQ(rounds("correct").leaked, 0);   // the same rounds: nothing leaks
+  }
+  EXPECT_GE(buggy_phantoms, 1) << "no phantom grant in 500 rounds: the server did not show Bug #17686";
 }
 
 Config any_shape(const std::string& variant) {
   return Config{.variant = variant, .workers = *rc::gen::inRange(1, 3), .jobs = *rc::gen::inRange(1, 4)};
 }
 
+// Up to 2 workers and 3 jobs: at most 4,002 executions each (3 workers and 2 jobs are
+// over 750,000).
 RC_GTEST_PROP(JobClaimProperties, CorrectDesignForAnyShape, ()) {
   const auto report = lockstep::gtest::run(model(any_shape("correct")));
   RC_ASSERT(report.passed());

@@ -46,7 +46,10 @@ lockstep::Model<Jobs, Config> model(const Config& c) {
                  [](Jobs& s) -> std::optional<std::string> {
                    auto conn = s.pool->checkout().value();
                    for (const auto& row : conn->advisory_locks().value()) {
-                     if (row.granted) return "advisory lock (" + std::to_string(row.classid) + ", " + std::to_string(row.objid) + ") is still held by pid " + std::to_string(row.pid);
+                     // Only jobclaim's keys ((7, id) in the two-int4 form): a shared server may
+                     // hold other advisory locks of other clients.
+                     const bool ours = row.classid == 7 && row.objsubid == 2;
+                     if (ours && row.granted) return "advisory lock (" + std::to_string(row.classid) + ", " + std::to_string(row.objid) + ") is still held by pid " + std::to_string(row.pid);
                    }
                    return std::nullopt;
                  })

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "lockstep/lockstep.h"
 #include "lockstep/real/throwaway_server.h"
@@ -33,7 +34,11 @@ namespace lockstep::gtest {
 template <typename M>
 ModelReport run(M model) {
   if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
-    model.replay_hint(std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name());
+    std::string hint = std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name();
+    if (std::string_view(info->name()).starts_with("DISABLED_") || std::string_view(info->test_suite_name()).starts_with("DISABLED_")) {
+      hint += " --gtest_also_run_disabled_tests";
+    }
+    model.replay_hint(std::move(hint));
   }
   return model.run();
 }

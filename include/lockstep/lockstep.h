@@ -26,7 +26,7 @@
 //   // written trace and the command that replays it (LOCKSTEP_REPLAY=TRACE ./your-test).
 //
 // A model with a configuration, Model<State, Config>("name", config), builds its state as
-// State(env, config); when Config converts to nlohmann::json (to_json), the configuration is
+// State(env, config). Config must convert to nlohmann::json (to_json): the configuration is
 // recorded in the trace, so a replay runs only on the model built from the same one.
 //
 // State is constructed from the Env once per execution and must be deterministic; actors
@@ -76,8 +76,11 @@ class Model {
     requires(!std::is_void_v<Config>)
   {
     spec_.name = std::move(name);
+    static_assert(std::is_constructible_v<nlohmann::json, const Config&>,
+                  "Model<State, Config>: Config must convert to nlohmann::json (a to_json function, e.g. "
+                  "NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE): traces record it, and a replay runs only on the same one");
     auto shared = std::make_shared<const Config>(std::move(config));
-    if constexpr (std::is_constructible_v<nlohmann::json, const Config&>) spec_.configuration = nlohmann::json(*shared);
+    spec_.configuration = nlohmann::json(*shared);
     spec_.make_state = [shared](Env& env) { return std::make_shared<State>(env, *shared); };
   }
 

@@ -35,7 +35,13 @@ inline std::string rapidcheck_replay_environment() {
   using rc::detail::ImplicitParam;
   using rc::detail::param::CurrentPropertyContext;
   if (ImplicitParam<CurrentPropertyContext>::value() == CurrentPropertyContext::defaultValue()) return {};
-  return "RC_PARAMS=\"seed=" + std::to_string(rc::detail::configuration().testParams.seed) + "\"";
+  // The whole configuration that differs from RapidCheck's defaults (max_success, max_size,
+  // ...), and always the seed.
+  std::string params = rc::detail::configToMinimalString(rc::detail::configuration());
+  if (params.find("seed=") == std::string::npos) {
+    params = "seed=" + std::to_string(rc::detail::configuration().testParams.seed) + (params.empty() ? "" : " " + params);
+  }
+  return "RC_PARAMS=\"" + params + "\"";
 }
 
 inline const bool rapidcheck_replay_hook_installed = [] {

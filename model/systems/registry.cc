@@ -28,6 +28,9 @@ void add_checked(std::vector<SystemInfo>& systems, SystemInfo info) {
   if (!plain_word(info.name)) {
     throw ModelError(fmt::format("register_system: \"{}\" is not a system name (letters, digits, _ and - only)", info.name));
   }
+  if (info.name == "api") {
+    throw ModelError("register_system: \"api\" is reserved: it marks traces of models in C++ code (include/lockstep/lockstep.h)");
+  }
   for (const auto& s : systems) {
     if (s.name == info.name) throw ModelError(fmt::format("register_system: a system named \"{}\" is already registered", info.name));
   }
