@@ -132,7 +132,7 @@ struct OpDesc {
 
 // The outcome of a step, kept for the event log only.
 struct StepResult {
-  enum class Kind : std::uint8_t { none, value, ok, failed, timeout, woke };
+  enum class Kind : std::uint8_t { none, value, ok, failed, timeout, woke, queued };
   Kind kind = Kind::none;
   std::int64_t value = 0;
 };

@@ -32,6 +32,7 @@ std::string result_text(const StepResult& r, bool timer) {
     case StepResult::Kind::failed: return "failed";
     case StepResult::Kind::timeout: return "timeout";
     case StepResult::Kind::woke: return "woke";
+    case StepResult::Kind::queued: return "queued";
   }
   return "";
 }

@@ -285,6 +285,15 @@ TEST_F(Cli, WhatAReadRowReturnedIsInTheEventsAndTheTable) {
   EXPECT_NE(wide.out.find("read_row agents#1 1 -> {handoff=0, id=1,"), std::string::npos) << wide.out;
 }
 
+TEST_F(Cli, AWaitShowsWhomItWaitsBehindAndHowItEnded) {
+  const CliRun r = run({"replay", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json", "--wide"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("advisory_lock_timed advisory(1,1,2) 1005 -> queued behind 1003"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> woke deadlock check (deadlock_timeout): no cycle, still waiting"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> timeout 55P03 lock_timeout, yet granted: the session holds the lock (phantom grant)"), std::string::npos)
+      << r.out;
+}
+
 TEST(WrapCell, LinesAreBoundedAndGiveTheTextBack) {
   const std::string text = "advisory_lock_timed advisory(7,1,2) exclusive 50 ms -> 55P03 canceling statement due to lock timeout";
   for (std::size_t width : {8u, 13u, 20u, 36u, 200u}) {

@@ -245,6 +245,16 @@ void LockTable::held_keys(int session, Scope scope, std::vector<AdvisoryKey>& ou
   }
 }
 
+std::vector<int> LockTable::conflicting_holders(int session, AdvisoryKey key, LockMode mode) const {
+  std::vector<int> out;
+  const auto it = locks_.find(key);
+  if (it == locks_.end()) return out;
+  for (const auto& [holder, hold] : it->second.holders) {
+    if (holder != session && conflicts_with_held(mode, hold)) out.push_back(holder);
+  }
+  return out;
+}
+
 bool LockTable::held_by_anyone(AdvisoryKey key) const {
   auto it = locks_.find(key);
   return it != locks_.end() && !it->second.holders.empty();

@@ -77,6 +77,8 @@ class LockTable {
   // are one graph, so a cycle may mix them.
   bool in_deadlock(const Waiter& waiter, const LockTable* other = nullptr) const;
 
+  // The sessions other than `session` whose holds of `key` conflict with `mode`, in order.
+  std::vector<int> conflicting_holders(int session, AdvisoryKey key, LockMode mode) const;
   // How many times the session holds (key, mode), in both scopes.
   int held(int session, AdvisoryKey key, LockMode mode) const;
   // Appends the keys the session holds in `scope` (in either mode) to out, in key order.

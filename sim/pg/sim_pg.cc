@@ -378,8 +378,18 @@ class SimConnection : public lockstep::pg::Connection {
       s_.note_result({Kind::ok});
       return {};
     }
-    s_.note_result({Kind::failed});  // queued
+    note_queued(server_.locks(), key, mode);
     return wait_for(server_.locks(), waiter, obj, acquire_access(mode), "advisory_lock_wait");
+  }
+
+  // The step queued a request: the log says behind which sessions (those holding the key in
+  // a conflicting mode; none: behind conflicting requests queued ahead of it).
+  void note_queued(const LockTable& table, AdvisoryKey key, LockMode mode) {
+    s_.note_result({Kind::queued});
+    if (!s_.logging()) return;
+    std::string behind;
+    for (const int holder : table.conflicting_holders(pid_, key, mode)) behind += fmt::format("{}{}", behind.empty() ? "" : ", ", holder);
+    s_.note_detail(behind.empty() ? "behind requests queued ahead" : "behind " + behind);
   }
 
   // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
@@ -403,6 +413,7 @@ class SimConnection : public lockstep::pg::Connection {
       const Wake wake = step({verb, {obj, access}, pid_, true}, &ready, wait);
       if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
         s_.note_result({Kind::failed});
+        if (s_.logging()) s_.note_detail("57P01 terminated");
         return terminated();
       }
       if (wake == Wake::run) break;
@@ -418,10 +429,15 @@ class SimConnection : public lockstep::pg::Connection {
         if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
           table.cancel(waiter);
           s_.note_result({Kind::failed});
+          if (s_.logging()) s_.note_detail("40P01 deadlock detected");
           last_.by_timer = true;
           return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
         }
-        if (waiter->state == Waiter::State::waiting) continue;
+        if (waiter->state == Waiter::State::waiting) {
+          s_.note_result({Kind::woke});
+          if (s_.logging()) s_.note_detail("deadlock check (deadlock_timeout): no cycle, still waiting");
+          continue;
+        }
         break;  // granted meanwhile
       }
       if (waiter->state == Waiter::State::waiting || config_.phantom_grant) {
@@ -434,12 +450,17 @@ class SimConnection : public lockstep::pg::Connection {
         }
         last_.by_timer = true;
         s_.note_result({Kind::timeout});
+        if (s_.logging()) {
+          s_.note_detail(fmt::format("{}{}", lock_first ? "55P03 lock_timeout" : "57014 statement_timeout",
+                                     last_.phantom ? ", yet granted: the session holds the lock (phantom grant)" : ""));
+        }
         if (lock_first) return abort_with({std::string(sqlstate::kLockNotAvailable), "canceling statement due to lock timeout"});
         return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"});
       }
       break;  // the grant won the race with the timeout
     }
     s_.note_result({Kind::ok});
+    if (s_.logging()) s_.note_detail("granted");
     return {};
   }
 
@@ -547,7 +568,7 @@ class SimConnection : public lockstep::pg::Connection {
       const AdvisoryKey xact = Server::transaction_key(writer);
       auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
       LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-      s_.note_result({Kind::failed});  // queued
+      note_queued(server_.row_locks(), xact, LockMode::shared);
       if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
                                    "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
           !waited.ok()) {
@@ -623,7 +644,7 @@ class SimConnection : public lockstep::pg::Connection {
     }
     auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
     if (!waiter) return true;
-    s_.note_result({Kind::failed});
+    note_queued(server_.row_locks(), key, mode);
     Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
                          fmt::format("the row lock of {}#{}", table, id));
     if (!st.ok()) {
