@@ -294,6 +294,12 @@ TEST_F(Cli, AWaitShowsWhomItWaitsBehindAndHowItEnded) {
       << r.out;
 }
 
+TEST_F(Cli, AnUnlockOfALockNotHeldShowsTheServersWarning) {
+  const CliRun r = run({"replay", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-no-reentrancy-check.json", "--wide"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("-> 0 WARNING 01000: you don't own a lock of type ExclusiveLock"), std::string::npos) << r.out;
+}
+
 TEST(WrapCell, LinesAreBoundedAndGiveTheTextBack) {
   const std::string text = "advisory_lock_timed advisory(7,1,2) exclusive 50 ms -> 55P03 canceling statement due to lock timeout";
   for (std::size_t width : {8u, 13u, 20u, 36u, 200u}) {

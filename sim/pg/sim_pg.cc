@@ -92,6 +92,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (!held) {
       s_.refine_access(Access::read);
       warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("you don't own a lock of type {}", lock_type(mode))});
+      if (s_.logging()) s_.note_detail(fmt::format("WARNING {}: {}", warnings_.back().sqlstate, warnings_.back().message));
     }
     s_.note_result({Kind::value, held ? 1 : 0});
     return held;
