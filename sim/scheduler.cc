@@ -227,9 +227,9 @@ void Scheduler::execute(const Transition& t) {
     actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
   result_ = StepResult{};
-  detail_.clear();
   std::size_t log_index = 0;
   if (limits_.log_events) {
+    detail_.clear();  // note_detail is called only when logging
     log_index = events_.size();
     events_.push_back({steps_, (limits_.time == TimeMode::timed ? now_ : actor_now_[t.actor]).count(), t.actor,
                        op_text(a.op), ""});
