@@ -75,6 +75,8 @@ sim::StrategyOptions::Shard parse_shard(const std::string& text) {
 
 // Interleavings longer than this are not printed by `check` (replay prints them all).
 constexpr std::size_t kMaxPrintedEvents = 200;
+// How long `replay` and `report` look for the cause of a trace that does not record one.
+constexpr double kCauseSeconds = 10.0;
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
 std::string file_safe(const std::string& name) {
@@ -338,9 +340,11 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out_dir
 }
 
 // Walks the replayed interleaving one step at a time: Enter shows the next step, q quits.
-void step_through(const sim::ReplayReport& r, std::size_t width, std::istream& in, std::ostream& out) {
+void step_through(const sim::ReplayReport& r, std::size_t width, const sim::Cause* cause, std::istream& in,
+                  std::ostream& out) {
   const bool interactive = isatty(STDIN_FILENO) == 1;
-  const sim::InterleavingTable table(r.events, r.actors, width);
+  sim::InterleavingTable table(r.events, r.actors, width);
+  if (cause != nullptr) table.mark_causes(*cause);
   table.header(out);
   std::size_t i = 0;
   while (i < r.events.size()) {
@@ -356,6 +360,7 @@ void step_through(const sim::ReplayReport& r, std::size_t width, std::istream& i
       }
     }
   }
+  if (cause != nullptr) sim::print_cause(out, *cause);
 }
 
 // Replays a trace to check that it still fits the code: decisions, events and verdict.
@@ -368,13 +373,26 @@ sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& pa
   }
 }
 
+// A failing trace's cause: as recorded in it, or found now (within kCauseSeconds, or until
+// Ctrl-C). Nothing for a passing trace.
+std::optional<sim::Cause> cause_of(const sim::Trace& trace, const std::string& path) {
+  if (!is_failure(trace.verdict)) return std::nullopt;
+  if (trace.cause) return trace.cause;
+  const real::Stopwatch clock;
+  sim::CauseBudget budget;
+  budget.stop = [&] { return interrupted() || clock.elapsed_seconds() >= kCauseSeconds; };
+  return sim::trace_cause(trace, path, budget);
+}
+
 // `width`: the column limit of the table (0: no limit, each cell on one line).
 int cmd_replay(const std::string& path, bool json, bool step, std::size_t width, std::istream& in, std::ostream& out) {
   const sim::Trace trace = sim::load_trace(path);
   const sim::ReplayReport r = verified_replay(trace, path);
+  const std::optional<sim::Cause> cause = cause_of(trace, path);
   if (json) {
     nlohmann::json j;
     j["trace"] = path;
+    if (cause) j["cause"] = cause_json(*cause);
     j["verdict"] = verdict_name(r.result.verdict);
     j["violation"] = r.result.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.result.invariant);
     j["message"] = r.result.message;
@@ -385,9 +403,9 @@ int cmd_replay(const std::string& path, bool json, bool step, std::size_t width,
     return kExitOk;
   }
   if (step) {
-    step_through(r, width, in, out);
+    step_through(r, width, cause ? &*cause : nullptr, in, out);
   } else {
-    sim::print_interleaving(out, r.events, r.actors, width);
+    sim::print_interleaving(out, r.events, r.actors, width, cause ? &*cause : nullptr);
   }
   std::string verdict(verdict_name(r.result.verdict));
   if (!r.result.invariant.empty()) verdict += " " + r.result.invariant;

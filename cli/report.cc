@@ -34,6 +34,22 @@ std::string replay_command(const std::string& program, const std::string& trace_
   return shell_word(program) + " replay " + shell_word(trace_path);
 }
 
+nlohmann::json cause_json(const sim::Cause& cause) {
+  nlohmann::json j;
+  j["computed"] = cause.computed;
+  if (!cause.computed) {
+    j["reason"] = cause.reason;
+    return j;
+  }
+  j["tried"] = cause.tried;
+  j["found"] = cause.found;
+  j["pairs"] = nlohmann::json::array();
+  for (const auto& p : cause.pairs) {
+    j["pairs"].push_back({{"first", p.first}, {"second", p.second}, {"outcome", p.outcome}, {"sentence", p.sentence}});
+  }
+  return j;
+}
+
 nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   nlohmann::json j;
   j["file"] = c.file;
@@ -90,6 +106,7 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
     j["trace_shrunk"] = nullptr;
   }
   j["trace"] = c.trace_path ? nlohmann::json(*c.trace_path) : nlohmann::json(nullptr);
+  if (r.trace && r.trace->cause) j["cause"] = cause_json(*r.trace->cause);
   j["report"] = c.report_path ? nlohmann::json(*c.report_path) : nlohmann::json(nullptr);
   j["shard"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard);
   j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard_mode);
@@ -135,10 +152,12 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
     }
     out << '\n';
     if (r.trace->events.size() <= show_interleaving_events) {
-      sim::print_interleaving(out, r.trace->events, r.trace->actors);
+      sim::print_interleaving(out, r.trace->events, r.trace->actors, sim::kDefaultColumnWidth,
+                              r.trace->cause ? &*r.trace->cause : nullptr);
     } else if (show_interleaving_events > 0) {
       out << fmt::format("  ({} events: too many to print here; the replay command prints them all)\n",
                          r.trace->events.size());
+      if (r.trace->cause) sim::print_cause(out, *r.trace->cause);
     }
   }
   if (c.trace_path) {

@@ -40,6 +40,8 @@ struct ReportContext {
 };
 
 nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context);
+// A trace's cause as JSON: {"computed", "reason" | "tried", "found", "pairs": [...]}.
+nlohmann::json cause_json(const sim::Cause& cause);
 // show_interleaving: print the failing interleaving when it has at most that many events.
 void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
                  std::size_t show_interleaving_events);

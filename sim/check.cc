@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/cause.h"
 #include "lockstep/sim/shrink.h"
 #include "lockstep/sim/sim_env.h"
 
@@ -94,6 +95,11 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
         verdict_name(t.verdict), t.message, verdict_name(failure.result.verdict), failure.result.message));
   }
   t.shrunk = info;
+  if (is_failure(t.verdict)) {
+    CauseBudget cause_budget;
+    cause_budget.stop = budget.stop;
+    t.cause = find_cause(system, limits, t.decisions, cause_budget);
+  }
   return t;
 }
 
@@ -190,6 +196,24 @@ Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudg
     t.shrunk->original_preemptions = trace.shrunk->original_preemptions;
   }
   return t;
+}
+
+Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget& budget) {
+  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  RunLimits limits;
+  limits.max_steps = trace.max_steps;
+  limits.time = trace.time;
+  limits.seed = trace.seed;
+  return find_cause(*scenario.configured, limits, trace.decisions, budget);
+}
+
+ExecutionFacts trace_facts(const Trace& trace, const std::string& file) {
+  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  RunLimits limits;
+  limits.max_steps = trace.max_steps;
+  limits.time = trace.time;
+  limits.seed = trace.seed;
+  return replay_facts(*scenario.configured, limits, trace.decisions);
 }
 
 Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLimits& limits) {

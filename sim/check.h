@@ -13,6 +13,7 @@
 #include <string>
 
 #include "lockstep/model/scenario.h"
+#include "lockstep/sim/cause.h"
 #include "lockstep/sim/explorer.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/shrink.h"
@@ -64,8 +65,8 @@ bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::
 // REQUIRES: the trace replays (replay_trace) with its verdict.
 Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget = {});
 
-// The trace of a failure of `system` (shrunk when asked, within `budget`); `scenario` is
-// embedded as is.
+// The trace of a failure of `system` (shrunk when asked, within `budget`), with its cause
+// (sim/cause.h, stopped by the budget's stop as well); `scenario` is embedded as is.
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
                         const FoundFailure& failure, bool shrink, const ShrinkBudget& budget = {});
 
@@ -75,6 +76,13 @@ Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLi
 // With `statements`, every statement of the simulated PostgreSQL is recorded there.
 Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
                        const RunLimits& limits, pg::StatementLog* statements = nullptr);
+
+// The cause of a failing trace (sim/cause.h) on the system of its embedded scenario.
+// Throws InputError for a malformed scenario, Divergence when the trace does not replay.
+Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget& budget = {});
+
+// The trace's execution replayed with every step's facts (footprints, results, objects).
+ExecutionFacts trace_facts(const Trace& trace, const std::string& file);
 
 struct ReplayReport {
   ExecutionResult result;

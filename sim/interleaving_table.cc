@@ -47,8 +47,21 @@ InterleavingTable::InterleavingTable(const std::vector<LogEvent>& events, const 
   }
 }
 
+void InterleavingTable::mark_causes(const Cause& cause) {
+  for (std::size_t k = 0; k < cause.pairs.size(); ++k) {
+    auto add = [&](std::uint64_t step, std::string label) {
+      std::string& m = marks_[step];
+      m += (m.empty() ? "" : ",") + label;
+      mark_width_ = std::max(mark_width_, m.size());
+    };
+    add(cause.pairs[k].first, fmt::format("{}>", k + 1));
+    add(cause.pairs[k].second, fmt::format(">{}", k + 1));
+  }
+}
+
 void InterleavingTable::header(std::ostream& out) const {
-  std::string line = fmt::format("{:>6}  {:<{}}", "step", "time", time_width_);
+  std::string line = mark_width_ > 0 ? fmt::format("{:<{}} ", "", mark_width_) : std::string();
+  line += fmt::format("{:>6}  {:<{}}", "step", "time", time_width_);
   for (std::size_t a = 0; a < actors_.size(); ++a) line += fmt::format("  {:<{}}", actors_[a], width_[a]);
   while (!line.empty() && line.back() == ' ') line.pop_back();
   out << line << '\n';
@@ -63,10 +76,17 @@ void InterleavingTable::row(std::ostream& out, const LogEvent& e) const {
     return;
   }
   const std::vector<std::string> lines = wrap_cell(cell(e), max_column_);
+  // A step's operation is its first event; its observations and choices follow it.
+  const bool operation = !e.op.starts_with("observe ") && !e.op.starts_with("choose ");
+  const auto mark = marks_.find(e.step);
   for (std::size_t k = 0; k < lines.size(); ++k) {
+    std::string line;
+    if (mark_width_ > 0) {
+      line = fmt::format("{:<{}} ", k == 0 && operation && mark != marks_.end() ? mark->second : "", mark_width_);
+    }
     // Continuation lines leave the step and the time blank.
-    std::string line = k == 0 ? fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width_)
-                              : fmt::format("{:>6}  {:<{}}", "", "", time_width_);
+    line += k == 0 ? fmt::format("{:>6}  {:<{}}", e.step, time_text(e.time_ns), time_width_)
+                   : fmt::format("{:>6}  {:<{}}", "", "", time_width_);
     for (std::size_t a = 0; a < actors_.size(); ++a) {
       line += fmt::format("  {:<{}}", static_cast<std::size_t>(e.actor) == a ? lines[k] : std::string(), width_[a]);
     }
@@ -76,10 +96,31 @@ void InterleavingTable::row(std::ostream& out, const LogEvent& e) const {
 }
 
 void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
-                        std::size_t max_column) {
-  const InterleavingTable table(events, actors, max_column);
+                        std::size_t max_column, const Cause* cause) {
+  InterleavingTable table(events, actors, max_column);
+  if (cause != nullptr) table.mark_causes(*cause);
   table.header(out);
   for (const auto& e : events) table.row(out, e);
+  if (cause != nullptr) print_cause(out, *cause);
+}
+
+void print_cause(std::ostream& out, const Cause& cause) {
+  if (!cause.computed) {
+    out << fmt::format("cause: not computed ({})\n", cause.reason);
+    return;
+  }
+  if (cause.pairs.empty()) {
+    out << fmt::format("cause: no single reordering of two steps avoids the failure ({} tried): it does not depend on "
+                       "one race\n", cause.tried);
+    return;
+  }
+  out << fmt::format("cause: the failure depends on {} ordering{} ({} reorderings tried{}):\n", cause.found,
+                     cause.found == 1 ? "" : "s", cause.tried,
+                     cause.found > cause.pairs.size() ? fmt::format(", the first {} shown", cause.pairs.size()) : "");
+  for (std::size_t k = 0; k < cause.pairs.size(); ++k) {
+    const CausePair& p = cause.pairs[k];
+    out << fmt::format("  {}. steps {} and {}: {}\n", k + 1, p.first, p.second, p.sentence);
+  }
 }
 
 }  // namespace lockstep::sim

@@ -117,6 +117,9 @@ class Scheduler {
   const std::vector<Decision>& decisions() const { return decisions_; }
   const std::vector<LogEvent>& events() const { return events_; }
   const std::vector<std::string>& actor_names() const { return actor_names_; }
+  const std::vector<std::string>& object_names() const { return object_names_; }
+  // Inside Strategy::executed: what the step just taken returned (note_result).
+  const StepResult& last_result() const { return result_; }
 
   // ---- For simulated objects. --------------------------------------------------------
   // Called by an actor before a visible operation. Returns how the actor was resumed.

@@ -34,6 +34,20 @@ std::string trace_to_text(const Trace& t) {
         t.shrunk->original_steps, t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->preemptions,
         t.shrunk->attempts, t.shrunk->out_of_budget ? ", \"out_of_budget\": true" : "");
   }
+  if (t.cause) {
+    const Cause& c = *t.cause;
+    if (!c.computed) {
+      out += fmt::format("  \"cause\": {{\"computed\": false, \"reason\": {}}},\n", quote(c.reason));
+    } else {
+      out += fmt::format("  \"cause\": {{\"computed\": true, \"tried\": {}, \"found\": {}, \"pairs\": [", c.tried, c.found);
+      for (std::size_t i = 0; i < c.pairs.size(); ++i) {
+        const CausePair& p = c.pairs[i];
+        out += fmt::format("{}\n    {{\"first\": {}, \"second\": {}, \"outcome\": {}, \"sentence\": {}}}", i == 0 ? "" : ",",
+                           p.first, p.second, quote(p.outcome), quote(p.sentence));
+      }
+      out += c.pairs.empty() ? "]},\n" : "\n  ]},\n";
+    }
+  }
   out += fmt::format("  \"actors\": {},\n", nlohmann::json(t.actors).dump());
   out += "  \"decisions\": [";
   for (std::size_t i = 0; i < t.decisions.size(); ++i) {
@@ -54,7 +68,7 @@ std::string trace_to_text(const Trace& t) {
 
 Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk",
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk", "cause",
                     "actors", "decisions", "events", "scenario"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kTraceFormat) {
@@ -90,6 +104,25 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     info.attempts = shrunk->at("attempts").as_uint();
     if (auto o = shrunk->find("out_of_budget")) info.out_of_budget = o->as_bool();
     t.shrunk = info;
+  }
+  if (auto cause = root.find("cause")) {
+    cause->expect_keys({"computed", "reason", "tried", "found", "pairs"});
+    Cause c;
+    c.computed = cause->at("computed").as_bool();
+    if (!c.computed) {
+      c.reason = cause->at("reason").as_string();
+    } else {
+      c.tried = cause->at("tried").as_uint();
+      c.found = cause->at("found").as_uint();
+      for (const auto& p : cause->at("pairs").items()) {
+        p.expect_keys({"first", "second", "outcome", "sentence"});
+        CausePair pair{p.at("first").as_uint(), p.at("second").as_uint(), p.at("outcome").as_string(),
+                       p.at("sentence").as_string()};
+        if (pair.first >= pair.second) p.at("second").fail("a cause pair's second step comes after its first");
+        c.pairs.push_back(std::move(pair));
+      }
+    }
+    t.cause = std::move(c);
   }
   for (const auto& a : root.at("actors").items()) t.actors.push_back(a.as_string());
   const auto decisions = root.at("decisions").items();

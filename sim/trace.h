@@ -2,9 +2,10 @@
 //
 // A trace is self-contained: it embeds the scenario it came from, the effective exploration
 // settings that matter for replay (strategy, seed, time mode, step bound), the decisions in
-// order, the verdict, and a readable event log (step, virtual time, actor, operation,
-// result). Replay needs only the scenario and the decisions; the log and verdict are what
-// replay checks against. Writing is canonical: the same trace gives the same bytes.
+// order, the verdict, a readable event log (step, virtual time, actor, operation,
+// result) and, for a failure, the pairs of steps whose order it depends on (`cause`).
+// Replay needs only the scenario and the decisions; the log and verdict are what replay
+// checks against. Writing is canonical: the same trace gives the same bytes.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,26 @@ struct ShrinkInfo {
   bool out_of_budget = false;  // the shrinker's budget ran out: a simpler trace may exist
 };
 
+// The orderings a failure depends on (found by sim/cause.h), as step numbers of the trace.
+struct CausePair {
+  std::uint64_t first = 0;   // ran first in the trace
+  std::uint64_t second = 0;  // a dependent step of another actor, which ran after it
+  std::string outcome;       // with first's actor delayed past second: "passes", "ends in deadlock", ...
+  std::string sentence;      // the pair and what changes, in one sentence
+
+  friend bool operator==(const CausePair&, const CausePair&) = default;
+};
+
+struct Cause {
+  bool computed = false;
+  std::string reason;       // why it was not computed
+  std::uint64_t tried = 0;  // reorderings run
+  std::uint64_t found = 0;  // cause pairs found; `pairs` keeps the first few
+  std::vector<CausePair> pairs;
+
+  friend bool operator==(const Cause&, const Cause&) = default;
+};
+
 struct Trace {
   nlohmann::json scenario;  // the scenario document, as read
   std::string strategy;     // that found it
@@ -47,6 +68,7 @@ struct Trace {
   std::vector<Decision> decisions;
   std::vector<LogEvent> events;
   std::optional<ShrinkInfo> shrunk;  // present when the trace was shrunk
+  std::optional<Cause> cause;        // present when cause analysis ran (failing traces)
 };
 
 // Canonical text of a trace (one event per line), ending with a newline.

@@ -1,0 +1,340 @@
+#include "lockstep/sim/cause.h"
+
+#include <cassert>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "lockstep/sim/sim_env.h"
+
+namespace lockstep::sim {
+namespace {
+
+// One scheduling decision with the choices its step made.
+struct Group {
+  Decision pick;
+  std::vector<Decision> choices;
+};
+
+struct Plan {
+  std::vector<Decision> preamble;  // choices made before the first step
+  std::vector<Group> groups;       // one per step
+};
+
+Plan plan_of(const std::vector<Decision>& decisions) {
+  Plan p;
+  for (const Decision& d : decisions) {
+    if (d.kind == Decision::Kind::choice) {
+      (p.groups.empty() ? p.preamble : p.groups.back().choices).push_back(d);
+    } else {
+      p.groups.push_back({d, {}});
+    }
+  }
+  return p;
+}
+
+bool matches(const Transition& t, const Decision& d) {
+  return t.actor == static_cast<ActorId>(d.value) && t.timer == (d.kind == Decision::Kind::timer);
+}
+
+// The reordering could not run step j before step i's actor (j never became enabled).
+struct Infeasible {};
+
+// Runs the forced steps first, in order (an actor whose forced step is not enabled sits out
+// the rest of them, and the `must` step has to run), then the remaining steps in their
+// recorded order where they fit. Records every step's facts.
+class Reorder final : public Strategy {
+ public:
+  Reorder(const Plan& plan, std::vector<std::size_t> forced, std::size_t must)
+      : plan_(plan), forced_(std::move(forced)), must_(must), used_(plan.groups.size(), false),
+        next_of_actor_(kMaxActors, 0), pending_(plan.preamble) {}
+
+  void attach(const Scheduler& scheduler) { scheduler_ = &scheduler; }
+  std::string_view name() const override { return "cause"; }
+  bool next_execution() override { return true; }
+
+  std::size_t pick(std::span<const Transition> enabled, std::uint64_t) override {
+    while (fpos_ < forced_.size()) {
+      const std::size_t g = forced_[fpos_++];
+      const Decision& d = plan_.groups[g].pick;
+      const std::uint64_t bit = std::uint64_t{1} << d.value;
+      if ((sitting_out_ & bit) == 0) {
+        for (std::size_t i = 0; i < enabled.size(); ++i) {
+          if (matches(enabled[i], d)) return take(g, i);
+        }
+        sitting_out_ |= bit;
+      }
+      if (g == must_) throw Infeasible{};
+    }
+    // The rest, each actor's next recorded step in recorded order, where it is enabled.
+    std::optional<std::size_t> best_group, best_index;
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      const ActorId a = enabled[i].actor;
+      const std::size_t g = next_group_of(a);
+      if (g < plan_.groups.size() && matches(enabled[i], plan_.groups[g].pick) && (!best_group || g < *best_group)) {
+        best_group = g;
+        best_index = i;
+      }
+    }
+    if (best_group) return take(*best_group, *best_index);
+    // Nothing recorded fits: the previous actor goes on, else the first that is not a timer.
+    std::size_t chosen = 0;
+    bool found = false;
+    for (std::size_t i = 0; i < enabled.size() && !found; ++i) {
+      if (enabled[i].actor == previous_ && !enabled[i].timer) chosen = i, found = true;
+    }
+    for (std::size_t i = 0; i < enabled.size() && !found; ++i) {
+      if (!enabled[i].timer) chosen = i, found = true;
+    }
+    const std::size_t g = next_group_of(enabled[chosen].actor);
+    if (g < plan_.groups.size()) used_[g] = true;  // keep the actor's later steps in line
+    pending_.clear();
+    previous_ = enabled[chosen].actor;
+    return chosen;
+  }
+
+  std::uint32_t choose(std::uint32_t n, std::string_view, std::uint64_t) override {
+    if (pchoice_ < pending_.size() && pending_[pchoice_].value < n) return pending_[pchoice_++].value;
+    pchoice_ = pending_.size();
+    return 0;
+  }
+
+  void executed(const Transition& t, const Footprint& effective) override {
+    facts_.push_back({t.actor, t.timer, effective, scheduler_ != nullptr ? scheduler_->last_result() : StepResult{}});
+  }
+
+  std::vector<StepFact>& facts() { return facts_; }
+
+ private:
+  std::size_t take(std::size_t g, std::size_t index) {
+    used_[g] = true;
+    pending_ = plan_.groups[g].choices;
+    pchoice_ = 0;
+    previous_ = static_cast<ActorId>(plan_.groups[g].pick.value);
+    return index;
+  }
+
+  // The first unused recorded step of actor a (groups.size() when none is left).
+  std::size_t next_group_of(ActorId a) {
+    std::size_t& g = next_of_actor_[a];
+    while (g < plan_.groups.size() && (used_[g] || static_cast<ActorId>(plan_.groups[g].pick.value) != a)) ++g;
+    return g;
+  }
+
+  const Plan& plan_;
+  std::vector<std::size_t> forced_;
+  std::size_t must_;
+  std::size_t fpos_ = 0;
+  std::uint64_t sitting_out_ = 0;
+  std::vector<bool> used_;
+  std::vector<std::size_t> next_of_actor_;
+  std::vector<Decision> pending_;
+  std::size_t pchoice_ = 0;
+  ActorId previous_ = -1;
+  const Scheduler* scheduler_ = nullptr;
+  std::vector<StepFact> facts_;
+};
+
+constexpr std::size_t kNoStep = static_cast<std::size_t>(-1);
+
+struct Run {
+  ExecutionResult result;
+  std::vector<StepFact> facts;
+  std::vector<LogEvent> events;
+  std::vector<std::string> object_names;
+  std::vector<std::string> actors;
+  bool feasible = true;
+};
+
+Run run_plan(const System& system, RunLimits limits, const Plan& plan, std::vector<std::size_t> forced,
+             std::size_t must, bool log) {
+  Scheduler scheduler;
+  SimEnv env;
+  Reorder strategy(plan, std::move(forced), must);
+  strategy.attach(scheduler);
+  limits.log_events = log;
+  Run r;
+  try {
+    r.result = scheduler.run(system, env, strategy, limits);
+  } catch (const Infeasible&) {
+    r.feasible = false;
+  } catch (const Divergence&) {
+    r.feasible = false;
+  }
+  r.facts = std::move(strategy.facts());
+  if (log) {
+    r.events = scheduler.events();
+    r.object_names = scheduler.object_names();
+    r.actors = scheduler.actor_names();
+  }
+  return r;
+}
+
+bool same_failure(const ExecutionResult& a, const ExecutionResult& target) {
+  return a.verdict == target.verdict && a.invariant == target.invariant;
+}
+
+std::string outcome_text(const ExecutionResult& r) {
+  switch (r.verdict) {
+    case Verdict::pass: return "passes";
+    case Verdict::violation: return fmt::format("violates {} instead", r.invariant);
+    case Verdict::deadlock: return "ends in a deadlock instead";
+    case Verdict::step_bound: return "runs into the step bound instead";
+    case Verdict::model_error: return "ends with a model error instead";
+    case Verdict::incomplete: break;
+  }
+  return std::string(verdict_name(r.verdict));
+}
+
+// The first event of step `step` (the operation; observations and choices follow it).
+const LogEvent* event_of(const std::vector<LogEvent>& events, std::uint64_t step) {
+  for (const LogEvent& e : events) {
+    if (e.step == step) return &e;
+    if (e.step > step) break;
+  }
+  return nullptr;
+}
+
+// The step number of actor a's k-th step (0-based) in `facts`, or kNoStep.
+std::size_t kth_step_of(const std::vector<StepFact>& facts, ActorId a, std::size_t k) {
+  for (std::size_t s = 0; s < facts.size(); ++s) {
+    if (facts[s].actor == a && k-- == 0) return s;
+  }
+  return kNoStep;
+}
+
+std::size_t index_among_own(const std::vector<StepFact>& facts, std::size_t step) {
+  std::size_t k = 0;
+  for (std::size_t s = 0; s < step; ++s) k += facts[s].actor == facts[step].actor ? 1 : 0;
+  return k;
+}
+
+std::string op_with_result(const LogEvent& e) {
+  return e.result.empty() ? e.op : fmt::format("{} -> {}", e.op, e.result);
+}
+
+// A step as a reader names it: its operation and result, or for an observation step what
+// it observed ("observation granted 1 2").
+std::string step_text(const std::vector<LogEvent>& events, std::uint64_t step) {
+  const LogEvent* e = event_of(events, step);
+  if (e->op != "observe") return op_with_result(*e);
+  std::string text;
+  for (const LogEvent& o : events) {
+    if (o.step == step && o.op.starts_with("observe ")) {
+      text += fmt::format("{}{} {}", text.empty() ? "observation " : ", ", o.op.substr(8), o.result);
+    }
+  }
+  return text.empty() ? "observation" : text;
+}
+
+std::string sentence(const ExecutionFacts& original, std::size_t i, std::size_t j, const Run& reversed) {
+  const LogEvent* ei = event_of(original.events, i);
+  const LogEvent* ej = event_of(original.events, j);
+  if (ei == nullptr || ej == nullptr) return {};
+  const std::string& a = original.actors[ei->actor];
+  const std::string& b = original.actors[ej->actor];
+  std::string text = fmt::format("{}'s {} ran before {}'s {}; had {} gone first", a, step_text(original.events, i), b,
+                                 step_text(original.events, j), b);
+  // What the delayed step and the step it waited for returned then, where that changed.
+  std::vector<std::string> changed;
+  for (const std::size_t s : {j, i}) {
+    const std::size_t again = kth_step_of(reversed.facts, original.steps[s].actor, index_among_own(original.steps, s));
+    if (again == kNoStep) continue;
+    const LogEvent* before = event_of(original.events, s);
+    const LogEvent* after = event_of(reversed.events, again);
+    if (after != nullptr && after->op == before->op && after->result != before->result) {
+      changed.push_back(fmt::format("{}'s {} would have returned {}", original.actors[before->actor], after->op,
+                                    after->result.empty() ? "nothing" : after->result));
+    }
+  }
+  for (std::size_t k = 0; k < changed.size(); ++k) text += (k == 0 ? ", " : " and ") + changed[k];
+  text += fmt::format("{} the execution {}", changed.empty() ? "," : ", and", outcome_text(reversed.result));
+  return text;
+}
+
+}  // namespace
+
+ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions) {
+  Scheduler scheduler;
+  SimEnv env;
+  auto strategy = make_replay_strategy(decisions);
+  // The replay strategy checks every decision; a thin wrapper records the facts.
+  struct Recording final : Strategy {
+    Strategy& inner;
+    const Scheduler& scheduler;
+    std::vector<StepFact> facts;
+    Recording(Strategy& s, const Scheduler& sch) : inner(s), scheduler(sch) {}
+    std::string_view name() const override { return inner.name(); }
+    bool next_execution() override { return inner.next_execution(); }
+    std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override { return inner.pick(enabled, step); }
+    std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+      return inner.choose(n, label, step);
+    }
+    void executed(const Transition& t, const Footprint& effective) override {
+      facts.push_back({t.actor, t.timer, effective, scheduler.last_result()});
+    }
+  } recording(*strategy, scheduler);
+  recording.next_execution();
+  RunLimits logged = limits;
+  logged.log_events = true;
+  ExecutionFacts out;
+  out.result = scheduler.run(system, env, recording, logged);
+  out.steps = std::move(recording.facts);
+  out.object_names = scheduler.object_names();
+  out.events = scheduler.events();
+  out.actors = scheduler.actor_names();
+  return out;
+}
+
+Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                 const CauseBudget& budget) {
+  Cause cause;
+  const ExecutionFacts original = replay_facts(system, limits, failing);
+  if (!is_failure(original.result.verdict)) {
+    cause.reason = "the decisions do not replay to a failure";
+    return cause;
+  }
+  const Plan plan = plan_of(failing);
+  const std::size_t n = original.steps.size();
+  if (plan.groups.size() != n) {
+    throw std::logic_error(fmt::format("cause analysis: {} scheduling decisions but {} steps", plan.groups.size(), n));
+  }
+  RunLimits quiet = limits;
+  quiet.log_events = false;
+  std::uint64_t steps_run = 0;
+  std::vector<std::size_t> forced;
+  forced.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ActorId a = original.steps[i].actor;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (original.steps[j].actor == a || !dependent(original.steps[i].footprint, original.steps[j].footprint)) continue;
+      if (cause.tried >= budget.max_attempts || steps_run >= budget.max_steps || (budget.stop && budget.stop())) {
+        cause = Cause{};
+        cause.reason = fmt::format("out of budget after {} reorderings (at step {} of {})", cause.tried, i, n);
+        return cause;
+      }
+      // Steps before i as recorded; in (i, j] the other actors' steps; then the rest.
+      forced.clear();
+      for (std::size_t k = 0; k < i; ++k) forced.push_back(k);
+      for (std::size_t k = i + 1; k <= j; ++k) {
+        if (original.steps[k].actor != a) forced.push_back(k);
+      }
+      ++cause.tried;
+      const Run r = run_plan(system, quiet, plan, forced, j, false);
+      steps_run += r.result.steps + 1;
+      if (!r.feasible || same_failure(r.result, original.result)) continue;
+      ++cause.found;
+      if (cause.pairs.size() < kMaxCausePairs) {
+        const Run logged = run_plan(system, limits, plan, forced, j, true);
+        assert(logged.result.verdict == r.result.verdict);
+        cause.pairs.push_back({i, j, outcome_text(logged.result), sentence(original, i, j, logged)});
+      }
+      break;  // the first j that i must follow; delaying i further also delays it past j
+    }
+  }
+  cause.computed = true;
+  return cause;
+}
+
+}  // namespace lockstep::sim

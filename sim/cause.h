@@ -1,0 +1,65 @@
+// sim/cause.h: the race that matters: which orderings a failing execution depends on.
+//
+// Given the decisions of a failing execution, find_cause replays it once to learn every
+// step's actor and effective footprint, then asks, for each pair of dependent steps of two
+// actors (sim::dependent, the explorer's own relation; step i ran before step j), whether
+// the failure needs that order. It delays actor A = actor(i) from step i until after step j:
+// the steps before i run as recorded, then the steps in (i, j] of the other actors in their
+// order (an actor whose step can no longer run there waits with A), then j, then the rest
+// in the recorded order where it fits (a re-exploration that makes no new choice of its
+// own). When that execution does not fail as the trace does (another verdict, or another
+// invariant), the pair (i, j) is a cause. For each i only the first such j is kept: delaying
+// past a later step also delays past that one.
+//
+// Every attempt is a real execution of the system. The result is deterministic (the same
+// decisions give the same pairs and sentences) unless CauseBudget::stop fires. Bounded by
+// attempts and by the steps all attempts run; out of budget, the analysis says "not
+// computed" instead of delaying the verdict. Cost: one replay, plus one execution per
+// dependent pair tried, O(steps) each; the pairs are found in O(steps^2).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lockstep/model/system.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/trace.h"
+
+namespace lockstep::sim {
+
+// What one step of a replayed execution did, as the explorer saw it.
+struct StepFact {
+  ActorId actor = 0;
+  bool timer = false;
+  Footprint footprint;  // effective: as refined and widened while it ran
+  StepResult result;
+};
+
+// One execution replayed with every step's facts and the event log.
+struct ExecutionFacts {
+  ExecutionResult result;
+  std::vector<StepFact> steps;             // one per scheduling decision, in order
+  std::vector<std::string> object_names;   // by ObjectId
+  std::vector<LogEvent> events;
+  std::vector<std::string> actors;
+};
+
+// Replays `decisions` exactly. Throws Divergence when they do not fit.
+ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions);
+
+struct CauseBudget {
+  std::uint64_t max_attempts = 3000;
+  std::uint64_t max_steps = 3'000'000;  // over all attempts
+  std::function<bool()> stop;           // checked before each attempt; may be empty
+};
+
+// The most cause pairs a report keeps (the first ones, by their earlier step).
+inline constexpr std::size_t kMaxCausePairs = 8;
+
+// REQUIRES: `failing` replays to a failure under `limits`.
+Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                 const CauseBudget& budget = {});
+
+}  // namespace lockstep::sim
