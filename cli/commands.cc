@@ -161,6 +161,17 @@ std::vector<std::string> scenario_files(const std::string& dir) {
 }
 
 // Writes the HTML view of a trace (lockstep report).
+// A failing trace's cause: as recorded in it, or found now (within kCauseSeconds, or until
+// Ctrl-C). Nothing for a passing trace.
+std::optional<sim::Cause> cause_of(const sim::Trace& trace, const std::string& path) {
+  if (!is_failure(trace.verdict)) return std::nullopt;
+  if (trace.cause) return trace.cause;
+  const real::Stopwatch clock;
+  sim::CauseBudget budget;
+  budget.stop = [&] { return interrupted() || clock.elapsed_seconds() >= kCauseSeconds; };
+  return sim::trace_cause(trace, path, budget);
+}
+
 void write_html(const sim::Trace& trace, const std::string& trace_path, const std::string& html_path,
                 const ReportContext& context) {
   const fs::path p(html_path);
@@ -169,9 +180,21 @@ void write_html(const sim::Trace& trace, const std::string& trace_path, const st
   // A trace of a model in C++ replays in its own test program, with the command it recorded.
   const bool from_code = trace.scenario.value("system", "") == "api";
   const std::string recorded = from_code ? trace.scenario.value("replay", "") : "";
-  f << html_report(trace, !recorded.empty() ? recorded
+  // Every other trace is replayed for its holding spans, and its cause found if it records none.
+  sim::Trace drawn = trace;
+  std::optional<sim::ExecutionFacts> facts;
+  if (!from_code) {
+    try {
+      facts = sim::trace_facts(trace, trace_path);
+    } catch (const sim::Divergence& d) {
+      throw InputError(fmt::format("{}: trace diverges at step {}: {}", trace_path, d.step(), d.what()));
+    }
+    if (!drawn.cause) drawn.cause = cause_of(trace, trace_path);
+  }
+  f << html_report(drawn, !recorded.empty() ? recorded
                           : from_code       ? "LOCKSTEP_REPLAY=" + trace_path + " <the model's test program>"
-                                            : replay_command(context.program, trace_path));
+                                            : replay_command(context.program, trace_path),
+                   facts ? &*facts : nullptr);
   if (!f) throw InputError(fmt::format("{}: cannot write the report", html_path));
 }
 
@@ -371,17 +394,6 @@ sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& pa
   } catch (const sim::Divergence& d) {
     throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
   }
-}
-
-// A failing trace's cause: as recorded in it, or found now (within kCauseSeconds, or until
-// Ctrl-C). Nothing for a passing trace.
-std::optional<sim::Cause> cause_of(const sim::Trace& trace, const std::string& path) {
-  if (!is_failure(trace.verdict)) return std::nullopt;
-  if (trace.cause) return trace.cause;
-  const real::Stopwatch clock;
-  sim::CauseBudget budget;
-  budget.stop = [&] { return interrupted() || clock.elapsed_seconds() >= kCauseSeconds; };
-  return sim::trace_cause(trace, path, budget);
 }
 
 // `width`: the column limit of the table (0: no limit, each cell on one line).

@@ -41,6 +41,10 @@ nlohmann::json cause_json(const sim::Cause& cause) {
     j["reason"] = cause.reason;
     return j;
   }
+  if (!cause.complete) {
+    j["complete"] = false;
+    j["reason"] = cause.reason;
+  }
   j["tried"] = cause.tried;
   j["found"] = cause.found;
   j["pairs"] = nlohmann::json::array();

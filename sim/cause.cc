@@ -1,5 +1,6 @@
 #include "lockstep/sim/cause.h"
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 #include <stdexcept>
@@ -101,7 +102,7 @@ class Reorder final : public Strategy {
   }
 
   void executed(const Transition& t, const Footprint& effective) override {
-    facts_.push_back({t.actor, t.timer, effective, scheduler_ != nullptr ? scheduler_->last_result() : StepResult{}});
+    facts_.push_back({t.actor, t.timer, effective, scheduler_ != nullptr ? scheduler_->last_result() : StepResult{}, {}});
   }
 
   std::vector<StepFact>& facts() { return facts_; }
@@ -272,7 +273,7 @@ ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const
       return inner.choose(n, label, step);
     }
     void executed(const Transition& t, const Footprint& effective) override {
-      facts.push_back({t.actor, t.timer, effective, scheduler.last_result()});
+      facts.push_back({t.actor, t.timer, effective, scheduler.last_result(), scheduler.last_released()});
     }
   } recording(*strategy, scheduler);
   recording.next_execution();
@@ -305,14 +306,34 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
   std::uint64_t steps_run = 0;
   std::vector<std::size_t> forced;
   forced.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  // Latest steps first: a failure mostly depends on orderings close to it, and a budget
+  // that runs out then leaves the earliest steps unexamined, not the latest.
+  std::vector<std::size_t> candidates;
+  std::vector<int> per_actor(kMaxActors, 0);
+  for (std::size_t i = n; i-- > 0;) {
     const ActorId a = original.steps[i].actor;
+    // The first few dependent steps of each other actor after i, in order.
+    candidates.clear();
+    std::fill(per_actor.begin(), per_actor.end(), 0);
     for (std::size_t j = i + 1; j < n; ++j) {
-      if (original.steps[j].actor == a || !dependent(original.steps[i].footprint, original.steps[j].footprint)) continue;
+      const ActorId b = original.steps[j].actor;
+      if (b == a || per_actor[b] >= kMaxDelaysPerActor) continue;
+      if (!dependent(original.steps[i].footprint, original.steps[j].footprint)) continue;
+      ++per_actor[b];
+      candidates.push_back(j);
+    }
+    for (const std::size_t j : candidates) {
       if (cause.tried >= budget.max_attempts || steps_run >= budget.max_steps || (budget.stop && budget.stop())) {
-        cause = Cause{};
-        cause.reason = fmt::format("out of budget after {} reorderings (at step {} of {})", cause.tried, i, n);
-        return cause;
+        if (cause.pairs.empty()) {
+          const std::uint64_t tried = cause.tried;
+          cause = Cause{};
+          cause.reason = fmt::format("out of budget after {} reorderings, at step {} of {} (latest first)", tried, i, n);
+          return cause;
+        }
+        cause.complete = false;
+        cause.reason = fmt::format("stopped by its budget after {} reorderings: steps before {} not examined", cause.tried, i);
+        i = 0;
+        break;
       }
       // Steps before i as recorded; in (i, j] the other actors' steps; then the rest.
       forced.clear();
@@ -333,6 +354,8 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
       break;  // the first j that i must follow; delaying i further also delays it past j
     }
   }
+  std::sort(cause.pairs.begin(), cause.pairs.end(),
+            [](const CausePair& x, const CausePair& y) { return std::pair(x.first, x.second) < std::pair(y.first, y.second); });
   cause.computed = true;
   return cause;
 }

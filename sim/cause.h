@@ -9,13 +9,16 @@
 // in the recorded order where it fits (a re-exploration that makes no new choice of its
 // own). When that execution does not fail as the trace does (another verdict, or another
 // invariant), the pair (i, j) is a cause. For each i only the first such j is kept: delaying
-// past a later step also delays past that one.
+// past a later step also delays past that one. The steps j tried for an i are the first
+// kMaxDelaysPerActor dependent steps of each other actor: a delay longer than that explains
+// less. Steps i are taken latest first, so a budget that runs out leaves the earliest
+// unexamined (the result then says so: complete false).
 //
 // Every attempt is a real execution of the system. The result is deterministic (the same
 // decisions give the same pairs and sentences) unless CauseBudget::stop fires. Bounded by
 // attempts and by the steps all attempts run; out of budget, the analysis says "not
 // computed" instead of delaying the verdict. Cost: one replay, plus one execution per
-// dependent pair tried, O(steps) each; the pairs are found in O(steps^2).
+// pair tried, O(steps) each: O(steps^2 x actors) in all, within the budget.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@ struct StepFact {
   bool timer = false;
   Footprint footprint;  // effective: as refined and widened while it ran
   StepResult result;
+  std::vector<ObjectId> released;  // Scheduler::note_released (replays with the event log only)
 };
 
 // One execution replayed with every step's facts and the event log.
@@ -55,8 +59,9 @@ struct CauseBudget {
   std::function<bool()> stop;           // checked before each attempt; may be empty
 };
 
-// The most cause pairs a report keeps (the first ones, by their earlier step).
+// The most cause pairs a report keeps (the latest found, shown in step order).
 inline constexpr std::size_t kMaxCausePairs = 8;
+inline constexpr int kMaxDelaysPerActor = 4;
 
 // REQUIRES: `failing` replays to a failure under `limits`.
 Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,

@@ -121,6 +121,7 @@ void print_cause(std::ostream& out, const Cause& cause) {
     const CausePair& p = cause.pairs[k];
     out << fmt::format("  {}. steps {} and {}: {}\n", k + 1, p.first, p.second, p.sentence);
   }
+  if (!cause.complete) out << fmt::format("  (incomplete: {})\n", cause.reason);
 }
 
 }  // namespace lockstep::sim

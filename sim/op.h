@@ -134,7 +134,7 @@ struct OpDesc {
 struct StepResult {
   enum class Kind : std::uint8_t { none, value, ok, failed, timeout, woke, queued };
   Kind kind = Kind::none;
-  std::int64_t value = 0;
+  std::int64_t value = 0;  // for value; for timeout, 1 when the lock was granted all the same
 };
 
 }  // namespace lockstep::sim

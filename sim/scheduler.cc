@@ -229,7 +229,8 @@ void Scheduler::execute(const Transition& t) {
   result_ = StepResult{};
   std::size_t log_index = 0;
   if (limits_.log_events) {
-    detail_.clear();  // note_detail is called only when logging
+    detail_.clear();  // note_detail and note_released are called only when logging
+    released_.clear();
     log_index = events_.size();
     events_.push_back({steps_, (limits_.time == TimeMode::timed ? now_ : actor_now_[t.actor]).count(), t.actor,
                        op_text(a.op), ""});

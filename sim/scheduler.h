@@ -156,6 +156,11 @@ class Scheduler {
   // What the current step returned beyond its StepResult (the row a read_row saw), for
   // the event log: appended to the result text. Call only when logging().
   void note_detail(std::string detail) { detail_ = std::move(detail); }
+  // For reports: the current step also let obj go, though its footprint does not say so (the
+  // end of an xact-lock statement releases within the lock's own step). Only when logging().
+  void note_released(ObjectId obj) { released_.push_back(obj); }
+  // Inside Strategy::executed: what note_released said about the step just taken.
+  const std::vector<ObjectId>& last_released() const { return released_; }
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
@@ -203,6 +208,7 @@ class Scheduler {
   ScopeId scope_ = kGlobalObservations;  // of this step's observations, with kObserves
   StepResult result_;
   std::string detail_;  // note_detail, for the current step
+  std::vector<ObjectId> released_;  // note_released, for the current step
 };
 
 }  // namespace lockstep::sim

@@ -39,7 +39,8 @@ std::string trace_to_text(const Trace& t) {
     if (!c.computed) {
       out += fmt::format("  \"cause\": {{\"computed\": false, \"reason\": {}}},\n", quote(c.reason));
     } else {
-      out += fmt::format("  \"cause\": {{\"computed\": true, \"tried\": {}, \"found\": {}, \"pairs\": [", c.tried, c.found);
+      out += fmt::format("  \"cause\": {{\"computed\": true, {}\"tried\": {}, \"found\": {}, \"pairs\": [",
+                         c.complete ? "" : fmt::format("\"complete\": false, \"reason\": {}, ", quote(c.reason)), c.tried, c.found);
       for (std::size_t i = 0; i < c.pairs.size(); ++i) {
         const CausePair& p = c.pairs[i];
         out += fmt::format("{}\n    {{\"first\": {}, \"second\": {}, \"outcome\": {}, \"sentence\": {}}}", i == 0 ? "" : ",",
@@ -106,12 +107,14 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     t.shrunk = info;
   }
   if (auto cause = root.find("cause")) {
-    cause->expect_keys({"computed", "reason", "tried", "found", "pairs"});
+    cause->expect_keys({"computed", "complete", "reason", "tried", "found", "pairs"});
     Cause c;
     c.computed = cause->at("computed").as_bool();
     if (!c.computed) {
       c.reason = cause->at("reason").as_string();
     } else {
+      if (auto complete = cause->find("complete")) c.complete = complete->as_bool();
+      if (!c.complete) c.reason = cause->at("reason").as_string();
       c.tried = cause->at("tried").as_uint();
       c.found = cause->at("found").as_uint();
       for (const auto& p : cause->at("pairs").items()) {

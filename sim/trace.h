@@ -46,7 +46,8 @@ struct CausePair {
 
 struct Cause {
   bool computed = false;
-  std::string reason;       // why it was not computed
+  bool complete = true;     // false: stopped by its budget with some pairs found (reason says where)
+  std::string reason;       // why it was not computed, or not completed
   std::uint64_t tried = 0;  // reorderings run
   std::uint64_t found = 0;  // cause pairs found; `pairs` keeps the first few
   std::vector<CausePair> pairs;

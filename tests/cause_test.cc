@@ -2,10 +2,12 @@
 // the system with one pair of dependent steps reordered.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "lockstep/sim/cause.h"
 #include "lockstep/sim/check.h"
+#include "lockstep/sim/holding.h"
 #include "lockstep/sim/interleaving_table.h"
 #include "test_support.h"
 
@@ -100,6 +102,21 @@ TEST(Cause, IsDeterministicAndRecordedInTheTrace) {
   EXPECT_EQ(sim::trace_to_text(back), sim::trace_to_text(t));
 }
 
+TEST(Cause, EveryGoldenTraceRecordsTheCauseAnalysisGivesToday) {
+  // A change to the analysis (or to what the systems do) that changes a cause shows here;
+  // scripts/rerecord-traces writes the traces again.
+  int checked = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/traces")) {
+    if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+    const sim::Trace t = sim::load_trace(e.path().string());
+    if (!is_failure(t.verdict)) continue;
+    ASSERT_TRUE(t.cause.has_value()) << e.path();
+    EXPECT_EQ(sim::trace_cause(t, e.path().string()), *t.cause) << e.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+}
+
 TEST(Cause, OutOfBudgetSaysNotComputed) {
   const sim::Trace t = sim::load_trace(golden("lost-update.json"));
   sim::CauseBudget budget;
@@ -129,6 +146,59 @@ TEST(Cause, TheTableMarksBothStepsOfEachPair) {
   EXPECT_NE(text.find("1>"), std::string::npos) << text;
   EXPECT_NE(text.find(">1"), std::string::npos) << text;
   EXPECT_NE(text.find("cause: the failure depends on 2 orderings"), std::string::npos) << text;
+}
+
+// Holding spans (sim/holding.h), from the same replayed facts.
+TEST(Holding, APhantomGrantLeavesTheLockHeldAndTheNextHookWaitsBehindIt) {
+  const std::string path = golden("headspace/bug-conditional-unlock-blocks-hook.json");
+  const sim::Trace t = sim::load_trace(path);
+  const sim::ExecutionFacts facts = sim::trace_facts(t, path);
+  const auto spans = sim::holding_spans(facts);
+  auto actor = [&](const std::string& name) {
+    return static_cast<ActorId>(std::find(t.actors.begin(), t.actors.end(), name) - t.actors.begin());
+  };
+  auto object = [&](const sim::Span& s) { return facts.object_names.at(s.object); };
+  // pre_tool_use#1 holds the agent's key from its grant (step 3) to its unlock (step 16).
+  bool pre_held = false, post_waited = false, post_leaked = false, notification_waited = false;
+  for (const auto& s : spans) {
+    if (s.kind == sim::Span::Kind::hold && s.actor == actor("pre_tool_use#1") && object(s) == "advisory(1,1,2)") {
+      pre_held = s.from == 3 && s.to == 16 && !s.open_at_end;
+    }
+    // post_tool_use#1 queues behind it (step 14) and times out at 19, yet was granted.
+    if (s.kind == sim::Span::Kind::wait && s.actor == actor("post_tool_use#1")) {
+      post_waited = s.from == 14 && s.to == 19 && s.ended == "timed out, yet granted (phantom grant)" &&
+                    s.holders == std::vector<ActorId>{actor("pre_tool_use#1")};
+    }
+    if (s.kind == sim::Span::Kind::hold && s.actor == actor("post_tool_use#1") && object(s) == "advisory(1,1,2)") {
+      post_leaked = s.from == 19 && s.open_at_end;
+    }
+    // notification#1 then waits behind the leaked lock.
+    if (s.kind == sim::Span::Kind::wait && s.actor == actor("notification#1")) {
+      notification_waited = s.holders == std::vector<ActorId>{actor("post_tool_use#1")};
+    }
+  }
+  EXPECT_TRUE(pre_held);
+  EXPECT_TRUE(post_waited);
+  EXPECT_TRUE(post_leaked);
+  EXPECT_TRUE(notification_waited);
+}
+
+TEST(Holding, AnXactLockEndsAtTheCommitThatLetsItGo) {
+  // bug-xact-lock: the hook takes pg_advisory_xact_lock inside a transaction it commits
+  // before its work is done: the bar ends at that COMMIT (step 7), not at the hook's end.
+  const std::string path = golden("headspace/bug-xact-lock.json");
+  const sim::Trace t = sim::load_trace(path);
+  const sim::ExecutionFacts facts = sim::trace_facts(t, path);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> advisory;
+  for (const auto& s : sim::holding_spans(facts)) {
+    if (s.kind == sim::Span::Kind::hold && facts.object_names.at(s.object).starts_with("advisory")) {
+      advisory.emplace_back(s.from, s.to);
+    }
+  }
+  ASSERT_GE(advisory.size(), 2u);
+  EXPECT_EQ(advisory[0].first, 4u);
+  EXPECT_EQ(advisory[0].second, 7u);
+  EXPECT_EQ(op_of(t, 7).op, "commit advisory(1,1,2) 1002");
 }
 
 }  // namespace

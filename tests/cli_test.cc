@@ -177,7 +177,7 @@ TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
   page << std::ifstream(html).rdbuf();
   const std::string text = page.str();
   std::size_t lanes = 0;
-  for (std::size_t at = text.find("class=\"lane\""); at != std::string::npos; at = text.find("class=\"lane\"", at + 1)) ++lanes;
+  for (std::size_t at = text.find("class=\"lane-name\""); at != std::string::npos; at = text.find("class=\"lane-name\"", at + 1)) ++lanes;
   EXPECT_EQ(lanes, 3u);
   EXPECT_NE(text.find("id=\"violation\""), std::string::npos);
   EXPECT_NE(text.find("lockstep replay"), std::string::npos);
@@ -190,6 +190,64 @@ TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
   std::stringstream md;
   md << std::ifstream(out + "/summary.md").rdbuf();
   EXPECT_NE(md.str().find("[report](traces/lost-update.html)"), std::string::npos) << md.str();
+}
+
+// Every view carries the full facts: what a read_row returned, whom a wait was behind and
+// how it ended; and the cause, in the trace, the terminal and the report.
+TEST_F(Cli, EveryViewShowsTheValuesReadTheWaitsAndTheCause) {
+  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json";
+  const std::string read_value = "read_row agents#1 1";
+  const std::string row = "{handoff=0, id=1, prompt_injected_at=, status=active}";
+  // The trace's events.
+  std::stringstream file;
+  file << std::ifstream(trace).rdbuf();
+  const auto j = nlohmann::json::parse(file.str());
+  bool read_logged = false, queued = false, timed_out = false;
+  for (const auto& e : j["events"]) {
+    const std::string op = e["op"], result = e["result"];
+    read_logged = read_logged || (op == read_value && result == row);
+    queued = queued || result == "queued behind 1003";
+    timed_out = timed_out || result.starts_with("timeout 55P03 lock_timeout");
+  }
+  EXPECT_TRUE(read_logged && queued && timed_out) << file.str();
+  ASSERT_TRUE(j.contains("cause"));
+  EXPECT_TRUE(j["cause"]["computed"].get<bool>());
+  const std::size_t pairs = j["cause"]["pairs"].size();
+  EXPECT_GE(pairs, 1u);
+
+  // The terminal table (wrapped at 36 columns: the row's value continues on the next lines).
+  const CliRun replay = run({"replay", trace, "--wide"});
+  ASSERT_EQ(replay.code, kExitOk) << replay.err;
+  EXPECT_NE(replay.out.find(read_value + " -> " + row), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("queued behind 1003"), std::string::npos);
+  EXPECT_NE(replay.out.find("woke deadlock check (deadlock_timeout): no cycle, still waiting"), std::string::npos);
+  EXPECT_NE(replay.out.find("yet granted: the session holds the lock (phantom grant)"), std::string::npos);
+  EXPECT_NE(replay.out.find("1>"), std::string::npos);
+  EXPECT_NE(replay.out.find("cause: the failure depends on"), std::string::npos);
+  const CliRun as_json = run({"replay", trace, "--json"});
+  ASSERT_EQ(as_json.code, kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(as_json.out)["cause"]["pairs"].size(), pairs);
+
+  // The report: the value, the wait and its holder, the holding bars, one arrow per pair.
+  const std::string html = path("r.html");
+  ASSERT_EQ(run({"report", trace, "-o", html}).code, kExitOk);
+  std::stringstream page;
+  page << std::ifstream(html).rdbuf();
+  const std::string text = page.str();
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_NE(text.find(read_value + " &rarr; " + row), std::string::npos);  // the raw table: one cell
+  EXPECT_NE(text.find("status=active}</text>"), std::string::npos);          // the lanes: wrapped
+  EXPECT_NE(text.find("queued behind 1003"), std::string::npos);
+  EXPECT_GE(count("class=\"hold\""), 3u);
+  EXPECT_GE(count("class=\"wait\""), 1u);
+  EXPECT_GE(count("class=\"wait-arrow\""), 1u);
+  EXPECT_NE(text.find("waits for advisory(1,1,2) behind pre_tool_use#1"), std::string::npos);
+  EXPECT_EQ(count("class=\"cause-arrow\""), pairs);
+  EXPECT_EQ(count("class=\"lane-name\""), 3u);
 }
 
 TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {

@@ -450,7 +450,7 @@ class SimConnection : public lockstep::pg::Connection {
           last_.phantom = true;
         }
         last_.by_timer = true;
-        s_.note_result({Kind::timeout});
+        s_.note_result({Kind::timeout, last_.phantom ? 1 : 0});  // 1: yet granted
         if (s_.logging()) {
           s_.note_detail(fmt::format("{}{}", lock_first ? "55P03 lock_timeout" : "57014 statement_timeout",
                                      last_.phantom ? ", yet granted: the session holds the lock (phantom grant)" : ""));
@@ -721,7 +721,11 @@ class SimConnection : public lockstep::pg::Connection {
   void release_now(const Release& r, std::string_view verb) {
     const Footprint f = release_footprint(r);
     if (f.object == kNoObject) return;
-    if (!within_last_step(f)) step({verb, f, pid_, true});
+    if (!within_last_step(f)) {
+      step({verb, f, pid_, true});
+    } else if (s_.logging()) {  // for reports: the step that took them also let them go
+      for_each_object(f, [&](ObjectId obj, Access) { s_.note_released(obj); });
+    }
     if (session_.terminated) return;  // pg_terminate_backend let everything go meanwhile
     apply_release(r);
   }
