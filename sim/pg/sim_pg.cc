@@ -535,6 +535,7 @@ class SimConnection : public lockstep::pg::Connection {
     const Release end{.rows = true, .commit = commit, .xact_scope = true};
     step({name(verb), release_footprint(end), pid_, true});
     if (session_.terminated) return terminated();
+    if (s_.logging()) s_.note_detail(release_detail(end));
     if (!session_.in_transaction) {
       // As the server says (found by lockstep conform): not an error, a WARNING.
       warnings_.push_back({"25P01", "there is no transaction in progress"});
@@ -689,6 +690,24 @@ class SimConnection : public lockstep::pg::Connection {
     return f;
   }
 
+  // For the event log: what a release lets go, by name, before it does ("released
+  // advisory(1,1,2); committed agents#1"). Call only when logging.
+  std::string release_detail(const Release& r) {
+    std::string locks, rows;
+    auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
+    keys_.clear();
+    if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
+    if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
+    for (const AdvisoryKey& key : keys_) add(locks, s_.object_name(server_.object_for(key)));
+    if (r.rows) {
+      for (const auto& [table, id] : locked_rows_) add(locks, "row lock " + s_.object_name(server_.row_object(table, id)));
+      for (const auto& [table, id] : written_) add(rows, s_.object_name(server_.row_object(table, id)));
+    }
+    std::string detail = locks.empty() ? std::string() : "released " + locks;
+    if (!rows.empty()) detail += fmt::format("{}{} {}", detail.empty() ? "" : "; ", r.commit ? "committed" : "rolled back", rows);
+    return detail.empty() ? "nothing to release" : detail;
+  }
+
   // Does what a release's step declared: commit publishes this session's row versions,
   // rollback drops them, either way its row locks go; then the advisory holds go.
   void apply_release(const Release& r) {
@@ -723,6 +742,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (f.object == kNoObject) return;
     if (!within_last_step(f)) {
       step({verb, f, pid_, true});
+      if (s_.logging() && !session_.terminated) s_.note_detail(release_detail(r));
     } else if (s_.logging()) {  // for reports: the step that took them also let them go
       for_each_object(f, [&](ObjectId obj, Access) { s_.note_released(obj); });
     }
