@@ -580,7 +580,14 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   bool diff_json = false;
   auto* dif = app.add_subcommand("diff", "two traces of one scenario side by side: where their orders part (exit 0 same, 1 differ)");
   dif->add_option("a", diff_a, "trace file (lockstep-trace/1)")->required();
-  dif->add_option("b", diff_b, "trace file (lockstep-trace/1)")->required();
+  std::size_t diff_cause = 0;
+  std::string diff_cause_out;
+  dif->add_option("b", diff_b, "trace file (lockstep-trace/1); or give --cause K");
+  auto* dif_cause = dif->add_option("--cause", diff_cause,
+                                    "instead of B: A with its cause pair K reordered (the nearest passing execution)")
+                        ->check(CLI::PositiveNumber);
+  dif->add_option("--cause-out", diff_cause_out, "with --cause: write that execution as a trace to this file")
+      ->needs(dif_cause);
   dif->add_flag("--json", diff_json, "print one JSON object");
 
   auto* rep = app.add_subcommand("report", "write a trace as a self-contained HTML page (swimlanes, one per actor)");
@@ -612,7 +619,13 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     if (c->parsed()) return finished(cmd_check(check, context, out, err));
     if (s->parsed()) return finished(cmd_sweep(sweep, context, out, err));
     if (mg->parsed()) return cmd_merge(merge_inputs, merge_out, merge_junit, merge_json, out, err);
-    if (dif->parsed()) return cmd_diff(diff_a, diff_b, diff_json, out);
+    if (dif->parsed()) {
+      if (diff_b.empty() == (diff_cause == 0)) {
+        throw InputError("diff: give a second trace B, or --cause K (not both)");
+      }
+      return diff_cause > 0 ? cmd_diff_cause(diff_a, diff_cause, diff_cause_out, diff_json, out)
+                            : cmd_diff(diff_a, diff_b, diff_json, out);
+    }
     if (r->parsed()) return cmd_replay(replay_path, replay_json, replay_step, replay_wide ? 0 : replay_width, in, out);
     if (l->parsed()) return cmd_list(list_json, out);
     if (sh->parsed()) return finished(cmd_shrink(shrink_path, shrink_out, shrink_seconds, context, out));

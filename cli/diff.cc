@@ -10,6 +10,7 @@
 
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/verdict.h"
+#include "lockstep/sim/check.h"
 #include "lockstep/sim/trace.h"
 
 namespace lockstep::cli {
@@ -55,11 +56,35 @@ struct Reversed {
   bool same_object;
 };
 
+
+int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const std::string& b_path, bool json,
+                std::ostream& out);
+
 }  // namespace
 
 int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, std::ostream& out) {
+  return diff_traces(sim::load_trace(a_path), a_path, sim::load_trace(b_path), b_path, json, out);
+}
+
+int cmd_diff_cause(const std::string& a_path, std::size_t k, const std::string& cause_out, bool json, std::ostream& out) {
   const Trace a = sim::load_trace(a_path);
-  const Trace b = sim::load_trace(b_path);
+  if (a.scenario.value("system", "") == "api") {
+    throw InputError(fmt::format("{}: a trace of a model in C++ replays only in its own test program: diff it against "
+                                 "another trace", a_path));
+  }
+  const Trace b = sim::delayed_trace(a, a_path, k);
+  std::string label = fmt::format("{} with cause {} reordered", a_path, k);
+  if (!cause_out.empty()) {
+    sim::save_trace(b, cause_out);
+    label = fmt::format("{} ({})", cause_out, label);
+  }
+  return diff_traces(a, a_path, b, label, json, out);
+}
+
+namespace {
+
+int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const std::string& b_path, bool json,
+                std::ostream& out) {
   if (a.actors != b.actors) {
     throw InputError(fmt::format("{} and {}: the traces have different actors ({} and {}): not two executions of one scenario",
                                  a_path, b_path, nlohmann::json(a.actors).dump(), nlohmann::json(b.actors).dump()));
@@ -193,5 +218,7 @@ int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, st
   if (end > common + kShownRows) out << fmt::format("  ... {} more events (replay each trace for the whole log)\n", end - common - kShownRows);
   return 1;
 }
+
+}  // namespace
 
 }  // namespace lockstep::cli

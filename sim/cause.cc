@@ -145,6 +145,7 @@ struct Run {
   std::vector<LogEvent> events;
   std::vector<std::string> object_names;
   std::vector<std::string> actors;
+  std::vector<Decision> decisions;
   bool feasible = true;
 };
 
@@ -168,6 +169,7 @@ Run run_plan(const System& system, RunLimits limits, const Plan& plan, std::vect
     r.events = scheduler.events();
     r.object_names = scheduler.object_names();
     r.actors = scheduler.actor_names();
+    r.decisions = scheduler.decisions();
   }
   return r;
 }
@@ -254,6 +256,15 @@ std::string sentence(const ExecutionFacts& original, std::size_t i, std::size_t 
   return text;
 }
 
+// Steps before i as recorded; in (i, j] the other actors' steps; then (not forced) the rest.
+void delayed_plan(const std::vector<StepFact>& steps, std::size_t i, std::size_t j, std::vector<std::size_t>& forced) {
+  forced.clear();
+  for (std::size_t k = 0; k < i; ++k) forced.push_back(k);
+  for (std::size_t k = i + 1; k <= j; ++k) {
+    if (steps[k].actor != steps[i].actor) forced.push_back(k);
+  }
+}
+
 }  // namespace
 
 ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions) {
@@ -285,6 +296,7 @@ ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const
   out.object_names = scheduler.object_names();
   out.events = scheduler.events();
   out.actors = scheduler.actor_names();
+  out.decisions = scheduler.decisions();
   return out;
 }
 
@@ -335,12 +347,7 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
         i = 0;
         break;
       }
-      // Steps before i as recorded; in (i, j] the other actors' steps; then the rest.
-      forced.clear();
-      for (std::size_t k = 0; k < i; ++k) forced.push_back(k);
-      for (std::size_t k = i + 1; k <= j; ++k) {
-        if (original.steps[k].actor != a) forced.push_back(k);
-      }
+      delayed_plan(original.steps, i, j, forced);
       ++cause.tried;
       const Run r = run_plan(system, quiet, plan, forced, j, false);
       steps_run += r.result.steps + 1;
@@ -358,6 +365,31 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
             [](const CausePair& x, const CausePair& y) { return std::pair(x.first, x.second) < std::pair(y.first, y.second); });
   cause.computed = true;
   return cause;
+}
+
+ExecutionFacts delayed_execution(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                                 const CausePair& pair) {
+  const ExecutionFacts original = replay_facts(system, limits, failing);
+  if (pair.first >= pair.second || pair.second >= original.steps.size() ||
+      original.steps[pair.first].actor == original.steps[pair.second].actor) {
+    throw std::invalid_argument(fmt::format("steps {} and {} are no pair of this execution's steps of two actors",
+                                            pair.first, pair.second));
+  }
+  const Plan plan = plan_of(failing);
+  std::vector<std::size_t> forced;
+  delayed_plan(original.steps, pair.first, pair.second, forced);
+  Run r = run_plan(system, limits, plan, forced, pair.second, true);
+  if (!r.feasible) {
+    throw std::invalid_argument(fmt::format("step {} cannot run before step {}'s actor goes on", pair.second, pair.first));
+  }
+  ExecutionFacts out;
+  out.result = std::move(r.result);
+  out.steps = std::move(r.facts);
+  out.object_names = std::move(r.object_names);
+  out.events = std::move(r.events);
+  out.actors = std::move(r.actors);
+  out.decisions = std::move(r.decisions);
+  return out;
 }
 
 }  // namespace lockstep::sim

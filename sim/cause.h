@@ -48,6 +48,7 @@ struct ExecutionFacts {
   std::vector<std::string> object_names;   // by ObjectId
   std::vector<LogEvent> events;
   std::vector<std::string> actors;
+  std::vector<Decision> decisions;
 };
 
 // Replays `decisions` exactly. Throws Divergence when they do not fit.
@@ -66,5 +67,12 @@ inline constexpr int kMaxDelaysPerActor = 4;
 // REQUIRES: `failing` replays to a failure under `limits`.
 Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
                  const CauseBudget& budget = {});
+
+// The execution find_cause ran for `pair` (its first step's actor delayed past its second
+// step), with its facts and decisions: for a cause pair, the nearest passing (or otherwise
+// different) execution. Throws std::invalid_argument when the pair is not two steps of two
+// actors, or cannot be reordered so.
+ExecutionFacts delayed_execution(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                                 const CausePair& pair);
 
 }  // namespace lockstep::sim

@@ -207,6 +207,39 @@ Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget
   return find_cause(*scenario.configured, limits, trace.decisions, budget);
 }
 
+Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) {
+  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  RunLimits limits;
+  limits.max_steps = trace.max_steps;
+  limits.time = trace.time;
+  limits.seed = trace.seed;
+  const Cause cause = trace.cause ? *trace.cause : find_cause(*scenario.configured, limits, trace.decisions);
+  if (!cause.computed) throw InputError(fmt::format("{}: its cause was not computed ({})", file, cause.reason));
+  if (k < 1 || k > cause.pairs.size()) {
+    throw InputError(fmt::format("{}: no cause pair {} (the trace has {})", file, k, cause.pairs.size()));
+  }
+  ExecutionFacts e;
+  try {
+    e = delayed_execution(*scenario.configured, limits, trace.decisions, cause.pairs[k - 1]);
+  } catch (const std::invalid_argument& bad) {
+    throw InputError(fmt::format("{}: cause pair {}: {}", file, k, bad.what()));
+  }
+  Trace t;
+  t.scenario = trace.scenario;
+  t.strategy = "cause";
+  t.seed = trace.seed;
+  t.execution = 1;
+  t.time = trace.time;
+  t.max_steps = trace.max_steps;
+  t.verdict = e.result.verdict;
+  t.invariant = e.result.invariant;
+  t.message = e.result.message;
+  t.actors = std::move(e.actors);
+  t.decisions = std::move(e.decisions);
+  t.events = std::move(e.events);
+  return t;
+}
+
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
   RunLimits limits;

@@ -84,6 +84,11 @@ Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget
 // The trace's execution replayed with every step's facts (footprints, results, objects).
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file);
 
+// The execution with the trace's cause pair k (1-based) reordered (sim/cause.h
+// delayed_execution) as a trace of its own, which replays: the nearest passing execution.
+// Throws InputError when the trace has no such pair.
+Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k);
+
 struct ReplayReport {
   ExecutionResult result;
   std::vector<LogEvent> events;

@@ -250,6 +250,25 @@ TEST_F(Cli, EveryViewShowsTheValuesReadTheWaitsAndTheCause) {
   EXPECT_EQ(count("class=\"lane-name\""), 3u);
 }
 
+TEST_F(Cli, DiffAgainstACauseShowsTheNearestPassingExecutionAndWritesIt) {
+  const std::string failing = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-skill-no-refresh.json";
+  const std::string passing = path("passing.json");
+  const CliRun r = run({"diff", failing, "--cause", "1", "--cause-out", passing});
+  EXPECT_EQ(r.code, 1) << r.err;  // they differ
+  EXPECT_NE(r.out.find("with cause 1 reordered): pass"), std::string::npos) << r.out;
+  // Where they part: the second hook's read of the agent, before or after the first's update.
+  EXPECT_NE(r.out.find("A  step 6  user_prompt_submit#2: read_row agents#1 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("B  step 6  user_prompt_submit#1: update_row agents#1 1"), std::string::npos) << r.out;
+  // The execution written is a trace that replays, and passes.
+  const CliRun replay = run({"replay", passing, "--json"});
+  ASSERT_EQ(replay.code, kExitOk) << replay.err;
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["verdict"], "pass");
+  // Bad input: no such pair, or both B and --cause, or neither.
+  EXPECT_EQ(run({"diff", failing, "--cause", "9"}).code, kExitBadInput);
+  EXPECT_EQ(run({"diff", failing, failing, "--cause", "1"}).code, kExitBadInput);
+  EXPECT_EQ(run({"diff", failing}).code, kExitBadInput);
+}
+
 TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
   const CliRun r = run({"list"});
   EXPECT_EQ(r.code, kExitOk);

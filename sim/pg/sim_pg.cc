@@ -535,7 +535,7 @@ class SimConnection : public lockstep::pg::Connection {
     const Release end{.rows = true, .commit = commit, .xact_scope = true};
     step({name(verb), release_footprint(end), pid_, true});
     if (session_.terminated) return terminated();
-    if (s_.logging()) s_.note_detail(release_detail(end));
+    if (s_.logging()) s_.note_detail(release_detail(end));  // "" when it let nothing go
     if (!session_.in_transaction) {
       // As the server says (found by lockstep conform): not an error, a WARNING.
       warnings_.push_back({"25P01", "there is no transaction in progress"});
@@ -705,7 +705,7 @@ class SimConnection : public lockstep::pg::Connection {
     }
     std::string detail = locks.empty() ? std::string() : "released " + locks;
     if (!rows.empty()) detail += fmt::format("{}{} {}", detail.empty() ? "" : "; ", r.commit ? "committed" : "rolled back", rows);
-    return detail.empty() ? "nothing to release" : detail;
+    return detail;
   }
 
   // Does what a release's step declared: commit publishes this session's row versions,
