@@ -156,6 +156,8 @@ class Scheduler {
   // What the current step returned beyond its StepResult (the row a read_row saw), for
   // the event log: appended to the result text. Call only when logging().
   void note_detail(std::string detail) { detail_ = std::move(detail); }
+  // Adds to the current step's detail ("granted; set {status=ended}").
+  void add_detail(const std::string& more) { detail_ += (detail_.empty() ? "" : "; ") + more; }
   // For reports: the current step also let obj go, though its footprint does not say so (the
   // end of an xact-lock statement releases within the lock's own step). Only when logging().
   void note_released(ObjectId obj) { released_.push_back(obj); }

@@ -170,6 +170,7 @@ class SimConnection : public lockstep::pg::Connection {
       server_.row(table, id).pending[pid_] = row;
       wrote(table, id);
     }
+    if (s_.logging()) s_.add_detail(row ? "set " + row_text(values) : std::string("no row"));
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return row ? 1 : 0;
   }
@@ -583,6 +584,7 @@ class SimConnection : public lockstep::pg::Connection {
     LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
     Row row = values;
     row["id"] = std::to_string(id);
+    if (s_.logging()) s_.add_detail(row_text(row));
     r.pending[pid_] = row;
     wrote(table, id);
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
