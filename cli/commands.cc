@@ -129,12 +129,13 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   overrides.shrink = !a.no_shrink;
   if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
   const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
-  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside"};
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
+  const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
   if (report.trace) {
-    const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
     sim::save_trace(*report.trace, path);
     c.trace_path = path;
   }
+  c.witness_paths = save_witnesses(report, path);
   if (a.json) {
     out << to_json(c, context).dump() << '\n';
   } else {
@@ -275,13 +276,14 @@ int cmd_sweep(const SweepArgs& a, const ReportContext& context, std::ostream& ou
       report = run_one(*scenario, overrides, progress, fmt::format("[{}/{}] {}", i + 1, files.size(), scenario->name));
       c.scenario = &*scenario;
       c.report = &*report;
+      const std::string path = (fs::path(out_dir) / "traces" / relative).string();
       if (report->trace) {
-        const std::string path = (fs::path(out_dir) / "traces" / relative).string();
         sim::save_trace(*report->trace, path);
         c.trace_path = path;
         c.report_path = fs::path(path).replace_extension(".html").string();
         write_html(*report->trace, path, *c.report_path, context);
       }
+      c.witness_paths = save_witnesses(*report, path);
     } catch (const InputError& e) {
       c.scenario = nullptr;
       c.input_error = e.what();
@@ -584,7 +586,7 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   std::string diff_cause_out;
   dif->add_option("b", diff_b, "trace file (lockstep-trace/1); or give --cause K");
   auto* dif_cause = dif->add_option("--cause", diff_cause,
-                                    "instead of B: A with its cause pair K reordered (the nearest passing execution)")
+                                    "instead of B: A with its cause pair K reordered (the nearest execution that does not fail so)")
                         ->check(CLI::PositiveNumber);
   dif->add_option("--cause-out", diff_cause_out, "with --cause: write that execution as a trace to this file")
       ->needs(dif_cause);

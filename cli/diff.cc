@@ -72,6 +72,11 @@ int cmd_diff_cause(const std::string& a_path, std::size_t k, const std::string& 
     throw InputError(fmt::format("{}: a trace of a model in C++ replays only in its own test program: diff it against "
                                  "another trace", a_path));
   }
+  try {
+    (void)sim::replay_trace(a, a_path);  // it must still fit the code
+  } catch (const sim::Divergence& d) {
+    throw InputError(fmt::format("{}: trace diverges at step {}: {}", a_path, d.step(), d.what()));
+  }
   const Trace b = sim::delayed_trace(a, a_path, k);
   std::string label = fmt::format("{} with cause {} reordered", a_path, k);
   if (!cause_out.empty()) {

@@ -1,6 +1,7 @@
 // cli/diff.h: `lockstep diff A B`: two traces of one scenario side by side, and where their
 // orders part (a failing trace and a passing execution, or two failures); `diff A --cause K`
-// puts a failing trace beside the nearest passing execution its cause analysis found.
+// puts a failing trace beside the nearest execution that does not fail so (the one its
+// cause analysis ran for pair K: it passes, or fails another way).
 //
 // Prints (or, with --json, gives as one object): both verdicts; how many events the two
 // share from the start and the first event where they part; the pairs of events that both
@@ -20,7 +21,7 @@ namespace lockstep::cli {
 int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, std::ostream& out);
 
 // `lockstep diff A --cause K [--cause-out FILE]`: A against the execution with A's cause
-// pair K reordered (the nearest passing execution the cause analysis ran), written to FILE
+// pair K reordered (the nearest execution that does not fail so), written to FILE
 // as a trace when asked.
 int cmd_diff_cause(const std::string& a_path, std::size_t k, const std::string& cause_out, bool json, std::ostream& out);
 

@@ -152,7 +152,11 @@ Layout lay_out(const sim::Trace& t, const std::vector<Span>& spans, const sim::C
   const bool collapse = by_step.size() > kCollapseAbove;
   if (collapse) {
     auto near = [&](std::uint64_t step, std::uint64_t d) {
-      for (std::uint64_t s = step >= d ? step - d : 0; s <= step + d; ++s) keep.insert(s);
+      const std::uint64_t to = step > UINT64_MAX - d ? UINT64_MAX : step + d;
+      for (std::uint64_t s = step >= d ? step - d : 0;; ++s) {
+        keep.insert(s);
+        if (s == to) break;
+      }
     };
     if (cause != nullptr) {
       for (const auto& p : cause->pairs) near(p.first, 2), near(p.second, 2);
@@ -293,7 +297,14 @@ std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const
       continue;
     }
     if (r.events.empty()) continue;
-    const LogEvent& head = *r.events.front();
+    const LogEvent* op = r.events.front();
+    for (const LogEvent* e : r.events) {
+      if (!starts_with(e->op, "choose ") && !starts_with(e->op, "observe ")) {
+        op = e;
+        break;
+      }
+    }
+    const LogEvent& head = *op;
     s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"{:.1f}\">{:>4}  {}</text>\n", r.y + kRowPad + 11, head.step,
                      escape_markup(time_text(head.time_ns)));
     if (cause_steps.contains(head.step) && head.actor >= 0 && static_cast<std::size_t>(head.actor) < actors) {
@@ -375,7 +386,8 @@ std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const
       if (!l.row_of.contains(p.first) || !l.row_of.contains(p.second)) continue;
       const LogEvent* a = nullptr;
       const LogEvent* b = nullptr;
-      for (const LogEvent& e : t.events) {
+      for (const LogEvent& e : t.events) {  // a step's operation, not a choice or observation logged with it
+        if (starts_with(e.op, "choose ") || starts_with(e.op, "observe ")) continue;
         if (a == nullptr && e.step == p.first) a = &e;
         if (b == nullptr && e.step == p.second) b = &e;
       }
@@ -468,13 +480,13 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command, 
     if (!t.cause->computed) {
       out += fmt::format("<p class=\"meta\">Cause not computed: {}</p>\n", escape_markup(t.cause->reason));
     } else if (t.cause->pairs.empty()) {
-      out += fmt::format("<p class=\"meta\">No reordering of two steps avoids this failure ({} tried): it does not "
-                         "depend on one race.</p>\n", t.cause->tried);
+      out += fmt::format("<p class=\"meta\">None of the {} reorderings of two steps tried avoids this failure.</p>\n",
+                         t.cause->tried);
     } else {
       out += fmt::format("<p class=\"meta\">The failure depends on {} ordering{} ({} reorderings tried{}); each is an "
                          "arrow below, from the step that ran first to the step it ran before:</p>\n<ol class=\"cause\">\n",
                          t.cause->found, t.cause->found == 1 ? "" : "s", t.cause->tried,
-                         t.cause->found > t.cause->pairs.size() ? fmt::format(", the first {} shown", t.cause->pairs.size()) : "");
+                         t.cause->found > t.cause->pairs.size() ? fmt::format(", the {} latest shown", t.cause->pairs.size()) : "");
       for (std::size_t k = 0; k < t.cause->pairs.size(); ++k) {
         const auto& p = t.cause->pairs[k];
         out += fmt::format("<li id=\"cause-{}\"><span class=\"steps\">steps {} &rarr; {}</span>: {}</li>\n", k + 1, p.first,

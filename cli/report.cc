@@ -30,6 +30,18 @@ std::string shell_word(const std::string& word) {
 
 }  // namespace
 
+std::vector<std::string> save_witnesses(const sim::CheckReport& report, const std::string& trace_path) {
+  std::vector<std::string> paths;
+  std::filesystem::path base(trace_path);
+  const std::string stem = base.stem().string();
+  for (std::size_t k = 0; k < report.witnesses.size(); ++k) {
+    const std::string path = (base.parent_path() / fmt::format("{}.edge-{}.json", stem, k + 1)).string();
+    sim::save_trace(report.witnesses[k].trace, path);
+    paths.push_back(path);
+  }
+  return paths;
+}
+
 std::string replay_command(const std::string& program, const std::string& trace_path) {
   return shell_word(program) + " replay " + shell_word(trace_path);
 }
@@ -116,6 +128,17 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard_mode);
   j["skipped"] = stats.skipped;
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
+  if (!r.witnesses.empty()) {
+    j["witnesses"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
+      const auto& w = r.witnesses[k];
+      nlohmann::json e = {{"from", w.edge.from}, {"to", w.edge.to}, {"how", w.edge.how}, {"execution", w.trace.execution}};
+      e["trace"] = k < c.witness_paths.size() ? nlohmann::json(c.witness_paths[k]) : nlohmann::json(nullptr);
+      e["replay"] = k < c.witness_paths.size() ? nlohmann::json(replay_command(context.program, c.witness_paths[k]))
+                                                : nlohmann::json(nullptr);
+      j["witnesses"].push_back(std::move(e));
+    }
+  }
   return j;
 }
 
@@ -167,6 +190,16 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
   if (c.trace_path) {
     out << fmt::format("  trace: {}\n", *c.trace_path);
     out << fmt::format("  replay: {}\n", replay_command(context.program, *c.trace_path));
+  }
+  if (!r.witnesses.empty()) {
+    out << "  each edge of the cycle, from an execution that took it (each replays, and passes, alone):\n";
+    for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
+      const auto& w = r.witnesses[k];
+      out << fmt::format("    {} -> {}: execution #{}, {}\n", w.edge.from, w.edge.to, w.trace.execution, w.edge.how);
+      if (k < c.witness_paths.size()) {
+        out << fmt::format("      trace: {}\n      replay: {}\n", c.witness_paths[k], replay_command(context.program, c.witness_paths[k]));
+      }
+    }
   }
 }
 

@@ -22,6 +22,7 @@ struct CheckedScenario {
   std::optional<std::string> report_path;  // the HTML view of the trace
   std::string shard = "";       // "I/N" when the run was a shard, else ""
   std::string shard_mode = "";  // "inside" (the search tree was split) or "whole"
+  std::vector<std::string> witness_paths;  // a lock-order cycle across executions: one trace per edge
 };
 
 // JUnit XML for CI dashboards: one test case per scenario (results as in results.json).
@@ -29,6 +30,10 @@ std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed
 
 // Combines the results.json entries of shards into those of one unsharded run.
 std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& entries);
+
+// Where the traces of a cross-execution lock-order cycle's edges go, beside `trace_path`
+// (NAME.json -> NAME.edge-1.json, ...); writes them and returns their paths.
+std::vector<std::string> save_witnesses(const sim::CheckReport& report, const std::string& trace_path);
 
 // The replay command for a trace path, with the lockstep binary as it was invoked
 // (`program`), each word quoted for a POSIX shell when needed.

@@ -30,6 +30,13 @@ struct Violation {
 
 // The state of one execution. Built with an Env whose objects it creates in its
 // constructor; destroyed when the execution ends.
+// An order in which one actor took two lock classes (lockdep): it asked for `to` while
+// holding `from`; `how` says where ("remove_worker:w1 on remover: A then B").
+struct LockOrderEdge {
+  std::string from, to, how;
+  friend bool operator==(const LockOrderEdge&, const LockOrderEdge&) = default;
+};
+
 class Instance {
  public:
   virtual ~Instance() = default;
@@ -45,6 +52,10 @@ class Instance {
   // Facts about this execution worth counting across an exploration ("phantom_grant":
   // the execution took a phantom grant). Asked once, after at_end. Sorted, no duplicates.
   virtual std::vector<std::string> marks() { return {}; }
+  // The lock-order edges this execution took, for lockdep across executions
+  // (sim/lock_order.h): a cycle whose edges come from different executions is a
+  // `lock_order` violation no single execution shows. Asked once, after at_end.
+  virtual std::vector<LockOrderEdge> lock_order_edges() { return {}; }
 };
 
 // A configured system: a recipe for instances. Immutable; shared by all executions.

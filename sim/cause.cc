@@ -1,7 +1,6 @@
 #include "lockstep/sim/cause.h"
 
 #include <algorithm>
-#include <cassert>
 #include <optional>
 #include <stdexcept>
 
@@ -59,6 +58,8 @@ class Reorder final : public Strategy {
     while (fpos_ < forced_.size()) {
       const std::size_t g = forced_[fpos_++];
       const Decision& d = plan_.groups[g].pick;
+      static_assert(kMaxActors <= 64, "sitting_out_ is a 64-bit mask");
+      if (d.value >= static_cast<std::uint32_t>(kMaxActors)) throw Infeasible{};
       const std::uint64_t bit = std::uint64_t{1} << d.value;
       if ((sitting_out_ & bit) == 0) {
         for (std::size_t i = 0; i < enabled.size(); ++i) {
@@ -102,7 +103,8 @@ class Reorder final : public Strategy {
   }
 
   void executed(const Transition& t, const Footprint& effective) override {
-    facts_.push_back({t.actor, t.timer, effective, scheduler_ != nullptr ? scheduler_->last_result() : StepResult{}, {}});
+    facts_.push_back({t.actor, t.timer, effective, scheduler_ != nullptr ? scheduler_->last_result() : StepResult{},
+                      scheduler_ != nullptr ? scheduler_->last_released() : std::vector<ObjectId>{}});
   }
 
   std::vector<StepFact>& facts() { return facts_; }
@@ -190,11 +192,12 @@ std::string outcome_text(const ExecutionResult& r) {
   return std::string(verdict_name(r.verdict));
 }
 
-// The first event of step `step` (the operation; observations and choices follow it).
+// The operation event of step `step` (choices made before the first step are logged under
+// step 0 ahead of it; observations and choices of a step follow its operation).
 const LogEvent* event_of(const std::vector<LogEvent>& events, std::uint64_t step) {
   for (const LogEvent& e : events) {
-    if (e.step == step) return &e;
     if (e.step > step) break;
+    if (e.step == step && !e.op.starts_with("choose ") && !e.op.starts_with("observe ")) return &e;
   }
   return nullptr;
 }
@@ -237,8 +240,8 @@ std::string sentence(const ExecutionFacts& original, std::size_t i, std::size_t 
   if (ei == nullptr || ej == nullptr) return {};
   const std::string& a = original.actors[ei->actor];
   const std::string& b = original.actors[ej->actor];
-  std::string text = fmt::format("{}'s {} ran before {}'s {}; had {} gone first", a, step_text(original.events, i), b,
-                                 step_text(original.events, j), b);
+  std::string text = fmt::format("{}'s {} ran before {}'s {}; had {} waited until after it", a, step_text(original.events, i),
+                                 b, step_text(original.events, j), a);
   // What the delayed step and the step it waited for returned then, where that changed.
   std::vector<std::string> changed;
   for (const std::size_t s : {j, i}) {
@@ -350,12 +353,15 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
       delayed_plan(original.steps, i, j, forced);
       ++cause.tried;
       const Run r = run_plan(system, quiet, plan, forced, j, false);
-      steps_run += r.result.steps + 1;
+      steps_run += r.facts.size() + 1;
       if (!r.feasible || same_failure(r.result, original.result)) continue;
       ++cause.found;
       if (cause.pairs.size() < kMaxCausePairs) {
         const Run logged = run_plan(system, limits, plan, forced, j, true);
-        assert(logged.result.verdict == r.result.verdict);
+        if (!logged.feasible || logged.result.verdict != r.result.verdict || logged.result.invariant != r.result.invariant) {
+          throw std::logic_error(fmt::format("cause analysis: the reordering of steps {} and {} ran differently with the "
+                                             "event log on: the model is not deterministic", i, j));
+        }
         cause.pairs.push_back({i, j, outcome_text(logged.result), sentence(original, i, j, logged)});
       }
       break;  // the first j that i must follow; delaying i further also delays it past j

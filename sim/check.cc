@@ -71,14 +71,15 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
 }
 
 Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink,
-                    const ShrinkBudget& budget) {
-  return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink, budget);
+                    const ShrinkBudget& budget, const std::function<bool()>& cause_stop = {}) {
+  return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink, budget, cause_stop);
 }
 
 }  // namespace
 
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
-                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget) {
+                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget,
+                        const std::function<bool()>& cause_stop) {
   std::vector<Decision> decisions = failure.decisions;
   std::optional<ShrinkInfo> info;
   if (shrink) {
@@ -97,7 +98,7 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   t.shrunk = info;
   if (is_failure(t.verdict)) {
     CauseBudget cause_budget;
-    cause_budget.stop = budget.stop;
+    cause_budget.stop = cause_stop;
     t.cause = find_cause(system, limits, t.decisions, cause_budget);
   }
   return t;
@@ -168,7 +169,18 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
     budget.stop = [max_seconds, elapsed, stop] {
       return (stop && stop()) || (max_seconds > 0 && elapsed && elapsed() >= max_seconds);
     };
-    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget);
+    if (!failure->witnesses.empty()) {
+      // Each edge's execution as it was explored: not shrunk (a shorter one may not take it).
+      for (const LockOrderWitness& w : failure->witnesses) {
+        auto replay = make_replay_strategy(w.decisions);
+        Trace t = record_execution(*scenario.configured, scenario.document, *replay, explore.limits);
+        t.strategy = report.strategy;
+        t.execution = w.execution;
+        report.witnesses.push_back({w.edge, std::move(t)});
+      }
+      return report;
+    }
+    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget, options.stop_requested);
     t.strategy = report.strategy;
     t.execution = failure->execution;
     report.trace = std::move(t);

@@ -51,7 +51,14 @@ struct CheckReport {
   int preemption_bound = -1;  // the bound the result is for (-1: none)
   ExploreResult result;
   bool as_expected = false;
-  std::optional<Trace> trace;  // present when the verdict is a failure
+  std::optional<Trace> trace;  // present when the verdict is a failure of one execution
+  // A lock-order cycle across executions: one trace per edge, of an execution that took
+  // it (each passes alone); `trace` is then absent.
+  struct Witness {
+    LockOrderEdge edge;
+    Trace trace;
+  };
+  std::vector<Witness> witnesses;
 };
 
 // Throws InputError for an unknown strategy name. Wall time (max_seconds) bounds the search
@@ -67,8 +74,11 @@ Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudg
 
 // The trace of a failure of `system` (shrunk when asked, within `budget`), with its cause
 // (sim/cause.h, stopped by the budget's stop as well); `scenario` is embedded as is.
+// The cause analysis stops only at `cause_stop` (an interrupt) and its own deterministic
+// bounds, so that a trace's bytes do not depend on the wall time its search had left.
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
-                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget = {});
+                        const FoundFailure& failure, bool shrink, const ShrinkBudget& budget = {},
+                        const std::function<bool()>& cause_stop = {});
 
 // Runs one execution of the scenario under `strategy` with the event log on, and returns it
 // as a trace (whatever its verdict). Throws Divergence as Scheduler::run does.

@@ -11,6 +11,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
   SimEnv env;
   ExploreResult out;
   ExploreStats& stats = out.stats;
+  LockOrderGraph lock_orders;
   auto elapsed = [&] { return options.elapsed_seconds ? options.elapsed_seconds() : 0.0; };
 
   for (;;) {
@@ -49,11 +50,22 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       ++stats.by_verdict[static_cast<std::size_t>(result.verdict)];
       for (const auto& m : result.marks) ++stats.marks[m];
       if (options.on_execution) options.on_execution(result);
+      std::optional<FoundFailure> found;
       if (is_failure(result.verdict)) {
-        ++stats.failures;
-        if (!out.first_failure) {
-          out.first_failure = FoundFailure{result, scheduler.decisions(), stats.executions};
+        found = FoundFailure{result, scheduler.decisions(), stats.executions, {}};
+      } else if (!result.lock_order_edges.empty()) {
+        if (auto cycle = lock_orders.add(result.lock_order_edges, scheduler.decisions(), stats.executions)) {
+          ExecutionResult across;
+          across.verdict = Verdict::violation;
+          across.invariant = "lock_order";
+          across.message = std::move(cycle->message);
+          across.steps = result.steps;
+          found = FoundFailure{std::move(across), scheduler.decisions(), stats.executions, std::move(cycle->witnesses)};
         }
+      }
+      if (found) {
+        ++stats.failures;
+        if (!out.first_failure) out.first_failure = std::move(found);
         if (options.stop_at_first) {
           out.stop_reason = "stopped at the first failure";
           break;

@@ -8,8 +8,12 @@
 // model_error); with no failure it is pass only when the strategy covered every execution,
 // and incomplete otherwise: a bounded search is never reported as pass.
 //
+// Lock-order edges of every complete execution go into one graph (sim/lock_order.h): a
+// cycle over executions is a failure like any other, found at the execution that closes it.
+//
 // Memory: the scheduler's buffers and the strategy's stack, O(depth of one execution); a
-// failure keeps one decision list. Nothing grows with the number of executions.
+// failure keeps one decision list; the lock-order graph one per distinct edge. Nothing else
+// grows with the number of executions.
 #pragma once
 
 #include <array>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "lockstep/model/system.h"
+#include "lockstep/sim/lock_order.h"
 #include "lockstep/sim/scheduler.h"
 #include "lockstep/sim/strategy.h"
 
@@ -57,6 +62,9 @@ struct FoundFailure {
   ExecutionResult result;
   std::vector<Decision> decisions;
   std::uint64_t execution = 0;  // 1-based index among the executions explored
+  // A lock-order cycle across executions (sim/lock_order.h): result is its `lock_order`
+  // violation, and each witness an execution (it passes alone) that took one of its edges.
+  std::vector<LockOrderWitness> witnesses;
 };
 
 struct ExploreResult {

@@ -79,9 +79,7 @@ std::vector<Span> holding_spans(const ExecutionFacts& facts) {
                                                                             : "ended";
       waits.erase(w);
       if (same && got_it(f.result)) begin_hold(a, fp.object, s);
-      continue;
-    }
-    if (fp.object != kNoObject && acquires(fp.access) && !f.timer) {
+    } else if (fp.object != kNoObject && acquires(fp.access) && !f.timer) {
       if (got_it(f.result)) {
         begin_hold(a, fp.object, s);
       } else {
@@ -112,7 +110,9 @@ std::vector<Span> holding_spans(const ExecutionFacts& facts) {
         !(f.result.kind == StepResult::Kind::value && f.result.value == 0)) {
       end_hold(a, fp.object, s, false);
     }
-    for (std::size_t k = 0; k < fp.extra_count; ++k) end_hold(a, fp.extra[k], s, true);
+    if (fp.access == Access::release) {
+      for (std::size_t k = 0; k < fp.extra_count; ++k) end_hold(a, fp.extra[k], s, true);
+    }
     for (const ObjectId obj : f.released) end_hold(a, obj, s, true);
   }
   const std::uint64_t last = n == 0 ? 0 : n - 1;

@@ -110,13 +110,12 @@ void print_cause(std::ostream& out, const Cause& cause) {
     return;
   }
   if (cause.pairs.empty()) {
-    out << fmt::format("cause: no single reordering of two steps avoids the failure ({} tried): it does not depend on "
-                       "one race\n", cause.tried);
+    out << fmt::format("cause: none of the {} reorderings of two steps tried avoids the failure\n", cause.tried);
     return;
   }
   out << fmt::format("cause: the failure depends on {} ordering{} ({} reorderings tried{}):\n", cause.found,
                      cause.found == 1 ? "" : "s", cause.tried,
-                     cause.found > cause.pairs.size() ? fmt::format(", the first {} shown", cause.pairs.size()) : "");
+                     cause.found > cause.pairs.size() ? fmt::format(", the {} latest shown", cause.pairs.size()) : "");
   for (std::size_t k = 0; k < cause.pairs.size(); ++k) {
     const CausePair& p = cause.pairs[k];
     out << fmt::format("  {}. steps {} and {}: {}\n", k + 1, p.first, p.second, p.sentence);

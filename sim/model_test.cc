@@ -133,6 +133,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     const auto& f = *result.first_failure;
     report.invariant = f.result.invariant;
     report.message = f.result.message;
+    // A lock-order cycle across executions has no one execution to record: the message
+    // names the executions of its edges.
+    if (!f.witnesses.empty()) return report;
     const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();
     std::string environment = options.replay_environment;
     if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();

@@ -149,6 +149,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
         if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
         if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
         result_verdict_.marks = instance_->marks();
+        result_verdict_.lock_order_edges = instance_->lock_order_edges();
         for (auto& fault : env.injected_faults()) result_verdict_.marks.push_back(std::move(fault));
         std::sort(result_verdict_.marks.begin(), result_verdict_.marks.end());
         result_verdict_.marks.erase(std::unique(result_verdict_.marks.begin(), result_verdict_.marks.end()),

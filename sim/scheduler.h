@@ -100,6 +100,7 @@ struct ExecutionResult {
   bool skipped = false;     // the strategy ended it as another shard's
   std::string final_state;  // with RunLimits::record_final_state, once all actors finished
   std::vector<std::string> marks;  // Instance::marks() and SimEnv::injected_faults(), once all actors finished
+  std::vector<LockOrderEdge> lock_order_edges;  // Instance::lock_order_edges(), once all actors finished
 };
 
 class Scheduler {

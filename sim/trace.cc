@@ -124,6 +124,7 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
         if (pair.first >= pair.second) p.at("second").fail("a cause pair's second step comes after its first");
         c.pairs.push_back(std::move(pair));
       }
+      if (c.found < c.pairs.size()) cause->at("found").fail(fmt::format("fewer than the {} pairs listed", c.pairs.size()));
     }
     t.cause = std::move(c);
   }
@@ -143,6 +144,15 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     e.expect_keys({"step", "time_ns", "actor", "op", "result"});
     t.events.push_back(LogEvent{e.at("step").as_uint(), e.at("time_ns").as_int(), static_cast<ActorId>(e.at("actor").as_int(-1, 1 << 20)),
                                 e.at("op").as_string(), e.at("result").as_string()});
+  }
+  if (t.cause) {  // its pairs name steps of this trace
+    const std::uint64_t last = t.events.empty() ? 0 : t.events.back().step;
+    for (std::size_t k = 0; k < t.cause->pairs.size(); ++k) {
+      if (t.cause->pairs[k].second > last) {
+        root.at("cause").at("pairs").items()[k].at("second").fail(fmt::format("step {} is past the trace's last step ({})",
+                                                                              t.cause->pairs[k].second, last));
+      }
+    }
   }
   // The embedded scenario is parsed in full only when the trace is replayed; what every
   // command reads from it (its system and name) is checked here.

@@ -49,7 +49,7 @@ struct Cause {
   bool complete = true;     // false: stopped by its budget with some pairs found (reason says where)
   std::string reason;       // why it was not computed, or not completed
   std::uint64_t tried = 0;  // reorderings run
-  std::uint64_t found = 0;  // cause pairs found; `pairs` keeps the first few
+  std::uint64_t found = 0;  // cause pairs found; `pairs` keeps those at the latest steps
   std::vector<CausePair> pairs;
 
   friend bool operator==(const Cause&, const Cause&) = default;

@@ -10,9 +10,10 @@
 // With declared ranks (seed 004's Option 2), asking for a class of rank lower than or equal
 // to one held is a `lock_rank` violation at once.
 //
-// The graph is per execution: an execution whose interleaving never nests the two orders
-// does not report them; the explorer runs every execution, and with every actor running
-// to its end in each, an order any actor takes shows in every execution it completes.
+// The graph here is per execution: it reports a cycle the moment one execution closes it.
+// Orders that only different executions take (an actor that takes A then B or B then A as
+// its input decides) meet in the explorer's graph across executions (sim/lock_order.h),
+// which edges() feeds.
 // Violations are delivered through Env::observe (event "lockdep") and take().
 #pragma once
 
@@ -42,6 +43,13 @@ class LockDep {
   void released(const std::string& cls);
   // The first violation found, once.
   std::optional<Violation> take() { return std::exchange(pending_, std::nullopt); }
+  // The edges this execution took, each with how it was first taken (for lockdep across
+  // executions: Instance::lock_order_edges).
+  std::vector<LockOrderEdge> edges() const {
+    std::vector<LockOrderEdge> out;
+    for (const auto& [edge, how] : edges_) out.push_back({edge.first, edge.second, how});
+    return out;
+  }
 
  private:
   // A path of edges from `from` to `to`, if any.

@@ -48,6 +48,8 @@ struct Step {
   Op op;
   std::string worker;  // for the per-worker operations
   std::string text;    // as written, for lockdep paths
+  // "a|b": one of several operations, as the program's input decides (an explored choice).
+  std::vector<Step> one_of;
 };
 
 struct ActorPlan {
@@ -78,7 +80,8 @@ class Supervisor {
 class SupervisorInstance final : public Instance {
  public:
   SupervisorInstance(Env& env, const Config& c)
-      : c_(c),
+      : env_(env),
+        c_(c),
         dep_(env, c.ranks),
         root_(env, dep_, 0, nullptr),
         collector_(env, dep_, "Collector.mu"),
@@ -92,13 +95,18 @@ class SupervisorInstance final : public Instance {
 
   void run_actor(ActorId a) override {
     const ActorPlan& plan = c_.actors[static_cast<std::size_t>(a)];
-    for (const Step& s : plan.steps) run(s, fmt::format("{} on {}", s.text, plan.name));
+    for (const Step& s : plan.steps) {
+      const Step& chosen = s.one_of.empty() ? s : s.one_of[static_cast<std::size_t>(env_.choose(static_cast<int>(s.one_of.size()), s.text))];
+      run(chosen, fmt::format("{} on {}", chosen.text, plan.name));
+    }
   }
 
   std::optional<Violation> on_event(const Event& e) override {
     if (e.kind == kLockdepEvent.kind) return dep_.take();
     return std::nullopt;
   }
+
+  std::vector<LockOrderEdge> lock_order_edges() override { return dep_.edges(); }
 
  private:
   TrackedRWMutex& worker(const std::string& w) { return *workers_.at(w); }
@@ -190,6 +198,7 @@ class SupervisorInstance final : public Instance {
     for (Supervisor* child : to_stop) shutdown(*child, where);
   }
 
+  Env& env_;
   const Config& c_;
   LockDep dep_;
   Supervisor root_;
@@ -198,13 +207,27 @@ class SupervisorInstance final : public Instance {
   std::map<std::string, std::unique_ptr<TrackedRWMutex>> workers_;
 };
 
+Step parse_one(const JsonCursor& j, const Config& c, const std::string& text);
+
 Step parse_step(const JsonCursor& j, const Config& c) {
   const std::string text = j.as_string();
+  if (text.find('|') == std::string::npos) return parse_one(j, c, text);
+  Step s{Op::add_worker, "", text, {}};
+  for (std::size_t from = 0;;) {
+    const std::size_t bar = text.find('|', from);
+    s.one_of.push_back(parse_one(j, c, text.substr(from, bar == std::string::npos ? std::string::npos : bar - from)));
+    if (bar == std::string::npos) break;
+    from = bar + 1;
+  }
+  return s;
+}
+
+Step parse_one(const JsonCursor& j, const Config& c, const std::string& text) {
   const auto colon = text.find(':');
   const std::string name = text.substr(0, colon);
   for (const auto& [n, op] : kOps) {
     if (name != n) continue;
-    Step s{op, colon == std::string::npos ? "" : text.substr(colon + 1), text};
+    Step s{op, colon == std::string::npos ? "" : text.substr(colon + 1), text, {}};
     const bool per_worker = op == Op::tick_worker || op == Op::remove_worker || op == Op::get_worker_state ||
                             op == Op::lookup_under_worker_lock;
     if (per_worker && std::find(c.workers.begin(), c.workers.end(), s.worker) == c.workers.end()) {
@@ -254,7 +277,8 @@ const SystemInfo& system_info() {
     i.description =
         "seed 004: the FSMv2 supervisor's locks under lockdep; actors map names to operations (tick_worker:w1, add_worker, "
         "remove_worker:w1, get_worker_state:w1, list_workers, get_started_context, start, shutdown, reconcile_children, "
-        "collector_loop, executor_loop, lookup_under_worker_lock:w1); config {workers, ranks}";
+        "collector_loop, executor_loop, lookup_under_worker_lock:w1; \"a|b\": one of them, an explored choice); config "
+        "{workers, ranks}";
     i.variants = {{"correct", "the documented patterns: children shut down after the parent's mu is released"},
                   {"shutdown_under_lock", "Risk 1: reconcileChildren calls child.Shutdown while holding the parent's mu"}};
     i.invariants = {{"lock_order", "lockdep: the lock classes taken while holding others form no cycle"},

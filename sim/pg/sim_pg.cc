@@ -693,16 +693,23 @@ class SimConnection : public lockstep::pg::Connection {
   }
 
   // For the event log: what a release lets go, by name, before it does ("released
-  // advisory(1,1,2); committed agents#1"). Call only when logging.
+  // advisory(1,1,2); committed agents#1"), each lock also told to Scheduler::note_released.
+  // Call only when logging.
   std::string release_detail(const Release& r) {
     std::string locks, rows;
     auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
     keys_.clear();
     if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
     if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
-    for (const AdvisoryKey& key : keys_) add(locks, s_.object_name(server_.object_for(key)));
+    for (const AdvisoryKey& key : keys_) {
+      add(locks, s_.object_name(server_.object_for(key)));
+      s_.note_released(server_.object_for(key));  // all of them, also past a footprint's kMaxExtraObjects
+    }
     if (r.rows) {
-      for (const auto& [table, id] : locked_rows_) add(locks, "row lock " + s_.object_name(server_.row_object(table, id)));
+      for (const auto& [table, id] : locked_rows_) {
+        add(locks, "row lock " + s_.object_name(server_.row_object(table, id)));
+        s_.note_released(server_.row_object(table, id));
+      }
       for (const auto& [table, id] : written_) add(rows, s_.object_name(server_.row_object(table, id)));
     }
     std::string detail = locks.empty() ? std::string() : "released " + locks;
