@@ -105,6 +105,7 @@ TEST(Supervisor, BadInputNamesThePlace) {
   EXPECT_NE(error(scenario({{"a", {"teleport"}}})).find("/actors/a/0: unknown operation"), std::string::npos);
   EXPECT_NE(error(scenario({{"a", {"tick_worker:w9"}}})).find("needs a worker"), std::string::npos);
   EXPECT_NE(error(scenario({{"a", {"start:w1"}}})).find("takes no worker"), std::string::npos);
+  EXPECT_NE(error(scenario({{"a", {"start"}}}, {{"rules", {"rule9"}}})).find("/config/rules/0: unknown rule"), std::string::npos);
   EXPECT_NE(error(scenario({{"a", {"start|teleport"}}})).find("/actors/a/0: unknown operation \"teleport\""), std::string::npos);
   EXPECT_NE(error(scenario({{"a", {"start"}}}, {{"ranks", {{"x", "high"}}}})).find("/config/ranks/x"), std::string::npos);
 }

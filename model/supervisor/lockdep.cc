@@ -38,6 +38,17 @@ void LockDep::acquiring(const std::string& cls, const std::string& where) {
   }
 }
 
+void LockDep::calling(const std::string& callee, const std::string& where) {
+  for (const std::string& h : held_.get()) {
+    if (h.starts_with("Supervisor[") && h.ends_with("].mu")) {
+      report({"child_call_under_lock",
+              fmt::format("{} calls {} while holding {} (Rule 3: never hold Supervisor.mu while calling child methods)", where,
+                          callee, h)});
+      return;
+    }
+  }
+}
+
 void LockDep::released(const std::string& cls) {
   std::vector<std::string>& held = held_.get();
   auto it = std::find(held.rbegin(), held.rend(), cls);

@@ -41,6 +41,10 @@ class LockDep {
   void acquiring(const std::string& cls, const std::string& where);
   void acquired(const std::string& cls) { held_.get().push_back(cls); }
   void released(const std::string& cls);
+  // Rule 3 of the seed, when a scenario declares it: before calling a method of `callee` (a
+  // child supervisor), the caller holds no Supervisor's mu. A `child_call_under_lock`
+  // violation otherwise, whether or not this interleaving deadlocks.
+  void calling(const std::string& callee, const std::string& where);
   // The first violation found, once.
   std::optional<Violation> take() { return std::exchange(pending_, std::nullopt); }
   // The edges this execution took, each with how it was first taken (for lockdep across
@@ -86,6 +90,7 @@ class TrackedRWMutex {
     m_->runlock();
     dep_.released(cls_);
   }
+  const std::string& name() const { return cls_; }
 
  private:
   std::unique_ptr<RWMutex> m_;

@@ -59,6 +59,7 @@ struct ActorPlan {
 
 struct Config {
   bool shutdown_under_lock = false;  // Risk 1: child.Shutdown while holding the parent's mu
+  bool rule3 = false;                // "rules": ["child_call_under_lock"]: Rule 3 checked at each child call
   std::vector<std::string> workers = {"w1", "w2"};
   std::map<std::string, int> ranks;
   std::vector<ActorPlan> actors;
@@ -180,7 +181,13 @@ class SupervisorInstance final : public Instance {
     }
     s.mu.lock(where);
     s.mu.unlock();
-    for (auto& child : s.children) shutdown(*child, where);
+    for (auto& child : s.children) call_child(*child, where);
+  }
+
+  // A method call on a child supervisor: Shutdown.
+  void call_child(Supervisor& child, const std::string& where) {
+    if (c_.rule3) dep_.calling(fmt::format("Shutdown of the child whose mu is {}", child.mu.name()), where);
+    shutdown(child, where);
   }
 
   // reconcileChildren: decides under mu which children go; shuts them down after releasing
@@ -188,14 +195,14 @@ class SupervisorInstance final : public Instance {
   void reconcile_children(const std::string& where) {
     root_.mu.lock(where);
     if (c_.shutdown_under_lock) {
-      for (auto& child : root_.children) shutdown(*child, where);
+      for (auto& child : root_.children) call_child(*child, where);
       root_.mu.unlock();
       return;
     }
     std::vector<Supervisor*> to_stop;
     for (auto& child : root_.children) to_stop.push_back(child.get());
     root_.mu.unlock();
-    for (Supervisor* child : to_stop) shutdown(*child, where);
+    for (Supervisor* child : to_stop) call_child(*child, where);
   }
 
   Env& env_;
@@ -246,7 +253,15 @@ Config parse(const SystemInput& input) {
   c.shutdown_under_lock = input.variant == "shutdown_under_lock";
   enabled_faults(system_info(), input.faults);  // none
   if (input.config) {
-    input.config->expect_keys({"workers", "ranks"});
+    input.config->expect_keys({"workers", "ranks", "rules"});
+    if (auto rules = input.config->find("rules")) {
+      for (const auto& r : rules->items()) {
+        if (r.as_string() != "child_call_under_lock") {
+          r.fail(fmt::format("unknown rule \"{}\" (known: child_call_under_lock, the seed's Rule 3)", r.as_string()));
+        }
+        c.rule3 = true;
+      }
+    }
     if (auto w = input.config->find("workers")) {
       c.workers.clear();
       for (const auto& item : w->items()) c.workers.push_back(item.as_string());
@@ -278,11 +293,14 @@ const SystemInfo& system_info() {
         "seed 004: the FSMv2 supervisor's locks under lockdep; actors map names to operations (tick_worker:w1, add_worker, "
         "remove_worker:w1, get_worker_state:w1, list_workers, get_started_context, start, shutdown, reconcile_children, "
         "collector_loop, executor_loop, lookup_under_worker_lock:w1; \"a|b\": one of them, an explored choice); config "
-        "{workers, ranks}";
+        "{workers, ranks, rules: [child_call_under_lock]}";
     i.variants = {{"correct", "the documented patterns: children shut down after the parent's mu is released"},
                   {"shutdown_under_lock", "Risk 1: reconcileChildren calls child.Shutdown while holding the parent's mu"}};
     i.invariants = {{"lock_order", "lockdep: the lock classes taken while holding others form no cycle"},
-                    {"lock_rank", "with declared ranks: a lock is only taken above every rank held"}};
+                    {"lock_rank", "with declared ranks: a lock is only taken above every rank held"},
+                    {"child_call_under_lock",
+                     "with \"rules\": [\"child_call_under_lock\"]: no child supervisor's method is called while a "
+                     "Supervisor.mu is held (the seed's Rule 3)"}};
     i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
       return std::make_unique<SystemOf<SupervisorInstance, Config>>(parse(input));
     };
