@@ -60,6 +60,7 @@ check() {
 check traces/lost-update.json 2
 check traces/lockinc-no-lock-3.json 3
 check traces/headspace/bug-skill-no-refresh.json 2 'class="hold"' 'read_row agents#1 1 → {handoff=0'
+check traces/headspace/bug-deferred-stop-no-recheck.json 2 'class="hold"' 'state=processing'
 check traces/headspace/bug-conditional-unlock-blocks-hook.json 3 'class="hold"' 'class="wait"' 'class="wait-arrow"' \
   'queued behind 1003' 'phantom grant'
 
