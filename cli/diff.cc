@@ -29,6 +29,23 @@ std::string object_of(const std::string& op) {
   return op.substr(space + 1, end == std::string::npos ? std::string::npos : end - space - 1);
 }
 
+// Two events are the same operation when their texts agree, or, for a statement on a
+// simulated server (`on_server`), agree but for the trailing number: the connection's pid,
+// which another execution may have drawn differently from the pool.
+bool same_operation(const std::string& x, const std::string& y, bool on_server) {
+  if (x == y) return true;
+  if (!on_server) return false;
+  auto stem = [](const std::string& s) {
+    const auto space = s.rfind(' ');
+    if (space == std::string::npos || space + 1 == s.size()) return s;
+    for (std::size_t i = space + 1; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') return s;
+    }
+    return s.substr(0, space);
+  };
+  return stem(x) == stem(y);
+}
+
 std::string verdict_text(const Trace& t) {
   std::string v(verdict_name(t.verdict));
   if (!t.invariant.empty()) v += " " + t.invariant;
@@ -59,6 +76,18 @@ struct Reversed {
 
 int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const std::string& b_path, bool json,
                 std::ostream& out);
+
+// A's steps with their footprints, when A replays here (not a model in C++, not diverging).
+std::optional<sim::ExecutionFacts> facts_of(const Trace& t, const std::string& path) {
+  if (t.scenario.value("system", "") == "api") return std::nullopt;
+  try {
+    return sim::trace_facts(t, path);
+  } catch (const sim::Divergence&) {
+    return std::nullopt;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
 
 }  // namespace
 
@@ -105,6 +134,10 @@ int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const
   const bool identical = common == a.events.size() && common == b.events.size();
 
   // Events matched per actor while the operations agree; where each actor's events part.
+  const std::optional<sim::ExecutionFacts> facts = facts_of(a, a_path);
+  auto on_server = [&](const LogEvent& e) {
+    return facts && e.step < facts->steps.size() && facts->steps[e.step].footprint.domain != sim::kNoObject;
+  };
   const auto pa = by_actor(a), pb = by_actor(b);
   std::vector<Matched> matched;
   nlohmann::json actors = nlohmann::json::array();
@@ -112,8 +145,11 @@ int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const
     constexpr std::size_t kSame = static_cast<std::size_t>(-1);
     std::size_t k = 0;
     std::size_t parts = kSame;  // the first of its events that differ: another result, or another operation
-    while (k < pa[act].size() && k < pb[act].size() && a.events[pa[act][k]].op == b.events[pb[act][k]].op) {
-      if (parts == kSame && a.events[pa[act][k]].result != b.events[pb[act][k]].result) parts = k;
+    while (k < pa[act].size() && k < pb[act].size() && same_operation(a.events[pa[act][k]].op, b.events[pb[act][k]].op, on_server(a.events[pa[act][k]]))) {
+      if (parts == kSame && (a.events[pa[act][k]].result != b.events[pb[act][k]].result ||
+                             a.events[pa[act][k]].op != b.events[pb[act][k]].op)) {
+        parts = k;
+      }
       matched.push_back({pa[act][k], pb[act][k]});
       ++k;
     }
@@ -130,6 +166,14 @@ int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const
 
   // Pairs of matched events of two actors in opposite orders. For each event, only the
   // nearest earlier (in A) event it is reversed with: the pair where the orders part.
+  // Related: the two steps are dependent in A (the explorer's relation, from A replayed),
+  // or, for a trace that does not replay here, their operations name the same object.
+  auto related = [&](const LogEvent& x, const LogEvent& y) {
+    if (facts && x.step < facts->steps.size() && y.step < facts->steps.size()) {
+      return sim::dependent(facts->steps[x.step].footprint, facts->steps[y.step].footprint);
+    }
+    return !object_of(x.op).empty() && object_of(x.op) == object_of(y.op);
+  };
   std::sort(matched.begin(), matched.end(), [](const Matched& x, const Matched& y) { return x.a < y.a; });
   std::vector<Reversed> reversed;
   for (std::size_t j = 0; j < matched.size(); ++j) {
@@ -138,7 +182,7 @@ int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const
     for (std::size_t i = j; i-- > 0;) {
       const LogEvent& ex = a.events[matched[i].a];
       if (ex.actor == ey.actor || matched[i].b < matched[j].b) continue;
-      const bool same_object = !object_of(ex.op).empty() && object_of(ex.op) == object_of(ey.op);
+      const bool same_object = related(ex, ey);
       if (!best || (same_object && !best->same_object)) best = Reversed{matched[i], matched[j], same_object};
       if (same_object) break;
     }
@@ -186,13 +230,14 @@ int diff_traces(const Trace& a, const std::string& a_path, const Trace& b, const
   };
   out << fmt::format("  A  {}\n  B  {}\n", side(a), side(b));
   if (!reversed.empty()) {
-    out << "in opposite orders (for each event the nearest one it swapped with, same object first):\n";
+    out << fmt::format("in opposite orders (for each event the nearest one it swapped with, {} first):\n",
+                       facts ? "dependent steps" : "same object");
     for (std::size_t i = 0; i < reversed.size() && i < kShownPairs; ++i) {
       const auto& r = reversed[i];
       const LogEvent &xa = a.events[r.earlier.a], &ya = a.events[r.later.a];
       const LogEvent &xb = b.events[r.earlier.b], &yb = b.events[r.later.b];
       out << fmt::format("  A: {} {} (step {}) before {} {} (step {}){}\n", who(a, xa), text(xa), xa.step, who(a, ya), text(ya),
-                         ya.step, r.same_object ? "" : "  (no object in common)");
+                         ya.step, r.same_object ? "" : facts ? "  (independent)" : "  (no object in common)");
       out << fmt::format("  B: {} {} (step {}) before {} {} (step {})\n", who(b, yb), text(yb), yb.step, who(b, xb), text(xb), xb.step);
     }
     if (reversed.size() > kShownPairs) out << fmt::format("  ... {} more (--json lists them all)\n", reversed.size() - kShownPairs);

@@ -5,10 +5,12 @@
 //
 // Prints (or, with --json, gives as one object): both verdicts; how many events the two
 // share from the start and the first event where they part; the pairs of events that both
-// traces contain but in opposite orders (events of two actors on the same object first:
-// those are the races that separate the two executions); and, per actor, whether its own
+// traces contain but in opposite orders (dependent steps of two actors first, by the
+// explorer's own relation on A replayed; for a trace that does not replay here, events
+// naming the same object: those are the races that separate the two executions); and, per actor, whether its own
 // events are the same in both or from which one they differ (a read that returned another
-// value). Events are matched per actor, in order, while their operations agree.
+// value). Events are matched per actor, in order, while their operations agree (but for a
+// statement's connection pid, which may differ between executions).
 // Exit codes as diff(1): 0 the event logs are identical, 1 they differ, 2 bad input
 // (unreadable trace, or traces with different actors).
 #pragma once

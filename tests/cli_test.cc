@@ -263,6 +263,15 @@ TEST_F(Cli, DiffAgainstACauseShowsTheNearestPassingExecutionAndWritesIt) {
   const CliRun replay = run({"replay", passing, "--json"});
   ASSERT_EQ(replay.code, kExitOk) << replay.err;
   EXPECT_EQ(nlohmann::json::parse(replay.out)["verdict"], "pass");
+  // The race that separates them comes first, by the explorer's dependence relation, though
+  // the two executions drew other connections from the pool (pids in the statements).
+  const std::string stop = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-deferred-stop-no-recheck.json";
+  const CliRun d = run({"diff", stop, "--cause", "1", "--json"});
+  ASSERT_EQ(d.code, 1) << d.err;
+  const auto first = nlohmann::json::parse(d.out)["reversed_pairs"][0];
+  EXPECT_EQ(first["first_in_a"]["event"], "read_row commands#1 1 -> {history=P, id=1, state=processing}") << d.out;
+  EXPECT_EQ(first["first_in_b"]["event"], "update_row commands#1 1 -> set {history=PX, state=complete}") << d.out;
+  EXPECT_TRUE(first["same_object"].get<bool>());
   // Bad input: no such pair, or both B and --cause, or neither.
   EXPECT_EQ(run({"diff", failing, "--cause", "9"}).code, kExitBadInput);
   EXPECT_EQ(run({"diff", failing, failing, "--cause", "1"}).code, kExitBadInput);
