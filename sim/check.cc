@@ -31,6 +31,15 @@ Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, 
   return out;
 }
 
+// The limits a trace was recorded under: what its replay runs with.
+RunLimits limits_of(const Trace& trace) {
+  RunLimits limits;
+  limits.max_steps = trace.max_steps;
+  limits.time = trace.time;
+  limits.seed = trace.seed;
+  return limits;
+}
+
 std::string event_text(const LogEvent& e, const std::vector<std::string>& actors) {
   const std::string actor = e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors.size()
                                 ? actors[e.actor] : std::string("-");
@@ -190,10 +199,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
 
 Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  const RunLimits limits = limits_of(trace);
   FoundFailure failure;
   failure.decisions = trace.decisions;
   failure.result.verdict = trace.verdict;
@@ -212,19 +218,13 @@ Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudg
 
 Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget& budget) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  const RunLimits limits = limits_of(trace);
   return find_cause(*scenario.configured, limits, trace.decisions, budget);
 }
 
 Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  const RunLimits limits = limits_of(trace);
   const Cause cause = trace.cause ? *trace.cause : find_cause(*scenario.configured, limits, trace.decisions);
   if (!cause.computed) throw InputError(fmt::format("{}: its cause was not computed ({})", file, cause.reason));
   if (k < 1 || k > cause.pairs.size()) {
@@ -254,10 +254,7 @@ Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) 
 
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file) {
   const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  const RunLimits limits = limits_of(trace);
   return replay_facts(*scenario.configured, limits, trace.decisions);
 }
 
@@ -298,10 +295,7 @@ ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::State
 
 ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& /*file*/,
                               pg::StatementLog* statements) {
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  const RunLimits limits = limits_of(trace);
   auto strategy = make_replay_strategy(trace.decisions);
   Replayed r = run_logged(system, *strategy, limits, statements);
   const std::uint64_t last_step = r.result.steps;
