@@ -236,19 +236,10 @@ Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) 
   } catch (const std::invalid_argument& bad) {
     throw InputError(fmt::format("{}: cause pair {}: {}", file, k, bad.what()));
   }
-  Trace t;
-  t.scenario = trace.scenario;
+  // Recorded as any trace is, by replaying its decisions: what is written replays.
+  auto replay = make_replay_strategy(std::move(e.decisions));
+  Trace t = record_execution(*scenario.configured, trace.scenario, *replay, limits);
   t.strategy = "cause";
-  t.seed = trace.seed;
-  t.execution = 1;
-  t.time = trace.time;
-  t.max_steps = trace.max_steps;
-  t.verdict = e.result.verdict;
-  t.invariant = e.result.invariant;
-  t.message = e.result.message;
-  t.actors = std::move(e.actors);
-  t.decisions = std::move(e.decisions);
-  t.events = std::move(e.events);
   return t;
 }
 
