@@ -2,7 +2,8 @@
 //
 // Every system under test is written against this interface only: time, sleep, the current
 // actor, actor-local storage, in-memory locks, flock file locks, shared variables, seeded
-// randomness, explored choices, and observations for the invariants. Two implementations
+// randomness, explored choices, observations for the invariants, a filesystem that a crash
+// can tear, and the crash fault (model/filesystem.h). Two implementations
 // exist: the simulated one in sim/ (deterministic fibers, virtual time, every call a
 // scheduling point) and a real one in real/ (threads, steady_clock, real flock).
 //
@@ -37,6 +38,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "lockstep/model/filesystem.h"
 
 namespace lockstep {
 
@@ -217,6 +220,18 @@ class Env {
   // A connection pool to PostgreSQL (model/pg.h). The simulation has one simulated server
   // per execution; an Env without a PostgreSQL backend throws ModelError.
   virtual std::unique_ptr<pg::Pool> new_pg_pool(const pg::PoolConfig& config);
+
+  // The machine's files and directories (model/filesystem.h), one tree for every actor. The
+  // simulation starts each execution with an empty root; the real Env roots it in a private
+  // directory. An Env without one throws ModelError.
+  virtual Filesystem& filesystem();
+
+  // The crash fault (model/filesystem.h): from now on each visible operation of the calling
+  // actor may crash its process (or the machine) instead of running; the explorer tries
+  // both. The actor then unwinds with Crashed, and is disarmed. no_crash_points() disarms.
+  // The real Env ignores both: a real process is killed from outside (confirm's SIGKILL).
+  virtual void crash_points(CrashKind kind);
+  virtual void no_crash_points();
 };
 
 // Actor-local storage: what the seeds call thread-local. One T per actor, created on

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/posix_fs.h"
 
 namespace lockstep::real {
 namespace {
@@ -262,7 +263,11 @@ ThreadEnv::ThreadEnv(ThreadEnvOptions options, EventSink sink)
   std::string pattern = (std::filesystem::temp_directory_path() / "lockstep-files.XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw ModelError(fmt::format("cannot create a directory for files: {}", std::strerror(errno)));
   dir_ = pattern;
+  std::filesystem::create_directory(dir_ / "fs");
+  fs_ = std::make_unique<PosixFilesystem>(dir_ / "fs", [this] { jitter(); });
 }
+
+Filesystem& ThreadEnv::filesystem() { return *fs_; }
 
 ThreadEnv::~ThreadEnv() {
   std::error_code ignored;

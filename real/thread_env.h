@@ -6,6 +6,7 @@
 //  RWMutex      Go's sync.RWMutex: a waiting writer holds off new readers
 //  Lock         asyncio.Lock: not reentrant, not owned
 //  File         open(2) of a file in the Env's private directory, flock(2) on it
+//  filesystem   real/posix_fs.h in <private directory>/fs
 //  SharedVar    std::atomic (sequentially consistent)
 //  new_pg_pool  the libpq backend (real/libpq_backend.h) against `conninfo`
 //  random / choose  a seeded generator (runs are not reproducible: the threads are real)
@@ -83,6 +84,8 @@ class ThreadEnv final : public Env {
   std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) override;
   std::unique_ptr<File> open_file(std::string path) override;
   std::unique_ptr<pg::Pool> new_pg_pool(const pg::PoolConfig& config) override;
+  // real/posix_fs.h rooted in <private directory>/fs (empty at the start).
+  Filesystem& filesystem() override;
 
   // In-memory locks and flock (what this Env's objects saw), and pg lock statements.
   LockWaitStats memory_lock_stats() const;
@@ -103,6 +106,7 @@ class ThreadEnv final : public Env {
   std::mt19937_64 rng_;
   LockWaitStats memory_, pg_;
   std::optional<LostConnection> lost_;
+  std::unique_ptr<Filesystem> fs_;
 };
 
 }  // namespace lockstep::real

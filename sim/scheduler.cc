@@ -73,6 +73,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   current_ = -1;
   now_ = Time{0};
   actor_now_.fill(Time{0});
+  crash_armed_.fill(std::nullopt);
   steps_ = 0;
   rng_ = Random(limits.seed);
   aborting_ = false;
@@ -88,6 +89,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
 ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& strategy,
                                const RunLimits& limits) {
   begin(limits, strategy);
+  env_ = &env;
   env.begin_execution(*this);
   std::unique_ptr<Instance> instance;
   // Unwinds unfinished actors before the instance they use is destroyed, on every path.
@@ -278,7 +280,26 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   if (a.has_deadline) a.deadline = start + std::max(timeout, Duration{0});
   a.fiber.suspend();
   if (aborting_) return abort_point();
+  if (crash_armed_[current_]) maybe_crash(op);
   return a.wake;
+}
+
+void Scheduler::arm_crash(std::optional<CrashKind> kind) {
+  if (current_ < 0) throw ModelError("crash_points: called outside any actor");
+  crash_armed_[current_] = kind;
+}
+
+void Scheduler::maybe_crash(const OpDesc& op) {
+  // Not while unwinding (the dead process's releases are the kernel's), not at an
+  // observation (a fact for the invariants, not something the process does).
+  if (std::uncaught_exceptions() > 0 || (op.footprint.effects & kObserves)) return;
+  const CrashKind kind = *crash_armed_[current_];
+  if (choose(2, kind == CrashKind::machine ? "crash the machine here" : "crash the process here") == 0) return;
+  crash_armed_[current_] = std::nullopt;
+  if (limits_.log_events) add_detail(fmt::format("crashed ({}) instead", crash_kind_name(kind)));
+  result_ = StepResult{StepResult::Kind::failed};
+  env_->crash(kind);
+  throw Crashed{kind};
 }
 
 std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
@@ -362,6 +383,8 @@ void Scheduler::actor_entry(void* arg) {
     s->instance_->run_actor(a->id);
   } catch (const ExecutionAborted&) {
     // The execution ended early; the actor's stack is now unwound.
+  } catch (const Crashed&) {
+    // Its process crashed and nothing restarted it: a dead process, finished.
   } catch (const std::exception& e) {
     s->fail(Verdict::model_error, "", fmt::format("actor {} threw: {}", s->actor_names_[a->id], e.what()));
   } catch (...) {

@@ -21,6 +21,9 @@
 //    In timed mode the clock moves only when no transition is enabled, to the earliest
 //    deadline.
 //
+// Crashes (Env::crash_points): an armed actor's visible operation may become its process's
+// crash, an explored choice taken inside that step; the actor then unwinds with Crashed.
+//
 // Verdicts of an execution: pass, violation (from the instance's on_event / at_end),
 // deadlock (nothing enabled, some actor unfinished, no timer pending), step_bound,
 // model_error (an actor threw). When an execution ends early, unfinished actors are
@@ -35,6 +38,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,6 +141,11 @@ class Scheduler {
   std::uint32_t choose(std::uint32_t n, std::string_view label);
   std::uint64_t random(std::uint64_t bound) { return rng_.uniform(bound); }
   void observe(const Event& event);
+  // The crash fault (Env::crash_points): arms the current actor, or (nullopt) disarms it.
+  // An armed actor's next visible operations each start with a choice: crash instead. Then
+  // SimEnv::crash applies it (a machine crash reverts the filesystem, more choices) and the
+  // actor unwinds with Crashed, disarmed.
+  void arm_crash(std::optional<CrashKind> kind);
   // Narrows the current step's access once it has run (a failed CAS is a read).
   void refine_access(Access access) { effective_access_ = access; }
   // Widens the current step once it has run: it also read (or changed) obj (a deadlock
@@ -178,17 +187,20 @@ class Scheduler {
   void execute(const Transition& t);
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
+  void maybe_crash(const OpDesc& op);
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 
   RunLimits limits_;
   Strategy* strategy_ = nullptr;
   Instance* instance_ = nullptr;
+  SimEnv* env_ = nullptr;
   std::vector<std::unique_ptr<Actor>> actors_;  // grows to the most actors seen; reused
   int actor_count_ = 0;
   ActorId current_ = -1;
   Time now_{0};                              // timed mode
   std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
+  std::array<std::optional<CrashKind>, kMaxActors> crash_armed_{};
   std::uint64_t steps_ = 0;
   Random rng_;
   bool aborting_ = false;

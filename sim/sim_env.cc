@@ -4,6 +4,7 @@
 
 #include "lockstep/model/pg.h"
 #include "lockstep/sim/pg/sim_pg.h"
+#include "lockstep/sim/sim_fs.h"
 #include "lockstep/sim/sim_objects.h"
 
 namespace lockstep::sim {
@@ -153,6 +154,8 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
   scheduler_ = &scheduler;
   inodes_.clear();
   pg_.reset();
+  fs_.reset();
+  crashes_.clear();
   next_file_ = 0;
 }
 
@@ -198,7 +201,21 @@ std::unique_ptr<lockstep::pg::Pool> SimEnv::new_pg_pool(const lockstep::pg::Pool
 std::vector<std::string> SimEnv::injected_faults() const {
   std::vector<std::string> faults;
   if (pg_ && pg_->server.termination_used()) faults.emplace_back("backend_terminated");
+  for (CrashKind kind : crashes_) faults.push_back(fmt::format("crash({})", crash_kind_name(kind)));
   return faults;
+}
+
+Filesystem& SimEnv::filesystem() {
+  if (!fs_) fs_ = std::make_unique<SimFilesystem>(*scheduler_);
+  return *fs_;
+}
+
+void SimEnv::crash_points(CrashKind kind) { scheduler_->arm_crash(kind); }
+void SimEnv::no_crash_points() { scheduler_->arm_crash(std::nullopt); }
+
+void SimEnv::crash(CrashKind kind) {
+  crashes_.push_back(kind);
+  if (kind == CrashKind::machine && fs_) fs_->crash();
 }
 
 std::unique_ptr<File> SimEnv::open_file(std::string path) {

@@ -9,6 +9,7 @@
 //  File      flock(2) per open file description; a mode change drops the old lock first, so
 //            a failed LOCK_NB upgrade leaves no lock at all, as on Linux.
 //  SharedVar sequentially consistent load / store / compare-and-swap.
+//  Filesystem  sim/sim_fs.h: one tree per execution, with what a machine crash keeps.
 // Time is the scheduler's virtual clock; random() is seeded per execution.
 #pragma once
 
@@ -47,6 +48,13 @@ class SimEnv final : public Env {
   std::unique_ptr<SharedVar> new_shared_var(std::string name, std::int64_t initial) override;
   std::unique_ptr<File> open_file(std::string path) override;
   std::unique_ptr<lockstep::pg::Pool> new_pg_pool(const lockstep::pg::PoolConfig& config) override;
+  Filesystem& filesystem() override;
+  void crash_points(CrashKind kind) override;
+  void no_crash_points() override;
+
+  // Inside the crashing step (Scheduler::maybe_crash): a machine crash reverts the
+  // filesystem to what survives, explored (sim/sim_fs.h).
+  void crash(CrashKind kind);
 
   // The faults the simulated world injected in this execution, named as the pool option
   // that enables them ("backend_terminated"), for the execution's marks.
@@ -59,6 +67,8 @@ class SimEnv final : public Env {
   Scheduler* scheduler_ = nullptr;
   std::map<std::string, std::unique_ptr<Inode>> inodes_;  // per execution
   std::unique_ptr<class PgServerHolder> pg_;              // the simulated PostgreSQL, per execution
+  std::unique_ptr<class SimFilesystem> fs_;               // per execution, made on first use
+  std::vector<CrashKind> crashes_;                        // in this execution
   int next_file_ = 0;
   pg::StatementLog* statements_ = nullptr;
 };
