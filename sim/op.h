@@ -128,7 +128,17 @@ struct OpDesc {
   Footprint footprint;
   std::int64_t arg = 0;          // shown in traces when has_arg
   bool has_arg = false;
+  // A release that also makes writes durable (COMMIT). The crash fault (Scheduler) skips
+  // plain releases, which may run in destructors and let go only what a dead process lets go
+  // anyway, but not these: a crash just before a COMMIT loses what it would have committed.
+  bool commits = false;
 };
+
+// Whether a crash may happen instead of this operation (Scheduler's crash points): anything
+// but a plain release and an observation.
+inline bool crash_point(const OpDesc& op) {
+  return (op.footprint.access != Access::release || op.commits) && !(op.footprint.effects & kObserves);
+}
 
 // The outcome of a step, kept for the event log only.
 struct StepResult {

@@ -74,6 +74,8 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   now_ = Time{0};
   actor_now_.fill(Time{0});
   crash_armed_.fill(std::nullopt);
+  doomed_.fill(false);
+  crashing_ = -1;
   steps_ = 0;
   rng_ = Random(limits.seed);
   aborting_ = false;
@@ -193,7 +195,7 @@ void Scheduler::collect_enabled() {
   for (ActorId i = 0; i < actor_count_; ++i) {
     const Actor& a = *actors_[i];
     if (a.finished) continue;
-    const bool ready = a.guard == nullptr || a.guard->ready(i);
+    const bool ready = a.guard == nullptr || doomed_[i] || a.guard->ready(i);
     if (ready) {
       enabled_.push_back({i, false, &a.op});
     } else {
@@ -230,6 +232,8 @@ void Scheduler::execute(const Transition& t) {
     actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
   }
   result_ = StepResult{};
+  crash_domain_ = kNoObject;
+  crash_text_.clear();
   std::size_t log_index = 0;
   if (limits_.log_events) {
     detail_.clear();  // note_detail and note_released are called only when logging
@@ -246,11 +250,18 @@ void Scheduler::execute(const Transition& t) {
   effective.access = effective_access_;
   effective.effects = effects_;
   effective.scope = (effects_ & kObserves) ? scope_ : kGlobalObservations;
+  if (crash_domain_ != kNoObject) {  // a crash whose releases touched a domain writes it
+    if (effective.domain != kNoObject && effective.domain != crash_domain_) {
+      throw std::logic_error("a crash step touched two domains; footprints name one");
+    }
+    effective.domain = crash_domain_;
+    effective.domain_write = true;
+  }
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
   strategy_->executed(t, effective);
   if (limits_.log_events) {
-    std::string text = result_text(result_, t.timer);
+    std::string text = crash_text_.empty() ? result_text(result_, t.timer) : crash_text_;
     if (!detail_.empty()) text = text.empty() ? std::move(detail_) : text + " " + detail_;
     events_[log_index].result = std::move(text);
   }
@@ -272,6 +283,19 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
     return Wake::run;
   }
   if (aborting_) return abort_point();
+  if (crashing_ == current_) {
+    if (std::uncaught_exceptions() > 0) {  // still unwinding: a release of the dead process, now
+      for_each_object(op.footprint, [&](ObjectId obj, Access) { also_touch(obj); });
+      if (op.footprint.domain != kNoObject) {
+        if (crash_domain_ != kNoObject && crash_domain_ != op.footprint.domain) {
+          throw std::logic_error("a crash step released objects of two domains; footprints name one");
+        }
+        crash_domain_ = op.footprint.domain;
+      }
+      return Wake::run;
+    }
+    crashing_ = -1;  // caught: the restarted process runs its own steps
+  }
   Actor& a = *actors_[current_];
   a.op = op;
   a.guard = guard;
@@ -280,6 +304,13 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   if (a.has_deadline) a.deadline = start + std::max(timeout, Duration{0});
   a.fiber.suspend();
   if (aborting_) return abort_point();
+  if (doomed_[current_] && std::uncaught_exceptions() == 0 && crash_point(op)) {
+    doomed_[current_] = false;
+    crash_armed_[current_] = std::nullopt;
+    crashing_ = current_;
+    crash_text_ = "died with its machine instead";
+    throw Crashed{CrashKind::machine};
+  }
   if (crash_armed_[current_]) maybe_crash(op);
   return a.wake;
 }
@@ -290,14 +321,23 @@ void Scheduler::arm_crash(std::optional<CrashKind> kind) {
 }
 
 void Scheduler::maybe_crash(const OpDesc& op) {
-  // Not while unwinding (the dead process's releases are the kernel's), not at an
+  // Not while unwinding (the dead process's releases are the kernel's), not at a plain
+  // release (it may run in a destructor, and a death lets go of the same), not at an
   // observation (a fact for the invariants, not something the process does).
-  if (std::uncaught_exceptions() > 0 || (op.footprint.effects & kObserves)) return;
+  if (std::uncaught_exceptions() > 0 || !crash_point(op)) return;
   const CrashKind kind = *crash_armed_[current_];
   if (choose(2, kind == CrashKind::machine ? "crash the machine here" : "crash the process here") == 0) return;
   crash_armed_[current_] = std::nullopt;
-  if (limits_.log_events) add_detail(fmt::format("crashed ({}) instead", crash_kind_name(kind)));
-  result_ = StepResult{StepResult::Kind::failed};
+  crashing_ = current_;
+  crash_text_ = fmt::format("crashed ({}) instead", crash_kind_name(kind));
+  if (kind == CrashKind::machine) {
+    for (ActorId i = 0; i < actor_count_; ++i) {
+      Actor& other = *actors_[i];
+      if (i == current_ || other.finished) continue;
+      doomed_[i] = true;
+      if (other.op.footprint.object != kNoObject) also_touch(other.op.footprint.object);  // it will not run
+    }
+  }
   env_->crash(kind);
   throw Crashed{kind};
 }

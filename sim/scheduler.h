@@ -22,7 +22,13 @@
 //    deadline.
 //
 // Crashes (Env::crash_points): an armed actor's visible operation may become its process's
-// crash, an explored choice taken inside that step; the actor then unwinds with Crashed.
+// crash, an explored choice taken inside that step; the actor then unwinds with Crashed. A
+// machine crash takes every other process with it: each unwinds with Crashed at its next
+// step (enabled whatever it waited for; the crash step is dependent with it). What a dying
+// actor's destructors release while it unwinds (a pooled connection's ROLLBACK) is part of
+// its crash step, as the kernel and the server clean up after a dead process at once: the
+// actor does not suspend until it caught Crashed. Model code should restart (recover) after
+// its catch block, not inside it.
 //
 // Verdicts of an execution: pass, violation (from the instance's on_event / at_end),
 // deadlock (nothing enabled, some actor unfinished, no timer pending), step_bound,
@@ -201,6 +207,10 @@ class Scheduler {
   Time now_{0};                              // timed mode
   std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
   std::array<std::optional<CrashKind>, kMaxActors> crash_armed_{};
+  std::array<bool, kMaxActors> doomed_{};  // on a crashed machine: dies at its next step
+  ActorId crashing_ = -1;      // unwinding from its crash in this step: its releases fold into it
+  ObjectId crash_domain_ = 0;  // a domain those releases touched: the crash step writes it
+  std::string crash_text_;     // for the event log
   std::uint64_t steps_ = 0;
   Random rng_;
   bool aborting_ = false;

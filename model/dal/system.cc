@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/dal/lock_manager.h"
+#include "lockstep/model/dal/write_protocol.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/system_input.h"
 
@@ -22,7 +23,16 @@ const std::string kData = "dal_data";
 const std::string kAudit = "dal_audit";
 const std::string kJobs = "dal_jobs";
 
-enum class Kind { writer, reader, upgrader, sweeper, job };
+enum class Kind { writer, reader, upgrader, sweeper, job, file_writer, file_reader };
+
+// The crash fault: {"actor": NAME, "kind": "process" | "machine", "budget": N}. NAME (a
+// file_writer) may crash at any visible step, at most N times; each time its restarted
+// process runs the recovery.
+struct CrashFault {
+  std::string actor;
+  CrashKind kind = CrashKind::machine;
+  int budget = 1;
+};
 
 struct ActorSpec {
   Kind kind = Kind::writer;
@@ -43,13 +53,16 @@ struct Config {
   std::vector<ActorSpec> actors;
   std::vector<std::string> resources;  // in the global order: projects, maps, sketches, each sorted
   StallFault stall;  // the holder's process pauses before its write
+  CrashFault crash;
+  WriteOrder order = WriteOrder::seed;
+  int files = 2;  // per write of the protocol
 };
 
 int level(const std::string& r) { return r.rfind("project:", 0) == 0 ? 0 : r.rfind("map:", 0) == 0 ? 1 : 2; }
 
 class DalInstance final : public Instance {
  public:
-  DalInstance(Env& env, const Config& c) : env_(env), c_(c) {
+  DalInstance(Env& env, const Config& c) : env_(env), c_(c), protocol_{env, c.order, c.files, c.options} {
     pg::PoolConfig one{.pool_size = 1, .max_overflow = 0};
     for (const auto& a : c_.actors) {
       one.application_name = a.name;
@@ -64,6 +77,7 @@ class DalInstance final : public Instance {
       (void)conn->insert_row(kData, id, {{"value", "0"}, {"fence", "0"}});
     }
     (void)conn->insert_row(kJobs, 0, {{"global", "0"}});
+    for (const auto& r : file_targets()) protocol_.prepare(*conn, id(r), r);
     audit_ = std::move(setup);
   }
 
@@ -72,6 +86,7 @@ class DalInstance final : public Instance {
 
   void run_actor(ActorId a) override {
     const ActorSpec& s = c_.actors[static_cast<std::size_t>(a)];
+    if (s.kind == Kind::file_writer) return file_writer(s, a);
     auto conn = pools_[static_cast<std::size_t>(a)]->checkout().value();
     DalLockManager dal(env_, *conn, c_.options);
     if (s.start.count() > 0) env_.sleep_for(s.start);
@@ -81,6 +96,13 @@ class DalInstance final : public Instance {
       case Kind::upgrader: upgrader(s, a, *conn, dal); break;
       case Kind::sweeper: sweeper(s, dal); break;
       case Kind::job: job(s, a, *conn, dal); break;
+      case Kind::file_reader:
+        for (int cycle = 0; cycle < s.cycles; ++cycle) {
+          if (cycle > 0) env_.sleep_for(s.interval);
+          protocol_.read(*conn, id(s.resources.front()), s.resources.front());
+        }
+        break;
+      case Kind::file_writer: break;
     }
   }
 
@@ -189,6 +211,41 @@ class DalInstance final : public Instance {
     (void)take_slot(conn, project, map_job, -1);
   }
 
+  // The resources that file actors write or read.
+  std::set<std::string> file_targets() const {
+    std::set<std::string> out;
+    for (const auto& a : c_.actors) {
+      if (a.kind == Kind::file_writer || a.kind == Kind::file_reader) out.insert(a.resources.front());
+    }
+    return out;
+  }
+
+  // Seed 002 section 5.1's write, `cycles` times; when the crash fault names this actor, each
+  // crash (within the budget) is followed by its restarted process's recovery.
+  void file_writer(const ActorSpec& s, ActorId a) {
+    const int lock = id(s.resources.front());
+    int crashes_left = c_.crash.actor == s.name ? c_.crash.budget : 0;
+    int cycle = 0;
+    for (int generation = 0;; ++generation) {
+      if (crashes_left > 0) env_.crash_points(c_.crash.kind);
+      try {
+        auto conn = pools_[static_cast<std::size_t>(a)]->checkout().value();
+        DalLockManager dal(env_, *conn, c_.options);
+        const int owner = a + 1 + 100 * generation;  // a restarted process is another owner
+        if (generation == 0 && s.start.count() > 0) env_.sleep_for(s.start);
+        if (generation > 0) protocol_.recover(*conn, dal, lock, s.resources.front(), owner);
+        for (; cycle < s.cycles; ++cycle) {
+          protocol_.write(*conn, dal, lock, s.resources.front(), owner, fmt::format("w{}-{}", a + 1, cycle + 1));
+        }
+        env_.no_crash_points();
+        return;
+      } catch (const Crashed&) {
+        --crashes_left;
+        ++cycle;  // the write that crashed is not retried
+      }
+    }
+  }
+
   // Counts a job in or out under the caps, in one transaction on the counters row.
   bool take_slot(pg::Connection& conn, const std::string& project, bool map_job, int delta) {
     for (int attempt = 0; attempt < c_.options.max_attempts; ++attempt) {
@@ -218,12 +275,20 @@ class DalInstance final : public Instance {
   const Config& c_;
   std::vector<std::unique_ptr<pg::Pool>> pools_;
   std::unique_ptr<pg::Pool> audit_;
+  WriteProtocol protocol_;
   std::map<std::int64_t, std::int64_t> granted_;  // lock -> newest epoch granted
   int recoveries_ = 0;
   int recovered_events_ = 0;
+  std::optional<Violation> protocol_violation_;  // from at_end's own checks
 };
 
 std::optional<Violation> DalInstance::on_event(const Event& e) {
+  auto resource = [&](std::int64_t lock) { return c_.resources[static_cast<std::size_t>(lock) - 1]; };
+  // A violation found by at_end's own reads is also returned from at_end.
+  auto keep = [&](Violation v) {
+    if (!protocol_violation_) protocol_violation_ = v;
+    return std::optional<Violation>(std::move(v));
+  };
   switch (e.kind) {
     case events::kGranted.kind:
       granted_[e.subject] = std::max(granted_[e.subject], e.value);
@@ -266,8 +331,19 @@ std::optional<Violation> DalInstance::on_event(const Event& e) {
         return Violation{"job_caps_respected", fmt::format("{} map jobs running in one project: over the cap", e.value)};
       }
       break;
+    case events::kPartialFinal.kind:
+      return keep(Violation{"final_dirs_complete", fmt::format("{}/v{} is incomplete where a reader looks (a partial final directory)",
+                                                               WriteProtocol::target(resource(e.subject)), e.value)});
+    case events::kCommittedMissing.kind:
+      return keep(Violation{"committed_is_durable",
+                            fmt::format("the manifest says version {} of {} is committed, but {}/v{} is missing or incomplete",
+                                        e.value, resource(e.subject), WriteProtocol::target(resource(e.subject)), e.value)});
+    case events::kManifestBack.kind:
+      return Violation{"manifest_never_back",
+                       fmt::format("the manifest of {} went back to version {} over a newer committed one (a commit outside the lock)",
+                                   resource(e.subject), e.value)};
     default:
-      break;  // released, write_fenced, job_refused: facts for the trace
+      break;  // released, write_fenced, job_refused, write_aborted: facts for the trace
   }
   return std::nullopt;
 }
@@ -283,6 +359,14 @@ std::optional<Violation> DalInstance::at_end() {
   if (audited != recovered_events_) {
     return Violation{"recovery_audited", fmt::format("{} recoveries but {} audit rows", recovered_events_, audited)};
   }
+  for (const auto& r : file_targets()) {
+    protocol_.check_target(*conn, id(r), r);  // reports partial_final, committed_missing
+    if (protocol_violation_) return protocol_violation_;
+    const auto left = env_.filesystem().list(WriteProtocol::target(r) + "/tmp").value_or(std::vector<std::string>{});
+    if (!left.empty()) {
+      return Violation{"no_tmp_after_recovery", fmt::format("{}/tmp still holds {} at the end", WriteProtocol::target(r), fmt::join(left, ", "))};
+    }
+  }
   return std::nullopt;
 }
 
@@ -292,10 +376,16 @@ Config parse(const SystemInput& input) {
   c.out_of_order = input.variant == "out_of_order";
   c.options.recovery_checks_heartbeat = input.variant != "recovery_skips_heartbeat";
   c.options.atomic_upgrade = input.variant != "upgrade_release_then_acquire";
+  const std::map<std::string, WriteOrder> orders = {{"no_tmp_dir_fsync", WriteOrder::no_tmp_dir_fsync},
+                                                    {"rename_before_file_fsync", WriteOrder::rename_before_file_fsync},
+                                                    {"no_parent_fsync", WriteOrder::no_parent_fsync},
+                                                    {"manifest_before_rename", WriteOrder::manifest_before_rename},
+                                                    {"release_before_manifest", WriteOrder::release_before_manifest}};
+  if (orders.count(input.variant)) c.order = orders.at(input.variant);
   if (input.config) {
     const JsonCursor& j = *input.config;
     j.expect_keys({"lease_ms", "grace_ms", "heartbeat_ms", "max_attempts", "backoff_ms", "max_global_jobs", "max_jobs_per_project",
-                   "max_map_jobs_per_project"});
+                   "max_map_jobs_per_project", "files"});
     if (auto x = j.find("lease_ms")) c.options.lease = as_millis(*x);
     if (auto x = j.find("grace_ms")) c.options.grace = as_millis(*x);
     if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(as_millis(*x), Duration(std::chrono::milliseconds(1)));
@@ -304,6 +394,7 @@ Config parse(const SystemInput& input) {
     if (auto x = j.find("max_global_jobs")) c.max_global_jobs = static_cast<int>(x->as_int(1, 100));
     if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
     if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
+    if (auto x = j.find("files")) c.files = static_cast<int>(x->as_int(1, 8));
   }
   if (!input.actors) input.fail("", "missing \"actors\"");
   const auto items = input.actors->items();
@@ -314,8 +405,11 @@ Config parse(const SystemInput& input) {
     ActorSpec a;
     const std::string kind = j.at("kind").as_string();
     const std::map<std::string, Kind> kinds = {{"writer", Kind::writer}, {"reader", Kind::reader}, {"upgrader", Kind::upgrader},
-                                               {"sweeper", Kind::sweeper}, {"job", Kind::job}};
-    if (!kinds.count(kind)) j.at("kind").fail(fmt::format("unknown kind \"{}\" (known: writer, reader, upgrader, sweeper, job)", kind));
+                                               {"sweeper", Kind::sweeper}, {"job", Kind::job},
+                                               {"file_writer", Kind::file_writer}, {"file_reader", Kind::file_reader}};
+    if (!kinds.count(kind)) {
+      j.at("kind").fail(fmt::format("unknown kind \"{}\" (known: writer, reader, upgrader, sweeper, job, file_writer, file_reader)", kind));
+    }
     a.kind = kinds.at(kind);
     if (auto r = j.find("resource")) a.resources.push_back(r->as_string());
     if (auto rs = j.find("resources")) {
@@ -346,8 +440,21 @@ Config parse(const SystemInput& input) {
   std::sort(c.resources.begin(), c.resources.end(),
             [](const std::string& x, const std::string& y) { return std::make_pair(level(x), x) < std::make_pair(level(y), y); });
   for (const std::string& fault : enabled_faults(system_info(), input.faults)) {
-    if (fault != "stall") continue;
-    c.stall = parse_stall_fault(input.faults->at("stall"), {names.begin(), names.end()}, input.timed);
+    if (fault == "stall") c.stall = parse_stall_fault(input.faults->at("stall"), {names.begin(), names.end()}, input.timed);
+    if (fault != "crash") continue;
+    const JsonCursor& f = input.faults->at("crash");
+    f.expect_keys({"actor", "kind", "budget"});
+    c.crash.actor = f.at("actor").as_string();
+    const auto named = std::find_if(c.actors.begin(), c.actors.end(), [&](const ActorSpec& a) { return a.name == c.crash.actor; });
+    if (named == c.actors.end() || named->kind != Kind::file_writer) {
+      f.at("actor").fail(fmt::format("\"{}\" is not a file_writer of this scenario (only a file_writer restarts into recovery)", c.crash.actor));
+    }
+    if (auto k = f.find("kind")) {
+      const std::string kind = k->as_string();
+      if (kind != "process" && kind != "machine") k->fail(fmt::format("unknown crash kind \"{}\" (known: process, machine)", kind));
+      c.crash.kind = kind == "process" ? CrashKind::process : CrashKind::machine;
+    }
+    if (auto b = f.find("budget")) c.crash.budget = static_cast<int>(b->as_int(1, 3));
   }
   if (!input.timed) input.fail("/explore", "dal scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
   return c;
@@ -361,19 +468,32 @@ const SystemInfo& system_info() {
     i.name = "dal";
     i.description =
         "seed 002: DAL lease locks in a database table (read / write / upgradeable, leases, heartbeats, audited stale-lock "
-        "recovery, global acquisition order, bounded retries, job caps); actors writer, reader, upgrader, sweeper, job";
+        "recovery, global acquisition order, bounded retries, job caps) and section 5.1's write protocol under crashes; actors "
+        "writer, reader, upgrader, sweeper, job, file_writer, file_reader";
     i.variants = {{"correct", "the seed's design"},
                   {"out_of_order", "every second job takes its locks in reverse of the global order"},
                   {"recovery_skips_heartbeat", "stale-lock recovery without the heartbeat test"},
                   {"upgrade_release_then_acquire", "upgrade as release, then acquire write"},
-                  {"fencing", "the standard remedy: the protected write refuses an epoch older than the last written"}};
+                  {"fencing", "the standard remedy: the protected write refuses an epoch older than the last written"},
+                  {"no_tmp_dir_fsync", "the write protocol (file_writer) without step 4, the fsync of the tmp directory"},
+                  {"rename_before_file_fsync", "the write protocol with step 3 (fsync each file) after the rename and the parent's fsync"},
+                  {"no_parent_fsync", "the write protocol without step 7, the fsync of the final directory's parent"},
+                  {"manifest_before_rename", "the write protocol committing the manifest (steps 8-9) before the rename (step 6)"},
+                  {"release_before_manifest", "the write protocol releasing the DAL lock (step 10) before the manifest commit"}};
     i.invariants = {{"single_writer", "never two writers, never a writer with readers, judged by the protected writes"},
                     {"upgrade_atomic", "nothing is written between an upgrader's read and its write"},
                     {"recovery_audited", "every recovery has its audit row"},
                     {"no_deadlock_with_ordering", "no job gives up on a lock while holding others"},
                     {"retries_bounded", "acquisition attempts stay within the bound"},
-                    {"job_caps_respected", "maxGlobalJobs, maxJobsPerProject, maxConcurrentMapJobsPerProject hold"}};
-    i.faults = {{"stall", "{\"actor\": NAME, \"durations_ms\": [...]}: the holder's process pauses before its write (no heartbeat)"}};
+                    {"job_caps_respected", "maxGlobalJobs, maxJobsPerProject, maxConcurrentMapJobsPerProject hold"},
+                    {"committed_is_durable", "after any crash and recovery, the manifest says committed only for a complete final directory"},
+                    {"final_dirs_complete", "no reader (nor recovery) ever sees a partial final directory"},
+                    {"no_tmp_after_recovery", "no tmp directory outlives recovery"},
+                    {"manifest_never_back", "a committed manifest version is never replaced by an older one"}};
+    i.faults = {{"stall", "{\"actor\": NAME, \"durations_ms\": [...]}: the holder's process pauses before its write (no heartbeat)"},
+                {"crash", "{\"actor\": NAME, \"kind\": \"process\" | \"machine\", \"budget\": N}: the file_writer NAME crashes at any "
+                          "visible step (at most N times, default 1; kind default machine: what was not fsynced may be lost); its "
+                          "restarted process recovers"}};
     i.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
       return std::make_unique<SystemOf<DalInstance, Config>>(parse(input));
     };

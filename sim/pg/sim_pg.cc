@@ -534,7 +534,9 @@ class SimConnection : public lockstep::pg::Connection {
     // back from a destructor.
     const bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
     const Release end{.rows = true, .commit = commit, .xact_scope = true};
-    step({name(verb), release_footprint(end), pid_, true});
+    OpDesc op{name(verb), release_footprint(end), pid_, true};
+    op.commits = commit;
+    step(op);
     if (session_.terminated) return terminated();
     if (s_.logging()) s_.note_detail(release_detail(end));  // "" when it let nothing go
     if (!session_.in_transaction) {
