@@ -83,7 +83,8 @@ class RealServer : public ::testing::Test {
     conninfo_ = conninfo;
   }
   real::ConfirmReport confirm(const std::string& scenario, int iterations) {
-    const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/" + scenario);
+    const std::string dir = scenario.find('/') == std::string::npos ? "/scenarios/headspace/" : "/scenarios/";
+    const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + dir + scenario);
     real::ConfirmOptions o;
     o.conninfo = conninfo_;
     o.iterations = iterations;
@@ -100,6 +101,18 @@ TEST_F(RealServer, CorrectDesignScenariosConfirmWithoutViolations) {
     EXPECT_FALSE(r.hung) << scenario;
     for (const auto& v : r.violations) ADD_FAILURE() << scenario << " iteration " << v.iteration << ": " << v.violation.message;
     EXPECT_GT(r.pg_locks.acquisitions + r.memory_locks.acquisitions, 0u) << scenario << " took no lock";
+  }
+}
+
+// Seed 002's write protocol over the POSIX filesystem (the Env's private directory) and the
+// server: the seed's order, with a reader and with two writers, never shows a violation.
+TEST_F(RealServer, TheWriteProtocolConfirmsWithoutViolations) {
+  for (const char* scenario : {"dal/write-protocol.json", "dal/write-protocol-reader.json", "dal/write-protocol-two-writers.json"}) {
+    const real::ConfirmReport r = confirm(scenario, 5);
+    EXPECT_EQ(r.iterations, 5) << scenario;
+    EXPECT_FALSE(r.hung) << scenario;
+    for (const auto& v : r.violations) ADD_FAILURE() << scenario << " iteration " << v.iteration << ": " << v.violation.message;
+    EXPECT_GT(r.pg_locks.acquisitions, 0u) << scenario << " took no lock";
   }
 }
 
