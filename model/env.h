@@ -229,7 +229,10 @@ class Env {
   // The crash fault (model/filesystem.h): from now on each visible operation of the calling
   // actor may crash its process (or the machine) instead of running; the explorer tries
   // both. The actor then unwinds with Crashed, and is disarmed. no_crash_points() disarms.
-  // The real Env ignores both: a real process is killed from outside (confirm's SIGKILL).
+  // The real Env under `lockstep confirm` runs the code from here to no_crash_points() in a
+  // child process that it kills with SIGKILL at a random moment; crash_points() itself then
+  // throws Crashed in the restarted actor. So call it inside the try that catches Crashed,
+  // and recover after that catch block, not inside it. Elsewhere the real Env ignores both.
   virtual void crash_points(CrashKind kind);
   virtual void no_crash_points();
 };

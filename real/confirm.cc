@@ -71,6 +71,7 @@ std::string ConfirmReport::describe() const {
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;
+  Duration crash_window = options.crash_window;
   for (int i = 1; i <= options.iterations; ++i) {
     if (options.stop_requested && options.stop_requested()) {
       report.interrupted = true;
@@ -86,6 +87,8 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     env_options.conninfo = options.conninfo;
     env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
     env_options.max_jitter = options.max_jitter;
+    env_options.sigkill_crashes = options.sigkill_crashes;
+    env_options.crash_window = crash_window;
     it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
       const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
       raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
@@ -107,8 +110,10 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
         try {
           it->instance->run_actor(a);
         } catch (const std::exception& e) {
+          const std::string message = fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what());
+          it->env->end_if_child(3, message);  // a crashable child ends here; its parent reports the status
           std::lock_guard l(it->errors_m);
-          it->errors.push_back({"model_error", fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what())});
+          it->errors.push_back({"model_error", message});
         }
       });
     });
@@ -149,6 +154,14 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     }
     add(report.memory_locks, it->env->memory_lock_stats());
     add(report.pg_locks, it->env->pg_lock_stats());
+    const SigkillStats crashes = it->env->sigkill_stats();
+    report.crashes.forked += crashes.forked;
+    report.crashes.killed += crashes.killed;
+    report.crashes.finished += crashes.finished;
+    report.crashes.longest_finished = std::max(report.crashes.longest_finished, crashes.longest_finished);
+    if (report.crashes.finished > 0) {
+      crash_window = std::max<Duration>(report.crashes.longest_finished * 5 / 4, std::chrono::milliseconds(1));
+    }
     it->instance.reset();  // its pools close their connections: every session lock goes
     report.total += took;
     report.longest = std::max(report.longest, took);

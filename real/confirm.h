@@ -29,6 +29,13 @@ struct ConfirmOptions {
   // An iteration still running after this long is reported as a hang (a deadlock, or a
   // wait the design never ends) and the run stops: threads cannot be stopped from outside.
   Duration iteration_limit = std::chrono::seconds(120);
+  // The crash fault by SIGKILL (ThreadEnvOptions::sigkill_crashes): an actor that arms its
+  // crash points runs them in a child process, killed at a random moment. The window of that
+  // moment is `crash_window`; zero (the default): the first iteration's crashable runs are
+  // not killed but measured, and the window is then 1.25 times the longest run that finished
+  // unkilled, so that the kills spread over the whole run.
+  bool sigkill_crashes = true;
+  Duration crash_window{0};
   // Asked before each iteration: true ends the run there (Ctrl-C), `interrupted` set.
   std::function<bool()> stop_requested;
 };
@@ -64,6 +71,7 @@ struct ConfirmReport {
   std::map<std::string, int> by_invariant;     // failing iterations per invariant
   std::map<std::string, int> marks;            // Instance::marks() per iteration
   LockWaitStats memory_locks, pg_locks;
+  SigkillStats crashes;                        // the crash fault by SIGKILL, over all iterations
   Duration total{0}, longest{0};               // wall time of the iterations
   bool interrupted = false;                    // stop_requested ended the run early
   std::optional<ServerLost> lost;              // the server or a session went away

@@ -279,13 +279,18 @@ void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
   std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(std::max(n, 0)));
   threads.reserve(static_cast<std::size_t>(n));
   for (ActorId a = 0; a < n; ++a) {
-    threads.emplace_back([&body, &thrown, a] {
+    threads.emplace_back([this, &body, &thrown, a] {
       current = a;
       try {
         body(a);
+      } catch (const ActorDone&) {
+        // Its crashable part finished in a child process (SIGKILL crashes).
+      } catch (const Crashed&) {
+        // Killed, and the model did not restart it: a dead process, finished.
       } catch (...) {
         thrown[static_cast<std::size_t>(a)] = std::current_exception();
       }
+      end_if_child(0, "");
       current = -1;
     });
   }
@@ -324,6 +329,7 @@ int ThreadEnv::choose(int n, std::string_view /*label*/) {
 }
 
 void ThreadEnv::observe(const Event& event) {
+  if (observe_in_child(event)) return;
   std::lock_guard l(m_);
   if (sink_) sink_(current, now(), event);
 }

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -40,7 +41,29 @@ struct ThreadEnvOptions {
   // A blocking pg statement (advisory_lock, select_for_update, ...) counts as a lock wait
   // when its round trip exceeds this: an uncontended one takes well under a millisecond.
   Duration pg_wait_threshold = std::chrono::milliseconds(2);
+  // The crash fault (Env::crash_points), by SIGKILL. Off: crash_points does nothing. On: an
+  // armed actor's code runs on in a forked child process up to no_crash_points() (or the
+  // actor's end), while its thread in this process kills the child with SIGKILL at a moment
+  // drawn uniformly from [0, crash_window) (seeded; a zero window: never), unless it
+  // finished first. Then, killed,
+  // crash_points throws Crashed{process} here: the actor's restarted process goes to its
+  // recovery; finished, the actor ends (ActorDone unwinds it). The child's observations come
+  // back through a pipe. Only process crashes: the page cache survives, nothing is lost.
+  bool sigkill_crashes = false;
+  Duration crash_window = std::chrono::milliseconds(100);
 };
+
+// Crashes by SIGKILL in one ThreadEnv (ThreadEnvOptions::sigkill_crashes).
+struct SigkillStats {
+  int forked = 0;    // crashable runs started in a child
+  int killed = 0;    // killed before they finished
+  int finished = 0;  // finished before the kill
+  Duration longest_finished{0};  // the longest run that finished: the next window's measure
+};
+
+// Unwinds an actor whose crashable part finished in its child process (SIGKILL crashes):
+// nothing is left for it here. Not a std::exception; ThreadEnv::run_actors catches it.
+struct ActorDone {};
 
 // How often acquisitions waited, and for how long in all.
 struct LockWaitStats {
@@ -87,6 +110,13 @@ class ThreadEnv final : public Env {
   // real/posix_fs.h rooted in <private directory>/fs (empty at the start).
   Filesystem& filesystem() override;
 
+  void crash_points(CrashKind kind) override;
+  void no_crash_points() override;
+  SigkillStats sigkill_stats() const;
+  // In a crashable child (SIGKILL crashes): ends the child process with `code`, printing
+  // `message` (an actor that threw) to stderr. Otherwise does nothing.
+  void end_if_child(int code, std::string_view message);
+
   // In-memory locks and flock (what this Env's objects saw), and pg lock statements.
   LockWaitStats memory_lock_stats() const;
   LockWaitStats pg_lock_stats() const;
@@ -97,6 +127,7 @@ class ThreadEnv final : public Env {
 
  private:
   void record_pg(std::optional<pg::Stmt> op, Duration took);
+  bool observe_in_child(const Event& event);  // real/thread_env_crash.cc
 
   ThreadEnvOptions options_;
   EventSink sink_;
@@ -107,6 +138,9 @@ class ThreadEnv final : public Env {
   LockWaitStats memory_, pg_;
   std::optional<LostConnection> lost_;
   std::unique_ptr<Filesystem> fs_;
+  SigkillStats sigkill_;
+  int child_pipe_ = -1;  // in a crashable child: where its observations go
+  std::deque<std::string> child_names_;  // the names of events that came back from children
 };
 
 }  // namespace lockstep::real

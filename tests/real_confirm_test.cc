@@ -82,12 +82,13 @@ class RealServer : public ::testing::Test {
     if (conninfo == nullptr) GTEST_SKIP() << "LOCKSTEP_PG_CONNINFO is not set: no throwaway PostgreSQL on this machine";
     conninfo_ = conninfo;
   }
-  real::ConfirmReport confirm(const std::string& scenario, int iterations) {
+  real::ConfirmReport confirm(const std::string& scenario, int iterations, Duration crash_window = Duration{0}) {
     const std::string dir = scenario.find('/') == std::string::npos ? "/scenarios/headspace/" : "/scenarios/";
     const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + dir + scenario);
     real::ConfirmOptions o;
     o.conninfo = conninfo_;
     o.iterations = iterations;
+    o.crash_window = crash_window;
     return real::confirm(*s.configured, o);
   }
   std::string conninfo_;
@@ -114,6 +115,16 @@ TEST_F(RealServer, TheWriteProtocolConfirmsWithoutViolations) {
     for (const auto& v : r.violations) ADD_FAILURE() << scenario << " iteration " << v.iteration << ": " << v.violation.message;
     EXPECT_GT(r.pg_locks.acquisitions, 0u) << scenario << " took no lock";
   }
+}
+
+// The writer killed with SIGKILL (in a child process) early in every run, within 5 ms of its
+// start: its restarted process recovers the stale lock and the tmp directory each time.
+TEST_F(RealServer, TheWriteProtocolRecoversFromSigkill) {
+  const real::ConfirmReport r = confirm("dal/write-protocol.json", 3, std::chrono::milliseconds(5));
+  EXPECT_EQ(r.iterations, 3);
+  for (const auto& v : r.violations) ADD_FAILURE() << "iteration " << v.iteration << ": " << v.violation.message;
+  EXPECT_EQ(r.crashes.forked, 3);
+  EXPECT_EQ(r.crashes.killed, 3);
 }
 
 TEST_F(RealServer, TheXactLockVariantBreaksMutualExclusionOnTheServerToo) {

@@ -227,8 +227,10 @@ class DalInstance final : public Instance {
     int crashes_left = c_.crash.actor == s.name ? c_.crash.budget : 0;
     int cycle = 0;
     for (int generation = 0;; ++generation) {
-      if (crashes_left > 0) env_.crash_points(c_.crash.kind);
       try {
+        // Inside the try: the real Env's SIGKILL crash throws Crashed from here, in the
+        // restarted process.
+        if (crashes_left > 0) env_.crash_points(c_.crash.kind);
         auto conn = pools_[static_cast<std::size_t>(a)]->checkout().value();
         DalLockManager dal(env_, *conn, c_.options);
         const int owner = a + 1 + 100 * generation;  // a restarted process is another owner
