@@ -16,7 +16,8 @@
 //
 // A footprint's domain (sim/op.h) is a second, coarser object: races through it are found
 // from its own history, with a domain write as a write and every other step in it as a
-// read. Ordered observations are one more domain, their scopes its objects.
+// read. Ordered observations are one more domain, their scopes its objects. A machine crash
+// writes everything: it races with the latest step of every other actor.
 //
 // Sleep sets hold each explored actor with the effective footprints its step had, so an
 // actor wakes exactly when a dependent step runs. With them no two complete executions are
@@ -312,6 +313,7 @@ class DporStrategy final : public Strategy {
     domains_.clear();
     observations_ = ObjectHistory();
     scopes_.clear();
+    last_machine_crash_ = -1;
 
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
@@ -364,6 +366,10 @@ class DporStrategy final : public Strategy {
     if (pk.fp.domain != kNoObject && pk.fp.domain < domains_.size()) {
       sources += pending_candidates(domains_[pk.fp.domain], !pk.fp.domain_write);
     }
+    if (last_machine_crash_ >= 0) {  // a crash before it: dependent with everything
+      candidates_.push_back(last_machine_crash_);
+      ++sources;
+    }
     if (candidates_.empty()) return;
     if (sources > 1) dedupe_candidates();
     zero_vc_.assign(n, 0);
@@ -402,6 +408,19 @@ class DporStrategy final : public Strategy {
   // and writes its scope.
   void record_access(const Footprint& fp, int j) {
     std::size_t sources = 0;
+    // A machine crash depends on every step of every other actor (sim/op.h): on the latest
+    // one of each (the earlier ones are behind it), and every later step depends on it.
+    if (fp.effects & kMachineCrash) {
+      for (std::size_t a = 0; a < last_of_actor_.size(); ++a) {
+        if (last_of_actor_[a] >= 0 && static_cast<std::size_t>(events_[j].actor) != a) candidates_.push_back(last_of_actor_[a]);
+      }
+      if (last_machine_crash_ >= 0) candidates_.push_back(last_machine_crash_);
+      last_machine_crash_ = j;
+      ++sources;
+    } else if (last_machine_crash_ >= 0) {
+      candidates_.push_back(last_machine_crash_);
+      ++sources;
+    }
     auto visit = [&](ObjectHistory& h, bool read) {
       const std::size_t before = candidates_.size();
       touch(h, j, read);
@@ -556,6 +575,7 @@ class DporStrategy final : public Strategy {
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
+  int last_machine_crash_ = -1;                             // in the run being analysed
   ObjectHistory observations_;                              // the domain of all observations
   std::vector<std::pair<ScopeId, ObjectHistory>> scopes_;  // one per observation scope seen
 };

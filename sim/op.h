@@ -47,6 +47,10 @@ std::string_view access_name(Access access);
 // and in untimed mode each actor has its own.
 enum EffectFlag : std::uint8_t {
   kObserves = 1,
+  // A machine crash (Scheduler's crash fault): every other actor dies at its next step, so
+  // whether any other actor's step runs at all depends on its order with the crash. The
+  // crash step is dependent with every step of every other actor.
+  kMachineCrash = 2,
 };
 
 // The scope of a step's observations (Event::scope); the same values as model/env.h.
@@ -105,9 +109,10 @@ inline void add_object(Footprint& fp, ObjectId obj) {
 
 // Whether two steps of different actors may not commute: on one object unless both only
 // read it (or one does not touch it: access none); in one domain when either writes it;
-// through observations whose scopes meet. This is the one dependence relation: sleep sets
+// through observations whose scopes meet; always when either is a machine crash. This is the one dependence relation: sleep sets
 // and race analysis (sim/dpor_strategy.cc) both follow it.
 inline bool dependent(const Footprint& a, const Footprint& b) {
+  if ((a.effects | b.effects) & kMachineCrash) return true;
   auto on_one_object = [](ObjectId x, Access ax, ObjectId y, Access ay) {
     return x == y && ax != Access::none && ay != Access::none && !(is_read(ax) && is_read(ay));
   };

@@ -331,6 +331,7 @@ void Scheduler::maybe_crash(const OpDesc& op) {
   crashing_ = current_;
   crash_text_ = fmt::format("crashed ({}) instead", crash_kind_name(kind));
   if (kind == CrashKind::machine) {
+    effects_ |= kMachineCrash;
     for (ActorId i = 0; i < actor_count_; ++i) {
       Actor& other = *actors_[i];
       if (i == current_ || other.finished) continue;

@@ -33,6 +33,15 @@ class ScriptInstance final : public Instance {
   void run_actor(ActorId actor) override {
     auto& regs = registers_[actor];
     auto value = [&](const Operand& o) { return o.is_register ? regs[o.reg] + o.value : o.value; };
+    try {
+      run_ops(actor, regs, value);
+    } catch (const Crashed&) {
+      // The actor's process crashed: it stops here.
+    }
+  }
+
+  template <typename Value>
+  void run_ops(ActorId actor, std::vector<std::int64_t>& regs, const Value& value) {
     for (const Op& op : p_.actors[actor].ops) {
       switch (op.kind) {
         case OpKind::read: regs[op.reg] = vars_[op.object]->load(); break;
@@ -52,6 +61,15 @@ class ScriptInstance final : public Instance {
         case OpKind::trylock: regs[op.reg] = mutex(op).try_lock() ? 1 : 0; break;
         case OpKind::sleep: env_.sleep_for(std::chrono::milliseconds(op.ms)); break;
         case OpKind::observe: observe(op.scope, value(op.a)); break;
+        case OpKind::fwrite: (void)env_.filesystem().write_file(op.path, std::to_string(value(op.a))); break;
+        case OpKind::fread: {
+          const auto data = env_.filesystem().read_file(op.path);
+          regs[op.reg] = data && !data->empty() ? std::stoll(*data) : -1;
+          break;
+        }
+        case OpKind::fsync: (void)env_.filesystem().fsync(op.path); break;
+        case OpKind::frename: (void)env_.filesystem().rename(op.path, op.path2); break;
+        case OpKind::crash: env_.crash_points(op.crash); break;
       }
     }
   }
@@ -60,6 +78,12 @@ class ScriptInstance final : public Instance {
     std::string out;
     for (std::size_t v = 0; v < vars_.size(); ++v) out += fmt::format("{}={} ", p_.vars[v], final_value(static_cast<int>(v)));
     for (std::size_t s = 0; s < p_.scopes.size(); ++s) out += fmt::format("@{}={} ", scope_text(p_.scopes[s]), logs_[s]);
+    if (p_.uses_files) {  // outside any actor: these calls are not steps
+      Filesystem& fs = env_.filesystem();
+      for (const auto& name : fs.list("/").value_or(std::vector<std::string>{})) {
+        out += fmt::format("/{}={} ", name, fs.read_file("/" + name).value_or("?"));
+      }
+    }
     for (std::size_t a = 0; a < p_.actors.size(); ++a) {
       for (std::size_t r = 0; r < registers_[a].size(); ++r) {
         out += fmt::format("{}.{}={} ", p_.actors[a].name, p_.actors[a].registers[r], registers_[a][r]);
@@ -136,7 +160,7 @@ class ScriptSystem final : public System {
 SystemInfo system_info() {
   SystemInfo info;
   info.name = "script";
-  info.description = "straight-line actors over named shared variables and mutexes, given as data";
+  info.description = "straight-line actors over named shared variables, mutexes and files, given as data";
   info.variants = {{"default", "the program exactly as written"}};
   info.invariants = {{"final_state", "every config.check holds once all actors have finished"}};
   info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {

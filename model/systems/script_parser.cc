@@ -169,10 +169,34 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     op.kind = OpKind::observe;
     op.scope = parse_scope(w[1], text, where);
     op.a = parse_operand(w[2], actor, where);
+  } else if (verb == "fwrite") {
+    need(3, 3, "fwrite FILE VALUE");
+    op.kind = OpKind::fwrite;
+    op.path = "/" + ident(w[1]);
+    op.a = parse_operand(w[2], actor, where);
+  } else if (verb == "fread") {
+    need(3, 3, "fread FILE REG");
+    op.kind = OpKind::fread;
+    op.path = "/" + ident(w[1]);
+    op.reg = register_index(actor, ident(w[2]));
+  } else if (verb == "fsync") {
+    need(2, 2, "fsync FILE (or /)");
+    op.kind = OpKind::fsync;
+    op.path = w[1] == "/" ? "/" : "/" + ident(w[1]);
+  } else if (verb == "frename") {
+    need(3, 3, "frename FILE FILE");
+    op.kind = OpKind::frename;
+    op.path = "/" + ident(w[1]);
+    op.path2 = "/" + ident(w[2]);
+  } else if (verb == "crash") {
+    need(2, 2, "crash machine|process");
+    if (w[1] != "machine" && w[1] != "process") where.fail(fmt::format("\"{}\": expected \"crash machine\" or \"crash process\"", text));
+    op.kind = OpKind::crash;
+    op.crash = w[1] == "machine" ? CrashKind::machine : CrashKind::process;
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, sleep or observe)",
+        "lockfor, trylock, sleep, observe, fwrite, fread, fsync, frename or crash)",
         verb));
   }
   return op;
@@ -245,6 +269,10 @@ Program parse_program(const SystemInput& input) {
     for (const auto& op : a.at("ops").items()) {
       actor.ops.push_back(parse_op(op, actor, names));
       const Op& added = actor.ops.back();
+      if (added.kind == OpKind::fwrite || added.kind == OpKind::fread || added.kind == OpKind::fsync ||
+          added.kind == OpKind::frename) {
+        p.uses_files = true;
+      }
       if (added.kind == OpKind::observe && std::find(p.scopes.begin(), p.scopes.end(), added.scope) == p.scopes.end()) {
         p.scopes.push_back(added.scope);
       }

@@ -12,6 +12,13 @@
 //   observe 3 v     report an ordered event with value v (0..9, or a register) in scope 3;
 //                   `observe * v` reports it in the global scope. It belongs to the actor's
 //                   step before it (or is a step of its own when the actor has none yet).
+//   fwrite f v      write the file /f (Env::filesystem) with the value v (as for write)
+//   fread f r       r := the number in /f, or -1 when there is no such file
+//   fsync f         fsync /f; `fsync /` fsyncs the root directory (which holds the names)
+//   frename f g     rename /f to /g
+//   crash machine   from here on the actor may crash (Env::crash_points; or `crash process`):
+//                   a crashed actor stops, its registers as they were
+// With files, the final state also lists every file and its contents.
 // Checks: "x == 2", "a.r != 0" (actor a's register r), "@3 == 12" (the values observed in
 // scope 3, global events included, in their order, as decimal digits: 1 then 2), "@* == 5"
 // (the global events only); operators == != < <= > >=. A scope's log depends only on the
@@ -34,7 +41,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, sleep, observe };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, sleep, observe, fwrite, fread, fsync, frename, crash };
 
 struct Op {
   OpKind kind = OpKind::read;
@@ -43,6 +50,8 @@ struct Op {
   Operand a, b;
   std::int64_t ms = 0;
   std::int64_t scope = 0;  // observe: the scope, or kGlobalScope
+  std::string path, path2;  // the file operations: "/f" (fsync: "/" too), and rename's target
+  CrashKind crash = CrashKind::machine;
 };
 
 struct Actor {
@@ -75,6 +84,7 @@ struct Program {
   std::vector<Actor> actors;
   std::vector<Check> checks;
   std::vector<std::int64_t> scopes;  // the scopes observed in, kGlobalScope included if used
+  bool uses_files = false;
 };
 
 // Reads config and actors; throws InputError with the JSON pointer of anything malformed.
