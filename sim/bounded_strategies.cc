@@ -51,6 +51,7 @@ class PreemptionBounded final : public Strategy {
 
   // Exhaustive only when the bound never cut a transition.
   bool exhausted() const override { return inner_->exhausted() && !cut_; }
+  bool take_restart() override { return inner_->take_restart(); }
   std::string limitation() const override {
     if (!cut_) return inner_->limitation();
     return fmt::format("every execution with at most {} preemptions explored{}; the bound cut others", bound_,

@@ -28,11 +28,16 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/scheduler.h"
 #include "lockstep/sim/strategy.h"
+#include "lockstep/sim/wakeup_tree.h"
 
 namespace lockstep::sim {
 namespace {
@@ -46,7 +51,8 @@ ActorId lowest(Mask m) { return static_cast<ActorId>(std::countr_zero(m)); }
 // values). Beyond a few distinct footprints it conservatively depends on everything.
 class Effect {
  public:
-  void add(const Footprint& f) {
+  void add(const Footprint& f, bool refined) {
+    refined_ = refined_ || refined;
     for (std::size_t i = 0; i < count_; ++i) {
       if (fps_[i] == f) return;
     }
@@ -64,8 +70,13 @@ class Effect {
     return false;
   }
 
+  // Whether a footprint came from a step that narrowed its declared access (a failed try,
+  // a timeout): the same transition may have another footprint elsewhere.
+  bool refined() const { return refined_; }
+
  private:
   std::array<Footprint, 4> fps_{};
+  bool refined_ = false;
   std::size_t count_ = 0;
   bool overflow_ = false;
 };
@@ -87,7 +98,8 @@ struct Node {
   Mask enabled = 0;      // actors with at least one enabled transition
   Mask run_modes = 0;    // actors whose operation can run
   Mask timer_modes = 0;  // actors whose timer can fire
-  Mask backtrack = 0;    // the source set: actors that must be explored here
+  Mask backtrack = 0;    // source-DPOR: the source set, actors that must be explored here
+  WakeupTree wakeup;     // optimal DPOR: the branches still to explore here (not current's)
   Mask done = 0;         // actors explored here already
   std::vector<SleepEntry> sleep;     // the sleep set the node was entered with
   std::vector<SleepEntry> explored;  // transitions explored here, with their steps' effects
@@ -133,7 +145,10 @@ struct Node {
 // decisions taken when it ended (to tell new steps from replayed ones).
 struct Event {
   ActorId actor;
+  bool timer;
+  bool refined;  // the step narrowed its declared access (a failed try, a timeout)
   Footprint fp;
+  Footprint declared;
   std::uint32_t node;
   std::uint32_t decisions;
 };
@@ -160,13 +175,28 @@ class DporStrategy final : public Strategy {
   // as in Coons, Musuvathi and McKinley's bounded partial-order reduction (OOPSLA 2013),
   // every backtrack point is also added where the racing step's actor began its run of
   // steps: reversing there needs no preemption, so the bound does not hide it.
-  explicit DporStrategy(bool bounded) : bounded_(bounded) {}
+  //
+  // optimal: wakeup trees instead of source sets (the JACM 2017 paper's Algorithm 2): a
+  // reversed race is followed along its whole sequence, so no execution ends with every
+  // enabled actor asleep. With a preemption bound the search is source-DPOR (the bound
+  // cuts sequences that the trees would need).
+  DporStrategy(std::string name, bool bounded, bool optimal)
+      : name_(std::move(name)), bounded_(bounded), optimal_(optimal && !bounded) {}
 
-  std::string_view name() const override { return "dpor"; }
+  std::string_view name() const override { return name_; }
 
   bool next_execution() override {
+    if (started_) analyze_races();
+    if (optimal_ && fallback_) {
+      // The program has what optimal mode does not cover: begin again as source-DPOR.
+      optimal_ = false;
+      restarted_ = true;
+      started_ = false;
+      stack_.clear();
+      diverge_ = 0;  // every step of the first execution is new
+      inherited_ = WakeupTree();
+    }
     if (started_) {
-      analyze_races();
       if (!backtrack()) {
         exhausted_ = true;
         return false;
@@ -180,7 +210,17 @@ class DporStrategy final : public Strategy {
     return true;
   }
 
+  bool take_restart() override { return std::exchange(restarted_, false); }
+
+  // The footprint the picked transition declared (t.op in executed() is already the
+  // actor's next operation).
+  std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
+    declared_ = enabled[index].op->footprint;
+    return index;
+  }
+
   void parked(std::span<const Transition> waiting) override {
+    if (!waiting.empty()) unsupported(2);
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
     for (const auto& t : waiting) {
@@ -194,6 +234,7 @@ class DporStrategy final : public Strategy {
       on |= bit(t.actor);
       (t.timer ? timer : run) |= bit(t.actor);
     }
+    if (timer != 0) unsupported(4);
     if (depth_ < stack_.size()) {  // following the path of the previous execution
       const Node& n = stack_[depth_];
       if (n.is_choice || n.enabled != on || n.run_modes != run || n.timer_modes != timer) {
@@ -201,23 +242,34 @@ class DporStrategy final : public Strategy {
                                            "transitions than on an earlier run with the same decisions", depth_));
       }
       last_sched_ = static_cast<int>(depth_++);
-      return index_of(enabled, n.current, n.current_is_timer());
+      return remember_declared(enabled, index_of(enabled, n.current, n.current_is_timer()));
     }
     Node n;
     n.enabled = on;
     n.run_modes = run;
     n.timer_modes = timer;
     n.sleep = child_sleep_set();
-    const Mask candidates = n.awake();
-    if (candidates == 0) return kPrune;  // everything enabled sleeps: explored elsewhere
-    n.make_current(lowest(candidates));
+    ActorId first = -1;
+    if (optimal_) {
+      n.wakeup = std::move(inherited_);
+      inherited_ = WakeupTree();
+      first = next_from_wakeup(n);
+    }
+    if (first < 0) {
+      const Mask candidates = n.awake();
+      if (candidates == 0) return kPrune;  // everything enabled sleeps: explored elsewhere
+      first = lowest(candidates);
+    }
+    n.make_current(first);
     n.backtrack = bit(n.current);
+    if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
     stack_.push_back(std::move(n));
     last_sched_ = static_cast<int>(depth_++);
-    return index_of(enabled, stack_.back().current, stack_.back().current_is_timer());
+    return remember_declared(enabled, index_of(enabled, stack_.back().current, stack_.back().current_is_timer()));
   }
 
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    unsupported(3);
     if (depth_ < stack_.size()) {
       const Node& node = stack_[depth_];
       if (!node.is_choice || node.options != n) {
@@ -239,8 +291,11 @@ class DporStrategy final : public Strategy {
     LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
                            stack_[last_sched_].current_is_timer() == t.timer,
                        "dpor: the step that ran is the one its node chose");
-    stack_[last_sched_].current_effect.add(effective);
-    events_.push_back({t.actor, effective, static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
+    const bool refined = effective.access != declared_.access;
+    if (refined) unsupported(1);
+    stack_[last_sched_].current_effect.add(effective, refined);
+    events_.push_back({t.actor, t.timer, refined, effective, declared_, static_cast<std::uint32_t>(last_sched_),
+                       static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
 
@@ -268,6 +323,27 @@ class DporStrategy final : public Strategy {
     return out;
   }
 
+  // Optimal DPOR: the actor of the leftmost branch of n's wakeup tree that can be taken, or
+  // -1 when none is left. A branch whose actor sleeps here is covered by the sleep set and
+  // dropped; one whose actor cannot run here (the race's reversal is not enabled: a wait)
+  // is replaced by every awake actor, as source-DPOR does.
+  ActorId next_from_wakeup(Node& n) {
+    std::array<bool, 2> unused{};
+    while (!n.wakeup.empty()) {
+      const ActorId a = n.wakeup.first().actor;
+      if (!(n.done & bit(a)) && n.awake_modes(a, unused) > 0) return a;
+      n.wakeup.erase_actor(a);
+      if (!(n.enabled & bit(a))) add_every_awake(n);
+    }
+    return -1;
+  }
+
+  static void add_every_awake(Node& n) {
+    for (Mask rest = n.awake() & ~n.done & ~bit(n.current); rest != 0; rest &= rest - 1) {
+      n.wakeup.insert({WakeStep{lowest(rest), false, {}, false, std::nullopt}});
+    }
+  }
+
   // Moves to the next unexplored branch; false when none is left.
   bool backtrack() {
     while (!stack_.empty()) {
@@ -276,6 +352,7 @@ class DporStrategy final : public Strategy {
         if (n.chosen + 1 < n.options) {
           ++n.chosen;
           diverge_ = stack_.size() - 1;
+          inherited_ = WakeupTree();  // sequences were made with the value before
           return true;
         }
         stack_.pop_back();
@@ -286,9 +363,22 @@ class DporStrategy final : public Strategy {
         ++n.mode;
         n.current_effect = Effect();
         diverge_ = stack_.size() - 1;
+        if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
         return true;
       }
       n.done |= bit(n.current);
+      if (optimal_) {
+        n.wakeup.erase_actor(n.current);
+        const ActorId next = next_from_wakeup(n);
+        if (next < 0) {
+          stack_.pop_back();
+          continue;
+        }
+        n.make_current(next);
+        inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+        diverge_ = stack_.size() - 1;
+        return true;
+      }
       const Mask candidates = n.backtrack & n.awake() & ~n.done;
       if (candidates != 0) {
         n.make_current(lowest(candidates));
@@ -349,7 +439,7 @@ class DporStrategy final : public Strategy {
         for (int k : races_) {
           if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
         }
-        if (!behind_another) reverse_race(i, static_cast<int>(j), e.actor, vc, n);
+        if (!behind_another) reverse_race(i, static_cast<int>(j), wake_step(e), vc, n);
       }
     }
     check_parked_at(events_.size());
@@ -389,7 +479,7 @@ class DporStrategy final : public Strategy {
       for (int k : races_) {
         if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
       }
-      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), pk.actor, pending_vc_.data(), n);
+      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), WakeStep{pk.actor, false, pk.fp, true, std::nullopt}, pending_vc_.data(), n);
     }
   }
 
@@ -505,6 +595,41 @@ class DporStrategy final : public Strategy {
     h.reads_since.clear();
   }
 
+  // Optimal DPOR, a race handled as source-DPOR handles it: one initial (q when it can)
+  // becomes a branch of its own, with its step unknown, unless an initial is already explored,
+  // being explored or scheduled here; when none can run here, every awake actor.
+  static void source_step(Node& node, Mask initials, Mask ready, ActorId q) {
+    if (initials & (node.done | bit(node.current) | node.wakeup.first_actors())) return;
+    if (ready == 0) {
+      add_every_awake(node);
+      return;
+    }
+    node.wakeup.insert({WakeStep{(ready & bit(q)) ? q : lowest(ready), false, {}, false, std::nullopt}});
+  }
+
+  static WakeStep wake_step(const Event& e) {
+    WakeStep s{e.actor, e.timer, e.fp, true, std::nullopt};
+    if (e.refined) s.declared = e.declared;
+    return s;
+  }
+
+  // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
+  // was explored there) is a weak initial of v: then v's trace is explored elsewhere.
+  static void insert_unless_asleep(Node& node, const std::vector<WakeStep>& v) {
+    for (const auto* list : {&node.sleep, &node.explored}) {
+      for (const SleepEntry& s : *list) {
+        // A sleeping transition whose step was refined (a failed CAS is a read) may be
+        // another event where v leads (the CAS would succeed): it does not cover v.
+        if (s.effect.refined()) continue;
+        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); },
+                         std::span<const WakeStep>(v))) {
+          return;
+        }
+      }
+    }
+    node.wakeup.insert(v);
+  }
+
   // Adds q (or, when q cannot run there, every enabled actor) to node's backtrack set.
   static void add_backtrack(Node& node, Mask initials, ActorId q) {
     if (initials & node.backtrack) return;
@@ -521,9 +646,10 @@ class DporStrategy final : public Strategy {
   // Race between event i and the step of actor q after the events before `end` (event
   // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
   // sure the node before i explores an initial of notdep(i).q.
-  void reverse_race(int i, int end, ActorId q, const std::uint32_t* q_vc, std::size_t n) {
+  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n) {
     LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
                        "dpor: a race reverses at a scheduling node of the current path");
+    const ActorId q = q_step.actor;
     Node& node = stack_[events_[i].node];
     const ActorId p = events_[i].actor;
     const std::uint32_t p_seq = own_seq(i, n);
@@ -539,16 +665,38 @@ class DporStrategy final : public Strategy {
       seen |= bit(actor);
       first_in_v_[actor] = vc[actor];  // the phantom step of q comes last: never read back
     };
+    sequence_.clear();
+    bool unstable = events_[i].timer || events_[i].refined || q_step.timer;  // see below
     for (int k = i + 1; k < end; ++k) {
-      if (vc_[static_cast<std::size_t>(k) * n + p] < p_seq) consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
+      if (vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
+        consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
+        if (optimal_) sequence_.push_back(wake_step(events_[k]));
+        unstable = unstable || events_[k].timer || events_[k].refined;
+      }
     }
+    if (end < static_cast<int>(events_.size()) && events_[end].actor == q) unstable = unstable || events_[end].refined;
     consider(q, q_vc);
-    if (initials & node.backtrack) return;
+    if (!optimal_ && (initials & node.backtrack)) return;
     const Mask ready = initials & node.enabled;
     if (ready == 0 && initials == bit(q) && enabled_by(i, q)) {
       // i is the release q was waiting for: the two were never co-enabled and cannot be
       // reordered. The race that matters is q's parked race with the step that took the
       // object, which check_parked finds.
+      return;
+    }
+    if (optimal_) {
+      if (ready == 0 || unstable) unsupported(ready == 0 ? 5 : 6);
+      if (ready == 0) {
+        // The reversal cannot start here (a wait), or involves a step whose footprint may be
+        // another in the reversed order (a timer, the other transition of an actor that may
+        // also run; a failed try or a timeout, which would take the object there): wakeup
+        // sequences judged by such footprints may wrongly look covered. As source-DPOR does,
+        // explore one initial here, unless one is explored or scheduled already.
+        source_step(node, initials, ready, q);
+        return;
+      }
+      sequence_.push_back(q_step);
+      insert_unless_asleep(node, sequence_);
       return;
     }
     add_backtrack(node, initials, q);  // when no initial can run there: every enabled actor
@@ -559,8 +707,22 @@ class DporStrategy final : public Strategy {
     }
   }
 
+  // Optimal mode covers programs whose actors never block, never have a timer to fire, make
+  // no choice and never narrow a step's footprint (a failed CAS or try). The first sign of
+  // one ends it: the search begins again as source-DPOR (take_restart).
+  void unsupported(int why = 0) {
+    if (optimal_ && !fallback_ && std::getenv("LOCKSTEP_DEBUG_DPOR")) std::fprintf(stderr, "fallback %d\n", why);
+    fallback_ = fallback_ || optimal_;
+  }
+
+  std::string name_;
   bool bounded_;
+  bool optimal_;
+  bool fallback_ = false;
+  Footprint declared_;
+  bool restarted_ = false;
   std::vector<Node> stack_;
+  WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
   std::size_t depth_ = 0;
   std::size_t diverge_ = 0;
   int last_sched_ = -1;
@@ -573,6 +735,7 @@ class DporStrategy final : public Strategy {
   // Scratch for analyze_races, kept to reuse their memory.
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
+  std::vector<WakeStep> sequence_;
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed
@@ -582,6 +745,8 @@ class DporStrategy final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dpor_strategy(bool bounded) { return std::make_unique<DporStrategy>(bounded); }
+std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal) {
+  return std::make_unique<DporStrategy>(optimal ? "dpor" : "source-dpor", bounded, optimal);
+}
 
 }  // namespace lockstep::sim

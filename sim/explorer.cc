@@ -32,6 +32,11 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       out.stop_reason = "every execution explored";
       break;
     }
+    if (strategy.take_restart()) {  // the search begins anew: what it counted so far is not its count
+      stats = ExploreStats{};
+      lock_orders = LockOrderGraph();
+      out.first_failure.reset();
+    }
     ExecutionResult result;
     try {
       result = scheduler.run(system, env, strategy, options.limits);

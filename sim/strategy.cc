@@ -7,7 +7,7 @@
 namespace lockstep::sim {
 
 std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count);
-std::unique_ptr<Strategy> make_dpor_strategy(bool bounded);
+std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal);
 std::unique_ptr<Strategy> make_random_strategy(std::uint64_t seed);
 
 std::string decision_text(Decision d) {
@@ -29,7 +29,9 @@ bool parse_decision(std::string_view text, Decision& out) {
 
 std::span<const StrategyInfo> strategy_catalog() {
   static constexpr StrategyInfo kCatalog[] = {
-      {"dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones (exhaustive; the default)"},
+      {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)"},
+      {"source-dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
+                      "(exhaustive; the reference for dpor)"},
       {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)"},
       {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)"},
       {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
@@ -47,7 +49,8 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t see
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
   std::unique_ptr<Strategy> s;
   if (name == "dfs") s = make_dfs_strategy(options.shard.index, options.shard.count);
-  if (name == "dpor") s = make_dpor_strategy(options.max_preemptions >= 0);
+  if (name == "dpor") s = make_dpor_strategy(options.max_preemptions >= 0, true);
+  if (name == "source-dpor") s = make_dpor_strategy(options.max_preemptions >= 0, false);
   if (name == "random") s = make_random_strategy(options.seed);
   if (name == "pct") s = make_pct_strategy(options.seed, options.pct_depth);
   if (s && options.max_preemptions >= 0) s = make_preemption_bounded(std::move(s), options.max_preemptions);

@@ -98,6 +98,10 @@ class Strategy {
 
   // Why a finished search is not exhaustive, for reports ("" when it is, or says nothing).
   virtual std::string limitation() const { return {}; }
+
+  // True once, right after a next_execution() that began the search anew (dpor leaving its
+  // optimal mode for a program it does not cover): the explorer forgets what it counted.
+  virtual bool take_restart() { return false; }
 };
 
 // Options some strategies take.

@@ -89,7 +89,7 @@ TEST_F(Cli, BadInputExitsTwoWithFileAndPointer) {
 
   r = run({"check", scenario("bench/lockinc-3.json"), "--strategy", "bogus"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("--strategy: bogus not in {dpor,dfs,random,pct}"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--strategy: bogus not in {dpor,source-dpor,dfs,random,pct}"), std::string::npos) << r.err;
 
   r = run({"check", path("missing.json")});
   EXPECT_EQ(r.code, kExitBadInput);

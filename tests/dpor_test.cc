@@ -42,6 +42,15 @@ class FoataRecorder final : public sim::Strategy {
     steps_.push_back({t.actor, t.timer, f});
   }
   bool exhausted() const override { return inner_->exhausted(); }
+  bool take_restart() override {
+    const bool restarted = inner_->take_restart();
+    if (restarted) {
+      forms_.clear();  // the search began anew: only what follows counts
+      restarted_ = true;
+    }
+    return restarted;
+  }
+  bool restarted() const { return restarted_; }
 
   // Forms of the executions that ended with a verdict (the caller says which did).
   void keep_last() { keep_ = true; }
@@ -89,6 +98,7 @@ class FoataRecorder final : public sim::Strategy {
   std::vector<Step> steps_;
   std::vector<std::string> forms_;
   bool keep_ = false;
+  bool restarted_ = false;
 };
 
 struct Summary {
@@ -98,6 +108,7 @@ struct Summary {
   std::uint64_t executions = 0;
   std::uint64_t redundant = 0;
   Verdict overall = Verdict::pass;
+  bool restarted = false;  // dpor left its optimal mode (source-DPOR from then on)
 };
 
 Summary explore_all(const Scenario& s, const std::string& strategy) {
@@ -118,6 +129,7 @@ Summary explore_all(const Scenario& s, const std::string& strategy) {
   out.traces.insert(recorder.forms().begin(), recorder.forms().end());
   out.executions = result.stats.executions;
   out.redundant = result.stats.redundant;
+  out.restarted = recorder.restarted();
   out.overall = result.verdict;
   EXPECT_EQ(recorder.forms().size(), result.stats.executions);
   return out;
@@ -322,11 +334,52 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces, " << dfs.final_states.size()
            << " final states; dpor: " << dpor.executions << " executions, " << dpor.redundant << " redundant, "
            << dpor.final_states.size() << " final states\n";
+  RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR" : "dpor optimal throughout");
   RC_TAG(dpor.redundant == 0 ? "no sleep-set-blocked executions" : "some sleep-set-blocked executions");
+  if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
   RC_ASSERT(dpor.final_states == dfs.final_states);
   RC_ASSERT(dpor.verdicts == dfs.verdicts);
   RC_ASSERT(dpor.executions == dfs.traces.size());
   RC_ASSERT(dpor.traces == dfs.traces);
+}
+
+// Optimal mode's own ground: programs whose actors never wait, never have a timer and
+// never fail a compare-and-swap's footprint (reads, writes, compare-and-swaps that may
+// fail, ordered observations in scopes); 2-4 actors, up to 10 operations. dpor must stay
+// optimal on those without a failing CAS and be exactly dfs's traces, with no execution
+// sleep-set blocked.
+Actors gen_pure_program() {
+  Actors actors;
+  const int n = *rc::gen::inRange(2, 5);
+  int budget = 10;
+  for (int a = 0; a < n; ++a) {
+    std::vector<std::string> ops;
+    const int k = *rc::gen::inRange(1, 5);
+    for (int i = 0; i < k && budget > 0; ++i, --budget) {
+      ops.push_back(*rc::gen::inRange(0, 5) == 0 ? gen_observe() : gen_plain_op());
+    }
+    actors.emplace_back(std::string(1, static_cast<char>('a' + a)), ops);
+  }
+  return actors;
+}
+
+RC_GTEST_PROP(DporProperties, OptimalOnProgramsThatNeverWait, ()) {
+  const Actors actors = gen_pure_program();
+  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
+  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
+  nlohmann::json doc = script_scenario(actors, config, {{"time", "untimed"}});
+  RC_LOG() << doc.dump() << "\n";
+  const Scenario s = scenario_from_json(doc);
+  const Summary dfs = explore_all(s, "dfs");
+  const Summary dpor = explore_all(s, "dpor");
+  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
+           << " executions, " << dpor.redundant << " redundant" << (dpor.restarted ? ", fell back" : "") << "\n";
+  RC_TAG(dpor.restarted ? "fell back (a failed CAS)" : "optimal throughout");
+  RC_ASSERT(dpor.final_states == dfs.final_states);
+  RC_ASSERT(dpor.verdicts == dfs.verdicts);
+  RC_ASSERT(dpor.executions == dfs.traces.size());
+  RC_ASSERT(dpor.traces == dfs.traces);
+  if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
 }
 
 // Files and the crash fault (model/filesystem.h): one actor may crash its process or the

@@ -141,12 +141,12 @@ TEST_F(Robustness, SystemConfigErrorsNameTheFileAndPointer) {
 }
 
 TEST_F(Robustness, AnUnknownStrategyIsBlamedOnWhereItCameFrom) {
-  const CliRun flag = run({"check", source("scenarios/bench/lockinc-2.json"), "--strategy", "source-dpor"});
+  const CliRun flag = run({"check", source("scenarios/bench/lockinc-2.json"), "--strategy", "sdpor"});
   EXPECT_EQ(flag.code, kExitBadInput);
-  EXPECT_NE(flag.err.find("--strategy: source-dpor not in {dpor,dfs,random,pct}"), std::string::npos) << flag.err;
+  EXPECT_NE(flag.err.find("--strategy: sdpor not in {dpor,source-dpor,dfs,random,pct}"), std::string::npos) << flag.err;
   const std::string s = write("s.json", R"({"format": "lockstep-scenario/1", "name": "x", "system": "bench",
-      "config": {"program": "lockinc", "n": 2}, "explore": {"strategy": "source-dpor"}})");
-  expect_bad_input(run({"check", s}), s, "/explore/strategy: unknown strategy \"source-dpor\"");
+      "config": {"program": "lockinc", "n": 2}, "explore": {"strategy": "sdpor"}})");
+  expect_bad_input(run({"check", s}), s, "/explore/strategy: unknown strategy \"sdpor\"");
 }
 
 TEST_F(Robustness, MergeChecksTheTypesOfEveryEntry) {

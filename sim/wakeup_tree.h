@@ -1,0 +1,101 @@
+// sim/wakeup_tree.h: the wakeup tree of one scheduling node, for optimal DPOR (Abdulla,
+// Aronis, Jonsson, Sagonas: "Source Sets: A Foundation for Optimal Dynamic Partial Order
+// Reduction", JACM 2017, section 6).
+//
+// A wakeup tree is an ordered set of sequences of steps (each an actor's run or timer
+// transition, with the footprint it had), none a prefix of another: the branches a node
+// still has to explore, each a reversed race that must be followed to its end so that no
+// execution ends with every actor asleep. Kept as a tree: each node's children are the
+// distinct next steps of the sequences through it, leftmost (first inserted) first.
+//
+// Invariants: no sequence is empty; no sequence is a prefix of another (insert stops at a
+// leaf). Weak initials decide equivalence; a step whose footprint is unknown (known ==
+// false) is taken as dependent with every step, which can only add branches, never lose one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "lockstep/model/env.h"
+#include "lockstep/sim/op.h"
+
+namespace lockstep::sim {
+
+struct WakeStep {
+  ActorId actor = 0;
+  bool timer = false;
+  Footprint fp;
+  bool known = true;  // false: an actor to explore whose step is not known yet
+  // The footprint the step declared before it ran, when it narrowed it (a failed CAS is a
+  // read): run elsewhere it may have that one. Weak initials count both.
+  std::optional<Footprint> declared;
+};
+
+// Whether two steps may be dependent, by either footprint each may have.
+inline bool may_depend(const WakeStep& a, const WakeStep& b) {
+  if (!a.known || !b.known || dependent(a.fp, b.fp)) return true;
+  if (a.declared && (dependent(*a.declared, b.fp) || (b.declared && dependent(*a.declared, *b.declared)))) return true;
+  return b.declared && dependent(a.fp, *b.declared);
+}
+
+// Whether the transition (actor, timer) is a weak initial of w: either w contains a step of
+// actor, the first one with the same mode and no step before it in w that it depends on;
+// or w contains none and the transition is independent of every step of w. depends(fp)
+// tells whether the transition's step is dependent with a step of footprint fp.
+template <typename Depends>
+bool weak_initial(ActorId actor, bool timer, const Depends& depends, std::span<const WakeStep> w) {
+  auto step_depends = [&](const WakeStep& s) { return !s.known || depends(s.fp) || (s.declared && depends(*s.declared)); };
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (w[k].actor != actor) continue;
+    if (w[k].timer != timer) return false;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (may_depend(w[j], w[k]) || step_depends(w[j])) return false;
+    }
+    return true;
+  }
+  for (const WakeStep& s : w) {
+    if (step_depends(s)) return false;
+  }
+  return true;
+}
+
+inline bool weak_initial(const WakeStep& p, std::span<const WakeStep> w) {
+  return weak_initial(
+      p.actor, p.timer,
+      [&p](const Footprint& f) { return !p.known || dependent(p.fp, f) || (p.declared && dependent(*p.declared, f)); }, w);
+}
+
+class WakeupTree {
+ public:
+  bool empty() const { return roots_.empty(); }
+  // The leftmost child. REQUIRES: !empty().
+  const WakeStep& first() const { return roots_.front().step; }
+
+  // The actors of the children (bit a for actor a).
+  std::uint64_t first_actors() const {
+    std::uint64_t m = 0;
+    for (const auto& c : roots_) m |= std::uint64_t{1} << c.step.actor;
+    return m;
+  }
+  // Removes the branch under the child (actor, timer) and returns it as a tree of its own
+  // (its sequences without their first step).
+  WakeupTree take_subtree(ActorId actor, bool timer);
+  // Drops every branch that begins with a step of `actor`.
+  void erase_actor(ActorId actor);
+  // Adds v as a new rightmost branch unless a branch already covers it: descending while
+  // some child is a weak initial of what is left of v, it stops at a leaf or when v is used
+  // up. REQUIRES: !v.empty().
+  void insert(std::vector<WakeStep> v);
+
+ private:
+  // A node: its step and its children, in order (leftmost first); a leaf ends a sequence.
+  struct Node {
+    WakeStep step;
+    std::vector<Node> children;
+  };
+  std::vector<Node> roots_;
+};
+
+}  // namespace lockstep::sim
