@@ -24,12 +24,18 @@
 // equivalent; an execution whose every enabled actor sleeps is redundant and is pruned
 // (counted as sleep-set blocked).
 //
-// Memory: the node stack and the event list of one execution: O(depth * actors).
+// Optimal mode (strategy "dpor"; JACM 2017, Algorithm 2): each node also holds a wakeup
+// tree (sim/wakeup_tree.h), and a race inserts the whole sequence notdep(e).e' there unless
+// a sleeping transition is a weak initial of it; exploration follows the tree's branches, so
+// no execution is sleep-set blocked. It covers programs whose actors never wait, fire no
+// timer, make no choice and narrow no footprint; at the first sign of one the search begins
+// again as above (strategy "source-dpor"), and take_restart() tells the explorer.
+//
+// Memory: the node stack and the event list of one execution: O(depth * actors); in optimal
+// mode also the wakeup trees along the path.
 #include <algorithm>
 #include <bit>
 #include <optional>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include <fmt/format.h>
@@ -220,7 +226,7 @@ class DporStrategy final : public Strategy {
   }
 
   void parked(std::span<const Transition> waiting) override {
-    if (!waiting.empty()) unsupported(2);
+    if (!waiting.empty()) unsupported();
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
     for (const auto& t : waiting) {
@@ -234,7 +240,7 @@ class DporStrategy final : public Strategy {
       on |= bit(t.actor);
       (t.timer ? timer : run) |= bit(t.actor);
     }
-    if (timer != 0) unsupported(4);
+    if (timer != 0) unsupported();
     if (depth_ < stack_.size()) {  // following the path of the previous execution
       const Node& n = stack_[depth_];
       if (n.is_choice || n.enabled != on || n.run_modes != run || n.timer_modes != timer) {
@@ -269,7 +275,7 @@ class DporStrategy final : public Strategy {
   }
 
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
-    unsupported(3);
+    unsupported();
     if (depth_ < stack_.size()) {
       const Node& node = stack_[depth_];
       if (!node.is_choice || node.options != n) {
@@ -292,7 +298,7 @@ class DporStrategy final : public Strategy {
                            stack_[last_sched_].current_is_timer() == t.timer,
                        "dpor: the step that ran is the one its node chose");
     const bool refined = effective.access != declared_.access;
-    if (refined) unsupported(1);
+    if (refined) unsupported();
     stack_[last_sched_].current_effect.add(effective, refined);
     events_.push_back({t.actor, t.timer, refined, effective, declared_, static_cast<std::uint32_t>(last_sched_),
                        static_cast<std::uint32_t>(depth_)});
@@ -333,13 +339,17 @@ class DporStrategy final : public Strategy {
       const ActorId a = n.wakeup.first().actor;
       if (!(n.done & bit(a)) && n.awake_modes(a, unused) > 0) return a;
       n.wakeup.erase_actor(a);
-      if (!(n.enabled & bit(a))) add_every_awake(n);
+      if (!(n.enabled & bit(a))) {  // the branch's actor waits here: beyond optimal mode
+        unsupported();
+        add_every_awake(n);
+      }
     }
     return -1;
   }
 
   static void add_every_awake(Node& n) {
-    for (Mask rest = n.awake() & ~n.done & ~bit(n.current); rest != 0; rest &= rest - 1) {
+    const Mask current = n.current >= 0 ? bit(n.current) : 0;  // a new node has none yet
+    for (Mask rest = n.awake() & ~n.done & ~current; rest != 0; rest &= rest - 1) {
       n.wakeup.insert({WakeStep{lowest(rest), false, {}, false, std::nullopt}});
     }
   }
@@ -685,7 +695,7 @@ class DporStrategy final : public Strategy {
       return;
     }
     if (optimal_) {
-      if (ready == 0 || unstable) unsupported(ready == 0 ? 5 : 6);
+      if (ready == 0 || unstable) unsupported();
       if (ready == 0) {
         // The reversal cannot start here (a wait), or involves a step whose footprint may be
         // another in the reversed order (a timer, the other transition of an actor that may
@@ -710,10 +720,7 @@ class DporStrategy final : public Strategy {
   // Optimal mode covers programs whose actors never block, never have a timer to fire, make
   // no choice and never narrow a step's footprint (a failed CAS or try). The first sign of
   // one ends it: the search begins again as source-DPOR (take_restart).
-  void unsupported(int why = 0) {
-    if (optimal_ && !fallback_ && std::getenv("LOCKSTEP_DEBUG_DPOR")) std::fprintf(stderr, "fallback %d\n", why);
-    fallback_ = fallback_ || optimal_;
-  }
+  void unsupported() { fallback_ = fallback_ || optimal_; }
 
   std::string name_;
   bool bounded_;
