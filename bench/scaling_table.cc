@@ -12,6 +12,7 @@
 // ratio of the times is printed. Figures, not pass/fail: the machine is shared and noisy.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -111,7 +112,14 @@ int main(int argc, char** argv) {
                  "`lockstep check FILE --json` on them)");
   CLI11_PARSE(app, argc, argv);
 
-  if (write_dir.empty()) {
+  if (!write_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(write_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "scaling_table: %s: cannot create the directory: %s\n", write_dir.c_str(), ec.message().c_str());
+      return 2;
+    }
+  } else {
     std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
   }
@@ -119,7 +127,12 @@ int main(int argc, char** argv) {
     if (!only.empty() && row.name.find(only) == std::string::npos) continue;
     if (!write_dir.empty()) {
       const std::string path = fmt::format("{}/{}.json", write_dir, row.scenario.at("name").get<std::string>());
-      std::ofstream(path) << row.scenario.dump(2) << "\n";
+      std::ofstream out(path);
+      out << row.scenario.dump(2) << "\n";
+      if (!out.flush()) {
+        std::fprintf(stderr, "scaling_table: %s: cannot write the file\n", path.c_str());
+        return 2;
+      }
       std::printf("%s\n", path.c_str());
       continue;
     }

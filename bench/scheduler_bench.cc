@@ -4,6 +4,8 @@
 //    allocations counted per step (target: none);
 //  - dfs executions per second on lockinc(4);
 //  - dpor executions and steps per second on lockinc(6), lastzero(10), indexer(13);
+//  - dpor steps per second and heap allocations per step on two headspace scenarios
+//    (simulated PostgreSQL statements: issue 12's per-step cost);
 //  - exploration memory: resident set size after 10^3, 10^5 and 10^6 dfs executions;
 //  - replay of traces of 10^4 .. 10^6 steps (should be linear in the length).
 #include <benchmark/benchmark.h>
@@ -117,6 +119,27 @@ void BM_DporIndexer13(benchmark::State& state) { explore_and_count(state, bench_
 BENCHMARK(BM_DporLockinc6)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DporLastzero10)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DporIndexer13)->Unit(benchmark::kMillisecond);
+
+// A scenario of scenarios/bench/, checked as `lockstep check` would: steps per second and
+// heap allocations per step (every allocation of the check: instances, strategy, server).
+void explore_file(benchmark::State& state, const char* file) {
+  const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/" + file);
+  std::uint64_t steps = 0, allocations = 0, executions = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = bench::allocation_count();
+    const auto report = sim::check_scenario(s, {});
+    allocations += bench::allocation_count() - before;
+    steps += report.result.stats.steps;
+    executions += report.result.stats.executions;
+  }
+  state.counters["executions"] = benchmark::Counter(static_cast<double>(executions) / state.iterations());
+  state.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
+  state.counters["allocs_per_step"] = benchmark::Counter(static_cast<double>(allocations) / static_cast<double>(steps));
+}
+void BM_DporHeadspaceHooksReaper2(benchmark::State& state) { explore_file(state, "headspace-hooks-reaper-2.json"); }
+void BM_DporHeadspaceOneAgent4(benchmark::State& state) { explore_file(state, "headspace-one-agent-4.json"); }
+BENCHMARK(BM_DporHeadspaceHooksReaper2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DporHeadspaceOneAgent4)->Unit(benchmark::kMillisecond);
 
 // Resident set size in MiB, from /proc/self/statm (bench/ may read the OS).
 double rss_mib() {
