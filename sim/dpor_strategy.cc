@@ -321,6 +321,7 @@ class DporStrategy final : public Strategy {
     std::vector<SleepEntry> out;
     if (last_sched_ < 0) return out;
     const Node& parent = stack_[last_sched_];
+    out.reserve(parent.sleep.size() + parent.explored.size());  // one allocation, not one per doubling
     for (const auto* list : {&parent.sleep, &parent.explored}) {
       for (const auto& s : *list) {
         if (s.actor != parent.current && !s.effect.dependent_with(last_effect_)) out.push_back(s);
@@ -368,6 +369,7 @@ class DporStrategy final : public Strategy {
         stack_.pop_back();
         continue;
       }
+      if (n.explored.empty()) n.explored.reserve(static_cast<std::size_t>(2 * std::popcount(n.enabled)));  // run and timer each
       n.explored.push_back({n.current, n.current_is_timer(), n.current_effect});
       if (n.mode + 1 < n.mode_count) {
         ++n.mode;
@@ -449,10 +451,23 @@ class DporStrategy final : public Strategy {
         for (int k : races_) {
           if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
         }
-        if (!behind_another) reverse_race(i, static_cast<int>(j), wake_step(e), vc, n);
+        if (behind_another) continue;
+        if (optimal_) {
+          deferred_.push_back({i, static_cast<int>(j)});  // v needs the whole execution's clocks
+        } else {
+          reverse_race(i, static_cast<int>(j), wake_step(e), vc, n);
+        }
       }
     }
     check_parked_at(events_.size());
+    // Optimal mode: v = notdep(e, E).e' takes every later event of the execution that does
+    // not happen after e, also those after e' (JACM 2017, Algorithm 2). Cut at e', v is a
+    // weak prefix of branches that then cover it without reaching its trace (found by the
+    // optimal-mode property: a leaf ordering two writes the other way "covered" v).
+    for (const auto& [i, j] : deferred_) {
+      reverse_race(i, j, wake_step(events_[j]), &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
+    }
+    deferred_.clear();
   }
 
   // An actor parked on a pending operation races with the latest dependent steps it does
@@ -605,18 +620,6 @@ class DporStrategy final : public Strategy {
     h.reads_since.clear();
   }
 
-  // Optimal DPOR, a race handled as source-DPOR handles it: one initial (q when it can)
-  // becomes a branch of its own, with its step unknown, unless an initial is already explored,
-  // being explored or scheduled here; when none can run here, every awake actor.
-  static void source_step(Node& node, Mask initials, Mask ready, ActorId q) {
-    if (initials & (node.done | bit(node.current) | node.wakeup.first_actors())) return;
-    if (ready == 0) {
-      add_every_awake(node);
-      return;
-    }
-    node.wakeup.insert({WakeStep{(ready & bit(q)) ? q : lowest(ready), false, {}, false, std::nullopt}});
-  }
-
   static WakeStep wake_step(const Event& e) {
     WakeStep s{e.actor, e.timer, e.fp, true, std::nullopt};
     if (e.refined) s.declared = e.declared;
@@ -655,8 +658,10 @@ class DporStrategy final : public Strategy {
 
   // Race between event i and the step of actor q after the events before `end` (event
   // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
-  // sure the node before i explores an initial of notdep(i).q.
-  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n) {
+  // sure the node before i explores an initial of notdep(i).q, where notdep(i) is the events
+  // before notdep_end (end unless given) but `end` that do not happen after i.
+  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end = -1) {
+    if (notdep_end < 0) notdep_end = end;
     LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
                        "dpor: a race reverses at a scheduling node of the current path");
     const ActorId q = q_step.actor;
@@ -677,8 +682,8 @@ class DporStrategy final : public Strategy {
     };
     sequence_.clear();
     bool unstable = events_[i].timer || events_[i].refined || q_step.timer;  // see below
-    for (int k = i + 1; k < end; ++k) {
-      if (vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
+    for (int k = i + 1; k < notdep_end; ++k) {
+      if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
         consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
         if (optimal_) sequence_.push_back(wake_step(events_[k]));
         unstable = unstable || events_[k].timer || events_[k].refined;
@@ -695,14 +700,13 @@ class DporStrategy final : public Strategy {
       return;
     }
     if (optimal_) {
-      if (ready == 0 || unstable) unsupported();
-      if (ready == 0) {
+      if (ready == 0 || unstable) {
         // The reversal cannot start here (a wait), or involves a step whose footprint may be
         // another in the reversed order (a timer, the other transition of an actor that may
         // also run; a failed try or a timeout, which would take the object there): wakeup
-        // sequences judged by such footprints may wrongly look covered. As source-DPOR does,
-        // explore one initial here, unless one is explored or scheduled already.
-        source_step(node, initials, ready, q);
+        // sequences judged by such footprints may wrongly look covered. Beyond optimal mode:
+        // the search begins again as source-DPOR, so nothing is inserted here.
+        unsupported();
         return;
       }
       sequence_.push_back(q_step);
@@ -743,6 +747,7 @@ class DporStrategy final : public Strategy {
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<WakeStep> sequence_;
+  std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/sim/invariant.h"
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -251,9 +252,8 @@ void Scheduler::execute(const Transition& t) {
   effective.effects = effects_;
   effective.scope = (effects_ & kObserves) ? scope_ : kGlobalObservations;
   if (crash_domain_ != kNoObject) {  // a crash whose releases touched a domain writes it
-    if (effective.domain != kNoObject && effective.domain != crash_domain_) {
-      throw std::logic_error("a crash step touched two domains; footprints name one");
-    }
+    LOCKSTEP_INVARIANT(effective.domain == kNoObject || effective.domain == crash_domain_,
+                       "a crash step touches one domain (footprints name one)");
     effective.domain = crash_domain_;
     effective.domain_write = true;
   }
@@ -287,9 +287,8 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
     if (std::uncaught_exceptions() > 0) {  // still unwinding: a release of the dead process, now
       for_each_object(op.footprint, [&](ObjectId obj, Access) { also_touch(obj); });
       if (op.footprint.domain != kNoObject) {
-        if (crash_domain_ != kNoObject && crash_domain_ != op.footprint.domain) {
-          throw std::logic_error("a crash step released objects of two domains; footprints name one");
-        }
+        LOCKSTEP_INVARIANT(crash_domain_ == kNoObject || crash_domain_ == op.footprint.domain,
+                           "a crash step releases objects of one domain (footprints name one)");
         crash_domain_ = op.footprint.domain;
       }
       return Wake::run;

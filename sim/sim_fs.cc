@@ -94,7 +94,7 @@ void SimFilesystem::step(std::string_view verb, Access access, std::string_view 
   if (s_.logging()) s_.note_detail(std::string(path));
 }
 
-FsStatus SimFilesystem::done(FsStatus status, std::string_view /*path*/) {
+FsStatus SimFilesystem::done(FsStatus status) {
   if (status != FsStatus::ok) {
     if (s_.in_actor() && s_.current_access() != Access::read) s_.refine_access(Access::read);  // it only looked
     s_.note_result({StepResult::Kind::failed});
@@ -108,19 +108,19 @@ FsStatus SimFilesystem::done(FsStatus status, std::string_view /*path*/) {
 FsStatus SimFilesystem::mkdir(std::string_view path) {
   step("fs_mkdir", Access::write, path);
   const Resolved r = resolve(path);
-  if (r.status != FsStatus::ok) return done(r.status, path);
-  if (r.node >= 0) return done(FsStatus::exists, path);
+  if (r.status != FsStatus::ok) return done(r.status);
+  if (r.node >= 0) return done(FsStatus::exists);
   const int node = new_node(true);
   nodes_[static_cast<std::size_t>(r.parent)].entries[r.name] = node;
   log_.push_back(dir_op(DirOp::Kind::link, r.parent, r.name, node));
-  return done(FsStatus::ok, path);
+  return done(FsStatus::ok);
 }
 
 FsStatus SimFilesystem::write_file(std::string_view path, std::string_view contents) {
   step("fs_write", Access::write, path);
   const Resolved r = resolve(path);
-  if (r.status != FsStatus::ok) return done(r.status, path);
-  if (r.parent < 0 || (r.node >= 0 && nodes_[static_cast<std::size_t>(r.node)].dir)) return done(FsStatus::is_a_directory, path);
+  if (r.status != FsStatus::ok) return done(r.status);
+  if (r.parent < 0 || (r.node >= 0 && nodes_[static_cast<std::size_t>(r.node)].dir)) return done(FsStatus::is_a_directory);
   int node = r.node;
   if (node < 0) {
     node = new_node(false);
@@ -128,14 +128,14 @@ FsStatus SimFilesystem::write_file(std::string_view path, std::string_view conte
     log_.push_back(dir_op(DirOp::Kind::link, r.parent, r.name, node));
   }
   nodes_[static_cast<std::size_t>(node)].data = std::string(contents);
-  return done(FsStatus::ok, path);
+  return done(FsStatus::ok);
 }
 
 FsStatus SimFilesystem::fsync(std::string_view path) {
   step("fs_fsync", Access::write, path);
   const Resolved r = resolve(path);
-  if (r.status != FsStatus::ok) return done(r.status, path);
-  if (r.node < 0) return done(FsStatus::not_found, path);
+  if (r.status != FsStatus::ok) return done(r.status);
+  if (r.node < 0) return done(FsStatus::not_found);
   Node& n = nodes_[static_cast<std::size_t>(r.node)];
   if (!n.dir) {
     n.durable_data = n.data;  // rule 1
@@ -145,69 +145,69 @@ FsStatus SimFilesystem::fsync(std::string_view path) {
       if (holder == r.node) op.durable = true;
     }
   }
-  return done(FsStatus::ok, path);
+  return done(FsStatus::ok);
 }
 
 FsStatus SimFilesystem::rename(std::string_view from, std::string_view to) {
   step("fs_rename", Access::write, from);
   if (s_.logging()) s_.add_detail(fmt::format("-> {}", to));
   const Resolved a = resolve(from);
-  if (a.status != FsStatus::ok) return done(a.status, from);
-  if (a.node < 0) return done(FsStatus::not_found, from);
-  if (a.parent < 0) return done(FsStatus::io_error, from);  // the root
+  if (a.status != FsStatus::ok) return done(a.status);
+  if (a.node < 0) return done(FsStatus::not_found);
+  if (a.parent < 0) return done(FsStatus::io_error);  // the root
   const Resolved b = resolve(to);
-  if (b.status != FsStatus::ok) return done(b.status, to);
-  if (b.parent < 0) return done(FsStatus::is_a_directory, to);
-  if (a.node == b.node) return done(FsStatus::ok, from);
+  if (b.status != FsStatus::ok) return done(b.status);
+  if (b.parent < 0) return done(FsStatus::is_a_directory);
+  if (a.node == b.node) return done(FsStatus::ok);
   const Node& moving = nodes_[static_cast<std::size_t>(a.node)];
   if (b.node >= 0) {
     const Node& target = nodes_[static_cast<std::size_t>(b.node)];
-    if (moving.dir && !target.dir) return done(FsStatus::not_a_directory, to);
-    if (!moving.dir && target.dir) return done(FsStatus::is_a_directory, to);
-    if (target.dir && !target.entries.empty()) return done(FsStatus::not_empty, to);
+    if (moving.dir && !target.dir) return done(FsStatus::not_a_directory);
+    if (!moving.dir && target.dir) return done(FsStatus::is_a_directory);
+    if (target.dir && !target.entries.empty()) return done(FsStatus::not_empty);
   }
-  if (moving.dir && is_inside(b.parent, a.node)) return done(FsStatus::io_error, to);  // EINVAL: into itself
+  if (moving.dir && is_inside(b.parent, a.node)) return done(FsStatus::io_error);  // EINVAL: into itself
   nodes_[static_cast<std::size_t>(a.parent)].entries.erase(a.name);
   nodes_[static_cast<std::size_t>(b.parent)].entries[b.name] = a.node;
   log_.push_back(dir_op(DirOp::Kind::rename, a.parent, a.name, a.node, b.parent, b.name));
-  return done(FsStatus::ok, from);
+  return done(FsStatus::ok);
 }
 
 FsStatus SimFilesystem::unlink(std::string_view path) {
   step("fs_unlink", Access::write, path);
   const Resolved r = resolve(path);
-  if (r.status != FsStatus::ok) return done(r.status, path);
-  if (r.node < 0) return done(FsStatus::not_found, path);
-  if (nodes_[static_cast<std::size_t>(r.node)].dir) return done(FsStatus::is_a_directory, path);
+  if (r.status != FsStatus::ok) return done(r.status);
+  if (r.node < 0) return done(FsStatus::not_found);
+  if (nodes_[static_cast<std::size_t>(r.node)].dir) return done(FsStatus::is_a_directory);
   nodes_[static_cast<std::size_t>(r.parent)].entries.erase(r.name);
   log_.push_back(dir_op(DirOp::Kind::unlink, r.parent, r.name, r.node));
-  return done(FsStatus::ok, path);
+  return done(FsStatus::ok);
 }
 
 FsStatus SimFilesystem::rmdir(std::string_view path) {
   step("fs_rmdir", Access::write, path);
   const Resolved r = resolve(path);
-  if (r.status != FsStatus::ok) return done(r.status, path);
-  if (r.node < 0) return done(FsStatus::not_found, path);
-  if (r.parent < 0) return done(FsStatus::io_error, path);  // the root
+  if (r.status != FsStatus::ok) return done(r.status);
+  if (r.node < 0) return done(FsStatus::not_found);
+  if (r.parent < 0) return done(FsStatus::io_error);  // the root
   const Node& n = nodes_[static_cast<std::size_t>(r.node)];
-  if (!n.dir) return done(FsStatus::not_a_directory, path);
-  if (!n.entries.empty()) return done(FsStatus::not_empty, path);
+  if (!n.dir) return done(FsStatus::not_a_directory);
+  if (!n.entries.empty()) return done(FsStatus::not_empty);
   nodes_[static_cast<std::size_t>(r.parent)].entries.erase(r.name);
   log_.push_back(dir_op(DirOp::Kind::unlink, r.parent, r.name, r.node));
-  return done(FsStatus::ok, path);
+  return done(FsStatus::ok);
 }
 
 std::optional<std::vector<std::string>> SimFilesystem::list(std::string_view dir) {
   step("fs_list", Access::read, dir);
   const Resolved r = resolve(dir);
   if (r.status != FsStatus::ok || r.node < 0 || !nodes_[static_cast<std::size_t>(r.node)].dir) {
-    done(r.status != FsStatus::ok ? r.status : r.node < 0 ? FsStatus::not_found : FsStatus::not_a_directory, dir);
+    done(r.status != FsStatus::ok ? r.status : r.node < 0 ? FsStatus::not_found : FsStatus::not_a_directory);
     return std::nullopt;
   }
   std::vector<std::string> names;
   for (const auto& [name, node] : nodes_[static_cast<std::size_t>(r.node)].entries) names.push_back(name);
-  done(FsStatus::ok, dir);
+  done(FsStatus::ok);
   if (s_.logging()) s_.add_detail(fmt::format("[{}]", fmt::join(names, ", ")));
   return names;
 }
@@ -216,10 +216,10 @@ std::optional<std::string> SimFilesystem::read_file(std::string_view path) {
   step("fs_read", Access::read, path);
   const Resolved r = resolve(path);
   if (r.status != FsStatus::ok || r.node < 0 || nodes_[static_cast<std::size_t>(r.node)].dir) {
-    done(r.status != FsStatus::ok ? r.status : r.node < 0 ? FsStatus::not_found : FsStatus::is_a_directory, path);
+    done(r.status != FsStatus::ok ? r.status : r.node < 0 ? FsStatus::not_found : FsStatus::is_a_directory);
     return std::nullopt;
   }
-  done(FsStatus::ok, path);
+  done(FsStatus::ok);
   const std::string& data = nodes_[static_cast<std::size_t>(r.node)].data;
   if (s_.logging()) s_.add_detail(fmt::format("\"{}\"", data));
   return data;
@@ -229,10 +229,10 @@ std::optional<std::uint64_t> SimFilesystem::device(std::string_view path) {
   step("fs_stat", Access::read, path);
   const Resolved r = resolve(path);
   if (r.status != FsStatus::ok || r.node < 0) {
-    done(r.status != FsStatus::ok ? r.status : FsStatus::not_found, path);
+    done(r.status != FsStatus::ok ? r.status : FsStatus::not_found);
     return std::nullopt;
   }
-  done(FsStatus::ok, path);
+  done(FsStatus::ok);
   return 1;  // one simulated disk: every path is on device 1
 }
 

@@ -78,7 +78,7 @@ class SimFilesystem final : public Filesystem {
   Resolved resolve(std::string_view path) const;
   int new_node(bool dir);
   void step(std::string_view verb, Access access, std::string_view path);
-  FsStatus done(FsStatus status, std::string_view path);
+  FsStatus done(FsStatus status);
   void apply(std::vector<std::map<std::string, int, std::less<>>>& tree, const DirOp& op) const;
   bool is_inside(int node, int dir) const;  // node is dir or below it
 

@@ -73,12 +73,6 @@ class WakeupTree {
   // The leftmost child. REQUIRES: !empty().
   const WakeStep& first() const { return roots_.front().step; }
 
-  // The actors of the children (bit a for actor a).
-  std::uint64_t first_actors() const {
-    std::uint64_t m = 0;
-    for (const auto& c : roots_) m |= std::uint64_t{1} << c.step.actor;
-    return m;
-  }
   // Removes the branch under the child (actor, timer) and returns it as a tree of its own
   // (its sequences without their first step).
   WakeupTree take_subtree(ActorId actor, bool timer);

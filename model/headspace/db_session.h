@@ -39,29 +39,26 @@ class DbSession {
  public:
   explicit DbSession(pg::Pool& pool) : pool_(pool) {}
 
-  // The row as this session last saw it (read from the database on first use).
-  pg::Row get(const std::string& table, std::int64_t id) {
+  // The row as this session last saw it (read from the database on first use). The
+  // reference is the identity map's entry: the next refresh of the row changes it.
+  const pg::Row& get(const std::string& table, std::int64_t id) {
     auto it = cache_.find({table, id});
     if (it != cache_.end()) return it->second;
     return refresh(table, id);
   }
 
   // db.session.refresh(obj): reads the row again.
-  pg::Row refresh(const std::string& table, std::int64_t id) {
+  const pg::Row& refresh(const std::string& table, std::int64_t id) {
     auto r = conn().read_row(table, id);
     if (!r.ok()) throw DbError(r.error());
-    pg::Row row = r.value().value_or(pg::Row{});
-    cache_[{table, id}] = row;
-    return row;
+    return cache_[{table, id}] = std::move(r).value().value_or(pg::Row{});
   }
 
   // SELECT ... FOR UPDATE [NOWAIT] (with_for_update(nowait=...)).
-  pg::Row lock_row(const std::string& table, std::int64_t id, bool nowait) {
+  const pg::Row& lock_row(const std::string& table, std::int64_t id, bool nowait) {
     auto r = conn().select_for_update(table, id, nowait);
     if (!r.ok()) throw DbError(r.error());
-    pg::Row row = r.value().value_or(pg::Row{});
-    cache_[{table, id}] = row;
-    return row;
+    return cache_[{table, id}] = std::move(r).value().value_or(pg::Row{});
   }
 
   void update(const std::string& table, std::int64_t id, const pg::Row& values) {

@@ -89,17 +89,14 @@ bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope sco
       blocked = std::any_of(l.queue.begin(), l.queue.end(), [&](const auto& w) { return conflicts(mode, w->mode); });
     }
   }
-  if (blocked) {
-    forget_if_unused(key);
-    return false;
-  }
+  if (blocked) return false;
   grant(l, session, mode, scope);
   return true;
 }
 
 void LockTable::wake(Lock& l) {
   // ProcLockWakeup: grant in queue order; a waiter left waiting blocks later conflicting ones.
-  std::vector<LockMode> ahead;
+  boost::container::small_vector<LockMode, 4> ahead;
   for (auto it = l.queue.begin(); it != l.queue.end();) {
     const auto& w = *it;
     const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](LockMode m) { return conflicts(w->mode, m); });
@@ -125,12 +122,11 @@ bool LockTable::release(int session, AdvisoryKey key, LockMode mode) {
   --count;
   if (!hit->second.any()) l.holders.erase(hit);
   wake(l);
-  forget_if_unused(key);
   return true;
 }
 
 void LockTable::release_all(int session, Scope scope) {
-  for (const AdvisoryKey& key : keys()) release_key(session, key, scope);
+  for (const auto& [key, l] : locks_) release_key(session, key, scope);
 }
 
 void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
@@ -147,7 +143,6 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
   }
   if (!h.any()) l.holders.erase(hit);
   wake(l);
-  forget_if_unused(key);
 }
 
 void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
@@ -156,19 +151,17 @@ void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
   auto& q = lit->second.queue;
   q.erase(std::remove(q.begin(), q.end(), waiter), q.end());
   wake(lit->second);  // those it held off may go now
-  forget_if_unused(waiter->key);
 }
 
 void LockTable::end_session(int session) {
-  for (const AdvisoryKey& key : keys()) {
-    Lock& l = locks_.at(key);
+  for (auto& [key, l] : locks_) {
     for (const auto& w : l.queue) {
       if (w->session == session) w->state = Waiter::State::canceled;
     }
-    std::erase_if(l.queue, [&](const auto& w) { return w->session == session; });
+    l.queue.erase(std::remove_if(l.queue.begin(), l.queue.end(), [&](const auto& w) { return w->session == session; }),
+                  l.queue.end());
     l.holders.erase(session);
     wake(l);
-    forget_if_unused(key);
   }
 }
 
@@ -262,7 +255,9 @@ bool LockTable::held_by_anyone(AdvisoryKey key) const {
 
 std::vector<AdvisoryKey> LockTable::keys() const {
   std::vector<AdvisoryKey> out;
-  for (const auto& [key, l] : locks_) out.push_back(key);
+  for (const auto& [key, l] : locks_) {
+    if (!l.holders.empty() || !l.queue.empty()) out.push_back(key);
+  }
   return out;
 }
 
@@ -278,9 +273,5 @@ std::vector<LockEntry> LockTable::entries() const {
   return out;
 }
 
-void LockTable::forget_if_unused(AdvisoryKey key) {
-  auto it = locks_.find(key);
-  if (it != locks_.end() && it->second.holders.empty() && it->second.queue.empty()) locks_.erase(it);
-}
 
 }  // namespace lockstep::sim::pg

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include "lockstep/model/pg.h"
 
@@ -83,6 +85,7 @@ class LockTable {
   int held(int session, AdvisoryKey key, LockMode mode) const;
   // Appends the keys the session holds in `scope` (in either mode) to out, in key order.
   void held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const;
+  // The keys someone holds or waits for.
   std::vector<AdvisoryKey> keys() const;
   // Whether some session holds the key (in either mode or scope).
   bool held_by_anyone(AdvisoryKey key) const;
@@ -99,9 +102,11 @@ class LockTable {
     int shared() const { return session_shared + xact_shared; }
     bool any() const { return exclusive() + shared() > 0; }
   };
+  // Holders by session and the FIFO queue, kept inline (flat, in order): nothing allocated
+  // in the common case of one or two sessions.
   struct Lock {
-    std::map<int, Hold> holders;
-    std::deque<std::shared_ptr<Waiter>> queue;
+    boost::container::flat_map<int, Hold, std::less<int>, boost::container::small_vector<std::pair<int, Hold>, 2>> holders;
+    boost::container::small_vector<std::shared_ptr<Waiter>, 2> queue;
   };
 
   static bool conflicts(LockMode a, LockMode b) { return a == LockMode::exclusive || b == LockMode::exclusive; }
@@ -110,8 +115,9 @@ class LockTable {
   static bool holder_conflicts(const Lock& l, int session, LockMode mode);
   static void grant(Lock& l, int session, LockMode mode, Scope scope);
   static void wake(Lock& l);
-  void forget_if_unused(AdvisoryKey key);
 
+  // A key's entry stays once made, empty when nobody holds or waits (every reader skips
+  // those): made and forgotten with each grant of a free key, it cost an allocation each.
   std::map<AdvisoryKey, Lock> locks_;
 };
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include <boost/container/flat_set.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -165,14 +166,15 @@ class SimConnection : public lockstep::pg::Connection {
     const Result<bool> locked = lock_row(table, id, false, Stmt::update_row);
     if (!locked.ok()) return locked.error();
     std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;  // the newest committed version, after the wait
-    if (row) {
+    const bool found = row.has_value();
+    if (found) {
       for (const auto& [k, v] : values) (*row)[k] = v;
-      server_.row(table, id).pending[pid_] = row;
+      server_.row(table, id).pending[pid_] = std::move(row);
       wrote(table, id);
     }
-    if (s_.logging()) s_.add_detail(row ? "set " + row_text(values) : std::string("no row"));
+    if (s_.logging()) s_.add_detail(found ? "set " + row_text(values) : std::string("no row"));
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
-    return row ? 1 : 0;
+    return found ? 1 : 0;
   }
 
   Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override {
@@ -235,7 +237,7 @@ class SimConnection : public lockstep::pg::Connection {
     if (change) {
       std::optional<Row> row = visible(table, id);
       for (const auto& [k, v] : values) (*row)[k] = v;
-      server_.row(table, id).pending[pid_] = row;
+      server_.row(table, id).pending[pid_] = std::move(row);
       wrote(table, id);
     }
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
@@ -587,7 +589,7 @@ class SimConnection : public lockstep::pg::Connection {
     Row row = values;
     row["id"] = std::to_string(id);
     if (s_.logging()) s_.add_detail(row_text(row));
-    r.pending[pid_] = row;
+    r.pending[pid_] = std::move(row);
     wrote(table, id);
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
     return true;
@@ -726,7 +728,7 @@ class SimConnection : public lockstep::pg::Connection {
       auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
         RowState& state = server_.row(row.first, row.second);
         if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
-          if (r.commit) state.committed = mine->second;
+          if (r.commit) state.committed = std::move(mine->second);
           state.pending.erase(mine);
         }
         server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);
@@ -781,7 +783,8 @@ class SimConnection : public lockstep::pg::Connection {
   Session& session_;
   int pid_;
   PoolConfig config_;
-  std::set<std::pair<std::string, std::int64_t>> locked_rows_, written_;  // this transaction's
+  // This transaction's rows, in (table, id) order; flat: a set per statement allocated.
+  boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows_, written_;
   std::vector<AdvisoryKey> keys_;  // scratch of release_footprint, reused
   struct {
     Footprint fp;
@@ -1052,7 +1055,8 @@ Session* Server::live_session(int pid) {
 
 void Server::terminate(Session& victim) {
   for (auto& [table, rows] : tables_) {
-    for (auto& [id, r] : rows) {
+    for (auto& [id, row] : rows) {
+      RowState& r = row.state;
       auto mine = r.pending.find(victim.pid);
       if (mine == r.pending.end()) continue;
       r.pending.erase(mine);  // a commit is one step: never half done when this runs
@@ -1094,8 +1098,13 @@ void Server::touch_held_locks() {
   for (const auto& [key, obj] : objects_) {
     if (locks_.held_by_anyone(key)) s_.also_touch(obj);
   }
-  for (const auto& [row, obj] : row_objects_) {
-    if (row_locks_.held_by_anyone(AdvisoryKey::single(static_cast<std::int64_t>(obj)))) s_.also_touch(obj);  // row_key(row)
+  for (const auto& [table, rows] : tables_) {
+    for (const auto& [id, slot] : rows) {
+      const ObjectId obj = slot.object;
+      if (obj != kNoObject && row_locks_.held_by_anyone(AdvisoryKey::single(static_cast<std::int64_t>(obj)))) {
+        s_.also_touch(obj);  // row_key(table, id)
+      }
+    }
   }
 }
 
@@ -1105,10 +1114,16 @@ AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
   return AdvisoryKey::single(static_cast<std::int64_t>(row_object(table, id)));
 }
 
+Server::RowSlot& Server::slot(std::string_view table, std::int64_t id) {
+  auto t = tables_.find(table);
+  if (t == tables_.end()) t = tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
+  return t->second[id];
+}
+
 ObjectId Server::row_object(std::string_view table, std::int64_t id) {
-  auto [it, inserted] = row_objects_.emplace(std::make_pair(std::string(table), id), kNoObject);
-  if (inserted) it->second = s_.new_object(fmt::format("{}#{}", table, id));
-  return it->second;
+  RowSlot& row = slot(table, id);
+  if (row.object == kNoObject) row.object = s_.new_object(fmt::format("{}#{}", table, id));
+  return row.object;
 }
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const PoolConfig& config) {

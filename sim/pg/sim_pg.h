@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
 #include <fmt/format.h>
 
 #include "lockstep/model/pg.h"
@@ -44,7 +46,10 @@ namespace lockstep::sim::pg {
 // A row's committed version, and the versions transactions wrote but did not commit.
 struct RowState {
   std::optional<lockstep::pg::Row> committed;
-  std::map<int, std::optional<lockstep::pg::Row>> pending;  // per session
+  // Per session, in pid order (at most one holds a version: a version needs the row lock).
+  boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
+                             boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
+      pending;
 };
 
 // A backend as pg_stat_activity shows it and pg_terminate_backend finds it.
@@ -72,8 +77,8 @@ class Server {
   // The row-lock-table key and the scheduler object of a row: one of each per (table, id).
   AdvisoryKey row_key(std::string_view table, std::int64_t id);
   ObjectId row_object(std::string_view table, std::int64_t id);
-  RowState& row(std::string_view table, std::int64_t id) { return tables_[std::string(table)][id]; }
-  std::map<std::string, std::map<std::int64_t, RowState>>& tables() { return tables_; }
+  // The row's state; a reference that stays valid for the whole execution.
+  RowState& row(std::string_view table, std::int64_t id) { return slot(table, id).state; }
   Session& open_session(std::string application_name);
   // The live session with that pid, or nullptr.
   Session* live_session(int pid);
@@ -104,9 +109,16 @@ class Server {
   Scheduler& s_;
   LockTable locks_;
   LockTable row_locks_;
+  // One per (table, id) ever named: its state, and its scheduler object once asked for
+  // (row_object; numbered in the order they are asked for).
+  struct RowSlot {
+    ObjectId object = kNoObject;
+    RowState state;
+  };
+  RowSlot& slot(std::string_view table, std::int64_t id);
+
   std::map<AdvisoryKey, ObjectId> objects_;
-  std::map<std::pair<std::string, std::int64_t>, ObjectId> row_objects_;
-  std::map<std::string, std::map<std::int64_t, RowState>> tables_;
+  std::map<std::string, std::map<std::int64_t, RowSlot>, std::less<>> tables_;  // in (table, id) order
   std::map<int, Session> sessions_;
   int next_pid_ = 1001;
   int pools_ = 0;
