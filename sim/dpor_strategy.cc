@@ -153,6 +153,7 @@ struct Event {
   ActorId actor;
   bool timer;
   bool refined;  // the step narrowed its declared access (a failed try, a timeout)
+  bool waits;    // the step's operation parks until its condition holds (Transition::waits)
   Footprint fp;
   Footprint declared;
   std::uint32_t node;
@@ -222,11 +223,14 @@ class DporStrategy final : public Strategy {
   // actor's next operation).
   std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
     declared_ = enabled[index].op->footprint;
+    declared_waits_ = enabled[index].waits && !enabled[index].timer;
     return index;
   }
 
   void parked(std::span<const Transition> waiting) override {
-    if (!waiting.empty()) unsupported();
+    for (const auto& t : waiting) {
+      if (!plain_lock(t.op->footprint)) unsupported();  // optimal mode covers waits for plain locks only
+    }
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
     for (const auto& t : waiting) {
@@ -300,7 +304,7 @@ class DporStrategy final : public Strategy {
     const bool refined = effective.access != declared_.access;
     if (refined) unsupported();
     stack_[last_sched_].current_effect.add(effective, refined);
-    events_.push_back({t.actor, t.timer, refined, effective, declared_, static_cast<std::uint32_t>(last_sched_),
+    events_.push_back({t.actor, t.timer, refined, declared_waits_, effective, declared_, static_cast<std::uint32_t>(last_sched_),
                        static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -416,11 +420,15 @@ class DporStrategy final : public Strategy {
     observations_ = ObjectHistory();
     scopes_.clear();
     last_machine_crash_ = -1;
+    last_acquire_.clear();
 
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
       for (; next_parked < parked_.size() && parked_[next_parked].state == state; ++next_parked) {
-        if (parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
+        // Optimal mode: a lock's waiter races through its acquisition (lock races below);
+        // only a waiter left at the end, which has none, races as a pending operation.
+        if (optimal_ && state != events_.size()) continue;
+        if (optimal_ || parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
       }
     };
     for (std::size_t j = 0; j < events_.size(); ++j) {
@@ -432,6 +440,17 @@ class DporStrategy final : public Strategy {
         std::copy(prev, prev + n, vc);
       }
       // vc now holds what e's actor already knew: events in it are not races with e.
+      // Optimal mode, a plain lock's acquisition: it races with the lock's previous
+      // acquisition by another actor unless its actor knew of that one already; not with
+      // the release in between, which it could never precede (Nidhugg's lock races).
+      int lock_race = -1;
+      const bool lock_step = optimal_ && e.waits && plain_lock(e.fp) && !e.refined;
+      if (lock_step) {
+        if (last_acquire_.size() <= e.fp.object) last_acquire_.resize(e.fp.object + 1, -1);
+        const int i = last_acquire_[e.fp.object];
+        if (i >= 0 && events_[i].actor != e.actor && vc[events_[i].actor] < own_seq(i, n)) lock_race = i;
+        last_acquire_[e.fp.object] = static_cast<int>(j);
+      }
       candidates_.clear();
       record_access(e.fp, static_cast<int>(j));
       const bool is_new = e.decisions > diverge_;
@@ -440,12 +459,18 @@ class DporStrategy final : public Strategy {
       for (int i : candidates_) {
         const Event& c = events_[i];
         if (c.actor == e.actor || vc[c.actor] >= own_seq(i, n)) continue;
+        if (lock_step && c.fp.access == Access::release && c.fp.object == e.fp.object) continue;
         races_.push_back(i);
       }
       for (int i : candidates_) join(vc, &vc_[static_cast<std::size_t>(i) * n], n);
       vc[e.actor] = ++seq_[e.actor];
       last_of_actor_[e.actor] = static_cast<int>(j);
-      if (!is_new) continue;
+      // Source-DPOR reverses each race once, when its later event is new. In optimal mode a
+      // race's sequence runs to the end of the execution, so the same race of a replayed
+      // prefix has another sequence in each new continuation: every race of every execution
+      // is inserted (JACM 2017, Algorithm 2), those already covered change nothing.
+      if (!is_new && !optimal_) continue;
+      if (lock_race >= 0) deferred_.push_back({lock_race, static_cast<int>(j)});
       for (int i : races_) {
         bool behind_another = false;
         for (int k : races_) {
@@ -721,6 +746,15 @@ class DporStrategy final : public Strategy {
     }
   }
 
+  // The footprint of a plain lock's acquisition: exclusive, on one object outside any
+  // domain (a mutex or a lock of sim/sim_objects.h). With Transition::waits its actor parks
+  // until the lock is free and takes it in one step; a try (no wait) may run while it is
+  // held, and fail.
+  static bool plain_lock(const Footprint& f) {
+    return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+           f.effects == 0;
+  }
+
   // Optimal mode covers programs whose actors never block, never have a timer to fire, make
   // no choice and never narrow a step's footprint (a failed CAS or try). The first sign of
   // one ends it: the search begins again as source-DPOR (take_restart).
@@ -731,6 +765,7 @@ class DporStrategy final : public Strategy {
   bool optimal_;
   bool fallback_ = false;
   Footprint declared_;
+  bool declared_waits_ = false;
   bool restarted_ = false;
   std::vector<Node> stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
@@ -747,6 +782,7 @@ class DporStrategy final : public Strategy {
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<WakeStep> sequence_;
+  std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
   std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;

@@ -197,10 +197,11 @@ void Scheduler::collect_enabled() {
     const Actor& a = *actors_[i];
     if (a.finished) continue;
     const bool ready = a.guard == nullptr || doomed_[i] || a.guard->ready(i);
+    const bool waits = a.guard != nullptr;
     if (ready) {
-      enabled_.push_back({i, false, &a.op});
+      enabled_.push_back({i, false, &a.op, waits});
     } else {
-      parked_.push_back({i, false, &a.op});
+      parked_.push_back({i, false, &a.op, waits});
     }
     // Untimed: a timer may fire at any moment of its wait, even once the wait could end.
     if (a.has_deadline && (!timed || a.deadline <= now_)) enabled_.push_back({i, true, &a.op});

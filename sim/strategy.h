@@ -33,6 +33,7 @@ struct Transition {
   ActorId actor = 0;
   bool timer = false;
   const OpDesc* op = nullptr;  // the actor's pending operation
+  bool waits = false;          // the operation parks until its condition holds (a lock, not a try)
 };
 
 struct Decision {
