@@ -27,8 +27,12 @@
 // Optimal mode (strategy "dpor"; JACM 2017, Algorithm 2): each node also holds a wakeup
 // tree (sim/wakeup_tree.h), and a race inserts the whole sequence notdep(e).e' there unless
 // a sleeping transition is a weak initial of it; exploration follows the tree's branches, so
-// no execution is sleep-set blocked. It covers programs whose actors never wait, fire no
-// timer, make no choice and narrow no footprint; at the first sign of one the search begins
+// no execution is sleep-set blocked. notdep(e) is every later event of the execution that
+// does not happen after e (also those after e'), so every race of every execution is
+// inserted again (one already covered changes nothing). A plain lock's waiting acquisition
+// races with the lock's previous acquisition, not with the release between (Nidhugg's lock
+// races). It covers programs whose actors wait only for plain locks, fire no timer, make no
+// choice and narrow no footprint; at the first sign of anything else the search begins
 // again as above (strategy "source-dpor"), and take_restart() tells the explorer.
 //
 // Memory: the node stack and the event list of one execution: O(depth * actors); in optimal
@@ -355,7 +359,9 @@ class DporStrategy final : public Strategy {
   static void add_every_awake(Node& n) {
     const Mask current = n.current >= 0 ? bit(n.current) : 0;  // a new node has none yet
     for (Mask rest = n.awake() & ~n.done & ~current; rest != 0; rest &= rest - 1) {
-      n.wakeup.insert({WakeStep{lowest(rest), false, {}, false, std::nullopt}});
+      const WakeStep unknown{lowest(rest), false, {}, false, std::nullopt};
+      const WakeStep* one[] = {&unknown};
+      n.wakeup.insert(one);
     }
   }
 
@@ -373,7 +379,7 @@ class DporStrategy final : public Strategy {
         stack_.pop_back();
         continue;
       }
-      if (n.explored.empty()) n.explored.reserve(static_cast<std::size_t>(2 * std::popcount(n.enabled)));  // run and timer each
+      if (n.explored.empty()) n.explored.reserve(4);  // most nodes explore few: no doubling from one
       n.explored.push_back({n.current, n.current_is_timer(), n.current_effect});
       if (n.mode + 1 < n.mode_count) {
         ++n.mode;
@@ -421,6 +427,10 @@ class DporStrategy final : public Strategy {
     scopes_.clear();
     last_machine_crash_ = -1;
     last_acquire_.clear();
+    if (optimal_) {
+      steps_.clear();
+      for (const Event& e : events_) steps_.push_back(wake_step(e));
+    }
 
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
@@ -490,7 +500,7 @@ class DporStrategy final : public Strategy {
     // weak prefix of branches that then cover it without reaching its trace (found by the
     // optimal-mode property: a leaf ordering two writes the other way "covered" v).
     for (const auto& [i, j] : deferred_) {
-      reverse_race(i, j, wake_step(events_[j]), &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
+      reverse_race(i, j, steps_[static_cast<std::size_t>(j)], &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
     }
     deferred_.clear();
   }
@@ -653,14 +663,13 @@ class DporStrategy final : public Strategy {
 
   // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
   // was explored there) is a weak initial of v: then v's trace is explored elsewhere.
-  static void insert_unless_asleep(Node& node, const std::vector<WakeStep>& v) {
+  static void insert_unless_asleep(Node& node, StepSequence v) {
     for (const auto* list : {&node.sleep, &node.explored}) {
       for (const SleepEntry& s : *list) {
         // A sleeping transition whose step was refined (a failed CAS is a read) may be
         // another event where v leads (the CAS would succeed): it does not cover v.
         if (s.effect.refined()) continue;
-        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); },
-                         std::span<const WakeStep>(v))) {
+        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v)) {
           return;
         }
       }
@@ -710,7 +719,7 @@ class DporStrategy final : public Strategy {
     for (int k = i + 1; k < notdep_end; ++k) {
       if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
         consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
-        if (optimal_) sequence_.push_back(wake_step(events_[k]));
+        if (optimal_) sequence_.push_back(&steps_[static_cast<std::size_t>(k)]);
         unstable = unstable || events_[k].timer || events_[k].refined;
       }
     }
@@ -734,7 +743,7 @@ class DporStrategy final : public Strategy {
         unsupported();
         return;
       }
-      sequence_.push_back(q_step);
+      sequence_.push_back(&q_step);
       insert_unless_asleep(node, sequence_);
       return;
     }
@@ -781,7 +790,8 @@ class DporStrategy final : public Strategy {
   // Scratch for analyze_races, kept to reuse their memory.
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
-  std::vector<WakeStep> sequence_;
+  std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
+  std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
   std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
   std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
   std::vector<ObjectHistory> objects_;

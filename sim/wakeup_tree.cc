@@ -18,8 +18,10 @@ void WakeupTree::erase_actor(ActorId actor) {
   std::erase_if(roots_, [actor](const Node& c) { return c.step.actor == actor; });
 }
 
-void WakeupTree::insert(std::vector<WakeStep> v) {
-  LOCKSTEP_INVARIANT(!v.empty(), "a wakeup sequence has a step");
+void WakeupTree::insert(StepSequence sequence) {
+  LOCKSTEP_INVARIANT(!sequence.empty(), "a wakeup sequence has a step");
+  thread_local std::vector<const WakeStep*> v;  // what is left of the sequence: no allocation per insert
+  v.assign(sequence.begin(), sequence.end());
   std::vector<Node>* level = &roots_;
   for (;;) {
     Node* next = nullptr;
@@ -31,15 +33,15 @@ void WakeupTree::insert(std::vector<WakeStep> v) {
     }
     if (next == nullptr) {  // no branch covers v: a new rightmost one under this prefix
       std::vector<Node>* at = level;
-      for (WakeStep& step : v) {
-        at->push_back(Node{std::move(step), {}});
+      for (const WakeStep* step : v) {
+        at->push_back(Node{*step, {}});
         at = &at->back().children;
       }
       return;
     }
     if (next->children.empty()) return;  // a leaf: v is covered
     const ActorId actor = next->step.actor;
-    if (auto it = std::find_if(v.begin(), v.end(), [&](const WakeStep& s) { return s.actor == actor; }); it != v.end()) {
+    if (auto it = std::find_if(v.begin(), v.end(), [&](const WakeStep* s) { return s->actor == actor; }); it != v.end()) {
       v.erase(it);
     }
     if (v.empty()) return;  // v is a prefix of a branch

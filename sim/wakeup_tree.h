@@ -40,28 +40,31 @@ inline bool may_depend(const WakeStep& a, const WakeStep& b) {
   return b.declared && dependent(a.fp, *b.declared);
 }
 
+// A sequence to insert: steps by pointer (the analysis builds each step once per execution).
+using StepSequence = std::span<const WakeStep* const>;
+
 // Whether the transition (actor, timer) is a weak initial of w: either w contains a step of
 // actor, the first one with the same mode and no step before it in w that it depends on;
 // or w contains none and the transition is independent of every step of w. depends(fp)
 // tells whether the transition's step is dependent with a step of footprint fp.
 template <typename Depends>
-bool weak_initial(ActorId actor, bool timer, const Depends& depends, std::span<const WakeStep> w) {
+bool weak_initial(ActorId actor, bool timer, const Depends& depends, StepSequence w) {
   auto step_depends = [&](const WakeStep& s) { return !s.known || depends(s.fp) || (s.declared && depends(*s.declared)); };
   for (std::size_t k = 0; k < w.size(); ++k) {
-    if (w[k].actor != actor) continue;
-    if (w[k].timer != timer) return false;
+    if (w[k]->actor != actor) continue;
+    if (w[k]->timer != timer) return false;
     for (std::size_t j = 0; j < k; ++j) {
-      if (may_depend(w[j], w[k]) || step_depends(w[j])) return false;
+      if (may_depend(*w[j], *w[k]) || step_depends(*w[j])) return false;
     }
     return true;
   }
-  for (const WakeStep& s : w) {
-    if (step_depends(s)) return false;
+  for (const WakeStep* s : w) {
+    if (step_depends(*s)) return false;
   }
   return true;
 }
 
-inline bool weak_initial(const WakeStep& p, std::span<const WakeStep> w) {
+inline bool weak_initial(const WakeStep& p, StepSequence w) {
   return weak_initial(
       p.actor, p.timer,
       [&p](const Footprint& f) { return !p.known || dependent(p.fp, f) || (p.declared && dependent(*p.declared, f)); }, w);
@@ -80,8 +83,8 @@ class WakeupTree {
   void erase_actor(ActorId actor);
   // Adds v as a new rightmost branch unless a branch already covers it: descending while
   // some child is a weak initial of what is left of v, it stops at a leaf or when v is used
-  // up. REQUIRES: !v.empty().
-  void insert(std::vector<WakeStep> v);
+  // up. Copies the steps it keeps. REQUIRES: !v.empty().
+  void insert(StepSequence v);
 
  private:
   // A node: its step and its children, in order (leftmost first); a leaf ends a sequence.

@@ -1260,6 +1260,33 @@ TEST(SimPgExplore, TheDeadlockCheckRacesWithARequestOnAnotherLock) {
   }
 }
 
+TEST(SimPgExplore, EachTransactionHasItsOwnTransactionLock) {
+  // b's unique check waits for a's transaction, which rolls back; b is granted the wait at
+  // that moment and lets it go at its next step. Before that, a's next transaction may
+  // write: it takes a transaction lock of its own (PostgreSQL: a new transaction id). With
+  // one key per session it found b still holding it (found by the sim-pg property).
+  const std::vector<std::function<void(Db&, Env&)>> actors = {
+      [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        (void)c->begin();
+        db.log.push_back("a insert " + std::string(c->insert_row("r", 2, {{"v", "a"}}).ok() ? "ok" : "err"));
+        (void)c->rollback();
+        const auto r = c->insert_row_if_absent("r", 1, {{"v", "a"}});
+        db.log.push_back("a insert_if_absent " + (r.ok() ? std::to_string(r.value()) : r.error().sqlstate));
+        db.kept.push_back(std::move(c));
+      },
+      [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        const auto r = c->insert_row_if_absent("r", 2, {{"v", "b"}});
+        db.log.push_back("b insert_if_absent " + (r.ok() ? std::to_string(r.value()) : r.error().sqlstate));
+        db.kept.push_back(std::move(c));
+      },
+  };
+  const auto dfs = outcomes(actors, "dfs");  // no failure (before: an internal invariant stopped the process)
+  EXPECT_TRUE(dfs.contains("a insert ok; a insert_if_absent 1; b insert_if_absent 1; ")) << fmt::format("{}", fmt::join(dfs, " | "));
+  EXPECT_EQ(outcomes(actors, "dpor"), dfs);
+}
+
 TEST(SimPgExplore, DporSeesTheViewInEveryStateOfTheLocksAsDfsDoes) {
   // The view names no lock, only the server: without the domain dpor would find it
   // independent of the lock steps and show one of these states only.

@@ -572,7 +572,7 @@ class SimConnection : public lockstep::pg::Connection {
     // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
     // a duplicate at once.
     for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
-      const AdvisoryKey xact = Server::transaction_key(writer);
+      const AdvisoryKey xact = server_.current_transaction_key(writer);
       auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
       LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
       note_queued(server_.row_locks(), xact, LockMode::shared);
@@ -599,9 +599,11 @@ class SimConnection : public lockstep::pg::Connection {
   // own key (PostgreSQL's lock on its transaction id), which a unique check of another
   // session waits on; the end of the transaction lets it go (apply_release).
   void wrote(std::string_view table, std::int64_t id) {
-    if (written_.empty()) {
-      const bool own = server_.row_locks().try_request(pid_, Server::transaction_key(pid_), LockMode::exclusive, Scope::transaction);
-      LOCKSTEP_INVARIANT(own, "nobody else takes a session's transaction key exclusively");
+    if (written_.empty()) {  // a new transaction id
+      ++session_.transactions;
+      const AdvisoryKey own_key = Server::transaction_key(pid_, session_.transactions);
+      const bool own = server_.row_locks().try_request(pid_, own_key, LockMode::exclusive, Scope::transaction);
+      LOCKSTEP_INVARIANT(own, "nobody else takes a transaction's own key exclusively");
     }
     written_.emplace(std::string(table), id);
   }
@@ -737,7 +739,9 @@ class SimConnection : public lockstep::pg::Connection {
       for (const auto& row : written_) {
         if (!locked_rows_.count(row)) finish(row);
       }
-      if (!written_.empty()) server_.row_locks().release_key(pid_, Server::transaction_key(pid_), Scope::transaction);
+      if (!written_.empty()) {
+        server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
+      }
       locked_rows_.clear();
       written_.clear();
     }

@@ -62,6 +62,7 @@ struct Session {
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
+  int transactions = 0;         // its transactions that wrote: the number of the latest one
 };
 
 class Server {
@@ -70,10 +71,14 @@ class Server {
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   LockTable& row_locks() { return row_locks_; }
-  // The row-lock-table key of a session's transaction (PostgreSQL's lock on a transaction
-  // id): held exclusively while the transaction has written a row version; a unique check
-  // waits on it. Never equal to a row_key.
-  static AdvisoryKey transaction_key(int pid) { return AdvisoryKey::pair(-1, pid); }
+  // The row-lock-table key of a session's transaction `number` (PostgreSQL's lock on a
+  // transaction id): held exclusively while the transaction has written a row version; a
+  // unique check waits on it. Each transaction has its own (a waiter granted at the end of
+  // one may still hold it when the session's next transaction writes: found by the sim-pg
+  // property). Never equal to a row_key (those are single keys).
+  static AdvisoryKey transaction_key(int pid, int number) { return AdvisoryKey::pair(-1 - (number & 0x3fffffff), pid); }
+  // The key of the session's latest transaction that wrote.
+  AdvisoryKey current_transaction_key(int pid) const { return transaction_key(pid, sessions_.at(pid).transactions); }
   // The row-lock-table key and the scheduler object of a row: one of each per (table, id).
   AdvisoryKey row_key(std::string_view table, std::int64_t id);
   ObjectId row_object(std::string_view table, std::int64_t id);
