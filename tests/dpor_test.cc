@@ -194,6 +194,18 @@ TEST(Dpor, AnObservationBeforeAnyOperationIsOrderedToo) {
   EXPECT_EQ(testing::check(scenario_from_json(doc), {.strategy = "dpor"}).result.verdict, Verdict::violation);
 }
 
+// dpor stays optimal on s (no fallback, none sleep-set blocked) and runs exactly dfs's
+// traces, one execution each, with dfs's verdicts.
+void expect_optimal_with_the_traces_of_dfs(const Scenario& s) {
+  const Summary dfs = explore_all(s, "dfs");
+  const Summary dpor = explore_all(s, "dpor");
+  EXPECT_FALSE(dpor.restarted) << s.document.dump();
+  EXPECT_EQ(dpor.redundant, 0u) << s.document.dump();
+  EXPECT_EQ(dpor.executions, dfs.traces.size()) << s.document.dump();
+  EXPECT_EQ(dpor.traces, dfs.traces) << s.document.dump();
+  EXPECT_EQ(dpor.verdicts, dfs.verdicts) << s.document.dump();
+}
+
 TEST(Dpor, OptimalWakeupSequencesRunToTheEndOfTheExecution) {
   // A reversed race's sequence notdep(e).e' takes every later event that does not happen
   // after e, also those after e' (JACM 2017, Algorithm 2). Cut at e', the reversal of a's and
@@ -205,12 +217,7 @@ TEST(Dpor, OptimalWakeupSequencesRunToTheEndOfTheExecution) {
                                                          {"c", {"write y 0", "read y r", "read x r"}},
                                                          {"d", {"write x 0", "write y 0"}}},
                                                         {{"vars", {{"x", 0}, {"y", 0}}}}, {{"time", "untimed"}}));
-  const Summary dfs = explore_all(s, "dfs");
-  const Summary dpor = explore_all(s, "dpor");
-  EXPECT_FALSE(dpor.restarted);
-  EXPECT_EQ(dpor.redundant, 0u);
-  EXPECT_EQ(dpor.executions, dfs.traces.size());
-  EXPECT_EQ(dpor.traces, dfs.traces);
+  expect_optimal_with_the_traces_of_dfs(s);
 }
 
 TEST(Dpor, ParkedActorBehindTwoUnorderedFailedTryLocks) {
@@ -255,16 +262,7 @@ TEST(Dpor, OptimalModeCoversWaitsForPlainLocks) {
                        {"b", {"lock m2", "lock m1", "unlock m1", "unlock m2"}},
                        {"c", {"read x r", "lock m1", "unlock m1"}}}),
   };
-  for (const auto& doc : docs) {
-    const Scenario s = scenario_from_json(doc);
-    const Summary dfs = explore_all(s, "dfs");
-    const Summary dpor = explore_all(s, "dpor");
-    EXPECT_FALSE(dpor.restarted) << doc.dump();
-    EXPECT_EQ(dpor.redundant, 0u) << doc.dump();
-    EXPECT_EQ(dpor.executions, dfs.traces.size()) << doc.dump();
-    EXPECT_EQ(dpor.traces, dfs.traces) << doc.dump();
-    EXPECT_EQ(dpor.verdicts, dfs.verdicts) << doc.dump();
-  }
+  for (const auto& doc : docs) expect_optimal_with_the_traces_of_dfs(scenario_from_json(doc));
   // Flanagan and Godefroid's file system (16 actors, inode and block locks): too many
   // interleavings for dfs; source-DPOR, the reference, counts its traces.
   const Scenario fs = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/filesystem-16.json");
