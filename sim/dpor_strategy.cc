@@ -80,6 +80,9 @@ class Effect {
     return false;
   }
 
+  // The one footprint, when the step had only one (always in optimal mode); else null.
+  const Footprint* single() const { return count_ == 1 && !overflow_ ? &fps_[0] : nullptr; }
+
   // Whether a footprint came from a step that narrowed its declared access (a failed try,
   // a timeout): the same transition may have another footprint elsewhere.
   bool refined() const { return refined_; }
@@ -159,7 +162,6 @@ struct Event {
   bool refined;  // the step narrowed its declared access (a failed try, a timeout)
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
   Footprint fp;
-  Footprint declared;
   std::uint32_t node;
   std::uint32_t decisions;
 };
@@ -308,7 +310,7 @@ class DporStrategy final : public Strategy {
     const bool refined = effective.access != declared_.access;
     if (refined) unsupported();
     stack_[last_sched_].current_effect.add(effective, refined);
-    events_.push_back({t.actor, t.timer, refined, declared_waits_, effective, declared_, static_cast<std::uint32_t>(last_sched_),
+    events_.push_back({t.actor, t.timer, refined, declared_waits_, effective, static_cast<std::uint32_t>(last_sched_),
                        static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -359,7 +361,7 @@ class DporStrategy final : public Strategy {
   static void add_every_awake(Node& n) {
     const Mask current = n.current >= 0 ? bit(n.current) : 0;  // a new node has none yet
     for (Mask rest = n.awake() & ~n.done & ~current; rest != 0; rest &= rest - 1) {
-      const WakeStep unknown{lowest(rest), false, {}, false, std::nullopt};
+      const WakeStep unknown{lowest(rest), false, {}, false};
       const WakeStep* one[] = {&unknown};
       n.wakeup.insert(one);
     }
@@ -539,7 +541,7 @@ class DporStrategy final : public Strategy {
       for (int k : races_) {
         if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
       }
-      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), WakeStep{pk.actor, false, pk.fp, true, std::nullopt}, pending_vc_.data(), n);
+      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), WakeStep{pk.actor, false, pk.fp, true}, pending_vc_.data(), n);
     }
   }
 
@@ -656,9 +658,8 @@ class DporStrategy final : public Strategy {
   }
 
   static WakeStep wake_step(const Event& e) {
-    WakeStep s{e.actor, e.timer, e.fp, true, std::nullopt};
-    if (e.refined) s.declared = e.declared;
-    return s;
+    // A refined step (a failed CAS) ends optimal mode: its footprint is the one it had.
+    return WakeStep{e.actor, e.timer, e.fp, true};
   }
 
   // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
@@ -669,7 +670,7 @@ class DporStrategy final : public Strategy {
         // A sleeping transition whose step was refined (a failed CAS is a read) may be
         // another event where v leads (the CAS would succeed): it does not cover v.
         if (s.effect.refined()) continue;
-        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v)) {
+        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, s.effect.single())) {
           return;
         }
       }
@@ -707,8 +708,9 @@ class DporStrategy final : public Strategy {
     auto consider = [&](ActorId actor, const std::uint32_t* vc) {
       if (seen & bit(actor)) return;
       bool after_earlier = false;
-      for (std::size_t a = 0; a < n && !after_earlier; ++a) {
-        if ((seen & bit(static_cast<ActorId>(a))) && vc[a] >= first_in_v_[a]) after_earlier = true;
+      for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
+        const ActorId a = lowest(rest);
+        after_earlier = vc[a] >= first_in_v_[a];
       }
       if (!after_earlier) initials |= bit(actor);
       seen |= bit(actor);

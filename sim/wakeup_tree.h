@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,22 +22,17 @@
 
 namespace lockstep::sim {
 
+// A step of a wakeup sequence. Optimal mode ends at the first step that narrowed its
+// footprint (a failed CAS), so a step's footprint here is the only one it can have.
 struct WakeStep {
   ActorId actor = 0;
   bool timer = false;
   Footprint fp;
   bool known = true;  // false: an actor to explore whose step is not known yet
-  // The footprint the step declared before it ran, when it narrowed it (a failed CAS is a
-  // read): run elsewhere it may have that one. Weak initials count both.
-  std::optional<Footprint> declared;
 };
 
-// Whether two steps may be dependent, by either footprint each may have.
-inline bool may_depend(const WakeStep& a, const WakeStep& b) {
-  if (!a.known || !b.known || dependent(a.fp, b.fp)) return true;
-  if (a.declared && (dependent(*a.declared, b.fp) || (b.declared && dependent(*a.declared, *b.declared)))) return true;
-  return b.declared && dependent(a.fp, *b.declared);
-}
+// Whether two steps may be dependent.
+inline bool may_depend(const WakeStep& a, const WakeStep& b) { return !a.known || !b.known || dependent(a.fp, b.fp); }
 
 // A sequence to insert: steps by pointer (the analysis builds each step once per execution).
 using StepSequence = std::span<const WakeStep* const>;
@@ -46,15 +40,19 @@ using StepSequence = std::span<const WakeStep* const>;
 // Whether the transition (actor, timer) is a weak initial of w: either w contains a step of
 // actor, the first one with the same mode and no step before it in w that it depends on;
 // or w contains none and the transition is independent of every step of w. depends(fp)
-// tells whether the transition's step is dependent with a step of footprint fp.
+// tells whether the transition's step is dependent with a step of footprint fp; own, when
+// given, is the footprint that step has.
 template <typename Depends>
-bool weak_initial(ActorId actor, bool timer, const Depends& depends, StepSequence w) {
-  auto step_depends = [&](const WakeStep& s) { return !s.known || depends(s.fp) || (s.declared && depends(*s.declared)); };
+bool weak_initial(ActorId actor, bool timer, const Depends& depends, StepSequence w, const Footprint* own = nullptr) {
+  auto step_depends = [&](const WakeStep& s) { return !s.known || depends(s.fp); };
   for (std::size_t k = 0; k < w.size(); ++k) {
     if (w[k]->actor != actor) continue;
     if (w[k]->timer != timer) return false;
+    // The transition's step and w's step of its actor are one step: with one known
+    // footprint, the check of w's own step decides (one check per earlier step, not two).
+    const bool same = own != nullptr && w[k]->known && w[k]->fp == *own;
     for (std::size_t j = 0; j < k; ++j) {
-      if (may_depend(*w[j], *w[k]) || step_depends(*w[j])) return false;
+      if (may_depend(*w[j], *w[k]) || (!same && step_depends(*w[j]))) return false;
     }
     return true;
   }
@@ -65,9 +63,8 @@ bool weak_initial(ActorId actor, bool timer, const Depends& depends, StepSequenc
 }
 
 inline bool weak_initial(const WakeStep& p, StepSequence w) {
-  return weak_initial(
-      p.actor, p.timer,
-      [&p](const Footprint& f) { return !p.known || dependent(p.fp, f) || (p.declared && dependent(*p.declared, f)); }, w);
+  return weak_initial(p.actor, p.timer, [&p](const Footprint& f) { return !p.known || dependent(p.fp, f); }, w,
+                      p.known ? &p.fp : nullptr);
 }
 
 class WakeupTree {
