@@ -664,13 +664,30 @@ class DporStrategy final : public Strategy {
 
   // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
   // was explored there) is a weak initial of v: then v's trace is explored elsewhere.
-  static void insert_unless_asleep(Node& node, StepSequence v) {
+  // reverse_race's summary of v decides most of them at once: a sleeping actor other than
+  // q (v's last step) with a step in v, the same step (one footprint), is a weak initial
+  // exactly when that step is one of v's initials: it happens after no earlier step of v.
+  // Its clock's chains back into v run through v alone (a step before it that happens after
+  // the race's first step would put it after that step too), so by the clocks, which follow
+  // the dependence relation, that is having no dependent step before it in v. Not so for q:
+  // a lock race's acquisition knows the release after the first step (Nidhugg's lock races).
+  void insert_unless_asleep(Node& node, StepSequence v, Mask seen, Mask initials) {
+    const ActorId q = v.back()->actor;
     for (const auto* list : {&node.sleep, &node.explored}) {
       for (const SleepEntry& s : *list) {
         // A sleeping transition whose step was refined (a failed CAS is a read) may be
         // another event where v leads (the CAS would succeed): it does not cover v.
         if (s.effect.refined()) continue;
-        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, s.effect.single())) {
+        const Footprint* own = s.effect.single();
+        if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
+          const WakeStep& first = *first_step_[s.actor];
+          if (first.known && !first.timer && first.fp == *own) {
+            const bool covers = (initials & bit(s.actor)) != 0;
+            if (covers) return;
+            continue;
+          }
+        }
+        if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, own)) {
           return;
         }
       }
@@ -718,14 +735,17 @@ class DporStrategy final : public Strategy {
     };
     sequence_.clear();
     bool unstable = events_[i].timer || events_[i].refined || q_step.timer;  // see below
+    if (optimal_) first_step_.resize(std::max(first_step_.size(), n + 1));
     for (int k = i + 1; k < notdep_end; ++k) {
       if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
+        if (optimal_ && !(seen & bit(events_[k].actor))) first_step_[events_[k].actor] = &steps_[static_cast<std::size_t>(k)];
         consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
         if (optimal_) sequence_.push_back(&steps_[static_cast<std::size_t>(k)]);
         unstable = unstable || events_[k].timer || events_[k].refined;
       }
     }
     if (end < static_cast<int>(events_.size()) && events_[end].actor == q) unstable = unstable || events_[end].refined;
+    if (optimal_ && !(seen & bit(q))) first_step_[q] = &q_step;
     consider(q, q_vc);
     if (!optimal_ && (initials & node.backtrack)) return;
     const Mask ready = initials & node.enabled;
@@ -746,7 +766,7 @@ class DporStrategy final : public Strategy {
         return;
       }
       sequence_.push_back(&q_step);
-      insert_unless_asleep(node, sequence_);
+      insert_unless_asleep(node, sequence_, seen, initials);
       return;
     }
     add_backtrack(node, initials, q);  // when no initial can run there: every enabled actor
@@ -794,6 +814,7 @@ class DporStrategy final : public Strategy {
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
   std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
+  std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
   std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
   std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
   std::vector<ObjectHistory> objects_;

@@ -41,8 +41,6 @@ std::string result_text(const StepResult& r, bool timer) {
 }  // namespace
 
 Scheduler::Scheduler() {
-  enabled_.reserve(static_cast<std::size_t>(2) * kMaxActors);
-  parked_.reserve(kMaxActors);
   decisions_.reserve(1 << 12);
 }
 
@@ -141,8 +139,8 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
 
   while (!failed_) {
     collect_enabled();
-    strategy_->parked(parked_);
-    if (enabled_.empty()) {
+    strategy_->parked(parked());
+    if (enabled_count_ == 0) {
       if (limits_.time == TimeMode::timed && advance_clock()) continue;
       const bool all_finished = std::all_of(actors_.begin(), actors_.begin() + n,
                                             [](const auto& a) { return a->finished; });
@@ -170,14 +168,14 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
                        limits_.max_steps));
       break;
     }
-    const std::size_t pick = strategy_->pick(enabled_, steps_);
+    const std::size_t pick = strategy_->pick(enabled(), steps_);
     if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
       (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
       break;
     }
-    if (pick >= enabled_.size()) {
+    if (pick >= enabled_count_) {
       throw std::logic_error(fmt::format("strategy {} picked transition {} of {}",
-                                         strategy_->name(), pick, enabled_.size()));
+                                         strategy_->name(), pick, enabled_count_));
     }
     const Transition t = enabled_[pick];
     decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
@@ -190,8 +188,8 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
 }
 
 void Scheduler::collect_enabled() {
-  enabled_.clear();
-  parked_.clear();
+  enabled_count_ = 0;
+  parked_count_ = 0;
   const bool timed = limits_.time == TimeMode::timed;
   for (ActorId i = 0; i < actor_count_; ++i) {
     const Actor& a = *actors_[i];
@@ -199,12 +197,12 @@ void Scheduler::collect_enabled() {
     const bool ready = a.guard == nullptr || doomed_[i] || a.guard->ready(i);
     const bool waits = a.guard != nullptr;
     if (ready) {
-      enabled_.push_back({i, false, &a.op, waits});
+      enabled_[enabled_count_++] = {i, false, &a.op, waits};
     } else {
-      parked_.push_back({i, false, &a.op, waits});
+      parked_[parked_count_++] = {i, false, &a.op, waits};
     }
     // Untimed: a timer may fire at any moment of its wait, even once the wait could end.
-    if (a.has_deadline && (!timed || a.deadline <= now_)) enabled_.push_back({i, true, &a.op});
+    if (a.has_deadline && (!timed || a.deadline <= now_)) enabled_[enabled_count_++] = {i, true, &a.op};
   }
 }
 

@@ -45,6 +45,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -218,8 +219,13 @@ class Scheduler {
   ExecutionResult result_verdict_;
   std::exception_ptr divergence_;  // raised inside an actor, rethrown from run()
 
-  std::vector<Transition> enabled_;  // capacity 2 * kMaxActors, reused
-  std::vector<Transition> parked_;   // capacity kMaxActors, reused
+  // The transitions collect_enabled found: filled in place each step (no push_back per actor).
+  std::array<Transition, 2 * kMaxActors> enabled_{};
+  std::size_t enabled_count_ = 0;
+  std::array<Transition, kMaxActors> parked_{};
+  std::size_t parked_count_ = 0;
+  std::span<const Transition> enabled() const { return {enabled_.data(), enabled_count_}; }
+  std::span<const Transition> parked() const { return {parked_.data(), parked_count_}; }
   std::vector<Decision> decisions_;
   std::vector<std::string> object_names_;
   std::vector<std::string> actor_names_;
