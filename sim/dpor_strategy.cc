@@ -58,39 +58,50 @@ constexpr Mask bit(ActorId a) { return Mask{1} << a; }
 ActorId lowest(Mask m) { return static_cast<ActorId>(std::countr_zero(m)); }
 
 // The union of the footprints one actor's step had at a node (over its modes and choice
-// values). Beyond a few distinct footprints it conservatively depends on everything.
+// values). Beyond a few distinct footprints it conservatively depends on everything. The
+// first is kept inline: most steps have one, and sleep sets copy effects at every node.
 class Effect {
  public:
   void add(const Footprint& f, bool refined) {
     refined_ = refined_ || refined;
-    for (std::size_t i = 0; i < count_; ++i) {
-      if (fps_[i] == f) return;
+    if (count_ == 0) {
+      first_ = f;
+      count_ = 1;
+      return;
     }
-    if (count_ == fps_.size()) {
+    if (first_ == f) return;
+    for (const auto& m : more_) {
+      if (m == f) return;
+    }
+    if (count_ == kMaxFootprints) {
       overflow_ = true;
       return;
     }
-    fps_[count_++] = f;
+    more_.push_back(f);
+    ++count_;
   }
   bool dependent_with(const Footprint& f) const {
     if (overflow_) return true;
-    for (std::size_t i = 0; i < count_; ++i) {
-      if (dependent(fps_[i], f)) return true;
+    if (count_ > 0 && dependent(first_, f)) return true;
+    for (const auto& m : more_) {
+      if (dependent(m, f)) return true;
     }
     return false;
   }
 
   // The one footprint, when the step had only one (always in optimal mode); else null.
-  const Footprint* single() const { return count_ == 1 && !overflow_ ? &fps_[0] : nullptr; }
+  const Footprint* single() const { return count_ == 1 && !overflow_ ? &first_ : nullptr; }
 
   // Whether a footprint came from a step that narrowed its declared access (a failed try,
   // a timeout): the same transition may have another footprint elsewhere.
   bool refined() const { return refined_; }
 
  private:
-  std::array<Footprint, 4> fps_{};
+  static constexpr std::uint8_t kMaxFootprints = 4;
+  Footprint first_{};
+  std::vector<Footprint> more_;  // the others: empty (no allocation) for most steps
+  std::uint8_t count_ = 0;
   bool refined_ = false;
-  std::size_t count_ = 0;
   bool overflow_ = false;
 };
 
