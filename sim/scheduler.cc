@@ -1,6 +1,7 @@
 #include "lockstep/sim/scheduler.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -120,6 +121,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     actors_.back()->id = static_cast<ActorId>(actors_.size() - 1);
   }
   actor_count_ = n;
+  unfinished_ = n == kMaxActors ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
   for (ActorId i = 0; i < n; ++i) {
     actor_names_.emplace_back(instance->actor_name(i));
     Actor& a = *actors_[i];
@@ -191,9 +193,9 @@ void Scheduler::collect_enabled() {
   enabled_count_ = 0;
   parked_count_ = 0;
   const bool timed = limits_.time == TimeMode::timed;
-  for (ActorId i = 0; i < actor_count_; ++i) {
+  for (std::uint64_t rest = unfinished_; rest != 0; rest &= rest - 1) {
+    const auto i = static_cast<ActorId>(std::countr_zero(rest));
     const Actor& a = *actors_[i];
-    if (a.finished) continue;
     const bool ready = a.guard == nullptr || doomed_[i] || a.guard->ready(i);
     const bool waits = a.guard != nullptr;
     if (ready) {
@@ -430,6 +432,7 @@ void Scheduler::actor_entry(void* arg) {
     s->fail(Verdict::model_error, "", fmt::format("actor {} threw a non-standard exception", s->actor_names_[a->id]));
   }
   a->finished = true;
+  s->unfinished_ &= ~(std::uint64_t{1} << a->id);
 }
 
 std::string Scheduler::op_text(const OpDesc& op) const {

@@ -204,6 +204,7 @@ class Scheduler {
   SimEnv* env_ = nullptr;
   std::vector<std::unique_ptr<Actor>> actors_;  // grows to the most actors seen; reused
   int actor_count_ = 0;
+  std::uint64_t unfinished_ = 0;  // bit per actor of this execution that has not finished
   ActorId current_ = -1;
   Time now_{0};                              // timed mode
   std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
