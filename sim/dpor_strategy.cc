@@ -693,8 +693,7 @@ class DporStrategy final : public Strategy {
         if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
           const WakeStep& first = *first_step_[s.actor];
           if (first.known && !first.timer && first.fp == *own) {
-            const bool covers = (initials & bit(s.actor)) != 0;
-            if (covers) return;
+            if (initials & bit(s.actor)) return;
             continue;
           }
         }

@@ -144,9 +144,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     strategy_->parked(parked());
     if (enabled_count_ == 0) {
       if (limits_.time == TimeMode::timed && advance_clock()) continue;
-      const bool all_finished = std::all_of(actors_.begin(), actors_.begin() + n,
-                                            [](const auto& a) { return a->finished; });
-      if (!all_finished) {
+      if (unfinished_ != 0) {
         finish_with_deadlock();
         break;
       }
