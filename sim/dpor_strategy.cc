@@ -163,6 +163,44 @@ struct Node {
     mode = 0;
     current_effect = Effect();
   }
+  // Every field as a new node's; the sleep set's and explored list's memory is kept.
+  void reset() {
+    std::vector<SleepEntry> sleep_memory = std::move(sleep), explored_memory = std::move(explored);
+    *this = Node();
+    sleep = std::move(sleep_memory);
+    sleep.clear();
+    explored = std::move(explored_memory);
+    explored.clear();
+  }
+};
+
+// The path of nodes, deepest last. A popped node keeps its vectors' memory for the next
+// push: a new node's sleep set and explored list are otherwise allocated at every step.
+class NodeStack {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Node& operator[](std::size_t i) { return nodes_[i]; }
+  const Node& operator[](std::size_t i) const { return nodes_[i]; }
+  Node& back() { return nodes_[size_ - 1]; }
+  // A new node on top (REQUIRES: no reference into the stack is held across the call).
+  Node& push() {
+    if (size_ == nodes_.size()) {
+      nodes_.emplace_back();
+    } else {
+      nodes_[size_].reset();
+    }
+    return nodes_[size_++];
+  }
+  void pop_back() {
+    LOCKSTEP_INVARIANT(size_ > 0, "dpor: a node is popped from a non-empty path");
+    --size_;
+  }
+  void clear() { size_ = 0; }
+
+ private:
+  std::vector<Node> nodes_;
+  std::size_t size_ = 0;
 };
 
 // One executed step: who, what it touched, at which scheduling node, and the number of
@@ -271,11 +309,11 @@ class DporStrategy final : public Strategy {
       last_sched_ = static_cast<int>(depth_++);
       return remember_declared(enabled, index_of(enabled, n.current, n.current_is_timer()));
     }
-    Node n;
+    Node& n = stack_.push();
     n.enabled = on;
     n.run_modes = run;
     n.timer_modes = timer;
-    n.sleep = child_sleep_set();
+    child_sleep_set(n.sleep);
     ActorId first = -1;
     if (optimal_) {
       n.wakeup = std::move(inherited_);
@@ -284,13 +322,15 @@ class DporStrategy final : public Strategy {
     }
     if (first < 0) {
       const Mask candidates = n.awake();
-      if (candidates == 0) return kPrune;  // everything enabled sleeps: explored elsewhere
+      if (candidates == 0) {  // everything enabled sleeps: explored elsewhere
+        stack_.pop_back();
+        return kPrune;
+      }
       first = lowest(candidates);
     }
     n.make_current(first);
     n.backtrack = bit(n.current);
     if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
-    stack_.push_back(std::move(n));
     last_sched_ = static_cast<int>(depth_++);
     return remember_declared(enabled, index_of(enabled, stack_.back().current, stack_.back().current_is_timer()));
   }
@@ -306,10 +346,9 @@ class DporStrategy final : public Strategy {
       ++depth_;
       return node.chosen;
     }
-    Node node;
+    Node& node = stack_.push();
     node.is_choice = true;
     node.options = n;
-    stack_.push_back(std::move(node));
     ++depth_;
     return 0;
   }
@@ -338,9 +377,8 @@ class DporStrategy final : public Strategy {
 
   // The sleep set of a new node: the parent's sleepers and explored siblings that are
   // independent of the step just taken from the parent.
-  std::vector<SleepEntry> child_sleep_set() const {
-    std::vector<SleepEntry> out;
-    if (last_sched_ < 0) return out;
+  void child_sleep_set(std::vector<SleepEntry>& out) const {
+    if (last_sched_ < 0) return;
     const Node& parent = stack_[last_sched_];
     out.reserve(parent.sleep.size() + parent.explored.size());  // one allocation, not one per doubling
     for (const auto* list : {&parent.sleep, &parent.explored}) {
@@ -348,7 +386,6 @@ class DporStrategy final : public Strategy {
         if (s.actor != parent.current && !s.effect.dependent_with(last_effect_)) out.push_back(s);
       }
     }
-    return out;
   }
 
   // Optimal DPOR: the actor of the leftmost branch of n's wakeup tree that can be taken, or
@@ -808,7 +845,7 @@ class DporStrategy final : public Strategy {
   Footprint declared_;
   bool declared_waits_ = false;
   bool restarted_ = false;
-  std::vector<Node> stack_;
+  NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
   std::size_t depth_ = 0;
   std::size_t diverge_ = 0;
