@@ -248,7 +248,8 @@ class DporStrategy final : public Strategy {
   std::string_view name() const override { return name_; }
 
   bool next_execution() override {
-    if (started_) analyze_races();
+    // An execution that ended optimal mode is not analysed: the search begins again.
+    if (started_ && !(optimal_ && fallback_)) analyze_races();
     if (optimal_ && fallback_) {
       // The program has what optimal mode does not cover: begin again as source-DPOR.
       optimal_ = false;
@@ -479,7 +480,10 @@ class DporStrategy final : public Strategy {
     last_acquire_.clear();
     if (optimal_) {
       steps_.clear();
-      for (const Event& e : events_) steps_.push_back(wake_step(e));
+      for (const Event& e : events_) {
+        LOCKSTEP_INVARIANT(!e.timer && !e.refined, "dpor: optimal mode analyses no timer and no refined step");
+        steps_.push_back(wake_step(e));
+      }
     }
 
     std::size_t next_parked = 0;
@@ -760,6 +764,7 @@ class DporStrategy final : public Strategy {
   // sure the node before i explores an initial of notdep(i).q, where notdep(i) is the events
   // before notdep_end (end unless given) but `end` that do not happen after i.
   void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end = -1) {
+    if (optimal_ && fallback_) return;  // optimal mode ended in this analysis: nothing inserted counts
     if (notdep_end < 0) notdep_end = end;
     LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
                        "dpor: a race reverses at a scheduling node of the current path");
@@ -769,8 +774,9 @@ class DporStrategy final : public Strategy {
     const std::uint32_t p_seq = own_seq(i, n);
     Mask initials = 0, seen = 0;
     first_in_v_.assign(n, 0);
-    auto consider = [&](ActorId actor, const std::uint32_t* vc) {
+    auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
       if (seen & bit(actor)) return;
+      if (optimal_) first_step_[actor] = step;
       bool after_earlier = false;
       for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
         const ActorId a = lowest(rest);
@@ -781,19 +787,15 @@ class DporStrategy final : public Strategy {
       first_in_v_[actor] = vc[actor];  // the phantom step of q comes last: never read back
     };
     sequence_.clear();
-    bool unstable = events_[i].timer || events_[i].refined || q_step.timer;  // see below
     if (optimal_) first_step_.resize(std::max(first_step_.size(), n + 1));
     for (int k = i + 1; k < notdep_end; ++k) {
       if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
-        if (optimal_ && !(seen & bit(events_[k].actor))) first_step_[events_[k].actor] = &steps_[static_cast<std::size_t>(k)];
-        consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n]);
-        if (optimal_) sequence_.push_back(&steps_[static_cast<std::size_t>(k)]);
-        unstable = unstable || events_[k].timer || events_[k].refined;
+        const WakeStep* step = optimal_ ? &steps_[static_cast<std::size_t>(k)] : nullptr;
+        consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n], step);
+        if (optimal_) sequence_.push_back(step);
       }
     }
-    if (end < static_cast<int>(events_.size()) && events_[end].actor == q) unstable = unstable || events_[end].refined;
-    if (optimal_ && !(seen & bit(q))) first_step_[q] = &q_step;
-    consider(q, q_vc);
+    consider(q, q_vc, &q_step);
     if (!optimal_ && (initials & node.backtrack)) return;
     const Mask ready = initials & node.enabled;
     if (ready == 0 && initials == bit(q) && enabled_by(i, q)) {
@@ -803,12 +805,11 @@ class DporStrategy final : public Strategy {
       return;
     }
     if (optimal_) {
-      if (ready == 0 || unstable) {
-        // The reversal cannot start here (a wait), or involves a step whose footprint may be
-        // another in the reversed order (a timer, the other transition of an actor that may
-        // also run; a failed try or a timeout, which would take the object there): wakeup
-        // sequences judged by such footprints may wrongly look covered. Beyond optimal mode:
-        // the search begins again as source-DPOR, so nothing is inserted here.
+      if (ready == 0) {
+        // The reversal cannot start here (a wait). Beyond optimal mode: the search begins
+        // again as source-DPOR, so nothing is inserted here. (Steps whose footprint may be
+        // another in the reversed order, a timer or a failed try, never reach here: they
+        // end optimal mode as they run, and such an execution is not analysed.)
         unsupported();
         return;
       }
