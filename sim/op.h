@@ -16,6 +16,7 @@
 // scheduler's object table for the whole execution, so building one allocates nothing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -77,7 +78,12 @@ struct Footprint {
   std::array<ObjectId, kMaxExtraObjects> extra{};
   std::uint8_t extra_count = 0;
 
-  friend bool operator==(const Footprint&, const Footprint&) = default;
+  // Equal when they name the same things: the extra objects past extra_count are not compared.
+  friend bool operator==(const Footprint& a, const Footprint& b) {
+    return a.object == b.object && a.access == b.access && a.effects == b.effects && a.domain == b.domain &&
+           a.domain_write == b.domain_write && a.scope == b.scope && a.extra_count == b.extra_count &&
+           std::equal(a.extra.begin(), a.extra.begin() + a.extra_count, b.extra.begin());
+  }
 };
 
 inline bool is_read(Access a) { return a == Access::read; }
