@@ -5,7 +5,8 @@
 // nodes (one per decision) down to where it last branched. A scheduling node holds the
 // actors enabled there, its backtrack (source) set, the actors already explored, and the
 // sleep set it was entered with. Choice points, and the two ways one actor can move (run
-// its operation, or fire its timer), are local branching: every value is explored.
+// its operation, or fire its timer), are local branching: every value is explored (in
+// source-DPOR; optimal mode below makes each transition a branch of its own).
 //
 // After each execution, every race between a new event e' and an earlier event e of
 // another actor (dependent, and e not already happening-before e' through e's other
@@ -31,9 +32,16 @@
 // does not happen after e (also those after e'), so every race of every execution is
 // inserted again (one already covered changes nothing). A plain lock's waiting acquisition
 // races with the lock's previous acquisition, not with the release between (Nidhugg's lock
-// races). It covers programs whose actors wait only for plain locks, fire no timer, make no
-// choice and narrow no footprint; at the first sign of anything else the search begins
-// again as above (strategy "source-dpor"), and take_restart() tells the explorer.
+// races). Each branch is one transition: a waiter's timer and its run are two, and the one
+// not taken at a node is a branch of its own there (after notdep, as a race's reversal),
+// as Nidhugg treats a nondeterministic choice. A plain lock's try is a read when it fails,
+// and a reversed race knows which it will be (the lock is held or not where it runs). In
+// timed mode the clock moves on only when nothing can run: every step after that happens
+// after every step before it. Optimal mode covers programs whose actors wait only for plain
+// locks and sleeps, make no choice and narrow no footprint but a plain lock's try or
+// timeout; at the first sign of anything else (or should a wakeup tree's guess of a step's
+// footprint prove wrong) the search begins again as above (strategy "source-dpor"), and
+// take_restart() tells the explorer.
 //
 // Memory: the node stack and the event list of one execution: O(depth * actors); in optimal
 // mode also the wakeup trees along the path.
@@ -62,8 +70,7 @@ ActorId lowest(Mask m) { return static_cast<ActorId>(std::countr_zero(m)); }
 // first is kept inline: most steps have one, and sleep sets copy effects at every node.
 class Effect {
  public:
-  void add(const Footprint& f, bool refined) {
-    refined_ = refined_ || refined;
+  void add(const Footprint& f) {
     if (count_ == 0) {
       first_ = f;
       count_ = 1;
@@ -92,16 +99,11 @@ class Effect {
   // The one footprint, when the step had only one (always in optimal mode); else null.
   const Footprint* single() const { return count_ == 1 && !overflow_ ? &first_ : nullptr; }
 
-  // Whether a footprint came from a step that narrowed its declared access (a failed try,
-  // a timeout): the same transition may have another footprint elsewhere.
-  bool refined() const { return refined_; }
-
  private:
   static constexpr std::uint8_t kMaxFootprints = 4;
   Footprint first_{};
   std::vector<Footprint> more_;  // the others: empty (no allocation) for most steps
   std::uint8_t count_ = 0;
-  bool refined_ = false;
   bool overflow_ = false;
 };
 
@@ -124,7 +126,8 @@ struct Node {
   Mask timer_modes = 0;  // actors whose timer can fire
   Mask backtrack = 0;    // source-DPOR: the source set, actors that must be explored here
   WakeupTree wakeup;     // optimal DPOR: the branches still to explore here (not current's)
-  Mask done = 0;         // actors explored here already
+  Mask done = 0;         // actors explored here already (optimal mode: their run transition)
+  Mask done_timer = 0;   // optimal mode: actors whose timer transition was explored here
   std::vector<SleepEntry> sleep;     // the sleep set the node was entered with
   std::vector<SleepEntry> explored;  // transitions explored here, with their steps' effects
   ActorId current = -1;
@@ -132,6 +135,10 @@ struct Node {
   int mode_count = 0;
   int mode = 0;  // index into modes
   Effect current_effect;
+  // Optimal mode: the footprint the wakeup tree's branch gave current's step, which the step
+  // must have when it runs (else the tree was built on a wrong guess: optimal mode ends).
+  Footprint expected;
+  bool expects = false;
 
   bool current_is_timer() const { return modes[mode]; }
   bool sleeps(ActorId a, bool timer) const {
@@ -140,6 +147,8 @@ struct Node {
     }
     return false;
   }
+  bool mode_enabled(ActorId a, bool timer) const { return ((timer ? timer_modes : run_modes) >> a) & 1; }
+  bool mode_done(ActorId a, bool timer) const { return ((timer ? done_timer : done) >> a) & 1; }
   // The enabled transitions of `a` that do not sleep, in order run, timer.
   int awake_modes(ActorId a, std::array<bool, 2>& out) const {
     int n = 0;
@@ -162,6 +171,24 @@ struct Node {
     mode_count = awake_modes(a, modes);
     mode = 0;
     current_effect = Effect();
+    expects = false;
+  }
+  // Optimal mode: one transition of `a` is current, the only one this branch explores (the
+  // other one, if any, is a branch of its own when a race asks for it).
+  void make_current(ActorId a, bool timer) {
+    current = a;
+    modes[0] = timer;
+    mode_count = 1;
+    mode = 0;
+    current_effect = Effect();
+    expects = false;
+  }
+  // Optimal mode: makes the leftmost branch of the wakeup tree current.
+  void follow_wakeup() {
+    const WakeStep& step = wakeup.first();
+    make_current(step.actor, step.timer);
+    expects = step.known;
+    if (expects) expected = step.fp;
   }
   // Every field as a new node's; the sleep set's and explored list's memory is kept.
   void reset() {
@@ -210,6 +237,8 @@ struct Event {
   bool timer;
   bool refined;  // the step narrowed its declared access (a failed try, a timeout)
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
+  bool plain_try;  // a plain lock's acquisition that does not wait: it fails (a read) when held
+  Access declared_access;  // the access its operation declared (a timeout narrows it to a read)
   Footprint fp;
   std::uint32_t node;
   std::uint32_t decisions;
@@ -270,10 +299,13 @@ class DporStrategy final : public Strategy {
     last_sched_ = -1;
     events_.clear();
     parked_.clear();
+    barriers_.clear();
     return true;
   }
 
   bool take_restart() override { return std::exchange(restarted_, false); }
+
+  void clock_advanced() override { barriers_.push_back(static_cast<std::uint32_t>(events_.size())); }
 
   // The footprint the picked transition declared (t.op in executed() is already the
   // actor's next operation).
@@ -285,7 +317,8 @@ class DporStrategy final : public Strategy {
 
   void parked(std::span<const Transition> waiting) override {
     for (const auto& t : waiting) {
-      if (!plain_lock(t.op->footprint)) unsupported();  // optimal mode covers waits for plain locks only
+      // Optimal mode covers waits for plain locks, and sleeps (never ready: only the timer ends one).
+      if (!plain_lock(t.op->footprint) && !(t.op->footprint == Footprint{})) unsupported();
     }
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
@@ -299,8 +332,11 @@ class DporStrategy final : public Strategy {
     for (const auto& t : enabled) {
       on |= bit(t.actor);
       (t.timer ? timer : run) |= bit(t.actor);
+      // A timer is a transition of its own (untimed: at any moment of its wait; timed: once
+      // virtual time reached its deadline). A timer of any other wait than a sleep or a plain
+      // lock's changes more than its footprint tells (a pg lock wait's cancels a request).
+      if (t.timer && !(plain_lock(t.op->footprint) || t.op->footprint == Footprint{})) unsupported();
     }
-    if (timer != 0) unsupported();
     if (depth_ < stack_.size()) {  // following the path of the previous execution
       const Node& n = stack_[depth_];
       if (n.is_choice || n.enabled != on || n.run_modes != run || n.timer_modes != timer) {
@@ -315,21 +351,29 @@ class DporStrategy final : public Strategy {
     n.run_modes = run;
     n.timer_modes = timer;
     child_sleep_set(n.sleep);
-    ActorId first = -1;
+    bool from_tree = false;
     if (optimal_) {
       n.wakeup = std::move(inherited_);
       inherited_ = WakeupTree();
-      first = next_from_wakeup(n);
+      from_tree = next_from_wakeup(n);
     }
-    if (first < 0) {
+    if (from_tree) {
+      n.follow_wakeup();
+    } else {
       const Mask candidates = n.awake();
       if (candidates == 0) {  // everything enabled sleeps: explored elsewhere
         stack_.pop_back();
         return kPrune;
       }
-      first = lowest(candidates);
+      const ActorId a = lowest(candidates);
+      if (optimal_) {
+        std::array<bool, 2> modes{};
+        n.awake_modes(a, modes);
+        n.make_current(a, modes[0]);  // its first awake transition; the other only if a race asks
+      } else {
+        n.make_current(a);
+      }
     }
-    n.make_current(first);
     n.backtrack = bit(n.current);
     if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
     last_sched_ = static_cast<int>(depth_++);
@@ -359,10 +403,17 @@ class DporStrategy final : public Strategy {
                            stack_[last_sched_].current_is_timer() == t.timer,
                        "dpor: the step that ran is the one its node chose");
     const bool refined = effective.access != declared_.access;
-    if (refined) unsupported();
-    stack_[last_sched_].current_effect.add(effective, refined);
-    events_.push_back({t.actor, t.timer, refined, declared_waits_, effective, static_cast<std::uint32_t>(last_sched_),
-                       static_cast<std::uint32_t>(depth_)});
+    const bool plain_try = plain_lock(declared_) && !declared_waits_ && !t.timer;
+    // A failed CAS may succeed in another order, with no way to tell beforehand: beyond
+    // optimal mode. A plain lock's try is known to fail exactly when the lock is held, and
+    // the timeout of a wait for one only looks at it.
+    const bool lock_timeout = t.timer && plain_lock(declared_) && effective.access == Access::read;
+    if (refined && !plain_try && !lock_timeout) unsupported();
+    Node& node = stack_[last_sched_];
+    if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree guessed wrong
+    node.current_effect.add(effective);
+    events_.push_back({t.actor, t.timer, refined, declared_waits_, plain_try, declared_.access, effective,
+                       static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
 
@@ -389,22 +440,22 @@ class DporStrategy final : public Strategy {
     }
   }
 
-  // Optimal DPOR: the actor of the leftmost branch of n's wakeup tree that can be taken, or
-  // -1 when none is left. A branch whose actor sleeps here is covered by the sleep set and
-  // dropped; one whose actor cannot run here (the race's reversal is not enabled: a wait)
-  // is replaced by every awake actor, as source-DPOR does.
-  ActorId next_from_wakeup(Node& n) {
-    std::array<bool, 2> unused{};
+  // Optimal DPOR: whether n's wakeup tree has a branch that can be taken; its leftmost one
+  // is then first. A branch whose transition sleeps here is covered by the sleep set and
+  // dropped; one whose transition cannot be taken here (the race's reversal is not enabled:
+  // a wait) is replaced by every awake actor, as source-DPOR does.
+  bool next_from_wakeup(Node& n) {
     while (!n.wakeup.empty()) {
       const ActorId a = n.wakeup.first().actor;
-      if (!(n.done & bit(a)) && n.awake_modes(a, unused) > 0) return a;
-      n.wakeup.erase_actor(a);
-      if (!(n.enabled & bit(a))) {  // the branch's actor waits here: beyond optimal mode
+      const bool timer = n.wakeup.first().timer;
+      if (!n.mode_done(a, timer) && n.mode_enabled(a, timer) && !n.sleeps(a, timer)) return true;
+      n.wakeup.erase_transition(a, timer);
+      if (!n.mode_enabled(a, timer)) {  // the branch's transition waits here: beyond optimal mode
         unsupported();
         add_every_awake(n);
       }
     }
-    return -1;
+    return false;
   }
 
   static void add_every_awake(Node& n) {
@@ -439,19 +490,18 @@ class DporStrategy final : public Strategy {
         if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
         return true;
       }
-      n.done |= bit(n.current);
       if (optimal_) {
-        n.wakeup.erase_actor(n.current);
-        const ActorId next = next_from_wakeup(n);
-        if (next < 0) {
+        (n.current_is_timer() ? n.done_timer : n.done) |= bit(n.current);
+        if (!next_from_wakeup(n)) {
           stack_.pop_back();
           continue;
         }
-        n.make_current(next);
+        n.follow_wakeup();
         inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
         diverge_ = stack_.size() - 1;
         return true;
       }
+      n.done |= bit(n.current);
       const Mask candidates = n.backtrack & n.awake() & ~n.done;
       if (candidates != 0) {
         n.make_current(lowest(candidates));
@@ -481,7 +531,8 @@ class DporStrategy final : public Strategy {
     if (optimal_) {
       steps_.clear();
       for (const Event& e : events_) {
-        LOCKSTEP_INVARIANT(!e.timer && !e.refined, "dpor: optimal mode analyses no timer and no refined step");
+        LOCKSTEP_INVARIANT(!e.refined || e.plain_try || e.timer,
+                           "dpor: optimal mode analyses no refined step but a failed try and a timeout");
         steps_.push_back(wake_step(e));
       }
     }
@@ -495,6 +546,13 @@ class DporStrategy final : public Strategy {
         if (optimal_ || parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
       }
     };
+    // Timed mode: where virtual time moved on, nothing could run; a step after that happens
+    // after every step before it (the clock knows them all), so no race crosses it.
+    std::size_t next_barrier = 0;
+    if (!barriers_.empty()) {
+      all_vc_.assign(n, 0);
+      barrier_vc_.assign(n, 0);
+    }
     for (std::size_t j = 0; j < events_.size(); ++j) {
       check_parked_at(j);
       const Event& e = events_[j];
@@ -503,16 +561,18 @@ class DporStrategy final : public Strategy {
         const std::uint32_t* prev = &vc_[static_cast<std::size_t>(last_of_actor_[e.actor]) * n];
         std::copy(prev, prev + n, vc);
       }
+      for (; next_barrier < barriers_.size() && barriers_[next_barrier] <= j; ++next_barrier) barrier_vc_ = all_vc_;
+      if (next_barrier > 0) join(vc, barrier_vc_.data(), n);
       // vc now holds what e's actor already knew: events in it are not races with e.
       // Optimal mode, a plain lock's acquisition: it races with the lock's previous
       // acquisition by another actor unless its actor knew of that one already; not with
       // the release in between, which it could never precede (Nidhugg's lock races).
       int lock_race = -1;
       const bool lock_step = optimal_ && e.waits && plain_lock(e.fp) && !e.refined;
-      if (lock_step) {
+      if (optimal_ && plain_lock(e.fp)) {  // every acquisition, also a try's: the next waiter's partner
         if (last_acquire_.size() <= e.fp.object) last_acquire_.resize(e.fp.object + 1, -1);
         const int i = last_acquire_[e.fp.object];
-        if (i >= 0 && events_[i].actor != e.actor && vc[events_[i].actor] < own_seq(i, n)) lock_race = i;
+        if (lock_step && i >= 0 && events_[i].actor != e.actor && vc[events_[i].actor] < own_seq(i, n)) lock_race = i;
         last_acquire_[e.fp.object] = static_cast<int>(j);
       }
       candidates_.clear();
@@ -528,6 +588,12 @@ class DporStrategy final : public Strategy {
       }
       for (int i : candidates_) join(vc, &vc_[static_cast<std::size_t>(i) * n], n);
       vc[e.actor] = ++seq_[e.actor];
+      if (!barriers_.empty()) join(all_vc_.data(), vc, n);
+      // Optimal mode: the actor's other transition at e's node (its timer, or its run once the
+      // lock is free) is a branch of its own there, after notdep(e) as a race's is.
+      if (optimal_ && stack_[e.node].mode_enabled(e.actor, !e.timer)) {
+        alternatives_.push_back({static_cast<int>(j), last_of_actor_[e.actor]});
+      }
       last_of_actor_[e.actor] = static_cast<int>(j);
       // Source-DPOR reverses each race once, when its later event is new. In optimal mode a
       // race's sequence runs to the end of the execution, so the same race of a replayed
@@ -554,9 +620,22 @@ class DporStrategy final : public Strategy {
     // weak prefix of branches that then cover it without reaching its trace (found by the
     // optimal-mode property: a leaf ordering two writes the other way "covered" v).
     for (const auto& [i, j] : deferred_) {
-      reverse_race(i, j, steps_[static_cast<std::size_t>(j)], &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
+      WakeStep q_step = steps_[static_cast<std::size_t>(j)];
+      if (events_[j].plain_try) q_step.fp.access = try_access_reversed(i, j, n);
+      reverse_race(i, j, q_step, &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
     }
     deferred_.clear();
+    // The other transition of a waiter for a plain lock: its timeout looks at the lock (a
+    // read), its run takes it. It knows what its actor knew before e.
+    for (const auto& [j, before] : alternatives_) {
+      const Event& e = events_[j];
+      WakeStep other{e.actor, !e.timer, e.fp, true};
+      other.fp.access = other.timer ? Access::read : e.declared_access;
+      zero_vc_.assign(n, 0);
+      const std::uint32_t* known = before >= 0 ? &vc_[static_cast<std::size_t>(before) * n] : zero_vc_.data();
+      reverse_race(j, j, other, known, n, static_cast<int>(events_.size()));
+    }
+    alternatives_.clear();
   }
 
   // An actor parked on a pending operation races with the latest dependent steps it does
@@ -710,8 +789,33 @@ class DporStrategy final : public Strategy {
   }
 
   static WakeStep wake_step(const Event& e) {
-    // A refined step (a failed CAS) ends optimal mode: its footprint is the one it had.
+    // Every step of notdep(e) has, in the reversed order, the footprint it had: the events
+    // it depends on stay before it. Only the race's later step, moved before e, may not.
     return WakeStep{e.actor, e.timer, e.fp, true};
+  }
+
+  // The access plain try j (a try of a plain lock, race partner of event i) has when the
+  // race is reversed: it runs after the events before i and notdep(i) before j, none that
+  // happens after i, so the lock is as the last of those left it (none writes it after j:
+  // it would depend on j, so happen after i). Held: the try fails, a read; free: it takes
+  // the lock. A write that is neither an acquisition nor a release leaves the guess at the
+  // declared access; should it be wrong, the step's run tells (Node::expected).
+  Access try_access_reversed(int i, int j, std::size_t n) const {
+    const ObjectId lock = events_[j].fp.object;
+    const ActorId p = events_[i].actor;
+    const std::uint32_t p_seq = own_seq(i, n);
+    for (int k = j - 1; k >= 0; --k) {
+      if (k == i || (k > i && vc_[static_cast<std::size_t>(k) * n + p] >= p_seq)) continue;  // not before j in v
+      std::optional<Access> wrote;  // k's access to the lock, when it changed it
+      for_each_object(events_[k].fp, [&](ObjectId obj, Access access) {
+        if (obj == lock && access != Access::none && access != Access::read) wrote = access;
+      });
+      if (!wrote) continue;
+      if (*wrote == Access::acquire) return Access::read;     // held: the try fails
+      if (*wrote == Access::release) return Access::acquire;  // free: the try takes it
+      return Access::acquire;                                 // not known: the declared access
+    }
+    return Access::acquire;  // never taken: free
   }
 
   // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
@@ -727,9 +831,6 @@ class DporStrategy final : public Strategy {
     const ActorId q = v.back()->actor;
     for (const auto* list : {&node.sleep, &node.explored}) {
       for (const SleepEntry& s : *list) {
-        // A sleeping transition whose step was refined (a failed CAS is a read) may be
-        // another event where v leads (the CAS would succeed): it does not cover v.
-        if (s.effect.refined()) continue;
         const Footprint* own = s.effect.single();
         if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
           const WakeStep& first = *first_step_[s.actor];
@@ -857,14 +958,16 @@ class DporStrategy final : public Strategy {
 
   std::vector<Event> events_;
   std::vector<Parked> parked_;
+  std::vector<std::uint32_t> barriers_;  // timed mode: the events before which virtual time moved on
   // Scratch for analyze_races, kept to reuse their memory.
-  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_;
+  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_, all_vc_, barrier_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
   std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
   std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
   std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
   std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
   std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
+  std::vector<std::pair<int, int>> alternatives_;  // optimal mode: (event, its actor's event before)
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed

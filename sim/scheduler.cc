@@ -143,7 +143,10 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     collect_enabled();
     strategy_->parked(parked());
     if (enabled_count_ == 0) {
-      if (limits_.time == TimeMode::timed && advance_clock()) continue;
+      if (limits_.time == TimeMode::timed && advance_clock()) {
+        strategy_->clock_advanced();
+        continue;
+      }
       if (unfinished_ != 0) {
         finish_with_deadlock();
         break;

@@ -91,6 +91,10 @@ class Strategy {
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
 
+  // Told when virtual time moves on (timed mode, once no actor could run): every step after
+  // this happens after every step before it.
+  virtual void clock_advanced() {}
+
   // True once the executions so far cover every execution (only exhaustive strategies).
   virtual bool exhausted() const { return false; }
 

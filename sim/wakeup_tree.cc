@@ -14,8 +14,8 @@ WakeupTree WakeupTree::take_subtree(ActorId actor, bool timer) {
   return sub;
 }
 
-void WakeupTree::erase_actor(ActorId actor) {
-  std::erase_if(roots_, [actor](const Node& c) { return c.step.actor == actor; });
+void WakeupTree::erase_transition(ActorId actor, bool timer) {
+  std::erase_if(roots_, [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer; });
 }
 
 void WakeupTree::insert(StepSequence sequence) {

@@ -22,8 +22,10 @@
 
 namespace lockstep::sim {
 
-// A step of a wakeup sequence. Optimal mode ends at the first step that narrowed its
-// footprint (a failed CAS), so a step's footprint here is the only one it can have.
+// A step of a wakeup sequence: a transition (an actor's run or its timer) with the footprint
+// its step will have there. Every step but the last keeps the footprint it had in the
+// execution the sequence came from; the last one's is worked out (a plain lock's try) or
+// guessed (a waiter's other transition), and checked when it runs (Node::expected).
 struct WakeStep {
   ActorId actor = 0;
   bool timer = false;
@@ -76,8 +78,8 @@ class WakeupTree {
   // Removes the branch under the child (actor, timer) and returns it as a tree of its own
   // (its sequences without their first step).
   WakeupTree take_subtree(ActorId actor, bool timer);
-  // Drops every branch that begins with a step of `actor`.
-  void erase_actor(ActorId actor);
+  // Drops every branch that begins with the transition (actor, timer).
+  void erase_transition(ActorId actor, bool timer);
   // Adds v as a new rightmost branch unless a branch already covers it: descending while
   // some child is a weak initial of what is left of v, it stops at a leaf or when v is used
   // up. Copies the steps it keeps. REQUIRES: !v.empty().

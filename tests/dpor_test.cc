@@ -275,6 +275,23 @@ TEST(Dpor, OptimalModeCoversWaitsForPlainLocks) {
   EXPECT_EQ(dpor.traces, source.traces);
 }
 
+TEST(Dpor, OptimalModeCoversPlainLockTries) {
+  // A try of a plain lock fails (a read) exactly when the lock is held, so a reversed race
+  // knows what the try will do: optimal mode keeps it. A waiter's previous acquisition may be
+  // a try's (the lock race partner of b's lock below is a's or c's successful try).
+  const std::vector<nlohmann::json> docs = {
+      script_scenario({{"a", {"trylock m t", "write x 1", "unlockif m t"}},
+                       {"b", {"lock m", "write x 2", "unlock m"}},
+                       {"c", {"trylock m u", "read x r", "unlockif m u"}}}),
+      script_scenario({{"a", {"trylock m t", "unlockif m t", "trylock m t", "unlockif m t"}},
+                       {"b", {"lock m", "unlock m"}},
+                       {"c", {"write y 1", "trylock m u", "unlockif m u"}}}),
+      script_scenario({{"a", {"lock m", "trylock n t", "unlockif n t", "unlock m"}},
+                       {"b", {"trylock n t", "lock m", "unlock m", "unlockif n t"}}}),
+  };
+  for (const auto& doc : docs) expect_optimal_with_the_traces_of_dfs(scenario_from_json(doc));
+}
+
 TEST(Dpor, FindsTheDeadlockAndTheLostUpdate) {
   auto deadlock = script_scenario({{"a", {"lock m1", "lock m2", "unlock m2", "unlock m1"}},
                                    {"b", {"lock m2", "lock m1", "unlock m1", "unlock m2"}}});
@@ -347,6 +364,10 @@ Actors gen_program() {
       } else if (kind == 5) {
         ops.push_back("trylock " + pick(kMutexes) + " got");
         --budget;
+      } else if (kind == 6 && budget >= 3) {  // a try's critical section
+        const std::string m = pick(kMutexes);
+        ops.insert(ops.end(), {"trylock " + m + " t", gen_plain_op(), "unlockif " + m + " t"});
+        budget -= 3;
       } else {
         ops.push_back(gen_plain_op());
         --budget;
@@ -395,11 +416,10 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   RC_ASSERT(dpor.traces == dfs.traces);
 }
 
-// Optimal mode's own ground: programs whose actors never wait, never have a timer and
-// never fail a compare-and-swap's footprint (reads, writes, compare-and-swaps that may
-// fail, ordered observations in scopes); 2-4 actors, up to 10 operations. dpor must stay
-// optimal on those without a failing CAS and be exactly dfs's traces, with no execution
-// sleep-set blocked.
+// Optimal mode's own ground: programs whose actors never wait and never have a timer
+// (reads, writes, compare-and-swaps that may fail, ordered observations in scopes, a try's
+// critical section); 2-4 actors, up to 10 operations. dpor must stay optimal on those
+// without a failing CAS and be exactly dfs's traces, with no execution sleep-set blocked.
 Actors gen_pure_program() {
   Actors actors;
   const int n = *rc::gen::inRange(2, 5);
@@ -408,7 +428,14 @@ Actors gen_pure_program() {
     std::vector<std::string> ops;
     const int k = *rc::gen::inRange(1, 5);
     for (int i = 0; i < k && budget > 0; ++i, --budget) {
-      ops.push_back(*rc::gen::inRange(0, 5) == 0 ? gen_observe() : gen_plain_op());
+      const int kind = *rc::gen::inRange(0, 10);
+      if (kind == 0 && budget >= 3) {
+        const std::string m = pick(kMutexes);
+        ops.insert(ops.end(), {"trylock " + m + " t", gen_plain_op(), "unlockif " + m + " t"});
+        budget -= 2;
+      } else {
+        ops.push_back(kind < 3 ? gen_observe() : gen_plain_op());
+      }
     }
     actors.emplace_back(std::string(1, static_cast<char>('a' + a)), ops);
   }

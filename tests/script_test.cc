@@ -24,7 +24,7 @@ std::string error_of(const nlohmann::json& doc) {
 TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
             "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
-            "runlock, lockfor, trylock, sleep, observe, fwrite, fread, fsync, frename or crash)");
+            "runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename or crash)");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
   EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),
             "<test>: /actors/0/ops/0: bad operand \"r*2\": expected an integer, a register, or register+N / register-N");
@@ -49,6 +49,18 @@ TEST(ScriptSemantics, RegistersOperandsAndInitialValues) {
   auto doc = script_scenario({{"a", {"read x r", "write y r+5", "write z r-1", "cas x 3 7 ok", "read x after"}}},
                              {{"vars", {{"x", 3}}}, {"check", {"y == 8", "z == 2", "a.ok == 1", "a.after == 7", "x >= 7"}}});
   EXPECT_EQ(check(scenario_from_json(doc)).result.verdict, Verdict::pass);
+}
+
+TEST(ScriptSemantics, UnlockIfEndsOnlyATakenTry) {
+  // b's try fails whenever a holds m: its unlockif must then leave m alone (unlocking a
+  // mutex one does not hold is a model error), and a taken try's unlockif must free m for a.
+  auto doc = script_scenario({{"a", {"lock m", "write x 1", "unlock m", "lock m", "unlock m"}},
+                              {"b", {"trylock m t", "write y 1", "unlockif m t"}}},
+                             {{"check", {"y == 1"}}});
+  const auto report = check(scenario_from_json(doc), {.strategy = "dfs"});
+  EXPECT_EQ(report.result.verdict, Verdict::pass);
+  EXPECT_TRUE(report.result.exhaustive);
+  EXPECT_GT(report.result.stats.executions, 1u);
 }
 
 TEST(ScriptSemantics, AFailingCheckNamesTheValue) {

@@ -59,6 +59,9 @@ class ScriptInstance final : public Instance {
           regs[op.reg] = mutex(op).try_lock_for(std::chrono::milliseconds(op.ms)) ? 1 : 0;
           break;
         case OpKind::trylock: regs[op.reg] = mutex(op).try_lock() ? 1 : 0; break;
+        case OpKind::unlockif:
+          if (regs[op.reg] != 0) mutex(op).unlock();
+          break;
         case OpKind::sleep: env_.sleep_for(std::chrono::milliseconds(op.ms)); break;
         case OpKind::observe: observe(op.scope, value(op.a)); break;
         case OpKind::fwrite: (void)env_.filesystem().write_file(op.path, std::to_string(value(op.a))); break;

@@ -160,6 +160,11 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     op.kind = OpKind::trylock;
     op.object = names.lock(ident(w[1]), false, where);
     op.reg = register_index(actor, ident(w[2]));
+  } else if (verb == "unlockif") {
+    need(3, 3, "unlockif MUTEX REG");
+    op.kind = OpKind::unlockif;
+    op.object = names.lock(ident(w[1]), false, where);
+    op.reg = register_index(actor, ident(w[2]));
   } else if (verb == "sleep") {
     need(2, 2, "sleep MS");
     op.kind = OpKind::sleep;
@@ -196,7 +201,7 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, sleep, observe, fwrite, fread, fsync, frename or crash)",
+        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename or crash)",
         verb));
   }
   return op;

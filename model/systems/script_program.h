@@ -8,6 +8,7 @@
 //   lock m | unlock m | rlock m | runlock m    (rlock/runlock make m a reader/writer mutex)
 //   lockfor m 10 ok try to lock m for 10 ms; ok := 1 when acquired, 0 on timeout
 //   trylock m ok    try to lock m without waiting; ok := 1 when acquired, else 0
+//   unlockif m ok   unlock m when ok is not 0 (ends the critical section of a trylock or lockfor)
 //   sleep 5         sleep 5 ms (virtual time)
 //   observe 3 v     report an ordered event with value v (0..9, or a register) in scope 3;
 //                   `observe * v` reports it in the global scope. It belongs to the actor's
@@ -41,7 +42,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, sleep, observe, fwrite, fread, fsync, frename, crash };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash };
 
 struct Op {
   OpKind kind = OpKind::read;
