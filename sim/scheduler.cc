@@ -61,8 +61,20 @@ Time Scheduler::now() const {
 }
 
 ObjectId Scheduler::new_object(std::string name) {
-  object_names_.push_back(std::move(name));
-  return static_cast<ObjectId>(object_names_.size() - 1);
+  std::string key = name;
+  for (int occurrence = 2;; ++occurrence) {
+    const auto [it, added] = object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size()));
+    if (added) {
+      object_names_.push_back(name);
+      object_made_in_.push_back(0);
+    }
+    const ObjectId id = it->second;
+    if (object_made_in_[id] != execution_) {
+      object_made_in_[id] = execution_;
+      return id;
+    }
+    key = fmt::format("{}\x1f{}", name, occurrence);  // another object of the same name
+  }
 }
 
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
@@ -84,7 +96,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   divergence_ = nullptr;
   decisions_.clear();
   events_.clear();
-  object_names_.assign(1, std::string());  // object 0: nothing shared
+  ++execution_;  // object ids stay: see new_object
   actor_names_.clear();
 }
 

@@ -47,6 +47,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/model/scenario.h"
@@ -180,6 +181,11 @@ class Scheduler {
   void note_released(ObjectId obj) { released_.push_back(obj); }
   // Inside Strategy::executed: what note_released said about the step just taken.
   const std::vector<ObjectId>& last_released() const { return released_; }
+  // A shared object's id, for footprints. Stable across the executions of one Scheduler: the
+  // object named `name` has the same id in every execution, however late it is made (a row
+  // first touched by one actor or another), so footprints recorded in one execution (sleep
+  // sets, wakeup trees) name the same objects in the next. The k-th object of one name in
+  // an execution is the k-th of that name in every execution.
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
@@ -228,7 +234,10 @@ class Scheduler {
   std::span<const Transition> enabled() const { return {enabled_.data(), enabled_count_}; }
   std::span<const Transition> parked() const { return {parked_.data(), parked_count_}; }
   std::vector<Decision> decisions_;
-  std::vector<std::string> object_names_;
+  std::vector<std::string> object_names_ = std::vector<std::string>(1);  // by id; 0 names nothing shared
+  std::unordered_map<std::string, ObjectId> object_ids_;  // by name (and occurrence after the first)
+  std::vector<std::uint64_t> object_made_in_ = std::vector<std::uint64_t>(1);  // by id: the execution that last made it
+  std::uint64_t execution_ = 1;  // counts begin(); ids made outside any run (tests) are of run 1
   std::vector<std::string> actor_names_;
   std::vector<LogEvent> events_;
 

@@ -2,6 +2,9 @@
 // modes, unwinding of unfinished actors, actor-local storage, determinism checks.
 #include "lockstep/sim/scheduler.h"
 
+#include <map>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -95,6 +98,53 @@ TEST(Blocking, AWaiterRunsOnlyOnceWokenAndTakesTheLock) {
   const auto result = testing::explore(system);
   EXPECT_EQ(result.verdict, Verdict::pass);
   EXPECT_EQ(result.stats.executions, 6u);  // 3! orders of the critical sections
+}
+
+// Records the objects each actor's writes touched, over every execution of the strategy it
+// wraps.
+class WrittenObjects final : public sim::Strategy {
+ public:
+  explicit WrittenObjects(std::unique_ptr<sim::Strategy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool next_execution() override { return inner_->next_execution(); }
+  std::size_t pick(std::span<const sim::Transition> enabled, std::uint64_t step) override {
+    return inner_->pick(enabled, step);
+  }
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    return inner_->choose(n, label, step);
+  }
+  void executed(const sim::Transition& t, const sim::Footprint& f) override {
+    inner_->executed(t, f);
+    if (f.access == sim::Access::write) written[t.actor].insert(f.object);
+  }
+  bool exhausted() const override { return inner_->exhausted(); }
+  std::map<ActorId, std::set<sim::ObjectId>> written;
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+};
+
+TEST(Objects, AnObjectHasOneIdInEveryExecutionHoweverLateItIsMade) {
+  // Each actor makes its own variable after a first step, so the two are made in either
+  // order. Footprints kept from one execution (sleep sets, wakeup trees) must name the same
+  // objects in the next: each variable keeps its id.
+  struct State {
+    explicit State(Env& env) : gate(env.new_shared_var("gate", 0)) {}
+    std::unique_ptr<SharedVar> gate;
+  };
+  LambdaSystem<State> system(2, [](State& s, Env& env, ActorId a) {
+    (void)s.gate->load();
+    auto own = env.new_shared_var(a == 0 ? "a's" : "b's", 0);
+    own->store(1);
+  });
+  WrittenObjects recorder(sim::make_strategy("dfs", 1));
+  const auto result = sim::explore_system(system, recorder, {});
+  EXPECT_EQ(result.verdict, Verdict::pass);
+  EXPECT_GT(result.stats.executions, 2u);
+  ASSERT_EQ(recorder.written.size(), 2u);
+  EXPECT_EQ(recorder.written[0].size(), 1u);
+  EXPECT_EQ(recorder.written[1].size(), 1u);
+  EXPECT_NE(*recorder.written[0].begin(), *recorder.written[1].begin());
 }
 
 TEST(ChoicePoints, DfsExploresEveryValueAndRecordsIt) {
