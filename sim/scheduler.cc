@@ -61,16 +61,30 @@ Time Scheduler::now() const {
 }
 
 ObjectId Scheduler::new_object(std::string name) {
+  // Most executions make the same objects in the same order: the id made at this position
+  // last time, when it is the first object of this name and not made yet, is the one.
+  const std::size_t position = made_count_++;
+  if (position < made_order_.size()) {
+    const ObjectId id = made_order_[position];
+    if (object_first_of_name_[id] && object_made_in_[id] != execution_ && object_names_[id] == name) {
+      object_made_in_[id] = execution_;
+      return id;
+    }
+  } else {
+    made_order_.push_back(kNoObject);
+  }
   std::string key = name;
   for (int occurrence = 2;; ++occurrence) {
     const auto [it, added] = object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size()));
     if (added) {
       object_names_.push_back(name);
       object_made_in_.push_back(0);
+      object_first_of_name_.push_back(occurrence == 2);
     }
     const ObjectId id = it->second;
     if (object_made_in_[id] != execution_) {
       object_made_in_[id] = execution_;
+      made_order_[position] = id;
       return id;
     }
     key = fmt::format("{}\x1f{}", name, occurrence);  // another object of the same name
@@ -97,6 +111,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   decisions_.clear();
   events_.clear();
   ++execution_;  // object ids stay: see new_object
+  made_count_ = 0;
   actor_names_.clear();
 }
 

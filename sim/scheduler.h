@@ -237,6 +237,9 @@ class Scheduler {
   std::vector<std::string> object_names_ = std::vector<std::string>(1);  // by id; 0 names nothing shared
   std::unordered_map<std::string, ObjectId> object_ids_;  // by name (and occurrence after the first)
   std::vector<std::uint64_t> object_made_in_ = std::vector<std::uint64_t>(1);  // by id: the execution that last made it
+  std::vector<bool> object_first_of_name_ = std::vector<bool>(1);  // by id: the first object of its name
+  std::vector<ObjectId> made_order_;  // the ids made, in order, by the latest executions
+  std::size_t made_count_ = 0;        // objects made in this execution
   std::uint64_t execution_ = 1;  // counts begin(); ids made outside any run (tests) are of run 1
   std::vector<std::string> actor_names_;
   std::vector<LogEvent> events_;
