@@ -292,6 +292,20 @@ TEST(Dpor, OptimalModeCoversPlainLockTries) {
   for (const auto& doc : docs) expect_optimal_with_the_traces_of_dfs(scenario_from_json(doc));
 }
 
+TEST(Dpor, AWriterBehindTwoReadersKeepsEveryTrace) {
+  // A reader/writer mutex's writer waits with a plain lock's footprint, but the readers'
+  // acquisitions are shared ones, never a lock race's partner: every trace must still run.
+  const Scenario s = scenario_from_json(script_scenario({{"a", {"rlock w", "write x 1", "runlock w"}},
+                                                         {"b", {"rlock w", "read x r", "runlock w"}},
+                                                         {"c", {"write y 1", "lock w", "write x 2", "unlock w"}}},
+                                                        {{"vars", {{"x", 0}, {"y", 0}}}}, {{"time", "untimed"}}));
+  const Summary dfs = explore_all(s, "dfs");
+  const Summary dpor = explore_all(s, "dpor");
+  EXPECT_EQ(dpor.final_states, dfs.final_states);
+  EXPECT_EQ(dpor.traces, dfs.traces);
+  EXPECT_EQ(dpor.executions, dfs.traces.size());
+}
+
 TEST(Dpor, FindsTheDeadlockAndTheLostUpdate) {
   auto deadlock = script_scenario({{"a", {"lock m1", "lock m2", "unlock m2", "unlock m1"}},
                                    {"b", {"lock m2", "lock m1", "unlock m1", "unlock m2"}}});
@@ -338,8 +352,9 @@ std::string gen_plain_op() {
 }
 
 // 2-3 actors, at most 9 visible operations in all: reads, writes, compare-and-swaps,
-// critical sections, timed lock attempts, sleeps; and ordered observations in scopes (each
-// carried by the step before it, or a step of its own when first).
+// critical sections (of a mutex, a try, a reader/writer mutex's either side), timed lock
+// attempts, sleeps; and ordered observations in scopes (each carried by the step before it,
+// or a step of its own when first).
 Actors gen_program() {
   Actors actors;
   const int n = *rc::gen::inRange(2, 4);
@@ -367,6 +382,10 @@ Actors gen_program() {
       } else if (kind == 6 && budget >= 3) {  // a try's critical section
         const std::string m = pick(kMutexes);
         ops.insert(ops.end(), {"trylock " + m + " t", gen_plain_op(), "unlockif " + m + " t"});
+        budget -= 3;
+      } else if (kind == 7 && budget >= 3) {  // a reader's or a writer's section of rwmutex w
+        const bool reader = *rc::gen::inRange(0, 2) == 0;
+        ops.insert(ops.end(), {reader ? "rlock w" : "lock w", gen_plain_op(), reader ? "runlock w" : "unlock w"});
         budget -= 3;
       } else {
         ops.push_back(gen_plain_op());
