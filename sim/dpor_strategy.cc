@@ -136,7 +136,8 @@ struct Node {
   int mode = 0;  // index into modes
   Effect current_effect;
   // Optimal mode: the footprint the wakeup tree's branch gave current's step, which the step
-  // must have when it runs (else the tree was built on a wrong guess: optimal mode ends).
+  // must have when it runs (else the tree was built on a wrong footprint: optimal mode ends;
+  // an alarm, since a branch dropped unexecuted is never checked: footprints must be exact).
   Footprint expected;
   bool expects = false;
 
@@ -798,9 +799,9 @@ class DporStrategy final : public Strategy {
   // race is reversed: it runs after the events before i and notdep(i) before j, none that
   // happens after i, so the lock is as the last of those left it (none writes it after j:
   // it would depend on j, so happen after i). Held: the try fails, a read; free: it takes
-  // the lock. A write that is neither an acquisition nor a release leaves the guess at the
-  // declared access; should it be wrong, the step's run tells (Node::expected).
-  Access try_access_reversed(int i, int j, std::size_t n) const {
+  // the lock. After a write that is neither an acquisition nor a release (a crash's) the
+  // outcome is not known: optimal mode ends.
+  Access try_access_reversed(int i, int j, std::size_t n) {
     const ObjectId lock = events_[j].fp.object;
     const ActorId p = events_[i].actor;
     const std::uint32_t p_seq = own_seq(i, n);
@@ -813,7 +814,8 @@ class DporStrategy final : public Strategy {
       if (!wrote) continue;
       if (*wrote == Access::acquire) return Access::read;     // held: the try fails
       if (*wrote == Access::release) return Access::acquire;  // free: the try takes it
-      return Access::acquire;                                 // not known: the declared access
+      unsupported();
+      return Access::acquire;
     }
     return Access::acquire;  // never taken: free
   }
