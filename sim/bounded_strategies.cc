@@ -48,6 +48,7 @@ class PreemptionBounded final : public Strategy {
   }
   void parked(std::span<const Transition> waiting) override { inner_->parked(waiting); }
   void executed(const Transition& t, const Footprint& f) override { inner_->executed(t, f); }
+  void clock_advanced() override { inner_->clock_advanced(); }
 
   // Exhaustive only when the bound never cut a transition.
   bool exhausted() const override { return inner_->exhausted() && !cut_; }

@@ -37,6 +37,7 @@ class FoataRecorder final : public sim::Strategy {
     return inner_->choose(n, label, step);
   }
   void parked(std::span<const sim::Transition> waiting) override { inner_->parked(waiting); }
+  void clock_advanced() override { inner_->clock_advanced(); }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     steps_.push_back({t.actor, t.timer, f});
