@@ -35,12 +35,17 @@
 // races). Each branch is one transition: a waiter's timer and its run are two, and the one
 // not taken at a node is a branch of its own there (after notdep, as a race's reversal),
 // as Nidhugg treats a nondeterministic choice. A plain lock's try is a read when it fails,
-// and a reversed race knows which it will be (the lock is held or not where it runs).
-// Optimal mode covers programs whose actors wait only for plain locks and sleeps, fire
-// timers only in untimed mode, make no choice and narrow no footprint but a plain lock's try
-// or timeout; at the first sign of anything else (or should a step run with another
-// footprint than its wakeup-tree branch said) the search begins again as above (strategy
-// "source-dpor"), and take_restart() tells the explorer.
+// and a reversed race knows which it will be (the lock is held or not where it runs). A wait
+// for a grant (a pg lock request queued behind others: OpDesc::handed_over) races through
+// its request, a step of its own, and never with the step that granted it. Every other
+// operation that may narrow its access (a pg try, a conditional update) keeps its declared
+// access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
+// a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
+// branch never reaches). Optimal mode covers programs whose actors wait only for plain
+// locks, grants and sleeps, fire timers only in untimed mode and make no choice, and whose
+// CAS never fails nor is moved by a race; at the first sign of anything else (or should a
+// step run with another footprint than its wakeup-tree branch said) the search begins again
+// as above (strategy "source-dpor"), and take_restart() tells the explorer.
 //
 // Timed mode, both strategies: the clock moves on only when nothing can run, so every step
 // after that happens after every step before it (Strategy::clock_advanced): no race
@@ -239,13 +244,17 @@ class NodeStack {
 struct Event {
   ActorId actor;
   bool timer;
-  bool refined;  // the step narrowed its declared access (a failed try, a timeout)
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
+  bool handed_over;  // a wait for a grant (OpDesc::handed_over): it ran once another step granted it
+  bool compares;     // a CAS (OpDesc::compares): moved by a race, it may fail
   bool plain_try;  // a plain lock's acquisition that does not wait: it fails (a read) when held
   Access declared_access;  // the access its operation declared (a timeout narrows it to a read)
   Footprint fp;
   std::uint32_t node;
   std::uint32_t decisions;
+
+  // The step narrowed its declared access to a read (a failed try or CAS, a timeout).
+  bool refined() const { return fp.access != declared_access; }
 };
 
 // An actor parked in the state before event `state`, with its pending operation.
@@ -254,6 +263,7 @@ struct Parked {
   ActorId actor;
   Footprint fp;
   std::uint32_t decisions;
+  bool handed_over;  // OpDesc::handed_over: its request races, not the wait
 };
 
 // Happens-before bookkeeping for one object or domain (or the observations) while
@@ -315,19 +325,22 @@ class DporStrategy final : public Strategy {
   // actor's next operation).
   std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
     declared_ = enabled[index].op->footprint;
+    declared_op_ = *enabled[index].op;
     declared_waits_ = enabled[index].waits && !enabled[index].timer;
+    declared_handed_over_ = declared_waits_ && enabled[index].op->handed_over;
     return index;
   }
 
   void parked(std::span<const Transition> waiting) override {
     for (const auto& t : waiting) {
-      // Optimal mode covers waits for plain locks, and sleeps (never ready: only the timer ends one).
-      if (!plain_lock(t.op->footprint) && !(t.op->footprint == Footprint{})) unsupported();
+      // Optimal mode covers waits for plain locks, waits for a grant (a queued request), and
+      // sleeps (never ready: only the timer ends one).
+      if (!plain_lock_acquisition(t.op->footprint) && !t.op->handed_over && !(t.op->footprint == Footprint{})) unsupported();
     }
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
     for (const auto& t : waiting) {
-      parked_.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_)});
+      parked_.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_), t.op->handed_over});
     }
   }
 
@@ -342,7 +355,7 @@ class DporStrategy final : public Strategy {
       // kept it waiting, and the clock's barrier hides its timeout's races: not covered yet
       // (found by the main property). A timer of any other wait than a sleep or a plain
       // lock's changes more than its footprint tells (a pg lock wait's cancels a request).
-      if (t.timer && (!barriers_.empty() || !(plain_lock(t.op->footprint) || t.op->footprint == Footprint{}))) {
+      if (t.timer && (!barriers_.empty() || !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{}))) {
         unsupported();
       }
     }
@@ -407,21 +420,27 @@ class DporStrategy final : public Strategy {
     return 0;
   }
 
-  void executed(const Transition& t, const Footprint& effective) override {
+  void executed(const Transition& t, const Footprint& ran) override {
+    const Footprint effective = optimal_ ? optimal_dpor_footprint(declared_op_, declared_waits_, t.timer, ran) : ran;
     LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
                            stack_[last_sched_].current_is_timer() == t.timer,
                        "dpor: the step that ran is the one its node chose");
-    const bool refined = effective.access != declared_.access;
-    const bool plain_try = plain_lock(declared_) && !declared_waits_ && !t.timer;
-    // A failed CAS may succeed in another order, with no way to tell beforehand: beyond
-    // optimal mode. A plain lock's try is known to fail exactly when the lock is held, and
-    // the timeout of a wait for one only looks at it.
-    const bool lock_timeout = t.timer && plain_lock(declared_) && effective.access == Access::read;
-    if (refined && !plain_try && !lock_timeout) unsupported();
+    const bool plain_try = plain_lock_acquisition(declared_) && !declared_waits_ && !t.timer;
+    // A step may narrow its access to a read (a failed try or CAS, a timeout): refine_access
+    // changes nothing else. In optimal mode only a plain lock's try (it fails exactly when
+    // the lock is held) and a timeout (of a wait for a plain lock: it only looks at it) are
+    // left narrowed; any other keeps its declared access (optimal_dpor_footprint).
+    LOCKSTEP_INVARIANT(effective.access == declared_.access || effective.access == Access::read,
+                       "dpor: a step narrows its declared access only to a read");
+    LOCKSTEP_INVARIANT(!optimal_ || effective.access == declared_.access || plain_try || t.timer || declared_op_.compares,
+                       "dpor: in optimal mode only a plain lock's try, a timeout and a CAS are narrowed");
+    // A failed CAS would succeed where the variable holds what it expects, which optimal
+    // mode does not work out (it knows no values): beyond it.
+    if (declared_op_.compares && effective.access != declared_.access) unsupported();
     Node& node = stack_[last_sched_];
-    if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree guessed wrong
+    if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
     node.current_effect.add(effective);
-    events_.push_back({t.actor, t.timer, refined, declared_waits_, plain_try, declared_.access, effective,
+    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, plain_try, declared_.access, effective,
                        static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -531,6 +550,7 @@ class DporStrategy final : public Strategy {
     vc_.assign(events_.size() * n, 0);
     seq_.assign(n, 0);
     last_of_actor_.assign(n, -1);
+    last_parked_.assign(n, -1);
     objects_.clear();
     domains_.clear();
     observations_ = ObjectHistory();
@@ -540,8 +560,6 @@ class DporStrategy final : public Strategy {
     if (optimal_) {
       steps_.clear();
       for (const Event& e : events_) {
-        LOCKSTEP_INVARIANT(!e.refined || e.plain_try || e.timer,
-                           "dpor: optimal mode analyses no refined step but a failed try and a timeout");
         steps_.push_back(wake_step(e));
       }
     }
@@ -549,9 +567,11 @@ class DporStrategy final : public Strategy {
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
       for (; next_parked < parked_.size() && parked_[next_parked].state == state; ++next_parked) {
+        last_parked_[parked_[next_parked].actor] = static_cast<int>(state);
         // Optimal mode: a lock's waiter races through its acquisition (lock races below);
-        // only a waiter left at the end, which has none, races as a pending operation.
-        if (optimal_ && state != events_.size()) continue;
+        // only a waiter left at the end, which has none, races as a pending operation. A
+        // waiter for a grant races through its request, a step of its own.
+        if (optimal_ && (state != events_.size() || parked_[next_parked].handed_over)) continue;
         if (optimal_ || parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
       }
     };
@@ -577,8 +597,8 @@ class DporStrategy final : public Strategy {
       // acquisition by another actor unless its actor knew of that one already; not with
       // the release in between, which it could never precede (Nidhugg's lock races).
       int lock_race = -1;
-      const bool lock_step = optimal_ && e.waits && plain_lock(e.fp) && !e.refined;
-      if (optimal_ && plain_lock(e.fp)) {  // every acquisition, also a try's: the next waiter's partner
+      const bool lock_step = optimal_ && e.waits && plain_lock_acquisition(e.fp) && !e.refined();
+      if (optimal_ && plain_lock_acquisition(e.fp)) {  // every acquisition, also a try's: the next waiter's partner
         if (last_acquire_.size() <= e.fp.object) last_acquire_.resize(e.fp.object + 1, -1);
         const int i = last_acquire_[e.fp.object];
         if (lock_step && i >= 0 && events_[i].actor != e.actor && vc[events_[i].actor] < own_seq(i, n)) lock_race = i;
@@ -587,12 +607,17 @@ class DporStrategy final : public Strategy {
       candidates_.clear();
       record_access(e.fp, static_cast<int>(j));
       const bool is_new = e.decisions > diverge_;
+      // Optimal mode, a wait for a grant: it never races with the step that granted it (the
+      // step after which it no longer waited), which it could never precede; its request
+      // races as any step does.
+      const int granted_by = optimal_ && e.handed_over ? last_parked_[e.actor] : -1;
       // Keep only direct races: not known to e's actor, not behind another candidate.
       races_.clear();
       for (int i : candidates_) {
         const Event& c = events_[i];
         if (c.actor == e.actor || vc[c.actor] >= own_seq(i, n)) continue;
         if (lock_step && c.fp.access == Access::release && c.fp.object == e.fp.object) continue;
+        if (i == granted_by) continue;
         races_.push_back(i);
       }
       for (int i : candidates_) join(vc, &vc_[static_cast<std::size_t>(i) * n], n);
@@ -630,7 +655,24 @@ class DporStrategy final : public Strategy {
     // optimal-mode property: a leaf ordering two writes the other way "covered" v).
     for (const auto& [i, j] : deferred_) {
       WakeStep q_step = steps_[static_cast<std::size_t>(j)];
-      if (events_[j].plain_try) q_step.fp.access = try_access_reversed(i, j, n);
+      // Moved before i, a plain lock's try may do otherwise there: it is worked out; a CAS
+      // is beyond optimal mode. Every other step that may narrow its access kept its
+      // declared one (optimal_dpor_footprint):
+      // the wakeup tree needs the footprint a step will have, and a superset is not enough (a
+      // leaf ending in it would cover sequences its branch never reaches: found by the sim-pg
+      // property with a conditional update).
+      if (events_[j].compares) {  // it may fail there, or succeed: not known
+        unsupported();
+        break;
+      }
+      if (events_[j].plain_try) {
+        const std::optional<Access> known = try_access_reversed(i, j, n);
+        if (!known) {
+          unsupported();
+          break;
+        }
+        q_step.fp.access = *known;
+      }
       reverse_race(i, j, q_step, &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
     }
     deferred_.clear();
@@ -808,8 +850,8 @@ class DporStrategy final : public Strategy {
   // happens after i, so the lock is as the last of those left it (none writes it after j:
   // it would depend on j, so happen after i). Held: the try fails, a read; free: it takes
   // the lock. After a write that is neither an acquisition nor a release (a crash's) the
-  // outcome is not known: optimal mode ends.
-  Access try_access_reversed(int i, int j, std::size_t n) {
+  // outcome is not known: nullopt.
+  std::optional<Access> try_access_reversed(int i, int j, std::size_t n) {
     const ObjectId lock = events_[j].fp.object;
     const ActorId p = events_[i].actor;
     const std::uint32_t p_seq = own_seq(i, n);
@@ -822,8 +864,7 @@ class DporStrategy final : public Strategy {
       if (!wrote) continue;
       if (*wrote == Access::acquire) return Access::read;     // held: the try fails
       if (*wrote == Access::release) return Access::acquire;  // free: the try takes it
-      unsupported();
-      return Access::acquire;
+      return std::nullopt;
     }
     return Access::acquire;  // never taken: free
   }
@@ -936,18 +977,8 @@ class DporStrategy final : public Strategy {
     }
   }
 
-  // The footprint of a plain lock's acquisition: exclusive, on one object outside any
-  // domain (a mutex or a lock of sim/sim_objects.h). With Transition::waits its actor parks
-  // until the lock is free and takes it in one step; a try (no wait) may run while it is
-  // held, and fail.
-  static bool plain_lock(const Footprint& f) {
-    return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
-           f.effects == 0;
-  }
-
-  // Optimal mode covers programs whose actors never block, never have a timer to fire, make
-  // no choice and never narrow a step's footprint (a failed CAS or try). The first sign of
-  // one ends it: the search begins again as source-DPOR (take_restart).
+  // Something beyond optimal mode (see the top of this file) ends it: the search begins
+  // again as source-DPOR (take_restart).
   void unsupported() { fallback_ = fallback_ || optimal_; }
 
   std::string name_;
@@ -955,7 +986,9 @@ class DporStrategy final : public Strategy {
   bool optimal_;
   bool fallback_ = false;
   Footprint declared_;
+  OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
   bool declared_waits_ = false;
+  bool declared_handed_over_ = false;
   bool restarted_ = false;
   NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
@@ -972,6 +1005,7 @@ class DporStrategy final : public Strategy {
   // Scratch for analyze_races, kept to reuse their memory.
   std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_, all_vc_, barrier_vc_;
   std::vector<int> last_of_actor_, candidates_, races_;
+  std::vector<int> last_parked_;  // per actor: the last state it was parked in, so far in the pass
   std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
   std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
   std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
@@ -986,6 +1020,18 @@ class DporStrategy final : public Strategy {
 };
 
 }  // namespace
+
+bool plain_lock_acquisition(const Footprint& f) {
+  return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+         f.effects == 0;
+}
+
+Footprint optimal_dpor_footprint(const OpDesc& op, bool waits, bool timer, const Footprint& ran) {
+  if (!op.narrows || op.compares || timer || (plain_lock_acquisition(op.footprint) && !waits)) return ran;
+  Footprint declared = ran;  // refine_access changes the access only
+  declared.access = op.footprint.access;
+  return declared;
+}
 
 std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal) {
   return std::make_unique<DporStrategy>(optimal ? "dpor" : "source-dpor", bounded, optimal);

@@ -143,7 +143,37 @@ struct OpDesc {
   // plain releases, which may run in destructors and let go only what a dead process lets go
   // anyway, but not these: a crash just before a COMMIT loses what it would have committed.
   bool commits = false;
+  // A wait that another step ends by handing the actor what it waits for (a queued lock
+  // request, granted by the release of the lock ahead of it): the waiting step itself takes
+  // nothing. Its request was a step of its own, which races as any other step does.
+  bool handed_over = false;
+  // The operation may narrow its access to a read once it has run (Scheduler::refine_access:
+  // a try that fails, a CAS, a conditional update). Moved by a race, it may then do either:
+  // partial-order reduction must not take the footprint it had for the one it will have.
+  bool narrows = false;
+  // With narrows: whether it narrows depends on a value (a compare-and-swap fails unless the
+  // variable holds what it expects), not only on who holds what.
+  bool compares = false;
 };
+
+// `op`, marked as an operation that may narrow its access (OpDesc::narrows).
+inline OpDesc narrowing(OpDesc op) {
+  op.narrows = true;
+  return op;
+}
+
+// `op`, marked as a compare-and-swap (OpDesc::narrows and OpDesc::compares).
+inline OpDesc comparing(OpDesc op) {
+  op.narrows = true;
+  op.compares = true;
+  return op;
+}
+
+// `op`, marked as a wait that another step ends by a grant (OpDesc::handed_over).
+inline OpDesc granted_wait(OpDesc op) {
+  op.handed_over = true;
+  return op;
+}
 
 // Whether a crash may happen instead of this operation (Scheduler's crash points): anything
 // but a plain release and an observation.

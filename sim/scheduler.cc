@@ -296,6 +296,14 @@ void Scheduler::execute(const Transition& t) {
   }
 }
 
+void Scheduler::refine_access(Access access) {
+  // Not checked while an actor unwinds (its operations then take no step of their own).
+  LOCKSTEP_INVARIANT(current_ < 0 || aborting_ || crashing_ == current_ || actors_[current_]->op.narrows ||
+                         actors_[current_]->wake == Wake::timer,
+                     "a step narrows its access only when its operation says it may (OpDesc::narrows)");
+  effective_access_ = access;
+}
+
 Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
   // An actor being unwound: releases and observations still happen (destructors of lock
   // guards and scope guards call them), anything else unwinds further.

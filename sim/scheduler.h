@@ -154,8 +154,9 @@ class Scheduler {
   // SimEnv::crash applies it (a machine crash reverts the filesystem, more choices) and the
   // actor unwinds with Crashed, disarmed.
   void arm_crash(std::optional<CrashKind> kind);
-  // Narrows the current step's access once it has run (a failed CAS is a read).
-  void refine_access(Access access) { effective_access_ = access; }
+  // Narrows the current step's access once it has run (a failed CAS is a read). REQUIRES:
+  // the step's operation said it may (OpDesc::narrows), or the step is a timeout.
+  void refine_access(Access access);
   // Widens the current step once it has run: it also read (or changed) obj (a deadlock
   // check that walked the waits-for graph). Counted as a write; past kMaxExtraObjects more
   // objects, the step writes its whole domain.

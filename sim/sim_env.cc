@@ -77,7 +77,7 @@ class SimFile final : public File, public WaitCondition {
   bool try_flock(FlockMode mode) override {
     check_open();
     const Access access = mode == FlockMode::exclusive ? Access::acquire : Access::acquire_shared;
-    s_.yield({mode == FlockMode::exclusive ? "try_flock_ex" : "try_flock_sh", {inode_.id, access}, number_, true});
+    s_.yield(narrowing({mode == FlockMode::exclusive ? "try_flock_ex" : "try_flock_sh", {inode_.id, access}, number_, true}));
     if (holds(mode)) {
       s_.note_result({StepResult::Kind::ok});
       return true;

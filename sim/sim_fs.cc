@@ -90,7 +90,7 @@ bool SimFilesystem::is_inside(int node, int dir) const {
 }
 
 void SimFilesystem::step(std::string_view verb, Access access, std::string_view path) {
-  s_.yield({verb, {object_, access}});
+  s_.yield(narrowing({verb, {object_, access}}));  // a failing operation only looked (done)
   if (s_.logging()) s_.note_detail(std::string(path));
 }
 

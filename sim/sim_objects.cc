@@ -49,7 +49,7 @@ class SimMutex final : public Mutex, public WaitCondition, SimObject {
   }
 
   bool try_lock() override {
-    s_.yield({"try_lock", {id_, Access::acquire}});
+    s_.yield(narrowing({"try_lock", {id_, Access::acquire}}));
     if (owner_ != kFree) return not_taken(Kind::failed);
     owner_ = me();
     s_.note_result({Kind::ok});
@@ -57,7 +57,7 @@ class SimMutex final : public Mutex, public WaitCondition, SimObject {
   }
 
   bool try_lock_for(Duration timeout) override {
-    s_.yield({"lock", {id_, Access::acquire}});  // arrival: take it if free, else wait
+    s_.yield(narrowing({"lock", {id_, Access::acquire}}));  // arrival: take it if free, else wait
     if (owner_ != kFree) {
       s_.refine_access(Access::read);
       s_.note_result({Kind::failed});
@@ -105,7 +105,7 @@ class SimRWMutex final : public RWMutex, SimObject {
   }
 
   bool try_lock() override {
-    s_.yield({"try_lock", {id_, Access::acquire}});
+    s_.yield(narrowing({"try_lock", {id_, Access::acquire}}));
     if (!writer_can_enter()) return not_taken(Kind::failed);
     writer_ = me();
     s_.note_result({Kind::ok});
@@ -127,7 +127,7 @@ class SimRWMutex final : public RWMutex, SimObject {
   }
 
   bool try_rlock() override {
-    s_.yield({"try_rlock", {id_, Access::acquire_shared}});
+    s_.yield(narrowing({"try_rlock", {id_, Access::acquire_shared}}));
     if (!reader_can_enter()) return not_taken(Kind::failed);
     add_reader();
     s_.note_result({Kind::ok});
@@ -195,7 +195,7 @@ class SimLock final : public Lock, public WaitCondition, SimObject {
   }
 
   bool acquire_for(Duration timeout) override {
-    s_.yield({"acquire", {id_, Access::acquire}});  // arrival: take it if free, else wait
+    s_.yield(narrowing({"acquire", {id_, Access::acquire}}));  // arrival: take it if free, else wait
     if (locked_) {
       s_.refine_access(Access::read);
       s_.note_result({Kind::failed});
@@ -206,7 +206,7 @@ class SimLock final : public Lock, public WaitCondition, SimObject {
   }
 
   bool try_acquire() override {
-    s_.yield({"try_acquire", {id_, Access::acquire}});
+    s_.yield(narrowing({"try_acquire", {id_, Access::acquire}}));
     if (locked_) return not_taken(Kind::failed);
     take();
     return true;
@@ -257,7 +257,7 @@ class SimSharedVar final : public SharedVar, SimObject {
   }
 
   bool compare_exchange(std::int64_t expected, std::int64_t desired) override {
-    s_.yield({"cas", {id_, Access::read_write}, desired, true});
+    s_.yield(comparing({"cas", {id_, Access::read_write}, desired, true}));
     if (value_ != expected) {
       s_.refine_access(Access::read);  // a failed CAS is a read
       s_.note_result({Kind::failed, value_});

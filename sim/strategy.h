@@ -109,6 +109,22 @@ class Strategy {
   virtual bool take_restart() { return false; }
 };
 
+// The footprint of a plain lock's acquisition: exclusive, on one object outside any domain
+// (a mutex or a lock of sim/sim_objects.h). With Transition::waits its actor parks until the
+// lock is free and takes it in one step; a try (no wait) may run while it is held, and fail.
+bool plain_lock_acquisition(const Footprint& f);
+
+// The footprint optimal DPOR ("dpor") works with for a step of operation `op` (as declared
+// when picked; `waits` and `timer` as in Transition) that ran with `ran`: the same, but an
+// operation that may narrow its access (OpDesc::narrows: a pg try, a conditional update, an
+// unlock of what is not held, a failing file operation) keeps its declared access, unless it
+// is a plain lock's try or a CAS. A narrowed footprint is only known where the step ran, and a
+// wakeup tree needs the footprint a step has wherever a race moves it; a plain lock's try is
+// worked out (it fails exactly when the lock is held), and a CAS, whose outcome depends on a
+// value, ends optimal mode when it fails or a race moves it. Coarser than the step's own: a
+// step ordered that need not be costs executions, never traces.
+Footprint optimal_dpor_footprint(const OpDesc& op, bool waits, bool timer, const Footprint& ran);
+
 // Options some strategies take.
 struct StrategyOptions {
   std::uint64_t seed = 1;

@@ -87,7 +87,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override {
     Statement st(*this);
-    const OpDesc first{name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true};
+    const OpDesc first = narrowing({name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true});
     if (auto refused = begin_statement(first)) return *refused;
     const bool held = server_.locks().release(pid_, key, mode);
     if (!held) {
@@ -190,7 +190,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override {
     Statement st(*this);
-    const OpDesc first{name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true};
+    const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true});
     if (auto refused = begin_statement(first)) return *refused;
     const AdvisoryKey key = server_.row_key(table, id);
     bool got = visible(table, id).has_value();
@@ -350,7 +350,7 @@ class SimConnection : public lockstep::pg::Connection {
   // lock taken outside a transaction goes as its statement ends.
   Result<bool> try_lock(AdvisoryKey key, LockMode mode, Scope scope) {
     const Stmt stmt = scope == Scope::session ? Stmt::try_advisory_lock : Stmt::try_advisory_xact_lock;
-    const OpDesc first{name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true};
+    const OpDesc first = narrowing({name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
     if (auto refused = begin_statement(first)) return *refused;
     const bool got = server_.locks().try_request(pid_, key, mode, scope);
     if (!got) s_.refine_access(Access::read);
@@ -414,7 +414,7 @@ class SimConnection : public lockstep::pg::Connection {
       const Duration waited = s_.now() - start;
       const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
                                        : (limit == kForever ? kForever : limit - std::min(waited, limit));
-      const Wake wake = step({verb, {obj, access}, pid_, true}, &ready, wait);
+      const Wake wake = step(granted_wait({verb, {obj, access}, pid_, true}), &ready, wait);
       if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
         s_.note_result({Kind::failed});
         if (s_.logging()) s_.note_detail("57P01 terminated");
@@ -633,7 +633,7 @@ class SimConnection : public lockstep::pg::Connection {
                         const std::function<bool()>& wanted = nullptr) {
     const ObjectId obj = server_.row_object(table, id);
     const Access access = acquire_access(mode);
-    if (auto refused = begin_statement({name(verb), {obj, access}, id, true})) return *refused;
+    if (auto refused = begin_statement(narrowing({name(verb), {obj, access}, id, true}))) return *refused;
     if (!visible(table, id) || (wanted && !wanted())) {
       s_.refine_access(Access::read);
       s_.note_result({Kind::value, 0});

@@ -1,0 +1,83 @@
+// tests/trace_forms.h: a strategy wrapper that names the Mazurkiewicz trace of each
+// execution (its Foata normal form under sim::dependent plus program order), so a property
+// can compare the traces a reduction explores with those of naive dfs: the same set, and
+// one complete execution per trace.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/sim/strategy.h"
+
+namespace lockstep::testing {
+
+// Wraps a strategy and computes the Foata normal form of each execution from the steps it
+// is told about: a canonical form of its Mazurkiewicz trace under the dependence relation
+// of footprints (sim::dependent, plus program order). Two forms: with the footprints the
+// steps ran with, and with those optimal DPOR works with (sim::optimal_dpor_footprint, where
+// a failed CAS keeps its declared access), whose traces it runs one execution each.
+class FoataRecorder final : public sim::Strategy {
+ public:
+  explicit FoataRecorder(std::unique_ptr<sim::Strategy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool next_execution() override {
+    finish();
+    return inner_->next_execution();
+  }
+  std::size_t pick(std::span<const sim::Transition> enabled, std::uint64_t step) override {
+    const std::size_t index = inner_->pick(enabled, step);
+    if (index < enabled.size()) {
+      picked_op_ = *enabled[index].op;
+      picked_waits_ = enabled[index].waits;
+    }
+    return index;
+  }
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    return inner_->choose(n, label, step);
+  }
+  void parked(std::span<const sim::Transition> waiting) override { inner_->parked(waiting); }
+  void clock_advanced() override { inner_->clock_advanced(); }
+  void executed(const sim::Transition& t, const sim::Footprint& f) override {
+    inner_->executed(t, f);
+    steps_.push_back({t.actor, t.timer, f, sim::optimal_dpor_footprint(picked_op_, picked_waits_, t.timer, f)});
+  }
+  bool exhausted() const override { return inner_->exhausted(); }
+  bool take_restart() override {
+    const bool restarted = inner_->take_restart();
+    if (restarted) {
+      forms_.clear();  // the search began anew: only what follows counts
+      optimal_forms_.clear();
+      restarted_ = true;
+    }
+    return restarted;
+  }
+  bool restarted() const { return restarted_; }
+
+  // Forms of the executions that ended with a verdict (the caller says which did).
+  void keep_last() { keep_ = true; }
+  const std::vector<std::string>& forms() const { return forms_; }
+  const std::vector<std::string>& optimal_forms() const { return optimal_forms_; }
+  void flush() { finish(); }
+
+ private:
+  struct Step {
+    ActorId actor;
+    bool timer;
+    sim::Footprint fp;
+    sim::Footprint optimal_fp;
+  };
+
+  void finish();
+  std::string form(bool optimal) const;
+
+  std::unique_ptr<sim::Strategy> inner_;
+  std::vector<Step> steps_;
+  std::vector<std::string> forms_, optimal_forms_;
+  sim::OpDesc picked_op_;
+  bool picked_waits_ = false;
+  bool keep_ = false;
+  bool restarted_ = false;
+};
+
+}  // namespace lockstep::testing
