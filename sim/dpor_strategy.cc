@@ -42,14 +42,15 @@
 // access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
 // a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
-// locks, grants and sleeps, fire timers only in untimed mode and make no choice, and whose
-// CAS never fails nor is moved by a race; at the first sign of anything else (or should a
+// locks, grants and sleeps, whose timers are timeouts of those (no deadlock check, none
+// beside its grant), make no choice, and whose CAS never fails nor is moved by a race; at the first sign of anything else (or should a
 // step run with another footprint than its wakeup-tree branch said) the search begins again
 // as above (strategy "source-dpor"), and take_restart() tells the explorer.
 //
 // Timed mode, both strategies: the clock moves on only when nothing can run, so every step
 // after that happens after every step before it (Strategy::clock_advanced): no race
-// crosses it.
+// crosses it. A plain lock's waiter that then times out races through the acquisition it
+// never made, with the lock's last acquisition (else nothing would give it the lock).
 //
 // Memory: the node stack and the event list of one execution: O(depth * actors); in optimal
 // mode also the wakeup trees along the path.
@@ -247,6 +248,7 @@ struct Event {
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
   bool handed_over;  // a wait for a grant (OpDesc::handed_over): it ran once another step granted it
   bool compares;     // a CAS (OpDesc::compares): moved by a race, it may fail
+  bool grant_wait;   // a step of a wait for a grant, its run or its timer (OpDesc::handed_over)
   bool plain_try;  // a plain lock's acquisition that does not wait: it fails (a read) when held
   Access declared_access;  // the access its operation declared (a timeout narrows it to a read)
   Footprint fp;
@@ -350,12 +352,13 @@ class DporStrategy final : public Strategy {
       on |= bit(t.actor);
       (t.timer ? timer : run) |= bit(t.actor);
       // Untimed mode: a timer is a transition of its own, at any moment of its wait. In timed
-      // mode (a timer fires only once the clock moved on: barriers_) a waiter that times out
-      // leaves its wait without the acquisition whose lock race would reverse the steps that
-      // kept it waiting, and the clock's barrier hides its timeout's races: not covered yet
-      // (found by the main property). A timer of any other wait than a sleep or a plain
-      // lock's changes more than its footprint tells (a pg lock wait's cancels a request).
-      if (t.timer && (!barriers_.empty() || !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{}))) {
+      // mode a timer fires only once the clock moved on (barriers_), and a plain lock's waiter
+      // that times out races through the acquisition it never made (analyze_races). A wait
+      // for a grant times out by canceling its request, a step on the lock as its footprint
+      // says (its request raced already), unless its timer is a deadlock check, which reads
+      // every lock held then: a footprint no race could work out elsewhere.
+      if (t.timer && !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{} ||
+                       (t.op->handed_over && !t.op->timer_reads_more))) {
         unsupported();
       }
     }
@@ -439,8 +442,9 @@ class DporStrategy final : public Strategy {
     if (declared_op_.compares && effective.access != declared_.access) unsupported();
     Node& node = stack_[last_sched_];
     if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
+    if (t.timer && declared_op_.handed_over && !(effective == declared_)) unsupported();  // it read more
     node.current_effect.add(effective);
-    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, plain_try, declared_.access, effective,
+    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, declared_op_.handed_over, plain_try, declared_.access, effective,
                        static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -557,6 +561,7 @@ class DporStrategy final : public Strategy {
     scopes_.clear();
     last_machine_crash_ = -1;
     last_acquire_.clear();
+    first_release_.clear();
     if (optimal_) {
       steps_.clear();
       for (const Event& e : events_) {
@@ -598,11 +603,32 @@ class DporStrategy final : public Strategy {
       // the release in between, which it could never precede (Nidhugg's lock races).
       int lock_race = -1;
       const bool lock_step = optimal_ && e.waits && plain_lock_acquisition(e.fp) && !e.refined();
+      int enabling_release = -1;  // the release e's acquisition waited for, if any
       if (optimal_ && plain_lock_acquisition(e.fp)) {  // every acquisition, also a try's: the next waiter's partner
-        if (last_acquire_.size() <= e.fp.object) last_acquire_.resize(e.fp.object + 1, -1);
+        if (last_acquire_.size() <= e.fp.object) {
+          last_acquire_.resize(e.fp.object + 1, -1);
+          first_release_.resize(e.fp.object + 1, -1);
+        }
         const int i = last_acquire_[e.fp.object];
         if (lock_step && i >= 0 && events_[i].actor != e.actor && vc[events_[i].actor] < own_seq(i, n)) lock_race = i;
+        enabling_release = first_release_[e.fp.object];
         last_acquire_[e.fp.object] = static_cast<int>(j);
+        first_release_[e.fp.object] = -1;
+      } else if (optimal_ && e.fp.access == Access::release && e.fp.object < first_release_.size() &&
+                 first_release_[e.fp.object] < 0 && last_acquire_[e.fp.object] >= 0) {
+        first_release_[e.fp.object] = static_cast<int>(j);  // a later one finds the lock free: a race as any
+      }
+      // Optimal mode, a plain lock's waiter that leaves by its timeout: the acquisition it
+      // never made races with the lock's last acquisition by another actor that it did not
+      // know of before its timeout, as a waiting acquisition would. Without it, in timed
+      // mode, the clock's advance before the timeout hides every race that would give it
+      // the lock (found by the main property: dpor 6 of dfs's 9 traces).
+      if (optimal_ && e.timer && e.fp.access == Access::read && e.declared_access == Access::acquire && e.fp.object != kNoObject &&
+          e.fp.domain == kNoObject && e.fp.object < last_acquire_.size()) {
+        const int i = last_acquire_[e.fp.object];
+        const int before = last_of_actor_[e.actor];
+        const bool known = before >= 0 && i >= 0 && vc_[static_cast<std::size_t>(before) * n + events_[i].actor] >= own_seq(i, n);
+        if (i >= 0 && events_[i].actor != e.actor && !known) timed_out_.push_back({i, static_cast<int>(j), before});
       }
       candidates_.clear();
       record_access(e.fp, static_cast<int>(j));
@@ -616,7 +642,9 @@ class DporStrategy final : public Strategy {
       for (int i : candidates_) {
         const Event& c = events_[i];
         if (c.actor == e.actor || vc[c.actor] >= own_seq(i, n)) continue;
-        if (lock_step && c.fp.access == Access::release && c.fp.object == e.fp.object) continue;
+        // Not the release that let it go after the previous acquisition, which it could never
+        // precede (a release of a lock already free, a flock's close after its unlock, races).
+        if (lock_step && i == enabling_release) continue;
         if (i == granted_by) continue;
         races_.push_back(i);
       }
@@ -626,6 +654,9 @@ class DporStrategy final : public Strategy {
       // Optimal mode: the actor's other transition at e's node (its timer, or its run once the
       // lock is free) is a branch of its own there, after notdep(e) as a race's is.
       if (optimal_ && stack_[e.node].mode_enabled(e.actor, !e.timer)) {
+        // Its footprint is guessed (a timeout reads a plain lock, a run takes it): not for a
+        // grant's wait, whose timeout after the grant (Bug #17686's phantom grant) differs.
+        if (e.grant_wait) unsupported();
         alternatives_.push_back({static_cast<int>(j), last_of_actor_[e.actor]});
       }
       last_of_actor_[e.actor] = static_cast<int>(j);
@@ -687,6 +718,14 @@ class DporStrategy final : public Strategy {
       reverse_race(j, j, other, known, n, static_cast<int>(events_.size()));
     }
     alternatives_.clear();
+    for (const auto& [i, j, before] : timed_out_) {
+      WakeStep acquisition{events_[j].actor, false, events_[j].fp, true};
+      acquisition.fp.access = Access::acquire;
+      zero_vc_.assign(n, 0);
+      const std::uint32_t* known = before >= 0 ? &vc_[static_cast<std::size_t>(before) * n] : zero_vc_.data();
+      reverse_race(i, j, acquisition, known, n, static_cast<int>(events_.size()));
+    }
+    timed_out_.clear();
   }
 
   // An actor parked on a pending operation races with the latest dependent steps it does
@@ -1010,8 +1049,15 @@ class DporStrategy final : public Strategy {
   std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
   std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
   std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
+  std::vector<int> first_release_;  // per object: its first release after that acquisition (-1: none yet)
   std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
   std::vector<std::pair<int, int>> alternatives_;  // optimal mode: (event, its actor's event before)
+  struct TimedOut {
+    int acquisition;  // the lock's last acquisition before the timeout
+    int timeout;      // the waiter's timer event
+    int before;       // the waiter's event before it (-1: none)
+  };
+  std::vector<TimedOut> timed_out_;  // optimal mode: plain-lock waiters that timed out
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed

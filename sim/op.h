@@ -147,6 +147,9 @@ struct OpDesc {
   // request, granted by the release of the lock ahead of it): the waiting step itself takes
   // nothing. Its request was a step of its own, which races as any other step does.
   bool handed_over = false;
+  // With handed_over: its timer, when it fires, also reads what its footprint does not name
+  // (the deadlock check walks the waits-for graph: every lock held then).
+  bool timer_reads_more = false;
   // The operation may narrow its access to a read once it has run (Scheduler::refine_access:
   // a try that fails, a CAS, a conditional update). Moved by a race, it may then do either:
   // partial-order reduction must not take the footprint it had for the one it will have.

@@ -414,7 +414,9 @@ class SimConnection : public lockstep::pg::Connection {
       const Duration waited = s_.now() - start;
       const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
                                        : (limit == kForever ? kForever : limit - std::min(waited, limit));
-      const Wake wake = step(granted_wait({verb, {obj, access}, pid_, true}), &ready, wait);
+      OpDesc waiting = granted_wait({verb, {obj, access}, pid_, true});
+      waiting.timer_reads_more = check_next;
+      const Wake wake = step(waiting, &ready, wait);
       if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
         s_.note_result({Kind::failed});
         if (s_.logging()) s_.note_detail("57P01 terminated");
