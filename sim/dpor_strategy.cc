@@ -42,8 +42,8 @@
 // access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
 // a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
-// locks, grants and sleeps, whose timers are timeouts of those (no deadlock check, none
-// beside its grant), make no choice, and whose CAS never fails nor is moved by a race; at the first sign of anything else (or should a
+// locks, grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
+// choice, and whose CAS never fails nor is moved by a race; at the first sign of anything else (or should a
 // step run with another footprint than its wakeup-tree branch said) the search begins again
 // as above (strategy "source-dpor"), and take_restart() tells the explorer.
 //
@@ -249,6 +249,7 @@ struct Event {
   bool handed_over;  // a wait for a grant (OpDesc::handed_over): it ran once another step granted it
   bool compares;     // a CAS (OpDesc::compares): moved by a race, it may fail
   bool grant_wait;   // a step of a wait for a grant, its run or its timer (OpDesc::handed_over)
+  bool timer_reads_more;  // with grant_wait: its timer is a deadlock check (OpDesc::timer_reads_more)
   bool plain_try;  // a plain lock's acquisition that does not wait: it fails (a read) when held
   Access declared_access;  // the access its operation declared (a timeout narrows it to a read)
   Footprint fp;
@@ -444,7 +445,7 @@ class DporStrategy final : public Strategy {
     if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
     if (t.timer && declared_op_.handed_over && !(effective == declared_)) unsupported();  // it read more
     node.current_effect.add(effective);
-    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, declared_op_.handed_over, plain_try, declared_.access, effective,
+    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, declared_op_.handed_over, declared_op_.timer_reads_more, plain_try, declared_.access, effective,
                        static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -490,12 +491,20 @@ class DporStrategy final : public Strategy {
     return false;
   }
 
+  // Adds every awake transition not explored here yet (each enabled: a parked waiter's
+  // timer, not its run, which next_from_wakeup would drop and add again, for ever).
   static void add_every_awake(Node& n) {
-    const Mask current = n.current >= 0 ? bit(n.current) : 0;  // a new node has none yet
-    for (Mask rest = n.awake() & ~n.done & ~current; rest != 0; rest &= rest - 1) {
-      const WakeStep unknown{lowest(rest), false, {}, false};
-      const WakeStep* one[] = {&unknown};
-      n.wakeup.insert(one);
+    for (Mask rest = n.awake(); rest != 0; rest &= rest - 1) {
+      const ActorId a = lowest(rest);
+      std::array<bool, 2> modes{};
+      const int count = n.awake_modes(a, modes);
+      for (int k = 0; k < count; ++k) {
+        const bool current = a == n.current && modes[k] == n.current_is_timer();  // a new node has none yet
+        if (current || n.mode_done(a, modes[k])) continue;
+        const WakeStep unknown{a, modes[k], {}, false};
+        const WakeStep* one[] = {&unknown};
+        n.wakeup.insert(one);
+      }
     }
   }
 
@@ -654,9 +663,10 @@ class DporStrategy final : public Strategy {
       // Optimal mode: the actor's other transition at e's node (its timer, or its run once the
       // lock is free) is a branch of its own there, after notdep(e) as a race's is.
       if (optimal_ && stack_[e.node].mode_enabled(e.actor, !e.timer)) {
-        // Its footprint is guessed (a timeout reads a plain lock, a run takes it): not for a
-        // grant's wait, whose timeout after the grant (Bug #17686's phantom grant) differs.
-        if (e.grant_wait) unsupported();
+        // Its footprint is worked out: a plain lock's timeout reads the lock, its run takes
+        // it; a grant wait's run and timeout (a phantom grant, or the grant winning) both have
+        // the wait's footprint, but for a deadlock check, which reads every lock held then.
+        if (e.grant_wait && e.timer_reads_more) unsupported();
         alternatives_.push_back({static_cast<int>(j), last_of_actor_[e.actor]});
       }
       last_of_actor_[e.actor] = static_cast<int>(j);
@@ -707,12 +717,13 @@ class DporStrategy final : public Strategy {
       reverse_race(i, j, q_step, &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
     }
     deferred_.clear();
-    // The other transition of a waiter for a plain lock: its timeout looks at the lock (a
-    // read), its run takes it. It knows what its actor knew before e.
+    // The other transition of a waiter: for a plain lock, its timeout looks at the lock (a
+    // read), its run takes it; for a grant, both have the wait's footprint. It knows what its
+    // actor knew before e.
     for (const auto& [j, before] : alternatives_) {
       const Event& e = events_[j];
       WakeStep other{e.actor, !e.timer, e.fp, true};
-      other.fp.access = other.timer ? Access::read : e.declared_access;
+      if (!e.grant_wait) other.fp.access = other.timer ? Access::read : e.declared_access;
       zero_vc_.assign(n, 0);
       const std::uint32_t* known = before >= 0 ? &vc_[static_cast<std::size_t>(before) * n] : zero_vc_.data();
       reverse_race(j, j, other, known, n, static_cast<int>(events_.size()));

@@ -29,8 +29,11 @@ const AdvisoryKey kKey = AdvisoryKey::pair(7, 42);
 
 struct Db {
   explicit Db(Env& env)
-      : pool(env.new_pg_pool(pg::PoolConfig{.application_name = "seed", .pool_size = 5, .max_overflow = 10, .timeout = 30s})) {}
+      : pool(env.new_pg_pool(pg::PoolConfig{.application_name = "seed", .pool_size = 5, .max_overflow = 10, .timeout = 30s})),
+        phantom_pool(env.new_pg_pool(
+            pg::PoolConfig{.application_name = "seed", .pool_size = 5, .max_overflow = 10, .timeout = 30s, .phantom_grant = true})) {}
   std::unique_ptr<pg::Pool> pool;
+  std::unique_ptr<pg::Pool> phantom_pool;  // its sessions take Bug #17686's phantom grant
   std::vector<std::string> log;  // what the actors saw, for the checks
   std::vector<pg::PooledConnection> kept;  // connections actors did not give back
 };
@@ -1374,7 +1377,7 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 struct PgOp {
   enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback,
               insert, update, for_update, for_update_nowait, read, insert_if_absent, update_if, skip_locked, for_share,
-              try_xact_lock, kinds } kind = lock;
+              try_xact_lock, lock_timed, kinds } kind = lock;
   int key = 0;  // also the row: 1 + key
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
@@ -1413,6 +1416,7 @@ std::string run(pg::Connection& c, const PgOp& op) {
     case PgOp::update_if:  // compare-and-set from a value some session may have written
       return "update_if " + value(c.update_row_if("r", 1 + op.key, "v", std::to_string(op.pid), {{"v", std::to_string(op.pid + 1)}}));
     case PgOp::try_xact_lock: return "try_xact " + value(c.try_advisory_xact_lock(key, op.mode));
+    case PgOp::lock_timed: return "lock_timed " + code(c.advisory_lock_with_timeout(key, op.mode, 20ms));
     case PgOp::kinds: break;
     case PgOp::view: {
       const auto rows = c.advisory_locks();
@@ -1506,10 +1510,11 @@ TEST(SimPgExplore, WaitsForAdvisoryLocksAndTheirTriesStayOptimal) {
   EXPECT_EQ(dfs.outcomes.size(), 2u);  // the try takes the lock or finds it held
 }
 
-// Random programs of advisory locks (waits, tries, both modes, both scopes), transactions,
-// rows, terminations and views, in both time modes: dpor explores exactly dfs's traces, one
-// complete execution each, with dfs's outcomes; none is sleep-set blocked while it stays
-// optimal (a wait for a grant, a failed pg try are in optimal mode).
+// Random programs of advisory locks (waits, with a lock_timeout too, tries, both modes, both
+// scopes), transactions, rows, terminations and views, in both time modes, some with the
+// phantom grant: dpor explores exactly dfs's traces, one complete execution each, with dfs's
+// outcomes; none is sleep-set blocked while it stays optimal (a wait for a grant and its
+// timeout, a failed pg try are in optimal mode).
 RC_GTEST_PROP(SimPgProperties, DporRunsTheTracesAndOutcomesOfDfs, ()) {
   // 2-3 actors, 5 statements in all, at least one each; each actor keeps its connection
   // to the end (fewer steps).
@@ -1518,10 +1523,11 @@ RC_GTEST_PROP(SimPgProperties, DporRunsTheTracesAndOutcomesOfDfs, ()) {
   for (int i = 0; i < 5; ++i) {
     program[static_cast<std::size_t>(i < n ? i : *rc::gen::inRange(0, n))].push_back(gen_pg_op());
   }
+  const bool phantom = *rc::gen::element(false, false, true);  // lock_timeout with the phantom grant fault
   std::vector<std::function<void(Db&, Env&)>> actors;
   for (int a = 0; a < n; ++a) {
-    actors.push_back([a, ops = program[static_cast<std::size_t>(a)]](Db& db, Env&) {
-      auto c = db.pool->checkout().value();
+    actors.push_back([a, phantom, ops = program[static_cast<std::size_t>(a)]](Db& db, Env&) {
+      auto c = (phantom ? db.phantom_pool : db.pool)->checkout().value();
       for (std::size_t i = 0; i < ops.size(); ++i) db.log.push_back(fmt::format("{}{} {}", a, i, run(*c, ops[i])));
       db.kept.push_back(std::move(c));  // returned when the execution ends, outside the actors
     });
@@ -1540,6 +1546,7 @@ RC_GTEST_PROP(SimPgProperties, DporRunsTheTracesAndOutcomesOfDfs, ()) {
   RC_ASSERT(dfs.exhaustive && dpor.exhaustive);
   RC_TAG(dfs.outcomes.size() > 1 ? "several outcomes" : "one outcome");
   RC_TAG(time == TimeMode::timed ? "timed" : "untimed");
+  if (phantom) RC_TAG("phantom grant");
   RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR" : "dpor optimal throughout");
   RC_ASSERT(dpor.outcomes == dfs.outcomes);
   // One complete execution per trace: under optimal DPOR's footprints while it stays
