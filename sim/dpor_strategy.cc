@@ -43,9 +43,10 @@
 // a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
 // locks, grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
-// choice, and whose CAS never fails nor is moved by a race; at the first sign of anything else (or should a
-// step run with another footprint than its wakeup-tree branch said) the search begins again
-// as above (strategy "source-dpor"), and take_restart() tells the explorer.
+// choice, and whose CAS never fails nor is moved by a race. At the first sign of anything
+// else (or should a step run with another footprint than its wakeup-tree branch said) the
+// search begins again as above (strategy "source-dpor"), and take_restart() tells the
+// explorer.
 //
 // Timed mode, both strategies: the clock moves on only when nothing can run, so every step
 // after that happens after every step before it (Strategy::clock_advanced): no race
@@ -246,7 +247,6 @@ struct Event {
   ActorId actor;
   bool timer;
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
-  bool handed_over;  // a wait for a grant (OpDesc::handed_over): it ran once another step granted it
   bool compares;     // a CAS (OpDesc::compares): moved by a race, it may fail
   bool grant_wait;   // a step of a wait for a grant, its run or its timer (OpDesc::handed_over)
   bool timer_reads_more;  // with grant_wait: its timer is a deadlock check (OpDesc::timer_reads_more)
@@ -330,7 +330,6 @@ class DporStrategy final : public Strategy {
     declared_ = enabled[index].op->footprint;
     declared_op_ = *enabled[index].op;
     declared_waits_ = enabled[index].waits && !enabled[index].timer;
-    declared_handed_over_ = declared_waits_ && enabled[index].op->handed_over;
     return index;
   }
 
@@ -445,7 +444,8 @@ class DporStrategy final : public Strategy {
     if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
     if (t.timer && declared_op_.handed_over && !(effective == declared_)) unsupported();  // it read more
     node.current_effect.add(effective);
-    events_.push_back({t.actor, t.timer, declared_waits_, declared_handed_over_, declared_op_.compares, declared_op_.handed_over, declared_op_.timer_reads_more, plain_try, declared_.access, effective,
+    events_.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
+                       declared_op_.timer_reads_more, plain_try, declared_.access, effective,
                        static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
     last_effect_ = effective;
   }
@@ -632,8 +632,7 @@ class DporStrategy final : public Strategy {
       // know of before its timeout, as a waiting acquisition would. Without it, in timed
       // mode, the clock's advance before the timeout hides every race that would give it
       // the lock (found by the main property: dpor 6 of dfs's 9 traces).
-      if (optimal_ && e.timer && e.fp.access == Access::read && e.declared_access == Access::acquire && e.fp.object != kNoObject &&
-          e.fp.domain == kNoObject && e.fp.object < last_acquire_.size()) {
+      if (optimal_ && e.timer && e.refined() && waited_for_plain_lock(e) && e.fp.object < last_acquire_.size()) {
         const int i = last_acquire_[e.fp.object];
         const int before = last_of_actor_[e.actor];
         const bool known = before >= 0 && i >= 0 && vc_[static_cast<std::size_t>(before) * n + events_[i].actor] >= own_seq(i, n);
@@ -645,7 +644,7 @@ class DporStrategy final : public Strategy {
       // Optimal mode, a wait for a grant: it never races with the step that granted it (the
       // step after which it no longer waited), which it could never precede; its request
       // races as any step does.
-      const int granted_by = optimal_ && e.handed_over ? last_parked_[e.actor] : -1;
+      const int granted_by = optimal_ && e.grant_wait && !e.timer ? last_parked_[e.actor] : -1;
       // Keep only direct races: not known to e's actor, not behind another candidate.
       races_.clear();
       for (int i : candidates_) {
@@ -853,6 +852,13 @@ class DporStrategy final : public Strategy {
     return false;
   }
 
+  // Whether event e's operation was a plain lock's acquisition (its footprint as declared).
+  static bool waited_for_plain_lock(const Event& e) {
+    Footprint declared = e.fp;
+    declared.access = e.declared_access;
+    return plain_lock_acquisition(declared);
+  }
+
   // Whether event i, a release, is what let parked actor q run: q waited on i's object
   // before i and no longer waits after it.
   bool enabled_by(int i, ActorId q) const {
@@ -1038,7 +1044,6 @@ class DporStrategy final : public Strategy {
   Footprint declared_;
   OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
   bool declared_waits_ = false;
-  bool declared_handed_over_ = false;
   bool restarted_ = false;
   NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
