@@ -274,6 +274,11 @@ struct Parked {
 struct ObjectHistory {
   int last_write = -1;
   std::vector<int> reads_since;
+
+  void reset() {
+    last_write = -1;
+    reads_since.clear();
+  }
 };
 
 
@@ -564,10 +569,11 @@ class DporStrategy final : public Strategy {
     seq_.assign(n, 0);
     last_of_actor_.assign(n, -1);
     last_parked_.assign(n, -1);
-    objects_.clear();
-    domains_.clear();
-    observations_ = ObjectHistory();
-    scopes_.clear();
+    // Emptied in place: their read lists keep their memory from one analysis to the next.
+    for (auto& h : objects_) h.reset();
+    for (auto& h : domains_) h.reset();
+    observations_.reset();
+    for (auto& scope : scopes_) scope.second.reset();
     last_machine_crash_ = -1;
     last_acquire_.clear();
     first_release_.clear();
