@@ -1211,29 +1211,61 @@ TEST(SimPg, ThePoolCountsItsCheckedOutConnections) {
 // Every outcome of a small untimed program under a strategy, one text per execution: the
 // lines the actors logged, sorted (the order of independent steps is no outcome), or the
 // verdict of an execution that failed.
-std::set<std::string> outcomes(const std::vector<std::function<void(Db&, Env&)>>& actors, const std::string& strategy,
-                               bool failures_expected = false) {
-  std::set<std::string> seen;
+struct Explored {
+  std::set<std::string> outcomes;
+  std::set<std::string> traces;
+  std::set<std::string> optimal_traces;  // under optimal DPOR's footprints (trace_forms.h)
+  std::uint64_t executions = 0;
+  std::uint64_t redundant = 0;
+  bool restarted = false;  // dpor left its optimal mode
+  bool exhaustive = false;
+  std::uint64_t failures = 0;
+  std::string first_failure;  // its message, when there was one
+};
+
+Explored explore_program(const std::vector<std::function<void(Db&, Env&)>>& actors, const std::string& strategy,
+                         TimeMode time) {
+  Explored out;
   LambdaSystem<Db> system(
       static_cast<int>(actors.size()), [&](Db& db, Env& env, ActorId a) { actors[a](db, env); },
       [&](Db& db) -> std::optional<Violation> {
         std::sort(db.log.begin(), db.log.end());
         std::string joined;
         for (const auto& l : db.log) joined += l + "; ";
-        seen.insert(joined);
+        out.outcomes.insert(joined);
         return std::nullopt;
       });
+  testing::FoataRecorder recorder(sim::make_strategy(strategy, 1));
   sim::ExploreOptions options;
   options.stop_at_first = false;
+  options.limits.time = time;
   options.on_execution = [&](const sim::ExecutionResult& r) {
-    if (r.verdict != Verdict::pass) seen.insert(fmt::format("{}: {}", verdict_name(r.verdict), r.message));
+    recorder.keep_last();
+    if (r.verdict != Verdict::pass) out.outcomes.insert(fmt::format("{}: {}", verdict_name(r.verdict), r.message));
   };
-  const auto result = testing::explore(system, strategy, options);
-  EXPECT_TRUE(result.exhaustive) << strategy;
+  const auto result = sim::explore_system(system, recorder, options);
+  recorder.flush();
+  out.exhaustive = result.exhaustive;
+  out.traces.insert(recorder.forms().begin(), recorder.forms().end());
+  out.optimal_traces.insert(recorder.optimal_forms().begin(), recorder.optimal_forms().end());
+  out.executions = result.stats.executions;
+  out.redundant = result.stats.redundant;
+  out.restarted = recorder.restarted();
+  out.failures = result.stats.failures;
+  if (result.first_failure) out.first_failure = result.first_failure->result.message;
+  return out;
+}
+
+// The outcomes of every execution of the program (in the default time mode), which must
+// all run and, unless failures are expected, none fail.
+std::set<std::string> outcomes(const std::vector<std::function<void(Db&, Env&)>>& actors, const std::string& strategy,
+                               bool failures_expected = false) {
+  const Explored explored = explore_program(actors, strategy, sim::ExploreOptions{}.limits.time);
+  EXPECT_TRUE(explored.exhaustive) << strategy;
   if (!failures_expected) {
-    EXPECT_EQ(result.stats.failures, 0u) << (result.first_failure ? result.first_failure->result.message : "");
+    EXPECT_EQ(explored.failures, 0u) << explored.first_failure;
   }
-  return seen;
+  return explored.outcomes;
 }
 
 TEST(SimPgExplore, TheDeadlockCheckRacesWithARequestOnAnotherLock) {
@@ -1442,46 +1474,6 @@ PgOp gen_pg_op() {
 
 // What one strategy explores of a program: its outcomes (and failure verdicts), the
 // Mazurkiewicz traces of its complete executions, and its counts.
-struct Explored {
-  std::set<std::string> outcomes;
-  std::set<std::string> traces;
-  std::set<std::string> optimal_traces;  // under optimal DPOR's footprints (trace_forms.h)
-  std::uint64_t executions = 0;
-  std::uint64_t redundant = 0;
-  bool restarted = false;  // dpor left its optimal mode
-  bool exhaustive = false;
-};
-
-Explored explore_program(const std::vector<std::function<void(Db&, Env&)>>& actors, const std::string& strategy,
-                         TimeMode time) {
-  Explored out;
-  LambdaSystem<Db> system(
-      static_cast<int>(actors.size()), [&](Db& db, Env& env, ActorId a) { actors[a](db, env); },
-      [&](Db& db) -> std::optional<Violation> {
-        std::sort(db.log.begin(), db.log.end());
-        std::string joined;
-        for (const auto& l : db.log) joined += l + "; ";
-        out.outcomes.insert(joined);
-        return std::nullopt;
-      });
-  testing::FoataRecorder recorder(sim::make_strategy(strategy, 1));
-  sim::ExploreOptions options;
-  options.stop_at_first = false;
-  options.limits.time = time;
-  options.on_execution = [&](const sim::ExecutionResult& r) {
-    recorder.keep_last();
-    if (r.verdict != Verdict::pass) out.outcomes.insert(fmt::format("{}: {}", verdict_name(r.verdict), r.message));
-  };
-  const auto result = sim::explore_system(system, recorder, options);
-  recorder.flush();
-  out.exhaustive = result.exhaustive;
-  out.traces.insert(recorder.forms().begin(), recorder.forms().end());
-  out.optimal_traces.insert(recorder.optimal_forms().begin(), recorder.optimal_forms().end());
-  out.executions = result.stats.executions;
-  out.redundant = result.stats.redundant;
-  out.restarted = recorder.restarted();
-  return out;
-}
 
 TEST(SimPgExplore, WaitsForAdvisoryLocksAndTheirTriesStayOptimal) {
   // Three sessions take one advisory lock, waiting behind each other (a queued request is
