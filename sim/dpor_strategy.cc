@@ -32,7 +32,11 @@
 // does not happen after e (also those after e'), so every race of every execution is
 // inserted again (one already covered changes nothing). A plain lock's waiting acquisition
 // races with the lock's previous acquisition, not with the release between (Nidhugg's lock
-// races). Each branch is one transition: a waiter's timer and its run are two, and the one
+// races); a waiting acquisition of a reader/writer lock, shared or exclusive, never races
+// with the release of a holder that excluded it, but with that holder's acquisition, and a
+// reader's wait races where it began, with the step that made it wait (readers wait while a
+// writer holds the lock or waits for it; a writer's first step that only announced it is no
+// acquisition). Each branch is one transition: a waiter's timer and its run are two, and the one
 // not taken at a node is a branch of its own there (after notdep, as a race's reversal),
 // as Nidhugg treats a nondeterministic choice. A plain lock's try is a read when it fails,
 // and a reversed race knows which it will be (the lock is held or not where it runs). A wait
@@ -42,7 +46,7 @@
 // access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
 // a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
-// locks, grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
+// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
 // choice, and whose CAS never fails nor is moved by a race. At the first sign of anything
 // else (or should a step run with another footprint than its wakeup-tree branch said) the
 // search begins again as above (strategy "source-dpor"), and take_restart() tells the
@@ -57,6 +61,7 @@
 // mode also the wakeup trees along the path.
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -340,9 +345,12 @@ class DporStrategy final : public Strategy {
 
   void parked(std::span<const Transition> waiting) override {
     for (const auto& t : waiting) {
-      // Optimal mode covers waits for plain locks, waits for a grant (a queued request), and
-      // sleeps (never ready: only the timer ends one).
-      if (!plain_lock_acquisition(t.op->footprint) && !t.op->handed_over && !(t.op->footprint == Footprint{})) unsupported();
+      // Optimal mode covers waits for plain locks (exclusive or shared), waits for a grant (a
+      // queued request), and sleeps (never ready: only the timer ends one).
+      if (!plain_lock_acquisition(t.op->footprint) && !shared_lock_acquisition(t.op->footprint) && !t.op->handed_over &&
+          !(t.op->footprint == Footprint{})) {
+        unsupported();
+      }
     }
     const auto state = static_cast<std::uint32_t>(events_.size());
     while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
@@ -433,7 +441,9 @@ class DporStrategy final : public Strategy {
     LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
                            stack_[last_sched_].current_is_timer() == t.timer,
                        "dpor: the step that ran is the one its node chose");
-    const bool plain_try = plain_lock_acquisition(declared_) && !declared_waits_ && !t.timer;
+    // A try: it may fail (narrows). A writer's first step on a reader/writer lock does not: it
+    // takes the lock or announces itself, an acquisition either way.
+    const bool plain_try = plain_lock_acquisition(declared_) && !declared_waits_ && !t.timer && declared_op_.narrows;
     // A step may narrow its access to a read (a failed try or CAS, a timeout): refine_access
     // changes nothing else. In optimal mode only a plain lock's try (it fails exactly when
     // the lock is held) and a timeout (of a wait for a plain lock: it only looks at it) are
@@ -577,6 +587,19 @@ class DporStrategy final : public Strategy {
     last_machine_crash_ = -1;
     last_acquire_.clear();
     first_release_.clear();
+    if (optimal_) {  // each event's actor's next event (announces)
+      next_of_actor_.assign(events_.size(), -1);
+      first_after_.assign(n, -1);
+      for (std::size_t k = events_.size(); k-- > 0;) {
+        int& first = first_after_[static_cast<std::size_t>(events_[k].actor)];
+        next_of_actor_[k] = first;
+        first = static_cast<int>(k);
+      }
+    }
+    holding_.assign(holding_.size(), Access::none);
+    held_since_.assign(held_since_.size(), -1);
+    held_by_releaser_.assign(events_.size(), Access::none);
+    acquisition_released_by_.assign(events_.size(), -1);
     if (optimal_) {
       steps_.clear();
       for (const Event& e : events_) {
@@ -587,12 +610,21 @@ class DporStrategy final : public Strategy {
     std::size_t next_parked = 0;
     auto check_parked_at = [&](std::size_t state) {
       for (; next_parked < parked_.size() && parked_[next_parked].state == state; ++next_parked) {
-        last_parked_[parked_[next_parked].actor] = static_cast<int>(state);
-        // Optimal mode: a lock's waiter races through its acquisition (lock races below);
-        // only a waiter left at the end, which has none, races as a pending operation. A
-        // waiter for a grant races through its request, a step of its own.
-        if (optimal_ && (state != events_.size() || parked_[next_parked].handed_over)) continue;
-        if (optimal_ || parked_[next_parked].decisions > diverge_) check_parked(parked_[next_parked], n);
+        const Parked& pk = parked_[next_parked];
+        last_parked_[pk.actor] = static_cast<int>(state);
+        // Optimal mode: a shared lock's waiter races as a pending operation where its wait
+        // begins (the step that made it wait is what it could have run before), with v
+        // taken over the whole execution (shared_waits_, after the pass).
+        if (optimal_ && state != events_.size() && shared_lock_acquisition(pk.fp) && !pk.handed_over &&
+            (state == 0 || !parked_at(static_cast<std::uint32_t>(state - 1), pk.actor, pk.fp.object))) {
+          check_parked(pk, n, /*defer=*/true);
+          continue;
+        }
+        // Optimal mode: an exclusive lock's waiter races through its acquisition (lock races
+        // below); only a waiter left at the end, which has none, races as a pending
+        // operation. A waiter for a grant races through its request, a step of its own.
+        if (optimal_ && (state != events_.size() || pk.handed_over)) continue;
+        if (optimal_ || pk.decisions > diverge_) check_parked(pk, n, /*defer=*/false);
       }
     };
     // Timed mode: where virtual time moved on, nothing could run; a step after that happens
@@ -618,8 +650,12 @@ class DporStrategy final : public Strategy {
       // the release in between, which it could never precede (Nidhugg's lock races).
       int lock_race = -1;
       const bool lock_step = optimal_ && e.waits && plain_lock_acquisition(e.fp) && !e.refined();
+      const bool shared_wait = optimal_ && e.waits && shared_lock_acquisition(e.fp);
+      // Optimal mode: what the step's actor held of its lock before it (its last step on the
+      // lock an acquisition, not narrowed: it holds it), for a release (held_by_releaser_).
+      if (optimal_) note_holding(e, j, n);
       int enabling_release = -1;  // the release e's acquisition waited for, if any
-      if (optimal_ && plain_lock_acquisition(e.fp)) {  // every acquisition, also a try's: the next waiter's partner
+      if (optimal_ && plain_lock_acquisition(e.fp) && !announces(j)) {  // every acquisition, also a try's: the next waiter's partner
         if (last_acquire_.size() <= e.fp.object) {
           last_acquire_.resize(e.fp.object + 1, -1);
           first_release_.resize(e.fp.object + 1, -1);
@@ -653,6 +689,7 @@ class DporStrategy final : public Strategy {
       const int granted_by = optimal_ && e.grant_wait && !e.timer ? last_parked_[e.actor] : -1;
       // Keep only direct races: not known to e's actor, not behind another candidate.
       races_.clear();
+      holder_races_.clear();
       for (int i : candidates_) {
         const Event& c = events_[i];
         if (c.actor == e.actor || vc[c.actor] >= own_seq(i, n)) continue;
@@ -660,6 +697,24 @@ class DporStrategy final : public Strategy {
         // precede (a release of a lock already free, a flock's close after its unlock, races).
         if (lock_step && i == enabling_release) continue;
         if (i == granted_by) continue;
+        // Nor the release that ended the wait (after which its actor was no longer parked): a
+        // reader/writer lock's writer waits for the last reader, whose release need not be the
+        // first since the lock's last exclusive acquisition. A shared lock's waiter races where
+        // its wait began (check_parked_at).
+        if ((lock_step || shared_wait) && enabling_release_of_wait(i, e.actor)) continue;
+        // Nor a release by a holder that excluded it: right before that release the lock was
+        // held (exclusively, for a shared waiter), and the steps of notdep(i) do not touch
+        // the lock (they would happen after i), so the waiting acquisition could not run
+        // there. Nidhugg's lock races: an unlock and the next lock are not a race.
+        // Its race is with the holder's acquisition instead, as a lock race (unless e's actor
+        // knew of it already).
+        if ((lock_step || shared_wait) && excluded_by_holder(i, e)) {
+          const int taken = acquisition_released_by_[static_cast<std::size_t>(i)];
+          // (Not a writer's waiting acquisition for a shared one: readers wait while a writer does.)
+          const bool behind_writer = shared_wait && taken >= 0 && writer_waited_before(taken, e.fp.object);
+          if (taken >= 0 && !behind_writer && vc[events_[taken].actor] < own_seq(taken, n)) holder_races_.push_back(taken);
+          continue;
+        }
         races_.push_back(i);
       }
       for (int i : candidates_) join(vc, &vc_[static_cast<std::size_t>(i) * n], n);
@@ -681,6 +736,9 @@ class DporStrategy final : public Strategy {
       // is inserted (JACM 2017, Algorithm 2), those already covered change nothing.
       if (!is_new && !optimal_) continue;
       if (lock_race >= 0) deferred_.push_back({lock_race, static_cast<int>(j)});
+      for (int taken : holder_races_) {
+        if (taken != lock_race) deferred_.push_back({taken, static_cast<int>(j)});
+      }
       for (int i : races_) {
         bool behind_another = false;
         for (int k : races_) {
@@ -722,6 +780,17 @@ class DporStrategy final : public Strategy {
       reverse_race(i, j, q_step, &vc_[static_cast<std::size_t>(j) * n], n, static_cast<int>(events_.size()));
     }
     deferred_.clear();
+    // A shared lock's waiter where its wait began: its pending acquisition, after every step
+    // of the execution that does not happen after the race's first step. None of those may
+    // be its own (its steps after the wait come after that step: the release that ended the
+    // wait follows it on the lock).
+    for (const SharedWait& w : shared_waits_) {
+      const WakeStep pending{w.actor, false, w.fp, true};
+      const auto end = static_cast<int>(events_.size());
+      reverse_race(w.race, end, pending, &shared_wait_vcs_[w.vc], n, end, static_cast<int>(w.state));
+    }
+    shared_waits_.clear();
+    shared_wait_vcs_.clear();
     // The other transition of a waiter: for a plain lock, its timeout looks at the lock (a
     // read), its run takes it; for a grant, both have the wait's footprint. It knows what its
     // actor knew before e.
@@ -746,7 +815,7 @@ class DporStrategy final : public Strategy {
 
   // An actor parked on a pending operation races with the latest dependent steps it does
   // not know of: had it run before them, it would not have been blocked.
-  void check_parked(const Parked& pk, std::size_t n) {
+  void check_parked(const Parked& pk, std::size_t n, bool defer) {
     candidates_.clear();
     std::size_t sources = 0;
     for_each_object(pk.fp, [&](ObjectId obj, Access access) {
@@ -767,7 +836,12 @@ class DporStrategy final : public Strategy {
                                      : zero_vc_.data();
     races_.clear();
     for (int i : candidates_) {
-      if (events_[i].actor != pk.actor && known[events_[i].actor] < own_seq(i, n)) races_.push_back(i);
+      if (events_[i].actor == pk.actor || known[events_[i].actor] >= own_seq(i, n)) continue;
+      // A shared waiter never runs right before a writer's waiting acquisition: the writer
+      // waited there, and readers wait while a writer does (sim/sim_objects.h, writer
+      // preference). Its race is with what came before the writer's wait.
+      if (optimal_ && shared_lock_acquisition(pk.fp) && writer_waited_before(i, pk.fp.object)) continue;
+      races_.push_back(i);
     }
     // The pending operation's clock, as an event's would be: what its actor knew, joined
     // with every step it depends on (a reversal must not treat it as independent of those).
@@ -778,7 +852,13 @@ class DporStrategy final : public Strategy {
       for (int k : races_) {
         if (k > i && vc_[static_cast<std::size_t>(k) * n + events_[i].actor] >= own_seq(i, n)) behind_another = true;
       }
-      if (!behind_another) reverse_race(i, static_cast<int>(pk.state), WakeStep{pk.actor, false, pk.fp, true}, pending_vc_.data(), n);
+      if (behind_another) continue;
+      if (defer) {  // v needs the whole execution's clocks
+        shared_waits_.push_back({i, pk.actor, pk.fp, pk.state, shared_wait_vcs_.size()});
+        shared_wait_vcs_.insert(shared_wait_vcs_.end(), pending_vc_.begin(), pending_vc_.end());
+      } else {
+        reverse_race(i, static_cast<int>(pk.state), WakeStep{pk.actor, false, pk.fp, true}, pending_vc_.data(), n);
+      }
     }
   }
 
@@ -856,6 +936,65 @@ class DporStrategy final : public Strategy {
       if (it->actor == q && (!object || it->fp.object == *object)) return true;
     }
     return false;
+  }
+
+  // Records what event j's actor holds of j's lock (plain, exclusive or shared) once j ran,
+  // and, for a release, what it held right before it.
+  void note_holding(const Event& e, std::size_t j, std::size_t n) {
+    held_by_releaser_[j] = Access::none;
+    acquisition_released_by_[j] = -1;
+    const Footprint& f = e.fp;
+    if (f.object == kNoObject || f.domain != kNoObject || f.extra_count != 0 || f.effects != 0) return;
+    const std::size_t at = static_cast<std::size_t>(f.object) * n + static_cast<std::size_t>(e.actor);
+    if (holding_.size() <= at) {
+      holding_.resize((static_cast<std::size_t>(f.object) + 1) * n, Access::none);
+      held_since_.resize(holding_.size(), -1);
+    }
+    Access& held = holding_[at];
+    if (f.access == Access::release) {
+      held_by_releaser_[j] = held;
+      acquisition_released_by_[j] = held == Access::none ? -1 : held_since_[at];
+      held = Access::none;
+    } else if (f.access == Access::acquire || f.access == Access::acquire_shared) {
+      held = f.access;
+      held_since_[at] = static_cast<int>(j);
+    } else {
+      held = Access::none;  // a failed try (a read), a write: nothing known held
+    }
+  }
+
+  // Whether release i was by an actor that held its lock in a way that excluded waiting
+  // acquisition e: exclusively, or (for an exclusive e) at all.
+  bool excluded_by_holder(int i, const Event& e) const {
+    const Event& r = events_[i];
+    if (r.fp.access != Access::release || r.fp.object != e.fp.object || r.actor == e.actor) return false;
+    const Access held = held_by_releaser_[static_cast<std::size_t>(i)];
+    return held == Access::acquire || (held == Access::acquire_shared && e.fp.access == Access::acquire);
+  }
+
+  // Whether event i is a waiting exclusive acquisition of a reader/writer lock (object):
+  // its writer announced itself before it (sim/sim_objects.cc, RWMutex::lock: it waits only
+  // once announced) and still waited right before it.
+  bool writer_waited_before(int i, ObjectId object) const {
+    const Event& w = events_[i];
+    return w.waits && plain_lock_acquisition(w.fp) && w.fp.object == object;
+  }
+
+  // Whether event j only announced its actor as a writer of a reader/writer lock: a plain
+  // acquisition that neither waits nor may fail, after which its actor waits for the lock
+  // (sim/sim_objects.cc, RWMutex::lock). It takes nothing: no lock race's partner.
+  bool announces(std::size_t j) const {
+    const Event& e = events_[j];
+    if (e.waits || e.plain_try || e.timer) return false;
+    const int next = next_of_actor_[j];
+    if (next < 0) return parked_at(static_cast<std::uint32_t>(events_.size()), e.actor, e.fp.object);
+    const Event& w = events_[static_cast<std::size_t>(next)];
+    return w.waits && !w.timer && plain_lock_acquisition(w.fp) && w.fp.object == e.fp.object;
+  }
+
+  // Whether event i is the release that ended actor q's wait on its object.
+  bool enabling_release_of_wait(int i, ActorId q) const {
+    return events_[i].fp.access == Access::release && enabled_by(i, q);
   }
 
   // Whether event e's operation was a plain lock's acquisition (its footprint as declared).
@@ -976,8 +1115,10 @@ class DporStrategy final : public Strategy {
   // Race between event i and the step of actor q after the events before `end` (event
   // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
   // sure the node before i explores an initial of notdep(i).q, where notdep(i) is the events
-  // before notdep_end (end unless given) but `end` that do not happen after i.
-  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end = -1) {
+  // before notdep_end (end unless given) but `end` that do not happen after i. From index
+  // q_later on, q's steps are ones it took after that operation: none may be in notdep(i).
+  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end = -1,
+                    int q_later = std::numeric_limits<int>::max()) {
     if (optimal_ && fallback_) return;  // optimal mode ended in this analysis: nothing inserted counts
     if (notdep_end < 0) notdep_end = end;
     LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
@@ -1004,6 +1145,10 @@ class DporStrategy final : public Strategy {
     if (optimal_) first_step_.resize(std::max(first_step_.size(), n + 1));
     for (int k = i + 1; k < notdep_end; ++k) {
       if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
+        if (k >= q_later && events_[k].actor == q) {  // q's own later step would come before it
+          unsupported();
+          return;
+        }
         const WakeStep* step = optimal_ ? &steps_[static_cast<std::size_t>(k)] : nullptr;
         consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n], step);
         if (optimal_) sequence_.push_back(step);
@@ -1080,6 +1225,22 @@ class DporStrategy final : public Strategy {
     int before;       // the waiter's event before it (-1: none)
   };
   std::vector<TimedOut> timed_out_;  // optimal mode: plain-lock waiters that timed out
+  struct SharedWait {
+    int race;               // the step that made it wait: the race's first step
+    ActorId actor;          // the waiter
+    Footprint fp;           // its pending shared acquisition
+    std::uint32_t state;    // where its wait began
+    std::size_t vc;         // its pending operation's clock, at shared_wait_vcs_[vc..vc + n)
+  };
+  std::vector<SharedWait> shared_waits_;
+  std::vector<Access> holding_;           // optimal mode, per (object, actor): what it holds of that lock
+  std::vector<Access> held_by_releaser_;  // per event: for a release, what its actor held before it
+  std::vector<int> held_since_;               // per (object, actor): the acquisition it holds by
+  std::vector<int> acquisition_released_by_;  // per event: for a release, that acquisition (-1: none)
+  std::vector<int> holder_races_;             // scratch: lock races in place of skipped releases
+  std::vector<int> next_of_actor_;            // optimal mode, per event: its actor's next event (-1: none)
+  std::vector<int> first_after_;              // scratch of next_of_actor_'s pass  // optimal mode: shared lock waits, reversed after the pass
+  std::vector<std::uint32_t> shared_wait_vcs_;
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed
@@ -1091,6 +1252,11 @@ class DporStrategy final : public Strategy {
 
 bool plain_lock_acquisition(const Footprint& f) {
   return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+         f.effects == 0;
+}
+
+bool shared_lock_acquisition(const Footprint& f) {
+  return f.access == Access::acquire_shared && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
          f.effects == 0;
 }
 

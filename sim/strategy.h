@@ -114,6 +114,11 @@ class Strategy {
 // lock is free and takes it in one step; a try (no wait) may run while it is held, and fail.
 bool plain_lock_acquisition(const Footprint& f);
 
+// The footprint of a reader/writer lock's shared acquisition (`rlock`), on one object outside
+// any domain. With Transition::waits its actor parks while a writer holds the lock or waits
+// for it, and takes it in one step.
+bool shared_lock_acquisition(const Footprint& f);
+
 // The footprint optimal DPOR ("dpor") works with for a step of operation `op` (as declared
 // when picked; `waits` and `timer` as in Transition) that ran with `ran`: the same, but an
 // operation that may narrow its access (OpDesc::narrows: a pg try, a conditional update, an
