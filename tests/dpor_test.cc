@@ -400,6 +400,29 @@ nlohmann::json gen_scope_checks(const Actors& actors) {
   return checks;
 }
 
+// dfs's and dpor's summaries of the program, untimed, with per-scope checks (logged).
+std::pair<Summary, Summary> dfs_and_dpor_untimed(const Actors& actors) {
+  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
+  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
+  const nlohmann::json doc = script_scenario(actors, config, {{"time", "untimed"}});
+  RC_LOG() << doc.dump() << "\n";
+  const Scenario s = scenario_from_json(doc);
+  Summary dfs = explore_all(s, "dfs");
+  Summary dpor = explore_all(s, "dpor");
+  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
+           << " executions, " << dpor.redundant << " redundant" << (dpor.restarted ? ", fell back" : "") << "\n";
+  return {std::move(dfs), std::move(dpor)};
+}
+
+// dpor reached dfs's final states and verdicts, and ran exactly dfs's traces, one execution
+// each (under optimal DPOR's footprints while it stayed optimal).
+void assert_as_dfs(const Summary& dfs, const Summary& dpor) {
+  RC_ASSERT(dpor.final_states == dfs.final_states);
+  RC_ASSERT(dpor.verdicts == dfs.verdicts);
+  RC_ASSERT(dpor.executions == traces_run_once(dfs, dpor));
+  RC_ASSERT(dpor.traces == dfs.traces);
+}
+
 RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()) {
   const Actors actors = gen_program();
   const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
@@ -416,11 +439,8 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR" : "dpor optimal throughout");
   RC_TAG(dpor.redundant == 0 ? "no sleep-set-blocked executions" : "some sleep-set-blocked executions");
   if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
-  RC_ASSERT(dpor.final_states == dfs.final_states);
-  RC_ASSERT(dpor.verdicts == dfs.verdicts);
-  RC_ASSERT(dpor.executions == traces_run_once(dfs, dpor));
+  assert_as_dfs(dfs, dpor);
   if (!dpor.restarted) RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
-  RC_ASSERT(dpor.traces == dfs.traces);
 }
 
 // Reader/writer mutexes: 2-4 actors, each with one or two sections of rwmutex w (a reader's
@@ -459,22 +479,10 @@ Actors gen_reader_writer_program() {
 }
 
 RC_GTEST_PROP(DporProperties, ReadersAndWritersRunEveryTraceOnce, ()) {
-  const Actors actors = gen_reader_writer_program();
-  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
-  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
-  nlohmann::json doc = script_scenario(actors, config, {{"time", "untimed"}});
-  RC_LOG() << doc.dump() << "\n";
-  const Scenario s = scenario_from_json(doc);
-  const Summary dfs = explore_all(s, "dfs");
-  const Summary dpor = explore_all(s, "dpor");
-  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
-           << " executions, " << dpor.redundant << " redundant\n";
+  const auto [dfs, dpor] = dfs_and_dpor_untimed(gen_reader_writer_program());
   RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR" : "dpor optimal throughout");
   if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
-  RC_ASSERT(dpor.final_states == dfs.final_states);
-  RC_ASSERT(dpor.verdicts == dfs.verdicts);
-  RC_ASSERT(dpor.executions == traces_run_once(dfs, dpor));
-  RC_ASSERT(dpor.traces == dfs.traces);
+  assert_as_dfs(dfs, dpor);
 }
 
 // Optimal mode's own ground: programs whose actors never wait and never have a timer
@@ -504,22 +512,10 @@ Actors gen_pure_program() {
 }
 
 RC_GTEST_PROP(DporProperties, OptimalOnProgramsThatNeverWait, ()) {
-  const Actors actors = gen_pure_program();
-  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
-  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
-  nlohmann::json doc = script_scenario(actors, config, {{"time", "untimed"}});
-  RC_LOG() << doc.dump() << "\n";
-  const Scenario s = scenario_from_json(doc);
-  const Summary dfs = explore_all(s, "dfs");
-  const Summary dpor = explore_all(s, "dpor");
-  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
-           << " executions, " << dpor.redundant << " redundant" << (dpor.restarted ? ", fell back" : "") << "\n";
+  const auto [dfs, dpor] = dfs_and_dpor_untimed(gen_pure_program());
   RC_TAG(dpor.restarted ? "fell back (a failed CAS)" : "optimal throughout");
-  RC_ASSERT(dpor.final_states == dfs.final_states);
-  RC_ASSERT(dpor.verdicts == dfs.verdicts);
-  RC_ASSERT(dpor.executions == traces_run_once(dfs, dpor));
+  assert_as_dfs(dfs, dpor);
   if (!dpor.restarted) RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
-  RC_ASSERT(dpor.traces == dfs.traces);
   if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
 }
 
