@@ -587,7 +587,7 @@ class DporStrategy final : public Strategy {
     last_machine_crash_ = -1;
     last_acquire_.clear();
     first_release_.clear();
-    if (optimal_) {  // each event's actor's next event (announces)
+    if (optimal_) {  // each event's actor's next event (announces), and who holds which lock
       next_of_actor_.assign(events_.size(), -1);
       first_after_.assign(n, -1);
       for (std::size_t k = events_.size(); k-- > 0;) {
@@ -595,11 +595,11 @@ class DporStrategy final : public Strategy {
         next_of_actor_[k] = first;
         first = static_cast<int>(k);
       }
+      holding_.assign(holding_.size(), Access::none);
+      held_since_.assign(held_since_.size(), -1);
+      held_by_releaser_.assign(events_.size(), Access::none);
+      acquisition_released_by_.assign(events_.size(), -1);
     }
-    holding_.assign(holding_.size(), Access::none);
-    held_since_.assign(held_since_.size(), -1);
-    held_by_releaser_.assign(events_.size(), Access::none);
-    acquisition_released_by_.assign(events_.size(), -1);
     if (optimal_) {
       steps_.clear();
       for (const Event& e : events_) {
@@ -941,8 +941,6 @@ class DporStrategy final : public Strategy {
   // Records what event j's actor holds of j's lock (plain, exclusive or shared) once j ran,
   // and, for a release, what it held right before it.
   void note_holding(const Event& e, std::size_t j, std::size_t n) {
-    held_by_releaser_[j] = Access::none;
-    acquisition_released_by_[j] = -1;
     const Footprint& f = e.fp;
     if (f.object == kNoObject || f.domain != kNoObject || f.extra_count != 0 || f.effects != 0) return;
     const std::size_t at = static_cast<std::size_t>(f.object) * n + static_cast<std::size_t>(e.actor);
