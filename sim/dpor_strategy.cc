@@ -279,10 +279,13 @@ struct Parked {
 struct ObjectHistory {
   int last_write = -1;
   std::vector<int> reads_since;
+  // Optimal mode, objects only: every access of the run, in order (the event, whether a read).
+  std::vector<std::pair<int, bool>> accesses;
 
   void reset() {
     last_write = -1;
     reads_since.clear();
+    accesses.clear();
   }
 };
 
@@ -601,7 +604,9 @@ class DporStrategy final : public Strategy {
     if (optimal_) {  // each event's actor's next event (announces), and who holds which lock
       next_of_actor_.assign(events_.size(), -1);
       first_after_.assign(n, -1);
+      first_after_index_.resize(events_.size() * n);
       for (std::size_t k = events_.size(); k-- > 0;) {
+        std::copy(first_after_.begin(), first_after_.end(), first_after_index_.begin() + static_cast<std::ptrdiff_t>(k * n));
         int& first = first_after_[static_cast<std::size_t>(events_[k].actor)];
         next_of_actor_[k] = first;
         first = static_cast<int>(k);
@@ -910,6 +915,7 @@ class DporStrategy final : public Strategy {
       if (access == Access::none) return;
       if (objects_.size() <= obj) objects_.resize(obj + 1);
       visit(objects_[obj], is_read(access));
+      if (optimal_) objects_[obj].accesses.emplace_back(j, is_read(access));
     });
     if (fp.domain != kNoObject) {
       if (domains_.size() <= fp.domain) domains_.resize(fp.domain + 1);
@@ -1108,6 +1114,58 @@ class DporStrategy final : public Strategy {
     node.wakeup.insert(v);
   }
 
+  // Optimal mode, before v = notdep(i).q is built (notdep(i): the events in (i, notdep_end)
+  // but `end` that do not happen after i): whether a transition asleep (or explored) at node
+  // is a weak initial of v, which insert_unless_asleep would find, worked out from the run's
+  // accesses per object instead of from v. Decided here only:
+  // - a sleeper with no step in v, a footprint on one object (no domain, effects or extra
+  //   objects) that no step of v touches in conflict, independent of q's step;
+  // - q itself asleep, with no step in v but its last one, q_step, on one object, which no
+  //   step of v touches in conflict (nor the sleeper's footprint, when it is another).
+  // In a run with a machine crash (dependent with everything) nothing is decided here. False
+  // means only "not decided": insert_unless_asleep then decides with v. Most races of a
+  // replayed prefix end here (lastzero: three in four), without v.
+  bool asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {
+    if (last_machine_crash_ >= 0) return false;
+    const ActorId p = events_[i].actor;
+    const ActorId q = q_step.actor;
+    const std::uint32_t p_seq = own_seq(i, n);
+    auto in_v = [&](int k) {
+      return k > i && k < notdep_end && k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq;
+    };
+    auto simple = [](const Footprint& f) { return f.domain == kNoObject && f.effects == 0 && f.extra_count == 0; };
+    // Whether a step of v touches simple footprint f's object in conflict with it.
+    auto touched = [&](const Footprint& f) {
+      if (f.object == kNoObject || f.access == Access::none || f.object >= objects_.size()) return false;
+      const auto& accesses = objects_[f.object].accesses;
+      for (auto it = accesses.rbegin(); it != accesses.rend() && it->first > i; ++it) {
+        if (!(it->second && is_read(f.access)) && in_v(it->first)) return true;
+      }
+      return false;
+    };
+    // Whether actor a has a step in v (q's last one aside): its first event after i is one
+    // (its later ones happen after that one, and so after i if it does).
+    auto has_step_in_v = [&](ActorId a) {
+      if (static_cast<std::size_t>(a) >= n) return false;  // no event at all
+      const int first = first_after_index_[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(a)];
+      return first >= 0 && in_v(first);
+    };
+    for (const auto* list : {&node.sleep, &node.explored}) {
+      for (const SleepEntry& s : *list) {
+        const Footprint* own = s.effect.single();
+        if (own == nullptr || s.timer || !simple(*own)) continue;
+        if (s.actor == q) {
+          if (q_step.timer || !q_step.known || !simple(q_step.fp) || has_step_in_v(q)) continue;
+          if (touched(q_step.fp) || (!(q_step.fp == *own) && touched(*own))) continue;
+          return true;
+        }
+        if (!q_step.known || has_step_in_v(s.actor) || dependent(*own, q_step.fp) || touched(*own)) continue;
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Adds q (or, when q cannot run there, every enabled actor) to node's backtrack set.
   static void add_backtrack(Node& node, Mask initials, ActorId q) {
     if (initials & node.backtrack) return;
@@ -1136,6 +1194,7 @@ class DporStrategy final : public Strategy {
     Node& node = stack_[events_[i].node];
     const ActorId p = events_[i].actor;
     const std::uint32_t p_seq = own_seq(i, n);
+    if (optimal_ && q_later == std::numeric_limits<int>::max() && asleep_before_v(node, i, end, notdep_end, q_step, n)) return;
     Mask initials = 0, seen = 0;
     first_in_v_.assign(n, 0);
     auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
@@ -1249,6 +1308,7 @@ class DporStrategy final : public Strategy {
   std::vector<int> acquisition_released_by_;  // per event: for a release, that acquisition (-1: none)
   std::vector<int> holder_races_;             // scratch: lock races in place of skipped releases
   std::vector<int> next_of_actor_;            // optimal mode, per event: its actor's next event (-1: none)
+  std::vector<int> first_after_index_;        // optimal mode, [k * n + a]: actor a's first event after event k (-1: none)
   std::vector<int> first_after_;              // scratch of next_of_actor_'s pass  // optimal mode: shared lock waits, reversed after the pass
   std::vector<std::uint32_t> shared_wait_vcs_;
   std::vector<ObjectHistory> objects_;
