@@ -530,6 +530,45 @@ TEST(SimPgRows, DuplicateInsertsFailAndRollbackDropsAnInsert) {
                       "23505 duplicate key value violates unique constraint \"agents_pkey\"; after rollback: none"}));
 }
 
+// Rows a model inserts while it is built, outside any actor, are there from the start:
+// committed, with their id, a duplicate of one fails as it would in an actor, and the
+// actors' statements find them (the setup's inserts take no step: sim/pg, seed).
+TEST(SimPgRows, RowsInsertedOutsideAnyActorAreCommittedAtOnce) {
+  struct Seeded : Db {
+    explicit Seeded(Env& env) : Db(env) {
+      auto c = pool->checkout().value();
+      (void)c->insert_row("agents", 1, {{"status", "idle"}});
+      const auto dup = c->insert_row("agents", 1, {});
+      log.push_back(fmt::format("setup: {}; {}", dup.ok() ? "no error" : dup.error().sqlstate, show(c->read_row("agents", 1).value())));
+    }
+  };
+  std::set<std::string> logs;
+  LambdaSystem<Seeded> system(
+      2,
+      [](Seeded& db, Env&, ActorId a) {
+        auto c = db.pool->checkout().value();
+        if (a == 0) {
+          db.log.push_back("read: " + show(c->read_row("agents", 1).value()));
+        } else {
+          const auto dup = c->insert_row("agents", 1, {{"status", "busy"}});
+          db.log.push_back("insert: " + (dup.ok() ? std::string("no error") : dup.error().sqlstate));
+        }
+      },
+      [&](Seeded& db) -> std::optional<Violation> {
+        std::string joined;
+        for (const auto& l : db.log) joined += (joined.empty() ? "" : "; ") + l;
+        logs.insert(joined);
+        return std::nullopt;
+      });
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  EXPECT_EQ(testing::explore(system, "dfs", options).stats.failures, 0u);
+  EXPECT_EQ(logs, (std::set<std::string>{
+                      "setup: 23505; id=1,status=idle; read: id=1,status=idle; insert: 23505",
+                      "setup: 23505; id=1,status=idle; insert: 23505; read: id=1,status=idle",
+                  }));
+}
+
 // ---- Gaps found by reading sim/pg against the server (issue 15) ------------------------
 
 // SELECT ... FOR UPDATE and UPDATE of an id with no row lock nothing: another session's

@@ -555,6 +555,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
   Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb) {
+    if (!s_.in_actor() && seed(table, id, values)) return true;
     const OpDesc first{name(verb), {server_.row_object(table, id), Access::write}, id, true};
     if (auto refused = begin_statement(first)) return *refused;
     // A conflict: 23505, or with ON CONFLICT DO NOTHING, no row and no error.
@@ -594,6 +595,32 @@ class SimConnection : public lockstep::pg::Connection {
     r.pending[pid_] = std::move(row);
     wrote(table, id);
     if (Status ended = end_statement(); !ended.ok()) return ended.error();
+    return true;
+  }
+
+  // Outside any actor (a model building the database it starts from: no step is scheduled
+  // there), an autocommit insert of an id nobody has written commits at once, leaving what
+  // the statement would leave: the row committed, the row's object made (object numbers
+  // follow the order of first use), the session's transaction count moved on, the session
+  // idle with its query_start and last step. Its lock-table round trip (the row's key and
+  // the transaction's, taken and let go) leaves nothing. Anything else (a transaction open,
+  // a row there, a fault that may strike, a statement log) takes the statement's own path:
+  // false.
+  bool seed(std::string_view table, std::int64_t id, const Row& values) {
+    if (dead_ || aborted_ || session_.in_transaction || session_.terminated || config_.backend_terminated || s_.logging() ||
+        server_.statement_log() != nullptr) {
+      return false;
+    }
+    const ObjectId obj = server_.row_object(table, id);
+    RowState& r = server_.row(table, id);
+    if (r.committed || !r.pending.empty()) return false;
+    Row row = values;
+    row["id"] = std::to_string(id);
+    r.committed = std::move(row);
+    ++session_.transactions;
+    session_.query_start = s_.now();
+    last_.first_step = s_.step_count();
+    last_step_ = {server_.on(obj, Access::release), s_.step_count()};
     return true;
   }
 
