@@ -1122,8 +1122,9 @@ class DporStrategy final : public Strategy {
   //   objects) that no step of v touches in conflict, independent of q's step;
   // - q itself asleep, with no step in v but its last one, q_step, on one object, which no
   //   step of v touches in conflict (nor the sleeper's footprint, when it is another).
-  // In a run with a machine crash (dependent with everything) nothing is decided here. False
-  // means only "not decided": insert_unless_asleep then decides with v. Most races of a
+  // In a run with a machine crash (dependent with everything) nothing is decided here, nor
+  // where v's first step cannot run at the node. False means only "not decided":
+  // insert_unless_asleep then decides with v. Most races of a
   // replayed prefix end here (lastzero: three in four), without v.
   bool asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {
     if (last_machine_crash_ >= 0) return false;
@@ -1150,6 +1151,15 @@ class DporStrategy final : public Strategy {
       const int first = first_after_index_[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(a)];
       return first >= 0 && in_v(first);
     };
+    // v's first step is one of its initials: when its actor cannot run at the node, the
+    // full path may end optimal mode there (reverse_race's ready == 0), which a sleeper
+    // covering v must not hide. Left to it.
+    int first_of_v = -1;
+    for (int k = i + 1; k < notdep_end && first_of_v < 0; ++k) {
+      if (in_v(k)) first_of_v = k;
+    }
+    const ActorId opens = first_of_v >= 0 ? events_[static_cast<std::size_t>(first_of_v)].actor : q;
+    if (!(node.enabled & bit(opens))) return false;
     for (const auto* list : {&node.sleep, &node.explored}) {
       for (const SleepEntry& s : *list) {
         const Footprint* own = s.effect.single();

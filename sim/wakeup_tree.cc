@@ -121,6 +121,7 @@ void WakeupTree::insert(StepSequence sequence) {
       }
     }
     if (next == kNone) {  // no branch covers v: a new rightmost one under this prefix, its steps in a row
+      LOCKSTEP_INVARIANT(nodes.size() + v.size() < kNone, "a wakeup forest's node indices fit in 32 bits");
       const auto at = static_cast<std::uint32_t>(nodes.size());
       (last != kNone ? nodes[last].next_sibling : parent != kNone ? nodes[parent].first_child : first_root_) = at;
       for (std::size_t k = 0; k < v.size(); ++k) {
