@@ -303,6 +303,9 @@ class DporStrategy final : public Strategy {
   // cuts sequences that the trees would need).
   DporStrategy(std::string name, bool bounded, bool optimal)
       : name_(std::move(name)), bounded_(bounded), optimal_(optimal && !bounded) {}
+  // Its wakeup trees point at its own forest_: never copied, never moved.
+  DporStrategy(const DporStrategy&) = delete;
+  DporStrategy& operator=(const DporStrategy&) = delete;
 
   std::string_view name() const override { return name_; }
 
