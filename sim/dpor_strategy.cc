@@ -1127,8 +1127,8 @@ class DporStrategy final : public Strategy {
   //   step of v touches in conflict (nor the sleeper's footprint, when it is another).
   // In a run with a machine crash (dependent with everything) nothing is decided here, nor
   // where v's first step cannot run at the node. False means only "not decided":
-  // insert_unless_asleep then decides with v. Most races of a
-  // replayed prefix end here (lastzero: three in four), without v.
+  // insert_unless_asleep then decides with v. Most races of a replayed prefix end here
+  // (lastzero: three in four), without v.
   bool asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {
     if (last_machine_crash_ >= 0) return false;
     const ActorId p = events_[i].actor;
@@ -1322,8 +1322,8 @@ class DporStrategy final : public Strategy {
   std::vector<int> holder_races_;             // scratch: lock races in place of skipped releases
   std::vector<int> next_of_actor_;            // optimal mode, per event: its actor's next event (-1: none)
   std::vector<int> first_after_index_;        // optimal mode, [k * n + a]: actor a's first event after event k (-1: none)
-  std::vector<int> first_after_;              // scratch of next_of_actor_'s pass  // optimal mode: shared lock waits, reversed after the pass
-  std::vector<std::uint32_t> shared_wait_vcs_;
+  std::vector<int> first_after_;              // scratch of next_of_actor_'s pass
+  std::vector<std::uint32_t> shared_wait_vcs_;  // the pending operations' clocks of shared_waits_
   std::vector<ObjectHistory> objects_;
   std::vector<ObjectHistory> domains_;
   int last_machine_crash_ = -1;                             // in the run being analysed

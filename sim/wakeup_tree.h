@@ -9,8 +9,9 @@
 // distinct next steps of the sequences through it, leftmost (first inserted) first.
 //
 // Invariants: no sequence is empty; no sequence is a prefix of another (insert stops at a
-// leaf); a tree's nodes are reachable from no other tree. Weak initials decide equivalence; a step whose footprint is unknown (known ==
-// false) is taken as dependent with every step, which can only add branches, never lose one.
+// leaf); a tree's nodes are reachable from no other tree. Weak initials decide equivalence;
+// a step whose footprint is unknown (known == false) is taken as dependent with every step,
+// which can only add branches, never lose one.
 #pragma once
 
 #include <cstdint>
@@ -78,11 +79,13 @@ class WakeupTree;
 // tree it keeps: the vector then holds their nodes only, each tree's in depth-first order.
 class WakeupForest {
  public:
+  // first_compaction: the node count at which the first compaction is due (tests make it small).
+  explicit WakeupForest(std::size_t first_compaction = 4096)
+      : next_compaction_(first_compaction), first_compaction_(first_compaction) {}
+
   // Whether enough was inserted since the last compaction that one is due (amortized: the
   // vector has grown to twice what the last one kept).
   bool wants_compaction() const { return nodes_.size() >= next_compaction_; }
-  // first_compaction: the node count at which the first compaction is due (tests make it small).
-  explicit WakeupForest(std::size_t first_compaction = 4096) : next_compaction_(first_compaction), first_compaction_(first_compaction) {}
 
   // Keeps the nodes of `trees` only; every other tree of this forest is invalid after it.
   void compact(std::span<WakeupTree* const> trees);
