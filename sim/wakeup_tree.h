@@ -6,7 +6,9 @@
 // transition, with the footprint it had), none a prefix of another: the branches a node
 // still has to explore, each a reversed race that must be followed to its end so that no
 // execution ends with every actor asleep. Kept as a tree: each node's children are the
-// distinct next steps of the sequences through it, leftmost (first inserted) first.
+// distinct next steps of the sequences through it, leftmost (first inserted) first. The
+// trees of one search share a WakeupForest, which holds their nodes; a WakeupTree is a
+// handle to its roots there.
 //
 // Invariants: no sequence is empty; no sequence is a prefix of another (insert stops at a
 // leaf); a tree's nodes are reachable from no other tree. Weak initials decide equivalence;
