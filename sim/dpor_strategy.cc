@@ -303,16 +303,12 @@ class DporStrategy final : public Strategy {
   // cuts sequences that the trees would need).
   DporStrategy(std::string name, bool bounded, bool optimal)
       : name_(std::move(name)), bounded_(bounded), optimal_(optimal && !bounded) {}
-  // Its wakeup trees point at its own forest_: never copied, never moved.
-  DporStrategy(const DporStrategy&) = delete;
-  DporStrategy& operator=(const DporStrategy&) = delete;
 
   std::string_view name() const override { return name_; }
 
   bool next_execution() override {
     // An execution that ended optimal mode is not analysed: the search begins again.
     if (started_ && !(optimal_ && fallback_)) analyze_races();
-    if (optimal_ && forest_.wants_compaction()) compact_wakeup_trees();
     if (optimal_ && fallback_) {
       // The program has what optimal mode does not cover: begin again as source-DPOR.
       optimal_ = false;
@@ -320,7 +316,7 @@ class DporStrategy final : public Strategy {
       started_ = false;
       stack_.clear();
       diverge_ = 0;  // every step of the first execution is new
-      inherited_ = WakeupTree(forest_);
+      inherited_ = WakeupTree();
     }
     if (started_) {
       if (!backtrack()) {
@@ -399,7 +395,7 @@ class DporStrategy final : public Strategy {
     bool from_tree = false;
     if (optimal_) {
       n.wakeup = std::move(inherited_);
-      inherited_ = WakeupTree(forest_);
+      inherited_ = WakeupTree();
       from_tree = next_from_wakeup(n);
     }
     if (from_tree) {
@@ -495,16 +491,6 @@ class DporStrategy final : public Strategy {
     }
   }
 
-  // Optimal DPOR: keeps the nodes of the trees still in use (the path's and inherited_) in the
-  // forest, and drops those of the trees dropped since the last compaction.
-  void compact_wakeup_trees() {
-    thread_local std::vector<WakeupTree*> trees;
-    trees.clear();
-    for (std::size_t k = 0; k < stack_.size(); ++k) trees.push_back(&stack_[k].wakeup);
-    trees.push_back(&inherited_);
-    forest_.compact(trees);
-  }
-
   // Optimal DPOR: whether n's wakeup tree has a branch that can be taken; its leftmost one
   // is then first. A branch whose transition sleeps here is covered by the sleep set and
   // dropped; one whose transition cannot be taken here (the race's reversal is not enabled:
@@ -548,7 +534,7 @@ class DporStrategy final : public Strategy {
         if (n.chosen + 1 < n.options) {
           ++n.chosen;
           diverge_ = stack_.size() - 1;
-          inherited_ = WakeupTree(forest_);  // sequences were made with the value before
+          inherited_ = WakeupTree();  // sequences were made with the value before
           return true;
         }
         stack_.pop_back();
@@ -1277,9 +1263,8 @@ class DporStrategy final : public Strategy {
   OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
   bool declared_waits_ = false;
   bool restarted_ = false;
-  WakeupForest forest_;  // optimal: the nodes of every wakeup tree (the path's and inherited_)
   NodeStack stack_;
-  WakeupTree inherited_{forest_};  // optimal: the wakeup tree of the next new scheduling node
+  WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
   std::size_t depth_ = 0;
   std::size_t diverge_ = 0;
   int last_sched_ = -1;

@@ -6,14 +6,11 @@
 // transition, with the footprint it had), none a prefix of another: the branches a node
 // still has to explore, each a reversed race that must be followed to its end so that no
 // execution ends with every actor asleep. Kept as a tree: each node's children are the
-// distinct next steps of the sequences through it, leftmost (first inserted) first. The
-// trees of one search share a WakeupForest, which holds their nodes; a WakeupTree is a
-// handle to its roots there.
+// distinct next steps of the sequences through it, leftmost (first inserted) first.
 //
 // Invariants: no sequence is empty; no sequence is a prefix of another (insert stops at a
-// leaf); a tree's nodes are reachable from no other tree. Weak initials decide equivalence;
-// a step whose footprint is unknown (known == false) is taken as dependent with every step,
-// which can only add branches, never lose one.
+// leaf). Weak initials decide equivalence; a step whose footprint is unknown (known ==
+// false) is taken as dependent with every step, which can only add branches, never lose one.
 #pragma once
 
 #include <cstdint>
@@ -72,69 +69,11 @@ inline bool weak_initial(const WakeStep& p, StepSequence w) {
                       p.known ? &p.fp : nullptr);
 }
 
-class WakeupTree;
-
-// The nodes of every wakeup tree of one search, in one vector: a branch's steps are
-// inserted one after another, and a tree's subtree becomes the next node's tree without a
-// copy, so descending a branch reads memory in order (the trees are deep and narrow).
-// Unlinked nodes stay until compact(), which the search calls between executions with every
-// tree it keeps: the vector then holds their nodes only, each tree's in depth-first order.
-class WakeupForest {
- public:
-  // first_compaction: the node count at which the first compaction is due (tests make it small).
-  explicit WakeupForest(std::size_t first_compaction = 4096)
-      : next_compaction_(first_compaction), first_compaction_(first_compaction) {}
-
-  // Whether enough was inserted since the last compaction that one is due (amortized: the
-  // vector has grown to twice what the last one kept).
-  bool wants_compaction() const { return nodes_.size() >= next_compaction_; }
-
-  // Keeps the nodes of `trees` only; every other tree of this forest is invalid after it.
-  void compact(std::span<WakeupTree* const> trees);
-  // Nodes held, reachable or not.
-  std::size_t size() const { return nodes_.size(); }
-
- private:
-  friend class WakeupTree;
-  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  // A node: its step, its first child and its next sibling (leftmost first); a node without
-  // children ends a sequence.
-  struct Node {
-    WakeStep step;
-    std::uint32_t first_child = kNone;
-    std::uint32_t next_sibling = kNone;
-  };
-  // Appends copies of `from` and the siblings after it, with their descendants, depth
-  // first, from `old`; returns the first one's index (kNone for none).
-  std::uint32_t copy_siblings(const std::vector<Node>& old, std::uint32_t from);
-
-  std::vector<Node> nodes_;
-  std::vector<Node> spare_;  // the vector before the last compaction: its memory, reused
-  std::size_t next_compaction_;
-  std::size_t first_compaction_;  // the floor of next_compaction_
-};
-
-// One node's wakeup tree: a handle to its roots in the search's forest.
 class WakeupTree {
  public:
-  WakeupTree() = default;
-  explicit WakeupTree(WakeupForest& forest) : forest_(&forest) {}
-  // A handle moves (the moved-from tree is empty); two handles never share a node.
-  WakeupTree(WakeupTree&& other) noexcept : forest_(other.forest_), first_root_(other.first_root_) {
-    other.first_root_ = WakeupForest::kNone;
-  }
-  WakeupTree& operator=(WakeupTree&& other) noexcept {
-    forest_ = other.forest_;
-    first_root_ = other.first_root_;
-    other.first_root_ = WakeupForest::kNone;
-    return *this;
-  }
-  WakeupTree(const WakeupTree&) = delete;
-  WakeupTree& operator=(const WakeupTree&) = delete;
-
-  bool empty() const { return first_root_ == WakeupForest::kNone; }
+  bool empty() const { return roots_.empty(); }
   // The leftmost child. REQUIRES: !empty().
-  const WakeStep& first() const { return forest_->nodes_[first_root_].step; }
+  const WakeStep& first() const { return roots_.front().step; }
 
   // Removes the branch under the child (actor, timer) and returns it as a tree of its own
   // (its sequences without their first step).
@@ -143,19 +82,18 @@ class WakeupTree {
   void erase_transition(ActorId actor, bool timer);
   // Adds v as a new rightmost branch unless a branch already covers it: descending while
   // some child is a weak initial of what is left of v, it stops at a leaf or when v is used
-  // up. Copies the steps it keeps. REQUIRES: !v.empty(), a tree made with a forest.
+  // up. Copies the steps it keeps. REQUIRES: !v.empty().
   void insert(StepSequence v);
   // Each sequence as its actors (timer steps negated, -1 - actor), leftmost first: for tests.
   std::vector<std::vector<int>> branches() const;
 
  private:
-  friend class WakeupForest;
-  using Node = WakeupForest::Node;
-  // Unlinks the root (actor, timer); kNone when there is none.
-  std::uint32_t unlink_root(ActorId actor, bool timer);
-
-  WakeupForest* forest_ = nullptr;
-  std::uint32_t first_root_ = WakeupForest::kNone;  // the leftmost child of the root
+  // A node: its step and its children, in order (leftmost first); a leaf ends a sequence.
+  struct Node {
+    WakeStep step;
+    std::vector<Node> children;
+  };
+  std::vector<Node> roots_;
 };
 
 }  // namespace lockstep::sim

@@ -1,5 +1,5 @@
-// The wakeup tree and its forest (sim/wakeup_tree.h): insertion by weak initials, subtrees
-// handed on, and compaction, which must keep every tree it is given exactly as it was.
+// The wakeup tree (sim/wakeup_tree.h): insertion by weak initials, and subtrees handed on
+// that leave the rest of the tree as it was.
 #include "lockstep/sim/wakeup_tree.h"
 
 #include <gtest/gtest.h>
@@ -27,8 +27,7 @@ void insert(WakeupTree& tree, const std::vector<WakeStep>& steps) {
 }
 
 TEST(WakeupTree, ASequenceWhoseWeakInitialIsABranchIsCovered) {
-  WakeupForest forest;
-  WakeupTree tree(forest);
+  WakeupTree tree;
   insert(tree, {step(0, 1), step(1, 2)});
   // 2 then 0, 2's step on an object of its own: 0's step is a weak initial (nothing before it
   // in the sequence is dependent with it), and then 1's (independent of 2's), a leaf: the
@@ -49,8 +48,7 @@ TEST(WakeupTree, ASequenceWhoseWeakInitialIsABranchIsCovered) {
 }
 
 TEST(WakeupTree, SubtreesAndErasedBranchesLeaveTheRestAsItWas) {
-  WakeupForest forest;
-  WakeupTree tree(forest);
+  WakeupTree tree;
   insert(tree, {step(0, 1), step(1, 2), step(2, 2)});
   insert(tree, {step(0, 1), step(3, 2), step(1, 2)});
   insert(tree, {step(4, 1), step(0, 1)});
@@ -62,46 +60,6 @@ TEST(WakeupTree, SubtreesAndErasedBranchesLeaveTheRestAsItWas) {
   tree.erase_transition(4, false);
   EXPECT_EQ(tree.branches(), (Branches{{5, 4}}));
   EXPECT_TRUE(tree.take_subtree(7, false).empty());
-  WakeupTree moved = std::move(sub);
-  EXPECT_TRUE(sub.empty());  // NOLINT(bugprone-use-after-move): a moved-from tree is empty
-  EXPECT_EQ(moved.branches(), (Branches{{1, 2}, {3, 1}}));
-}
-
-TEST(WakeupTree, CompactionKeepsTheTreesItIsGivenAndDropsTheRest) {
-  WakeupForest forest(/*first_compaction=*/8);
-  WakeupTree kept(forest), dropped(forest);
-  for (int round = 0; round < 6; ++round) {
-    insert(kept, {step(round % 3, 1), step(3, 2), step(4, static_cast<ObjectId>(10 + round))});
-    insert(dropped, {step(5, 1), step(6, 1), step(7, 1)});
-  }
-  WakeupTree sub = kept.take_subtree(0, false);
-  const Branches kept_before = kept.branches();
-  const Branches sub_before = sub.branches();
-  ASSERT_TRUE(forest.wants_compaction());
-  const std::size_t before = forest.size();
-  WakeupTree* trees[] = {&kept, &sub};
-  forest.compact(trees);
-  EXPECT_EQ(kept.branches(), kept_before);
-  EXPECT_EQ(sub.branches(), sub_before);
-  EXPECT_LT(forest.size(), before);
-  std::size_t live = 0;
-  for (const auto* t : {&kept, &sub}) {
-    // Nodes shared by branches (a common prefix) count once: count distinct paths' nodes.
-    Branches b = t->branches();
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      std::size_t shared = 0;
-      if (i > 0) {
-        while (shared < b[i].size() && shared < b[i - 1].size() && b[i][shared] == b[i - 1][shared]) ++shared;
-      }
-      live += b[i].size() - shared;
-    }
-  }
-  EXPECT_EQ(forest.size(), live);  // nothing but the kept trees' nodes
-  // The kept trees go on working in the compacted forest.
-  insert(kept, {step(8, 1)});
-  EXPECT_EQ(kept.branches().back(), (std::vector<int>{8}));
-  insert(sub, {step(3, 2), step(9, 9)});
-  EXPECT_EQ(sub.branches(), sub_before);  // a prefix of a branch: covered
 }
 
 }  // namespace
