@@ -38,6 +38,13 @@ struct Db {
   std::vector<pg::PooledConnection> kept;  // connections actors did not give back
 };
 
+// What one execution's actors saw, in order: a log's entries joined by "; ".
+std::string joined_log(const std::vector<std::string>& log) {
+  std::string out;
+  for (const auto& l : log) out += (out.empty() ? "" : "; ") + l;
+  return out;
+}
+
 std::int64_t ms_now(Env& env) { return std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(); }
 
 // Runs one actor body per entry (timed mode by default), every execution of them, and
@@ -47,9 +54,7 @@ std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> acto
   LambdaSystem<Db> system(
       static_cast<int>(actors.size()), [&](Db& db, Env& env, ActorId a) { actors[a](db, env); },
       [&](Db& db) -> std::optional<Violation> {
-        std::string joined;
-        for (const auto& l : db.log) joined += (joined.empty() ? "" : "; ") + l;
-        logs.insert(joined);
+        logs.insert(joined_log(db.log));
         return std::nullopt;
       });
   sim::ExploreOptions options;
@@ -555,9 +560,7 @@ TEST(SimPgRows, RowsInsertedOutsideAnyActorAreCommittedAtOnce) {
         }
       },
       [&](Seeded& db) -> std::optional<Violation> {
-        std::string joined;
-        for (const auto& l : db.log) joined += (joined.empty() ? "" : "; ") + l;
-        logs.insert(joined);
+        logs.insert(joined_log(db.log));
         return std::nullopt;
       });
   sim::ExploreOptions options;
