@@ -222,7 +222,7 @@ class SimConnection : public lockstep::pg::Connection {
     Statement st(*this);
     if (dead_) return lost();
     auto matches = [&] {
-      const std::optional<Row> row = visible(table, id);
+      const std::optional<Row>& row = visible(table, id);
       if (!row) return false;
       const auto it = row->find(std::string(column));
       return it != row->end() && it->second == expected;
@@ -647,8 +647,9 @@ class SimConnection : public lockstep::pg::Connection {
   }
 
   // What this session sees of a row: its own uncommitted version, else the committed one.
-  std::optional<Row> visible(std::string_view table, std::int64_t id) {
-    RowState& r = server_.row(table, id);
+  // The version this session sees: a reference valid until the row's versions change.
+  const std::optional<Row>& visible(std::string_view table, std::int64_t id) {
+    const RowState& r = server_.row(table, id);
     if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;
     return r.committed;
   }
@@ -1148,14 +1149,24 @@ AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
 }
 
 Server::RowSlot& Server::slot(std::string_view table, std::int64_t id) {
-  auto t = tables_.find(table);
-  if (t == tables_.end()) t = tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
-  return t->second[id];
+  // A model names a handful of tables, several times a statement: a scan of their names
+  // costs less than the ordered map's string comparisons.
+  for (const auto& [name, rows] : table_index_) {
+    if (name == table) return (*rows)[id];
+  }
+  auto& [name, rows] = *tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
+  table_index_.emplace_back(name, &rows);
+  return rows[id];
 }
 
 ObjectId Server::row_object(std::string_view table, std::int64_t id) {
   RowSlot& row = slot(table, id);
-  if (row.object == kNoObject) row.object = s_.new_object(fmt::format("{}#{}", table, id));
+  if (row.object == kNoObject) {
+    std::string name(table);  // "{table}#{id}", without fmt's parsing: a few times per execution
+    name += '#';
+    name += std::to_string(id);
+    row.object = s_.new_object(std::move(name));
+  }
   return row.object;
 }
 

@@ -124,6 +124,7 @@ class Server {
 
   std::map<AdvisoryKey, ObjectId> objects_;
   std::map<std::string, std::map<std::int64_t, RowSlot>, std::less<>> tables_;  // in (table, id) order
+  std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
   std::map<int, Session> sessions_;
   int next_pid_ = 1001;
   int pools_ = 0;
