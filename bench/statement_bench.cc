@@ -1,0 +1,125 @@
+// Heap allocations per simulated statement (issue 12, part 5: none in the common path).
+//
+// One actor on one pooled connection of the simulated server repeats a statement mix; the
+// allocations are counted inside the actor, after a warm-up in which the server's tables,
+// lock table and the connection's lists reach their size, so set-up and tear-down are left
+// out. Every allocation between two statements counts: the scheduler's step, the server's
+// and the model API's (a Row returned by value is the API's own copy: shown apart).
+#include <benchmark/benchmark.h>
+
+#include <functional>
+
+#include "bench/alloc_counter.h"
+#include "lockstep/model/pg.h"
+#include "lockstep/model/system.h"
+#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/sim_env.h"
+
+namespace lockstep {
+namespace {
+
+using pg::AdvisoryKey;
+using pg::LockMode;
+
+// Picks the only actor.
+class Single final : public sim::Strategy {
+ public:
+  std::string_view name() const override { return "single"; }
+  bool next_execution() override { return true; }
+  std::size_t pick(std::span<const sim::Transition>, std::uint64_t) override { return 0; }
+  std::uint32_t choose(std::uint32_t, std::string_view, std::uint64_t) override { return 0; }
+};
+
+struct Mix {
+  const char* name;
+  int statements;  // per round
+  std::function<void(pg::Connection&, int round)> round;
+};
+
+const Mix kMixes[] = {
+    {"session lock, unlock", 2,
+     [](pg::Connection& c, int) {
+       (void)c.advisory_lock(AdvisoryKey::pair(1, 2), LockMode::exclusive);
+       (void)c.advisory_unlock(AdvisoryKey::pair(1, 2), LockMode::exclusive);
+     }},
+    {"try lock, unlock", 2,
+     [](pg::Connection& c, int) {
+       (void)c.try_advisory_lock(AdvisoryKey::pair(1, 2), LockMode::exclusive);
+       (void)c.advisory_unlock(AdvisoryKey::pair(1, 2), LockMode::exclusive);
+     }},
+    {"begin, xact lock, commit", 3,
+     [](pg::Connection& c, int) {
+       (void)c.begin();
+       (void)c.advisory_xact_lock(AdvisoryKey::pair(1, 2), LockMode::exclusive);
+       (void)c.commit();
+     }},
+    {"begin, update row, commit", 3,
+     [](pg::Connection& c, int round) {
+       static const pg::Row values{{"state", "idle"}};
+       (void)c.begin();
+       (void)c.update_row("agents", 1 + round % 4, values);
+       (void)c.commit();
+     }},
+    {"autocommit update row", 1,
+     [](pg::Connection& c, int round) {
+       static const pg::Row values{{"state", "idle"}};
+       (void)c.update_row("agents", 1 + round % 4, values);
+     }},
+    {"read row", 1, [](pg::Connection& c, int round) { benchmark::DoNotOptimize(c.read_row("agents", 1 + round % 4)); }},
+};
+
+constexpr int kWarmUp = 64;
+constexpr int kRounds = 10'000;
+
+class Statements final : public System {
+ public:
+  explicit Statements(const Mix& mix) : mix_(mix) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<Inst>(env, mix_, counted_); }
+  std::uint64_t counted() const { return counted_; }
+
+ private:
+  struct Inst final : Instance {
+    Inst(Env& env, const Mix& mix, std::uint64_t& counted) : pool(env.new_pg_pool({})), mix(mix), counted(counted) {
+      auto conn = pool->checkout().value();  // the rows, outside any actor
+      for (int id = 1; id <= 4; ++id) (void)conn->insert_row("agents", id, {{"state", "idle"}});
+    }
+    int actor_count() const override { return 1; }
+    std::string_view actor_name(ActorId) const override { return "client"; }
+    void run_actor(ActorId) override {
+      auto conn = pool->checkout().value();
+      for (int round = 0; round < kWarmUp; ++round) mix.round(*conn, round);
+      const std::uint64_t before = bench::allocation_count();
+      for (int round = 0; round < kRounds; ++round) mix.round(*conn, round);
+      counted = bench::allocation_count() - before;
+    }
+    std::unique_ptr<pg::Pool> pool;
+    const Mix& mix;
+    std::uint64_t& counted;
+  };
+  const Mix& mix_;
+  mutable std::uint64_t counted_ = 0;
+};
+
+void BM_SimPgStatements(benchmark::State& state) {
+  const Mix& mix = kMixes[state.range(0)];
+  state.SetLabel(mix.name);
+  const Statements system(mix);
+  sim::Scheduler scheduler;
+  sim::SimEnv env;
+  Single strategy;
+  sim::RunLimits limits;
+  limits.max_steps = 10'000'000;
+  std::uint64_t statements = 0, allocations = 0;
+  for (auto _ : state) {
+    scheduler.run(system, env, strategy, limits);
+    statements += static_cast<std::uint64_t>(kRounds) * static_cast<std::uint64_t>(mix.statements);
+    allocations += system.counted();
+  }
+  state.counters["allocs_per_statement"] =
+      benchmark::Counter(static_cast<double>(allocations) / static_cast<double>(statements));
+  state.counters["statements_per_s"] = benchmark::Counter(static_cast<double>(statements), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SimPgStatements)->DenseRange(0, std::size(kMixes) - 1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace lockstep
