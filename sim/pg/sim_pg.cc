@@ -646,8 +646,8 @@ class SimConnection : public lockstep::pg::Connection {
     return 0;
   }
 
-  // What this session sees of a row: its own uncommitted version, else the committed one.
-  // The version this session sees: a reference valid until the row's versions change.
+  // What this session sees of a row: its own uncommitted version, else the committed one
+  // (a reference, valid until the row's versions change).
   const std::optional<Row>& visible(std::string_view table, std::int64_t id) {
     const RowState& r = server_.row(table, id);
     if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;

@@ -68,6 +68,8 @@ struct Session {
 class Server {
  public:
   explicit Server(Scheduler& s) : s_(s), domain_(s.new_object("pg server")) {}
+  Server(const Server&) = delete;  // table_index_ points into tables_
+  Server& operator=(const Server&) = delete;
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   LockTable& row_locks() { return row_locks_; }
