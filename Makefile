@@ -2,14 +2,16 @@
 #   make sweep      install what is missing, build, sweep scenarios/ on the simulated backend
 #   make test       install what is missing, build, run the whole test suite
 #   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make build-release  the library and the command as a Release build (-O3) compiles them
 #   make bench      build and run the benchmarks (figures, not pass/fail)
 #   make scaling    the explorer's scaling table (README): executions, blocked, steps/s, s
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+RELEASE_BUILD ?= build-release
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build sweep test test-asan bench scaling clean
+.PHONY: all deps build sweep test test-asan build-release bench scaling clean
 
 all: build
 
@@ -34,6 +36,11 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# GCC warns differently at -O3 (a user's Release build), and -Werror makes that fatal.
+build-release: deps
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+
 bench: build
 	$(BUILD)/bench/lockstep_bench
 	bench/pgbench_lock_scope.sh $(BUILD)/bench/pg_lock_scope
@@ -42,4 +49,4 @@ scaling: build
 	$(BUILD)/bench/scaling_table
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD)
