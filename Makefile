@@ -2,7 +2,7 @@
 #   make sweep      install what is missing, build, sweep scenarios/ on the simulated backend
 #   make test       install what is missing, build, run the whole test suite
 #   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make build-release  the library and the command as a Release build (-O3) compiles them
+#   make build-release  build the library and the command as Release (-O3), as users may
 #   make bench      build and run the benchmarks (figures, not pass/fail)
 #   make scaling    the explorer's scaling table (README): executions, blocked, steps/s, s
 BUILD      ?= build
