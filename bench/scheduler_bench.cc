@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "bench/alloc_counter.h"
+#include "bench/round_robin.h"
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explorer.h"
@@ -34,18 +35,6 @@ void BM_FiberSwitchRoundTrip(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_FiberSwitchRoundTrip);
-
-// Round robin over the enabled transitions: the two actors alternate at every step.
-class PingPong final : public sim::Strategy {
- public:
-  std::string_view name() const override { return "pingpong"; }
-  bool next_execution() override { return true; }
-  std::size_t pick(std::span<const sim::Transition> enabled, std::uint64_t) override { return turn_++ % enabled.size(); }
-  std::uint32_t choose(std::uint32_t, std::string_view, std::uint64_t) override { return 0; }
-
- private:
-  std::size_t turn_ = 0;
-};
 
 // Two actors, each loading one shared variable `steps` times.
 class Loads final : public System {
@@ -72,7 +61,7 @@ void BM_SchedulerStepPingPong(benchmark::State& state) {
   const Loads system(steps_per_actor);
   sim::Scheduler scheduler;
   sim::SimEnv env;
-  PingPong strategy;
+  bench::RoundRobin strategy;  // the two actors alternate at every step
   sim::RunLimits limits;
   limits.max_steps = 10'000'000;
   scheduler.run(system, env, strategy, limits);  // warm up: buffers reach their size

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "bench/alloc_counter.h"
+#include "bench/round_robin.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/system.h"
 #include "lockstep/sim/scheduler.h"
@@ -20,15 +21,6 @@ namespace {
 
 using pg::AdvisoryKey;
 using pg::LockMode;
-
-// Picks the only actor.
-class Single final : public sim::Strategy {
- public:
-  std::string_view name() const override { return "single"; }
-  bool next_execution() override { return true; }
-  std::size_t pick(std::span<const sim::Transition>, std::uint64_t) override { return 0; }
-  std::uint32_t choose(std::uint32_t, std::string_view, std::uint64_t) override { return 0; }
-};
 
 struct Mix {
   const char* name;
@@ -106,7 +98,7 @@ void BM_SimPgStatements(benchmark::State& state) {
   const Statements system(mix);
   sim::Scheduler scheduler;
   sim::SimEnv env;
-  Single strategy;
+  bench::RoundRobin strategy;  // the only actor runs
   sim::RunLimits limits;
   limits.max_steps = 10'000'000;
   std::uint64_t statements = 0, allocations = 0;
