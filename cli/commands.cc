@@ -103,6 +103,7 @@ struct CheckArgs {
   std::string shard;
   bool iterative = false;
   bool no_shrink = false;
+  bool unfair = false;
   std::optional<std::string> trace_out;
   bool json = false;
 };
@@ -127,6 +128,7 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds, a.preemptions, a.depth};
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
+  if (a.unfair) overrides.fair = false;
   if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
   const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
@@ -515,7 +517,9 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
   c->add_option("--max-executions,--executions", check.max_executions,
                 "stop after N executions (verdict incomplete if not exhaustive); with random or pct, the number "
                 "of walks (each run stops at the first failure)");
-  c->add_option("--max-steps", check.max_steps, "bound on the steps of one execution (verdict step_bound past it)");
+  c->add_option("--max-steps", check.max_steps,
+                "bound on the steps of one execution; at it, a repeating fair cycle is a livelock, an obligation "
+                "still hot a liveness failure, anything else step_bound");
   c->add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--preemptions", check.preemptions,
@@ -530,6 +534,10 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
                 "probability at least 1/(n*k^(d-1))")
       ->check(CLI::Range(1, 100));
   c->add_flag("--no-shrink", check.no_shrink, "write the failing trace as found, without shrinking it");
+  c->add_flag("--unfair", check.unfair,
+              "explore unfair schedules too: an execution that repeats a cycle while another actor could run and "
+              "never does is then followed to its step bound (verdict step_bound), not cut (the default is "
+              "fair, as CHESS: see lockstep list)");
   c->add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
   c->add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c->add_flag("--json", check.json, "print one JSON object");

@@ -90,7 +90,13 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["variant"] = c.scenario->variant;
   j["verdict"] = verdict_name(r.result.verdict);
   j["violation"] = failure && !failure->result.invariant.empty() ? nlohmann::json(failure->result.invariant) : nlohmann::json(nullptr);
-  j["message"] = failure ? nlohmann::json(failure->result.message) : nlohmann::json(nullptr);
+  // The message of the trace that is written, where there is one (a shrunk trace or a lasso
+  // says it of itself), else the search's.
+  j["message"] = r.trace ? nlohmann::json(r.trace->message) : failure ? nlohmann::json(failure->result.message) : nlohmann::json(nullptr);
+  if (r.trace && r.trace->lasso) {
+    const auto& l = *r.trace->lasso;
+    j["lasso"] = {{"start", l.start}, {"period", l.period}, {"repeats", l.repeats}, {"observed", l.observed}};
+  }
   j["expected_verdict"] = verdict_name(c.scenario->expect.verdict);
   j["expected_violation"] = c.scenario->expect.violation ? nlohmann::json(*c.scenario->expect.violation) : nlohmann::json(nullptr);
   j["as_expected"] = r.as_expected;
@@ -98,6 +104,7 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["seed"] = r.seed;
   j["executions"] = stats.executions;
   j["redundant"] = stats.redundant;  // sleep-set-blocked executions (dpor)
+  j["unfair"] = stats.unfair;        // cut by fair mode (sim/progress.h)
   j["redundant_ratio"] = stats.executions + stats.redundant > 0
                              ? static_cast<double>(stats.redundant) / static_cast<double>(stats.executions + stats.redundant)
                              : 0.0;
@@ -157,9 +164,17 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
   if (c.scenario->expect.violation) expected += " " + *c.scenario->expect.violation;
   out << fmt::format("{}: {} (expected {}){}\n", c.scenario->name, verdict, expected,
                      r.as_expected ? "" : "  <-- NOT AS EXPECTED");
-  if (failure) out << fmt::format("  {}\n", failure->result.message);
-  const std::string redundant =
+  if (failure) out << fmt::format("  {}\n", r.trace ? r.trace->message : failure->result.message);
+  if (r.trace && r.trace->lasso) {
+    const auto& l = *r.trace->lasso;
+    out << fmt::format("  lasso: {} steps, then a {}-step cycle from step {} on, shown {} times", l.start, l.period, l.start,
+                       l.repeats);
+    if (l.observed > 0) out << fmt::format(" (the search's execution repeated it {} times before its step bound)", l.observed);
+    out << '\n';
+  }
+  std::string redundant =
       stats.redundant > 0 ? fmt::format(" (+{} sleep-set blocked)", stats.redundant) : std::string();
+  if (stats.unfair > 0) redundant += fmt::format(" (+{} cut as unfair)", stats.unfair);
   out << fmt::format("  {} {} seed {}: {} executions{}, {} steps in {:.3f} s ({:.0f} steps/s, {:.0f} executions/s); {}\n",
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),

@@ -27,4 +27,7 @@ std::string_view fs_status_name(FsStatus status) {
 
 std::string_view crash_kind_name(CrashKind kind) { return kind == CrashKind::machine ? "machine" : "process"; }
 
+void Env::hot(std::string_view, Duration) {}
+void Env::cold(std::string_view) {}
+
 }  // namespace lockstep

@@ -210,6 +210,17 @@ class Env {
   // point, a visible operation on its scope; an unordered one is not.
   virtual void observe(const Event& event) = 0;
 
+  // Progress obligations (liveness), as Coyote's hot and cold monitor states: hot(name) says
+  // something must eventually happen ("job 3 is due", "hook 2 waits for the agent lock");
+  // cold(name) says it did. An execution that ends, or reaches its step bound under fair
+  // scheduling, with an obligation still hot gets the verdict `liveness` naming it. With
+  // `within`, it must also turn cold within that much virtual time of turning hot (timed
+  // mode only; untimed runs promise nothing about time between actors). A hot obligation
+  // made hot again keeps its first time. Each call is an ordered step on the obligation's
+  // name. The real Env ignores both: progress is judged in the simulation.
+  virtual void hot(std::string_view obligation, Duration within = Duration::max());
+  virtual void cold(std::string_view obligation);
+
   virtual std::unique_ptr<Mutex> new_mutex(std::string name) = 0;
   virtual std::unique_ptr<RWMutex> new_rwmutex(std::string name) = 0;
   virtual std::unique_ptr<Lock> new_lock(std::string name) = 0;

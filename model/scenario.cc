@@ -7,7 +7,7 @@ namespace {
 
 ExploreSettings parse_explore(const JsonCursor& c) {
   c.expect_keys({"strategy", "seed", "max_steps", "max_executions", "max_seconds",
-                 "stop_at_first", "time", "max_preemptions", "pct_depth"});
+                 "stop_at_first", "time", "max_preemptions", "pct_depth", "fair"});
   ExploreSettings s;
   if (auto v = c.find("strategy")) s.strategy = v->as_string();
   if (auto v = c.find("seed")) s.seed = v->as_uint();
@@ -15,6 +15,7 @@ ExploreSettings parse_explore(const JsonCursor& c) {
   if (auto v = c.find("max_executions")) s.max_executions = v->as_uint();
   if (auto v = c.find("max_seconds")) s.max_seconds = v->as_number(0, 1e9);
   if (auto v = c.find("stop_at_first")) s.stop_at_first = v->as_bool();
+  if (auto v = c.find("fair")) s.fair = v->as_bool();
   if (auto v = c.find("max_preemptions")) s.max_preemptions = static_cast<int>(v->as_int(0, 1000));
   if (auto v = c.find("pct_depth")) s.pct_depth = static_cast<int>(v->as_int(1, 100));
   if (auto v = c.find("time")) {
@@ -37,14 +38,15 @@ Expectation parse_expect(const JsonCursor& c) {
   const std::string name = verdict.as_string();
   const auto parsed = verdict_from_name(name);
   if (!parsed) {
-    verdict.fail(fmt::format(
-        "unknown verdict \"{}\" (expected pass, violation, deadlock, step_bound, model_error "
-        "or incomplete)",
-        name));
+    std::string known;
+    for (Verdict v : kAllVerdicts) known += fmt::format("{}{}", known.empty() ? "" : ", ", verdict_name(v));
+    verdict.fail(fmt::format("unknown verdict \"{}\" (expected one of: {})", name, known));
   }
   e.verdict = *parsed;
   if (auto v = c.find("violation")) {
-    if (e.verdict != Verdict::violation) v->fail("\"violation\" is only meaningful with verdict \"violation\"");
+    if (e.verdict != Verdict::violation && e.verdict != Verdict::liveness) {
+      v->fail("\"violation\" names an invariant (verdict \"violation\") or an obligation (verdict \"liveness\")");
+    }
     e.violation = v->as_string();
   }
   return e;

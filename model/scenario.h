@@ -38,6 +38,7 @@ struct ExploreSettings {
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
   int pct_depth = 3;         // the bug depth d the pct strategy targets
+  bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress.h)
 };
 
 struct Expectation {

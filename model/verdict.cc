@@ -10,6 +10,8 @@ std::string_view verdict_name(Verdict verdict) {
     case Verdict::step_bound: return "step_bound";
     case Verdict::model_error: return "model_error";
     case Verdict::incomplete: return "incomplete";
+    case Verdict::livelock: return "livelock";
+    case Verdict::liveness: return "liveness";
   }
   return "?";
 }

@@ -13,14 +13,16 @@ enum class Verdict {
   pass,         // every execution explored, none failed
   violation,    // an invariant failed
   deadlock,     // no actor can run, some unfinished, no timer pending
-  step_bound,   // an execution ran past its step bound: livelock or starvation
+  step_bound,   // an execution ran past its step bound with no fair repeating cycle in sight
   model_error,  // an actor threw, or misused an Env object
   incomplete,   // bounds stopped the search before it was exhaustive; no failure seen
+  livelock,     // at its step bound, the execution repeats a fair cycle (sim/progress.h)
+  liveness,     // a progress obligation (Env::hot) still hot at the end, or cold too late
 };
 
-inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,       Verdict::violation,
-                                           Verdict::deadlock,   Verdict::step_bound,
-                                           Verdict::model_error, Verdict::incomplete};
+inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,        Verdict::violation,  Verdict::deadlock,
+                                           Verdict::step_bound,  Verdict::model_error, Verdict::incomplete,
+                                           Verdict::livelock,    Verdict::liveness};
 
 std::string_view verdict_name(Verdict verdict);
 std::optional<Verdict> verdict_from_name(std::string_view name);

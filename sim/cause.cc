@@ -187,6 +187,8 @@ std::string outcome_text(const ExecutionResult& r) {
     case Verdict::deadlock: return "ends in a deadlock instead";
     case Verdict::step_bound: return "runs into the step bound instead";
     case Verdict::model_error: return "ends with a model error instead";
+    case Verdict::livelock: return "repeats a cycle to the step bound instead";
+    case Verdict::liveness: return fmt::format("leaves {} unmet instead", r.invariant);
     case Verdict::incomplete: break;
   }
   return std::string(verdict_name(r.verdict));
@@ -326,11 +328,23 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
   std::vector<std::size_t> candidates;
   std::vector<int> per_actor(kMaxActors, 0);
   for (std::size_t i = n; i-- > 0;) {
+    if (budget.stop && budget.stop()) {  // asked at every step: the scan below is not free
+      if (cause.pairs.empty()) {
+        const std::uint64_t tried = cause.tried;
+        cause = Cause{};
+        cause.reason = fmt::format("stopped after {} reorderings, at step {} of {} (latest first)", tried, i + 1, n);
+        return cause;
+      }
+      cause.complete = false;
+      cause.reason = fmt::format("stopped after {} reorderings: steps before {} not examined", cause.tried, i + 1);
+      break;
+    }
     const ActorId a = original.steps[i].actor;
-    // The first few dependent steps of each other actor after i, in order.
+    // The first few dependent steps of each other actor after i, in order, within
+    // kCauseWindow steps: a delay longer than that explains less, and the scan stays linear.
     candidates.clear();
     std::fill(per_actor.begin(), per_actor.end(), 0);
-    for (std::size_t j = i + 1; j < n; ++j) {
+    for (std::size_t j = i + 1; j < n && j <= i + kCauseWindow; ++j) {
       const ActorId b = original.steps[j].actor;
       if (b == a || per_actor[b] >= kMaxDelaysPerActor) continue;
       if (!dependent(original.steps[i].footprint, original.steps[j].footprint)) continue;

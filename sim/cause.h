@@ -15,7 +15,8 @@
 // unexamined (the result then says so: complete false).
 //
 // Every attempt is a real execution of the system. The result is deterministic (the same
-// decisions give the same pairs and sentences) unless CauseBudget::stop fires. Bounded by
+// decisions give the same pairs and sentences) unless CauseBudget::stop fires; it is asked
+// before every step i is examined and before every attempt. Bounded by
 // attempts and by the steps all attempts run; out of budget, the analysis says "not
 // computed" instead of delaying the verdict. Cost: one replay, plus one execution per
 // pair tried, O(steps) each: O(steps^2 x actors) in all, within the budget.
@@ -57,12 +58,14 @@ ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const
 struct CauseBudget {
   std::uint64_t max_attempts = 3000;
   std::uint64_t max_steps = 3'000'000;  // over all attempts
-  std::function<bool()> stop;           // checked before each attempt; may be empty
+  std::function<bool()> stop;           // checked before each step and attempt; may be empty
 };
 
 // The most cause pairs a report keeps (the latest found, shown in step order).
 inline constexpr std::size_t kMaxCausePairs = 8;
 inline constexpr int kMaxDelaysPerActor = 4;
+// How far after a step its partners are looked for: keeps the analysis O(steps x window).
+inline constexpr std::size_t kCauseWindow = 2048;
 
 // REQUIRES: `failing` replays to a failure under `limits`.
 Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,

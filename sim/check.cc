@@ -35,6 +35,7 @@ Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, 
 RunLimits limits_of(const Trace& trace) {
   RunLimits limits;
   limits.max_steps = trace.max_steps;
+  limits.fair = false;  // a trace is followed, not explored: nothing is cut (sim/progress.h)
   limits.time = trace.time;
   limits.seed = trace.seed;
   return limits;
@@ -59,6 +60,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   ExploreOptions explore;
   explore.limits.max_steps = o.max_steps.value_or(scenario.explore.max_steps);
   explore.limits.time = scenario.explore.time;
+  explore.limits.fair = o.fair.value_or(scenario.explore.fair);
   explore.limits.seed = seed;
   explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
   explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
@@ -86,29 +88,101 @@ Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const Fou
 
 }  // namespace
 
+namespace {
+
+struct Lasso {
+  std::vector<Decision> decisions;
+  std::uint64_t steps = 0;  // the lasso's length: its step bound
+  std::uint64_t start = 0;  // where its cycle begins
+};
+
+// The shortest lasso of an execution that ends repeating a cycle of `period` steps: its
+// prefix up to where the repetition begins, then the cycle as often as a livelock needs
+// (sim/progress.h). One more run of the execution finds where that is; nullopt when it was
+// stopped, or repeats no such cycle.
+std::optional<Lasso> cut_to_lasso(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions,
+                                  std::uint32_t period, const std::function<bool()>& stop) {
+  RunLimits l = limits;
+  l.log_events = false;
+  l.lasso_period = period;
+  l.stop = stop;
+  Scheduler scheduler;
+  SimEnv env;
+  auto replay = make_replay_strategy(decisions);
+  replay->next_execution();
+  const ExecutionResult r = scheduler.run(system, env, *replay, l);
+  if (r.interrupted || !r.cycle || r.cycle->period != period) return std::nullopt;
+  const std::uint64_t repeats = std::max<std::uint64_t>(kCycleRepeats, (kMinCycleSteps + period - 1) / period);
+  Lasso lasso;
+  lasso.start = r.cycle->start;
+  lasso.steps = r.cycle->start + repeats * period;
+  if (lasso.steps > r.steps) return std::nullopt;
+  // The decisions of the lasso's steps: every scheduling decision before step `steps`, with
+  // the choices made inside those steps.
+  std::uint64_t scheduled = 0;
+  for (const Decision& d : scheduler.decisions()) {
+    if (d.kind != Decision::Kind::choice && scheduled++ == lasso.steps) break;
+    lasso.decisions.push_back(d);
+  }
+  return lasso;
+}
+
+// A failure judged at the step bound from the cycle the execution repeats.
+bool judged_by_cycle(const ExecutionResult& r, const RunLimits& limits) {
+  return r.cycle && r.steps >= limits.max_steps && (r.verdict == Verdict::livelock || r.verdict == Verdict::liveness);
+}
+
+}  // namespace
+
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
                         const FoundFailure& failure, bool shrink, const ShrinkBudget& budget,
                         const std::function<bool()>& cause_stop) {
   std::vector<Decision> decisions = failure.decisions;
+  RunLimits run_limits = limits;
+  run_limits.fair = false;  // the failure is followed, not explored: nothing is cut
+  const ExecutionResult& found = failure.result;
+  std::optional<LassoInfo> lasso_info;
+  if (judged_by_cycle(found, limits)) {
+    // A loop's trace is a lasso, not the thousands of steps to the bound: it replays and
+    // shrinks in a few steps, and says how often the search saw the cycle repeat.
+    if (auto lasso = cut_to_lasso(system, run_limits, decisions, found.cycle->period, budget.stop)) {
+      decisions = std::move(lasso->decisions);
+      run_limits.max_steps = lasso->steps;
+      lasso_info = LassoInfo{0, found.cycle->period, 0, (found.steps - lasso->start) / found.cycle->period};
+    }
+  }
+  // A step bound with no cycle is as long as its bound whatever is dropped: nothing to shrink.
+  const bool shrinkable = shrink && found.verdict != Verdict::step_bound;
   std::optional<ShrinkInfo> info;
-  if (shrink) {
-    const ShrinkResult s = shrink_failure(system, limits, failure.decisions, failure.result, budget);
+  if (shrinkable) {
+    const ShrinkResult s = shrink_failure(system, run_limits, decisions, found, budget);
     decisions = s.decisions;
     info = ShrinkInfo{s.original.steps, s.original.preemptions, s.shrunk.steps, s.shrunk.preemptions, s.attempts,
                       s.out_of_budget};
+    if (lasso_info) {  // a shorter prefix may begin the cycle earlier
+      if (auto lasso = cut_to_lasso(system, run_limits, decisions, static_cast<std::uint32_t>(lasso_info->period), budget.stop)) {
+        decisions = std::move(lasso->decisions);
+        run_limits.max_steps = lasso->steps;
+      }
+    }
   }
   auto replay = make_replay_strategy(decisions);
-  Trace t = record_execution(system, scenario, *replay, limits);
-  if (!shrink && (t.verdict != failure.result.verdict || t.message != failure.result.message)) {
+  Trace t = record_execution(system, scenario, *replay, run_limits);
+  if (!shrinkable && !lasso_info && (t.verdict != found.verdict || t.message != found.message)) {
     throw std::logic_error(fmt::format(
         "re-running the failing execution gave {} (\"{}\") instead of {} (\"{}\"): the model is not deterministic",
-        verdict_name(t.verdict), t.message, verdict_name(failure.result.verdict), failure.result.message));
+        verdict_name(t.verdict), t.message, verdict_name(found.verdict), found.message));
   }
   t.shrunk = info;
-  if (is_failure(t.verdict)) {
+  if (t.lasso && lasso_info) t.lasso->observed = lasso_info->observed;
+  if (t.verdict == Verdict::step_bound) {
+    Cause c;
+    c.reason = "an execution that runs to its step bound is not explained by the order of two steps";
+    t.cause = c;
+  } else if (is_failure(t.verdict)) {
     CauseBudget cause_budget;
     cause_budget.stop = cause_stop;
-    t.cause = find_cause(system, limits, t.decisions, cause_budget);
+    t.cause = find_cause(system, run_limits, t.decisions, cause_budget);
   }
   return t;
 }
@@ -189,7 +263,8 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
       }
       return report;
     }
-    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget, options.stop_requested);
+    // The cause analysis too: a trace cut by the time bound says so (its cause incomplete).
+    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget, budget.stop);
     t.strategy = report.strategy;
     t.execution = failure->execution;
     report.trace = std::move(t);
@@ -264,6 +339,10 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
   t.time = limits.time;
   t.max_steps = limits.max_steps;
   t.verdict = r.result.verdict;
+  if (judged_by_cycle(r.result, limits)) {
+    const Cycle& c = *r.result.cycle;
+    t.lasso = LassoInfo{c.start, c.period, c.repeats(), 0};
+  }
   t.invariant = r.result.invariant;
   t.message = r.result.message;
   t.actors = std::move(r.actors);

@@ -35,6 +35,7 @@ struct CheckOverrides {
   StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
+  std::optional<bool> fair = std::nullopt;  // fair mode (RunLimits::fair); default: the scenario's
 };
 
 struct CheckOptions {

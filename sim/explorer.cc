@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/sim/fair_continuation.h"
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -13,19 +14,23 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
   ExploreStats& stats = out.stats;
   LockOrderGraph lock_orders;
   auto elapsed = [&] { return options.elapsed_seconds ? options.elapsed_seconds() : 0.0; };
+  auto out_of_time = [&] { return options.max_seconds > 0 && elapsed() >= options.max_seconds; };
+  auto stop_asked = [&] { return options.stop_requested && options.stop_requested(); };
+  RunLimits limits = options.limits;
+  limits.stop = [&, inner = options.limits.stop] { return stop_asked() || out_of_time() || (inner && inner()); };
 
   for (;;) {
     if (options.max_executions != 0 && stats.executions + stats.redundant >= options.max_executions) {
       out.stop_reason = fmt::format("bound of {} executions reached", options.max_executions);
       break;
     }
-    if (options.max_seconds > 0 && elapsed() >= options.max_seconds) {
-      out.stop_reason = fmt::format("bound of {} s of wall time reached", options.max_seconds);
-      break;
-    }
-    if (options.stop_requested && options.stop_requested()) {
+    if (stop_asked()) {
       out.stop_reason = "interrupted";
       out.interrupted = true;
+      break;
+    }
+    if (out_of_time()) {
+      out.stop_reason = fmt::format("bound of {} s of wall time reached", options.max_seconds);
       break;
     }
     if (!strategy.next_execution()) {
@@ -39,14 +44,36 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
     }
     ExecutionResult result;
     try {
-      result = scheduler.run(system, env, strategy, options.limits);
+      result = scheduler.run(system, env, strategy, limits);
     } catch (const Divergence& d) {
       result.verdict = Verdict::model_error;
       result.message = d.what();
       result.steps = d.step();
     }
     stats.steps += result.steps;
-    if (result.skipped || (!result.pruned && !strategy.owns_execution())) {
+    if (result.interrupted) {  // cut inside the execution: the next turn of the loop says why
+      stats.elapsed_s = elapsed();
+      if (!stop_asked() && !out_of_time()) {
+        out.stop_reason = "stopped inside an execution";
+        break;
+      }
+      continue;
+    }
+    std::vector<Decision> continued;  // the decisions of a failing fair continuation
+    if (result.unfair) {
+      // Cut in an unfair cycle: does a fair scheduler leave it? A fair continuation that
+      // fails (a livelock: it never left the cycle) is a failure like any other.
+      ++stats.unfair;
+      FairContinuation c = continue_fairly(system, limits, scheduler.decisions());
+      stats.steps += c.result.steps;
+      if (is_failure(c.result.verdict) && !c.result.unfair && !c.result.interrupted && strategy.owns_execution()) {
+        result = std::move(c.result);
+        continued = std::move(c.decisions);
+      }
+    }
+    if (result.unfair) {
+      // Left the cycle, or cut again: nothing to judge here.
+    } else if (result.skipped || (!result.pruned && !strategy.owns_execution())) {
       ++stats.skipped;
     } else if (result.pruned) {
       ++stats.redundant;
@@ -57,7 +84,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       if (options.on_execution) options.on_execution(result);
       std::optional<FoundFailure> found;
       if (is_failure(result.verdict)) {
-        found = FoundFailure{result, scheduler.decisions(), stats.executions, {}};
+        found = FoundFailure{result, continued.empty() ? scheduler.decisions() : continued, stats.executions, {}};
       } else if (!result.lock_order_edges.empty()) {
         if (auto cycle = lock_orders.add(result.lock_order_edges, scheduler.decisions(), stats.executions)) {
           ExecutionResult across;

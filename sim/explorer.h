@@ -1,8 +1,9 @@
 // sim/explorer.h: runs execution after execution under one strategy, within bounds.
 //
-// Bounds: steps per execution (RunLimits::max_steps, verdict step_bound past it),
-// executions, and wall time. sim/ has no clock: the caller passes elapsed_seconds (the CLI
-// uses a steady clock from real/); without it there is no time bound.
+// Bounds: steps per execution (RunLimits::max_steps; past it sim/progress.h judges the
+// execution), executions, and wall time, checked between executions and every
+// kStopCheckSteps steps inside one. sim/ has no clock: the caller passes elapsed_seconds
+// (the CLI uses a steady clock from real/); without it there is no time bound.
 //
 // The overall verdict is the first failure's (violation, deadlock, step_bound,
 // model_error); with no failure it is pass only when the strategy covered every execution,
@@ -35,6 +36,7 @@ struct ExploreStats {
   std::uint64_t executions = 0;  // complete executions, each with a verdict
   std::uint64_t redundant = 0;   // ended early by the strategy (sleep-set blocked): no verdict
   std::uint64_t skipped = 0;     // belonging to other shards
+  std::uint64_t unfair = 0;      // cut by fair mode: they repeated an unfair cycle (no verdict)
   std::uint64_t steps = 0;       // of both kinds
   std::uint64_t failures = 0;
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
@@ -48,8 +50,9 @@ struct ExploreOptions {
   double max_seconds = 0;            // 0: no bound; needs elapsed_seconds
   bool stop_at_first = true;
   std::function<double()> elapsed_seconds;
-  // Asked before every execution: true stops the search there (Ctrl-C); the result is then
-  // `interrupted`, its verdict incomplete unless a failure was already found.
+  // Asked before every execution and every kStopCheckSteps steps inside one: true stops the
+  // search there (Ctrl-C); the result is then `interrupted`, its verdict incomplete unless a
+  // failure was already found. The time bound is checked as often.
   std::function<bool()> stop_requested;
   // Called about every `progress_every` executions, and once at the end.
   std::function<void(const ExploreStats&)> progress;

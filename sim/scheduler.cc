@@ -110,6 +110,9 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   divergence_ = nullptr;
   decisions_.clear();
   events_.clear();
+  obligations_.clear();
+  last_mismatch_ = 0;
+  mismatch_seen_ = false;
   ++execution_;  // object ids stay: see new_object
   made_count_ = 0;
   actor_names_.clear();
@@ -172,6 +175,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     if (enabled_count_ == 0) {
       if (limits_.time == TimeMode::timed && advance_clock()) {
         strategy_->clock_advanced();
+        if (check_obligation_deadlines()) break;
         continue;
       }
       if (unfinished_ != 0) {
@@ -181,6 +185,12 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       try {
         if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
         if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
+        if (!obligations_.hot().empty()) {
+          const auto& h = obligations_.hot().front();
+          fail(Verdict::liveness, h.name,
+               fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {})", h.name,
+                           h.since.count() / 1'000'000, h.actor >= 0 ? actor_names_[h.actor] : std::string("-")));
+        }
         result_verdict_.marks = instance_->marks();
         result_verdict_.lock_order_edges = instance_->lock_order_edges();
         for (auto& fault : env.injected_faults()) result_verdict_.marks.push_back(std::move(fault));
@@ -193,9 +203,15 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       break;
     }
     if (steps_ >= limits_.max_steps) {
-      fail(Verdict::step_bound, "",
-           fmt::format("the execution ran past its bound of {} steps (livelock or starvation?)",
-                       limits_.max_steps));
+      finish_at_bound();
+      break;
+    }
+    if (steps_ % kStopCheckSteps == 0 && steps_ > 0 && limits_.stop && limits_.stop()) {
+      result_verdict_.interrupted = true;
+      break;
+    }
+    if (limits_.fair && steps_ % kFairCheckSteps == 0 && unfair_tail()) {
+      result_verdict_.unfair = true;
       break;
     }
     const std::size_t pick = strategy_->pick(enabled(), steps_);
@@ -210,10 +226,20 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     const Transition t = enabled_[pick];
     decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
                           static_cast<std::uint32_t>(t.actor)});
+    // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
+    const bool remember = limits_.fair || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
+    std::uint64_t enabled_mask = 0;
+    if (remember) {
+      for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
+    }
     execute(t);
     if (divergence_) std::rethrow_exception(divergence_);
+    if (remember) record_sig(t, enabled_mask);
   }
   result_verdict_.steps = steps_;
+  if (events_.size() > kMaxLoggedEvents) {
+    events_.erase(events_.begin(), events_.end() - static_cast<std::ptrdiff_t>(kMaxLoggedEvents));
+  }
   return result_verdict_;
 }
 
@@ -268,6 +294,9 @@ void Scheduler::execute(const Transition& t) {
   if (limits_.log_events) {
     detail_.clear();  // note_detail and note_released are called only when logging
     released_.clear();
+    if (events_.size() >= 2 * kMaxLoggedEvents) {  // keep the latest: amortized O(1) per step
+      events_.erase(events_.begin(), events_.end() - static_cast<std::ptrdiff_t>(kMaxLoggedEvents));
+    }
     log_index = events_.size();
     events_.push_back({steps_, (limits_.time == TimeMode::timed ? now_ : actor_now_[t.actor]).count(), t.actor,
                        op_text(a.op), ""});
@@ -307,8 +336,14 @@ void Scheduler::refine_access(Access access) {
 Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
   // An actor being unwound: releases and observations still happen (destructors of lock
   // guards and scope guards call them), anything else unwinds further.
+  // The count of exceptions in flight is the thread's, shared with the scheduler's own stack:
+  // an execution ended by an exception (a divergence) unwinds its actors with one in flight.
   auto abort_point = [&] {
-    if (std::uncaught_exceptions() > 0 || op.footprint.access == Access::release || (op.footprint.effects & kObserves)) {
+    LOCKSTEP_INVARIANT(++unwind_steps_ <= kMaxUnwindSteps,
+                       "an actor unwinding at the end of an execution goes on taking steps: model code that "
+                       "catches everything must rethrow (ExecutionAborted)");
+    if (std::uncaught_exceptions() > unwinding_base_ || op.footprint.access == Access::release ||
+        (op.footprint.effects & kObserves)) {
       return Wake::run;
     }
     throw ExecutionAborted{};
@@ -422,12 +457,138 @@ void Scheduler::observe(const Event& event) {
   if (auto v = instance_->on_event(event)) fail(Verdict::violation, v->invariant, v->message);
 }
 
+namespace {
+
+// An obligation's steps are ordered against the other steps on its name only.
+ScopeId obligation_scope(std::string_view name) {
+  return static_cast<ScopeId>(std::hash<std::string_view>{}(name) | (std::uint64_t{1} << 62));
+}
+
+}  // namespace
+
+bool Scheduler::obligation_step(std::string_view verb, std::string_view name) {
+  if (aborting_ || instance_ == nullptr) return false;
+  if (current_ < 0) return true;  // outside any actor (a model's set-up): no step
+  OpDesc op{verb, {}};
+  op.footprint.effects = kObserves;
+  op.footprint.scope = obligation_scope(name);
+  yield(op);
+  if (aborting_) return false;
+  effects_ |= kObserves;
+  scope_ = op.footprint.scope;
+  if (limits_.log_events) note_detail(std::string(name));
+  return true;
+}
+
+void Scheduler::hot(std::string_view obligation, Duration within) {
+  if (!obligation_step("hot", obligation)) return;
+  obligations_.make_hot(obligation, now(), within, current_);
+}
+
+void Scheduler::cold(std::string_view obligation) {
+  if (!obligation_step("cold", obligation)) return;
+  const auto h = obligations_.make_cold(obligation);
+  if (h && limits_.time == TimeMode::timed && h->within != Duration::max() && now() - h->since > h->within) {
+    fail(Verdict::liveness, h->name,
+         fmt::format("\"{}\" was met at {} ms, {} ms after it went hot: more than its {} ms", h->name,
+                     now().count() / 1'000'000, (now() - h->since).count() / 1'000'000, h->within.count() / 1'000'000));
+  }
+}
+
 void Scheduler::fail(Verdict verdict, std::string invariant, std::string message) {
   if (failed_ || aborting_) return;
   failed_ = true;
   result_verdict_.verdict = verdict;
   result_verdict_.invariant = std::move(invariant);
   result_verdict_.message = std::move(message);
+}
+
+void Scheduler::record_sig(const Transition& t, std::uint64_t enabled) {
+  const std::uint64_t step = steps_ - 1;
+  StepSig& sig = ring_.at(step);
+  sig.verb = t.op->verb;
+  sig.object = t.op->footprint.object;
+  sig.arg = t.op->arg;
+  sig.result = result_;
+  sig.actor = t.actor;
+  sig.timer = t.timer;
+  sig.enabled = enabled;
+  const std::uint32_t p = limits_.lasso_period;
+  if (p > 0 && step >= p) {
+    LOCKSTEP_INVARIANT(p < kTailSteps, "a lasso's period fits in the ring");
+    if (!sig.same_as(ring_.at(step - p))) {
+      last_mismatch_ = step;
+      mismatch_seen_ = true;
+    }
+  }
+}
+
+bool Scheduler::unfair_tail() {
+  if (steps_ < limits_.fair_from_step + kMinCycleSteps) return false;
+  const std::uint64_t window = std::min<std::uint64_t>(steps_ - limits_.fair_from_step, kFairWindow);
+  const auto cycle = find_cycle(ring_, steps_, window, static_cast<std::uint32_t>(kFairWindow / kFairRepeats), kFairRepeats);
+  return cycle && cycle->starved != 0;
+}
+
+bool Scheduler::check_obligation_deadlines() {
+  const ObligationSet::Hot* late = obligations_.overdue(now_);
+  if (late == nullptr) return false;
+  fail(Verdict::liveness, late->name,
+       fmt::format("\"{}\" is still hot at {} ms: it went hot at {} ms and had to be met within {} ms", late->name,
+                   now_.count() / 1'000'000, late->since.count() / 1'000'000, late->within.count() / 1'000'000));
+  return true;
+}
+
+void Scheduler::finish_at_bound() {
+  const std::uint64_t window = std::min<std::uint64_t>(steps_, kTailSteps);
+  std::optional<Cycle> cycle = find_cycle(ring_, steps_, window, kMaxCyclePeriod, kCycleRepeats);
+  if (cycle && limits_.lasso_period == cycle->period) {
+    // Every step was compared with the one a period before it: the suffix may begin before the ring.
+    cycle->start = mismatch_seen_ ? last_mismatch_ + 1 - cycle->period : 0;
+  }
+  result_verdict_.cycle = cycle;
+  const bool unfair = cycle && cycle->starved != 0;
+  if (unfair && limits_.fair) {
+    result_verdict_.unfair = true;
+    return;
+  }
+  const std::string cycle_text =
+      cycle ? describe_cycle(*cycle, ring_, actor_names_, object_names_) : std::string();
+  if (!unfair && !obligations_.hot().empty()) {
+    const auto& h = obligations_.hot().front();
+    fail(Verdict::liveness, h.name,
+         fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms){}", h.name, limits_.max_steps,
+                     h.since.count() / 1'000'000, cycle ? fmt::format(", while {}", cycle_text) : std::string()));
+    return;
+  }
+  if (!cycle) {
+    fail(Verdict::step_bound, "",
+         fmt::format("the execution ran past its bound of {} steps, and its last {} steps repeat no cycle of at "
+                     "most {} steps (a long run, or a loop that changes something each time round)",
+                     limits_.max_steps, window, kMaxCyclePeriod));
+    return;
+  }
+  const std::string others = parked_text(cycle->looping);
+  if (unfair) {
+    fail(Verdict::step_bound, "",
+         fmt::format("the execution ran past its bound of {} steps: {}, while {} could run at every step and never "
+                     "did (an unfair schedule: fair mode cuts it){}",
+                     limits_.max_steps, cycle_text, actor_list(cycle->starved, actor_names_), others));
+    return;
+  }
+  fail(Verdict::livelock, "",
+       fmt::format("{}: a fair {}-step cycle, repeated {} times up to the step bound{}", cycle_text, cycle->period,
+                   cycle->repeats(), others));
+}
+
+std::string Scheduler::parked_text(std::uint64_t except) const {
+  std::string text;
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    const Actor& a = *actors_[i];
+    if (a.finished || (except >> i & 1) || a.guard == nullptr || a.guard->ready(i)) continue;
+    text += fmt::format("; {} waits at \"{}\" for {}", actor_names_[i], op_text(a.op), a.guard->describe(i));
+  }
+  return text;
 }
 
 void Scheduler::finish_with_deadlock() {
@@ -444,6 +605,8 @@ void Scheduler::finish_with_deadlock() {
 
 void Scheduler::abort_unfinished() {
   aborting_ = true;
+  unwinding_base_ = std::uncaught_exceptions();
+  unwind_steps_ = 0;
   for (ActorId i = 0; i < actor_count_; ++i) {
     Actor& a = *actors_[i];
     if (a.finished) continue;

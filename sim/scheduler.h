@@ -31,9 +31,14 @@
 // its catch block, not inside it.
 //
 // Verdicts of an execution: pass, violation (from the instance's on_event / at_end),
-// deadlock (nothing enabled, some actor unfinished, no timer pending), step_bound,
-// model_error (an actor threw). When an execution ends early, unfinished actors are
-// unwound by an ExecutionAborted exception thrown from yield(), so their destructors run.
+// deadlock (nothing enabled, some actor unfinished, no timer pending), model_error (an
+// actor threw), and at the step bound (sim/progress.h): liveness (a progress obligation
+// still hot), livelock (the tail repeats a fair cycle) or step_bound (anything else). An
+// obligation still hot at the end, or cold later than its `within`, is liveness too.
+// Fair mode cuts an execution that repeats an unfair cycle (ExecutionResult::unfair), and
+// RunLimits::stop cuts one that must stop now (ExecutionResult::interrupted): neither has
+// a verdict. When an execution ends early, unfinished actors are unwound by an
+// ExecutionAborted exception thrown from yield(), so their destructors run.
 //
 // Guarantees: the same decisions give the same execution; one step allocates nothing
 // (decision and transition buffers are reused across executions; event logging, which
@@ -43,6 +48,7 @@
 #include <array>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -55,6 +61,7 @@
 #include "lockstep/model/verdict.h"
 #include "lockstep/sim/fiber.h"
 #include "lockstep/sim/op.h"
+#include "lockstep/sim/progress.h"
 #include "lockstep/sim/random.h"
 #include "lockstep/sim/strategy.h"
 
@@ -90,7 +97,25 @@ struct RunLimits {
   std::uint64_t seed = 1;  // feeds Env::random
   bool log_events = false;
   bool record_final_state = false;  // fill ExecutionResult::final_state (Instance::final_state)
+  bool fair = true;  // cut executions that repeat an unfair cycle (sim/progress.h)
+  std::uint64_t fair_from_step = 0;  // fair mode judges only the steps from this one on
+  // Asked every kStopCheckSteps steps: true ends the execution at once, with no verdict
+  // (ExecutionResult::interrupted). A wall-time bound or Ctrl-C; may be empty.
+  std::function<bool()> stop;
+  // > 0: find where the steps start repeating with this period (ExecutionResult::cycle
+  // then covers the whole periodic suffix, not only the ring's window): a lasso's prefix.
+  std::uint32_t lasso_period = 0;
 };
+
+// The most events an execution's log keeps (the latest): a long run's trace stays small.
+inline constexpr std::size_t kMaxLoggedEvents = 20'000;
+
+// The most operations the actors of one execution call while being unwound (releases in
+// destructors): more means a model swallows ExecutionAborted and loops.
+inline constexpr std::uint64_t kMaxUnwindSteps = 1'000'000;
+
+// How often RunLimits::stop is asked, in steps: well under a second of work.
+inline constexpr std::uint64_t kStopCheckSteps = 1u << 14;
 
 // One line of a trace's readable event log.
 struct LogEvent {
@@ -110,6 +135,9 @@ struct ExecutionResult {
   std::uint64_t steps = 0;
   bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
   bool skipped = false;     // the strategy ended it as another shard's
+  bool unfair = false;      // fair mode cut it: it repeated an unfair cycle (no verdict)
+  bool interrupted = false;  // RunLimits::stop cut it (no verdict)
+  std::optional<Cycle> cycle;  // at the step bound: the cycle the tail repeats, if any
   std::string final_state;  // with RunLimits::record_final_state, once all actors finished
   std::vector<std::string> marks;  // Instance::marks() and SimEnv::injected_faults(), once all actors finished
   std::vector<LockOrderEdge> lock_order_edges;  // Instance::lock_order_edges(), once all actors finished
@@ -149,6 +177,9 @@ class Scheduler {
   std::uint32_t choose(std::uint32_t n, std::string_view label);
   std::uint64_t random(std::uint64_t bound) { return rng_.uniform(bound); }
   void observe(const Event& event);
+  // Progress obligations (Env::hot, Env::cold): ordered steps on the obligation's own scope.
+  void hot(std::string_view obligation, Duration within);
+  void cold(std::string_view obligation);
   // The crash fault (Env::crash_points): arms the current actor, or (nullopt) disarms it.
   // An armed actor's next visible operations each start with a choice: crash instead. Then
   // SimEnv::crash applies it (a machine crash reverts the filesystem, more choices) and the
@@ -201,6 +232,12 @@ class Scheduler {
   void execute(const Transition& t);
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
+  void finish_at_bound();
+  bool unfair_tail();
+  void record_sig(const Transition& t, std::uint64_t enabled);
+  bool check_obligation_deadlines();
+  std::string parked_text(std::uint64_t except) const;
+  bool obligation_step(std::string_view verb, std::string_view name);
   void maybe_crash(const OpDesc& op);
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
@@ -223,6 +260,8 @@ class Scheduler {
   std::uint64_t steps_ = 0;
   Random rng_;
   bool aborting_ = false;
+  int unwinding_base_ = 0;          // exceptions in flight when abort_unfinished began
+  std::uint64_t unwind_steps_ = 0;  // operations actors called while being unwound
   bool failed_ = false;
   ExecutionResult result_verdict_;
   std::exception_ptr divergence_;  // raised inside an actor, rethrown from run()
@@ -244,6 +283,10 @@ class Scheduler {
   std::uint64_t execution_ = 1;  // counts begin(); ids made outside any run (tests) are of run 1
   std::vector<std::string> actor_names_;
   std::vector<LogEvent> events_;
+  StepRing ring_;               // the last kTailSteps steps, when they may be needed
+  std::uint64_t last_mismatch_ = 0;  // lasso_period: the last step unlike the one a period before
+  bool mismatch_seen_ = false;
+  ObligationSet obligations_;
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;

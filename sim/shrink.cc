@@ -90,7 +90,7 @@ Attempt run_guided(const System& system, const RunLimits& limits, const std::vec
 }
 
 bool same_failure(const ExecutionResult& a, const ExecutionResult& target) {
-  return a.verdict == target.verdict && a.invariant == target.invariant && !a.pruned;
+  return a.verdict == target.verdict && a.invariant == target.invariant && !a.pruned && !a.unfair && !a.interrupted;
 }
 
 }  // namespace
@@ -105,6 +105,7 @@ ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const
                             const ExecutionResult& target, const ShrinkBudget& budget) {
   RunLimits quiet = limits;
   quiet.log_events = false;
+  quiet.stop = budget.stop;  // a long attempt stops inside, as the search does
   Attempt best = run_guided(system, quiet, failing);
   ShrinkResult out;
   out.original = best.shape;

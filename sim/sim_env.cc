@@ -182,6 +182,8 @@ int SimEnv::choose(int n, std::string_view label) {
 }
 
 void SimEnv::observe(const Event& event) { scheduler_->observe(event); }
+void SimEnv::hot(std::string_view obligation, Duration within) { scheduler_->hot(obligation, within); }
+void SimEnv::cold(std::string_view obligation) { scheduler_->cold(obligation); }
 
 std::unique_ptr<Mutex> SimEnv::new_mutex(std::string name) { return make_sim_mutex(*scheduler_, std::move(name)); }
 std::unique_ptr<RWMutex> SimEnv::new_rwmutex(std::string name) { return make_sim_rwmutex(*scheduler_, std::move(name)); }

@@ -41,6 +41,8 @@ class SimEnv final : public Env {
   std::uint64_t random(std::uint64_t bound) override;
   int choose(int n, std::string_view label) override;
   void observe(const Event& event) override;
+  void hot(std::string_view obligation, Duration within) override;
+  void cold(std::string_view obligation) override;
 
   std::unique_ptr<Mutex> new_mutex(std::string name) override;
   std::unique_ptr<RWMutex> new_rwmutex(std::string name) override;

@@ -34,6 +34,10 @@ std::string trace_to_text(const Trace& t) {
         t.shrunk->original_steps, t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->preemptions,
         t.shrunk->attempts, t.shrunk->out_of_budget ? ", \"out_of_budget\": true" : "");
   }
+  if (t.lasso) {
+    out += fmt::format("  \"lasso\": {{\"start\": {}, \"period\": {}, \"repeats\": {}, \"observed\": {}}},\n",
+                       t.lasso->start, t.lasso->period, t.lasso->repeats, t.lasso->observed);
+  }
   if (t.cause) {
     const Cause& c = *t.cause;
     if (!c.computed) {
@@ -69,8 +73,8 @@ std::string trace_to_text(const Trace& t) {
 
 Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk", "cause",
-                    "actors", "decisions", "events", "scenario"});
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk",
+                    "lasso", "cause", "actors", "decisions", "events", "scenario"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kTraceFormat) {
     format.fail(fmt::format("unsupported trace format \"{}\" (this lockstep reads \"{}\")",
@@ -85,6 +89,14 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
   t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
   t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
+  if (auto lasso = root.find("lasso")) {
+    lasso->expect_keys({"start", "period", "repeats", "observed"});
+    LassoInfo l{lasso->at("start").as_uint(), lasso->at("period").as_uint(), lasso->at("repeats").as_uint(),
+                lasso->at("observed").as_uint()};
+    if (l.period == 0) lasso->at("period").fail("a cycle has at least one step");
+    if (l.start + l.period * l.repeats > t.max_steps) lasso->at("repeats").fail("the cycle runs past the trace's step bound");
+    t.lasso = l;
+  }
 
   const JsonCursor verdict = root.at("verdict");
   verdict.expect_keys({"kind", "invariant", "message"});

@@ -55,6 +55,18 @@ struct Cause {
   friend bool operator==(const Cause&, const Cause&) = default;
 };
 
+// A livelock's trace is a lasso (sim/progress.h): a prefix, then a cycle of `period` steps
+// from step `start` on, repeated to the trace's end. `observed` is how many times the cycle
+// repeated in the execution the search found, before its step bound.
+struct LassoInfo {
+  std::uint64_t start = 0;
+  std::uint64_t period = 0;
+  std::uint64_t repeats = 0;   // in the trace
+  std::uint64_t observed = 0;  // in the search's execution (0: not known)
+
+  friend bool operator==(const LassoInfo&, const LassoInfo&) = default;
+};
+
 struct Trace {
   nlohmann::json scenario;  // the scenario document, as read
   std::string strategy;     // that found it
@@ -70,6 +82,7 @@ struct Trace {
   std::vector<LogEvent> events;
   std::optional<ShrinkInfo> shrunk;  // present when the trace was shrunk
   std::optional<Cause> cause;        // present when cause analysis ran (failing traces)
+  std::optional<LassoInfo> lasso;    // present for a livelock's (or a liveness') lasso
 };
 
 // Canonical text of a trace (one event per line), ending with a newline.

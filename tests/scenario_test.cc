@@ -69,7 +69,8 @@ TEST(Scenario, BadValuesNameThePointerAndWhatWasExpected) {
             "<test>: /explore/time: expected \"untimed\" or \"timed\", got \"fast\"");
   EXPECT_EQ(error_of(with(R"(, "expect": {"verdict": "fine"})")).rfind("<test>: /expect/verdict: unknown verdict \"fine\"", 0), 0u);
   EXPECT_EQ(error_of(with(R"(, "expect": {"verdict": "pass", "violation": "x"})")),
-            "<test>: /expect/violation: \"violation\" is only meaningful with verdict \"violation\"");
+            "<test>: /expect/violation: \"violation\" names an invariant (verdict \"violation\") or an obligation "
+            "(verdict \"liveness\")");
 }
 
 TEST(Scenario, FormatSystemAndVariantAreChecked) {

@@ -24,7 +24,8 @@ std::string error_of(const nlohmann::json& doc) {
 TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
             "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
-            "runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename or crash)");
+            "runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
+            "hot or cold)");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
   EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),
             "<test>: /actors/0/ops/0: bad operand \"r*2\": expected an integer, a register, or register+N / register-N");

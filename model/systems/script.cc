@@ -42,7 +42,9 @@ class ScriptInstance final : public Instance {
 
   template <typename Value>
   void run_ops(ActorId actor, std::vector<std::int64_t>& regs, const Value& value) {
-    for (const Op& op : p_.actors[actor].ops) {
+    const auto& ops = p_.actors[actor].ops;
+    for (std::size_t pc = 0; pc < ops.size(); ++pc) {
+      const Op& op = ops[pc];
       switch (op.kind) {
         case OpKind::read: regs[op.reg] = vars_[op.object]->load(); break;
         case OpKind::write: vars_[op.object]->store(value(op.a)); break;
@@ -73,6 +75,17 @@ class ScriptInstance final : public Instance {
         case OpKind::fsync: (void)env_.filesystem().fsync(op.path); break;
         case OpKind::frename: (void)env_.filesystem().rename(op.path, op.path2); break;
         case OpKind::crash: env_.crash_points(op.crash); break;
+        case OpKind::goto_: pc = op.target - 1; break;  // the loop's ++pc lands on the target
+        case OpKind::jz:
+          if (regs[op.reg] == 0) pc = op.target - 1;
+          break;
+        case OpKind::jnz:
+          if (regs[op.reg] != 0) pc = op.target - 1;
+          break;
+        case OpKind::hot:
+          env_.hot(op.obligation, op.ms < 0 ? Duration::max() : Duration(std::chrono::milliseconds(op.ms)));
+          break;
+        case OpKind::cold: env_.cold(op.obligation); break;
       }
     }
   }

@@ -111,6 +111,26 @@ std::int64_t parse_scope(const std::string& word, const std::string& text, const
   return *v;
 }
 
+bool is_jump(OpKind k) { return k == OpKind::goto_ || k == OpKind::jz || k == OpKind::jnz; }
+
+// Every jump lands on an op of the actor, and a jump back passes at least one step on its
+// way round: model code between two steps runs atomically, so a loop without one would spin
+// inside a single step forever.
+void check_jumps(const JsonCursor& ops, const Actor& actor) {
+  const auto items = ops.items();
+  for (std::size_t i = 0; i < actor.ops.size(); ++i) {
+    const Op& op = actor.ops[i];
+    if (!is_jump(op.kind)) continue;
+    if (op.target >= actor.ops.size()) {
+      items[i].fail(fmt::format("jumps to op {}, but the actor has {} ops (numbered from 0)", op.target, actor.ops.size()));
+    }
+    if (op.target > i) continue;
+    bool step = false;
+    for (std::size_t k = op.target; k < i && !step; ++k) step = !is_jump(actor.ops[k].kind);
+    if (!step) items[i].fail(fmt::format("jumps back to op {} with no step on the way round (a loop must take one)", op.target));
+  }
+}
+
 Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
   const std::string text = where.as_string();
   const auto w = split_words(text);
@@ -198,10 +218,24 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     if (w[1] != "machine" && w[1] != "process") where.fail(fmt::format("\"{}\": expected \"crash machine\" or \"crash process\"", text));
     op.kind = OpKind::crash;
     op.crash = w[1] == "machine" ? CrashKind::machine : CrashKind::process;
+  } else if (verb == "goto" || verb == "jz" || verb == "jnz") {
+    const bool conditional = verb != "goto";
+    need(conditional ? 3 : 2, conditional ? 3 : 2, conditional ? "jz|jnz REG OP" : "goto OP");
+    op.kind = verb == "goto" ? OpKind::goto_ : verb == "jz" ? OpKind::jz : OpKind::jnz;
+    if (conditional) op.reg = register_index(actor, ident(w[1]));
+    const auto target = parse_int(w.back());
+    if (!target || *target < 0) where.fail(fmt::format("\"{}\": bad op number \"{}\"", text, w.back()));
+    op.target = static_cast<std::size_t>(*target);
+  } else if (verb == "hot" || verb == "cold") {
+    need(2, verb == "hot" ? 3 : 2, verb == "hot" ? "hot NAME [MS]" : "cold NAME");
+    op.kind = verb == "hot" ? OpKind::hot : OpKind::cold;
+    op.obligation = ident(w[1]);
+    op.ms = w.size() == 3 ? parse_ms(w[2], where) : -1;
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename or crash)",
+        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot "
+        "or cold)",
         verb));
   }
   return op;
@@ -282,6 +316,7 @@ Program parse_program(const SystemInput& input) {
         p.scopes.push_back(added.scope);
       }
     }
+    check_jumps(a.at("ops"), actor);
     p.actors.push_back(std::move(actor));
   }
   if (input.config) {

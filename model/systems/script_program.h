@@ -19,6 +19,10 @@
 //   frename f g     rename /f to /g
 //   crash machine   from here on the actor may crash (Env::crash_points; or `crash process`):
 //                   a crashed actor stops, its registers as they were
+//   goto 2          go on at the actor's op 2 (0-based); `jz r 2` / `jnz r 2` when r is zero /
+//                   not zero. Not steps: a jump back must pass a step, so a loop always yields
+//   hot due [MS]    progress obligation `due` (Env::hot), met within MS ms when given;
+//   cold due        ... and met (Env::cold)
 // With files, the final state also lists every file and its contents.
 // Checks: "x == 2", "a.r != 0" (actor a's register r), "@3 == 12" (the values observed in
 // scope 3, global events included, in their order, as decimal digits: 1 then 2), "@* == 5"
@@ -42,7 +46,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold };
 
 struct Op {
   OpKind kind = OpKind::read;
@@ -52,6 +56,8 @@ struct Op {
   std::int64_t ms = 0;
   std::int64_t scope = 0;  // observe: the scope, or kGlobalScope
   std::string path, path2;  // the file operations: "/f" (fsync: "/" too), and rename's target
+  std::size_t target = 0;   // goto, jz, jnz: the op to go on at
+  std::string obligation;   // hot, cold
   CrashKind crash = CrashKind::machine;
 };
 
