@@ -104,6 +104,7 @@ struct CheckArgs {
   bool iterative = false;
   bool no_shrink = false;
   bool unfair = false;
+  std::optional<std::uint64_t> livelock_steps;
   std::optional<std::string> trace_out;
   bool json = false;
 };
@@ -121,6 +122,19 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   return report;
 }
 
+// After Ctrl-C: which phases of a check finished and which were cut.
+std::string interrupted_phases(const sim::CheckReport& report) {
+  auto state = [](bool cut) { return cut ? "cut short" : "finished"; };
+  std::string text = fmt::format("interrupted: the search {}", state(report.result.interrupted));
+  if (report.trace) {
+    const bool shrink_cut = report.trace->shrunk && report.trace->shrunk->out_of_budget;
+    const bool cause_cut = report.trace->cause && (!report.trace->cause->computed || !report.trace->cause->complete);
+    text += fmt::format(", shrinking {}, the cause analysis {}", report.trace->shrunk ? state(shrink_cut) : "not run",
+                        state(cause_cut));
+  }
+  return text + "; everything printed above was finished";
+}
+
 int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
   const real::Stopwatch clock;
   Progress progress(err, clock);
@@ -129,6 +143,7 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
   if (a.unfair) overrides.fair = false;
+  overrides.livelock_steps = a.livelock_steps;
   if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
   const sim::CheckReport report = run_one(scenario, overrides, progress, scenario.name);
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
@@ -143,6 +158,7 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   } else {
     print_human(out, c, context, kMaxPrintedEvents);
   }
+  if (interrupted()) err << interrupted_phases(report) << '\n';
   return report.as_expected ? kExitOk : kExitUnexpected;
 }
 
@@ -534,6 +550,10 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
                 "probability at least 1/(n*k^(d-1))")
       ->check(CLI::Range(1, 100));
   c->add_flag("--no-shrink", check.no_shrink, "write the failing trace as found, without shrinking it");
+  c->add_option("--livelock-steps", check.livelock_steps,
+                "an execution whose steps repeat one fair cycle for this many steps is a livelock at once, before "
+                "its step bound (default 10000; raise it for a retry loop of more identical attempts)")
+      ->check(CLI::PositiveNumber);
   c->add_flag("--unfair", check.unfair,
               "explore unfair schedules too: an execution that repeats a cycle while another actor could run and "
               "never does is then followed to its step bound (verdict step_bound), not cut (the default is "

@@ -169,7 +169,7 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
     const auto& l = *r.trace->lasso;
     out << fmt::format("  lasso: {} steps, then a {}-step cycle from step {} on, shown {} times", l.start, l.period, l.start,
                        l.repeats);
-    if (l.observed > 0) out << fmt::format(" (the search's execution repeated it {} times before its step bound)", l.observed);
+    if (l.observed > 0) out << fmt::format(" (the search's execution repeated it {} times)", l.observed);
     out << '\n';
   }
   std::string redundant =

@@ -39,6 +39,7 @@ struct ExploreSettings {
   int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
   int pct_depth = 3;         // the bug depth d the pct strategy targets
   bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress.h)
+  std::uint64_t livelock_steps = 10'000;  // a fair cycle repeated this many steps is a livelock
 };
 
 struct Expectation {

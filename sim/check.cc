@@ -35,6 +35,7 @@ Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, 
 RunLimits limits_of(const Trace& trace) {
   RunLimits limits;
   limits.max_steps = trace.max_steps;
+  limits.livelock_steps = trace.livelock_steps;
   limits.fair = false;  // a trace is followed, not explored: nothing is cut (sim/progress.h)
   limits.time = trace.time;
   limits.seed = trace.seed;
@@ -61,6 +62,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.limits.max_steps = o.max_steps.value_or(scenario.explore.max_steps);
   explore.limits.time = scenario.explore.time;
   explore.limits.fair = o.fair.value_or(scenario.explore.fair);
+  explore.limits.livelock_steps = o.livelock_steps.value_or(scenario.explore.livelock_steps);
   explore.limits.seed = seed;
   explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
   explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
@@ -129,7 +131,7 @@ std::optional<Lasso> cut_to_lasso(const System& system, const RunLimits& limits,
 
 // A failure judged at the step bound from the cycle the execution repeats.
 bool judged_by_cycle(const ExecutionResult& r, const RunLimits& limits) {
-  return r.cycle && r.steps >= limits.max_steps && (r.verdict == Verdict::livelock || r.verdict == Verdict::liveness);
+  return r.cycle && (r.verdict == Verdict::livelock || (r.verdict == Verdict::liveness && r.steps >= limits.max_steps));
 }
 
 }  // namespace
@@ -338,6 +340,7 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
   t.execution = 1;
   t.time = limits.time;
   t.max_steps = limits.max_steps;
+  t.livelock_steps = limits.livelock_steps;
   t.verdict = r.result.verdict;
   if (judged_by_cycle(r.result, limits)) {
     const Cycle& c = *r.result.cycle;

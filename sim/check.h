@@ -35,7 +35,8 @@ struct CheckOverrides {
   StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
-  std::optional<bool> fair = std::nullopt;  // fair mode (RunLimits::fair); default: the scenario's
+  std::optional<bool> fair = std::nullopt;
+  std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps  // fair mode (RunLimits::fair); default: the scenario's
 };
 
 struct CheckOptions {

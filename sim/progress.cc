@@ -37,6 +37,33 @@ std::optional<Cycle> find_cycle(const StepRing& ring, std::uint64_t end, std::ui
   return best;
 }
 
+void CycleWatch::start(const Cycle& cycle, const StepRing& ring) {
+  period_ = cycle.period;
+  start_ = cycle.start;
+  always_enabled_ = ~std::uint64_t{0};
+  looping_ = 0;
+  for (std::uint64_t s = cycle.start; s < cycle.end; ++s) {
+    always_enabled_ &= ring.at(s).enabled;
+    looping_ |= std::uint64_t{1} << ring.at(s).actor;
+  }
+}
+
+void CycleWatch::step(const StepRing& ring, std::uint64_t step) {
+  if (!active()) return;
+  const StepSig& sig = ring.at(step);
+  if (step < start_ + period_ || !sig.same_as(ring.at(step - period_))) {
+    stop();
+    return;
+  }
+  always_enabled_ &= sig.enabled;
+  looping_ |= std::uint64_t{1} << sig.actor;
+}
+
+Cycle CycleWatch::cycle(std::uint64_t end) const {
+  LOCKSTEP_INVARIANT(active(), "a cycle is asked of a watch that follows one");
+  return Cycle{start_, period_, end, always_enabled_ & ~looping_, looping_};
+}
+
 std::string actor_list(std::uint64_t actors, const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t a = 0; a < names.size() && a < 64; ++a) {

@@ -64,6 +64,8 @@ inline constexpr std::uint64_t kMinCycleSteps = 12;
 inline constexpr std::uint64_t kFairCheckSteps = 32;
 inline constexpr std::size_t kFairWindow = 1024;
 inline constexpr std::uint32_t kFairRepeats = 4;
+// How often the whole ring is searched for cycles up to kMaxCyclePeriod (a livelock's).
+inline constexpr std::uint64_t kLongCycleCheckSteps = 1024;
 
 // A ring of the last kTailSteps step signatures; index by absolute step number.
 class StepRing {
@@ -91,6 +93,28 @@ struct Cycle {
 // `min_repeats` periods and kMinCycleSteps steps. REQUIRES: window <= kTailSteps, end.
 std::optional<Cycle> find_cycle(const StepRing& ring, std::uint64_t end, std::uint64_t window,
                                 std::uint32_t max_period, std::uint32_t min_repeats);
+
+// Follows one cycle step by step once find_cycle has seen it: how long the steps have gone on
+// repeating with its period, and whether it stayed fair. O(1) per step.
+class CycleWatch {
+ public:
+  bool active() const { return period_ != 0; }
+  void start(const Cycle& cycle, const StepRing& ring);
+  // After step `step` was recorded: the watch ends when it differs from the step a period before.
+  void step(const StepRing& ring, std::uint64_t step);
+  void stop() { period_ = 0; }
+  // The cycle from where the repetition began to `end`. REQUIRES: active().
+  Cycle cycle(std::uint64_t end) const;
+
+ private:
+  std::uint32_t period_ = 0;
+  std::uint64_t start_ = 0;
+  std::uint64_t always_enabled_ = 0;
+  std::uint64_t looping_ = 0;
+};
+
+// The default of RunLimits::livelock_steps: as many steps as the default step bound.
+inline constexpr std::uint64_t kDefaultLivelockSteps = 10'000;
 
 // "t26 repeats lock lockb[3] -> ok, read busy[3] -> 1, ... (78 steps)": who loops on what.
 std::string describe_cycle(const Cycle& cycle, const StepRing& ring, const std::vector<std::string>& actors,

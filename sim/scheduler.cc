@@ -113,6 +113,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   obligations_.clear();
   last_mismatch_ = 0;
   mismatch_seen_ = false;
+  watch_.stop();
   ++execution_;  // object ids stay: see new_object
   made_count_ = 0;
   actor_names_.clear();
@@ -210,10 +211,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       result_verdict_.interrupted = true;
       break;
     }
-    if (limits_.fair && steps_ % kFairCheckSteps == 0 && unfair_tail()) {
-      result_verdict_.unfair = true;
-      break;
-    }
+    if (steps_ % kFairCheckSteps == 0 && watching_tail() && check_tail()) break;
     const std::size_t pick = strategy_->pick(enabled(), steps_);
     if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
       (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
@@ -227,7 +225,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
                           static_cast<std::uint32_t>(t.actor)});
     // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
-    const bool remember = limits_.fair || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
+    const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
     std::uint64_t enabled_mask = 0;
     if (remember) {
       for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
@@ -513,6 +511,7 @@ void Scheduler::record_sig(const Transition& t, std::uint64_t enabled) {
   sig.actor = t.actor;
   sig.timer = t.timer;
   sig.enabled = enabled;
+  watch_.step(ring_, step);
   const std::uint32_t p = limits_.lasso_period;
   if (p > 0 && step >= p) {
     LOCKSTEP_INVARIANT(p < kTailSteps, "a lasso's period fits in the ring");
@@ -523,11 +522,30 @@ void Scheduler::record_sig(const Transition& t, std::uint64_t enabled) {
   }
 }
 
-bool Scheduler::unfair_tail() {
+bool Scheduler::check_tail() {
+  if (watch_.active()) {
+    const Cycle c = watch_.cycle(steps_);
+    if (c.starved == 0 && steps_ - c.start >= limits_.livelock_steps) {
+      judge_cycle(c, /*at_bound=*/false);
+      return true;
+    }
+    return false;
+  }
   if (steps_ < limits_.fair_from_step + kMinCycleSteps) return false;
-  const std::uint64_t window = std::min<std::uint64_t>(steps_ - limits_.fair_from_step, kFairWindow);
-  const auto cycle = find_cycle(ring_, steps_, window, static_cast<std::uint32_t>(kFairWindow / kFairRepeats), kFairRepeats);
-  return cycle && cycle->starved != 0;
+  const std::uint64_t seen = steps_ - limits_.fair_from_step;
+  auto cycle = find_cycle(ring_, steps_, std::min<std::uint64_t>(seen, kFairWindow),
+                          static_cast<std::uint32_t>(kFairWindow / kFairRepeats), kFairRepeats);
+  if (!cycle && steps_ % kLongCycleCheckSteps == 0) {  // now and then, the longer cycles too
+    cycle = find_cycle(ring_, steps_, std::min<std::uint64_t>(seen, kTailSteps), kMaxCyclePeriod, kCycleRepeats);
+  }
+  if (!cycle) return false;
+  if (cycle->starved != 0 && limits_.fair) {
+    result_verdict_.unfair = true;
+    result_verdict_.cycle = cycle;
+    return true;
+  }
+  watch_.start(*cycle, ring_);
+  return false;
 }
 
 bool Scheduler::check_obligation_deadlines() {
@@ -542,43 +560,55 @@ bool Scheduler::check_obligation_deadlines() {
 void Scheduler::finish_at_bound() {
   const std::uint64_t window = std::min<std::uint64_t>(steps_, kTailSteps);
   std::optional<Cycle> cycle = find_cycle(ring_, steps_, window, kMaxCyclePeriod, kCycleRepeats);
-  if (cycle && limits_.lasso_period == cycle->period) {
-    // Every step was compared with the one a period before it: the suffix may begin before the ring.
-    cycle->start = mismatch_seen_ ? last_mismatch_ + 1 - cycle->period : 0;
-  }
-  result_verdict_.cycle = cycle;
-  const bool unfair = cycle && cycle->starved != 0;
-  if (unfair && limits_.fair) {
-    result_verdict_.unfair = true;
-    return;
-  }
-  const std::string cycle_text =
-      cycle ? describe_cycle(*cycle, ring_, actor_names_, object_names_) : std::string();
-  if (!unfair && !obligations_.hot().empty()) {
-    const auto& h = obligations_.hot().front();
-    fail(Verdict::liveness, h.name,
-         fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms){}", h.name, limits_.max_steps,
-                     h.since.count() / 1'000'000, cycle ? fmt::format(", while {}", cycle_text) : std::string()));
-    return;
-  }
   if (!cycle) {
+    if (!obligations_.hot().empty()) {
+      const auto& h = obligations_.hot().front();
+      fail(Verdict::liveness, h.name,
+           fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms)", h.name, limits_.max_steps,
+                       h.since.count() / 1'000'000));
+      return;
+    }
     fail(Verdict::step_bound, "",
          fmt::format("the execution ran past its bound of {} steps, and its last {} steps repeat no cycle of at "
                      "most {} steps (a long run, or a loop that changes something each time round)",
                      limits_.max_steps, window, kMaxCyclePeriod));
     return;
   }
-  const std::string others = parked_text(cycle->looping);
+  judge_cycle(*cycle, /*at_bound=*/true);
+}
+
+void Scheduler::judge_cycle(Cycle cycle, bool at_bound) {
+  if (limits_.lasso_period == cycle.period) {
+    // Every step was compared with the one a period before it: the suffix may begin before the ring.
+    cycle.start = mismatch_seen_ ? last_mismatch_ + 1 - cycle.period : 0;
+  }
+  result_verdict_.cycle = cycle;
+  const bool unfair = cycle.starved != 0;
+  if (unfair && limits_.fair) {
+    result_verdict_.unfair = true;
+    return;
+  }
+  const std::string cycle_text = describe_cycle(cycle, ring_, actor_names_, object_names_);
+  const std::string where = at_bound ? std::string("up to the step bound")
+                                     : fmt::format("in a row ({} steps: the livelock bound)", steps_ - cycle.start);
+  if (!unfair && !obligations_.hot().empty()) {
+    const auto& h = obligations_.hot().front();
+    fail(Verdict::liveness, h.name,
+         fmt::format("\"{}\" is still hot (since {} ms) while {}: a fair {}-step cycle, repeated {} times {}", h.name,
+                     h.since.count() / 1'000'000, cycle_text, cycle.period, cycle.repeats(), where));
+    return;
+  }
+  const std::string others = parked_text(cycle.looping);
   if (unfair) {
     fail(Verdict::step_bound, "",
          fmt::format("the execution ran past its bound of {} steps: {}, while {} could run at every step and never "
                      "did (an unfair schedule: fair mode cuts it){}",
-                     limits_.max_steps, cycle_text, actor_list(cycle->starved, actor_names_), others));
+                     limits_.max_steps, cycle_text, actor_list(cycle.starved, actor_names_), others));
     return;
   }
   fail(Verdict::livelock, "",
-       fmt::format("{}: a fair {}-step cycle, repeated {} times up to the step bound{}", cycle_text, cycle->period,
-                   cycle->repeats(), others));
+       fmt::format("{}: a fair {}-step cycle, repeated {} times {}{}", cycle_text, cycle.period, cycle.repeats(), where,
+                   others));
 }
 
 std::string Scheduler::parked_text(std::uint64_t except) const {

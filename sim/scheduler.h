@@ -99,6 +99,11 @@ struct RunLimits {
   bool record_final_state = false;  // fill ExecutionResult::final_state (Instance::final_state)
   bool fair = true;  // cut executions that repeat an unfair cycle (sim/progress.h)
   std::uint64_t fair_from_step = 0;  // fair mode judges only the steps from this one on
+  // An execution whose steps have repeated one fair cycle for this many steps is a livelock
+  // there, before its step bound (sim/progress.h): a bound in the millions then costs no more
+  // than this on a spinning model. A loop that legitimately repeats identical steps longer
+  // (a retry loop of many thousand identical attempts) needs a larger value.
+  std::uint64_t livelock_steps = kDefaultLivelockSteps;
   // Asked every kStopCheckSteps steps: true ends the execution at once, with no verdict
   // (ExecutionResult::interrupted). A wall-time bound or Ctrl-C; may be empty.
   std::function<bool()> stop;
@@ -233,7 +238,11 @@ class Scheduler {
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
   void finish_at_bound();
-  bool unfair_tail();
+  bool check_tail();
+  // Whether the tail is watched as the execution goes (fair mode, or a livelock bound below
+  // the step bound): then every step's signature is kept.
+  bool watching_tail() const { return limits_.fair || limits_.livelock_steps < limits_.max_steps; }
+  void judge_cycle(Cycle cycle, bool at_bound);
   void record_sig(const Transition& t, std::uint64_t enabled);
   bool check_obligation_deadlines();
   std::string parked_text(std::uint64_t except) const;
@@ -287,6 +296,7 @@ class Scheduler {
   std::uint64_t last_mismatch_ = 0;  // lasso_period: the last step unlike the one a period before
   bool mismatch_seen_ = false;
   ObligationSet obligations_;
+  CycleWatch watch_;  // the cycle the steps repeat now, once seen
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;

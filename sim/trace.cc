@@ -24,6 +24,7 @@ std::string trace_to_text(const Trace& t) {
   out += fmt::format("  \"execution\": {},\n", t.execution);
   out += fmt::format("  \"time\": {},\n", quote(time_mode_name(t.time)));
   out += fmt::format("  \"max_steps\": {},\n", t.max_steps);
+  if (t.livelock_steps != kDefaultLivelockSteps) out += fmt::format("  \"livelock_steps\": {},\n", t.livelock_steps);
   nlohmann::json verdict = {{"kind", verdict_name(t.verdict)}, {"message", t.message}};
   verdict["invariant"] = t.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.invariant);
   out += fmt::format("  \"verdict\": {},\n", verdict.dump());
@@ -73,7 +74,7 @@ std::string trace_to_text(const Trace& t) {
 
 Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "verdict", "shrunk",
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "livelock_steps", "verdict", "shrunk",
                     "lasso", "cause", "actors", "decisions", "events", "scenario"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kTraceFormat) {
@@ -89,6 +90,7 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
   t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
   t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
+  if (auto l = root.find("livelock_steps")) t.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
   if (auto lasso = root.find("lasso")) {
     lasso->expect_keys({"start", "period", "repeats", "observed"});
     LassoInfo l{lasso->at("start").as_uint(), lasso->at("period").as_uint(), lasso->at("repeats").as_uint(),

@@ -74,6 +74,7 @@ struct Trace {
   std::uint64_t execution = 0;  // which execution of the search it was (1-based)
   TimeMode time = TimeMode::untimed;
   std::uint64_t max_steps = 0;
+  std::uint64_t livelock_steps = kDefaultLivelockSteps;  // RunLimits::livelock_steps; written when not the default
   Verdict verdict = Verdict::pass;
   std::string invariant;  // for violation
   std::string message;
