@@ -495,7 +495,9 @@ int cmd_list(bool json, std::ostream& out) {
       j["systems"].push_back({{"name", s.name}, {"description", s.description}, {"variants", docs(s.variants)},
                               {"invariants", docs(s.invariants)}, {"faults", docs(s.faults)}});
     }
-    for (const auto& s : sim::strategy_catalog()) j["strategies"].push_back({{"name", s.name}, {"description", s.help}});
+    for (const auto& s : sim::strategy_catalog()) {
+      j["strategies"].push_back({{"name", s.name}, {"description", s.help}, {"fairness", s.fairness}});
+    }
     out << j.dump(2) << '\n';
     return kExitOk;
   }
@@ -507,7 +509,9 @@ int cmd_list(bool json, std::ostream& out) {
     for (const auto& v : s.faults) out << fmt::format("    fault {}: {}\n", v.name, v.description);
   }
   out << "strategies:\n";
-  for (const auto& s : sim::strategy_catalog()) out << fmt::format("  {}: {}\n", s.name, s.help);
+  for (const auto& s : sim::strategy_catalog()) {
+    out << fmt::format("  {}: {}\n    fairness: {}\n", s.name, s.help, s.fairness);
+  }
   return kExitOk;
 }
 

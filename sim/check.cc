@@ -189,6 +189,13 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   return t;
 }
 
+void apply_default_bounds(std::string_view strategy, ExploreOptions& explore) {
+  const bool never_exhaustive = strategy == "random" || strategy == "pct";
+  if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
+    explore.max_executions = kDefaultRandomExecutions;
+  }
+}
+
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
   CheckReport report;
@@ -216,9 +223,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   ExploreOptions explore = explore_options(scenario, options, report.seed);
   const std::uint64_t execution_bound = explore.max_executions;  // as the user gave it (0: none)
   const bool never_exhaustive = report.strategy == "random" || report.strategy == "pct";
-  if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
-    explore.max_executions = kDefaultRandomExecutions;
-  }
+  apply_default_bounds(report.strategy, explore);
   // Iterative deepening runs bounds 0..K and stops at the first that fails: the failure
   // found has the fewest preemptions the strategy can reach.
   ExploreStats total;

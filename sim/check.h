@@ -21,8 +21,10 @@
 
 namespace lockstep::sim {
 
-// The execution bound of a random or pct search that has no other bound: they never exhaust.
-inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
+// The bounds a search gets where its caller gave none (the command line and the API alike):
+// a random or pct search, which never exhausts, with neither an execution nor a time bound
+// gets kDefaultRandomExecutions.
+void apply_default_bounds(std::string_view strategy, ExploreOptions& explore);
 
 struct CheckOverrides {
   std::optional<std::string> strategy = std::nullopt;

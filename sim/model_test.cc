@@ -58,6 +58,22 @@ std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec, const char* pat
   return trace;
 }
 
+// The interleaving table of a report, its latest kMaxReportEvents events at most: a test
+// failure message stays readable (the trace holds them all).
+constexpr std::size_t kMaxReportEvents = 200;
+
+std::string bounded_interleaving(const std::vector<sim::LogEvent>& events, const std::vector<std::string>& actors) {
+  std::ostringstream table;
+  if (events.size() <= kMaxReportEvents) {
+    sim::print_interleaving(table, events, actors);
+    return table.str();
+  }
+  table << fmt::format("  ({} earlier events not shown: replay the trace to see them all)\n", events.size() - kMaxReportEvents);
+  const std::vector<sim::LogEvent> tail(events.end() - static_cast<std::ptrdiff_t>(kMaxReportEvents), events.end());
+  sim::print_interleaving(table, tail, actors);
+  return table.str();
+}
+
 }  // namespace
 
 std::string ModelReport::describe() const {
@@ -88,6 +104,8 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const System& system = *owned;
   sim::RunLimits limits;
   limits.max_steps = options.max_steps;
+  limits.livelock_steps = options.livelock_steps;
+  limits.fair = options.fair;
   limits.time = options.time;
   limits.seed = options.seed;
   ModelReport report;
@@ -102,9 +120,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     report.invariant = r.result.invariant;
     report.message = r.result.message;
     report.steps = r.result.steps;
-    std::ostringstream table;
-    sim::print_interleaving(table, r.events, r.actors);
-    report.interleaving = table.str();
+    report.interleaving = bounded_interleaving(r.events, r.actors);
     return report;
   }
 
@@ -116,6 +132,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   sim::ExploreOptions explore;
   explore.limits = limits;
   explore.max_executions = options.max_executions;
+  explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
+  explore.elapsed_seconds = options.elapsed_seconds;
+  sim::apply_default_bounds(options.strategy, explore);
   const sim::ExploreResult result = sim::explore_system(system, *strategy, explore);
   report.verdict = result.verdict;
   report.executions = result.stats.executions;
@@ -141,11 +160,15 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
     report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ",
                                         path, self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
-    sim::Trace trace = sim::failure_trace_for(system, scenario_stub(spec, report.replay_command), limits, f, true);
+    sim::ShrinkBudget budget;
+    if (explore.max_seconds > 0) {
+      budget.stop = [&explore] { return explore.elapsed_seconds() >= explore.max_seconds; };
+    }
+    sim::Trace trace =
+        sim::failure_trace_for(system, scenario_stub(spec, report.replay_command), limits, f, true, budget, budget.stop);
     trace.strategy = options.strategy;
-    std::ostringstream table;
-    sim::print_interleaving(table, trace.events, trace.actors);
-    report.interleaving = table.str();
+    report.message = trace.message;  // the message of the trace written, not of the longer execution found
+    report.interleaving = bounded_interleaving(trace.events, trace.actors);
     // While another trace is being replayed, a failure of a different model is reported
     // but not written: the file could be the very trace being replayed.
     if (!replaying) {

@@ -22,11 +22,18 @@
 
 namespace lockstep {
 
+// Defaults as for a scenario file (model/scenario.h ExploreSettings): the same bounds.
 struct ModelOptions {
-  std::string strategy = "dpor";
+  std::string strategy = std::string(kDefaultStrategy);
   std::uint64_t seed = 1;
-  std::uint64_t max_steps = 10'000;
-  std::uint64_t max_executions = 0;  // 0: no bound
+  std::uint64_t max_steps = kDefaultMaxSteps;
+  std::uint64_t livelock_steps = kDefaultLivelockSteps;
+  bool fair = true;                  // sim/progress.h
+  std::uint64_t max_executions = 0;  // 0: no bound (random and pct: kDefaultRandomExecutions)
+  // Wall time, for the search, shrinking and the cause analysis together (0: no bound).
+  // Needs elapsed_seconds: sim/ reads no clock; include/lockstep/lockstep.h supplies one.
+  double max_seconds = 0;
+  std::function<double()> elapsed_seconds;
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;
   std::string trace_dir = "lockstep-traces";  // where failing traces are written

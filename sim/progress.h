@@ -113,9 +113,6 @@ class CycleWatch {
   std::uint64_t looping_ = 0;
 };
 
-// The default of RunLimits::livelock_steps: as many steps as the default step bound.
-inline constexpr std::uint64_t kDefaultLivelockSteps = 10'000;
-
 // "t26 repeats lock lockb[3] -> ok, read busy[3] -> 1, ... (78 steps)": who loops on what.
 std::string describe_cycle(const Cycle& cycle, const StepRing& ring, const std::vector<std::string>& actors,
                            const std::vector<std::string>& objects);

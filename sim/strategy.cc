@@ -28,14 +28,28 @@ bool parse_decision(std::string_view text, Decision& out) {
 }
 
 std::span<const StrategyInfo> strategy_catalog() {
+  // Every strategy runs under the same fair mode (RunLimits::fair, the default): an execution
+  // that repeats a cycle while another actor could run and never does is cut, and a fair
+  // round-robin continuation decides whether the cycle is a livelock (sim/fair_continuation.h).
+  static constexpr std::string_view kExhaustiveFair =
+      "fair (CHESS): an execution that repeats a cycle 4 times while another actor could run and never does is cut "
+      "there (continuations with more repetitions are not explored) and a fair round-robin continuation judges "
+      "whether the cycle is a livelock; with --unfair every schedule runs to its step bound";
+  static constexpr std::string_view kSampledFair =
+      "fair: the executions it samples are cut at unfair cycles as in dpor (it proves nothing about progress: a "
+      "livelock it does not sample goes unseen)";
   static constexpr StrategyInfo kCatalog[] = {
-      {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)"},
+      {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)",
+       kExhaustiveFair},
       {"source-dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
-                      "(exhaustive; the reference for dpor)"},
-      {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)"},
-      {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)"},
+                      "(exhaustive; the reference for dpor)",
+       kExhaustiveFair},
+      {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)",
+       kExhaustiveFair},
+      {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)", kSampledFair},
       {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
-              "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)"},
+              "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)",
+       kSampledFair},
   };
   return kCatalog;
 }

@@ -154,6 +154,7 @@ std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
 struct StrategyInfo {
   std::string_view name;
   std::string_view help;
+  std::string_view fairness;  // what it assumes of the scheduler when judging progress (sim/progress.h)
 };
 std::span<const StrategyInfo> strategy_catalog();
 

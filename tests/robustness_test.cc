@@ -162,7 +162,7 @@ TEST_F(Robustness, RandomSearchesHaveADefaultBoundAndFindingNothingIsNoFailure) 
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["verdict"], "incomplete");
   EXPECT_TRUE(j["as_expected"].get<bool>());
-  EXPECT_EQ(j["executions"].get<std::uint64_t>() + j["redundant"].get<std::uint64_t>(), sim::kDefaultRandomExecutions);
+  EXPECT_EQ(j["executions"].get<std::uint64_t>() + j["redundant"].get<std::uint64_t>(), kDefaultRandomExecutions);
   // Expecting a violation, the same search that finds none is not as expected.
   const CliRun bug = run({"check", source("scenarios/bench/lockinc-no-lock-3.json"), "--strategy", "random",
                           "--max-executions", "1", "--seed", "3", "--json", "--trace-out", path("t.json")});

@@ -36,6 +36,7 @@
 // can name.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -130,6 +131,21 @@ class Model {
   Model& strategy(std::string name) { options_.strategy = std::move(name); return *this; }
   Model& seed(std::uint64_t seed) { options_.seed = seed; return *this; }
   Model& max_steps(std::uint64_t n) { options_.max_steps = n; return *this; }
+  // A fair cycle repeated this many steps is a livelock (default 10,000; sim/progress.h).
+  Model& livelock_steps(std::uint64_t n) { options_.livelock_steps = n; return *this; }
+  // Fair mode (the default): executions that repeat a cycle while another actor could run
+  // and never does are cut, as CHESS's fair scheduler does; false explores them to the bound.
+  Model& fair(bool on = true) { options_.fair = on; return *this; }
+  // Wall time for the search, shrinking and cause analysis together, counted from run().
+  Model& max_seconds(double s) {
+    options_.max_seconds = s;
+    options_.elapsed_seconds = [start = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>()] {
+      const auto now = std::chrono::steady_clock::now();
+      if (!*start) *start = now;  // the first question is asked when run() starts
+      return std::chrono::duration<double>(now - **start).count();
+    };
+    return *this;
+  }
   Model& max_executions(std::uint64_t n) { options_.max_executions = n; return *this; }
   Model& timed(bool on = true) { options_.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
   Model& max_preemptions(int k) { options_.max_preemptions = k; return *this; }
