@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "lockstep/sim/fair_continuation.h"
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -59,20 +58,8 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       }
       continue;
     }
-    std::vector<Decision> continued;  // the decisions of a failing fair continuation
     if (result.unfair) {
-      // Cut in an unfair cycle: does a fair scheduler leave it? A fair continuation that
-      // fails (a livelock: it never left the cycle) is a failure like any other.
-      ++stats.unfair;
-      FairContinuation c = continue_fairly(system, limits, scheduler.decisions());
-      stats.steps += c.result.steps;
-      if (is_failure(c.result.verdict) && !c.result.unfair && !c.result.interrupted && strategy.owns_execution()) {
-        result = std::move(c.result);
-        continued = std::move(c.decisions);
-      }
-    }
-    if (result.unfair) {
-      // Left the cycle, or cut again: nothing to judge here.
+      ++stats.unfair;  // at its bound, an unfair cycle fairness could not break: nothing to judge
     } else if (result.skipped || (!result.pruned && !strategy.owns_execution())) {
       ++stats.skipped;
     } else if (result.pruned) {
@@ -84,7 +71,7 @@ ExploreResult explore_system(const System& system, Strategy& strategy, const Exp
       if (options.on_execution) options.on_execution(result);
       std::optional<FoundFailure> found;
       if (is_failure(result.verdict)) {
-        found = FoundFailure{result, continued.empty() ? scheduler.decisions() : continued, stats.executions, {}};
+        found = FoundFailure{result, scheduler.decisions(), stats.executions, {}};
       } else if (!result.lock_order_edges.empty()) {
         if (auto cycle = lock_orders.add(result.lock_order_edges, scheduler.decisions(), stats.executions)) {
           ExecutionResult across;

@@ -28,22 +28,22 @@ std::optional<Cycle> find_cycle(const StepRing& ring, std::uint64_t end, std::ui
     if (length >= window) break;  // the whole window repeats: no longer suffix exists
   }
   if (!best) return std::nullopt;
-  std::uint64_t always_enabled = ~std::uint64_t{0};
+  std::uint64_t ever_enabled = 0;
   for (std::uint64_t s = best->start; s < end; ++s) {
-    always_enabled &= ring.at(s).enabled;
+    ever_enabled |= ring.at(s).enabled;
     best->looping |= std::uint64_t{1} << ring.at(s).actor;
   }
-  best->starved = always_enabled & ~best->looping;
+  best->starved = ever_enabled & ~best->looping;
   return best;
 }
 
 void CycleWatch::start(const Cycle& cycle, const StepRing& ring) {
   period_ = cycle.period;
   start_ = cycle.start;
-  always_enabled_ = ~std::uint64_t{0};
+  ever_enabled_ = 0;
   looping_ = 0;
   for (std::uint64_t s = cycle.start; s < cycle.end; ++s) {
-    always_enabled_ &= ring.at(s).enabled;
+    ever_enabled_ |= ring.at(s).enabled;
     looping_ |= std::uint64_t{1} << ring.at(s).actor;
   }
 }
@@ -55,13 +55,13 @@ void CycleWatch::step(const StepRing& ring, std::uint64_t step) {
     stop();
     return;
   }
-  always_enabled_ &= sig.enabled;
+  ever_enabled_ |= sig.enabled;
   looping_ |= std::uint64_t{1} << sig.actor;
 }
 
 Cycle CycleWatch::cycle(std::uint64_t end) const {
   LOCKSTEP_INVARIANT(active(), "a cycle is asked of a watch that follows one");
-  return Cycle{start_, period_, end, always_enabled_ & ~looping_, looping_};
+  return Cycle{start_, period_, end, ever_enabled_ & ~looping_, looping_};
 }
 
 std::string actor_list(std::uint64_t actors, const std::vector<std::string>& names) {

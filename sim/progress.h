@@ -8,14 +8,20 @@
 // them), so a cycle whose results repeat forever is one no step inside it can leave.
 //
 // Fairness, as in CHESS's fair stateless model checking (Musuvathi and Qadeer, PLDI 2008):
-// an infinite schedule is fair when every actor enabled at every step from some point on
-// runs again. A cycle in which an actor stays enabled and never runs is unfair: a fair
-// scheduler would have run that actor. In fair mode (RunLimits::fair, the default) an
-// execution whose tail repeats an unfair cycle kFairRepeats times is cut there with no
-// verdict (ExecutionResult::unfair): its continuations where the starved actor runs later
-// differ from explored ones only by more repetitions of the cycle. Without fair mode such an
-// execution runs to its bound and gets the verdict step_bound, naming who starved.
-//
+// an infinite schedule is (strongly) fair when every actor enabled infinitely often runs
+// infinitely often. A repeating cycle in which some actor is enabled at some step and never
+// runs is unfair: a fair scheduler would run it. In fair mode (RunLimits::fair, the default)
+// the scheduler looks at its tail every kFairCheckSteps steps; once an unfair cycle has
+// repeated kFairRepeats times, the rest of the execution is scheduled fairly: round robin,
+// the actor that has waited longest since it last ran is the only one offered to the
+// strategy. The strategy still sees every step (partial-order reduction reverses the races
+// of the prefix as usual), and the run is deterministic from its decisions (replay needs no
+// fairness: a trace's decisions say who ran). A loop that this fair continuation does not
+// leave is a livelock (or a liveness failure when an obligation is hot); one it leaves was
+// only unfair. Continuations in which the starved actors run after more repetitions of the
+// cycle, or in another order than round robin, are not explored. Without fair mode an
+// unfair cycle runs to the step bound and gets the verdict step_bound, naming who starved.
+
 // Progress obligations (Env::hot / Env::cold, as Coyote's hot and cold monitor states) are
 // kept by the scheduler; ObligationSet is their bookkeeping.
 //
@@ -84,7 +90,7 @@ struct Cycle {
   std::uint32_t period = 0;
   std::uint64_t end = 0;
   std::uint64_t repeats() const { return (end - start) / period; }
-  std::uint64_t starved = 0;  // actors enabled at every step of the suffix that never ran in it
+  std::uint64_t starved = 0;  // actors enabled at some step of the suffix that never ran in it
   std::uint64_t looping = 0;  // actors that took steps in the cycle
 };
 
@@ -109,7 +115,7 @@ class CycleWatch {
  private:
   std::uint32_t period_ = 0;
   std::uint64_t start_ = 0;
-  std::uint64_t always_enabled_ = 0;
+  std::uint64_t ever_enabled_ = 0;
   std::uint64_t looping_ = 0;
 };
 

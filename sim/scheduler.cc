@@ -114,6 +114,8 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   last_mismatch_ = 0;
   mismatch_seen_ = false;
   watch_.stop();
+  fair_round_robin_ = false;
+  last_ran_.fill(0);
   ++execution_;  // object ids stay: see new_object
   made_count_ = 0;
   actor_names_.clear();
@@ -212,6 +214,14 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       break;
     }
     if (steps_ % kFairCheckSteps == 0 && watching_tail() && check_tail()) break;
+    // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
+    // Who could run is taken before fairness filters it: that is what fairness judges.
+    const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
+    std::uint64_t enabled_mask = 0;
+    if (remember) {
+      for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
+    }
+    if (fair_round_robin_) filter_fairly();
     const std::size_t pick = strategy_->pick(enabled(), steps_);
     if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
       (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
@@ -224,12 +234,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     const Transition t = enabled_[pick];
     decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
                           static_cast<std::uint32_t>(t.actor)});
-    // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
-    const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
-    std::uint64_t enabled_mask = 0;
-    if (remember) {
-      for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
-    }
+    last_ran_[t.actor] = steps_ + 1;
     execute(t);
     if (divergence_) std::rethrow_exception(divergence_);
     if (remember) record_sig(t, enabled_mask);
@@ -522,6 +527,21 @@ void Scheduler::record_sig(const Transition& t, std::uint64_t enabled) {
   }
 }
 
+void Scheduler::filter_fairly() {
+  // Round robin: the actor that has waited longest since it last ran (the lowest on a tie)
+  // is the only one offered; its run and its timer, when both can go.
+  ActorId chosen = -1;
+  for (std::size_t i = 0; i < enabled_count_; ++i) {
+    const ActorId a = enabled_[i].actor;
+    if (chosen < 0 || last_ran_[a] < last_ran_[chosen]) chosen = a;
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < enabled_count_; ++i) {
+    if (enabled_[i].actor == chosen) enabled_[kept++] = enabled_[i];
+  }
+  enabled_count_ = kept;
+}
+
 bool Scheduler::check_tail() {
   if (watch_.active()) {
     const Cycle c = watch_.cycle(steps_);
@@ -540,9 +560,8 @@ bool Scheduler::check_tail() {
   }
   if (!cycle) return false;
   if (cycle->starved != 0 && limits_.fair) {
-    result_verdict_.unfair = true;
-    result_verdict_.cycle = cycle;
-    return true;
+    fair_round_robin_ = true;  // a fair scheduler from here on (filter_fairly)
+    return false;
   }
   watch_.start(*cycle, ring_);
   return false;

@@ -297,6 +297,9 @@ class Scheduler {
   bool mismatch_seen_ = false;
   ObligationSet obligations_;
   CycleWatch watch_;  // the cycle the steps repeat now, once seen
+  bool fair_round_robin_ = false;  // fair mode saw an unfair cycle: round robin from here on
+  std::array<std::uint64_t, kMaxActors> last_ran_{};  // by actor: 1 + the step it last ran
+  void filter_fairly();
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;
