@@ -3,7 +3,7 @@
 #   make test       install what is missing, build, run the whole test suite
 #   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make build-release  build the library and the command as Release (-O3), as users may
-#   make bench      build and run the benchmarks (figures, not pass/fail)
+#   make bench      build and run the benchmarks (figures, not pass/fail), progress bounds among them
 #   make scaling    the explorer's scaling table (README): executions, blocked, steps/s, s
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -44,6 +44,7 @@ build-release: deps
 bench: build
 	$(BUILD)/bench/lockstep_bench
 	bench/pgbench_lock_scope.sh $(BUILD)/bench/pg_lock_scope
+	bench/progress_bounds.sh $(BUILD)/lockstep
 
 scaling: build
 	$(BUILD)/bench/scaling_table

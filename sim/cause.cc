@@ -313,6 +313,10 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
     cause.reason = "the decisions do not replay to a failure";
     return cause;
   }
+  if (original.result.verdict == Verdict::step_bound) {  // every reordering runs to the bound too
+    cause.reason = "an execution that runs to its step bound is not explained by the order of two steps";
+    return cause;
+  }
   const Plan plan = plan_of(failing);
   const std::size_t n = original.steps.size();
   if (plan.groups.size() != n) {

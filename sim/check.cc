@@ -177,11 +177,7 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   }
   t.shrunk = info;
   if (t.lasso && lasso_info) t.lasso->observed = lasso_info->observed;
-  if (t.verdict == Verdict::step_bound) {
-    Cause c;
-    c.reason = "an execution that runs to its step bound is not explained by the order of two steps";
-    t.cause = c;
-  } else if (is_failure(t.verdict)) {
+  if (is_failure(t.verdict)) {
     CauseBudget cause_budget;
     cause_budget.stop = cause_stop;
     t.cause = find_cause(system, run_limits, t.decisions, cause_budget);

@@ -1,0 +1,152 @@
+// Progress: cycles, fairness, livelock and liveness verdicts, lasso traces, and bounds that
+// stop every phase (sim/progress.h, sim/scheduler.h, sim/check.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/scenario.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/progress.h"
+#include "lockstep/sim/sim_env.h"
+#include "test_support.h"
+
+namespace lockstep {
+namespace {
+
+std::string progress_scenario(const std::string& name) {
+  return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/progress/" + name + ".json";
+}
+
+sim::CheckReport check(const Scenario& s, sim::CheckOverrides o = {}) {
+  sim::CheckOptions options;
+  options.overrides = std::move(o);
+  return sim::check_scenario(s, options);
+}
+
+sim::StepSig sig(ActorId actor, std::string_view verb, sim::ObjectId object, std::uint64_t enabled) {
+  sim::StepSig s;
+  s.actor = actor;
+  s.verb = verb;
+  s.object = object;
+  s.enabled = enabled;
+  return s;
+}
+
+TEST(FindCycle, FindsTheLongestPeriodicSuffixAndWhoItStarves) {
+  sim::StepRing ring;
+  std::uint64_t n = 0;
+  for (int i = 0; i < 5; ++i) ring.at(n++) = sig(0, "write", 1, 0b11);  // a prefix that does not repeat
+  ring.at(n - 1).object = 7;
+  for (int i = 0; i < 40; ++i) {  // actor 1 alternates two steps; actor 0 could run throughout
+    ring.at(n++) = sig(1, "try_lock", 2, 0b11);
+    ring.at(n++) = sig(1, "read", 3, 0b11);
+  }
+  const auto c = sim::find_cycle(ring, n, n, sim::kMaxCyclePeriod, sim::kCycleRepeats);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->period, 2u);
+  EXPECT_EQ(c->start, 5u);
+  EXPECT_EQ(c->repeats(), 40u);
+  EXPECT_EQ(c->looping, 0b10u);
+  EXPECT_EQ(c->starved, 0b01u);
+}
+
+TEST(FindCycle, NoCycleInStepsThatChangeEveryTime) {
+  sim::StepRing ring;
+  for (std::uint64_t i = 0; i < 100; ++i) ring.at(i) = sig(0, "write", static_cast<sim::ObjectId>(i + 1), 1);
+  EXPECT_FALSE(sim::find_cycle(ring, 100, 100, sim::kMaxCyclePeriod, sim::kCycleRepeats).has_value());
+}
+
+TEST(Progress, ASpinThatCannotProgressIsALivelockWithAShortLassoThatReplays) {
+  const Scenario s = load_scenario(progress_scenario("spin-on-abandoned-lock"));
+  const sim::CheckReport r = check(s);
+  ASSERT_EQ(r.result.verdict, Verdict::livelock);
+  ASSERT_TRUE(r.trace.has_value());
+  EXPECT_LE(r.trace->decisions.size(), 40u);
+  ASSERT_TRUE(r.trace->lasso.has_value());
+  EXPECT_EQ(r.trace->lasso->period, 1u);
+  EXPECT_GT(r.trace->lasso->observed, 1000u);  // the search saw it repeat to its livelock bound
+  EXPECT_NE(r.trace->message.find("b repeats [try_lock m]"), std::string::npos) << r.trace->message;
+  const sim::ReplayReport replay = sim::replay_trace(*r.trace, "<lasso>");
+  EXPECT_EQ(replay.result.verdict, Verdict::livelock);
+  EXPECT_EQ(replay.result.message, r.trace->message);
+  EXPECT_EQ(replay.events, r.trace->events);
+}
+
+TEST(Progress, ARetryLoopThatProgressesUnderFairnessPasses) {
+  const Scenario s = load_scenario(progress_scenario("retry-until-released"));
+  const sim::CheckReport fair = check(s);
+  EXPECT_EQ(fair.result.verdict, Verdict::pass);
+  EXPECT_TRUE(fair.result.exhaustive);
+  // Without fairness every schedule in which b retries while a waits is explored, the
+  // longest to the step bound.
+  sim::CheckOverrides unfair;
+  unfair.fair = false;
+  unfair.max_steps = 300;
+  const sim::CheckReport r = check(s, unfair);
+  EXPECT_EQ(r.result.verdict, Verdict::step_bound);
+  EXPECT_GT(r.result.stats.executions, fair.result.stats.executions);
+}
+
+TEST(Progress, EveryProgressScenarioGetsItsVerdictTheSameWayUnderDporAndDfs) {
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/progress")) {
+    const Scenario s = load_scenario(e.path().string());
+    for (const char* strategy : {"dpor", "dfs"}) {
+      sim::CheckOverrides o;
+      o.strategy = strategy;
+      const sim::CheckReport r = check(s, o);
+      EXPECT_TRUE(r.as_expected) << s.name << " under " << strategy << ": " << verdict_name(r.result.verdict);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(Progress, AnObligationStillHotAtTheEndNamesIt) {
+  const Scenario s = load_scenario(progress_scenario("seed001-background-starvation"));
+  const sim::CheckReport r = check(s);
+  ASSERT_EQ(r.result.verdict, Verdict::liveness);
+  EXPECT_EQ(r.result.first_failure->result.invariant, "agent_processed");
+}
+
+TEST(Progress, AnObligationMetTooLateInVirtualTimeIsALivenessFailure) {
+  const Scenario s = load_scenario(progress_scenario("seed003-forced-release-too-late"));
+  const sim::CheckReport r = check(s);
+  ASSERT_EQ(r.result.verdict, Verdict::liveness);
+  EXPECT_NE(r.result.first_failure->result.message.find("within 400 ms"), std::string::npos);
+}
+
+TEST(Progress, ASpinningProgramWithAStepBoundInTheMillionsEndsWithItsVerdict) {
+  const std::string file = (std::filesystem::temp_directory_path() / "lockstep-progress-fs28.json").string();
+  std::ofstream(file) << R"({"format": "lockstep-scenario/1", "name": "filesystem-28", "system": "bench",
+    "config": {"program": "filesystem", "n": 28}, "expect": {"verdict": "livelock"}})";
+  const testing::CliRun r = testing::run_cli_in_process(
+      {"check", file, "--max-steps", "3000000", "--max-seconds", "5", "--json", "--trace-out",
+       (std::filesystem::temp_directory_path() / "lockstep-progress-fs28-trace.json").string()});
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "livelock") << r.out;
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(j["lasso"].is_object());
+}
+
+TEST(Progress, TheStopCallbackEndsAnExecutionInsideIt) {
+  const Scenario s = load_scenario(progress_scenario("spin-on-abandoned-lock"));
+  sim::RunLimits limits;
+  limits.max_steps = 100'000'000;
+  limits.livelock_steps = 100'000'000;
+  int asked = 0;
+  limits.stop = [&asked] { return ++asked >= 3; };
+  sim::Scheduler scheduler;
+  sim::SimEnv env;
+  auto strategy = sim::make_strategy("dfs", 1);
+  ASSERT_TRUE(strategy->next_execution());
+  const sim::ExecutionResult r = scheduler.run(*s.configured, env, *strategy, limits);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.steps, 3 * sim::kStopCheckSteps);
+}
+
+}  // namespace
+}  // namespace lockstep
