@@ -436,6 +436,8 @@ int cmd_replay(const std::string& path, bool json, bool step, std::size_t width,
   }
   if (step) {
     step_through(r, width, cause ? &*cause : nullptr, in, out);
+  } else if (trace.lasso) {
+    sim::print_lasso(out, r.events, r.actors, *trace.lasso, width, cause ? &*cause : nullptr);
   } else {
     sim::print_interleaving(out, r.events, r.actors, width, cause ? &*cause : nullptr);
   }

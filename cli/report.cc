@@ -171,6 +171,9 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
                        l.repeats);
     if (l.observed > 0) out << fmt::format(" (the search's execution repeated it {} times)", l.observed);
     out << '\n';
+    if (const std::string held = sim::cycle_holders(*r.trace, c.file); !held.empty()) {
+      out << fmt::format("  what the cycle waits for: {}\n", held);
+    }
   }
   std::string redundant =
       stats.redundant > 0 ? fmt::format(" (+{} sleep-set blocked)", stats.redundant) : std::string();
@@ -193,7 +196,10 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
                          sh.out_of_budget ? "; shrinking stopped by its budget" : "");
     }
     out << '\n';
-    if (r.trace->events.size() <= show_interleaving_events) {
+    if (r.trace->lasso && r.trace->lasso->start + r.trace->lasso->period <= show_interleaving_events) {
+      sim::print_lasso(out, r.trace->events, r.trace->actors, *r.trace->lasso, sim::kDefaultColumnWidth,
+                       r.trace->cause ? &*r.trace->cause : nullptr);
+    } else if (r.trace->events.size() <= show_interleaving_events) {
       sim::print_interleaving(out, r.trace->events, r.trace->actors, sim::kDefaultColumnWidth,
                               r.trace->cause ? &*r.trace->cause : nullptr);
     } else if (show_interleaving_events > 0) {

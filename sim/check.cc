@@ -1,9 +1,12 @@
 #include "lockstep/sim/check.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lockstep/sim/bounded_strategies.h"
 #include "lockstep/sim/cause.h"
+#include "lockstep/sim/holding.h"
 #include "lockstep/sim/shrink.h"
 #include "lockstep/sim/sim_env.h"
 
@@ -319,6 +322,25 @@ Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) 
   Trace t = record_execution(*scenario.configured, trace.scenario, *replay, limits);
   t.strategy = "cause";
   return t;
+}
+
+std::string cycle_holders(const Trace& trace, const std::string& file) {
+  if (!trace.lasso) return "";
+  const ExecutionFacts facts = trace_facts(trace, file);
+  const std::uint64_t start = trace.lasso->start, end = start + trace.lasso->period;
+  std::vector<ObjectId> touched;
+  for (std::uint64_t s = start; s < end && s < facts.steps.size(); ++s) {
+    const ObjectId o = facts.steps[s].footprint.object;
+    if (o != kNoObject && std::find(touched.begin(), touched.end(), o) == touched.end()) touched.push_back(o);
+  }
+  std::string text;
+  for (const Span& span : holding_spans(facts)) {
+    if (span.kind != Span::Kind::hold || span.from >= start || (span.to < start && !span.open_at_end)) continue;
+    if (std::find(touched.begin(), touched.end(), span.object) == touched.end()) continue;
+    text += fmt::format("{}{} held by {} since step {}", text.empty() ? "" : "; ", facts.object_names[span.object],
+                        facts.actors[span.actor], span.from);
+  }
+  return text;
 }
 
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file) {

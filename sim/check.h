@@ -98,6 +98,10 @@ Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget
 // The trace's execution replayed with every step's facts (footprints, results, objects).
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file);
 
+// For a lasso (Trace::lasso): who holds what the cycle's steps touch when the cycle begins,
+// as "m held by a since step 0; ..." ("" when nothing is held). Replays the trace once.
+std::string cycle_holders(const Trace& trace, const std::string& file);
+
 // The execution with the trace's cause pair k (1-based) reordered (sim/cause.h
 // delayed_execution) as a trace of its own, which replays: the nearest passing execution.
 // Throws InputError when the trace has no such pair.

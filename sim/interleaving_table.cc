@@ -123,4 +123,18 @@ void print_cause(std::ostream& out, const Cause& cause) {
   if (!cause.complete) out << fmt::format("  (incomplete: {})\n", cause.reason);
 }
 
+void print_lasso(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                 const LassoInfo& lasso, std::size_t max_column, const Cause* cause) {
+  std::vector<LogEvent> once;
+  for (const LogEvent& e : events) {
+    if (e.step < lasso.start + lasso.period) once.push_back(e);
+  }
+  print_interleaving(out, once, actors, max_column, nullptr);
+  out << fmt::format("  ... steps {} to {} repeat: {} times in this trace", lasso.start, lasso.start + lasso.period - 1,
+                     lasso.repeats);
+  if (lasso.observed > 0) out << fmt::format(", {} times in the execution the search found", lasso.observed);
+  out << '\n';
+  if (cause) print_cause(out, *cause);
+}
+
 }  // namespace lockstep::sim

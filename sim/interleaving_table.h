@@ -43,6 +43,11 @@ class InterleavingTable {
 void print_interleaving(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
                         std::size_t max_column = kDefaultColumnWidth, const Cause* cause = nullptr);
 
+// A lasso (a livelock's trace, sim/trace.h LassoInfo): the prefix and the cycle once, then a
+// line saying how often the cycle repeats, then the cause as print_interleaving does.
+void print_lasso(std::ostream& out, const std::vector<LogEvent>& events, const std::vector<std::string>& actors,
+                 const LassoInfo& lasso, std::size_t max_column = kDefaultColumnWidth, const Cause* cause = nullptr);
+
 // The cause below a table: one line per pair ("  1. steps 6 and 8: <sentence>"), or why
 // it was not computed. Nothing for a trace without one.
 void print_cause(std::ostream& out, const Cause& cause);

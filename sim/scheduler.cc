@@ -610,14 +610,14 @@ void Scheduler::judge_cycle(Cycle cycle, bool at_bound) {
   const std::string cycle_text = describe_cycle(cycle, ring_, actor_names_, object_names_);
   const std::string where = at_bound ? std::string("up to the step bound")
                                      : fmt::format("in a row ({} steps: the livelock bound)", steps_ - cycle.start);
+  const std::string others = parked_text(cycle.looping);
   if (!unfair && !obligations_.hot().empty()) {
     const auto& h = obligations_.hot().front();
     fail(Verdict::liveness, h.name,
-         fmt::format("\"{}\" is still hot (since {} ms) while {}: a fair {}-step cycle, repeated {} times {}", h.name,
-                     h.since.count() / 1'000'000, cycle_text, cycle.period, cycle.repeats(), where));
+         fmt::format("\"{}\" is still hot (since {} ms) while {}: a fair {}-step cycle, repeated {} times {}{}", h.name,
+                     h.since.count() / 1'000'000, cycle_text, cycle.period, cycle.repeats(), where, others));
     return;
   }
-  const std::string others = parked_text(cycle.looping);
   if (unfair) {
     fail(Verdict::step_bound, "",
          fmt::format("the execution ran past its bound of {} steps: {}, while {} could run at every step and never "
