@@ -151,9 +151,9 @@ struct Run {
   bool feasible = true;
 };
 
-Run run_plan(const System& system, RunLimits limits, const Plan& plan, std::vector<std::size_t> forced,
-             std::size_t must, bool log) {
-  Scheduler scheduler;
+// `scheduler` is reused across attempts: its actors' fibers and buffers are made once.
+Run run_plan(Scheduler& scheduler, const System& system, RunLimits limits, const Plan& plan,
+             std::vector<std::size_t> forced, std::size_t must, bool log) {
   SimEnv env;
   Reorder strategy(plan, std::move(forced), must);
   strategy.attach(scheduler);
@@ -324,6 +324,7 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
   }
   RunLimits quiet = limits;
   quiet.log_events = false;
+  Scheduler scheduler;
   std::uint64_t steps_run = 0;
   std::vector<std::size_t> forced;
   forced.reserve(n);
@@ -370,12 +371,12 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
       }
       delayed_plan(original.steps, i, j, forced);
       ++cause.tried;
-      const Run r = run_plan(system, quiet, plan, forced, j, false);
+      const Run r = run_plan(scheduler, system, quiet, plan, forced, j, false);
       steps_run += r.facts.size() + 1;
       if (!r.feasible || same_failure(r.result, original.result)) continue;
       ++cause.found;
       if (cause.pairs.size() < kMaxCausePairs) {
-        const Run logged = run_plan(system, limits, plan, forced, j, true);
+        const Run logged = run_plan(scheduler, system, limits, plan, forced, j, true);
         if (!logged.feasible || logged.result.verdict != r.result.verdict || logged.result.invariant != r.result.invariant) {
           throw std::logic_error(fmt::format("cause analysis: the reordering of steps {} and {} ran differently with the "
                                              "event log on: the model is not deterministic", i, j));
@@ -402,7 +403,8 @@ ExecutionFacts delayed_execution(const System& system, const RunLimits& limits, 
   const Plan plan = plan_of(failing);
   std::vector<std::size_t> forced;
   delayed_plan(original.steps, pair.first, pair.second, forced);
-  Run r = run_plan(system, limits, plan, forced, pair.second, true);
+  Scheduler scheduler;
+  Run r = run_plan(scheduler, system, limits, plan, forced, pair.second, true);
   if (!r.feasible) {
     throw std::invalid_argument(fmt::format("step {} cannot run before step {}'s actor goes on", pair.second, pair.first));
   }

@@ -72,8 +72,9 @@ struct Attempt {
   std::vector<std::uint8_t> preempted;
 };
 
-Attempt run_guided(const System& system, const RunLimits& limits, const std::vector<Decision>& plan) {
-  Scheduler scheduler;
+// `scheduler` is reused across attempts: its actors' fibers and buffers are made once.
+Attempt run_guided(Scheduler& scheduler, const System& system, const RunLimits& limits,
+                   const std::vector<Decision>& plan) {
   SimEnv env;
   Guided guided(plan);
   Attempt a;
@@ -106,7 +107,8 @@ ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const
   RunLimits quiet = limits;
   quiet.log_events = false;
   quiet.stop = budget.stop;  // a long attempt stops inside, as the search does
-  Attempt best = run_guided(system, quiet, failing);
+  Scheduler scheduler;
+  Attempt best = run_guided(scheduler, system, quiet, failing);
   ShrinkResult out;
   out.original = best.shape;
   out.attempts = 1;
@@ -147,7 +149,7 @@ ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const
         candidate.assign(best.decisions.begin(), best.decisions.begin() + static_cast<std::ptrdiff_t>(cuts[k - preempting.size()]));
       }
       ++out.attempts;
-      Attempt a = run_guided(system, quiet, candidate);
+      Attempt a = run_guided(scheduler, system, quiet, candidate);
       steps += a.result.steps;
       if (same_failure(a.result, target) && a.shape.simpler_than(best.shape)) {
         best = std::move(a);
