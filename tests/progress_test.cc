@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockstep/lockstep.h"
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/progress.h"
@@ -146,6 +147,64 @@ TEST(Progress, TheStopCallbackEndsAnExecutionInsideIt) {
   const sim::ExecutionResult r = scheduler.run(*s.configured, env, *strategy, limits);
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.steps, 3 * sim::kStopCheckSteps);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+struct Flag {
+  explicit Flag(Env& env) : held(env.new_shared_var("held", 0)) {}
+  std::unique_ptr<SharedVar> held;
+};
+
+// Actor 0 takes the flag and never gives it back; actor 1 spins on it, its obligation hot.
+Model<Flag> abandoned_flag(const std::string& dir) {
+  return Model<Flag>("abandoned-flag")
+      .actors(2,
+              [](Flag& s, Env& env, ActorId self) {
+                if (self == 0) {
+                  s.held->store(1);
+                  return;
+                }
+                env.hot("flag taken");
+                while (!s.held->compare_exchange(0, 1)) {
+                }
+                env.cold("flag taken");
+              })
+      .trace_dir(dir);
+}
+
+std::string api_dir(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string("lockstep-progress-") + name)).string();
+}
+
+TEST(ProgressApi, AnObligationStillHotInAFairLoopIsALivenessVerdictWithAShortTrace) {
+  const ModelReport r = abandoned_flag(api_dir("liveness")).run();
+  ASSERT_EQ(r.verdict, Verdict::liveness) << r.describe();
+  EXPECT_EQ(r.invariant, "flag taken");
+  EXPECT_NE(r.message.find("b repeats [cas held]"), std::string::npos) << r.message;
+  EXPECT_LT(r.describe().size(), 8'000u);  // the lasso, not the 10,000 steps to the bound
+}
+
+TEST(ProgressApi, RandomGetsTheSameDefaultExecutionBoundAsTheCommandLine) {
+  const ModelReport r = Model<Flag>("two-writers")
+                            .actors(2, [](Flag& s, Env&, ActorId self) { s.held->store(self + 1); })
+                            .strategy("random")
+                            .trace_dir(api_dir("random"))
+                            .run();
+  EXPECT_EQ(r.verdict, Verdict::incomplete);
+  EXPECT_EQ(r.executions + r.redundant, kDefaultRandomExecutions);
+}
+
+TEST(ProgressApi, MaxSecondsBoundsTheSearch) {
+  const ModelReport r = abandoned_flag(api_dir("seconds")).max_steps(100'000'000).livelock_steps(100'000'000).fair(false)
+                            .max_seconds(0.2)
+                            .run();
+  EXPECT_EQ(r.verdict, Verdict::incomplete) << r.describe();
+  EXPECT_NE(r.stop_reason.find("wall time"), std::string::npos) << r.stop_reason;
 }
 
 }  // namespace
