@@ -70,6 +70,9 @@ inline constexpr std::uint64_t kMinCycleSteps = 12;
 inline constexpr std::uint64_t kFairCheckSteps = 32;
 inline constexpr std::size_t kFairWindow = 1024;
 inline constexpr std::uint32_t kFairRepeats = 4;
+// Fair mode watches an execution's tail from this step on: most executions of most models
+// end sooner, and keep the step loop as it was (a step bound below it is judged at the bound).
+inline constexpr std::uint64_t kFairFirstStep = 256;
 // How often the whole ring is searched for cycles up to kMaxCyclePeriod (a livelock's).
 inline constexpr std::uint64_t kLongCycleCheckSteps = 1024;
 

@@ -551,8 +551,8 @@ bool Scheduler::check_tail() {
     }
     return false;
   }
-  if (steps_ < limits_.fair_from_step + kMinCycleSteps) return false;
-  const std::uint64_t seen = steps_ - limits_.fair_from_step;
+  if (steps_ < kFairFirstStep + kMinCycleSteps) return false;
+  const std::uint64_t seen = steps_ - kFairFirstStep;  // the steps recorded since watching began
   auto cycle = find_cycle(ring_, steps_, std::min<std::uint64_t>(seen, kFairWindow),
                           static_cast<std::uint32_t>(kFairWindow / kFairRepeats), kFairRepeats);
   if (!cycle && steps_ % kLongCycleCheckSteps == 0) {  // now and then, the longer cycles too

@@ -98,7 +98,6 @@ struct RunLimits {
   bool log_events = false;
   bool record_final_state = false;  // fill ExecutionResult::final_state (Instance::final_state)
   bool fair = true;  // cut executions that repeat an unfair cycle (sim/progress.h)
-  std::uint64_t fair_from_step = 0;  // fair mode judges only the steps from this one on
   // An execution whose steps have repeated one fair cycle for this many steps is a livelock
   // there, before its step bound (sim/progress.h): a bound in the millions then costs no more
   // than this on a spinning model. A loop that legitimately repeats identical steps longer
@@ -241,7 +240,9 @@ class Scheduler {
   bool check_tail();
   // Whether the tail is watched as the execution goes (fair mode, or a livelock bound below
   // the step bound): then every step's signature is kept.
-  bool watching_tail() const { return limits_.fair || limits_.livelock_steps < limits_.max_steps; }
+  bool watching_tail() const {
+    return steps_ >= kFairFirstStep && (limits_.fair || limits_.livelock_steps < limits_.max_steps);
+  }
   void judge_cycle(Cycle cycle, bool at_bound);
   void record_sig(const Transition& t, std::uint64_t enabled);
   bool check_obligation_deadlines();
