@@ -116,7 +116,7 @@ inline void add_object(Footprint& fp, ObjectId obj) {
 // Whether two steps of different actors may not commute: on one object unless both only
 // read it (or one does not touch it: access none); in one domain when either writes it;
 // through observations whose scopes meet; always when either is a machine crash. This is the one dependence relation: sleep sets
-// and race analysis (sim/dpor_strategy.cc) both follow it.
+// and race analysis (sim/dpor/races.cc) both follow it.
 inline bool dependent(const Footprint& a, const Footprint& b) {
   if ((a.effects | b.effects) & kMachineCrash) return true;
   auto on_one_object = [](ObjectId x, Access ax, ObjectId y, Access ay) {

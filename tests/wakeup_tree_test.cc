@@ -1,6 +1,6 @@
 // The wakeup tree (sim/wakeup_tree.h): insertion by weak initials, and subtrees handed on
 // that leave the rest of the tree as it was.
-#include "lockstep/sim/wakeup_tree.h"
+#include "lockstep/sim/dpor/wakeup_tree.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// sim/wakeup_tree.h: the wakeup tree of one scheduling node, for optimal DPOR (Abdulla,
+// sim/dpor/wakeup_tree.h: the wakeup tree of one scheduling node, for optimal DPOR (Abdulla,
 // Aronis, Jonsson, Sagonas: "Source Sets: A Foundation for Optimal Dynamic Partial Order
 // Reduction", JACM 2017, section 6).
 //

@@ -1,4 +1,4 @@
-#include "lockstep/sim/wakeup_tree.h"
+#include "lockstep/sim/dpor/wakeup_tree.h"
 
 #include <algorithm>
 

@@ -1,0 +1,277 @@
+// sim/dpor/dpor_strategy.cc: the search itself: following the path, new nodes, backtracking
+// to the next branch, and the record of each step for the race analysis.
+#include "lockstep/sim/dpor/dpor_strategy.h"
+
+#include <fmt/format.h>
+
+#include "lockstep/sim/invariant.h"
+
+namespace lockstep::sim::dpor {
+
+bool DporStrategy::next_execution() {
+  // An execution that ended optimal mode is not analysed: the search begins again.
+  if (started_ && !(optimal_ && fallback_)) analyze_races();
+  if (optimal_ && fallback_) {
+    // The program has what optimal mode does not cover: begin again as source-DPOR.
+    optimal_ = false;
+    restarted_ = true;
+    started_ = false;
+    stack_.clear();
+    diverge_ = 0;  // every step of the first execution is new
+    inherited_ = WakeupTree();
+  }
+  if (started_) {
+    if (!backtrack()) {
+      exhausted_ = true;
+      return false;
+    }
+  }
+  started_ = true;
+  depth_ = 0;
+  last_sched_ = -1;
+  events_.clear();
+  parked_.clear();
+  barriers_.clear();
+  return true;
+}
+
+void DporStrategy::parked(std::span<const Transition> waiting) {
+  for (const auto& t : waiting) {
+    // Optimal mode covers waits for plain locks (exclusive or shared), waits for a grant (a
+    // queued request), and sleeps (never ready: only the timer ends one).
+    if (!plain_lock_acquisition(t.op->footprint) && !shared_lock_acquisition(t.op->footprint) && !t.op->handed_over &&
+        !(t.op->footprint == Footprint{})) {
+      unsupported();
+    }
+  }
+  const auto state = static_cast<std::uint32_t>(events_.size());
+  while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
+  for (const auto& t : waiting) {
+    parked_.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_), t.op->handed_over});
+  }
+}
+
+std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_t step) {
+  Mask on = 0, run = 0, timer = 0;
+  for (const auto& t : enabled) {
+    on |= bit(t.actor);
+    (t.timer ? timer : run) |= bit(t.actor);
+    // Untimed mode: a timer is a transition of its own, at any moment of its wait. In timed
+    // mode a timer fires only once the clock moved on (barriers_), and a plain lock's waiter
+    // that times out races through the acquisition it never made (analyze_races). A wait
+    // for a grant times out by canceling its request, a step on the lock as its footprint
+    // says (its request raced already), unless its timer is a deadlock check, which reads
+    // every lock held then: a footprint no race could work out elsewhere.
+    if (t.timer && !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{} ||
+                     (t.op->handed_over && !t.op->timer_reads_more))) {
+      unsupported();
+    }
+  }
+  if (depth_ < stack_.size()) {  // following the path of the previous execution
+    const Node& n = stack_[depth_];
+    if (n.is_choice || n.enabled != on || n.run_modes != run || n.timer_modes != timer) {
+      throw Divergence(step, fmt::format("the model is not deterministic: scheduling point {} offers other "
+                                         "transitions than on an earlier run with the same decisions", depth_));
+    }
+    last_sched_ = static_cast<int>(depth_++);
+    return remember_declared(enabled, index_of(enabled, n.current, n.current_is_timer()));
+  }
+  Node& n = stack_.push();
+  n.enabled = on;
+  n.run_modes = run;
+  n.timer_modes = timer;
+  child_sleep_set(n.sleep);
+  bool from_tree = false;
+  if (optimal_) {
+    n.wakeup = std::move(inherited_);
+    inherited_ = WakeupTree();
+    from_tree = next_from_wakeup(n);
+  }
+  if (from_tree) {
+    n.follow_wakeup();
+  } else {
+    const Mask candidates = n.awake();
+    if (candidates == 0) {  // everything enabled sleeps: explored elsewhere
+      stack_.pop_back();
+      return kPrune;
+    }
+    const ActorId a = lowest(candidates);
+    if (optimal_) {
+      std::array<bool, 2> modes{};
+      n.awake_modes(a, modes);
+      n.make_current(a, modes[0]);  // its first awake transition; the other only if a race asks
+    } else {
+      n.make_current(a);
+    }
+  }
+  n.backtrack = bit(n.current);
+  if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+  last_sched_ = static_cast<int>(depth_++);
+  return remember_declared(enabled, index_of(enabled, stack_.back().current, stack_.back().current_is_timer()));
+}
+
+std::uint32_t DporStrategy::choose(std::uint32_t n, std::string_view label, std::uint64_t step) {
+  unsupported();
+  if (depth_ < stack_.size()) {
+    const Node& node = stack_[depth_];
+    if (!node.is_choice || node.options != n) {
+      throw Divergence(step, fmt::format("the model is not deterministic: choice \"{}\" at decision {} differs "
+                                         "from an earlier run with the same decisions", label, depth_));
+    }
+    ++depth_;
+    return node.chosen;
+  }
+  Node& node = stack_.push();
+  node.is_choice = true;
+  node.options = n;
+  ++depth_;
+  return 0;
+}
+
+void DporStrategy::executed(const Transition& t, const Footprint& ran) {
+  const Footprint effective = optimal_ ? optimal_dpor_footprint(declared_op_, declared_waits_, t.timer, ran) : ran;
+  LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
+                         stack_[last_sched_].current_is_timer() == t.timer,
+                     "dpor: the step that ran is the one its node chose");
+  // A try: it may fail (narrows). A writer's first step on a reader/writer lock does not: it
+  // takes the lock or announces itself, an acquisition either way.
+  const bool plain_try = plain_lock_acquisition(declared_) && !declared_waits_ && !t.timer && declared_op_.narrows;
+  // A step may narrow its access to a read (a failed try or CAS, a timeout): refine_access
+  // changes nothing else. In optimal mode only a plain lock's try (it fails exactly when
+  // the lock is held) and a timeout (of a wait for a plain lock: it only looks at it) are
+  // left narrowed; any other keeps its declared access (optimal_dpor_footprint).
+  LOCKSTEP_INVARIANT(effective.access == declared_.access || effective.access == Access::read,
+                     "dpor: a step narrows its declared access only to a read");
+  LOCKSTEP_INVARIANT(!optimal_ || effective.access == declared_.access || plain_try || t.timer || declared_op_.compares,
+                     "dpor: in optimal mode only a plain lock's try, a timeout and a CAS are narrowed");
+  // A failed CAS would succeed where the variable holds what it expects, which optimal
+  // mode does not work out (it knows no values): beyond it.
+  if (declared_op_.compares && effective.access != declared_.access) unsupported();
+  Node& node = stack_[last_sched_];
+  if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
+  if (t.timer && declared_op_.handed_over && !(effective == declared_)) unsupported();  // it read more
+  node.current_effect.add(effective);
+  events_.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
+                     declared_op_.timer_reads_more, plain_try, declared_.access, effective,
+                     static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
+  last_effect_ = effective;
+}
+
+std::size_t DporStrategy::index_of(std::span<const Transition> enabled, ActorId actor, bool timer) {
+  for (std::size_t i = 0; i < enabled.size(); ++i) {
+    if (enabled[i].actor == actor && enabled[i].timer == timer) return i;
+  }
+  throw std::logic_error("dpor: chosen transition is not enabled");
+}
+
+void DporStrategy::child_sleep_set(std::vector<SleepEntry>& out) const {
+  if (last_sched_ < 0) return;
+  const Node& parent = stack_[last_sched_];
+  out.reserve(parent.sleep.size() + parent.explored.size());  // one allocation, not one per doubling
+  for (const auto* list : {&parent.sleep, &parent.explored}) {
+    for (const auto& s : *list) {
+      if (s.actor != parent.current && !s.effect.dependent_with(last_effect_)) out.push_back(s);
+    }
+  }
+}
+
+bool DporStrategy::next_from_wakeup(Node& n) {
+  while (!n.wakeup.empty()) {
+    const ActorId a = n.wakeup.first().actor;
+    const bool timer = n.wakeup.first().timer;
+    if (!n.mode_done(a, timer) && n.mode_enabled(a, timer) && !n.sleeps(a, timer)) return true;
+    n.wakeup.erase_transition(a, timer);
+    if (!n.mode_enabled(a, timer)) {  // the branch's transition waits here: beyond optimal mode
+      unsupported();
+      add_every_awake(n);
+    }
+  }
+  return false;
+}
+
+void DporStrategy::add_every_awake(Node& n) {
+  for (Mask rest = n.awake(); rest != 0; rest &= rest - 1) {
+    const ActorId a = lowest(rest);
+    std::array<bool, 2> modes{};
+    const int count = n.awake_modes(a, modes);
+    for (int k = 0; k < count; ++k) {
+      const bool current = a == n.current && modes[k] == n.current_is_timer();  // a new node has none yet
+      if (current || n.mode_done(a, modes[k])) continue;
+      const WakeStep unknown{a, modes[k], {}, false};
+      const WakeStep* one[] = {&unknown};
+      n.wakeup.insert(one);
+    }
+  }
+}
+
+bool DporStrategy::backtrack() {
+  while (!stack_.empty()) {
+    Node& n = stack_.back();
+    if (n.is_choice) {
+      if (n.chosen + 1 < n.options) {
+        ++n.chosen;
+        diverge_ = stack_.size() - 1;
+        inherited_ = WakeupTree();  // sequences were made with the value before
+        return true;
+      }
+      stack_.pop_back();
+      continue;
+    }
+    if (n.explored.empty()) n.explored.reserve(4);  // most nodes explore few: no doubling from one
+    n.explored.push_back({n.current, n.current_is_timer(), n.current_effect});
+    if (n.mode + 1 < n.mode_count) {
+      ++n.mode;
+      n.current_effect = Effect();
+      diverge_ = stack_.size() - 1;
+      if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+      return true;
+    }
+    if (optimal_) {
+      (n.current_is_timer() ? n.done_timer : n.done) |= bit(n.current);
+      if (!next_from_wakeup(n)) {
+        stack_.pop_back();
+        continue;
+      }
+      n.follow_wakeup();
+      inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+      diverge_ = stack_.size() - 1;
+      return true;
+    }
+    n.done |= bit(n.current);
+    const Mask candidates = n.backtrack & n.awake() & ~n.done;
+    if (candidates != 0) {
+      n.make_current(lowest(candidates));
+      diverge_ = stack_.size() - 1;
+      return true;
+    }
+    stack_.pop_back();
+  }
+  return false;
+}
+
+}  // namespace lockstep::sim::dpor
+
+namespace lockstep::sim {
+
+bool plain_lock_acquisition(const Footprint& f) {
+  return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+         f.effects == 0;
+}
+
+bool shared_lock_acquisition(const Footprint& f) {
+  return f.access == Access::acquire_shared && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+         f.effects == 0;
+}
+
+Footprint optimal_dpor_footprint(const OpDesc& op, bool waits, bool timer, const Footprint& ran) {
+  if (!op.narrows || op.compares || timer || (plain_lock_acquisition(op.footprint) && !waits)) return ran;
+  Footprint declared = ran;  // refine_access changes the access only
+  declared.access = op.footprint.access;
+  return declared;
+}
+
+std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal) {
+  return std::make_unique<dpor::DporStrategy>(optimal ? "dpor" : "source-dpor", bounded, optimal);
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,365 @@
+// sim/dpor/dpor_strategy.h: the DPOR strategies ("dpor", "source-dpor"). Source-DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas: "Optimal Dynamic Partial
+// Order Reduction", POPL 2014, Algorithm 1), over the scheduler's effective footprints.
+//
+// Exploration is stateless: every execution re-runs from the start, following the stack of
+// nodes (one per decision) down to where it last branched. A scheduling node holds the
+// actors enabled there, its backtrack (source) set, the actors already explored, and the
+// sleep set it was entered with. Choice points, and the two ways one actor can move (run
+// its operation, or fire its timer), are local branching: every value is explored (in
+// source-DPOR; optimal mode below makes each transition a branch of its own).
+//
+// After each execution, every race between a new event e' and an earlier event e of
+// another actor (dependent, and e not already happening-before e' through e's other
+// dependencies or the program order of e''s actor) adds, at the node before e, an initial
+// of notdep(e).e' unless one is there already. When no initial is enabled at that node (it
+// was blocked there), every enabled actor is added instead, as classic DPOR does: an
+// over-approximation that keeps the search sound.
+//
+// A footprint's domain (sim/op.h) is a second, coarser object: races through it are found
+// from its own history, with a domain write as a write and every other step in it as a
+// read. Ordered observations are one more domain, their scopes its objects. A machine crash
+// writes everything: it races with the latest step of every other actor.
+//
+// Sleep sets hold each explored actor with the effective footprints its step had, so an
+// actor wakes exactly when a dependent step runs. With them no two complete executions are
+// equivalent; an execution whose every enabled actor sleeps is redundant and is pruned
+// (counted as sleep-set blocked).
+//
+// Optimal mode (strategy "dpor"; JACM 2017, Algorithm 2): each node also holds a wakeup
+// tree (sim/wakeup_tree.h), and a race inserts the whole sequence notdep(e).e' there unless
+// a sleeping transition is a weak initial of it; exploration follows the tree's branches, so
+// no execution is sleep-set blocked. notdep(e) is every later event of the execution that
+// does not happen after e (also those after e'), so every race of every execution is
+// inserted again (one already covered changes nothing). A plain lock's waiting acquisition
+// races with the lock's previous acquisition, not with the release between (Nidhugg's lock
+// races); a waiting acquisition of a reader/writer lock, shared or exclusive, never races
+// with the release of a holder that excluded it, but with that holder's acquisition, and a
+// reader's wait races where it began, with the step that made it wait (readers wait while a
+// writer holds the lock or waits for it; a writer's first step that only announced it is no
+// acquisition). Each branch is one transition: a waiter's timer and its run are two, and the one
+// not taken at a node is a branch of its own there (after notdep, as a race's reversal),
+// as Nidhugg treats a nondeterministic choice. A plain lock's try is a read when it fails,
+// and a reversed race knows which it will be (the lock is held or not where it runs). A wait
+// for a grant (a pg lock request queued behind others: OpDesc::handed_over) races through
+// its request, a step of its own, and never with the step that granted it. Every other
+// operation that may narrow its access (a pg try, a conditional update) keeps its declared
+// access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
+// a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
+// branch never reaches). Optimal mode covers programs whose actors wait only for plain
+// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
+// choice, and whose CAS never fails nor is moved by a race. At the first sign of anything
+// else (or should a step run with another footprint than its wakeup-tree branch said) the
+// search begins again as above (strategy "source-dpor"), and take_restart() tells the
+// explorer.
+//
+// Timed mode, both strategies: the clock moves on only when nothing can run, so every step
+// after that happens after every step before it (Strategy::clock_advanced): no race
+// crosses it. A plain lock's waiter that then times out races through the acquisition it
+// never made, with the lock's last acquisition (else nothing would give it the lock).
+//
+// Memory: the node stack and the event list of one execution: O(depth * actors); in optimal
+// mode also the wakeup trees along the path.
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/sim/dpor/execution.h"
+#include "lockstep/sim/dpor/node.h"
+#include "lockstep/sim/dpor/wakeup_tree.h"
+#include "lockstep/sim/strategy.h"
+
+namespace lockstep::sim::dpor {
+
+class DporStrategy final : public Strategy {
+ public:
+  // bounded: a preemption bound filters the transitions this strategy is offered. Then,
+  // as in Coons, Musuvathi and McKinley's bounded partial-order reduction (OOPSLA 2013),
+  // every backtrack point is also added where the racing step's actor began its run of
+  // steps: reversing there needs no preemption, so the bound does not hide it.
+  //
+  // optimal: wakeup trees instead of source sets (the JACM 2017 paper's Algorithm 2): a
+  // reversed race is followed along its whole sequence, so no execution ends with every
+  // enabled actor asleep. With a preemption bound the search is source-DPOR (the bound
+  // cuts sequences that the trees would need).
+  DporStrategy(std::string name, bool bounded, bool optimal)
+      : name_(std::move(name)), bounded_(bounded), optimal_(optimal && !bounded) {}
+
+  std::string_view name() const override { return name_; }
+
+  bool next_execution() override;
+
+  bool take_restart() override { return std::exchange(restarted_, false); }
+
+  void clock_advanced() override { barriers_.push_back(static_cast<std::uint32_t>(events_.size())); }
+
+  // The footprint the picked transition declared (t.op in executed() is already the
+  // actor's next operation).
+  std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
+    declared_ = enabled[index].op->footprint;
+    declared_op_ = *enabled[index].op;
+    declared_waits_ = enabled[index].waits && !enabled[index].timer;
+    return index;
+  }
+
+  void parked(std::span<const Transition> waiting) override;
+
+  std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override;
+
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override;
+
+  void executed(const Transition& t, const Footprint& ran) override;
+
+  bool exhausted() const override { return exhausted_; }
+
+ private:
+  static std::size_t index_of(std::span<const Transition> enabled, ActorId actor, bool timer);
+
+  // The sleep set of a new node: the parent's sleepers and explored siblings that are
+  // independent of the step just taken from the parent.
+  void child_sleep_set(std::vector<SleepEntry>& out) const;
+
+  // Optimal DPOR: whether n's wakeup tree has a branch that can be taken; its leftmost one
+  // is then first. A branch whose transition sleeps here is covered by the sleep set and
+  // dropped; one whose transition cannot be taken here (the race's reversal is not enabled:
+  // a wait) is replaced by every awake actor, as source-DPOR does.
+  bool next_from_wakeup(Node& n);
+
+  // Adds every awake transition not explored here yet (each enabled: a parked waiter's
+  // timer, not its run, which next_from_wakeup would drop and add again, for ever).
+  static void add_every_awake(Node& n);
+
+  // Moves to the next unexplored branch; false when none is left.
+  bool backtrack();
+
+  // Finds the races of the execution just finished and extends backtrack sets.
+  void analyze_races();
+  // Its phases: the scratch reset, one pass over the events, then the reversals that need
+  // the whole execution's clocks (optimal mode), in this order.
+  std::size_t begin_analysis();
+  void check_parked_at(std::size_t state, std::size_t n);
+  void analyze_event(std::size_t j, std::size_t n);
+  // What a lock tells of event e in the pass (optimal mode).
+  struct LockStep {
+    bool acquisition = false;   // a waiting plain lock acquisition, not narrowed
+    bool shared_wait = false;   // a waiting shared acquisition
+    int race = -1;              // the lock's previous acquisition it races with
+    int enabling_release = -1;  // the release it waited for
+    int granted_by = -1;        // a grant wait: the step that granted it
+  };
+  std::uint32_t* begin_clock(std::size_t j, std::size_t n);
+  void note_lock_order(const Event& e, std::size_t j, const std::uint32_t* vc, std::size_t n, LockStep& lock);
+  void note_timeout(const Event& e, std::size_t j, std::size_t n);
+  void collect_direct_races(const Event& e, const std::uint32_t* vc, std::size_t n, const LockStep& lock);
+  void queue_reversals(const Event& e, std::size_t j, const std::uint32_t* vc, std::size_t n, int lock_race);
+  void reverse_deferred(std::size_t n);
+  void reverse_shared_waits(std::size_t n);
+  void reverse_alternatives(std::size_t n);
+  void reverse_timed_out(std::size_t n);
+
+  // An actor parked on a pending operation races with the latest dependent steps it does
+  // not know of: had it run before them, it would not have been blocked.
+  void check_parked(const Parked& pk, std::size_t n, bool defer);
+
+  // Adds the steps in h a pending operation would depend on, were it to run now; 1 when
+  // there were any.
+  std::size_t pending_candidates(const ObjectHistory& h, bool read) {
+    const std::size_t before = candidates_.size();
+    if (!read) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
+    if (h.last_write >= 0) candidates_.push_back(h.last_write);
+    return candidates_.size() > before ? 1 : 0;
+  }
+
+  // Records step j's accesses (its object, its domain, its observations) in their histories,
+  // adding its dependent predecessors to candidates_: the same relation as sim::dependent.
+  // Observations are a domain of their own: a global one writes it, a scoped one reads it
+  // and writes its scope.
+  void record_access(const Footprint& fp, int j);
+
+  ObjectHistory& scope_history(ScopeId scope) {
+    for (auto& [id, h] : scopes_) {
+      if (id == scope) return h;
+    }
+    return scopes_.emplace_back(scope, ObjectHistory()).second;
+  }
+
+  // Only when several histories added candidates: sorting reorders the races.
+  void dedupe_candidates() {
+    std::sort(candidates_.begin(), candidates_.end());
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+  }
+
+  // Whether actor q was parked in the state before event `state`, on `object` if given.
+  bool parked_at(std::uint32_t state, ActorId q, std::optional<ObjectId> object) const;
+
+  // Records what event j's actor holds of j's lock (plain, exclusive or shared) once j ran,
+  // and, for a release, what it held right before it.
+  void note_holding(const Event& e, std::size_t j, std::size_t n);
+
+  // Whether release i was by an actor that held its lock in a way that excluded waiting
+  // acquisition e: exclusively, or (for an exclusive e) at all.
+  bool excluded_by_holder(int i, const Event& e) const;
+
+  // Whether event i is a waiting exclusive acquisition of a reader/writer lock (object):
+  // its writer announced itself before it (sim/sim_objects.cc, RWMutex::lock: it waits only
+  // once announced) and still waited right before it.
+  bool writer_waited_before(int i, ObjectId object) const {
+    const Event& w = events_[i];
+    return w.waits && plain_lock_acquisition(w.fp) && w.fp.object == object;
+  }
+
+  // Whether event j only announced its actor as a writer of a reader/writer lock: a plain
+  // acquisition that neither waits nor may fail, after which its actor waits for the lock
+  // (sim/sim_objects.cc, RWMutex::lock). It takes nothing: no lock race's partner.
+  bool announces(std::size_t j) const;
+
+  // Whether event i is the release that ended actor q's wait on its object.
+  bool enabling_release_of_wait(int i, ActorId q) const {
+    return events_[i].fp.access == Access::release && enabled_by(i, q);
+  }
+
+  // Whether event e's operation was a plain lock's acquisition (its footprint as declared).
+  static bool waited_for_plain_lock(const Event& e) {
+    Footprint declared = e.fp;
+    declared.access = e.declared_access;
+    return plain_lock_acquisition(declared);
+  }
+
+  // Whether event i, a release, is what let parked actor q run: q waited on i's object
+  // before i and no longer waits after it.
+  bool enabled_by(int i, ActorId q) const;
+
+  std::uint32_t own_seq(int event, std::size_t n) const {
+    return vc_[static_cast<std::size_t>(event) * n + events_[event].actor];
+  }
+
+  static void join(std::uint32_t* into, const std::uint32_t* from, std::size_t n) {
+    for (std::size_t a = 0; a < n; ++a) into[a] = std::max(into[a], from[a]);
+  }
+
+  // Records event j's access to one object: its dependent predecessors become candidates.
+  void touch(ObjectHistory& h, int j, bool read);
+
+  static WakeStep wake_step(const Event& e) {
+    // Every step of notdep(e) has, in the reversed order, the footprint it had: the events
+    // it depends on stay before it. Only the race's later step, moved before e, may not.
+    return WakeStep{e.actor, e.timer, e.fp, true};
+  }
+
+  // The access plain try j (a try of a plain lock, race partner of event i) has when the
+  // race is reversed: it runs after the events before i and notdep(i) before j, none that
+  // happens after i, so the lock is as the last of those left it (none writes it after j:
+  // it would depend on j, so happen after i). Held: the try fails, a read; free: it takes
+  // the lock. After a write that is neither an acquisition nor a release (a crash's) the
+  // outcome is not known: nullopt.
+  std::optional<Access> try_access_reversed(int i, int j, std::size_t n);
+
+  // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
+  // was explored there) is a weak initial of v: then v's trace is explored elsewhere.
+  // reverse_race's summary of v decides most of them at once: a sleeping actor other than
+  // q (v's last step) with a step in v, the same step (one footprint), is a weak initial
+  // exactly when that step is one of v's initials: it happens after no earlier step of v.
+  // Its clock's chains back into v run through v alone (a step before it that happens after
+  // the race's first step would put it after that step too), so by the clocks, which follow
+  // the dependence relation, that is having no dependent step before it in v. Not so for q:
+  // a lock race's acquisition knows the release after the first step (Nidhugg's lock races).
+  void insert_unless_asleep(Node& node, StepSequence v, Mask seen, Mask initials);
+
+  // Optimal mode, before v = notdep(i).q is built (notdep(i): the events in (i, notdep_end)
+  // but `end` that do not happen after i): whether a transition asleep (or explored) at node
+  // is a weak initial of v, which insert_unless_asleep would find, worked out from the run's
+  // accesses per object instead of from v. Decided here only:
+  // - a sleeper with no step in v, a footprint on one object (no domain, effects or extra
+  //   objects) that no step of v touches in conflict, independent of q's step;
+  // - q itself asleep, with no step in v but its last one, q_step, on one object, which no
+  //   step of v touches in conflict (nor the sleeper's footprint, when it is another).
+  // In a run with a machine crash (dependent with everything) nothing is decided here, nor
+  // where v's first step cannot run at the node. False means only "not decided":
+  // insert_unless_asleep then decides with v. Most races of a replayed prefix end here
+  // (lastzero: three in four), without v.
+  bool asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const;
+
+  // Adds q (or, when q cannot run there, every enabled actor) to node's backtrack set.
+  static void add_backtrack(Node& node, Mask initials, ActorId q);
+
+  // Race between event i and the step of actor q after the events before `end` (event
+  // `end` itself, or a parked actor's pending operation), whose vector clock is q_vc: make
+  // sure the node before i explores an initial of notdep(i).q, where notdep(i) is the events
+  // before notdep_end (end unless given) but `end` that do not happen after i. From index
+  // q_later on, q's steps are ones it took after that operation: none may be in notdep(i).
+  void reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end = -1,
+                    int q_later = std::numeric_limits<int>::max());
+
+  // Something beyond optimal mode (see the top of this file) ends it: the search begins
+  // again as source-DPOR (take_restart).
+  void unsupported() { fallback_ = fallback_ || optimal_; }
+
+  std::string name_;
+  bool bounded_;
+  bool optimal_;
+  bool fallback_ = false;
+  Footprint declared_;
+  OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
+  bool declared_waits_ = false;
+  bool restarted_ = false;
+  NodeStack stack_;
+  WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
+  std::size_t depth_ = 0;
+  std::size_t diverge_ = 0;
+  int last_sched_ = -1;
+  Footprint last_effect_;
+  bool started_ = false;
+  bool exhausted_ = false;
+
+  std::vector<Event> events_;
+  std::vector<Parked> parked_;
+  std::vector<std::uint32_t> barriers_;  // timed mode: the events before which virtual time moved on
+  // Scratch for analyze_races, kept to reuse their memory.
+  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_, all_vc_, barrier_vc_;
+  std::vector<int> last_of_actor_, candidates_, races_;
+  std::vector<int> last_parked_;  // per actor: the last state it was parked in, so far in the pass
+  std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
+  std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
+  std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
+  std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
+  std::vector<int> first_release_;  // per object: its first release after that acquisition (-1: none yet)
+  std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
+  std::vector<std::pair<int, int>> alternatives_;  // optimal mode: (event, its actor's event before)
+  struct TimedOut {
+    int acquisition;  // the lock's last acquisition before the timeout
+    int timeout;      // the waiter's timer event
+    int before;       // the waiter's event before it (-1: none)
+  };
+  std::vector<TimedOut> timed_out_;  // optimal mode: plain-lock waiters that timed out
+  struct SharedWait {
+    int race;               // the step that made it wait: the race's first step
+    ActorId actor;          // the waiter
+    Footprint fp;           // its pending shared acquisition
+    std::uint32_t state;    // where its wait began
+    std::size_t vc;         // its pending operation's clock, at shared_wait_vcs_[vc..vc + n)
+  };
+  std::vector<SharedWait> shared_waits_;
+  std::vector<Access> holding_;           // optimal mode, per (object, actor): what it holds of that lock
+  std::vector<Access> held_by_releaser_;  // per event: for a release, what its actor held before it
+  std::vector<int> held_since_;               // per (object, actor): the acquisition it holds by
+  std::vector<int> acquisition_released_by_;  // per event: for a release, that acquisition (-1: none)
+  std::vector<int> holder_races_;             // scratch: lock races in place of skipped releases
+  std::vector<int> next_of_actor_;            // optimal mode, per event: its actor's next event (-1: none)
+  std::vector<int> first_after_index_;        // optimal mode, [k * n + a]: actor a's first event after event k (-1: none)
+  std::vector<int> first_after_;              // scratch of next_of_actor_'s pass
+  std::vector<std::uint32_t> shared_wait_vcs_;  // the pending operations' clocks of shared_waits_
+  std::vector<ObjectHistory> objects_;
+  std::vector<ObjectHistory> domains_;
+  std::size_t next_parked_ = 0;   // the pass: the first parked_ entry not checked yet
+  std::size_t next_barrier_ = 0;  // the pass: the first barrier not passed yet
+  int last_machine_crash_ = -1;                             // in the run being analysed
+  ObjectHistory observations_;                              // the domain of all observations
+  std::vector<std::pair<ScopeId, ObjectHistory>> scopes_;  // one per observation scope seen
+};
+
+}  // namespace lockstep::sim::dpor

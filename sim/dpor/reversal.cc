@@ -1,0 +1,178 @@
+// sim/dpor/reversal.cc: reversing one race: the sequence notdep(i).q, its initials, and
+// where it goes: a source set (source-DPOR) or a wakeup tree, unless a sleeping transition
+// covers it (optimal DPOR).
+#include "lockstep/sim/dpor/dpor_strategy.h"
+
+#include "lockstep/sim/invariant.h"
+
+namespace lockstep::sim::dpor {
+
+std::optional<Access> DporStrategy::try_access_reversed(int i, int j, std::size_t n) {
+  const ObjectId lock = events_[j].fp.object;
+  const ActorId p = events_[i].actor;
+  const std::uint32_t p_seq = own_seq(i, n);
+  for (int k = j - 1; k >= 0; --k) {
+    if (k == i || (k > i && vc_[static_cast<std::size_t>(k) * n + p] >= p_seq)) continue;  // not before j in v
+    std::optional<Access> wrote;  // k's access to the lock, when it changed it
+    for_each_object(events_[k].fp, [&](ObjectId obj, Access access) {
+      if (obj == lock && access != Access::none && access != Access::read) wrote = access;
+    });
+    if (!wrote) continue;
+    if (*wrote == Access::acquire) return Access::read;     // held: the try fails
+    if (*wrote == Access::release) return Access::acquire;  // free: the try takes it
+    return std::nullopt;
+  }
+  return Access::acquire;  // never taken: free
+}
+
+void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, Mask initials) {
+  const ActorId q = v.back()->actor;
+  for (const auto* list : {&node.sleep, &node.explored}) {
+    for (const SleepEntry& s : *list) {
+      const Footprint* own = s.effect.single();
+      if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
+        const WakeStep& first = *first_step_[s.actor];
+        if (first.known && !first.timer && first.fp == *own) {
+          if (initials & bit(s.actor)) return;
+          continue;
+        }
+      }
+      if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, own)) {
+        return;
+      }
+    }
+  }
+  node.wakeup.insert(v);
+}
+
+bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {
+  if (last_machine_crash_ >= 0) return false;
+  const ActorId p = events_[i].actor;
+  const ActorId q = q_step.actor;
+  const std::uint32_t p_seq = own_seq(i, n);
+  auto in_v = [&](int k) {
+    return k > i && k < notdep_end && k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq;
+  };
+  auto simple = [](const Footprint& f) { return f.domain == kNoObject && f.effects == 0 && f.extra_count == 0; };
+  // Whether a step of v touches simple footprint f's object in conflict with it.
+  auto touched = [&](const Footprint& f) {
+    if (f.object == kNoObject || f.access == Access::none || f.object >= objects_.size()) return false;
+    const auto& accesses = objects_[f.object].accesses;
+    for (auto it = accesses.rbegin(); it != accesses.rend() && it->first > i; ++it) {
+      if (!(it->second && is_read(f.access)) && in_v(it->first)) return true;
+    }
+    return false;
+  };
+  // Whether actor a has a step in v (q's last one aside): its first event after i is one
+  // (its later ones happen after that one, and so after i if it does).
+  auto has_step_in_v = [&](ActorId a) {
+    if (static_cast<std::size_t>(a) >= n) return false;  // no event at all
+    const int first = first_after_index_[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(a)];
+    return first >= 0 && in_v(first);
+  };
+  // v's first step is one of its initials: when its actor cannot run at the node, the
+  // full path may end optimal mode there (reverse_race's ready == 0), which a sleeper
+  // covering v must not hide. Left to it.
+  int first_of_v = -1;
+  for (int k = i + 1; k < notdep_end && first_of_v < 0; ++k) {
+    if (in_v(k)) first_of_v = k;
+  }
+  const ActorId opens = first_of_v >= 0 ? events_[static_cast<std::size_t>(first_of_v)].actor : q;
+  if (!(node.enabled & bit(opens))) return false;
+  for (const auto* list : {&node.sleep, &node.explored}) {
+    for (const SleepEntry& s : *list) {
+      const Footprint* own = s.effect.single();
+      if (own == nullptr || s.timer || !simple(*own)) continue;
+      if (s.actor == q) {
+        if (q_step.timer || !q_step.known || !simple(q_step.fp) || has_step_in_v(q)) continue;
+        if (touched(q_step.fp) || (!(q_step.fp == *own) && touched(*own))) continue;
+        return true;
+      }
+      if (!q_step.known || has_step_in_v(s.actor) || dependent(*own, q_step.fp) || touched(*own)) continue;
+      return true;
+    }
+  }
+  return false;
+}
+
+void DporStrategy::add_backtrack(Node& node, Mask initials, ActorId q) {
+  if (initials & node.backtrack) return;
+  const Mask ready = initials & node.enabled;
+  if (ready == 0) {
+    node.backtrack |= node.enabled;
+  } else if (ready & bit(q)) {
+    node.backtrack |= bit(q);
+  } else {
+    node.backtrack |= bit(lowest(ready));
+  }
+}
+
+void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end,
+                  int q_later) {
+  if (optimal_ && fallback_) return;  // optimal mode ended in this analysis: nothing inserted counts
+  if (notdep_end < 0) notdep_end = end;
+  LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
+                     "dpor: a race reverses at a scheduling node of the current path");
+  const ActorId q = q_step.actor;
+  Node& node = stack_[events_[i].node];
+  const ActorId p = events_[i].actor;
+  const std::uint32_t p_seq = own_seq(i, n);
+  if (optimal_ && q_later == std::numeric_limits<int>::max() && asleep_before_v(node, i, end, notdep_end, q_step, n)) return;
+  Mask initials = 0, seen = 0;
+  first_in_v_.assign(n, 0);
+  auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
+    if (seen & bit(actor)) return;
+    if (optimal_) first_step_[actor] = step;
+    bool after_earlier = false;
+    for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
+      const ActorId a = lowest(rest);
+      after_earlier = vc[a] >= first_in_v_[a];
+    }
+    if (!after_earlier) initials |= bit(actor);
+    seen |= bit(actor);
+    first_in_v_[actor] = vc[actor];  // the phantom step of q comes last: never read back
+  };
+  sequence_.clear();
+  if (optimal_) first_step_.resize(std::max(first_step_.size(), n + 1));
+  for (int k = i + 1; k < notdep_end; ++k) {
+    if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
+      if (k >= q_later && events_[k].actor == q) {  // q's own later step would come before it
+        unsupported();
+        return;
+      }
+      const WakeStep* step = optimal_ ? &steps_[static_cast<std::size_t>(k)] : nullptr;
+      consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n], step);
+      if (optimal_) sequence_.push_back(step);
+    }
+  }
+  consider(q, q_vc, &q_step);
+  if (!optimal_ && (initials & node.backtrack)) return;
+  const Mask ready = initials & node.enabled;
+  if (ready == 0 && initials == bit(q) && enabled_by(i, q)) {
+    // i is the release q was waiting for: the two were never co-enabled and cannot be
+    // reordered. The race that matters is q's parked race with the step that took the
+    // object, which check_parked finds.
+    return;
+  }
+  if (optimal_) {
+    if (ready == 0) {
+      // The reversal cannot start here (a wait). Beyond optimal mode: the search begins
+      // again as source-DPOR, so nothing is inserted here. (Steps whose footprint may be
+      // another in the reversed order, a timer or a failed try, never reach here: they
+      // end optimal mode as they run, and such an execution is not analysed.)
+      unsupported();
+      return;
+    }
+    sequence_.push_back(&q_step);
+    insert_unless_asleep(node, sequence_, seen, initials);
+    return;
+  }
+  add_backtrack(node, initials, q);  // when no initial can run there: every enabled actor
+  if (bounded_) {
+    int start = i;
+    while (start > 0 && events_[start - 1].actor == p) --start;
+    if (start != i) add_backtrack(stack_[events_[start].node], initials, q);
+  }
+}
+
+}  // namespace lockstep::sim::dpor
