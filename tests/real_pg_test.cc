@@ -1,5 +1,5 @@
 // The libpq backend against a real PostgreSQL (a throwaway cluster that CTest starts with
-// scripts/pg-throwaway): the facts of postgres-semantics.md that need no timing, through
+// scripts/pg-throwaway): the facts of docs/postgres.md that need no timing, through
 // the same model/pg.h the simulation implements. Skipped, saying why, when
 // LOCKSTEP_PG_CONNINFO is unset (no server binaries on this machine).
 #include <cstdlib>

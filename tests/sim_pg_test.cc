@@ -1,4 +1,4 @@
-// The simulated PostgreSQL: one test per fact of postgres-semantics.md covered so far
+// The simulated PostgreSQL: one test per fact of docs/postgres.md covered so far
 // (advisory locks, timeouts, the phantom grant, transactions, the pool, the pg_locks view,
 // pg_terminate_backend). Orders that matter are forced with sleeps in timed mode, where
 // each program has one schedule per instant. Untimed explorations check that dpor, through

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lockstep/sim/invariant.h"
+
 namespace lockstep::sim::pg {
 
 bool LockTable::holder_conflicts(const Lock& l, int session, LockMode mode) {
@@ -13,6 +15,7 @@ bool LockTable::holder_conflicts(const Lock& l, int session, LockMode mode) {
 }
 
 void LockTable::grant(Lock& l, int session, LockMode mode, Scope scope) {
+  LOCKSTEP_INVARIANT(!holder_conflicts(l, session, mode), "lock table: no grant conflicts with another session's hold");
   Hold& h = l.holders[session];
   const bool x = mode == LockMode::exclusive;
   int& count = scope == Scope::session ? (x ? h.session_exclusive : h.session_shared) : (x ? h.xact_exclusive : h.xact_shared);
@@ -101,6 +104,7 @@ void LockTable::wake(Lock& l) {
     const auto& w = *it;
     const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](LockMode m) { return conflicts(w->mode, m); });
     if (!behind && !holder_conflicts(l, w->session, w->mode)) {
+      LOCKSTEP_INVARIANT(w->state == Waiter::State::waiting, "lock table: only a waiting request is granted");
       grant(l, w->session, w->mode, w->scope);
       w->state = Waiter::State::granted;
       it = l.queue.erase(it);

@@ -1,5 +1,5 @@
 // sim/pg/lock_table.h: the advisory locks of one simulated PostgreSQL server, with the
-// rules of src/backend/storage/lmgr/lock.c and proc.c (see postgres-semantics.md):
+// rules of src/backend/storage/lmgr/lock.c and proc.c (see docs/postgres.md):
 //  - a session holds each (key, mode) with a count, separately per scope (session or
 //    transaction); one session may hold both modes of a key;
 //  - exclusive conflicts with both modes of other sessions, shared with exclusive;
@@ -8,7 +8,7 @@
 //    once if no holder conflicts);
 //  - a release grants waiters in queue order, skipping any that conflicts with the holders
 //    or with a waiter still ahead of it; the grant happens here, in the releasing backend.
-// Deterministic; no scheduling of its own (sim/pg/connection.cc yields around it).
+// Deterministic; no scheduling of its own (sim/pg/advisory_locks.cc yields around it).
 #pragma once
 
 #include <cstdint>

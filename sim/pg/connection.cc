@@ -1,0 +1,106 @@
+// sim/pg/connection.cc: a session's own statements (timeouts, pg_locks, pg_terminate_backend)
+// and the step every statement takes through the scheduler.
+#include "lockstep/sim/pg/connection.h"
+
+namespace lockstep::sim::pg {
+
+Status SimConnection::set_lock_timeout(Duration t) {
+  Statement st(*this);
+  const OpDesc first{name(Stmt::set_lock_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+  if (auto refused = begin_statement(first)) return *refused;
+  lock_timeout_ = t;
+  return {};
+}
+
+Status SimConnection::set_statement_timeout(Duration t) {
+  Statement st(*this);
+  const OpDesc first{name(Stmt::set_statement_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+  if (auto refused = begin_statement(first)) return *refused;
+  statement_timeout_ = t;
+  return {};
+}
+
+Result<std::vector<AdvisoryLockRow>> SimConnection::advisory_locks() {
+  Statement st(*this);
+  const OpDesc first{name(Stmt::pg_locks), whole_server(Access::read), pid_, true};
+  if (auto refused = begin_statement(first)) return *refused;
+  std::vector<AdvisoryLockRow> rows = server_.advisory_lock_rows(s_.now());
+  s_.note_result({Kind::value, static_cast<std::int64_t>(rows.size())});
+  return rows;
+}
+
+Result<bool> SimConnection::terminate_backend(int pid) {
+  Statement st(*this);
+  const OpDesc first{name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true};
+  if (auto refused = begin_statement(first)) return *refused;
+  Session* victim = server_.live_session(pid);
+  s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
+  if (victim == nullptr) {
+    warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("PID {} is not a PostgreSQL backend process", pid)});
+    return false;
+  }
+  server_.terminate(*victim);
+  if (victim == &session_) {
+    // Its own backend: this statement ends with it, and libpq reports the connection lost
+    // without a SQLSTATE, as after an idle termination (checked by lockstep conform).
+    session_.terminated_idle = true;
+    return terminated();
+  }
+  return true;
+}
+
+Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout) {
+  op.footprint.domain = server_.domain();
+  const Wake wake = s_.yield(op, guard, timeout);
+  last_step_ = {op.footprint, s_.step_count()};
+  if (in_statement_ && !session_.active && !last_.first_step) {
+    session_.active = true;
+    session_.query_start = s_.now();
+    last_.first_step = s_.step_count();
+  }
+  return wake;
+}
+
+std::optional<Error> SimConnection::begin_statement(OpDesc op) {
+  if (dead_) return lost();
+  step(op);
+  if (killed()) return terminated();
+  if (aborted_) return in_failed_transaction();
+  return std::nullopt;
+}
+
+bool SimConnection::killed() {
+  if (session_.terminated) return true;
+  if (!config_.backend_terminated || server_.termination_used()) return false;
+  if (s_.choose(2, "backend_terminated") == 0) return false;
+  server_.use_termination();
+  return true;
+}
+
+Error SimConnection::terminated() {
+  if (!session_.terminated) {
+    release_now({.rows = true, .session_scope = true, .xact_scope = true}, "backend terminated");
+  }
+  locked_rows_.clear();
+  written_.clear();
+  session_.in_transaction = false;
+  session_.live = false;
+  dead_ = true;
+  if (session_.terminated_idle) {
+    // The FATAL message arrived while no statement was running: libpq reports the
+    // connection lost, without a SQLSTATE (checked by lockstep conform).
+    return Error{std::string(sqlstate::kConnectionFailure),
+                 "terminating connection due to administrator command; server closed the connection unexpectedly"};
+  }
+  return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
+}
+
+Error SimConnection::abort_with(Error e) {
+  if (session_.in_transaction && !aborted_) {
+    aborted_ = true;
+    release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+  }
+  return e;
+}
+
+}  // namespace lockstep::sim::pg

@@ -1,0 +1,310 @@
+// sim/pg/connection.h: one simulated backend session (SimConnection), the server side of
+// lockstep::pg::Connection for one execution. Its statements live by job in
+// advisory_locks.cc, rows.cc and release.cc; the statement-logging wrapper in
+// logged_connection.cc; the pool in pool.cc. Internal to sim/pg.
+// Guarantees: every statement is a visible step with the footprint sim_pg.h describes; a
+// session's locks and rows are released at one step, as the server does.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/container/flat_set.hpp>
+#include <fmt/format.h>
+
+#include "lockstep/sim/invariant.h"
+#include "lockstep/sim/pg/sim_pg.h"
+
+namespace lockstep::sim::pg {
+
+
+using lockstep::pg::AdvisoryLockRow;
+using lockstep::pg::Error;
+using lockstep::pg::PooledConnection;
+using lockstep::pg::PoolConfig;
+using lockstep::pg::Result;
+using lockstep::pg::Row;
+using lockstep::pg::Status;
+namespace sqlstate = lockstep::pg::sqlstate;
+using Kind = StepResult::Kind;
+using lockstep::pg::Stmt;
+using lockstep::pg::in_mode;
+using lockstep::pg::name;
+
+// A row as the event log shows it: {col=value, ...}, or "no row".
+inline std::string row_text(const std::optional<Row>& row) {
+  if (!row) return "no row";
+  std::string out = "{";
+  for (const auto& [column, value] : *row) out += fmt::format("{}{}={}", out.size() > 1 ? ", " : "", column, value);
+  return out + "}";
+}
+
+inline std::string_view lock_type(LockMode mode) { return mode == LockMode::exclusive ? "ExclusiveLock" : "ShareLock"; }
+inline Access acquire_access(LockMode mode) { return mode == LockMode::exclusive ? Access::acquire : Access::acquire_shared; }
+
+class WaiterReady final : public WaitCondition {
+ public:
+  // `what` names the lock waited for; "" for an advisory lock (named by its key).
+  WaiterReady(const Waiter& w, std::string what) : w_(w), what_(std::move(what)) {}
+  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting; }
+  std::string describe(ActorId) const override {
+    if (!what_.empty()) return what_;
+    return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),
+                       w_.mode == LockMode::exclusive ? "exclusive" : "shared");
+  }
+
+ private:
+  const Waiter& w_;
+  std::string what_;
+};
+class SimConnection : public lockstep::pg::Connection {
+ public:
+  SimConnection(Server& server, const PoolConfig& config)
+      : server_(server),
+        s_(server.scheduler()),
+        session_(server.open_session(config.application_name)),
+        pid_(session_.pid),
+        config_(config) {}
+
+  bool dead() const { return dead_; }
+  // In a transaction block (an open or a failed one): a ROLLBACK has something to end.
+  bool in_transaction() const { return session_.in_transaction; }
+
+  int backend_pid() const override { return pid_; }
+
+  Status advisory_lock(AdvisoryKey key, LockMode mode) override;
+
+  Status advisory_lock_with_timeout(AdvisoryKey key, LockMode mode, Duration lock_timeout) override;
+
+  Result<bool> try_advisory_lock(AdvisoryKey key, LockMode mode) override;
+
+  Result<bool> advisory_unlock(AdvisoryKey key, LockMode mode) override;
+
+  Status advisory_unlock_all() override;
+
+  Status advisory_xact_lock(AdvisoryKey key, LockMode mode) override;
+
+  Result<bool> try_advisory_xact_lock(AdvisoryKey key, LockMode mode) override;
+
+  Status set_lock_timeout(Duration t) override;
+  Status set_statement_timeout(Duration t) override;
+
+  Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override;
+
+  Status insert_row(std::string_view table, std::int64_t id, const Row& values) override;
+
+  Result<bool> insert_row_if_absent(std::string_view table, std::int64_t id, const Row& values) override;
+
+  Result<int> update_row(std::string_view table, std::int64_t id, const Row& values) override;
+
+  Result<std::optional<Row>> select_for_update(std::string_view table, std::int64_t id, bool nowait) override;
+
+  Result<std::optional<Row>> select_for_update_skip_locked(std::string_view table, std::int64_t id) override;
+
+  Result<std::optional<Row>> select_for_share(std::string_view table, std::int64_t id) override;
+
+  Result<int> update_row_if(std::string_view table, std::int64_t id, std::string_view column, std::string_view expected,
+                            const Row& values) override;
+
+  Status begin() override;
+  Status commit() override { return end_transaction(Stmt::commit); }
+  Status rollback() override { return end_transaction(Stmt::rollback); }
+
+  Result<std::vector<AdvisoryLockRow>> advisory_locks() override;
+
+  Result<bool> terminate_backend(int pid) override;
+
+  std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
+
+  // Closing ends the session: every lock it holds goes.
+  virtual void close();
+
+ protected:
+  // What the latest statement did, for the statement log (sim/pg/statement_log.h).
+  struct LastStatement {
+    std::optional<std::uint64_t> first_step;  // none: it took no step (its connection was dead)
+    bool waited = false;
+    bool by_timer = false;
+    bool phantom = false;
+    std::size_t warnings_before = 0;
+  };
+  const LastStatement& last_statement() const { return last_; }
+  const std::vector<Error>& pending_warnings() const { return warnings_; }
+  Server& server() { return server_; }
+  const Session& session() const { return session_; }
+
+ private:
+  // One statement, for pg_stat_activity: the session is active from the statement's first
+  // step (see step()) until it returns.
+  class Statement {
+   public:
+    explicit Statement(SimConnection& c) : c_(c) {
+      c_.in_statement_ = true;
+      c_.last_ = {std::nullopt, false, false, false, c_.warnings_.size()};
+    }
+    ~Statement() {
+      c_.in_statement_ = false;
+      c_.session_.active = false;
+    }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+   private:
+    SimConnection& c_;
+  };
+
+  // A footprint that sees or changes every session at once.
+  static Footprint whole_server(Access access) {
+    Footprint f{kNoObject, access};
+    f.domain_write = true;
+    return f;
+  }
+
+  // A step of this session, in the server's domain. A statement's first step starts it.
+  Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
+
+  // pg_try_advisory_lock / pg_try_advisory_xact_lock: grants at once or says false. An xact
+  // lock taken outside a transaction goes as its statement ends.
+  Result<bool> try_lock(AdvisoryKey key, LockMode mode, Scope scope);
+
+  // With `set_lock_timeout`, the statement sets the session's lock_timeout first (one
+  // statement: advisory_lock_with_timeout).
+  Status lock(AdvisoryKey key, LockMode mode, Scope scope, std::optional<Duration> set_lock_timeout = std::nullopt);
+
+  // The step queued a request: the log says behind which sessions (those holding the key in
+  // a conflicting mode; none: behind conflicting requests queued ahead of it).
+  void note_queued(const LockTable& table, AdvisoryKey key, LockMode mode);
+
+  // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
+  // deadlock found by the one check deadlock_timeout into the wait, or the backend
+  // terminated (its request canceled).
+  Status wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
+                  std::string_view verb, std::string what = "");
+
+  // The common start of every statement but COMMIT and ROLLBACK (end_transaction): on a
+  // dead connection it fails with 08006 and takes no step; otherwise it takes the
+  // statement's first step, where a terminated backend or the backend_terminated fault ends
+  // it (57P01), and a failed transaction refuses it (25P02). nullopt: go on.
+  std::optional<Error> begin_statement(OpDesc op);
+
+  // Whether this statement finds its backend gone: terminated by another session, or now
+  // killed by the backend_terminated fault.
+  bool killed();
+
+  // The session ends, the connection is dead. Killed by the fault, its rows and locks go
+  // here, in one step; after pg_terminate_backend the server let everything go already.
+  Error terminated();
+
+  // An error inside an explicit transaction aborts it: until COMMIT or ROLLBACK every
+  // statement fails with 25P02, and COMMIT rolls back (found by lockstep conform).
+  // PostgreSQL aborts the transaction at the error itself (AbortTransaction): its row
+  // versions are dropped and its row locks and transaction-scope advisory locks go at once
+  // (found by lockstep conform); only the failed block stays until ROLLBACK or COMMIT.
+  Error abort_with(Error e);
+  static Error in_failed_transaction() {
+    return Error{"25P02", "current transaction is aborted, commands ignored until end of transaction block"};
+  }
+
+  static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
+
+  Status end_transaction(Stmt verb);
+
+  // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
+  Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb);
+
+  // Outside any actor (a model building the database it starts from: no step is scheduled
+  // there), an autocommit insert of an id nobody has written commits at once, leaving what
+  // the statement would leave: the row committed, the row's object made (object numbers
+  // follow the order of first use), the session's transaction count moved on, the session
+  // idle with its query_start and last step. Its lock-table round trip (the row's key and
+  // the transaction's, taken and let go) leaves nothing. Anything else (a transaction open,
+  // a row there, a fault that may strike, a statement log) takes the statement's own path:
+  // false.
+  bool seed(std::string_view table, std::int64_t id, const Row& values);
+
+  // Records a row version this transaction wrote. Its first write takes the transaction's
+  // own key (PostgreSQL's lock on its transaction id), which a unique check of another
+  // session waits on; the end of the transaction lets it go (apply_release).
+  void wrote(std::string_view table, std::int64_t id);
+
+  // Another session with an uncommitted version of the row (at most one: a version needs
+  // the row lock), or 0.
+  int other_writer(const RowState& r) const;
+
+  // What this session sees of a row: its own uncommitted version, else the committed one
+  // (a reference, valid until the row's versions change).
+  const std::optional<Row>& visible(std::string_view table, std::int64_t id);
+
+  // Takes the row lock (transaction scope) of a row this session sees, waiting as for an
+  // advisory lock, and says true. A row it does not see (none committed, none of its own:
+  // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
+  // locked: false, the statement finds no row, and its step only read that it is absent.
+  // With `wanted`, a row it sees that `wanted` refuses is not locked either (false).
+  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode = LockMode::exclusive,
+                        const std::function<bool()>& wanted = nullptr);
+
+  // Outside an explicit transaction a statement commits when it ends; 57P01 when the
+  // backend was terminated meanwhile.
+  Status end_statement();
+
+  // What ends at one moment: the transaction's rows (committed or dropped, their row locks
+  // released) and the advisory holds of the scopes named.
+  struct Release {
+    bool rows = false;
+    bool commit = false;
+    bool session_scope = false;
+    bool xact_scope = false;
+  };
+
+  // The footprint of a release: each key held in its scopes and each row of the
+  // transaction, all written by one step in the server's domain (past kMaxExtraObjects, the
+  // whole domain). No object when there is nothing to let go of.
+  Footprint release_footprint(const Release& r);
+
+  // For the event log: what a release lets go, by name, before it does ("released
+  // advisory(1,1,2); committed agents#1"), each lock also told to Scheduler::note_released.
+  // Call only when logging.
+  std::string release_detail(const Release& r);
+
+  // Does what a release's step declared: commit publishes this session's row versions,
+  // rollback drops them, either way its row locks go; then the advisory holds go.
+  void apply_release(const Release& r);
+
+  // A release at the end of a statement (autocommit, an xact lock's statement), a close or
+  // a termination: nothing when there is nothing to let go of; part of the step running now
+  // when that step writes every object the release does (an autocommit insert publishes
+  // the row its step wrote; an xact lock goes at the end of the step that took it), as the
+  // server ends the statement at one moment; else a step of its own.
+  void release_now(const Release& r, std::string_view verb);
+
+  // Whether this session's step is still running and writes every object of f.
+  bool within_last_step(const Footprint& f) const;
+
+  Server& server_;
+  Scheduler& s_;
+  Session& session_;
+  int pid_;
+  PoolConfig config_;
+  // This transaction's rows, in (table, id) order; flat: a set per statement allocated.
+  boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows_, written_;
+  std::vector<AdvisoryKey> keys_;  // scratch of release_footprint, reused
+  struct {
+    Footprint fp;
+    std::uint64_t number = ~std::uint64_t{0};
+  } last_step_;  // this session's latest step, as declared
+  bool dead_ = false;
+  bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
+  bool in_statement_ = false;
+  Duration lock_timeout_{0};
+  Duration statement_timeout_{0};
+  std::vector<Error> warnings_;
+  LastStatement last_;
+};
+
+// A SimConnection that records every statement in `log` (logged_connection.cc).
+std::unique_ptr<SimConnection> make_logged_connection(Server& server, const lockstep::pg::PoolConfig& config, StatementLog& log);
+
+}  // namespace lockstep::sim::pg

@@ -1,0 +1,137 @@
+// sim/pg/release.cc: the end of a statement, a transaction or a session: what it lets go
+// of, in one step whose footprint names every key and row.
+#include "lockstep/sim/pg/connection.h"
+
+namespace lockstep::sim::pg {
+
+Status SimConnection::begin() {
+  Statement st(*this);
+  if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true})) return *refused;
+  if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
+  session_.in_transaction = true;
+  return {};
+}
+
+void SimConnection::close() {
+  if (dead_) return;
+  release_now({.session_scope = true, .xact_scope = true}, "close");
+  session_.live = false;
+}
+
+Status SimConnection::end_transaction(Stmt verb) {
+  Statement st(*this);
+  if (dead_) return lost();
+  // One step on every row and transaction lock it ends (session advisory locks survive),
+  // as the server ends them at one moment. A release: a pooled connection's return rolls
+  // back from a destructor.
+  const bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
+  const Release end{.rows = true, .commit = commit, .xact_scope = true};
+  OpDesc op{name(verb), release_footprint(end), pid_, true};
+  op.commits = commit;
+  step(op);
+  if (session_.terminated) return terminated();
+  if (s_.logging()) s_.note_detail(release_detail(end));  // "" when it let nothing go
+  if (!session_.in_transaction) {
+    // As the server says (found by lockstep conform): not an error, a WARNING.
+    warnings_.push_back({"25P01", "there is no transaction in progress"});
+  }
+  session_.in_transaction = false;
+  aborted_ = false;
+  apply_release(end);
+  return {};
+}
+
+Status SimConnection::end_statement() {
+  if (!session_.in_transaction) release_now({.rows = true, .commit = true}, "autocommit");
+  if (session_.terminated) return terminated();
+  return {};
+}
+
+Footprint SimConnection::release_footprint(const Release& r) {
+  Footprint f{kNoObject, Access::release};
+  f.domain = server_.domain();
+  keys_.clear();
+  if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
+  if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
+  for (const AdvisoryKey& key : keys_) add_object(f, server_.object_for(key));
+  if (r.rows) {
+    for (const auto& [table, id] : locked_rows_) add_object(f, server_.row_object(table, id));
+    for (const auto& [table, id] : written_) add_object(f, server_.row_object(table, id));
+  }
+  return f;
+}
+
+std::string SimConnection::release_detail(const Release& r) {
+  std::string locks, rows;
+  auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
+  keys_.clear();
+  if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
+  if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
+  for (const AdvisoryKey& key : keys_) {
+    add(locks, s_.object_name(server_.object_for(key)));
+    s_.note_released(server_.object_for(key));  // all of them, also past a footprint's kMaxExtraObjects
+  }
+  if (r.rows) {
+    for (const auto& [table, id] : locked_rows_) {
+      add(locks, "row lock " + s_.object_name(server_.row_object(table, id)));
+      s_.note_released(server_.row_object(table, id));
+    }
+    for (const auto& [table, id] : written_) add(rows, s_.object_name(server_.row_object(table, id)));
+  }
+  std::string detail = locks.empty() ? std::string() : "released " + locks;
+  if (!rows.empty()) detail += fmt::format("{}{} {}", detail.empty() ? "" : "; ", r.commit ? "committed" : "rolled back", rows);
+  return detail;
+}
+
+void SimConnection::apply_release(const Release& r) {
+  if (r.rows) {
+    auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
+      RowState& state = server_.row(row.first, row.second);
+      if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
+        if (r.commit) state.committed = std::move(mine->second);
+        state.pending.erase(mine);
+      }
+      server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);
+    };
+    for (const auto& row : locked_rows_) finish(row);
+    for (const auto& row : written_) {
+      if (!locked_rows_.count(row)) finish(row);
+    }
+    if (!written_.empty()) {
+      server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
+    }
+    locked_rows_.clear();
+    written_.clear();
+  }
+  if (r.xact_scope) server_.locks().release_all(pid_, Scope::transaction);
+  if (r.session_scope) server_.locks().release_all(pid_, Scope::session);
+}
+
+void SimConnection::release_now(const Release& r, std::string_view verb) {
+  const Footprint f = release_footprint(r);
+  if (f.object == kNoObject) return;
+  if (!within_last_step(f)) {
+    step({verb, f, pid_, true});
+    if (s_.logging() && !session_.terminated) s_.note_detail(release_detail(r));
+  } else if (s_.logging()) {  // for reports: the step that took them also let them go
+    for_each_object(f, [&](ObjectId obj, Access) { s_.note_released(obj); });
+  }
+  if (session_.terminated) return;  // pg_terminate_backend let everything go meanwhile
+  apply_release(r);
+}
+
+bool SimConnection::within_last_step(const Footprint& f) const {
+  if (last_step_.number != s_.step_count() || !s_.in_actor() || is_read(s_.current_access()) ||
+      s_.current_access() == Access::none || f.domain_write) {
+    return false;
+  }
+  bool all = true;
+  for_each_object(f, [&](ObjectId obj, Access) {
+    bool found = false;
+    for_each_object(last_step_.fp, [&](ObjectId mine, Access) { found = found || mine == obj; });
+    all = all && found;
+  });
+  return all;
+}
+
+}  // namespace lockstep::sim::pg

@@ -1,0 +1,231 @@
+// sim/pg/rows.cc: a session's row statements: reads, inserts, updates and row locks
+// (FOR UPDATE, NOWAIT, SKIP LOCKED, FOR SHARE) under MVCC visibility.
+#include "lockstep/sim/pg/connection.h"
+
+namespace lockstep::sim::pg {
+
+Result<std::optional<Row>> SimConnection::read_row(std::string_view table, std::int64_t id) {
+  Statement st(*this);
+  const OpDesc first{name(Stmt::read_row), {server_.row_object(table, id), Access::read}, id, true};
+  if (auto refused = begin_statement(first)) return *refused;
+  std::optional<Row> row = visible(table, id);
+  if (s_.logging()) s_.note_detail(row_text(row));
+  return row;
+}
+
+Status SimConnection::insert_row(std::string_view table, std::int64_t id, const Row& values) {
+  Statement st(*this);
+  const Result<bool> inserted = insert(table, id, values, Stmt::insert_row);
+  return inserted.ok() ? Status() : Status(inserted.error());
+}
+
+Result<bool> SimConnection::insert_row_if_absent(std::string_view table, std::int64_t id, const Row& values) {
+  Statement st(*this);
+  return insert(table, id, values, Stmt::insert_row_if_absent);
+}
+
+Result<int> SimConnection::update_row(std::string_view table, std::int64_t id, const Row& values) {
+  Statement st(*this);
+  if (dead_) return lost();
+  const Result<bool> locked = lock_row(table, id, false, Stmt::update_row);
+  if (!locked.ok()) return locked.error();
+  std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;  // the newest committed version, after the wait
+  const bool found = row.has_value();
+  if (found) {
+    for (const auto& [k, v] : values) (*row)[k] = v;
+    server_.row(table, id).pending[pid_] = std::move(row);
+    wrote(table, id);
+  }
+  if (s_.logging()) s_.add_detail(found ? "set " + row_text(values) : std::string("no row"));
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return found ? 1 : 0;
+}
+
+Result<std::optional<Row>> SimConnection::select_for_update(std::string_view table, std::int64_t id, bool nowait) {
+  Statement st(*this);
+  if (dead_) return lost();
+  const Result<bool> locked = lock_row(table, id, nowait, nowait ? Stmt::select_for_update_nowait : Stmt::select_for_update);
+  if (!locked.ok()) return locked.error();
+  std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
+  if (s_.logging()) s_.note_detail(row_text(row));
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return row;
+}
+
+Result<std::optional<Row>> SimConnection::select_for_update_skip_locked(std::string_view table, std::int64_t id) {
+  Statement st(*this);
+  const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {server_.row_object(table, id), Access::acquire}, id, true});
+  if (auto refused = begin_statement(first)) return *refused;
+  const AdvisoryKey key = server_.row_key(table, id);
+  bool got = visible(table, id).has_value();
+  if (got && server_.row_locks().held(pid_, key, LockMode::exclusive) == 0) {
+    got = server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction);
+    if (got) locked_rows_.emplace(std::string(table), id);
+  }
+  if (!got) s_.refine_access(Access::read);  // absent, or locked by another: skipped
+  s_.note_result({Kind::value, got ? 1 : 0});
+  std::optional<Row> row = got ? visible(table, id) : std::nullopt;
+  if (s_.logging()) s_.note_detail(row_text(row));
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return row;
+}
+
+Result<std::optional<Row>> SimConnection::select_for_share(std::string_view table, std::int64_t id) {
+  Statement st(*this);
+  if (dead_) return lost();
+  const Result<bool> locked = lock_row(table, id, false, Stmt::select_for_share, LockMode::shared);
+  if (!locked.ok()) return locked.error();
+  std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
+  if (s_.logging()) s_.note_detail(row_text(row));
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return row;
+}
+
+Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id, std::string_view column, std::string_view expected,
+                          const Row& values) {
+  Statement st(*this);
+  if (dead_) return lost();
+  auto matches = [&] {
+    const std::optional<Row>& row = visible(table, id);
+    if (!row) return false;
+    const auto it = row->find(std::string(column));
+    return it != row->end() && it->second == expected;
+  };
+  // A row that does not match as the statement first sees it is neither locked nor
+  // waited for: lock_row's step reads it.
+  const Result<bool> locked = lock_row(table, id, false, Stmt::update_row_if, LockMode::exclusive, matches);
+  if (!locked.ok()) return locked.error();
+  // After a wait, the newest committed version is checked again; a row that no longer
+  // matches stays locked (as the server's EvalPlanQual leaves it) and is not changed.
+  const bool change = locked.value() && matches();
+  if (change) {
+    std::optional<Row> row = visible(table, id);
+    for (const auto& [k, v] : values) (*row)[k] = v;
+    server_.row(table, id).pending[pid_] = std::move(row);
+    wrote(table, id);
+  }
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return change ? 1 : 0;
+}
+
+Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb) {
+  if (!s_.in_actor() && seed(table, id, values)) return true;
+  const OpDesc first{name(verb), {server_.row_object(table, id), Access::write}, id, true};
+  if (auto refused = begin_statement(first)) return *refused;
+  // A conflict: 23505, or with ON CONFLICT DO NOTHING, no row and no error.
+  auto duplicate = [&]() -> Result<bool> {
+    if (verb == Stmt::insert_row_if_absent) {
+      s_.note_result({Kind::value, 0});
+      if (Status ended = end_statement(); !ended.ok()) return ended.error();
+      return false;
+    }
+    return abort_with({std::string(sqlstate::kUniqueViolation),
+                       fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
+  };
+  RowState& r = server_.row(table, id);
+  if (r.pending.count(pid_) != 0) return duplicate();
+  // Another transaction wrote the id and has not ended (inserted it, or updated the row):
+  // the unique check waits for that transaction, as the server does (on its transaction
+  // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
+  // a duplicate at once.
+  for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
+    const AdvisoryKey xact = server_.current_transaction_key(writer);
+    auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
+    LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
+    note_queued(server_.row_locks(), xact, LockMode::shared);
+    if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
+                                 "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
+        !waited.ok()) {
+      return waited.error();
+    }
+    server_.row_locks().release_key(pid_, xact, Scope::transaction);  // it ended: nothing left to wait for
+  }
+  if (r.committed) return duplicate();
+  const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction);
+  LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
+  Row row = values;
+  row["id"] = std::to_string(id);
+  if (s_.logging()) s_.add_detail(row_text(row));
+  r.pending[pid_] = std::move(row);
+  wrote(table, id);
+  if (Status ended = end_statement(); !ended.ok()) return ended.error();
+  return true;
+}
+
+bool SimConnection::seed(std::string_view table, std::int64_t id, const Row& values) {
+  if (dead_ || aborted_ || session_.in_transaction || session_.terminated || config_.backend_terminated || s_.logging() ||
+      server_.statement_log() != nullptr) {
+    return false;
+  }
+  const ObjectId obj = server_.row_object(table, id);
+  RowState& r = server_.row(table, id);
+  if (r.committed || !r.pending.empty()) return false;
+  Row row = values;
+  row["id"] = std::to_string(id);
+  r.committed = std::move(row);
+  ++session_.transactions;
+  session_.query_start = s_.now();
+  last_.first_step = s_.step_count();
+  last_step_ = {server_.on(obj, Access::release), s_.step_count()};
+  return true;
+}
+
+void SimConnection::wrote(std::string_view table, std::int64_t id) {
+  if (written_.empty()) {  // a new transaction id
+    ++session_.transactions;
+    const AdvisoryKey own_key = Server::transaction_key(pid_, session_.transactions);
+    const bool own = server_.row_locks().try_request(pid_, own_key, LockMode::exclusive, Scope::transaction);
+    LOCKSTEP_INVARIANT(own, "nobody else takes a transaction's own key exclusively");
+  }
+  written_.emplace(std::string(table), id);
+}
+
+int SimConnection::other_writer(const RowState& r) const {
+  for (const auto& [pid, version] : r.pending) {
+    if (pid != pid_ && version) return pid;
+  }
+  return 0;
+}
+
+const std::optional<Row>& SimConnection::visible(std::string_view table, std::int64_t id) {
+  const RowState& r = server_.row(table, id);
+  if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;
+  return r.committed;
+}
+
+Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode,
+                      const std::function<bool()>& wanted) {
+  const ObjectId obj = server_.row_object(table, id);
+  const Access access = acquire_access(mode);
+  if (auto refused = begin_statement(narrowing({name(verb), {obj, access}, id, true}))) return *refused;
+  if (!visible(table, id) || (wanted && !wanted())) {
+    s_.refine_access(Access::read);
+    s_.note_result({Kind::value, 0});
+    return false;
+  }
+  const AdvisoryKey key = server_.row_key(table, id);
+  if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0 ||
+      (mode == LockMode::shared && server_.row_locks().held(pid_, key, LockMode::shared) > 0)) {
+    return true;
+  }
+  locked_rows_.emplace(std::string(table), id);
+  if (nowait) {
+    if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return true;
+    locked_rows_.erase({std::string(table), id});
+    s_.refine_access(Access::read);
+    s_.note_result({Kind::failed});
+    return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
+  }
+  auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
+  if (!waiter) return true;
+  note_queued(server_.row_locks(), key, mode);
+  Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
+                       fmt::format("the row lock of {}#{}", table, id));
+  if (!st.ok()) {
+    locked_rows_.erase({std::string(table), id});
+    return st.error();
+  }
+  return true;
+}
+
+}  // namespace lockstep::sim::pg

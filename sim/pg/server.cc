@@ -1,0 +1,109 @@
+// sim/pg/server.cc: the simulated server's shared state: sessions, termination, the pg_locks
+// view, and the objects that stand for advisory keys and rows.
+#include "lockstep/sim/pg/connection.h"
+
+#include <algorithm>
+
+#include "lockstep/sim/invariant.h"
+
+namespace lockstep::sim::pg {
+
+using lockstep::pg::AdvisoryLockRow;
+
+Session& Server::open_session(std::string application_name) {
+  const int pid = next_pid_++;
+  Session& s = sessions_[pid];
+  s.pid = pid;
+  s.application_name = std::move(application_name);
+  return s;
+}
+
+Session* Server::live_session(int pid) {
+  auto it = sessions_.find(pid);
+  return it != sessions_.end() && it->second.live ? &it->second : nullptr;
+}
+
+void Server::terminate(Session& victim) {
+  for (auto& [table, rows] : tables_) {
+    for (auto& [id, row] : rows) {
+      RowState& r = row.state;
+      auto mine = r.pending.find(victim.pid);
+      if (mine == r.pending.end()) continue;
+      r.pending.erase(mine);  // a commit is one step: never half done when this runs
+    }
+  }
+  row_locks_.end_session(victim.pid);
+  locks_.end_session(victim.pid);
+  victim.terminated = true;
+  victim.terminated_idle = !victim.active;
+  victim.live = false;
+  victim.active = false;
+  victim.in_transaction = false;
+}
+
+std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
+  std::vector<AdvisoryLockRow> rows;
+  for (const LockEntry& e : locks_.entries()) {
+    auto it = sessions_.find(e.session);
+    if (it == sessions_.end() || !it->second.live) continue;  // the join with pg_stat_activity
+    const Session& s = it->second;
+    const std::string_view state = s.active ? "active" : s.in_transaction ? "idle in transaction" : "idle";
+    rows.push_back({s.pid, s.application_name, std::string(state), s.query_start, e.key.classid(), e.key.objid(),
+                    e.key.objsubid(), std::string(lock_type(e.mode)), e.granted, now - s.query_start});
+  }
+  std::sort(rows.begin(), rows.end(), [](const AdvisoryLockRow& a, const AdvisoryLockRow& b) {
+    return std::tie(a.pid, a.classid, a.objid, a.objsubid, a.mode, a.granted) <
+           std::tie(b.pid, b.classid, b.objid, b.objsubid, b.mode, b.granted);
+  });
+  return rows;
+}
+
+ObjectId Server::object_for(AdvisoryKey key) {
+  auto [it, inserted] = objects_.emplace(key, kNoObject);
+  if (inserted) it->second = s_.new_object(fmt::format("advisory({},{},{})", key.classid(), key.objid(), key.objsubid()));
+  return it->second;
+}
+
+void Server::touch_held_locks() {
+  for (const auto& [key, obj] : objects_) {
+    if (locks_.held_by_anyone(key)) s_.also_touch(obj);
+  }
+  for (const auto& [table, rows] : tables_) {
+    for (const auto& [id, slot] : rows) {
+      const ObjectId obj = slot.object;
+      if (obj != kNoObject && row_locks_.held_by_anyone(AdvisoryKey::single(static_cast<std::int64_t>(obj)))) {
+        s_.also_touch(obj);  // row_key(table, id)
+      }
+    }
+  }
+}
+
+AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
+  // The row's own object number: one key per (table, id), whatever the id's 64 bits. Row
+  // locks have a table of their own, so these keys never meet advisory ones.
+  return AdvisoryKey::single(static_cast<std::int64_t>(row_object(table, id)));
+}
+
+Server::RowSlot& Server::slot(std::string_view table, std::int64_t id) {
+  // A model names a handful of tables, several times a statement: a scan of their names
+  // costs less than the ordered map's string comparisons.
+  for (const auto& [name, rows] : table_index_) {
+    if (name == table) return (*rows)[id];
+  }
+  auto& [name, rows] = *tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
+  table_index_.emplace_back(name, &rows);
+  return rows[id];
+}
+
+ObjectId Server::row_object(std::string_view table, std::int64_t id) {
+  RowSlot& row = slot(table, id);
+  if (row.object == kNoObject) {
+    std::string name(table);  // "{table}#{id}", without fmt's parsing: a few times per execution
+    name += '#';
+    name += std::to_string(id);
+    row.object = s_.new_object(std::move(name));
+  }
+  return row.object;
+}
+
+}  // namespace lockstep::sim::pg
