@@ -56,6 +56,10 @@ using Time = std::chrono::nanoseconds;
 // Actors are numbered 0..n-1 in the order their system declares them.
 using ActorId = int;
 
+// The most actors one execution may have: the scheduler's and DPOR's wait and sleep sets
+// are 64-bit masks. The one definition; a system's own, smaller limit has its own name.
+inline constexpr int kMaxActors = 64;
+
 // Thrown when model code misuses an Env object. Not an invariant violation: a bug in the
 // model itself (verdict model_error).
 class ModelError : public std::runtime_error {

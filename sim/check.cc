@@ -189,7 +189,8 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
 }
 
 void apply_default_bounds(std::string_view strategy, ExploreOptions& explore) {
-  const bool never_exhaustive = strategy == "random" || strategy == "pct";
+  const StrategyInfo* info = find_strategy(strategy);
+  const bool never_exhaustive = info != nullptr && !info->exhaustive;
   if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
     explore.max_executions = kDefaultRandomExecutions;
   }
@@ -203,25 +204,24 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   StrategyOptions so;
   so.seed = report.seed;
   so.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
-  if (o.shard.count > 1 && report.strategy != "dfs") {
+  const StrategyInfo* info = find_strategy(report.strategy);
+  if (info == nullptr) {
+    const std::string where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
+    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", where, report.strategy, strategy_names_text()));
+  }
+  if (o.shard.count > 1 && !info->shardable) {
     throw InputError(fmt::format("{}: only dfs splits one scenario's search into shards (strategy {})", scenario.file,
                                  report.strategy));
   }
   so.shard = o.shard;
   const int bound = o.max_preemptions.value_or(scenario.explore.max_preemptions);
   report.preemption_bound = bound;
-  if (!make_strategy(report.strategy, so)) {
-    std::string known;
-    for (const auto& s : strategy_catalog()) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
-    const std::string where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
-    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", where, report.strategy, known));
-  }
   if (o.iterative && bound < 0) {
     throw InputError(fmt::format("{}: iterative deepening needs a preemption bound (--preemptions K)", scenario.file));
   }
   ExploreOptions explore = explore_options(scenario, options, report.seed);
   const std::uint64_t execution_bound = explore.max_executions;  // as the user gave it (0: none)
-  const bool never_exhaustive = report.strategy == "random" || report.strategy == "pct";
+  const bool never_exhaustive = !info->exhaustive;
   apply_default_bounds(report.strategy, explore);
   // Iterative deepening runs bounds 0..K and stops at the first that fails: the failure
   // found has the fewest preemptions the strategy can reach.

@@ -128,7 +128,10 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   so.seed = options.seed;
   so.max_preemptions = options.max_preemptions;
   auto strategy = sim::make_strategy(options.strategy, so);
-  if (!strategy) throw InputError(fmt::format("model {}: unknown strategy \"{}\"", spec.name, options.strategy));
+  if (!strategy) {
+    throw InputError(fmt::format("model {}: unknown strategy \"{}\" (known: {})", spec.name, options.strategy,
+                                 sim::strategy_names_text()));
+  }
   sim::ExploreOptions explore;
   explore.limits = limits;
   explore.max_executions = options.max_executions;

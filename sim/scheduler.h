@@ -69,8 +69,6 @@ namespace lockstep::sim {
 
 class SimEnv;
 
-// The most actors one execution may have (wait sets are 64-bit masks).
-inline constexpr int kMaxActors = 64;
 inline constexpr Duration kForever = Duration::max();
 
 // Something an actor waits on: a mutex to be free, a lock to be granted.

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "lockstep/model/scenario.h"
 #include "lockstep/sim/bounded_strategies.h"
 
 namespace lockstep::sim {
@@ -27,10 +28,22 @@ bool parse_decision(std::string_view text, Decision& out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
+namespace {
+
+std::unique_ptr<Strategy> make_dpor(const StrategyOptions& o) { return make_dpor_strategy(o.max_preemptions >= 0, true); }
+std::unique_ptr<Strategy> make_source_dpor(const StrategyOptions& o) {
+  return make_dpor_strategy(o.max_preemptions >= 0, false);
+}
+std::unique_ptr<Strategy> make_dfs(const StrategyOptions& o) { return make_dfs_strategy(o.shard.index, o.shard.count); }
+std::unique_ptr<Strategy> make_random(const StrategyOptions& o) { return make_random_strategy(o.seed); }
+std::unique_ptr<Strategy> make_pct(const StrategyOptions& o) { return make_pct_strategy(o.seed, o.pct_depth); }
+
+}  // namespace
+
 std::span<const StrategyInfo> strategy_catalog() {
   // Every strategy runs under the same fair mode (RunLimits::fair, the default): an execution
   // that repeats a cycle while another actor could run and never does is cut, and a fair
-  // round-robin continuation decides whether the cycle is a livelock (sim/fair_continuation.h).
+  // round-robin continuation decides whether the cycle is a livelock (sim/progress.h).
   static constexpr std::string_view kExhaustiveFair =
       "fair (CHESS): an execution that repeats a cycle 4 times while another actor could run and never does is cut "
       "there (continuations with more repetitions are not explored) and a fair round-robin continuation judges "
@@ -40,18 +53,33 @@ std::span<const StrategyInfo> strategy_catalog() {
       "livelock it does not sample goes unseen)";
   static constexpr StrategyInfo kCatalog[] = {
       {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)",
-       kExhaustiveFair},
+       kExhaustiveFair, true, false, make_dpor},
       {"source-dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
                       "(exhaustive; the reference for dpor)",
-       kExhaustiveFair},
+       kExhaustiveFair, true, false, make_source_dpor},
       {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)",
-       kExhaustiveFair},
-      {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)", kSampledFair},
+       kExhaustiveFair, true, true, make_dfs},
+      {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)", kSampledFair,
+       false, false, make_random},
       {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
               "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)",
-       kSampledFair},
+       kSampledFair, false, false, make_pct},
   };
+  static_assert(kCatalog[0].name == kDefaultStrategy, "the default strategy is the catalog's first row");
   return kCatalog;
+}
+
+const StrategyInfo* find_strategy(std::string_view name) {
+  for (const auto& s : strategy_catalog()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string strategy_names_text() {
+  std::string known;
+  for (const auto& s : strategy_catalog()) known += std::string(known.empty() ? "" : ", ") + std::string(s.name);
+  return known;
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed) {
@@ -61,13 +89,10 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t see
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
-  std::unique_ptr<Strategy> s;
-  if (name == "dfs") s = make_dfs_strategy(options.shard.index, options.shard.count);
-  if (name == "dpor") s = make_dpor_strategy(options.max_preemptions >= 0, true);
-  if (name == "source-dpor") s = make_dpor_strategy(options.max_preemptions >= 0, false);
-  if (name == "random") s = make_random_strategy(options.seed);
-  if (name == "pct") s = make_pct_strategy(options.seed, options.pct_depth);
-  if (s && options.max_preemptions >= 0) s = make_preemption_bounded(std::move(s), options.max_preemptions);
+  const StrategyInfo* info = find_strategy(name);
+  if (info == nullptr) return nullptr;
+  std::unique_ptr<Strategy> s = info->make(options);
+  if (options.max_preemptions >= 0) s = make_preemption_bounded(std::move(s), options.max_preemptions);
   return s;
 }
 

@@ -144,18 +144,27 @@ struct StrategyOptions {
   } shard;
 };
 
-// Makes a strategy by name ("dpor", "dfs", "random", "pct"); nullptr for an unknown name.
-// "replay" is made with make_replay_strategy.
-std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed);
-std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options);
-std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
-
-// The names make_strategy knows, with a line of help each.
+// The one table of strategies: every name the command line, scenarios and the C++ API
+// accept is a row of it, with what the rest of lockstep needs to know of it.
 struct StrategyInfo {
   std::string_view name;
   std::string_view help;
   std::string_view fairness;  // what it assumes of the scheduler when judging progress (sim/progress.h)
+  bool exhaustive;  // explores every trace (else it samples, and gets a default execution bound)
+  bool shardable;   // --shard I/N splits one scenario's search
+  std::unique_ptr<Strategy> (*make)(const StrategyOptions& options);  // without the preemption bound
 };
 std::span<const StrategyInfo> strategy_catalog();
+// The row of `name`; nullptr for an unknown name.
+const StrategyInfo* find_strategy(std::string_view name);
+// The catalog's names, comma-separated (for messages that list what is known).
+std::string strategy_names_text();
+
+// Makes a strategy by name (a row of strategy_catalog(), wrapped in the preemption bound
+// when options.max_preemptions >= 0); nullptr for an unknown name. "replay" is made with
+// make_replay_strategy.
+std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed);
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options);
+std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
 
 }  // namespace lockstep::sim

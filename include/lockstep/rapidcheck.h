@@ -59,7 +59,7 @@ struct ScriptShape {
   bool blocking = true;  // critical sections, timed lock attempts and sleeps too
   std::vector<std::string> vars = {"x", "y"};
   std::vector<std::string> mutexes = {"m", "n"};
-  std::string strategy = "dpor";
+  std::string strategy{kDefaultStrategy};
   bool timed = false;  // explore in timed mode
 };
 

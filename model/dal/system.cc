@@ -17,7 +17,7 @@
 namespace lockstep::dal {
 namespace {
 
-constexpr std::size_t kMaxActors = 8;
+constexpr std::size_t kMaxDalActors = 8;
 const std::string kLocks = "dal_locks";
 const std::string kData = "dal_data";
 const std::string kAudit = "dal_audit";
@@ -400,7 +400,7 @@ Config parse(const SystemInput& input) {
   }
   if (!input.actors) input.fail("", "missing \"actors\"");
   const auto items = input.actors->items();
-  if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
+  if (items.empty() || items.size() > kMaxDalActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxDalActors));
   std::set<std::string> resources, names;
   for (const auto& j : items) {
     j.expect_keys({"kind", "name", "resource", "resources", "start_ms", "work_ms", "interval_ms", "cycles"});

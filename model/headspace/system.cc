@@ -24,7 +24,10 @@ constexpr std::array<const char*, 9> kRouteNames = {"session_start", "user_promp
 constexpr std::array<const char*, 11> kKindNames = {"hook",         "deferred_stop", "reaper",   "reconciler",
                                                     "context_poller", "tmux_watchdog", "summariser", "config_editor",
                                                     "handoff",      "remote_send",   "monitor"};
-constexpr int kMaxActors = 12;
+// One name per enumerator, in its order: a new Route or ActorKind fails here until named.
+static_assert(kRouteNames.size() == static_cast<std::size_t>(Route::status) + 1, "a name for every Route");
+static_assert(kKindNames.size() == static_cast<std::size_t>(ActorKind::monitor) + 1, "a name for every ActorKind");
+constexpr int kMaxHeadspaceActors = 12;
 
 template <typename E, std::size_t N>
 E parse_enum(const JsonCursor& at, const std::array<const char*, N>& names, const char* what) {
@@ -128,7 +131,7 @@ Config parse_config(const SystemInput& input) {
   }
   if (!input.actors) input.fail("", "missing \"actors\": a list of {\"kind\": ..., ...}");
   const auto items = input.actors->items();
-  if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
+  if (items.empty() || items.size() > kMaxHeadspaceActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxHeadspaceActors));
   std::map<std::string, int> names;
   for (const auto& item : items) {
     c.actors.push_back(parse_actor(item, c, names));

@@ -15,7 +15,7 @@
 namespace lockstep::phase_lock {
 namespace {
 
-constexpr std::size_t kMaxActors = 12;
+constexpr std::size_t kMaxResumeRequests = 12;
 
 struct Resume {
   std::string name;
@@ -127,7 +127,7 @@ Config parse(const SystemInput& input) {
   }
   if (!input.actors) input.fail("", "missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
   const auto items = input.actors->items();
-  if (items.empty() || items.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} resume requests", kMaxActors));
+  if (items.empty() || items.size() > kMaxResumeRequests) input.actors->fail(fmt::format("expected 1 to {} resume requests", kMaxResumeRequests));
   std::set<std::string> names;
   for (const auto& j : items) {
     j.expect_keys({"name", "flow", "phase", "at_ms", "duration_ms", "crash"});

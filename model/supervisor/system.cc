@@ -13,7 +13,7 @@
 namespace lockstep::supervisor {
 namespace {
 
-constexpr std::size_t kMaxActors = 8;
+constexpr std::size_t kMaxSupervisorActors = 8;
 
 enum class Op {
   tick_worker,               // s.mu.RLock lookup, RUnlock; w.mu.Lock transition (Pattern 1)
@@ -274,7 +274,7 @@ Config parse(const SystemInput& input) {
     input.fail("/actors", "\"actors\" must map each actor's name to its operations: {\"a\": [\"tick_worker:w1\"]}");
   }
   const auto names = input.actors->keys();
-  if (names.empty() || names.size() > kMaxActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxActors));
+  if (names.empty() || names.size() > kMaxSupervisorActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxSupervisorActors));
   for (const std::string& name : names) {
     ActorPlan plan{name, {}};
     for (const auto& item : input.actors->at(name).items()) plan.steps.push_back(parse_step(item, c));

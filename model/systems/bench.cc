@@ -7,7 +7,6 @@
 namespace lockstep::bench {
 namespace {
 
-constexpr std::int64_t kMaxActors = 64;
 
 enum class Program { lockinc, readers, lastzero, indexer, filesystem };
 

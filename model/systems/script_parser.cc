@@ -11,7 +11,6 @@
 namespace lockstep::script {
 namespace {
 
-constexpr int kMaxActors = 64;
 
 std::vector<std::string> split_words(const std::string& text) {
   std::istringstream in(text);
@@ -296,7 +295,7 @@ Program parse_program(const SystemInput& input) {
   }
   const auto actors = input.actors->items();
   if (actors.empty()) input.actors->fail("expected at least one actor");
-  if (actors.size() > kMaxActors) input.actors->fail(fmt::format("at most {} actors", kMaxActors));
+  if (actors.size() > static_cast<std::size_t>(kMaxActors)) input.actors->fail(fmt::format("at most {} actors", kMaxActors));
   for (const auto& a : actors) {
     a.expect_keys({"name", "ops"});
     Actor actor;

@@ -92,6 +92,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
   } else {
     const Mask candidates = n.awake();
     if (candidates == 0) {  // everything enabled sleeps: explored elsewhere
+      LOCKSTEP_INVARIANT(!optimal_ || fallback_, "dpor: optimal mode never prunes (no sleep-set blocked execution)");
       stack_.pop_back();
       return kPrune;
     }
@@ -104,6 +105,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
       n.make_current(a);
     }
   }
+  LOCKSTEP_INVARIANT(n.mode_enabled(n.current, n.current_is_timer()), "dpor: a new node's current transition is enabled");
   n.backtrack = bit(n.current);
   if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
   last_sched_ = static_cast<int>(depth_++);

@@ -105,6 +105,7 @@ void DporStrategy::add_backtrack(Node& node, Mask initials, ActorId q) {
   } else {
     node.backtrack |= bit(lowest(ready));
   }
+  LOCKSTEP_INVARIANT((node.backtrack & ~node.enabled) == 0, "dpor: a backtrack set holds enabled actors only");
 }
 
 void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const std::uint32_t* q_vc, std::size_t n, int notdep_end,
