@@ -1,5 +1,6 @@
-// cli/commands.h: the `lockstep` command line (check, sweep, replay, list; confirm, conform
-// and locks against a real PostgreSQL are in cli/pg_commands.h).
+// cli/commands.h: the `lockstep` command line. run_cli (cli/commands.cc) only parses and
+// dispatches: each command is in a file of its own (cli/subcommands.h lists them; confirm,
+// conform and locks against a real PostgreSQL are in cli/pg_commands.h).
 //
 // Exit codes: 0 every verdict as expected (a scenario with no `expect` expects pass);
 // 1 some verdict not as expected; 2 bad input (malformed scenario or trace, unknown name,

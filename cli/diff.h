@@ -18,7 +18,17 @@
 #include <ostream>
 #include <string>
 
+namespace CLI {
+class App;
+}
+
 namespace lockstep::cli {
+
+struct CommandContext;
+
+// Adds `diff A [B] [--cause K [--cause-out FILE]] [--json]` (cli/subcommands.h); given
+// both B and --cause, or neither, it is bad input.
+void add_diff_command(CLI::App& app, CommandContext& context);
 
 int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, std::ostream& out);
 

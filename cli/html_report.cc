@@ -110,12 +110,9 @@ struct Layout {
   }
 };
 
-Layout lay_out(const sim::Trace& t, const std::vector<Span>& spans, const sim::Cause* cause) {
-  Layout l;
-  const std::size_t actors = t.actors.size();
-  l.slots.assign(actors, 0);
-  l.chars.assign(actors, 12);
-  // Slots: a span takes the lowest slot of its actor free at its first step.
+// Gives each span a slot beside its actor's lane: the lowest slot of its actor free at its
+// first step (at most kMaxSlots); counts the slots of each actor.
+void assign_slots(Layout& l, const std::vector<Span>& spans, std::size_t actors) {
   std::vector<std::vector<std::uint64_t>> busy_until(actors);
   for (const Span& s : spans) {
     if (static_cast<std::size_t>(s.actor) >= actors) {
@@ -131,6 +128,11 @@ Layout lay_out(const sim::Trace& t, const std::vector<Span>& spans, const sim::C
     l.slot_of.push_back(slot);
     l.slots[s.actor] = std::max(l.slots[s.actor], slot + 1);
   }
+}
+
+// The width of each lane: its slots and its widest text (at most kMaxChars); the page's width.
+void size_lanes(Layout& l, const sim::Trace& t) {
+  const std::size_t actors = t.actors.size();
   for (std::size_t a = 0; a < actors; ++a) l.chars[a] = std::max(l.chars[a], t.actors[a].size());
   for (const LogEvent& e : t.events) {
     if (e.actor >= 0 && static_cast<std::size_t>(e.actor) < actors) {
@@ -144,80 +146,101 @@ Layout lay_out(const sim::Trace& t, const std::vector<Span>& spans, const sim::C
     x += l.lane_w.back();
   }
   l.width = std::max(x + 20, 720.0);  // room for the collapsed rows' text
+}
 
-  // Steps worth a row of their own when the trace is long.
-  std::map<std::uint64_t, std::vector<const LogEvent*>> by_step;
-  for (const LogEvent& e : t.events) by_step[e.step].push_back(&e);
+using StepEvents = std::map<std::uint64_t, std::vector<const LogEvent*>>;
+
+// Steps worth a row of their own when the trace is long: near the cause's steps, the ends
+// of waits, choices and timeouts; the first 3 and the last 8.
+std::set<std::uint64_t> kept_steps(const sim::Trace& t, const std::vector<Span>& spans, const sim::Cause* cause,
+                                   const StepEvents& by_step) {
   std::set<std::uint64_t> keep;
-  const bool collapse = by_step.size() > kCollapseAbove;
-  if (collapse) {
-    auto near = [&](std::uint64_t step, std::uint64_t d) {
-      const std::uint64_t to = step > UINT64_MAX - d ? UINT64_MAX : step + d;
-      for (std::uint64_t s = step >= d ? step - d : 0;; ++s) {
-        keep.insert(s);
-        if (s == to) break;
-      }
-    };
-    if (cause != nullptr) {
-      for (const auto& p : cause->pairs) near(p.first, 2), near(p.second, 2);
+  auto near = [&](std::uint64_t step, std::uint64_t d) {
+    const std::uint64_t to = step > UINT64_MAX - d ? UINT64_MAX : step + d;
+    for (std::uint64_t s = step >= d ? step - d : 0;; ++s) {
+      keep.insert(s);
+      if (s == to) break;
     }
-    for (const Span& s : spans) {
-      if (s.kind == Span::Kind::wait) near(s.from, 0), near(s.to, 0);
-    }
-    for (const LogEvent& e : t.events) {
-      const auto kind = kind_of(e);
-      if (kind == "choice" || kind == "timeout") near(e.step, 1);
-    }
-    std::size_t k = 0;
-    for (const auto& [step, events] : by_step) {
-      if (k < 3 || k + 8 >= by_step.size()) keep.insert(step);
-      ++k;
-    }
-  }
-  double y = kTop;
-  std::vector<std::uint64_t> run;
-  auto flush_run = [&] {
-    if (run.empty()) return;
-    if (run.size() >= kMinCollapsedRun) {
-      Row r;
-      r.first = run.front();
-      r.last = run.back();
-      r.collapsed = true;
-      r.y = y;
-      r.h = kCollapsedHeight;
-      y += r.h;
-      for (const auto s : run) l.row_of[s] = l.rows.size();
-      l.rows.push_back(std::move(r));
-    } else {
-      for (const auto s : run) {
-        Row r;
-        r.first = r.last = s;
-        r.events = by_step[s];
-        std::size_t lines = 0;
-        for (const LogEvent* e : r.events) {
-          const std::size_t width = e->actor >= 0 && static_cast<std::size_t>(e->actor) < actors ? l.chars[e->actor] : kMaxChars;
-          lines += sim::wrap_cell(cell(*e), width).size();
-        }
-        r.y = y;
-        r.h = static_cast<double>(std::max<std::size_t>(lines, 1)) * kLineHeight + 2 * kRowPad;
-        y += r.h;
-        l.row_of[s] = l.rows.size();
-        l.rows.push_back(std::move(r));
-      }
-    }
-    run.clear();
   };
+  if (cause != nullptr) {
+    for (const auto& p : cause->pairs) near(p.first, 2), near(p.second, 2);
+  }
+  for (const Span& s : spans) {
+    if (s.kind == Span::Kind::wait) near(s.from, 0), near(s.to, 0);
+  }
+  for (const LogEvent& e : t.events) {
+    const auto kind = kind_of(e);
+    if (kind == "choice" || kind == "timeout") near(e.step, 1);
+  }
+  std::size_t k = 0;
+  for (const auto& [step, events] : by_step) {
+    if (k < 3 || k + 8 >= by_step.size()) keep.insert(step);
+    ++k;
+  }
+  return keep;
+}
+
+// Adds a row for step `s` at height y, as tall as its events' wrapped lines; gives its bottom.
+double add_step_row(Layout& l, std::uint64_t s, const StepEvents& by_step, std::size_t actors, double y) {
+  Row r;
+  r.first = r.last = s;
+  r.events = by_step.at(s);
+  std::size_t lines = 0;
+  for (const LogEvent* e : r.events) {
+    const std::size_t width = e->actor >= 0 && static_cast<std::size_t>(e->actor) < actors ? l.chars[e->actor] : kMaxChars;
+    lines += sim::wrap_cell(cell(*e), width).size();
+  }
+  r.y = y;
+  r.h = static_cast<double>(std::max<std::size_t>(lines, 1)) * kLineHeight + 2 * kRowPad;
+  l.row_of[s] = l.rows.size();
+  l.rows.push_back(std::move(r));
+  return y + l.rows.back().h;
+}
+
+// Adds the rows of a run of steps at height y: one collapsed row for a run of at least
+// kMinCollapsedRun, else a row per step; gives their bottom.
+double add_rows(Layout& l, const std::vector<std::uint64_t>& run, const StepEvents& by_step, std::size_t actors, double y) {
+  if (run.empty()) return y;
+  if (run.size() < kMinCollapsedRun) {
+    for (const auto s : run) y = add_step_row(l, s, by_step, actors, y);
+    return y;
+  }
+  Row r;
+  r.first = run.front();
+  r.last = run.back();
+  r.collapsed = true;
+  r.y = y;
+  r.h = kCollapsedHeight;
+  for (const auto s : run) l.row_of[s] = l.rows.size();
+  l.rows.push_back(std::move(r));
+  return y + kCollapsedHeight;
+}
+
+// Where everything goes: lanes, slots, and a row per step (past kCollapseAbove steps, runs
+// of steps far from what matters collapsed into one row each).
+Layout lay_out(const sim::Trace& t, const std::vector<Span>& spans, const sim::Cause* cause) {
+  Layout l;
+  const std::size_t actors = t.actors.size();
+  l.slots.assign(actors, 0);
+  l.chars.assign(actors, 12);
+  assign_slots(l, spans, actors);
+  size_lanes(l, t);
+  StepEvents by_step;
+  for (const LogEvent& e : t.events) by_step[e.step].push_back(&e);
+  const bool collapse = by_step.size() > kCollapseAbove;
+  const std::set<std::uint64_t> keep = collapse ? kept_steps(t, spans, cause, by_step) : std::set<std::uint64_t>{};
+  double y = kTop;
+  std::vector<std::uint64_t> run;  // steps not kept, since the last kept one
   for (const auto& [step, events] : by_step) {
     if (collapse && !keep.contains(step)) {
       run.push_back(step);
       continue;
     }
-    flush_run();
-    run.push_back(step);
-    flush_run();
+    y = add_rows(l, run, by_step, actors, y);
+    run.clear();
+    y = add_step_row(l, step, by_step, actors, y);
   }
-  flush_run();
-  l.height = y;
+  l.height = add_rows(l, run, by_step, actors, y);
   return l;
 }
 
@@ -253,15 +276,11 @@ td.choice { background: #fde2e1; font-weight: 600; } td.observe { background: #f
 tr.violation td { background: #8a1c14; color: white; font-weight: 600; }
 )";
 
-std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const sim::ExecutionFacts* facts,
-                      const sim::Cause* cause, bool failure) {
-  const Layout l = lay_out(t, spans, cause);
-  const std::size_t actors = t.actors.size();
-  const double footer = failure ? 30 : 0;
-  std::string s;
-  s += fmt::format("<svg id=\"lanes\" width=\"{:.0f}\" height=\"{:.0f}\" "
-                   "viewBox=\"0 0 {:.0f} {:.0f}\">\n",
-                   l.width, l.height + footer + 10, l.width, l.height + footer + 10);
+// The <svg> element's start and its definitions: the hatching of waits, the arrowheads.
+std::string svg_start(const Layout& l, double footer) {
+  std::string s = fmt::format("<svg id=\"lanes\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                              "viewBox=\"0 0 {:.0f} {:.0f}\">\n",
+                              l.width, l.height + footer + 10, l.width, l.height + footer + 10);
   s += "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
        "<rect width=\"6\" height=\"6\" fill=\"#fff4d6\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#b7791f\" "
        "stroke-width=\"2.5\"/></pattern>"
@@ -269,8 +288,13 @@ std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const
        "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#b7791f\"/></marker>"
        "<marker id=\"arrow-cause\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
        "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c62828\"/></marker></defs>\n";
-  // Lane backgrounds and names.
-  for (std::size_t a = 0; a < actors; ++a) {
+  return s;
+}
+
+// Lane backgrounds and names, the gutter's heading and the line under them.
+std::string svg_lane_heads(const sim::Trace& t, const Layout& l) {
+  std::string s;
+  for (std::size_t a = 0; a < t.actors.size(); ++a) {
     s += fmt::format("<rect class=\"lane-bg\" x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n",
                      l.lane_x[a], l.lane_w[a], l.height, a % 2 == 0 ? "#fafafc" : "#ffffff");
     s += fmt::format("<text class=\"lane-name\" data-actor=\"{}\" x=\"{:.1f}\" y=\"21\">{}</text>\n", a, l.lane_x[a] + 8,
@@ -279,138 +303,217 @@ std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const
   s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"21\">step{}</text>\n",
                    t.time == TimeMode::timed ? "  virtual time" : "  time");
   s += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"{1:.0f}\" y2=\"{0}\" stroke=\"#d0d0d8\"/>\n", kTop - 1, l.width);
-  // The steps of the cause, highlighted.
-  std::map<std::uint64_t, std::vector<std::size_t>> cause_steps;
+  return s;
+}
+
+// A collapsed row: how many steps it stands for, and their range in the gutter.
+std::string svg_collapsed_row(const Row& r) {
+  std::string s = fmt::format("<text class=\"collapsed\" x=\"{:.1f}\" y=\"{:.1f}\">\u22ef {} steps away from the cause, waits and "
+                              "faults (every event is in the table below)</text>\n",
+                              kGutter + 8, r.y + r.h / 2 + 4, r.last - r.first + 1);
+  s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"{:.1f}\">{}\u2013{}</text>\n", r.y + r.h / 2 + 4, r.first, r.last);
+  return s;
+}
+
+// One event of a row at height y: its marker (but for an observation) and its wrapped
+// text; moves y past its lines.
+std::string svg_event(const Layout& l, const LogEvent& e, double& y) {
+  std::string s;
+  const std::string_view kind = kind_of(e);
+  const bool sub = starts_with(e.op, "observe ") || starts_with(e.op, "choose ");
+  if (!sub || kind == "choice") {
+    const double mx = l.marker_x(e.actor), my = y - 4;
+    if (kind == "choice") {
+      s += fmt::format("<path class=\"choice\" d=\"M{0:.1f},{1:.1f} l5,5 l-5,5 l-5,-5 z\" fill=\"#c62828\"/>\n", mx, my - 5);
+    } else {
+      s += fmt::format("<circle class=\"ev {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>\n", kind, mx, my,
+                       kind_colour(kind));
+    }
+  }
+  for (const std::string& line : sim::wrap_cell(cell(e), l.chars[e.actor])) {
+    s += fmt::format("<text{} x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", sub && kind != "choice" ? " class=\"sub\"" : "",
+                     l.text_x(e.actor), y, escape_markup(line));
+    y += kLineHeight;
+  }
+  return s;
+}
+
+// The steps of the cause, each with the numbers of its pairs.
+using CauseSteps = std::map<std::uint64_t, std::vector<std::size_t>>;
+
+// One row of a step: its number and time in the gutter, the highlight of a cause's step,
+// and its events.
+std::string svg_step_row(const sim::Trace& t, const Layout& l, const Row& r, const CauseSteps& cause_steps) {
+  const std::size_t actors = t.actors.size();
+  const LogEvent* op = r.events.front();  // the step's operation, not a choice or observation logged with it
+  for (const LogEvent* e : r.events) {
+    if (!starts_with(e->op, "choose ") && !starts_with(e->op, "observe ")) {
+      op = e;
+      break;
+    }
+  }
+  const LogEvent& head = *op;
+  std::string s = fmt::format("<text class=\"gutter\" x=\"8\" y=\"{:.1f}\">{:>4}  {}</text>\n", r.y + kRowPad + 11, head.step,
+                              escape_markup(time_text(head.time_ns)));
+  if (cause_steps.contains(head.step) && head.actor >= 0 && static_cast<std::size_t>(head.actor) < actors) {
+    s += fmt::format("<rect class=\"cause-step\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                     "fill=\"#fde2e1\" rx=\"3\"/>\n",
+                     l.text_x(head.actor) - 14, r.y + 1, l.lane_x[head.actor] + l.lane_w[head.actor] - l.text_x(head.actor) + 8,
+                     r.h - 2);
+  }
+  double y = r.y + kRowPad + 11;
+  for (const LogEvent* e : r.events) {
+    if (e->actor < 0 || static_cast<std::size_t>(e->actor) >= actors) continue;
+    s += svg_event(l, *e, y);
+  }
+  return s;
+}
+
+// Every row: its separating line, then a collapsed row or a step's row.
+std::string svg_rows(const sim::Trace& t, const Layout& l, const sim::Cause* cause) {
+  CauseSteps cause_steps;
   if (cause != nullptr) {
     for (std::size_t k = 0; k < cause->pairs.size(); ++k) {
       cause_steps[cause->pairs[k].first].push_back(k);
       cause_steps[cause->pairs[k].second].push_back(k);
     }
   }
+  std::string s;
   for (const Row& r : l.rows) {
     s += fmt::format("<line x1=\"0\" y1=\"{0:.1f}\" x2=\"{1:.0f}\" y2=\"{0:.1f}\" stroke=\"#eeeef2\"/>\n", r.y + r.h, l.width);
     if (r.collapsed) {
-      s += fmt::format("<text class=\"collapsed\" x=\"{:.1f}\" y=\"{:.1f}\">\u22ef {} steps away from the cause, waits and "
-                       "faults (every event is in the table below)</text>\n",
-                       kGutter + 8, r.y + r.h / 2 + 4, r.last - r.first + 1);
-      s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"{:.1f}\">{}\u2013{}</text>\n", r.y + r.h / 2 + 4, r.first, r.last);
+      s += svg_collapsed_row(r);
+    } else if (!r.events.empty()) {
+      s += svg_step_row(t, l, r, cause_steps);
+    }
+  }
+  return s;
+}
+
+// What the spans are drawn with: the trace, the layout and the objects' names.
+struct SpanPainter {
+  const sim::Trace& t;
+  const Layout& l;
+  const std::vector<Span>& spans;
+  const sim::ExecutionFacts* facts;
+
+  std::string name_of(sim::ObjectId obj) const {
+    return facts != nullptr && obj < facts->object_names.size() ? facts->object_names[obj] : fmt::format("object {}", obj);
+  }
+};
+
+// A hold: a bar beside the holder's lane, in its object kind's colour.
+std::string svg_hold(const SpanPainter& p, const Span& sp, double x, double y0, double y1) {
+  const std::string object = p.name_of(sp.object);
+  return fmt::format("<rect class=\"hold\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\" fill=\"{}\">"
+                     "<title>{} holds {} from step {} to step {}{}</title></rect>\n",
+                     x, y0, kSlotWidth - 2, std::max(y1 - y0, 4.0), object_kind(object).colour,
+                     escape_markup(p.t.actors[sp.actor]), escape_markup(object), sp.from, sp.to,
+                     sp.open_at_end ? " (still held at the end)" : "");
+}
+
+// A wait's arrows: to each holder's bar for its object at the wait's first step.
+std::string svg_wait_arrows(const SpanPainter& p, const Span& sp, double x) {
+  const std::size_t actors = p.t.actors.size();
+  std::string s;
+  for (const auto h : sp.holders) {
+    for (std::size_t m = 0; m < p.spans.size(); ++m) {
+      const Span& held = p.spans[m];
+      if (held.kind != Span::Kind::hold || held.actor != h || held.object != sp.object || held.from > sp.from ||
+          held.to < sp.from || static_cast<std::size_t>(h) >= actors) {
+        continue;
+      }
+      const double hx = p.l.slot_x(h, p.l.slot_of[m]) + (kSlotWidth - 2) / 2;
+      const double wx = x + (kSlotWidth - 2) / 2;
+      const double y = p.l.mid(sp.from);
+      s += fmt::format("<line class=\"wait-arrow\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#b7791f\" "
+                       "stroke-width=\"1.5\" stroke-dasharray=\"4 3\" marker-end=\"url(#arrow-wait)\"><title>{} waits for {}, "
+                       "held by {}</title></line>\n",
+                       wx + (hx > wx ? 4 : -4), y, hx + (hx > wx ? -4 : 4), y, escape_markup(p.t.actors[sp.actor]),
+                       escape_markup(p.name_of(sp.object)), escape_markup(p.t.actors[h]));
+    }
+  }
+  return s;
+}
+
+// A wait: a hatched bar beside the waiter's lane, naming whom it waits behind and how it ended.
+std::string svg_wait(const SpanPainter& p, const Span& sp, double x, double y0, double y1) {
+  const std::size_t actors = p.t.actors.size();
+  std::string holders;
+  for (const auto h : sp.holders) {
+    holders += fmt::format("{}{}", holders.empty() ? " behind " : ", ", static_cast<std::size_t>(h) < actors ? p.t.actors[h] : "?");
+  }
+  return fmt::format("<rect class=\"wait\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"url(#hatch)\" "
+                     "stroke=\"#b7791f\" stroke-width=\"0.8\"><title>{} waits for {}{} from step {} to step {}: {}</title></rect>\n",
+                     x, y0, kSlotWidth - 2, std::max(y1 - y0, 4.0), escape_markup(p.t.actors[sp.actor]),
+                     escape_markup(p.name_of(sp.object)), escape_markup(holders), sp.from, sp.to, escape_markup(sp.ended));
+}
+
+// Holds and waits beside the lanes; waits point at the holders.
+std::string svg_spans(const SpanPainter& p) {
+  std::string s;
+  for (std::size_t k = 0; k < p.spans.size(); ++k) {
+    const Span& sp = p.spans[k];
+    if (static_cast<std::size_t>(sp.actor) >= p.t.actors.size() || !p.l.row_of.contains(sp.from) || !p.l.row_of.contains(sp.to)) {
       continue;
     }
-    if (r.events.empty()) continue;
-    const LogEvent* op = r.events.front();
-    for (const LogEvent* e : r.events) {
-      if (!starts_with(e->op, "choose ") && !starts_with(e->op, "observe ")) {
-        op = e;
-        break;
-      }
-    }
-    const LogEvent& head = *op;
-    s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"{:.1f}\">{:>4}  {}</text>\n", r.y + kRowPad + 11, head.step,
-                     escape_markup(time_text(head.time_ns)));
-    if (cause_steps.contains(head.step) && head.actor >= 0 && static_cast<std::size_t>(head.actor) < actors) {
-      s += fmt::format("<rect class=\"cause-step\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                       "fill=\"#fde2e1\" rx=\"3\"/>\n",
-                       l.text_x(head.actor) - 14, r.y + 1, l.lane_x[head.actor] + l.lane_w[head.actor] - l.text_x(head.actor) + 8,
-                       r.h - 2);
-    }
-    double y = r.y + kRowPad + 11;
-    for (const LogEvent* e : r.events) {
-      if (e->actor < 0 || static_cast<std::size_t>(e->actor) >= actors) continue;
-      const std::string_view kind = kind_of(*e);
-      const bool sub = starts_with(e->op, "observe ") || starts_with(e->op, "choose ");
-      if (!sub || kind == "choice") {
-        const double mx = l.marker_x(e->actor), my = y - 4;
-        if (kind == "choice") {
-          s += fmt::format("<path class=\"choice\" d=\"M{0:.1f},{1:.1f} l5,5 l-5,5 l-5,-5 z\" fill=\"#c62828\"/>\n", mx, my - 5);
-        } else {
-          s += fmt::format("<circle class=\"ev {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>\n", kind, mx, my,
-                           kind_colour(kind));
-        }
-      }
-      for (const std::string& line : sim::wrap_cell(cell(*e), l.chars[e->actor])) {
-        s += fmt::format("<text{} x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", sub && kind != "choice" ? " class=\"sub\"" : "",
-                         l.text_x(e->actor), y, escape_markup(line));
-        y += kLineHeight;
-      }
-    }
-  }
-  // Holds and waits beside the lanes; waits point at the holders.
-  auto name_of = [&](sim::ObjectId obj) -> std::string {
-    return facts != nullptr && obj < facts->object_names.size() ? facts->object_names[obj] : fmt::format("object {}", obj);
-  };
-  for (std::size_t k = 0; k < spans.size(); ++k) {
-    const Span& sp = spans[k];
-    if (static_cast<std::size_t>(sp.actor) >= actors || !l.row_of.contains(sp.from) || !l.row_of.contains(sp.to)) continue;
-    const std::string object = name_of(sp.object);
-    const double x = l.slot_x(sp.actor, l.slot_of[k]);
-    const double y0 = l.top(sp.from) + 2, y1 = l.bottom(sp.to) - 2;
+    const double x = p.l.slot_x(sp.actor, p.l.slot_of[k]);
+    const double y0 = p.l.top(sp.from) + 2, y1 = p.l.bottom(sp.to) - 2;
     if (sp.kind == Span::Kind::hold) {
-      s += fmt::format("<rect class=\"hold\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"2\" fill=\"{}\">"
-                       "<title>{} holds {} from step {} to step {}{}</title></rect>\n",
-                       x, y0, kSlotWidth - 2, std::max(y1 - y0, 4.0), object_kind(object).colour,
-                       escape_markup(t.actors[sp.actor]), escape_markup(object), sp.from, sp.to,
-                       sp.open_at_end ? " (still held at the end)" : "");
+      s += svg_hold(p, sp, x, y0, y1);
     } else {
-      std::string holders;
-      for (const auto h : sp.holders) {
-        holders += fmt::format("{}{}", holders.empty() ? " behind " : ", ", static_cast<std::size_t>(h) < actors ? t.actors[h] : "?");
-      }
-      s += fmt::format("<rect class=\"wait\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"url(#hatch)\" "
-                       "stroke=\"#b7791f\" stroke-width=\"0.8\"><title>{} waits for {}{} from step {} to step {}: {}</title></rect>\n",
-                       x, y0, kSlotWidth - 2, std::max(y1 - y0, 4.0), escape_markup(t.actors[sp.actor]), escape_markup(object),
-                       escape_markup(holders), sp.from, sp.to, escape_markup(sp.ended));
-      // An arrow to each holder's bar for this object at the wait's first step.
-      for (const auto h : sp.holders) {
-        for (std::size_t m = 0; m < spans.size(); ++m) {
-          const Span& held = spans[m];
-          if (held.kind != Span::Kind::hold || held.actor != h || held.object != sp.object || held.from > sp.from ||
-              held.to < sp.from || static_cast<std::size_t>(h) >= actors) {
-            continue;
-          }
-          const double hx = l.slot_x(h, l.slot_of[m]) + (kSlotWidth - 2) / 2;
-          const double wx = x + (kSlotWidth - 2) / 2;
-          const double y = l.mid(sp.from);
-          s += fmt::format("<line class=\"wait-arrow\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#b7791f\" "
-                           "stroke-width=\"1.5\" stroke-dasharray=\"4 3\" marker-end=\"url(#arrow-wait)\"><title>{} waits for {}, "
-                           "held by {}</title></line>\n",
-                           wx + (hx > wx ? 4 : -4), y, hx + (hx > wx ? -4 : 4), y, escape_markup(t.actors[sp.actor]),
-                           escape_markup(object), escape_markup(t.actors[h]));
-        }
-      }
+      s += svg_wait(p, sp, x, y0, y1);
+      s += svg_wait_arrows(p, sp, x);
     }
   }
-  // The cause: an arrow from the step that ran first to the step it ran before.
+  return s;
+}
+
+// Cause pair k: a numbered arrow from the step that ran first to the step it ran before.
+std::string svg_cause_arrow(const sim::Trace& t, const Layout& l, const sim::CausePair& p, std::size_t k) {
+  const LogEvent* a = nullptr;
+  const LogEvent* b = nullptr;
+  for (const LogEvent& e : t.events) {  // a step's operation, not a choice or observation logged with it
+    if (starts_with(e.op, "choose ") || starts_with(e.op, "observe ")) continue;
+    if (a == nullptr && e.step == p.first) a = &e;
+    if (b == nullptr && e.step == p.second) b = &e;
+  }
+  const std::size_t actors = t.actors.size();
+  if (a == nullptr || b == nullptr || static_cast<std::size_t>(a->actor) >= actors || static_cast<std::size_t>(b->actor) >= actors) {
+    return "";
+  }
+  const double x1 = l.marker_x(a->actor), y1 = l.mid(p.first);
+  const double x2 = l.marker_x(b->actor), y2 = l.mid(p.second);
+  const double bend = std::max(40.0, std::abs(x2 - x1) / 3);
+  const double dir = x2 >= x1 ? 1 : -1;
+  // It leaves the first marker towards the second and always arrives from the left,
+  // clear of the second step's text.
+  const double c1x = x1 + dir * bend, c2x = x2 - bend, ex = x2 - 6;
+  std::string s = fmt::format("<path class=\"cause-arrow\" data-pair=\"{}\" d=\"M{:.1f},{:.1f} C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
+                              "fill=\"none\" stroke=\"#c62828\" stroke-width=\"2.2\" opacity=\"0.85\" marker-end=\"url(#arrow-cause)\">"
+                              "<title>cause {}: {}</title></path>\n",
+                              k + 1, x1, y1, c1x, y1 + 4, c2x, y2, ex, y2, k + 1, escape_markup(p.sentence));
+  // The pair's number at the middle of the curve.
+  const double cx = (x1 + 3 * c1x + 3 * c2x + ex) / 8;
+  const double cy = (y1 + 3 * (y1 + 4) + 3 * y2 + y2) / 8;
+  s += fmt::format("<circle cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"8\" fill=\"#c62828\"/><text x=\"{0:.1f}\" y=\"{2:.1f}\" "
+                   "text-anchor=\"middle\" style=\"fill:#fff;font:600 11px system-ui\">{3}</text>\n",
+                   cx, cy, cy + 4, k + 1);
+  return s;
+}
+
+// The lanes as one SVG: lane heads, rows, spans, the cause's arrows and the violation.
+std::string svg_lanes(const sim::Trace& t, const std::vector<Span>& spans, const sim::ExecutionFacts* facts,
+                      const sim::Cause* cause, bool failure) {
+  const Layout l = lay_out(t, spans, cause);
+  std::string s = svg_start(l, failure ? 30 : 0);
+  s += svg_lane_heads(t, l);
+  s += svg_rows(t, l, cause);
+  s += svg_spans(SpanPainter{t, l, spans, facts});
   if (cause != nullptr) {
     for (std::size_t k = 0; k < cause->pairs.size(); ++k) {
       const auto& p = cause->pairs[k];
-      if (!l.row_of.contains(p.first) || !l.row_of.contains(p.second)) continue;
-      const LogEvent* a = nullptr;
-      const LogEvent* b = nullptr;
-      for (const LogEvent& e : t.events) {  // a step's operation, not a choice or observation logged with it
-        if (starts_with(e.op, "choose ") || starts_with(e.op, "observe ")) continue;
-        if (a == nullptr && e.step == p.first) a = &e;
-        if (b == nullptr && e.step == p.second) b = &e;
-      }
-      if (a == nullptr || b == nullptr || static_cast<std::size_t>(a->actor) >= actors || static_cast<std::size_t>(b->actor) >= actors) {
-        continue;
-      }
-      const double x1 = l.marker_x(a->actor), y1 = l.mid(p.first);
-      const double x2 = l.marker_x(b->actor), y2 = l.mid(p.second);
-      const double bend = std::max(40.0, std::abs(x2 - x1) / 3);
-      const double dir = x2 >= x1 ? 1 : -1;
-      // It leaves the first marker towards the second and always arrives from the left,
-      // clear of the second step's text.
-      const double c1x = x1 + dir * bend, c2x = x2 - bend, ex = x2 - 6;
-      s += fmt::format("<path class=\"cause-arrow\" data-pair=\"{}\" d=\"M{:.1f},{:.1f} C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" "
-                       "fill=\"none\" stroke=\"#c62828\" stroke-width=\"2.2\" opacity=\"0.85\" marker-end=\"url(#arrow-cause)\">"
-                       "<title>cause {}: {}</title></path>\n",
-                       k + 1, x1, y1, c1x, y1 + 4, c2x, y2, ex, y2, k + 1, escape_markup(p.sentence));
-      // The pair's number at the middle of the curve.
-      const double cx = (x1 + 3 * c1x + 3 * c2x + ex) / 8;
-      const double cy = (y1 + 3 * (y1 + 4) + 3 * y2 + y2) / 8;
-      s += fmt::format("<circle cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"8\" fill=\"#c62828\"/><text x=\"{0:.1f}\" y=\"{2:.1f}\" "
-                       "text-anchor=\"middle\" style=\"fill:#fff;font:600 11px system-ui\">{3}</text>\n",
-                       cx, cy, cy + 4, k + 1);
+      if (l.row_of.contains(p.first) && l.row_of.contains(p.second)) s += svg_cause_arrow(t, l, p, k);
     }
   }
   if (failure) {
@@ -451,6 +554,43 @@ std::string raw_table(const sim::Trace& t, bool failure) {
   return out;
 }
 
+// "Why it failed": the cause's pairs as numbered sentences, or why there are none.
+std::string cause_section(const sim::Cause& cause) {
+  std::string out = "<h2>Why it failed</h2>\n";
+  if (!cause.computed) {
+    out += fmt::format("<p class=\"meta\">Cause not computed: {}</p>\n", escape_markup(cause.reason));
+  } else if (cause.pairs.empty()) {
+    out += fmt::format("<p class=\"meta\">None of the {} reorderings of two steps tried avoids this failure.</p>\n",
+                       cause.tried);
+  } else {
+    out += fmt::format("<p class=\"meta\">The failure depends on {} ordering{} ({} reorderings tried{}); each is an "
+                       "arrow below, from the step that ran first to the step it ran before:</p>\n<ol class=\"cause\">\n",
+                       cause.found, cause.found == 1 ? "" : "s", cause.tried,
+                       cause.found > cause.pairs.size() ? fmt::format(", the {} latest shown", cause.pairs.size()) : "");
+    for (std::size_t k = 0; k < cause.pairs.size(); ++k) {
+      const auto& p = cause.pairs[k];
+      out += fmt::format("<li id=\"cause-{}\"><span class=\"steps\">steps {} &rarr; {}</span>: {}</li>\n", k + 1, p.first,
+                         p.second, escape_markup(p.sentence));
+    }
+    out += "</ol>\n";
+    if (!cause.complete) out += fmt::format("<p class=\"meta\">Incomplete: {}.</p>\n", escape_markup(cause.reason));
+  }
+  return out;
+}
+
+// The legend: object kinds of the bars, then the marks.
+std::string legend() {
+  std::string out = "<p class=\"legend\">";
+  for (const auto example : kObjectKinds) {
+    const ObjectKind k = object_kind(example);
+    out += fmt::format("<span><i style=\"background:{}\"></i>held: {}</span>", k.colour, k.name);
+  }
+  out += "<span><i style=\"background:repeating-linear-gradient(45deg,#fff4d6 0 3px,#b7791f 3px 5px)\"></i>waiting "
+         "(dashed arrow: for whom)</span><span><i style=\"background:#c62828;border-radius:6px\"></i>cause (numbered "
+         "arrow)</span><span><i style=\"background:#c62828;transform:rotate(45deg) scale(.7)\"></i>choice or fault</span></p>\n";
+  return out;
+}
+
 }  // namespace
 
 std::string html_report(const sim::Trace& t, const std::string& replay_command, const sim::ExecutionFacts* facts) {
@@ -475,37 +615,9 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command, 
   out += fmt::format("<p><span class=\"verdict {}\">{}{}{}</span></p>\n", failure ? "failure" : "pass",
                      verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape_markup(t.invariant),
                      t.message.empty() ? "" : ": " + escape_markup(t.message));
-  if (t.cause) {
-    out += "<h2>Why it failed</h2>\n";
-    if (!t.cause->computed) {
-      out += fmt::format("<p class=\"meta\">Cause not computed: {}</p>\n", escape_markup(t.cause->reason));
-    } else if (t.cause->pairs.empty()) {
-      out += fmt::format("<p class=\"meta\">None of the {} reorderings of two steps tried avoids this failure.</p>\n",
-                         t.cause->tried);
-    } else {
-      out += fmt::format("<p class=\"meta\">The failure depends on {} ordering{} ({} reorderings tried{}); each is an "
-                         "arrow below, from the step that ran first to the step it ran before:</p>\n<ol class=\"cause\">\n",
-                         t.cause->found, t.cause->found == 1 ? "" : "s", t.cause->tried,
-                         t.cause->found > t.cause->pairs.size() ? fmt::format(", the {} latest shown", t.cause->pairs.size()) : "");
-      for (std::size_t k = 0; k < t.cause->pairs.size(); ++k) {
-        const auto& p = t.cause->pairs[k];
-        out += fmt::format("<li id=\"cause-{}\"><span class=\"steps\">steps {} &rarr; {}</span>: {}</li>\n", k + 1, p.first,
-                           p.second, escape_markup(p.sentence));
-      }
-      out += "</ol>\n";
-      if (!t.cause->complete) out += fmt::format("<p class=\"meta\">Incomplete: {}.</p>\n", escape_markup(t.cause->reason));
-    }
-  }
+  if (t.cause) out += cause_section(*t.cause);
   out += fmt::format("<pre class=\"replay\">{}</pre>\n", escape_markup(replay_command));
-  // The legend: object kinds of the bars, then the marks.
-  out += "<p class=\"legend\">";
-  for (const auto example : kObjectKinds) {
-    const ObjectKind k = object_kind(example);
-    out += fmt::format("<span><i style=\"background:{}\"></i>held: {}</span>", k.colour, k.name);
-  }
-  out += "<span><i style=\"background:repeating-linear-gradient(45deg,#fff4d6 0 3px,#b7791f 3px 5px)\"></i>waiting "
-         "(dashed arrow: for whom)</span><span><i style=\"background:#c62828;border-radius:6px\"></i>cause (numbered "
-         "arrow)</span><span><i style=\"background:#c62828;transform:rotate(45deg) scale(.7)\"></i>choice or fault</span></p>\n";
+  out += legend();
   if (facts == nullptr) {
     out += "<p class=\"meta\">Drawn from the trace's events alone (a model in C++ replays in its own test program): "
            "no holding spans.</p>\n";

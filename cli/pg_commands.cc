@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +13,7 @@
 
 #include "lockstep/cli/commands.h"
 #include "lockstep/cli/interrupt.h"
+#include "lockstep/cli/subcommands.h"
 #include "lockstep/model/advisory_lock.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/scenario.h"
@@ -61,11 +64,9 @@ std::string stats_text(const real::LockWaitStats& s) {
   return fmt::format("{} of {} waited (total {:.1f} ms, longest {:.1f} ms)", s.waits, s.acquisitions, ms(s.waited), ms(s.longest));
 }
 
-}  // namespace
+bool tty() { return isatty(STDERR_FILENO) == 1; }
 
-struct PgCommands::Args {
-  CLI::App* confirm = nullptr;
-  CLI::App* locks = nullptr;
+struct ConfirmArgs {
   std::string pg = "auto";
   std::string scenario;
   int iterations = 20;
@@ -78,86 +79,22 @@ struct PgCommands::Args {
   int rounds = 1000;
   int timeout_ms = 20;
   bool json = false;
-  std::string locks_pg;
-  bool locks_json = false;
-  CLI::App* conform = nullptr;
-  std::vector<std::string> traces;
-  std::string conform_pg = "auto";
-  bool conform_json = false;
-  bool conform_all = false;
 };
 
-PgCommands::PgCommands(CLI::App& app) : a_(std::make_unique<Args>()) {
-  Args& a = *a_;
-  a.confirm = app.add_subcommand("confirm",
-                                 "run a scenario's actors on real threads against a real PostgreSQL, N times with seeded "
-                                 "jitter, checking the same invariants; or, with --phantom, count Bug #17686 phantoms");
-  a.confirm->add_option("scenario", a.scenario, "scenario file (JSON); not with --phantom");
-  a.confirm->add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
-      ->capture_default_str();
-  a.confirm->add_option("--iterations", a.iterations, "runs of the scenario")->capture_default_str()->check(CLI::PositiveNumber);
-  a.confirm->add_option("--seed", a.seed, "seed of the jitter (iteration i uses seed + i - 1)")->capture_default_str();
-  a.confirm->add_option("--jitter-us", a.jitter_us, "each visible operation first sleeps up to this long")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  a.confirm->add_option("--crash-window-ms", a.crash_window_ms,
-                        "an actor with crash points is killed (SIGKILL) at a random moment within this window of its start; "
-                        "0: the first iteration measures the run unkilled, the window is then 1.25 times the longest")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  a.confirm->add_flag("--no-crashes", a.no_crashes, "run crash points in the actor's own thread: nothing is killed");
-  a.confirm->add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  a.confirm->add_flag("--phantom", a.phantom,
-                      "Bug #17686: a holder releases close to a waiter's lock_timeout, round after round; count "
-                      "phantoms with a naive client and leaks with the advisory lock service");
-  a.confirm->add_option("--rounds", a.rounds, "with --phantom: rounds per client")->capture_default_str()->check(CLI::PositiveNumber);
-  a.confirm->add_option("--timeout-ms", a.timeout_ms, "with --phantom: the waiter's lock_timeout")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  a.confirm->add_flag("--json", a.json, "print one JSON object");
+struct ConformArgs {
+  std::vector<std::string> traces;
+  std::string pg = "auto";
+  bool json = false;
+  bool all = false;
+};
 
-  a.conform = app.add_subcommand("conform",
-                                 "replay the PostgreSQL statements of simulated traces on a real server, in the trace's "
-                                 "order, and compare every outcome and the pg_locks rows with the simulation's");
-  a.conform->add_option("traces", a.traces, "trace files (lockstep-trace/1)")->required();
-  a.conform->add_option("--pg", a.conform_pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
-      ->capture_default_str();
-  a.conform->add_flag("--all", a.conform_all, "go on past the first disagreement of a trace");
-  a.conform->add_flag("--json", a.conform_json, "print one JSON object per trace");
+struct LocksArgs {
+  std::string pg;
+  bool json = false;
+};
 
-  a.locks = app.add_subcommand("locks", "seed 000's monitoring view: every advisory lock held or awaited, and the total");
-  a.locks->add_option("--pg", a.locks_pg, "libpq conninfo (\"\": the PG* environment)")->required();
-  a.locks->add_flag("--json", a.locks_json, "print JSON");
-}
-
-PgCommands::~PgCommands() = default;
-
-namespace {
-
-int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
-int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
-int run_locks(const PgCommands::Args& a, std::ostream& out);
-int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err);
-
-}  // namespace
-
-std::optional<int> PgCommands::run(std::ostream& out, std::ostream& err) {
-  if (a_->confirm->parsed()) {
-    if (a_->phantom == !a_->scenario.empty()) throw InputError("confirm: give a scenario file, or --phantom (not both)");
-    return a_->phantom ? run_phantom(*a_, out, err) : run_confirm(*a_, out, err);
-  }
-  if (a_->locks->parsed()) return run_locks(*a_, out);
-  if (a_->conform->parsed()) return run_conform(*a_, out, err);
-  return std::nullopt;
-}
-
-namespace {
-
-bool tty() { return isatty(STDERR_FILENO) == 1; }
-
-int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
+// `confirm --phantom`: Bug #17686 rounds, a naive client's phantoms against the service's leaks.
+int run_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   const Server server(a.pg);
   real::PhantomOptions o;
   o.conninfo = server.conninfo();
@@ -186,9 +123,8 @@ int run_phantom(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
   return r.service.leaked == 0 ? kExitOk : kExitUnexpected;
 }
 
-int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
-  const Scenario scenario = load_scenario(a.scenario);
-  const Server server(a.pg);
+// The options of confirm's iterations, from the command line.
+real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server) {
   real::ConfirmOptions o;
   o.conninfo = server.conninfo();
   o.iterations = a.iterations;
@@ -198,86 +134,125 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
   o.sigkill_crashes = !a.no_crashes;
   o.crash_window = std::chrono::milliseconds(a.crash_window_ms);
   o.stop_requested = [] { return interrupted(); };
-  const real::ConfirmReport r = real::confirm(*scenario.configured, o, [&](const real::ConfirmReport& p) {
+  return o;
+}
+
+// Whether the server showed what the scenario expects: no violation for a pass, else a
+// violation of the expected invariant (or of any, when it names none).
+bool confirmed_as_expected(const Scenario& scenario, const real::ConfirmReport& r) {
+  if (scenario.expect.verdict == Verdict::pass) return r.violations.empty();
+  return std::any_of(r.violations.begin(), r.violations.end(), [&](const auto& v) {
+    return !scenario.expect.violation || v.violation.invariant == *scenario.expect.violation;
+  });
+}
+
+// Confirm's result as one JSON object (--json): every violation with its whole history.
+nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, const real::ConfirmReport& r, bool as_expected) {
+  nlohmann::json j{{"scenario", scenario.name}, {"file", a.scenario}, {"iterations", r.iterations}, {"hung", r.hung},
+                   {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"violations", nlohmann::json::array()},
+                   {"by_invariant", r.by_invariant}, {"marks", r.marks},
+                   {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
+                                {"kind", "process"}}},
+                   {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
+                   {"seconds", seconds(r.total)}, {"longest_iteration_s", seconds(r.longest)},
+                   {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
+  if (r.lost) {
+    j["server_lost"] = {{"iteration", r.lost->iteration}, {"actor", r.lost->actor}, {"statement", r.lost->op},
+                        {"sqlstate", r.lost->sqlstate}, {"message", r.lost->message}};
+  }
+  for (const auto& v : r.violations) {
+    nlohmann::json h = nlohmann::json::array();
+    for (const auto& e : v.history) {
+      h.push_back({{"at_ms", ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
+    }
+    j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
+                               {"message", v.violation.message}, {"history", h}});
+  }
+  return j;
+}
+
+// The first few failing iterations, each with the end of its history.
+void print_violations(std::ostream& out, const real::ConfirmReport& r) {
+  constexpr std::size_t kShown = 3, kHistory = 40;
+  for (std::size_t i = 0; i < r.violations.size() && i < kShown; ++i) {
+    const auto& v = r.violations[i];
+    out << fmt::format("\niteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
+    const std::size_t from = v.history.size() > kHistory ? v.history.size() - kHistory : 0;
+    if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
+    for (std::size_t k = from; k < v.history.size(); ++k) {
+      const auto& e = v.history[k];
+      out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", ms(e.at), e.actor, e.event, e.subject, e.value);
+    }
+  }
+  if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);
+}
+
+// Confirm's counts: iterations, violations by invariant, marks, crashes, lock waits, time.
+void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
+  out << fmt::format("\niterations: {}{}{}\n", r.iterations, r.hung ? " (then one hung: the run stopped)" : "",
+                     r.interrupted ? " (then interrupted: the run stopped)" : "");
+  out << fmt::format("violations: {} iterations", r.violations.size());
+  for (const auto& [inv, n] : r.by_invariant) out << fmt::format(", {} {}", inv, n);
+  out << '\n';
+  if (!r.marks.empty()) {
+    out << "marks:";
+    for (const auto& [m, n] : r.marks) out << fmt::format(" {} {}", m, n);
+    out << '\n';
+  }
+  if (r.crashes.forked > 0) {
+    out << fmt::format("crashes: {} crashable runs in a child process, {} killed by SIGKILL at a random moment and "
+                       "recovered, {} finished first; process crashes only (the page cache survives them: a missing "
+                       "fsync is not tested here, the simulation's machine crash does that)\n",
+                       r.crashes.forked, r.crashes.killed, r.crashes.finished);
+  }
+  out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
+                     stats_text(r.memory_locks), stats_text(r.pg_locks));
+  const double per = r.iterations > 0 ? seconds(r.total) / r.iterations : 0;
+  out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", seconds(r.total), per, seconds(r.longest));
+}
+
+// Confirm's result for a person: the run, its failures, its counts and the judgement.
+void print_confirm(std::ostream& out, const ConfirmArgs& a, const Scenario& scenario, const Server& server,
+                   const real::ConfirmReport& r, bool as_expected) {
+  const bool expect_pass = scenario.expect.verdict == Verdict::pass;
+  out << fmt::format("confirm {} ({}) on {}: {} iterations, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
+                     server.shown(), a.iterations, a.seed, a.jitter_us);
+  print_violations(out, r);
+  print_confirm_counts(out, r);
+  out << fmt::format("expected {}: {}\n",
+                     expect_pass ? "pass" : "violation " + scenario.expect.violation.value_or("(any)"),
+                     r.lost          ? "not judged: the server was lost (below)"
+                     : as_expected   ? "as expected"
+                     : expect_pass   ? "NOT as expected"
+                                     : "not seen on the server in these iterations");
+}
+
+// Says where the server was lost, on stderr.
+void print_server_lost(std::ostream& err, const real::ConfirmReport& r) {
+  std::string message = r.lost->message;  // libpq's, over several lines
+  for (char& ch : message) ch = ch == '\n' || ch == '\t' ? ' ' : ch;
+  err << fmt::format("lockstep: confirm: the server was lost in iteration {}{}, at {}: {} {}\n"
+                     "  (the {} finished iterations above stand; iteration {} is not counted)\n",
+                     r.lost->iteration, r.lost->actor.empty() ? "" : fmt::format(" (actor {})", r.lost->actor),
+                     r.lost->op, r.lost->sqlstate, message, r.iterations, r.lost->iteration);
+}
+
+// `confirm SCENARIO`: the scenario's actors on real threads against the server, N times.
+int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
+  const Scenario scenario = load_scenario(a.scenario);
+  const Server server(a.pg);
+  const real::ConfirmReport r = real::confirm(*scenario.configured, confirm_options(a, server), [&](const real::ConfirmReport& p) {
     if (tty()) err << fmt::format("\r\033[K{}: {}/{} iterations, {} violations", scenario.name, p.iterations, a.iterations, p.violations.size()) << std::flush;
   });
   if (tty()) err << "\r\033[K" << std::flush;
-  const bool expect_pass = scenario.expect.verdict == Verdict::pass;
-  const bool as_expected = expect_pass ? r.violations.empty()
-                                       : std::any_of(r.violations.begin(), r.violations.end(), [&](const auto& v) {
-                                           return !scenario.expect.violation || v.violation.invariant == *scenario.expect.violation;
-                                         });
-  const double per = r.iterations > 0 ? seconds(r.total) / r.iterations : 0;
+  const bool as_expected = confirmed_as_expected(scenario, r);
   if (a.json) {
-    nlohmann::json j{{"scenario", scenario.name}, {"file", a.scenario}, {"iterations", r.iterations}, {"hung", r.hung},
-                     {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"violations", nlohmann::json::array()},
-                     {"by_invariant", r.by_invariant}, {"marks", r.marks},
-                     {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
-                                  {"kind", "process"}}},
-                     {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
-                     {"seconds", seconds(r.total)}, {"longest_iteration_s", seconds(r.longest)},
-                     {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
-    if (r.lost) {
-      j["server_lost"] = {{"iteration", r.lost->iteration}, {"actor", r.lost->actor}, {"statement", r.lost->op},
-                          {"sqlstate", r.lost->sqlstate}, {"message", r.lost->message}};
-    }
-    for (const auto& v : r.violations) {
-      nlohmann::json h = nlohmann::json::array();
-      for (const auto& e : v.history) {
-        h.push_back({{"at_ms", ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
-      }
-      j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
-                                 {"message", v.violation.message}, {"history", h}});
-    }
-    out << j.dump(2) << '\n';
+    out << confirm_json(a, scenario, r, as_expected).dump(2) << '\n';
   } else {
-    out << fmt::format("confirm {} ({}) on {}: {} iterations, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
-                       server.shown(), a.iterations, a.seed, a.jitter_us);
-    constexpr std::size_t kShown = 3, kHistory = 40;
-    for (std::size_t i = 0; i < r.violations.size() && i < kShown; ++i) {
-      const auto& v = r.violations[i];
-      out << fmt::format("\niteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
-      const std::size_t from = v.history.size() > kHistory ? v.history.size() - kHistory : 0;
-      if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
-      for (std::size_t k = from; k < v.history.size(); ++k) {
-        const auto& e = v.history[k];
-        out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", ms(e.at), e.actor, e.event, e.subject, e.value);
-      }
-    }
-    if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);
-    out << fmt::format("\niterations: {}{}{}\n", r.iterations, r.hung ? " (then one hung: the run stopped)" : "",
-                       r.interrupted ? " (then interrupted: the run stopped)" : "");
-    out << fmt::format("violations: {} iterations", r.violations.size());
-    for (const auto& [inv, n] : r.by_invariant) out << fmt::format(", {} {}", inv, n);
-    out << '\n';
-    if (!r.marks.empty()) {
-      out << "marks:";
-      for (const auto& [m, n] : r.marks) out << fmt::format(" {} {}", m, n);
-      out << '\n';
-    }
-    if (r.crashes.forked > 0) {
-      out << fmt::format("crashes: {} crashable runs in a child process, {} killed by SIGKILL at a random moment and "
-                         "recovered, {} finished first; process crashes only (the page cache survives them: a missing "
-                         "fsync is not tested here, the simulation's machine crash does that)\n",
-                         r.crashes.forked, r.crashes.killed, r.crashes.finished);
-    }
-    out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
-                       stats_text(r.memory_locks), stats_text(r.pg_locks));
-    out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", seconds(r.total), per, seconds(r.longest));
-    out << fmt::format("expected {}: {}\n",
-                       expect_pass ? "pass" : "violation " + scenario.expect.violation.value_or("(any)"),
-                       r.lost          ? "not judged: the server was lost (below)"
-                       : as_expected   ? "as expected"
-                       : expect_pass   ? "NOT as expected"
-                                       : "not seen on the server in these iterations");
+    print_confirm(out, a, scenario, server, r, as_expected);
   }
   if (r.lost) {
-    std::string message = r.lost->message;  // libpq's, over several lines
-    for (char& ch : message) ch = ch == '\n' || ch == '\t' ? ' ' : ch;
-    err << fmt::format("lockstep: confirm: the server was lost in iteration {}{}, at {}: {} {}\n"
-                       "  (the {} finished iterations above stand; iteration {} is not counted)\n",
-                       r.lost->iteration, r.lost->actor.empty() ? "" : fmt::format(" (actor {})", r.lost->actor),
-                       r.lost->op, r.lost->sqlstate, message, r.iterations, r.lost->iteration);
+    print_server_lost(err, r);
     return kExitBadInput;
   }
   if (r.hung) {
@@ -290,11 +265,11 @@ int run_confirm(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
   return as_expected ? kExitOk : kExitUnexpected;
 }
 
-int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err) {
-  // Every trace is read and replayed in the simulation first: bad input stops before the
-  // server is started.
+// The statements of every trace, replayed in the simulation: bad input stops here, before
+// the server is started.
+std::vector<sim::pg::StatementLog> statement_logs(const std::vector<std::string>& traces) {
   std::vector<sim::pg::StatementLog> logs;
-  for (const auto& path : a.traces) {
+  for (const auto& path : traces) {
     const sim::Trace trace = sim::load_trace(path);
     sim::pg::StatementLog log;
     try {
@@ -304,49 +279,63 @@ int run_conform(const PgCommands::Args& a, std::ostream& out, std::ostream& err)
     }
     logs.push_back(std::move(log));
   }
-  const Server server(a.conform_pg);
+  return logs;
+}
+
+// One trace's conformance as one JSON object (--json).
+nlohmann::json conform_json(const std::string& trace, const real::ConformReport& r) {
+  nlohmann::json d = nlohmann::json::array();
+  for (const auto& x : r.disagreements) {
+    d.push_back({{"step", x.step}, {"statement", x.statement}, {"sim", x.sim}, {"server", x.server}});
+  }
+  return nlohmann::json{{"trace", trace}, {"statements", r.statements}, {"sessions", r.sessions}, {"waits", r.waits},
+                        {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views}, {"overlapped", r.overlapped}, {"diverged_at", r.diverged_at ? nlohmann::json(*r.diverged_at) : nlohmann::json()},
+                        {"agree", r.disagreements.empty()}, {"disagreements", d}};
+}
+
+// One trace's conformance for a person: its counts, where it stopped, every disagreement.
+void print_conform(std::ostream& out, const std::string& trace, const real::ConformReport& r) {
+  out << fmt::format("{}: {} statements on {} sessions; {} lock waits, {} ended by a timer (cancelled), {} phantom grants, "
+                     "{} pg_locks views compared, {} outcomes overlapped (not compared): {}\n",
+                     trace, r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views, r.overlapped,
+                     r.disagreements.empty() ? "sim and server agree" : "DISAGREE");
+  if (r.diverged_at) {
+    out << fmt::format("  stopped at step {}: statements that overlap in the simulation went another way on the server "
+                       "(not a disagreement; the rest is not compared)\n", *r.diverged_at);
+  }
+  for (const auto& x : r.disagreements) {
+    out << fmt::format("  sim and server disagree at step {}: {}\n    sim:    {}\n    server: {}\n", x.step, x.statement, x.sim, x.server);
+  }
+}
+
+// `conform TRACE...`: each trace's statements on the server, outcome by outcome.
+int run_conform(const ConformArgs& a, std::ostream& out) {
+  const std::vector<sim::pg::StatementLog> logs = statement_logs(a.traces);
+  const Server server(a.pg);
   real::ConformOptions o;
   o.conninfo = server.conninfo();
-  o.stop_at_first = !a.conform_all;
+  o.stop_at_first = !a.all;
   bool all_agree = true;
   for (std::size_t i = 0; i < logs.size(); ++i) {
     const real::ConformReport r = real::conform(logs[i], o);
     all_agree = all_agree && r.disagreements.empty();
-    if (a.conform_json) {
-      nlohmann::json d = nlohmann::json::array();
-      for (const auto& x : r.disagreements) {
-        d.push_back({{"step", x.step}, {"statement", x.statement}, {"sim", x.sim}, {"server", x.server}});
-      }
-      out << nlohmann::json{{"trace", a.traces[i]}, {"statements", r.statements}, {"sessions", r.sessions}, {"waits", r.waits},
-                            {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views}, {"overlapped", r.overlapped}, {"diverged_at", r.diverged_at ? nlohmann::json(*r.diverged_at) : nlohmann::json()},
-                            {"agree", r.disagreements.empty()}, {"disagreements", d}}
-                 .dump()
-          << '\n';
-      continue;
-    }
-    out << fmt::format("{}: {} statements on {} sessions; {} lock waits, {} ended by a timer (cancelled), {} phantom grants, "
-                       "{} pg_locks views compared, {} outcomes overlapped (not compared): {}\n",
-                       a.traces[i], r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views, r.overlapped,
-                       r.disagreements.empty() ? "sim and server agree" : "DISAGREE");
-    if (r.diverged_at) {
-      out << fmt::format("  stopped at step {}: statements that overlap in the simulation went another way on the server "
-                         "(not a disagreement; the rest is not compared)\n", *r.diverged_at);
-    }
-    for (const auto& x : r.disagreements) {
-      out << fmt::format("  sim and server disagree at step {}: {}\n    sim:    {}\n    server: {}\n", x.step, x.statement, x.sim, x.server);
+    if (a.json) {
+      out << conform_json(a.traces[i], r).dump() << '\n';
+    } else {
+      print_conform(out, a.traces[i], r);
     }
   }
-  (void)err;
   return all_agree ? kExitOk : kExitUnexpected;
 }
 
-int run_locks(const PgCommands::Args& a, std::ostream& out) {
-  const Server server(a.locks_pg);
+// `locks`: every advisory lock held or awaited on the server, and the total.
+int run_locks(const LocksArgs& a, std::ostream& out) {
+  const Server server(a.pg);
   auto c = real::connect(server.conninfo());
   auto report = monitor_advisory_locks(*c.value());
   if (!report.ok()) throw InputError(fmt::format("the monitoring query failed: {} {}", report.error().sqlstate, report.error().message));
   const AdvisoryLockReport& r = report.value();
-  if (a.locks_json) {
+  if (a.json) {
     nlohmann::json j{{"locks", nlohmann::json::array()}, {"total", r.total}};
     for (const auto& l : r.locks) {
       j["locks"].push_back({{"pid", l.pid}, {"application_name", l.application_name}, {"state", l.state},
@@ -367,5 +356,78 @@ int run_locks(const PgCommands::Args& a, std::ostream& out) {
   return kExitOk;
 }
 
+// confirm's options of the run: the server, iterations, seed, jitter, crashes, hangs.
+void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
+  c.add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
+      ->capture_default_str();
+  c.add_option("--iterations", a.iterations, "runs of the scenario")->capture_default_str()->check(CLI::PositiveNumber);
+  c.add_option("--seed", a.seed, "seed of the jitter (iteration i uses seed + i - 1)")->capture_default_str();
+  c.add_option("--jitter-us", a.jitter_us, "each visible operation first sleeps up to this long")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  c.add_option("--crash-window-ms", a.crash_window_ms,
+               "an actor with crash points is killed (SIGKILL) at a random moment within this window of its start; "
+               "0: the first iteration measures the run unkilled, the window is then 1.25 times the longest")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c.add_flag("--no-crashes", a.no_crashes, "run crash points in the actor's own thread: nothing is killed");
+  c.add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+// confirm's options of --phantom, and --json.
+void add_phantom_options(CLI::App& c, ConfirmArgs& a) {
+  c.add_flag("--phantom", a.phantom,
+             "Bug #17686: a holder releases close to a waiter's lock_timeout, round after round; count "
+             "phantoms with a naive client and leaks with the advisory lock service");
+  c.add_option("--rounds", a.rounds, "with --phantom: rounds per client")->capture_default_str()->check(CLI::PositiveNumber);
+  c.add_option("--timeout-ms", a.timeout_ms, "with --phantom: the waiter's lock_timeout")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c.add_flag("--json", a.json, "print one JSON object");
+}
+
 }  // namespace
+
+void add_confirm_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<ConfirmArgs>();
+  CLI::App* c = app.add_subcommand("confirm",
+                                   "run a scenario's actors on real threads against a real PostgreSQL, N times with seeded "
+                                   "jitter, checking the same invariants; or, with --phantom, count Bug #17686 phantoms");
+  c->add_option("scenario", args->scenario, "scenario file (JSON); not with --phantom");
+  add_confirm_run_options(*c, *args);
+  add_phantom_options(*c, *args);
+  c->callback([&context, args] {
+    context.command = [&context, args] {
+      const ConfirmArgs& a = *args;
+      if (a.phantom == !a.scenario.empty()) throw InputError("confirm: give a scenario file, or --phantom (not both)");
+      return finished(a.phantom ? run_phantom(a, context.out, context.err) : run_confirm(a, context.out, context.err));
+    };
+  });
+}
+
+void add_conform_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<ConformArgs>();
+  CLI::App* c = app.add_subcommand("conform",
+                                   "replay the PostgreSQL statements of simulated traces on a real server, in the trace's "
+                                   "order, and compare every outcome and the pg_locks rows with the simulation's");
+  c->add_option("traces", args->traces, "trace files (lockstep-trace/1)")->required();
+  c->add_option("--pg", args->pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
+      ->capture_default_str();
+  c->add_flag("--all", args->all, "go on past the first disagreement of a trace");
+  c->add_flag("--json", args->json, "print one JSON object per trace");
+  c->callback([&context, args] {
+    context.command = [&context, args] { return finished(run_conform(*args, context.out)); };
+  });
+}
+
+void add_locks_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<LocksArgs>();
+  CLI::App* l = app.add_subcommand("locks", "seed 000's monitoring view: every advisory lock held or awaited, and the total");
+  l->add_option("--pg", args->pg, "libpq conninfo (\"\": the PG* environment)")->required();
+  l->add_flag("--json", args->json, "print JSON");
+  l->callback([&context, args] { context.command = [&context, args] { return finished(run_locks(*args, context.out)); }; });
+}
+
 }  // namespace lockstep::cli

@@ -7,27 +7,17 @@
 // An unreachable server is bad input (exit 2), its message without any password.
 #pragma once
 
-#include <memory>
-#include <optional>
-#include <ostream>
-
 namespace CLI {
 class App;
 }
 
 namespace lockstep::cli {
 
-class PgCommands {
- public:
-  explicit PgCommands(CLI::App& app);
-  ~PgCommands();
-  // The exit code when one of these commands was parsed; nullopt otherwise.
-  std::optional<int> run(std::ostream& out, std::ostream& err);
+struct CommandContext;
 
-  struct Args;  // the parsed options (pg_commands.cc)
-
- private:
-  std::unique_ptr<Args> a_;
-};
+// Each adds its subcommand (cli/subcommands.h).
+void add_confirm_command(CLI::App& app, CommandContext& context);
+void add_conform_command(CLI::App& app, CommandContext& context);
+void add_locks_command(CLI::App& app, CommandContext& context);
 
 }  // namespace lockstep::cli

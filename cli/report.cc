@@ -66,24 +66,28 @@ nlohmann::json cause_json(const sim::Cause& cause) {
   return j;
 }
 
-nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
+namespace {
+
+// The entry of a scenario file that could not be read: its file and why.
+nlohmann::json bad_input_json(const CheckedScenario& c) {
   nlohmann::json j;
   j["file"] = c.file;
-  if (c.scenario == nullptr) {
-    j["scenario"] = nullptr;
-    j["verdict"] = "bad_input";
-    j["error"] = c.input_error;
-    j["violation"] = nullptr;
-    j["expected_verdict"] = nullptr;
-    j["as_expected"] = false;
-    j["executions"] = 0;
-    j["steps"] = 0;
-    j["elapsed_s"] = 0;
-    j["trace"] = nullptr;
-    return j;
-  }
+  j["scenario"] = nullptr;
+  j["verdict"] = "bad_input";
+  j["error"] = c.input_error;
+  j["violation"] = nullptr;
+  j["expected_verdict"] = nullptr;
+  j["as_expected"] = false;
+  j["executions"] = 0;
+  j["steps"] = 0;
+  j["elapsed_s"] = 0;
+  j["trace"] = nullptr;
+  return j;
+}
+
+// The verdict beside the expected one: the violation, the message and a lasso's shape.
+void add_verdict(nlohmann::json& j, const CheckedScenario& c) {
   const sim::CheckReport& r = *c.report;
-  const auto& stats = r.result.stats;
   const auto& failure = r.result.first_failure;
   j["scenario"] = c.scenario->name;
   j["system"] = c.scenario->system;
@@ -100,6 +104,11 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["expected_verdict"] = verdict_name(c.scenario->expect.verdict);
   j["expected_violation"] = c.scenario->expect.violation ? nlohmann::json(*c.scenario->expect.violation) : nlohmann::json(nullptr);
   j["as_expected"] = r.as_expected;
+}
+
+// The search: strategy, seed, what it explored, how fast, and why it stopped.
+void add_search(nlohmann::json& j, const sim::CheckReport& r) {
+  const auto& stats = r.result.stats;
   j["strategy"] = r.strategy;
   j["seed"] = r.seed;
   j["executions"] = stats.executions;
@@ -120,6 +129,12 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
   j["executions_per_s"] = per_second(stats.executions, stats.elapsed_s);
   j["preemption_bound"] = r.preemption_bound >= 0 ? nlohmann::json(r.preemption_bound) : nlohmann::json(nullptr);
+  j["skipped"] = stats.skipped;
+}
+
+// The trace written: its shrinking, path, cause, HTML view and replay command; the shard.
+void add_trace(nlohmann::json& j, const CheckedScenario& c, const ReportContext& context) {
+  const sim::CheckReport& r = *c.report;
   if (r.trace && r.trace->shrunk) {
     const auto& s = *r.trace->shrunk;
     j["trace_shrunk"] = {{"steps", s.steps}, {"preemptions", s.preemptions}, {"original_steps", s.original_steps},
@@ -133,30 +148,29 @@ nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
   j["report"] = c.report_path ? nlohmann::json(*c.report_path) : nlohmann::json(nullptr);
   j["shard"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard);
   j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard_mode);
-  j["skipped"] = stats.skipped;
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
-  if (!r.witnesses.empty()) {
-    j["witnesses"] = nlohmann::json::array();
-    for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
-      const auto& w = r.witnesses[k];
-      nlohmann::json e = {{"from", w.edge.from}, {"to", w.edge.to}, {"how", w.edge.how}, {"execution", w.trace.execution}};
-      e["trace"] = k < c.witness_paths.size() ? nlohmann::json(c.witness_paths[k]) : nlohmann::json(nullptr);
-      e["replay"] = k < c.witness_paths.size() ? nlohmann::json(replay_command(context.program, c.witness_paths[k]))
-                                                : nlohmann::json(nullptr);
-      j["witnesses"].push_back(std::move(e));
-    }
-  }
-  return j;
 }
 
-void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
-                 std::size_t show_interleaving_events) {
-  if (c.scenario == nullptr) {
-    out << "error: " << c.input_error << '\n';
-    return;
-  }
+// A lock-order cycle across executions: each edge with the execution that took it, its
+// trace and replay command.
+nlohmann::json witnesses_json(const CheckedScenario& c, const ReportContext& context) {
   const sim::CheckReport& r = *c.report;
-  const auto& stats = r.result.stats;
+  nlohmann::json witnesses = nlohmann::json::array();
+  for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
+    const auto& w = r.witnesses[k];
+    nlohmann::json e = {{"from", w.edge.from}, {"to", w.edge.to}, {"how", w.edge.how}, {"execution", w.trace.execution}};
+    e["trace"] = k < c.witness_paths.size() ? nlohmann::json(c.witness_paths[k]) : nlohmann::json(nullptr);
+    e["replay"] = k < c.witness_paths.size() ? nlohmann::json(replay_command(context.program, c.witness_paths[k]))
+                                              : nlohmann::json(nullptr);
+    witnesses.push_back(std::move(e));
+  }
+  return witnesses;
+}
+
+// The first lines: verdict and expected, the failure's message, a lasso's shape and what
+// its cycle waits for.
+void print_verdict(std::ostream& out, const CheckedScenario& c) {
+  const sim::CheckReport& r = *c.report;
   const auto& failure = r.result.first_failure;
   std::string verdict(verdict_name(r.result.verdict));
   if (failure && !failure->result.invariant.empty()) verdict += " " + failure->result.invariant;
@@ -175,6 +189,12 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
       out << fmt::format("  what the cycle waits for: {}\n", held);
     }
   }
+}
+
+// The search's line (strategy, seed, executions, steps, rates, why it stopped) and its marks.
+void print_search(std::ostream& out, const CheckedScenario& c) {
+  const sim::CheckReport& r = *c.report;
+  const auto& stats = r.result.stats;
   std::string redundant =
       stats.redundant > 0 ? fmt::format(" (+{} sleep-set blocked)", stats.redundant) : std::string();
   if (stats.unfair > 0) redundant += fmt::format(" (+{} cut as unfair)", stats.unfair);
@@ -187,41 +207,73 @@ void print_human(std::ostream& out, const CheckedScenario& c, const ReportContex
     for (const auto& [mark, n] : stats.marks) marks += fmt::format("{}{}: {}", marks.empty() ? "" : ", ", mark, n);
     out << fmt::format("  executions marked: {}\n", marks);
   }
-  if (failure && r.trace) {
-    out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
-    if (r.trace->shrunk) {
-      const auto& sh = *r.trace->shrunk;
-      out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions){}", sh.steps,
-                         sh.preemptions, sh.original_steps, sh.original_preemptions,
-                         sh.out_of_budget ? "; shrinking stopped by its budget" : "");
-    }
-    out << '\n';
-    if (r.trace->lasso && r.trace->lasso->start + r.trace->lasso->period <= show_interleaving_events) {
-      sim::print_lasso(out, r.trace->events, r.trace->actors, *r.trace->lasso, sim::kDefaultColumnWidth,
-                       r.trace->cause ? &*r.trace->cause : nullptr);
-    } else if (r.trace->events.size() <= show_interleaving_events) {
-      sim::print_interleaving(out, r.trace->events, r.trace->actors, sim::kDefaultColumnWidth,
-                              r.trace->cause ? &*r.trace->cause : nullptr);
-    } else if (show_interleaving_events > 0) {
-      out << fmt::format("  ({} events: too many to print here; the replay command prints them all)\n",
-                         r.trace->events.size());
-      if (r.trace->cause) sim::print_cause(out, *r.trace->cause);
+}
+
+// The failing execution: where the search found it, its shrinking, and its interleaving
+// (or lasso) when it has at most `show_events` events.
+void print_failing_execution(std::ostream& out, const sim::CheckReport& r, std::size_t show_events) {
+  const auto& failure = r.result.first_failure;
+  out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
+  if (r.trace->shrunk) {
+    const auto& sh = *r.trace->shrunk;
+    out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions){}", sh.steps,
+                       sh.preemptions, sh.original_steps, sh.original_preemptions,
+                       sh.out_of_budget ? "; shrinking stopped by its budget" : "");
+  }
+  out << '\n';
+  const sim::Cause* cause = r.trace->cause ? &*r.trace->cause : nullptr;
+  if (r.trace->lasso && r.trace->lasso->start + r.trace->lasso->period <= show_events) {
+    sim::print_lasso(out, r.trace->events, r.trace->actors, *r.trace->lasso, sim::kDefaultColumnWidth, cause);
+  } else if (r.trace->events.size() <= show_events) {
+    sim::print_interleaving(out, r.trace->events, r.trace->actors, sim::kDefaultColumnWidth, cause);
+  } else if (show_events > 0) {
+    out << fmt::format("  ({} events: too many to print here; the replay command prints them all)\n",
+                       r.trace->events.size());
+    if (r.trace->cause) sim::print_cause(out, *r.trace->cause);
+  }
+}
+
+// Each edge of a lock-order cycle across executions, with its trace and replay command.
+void print_witnesses(std::ostream& out, const CheckedScenario& c, const ReportContext& context) {
+  const sim::CheckReport& r = *c.report;
+  out << "  each edge of the cycle, from an execution that took it (each replays, and passes, alone):\n";
+  for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
+    const auto& w = r.witnesses[k];
+    out << fmt::format("    {} -> {}: execution #{}, {}\n", w.edge.from, w.edge.to, w.trace.execution, w.edge.how);
+    if (k < c.witness_paths.size()) {
+      out << fmt::format("      trace: {}\n      replay: {}\n", c.witness_paths[k], replay_command(context.program, c.witness_paths[k]));
     }
   }
+}
+
+}  // namespace
+
+nlohmann::json to_json(const CheckedScenario& c, const ReportContext& context) {
+  if (c.scenario == nullptr) return bad_input_json(c);
+  nlohmann::json j;
+  j["file"] = c.file;
+  add_verdict(j, c);
+  add_search(j, *c.report);
+  add_trace(j, c, context);
+  if (!c.report->witnesses.empty()) j["witnesses"] = witnesses_json(c, context);
+  return j;
+}
+
+void print_human(std::ostream& out, const CheckedScenario& c, const ReportContext& context,
+                 std::size_t show_interleaving_events) {
+  if (c.scenario == nullptr) {
+    out << "error: " << c.input_error << '\n';
+    return;
+  }
+  const sim::CheckReport& r = *c.report;
+  print_verdict(out, c);
+  print_search(out, c);
+  if (r.result.first_failure && r.trace) print_failing_execution(out, r, show_interleaving_events);
   if (c.trace_path) {
     out << fmt::format("  trace: {}\n", *c.trace_path);
     out << fmt::format("  replay: {}\n", replay_command(context.program, *c.trace_path));
   }
-  if (!r.witnesses.empty()) {
-    out << "  each edge of the cycle, from an execution that took it (each replays, and passes, alone):\n";
-    for (std::size_t k = 0; k < r.witnesses.size(); ++k) {
-      const auto& w = r.witnesses[k];
-      out << fmt::format("    {} -> {}: execution #{}, {}\n", w.edge.from, w.edge.to, w.trace.execution, w.edge.how);
-      if (k < c.witness_paths.size()) {
-        out << fmt::format("      trace: {}\n      replay: {}\n", c.witness_paths[k], replay_command(context.program, c.witness_paths[k]));
-      }
-    }
-  }
+  if (!r.witnesses.empty()) print_witnesses(out, c, context);
 }
 
 std::string summary_markdown(const std::vector<nlohmann::json>& results, double elapsed_s, const std::string& out_dir,

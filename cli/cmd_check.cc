@@ -1,0 +1,160 @@
+// `lockstep check SCENARIO`: explore one scenario and compare its verdict with its expect.
+#include <cctype>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "lockstep/cli/command_support.h"
+#include "lockstep/cli/commands.h"
+#include "lockstep/cli/interrupt.h"
+#include "lockstep/cli/report.h"
+#include "lockstep/cli/subcommands.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/real/wall_clock.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/trace.h"
+
+namespace lockstep::cli {
+namespace {
+
+// Interleavings longer than this are not printed by `check` (replay prints them all).
+constexpr std::size_t kMaxPrintedEvents = 200;
+
+struct CheckArgs {
+  std::string scenario;
+  std::optional<std::string> strategy;
+  std::optional<std::uint64_t> seed, max_executions, max_steps;
+  std::optional<double> max_seconds;
+  std::optional<int> preemptions;
+  std::optional<int> depth;
+  std::string shard;
+  bool iterative = false;
+  bool no_shrink = false;
+  bool unfair = false;
+  std::optional<std::uint64_t> livelock_steps;
+  std::optional<std::string> trace_out;
+  bool json = false;
+};
+
+// A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_safe(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  }
+  return out.empty() || out[0] == '.' ? "_" + out : out;
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& s : sim::strategy_catalog()) names.emplace_back(s.name);
+  return names;
+}
+
+// After Ctrl-C: which phases of a check finished and which were cut.
+std::string interrupted_phases(const sim::CheckReport& report) {
+  auto state = [](bool cut) { return cut ? "cut short" : "finished"; };
+  std::string text = fmt::format("interrupted: the search {}", state(report.result.interrupted));
+  if (report.trace) {
+    const bool shrink_cut = report.trace->shrunk && report.trace->shrunk->out_of_budget;
+    const bool cause_cut = report.trace->cause && (!report.trace->cause->computed || !report.trace->cause->complete);
+    text += fmt::format(", shrinking {}, the cause analysis {}", report.trace->shrunk ? state(shrink_cut) : "not run",
+                        state(cause_cut));
+  }
+  return text + "; everything printed above was finished";
+}
+
+// The command line's options over the scenario's own.
+sim::CheckOverrides overrides_of(const CheckArgs& a) {
+  sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds, a.preemptions, a.depth};
+  overrides.iterative = a.iterative;
+  overrides.shrink = !a.no_shrink;
+  if (a.unfair) overrides.fair = false;
+  overrides.livelock_steps = a.livelock_steps;
+  if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
+  return overrides;
+}
+
+int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
+  const real::Stopwatch clock;
+  Progress progress(err, clock);
+  const Scenario scenario = load_scenario(a.scenario);
+  const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name);
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
+  const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
+  if (report.trace) {
+    sim::save_trace(*report.trace, path);
+    c.trace_path = path;
+  }
+  c.witness_paths = save_witnesses(report, path);
+  if (a.json) {
+    out << to_json(c, context).dump() << '\n';
+  } else {
+    print_human(out, c, context, kMaxPrintedEvents);
+  }
+  if (interrupted()) err << interrupted_phases(report) << '\n';
+  return report.as_expected ? kExitOk : kExitUnexpected;
+}
+
+// The options of the search: strategy, seed and bounds.
+void add_search_options(CLI::App& c, CheckArgs& check) {
+  c.add_option("--strategy", check.strategy,
+               "dpor (exhaustive, the default), dfs (exhaustive, naive), random (seeded walk), pct (seeded, "
+               "probabilistic guarantee: see lockstep list); default: the scenario's")
+      ->check(CLI::IsMember(strategy_names()));
+  c.add_option("--seed", check.seed, "seed for random choices; default: the scenario's");
+  c.add_option("--max-executions,--executions", check.max_executions,
+               "stop after N executions (verdict incomplete if not exhaustive); with random or pct, the number "
+               "of walks (each run stops at the first failure)");
+  c.add_option("--max-steps", check.max_steps,
+               "bound on the steps of one execution; at it, a repeating fair cycle is a livelock, an obligation "
+               "still hot a liveness failure, anything else step_bound");
+  c.add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
+      ->check(CLI::NonNegativeNumber);
+  c.add_option("--preemptions", check.preemptions,
+               "preemption bound K (CHESS): at most K switches away from an actor that could go on; a search the "
+               "bound cut is incomplete")
+      ->check(CLI::NonNegativeNumber);
+  c.add_flag("--iterative", check.iterative,
+             "with --preemptions K: try bounds 0, 1, ..., K and stop at the first that finds a failure "
+             "(the failure with the fewest preemptions first)");
+  c.add_option("--depth", check.depth,
+               "pct: the bug depth d; one execution finds a bug of depth d among n actors and k steps with "
+               "probability at least 1/(n*k^(d-1))")
+      ->check(CLI::Range(1, 100));
+}
+
+// The options of what is judged and written: shrinking, fairness, shard, trace, JSON.
+void add_result_options(CLI::App& c, CheckArgs& check) {
+  c.add_flag("--no-shrink", check.no_shrink, "write the failing trace as found, without shrinking it");
+  c.add_option("--livelock-steps", check.livelock_steps,
+               "an execution whose steps repeat one fair cycle for this many steps is a livelock at once, before "
+               "its step bound (default 10000; raise it for a retry loop of more identical attempts)")
+      ->check(CLI::PositiveNumber);
+  c.add_flag("--unfair", check.unfair,
+             "explore unfair schedules too: an execution that repeats a cycle while another actor could run and "
+             "never does is then followed to its step bound (verdict step_bound), not cut (the default is "
+             "fair, as CHESS: see lockstep list)");
+  c.add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
+  c.add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
+  c.add_flag("--json", check.json, "print one JSON object");
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* c = app.add_subcommand("check", "explore one scenario and compare its verdict with its expect");
+  c->add_option("scenario", args->scenario, "scenario file (JSON)")->required();
+  add_search_options(*c, *args);
+  add_result_options(*c, *args);
+  c->callback([&context, args] {
+    context.command = [&context, args] { return finished(cmd_check(*args, context.report, context.out, context.err)); };
+  });
+}
+
+}  // namespace lockstep::cli

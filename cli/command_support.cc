@@ -1,0 +1,140 @@
+#include "lockstep/cli/command_support.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lockstep/cli/commands.h"
+#include "lockstep/cli/html_report.h"
+#include "lockstep/cli/interrupt.h"
+#include "lockstep/model/json_cursor.h"
+
+namespace lockstep::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long `replay` and `report` look for the cause of a trace that does not record one.
+constexpr double kCauseSeconds = 10.0;
+
+}  // namespace
+
+Progress::Progress(std::ostream& err, const real::Stopwatch& clock)
+    : err_(err), clock_(clock), enabled_(isatty(STDERR_FILENO) == 1) {}
+
+std::function<void(const sim::ExploreStats&)> Progress::callback(std::string label) {
+  if (!enabled_) return nullptr;
+  return [this, label = std::move(label)](const sim::ExploreStats& s) {
+    const double now = clock_.elapsed_seconds();
+    if (now - last_ < 0.25) return;
+    last_ = now;
+    err_ << fmt::format("\r\033[K{}: {} executions, {} steps, {} failures, {:.1f} s", label, s.executions, s.steps,
+                        s.failures, s.elapsed_s)
+         << std::flush;
+    shown_ = true;
+  };
+}
+
+void Progress::clear() {
+  if (shown_) err_ << "\r\033[K" << std::flush;
+  shown_ = false;
+}
+
+sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
+                         const std::string& label) {
+  real::Stopwatch clock;
+  sim::CheckOptions options;
+  options.overrides = overrides;
+  options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
+  options.progress = progress.callback(label);
+  options.stop_requested = [] { return interrupted(); };
+  sim::CheckReport report = sim::check_scenario(scenario, options);
+  progress.clear();
+  return report;
+}
+
+sim::StrategyOptions::Shard parse_shard(const std::string& text) {
+  int i = 0, n = 0;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> i >> slash >> n) || slash != '/' || n < 1 || i < 1 || i > n || !in.eof()) {
+    throw InputError(fmt::format("--shard {}: expected I/N with 1 <= I <= N, such as 2/4", text));
+  }
+  return {i - 1, n};
+}
+
+sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& path) {
+  try {
+    return sim::replay_trace(trace, path);
+  } catch (const sim::Divergence& d) {
+    throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
+  }
+}
+
+std::optional<sim::Cause> cause_of(const sim::Trace& trace, const std::string& path) {
+  if (!is_failure(trace.verdict)) return std::nullopt;
+  if (trace.cause) return trace.cause;
+  const real::Stopwatch clock;
+  sim::CauseBudget budget;
+  budget.stop = [&] { return interrupted() || clock.elapsed_seconds() >= kCauseSeconds; };
+  return sim::trace_cause(trace, path, budget);
+}
+
+void write_html(const sim::Trace& trace, const std::string& trace_path, const std::string& html_path,
+                const ReportContext& context) {
+  const fs::path p(html_path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream f(html_path, std::ios::binary | std::ios::trunc);
+  // A trace of a model in C++ replays in its own test program, with the command it recorded.
+  const bool from_code = trace.scenario.value("system", "") == "api";
+  const std::string recorded = from_code ? trace.scenario.value("replay", "") : "";
+  // Every other trace is replayed for its holding spans, and its cause found if it records none.
+  sim::Trace drawn = trace;
+  std::optional<sim::ExecutionFacts> facts;
+  if (!from_code) {
+    try {
+      facts = sim::trace_facts(trace, trace_path);
+    } catch (const sim::Divergence& d) {
+      throw InputError(fmt::format("{}: trace diverges at step {}: {}", trace_path, d.step(), d.what()));
+    }
+    if (!drawn.cause) drawn.cause = cause_of(trace, trace_path);
+  }
+  f << html_report(drawn, !recorded.empty() ? recorded
+                          : from_code       ? "LOCKSTEP_REPLAY=" + trace_path + " <the model's test program>"
+                                            : replay_command(context.program, trace_path),
+                   facts ? &*facts : nullptr);
+  if (!f) throw InputError(fmt::format("{}: cannot write the report", html_path));
+}
+
+void write_reports(const std::string& out_dir, const std::vector<nlohmann::json>& results, double elapsed,
+                   const std::optional<std::string>& junit, const std::string& note) {
+  fs::create_directories(out_dir);
+  std::ofstream f(fs::path(out_dir) / "results.json");
+  f << nlohmann::json(results).dump(2) << '\n';
+  std::ofstream md(fs::path(out_dir) / "summary.md");
+  md << summary_markdown(results, elapsed, out_dir, note);
+  if (!f || !md) throw InputError(fmt::format("{}: cannot write the sweep's reports", out_dir));
+  if (junit) {
+    const fs::path p(*junit);
+    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    std::ofstream j(*junit);
+    j << junit_xml(results, elapsed);
+    if (!j) throw InputError(fmt::format("{}: cannot write the JUnit report", *junit));
+  }
+}
+
+int sweep_exit_code(const std::vector<nlohmann::json>& results) {
+  bool bad = false, unexpected = false;
+  for (const auto& r : results) {
+    bad = bad || r["verdict"] == "bad_input";
+    unexpected = unexpected || !r["as_expected"].get<bool>();
+  }
+  if (bad) return kExitBadInput;
+  return unexpected ? kExitUnexpected : kExitOk;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,69 @@
+// cli/command_support.h: what several commands of `lockstep` share: the progress line,
+// running one scenario's check, reading --shard, a trace verified by replaying it and its
+// cause, the HTML view of a trace, and a sweep's report files and exit code.
+//
+// Every function here reports bad input (a malformed --shard, a trace that no longer fits
+// the code, a file it cannot write) as InputError, which run_cli turns into exit code 2.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/cli/report.h"
+#include "lockstep/model/scenario.h"
+#include "lockstep/real/wall_clock.h"
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/trace.h"
+
+namespace lockstep::cli {
+
+// Progress on stderr, only when it is a terminal, at most a few times a second.
+class Progress {
+ public:
+  Progress(std::ostream& err, const real::Stopwatch& clock);
+
+  // A progress callback for a search labelled `label`; null when stderr is no terminal.
+  std::function<void(const sim::ExploreStats&)> callback(std::string label);
+  // Erases the progress line, if one is shown.
+  void clear();
+
+ private:
+  std::ostream& err_;
+  const real::Stopwatch& clock_;
+  bool enabled_;
+  bool shown_ = false;
+  double last_ = -1;
+};
+
+// Checks one scenario with its progress shown under `label`; stops at Ctrl-C.
+sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
+                         const std::string& label);
+
+// Parses "I/N" (1-based, as job runners number their jobs) into a 0-based shard.
+sim::StrategyOptions::Shard parse_shard(const std::string& text);
+
+// Replays a trace to check that it still fits the code: decisions, events and verdict.
+// A trace that does not is bad input (InputError naming the step and the difference).
+sim::ReplayReport verified_replay(const sim::Trace& trace, const std::string& path);
+
+// A failing trace's cause: as recorded in it, or found now (within a few seconds, or until
+// Ctrl-C). Nothing for a passing trace.
+std::optional<sim::Cause> cause_of(const sim::Trace& trace, const std::string& path);
+
+// Writes the HTML view of a trace (lockstep report) to `html_path`.
+void write_html(const sim::Trace& trace, const std::string& trace_path, const std::string& html_path,
+                const ReportContext& context);
+
+// Writes a sweep's results.json and summary.md under `out_dir`, and the JUnit XML when asked.
+void write_reports(const std::string& out_dir, const std::vector<nlohmann::json>& results, double elapsed,
+                   const std::optional<std::string>& junit, const std::string& note = "");
+
+// A sweep's exit code: bad input first, then any verdict not as expected.
+int sweep_exit_code(const std::vector<nlohmann::json>& results);
+
+}  // namespace lockstep::cli
