@@ -76,16 +76,6 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   return explore;
 }
 
-void add_stats(ExploreStats& into, const ExploreStats& from) {
-  into.executions += from.executions;
-  into.redundant += from.redundant;
-  into.steps += from.steps;
-  into.failures += from.failures;
-  for (std::size_t v = 0; v < into.by_verdict.size(); ++v) into.by_verdict[v] += from.by_verdict[v];
-  for (const auto& [mark, n] : from.marks) into.marks[mark] += n;
-  into.elapsed_s = from.elapsed_s;
-}
-
 Trace failure_trace(const Scenario& scenario, const RunLimits& limits, const FoundFailure& failure, bool shrink,
                     const ShrinkBudget& budget, const std::function<bool()>& cause_stop = {}) {
   return failure_trace_for(*scenario.configured, scenario.document, limits, failure, shrink, budget, cause_stop);
@@ -188,93 +178,38 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   return t;
 }
 
-void apply_default_bounds(std::string_view strategy, ExploreOptions& explore) {
-  const StrategyInfo* info = find_strategy(strategy);
-  const bool never_exhaustive = info != nullptr && !info->exhaustive;
-  if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
-    explore.max_executions = kDefaultRandomExecutions;
-  }
-}
-
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
+  ExplorationRequest request;
+  request.system = scenario.configured.get();
+  request.document = scenario.document;
+  request.strategy = o.strategy.value_or(scenario.explore.strategy);
+  request.strategy_where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
+  request.source = scenario.file;
+  request.strategy_options.seed = o.seed.value_or(scenario.explore.seed);
+  request.strategy_options.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
+  request.strategy_options.shard = o.shard;
+  request.strategy_options.max_preemptions = o.max_preemptions.value_or(scenario.explore.max_preemptions);
+  request.iterative = o.iterative;
+  request.explore = explore_options(scenario, options, request.strategy_options.seed);
+  request.shrink = o.shrink;
+  Exploration x = explore_and_record(request);
   CheckReport report;
-  report.strategy = o.strategy.value_or(scenario.explore.strategy);
-  report.seed = o.seed.value_or(scenario.explore.seed);
-  StrategyOptions so;
-  so.seed = report.seed;
-  so.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
-  const StrategyInfo* info = find_strategy(report.strategy);
-  if (info == nullptr) {
-    const std::string where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
-    throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", where, report.strategy, strategy_names_text()));
-  }
-  if (o.shard.count > 1 && !info->shardable) {
-    throw InputError(fmt::format("{}: only dfs splits one scenario's search into shards (strategy {})", scenario.file,
-                                 report.strategy));
-  }
-  so.shard = o.shard;
-  const int bound = o.max_preemptions.value_or(scenario.explore.max_preemptions);
-  report.preemption_bound = bound;
-  if (o.iterative && bound < 0) {
-    throw InputError(fmt::format("{}: iterative deepening needs a preemption bound (--preemptions K)", scenario.file));
-  }
-  ExploreOptions explore = explore_options(scenario, options, report.seed);
-  const std::uint64_t execution_bound = explore.max_executions;  // as the user gave it (0: none)
-  const bool never_exhaustive = !info->exhaustive;
-  apply_default_bounds(report.strategy, explore);
-  // Iterative deepening runs bounds 0..K and stops at the first that fails: the failure
-  // found has the fewest preemptions the strategy can reach.
-  ExploreStats total;
-  for (int k = o.iterative ? 0 : bound; k <= bound; ++k) {
-    so.max_preemptions = k;
-    auto strategy = make_strategy(report.strategy, so);
-    report.result = explore_system(*scenario.configured, *strategy, explore);
-    add_stats(total, report.result.stats);
-    report.preemption_bound = k;
-    if (report.result.first_failure || k >= bound) break;
-  }
-  if (o.iterative) report.result.stats = total;
+  report.strategy = request.strategy;
+  report.seed = request.strategy_options.seed;
+  report.preemption_bound = x.preemption_bound;
+  report.result = std::move(x.result);
   const auto& failure = report.result.first_failure;
   report.as_expected = verdict_as_expected(scenario.expect, report.result.verdict,
                                            failure ? failure->result.invariant : std::string());
   // A random or pct search cannot prove a pass: one that ran its bound and found nothing
   // did what it was asked (a nightly job of random seeds is green), unless interrupted.
-  if (never_exhaustive && scenario.expect.verdict == Verdict::pass && report.result.verdict == Verdict::incomplete &&
-      !report.result.interrupted) {
+  if (!x.strategy->exhaustive && scenario.expect.verdict == Verdict::pass &&
+      report.result.verdict == Verdict::incomplete && !report.result.interrupted) {
     report.as_expected = true;
   }
-  if (failure) {
-    // The shrinking shares the search's wall-time bound, and stops at an interrupt.
-    // So do the user's execution bound: shrinking attempts count as executions.
-    ShrinkBudget budget;
-    if (execution_bound != 0) {
-      const std::uint64_t used = report.result.stats.executions + report.result.stats.redundant;
-      budget.max_attempts = std::min(budget.max_attempts, execution_bound > used ? execution_bound - used : 0);
-    }
-    const double max_seconds = explore.max_seconds;
-    const auto elapsed = options.elapsed_seconds;
-    const auto stop = options.stop_requested;
-    budget.stop = [max_seconds, elapsed, stop] {
-      return (stop && stop()) || (max_seconds > 0 && elapsed && elapsed() >= max_seconds);
-    };
-    if (!failure->witnesses.empty()) {
-      // Each edge's execution as it was explored: not shrunk (a shorter one may not take it).
-      for (const LockOrderWitness& w : failure->witnesses) {
-        auto replay = make_replay_strategy(w.decisions);
-        Trace t = record_execution(*scenario.configured, scenario.document, *replay, explore.limits);
-        t.strategy = report.strategy;
-        t.execution = w.execution;
-        report.witnesses.push_back({w.edge, std::move(t)});
-      }
-      return report;
-    }
-    // The cause analysis too: a trace cut by the time bound says so (its cause incomplete).
-    Trace t = failure_trace(scenario, explore.limits, *failure, o.shrink, budget, budget.stop);
-    t.strategy = report.strategy;
-    t.execution = failure->execution;
-    report.trace = std::move(t);
-  }
+  report.trace = std::move(x.trace);
+  report.witnesses = std::move(x.witnesses);
   return report;
 }
 

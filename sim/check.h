@@ -14,6 +14,7 @@
 
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/cause.h"
+#include "lockstep/sim/exploration.h"
 #include "lockstep/sim/explorer.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/shrink.h"
@@ -21,10 +22,6 @@
 
 namespace lockstep::sim {
 
-// The bounds a search gets where its caller gave none (the command line and the API alike):
-// a random or pct search, which never exhausts, with neither an execution nor a time bound
-// gets kDefaultRandomExecutions.
-void apply_default_bounds(std::string_view strategy, ExploreOptions& explore);
 
 struct CheckOverrides {
   std::optional<std::string> strategy = std::nullopt;
@@ -58,10 +55,7 @@ struct CheckReport {
   std::optional<Trace> trace;  // present when the verdict is a failure of one execution
   // A lock-order cycle across executions: one trace per edge, of an execution that took
   // it (each passes alone); `trace` is then absent.
-  struct Witness {
-    LockOrderEdge edge;
-    Trace trace;
-  };
+  using Witness = LockOrderTrace;
   std::vector<Witness> witnesses;
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/sim/check.h"
+#include "lockstep/sim/exploration.h"
 #include "lockstep/sim/explorer.h"
 #include "lockstep/sim/interleaving_table.h"
 #include "lockstep/sim/trace.h"
@@ -124,21 +125,29 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     return report;
   }
 
-  sim::StrategyOptions so;
-  so.seed = options.seed;
-  so.max_preemptions = options.max_preemptions;
-  auto strategy = sim::make_strategy(options.strategy, so);
-  if (!strategy) {
-    throw InputError(fmt::format("model {}: unknown strategy \"{}\" (known: {})", spec.name, options.strategy,
-                                 sim::strategy_names_text()));
-  }
-  sim::ExploreOptions explore;
-  explore.limits = limits;
-  explore.max_executions = options.max_executions;
-  explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
-  explore.elapsed_seconds = options.elapsed_seconds;
-  sim::apply_default_bounds(options.strategy, explore);
-  const sim::ExploreResult result = sim::explore_system(system, *strategy, explore);
+  const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();
+  sim::ExplorationRequest request;
+  request.system = &system;
+  request.strategy = options.strategy;
+  request.strategy_where = fmt::format("model {}", spec.name);
+  request.source = request.strategy_where;
+  request.strategy_options.seed = options.seed;
+  request.strategy_options.max_preemptions = options.max_preemptions;
+  request.explore.limits = limits;
+  request.explore.max_executions = options.max_executions;
+  request.explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
+  request.explore.elapsed_seconds = options.elapsed_seconds;
+  // The trace's replay command is only known once a failure is (it names the environment).
+  std::string replay_command;
+  request.document = [&] {
+    std::string environment = options.replay_environment;
+    if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
+    replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ", path,
+                                 self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
+    return scenario_stub(spec, replay_command);
+  }();
+  sim::Exploration x = sim::explore_and_record(request);
+  const sim::ExploreResult& result = x.result;
   report.verdict = result.verdict;
   report.executions = result.stats.executions;
   report.redundant = result.stats.redundant;
@@ -151,35 +160,23 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
                               "(\"{}\" with {}): explored instead, no trace written",
                               replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump());
   }
-  if (result.first_failure) {
-    const auto& f = *result.first_failure;
-    report.invariant = f.result.invariant;
-    report.message = f.result.message;
-    // A lock-order cycle across executions has no one execution to record: the message
-    // names the executions of its edges.
-    if (!f.witnesses.empty()) return report;
-    const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();
-    std::string environment = options.replay_environment;
-    if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
-    report.replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ",
-                                        path, self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
-    sim::ShrinkBudget budget;
-    if (explore.max_seconds > 0) {
-      budget.stop = [&explore] { return explore.elapsed_seconds() >= explore.max_seconds; };
-    }
-    sim::Trace trace =
-        sim::failure_trace_for(system, scenario_stub(spec, report.replay_command), limits, f, true, budget, budget.stop);
-    trace.strategy = options.strategy;
-    report.message = trace.message;  // the message of the trace written, not of the longer execution found
-    report.interleaving = bounded_interleaving(trace.events, trace.actors);
-    // While another trace is being replayed, a failure of a different model is reported
-    // but not written: the file could be the very trace being replayed.
-    if (!replaying) {
-      sim::save_trace(trace, path);
-      report.trace_path = path;
-    } else {
-      report.replay_command.clear();
-    }
+  if (!result.first_failure) return report;
+  report.invariant = result.first_failure->result.invariant;
+  report.message = result.first_failure->result.message;
+  // A lock-order cycle across executions has no one execution to record: the message
+  // names the executions of its edges.
+  if (!x.trace) return report;
+  const sim::Trace& trace = *x.trace;
+  report.replay_command = replay_command;
+  report.message = trace.message;  // the message of the trace written, not of the longer execution found
+  report.interleaving = bounded_interleaving(trace.events, trace.actors);
+  // While another trace is being replayed, a failure of a different model is reported
+  // but not written: the file could be the very trace being replayed.
+  if (!replaying) {
+    sim::save_trace(trace, path);
+    report.trace_path = path;
+  } else {
+    report.replay_command.clear();
   }
   return report;
 }
