@@ -37,6 +37,100 @@ ServerLost lost_at(int iteration, const std::string& actor, std::string op, cons
   return ServerLost{iteration, actor, std::move(op), e.sqlstate, e.message};
 }
 
+// Iteration i's shared state, with its ThreadEnv, whose sink records the history and
+// hands each event to the instance's checker.
+std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, Duration crash_window) {
+  auto it = std::make_shared<Iteration>();
+  Iteration* raw = it.get();
+  ThreadEnvOptions env_options;
+  env_options.conninfo = options.conninfo;
+  env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
+  env_options.max_jitter = options.max_jitter;
+  env_options.sigkill_crashes = options.sigkill_crashes;
+  env_options.crash_window = crash_window;
+  it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
+    const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
+    raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
+    if (raw->instance && !raw->violation) raw->violation = raw->instance->on_event(e);
+  });
+  return it;
+}
+
+// Builds iteration i's instance; false (the loss in the report) if the server went away meanwhile.
+bool instantiate(const System& system, Iteration& it, int i, ConfirmReport& report) {
+  try {
+    it.instance = system.instantiate(*it.env);
+  } catch (const std::exception& e) {
+    if (auto lost = it.env->lost_connection()) {
+      report.lost = lost_at(i, "", lost->op, lost->error);
+      return false;
+    }
+    throw;  // a model that cannot even be built: the caller's internal error
+  }
+  return true;
+}
+
+// Runs the actors on a thread of their own, so that a hang can be given up on.
+std::future<void> run_actors(const std::shared_ptr<Iteration>& it) {
+  return std::async(std::launch::async, [it] {
+    it->env->run_actors(it->instance->actor_count(), [&](ActorId a) {
+      try {
+        it->instance->run_actor(a);
+      } catch (const std::exception& e) {
+        const std::string message = fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what());
+        it->env->end_if_child(3, message);  // a crashable child ends here; its parent reports the status
+        std::lock_guard l(it->errors_m);
+        it->errors.push_back({"model_error", message});
+      }
+    });
+  });
+}
+
+// Reports iteration i as hung and leaves its threads, stuck inside `it`, running.
+void give_up_hung(ConfirmReport& report, int i, Duration limit, std::future<void> done, const std::shared_ptr<Iteration>& it) {
+  report.hung = true;
+  ConfirmedViolation hang{i, {"hang", fmt::format("iteration {} did not finish within {} s: a deadlock, or a wait "
+                                                  "the design never ends", i,
+                                                  std::chrono::duration_cast<std::chrono::seconds>(limit).count())},
+                          {}};
+  // (No history: the stuck threads may still be writing it.)
+  report.violations.push_back(std::move(hang));
+  ++report.by_invariant["hang"];
+  // The threads are stuck inside the iteration's objects: leave them (and `it`) alive.
+  new std::future<void>(std::move(done));  // NOLINT: deliberately leaked, see above
+  new std::shared_ptr<Iteration>(it);       // NOLINT
+}
+
+// The iteration's first violation: seen during the run, an actor's throw, or at the end.
+std::optional<Violation> verdict(Iteration& it) {
+  std::optional<Violation> found = it.violation;
+  if (!found && !it.errors.empty()) found = it.errors.front();
+  if (!found && !it.env->lost_connection()) {
+    try {
+      found = it.instance->at_end();
+    } catch (const std::exception& e) {
+      if (!it.env->lost_connection()) found = Violation{"model_error", fmt::format("the end-of-iteration check threw: {}", e.what())};
+    }
+  }
+  return found;
+}
+
+// Adds iteration i's marks, violation, lock statistics and crashes to the report.
+void record(ConfirmReport& report, int i, const std::optional<Violation>& found, const Iteration& it) {
+  for (const std::string& m : it.instance->marks()) ++report.marks[m];
+  if (found) {
+    ++report.by_invariant[found->invariant];
+    report.violations.push_back({i, *found, it.history});
+  }
+  add(report.memory_locks, it.env->memory_lock_stats());
+  add(report.pg_locks, it.env->pg_lock_stats());
+  const SigkillStats crashes = it.env->sigkill_stats();
+  report.crashes.forked += crashes.forked;
+  report.crashes.killed += crashes.killed;
+  report.crashes.finished += crashes.finished;
+  report.crashes.longest_finished = std::max(report.crashes.longest_finished, crashes.longest_finished);
+}
+
 }  // namespace
 
 std::string ConfirmReport::describe() const {
@@ -81,84 +175,23 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
       report.lost = lost_at(i, "", "DROP SCHEMA lockstep (the harness's reset)", dropped.error());
       return report;
     }
-    auto it = std::make_shared<Iteration>();
-    Iteration* raw = it.get();
-    ThreadEnvOptions env_options;
-    env_options.conninfo = options.conninfo;
-    env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
-    env_options.max_jitter = options.max_jitter;
-    env_options.sigkill_crashes = options.sigkill_crashes;
-    env_options.crash_window = crash_window;
-    it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
-      const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
-      raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
-      if (raw->instance && !raw->violation) raw->violation = raw->instance->on_event(e);
-    });
+    auto it = new_iteration(options, i, crash_window);
     const auto start = Clock::now();
-    try {
-      it->instance = system.instantiate(*it->env);
-    } catch (const std::exception& e) {
-      if (auto lost = it->env->lost_connection()) {
-        report.lost = lost_at(i, "", lost->op, lost->error);
-        return report;
-      }
-      throw;  // a model that cannot even be built: the caller's internal error
-    }
-    // The actors run on a thread of their own, so that a hang can be given up on.
-    auto done = std::async(std::launch::async, [it] {
-      it->env->run_actors(it->instance->actor_count(), [&](ActorId a) {
-        try {
-          it->instance->run_actor(a);
-        } catch (const std::exception& e) {
-          const std::string message = fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what());
-          it->env->end_if_child(3, message);  // a crashable child ends here; its parent reports the status
-          std::lock_guard l(it->errors_m);
-          it->errors.push_back({"model_error", message});
-        }
-      });
-    });
+    if (!instantiate(system, *it, i, report)) return report;
+    auto done = run_actors(it);
     if (done.wait_for(options.iteration_limit) == std::future_status::timeout) {
-      report.hung = true;
-      ConfirmedViolation hang{i, {"hang", fmt::format("iteration {} did not finish within {} s: a deadlock, or a wait "
-                                                      "the design never ends", i,
-                                                      std::chrono::duration_cast<std::chrono::seconds>(options.iteration_limit).count())},
-                              {}};
-      // (No history: the stuck threads may still be writing it.)
-      report.violations.push_back(std::move(hang));
-      ++report.by_invariant["hang"];
-      // The threads are stuck inside the iteration's objects: leave them (and `it`) alive.
-      new std::future<void>(std::move(done));  // NOLINT: deliberately leaked, see above
-      new std::shared_ptr<Iteration>(it);       // NOLINT
+      give_up_hung(report, i, options.iteration_limit, std::move(done), it);
       return report;
     }
     done.get();
     const Duration took = Clock::now() - start;
-    std::optional<Violation> found = it->violation;
-    if (!found && !it->errors.empty()) found = it->errors.front();
-    if (!found && !it->env->lost_connection()) {
-      try {
-        found = it->instance->at_end();
-      } catch (const std::exception& e) {
-        if (!it->env->lost_connection()) found = Violation{"model_error", fmt::format("the end-of-iteration check threw: {}", e.what())};
-      }
-    }
+    const std::optional<Violation> found = verdict(*it);
     if (auto lost = it->env->lost_connection()) {  // what the iteration saw is not the design's doing
       report.lost = lost_at(i, lost->actor >= 0 ? std::string(it->instance->actor_name(lost->actor)) : "", lost->op, lost->error);
       it->instance.reset();
       return report;
     }
-    for (const std::string& m : it->instance->marks()) ++report.marks[m];
-    if (found) {
-      ++report.by_invariant[found->invariant];
-      report.violations.push_back({i, *found, it->history});
-    }
-    add(report.memory_locks, it->env->memory_lock_stats());
-    add(report.pg_locks, it->env->pg_lock_stats());
-    const SigkillStats crashes = it->env->sigkill_stats();
-    report.crashes.forked += crashes.forked;
-    report.crashes.killed += crashes.killed;
-    report.crashes.finished += crashes.finished;
-    report.crashes.longest_finished = std::max(report.crashes.longest_finished, crashes.longest_finished);
+    record(report, i, found, *it);
     if (report.crashes.finished > 0) {
       crash_window = std::max<Duration>(report.crashes.longest_finished * 5 / 4, std::chrono::milliseconds(1));
     }

@@ -35,6 +35,67 @@ struct ChildEvent {
 };
 static_assert(sizeof(ChildEvent) <= PIPE_BUF);
 
+// When the child is killed: a random moment within the crash window, or never for none.
+Duration kill_delay(Duration crash_window, std::mt19937_64& rng) {
+  const std::int64_t window = crash_window.count();
+  return window <= 0 ? Duration::max() : Duration(std::uniform_int_distribution<std::int64_t>(0, window - 1)(rng));
+}
+
+// Appends what the (non-blocking) pipe end fd holds now to bytes.
+void drain(int fd, std::string& bytes) {
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n > 0) {
+      bytes.append(chunk, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return;
+    }
+  }
+}
+
+// Waits for the child pid, draining its pipe fd into bytes, and kills it once delay has
+// passed since start; returns its wait status.
+int wait_or_kill(pid_t pid, int fd, std::string& bytes, Clock::time_point start, Duration delay) {
+  int status = 0;
+  for (;;) {
+    drain(fd, bytes);
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (Clock::now() - start >= delay) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return status;
+}
+
+// Hands the child's observations in bytes to sink as the actor's, keeping their names alive in names.
+void deliver(const std::string& bytes, ActorId actor, std::deque<std::string>& names, const ThreadEnv::EventSink& sink) {
+  for (std::size_t at = 0; at + sizeof(ChildEvent) <= bytes.size(); at += sizeof(ChildEvent)) {
+    ChildEvent c;
+    std::memcpy(&c, bytes.data() + at, sizeof c);
+    names.emplace_back(c.name, c.name_size);
+    const Event e{names.back(), c.subject, c.value, c.ordered != 0, c.scope, c.kind};
+    if (sink) sink(actor, Time(c.at_ns), e);
+  }
+}
+
+// Ends the parent's side of the actor as its child ended (wait status): Crashed if killed,
+// ModelError if it failed, else ActorDone.
+[[noreturn]] void end_as_child_did(int status) {
+  if (WIFSIGNALED(status)) throw Crashed{CrashKind::process};  // the restarted process: its recovery
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw ModelError(fmt::format("the crashable process of this actor exited with status {} (its message is on stderr)",
+                                 WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  }
+  throw ActorDone{};  // it finished in the child: nothing is left to do here
+}
+
 }  // namespace
 
 void ThreadEnv::crash_points(CrashKind /*kind: a real kill is always a process crash*/) {
@@ -47,8 +108,7 @@ void ThreadEnv::crash_points(CrashKind /*kind: a real kill is always a process c
   {
     // The child gets this mutex as this thread holds it, and releases it like the parent.
     std::lock_guard l(m_);
-    const std::int64_t window = options_.crash_window.count();
-    delay = window <= 0 ? Duration::max() : Duration(std::uniform_int_distribution<std::int64_t>(0, window - 1)(rng_));
+    delay = kill_delay(options_.crash_window, rng_);
     pid = ::fork();
     if (pid > 0) ++sigkill_.forked;
   }
@@ -65,58 +125,22 @@ void ThreadEnv::crash_points(CrashKind /*kind: a real kill is always a process c
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   std::string bytes;
-  auto drain = [&] {
-    char chunk[4096];
-    for (;;) {
-      const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
-      if (n > 0) {
-        bytes.append(chunk, static_cast<std::size_t>(n));
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else {
-        return;
-      }
-    }
-  };
   const auto start = Clock::now();
-  int status = 0;
-  for (;;) {
-    drain();
-    if (::waitpid(pid, &status, WNOHANG) == pid) break;
-    if (Clock::now() - start >= delay) {
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  const int status = wait_or_kill(pid, fds[0], bytes, start, delay);
   const Duration took = Clock::now() - start;
-  drain();
+  drain(fds[0], bytes);
   ::close(fds[0]);
-  const bool killed = WIFSIGNALED(status);
   {
     std::lock_guard l(m_);
-    for (std::size_t at = 0; at + sizeof(ChildEvent) <= bytes.size(); at += sizeof(ChildEvent)) {
-      ChildEvent c;
-      std::memcpy(&c, bytes.data() + at, sizeof c);
-      child_names_.emplace_back(c.name, c.name_size);
-      const Event e{child_names_.back(), c.subject, c.value, c.ordered != 0, c.scope, c.kind};
-      if (sink_) sink_(actor, Time(c.at_ns), e);
-    }
-    if (killed) {
+    deliver(bytes, actor, child_names_, sink_);
+    if (WIFSIGNALED(status)) {
       ++sigkill_.killed;
     } else {
       ++sigkill_.finished;
       sigkill_.longest_finished = std::max(sigkill_.longest_finished, took);
     }
   }
-  if (killed) throw Crashed{CrashKind::process};  // the restarted process: its recovery
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw ModelError(fmt::format("the crashable process of this actor exited with status {} (its message is on stderr)",
-                                 WIFEXITED(status) ? WEXITSTATUS(status) : -1));
-  }
-  throw ActorDone{};  // it finished in the child: nothing is left to do here
+  end_as_child_did(status);
 }
 
 void ThreadEnv::no_crash_points() { end_if_child(0, ""); }

@@ -25,111 +25,143 @@ struct Open {
   int count = 0;     // holds: how often taken (re-entrant advisory locks, pooled connections)
 };
 
-}  // namespace
+// Builds the spans of one execution, step by step.
+class SpanBuilder {
+ public:
+  explicit SpanBuilder(const ExecutionFacts& facts) : facts_(facts), n_(facts.steps.size()) {}
 
-std::vector<Span> holding_spans(const ExecutionFacts& facts) {
-  std::vector<Span> out;
-  std::map<std::pair<ActorId, ObjectId>, Open> holds;
-  std::map<ActorId, std::size_t> waits;  // an actor waits for one object at a time
-  const std::size_t n = facts.steps.size();
+  std::vector<Span> build() {
+    for (std::size_t s = 0; s < n_; ++s) {
+      const StepFact& f = facts_.steps[s];
+      if (waits_.count(f.actor) != 0) {
+        if (!end_wait(s, f)) continue;
+      } else if (f.footprint.object != kNoObject && acquires(f.footprint.access) && !f.timer) {
+        acquire(s, f);
+      }
+      release(s, f);
+    }
+    close_at_end();
+    return std::move(out_);
+  }
 
-  auto end_hold = [&](ActorId a, ObjectId obj, std::uint64_t step, bool all) {
-    auto it = holds.find({a, obj});
-    if (it == holds.end()) return;
+ private:
+  void end_hold(ActorId a, ObjectId obj, std::uint64_t step, bool all) {
+    auto it = holds_.find({a, obj});
+    if (it == holds_.end()) return;
     if (!all && --it->second.count > 0) return;
-    out[it->second.span].to = step;
-    holds.erase(it);
-  };
-  auto begin_hold = [&](ActorId a, ObjectId obj, std::uint64_t step) {
-    auto [it, fresh] = holds.try_emplace({a, obj}, Open{out.size(), 0});
+    out_[it->second.span].to = step;
+    holds_.erase(it);
+  }
+
+  void begin_hold(ActorId a, ObjectId obj, std::uint64_t step) {
+    auto [it, fresh] = holds_.try_emplace({a, obj}, Open{out_.size(), 0});
     if (fresh) {
       Span s;
       s.kind = Span::Kind::hold;
       s.actor = a;
       s.object = obj;
       s.from = s.to = step;
-      out.push_back(std::move(s));
+      out_.push_back(std::move(s));
     }
     ++it->second.count;
-  };
-  auto holders_of = [&](ObjectId obj, ActorId except) {
+  }
+
+  std::vector<ActorId> holders_of(ObjectId obj, ActorId except) const {
     std::vector<ActorId> who;
-    for (const auto& [key, open] : holds) {
+    for (const auto& [key, open] : holds_) {
       if (key.second == obj && key.first != except) who.push_back(key.first);
     }
     return who;
-  };
+  }
 
-  for (std::size_t s = 0; s < n; ++s) {
-    const StepFact& f = facts.steps[s];
+  // A wait the actor is in ends at its next step, unless that step is a wake-up on the
+  // same object that still waits (the deadlock check): then false, and the step is done.
+  bool end_wait(std::size_t s, const StepFact& f) {
+    auto w = waits_.find(f.actor);
+    Span& span = out_[w->second];
+    const bool same = f.footprint.object == span.object;
+    if (same && f.result.kind == StepResult::Kind::woke) return false;
+    span.to = s;
+    const bool phantom = f.result.kind == StepResult::Kind::timeout && got_it(f.result);
+    span.ended = phantom                     ? "timed out, yet granted (phantom grant)"
+                 : got_it(f.result) && same ? "granted"
+                 : f.timer || f.result.kind == StepResult::Kind::timeout ? "timed out"
+                 : f.result.kind == StepResult::Kind::failed             ? "failed"
+                                                                          : "ended";
+    waits_.erase(w);
+    if (same && got_it(f.result)) begin_hold(f.actor, f.footprint.object, s);
+    return true;
+  }
+
+  // An acquisition: a hold when it got the lock; a wait when it queued, or failed and its
+  // actor's next step waits on the same object.
+  void acquire(std::size_t s, const StepFact& f) {
     const ActorId a = f.actor;
-    const Footprint& fp = f.footprint;
-    // A wait the actor is in ends at its next step, unless that step is a wake-up on the
-    // same object that still waits (the deadlock check).
-    if (auto w = waits.find(a); w != waits.end()) {
-      Span& span = out[w->second];
-      const bool same = fp.object == span.object;
-      if (same && f.result.kind == StepResult::Kind::woke) continue;
-      span.to = s;
-      const bool phantom = f.result.kind == StepResult::Kind::timeout && got_it(f.result);
-      span.ended = phantom                     ? "timed out, yet granted (phantom grant)"
-                   : got_it(f.result) && same ? "granted"
-                   : f.timer || f.result.kind == StepResult::Kind::timeout ? "timed out"
-                   : f.result.kind == StepResult::Kind::failed             ? "failed"
-                                                                            : "ended";
-      waits.erase(w);
-      if (same && got_it(f.result)) begin_hold(a, fp.object, s);
-    } else if (fp.object != kNoObject && acquires(fp.access) && !f.timer) {
-      if (got_it(f.result)) {
-        begin_hold(a, fp.object, s);
-      } else {
-        // Queued, or an arrival that failed and is followed by the actor's wait on it.
-        bool waits_next = f.result.kind == StepResult::Kind::queued;
-        if (f.result.kind == StepResult::Kind::failed) {
-          for (std::size_t k = s + 1; k < n; ++k) {
-            if (facts.steps[k].actor != a) continue;
-            waits_next = facts.steps[k].footprint.object == fp.object && acquires(facts.steps[k].footprint.access);
-            break;
-          }
-        }
-        if (waits_next) {
-          Span w;
-          w.kind = Span::Kind::wait;
-          w.actor = a;
-          w.object = fp.object;
-          w.from = w.to = s;
-          w.holders = holders_of(fp.object, a);
-          waits[a] = out.size();
-          out.push_back(std::move(w));
-        }
+    const ObjectId obj = f.footprint.object;
+    if (got_it(f.result)) {
+      begin_hold(a, obj, s);
+      return;
+    }
+    bool waits_next = f.result.kind == StepResult::Kind::queued;
+    if (f.result.kind == StepResult::Kind::failed) {
+      for (std::size_t k = s + 1; k < n_; ++k) {
+        if (facts_.steps[k].actor != a) continue;
+        waits_next = facts_.steps[k].footprint.object == obj && acquires(facts_.steps[k].footprint.access);
+        break;
       }
     }
-    // Releases: the main object (unless the unlock found nothing to let go), the objects
-    // let go with it at once, and what the step said it let go besides.
+    if (!waits_next) return;
+    Span w;
+    w.kind = Span::Kind::wait;
+    w.actor = a;
+    w.object = obj;
+    w.from = w.to = s;
+    w.holders = holders_of(obj, a);
+    waits_[a] = out_.size();
+    out_.push_back(std::move(w));
+  }
+
+  // Releases: the main object (unless the unlock found nothing to let go), the objects
+  // let go with it at once, and what the step said it let go besides.
+  void release(std::size_t s, const StepFact& f) {
+    const Footprint& fp = f.footprint;
     if (fp.object != kNoObject && fp.access == Access::release &&
         !(f.result.kind == StepResult::Kind::value && f.result.value == 0)) {
-      end_hold(a, fp.object, s, false);
+      end_hold(f.actor, fp.object, s, false);
     }
     if (fp.access == Access::release) {
-      for (std::size_t k = 0; k < fp.extra_count; ++k) end_hold(a, fp.extra[k], s, true);
+      for (std::size_t k = 0; k < fp.extra_count; ++k) end_hold(f.actor, fp.extra[k], s, true);
     }
-    for (const ObjectId obj : f.released) end_hold(a, obj, s, true);
+    for (const ObjectId obj : f.released) end_hold(f.actor, obj, s, true);
   }
-  const std::uint64_t last = n == 0 ? 0 : n - 1;
-  for (const auto& [key, open] : holds) {
-    out[open.span].to = last;
-    out[open.span].open_at_end = true;
+
+  // What is still held or waited for at the end, then the spans in order of their start.
+  void close_at_end() {
+    const std::uint64_t last = n_ == 0 ? 0 : n_ - 1;
+    for (const auto& [key, open] : holds_) {
+      out_[open.span].to = last;
+      out_[open.span].open_at_end = true;
+    }
+    for (const auto& [actor, index] : waits_) {
+      out_[index].to = last;
+      out_[index].open_at_end = true;
+      out_[index].ended = "still waiting";
+    }
+    for (const Span& s : out_) {
+      if (s.from > s.to || s.to >= std::max<std::uint64_t>(n_, 1)) throw std::logic_error("holding_spans: a span ends before it begins");
+    }
+    std::stable_sort(out_.begin(), out_.end(), [](const Span& x, const Span& y) { return x.from < y.from; });
   }
-  for (const auto& [actor, index] : waits) {
-    out[index].to = last;
-    out[index].open_at_end = true;
-    out[index].ended = "still waiting";
-  }
-  for (const Span& s : out) {
-    if (s.from > s.to || s.to >= std::max<std::uint64_t>(n, 1)) throw std::logic_error("holding_spans: a span ends before it begins");
-  }
-  std::stable_sort(out.begin(), out.end(), [](const Span& x, const Span& y) { return x.from < y.from; });
-  return out;
-}
+
+  const ExecutionFacts& facts_;
+  const std::size_t n_;
+  std::vector<Span> out_;
+  std::map<std::pair<ActorId, ObjectId>, Open> holds_;
+  std::map<ActorId, std::size_t> waits_;  // an actor waits for one object at a time
+};
+
+}  // namespace
+
+std::vector<Span> holding_spans(const ExecutionFacts& facts) { return SpanBuilder(facts).build(); }
 
 }  // namespace lockstep::sim

@@ -148,6 +148,19 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     fail(Verdict::model_error, "", fmt::format("{} actors; at most {} are supported", n, kMaxActors));
     return result_verdict_;
   }
+  start_actors(n);
+  while (!failed_ && next_step()) {
+  }
+  result_verdict_.steps = steps_;
+  if (events_.size() > kMaxLoggedEvents) {
+    events_.erase(events_.begin(), events_.end() - static_cast<std::ptrdiff_t>(kMaxLoggedEvents));
+  }
+  return result_verdict_;
+}
+
+// Makes the execution's n actors (reusing fibers) and runs each up to its first visible
+// operation; that code touches nothing shared.
+void Scheduler::start_actors(int n) {
   while (static_cast<int>(actors_.size()) < n) {
     actors_.push_back(std::make_unique<Actor>());
     actors_.back()->scheduler = this;
@@ -156,7 +169,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
   actor_count_ = n;
   unfinished_ = n == kMaxActors ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
   for (ActorId i = 0; i < n; ++i) {
-    actor_names_.emplace_back(instance->actor_name(i));
+    actor_names_.emplace_back(instance_->actor_name(i));
     Actor& a = *actors_[i];
     a.finished = false;
     a.guard = nullptr;
@@ -164,86 +177,90 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     a.op = OpDesc{"start", {}, 0, false};
     a.fiber.start(&Scheduler::actor_entry, &a);
   }
-  // Each actor runs up to its first visible operation; that code touches nothing shared.
   for (ActorId i = 0; i < n && !failed_; ++i) {
     current_ = i;
     actors_[i]->fiber.resume();
     current_ = -1;
     if (divergence_) std::rethrow_exception(divergence_);
   }
+}
 
-  while (!failed_) {
-    collect_enabled();
-    strategy_->parked(parked());
-    if (enabled_count_ == 0) {
-      if (limits_.time == TimeMode::timed && advance_clock()) {
-        strategy_->clock_advanced();
-        if (check_obligation_deadlines()) break;
-        continue;
-      }
-      if (unfinished_ != 0) {
-        finish_with_deadlock();
-        break;
-      }
-      try {
-        if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
-        if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
-        if (!obligations_.hot().empty()) {
-          const auto& h = obligations_.hot().front();
-          fail(Verdict::liveness, h.name,
-               fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {})", h.name,
-                           h.since.count() / 1'000'000, h.actor >= 0 ? actor_names_[h.actor] : std::string("-")));
-        }
-        result_verdict_.marks = instance_->marks();
-        result_verdict_.lock_order_edges = instance_->lock_order_edges();
-        for (auto& fault : env.injected_faults()) result_verdict_.marks.push_back(std::move(fault));
-        std::sort(result_verdict_.marks.begin(), result_verdict_.marks.end());
-        result_verdict_.marks.erase(std::unique(result_verdict_.marks.begin(), result_verdict_.marks.end()),
-                                    result_verdict_.marks.end());
-      } catch (const std::exception& e) {
-        fail(Verdict::model_error, "", fmt::format("final check threw: {}", e.what()));
-      }
-      break;
-    }
-    if (steps_ >= limits_.max_steps) {
-      finish_at_bound();
-      break;
-    }
-    if (steps_ % kStopCheckSteps == 0 && steps_ > 0 && limits_.stop && limits_.stop()) {
-      result_verdict_.interrupted = true;
-      break;
-    }
-    if (steps_ % kFairCheckSteps == 0 && watching_tail() && check_tail()) break;
-    // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
-    // Who could run is taken before fairness filters it: that is what fairness judges.
-    const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
-    std::uint64_t enabled_mask = 0;
-    if (remember) {
-      for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
-    }
-    if (fair_round_robin_) filter_fairly();
-    const std::size_t pick = strategy_->pick(enabled(), steps_);
-    if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
-      (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
-      break;
-    }
-    if (pick >= enabled_count_) {
-      throw std::logic_error(fmt::format("strategy {} picked transition {} of {}",
-                                         strategy_->name(), pick, enabled_count_));
-    }
-    const Transition t = enabled_[pick];
-    decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
-                          static_cast<std::uint32_t>(t.actor)});
-    last_ran_[t.actor] = steps_ + 1;
-    execute(t);
-    if (divergence_) std::rethrow_exception(divergence_);
-    if (remember) record_sig(t, enabled_mask);
+// One turn of the run loop: who can run, then one step. False when the execution ends.
+bool Scheduler::next_step() {
+  collect_enabled();
+  strategy_->parked(parked());
+  if (enabled_count_ == 0) return nothing_enabled();
+  if (steps_ >= limits_.max_steps) {
+    finish_at_bound();
+    return false;
   }
-  result_verdict_.steps = steps_;
-  if (events_.size() > kMaxLoggedEvents) {
-    events_.erase(events_.begin(), events_.end() - static_cast<std::ptrdiff_t>(kMaxLoggedEvents));
+  if (steps_ % kStopCheckSteps == 0 && steps_ > 0 && limits_.stop && limits_.stop()) {
+    result_verdict_.interrupted = true;
+    return false;
   }
-  return result_verdict_;
+  if (steps_ % kFairCheckSteps == 0 && watching_tail() && check_tail()) return false;
+  // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
+  // Who could run is taken before fairness filters it: that is what fairness judges.
+  const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
+  std::uint64_t enabled_mask = 0;
+  if (remember) {
+    for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
+  }
+  if (fair_round_robin_) filter_fairly();
+  const std::size_t pick = strategy_->pick(enabled(), steps_);
+  if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
+    (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
+    return false;
+  }
+  if (pick >= enabled_count_) {
+    throw std::logic_error(fmt::format("strategy {} picked transition {} of {}",
+                                       strategy_->name(), pick, enabled_count_));
+  }
+  const Transition t = enabled_[pick];
+  decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
+                        static_cast<std::uint32_t>(t.actor)});
+  last_ran_[t.actor] = steps_ + 1;
+  execute(t);
+  if (divergence_) std::rethrow_exception(divergence_);
+  if (remember) record_sig(t, enabled_mask);
+  return true;
+}
+
+// Nothing can run: the clock moves on (timed mode; false if an obligation's deadline then
+// fails), or the execution ends: a deadlock while some actor is unfinished, else its end.
+bool Scheduler::nothing_enabled() {
+  if (limits_.time == TimeMode::timed && advance_clock()) {
+    strategy_->clock_advanced();
+    return !check_obligation_deadlines();
+  }
+  if (unfinished_ != 0) {
+    finish_with_deadlock();
+  } else {
+    judge_end();
+  }
+  return false;
+}
+
+// Every actor finished: the system's end-of-execution invariants, hot obligations, marks.
+void Scheduler::judge_end() {
+  try {
+    if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
+    if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
+    if (!obligations_.hot().empty()) {
+      const auto& h = obligations_.hot().front();
+      fail(Verdict::liveness, h.name,
+           fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {})", h.name,
+                       h.since.count() / 1'000'000, h.actor >= 0 ? actor_names_[h.actor] : std::string("-")));
+    }
+    result_verdict_.marks = instance_->marks();
+    result_verdict_.lock_order_edges = instance_->lock_order_edges();
+    for (auto& fault : env_->injected_faults()) result_verdict_.marks.push_back(std::move(fault));
+    std::sort(result_verdict_.marks.begin(), result_verdict_.marks.end());
+    result_verdict_.marks.erase(std::unique(result_verdict_.marks.begin(), result_verdict_.marks.end()),
+                                result_verdict_.marks.end());
+  } catch (const std::exception& e) {
+    fail(Verdict::model_error, "", fmt::format("final check threw: {}", e.what()));
+  }
 }
 
 void Scheduler::collect_enabled() {

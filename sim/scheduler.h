@@ -229,6 +229,10 @@ class Scheduler {
   static void actor_entry(void* arg);
 
   void begin(const RunLimits& limits, Strategy& strategy);
+  void start_actors(int n);
+  bool next_step();
+  bool nothing_enabled();
+  void judge_end();
   void collect_enabled();
   bool advance_clock();
   void execute(const Transition& t);

@@ -72,25 +72,10 @@ std::string trace_to_text(const Trace& t) {
   return out;
 }
 
-Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
-  const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "livelock_steps", "verdict", "shrunk",
-                    "lasso", "cause", "actors", "decisions", "events", "scenario"});
-  const JsonCursor format = root.at("format");
-  if (format.as_string() != kTraceFormat) {
-    format.fail(fmt::format("unsupported trace format \"{}\" (this lockstep reads \"{}\")",
-                            format.as_string(), kTraceFormat));
-  }
-  Trace t;
-  t.strategy = root.at("strategy").as_string();
-  t.seed = root.at("seed").as_uint();
-  t.execution = root.at("execution").as_uint();
-  const JsonCursor time = root.at("time");
-  const std::string mode = time.as_string();
-  if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
-  t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
-  t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
-  if (auto l = root.find("livelock_steps")) t.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
+namespace {
+
+// The trace's lasso (a livelock's cycle), checked against its step bound.
+void read_lasso(const JsonCursor& root, Trace& t) {
   if (auto lasso = root.find("lasso")) {
     lasso->expect_keys({"start", "period", "repeats", "observed"});
     LassoInfo l{lasso->at("start").as_uint(), lasso->at("period").as_uint(), lasso->at("repeats").as_uint(),
@@ -99,7 +84,9 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     if (l.start + l.period * l.repeats > t.max_steps) lasso->at("repeats").fail("the cycle runs past the trace's step bound");
     t.lasso = l;
   }
+}
 
+void read_verdict(const JsonCursor& root, Trace& t) {
   const JsonCursor verdict = root.at("verdict");
   verdict.expect_keys({"kind", "invariant", "message"});
   const JsonCursor kind = verdict.at("kind");
@@ -108,7 +95,9 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   t.verdict = *v;
   if (auto inv = verdict.find("invariant"); inv && !inv->value().is_null()) t.invariant = inv->as_string();
   t.message = verdict.at("message").as_string();
+}
 
+void read_shrunk(const JsonCursor& root, Trace& t) {
   if (auto shrunk = root.find("shrunk")) {
     shrunk->expect_keys({"original_steps", "original_preemptions", "steps", "preemptions", "attempts", "out_of_budget"});
     ShrinkInfo info;
@@ -120,6 +109,10 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     if (auto o = shrunk->find("out_of_budget")) info.out_of_budget = o->as_bool();
     t.shrunk = info;
   }
+}
+
+// The cause analysis's result: its pairs of steps, in order.
+void read_cause(const JsonCursor& root, Trace& t) {
   if (auto cause = root.find("cause")) {
     cause->expect_keys({"computed", "complete", "reason", "tried", "found", "pairs"});
     Cause c;
@@ -142,6 +135,10 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     }
     t.cause = std::move(c);
   }
+}
+
+// The actors, the decisions that replay the trace and the event log they gave.
+void read_steps(const JsonCursor& root, Trace& t) {
   for (const auto& a : root.at("actors").items()) t.actors.push_back(a.as_string());
   const auto decisions = root.at("decisions").items();
   t.decisions.reserve(decisions.size());
@@ -159,15 +156,47 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
     t.events.push_back(LogEvent{e.at("step").as_uint(), e.at("time_ns").as_int(), static_cast<ActorId>(e.at("actor").as_int(-1, 1 << 20)),
                                 e.at("op").as_string(), e.at("result").as_string()});
   }
-  if (t.cause) {  // its pairs name steps of this trace
-    const std::uint64_t last = t.events.empty() ? 0 : t.events.back().step;
-    for (std::size_t k = 0; k < t.cause->pairs.size(); ++k) {
-      if (t.cause->pairs[k].second > last) {
-        root.at("cause").at("pairs").items()[k].at("second").fail(fmt::format("step {} is past the trace's last step ({})",
-                                                                              t.cause->pairs[k].second, last));
-      }
+}
+
+// A cause's pairs name steps of this trace.
+void check_cause_steps(const JsonCursor& root, const Trace& t) {
+  if (!t.cause) return;
+  const std::uint64_t last = t.events.empty() ? 0 : t.events.back().step;
+  for (std::size_t k = 0; k < t.cause->pairs.size(); ++k) {
+    if (t.cause->pairs[k].second > last) {
+      root.at("cause").at("pairs").items()[k].at("second").fail(fmt::format("step {} is past the trace's last step ({})",
+                                                                            t.cause->pairs[k].second, last));
     }
   }
+}
+
+}  // namespace
+
+Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
+  const JsonCursor root(document, file);
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "livelock_steps", "verdict", "shrunk",
+                    "lasso", "cause", "actors", "decisions", "events", "scenario"});
+  const JsonCursor format = root.at("format");
+  if (format.as_string() != kTraceFormat) {
+    format.fail(fmt::format("unsupported trace format \"{}\" (this lockstep reads \"{}\")",
+                            format.as_string(), kTraceFormat));
+  }
+  Trace t;
+  t.strategy = root.at("strategy").as_string();
+  t.seed = root.at("seed").as_uint();
+  t.execution = root.at("execution").as_uint();
+  const JsonCursor time = root.at("time");
+  const std::string mode = time.as_string();
+  if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
+  t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
+  t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
+  if (auto l = root.find("livelock_steps")) t.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
+  read_lasso(root, t);
+  read_verdict(root, t);
+  read_shrunk(root, t);
+  read_cause(root, t);
+  read_steps(root, t);
+  check_cause_steps(root, t);
   // The embedded scenario is parsed in full only when the trace is replayed; what every
   // command reads from it (its system and name) is checked here.
   const JsonCursor scenario = root.at("scenario");

@@ -372,91 +372,124 @@ std::optional<Violation> DalInstance::at_end() {
   return std::nullopt;
 }
 
-Config parse(const SystemInput& input) {
+// The global acquisition order (seed 8.1): projects, then maps, then sketches, each by name.
+bool in_global_order(const std::string& x, const std::string& y) {
+  return std::make_pair(level(x), x) < std::make_pair(level(y), y);
+}
+
+// The configuration a variant starts from: its switches and its write order.
+Config variant_config(const std::string& variant) {
   Config c;
-  c.fencing = input.variant == "fencing";
-  c.out_of_order = input.variant == "out_of_order";
-  c.options.recovery_checks_heartbeat = input.variant != "recovery_skips_heartbeat";
-  c.options.atomic_upgrade = input.variant != "upgrade_release_then_acquire";
+  c.fencing = variant == "fencing";
+  c.out_of_order = variant == "out_of_order";
+  c.options.recovery_checks_heartbeat = variant != "recovery_skips_heartbeat";
+  c.options.atomic_upgrade = variant != "upgrade_release_then_acquire";
   const std::map<std::string, WriteOrder> orders = {{"no_tmp_dir_fsync", WriteOrder::no_tmp_dir_fsync},
                                                     {"rename_before_file_fsync", WriteOrder::rename_before_file_fsync},
                                                     {"no_parent_fsync", WriteOrder::no_parent_fsync},
                                                     {"manifest_before_rename", WriteOrder::manifest_before_rename},
                                                     {"release_before_manifest", WriteOrder::release_before_manifest}};
-  if (orders.count(input.variant)) c.order = orders.at(input.variant);
-  if (input.config) {
-    const JsonCursor& j = *input.config;
-    j.expect_keys({"lease_ms", "grace_ms", "heartbeat_ms", "max_attempts", "backoff_ms", "max_global_jobs", "max_jobs_per_project",
-                   "max_map_jobs_per_project", "files"});
-    if (auto x = j.find("lease_ms")) c.options.lease = as_millis(*x);
-    if (auto x = j.find("grace_ms")) c.options.grace = as_millis(*x);
-    if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(as_millis(*x), Duration(std::chrono::milliseconds(1)));
-    if (auto x = j.find("max_attempts")) c.options.max_attempts = static_cast<int>(x->as_int(1, 10));
-    if (auto x = j.find("backoff_ms")) c.options.backoff = as_millis(*x);
-    if (auto x = j.find("max_global_jobs")) c.max_global_jobs = static_cast<int>(x->as_int(1, 100));
-    if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
-    if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
-    if (auto x = j.find("files")) c.files = static_cast<int>(x->as_int(1, 8));
+  if (orders.count(variant)) c.order = orders.at(variant);
+  return c;
+}
+
+// The scenario's "config": leases, retries, job caps and the files per write.
+void parse_limits(const JsonCursor& j, Config& c) {
+  j.expect_keys({"lease_ms", "grace_ms", "heartbeat_ms", "max_attempts", "backoff_ms", "max_global_jobs", "max_jobs_per_project",
+                 "max_map_jobs_per_project", "files"});
+  if (auto x = j.find("lease_ms")) c.options.lease = as_millis(*x);
+  if (auto x = j.find("grace_ms")) c.options.grace = as_millis(*x);
+  if (auto x = j.find("heartbeat_ms")) c.heartbeat = std::max(as_millis(*x), Duration(std::chrono::milliseconds(1)));
+  if (auto x = j.find("max_attempts")) c.options.max_attempts = static_cast<int>(x->as_int(1, 10));
+  if (auto x = j.find("backoff_ms")) c.options.backoff = as_millis(*x);
+  if (auto x = j.find("max_global_jobs")) c.max_global_jobs = static_cast<int>(x->as_int(1, 100));
+  if (auto x = j.find("max_jobs_per_project")) c.max_jobs_per_project = static_cast<int>(x->as_int(1, 100));
+  if (auto x = j.find("max_map_jobs_per_project")) c.max_map_jobs_per_project = static_cast<int>(x->as_int(1, 100));
+  if (auto x = j.find("files")) c.files = static_cast<int>(x->as_int(1, 8));
+}
+
+// An actor's "resource" and "resources", each checked to be project:, map: or sketch:.
+std::vector<std::string> parse_resources(const JsonCursor& j) {
+  std::vector<std::string> resources;
+  if (auto r = j.find("resource")) resources.push_back(r->as_string());
+  if (auto rs = j.find("resources")) {
+    for (const auto& r : rs->items()) resources.push_back(r.as_string());
   }
+  if (resources.empty()) j.fail("expected \"resource\" or \"resources\"");
+  for (const auto& r : resources) {
+    if (r.rfind("project:", 0) != 0 && r.rfind("map:", 0) != 0 && r.rfind("sketch:", 0) != 0) {
+      j.fail(fmt::format("resource \"{}\" is not project:ID, map:ID or sketch:ID", r));
+    }
+  }
+  return resources;
+}
+
+// One actor of "actors", the number-th; unnamed, it is called KIND#number.
+ActorSpec parse_actor(const JsonCursor& j, std::size_t number) {
+  j.expect_keys({"kind", "name", "resource", "resources", "start_ms", "work_ms", "interval_ms", "cycles"});
+  ActorSpec a;
+  const std::string kind = j.at("kind").as_string();
+  const std::map<std::string, Kind> kinds = {{"writer", Kind::writer}, {"reader", Kind::reader}, {"upgrader", Kind::upgrader},
+                                             {"sweeper", Kind::sweeper}, {"job", Kind::job},
+                                             {"file_writer", Kind::file_writer}, {"file_reader", Kind::file_reader}};
+  if (!kinds.count(kind)) {
+    j.at("kind").fail(fmt::format("unknown kind \"{}\" (known: writer, reader, upgrader, sweeper, job, file_writer, file_reader)", kind));
+  }
+  a.kind = kinds.at(kind);
+  a.resources = parse_resources(j);
+  if (a.kind == Kind::job && level(a.resources.front()) != 0) j.fail("a job names its project first");
+  if (auto x = j.find("start_ms")) a.start = as_millis(*x);
+  if (auto x = j.find("work_ms")) a.work = as_millis(*x);
+  if (auto x = j.find("interval_ms")) a.interval = as_millis(*x);
+  if (auto x = j.find("cycles")) a.cycles = static_cast<int>(x->as_int(1, 8));
+  a.name = j.find("name") ? j.at("name").as_string() : fmt::format("{}#{}", kind, number);
+  if (a.kind == Kind::job) std::sort(a.resources.begin() + 1, a.resources.end(), in_global_order);
+  return a;
+}
+
+// The actors into c.actors and the resources they name into c.resources, in the global
+// order; returns the actors' names.
+std::set<std::string> parse_actors(const SystemInput& input, Config& c) {
   if (!input.actors) input.fail("", "missing \"actors\"");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxDalActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxDalActors));
   std::set<std::string> resources, names;
   for (const auto& j : items) {
-    j.expect_keys({"kind", "name", "resource", "resources", "start_ms", "work_ms", "interval_ms", "cycles"});
-    ActorSpec a;
-    const std::string kind = j.at("kind").as_string();
-    const std::map<std::string, Kind> kinds = {{"writer", Kind::writer}, {"reader", Kind::reader}, {"upgrader", Kind::upgrader},
-                                               {"sweeper", Kind::sweeper}, {"job", Kind::job},
-                                               {"file_writer", Kind::file_writer}, {"file_reader", Kind::file_reader}};
-    if (!kinds.count(kind)) {
-      j.at("kind").fail(fmt::format("unknown kind \"{}\" (known: writer, reader, upgrader, sweeper, job, file_writer, file_reader)", kind));
-    }
-    a.kind = kinds.at(kind);
-    if (auto r = j.find("resource")) a.resources.push_back(r->as_string());
-    if (auto rs = j.find("resources")) {
-      for (const auto& r : rs->items()) a.resources.push_back(r.as_string());
-    }
-    if (a.resources.empty()) j.fail("expected \"resource\" or \"resources\"");
-    for (const auto& r : a.resources) {
-      if (r.rfind("project:", 0) != 0 && r.rfind("map:", 0) != 0 && r.rfind("sketch:", 0) != 0) {
-        j.fail(fmt::format("resource \"{}\" is not project:ID, map:ID or sketch:ID", r));
-      }
-      resources.insert(r);
-    }
-    if (a.kind == Kind::job && level(a.resources.front()) != 0) j.fail("a job names its project first");
-    if (auto x = j.find("start_ms")) a.start = as_millis(*x);
-    if (auto x = j.find("work_ms")) a.work = as_millis(*x);
-    if (auto x = j.find("interval_ms")) a.interval = as_millis(*x);
-    if (auto x = j.find("cycles")) a.cycles = static_cast<int>(x->as_int(1, 8));
-    a.name = j.find("name") ? j.at("name").as_string() : fmt::format("{}#{}", kind, c.actors.size() + 1);
+    ActorSpec a = parse_actor(j, c.actors.size() + 1);
     if (!names.insert(a.name).second) j.fail(fmt::format("two actors are named \"{}\"", a.name));
-    if (a.kind == Kind::job) {
-      std::sort(a.resources.begin() + 1, a.resources.end(), [](const std::string& x, const std::string& y) {
-        return std::make_pair(level(x), x) < std::make_pair(level(y), y);  // the global order (seed 8.1)
-      });
-    }
+    resources.insert(a.resources.begin(), a.resources.end());
     c.actors.push_back(std::move(a));
   }
   c.resources.assign(resources.begin(), resources.end());
-  std::sort(c.resources.begin(), c.resources.end(),
-            [](const std::string& x, const std::string& y) { return std::make_pair(level(x), x) < std::make_pair(level(y), y); });
+  std::sort(c.resources.begin(), c.resources.end(), in_global_order);
+  return names;
+}
+
+// The crash fault f (see CrashFault); its actor must be one of the file_writers.
+CrashFault parse_crash_fault(const JsonCursor& f, const std::vector<ActorSpec>& actors) {
+  CrashFault crash;
+  f.expect_keys({"actor", "kind", "budget"});
+  crash.actor = f.at("actor").as_string();
+  const auto named = std::find_if(actors.begin(), actors.end(), [&](const ActorSpec& a) { return a.name == crash.actor; });
+  if (named == actors.end() || named->kind != Kind::file_writer) {
+    f.at("actor").fail(fmt::format("\"{}\" is not a file_writer of this scenario (only a file_writer restarts into recovery)", crash.actor));
+  }
+  if (auto k = f.find("kind")) {
+    const std::string kind = k->as_string();
+    if (kind != "process" && kind != "machine") k->fail(fmt::format("unknown crash kind \"{}\" (known: process, machine)", kind));
+    crash.kind = kind == "process" ? CrashKind::process : CrashKind::machine;
+  }
+  if (auto b = f.find("budget")) crash.budget = static_cast<int>(b->as_int(1, 3));
+  return crash;
+}
+
+Config parse(const SystemInput& input) {
+  Config c = variant_config(input.variant);
+  if (input.config) parse_limits(*input.config, c);
+  const std::set<std::string> names = parse_actors(input, c);
   for (const std::string& fault : enabled_faults(system_info(), input.faults)) {
     if (fault == "stall") c.stall = parse_stall_fault(input.faults->at("stall"), {names.begin(), names.end()}, input.timed);
-    if (fault != "crash") continue;
-    const JsonCursor& f = input.faults->at("crash");
-    f.expect_keys({"actor", "kind", "budget"});
-    c.crash.actor = f.at("actor").as_string();
-    const auto named = std::find_if(c.actors.begin(), c.actors.end(), [&](const ActorSpec& a) { return a.name == c.crash.actor; });
-    if (named == c.actors.end() || named->kind != Kind::file_writer) {
-      f.at("actor").fail(fmt::format("\"{}\" is not a file_writer of this scenario (only a file_writer restarts into recovery)", c.crash.actor));
-    }
-    if (auto k = f.find("kind")) {
-      const std::string kind = k->as_string();
-      if (kind != "process" && kind != "machine") k->fail(fmt::format("unknown crash kind \"{}\" (known: process, machine)", kind));
-      c.crash.kind = kind == "process" ? CrashKind::process : CrashKind::machine;
-    }
-    if (auto b = f.find("budget")) c.crash.budget = static_cast<int>(b->as_int(1, 3));
+    if (fault == "crash") c.crash = parse_crash_fault(input.faults->at("crash"), c.actors);
   }
   if (!input.timed) input.fail("/explore", "dal scenarios need \"explore\": {\"time\": \"timed\"} (leases and heartbeats are times)");
   return c;

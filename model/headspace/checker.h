@@ -46,6 +46,14 @@ class Checker {
 
  private:
   std::string actor(std::int64_t id) const;
+  // on_event's cases that take more than a line (checker.cc).
+  std::optional<Violation> on_enter(const Event& e);
+  std::optional<Violation> on_write(const Event& e);
+  std::optional<Violation> on_transition(const Event& e);
+  void on_lock_window(const Event& e);
+  std::optional<Violation> on_hook_done(const Event& e);
+  std::optional<Violation> on_connections(const Event& e) const;
+  std::optional<Violation> on_pool_in_use(const Event& e) const;
 
   const Config& c_;
   std::map<std::int64_t, std::vector<std::int64_t>> inside_;  // agent -> actors inside its lock

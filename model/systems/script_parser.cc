@@ -130,112 +130,161 @@ void check_jumps(const JsonCursor& ops, const Actor& actor) {
   }
 }
 
-Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
-  const std::string text = where.as_string();
-  const auto w = split_words(text);
-  auto need = [&](std::size_t lo, std::size_t hi, const char* usage) {
+// One operation's text split into words, with the checks every verb makes of them.
+struct OpWords {
+  const JsonCursor& where;
+  std::string text;
+  std::vector<std::string> w;
+
+  // Fails unless there are lo to hi words (the verb included), quoting the usage.
+  void need(std::size_t lo, std::size_t hi, const char* usage) const {
     if (w.size() < lo || w.size() > hi) where.fail(fmt::format("\"{}\": expected \"{}\"", text, usage));
-  };
-  auto ident = [&](const std::string& s) {
-    if (!is_identifier(s)) where.fail(fmt::format("\"{}\": \"{}\" is not a name", text, s));
-    return s;
-  };
-  if (w.empty()) where.fail("empty operation");
-  Op op;
-  const std::string& verb = w[0];
+  }
+  // Word i, failing unless it is a name.
+  std::string ident(std::size_t i) const {
+    if (!is_identifier(w[i])) where.fail(fmt::format("\"{}\": \"{}\" is not a name", text, w[i]));
+    return w[i];
+  }
+};
+
+// read, write and cas: the ops on a shared variable.
+void parse_variable_op(const OpWords& o, Actor& actor, Names& names, Op& op) {
+  const std::string& verb = o.w[0];
   if (verb == "read") {
-    need(3, 3, "read VAR REG");
+    o.need(3, 3, "read VAR REG");
     op.kind = OpKind::read;
-    op.object = names.var(ident(w[1]), where);
-    op.reg = register_index(actor, ident(w[2]));
+    op.object = names.var(o.ident(1), o.where);
+    op.reg = register_index(actor, o.ident(2));
   } else if (verb == "write") {
-    need(3, 3, "write VAR VALUE");
+    o.need(3, 3, "write VAR VALUE");
     op.kind = OpKind::write;
-    op.object = names.var(ident(w[1]), where);
-    op.a = parse_operand(w[2], actor, where);
-  } else if (verb == "cas") {
-    need(4, 5, "cas VAR EXPECTED DESIRED [REG]");
+    op.object = names.var(o.ident(1), o.where);
+    op.a = parse_operand(o.w[2], actor, o.where);
+  } else {
+    o.need(4, 5, "cas VAR EXPECTED DESIRED [REG]");
     op.kind = OpKind::cas;
-    op.object = names.var(ident(w[1]), where);
-    op.a = parse_operand(w[2], actor, where);
-    op.b = parse_operand(w[3], actor, where);
-    if (w.size() == 5) op.reg = register_index(actor, ident(w[4]));
-  } else if (verb == "lock" || verb == "unlock" || verb == "rlock" || verb == "runlock") {
-    need(2, 2, fmt::format("{} MUTEX", verb).c_str());
+    op.object = names.var(o.ident(1), o.where);
+    op.a = parse_operand(o.w[2], actor, o.where);
+    op.b = parse_operand(o.w[3], actor, o.where);
+    if (o.w.size() == 5) op.reg = register_index(actor, o.ident(4));
+  }
+}
+
+// lock, unlock, rlock, runlock, lockfor, trylock and unlockif: the ops on a mutex.
+void parse_lock_op(const OpWords& o, Actor& actor, Names& names, Op& op) {
+  const std::string& verb = o.w[0];
+  if (verb == "lock" || verb == "unlock" || verb == "rlock" || verb == "runlock") {
+    o.need(2, 2, fmt::format("{} MUTEX", verb).c_str());
     const bool rw = verb == "rlock" || verb == "runlock";
     op.kind = verb == "lock"     ? OpKind::lock
               : verb == "unlock" ? OpKind::unlock
               : verb == "rlock"  ? OpKind::rlock
                                  : OpKind::runlock;
-    op.object = names.lock(ident(w[1]), rw, where);
-  } else if (verb == "lockfor") {
-    need(4, 4, "lockfor MUTEX MS REG");
+    op.object = names.lock(o.ident(1), rw, o.where);
+    return;
+  }
+  if (verb == "lockfor") {
+    o.need(4, 4, "lockfor MUTEX MS REG");
     op.kind = OpKind::lockfor;
-    op.object = names.lock(ident(w[1]), false, where);
-    op.ms = parse_ms(w[2], where);
-    op.reg = register_index(actor, ident(w[3]));
-  } else if (verb == "trylock") {
-    need(3, 3, "trylock MUTEX REG");
-    op.kind = OpKind::trylock;
-    op.object = names.lock(ident(w[1]), false, where);
-    op.reg = register_index(actor, ident(w[2]));
-  } else if (verb == "unlockif") {
-    need(3, 3, "unlockif MUTEX REG");
-    op.kind = OpKind::unlockif;
-    op.object = names.lock(ident(w[1]), false, where);
-    op.reg = register_index(actor, ident(w[2]));
-  } else if (verb == "sleep") {
-    need(2, 2, "sleep MS");
-    op.kind = OpKind::sleep;
-    op.ms = parse_ms(w[1], where);
-  } else if (verb == "observe") {
-    need(3, 3, "observe SCOPE VALUE");
-    op.kind = OpKind::observe;
-    op.scope = parse_scope(w[1], text, where);
-    op.a = parse_operand(w[2], actor, where);
-  } else if (verb == "fwrite") {
-    need(3, 3, "fwrite FILE VALUE");
+    op.object = names.lock(o.ident(1), false, o.where);
+    op.ms = parse_ms(o.w[2], o.where);
+    op.reg = register_index(actor, o.ident(3));
+    return;
+  }
+  o.need(3, 3, verb == "trylock" ? "trylock MUTEX REG" : "unlockif MUTEX REG");
+  op.kind = verb == "trylock" ? OpKind::trylock : OpKind::unlockif;
+  op.object = names.lock(o.ident(1), false, o.where);
+  op.reg = register_index(actor, o.ident(2));
+}
+
+// fwrite, fread, fsync and frename: the ops on the simulated filesystem.
+void parse_file_op(const OpWords& o, Actor& actor, Op& op) {
+  const std::string& verb = o.w[0];
+  if (verb == "fwrite") {
+    o.need(3, 3, "fwrite FILE VALUE");
     op.kind = OpKind::fwrite;
-    op.path = "/" + ident(w[1]);
-    op.a = parse_operand(w[2], actor, where);
+    op.path = "/" + o.ident(1);
+    op.a = parse_operand(o.w[2], actor, o.where);
   } else if (verb == "fread") {
-    need(3, 3, "fread FILE REG");
+    o.need(3, 3, "fread FILE REG");
     op.kind = OpKind::fread;
-    op.path = "/" + ident(w[1]);
-    op.reg = register_index(actor, ident(w[2]));
+    op.path = "/" + o.ident(1);
+    op.reg = register_index(actor, o.ident(2));
   } else if (verb == "fsync") {
-    need(2, 2, "fsync FILE (or /)");
+    o.need(2, 2, "fsync FILE (or /)");
     op.kind = OpKind::fsync;
-    op.path = w[1] == "/" ? "/" : "/" + ident(w[1]);
-  } else if (verb == "frename") {
-    need(3, 3, "frename FILE FILE");
+    op.path = o.w[1] == "/" ? "/" : "/" + o.ident(1);
+  } else {
+    o.need(3, 3, "frename FILE FILE");
     op.kind = OpKind::frename;
-    op.path = "/" + ident(w[1]);
-    op.path2 = "/" + ident(w[2]);
+    op.path = "/" + o.ident(1);
+    op.path2 = "/" + o.ident(2);
+  }
+}
+
+// goto, jz and jnz: the jumps to an op number.
+void parse_jump_op(const OpWords& o, Actor& actor, Op& op) {
+  const std::string& verb = o.w[0];
+  const bool conditional = verb != "goto";
+  o.need(conditional ? 3 : 2, conditional ? 3 : 2, conditional ? "jz|jnz REG OP" : "goto OP");
+  op.kind = verb == "goto" ? OpKind::goto_ : verb == "jz" ? OpKind::jz : OpKind::jnz;
+  if (conditional) op.reg = register_index(actor, o.ident(1));
+  const auto target = parse_int(o.w.back());
+  if (!target || *target < 0) o.where.fail(fmt::format("\"{}\": bad op number \"{}\"", o.text, o.w.back()));
+  op.target = static_cast<std::size_t>(*target);
+}
+
+// sleep, observe, crash, hot and cold: time, observations, crashes and liveness obligations.
+void parse_other_op(const OpWords& o, Actor& actor, Op& op) {
+  const std::string& verb = o.w[0];
+  if (verb == "sleep") {
+    o.need(2, 2, "sleep MS");
+    op.kind = OpKind::sleep;
+    op.ms = parse_ms(o.w[1], o.where);
+  } else if (verb == "observe") {
+    o.need(3, 3, "observe SCOPE VALUE");
+    op.kind = OpKind::observe;
+    op.scope = parse_scope(o.w[1], o.text, o.where);
+    op.a = parse_operand(o.w[2], actor, o.where);
   } else if (verb == "crash") {
-    need(2, 2, "crash machine|process");
-    if (w[1] != "machine" && w[1] != "process") where.fail(fmt::format("\"{}\": expected \"crash machine\" or \"crash process\"", text));
+    o.need(2, 2, "crash machine|process");
+    if (o.w[1] != "machine" && o.w[1] != "process") {
+      o.where.fail(fmt::format("\"{}\": expected \"crash machine\" or \"crash process\"", o.text));
+    }
     op.kind = OpKind::crash;
-    op.crash = w[1] == "machine" ? CrashKind::machine : CrashKind::process;
-  } else if (verb == "goto" || verb == "jz" || verb == "jnz") {
-    const bool conditional = verb != "goto";
-    need(conditional ? 3 : 2, conditional ? 3 : 2, conditional ? "jz|jnz REG OP" : "goto OP");
-    op.kind = verb == "goto" ? OpKind::goto_ : verb == "jz" ? OpKind::jz : OpKind::jnz;
-    if (conditional) op.reg = register_index(actor, ident(w[1]));
-    const auto target = parse_int(w.back());
-    if (!target || *target < 0) where.fail(fmt::format("\"{}\": bad op number \"{}\"", text, w.back()));
-    op.target = static_cast<std::size_t>(*target);
-  } else if (verb == "hot" || verb == "cold") {
-    need(2, verb == "hot" ? 3 : 2, verb == "hot" ? "hot NAME [MS]" : "cold NAME");
+    op.crash = o.w[1] == "machine" ? CrashKind::machine : CrashKind::process;
+  } else {
+    o.need(2, verb == "hot" ? 3 : 2, verb == "hot" ? "hot NAME [MS]" : "cold NAME");
     op.kind = verb == "hot" ? OpKind::hot : OpKind::cold;
-    op.obligation = ident(w[1]);
-    op.ms = w.size() == 3 ? parse_ms(w[2], where) : -1;
+    op.obligation = o.ident(1);
+    op.ms = o.w.size() == 3 ? parse_ms(o.w[2], o.where) : -1;
+  }
+}
+
+Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
+  const std::string text = where.as_string();
+  const OpWords o{where, text, split_words(text)};
+  if (o.w.empty()) where.fail("empty operation");
+  Op op;
+  const auto is = [&](std::initializer_list<std::string_view> verbs) {
+    return std::find(verbs.begin(), verbs.end(), o.w[0]) != verbs.end();
+  };
+  if (is({"read", "write", "cas"})) {
+    parse_variable_op(o, actor, names, op);
+  } else if (is({"lock", "unlock", "rlock", "runlock", "lockfor", "trylock", "unlockif"})) {
+    parse_lock_op(o, actor, names, op);
+  } else if (is({"fwrite", "fread", "fsync", "frename"})) {
+    parse_file_op(o, actor, op);
+  } else if (is({"goto", "jz", "jnz"})) {
+    parse_jump_op(o, actor, op);
+  } else if (is({"sleep", "observe", "crash", "hot", "cold"})) {
+    parse_other_op(o, actor, op);
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
         "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot "
         "or cold)",
-        verb));
+        o.w[0]));
   }
   return op;
 }
