@@ -4,7 +4,7 @@
 #   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make build-release  build the library and the command as Release (-O3), as users may
 #   make bench      build and run the benchmarks (figures, not pass/fail), progress bounds among them
-#   make scaling    the explorer's scaling table (README): executions, blocked, steps/s, s
+#   make scaling    the explorer's scaling table (docs/benchmarks.md): executions, blocked, steps/s, s
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 RELEASE_BUILD ?= build-release

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (figures, not pass/fail): time and peak memory of `lockstep check` on spinning
 # programs, at the default bounds and with a step bound in the millions, and how long a
-# first SIGINT takes to end it. Issue targets: under 10 s and under 500 MB at 3,000,000 steps.
+# first SIGINT takes to end it. Targets: under 10 s and under 500 MB at 3,000,000 steps.
 # Usage: bench/progress_bounds.sh [LOCKSTEP_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."

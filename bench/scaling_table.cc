@@ -8,7 +8,7 @@
 // Headspace rows are timed, as a team's first scenarios are. Each row is explored
 // exhaustively (or until --max-seconds, default 120, then marked "bounded"); the figures are
 // what the explorer reports: executions, sleep-set-blocked executions, steps, steps per
-// second and seconds. Where GenMC v0.11.0 was measured on this machine (issue 12), the
+// second and seconds. Where GenMC v0.11.0 was measured on this machine, the
 // ratio of the times is printed. Figures, not pass/fail: the machine is shared and noisy.
 #include <chrono>
 #include <cstdio>

@@ -5,7 +5,7 @@
 //  - dfs executions per second on lockinc(4);
 //  - dpor executions and steps per second on lockinc(6), lastzero(10), indexer(13);
 //  - dpor steps per second and heap allocations per step on two headspace scenarios
-//    (simulated PostgreSQL statements: issue 12's per-step cost);
+//    (simulated PostgreSQL statements: the per-step cost);
 //  - exploration memory: resident set size after 10^3, 10^5 and 10^6 dfs executions;
 //  - replay of traces of 10^4 .. 10^6 steps (should be linear in the length).
 #include <benchmark/benchmark.h>

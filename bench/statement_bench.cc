@@ -1,4 +1,4 @@
-// Heap allocations per simulated statement (issue 12, part 5: none in the common path).
+// Heap allocations per simulated statement (none in the common path).
 //
 // One actor on one pooled connection of the simulated server repeats a statement mix; the
 // allocations are counted inside the actor, after a warm-up in which the server's tables,

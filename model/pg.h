@@ -2,11 +2,11 @@
 //
 // A Pool with SQLAlchemy QueuePool semantics hands out Connections; each operation stands
 // for one SQL statement, named in its comment, so the simulated backend (sim/pg/) and the
-// libpq one (real/, a later issue) implement the same contract. Expected failures are
+// libpq one (real/) implement the same contract. Expected failures are
 // values (Status / Result carrying the real SQLSTATE), never exceptions; warnings (an
 // unlock of a lock not held) are collected as the notice receiver would.
 //
-// Scope today: advisory locks in both key forms and both modes, session and transaction
+// What it covers: advisory locks in both key forms and both modes, session and transaction
 // scope; lock_timeout and statement_timeout; deadlock detection; a backend terminated
 // (as a fault); rows (read, insert, update, FOR UPDATE [NOWAIT]) under READ COMMITTED;
 // begin / commit / rollback; the pg_locks view joined with pg_stat_activity (seed 000's

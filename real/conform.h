@@ -14,11 +14,11 @@
 // deadlock checks off, and a statement the simulation ended by a timer (a timeout or the
 // deadlock check) is cancelled at that point (it must then fail, and the locks must
 // agree). A Bug #17686 phantom grant (a simulated fault) is compared as what it leaves:
-// the session holds the lock, which the server shows as a plain grant. The simulation
-// applies a COMMIT (and other releases) one lock per step where the server is atomic: an
-// outcome that another session's half-done statement may have decided is counted as
-// overlapped and not compared; if the server then goes another way (waits where the
-// simulation did not), the replay stops there (diverged_at).
+// the session holds the lock, which the server shows as a plain grant. A statement that
+// waited spans several simulated steps: an outcome that another session's half-done
+// statement may have decided is counted as overlapped and not compared; if the server then
+// goes another way (waits where the simulation did not), the replay stops there
+// (diverged_at).
 #pragma once
 
 #include <cstdint>

@@ -270,6 +270,45 @@ void delayed_plan(const std::vector<StepFact>& steps, std::size_t i, std::size_t
   }
 }
 
+// Why a failure cannot be explained by the order of two steps, or null when it may be.
+const char* unexplained(const ExecutionResult& r) {
+  if (!is_failure(r.verdict)) return "the decisions do not replay to a failure";
+  if (r.verdict == Verdict::step_bound) {  // every reordering runs to the bound too
+    return "an execution that runs to its step bound is not explained by the order of two steps";
+  }
+  return nullptr;
+}
+
+// The first few dependent steps of each other actor after step i, in order, within
+// kCauseWindow steps: a delay longer than that explains less, and the scan stays linear.
+void dependent_followers(const std::vector<StepFact>& steps, std::size_t i, std::vector<int>& per_actor,
+                         std::vector<std::size_t>& out) {
+  out.clear();
+  std::fill(per_actor.begin(), per_actor.end(), 0);
+  const ActorId a = steps[i].actor;
+  for (std::size_t j = i + 1; j < steps.size() && j <= i + kCauseWindow; ++j) {
+    const ActorId b = steps[j].actor;
+    if (b == a || per_actor[b] >= kMaxDelaysPerActor) continue;
+    if (!dependent(steps[i].footprint, steps[j].footprint)) continue;
+    ++per_actor[b];
+    out.push_back(j);
+  }
+}
+
+// Ends the scan early. A cause with no pair yet is emptied and says where it stopped
+// (`none`): true, return it as it is. One with pairs keeps them, marked incomplete
+// (`partial`): false.
+bool stop_scan(Cause& cause, std::string none, std::string partial) {
+  if (cause.pairs.empty()) {
+    cause = Cause{};
+    cause.reason = std::move(none);
+    return true;
+  }
+  cause.complete = false;
+  cause.reason = std::move(partial);
+  return false;
+}
+
 }  // namespace
 
 ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions) {
@@ -309,12 +348,8 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
                  const CauseBudget& budget) {
   Cause cause;
   const ExecutionFacts original = replay_facts(system, limits, failing);
-  if (!is_failure(original.result.verdict)) {
-    cause.reason = "the decisions do not replay to a failure";
-    return cause;
-  }
-  if (original.result.verdict == Verdict::step_bound) {  // every reordering runs to the bound too
-    cause.reason = "an execution that runs to its step bound is not explained by the order of two steps";
+  if (const char* why = unexplained(original.result)) {
+    cause.reason = why;
     return cause;
   }
   const Plan plan = plan_of(failing);
@@ -334,38 +369,19 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
   std::vector<int> per_actor(kMaxActors, 0);
   for (std::size_t i = n; i-- > 0;) {
     if (budget.stop && budget.stop()) {  // asked at every step: the scan below is not free
-      if (cause.pairs.empty()) {
-        const std::uint64_t tried = cause.tried;
-        cause = Cause{};
-        cause.reason = fmt::format("stopped after {} reorderings, at step {} of {} (latest first)", tried, i + 1, n);
+      if (stop_scan(cause, fmt::format("stopped after {} reorderings, at step {} of {} (latest first)", cause.tried, i + 1, n),
+                    fmt::format("stopped after {} reorderings: steps before {} not examined", cause.tried, i + 1))) {
         return cause;
       }
-      cause.complete = false;
-      cause.reason = fmt::format("stopped after {} reorderings: steps before {} not examined", cause.tried, i + 1);
       break;
     }
-    const ActorId a = original.steps[i].actor;
-    // The first few dependent steps of each other actor after i, in order, within
-    // kCauseWindow steps: a delay longer than that explains less, and the scan stays linear.
-    candidates.clear();
-    std::fill(per_actor.begin(), per_actor.end(), 0);
-    for (std::size_t j = i + 1; j < n && j <= i + kCauseWindow; ++j) {
-      const ActorId b = original.steps[j].actor;
-      if (b == a || per_actor[b] >= kMaxDelaysPerActor) continue;
-      if (!dependent(original.steps[i].footprint, original.steps[j].footprint)) continue;
-      ++per_actor[b];
-      candidates.push_back(j);
-    }
+    dependent_followers(original.steps, i, per_actor, candidates);
     for (const std::size_t j : candidates) {
       if (cause.tried >= budget.max_attempts || steps_run >= budget.max_steps || (budget.stop && budget.stop())) {
-        if (cause.pairs.empty()) {
-          const std::uint64_t tried = cause.tried;
-          cause = Cause{};
-          cause.reason = fmt::format("out of budget after {} reorderings, at step {} of {} (latest first)", tried, i, n);
+        if (stop_scan(cause, fmt::format("out of budget after {} reorderings, at step {} of {} (latest first)", cause.tried, i, n),
+                      fmt::format("stopped by its budget after {} reorderings: steps before {} not examined", cause.tried, i))) {
           return cause;
         }
-        cause.complete = false;
-        cause.reason = fmt::format("stopped by its budget after {} reorderings: steps before {} not examined", cause.tried, i);
         i = 0;
         break;
       }

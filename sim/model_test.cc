@@ -100,29 +100,44 @@ std::function<std::string()>& replay_environment_hook() {
   return hook;
 }
 
-ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
-  const std::unique_ptr<System> owned = system_of(spec);
-  const System& system = *owned;
+namespace {
+
+sim::RunLimits limits_of(const ModelOptions& options) {
   sim::RunLimits limits;
   limits.max_steps = options.max_steps;
   limits.livelock_steps = options.livelock_steps;
   limits.fair = options.fair;
   limits.time = options.time;
   limits.seed = options.seed;
+  return limits;
+}
+
+// The report of a trace replayed instead of a search (LOCKSTEP_REPLAY).
+ModelReport replayed(const System& system, const sim::Trace& trace, const char* path) {
+  const auto r = sim::replay_on_system(system, trace, path);
+  ModelReport report;
+  report.replayed = true;
+  report.trace_path = std::filesystem::absolute(path).string();
+  report.verdict = r.result.verdict;
+  report.invariant = r.result.invariant;
+  report.message = r.result.message;
+  report.steps = r.result.steps;
+  report.interleaving = bounded_interleaving(r.events, r.actors);
+  return report;
+}
+
+}  // namespace
+
+ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
+  const std::unique_ptr<System> owned = system_of(spec);
+  const System& system = *owned;
+  const sim::RunLimits limits = limits_of(options);
   ModelReport report;
 
   const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
   const bool replaying = replay_path != nullptr && *replay_path != '\0';
   if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
-    const auto r = sim::replay_on_system(system, *trace, replay_path);
-    report.replayed = true;
-    report.trace_path = std::filesystem::absolute(replay_path).string();
-    report.verdict = r.result.verdict;
-    report.invariant = r.result.invariant;
-    report.message = r.result.message;
-    report.steps = r.result.steps;
-    report.interleaving = bounded_interleaving(r.events, r.actors);
-    return report;
+    return replayed(system, *trace, replay_path);
   }
 
   const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();

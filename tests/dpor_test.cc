@@ -109,7 +109,7 @@ TEST(Dpor, ObservationsInDifferentScopesCommute) {
 
 TEST(Dpor, IndependentAgentsNeedOneExecution) {
   // Hooks of different agents: their own keys and rows, their own pools, observations
-  // scoped by agent (issue 12: 4 agents took 369,600 executions when every observation was
+  // scoped by agent (4 agents took 369,600 executions when every observation was
   // ordered against every other).
   nlohmann::json actors = nlohmann::json::array();
   for (int agent = 1; agent <= 4; ++agent) actors.push_back({{"kind", "hook"}, {"route", "pre_tool_use"}, {"agent", agent}});
@@ -184,7 +184,7 @@ TEST(Dpor, RacesOfTheReplayedPrefixAreInsertedAgain) {
 
 TEST(Dpor, ParkedActorBehindTwoUnorderedFailedTryLocks) {
   // b's and c's failed try_locks are unordered reads of m; d is parked on m behind both. Its
-  // race with b must see c's read as a step d depends on (issue 12, part 4).
+  // race with b must see c's read as a step d depends on.
   const Scenario s = scenario_from_json(script_scenario({{"a", {"lock m", "write x 1", "unlock m"}},
                                                          {"b", {"trylock m r"}},
                                                          {"c", {"trylock m r"}},

@@ -13,6 +13,10 @@ src=$(cd "$2" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
+# The installed headers: the public ones at the top of include/lockstep/, the rest under internal/.
+unexpected=$(cd "$work/prefix/include/lockstep" && find . -mindepth 1 -maxdepth 1 ! -name '*.h' ! -name internal)
+[ -z "$unexpected" ] || { echo "installed outside include/lockstep/internal/: $unexpected" >&2; exit 1; }
+[ -f "$work/prefix/include/lockstep/internal/lockstep/model/env.h" ] || { echo "internal headers not under internal/" >&2; exit 1; }
 configure() { cmake -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null; }
 
 # 1. One file with RapidCheck, the model API and the real backend.

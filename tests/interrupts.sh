@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interrupts and lost servers, as a user meets them (issue 14):
+# Interrupts and lost servers, as a user meets them:
 #  1. SIGINT during a sweep: exit 130; results.json, summary.md and the JUnit file are
 #     written, the interrupted scenario marked, the scenarios after it not run.
 #  2. SIGTERM during `confirm --pg auto`: exit 143; the throwaway server is stopped and its

@@ -2,7 +2,7 @@
 # Renders HTML trace reports in headless Chromium, as a user sees them, and checks the
 # rendered page: one lane per actor, the failure marked, one arrow per cause pair, the
 # holding bars, and a 1,200-step trace collapsed to a readable page. Keeps two screenshots
-# in reports/ (a script trace and a headspace trace), which the README shows.
+# in reports/ (a script trace and a headspace trace), which docs/cause.md shows.
 # Usage: report_browser.sh LOCKSTEP SOURCE_DIR
 set -uo pipefail
 lockstep="$1"

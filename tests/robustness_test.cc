@@ -1,4 +1,4 @@
-// Bad input and bounds (issue 14): every malformed or hostile input ends in exit 2 with the
+// Bad input and bounds: every malformed or hostile input ends in exit 2 with the
 // file (and the JSON pointer where there is one), never a crash or an internal error; the
 // shrinker and the random strategies stay within their bounds; no exception escapes a real
 // actor thread; no password reaches a message. Interrupts and lost servers, which need

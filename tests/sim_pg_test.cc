@@ -572,7 +572,7 @@ TEST(SimPgRows, RowsInsertedOutsideAnyActorAreCommittedAtOnce) {
                   }));
 }
 
-// ---- Gaps found by reading sim/pg against the server (issue 15) ------------------------
+// ---- Gaps found by reading sim/pg against the server ----------------------------------
 
 // SELECT ... FOR UPDATE and UPDATE of an id with no row lock nothing: another session's
 // INSERT of that id goes through at once, and its UPDATE does not wait.
@@ -757,7 +757,7 @@ TEST(SimPgTerminate, TheFaultCanHitASet) {
   EXPECT_EQ(outcomes, (std::set<std::string>{"set ok", "set 57P01"}));
 }
 
-// ---- What lock services write (issue 15, part 4) ----------------------------------------
+// ---- What lock services write --------------------------------------------------------
 
 // The queue-claim pattern: FOR UPDATE SKIP LOCKED passes over a row another transaction
 // holds, and never waits.

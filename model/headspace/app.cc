@@ -49,8 +49,8 @@ pg::Result<pg::PooledConnection> CountingPool::checkout() {
   if (!r.ok()) return r;
   pg::PooledConnection conn = std::move(r).value();
   const int mine = ++held_.get();
-  env_.observe(events::event(events::kConnections, env_.current_actor(), mine));
-  env_.observe(events::event(events::kPoolInUse, index_, inner_->checked_out()));
+  env_.observe(events::event(events::Kind::connections, env_.current_actor(), mine));
+  env_.observe(events::event(events::Kind::pool_in_use, index_, inner_->checked_out()));
   conn.on_return([this] { --held_.get(); });  // returned by the actor that borrowed it
   return conn;
 }
@@ -140,29 +140,29 @@ void App::run(ActorId actor) {
   } catch (const AdvisoryLockError& e) {
     // A background thread's failure is logged and retried next cycle; a hook's is visible
     // to its caller (reported by hook()).
-    observe(events::kFailed, actor, e.reason() == AdvisoryLockError::Reason::reentrant ? 1 : 0);
+    observe(events::Kind::failed, actor, e.reason() == AdvisoryLockError::Reason::reentrant ? 1 : 0);
   } catch (const DbError& e) {
-    observe(events::kDbError, actor, 0);
+    observe(events::Kind::db_error, actor, 0);
   } catch (const AppError& e) {
-    observe(events::kFailed, actor, 0);  // an application error: logged by the thread
+    observe(events::Kind::failed, actor, 0);  // an application error: logged by the thread
   }
 }
 
 bool App::with_agent_lock(const ActorSpec& a, int agent, bool blocking, const std::function<void()>& body) {
   const ActorId me = env_.current_actor();
   auto inside = [&] {
-    observe(events::kEnter, agent, me);
-    ScopeExit leave{[&] { observe(events::kExit, agent, me); }};
+    observe(events::Kind::enter, agent, me);
+    ScopeExit leave{[&] { observe(events::Kind::exit, agent, me); }};
     for (const StallFault& stall : c_.stalls) {
       if (stall.actor != a.name) continue;
       const Duration d = stall.durations[static_cast<std::size_t>(env_.choose(static_cast<int>(stall.durations.size()), "stall"))];
       if (d.count() > 0) {
-        observe(events::kStalled, me, std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+        observe(events::Kind::stalled, me, std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
         env_.sleep_for(d);
       }
     }
     if (a.work.count() > 0) {
-      observe(events::kWorking, me, std::chrono::duration_cast<std::chrono::milliseconds>(a.work).count());
+      observe(events::Kind::working, me, std::chrono::duration_cast<std::chrono::milliseconds>(a.work).count());
       env_.sleep_for(a.work);
     }
     body();
@@ -199,14 +199,14 @@ void App::hook(const ActorSpec& a) {
     s->get(kAgents, a.agent);  // session correlation: the agent is now in the identity map
     if (a.route == Route::status) {
       s->refresh(kCommands, a.agent);
-      observe(events::kHookDone, me, events::kProcessed);
+      observe(events::Kind::hook_done, me, events::kProcessed);
       return;
     }
     if (c_.variant.xact_lock) {
       // The rejected design: pg_advisory_xact_lock on db.session itself. Its first
       // intermediate commit ends the transaction and so releases the lock.
-      observe(events::kLockWindow, a.agent, me + 1);
-      ScopeExit window_end{[&] { observe(events::kLockWindow, a.agent, -(me + 1)); }};
+      observe(events::Kind::lock_window, a.agent, me + 1);
+      ScopeExit window_end{[&] { observe(events::Kind::lock_window, a.agent, -(me + 1)); }};
       (void)s->conn().set_lock_timeout(c_.hook_timeout);
       s->begin();
       const pg::Status st = s->conn().advisory_xact_lock(pg::AdvisoryKey::pair(1, a.agent), pg::LockMode::exclusive);
@@ -215,18 +215,18 @@ void App::hook(const ActorSpec& a) {
                                 st.is(pg::sqlstate::kLockNotAvailable) ? AdvisoryLockError::Reason::timeout
                                                                       : AdvisoryLockError::Reason::failed);
       }
-      observe(events::kEnter, a.agent, me);
-      ScopeExit leave{[&] { observe(events::kExit, a.agent, me); }};
+      observe(events::Kind::enter, a.agent, me);
+      ScopeExit leave{[&] { observe(events::Kind::exit, a.agent, me); }};
       process_hook(a, *s);
     } else {
       with_agent_lock(a, a.agent, true, [&] { process_hook(a, *s); });
     }
-    observe(events::kHookDone, me, events::kProcessed);
+    observe(events::Kind::hook_done, me, events::kProcessed);
   } catch (const AdvisoryLockError& e) {
-    observe(events::kHookLockError, me, static_cast<std::int64_t>(e.reason()));
-    observe(events::kHookDone, me, events::kFailedVisibly);
+    observe(events::Kind::hook_lock_error, me, static_cast<std::int64_t>(e.reason()));
+    observe(events::Kind::hook_done, me, events::kFailedVisibly);
   } catch (const DbError& e) {
-    observe(events::kHookDone, me, events::kFailedSilently);
+    observe(events::Kind::hook_done, me, events::kFailedSilently);
   }
 }
 
@@ -237,7 +237,7 @@ void App::process_hook(const ActorSpec& a, DbSession& s) {
   if (a.nested == ActorSpec::Nested::reconciler) {
     // The reconciler's step, inside the hook's lock: advisory_lock_or_skip must skip.
     const bool ran = with_agent_lock(a, a.agent, false, [] {});
-    observe(events::kReentrancy, a.agent, ran ? 0 : 1);
+    observe(events::Kind::reentrancy, a.agent, ran ? 0 : 1);
   }
   const pg::Row cmd = s.refresh(kCommands, a.agent);  // "process with fresh state"
   const CommandState from = parse_command_state(cmd.at("state"));
@@ -249,7 +249,7 @@ void App::process_hook(const ActorSpec& a, DbSession& s) {
     transition(a, s, cmd, to);
   } else {
     s.commit();
-    observe(events::kWrite, a.agent, me);
+    observe(events::Kind::write, a.agent, me);
   }
   // Intermediate commit 2: the event log; then any further ones the scenario asks for.
   s.insert(kHookEvents, me + 1, {{"route", route_name(a.route)}, {"agent", std::to_string(a.agent)}});
@@ -257,7 +257,7 @@ void App::process_hook(const ActorSpec& a, DbSession& s) {
   for (int i = 2; i < c_.commits; ++i) {
     s.update(kAgents, a.agent, {{"last_event", route_name(a.route)}});
     s.commit();
-    observe(events::kWrite, a.agent, me);
+    observe(events::Kind::write, a.agent, me);
   }
 }
 
@@ -266,9 +266,9 @@ void App::transition(const ActorSpec& a, DbSession& s, const pg::Row& cmd, Comma
   const CommandState from = parse_command_state(cmd.at("state"));
   s.update(kCommands, a.agent, {{"state", command_state_name(to)}, {"history", cmd.at("history") + command_state_letter(to)}});
   s.commit();
-  observe(events::kWrite, a.agent, me);
-  observe(events::kTransition, a.agent, static_cast<int>(from) * kCommandStates + static_cast<int>(to));
-  if (to == CommandState::complete) observe(events::kCompleted, a.agent, me);
+  observe(events::Kind::write, a.agent, me);
+  observe(events::Kind::transition, a.agent, static_cast<int>(from) * kCommandStates + static_cast<int>(to));
+  if (to == CommandState::complete) observe(events::Kind::completed, a.agent, me);
 }
 
 void App::inject_skills(const ActorSpec& a, DbSession& s) {
@@ -276,10 +276,10 @@ void App::inject_skills(const ActorSpec& a, DbSession& s) {
   // identity map, loaded at session correlation before the lock).
   const pg::Row agent = c_.variant.skill_no_refresh ? s.get(kAgents, a.agent) : s.refresh(kAgents, a.agent);
   if (!agent.at("prompt_injected_at").empty()) return;
-  observe(events::kSkillInjected, a.agent, env_.current_actor());
+  observe(events::Kind::skill_injected, a.agent, env_.current_actor());
   s.update(kAgents, a.agent, {{"prompt_injected_at", fmt::format("{}", env_.now().count())}});
   s.commit();
-  observe(events::kWrite, a.agent, env_.current_actor());
+  observe(events::Kind::write, a.agent, env_.current_actor());
 }
 
 void App::deferred_stop(const ActorSpec& a) {
@@ -321,13 +321,13 @@ void App::reaper(const ActorSpec& a) {
           return;
         }
         s->commit();  // the seed: commit inside the lock
-        observe(events::kWrite, agent, me);
+        observe(events::Kind::write, agent, me);
       });
-      if (!ran) observe(events::kSkipped, agent, me);
+      if (!ran) observe(events::Kind::skipped, agent, me);
     }
     if (c_.variant.reaper_batch_commit) {
       s->commit();  // after the loop: outside every agent's lock
-      for (int agent : reaped) observe(events::kWrite, agent, me);
+      for (int agent : reaped) observe(events::Kind::write, agent, me);
     }
     s->close();
     if (cycle + 1 < a.cycles) env_.sleep_for(a.interval);
@@ -342,9 +342,9 @@ void App::background(const ActorSpec& a, const char* column) {
       s->refresh(kCommands, a.agent);
       s->update(kAgents, a.agent, {{column, std::to_string(cycle + 1)}});
       s->commit();
-      observe(events::kWrite, a.agent, me);
+      observe(events::Kind::write, a.agent, me);
     });
-    if (!ran) observe(events::kSkipped, a.agent, me);  // retried next cycle
+    if (!ran) observe(events::Kind::skipped, a.agent, me);  // retried next cycle
     s->close();
     if (cycle + 1 < a.cycles) env_.sleep_for(a.interval);
   }
@@ -359,14 +359,14 @@ void App::summarise(const ActorSpec& a) {
   } catch (const DbError& e) {
     if (e.sqlstate != pg::sqlstate::kLockNotAvailable) throw;
     s->rollback();  // another thread is summarising this turn: return None, no LLM call
-    observe(events::kSkipped, a.agent, env_.current_actor());
+    observe(events::Kind::skipped, a.agent, env_.current_actor());
     return;
   }
   if (!turn.at("summary").empty()) {
     s->commit();  // already summarised: return it, no LLM call
     return;
   }
-  observe(events::kLlmCall, a.agent, env_.current_actor());
+  observe(events::Kind::llm_call, a.agent, env_.current_actor());
   s->update(kTurns, a.agent, {{"summary", a.name}});
   s->commit();
 }
@@ -386,10 +386,10 @@ void App::handoff(const ActorSpec& a, DbSession& s) {
   auto work = [&] {
     const pg::Row agent = s.refresh(kAgents, a.agent);
     if (agent.at("handoff") == "1") return;
-    observe(events::kHandoff, a.agent, me);
+    observe(events::Kind::handoff, a.agent, me);
     s.update(kAgents, a.agent, {{"handoff", "1"}});
     s.commit();
-    observe(events::kWrite, a.agent, me);
+    observe(events::Kind::write, a.agent, me);
   };
   if (a.nested != ActorSpec::Nested::handoff) {
     with_agent_lock(a, a.agent, true, [&] {
@@ -401,9 +401,9 @@ void App::handoff(const ActorSpec& a, DbSession& s) {
   // Called from inside a hook that holds the lock: the service must refuse at once.
   try {
     with_agent_lock(a, a.agent, true, work);
-    observe(events::kReentrancy, a.agent, 0);
+    observe(events::Kind::reentrancy, a.agent, 0);
   } catch (const AdvisoryLockError& e) {
-    observe(events::kReentrancy, a.agent, e.reason() == AdvisoryLockError::Reason::reentrant ? 1 : 0);
+    observe(events::Kind::reentrancy, a.agent, e.reason() == AdvisoryLockError::Reason::reentrant ? 1 : 0);
   }
 }
 
@@ -413,7 +413,7 @@ void App::remote_send(const ActorSpec& a) {
     const pg::Row cmd = s->refresh(kCommands, a.agent);
     const CommandState state = parse_command_state(cmd.at("state"));
     if (state != CommandState::idle && state != CommandState::awaiting_input) return;  // not ready
-    observe(events::kSent, a.agent, env_.current_actor());
+    observe(events::Kind::sent, a.agent, env_.current_actor());
     transition(a, *s, cmd, CommandState::commanded);
   });
 }
@@ -424,7 +424,7 @@ void App::monitor(const ActorSpec& a) {
   pg::PooledConnection conn = std::move(c).value();
   auto report = monitor_advisory_locks(*conn);
   if (!report.ok()) throw DbError(report.error());
-  observe(events::kMonitorRows, env_.current_actor(), static_cast<std::int64_t>(report.value().total));
+  observe(events::Kind::monitor_rows, env_.current_actor(), static_cast<std::int64_t>(report.value().total));
 }
 
 }  // namespace lockstep::headspace

@@ -105,7 +105,7 @@ class App {
   // Moves the agent's command to `to` from what `cmd` says it is, and commits.
   void transition(const ActorSpec& a, DbSession& s, const pg::Row& cmd, CommandState to);
   std::unique_ptr<DbSession> session(const ActorSpec& a);
-  void observe(events::Name name, std::int64_t subject, std::int64_t value) { env_.observe(events::event(name, subject, value)); }
+  void observe(events::Kind kind, std::int64_t subject, std::int64_t value) { env_.observe(events::event(kind, subject, value)); }
 
   Env& env_;
   const Config& c_;

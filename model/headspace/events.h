@@ -10,43 +10,65 @@
 namespace lockstep::headspace::events {
 
 // Each event is a kind (Event::kind, so the checker switches on it) with its name (what
-// traces show).
+// traces show, name() below). Subject and value of each beside it.
 enum class Kind : EventKind {
-  enter = 1, exit, write, transition, completed, hook_done, skill_injected, llm_call, handoff, sent, reentrancy,
-  connections, pool_in_use, skipped, stalled, working, hook_lock_error, failed, db_error, monitor_rows,
+  enter = 1,        // agent, actor: inside the AGENT lock
+  exit,             // agent, actor
+  write,            // agent, actor: committed a change of the agent's rows
+  transition,       // agent, from * kCommandStates + to
+  completed,        // agent, actor: the command became COMPLETE
+  hook_done,        // actor, outcome below
+  skill_injected,   // agent, actor
+  llm_call,         // turn, actor
+  handoff,          // agent, actor
+  sent,             // agent, actor
+  reentrancy,       // agent, 1 raised at once / 0 did not
+  connections,      // actor, connections it now holds
+  pool_in_use,      // worker, connections checked out
+  skipped,          // agent, actor: skipped, retried next cycle
+  stalled,          // actor, milliseconds (the stall fault)
+  working,          // actor, milliseconds of work inside the lock
+  hook_lock_error,  // actor, AdvisoryLockError::Reason
+  failed,           // actor, AdvisoryLockError outside a hook
+  db_error,         // actor: a database error outside a hook
+  monitor_rows,     // actor, rows of the monitoring query
   // Reported by others too (lockstep's own kinds, model/env.h): the lock service's lock
-  // windows, the simulated server's phantom grant, the service's clean-up of one.
+  // windows (agent, actor + 1 at the begin / -(actor + 1) at the end), the simulated
+  // server's phantom grant, the service's clean-up of one.
   lock_window = kLockWindowEvent,
   phantom_grant = kPhantomGrantEvent,
   phantom_cleaned = kPhantomCleanedEvent,
 };
 
-struct Name {
-  const char* text;
-  Kind kind;
-};
-
-inline constexpr Name kEnter{"enter", Kind::enter};                    // agent, actor: inside the AGENT lock
-inline constexpr Name kExit{"exit", Kind::exit};                       // agent, actor
-inline constexpr Name kWrite{"write", Kind::write};                    // agent, actor: committed a change of the agent's rows
-inline constexpr Name kTransition{"transition", Kind::transition};     // agent, from * kCommandStates + to
-inline constexpr Name kCompleted{"completed", Kind::completed};        // agent, actor: the command became COMPLETE
-inline constexpr Name kHookDone{"hook_done", Kind::hook_done};         // actor, outcome below
-inline constexpr Name kSkillInjected{"skill_injected", Kind::skill_injected};  // agent, actor
-inline constexpr Name kLlmCall{"llm_call", Kind::llm_call};            // turn, actor
-inline constexpr Name kHandoff{"handoff", Kind::handoff};              // agent, actor
-inline constexpr Name kSent{"sent", Kind::sent};                       // agent, actor
-inline constexpr Name kReentrancy{"reentrancy", Kind::reentrancy};     // agent, 1 raised at once / 0 did not
-inline constexpr Name kConnections{"connections", Kind::connections};  // actor, connections it now holds
-inline constexpr Name kPoolInUse{"pool_in_use", Kind::pool_in_use};    // worker, connections checked out
-inline constexpr Name kSkipped{"skipped", Kind::skipped};              // agent, actor: skipped, retried next cycle
-inline constexpr Name kStalled{"stalled", Kind::stalled};              // actor, milliseconds (the stall fault)
-inline constexpr Name kWorking{"working", Kind::working};              // actor, milliseconds of work inside the lock
-inline constexpr Name kHookLockError{"hook_lock_error", Kind::hook_lock_error};  // actor, AdvisoryLockError::Reason
-inline constexpr Name kFailed{"failed", Kind::failed};                 // actor, AdvisoryLockError outside a hook
-inline constexpr Name kDbError{"db_error", Kind::db_error};            // actor: a database error outside a hook
-inline constexpr Name kMonitorRows{"monitor_rows", Kind::monitor_rows};  // actor, rows of the monitoring query
-inline constexpr Name kLockWindow{"lock_window", Kind::lock_window};   // agent, actor + 1 (begin) / -(actor + 1) (end)
+// The name traces show. No default: a new kind without a name does not compile (-Wswitch).
+constexpr const char* name(Kind kind) {
+  switch (kind) {
+    case Kind::enter: return "enter";
+    case Kind::exit: return "exit";
+    case Kind::write: return "write";
+    case Kind::transition: return "transition";
+    case Kind::completed: return "completed";
+    case Kind::hook_done: return "hook_done";
+    case Kind::skill_injected: return "skill_injected";
+    case Kind::llm_call: return "llm_call";
+    case Kind::handoff: return "handoff";
+    case Kind::sent: return "sent";
+    case Kind::reentrancy: return "reentrancy";
+    case Kind::connections: return "connections";
+    case Kind::pool_in_use: return "pool_in_use";
+    case Kind::skipped: return "skipped";
+    case Kind::stalled: return "stalled";
+    case Kind::working: return "working";
+    case Kind::hook_lock_error: return "hook_lock_error";
+    case Kind::failed: return "failed";
+    case Kind::db_error: return "db_error";
+    case Kind::monitor_rows: return "monitor_rows";
+    case Kind::lock_window: return "lock_window";
+    case Kind::phantom_grant: return "phantom_grant";
+    case Kind::phantom_cleaned: return "phantom_cleaned";
+  }
+  return "?";  // not reached: every kind has a case
+}
 
 // Whether the checker judges an event by its order against other actors' events (see
 // Event::ordered): entering, leaving and writing are; the rest are counts, maxima or facts
@@ -61,11 +83,11 @@ constexpr bool ordered(Kind kind) { return kind == Kind::enter || kind == Kind::
 constexpr std::int64_t scope(Kind kind, std::int64_t subject) { return ordered(kind) ? subject : kGlobalScope; }
 
 // The event as the model reports it.
-constexpr Event event(Name n, std::int64_t subject, std::int64_t value) {
-  return {n.text, subject, value, ordered(n.kind), scope(n.kind, subject), static_cast<EventKind>(n.kind)};
+constexpr Event event(Kind kind, std::int64_t subject, std::int64_t value) {
+  return {name(kind), subject, value, ordered(kind), scope(kind, subject), static_cast<EventKind>(kind)};
 }
 
-// Outcomes of a hook (kHookDone's value).
+// Outcomes of a hook (Kind::hook_done's value).
 inline constexpr std::int64_t kProcessed = 1;
 inline constexpr std::int64_t kFailedVisibly = 2;   // AdvisoryLockError: the caller sees it
 inline constexpr std::int64_t kFailedSilently = 3;  // any other error: the event is lost
