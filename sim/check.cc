@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockstep/sim/bounded_strategies.h"
 #include "lockstep/sim/cause.h"
@@ -20,14 +21,21 @@ struct Replayed {
   std::vector<std::string> actors;
 };
 
-Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, pg::StatementLog* statements) {
+// `on_divergence`, if given, sees the actors the run made before a Divergence leaves.
+Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, pg::StatementLog* statements,
+                    const std::function<void(const std::vector<std::string>&)>& on_divergence = {}) {
   Scheduler scheduler;
   SimEnv env;
   env.set_statement_log(statements);
   strategy.next_execution();
   limits.log_events = true;
   Replayed out;
-  out.result = scheduler.run(system, env, strategy, limits);
+  try {
+    out.result = scheduler.run(system, env, strategy, limits);
+  } catch (const Divergence&) {
+    if (on_divergence) on_divergence(scheduler.actor_names());
+    throw;
+  }
   out.decisions = scheduler.decisions();
   out.events = scheduler.events();
   out.actors = scheduler.actor_names();
@@ -328,7 +336,15 @@ ReplayReport replay_on_system(const System& system, const Trace& trace, const st
                               pg::StatementLog* statements) {
   const RunLimits limits = limits_of(trace);
   auto strategy = make_replay_strategy(trace.decisions);
-  Replayed r = run_logged(system, *strategy, limits, statements);
+  // An embedded scenario edited to make other actors is named as such, whether or not the
+  // recorded decisions still run.
+  const auto same_actors = [&](const std::vector<std::string>& made) {
+    if (made == trace.actors) return;
+    throw Divergence(0, fmt::format("the trace records actors {}, its scenario makes {}", fmt::join(trace.actors, ", "),
+                                    fmt::join(made, ", ")));
+  };
+  Replayed r = run_logged(system, *strategy, limits, statements, same_actors);
+  same_actors(r.actors);
   const std::uint64_t last_step = r.result.steps;
   if (r.decisions.size() != trace.decisions.size()) {
     throw Divergence(last_step, fmt::format("the execution ended after {} of the trace's {} decisions "
@@ -350,9 +366,13 @@ ReplayReport replay_on_system(const System& system, const Trace& trace, const st
   }
   if (r.result.verdict != trace.verdict || r.result.invariant != trace.invariant ||
       r.result.message != trace.message) {
-    throw Divergence(last_step, fmt::format("the trace ends with {} (\"{}\"), the replay with {} (\"{}\")",
-                                            verdict_name(trace.verdict), trace.message,
-                                            verdict_name(r.result.verdict), r.result.message));
+    // The invariant's name beside the verdict: an edited name is what differs then.
+    const auto outcome = [](Verdict v, const std::string& invariant, const std::string& message) {
+      return fmt::format("{}{} (\"{}\")", verdict_name(v), invariant.empty() ? "" : " " + invariant, message);
+    };
+    throw Divergence(last_step, fmt::format("the trace ends with {}, the replay with {}",
+                                            outcome(trace.verdict, trace.invariant, trace.message),
+                                            outcome(r.result.verdict, r.result.invariant, r.result.message)));
   }
   return ReplayReport{std::move(r.result), std::move(r.events), std::move(r.actors)};
 }

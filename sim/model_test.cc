@@ -112,9 +112,15 @@ sim::RunLimits limits_of(const ModelOptions& options) {
   return limits;
 }
 
-// The report of a trace replayed instead of a search (LOCKSTEP_REPLAY).
-ModelReport replayed(const System& system, const sim::Trace& trace, const char* path) {
-  const auto r = sim::replay_on_system(system, trace, path);
+// The report of a trace replayed instead of a search (LOCKSTEP_REPLAY, Model::replay).
+// `source` says where the path came from, for the error of a trace that does not replay.
+ModelReport replayed(const System& system, const sim::Trace& trace, const char* path, const std::string& source) {
+  sim::ReplayReport r;
+  try {
+    r = sim::replay_on_system(system, trace, path);
+  } catch (const sim::Divergence& d) {
+    throw InputError(fmt::format("{}: trace diverges at step {}: {}", source, d.step(), d.what()));
+  }
   ModelReport report;
   report.replayed = true;
   report.trace_path = std::filesystem::absolute(path).string();
@@ -134,10 +140,20 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const sim::RunLimits limits = limits_of(options);
   ModelReport report;
 
+  if (!options.replay_trace.empty()) {  // asked for by name: it must be this model's
+    const char* path = options.replay_trace.c_str();
+    const auto trace = trace_to_replay(spec, path);
+    if (!trace) {
+      throw InputError(fmt::format("{}: this trace was recorded from another model or configuration than \"{}\" with {}",
+                                   options.replay_trace, spec.name,
+                                   spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()));
+    }
+    return replayed(system, *trace, path, options.replay_trace);
+  }
   const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
   const bool replaying = replay_path != nullptr && *replay_path != '\0';
   if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
-    return replayed(system, *trace, replay_path);
+    return replayed(system, *trace, replay_path, fmt::format("LOCKSTEP_REPLAY={}", replay_path));
   }
 
   const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();

@@ -41,6 +41,9 @@ struct ModelOptions {
   // Put before the replay command, such as RC_PARAMS="seed=N" for a RapidCheck property
   // (include/lockstep/rapidcheck.h sets it), so the command reproduces this configuration.
   std::string replay_environment;
+  // A trace to replay instead of searching (Model::replay, lockstep::replay): it must come
+  // from this model and configuration (else InputError). Empty: LOCKSTEP_REPLAY decides.
+  std::string replay_trace;
 };
 
 struct ModelReport {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,44 @@ TEST(Api, APlantedBugIsFoundWithItsInterleavingAndTrace) {
   EXPECT_TRUE(replayed.replayed);
   EXPECT_EQ(replayed.verdict, lockstep::Verdict::violation);
   EXPECT_EQ(replayed.interleaving, report.interleaving);
+}
+
+TEST(Api, ReplayByPathNeedsNoEnvironment) {
+  const auto report = check_then_act(temp_dir("api-replay")).run();
+  ASSERT_TRUE(report.trace_path.has_value()) << report.describe();
+  const auto replayed = lockstep::replay(check_then_act(temp_dir("api-replay")), *report.trace_path);
+  EXPECT_TRUE(replayed.replayed);
+  EXPECT_EQ(replayed.verdict, lockstep::Verdict::violation);
+  EXPECT_EQ(replayed.interleaving, report.interleaving);
+  // A trace of another model is refused by name, not explored instead.
+  try {
+    (void)with_cas(temp_dir("api-replay")).replay(*report.trace_path);
+    FAIL() << "no error";
+  } catch (const lockstep::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(*report.trace_path + ": this trace was recorded from another model"),
+              std::string::npos) << e.what();
+  }
+}
+
+// A corrupt trace given through LOCKSTEP_REPLAY names the variable, its file and the step.
+TEST(Api, ACorruptReplayNamesTheFileAndTheStep) {
+  const auto report = check_then_act(temp_dir("api-corrupt")).run();
+  ASSERT_TRUE(report.trace_path.has_value()) << report.describe();
+  auto doc = nlohmann::json::parse(std::ifstream(*report.trace_path));
+  auto& decisions = doc["decisions"];
+  ASSERT_GE(decisions.size(), 2u);
+  decisions[1] = "a9";  // an actor the model does not have
+  const std::string corrupt = *report.trace_path + ".corrupt.json";
+  std::ofstream(corrupt) << doc.dump(2);
+  setenv("LOCKSTEP_REPLAY", corrupt.c_str(), 1);
+  std::string what = "(no error)";
+  try {
+    (void)check_then_act(temp_dir("api-corrupt")).run();
+  } catch (const lockstep::InputError& e) {
+    what = e.what();
+  }
+  unsetenv("LOCKSTEP_REPLAY");
+  EXPECT_NE(what.find("LOCKSTEP_REPLAY=" + corrupt + ": trace diverges at step "), std::string::npos) << what;
 }
 
 TEST(Api, GoogleTestGlueReportsTheViolation) {

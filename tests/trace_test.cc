@@ -102,7 +102,27 @@ TEST(Trace, DivergenceNamesTheStep) {
   EXPECT_EQ(divergence_of(t).rfind("step 3: the trace records \"b at 0 ns: write x 1 -> 7\"", 0), 0u);
   t = good;
   t.message = "something else";
-  EXPECT_EQ(divergence_of(t).rfind("step 4: the trace ends with violation (\"something else\")", 0), 0u);
+  EXPECT_EQ(divergence_of(t).rfind("step 4: the trace ends with violation " + good.invariant + " (\"something else\")", 0), 0u)
+      << divergence_of(t);
+}
+
+// An edited invariant name is what differs: both sides name theirs.
+TEST(Trace, DivergenceOfTheVerdictNamesBothInvariants) {
+  auto t = lost_update_trace();
+  const std::string recorded = t.invariant;
+  t.invariant = "no_double_runs";
+  const std::string d = divergence_of(t);
+  EXPECT_NE(d.find("the trace ends with violation no_double_runs (\""), std::string::npos) << d;
+  EXPECT_NE(d.find("the replay with violation" + (recorded.empty() ? std::string(" (") : " " + recorded + " (")),
+            std::string::npos) << d;
+}
+
+// A trace whose embedded scenario was edited to make other actors does not replay as
+// identical, even when the recorded decisions still run to the end.
+TEST(Trace, ActorsOfAnEditedScenarioAreADivergence) {
+  auto t = lost_update_trace();
+  t.scenario["actors"].push_back({{"name", "c"}, {"ops", {"write y 1"}}});
+  EXPECT_EQ(divergence_of(t), "step 0: the trace records actors a, b, its scenario makes a, b, c");
 }
 
 TEST(Trace, TimedDeadlockAndChoiceTracesReplay) {

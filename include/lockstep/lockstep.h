@@ -156,6 +156,16 @@ class Model {
   // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_test.h.
   ModelReport run() const { return run_model(spec_, options_); }
 
+  // Replays the trace at `trace_path` (written by a failing run() of this model and
+  // configuration) instead of exploring: the same verdict and interleaving, no search.
+  // Throws InputError for a trace of another model or configuration, or one that no longer
+  // fits the code (naming the file and the step). LOCKSTEP_REPLAY does the same from outside.
+  ModelReport replay(std::string trace_path) const {
+    ModelOptions o = options_;
+    o.replay_trace = std::move(trace_path);
+    return run_model(spec_, o);
+  }
+
   // The same actors and invariants on real threads against a real PostgreSQL, `iterations`
   // times with seeded jitter (real/confirm.h). Samples interleavings; proves nothing.
   ConfirmReport confirm(std::string conninfo, int iterations = 20) const {
@@ -173,5 +183,11 @@ class Model {
   ModelSpec spec_;
   ModelOptions options_;
 };
+
+// replay(model, path): Model::replay, as a free function.
+template <typename State, typename Config>
+ModelReport replay(const Model<State, Config>& model, std::string trace_path) {
+  return model.replay(std::move(trace_path));
+}
 
 }  // namespace lockstep
