@@ -1,5 +1,5 @@
 // `lockstep check SCENARIO`: explore one scenario and compare its verdict with its expect.
-#include <cctype>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,12 +41,9 @@ struct CheckArgs {
 };
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
-std::string file_safe(const std::string& name) {
-  std::string out = name;
-  for (char& c : out) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
-  }
-  return out.empty() || out[0] == '.' ? "_" + out : out;
+// The trace's file name for a scenario file: its own name, with .json.
+std::string trace_file_of(const std::string& scenario_file) {
+  return std::filesystem::path(scenario_file).stem().string() + ".json";
 }
 
 std::vector<std::string> strategy_names() {
@@ -85,18 +82,29 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   const Scenario scenario = load_scenario(a.scenario);
   const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name);
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
-  const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}.json", file_safe(scenario.name)));
-  if (report.trace) {
-    sim::save_trace(*report.trace, path);
-    c.trace_path = path;
+  // Named after the scenario's file, as sweep names it: the two share reports/traces.
+  const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}", trace_file_of(a.scenario)));
+  // A trace that cannot be written does not lose the result: it is printed, then the error.
+  std::string not_written;
+  try {
+    if (report.trace) {
+      sim::save_trace(*report.trace, path);
+      c.trace_path = path;
+    }
+    c.witness_paths = save_witnesses(report, path);
+  } catch (const std::exception& e) {
+    not_written = fmt::format("{}: the trace was not written: {}", a.scenario, e.what());
   }
-  c.witness_paths = save_witnesses(report, path);
   if (a.json) {
     out << to_json(c, context).dump() << '\n';
   } else {
     print_human(out, c, context, kMaxPrintedEvents);
   }
   if (interrupted()) err << interrupted_phases(report) << '\n';
+  if (!not_written.empty()) {
+    err << "lockstep: " << not_written << '\n';
+    return kExitBadInput;
+  }
   return report.as_expected ? kExitOk : kExitUnexpected;
 }
 

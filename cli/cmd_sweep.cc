@@ -2,6 +2,7 @@
 // results.json, the failing traces and their HTML views.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,18 +45,42 @@ struct SweepPlan {
   std::vector<std::pair<std::string, std::string>> files;  // (file, path relative to its DIR)
 };
 
+// Whether a JSON file found in a directory is lockstep's own output, not a scenario: a
+// trace (its format is written first) or a sweep's results.json beside its summary.md.
+bool own_output(const fs::path& file) {
+  std::error_code ec;
+  if (file.filename() == "results.json" && fs::exists(file.parent_path() / "summary.md", ec)) return true;
+  std::ifstream in(file, std::ios::binary);
+  std::string head(256, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("\"lockstep-trace/") != std::string::npos;
+}
+
 // The scenario files under `dir` (searched recursively for *.json), sorted; or `dir` itself.
-std::vector<std::string> scenario_files(const std::string& dir) {
+// In a directory, the sweep's own output directory and lockstep's output files are skipped
+// (counted in `skipped`): `sweep .` after a `check` there does not read its traces.
+std::vector<std::string> scenario_files(const std::string& dir, const fs::path& out, std::size_t& skipped) {
   std::error_code ec;
   const auto status = fs::status(dir, ec);
   if (ec || !fs::exists(status)) throw InputError(fmt::format("{}: no such file or directory", dir));
   if (fs::is_regular_file(status)) return {dir};
   if (!fs::is_directory(status)) throw InputError(fmt::format("{}: not a regular file or a directory", dir));
   std::vector<std::string> files;
+  const fs::path own = fs::weakly_canonical(out, ec);
   for (fs::recursive_directory_iterator it(dir, ec), end; it != end; it.increment(ec)) {
     if (ec) break;
     std::error_code kind;
-    if (it->is_regular_file(kind) && it->path().extension() == ".json") files.push_back(it->path().string());
+    if (it->is_directory(kind) && fs::weakly_canonical(it->path(), kind) == own) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(kind) || it->path().extension() != ".json") continue;
+    if (own_output(it->path())) {
+      ++skipped;
+    } else {
+      files.push_back(it->path().string());
+    }
   }
   if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", dir, ec.message()));
   std::sort(files.begin(), files.end());
@@ -63,13 +88,16 @@ std::vector<std::string> scenario_files(const std::string& dir) {
 }
 
 // Every file of the sweep, DIR by DIR, with its path relative to its DIR.
-std::vector<std::pair<std::string, std::string>> sweep_files(const std::vector<std::string>& dirs) {
+std::vector<std::pair<std::string, std::string>> sweep_files(const std::vector<std::string>& dirs, const std::string& out,
+                                                             std::ostream& err) {
   std::vector<std::pair<std::string, std::string>> files;
+  std::size_t skipped = 0;
   for (const auto& dir : dirs) {
-    for (const auto& f : scenario_files(dir)) {
+    for (const auto& f : scenario_files(dir, out, skipped)) {
       files.emplace_back(f, fs::is_regular_file(dir) ? fs::path(f).filename().string() : fs::relative(f, dir).string());
     }
   }
+  if (skipped > 0) err << fmt::format("sweep: skipped {} JSON files that lockstep wrote (traces, results)\n", skipped);
   return files;
 }
 
@@ -157,7 +185,7 @@ int cmd_sweep(const SweepArgs& a, CommandContext& ctx) {
   const sim::StrategyOptions::Shard shard = a.shard.empty() ? sim::StrategyOptions::Shard{} : parse_shard(a.shard);
   const real::Stopwatch clock;
   Progress progress(ctx.err, clock);
-  const SweepPlan plan{a, shard, sweep_files(a.dirs)};
+  const SweepPlan plan{a, shard, sweep_files(a.dirs, a.out, ctx.err)};
   fs::create_directories(a.out);
   std::vector<nlohmann::json> results;
   std::size_t run = 0;

@@ -53,6 +53,22 @@ Expectation parse_expect(const JsonCursor& c) {
   return e;
 }
 
+// A violation the scenario expects must be one the system declares (or lockstep's own
+// cross-execution lock_order): a typo is bad input, not a verdict "NOT AS EXPECTED".
+// A system that declares no invariants (script's checks are expressions) is not checked.
+void check_expected_invariant(const SystemInfo& info, const Expectation& e, const JsonCursor& expect) {
+  if (e.verdict != Verdict::violation || !e.violation || info.invariants.empty()) return;
+  const std::string& name = *e.violation;
+  if (name == "lock_order") return;
+  std::string list;
+  for (const auto& i : info.invariants) {
+    if (i.name == name) return;
+    list += fmt::format("{}{}", list.empty() ? "" : ", ", i.name);
+  }
+  expect.at("violation").fail(
+      fmt::format("system \"{}\" declares no invariant \"{}\" (it declares: {})", info.name, name, list));
+}
+
 }  // namespace
 
 std::string_view time_mode_name(TimeMode mode) {
@@ -99,7 +115,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
     }
   }
   if (auto e = root.find("explore")) s.explore = parse_explore(*e);
-  if (auto e = root.find("expect")) s.expect = parse_expect(*e);
+  if (auto e = root.find("expect")) {
+    s.expect = parse_expect(*e);
+    check_expected_invariant(*info, s.expect, *e);
+  }
 
   SystemInput input;
   input.variant = s.variant;

@@ -154,6 +154,44 @@ TEST_F(Cli, SweepWritesSummaryResultsAndTracesAndComparesExpectations) {
   EXPECT_NE(m.out.find("\"scenario\":\"lost-update\""), std::string::npos) << m.out;
 }
 
+// `sweep .` after a `check` in the same directory reads scenarios only: not the check's
+// traces, nor its own earlier output.
+TEST_F(Cli, SweepSkipsWhatLockstepWrote) {
+  const std::string dir = path("own-output");
+  fs::create_directories(dir);
+  fs::copy_file(scenario("script/lost-update.json"), dir + "/lost-update.json");
+  ASSERT_EQ(run({"check", dir + "/lost-update.json", "--trace-out", dir + "/reports/traces/lost-update.json"}).code, kExitOk);
+  ASSERT_FALSE(fs::is_empty(dir + "/reports/traces"));
+  for (int round = 0; round < 2; ++round) {  // the second round also meets its own first output
+    const CliRun s = run({"sweep", dir, "--out", dir + "/sweep-out", "--json"});
+    EXPECT_EQ(s.code, kExitOk) << s.err;
+    EXPECT_EQ(std::count(s.out.begin(), s.out.end(), '\n'), 1) << s.out;
+    EXPECT_NE(s.err.find("sweep: skipped "), std::string::npos) << s.err;
+  }
+}
+
+// check names its trace after the scenario's file, as sweep does (a scenario's name may be
+// anything, 300 characters say); a trace it cannot write does not lose the result.
+TEST_F(Cli, CheckNamesTheTraceAfterTheFileAndKeepsTheResultWhenItCannotWrite) {
+  const std::string dir = path("long-name");
+  fs::create_directories(dir);
+  auto doc = nlohmann::json::parse(std::ifstream(scenario("script/lost-update.json")));
+  doc["name"] = std::string(300, 'n');
+  std::ofstream(dir + "/long.json") << doc.dump();
+  const fs::path before = fs::current_path();
+  fs::current_path(dir);
+  const CliRun r = run({"check", "long.json"});
+  fs::current_path(before);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/reports/traces/long.json"));
+
+  std::ofstream(dir + "/a-file") << "x";
+  const CliRun w = run({"check", dir + "/long.json", "--trace-out", dir + "/a-file/t.json"});
+  EXPECT_EQ(w.code, kExitBadInput);
+  EXPECT_NE(w.out.find("violation"), std::string::npos) << w.out;  // the result, printed first
+  EXPECT_NE(w.err.find(dir + "/long.json: the trace was not written: "), std::string::npos) << w.err;
+}
+
 TEST_F(Cli, ReplayStepWalksOneStepPerLineAndStopsOnQ) {
   const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
   std::vector<const char*> argv = {"lockstep", "replay", trace.c_str(), "--step"};

@@ -140,6 +140,20 @@ TEST_F(Robustness, SystemConfigErrorsNameTheFileAndPointer) {
   expect_bad_input(run({"check", bench}), bench, "/variant: variant no_lock applies to lockinc only");
 }
 
+// A typo in the expected invariant is bad input (the system declares its invariants), not
+// a verdict "NOT AS EXPECTED"; the right name still runs.
+TEST_F(Robustness, AnExpectedInvariantTheSystemDoesNotDeclareIsBadInput) {
+  const auto doc = [](const std::string& invariant) {
+    return R"({"format": "lockstep-scenario/1", "name": "x", "system": "bench", "variant": "no_lock",
+      "config": {"program": "lockinc", "n": 2}, "expect": {"verdict": "violation", "violation": ")" + invariant + "\"}}";
+  };
+  const std::string typo = write("typo.json", doc("final_cuont"));
+  expect_bad_input(run({"check", typo}), typo,
+                   "/expect/violation: system \"bench\" declares no invariant \"final_cuont\" (it declares: ");
+  const std::string right = write("right.json", doc("final_count"));
+  EXPECT_EQ(run({"check", right}).code, kExitOk);
+}
+
 TEST_F(Robustness, AnUnknownStrategyIsBlamedOnWhereItCameFrom) {
   const CliRun flag = run({"check", source("scenarios/bench/lockinc-2.json"), "--strategy", "sdpor"});
   EXPECT_EQ(flag.code, kExitBadInput);
