@@ -23,9 +23,13 @@ nlohmann::json list_json() {
     for (const auto& d : v) a.push_back({{"name", d.name}, {"description", d.description}});
     return a;
   };
-  for (const auto& s : registered_systems()) {
-    j["systems"].push_back({{"name", s.name}, {"description", s.description}, {"variants", docs(s.variants)},
-                            {"invariants", docs(s.invariants)}, {"faults", docs(s.faults)}});
+  for (const bool built_in : {false, true}) {  // the program's own systems first
+    for (const auto& s : registered_systems()) {
+      if (s.built_in != built_in) continue;
+      j["systems"].push_back({{"name", s.name}, {"description", s.description}, {"built_in", s.built_in},
+                              {"variants", docs(s.variants)}, {"invariants", docs(s.invariants)},
+                              {"faults", docs(s.faults)}});
+    }
   }
   for (const auto& s : sim::strategy_catalog()) {
     j["strategies"].push_back({{"name", s.name}, {"description", s.help}, {"fairness", s.fairness}});
@@ -33,17 +37,28 @@ nlohmann::json list_json() {
   return j;
 }
 
+void print_system(std::ostream& out, const SystemInfo& s) {
+  out << fmt::format("  {}: {}\n", s.name, s.description);
+  for (const auto& v : s.variants) out << fmt::format("    variant {}: {}\n", v.name, v.description);
+  for (const auto& v : s.invariants) out << fmt::format("    invariant {}: {}\n", v.name, v.description);
+  for (const auto& v : s.faults) out << fmt::format("    fault {}: {}\n", v.name, v.description);
+}
+
 int cmd_list(bool json, std::ostream& out) {
   if (json) {
     out << list_json().dump(2) << '\n';
     return kExitOk;
   }
-  out << "systems:\n";
-  for (const auto& s : registered_systems()) {
-    out << fmt::format("  {}: {}\n", s.name, s.description);
-    for (const auto& v : s.variants) out << fmt::format("    variant {}: {}\n", v.name, v.description);
-    for (const auto& v : s.invariants) out << fmt::format("    invariant {}: {}\n", v.name, v.description);
-    for (const auto& v : s.faults) out << fmt::format("    fault {}: {}\n", v.name, v.description);
+  // The program's own systems first (a team's executable lists its service on top), then
+  // lockstep's.
+  for (const bool built_in : {false, true}) {
+    bool heading = false;
+    for (const auto& s : registered_systems()) {
+      if (s.built_in != built_in) continue;
+      if (!heading) out << (built_in ? "built-in systems:\n" : "systems:\n");
+      heading = true;
+      print_system(out, s);
+    }
   }
   out << "strategies:\n";
   for (const auto& s : sim::strategy_catalog()) {

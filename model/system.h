@@ -100,6 +100,7 @@ struct SystemInput {
 struct SystemInfo {
   std::string name;
   std::string description;
+  bool built_in = false;           // one of lockstep's own systems (set by the registry)
   std::vector<NamedDoc> variants;  // variants.front() is the default
   std::vector<NamedDoc> invariants;
   std::vector<NamedDoc> faults;

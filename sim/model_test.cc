@@ -82,7 +82,7 @@ std::string ModelReport::describe() const {
                                 message.empty() ? "" : ": " + message);
   if (!note.empty()) out += fmt::format("  note: {}\n", note);
   if (!replayed) {
-    out += fmt::format("  {} executions ({} sleep-set blocked), {} steps; {}\n", executions, redundant, steps, stop_reason);
+    out += fmt::format("  {} executions ({} sleep-set blocked), {} steps; {}\n", executions, redundant, search_steps, stop_reason);
   }
   if (!marks.empty()) {
     std::string list;
@@ -182,7 +182,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.verdict = result.verdict;
   report.executions = result.stats.executions;
   report.redundant = result.stats.redundant;
-  report.steps = result.stats.steps;
+  report.search_steps = result.stats.steps;
   report.exhaustive = result.exhaustive;
   report.stop_reason = result.stop_reason;
   report.marks = result.stats.marks;
@@ -200,6 +200,8 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const sim::Trace& trace = *x.trace;
   report.replay_command = replay_command;
   report.message = trace.message;  // the message of the trace written, not of the longer execution found
+  report.steps = static_cast<std::uint64_t>(std::count_if(trace.decisions.begin(), trace.decisions.end(),
+                                                          [](const sim::Decision& d) { return d.kind != sim::Decision::Kind::choice; }));
   report.interleaving = bounded_interleaving(trace.events, trace.actors);
   // While another trace is being replayed, a failure of a different model is reported
   // but not written: the file could be the very trace being replayed.

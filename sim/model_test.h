@@ -52,7 +52,8 @@ struct ModelReport {
   std::string message;
   std::uint64_t executions = 0;
   std::uint64_t redundant = 0;
-  std::uint64_t steps = 0;
+  std::uint64_t steps = 0;         // the steps of the failing trace written (or replayed); 0 on a pass
+  std::uint64_t search_steps = 0;  // the steps of every execution the search ran
   bool exhaustive = false;
   std::string stop_reason;
   std::optional<std::string> trace_path;

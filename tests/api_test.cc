@@ -97,6 +97,10 @@ TEST(Api, ReplayByPathNeedsNoEnvironment) {
   EXPECT_TRUE(replayed.replayed);
   EXPECT_EQ(replayed.verdict, lockstep::Verdict::violation);
   EXPECT_EQ(replayed.interleaving, report.interleaving);
+  // steps counts the failing trace (what the replay runs), search_steps the whole search.
+  EXPECT_EQ(report.steps, replayed.steps);
+  EXPECT_GT(report.steps, 0u);
+  EXPECT_LT(report.steps, report.search_steps) << report.describe();
   // A trace of another model is refused by name, not explored instead.
   try {
     (void)with_cas(temp_dir("api-replay")).replay(*report.trace_path);

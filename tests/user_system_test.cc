@@ -143,6 +143,12 @@ TEST(UserSystem, ARegisteredSystemRunsFromScenarioFilesLikeABuiltInOne) {
   using lockstep::testing::run_cli_in_process;
   const auto list = run_cli_in_process({"list"});
   EXPECT_NE(list.out.find("usercounter: a counter of our own"), std::string::npos) << list.out;
+  // The program's own systems come first, lockstep's after them under their own heading.
+  EXPECT_EQ(list.out.rfind("systems:\n  usercounter: ", 0), 0u) << list.out;
+  EXPECT_LT(list.out.find("usercounter: "), list.out.find("built-in systems:\n  script: ")) << list.out;
+  const auto json = nlohmann::json::parse(run_cli_in_process({"list", "--json"}).out);
+  EXPECT_EQ(json["systems"][0]["name"], "usercounter");
+  EXPECT_EQ(json["systems"][0]["built_in"], false);
   EXPECT_EQ(run_cli_in_process({"check", dir + "/atomic.json"}).code, 0);
   const auto racy = run_cli_in_process({"check", dir + "/racy.json", "--trace-out", dir + "/racy.trace.json"});
   EXPECT_EQ(racy.code, 0) << racy.out << racy.err;

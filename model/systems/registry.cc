@@ -55,6 +55,7 @@ std::vector<SystemInfo>& systems() {
     add_checked(v, phase_lock::system_info());
     add_checked(v, supervisor::system_info());
     add_checked(v, dal::system_info());
+    for (SystemInfo& s : v) s.built_in = true;
     return v;
   }();
   return all;
