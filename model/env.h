@@ -190,6 +190,13 @@ class SharedVar {
   virtual void store(std::int64_t value) = 0;
   // Stores `desired` when the value equals `expected`; a failed exchange is only a read.
   virtual bool compare_exchange(std::int64_t expected, std::int64_t desired) = 0;
+  // Adds `delta` and returns the value before, as one atomic step (a counter needs no CAS
+  // loop). The default is that loop, for a SharedVar of your own; lockstep's are one step.
+  virtual std::int64_t fetch_add(std::int64_t delta) {
+    for (std::int64_t seen = load();; seen = load()) {
+      if (compare_exchange(seen, seen + delta)) return seen;
+    }
+  }
 };
 
 class Env {

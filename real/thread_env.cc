@@ -244,6 +244,10 @@ class ThreadSharedVar final : public SharedVar {
     env_.jitter();
     return value_.compare_exchange_strong(expected, desired);
   }
+  std::int64_t fetch_add(std::int64_t delta) override {
+    env_.jitter();
+    return value_.fetch_add(delta);
+  }
 
  private:
   ThreadEnv& env_;

@@ -268,6 +268,14 @@ class SimSharedVar final : public SharedVar, SimObject {
     return true;
   }
 
+  std::int64_t fetch_add(std::int64_t delta) override {
+    s_.yield({"add", {id_, Access::read_write}, delta, true});
+    const std::int64_t before = value_;
+    value_ += delta;
+    s_.note_result({Kind::value, before});
+    return before;
+  }
+
  private:
   std::int64_t value_;
 };
