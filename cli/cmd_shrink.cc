@@ -46,9 +46,9 @@ int cmd_shrink(const std::string& path, const std::optional<std::string>& out_pa
   const std::string target = shrunk_path(path, out_path);
   sim::save_trace(shrunk, target);
   const auto& s = *shrunk.shrunk;
-  out << fmt::format("{}: {} steps and {} preemptions, down from {} steps and {} preemptions ({} attempts)\n",
-                     verdict_name(shrunk.verdict), s.steps, s.preemptions, s.original_steps, s.original_preemptions,
-                     s.attempts);
+  out << fmt::format("{}: {} preemptions and {} steps, from {} preemptions and {} steps ({} attempts{})\n",
+                     verdict_name(shrunk.verdict), s.preemptions, s.steps, s.original_preemptions, s.original_steps,
+                     s.attempts, s.steps > s.original_steps ? "; fewer preemptions come before fewer steps" : "");
   if (s.out_of_budget) out << "  (shrinking stopped by its budget: a simpler trace may exist)\n";
   out << fmt::format("  trace: {}\n  replay: {}\n", target, replay_command(context.program, target));
   return kExitOk;

@@ -216,8 +216,10 @@ void print_failing_execution(std::ostream& out, const sim::CheckReport& r, std::
   out << fmt::format("  failing execution: #{} of the search, {} steps", failure->execution, failure->result.steps);
   if (r.trace->shrunk) {
     const auto& sh = *r.trace->shrunk;
-    out << fmt::format("; trace shrunk to {} steps, {} preemptions (found with {} steps, {} preemptions){}", sh.steps,
-                       sh.preemptions, sh.original_steps, sh.original_preemptions,
+    // Preemptions first, as the shrinker orders them: a trace may grow to lose one.
+    out << fmt::format("; trace shrunk to {} preemptions, {} steps (found with {} preemptions, {} steps){}{}",
+                       sh.preemptions, sh.steps, sh.original_preemptions, sh.original_steps,
+                       sh.steps > sh.original_steps ? "; fewer preemptions come before fewer steps" : "",
                        sh.out_of_budget ? "; shrinking stopped by its budget" : "");
   }
   out << '\n';

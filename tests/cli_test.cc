@@ -192,6 +192,17 @@ TEST_F(Cli, CheckNamesTheTraceAfterTheFileAndKeepsTheResultWhenItCannotWrite) {
   EXPECT_NE(w.err.find(dir + "/long.json: the trace was not written: "), std::string::npos) << w.err;
 }
 
+// Shrinking puts preemptions before steps; the report says so in that order (a trace may
+// grow by a step to lose a preemption).
+TEST_F(Cli, TheShrinkLineLeadsWithPreemptions) {
+  const CliRun r = run({"check", scenario("script/lost-update.json"), "--trace-out", path("lu.json")});
+  EXPECT_NE(r.out.find("trace shrunk to 1 preemptions, 4 steps (found with 2 preemptions, 4 steps)"), std::string::npos)
+      << r.out;
+  const CliRun s = run({"shrink", path("lu.json"), "--out", path("lu2.json")});
+  EXPECT_NE(s.out.find("violation: 1 preemptions and 4 steps, from 2 preemptions and 4 steps"), std::string::npos)
+      << s.out;
+}
+
 TEST_F(Cli, ReplayStepWalksOneStepPerLineAndStopsOnQ) {
   const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
   std::vector<const char*> argv = {"lockstep", "replay", trace.c_str(), "--step"};
