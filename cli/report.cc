@@ -125,6 +125,7 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   j["exhaustive"] = r.result.exhaustive;
   j["interrupted"] = r.result.interrupted;
   j["stop_reason"] = r.result.stop_reason;
+  j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
   j["executions_per_s"] = per_second(stats.executions, stats.elapsed_s);
@@ -202,6 +203,7 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
+  for (const auto& note : r.result.notes) out << fmt::format("  note: {}\n", note);
   if (!stats.marks.empty()) {
     std::string marks;
     for (const auto& [mark, n] : stats.marks) marks += fmt::format("{}{}: {}", marks.empty() ? "" : ", ", mark, n);

@@ -53,6 +53,7 @@ class PreemptionBounded final : public Strategy {
   // Exhaustive only when the bound never cut a transition.
   bool exhausted() const override { return inner_->exhausted() && !cut_; }
   bool take_restart() override { return inner_->take_restart(); }
+  std::string restart_reason() const override { return inner_->restart_reason(); }
   std::string limitation() const override {
     if (!cut_) return inner_->limitation();
     return fmt::format("every execution with at most {} preemptions explored{}; the bound cut others", bound_,

@@ -20,6 +20,9 @@ class Search {
   ExploreResult run() {
     while (!stopped_before_next()) {
       if (strategy_.take_restart()) {  // the search begins anew: what it counted so far is not its count
+        out_.notes.push_back(fmt::format("optimal DPOR does not cover this model: {}. The search began again at "
+                                         "execution {} as source-dpor, which may run sleep-set-blocked executions",
+                                         strategy_.restart_reason(), out_.stats.executions));
         out_.stats = ExploreStats{};
         lock_orders_ = LockOrderGraph();
         out_.first_failure.reset();

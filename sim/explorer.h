@@ -77,6 +77,8 @@ struct ExploreResult {
   bool exhaustive = false;
   bool interrupted = false;  // stop_requested ended the search
   std::string stop_reason;  // why the search ended, for reports
+  // What the user should know about how the search ran (dpor leaving optimal mode, say).
+  std::vector<std::string> notes;
 };
 
 ExploreResult explore_system(const System& system, Strategy& strategy, const ExploreOptions& options);

@@ -185,11 +185,13 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.search_steps = result.stats.steps;
   report.exhaustive = result.exhaustive;
   report.stop_reason = result.stop_reason;
+  for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
   report.marks = result.stats.marks;
   if (replaying) {
     report.note = fmt::format("LOCKSTEP_REPLAY={} was recorded from another model or configuration than this one "
                               "(\"{}\" with {}): explored instead, no trace written",
-                              replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump());
+                              replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()) +
+                  (report.note.empty() ? "" : "; " + report.note);
   }
   if (!result.first_failure) return report;
   report.invariant = result.first_failure->result.invariant;

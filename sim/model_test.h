@@ -60,7 +60,9 @@ struct ModelReport {
   std::string interleaving;    // the failing execution as a table, one column per actor
   std::string replay_command;  // how to replay the failure
   bool replayed = false;       // this report comes from LOCKSTEP_REPLAY, not a search
-  std::string note;            // set when LOCKSTEP_REPLAY names a trace of another model
+  // Set when LOCKSTEP_REPLAY names a trace of another model, or the search ran at a cost
+  // the model may avoid (dpor leaving its optimal mode, and why).
+  std::string note;
   // Complete executions per mark (model_spec.h: the spec's marks, phantom_grant,
   // phantom_cleaned): whether a passing run ever took the path a fault opens.
   std::map<std::string, std::uint64_t> marks;

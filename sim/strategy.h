@@ -107,6 +107,8 @@ class Strategy {
   // True once, right after a next_execution() that began the search anew (dpor leaving its
   // optimal mode for a program it does not cover): the explorer forgets what it counted.
   virtual bool take_restart() { return false; }
+  // Why the search began anew (after take_restart), for the user: a cost they may avoid.
+  virtual std::string restart_reason() const { return {}; }
 };
 
 // The footprint of a plain lock's acquisition: exclusive, on one object outside any domain

@@ -155,6 +155,25 @@ TEST(Api, FetchAddIsOneAtomicStep) {
   EXPECT_EQ(dpor.redundant, 0u);
   const auto dfs = lockstep::Model<Tally>(model).strategy("dfs").run();
   EXPECT_EQ(dfs.executions, 6u);  // one step per add: 3! orders, nothing else
+  EXPECT_EQ(dpor.note, "") << dpor.describe();
+
+  // The same counter with a CAS loop: a failed compare sends dpor to its fallback, and the
+  // report says so, and why.
+  auto looped = lockstep::Model<Tally>("tally-cas")
+                    .actors(3, [](Tally& t, Env&, ActorId) {
+                      for (auto v = t.n->load();; v = t.n->load()) {
+                        if (t.n->compare_exchange(v, v + 1)) {
+                          t.seen.insert(v);
+                          return;
+                        }
+                      }
+                    })
+                    .trace_dir(temp_dir("api-tally"))
+                    .run();
+  EXPECT_EQ(looped.verdict, lockstep::Verdict::pass) << looped.describe();
+  EXPECT_NE(looped.note.find("optimal DPOR does not cover this model: a compare-and-swap failed"), std::string::npos)
+      << looped.describe();
+  EXPECT_NE(looped.describe().find("note: optimal DPOR"), std::string::npos) << looped.describe();
 }
 
 TEST(Api, GoogleTestGlueReportsTheViolation) {

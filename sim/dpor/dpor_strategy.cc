@@ -41,7 +41,7 @@ void DporStrategy::parked(std::span<const Transition> waiting) {
     // queued request), and sleeps (never ready: only the timer ends one).
     if (!plain_lock_acquisition(t.op->footprint) && !shared_lock_acquisition(t.op->footprint) && !t.op->handed_over &&
         !(t.op->footprint == Footprint{})) {
-      unsupported();
+      unsupported("an actor waits for something other than a plain lock, a grant or a sleep");
     }
   }
   const auto state = static_cast<std::uint32_t>(events_.size());
@@ -64,7 +64,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     // every lock held then: a footprint no race could work out elsewhere.
     if (t.timer && !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{} ||
                      (t.op->handed_over && !t.op->timer_reads_more))) {
-      unsupported();
+      unsupported("a timer other than a timeout of a plain lock or a grant, such as a deadlock check");
     }
   }
   if (depth_ < stack_.size()) {  // following the path of the previous execution
@@ -113,7 +113,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
 }
 
 std::uint32_t DporStrategy::choose(std::uint32_t n, std::string_view label, std::uint64_t step) {
-  unsupported();
+  unsupported("the model makes an explored choice: Env::choose, or a fault");
   if (depth_ < stack_.size()) {
     const Node& node = stack_[depth_];
     if (!node.is_choice || node.options != n) {
@@ -148,10 +148,16 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
                      "dpor: in optimal mode only a plain lock's try, a timeout and a CAS are narrowed");
   // A failed CAS would succeed where the variable holds what it expects, which optimal
   // mode does not work out (it knows no values): beyond it.
-  if (declared_op_.compares && effective.access != declared_.access) unsupported();
+  if (declared_op_.compares && effective.access != declared_.access) {
+    unsupported("a compare-and-swap failed; SharedVar::fetch_add is one step that never fails");
+  }
   Node& node = stack_[last_sched_];
-  if (node.expects && !(node.expected == effective)) unsupported();  // the wakeup tree was wrong
-  if (t.timer && declared_op_.handed_over && !(effective == declared_)) unsupported();  // it read more
+  if (node.expects && !(node.expected == effective)) {
+    unsupported("a step ran with another footprint than its wakeup-tree branch said");
+  }
+  if (t.timer && declared_op_.handed_over && !(effective == declared_)) {
+    unsupported("a grant wait's timer read more than its wait");
+  }
   node.current_effect.add(effective);
   events_.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
                      declared_op_.timer_reads_more, plain_try, declared_.access, effective,
@@ -184,7 +190,7 @@ bool DporStrategy::next_from_wakeup(Node& n) {
     if (!n.mode_done(a, timer) && n.mode_enabled(a, timer) && !n.sleeps(a, timer)) return true;
     n.wakeup.erase_transition(a, timer);
     if (!n.mode_enabled(a, timer)) {  // the branch's transition waits here: beyond optimal mode
-      unsupported();
+      unsupported("a wakeup-tree branch's transition waits where the tree puts it");
       add_every_awake(n);
     }
   }

@@ -95,6 +95,7 @@ class DporStrategy final : public Strategy {
   bool next_execution() override;
 
   bool take_restart() override { return std::exchange(restarted_, false); }
+  std::string restart_reason() const override { return fallback_why_; }
 
   void clock_advanced() override { barriers_.push_back(static_cast<std::uint32_t>(events_.size())); }
 
@@ -297,12 +298,17 @@ class DporStrategy final : public Strategy {
 
   // Something beyond optimal mode (see the top of this file) ends it: the search begins
   // again as source-DPOR (take_restart).
-  void unsupported() { fallback_ = fallback_ || optimal_; }
+  // `why` is said once, in the search's notes (Strategy::restart_reason).
+  void unsupported(const char* why) {
+    if (optimal_ && !fallback_) fallback_why_ = why;
+    fallback_ = fallback_ || optimal_;
+  }
 
   std::string name_;
   bool bounded_;
   bool optimal_;
   bool fallback_ = false;
+  const char* fallback_why_ = "";
   Footprint declared_;
   OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
   bool declared_waits_ = false;

@@ -123,7 +123,7 @@ void DporStrategy::analyze_event(std::size_t j, std::size_t n) {
     // Its footprint is worked out: a plain lock's timeout reads the lock, its run takes
     // it; a grant wait's run and timeout (a phantom grant, or the grant winning) both have
     // the wait's footprint, but for a deadlock check, which reads every lock held then.
-    if (e.grant_wait && e.timer_reads_more) unsupported();
+    if (e.grant_wait && e.timer_reads_more) unsupported("a grant wait whose timer is a deadlock check races");
     alternatives_.push_back({static_cast<int>(j), last_of_actor_[e.actor]});
   }
   last_of_actor_[e.actor] = static_cast<int>(j);
@@ -252,13 +252,13 @@ void DporStrategy::reverse_deferred(std::size_t n) {
     // leaf ending in it would cover sequences its branch never reaches: found by the sim-pg
     // property with a conditional update).
     if (events_[j].compares) {  // it may fail there, or succeed: not known
-      unsupported();
+      unsupported("a race moves a compare-and-swap; SharedVar::fetch_add is one step that never fails");
       break;
     }
     if (events_[j].plain_try) {
       const std::optional<Access> known = try_access_reversed(i, j, n);
       if (!known) {
-        unsupported();
+        unsupported("a race moves a lock's try where what it does is not known");
         break;
       }
       q_step.fp.access = *known;

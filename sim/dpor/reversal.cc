@@ -138,7 +138,7 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
   for (int k = i + 1; k < notdep_end; ++k) {
     if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
       if (k >= q_later && events_[k].actor == q) {  // q's own later step would come before it
-        unsupported();
+        unsupported("a reversal would put an actor's later step before its own earlier one");
         return;
       }
       const WakeStep* step = optimal_ ? &steps_[static_cast<std::size_t>(k)] : nullptr;
@@ -161,7 +161,7 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
       // again as source-DPOR, so nothing is inserted here. (Steps whose footprint may be
       // another in the reversed order, a timer or a failed try, never reach here: they
       // end optimal mode as they run, and such an execution is not analysed.)
-      unsupported();
+      unsupported("a race's reversal would start with a step that waits");
       return;
     }
     sequence_.push_back(&q_step);
