@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/gtest.h"
+#include "lockstep/invariants.h"
 #include "lockstep/lockstep.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/trace.h"
@@ -174,6 +175,40 @@ TEST(Api, FetchAddIsOneAtomicStep) {
   EXPECT_NE(looped.note.find("optimal DPOR does not cover this model: a compare-and-swap failed"), std::string::npos)
       << looped.describe();
   EXPECT_NE(looped.describe().find("note: optimal DPOR"), std::string::npos) << looped.describe();
+}
+
+// The ready invariants of <lockstep/invariants.h> catch a lock left held and a connection
+// never returned, and pass the service that cleans up.
+TEST(Api, ReadyInvariantsCatchALockAndACheckoutLeftBehind) {
+  namespace pg = lockstep::pg;
+  struct Service {
+    explicit Service(Env& env) : pool(env.new_pg_pool({})) {}
+    std::unique_ptr<pg::Pool> pool;
+    std::optional<pg::PooledConnection> kept;  // a connection the buggy worker never returns
+  };
+  const auto model = [](bool unlock, bool give_back) {
+    return lockstep::Model<Service>(fmt::format("leaky-{}-{}", unlock, give_back))
+        .actors(1, [unlock, give_back](Service& s, Env&, ActorId) {
+          auto conn = s.pool->checkout().value();
+          if (!conn->advisory_lock(pg::AdvisoryKey::pair(7, 1), pg::LockMode::exclusive).ok()) return;
+          if (unlock) (void)conn->advisory_unlock(pg::AdvisoryKey::pair(7, 1), pg::LockMode::exclusive);
+          if (!give_back) s.kept = std::move(conn);
+        })
+        .invariant("no_checkout_left",
+                   lockstep::no_connection_checked_out<Service>([](Service& s) -> pg::Pool& { return *s.pool; }))
+        .invariant("no_lock_left", lockstep::no_advisory_lock_left<Service>(
+                                       [](Service& s) -> pg::Pool& { return *s.pool; },
+                                       [](const pg::AdvisoryLockRow& r) { return r.classid == 7; }))
+        .trace_dir(temp_dir("api-ready"))
+        .run();
+  };
+  EXPECT_EQ(model(true, true).verdict, lockstep::Verdict::pass) << model(true, true).describe();
+  const auto lock_left = model(false, true);
+  EXPECT_EQ(lock_left.invariant, "no_lock_left") << lock_left.describe();
+  EXPECT_NE(lock_left.message.find("advisory lock (7, 1) is still held by pid "), std::string::npos) << lock_left.message;
+  const auto checkout_left = model(true, false);
+  EXPECT_EQ(checkout_left.invariant, "no_checkout_left") << checkout_left.describe();
+  EXPECT_EQ(checkout_left.message, "1 connection is still checked out of the pool");
 }
 
 TEST(Api, GoogleTestGlueReportsTheViolation) {

@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include <lockstep/invariants.h>
+
 #include "jobclaim.h"
 
 namespace jobclaim {
@@ -23,15 +25,15 @@ Jobs::Jobs(Env& env, const Config& c) : config(c) {
   for (int w = 0; w < c.workers; ++w) ran_by.push_back(env.new_shared_var("ran_by" + std::to_string(w), 0));
 }
 
+lockstep::pg::Pool& pool_of(Jobs& s) { return *s.pool; }
+
 lockstep::Model<Jobs, Config> model(const Config& c) {
   const ClaimOptions o = claim_options(c.variant, std::chrono::milliseconds(c.lock_timeout_ms));
   lockstep::Model<Jobs, Config> m("jobclaim", c);
   m.actors(c.workers, [o](Jobs& s, Env& env, ActorId self) {
      const int ran = claim_jobs(*s.pool, s.config.jobs, o, [&s, &env](std::int64_t id) {
        env.sleep_for(std::chrono::milliseconds(s.config.job_ms));
-       auto& runs = *s.runs[id - 1];
-       for (auto n = runs.load(); !runs.compare_exchange(n, n + 1); n = runs.load()) {
-       }
+       s.runs[id - 1]->fetch_add(1);
      });
      s.ran_by[self]->store(ran);
    })
@@ -42,17 +44,12 @@ lockstep::Model<Jobs, Config> model(const Config& c) {
                    }
                    return std::nullopt;
                  })
-      .invariant("no_lock_left",
-                 [](Jobs& s) -> std::optional<std::string> {
-                   auto conn = s.pool->checkout().value();
-                   for (const auto& row : conn->advisory_locks().value()) {
-                     // Only jobclaim's keys ((7, id) in the two-int4 form): a shared server may
-                     // hold other advisory locks of other clients.
-                     const bool ours = row.classid == 7 && row.objsubid == 2;
-                     if (ours && row.granted) return "advisory lock (" + std::to_string(row.classid) + ", " + std::to_string(row.objid) + ") is still held by pid " + std::to_string(row.pid);
-                   }
-                   return std::nullopt;
-                 })
+      // Only jobclaim's keys ((7, id) in the two-int4 form): a shared server may hold other
+      // clients' advisory locks.
+      .invariant("no_lock_left", lockstep::no_advisory_lock_left<Jobs>(pool_of, [](const lockstep::pg::AdvisoryLockRow& r) {
+                   return r.classid == 7 && r.objsubid == 2;
+                 }))
+      .invariant("no_checkout_left", lockstep::no_connection_checked_out<Jobs>(pool_of))
       .mark("one_worker_ran_every_job", [](Jobs& s) {
         for (const auto& n : s.ran_by) {
           if (n->load() == s.config.jobs) return true;
@@ -71,7 +68,8 @@ lockstep::ModelSystem<Jobs, Config> system() {
                    {"check_before_lock", "checks the row before taking the lock and trusts it"},
                    {"unlock_only_if_granted", "unlocks only after a granted lock: a phantom grant stays held"}},
       .invariants = {{"each_job_once", "every job runs exactly once"},
-                     {"no_lock_left", "no advisory lock is held once the workers are done"}},
+                     {"no_lock_left", "no advisory lock is held once the workers are done"},
+                     {"no_checkout_left", "every worker returned its connection"}},
       .faults = {{"phantom_grant", "Bug #17686: a lock timeout fires after the grant (needs timed exploration)"}},
       .read_config =
           [](const lockstep::SystemInput& in) {
