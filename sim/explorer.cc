@@ -7,6 +7,9 @@
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
+
+// The search size from which untimed mode's cost is worth a note (note_untimed_cost).
+constexpr std::uint64_t kUntimedNoteExecutions = 1000;
 namespace {
 
 // One search: the loop's state and its steps.
@@ -77,6 +80,7 @@ class Search {
     }
     ExploreStats& stats = out_.stats;
     stats.steps += result.steps;
+    stats.timer_steps += result.timer_steps;
     if (result.interrupted) {  // cut inside the execution: the next turn of the loop says why
       stats.elapsed_s = elapsed();
       if (!stop_asked() && !out_of_time()) {
@@ -136,6 +140,7 @@ class Search {
 
   // The search's verdict: its first failure's, else pass when it was exhaustive.
   void conclude() {
+    note_untimed_cost();
     out_.exhaustive = !out_.interrupted && strategy_.exhausted();
     if (out_.first_failure) {
       out_.verdict = out_.first_failure->result.verdict;
@@ -149,6 +154,19 @@ class Search {
                                : strategy_.limitation();
       }
     }
+  }
+
+  // Untimed mode lets every timer fire at any moment: code that sleeps or retries pays for
+  // it in executions, which a user should hear about once the search is large.
+  void note_untimed_cost() {
+    const ExploreStats& stats = out_.stats;
+    if (limits_.time != TimeMode::untimed || stats.timer_steps == 0) return;
+    if (stats.executions + stats.redundant < kUntimedNoteExecutions) return;
+    out_.notes.push_back(fmt::format(
+        "untimed mode: {} of the {} steps were timers firing (sleeps ending, timeouts), each explored at every "
+        "moment it could happen. If durations are part of the design, timed mode (\"time\": \"timed\", "
+        "Model::timed()) explores far fewer executions",
+        stats.timer_steps, stats.steps));
   }
 
   const System& system_;

@@ -221,6 +221,7 @@ void Scheduler::start_actors(int n) {
   decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
                         static_cast<std::uint32_t>(t.actor)});
   last_ran_[t.actor] = steps_ + 1;
+  if (t.timer) ++result_verdict_.timer_steps;
   execute(t);
   if (divergence_) std::rethrow_exception(divergence_);
   if (remember) record_sig(t, enabled_mask);

@@ -135,6 +135,7 @@ struct ExecutionResult {
   std::string invariant;  // for violation
   std::string message;
   std::uint64_t steps = 0;
+  std::uint64_t timer_steps = 0;  // of those, timers firing (a sleep's end, a timeout)
   bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
   bool skipped = false;     // the strategy ended it as another shard's
   bool unfair = false;      // fair mode cut it: it repeated an unfair cycle (no verdict)

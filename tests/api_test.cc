@@ -211,6 +211,34 @@ TEST(Api, ReadyInvariantsCatchALockAndACheckoutLeftBehind) {
   EXPECT_EQ(checkout_left.message, "1 connection is still checked out of the pool");
 }
 
+// A large untimed search whose model sleeps says what untimed mode costs; timed mode
+// explores fewer executions and needs no note.
+TEST(Api, UntimedSleepsAreNamedAsACost) {
+  struct Tally {
+    explicit Tally(Env& env) : n(env.new_shared_var("n", 0)) {}
+    std::unique_ptr<lockstep::SharedVar> n;
+  };
+  const auto model = [](bool timed) {
+    return lockstep::Model<Tally>("sleepy")
+        .actors(3, [](Tally& t, Env& env, ActorId) {
+          for (int i = 0; i < 3; ++i) {
+            env.sleep_for(std::chrono::milliseconds(10));
+            t.n->fetch_add(1);
+          }
+        })
+        .timed(timed)
+        .trace_dir(temp_dir("api-sleepy"))
+        .run();
+  };
+  const auto untimed = model(false);
+  EXPECT_EQ(untimed.verdict, lockstep::Verdict::pass) << untimed.describe();
+  EXPECT_GE(untimed.executions, 1000u);
+  EXPECT_NE(untimed.note.find("untimed mode: "), std::string::npos) << untimed.describe();
+  const auto timed = model(true);
+  EXPECT_LT(timed.executions, untimed.executions);
+  EXPECT_EQ(timed.note.find("untimed mode: "), std::string::npos) << timed.describe();
+}
+
 TEST(Api, GoogleTestGlueReportsTheViolation) {
   LOCKSTEP_EXPECT_VIOLATION(check_then_act(temp_dir("api-glue")), "mutual_exclusion");
 }
