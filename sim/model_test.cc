@@ -132,6 +132,28 @@ ModelReport replayed(const System& system, const sim::Trace& trace, const char* 
   return report;
 }
 
+// What the search did: its verdict, counts, bounds and notes.
+void report_search(const sim::ExploreResult& result, ModelReport& report) {
+  report.verdict = result.verdict;
+  report.executions = result.stats.executions;
+  report.redundant = result.stats.redundant;
+  report.search_steps = result.stats.steps;
+  report.exhaustive = result.exhaustive;
+  report.stop_reason = result.stop_reason;
+  for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
+  report.marks = result.stats.marks;
+}
+
+// Model::replay(path): the trace must be this model's and configuration's.
+ModelReport replayed_by_name(const ModelSpec& spec, const System& system, const std::string& path) {
+  const auto trace = trace_to_replay(spec, path.c_str());
+  if (!trace) {
+    throw InputError(fmt::format("{}: this trace was recorded from another model or configuration than \"{}\" with {}",
+                                 path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()));
+  }
+  return replayed(system, *trace, path.c_str(), path);
+}
+
 }  // namespace
 
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
@@ -140,16 +162,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const sim::RunLimits limits = limits_of(options);
   ModelReport report;
 
-  if (!options.replay_trace.empty()) {  // asked for by name: it must be this model's
-    const char* path = options.replay_trace.c_str();
-    const auto trace = trace_to_replay(spec, path);
-    if (!trace) {
-      throw InputError(fmt::format("{}: this trace was recorded from another model or configuration than \"{}\" with {}",
-                                   options.replay_trace, spec.name,
-                                   spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()));
-    }
-    return replayed(system, *trace, path, options.replay_trace);
-  }
+  if (!options.replay_trace.empty()) return replayed_by_name(spec, system, options.replay_trace);
   const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
   const bool replaying = replay_path != nullptr && *replay_path != '\0';
   if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
@@ -179,14 +192,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   }();
   sim::Exploration x = sim::explore_and_record(request);
   const sim::ExploreResult& result = x.result;
-  report.verdict = result.verdict;
-  report.executions = result.stats.executions;
-  report.redundant = result.stats.redundant;
-  report.search_steps = result.stats.steps;
-  report.exhaustive = result.exhaustive;
-  report.stop_reason = result.stop_reason;
-  for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
-  report.marks = result.stats.marks;
+  report_search(result, report);
   if (replaying) {
     report.note = fmt::format("LOCKSTEP_REPLAY={} was recorded from another model or configuration than this one "
                               "(\"{}\" with {}): explored instead, no trace written",
