@@ -2,8 +2,11 @@
 # Installs lockstep from BUILD_DIR into a temporary prefix and, against that prefix only:
 #  1. builds a fresh project that includes <rapidcheck.h>, <lockstep/lockstep.h> and
 #     <lockstep/real.h> in one file (nothing installed may shadow another library's headers);
-#  2. builds examples/ticket_lock and runs its tests (one finds a planted bug);
-#  3. builds examples/jobclaim and runs every command its README shows ("$ " lines), in
+#  2. builds a one-file project that only simulates, with libpq and CLI11 hidden from CMake
+#     (as on a machine without their development files): nothing it links reaches libpq,
+#     and LOCKSTEP_PG there says what to link instead of failing to link;
+#  3. builds examples/ticket_lock and runs its tests (one finds a planted bug);
+#  4. builds examples/jobclaim and runs every command its README shows ("$ " lines), in
 #     order, from its build directory, then the deliberately failing RapidCheck property and
 #     the replay command it prints.
 # Usage: install_example.sh BUILD_DIR SOURCE_DIR
@@ -50,7 +53,43 @@ cmake --build "$work/fresh/build" -j 2 >/dev/null
 "$work/fresh/build/fresh" >/dev/null 2>&1
 echo "a project including <rapidcheck.h>, <lockstep/lockstep.h> and <lockstep/real.h> builds and runs"
 
-# 2. ticket_lock.
+# 2. Simulation only: find_package(lockstep) must not need libpq or CLI11.
+mkdir -p "$work/simonly"
+cat >"$work/simonly/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(simonly LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(lockstep REQUIRED)
+find_package(GTest REQUIRED)
+if(TARGET lockstep::real OR TARGET lockstep::cli)
+  message(FATAL_ERROR "lockstep::real or lockstep::cli was defined without libpq and CLI11")
+endif()
+add_executable(simonly main.cc)
+target_link_libraries(simonly PRIVATE lockstep::lockstep GTest::gtest_main)
+CMAKE
+cat >"$work/simonly/main.cc" <<'CC'
+#include <lockstep/gtest.h>
+#include <lockstep/lockstep.h>
+struct S { explicit S(lockstep::Env& env) : x(env.new_shared_var("x", 0)) {} std::unique_ptr<lockstep::SharedVar> x; };
+TEST(SimOnly, AModelRuns) {
+  LOCKSTEP_EXPECT_PASS(lockstep::Model<S>("simonly").actors(2, [](S& s, lockstep::Env&, lockstep::ActorId) { s.x->fetch_add(1); }));
+}
+CC
+cmake -S "$work/simonly" -B "$work/simonly/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON >"$work/simonly.txt" 2>&1 || {
+  cat "$work/simonly.txt" >&2; echo "find_package(lockstep) needs libpq or CLI11" >&2; exit 1; }
+cmake --build "$work/simonly/build" -j 2 >/dev/null
+if grep -rqE 'lpq|libpq|CLI11' "$work/simonly/build/CMakeFiles/simonly.dir/link.txt"; then
+  cat "$work/simonly/build/CMakeFiles/simonly.dir/link.txt" >&2; echo "the simulation-only link line reaches libpq or CLI11" >&2; exit 1
+fi
+! ldd "$work/simonly/build/simonly" | grep -q libpq || { echo "the simulation-only program loads libpq" >&2; exit 1; }
+"$work/simonly/build/simonly" >/dev/null
+LOCKSTEP_PG=auto "$work/simonly/build/simonly" >"$work/simonly-pg.txt" 2>&1 && { echo "LOCKSTEP_PG passed without a real backend" >&2; exit 1; }
+grep -q "LOCKSTEP_PG needs lockstep's real backend: link lockstep::real and include <lockstep/real.h>" "$work/simonly-pg.txt" || {
+  cat "$work/simonly-pg.txt" >&2; exit 1; }
+echo "a simulation-only project builds without libpq and CLI11, and LOCKSTEP_PG there says what to link"
+
+# 3. ticket_lock.
 configure "$src/examples/ticket_lock" "$work/ticket"
 cmake --build "$work/ticket" -j 2 >/dev/null
 (cd "$work/ticket" && ./ticket_lock_test) >"$work/ticket.txt"
@@ -58,7 +97,7 @@ grep -q "lockstep: violation mutual_exclusion" "$work/ticket.txt"
 grep -q "replay: LOCKSTEP_REPLAY=" "$work/ticket.txt"
 echo "ticket_lock: built against the installed package; its planted bug was found"
 
-# 3. jobclaim: the README's commands, as written.
+# 4. jobclaim: the README's commands, as written.
 configure "$src/examples/jobclaim" "$work/jobclaim"
 cmake --build "$work/jobclaim" -j 2 >/dev/null
 cd "$work/jobclaim"

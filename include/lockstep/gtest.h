@@ -13,7 +13,8 @@
 //   LOCKSTEP_PG=<conninfo>  that server (it must let the tests create and drop the schema
 //                           `lockstep`)
 //   LOCKSTEP_PG_ITERATIONS  iterations per test (default 20)
-// A server that cannot be started or reached fails the test, with the reason.
+// A server that cannot be started or reached fails the test, with the reason. LOCKSTEP_PG
+// needs the real backend: link lockstep::real and include <lockstep/real.h> in one file.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@
 #include <string_view>
 
 #include "lockstep/lockstep.h"
-#include "lockstep/real/throwaway_server.h"
+#include "lockstep/real/backend_hook.h"
 
 namespace lockstep::gtest {
 
@@ -48,9 +49,7 @@ ModelReport run(M model) {
 inline std::optional<std::string> server_from_environment() {
   const char* pg = std::getenv("LOCKSTEP_PG");
   if (pg == nullptr || *pg == '\0') return std::nullopt;
-  if (std::string(pg) != "auto") return std::string(pg);
-  static const std::unique_ptr<real::ThrowawayServer> server = real::ThrowawayServer::start();
-  return server->conninfo();
+  return real::require_backend("LOCKSTEP_PG").server_from_environment();
 }
 
 inline int iterations_from_environment() {
@@ -60,26 +59,33 @@ inline int iterations_from_environment() {
   return v > 0 ? v : 20;
 }
 
+// A confirmation run's outcome, described by the real backend.
+struct Confirmed {
+  bool passed = false;
+  std::string described;
+};
+
 // The model on the server LOCKSTEP_PG names; nothing when it names none.
 template <typename M>
-std::optional<ConfirmReport> confirm_if_asked(const M& model) {
+std::optional<Confirmed> confirm_if_asked(const M& model) {
   const auto conninfo = server_from_environment();
   if (!conninfo) return std::nullopt;
-  return model.confirm(*conninfo, iterations_from_environment());
+  const ConfirmReport report = model.confirm(*conninfo, iterations_from_environment());
+  return Confirmed{report.passed(), real::require_backend("LOCKSTEP_PG").describe(report)};
 }
 
 }  // namespace lockstep::gtest
 
 #define LOCKSTEP_EXPECT_PASS(model)                                                                  \
   do {                                                                                               \
-    const auto& lockstep_model_ = (model);                                                           \
+    const auto lockstep_model_ = (model); /* a copy: `model` may be a builder chain on a temporary */ \
     const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(lockstep_model_);        \
     EXPECT_TRUE(lockstep_report_.passed()) << lockstep_report_.describe();                           \
     if (lockstep_report_.passed() && !lockstep_report_.replayed) {                                   \
       try {                                                                                          \
         if (const auto lockstep_real_ = ::lockstep::gtest::confirm_if_asked(lockstep_model_)) {      \
-          EXPECT_TRUE(lockstep_real_->passed()) << lockstep_real_->describe();                       \
-          std::cout << lockstep_real_->describe();                                                   \
+          EXPECT_TRUE(lockstep_real_->passed) << lockstep_real_->described;                          \
+          std::cout << lockstep_real_->described;                                                    \
         }                                                                                            \
       } catch (const std::exception& lockstep_error_) {                                              \
         ADD_FAILURE() << "lockstep: LOCKSTEP_PG: " << lockstep_error_.what();                        \

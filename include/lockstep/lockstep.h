@@ -4,7 +4,8 @@
 // and the invariants; choose a strategy and bounds; run. Every Env call is a scheduling
 // point, so run() explores the interleavings (and timeouts, and choices) of your actors.
 // confirm() runs the very same actors and invariants on real threads against a real
-// PostgreSQL (link lockstep::lockstep; the real backend is lockstep::real).
+// PostgreSQL: link lockstep::real and include <lockstep/real.h> for that; simulation alone
+// needs only lockstep::lockstep, without libpq.
 //
 //   #include <lockstep/lockstep.h>
 //
@@ -51,6 +52,7 @@
 #include "lockstep/model/model_spec.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/verdict.h"
+#include "lockstep/real/backend_hook.h"
 #include "lockstep/real/confirm.h"
 #include "lockstep/sim/model_test.h"
 
@@ -167,14 +169,17 @@ class Model {
   }
 
   // The same actors and invariants on real threads against a real PostgreSQL, `iterations`
-  // times with seeded jitter (real/confirm.h). Samples interleavings; proves nothing.
+  // times with seeded jitter (real/confirm.h). Samples interleavings; proves nothing. Needs
+  // the real backend (lockstep::real and <lockstep/real.h>; std::logic_error otherwise).
   ConfirmReport confirm(std::string conninfo, int iterations = 20) const {
     ConfirmOptions o;
     o.conninfo = std::move(conninfo);
     o.iterations = iterations;
     return confirm(o);
   }
-  ConfirmReport confirm(const ConfirmOptions& options) const { return real::confirm(*system_of(spec_), options); }
+  ConfirmReport confirm(const ConfirmOptions& options) const {
+    return real::require_backend("Model::confirm").confirm(*system_of(spec_), options);
+  }
 
   const ModelSpec& spec() const { return spec_; }
   const ModelOptions& options() const { return options_; }
