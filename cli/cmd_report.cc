@@ -22,12 +22,13 @@ struct ReportArgs {
 
 int cmd_report(const std::string& path, const std::string& html, const ReportContext& context, std::ostream& out) {
   const sim::Trace trace = sim::load_trace(path);
-  // A trace of a model written in C++ replays only in its own test binary: it is drawn as
-  // recorded. Every other trace is drawn only once it replays as recorded.
-  const bool from_code = trace.scenario.value("system", "") == "api";
-  if (!from_code) (void)verified_replay(trace, path);
+  // A trace of a model written in C++ that this program does not register replays only in
+  // its own test binary: it is drawn as recorded. Every other trace is drawn only once it
+  // replays as recorded.
+  const bool elsewhere = !sim::replays_here(trace);
+  if (!elsewhere) (void)verified_replay(trace, path);
   write_html(trace, path, html, context);
-  out << fmt::format("report: {}{}\n", html, from_code ? " (a trace of a model in C++: drawn as recorded, not replayed)" : "");
+  out << fmt::format("report: {}{}\n", html, elsewhere ? " (a trace of a model in C++: drawn as recorded, not replayed)" : "");
   return kExitOk;
 }
 

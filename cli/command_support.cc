@@ -89,8 +89,9 @@ void write_html(const sim::Trace& trace, const std::string& trace_path, const st
   const fs::path p(html_path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream f(html_path, std::ios::binary | std::ios::trunc);
-  // A trace of a model in C++ replays in its own test program, with the command it recorded.
-  const bool from_code = trace.scenario.value("system", "") == "api";
+  // A trace of a model in C++ that this program does not register replays in its own test
+  // program, with the command it recorded.
+  const bool from_code = !sim::replays_here(trace);
   const std::string recorded = from_code ? trace.scenario.value("replay", "") : "";
   // Every other trace is replayed for its holding spans, and its cause found if it records none.
   sim::Trace drawn = trace;

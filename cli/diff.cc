@@ -87,7 +87,7 @@ struct DiffArgs {
 
 // A's steps with their footprints, when A replays here (not a model in C++, not diverging).
 std::optional<sim::ExecutionFacts> facts_of(const Trace& t, const std::string& path) {
-  if (t.scenario.value("system", "") == "api") return std::nullopt;
+  if (!sim::replays_here(t)) return std::nullopt;
   try {
     return sim::trace_facts(t, path);
   } catch (const sim::Divergence&) {
@@ -322,7 +322,7 @@ int cmd_diff(const std::string& a_path, const std::string& b_path, bool json, st
 
 int cmd_diff_cause(const std::string& a_path, std::size_t k, const std::string& cause_out, bool json, std::ostream& out) {
   const Trace a = sim::load_trace(a_path);
-  if (a.scenario.value("system", "") == "api") {
+  if (!sim::replays_here(a)) {
     throw InputError(fmt::format("{}: a trace of a model in C++ replays only in its own test program: diff it against "
                                  "another trace", a_path));
   }

@@ -76,6 +76,8 @@ struct ConfirmArgs {
   int crash_window_ms = 0;
   bool no_crashes = false;
   bool phantom = false;
+  std::string system;                 // with --phantom: the system's own lock code
+  std::vector<std::string> variants;  // with --system: these (default: all)
   int rounds = 1000;
   int timeout_ms = 20;
   bool json = false;
@@ -93,32 +95,87 @@ struct LocksArgs {
   bool json = false;
 };
 
-// `confirm --phantom`: Bug #17686 rounds, a naive client's phantoms against the service's leaks.
-int run_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
-  const Server server(a.pg);
+nlohmann::json phantom_counts_json(const real::PhantomCounts& c) {
+  return nlohmann::json{{"rounds", c.rounds}, {"acquired", c.acquired}, {"timed_out", c.timed_out},
+                        {"phantoms", c.phantoms}, {"leaked", c.leaked}};
+}
+
+void print_phantom_table(std::ostream& out, const std::vector<std::pair<std::string, real::PhantomCounts>>& rows) {
+  out << fmt::format("{:<24} {:>7} {:>9} {:>10} {:>9} {:>7}\n", "client", "rounds", "acquired", "timed out", "phantoms", "leaked");
+  for (const auto& [name, c] : rows) {
+    out << fmt::format("{:<24} {:>7} {:>9} {:>10} {:>9} {:>7}\n", name, c.rounds, c.acquired, c.timed_out, c.phantoms, c.leaked);
+  }
+  out << "phantoms: timed out with the lock held anyway; leaked: still held once the client was done\n";
+}
+
+real::PhantomOptions phantom_options(const ConfirmArgs& a, const Server& server) {
   real::PhantomOptions o;
   o.conninfo = server.conninfo();
   o.rounds = a.rounds;
   o.lock_timeout = std::chrono::milliseconds(a.timeout_ms);
   o.seed = a.seed;
+  return o;
+}
+
+// `confirm --phantom --system NAME`: the same rounds with the system's own lock code, one
+// client per variant. Fails when the system's correct design (its first variant) leaks.
+int run_system_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
+  const SystemInfo* info = find_system(a.system);
+  if (info == nullptr) throw InputError("confirm: --system: no system \"" + a.system + "\" (`lockstep list` names them)");
+  if (!info->phantom_round) throw InputError("confirm: --system " + a.system + ": the system declares no phantom round (ModelSystem::phantom_round)");
+  std::vector<std::string> variants = a.variants;
+  if (variants.empty()) {
+    for (const auto& v : info->variants) variants.push_back(v.name);
+  }
+  std::vector<real::PhantomClient> clients;
+  for (const auto& v : variants) {
+    try {
+      clients.push_back(real::phantom_client(*info, v));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("confirm: --variant: ") + e.what());
+    }
+  }
+  const Server server(a.pg);
+  const real::PhantomOptions o = phantom_options(a, server);
+  std::vector<std::pair<std::string, real::PhantomCounts>> rows;
+  nlohmann::json json = {{"system", a.system}, {"lock_timeout_ms", a.timeout_ms}, {"variants", nlohmann::json::object()}};
+  for (const auto& client : clients) {
+    rows.emplace_back(client.name, real::run_phantom_rounds(o, client, [&](const real::PhantomCounts& c) {
+      if (tty()) err << fmt::format("\r\033[K{}: {} rounds, {} phantoms", client.name, c.rounds, c.phantoms) << std::flush;
+    }));
+    json["variants"][client.name] = phantom_counts_json(rows.back().second);
+  }
+  if (tty()) err << "\r\033[K" << std::flush;
+  if (a.json) {
+    out << json.dump(2) << '\n';
+  } else {
+    out << fmt::format("Bug #17686 on {} with {}'s own lock code: lock_timeout {} ms, the holder releases within +-1.5 ms of it, {} rounds per variant\n",
+                       server.shown(), a.system, a.timeout_ms, a.rounds);
+    print_phantom_table(out, rows);
+  }
+  const std::string& correct = info->variants.front().name;
+  for (const auto& [name, c] : rows) {
+    if (name == correct && c.leaked > 0) return kExitUnexpected;
+  }
+  return kExitOk;
+}
+
+// `confirm --phantom`: Bug #17686 rounds, a naive client's phantoms against the service's leaks.
+int run_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
+  if (!a.system.empty()) return run_system_phantom(a, out, err);
+  if (!a.variants.empty()) throw InputError("confirm: --variant needs --system");
+  const Server server(a.pg);
+  const real::PhantomOptions o = phantom_options(a, server);
   const real::PhantomReport r = real::run_phantom_rounds(o, [&](std::string_view client, const real::PhantomCounts& c) {
     if (tty()) err << fmt::format("\r\033[K{}: {} rounds, {} phantoms", client, c.rounds, c.phantoms) << std::flush;
   });
   if (tty()) err << "\r\033[K" << std::flush;
-  auto counts = [](const real::PhantomCounts& c) {
-    return nlohmann::json{{"rounds", c.rounds}, {"acquired", c.acquired}, {"timed_out", c.timed_out},
-                          {"phantoms", c.phantoms}, {"leaked", c.leaked}};
-  };
   if (a.json) {
-    out << nlohmann::json{{"lock_timeout_ms", a.timeout_ms}, {"naive", counts(r.naive)}, {"service", counts(r.service)}}.dump(2) << '\n';
+    out << nlohmann::json{{"lock_timeout_ms", a.timeout_ms}, {"naive", phantom_counts_json(r.naive)}, {"service", phantom_counts_json(r.service)}}.dump(2) << '\n';
   } else {
     out << fmt::format("Bug #17686 on {}: lock_timeout {} ms, the holder releases within +-1.5 ms of it, {} rounds per client\n",
                        server.shown(), a.timeout_ms, a.rounds);
-    out << fmt::format("{:<8} {:>7} {:>9} {:>10} {:>9} {:>7}\n", "client", "rounds", "acquired", "timed out", "phantoms", "leaked");
-    for (const auto& [name, c] : {std::pair{"naive", r.naive}, std::pair{"service", r.service}}) {
-      out << fmt::format("{:<8} {:>7} {:>9} {:>10} {:>9} {:>7}\n", name, c.rounds, c.acquired, c.timed_out, c.phantoms, c.leaked);
-    }
-    out << "phantoms: timed out with the lock held anyway; leaked: still held once the client was done\n";
+    print_phantom_table(out, {{"naive", r.naive}, {"service", r.service}});
   }
   return r.service.leaked == 0 ? kExitOk : kExitUnexpected;
 }
@@ -381,6 +438,10 @@ void add_phantom_options(CLI::App& c, ConfirmArgs& a) {
   c.add_flag("--phantom", a.phantom,
              "Bug #17686: a holder releases close to a waiter's lock_timeout, round after round; count "
              "phantoms with a naive client and leaks with the advisory lock service");
+  c.add_option("--system", a.system,
+               "with --phantom: run the rounds with this registered system's own lock code (ModelSystem::phantom_round), "
+               "one client per variant; exit 1 when its first (correct) variant leaks");
+  c.add_option("--variant", a.variants, "with --system: only these variants (repeatable)");
   c.add_option("--rounds", a.rounds, "with --phantom: rounds per client")->capture_default_str()->check(CLI::PositiveNumber);
   c.add_option("--timeout-ms", a.timeout_ms, "with --phantom: the waiter's lock_timeout")
       ->capture_default_str()

@@ -134,6 +134,10 @@ JsonCursor JsonCursor::child(const nlohmann::json& value, std::string_view key) 
 }
 
 void JsonCursor::expect_keys(std::initializer_list<std::string_view> allowed) const {
+  expect_keys(std::vector<std::string_view>(allowed));
+}
+
+void JsonCursor::expect_keys(const std::vector<std::string_view>& allowed) const {
   require_object();
   for (const auto& [key, value] : value_->items()) {
     bool known = false;

@@ -61,6 +61,7 @@ class JsonCursor {
 
   // Object access. REQUIRES (checked): this is an object.
   void expect_keys(std::initializer_list<std::string_view> allowed) const;
+  void expect_keys(const std::vector<std::string_view>& allowed) const;
   JsonCursor at(std::string_view key) const;  // required key
   std::optional<JsonCursor> find(std::string_view key) const;
   std::vector<std::string> keys() const;

@@ -11,6 +11,14 @@ const SystemInfo* find_system(std::string_view name) {
   return nullptr;
 }
 
+std::unique_ptr<System> system_for_model_identity(const nlohmann::json& identity) {
+  for (const auto& info : registered_systems()) {
+    if (!info.from_model_identity) continue;
+    if (auto system = info.from_model_identity(identity)) return system;
+  }
+  return nullptr;
+}
+
 std::vector<std::string> enabled_faults(const SystemInfo& info,
                                         const std::optional<JsonCursor>& faults) {
   std::vector<std::string> enabled;

@@ -20,6 +20,7 @@
 
 #include "lockstep/model/env.h"
 #include "lockstep/model/json_cursor.h"
+#include "lockstep/model/pg.h"
 
 namespace lockstep {
 
@@ -106,6 +107,15 @@ struct SystemInfo {
   std::vector<NamedDoc> faults;
   // Reads the input; throws InputError (with the JSON pointer) on anything malformed.
   std::function<std::unique_ptr<System>(const SystemInput& input)> configure;
+  // Optional: one PostgreSQL Bug #17686 round of the system's own lock code for `variant`,
+  // on a real waiter's connection (real/phantom_rounds.h's PhantomClient::round).
+  std::function<bool(pg::Connection& conn, Duration lock_timeout, const std::string& variant)> phantom_round;
+  pg::AdvisoryKey phantom_key = pg::AdvisoryKey::pair(1, 17686);
+  // Optional: the system of a model written in C++ whose identity (model_spec.h's
+  // model_identity: name, actors, configuration) is `identity`, or null when this system
+  // does not make that model. Lets a program that registers a model replay, shrink, diff and
+  // report the traces its model tests wrote ("system": "api").
+  std::function<std::unique_ptr<System>(const nlohmann::json& identity)> from_model_identity;
 };
 
 // Every system this program knows: the built-in ones (model/systems/registry.cc), then the
@@ -113,6 +123,9 @@ struct SystemInfo {
 // start of main): the list is not guarded for concurrent use.
 const std::vector<SystemInfo>& registered_systems();
 const SystemInfo* find_system(std::string_view name);
+// The first registered system that makes the model of `identity` (from_model_identity), or
+// null.
+std::unique_ptr<System> system_for_model_identity(const nlohmann::json& identity);
 
 // Adds a system to registered_systems(); the built-in systems are added through it too.
 // Throws ModelError when the name is empty, taken, "api" (reserved for models in C++ code),

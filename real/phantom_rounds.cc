@@ -1,5 +1,6 @@
 #include "lockstep/real/phantom_rounds.h"
 
+#include <algorithm>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -158,6 +159,18 @@ PhantomCounts run_phantom_rounds(const PhantomOptions& o, const PhantomClient& c
     if (progress && (i + 1) % 50 == 0) progress(n);
   }
   return n;
+}
+
+PhantomClient phantom_client(const SystemInfo& system, const std::string& variant) {
+  if (!system.phantom_round) throw std::invalid_argument("system \"" + system.name + "\" declares no phantom round (ModelSystem::phantom_round)");
+  if (std::none_of(system.variants.begin(), system.variants.end(), [&](const NamedDoc& v) { return v.name == variant; })) {
+    throw std::invalid_argument("system \"" + system.name + "\" has no variant \"" + variant + "\"");
+  }
+  PhantomClient client;
+  client.name = variant;
+  client.key = system.phantom_key;
+  client.round = [round = system.phantom_round, variant](pg::Connection& conn, Duration timeout) { return round(conn, timeout, variant); };
+  return client;
 }
 
 PhantomReport run_phantom_rounds(const PhantomOptions& options,

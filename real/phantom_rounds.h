@@ -17,6 +17,7 @@
 
 #include "lockstep/model/env.h"
 #include "lockstep/model/pg.h"
+#include "lockstep/model/system.h"
 
 namespace lockstep::real {
 
@@ -60,5 +61,10 @@ struct PhantomClient {
 };
 PhantomCounts run_phantom_rounds(const PhantomOptions& options, const PhantomClient& client,
                                  const std::function<void(const PhantomCounts&)>& progress = {});
+
+// A registered system's own client for `variant` (SystemInfo::phantom_round and
+// phantom_key, which ModelSystem fills in). Throws std::invalid_argument when the system
+// declares no phantom round or no such variant.
+PhantomClient phantom_client(const SystemInfo& system, const std::string& variant);
 
 }  // namespace lockstep::real

@@ -221,8 +221,31 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   return report;
 }
 
+namespace {
+bool from_code(const Trace& trace) { return trace.scenario.is_object() && trace.scenario.value("system", "") == "api"; }
+}  // namespace
+
+Scenario scenario_of_trace(const Trace& trace, const std::string& file) {
+  if (!from_code(trace)) return parse_scenario(trace.scenario, file, "/scenario");
+  Scenario s;
+  s.file = file;
+  s.document = trace.scenario;
+  s.name = trace.scenario.value("name", "");
+  s.system = "api";
+  s.configured = system_for_model_identity(trace.scenario.value("model", nlohmann::json()));
+  if (s.configured) return s;
+  const std::string recorded = trace.scenario.value("replay", "");
+  throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\") that this program "
+                               "does not register: replay it by running that model's test with LOCKSTEP_REPLAY={}{}",
+                               file, s.name, file, recorded.empty() ? "" : " (recorded: " + recorded + ")"));
+}
+
+bool replays_here(const Trace& trace) {
+  return !from_code(trace) || system_for_model_identity(trace.scenario.value("model", nlohmann::json())) != nullptr;
+}
+
 Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget) {
-  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  const Scenario scenario = scenario_of_trace(trace, file);
   const RunLimits limits = limits_of(trace);
   FoundFailure failure;
   failure.decisions = trace.decisions;
@@ -241,13 +264,13 @@ Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudg
 }
 
 Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget& budget) {
-  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  const Scenario scenario = scenario_of_trace(trace, file);
   const RunLimits limits = limits_of(trace);
   return find_cause(*scenario.configured, limits, trace.decisions, budget);
 }
 
 Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k) {
-  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  const Scenario scenario = scenario_of_trace(trace, file);
   const RunLimits limits = limits_of(trace);
   const Cause cause = trace.cause ? *trace.cause : find_cause(*scenario.configured, limits, trace.decisions);
   if (!cause.computed) throw InputError(fmt::format("{}: its cause was not computed ({})", file, cause.reason));
@@ -287,7 +310,7 @@ std::string cycle_holders(const Trace& trace, const std::string& file) {
 }
 
 ExecutionFacts trace_facts(const Trace& trace, const std::string& file) {
-  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  const Scenario scenario = scenario_of_trace(trace, file);
   const RunLimits limits = limits_of(trace);
   return replay_facts(*scenario.configured, limits, trace.decisions);
 }
@@ -321,14 +344,7 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
 }
 
 ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::StatementLog* statements) {
-  if (trace.scenario.is_object() && trace.scenario.value("system", "") == "api") {
-    const std::string recorded = trace.scenario.value("replay", "");
-    throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\"): replay it by "
-                                 "running that model's test with LOCKSTEP_REPLAY={}{}",
-                                 file, trace.scenario.value("name", "?"), file,
-                                 recorded.empty() ? "" : " (recorded: " + recorded + ")"));
-  }
-  const Scenario scenario = parse_scenario(trace.scenario, file, "/scenario");
+  const Scenario scenario = scenario_of_trace(trace, file);
   return replay_on_system(*scenario.configured, trace, file, statements);
 }
 

@@ -107,6 +107,13 @@ struct ReplayReport {
   std::vector<std::string> actors;
 };
 
+// The scenario a trace embeds, with its system configured. A trace of a model in C++
+// ("system": "api") gets the registered system that makes that model (SystemInfo::
+// from_model_identity); InputError when none does, or when the scenario is malformed.
+Scenario scenario_of_trace(const Trace& trace, const std::string& file);
+// Whether this program can run the trace: not a model in C++, or one it registers.
+bool replays_here(const Trace& trace);
+
 // Throws Divergence when the trace no longer fits the code; InputError when its embedded
 // scenario is malformed (`file` names the trace in messages).
 // With `statements`, the replay records every statement of the simulated PostgreSQL there

@@ -40,12 +40,14 @@ nlohmann::json scenario_stub(const ModelSpec& spec, const std::string& replay_co
           {"replay", replay_command}};
 }
 
-// The trace file of a model: its name and a hash of its identity, so that models of one
-// name with other actors or configurations (the cases of a property) keep their own.
-std::string trace_file_name(const ModelSpec& spec) {
+// The trace file of a model: its name, the caller's key (a test's name) and a hash of its
+// identity, so that models of one name with other actors or configurations (the cases of a
+// property), and other tests of the same model, keep their own.
+std::string trace_file_name(const ModelSpec& spec, const std::string& key) {
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
   for (const unsigned char c : model_identity(spec).dump()) h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{}-{:08x}.json", safe_name(spec.name), static_cast<std::uint32_t>(h ^ (h >> 32)));
+  return fmt::format("{}-{}{:08x}.json", safe_name(spec.name), key.empty() ? "" : safe_name(key) + "-",
+                     static_cast<std::uint32_t>(h ^ (h >> 32)));
 }
 
 // The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
@@ -169,7 +171,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
     return replayed(system, *trace, replay_path, fmt::format("LOCKSTEP_REPLAY={}", replay_path));
   }
 
-  const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec)).string();
+  const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec, options.trace_key)).string();
   sim::ExplorationRequest request;
   request.system = &system;
   request.strategy = options.strategy;

@@ -37,6 +37,9 @@ struct ModelOptions {
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;
   std::string trace_dir = "lockstep-traces";  // where failing traces are written
+  // Names the trace file beside the model's name, so that two tests of one model and
+  // configuration keep their own traces (<lockstep/gtest.h> sets Suite.Name).
+  std::string trace_key;
   std::string replay_hint;  // appended to the replay command (a test filter, say)
   // Put before the replay command, such as RC_PARAMS="seed=N" for a RapidCheck property
   // (include/lockstep/rapidcheck.h sets it), so the command reproduces this configuration.
@@ -73,7 +76,7 @@ struct ModelReport {
 };
 
 // Explores the model; a failure's trace goes to trace_dir/NAME-HASH.json (HASH: of the
-// name, actors and configuration). With LOCKSTEP_REPLAY=TRACE in the environment, a model
+// name, actors and configuration), or NAME-KEY-HASH.json with a trace_key. With LOCKSTEP_REPLAY=TRACE in the environment, a model
 // whose name, actors and configuration match the trace's replays it instead; any other
 // model (another configuration of a property, say) is explored as usual, with a `note`
 // saying so, and writes no trace, so a property re-run with its seed reaches the recorded

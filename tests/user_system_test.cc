@@ -11,7 +11,9 @@
 
 #include "lockstep/lockstep.h"
 #include "lockstep/main.h"
+#include "lockstep/real/phantom_rounds.h"
 #include "lockstep/system.h"
+#include "lockstep/sim/check.h"
 #include "lockstep/sim/trace.h"
 #include "test_support.h"
 
@@ -161,6 +163,130 @@ TEST(UserSystem, ARegisteredSystemRunsFromScenarioFilesLikeABuiltInOne) {
   EXPECT_NE(bad.err.find(dir + "/bad.json: /config/actors"), std::string::npos) << bad.err;
   const auto sweep = run_cli_in_process({"sweep", dir + "/atomic.json", dir + "/racy.json", "--out", dir + "/reports"});
   EXPECT_EQ(sweep.code, 0) << sweep.out << sweep.err;
+}
+
+// A Config read through its JSON conversion: no reader of our own.
+struct Crew {
+  std::string variant = "correct";
+  int workers = 2;
+  bool stall = false;  // a fault: needs timed exploration
+  std::string label = "x";
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Crew, variant, workers, stall, label)
+
+const lockstep::ConfigRules kCrewRules{
+    .system = "crew", .faults = {{"stall", "a worker stalls"}}, .timed_faults = {"stall"}, .ranges = {{"workers", 1, 4}}};
+
+// The Config read from scenario parts `parts` (keys config, faults, actors) of crew.json.
+Crew read_crew(const std::string& variant, const nlohmann::json& parts, bool timed = false) {
+  lockstep::SystemInput in;
+  in.variant = variant;
+  in.timed = timed;
+  for (const char* key : {"config", "faults", "actors"}) {
+    if (parts.contains(key)) {
+      std::optional<lockstep::JsonCursor> c(lockstep::JsonCursor(parts.at(key), "crew.json", std::string("/") + key));
+      (key == std::string("config") ? in.config : key == std::string("faults") ? in.faults : in.actors) = c;
+    }
+  }
+  return lockstep::read_config_by_json<Crew>(in, kCrewRules);
+}
+
+// The InputError message of reading `parts`, or "" when it reads.
+std::string crew_error(const nlohmann::json& parts, bool timed = false) {
+  try {
+    read_crew("correct", parts, timed);
+  } catch (const lockstep::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(UserSystem, AConfigIsReadThroughItsJsonConversion) {
+  const nlohmann::json parts = {{"config", {{"workers", 3}, {"label", "night"}}}, {"faults", {{"stall", true}}}};
+  const Crew c = read_crew("fast", parts, /*timed=*/true);
+  EXPECT_EQ(c.variant, "fast");
+  EXPECT_EQ(c.workers, 3);
+  EXPECT_TRUE(c.stall);
+  EXPECT_EQ(c.label, "night");
+  EXPECT_EQ(nlohmann::json(read_crew("correct", nlohmann::json::object())), nlohmann::json(Crew{}));  // defaults kept
+}
+
+TEST(UserSystem, ADerivedConfigReaderNamesTheFileAndThePointer) {
+  using nlohmann::json;
+  EXPECT_NE(crew_error({{"config", {{"workers", 9}}}}).find("crew.json: /config/workers"), std::string::npos);
+  EXPECT_NE(crew_error({{"config", {{"wrokers", 1}}}}).find("unknown key \"wrokers\""), std::string::npos);
+  EXPECT_NE(crew_error({{"config", {{"variant", "correct"}}}}).find("unknown key \"variant\""), std::string::npos);
+  EXPECT_NE(crew_error({{"config", {{"stall", true}}}}).find("unknown key \"stall\""), std::string::npos);  // a fault
+  EXPECT_NE(crew_error({{"config", {{"label", 3}}}}).find("/config/label"), std::string::npos);
+  EXPECT_NE(crew_error({{"config", {{"workers", true}}}}).find("/config/workers"), std::string::npos);
+  EXPECT_NE(crew_error({{"faults", {{"stall", true}}}}).find("/faults/stall: needs \"explore\": {\"time\": \"timed\"}"), std::string::npos);
+  EXPECT_EQ(crew_error({{"faults", {{"stall", false}}}}), "");
+  EXPECT_NE(crew_error({{"faults", {{"stal", true}}}}).find("unknown key \"stal\""), std::string::npos);
+  EXPECT_NE(crew_error({{"actors", json::array()}}).find("/actors: crew takes no actors"), std::string::npos);
+  // A declaration that does not fit the Config is the system's fault, not the scenario's.
+  lockstep::ConfigRules wrong = kCrewRules;
+  wrong.ranges.push_back({"label", 0, 1});
+  EXPECT_THROW(lockstep::read_config_by_json<Crew>(lockstep::SystemInput{}, wrong), lockstep::ModelError);
+}
+
+TEST(UserSystem, TheVariantTableIsWrittenOnce) {
+  struct Row {
+    const char* name;
+    const char* description;
+    int knob;
+  };
+  const Row table[] = {{"correct", "the design", 0}, {"fast", "a planted bug", 1}};
+  const auto docs = lockstep::named_docs(table);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[1].name, "fast");
+  EXPECT_EQ(docs[1].description, "a planted bug");
+}
+
+TEST(UserSystem, APhantomClientComesFromTheRegistration) {
+  auto s = counter_system("phantomless");
+  const lockstep::SystemInfo without = lockstep::system_info(s);
+  EXPECT_THROW(lockstep::real::phantom_client(without, "atomic"), std::invalid_argument);
+  s.phantom_key = lockstep::pg::AdvisoryKey::pair(7, 1);
+  s.phantom_round = [](lockstep::pg::Connection&, lockstep::Duration, const Shape& shape) { return shape.atomic; };
+  const lockstep::SystemInfo with = lockstep::system_info(s);
+  const auto client = lockstep::real::phantom_client(with, "racy");
+  EXPECT_EQ(client.name, "racy");
+  EXPECT_EQ(client.key, lockstep::pg::AdvisoryKey::pair(7, 1));
+  EXPECT_THROW(lockstep::real::phantom_client(with, "nosuch"), std::invalid_argument);
+  // The command line refuses what it cannot run before it looks for a server.
+  if (lockstep::find_system("usercounter") == nullptr) lockstep::register_model_system(counter_system("usercounter"));
+  using lockstep::testing::run_cli_in_process;
+  const auto no_round = run_cli_in_process({"confirm", "--phantom", "--system", "usercounter"});
+  EXPECT_EQ(no_round.code, 2);
+  EXPECT_NE(no_round.err.find("declares no phantom round"), std::string::npos) << no_round.err;
+  EXPECT_EQ(run_cli_in_process({"confirm", "--phantom", "--variant", "racy"}).code, 2);
+  EXPECT_EQ(run_cli_in_process({"confirm", "--phantom", "--system", "nosuch"}).code, 2);
+}
+
+// A trace a model test wrote ("system": "api") runs in the program that registers the
+// same model: replay, shrink, diff and report, as a scenario's trace does.
+TEST(UserSystem, TheRegisteringProgramRunsItsModelTestsTraces) {
+  if (lockstep::find_system("usercounter") == nullptr) lockstep::register_model_system(counter_system("usercounter"));
+  const std::string dir = temp_dir("user-code-trace");
+  const auto failing = counter({.actors = 2}, dir).run();
+  ASSERT_TRUE(failing.trace_path) << failing.describe();
+  const std::string trace = *failing.trace_path;
+  using lockstep::testing::run_cli_in_process;
+  const auto replay = run_cli_in_process({"replay", trace});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("no_lost_update"), std::string::npos) << replay.out;
+  const auto shrink = run_cli_in_process({"shrink", trace, "--out", dir + "/shrunk.json"});
+  EXPECT_EQ(shrink.code, 0) << shrink.out << shrink.err;
+  const auto cause = run_cli_in_process({"diff", trace, "--cause", "1"});
+  EXPECT_NE(cause.out.find("with cause 1 reordered: pass"), std::string::npos) << cause.out << cause.err;
+  const auto report = run_cli_in_process({"report", trace, "-o", dir + "/trace.html"});
+  EXPECT_EQ(report.code, 0) << report.out << report.err;
+  EXPECT_EQ(report.out.find("not replayed"), std::string::npos) << report.out;
+  // Another configuration of the model is not the registered one's to run when it does not
+  // make it: an edited configuration (3 actors, but the trace records 2) is refused.
+  auto edited = lockstep::sim::load_trace(trace);
+  edited.scenario["model"]["configuration"]["actors"] = 7;
+  EXPECT_FALSE(lockstep::sim::replays_here(edited));
 }
 
 }  // namespace

@@ -8,16 +8,10 @@ namespace jobclaim {
 using lockstep::pg::LockMode;
 
 ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_timeout) {
-  ClaimOptions o;
-  o.lock_timeout = lock_timeout;
-  if (variant == "check_before_lock") {
-    o.check_before_lock = true;
-  } else if (variant == "unlock_only_if_granted") {
-    o.unlock_only_if_granted = true;
-  } else if (variant != "correct") {
-    throw std::invalid_argument("jobclaim: unknown variant " + variant);
+  for (const Variant& v : kVariants) {
+    if (variant == v.name) return ClaimOptions{v.check_before_lock, v.unlock_only_if_granted, lock_timeout};
   }
-  return o;
+  throw std::invalid_argument("jobclaim: unknown variant " + variant);
 }
 
 lockstep::pg::AdvisoryKey job_key(std::int64_t id) {

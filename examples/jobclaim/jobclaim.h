@@ -22,8 +22,25 @@ struct ClaimOptions {
   lockstep::Duration lock_timeout = std::chrono::milliseconds(50);
 };
 
-// The options of a variant: "correct", "check_before_lock" or "unlock_only_if_granted"
-// (std::invalid_argument otherwise).
+// The service's designs: the correct one first, then the planted bugs. The only list of
+// them: the model's registration takes its names and descriptions from here.
+struct Variant {
+  const char* name;
+  const char* description;
+  bool check_before_lock = false;
+  bool unlock_only_if_granted = false;
+};
+inline constexpr Variant kVariants[] = {
+    {.name = "correct", .description = "re-checks the row under the lock; always unlocks"},
+    {.name = "check_before_lock",
+     .description = "checks the row before taking the lock and trusts it",
+     .check_before_lock = true},
+    {.name = "unlock_only_if_granted",
+     .description = "unlocks only after a granted lock: a phantom grant stays held",
+     .unlock_only_if_granted = true},
+};
+
+// The options of a variant of kVariants (std::invalid_argument for another name).
 ClaimOptions claim_options(const std::string& variant, lockstep::Duration lock_timeout);
 
 // The advisory key of job `id`: (namespace 7, id) in the two-int4 form (std::out_of_range

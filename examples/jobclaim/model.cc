@@ -64,33 +64,23 @@ lockstep::ModelSystem<Jobs, Config> system() {
   return {
       .name = "jobclaim",
       .description = "workers claim queued jobs under advisory locks (examples/jobclaim)",
-      .variants = {{"correct", "re-checks the row under the lock; always unlocks"},
-                   {"check_before_lock", "checks the row before taking the lock and trusts it"},
-                   {"unlock_only_if_granted", "unlocks only after a granted lock: a phantom grant stays held"}},
+      .variants = lockstep::named_docs(kVariants),
       .invariants = {{"each_job_once", "every job runs exactly once"},
                      {"no_lock_left", "no advisory lock is held once the workers are done"},
                      {"no_checkout_left", "every worker returned its connection"}},
       .faults = {{"phantom_grant", "Bug #17686: a lock timeout fires after the grant (needs timed exploration)"}},
-      .read_config =
-          [](const lockstep::SystemInput& in) {
-            Config c;
-            c.variant = in.variant;
-            if (in.config) {
-              in.config->expect_keys({"workers", "jobs", "lock_timeout_ms", "job_ms"});
-              if (auto d = in.config->find("job_ms")) c.job_ms = d->as_int(0, 60'000);
-              if (auto w = in.config->find("workers")) c.workers = static_cast<int>(w->as_int(1, 8));
-              if (auto j = in.config->find("jobs")) c.jobs = static_cast<int>(j->as_int(1, 8));
-              if (auto t = in.config->find("lock_timeout_ms")) c.lock_timeout_ms = t->as_int(1, 60'000);
-            }
-            if (in.actors) in.fail("/actors", "jobclaim takes no actors: its workers are config.workers");
-            if (in.faults) {
-              in.faults->expect_keys({"phantom_grant"});
-              if (auto p = in.faults->find("phantom_grant")) c.phantom_grant = p->as_bool();
-              if (c.phantom_grant && !in.timed) in.fail("/faults/phantom_grant", "needs \"explore\": {\"time\": \"timed\"}");
-            }
-            return c;
-          },
+      .timed_faults = {"phantom_grant"},
+      .ranges = {{"workers", 1, 8}, {"jobs", 1, 8}, {"lock_timeout_ms", 1, 60'000}, {"job_ms", 0, 60'000}},
       .model = model,
+      // `confirm --phantom --system jobclaim`: our own lock and unlock code in Bug #17686 rounds.
+      .phantom_round =
+          [](lockstep::pg::Connection& conn, lockstep::Duration timeout, const Config& c) {
+            const ClaimOptions o = claim_options(c.variant, timeout);
+            const bool granted = lock_job(conn, 1, o);
+            unlock_job(conn, 1, granted, o);
+            return granted;
+          },
+      .phantom_key = job_key(1),
   };
 }
 

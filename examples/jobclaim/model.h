@@ -14,15 +14,17 @@
 
 namespace jobclaim {
 
+// Read from scenario files through its JSON conversion (the registration declares the
+// ranges): "variant", "config" and "faults" go into the keys of those names.
 struct Config {
-  std::string variant = "correct";  // correct, check_before_lock, unlock_only_if_granted
+  std::string variant = "correct";  // one of kVariants (jobclaim.h)
   int workers = 2;
   int jobs = 2;
   bool phantom_grant = false;       // the simulated server's Bug #17686 (explored in timed mode)
   std::int64_t lock_timeout_ms = 50;
   std::int64_t job_ms = 50;          // how long running a job takes (virtual time in the model)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Config, variant, workers, jobs, phantom_grant, lock_timeout_ms, job_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Config, variant, workers, jobs, phantom_grant, lock_timeout_ms, job_ms)
 
 // One execution: the table of jobs, a pool, and how often each job ran.
 struct Jobs {

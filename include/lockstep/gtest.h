@@ -31,15 +31,18 @@
 
 namespace lockstep::gtest {
 
-// Runs the model with a replay command that names the current test.
+// Runs the model with a replay command that names the current test, and a trace file of
+// that test's own.
 template <typename M>
 ModelReport run(M model) {
   if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
-    std::string hint = std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name();
+    const std::string test = std::string(info->test_suite_name()) + "." + info->name();
+    std::string hint = "--gtest_filter=" + test;
     if (std::string_view(info->name()).starts_with("DISABLED_") || std::string_view(info->test_suite_name()).starts_with("DISABLED_")) {
       hint += " --gtest_also_run_disabled_tests";
     }
     model.replay_hint(std::move(hint));
+    if (model.options().trace_key.empty()) model.trace_key(test);  // one trace per test
   }
   return model.run();
 }

@@ -152,6 +152,7 @@ class Model {
   Model& timed(bool on = true) { options_.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
   Model& max_preemptions(int k) { options_.max_preemptions = k; return *this; }
   Model& trace_dir(std::string dir) { options_.trace_dir = std::move(dir); return *this; }
+  Model& trace_key(std::string key) { options_.trace_key = std::move(key); return *this; }
   Model& replay_hint(std::string hint) { options_.replay_hint = std::move(hint); return *this; }
   Model& replay_environment(std::string env) { options_.replay_environment = std::move(env); return *this; }
 

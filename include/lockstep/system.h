@@ -2,11 +2,13 @@
 //
 // A registered system is what the built-in ones are: a name, variants, invariants, faults
 // and a function that reads a scenario's system-specific parts. Built from a Model, it
-// needs only two functions: one that reads a Config from the scenario (with the same
-// file-and-JSON-pointer errors as every other input), and one that builds the Model for a
-// Config. Register it at the start of main, then hand over to lockstep::main
-// (<lockstep/main.h>): check, sweep, replay, shrink, report, list, confirm and conform then
-// work on scenario files that say "system": "<name>".
+// needs one function: the Model for a Config. The Config is read from the scenario through
+// its own JSON conversion (model/config_reader.h: "variant", "config" and "faults" into the
+// keys of those names, with the declared ranges and the same file-and-JSON-pointer errors
+// as every other input), or by a read_config of your own. Register it at the start of
+// main, then hand over to lockstep::main (<lockstep/main.h>): check, sweep, replay, shrink,
+// report, list, confirm and conform then work on scenario files that say
+// "system": "<name>".
 //
 //   lockstep::register_model_system(lockstep::ModelSystem<Jobs, JobsConfig>{
 //       .name = "jobclaim",
@@ -14,9 +16,16 @@
 //       .variants = {{"correct", "re-checks the row after the lock"}, {"no_recheck", "..."}},
 //       .invariants = {{"claimed_once", "no job is run twice"}},
 //       .faults = {{"phantom_grant", "Bug #17686 on the lock pool"}},
-//       .read_config = read_jobs_config,  // JobsConfig(const lockstep::SystemInput&)
+//       .timed_faults = {"phantom_grant"},
+//       .ranges = {{"workers", 1, 8}},
 //       .model = jobs_model,              // lockstep::Model<Jobs, JobsConfig>(const JobsConfig&)
 //   });
+//
+// A program that registers the system also replays, shrinks, diffs and reports the traces
+// its model tests wrote for the same model (when the Config has a from_json).
+//
+// With phantom_round, `confirm --phantom --system NAME` runs PostgreSQL Bug #17686 rounds
+// with your own lock code on a real server, one client per variant (real/phantom_rounds.h).
 //
 // The scenario's `explore` section (strategy, bounds, time mode) governs a run from the
 // command line; the Model's own options (strategy(), seed(), ...) apply to Model::run only.
@@ -28,6 +37,7 @@
 #include <vector>
 
 #include "lockstep/lockstep.h"
+#include "lockstep/model/config_reader.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/system.h"
 #include "lockstep/model/system_input.h"
@@ -36,31 +46,77 @@ namespace lockstep {
 
 template <typename State, typename Config>
 struct ModelSystem {
-  std::string name;  // letters, digits, _ and -
-  std::string description;
-  std::vector<NamedDoc> variants;  // the correct design first: a scenario without "variant" gets it
-  std::vector<NamedDoc> invariants;
-  std::vector<NamedDoc> faults;
-  // Reads input.variant, input.config, input.actors and input.faults into a Config. Reports
-  // bad input with input.fail(pointer, message) or JsonCursor::fail (file and pointer).
-  std::function<Config(const SystemInput& input)> read_config;
+  std::string name{};  // letters, digits, _ and -
+  std::string description{};
+  std::vector<NamedDoc> variants{};  // the correct design first: a scenario without "variant" gets it
+  std::vector<NamedDoc> invariants{};
+  std::vector<NamedDoc> faults{};
+  // Without read_config, the Config is read through its JSON conversion: faults are boolean
+  // keys of the Config, those in timed_faults need timed exploration, and integer keys may
+  // have a range (model/config_reader.h).
+  std::vector<std::string> timed_faults{};
+  std::vector<ConfigRange> ranges{};
+  // Optional: reads input.variant, input.config, input.actors and input.faults into a
+  // Config. Reports bad input with input.fail(pointer, message) or JsonCursor::fail.
+  std::function<Config(const SystemInput& input)> read_config{};
   // The model for one configuration.
-  std::function<Model<State, Config>(const Config& config)> model;
+  std::function<Model<State, Config>(const Config& config)> model{};
+  // Optional, for `confirm --phantom --system NAME`: one Bug #17686 round of your lock
+  // code, on the waiter's connection: take phantom_key as `config` (the variant's default
+  // configuration) does, waiting at most lock_timeout, then release as it would; return
+  // whether your code believed it got the lock.
+  std::function<bool(pg::Connection& conn, Duration lock_timeout, const Config& config)> phantom_round{};
+  pg::AdvisoryKey phantom_key = pg::AdvisoryKey::pair(1, 17686);
 };
+
+// The names and descriptions of a table of variants (anything with `name` and
+// `description`), so that the service's own table is the only list.
+template <typename Range>
+std::vector<NamedDoc> named_docs(const Range& table) {
+  std::vector<NamedDoc> out;
+  for (const auto& row : table) out.push_back(NamedDoc{std::string(row.name), std::string(row.description)});
+  return out;
+}
 
 // The SystemInfo of a ModelSystem (for register_system, or to inspect).
 template <typename State, typename Config>
 SystemInfo system_info(ModelSystem<State, Config> s) {
-  if (!s.read_config || !s.model) throw ModelError("ModelSystem \"" + s.name + "\": read_config and model are required");
+  if (!s.model) throw ModelError("ModelSystem \"" + s.name + "\": model is required");
+  std::function<Config(const SystemInput&)> read = std::move(s.read_config);
+  if (!read) {
+    read = [rules = ConfigRules{s.name, s.faults, s.timed_faults, s.ranges}](const SystemInput& input) {
+      return read_config_by_json<Config>(input, rules);
+    };
+  }
   SystemInfo info;
   info.name = s.name;
   info.description = s.description;
   info.variants = s.variants;
   info.invariants = s.invariants;
   info.faults = s.faults;
-  info.configure = [read = std::move(s.read_config), make = std::move(s.model)](const SystemInput& input) {
-    return system_of(make(read(input)).spec());
-  };
+  std::function<Model<State, Config>(const Config&)> make = std::move(s.model);
+  info.configure = [read, make](const SystemInput& input) { return system_of(make(read(input)).spec()); };
+  if constexpr (requires(const nlohmann::json& j, Config& c) { from_json(j, c); }) {
+    info.from_model_identity = [make](const nlohmann::json& identity) -> std::unique_ptr<System> {
+      if (!identity.is_object() || !identity.contains("configuration")) return nullptr;
+      try {
+        const Model<State, Config> m = make(identity.at("configuration").template get<Config>());
+        if (model_identity(m.spec()) != identity) return nullptr;
+        return system_of(m.spec());
+      } catch (const std::exception&) {
+        return nullptr;  // a configuration this system does not read: not its model
+      }
+    };
+  }
+  if (s.phantom_round) {
+    info.phantom_key = s.phantom_key;
+    info.phantom_round = [read, round = std::move(s.phantom_round)](pg::Connection& conn, Duration timeout, const std::string& variant) {
+      SystemInput input;
+      input.variant = variant;
+      input.timed = true;
+      return round(conn, timeout, read(input));
+    };
+  }
   return info;
 }
 
