@@ -533,17 +533,25 @@ std::string raw_table(const sim::Trace& t, bool failure) {
     out += fmt::format("<th class=\"lane\" data-actor=\"{}\">{}</th>", a, escape_markup(t.actors[a]));
   }
   out += "</tr></thead><tbody>\n";
-  for (const auto& e : t.events) {
+  // One row per step and actor: an observation or a choice logged with its step joins the
+  // step's cell (a bare "observe" step is shown by its observation).
+  for (std::size_t i = 0; i < t.events.size();) {
+    const auto& e = t.events[i];
+    std::size_t j = i + 1;
+    while (j < t.events.size() && t.events[j].step == e.step && t.events[j].actor == e.actor) ++j;
+    std::string text;
+    for (std::size_t k = i; k < j; ++k) {
+      const auto& x = t.events[k];
+      if (x.op == "observe" && x.result.empty() && j - i > 1) continue;
+      text += fmt::format("{}<span class=\"ev {}\">{}{}</span>", text.empty() ? "" : "<br>", kind_of(x), escape_markup(x.op),
+                          x.result.empty() ? "" : " &rarr; " + escape_markup(x.result));
+    }
     out += fmt::format("<tr><td class=\"step\">{}</td><td class=\"time\">{}</td>", e.step, time_text(e.time_ns));
     for (std::size_t a = 0; a < t.actors.size(); ++a) {
-      if (static_cast<std::size_t>(e.actor) == a) {
-        out += fmt::format("<td class=\"ev {}\">{}{}</td>", kind_of(e), escape_markup(e.op),
-                           e.result.empty() ? "" : " &rarr; " + escape_markup(e.result));
-      } else {
-        out += "<td></td>";
-      }
+      out += static_cast<std::size_t>(e.actor) == a ? fmt::format("<td class=\"ev {}\">{}</td>", kind_of(e), text) : "<td></td>";
     }
     out += "</tr>\n";
+    i = j;
   }
   if (failure) {
     out += fmt::format("<tr class=\"violation\"><td colspan=\"{}\">{}{}: {}</td></tr>\n", t.actors.size() + 2,

@@ -38,6 +38,9 @@ class SpanBuilder {
       } else if (f.footprint.object != kNoObject && acquires(f.footprint.access) && !f.timer) {
         acquire(s, f);
       }
+      if (f.footprint.object != kNoObject && f.footprint.access != Access::read && f.footprint.access != Access::release) {
+        first_touch_.try_emplace({f.actor, f.footprint.object}, s);
+      }
       release(s, f);
     }
     close_at_end();
@@ -47,7 +50,15 @@ class SpanBuilder {
  private:
   void end_hold(ActorId a, ObjectId obj, std::uint64_t step, bool all) {
     auto it = holds_.find({a, obj});
-    if (it == holds_.end()) return;
+    const auto touched = first_touch_.find({a, obj});
+    if (it == holds_.end()) {
+      if (touched == first_touch_.end() || !all) return;
+      // A lock the step lets go without a grant drawn: a row lock an UPDATE took at once
+      // (its step notes no result). It was held from the actor's first write of the object.
+      begin_hold(a, obj, touched->second);
+      it = holds_.find({a, obj});
+    }
+    if (touched != first_touch_.end()) first_touch_.erase(touched);
     if (!all && --it->second.count > 0) return;
     out_[it->second.span].to = step;
     holds_.erase(it);
@@ -158,6 +169,8 @@ class SpanBuilder {
   std::vector<Span> out_;
   std::map<std::pair<ActorId, ObjectId>, Open> holds_;
   std::map<ActorId, std::size_t> waits_;  // an actor waits for one object at a time
+  // The first step since its last release at which an actor wrote or took an object.
+  std::map<std::pair<ActorId, ObjectId>, std::uint64_t> first_touch_;
 };
 
 }  // namespace

@@ -9,8 +9,9 @@
 // ROLLBACK or unlock_all names them all), or at the end of the execution. A wait begins at
 // an acquire that queues (or fails and is followed by the actor's wait on the same object)
 // and ends at the actor's next step that is not a wake-up without a grant: granted, timed
-// out, failed. Row locks an UPDATE takes without FOR UPDATE are not drawn (its footprint is
-// a write, not an acquire). For reports only: nothing here feeds exploration.
+// out, failed. A lock a step lets go at once (a COMMIT's row locks) that no grant began is
+// drawn from the actor's first write of that object: the row lock an UPDATE took at once.
+// For reports only: nothing here feeds exploration.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,9 @@
 #include "lockstep/sim/shrink.h"
 
+#include <algorithm>
+
 #include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/invariant.h"
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -94,6 +97,83 @@ bool same_failure(const ExecutionResult& a, const ExecutionResult& target) {
   return a.verdict == target.verdict && a.invariant == target.invariant && !a.pruned && !a.unfair && !a.interrupted;
 }
 
+// One way to change the best schedule: rotate [first, last) so that `middle` comes first,
+// drop decision `first`, or keep only the decisions before `first`.
+struct Edit {
+  enum class Kind { rotate, drop, cut } kind;
+  std::size_t first = 0, middle = 0, last = 0;
+};
+
+// Moves of whole runs (a run: one actor's consecutive scheduling decisions, with the
+// choices after them) around each preemption, where actor A's run i is preempted by run
+// i+1 and A runs again at run j: A goes on into its next run (pull), A's run i waits for
+// its next one (push), or the preempting run waits until after A's next run (defer).
+// Dropping one decision at a time cannot do this: the guided run takes the plan by
+// position, so a dropped decision shifts the actor's later steps, and a preemption that
+// begins a run of several steps survives every single drop.
+void add_run_moves(const std::vector<Decision>& d, const std::vector<std::uint8_t>& preempted, std::vector<Edit>& out) {
+  struct Run {
+    std::size_t begin, end;
+    std::uint32_t actor;
+    bool preempting;
+  };
+  std::vector<Run> runs;
+  std::size_t sched = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (d[i].kind == Decision::Kind::choice) continue;
+    const bool p = sched < preempted.size() && preempted[sched] != 0;
+    ++sched;
+    if (!runs.empty() && runs.back().actor == d[i].value) continue;
+    if (!runs.empty()) runs.back().end = i;
+    runs.push_back({runs.empty() ? 0 : i, d.size(), d[i].value, p});
+  }
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+    if (!runs[i + 1].preempting) continue;
+    std::size_t j = i + 2;
+    while (j < runs.size() && runs[j].actor != runs[i].actor) ++j;
+    if (j == runs.size()) continue;
+    const Run &a = runs[i], &b = runs[i + 1], &next = runs[j];
+    out.push_back({Edit::Kind::rotate, a.end, next.begin, next.end});   // pull
+    out.push_back({Edit::Kind::rotate, a.begin, a.end, next.begin});    // push
+    out.push_back({Edit::Kind::rotate, b.begin, b.end, next.end});      // defer
+  }
+}
+
+// The edits of one round, most promising first: move runs around each preemption, drop a
+// preempting decision, cut the schedule short (the rest then runs without preemptions),
+// drop any other decision.
+std::vector<Edit> edits_of(const Attempt& best) {
+  std::vector<Edit> edits, others;
+  add_run_moves(best.decisions, best.preempted, edits);
+  std::size_t sched = 0;
+  for (std::size_t i = 0; i < best.decisions.size(); ++i) {
+    if (best.decisions[i].kind == Decision::Kind::choice) continue;
+    (sched < best.preempted.size() && best.preempted[sched] ? edits : others).push_back({Edit::Kind::drop, i});
+    ++sched;
+  }
+  for (std::size_t cut = best.decisions.size() / 2; cut > 0; cut /= 2) edits.push_back({Edit::Kind::cut, cut});
+  edits.insert(edits.end(), others.begin(), others.end());
+  return edits;
+}
+
+void apply(const Edit& e, const std::vector<Decision>& best, std::vector<Decision>& candidate) {
+  const auto at = [&](std::size_t i) { return candidate.begin() + static_cast<std::ptrdiff_t>(i); };
+  switch (e.kind) {
+    case Edit::Kind::rotate:
+      candidate.assign(best.begin(), best.end());
+      LOCKSTEP_INVARIANT(e.first <= e.middle && e.middle <= e.last && e.last <= candidate.size(), "shrink: a rotation inside the schedule");
+      std::rotate(at(e.first), at(e.middle), at(e.last));
+      return;
+    case Edit::Kind::drop:
+      candidate.assign(best.begin(), best.end());
+      candidate.erase(at(e.first));
+      return;
+    case Edit::Kind::cut:
+      candidate.assign(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(e.first));
+      return;
+  }
+}
+
 }  // namespace
 
 bool ScheduleShape::simpler_than(const ScheduleShape& o) const {
@@ -126,28 +206,12 @@ ShrinkResult shrink_failure(const System& system, const RunLimits& limits, const
   bool improved = true;
   while (improved && !(out.out_of_budget = exhausted())) {
     improved = false;
-    // Candidates, most promising first: drop a preempting decision, cut the schedule short
-    // (the rest then runs without preemptions), drop any other decision. Each is built
-    // only when its turn comes.
-    std::vector<std::size_t> preempting, others, cuts;
-    std::size_t sched = 0;
-    for (std::size_t i = 0; i < best.decisions.size(); ++i) {
-      if (best.decisions[i].kind == Decision::Kind::choice) continue;
-      (sched < best.preempted.size() && best.preempted[sched] ? preempting : others).push_back(i);
-      ++sched;
-    }
-    for (std::size_t cut = best.decisions.size() / 2; cut > 0; cut /= 2) cuts.push_back(cut);
-    const std::size_t total = preempting.size() + cuts.size() + others.size();
+    // Each candidate is built only when its turn comes.
+    const std::vector<Edit> edits = edits_of(best);
     std::vector<Decision> candidate;
-    for (std::size_t k = 0; k < total; ++k) {
+    for (const Edit& edit : edits) {
       if ((out.out_of_budget = exhausted())) break;
-      if (k < preempting.size() || k >= preempting.size() + cuts.size()) {
-        const std::size_t drop = k < preempting.size() ? preempting[k] : others[k - preempting.size() - cuts.size()];
-        candidate.assign(best.decisions.begin(), best.decisions.end());
-        candidate.erase(candidate.begin() + static_cast<std::ptrdiff_t>(drop));
-      } else {
-        candidate.assign(best.decisions.begin(), best.decisions.begin() + static_cast<std::ptrdiff_t>(cuts[k - preempting.size()]));
-      }
+      apply(edit, best.decisions, candidate);
       ++out.attempts;
       Attempt a = run_guided(scheduler, system, quiet, candidate);
       steps += a.result.steps;

@@ -2,8 +2,9 @@
 //
 // Given the decisions of a failing execution, searches for a simpler schedule with the same
 // verdict (and, for a violation, the same invariant): fewer preemptions first, then fewer
-// steps, then fewer switches between actors. Candidates drop one decision of the current
-// best schedule, or cut it short; each is run under a guided strategy that follows the
+// steps, then fewer switches between actors. Candidates move a whole run of one actor's
+// steps around a preemption (so that the preempted actor goes on, or the preempting run
+// waits), drop one decision of the current best schedule, or cut it short; each is run under a guided strategy that follows the
 // remaining decisions where they fit and otherwise lets the previous actor go on (no
 // preemption). Every accepted candidate is a real execution, so the result replays exactly.
 // Greedy and bounded (ShrinkBudget): by attempts and by the steps all attempts run, both

@@ -239,6 +239,17 @@ TEST(Api, UntimedSleepsAreNamedAsACost) {
   EXPECT_EQ(timed.note.find("untimed mode: "), std::string::npos) << timed.describe();
 }
 
+// The GoogleTest glue keys a trace by its test: a property and a plain test of the same
+// model and configuration no longer overwrite each other's trace and replay command.
+TEST(Api, EachTestKeepsItsOwnTrace) {
+  const auto keyed = lockstep::gtest::run(check_then_act(temp_dir("api-keyed")));
+  const auto plain = check_then_act(temp_dir("api-keyed")).run();
+  ASSERT_TRUE(keyed.trace_path && plain.trace_path) << keyed.describe() << plain.describe();
+  EXPECT_NE(*keyed.trace_path, *plain.trace_path);
+  EXPECT_NE(keyed.trace_path->find("check-then-act-Api.EachTestKeepsItsOwnTrace-"), std::string::npos) << *keyed.trace_path;
+  EXPECT_NE(keyed.replay_command.find("--gtest_filter=Api.EachTestKeepsItsOwnTrace"), std::string::npos);
+}
+
 TEST(Api, GoogleTestGlueReportsTheViolation) {
   LOCKSTEP_EXPECT_VIOLATION(check_then_act(temp_dir("api-glue")), "mutual_exclusion");
 }

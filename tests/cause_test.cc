@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
+#include "lockstep/cli/html_report.h"
+#include "lockstep/lockstep.h"
 #include "lockstep/sim/cause.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/holding.h"
@@ -199,6 +202,68 @@ TEST(Holding, AnXactLockEndsAtTheCommitThatLetsItGo) {
   EXPECT_EQ(advisory[0].first, 4u);
   EXPECT_EQ(advisory[0].second, 7u);
   EXPECT_EQ(op_of(t, 7).op, "commit advisory(1,1,2) 1002");
+}
+
+// A worker that updates a row (no FOR UPDATE: the UPDATE takes its row lock at once),
+// observes, and commits; the invariant fails at the end so that a trace is written.
+struct Updater {
+  explicit Updater(Env& env) : pool(env.new_pg_pool({})) {
+    auto c = pool->checkout().value();
+    (void)c->insert_row("jobs", 1, {{"status", "queued"}});
+  }
+  std::unique_ptr<pg::Pool> pool;
+};
+
+void update_and_commit(Updater& s, Env& env, ActorId) {
+  auto c = s.pool->checkout().value();
+  (void)c->begin();
+  (void)c->update_row("jobs", 1, {{"status", "done"}});
+  env.observe({"ran", 0, 1});
+  (void)c->commit();
+}
+
+Model<Updater> updater_model() {
+  return Model<Updater>("updater")
+      .actors(1, update_and_commit)
+      .invariant("never", [](Updater&) -> std::optional<std::string> { return "done"; })
+      .trace_dir(::testing::TempDir() + "/updater");
+}
+
+sim::Trace updater_trace() {
+  const auto report = updater_model().run();
+  EXPECT_TRUE(report.trace_path) << report.describe();
+  return sim::load_trace(*report.trace_path);
+}
+
+TEST(Holding, AnUpdateHoldsItsRowLockUntilTheCommit) {
+  const sim::Trace t = updater_trace();
+  const sim::ExecutionFacts facts = sim::replay_facts(*system_of(updater_model().spec()), sim::RunLimits{}, t.decisions);
+  std::uint64_t update = 0, commit = 0;
+  for (const auto& e : t.events) {
+    if (e.op.starts_with("update_row")) update = e.step;
+    if (e.op.starts_with("commit")) commit = e.step;
+  }
+  ASSERT_GT(commit, update);
+  bool row_held = false;
+  for (const auto& sp : sim::holding_spans(facts)) {
+    if (sp.kind == sim::Span::Kind::hold && facts.object_names.at(sp.object) == "jobs#1") {
+      row_held = sp.from == update && sp.to == commit && !sp.open_at_end;
+    }
+  }
+  EXPECT_TRUE(row_held) << "no bar for the row lock the UPDATE took (steps " << update << " to " << commit << ")";
+}
+
+// The report's table of every event: an observation shares its step's row.
+TEST(Report, AnObservationTakesNoRowOfItsOwn) {
+  const sim::Trace t = updater_trace();
+  const std::string html = cli::html_report(t, "replay", nullptr);
+  const std::string table = html.substr(html.find("Every event"));
+  std::size_t rows = 0;
+  for (std::size_t at = table.find("<tr><td class=\"step\">"); at != std::string::npos; at = table.find("<tr><td class=\"step\">", at + 1)) ++rows;
+  std::set<std::pair<std::uint64_t, int>> steps;
+  for (const auto& e : t.events) steps.insert({e.step, e.actor});
+  EXPECT_EQ(rows, steps.size()) << table;
+  EXPECT_NE(table.find("observe ran"), std::string::npos) << table;
 }
 
 }  // namespace
