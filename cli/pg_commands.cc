@@ -70,6 +70,7 @@ struct ConfirmArgs {
   std::string pg = "auto";
   std::string scenario;
   int iterations = 20;
+  bool until_violation = false;
   std::uint64_t seed = 1;
   int jitter_us = 500;
   int limit_s = 120;
@@ -185,6 +186,7 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server)
   real::ConfirmOptions o;
   o.conninfo = server.conninfo();
   o.iterations = a.iterations;
+  o.until_violation = a.until_violation;
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = std::chrono::seconds(a.limit_s);
@@ -272,8 +274,8 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
 void print_confirm(std::ostream& out, const ConfirmArgs& a, const Scenario& scenario, const Server& server,
                    const real::ConfirmReport& r, bool as_expected) {
   const bool expect_pass = scenario.expect.verdict == Verdict::pass;
-  out << fmt::format("confirm {} ({}) on {}: {} iterations, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
-                     server.shown(), a.iterations, a.seed, a.jitter_us);
+  out << fmt::format("confirm {} ({}) on {}: {} iterations{}, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
+                     server.shown(), a.iterations, a.until_violation ? " at most, until a violation" : "", a.seed, a.jitter_us);
   print_violations(out, r);
   print_confirm_counts(out, r);
   out << fmt::format("expected {}: {}\n",
@@ -417,7 +419,11 @@ int run_locks(const LocksArgs& a, std::ostream& out) {
 void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
   c.add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
       ->capture_default_str();
-  c.add_option("--iterations", a.iterations, "runs of the scenario")->capture_default_str()->check(CLI::PositiveNumber);
+  c.add_option("--iterations", a.iterations, "runs of the scenario (with --until-violation: at most)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c.add_flag("--until-violation", a.until_violation,
+             "stop at the first iteration with a violation: for a narrow race, give a large --iterations as the bound");
   c.add_option("--seed", a.seed, "seed of the jitter (iteration i uses seed + i - 1)")->capture_default_str();
   c.add_option("--jitter-us", a.jitter_us, "each visible operation first sleeps up to this long")
       ->capture_default_str()

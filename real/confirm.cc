@@ -200,6 +200,7 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     report.longest = std::max(report.longest, took);
     report.iterations = i;
     if (progress) progress(report);
+    if (options.until_violation && found) break;
   }
   return report;
 }

@@ -36,6 +36,9 @@ struct ConfirmOptions {
   // unkilled, so that the kills spread over the whole run.
   bool sigkill_crashes = true;
   Duration crash_window{0};
+  // End the run after the first iteration with a violation (`iterations` is then a bound):
+  // a narrow race shows in a few of hundreds of iterations.
+  bool until_violation = false;
   // Asked before each iteration: true ends the run there (Ctrl-C), `interrupted` set.
   std::function<bool()> stop_requested;
 };

@@ -11,6 +11,7 @@
 #include "lockstep/real/confirm.h"
 #include "lockstep/real/phantom_rounds.h"
 #include "lockstep/real/thread_env.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {
@@ -132,6 +133,18 @@ TEST_F(RealServer, TheXactLockVariantBreaksMutualExclusionOnTheServerToo) {
   ASSERT_FALSE(r.violations.empty());
   EXPECT_EQ(r.violations.front().violation.invariant, "agent_mutual_exclusion");
   EXPECT_FALSE(r.violations.front().history.empty()) << "a violation comes with the events that led to it";
+}
+
+// --until-violation: the run ends with the first failing iteration; --iterations bounds it.
+TEST_F(RealServer, UntilViolationStopsAtTheFirstFailingIteration) {
+  const auto run = lockstep::testing::run_cli_in_process(
+      {"confirm", std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/bug-xact-lock.json", "--pg", conninfo_,
+       "--iterations", "200", "--until-violation", "--json"});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;  // the expected violation, seen
+  const auto j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["violations"].size(), 1u) << run.out;
+  EXPECT_EQ(j["iterations"], j["violations"][0]["iteration"]);
+  EXPECT_LT(j["iterations"].get<int>(), 200);
 }
 
 TEST_F(RealServer, InMemoryLocksDoNotSerialiseTwoProcesses) {
