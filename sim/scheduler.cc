@@ -68,6 +68,7 @@ ObjectId Scheduler::new_object(std::string name) {
     const ObjectId id = made_order_[position];
     if (object_first_of_name_[id] && object_made_in_[id] != execution_ && object_names_[id] == name) {
       object_made_in_[id] = execution_;
+      written_at_[id] = Time{0};
       return id;
     }
   } else {
@@ -80,10 +81,12 @@ ObjectId Scheduler::new_object(std::string name) {
       object_names_.push_back(name);
       object_made_in_.push_back(0);
       object_first_of_name_.push_back(occurrence == 2);
+      written_at_.resize(object_names_.size());
     }
     const ObjectId id = it->second;
     if (object_made_in_[id] != execution_) {
       object_made_in_[id] = execution_;
+      written_at_[id] = Time{0};
       made_order_[position] = id;
       return id;
     }
@@ -306,8 +309,9 @@ void Scheduler::execute(const Transition& t) {
   effects_ = 0;
   touched_count_ = 0;
   touched_overflow_ = false;
-  if (t.timer && limits_.time == TimeMode::untimed) {
-    actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
+  if (limits_.time == TimeMode::untimed) {
+    if (t.timer) actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
+    take_clocks(t.actor, declared);
   }
   result_ = StepResult{};
   crash_domain_ = kNoObject;
@@ -339,11 +343,35 @@ void Scheduler::execute(const Transition& t) {
   }
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
+  if (limits_.time == TimeMode::untimed) pass_clock(t.actor, effective);
   strategy_->executed(t, effective);
   if (limits_.log_events) {
     std::string text = crash_text_.empty() ? result_text(result_, t.timer) : crash_text_;
     if (!detail_.empty()) text = text.empty() ? std::move(detail_) : text + " " + detail_;
     events_[log_index].result = std::move(text);
+  }
+}
+
+void Scheduler::take_clocks(ActorId actor, const Footprint& declared) {
+  Time& clock = actor_now_[actor];
+  const auto take = [&](ObjectId obj) {
+    LOCKSTEP_INVARIANT(obj < written_at_.size(), "a footprint names objects made by new_object");
+    clock = std::max(clock, written_at_[obj]);
+  };
+  // Every access but none is dependent with a write of the same object (sim/op.h), and a
+  // step in a domain with a step that writes the domain.
+  if (declared.object != kNoObject && declared.access != Access::none) take(declared.object);
+  for (std::size_t i = 0; i < declared.extra_count; ++i) take(declared.extra[i]);
+  if (declared.domain != kNoObject) take(declared.domain);
+}
+
+void Scheduler::pass_clock(ActorId actor, const Footprint& effective) {
+  const Time clock = actor_now_[actor];
+  for_each_object(effective, [&](ObjectId obj, Access access) {
+    if (access != Access::none && !is_read(access)) written_at_[obj] = std::max(written_at_[obj], clock);
+  });
+  if (effective.domain != kNoObject && effective.domain_write) {
+    written_at_[effective.domain] = std::max(written_at_[effective.domain], clock);
   }
 }
 

@@ -6,8 +6,13 @@
 // actor. Code between two yields runs atomically. Nothing else is a scheduling point.
 //
 // Time: in timed mode one virtual clock that moves only when no transition is enabled. In
-// untimed mode each actor has its own clock, moved by its own sleeps and timeouts: untimed
-// runs promise nothing about timing between actors, so time is no shared state there.
+// untimed mode each actor has its own clock, moved by its own sleeps and timeouts, and
+// carried along the order the search already keeps: a step that touches an object first
+// takes the latest clock of a step that wrote it (or wrote its domain), so an actor that
+// takes a lock after another let it go at 10 ms reads 10 ms, not its own 0. Only steps
+// that are dependent (sim/op.h) pass a clock on, so executions equal up to commuting
+// steps have the same clocks: time adds no dependence and untimed timers stay always
+// enabled.
 //
 // Transitions:
 //  - run actor a: a's pending operation has no wait condition, or the condition is ready;
@@ -237,6 +242,10 @@ class Scheduler {
   void collect_enabled();
   bool advance_clock();
   void execute(const Transition& t);
+  // Untimed mode: the actor's clock takes the clocks of the writes its declared footprint
+  // is ordered after; the step's effective writes pass its clock on.
+  void take_clocks(ActorId actor, const Footprint& declared);
+  void pass_clock(ActorId actor, const Footprint& effective);
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
   void finish_at_bound();
@@ -265,6 +274,7 @@ class Scheduler {
   ActorId current_ = -1;
   Time now_{0};                              // timed mode
   std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
+  std::vector<Time> written_at_ = std::vector<Time>(1);  // untimed mode, per object made this execution: its latest write's clock
   std::array<std::optional<CrashKind>, kMaxActors> crash_armed_{};
   std::array<bool, kMaxActors> doomed_{};  // on a crashed machine: dies at its next step
   ActorId crashing_ = -1;      // unwinding from its crash in this step: its releases fold into it

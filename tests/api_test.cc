@@ -250,6 +250,47 @@ TEST(Api, EachTestKeepsItsOwnTrace) {
   EXPECT_NE(keyed.replay_command.find("--gtest_filter=Api.EachTestKeepsItsOwnTrace"), std::string::npos);
 }
 
+// A cron job checked before the lock (the planted bug): the second node runs it after the
+// first let the lock go at 10 ms. Untimed, the clock is carried along the lock: the
+// message says 0 and 10 ms, as the trace's rows do, not "0 ms and again at 0 ms".
+TEST(Api, UntimedClocksFollowTheLock) {
+  struct Cron {
+    explicit Cron(Env& env) : db(env.new_mutex("db")), status(env.new_shared_var("status1", 0)) {}
+    std::unique_ptr<lockstep::Mutex> db;
+    std::unique_ptr<lockstep::SharedVar> status;
+    std::vector<std::int64_t> ran_at_ms;
+  };
+  const auto report = lockstep::Model<Cron>("cron-untimed")
+                          .actors(2, [](Cron& s, Env& env, ActorId) {
+                            if (s.status->load() != 0) return;
+                            s.db->lock();
+                            s.ran_at_ms.push_back(env.now().count() / 1'000'000);
+                            env.sleep_for(std::chrono::milliseconds(10));
+                            s.status->store(1);
+                            s.db->unlock();
+                          })
+                          .invariant("each_job_once",
+                                     [](Cron& s) -> std::optional<std::string> {
+                                       if (s.ran_at_ms.size() < 2) return std::nullopt;
+                                       return "job 1 ran at " + std::to_string(s.ran_at_ms[0]) + " ms and again at " +
+                                              std::to_string(s.ran_at_ms[1]) + " ms";
+                                     })
+                          .trace_dir(temp_dir("api-cron"))
+                          .run();
+  ASSERT_EQ(report.verdict, lockstep::Verdict::violation) << report.describe();
+  EXPECT_EQ(report.message, "job 1 ran at 0 ms and again at 10 ms") << report.describe();
+  ASSERT_TRUE(report.trace_path);
+  // No row of the trace goes back in time after a step it is ordered after on the lock.
+  const auto trace = lockstep::sim::load_trace(*report.trace_path);
+  std::int64_t unlocked_at = -1;
+  for (const auto& e : trace.events) {
+    if (e.op == "unlock db") unlocked_at = e.time_ns;
+    if (e.op == "lock db" && unlocked_at >= 0) {
+      EXPECT_GE(e.time_ns, unlocked_at) << "step " << e.step;
+    }
+  }
+}
+
 TEST(Api, GoogleTestGlueReportsTheViolation) {
   LOCKSTEP_EXPECT_VIOLATION(check_then_act(temp_dir("api-glue")), "mutual_exclusion");
 }
