@@ -93,8 +93,11 @@ Attempt run_guided(Scheduler& scheduler, const System& system, const RunLimits& 
   return a;
 }
 
+// The same verdict and invariant; a failure judged by the cycle it repeats keeps a cycle
+// (else its trace would say only that the bound was reached).
 bool same_failure(const ExecutionResult& a, const ExecutionResult& target) {
-  return a.verdict == target.verdict && a.invariant == target.invariant && !a.pruned && !a.unfair && !a.interrupted;
+  return a.verdict == target.verdict && a.invariant == target.invariant && !a.pruned && !a.unfair && !a.interrupted &&
+         (!target.cycle || a.cycle);
 }
 
 // One way to change the best schedule: rotate [first, last) so that `middle` comes first,
