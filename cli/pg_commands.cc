@@ -71,6 +71,8 @@ struct ConfirmArgs {
   std::string scenario;
   int iterations = 20;
   bool until_violation = false;
+  std::string aim;  // a trace of the scenario: pause where its actors switch
+  int aim_pause_ms = 20;
   std::uint64_t seed = 1;
   int jitter_us = 500;
   int limit_s = 120;
@@ -182,11 +184,14 @@ int run_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
 }
 
 // The options of confirm's iterations, from the command line.
-real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server) {
+real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
+                                     std::vector<std::vector<std::uint64_t>> pause_before) {
   real::ConfirmOptions o;
   o.conninfo = server.conninfo();
+  o.pause_before = std::move(pause_before);
   o.iterations = a.iterations;
   o.until_violation = a.until_violation;
+  o.pause = std::chrono::milliseconds(a.aim_pause_ms);
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = std::chrono::seconds(a.limit_s);
@@ -208,7 +213,8 @@ bool confirmed_as_expected(const Scenario& scenario, const real::ConfirmReport& 
 // Confirm's result as one JSON object (--json): every violation with its whole history.
 nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, const real::ConfirmReport& r, bool as_expected) {
   nlohmann::json j{{"scenario", scenario.name}, {"file", a.scenario}, {"iterations", r.iterations}, {"hung", r.hung},
-                   {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"violations", nlohmann::json::array()},
+                   {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"aim", a.aim.empty() ? nlohmann::json() : nlohmann::json(a.aim)},
+                   {"violations", nlohmann::json::array()},
                    {"by_invariant", r.by_invariant}, {"marks", r.marks},
                    {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
                                 {"kind", "process"}}},
@@ -274,8 +280,9 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
 void print_confirm(std::ostream& out, const ConfirmArgs& a, const Scenario& scenario, const Server& server,
                    const real::ConfirmReport& r, bool as_expected) {
   const bool expect_pass = scenario.expect.verdict == Verdict::pass;
-  out << fmt::format("confirm {} ({}) on {}: {} iterations{}, seed {}, jitter up to {} us\n", scenario.name, scenario.system,
-                     server.shown(), a.iterations, a.until_violation ? " at most, until a violation" : "", a.seed, a.jitter_us);
+  out << fmt::format("confirm {} ({}) on {}: {} iterations{}, seed {}, jitter up to {} us{}\n", scenario.name, scenario.system,
+                     server.shown(), a.iterations, a.until_violation ? " at most, until a violation" : "", a.seed, a.jitter_us,
+                     a.aim.empty() ? "" : fmt::format(", pauses of {} ms aimed by {}", a.aim_pause_ms, a.aim));
   print_violations(out, r);
   print_confirm_counts(out, r);
   out << fmt::format("expected {}: {}\n",
@@ -296,11 +303,27 @@ void print_server_lost(std::ostream& err, const real::ConfirmReport& r) {
                      r.lost->op, r.lost->sqlstate, message, r.iterations, r.lost->iteration);
 }
 
+// --aim TRACE: the pauses that steer the threads toward the trace's order of steps.
+std::vector<std::vector<std::uint64_t>> aimed_pauses(const std::string& path, const Scenario& scenario) {
+  const sim::Trace trace = sim::load_trace(path);
+  const std::string recorded = trace.scenario.value("name", "");
+  if (recorded != scenario.name) {
+    throw InputError(fmt::format("--aim {}: a trace of scenario \"{}\", not of \"{}\"", path, recorded, scenario.name));
+  }
+  std::vector<ActorId> steps;
+  for (const auto& d : trace.decisions) {
+    if (d.kind == sim::Decision::Kind::run) steps.push_back(static_cast<ActorId>(d.value));
+  }
+  return real::aim_at_switches(steps, trace.actors.size());
+}
+
 // `confirm SCENARIO`: the scenario's actors on real threads against the server, N times.
 int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   const Scenario scenario = load_scenario(a.scenario);
+  auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
   const Server server(a.pg);
-  const real::ConfirmReport r = real::confirm(*scenario.configured, confirm_options(a, server), [&](const real::ConfirmReport& p) {
+  const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses));
+  const real::ConfirmReport r = real::confirm(*scenario.configured, options, [&](const real::ConfirmReport& p) {
     if (tty()) err << fmt::format("\r\033[K{}: {}/{} iterations, {} violations", scenario.name, p.iterations, a.iterations, p.violations.size()) << std::flush;
   });
   if (tty()) err << "\r\033[K" << std::flush;
@@ -420,6 +443,12 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
   c.add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
       ->capture_default_str();
   c.add_option("--iterations", a.iterations, "runs of the scenario (with --until-violation: at most)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c.add_option("--aim", a.aim,
+               "a trace of this scenario (from check): each actor pauses where the trace switches to another actor, so "
+               "that the real run takes the trace's order more often");
+  c.add_option("--aim-pause-ms", a.aim_pause_ms, "with --aim: how long each such pause is")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   c.add_flag("--until-violation", a.until_violation,

@@ -1,9 +1,11 @@
 #include "lockstep/real/confirm.h"
 
+
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -46,6 +48,8 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
   env_options.conninfo = options.conninfo;
   env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
   env_options.max_jitter = options.max_jitter;
+  env_options.pause_before = options.pause_before;
+  env_options.pause = options.pause;
   env_options.sigkill_crashes = options.sigkill_crashes;
   env_options.crash_window = crash_window;
   it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
@@ -160,6 +164,24 @@ std::string ConfirmReport::describe() const {
                        lost->message);
   }
   return out;
+}
+
+std::vector<std::vector<std::uint64_t>> aim_at_switches(const std::vector<ActorId>& steps, std::size_t actors) {
+  std::vector<std::vector<std::uint64_t>> pauses(actors);
+  std::vector<std::uint64_t> done(actors, 0);  // steps of each actor so far
+  std::vector<bool> again(steps.size(), false);  // the actor of step i runs after i
+  std::vector<bool> later(actors, false);
+  for (std::size_t i = steps.size(); i-- > 0;) {
+    again[i] = later[static_cast<std::size_t>(steps[i])];
+    later[static_cast<std::size_t>(steps[i])] = true;
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto a = static_cast<std::size_t>(steps[i]);
+    if (a >= actors) throw std::invalid_argument("aim_at_switches: a step of actor " + std::to_string(a) + " of " + std::to_string(actors));
+    ++done[a];
+    if (i + 1 < steps.size() && steps[i + 1] != steps[i] && again[i]) pauses[a].push_back(done[a]);
+  }
+  return pauses;
 }
 
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,

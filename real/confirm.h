@@ -36,6 +36,10 @@ struct ConfirmOptions {
   // unkilled, so that the kills spread over the whole run.
   bool sigkill_crashes = true;
   Duration crash_window{0};
+  // Aimed pauses (ThreadEnvOptions::pause_before, pause): the windows a simulated trace
+  // shows, from aim_at_switches.
+  std::vector<std::vector<std::uint64_t>> pause_before{};
+  Duration pause = std::chrono::milliseconds(20);
   // End the run after the first iteration with a violation (`iterations` is then a bound):
   // a narrow race shows in a few of hundreds of iterations.
   bool until_violation = false;
@@ -85,6 +89,12 @@ struct ConfirmReport {
   // before it, marks, and a lost server.
   std::string describe() const;
 };
+
+// The pauses that steer real threads toward a simulated order: `steps` is the acting actor
+// of each step of a trace (its run decisions, in order). Where actor a's steps stop and
+// another actor's begin, and a runs again later, a pauses before its next visible
+// operation: result[a] holds those operations' 0-based indices, ascending.
+std::vector<std::vector<std::uint64_t>> aim_at_switches(const std::vector<ActorId>& steps, std::size_t actors);
 
 // Runs `system` as above. `progress` (may be empty) is called after each iteration. Never
 // throws for what the server does: a lost server ends the run with `lost` set.

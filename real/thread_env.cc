@@ -24,6 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 thread_local ActorId current = -1;
+thread_local std::uint64_t visible_ops = 0;  // of the current actor, for the aimed pauses
 
 // Times an acquisition: `attempt` without waiting first, then `block` if that failed.
 template <typename Try, typename Block>
@@ -285,6 +286,7 @@ void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
   for (ActorId a = 0; a < n; ++a) {
     threads.emplace_back([this, &body, &thrown, a] {
       current = a;
+      visible_ops = 0;
       try {
         body(a);
       } catch (const ActorDone&) {
@@ -359,6 +361,13 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
 }
 
 void ThreadEnv::jitter() {
+  if (current >= 0 && static_cast<std::size_t>(current) < options_.pause_before.size()) {
+    const auto& aimed = options_.pause_before[static_cast<std::size_t>(current)];
+    if (std::binary_search(aimed.begin(), aimed.end(), visible_ops++)) {
+      std::this_thread::sleep_for(options_.pause);
+      return;
+    }
+  }
   if (options_.max_jitter.count() <= 0) return;
   Duration d;
   {

@@ -38,6 +38,12 @@ struct ThreadEnvOptions {
   std::string conninfo;           // for new_pg_pool; empty: libpq's PG* environment
   std::uint64_t seed = 1;
   Duration max_jitter = std::chrono::microseconds(500);
+  // Aimed pauses: pause_before[a] lists (ascending) the visible operations of actor a, by
+  // 0-based index, before which it sleeps `pause` instead of the jitter, so that the other
+  // actors' operations run in that window (confirm --aim: the orders a simulated trace
+  // shows).
+  std::vector<std::vector<std::uint64_t>> pause_before{};
+  Duration pause = std::chrono::milliseconds(20);
   // A blocking pg statement (advisory_lock, select_for_update, ...) counts as a lock wait
   // when its round trip exceeds this: an uncontended one takes well under a millisecond.
   Duration pg_wait_threshold = std::chrono::milliseconds(2);

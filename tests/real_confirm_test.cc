@@ -76,6 +76,17 @@ TEST(ThreadEnv, ActorLocalValuesBelongToTheirThread) {
   EXPECT_EQ(sum->load(), 10 + 20 + 30);
 }
 
+// The pauses that steer a real run toward a trace: where an actor's steps stop and another's
+// begin, and it runs again later, it pauses before its next operation.
+TEST(Aim, PausesWhereTheTraceSwitchesActors) {
+  using Pauses = std::vector<std::vector<std::uint64_t>>;
+  // lost-update: a reads, b reads and writes, a writes: a pauses before its 2nd operation.
+  EXPECT_EQ(real::aim_at_switches({0, 1, 1, 0}, 2), (Pauses{{1}, {}}));
+  EXPECT_EQ(real::aim_at_switches({0, 0, 1, 1}, 2), (Pauses{{}, {}}));  // no actor comes back
+  EXPECT_EQ(real::aim_at_switches({0, 1, 0, 1, 2}, 3), (Pauses{{1}, {1}, {}}));
+  EXPECT_THROW(real::aim_at_switches({0, 3}, 2), std::invalid_argument);
+}
+
 class RealServer : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -145,6 +156,24 @@ TEST_F(RealServer, UntilViolationStopsAtTheFirstFailingIteration) {
   ASSERT_EQ(j["violations"].size(), 1u) << run.out;
   EXPECT_EQ(j["iterations"], j["violations"][0]["iteration"]);
   EXPECT_LT(j["iterations"].get<int>(), 200);
+}
+
+// --aim TRACE: the run pauses where the trace switches actors; a trace of another scenario
+// is bad input.
+TEST_F(RealServer, AimedPausesFollowATraceOfTheScenario) {
+  const std::string dir = std::string(LOCKSTEP_SOURCE_DIR);
+  const auto run = lockstep::testing::run_cli_in_process(
+      {"confirm", dir + "/scenarios/headspace/bug-config-no-flock.json", "--pg", conninfo_, "--iterations", "20",
+       "--until-violation", "--aim", dir + "/traces/headspace/bug-config-no-flock.json", "--json"});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["aim"], dir + "/traces/headspace/bug-config-no-flock.json");
+  EXPECT_EQ(j["violations"].size(), 1u) << run.out;
+  const auto other = lockstep::testing::run_cli_in_process(
+      {"confirm", dir + "/scenarios/headspace/bug-config-no-flock.json", "--pg", conninfo_, "--aim",
+       dir + "/traces/headspace/bug-xact-lock.json"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("a trace of scenario \"bug-xact-lock\""), std::string::npos) << other.err;
 }
 
 TEST_F(RealServer, InMemoryLocksDoNotSerialiseTwoProcesses) {
