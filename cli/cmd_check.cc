@@ -38,6 +38,7 @@ struct CheckArgs {
   std::optional<std::uint64_t> livelock_steps;
   std::optional<std::string> trace_out;
   bool json = false;
+  CheckpointFiles checkpoints;
 };
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
@@ -80,7 +81,11 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
   const real::Stopwatch clock;
   Progress progress(err, clock);
   const Scenario scenario = load_scenario(a.scenario);
-  const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name);
+  const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name, a.checkpoints);
+  if (a.checkpoints.checkpoint && !report.result.exhaustive && !report.result.first_failure) {
+    err << fmt::format("lockstep: checkpoint {} ({} executions so far): go on with --resume {}\n",
+                       *a.checkpoints.checkpoint, report.result.stats.executions, *a.checkpoints.checkpoint);
+  }
   CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
   // Named after the scenario's file, as sweep names it: the two share reports/traces.
   const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}", trace_file_of(a.scenario)));
@@ -134,6 +139,14 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
                "pct: the bug depth d; one execution finds a bug of depth d among n actors and k steps with "
                "probability at least 1/(n*k^(d-1))")
       ->check(CLI::Range(1, 100));
+  c.add_option("--checkpoint", check.checkpoints.checkpoint,
+               "FILE: write the search's state there every --checkpoint-every seconds and where it stops (a bound, "
+               "Ctrl-C, SIGTERM); dpor, source-dpor and dfs");
+  c.add_option("--checkpoint-every", check.checkpoints.every, "seconds between checkpoints (default 60)")
+      ->check(CLI::PositiveNumber);
+  c.add_option("--resume", check.checkpoints.resume,
+               "FILE: go on from this checkpoint (same scenario, settings and lockstep version); bounds count this "
+               "run, results are the totals (give --checkpoint FILE too to go on again)");
 }
 
 // The options of what is judged and written: shrinking, fairness, shard, trace, JSON.

@@ -45,13 +45,16 @@ void Progress::clear() {
 }
 
 sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
-                         const std::string& label) {
+                         const std::string& label, const CheckpointFiles& files) {
   real::Stopwatch clock;
   sim::CheckOptions options;
   options.overrides = overrides;
   options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
   options.progress = progress.callback(label);
   options.stop_requested = [] { return interrupted(); };
+  options.checkpoint_path = files.checkpoint;
+  options.resume_path = files.resume;
+  options.checkpoint_every = files.every;
   sim::CheckReport report = sim::check_scenario(scenario, options);
   progress.clear();
   return report;

@@ -40,9 +40,16 @@ class Progress {
   double last_ = -1;
 };
 
+// Where a search's checkpoints go and which one it goes on from (check --checkpoint,
+// --resume, --checkpoint-every).
+struct CheckpointFiles {
+  std::optional<std::string> checkpoint, resume;
+  double every = 60;
+};
+
 // Checks one scenario with its progress shown under `label`; stops at Ctrl-C.
 sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
-                         const std::string& label);
+                         const std::string& label, const CheckpointFiles& files = {});
 
 // Parses "I/N" (1-based, as job runners number their jobs) into a 0-based shard.
 sim::StrategyOptions::Shard parse_shard(const std::string& text);

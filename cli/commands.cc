@@ -11,6 +11,7 @@
 #include "lockstep/cli/pg_commands.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/json_cursor.h"
+#include "lockstep/sim/checkpoint.h"
 #include "lockstep/real/libpq_backend.h"
 
 namespace lockstep::cli {
@@ -71,7 +72,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app{"lockstep: deterministic concurrency simulation and model checking for lock services"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "lockstep 0.1.0");
+  app.set_version_flag("--version", "lockstep " + std::string(sim::lockstep_version()));
   CommandContext context{in, out, err, {}, {}};
   add_commands(app, context);
   try {

@@ -7,6 +7,7 @@
 
 #include "lockstep/sim/bounded_strategies.h"
 #include "lockstep/sim/cause.h"
+#include "lockstep/sim/checkpoint.h"
 #include "lockstep/sim/holding.h"
 #include "lockstep/sim/shrink.h"
 #include "lockstep/sim/sim_env.h"
@@ -186,6 +187,49 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   return t;
 }
 
+namespace {
+
+// What a checkpoint must match: the settings that shape the search (not its bounds in
+// executions or seconds, which a resumed run sets anew).
+CheckpointHeader checkpoint_header(const Scenario& scenario, const ExplorationRequest& request) {
+  const auto& limits = request.explore.limits;
+  const auto& shard = request.strategy_options.shard;
+  nlohmann::json settings = {{"strategy", request.strategy},
+                             {"max_steps", limits.max_steps},
+                             {"time", limits.time == TimeMode::timed ? "timed" : "untimed"},
+                             {"fair", limits.fair},
+                             {"livelock_steps", limits.livelock_steps},
+                             {"stop_at_first", request.explore.stop_at_first},
+                             {"shard", fmt::format("{}/{}", shard.index + 1, shard.count)}};
+  return {scenario.file, scenario.name, document_digest(scenario.document), std::move(settings)};
+}
+
+void set_up_checkpoints(const Scenario& scenario, const CheckOptions& options, ExplorationRequest& request) {
+  const std::string flag = options.resume_path ? "--resume" : "--checkpoint";
+  const StrategyInfo* info = find_strategy(request.strategy);
+  if (info != nullptr && !info->checkpoints) {
+    throw InputError(fmt::format("{}: strategy {} has no checkpoints (dpor, source-dpor and dfs have; a random or pct "
+                                 "search goes on with another --seed)",
+                                 flag, request.strategy));
+  }
+  if (request.iterative || request.strategy_options.max_preemptions >= 0) {
+    throw InputError(fmt::format("{}: a search with a preemption bound has no checkpoints", flag));
+  }
+  const CheckpointHeader header = checkpoint_header(scenario, request);
+  if (options.resume_path) {
+    request.explore.resume = std::make_shared<const nlohmann::json>(read_checkpoint(*options.resume_path, header));
+    request.explore.resume_source = *options.resume_path;
+  }
+  if (options.checkpoint_path) {
+    request.explore.checkpoint = [header, path = *options.checkpoint_path](const nlohmann::json& search) {
+      write_checkpoint(path, header, search);
+    };
+    request.explore.checkpoint_every = options.checkpoint_every;
+  }
+}
+
+}  // namespace
+
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
   ExplorationRequest request;
@@ -201,6 +245,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   request.iterative = o.iterative;
   request.explore = explore_options(scenario, options, request.strategy_options.seed);
   request.shrink = o.shrink;
+  if (options.checkpoint_path || options.resume_path) set_up_checkpoints(scenario, options, request);
   Exploration x = explore_and_record(request);
   CheckReport report;
   report.strategy = request.strategy;

@@ -44,6 +44,12 @@ struct CheckOptions {
   std::function<void(const ExploreStats&)> progress;
   // Asked before every execution and every shrinking attempt: true stops both (Ctrl-C).
   std::function<bool()> stop_requested;
+  // Checkpoints (sim/checkpoint.h): written to checkpoint_path every checkpoint_every
+  // seconds and where the search ends; the search goes on from resume_path's. Only for
+  // strategies with checkpoints (StrategyInfo::checkpoints), without a preemption bound.
+  std::optional<std::string> checkpoint_path;
+  std::optional<std::string> resume_path;
+  double checkpoint_every = 60;
 };
 
 struct CheckReport {

@@ -2,6 +2,7 @@
 // re-execution. Memory is the decision stack of one execution: O(depth), independent of
 // how many executions have been explored.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lockstep/sim/strategy.h"
 
@@ -36,7 +37,30 @@ class DfsStrategy final : public Strategy {
     }
     ++stack_.back().chosen;
     depth_ = 0;
+    resume_size_ = stack_.size();
     return true;
+  }
+
+  // Checkpoints: the decisions where the current execution began (the ones it follows).
+  bool can_checkpoint() const override { return true; }
+  nlohmann::json checkpoint() const override {
+    nlohmann::json path = nlohmann::json::array();
+    for (std::size_t i = 0; i < resume_size_; ++i) path.push_back({stack_[i].options, stack_[i].chosen});
+    return {{"strategy", "dfs"}, {"path", std::move(path)}};
+  }
+  void resume(const nlohmann::json& state) override {
+    if (!state.is_object() || state.value("strategy", "") != "dfs" || !state.contains("path") ||
+        !state["path"].is_array() || started_) {
+      throw std::invalid_argument("malformed dfs state");
+    }
+    for (const auto& n : state["path"]) {
+      if (!n.is_array() || n.size() != 2 || !n[0].is_number_unsigned() || !n[1].is_number_unsigned() ||
+          n[1].get<std::uint32_t>() >= n[0].get<std::uint32_t>()) {
+        throw std::invalid_argument("malformed dfs state: a decision");
+      }
+      stack_.push_back({n[0].get<std::uint32_t>(), n[1].get<std::uint32_t>()});
+    }
+    resume_size_ = stack_.size();
   }
 
   std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override {
@@ -98,6 +122,7 @@ class DfsStrategy final : public Strategy {
 
   std::vector<Node> stack_;
   std::size_t depth_ = 0;
+  std::size_t resume_size_ = 0;  // the decisions the current execution follows
   bool started_ = false;
   bool exhausted_ = false;
   int shard_index_;

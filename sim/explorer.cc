@@ -3,7 +3,10 @@
 #include "lockstep/sim/explorer.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/sim/checkpoint.h"
 #include "lockstep/sim/sim_env.h"
 
 namespace lockstep::sim {
@@ -18,21 +21,21 @@ class Search {
   Search(const System& system, Strategy& strategy, const ExploreOptions& options)
       : system_(system), strategy_(strategy), options_(options), limits_(options.limits) {
     limits_.stop = [this, inner = options.limits.stop] { return stop_asked() || out_of_time() || (inner && inner()); };
+    if (options.resume) restore(*options.resume);
+    if (options.checkpoint && strategy.can_checkpoint()) strategy.keep_resume_point();
   }
 
   ExploreResult run() {
+    if (complete_) {  // resumed from the checkpoint of a finished search: its result again
+      out_.stop_reason = "every execution explored";
+      conclude();
+      return std::move(out_);
+    }
     while (!stopped_before_next()) {
-      if (strategy_.take_restart()) {  // the search begins anew: what it counted so far is not its count
-        out_.notes.push_back(fmt::format("optimal DPOR does not cover this model: {}. The search began again at "
-                                         "execution {} as source-dpor, which may run sleep-set-blocked executions",
-                                         strategy_.restart_reason(), out_.stats.executions));
-        out_.stats = ExploreStats{};
-        lock_orders_ = LockOrderGraph();
-        out_.first_failure.reset();
-      }
       if (!run_one()) break;
     }
-    out_.stats.elapsed_s = elapsed();
+    out_.stats.elapsed_s = total_elapsed();
+    final_checkpoint();
     if (options_.progress) options_.progress(out_.stats);
     conclude();
     return std::move(out_);
@@ -40,6 +43,91 @@ class Search {
 
  private:
   double elapsed() const { return options_.elapsed_seconds ? options_.elapsed_seconds() : 0.0; }
+
+  // After next_execution(): when the search began anew, what it counted so far is not its count.
+  void note_restart() {
+    if (!strategy_.take_restart()) return;
+    out_.notes.push_back(fmt::format("optimal DPOR does not cover this model: {}. The search began again at "
+                                     "execution {} as source-dpor, which may run sleep-set-blocked executions",
+                                     strategy_.restart_reason(), out_.stats.executions));
+    out_.stats = ExploreStats{};
+    base_count_ = 0;
+    lock_orders_ = LockOrderGraph();
+    out_.first_failure.reset();
+  }
+  // This run's and those before it (a resumed search).
+  double total_elapsed() const { return base_elapsed_ + elapsed(); }
+
+  // A checkpoint's search state (ExploreOptions::resume).
+  void restore(const nlohmann::json& s) {
+    try {
+      restore_state(s);
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("{}: /search: not a state this search can go on from: {}", options_.resume_source,
+                                   e.what()));
+    }
+  }
+  void restore_state(const nlohmann::json& s) {
+    out_.resumed = true;
+    out_.stats = stats_of(s.at("stats"));
+    base_elapsed_ = out_.stats.elapsed_s;
+    base_count_ = out_.stats.executions + out_.stats.redundant;
+    for (const auto& n : s.at("notes")) out_.notes.push_back(n.get<std::string>());
+    for (const auto& w : s.at("lock_order")) lock_orders_.restore(witness_of(w));
+    if (!s.at("failure").is_null()) out_.first_failure = failure_of_json(s.at("failure"));
+    complete_ = s.at("complete").get<bool>();
+    if (complete_) return;
+    scheduler_.restore_objects(s.at("objects").get<std::vector<std::string>>());
+    strategy_.resume(s.at("strategy"));
+  }
+
+  nlohmann::json state(bool complete) const {
+    nlohmann::json lock_order = nlohmann::json::array();
+    for (const auto& w : lock_orders_.edges()) lock_order.push_back(witness_json(w));
+    ExploreStats stats = out_.stats;
+    stats.elapsed_s = total_elapsed();
+    return {{"complete", complete},
+            {"stats", stats_json(stats)},
+            {"notes", out_.notes},
+            {"lock_order", std::move(lock_order)},
+            {"failure", out_.first_failure ? failure_json(*out_.first_failure) : nlohmann::json()},
+            {"objects", complete ? nlohmann::json() : nlohmann::json(scheduler_.object_keys())},
+            {"strategy", complete ? nlohmann::json() : strategy_.checkpoint()}};
+  }
+
+  // Every checkpoint_every seconds, at the start of an execution.
+  void periodic_checkpoint() {
+    if (!options_.checkpoint || !strategy_.can_checkpoint() || options_.checkpoint_every <= 0) return;
+    const double now = elapsed();
+    if (now - last_checkpoint_ < options_.checkpoint_every) return;
+    last_checkpoint_ = now;
+    options_.checkpoint(state(false));
+  }
+
+  // The last checkpoint: the search complete, or where the next execution begins. Not for a
+  // search that stopped at its first failure (it decided), nor one cut by a stop nobody
+  // asked for.
+  void final_checkpoint() {
+    if (!options_.checkpoint || !strategy_.can_checkpoint()) return;
+    if (strategy_.exhausted()) {
+      options_.checkpoint(state(true));
+      return;
+    }
+    if (out_.first_failure && options_.stop_at_first) return;
+    if (out_.stop_reason == "stopped inside an execution") return;
+    // Between executions the last one is not analysed yet: the strategy does that now, and
+    // finds where the next one begins (or that there is none).
+    if (!cut_inside_) {
+      if (!strategy_.next_execution()) {
+        out_.stop_reason = "every execution explored";
+        out_.interrupted = false;
+        options_.checkpoint(state(true));
+        return;
+      }
+      note_restart();
+    }
+    options_.checkpoint(state(false));
+  }
   bool out_of_time() const { return options_.max_seconds > 0 && elapsed() >= options_.max_seconds; }
   bool stop_asked() const { return options_.stop_requested && options_.stop_requested(); }
 
@@ -47,7 +135,7 @@ class Search {
   // strategy has none left), with out_.stop_reason saying why.
   bool stopped_before_next() {
     const ExploreStats& stats = out_.stats;
-    if (options_.max_executions != 0 && stats.executions + stats.redundant >= options_.max_executions) {
+    if (options_.max_executions != 0 && stats.executions + stats.redundant - base_count_ >= options_.max_executions) {
       out_.stop_reason = fmt::format("bound of {} executions reached", options_.max_executions);
       return true;
     }
@@ -64,6 +152,9 @@ class Search {
       out_.stop_reason = "every execution explored";
       return true;
     }
+    cut_inside_ = false;
+    note_restart();
+    periodic_checkpoint();
     return false;
   }
 
@@ -82,7 +173,8 @@ class Search {
     stats.steps += result.steps;
     stats.timer_steps += result.timer_steps;
     if (result.interrupted) {  // cut inside the execution: the next turn of the loop says why
-      stats.elapsed_s = elapsed();
+      stats.elapsed_s = total_elapsed();
+      cut_inside_ = true;  // the strategy's resume point is this execution's start
       if (!stop_asked() && !out_of_time()) {
         out_.stop_reason = "stopped inside an execution";
         return false;
@@ -99,7 +191,7 @@ class Search {
       return false;
     }
     if (options_.progress && (stats.executions + stats.redundant) % options_.progress_every == 0) {
-      stats.elapsed_s = elapsed();
+      stats.elapsed_s = total_elapsed();
       options_.progress(stats);
     }
     return true;
@@ -141,7 +233,7 @@ class Search {
   // The search's verdict: its first failure's, else pass when it was exhaustive.
   void conclude() {
     note_untimed_cost();
-    out_.exhaustive = !out_.interrupted && strategy_.exhausted();
+    out_.exhaustive = complete_ || (!out_.interrupted && strategy_.exhausted());
     if (out_.first_failure) {
       out_.verdict = out_.first_failure->result.verdict;
     } else if (out_.exhaustive) {
@@ -177,6 +269,13 @@ class Search {
   SimEnv env_;
   LockOrderGraph lock_orders_;
   ExploreResult out_;
+  // Checkpoints: what the runs before this one counted, whether the search was complete
+  // there, whether this run's last execution was cut inside, and when the last was written.
+  double base_elapsed_ = 0;
+  std::uint64_t base_count_ = 0;
+  bool complete_ = false;
+  bool cut_inside_ = false;
+  double last_checkpoint_ = 0;
 };
 
 }  // namespace

@@ -21,9 +21,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "lockstep/model/system.h"
 #include "lockstep/sim/lock_order.h"
@@ -60,6 +63,15 @@ struct ExploreOptions {
   std::uint64_t progress_every = 4096;
   // Called after every complete (not redundant) execution, with its result.
   std::function<void(const ExecutionResult&)> on_execution;
+  // Checkpoints (sim/checkpoint.h), for a strategy that has them: `checkpoint` is given the
+  // search's state every `checkpoint_every` seconds (needs elapsed_seconds), and once at the
+  // end: where it stopped short of the end (a bound, an interrupt), or complete. `resume` is
+  // such a state to go on from; the bounds (executions, seconds) then count this run only,
+  // and the stats are the totals of every run.
+  std::function<void(const nlohmann::json&)> checkpoint;
+  double checkpoint_every = 60;
+  std::shared_ptr<const nlohmann::json> resume;
+  std::string resume_source;  // the checkpoint's file, for messages
 };
 
 struct FoundFailure {
@@ -77,6 +89,7 @@ struct ExploreResult {
   std::optional<FoundFailure> first_failure;
   bool exhaustive = false;
   bool interrupted = false;  // stop_requested ended the search
+  bool resumed = false;      // it went on from a checkpoint (ExploreOptions::resume)
   std::string stop_reason;  // why the search ended, for reports
   // What the user should know about how the search ran (dpor leaving optimal mode, say).
   std::vector<std::string> notes;

@@ -44,6 +44,13 @@ class LockOrderGraph {
   std::optional<CrossExecutionCycle> add(const std::vector<LockOrderEdge>& edges, const std::vector<Decision>& decisions,
                                          std::uint64_t execution);
   std::size_t edge_count() const { return edges_.size(); }
+  // Every edge with its first witness, in the order they were added (for checkpoints), and
+  // adding one back as it was (no cycle is looked for: the graph had none when it was saved).
+  const std::vector<LockOrderWitness>& edges() const { return edges_; }
+  void restore(LockOrderWitness w) {
+    index_.emplace(std::make_pair(w.edge.from, w.edge.to), edges_.size());
+    edges_.push_back(std::move(w));
+  }
 
  private:
   // Edges (by index) of a path from `from` to `to`, if any.

@@ -94,6 +94,26 @@ ObjectId Scheduler::new_object(std::string name) {
   }
 }
 
+std::vector<std::string> Scheduler::object_keys() const {
+  std::vector<std::string> keys(object_names_.size() - 1);
+  for (const auto& [key, id] : object_ids_) keys[id - 1] = key;
+  return keys;
+}
+
+void Scheduler::restore_objects(const std::vector<std::string>& keys) {
+  LOCKSTEP_INVARIANT(object_names_.size() == 1, "scheduler: objects are restored before any is made");
+  for (const std::string& key : keys) {
+    const auto separator = key.find('\x1f');
+    if (!object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size())).second) {
+      throw std::invalid_argument("an object named twice: " + key);
+    }
+    object_names_.push_back(key.substr(0, separator));
+    object_made_in_.push_back(0);
+    object_first_of_name_.push_back(separator == std::string::npos);
+  }
+  written_at_.resize(object_names_.size());
+}
+
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   limits_ = limits;
   strategy_ = &strategy;

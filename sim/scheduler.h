@@ -228,6 +228,10 @@ class Scheduler {
   // an execution is the k-th of that name in every execution.
   ObjectId new_object(std::string name);
   const std::string& object_name(ObjectId id) const { return object_names_[id]; }
+  // The objects made so far, by id from 1 (a checkpoint keeps them), and making them again in
+  // a new scheduler before any execution: ids are then those of the scheduler they came from.
+  std::vector<std::string> object_keys() const;
+  void restore_objects(const std::vector<std::string>& keys);
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
 
  private:

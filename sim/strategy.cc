@@ -2,10 +2,20 @@
 
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/bounded_strategies.h"
 
 namespace lockstep::sim {
+
+nlohmann::json Strategy::checkpoint() const {
+  throw std::logic_error("strategy " + std::string(name()) + " has no checkpoints");
+}
+
+void Strategy::resume(const nlohmann::json& /*state*/) {
+  throw std::invalid_argument("strategy " + std::string(name()) + " has no checkpoints");
+}
 
 std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count);
 std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal);
@@ -53,17 +63,17 @@ std::span<const StrategyInfo> strategy_catalog() {
       "livelock it does not sample goes unseen)";
   static constexpr StrategyInfo kCatalog[] = {
       {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)",
-       kExhaustiveFair, true, false, make_dpor},
+       kExhaustiveFair, true, false, true, make_dpor},
       {"source-dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
                       "(exhaustive; the reference for dpor)",
-       kExhaustiveFair, true, false, make_source_dpor},
+       kExhaustiveFair, true, false, true, make_source_dpor},
       {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)",
-       kExhaustiveFair, true, true, make_dfs},
+       kExhaustiveFair, true, true, true, make_dfs},
       {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)", kSampledFair,
-       false, false, make_random},
+       false, false, false, make_random},
       {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
               "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)",
-       kSampledFair, false, false, make_pct},
+       kSampledFair, false, false, false, make_pct},
   };
   static_assert(kCatalog[0].name == kDefaultStrategy, "the default strategy is the catalog's first row");
   return kCatalog;

@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lockstep/model/env.h"
 #include "lockstep/sim/op.h"
 
@@ -109,6 +111,17 @@ class Strategy {
   virtual bool take_restart() { return false; }
   // Why the search began anew (after take_restart), for the user: a cost they may avoid.
   virtual std::string restart_reason() const { return {}; }
+
+  // Checkpoints (sim/checkpoint.h). A strategy that has them remembers, once asked to by
+  // keep_resume_point(), where each execution began; checkpoint() is that state (valid after
+  // next_execution() returned true, also while or after the execution runs), and a fresh
+  // strategy given it by resume() begins that execution at its next next_execution(): a
+  // search resumed any number of times explores exactly what an uninterrupted one does.
+  virtual bool can_checkpoint() const { return false; }
+  virtual void keep_resume_point() {}
+  virtual nlohmann::json checkpoint() const;
+  // Throws std::invalid_argument for a state this strategy cannot take.
+  virtual void resume(const nlohmann::json& state);
 };
 
 // The footprint of a plain lock's acquisition: exclusive, on one object outside any domain
@@ -154,6 +167,7 @@ struct StrategyInfo {
   std::string_view fairness;  // what it assumes of the scheduler when judging progress (sim/progress.h)
   bool exhaustive;  // explores every trace (else it samples, and gets a default execution bound)
   bool shardable;   // --shard I/N splits one scenario's search
+  bool checkpoints;  // --checkpoint / --resume (Strategy::checkpoint)
   std::unique_ptr<Strategy> (*make)(const StrategyOptions& options);  // without the preemption bound
 };
 std::span<const StrategyInfo> strategy_catalog();

@@ -32,6 +32,7 @@ bool DporStrategy::next_execution() {
   events_.clear();
   parked_.clear();
   barriers_.clear();
+  if (keep_resume_) note_resume_point();
   return true;
 }
 

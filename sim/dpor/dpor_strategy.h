@@ -118,7 +118,24 @@ class DporStrategy final : public Strategy {
 
   bool exhausted() const override { return exhausted_; }
 
+  // Checkpoints (sim/dpor/dpor_checkpoint.cc): the path where the current execution began.
+  bool can_checkpoint() const override { return true; }
+  void keep_resume_point() override;
+  nlohmann::json checkpoint() const override;
+  void resume(const nlohmann::json& state) override;
+
  private:
+  // Where the current execution began, for checkpoint(): the nodes below resume_size_ are
+  // only followed by it (their effects get the same footprints again), so the path is the
+  // stack's first resume_size_ nodes.
+  void note_resume_point() {
+    resume_size_ = stack_.size();
+    resume_inherited_ = inherited_;
+    resume_diverge_ = diverge_;
+    resume_optimal_ = optimal_;
+    resume_fallback_ = fallback_;
+  }
+
   static std::size_t index_of(std::span<const Transition> enabled, ActorId actor, bool timer);
 
   // The sleep set of a new node: the parent's sleepers and explored siblings that are
@@ -321,6 +338,12 @@ class DporStrategy final : public Strategy {
   Footprint last_effect_;
   bool started_ = false;
   bool exhausted_ = false;
+  bool keep_resume_ = false;
+  std::size_t resume_size_ = 0;
+  WakeupTree resume_inherited_;
+  std::size_t resume_diverge_ = 0;
+  bool resume_optimal_ = false;
+  bool resume_fallback_ = false;
 
   std::vector<Event> events_;
   std::vector<Parked> parked_;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lockstep/sim/dpor/wakeup_tree.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/model/env.h"
@@ -53,6 +55,10 @@ class Effect {
 
   // The one footprint, when the step had only one (always in optimal mode); else null.
   const Footprint* single() const { return count_ == 1 && !overflow_ ? &first_ : nullptr; }
+
+  // As JSON and back, for checkpoints (sim/dpor/dpor_checkpoint.cc).
+  nlohmann::json to_json() const;
+  static Effect from_json(const nlohmann::json& j);
 
  private:
   static constexpr std::uint8_t kMaxFootprints = 4;

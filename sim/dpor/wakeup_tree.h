@@ -17,6 +17,8 @@
 #include <span>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lockstep/model/env.h"
 #include "lockstep/sim/op.h"
 
@@ -86,6 +88,10 @@ class WakeupTree {
   void insert(StepSequence v);
   // Each sequence as its actors (timer steps negated, -1 - actor), leftmost first: for tests.
   std::vector<std::vector<int>> branches() const;
+  // The tree as JSON and back, for checkpoints (sim/dpor/dpor_checkpoint.cc); from_json
+  // throws std::invalid_argument for a malformed one.
+  nlohmann::json to_json() const;
+  static WakeupTree from_json(const nlohmann::json& j);
 
  private:
   // A node: its step and its children, in order (leftmost first); a leaf ends a sequence.

@@ -1,0 +1,202 @@
+// sim/dpor/dpor_checkpoint.cc: the DPOR search's state as JSON and back (Strategy::checkpoint):
+// the path of nodes where the next execution begins, each with its wakeup tree (or source
+// set), sleep set and what was explored there, and the wakeup tree that execution inherits.
+// Everything the search decides from is in it; the race analysis's scratch is not (it is
+// rebuilt from each execution). Compact arrays, not objects: a path has thousands of nodes.
+#include <nlohmann/json.hpp>
+
+#include "lockstep/sim/dpor/dpor_strategy.h"
+
+namespace lockstep::sim {
+namespace {
+
+void expect(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("malformed dpor state: ") + what);
+}
+
+nlohmann::json footprint_json(const Footprint& f) {
+  nlohmann::json extra = nlohmann::json::array();
+  for (std::size_t i = 0; i < f.extra_count; ++i) extra.push_back(f.extra[i]);
+  return {f.object, static_cast<int>(f.access), f.effects, f.domain, f.domain_write, f.scope, std::move(extra)};
+}
+
+Footprint footprint_of(const nlohmann::json& j) {
+  expect(j.is_array() && j.size() == 7 && j[6].is_array() && j[6].size() <= kMaxExtraObjects, "footprint");
+  Footprint f;
+  f.object = j[0].get<ObjectId>();
+  const int access = j[1].get<int>();
+  expect(access >= 0 && access <= static_cast<int>(Access::release), "footprint access");
+  f.access = static_cast<Access>(access);
+  f.effects = j[2].get<std::uint8_t>();
+  f.domain = j[3].get<ObjectId>();
+  f.domain_write = j[4].get<bool>();
+  f.scope = j[5].get<ScopeId>();
+  for (const auto& o : j[6]) f.extra[f.extra_count++] = o.get<ObjectId>();
+  return f;
+}
+
+}  // namespace
+
+// Flat, in pre-order, each node with its number of children: a tree as deep as an
+// execution is long would nest past what JSON readers take (ours: 128 levels).
+nlohmann::json WakeupTree::to_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  auto walk = [&out](auto& self, const std::vector<Node>& nodes) -> void {
+    for (const Node& n : nodes) {
+      out.push_back({n.step.actor, n.step.timer, n.step.known, footprint_json(n.step.fp), n.children.size()});
+      self(self, n.children);
+    }
+  };
+  out.push_back(roots_.size());
+  walk(walk, roots_);
+  return out;
+}
+
+WakeupTree WakeupTree::from_json(const nlohmann::json& j) {
+  expect(j.is_array() && !j.empty(), "wakeup tree");
+  std::size_t next = 1;
+  // Iterative: (level, children still to read there), as deep as the tree.
+  WakeupTree t;
+  std::vector<std::pair<std::vector<Node>*, std::size_t>> open{{&t.roots_, j[0].get<std::size_t>()}};
+  while (!open.empty()) {
+    if (open.back().second == 0) {
+      open.pop_back();
+      continue;
+    }
+    --open.back().second;
+    expect(next < j.size(), "wakeup tree: fewer nodes than counted");
+    const auto& n = j[next++];
+    expect(n.is_array() && n.size() == 5, "wakeup tree node");
+    std::vector<Node>& level = *open.back().first;
+    level.push_back(Node{WakeStep{n[0].get<ActorId>(), n[1].get<bool>(), footprint_of(n[3]), n[2].get<bool>()}, {}});
+    const std::size_t children = n[4].get<std::size_t>();
+    if (children > 0) open.emplace_back(&level.back().children, children);
+  }
+  expect(next == j.size(), "wakeup tree: more nodes than counted");
+  return t;
+}
+
+namespace dpor {
+
+nlohmann::json Effect::to_json() const {
+  nlohmann::json fps = nlohmann::json::array();
+  if (count_ > 0) fps.push_back(footprint_json(first_));
+  for (const auto& m : more_) fps.push_back(footprint_json(m));
+  return {overflow_, std::move(fps)};
+}
+
+Effect Effect::from_json(const nlohmann::json& j) {
+  expect(j.is_array() && j.size() == 2 && j[1].is_array() && j[1].size() <= kMaxFootprints, "effect");
+  Effect e;
+  for (const auto& f : j[1]) e.add(footprint_of(f));
+  e.overflow_ = j[0].get<bool>();
+  return e;
+}
+
+namespace {
+
+nlohmann::json sleep_json(const std::vector<SleepEntry>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : list) out.push_back({s.actor, s.timer, s.effect.to_json()});
+  return out;
+}
+
+std::vector<SleepEntry> sleep_of(const nlohmann::json& j) {
+  expect(j.is_array(), "sleep set");
+  std::vector<SleepEntry> out;
+  for (const auto& s : j) {
+    expect(s.is_array() && s.size() == 3, "sleep entry");
+    out.push_back({s[0].get<ActorId>(), s[1].get<bool>(), Effect::from_json(s[2])});
+  }
+  return out;
+}
+
+nlohmann::json node_json(const Node& n) {
+  if (n.is_choice) return {true, n.options, n.chosen};
+  return {false,
+          n.enabled,
+          n.run_modes,
+          n.timer_modes,
+          n.backtrack,
+          n.wakeup.to_json(),
+          n.done,
+          n.done_timer,
+          sleep_json(n.sleep),
+          sleep_json(n.explored),
+          n.current,
+          {n.modes[0], n.modes[1]},
+          n.mode_count,
+          n.mode,
+          n.current_effect.to_json(),
+          n.expects ? footprint_json(n.expected) : nlohmann::json()};
+}
+
+void node_of(const nlohmann::json& j, Node& n) {
+  expect(j.is_array() && !j.empty(), "node");
+  if (j[0].get<bool>()) {
+    expect(j.size() == 3, "choice node");
+    n.is_choice = true;
+    n.options = j[1].get<std::uint32_t>();
+    n.chosen = j[2].get<std::uint32_t>();
+    expect(n.chosen < n.options, "choice node's value");
+    return;
+  }
+  expect(j.size() == 16, "scheduling node");
+  n.enabled = j[1].get<Mask>();
+  n.run_modes = j[2].get<Mask>();
+  n.timer_modes = j[3].get<Mask>();
+  n.backtrack = j[4].get<Mask>();
+  n.wakeup = WakeupTree::from_json(j[5]);
+  n.done = j[6].get<Mask>();
+  n.done_timer = j[7].get<Mask>();
+  n.sleep = sleep_of(j[8]);
+  n.explored = sleep_of(j[9]);
+  n.current = j[10].get<ActorId>();
+  n.modes = {j[11].at(0).get<bool>(), j[11].at(1).get<bool>()};
+  n.mode_count = j[12].get<int>();
+  n.mode = j[13].get<int>();
+  expect(n.mode >= 0 && n.mode < n.mode_count && n.mode_count <= 2, "node's modes");
+  n.current_effect = Effect::from_json(j[14]);
+  n.expects = !j[15].is_null();
+  if (n.expects) n.expected = footprint_of(j[15]);
+  expect(n.current >= 0 && n.current < 64 && n.mode_enabled(n.current, n.current_is_timer()),
+         "node's current transition is not enabled there");
+}
+
+}  // namespace
+
+void DporStrategy::keep_resume_point() {
+  keep_resume_ = true;
+  note_resume_point();
+}
+
+nlohmann::json DporStrategy::checkpoint() const {
+  LOCKSTEP_INVARIANT(keep_resume_, "dpor: a checkpoint is asked for after keep_resume_point");
+  nlohmann::json path = nlohmann::json::array();
+  for (std::size_t i = 0; i < resume_size_; ++i) path.push_back(node_json(stack_[i]));
+  return {{"strategy", name_},
+          {"optimal", resume_optimal_},
+          {"fallback", resume_fallback_},
+          {"diverge", resume_diverge_},
+          {"inherited", resume_inherited_.to_json()},
+          {"path", std::move(path)}};
+}
+
+void DporStrategy::resume(const nlohmann::json& state) {
+  try {
+    expect(state.is_object() && state.value("strategy", "") == name_, "a state of another strategy");
+    expect(!started_, "resume before the first execution");
+    optimal_ = state.at("optimal").get<bool>() && !bounded_;
+    fallback_ = state.at("fallback").get<bool>();
+    diverge_ = state.at("diverge").get<std::size_t>();
+    inherited_ = WakeupTree::from_json(state.at("inherited"));
+    stack_.clear();
+    for (const auto& n : state.at("path")) node_of(n, stack_.push());
+    expect(diverge_ <= stack_.size(), "diverge past the path");
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("malformed dpor state: ") + e.what());
+  }
+}
+
+}  // namespace dpor
+}  // namespace lockstep::sim
