@@ -124,6 +124,7 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   for (const auto& [mark, n] : stats.marks) j["marks"][mark] = n;
   j["exhaustive"] = r.result.exhaustive;
   j["interrupted"] = r.result.interrupted;
+  j["resumed"] = r.result.resumed;  // from a checkpoint: the counts are the totals of every run
   j["stop_reason"] = r.result.stop_reason;
   j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;

@@ -61,6 +61,36 @@ assert r[1]['executions'] > 0
 "
 cat "$work/sweep.err"
 
+# 1b. SIGINT, then SIGTERM, during a check with --checkpoint: exit 130, then 143; each time
+# the checkpoint is written and the next run goes on from it, reporting the total so far.
+cp="$work/lastzero-16.checkpoint.json"
+for sig in INT TERM; do
+  resume=()
+  if [ -f "$cp" ]; then resume=(--resume "$cp"); fi
+  before=$(python3 -c "import json; print(json.load(open('$cp'))['search']['stats']['executions'])" 2> /dev/null || echo 0)
+  "$lockstep" check "$work/sweep/b.json" --checkpoint "$cp" "${resume[@]}" --json > "$work/cp.out" 2> "$work/cp.err" &
+  pid=$!
+  sleep 1.5
+  kill -"$sig" "$pid"
+  wait "$pid"
+  code=$?
+  want=130; [ "$sig" = TERM ] && want=143
+  check "SIG$sig during check --checkpoint exits $want (got $code)" test "$code" = "$want"
+  check "SIG$sig: the checkpoint is written and named" grep -q "go on with --resume $cp" "$work/cp.err"
+  check "SIG$sig: the run reports the total so far" python3 -c "
+import json
+r = json.load(open('$work/cp.out')); c = json.load(open('$cp'))['search']
+assert r['interrupted'] and r['resumed'] == ($before > 0), r
+assert r['executions'] == c['stats']['executions'] > $before, (r['executions'], c['stats']['executions'], $before)
+"
+done
+"$lockstep" check "$work/sweep/b.json" --resume "$cp" --max-executions 100 --json > "$work/cp.out" 2> "$work/cp.err"
+check "a resumed run's bound counts its own executions" python3 -c "
+import json
+r = json.load(open('$work/cp.out')); c = json.load(open('$cp'))['search']
+assert r['executions'] == c['stats']['executions'] + 100, (r['executions'], c['stats']['executions'])
+"
+
 pgbin=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)}
 if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
   echo "no PostgreSQL server binaries: parts 2 and 3 skipped"

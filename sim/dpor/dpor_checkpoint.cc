@@ -3,6 +3,11 @@
 // set), sleep set and what was explored there, and the wakeup tree that execution inherits.
 // Everything the search decides from is in it; the race analysis's scratch is not (it is
 // rebuilt from each execution). Compact arrays, not objects: a path has thousands of nodes.
+#include <charconv>
+#include <iterator>
+#include <unordered_map>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lockstep/sim/dpor/dpor_strategy.h"
@@ -37,42 +42,89 @@ Footprint footprint_of(const nlohmann::json& j) {
 
 }  // namespace
 
-// Flat, in pre-order, each node with its number of children: a tree as deep as an
-// execution is long would nest past what JSON readers take (ours: 128 levels).
-nlohmann::json WakeupTree::to_json() const {
-  nlohmann::json out = nlohmann::json::array();
-  auto walk = [&out](auto& self, const std::vector<Node>& nodes) -> void {
+// The distinct footprints of a checkpoint, each written once; trees name them by index.
+class FootprintTable {
+ public:
+  std::uint32_t index(const Footprint& f) {
+    std::string key;  // the fields' bytes: cheaper than any text, and equal exactly when f is
+    auto put = [&key](const auto& field) { key.append(reinterpret_cast<const char*>(&field), sizeof field); };
+    put(f.object);
+    put(f.access);
+    put(f.effects);
+    put(f.domain);
+    put(f.domain_write);
+    put(f.scope);
+    for (std::size_t i = 0; i < f.extra_count; ++i) put(f.extra[i]);
+    const auto [it, added] = ids_.try_emplace(key, static_cast<std::uint32_t>(list_.size()));
+    if (added) list_.push_back(f);
+    return it->second;
+  }
+  const Footprint& at(std::uint32_t i) const {
+    expect(i < list_.size(), "a footprint index past the table");
+    return list_[i];
+  }
+  nlohmann::json to_json() const {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& f : list_) out.push_back(footprint_json(f));
+    return out;
+  }
+  static FootprintTable from_json(const nlohmann::json& j) {
+    expect(j.is_array(), "footprint table");
+    FootprintTable t;
+    for (const auto& f : j) t.list_.push_back(footprint_of(f));
+    return t;
+  }
+
+ private:
+  std::vector<Footprint> list_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+std::string WakeupTree::to_text(FootprintTable& table) const {
+  std::string out = std::to_string(roots_.size());
+  auto walk = [&](auto& self, const std::vector<Node>& nodes) -> void {
     for (const Node& n : nodes) {
-      out.push_back({n.step.actor, n.step.timer, n.step.known, footprint_json(n.step.fp), n.children.size()});
+      fmt::format_to(std::back_inserter(out), " {} {} {} {} {}", n.step.actor, n.step.timer ? 1 : 0, n.step.known ? 1 : 0,
+                     table.index(n.step.fp), n.children.size());
       self(self, n.children);
     }
   };
-  out.push_back(roots_.size());
   walk(walk, roots_);
   return out;
 }
 
-WakeupTree WakeupTree::from_json(const nlohmann::json& j) {
-  expect(j.is_array() && !j.empty(), "wakeup tree");
-  std::size_t next = 1;
-  // Iterative: (level, children still to read there), as deep as the tree.
+WakeupTree WakeupTree::from_text(std::string_view text, const FootprintTable& table) {
+  const char* p = text.data();
+  const char* const end = text.data() + text.size();
+  auto number = [&]() {
+    while (p < end && *p == ' ') ++p;
+    std::uint64_t v = 0;
+    const auto [next, ec] = std::from_chars(p, end, v);
+    expect(ec == std::errc(), "wakeup tree: a number");
+    p = next;
+    return v;
+  };
   WakeupTree t;
-  std::vector<std::pair<std::vector<Node>*, std::size_t>> open{{&t.roots_, j[0].get<std::size_t>()}};
+  // Iterative: (level, children still to read there), as deep as the tree.
+  std::vector<std::pair<std::vector<Node>*, std::uint64_t>> open{{&t.roots_, number()}};
   while (!open.empty()) {
     if (open.back().second == 0) {
       open.pop_back();
       continue;
     }
     --open.back().second;
-    expect(next < j.size(), "wakeup tree: fewer nodes than counted");
-    const auto& n = j[next++];
-    expect(n.is_array() && n.size() == 5, "wakeup tree node");
+    const auto actor = static_cast<ActorId>(number());
+    const bool timer = number() != 0;
+    const bool known = number() != 0;
+    const Footprint& fp = table.at(static_cast<std::uint32_t>(number()));
+    const std::uint64_t children = number();
+    expect(actor < 64, "wakeup tree: an actor");
     std::vector<Node>& level = *open.back().first;
-    level.push_back(Node{WakeStep{n[0].get<ActorId>(), n[1].get<bool>(), footprint_of(n[3]), n[2].get<bool>()}, {}});
-    const std::size_t children = n[4].get<std::size_t>();
+    level.push_back(Node{WakeStep{actor, timer, fp, known}, {}});
     if (children > 0) open.emplace_back(&level.back().children, children);
   }
-  expect(next == j.size(), "wakeup tree: more nodes than counted");
+  while (p < end && *p == ' ') ++p;
+  expect(p == end, "wakeup tree: more nodes than counted");
   return t;
 }
 
@@ -111,14 +163,14 @@ std::vector<SleepEntry> sleep_of(const nlohmann::json& j) {
   return out;
 }
 
-nlohmann::json node_json(const Node& n) {
+nlohmann::json node_json(const Node& n, FootprintTable& table) {
   if (n.is_choice) return {true, n.options, n.chosen};
   return {false,
           n.enabled,
           n.run_modes,
           n.timer_modes,
           n.backtrack,
-          n.wakeup.to_json(),
+          n.wakeup.to_text(table),
           n.done,
           n.done_timer,
           sleep_json(n.sleep),
@@ -131,7 +183,7 @@ nlohmann::json node_json(const Node& n) {
           n.expects ? footprint_json(n.expected) : nlohmann::json()};
 }
 
-void node_of(const nlohmann::json& j, Node& n) {
+void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
   expect(j.is_array() && !j.empty(), "node");
   if (j[0].get<bool>()) {
     expect(j.size() == 3, "choice node");
@@ -146,7 +198,7 @@ void node_of(const nlohmann::json& j, Node& n) {
   n.run_modes = j[2].get<Mask>();
   n.timer_modes = j[3].get<Mask>();
   n.backtrack = j[4].get<Mask>();
-  n.wakeup = WakeupTree::from_json(j[5]);
+  n.wakeup = WakeupTree::from_text(j[5].get<std::string>(), table);
   n.done = j[6].get<Mask>();
   n.done_timer = j[7].get<Mask>();
   n.sleep = sleep_of(j[8]);
@@ -172,14 +224,17 @@ void DporStrategy::keep_resume_point() {
 
 nlohmann::json DporStrategy::checkpoint() const {
   LOCKSTEP_INVARIANT(keep_resume_, "dpor: a checkpoint is asked for after keep_resume_point");
+  FootprintTable table;
   nlohmann::json path = nlohmann::json::array();
-  for (std::size_t i = 0; i < resume_size_; ++i) path.push_back(node_json(stack_[i]));
+  for (std::size_t i = 0; i < resume_size_; ++i) path.push_back(node_json(stack_[i], table));
+  std::string inherited = resume_inherited_.to_text(table);
   return {{"strategy", name_},
           {"optimal", resume_optimal_},
           {"fallback", resume_fallback_},
           {"diverge", resume_diverge_},
-          {"inherited", resume_inherited_.to_json()},
-          {"path", std::move(path)}};
+          {"inherited", std::move(inherited)},
+          {"path", std::move(path)},
+          {"footprints", table.to_json()}};
 }
 
 void DporStrategy::resume(const nlohmann::json& state) {
@@ -189,9 +244,10 @@ void DporStrategy::resume(const nlohmann::json& state) {
     optimal_ = state.at("optimal").get<bool>() && !bounded_;
     fallback_ = state.at("fallback").get<bool>();
     diverge_ = state.at("diverge").get<std::size_t>();
-    inherited_ = WakeupTree::from_json(state.at("inherited"));
+    const FootprintTable table = FootprintTable::from_json(state.at("footprints"));
+    inherited_ = WakeupTree::from_text(state.at("inherited").get<std::string>(), table);
     stack_.clear();
-    for (const auto& n : state.at("path")) node_of(n, stack_.push());
+    for (const auto& n : state.at("path")) node_of(n, stack_.push(), table);
     expect(diverge_ <= stack_.size(), "diverge past the path");
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("malformed dpor state: ") + e.what());

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,6 +39,8 @@ struct WakeStep {
 
 // Whether two steps may be dependent.
 inline bool may_depend(const WakeStep& a, const WakeStep& b) { return !a.known || !b.known || dependent(a.fp, b.fp); }
+
+class FootprintTable;  // sim/dpor/dpor_checkpoint.cc
 
 // A sequence to insert: steps by pointer (the analysis builds each step once per execution).
 using StepSequence = std::span<const WakeStep* const>;
@@ -88,10 +92,12 @@ class WakeupTree {
   void insert(StepSequence v);
   // Each sequence as its actors (timer steps negated, -1 - actor), leftmost first: for tests.
   std::vector<std::vector<int>> branches() const;
-  // The tree as JSON and back, for checkpoints (sim/dpor/dpor_checkpoint.cc); from_json
-  // throws std::invalid_argument for a malformed one.
-  nlohmann::json to_json() const;
-  static WakeupTree from_json(const nlohmann::json& j);
+  // The tree as text and back, for checkpoints (sim/dpor/dpor_checkpoint.cc): five numbers
+  // per node in pre-order (actor, timer, known, footprint, children), footprints by their
+  // index in `table`. A path's trees can hold a million nodes: compact, flat, not nested.
+  // from_text throws std::invalid_argument for a malformed one.
+  std::string to_text(FootprintTable& table) const;
+  static WakeupTree from_text(std::string_view text, const FootprintTable& table);
 
  private:
   // A node: its step and its children, in order (leftmost first); a leaf ends a sequence.
