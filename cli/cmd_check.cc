@@ -39,6 +39,9 @@ struct CheckArgs {
   std::optional<std::string> trace_out;
   bool json = false;
   CheckpointFiles checkpoints;
+  std::string progress = "auto";
+  bool estimate = false;
+  double estimate_seconds = 3;
 };
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
@@ -77,10 +80,43 @@ sim::CheckOverrides overrides_of(const CheckArgs& a) {
   return overrides;
 }
 
+// check --estimate: the search's size, from a few seconds of it.
+int cmd_estimate(const CheckArgs& a, const Scenario& scenario, Progress& progress, const real::Stopwatch& clock,
+                 std::ostream& out) {
+  sim::CheckOptions options;
+  options.overrides = overrides_of(a);
+  options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
+  options.progress = progress.callback(scenario.name);
+  options.stop_requested = [] { return interrupted(); };
+  const sim::Estimate e = sim::estimate_scenario(scenario, options, a.estimate_seconds);
+  progress.clear();
+  if (a.json) {
+    out << nlohmann::json{{"scenario", scenario.name},
+                          {"file", a.scenario},
+                          {"estimate", {{"executions", e.executions}, {"low", e.low}, {"high", e.high},
+                                        {"seconds", e.seconds}, {"exact", e.exact}, {"sampled_executions", e.sampled},
+                                        {"sampled_seconds", e.sampled_seconds}}}}
+               .dump()
+        << '\n';
+    return kExitOk;
+  }
+  if (e.exact) {
+    out << fmt::format("{}: exactly {} executions (the search finished in {:.1f} s)\n", scenario.name, e.sampled,
+                       e.sampled_seconds);
+    return kExitOk;
+  }
+  out << fmt::format("{}: about {} executions (between {} and {}), about {:.0f} s at the sampled rate; sampled {} "
+                     "executions in {:.1f} s\n",
+                     scenario.name, approx_count(e.executions), approx_count(e.low), approx_count(e.high), e.seconds,
+                     e.sampled, e.sampled_seconds);
+  return kExitOk;
+}
+
 int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
   const real::Stopwatch clock;
-  Progress progress(err, clock);
+  Progress progress(err, clock, parse_progress_mode(a.progress));
   const Scenario scenario = load_scenario(a.scenario);
+  if (a.estimate) return cmd_estimate(a, scenario, progress, clock, out);
   const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name, a.checkpoints);
   if (a.checkpoints.checkpoint && !report.result.exhaustive && !report.result.first_failure) {
     err << fmt::format("lockstep: checkpoint {} ({} executions so far): go on with --resume {}\n",
@@ -144,6 +180,11 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
                "Ctrl-C, SIGTERM); dpor, source-dpor and dfs");
   c.add_option("--checkpoint-every", check.checkpoints.every, "seconds between checkpoints (default 60)")
       ->check(CLI::PositiveNumber);
+  c.add_flag("--estimate", check.estimate,
+             "explore for --estimate-seconds and print the estimated number of executions of the whole search, "
+             "with an interval (JSON key estimate), instead of running it");
+  c.add_option("--estimate-seconds", check.estimate_seconds, "how long --estimate samples (default 3)")
+      ->check(CLI::PositiveNumber);
   c.add_option("--resume", check.checkpoints.resume,
                "FILE: go on from this checkpoint (same scenario, settings and lockstep version); bounds count this "
                "run, results are the totals (give --checkpoint FILE too to go on again)");
@@ -163,6 +204,7 @@ void add_result_options(CLI::App& c, CheckArgs& check) {
   c.add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
   c.add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c.add_flag("--json", check.json, "print one JSON object");
+  c.add_option("--progress", check.progress, kProgressHelp)->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ struct SweepArgs {
   bool json = false;
   std::string shard;  // "I/N" or ""
   std::optional<std::string> junit;
+  std::string progress = "auto";
 };
 
 // What one sweep checks, and how: the files (each with its path relative to its DIR,
@@ -184,7 +185,7 @@ int finish_sweep(const SweepPlan& p, const std::vector<nlohmann::json>& results,
 int cmd_sweep(const SweepArgs& a, CommandContext& ctx) {
   const sim::StrategyOptions::Shard shard = a.shard.empty() ? sim::StrategyOptions::Shard{} : parse_shard(a.shard);
   const real::Stopwatch clock;
-  Progress progress(ctx.err, clock);
+  Progress progress(ctx.err, clock, parse_progress_mode(a.progress));
   const SweepPlan plan{a, shard, sweep_files(a.dirs, a.out, ctx.err)};
   fs::create_directories(a.out);
   std::vector<nlohmann::json> results;
@@ -204,6 +205,7 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
   s->add_option("dirs", args->dirs, "directories (searched recursively for *.json) or files")->required();
   s->add_option("--out", args->out, "output directory")->capture_default_str();
   s->add_flag("--json", args->json, "print one JSON object per scenario");
+  s->add_option("--progress", args->progress, kProgressHelp)->check(CLI::IsMember({"auto", "always", "never"}));
   s->add_option("--shard", args->shard,
                 "I/N: run shard I of N (1-based). dfs scenarios split their search tree, others go whole to one "
                 "shard; lockstep merge combines the shards' results.json into one run's");

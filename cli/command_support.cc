@@ -23,19 +23,53 @@ constexpr double kCauseSeconds = 10.0;
 
 }  // namespace
 
-Progress::Progress(std::ostream& err, const real::Stopwatch& clock)
-    : err_(err), clock_(clock), enabled_(isatty(STDERR_FILENO) == 1) {}
+ProgressMode parse_progress_mode(const std::string& text) {
+  if (text == "auto") return ProgressMode::automatic;
+  if (text == "always") return ProgressMode::always;
+  if (text == "never") return ProgressMode::never;
+  throw InputError(fmt::format("--progress {}: expected auto, always or never", text));
+}
+
+Progress::Progress(std::ostream& err, const real::Stopwatch& clock, ProgressMode mode)
+    : err_(err),
+      clock_(clock),
+      in_place_(mode == ProgressMode::automatic && isatty(STDERR_FILENO) == 1),
+      enabled_(mode != ProgressMode::never),
+      last_(in_place_ ? -1 : 0) {}  // a log: the first line after 10 s, not at once
+
+std::string approx_count(double n) {
+  if (n < 10000) return fmt::format("{:.0f}", n);
+  if (n < 1e6) return fmt::format("{:.1f}k", n / 1e3);
+  if (n < 1e9) return fmt::format("{:.2f}M", n / 1e6);
+  return fmt::format("{:.2f}G", n / 1e9);
+}
+
+std::string progress_line(const std::string& label, const sim::ExploreStats& s) {
+  const std::uint64_t runs = s.executions + s.redundant;
+  const double rate = s.elapsed_s > 0 ? static_cast<double>(runs) / s.elapsed_s : 0;
+  std::string line = fmt::format("{}: {} executions", label, runs);
+  if (s.redundant > 0) line += fmt::format(" ({} redundant)", s.redundant);
+  line += fmt::format(", {:.0f}/s, {} failures", rate, s.failures);
+  if (s.explored_fraction > 0 && s.explored_fraction < 1) {
+    const double total = static_cast<double>(runs) / s.explored_fraction;
+    line += fmt::format(", about {} in all ({:.0f}%)", approx_count(total), 100 * s.explored_fraction);
+    if (rate > 0) line += fmt::format(", about {:.0f} s left", (total - static_cast<double>(runs)) / rate);
+  }
+  return line + fmt::format(", {:.1f} s", s.elapsed_s);
+}
 
 std::function<void(const sim::ExploreStats&)> Progress::callback(std::string label) {
   if (!enabled_) return nullptr;
   return [this, label = std::move(label)](const sim::ExploreStats& s) {
     const double now = clock_.elapsed_seconds();
-    if (now - last_ < 0.25) return;
+    if (now - last_ < (in_place_ ? 0.25 : kLogProgressSeconds)) return;
     last_ = now;
-    err_ << fmt::format("\r\033[K{}: {} executions, {} steps, {} failures, {:.1f} s", label, s.executions, s.steps,
-                        s.failures, s.elapsed_s)
-         << std::flush;
-    shown_ = true;
+    if (in_place_) {
+      err_ << "\r\033[K" << progress_line(label, s) << std::flush;
+      shown_ = true;
+    } else {
+      err_ << progress_line(label, s) << '\n' << std::flush;
+    }
   };
 }
 

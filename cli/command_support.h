@@ -22,12 +22,24 @@
 
 namespace lockstep::cli {
 
-// Progress on stderr, only when it is a terminal, at most a few times a second.
+// How progress is shown (--progress): auto, one line rewritten in place on a terminal and a
+// line every 10 s otherwise (a CI log); always, a line every 10 s wherever stderr goes;
+// never, none.
+enum class ProgressMode { automatic, always, never };
+ProgressMode parse_progress_mode(const std::string& text);  // InputError for another word
+inline constexpr double kLogProgressSeconds = 10;
+inline constexpr const char* kProgressHelp =
+    "auto (default): one line rewritten on a terminal, a line every 10 s otherwise (CI logs); always: a line "
+    "every 10 s; never. Each line: executions, rate, and for dpor, source-dpor and dfs an estimate of the total "
+    "and of the time left";
+
+// Progress on stderr: executions, the rate, and for an exhaustive search an estimate of the
+// total and of the time left (from Strategy::explored_fraction).
 class Progress {
  public:
-  Progress(std::ostream& err, const real::Stopwatch& clock);
+  Progress(std::ostream& err, const real::Stopwatch& clock, ProgressMode mode = ProgressMode::automatic);
 
-  // A progress callback for a search labelled `label`; null when stderr is no terminal.
+  // A progress callback for a search labelled `label`; null when progress is not shown.
   std::function<void(const sim::ExploreStats&)> callback(std::string label);
   // Erases the progress line, if one is shown.
   void clear();
@@ -35,10 +47,17 @@ class Progress {
  private:
   std::ostream& err_;
   const real::Stopwatch& clock_;
+  bool in_place_;  // a terminal: one line, rewritten
   bool enabled_;
   bool shown_ = false;
-  double last_ = -1;
+  double last_;
 };
+
+// A count for people: 950, 12.3k, 4.19M, 1.07G.
+std::string approx_count(double n);
+
+// "lastzero-16: 1,234,567 executions, 52,000/s, about 3,100,000 in all (40%), about 36 s left".
+std::string progress_line(const std::string& label, const sim::ExploreStats& s);
 
 // Where a search's checkpoints go and which one it goes on from (check --checkpoint,
 // --resume, --checkpoint-every).

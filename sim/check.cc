@@ -266,6 +266,48 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   return report;
 }
 
+Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options, double seconds) {
+  const auto& o = options.overrides;
+  const std::string name = o.strategy.value_or(scenario.explore.strategy);
+  const StrategyInfo* info = find_strategy(name);
+  if (info == nullptr || !info->exhaustive) {
+    throw InputError(fmt::format("--estimate: strategy {} {}", name,
+                                 info == nullptr ? "is unknown" : "samples: there is no total to estimate"));
+  }
+  StrategyOptions so;
+  so.shard = o.shard;
+  auto strategy = make_strategy(name, so);
+  ExploreOptions explore = explore_options(scenario, options, so.seed);
+  explore.max_seconds = seconds;
+  explore.max_executions = 0;
+  explore.stop_at_first = false;  // the size of the whole search, failures or not
+  struct Sample {
+    double at, estimate;
+  };
+  std::vector<Sample> samples;
+  explore.progress = [&samples, user = options.progress](const ExploreStats& s) {
+    if (s.explored_fraction > 0) {
+      samples.push_back({s.elapsed_s, static_cast<double>(s.executions + s.redundant) / s.explored_fraction});
+    }
+    if (user) user(s);
+  };
+  const ExploreResult r = explore_system(*scenario.configured, *strategy, explore);
+  Estimate e;
+  e.sampled = r.stats.executions + r.stats.redundant;
+  e.sampled_seconds = r.stats.elapsed_s;
+  e.exact = r.exhaustive;
+  e.executions = e.exact || samples.empty() ? static_cast<double>(e.sampled) : samples.back().estimate;
+  e.low = e.high = e.executions;
+  for (const Sample& x : samples) {
+    if (e.exact || x.at < e.sampled_seconds / 2) continue;
+    e.low = std::min(e.low, x.estimate);
+    e.high = std::max(e.high, x.estimate);
+  }
+  e.seconds = e.sampled > 0 && e.sampled_seconds > 0 ? e.executions * e.sampled_seconds / static_cast<double>(e.sampled)
+                                                      : 0;
+  return e;
+}
+
 namespace {
 bool from_code(const Trace& trace) { return trace.scenario.is_object() && trace.scenario.value("system", "") == "api"; }
 }  // namespace

@@ -52,6 +52,22 @@ struct CheckOptions {
   double checkpoint_every = 60;
 };
 
+// An estimate of a search's size (check --estimate): the search runs for a few seconds and
+// each progress sample's executions / Strategy::explored_fraction estimates the total; the
+// interval is the lowest and highest of the samples in the second half of that time. Exact
+// when the search finished meanwhile.
+struct Estimate {
+  double executions = 0;
+  double low = 0, high = 0;
+  double seconds = 0;  // at the sampled rate
+  std::uint64_t sampled = 0;
+  double sampled_seconds = 0;
+  bool exact = false;
+};
+
+// Throws InputError for an unknown strategy, or one that cannot estimate (random, pct).
+Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options, double seconds);
+
 struct CheckReport {
   std::string strategy;
   std::uint64_t seed = 0;

@@ -1,6 +1,8 @@
 // Naive depth-first search: every interleaving and every choice value, by stateless
 // re-execution. Memory is the decision stack of one execution: O(depth), independent of
 // how many executions have been explored.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,15 @@ class DfsStrategy final : public Strategy {
     depth_ = 0;
     resume_size_ = stack_.size();
     return true;
+  }
+
+  double explored_fraction() const override {
+    double done = 0, weight = 1;
+    for (const Node& n : stack_) {
+      done += weight * n.chosen / n.options;
+      weight /= n.options;
+    }
+    return std::min(1.0, done + weight);
   }
 
   // Checkpoints: the decisions where the current execution began (the ones it follows).

@@ -36,13 +36,26 @@ class Search {
     }
     out_.stats.elapsed_s = total_elapsed();
     final_checkpoint();
-    if (options_.progress) options_.progress(out_.stats);
+    if (options_.progress) report_progress();
     conclude();
     return std::move(out_);
   }
 
  private:
   double elapsed() const { return options_.elapsed_seconds ? options_.elapsed_seconds() : 0.0; }
+
+  void maybe_report_progress() {
+    const ExploreStats& stats = out_.stats;
+    const bool by_count = (stats.executions + stats.redundant) % options_.progress_every == 0;
+    if (!by_count && !(options_.elapsed_seconds && elapsed() - last_progress_ >= options_.progress_seconds)) return;
+    report_progress();
+  }
+  void report_progress() {
+    last_progress_ = elapsed();
+    out_.stats.elapsed_s = total_elapsed();
+    out_.stats.explored_fraction = strategy_.explored_fraction();
+    options_.progress(out_.stats);
+  }
 
   // After next_execution(): when the search began anew, what it counted so far is not its count.
   void note_restart() {
@@ -190,10 +203,7 @@ class Search {
     } else if (!judge(result)) {
       return false;
     }
-    if (options_.progress && (stats.executions + stats.redundant) % options_.progress_every == 0) {
-      stats.elapsed_s = total_elapsed();
-      options_.progress(stats);
-    }
+    if (options_.progress) maybe_report_progress();
     return true;
   }
 
@@ -276,6 +286,7 @@ class Search {
   bool complete_ = false;
   bool cut_inside_ = false;
   double last_checkpoint_ = 0;
+  double last_progress_ = 0;
 };
 
 }  // namespace

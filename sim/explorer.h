@@ -46,6 +46,8 @@ struct ExploreStats {
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
   std::map<std::string, std::uint64_t> marks;  // complete executions per Instance::marks() entry
   double elapsed_s = 0;
+  // For progress: the strategy's Strategy::explored_fraction() when the stats were taken.
+  double explored_fraction = 0;
 };
 
 struct ExploreOptions {
@@ -58,9 +60,11 @@ struct ExploreOptions {
   // search there (Ctrl-C); the result is then `interrupted`, its verdict incomplete unless a
   // failure was already found. The time bound is checked as often.
   std::function<bool()> stop_requested;
-  // Called about every `progress_every` executions, and once at the end.
+  // Called every `progress_every` executions or `progress_seconds` of wall time (needs
+  // elapsed_seconds), whichever comes first, and once at the end.
   std::function<void(const ExploreStats&)> progress;
   std::uint64_t progress_every = 4096;
+  double progress_seconds = 0.25;
   // Called after every complete (not redundant) execution, with its result.
   std::function<void(const ExecutionResult&)> on_execution;
   // Checkpoints (sim/checkpoint.h), for a strategy that has them: `checkpoint` is given the

@@ -112,6 +112,12 @@ class Strategy {
   // Why the search began anew (after take_restart), for the user: a cost they may avoid.
   virtual std::string restart_reason() const { return {}; }
 
+  // The share of the search tree explored so far, in (0, 1], seen from the path of the last
+  // execution: each node's branches known so far weigh the same (Knuth's estimate of a
+  // tree's size along one path, and the usual one for a depth-first search's progress);
+  // executions so far / this estimates the total. 0 when the strategy cannot tell.
+  virtual double explored_fraction() const { return 0; }
+
   // Checkpoints (sim/checkpoint.h). A strategy that has them remembers, once asked to by
   // keep_resume_point(), where each execution began; checkpoint() is that state (valid after
   // next_execution() returned true, also while or after the execution runs), and a fresh

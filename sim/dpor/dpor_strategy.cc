@@ -166,6 +166,28 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   last_effect_ = effective;
 }
 
+double DporStrategy::explored_fraction() const {
+  double done = 0, weight = 1;
+  for (std::size_t i = 0; i < stack_.size(); ++i) {
+    const Node& n = stack_[i];
+    double before = 0, known = 1;  // branches explored before the current one, and all known
+    if (n.is_choice) {
+      before = n.chosen;
+      known = n.options;
+    } else if (optimal_) {
+      before = std::popcount(n.done) + std::popcount(n.done_timer);
+      known = before + 1 + static_cast<double>(n.wakeup.root_count());
+    } else {
+      const Mask others = n.done & ~bit(n.current);
+      before = std::popcount(others);
+      known = std::popcount(n.backtrack | n.done | bit(n.current));
+    }
+    done += weight * before / known;
+    weight /= known;
+  }
+  return std::min(1.0, done + weight);  // the execution at the end of the path is done too
+}
+
 std::size_t DporStrategy::index_of(std::span<const Transition> enabled, ActorId actor, bool timer) {
   for (std::size_t i = 0; i < enabled.size(); ++i) {
     if (enabled[i].actor == actor && enabled[i].timer == timer) return i;

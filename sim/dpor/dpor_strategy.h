@@ -118,6 +118,8 @@ class DporStrategy final : public Strategy {
 
   bool exhausted() const override { return exhausted_; }
 
+  double explored_fraction() const override;
+
   // Checkpoints (sim/dpor/dpor_checkpoint.cc): the path where the current execution began.
   bool can_checkpoint() const override { return true; }
   void keep_resume_point() override;

@@ -78,6 +78,7 @@ inline bool weak_initial(const WakeStep& p, StepSequence w) {
 class WakeupTree {
  public:
   bool empty() const { return roots_.empty(); }
+  std::size_t root_count() const { return roots_.size(); }
   // The leftmost child. REQUIRES: !empty().
   const WakeStep& first() const { return roots_.front().step; }
 
