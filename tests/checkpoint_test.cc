@@ -1,6 +1,7 @@
 // Checkpoints (check --checkpoint / --resume, sim/checkpoint.h): a search cut into pieces
 // by its execution bound and resumed from its checkpoint each time explores exactly what one
 // uninterrupted run does; a checkpoint that does not fit the search is refused as bad input.
+// And what a long search shows while it runs: progress lines and check --estimate.
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "lockstep/cli/command_support.h"
 #include "lockstep/cli/commands.h"
+#include "lockstep/model/json_cursor.h"
 #include "test_support.h"
 
 namespace lockstep::cli {
@@ -38,7 +41,7 @@ class Checkpoint : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   testing::CliRun check(const std::string& file, std::vector<std::string> more) const {
-    std::vector<std::string> args{"check", scenario(file), "--json", "--no-shrink", "--trace-out", path("trace.json")};
+    std::vector<std::string> args{"check", file.starts_with("/") ? file : scenario(file), "--json", "--no-shrink", "--trace-out", path("trace.json")};
     args.insert(args.end(), more.begin(), more.end());
     return testing::run_cli_in_process(args);
   }
@@ -126,6 +129,70 @@ TEST_F(Checkpoint, ACheckpointThatDoesNotFitIsRefused) {
   const testing::CliRun random = check("bench/lastzero-5.json", {"--strategy", "random", "--checkpoint", cp});
   EXPECT_EQ(random.code, kExitBadInput);
   EXPECT_NE(random.err.find("strategy random has no checkpoints"), std::string::npos) << random.err;
+}
+
+// The progress line: executions, rate, and the estimate of the total and the time left.
+TEST(Progress, TheLineEstimatesTheTotalAndTheTimeLeft) {
+  sim::ExploreStats s;
+  s.executions = 250000;
+  s.elapsed_s = 5;
+  s.explored_fraction = 0.25;
+  EXPECT_EQ(progress_line("x", s),
+            "x: 250000 executions, 50000/s, 0 failures, about 1.00M in all (25%), about 15 s left, 5.0 s");
+  s.explored_fraction = 0;  // a strategy that cannot tell: no estimate
+  EXPECT_EQ(progress_line("x", s), "x: 250000 executions, 50000/s, 0 failures, 5.0 s");
+  EXPECT_THROW(parse_progress_mode("sometimes"), InputError);
+  EXPECT_EQ(parse_progress_mode("never"), ProgressMode::never);
+}
+
+// The explored share is in (0, 1], below 1 while branches are known to be left (it may
+// drop when races add some), and 1 when the search ends: dpor, source-dpor and dfs.
+TEST(Progress, TheExploredShareEndsAtOne) {
+  for (const auto& [strategy, file] : {std::pair{"dpor", "bench/lastzero-5.json"},
+                                      std::pair{"source-dpor", "bench/lastzero-5.json"},
+                                      std::pair{"dfs", "bench/lockinc-3.json"}}) {
+    SCOPED_TRACE(strategy);
+    const Scenario lastzero = load_scenario(scenario(file));
+    auto s = sim::make_strategy(strategy, 1);
+    sim::ExploreOptions options;
+    options.progress_every = 1;
+    double last = 0;
+    std::uint64_t calls = 0, below_one = 0;
+    options.progress = [&](const sim::ExploreStats& stats) {
+      EXPECT_GT(stats.explored_fraction, 0.0);
+      EXPECT_LE(stats.explored_fraction, 1.0);
+      below_one += stats.explored_fraction < 1 ? 1 : 0;
+      last = stats.explored_fraction;
+      ++calls;
+    };
+    const sim::ExploreResult r = sim::explore_system(*lastzero.configured, *s, options);
+    EXPECT_TRUE(r.exhaustive);
+    EXPECT_GT(calls, r.stats.executions);  // each execution's and the end's
+    EXPECT_GT(below_one, r.stats.executions / 2);
+    EXPECT_EQ(last, 1.0);
+  }
+}
+
+// check --estimate: exact when the search finishes while it samples; otherwise at least
+// what it sampled, with an interval around the estimate.
+TEST_F(Checkpoint, EstimateSamplesTheSearch) {
+  const nlohmann::json small = last_json(check("bench/lastzero-10.json", {"--estimate", "--estimate-seconds", "30"}));
+  EXPECT_TRUE(small["estimate"]["exact"].get<bool>());
+  EXPECT_EQ(small["estimate"]["executions"].get<double>(), 3328);
+  nlohmann::json sixteen = nlohmann::json::parse(std::ifstream(scenario("bench/lastzero-10.json")));
+  sixteen["name"] = "lastzero-16";
+  sixteen["config"]["n"] = 16;  // 311,296 executions, some seconds
+  std::ofstream(path("lastzero-16.json")) << sixteen.dump();
+  const nlohmann::json big = last_json(check(path("lastzero-16.json"), {"--estimate", "--estimate-seconds", "0.3"}));
+  const nlohmann::json& e = big["estimate"];
+  if (!e["exact"].get<bool>()) {  // a slow machine may still finish; a fast one never does
+    EXPECT_GE(e["executions"].get<double>(), e["sampled_executions"].get<double>());
+    EXPECT_LE(e["low"].get<double>(), e["executions"].get<double>());
+    EXPECT_GE(e["high"].get<double>(), e["executions"].get<double>());
+  }
+  const testing::CliRun random = check("bench/lastzero-10.json", {"--estimate", "--strategy", "random"});
+  EXPECT_EQ(random.code, kExitBadInput);
+  EXPECT_NE(random.err.find("samples: there is no total to estimate"), std::string::npos) << random.err;
 }
 
 }  // namespace

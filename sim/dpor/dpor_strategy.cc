@@ -174,13 +174,20 @@ double DporStrategy::explored_fraction() const {
     if (n.is_choice) {
       before = n.chosen;
       known = n.options;
-    } else if (optimal_) {
-      before = std::popcount(n.done) + std::popcount(n.done_timer);
-      known = before + 1 + static_cast<double>(n.wakeup.root_count());
     } else {
-      const Mask others = n.done & ~bit(n.current);
-      before = std::popcount(others);
-      known = std::popcount(n.backtrack | n.done | bit(n.current));
+      if (optimal_) {
+        before = std::popcount(n.done) + std::popcount(n.done_timer);
+        known = before + 1 + static_cast<double>(n.wakeup.root_count());
+      } else {
+        before = std::popcount(n.done & ~bit(n.current));
+        known = std::popcount(n.backtrack | n.done | bit(n.current));
+      }
+      // Races add branches to a node while its first ones are explored: until then, the
+      // branches that finished nodes at its depth ended with are the better guess.
+      if (i < finished_.size() && finished_[i].nodes > 0) {
+        known = std::max(known, finished_[i].branches / static_cast<double>(finished_[i].nodes));
+      }
+      known = std::max(known, before + 1);
     }
     done += weight * before / known;
     weight /= known;
@@ -260,6 +267,7 @@ bool DporStrategy::backtrack() {
     if (optimal_) {
       (n.current_is_timer() ? n.done_timer : n.done) |= bit(n.current);
       if (!next_from_wakeup(n)) {
+        note_finished(n.explored.size());
         stack_.pop_back();
         continue;
       }
@@ -275,6 +283,7 @@ bool DporStrategy::backtrack() {
       diverge_ = stack_.size() - 1;
       return true;
     }
+    note_finished(n.explored.size());
     stack_.pop_back();
   }
   return false;

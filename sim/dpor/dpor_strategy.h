@@ -127,6 +127,19 @@ class DporStrategy final : public Strategy {
   void resume(const nlohmann::json& state) override;
 
  private:
+  // For explored_fraction: the branches scheduling nodes ended with, summed per depth.
+  void note_finished(std::size_t branches) {
+    const std::size_t depth = stack_.size() - 1;
+    if (finished_.size() <= depth) finished_.resize(depth + 1);
+    finished_[depth].branches += static_cast<double>(branches);
+    ++finished_[depth].nodes;
+  }
+  struct Finished {
+    double branches = 0;
+    std::uint64_t nodes = 0;
+  };
+  std::vector<Finished> finished_;
+
   // Where the current execution began, for checkpoint(): the nodes below resume_size_ are
   // only followed by it (their effects get the same footprints again), so the path is the
   // stack's first resume_size_ nodes.
