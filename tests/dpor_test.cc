@@ -457,6 +457,60 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   if (!dpor.restarted) RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
 }
 
+// Checkpoints (sim/checkpoint.h): the search cut after a random number of executions, again
+// and again, each piece resumed from the last one's checkpoint in a new explorer, runs the
+// same executions in the same order as one uninterrupted search (dpor, also where it falls
+// back to source-DPOR, and source-dpor).
+RC_GTEST_PROP(DporProperties, AResumedSearchRunsTheSameExecutionsInTheSameOrder, ()) {
+  const Actors actors = gen_program();
+  const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
+  const std::string strategy = *rc::gen::element(std::string("dpor"), std::string("source-dpor"));
+  const nlohmann::json doc =
+      script_scenario(actors, {{"vars", {{"x", 0}, {"y", 0}}}}, {{"time", time == TimeMode::timed ? "timed" : "untimed"}});
+  RC_LOG() << strategy << " " << doc.dump() << "\n";
+  const Scenario s = scenario_from_json(doc);
+  auto run = [&](std::uint64_t max_executions, const std::optional<nlohmann::json>& resume,
+                 std::optional<nlohmann::json>* saved) {
+    FoataRecorder recorder(sim::make_strategy(strategy, 1));
+    sim::ExploreOptions options;
+    options.stop_at_first = false;
+    options.limits.max_steps = 1000;
+    options.limits.time = s.explore.time;
+    options.max_executions = max_executions;
+    options.on_execution = [&](const sim::ExecutionResult&) { recorder.keep_last(); };
+    if (resume) options.resume = std::make_shared<const nlohmann::json>(*resume);
+    if (saved != nullptr) options.checkpoint = [saved](const nlohmann::json& j) { *saved = j; };
+    const sim::ExploreResult r = sim::explore_system(*s.configured, recorder, options);
+    recorder.flush();
+    return std::tuple{r, recorder.forms(), recorder.restarted()};
+  };
+  const auto [whole, whole_forms, whole_restarted] = run(0, std::nullopt, nullptr);
+  const std::uint64_t total = whole.stats.executions + whole.stats.redundant;
+  const auto piece = static_cast<std::uint64_t>(*rc::gen::inRange<int>(1, static_cast<int>(std::max<std::uint64_t>(2, total / 4 + 1))));
+  std::vector<std::string> forms;
+  std::optional<nlohmann::json> checkpoint;
+  sim::ExploreResult last;
+  int pieces = 0;
+  for (;;) {
+    std::optional<nlohmann::json> saved;
+    auto [r, piece_forms, restarted] = run(piece, checkpoint, &saved);
+    ++pieces;
+    if (restarted) forms.clear();  // the search began anew as source-DPOR: what came before does not count
+    forms.insert(forms.end(), piece_forms.begin(), piece_forms.end());
+    last = r;
+    RC_ASSERT(saved.has_value());
+    checkpoint = saved;
+    if (!r.stop_reason.starts_with("bound of")) break;
+    RC_ASSERT(pieces < 10000);
+  }
+  RC_TAG(pieces > 3 ? "resumed more than twice" : "resumed at most twice");
+  RC_ASSERT(last.exhaustive);
+  RC_ASSERT(last.stats.executions == whole.stats.executions);
+  RC_ASSERT(last.stats.redundant == whole.stats.redundant);
+  RC_ASSERT(last.stats.steps == whole.stats.steps);
+  RC_ASSERT(forms == whole_forms);
+}
+
 // Reader/writer mutexes: 2-4 actors, each with one or two sections of rwmutex w (a reader's
 // or a writer's), a mutex's, or single operations (no CAS: it ends optimal mode), up to 12
 // operations. Readers wait while a writer holds w or waits for it, writers wait for readers:

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lockstep/sim/strategy.h"
 
 namespace lockstep::testing {
@@ -53,6 +55,10 @@ class FoataRecorder final : public sim::Strategy {
     return restarted;
   }
   bool restarted() const { return restarted_; }
+  bool can_checkpoint() const override { return inner_->can_checkpoint(); }
+  void keep_resume_point() override { inner_->keep_resume_point(); }
+  nlohmann::json checkpoint() const override { return inner_->checkpoint(); }
+  void resume(const nlohmann::json& state) override { inner_->resume(state); }
 
   // Forms of the executions that ended with a verdict (the caller says which did).
   void keep_last() { keep_ = true; }
