@@ -42,6 +42,7 @@ struct CheckArgs {
   std::string progress = "auto";
   bool estimate = false;
   double estimate_seconds = 3;
+  int jobs = 1;
 };
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
@@ -77,6 +78,7 @@ sim::CheckOverrides overrides_of(const CheckArgs& a) {
   if (a.unfair) overrides.fair = false;
   overrides.livelock_steps = a.livelock_steps;
   if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
+  overrides.jobs = a.jobs;
   return overrides;
 }
 
@@ -164,6 +166,11 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
                "still hot a liveness failure, anything else step_bound");
   c.add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
       ->check(CLI::NonNegativeNumber);
+  c.add_option("--jobs,-j", check.jobs,
+               "threads for this one search (dpor): others explore pending branches ahead of the search, which "
+               "takes each one it reaches unchanged; counts, verdict and failure are those of one thread")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   c.add_option("--preemptions", check.preemptions,
                "preemption bound K (CHESS): at most K switches away from an actor that could go on; a search the "
                "bound cut is incomplete")

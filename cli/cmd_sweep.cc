@@ -36,6 +36,7 @@ struct SweepArgs {
   std::string shard;  // "I/N" or ""
   std::optional<std::string> junit;
   std::string progress = "auto";
+  int jobs = 1;
 };
 
 // What one sweep checks, and how: the files (each with its path relative to its DIR,
@@ -146,6 +147,7 @@ std::optional<nlohmann::json> sweep_one(const SweepPlan& p, std::size_t i, Progr
   try {
     scenario = load_scenario(file);
     sim::CheckOverrides overrides;
+    overrides.jobs = p.args.jobs;
     if (!take_shard(p, *scenario, i, overrides, c)) return std::nullopt;
     report = run_one(*scenario, overrides, progress, fmt::format("[{}/{}] {}", i + 1, p.files.size(), scenario->name));
     c.scenario = &*scenario;
@@ -209,6 +211,9 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
   s->add_option("--shard", args->shard,
                 "I/N: run shard I of N (1-based). dfs scenarios split their search tree, others go whole to one "
                 "shard; lockstep merge combines the shards' results.json into one run's");
+  s->add_option("--jobs,-j", args->jobs, "threads for each scenario's search (dpor), as check --jobs")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   s->add_option("--junit", args->junit, "also write JUnit XML (one test case per scenario) to this file");
   s->callback([&context, args] { context.command = [&context, args] { return finished(cmd_sweep(*args, context)); }; });
 }

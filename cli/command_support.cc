@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "lockstep/cli/html_report.h"
 #include "lockstep/cli/interrupt.h"
 #include "lockstep/model/json_cursor.h"
+#include "lockstep/real/task_threads.h"
 
 namespace lockstep::cli {
 namespace {
@@ -89,6 +91,8 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   options.checkpoint_path = files.checkpoint;
   options.resume_path = files.resume;
   options.checkpoint_every = files.every;
+  std::optional<real::TaskThreads> threads;  // --jobs: the search's other threads
+  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
   sim::CheckReport report = sim::check_scenario(scenario, options);
   progress.clear();
   return report;

@@ -125,6 +125,10 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   j["exhaustive"] = r.result.exhaustive;
   j["interrupted"] = r.result.interrupted;
   j["resumed"] = r.result.resumed;  // from a checkpoint: the counts are the totals of every run
+  const auto& spec = r.result.speculation;  // --jobs: subtrees other threads explored, taken or not
+  j["jobs"] = spec.jobs;
+  j["speculation"] = {{"taken", spec.taken}, {"taken_executions", spec.taken_executions}, {"dropped", spec.dropped},
+                      {"dropped_executions", spec.dropped_executions}};
   j["stop_reason"] = r.result.stop_reason;
   j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;
@@ -204,6 +208,11 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
+  if (const auto& spec = r.result.speculation; spec.jobs > 1) {
+    out << fmt::format("  threads: {}; {} subtrees explored on other threads taken ({} executions), {} dropped "
+                       "(their start changed, or the search ended first)\n",
+                       spec.jobs, spec.taken, spec.taken_executions, spec.dropped);
+  }
   for (const auto& note : r.result.notes) out << fmt::format("  note: {}\n", note);
   if (!stats.marks.empty()) {
     std::string marks;

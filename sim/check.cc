@@ -82,6 +82,8 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;
   explore.stop_requested = options.stop_requested;
+  explore.jobs = o.jobs;
+  explore.spawn = options.spawn;
   return explore;
 }
 

@@ -35,6 +35,7 @@ struct CheckOverrides {
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
   std::optional<bool> fair = std::nullopt;
+  int jobs = 1;  // threads for one search (ExploreOptions::jobs)
   std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps  // fair mode (RunLimits::fair); default: the scenario's
 };
 
@@ -50,6 +51,8 @@ struct CheckOptions {
   std::optional<std::string> checkpoint_path;
   std::optional<std::string> resume_path;
   double checkpoint_every = 60;
+  // Runs a task on another thread, for CheckOverrides::jobs > 1 (ExploreOptions::spawn).
+  std::function<void(std::function<void()>)> spawn;
 };
 
 // An estimate of a search's size (check --estimate): the search runs for a few seconds and

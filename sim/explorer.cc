@@ -2,18 +2,51 @@
 // counted by kind, bounded, and judged (sim/explorer.h).
 #include "lockstep/sim/explorer.h"
 
+#include <atomic>
+#include <future>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/sim/checkpoint.h"
 #include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/speculation.h"
 
 namespace lockstep::sim {
 
 // The search size from which untimed mode's cost is worth a note (note_untimed_cost).
 constexpr std::uint64_t kUntimedNoteExecutions = 1000;
 namespace {
+
+// A subtree explorer's execution whose lock-order edges were new there, to be added to the
+// serial walk's graph in order (ExploreOptions::jobs).
+struct EdgeRecord {
+  std::uint64_t execution = 0;
+  std::vector<LockOrderEdge> edges;
+  std::vector<Decision> decisions;
+};
+
+// What a subtree explorer's search gives back.
+struct SubtreeRun {
+  ExploreResult result;
+  std::vector<EdgeRecord> edges;
+  std::vector<std::string> objects;  // its scheduler's object keys at the end
+};
+
+// A pending branch's subtree, explored on another thread.
+struct Speculation {
+  BranchKey key;
+  std::string fingerprint;
+  std::unique_ptr<Strategy> explorer;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> finished{false};  // set by its task, the last thing it does with it
+  std::promise<SubtreeRun> promise;
+  std::future<SubtreeRun> run = promise.get_future();
+};
+
+SubtreeRun run_subtree(const System& system, Strategy& explorer, const ExploreOptions& parent,
+                       const std::vector<std::string>& objects, const std::atomic<bool>& cancel);
 
 // One search: the loop's state and its steps.
 class Search {
@@ -23,7 +56,24 @@ class Search {
     limits_.stop = [this, inner = options.limits.stop] { return stop_asked() || out_of_time() || (inner && inner()); };
     if (options.resume) restore(*options.resume);
     if (options.checkpoint && strategy.can_checkpoint()) strategy.keep_resume_point();
+    if (options.jobs > 1 && options.spawn && !options.on_execution) {
+      speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
+    }
+    if (speculative_ != nullptr) out_.speculation.jobs = options.jobs;
   }
+  // A subtree explorer's search (ExploreOptions::jobs): the serial walk's object ids, and
+  // its new lock-order edges recorded.
+  Search(const System& system, Strategy& strategy, const ExploreOptions& options, const std::vector<std::string>& objects,
+         std::vector<EdgeRecord>* edges)
+      : Search(system, strategy, options) {
+    scheduler_.restore_objects(objects);
+    edge_log_ = edges;
+  }
+  ~Search() { end_speculation(); }
+  Search(const Search&) = delete;
+  Search& operator=(const Search&) = delete;
+
+  std::vector<std::string> object_keys() const { return scheduler_.object_keys(); }
 
   ExploreResult run() {
     if (complete_) {  // resumed from the checkpoint of a finished search: its result again
@@ -32,8 +82,15 @@ class Search {
       return std::move(out_);
     }
     while (!stopped_before_next()) {
+      const Taken taken = speculate();
+      if (taken == Taken::stop) break;
+      if (taken == Taken::yes) {
+        if (options_.progress) maybe_report_progress();
+        continue;
+      }
       if (!run_one()) break;
     }
+    end_speculation();
     out_.stats.elapsed_s = total_elapsed();
     final_checkpoint();
     if (options_.progress) report_progress();
@@ -230,7 +287,11 @@ class Search {
     const std::uint64_t execution = out_.stats.executions;
     if (is_failure(result.verdict)) return FoundFailure{result, scheduler_.decisions(), execution, {}};
     if (result.lock_order_edges.empty()) return std::nullopt;
+    const std::size_t known = lock_orders_.edge_count();
     auto cycle = lock_orders_.add(result.lock_order_edges, scheduler_.decisions(), execution);
+    if (edge_log_ != nullptr && (cycle || lock_orders_.edge_count() != known)) {
+      edge_log_->push_back({execution, result.lock_order_edges, scheduler_.decisions()});
+    }
     if (!cycle) return std::nullopt;
     ExecutionResult across;
     across.verdict = Verdict::violation;
@@ -271,6 +332,147 @@ class Search {
         stats.timer_steps, stats.steps));
   }
 
+  // Speculation (ExploreOptions::jobs, sim/speculation.h), before each execution: stale
+  // speculations are dropped; the branch that begins is taken from its speculation when its
+  // start is unchanged (yes), which may end the search at a failure (stop); idle threads
+  // are given the next pending branches.
+  enum class Taken { no, yes, stop };
+  Taken speculate() {
+    if (speculative_ == nullptr || !speculative_->can_speculate()) return Taken::no;
+    changed_.clear();
+    speculative_->take_changed(changed_);
+    for (const BranchKey& key : changed_) {
+      if (auto it = specs_.find(key); it != specs_.end()) {
+        drop(std::move(it->second));
+        specs_.erase(it);
+      }
+    }
+    std::erase_if(dropped_, [this](const auto& s) {
+      if (!s->finished.load()) return false;
+      try {
+        const SubtreeRun run = s->run.get();
+        out_.speculation.dropped_executions += run.result.stats.executions + run.result.stats.redundant;
+      } catch (...) {  // a dropped speculation's failure is not this search's
+      }
+      return true;
+    });
+    Taken taken = Taken::no;
+    if (const auto key = speculative_->starting()) {
+      if (auto it = specs_.find(*key); it != specs_.end()) {
+        std::shared_ptr<Speculation> s = std::move(it->second);
+        specs_.erase(it);
+        if (s->fingerprint == speculative_->start_fingerprint()) {
+          SubtreeRun run = s->run.get();  // waits for it when it is not done yet
+          taken = commit(*s, run);
+          if (taken == Taken::no) ++out_.speculation.dropped;
+        } else {
+          drop(std::move(s));
+        }
+      }
+    }
+    if (taken != Taken::stop) launch();
+    return taken;
+  }
+
+  // The subtree's counts and failure as if explored here, in order; no when it cannot be
+  // (it stopped early, a bound would cut it, a lock-order cycle across it and the walk).
+  Taken commit(Speculation& s, SubtreeRun& run) {
+    const ExploreResult& r = run.result;
+    const auto& x = dynamic_cast<const SpeculativeStrategy&>(*s.explorer);
+    const bool failed = r.first_failure.has_value() && options_.stop_at_first;
+    if (r.interrupted || !(x.subtree_done() || failed)) return Taken::no;
+    if (r.first_failure && r.first_failure->result.invariant == "lock_order") return Taken::no;
+    ExploreStats& stats = out_.stats;
+    const ExploreStats& add = r.stats;
+    if (options_.max_executions != 0 &&
+        stats.executions + stats.redundant - base_count_ + add.executions + add.redundant > options_.max_executions) {
+      return Taken::no;
+    }
+    const std::uint64_t base = stats.executions;
+    if (!run.edges.empty()) {
+      LockOrderGraph trial = lock_orders_;
+      for (const EdgeRecord& e : run.edges) {
+        if (trial.add(e.edges, e.decisions, base + e.execution)) return Taken::no;
+      }
+      lock_orders_ = std::move(trial);
+    }
+    stats.executions += add.executions;
+    stats.redundant += add.redundant;
+    stats.skipped += add.skipped;
+    stats.unfair += add.unfair;
+    stats.steps += add.steps;
+    stats.timer_steps += add.timer_steps;
+    stats.failures += add.failures;
+    for (std::size_t v = 0; v < stats.by_verdict.size(); ++v) stats.by_verdict[v] += add.by_verdict[v];
+    for (const auto& [mark, count] : add.marks) stats.marks[mark] += count;
+    ++out_.speculation.taken;
+    out_.speculation.taken_executions += add.executions + add.redundant;
+    if (r.first_failure && !out_.first_failure) {
+      out_.first_failure = *r.first_failure;
+      out_.first_failure->execution += base;
+    }
+    if (failed) {
+      out_.stop_reason = "stopped at the first failure";
+      return Taken::stop;
+    }
+    // The explorer's object ids as this walk's (most often the same).
+    std::vector<ObjectId> objects{kNoObject};
+    bool same = true;
+    for (const std::string& key : run.objects) {
+      objects.push_back(scheduler_.object_of_key(key));
+      same = same && objects.back() == objects.size() - 1;
+    }
+    if (same) objects.clear();
+    speculative_->skip_branch(*s.explorer, objects);
+    return Taken::yes;
+  }
+
+  // Gives idle threads the next pending branches.
+  void launch() {
+    while (running() < static_cast<std::size_t>(options_.jobs)) {
+      taken_ = given_up_;
+      for (const auto& [key, s] : specs_) taken_.push_back(key);
+      std::optional<SubtreeOffer> offer = speculative_->offer(taken_);
+      if (!offer) return;
+      auto s = std::make_shared<Speculation>();
+      s->key = offer->key;
+      s->fingerprint = std::move(offer->fingerprint);
+      s->explorer = std::move(offer->explorer);
+      // The task holds the speculation: it lives until the task is done with it. The search
+      // (system_, options_) outlives every task: end_speculation waits for them.
+      options_.spawn([s, objects = scheduler_.object_keys(), this] {
+        try {
+          s->promise.set_value(run_subtree(system_, *s->explorer, options_, objects, s->cancel));
+        } catch (...) {
+          s->promise.set_exception(std::current_exception());
+        }
+        s->finished.store(true);
+      });
+      specs_.emplace(s->key, std::move(s));
+    }
+  }
+  std::size_t running() const {
+    std::size_t n = 0;
+    for (const auto& [key, s] : specs_) n += s->finished.load() ? 0 : 1;
+    for (const auto& s : dropped_) n += s->finished.load() ? 0 : 1;
+    return n;
+  }
+  void drop(std::shared_ptr<Speculation> s) {
+    s->cancel.store(true);
+    given_up_.push_back(s->key);
+    ++out_.speculation.dropped;
+    dropped_.push_back(std::move(s));
+  }
+  // Cancels every speculation and waits for its thread.
+  void end_speculation() {
+    for (auto& [key, s] : specs_) s->cancel.store(true);
+    for (auto& s : dropped_) s->cancel.store(true);
+    for (auto& [key, s] : specs_) s->run.wait();
+    for (auto& s : dropped_) s->run.wait();
+    specs_.clear();
+    dropped_.clear();
+  }
+
   const System& system_;
   Strategy& strategy_;
   const ExploreOptions& options_;
@@ -287,7 +489,29 @@ class Search {
   bool cut_inside_ = false;
   double last_checkpoint_ = 0;
   double last_progress_ = 0;
+  // Speculation (ExploreOptions::jobs): the strategy's side, the speculations by branch,
+  // those dropped but still running, and, on a subtree explorer, its new lock-order edges.
+  SpeculativeStrategy* speculative_ = nullptr;
+  std::map<BranchKey, std::shared_ptr<Speculation>> specs_;
+  std::vector<std::shared_ptr<Speculation>> dropped_;
+  std::vector<BranchKey> changed_, taken_;
+  std::vector<BranchKey> given_up_;  // dropped once: not offered again
+  std::vector<EdgeRecord>* edge_log_ = nullptr;
 };
+
+SubtreeRun run_subtree(const System& system, Strategy& explorer, const ExploreOptions& parent,
+                       const std::vector<std::string>& objects, const std::atomic<bool>& cancel) {
+  ExploreOptions options;
+  options.limits = parent.limits;
+  options.limits.stop = nullptr;  // the walk's own; this one stops when cancelled
+  options.stop_at_first = parent.stop_at_first;
+  options.stop_requested = [&cancel] { return cancel.load(std::memory_order_relaxed); };
+  SubtreeRun out;
+  Search search(system, explorer, options, objects, &out.edges);
+  out.result = search.run();
+  out.objects = search.object_keys();
+  return out;
+}
 
 }  // namespace
 

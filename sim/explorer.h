@@ -76,6 +76,15 @@ struct ExploreOptions {
   double checkpoint_every = 60;
   std::shared_ptr<const nlohmann::json> resume;
   std::string resume_source;  // the checkpoint's file, for messages
+  // Threads for one search (sim/speculation.h): with more than one, other threads explore
+  // pending branches' subtrees ahead of the serial walk, which takes each one whose start
+  // is unchanged when it gets there. The result is the one thread's in every respect
+  // (counts, verdict, first failure, order); only the time differs. For a strategy that
+  // speculates (dpor in optimal mode) and no on_execution; others run on one thread.
+  // `spawn` runs a task on another thread (sim/ starts none: real/task_threads.h has them);
+  // without it the search runs on one thread.
+  int jobs = 1;
+  std::function<void(std::function<void()>)> spawn;
 };
 
 struct FoundFailure {
@@ -94,6 +103,12 @@ struct ExploreResult {
   bool exhaustive = false;
   bool interrupted = false;  // stop_requested ended the search
   bool resumed = false;      // it went on from a checkpoint (ExploreOptions::resume)
+  // ExploreOptions::jobs > 1: subtrees explored on other threads and taken as they were,
+  // and those explored there but not taken (their start changed, or the search ended first).
+  struct Speculation {
+    int jobs = 1;  // the threads the search ran on (1: the strategy does not speculate)
+    std::uint64_t taken = 0, taken_executions = 0, dropped = 0, dropped_executions = 0;
+  } speculation;
   std::string stop_reason;  // why the search ended, for reports
   // What the user should know about how the search ran (dpor leaving optimal mode, say).
   std::vector<std::string> notes;

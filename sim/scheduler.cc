@@ -100,6 +100,18 @@ std::vector<std::string> Scheduler::object_keys() const {
   return keys;
 }
 
+ObjectId Scheduler::object_of_key(const std::string& key) {
+  const auto [it, added] = object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size()));
+  if (added) {
+    const auto separator = key.find('\x1f');
+    object_names_.push_back(key.substr(0, separator));
+    object_made_in_.push_back(0);
+    object_first_of_name_.push_back(separator == std::string::npos);
+    written_at_.resize(object_names_.size());
+  }
+  return it->second;
+}
+
 void Scheduler::restore_objects(const std::vector<std::string>& keys) {
   LOCKSTEP_INVARIANT(object_names_.size() == 1, "scheduler: objects are restored before any is made");
   for (const std::string& key : keys) {

@@ -232,6 +232,8 @@ class Scheduler {
   // a new scheduler before any execution: ids are then those of the scheduler they came from.
   std::vector<std::string> object_keys() const;
   void restore_objects(const std::vector<std::string>& keys);
+  // The id of the object with this key (object_keys), made now if there is none yet.
+  ObjectId object_of_key(const std::string& key);
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
 
  private:

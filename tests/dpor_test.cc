@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "lockstep/real/task_threads.h"
 #include "lockstep/sim/explorer.h"
 #include "test_support.h"
 #include "trace_forms.h"
@@ -352,14 +353,13 @@ std::string gen_plain_op() {
   }
 }
 
-// 2-3 actors, at most 9 visible operations in all: reads, writes, compare-and-swaps,
+// 2-3 actors (up to max_actors), at most 9 (budget) visible operations in all: reads, writes, compare-and-swaps,
 // critical sections (of a mutex, a try, a reader/writer mutex's either side), timed lock
 // attempts, sleeps; and ordered observations in scopes (each carried by the step before it,
 // or a step of its own when first).
-Actors gen_program() {
+Actors gen_program(int max_actors = 3, int budget = 9) {
   Actors actors;
-  const int n = *rc::gen::inRange(2, 4);
-  int budget = 9;
+  const int n = *rc::gen::inRange(2, max_actors + 1);
   for (int a = 0; a < n; ++a) {
     std::vector<std::string> ops;
     const int k = *rc::gen::inRange(1, 4);
@@ -509,6 +509,51 @@ RC_GTEST_PROP(DporProperties, AResumedSearchRunsTheSameExecutionsInTheSameOrder,
   RC_ASSERT(last.stats.redundant == whole.stats.redundant);
   RC_ASSERT(last.stats.steps == whole.stats.steps);
   RC_ASSERT(forms == whole_forms);
+}
+
+// Several threads (ExploreOptions::jobs): the same counts, steps, verdict and first failure
+// (its execution and decisions) as one thread, stopping at the first failure or not, with an
+// execution bound or not; subtrees explored by other threads are taken (tagged).
+RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
+  const Actors actors = gen_program(4, 12);  // larger: more pending branches to give away
+  const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
+  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
+  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
+  const nlohmann::json doc = script_scenario(actors, config, {{"time", time == TimeMode::timed ? "timed" : "untimed"}});
+  const bool stop_at_first = *rc::gen::arbitrary<bool>();
+  const std::uint64_t bound = *rc::gen::element<std::uint64_t>(0, 0, 1, 5, 40);
+  const int jobs = *rc::gen::inRange(2, 5);
+  RC_LOG() << "jobs " << jobs << " stop_at_first " << stop_at_first << " bound " << bound << " " << doc.dump() << "\n";
+  const Scenario s = scenario_from_json(doc);
+  auto run = [&](int threads) {
+    sim::ExploreOptions options;
+    options.stop_at_first = stop_at_first;
+    options.max_executions = bound;
+    options.limits.max_steps = 1000;
+    options.limits.time = s.explore.time;
+    options.jobs = threads;
+    std::optional<real::TaskThreads> pool;
+    if (threads > 1) options.spawn = pool.emplace(threads).spawner();
+    auto strategy = sim::make_strategy("dpor", 1);
+    return sim::explore_system(*s.configured, *strategy, options);
+  };
+  const sim::ExploreResult one = run(1);
+  const sim::ExploreResult several = run(jobs);
+  RC_TAG(several.speculation.taken > 0 ? "subtrees taken from other threads" : "no subtree taken");
+  RC_ASSERT(several.verdict == one.verdict);
+  RC_ASSERT(several.exhaustive == one.exhaustive);
+  RC_ASSERT(several.stop_reason == one.stop_reason);
+  RC_ASSERT(several.stats.executions == one.stats.executions);
+  RC_ASSERT(several.stats.redundant == one.stats.redundant);
+  RC_ASSERT(several.stats.steps == one.stats.steps);
+  RC_ASSERT(several.stats.failures == one.stats.failures);
+  RC_ASSERT(several.stats.by_verdict == one.stats.by_verdict);
+  RC_ASSERT(several.first_failure.has_value() == one.first_failure.has_value());
+  if (one.first_failure) {
+    RC_ASSERT(several.first_failure->execution == one.first_failure->execution);
+    RC_ASSERT(several.first_failure->decisions == one.first_failure->decisions);
+    RC_ASSERT(several.first_failure->result.message == one.first_failure->result.message);
+  }
 }
 
 // Reader/writer mutexes: 2-4 actors, each with one or two sections of rwmutex w (a reader's

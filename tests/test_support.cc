@@ -5,11 +5,13 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "lockstep/cli/commands.h"
+#include "lockstep/real/task_threads.h"
 
 namespace lockstep::testing {
 
@@ -56,6 +58,8 @@ nlohmann::json script_scenario(const std::vector<std::pair<std::string, std::vec
 sim::CheckReport check(const Scenario& scenario, const sim::CheckOverrides& overrides) {
   sim::CheckOptions options;
   options.overrides = overrides;
+  std::optional<real::TaskThreads> threads;
+  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
   return sim::check_scenario(scenario, options);
 }
 

@@ -247,7 +247,11 @@ void DporStrategy::resume(const nlohmann::json& state) {
     const FootprintTable table = FootprintTable::from_json(state.at("footprints"));
     inherited_ = WakeupTree::from_text(state.at("inherited").get<std::string>(), table);
     stack_.clear();
-    for (const auto& n : state.at("path")) node_of(n, stack_.push(), table);
+    for (const auto& n : state.at("path")) {
+      Node& node = stack_.push();
+      node_of(n, node, table);
+      node.uid = ++next_uid_;
+    }
     expect(diverge_ <= stack_.size(), "diverge past the path");
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("malformed dpor state: ") + e.what());

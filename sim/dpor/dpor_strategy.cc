@@ -10,7 +10,12 @@ namespace lockstep::sim::dpor {
 
 bool DporStrategy::next_execution() {
   // An execution that ended optimal mode is not analysed: the search begins again.
-  if (started_ && !(optimal_ && fallback_)) analyze_races();
+  if (started_ && !skipped_ && !(optimal_ && fallback_)) analyze_races();
+  skipped_ = false;
+  if (optimal_ && fallback_ && floor_ != kNoFloor) {  // a subtree explorer: its result is not used
+    aborted_ = true;
+    return false;
+  }
   if (optimal_ && fallback_) {
     // The program has what optimal mode does not cover: begin again as source-DPOR.
     optimal_ = false;
@@ -78,6 +83,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     return remember_declared(enabled, index_of(enabled, n.current, n.current_is_timer()));
   }
   Node& n = stack_.push();
+  n.uid = ++next_uid_;
   n.enabled = on;
   n.run_modes = run;
   n.timer_modes = timer;
@@ -244,6 +250,7 @@ void DporStrategy::add_every_awake(Node& n) {
 
 bool DporStrategy::backtrack() {
   while (!stack_.empty()) {
+    if (stack_.size() - 1 == floor_) return false;  // a subtree explorer goes no higher
     Node& n = stack_.back();
     if (n.is_choice) {
       if (n.chosen + 1 < n.options) {

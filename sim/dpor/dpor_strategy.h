@@ -64,6 +64,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <utility>
@@ -72,11 +73,12 @@
 #include "lockstep/sim/dpor/execution.h"
 #include "lockstep/sim/dpor/node.h"
 #include "lockstep/sim/dpor/wakeup_tree.h"
+#include "lockstep/sim/speculation.h"
 #include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim::dpor {
 
-class DporStrategy final : public Strategy {
+class DporStrategy final : public Strategy, public SpeculativeStrategy {
  public:
   // bounded: a preemption bound filters the transitions this strategy is offered. Then,
   // as in Coons, Musuvathi and McKinley's bounded partial-order reduction (OOPSLA 2013),
@@ -126,7 +128,40 @@ class DporStrategy final : public Strategy {
   nlohmann::json checkpoint() const override;
   void resume(const nlohmann::json& state) override;
 
+  // Speculation (sim/speculation.h, sim/dpor/speculation.cc): optimal mode only. A subtree
+  // explorer is a copy of the path down to the branch's node (its `floor_`), which backtracks
+  // no higher and records, instead of inserting, what its races add at or above that node.
+  bool can_speculate() const override { return optimal_ && !fallback_ && floor_ == kNoFloor; }
+  std::optional<SubtreeOffer> offer(const std::vector<BranchKey>& taken) override;
+  std::optional<BranchKey> starting() const override;
+  std::string start_fingerprint() const override;
+  void take_changed(std::vector<BranchKey>& out) override;
+  void skip_branch(Strategy& explorer, const std::vector<ObjectId>& objects) override;
+  bool subtree_done() const override { return exhausted_ && !aborted_; }
+
  private:
+  static constexpr std::size_t kNoFloor = std::numeric_limits<std::size_t>::max();
+  // A sequence a subtree explorer's race inserts at node `node` (at or above its floor).
+  struct LoggedInsert {
+    std::uint32_t node;
+    std::vector<WakeStep> steps;
+  };
+  // Inserts v into node's wakeup tree, or, on a subtree explorer at or above its floor,
+  // records it (once: the same sequence again changes nothing).
+  void insert_into(Node& node, StepSequence v);
+  // The sleep entries the branch (actor, timer) of node n will begin with as explored there:
+  // the explored ones, the current one, and each branch before it in the wakeup tree; false
+  // when not all are known yet.
+  bool explored_before(const Node& n, ActorId actor, bool timer, std::vector<SleepEntry>& out) const;
+  std::size_t floor_ = kNoFloor;
+  bool aborted_ = false;   // a subtree explorer left optimal mode: it stops
+  bool skipped_ = false;   // the branch that began was explored elsewhere: nothing to analyse
+  bool tracking_ = false;  // take_changed was called: changed_ is kept
+  std::uint64_t next_uid_ = 0;
+  std::vector<LoggedInsert> log_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> logged_;  // log_ entries by hash
+  std::vector<BranchKey> changed_;
+
   // For explored_fraction: the branches scheduling nodes ended with, summed per depth.
   void note_finished(std::size_t branches) {
     const std::size_t depth = stack_.size() - 1;

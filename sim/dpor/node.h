@@ -101,6 +101,7 @@ struct Node {
   // an alarm, since a branch dropped unexecuted is never checked: footprints must be exact).
   Footprint expected;
   bool expects = false;
+  std::uint64_t uid = 0;  // unique in a search: speculation's key (sim/speculation.h)
 
   bool current_is_timer() const { return modes[mode]; }
   bool sleeps(ActorId a, bool timer) const {
@@ -172,6 +173,7 @@ class NodeStack {
   Node& operator[](std::size_t i) { return nodes_[i]; }
   const Node& operator[](std::size_t i) const { return nodes_[i]; }
   Node& back() { return nodes_[size_ - 1]; }
+  const Node& back() const { return nodes_[size_ - 1]; }
   // A new node on top (REQUIRES: no reference into the stack is held across the call).
   Node& push() {
     if (size_ == nodes_.size()) {

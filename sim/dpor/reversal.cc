@@ -42,7 +42,7 @@ void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, M
       }
     }
   }
-  node.wakeup.insert(v);
+  insert_into(node, v);
 }
 
 bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {

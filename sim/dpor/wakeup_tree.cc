@@ -14,6 +14,44 @@ WakeupTree WakeupTree::take_subtree(ActorId actor, bool timer) {
   return sub;
 }
 
+WakeupTree WakeupTree::copy_subtree(ActorId actor, bool timer) const {
+  WakeupTree sub;
+  for (const Node& c : roots_) {
+    if (c.step.actor == actor && c.step.timer == timer) {
+      sub.roots_ = c.children;
+      break;
+    }
+  }
+  return sub;
+}
+
+void append_step_fingerprint(std::string& out, const WakeStep& s) {
+  auto put = [&out](const auto& field) { out.append(reinterpret_cast<const char*>(&field), sizeof field); };
+  put(s.actor);
+  put(s.timer);
+  put(s.known);
+  put(s.fp.object);
+  put(s.fp.access);
+  put(s.fp.effects);
+  put(s.fp.domain);
+  put(s.fp.domain_write);
+  put(s.fp.scope);
+  put(s.fp.extra_count);
+  for (std::size_t i = 0; i < s.fp.extra_count; ++i) put(s.fp.extra[i]);
+}
+
+void WakeupTree::append_fingerprint(std::string& out) const {
+  auto walk = [&out](auto& self, const std::vector<Node>& level) -> void {
+    const auto count = static_cast<std::uint32_t>(level.size());
+    out.append(reinterpret_cast<const char*>(&count), sizeof count);
+    for (const Node& node : level) {
+      append_step_fingerprint(out, node.step);
+      self(self, node.children);
+    }
+  };
+  walk(walk, roots_);
+}
+
 void WakeupTree::erase_transition(ActorId actor, bool timer) {
   std::erase_if(roots_, [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer; });
 }
@@ -33,12 +71,13 @@ std::vector<std::vector<int>> WakeupTree::branches() const {
   return out;
 }
 
-void WakeupTree::insert(StepSequence sequence) {
+int WakeupTree::insert(StepSequence sequence) {
   LOCKSTEP_INVARIANT(!sequence.empty(), "a wakeup sequence has a step");
   thread_local std::vector<const WakeStep*> left;  // what is left of the sequence: no allocation per insert
   left.assign(sequence.begin(), sequence.end());
   std::size_t start = 0;  // left[start..) is what is left: a step taken from the front only moves start
   std::vector<Node>* level = &roots_;
+  int under = -1;  // the child of the root level the walk went into
   for (;;) {
     const StepSequence v(left.data() + start, left.size() - start);
     Node* next = nullptr;
@@ -63,9 +102,10 @@ void WakeupTree::insert(StepSequence sequence) {
         at->push_back(Node{*step, {}});
         at = &at->back().children;
       }
-      return;
+      return under;
     }
-    if (next->children.empty()) return;  // a leaf: v is covered
+    if (level == &roots_) under = static_cast<int>(next - roots_.data());
+    if (next->children.empty()) return -1;  // a leaf: v is covered
     if (front) {
       ++start;
     } else {
@@ -76,7 +116,7 @@ void WakeupTree::insert(StepSequence sequence) {
         left.erase(it);
       }
     }
-    if (start == left.size()) return;  // v is a prefix of a branch
+    if (start == left.size()) return -1;  // v is a prefix of a branch
     level = &next->children;
   }
 }

@@ -40,6 +40,9 @@ struct WakeStep {
 // Whether two steps may be dependent.
 inline bool may_depend(const WakeStep& a, const WakeStep& b) { return !a.known || !b.known || dependent(a.fp, b.fp); }
 
+// Appends step s exactly (its fields as bytes) to `out`, for fingerprints.
+void append_step_fingerprint(std::string& out, const WakeStep& s);
+
 class FootprintTable;  // sim/dpor/dpor_checkpoint.cc
 
 // A sequence to insert: steps by pointer (the analysis builds each step once per execution).
@@ -89,8 +92,16 @@ class WakeupTree {
   void erase_transition(ActorId actor, bool timer);
   // Adds v as a new rightmost branch unless a branch already covers it: descending while
   // some child is a weak initial of what is left of v, it stops at a leaf or when v is used
-  // up. Copies the steps it keeps. REQUIRES: !v.empty().
-  void insert(StepSequence v);
+  // up. Copies the steps it keeps. Returns the index of the child whose branch it extended
+  // (-1: none did change: v was covered, or is a new child). REQUIRES: !v.empty().
+  int insert(StepSequence v);
+  // The i-th child's step. REQUIRES: i < root_count().
+  const WakeStep& root(std::size_t i) const { return roots_[i].step; }
+  // A copy of the branch under the child (actor, timer), as take_subtree would return it.
+  WakeupTree copy_subtree(ActorId actor, bool timer) const;
+  // Appends the tree's exact contents (every step, footprints as bytes) to `out`: equal
+  // trees append equal bytes. For speculation's fingerprints (sim/speculation.h).
+  void append_fingerprint(std::string& out) const;
   // Each sequence as its actors (timer steps negated, -1 - actor), leftmost first: for tests.
   std::vector<std::vector<int>> branches() const;
   // The tree as text and back, for checkpoints (sim/dpor/dpor_checkpoint.cc): five numbers

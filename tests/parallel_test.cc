@@ -1,0 +1,106 @@
+// Exploring one search on several threads (ExploreOptions::jobs, sim/speculation.h): the
+// result is the one thread's in every respect (counts, steps, verdict, the first failure
+// and its trace), on every scenario of the repository and on larger searches where other
+// threads' subtrees are taken. The random-program property is in dpor_test.cc.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "lockstep/sim/trace.h"
+#include "test_support.h"
+
+namespace lockstep {
+namespace {
+
+using testing::scenario_from_json;
+
+// What must not depend on the number of threads.
+std::string summary(const sim::CheckReport& r) {
+  const sim::ExploreStats& s = r.result.stats;
+  std::string out = fmt::format("{} {} exec={} redundant={} unfair={} steps={} timer={} failures={} exhaustive={}",
+                                verdict_name(r.result.verdict), r.result.stop_reason, s.executions, s.redundant,
+                                s.unfair, s.steps, s.timer_steps, s.failures, r.result.exhaustive);
+  for (const auto v : s.by_verdict) out += fmt::format(" {}", v);
+  for (const auto& [mark, n] : s.marks) out += fmt::format(" {}={}", mark, n);
+  if (r.result.first_failure) {
+    out += fmt::format(" first={} {}", r.result.first_failure->execution, r.result.first_failure->result.message);
+    for (const auto& d : r.result.first_failure->decisions) out += " " + sim::decision_text(d);
+  }
+  if (r.trace) out += " trace=" + sim::trace_to_text(*r.trace);
+  for (const auto& note : r.result.notes) out += " note: " + note;
+  return out;
+}
+
+TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
+  int checked = 0;
+  std::uint64_t taken = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    const Scenario s = load_scenario(entry.path().string());
+    const sim::CheckReport one = testing::check(s, {});
+    sim::CheckOverrides two;
+    two.jobs = 2;
+    const sim::CheckReport parallel = testing::check(s, two);
+    EXPECT_EQ(summary(parallel), summary(one)) << entry.path();
+    taken += parallel.result.speculation.taken;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_GT(taken, 0u) << "no subtree explored by another thread was taken: the test shows nothing";
+}
+
+nlohmann::json bench_scenario(const std::string& program, int n, bool stop_at_first = true) {
+  return {{"format", "lockstep-scenario/1"},
+          {"name", fmt::format("{}-{}", program, n)},
+          {"system", "bench"},
+          {"config", {{"program", program}, {"n", n}}},
+          {"explore", {{"strategy", "dpor"}, {"stop_at_first", stop_at_first}}},
+          {"expect", {{"verdict", "pass"}}}};
+}
+
+TEST(Parallel, LargerSearchesTakeSubtreesAndCountTheSame) {
+  for (const auto& [program, n] : std::vector<std::pair<std::string, int>>{{"lastzero", 10}, {"indexer", 12}}) {
+    const Scenario s = scenario_from_json(bench_scenario(program, n));
+    const sim::CheckReport one = testing::check(s, {});
+    for (int jobs : {2, 4}) {
+      sim::CheckOverrides o;
+      o.jobs = jobs;
+      const sim::CheckReport parallel = testing::check(s, o);
+      EXPECT_EQ(summary(parallel), summary(one)) << program << " jobs " << jobs;
+    }
+  }
+}
+
+TEST(Parallel, AnExecutionBoundCutsWhereOneThreadWould) {
+  const Scenario s = scenario_from_json(bench_scenario("lastzero", 10));
+  for (std::uint64_t bound : {1, 7, 100, 1000}) {
+    sim::CheckOverrides o;
+    o.max_executions = bound;
+    const sim::CheckReport one = testing::check(s, o);
+    o.jobs = 3;
+    const sim::CheckReport parallel = testing::check(s, o);
+    EXPECT_EQ(summary(parallel), summary(one)) << bound;
+  }
+}
+
+TEST(Parallel, TheFirstFailureIsTheOneThreadsFirst) {
+  // A lost update among four actors: many failing executions; the first in the serial order
+  // is reported, with the same trace, however many threads found others.
+  const nlohmann::json doc = testing::script_scenario(
+      {{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}, {"c", {"read y r", "write y r+1"}},
+       {"d", {"read y r", "write y r+1", "read x q", "write x q+1"}}},
+      {{"vars", {{"x", 0}, {"y", 0}}}, {"check", {"x == 3"}}});
+  const Scenario s = scenario_from_json(doc);
+  const sim::CheckReport one = testing::check(s, {});
+  ASSERT_EQ(one.result.verdict, Verdict::violation);
+  for (int jobs : {2, 3, 8}) {
+    sim::CheckOverrides o;
+    o.jobs = jobs;
+    EXPECT_EQ(summary(testing::check(s, o)), summary(one)) << jobs;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
