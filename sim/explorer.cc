@@ -39,14 +39,26 @@ struct Speculation {
   BranchKey key;
   std::string fingerprint;
   std::unique_ptr<Strategy> explorer;
+  std::vector<std::string> objects;  // the walk's object keys when it began (the explorer's ids)
   std::atomic<bool> cancel{false};
-  std::atomic<bool> finished{false};  // set by its task, the last thing it does with it
+  // 0: not begun; 1: begun, on a thread of the pool or by the search that waits for it
+  // (whoever moves it from 0 to 1 explores it); finished: its result is set.
+  std::atomic<int> state{0};
+  std::atomic<bool> finished{false};
   std::promise<SubtreeRun> promise;
   std::future<SubtreeRun> run = promise.get_future();
 };
 
-SubtreeRun run_subtree(const System& system, Strategy& explorer, const ExploreOptions& parent,
-                       const std::vector<std::string>& objects, const std::atomic<bool>& cancel);
+// What the searches of one search on several threads share: the threads, and how many
+// speculations are given out and not finished (at most `jobs`).
+struct SpeculationPool {
+  int jobs = 1;
+  std::function<void(std::function<void()>)> spawn;
+  std::atomic<int> outstanding{0};
+};
+
+SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,
+                       const std::shared_ptr<SpeculationPool>& pool);
 
 // One search: the loop's state and its steps.
 class Search {
@@ -59,15 +71,23 @@ class Search {
     if (options.jobs > 1 && options.spawn && !options.on_execution) {
       speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
     }
-    if (speculative_ != nullptr) out_.speculation.jobs = options.jobs;
+    if (speculative_ != nullptr) {
+      out_.speculation.jobs = options.jobs;
+      pool_ = std::make_shared<SpeculationPool>();
+      pool_->jobs = options.jobs;
+      pool_->spawn = options.spawn;
+    }
   }
-  // A subtree explorer's search (ExploreOptions::jobs): the serial walk's object ids, and
-  // its new lock-order edges recorded.
+  // A subtree explorer's search (ExploreOptions::jobs): the serial walk's object ids, its
+  // new lock-order edges recorded; it gives out its own pending branches too.
   Search(const System& system, Strategy& strategy, const ExploreOptions& options, const std::vector<std::string>& objects,
-         std::vector<EdgeRecord>* edges)
+         std::vector<EdgeRecord>* edges, std::shared_ptr<SpeculationPool> pool)
       : Search(system, strategy, options) {
     scheduler_.restore_objects(objects);
     edge_log_ = edges;
+    pool_ = std::move(pool);
+    holds_slot_ = true;
+    speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
   }
   ~Search() { end_speculation(); }
   Search(const Search&) = delete;
@@ -362,7 +382,7 @@ class Search {
         std::shared_ptr<Speculation> s = std::move(it->second);
         specs_.erase(it);
         if (s->fingerprint == speculative_->start_fingerprint()) {
-          SubtreeRun run = s->run.get();  // waits for it when it is not done yet
+          SubtreeRun run = result_of(*s);
           taken = commit(*s, run);
           if (taken == Taken::no) ++out_.speculation.dropped;
         } else {
@@ -391,10 +411,14 @@ class Search {
     const std::uint64_t base = stats.executions;
     if (!run.edges.empty()) {
       LockOrderGraph trial = lock_orders_;
+      std::vector<EdgeRecord> new_here;  // for a subtree explorer's own record
       for (const EdgeRecord& e : run.edges) {
+        const std::size_t known = trial.edge_count();
         if (trial.add(e.edges, e.decisions, base + e.execution)) return Taken::no;
+        if (trial.edge_count() != known) new_here.push_back({base + e.execution, e.edges, e.decisions});
       }
       lock_orders_ = std::move(trial);
+      if (edge_log_ != nullptr) edge_log_->insert(edge_log_->end(), new_here.begin(), new_here.end());
     }
     stats.executions += add.executions;
     stats.redundant += add.redundant;
@@ -427,35 +451,56 @@ class Search {
     return Taken::yes;
   }
 
-  // Gives idle threads the next pending branches.
+  // The result of a speculation this search takes: explored here when no thread began it
+  // yet, else its thread's, waited for (a subtree explorer lends its slot meanwhile).
+  SubtreeRun result_of(Speculation& s) {
+    int idle = 0;
+    if (s.state.compare_exchange_strong(idle, 1)) {
+      SubtreeRun run = run_subtree(system_, s, options_, pool_);
+      pool_->outstanding.fetch_sub(1);
+      return run;
+    }
+    if (holds_slot_) pool_->outstanding.fetch_sub(1);
+    SubtreeRun run = s.run.get();
+    if (holds_slot_) pool_->outstanding.fetch_add(1);
+    return run;
+  }
+
+  // Gives the pool's free slots the next pending branches.
   void launch() {
-    while (running() < static_cast<std::size_t>(options_.jobs)) {
+    for (;;) {
+      if (pool_->outstanding.fetch_add(1) >= pool_->jobs) {
+        pool_->outstanding.fetch_sub(1);
+        return;
+      }
       taken_ = given_up_;
       for (const auto& [key, s] : specs_) taken_.push_back(key);
       std::optional<SubtreeOffer> offer = speculative_->offer(taken_);
-      if (!offer) return;
+      if (!offer) {
+        pool_->outstanding.fetch_sub(1);
+        return;
+      }
       auto s = std::make_shared<Speculation>();
       s->key = offer->key;
       s->fingerprint = std::move(offer->fingerprint);
       s->explorer = std::move(offer->explorer);
+      s->objects = scheduler_.object_keys();
       // The task holds the speculation: it lives until the task is done with it. The search
-      // (system_, options_) outlives every task: end_speculation waits for them.
-      options_.spawn([s, objects = scheduler_.object_keys(), this] {
+      // (system_, options_) outlives every task that begins it: end_speculation waits for
+      // those, and a task that did not begin touches nothing but the speculation.
+      pool_->spawn([s, this, pool = pool_] {
+        int idle = 0;
+        if (!s->state.compare_exchange_strong(idle, 1)) return;  // taken by the search that waits for it
         try {
-          s->promise.set_value(run_subtree(system_, *s->explorer, options_, objects, s->cancel));
+          s->promise.set_value(run_subtree(system_, *s, options_, pool));
         } catch (...) {
           s->promise.set_exception(std::current_exception());
         }
         s->finished.store(true);
+        pool->outstanding.fetch_sub(1);
       });
       specs_.emplace(s->key, std::move(s));
     }
-  }
-  std::size_t running() const {
-    std::size_t n = 0;
-    for (const auto& [key, s] : specs_) n += s->finished.load() ? 0 : 1;
-    for (const auto& s : dropped_) n += s->finished.load() ? 0 : 1;
-    return n;
   }
   void drop(std::shared_ptr<Speculation> s) {
     s->cancel.store(true);
@@ -463,14 +508,24 @@ class Search {
     ++out_.speculation.dropped;
     dropped_.push_back(std::move(s));
   }
-  // Cancels every speculation and waits for its thread.
+  // Cancels every speculation: one not begun never will be; one begun is waited for.
   void end_speculation() {
-    for (auto& [key, s] : specs_) s->cancel.store(true);
-    for (auto& s : dropped_) s->cancel.store(true);
-    for (auto& [key, s] : specs_) s->run.wait();
-    for (auto& s : dropped_) s->run.wait();
+    if (pool_ == nullptr) return;
+    for (auto* list : {&dropped_}) {
+      for (auto& s : *list) end(*s);
+    }
+    for (auto& [key, s] : specs_) end(*s);
     specs_.clear();
     dropped_.clear();
+  }
+  void end(Speculation& s) {
+    s.cancel.store(true);
+    int idle = 0;
+    if (s.state.compare_exchange_strong(idle, 1)) {
+      pool_->outstanding.fetch_sub(1);
+    } else {
+      s.run.wait();
+    }
   }
 
   const System& system_;
@@ -492,6 +547,8 @@ class Search {
   // Speculation (ExploreOptions::jobs): the strategy's side, the speculations by branch,
   // those dropped but still running, and, on a subtree explorer, its new lock-order edges.
   SpeculativeStrategy* speculative_ = nullptr;
+  std::shared_ptr<SpeculationPool> pool_;
+  bool holds_slot_ = false;  // a subtree explorer's search: its thread is one of the pool's
   std::map<BranchKey, std::shared_ptr<Speculation>> specs_;
   std::vector<std::shared_ptr<Speculation>> dropped_;
   std::vector<BranchKey> changed_, taken_;
@@ -499,15 +556,15 @@ class Search {
   std::vector<EdgeRecord>* edge_log_ = nullptr;
 };
 
-SubtreeRun run_subtree(const System& system, Strategy& explorer, const ExploreOptions& parent,
-                       const std::vector<std::string>& objects, const std::atomic<bool>& cancel) {
+SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,
+                       const std::shared_ptr<SpeculationPool>& pool) {
   ExploreOptions options;
   options.limits = parent.limits;
   options.limits.stop = nullptr;  // the walk's own; this one stops when cancelled
   options.stop_at_first = parent.stop_at_first;
-  options.stop_requested = [&cancel] { return cancel.load(std::memory_order_relaxed); };
+  options.stop_requested = [&s] { return s.cancel.load(std::memory_order_relaxed); };
   SubtreeRun out;
-  Search search(system, explorer, options, objects, &out.edges);
+  Search search(system, *s.explorer, options, s.objects, &out.edges, pool);
   out.result = search.run();
   out.objects = search.object_keys();
   return out;

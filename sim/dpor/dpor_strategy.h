@@ -131,7 +131,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   // Speculation (sim/speculation.h, sim/dpor/speculation.cc): optimal mode only. A subtree
   // explorer is a copy of the path down to the branch's node (its `floor_`), which backtracks
   // no higher and records, instead of inserting, what its races add at or above that node.
-  bool can_speculate() const override { return optimal_ && !fallback_ && floor_ == kNoFloor; }
+  bool can_speculate() const override { return optimal_ && !fallback_; }
   std::optional<SubtreeOffer> offer(const std::vector<BranchKey>& taken) override;
   std::optional<BranchKey> starting() const override;
   std::string start_fingerprint() const override;

@@ -105,7 +105,8 @@ bool DporStrategy::explored_before(const Node& n, ActorId actor, bool timer, std
 std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& taken) {
   if (!can_speculate()) return std::nullopt;
   std::vector<SleepEntry> before;
-  for (std::size_t i = 0; i < stack_.size(); ++i) {
+  // A subtree explorer gives out branches of its own subtree only: below its floor.
+  for (std::size_t i = floor_ == kNoFloor ? 0 : floor_ + 1; i < stack_.size(); ++i) {
     const Node& n = stack_[i];  // REQUIRES: no push onto stack_ below (x's stack is another)
     if (n.is_choice || n.wakeup.empty()) continue;
     for (std::size_t r = 0; r < n.wakeup.root_count(); ++r) {
