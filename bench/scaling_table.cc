@@ -11,6 +11,8 @@
 // second and seconds. Where GenMC v0.11.0 was measured on this machine, the
 // ratio of the times is printed. Each row also gets `check --estimate`'s figure, sampled for
 // --estimate-seconds (default 3) before the full run, and its ratio to the true count.
+// With --jobs N (default 2; 1: none), each row is explored again on N threads (check
+// --jobs), and the wall time and speed-up printed, with a check that the count is the same.
 // Figures, not pass/fail: the machine is shared and noisy.
 #include <chrono>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/scenario.h"
+#include "lockstep/real/task_threads.h"
 #include "lockstep/sim/check.h"
 
 namespace {
@@ -120,6 +123,8 @@ int main(int argc, char** argv) {
   double estimate_seconds = 3;
   app.add_option("--estimate-seconds", estimate_seconds, "how long each row's estimate samples (0: no estimate)")
       ->capture_default_str();
+  int jobs = 2;
+  app.add_option("--jobs", jobs, "explore each row again on this many threads (1: not again)")->capture_default_str();
   std::string write_dir;
   app.add_option("--write-scenarios", write_dir,
                  "write each row's scenario file into this directory and explore nothing (to time another build's "
@@ -134,8 +139,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   } else {
-    std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) | estimate (ratio) |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| scenario | executions | blocked | steps | steps/s | seconds | GenMC s (ratio) | estimate (ratio) | "
+                "--jobs %d s (speed-up) |\n", jobs);
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   }
   for (const Row& row : rows()) {
     if (!only.empty() && row.name.find(only) == std::string::npos) continue;
@@ -175,10 +181,31 @@ int main(int argc, char** argv) {
         : estimate->exact ? "exact"
                           : fmt::format("{:.0f} ({:.2f}x{})", estimate->executions, estimate->executions / truth,
                                         report.result.exhaustive ? "" : " of the bounded count");
-    std::printf("| %s | %s%llu | %llu | %llu | %.2f M | %.2f | %s | %s |\n", row.name.c_str(),
+    std::string threaded;
+    if (jobs > 1) {
+      lockstep::real::TaskThreads threads(jobs);
+      lockstep::sim::CheckOptions o = options;
+      const auto begun = std::chrono::steady_clock::now();
+      o.elapsed_seconds = [begun] { return seconds_since(begun); };
+      o.overrides.jobs = jobs;
+      o.spawn = threads.spawner();
+      const auto again = lockstep::sim::check_scenario(scenario, o);
+      const auto& t = again.result.stats;
+      const bool same = !report.result.exhaustive || (again.result.exhaustive && t.executions == stats.executions &&
+                                                      t.redundant == stats.redundant && t.steps == stats.steps);
+      if (report.result.exhaustive) {
+        threaded = fmt::format("{:.2f} ({:.2f}x){}", t.elapsed_s, t.elapsed_s > 0 ? s / t.elapsed_s : 0.0,
+                               same ? "" : " COUNT DIFFERS");
+      } else {  // both bounded by time: how many executions each ran in it
+        threaded = fmt::format("bounded: {} executions ({:.2f}x)", t.executions,
+                               stats.executions > 0 ? static_cast<double>(t.executions) / static_cast<double>(stats.executions) : 0.0);
+      }
+    }
+    std::printf("| %s | %s%llu | %llu | %llu | %.2f M | %.2f | %s | %s | %s |\n", row.name.c_str(),
                 report.result.exhaustive ? "" : "bounded: ", static_cast<unsigned long long>(stats.executions),
                 static_cast<unsigned long long>(stats.redundant), static_cast<unsigned long long>(stats.steps),
-                s > 0 ? static_cast<double>(stats.steps) / s / 1e6 : 0.0, s, genmc.c_str(), estimated.c_str());
+                s > 0 ? static_cast<double>(stats.steps) / s / 1e6 : 0.0, s, genmc.c_str(), estimated.c_str(),
+                threaded.c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -83,6 +83,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.progress = options.progress;
   explore.stop_requested = options.stop_requested;
   explore.jobs = o.jobs;
+  explore.speculate_after = o.speculate_after;
   explore.spawn = options.spawn;
   return explore;
 }

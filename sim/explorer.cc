@@ -359,6 +359,10 @@ class Search {
   enum class Taken { no, yes, stop };
   Taken speculate() {
     if (speculative_ == nullptr || !speculative_->can_speculate()) return Taken::no;
+    // A small search is over before giving work away pays: the walk alone, at first.
+    if (!holds_slot_ && out_.stats.executions + out_.stats.redundant - base_count_ < options_.speculate_after) {
+      return Taken::no;
+    }
     changed_.clear();
     speculative_->take_changed(changed_);
     for (const BranchKey& key : changed_) {

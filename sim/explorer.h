@@ -85,6 +85,9 @@ struct ExploreOptions {
   // without it the search runs on one thread.
   int jobs = 1;
   std::function<void(std::function<void()>)> spawn;
+  // The executions the search runs alone before it gives work away: a small search is over
+  // before that pays (tests set 0).
+  std::uint64_t speculate_after = 1000;
 };
 
 struct FoundFailure {

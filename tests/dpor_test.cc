@@ -532,6 +532,7 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
     options.limits.max_steps = 1000;
     options.limits.time = s.explore.time;
     options.jobs = threads;
+    options.speculate_after = 0;
     std::optional<real::TaskThreads> pool;
     if (threads > 1) options.spawn = pool.emplace(threads).spawner();
     auto strategy = sim::make_strategy("dpor", 1);

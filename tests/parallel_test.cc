@@ -42,6 +42,7 @@ TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
     const sim::CheckReport one = testing::check(s, {});
     sim::CheckOverrides two;
     two.jobs = 2;
+    two.speculate_after = 0;
     const sim::CheckReport parallel = testing::check(s, two);
     EXPECT_EQ(summary(parallel), summary(one)) << entry.path();
     taken += parallel.result.speculation.taken;
@@ -67,10 +68,23 @@ TEST(Parallel, LargerSearchesTakeSubtreesAndCountTheSame) {
     for (int jobs : {2, 4}) {
       sim::CheckOverrides o;
       o.jobs = jobs;
+      o.speculate_after = 0;
       const sim::CheckReport parallel = testing::check(s, o);
       EXPECT_EQ(summary(parallel), summary(one)) << program << " jobs " << jobs;
     }
   }
+}
+
+TEST(Parallel, ASmallSearchRunsAloneAtFirst) {
+  // Below ExploreOptions::speculate_after executions nothing is given away (it would cost
+  // more than it gains); past it, a larger search gives work away.
+  sim::CheckOverrides o;
+  o.jobs = 2;
+  const sim::CheckReport small = testing::check(scenario_from_json(bench_scenario("lastzero", 5)), o);
+  EXPECT_LT(small.result.stats.executions, 1000u);
+  EXPECT_EQ(small.result.speculation.taken + small.result.speculation.dropped, 0u);
+  const sim::CheckReport large = testing::check(scenario_from_json(bench_scenario("lastzero", 12)), o);
+  EXPECT_GT(large.result.speculation.taken + large.result.speculation.dropped, 0u);
 }
 
 TEST(Parallel, AnExecutionBoundCutsWhereOneThreadWould) {
@@ -80,6 +94,7 @@ TEST(Parallel, AnExecutionBoundCutsWhereOneThreadWould) {
     o.max_executions = bound;
     const sim::CheckReport one = testing::check(s, o);
     o.jobs = 3;
+    o.speculate_after = 0;
     const sim::CheckReport parallel = testing::check(s, o);
     EXPECT_EQ(summary(parallel), summary(one)) << bound;
   }
@@ -98,6 +113,7 @@ TEST(Parallel, TheFirstFailureIsTheOneThreadsFirst) {
   for (int jobs : {2, 3, 8}) {
     sim::CheckOverrides o;
     o.jobs = jobs;
+    o.speculate_after = 0;
     EXPECT_EQ(summary(testing::check(s, o)), summary(one)) << jobs;
   }
 }
