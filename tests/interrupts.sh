@@ -91,6 +91,26 @@ r = json.load(open('$work/cp.out')); c = json.load(open('$cp'))['search']
 assert r['executions'] == c['stats']['executions'] + 100, (r['executions'], c['stats']['executions'])
 "
 
+# 1c. SIGINT during a check --jobs 2 --checkpoint, then resumed on 2 threads to the end: the
+# serial search's count and steps (lastzero-14, about a second), nothing lost or twice.
+sed 's/"n": 10/"n": 14/; s/"name": "lastzero-10"/"name": "lastzero-14"/' "$src/scenarios/bench/lastzero-10.json" > "$work/d.json"
+"$lockstep" check "$work/d.json" --json > "$work/serial.out" 2> /dev/null
+cpj="$work/jobs.checkpoint.json"
+"$lockstep" check "$work/d.json" --jobs 2 --checkpoint "$cpj" --json > "$work/cpj.out" 2> "$work/cpj.err" &
+pid=$!
+sleep 0.4
+kill -INT "$pid"
+wait "$pid"
+code=$?
+check "SIGINT during check --jobs 2 --checkpoint exits 130 (got $code)" test "$code" = 130
+"$lockstep" check "$work/d.json" --jobs 2 --resume "$cpj" --json > "$work/cpj2.out" 2> "$work/cpj2.err"
+check "--jobs 2 interrupted and resumed on 2 threads gives the serial count and steps" python3 -c "
+import json
+s = json.load(open('$work/serial.out')); r = json.load(open('$work/cpj2.out'))
+assert s['exhaustive'] and s['executions'] > 1000, s['executions']
+assert r['exhaustive'] and r['executions'] == s['executions'] and r['steps'] == s['steps'], (r['executions'], r['steps'], s['steps'])
+"
+
 pgbin=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)}
 if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
   echo "no PostgreSQL server binaries: parts 2 and 3 skipped"
