@@ -3,6 +3,7 @@
 #include "lockstep/sim/explorer.h"
 
 #include <atomic>
+#include <chrono>
 #include <future>
 
 #include <fmt/format.h>
@@ -57,8 +58,9 @@ struct SpeculationPool {
   std::atomic<int> outstanding{0};
 };
 
+// `also_stop`: a search that explores a speculation itself stops it as it stops.
 SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,
-                       const std::shared_ptr<SpeculationPool>& pool);
+                       const std::shared_ptr<SpeculationPool>& pool, std::function<bool()> also_stop = {});
 
 // One search: the loop's state and its steps.
 class Search {
@@ -386,9 +388,10 @@ class Search {
         std::shared_ptr<Speculation> s = std::move(it->second);
         specs_.erase(it);
         if (s->fingerprint == speculative_->start_fingerprint()) {
-          SubtreeRun run = result_of(*s);
-          taken = commit(*s, run);
-          if (taken == Taken::no) ++out_.speculation.dropped;
+          if (std::optional<SubtreeRun> run = result_of(s)) {
+            taken = commit(*s, *run);
+            if (taken == Taken::no) ++out_.speculation.dropped;
+          }
         } else {
           drop(std::move(s));
         }
@@ -456,18 +459,32 @@ class Search {
   }
 
   // The result of a speculation this search takes: explored here when no thread began it
-  // yet, else its thread's, waited for (a subtree explorer lends its slot meanwhile).
-  SubtreeRun result_of(Speculation& s) {
+  // yet (stopping as this search stops), else its thread's, waited for (a subtree explorer
+  // lends its slot meanwhile). Waiting, the search still stops at its bounds and at Ctrl-C
+  // (nullopt: the speculation is dropped, the branch is cut as an execution would be) and
+  // reports progress.
+  std::optional<SubtreeRun> result_of(const std::shared_ptr<Speculation>& s) {
     int idle = 0;
-    if (s.state.compare_exchange_strong(idle, 1)) {
-      SubtreeRun run = run_subtree(system_, s, options_, pool_);
+    if (s->state.compare_exchange_strong(idle, 1)) {
+      SubtreeRun run = run_subtree(system_, *s, options_, pool_, [this] { return limits_.stop(); });
       pool_->outstanding.fetch_sub(1);
       return run;
     }
     if (holds_slot_) pool_->outstanding.fetch_sub(1);
-    SubtreeRun run = s.run.get();
+    bool stopped = false;
+    while (s->run.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+      if (limits_.stop()) {
+        stopped = true;
+        break;
+      }
+      if (options_.progress) maybe_report_progress();
+    }
     if (holds_slot_) pool_->outstanding.fetch_add(1);
-    return run;
+    if (stopped) {
+      drop(s);
+      return std::nullopt;
+    }
+    return s->run.get();
   }
 
   // Gives the pool's free slots the next pending branches.
@@ -561,12 +578,14 @@ class Search {
 };
 
 SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,
-                       const std::shared_ptr<SpeculationPool>& pool) {
+                       const std::shared_ptr<SpeculationPool>& pool, std::function<bool()> also_stop) {
   ExploreOptions options;
   options.limits = parent.limits;
   options.limits.stop = nullptr;  // the walk's own; this one stops when cancelled
   options.stop_at_first = parent.stop_at_first;
-  options.stop_requested = [&s] { return s.cancel.load(std::memory_order_relaxed); };
+  options.stop_requested = [&s, also_stop = std::move(also_stop)] {
+    return s.cancel.load(std::memory_order_relaxed) || (also_stop && also_stop());
+  };
   SubtreeRun out;
   Search search(system, *s.explorer, options, s.objects, &out.edges, pool);
   out.result = search.run();
