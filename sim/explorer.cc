@@ -18,6 +18,8 @@ namespace lockstep::sim {
 
 // The search size from which untimed mode's cost is worth a note (note_untimed_cost).
 constexpr std::uint64_t kUntimedNoteExecutions = 1000;
+// ExploreOptions::jobs: the speculations one search keeps per thread, begun or finished.
+constexpr std::size_t kSpeculationsPerJob = 64;
 namespace {
 
 // A subtree explorer's execution whose lock-order edges were new there, to be added to the
@@ -487,9 +489,11 @@ class Search {
     return s->run.get();
   }
 
-  // Gives the pool's free slots the next pending branches.
+  // Gives the pool's free slots the next pending branches. Finished speculations wait for
+  // the walk to reach them; at most kSpeculationsPerJob per thread are kept (memory).
   void launch() {
     for (;;) {
+      if (specs_.size() >= kSpeculationsPerJob * static_cast<std::size_t>(pool_->jobs)) return;
       if (pool_->outstanding.fetch_add(1) >= pool_->jobs) {
         pool_->outstanding.fetch_sub(1);
         return;
