@@ -40,18 +40,6 @@ void append_step_fingerprint(std::string& out, const WakeStep& s) {
   for (std::size_t i = 0; i < s.fp.extra_count; ++i) put(s.fp.extra[i]);
 }
 
-void WakeupTree::append_fingerprint(std::string& out) const {
-  auto walk = [&out](auto& self, const std::vector<Node>& level) -> void {
-    const auto count = static_cast<std::uint32_t>(level.size());
-    out.append(reinterpret_cast<const char*>(&count), sizeof count);
-    for (const Node& node : level) {
-      append_step_fingerprint(out, node.step);
-      self(self, node.children);
-    }
-  };
-  walk(walk, roots_);
-}
-
 void WakeupTree::erase_transition(ActorId actor, bool timer) {
   std::erase_if(roots_, [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer; });
 }

@@ -99,9 +99,6 @@ class WakeupTree {
   const WakeStep& root(std::size_t i) const { return roots_[i].step; }
   // A copy of the branch under the child (actor, timer), as take_subtree would return it.
   WakeupTree copy_subtree(ActorId actor, bool timer) const;
-  // Appends the tree's exact contents (every step, footprints as bytes) to `out`: equal
-  // trees append equal bytes. For speculation's fingerprints (sim/speculation.h).
-  void append_fingerprint(std::string& out) const;
   // Each sequence as its actors (timer steps negated, -1 - actor), leftmost first: for tests.
   std::vector<std::vector<int>> branches() const;
   // The tree as text and back, for checkpoints (sim/dpor/dpor_checkpoint.cc): five numbers
