@@ -35,6 +35,7 @@ struct CheckArgs {
   bool iterative = false;
   bool no_shrink = false;
   bool unfair = false;
+  std::optional<std::string> symmetry;
   std::optional<std::uint64_t> livelock_steps;
   std::optional<std::string> trace_out;
   bool json = false;
@@ -76,6 +77,7 @@ sim::CheckOverrides overrides_of(const CheckArgs& a) {
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
   if (a.unfair) overrides.fair = false;
+  if (a.symmetry) overrides.symmetry = *a.symmetry == "on";
   overrides.livelock_steps = a.livelock_steps;
   if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
   overrides.jobs = a.jobs;
@@ -209,6 +211,10 @@ void add_result_options(CLI::App& c, CheckArgs& check) {
              "explore unfair schedules too: an execution that repeats a cycle while another actor could run and "
              "never does is then followed to its step bound (verdict step_bound), not cut (the default is "
              "fair, as CHESS: see lockstep list)");
+  c.add_option("--symmetry", check.symmetry,
+               "on|off: explore executions equal up to a permutation of actors the system declares interchangeable "
+               "once (default: the scenario's explore.symmetry, on)")
+      ->check(CLI::IsMember({"on", "off"}));
   c.add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
   c.add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c.add_flag("--json", check.json, "print one JSON object");

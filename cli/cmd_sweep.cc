@@ -37,6 +37,7 @@ struct SweepArgs {
   std::optional<std::string> junit;
   std::string progress = "auto";
   int jobs = 1;
+  std::optional<std::string> symmetry;
 };
 
 // What one sweep checks, and how: the files (each with its path relative to its DIR,
@@ -148,6 +149,7 @@ std::optional<nlohmann::json> sweep_one(const SweepPlan& p, std::size_t i, Progr
     scenario = load_scenario(file);
     sim::CheckOverrides overrides;
     overrides.jobs = p.args.jobs;
+    if (p.args.symmetry) overrides.symmetry = *p.args.symmetry == "on";
     if (!take_shard(p, *scenario, i, overrides, c)) return std::nullopt;
     report = run_one(*scenario, overrides, progress, fmt::format("[{}/{}] {}", i + 1, p.files.size(), scenario->name));
     c.scenario = &*scenario;
@@ -214,6 +216,8 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
   s->add_option("--jobs,-j", args->jobs, "threads for each scenario's search (dpor), as check --jobs (default 1)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  s->add_option("--symmetry", args->symmetry, "on|off: symmetry reduction, as check --symmetry (default: each scenario's)")
+      ->check(CLI::IsMember({"on", "off"}));
   s->add_option("--junit", args->junit, "also write JUnit XML (one test case per scenario) to this file");
   s->callback([&context, args] { context.command = [&context, args] { return finished(cmd_sweep(*args, context)); }; });
 }

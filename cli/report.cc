@@ -129,6 +129,10 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   j["jobs"] = spec.jobs;
   j["speculation"] = {{"taken", spec.taken}, {"taken_executions", spec.taken_executions}, {"dropped", spec.dropped},
                       {"dropped_executions", spec.dropped_executions}};
+  // Symmetry reduction (sim/symmetry.h): the interchangeable actors and their permutations.
+  j["symmetry"] = r.result.symmetry.actors > 0 ? nlohmann::json{{"actors", r.result.symmetry.actors},
+                                                                 {"permutations", r.result.symmetry.permutations}}
+                                               : nlohmann::json(nullptr);
   j["stop_reason"] = r.result.stop_reason;
   j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;
@@ -212,6 +216,10 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
     out << fmt::format("  threads: {}; {} subtrees explored on other threads taken ({} executions), {} dropped "
                        "(their start changed, or the search ended first)\n",
                        spec.jobs, spec.taken, spec.taken_executions, spec.dropped);
+  }
+  if (const auto& sym = r.result.symmetry; sym.actors > 0) {
+    out << fmt::format("  symmetry: {} actors, {} permutations (executions equal up to them explored once)\n",
+                       sym.actors, sym.permutations);
   }
   for (const auto& note : r.result.notes) out << fmt::format("  note: {}\n", note);
   if (!stats.marks.empty()) {

@@ -9,8 +9,12 @@ class SpecInstance final : public Instance {
  public:
   // The instance shares the spec: a confirmation run that hangs leaves its threads running
   // on it after the System that made them is gone.
-  SpecInstance(std::shared_ptr<const ModelSpec> spec, Env& env) : spec_holder_(std::move(spec)), spec_(*spec_holder_), env_(env), state_(spec_.make_state(env)) {}
+  SpecInstance(std::shared_ptr<const ModelSpec> spec, std::shared_ptr<const std::vector<std::vector<ActorId>>> symmetric,
+               Env& env)
+      : spec_holder_(std::move(spec)), spec_(*spec_holder_), symmetric_(std::move(symmetric)), env_(env),
+        state_(spec_.make_state(env)) {}
   int actor_count() const override { return static_cast<int>(spec_.actors.size()); }
+  std::vector<std::vector<ActorId>> symmetric_actors() const override { return *symmetric_; }
   std::string_view actor_name(ActorId a) const override { return spec_.actors[a].name; }
   void run_actor(ActorId a) override { spec_.actors[a].body(state_.get(), env_, a); }
 
@@ -45,6 +49,7 @@ class SpecInstance final : public Instance {
  private:
   std::shared_ptr<const ModelSpec> spec_holder_;
   const ModelSpec& spec_;
+  std::shared_ptr<const std::vector<std::vector<ActorId>>> symmetric_;
   Env& env_;
   std::shared_ptr<void> state_;
   bool phantom_grant_ = false;
@@ -53,11 +58,16 @@ class SpecInstance final : public Instance {
 
 class SpecSystem final : public System {
  public:
-  explicit SpecSystem(ModelSpec spec) : spec_(std::make_shared<const ModelSpec>(std::move(spec))) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, env); }
+  SpecSystem(ModelSpec spec, std::vector<std::vector<ActorId>> symmetric)
+      : spec_(std::make_shared<const ModelSpec>(std::move(spec))),
+        symmetric_(std::make_shared<const std::vector<std::vector<ActorId>>>(std::move(symmetric))) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override {
+    return std::make_unique<SpecInstance>(spec_, symmetric_, env);
+  }
 
  private:
   std::shared_ptr<const ModelSpec> spec_;
+  std::shared_ptr<const std::vector<std::vector<ActorId>>> symmetric_;
 };
 
 }  // namespace
@@ -65,7 +75,22 @@ class SpecSystem final : public System {
 std::unique_ptr<System> system_of(ModelSpec spec) {
   if (spec.actors.empty()) throw InputError("model " + spec.name + ": no actors");
   if (!spec.make_state) throw InputError("model " + spec.name + ": no state factory");
-  return std::make_unique<SpecSystem>(std::move(spec));
+  std::vector<std::vector<ActorId>> symmetric;
+  std::vector<bool> taken(spec.actors.size(), false);
+  for (const auto& names : spec.symmetric) {
+    std::vector<ActorId> ids;
+    for (const auto& name : names) {
+      const auto it = std::find_if(spec.actors.begin(), spec.actors.end(), [&](const auto& a) { return a.name == name; });
+      if (it == spec.actors.end()) throw InputError("model " + spec.name + ": symmetric names no actor \"" + name + "\"");
+      const auto id = static_cast<ActorId>(it - spec.actors.begin());
+      if (taken[id]) throw InputError("model " + spec.name + ": actor \"" + name + "\" is in two symmetric classes");
+      taken[id] = true;
+      ids.push_back(id);
+    }
+    if (ids.size() < 2) throw InputError("model " + spec.name + ": a symmetric class needs two or more actors");
+    symmetric.push_back(std::move(ids));
+  }
+  return std::make_unique<SpecSystem>(std::move(spec), std::move(symmetric));
 }
 
 nlohmann::json model_identity(const ModelSpec& spec) {

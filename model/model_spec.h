@@ -48,6 +48,8 @@ struct ModelSpec {
     std::function<bool(void* state)> holds;
   };
   std::vector<Mark> marks;
+  // Classes of interchangeable actors, by name (Instance::symmetric_actors, sim/symmetry.h).
+  std::vector<std::vector<std::string>> symmetric;
 };
 
 // The spec as a System. Each execution's Instance builds the state, runs the actor bodies,
@@ -56,6 +58,8 @@ struct ModelSpec {
 // simulated server handed out a phantom grant (Bug #17686) and "phantom_cleaned" when the
 // advisory lock service cleaned one up. (The simulation adds the faults it injected, such
 // as "backend_terminated": sim/scheduler.h.)
+// Throws InputError for a symmetric class naming an actor the spec does not have, or one
+// in two classes.
 std::unique_ptr<System> system_of(ModelSpec spec);
 
 // A fingerprint of what a trace must match to replay on this model: its name, actors and

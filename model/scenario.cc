@@ -7,7 +7,7 @@ namespace {
 
 ExploreSettings parse_explore(const JsonCursor& c) {
   c.expect_keys({"strategy", "seed", "max_steps", "max_executions", "max_seconds",
-                 "stop_at_first", "time", "max_preemptions", "pct_depth", "fair", "livelock_steps"});
+                 "stop_at_first", "time", "max_preemptions", "pct_depth", "fair", "livelock_steps", "symmetry"});
   ExploreSettings s;
   if (auto v = c.find("strategy")) s.strategy = v->as_string();
   if (auto v = c.find("seed")) s.seed = v->as_uint();
@@ -16,6 +16,7 @@ ExploreSettings parse_explore(const JsonCursor& c) {
   if (auto v = c.find("max_seconds")) s.max_seconds = v->as_number(0, 1e9);
   if (auto v = c.find("stop_at_first")) s.stop_at_first = v->as_bool();
   if (auto v = c.find("fair")) s.fair = v->as_bool();
+  if (auto v = c.find("symmetry")) s.symmetry = v->as_bool();
   if (auto v = c.find("livelock_steps")) s.livelock_steps = static_cast<std::uint64_t>(v->as_int(1));
   if (auto v = c.find("max_preemptions")) s.max_preemptions = static_cast<int>(v->as_int(0, 1000));
   if (auto v = c.find("pct_depth")) s.pct_depth = static_cast<int>(v->as_int(1, 100));

@@ -49,6 +49,8 @@ struct ExploreSettings {
   int pct_depth = 3;         // the bug depth d the pct strategy targets
   bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress.h)
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
+  // Symmetry reduction over the actors the system declares interchangeable (sim/symmetry.h).
+  bool symmetry = true;
 };
 
 struct Expectation {

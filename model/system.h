@@ -57,6 +57,13 @@ class Instance {
   // (sim/lock_order.h): a cycle whose edges come from different executions is a
   // `lock_order` violation no single execution shows. Asked once, after at_end.
   virtual std::vector<LockOrderEdge> lock_order_edges() { return {}; }
+  // Classes of interchangeable actors, for symmetry reduction (sim/symmetry.h): within a
+  // class, the same code and configuration, a symmetric initial state, and checks, marks and
+  // final state that do not tell the members apart (the same up to renaming them). Then
+  // executions equal up to a permutation of a class's members are explored once. Each class
+  // lists two or more distinct actors; an actor is in one class at most. Asked once per
+  // execution, before any actor runs; the same answer every time.
+  virtual std::vector<std::vector<ActorId>> symmetric_actors() const { return {}; }
 };
 
 // A configured system: a recipe for instances. Immutable; shared by all executions.

@@ -75,6 +75,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.limits.time = scenario.explore.time;
   explore.limits.fair = o.fair.value_or(scenario.explore.fair);
   explore.limits.livelock_steps = o.livelock_steps.value_or(scenario.explore.livelock_steps);
+  explore.limits.symmetry = o.symmetry.value_or(scenario.explore.symmetry);
   explore.limits.seed = seed;
   explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
   explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
@@ -147,6 +148,7 @@ Trace failure_trace_for(const System& system, const nlohmann::json& scenario, co
   std::vector<Decision> decisions = failure.decisions;
   RunLimits run_limits = limits;
   run_limits.fair = false;  // the failure is followed, not explored: nothing is cut
+  run_limits.symmetry = false;  // and its decisions are taken as they are
   const ExecutionResult& found = failure.result;
   std::optional<LassoInfo> lasso_info;
   if (judged_by_cycle(found, limits)) {
@@ -202,6 +204,7 @@ CheckpointHeader checkpoint_header(const Scenario& scenario, const ExplorationRe
                              {"time", limits.time == TimeMode::timed ? "timed" : "untimed"},
                              {"fair", limits.fair},
                              {"livelock_steps", limits.livelock_steps},
+                             {"symmetry", limits.symmetry},
                              {"stop_at_first", request.explore.stop_at_first},
                              {"shard", fmt::format("{}/{}", shard.index + 1, shard.count)}};
   return {scenario.file, scenario.name, document_digest(scenario.document), std::move(settings)};

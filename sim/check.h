@@ -35,6 +35,7 @@ struct CheckOverrides {
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
   std::optional<bool> fair = std::nullopt;
+  std::optional<bool> symmetry = std::nullopt;  // RunLimits::symmetry; default: the scenario's
   int jobs = 1;  // threads for one search (ExploreOptions::jobs)
   std::uint64_t speculate_after = 1000;  // ExploreOptions::speculate_after
   std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps  // fair mode (RunLimits::fair); default: the scenario's

@@ -258,6 +258,9 @@ class Search {
     ExecutionResult result;
     try {
       result = scheduler_.run(system_, env_, strategy_, limits_);
+      if (const Symmetry& sym = scheduler_.symmetry(); sym.any() && out_.symmetry.actors == 0) {
+        out_.symmetry = {sym.actors, sym.permutations};
+      }
     } catch (const Divergence& d) {
       result.verdict = Verdict::model_error;
       result.message = d.what();

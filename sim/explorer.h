@@ -112,6 +112,12 @@ struct ExploreResult {
     int jobs = 1;  // the threads the search ran on (1: the strategy does not speculate)
     std::uint64_t taken = 0, taken_executions = 0, dropped = 0, dropped_executions = 0;
   } speculation;
+  // Symmetry reduction (RunLimits::symmetry, sim/symmetry.h): the actors in the classes the
+  // system declared and their permutations; 0 actors when it declared none or it was off.
+  struct SymmetryUsed {
+    int actors = 0;
+    std::uint64_t permutations = 1;
+  } symmetry;
   std::string stop_reason;  // why the search ended, for reports
   // What the user should know about how the search ran (dpor leaving optimal mode, say).
   std::vector<std::string> notes;

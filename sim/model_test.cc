@@ -109,6 +109,7 @@ sim::RunLimits limits_of(const ModelOptions& options) {
   limits.max_steps = options.max_steps;
   limits.livelock_steps = options.livelock_steps;
   limits.fair = options.fair;
+  limits.symmetry = options.symmetry;
   limits.time = options.time;
   limits.seed = options.seed;
   return limits;
@@ -141,6 +142,8 @@ void report_search(const sim::ExploreResult& result, ModelReport& report) {
   report.redundant = result.stats.redundant;
   report.search_steps = result.stats.steps;
   report.exhaustive = result.exhaustive;
+  report.symmetric_actors = result.symmetry.actors;
+  report.symmetry_permutations = result.symmetry.permutations;
   report.stop_reason = result.stop_reason;
   for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
   report.marks = result.stats.marks;

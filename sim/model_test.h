@@ -29,6 +29,7 @@ struct ModelOptions {
   std::uint64_t max_steps = kDefaultMaxSteps;
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
   bool fair = true;                  // sim/progress.h
+  bool symmetry = true;              // over the model's symmetric classes (sim/symmetry.h)
   std::uint64_t max_executions = 0;  // 0: no bound (random and pct: kDefaultRandomExecutions)
   // Wall time, for the search, shrinking and the cause analysis together (0: no bound).
   // Needs elapsed_seconds: sim/ reads no clock; include/lockstep/lockstep.h supplies one.
@@ -58,6 +59,9 @@ struct ModelReport {
   std::uint64_t steps = 0;         // the steps of the failing trace written (or replayed); 0 on a pass
   std::uint64_t search_steps = 0;  // the steps of every execution the search ran
   bool exhaustive = false;
+  // Symmetry reduction (Model::symmetric): the interchangeable actors and their permutations.
+  int symmetric_actors = 0;
+  std::uint64_t symmetry_permutations = 1;
   std::string stop_reason;
   std::optional<std::string> trace_path;
   std::string interleaving;    // the failing execution as a table, one column per actor

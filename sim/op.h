@@ -77,16 +77,31 @@ struct Footprint {
   // all at once as the server does): each is written (never only read) by the step.
   std::array<ObjectId, kMaxExtraObjects> extra{};
   std::uint8_t extra_count = 0;
+  // The last extra object is a symmetry class's (sim/symmetry.h): the step is the first of a
+  // class's member. Lock reasoning looks past it: it orders only the class's first steps.
+  bool symmetry_extra = false;
 
   // Equal when they name the same things: the extra objects past extra_count are not compared.
   friend bool operator==(const Footprint& a, const Footprint& b) {
     return a.object == b.object && a.access == b.access && a.effects == b.effects && a.domain == b.domain &&
            a.domain_write == b.domain_write && a.scope == b.scope && a.extra_count == b.extra_count &&
-           std::equal(a.extra.begin(), a.extra.begin() + a.extra_count, b.extra.begin());
+           a.symmetry_extra == b.symmetry_extra && std::equal(a.extra.begin(), a.extra.begin() + a.extra_count, b.extra.begin());
   }
 };
 
 inline bool is_read(Access a) { return a == Access::read; }
+
+// The extra objects that are the step's own (not a symmetry class's: Footprint::symmetry_extra).
+inline std::size_t own_extra_count(const Footprint& f) { return f.extra_count - (f.symmetry_extra ? 1U : 0U); }
+
+// The footprint without its symmetry class's object.
+inline Footprint without_symmetry(Footprint f) {
+  if (f.symmetry_extra) {
+    --f.extra_count;
+    f.symmetry_extra = false;
+  }
+  return f;
+}
 
 // Calls f(object, access) for every object the footprint names (the main one, then the
 // extra ones, each as a write).

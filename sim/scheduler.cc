@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -154,6 +156,8 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   ++execution_;  // object ids stay: see new_object
   made_count_ = 0;
   actor_names_.clear();
+  symmetry_ = Symmetry();
+  started_ = 0;
 }
 
 ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& strategy,
@@ -184,6 +188,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     return result_verdict_;
   }
   start_actors(n);
+  if (!failed_ && !setup_symmetry()) return result_verdict_;
   while (!failed_ && next_step()) {
   }
   result_verdict_.steps = steps_;
@@ -220,10 +225,105 @@ void Scheduler::start_actors(int n) {
   }
 }
 
+// Symmetry (sim/symmetry.h), once the actors stand at their first operations: the classes
+// the instance declares, each member's object and the member before it (skipping members
+// that finished without a step: by symmetry all of their class did); the strategy is told.
+// False (a model_error) for a declaration that is malformed or plainly not symmetric.
+bool Scheduler::setup_symmetry() {
+  if (limits_.symmetry) {
+    std::vector<std::vector<ActorId>> classes;
+    try {
+      classes = instance_->symmetric_actors();
+    } catch (const std::exception& e) {
+      fail(Verdict::model_error, "", fmt::format("symmetric_actors threw: {}", e.what()));
+      return false;
+    }
+    if (auto error = symmetry_declaration_error(classes, actor_count_); !error.empty()) {
+      fail(Verdict::model_error, "", "symmetry: " + error);
+      return false;
+    }
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      auto members = classes[k];
+      std::sort(members.begin(), members.end());
+      const ObjectId object = new_object(fmt::format("symmetry:{}", k));
+      int previous = -1;
+      std::uint64_t permutations = 1;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        const ActorId a = members[i];
+        symmetry_.object[a] = object;
+        ++symmetry_.actors;
+        permutations = permutations > UINT64_MAX / (i + 1) ? UINT64_MAX : permutations * (i + 1);
+        if (actors_[a]->finished) continue;
+        first_op_[a] = actors_[a]->op;
+        if (!add_symmetry_object(first_op_[a].footprint, object)) {
+          fail(Verdict::model_error, "", fmt::format("symmetry: the first operation of {} ({}) names too many objects",
+                                                     actor_names_[a], op_text(actors_[a]->op)));
+          return false;
+        }
+        if (previous >= 0) {
+          const OpDesc& mine = actors_[a]->op;
+          const OpDesc& theirs = actors_[previous]->op;
+          if (mine.verb != theirs.verb || mine.footprint.access != theirs.footprint.access) {
+            fail(Verdict::model_error, "",
+                 fmt::format("symmetry: {} and {} are declared interchangeable, but their first operations differ "
+                             "({} and {})", actor_names_[previous], actor_names_[a], op_text(theirs), op_text(mine)));
+            return false;
+          }
+        }
+        symmetry_.previous[a] = static_cast<std::int8_t>(previous);
+        previous = a;
+      }
+      symmetry_.permutations =
+          symmetry_.permutations > UINT64_MAX / permutations ? UINT64_MAX : symmetry_.permutations * permutations;
+    }
+  }
+  strategy_->symmetric(symmetry_);
+  return true;
+}
+
+// Drops the transitions of members whose previous member has not started, and shows the
+// strategy each unstarted member's first operation with its class's object. False (a
+// model_error) when a member could run while the one before it, at the same point of the
+// same code, could not: the declaration is wrong.
+bool Scheduler::filter_symmetric() {
+  const std::uint64_t started = started_ | ~unfinished_;
+  std::uint64_t runs = 0, timers = 0;
+  for (std::size_t i = 0; i < enabled_count_; ++i) {
+    (enabled_[i].timer ? timers : runs) |= std::uint64_t{1} << enabled_[i].actor;
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < enabled_count_; ++i) {
+    Transition t = enabled_[i];
+    const ActorId a = t.actor;
+    if (symmetry_.in_class(a) && !((started >> a) & 1)) {
+      const int p = symmetry_.previous[a];
+      if (p >= 0 && !((started >> p) & 1)) {
+        if (!(((t.timer ? timers : runs) >> p) & 1)) {
+          fail(Verdict::model_error, "",
+               fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation ({}) can run "
+                           "where {}'s cannot", actor_names_[p], actor_names_[a], actor_names_[a],
+                           op_text(actors_[a]->op), actor_names_[p]));
+          return false;
+        }
+        continue;  // a representative starts p first
+      }
+      t.op = &first_op_[a];
+    }
+    enabled_[kept++] = t;
+  }
+  enabled_count_ = kept;
+  for (std::size_t i = 0; i < parked_count_; ++i) {
+    const ActorId a = parked_[i].actor;
+    if (symmetry_.in_class(a) && !((started >> a) & 1)) parked_[i].op = &first_op_[a];
+  }
+  return true;
+}
+
 // One turn of the run loop: who can run, then one step. False when the execution ends.
 // Inlined into run()'s loop: it is the per-step path (bench: BM_SchedulerStepPingPong).
 [[gnu::always_inline]] inline bool Scheduler::next_step() {
   collect_enabled();
+  if (symmetry_.any() && !filter_symmetric()) return false;
   strategy_->parked(parked());
   if (enabled_count_ == 0) return nothing_enabled();
   if (steps_ >= limits_.max_steps) {
@@ -376,6 +476,11 @@ void Scheduler::execute(const Transition& t) {
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
   if (limits_.time == TimeMode::untimed) pass_clock(t.actor, effective);
+  const std::uint64_t actor_bit = std::uint64_t{1} << t.actor;
+  if (symmetry_.in_class(t.actor) && !(started_ & actor_bit)) {
+    add_symmetry_object(effective, symmetry_.object[t.actor]);  // room checked by setup_symmetry
+  }
+  started_ |= actor_bit;
   strategy_->executed(t, effective);
   if (limits_.log_events) {
     std::string text = crash_text_.empty() ? result_text(result_, t.timer) : crash_text_;

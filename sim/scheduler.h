@@ -109,6 +109,9 @@ struct RunLimits {
   // Asked every kStopCheckSteps steps: true ends the execution at once, with no verdict
   // (ExecutionResult::interrupted). A wall-time bound or Ctrl-C; may be empty.
   std::function<bool()> stop;
+  // Symmetry reduction (sim/symmetry.h) over the classes the instance declares
+  // (Instance::symmetric_actors): off for a replay, whose decisions are followed as they are.
+  bool symmetry = false;
   // > 0: find where the steps start repeating with this period (ExecutionResult::cycle
   // then covers the whole periodic suffix, not only the ring's window): a lasso's prefix.
   std::uint32_t lasso_period = 0;
@@ -235,6 +238,8 @@ class Scheduler {
   // The id of the object with this key (object_keys), made now if there is none yet.
   ObjectId object_of_key(const std::string& key);
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
+  // After run() with RunLimits::symmetry: the classes of interchangeable actors it used.
+  const Symmetry& symmetry() const { return symmetry_; }
 
  private:
   struct Actor;
@@ -320,6 +325,14 @@ class Scheduler {
   bool fair_round_robin_ = false;  // fair mode saw an unfair cycle: round robin from here on
   std::array<std::uint64_t, kMaxActors> last_ran_{};  // by actor: 1 + the step it last ran
   void filter_fairly();
+
+  // Symmetry (sim/symmetry.h): the classes declared, the actors that took a step, and the
+  // first operation of each member not started yet as the strategy sees it.
+  bool setup_symmetry();
+  bool filter_symmetric();
+  Symmetry symmetry_;
+  std::uint64_t started_ = 0;
+  std::array<OpDesc, kMaxActors> first_op_{};
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;

@@ -26,6 +26,7 @@
 
 #include "lockstep/model/env.h"
 #include "lockstep/sim/op.h"
+#include "lockstep/sim/symmetry.h"
 
 namespace lockstep::sim {
 
@@ -89,6 +90,12 @@ class Strategy {
   // Partial-order reduction needs them: a blocked acquire races with the step that took
   // the lock, though it never ran.
   virtual void parked(std::span<const Transition> /*waiting*/) {}
+
+  // Told at the start of each execution, before its first pick, which actors are
+  // interchangeable (sim/symmetry.h; none unless RunLimits::symmetry). The transitions it is
+  // offered are then those of representatives only, and the first step of a class's member
+  // writes its class's object in the footprints it sees.
+  virtual void symmetric(const Symmetry& /*symmetry*/) {}
 
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}

@@ -557,6 +557,143 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
   }
 }
 
+// ---- Symmetry (sim/symmetry.h) -------------------------------------------------------------
+
+// A final state up to renaming the actors of the classes: its register entries
+// ("a.r=1") renamed, then sorted, the least over the renamings.
+std::string state_up_to(const std::string& state, const std::vector<std::string>& names,
+                        const std::vector<std::vector<ActorId>>& renamings) {
+  std::string best;
+  for (const auto& rename : renamings) {
+    std::vector<std::string> tokens;
+    std::size_t at = 0;
+    while (at < state.size()) {
+      const std::size_t end = std::min(state.find(' ', at), state.size());
+      std::string token = state.substr(at, end - at);
+      if (const auto dot = token.find('.'); dot != std::string::npos) {
+        for (std::size_t a = 0; a < names.size(); ++a) {
+          if (token.compare(0, dot, names[a]) == 0 && dot == names[a].size()) {
+            token = names[rename[a]] + token.substr(dot);
+            break;
+          }
+        }
+      }
+      if (!token.empty()) tokens.push_back(std::move(token));
+      at = end + 1;
+    }
+    std::sort(tokens.begin(), tokens.end());
+    std::string text;
+    for (const auto& t : tokens) text += t + " ";
+    if (best.empty() || text < best) best = std::move(text);
+  }
+  return best;
+}
+
+struct SymmetricSummary {
+  std::set<std::string> classes;  // traces up to permutations of the identical actors
+  std::set<std::string> states;   // final states, likewise
+  std::set<std::string> verdicts;  // verdict and invariant
+  std::uint64_t executions = 0;
+  std::uint64_t distinct_traces = 0;  // distinct traces among the executions (not up to permutations)
+  std::uint64_t redundant = 0;
+  bool restarted = false;
+  int symmetric_actors = 0;
+};
+
+SymmetricSummary explore_symmetric(const Scenario& s, const std::string& strategy, bool symmetry,
+                                   const std::vector<std::vector<ActorId>>& classes, const std::vector<std::string>& names,
+                                   int jobs = 1) {
+  FoataRecorder recorder(sim::make_strategy(strategy, 1));
+  recorder.up_to_permutations_of(classes);
+  auto plain = sim::make_strategy(strategy, 1);  // several threads: the strategy itself speculates
+  SymmetricSummary out;
+  const auto renamings = testing::permutations_of(classes, static_cast<int>(names.size()));
+  sim::ExploreOptions options;
+  options.stop_at_first = false;
+  options.limits.max_steps = 1000;
+  options.limits.time = s.explore.time;
+  options.limits.record_final_state = true;
+  options.limits.symmetry = symmetry;
+  options.jobs = jobs;
+  options.speculate_after = 0;
+  std::optional<real::TaskThreads> pool;
+  if (jobs > 1) {
+    options.spawn = pool.emplace(jobs).spawner();
+  } else {
+    options.on_execution = [&](const sim::ExecutionResult& r) {
+      recorder.keep_last();
+      out.verdicts.insert(std::string(verdict_name(r.verdict)) + ":" + r.invariant);
+      if (!r.final_state.empty()) out.states.insert(state_up_to(r.final_state, names, renamings));
+    };
+  }
+  const auto result = sim::explore_system(*s.configured, jobs > 1 ? *plain : static_cast<sim::Strategy&>(recorder), options);
+  recorder.flush();
+  out.executions = result.stats.executions;
+  out.redundant = result.stats.redundant;
+  out.restarted = recorder.restarted();
+  out.symmetric_actors = result.symmetry.actors;
+  out.distinct_traces = std::set<std::string>(recorder.forms().begin(), recorder.forms().end()).size();
+  out.classes.insert(recorder.forms_up_to_permutations().begin(), recorder.forms_up_to_permutations().end());
+  return out;
+}
+
+// 2-3 identical actors (the same ops, declared interchangeable) and perhaps one other, up
+// to 10 operations in all, untimed or timed. Symmetric dpor explores every trace dfs finds
+// up to a permutation of the identical actors (the same classes of traces, final states and
+// verdicts), each execution a different trace, none sleep-set blocked while optimal, never
+// more executions than without symmetry. dfs with symmetry (the scheduler's filter alone)
+// covers the same classes, and symmetric dpor on two threads runs as many executions.
+RC_GTEST_PROP(DporProperties, SymmetricDporExploresEveryClassDfsFinds, ()) {
+  const int k = *rc::gen::inRange(2, 4);
+  const Actors base = gen_program(2, k == 2 ? 7 : 5);
+  Actors actors;
+  std::vector<std::string> names;
+  std::vector<ActorId> members;
+  for (int i = 0; i < k; ++i) {
+    names.emplace_back(1, static_cast<char>('a' + i));
+    members.push_back(i);
+    actors.emplace_back(names.back(), base[0].second);
+  }
+  if (*rc::gen::arbitrary<bool>()) {
+    names.emplace_back("z");
+    actors.emplace_back("z", base[1].second);
+  }
+  std::size_t ops = 0;
+  for (const auto& [name, list] : actors) ops += list.size();
+  RC_PRE(ops <= 10u);
+  const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
+  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}, {"symmetric", nlohmann::json::array({nlohmann::json(std::vector<std::string>(names.begin(), names.begin() + k))})}};
+  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
+  const nlohmann::json doc = script_scenario(actors, config, {{"time", time == TimeMode::timed ? "timed" : "untimed"}});
+  RC_LOG() << doc.dump() << "\n";
+  const Scenario s = scenario_from_json(doc);
+  const std::vector<std::vector<ActorId>> classes = {members};
+  const SymmetricSummary dfs = explore_symmetric(s, "dfs", false, classes, names);
+  const SymmetricSummary dpor = explore_symmetric(s, "dpor", false, classes, names);
+  const SymmetricSummary sym = explore_symmetric(s, "dpor", true, classes, names);
+  const SymmetricSummary dfs_sym = explore_symmetric(s, "dfs", true, classes, names);
+  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.classes.size() << " classes; dpor: " << dpor.executions
+           << "; symmetric dpor: " << sym.executions << (sym.restarted ? " (fell back)" : "") << "; symmetric dfs: "
+           << dfs_sym.executions << "\n";
+  RC_TAG(sym.restarted ? "symmetric dpor fell back to source-DPOR" : "symmetric dpor optimal throughout");
+  RC_TAG(sym.executions < dpor.executions ? "fewer executions" : "as many executions");
+  RC_ASSERT(sym.symmetric_actors == k);
+  RC_ASSERT(sym.classes == dfs.classes);
+  RC_ASSERT(sym.states == dfs.states);
+  RC_ASSERT(sym.verdicts == dfs.verdicts);
+  RC_ASSERT(sym.executions <= dpor.executions);
+  if (!sym.restarted) {
+    RC_ASSERT(sym.redundant == 0u);
+    RC_ASSERT(sym.distinct_traces == sym.executions);
+  }
+  RC_ASSERT(dfs_sym.classes == dfs.classes);
+  RC_ASSERT(dfs_sym.states == dfs.states);
+  RC_ASSERT(dfs_sym.verdicts == dfs.verdicts);
+  RC_ASSERT(dfs_sym.executions <= dfs.executions);
+  const SymmetricSummary two = explore_symmetric(s, "dpor", true, classes, names, 2);
+  RC_ASSERT(two.executions == sym.executions);
+}
+
 // Reader/writer mutexes: 2-4 actors, each with one or two sections of rwmutex w (a reader's
 // or a writer's), a mutex's, or single operations (no CAS: it ends optimal mode), up to 12
 // operations. Readers wait while a writer holds w or waits for it, writers wait for readers:

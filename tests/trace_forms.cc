@@ -10,8 +10,45 @@
 
 namespace lockstep::testing {
 
-std::string FoataRecorder::form(bool optimal) const {
-  auto fp = [optimal](const Step& s) -> const sim::Footprint& { return optimal ? s.optimal_fp : s.fp; };
+std::vector<std::vector<ActorId>> permutations_of(const std::vector<std::vector<ActorId>>& classes, int n) {
+  std::vector<ActorId> identity(static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) identity[a] = a;
+  std::vector<std::vector<ActorId>> out = {identity};
+  for (const auto& members : classes) {
+    std::vector<std::vector<ActorId>> more;
+    for (const auto& base : out) {
+      std::vector<ActorId> sorted = members;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<ActorId> order = sorted;
+      do {
+        auto renamed = base;
+        for (std::size_t k = 0; k < sorted.size(); ++k) renamed[sorted[k]] = order[k];
+        more.push_back(std::move(renamed));
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
+    out = std::move(more);
+  }
+  return out;
+}
+
+std::string FoataRecorder::form_up_to_permutations() const {
+  int n = 0;
+  for (const Step& s : steps_) n = std::max(n, s.actor + 1);
+  for (const auto& c : classes_) {
+    for (const ActorId a : c) n = std::max(n, a + 1);
+  }
+  std::string best;
+  bool first = true;
+  for (const auto& rename : permutations_of(classes_, n)) {
+    std::string f = form(false, rename);
+    if (first || f < best) best = std::move(f);
+    first = false;
+  }
+  return best;
+}
+
+std::string FoataRecorder::form(bool optimal, const std::vector<ActorId>& rename) const {
+  auto fp = [optimal](const Step& s) -> sim::Footprint { return sim::without_symmetry(optimal ? s.optimal_fp : s.fp); };
   std::vector<int> level(steps_.size(), 0);
   std::vector<int> count_of_actor(64, 0);
   std::map<int, std::vector<std::string>> by_level;
@@ -24,7 +61,7 @@ std::string FoataRecorder::form(bool optimal) const {
     const Step& s = steps_[k];
     std::string objects = std::to_string(fp(s).object);
     for (std::size_t x = 0; x < fp(s).extra_count; ++x) objects += "+" + std::to_string(fp(s).extra[x]);
-    by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}", s.actor, count_of_actor[s.actor]++, s.timer ? "t" : "",
+    by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}", rename.empty() ? s.actor : rename[s.actor], count_of_actor[s.actor]++, s.timer ? "t" : "",
                                              objects, static_cast<int>(fp(s).access), static_cast<int>(fp(s).effects)));
   }
   std::string out;
@@ -41,6 +78,7 @@ void FoataRecorder::finish() {
   if (keep_) {
     forms_.push_back(form(false));
     optimal_forms_.push_back(form(true));
+    if (!classes_.empty()) up_to_forms_.push_back(form_up_to_permutations());
   }
   keep_ = false;
   steps_.clear();

@@ -40,6 +40,7 @@ class FoataRecorder final : public sim::Strategy {
   }
   void parked(std::span<const sim::Transition> waiting) override { inner_->parked(waiting); }
   void clock_advanced() override { inner_->clock_advanced(); }
+  void symmetric(const sim::Symmetry& symmetry) override { inner_->symmetric(symmetry); }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     steps_.push_back({t.actor, t.timer, f, sim::optimal_dpor_footprint(picked_op_, picked_waits_, t.timer, f)});
@@ -50,6 +51,7 @@ class FoataRecorder final : public sim::Strategy {
     if (restarted) {
       forms_.clear();  // the search began anew: only what follows counts
       optimal_forms_.clear();
+      up_to_forms_.clear();
       restarted_ = true;
     }
     return restarted;
@@ -60,10 +62,17 @@ class FoataRecorder final : public sim::Strategy {
   nlohmann::json checkpoint() const override { return inner_->checkpoint(); }
   void resume(const nlohmann::json& state) override { inner_->resume(state); }
 
+  // Also names each trace up to a permutation of each class's actors: the least form over the
+  // permutations (a symmetry reduction explores one trace of each such class). Footprints
+  // are taken without a symmetry class's object (Footprint::symmetry_extra) in every form.
+  void up_to_permutations_of(std::vector<std::vector<ActorId>> classes) { classes_ = std::move(classes); }
+
   // Forms of the executions that ended with a verdict (the caller says which did).
   void keep_last() { keep_ = true; }
   const std::vector<std::string>& forms() const { return forms_; }
   const std::vector<std::string>& optimal_forms() const { return optimal_forms_; }
+  // With up_to_permutations_of: each kept execution's form up to the permutations.
+  const std::vector<std::string>& forms_up_to_permutations() const { return up_to_forms_; }
   void flush() { finish(); }
 
  private:
@@ -75,15 +84,23 @@ class FoataRecorder final : public sim::Strategy {
   };
 
   void finish();
-  std::string form(bool optimal) const;
+  std::string form(bool optimal) const { return form(optimal, {}); }
+  std::string form_up_to_permutations() const;
+  // The form with actor a named rename[a] (empty: as they are).
+  std::string form(bool optimal, const std::vector<ActorId>& rename) const;
 
   std::unique_ptr<sim::Strategy> inner_;
   std::vector<Step> steps_;
-  std::vector<std::string> forms_, optimal_forms_;
+  std::vector<std::string> forms_, optimal_forms_, up_to_forms_;
   sim::OpDesc picked_op_;
   bool picked_waits_ = false;
   bool keep_ = false;
   bool restarted_ = false;
+  std::vector<std::vector<ActorId>> classes_;
 };
+
+// Every renaming of actors 0..n-1 that permutes each class's members among themselves (the
+// identity first).
+std::vector<std::vector<ActorId>> permutations_of(const std::vector<std::vector<ActorId>>& classes, int n);
 
 }  // namespace lockstep::testing

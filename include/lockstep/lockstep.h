@@ -103,6 +103,16 @@ class Model {
     return *this;
   }
 
+  // Declares the named actors interchangeable (symmetry reduction): they run the same body
+  // with the same configuration from a symmetric state, and no check, mark or final state
+  // tells them apart but by renaming. Executions equal up to a permutation of them are then
+  // explored once (a class of n actors: up to n! times fewer). Declare each class once;
+  // the scheduler stops with model_error where it sees them behave differently.
+  Model& symmetric(std::vector<std::string> actor_names) {
+    spec_.symmetric.push_back(std::move(actor_names));
+    return *this;
+  }
+
   // Checked once every actor has finished: a message means the invariant is broken.
   Model& invariant(std::string name, std::function<std::optional<std::string>(State&)> check) {
     spec_.final_checks.push_back({std::move(name), [check = std::move(check)](void* s) {
@@ -138,6 +148,8 @@ class Model {
   // Fair mode (the default): executions that repeat a cycle while another actor could run
   // and never does are cut, as CHESS's fair scheduler does; false explores them to the bound.
   Model& fair(bool on = true) { options_.fair = on; return *this; }
+  // Symmetry reduction over the classes declared with symmetric() (on by default).
+  Model& symmetry(bool on = true) { options_.symmetry = on; return *this; }
   // Wall time for the search, shrinking and cause analysis together, counted from run().
   Model& max_seconds(double s) {
     options_.max_seconds = s;

@@ -28,6 +28,7 @@ class ScriptInstance final : public Instance {
   }
 
   int actor_count() const override { return static_cast<int>(p_.actors.size()); }
+  std::vector<std::vector<ActorId>> symmetric_actors() const override { return p_.symmetric; }
   std::string_view actor_name(ActorId actor) const override { return p_.actors[actor].name; }
 
   void run_actor(ActorId actor) override {

@@ -334,6 +334,35 @@ Check parse_check(const JsonCursor& where, const Program& p, const Names& names)
   return c;
 }
 
+// config.symmetric: [["a", "b", ...], ...], classes of actors with the same ops (as written)
+// whose registers no check compares: then nothing tells them apart.
+void parse_symmetric(const JsonCursor& c, const JsonCursor& actors, Program& p) {
+  std::vector<bool> taken(p.actors.size(), false);
+  for (const auto& group : c.items()) {
+    std::vector<ActorId> members;
+    for (const auto& item : group.items()) {
+      const std::string name = item.as_string();
+      ActorId id = -1;
+      for (std::size_t a = 0; a < p.actors.size(); ++a) {
+        if (p.actors[a].name == name) id = static_cast<ActorId>(a);
+      }
+      if (id < 0) item.fail(fmt::format("no actor \"{}\"", name));
+      if (taken[id]) item.fail(fmt::format("actor \"{}\" is in a symmetric class already", name));
+      if (!members.empty() && actors.items()[id].at("ops").value() != actors.items()[members.front()].at("ops").value()) {
+        item.fail(fmt::format("actor \"{}\" has other ops than \"{}\": only identical actors are interchangeable", name,
+                              p.actors[members.front()].name));
+      }
+      for (const Check& check : p.checks) {
+        if (check.actor == id) item.fail(fmt::format("check \"{}\" compares a register of \"{}\": it tells the actors apart", check.text, name));
+      }
+      taken[id] = true;
+      members.push_back(id);
+    }
+    if (members.size() < 2) group.fail("a symmetric class needs two or more actors");
+    p.symmetric.push_back(std::move(members));
+  }
+}
+
 }  // namespace
 
 Program parse_program(const SystemInput& input) {
@@ -368,7 +397,7 @@ Program parse_program(const SystemInput& input) {
     p.actors.push_back(std::move(actor));
   }
   if (input.config) {
-    input.config->expect_keys({"vars", "check"});
+    input.config->expect_keys({"vars", "check", "symmetric"});
     if (auto vars = input.config->find("vars")) {
       for (const auto& name : vars->keys()) {
         const JsonCursor value = vars->at(name);
@@ -379,6 +408,7 @@ Program parse_program(const SystemInput& input) {
     if (auto checks = input.config->find("check")) {
       for (const auto& c : checks->items()) p.checks.push_back(parse_check(c, p, names));
     }
+    if (auto symmetric = input.config->find("symmetric")) parse_symmetric(*symmetric, *input.actors, p);
   }
   return p;
 }

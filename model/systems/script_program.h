@@ -92,6 +92,9 @@ struct Program {
   std::vector<Check> checks;
   std::vector<std::int64_t> scopes;  // the scopes observed in, kGlobalScope included if used
   bool uses_files = false;
+  // config.symmetric: classes of interchangeable actors (Instance::symmetric_actors): each
+  // of two or more actors with the same ops, none of whose registers a check compares.
+  std::vector<std::vector<ActorId>> symmetric;
 };
 
 // Reads config and actors; throws InputError with the JSON pointer of anything malformed.

@@ -46,7 +46,7 @@ void DporStrategy::parked(std::span<const Transition> waiting) {
     // Optimal mode covers waits for plain locks (exclusive or shared), waits for a grant (a
     // queued request), and sleeps (never ready: only the timer ends one).
     if (!plain_lock_acquisition(t.op->footprint) && !shared_lock_acquisition(t.op->footprint) && !t.op->handed_over &&
-        !(t.op->footprint == Footprint{})) {
+        !(without_symmetry(t.op->footprint) == Footprint{})) {
       unsupported("an actor waits for something other than a plain lock, a grant or a sleep");
     }
   }
@@ -68,7 +68,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     // for a grant times out by canceling its request, a step on the lock as its footprint
     // says (its request raced already), unless its timer is a deadlock check, which reads
     // every lock held then: a footprint no race could work out elsewhere.
-    if (t.timer && !(plain_lock_acquisition(t.op->footprint) || t.op->footprint == Footprint{} ||
+    if (t.timer && !(plain_lock_acquisition(t.op->footprint) || without_symmetry(t.op->footprint) == Footprint{} ||
                      (t.op->handed_over && !t.op->timer_reads_more))) {
       unsupported("a timer other than a timeout of a plain lock or a grant, such as a deadlock check");
     }
@@ -301,12 +301,12 @@ bool DporStrategy::backtrack() {
 namespace lockstep::sim {
 
 bool plain_lock_acquisition(const Footprint& f) {
-  return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+  return f.access == Access::acquire && f.object != kNoObject && f.domain == kNoObject && own_extra_count(f) == 0 &&
          f.effects == 0;
 }
 
 bool shared_lock_acquisition(const Footprint& f) {
-  return f.access == Access::acquire_shared && f.object != kNoObject && f.domain == kNoObject && f.extra_count == 0 &&
+  return f.access == Access::acquire_shared && f.object != kNoObject && f.domain == kNoObject && own_extra_count(f) == 0 &&
          f.effects == 0;
 }
 

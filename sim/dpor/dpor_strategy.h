@@ -62,6 +62,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -98,6 +99,11 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
 
   bool take_restart() override { return std::exchange(restarted_, false); }
   std::string restart_reason() const override { return fallback_why_; }
+
+  void symmetric(const Symmetry& symmetry) override {
+    symmetric_ = symmetry.any();
+    previous_ = symmetry.previous;
+  }
 
   void clock_advanced() override { barriers_.push_back(static_cast<std::uint32_t>(events_.size())); }
 
@@ -147,8 +153,17 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
     std::vector<WakeStep> steps;
   };
   // Inserts v into node's wakeup tree, or, on a subtree explorer at or above its floor,
-  // records it (once: the same sequence again changes nothing).
+  // records it (once: the same sequence again changes nothing). Under symmetry, a v that
+  // starts a member of a class before the member before it is dropped: every execution
+  // through it is a permutation of one with them in order (sim/symmetry.h).
   void insert_into(Node& node, StepSequence v);
+  // Symmetry: whether the path down to node `at`, then v, starts the members of each class
+  // in order.
+  bool starts_in_order(std::size_t at, StepSequence v) const;
+  // The actors that took a step on the path before node `at`.
+  Mask started_before(std::size_t at) const;
+  bool symmetric_ = false;
+  std::array<std::int8_t, kMaxActors> previous_{};
   // The sleep entries the branch (actor, timer) of node n will begin with as explored there:
   // the explored ones, the current one, and each branch before it in the wakeup tree; false
   // when not all are known yet.

@@ -409,7 +409,7 @@ bool DporStrategy::parked_at(std::uint32_t state, ActorId q, std::optional<Objec
 
 void DporStrategy::note_holding(const Event& e, std::size_t j, std::size_t n) {
   const Footprint& f = e.fp;
-  if (f.object == kNoObject || f.domain != kNoObject || f.extra_count != 0 || f.effects != 0) return;
+  if (f.object == kNoObject || f.domain != kNoObject || own_extra_count(f) != 0 || f.effects != 0) return;
   const std::size_t at = static_cast<std::size_t>(f.object) * n + static_cast<std::size_t>(e.actor);
   if (holding_.size() <= at) {
     holding_.resize((static_cast<std::size_t>(f.object) + 1) * n, Access::none);

@@ -121,8 +121,17 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
   if (optimal_ && q_later == std::numeric_limits<int>::max() && asleep_before_v(node, i, end, notdep_end, q_step, n)) return;
   Mask initials = 0, seen = 0;
   first_in_v_.assign(n, 0);
+  // Symmetry: whether v starts a class's member before the member before it (its trace is
+  // then the image of another's, explored there: sim/symmetry.h).
+  Mask started = symmetric_ ? started_before(events_[i].node) : 0;
+  bool out_of_order = false;
   auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
     if (seen & bit(actor)) return;
+    if (symmetric_ && !(started & bit(actor))) {
+      const int previous = previous_[actor];
+      out_of_order = out_of_order || (previous >= 0 && !(started & bit(previous)));
+      started |= bit(actor);
+    }
     if (optimal_) first_step_[actor] = step;
     bool after_earlier = false;
     for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
@@ -147,6 +156,7 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
     }
   }
   consider(q, q_vc, &q_step);
+  if (out_of_order) return;
   if (!optimal_ && (initials & node.backtrack)) return;
   const Mask ready = initials & node.enabled;
   if (ready == 0 && initials == bit(q) && enabled_by(i, q)) {

@@ -56,8 +56,28 @@ Footprint translate(Footprint f, const std::vector<ObjectId>& objects) {
 
 }  // namespace
 
+Mask DporStrategy::started_before(std::size_t at) const {
+  Mask started = 0;
+  for (std::size_t j = 0; j < at; ++j) {
+    if (!stack_[j].is_choice) started |= bit(stack_[j].current);
+  }
+  return started;
+}
+
+bool DporStrategy::starts_in_order(std::size_t at, StepSequence v) const {
+  Mask started = started_before(at);
+  for (const WakeStep* s : v) {
+    if (started & bit(s->actor)) continue;
+    const int p = previous_[s->actor];
+    if (p >= 0 && !(started & bit(p))) return false;
+    started |= bit(s->actor);
+  }
+  return true;
+}
+
 void DporStrategy::insert_into(Node& node, StepSequence v) {
   const auto at = static_cast<std::size_t>(&node - &stack_[0]);
+  if (symmetric_ && !starts_in_order(at, v)) return;
   if (floor_ != kNoFloor && at <= floor_) {
     // The same sequence again at the same node changes nothing: its first insertion left it
     // covered, and a tree only grows (a leaf never gains children). Recorded once.

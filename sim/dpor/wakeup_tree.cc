@@ -38,6 +38,7 @@ void append_step_fingerprint(std::string& out, const WakeStep& s) {
   put(s.fp.scope);
   put(s.fp.extra_count);
   for (std::size_t i = 0; i < s.fp.extra_count; ++i) put(s.fp.extra[i]);
+  put(s.fp.symmetry_extra);
 }
 
 void WakeupTree::erase_transition(ActorId actor, bool timer) {
