@@ -1,5 +1,7 @@
 #include "lockstep/model/system.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace lockstep {
@@ -43,6 +45,23 @@ void SystemInput::fail(std::string_view pointer, std::string_view message) const
   if (!scenario) throw InputError(std::string(message));
   const std::string at = scenario->pointer() + std::string(pointer);
   throw InputError(fmt::format("{}: {}: {}", scenario->file(), at.empty() ? "/" : at, message));
+}
+
+std::vector<std::vector<ActorId>> interchangeable_actors(int n, const std::function<bool(ActorId, ActorId)>& same) {
+  std::vector<std::vector<ActorId>> classes;
+  std::vector<bool> placed(static_cast<std::size_t>(std::max(n, 0)), false);
+  for (ActorId a = 0; a < n; ++a) {
+    if (placed[a]) continue;
+    std::vector<ActorId> members = {a};
+    for (ActorId b = a + 1; b < n; ++b) {
+      if (!placed[b] && same(a, b)) {
+        placed[b] = true;
+        members.push_back(b);
+      }
+    }
+    if (members.size() >= 2) classes.push_back(std::move(members));
+  }
+  return classes;
 }
 
 }  // namespace lockstep

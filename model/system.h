@@ -66,6 +66,11 @@ class Instance {
   virtual std::vector<std::vector<ActorId>> symmetric_actors() const { return {}; }
 };
 
+// The classes of actors 0..n-1 that `same` relates (an equivalence), each of two or more,
+// in id order: a system's Instance::symmetric_actors when its actors' specifications say
+// which are interchangeable (the same kind and settings but the name).
+std::vector<std::vector<ActorId>> interchangeable_actors(int n, const std::function<bool(ActorId, ActorId)>& same);
+
 // A configured system: a recipe for instances. Immutable; shared by all executions.
 class System {
  public:

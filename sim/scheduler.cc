@@ -188,7 +188,7 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
     return result_verdict_;
   }
   start_actors(n);
-  if (!failed_ && !setup_symmetry()) return result_verdict_;
+  if (!failed_) setup_symmetry();
   while (!failed_ && next_step()) {
   }
   result_verdict_.steps = steps_;
@@ -228,19 +228,18 @@ void Scheduler::start_actors(int n) {
 // Symmetry (sim/symmetry.h), once the actors stand at their first operations: the classes
 // the instance declares, each member's object and the member before it (skipping members
 // that finished without a step: by symmetry all of their class did); the strategy is told.
-// False (a model_error) for a declaration that is malformed or plainly not symmetric.
-bool Scheduler::setup_symmetry() {
+// Throws InputError for a declaration that is malformed or plainly not symmetric: it is
+// the model's mistake, not a verdict on its code, and a trace could not show it.
+void Scheduler::setup_symmetry() {
   if (limits_.symmetry) {
     std::vector<std::vector<ActorId>> classes;
     try {
       classes = instance_->symmetric_actors();
     } catch (const std::exception& e) {
-      fail(Verdict::model_error, "", fmt::format("symmetric_actors threw: {}", e.what()));
-      return false;
+      throw InputError(fmt::format("symmetry: symmetric_actors threw: {}", e.what()));
     }
     if (auto error = symmetry_declaration_error(classes, actor_count_); !error.empty()) {
-      fail(Verdict::model_error, "", "symmetry: " + error);
-      return false;
+      throw InputError("symmetry: " + error);
     }
     for (std::size_t k = 0; k < classes.size(); ++k) {
       auto members = classes[k];
@@ -256,18 +255,16 @@ bool Scheduler::setup_symmetry() {
         if (actors_[a]->finished) continue;
         first_op_[a] = actors_[a]->op;
         if (!add_symmetry_object(first_op_[a].footprint, object)) {
-          fail(Verdict::model_error, "", fmt::format("symmetry: the first operation of {} ({}) names too many objects",
-                                                     actor_names_[a], op_text(actors_[a]->op)));
-          return false;
+          throw InputError(fmt::format("symmetry: the first operation of {} ({}) names too many objects",
+                                       actor_names_[a], op_text(actors_[a]->op)));
         }
         if (previous >= 0) {
           const OpDesc& mine = actors_[a]->op;
           const OpDesc& theirs = actors_[previous]->op;
           if (mine.verb != theirs.verb || mine.footprint.access != theirs.footprint.access) {
-            fail(Verdict::model_error, "",
-                 fmt::format("symmetry: {} and {} are declared interchangeable, but their first operations differ "
-                             "({} and {})", actor_names_[previous], actor_names_[a], op_text(theirs), op_text(mine)));
-            return false;
+            throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but their first operations "
+                                         "differ ({} and {})",
+                                         actor_names_[previous], actor_names_[a], op_text(theirs), op_text(mine)));
           }
         }
         symmetry_.previous[a] = static_cast<std::int8_t>(previous);
@@ -278,14 +275,13 @@ bool Scheduler::setup_symmetry() {
     }
   }
   strategy_->symmetric(symmetry_);
-  return true;
 }
 
 // Drops the transitions of members whose previous member has not started, and shows the
-// strategy each unstarted member's first operation with its class's object. False (a
-// model_error) when a member could run while the one before it, at the same point of the
-// same code, could not: the declaration is wrong.
-bool Scheduler::filter_symmetric() {
+// strategy each unstarted member's first operation with its class's object. Throws
+// InputError when a member could run while the one before it, at the same point of the same
+// code, could not: the declaration is wrong.
+void Scheduler::filter_symmetric() {
   const std::uint64_t started = started_ | ~unfinished_;
   std::uint64_t runs = 0, timers = 0;
   for (std::size_t i = 0; i < enabled_count_; ++i) {
@@ -299,11 +295,10 @@ bool Scheduler::filter_symmetric() {
       const int p = symmetry_.previous[a];
       if (p >= 0 && !((started >> p) & 1)) {
         if (!(((t.timer ? timers : runs) >> p) & 1)) {
-          fail(Verdict::model_error, "",
-               fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation ({}) can run "
-                           "where {}'s cannot", actor_names_[p], actor_names_[a], actor_names_[a],
-                           op_text(actors_[a]->op), actor_names_[p]));
-          return false;
+          throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation "
+                                       "({}) can run where {}'s cannot",
+                                       actor_names_[p], actor_names_[a], actor_names_[a], op_text(actors_[a]->op),
+                                       actor_names_[p]));
         }
         continue;  // a representative starts p first
       }
@@ -316,14 +311,13 @@ bool Scheduler::filter_symmetric() {
     const ActorId a = parked_[i].actor;
     if (symmetry_.in_class(a) && !((started >> a) & 1)) parked_[i].op = &first_op_[a];
   }
-  return true;
 }
 
 // One turn of the run loop: who can run, then one step. False when the execution ends.
 // Inlined into run()'s loop: it is the per-step path (bench: BM_SchedulerStepPingPong).
 [[gnu::always_inline]] inline bool Scheduler::next_step() {
   collect_enabled();
-  if (symmetry_.any() && !filter_symmetric()) return false;
+  if (symmetry_.any()) filter_symmetric();
   strategy_->parked(parked());
   if (enabled_count_ == 0) return nothing_enabled();
   if (steps_ >= limits_.max_steps) {

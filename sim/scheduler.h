@@ -328,8 +328,8 @@ class Scheduler {
 
   // Symmetry (sim/symmetry.h): the classes declared, the actors that took a step, and the
   // first operation of each member not started yet as the strategy sees it.
-  bool setup_symmetry();
-  bool filter_symmetric();
+  void setup_symmetry();
+  void filter_symmetric();
   Symmetry symmetry_;
   std::uint64_t started_ = 0;
   std::array<OpDesc, kMaxActors> first_op_{};

@@ -17,7 +17,7 @@
 //
 // The scheduler checks what it can of a declaration as it goes: two members not started yet
 // must offer the same operation (verb and access) and be able to run alike; anything else
-// is a model_error naming them. Soundness is checked against the dfs oracle
+// stops the search with an InputError naming them (the declaration is wrong: no verdict). Soundness is checked against the dfs oracle
 // (DporProperties.SymmetricDporExploresEveryClassDfsFinds).
 #pragma once
 

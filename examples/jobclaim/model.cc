@@ -30,7 +30,9 @@ lockstep::pg::Pool& pool_of(Jobs& s) { return *s.pool; }
 lockstep::Model<Jobs, Config> model(const Config& c) {
   const ClaimOptions o = claim_options(c.variant, std::chrono::milliseconds(c.lock_timeout_ms));
   lockstep::Model<Jobs, Config> m("jobclaim", c);
-  m.actors(c.workers, [o](Jobs& s, Env& env, ActorId self) {
+  // The workers are interchangeable (the same code and configuration; ran_by is indexed
+  // by id only as a name): executions equal up to renaming them are explored once.
+  m.symmetric_actors(c.workers, [o](Jobs& s, Env& env, ActorId self) {
      const int ran = claim_jobs(*s.pool, s.config.jobs, o, [&s, &env](std::int64_t id) {
        env.sleep_for(std::chrono::milliseconds(s.config.job_ms));
        s.runs[id - 1]->fetch_add(1);

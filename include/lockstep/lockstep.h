@@ -96,6 +96,17 @@ class Model {
     return *this;
   }
 
+  // n interchangeable actors named a, b, c, ...: actors(n, body) declared symmetric(). The
+  // body may use its id only as a name (its own slot in the state), never to behave apart.
+  Model& symmetric_actors(int n, std::function<void(State&, Env&, ActorId)> body) {
+    const std::size_t first = spec_.actors.size();
+    actors(n, std::move(body));
+    std::vector<std::string> names;
+    for (std::size_t i = first; i < spec_.actors.size(); ++i) names.push_back(spec_.actors[i].name);
+    if (names.size() >= 2) symmetric(std::move(names));
+    return *this;
+  }
+
   Model& actor(std::string name, std::function<void(State&, Env&, ActorId)> body) {
     spec_.actors.push_back({std::move(name), [body = std::move(body)](void* s, Env& env, ActorId self) {
                               body(*static_cast<State*>(s), env, self);

@@ -83,6 +83,18 @@ class DalInstance final : public Instance {
 
   int actor_count() const override { return static_cast<int>(c_.actors.size()); }
   std::string_view actor_name(ActorId a) const override { return c_.actors[static_cast<std::size_t>(a)].name; }
+  // Writers of the same resources with the same timing are interchangeable, unless a stall
+  // or crash fault names one of them.
+  std::vector<std::vector<ActorId>> symmetric_actors() const override {
+    return interchangeable_actors(actor_count(), [&](ActorId x, ActorId y) {
+      const ActorSpec& a = c_.actors[static_cast<std::size_t>(x)];
+      const ActorSpec& b = c_.actors[static_cast<std::size_t>(y)];
+      auto faulted = [&](const ActorSpec& s) { return s.name == c_.stall.actor || s.name == c_.crash.actor; };
+      return a.kind == Kind::writer && b.kind == Kind::writer && !faulted(a) && !faulted(b) &&
+             a.resources == b.resources && a.start == b.start && a.work == b.work && a.interval == b.interval &&
+             a.cycles == b.cycles;
+    });
+  }
 
   void run_actor(ActorId a) override {
     const ActorSpec& s = c_.actors[static_cast<std::size_t>(a)];

@@ -161,6 +161,22 @@ class HeadspaceInstance final : public Instance {
   int actor_count() const override { return static_cast<int>(c_.actors.size()); }
   std::string_view actor_name(ActorId actor) const override { return c_.actors[static_cast<std::size_t>(actor)].name; }
   void run_actor(ActorId actor) override { app_.run(actor); }
+  // Hooks with the same route, agent, worker and settings (but the name) are interchangeable,
+  // unless a stall fault names one of them.
+  std::vector<std::vector<ActorId>> symmetric_actors() const override {
+    auto stalled = [&](const ActorSpec& a) {
+      return std::any_of(c_.stalls.begin(), c_.stalls.end(), [&](const StallFault& s) { return s.actor == a.name; });
+    };
+    return interchangeable_actors(actor_count(), [&](ActorId x, ActorId y) {
+      const ActorSpec& a = c_.actors[static_cast<std::size_t>(x)];
+      const ActorSpec& b = c_.actors[static_cast<std::size_t>(y)];
+      return a.kind == ActorKind::hook && b.kind == ActorKind::hook && !stalled(a) && !stalled(b) &&
+             a.worker == b.worker && a.route == b.route && a.agent == b.agent && a.nested == b.nested &&
+             a.raise == b.raise && a.start == b.start && a.work == b.work && a.cycles == b.cycles &&
+             a.interval == b.interval && a.retries == b.retries && a.retry_sleep == b.retry_sleep && a.agents == b.agents &&
+             a.key == b.key;
+    });
+  }
   std::optional<Violation> on_event(const Event& e) override {
     auto v = checker_.on_event(e);
     return v && judged(c_.skip_invariants, *v) ? v : std::nullopt;
