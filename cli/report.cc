@@ -212,7 +212,9 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
-  if (const auto& spec = r.result.speculation; spec.jobs > 1) {
+  if (const auto& spec = r.result.speculation; spec.jobs > 1 && spec.portfolio) {
+    out << fmt::format("  threads: {}; the executions ran on them, each judged in order\n", spec.jobs);
+  } else if (spec.jobs > 1) {
     out << fmt::format("  threads: {}; {} subtrees explored on other threads taken ({} executions), {} dropped "
                        "(their start changed, or the search ended first)\n",
                        spec.jobs, spec.taken, spec.taken_executions, spec.dropped);

@@ -1,6 +1,7 @@
 // sim/explorer.cc: the exploration loop: one execution after another as the strategy asks,
 // counted by kind, bounded, and judged (sim/explorer.h).
 #include "lockstep/sim/explorer.h"
+#include "lockstep/sim/portfolio.h"
 
 #include <atomic>
 #include <chrono>
@@ -74,6 +75,11 @@ class Search {
     if (options.checkpoint && strategy.can_checkpoint()) strategy.keep_resume_point();
     if (options.jobs > 1 && options.spawn && !options.on_execution) {
       speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
+    }
+    if (options.jobs > 1 && options.spawn && speculative_ == nullptr && strategy.fresh_copy() != nullptr) {
+      out_.speculation.jobs = options.jobs;
+      out_.speculation.portfolio = true;
+      portfolio_ = std::make_unique<Portfolio>(system, strategy, limits_, options.jobs, options.spawn, 1);
     }
     if (speculative_ != nullptr) {
       out_.speculation.jobs = options.jobs;
@@ -256,7 +262,19 @@ class Search {
   // once (an execution cut inside by a stop nobody asked for, or the first failure found).
   bool run_one() {
     ExecutionResult result;
-    try {
+    if (portfolio_) {
+      auto outcome = portfolio_->next([this] { return stop_asked() || out_of_time(); });
+      if (!outcome) {
+        result.interrupted = true;  // stopped while waiting: as a run cut inside
+      } else {
+        if (outcome->error) std::rethrow_exception(outcome->error);
+        result = std::move(outcome->result);
+        decisions_ = std::move(outcome->decisions);
+        if (outcome->symmetric_actors > 0 && out_.symmetry.actors == 0) {
+          out_.symmetry = {outcome->symmetric_actors, outcome->permutations};
+        }
+      }
+    } else try {
       result = scheduler_.run(system_, env_, strategy_, limits_);
       if (const Symmetry& sym = scheduler_.symmetry(); sym.any() && out_.symmetry.actors == 0) {
         out_.symmetry = {sym.actors, sym.permutations};
@@ -312,12 +330,12 @@ class Search {
 
   std::optional<FoundFailure> failure_of(const ExecutionResult& result) {
     const std::uint64_t execution = out_.stats.executions;
-    if (is_failure(result.verdict)) return FoundFailure{result, scheduler_.decisions(), execution, {}};
+    if (is_failure(result.verdict)) return FoundFailure{result, decisions(), execution, {}};
     if (result.lock_order_edges.empty()) return std::nullopt;
     const std::size_t known = lock_orders_.edge_count();
-    auto cycle = lock_orders_.add(result.lock_order_edges, scheduler_.decisions(), execution);
+    auto cycle = lock_orders_.add(result.lock_order_edges, decisions(), execution);
     if (edge_log_ != nullptr && (cycle || lock_orders_.edge_count() != known)) {
-      edge_log_->push_back({execution, result.lock_order_edges, scheduler_.decisions()});
+      edge_log_->push_back({execution, result.lock_order_edges, decisions()});
     }
     if (!cycle) return std::nullopt;
     ExecutionResult across;
@@ -325,7 +343,7 @@ class Search {
     across.invariant = "lock_order";
     across.message = std::move(cycle->message);
     across.steps = result.steps;
-    return FoundFailure{std::move(across), scheduler_.decisions(), execution, std::move(cycle->witnesses)};
+    return FoundFailure{std::move(across), decisions(), execution, std::move(cycle->witnesses)};
   }
 
   // The search's verdict: its first failure's, else pass when it was exhaustive.
@@ -557,10 +575,17 @@ class Search {
   }
 
   const System& system_;
+  // The decisions of the execution just run: the scheduler's, or the portfolio's outcome's.
+  const std::vector<Decision>& decisions() const { return portfolio_ ? decisions_ : scheduler_.decisions(); }
+
   Strategy& strategy_;
   const ExploreOptions& options_;
   RunLimits limits_;
   Scheduler scheduler_;
+  // Independent executions on several threads (sim/portfolio.h), and the decisions of the
+  // outcome taken last.
+  std::unique_ptr<Portfolio> portfolio_;
+  std::vector<Decision> decisions_;
   SimEnv env_;
   LockOrderGraph lock_orders_;
   ExploreResult out_;

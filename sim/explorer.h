@@ -80,7 +80,9 @@ struct ExploreOptions {
   // pending branches' subtrees ahead of the serial walk, which takes each one whose start
   // is unchanged when it gets there. The result is the one thread's in every respect
   // (counts, verdict, first failure, order); only the time differs. For a strategy that
-  // speculates (dpor in optimal mode) and no on_execution; others run on one thread.
+  // speculates (dpor in optimal mode) and no on_execution; a strategy of independent
+  // executions (random: Strategy::fresh_copy) runs them on the threads and takes the
+  // outcomes in order (sim/portfolio.h); others run on one thread.
   // `spawn` runs a task on another thread (sim/ starts none: real/task_threads.h has them);
   // without it the search runs on one thread.
   int jobs = 1;
@@ -110,6 +112,7 @@ struct ExploreResult {
   // and those explored there but not taken (their start changed, or the search ended first).
   struct Speculation {
     int jobs = 1;  // the threads the search ran on (1: the strategy does not speculate)
+    bool portfolio = false;  // independent executions (random) run on them (sim/portfolio.h)
     std::uint64_t taken = 0, taken_executions = 0, dropped = 0, dropped_executions = 0;
   } speculation;
   // Symmetry reduction (RunLimits::symmetry, sim/symmetry.h): the actors in the classes the

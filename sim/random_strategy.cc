@@ -17,6 +17,9 @@ class RandomStrategy final : public Strategy {
     return true;
   }
 
+  std::unique_ptr<Strategy> fresh_copy() const override { return std::make_unique<RandomStrategy>(seed_); }
+  void begin_at(std::uint64_t execution) override { execution_ = execution - 1; }
+
   std::size_t pick(std::span<const Transition> enabled, std::uint64_t) override {
     return rng_.uniform(enabled.size());
   }

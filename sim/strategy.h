@@ -104,6 +104,13 @@ class Strategy {
   // this happens after every step before it.
   virtual void clock_advanced() {}
 
+  // Independent executions (random walks, pct: execution k is decided by the seed and k
+  // alone): a new strategy with the same settings, which begin_at(k) makes begin execution k
+  // (1-based) at its next next_execution(). Others return null: sim/portfolio.h runs the
+  // former's executions on several threads.
+  virtual std::unique_ptr<Strategy> fresh_copy() const { return nullptr; }
+  virtual void begin_at(std::uint64_t /*execution*/) {}
+
   // True once the executions so far cover every execution (only exhaustive strategies).
   virtual bool exhausted() const { return false; }
 

@@ -118,5 +118,31 @@ TEST(Parallel, TheFirstFailureIsTheOneThreadsFirst) {
   }
 }
 
+// Random walks on several threads (sim/portfolio.h): each execution is the one thread's
+// (its seed is the search's and its index), taken in order: the same counts, first failure
+// and trace, whether the search stops at the first failure, at an execution bound or runs
+// every walk; and symmetry's filter (the walks of two identical actors) changes nothing.
+TEST(Parallel, RandomWalksOnSeveralThreadsAreTheOneThreadsInOrder) {
+  for (const bool stop_at_first : {true, false}) {
+    nlohmann::json doc = testing::script_scenario(
+        {{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}, {"c", {"lock m", "read x q", "write x q+1", "unlock m"}}},
+        {{"vars", {{"x", 0}}}, {"check", {"x == 3"}}, {"symmetric", nlohmann::json::array({nlohmann::json::array({"a", "b"})})}});
+    doc["explore"] = {{"strategy", "random"}, {"stop_at_first", stop_at_first}, {"max_executions", 3000}};
+    const Scenario s = scenario_from_json(doc);
+    const sim::CheckReport one = testing::check(s, {});
+    ASSERT_EQ(one.result.verdict, Verdict::violation);
+    EXPECT_EQ(one.result.speculation.jobs, 1);
+    for (int jobs : {2, 3, 5}) {
+      sim::CheckOverrides o;
+      o.jobs = jobs;
+      const sim::CheckReport parallel = testing::check(s, o);
+      EXPECT_EQ(summary(parallel), summary(one)) << jobs << " threads, stop_at_first " << stop_at_first;
+      EXPECT_TRUE(parallel.result.speculation.portfolio);
+      EXPECT_EQ(parallel.result.speculation.jobs, jobs);
+      EXPECT_EQ(parallel.result.symmetry.actors, 2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
