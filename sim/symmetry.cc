@@ -7,10 +7,6 @@
 
 namespace lockstep::sim {
 
-bool Symmetry::is_object(ObjectId obj) const {
-  return obj != kNoObject && std::find(object.begin(), object.end(), obj) != object.end();
-}
-
 std::string symmetry_declaration_error(const std::vector<std::vector<ActorId>>& classes, int actor_count) {
   std::vector<bool> seen(static_cast<std::size_t>(std::max(actor_count, 0)), false);
   for (std::size_t k = 0; k < classes.size(); ++k) {

@@ -43,7 +43,6 @@ struct Symmetry {
 
   bool any() const { return actors > 0; }
   bool in_class(ActorId a) const { return object[a] != kNoObject; }
-  bool is_object(ObjectId obj) const;
 
  private:
   static std::array<std::int8_t, kMaxActors> filled(std::int8_t v) {

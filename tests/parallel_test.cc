@@ -1,7 +1,7 @@
-// Exploring one search on several threads (ExploreOptions::jobs, sim/speculation.h): the
-// result is the one thread's in every respect (counts, steps, verdict, the first failure
-// and its trace), on every scenario of the repository and on larger searches where other
-// threads' subtrees are taken. The random-program property is in dpor_test.cc.
+// Exploring one search on several threads (ExploreOptions::jobs: sim/speculation.h for dpor,
+// sim/portfolio.h for random): the result is the one thread's in every respect (counts,
+// steps, verdict, the first failure and its trace), on every scenario of the repository, on
+// larger searches where other threads' subtrees are taken, and for random walks. The random-program property is in dpor_test.cc.
 #include <gtest/gtest.h>
 
 #include <filesystem>
