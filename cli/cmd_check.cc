@@ -14,6 +14,9 @@
 #include "lockstep/cli/report.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/scenario.h"
+#include "lockstep/model/verdict.h"
+#include "lockstep/real/pg_work_queue.h"
+#include "lockstep/real/task_threads.h"
 #include "lockstep/real/wall_clock.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/trace.h"
@@ -23,6 +26,10 @@ namespace {
 
 // Interleavings longer than this are not printed by `check` (replay prints them all).
 constexpr std::size_t kMaxPrintedEvents = 200;
+// check --queue: subtrees published and not yet reached by the walk, per worker. With 2 per
+// worker the walk reached most of them before a worker began (6 hooks of one agent, 3
+// processes: the workers idled); 32 keeps them busy, at 5-8% redundant executions.
+constexpr int kQueuedPerWorker = 32;
 
 struct CheckArgs {
   std::string scenario;
@@ -44,6 +51,8 @@ struct CheckArgs {
   bool estimate = false;
   double estimate_seconds = 3;
   int jobs = 1;
+  std::optional<std::string> queue;  // check --queue CONNINFO: the search split among processes
+  std::string run_id;
 };
 
 // A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
@@ -79,7 +88,7 @@ sim::CheckOverrides overrides_of(const CheckArgs& a) {
   if (a.unfair) overrides.fair = false;
   if (a.symmetry) overrides.symmetry = *a.symmetry == "on";
   overrides.livelock_steps = a.livelock_steps;
-  if (!a.shard.empty()) overrides.shard = parse_shard(a.shard);
+  if (!a.shard.empty() && !a.queue) overrides.shard = parse_shard(a.shard);
   overrides.jobs = a.jobs;
   return overrides;
 }
@@ -116,17 +125,76 @@ int cmd_estimate(const CheckArgs& a, const Scenario& scenario, Progress& progres
   return kExitOk;
 }
 
+// check --queue with --shard I/N, I > 1: a worker of the run (sim/subtree_exchange.h). It
+// explores the subtrees the coordinator (shard 1) publishes until the run is over, and
+// reports what it explored; the search's result is the coordinator's.
+int cmd_worker(const CheckArgs& a, const Scenario& scenario, const sim::StrategyOptions::Shard& shard,
+               const std::string& settings, const real::Stopwatch& clock, std::ostream& out, std::ostream& err) {
+  sim::CheckOptions options;
+  options.overrides = overrides_of(a);
+  options.elapsed_seconds = [&clock] { return clock.elapsed_seconds(); };
+  options.stop_requested = [] { return interrupted(); };
+  std::optional<real::TaskThreads> threads;  // --jobs: each subtree's own threads
+  if (a.jobs > 1) options.spawn = threads.emplace(a.jobs).spawner();
+  const auto source = real::serve_run(*a.queue, a.run_id, settings, options.stop_requested);
+  const sim::WorkerReport w = sim::serve_scenario(scenario, options, *source);
+  const double elapsed = clock.elapsed_seconds();
+  if (a.json) {
+    out << nlohmann::json{{"scenario", scenario.name},
+                          {"file", a.scenario},
+                          {"shard", a.shard},
+                          {"shard_mode", "worker"},
+                          {"run_id", a.run_id},
+                          {"verdict", "incomplete"},  // a worker judges nothing: the coordinator does
+                          {"expected_verdict", verdict_name(scenario.expect.verdict)},
+                          {"as_expected", true},
+                          {"exhaustive", false},
+                          {"elapsed_s", elapsed},
+                          {"worker", {{"tasks", w.tasks}, {"explored", w.explored}, {"cut", w.cut}}}}
+               .dump()
+        << '\n';
+  } else {
+    out << fmt::format("{}: worker {}/{} of run {}: {} subtrees, {} executions explored ({} cut short) in {:.1f} s; "
+                       "the result is the coordinator's (shard 1)\n",
+                       scenario.name, shard.index + 1, shard.count, a.run_id, w.tasks, w.explored, w.cut, elapsed);
+  }
+  if (w.interrupted) err << "interrupted: this worker stopped; the coordinator explores what it did not finish\n";
+  return kExitOk;
+}
+
 int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& out, std::ostream& err) {
   const real::Stopwatch clock;
   Progress progress(err, clock, parse_progress_mode(a.progress));
   const Scenario scenario = load_scenario(a.scenario);
   if (a.estimate) return cmd_estimate(a, scenario, progress, clock, out);
-  const sim::CheckReport report = run_one(scenario, overrides_of(a), progress, scenario.name, a.checkpoints);
+  std::shared_ptr<sim::SubtreeExchange> exchange;
+  if (a.queue) {
+    if (a.shard.empty() || a.run_id.empty()) {
+      throw InputError("--queue needs --shard I/N (shard 1 coordinates, the others work) and --run-id ID (the same "
+                       "for every shard of one run, new for each run)");
+    }
+    if (a.checkpoints.checkpoint || a.checkpoints.resume) {
+      throw InputError("--queue: a split search has no checkpoints yet (run it whole with --checkpoint)");
+    }
+    const auto shard = parse_shard(a.shard);
+    sim::CheckOptions options;
+    options.overrides = overrides_of(a);
+    const std::string settings = sim::queue_settings(scenario, options);
+    if (shard.index > 0) return cmd_worker(a, scenario, shard, settings, clock, out, err);
+    const std::string strategy = a.strategy.value_or(scenario.explore.strategy);
+    if (strategy != "dpor" || a.preemptions || a.iterative) {
+      throw InputError(fmt::format("--queue splits a dpor search without a preemption bound (strategy {})", strategy));
+    }
+    exchange = real::coordinate_run(*a.queue, a.run_id, settings, kQueuedPerWorker * std::max(1, shard.count - 1));
+  }
+  const sim::CheckReport report =
+      run_one(scenario, overrides_of(a), progress, scenario.name, a.checkpoints, std::move(exchange));
   if (a.checkpoints.checkpoint && !report.result.exhaustive && !report.result.first_failure) {
     err << fmt::format("lockstep: checkpoint {} ({} executions so far): go on with --resume {}\n",
                        *a.checkpoints.checkpoint, report.result.stats.executions, *a.checkpoints.checkpoint);
   }
-  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard, a.shard.empty() ? "" : "inside", {}};
+  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard,
+                    a.shard.empty() ? "" : (a.queue ? "coordinator" : "inside"), {}};
   // Named after the scenario's file, as sweep names it: the two share reports/traces.
   const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}", trace_file_of(a.scenario)));
   // A trace that cannot be written does not lose the result: it is printed, then the error.
@@ -215,7 +283,16 @@ void add_result_options(CLI::App& c, CheckArgs& check) {
                "on|off: explore executions equal up to a permutation of actors the system declares interchangeable "
                "once (default: the scenario's explore.symmetry, on)")
       ->check(CLI::IsMember({"on", "off"}));
-  c.add_option("--shard", check.shard, "I/N: with dfs, explore shard I of N (1-based) of the search tree");
+  c.add_option("--shard", check.shard,
+               "I/N: with dfs, explore shard I of N (1-based) of the search tree; with --queue, this process's place "
+               "in the run: 1 coordinates (its result is the search's), the others are workers");
+  c.add_option("--queue", check.queue,
+               "CONNINFO: split this dpor search among the processes of one run (--shard I/N, --run-id) through a "
+               "work queue in this PostgreSQL database (FOR UPDATE SKIP LOCKED); count, verdict and failure are one "
+               "process's (docs/cli.md)");
+  c.add_option("--run-id", check.run_id,
+               "ID: names the run of --queue: the same for its N processes, a new one for each run (a job runner's "
+               "run id)");
   c.add_option("--trace-out", check.trace_out, "where to write the failing trace (default reports/traces/NAME.json)");
   c.add_flag("--json", check.json, "print one JSON object");
   c.add_option("--progress", check.progress, kProgressHelp)->check(CLI::IsMember({"auto", "always", "never"}));

@@ -1,4 +1,5 @@
-// `lockstep merge RESULTS...`: combine the results.json of sweep shards into one summary.
+// `lockstep merge RESULTS...`: combine the results.json of sweep shards (or the `check --json`
+// output of shards and of a --queue run's coordinator and workers) into one summary.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -57,7 +58,8 @@ void check_result_entry(const JsonCursor& e) {
 std::vector<nlohmann::json> read_entries(const std::vector<std::string>& inputs) {
   std::vector<nlohmann::json> entries;
   for (const auto& path : inputs) {
-    const nlohmann::json doc = read_json_file(path);
+    nlohmann::json doc = read_json_file(path);
+    if (doc.is_object()) doc = nlohmann::json::array({std::move(doc)});  // one `check --json` result
     const JsonCursor root(doc, path);
     for (const auto& e : root.items()) {
       check_result_entry(e);
@@ -79,6 +81,13 @@ int cmd_merge(const MergeArgs& a, std::ostream& out, std::ostream& err) {
     } else {
       out << fmt::format("{}: {} ({} executions){}\n", m["scenario"].is_null() ? m["file"].get<std::string>() : m["scenario"].get<std::string>(),
                          m["verdict"].get<std::string>(), m["executions"].dump(), m["as_expected"].get<bool>() ? "" : "  <-- NOT AS EXPECTED");
+      if (const auto q = m.value("queue", nlohmann::json()); q.is_object() && q.contains("workers")) {
+        out << fmt::format("  queue: {} workers explored {} executions in {} subtrees; {} taken, {} redundant ({:.1f}% "
+                           "of the search)\n",
+                           q["workers"].get<int>(), q["worker_executions"].get<std::uint64_t>(),
+                           q["worker_tasks"].get<std::uint64_t>(), q.value("remote_taken_executions", std::uint64_t{0}),
+                           q["redundant_executions"].get<std::uint64_t>(), 100.0 * q["redundant_fraction"].get<double>());
+      }
     }
   }
   err << fmt::format("merge: {} results from {} files into {} scenarios; reports in {}\n", entries.size(), a.inputs.size(),

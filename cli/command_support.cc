@@ -82,7 +82,8 @@ void Progress::clear() {
 }
 
 sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
-                         const std::string& label, const CheckpointFiles& files) {
+                         const std::string& label, const CheckpointFiles& files,
+                         std::shared_ptr<sim::SubtreeExchange> exchange) {
   real::Stopwatch clock;
   sim::CheckOptions options;
   options.overrides = overrides;
@@ -94,7 +95,10 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   options.checkpoint_every = files.every;
   std::optional<real::TaskThreads> threads;  // --jobs: the search's other threads
   if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
+  options.exchange = std::move(exchange);
+  exchange = nullptr;
   sim::CheckReport report = sim::check_scenario(scenario, options);
+  options.exchange = nullptr;  // the run is over for the workers before the report is printed
   progress.clear();
   return report;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -67,8 +68,11 @@ struct CheckpointFiles {
 };
 
 // Checks one scenario with its progress shown under `label`; stops at Ctrl-C.
+// `exchange`: the coordinator's side of check --queue (sim/subtree_exchange.h), released
+// when the search ends (which ends the run for its workers).
 sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
-                         const std::string& label, const CheckpointFiles& files = {});
+                         const std::string& label, const CheckpointFiles& files = {},
+                         std::shared_ptr<sim::SubtreeExchange> exchange = nullptr);
 
 // Parses "I/N" (1-based, as job runners number their jobs) into a 0-based shard.
 sim::StrategyOptions::Shard parse_shard(const std::string& text);

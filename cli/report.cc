@@ -2,6 +2,7 @@
 
 #include "lockstep/cli/markup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -129,6 +130,13 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   j["jobs"] = spec.jobs;
   j["speculation"] = {{"taken", spec.taken}, {"taken_executions", spec.taken_executions}, {"dropped", spec.dropped},
                       {"dropped_executions", spec.dropped_executions}};
+  // check --queue: subtrees published for the run's workers, and what became of them.
+  j["queue"] = spec.exchange ? nlohmann::json{{"published", spec.published},
+                                              {"remote_taken", spec.remote_taken},
+                                              {"remote_taken_executions", spec.remote_taken_executions},
+                                              {"taken_back", spec.taken_back},
+                                              {"withdrawn", spec.withdrawn}}
+                             : nlohmann::json(nullptr);
   // Symmetry reduction (sim/symmetry.h): the interchangeable actors and their permutations.
   j["symmetry"] = r.result.symmetry.actors > 0 ? nlohmann::json{{"actors", r.result.symmetry.actors},
                                                                  {"permutations", r.result.symmetry.permutations}}
@@ -218,6 +226,12 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
     out << fmt::format("  threads: {}; {} subtrees explored on other threads taken ({} executions), {} dropped "
                        "(their start changed, or the search ended first)\n",
                        spec.jobs, spec.taken, spec.taken_executions, spec.dropped);
+  }
+  if (const auto& spec = r.result.speculation; spec.exchange) {
+    out << fmt::format("  queue: {} subtrees published for the workers; {} taken from them ({} executions), {} taken "
+                       "back and explored here, {} withdrawn\n",
+                       spec.published, spec.remote_taken, spec.remote_taken_executions, spec.taken_back,
+                       spec.withdrawn);
   }
   if (const auto& sym = r.result.symmetry; sym.actors > 0) {
     out << fmt::format("  symmetry: {} actors, {} permutations (executions equal up to them explored once)\n",
@@ -379,10 +393,52 @@ std::string junit_xml(const std::vector<nlohmann::json>& results, double elapsed
   return x;
 }
 
-std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& entries) {
+namespace {
+
+// check --queue: what the workers explored, added to their coordinator's entry: the
+// executions of their subtrees, and of those the redundant ones (explored but not taken:
+// withdrawn, or cut short), which the one-process search would not have run.
+void merge_workers(const std::vector<nlohmann::json>& workers, const std::map<std::string, std::size_t>& index,
+                   std::vector<nlohmann::json>& merged) {
+  for (const auto& w : workers) {
+    const auto it = index.find(str(w["file"]));
+    if (it == index.end()) continue;
+    nlohmann::json& m = merged[it->second];
+    if (m.value("shard_mode", nlohmann::json()) != "coordinator" || !m["queue"].is_object()) continue;
+    nlohmann::json& q = m["queue"];
+    q["workers"] = q.value("workers", 0) + 1;
+    q["worker_tasks"] = q.value("worker_tasks", std::uint64_t{0}) + w["worker"].value("tasks", std::uint64_t{0});
+    q["worker_executions"] =
+        q.value("worker_executions", std::uint64_t{0}) + w["worker"].value("explored", std::uint64_t{0});
+    m["elapsed_s"] = std::max(m["elapsed_s"].get<double>(), w["elapsed_s"].get<double>());
+  }
+  for (auto& m : merged) {
+    if (!m.contains("queue") || !m["queue"].is_object() || !m["queue"].contains("workers")) continue;
+    nlohmann::json& q = m["queue"];
+    const auto explored = q["worker_executions"].get<std::uint64_t>();
+    const auto taken = q.value("remote_taken_executions", std::uint64_t{0});
+    q["redundant_executions"] = explored > taken ? explored - taken : 0;
+    const double total = static_cast<double>(m.value("executions", std::uint64_t{0}) + m.value("redundant", std::uint64_t{0}));
+    q["redundant_fraction"] = total > 0 ? q["redundant_executions"].get<double>() / total : 0.0;
+  }
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& all) {
   std::vector<nlohmann::json> merged;
   std::map<std::string, std::size_t> index;  // file -> position in merged
   std::vector<int> parts;                    // entries merged into each
+  // check --queue: workers' entries add to their coordinator's, after every other entry.
+  std::vector<nlohmann::json> entries, workers;
+  for (const auto& e : all) (e.value("shard_mode", nlohmann::json()) == "worker" ? workers : entries).push_back(e);
+  for (const auto& w : workers) {
+    if (!index.count(str(w["file"])) && std::none_of(entries.begin(), entries.end(), [&](const nlohmann::json& e) {
+          return e["file"] == w["file"];
+        })) {
+      entries.push_back(w);  // no coordinator: the workers' entry stands, incomplete
+    }
+  }
   for (const auto& e : entries) {
     const std::string file = str(e["file"]);
     auto it = index.find(file);
@@ -426,6 +482,7 @@ std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& ent
     m["steps_per_s"] = s > 0 ? m["steps"].get<double>() / s : 0.0;
     m["executions_per_s"] = s > 0 ? m["executions"].get<double>() / s : 0.0;
   }
+  merge_workers(workers, index, merged);
   return merged;
 }
 

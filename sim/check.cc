@@ -86,6 +86,7 @@ ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& opt
   explore.jobs = o.jobs;
   explore.speculate_after = o.speculate_after;
   explore.spawn = options.spawn;
+  explore.exchange = options.exchange;
   return explore;
 }
 
@@ -236,7 +237,9 @@ void set_up_checkpoints(const Scenario& scenario, const CheckOptions& options, E
 
 }  // namespace
 
-CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
+namespace {
+
+ExplorationRequest request_of(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
   ExplorationRequest request;
   request.system = scenario.configured.get();
@@ -251,6 +254,61 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   request.iterative = o.iterative;
   request.explore = explore_options(scenario, options, request.strategy_options.seed);
   request.shrink = o.shrink;
+  return request;
+}
+
+}  // namespace
+
+std::string queue_settings(const Scenario& scenario, const CheckOptions& options) {
+  const ExplorationRequest request = request_of(scenario, options);
+  const CheckpointHeader header = checkpoint_header(scenario, request);
+  nlohmann::json settings = header.settings;
+  settings.erase("shard");
+  settings["preemptions"] = request.strategy_options.max_preemptions;
+  return nlohmann::json{{"lockstep", lockstep_version()},
+                        {"scenario", header.scenario_name},
+                        {"digest", header.digest},
+                        {"settings", std::move(settings)}}
+      .dump();
+}
+
+WorkerReport serve_scenario(const Scenario& scenario, const CheckOptions& options, SubtreeSource& source) {
+  const ExplorationRequest request = request_of(scenario, options);
+  if (request.strategy != "dpor" || request.iterative || request.strategy_options.max_preemptions >= 0) {
+    throw InputError(fmt::format("{}: --queue splits a dpor search without a preemption bound (strategy {})",
+                                 scenario.file, request.strategy));
+  }
+  WorkerReport out;
+  // Ctrl-C, or --max-seconds of this worker's own.
+  const double max_seconds = request.explore.max_seconds;
+  const std::function<bool()> stop = [&options, max_seconds] {
+    return (options.stop_requested && options.stop_requested()) ||
+           (max_seconds > 0 && options.elapsed_seconds && options.elapsed_seconds() >= max_seconds);
+  };
+  while (std::optional<SubtreeSource::Task> task = source.next(stop)) {
+    auto strategy = make_strategy(request.strategy, request.strategy_options);
+    ExploreOptions explore = request.explore;
+    explore.stop_requested = [&] { return stop() || source.withdrawn(task->id); };
+    SubtreeTaskRun run;
+    try {
+      run = explore_subtree_task(*scenario.configured, *strategy, task->text, explore);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--queue: task {} of this run: {}", task->id, e.what()));
+    }
+    source.finish(task->id, run.result);
+    ++out.tasks;
+    out.explored += run.explored;
+    if (run.interrupted) ++out.cut;
+    if (stop()) {
+      out.interrupted = true;
+      break;
+    }
+  }
+  return out;
+}
+
+CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options) {
+  ExplorationRequest request = request_of(scenario, options);
   if (options.checkpoint_path || options.resume_path) set_up_checkpoints(scenario, options, request);
   Exploration x = explore_and_record(request);
   CheckReport report;

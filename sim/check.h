@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "lockstep/sim/explorer.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/shrink.h"
+#include "lockstep/sim/subtree_exchange.h"
 #include "lockstep/sim/trace.h"
 
 namespace lockstep::sim {
@@ -55,7 +57,27 @@ struct CheckOptions {
   double checkpoint_every = 60;
   // Runs a task on another thread, for CheckOverrides::jobs > 1 (ExploreOptions::spawn).
   std::function<void(std::function<void()>)> spawn;
+  // Other processes for one dpor search (check --queue; ExploreOptions::exchange): the
+  // coordinator's side.
+  std::shared_ptr<SubtreeExchange> exchange;
 };
+
+// check --queue (sim/subtree_exchange.h). What a coordinator and its workers must agree on,
+// as a JSON text: lockstep's version, the scenario's digest and the settings that shape the
+// search (as a checkpoint's, without the shard).
+std::string queue_settings(const Scenario& scenario, const CheckOptions& options);
+
+// A worker: explores the tasks of `source` with the scenario's search (options as for
+// check_scenario) until the run is over or options.stop_requested.
+struct WorkerReport {
+  std::uint64_t tasks = 0;
+  std::uint64_t explored = 0;  // complete and redundant executions of those tasks' subtrees
+  std::uint64_t cut = 0;       // tasks withdrawn (or stopped) while explored here
+  bool interrupted = false;
+};
+// Throws InputError for a strategy other than dpor (or with a preemption bound) and for a
+// malformed task.
+WorkerReport serve_scenario(const Scenario& scenario, const CheckOptions& options, SubtreeSource& source);
 
 // An estimate of a search's size (check --estimate): the search runs for a few seconds and
 // each progress sample's executions / Strategy::explored_fraction estimates the total; the

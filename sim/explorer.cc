@@ -14,6 +14,7 @@
 #include "lockstep/sim/checkpoint.h"
 #include "lockstep/sim/sim_env.h"
 #include "lockstep/sim/speculation.h"
+#include "lockstep/sim/subtree_exchange.h"
 
 namespace lockstep::sim {
 
@@ -44,6 +45,7 @@ struct Speculation {
   std::string fingerprint;
   std::unique_ptr<Strategy> explorer;
   std::vector<std::string> objects;  // the walk's object keys when it began (the explorer's ids)
+  std::optional<std::uint64_t> remote;  // published for other processes: the task's id
   std::atomic<bool> cancel{false};
   // 0: not begun; 1: begun, on a thread of the pool or by the search that waits for it
   // (whoever moves it from 0 to 1 explores it); finished: its result is set.
@@ -73,8 +75,9 @@ class Search {
     limits_.stop = [this, inner = options.limits.stop] { return stop_asked() || out_of_time() || (inner && inner()); };
     if (options.resume) restore(*options.resume);
     if (options.checkpoint && strategy.can_checkpoint()) strategy.keep_resume_point();
-    if (options.jobs > 1 && options.spawn && !options.on_execution) {
+    if (((options.jobs > 1 && options.spawn) || options.exchange) && !options.on_execution) {
       speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
+      if (speculative_ != nullptr) exchange_ = options.exchange.get();
     }
     if (options.jobs > 1 && options.spawn && speculative_ == nullptr && strategy.fresh_copy() != nullptr) {
       out_.speculation.jobs = options.jobs;
@@ -83,9 +86,10 @@ class Search {
     }
     if (speculative_ != nullptr) {
       out_.speculation.jobs = options.jobs;
+      out_.speculation.exchange = exchange_ != nullptr;
       pool_ = std::make_shared<SpeculationPool>();
       pool_->jobs = options.jobs;
-      pool_->spawn = options.spawn;
+      if (options.jobs > 1) pool_->spawn = options.spawn;
     }
   }
   // A subtree explorer's search (ExploreOptions::jobs): the serial walk's object ids, its
@@ -98,6 +102,7 @@ class Search {
     pool_ = std::move(pool);
     holds_slot_ = true;
     speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
+    exchange_ = nullptr;  // only the serial walk publishes
   }
   ~Search() { end_speculation(); }
   Search(const Search&) = delete;
@@ -392,8 +397,9 @@ class Search {
     speculative_->take_changed(changed_);
     for (const BranchKey& key : changed_) {
       if (auto it = specs_.find(key); it != specs_.end()) {
-        drop(std::move(it->second));
+        std::shared_ptr<Speculation> s = std::move(it->second);
         specs_.erase(it);
+        drop(std::move(s));
       }
     }
     std::erase_if(dropped_, [this](const auto& s) {
@@ -415,6 +421,7 @@ class Search {
             taken = commit(*s, *run);
             if (taken == Taken::no) ++out_.speculation.dropped;
           }
+          if (s->remote) --remote_out_;
         } else {
           drop(std::move(s));
         }
@@ -461,6 +468,10 @@ class Search {
     for (const auto& [mark, count] : add.marks) stats.marks[mark] += count;
     ++out_.speculation.taken;
     out_.speculation.taken_executions += add.executions + add.redundant;
+    if (s.remote) {
+      ++out_.speculation.remote_taken;
+      out_.speculation.remote_taken_executions += add.executions + add.redundant;
+    }
     if (r.first_failure && !out_.first_failure) {
       out_.first_failure = *r.first_failure;
       out_.first_failure->execution += base;
@@ -487,6 +498,7 @@ class Search {
   // (nullopt: the speculation is dropped, the branch is cut as an execution would be) and
   // reports progress.
   std::optional<SubtreeRun> result_of(const std::shared_ptr<Speculation>& s) {
+    if (s->remote) return remote_result_of(*s);
     int idle = 0;
     if (s->state.compare_exchange_strong(idle, 1)) {
       SubtreeRun run = run_subtree(system_, *s, options_, pool_, [this] { return limits_.stop(); });
@@ -510,20 +522,79 @@ class Search {
     return s->run.get();
   }
 
-  // Gives the pool's free slots the next pending branches. Finished speculations wait for
-  // the walk to reach them; at most kSpeculationsPerJob per thread are kept (memory).
-  void launch() {
+  // A published speculation (ExploreOptions::exchange) the walk reached: taken back and
+  // explored here when no worker began it, else the worker's result, waited for as a
+  // thread's is (nullopt when the search stops meanwhile).
+  std::optional<SubtreeRun> remote_result_of(Speculation& s) {
+    if (exchange_->take_back(*s.remote)) {
+      ++out_.speculation.taken_back;
+      pool_->outstanding.fetch_add(1);  // a subtree explorer's search holds a slot
+      SubtreeRun run = run_subtree(system_, s, options_, pool_, [this] { return limits_.stop(); });
+      pool_->outstanding.fetch_sub(1);
+      s.remote.reset();
+      return run;
+    }
     for (;;) {
-      if (specs_.size() >= kSpeculationsPerJob * static_cast<std::size_t>(pool_->jobs)) return;
-      if (pool_->outstanding.fetch_add(1) >= pool_->jobs) {
-        pool_->outstanding.fetch_sub(1);
-        return;
+      if (std::optional<std::string> text = exchange_->result(*s.remote)) return read_remote(s, *text);
+      if (limits_.stop()) {
+        exchange_->withdraw(*s.remote);
+        ++out_.speculation.withdrawn;
+        given_up_.push_back(s.key);
+        ++out_.speculation.dropped;
+        return std::nullopt;
       }
+      if (options_.progress) maybe_report_progress();
+    }
+  }
+  // A worker's result (subtree_result_json) as a thread's would be; a malformed one (another
+  // lockstep, a damaged queue) ends the search with an error, never a verdict.
+  SubtreeRun read_remote(Speculation& s, const std::string& text) {
+    SubtreeRun run;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(text);
+      run.result.stats = stats_of(j.at("stats"));
+      run.result.interrupted = j.at("interrupted").get<bool>();
+      if (!j.at("failure").is_null()) run.result.first_failure = failure_of_json(j.at("failure"));
+      for (const auto& e : j.at("edges")) {
+        EdgeRecord r;
+        r.execution = e.at(0).get<std::uint64_t>();
+        for (const auto& edge : e.at(1)) r.edges.push_back({edge.at(0), edge.at(1), edge.at(2)});
+        for (const auto& d : e.at(2)) {
+          Decision decision;
+          if (!parse_decision(d.get<std::string>(), decision)) throw std::invalid_argument("a decision");
+          r.decisions.push_back(decision);
+        }
+        run.edges.push_back(std::move(r));
+      }
+      run.objects = j.at("objects").get<std::vector<std::string>>();
+      dynamic_cast<SpeculativeStrategy&>(*s.explorer).take_subtree_outcome(j.at("outcome"));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("a worker's result for task {} is malformed: {}", *s.remote, e.what()));
+    }
+    return run;
+  }
+
+  // Gives the pool's free slots the next pending branches, then the exchange's (other
+  // processes). Finished speculations wait for the walk to reach them; at most
+  // kSpeculationsPerJob per thread, and the exchange's capacity, are kept (memory).
+  void launch() {
+    const std::size_t remote_room = exchange_ != nullptr ? static_cast<std::size_t>(exchange_->capacity()) : 0;
+    for (;;) {
+      if (specs_.size() >= kSpeculationsPerJob * static_cast<std::size_t>(pool_->jobs) + remote_room) return;
+      bool local = false;
+      if (pool_->spawn) {
+        if (pool_->outstanding.fetch_add(1) >= pool_->jobs) {
+          pool_->outstanding.fetch_sub(1);
+        } else {
+          local = true;
+        }
+      }
+      if (!local && remote_out_ >= remote_room) return;
       taken_ = given_up_;
       for (const auto& [key, s] : specs_) taken_.push_back(key);
       std::optional<SubtreeOffer> offer = speculative_->offer(taken_);
       if (!offer) {
-        pool_->outstanding.fetch_sub(1);
+        if (local) pool_->outstanding.fetch_sub(1);
         return;
       }
       auto s = std::make_shared<Speculation>();
@@ -531,6 +602,15 @@ class Search {
       s->fingerprint = std::move(offer->fingerprint);
       s->explorer = std::move(offer->explorer);
       s->objects = scheduler_.object_keys();
+      if (!local) {
+        const nlohmann::json task = {{"start", dynamic_cast<SpeculativeStrategy&>(*s->explorer).subtree_start()},
+                                     {"objects", s->objects}};
+        s->remote = exchange_->publish(task.dump());
+        ++remote_out_;
+        ++out_.speculation.published;
+        specs_.emplace(s->key, std::move(s));
+        continue;
+      }
       // The task holds the speculation: it lives until the task is done with it. The search
       // (system_, options_) outlives every task that begins it: end_speculation waits for
       // those, and a task that did not begin touches nothing but the speculation.
@@ -549,6 +629,14 @@ class Search {
     }
   }
   void drop(std::shared_ptr<Speculation> s) {
+    if (s->remote) {
+      exchange_->withdraw(*s->remote);
+      --remote_out_;
+      ++out_.speculation.withdrawn;
+      given_up_.push_back(s->key);
+      ++out_.speculation.dropped;
+      return;
+    }
     s->cancel.store(true);
     given_up_.push_back(s->key);
     ++out_.speculation.dropped;
@@ -565,6 +653,13 @@ class Search {
     dropped_.clear();
   }
   void end(Speculation& s) {
+    if (s.remote) {
+      exchange_->withdraw(*s.remote);
+      ++out_.speculation.withdrawn;
+      s.remote.reset();
+      --remote_out_;
+      return;
+    }
     s.cancel.store(true);
     int idle = 0;
     if (s.state.compare_exchange_strong(idle, 1)) {
@@ -607,6 +702,10 @@ class Search {
   std::vector<BranchKey> changed_, taken_;
   std::vector<BranchKey> given_up_;  // dropped once: not offered again
   std::vector<EdgeRecord>* edge_log_ = nullptr;
+  // Other processes (ExploreOptions::exchange; the serial walk's search only), and its
+  // speculations published there that the walk has not reached.
+  SubtreeExchange* exchange_ = nullptr;
+  std::size_t remote_out_ = 0;
 };
 
 SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,
@@ -625,7 +724,60 @@ SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOption
   return out;
 }
 
+// A subtree explorer's search as text, for the exchange (read back by read_remote).
+nlohmann::json subtree_result_json(const SubtreeRun& run, nlohmann::json outcome) {
+  nlohmann::json edges = nlohmann::json::array();
+  for (const EdgeRecord& r : run.edges) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const LockOrderEdge& e : r.edges) list.push_back({e.from, e.to, e.how});
+    nlohmann::json decisions = nlohmann::json::array();
+    for (const Decision d : r.decisions) decisions.push_back(decision_text(d));
+    edges.push_back({r.execution, std::move(list), std::move(decisions)});
+  }
+  const auto& failure = run.result.first_failure;
+  return {{"stats", stats_json(run.result.stats)},
+          {"interrupted", run.result.interrupted},
+          {"failure", failure ? failure_json(*failure) : nlohmann::json()},
+          {"edges", std::move(edges)},
+          {"objects", run.objects},
+          {"outcome", std::move(outcome)}};
+}
+
 }  // namespace
+
+SubtreeTaskRun explore_subtree_task(const System& system, Strategy& fresh, const std::string& task,
+                                    const ExploreOptions& options) {
+  auto* x = dynamic_cast<SpeculativeStrategy*>(&fresh);
+  if (x == nullptr) throw std::invalid_argument("a subtree task needs a strategy that speculates (dpor)");
+  std::vector<std::string> objects;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(task);
+    x->begin_subtree(j.at("start"));
+    objects = j.at("objects").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("malformed subtree task: ") + e.what());
+  }
+  auto pool = std::make_shared<SpeculationPool>();
+  pool->jobs = std::max(1, options.jobs);
+  if (options.jobs > 1) pool->spawn = options.spawn;
+  pool->outstanding.store(1);  // this search's own
+  ExploreOptions o;
+  o.limits = options.limits;
+  o.limits.stop = nullptr;
+  o.stop_at_first = options.stop_at_first;
+  o.stop_requested = options.stop_requested;
+  SubtreeRun run;
+  {
+    Search search(system, fresh, o, objects, &run.edges, pool);
+    run.result = search.run();
+    run.objects = search.object_keys();
+  }
+  SubtreeTaskRun out;
+  out.explored = run.result.stats.executions + run.result.stats.redundant;
+  out.interrupted = run.result.interrupted;
+  out.result = subtree_result_json(run, x->subtree_outcome()).dump();
+  return out;
+}
 
 ExploreResult explore_system(const System& system, Strategy& strategy, const ExploreOptions& options) {
   return Search(system, strategy, options).run();

@@ -35,6 +35,8 @@
 
 namespace lockstep::sim {
 
+class SubtreeExchange;
+
 struct ExploreStats {
   std::uint64_t executions = 0;  // complete executions, each with a verdict
   std::uint64_t redundant = 0;   // ended early by the strategy (sleep-set blocked): no verdict
@@ -90,6 +92,9 @@ struct ExploreOptions {
   // The executions the search runs alone before it gives work away: a small search is over
   // before that pays (tests set 0).
   std::uint64_t speculate_after = 1000;
+  // Other processes for one search (sim/subtree_exchange.h): the serial walk publishes
+  // pending subtrees there too, as it gives them to threads, with the same guarantee.
+  std::shared_ptr<SubtreeExchange> exchange;
 };
 
 struct FoundFailure {
@@ -114,6 +119,11 @@ struct ExploreResult {
     int jobs = 1;  // the threads the search ran on (1: the strategy does not speculate)
     bool portfolio = false;  // independent executions (random) run on them (sim/portfolio.h)
     std::uint64_t taken = 0, taken_executions = 0, dropped = 0, dropped_executions = 0;
+    // ExploreOptions::exchange: subtrees published for other processes; of those, taken
+    // from a worker's result (and their executions), taken back and explored here, and
+    // withdrawn (their start changed, or the search ended before reaching them).
+    bool exchange = false;
+    std::uint64_t published = 0, remote_taken = 0, remote_taken_executions = 0, taken_back = 0, withdrawn = 0;
   } speculation;
   // Symmetry reduction (RunLimits::symmetry, sim/symmetry.h): the actors in the classes the
   // system declared and their permutations; 0 actors when it declared none or it was off.

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lockstep/model/env.h"
 #include "lockstep/sim/strategy.h"
 
@@ -67,6 +69,16 @@ class SpeculativeStrategy {
   // On the explorer: whether its search ended at its subtree's end (else it stopped early:
   // the search left optimal mode, or was stopped).
   virtual bool subtree_done() const = 0;
+
+  // A subtree explored by another process (sim/subtree_exchange.h). On an explorer fresh
+  // from offer(): its start, which begin_subtree() on a new strategy of the same search
+  // (same strategy and settings) turns into the same explorer. On that one, once its search
+  // ended: its outcome (what skip_branch reads), which take_subtree_outcome() on the
+  // offered explorer makes it hold. Both throw std::invalid_argument for malformed JSON.
+  virtual nlohmann::json subtree_start() const = 0;
+  virtual void begin_subtree(const nlohmann::json& start) = 0;
+  virtual nlohmann::json subtree_outcome() const = 0;
+  virtual void take_subtree_outcome(const nlohmann::json& outcome) = 0;
 };
 
 }  // namespace lockstep::sim

@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "lockstep/real/task_threads.h"
+#include "lockstep/sim/subtree_exchange.h"
 #include "lockstep/sim/trace.h"
 #include "test_support.h"
 
@@ -142,6 +147,103 @@ TEST(Parallel, RandomWalksOnSeveralThreadsAreTheOneThreadsInOrder) {
       EXPECT_EQ(parallel.result.symmetry.actors, 2);
     }
   }
+}
+
+// Other processes (check --queue, sim/subtree_exchange.h), in memory: a "worker" explores a
+// published task when the walk first asks for its result, through the task's text and the
+// result's text only, with a new strategy, as another process does (sim::serve_scenario).
+// Every third task is taken back before that (no worker began it), and one in five is
+// explored and then withdrawn by the walk's own staleness rule, as on a real queue.
+class InMemoryQueue final : public sim::SubtreeExchange {
+ public:
+  InMemoryQueue(const Scenario& scenario, const sim::CheckOverrides& overrides)
+      : scenario_(scenario), overrides_(overrides) {}
+  int capacity() const override { return 16; }
+  std::uint64_t publish(const std::string& task) override {
+    tasks_[++last_] = task;
+    return last_;
+  }
+  bool take_back(std::uint64_t id) override {
+    if (id % 3 != 0 || results_.count(id) != 0) return false;
+    ++taken_back;
+    return tasks_.erase(id) == 1;
+  }
+  std::optional<std::string> result(std::uint64_t id) override {
+    if (results_.count(id) == 0) {
+      // One worker, one task: its own source.
+      struct One final : sim::SubtreeSource {
+        std::optional<Task> task;
+        std::string result;
+        std::optional<Task> next(const std::function<bool()>&) override { return std::exchange(task, std::nullopt); }
+        bool withdrawn(std::uint64_t) override { return false; }
+        void finish(std::uint64_t, const std::string& r) override { result = r; }
+      } source;
+      source.task = sim::SubtreeSource::Task{id, tasks_.at(id)};
+      sim::CheckOptions options;
+      options.overrides = overrides_;
+      options.overrides.jobs = 1;
+      const sim::WorkerReport w = sim::serve_scenario(scenario_, options, source);
+      EXPECT_EQ(w.tasks, 1u);
+      worker_executions += w.explored;
+      results_[id] = source.result;
+    }
+    return results_.at(id);
+  }
+  void withdraw(std::uint64_t id) override {
+    ++withdrawn;
+    tasks_.erase(id);
+  }
+  std::uint64_t worker_executions = 0, taken_back = 0, withdrawn = 0;
+
+ private:
+  const Scenario& scenario_;
+  sim::CheckOverrides overrides_;
+  std::map<std::uint64_t, std::string> tasks_, results_;
+  std::uint64_t last_ = 0;
+};
+
+sim::CheckReport check_with_queue(const Scenario& s, const sim::CheckOverrides& overrides,
+                                  const std::shared_ptr<InMemoryQueue>& queue) {
+  sim::CheckOptions options;
+  options.overrides = overrides;
+  options.exchange = queue;
+  std::optional<real::TaskThreads> threads;
+  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
+  return sim::check_scenario(s, options);
+}
+
+TEST(Parallel, SubtreesExploredByOtherProcessesGiveWhatOneProcessGives) {
+  std::uint64_t remote = 0, back = 0;
+  int checked = 0;
+  auto compare = [&](const Scenario& s, const std::string& what) {
+    const sim::CheckReport one = testing::check(s, {});
+    for (const int jobs : {1, 2}) {
+      sim::CheckOverrides o;
+      o.jobs = jobs;
+      o.speculate_after = 0;
+      auto queue = std::make_shared<InMemoryQueue>(s, o);
+      const sim::CheckReport split = check_with_queue(s, o, queue);
+      EXPECT_EQ(summary(split), summary(one)) << what << " jobs " << jobs;
+      const auto& spec = split.result.speculation;
+      EXPECT_EQ(spec.taken_back, queue->taken_back) << what;
+      EXPECT_LE(spec.remote_taken_executions, queue->worker_executions) << what;
+      remote += spec.remote_taken;
+      back += spec.taken_back;
+    }
+    ++checked;
+  };
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    const Scenario s = load_scenario(entry.path().string());
+    if (s.explore.strategy != "dpor" || s.explore.max_preemptions >= 0) continue;
+    compare(s, entry.path().string());
+  }
+  for (const auto& [program, n] : std::vector<std::pair<std::string, int>>{{"lastzero", 10}, {"indexer", 12}}) {
+    compare(scenario_from_json(bench_scenario(program, n)), program);
+  }
+  EXPECT_GT(checked, 50);
+  EXPECT_GT(remote, 0u) << "no worker's subtree was taken: the test shows nothing";
+  EXPECT_GT(back, 0u);
 }
 
 }  // namespace

@@ -228,19 +228,90 @@ void DporStrategy::keep_resume_point() {
   note_resume_point();
 }
 
-nlohmann::json DporStrategy::checkpoint() const {
-  LOCKSTEP_INVARIANT(keep_resume_, "dpor: a checkpoint is asked for after keep_resume_point");
+nlohmann::json DporStrategy::state_json(std::size_t size, const WakeupTree& inherited, std::size_t diverge, bool optimal,
+                                       bool fallback) const {
   FootprintTable table;
   nlohmann::json path = nlohmann::json::array();
-  for (std::size_t i = 0; i < resume_size_; ++i) path.push_back(node_json(stack_[i], table));
-  std::string inherited = resume_inherited_.to_text(table);
+  for (std::size_t i = 0; i < size; ++i) path.push_back(node_json(stack_[i], table));
+  std::string inherited_text = inherited.to_text(table);
   return {{"strategy", name_},
-          {"optimal", resume_optimal_},
-          {"fallback", resume_fallback_},
-          {"diverge", resume_diverge_},
-          {"inherited", std::move(inherited)},
+          {"optimal", optimal},
+          {"fallback", fallback},
+          {"diverge", diverge},
+          {"inherited", std::move(inherited_text)},
           {"path", std::move(path)},
           {"footprints", table.to_json()}};
+}
+
+nlohmann::json DporStrategy::checkpoint() const {
+  LOCKSTEP_INVARIANT(keep_resume_, "dpor: a checkpoint is asked for after keep_resume_point");
+  return state_json(resume_size_, resume_inherited_, resume_diverge_, resume_optimal_, resume_fallback_);
+}
+
+// A subtree explorer fresh from offer(): its path down to the branch's node, the branch
+// chosen there, and the floor it never backtracks above.
+nlohmann::json DporStrategy::subtree_start() const {
+  LOCKSTEP_INVARIANT(floor_ != kNoFloor && !started_ && floor_ + 1 == stack_.size(),
+                     "speculation: a subtree's start is written before it runs");
+  nlohmann::json out = state_json(stack_.size(), inherited_, diverge_, optimal_, fallback_);
+  out["floor"] = floor_;
+  return out;
+}
+
+void DporStrategy::begin_subtree(const nlohmann::json& start) {
+  resume(start);
+  try {
+    floor_ = start.at("floor").get<std::size_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("malformed subtree start: ") + e.what());
+  }
+  expect(optimal_ && floor_ == diverge_ && floor_ + 1 == stack_.size(), "subtree start: floor, diverge and path disagree");
+}
+
+// What skip_branch reads of a finished subtree explorer: whether it reached its subtree's
+// end, the footprint its branch's step ran with, and the insertions it recorded above it.
+nlohmann::json DporStrategy::subtree_outcome() const {
+  LOCKSTEP_INVARIANT(floor_ != kNoFloor, "speculation: an outcome is a subtree explorer's");
+  const Footprint* ran = floor_ < stack_.size() ? stack_[floor_].current_effect.single() : nullptr;
+  nlohmann::json log = nlohmann::json::array();
+  for (const LoggedInsert& e : log_) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const WakeStep& s : e.steps) steps.push_back({s.actor, s.timer, s.known, footprint_json(s.fp)});
+    log.push_back({e.node, std::move(steps)});
+  }
+  return {{"done", subtree_done()},
+          {"ran", ran != nullptr ? footprint_json(*ran) : nlohmann::json()},
+          {"log", std::move(log)}};
+}
+
+void DporStrategy::take_subtree_outcome(const nlohmann::json& outcome) {
+  LOCKSTEP_INVARIANT(floor_ != kNoFloor && floor_ < stack_.size() && !started_,
+                     "speculation: an outcome is taken by the explorer offered");
+  try {
+    const bool done = outcome.at("done").get<bool>();
+    exhausted_ = true;
+    aborted_ = !done;
+    log_.clear();
+    logged_.clear();
+    if (!done) return;
+    expect(!outcome.at("ran").is_null(), "subtree outcome: the branch's step");
+    stack_[floor_].current_effect = Effect();
+    stack_[floor_].current_effect.add(footprint_of(outcome.at("ran")));
+    for (const auto& e : outcome.at("log")) {
+      expect(e.is_array() && e.size() == 2 && e[1].is_array(), "subtree outcome: logged insertion");
+      LoggedInsert entry{e[0].get<std::uint32_t>(), {}};
+      expect(entry.node <= floor_, "subtree outcome: an insertion below the floor");
+      for (const auto& s : e[1]) {
+        expect(s.is_array() && s.size() == 4, "subtree outcome: step");
+        const int actor = s[0].get<int>();
+        expect(actor >= 0 && actor < static_cast<int>(kMaxActors), "subtree outcome: actor");
+        entry.steps.push_back(WakeStep{static_cast<ActorId>(actor), s[1].get<bool>(), footprint_of(s[3]), s[2].get<bool>()});
+      }
+      log_.push_back(std::move(entry));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("malformed subtree outcome: ") + e.what());
+  }
 }
 
 void DporStrategy::resume(const nlohmann::json& state) {

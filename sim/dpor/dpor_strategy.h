@@ -144,6 +144,11 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   void take_changed(std::vector<BranchKey>& out) override;
   void skip_branch(Strategy& explorer, const std::vector<ObjectId>& objects) override;
   bool subtree_done() const override { return exhausted_ && !aborted_; }
+  // For another process (sim/subtree_exchange.h; sim/dpor/dpor_checkpoint.cc).
+  nlohmann::json subtree_start() const override;
+  void begin_subtree(const nlohmann::json& start) override;
+  nlohmann::json subtree_outcome() const override;
+  void take_subtree_outcome(const nlohmann::json& outcome) override;
 
  private:
   static constexpr std::size_t kNoFloor = std::numeric_limits<std::size_t>::max();
@@ -190,6 +195,10 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   };
   std::vector<Finished> finished_;
 
+  // The search's state as checkpoint() and subtree_start() write it: the path's first `size`
+  // nodes, then what the next execution inherits.
+  nlohmann::json state_json(std::size_t size, const WakeupTree& inherited, std::size_t diverge, bool optimal,
+                            bool fallback) const;
   // Where the current execution began, for checkpoint(): the nodes below resume_size_ are
   // only followed by it (their effects get the same footprints again), so the path is the
   // stack's first resume_size_ nodes.
