@@ -102,7 +102,9 @@ class Search {
     pool_ = std::move(pool);
     holds_slot_ = true;
     speculative_ = dynamic_cast<SpeculativeStrategy*>(&strategy);
-    exchange_ = nullptr;  // only the serial walk publishes
+    // Only the serial walk publishes: a worker's subtree publishing its own branches too
+    // flooded the queue with branches that changed before they were reached (docs/notes.md).
+    exchange_ = nullptr;
   }
   ~Search() { end_speculation(); }
   Search(const Search&) = delete;
@@ -417,11 +419,11 @@ class Search {
         std::shared_ptr<Speculation> s = std::move(it->second);
         specs_.erase(it);
         if (s->fingerprint == speculative_->start_fingerprint()) {
+          if (s->remote) --remote_out_;  // reached: taken back, waited for or given up
           if (std::optional<SubtreeRun> run = result_of(s)) {
             taken = commit(*s, *run);
             if (taken == Taken::no) ++out_.speculation.dropped;
           }
-          if (s->remote) --remote_out_;
         } else {
           drop(std::move(s));
         }

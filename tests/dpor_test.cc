@@ -511,9 +511,10 @@ RC_GTEST_PROP(DporProperties, AResumedSearchRunsTheSameExecutionsInTheSameOrder,
   RC_ASSERT(forms == whole_forms);
 }
 
-// Several threads (ExploreOptions::jobs): the same counts, steps, verdict and first failure
-// (its execution and decisions) as one thread, stopping at the first failure or not, with an
-// execution bound or not; subtrees explored by other threads are taken (tagged).
+// Several threads (ExploreOptions::jobs) and other processes (ExploreOptions::exchange, in
+// memory): the same counts, steps, verdict and first failure (its execution and decisions)
+// as one thread, stopping at the first failure or not, with an execution bound or not;
+// subtrees explored by other threads and processes are taken (tagged).
 RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
   const Actors actors = gen_program(4, 12);  // larger: more pending branches to give away
   const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
@@ -522,10 +523,13 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
   const nlohmann::json doc = script_scenario(actors, config, {{"time", time == TimeMode::timed ? "timed" : "untimed"}});
   const bool stop_at_first = *rc::gen::arbitrary<bool>();
   const std::uint64_t bound = *rc::gen::element<std::uint64_t>(0, 0, 1, 5, 40);
-  const int jobs = *rc::gen::inRange(2, 5);
-  RC_LOG() << "jobs " << jobs << " stop_at_first " << stop_at_first << " bound " << bound << " " << doc.dump() << "\n";
+  const int jobs = *rc::gen::inRange(1, 5);
+  // Other processes too (check --queue): subtrees explored from their text alone.
+  const bool processes = jobs == 1 || *rc::gen::arbitrary<bool>();
+  RC_LOG() << "jobs " << jobs << " processes " << processes << " stop_at_first " << stop_at_first << " bound "
+           << bound << " " << doc.dump() << "\n";
   const Scenario s = scenario_from_json(doc);
-  auto run = [&](int threads) {
+  auto options_for = [&](int threads) {
     sim::ExploreOptions options;
     options.stop_at_first = stop_at_first;
     options.max_executions = bound;
@@ -533,14 +537,25 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
     options.limits.time = s.explore.time;
     options.jobs = threads;
     options.speculate_after = 0;
+    return options;
+  };
+  auto run = [&](int threads, bool split) {
+    sim::ExploreOptions options = options_for(threads);
     std::optional<real::TaskThreads> pool;
     if (threads > 1) options.spawn = pool.emplace(threads).spawner();
+    if (split) {
+      options.exchange = std::make_shared<testing::InMemoryExchange>([&](const std::string& task) {
+        auto fresh = sim::make_strategy("dpor", 1);
+        return sim::explore_subtree_task(*s.configured, *fresh, task, options_for(1)).result;
+      });
+    }
     auto strategy = sim::make_strategy("dpor", 1);
     return sim::explore_system(*s.configured, *strategy, options);
   };
-  const sim::ExploreResult one = run(1);
-  const sim::ExploreResult several = run(jobs);
+  const sim::ExploreResult one = run(1, false);
+  const sim::ExploreResult several = run(jobs, processes);
   RC_TAG(several.speculation.taken > 0 ? "subtrees taken from other threads" : "no subtree taken");
+  if (processes) RC_TAG(several.speculation.remote_taken > 0 ? "subtrees taken from other processes" : "none from other processes");
   RC_ASSERT(several.verdict == one.verdict);
   RC_ASSERT(several.exhaustive == one.exhaustive);
   RC_ASSERT(several.stop_reason == one.stop_reason);

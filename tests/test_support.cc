@@ -85,4 +85,28 @@ sim::ExploreResult explore(const System& system, const std::string& strategy, si
   return sim::explore_system(system, *s, options);
 }
 
+std::uint64_t InMemoryExchange::publish(const std::string& task) {
+  tasks_[++last_] = task;
+  return last_;
+}
+
+bool InMemoryExchange::take_back(std::uint64_t id) {
+  if (id % 3 != 0 || results_.count(id) != 0) return false;
+  ++taken_back;
+  return tasks_.erase(id) == 1;
+}
+
+std::optional<std::string> InMemoryExchange::result(std::uint64_t id) {
+  if (results_.count(id) == 0) {
+    results_[id] = explore_(tasks_.at(id));
+    ++explored_tasks;
+  }
+  return results_.at(id);
+}
+
+void InMemoryExchange::withdraw(std::uint64_t id) {
+  ++withdrawn;
+  tasks_.erase(id);
+}
+
 }  // namespace lockstep::testing

@@ -43,8 +43,11 @@ CliRun run_cli_in_process(std::vector<std::string> args);
 }  // namespace lockstep::testing
 
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "lockstep/sim/explorer.h"
+#include "lockstep/sim/subtree_exchange.h"
 
 namespace lockstep::testing {
 
@@ -93,5 +96,26 @@ struct NoState {
 // Explores `system` with a named strategy; the options' defaults suit small tests.
 sim::ExploreResult explore(const System& system, const std::string& strategy = "dfs",
                            sim::ExploreOptions options = {}, std::uint64_t seed = 1);
+
+// Other processes (sim/subtree_exchange.h) in memory: a "worker" (`explore`: the task's text
+// in, the result's text out, as another process sees them) explores a published task when
+// the walk first asks for its result. Every third task is taken back before that, as one
+// no worker began.
+class InMemoryExchange final : public sim::SubtreeExchange {
+ public:
+  using Worker = std::function<std::string(const std::string& task)>;
+  explicit InMemoryExchange(Worker explore) : explore_(std::move(explore)) {}
+  int capacity() const override { return 16; }
+  std::uint64_t publish(const std::string& task) override;
+  bool take_back(std::uint64_t id) override;
+  std::optional<std::string> result(std::uint64_t id) override;
+  void withdraw(std::uint64_t id) override;
+  std::uint64_t taken_back = 0, withdrawn = 0, explored_tasks = 0;
+
+ private:
+  Worker explore_;
+  std::map<std::uint64_t, std::string> tasks_, results_;
+  std::uint64_t last_ = 0;
+};
 
 }  // namespace lockstep::testing
