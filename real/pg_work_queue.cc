@@ -32,6 +32,7 @@ class Db {
   explicit Db(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
     if (c_ == nullptr || PQstatus(c_) != CONNECTION_OK) {
       std::string message = c_ ? PQerrorMessage(c_) : "out of memory";
+      PQfinish(c_);  // no destructor runs for a constructor that throws
       while (!message.empty() && message.back() == '\n') message.pop_back();
       throw ServerError(fmt::format("--queue: cannot connect to PostgreSQL ({}): {}", describe_conninfo(conninfo),
                                     redact_conninfo(message)));
