@@ -240,7 +240,7 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
                "threads for this one search (dpor, random): with dpor others explore pending branches ahead of the "
                "search, which takes each one it reaches unchanged; random walks run on all of them, judged in order; "
                "counts, verdict and failure are those of one thread (default 1: see docs/cli.md for what it gains)")
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, kMaxJobs))
       ->capture_default_str();
   c.add_option("--preemptions", check.preemptions,
                "preemption bound K (CHESS): at most K switches away from an actor that could go on; a search the "

@@ -36,6 +36,8 @@ inline constexpr std::uint64_t kDefaultMaxSteps = 10'000;     // per execution
 inline constexpr std::uint64_t kDefaultLivelockSteps = 10'000;
 // The execution bound of a random or pct search that has no other bound: they never exhaust.
 inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
+// The most threads one search runs on (check --jobs, Model::jobs; the default is 1).
+inline constexpr int kMaxJobs = 256;
 
 struct ExploreSettings {
   std::string strategy = std::string(kDefaultStrategy);

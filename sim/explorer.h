@@ -87,7 +87,7 @@ struct ExploreOptions {
   // outcomes in order (sim/portfolio.h); others run on one thread.
   // `spawn` runs a task on another thread (sim/ starts none: real/task_threads.h has them);
   // without it the search runs on one thread.
-  int jobs = 1;
+  int jobs = 1;  // 1 to kMaxJobs
   std::function<void(std::function<void()>)> spawn;
   // The executions the search runs alone before it gives work away: a small search is over
   // before that pays (tests set 0).

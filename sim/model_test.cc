@@ -144,6 +144,8 @@ void report_search(const sim::ExploreResult& result, ModelReport& report) {
   report.exhaustive = result.exhaustive;
   report.symmetric_actors = result.symmetry.actors;
   report.symmetry_permutations = result.symmetry.permutations;
+  report.jobs = result.speculation.jobs;
+  report.executions_from_threads = result.speculation.taken_executions;
   report.stop_reason = result.stop_reason;
   for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
   report.marks = result.stats.marks;
@@ -186,6 +188,15 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   request.explore.max_executions = options.max_executions;
   request.explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
   request.explore.elapsed_seconds = options.elapsed_seconds;
+  if (options.jobs < 1 || options.jobs > kMaxJobs) {
+    throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, options.jobs));
+  }
+  if (options.jobs > 1 && !options.spawn) {
+    throw InputError(fmt::format("model {}: jobs {} needs ModelOptions::spawn (Model::run() supplies it)", spec.name,
+                                 options.jobs));
+  }
+  request.explore.jobs = options.jobs;
+  request.explore.spawn = options.spawn;
   // The trace's replay command is only known once a failure is (it names the environment).
   std::string replay_command;
   request.document = [&] {

@@ -37,6 +37,11 @@ struct ModelOptions {
   std::function<double()> elapsed_seconds;
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;
+  // Threads for the search (check --jobs): dpor gives other threads pending subtrees, random
+  // runs a portfolio of its seeded walks; the result is one thread's, byte for byte. Needs
+  // spawn when above 1 (sim/ starts no thread: Model::run() supplies lockstep::threads').
+  int jobs = 1;
+  std::function<void(std::function<void()>)> spawn;
   std::string trace_dir = "lockstep-traces";  // where failing traces are written
   // Names the trace file beside the model's name, so that two tests of one model and
   // configuration keep their own traces (<lockstep/gtest.h> sets Suite.Name).
@@ -62,6 +67,11 @@ struct ModelReport {
   // Symmetry reduction (Model::symmetric): the interchangeable actors and their permutations.
   int symmetric_actors = 0;
   std::uint64_t symmetry_permutations = 1;
+  // The threads the search ran on (1 where the strategy runs on one: see ModelOptions::jobs),
+  // and the executions other threads explored that the search took as its own (dpor; a
+  // random portfolio runs every walk on its threads).
+  int jobs = 1;
+  std::uint64_t executions_from_threads = 0;
   std::string stop_reason;
   std::optional<std::string> trace_path;
   std::string interleaving;    // the failing execution as a table, one column per actor

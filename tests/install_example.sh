@@ -74,6 +74,13 @@ struct S { explicit S(lockstep::Env& env) : x(env.new_shared_var("x", 0)) {} std
 TEST(SimOnly, AModelRuns) {
   LOCKSTEP_EXPECT_PASS(lockstep::Model<S>("simonly").actors(2, [](S& s, lockstep::Env&, lockstep::ActorId) { s.x->fetch_add(1); }));
 }
+TEST(SimOnly, AModelRunsOnTwoThreads) {  // Model::jobs: lockstep::threads comes with lockstep::lockstep
+  auto m = lockstep::Model<S>("simonly-jobs").actors(4, [](S& s, lockstep::Env&, lockstep::ActorId) { s.x->fetch_add(1); s.x->fetch_add(1); });
+  const auto one = m.run();
+  const auto two = lockstep::Model<S>(m).jobs(2).run();
+  EXPECT_EQ(two.jobs, 2);
+  EXPECT_EQ(two.executions, one.executions);
+}
 CC
 cmake -S "$work/simonly" -B "$work/simonly/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON >"$work/simonly.txt" 2>&1 || {

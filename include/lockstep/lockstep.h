@@ -54,6 +54,7 @@
 #include "lockstep/model/verdict.h"
 #include "lockstep/real/backend_hook.h"
 #include "lockstep/real/confirm.h"
+#include "lockstep/real/task_threads.h"
 #include "lockstep/sim/model_test.h"
 
 namespace lockstep {
@@ -171,6 +172,12 @@ class Model {
     };
     return *this;
   }
+  // Threads for the search (1 to kMaxJobs, 256; default 1), as check --jobs: dpor (optimal mode)
+  // gives other threads pending subtrees, random runs a portfolio of its seeded walks; the
+  // verdict, counts, first failure and trace are one thread's, byte for byte. Actors must
+  // share nothing outside Env (they must not anyway). docs/cli.md "Threads" says what it
+  // gains; ModelReport::jobs says how many the search ran on.
+  Model& jobs(int n) { options_.jobs = n; return *this; }
   Model& max_executions(std::uint64_t n) { options_.max_executions = n; return *this; }
   Model& timed(bool on = true) { options_.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
   Model& max_preemptions(int k) { options_.max_preemptions = k; return *this; }
@@ -180,7 +187,13 @@ class Model {
   Model& replay_environment(std::string env) { options_.replay_environment = std::move(env); return *this; }
 
   // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_test.h.
-  ModelReport run() const { return run_model(spec_, options_); }
+  ModelReport run() const {
+    if (options_.jobs <= 1 || options_.jobs > kMaxJobs || options_.spawn) return run_model(spec_, options_);
+    real::TaskThreads threads(options_.jobs);  // joined when the search is over
+    ModelOptions o = options_;
+    o.spawn = threads.spawner();
+    return run_model(spec_, o);
+  }
 
   // Replays the trace at `trace_path` (written by a failing run() of this model and
   // configuration) instead of exploring: the same verdict and interleaving, no search.
