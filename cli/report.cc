@@ -135,7 +135,8 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
                                               {"remote_taken", spec.remote_taken},
                                               {"remote_taken_executions", spec.remote_taken_executions},
                                               {"taken_back", spec.taken_back},
-                                              {"withdrawn", spec.withdrawn}}
+                                              {"withdrawn", spec.withdrawn},
+                                              {"held_back", spec.held_back}}
                              : nlohmann::json(nullptr);
   // Symmetry reduction (sim/symmetry.h): the interchangeable actors and their permutations.
   j["symmetry"] = r.result.symmetry.actors > 0 ? nlohmann::json{{"actors", r.result.symmetry.actors},
@@ -229,9 +230,13 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
   }
   if (const auto& spec = r.result.speculation; spec.exchange) {
     out << fmt::format("  queue: {} subtrees published for the workers; {} taken from them ({} executions), {} taken "
-                       "back and explored here, {} withdrawn\n",
+                       "back and explored here, {} withdrawn{}\n",
                        spec.published, spec.remote_taken, spec.remote_taken_executions, spec.taken_back,
-                       spec.withdrawn);
+                       spec.withdrawn,
+                       spec.held_back == 0 ? std::string()
+                                           : fmt::format("; publishing held back {} times (the redundant work "
+                                                         "at its bound)",
+                                                         spec.held_back));
   }
   if (const auto& sym = r.result.symmetry; sym.actors > 0) {
     out << fmt::format("  symmetry: {} actors, {} permutations (executions equal up to them explored once)\n",

@@ -18,7 +18,11 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(20);        // a result not finished yet
 constexpr auto kIdle = std::chrono::milliseconds(50);        // a worker with nothing queued
-constexpr auto kWithdrawnEvery = std::chrono::milliseconds(500);
+// How often a worker asks whether its task was withdrawn: the work it does for a task
+// withdrawn meanwhile is redundant (500 ms: 39.7% redundant on 2 agents x 3 hooks with 3
+// processes; 25 ms: 29%).
+constexpr auto kWithdrawnEvery = std::chrono::milliseconds(25);
+constexpr auto kRedundantEvery = std::chrono::milliseconds(100);  // the coordinator's redundant()
 constexpr auto kRunWait = std::chrono::minutes(10);          // for the coordinator to begin the run
 
 struct ResultDeleter {
@@ -69,6 +73,8 @@ void create_tables(Db& db) {
   db.exec(
       "CREATE TABLE IF NOT EXISTS lockstep_tasks (run text NOT NULL, id bigint NOT NULL, done boolean NOT NULL "
       "DEFAULT false, task text NOT NULL, result text, worker text, PRIMARY KEY (run, id))");
+  // `explored`: a finished task's executions (a table of an older lockstep lacks it).
+  db.exec("ALTER TABLE lockstep_tasks ADD COLUMN IF NOT EXISTS explored bigint NOT NULL DEFAULT 0");
   db.exec("CREATE TABLE IF NOT EXISTS lockstep_withdrawn (run text NOT NULL, id bigint NOT NULL, PRIMARY KEY (run, id))");
   db.exec("SELECT pg_advisory_unlock(hashtext('lockstep work queue'))");
 }
@@ -125,11 +131,25 @@ class Coordinator final : public sim::SubtreeExchange {
     take_back(id);
   }
 
+  std::uint64_t redundant() override {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - redundant_at_ < kRedundantEvery) return redundant_;
+    redundant_at_ = now;
+    const Rows r = db_.exec(
+        "SELECT coalesce(sum(t.explored), 0) FROM lockstep_tasks t JOIN lockstep_withdrawn w USING (run, id) "
+        "WHERE t.run = $1 AND t.done",
+        {run_});
+    redundant_ = std::stoull(PQgetvalue(r.get(), 0, 0));
+    return redundant_;
+  }
+
  private:
   Db db_;
   std::string run_;
   int capacity_;
   std::uint64_t last_id_ = 0;
+  std::uint64_t redundant_ = 0;  // redundant(), asked at most every kRedundantEvery
+  std::chrono::steady_clock::time_point redundant_at_;
 };
 
 class Worker final : public sim::SubtreeSource {
@@ -193,9 +213,9 @@ class Worker final : public sim::SubtreeSource {
     return withdrawn_;
   }
 
-  void finish(std::uint64_t id, const std::string& result) override {
-    db_.exec("UPDATE lockstep_tasks SET done = true, result = $3 WHERE run = $1 AND id = $2",
-             {run_, std::to_string(id), result});
+  void finish(std::uint64_t id, const std::string& result, std::uint64_t explored) override {
+    db_.exec("UPDATE lockstep_tasks SET done = true, result = $3, explored = $4 WHERE run = $1 AND id = $2",
+             {run_, std::to_string(id), result, std::to_string(explored)});
     db_.exec("COMMIT");
   }
 

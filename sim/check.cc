@@ -295,7 +295,7 @@ WorkerReport serve_scenario(const Scenario& scenario, const CheckOptions& option
     } catch (const std::invalid_argument& e) {
       throw InputError(fmt::format("--queue: task {} of this run: {}", task->id, e.what()));
     }
-    source.finish(task->id, run.result);
+    source.finish(task->id, run.result, run.explored);
     ++out.tasks;
     out.explored += run.explored;
     if (run.interrupted) ++out.cut;

@@ -423,6 +423,7 @@ class Search {
           if (std::optional<SubtreeRun> run = result_of(s)) {
             taken = commit(*s, *run);
             if (taken == Taken::no) ++out_.speculation.dropped;
+            if (taken == Taken::no && s->remote) remote_dropped_ += run->result.stats.executions + run->result.stats.redundant;
           }
         } else {
           drop(std::move(s));
@@ -591,7 +592,7 @@ class Search {
           local = true;
         }
       }
-      if (!local && remote_out_ >= remote_room) return;
+      if (!local && (remote_out_ >= remote_room || !may_publish())) return;
       taken_ = given_up_;
       for (const auto& [key, s] : specs_) taken_.push_back(key);
       std::optional<SubtreeOffer> offer = speculative_->offer(taken_);
@@ -629,6 +630,16 @@ class Search {
       });
       specs_.emplace(s->key, std::move(s));
     }
+  }
+  // check --queue: whether the walk may publish more. Not while the redundant work known
+  // (workers' withdrawn tasks, and their results the walk could not take) is over
+  // ExploreOptions::max_redundant of the executions so far: giving less away keeps it near.
+  bool may_publish() {
+    const auto done = static_cast<double>(out_.stats.executions + out_.stats.redundant);
+    const bool open = static_cast<double>(exchange_->redundant() + remote_dropped_) <= options_.max_redundant * done;
+    if (!open && publishing_) ++out_.speculation.held_back;
+    publishing_ = open;
+    return open;
   }
   void drop(std::shared_ptr<Speculation> s) {
     if (s->remote) {
@@ -708,6 +719,8 @@ class Search {
   // speculations published there that the walk has not reached.
   SubtreeExchange* exchange_ = nullptr;
   std::size_t remote_out_ = 0;
+  std::uint64_t remote_dropped_ = 0;  // executions of workers' results the walk could not take
+  bool publishing_ = true;            // may_publish() said yes last time
 };
 
 SubtreeRun run_subtree(const System& system, Speculation& s, const ExploreOptions& parent,

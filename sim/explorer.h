@@ -95,6 +95,10 @@ struct ExploreOptions {
   // Other processes for one search (sim/subtree_exchange.h): the serial walk publishes
   // pending subtrees there too, as it gives them to threads, with the same guarantee.
   std::shared_ptr<SubtreeExchange> exchange;
+  // The walk publishes a subtree only while the work other processes did for nothing (a
+  // subtree whose start changed after a worker began it) is at most this fraction of the
+  // executions explored so far: a bound on the redundant work, paid for in work not given.
+  double max_redundant = 0.05;
 };
 
 struct FoundFailure {
@@ -124,6 +128,9 @@ struct ExploreResult {
     // withdrawn (their start changed, or the search ended before reaching them).
     bool exchange = false;
     std::uint64_t published = 0, remote_taken = 0, remote_taken_executions = 0, taken_back = 0, withdrawn = 0;
+    // Times the walk stopped publishing because the redundant work reached
+    // ExploreOptions::max_redundant of its executions.
+    std::uint64_t held_back = 0;
   } speculation;
   // Symmetry reduction (RunLimits::symmetry, sim/symmetry.h): the actors in the classes the
   // system declared and their permutations; 0 actors when it declared none or it was off.

@@ -12,7 +12,9 @@
 // (and explores it itself), else waits for its result and takes it as a thread's. So the
 // count, the verdict, the first failure and the trace are the one process's, for any number
 // of workers; a task whose start changed is withdrawn, and what a worker explored for it is
-// the redundant work (counted by the workers, see ExploreResult::Speculation).
+// the redundant work (counted by the workers, see ExploreResult::Speculation). The walk
+// publishes only while the redundant work known so far is at most
+// ExploreOptions::max_redundant of its executions, so that it stays near that bound.
 //
 // Guarantee: tasks and results are plain text (JSON); a worker never changes the
 // coordinator's state except through a result the walk chooses to take.
@@ -44,6 +46,9 @@ class SubtreeExchange {
   virtual std::optional<std::string> result(std::uint64_t id) = 0;
   // The task is not wanted any more (its start changed, or the search ended).
   virtual void withdraw(std::uint64_t id) = 0;
+  // The executions workers explored for tasks withdrawn after they began them (redundant
+  // work), as far as known now: may lag by tens of milliseconds.
+  virtual std::uint64_t redundant() = 0;
 };
 
 // A worker's side: the tasks of one run.
@@ -58,7 +63,8 @@ class SubtreeSource {
   virtual std::optional<Task> next(const std::function<bool()>& stop) = 0;
   // Whether the coordinator withdrew task `id` (asked often: may answer from a cache).
   virtual bool withdrawn(std::uint64_t id) = 0;
-  virtual void finish(std::uint64_t id, const std::string& result) = 0;
+  // `explored`: the task's complete and redundant executions (SubtreeTaskRun::explored).
+  virtual void finish(std::uint64_t id, const std::string& result, std::uint64_t explored) = 0;
 };
 
 // What a worker explored for one task: the subtree's complete and redundant executions.

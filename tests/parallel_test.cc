@@ -160,7 +160,7 @@ std::shared_ptr<testing::InMemoryExchange> in_memory_queue(const Scenario& scena
       std::string result;
       std::optional<Task> next(const std::function<bool()>&) override { return std::exchange(task, std::nullopt); }
       bool withdrawn(std::uint64_t) override { return false; }
-      void finish(std::uint64_t, const std::string& r) override { result = r; }
+      void finish(std::uint64_t, const std::string& r, std::uint64_t) override { result = r; }
     } source;
     source.task = sim::SubtreeSource::Task{1, task};
     sim::CheckOptions options;
@@ -216,6 +216,40 @@ TEST(Parallel, SubtreesExploredByOtherProcessesGiveWhatOneProcessGives) {
   EXPECT_GT(checked, 50);
   EXPECT_GT(remote, 0u) << "no worker's subtree was taken: the test shows nothing";
   EXPECT_GT(back, 0u);
+}
+
+// The redundancy bound (ExploreOptions::max_redundant): while the redundant work the queue
+// reports is over 5% of the executions so far, the walk publishes nothing more and explores
+// those subtrees itself; the result is the one process's either way.
+TEST(Parallel, TheQueueStopsPublishingAtTheRedundancyBound) {
+  const Scenario s = scenario_from_json(bench_scenario("lastzero", 10));
+  const sim::CheckReport one = testing::check(s, {});
+  sim::CheckOverrides o;
+  o.speculate_after = 0;
+  std::uint64_t worker_executions = 0;
+  auto open = in_memory_queue(s, o, &worker_executions);
+  const sim::CheckReport published = check_with_queue(s, o, open);
+  EXPECT_EQ(summary(published), summary(one));
+  EXPECT_GT(published.result.speculation.published, 0u);
+  EXPECT_EQ(published.result.speculation.held_back, 0u);
+
+  // More redundant work reported than the search has executions: nothing is published.
+  auto held = in_memory_queue(s, o, &worker_executions);
+  held->reported = one.result.stats.executions * 100;
+  const sim::CheckReport alone = check_with_queue(s, o, held);
+  EXPECT_EQ(summary(alone), summary(one));
+  EXPECT_EQ(alone.result.speculation.published, 0u);
+  EXPECT_EQ(alone.result.speculation.held_back, 1u);
+
+  // Reported once the walk is under way: publishing stops until 5% of the executions so far
+  // covers it, then goes on.
+  auto later = in_memory_queue(s, o, &worker_executions);
+  later->reported = one.result.stats.executions / 40;  // 2.5%: at half the search
+  const sim::CheckReport resumed = check_with_queue(s, o, later);
+  EXPECT_EQ(summary(resumed), summary(one));
+  EXPECT_EQ(resumed.result.speculation.held_back, 1u);
+  EXPECT_GT(resumed.result.speculation.published, 0u);
+  EXPECT_LT(resumed.result.speculation.published, published.result.speculation.published);
 }
 
 }  // namespace

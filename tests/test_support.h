@@ -110,7 +110,10 @@ class InMemoryExchange final : public sim::SubtreeExchange {
   bool take_back(std::uint64_t id) override;
   std::optional<std::string> result(std::uint64_t id) override;
   void withdraw(std::uint64_t id) override;
-  std::uint64_t taken_back = 0, withdrawn = 0, explored_tasks = 0;
+  // Tasks are explored when their result is asked for: none is withdrawn after it began.
+  // A test sets `reported` to see the walk stop publishing at its bound.
+  std::uint64_t redundant() override { return reported; }
+  std::uint64_t taken_back = 0, withdrawn = 0, explored_tasks = 0, reported = 0;
 
  private:
   Worker explore_;
