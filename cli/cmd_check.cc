@@ -237,8 +237,9 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
   c.add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
       ->check(CLI::NonNegativeNumber);
   c.add_option("--jobs,-j", check.jobs,
-               "threads for this one search (dpor, random): with dpor others explore pending branches ahead of the "
-               "search, which takes each one it reaches unchanged; random walks run on all of them, judged in order; "
+               "threads for this one search (dpor, dfs, random): with dpor and dfs others explore pending branches "
+               "ahead of the search, which takes each one it reaches unchanged; random walks run on all of them, "
+               "judged in order; "
                "counts, verdict and failure are those of one thread (default 1: see docs/cli.md for what it gains)")
       ->check(CLI::Range(1, kMaxJobs))
       ->capture_default_str();

@@ -213,7 +213,7 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
   s->add_option("--shard", args->shard,
                 "I/N: run shard I of N (1-based). dfs scenarios split their search tree, others go whole to one "
                 "shard; lockstep merge combines the shards' results.json into one run's");
-  s->add_option("--jobs,-j", args->jobs, "threads for each scenario's search (dpor, random), as check --jobs (default 1)")
+  s->add_option("--jobs,-j", args->jobs, "threads for each scenario's search (dpor, dfs, random), as check --jobs (default 1)")
       ->check(CLI::Range(1, kMaxJobs))
       ->capture_default_str();
   s->add_option("--symmetry", args->symmetry, "on|off: symmetry reduction, as check --symmetry (default: each scenario's)")

@@ -1,11 +1,19 @@
 // Naive depth-first search: every interleaving and every choice value, by stateless
 // re-execution. Memory is the decision stack of one execution: O(depth), independent of
 // how many executions have been explored.
+//
+// Several threads or processes (sim/speculation.h): a pending branch's subtree is every
+// execution below a prefix of decisions, the same wherever and whenever it is explored (dfs
+// prunes nothing), so a speculation's start never changes and skipping a branch is moving
+// past it: the next execution begins at its next sibling, as after exploring it here.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lockstep/sim/invariant.h"
+#include "lockstep/sim/speculation.h"
 #include "lockstep/sim/strategy.h"
 
 namespace lockstep::sim {
@@ -15,7 +23,7 @@ namespace {
 // decisions (fewer when they end sooner).
 constexpr std::size_t kShardDepth = 12;
 
-class DfsStrategy final : public Strategy {
+class DfsStrategy final : public Strategy, public SpeculativeStrategy {
  public:
   DfsStrategy(int shard_index, int shard_count) : shard_index_(shard_index), shard_count_(shard_count) {}
 
@@ -31,13 +39,15 @@ class DfsStrategy final : public Strategy {
       started_ = true;
       return true;
     }
-    // Backtrack: drop exhausted decisions from the end, then take the next sibling.
-    while (!stack_.empty() && stack_.back().chosen + 1 >= stack_.back().options) stack_.pop_back();
-    if (stack_.empty()) {
+    // Backtrack: drop exhausted decisions from the end, then take the next sibling; a
+    // subtree explorer never backtracks into its prefix.
+    while (stack_.size() > floor_ && stack_.back().chosen + 1 >= stack_.back().options) stack_.pop_back();
+    if (stack_.size() == floor_) {
       exhausted_ = true;
       return false;
     }
     ++stack_.back().chosen;
+    beginning_ = key_of(stack_.back().uid, stack_.back().chosen);
     depth_ = 0;
     resume_size_ = stack_.size();
     return true;
@@ -69,9 +79,57 @@ class DfsStrategy final : public Strategy {
           n[1].get<std::uint32_t>() >= n[0].get<std::uint32_t>()) {
         throw std::invalid_argument("malformed dfs state: a decision");
       }
-      stack_.push_back({n[0].get<std::uint32_t>(), n[1].get<std::uint32_t>()});
+      stack_.push_back({n[0].get<std::uint32_t>(), n[1].get<std::uint32_t>(), next_uid_++});
     }
     resume_size_ = stack_.size();
+  }
+
+  // Speculation (sim/speculation.h). Pending branches: at each node of the path, the
+  // siblings after the one followed; the shallowest first (the largest subtree).
+  bool can_speculate() const override { return shard_count_ <= 1; }
+  std::optional<SubtreeOffer> offer(const std::vector<BranchKey>& taken) override {
+    if (!can_speculate() || !started_) return std::nullopt;
+    for (std::size_t i = floor_; i < resume_size_; ++i) {
+      for (std::uint32_t c = stack_[i].chosen + 1; c < stack_[i].options; ++c) {
+        const BranchKey key = key_of(stack_[i].uid, c);
+        if (std::find(taken.begin(), taken.end(), key) != taken.end()) continue;
+        auto x = std::make_unique<DfsStrategy>(0, 1);
+        x->stack_.assign(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        x->stack_.back().chosen = c;
+        x->floor_ = x->resume_size_ = i + 1;
+        x->next_uid_ = next_uid_;
+        return SubtreeOffer{key, std::string(), std::move(x)};
+      }
+    }
+    return std::nullopt;
+  }
+  std::optional<BranchKey> starting() const override { return beginning_; }
+  std::string start_fingerprint() const override { return std::string(); }  // a subtree never changes
+  void take_changed(std::vector<BranchKey>&) override {}
+  void skip_branch(Strategy& explorer, const std::vector<ObjectId>&) override {
+    // The next execution begins past the skipped branch: nothing to do here.
+    LOCKSTEP_INVARIANT(dynamic_cast<DfsStrategy&>(explorer).exhausted_ && beginning_ &&
+                           beginning_->node == stack_.back().uid && depth_ == 0,
+                       "dfs speculation: a skipped branch is the one that begins, explored to its end");
+    beginning_.reset();
+  }
+  bool subtree_done() const override { return exhausted_; }
+  nlohmann::json subtree_start() const override {
+    nlohmann::json path = nlohmann::json::array();
+    for (std::size_t i = 0; i < floor_; ++i) path.push_back({stack_[i].options, stack_[i].chosen});
+    return {{"strategy", "dfs"}, {"path", std::move(path)}};
+  }
+  void begin_subtree(const nlohmann::json& start) override {
+    resume(start);
+    floor_ = stack_.size();
+    if (floor_ == 0) throw std::invalid_argument("malformed dfs subtree: no path");
+  }
+  nlohmann::json subtree_outcome() const override { return {{"done", exhausted_}}; }
+  void take_subtree_outcome(const nlohmann::json& outcome) override {
+    if (!outcome.is_object() || !outcome.contains("done") || !outcome["done"].is_boolean()) {
+      throw std::invalid_argument("malformed dfs subtree outcome");
+    }
+    exhausted_ = outcome["done"].get<bool>();
   }
 
   std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override {
@@ -93,6 +151,7 @@ class DfsStrategy final : public Strategy {
   struct Node {
     std::uint32_t options;
     std::uint32_t chosen;
+    std::uint64_t uid;  // for speculation's BranchKey: unique among this strategy's nodes
   };
 
   std::uint32_t decide(std::uint32_t options, std::uint64_t step, std::string_view what) {
@@ -106,9 +165,14 @@ class DfsStrategy final : public Strategy {
       }
       return stack_[depth_++].chosen;
     }
-    stack_.push_back({options, 0});
+    stack_.push_back({options, 0, next_uid_++});
     ++depth_;
     return 0;
+  }
+
+  // A branch: its node, and the option taken there in the place of an actor.
+  static BranchKey key_of(std::uint64_t node, std::uint32_t option) {
+    return BranchKey{node, static_cast<ActorId>(option), false};
   }
 
   // The number of branching decisions among the first `depth` decisions.
@@ -136,6 +200,9 @@ class DfsStrategy final : public Strategy {
   std::size_t resume_size_ = 0;  // the decisions the current execution follows
   bool started_ = false;
   bool exhausted_ = false;
+  std::size_t floor_ = 0;  // a subtree explorer: the decisions of its prefix, never backtracked
+  std::uint64_t next_uid_ = 0;
+  std::optional<BranchKey> beginning_;  // the branch the current execution begins
   int shard_index_;
   int shard_count_;
 };

@@ -515,8 +515,7 @@ RC_GTEST_PROP(DporProperties, AResumedSearchRunsTheSameExecutionsInTheSameOrder,
 // memory): the same counts, steps, verdict and first failure (its execution and decisions)
 // as one thread, stopping at the first failure or not, with an execution bound or not;
 // subtrees explored by other threads and processes are taken (tagged).
-RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
-  const Actors actors = gen_program(4, 12);  // larger: more pending branches to give away
+void several_threads_explore_what_one_thread_does(const std::string& strategy, const Actors& actors) {
   const TimeMode time = *rc::gen::element(TimeMode::untimed, TimeMode::timed);
   nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
   if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
@@ -526,7 +525,7 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
   const int jobs = *rc::gen::inRange(1, 5);
   // Other processes too (check --queue): subtrees explored from their text alone.
   const bool processes = jobs == 1 || *rc::gen::arbitrary<bool>();
-  RC_LOG() << "jobs " << jobs << " processes " << processes << " stop_at_first " << stop_at_first << " bound "
+  RC_LOG() << strategy << " jobs " << jobs << " processes " << processes << " stop_at_first " << stop_at_first << " bound "
            << bound << " " << doc.dump() << "\n";
   const Scenario s = scenario_from_json(doc);
   auto options_for = [&](int threads) {
@@ -545,12 +544,12 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
     if (threads > 1) options.spawn = pool.emplace(threads).spawner();
     if (split) {
       options.exchange = std::make_shared<testing::InMemoryExchange>([&](const std::string& task) {
-        auto fresh = sim::make_strategy("dpor", 1);
+        auto fresh = sim::make_strategy(strategy, 1);
         return sim::explore_subtree_task(*s.configured, *fresh, task, options_for(1)).result;
       });
     }
-    auto strategy = sim::make_strategy("dpor", 1);
-    return sim::explore_system(*s.configured, *strategy, options);
+    auto search = sim::make_strategy(strategy, 1);
+    return sim::explore_system(*s.configured, *search, options);
   };
   const sim::ExploreResult one = run(1, false);
   const sim::ExploreResult several = run(jobs, processes);
@@ -570,6 +569,16 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
     RC_ASSERT(several.first_failure->decisions == one.first_failure->decisions);
     RC_ASSERT(several.first_failure->result.message == one.first_failure->result.message);
   }
+}
+
+RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
+  several_threads_explore_what_one_thread_does("dpor", gen_program(4, 12));  // larger: more branches to give away
+}
+
+// dfs gives its pending branches away too (sim/dfs_strategy.cc): a subtree is every
+// execution below a prefix, so nothing is ever dropped.
+RC_GTEST_PROP(DporProperties, DfsOnSeveralThreadsExploresWhatOneThreadDoes, ()) {
+  several_threads_explore_what_one_thread_does("dfs", gen_program(3, 9));
 }
 
 // ---- Symmetry (sim/symmetry.h) -------------------------------------------------------------

@@ -57,6 +57,34 @@ TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
   EXPECT_GT(taken, 0u) << "no subtree explored by another thread was taken: the test shows nothing";
 }
 
+// dfs gives its pending branches away too (sim/dfs_strategy.cc): every scenario searched
+// with dfs, up to 600 executions (a bound cuts where one thread's would).
+TEST(Parallel, DfsOnEveryScenarioGivesWhatOneThreadGives) {
+  int checked = 0;
+  std::uint64_t taken = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    const Scenario s = load_scenario(entry.path().string());
+    sim::CheckOverrides o;
+    o.strategy = "dfs";
+    o.max_preemptions = -1;
+    o.max_executions = 600;
+    const sim::CheckReport one = testing::check(s, o);
+    o.jobs = 2;
+    o.speculate_after = 0;
+    const sim::CheckReport parallel = testing::check(s, o);
+    EXPECT_EQ(summary(parallel), summary(one)) << entry.path();
+    EXPECT_EQ(parallel.result.speculation.jobs, 2) << entry.path();
+    if (one.result.exhaustive) {  // a bound may cut a speculation; its start never changes
+      EXPECT_EQ(parallel.result.speculation.dropped, 0u) << entry.path() << ": a dfs subtree never changes";
+    }
+    taken += parallel.result.speculation.taken;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_GT(taken, 0u) << "no dfs subtree explored by another thread was taken: the test shows nothing";
+}
+
 nlohmann::json bench_scenario(const std::string& program, int n, bool stop_at_first = true) {
   return {{"format", "lockstep-scenario/1"},
           {"name", fmt::format("{}-{}", program, n)},
