@@ -585,7 +585,9 @@ class Search {
     for (;;) {
       if (specs_.size() >= kSpeculationsPerJob * static_cast<std::size_t>(pool_->jobs) + remote_room) return;
       bool local = false;
-      if (pool_->spawn) {
+      // Read first: every search asks before every execution, and a write each time would
+      // bounce the counter's cache line between the threads.
+      if (pool_->spawn && pool_->outstanding.load(std::memory_order_relaxed) < pool_->jobs) {
         if (pool_->outstanding.fetch_add(1) >= pool_->jobs) {
           pool_->outstanding.fetch_sub(1);
         } else {
