@@ -173,9 +173,8 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
       throw InputError("--queue needs --shard I/N (shard 1 coordinates, the others work) and --run-id ID (the same "
                        "for every shard of one run, new for each run)");
     }
-    if (a.checkpoints.checkpoint || a.checkpoints.resume) {
-      throw InputError("--queue: a split search has no checkpoints yet (run it whole with --checkpoint)");
-    }
+    // --checkpoint and --resume are the coordinator's (its walk is the search); a worker,
+    // given the same command line by its job runner, keeps none.
     const auto shard = parse_shard(a.shard);
     sim::CheckOptions options;
     options.overrides = overrides_of(a);

@@ -100,6 +100,40 @@ TEST_F(Queue, FourProcessesAndMergeGiveTheOneProcessCount) {
             m["queue"]["remote_taken_executions"].get<std::uint64_t>() + m["queue"]["redundant_executions"].get<std::uint64_t>());
 }
 
+// A job runner's time limit cuts the run: the coordinator's checkpoint (the walk's state;
+// what workers held and the walk had not reached is explored again) goes on in the next
+// run, with a new run id and new workers. Cut three times, the search gives the serial count.
+TEST_F(Queue, ARunCutThreeTimesAndResumedGivesTheSerialCount) {
+  const testing::CommandResult one = testing::run_lockstep(fmt::format("check {} --json --progress never", scenario_));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const nlohmann::json serial = nlohmann::json::parse(one.out);
+  const std::string checkpoint = (dir_ / "run.ckpt").string();
+  nlohmann::json last;
+  for (int round = 1; round <= 4; ++round) {
+    const std::string run = fmt::format("queue-resume-{}-{}", getpid(), round);
+    std::string flags = fmt::format("--checkpoint {}", checkpoint);
+    if (round > 1) flags += fmt::format(" --resume {}", checkpoint);
+    if (round < 4) flags += fmt::format(" --max-executions 4000");
+    auto worker = std::async(std::launch::async, [this, run, flags] { return shard(2, 2, run, flags); });
+    const testing::CommandResult coordinator = shard(1, 2, run, flags);
+    const testing::CommandResult w = worker.get();
+    EXPECT_EQ(w.exit_code, 0) << w.out;
+    ASSERT_EQ(coordinator.exit_code, round < 4 ? 1 : 0) << coordinator.out;  // cut: incomplete
+    // Its JSON line, among what it printed on stderr (the checkpoint written).
+    const std::size_t at = coordinator.out.find("\n{") + 1;
+    const std::string line = coordinator.out.substr(coordinator.out[0] == '{' ? 0 : at);
+    last = nlohmann::json::parse(line.substr(0, line.find('\n')));
+    EXPECT_EQ(last["resumed"], round > 1) << coordinator.out;
+    if (round < 4) {
+      EXPECT_EQ(last["executions"], 4000 * round) << coordinator.out;
+    }
+  }
+  EXPECT_EQ(last["executions"], serial["executions"]);
+  EXPECT_EQ(last["steps"], serial["steps"]);
+  EXPECT_EQ(last["verdict"], "pass");
+  EXPECT_EQ(last["exhaustive"], true);
+}
+
 TEST_F(Queue, AWorkerWithOtherSettingsIsRefused) {
   const std::string run = fmt::format("queue-settings-{}", getpid());
   // Leaves the run's row, over (the bound makes it incomplete: exit 1).
