@@ -25,6 +25,18 @@ constexpr auto kWithdrawnEvery = std::chrono::milliseconds(25);
 constexpr auto kRedundantEvery = std::chrono::milliseconds(100);  // the coordinator's redundant()
 constexpr auto kRunWait = std::chrono::minutes(10);          // for the coordinator to begin the run
 
+// A question asked often and answered from the server at most once per `period`.
+struct AtMostEvery {
+  std::chrono::steady_clock::duration period;
+  std::chrono::steady_clock::time_point last{};
+  bool due() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < period) return false;
+    last = now;
+    return true;
+  }
+};
+
 struct ResultDeleter {
   void operator()(PGresult* r) const { PQclear(r); }
 };
@@ -132,9 +144,7 @@ class Coordinator final : public sim::SubtreeExchange {
   }
 
   std::uint64_t redundant() override {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - redundant_at_ < kRedundantEvery) return redundant_;
-    redundant_at_ = now;
+    if (!redundant_asked_.due()) return redundant_;
     const Rows r = db_.exec(
         "SELECT coalesce(sum(t.explored), 0) FROM lockstep_tasks t JOIN lockstep_withdrawn w USING (run, id) "
         "WHERE t.run = $1 AND t.done",
@@ -148,8 +158,8 @@ class Coordinator final : public sim::SubtreeExchange {
   std::string run_;
   int capacity_;
   std::uint64_t last_id_ = 0;
-  std::uint64_t redundant_ = 0;  // redundant(), asked at most every kRedundantEvery
-  std::chrono::steady_clock::time_point redundant_at_;
+  std::uint64_t redundant_ = 0;  // redundant()'s last answer
+  AtMostEvery redundant_asked_{kRedundantEvery};
 };
 
 class Worker final : public sim::SubtreeSource {
@@ -189,7 +199,7 @@ class Worker final : public sim::SubtreeSource {
           "lockstep_withdrawn w WHERE w.run = t.run AND w.id = t.id) ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED",
           {run_});
       if (PQntuples(r.get()) == 1) {
-        last_check_ = std::chrono::steady_clock::now();
+        withdrawn_asked_.last = std::chrono::steady_clock::now();  // just taken: not withdrawn yet
         withdrawn_ = false;
         return Task{std::stoull(PQgetvalue(r.get(), 0, 0)), PQgetvalue(r.get(), 0, 1)};
       }
@@ -202,9 +212,7 @@ class Worker final : public sim::SubtreeSource {
 
   bool withdrawn(std::uint64_t id) override {
     if (withdrawn_) return true;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_check_ < kWithdrawnEvery) return false;
-    last_check_ = now;
+    if (!withdrawn_asked_.due()) return false;
     const Rows r = db_.exec(
         "SELECT EXISTS (SELECT 1 FROM lockstep_withdrawn WHERE run = $1 AND id = $2) OR (SELECT over FROM "
         "lockstep_runs WHERE run = $1)",
@@ -222,7 +230,7 @@ class Worker final : public sim::SubtreeSource {
  private:
   Db db_;
   std::string run_;
-  std::chrono::steady_clock::time_point last_check_;
+  AtMostEvery withdrawn_asked_{kWithdrawnEvery};
   bool withdrawn_ = false;
 };
 
