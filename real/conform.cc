@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/pg_result.h"
 #include "lockstep/real/statements.h"
 
 namespace lockstep::real {
@@ -55,11 +56,6 @@ std::string statement_text(const LoggedStatement& s) {
   if (s.op == Stmt::pg_terminate_backend) args = std::to_string(s.target_pid);
   return fmt::format("session {} ({}): {}({})", s.pid, s.application_name, pg::name(s.op), args);
 }
-
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 // A connection of ours: the observer, or one per simulated session.
 class Conn {

@@ -1,5 +1,6 @@
 #include "lockstep/real/libpq_backend.h"
 
+#include "lockstep/real/pg_result.h"
 #include "lockstep/real/statements.h"
 
 #include <libpq-fe.h>
@@ -51,10 +52,7 @@ using pg::Result;
 using pg::Stmt;
 using pg::Status;
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using PgResult = std::shared_ptr<PGresult>;
+using SharedResult = std::shared_ptr<PGresult>;  // PgResultDeleter clears it
 
 class LibpqConnection final : public pg::Connection {
  public:
@@ -180,7 +178,7 @@ class LibpqConnection final : public pg::Connection {
   }
 
   // A statement of the table, one round trip.
-  Result<PgResult> run(Stmt s, const sql::Args& args) { return exec(s, sql::statement(s, args)); }
+  Result<SharedResult> run(Stmt s, const sql::Args& args) { return exec(s, sql::statement(s, args)); }
 
   // One statement, one round trip. `op` names it for the hooks (nullopt: the harness's own
   // statements, such as creating a table).
@@ -189,17 +187,17 @@ class LibpqConnection final : public pg::Connection {
   // round trip, as a driver with server-side prepared statements does. (Not for a
   // transaction-pooling proxy such as pgbouncer, where a session's prepared statements do
   // not follow it; lockstep talks to the server.) The harness's own statements are not.
-  Result<PgResult> exec(std::optional<Stmt> op, const sql::Statement& st) {
+  Result<SharedResult> exec(std::optional<Stmt> op, const sql::Statement& st) {
     std::vector<const char*> values;
     values.reserve(st.params.size());
     for (const auto& p : st.params) values.push_back(p.c_str());
     if (hooks_.before) hooks_.before();
     const auto start = std::chrono::steady_clock::now();
     const std::string* name = op ? prepared(st) : nullptr;
-    PgResult r(name == nullptr
+    SharedResult r(name == nullptr
                    ? PQexecParams(conn_, st.text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0)
                    : PQexecPrepared(conn_, name->c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0),
-               ResultDeleter());
+               PgResultDeleter());
     if (hooks_.after) hooks_.after(op, std::chrono::steady_clock::now() - start);
     if (auto e = sql::error_of(conn_, r.get())) {
       if (hooks_.failed) hooks_.failed(op ? pg::name(*op) : "a statement of lockstep's own", *e);
@@ -214,13 +212,13 @@ class LibpqConnection final : public pg::Connection {
     auto it = prepared_.find(st.text);
     if (it != prepared_.end()) return &it->second;
     std::string name = fmt::format("lockstep_{}", prepared_.size());
-    PgResult p(PQprepare(conn_, name.c_str(), st.text.c_str(), static_cast<int>(st.params.size()), nullptr), ResultDeleter());
+    SharedResult p(PQprepare(conn_, name.c_str(), st.text.c_str(), static_cast<int>(st.params.size()), nullptr), PgResultDeleter());
     if (sql::error_of(conn_, p.get())) return nullptr;
     return &prepared_.emplace(st.text, std::move(name)).first->second;
   }
 
-  static Status status(const Result<PgResult>& r) { return r.ok() ? Status() : Status(r.error()); }
-  static Result<bool> boolean(const Result<PgResult>& r) {
+  static Status status(const Result<SharedResult>& r) { return r.ok() ? Status() : Status(r.error()); }
+  static Result<bool> boolean(const Result<SharedResult>& r) {
     if (!r.ok()) return r.error();
     return sql::read_bool(r.value().get());
   }

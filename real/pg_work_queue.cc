@@ -12,6 +12,7 @@
 
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/pg_result.h"
 
 namespace lockstep::real {
 namespace {
@@ -37,10 +38,7 @@ struct AtMostEvery {
   }
 };
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Rows = std::unique_ptr<PGresult, ResultDeleter>;
+using Rows = PgResult;
 
 // One connection, blocking statements with text parameters.
 class Db {
