@@ -64,11 +64,7 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
 
   // Checkpoints: the decisions where the current execution began (the ones it follows).
   bool can_checkpoint() const override { return true; }
-  nlohmann::json checkpoint() const override {
-    nlohmann::json path = nlohmann::json::array();
-    for (std::size_t i = 0; i < resume_size_; ++i) path.push_back({stack_[i].options, stack_[i].chosen});
-    return {{"strategy", "dfs"}, {"path", std::move(path)}};
-  }
+  nlohmann::json checkpoint() const override { return path_state(resume_size_); }
   void resume(const nlohmann::json& state) override {
     if (!state.is_object() || state.value("strategy", "") != "dfs" || !state.contains("path") ||
         !state["path"].is_array() || started_) {
@@ -114,11 +110,7 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
     beginning_.reset();
   }
   bool subtree_done() const override { return exhausted_; }
-  nlohmann::json subtree_start() const override {
-    nlohmann::json path = nlohmann::json::array();
-    for (std::size_t i = 0; i < floor_; ++i) path.push_back({stack_[i].options, stack_[i].chosen});
-    return {{"strategy", "dfs"}, {"path", std::move(path)}};
-  }
+  nlohmann::json subtree_start() const override { return path_state(floor_); }  // read by resume()
   void begin_subtree(const nlohmann::json& start) override {
     resume(start);
     floor_ = stack_.size();
@@ -168,6 +160,13 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
     stack_.push_back({options, 0, next_uid_++});
     ++depth_;
     return 0;
+  }
+
+  // The first `n` decisions as resume() reads them (a checkpoint, a subtree's start).
+  nlohmann::json path_state(std::size_t n) const {
+    nlohmann::json path = nlohmann::json::array();
+    for (std::size_t i = 0; i < n; ++i) path.push_back({stack_[i].options, stack_[i].chosen});
+    return {{"strategy", "dfs"}, {"path", std::move(path)}};
   }
 
   // A branch: its node, and the option taken there in the place of an actor.
