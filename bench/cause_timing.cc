@@ -1,4 +1,4 @@
-// How long cause analysis (sim/cause.h) takes on each golden trace: a figure for the
+// How long cause analysis (sim/explain/cause.h) takes on each golden trace: a figure for the
 // closing note and docs/cause.md, not a test. Usage: cause_timing [TRACE...] (default: every
 // trace under the source tree's traces/). Prints one Markdown row per trace.
 #include <chrono>

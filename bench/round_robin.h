@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep::bench {
 

@@ -13,7 +13,7 @@
 // --estimate-seconds (default 3) before the full run, and its ratio to the true count.
 // With --jobs N (default 2; 1: none), each row is explored again on N threads (check
 // --jobs), and the wall time and speed-up printed, with a check that the count is the same.
-// A row whose system declares interchangeable actors (sim/symmetry.h; on by default) is
+// A row whose system declares interchangeable actors (sim/explore/symmetry.h; on by default) is
 // explored again with --symmetry off: its executions and time, and the ratio to symmetry on.
 // Figures, not pass/fail: the machine is shared and noisy.
 #include <chrono>

@@ -17,10 +17,10 @@
 #include "bench/round_robin.h"
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/explorer.h"
-#include "lockstep/sim/fiber.h"
-#include "lockstep/sim/scheduler.h"
-#include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/sched/fiber.h"
+#include "lockstep/sim/sched/scheduler.h"
+#include "lockstep/sim/sched/sim_env.h"
 
 namespace lockstep {
 namespace {

@@ -13,8 +13,8 @@
 #include "bench/round_robin.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/system.h"
-#include "lockstep/sim/scheduler.h"
-#include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/sched/scheduler.h"
+#include "lockstep/sim/sched/sim_env.h"
 
 namespace lockstep {
 namespace {

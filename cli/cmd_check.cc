@@ -19,7 +19,7 @@
 #include "lockstep/real/task_threads.h"
 #include "lockstep/real/wall_clock.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {
@@ -125,7 +125,7 @@ int cmd_estimate(const CheckArgs& a, const Scenario& scenario, Progress& progres
   return kExitOk;
 }
 
-// check --queue with --shard I/N, I > 1: a worker of the run (sim/subtree_exchange.h). It
+// check --queue with --shard I/N, I > 1: a worker of the run (sim/explore/subtree_exchange.h). It
 // explores the subtrees the coordinator (shard 1) publishes until the run is over, and
 // reports what it explored; the search's result is the coordinator's.
 int cmd_worker(const CheckArgs& a, const Scenario& scenario, const sim::StrategyOptions::Shard& shard,

@@ -16,8 +16,8 @@
 #include "lockstep/cli/commands.h"
 #include "lockstep/cli/report.h"
 #include "lockstep/cli/subcommands.h"
-#include "lockstep/sim/interleaving_table.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/interleaving_table.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include "lockstep/cli/commands.h"
 #include "lockstep/cli/report.h"
 #include "lockstep/cli/subcommands.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/real/wall_clock.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -22,7 +22,7 @@
 #include "lockstep/model/scenario.h"
 #include "lockstep/real/wall_clock.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -19,7 +19,7 @@
 #include "lockstep/model/scenario.h"
 #include "lockstep/real/wall_clock.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 
@@ -68,7 +68,7 @@ struct CheckpointFiles {
 };
 
 // Checks one scenario with its progress shown under `label`; stops at Ctrl-C.
-// `exchange`: the coordinator's side of check --queue (sim/subtree_exchange.h), released
+// `exchange`: the coordinator's side of check --queue (sim/explore/subtree_exchange.h), released
 // when the search ends (which ends the run for its workers).
 sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& overrides, Progress& progress,
                          const std::string& label, const CheckpointFiles& files = {},

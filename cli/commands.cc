@@ -11,7 +11,7 @@
 #include "lockstep/cli/pg_commands.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/json_cursor.h"
-#include "lockstep/sim/checkpoint.h"
+#include "lockstep/sim/explore/checkpoint.h"
 #include "lockstep/real/libpq_backend.h"
 
 namespace lockstep::cli {

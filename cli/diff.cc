@@ -14,7 +14,7 @@
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/verdict.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

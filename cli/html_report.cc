@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "lockstep/cli/markup.h"
-#include "lockstep/sim/holding.h"
-#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/sim/explain/holding.h"
+#include "lockstep/sim/explain/interleaving_table.h"
 
 namespace lockstep::cli {
 namespace {

@@ -1,10 +1,10 @@
 // cli/html_report.h: a trace as one self-contained HTML page (no network, no scripts).
 //
 // The page a person reads to see why a trace failed:
-//  - the verdict, the replay command, and the cause (sim/cause.h) in numbered sentences;
+//  - the verdict, the replay command, and the cause (sim/explain/cause.h) in numbered sentences;
 //  - lanes, one per actor, with time running down: every step's operation and result;
 //    lock-holding spans as bars beside the lane (advisory keys, row locks, mutexes, flocks,
-//    pooled connections; sim/holding.h), waits as hatched bars with an arrow to the holder,
+//    pooled connections; sim/explain/holding.h), waits as hatched bars with an arrow to the holder,
 //    choices and faults marked, the two steps of each cause pair highlighted and joined by a
 //    numbered arrow, the violation at the end (element id "violation");
 //  - past kCollapseAbove steps, runs of steps far from the cause, from choices, timeouts
@@ -17,8 +17,8 @@
 #include <cstddef>
 #include <string>
 
-#include "lockstep/sim/cause.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/cause.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 

@@ -23,7 +23,7 @@
 #include "lockstep/real/phantom_rounds.h"
 #include "lockstep/real/throwaway_server.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/sim/explain/interleaving_table.h"
 
 namespace lockstep::cli {
 namespace {
@@ -114,7 +114,7 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   j["seed"] = r.seed;
   j["executions"] = stats.executions;
   j["redundant"] = stats.redundant;  // sleep-set-blocked executions (dpor)
-  j["unfair"] = stats.unfair;        // cut by fair mode (sim/progress.h)
+  j["unfair"] = stats.unfair;        // cut by fair mode (sim/progress/progress.h)
   j["redundant_ratio"] = stats.executions + stats.redundant > 0
                              ? static_cast<double>(stats.redundant) / static_cast<double>(stats.executions + stats.redundant)
                              : 0.0;
@@ -138,7 +138,7 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
                                               {"withdrawn", spec.withdrawn},
                                               {"held_back", spec.held_back}}
                              : nlohmann::json(nullptr);
-  // Symmetry reduction (sim/symmetry.h): the interchangeable actors and their permutations.
+  // Symmetry reduction (sim/explore/symmetry.h): the interchangeable actors and their permutations.
   j["symmetry"] = r.result.symmetry.actors > 0 ? nlohmann::json{{"actors", r.result.symmetry.actors},
                                                                  {"permutations", r.result.symmetry.permutations}}
                                                : nlohmann::json(nullptr);

@@ -5,7 +5,7 @@
 // is a visible operation (model/env.h). Failures are returned, as the system calls return
 // errno, never thrown; misuse (a relative path) throws ModelError.
 //
-// What a crash keeps. The simulation (sim/sim_fs.h) keeps, besides the tree every process
+// What a crash keeps. The simulation (sim/fs/sim_fs.h) keeps, besides the tree every process
 // sees, what has reached the disk, by the rules Linux promises and no more:
 //  1. A file's contents survive a crash once the file was fsynced (fsync(2): "transfers
 //     ("flushes") all modified in-core data of ... the file ... to the disk device").

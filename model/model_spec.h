@@ -48,7 +48,7 @@ struct ModelSpec {
     std::function<bool(void* state)> holds;
   };
   std::vector<Mark> marks;
-  // Classes of interchangeable actors, by name (Instance::symmetric_actors, sim/symmetry.h).
+  // Classes of interchangeable actors, by name (Instance::symmetric_actors, sim/explore/symmetry.h).
   std::vector<std::vector<std::string>> symmetric;
 };
 
@@ -57,7 +57,7 @@ struct ModelSpec {
 // violation) and marks the execution with the spec's marks, plus "phantom_grant" when the
 // simulated server handed out a phantom grant (Bug #17686) and "phantom_cleaned" when the
 // advisory lock service cleaned one up. (The simulation adds the faults it injected, such
-// as "backend_terminated": sim/scheduler.h.)
+// as "backend_terminated": sim/sched/scheduler.h.)
 // Throws InputError for a symmetric class naming an actor the spec does not have, or one
 // in two classes.
 std::unique_ptr<System> system_of(ModelSpec spec);

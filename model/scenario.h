@@ -29,10 +29,10 @@ enum class TimeMode { untimed, timed };
 std::string_view time_mode_name(TimeMode mode);
 
 // The defaults of exploration, one set for scenario files, the command line and the C++ API
-// (sim/model_test.h): a model explored either way gets the same bounds.
+// (sim/model_run.h): a model explored either way gets the same bounds.
 inline constexpr std::string_view kDefaultStrategy = "dpor";  // exhaustive
 inline constexpr std::uint64_t kDefaultMaxSteps = 10'000;     // per execution
-// A fair cycle repeated this many steps is a livelock before the step bound (sim/progress.h).
+// A fair cycle repeated this many steps is a livelock before the step bound (sim/progress/progress.h).
 inline constexpr std::uint64_t kDefaultLivelockSteps = 10'000;
 // The execution bound of a random or pct search that has no other bound: they never exhaust.
 inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
@@ -42,16 +42,16 @@ inline constexpr int kMaxJobs = 256;
 struct ExploreSettings {
   std::string strategy = std::string(kDefaultStrategy);
   std::uint64_t seed = 1;
-  std::uint64_t max_steps = kDefaultMaxSteps;  // per execution; at it, sim/progress.h judges it
+  std::uint64_t max_steps = kDefaultMaxSteps;  // per execution; at it, sim/progress/progress.h judges it
   std::uint64_t max_executions = 0;     // 0: no bound
   double max_seconds = 0;               // wall time; 0: no bound
   bool stop_at_first = true;            // stop at the first failing execution
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
   int pct_depth = 3;         // the bug depth d the pct strategy targets
-  bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress.h)
+  bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress/progress.h)
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
-  // Symmetry reduction over the actors the system declares interchangeable (sim/symmetry.h).
+  // Symmetry reduction over the actors the system declares interchangeable (sim/explore/symmetry.h).
   bool symmetry = true;
 };
 

@@ -54,10 +54,10 @@ class Instance {
   // the execution took a phantom grant). Asked once, after at_end. Sorted, no duplicates.
   virtual std::vector<std::string> marks() { return {}; }
   // The lock-order edges this execution took, for lockdep across executions
-  // (sim/lock_order.h): a cycle whose edges come from different executions is a
+  // (sim/explain/lock_order.h): a cycle whose edges come from different executions is a
   // `lock_order` violation no single execution shows. Asked once, after at_end.
   virtual std::vector<LockOrderEdge> lock_order_edges() { return {}; }
-  // Classes of interchangeable actors, for symmetry reduction (sim/symmetry.h): within a
+  // Classes of interchangeable actors, for symmetry reduction (sim/explore/symmetry.h): within a
   // class, the same code and configuration, a symmetric initial state, and checks, marks and
   // final state that do not tell the members apart (the same up to renaming them). Then
   // executions equal up to a permutation of a class's members are explored once. Each class

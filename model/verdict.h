@@ -16,7 +16,7 @@ enum class Verdict {
   step_bound,   // an execution ran past its step bound with no fair repeating cycle in sight
   model_error,  // an actor threw, or misused an Env object
   incomplete,   // bounds stopped the search before it was exhaustive; no failure seen
-  livelock,     // at its step bound, the execution repeats a fair cycle (sim/progress.h)
+  livelock,     // at its step bound, the execution repeats a fair cycle (sim/progress/progress.h)
   liveness,     // a progress obligation (Env::hot) still hot at the end, or cold too late
 };
 

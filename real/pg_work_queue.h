@@ -1,4 +1,4 @@
-// real/pg_work_queue.h: the subtree exchange of sim/subtree_exchange.h on PostgreSQL: one
+// real/pg_work_queue.h: the subtree exchange of sim/explore/subtree_exchange.h on PostgreSQL: one
 // dpor search split among processes that a job runner starts (check --queue CONNINFO).
 //
 // The queue is a lock service of its own: two tables in the database CONNINFO names,
@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "lockstep/sim/subtree_exchange.h"
+#include "lockstep/sim/explore/subtree_exchange.h"
 
 namespace lockstep::real {
 

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "lockstep/sim/bounded_strategies.h"
-#include "lockstep/sim/cause.h"
-#include "lockstep/sim/checkpoint.h"
-#include "lockstep/sim/holding.h"
-#include "lockstep/sim/shrink.h"
-#include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/strategies/bounded_strategies.h"
+#include "lockstep/sim/explain/cause.h"
+#include "lockstep/sim/explore/checkpoint.h"
+#include "lockstep/sim/explain/holding.h"
+#include "lockstep/sim/explain/shrink.h"
+#include "lockstep/sim/sched/sim_env.h"
 
 namespace lockstep::sim {
 namespace {
@@ -48,7 +48,7 @@ RunLimits limits_of(const Trace& trace) {
   RunLimits limits;
   limits.max_steps = trace.max_steps;
   limits.livelock_steps = trace.livelock_steps;
-  limits.fair = false;  // a trace is followed, not explored: nothing is cut (sim/progress.h)
+  limits.fair = false;  // a trace is followed, not explored: nothing is cut (sim/progress/progress.h)
   limits.time = trace.time;
   limits.seed = trace.seed;
   return limits;
@@ -107,7 +107,7 @@ struct Lasso {
 
 // The shortest lasso of an execution that ends repeating a cycle of `period` steps: its
 // prefix up to where the repetition begins, then the cycle as often as a livelock needs
-// (sim/progress.h). One more run of the execution finds where that is; nullopt when it was
+// (sim/progress/progress.h). One more run of the execution finds where that is; nullopt when it was
 // stopped, or repeats no such cycle.
 std::optional<Lasso> cut_to_lasso(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions,
                                   std::uint32_t period, const std::function<bool()>& stop) {

@@ -14,13 +14,13 @@
 #include <string>
 
 #include "lockstep/model/scenario.h"
-#include "lockstep/sim/cause.h"
-#include "lockstep/sim/exploration.h"
-#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/explain/cause.h"
+#include "lockstep/sim/explore/exploration.h"
+#include "lockstep/sim/explore/explorer.h"
 #include "lockstep/sim/pg/statement_log.h"
-#include "lockstep/sim/shrink.h"
-#include "lockstep/sim/subtree_exchange.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/shrink.h"
+#include "lockstep/sim/explore/subtree_exchange.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::sim {
 
@@ -49,7 +49,7 @@ struct CheckOptions {
   std::function<void(const ExploreStats&)> progress;
   // Asked before every execution and every shrinking attempt: true stops both (Ctrl-C).
   std::function<bool()> stop_requested;
-  // Checkpoints (sim/checkpoint.h): written to checkpoint_path every checkpoint_every
+  // Checkpoints (sim/explore/checkpoint.h): written to checkpoint_path every checkpoint_every
   // seconds and where the search ends; the search goes on from resume_path's. Only for
   // strategies with checkpoints (StrategyInfo::checkpoints), without a preemption bound.
   std::optional<std::string> checkpoint_path;
@@ -62,7 +62,7 @@ struct CheckOptions {
   std::shared_ptr<SubtreeExchange> exchange;
 };
 
-// check --queue (sim/subtree_exchange.h). What a coordinator and its workers must agree on,
+// check --queue (sim/explore/subtree_exchange.h). What a coordinator and its workers must agree on,
 // as a JSON text: lockstep's version, the scenario's digest and the settings that shape the
 // search (as a checkpoint's, without the shard).
 std::string queue_settings(const Scenario& scenario, const CheckOptions& options);
@@ -115,12 +115,12 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
 
 bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::string& invariant);
 
-// Shrinks a failing trace (see sim/shrink.h) and re-records it; `file` names it in messages.
+// Shrinks a failing trace (see sim/explain/shrink.h) and re-records it; `file` names it in messages.
 // REQUIRES: the trace replays (replay_trace) with its verdict.
 Trace shrink_trace(const Trace& trace, const std::string& file, const ShrinkBudget& budget = {});
 
 // The trace of a failure of `system` (shrunk when asked, within `budget`), with its cause
-// (sim/cause.h, stopped by the budget's stop as well); `scenario` is embedded as is.
+// (sim/explain/cause.h, stopped by the budget's stop as well); `scenario` is embedded as is.
 // The cause analysis stops only at `cause_stop` (an interrupt) and its own deterministic
 // bounds, so that a trace's bytes do not depend on the wall time its search had left.
 Trace failure_trace_for(const System& system, const nlohmann::json& scenario, const RunLimits& limits,
@@ -134,7 +134,7 @@ Trace record_execution(const Scenario& scenario, Strategy& strategy, const RunLi
 Trace record_execution(const System& system, const nlohmann::json& scenario, Strategy& strategy,
                        const RunLimits& limits, pg::StatementLog* statements = nullptr);
 
-// The cause of a failing trace (sim/cause.h) on the system of its embedded scenario.
+// The cause of a failing trace (sim/explain/cause.h) on the system of its embedded scenario.
 // Throws InputError for a malformed scenario, Divergence when the trace does not replay.
 Cause trace_cause(const Trace& trace, const std::string& file, const CauseBudget& budget = {});
 
@@ -145,7 +145,7 @@ ExecutionFacts trace_facts(const Trace& trace, const std::string& file);
 // as "m held by a since step 0; ..." ("" when nothing is held). Replays the trace once.
 std::string cycle_holders(const Trace& trace, const std::string& file);
 
-// The execution with the trace's cause pair k (1-based) reordered (sim/cause.h
+// The execution with the trace's cause pair k (1-based) reordered (sim/explain/cause.h
 // delayed_execution) as a trace of its own, which replays: the nearest passing execution.
 // Throws InputError when the trace has no such pair.
 Trace delayed_trace(const Trace& trace, const std::string& file, std::size_t k);

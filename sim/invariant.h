@@ -2,7 +2,7 @@
 //
 // LOCKSTEP_INVARIANT(condition, "what must hold") stops the process with the file, the line
 // and the message when the condition is false: a broken internal invariant is a bug in
-// lockstep, never a verdict about the model under test (those are data: sim/scheduler.h).
+// lockstep, never a verdict about the model under test (those are data: sim/sched/scheduler.h).
 // Keep the conditions cheap; they run in release builds too.
 #pragma once
 

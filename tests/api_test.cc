@@ -13,7 +13,7 @@
 #include "lockstep/invariants.h"
 #include "lockstep/lockstep.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Cause analysis (sim/cause.h): the orderings a failing trace depends on, found by running
+// Cause analysis (sim/explain/cause.h): the orderings a failing trace depends on, found by running
 // the system with one pair of dependent steps reordered.
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 
 #include "lockstep/cli/html_report.h"
 #include "lockstep/lockstep.h"
-#include "lockstep/sim/cause.h"
+#include "lockstep/sim/explain/cause.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/holding.h"
-#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/sim/explain/holding.h"
+#include "lockstep/sim/explain/interleaving_table.h"
 #include "test_support.h"
 
 namespace lockstep {
@@ -151,7 +151,7 @@ TEST(Cause, TheTableMarksBothStepsOfEachPair) {
   EXPECT_NE(text.find("cause: the failure depends on 2 orderings"), std::string::npos) << text;
 }
 
-// Holding spans (sim/holding.h), from the same replayed facts.
+// Holding spans (sim/explain/holding.h), from the same replayed facts.
 TEST(Holding, APhantomGrantLeavesTheLockHeldAndTheNextHookWaitsBehindIt) {
   const std::string path = golden("headspace/bug-conditional-unlock-blocks-hook.json");
   const sim::Trace t = sim::load_trace(path);

@@ -1,4 +1,4 @@
-// Checkpoints (check --checkpoint / --resume, sim/checkpoint.h): a search cut into pieces
+// Checkpoints (check --checkpoint / --resume, sim/explore/checkpoint.h): a search cut into pieces
 // by its execution bound and resumed from its checkpoint each time explores exactly what one
 // uninterrupted run does; a checkpoint that does not fit the search is refused as bad input.
 // And what a long search shows while it runs: progress lines and check --estimate.

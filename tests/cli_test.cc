@@ -1,6 +1,6 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
 #include "lockstep/cli/commands.h"
-#include "lockstep/sim/interleaving_table.h"
+#include "lockstep/sim/explain/interleaving_table.h"
 #include "test_support.h"
 
 #include <unistd.h>

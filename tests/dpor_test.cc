@@ -13,7 +13,7 @@
 #include <set>
 
 #include "lockstep/real/task_threads.h"
-#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/explore/explorer.h"
 #include "test_support.h"
 #include "trace_forms.h"
 
@@ -457,7 +457,7 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   if (!dpor.restarted) RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
 }
 
-// Checkpoints (sim/checkpoint.h): the search cut after a random number of executions, again
+// Checkpoints (sim/explore/checkpoint.h): the search cut after a random number of executions, again
 // and again, each piece resumed from the last one's checkpoint in a new explorer, runs the
 // same executions in the same order as one uninterrupted search (dpor, also where it falls
 // back to source-DPOR, and source-dpor).
@@ -575,13 +575,13 @@ RC_GTEST_PROP(DporProperties, SeveralThreadsExploreWhatOneThreadDoes, ()) {
   several_threads_explore_what_one_thread_does("dpor", gen_program(4, 12));  // larger: more branches to give away
 }
 
-// dfs gives its pending branches away too (sim/dfs_strategy.cc): a subtree is every
+// dfs gives its pending branches away too (sim/strategies/dfs_strategy.cc): a subtree is every
 // execution below a prefix, so nothing is ever dropped.
 RC_GTEST_PROP(DporProperties, DfsOnSeveralThreadsExploresWhatOneThreadDoes, ()) {
   several_threads_explore_what_one_thread_does("dfs", gen_program(3, 9));
 }
 
-// ---- Symmetry (sim/symmetry.h) -------------------------------------------------------------
+// ---- Symmetry (sim/explore/symmetry.h) -------------------------------------------------------------
 
 // A final state up to renaming the actors of the classes: its register entries
 // ("a.r=1") renamed, then sorted, the least over the renamings.

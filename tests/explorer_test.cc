@@ -1,6 +1,6 @@
 // The explorer: exhaustive counts, bounds, keep-going statistics, progress, and what
 // strategies are told about each step.
-#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/explore/explorer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Fibers: switching, finishing, exceptions inside a fiber, stack reuse.
-#include "lockstep/sim/fiber.h"
+#include "lockstep/sim/sched/fiber.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
-// Exploring one search on several threads (ExploreOptions::jobs: sim/speculation.h for dpor,
-// sim/portfolio.h for random): the result is the one thread's in every respect (counts,
+// Exploring one search on several threads (ExploreOptions::jobs: sim/explore/speculation.h for dpor,
+// sim/explore/portfolio.h for random): the result is the one thread's in every respect (counts,
 // steps, verdict, the first failure and its trace), on every scenario of the repository, on
 // larger searches where other threads' subtrees are taken, and for random walks. The random-program property is in dpor_test.cc.
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "lockstep/real/task_threads.h"
-#include "lockstep/sim/subtree_exchange.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explore/subtree_exchange.h"
+#include "lockstep/sim/explain/trace.h"
 #include "test_support.h"
 
 namespace lockstep {
@@ -57,7 +57,7 @@ TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
   EXPECT_GT(taken, 0u) << "no subtree explored by another thread was taken: the test shows nothing";
 }
 
-// dfs gives its pending branches away too (sim/dfs_strategy.cc): every scenario searched
+// dfs gives its pending branches away too (sim/strategies/dfs_strategy.cc): every scenario searched
 // with dfs, up to 600 executions (a bound cuts where one thread's would).
 TEST(Parallel, DfsOnEveryScenarioGivesWhatOneThreadGives) {
   int checked = 0;
@@ -151,7 +151,7 @@ TEST(Parallel, TheFirstFailureIsTheOneThreadsFirst) {
   }
 }
 
-// Random walks on several threads (sim/portfolio.h): each execution is the one thread's
+// Random walks on several threads (sim/explore/portfolio.h): each execution is the one thread's
 // (its seed is the search's and its index), taken in order: the same counts, first failure
 // and trace, whether the search stops at the first failure, at an execution bound or runs
 // every walk; and symmetry's filter (the walks of two identical actors) changes nothing.
@@ -177,7 +177,7 @@ TEST(Parallel, RandomWalksOnSeveralThreadsAreTheOneThreadsInOrder) {
   }
 }
 
-// Other processes (check --queue, sim/subtree_exchange.h), in memory: each task explored by
+// Other processes (check --queue, sim/explore/subtree_exchange.h), in memory: each task explored by
 // sim::serve_scenario, as a worker process does, from its text alone.
 std::shared_ptr<testing::InMemoryExchange> in_memory_queue(const Scenario& scenario, sim::CheckOverrides overrides,
                                                           std::uint64_t* worker_executions) {

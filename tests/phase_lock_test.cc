@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/model/scenario.h"
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/strategies/strategy.h"
 #include "test_support.h"
 
 namespace lockstep {

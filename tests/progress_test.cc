@@ -1,5 +1,5 @@
 // Progress: cycles, fairness, livelock and liveness verdicts, lasso traces, and bounds that
-// stop every phase (sim/progress.h, sim/scheduler.h, sim/check.h).
+// stop every phase (sim/progress/progress.h, sim/sched/scheduler.h, sim/check.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,8 +10,8 @@
 #include "lockstep/lockstep.h"
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/progress.h"
-#include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/progress/progress.h"
+#include "lockstep/sim/sched/sim_env.h"
 #include "test_support.h"
 
 namespace lockstep {

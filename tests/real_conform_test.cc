@@ -23,7 +23,7 @@
 #include "lockstep/model/system.h"
 #include "lockstep/real/conform.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep {
 namespace {

@@ -19,7 +19,7 @@
 #include "lockstep/real/libpq_backend.h"
 #include "lockstep/real/thread_env.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/shrink.h"
+#include "lockstep/sim/explain/shrink.h"
 #include "test_support.h"
 
 namespace lockstep {

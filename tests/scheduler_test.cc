@@ -1,6 +1,6 @@
 // The scheduler: every verdict kind, blocking and wake-up, choice points, timers in both time
 // modes, unwinding of unfinished actors, actor-local storage, determinism checks.
-#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/sched/scheduler.h"
 
 #include <map>
 #include <set>

@@ -1,7 +1,7 @@
-// The simulated filesystem (sim/sim_fs.h): its calls behave as the POSIX ones on this
+// The simulated filesystem (sim/fs/sim_fs.h): its calls behave as the POSIX ones on this
 // machine do, and a machine crash keeps exactly what the durability rules of
 // model/filesystem.h allow: one test per rule, each citing its source.
-#include "lockstep/sim/sim_fs.h"
+#include "lockstep/sim/fs/sim_fs.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <string>
 
 #include "lockstep/real/posix_fs.h"
-#include "lockstep/sim/explorer.h"
-#include "lockstep/sim/sim_env.h"
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/sched/sim_env.h"
+#include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep {
 namespace {

@@ -1,6 +1,6 @@
 // The simulated Env objects: RWMutex writer preference, asyncio Lock, flock semantics,
 // compare-and-swap, and each object's misuse errors.
-#include "lockstep/sim/sim_env.h"
+#include "lockstep/sim/sched/sim_env.h"
 
 #include <gtest/gtest.h>
 

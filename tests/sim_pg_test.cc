@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/pg.h"
-#include "lockstep/sim/explorer.h"
+#include "lockstep/sim/explore/explorer.h"
 #include "test_support.h"
 #include "trace_forms.h"
 

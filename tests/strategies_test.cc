@@ -3,9 +3,9 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "lockstep/sim/bounded_strategies.h"
+#include "lockstep/sim/strategies/bounded_strategies.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/shrink.h"
+#include "lockstep/sim/explain/shrink.h"
 #include "test_support.h"
 
 namespace lockstep {

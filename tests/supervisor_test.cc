@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/model/scenario.h"
-#include "lockstep/sim/lock_order.h"
+#include "lockstep/sim/explain/lock_order.h"
 #include "test_support.h"
 
 namespace lockstep {

@@ -1,4 +1,4 @@
-// Symmetry reduction (sim/symmetry.h): what a declaration saves, that failures are still found
+// Symmetry reduction (sim/explore/symmetry.h): what a declaration saves, that failures are still found
 // and their traces replay, and that declarations the scheduler can see are wrong are refused
 // (malformed ones as bad input, asymmetric behaviour as model_error). Soundness against the
 // dfs oracle is DporProperties.SymmetricDporExploresEveryClassDfsFinds (dpor_test).

@@ -46,8 +46,8 @@ CliRun run_cli_in_process(std::vector<std::string> args);
 #include <map>
 #include <optional>
 
-#include "lockstep/sim/explorer.h"
-#include "lockstep/sim/subtree_exchange.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/explore/subtree_exchange.h"
 
 namespace lockstep::testing {
 
@@ -97,7 +97,7 @@ struct NoState {
 sim::ExploreResult explore(const System& system, const std::string& strategy = "dfs",
                            sim::ExploreOptions options = {}, std::uint64_t seed = 1);
 
-// Other processes (sim/subtree_exchange.h) in memory: a "worker" (`explore`: the task's text
+// Other processes (sim/explore/subtree_exchange.h) in memory: a "worker" (`explore`: the task's text
 // in, the result's text out, as another process sees them) explores a published task when
 // the walk first asks for its result. Every third task is taken back before that, as one
 // no worker began.

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "lockstep/sim/op.h"
+#include "lockstep/sim/sched/op.h"
 
 namespace lockstep::testing {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep::testing {
 

@@ -1,5 +1,5 @@
 // Traces: canonical text, strict reading, replay, and divergence detection.
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include "lockstep/real/phantom_rounds.h"
 #include "lockstep/system.h"
 #include "lockstep/sim/check.h"
-#include "lockstep/sim/trace.h"
+#include "lockstep/sim/explain/trace.h"
 #include "test_support.h"
 
 namespace {

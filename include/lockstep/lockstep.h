@@ -55,7 +55,7 @@
 #include "lockstep/real/backend_hook.h"
 #include "lockstep/real/confirm.h"
 #include "lockstep/real/task_threads.h"
-#include "lockstep/sim/model_test.h"
+#include "lockstep/sim/model_run.h"
 
 namespace lockstep {
 
@@ -155,7 +155,7 @@ class Model {
   Model& strategy(std::string name) { options_.strategy = std::move(name); return *this; }
   Model& seed(std::uint64_t seed) { options_.seed = seed; return *this; }
   Model& max_steps(std::uint64_t n) { options_.max_steps = n; return *this; }
-  // A fair cycle repeated this many steps is a livelock (default 10,000; sim/progress.h).
+  // A fair cycle repeated this many steps is a livelock (default 10,000; sim/progress/progress.h).
   Model& livelock_steps(std::uint64_t n) { options_.livelock_steps = n; return *this; }
   // Fair mode (the default): executions that repeat a cycle while another actor could run
   // and never does are cut, as CHESS's fair scheduler does; false explores them to the bound.
@@ -186,7 +186,7 @@ class Model {
   Model& replay_hint(std::string hint) { options_.replay_hint = std::move(hint); return *this; }
   Model& replay_environment(std::string env) { options_.replay_environment = std::move(env); return *this; }
 
-  // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_test.h.
+  // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_run.h.
   ModelReport run() const {
     if (options_.jobs <= 1 || options_.jobs > kMaxJobs || options_.spawn) return run_model(spec_, options_);
     real::TaskThreads threads(options_.jobs);  // joined when the search is over

@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/scenario.h"
-#include "lockstep/sim/model_test.h"
+#include "lockstep/sim/model_run.h"
 
 namespace lockstep::detail {
 

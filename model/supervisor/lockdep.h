@@ -12,7 +12,7 @@
 //
 // The graph here is per execution: it reports a cycle the moment one execution closes it.
 // Orders that only different executions take (an actor that takes A then B or B then A as
-// its input decides) meet in the explorer's graph across executions (sim/lock_order.h),
+// its input decides) meet in the explorer's graph across executions (sim/explain/lock_order.h),
 // which edges() feeds.
 // Violations are delivered through Env::observe (event "lockdep") and take().
 #pragma once

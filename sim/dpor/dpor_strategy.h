@@ -15,7 +15,7 @@
 // was blocked there), every enabled actor is added instead, as classic DPOR does: an
 // over-approximation that keeps the search sound.
 //
-// A footprint's domain (sim/op.h) is a second, coarser object: races through it are found
+// A footprint's domain (sim/sched/op.h) is a second, coarser object: races through it are found
 // from its own history, with a domain write as a write and every other step in it as a
 // read. Ordered observations are one more domain, their scopes its objects. A machine crash
 // writes everything: it races with the latest step of every other actor.
@@ -74,8 +74,8 @@
 #include "lockstep/sim/dpor/execution.h"
 #include "lockstep/sim/dpor/node.h"
 #include "lockstep/sim/dpor/wakeup_tree.h"
-#include "lockstep/sim/speculation.h"
-#include "lockstep/sim/strategy.h"
+#include "lockstep/sim/explore/speculation.h"
+#include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep::sim::dpor {
 
@@ -134,7 +134,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   nlohmann::json checkpoint() const override;
   void resume(const nlohmann::json& state) override;
 
-  // Speculation (sim/speculation.h, sim/dpor/speculation.cc): optimal mode only. A subtree
+  // Speculation (sim/explore/speculation.h, sim/dpor/speculation.cc): optimal mode only. A subtree
   // explorer is a copy of the path down to the branch's node (its `floor_`), which backtracks
   // no higher and records, instead of inserting, what its races add at or above that node.
   bool can_speculate() const override { return optimal_ && !fallback_; }
@@ -144,7 +144,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   void take_changed(std::vector<BranchKey>& out) override;
   void skip_branch(Strategy& explorer, const std::vector<ObjectId>& objects) override;
   bool subtree_done() const override { return exhausted_ && !aborted_; }
-  // For another process (sim/subtree_exchange.h; sim/dpor/dpor_checkpoint.cc).
+  // For another process (sim/explore/subtree_exchange.h; sim/dpor/dpor_checkpoint.cc).
   nlohmann::json subtree_start() const override;
   void begin_subtree(const nlohmann::json& start) override;
   nlohmann::json subtree_outcome() const override;
@@ -160,7 +160,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   // Inserts v into node's wakeup tree, or, on a subtree explorer at or above its floor,
   // records it (once: the same sequence again changes nothing). Under symmetry, a v that
   // starts a member of a class before the member before it is dropped: every execution
-  // through it is a permutation of one with them in order (sim/symmetry.h).
+  // through it is a permutation of one with them in order (sim/explore/symmetry.h).
   void insert_into(Node& node, StepSequence v);
   // Symmetry: whether the path down to node `at`, then v, starts the members of each class
   // in order.
@@ -298,7 +298,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   bool excluded_by_holder(int i, const Event& e) const;
 
   // Whether event i is a waiting exclusive acquisition of a reader/writer lock (object):
-  // its writer announced itself before it (sim/sim_objects.cc, RWMutex::lock: it waits only
+  // its writer announced itself before it (sim/sched/sim_objects.cc, RWMutex::lock: it waits only
   // once announced) and still waited right before it.
   bool writer_waited_before(int i, ObjectId object) const {
     const Event& w = events_[i];
@@ -307,7 +307,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
 
   // Whether event j only announced its actor as a writer of a reader/writer lock: a plain
   // acquisition that neither waits nor may fail, after which its actor waits for the lock
-  // (sim/sim_objects.cc, RWMutex::lock). It takes nothing: no lock race's partner.
+  // (sim/sched/sim_objects.cc, RWMutex::lock). It takes nothing: no lock race's partner.
   bool announces(std::size_t j) const;
 
   // Whether event i is the release that ended actor q's wait on its object.

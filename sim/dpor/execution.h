@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockstep/sim/op.h"
+#include "lockstep/sim/sched/op.h"
 #include "lockstep/model/env.h"
 
 namespace lockstep::sim::dpor {

@@ -13,7 +13,7 @@
 #include "lockstep/sim/dpor/wakeup_tree.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/model/env.h"
-#include "lockstep/sim/op.h"
+#include "lockstep/sim/sched/op.h"
 
 namespace lockstep::sim::dpor {
 
@@ -101,7 +101,7 @@ struct Node {
   // an alarm, since a branch dropped unexecuted is never checked: footprints must be exact).
   Footprint expected;
   bool expects = false;
-  std::uint64_t uid = 0;  // unique in a search: speculation's key (sim/speculation.h)
+  std::uint64_t uid = 0;  // unique in a search: speculation's key (sim/explore/speculation.h)
 
   bool current_is_timer() const { return modes[mode]; }
   bool sleeps(ActorId a, bool timer) const {

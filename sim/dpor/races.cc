@@ -333,7 +333,7 @@ void DporStrategy::check_parked(const Parked& pk, std::size_t n, bool defer) {
   for (int i : candidates_) {
     if (events_[i].actor == pk.actor || known[events_[i].actor] >= own_seq(i, n)) continue;
     // A shared waiter never runs right before a writer's waiting acquisition: the writer
-    // waited there, and readers wait while a writer does (sim/sim_objects.h, writer
+    // waited there, and readers wait while a writer does (sim/sched/sim_objects.h, writer
     // preference). Its race is with what came before the writer's wait.
     if (optimal_ && shared_lock_acquisition(pk.fp) && writer_waited_before(i, pk.fp.object)) continue;
     races_.push_back(i);
@@ -359,7 +359,7 @@ void DporStrategy::check_parked(const Parked& pk, std::size_t n, bool defer) {
 
 void DporStrategy::record_access(const Footprint& fp, int j) {
   std::size_t sources = 0;
-  // A machine crash depends on every step of every other actor (sim/op.h): on the latest
+  // A machine crash depends on every step of every other actor (sim/sched/op.h): on the latest
   // one of each (the earlier ones are behind it), and every later step depends on it.
   if (fp.effects & kMachineCrash) {
     for (std::size_t a = 0; a < last_of_actor_.size(); ++a) {

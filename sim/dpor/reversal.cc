@@ -122,7 +122,7 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
   Mask initials = 0, seen = 0;
   first_in_v_.assign(n, 0);
   // Symmetry: whether v starts a class's member before the member before it (its trace is
-  // then the image of another's, explored there: sim/symmetry.h).
+  // then the image of another's, explored there: sim/explore/symmetry.h).
   Mask started = symmetric_ ? started_before(events_[i].node) : 0;
   bool out_of_order = false;
   auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {

@@ -1,4 +1,4 @@
-// sim/dpor/speculation.cc: optimal DPOR's side of speculation (sim/speculation.h): pending
+// sim/dpor/speculation.cc: optimal DPOR's side of speculation (sim/explore/speculation.h): pending
 // branches offered as subtree explorers, the fingerprint of a branch's start, and a subtree
 // explored elsewhere taken as if explored here.
 //

@@ -22,7 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "lockstep/model/env.h"
-#include "lockstep/sim/op.h"
+#include "lockstep/sim/sched/op.h"
 
 namespace lockstep::sim {
 

@@ -11,12 +11,12 @@
 // statement may find its backend killed (a recorded choice).
 // COMMIT, ROLLBACK, pg_advisory_unlock_all, the end of an autocommit statement or of an
 // xact lock's statement, a terminated session and closing let go of everything they end
-// in one step whose footprint names every key and row involved (sim/op.h), as the server
+// in one step whose footprint names every key and row involved (sim/sched/op.h), as the server
 // does at one moment. A release with nothing to let go of is no step (COMMIT and ROLLBACK
 // are still one: they are statements).
 //
 // Every step of the server (statements, their waits and releases, checkout and return)
-// also names the server as its domain (sim/op.h), reading it. The pg_locks view and
+// also names the server as its domain (sim/sched/op.h), reading it. The pg_locks view and
 // pg_terminate_backend see or change every session at once in one step: they write the
 // domain, so they are ordered against every other step of the server. A session is active
 // (pg_stat_activity) from its statement's first step until the statement returns.
@@ -39,7 +39,7 @@
 #include "lockstep/model/pg.h"
 #include "lockstep/sim/pg/lock_table.h"
 #include "lockstep/sim/pg/statement_log.h"
-#include "lockstep/sim/scheduler.h"
+#include "lockstep/sim/sched/scheduler.h"
 
 namespace lockstep::sim::pg {
 

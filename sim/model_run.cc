@@ -1,0 +1,241 @@
+#include "lockstep/sim/model_run.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lockstep/sim/check.h"
+#include "lockstep/sim/explore/exploration.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/explain/interleaving_table.h"
+#include "lockstep/sim/explain/trace.h"
+
+namespace lockstep {
+namespace {
+
+std::string self_executable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("./your-test") : p.string();
+}
+
+std::string safe_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  }
+  return out;
+}
+
+nlohmann::json scenario_stub(const ModelSpec& spec, const std::string& replay_command) {
+  return {{"format", "lockstep-scenario/1"},
+          {"name", spec.name},
+          {"system", "api"},
+          {"description", "a model defined in C++ code: replay it by running its test with LOCKSTEP_REPLAY=TRACE"},
+          {"model", model_identity(spec)},
+          {"replay", replay_command}};
+}
+
+// The trace file of a model: its name, the caller's key (a test's name) and a hash of its
+// identity, so that models of one name with other actors or configurations (the cases of a
+// property), and other tests of the same model, keep their own.
+std::string trace_file_name(const ModelSpec& spec, const std::string& key) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (const unsigned char c : model_identity(spec).dump()) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{}-{}{:08x}.json", safe_name(spec.name), key.empty() ? "" : safe_name(key) + "-",
+                     static_cast<std::uint32_t>(h ^ (h >> 32)));
+}
+
+// The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
+std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec, const char* path) {
+  sim::Trace trace = sim::load_trace(path);
+  const nlohmann::json identity = trace.scenario.value("model", nlohmann::json());
+  // Traces written before identities were recorded name the model only.
+  if (identity.is_null() ? trace.scenario.value("name", "") != spec.name : identity != model_identity(spec)) {
+    return std::nullopt;
+  }
+  return trace;
+}
+
+// The interleaving table of a report, its latest kMaxReportEvents events at most: a test
+// failure message stays readable (the trace holds them all).
+constexpr std::size_t kMaxReportEvents = 200;
+
+std::string bounded_interleaving(const std::vector<sim::LogEvent>& events, const std::vector<std::string>& actors) {
+  std::ostringstream table;
+  if (events.size() <= kMaxReportEvents) {
+    sim::print_interleaving(table, events, actors);
+    return table.str();
+  }
+  table << fmt::format("  ({} earlier events not shown: replay the trace to see them all)\n", events.size() - kMaxReportEvents);
+  const std::vector<sim::LogEvent> tail(events.end() - static_cast<std::ptrdiff_t>(kMaxReportEvents), events.end());
+  sim::print_interleaving(table, tail, actors);
+  return table.str();
+}
+
+}  // namespace
+
+std::string ModelReport::describe() const {
+  std::string out = fmt::format("lockstep: {}{}{}\n", verdict_name(verdict), invariant.empty() ? "" : " " + invariant,
+                                message.empty() ? "" : ": " + message);
+  if (!note.empty()) out += fmt::format("  note: {}\n", note);
+  if (!replayed) {
+    out += fmt::format("  {} executions ({} sleep-set blocked), {} steps; {}\n", executions, redundant, search_steps, stop_reason);
+  }
+  if (!marks.empty()) {
+    std::string list;
+    for (const auto& [mark, n] : marks) list += fmt::format("{}{}: {}", list.empty() ? "" : ", ", mark, n);
+    out += fmt::format("  executions marked: {}\n", list);
+  }
+  if (!interleaving.empty()) out += interleaving;
+  if (trace_path) out += fmt::format("  {}: {}\n", replayed ? "replayed from the trace" : "trace", *trace_path);
+  if (!replay_command.empty()) out += fmt::format("  replay: {}\n", replay_command);
+  return out;
+}
+
+std::function<std::string()>& replay_environment_hook() {
+  static std::function<std::string()> hook;
+  return hook;
+}
+
+namespace {
+
+sim::RunLimits limits_of(const ModelOptions& options) {
+  sim::RunLimits limits;
+  limits.max_steps = options.max_steps;
+  limits.livelock_steps = options.livelock_steps;
+  limits.fair = options.fair;
+  limits.symmetry = options.symmetry;
+  limits.time = options.time;
+  limits.seed = options.seed;
+  return limits;
+}
+
+// The report of a trace replayed instead of a search (LOCKSTEP_REPLAY, Model::replay).
+// `source` says where the path came from, for the error of a trace that does not replay.
+ModelReport replayed(const System& system, const sim::Trace& trace, const char* path, const std::string& source) {
+  sim::ReplayReport r;
+  try {
+    r = sim::replay_on_system(system, trace, path);
+  } catch (const sim::Divergence& d) {
+    throw InputError(fmt::format("{}: trace diverges at step {}: {}", source, d.step(), d.what()));
+  }
+  ModelReport report;
+  report.replayed = true;
+  report.trace_path = std::filesystem::absolute(path).string();
+  report.verdict = r.result.verdict;
+  report.invariant = r.result.invariant;
+  report.message = r.result.message;
+  report.steps = r.result.steps;
+  report.interleaving = bounded_interleaving(r.events, r.actors);
+  return report;
+}
+
+// What the search did: its verdict, counts, bounds and notes.
+void report_search(const sim::ExploreResult& result, ModelReport& report) {
+  report.verdict = result.verdict;
+  report.executions = result.stats.executions;
+  report.redundant = result.stats.redundant;
+  report.search_steps = result.stats.steps;
+  report.exhaustive = result.exhaustive;
+  report.symmetric_actors = result.symmetry.actors;
+  report.symmetry_permutations = result.symmetry.permutations;
+  report.jobs = result.speculation.jobs;
+  report.executions_from_threads = result.speculation.taken_executions;
+  report.stop_reason = result.stop_reason;
+  for (const auto& n : result.notes) report.note += (report.note.empty() ? "" : "; ") + n;
+  report.marks = result.stats.marks;
+}
+
+// Model::replay(path): the trace must be this model's and configuration's.
+ModelReport replayed_by_name(const ModelSpec& spec, const System& system, const std::string& path) {
+  const auto trace = trace_to_replay(spec, path.c_str());
+  if (!trace) {
+    throw InputError(fmt::format("{}: this trace was recorded from another model or configuration than \"{}\" with {}",
+                                 path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()));
+  }
+  return replayed(system, *trace, path.c_str(), path);
+}
+
+}  // namespace
+
+ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
+  const std::unique_ptr<System> owned = system_of(spec);
+  const System& system = *owned;
+  const sim::RunLimits limits = limits_of(options);
+  ModelReport report;
+
+  if (!options.replay_trace.empty()) return replayed_by_name(spec, system, options.replay_trace);
+  const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
+  const bool replaying = replay_path != nullptr && *replay_path != '\0';
+  if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
+    return replayed(system, *trace, replay_path, fmt::format("LOCKSTEP_REPLAY={}", replay_path));
+  }
+
+  const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec, options.trace_key)).string();
+  sim::ExplorationRequest request;
+  request.system = &system;
+  request.strategy = options.strategy;
+  request.strategy_where = fmt::format("model {}", spec.name);
+  request.source = request.strategy_where;
+  request.strategy_options.seed = options.seed;
+  request.strategy_options.max_preemptions = options.max_preemptions;
+  request.explore.limits = limits;
+  request.explore.max_executions = options.max_executions;
+  request.explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
+  request.explore.elapsed_seconds = options.elapsed_seconds;
+  if (options.jobs < 1 || options.jobs > kMaxJobs) {
+    throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, options.jobs));
+  }
+  if (options.jobs > 1 && !options.spawn) {
+    throw InputError(fmt::format("model {}: jobs {} needs ModelOptions::spawn (Model::run() supplies it)", spec.name,
+                                 options.jobs));
+  }
+  request.explore.jobs = options.jobs;
+  request.explore.spawn = options.spawn;
+  // The trace's replay command is only known once a failure is (it names the environment).
+  std::string replay_command;
+  request.document = [&] {
+    std::string environment = options.replay_environment;
+    if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
+    replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ", path,
+                                 self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
+    return scenario_stub(spec, replay_command);
+  }();
+  sim::Exploration x = sim::explore_and_record(request);
+  const sim::ExploreResult& result = x.result;
+  report_search(result, report);
+  if (replaying) {
+    report.note = fmt::format("LOCKSTEP_REPLAY={} was recorded from another model or configuration than this one "
+                              "(\"{}\" with {}): explored instead, no trace written",
+                              replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()) +
+                  (report.note.empty() ? "" : "; " + report.note);
+  }
+  if (!result.first_failure) return report;
+  report.invariant = result.first_failure->result.invariant;
+  report.message = result.first_failure->result.message;
+  // A lock-order cycle across executions has no one execution to record: the message
+  // names the executions of its edges.
+  if (!x.trace) return report;
+  const sim::Trace& trace = *x.trace;
+  report.replay_command = replay_command;
+  report.message = trace.message;  // the message of the trace written, not of the longer execution found
+  report.steps = static_cast<std::uint64_t>(std::count_if(trace.decisions.begin(), trace.decisions.end(),
+                                                          [](const sim::Decision& d) { return d.kind != sim::Decision::Kind::choice; }));
+  report.interleaving = bounded_interleaving(trace.events, trace.actors);
+  // While another trace is being replayed, a failure of a different model is reported
+  // but not written: the file could be the very trace being replayed.
+  if (!replaying) {
+    sim::save_trace(trace, path);
+    report.trace_path = path;
+  } else {
+    report.replay_command.clear();
+  }
+  return report;
+}
+
+}  // namespace lockstep
