@@ -1,7 +1,9 @@
 # lockstep: one-command set-up and runs on a fresh Debian 12 machine.
 #   make sweep      install what is missing, build, sweep scenarios/ on the simulated backend
 #   make test       install what is missing, build, run the whole test suite
-#   make test-asan  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-asan  the tests that find memory errors, under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-long  the soundness properties at scale (30,000 programs each): by hand, before a
+#                   change to dpor, footprints or the simulated server (docs/engine.md)
 #   make build-release  build the library and the command as Release (-O3), as users may
 #   make bench      build and run the benchmarks (figures, not pass/fail), progress bounds among them
 #   make scaling    the explorer's scaling table (docs/benchmarks.md): executions, blocked, steps/s, s
@@ -11,7 +13,7 @@ RELEASE_BUILD ?= build-release
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build sweep test test-asan build-release bench scaling clean
+.PHONY: all deps build sweep test test-asan test-long build-release bench scaling clean
 
 all: build
 
@@ -30,11 +32,22 @@ sweep: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The sanitizers look for memory errors and undefined behaviour, not for missed traces: every
+# test that runs the engine once or a few times runs here, and the properties at reduced sizes
+# (tests/CMakeLists.txt); tests labelled not_asan only repeat coverage the others have (every
+# scenario of the repository again, the examples' package build, the browser).
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS)
+	  ctest --output-on-failure -j $(JOBS) -LE not_asan
+
+# The dfs-oracle properties at scale: run by hand before a change to dpor, footprints or the
+# simulated server (about an hour on two cores); LONG_RUNS sets the programs per property.
+LONG_RUNS ?= 30000
+test-long: build
+	RC_PARAMS=max_success=$(LONG_RUNS) $(BUILD)/tests/dpor_test --gtest_filter='DporProperties.*'
+	RC_PARAMS=max_success=$(LONG_RUNS) $(BUILD)/tests/sim_pg_test --gtest_filter='SimPgProperties.*'
 
 # GCC warns differently at -O3 (a user's Release build), and -Werror makes that fatal.
 build-release: deps

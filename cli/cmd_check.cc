@@ -55,7 +55,6 @@ struct CheckArgs {
   std::string run_id;
 };
 
-// A scenario name made safe for a file name: anything but [A-Za-z0-9._-] becomes '_'.
 // The trace's file name for a scenario file: its own name, with .json.
 std::string trace_file_of(const std::string& scenario_file) {
   return std::filesystem::path(scenario_file).stem().string() + ".json";
@@ -143,7 +142,7 @@ int cmd_worker(const CheckArgs& a, const Scenario& scenario, const sim::Strategy
     out << nlohmann::json{{"scenario", scenario.name},
                           {"file", a.scenario},
                           {"shard", a.shard},
-                          {"shard_mode", "worker"},
+                          {"shard_mode", shard_mode_name(ShardMode::worker)},
                           {"run_id", a.run_id},
                           {"verdict", "incomplete"},  // a worker judges nothing: the coordinator does
                           {"expected_verdict", verdict_name(scenario.expect.verdict)},
@@ -179,7 +178,7 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
     sim::CheckOptions options;
     options.overrides = overrides_of(a);
     const std::string settings = sim::queue_settings(scenario, options);
-    if (shard.index > 0) return cmd_worker(a, scenario, shard, settings, clock, out, err);
+    if (queue_role(shard.index) == QueueRole::worker) return cmd_worker(a, scenario, shard, settings, clock, out, err);
     const std::string strategy = a.strategy.value_or(scenario.explore.strategy);
     if (strategy != "dpor" || a.preemptions || a.iterative) {
       throw InputError(fmt::format("--queue splits a dpor search without a preemption bound (strategy {})", strategy));
@@ -192,8 +191,11 @@ int cmd_check(const CheckArgs& a, const ReportContext& context, std::ostream& ou
     err << fmt::format("lockstep: checkpoint {} ({} executions so far): go on with --resume {}\n",
                        *a.checkpoints.checkpoint, report.result.stats.executions, *a.checkpoints.checkpoint);
   }
-  CheckedScenario c{a.scenario, &scenario, "", &report, std::nullopt, std::nullopt, a.shard,
-                    a.shard.empty() ? "" : (a.queue ? "coordinator" : "inside"), {}};
+  CheckedScenario c{.file = a.scenario,
+                    .scenario = &scenario,
+                    .report = &report,
+                    .shard = a.shard,
+                    .shard_mode = a.shard.empty() ? ShardMode::none : (a.queue ? ShardMode::coordinator : ShardMode::inside)};
   // Named after the scenario's file, as sweep names it: the two share reports/traces.
   const std::string path = a.trace_out.value_or(fmt::format("reports/traces/{}", trace_file_of(a.scenario)));
   // A trace that cannot be written does not lose the result: it is printed, then the error.

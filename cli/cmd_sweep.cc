@@ -111,13 +111,13 @@ bool take_shard(const SweepPlan& p, const Scenario& scenario, std::size_t i, sim
                 CheckedScenario& c) {
   if (p.shard.count <= 1) return true;
   const sim::StrategyInfo* strategy = sim::find_strategy(scenario.explore.strategy);
-  if (strategy != nullptr && strategy->shardable) {
+  if (strategy != nullptr && sim::strategy_is_shardable(*strategy)) {
     overrides.shard = p.shard;
-    c.shard_mode = "inside";
+    c.shard_mode = ShardMode::inside;
   } else if (static_cast<int>(i % static_cast<std::size_t>(p.shard.count)) != p.shard.index) {
     return false;
   } else {
-    c.shard_mode = "whole";
+    c.shard_mode = ShardMode::whole;
   }
   c.shard = p.args.shard;
   return true;

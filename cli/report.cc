@@ -11,6 +11,17 @@
 #include "lockstep/sim/explain/interleaving_table.h"
 
 namespace lockstep::cli {
+
+std::string_view shard_mode_name(ShardMode mode) {
+  switch (mode) {
+    case ShardMode::none: return "";
+    case ShardMode::inside: return "inside";
+    case ShardMode::whole: return "whole";
+    case ShardMode::coordinator: return "coordinator";
+    case ShardMode::worker: return "worker";
+  }
+  return "";
+}
 namespace {
 
 double per_second(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
@@ -166,7 +177,7 @@ void add_trace(nlohmann::json& j, const CheckedScenario& c, const ReportContext&
   if (r.trace && r.trace->cause) j["cause"] = cause_json(*r.trace->cause);
   j["report"] = c.report_path ? nlohmann::json(*c.report_path) : nlohmann::json(nullptr);
   j["shard"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard);
-  j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.shard_mode);
+  j["shard_mode"] = c.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(shard_mode_name(c.shard_mode));
   j["replay"] = c.trace_path ? nlohmann::json(replay_command(context.program, *c.trace_path)) : nlohmann::json(nullptr);
 }
 
@@ -409,7 +420,7 @@ void merge_workers(const std::vector<nlohmann::json>& workers, const std::map<st
     const auto it = index.find(str(w["file"]));
     if (it == index.end()) continue;
     nlohmann::json& m = merged[it->second];
-    if (m.value("shard_mode", nlohmann::json()) != "coordinator" || !m["queue"].is_object()) continue;
+    if (m.value("shard_mode", nlohmann::json()) != shard_mode_name(ShardMode::coordinator) || !m["queue"].is_object()) continue;
     nlohmann::json& q = m["queue"];
     q["workers"] = q.value("workers", 0) + 1;
     q["worker_tasks"] = q.value("worker_tasks", std::uint64_t{0}) + w["worker"].value("tasks", std::uint64_t{0});
@@ -436,7 +447,7 @@ std::vector<nlohmann::json> merge_results(const std::vector<nlohmann::json>& all
   std::vector<int> parts;                    // entries merged into each
   // check --queue: workers' entries add to their coordinator's, after every other entry.
   std::vector<nlohmann::json> entries, workers;
-  for (const auto& e : all) (e.value("shard_mode", nlohmann::json()) == "worker" ? workers : entries).push_back(e);
+  for (const auto& e : all) (e.value("shard_mode", nlohmann::json()) == shard_mode_name(ShardMode::worker) ? workers : entries).push_back(e);
   for (const auto& w : workers) {
     if (!index.count(str(w["file"])) && std::none_of(entries.begin(), entries.end(), [&](const nlohmann::json& e) {
           return e["file"] == w["file"];

@@ -2,9 +2,11 @@
 // a few human lines, and a Markdown summary row for sweeps.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,16 @@
 
 namespace lockstep::cli {
 
+// How a run that was a shard ran (results.json's "shard_mode"): its part of a split search
+// tree (inside), whole scenarios of a sweep's share (whole), or as a process of check --queue:
+// the coordinator (its result is the search's) or a worker (it judges nothing).
+enum class ShardMode : std::uint8_t { none, inside, whole, coordinator, worker };
+std::string_view shard_mode_name(ShardMode mode);  // "" for none
+
+// A check --queue process's role: shard 1 of the run coordinates, the others work.
+enum class QueueRole : std::uint8_t { coordinator, worker };
+inline QueueRole queue_role(int shard_index) { return shard_index == 0 ? QueueRole::coordinator : QueueRole::worker; }
+
 struct CheckedScenario {
   std::string file;
   const Scenario* scenario = nullptr;  // null when the file could not be read
@@ -20,8 +32,8 @@ struct CheckedScenario {
   const sim::CheckReport* report = nullptr;
   std::optional<std::string> trace_path;
   std::optional<std::string> report_path;  // the HTML view of the trace
-  std::string shard = "";       // "I/N" when the run was a shard, else ""
-  std::string shard_mode = "";  // "inside" (the search tree was split) or "whole"
+  std::string shard = "";  // "I/N" when the run was a shard, else ""
+  ShardMode shard_mode = ShardMode::none;
   std::vector<std::string> witness_paths;  // a lock-order cycle across executions: one trace per edge
 };
 

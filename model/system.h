@@ -1,9 +1,10 @@
 // model/system.h: how a system under test plugs into lockstep.
 //
-// A system (script, bench, and later headspace, dal, ...) registers a SystemInfo: its name,
-// its variants (the correct design first, then the bug zoo), the invariants it checks and
-// the faults it understands, and a `configure` function that reads the system-specific parts
-// of a scenario (config, actors, faults) and returns a System. A System makes one fresh
+// A system (the built-in script, bench, headspace, dal, phase_lock and supervisor, or a
+// team's own) registers a SystemInfo: its name, its variants (the correct design first,
+// then the bug zoo), the invariants it checks and the faults it understands, and a
+// `configure` function that reads the system-specific parts of a scenario (config, actors,
+// faults) and returns a System. A System makes one fresh
 // Instance per execution: the shared state, the actors and the invariant checks of one run.
 //
 // Invariants: an Instance sees every Env::observe event (on_event) and the final state once

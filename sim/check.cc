@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "lockstep/sim/strategies/bounded_strategies.h"
+#include "lockstep/sim/strategies/preemption_bound.h"
 #include "lockstep/sim/explain/cause.h"
 #include "lockstep/sim/explore/checkpoint.h"
 #include "lockstep/sim/explain/holding.h"
@@ -214,7 +214,7 @@ CheckpointHeader checkpoint_header(const Scenario& scenario, const ExplorationRe
 void set_up_checkpoints(const Scenario& scenario, const CheckOptions& options, ExplorationRequest& request) {
   const std::string flag = options.resume_path ? "--resume" : "--checkpoint";
   const StrategyInfo* info = find_strategy(request.strategy);
-  if (info != nullptr && !info->checkpoints) {
+  if (info != nullptr && !strategy_has_checkpoints(*info)) {
     throw InputError(fmt::format("{}: strategy {} has no checkpoints (dpor, source-dpor and dfs have; a random or pct "
                                  "search goes on with another --seed)",
                                  flag, request.strategy));

@@ -24,7 +24,7 @@
 
 namespace lockstep::sim {
 
-
+// The command line's settings over a scenario's own (unset: the scenario's).
 struct CheckOverrides {
   std::optional<std::string> strategy = std::nullopt;
   std::optional<std::uint64_t> seed = std::nullopt;
@@ -36,11 +36,11 @@ struct CheckOverrides {
   StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
-  std::optional<bool> fair = std::nullopt;
+  std::optional<bool> fair = std::nullopt;      // fair mode (RunLimits::fair); default: the scenario's
   std::optional<bool> symmetry = std::nullopt;  // RunLimits::symmetry; default: the scenario's
   int jobs = 1;  // threads for one search (ExploreOptions::jobs)
   std::uint64_t speculate_after = 1000;  // ExploreOptions::speculate_after
-  std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps  // fair mode (RunLimits::fair); default: the scenario's
+  std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps; default: the scenario's
 };
 
 struct CheckOptions {
@@ -51,7 +51,7 @@ struct CheckOptions {
   std::function<bool()> stop_requested;
   // Checkpoints (sim/explore/checkpoint.h): written to checkpoint_path every checkpoint_every
   // seconds and where the search ends; the search goes on from resume_path's. Only for
-  // strategies with checkpoints (StrategyInfo::checkpoints), without a preemption bound.
+  // strategies with checkpoints (strategy_has_checkpoints), without a preemption bound.
   std::optional<std::string> checkpoint_path;
   std::optional<std::string> resume_path;
   double checkpoint_every = 60;

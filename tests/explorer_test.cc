@@ -99,7 +99,7 @@ class RecordingDfs final : public sim::Strategy {
     return inner_->choose(n, label, step);
   }
   void executed(const sim::Transition&, const sim::Footprint& f) override { effective.push_back(f.access); }
-  bool exhausted() const override { return inner_->exhausted(); }
+  sim::StrategyStatus status() const override { return inner_->status(); }
 
   std::vector<sim::Access> offered, effective;
 

@@ -117,7 +117,7 @@ class WrittenObjects final : public sim::Strategy {
     inner_->executed(t, f);
     if (f.access == sim::Access::write) written[t.actor].insert(f.object);
   }
-  bool exhausted() const override { return inner_->exhausted(); }
+  sim::StrategyStatus status() const override { return inner_->status(); }
   std::map<ActorId, std::set<sim::ObjectId>> written;
 
  private:

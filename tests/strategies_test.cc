@@ -3,7 +3,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "lockstep/sim/strategies/bounded_strategies.h"
+#include "lockstep/sim/strategies/preemption_bound.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/shrink.h"
 #include "test_support.h"

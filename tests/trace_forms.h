@@ -19,7 +19,7 @@ namespace lockstep::testing {
 // of footprints (sim::dependent, plus program order). Two forms: with the footprints the
 // steps ran with, and with those optimal DPOR works with (sim::optimal_dpor_footprint, where
 // a failed CAS keeps its declared access), whose traces it runs one execution each.
-class FoataRecorder final : public sim::Strategy {
+class FoataRecorder final : public sim::Strategy, public sim::Restarting {
  public:
   explicit FoataRecorder(std::unique_ptr<sim::Strategy> inner) : inner_(std::move(inner)) {}
   std::string_view name() const override { return inner_->name(); }
@@ -38,16 +38,20 @@ class FoataRecorder final : public sim::Strategy {
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
     return inner_->choose(n, label, step);
   }
-  void parked(std::span<const sim::Transition> waiting) override { inner_->parked(waiting); }
-  void clock_advanced() override { inner_->clock_advanced(); }
-  void symmetric(const sim::Symmetry& symmetry) override { inner_->symmetric(symmetry); }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     steps_.push_back({t.actor, t.timer, f, sim::optimal_dpor_footprint(picked_op_, picked_waits_, t.timer, f)});
   }
-  bool exhausted() const override { return inner_->exhausted(); }
+  sim::StrategyStatus status() const override { return inner_->status(); }
+  // The inner strategy's abilities, but a restart is seen here first.
+  sim::StrategyAbilities abilities() override {
+    const sim::StrategyAbilities inner = inner_->abilities();
+    inner_restarts_ = inner.restarts;
+    return {.observer = inner.observer, .checkpoints = inner.checkpoints, .restarts = inner.restarts ? this : nullptr};
+  }
+  std::string restart_reason() const override { return inner_restarts_->restart_reason(); }
   bool take_restart() override {
-    const bool restarted = inner_->take_restart();
+    const bool restarted = inner_restarts_->take_restart();
     if (restarted) {
       forms_.clear();  // the search began anew: only what follows counts
       optimal_forms_.clear();
@@ -57,10 +61,6 @@ class FoataRecorder final : public sim::Strategy {
     return restarted;
   }
   bool restarted() const { return restarted_; }
-  bool can_checkpoint() const override { return inner_->can_checkpoint(); }
-  void keep_resume_point() override { inner_->keep_resume_point(); }
-  nlohmann::json checkpoint() const override { return inner_->checkpoint(); }
-  void resume(const nlohmann::json& state) override { inner_->resume(state); }
 
   // Also names each trace up to a permutation of each class's actors: the least form over the
   // permutations (a symmetry reduction explores one trace of each such class). Footprints
@@ -90,6 +90,7 @@ class FoataRecorder final : public sim::Strategy {
   std::string form(bool optimal, const std::vector<ActorId>& rename) const;
 
   std::unique_ptr<sim::Strategy> inner_;
+  sim::Restarting* inner_restarts_ = nullptr;
   std::vector<Step> steps_;
   std::vector<std::string> forms_, optimal_forms_, up_to_forms_;
   sim::OpDesc picked_op_;

@@ -1,6 +1,7 @@
 // sim/dpor/dpor_strategy.cc: the search itself: following the path, new nodes, backtracking
 // to the next branch, and the record of each step for the race analysis.
 #include "lockstep/sim/dpor/dpor_strategy.h"
+#include "lockstep/sim/strategies/strategy_makers.h"
 
 #include <fmt/format.h>
 
@@ -317,8 +318,8 @@ Footprint optimal_dpor_footprint(const OpDesc& op, bool waits, bool timer, const
   return declared;
 }
 
-std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal) {
-  return std::make_unique<dpor::DporStrategy>(optimal ? "dpor" : "source-dpor", bounded, optimal);
+std::unique_ptr<Strategy> make_dpor_strategy(DporSettings settings) {
+  return std::make_unique<dpor::DporStrategy>(settings);
 }
 
 }  // namespace lockstep::sim

@@ -76,10 +76,15 @@
 #include "lockstep/sim/dpor/wakeup_tree.h"
 #include "lockstep/sim/explore/speculation.h"
 #include "lockstep/sim/strategies/strategy.h"
+#include "lockstep/sim/strategies/strategy_makers.h"
 
 namespace lockstep::sim::dpor {
 
-class DporStrategy final : public Strategy, public SpeculativeStrategy {
+class DporStrategy final : public Strategy,
+                           public StepObserver,
+                           public Checkpointing,
+                           public Restarting,
+                           public SpeculativeStrategy {
  public:
   // bounded: a preemption bound filters the transitions this strategy is offered. Then,
   // as in Coons, Musuvathi and McKinley's bounded partial-order reduction (OOPSLA 2013),
@@ -90,8 +95,15 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
   // reversed race is followed along its whole sequence, so no execution ends with every
   // enabled actor asleep. With a preemption bound the search is source-DPOR (the bound
   // cuts sequences that the trees would need).
-  DporStrategy(std::string name, bool bounded, bool optimal)
-      : name_(std::move(name)), bounded_(bounded), optimal_(optimal && !bounded) {}
+  explicit DporStrategy(DporSettings settings)
+      : settings_(settings),
+        name_(settings.mode == DporMode::optimal ? "dpor" : "source-dpor"),
+        bounded_(settings.preemption_bounded),
+        optimal_(settings.mode == DporMode::optimal && !settings.preemption_bounded) {}
+
+  StrategyAbilities abilities() override {
+    return {.observer = this, .checkpoints = this, .restarts = this, .speculation = this};
+  }
 
   std::string_view name() const override { return name_; }
 
@@ -124,12 +136,10 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
 
   void executed(const Transition& t, const Footprint& ran) override;
 
-  bool exhausted() const override { return exhausted_; }
-
-  double explored_fraction() const override;
+  StrategyStatus status() const override { return {.exhausted = exhausted_, .explored_fraction = explored_fraction()}; }
+  double explored_fraction() const;
 
   // Checkpoints (sim/dpor/dpor_checkpoint.cc): the path where the current execution began.
-  bool can_checkpoint() const override { return true; }
   void keep_resume_point() override;
   nlohmann::json checkpoint() const override;
   void resume(const nlohmann::json& state) override;
@@ -395,6 +405,7 @@ class DporStrategy final : public Strategy, public SpeculativeStrategy {
     fallback_ = fallback_ || optimal_;
   }
 
+  DporSettings settings_;  // as made: a subtree explorer is made with the same
   std::string name_;
   bool bounded_;
   bool optimal_;

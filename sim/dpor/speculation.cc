@@ -138,7 +138,7 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
         continue;
       }
       if (!explored_before(n, root.actor, root.timer, before)) break;  // nor any later branch of n
-      auto explorer = std::make_unique<DporStrategy>(name_, bounded_, optimal_);
+      auto explorer = std::make_unique<DporStrategy>(settings_);
       DporStrategy& x = *explorer;
       for (std::size_t j = 0; j <= i; ++j) {
         Node& node = x.stack_.push();

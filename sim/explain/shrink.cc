@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lockstep/sim/strategies/bounded_strategies.h"
+#include "lockstep/sim/strategies/preemption_bound.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/sched/sim_env.h"
 

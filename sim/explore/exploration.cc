@@ -57,7 +57,7 @@ Exploration explore_and_record(const ExplorationRequest& request) {
     throw InputError(fmt::format("{}: unknown strategy \"{}\" (known: {})", request.strategy_where, request.strategy,
                                  strategy_names_text()));
   }
-  if (request.strategy_options.shard.count > 1 && !x.strategy->shardable) {
+  if (request.strategy_options.shard.count > 1 && !strategy_is_shardable(*x.strategy)) {
     throw InputError(fmt::format("{}: only dfs splits one scenario's search into shards (strategy {})", request.source,
                                  request.strategy));
   }

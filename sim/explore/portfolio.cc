@@ -38,7 +38,9 @@ struct Portfolio::Shared {
       }
       Outcome o;
       try {
-        strategy.begin_at(execution);
+        IndependentExecutions* independent = strategy.abilities().independent;
+        LOCKSTEP_INVARIANT(independent != nullptr, "portfolio: a copy keeps the prototype's abilities");
+        independent->begin_at(execution);
         LOCKSTEP_INVARIANT(strategy.next_execution(), "portfolio: a strategy of independent executions never runs out");
         o.result = scheduler.run(system, env, strategy, l);
         o.decisions = scheduler.decisions();
@@ -61,7 +63,7 @@ struct Portfolio::Shared {
   }
 };
 
-Portfolio::Portfolio(const System& system, const Strategy& prototype, const RunLimits& limits, int jobs,
+Portfolio::Portfolio(const System& system, const IndependentExecutions& prototype, const RunLimits& limits, int jobs,
                      const std::function<void(std::function<void()>)>& spawn, std::uint64_t first)
     : shared_(std::make_shared<Shared>(system, limits)), next_(first) {
   LOCKSTEP_INVARIANT(jobs > 1 && spawn, "portfolio: several threads, and a way to start them");
@@ -70,7 +72,7 @@ Portfolio::Portfolio(const System& system, const Strategy& prototype, const RunL
   shared_->running = jobs;
   for (int t = 0; t < jobs; ++t) {
     auto copy = prototype.fresh_copy();
-    LOCKSTEP_INVARIANT(copy != nullptr, "portfolio: the strategy's executions are independent (fresh_copy)");
+    LOCKSTEP_INVARIANT(copy != nullptr, "portfolio: a strategy of independent executions copies itself (fresh_copy)");
     spawn([shared = shared_, copy = std::shared_ptr<Strategy>(std::move(copy)), execution = first + static_cast<std::uint64_t>(t)] {
       shared->work(*copy, execution);
     });

@@ -1,6 +1,6 @@
 // sim/explore/portfolio.h: a search of independent executions (random walks, pct) on several threads.
 //
-// A strategy whose executions do not depend on one another (Strategy::fresh_copy: execution
+// A strategy whose executions do not depend on one another (IndependentExecutions, sim/strategies/strategy.h: execution
 // k is decided by the seed and k alone) has them run on N threads: thread t runs executions
 // first + t, first + t + N, ..., each thread with its own scheduler, simulated environment
 // and copy of the strategy. The search takes the outcomes in execution order and judges
@@ -40,7 +40,7 @@ class Portfolio {
   // Runs executions first, first + 1, ... of copies of `prototype` (REQUIRES: its
   // fresh_copy() is not null) under `limits` (whose stop is not used: the portfolio stops its
   // threads itself) on `jobs` tasks handed to `spawn`.
-  Portfolio(const System& system, const Strategy& prototype, const RunLimits& limits, int jobs,
+  Portfolio(const System& system, const IndependentExecutions& prototype, const RunLimits& limits, int jobs,
             const std::function<void(std::function<void()>)>& spawn, std::uint64_t first);
   // Stops the threads (an execution running is cut) and waits for them.
   ~Portfolio();

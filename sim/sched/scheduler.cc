@@ -63,74 +63,27 @@ Time Scheduler::now() const {
 }
 
 ObjectId Scheduler::new_object(std::string name) {
-  // Most executions make the same objects in the same order: the id made at this position
-  // last time, when it is the first object of this name and not made yet, is the one.
-  const std::size_t position = made_count_++;
-  if (position < made_order_.size()) {
-    const ObjectId id = made_order_[position];
-    if (object_first_of_name_[id] && object_made_in_[id] != execution_ && object_names_[id] == name) {
-      object_made_in_[id] = execution_;
-      written_at_[id] = Time{0};
-      return id;
-    }
-  } else {
-    made_order_.push_back(kNoObject);
-  }
-  std::string key = name;
-  for (int occurrence = 2;; ++occurrence) {
-    const auto [it, added] = object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size()));
-    if (added) {
-      object_names_.push_back(name);
-      object_made_in_.push_back(0);
-      object_first_of_name_.push_back(occurrence == 2);
-      written_at_.resize(object_names_.size());
-    }
-    const ObjectId id = it->second;
-    if (object_made_in_[id] != execution_) {
-      object_made_in_[id] = execution_;
-      written_at_[id] = Time{0};
-      made_order_[position] = id;
-      return id;
-    }
-    key = fmt::format("{}\x1f{}", name, occurrence);  // another object of the same name
-  }
-}
-
-std::vector<std::string> Scheduler::object_keys() const {
-  std::vector<std::string> keys(object_names_.size() - 1);
-  for (const auto& [key, id] : object_ids_) keys[id - 1] = key;
-  return keys;
+  const ObjectId id = objects_.make(name);
+  if (written_at_.size() < objects_.size()) written_at_.resize(objects_.size());
+  written_at_[id] = Time{0};
+  return id;
 }
 
 ObjectId Scheduler::object_of_key(const std::string& key) {
-  const auto [it, added] = object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size()));
-  if (added) {
-    const auto separator = key.find('\x1f');
-    object_names_.push_back(key.substr(0, separator));
-    object_made_in_.push_back(0);
-    object_first_of_name_.push_back(separator == std::string::npos);
-    written_at_.resize(object_names_.size());
-  }
-  return it->second;
+  const ObjectId id = objects_.of_key(key);
+  written_at_.resize(objects_.size());
+  return id;
 }
 
 void Scheduler::restore_objects(const std::vector<std::string>& keys) {
-  LOCKSTEP_INVARIANT(object_names_.size() == 1, "scheduler: objects are restored before any is made");
-  for (const std::string& key : keys) {
-    const auto separator = key.find('\x1f');
-    if (!object_ids_.try_emplace(key, static_cast<ObjectId>(object_names_.size())).second) {
-      throw std::invalid_argument("an object named twice: " + key);
-    }
-    object_names_.push_back(key.substr(0, separator));
-    object_made_in_.push_back(0);
-    object_first_of_name_.push_back(separator == std::string::npos);
-  }
-  written_at_.resize(object_names_.size());
+  objects_.restore(keys);
+  written_at_.resize(objects_.size());
 }
 
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   limits_ = limits;
   strategy_ = &strategy;
+  observer_ = strategy.abilities().observer;
   instance_ = nullptr;
   actor_count_ = 0;
   current_ = -1;
@@ -147,17 +100,13 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   divergence_ = nullptr;
   decisions_.clear();
   events_.clear();
-  obligations_.clear();
-  last_mismatch_ = 0;
-  mismatch_seen_ = false;
-  watch_.stop();
-  fair_round_robin_ = false;
-  last_ran_.fill(0);
-  ++execution_;  // object ids stay: see new_object
-  made_count_ = 0;
+  judge_.begin({.max_steps = limits.max_steps,
+                 .livelock_steps = limits.livelock_steps,
+                 .fair = limits.fair,
+                 .lasso_period = limits.lasso_period});
+  objects_.begin_execution();  // object ids stay: sim/sched/object_registry.h
   actor_names_.clear();
-  symmetry_ = Symmetry();
-  started_ = 0;
+  starts_.clear();
 }
 
 ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& strategy,
@@ -225,11 +174,7 @@ void Scheduler::start_actors(int n) {
   }
 }
 
-// Symmetry (sim/explore/symmetry.h), once the actors stand at their first operations: the classes
-// the instance declares, each member's object and the member before it (skipping members
-// that finished without a step: by symmetry all of their class did); the strategy is told.
-// Throws InputError for a declaration that is malformed or plainly not symmetric: it is
-// the model's mistake, not a verdict on its code, and a trace could not show it.
+// Symmetry (sim/explore/symmetric_starts.h), once the actors stand at their first operations.
 void Scheduler::setup_symmetry() {
   if (limits_.symmetry) {
     std::vector<std::vector<ActorId>> classes;
@@ -238,78 +183,26 @@ void Scheduler::setup_symmetry() {
     } catch (const std::exception& e) {
       throw InputError(fmt::format("symmetry: symmetric_actors threw: {}", e.what()));
     }
-    if (auto error = symmetry_declaration_error(classes, actor_count_); !error.empty()) {
-      throw InputError("symmetry: " + error);
-    }
-    for (std::size_t k = 0; k < classes.size(); ++k) {
-      auto members = classes[k];
-      std::sort(members.begin(), members.end());
-      const ObjectId object = new_object(fmt::format("symmetry:{}", k));
-      int previous = -1;
-      std::uint64_t permutations = 1;
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        const ActorId a = members[i];
-        symmetry_.object[a] = object;
-        ++symmetry_.actors;
-        permutations = permutations > UINT64_MAX / (i + 1) ? UINT64_MAX : permutations * (i + 1);
-        if (actors_[a]->finished) continue;
-        first_op_[a] = actors_[a]->op;
-        if (!add_symmetry_object(first_op_[a].footprint, object)) {
-          throw InputError(fmt::format("symmetry: the first operation of {} ({}) names too many objects",
-                                       actor_names_[a], op_text(actors_[a]->op)));
-        }
-        if (previous >= 0) {
-          const OpDesc& mine = actors_[a]->op;
-          const OpDesc& theirs = actors_[previous]->op;
-          if (mine.verb != theirs.verb || mine.footprint.access != theirs.footprint.access) {
-            throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but their first operations "
-                                         "differ ({} and {})",
-                                         actor_names_[previous], actor_names_[a], op_text(theirs), op_text(mine)));
-          }
-        }
-        symmetry_.previous[a] = static_cast<std::int8_t>(previous);
-        previous = a;
-      }
-      symmetry_.permutations =
-          symmetry_.permutations > UINT64_MAX / permutations ? UINT64_MAX : symmetry_.permutations * permutations;
-    }
+    starts_.setup(std::move(classes),
+                  {.count = actor_count_,
+                   .op = [this](ActorId a) -> const OpDesc& { return actors_[a]->op; },
+                   .finished = [this](ActorId a) { return actors_[a]->finished; },
+                   .new_object = [this](std::string name) { return new_object(std::move(name)); },
+                   .op_text = [this](const OpDesc& op) { return op_text(op); },
+                   .names = actor_names_});
   }
-  strategy_->symmetric(symmetry_);
+  if (observer_ != nullptr) observer_->symmetric(starts_.symmetry());
 }
 
-// Drops the transitions of members whose previous member has not started, and shows the
-// strategy each unstarted member's first operation with its class's object. Throws
-// InputError when a member could run while the one before it, at the same point of the same
-// code, could not: the declaration is wrong.
 void Scheduler::filter_symmetric() {
-  const std::uint64_t started = started_ | ~unfinished_;
-  std::uint64_t runs = 0, timers = 0;
-  for (std::size_t i = 0; i < enabled_count_; ++i) {
-    (enabled_[i].timer ? timers : runs) |= std::uint64_t{1} << enabled_[i].actor;
-  }
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < enabled_count_; ++i) {
-    Transition t = enabled_[i];
-    const ActorId a = t.actor;
-    if (symmetry_.in_class(a) && !((started >> a) & 1)) {
-      const int p = symmetry_.previous[a];
-      if (p >= 0 && !((started >> p) & 1)) {
-        if (!(((t.timer ? timers : runs) >> p) & 1)) {
-          throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation "
-                                       "({}) can run where {}'s cannot",
-                                       actor_names_[p], actor_names_[a], actor_names_[a], op_text(actors_[a]->op),
-                                       actor_names_[p]));
-        }
-        continue;  // a representative starts p first
-      }
-      t.op = &first_op_[a];
-    }
-    enabled_[kept++] = t;
-  }
-  enabled_count_ = kept;
-  for (std::size_t i = 0; i < parked_count_; ++i) {
-    const ActorId a = parked_[i].actor;
-    if (symmetry_.in_class(a) && !((started >> a) & 1)) parked_[i].op = &first_op_[a];
+  std::optional<std::pair<ActorId, ActorId>> wrong;
+  enabled_count_ = starts_.filter({enabled_.data(), enabled_count_}, {parked_.data(), parked_count_}, unfinished_, wrong);
+  if (wrong) {
+    const auto [p, a] = *wrong;
+    throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation "
+                                 "({}) can run where {}'s cannot",
+                                 actor_names_[p], actor_names_[a], actor_names_[a], op_text(actors_[a]->op),
+                                 actor_names_[p]));
   }
 }
 
@@ -317,26 +210,31 @@ void Scheduler::filter_symmetric() {
 // Inlined into run()'s loop: it is the per-step path (bench: BM_SchedulerStepPingPong).
 [[gnu::always_inline]] inline bool Scheduler::next_step() {
   collect_enabled();
-  if (symmetry_.any()) filter_symmetric();
-  strategy_->parked(parked());
+  if (starts_.any()) filter_symmetric();
+  if (observer_ != nullptr) observer_->parked(parked());
   if (enabled_count_ == 0) return nothing_enabled();
   if (steps_ >= limits_.max_steps) {
-    finish_at_bound();
+    conclude(judge_.at_bound(steps_, progress_names()));
     return false;
   }
   if (steps_ % kStopCheckSteps == 0 && steps_ > 0 && limits_.stop && limits_.stop()) {
     result_verdict_.interrupted = true;
     return false;
   }
-  if (steps_ % kFairCheckSteps == 0 && watching_tail() && check_tail()) return false;
+  if (steps_ % kFairCheckSteps == 0 && judge_.watching_tail(steps_)) {
+    if (auto outcome = judge_.check_tail(steps_, progress_names())) {
+      conclude(std::move(*outcome));
+      return false;
+    }
+  }
   // The tail's signatures: always in fair mode and for a lasso, else only near the bound.
   // Who could run is taken before fairness filters it: that is what fairness judges.
-  const bool remember = watching_tail() || limits_.lasso_period > 0 || steps_ + kTailSteps >= limits_.max_steps;
+  const bool remember = judge_.remembers(steps_);
   std::uint64_t enabled_mask = 0;
   if (remember) {
     for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
   }
-  if (fair_round_robin_) filter_fairly();
+  if (judge_.round_robin()) enabled_count_ = judge_.filter_fairly({enabled_.data(), enabled_count_});
   const std::size_t pick = strategy_->pick(enabled(), steps_);
   if (pick == Strategy::kPrune || pick == Strategy::kSkip) {
     (pick == Strategy::kPrune ? result_verdict_.pruned : result_verdict_.skipped) = true;
@@ -349,11 +247,11 @@ void Scheduler::filter_symmetric() {
   const Transition t = enabled_[pick];
   decisions_.push_back({t.timer ? Decision::Kind::timer : Decision::Kind::run,
                         static_cast<std::uint32_t>(t.actor)});
-  last_ran_[t.actor] = steps_ + 1;
+  judge_.ran(t.actor, steps_);
   if (t.timer) ++result_verdict_.timer_steps;
   execute(t);
   if (divergence_) std::rethrow_exception(divergence_);
-  if (remember) record_sig(t, enabled_mask);
+  if (remember) judge_.record(steps_ - 1, t, result_, enabled_mask);
   return true;
 }
 
@@ -361,8 +259,12 @@ void Scheduler::filter_symmetric() {
 // fails), or the execution ends: a deadlock while some actor is unfinished, else its end.
 bool Scheduler::nothing_enabled() {
   if (limits_.time == TimeMode::timed && advance_clock()) {
-    strategy_->clock_advanced();
-    return !check_obligation_deadlines();
+    if (observer_ != nullptr) observer_->clock_advanced();
+    if (auto late = judge_.overdue(now_)) {
+      conclude(std::move(*late));
+      return false;
+    }
+    return true;
   }
   if (unfinished_ != 0) {
     finish_with_deadlock();
@@ -377,12 +279,7 @@ void Scheduler::judge_end() {
   try {
     if (limits_.record_final_state) result_verdict_.final_state = instance_->final_state();
     if (auto v = instance_->at_end()) fail(Verdict::violation, v->invariant, v->message);
-    if (!obligations_.hot().empty()) {
-      const auto& h = obligations_.hot().front();
-      fail(Verdict::liveness, h.name,
-           fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {})", h.name,
-                       h.since.count() / 1'000'000, h.actor >= 0 ? actor_names_[h.actor] : std::string("-")));
-    }
+    if (auto hot = judge_.at_end(actor_names_)) conclude(std::move(*hot));
     result_verdict_.marks = instance_->marks();
     result_verdict_.lock_order_edges = instance_->lock_order_edges();
     for (auto& fault : env_->injected_faults()) result_verdict_.marks.push_back(std::move(fault));
@@ -470,11 +367,7 @@ void Scheduler::execute(const Transition& t) {
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
   if (limits_.time == TimeMode::untimed) pass_clock(t.actor, effective);
-  const std::uint64_t actor_bit = std::uint64_t{1} << t.actor;
-  if (symmetry_.in_class(t.actor) && !(started_ & actor_bit)) {
-    add_symmetry_object(effective, symmetry_.object[t.actor]);  // room checked by setup_symmetry
-  }
-  started_ |= actor_bit;
+  starts_.started(t.actor, effective);
   strategy_->executed(t, effective);
   if (limits_.log_events) {
     std::string text = crash_text_.empty() ? result_text(result_, t.timer) : crash_text_;
@@ -663,17 +556,12 @@ bool Scheduler::obligation_step(std::string_view verb, std::string_view name) {
 
 void Scheduler::hot(std::string_view obligation, Duration within) {
   if (!obligation_step("hot", obligation)) return;
-  obligations_.make_hot(obligation, now(), within, current_);
+  judge_.hot(obligation, now(), within, current_);
 }
 
 void Scheduler::cold(std::string_view obligation) {
   if (!obligation_step("cold", obligation)) return;
-  const auto h = obligations_.make_cold(obligation);
-  if (h && limits_.time == TimeMode::timed && h->within != Duration::max() && now() - h->since > h->within) {
-    fail(Verdict::liveness, h->name,
-         fmt::format("\"{}\" was met at {} ms, {} ms after it went hot: more than its {} ms", h->name,
-                     now().count() / 1'000'000, (now() - h->since).count() / 1'000'000, h->within.count() / 1'000'000));
-  }
+  if (auto late = judge_.cold(obligation, now(), limits_.time == TimeMode::timed)) conclude(std::move(*late));
 }
 
 void Scheduler::fail(Verdict verdict, std::string invariant, std::string message) {
@@ -684,128 +572,18 @@ void Scheduler::fail(Verdict verdict, std::string invariant, std::string message
   result_verdict_.message = std::move(message);
 }
 
-void Scheduler::record_sig(const Transition& t, std::uint64_t enabled) {
-  const std::uint64_t step = steps_ - 1;
-  StepSig& sig = ring_.at(step);
-  sig.verb = t.op->verb;
-  sig.object = t.op->footprint.object;
-  sig.arg = t.op->arg;
-  sig.result = result_;
-  sig.actor = t.actor;
-  sig.timer = t.timer;
-  sig.enabled = enabled;
-  watch_.step(ring_, step);
-  const std::uint32_t p = limits_.lasso_period;
-  if (p > 0 && step >= p) {
-    LOCKSTEP_INVARIANT(p < kTailSteps, "a lasso's period fits in the ring");
-    if (!sig.same_as(ring_.at(step - p))) {
-      last_mismatch_ = step;
-      mismatch_seen_ = true;
-    }
-  }
-}
-
-void Scheduler::filter_fairly() {
-  // Round robin: the actor that has waited longest since it last ran (the lowest on a tie)
-  // is the only one offered; its run and its timer, when both can go.
-  ActorId chosen = -1;
-  for (std::size_t i = 0; i < enabled_count_; ++i) {
-    const ActorId a = enabled_[i].actor;
-    if (chosen < 0 || last_ran_[a] < last_ran_[chosen]) chosen = a;
-  }
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < enabled_count_; ++i) {
-    if (enabled_[i].actor == chosen) enabled_[kept++] = enabled_[i];
-  }
-  enabled_count_ = kept;
-}
-
-bool Scheduler::check_tail() {
-  if (watch_.active()) {
-    const Cycle c = watch_.cycle(steps_);
-    if (c.starved == 0 && steps_ - c.start >= limits_.livelock_steps) {
-      judge_cycle(c, /*at_bound=*/false);
-      return true;
-    }
-    return false;
-  }
-  if (steps_ < kFairFirstStep + kMinCycleSteps) return false;
-  const std::uint64_t seen = steps_ - kFairFirstStep;  // the steps recorded since watching began
-  auto cycle = find_cycle(ring_, steps_, std::min<std::uint64_t>(seen, kFairWindow),
-                          static_cast<std::uint32_t>(kFairWindow / kFairRepeats), kFairRepeats);
-  if (!cycle && steps_ % kLongCycleCheckSteps == 0) {  // now and then, the longer cycles too
-    cycle = find_cycle(ring_, steps_, std::min<std::uint64_t>(seen, kTailSteps), kMaxCyclePeriod, kCycleRepeats);
-  }
-  if (!cycle) return false;
-  if (cycle->starved != 0 && limits_.fair) {
-    fair_round_robin_ = true;  // a fair scheduler from here on (filter_fairly)
-    return false;
-  }
-  watch_.start(*cycle, ring_);
-  return false;
-}
-
-bool Scheduler::check_obligation_deadlines() {
-  const ObligationSet::Hot* late = obligations_.overdue(now_);
-  if (late == nullptr) return false;
-  fail(Verdict::liveness, late->name,
-       fmt::format("\"{}\" is still hot at {} ms: it went hot at {} ms and had to be met within {} ms", late->name,
-                   now_.count() / 1'000'000, late->since.count() / 1'000'000, late->within.count() / 1'000'000));
-  return true;
-}
-
-void Scheduler::finish_at_bound() {
-  const std::uint64_t window = std::min<std::uint64_t>(steps_, kTailSteps);
-  std::optional<Cycle> cycle = find_cycle(ring_, steps_, window, kMaxCyclePeriod, kCycleRepeats);
-  if (!cycle) {
-    if (!obligations_.hot().empty()) {
-      const auto& h = obligations_.hot().front();
-      fail(Verdict::liveness, h.name,
-           fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms)", h.name, limits_.max_steps,
-                       h.since.count() / 1'000'000));
-      return;
-    }
-    fail(Verdict::step_bound, "",
-         fmt::format("the execution ran past its bound of {} steps, and its last {} steps repeat no cycle of at "
-                     "most {} steps (a long run, or a loop that changes something each time round)",
-                     limits_.max_steps, window, kMaxCyclePeriod));
-    return;
-  }
-  judge_cycle(*cycle, /*at_bound=*/true);
-}
-
-void Scheduler::judge_cycle(Cycle cycle, bool at_bound) {
-  if (limits_.lasso_period == cycle.period) {
-    // Every step was compared with the one a period before it: the suffix may begin before the ring.
-    cycle.start = mismatch_seen_ ? last_mismatch_ + 1 - cycle.period : 0;
-  }
-  result_verdict_.cycle = cycle;
-  const bool unfair = cycle.starved != 0;
-  if (unfair && limits_.fair) {
+void Scheduler::conclude(ProgressOutcome outcome) {
+  if (outcome.cycle) result_verdict_.cycle = outcome.cycle;
+  if (outcome.unfair) {
+    LOCKSTEP_INVARIANT(outcome.cycle && outcome.cycle->starved != 0, "only an unfair cycle is cut");
     result_verdict_.unfair = true;
     return;
   }
-  const std::string cycle_text = describe_cycle(cycle, ring_, actor_names_, object_names_);
-  const std::string where = at_bound ? std::string("up to the step bound")
-                                     : fmt::format("in a row ({} steps: the livelock bound)", steps_ - cycle.start);
-  const std::string others = parked_text(cycle.looping);
-  if (!unfair && !obligations_.hot().empty()) {
-    const auto& h = obligations_.hot().front();
-    fail(Verdict::liveness, h.name,
-         fmt::format("\"{}\" is still hot (since {} ms) while {}: a fair {}-step cycle, repeated {} times {}{}", h.name,
-                     h.since.count() / 1'000'000, cycle_text, cycle.period, cycle.repeats(), where, others));
-    return;
-  }
-  if (unfair) {
-    fail(Verdict::step_bound, "",
-         fmt::format("the execution ran past its bound of {} steps: {}, while {} could run at every step and never "
-                     "did (an unfair schedule: fair mode cuts it){}",
-                     limits_.max_steps, cycle_text, actor_list(cycle.starved, actor_names_), others));
-    return;
-  }
-  fail(Verdict::livelock, "",
-       fmt::format("{}: a fair {}-step cycle, repeated {} times {}{}", cycle_text, cycle.period, cycle.repeats(), where,
-                   others));
+  fail(outcome.verdict, std::move(outcome.invariant), std::move(outcome.message));
+}
+
+ProgressNames Scheduler::progress_names() const {
+  return {actor_names_, objects_.names(), [this](std::uint64_t except) { return parked_text(except); }};
 }
 
 std::string Scheduler::parked_text(std::uint64_t except) const {
@@ -865,7 +643,7 @@ std::string Scheduler::op_text(const OpDesc& op) const {
   std::string text(op.verb);
   if (op.footprint.object != kNoObject) {
     text += ' ';
-    text += object_names_[op.footprint.object];
+    text += objects_.name(op.footprint.object);
   }
   if (op.has_arg) text += fmt::format(" {}", op.arg);
   return text;

@@ -65,8 +65,10 @@
 #include "lockstep/model/system.h"
 #include "lockstep/model/verdict.h"
 #include "lockstep/sim/sched/fiber.h"
+#include "lockstep/sim/explore/symmetric_starts.h"
+#include "lockstep/sim/sched/object_registry.h"
 #include "lockstep/sim/sched/op.h"
-#include "lockstep/sim/progress/progress.h"
+#include "lockstep/sim/progress/progress_judge.h"
 #include "lockstep/sim/random.h"
 #include "lockstep/sim/strategies/strategy.h"
 
@@ -169,7 +171,7 @@ class Scheduler {
   const std::vector<Decision>& decisions() const { return decisions_; }
   const std::vector<LogEvent>& events() const { return events_; }
   const std::vector<std::string>& actor_names() const { return actor_names_; }
-  const std::vector<std::string>& object_names() const { return object_names_; }
+  const std::vector<std::string>& object_names() const { return objects_.names(); }
   // Inside Strategy::executed: what the step just taken returned (note_result).
   const StepResult& last_result() const { return result_; }
 
@@ -230,16 +232,16 @@ class Scheduler {
   // sets, wakeup trees) name the same objects in the next. The k-th object of one name in
   // an execution is the k-th of that name in every execution.
   ObjectId new_object(std::string name);
-  const std::string& object_name(ObjectId id) const { return object_names_[id]; }
+  const std::string& object_name(ObjectId id) const { return objects_.name(id); }
   // The objects made so far, by id from 1 (a checkpoint keeps them), and making them again in
   // a new scheduler before any execution: ids are then those of the scheduler they came from.
-  std::vector<std::string> object_keys() const;
+  std::vector<std::string> object_keys() const { return objects_.keys(); }
   void restore_objects(const std::vector<std::string>& keys);
   // The id of the object with this key (object_keys), made now if there is none yet.
   ObjectId object_of_key(const std::string& key);
   std::string_view actor_name(ActorId actor) const { return actor_names_[actor]; }
   // After run() with RunLimits::symmetry: the classes of interchangeable actors it used.
-  const Symmetry& symmetry() const { return symmetry_; }
+  const Symmetry& symmetry() const { return starts_.symmetry(); }
 
  private:
   struct Actor;
@@ -259,16 +261,9 @@ class Scheduler {
   void pass_clock(ActorId actor, const Footprint& effective);
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
-  void finish_at_bound();
-  bool check_tail();
-  // Whether the tail is watched as the execution goes (fair mode, or a livelock bound below
-  // the step bound): then every step's signature is kept.
-  bool watching_tail() const {
-    return steps_ >= kFairFirstStep && (limits_.fair || limits_.livelock_steps < limits_.max_steps);
-  }
-  void judge_cycle(Cycle cycle, bool at_bound);
-  void record_sig(const Transition& t, std::uint64_t enabled);
-  bool check_obligation_deadlines();
+  // Ends the execution as the progress judge says (a verdict, or a cut without one).
+  void conclude(ProgressOutcome outcome);
+  ProgressNames progress_names() const;
   std::string parked_text(std::uint64_t except) const;
   bool obligation_step(std::string_view verb, std::string_view name);
   void maybe_crash(const OpDesc& op);
@@ -277,6 +272,7 @@ class Scheduler {
 
   RunLimits limits_;
   Strategy* strategy_ = nullptr;
+  StepObserver* observer_ = nullptr;  // the strategy's, when it has one (partial-order reduction)
   Instance* instance_ = nullptr;
   SimEnv* env_ = nullptr;
   std::vector<std::unique_ptr<Actor>> actors_;  // grows to the most actors seen; reused
@@ -308,31 +304,15 @@ class Scheduler {
   std::span<const Transition> enabled() const { return {enabled_.data(), enabled_count_}; }
   std::span<const Transition> parked() const { return {parked_.data(), parked_count_}; }
   std::vector<Decision> decisions_;
-  std::vector<std::string> object_names_ = std::vector<std::string>(1);  // by id; 0 names nothing shared
-  std::unordered_map<std::string, ObjectId> object_ids_;  // by name (and occurrence after the first)
-  std::vector<std::uint64_t> object_made_in_ = std::vector<std::uint64_t>(1);  // by id: the execution that last made it
-  std::vector<bool> object_first_of_name_ = std::vector<bool>(1);  // by id: the first object of its name
-  std::vector<ObjectId> made_order_;  // the ids made, in order, by the latest executions
-  std::size_t made_count_ = 0;        // objects made in this execution
-  std::uint64_t execution_ = 1;  // counts begin(); ids made outside any run (tests) are of run 1
+  ObjectRegistry objects_;  // ids of shared objects, stable across executions
   std::vector<std::string> actor_names_;
   std::vector<LogEvent> events_;
-  StepRing ring_;               // the last kTailSteps steps, when they may be needed
-  std::uint64_t last_mismatch_ = 0;  // lasso_period: the last step unlike the one a period before
-  bool mismatch_seen_ = false;
-  ObligationSet obligations_;
-  CycleWatch watch_;  // the cycle the steps repeat now, once seen
-  bool fair_round_robin_ = false;  // fair mode saw an unfair cycle: round robin from here on
-  std::array<std::uint64_t, kMaxActors> last_ran_{};  // by actor: 1 + the step it last ran
-  void filter_fairly();
+  ProgressJudge judge_;  // cycles, fairness, obligations (sim/progress/progress_judge.h)
 
-  // Symmetry (sim/explore/symmetry.h): the classes declared, the actors that took a step, and the
-  // first operation of each member not started yet as the strategy sees it.
+  // Symmetry (sim/explore/symmetric_starts.h): the classes declared, who started, first operations.
   void setup_symmetry();
   void filter_symmetric();
-  Symmetry symmetry_;
-  std::uint64_t started_ = 0;
-  std::array<OpDesc, kMaxActors> first_op_{};
+  SymmetricStarts starts_;
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;

@@ -14,7 +14,7 @@
 
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/explore/speculation.h"
-#include "lockstep/sim/strategies/strategy.h"
+#include "lockstep/sim/strategies/strategy_makers.h"
 
 namespace lockstep::sim {
 namespace {
@@ -23,9 +23,9 @@ namespace {
 // decisions (fewer when they end sooner).
 constexpr std::size_t kShardDepth = 12;
 
-class DfsStrategy final : public Strategy, public SpeculativeStrategy {
+class DfsStrategy final : public Strategy, public Checkpointing, public Sharded, public SpeculativeStrategy {
  public:
-  DfsStrategy(int shard_index, int shard_count) : shard_index_(shard_index), shard_count_(shard_count) {}
+  explicit DfsStrategy(StrategyOptions::Shard shard) : shard_index_(shard.index), shard_count_(shard.count) {}
 
   std::string_view name() const override { return "dfs"; }
 
@@ -53,7 +53,13 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
     return true;
   }
 
-  double explored_fraction() const override {
+  StrategyAbilities abilities() override {
+    return {.checkpoints = this, .shard = this, .speculation = this};
+  }
+
+  StrategyStatus status() const override { return {.exhausted = exhausted_, .explored_fraction = explored_fraction()}; }
+
+  double explored_fraction() const {
     double done = 0, weight = 1;
     for (const Node& n : stack_) {
       done += weight * n.chosen / n.options;
@@ -63,7 +69,7 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
   }
 
   // Checkpoints: the decisions where the current execution began (the ones it follows).
-  bool can_checkpoint() const override { return true; }
+  void keep_resume_point() override {}  // the path is the resume point: always kept
   nlohmann::json checkpoint() const override { return path_state(resume_size_); }
   void resume(const nlohmann::json& state) override {
     if (!state.is_object() || state.value("strategy", "") != "dfs" || !state.contains("path") ||
@@ -89,7 +95,7 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
       for (std::uint32_t c = stack_[i].chosen + 1; c < stack_[i].options; ++c) {
         const BranchKey key = key_of(stack_[i].uid, c);
         if (std::find(taken.begin(), taken.end(), key) != taken.end()) continue;
-        auto x = std::make_unique<DfsStrategy>(0, 1);
+        auto x = std::make_unique<DfsStrategy>(StrategyOptions::Shard{});
         x->stack_.assign(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         x->stack_.back().chosen = c;
         x->floor_ = x->resume_size_ = i + 1;
@@ -137,7 +143,6 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
     return decide(n, step, label);
   }
 
-  bool exhausted() const override { return exhausted_; }
 
  private:
   struct Node {
@@ -208,8 +213,8 @@ class DfsStrategy final : public Strategy, public SpeculativeStrategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count) {
-  return std::make_unique<DfsStrategy>(shard_index, shard_count);
+std::unique_ptr<Strategy> make_dfs_strategy(StrategyOptions::Shard shard) {
+  return std::make_unique<DfsStrategy>(shard);
 }
 
 }  // namespace lockstep::sim

@@ -1,12 +1,12 @@
 // Seeded random walk: every decision uniform among the options. Execution k uses a
 // generator seeded from (seed, k), so any execution can be reproduced on its own.
 #include "lockstep/sim/random.h"
-#include "lockstep/sim/strategies/strategy.h"
+#include "lockstep/sim/strategies/strategy_makers.h"
 
 namespace lockstep::sim {
 namespace {
 
-class RandomStrategy final : public Strategy {
+class RandomStrategy final : public Strategy, public IndependentExecutions {
  public:
   explicit RandomStrategy(std::uint64_t seed) : seed_(seed) {}
 
@@ -16,6 +16,8 @@ class RandomStrategy final : public Strategy {
     rng_ = Random(seed_ ^ (0x9E3779B97F4A7C15ULL * ++execution_));
     return true;
   }
+
+  StrategyAbilities abilities() override { return {.independent = this}; }
 
   std::unique_ptr<Strategy> fresh_copy() const override { return std::make_unique<RandomStrategy>(seed_); }
   void begin_at(std::uint64_t execution) override { execution_ = execution - 1; }

@@ -49,7 +49,7 @@ class ReplayStrategy final : public Strategy {
     return d.value;
   }
 
-  bool exhausted() const override { return done_; }
+  StrategyStatus status() const override { return {.exhausted = done_}; }
 
  private:
   Decision next(std::uint64_t step, std::string_view what) {

@@ -5,21 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/scenario.h"
-#include "lockstep/sim/strategies/bounded_strategies.h"
+#include "lockstep/sim/strategies/preemption_bound.h"
+#include "lockstep/sim/strategies/strategy_makers.h"
 
 namespace lockstep::sim {
 
-nlohmann::json Strategy::checkpoint() const {
-  throw std::logic_error("strategy " + std::string(name()) + " has no checkpoints");
-}
-
-void Strategy::resume(const nlohmann::json& /*state*/) {
-  throw std::invalid_argument("strategy " + std::string(name()) + " has no checkpoints");
-}
-
-std::unique_ptr<Strategy> make_dfs_strategy(int shard_index, int shard_count);
-std::unique_ptr<Strategy> make_dpor_strategy(bool bounded, bool optimal);
-std::unique_ptr<Strategy> make_random_strategy(std::uint64_t seed);
 
 std::string decision_text(Decision d) {
   const char prefix = d.kind == Decision::Kind::run ? 'a' : d.kind == Decision::Kind::timer ? 't' : 'c';
@@ -40,11 +30,16 @@ bool parse_decision(std::string_view text, Decision& out) {
 
 namespace {
 
-std::unique_ptr<Strategy> make_dpor(const StrategyOptions& o) { return make_dpor_strategy(o.max_preemptions >= 0, true); }
-std::unique_ptr<Strategy> make_source_dpor(const StrategyOptions& o) {
-  return make_dpor_strategy(o.max_preemptions >= 0, false);
+DporSettings dpor_settings(const StrategyOptions& o, DporMode mode) {
+  return {.mode = mode, .preemption_bounded = o.max_preemptions >= 0};
 }
-std::unique_ptr<Strategy> make_dfs(const StrategyOptions& o) { return make_dfs_strategy(o.shard.index, o.shard.count); }
+std::unique_ptr<Strategy> make_dpor(const StrategyOptions& o) {
+  return make_dpor_strategy(dpor_settings(o, DporMode::optimal));
+}
+std::unique_ptr<Strategy> make_source_dpor(const StrategyOptions& o) {
+  return make_dpor_strategy(dpor_settings(o, DporMode::source));
+}
+std::unique_ptr<Strategy> make_dfs(const StrategyOptions& o) { return make_dfs_strategy(o.shard); }
 std::unique_ptr<Strategy> make_random(const StrategyOptions& o) { return make_random_strategy(o.seed); }
 std::unique_ptr<Strategy> make_pct(const StrategyOptions& o) { return make_pct_strategy(o.seed, o.pct_depth); }
 
@@ -62,18 +57,34 @@ std::span<const StrategyInfo> strategy_catalog() {
       "fair: the executions it samples are cut at unfair cycles as in dpor (it proves nothing about progress: a "
       "livelock it does not sample goes unseen)";
   static constexpr StrategyInfo kCatalog[] = {
-      {"dpor", "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the default)",
-       kExhaustiveFair, true, false, true, make_dpor},
-      {"source-dpor", "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
-                      "(exhaustive; the reference for dpor)",
-       kExhaustiveFair, true, false, true, make_source_dpor},
-      {"dfs", "naive depth-first search over every interleaving and every choice (exhaustive; the reference)",
-       kExhaustiveFair, true, true, true, make_dfs},
-      {"random", "seeded random walk: each execution picks uniformly at every decision (never exhaustive)", kSampledFair,
-       false, false, false, make_random},
-      {"pct", "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
-              "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)",
-       kSampledFair, false, false, false, make_pct},
+      {.name = "dpor",
+       .help = "optimal DPOR (source sets and wakeup trees): one execution per Mazurkiewicz trace (exhaustive; the "
+               "default)",
+       .fairness = kExhaustiveFair,
+       .exhaustive = true,
+       .make = make_dpor},
+      {.name = "source-dpor",
+       .help = "source-DPOR with sleep sets: one execution per Mazurkiewicz trace, plus sleep-set-blocked ones "
+               "(exhaustive; the reference for dpor)",
+       .fairness = kExhaustiveFair,
+       .exhaustive = true,
+       .make = make_source_dpor},
+      {.name = "dfs",
+       .help = "naive depth-first search over every interleaving and every choice (exhaustive; the reference)",
+       .fairness = kExhaustiveFair,
+       .exhaustive = true,
+       .make = make_dfs},
+      {.name = "random",
+       .help = "seeded random walk: each execution picks uniformly at every decision (never exhaustive)",
+       .fairness = kSampledFair,
+       .exhaustive = false,
+       .make = make_random},
+      {.name = "pct",
+       .help = "probabilistic concurrency testing (seeded, --depth d): one execution finds a bug of depth d among n "
+               "actors and k steps with probability at least 1/(n*k^(d-1)) (never exhaustive)",
+       .fairness = kSampledFair,
+       .exhaustive = false,
+       .make = make_pct},
   };
   static_assert(kCatalog[0].name == kDefaultStrategy, "the default strategy is the catalog's first row");
   return kCatalog;
@@ -90,6 +101,14 @@ std::string strategy_names_text() {
   std::string known;
   for (const auto& s : strategy_catalog()) known += std::string(known.empty() ? "" : ", ") + std::string(s.name);
   return known;
+}
+
+bool strategy_has_checkpoints(const StrategyInfo& info) {
+  return info.make(StrategyOptions{})->abilities().checkpoints != nullptr;
+}
+
+bool strategy_is_shardable(const StrategyInfo& info) {
+  return info.make(StrategyOptions{})->abilities().shard != nullptr;
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, std::uint64_t seed) {

@@ -64,6 +64,109 @@ class Divergence : public std::runtime_error {
   std::uint64_t step_;
 };
 
+class Strategy;
+class SpeculativeStrategy;  // sim/explore/speculation.h
+
+// Abilities a strategy may have beyond deciding, as side interfaces the explorer asks for
+// once (Strategy::abilities()): a null pointer is an ability the strategy lacks. What the
+// catalog says of a strategy (strategy_has_checkpoints, strategy_is_shardable) is read from
+// here, so it is what the strategy does.
+
+// Partial-order reduction's view of a run beyond its steps.
+class StepObserver {
+ public:
+  // Told before each decision (and once more when the execution ends) which unfinished
+  // actors are parked: their pending operation cannot run now (their timer may still fire).
+  // A blocked acquire races with the step that took the lock, though it never ran.
+  virtual void parked(std::span<const Transition> waiting) = 0;
+  // Told at the start of each execution, before its first pick, which actors are
+  // interchangeable (sim/explore/symmetry.h; none unless RunLimits::symmetry). The transitions
+  // it is offered are then those of representatives only, and the first step of a class's
+  // member writes its class's object in the footprints it sees.
+  virtual void symmetric(const Symmetry& symmetry) = 0;
+  // Told when virtual time moves on (timed mode, once no actor could run): every step after
+  // this happens after every step before it.
+  virtual void clock_advanced() = 0;
+
+ protected:
+  ~StepObserver() = default;
+};
+
+// Checkpoints (sim/explore/checkpoint.h). Once asked to by keep_resume_point(), the strategy
+// remembers where each execution began; checkpoint() is that state (valid after
+// next_execution() returned true, also while or after the execution runs), and a fresh
+// strategy given it by resume() begins that execution at its next next_execution(): a
+// search resumed any number of times explores exactly what an uninterrupted one does.
+class Checkpointing {
+ public:
+  virtual void keep_resume_point() = 0;
+  virtual nlohmann::json checkpoint() const = 0;
+  // Throws std::invalid_argument for a state this strategy cannot take.
+  virtual void resume(const nlohmann::json& state) = 0;
+
+ protected:
+  ~Checkpointing() = default;
+};
+
+// Independent executions (random walks, pct: execution k is decided by the seed and k
+// alone): sim/explore/portfolio.h runs them on several threads.
+class IndependentExecutions {
+ public:
+  // A new strategy with the same settings (never null).
+  virtual std::unique_ptr<Strategy> fresh_copy() const = 0;
+  // Makes it begin execution k (1-based) at its next next_execution().
+  virtual void begin_at(std::uint64_t execution) = 0;
+
+ protected:
+  ~IndependentExecutions() = default;
+};
+
+// A search that may begin anew (dpor leaving its optimal mode for a program it does not
+// cover): the explorer then forgets what it counted.
+class Restarting {
+ public:
+  // True once, right after a next_execution() that began the search anew.
+  virtual bool take_restart() = 0;
+  // Why the search began anew, for the user: a cost they may avoid.
+  virtual std::string restart_reason() const = 0;
+
+ protected:
+  ~Restarting() = default;
+};
+
+// One shard of a search split among processes (StrategyOptions::shard).
+class Sharded {
+ public:
+  // Whether the execution that just ended belongs to this shard.
+  virtual bool owns_execution() const = 0;
+
+ protected:
+  ~Sharded() = default;
+};
+
+struct StrategyAbilities {
+  StepObserver* observer = nullptr;
+  Checkpointing* checkpoints = nullptr;
+  IndependentExecutions* independent = nullptr;
+  Restarting* restarts = nullptr;
+  Sharded* shard = nullptr;
+  SpeculativeStrategy* speculation = nullptr;  // sim/explore/speculation.h
+};
+
+// Where a search stands, for reports and progress.
+struct StrategyStatus {
+  // True once the executions so far cover every execution (only exhaustive strategies).
+  bool exhausted = false;
+  // The share of the search tree explored so far, in (0, 1], seen from the path of the last
+  // execution: each node's branches known so far weigh the same (Knuth's estimate of a
+  // tree's size along one path, and the usual one for a depth-first search's progress);
+  // executions so far / this estimates the total. 0 when the strategy cannot tell.
+  double explored_fraction = 0;
+  // Why a finished search is not exhaustive ("" when it is, or says nothing).
+  std::string limitation;
+};
+
+// The core interface: seven methods. Everything else is an ability (above).
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -85,63 +188,13 @@ class Strategy {
   // A choice point's value in [0, n). REQUIRES: n > 0. May throw Divergence.
   virtual std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) = 0;
 
-  // Told before each decision (and once more when the execution ends) which unfinished
-  // actors are parked: their pending operation cannot run now (their timer may still fire).
-  // Partial-order reduction needs them: a blocked acquire races with the step that took
-  // the lock, though it never ran.
-  virtual void parked(std::span<const Transition> /*waiting*/) {}
-
-  // Told at the start of each execution, before its first pick, which actors are
-  // interchangeable (sim/explore/symmetry.h; none unless RunLimits::symmetry). The transitions it is
-  // offered are then those of representatives only, and the first step of a class's member
-  // writes its class's object in the footprints it sees.
-  virtual void symmetric(const Symmetry& /*symmetry*/) {}
-
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
 
-  // Told when virtual time moves on (timed mode, once no actor could run): every step after
-  // this happens after every step before it.
-  virtual void clock_advanced() {}
+  virtual StrategyStatus status() const { return {}; }
 
-  // Independent executions (random walks, pct: execution k is decided by the seed and k
-  // alone): a new strategy with the same settings, which begin_at(k) makes begin execution k
-  // (1-based) at its next next_execution(). Others return null: sim/explore/portfolio.h runs the
-  // former's executions on several threads.
-  virtual std::unique_ptr<Strategy> fresh_copy() const { return nullptr; }
-  virtual void begin_at(std::uint64_t /*execution*/) {}
-
-  // True once the executions so far cover every execution (only exhaustive strategies).
-  virtual bool exhausted() const { return false; }
-
-  // Whether the execution that just ended belongs to this shard (see StrategyOptions::shard).
-  virtual bool owns_execution() const { return true; }
-
-  // Why a finished search is not exhaustive, for reports ("" when it is, or says nothing).
-  virtual std::string limitation() const { return {}; }
-
-  // True once, right after a next_execution() that began the search anew (dpor leaving its
-  // optimal mode for a program it does not cover): the explorer forgets what it counted.
-  virtual bool take_restart() { return false; }
-  // Why the search began anew (after take_restart), for the user: a cost they may avoid.
-  virtual std::string restart_reason() const { return {}; }
-
-  // The share of the search tree explored so far, in (0, 1], seen from the path of the last
-  // execution: each node's branches known so far weigh the same (Knuth's estimate of a
-  // tree's size along one path, and the usual one for a depth-first search's progress);
-  // executions so far / this estimates the total. 0 when the strategy cannot tell.
-  virtual double explored_fraction() const { return 0; }
-
-  // Checkpoints (sim/explore/checkpoint.h). A strategy that has them remembers, once asked to by
-  // keep_resume_point(), where each execution began; checkpoint() is that state (valid after
-  // next_execution() returned true, also while or after the execution runs), and a fresh
-  // strategy given it by resume() begins that execution at its next next_execution(): a
-  // search resumed any number of times explores exactly what an uninterrupted one does.
-  virtual bool can_checkpoint() const { return false; }
-  virtual void keep_resume_point() {}
-  virtual nlohmann::json checkpoint() const;
-  // Throws std::invalid_argument for a state this strategy cannot take.
-  virtual void resume(const nlohmann::json& state);
+  // The abilities it has; the same for the strategy's whole life.
+  virtual StrategyAbilities abilities() { return {}; }
 };
 
 // The footprint of a plain lock's acquisition: exclusive, on one object outside any domain
@@ -185,11 +238,13 @@ struct StrategyInfo {
   std::string_view name;
   std::string_view help;
   std::string_view fairness;  // what it assumes of the scheduler when judging progress (sim/progress/progress.h)
-  bool exhaustive;  // explores every trace (else it samples, and gets a default execution bound)
-  bool shardable;   // --shard I/N splits one scenario's search
-  bool checkpoints;  // --checkpoint / --resume (Strategy::checkpoint)
-  std::unique_ptr<Strategy> (*make)(const StrategyOptions& options);  // without the preemption bound
+  bool exhaustive = false;  // explores every trace (else it samples, and gets a default execution bound)
+  std::unique_ptr<Strategy> (*make)(const StrategyOptions& options) = nullptr;  // without the preemption bound
 };
+// What the strategy's abilities say (a strategy made with the default options is asked):
+// --checkpoint / --resume (Checkpointing), --shard I/N splitting one scenario's search (Sharded).
+bool strategy_has_checkpoints(const StrategyInfo& info);
+bool strategy_is_shardable(const StrategyInfo& info);
 std::span<const StrategyInfo> strategy_catalog();
 // The row of `name`; nullptr for an unknown name.
 const StrategyInfo* find_strategy(std::string_view name);

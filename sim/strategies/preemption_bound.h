@@ -1,4 +1,4 @@
-// sim/strategies/bounded_strategies.h: strategies that trade completeness for reach.
+// sim/strategies/preemption_bound.h: the preemption bound, a strategy that trades completeness for reach.
 //
 // Preemption bounding (CHESS; Musuvathi and Qadeer, PLDI 2007): a decorator that lets the
 // strategy it wraps switch away from an actor that could still run at most K times per
@@ -8,12 +8,7 @@
 // McKinley, OOPSLA 2013), but it still explores one execution per trace, which may need
 // more preemptions than the cheapest execution of that trace: a bug within K preemptions
 // may need a larger bound under dpor. Iterative deepening plus shrinking gives the fewest.
-//
-// PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte: "A Randomized Scheduler with
-// Probabilistic Guarantees of Finding Bugs", ASPLOS 2010): actors get random distinct
-// priorities, the highest-priority enabled actor runs, and at d-1 random steps the running
-// actor drops below all others. For a program of n actors and at most k steps, one
-// execution finds a given bug of depth d with probability at least 1 / (n * k^(d-1)).
+
 #pragma once
 
 #include <cstdint>
@@ -45,7 +40,7 @@ class PreemptionCounter {
   int preemptions_ = 0;
 };
 
+// `inner` within at most `max_preemptions` preemptions per execution.
 std::unique_ptr<Strategy> make_preemption_bounded(std::unique_ptr<Strategy> inner, int max_preemptions);
-std::unique_ptr<Strategy> make_pct_strategy(std::uint64_t seed, int depth);
 
 }  // namespace lockstep::sim
