@@ -5,6 +5,7 @@
 #   make test-long  the soundness properties at scale (30,000 programs each): by hand, before a
 #                   change to dpor, footprints or the simulated server (docs/engine.md)
 #   make build-release  build the library and the command as Release (-O3), as users may
+#                   (CI builds the suite itself as Release instead: .ci/run)
 #   make bench      build and run the benchmarks (figures, not pass/fail), progress bounds among them
 #   make scaling    the explorer's scaling table (docs/benchmarks.md): executions, blocked, steps/s, s
 BUILD      ?= build
@@ -33,14 +34,13 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The sanitizers look for memory errors and undefined behaviour, not for missed traces: every
-# test that runs the engine once or a few times runs here, and the properties at reduced sizes
-# (tests/CMakeLists.txt); tests labelled not_asan only repeat coverage the others have (every
-# scenario of the repository again, the examples' package build, the browser).
+# test that runs the engine once or a few times runs here, and the properties at reduced sizes;
+# what only repeats coverage the others have is left out (LOCKSTEP_ASAN_SKIP, tests/CMakeLists.txt).
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE not_asan
+	  ctest --output-on-failure -j $(JOBS)
 
 # The dfs-oracle properties at scale: run by hand before a change to dpor, footprints or the
 # simulated server (about an hour on two cores); LONG_RUNS sets the programs per property.

@@ -132,10 +132,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char** argv) {
   CLI::App app("How lockstep's explorer scales: one row per scenario shape, explored exhaustively.");
-  double max_seconds = 120;
+  double time_limit_s = 120;
   std::string strategy;
   std::string only;
-  app.add_option("--max-seconds", max_seconds, "bound on each row's exploration (then marked bounded)")->capture_default_str();
+  app.add_option("--max-seconds", time_limit_s, "bound on each row's exploration (then marked bounded)")->capture_default_str();
   app.add_option("--strategy", strategy, "explore with this strategy instead of each scenario's own (dpor)");
   app.add_option("--only", only, "run only the rows whose name contains this text");
   double estimate_seconds = 3;
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     lockstep::sim::CheckOptions options;
     const auto start = std::chrono::steady_clock::now();
     options.elapsed_seconds = [start] { return seconds_since(start); };
-    options.overrides.max_seconds = max_seconds;
+    options.overrides.time_limit_s = time_limit_s;
     options.overrides.shrink = false;
     if (!strategy.empty()) options.overrides.strategy = strategy;
     const auto report = lockstep::sim::check_scenario(scenario, options);

@@ -35,7 +35,7 @@ struct CheckArgs {
   std::string scenario;
   std::optional<std::string> strategy;
   std::optional<std::uint64_t> seed, max_executions, max_steps;
-  std::optional<double> max_seconds;
+  std::optional<double> time_limit_s;
   std::optional<int> preemptions;
   std::optional<int> depth;
   std::string shard;
@@ -81,7 +81,7 @@ std::string interrupted_phases(const sim::CheckReport& report) {
 
 // The command line's options over the scenario's own.
 sim::CheckOverrides overrides_of(const CheckArgs& a) {
-  sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.max_seconds, a.preemptions, a.depth};
+  sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.time_limit_s, a.preemptions, a.depth};
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
   if (a.unfair) overrides.fair = false;
@@ -235,7 +235,7 @@ void add_search_options(CLI::App& c, CheckArgs& check) {
   c.add_option("--max-steps", check.max_steps,
                "bound on the steps of one execution; at it, a repeating fair cycle is a livelock, an obligation "
                "still hot a liveness failure, anything else step_bound");
-  c.add_option("--max-seconds", check.max_seconds, "stop after this much wall time (verdict incomplete if not exhaustive)")
+  c.add_option("--max-seconds", check.time_limit_s, "stop after this much wall time (verdict incomplete if not exhaustive)")
       ->check(CLI::NonNegativeNumber);
   c.add_option("--jobs,-j", check.jobs,
                "threads for this one search (dpor, dfs, random): with dpor and dfs others explore pending branches "

@@ -23,7 +23,7 @@ namespace {
 struct ShrinkArgs {
   std::string path;
   std::optional<std::string> out;
-  std::optional<double> max_seconds;
+  std::optional<double> time_limit_s;
 };
 
 // Where the shrunk trace goes: --out, or TRACE with .shrunk.json for .json.
@@ -34,14 +34,14 @@ std::string shrunk_path(const std::string& path, const std::optional<std::string
          ".shrunk.json";
 }
 
-int cmd_shrink(const std::string& path, const std::optional<std::string>& out_path, std::optional<double> max_seconds,
+int cmd_shrink(const std::string& path, const std::optional<std::string>& out_path, std::optional<double> time_limit_s,
                const ReportContext& context, std::ostream& out) {
   const real::Stopwatch clock;
   const sim::Trace trace = sim::load_trace(path);
   if (!is_failure(trace.verdict)) throw InputError(fmt::format("{}: verdict {} is no failure: nothing to shrink", path, verdict_name(trace.verdict)));
   (void)verified_replay(trace, path);  // its decisions must still give its verdict
   sim::ShrinkBudget budget;
-  budget.stop = [&] { return interrupted() || (max_seconds && clock.elapsed_seconds() >= *max_seconds); };
+  budget.stop = [&] { return interrupted() || (time_limit_s && clock.elapsed_seconds() >= *time_limit_s); };
   sim::Trace shrunk = sim::shrink_trace(trace, path, budget);
   const std::string target = shrunk_path(path, out_path);
   sim::save_trace(shrunk, target);
@@ -61,13 +61,13 @@ void add_shrink_command(CLI::App& app, CommandContext& context) {
   CLI::App* sh = app.add_subcommand("shrink", "shrink a failing trace: fewer preemptions, then fewer steps and switches");
   sh->add_option("trace", args->path, "trace file (lockstep-trace/1)")->required();
   sh->add_option("--out", args->out, "where to write the shrunk trace (default: TRACE with .shrunk.json)");
-  sh->add_option("--max-seconds", args->max_seconds,
+  sh->add_option("--max-seconds", args->time_limit_s,
                  "stop shrinking after this much wall time and keep the simplest trace found so far (it is also "
                  "bounded by 4000 attempts and 20 million steps)")
       ->check(CLI::NonNegativeNumber);
   sh->callback([&context, args] {
     context.command = [&context, args] {
-      return finished(cmd_shrink(args->path, args->out, args->max_seconds, context.report, context.out));
+      return finished(cmd_shrink(args->path, args->out, args->time_limit_s, context.report, context.out));
     };
   });
 }

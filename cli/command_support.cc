@@ -92,7 +92,7 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   options.stop_requested = [] { return interrupted(); };
   options.checkpoint_path = files.checkpoint;
   options.resume_path = files.resume;
-  options.checkpoint_every = files.every;
+  options.checkpoint_interval_s = files.every;
   std::optional<real::TaskThreads> threads;  // --jobs: the search's other threads
   if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
   options.exchange = std::move(exchange);

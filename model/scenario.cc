@@ -13,7 +13,7 @@ ExploreSettings parse_explore(const JsonCursor& c) {
   if (auto v = c.find("seed")) s.seed = v->as_uint();
   if (auto v = c.find("max_steps")) s.max_steps = static_cast<std::uint64_t>(v->as_int(1));
   if (auto v = c.find("max_executions")) s.max_executions = v->as_uint();
-  if (auto v = c.find("max_seconds")) s.max_seconds = v->as_number(0, 1e9);
+  if (auto v = c.find("max_seconds")) s.time_limit_s = v->as_number(0, 1e9);
   if (auto v = c.find("stop_at_first")) s.stop_at_first = v->as_bool();
   if (auto v = c.find("fair")) s.fair = v->as_bool();
   if (auto v = c.find("symmetry")) s.symmetry = v->as_bool();

@@ -39,12 +39,14 @@ inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
 // The most threads one search runs on (check --jobs, Model::jobs; the default is 1).
 inline constexpr int kMaxJobs = 256;
 
+// The settings of a search: plain data, units last in every name, the same defaults for a
+// scenario file (its "explore" object), the command line and the C++ API (ModelOptions::search).
 struct ExploreSettings {
   std::string strategy = std::string(kDefaultStrategy);
   std::uint64_t seed = 1;
   std::uint64_t max_steps = kDefaultMaxSteps;  // per execution; at it, sim/progress/progress.h judges it
   std::uint64_t max_executions = 0;     // 0: no bound
-  double max_seconds = 0;               // wall time; 0: no bound
+  double time_limit_s = 0;               // wall time; 0: no bound
   bool stop_at_first = true;            // stop at the first failing execution
   TimeMode time = TimeMode::untimed;
   int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
@@ -53,6 +55,8 @@ struct ExploreSettings {
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
   // Symmetry reduction over the actors the system declares interchangeable (sim/explore/symmetry.h).
   bool symmetry = true;
+  // Threads for one search (1 to kMaxJobs; check --jobs, Model::jobs): not read from a scenario file.
+  int jobs = 1;
 };
 
 struct Expectation {

@@ -68,23 +68,35 @@ bool verdict_as_expected(const Expectation& expect, Verdict verdict, const std::
 
 namespace {
 
-ExploreOptions explore_options(const Scenario& scenario, const CheckOptions& options, std::uint64_t seed) {
-  const auto& o = options.overrides;
+// The scenario's settings with the command line's over them: the one place overrides apply.
+ExploreSettings settings_of(const Scenario& scenario, const CheckOverrides& o) {
+  ExploreSettings s = scenario.explore;
+  if (o.strategy) s.strategy = *o.strategy;
+  if (o.seed) s.seed = *o.seed;
+  if (o.max_executions) s.max_executions = *o.max_executions;
+  if (o.max_steps) s.max_steps = *o.max_steps;
+  if (o.time_limit_s) s.time_limit_s = *o.time_limit_s;
+  if (o.max_preemptions) s.max_preemptions = *o.max_preemptions;
+  if (o.pct_depth) s.pct_depth = *o.pct_depth;
+  if (o.fair) s.fair = *o.fair;
+  if (o.symmetry) s.symmetry = *o.symmetry;
+  if (o.livelock_steps) s.livelock_steps = *o.livelock_steps;
+  s.jobs = o.jobs;
+  return s;
+}
+
+ExploreOptions explore_options(const ExploreSettings& settings, const CheckOptions& options, std::uint64_t seed) {
   ExploreOptions explore;
-  explore.limits.max_steps = o.max_steps.value_or(scenario.explore.max_steps);
-  explore.limits.time = scenario.explore.time;
-  explore.limits.fair = o.fair.value_or(scenario.explore.fair);
-  explore.limits.livelock_steps = o.livelock_steps.value_or(scenario.explore.livelock_steps);
-  explore.limits.symmetry = o.symmetry.value_or(scenario.explore.symmetry);
+  explore.limits = run_limits_of(settings);
   explore.limits.seed = seed;
-  explore.max_executions = o.max_executions.value_or(scenario.explore.max_executions);
-  explore.max_seconds = o.max_seconds.value_or(scenario.explore.max_seconds);
-  explore.stop_at_first = scenario.explore.stop_at_first;
+  explore.max_executions = settings.max_executions;
+  explore.time_limit_s = settings.time_limit_s;
+  explore.stop_at_first = settings.stop_at_first;
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;
   explore.stop_requested = options.stop_requested;
-  explore.jobs = o.jobs;
-  explore.speculate_after = o.speculate_after;
+  explore.jobs = settings.jobs;
+  explore.speculate_after = options.overrides.speculate_after;
   explore.spawn = options.spawn;
   explore.exchange = options.exchange;
   return explore;
@@ -231,7 +243,7 @@ void set_up_checkpoints(const Scenario& scenario, const CheckOptions& options, E
     request.explore.checkpoint = [header, path = *options.checkpoint_path](const nlohmann::json& search) {
       write_checkpoint(path, header, search);
     };
-    request.explore.checkpoint_every = options.checkpoint_every;
+    request.explore.checkpoint_interval_s = options.checkpoint_interval_s;
   }
 }
 
@@ -241,18 +253,19 @@ namespace {
 
 ExplorationRequest request_of(const Scenario& scenario, const CheckOptions& options) {
   const auto& o = options.overrides;
+  const ExploreSettings settings = settings_of(scenario, o);
   ExplorationRequest request;
   request.system = scenario.configured.get();
   request.document = scenario.document;
-  request.strategy = o.strategy.value_or(scenario.explore.strategy);
+  request.strategy = settings.strategy;
   request.strategy_where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
   request.source = scenario.file;
-  request.strategy_options.seed = o.seed.value_or(scenario.explore.seed);
-  request.strategy_options.pct_depth = o.pct_depth.value_or(scenario.explore.pct_depth);
+  request.strategy_options.seed = settings.seed;
+  request.strategy_options.pct_depth = settings.pct_depth;
   request.strategy_options.shard = o.shard;
-  request.strategy_options.max_preemptions = o.max_preemptions.value_or(scenario.explore.max_preemptions);
+  request.strategy_options.max_preemptions = settings.max_preemptions;
   request.iterative = o.iterative;
-  request.explore = explore_options(scenario, options, request.strategy_options.seed);
+  request.explore = explore_options(settings, options, settings.seed);
   request.shrink = o.shrink;
   return request;
 }
@@ -280,10 +293,10 @@ WorkerReport serve_scenario(const Scenario& scenario, const CheckOptions& option
   }
   WorkerReport out;
   // Ctrl-C, or --max-seconds of this worker's own.
-  const double max_seconds = request.explore.max_seconds;
-  const std::function<bool()> stop = [&options, max_seconds] {
+  const double time_limit_s = request.explore.time_limit_s;
+  const std::function<bool()> stop = [&options, time_limit_s] {
     return (options.stop_requested && options.stop_requested()) ||
-           (max_seconds > 0 && options.elapsed_seconds && options.elapsed_seconds() >= max_seconds);
+           (time_limit_s > 0 && options.elapsed_seconds && options.elapsed_seconds() >= time_limit_s);
   };
   while (std::optional<SubtreeSource::Task> task = source.next(stop)) {
     auto strategy = make_strategy(request.strategy, request.strategy_options);
@@ -332,7 +345,8 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
 
 Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options, double seconds) {
   const auto& o = options.overrides;
-  const std::string name = o.strategy.value_or(scenario.explore.strategy);
+  const ExploreSettings settings = settings_of(scenario, o);
+  const std::string& name = settings.strategy;
   const StrategyInfo* info = find_strategy(name);
   if (info == nullptr || !info->exhaustive) {
     throw InputError(fmt::format("--estimate: strategy {} {}", name,
@@ -341,8 +355,8 @@ Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options
   StrategyOptions so;
   so.shard = o.shard;
   auto strategy = make_strategy(name, so);
-  ExploreOptions explore = explore_options(scenario, options, so.seed);
-  explore.max_seconds = seconds;
+  ExploreOptions explore = explore_options(settings, options, so.seed);
+  explore.time_limit_s = seconds;
   explore.max_executions = 0;
   explore.stop_at_first = false;  // the size of the whole search, failures or not
   struct Sample {

@@ -30,7 +30,7 @@ struct CheckOverrides {
   std::optional<std::uint64_t> seed = std::nullopt;
   std::optional<std::uint64_t> max_executions = std::nullopt;
   std::optional<std::uint64_t> max_steps = std::nullopt;
-  std::optional<double> max_seconds = std::nullopt;
+  std::optional<double> time_limit_s = std::nullopt;
   std::optional<int> max_preemptions = std::nullopt;
   std::optional<int> pct_depth = std::nullopt;
   StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
@@ -49,12 +49,12 @@ struct CheckOptions {
   std::function<void(const ExploreStats&)> progress;
   // Asked before every execution and every shrinking attempt: true stops both (Ctrl-C).
   std::function<bool()> stop_requested;
-  // Checkpoints (sim/explore/checkpoint.h): written to checkpoint_path every checkpoint_every
+  // Checkpoints (sim/explore/checkpoint.h): written to checkpoint_path every checkpoint_interval_s
   // seconds and where the search ends; the search goes on from resume_path's. Only for
   // strategies with checkpoints (strategy_has_checkpoints), without a preemption bound.
   std::optional<std::string> checkpoint_path;
   std::optional<std::string> resume_path;
-  double checkpoint_every = 60;
+  double checkpoint_interval_s = 60;
   // Runs a task on another thread, for CheckOverrides::jobs > 1 (ExploreOptions::spawn).
   std::function<void(std::function<void()>)> spawn;
   // Other processes for one dpor search (check --queue; ExploreOptions::exchange): the
@@ -108,7 +108,7 @@ struct CheckReport {
   std::vector<Witness> witnesses;
 };
 
-// Throws InputError for an unknown strategy name. Wall time (max_seconds) bounds the search
+// Throws InputError for an unknown strategy name. Wall time (time_limit_s) bounds the search
 // and the shrinking that follows it together; a random or pct search with neither an
 // execution nor a time bound gets kDefaultRandomExecutions.
 CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options);

@@ -104,17 +104,6 @@ std::function<std::string()>& replay_environment_hook() {
 
 namespace {
 
-sim::RunLimits limits_of(const ModelOptions& options) {
-  sim::RunLimits limits;
-  limits.max_steps = options.max_steps;
-  limits.livelock_steps = options.livelock_steps;
-  limits.fair = options.fair;
-  limits.symmetry = options.symmetry;
-  limits.time = options.time;
-  limits.seed = options.seed;
-  return limits;
-}
-
 // The report of a trace replayed instead of a search (LOCKSTEP_REPLAY, Model::replay).
 // `source` says where the path came from, for the error of a trace that does not replay.
 ModelReport replayed(const System& system, const sim::Trace& trace, const char* path, const std::string& source) {
@@ -166,7 +155,8 @@ ModelReport replayed_by_name(const ModelSpec& spec, const System& system, const 
 ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const std::unique_ptr<System> owned = system_of(spec);
   const System& system = *owned;
-  const sim::RunLimits limits = limits_of(options);
+  const ExploreSettings& search = options.search;
+  const sim::RunLimits limits = sim::run_limits_of(search);
   ModelReport report;
 
   if (!options.replay_trace.empty()) return replayed_by_name(spec, system, options.replay_trace);
@@ -179,23 +169,23 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec, options.trace_key)).string();
   sim::ExplorationRequest request;
   request.system = &system;
-  request.strategy = options.strategy;
+  request.strategy = search.strategy;
   request.strategy_where = fmt::format("model {}", spec.name);
   request.source = request.strategy_where;
-  request.strategy_options.seed = options.seed;
-  request.strategy_options.max_preemptions = options.max_preemptions;
+  request.strategy_options.seed = search.seed;
+  request.strategy_options.max_preemptions = search.max_preemptions;
   request.explore.limits = limits;
-  request.explore.max_executions = options.max_executions;
-  request.explore.max_seconds = options.elapsed_seconds ? options.max_seconds : 0;
+  request.explore.max_executions = search.max_executions;
+  request.explore.time_limit_s = options.elapsed_seconds ? search.time_limit_s : 0;
   request.explore.elapsed_seconds = options.elapsed_seconds;
-  if (options.jobs < 1 || options.jobs > kMaxJobs) {
-    throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, options.jobs));
+  if (search.jobs < 1 || search.jobs > kMaxJobs) {
+    throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, search.jobs));
   }
-  if (options.jobs > 1 && !options.spawn) {
+  if (search.jobs > 1 && !options.spawn) {
     throw InputError(fmt::format("model {}: jobs {} needs ModelOptions::spawn (Model::run() supplies it)", spec.name,
-                                 options.jobs));
+                                 search.jobs));
   }
-  request.explore.jobs = options.jobs;
+  request.explore.jobs = search.jobs;
   request.explore.spawn = options.spawn;
   // The trace's replay command is only known once a failure is (it names the environment).
   std::string replay_command;

@@ -24,23 +24,13 @@ namespace lockstep {
 
 // Defaults as for a scenario file (model/scenario.h ExploreSettings): the same bounds.
 struct ModelOptions {
-  std::string strategy = std::string(kDefaultStrategy);
-  std::uint64_t seed = 1;
-  std::uint64_t max_steps = kDefaultMaxSteps;
-  std::uint64_t livelock_steps = kDefaultLivelockSteps;
-  bool fair = true;                  // sim/progress/progress.h
-  bool symmetry = true;              // over the model's symmetric classes (sim/explore/symmetry.h)
-  std::uint64_t max_executions = 0;  // 0: no bound (random and pct: kDefaultRandomExecutions)
-  // Wall time, for the search, shrinking and the cause analysis together (0: no bound).
-  // Needs elapsed_seconds: sim/ reads no clock; include/lockstep/lockstep.h supplies one.
-  double max_seconds = 0;
+  ExploreSettings search;  // strategy, seed, bounds, fairness, symmetry, time mode, jobs
+  // Wall time (search.time_limit_s) needs elapsed_seconds: sim/ reads no clock;
+  // include/lockstep/lockstep.h supplies one.
   std::function<double()> elapsed_seconds;
-  TimeMode time = TimeMode::untimed;
-  int max_preemptions = -1;
-  // Threads for the search (check --jobs): dpor gives other threads pending subtrees, random
-  // runs a portfolio of its seeded walks; the result is one thread's, byte for byte. Needs
-  // spawn when above 1 (sim/ starts no thread: Model::run() supplies lockstep::threads').
-  int jobs = 1;
+  // Threads above 1 (search.jobs) need spawn: sim/ starts no thread; Model::run() supplies
+  // lockstep::threads'. dpor gives other threads pending subtrees, random runs a portfolio of
+  // its seeded walks; the result is one thread's, byte for byte.
   std::function<void(std::function<void()>)> spawn;
   std::string trace_dir = "lockstep-traces";  // where failing traces are written
   // Names the trace file beside the model's name, so that two tests of one model and

@@ -155,7 +155,7 @@ TEST(Progress, TheExploredShareEndsAtOne) {
     const Scenario lastzero = load_scenario(scenario(file));
     auto s = sim::make_strategy(strategy, 1);
     sim::ExploreOptions options;
-    options.progress_every = 1;
+    options.progress_interval_executions = 1;
     double last = 0;
     std::uint64_t calls = 0, below_one = 0;
     options.progress = [&](const sim::ExploreStats& stats) {

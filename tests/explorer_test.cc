@@ -53,7 +53,7 @@ TEST(Explorer, WallTimeBoundUsesTheCallersClock) {
   const Scenario s = scenario_from_json(lockinc(5));
   double fake_now = 0;
   sim::ExploreOptions options;
-  options.max_seconds = 1.0;
+  options.time_limit_s = 1.0;
   options.elapsed_seconds = [&fake_now] { return fake_now += 0.1; };  // 0.1 s per look
   auto dfs = sim::make_strategy("dfs", 1);
   const auto result = sim::explore_system(*s.configured, *dfs, options);
@@ -66,7 +66,7 @@ TEST(Explorer, ProgressIsReportedPeriodicallyAndAtTheEnd) {
   const Scenario s = scenario_from_json(lockinc(5));
   std::vector<std::uint64_t> seen;
   sim::ExploreOptions options;
-  options.progress_every = 50;
+  options.progress_interval_executions = 50;
   options.progress = [&seen](const sim::ExploreStats& st) { seen.push_back(st.executions); };
   auto dfs = sim::make_strategy("dfs", 1);
   sim::explore_system(*s.configured, *dfs, options);

@@ -46,7 +46,7 @@ TEST(Scenario, ExploreAndExpectAreRead) {
   EXPECT_EQ(s.explore.seed, 9u);
   EXPECT_EQ(s.explore.max_steps, 50u);
   EXPECT_EQ(s.explore.max_executions, 7u);
-  EXPECT_DOUBLE_EQ(s.explore.max_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(s.explore.time_limit_s, 1.5);
   EXPECT_FALSE(s.explore.stop_at_first);
   EXPECT_EQ(s.explore.time, TimeMode::timed);
   EXPECT_EQ(s.expect.verdict, Verdict::violation);

@@ -152,19 +152,19 @@ class Model {
     return *this;
   }
 
-  Model& strategy(std::string name) { options_.strategy = std::move(name); return *this; }
-  Model& seed(std::uint64_t seed) { options_.seed = seed; return *this; }
-  Model& max_steps(std::uint64_t n) { options_.max_steps = n; return *this; }
+  Model& strategy(std::string name) { options_.search.strategy = std::move(name); return *this; }
+  Model& seed(std::uint64_t seed) { options_.search.seed = seed; return *this; }
+  Model& max_steps(std::uint64_t n) { options_.search.max_steps = n; return *this; }
   // A fair cycle repeated this many steps is a livelock (default 10,000; sim/progress/progress.h).
-  Model& livelock_steps(std::uint64_t n) { options_.livelock_steps = n; return *this; }
+  Model& livelock_steps(std::uint64_t n) { options_.search.livelock_steps = n; return *this; }
   // Fair mode (the default): executions that repeat a cycle while another actor could run
   // and never does are cut, as CHESS's fair scheduler does; false explores them to the bound.
-  Model& fair(bool on = true) { options_.fair = on; return *this; }
+  Model& fair(bool on = true) { options_.search.fair = on; return *this; }
   // Symmetry reduction over the classes declared with symmetric() (on by default).
-  Model& symmetry(bool on = true) { options_.symmetry = on; return *this; }
+  Model& symmetry(bool on = true) { options_.search.symmetry = on; return *this; }
   // Wall time for the search, shrinking and cause analysis together, counted from run().
   Model& max_seconds(double s) {
-    options_.max_seconds = s;
+    options_.search.time_limit_s = s;
     options_.elapsed_seconds = [start = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>()] {
       const auto now = std::chrono::steady_clock::now();
       if (!*start) *start = now;  // the first question is asked when run() starts
@@ -177,10 +177,10 @@ class Model {
   // verdict, counts, first failure and trace are one thread's, byte for byte. Actors must
   // share nothing outside Env (they must not anyway). docs/cli.md "Threads" says what it
   // gains; ModelReport::jobs says how many the search ran on.
-  Model& jobs(int n) { options_.jobs = n; return *this; }
-  Model& max_executions(std::uint64_t n) { options_.max_executions = n; return *this; }
-  Model& timed(bool on = true) { options_.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
-  Model& max_preemptions(int k) { options_.max_preemptions = k; return *this; }
+  Model& jobs(int n) { options_.search.jobs = n; return *this; }
+  Model& max_executions(std::uint64_t n) { options_.search.max_executions = n; return *this; }
+  Model& timed(bool on = true) { options_.search.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
+  Model& max_preemptions(int k) { options_.search.max_preemptions = k; return *this; }
   Model& trace_dir(std::string dir) { options_.trace_dir = std::move(dir); return *this; }
   Model& trace_key(std::string key) { options_.trace_key = std::move(key); return *this; }
   Model& replay_hint(std::string hint) { options_.replay_hint = std::move(hint); return *this; }
@@ -188,8 +188,8 @@ class Model {
 
   // Explores every interleaving (or replays LOCKSTEP_REPLAY): sim/model_run.h.
   ModelReport run() const {
-    if (options_.jobs <= 1 || options_.jobs > kMaxJobs || options_.spawn) return run_model(spec_, options_);
-    real::TaskThreads threads(options_.jobs);  // joined when the search is over
+    if (options_.search.jobs <= 1 || options_.search.jobs > kMaxJobs || options_.spawn) return run_model(spec_, options_);
+    real::TaskThreads threads(options_.search.jobs);  // joined when the search is over
     ModelOptions o = options_;
     o.spawn = threads.spawner();
     return run_model(spec_, o);

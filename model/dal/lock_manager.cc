@@ -5,12 +5,6 @@
 #include <fmt/format.h>
 
 namespace lockstep::dal {
-namespace {
-
-const std::string kLocks = "dal_locks";
-const std::string kAudit = "dal_audit";
-
-}  // namespace
 
 std::set<int> parse_owners(const std::string& text) {
   std::set<int> out;

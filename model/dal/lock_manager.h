@@ -32,6 +32,10 @@
 
 namespace lockstep::dal {
 
+// The tables of the lock manager: its locks, and the audit log of their epochs.
+inline const std::string kLocks = "dal_locks";
+inline const std::string kAudit = "dal_audit";
+
 // What the DAL reports for its invariants (subject, value).
 namespace events {
 inline constexpr EventName kGranted{"granted", 1};            // lock, epoch (ordered per lock)

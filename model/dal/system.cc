@@ -18,9 +18,7 @@ namespace lockstep::dal {
 namespace {
 
 constexpr std::size_t kMaxDalActors = 8;
-const std::string kLocks = "dal_locks";
 const std::string kData = "dal_data";
-const std::string kAudit = "dal_audit";
 const std::string kJobs = "dal_jobs";
 
 enum class Kind { writer, reader, upgrader, sweeper, job, file_writer, file_reader };

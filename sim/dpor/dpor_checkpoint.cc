@@ -224,7 +224,7 @@ void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
 }  // namespace
 
 void DporStrategy::keep_resume_point() {
-  keep_resume_ = true;
+  resume_.kept = true;
   note_resume_point();
 }
 
@@ -244,37 +244,37 @@ nlohmann::json DporStrategy::state_json(std::size_t size, const WakeupTree& inhe
 }
 
 nlohmann::json DporStrategy::checkpoint() const {
-  LOCKSTEP_INVARIANT(keep_resume_, "dpor: a checkpoint is asked for after keep_resume_point");
-  return state_json(resume_size_, resume_inherited_, resume_diverge_, resume_optimal_, resume_fallback_);
+  LOCKSTEP_INVARIANT(resume_.kept, "dpor: a checkpoint is asked for after keep_resume_point");
+  return state_json(resume_.size, resume_.inherited, resume_.diverge, resume_.optimal, resume_.fallback);
 }
 
 // A subtree explorer fresh from offer(): its path down to the branch's node, the branch
 // chosen there, and the floor it never backtracks above.
 nlohmann::json DporStrategy::subtree_start() const {
-  LOCKSTEP_INVARIANT(floor_ != kNoFloor && !started_ && floor_ + 1 == stack_.size(),
+  LOCKSTEP_INVARIANT(sub_.floor != kNoFloor && !started_ && sub_.floor + 1 == stack_.size(),
                      "speculation: a subtree's start is written before it runs");
   nlohmann::json out = state_json(stack_.size(), inherited_, diverge_, optimal_, fallback_);
-  out["floor"] = floor_;
+  out["floor"] = sub_.floor;
   return out;
 }
 
 void DporStrategy::begin_subtree(const nlohmann::json& start) {
   resume(start);
   try {
-    floor_ = start.at("floor").get<std::size_t>();
+    sub_.floor = start.at("floor").get<std::size_t>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("malformed subtree start: ") + e.what());
   }
-  expect(optimal_ && floor_ == diverge_ && floor_ + 1 == stack_.size(), "subtree start: floor, diverge and path disagree");
+  expect(optimal_ && sub_.floor == diverge_ && sub_.floor + 1 == stack_.size(), "subtree start: floor, diverge and path disagree");
 }
 
 // What skip_branch reads of a finished subtree explorer: whether it reached its subtree's
 // end, the footprint its branch's step ran with, and the insertions it recorded above it.
 nlohmann::json DporStrategy::subtree_outcome() const {
-  LOCKSTEP_INVARIANT(floor_ != kNoFloor, "speculation: an outcome is a subtree explorer's");
-  const Footprint* ran = floor_ < stack_.size() ? stack_[floor_].current_effect.single() : nullptr;
+  LOCKSTEP_INVARIANT(sub_.floor != kNoFloor, "speculation: an outcome is a subtree explorer's");
+  const Footprint* ran = sub_.floor < stack_.size() ? stack_[sub_.floor].current_effect.single() : nullptr;
   nlohmann::json log = nlohmann::json::array();
-  for (const LoggedInsert& e : log_) {
+  for (const LoggedInsert& e : sub_.log) {
     nlohmann::json steps = nlohmann::json::array();
     for (const WakeStep& s : e.steps) steps.push_back({s.actor, s.timer, s.known, footprint_json(s.fp)});
     log.push_back({e.node, std::move(steps)});
@@ -285,29 +285,29 @@ nlohmann::json DporStrategy::subtree_outcome() const {
 }
 
 void DporStrategy::take_subtree_outcome(const nlohmann::json& outcome) {
-  LOCKSTEP_INVARIANT(floor_ != kNoFloor && floor_ < stack_.size() && !started_,
+  LOCKSTEP_INVARIANT(sub_.floor != kNoFloor && sub_.floor < stack_.size() && !started_,
                      "speculation: an outcome is taken by the explorer offered");
   try {
     const bool done = outcome.at("done").get<bool>();
     exhausted_ = true;
-    aborted_ = !done;
-    log_.clear();
-    logged_.clear();
+    sub_.aborted = !done;
+    sub_.log.clear();
+    sub_.logged.clear();
     if (!done) return;
     expect(!outcome.at("ran").is_null(), "subtree outcome: the branch's step");
-    stack_[floor_].current_effect = Effect();
-    stack_[floor_].current_effect.add(footprint_of(outcome.at("ran")));
+    stack_[sub_.floor].current_effect = Effect();
+    stack_[sub_.floor].current_effect.add(footprint_of(outcome.at("ran")));
     for (const auto& e : outcome.at("log")) {
       expect(e.is_array() && e.size() == 2 && e[1].is_array(), "subtree outcome: logged insertion");
       LoggedInsert entry{e[0].get<std::uint32_t>(), {}};
-      expect(entry.node <= floor_, "subtree outcome: an insertion below the floor");
+      expect(entry.node <= sub_.floor, "subtree outcome: an insertion below the floor");
       for (const auto& s : e[1]) {
         expect(s.is_array() && s.size() == 4, "subtree outcome: step");
         const int actor = s[0].get<int>();
         expect(actor >= 0 && actor < static_cast<int>(kMaxActors), "subtree outcome: actor");
         entry.steps.push_back(WakeStep{static_cast<ActorId>(actor), s[1].get<bool>(), footprint_of(s[3]), s[2].get<bool>()});
       }
-      log_.push_back(std::move(entry));
+      sub_.log.push_back(std::move(entry));
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("malformed subtree outcome: ") + e.what());
@@ -327,7 +327,7 @@ void DporStrategy::resume(const nlohmann::json& state) {
     for (const auto& n : state.at("path")) {
       Node& node = stack_.push();
       node_of(n, node, table);
-      node.uid = ++next_uid_;
+      node.uid = ++sub_.next_uid;
     }
     expect(diverge_ <= stack_.size(), "diverge past the path");
   } catch (const nlohmann::json::exception& e) {

@@ -11,10 +11,10 @@ namespace lockstep::sim::dpor {
 
 bool DporStrategy::next_execution() {
   // An execution that ended optimal mode is not analysed: the search begins again.
-  if (started_ && !skipped_ && !(optimal_ && fallback_)) analyze_races();
-  skipped_ = false;
-  if (optimal_ && fallback_ && floor_ != kNoFloor) {  // a subtree explorer: its result is not used
-    aborted_ = true;
+  if (started_ && !sub_.skipped && !(optimal_ && fallback_)) analyze_races();
+  sub_.skipped = false;
+  if (optimal_ && fallback_ && sub_.floor != kNoFloor) {  // a subtree explorer: its result is not used
+    sub_.aborted = true;
     return false;
   }
   if (optimal_ && fallback_) {
@@ -35,10 +35,10 @@ bool DporStrategy::next_execution() {
   started_ = true;
   depth_ = 0;
   last_sched_ = -1;
-  events_.clear();
-  parked_.clear();
-  barriers_.clear();
-  if (keep_resume_) note_resume_point();
+  race_.events.clear();
+  race_.parked.clear();
+  race_.barriers.clear();
+  if (resume_.kept) note_resume_point();
   return true;
 }
 
@@ -51,10 +51,10 @@ void DporStrategy::parked(std::span<const Transition> waiting) {
       unsupported("an actor waits for something other than a plain lock, a grant or a sleep");
     }
   }
-  const auto state = static_cast<std::uint32_t>(events_.size());
-  while (!parked_.empty() && parked_.back().state == state) parked_.pop_back();  // same state again
+  const auto state = static_cast<std::uint32_t>(race_.events.size());
+  while (!race_.parked.empty() && race_.parked.back().state == state) race_.parked.pop_back();  // same state again
   for (const auto& t : waiting) {
-    parked_.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_), t.op->handed_over});
+    race_.parked.push_back({state, t.actor, t.op->footprint, static_cast<std::uint32_t>(depth_), t.op->handed_over});
   }
 }
 
@@ -64,7 +64,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     on |= bit(t.actor);
     (t.timer ? timer : run) |= bit(t.actor);
     // Untimed mode: a timer is a transition of its own, at any moment of its wait. In timed
-    // mode a timer fires only once the clock moved on (barriers_), and a plain lock's waiter
+    // mode a timer fires only once the clock moved on (race_.barriers), and a plain lock's waiter
     // that times out races through the acquisition it never made (analyze_races). A wait
     // for a grant times out by canceling its request, a step on the lock as its footprint
     // says (its request raced already), unless its timer is a deadlock check, which reads
@@ -84,7 +84,7 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     return remember_declared(enabled, index_of(enabled, n.current, n.current_is_timer()));
   }
   Node& n = stack_.push();
-  n.uid = ++next_uid_;
+  n.uid = ++sub_.next_uid;
   n.enabled = on;
   n.run_modes = run;
   n.timer_modes = timer;
@@ -167,7 +167,7 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
     unsupported("a grant wait's timer read more than its wait");
   }
   node.current_effect.add(effective);
-  events_.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
+  race_.events.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
                      declared_op_.timer_reads_more, plain_try, declared_.access, effective,
                      static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
   last_effect_ = effective;
@@ -251,7 +251,7 @@ void DporStrategy::add_every_awake(Node& n) {
 
 bool DporStrategy::backtrack() {
   while (!stack_.empty()) {
-    if (stack_.size() - 1 == floor_) return false;  // a subtree explorer goes no higher
+    if (stack_.size() - 1 == sub_.floor) return false;  // a subtree explorer goes no higher
     Node& n = stack_.back();
     if (n.is_choice) {
       if (n.chosen + 1 < n.options) {

@@ -117,7 +117,7 @@ class DporStrategy final : public Strategy,
     previous_ = symmetry.previous;
   }
 
-  void clock_advanced() override { barriers_.push_back(static_cast<std::uint32_t>(events_.size())); }
+  void clock_advanced() override { race_.barriers.push_back(static_cast<std::uint32_t>(race_.events.size())); }
 
   // The footprint the picked transition declared (t.op in executed() is already the
   // actor's next operation).
@@ -145,7 +145,7 @@ class DporStrategy final : public Strategy,
   void resume(const nlohmann::json& state) override;
 
   // Speculation (sim/explore/speculation.h, sim/dpor/speculation.cc): optimal mode only. A subtree
-  // explorer is a copy of the path down to the branch's node (its `floor_`), which backtracks
+  // explorer is a copy of the path down to the branch's node (its `sub_.floor`), which backtracks
   // no higher and records, instead of inserting, what its races add at or above that node.
   bool can_speculate() const override { return optimal_ && !fallback_; }
   std::optional<SubtreeOffer> offer(const std::vector<BranchKey>& taken) override;
@@ -153,7 +153,7 @@ class DporStrategy final : public Strategy,
   std::string start_fingerprint() const override;
   void take_changed(std::vector<BranchKey>& out) override;
   void skip_branch(Strategy& explorer, const std::vector<ObjectId>& objects) override;
-  bool subtree_done() const override { return exhausted_ && !aborted_; }
+  bool subtree_done() const override { return exhausted_ && !sub_.aborted; }
   // For another process (sim/explore/subtree_exchange.h; sim/dpor/dpor_checkpoint.cc).
   nlohmann::json subtree_start() const override;
   void begin_subtree(const nlohmann::json& start) override;
@@ -183,14 +183,19 @@ class DporStrategy final : public Strategy,
   // the explored ones, the current one, and each branch before it in the wakeup tree; false
   // when not all are known yet.
   bool explored_before(const Node& n, ActorId actor, bool timer, std::vector<SleepEntry>& out) const;
-  std::size_t floor_ = kNoFloor;
-  bool aborted_ = false;   // a subtree explorer left optimal mode: it stops
-  bool skipped_ = false;   // the branch that began was explored elsewhere: nothing to analyse
-  bool tracking_ = false;  // take_changed was called: changed_ is kept
-  std::uint64_t next_uid_ = 0;
-  std::vector<LoggedInsert> log_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> logged_;  // log_ entries by hash
-  std::vector<BranchKey> changed_;
+  // Speculation's part (sim/dpor/speculation.cc): a subtree explorer's floor and record,
+  // and the walk's branches whose subtrees changed.
+  struct Subtree {
+    std::size_t floor = kNoFloor;
+    bool aborted = false;   // a subtree explorer left optimal mode: it stops
+    bool skipped = false;   // the branch that began was explored elsewhere: nothing to analyse
+    bool tracking = false;  // take_changed was called: changed is kept
+    std::uint64_t next_uid = 0;
+    std::vector<LoggedInsert> log;
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> logged;  // log entries by hash
+    std::vector<BranchKey> changed;
+  };
+  Subtree sub_;
 
   // For explored_fraction: the branches scheduling nodes ended with, summed per depth.
   void note_finished(std::size_t branches) {
@@ -209,15 +214,15 @@ class DporStrategy final : public Strategy,
   // nodes, then what the next execution inherits.
   nlohmann::json state_json(std::size_t size, const WakeupTree& inherited, std::size_t diverge, bool optimal,
                             bool fallback) const;
-  // Where the current execution began, for checkpoint(): the nodes below resume_size_ are
+  // Where the current execution began, for checkpoint(): the nodes below resume_.size are
   // only followed by it (their effects get the same footprints again), so the path is the
-  // stack's first resume_size_ nodes.
+  // stack's first resume_.size nodes.
   void note_resume_point() {
-    resume_size_ = stack_.size();
-    resume_inherited_ = inherited_;
-    resume_diverge_ = diverge_;
-    resume_optimal_ = optimal_;
-    resume_fallback_ = fallback_;
+    resume_.size = stack_.size();
+    resume_.inherited = inherited_;
+    resume_.diverge = diverge_;
+    resume_.optimal = optimal_;
+    resume_.fallback = fallback_;
   }
 
   static std::size_t index_of(std::span<const Transition> enabled, ActorId actor, bool timer);
@@ -271,29 +276,29 @@ class DporStrategy final : public Strategy,
   // Adds the steps in h a pending operation would depend on, were it to run now; 1 when
   // there were any.
   std::size_t pending_candidates(const ObjectHistory& h, bool read) {
-    const std::size_t before = candidates_.size();
-    if (!read) candidates_.insert(candidates_.end(), h.reads_since.begin(), h.reads_since.end());
-    if (h.last_write >= 0) candidates_.push_back(h.last_write);
-    return candidates_.size() > before ? 1 : 0;
+    const std::size_t before = race_.candidates.size();
+    if (!read) race_.candidates.insert(race_.candidates.end(), h.reads_since.begin(), h.reads_since.end());
+    if (h.last_write >= 0) race_.candidates.push_back(h.last_write);
+    return race_.candidates.size() > before ? 1 : 0;
   }
 
   // Records step j's accesses (its object, its domain, its observations) in their histories,
-  // adding its dependent predecessors to candidates_: the same relation as sim::dependent.
+  // adding its dependent predecessors to race_.candidates: the same relation as sim::dependent.
   // Observations are a domain of their own: a global one writes it, a scoped one reads it
   // and writes its scope.
   void record_access(const Footprint& fp, int j);
 
   ObjectHistory& scope_history(ScopeId scope) {
-    for (auto& [id, h] : scopes_) {
+    for (auto& [id, h] : race_.scopes) {
       if (id == scope) return h;
     }
-    return scopes_.emplace_back(scope, ObjectHistory()).second;
+    return race_.scopes.emplace_back(scope, ObjectHistory()).second;
   }
 
   // Only when several histories added candidates: sorting reorders the races.
   void dedupe_candidates() {
-    std::sort(candidates_.begin(), candidates_.end());
-    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+    std::sort(race_.candidates.begin(), race_.candidates.end());
+    race_.candidates.erase(std::unique(race_.candidates.begin(), race_.candidates.end()), race_.candidates.end());
   }
 
   // Whether actor q was parked in the state before event `state`, on `object` if given.
@@ -311,7 +316,7 @@ class DporStrategy final : public Strategy,
   // its writer announced itself before it (sim/sched/sim_objects.cc, RWMutex::lock: it waits only
   // once announced) and still waited right before it.
   bool writer_waited_before(int i, ObjectId object) const {
-    const Event& w = events_[i];
+    const Event& w = race_.events[i];
     return w.waits && plain_lock_acquisition(w.fp) && w.fp.object == object;
   }
 
@@ -322,7 +327,7 @@ class DporStrategy final : public Strategy,
 
   // Whether event i is the release that ended actor q's wait on its object.
   bool enabling_release_of_wait(int i, ActorId q) const {
-    return events_[i].fp.access == Access::release && enabled_by(i, q);
+    return race_.events[i].fp.access == Access::release && enabled_by(i, q);
   }
 
   // Whether event e's operation was a plain lock's acquisition (its footprint as declared).
@@ -337,7 +342,7 @@ class DporStrategy final : public Strategy,
   bool enabled_by(int i, ActorId q) const;
 
   std::uint32_t own_seq(int event, std::size_t n) const {
-    return vc_[static_cast<std::size_t>(event) * n + events_[event].actor];
+    return race_.vc[static_cast<std::size_t>(event) * n + race_.events[event].actor];
   }
 
   static void join(std::uint32_t* into, const std::uint32_t* from, std::size_t n) {
@@ -423,57 +428,68 @@ class DporStrategy final : public Strategy,
   Footprint last_effect_;
   bool started_ = false;
   bool exhausted_ = false;
-  bool keep_resume_ = false;
-  std::size_t resume_size_ = 0;
-  WakeupTree resume_inherited_;
-  std::size_t resume_diverge_ = 0;
-  bool resume_optimal_ = false;
-  bool resume_fallback_ = false;
+  // Checkpoints' part (sim/dpor/dpor_checkpoint.cc): where the current execution began.
+  struct ResumePoint {
+    bool kept = false;  // keep_resume_point was called
+    std::size_t size = 0;
+    WakeupTree inherited;
+    std::size_t diverge = 0;
+    bool optimal = false;
+    bool fallback = false;
+  };
+  ResumePoint resume_;
 
-  std::vector<Event> events_;
-  std::vector<Parked> parked_;
-  std::vector<std::uint32_t> barriers_;  // timed mode: the events before which virtual time moved on
-  // Scratch for analyze_races, kept to reuse their memory.
-  std::vector<std::uint32_t> vc_, seq_, first_in_v_, zero_vc_, pending_vc_, all_vc_, barrier_vc_;
-  std::vector<int> last_of_actor_, candidates_, races_;
-  std::vector<int> last_parked_;  // per actor: the last state it was parked in, so far in the pass
-  std::vector<WakeStep> steps_;             // optimal mode: each event as a wakeup step
-  std::vector<const WakeStep*> sequence_;   // scratch of reverse_race
-  std::vector<const WakeStep*> first_step_;  // scratch of reverse_race: each actor's first step in v
-  std::vector<int> last_acquire_;  // per object: its latest plain lock acquisition in the run analysed
-  std::vector<int> first_release_;  // per object: its first release after that acquisition (-1: none yet)
-  std::vector<std::pair<int, int>> deferred_;  // optimal mode: races (i, j) to reverse after the pass
-  std::vector<std::pair<int, int>> alternatives_;  // optimal mode: (event, its actor's event before)
-  struct TimedOut {
-    int acquisition;  // the lock's last acquisition before the timeout
-    int timeout;      // the waiter's timer event
-    int before;       // the waiter's event before it (-1: none)
+  // Race analysis's part (sim/dpor/races.cc, sim/dpor/reversal.cc): the execution's events,
+  // and scratch kept to reuse its memory.
+  struct RaceAnalysis {
+    std::vector<Event> events;
+    std::vector<Parked> parked;
+    std::vector<std::uint32_t> barriers;  // timed mode: the events before which virtual time moved on
+    // Scratch for analyze_races, kept to reuse their memory.
+    std::vector<std::uint32_t> vc, seq, first_in_v, zero_vc, pending_vc, all_vc, barrier_vc;
+    std::vector<int> last_of_actor, candidates, races;
+    std::vector<int> last_parked;  // per actor: the last state it was parked in, so far in the pass
+    std::vector<WakeStep> steps;             // optimal mode: each event as a wakeup step
+    std::vector<const WakeStep*> sequence;   // scratch of reverse_race
+    std::vector<const WakeStep*> first_step;  // scratch of reverse_race: each actor's first step in v
+    std::vector<int> last_acquire;  // per object: its latest plain lock acquisition in the run analysed
+    std::vector<int> first_release;  // per object: its first release after that acquisition (-1: none yet)
+    std::vector<std::pair<int, int>> deferred;  // optimal mode: races (i, j) to reverse after the pass
+    std::vector<std::pair<int, int>> alternatives;  // optimal mode: (event, its actor's event before)
+    struct TimedOut {
+      int acquisition;  // the lock's last acquisition before the timeout
+      int timeout;      // the waiter's timer event
+      int before;       // the waiter's event before it (-1: none)
+    };
+    std::vector<TimedOut> timed_out;  // optimal mode: plain-lock waiters that timed out
+    struct SharedWait {
+      int race;               // the step that made it wait: the race's first step
+      ActorId actor;          // the waiter
+      Footprint fp;           // its pending shared acquisition
+      std::uint32_t state;    // where its wait began
+      std::size_t vc;         // its pending operation's clock, at race_.shared_wait_vcs[vc..vc + n)
+    };
+    std::vector<SharedWait> shared_waits;
+    std::vector<Access> holding;           // optimal mode, per (object, actor): what it holds of that lock
+    std::vector<Access> held_by_releaser;  // per event: for a release, what its actor held before it
+    std::vector<int> held_since;               // per (object, actor): the acquisition it holds by
+    std::vector<int> acquisition_released_by;  // per event: for a release, that acquisition (-1: none)
+    std::vector<int> holder_races;             // scratch: lock races in place of skipped releases
+    std::vector<int> next_of_actor;            // optimal mode, per event: its actor's next event (-1: none)
+    std::vector<int> first_after_index;        // optimal mode, [k * n + a]: actor a's first event after event k (-1: none)
+    std::vector<int> first_after;              // scratch of race_.next_of_actor's pass
+    std::vector<std::uint32_t> shared_wait_vcs;  // the pending operations' clocks of race_.shared_waits
+    std::vector<ObjectHistory> objects;
+    std::vector<ObjectHistory> domains;
+    std::size_t next_parked = 0;   // the pass: the first race_.parked entry not checked yet
+    std::size_t next_barrier = 0;  // the pass: the first barrier not passed yet
+    int last_machine_crash = -1;                             // in the run being analysed
+    ObjectHistory observations;                              // the domain of all observations
+    std::vector<std::pair<ScopeId, ObjectHistory>> scopes;  // one per observation scope seen
   };
-  std::vector<TimedOut> timed_out_;  // optimal mode: plain-lock waiters that timed out
-  struct SharedWait {
-    int race;               // the step that made it wait: the race's first step
-    ActorId actor;          // the waiter
-    Footprint fp;           // its pending shared acquisition
-    std::uint32_t state;    // where its wait began
-    std::size_t vc;         // its pending operation's clock, at shared_wait_vcs_[vc..vc + n)
-  };
-  std::vector<SharedWait> shared_waits_;
-  std::vector<Access> holding_;           // optimal mode, per (object, actor): what it holds of that lock
-  std::vector<Access> held_by_releaser_;  // per event: for a release, what its actor held before it
-  std::vector<int> held_since_;               // per (object, actor): the acquisition it holds by
-  std::vector<int> acquisition_released_by_;  // per event: for a release, that acquisition (-1: none)
-  std::vector<int> holder_races_;             // scratch: lock races in place of skipped releases
-  std::vector<int> next_of_actor_;            // optimal mode, per event: its actor's next event (-1: none)
-  std::vector<int> first_after_index_;        // optimal mode, [k * n + a]: actor a's first event after event k (-1: none)
-  std::vector<int> first_after_;              // scratch of next_of_actor_'s pass
-  std::vector<std::uint32_t> shared_wait_vcs_;  // the pending operations' clocks of shared_waits_
-  std::vector<ObjectHistory> objects_;
-  std::vector<ObjectHistory> domains_;
-  std::size_t next_parked_ = 0;   // the pass: the first parked_ entry not checked yet
-  std::size_t next_barrier_ = 0;  // the pass: the first barrier not passed yet
-  int last_machine_crash_ = -1;                             // in the run being analysed
-  ObjectHistory observations_;                              // the domain of all observations
-  std::vector<std::pair<ScopeId, ObjectHistory>> scopes_;  // one per observation scope seen
+  using TimedOut = RaceAnalysis::TimedOut;
+  using SharedWait = RaceAnalysis::SharedWait;
+  RaceAnalysis race_;
 };
 
 }  // namespace lockstep::sim::dpor

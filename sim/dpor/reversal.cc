@@ -8,13 +8,13 @@
 namespace lockstep::sim::dpor {
 
 std::optional<Access> DporStrategy::try_access_reversed(int i, int j, std::size_t n) {
-  const ObjectId lock = events_[j].fp.object;
-  const ActorId p = events_[i].actor;
+  const ObjectId lock = race_.events[j].fp.object;
+  const ActorId p = race_.events[i].actor;
   const std::uint32_t p_seq = own_seq(i, n);
   for (int k = j - 1; k >= 0; --k) {
-    if (k == i || (k > i && vc_[static_cast<std::size_t>(k) * n + p] >= p_seq)) continue;  // not before j in v
+    if (k == i || (k > i && race_.vc[static_cast<std::size_t>(k) * n + p] >= p_seq)) continue;  // not before j in v
     std::optional<Access> wrote;  // k's access to the lock, when it changed it
-    for_each_object(events_[k].fp, [&](ObjectId obj, Access access) {
+    for_each_object(race_.events[k].fp, [&](ObjectId obj, Access access) {
       if (obj == lock && access != Access::none && access != Access::read) wrote = access;
     });
     if (!wrote) continue;
@@ -31,7 +31,7 @@ void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, M
     for (const SleepEntry& s : *list) {
       const Footprint* own = s.effect.single();
       if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
-        const WakeStep& first = *first_step_[s.actor];
+        const WakeStep& first = *race_.first_step[s.actor];
         if (first.known && !first.timer && first.fp == *own) {
           if (initials & bit(s.actor)) return;
           continue;
@@ -46,18 +46,18 @@ void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, M
 }
 
 bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_end, const WakeStep& q_step, std::size_t n) const {
-  if (last_machine_crash_ >= 0) return false;
-  const ActorId p = events_[i].actor;
+  if (race_.last_machine_crash >= 0) return false;
+  const ActorId p = race_.events[i].actor;
   const ActorId q = q_step.actor;
   const std::uint32_t p_seq = own_seq(i, n);
   auto in_v = [&](int k) {
-    return k > i && k < notdep_end && k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq;
+    return k > i && k < notdep_end && k != end && race_.vc[static_cast<std::size_t>(k) * n + p] < p_seq;
   };
   auto simple = [](const Footprint& f) { return f.domain == kNoObject && f.effects == 0 && f.extra_count == 0; };
   // Whether a step of v touches simple footprint f's object in conflict with it.
   auto touched = [&](const Footprint& f) {
-    if (f.object == kNoObject || f.access == Access::none || f.object >= objects_.size()) return false;
-    const auto& accesses = objects_[f.object].accesses;
+    if (f.object == kNoObject || f.access == Access::none || f.object >= race_.objects.size()) return false;
+    const auto& accesses = race_.objects[f.object].accesses;
     for (auto it = accesses.rbegin(); it != accesses.rend() && it->first > i; ++it) {
       if (!(it->second && is_read(f.access)) && in_v(it->first)) return true;
     }
@@ -67,7 +67,7 @@ bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_
   // (its later ones happen after that one, and so after i if it does).
   auto has_step_in_v = [&](ActorId a) {
     if (static_cast<std::size_t>(a) >= n) return false;  // no event at all
-    const int first = first_after_index_[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(a)];
+    const int first = race_.first_after_index[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(a)];
     return first >= 0 && in_v(first);
   };
   // v's first step is one of its initials: when its actor cannot run at the node, the
@@ -77,7 +77,7 @@ bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_
   for (int k = i + 1; k < notdep_end && first_of_v < 0; ++k) {
     if (in_v(k)) first_of_v = k;
   }
-  const ActorId opens = first_of_v >= 0 ? events_[static_cast<std::size_t>(first_of_v)].actor : q;
+  const ActorId opens = first_of_v >= 0 ? race_.events[static_cast<std::size_t>(first_of_v)].actor : q;
   if (!(node.enabled & bit(opens))) return false;
   for (const auto* list : {&node.sleep, &node.explored}) {
     for (const SleepEntry& s : *list) {
@@ -112,18 +112,18 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
                   int q_later) {
   if (optimal_ && fallback_) return;  // optimal mode ended in this analysis: nothing inserted counts
   if (notdep_end < 0) notdep_end = end;
-  LOCKSTEP_INVARIANT(events_[i].node < stack_.size() && !stack_[events_[i].node].is_choice,
+  LOCKSTEP_INVARIANT(race_.events[i].node < stack_.size() && !stack_[race_.events[i].node].is_choice,
                      "dpor: a race reverses at a scheduling node of the current path");
   const ActorId q = q_step.actor;
-  Node& node = stack_[events_[i].node];
-  const ActorId p = events_[i].actor;
+  Node& node = stack_[race_.events[i].node];
+  const ActorId p = race_.events[i].actor;
   const std::uint32_t p_seq = own_seq(i, n);
   if (optimal_ && q_later == std::numeric_limits<int>::max() && asleep_before_v(node, i, end, notdep_end, q_step, n)) return;
   Mask initials = 0, seen = 0;
-  first_in_v_.assign(n, 0);
+  race_.first_in_v.assign(n, 0);
   // Symmetry: whether v starts a class's member before the member before it (its trace is
   // then the image of another's, explored there: sim/explore/symmetry.h).
-  Mask started = symmetric_ ? started_before(events_[i].node) : 0;
+  Mask started = symmetric_ ? started_before(race_.events[i].node) : 0;
   bool out_of_order = false;
   auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
     if (seen & bit(actor)) return;
@@ -132,27 +132,27 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
       out_of_order = out_of_order || (previous >= 0 && !(started & bit(previous)));
       started |= bit(actor);
     }
-    if (optimal_) first_step_[actor] = step;
+    if (optimal_) race_.first_step[actor] = step;
     bool after_earlier = false;
     for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
       const ActorId a = lowest(rest);
-      after_earlier = vc[a] >= first_in_v_[a];
+      after_earlier = vc[a] >= race_.first_in_v[a];
     }
     if (!after_earlier) initials |= bit(actor);
     seen |= bit(actor);
-    first_in_v_[actor] = vc[actor];  // the phantom step of q comes last: never read back
+    race_.first_in_v[actor] = vc[actor];  // the phantom step of q comes last: never read back
   };
-  sequence_.clear();
-  if (optimal_) first_step_.resize(std::max(first_step_.size(), n + 1));
+  race_.sequence.clear();
+  if (optimal_) race_.first_step.resize(std::max(race_.first_step.size(), n + 1));
   for (int k = i + 1; k < notdep_end; ++k) {
-    if (k != end && vc_[static_cast<std::size_t>(k) * n + p] < p_seq) {
-      if (k >= q_later && events_[k].actor == q) {  // q's own later step would come before it
+    if (k != end && race_.vc[static_cast<std::size_t>(k) * n + p] < p_seq) {
+      if (k >= q_later && race_.events[k].actor == q) {  // q's own later step would come before it
         unsupported("a reversal would put an actor's later step before its own earlier one");
         return;
       }
-      const WakeStep* step = optimal_ ? &steps_[static_cast<std::size_t>(k)] : nullptr;
-      consider(events_[k].actor, &vc_[static_cast<std::size_t>(k) * n], step);
-      if (optimal_) sequence_.push_back(step);
+      const WakeStep* step = optimal_ ? &race_.steps[static_cast<std::size_t>(k)] : nullptr;
+      consider(race_.events[k].actor, &race_.vc[static_cast<std::size_t>(k) * n], step);
+      if (optimal_) race_.sequence.push_back(step);
     }
   }
   consider(q, q_vc, &q_step);
@@ -174,15 +174,15 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
       unsupported("a race's reversal would start with a step that waits");
       return;
     }
-    sequence_.push_back(&q_step);
-    insert_unless_asleep(node, sequence_, seen, initials);
+    race_.sequence.push_back(&q_step);
+    insert_unless_asleep(node, race_.sequence, seen, initials);
     return;
   }
   add_backtrack(node, initials, q);  // when no initial can run there: every enabled actor
   if (bounded_) {
     int start = i;
-    while (start > 0 && events_[start - 1].actor == p) --start;
-    if (start != i) add_backtrack(stack_[events_[start].node], initials, q);
+    while (start > 0 && race_.events[start - 1].actor == p) --start;
+    if (start != i) add_backtrack(stack_[race_.events[start].node], initials, q);
   }
 }
 

@@ -78,30 +78,30 @@ bool DporStrategy::starts_in_order(std::size_t at, StepSequence v) const {
 void DporStrategy::insert_into(Node& node, StepSequence v) {
   const auto at = static_cast<std::size_t>(&node - &stack_[0]);
   if (symmetric_ && !starts_in_order(at, v)) return;
-  if (floor_ != kNoFloor && at <= floor_) {
+  if (sub_.floor != kNoFloor && at <= sub_.floor) {
     // The same sequence again at the same node changes nothing: its first insertion left it
     // covered, and a tree only grows (a leaf never gains children). Recorded once.
     std::uint64_t hash = at * 0x9e3779b97f4a7c15ULL;
     for (const WakeStep* s : v) hash = (hash ^ step_hash(*s)) * 0x100000001b3ULL;
-    auto& same_hash = logged_[hash];
+    auto& same_hash = sub_.logged[hash];
     for (const std::uint32_t k : same_hash) {
-      const LoggedInsert& e = log_[k];
+      const LoggedInsert& e = sub_.log[k];
       if (e.node == at && std::equal(e.steps.begin(), e.steps.end(), v.begin(), v.end(),
                                      [](const WakeStep& a, const WakeStep* b) { return same_step(a, *b); })) {
         return;
       }
     }
-    same_hash.push_back(static_cast<std::uint32_t>(log_.size()));
+    same_hash.push_back(static_cast<std::uint32_t>(sub_.log.size()));
     LoggedInsert entry{static_cast<std::uint32_t>(at), {}};
     entry.steps.reserve(v.size());
     for (const WakeStep* s : v) entry.steps.push_back(*s);
-    log_.push_back(std::move(entry));
+    sub_.log.push_back(std::move(entry));
     return;
   }
   const int under = node.wakeup.insert(v);
-  if (under >= 0 && tracking_) {
+  if (under >= 0 && sub_.tracking) {
     const WakeStep& root = node.wakeup.root(static_cast<std::size_t>(under));
-    changed_.push_back({node.uid, root.actor, root.timer});
+    sub_.changed.push_back({node.uid, root.actor, root.timer});
   }
 }
 
@@ -126,7 +126,7 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
   if (!can_speculate()) return std::nullopt;
   std::vector<SleepEntry> before;
   // A subtree explorer gives out branches of its own subtree only: below its floor.
-  for (std::size_t i = floor_ == kNoFloor ? 0 : floor_ + 1; i < stack_.size(); ++i) {
+  for (std::size_t i = sub_.floor == kNoFloor ? 0 : sub_.floor + 1; i < stack_.size(); ++i) {
     const Node& n = stack_[i];  // REQUIRES: no push onto stack_ below (x's stack is another)
     if (n.is_choice || n.wakeup.empty()) continue;
     for (std::size_t r = 0; r < n.wakeup.root_count(); ++r) {
@@ -154,7 +154,7 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
       at.expected = root.fp;
       x.inherited_ = n.wakeup.copy_subtree(root.actor, root.timer);
       x.diverge_ = i;
-      x.floor_ = i;
+      x.sub_.floor = i;
       SubtreeOffer out{key, {}, std::move(explorer)};
       append_entries(out.fingerprint, before);  // the subtree: unchanged unless take_changed says so
       return out;
@@ -177,14 +177,14 @@ std::string DporStrategy::start_fingerprint() const {
 }
 
 void DporStrategy::take_changed(std::vector<BranchKey>& out) {
-  tracking_ = true;
-  out.insert(out.end(), changed_.begin(), changed_.end());
-  changed_.clear();
+  sub_.tracking = true;
+  out.insert(out.end(), sub_.changed.begin(), sub_.changed.end());
+  sub_.changed.clear();
 }
 
 void DporStrategy::skip_branch(Strategy& explorer, const std::vector<ObjectId>& objects) {
   auto* x = dynamic_cast<DporStrategy*>(&explorer);
-  LOCKSTEP_INVARIANT(x != nullptr && x->subtree_done() && x->floor_ == diverge_ && diverge_ + 1 == stack_.size(),
+  LOCKSTEP_INVARIANT(x != nullptr && x->subtree_done() && x->sub_.floor == diverge_ && diverge_ + 1 == stack_.size(),
                      "speculation: a skipped branch is the one that begins, explored to its end");
   Node& n = stack_.back();
   const Footprint* ran = x->stack_[diverge_].current_effect.single();
@@ -193,7 +193,7 @@ void DporStrategy::skip_branch(Strategy& explorer, const std::vector<ObjectId>& 
   n.current_effect.add(translate(*ran, objects));
   std::vector<WakeStep> steps;
   std::vector<const WakeStep*> pointers;
-  for (const LoggedInsert& entry : x->log_) {
+  for (const LoggedInsert& entry : x->sub_.log) {
     LOCKSTEP_INVARIANT(entry.node <= diverge_, "speculation: a subtree records insertions above it only");
     steps.clear();
     for (WakeStep s : entry.steps) {
@@ -205,7 +205,7 @@ void DporStrategy::skip_branch(Strategy& explorer, const std::vector<ObjectId>& 
     insert_into(stack_[entry.node], pointers);
   }
   inherited_ = WakeupTree();
-  skipped_ = true;
+  sub_.skipped = true;
 }
 
 }  // namespace lockstep::sim::dpor

@@ -176,7 +176,7 @@ Run run_plan(Scheduler& scheduler, const System& system, RunLimits limits, const
   return r;
 }
 
-bool same_failure(const ExecutionResult& a, const ExecutionResult& target) {
+bool same_verdict(const ExecutionResult& a, const ExecutionResult& target) {
   return a.verdict == target.verdict && a.invariant == target.invariant;
 }
 
@@ -389,7 +389,7 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
       ++cause.tried;
       const Run r = run_plan(scheduler, system, quiet, plan, forced, j, false);
       steps_run += r.facts.size() + 1;
-      if (!r.feasible || same_failure(r.result, original.result)) continue;
+      if (!r.feasible || same_verdict(r.result, original.result)) continue;
       ++cause.found;
       if (cause.pairs.size() < kMaxCausePairs) {
         const Run logged = run_plan(scheduler, system, limits, plan, forced, j, true);

@@ -24,7 +24,7 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
 // The budget of shrinking and cause analysis: what is left of the search's. Shrinking
 // attempts count as executions against the user's execution bound; the wall-time bound and
 // the stop flag cut both.
-ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult& result, double max_seconds) {
+ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult& result, double time_limit_s) {
   ShrinkBudget budget;
   const std::uint64_t execution_bound = request.explore.max_executions;  // as the user gave it (0: none)
   if (execution_bound != 0) {
@@ -33,8 +33,8 @@ ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult
   }
   const auto elapsed = request.explore.elapsed_seconds;
   const auto stop = request.explore.stop_requested;
-  budget.stop = [max_seconds, elapsed, stop] {
-    return (stop && stop()) || (max_seconds > 0 && elapsed && elapsed() >= max_seconds);
+  budget.stop = [time_limit_s, elapsed, stop] {
+    return (stop && stop()) || (time_limit_s > 0 && elapsed && elapsed() >= time_limit_s);
   };
   return budget;
 }
@@ -44,7 +44,7 @@ ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult
 void apply_default_bounds(std::string_view strategy, ExploreOptions& explore) {
   const StrategyInfo* info = find_strategy(strategy);
   const bool never_exhaustive = info != nullptr && !info->exhaustive;
-  if (never_exhaustive && explore.max_executions == 0 && explore.max_seconds <= 0) {
+  if (never_exhaustive && explore.max_executions == 0 && explore.time_limit_s <= 0) {
     explore.max_executions = kDefaultRandomExecutions;
   }
 }
@@ -94,7 +94,7 @@ Exploration explore_and_record(const ExplorationRequest& request) {
     return x;
   }
   // The cause analysis too: a trace cut by the time bound says so (its cause incomplete).
-  const ShrinkBudget budget = budget_after(request, x.result, x.explore.max_seconds);
+  const ShrinkBudget budget = budget_after(request, x.result, x.explore.time_limit_s);
   Trace t = failure_trace_for(*request.system, request.document, x.explore.limits, failure, request.shrink, budget,
                               budget.stop);
   t.strategy = request.strategy;

@@ -69,8 +69,8 @@ ExploreResult Search::run() {
 
 void Search::maybe_report_progress() {
   const ExploreStats& stats = out_.stats;
-  const bool by_count = (stats.executions + stats.redundant) % options_.progress_every == 0;
-  if (!by_count && !(options_.elapsed_seconds && elapsed() - last_progress_ >= options_.progress_seconds)) return;
+  const bool by_count = (stats.executions + stats.redundant) % options_.progress_interval_executions == 0;
+  if (!by_count && !(options_.elapsed_seconds && elapsed() - last_progress_ >= options_.progress_interval_s)) return;
   report_progress();
 }
 
@@ -107,7 +107,7 @@ bool Search::stopped_before_next() {
     return true;
   }
   if (out_of_time()) {
-    out_.stop_reason = fmt::format("bound of {} s of wall time reached", options_.max_seconds);
+    out_.stop_reason = fmt::format("bound of {} s of wall time reached", options_.time_limit_s);
     return true;
   }
   if (!strategy_.next_execution()) {

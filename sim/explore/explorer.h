@@ -55,27 +55,27 @@ struct ExploreStats {
 struct ExploreOptions {
   RunLimits limits;
   std::uint64_t max_executions = 0;  // 0: no bound; counts complete and redundant executions
-  double max_seconds = 0;            // 0: no bound; needs elapsed_seconds
+  double time_limit_s = 0;            // 0: no bound; needs elapsed_seconds
   bool stop_at_first = true;
   std::function<double()> elapsed_seconds;
   // Asked before every execution and every kStopCheckSteps steps inside one: true stops the
   // search there (Ctrl-C); the result is then `interrupted`, its verdict incomplete unless a
   // failure was already found. The time bound is checked as often.
   std::function<bool()> stop_requested;
-  // Called every `progress_every` executions or `progress_seconds` of wall time (needs
+  // Called every `progress_interval_executions` executions or `progress_interval_s` of wall time (needs
   // elapsed_seconds), whichever comes first, and once at the end.
   std::function<void(const ExploreStats&)> progress;
-  std::uint64_t progress_every = 4096;
-  double progress_seconds = 0.25;
+  std::uint64_t progress_interval_executions = 4096;
+  double progress_interval_s = 0.25;
   // Called after every complete (not redundant) execution, with its result.
   std::function<void(const ExecutionResult&)> on_execution;
   // Checkpoints (sim/explore/checkpoint.h), for a strategy that has them: `checkpoint` is given the
-  // search's state every `checkpoint_every` seconds (needs elapsed_seconds), and once at the
+  // search's state every `checkpoint_interval_s` seconds (needs elapsed_seconds), and once at the
   // end: where it stopped short of the end (a bound, an interrupt), or complete. `resume` is
   // such a state to go on from; the bounds (executions, seconds) then count this run only,
   // and the stats are the totals of every run.
   std::function<void(const nlohmann::json&)> checkpoint;
-  double checkpoint_every = 60;
+  double checkpoint_interval_s = 60;
   std::shared_ptr<const nlohmann::json> resume;
   std::string resume_source;  // the checkpoint's file, for messages
   // Threads for one search (sim/explore/speculation.h): with more than one, other threads explore

@@ -112,14 +112,14 @@ class Search {
 
   nlohmann::json state(bool complete) const;
 
-  // Every checkpoint_every seconds, at the start of an execution.
+  // Every checkpoint_interval_s seconds, at the start of an execution.
   void periodic_checkpoint();
 
   // The last checkpoint: the search complete, or where the next execution begins. Not for a
   // search that stopped at its first failure (it decided), nor one cut by a stop nobody
   // asked for.
   void final_checkpoint();
-  bool out_of_time() const { return options_.max_seconds > 0 && elapsed() >= options_.max_seconds; }
+  bool out_of_time() const { return options_.time_limit_s > 0 && elapsed() >= options_.time_limit_s; }
   bool stop_asked() const { return options_.stop_requested && options_.stop_requested(); }
 
   // Whether the search ends before another execution (a bound, an interrupt, or the

@@ -52,11 +52,11 @@ nlohmann::json Search::state(bool complete) const {
           {"strategy", complete ? nlohmann::json() : abilities_.checkpoints->checkpoint()}};
 }
 
-// Every checkpoint_every seconds, at the start of an execution.
+// Every checkpoint_interval_s seconds, at the start of an execution.
 void Search::periodic_checkpoint() {
-  if (!options_.checkpoint || abilities_.checkpoints == nullptr || options_.checkpoint_every <= 0) return;
+  if (!options_.checkpoint || abilities_.checkpoints == nullptr || options_.checkpoint_interval_s <= 0) return;
   const double now = elapsed();
-  if (now - last_checkpoint_ < options_.checkpoint_every) return;
+  if (now - last_checkpoint_ < options_.checkpoint_interval_s) return;
   last_checkpoint_ = now;
   options_.checkpoint(state(false));
 }

@@ -23,8 +23,11 @@ std::int64_t ms(Duration d) { return d.count() / 1'000'000; }
 
 }  // namespace
 
-void ProgressJudge::begin(const ProgressSettings& settings) {
-  settings_ = settings;
+void ProgressJudge::begin(const RunLimits& limits) {
+  limits_ = &limits;
+  watch_tail_ = limits.fair || limits.livelock_steps < limits.max_steps;
+  lasso_ = limits.lasso_period > 0;
+  max_steps_ = limits.max_steps;
   last_mismatch_ = 0;
   mismatch_seen_ = false;
   obligations_.clear();
@@ -59,7 +62,7 @@ void ProgressJudge::record(std::uint64_t step, const Transition& t, const StepRe
   sig.timer = t.timer;
   sig.enabled = enabled;
   watch_.step(ring_, step);
-  const std::uint32_t p = settings_.lasso_period;
+  const std::uint32_t p = limits_->lasso_period;
   if (p > 0 && step >= p) {
     LOCKSTEP_INVARIANT(p < kTailSteps, "a lasso's period fits in the ring");
     if (!sig.same_as(ring_.at(step - p))) {
@@ -72,8 +75,8 @@ void ProgressJudge::record(std::uint64_t step, const Transition& t, const StepRe
 std::optional<ProgressOutcome> ProgressJudge::check_tail(std::uint64_t steps, const ProgressNames& names) {
   if (watch_.active()) {
     const Cycle c = watch_.cycle(steps);
-    if (c.starved == 0 && steps - c.start >= settings_.livelock_steps) {
-      return judge_cycle(c, /*at_bound=*/false, steps, names);
+    if (c.starved == 0 && steps - c.start >= limits_->livelock_steps) {
+      return judge_cycle(c, JudgedAt::livelock_bound, steps, names);
     }
     return std::nullopt;
   }
@@ -86,7 +89,7 @@ std::optional<ProgressOutcome> ProgressJudge::check_tail(std::uint64_t steps, co
   }
   if (!cycle) return std::nullopt;
   LOCKSTEP_INVARIANT(cycle->end == steps && cycle->period > 0, "a cycle ends at the step it was looked for");
-  if (cycle->starved != 0 && settings_.fair) {
+  if (cycle->starved != 0 && limits_->fair) {
     round_robin_ = true;  // a fair scheduler from here on (filter_fairly)
     return std::nullopt;
   }
@@ -97,24 +100,24 @@ std::optional<ProgressOutcome> ProgressJudge::check_tail(std::uint64_t steps, co
 ProgressOutcome ProgressJudge::at_bound(std::uint64_t steps, const ProgressNames& names) {
   const std::uint64_t window = std::min<std::uint64_t>(steps, kTailSteps);
   std::optional<Cycle> cycle = find_cycle(ring_, steps, window, kMaxCyclePeriod, kCycleRepeats);
-  if (cycle) return judge_cycle(*cycle, /*at_bound=*/true, steps, names);
+  if (cycle) return judge_cycle(*cycle, JudgedAt::step_bound, steps, names);
   if (!obligations_.hot().empty()) {
     const auto& h = obligations_.hot().front();
     return liveness(h.name, fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms)", h.name,
-                                        settings_.max_steps, ms(h.since)));
+                                        limits_->max_steps, ms(h.since)));
   }
   ProgressOutcome out;
   out.verdict = Verdict::step_bound;
   out.message = fmt::format(
       "the execution ran past its bound of {} steps, and its last {} steps repeat no cycle of at most {} steps (a "
       "long run, or a loop that changes something each time round)",
-      settings_.max_steps, window, kMaxCyclePeriod);
+      limits_->max_steps, window, kMaxCyclePeriod);
   return out;
 }
 
-ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, bool at_bound, std::uint64_t steps,
+ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, JudgedAt at, std::uint64_t steps,
                                            const ProgressNames& names) const {
-  if (settings_.lasso_period == cycle.period) {
+  if (limits_->lasso_period == cycle.period) {
     // Every step was compared with the one a period before it: the suffix may begin before the ring.
     cycle.start = mismatch_seen_ ? last_mismatch_ + 1 - cycle.period : 0;
   }
@@ -122,12 +125,12 @@ ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, bool at_bound, std::uint
   ProgressOutcome out;
   out.cycle = cycle;
   const bool unfair = cycle.starved != 0;
-  if (unfair && settings_.fair) {
+  if (unfair && limits_->fair) {
     out.unfair = true;
     return out;
   }
   const std::string cycle_text = describe_cycle(cycle, ring_, names.actors, names.objects);
-  const std::string where = at_bound ? std::string("up to the step bound")
+  const std::string where = at == JudgedAt::step_bound ? std::string("up to the step bound")
                                      : fmt::format("in a row ({} steps: the livelock bound)", steps - cycle.start);
   const std::string others = names.parked(cycle.looping);
   if (!unfair && !obligations_.hot().empty()) {
@@ -144,7 +147,7 @@ ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, bool at_bound, std::uint
     out.message = fmt::format(
         "the execution ran past its bound of {} steps: {}, while {} could run at every step and never did (an "
         "unfair schedule: fair mode cuts it){}",
-        settings_.max_steps, cycle_text, actor_list(cycle.starved, names.actors), others);
+        limits_->max_steps, cycle_text, actor_list(cycle.starved, names.actors), others);
     return out;
   }
   out.verdict = Verdict::livelock;

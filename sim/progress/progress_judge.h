@@ -21,17 +21,10 @@
 
 #include "lockstep/model/verdict.h"
 #include "lockstep/sim/progress/progress.h"
+#include "lockstep/sim/sched/run_limits.h"
 #include "lockstep/sim/strategies/strategy.h"
 
 namespace lockstep::sim {
-
-// What the judge needs of the run's settings (RunLimits).
-struct ProgressSettings {
-  std::uint64_t max_steps = 0;
-  std::uint64_t livelock_steps = 0;
-  bool fair = true;
-  std::uint32_t lasso_period = 0;
-};
 
 // Names for messages, asked for only when a verdict is written.
 struct ProgressNames {
@@ -52,16 +45,17 @@ struct ProgressOutcome {
 
 class ProgressJudge {
  public:
-  void begin(const ProgressSettings& settings);
+  // A new execution under `limits` (the scheduler's: they outlive the execution).
+  void begin(const RunLimits& limits);
 
   // Whether the tail is watched as the execution goes (fair mode, or a livelock bound below
   // the step bound): then every step's signature is kept.
   bool watching_tail(std::uint64_t steps) const {
-    return steps >= kFairFirstStep && (settings_.fair || settings_.livelock_steps < settings_.max_steps);
+    return steps >= kFairFirstStep && watch_tail_;
   }
   // Whether the step about to run is to be recorded (record()).
   bool remembers(std::uint64_t steps) const {
-    return watching_tail(steps) || settings_.lasso_period > 0 || steps + kTailSteps >= settings_.max_steps;
+    return watching_tail(steps) || lasso_ || steps + kTailSteps >= max_steps_;
   }
 
   // Fair mode saw an unfair cycle: only the actor that waited longest is offered from now on.
@@ -92,9 +86,16 @@ class ProgressJudge {
   std::optional<ProgressOutcome> at_end(const std::vector<std::string>& actor_names) const;
 
  private:
-  ProgressOutcome judge_cycle(Cycle cycle, bool at_bound, std::uint64_t steps, const ProgressNames& names) const;
+  // Where the repeating cycle was judged: at the livelock bound, or at the step bound.
+  enum class JudgedAt : std::uint8_t { livelock_bound, step_bound };
+  ProgressOutcome judge_cycle(Cycle cycle, JudgedAt at, std::uint64_t steps, const ProgressNames& names) const;
 
-  ProgressSettings settings_;
+  const RunLimits* limits_ = nullptr;
+  // Of limits_, for the per-step questions: the tail is watched (fair mode, or a livelock
+  // bound below the step bound), a lasso is looked for, the step bound.
+  bool watch_tail_ = false;
+  bool lasso_ = false;
+  std::uint64_t max_steps_ = 0;
   StepRing ring_;                    // the last kTailSteps steps, when they may be needed
   std::uint64_t last_mismatch_ = 0;  // lasso_period: the last step unlike the one a period before
   bool mismatch_seen_ = false;

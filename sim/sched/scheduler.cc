@@ -100,10 +100,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   divergence_ = nullptr;
   decisions_.clear();
   events_.clear();
-  judge_.begin({.max_steps = limits.max_steps,
-                 .livelock_steps = limits.livelock_steps,
-                 .fair = limits.fair,
-                 .lasso_period = limits.lasso_period});
+  judge_.begin(limits_);
   objects_.begin_execution();  // object ids stay: sim/sched/object_registry.h
   actor_names_.clear();
   starts_.clear();

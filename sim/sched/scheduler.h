@@ -68,6 +68,7 @@
 #include "lockstep/sim/explore/symmetric_starts.h"
 #include "lockstep/sim/sched/object_registry.h"
 #include "lockstep/sim/sched/op.h"
+#include "lockstep/sim/sched/run_limits.h"
 #include "lockstep/sim/progress/progress_judge.h"
 #include "lockstep/sim/random.h"
 #include "lockstep/sim/strategies/strategy.h"
@@ -95,29 +96,6 @@ class WaitCondition {
 struct ExecutionAborted {};
 
 enum class Wake : std::uint8_t { run, timer };
-
-struct RunLimits {
-  std::uint64_t max_steps = 10'000;
-  TimeMode time = TimeMode::untimed;
-  std::uint64_t seed = 1;  // feeds Env::random
-  bool log_events = false;
-  bool record_final_state = false;  // fill ExecutionResult::final_state (Instance::final_state)
-  bool fair = true;  // cut executions that repeat an unfair cycle (sim/progress/progress.h)
-  // An execution whose steps have repeated one fair cycle for this many steps is a livelock
-  // there, before its step bound (sim/progress/progress.h): a bound in the millions then costs no more
-  // than this on a spinning model. A loop that legitimately repeats identical steps longer
-  // (a retry loop of many thousand identical attempts) needs a larger value.
-  std::uint64_t livelock_steps = kDefaultLivelockSteps;
-  // Asked every kStopCheckSteps steps: true ends the execution at once, with no verdict
-  // (ExecutionResult::interrupted). A wall-time bound or Ctrl-C; may be empty.
-  std::function<bool()> stop;
-  // Symmetry reduction (sim/explore/symmetry.h) over the classes the instance declares
-  // (Instance::symmetric_actors): off for a replay, whose decisions are followed as they are.
-  bool symmetry = false;
-  // > 0: find where the steps start repeating with this period (ExecutionResult::cycle
-  // then covers the whole periodic suffix, not only the ring's window): a lasso's prefix.
-  std::uint32_t lasso_period = 0;
-};
 
 // The most events an execution's log keeps (the latest): a long run's trace stays small.
 inline constexpr std::size_t kMaxLoggedEvents = 20'000;
