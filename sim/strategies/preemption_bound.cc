@@ -14,7 +14,7 @@ bool PreemptionCounter::is_preemption(std::span<const Transition> enabled, const
 
 namespace {
 
-class PreemptionBounded final : public Strategy {
+class PreemptionBounded final : public Strategy, public StepObserver {
  public:
   PreemptionBounded(std::unique_ptr<Strategy> inner, int bound)
       : inner_(std::move(inner)), bound_(bound), name_(fmt::format("{}+preemptions<={}", inner_->name(), bound)) {}
@@ -57,15 +57,22 @@ class PreemptionBounded final : public Strategy {
                                       bound_, inner.exhausted ? "" : " (search not finished)")};
   }
 
-  // The inner strategy observes and restarts as it would alone; the bound keeps no
-  // checkpoint of its own counter, so it offers none.
+  // The inner strategy restarts as it would alone and sees parked actors and clock
+  // advances; not symmetry, whose reduction assumes the unbounded search (the scheduler
+  // still starts a class's members in order). The bound keeps no checkpoint of its own
+  // counter, so it offers none.
   StrategyAbilities abilities() override {
     const StrategyAbilities inner = inner_->abilities();
-    return {.observer = inner.observer, .restarts = inner.restarts};
+    inner_observer_ = inner.observer;
+    return {.observer = inner.observer != nullptr ? this : nullptr, .restarts = inner.restarts};
   }
+  void parked(std::span<const Transition> waiting) override { inner_observer_->parked(waiting); }
+  void symmetric(const Symmetry& /*symmetry*/) override {}
+  void clock_advanced() override { inner_observer_->clock_advanced(); }
 
  private:
   std::unique_ptr<Strategy> inner_;
+  StepObserver* inner_observer_ = nullptr;
   int bound_;
   std::string name_;
   PreemptionCounter counter_;
