@@ -35,7 +35,7 @@ inline constexpr const char* kProgressHelp =
     "and of the time left";
 
 // Progress on stderr: executions, the rate, and for an exhaustive search an estimate of the
-// total and of the time left (from Strategy::explored_fraction).
+// total and of the time left (from StrategyStatus::explored_fraction).
 class Progress {
  public:
   Progress(std::ostream& err, const real::Stopwatch& clock, ProgressMode mode = ProgressMode::automatic);

@@ -80,7 +80,7 @@ struct WorkerReport {
 WorkerReport serve_scenario(const Scenario& scenario, const CheckOptions& options, SubtreeSource& source);
 
 // An estimate of a search's size (check --estimate): the search runs for a few seconds and
-// each progress sample's executions / Strategy::explored_fraction estimates the total; the
+// each progress sample's executions / StrategyStatus::explored_fraction estimates the total; the
 // interval is the lowest and highest of the samples in the second half of that time. Exact
 // when the search finished meanwhile.
 struct Estimate {

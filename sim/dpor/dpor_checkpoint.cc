@@ -1,4 +1,4 @@
-// sim/dpor/dpor_checkpoint.cc: the DPOR search's state as JSON and back (Strategy::checkpoint):
+// sim/dpor/dpor_checkpoint.cc: the DPOR search's state as JSON and back (Checkpointing::checkpoint):
 // the path of nodes where the next execution begins, each with its wakeup tree (or source
 // set), sleep set and what was explored there, and the wakeup tree that execution inherits.
 // Everything the search decides from is in it; the race analysis's scratch is not (it is

@@ -53,7 +53,7 @@
 // explorer.
 //
 // Timed mode, both strategies: the clock moves on only when nothing can run, so every step
-// after that happens after every step before it (Strategy::clock_advanced): no race
+// after that happens after every step before it (StepObserver::clock_advanced): no race
 // crosses it. A plain lock's waiter that then times out races through the acquisition it
 // never made, with the lock's last acquisition (else nothing would give it the lock).
 //
@@ -404,7 +404,7 @@ class DporStrategy final : public Strategy,
 
   // Something beyond optimal mode (see the top of this file) ends it: the search begins
   // again as source-DPOR (take_restart).
-  // `why` is said once, in the search's notes (Strategy::restart_reason).
+  // `why` is said once, in the search's notes (Restarting::restart_reason).
   void unsupported(const char* why) {
     if (optimal_ && !fallback_) fallback_why_ = why;
     fallback_ = fallback_ || optimal_;

@@ -1,7 +1,7 @@
 // sim/explore/checkpoint.h: checkpoints of a search (lockstep check --checkpoint / --resume).
 //
 // A checkpoint file holds what a search needs to go on exactly where it was: the strategy's
-// state where its current execution began (Strategy::checkpoint), the explorer's counts,
+// state where its current execution began (Checkpointing::checkpoint), the explorer's counts,
 // notes, lock-order graph and failure so far, and a header naming the scenario (its file,
 // name and a digest of its document), the settings that shape the search (strategy, seed,
 // bounds per execution, time mode, fairness, shard) and lockstep's version. A resumed

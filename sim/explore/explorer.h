@@ -48,7 +48,7 @@ struct ExploreStats {
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
   std::map<std::string, std::uint64_t> marks;  // complete executions per Instance::marks() entry
   double elapsed_s = 0;
-  // For progress: the strategy's Strategy::explored_fraction() when the stats were taken.
+  // For progress: the strategy's StrategyStatus::explored_fraction when the stats were taken.
   double explored_fraction = 0;
 };
 
@@ -83,7 +83,7 @@ struct ExploreOptions {
   // is unchanged when it gets there. The result is the one thread's in every respect
   // (counts, verdict, first failure, order); only the time differs. For a strategy that
   // speculates (dpor in optimal mode) and no on_execution; a strategy of independent
-  // executions (random: Strategy::fresh_copy) runs them on the threads and takes the
+  // executions (random: IndependentExecutions::fresh_copy) runs them on the threads and takes the
   // outcomes in order (sim/explore/portfolio.h); others run on one thread.
   // `spawn` runs a task on another thread (sim/ starts none: real/task_threads.h has them);
   // without it the search runs on one thread.
