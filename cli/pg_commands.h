@@ -1,6 +1,7 @@
-// cli/pg_commands.h: the commands that talk to a real PostgreSQL: confirm (a scenario on
-// real threads, or Bug #17686 rounds), conform (a simulated trace's statements replayed on
-// the server, outcome by outcome) and locks (the monitoring view).
+// cli/pg_commands.h: the commands that talk to a real PostgreSQL, each in its own file:
+// confirm (cli/cmd_confirm.cc: a scenario on real threads, or Bug #17686 rounds), conform
+// (cli/cmd_conform.cc: a simulated trace's statements replayed on the server, outcome by
+// outcome) and locks (cli/cmd_locks.cc: the monitoring view); the server in cli/pg_server.h.
 //
 // --pg takes a libpq conninfo (empty: the PG* environment variables) or "auto": a
 // throwaway cluster (real/throwaway_server.h) started for the command and removed after.

@@ -1,3 +1,6 @@
+// cli/cmd_confirm.cc: `lockstep confirm`: a scenario's actors on real threads against a
+// real PostgreSQL, N times with seeded jitter, checking the same invariants; or, with
+// --phantom, Bug #17686 rounds.
 #include "lockstep/cli/pg_commands.h"
 
 #include <unistd.h>
@@ -24,44 +27,17 @@
 #include "lockstep/real/throwaway_server.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/trace.h"
+#include "lockstep/cli/pg_server.h"
 
 namespace lockstep::cli {
 namespace {
 
-double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
-
-// The server a command works against: a conninfo, or a throwaway cluster it owns.
-class Server {
- public:
-  explicit Server(const std::string& pg) {
-    if (pg == "auto") {
-      try {
-        owned_ = real::ThrowawayServer::start();
-      } catch (const real::ThrowawayError& e) {
-        throw InputError(fmt::format("--pg auto: {}", e.what()));
-      }
-      conninfo_ = owned_->conninfo();
-    } else {
-      conninfo_ = pg;
-    }
-    auto c = real::connect(conninfo_);  // fail early and clearly when it cannot be reached
-    if (!c.ok()) throw InputError(fmt::format("--pg: {}", c.error().message));
-  }
-  const std::string& conninfo() const { return conninfo_; }
-  std::string shown() const { return owned_ ? "a throwaway server (--pg auto)" : real::describe_conninfo(conninfo_); }
-
- private:
-  std::unique_ptr<real::ThrowawayServer> owned_;
-  std::string conninfo_;
-};
-
 nlohmann::json stats_json(const real::LockWaitStats& s) {
-  return {{"acquisitions", s.acquisitions}, {"waits", s.waits}, {"waited_ms", ms(s.waited)}, {"longest_ms", ms(s.longest)}};
+  return {{"acquisitions", s.acquisitions}, {"waits", s.waits}, {"waited_ms", duration_ms(s.waited)}, {"longest_ms", duration_ms(s.longest)}};
 }
 
 std::string stats_text(const real::LockWaitStats& s) {
-  return fmt::format("{} of {} waited (total {:.1f} ms, longest {:.1f} ms)", s.waits, s.acquisitions, ms(s.waited), ms(s.longest));
+  return fmt::format("{} of {} waited (total {:.1f} ms, longest {:.1f} ms)", s.waits, s.acquisitions, duration_ms(s.waited), duration_ms(s.longest));
 }
 
 bool tty() { return isatty(STDERR_FILENO) == 1; }
@@ -83,18 +59,6 @@ struct ConfirmArgs {
   std::vector<std::string> variants;  // with --system: these (default: all)
   int rounds = 1000;
   int timeout_ms = 20;
-  bool json = false;
-};
-
-struct ConformArgs {
-  std::vector<std::string> traces;
-  std::string pg = "auto";
-  bool json = false;
-  bool all = false;
-};
-
-struct LocksArgs {
-  std::string pg;
   bool json = false;
 };
 
@@ -219,7 +183,7 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
                    {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
                                 {"kind", "process"}}},
                    {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
-                   {"seconds", seconds(r.total)}, {"longest_iteration_s", seconds(r.longest)},
+                   {"seconds", duration_s(r.total)}, {"longest_iteration_s", duration_s(r.longest)},
                    {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
   if (r.lost) {
     j["server_lost"] = {{"iteration", r.lost->iteration}, {"actor", r.lost->actor}, {"statement", r.lost->op},
@@ -228,7 +192,7 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
   for (const auto& v : r.violations) {
     nlohmann::json h = nlohmann::json::array();
     for (const auto& e : v.history) {
-      h.push_back({{"at_ms", ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
+      h.push_back({{"at_ms", duration_ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
     }
     j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
                                {"message", v.violation.message}, {"history", h}});
@@ -246,7 +210,7 @@ void print_violations(std::ostream& out, const real::ConfirmReport& r) {
     if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
     for (std::size_t k = from; k < v.history.size(); ++k) {
       const auto& e = v.history[k];
-      out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", ms(e.at), e.actor, e.event, e.subject, e.value);
+      out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", duration_ms(e.at), e.actor, e.event, e.subject, e.value);
     }
   }
   if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);
@@ -272,8 +236,8 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
   }
   out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
                      stats_text(r.memory_locks), stats_text(r.pg_locks));
-  const double per = r.iterations > 0 ? seconds(r.total) / r.iterations : 0;
-  out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", seconds(r.total), per, seconds(r.longest));
+  const double per = r.iterations > 0 ? duration_s(r.total) / r.iterations : 0;
+  out << fmt::format("time: {:.1f} s, {:.3f} s per iteration, longest {:.3f} s\n", duration_s(r.total), per, duration_s(r.longest));
 }
 
 // Confirm's result for a person: the run, its failures, its counts and the judgement.
@@ -346,98 +310,6 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   }
   return as_expected ? kExitOk : kExitUnexpected;
 }
-
-// The statements of every trace, replayed in the simulation: bad input stops here, before
-// the server is started.
-std::vector<sim::pg::StatementLog> statement_logs(const std::vector<std::string>& traces) {
-  std::vector<sim::pg::StatementLog> logs;
-  for (const auto& path : traces) {
-    const sim::Trace trace = sim::load_trace(path);
-    sim::pg::StatementLog log;
-    try {
-      (void)sim::replay_trace(trace, path, &log);
-    } catch (const sim::Divergence& d) {
-      throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
-    }
-    logs.push_back(std::move(log));
-  }
-  return logs;
-}
-
-// One trace's conformance as one JSON object (--json).
-nlohmann::json conform_json(const std::string& trace, const real::ConformReport& r) {
-  nlohmann::json d = nlohmann::json::array();
-  for (const auto& x : r.disagreements) {
-    d.push_back({{"step", x.step}, {"statement", x.statement}, {"sim", x.sim}, {"server", x.server}});
-  }
-  return nlohmann::json{{"trace", trace}, {"statements", r.statements}, {"sessions", r.sessions}, {"waits", r.waits},
-                        {"cancelled", r.cancelled}, {"phantoms", r.phantoms}, {"lock_views", r.lock_views}, {"overlapped", r.overlapped}, {"diverged_at", r.diverged_at ? nlohmann::json(*r.diverged_at) : nlohmann::json()},
-                        {"agree", r.disagreements.empty()}, {"disagreements", d}};
-}
-
-// One trace's conformance for a person: its counts, where it stopped, every disagreement.
-void print_conform(std::ostream& out, const std::string& trace, const real::ConformReport& r) {
-  out << fmt::format("{}: {} statements on {} sessions; {} lock waits, {} ended by a timer (cancelled), {} phantom grants, "
-                     "{} pg_locks views compared, {} outcomes overlapped (not compared): {}\n",
-                     trace, r.statements, r.sessions, r.waits, r.cancelled, r.phantoms, r.lock_views, r.overlapped,
-                     r.disagreements.empty() ? "sim and server agree" : "DISAGREE");
-  if (r.diverged_at) {
-    out << fmt::format("  stopped at step {}: statements that overlap in the simulation went another way on the server "
-                       "(not a disagreement; the rest is not compared)\n", *r.diverged_at);
-  }
-  for (const auto& x : r.disagreements) {
-    out << fmt::format("  sim and server disagree at step {}: {}\n    sim:    {}\n    server: {}\n", x.step, x.statement, x.sim, x.server);
-  }
-}
-
-// `conform TRACE...`: each trace's statements on the server, outcome by outcome.
-int run_conform(const ConformArgs& a, std::ostream& out) {
-  const std::vector<sim::pg::StatementLog> logs = statement_logs(a.traces);
-  const Server server(a.pg);
-  real::ConformOptions o;
-  o.conninfo = server.conninfo();
-  o.stop_at_first = !a.all;
-  bool all_agree = true;
-  for (std::size_t i = 0; i < logs.size(); ++i) {
-    const real::ConformReport r = real::conform(logs[i], o);
-    all_agree = all_agree && r.disagreements.empty();
-    if (a.json) {
-      out << conform_json(a.traces[i], r).dump() << '\n';
-    } else {
-      print_conform(out, a.traces[i], r);
-    }
-  }
-  return all_agree ? kExitOk : kExitUnexpected;
-}
-
-// `locks`: every advisory lock held or awaited on the server, and the total.
-int run_locks(const LocksArgs& a, std::ostream& out) {
-  const Server server(a.pg);
-  auto c = real::connect(server.conninfo());
-  auto report = monitor_advisory_locks(*c.value());
-  if (!report.ok()) throw InputError(fmt::format("the monitoring query failed: {} {}", report.error().sqlstate, report.error().message));
-  const AdvisoryLockReport& r = report.value();
-  if (a.json) {
-    nlohmann::json j{{"locks", nlohmann::json::array()}, {"total", r.total}};
-    for (const auto& l : r.locks) {
-      j["locks"].push_back({{"pid", l.pid}, {"application_name", l.application_name}, {"state", l.state},
-                            {"query_start_ms", std::chrono::duration_cast<std::chrono::milliseconds>(l.query_start).count()},
-                            {"namespace", l.namespace_id}, {"entity_id", l.entity_id}, {"mode", l.mode},
-                            {"granted", l.granted}, {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(l.duration).count()}});
-    }
-    out << j.dump(2) << '\n';
-    return kExitOk;
-  }
-  out << fmt::format("{:>7}  {:<20} {:<20} {:>9} {:>11} {:<14} {:<7} {:>10}\n", "pid", "application_name", "state", "namespace",
-                     "entity_id", "mode", "granted", "duration");
-  for (const auto& l : r.locks) {
-    out << fmt::format("{:>7}  {:<20} {:<20} {:>9} {:>11} {:<14} {:<7} {:>8.1f} s\n", l.pid, l.application_name, l.state,
-                       l.namespace_id, l.entity_id, l.mode, l.granted ? "yes" : "waiting", seconds(l.duration));
-  }
-  out << fmt::format("total: {}\n", r.total);
-  return kExitOk;
-}
-
 // confirm's options of the run: the server, iterations, seed, jitter, crashes, hangs.
 void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
   c.add_option("--pg", a.pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
@@ -501,29 +373,6 @@ void add_confirm_command(CLI::App& app, CommandContext& context) {
       return finished(a.phantom ? run_phantom(a, context.out, context.err) : run_confirm(a, context.out, context.err));
     };
   });
-}
-
-void add_conform_command(CLI::App& app, CommandContext& context) {
-  auto args = std::make_shared<ConformArgs>();
-  CLI::App* c = app.add_subcommand("conform",
-                                   "replay the PostgreSQL statements of simulated traces on a real server, in the trace's "
-                                   "order, and compare every outcome and the pg_locks rows with the simulation's");
-  c->add_option("traces", args->traces, "trace files (lockstep-trace/1)")->required();
-  c->add_option("--pg", args->pg, "libpq conninfo (\"\": the PG* environment), or auto: a throwaway server")
-      ->capture_default_str();
-  c->add_flag("--all", args->all, "go on past the first disagreement of a trace");
-  c->add_flag("--json", args->json, "print one JSON object per trace");
-  c->callback([&context, args] {
-    context.command = [&context, args] { return finished(run_conform(*args, context.out)); };
-  });
-}
-
-void add_locks_command(CLI::App& app, CommandContext& context) {
-  auto args = std::make_shared<LocksArgs>();
-  CLI::App* l = app.add_subcommand("locks", "seed 000's monitoring view: every advisory lock held or awaited, and the total");
-  l->add_option("--pg", args->pg, "libpq conninfo (\"\": the PG* environment)")->required();
-  l->add_flag("--json", args->json, "print JSON");
-  l->callback([&context, args] { context.command = [&context, args] { return finished(run_locks(*args, context.out)); }; });
 }
 
 }  // namespace lockstep::cli
