@@ -2,31 +2,22 @@
 // real server in the trace's order, every outcome compared with the simulation's.
 #include "lockstep/cli/pg_commands.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <iostream>
 #include <memory>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lockstep/cli/commands.h"
-#include "lockstep/cli/interrupt.h"
+#include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
-#include "lockstep/model/advisory_lock.h"
-#include "lockstep/model/json_cursor.h"
 #include "lockstep/model/scenario.h"
-#include "lockstep/real/confirm.h"
 #include "lockstep/real/conform.h"
-#include "lockstep/real/libpq_backend.h"
-#include "lockstep/real/phantom_rounds.h"
-#include "lockstep/real/throwaway_server.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/trace.h"
-#include "lockstep/cli/pg_server.h"
 
 namespace lockstep::cli {
 namespace {

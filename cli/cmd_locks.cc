@@ -2,11 +2,9 @@
 // or awaited on a server, and the total.
 #include "lockstep/cli/pg_commands.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <iostream>
+#include <chrono>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -14,19 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/cli/commands.h"
-#include "lockstep/cli/interrupt.h"
+#include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/advisory_lock.h"
-#include "lockstep/model/json_cursor.h"
 #include "lockstep/model/scenario.h"
-#include "lockstep/real/confirm.h"
-#include "lockstep/real/conform.h"
 #include "lockstep/real/libpq_backend.h"
-#include "lockstep/real/phantom_rounds.h"
-#include "lockstep/real/throwaway_server.h"
-#include "lockstep/sim/check.h"
-#include "lockstep/sim/explain/trace.h"
-#include "lockstep/cli/pg_server.h"
 
 namespace lockstep::cli {
 namespace {
