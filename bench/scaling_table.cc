@@ -180,15 +180,15 @@ int main(int argc, char** argv) {
       lockstep::sim::CheckOptions o;
       const auto begun = std::chrono::steady_clock::now();
       o.elapsed_seconds = [begun] { return seconds_since(begun); };
-      if (!strategy.empty()) o.overrides.strategy = strategy;
+      if (!strategy.empty()) o.overrides.settings.strategy = strategy;
       estimate = lockstep::sim::estimate_scenario(scenario, o, estimate_seconds);
     }
     lockstep::sim::CheckOptions options;
     const auto start = std::chrono::steady_clock::now();
     options.elapsed_seconds = [start] { return seconds_since(start); };
-    options.overrides.time_limit_s = time_limit_s;
+    options.overrides.settings.time_limit_s = time_limit_s;
     options.overrides.shrink = false;
-    if (!strategy.empty()) options.overrides.strategy = strategy;
+    if (!strategy.empty()) options.overrides.settings.strategy = strategy;
     const auto report = lockstep::sim::check_scenario(scenario, options);
     const auto& stats = report.result.stats;
     const double s = stats.elapsed_s;
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
       lockstep::sim::CheckOptions o = options;
       const auto begun = std::chrono::steady_clock::now();
       o.elapsed_seconds = [begun] { return seconds_since(begun); };
-      o.overrides.jobs = jobs;
+      o.overrides.settings.jobs = jobs;
       o.spawn = threads.spawner();
       const auto again = lockstep::sim::check_scenario(scenario, o);
       const auto& t = again.result.stats;
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
       lockstep::sim::CheckOptions o = options;
       const auto begun = std::chrono::steady_clock::now();
       o.elapsed_seconds = [begun] { return seconds_since(begun); };
-      o.overrides.symmetry = false;
+      o.overrides.settings.symmetry = false;
       const auto off = lockstep::sim::check_scenario(scenario, o);
       const auto& f = off.result.stats;
       const double ratio = stats.executions > 0 ? static_cast<double>(f.executions) / static_cast<double>(stats.executions) : 0;

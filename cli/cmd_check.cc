@@ -81,14 +81,20 @@ std::string interrupted_phases(const sim::CheckReport& report) {
 
 // The command line's options over the scenario's own.
 sim::CheckOverrides overrides_of(const CheckArgs& a) {
-  sim::CheckOverrides overrides{a.strategy, a.seed, a.max_executions, a.max_steps, a.time_limit_s, a.preemptions, a.depth};
+  sim::CheckOverrides overrides{.settings = {.strategy = a.strategy,
+                                             .seed = a.seed,
+                                             .max_executions = a.max_executions,
+                                             .max_steps = a.max_steps,
+                                             .time_limit_s = a.time_limit_s,
+                                             .max_preemptions = a.preemptions,
+                                             .pct_depth = a.depth,
+                                             .livelock_steps = a.livelock_steps,
+                                             .jobs = a.jobs}};
   overrides.iterative = a.iterative;
   overrides.shrink = !a.no_shrink;
-  if (a.unfair) overrides.fair = false;
-  if (a.symmetry) overrides.symmetry = *a.symmetry == "on";
-  overrides.livelock_steps = a.livelock_steps;
+  if (a.unfair) overrides.settings.fair = false;
+  if (a.symmetry) overrides.settings.symmetry = *a.symmetry == "on";
   if (!a.shard.empty() && !a.queue) overrides.shard = parse_shard(a.shard);
-  overrides.jobs = a.jobs;
   return overrides;
 }
 

@@ -148,8 +148,8 @@ std::optional<nlohmann::json> sweep_one(const SweepPlan& p, std::size_t i, Progr
   try {
     scenario = load_scenario(file);
     sim::CheckOverrides overrides;
-    overrides.jobs = p.args.jobs;
-    if (p.args.symmetry) overrides.symmetry = *p.args.symmetry == "on";
+    overrides.settings.jobs = p.args.jobs;
+    if (p.args.symmetry) overrides.settings.symmetry = *p.args.symmetry == "on";
     if (!take_shard(p, *scenario, i, overrides, c)) return std::nullopt;
     report = run_one(*scenario, overrides, progress, fmt::format("[{}/{}] {}", i + 1, p.files.size(), scenario->name));
     c.scenario = &*scenario;

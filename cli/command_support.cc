@@ -94,7 +94,8 @@ sim::CheckReport run_one(const Scenario& scenario, const sim::CheckOverrides& ov
   options.resume_path = files.resume;
   options.checkpoint_interval_s = files.every;
   std::optional<real::TaskThreads> threads;  // --jobs: the search's other threads
-  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
+  const int jobs = overrides.settings.jobs.value_or(1);
+  if (jobs > 1) options.spawn = threads.emplace(jobs).spawner();
   options.exchange = std::move(exchange);
   exchange = nullptr;
   sim::CheckReport report = sim::check_scenario(scenario, options);

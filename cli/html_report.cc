@@ -301,7 +301,7 @@ std::string svg_lane_heads(const sim::Trace& t, const Layout& l) {
                      escape_markup(t.actors[a]));
   }
   s += fmt::format("<text class=\"gutter\" x=\"8\" y=\"21\">step{}</text>\n",
-                   t.time == TimeMode::timed ? "  virtual time" : "  time");
+                   t.run.time == TimeMode::timed ? "  virtual time" : "  time");
   s += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"{1:.0f}\" y2=\"{0}\" stroke=\"#d0d0d8\"/>\n", kTop - 1, l.width);
   return s;
 }
@@ -613,8 +613,8 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command, 
   out += fmt::format("<h1>{}</h1>\n", escape_markup(name));
   if (!description.empty()) out += fmt::format("<p class=\"meta\">{}</p>\n", escape_markup(description));
   out += fmt::format("<p class=\"meta\">system {} &middot; strategy {} &middot; seed {} &middot; {} time &middot; {} steps",
-                     escape_markup(t.scenario.is_object() ? t.scenario.value("system", "?") : "?"), escape_markup(t.strategy), t.seed,
-                     time_mode_name(t.time), t.events.empty() ? 0 : t.events.back().step + 1);
+                     escape_markup(t.scenario.is_object() ? t.scenario.value("system", "?") : "?"), escape_markup(t.strategy), t.run.seed,
+                     time_mode_name(t.run.time), t.events.empty() ? 0 : t.events.back().step + 1);
   if (t.shrunk) {
     out += fmt::format(" &middot; shrunk to {} preemptions from {} ({} steps from {})", t.shrunk->preemptions,
                        t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->original_steps);

@@ -33,6 +33,30 @@ ExploreSettings parse_explore(const JsonCursor& c) {
   return s;
 }
 
+}  // namespace
+
+ExploreSettings with_overrides(ExploreSettings s, const SettingOverrides& o) {
+  if (o.strategy) s.strategy = *o.strategy;
+  if (o.seed) s.seed = *o.seed;
+  if (o.max_executions) s.max_executions = *o.max_executions;
+  if (o.max_steps) s.max_steps = *o.max_steps;
+  if (o.time_limit_s) s.time_limit_s = *o.time_limit_s;
+  if (o.max_preemptions) s.max_preemptions = *o.max_preemptions;
+  if (o.pct_depth) s.pct_depth = *o.pct_depth;
+  if (o.fair) s.fair = *o.fair;
+  if (o.symmetry) s.symmetry = *o.symmetry;
+  if (o.livelock_steps) s.livelock_steps = *o.livelock_steps;
+  if (o.jobs) s.jobs = *o.jobs;
+  return s;
+}
+
+nlohmann::json run_settings_json(const RunSettings& s) {
+  return {{"seed", s.seed},          {"max_steps", s.max_steps},   {"time", std::string(time_mode_name(s.time))},
+          {"fair", s.fair},          {"livelock_steps", s.livelock_steps}, {"symmetry", s.symmetry}};
+}
+
+namespace {
+
 Expectation parse_expect(const JsonCursor& c) {
   c.expect_keys({"verdict", "violation"});
   Expectation e;

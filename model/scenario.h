@@ -39,25 +39,66 @@ inline constexpr std::uint64_t kDefaultRandomExecutions = 10'000;
 // The most threads one search runs on (check --jobs, Model::jobs; the default is 1).
 inline constexpr int kMaxJobs = 256;
 
-// The settings of a search: plain data, units last in every name, the same defaults for a
-// scenario file (its "explore" object), the command line and the C++ API (ModelOptions::search).
-struct ExploreSettings {
-  std::string strategy = std::string(kDefaultStrategy);
-  std::uint64_t seed = 1;
-  std::uint64_t max_steps = kDefaultMaxSteps;  // per execution; at it, sim/progress/progress.h judges it
-  std::uint64_t max_executions = 0;     // 0: no bound
-  double time_limit_s = 0;               // wall time; 0: no bound
-  bool stop_at_first = true;            // stop at the first failing execution
+// The settings of one execution: its bounds and switches. sim/sched/run_limits.h's RunLimits
+// extends them with the engine's own; a trace records them (sim/explain/trace.h).
+struct RunSettings {
+  std::uint64_t seed = 1;                      // feeds Env::random
+  std::uint64_t max_steps = kDefaultMaxSteps;  // at it, sim/progress/progress.h judges the execution
   TimeMode time = TimeMode::untimed;
-  int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
-  int pct_depth = 3;         // the bug depth d the pct strategy targets
-  bool fair = true;          // fair mode: cut executions that repeat an unfair cycle (sim/progress/progress.h)
+  bool fair = true;  // fair mode: cut executions that repeat an unfair cycle (sim/progress/progress.h)
+  // An execution whose steps have repeated one fair cycle for this many steps is a livelock
+  // there, before its step bound (sim/progress/progress.h): a bound in the millions then costs
+  // no more than this on a spinning model. A loop that legitimately repeats identical steps
+  // longer (a retry loop of many thousand identical attempts) needs a larger value.
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
   // Symmetry reduction over the actors the system declares interchangeable (sim/explore/symmetry.h).
   bool symmetry = true;
+};
+
+// The bounds of a whole search: it stops at whichever comes first.
+struct SearchBounds {
+  std::uint64_t max_executions = 0;  // 0: no bound; counts complete and redundant executions
+  double time_limit_s = 0;            // wall time; 0: no bound
+  bool stop_at_first = true;          // stop at the first failing execution
+
+  // How many more executions the bound allows after `explored` (the largest value: no bound).
+  std::uint64_t executions_left(std::uint64_t explored) const {
+    if (max_executions == 0) return UINT64_MAX;
+    return max_executions > explored ? max_executions - explored : 0;
+  }
+  bool unbounded() const { return max_executions == 0 && time_limit_s <= 0; }
+};
+
+// The settings of a search: plain data, units last in every name, the same defaults for a
+// scenario file (its "explore" object), the command line and the C++ API (ModelOptions::search).
+struct ExploreSettings : RunSettings, SearchBounds {
+  std::string strategy = std::string(kDefaultStrategy);
+  int max_preemptions = -1;  // >= 0: a preemption bound (CHESS); -1: none
+  int pct_depth = 3;         // the bug depth d the pct strategy targets
   // Threads for one search (1 to kMaxJobs; check --jobs, Model::jobs): not read from a scenario file.
   int jobs = 1;
 };
+
+// Settings given over a scenario's own (the command line's, a test's): an unset one keeps the
+// scenario's. The one list of them besides ExploreSettings itself.
+struct SettingOverrides {
+  std::optional<std::string> strategy = std::nullopt;
+  std::optional<std::uint64_t> seed = std::nullopt;
+  std::optional<std::uint64_t> max_executions = std::nullopt;
+  std::optional<std::uint64_t> max_steps = std::nullopt;
+  std::optional<double> time_limit_s = std::nullopt;
+  std::optional<int> max_preemptions = std::nullopt;
+  std::optional<int> pct_depth = std::nullopt;
+  std::optional<bool> fair = std::nullopt;
+  std::optional<bool> symmetry = std::nullopt;
+  std::optional<std::uint64_t> livelock_steps = std::nullopt;
+  std::optional<int> jobs = std::nullopt;
+};
+
+ExploreSettings with_overrides(ExploreSettings settings, const SettingOverrides& o);
+
+// The run settings as JSON, under the scenario file's keys (for a checkpoint's header).
+nlohmann::json run_settings_json(const RunSettings& settings);
 
 struct Expectation {
   Verdict verdict = Verdict::pass;

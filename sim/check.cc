@@ -45,12 +45,9 @@ Replayed run_logged(const System& system, Strategy& strategy, RunLimits limits, 
 
 // The limits a trace was recorded under: what its replay runs with.
 RunLimits limits_of(const Trace& trace) {
-  RunLimits limits;
-  limits.max_steps = trace.max_steps;
-  limits.livelock_steps = trace.livelock_steps;
+  RunLimits limits = run_limits_of(trace.run);
   limits.fair = false;  // a trace is followed, not explored: nothing is cut (sim/progress/progress.h)
-  limits.time = trace.time;
-  limits.seed = trace.seed;
+  limits.symmetry = false;
   return limits;
 }
 
@@ -70,28 +67,14 @@ namespace {
 
 // The scenario's settings with the command line's over them: the one place overrides apply.
 ExploreSettings settings_of(const Scenario& scenario, const CheckOverrides& o) {
-  ExploreSettings s = scenario.explore;
-  if (o.strategy) s.strategy = *o.strategy;
-  if (o.seed) s.seed = *o.seed;
-  if (o.max_executions) s.max_executions = *o.max_executions;
-  if (o.max_steps) s.max_steps = *o.max_steps;
-  if (o.time_limit_s) s.time_limit_s = *o.time_limit_s;
-  if (o.max_preemptions) s.max_preemptions = *o.max_preemptions;
-  if (o.pct_depth) s.pct_depth = *o.pct_depth;
-  if (o.fair) s.fair = *o.fair;
-  if (o.symmetry) s.symmetry = *o.symmetry;
-  if (o.livelock_steps) s.livelock_steps = *o.livelock_steps;
-  s.jobs = o.jobs;
-  return s;
+  return with_overrides(scenario.explore, o.settings);
 }
 
 ExploreOptions explore_options(const ExploreSettings& settings, const CheckOptions& options, std::uint64_t seed) {
   ExploreOptions explore;
+  static_cast<SearchBounds&>(explore) = settings;
   explore.limits = run_limits_of(settings);
   explore.limits.seed = seed;
-  explore.max_executions = settings.max_executions;
-  explore.time_limit_s = settings.time_limit_s;
-  explore.stop_at_first = settings.stop_at_first;
   explore.elapsed_seconds = options.elapsed_seconds;
   explore.progress = options.progress;
   explore.stop_requested = options.stop_requested;
@@ -212,14 +195,10 @@ namespace {
 CheckpointHeader checkpoint_header(const Scenario& scenario, const ExplorationRequest& request) {
   const auto& limits = request.explore.limits;
   const auto& shard = request.strategy_options.shard;
-  nlohmann::json settings = {{"strategy", request.strategy},
-                             {"max_steps", limits.max_steps},
-                             {"time", limits.time == TimeMode::timed ? "timed" : "untimed"},
-                             {"fair", limits.fair},
-                             {"livelock_steps", limits.livelock_steps},
-                             {"symmetry", limits.symmetry},
-                             {"stop_at_first", request.explore.stop_at_first},
-                             {"shard", fmt::format("{}/{}", shard.index + 1, shard.count)}};
+  nlohmann::json settings = run_settings_json(limits);
+  settings["strategy"] = request.strategy;
+  settings["stop_at_first"] = request.explore.stop_at_first;
+  settings["shard"] = fmt::format("{}/{}", shard.index + 1, shard.count);
   return {scenario.file, scenario.name, document_digest(scenario.document), std::move(settings)};
 }
 
@@ -258,7 +237,7 @@ ExplorationRequest request_of(const Scenario& scenario, const CheckOptions& opti
   request.system = scenario.configured.get();
   request.document = scenario.document;
   request.strategy = settings.strategy;
-  request.strategy_where = o.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
+  request.strategy_where = o.settings.strategy ? "--strategy" : fmt::format("{}: /explore/strategy", scenario.file);
   request.source = scenario.file;
   request.strategy_options.seed = settings.seed;
   request.strategy_options.pct_depth = settings.pct_depth;
@@ -356,9 +335,8 @@ Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options
   so.shard = o.shard;
   auto strategy = make_strategy(name, so);
   ExploreOptions explore = explore_options(settings, options, so.seed);
-  explore.time_limit_s = seconds;
-  explore.max_executions = 0;
-  explore.stop_at_first = false;  // the size of the whole search, failures or not
+  // The size of the whole search, failures or not, within `seconds`.
+  static_cast<SearchBounds&>(explore) = SearchBounds{.time_limit_s = seconds, .stop_at_first = false};
   struct Sample {
     double at, estimate;
   };
@@ -490,11 +468,8 @@ Trace record_execution(const System& system, const nlohmann::json& scenario, Str
   Trace t;
   t.scenario = scenario;
   t.strategy = std::string(strategy.name());
-  t.seed = limits.seed;
+  t.run = limits;
   t.execution = 1;
-  t.time = limits.time;
-  t.max_steps = limits.max_steps;
-  t.livelock_steps = limits.livelock_steps;
   t.verdict = r.result.verdict;
   if (judged_by_cycle(r.result, limits)) {
     const Cycle& c = *r.result.cycle;

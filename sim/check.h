@@ -26,21 +26,11 @@ namespace lockstep::sim {
 
 // The command line's settings over a scenario's own (unset: the scenario's).
 struct CheckOverrides {
-  std::optional<std::string> strategy = std::nullopt;
-  std::optional<std::uint64_t> seed = std::nullopt;
-  std::optional<std::uint64_t> max_executions = std::nullopt;
-  std::optional<std::uint64_t> max_steps = std::nullopt;
-  std::optional<double> time_limit_s = std::nullopt;
-  std::optional<int> max_preemptions = std::nullopt;
-  std::optional<int> pct_depth = std::nullopt;
+  SettingOverrides settings = {};  // model/scenario.h
   StrategyOptions::Shard shard = {};  // dfs: explore only this shard of the search tree
   bool iterative = false;  // with a preemption bound K: try bounds 0, 1, ..., K in turn
   bool shrink = true;      // shrink a failure's trace before returning it
-  std::optional<bool> fair = std::nullopt;      // fair mode (RunLimits::fair); default: the scenario's
-  std::optional<bool> symmetry = std::nullopt;  // RunLimits::symmetry; default: the scenario's
-  int jobs = 1;  // threads for one search (ExploreOptions::jobs)
   std::uint64_t speculate_after = 1000;  // ExploreOptions::speculate_after
-  std::optional<std::uint64_t> livelock_steps = std::nullopt;  // RunLimits::livelock_steps; default: the scenario's
 };
 
 struct CheckOptions {

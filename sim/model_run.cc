@@ -175,8 +175,8 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   request.strategy_options.seed = search.seed;
   request.strategy_options.max_preemptions = search.max_preemptions;
   request.explore.limits = limits;
-  request.explore.max_executions = search.max_executions;
-  request.explore.time_limit_s = options.elapsed_seconds ? search.time_limit_s : 0;
+  static_cast<SearchBounds&>(request.explore) = search;
+  if (!options.elapsed_seconds) request.explore.time_limit_s = 0;  // no clock to bound it by
   request.explore.elapsed_seconds = options.elapsed_seconds;
   if (search.jobs < 1 || search.jobs > kMaxJobs) {
     throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, search.jobs));

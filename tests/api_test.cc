@@ -402,9 +402,9 @@ RC_GTEST_PROP(ApiRapidCheck, GeneratedScenariosParseAndDporAgreesWithDfsOnTheVer
   const auto doc = *lockstep::gen::script_scenario({.max_actors = 3, .max_ops = 3});
   const lockstep::Scenario s = lockstep::parse_scenario(doc, "<generated>");
   lockstep::sim::CheckOptions dfs;
-  dfs.overrides.strategy = "dfs";
+  dfs.overrides.settings.strategy = "dfs";
   lockstep::sim::CheckOptions dpor;
-  dpor.overrides.strategy = "dpor";
+  dpor.overrides.settings.strategy = "dpor";
   const auto a = lockstep::sim::check_scenario(s, dfs);
   const auto b = lockstep::sim::check_scenario(s, dpor);
   RC_TAG(std::string(lockstep::verdict_name(a.result.verdict)));

@@ -69,7 +69,7 @@ std::size_t traces_run_once(const Summary& dfs, const Summary& dpor) {
 }
 
 std::uint64_t dpor_executions(const nlohmann::json& doc) {
-  const auto report = testing::check(scenario_from_json(doc), {.strategy = "dpor"});
+  const auto report = testing::check(scenario_from_json(doc), {.settings = {.strategy = "dpor"}});
   EXPECT_TRUE(report.result.exhaustive);
   return report.result.stats.executions;
 }
@@ -126,8 +126,8 @@ TEST(Dpor, HooksOfOneAgentStayOptimal) {
   // failed tries here never commute, so keeping their declared access costs nothing).
   std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/headspace-one-agent-4.json");
   const Scenario s = testing::scenario_from_text(std::string(std::istreambuf_iterator<char>(in), {}));
-  const auto dpor = testing::check(s, {.strategy = "dpor"});
-  const auto source = testing::check(s, {.strategy = "source-dpor"});
+  const auto dpor = testing::check(s, {.settings = {.strategy = "dpor"}});
+  const auto source = testing::check(s, {.settings = {.strategy = "source-dpor"}});
   ASSERT_TRUE(dpor.result.exhaustive && source.result.exhaustive);
   EXPECT_EQ(dpor.result.stats.redundant, 0u);
   EXPECT_GT(source.result.stats.redundant, 0u);  // what optimal mode saves
@@ -140,7 +140,7 @@ TEST(Dpor, AnObservationBeforeAnyOperationIsOrderedToo) {
   const Actors actors = {{"a", {"observe 0 1"}}, {"b", {"observe 0 2"}}};
   EXPECT_EQ(dpor_executions(script_scenario(actors)), 2u);
   const auto doc = script_scenario(actors, {{"check", nlohmann::json::array({"@0 != 21"})}});
-  EXPECT_EQ(testing::check(scenario_from_json(doc), {.strategy = "dpor"}).result.verdict, Verdict::violation);
+  EXPECT_EQ(testing::check(scenario_from_json(doc), {.settings = {.strategy = "dpor"}}).result.verdict, Verdict::violation);
 }
 
 // dpor stays optimal on s (no fallback, none sleep-set blocked) and runs exactly dfs's
@@ -311,9 +311,9 @@ TEST(Dpor, ReadersAndWritersWhoWaitStayOptimal) {
 TEST(Dpor, FindsTheDeadlockAndTheLostUpdate) {
   auto deadlock = script_scenario({{"a", {"lock m1", "lock m2", "unlock m2", "unlock m1"}},
                                    {"b", {"lock m2", "lock m1", "unlock m1", "unlock m2"}}});
-  EXPECT_EQ(testing::check(scenario_from_json(deadlock), {.strategy = "dpor"}).result.verdict, Verdict::deadlock);
+  EXPECT_EQ(testing::check(scenario_from_json(deadlock), {.settings = {.strategy = "dpor"}}).result.verdict, Verdict::deadlock);
   auto lost = script_scenario({{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}}, {{"check", {"x == 2"}}});
-  EXPECT_EQ(testing::check(scenario_from_json(lost), {.strategy = "dpor"}).result.verdict, Verdict::violation);
+  EXPECT_EQ(testing::check(scenario_from_json(lost), {.settings = {.strategy = "dpor"}}).result.verdict, Verdict::violation);
 }
 
 TEST(Dpor, AgreesWithDfsOnEveryScenarioOfTheRepository) {

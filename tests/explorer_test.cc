@@ -43,7 +43,7 @@ TEST(Explorer, KeepGoingCountsEveryFailingExecution) {
 }
 
 TEST(Explorer, ExecutionBoundGivesIncomplete) {
-  const auto report = check(scenario_from_json(lockinc(4)), {.max_executions = 5});
+  const auto report = check(scenario_from_json(lockinc(4)), {.settings = {.max_executions = 5}});
   EXPECT_EQ(report.result.verdict, Verdict::incomplete);
   EXPECT_EQ(report.result.stats.executions, 5u);
   EXPECT_EQ(report.result.stop_reason, "bound of 5 executions reached");
@@ -78,8 +78,8 @@ TEST(Explorer, RandomWalkIsReproducibleFromItsSeed) {
                               {"b", {"read x r", "write x r+1", "read x r", "write x r+1"}}},
                              {{"check", {"x == 4"}}}, {{"strategy", "random"}, {"max_executions", 1000}});
   const Scenario s = scenario_from_json(doc);
-  const auto first = check(s, {.seed = 42});
-  const auto again = check(s, {.seed = 42});
+  const auto first = check(s, {.settings = {.seed = 42}});
+  const auto again = check(s, {.settings = {.seed = 42}});
   ASSERT_EQ(first.result.verdict, Verdict::violation);
   EXPECT_EQ(first.result.first_failure->decisions, again.result.first_failure->decisions);
   EXPECT_EQ(first.result.first_failure->execution, again.result.first_failure->execution);

@@ -46,7 +46,7 @@ TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
     const Scenario s = load_scenario(entry.path().string());
     const sim::CheckReport one = testing::check(s, {});
     sim::CheckOverrides two;
-    two.jobs = 2;
+    two.settings.jobs = 2;
     two.speculate_after = 0;
     const sim::CheckReport parallel = testing::check(s, two);
     EXPECT_EQ(summary(parallel), summary(one)) << entry.path();
@@ -66,11 +66,11 @@ TEST(Parallel, DfsOnEveryScenarioGivesWhatOneThreadGives) {
     if (entry.path().extension() != ".json") continue;
     const Scenario s = load_scenario(entry.path().string());
     sim::CheckOverrides o;
-    o.strategy = "dfs";
-    o.max_preemptions = -1;
-    o.max_executions = 600;
+    o.settings.strategy = "dfs";
+    o.settings.max_preemptions = -1;
+    o.settings.max_executions = 600;
     const sim::CheckReport one = testing::check(s, o);
-    o.jobs = 2;
+    o.settings.jobs = 2;
     o.speculate_after = 0;
     const sim::CheckReport parallel = testing::check(s, o);
     EXPECT_EQ(summary(parallel), summary(one)) << entry.path();
@@ -100,7 +100,7 @@ TEST(Parallel, LargerSearchesTakeSubtreesAndCountTheSame) {
     const sim::CheckReport one = testing::check(s, {});
     for (int jobs : {2, 4}) {
       sim::CheckOverrides o;
-      o.jobs = jobs;
+      o.settings.jobs = jobs;
       o.speculate_after = 0;
       const sim::CheckReport parallel = testing::check(s, o);
       EXPECT_EQ(summary(parallel), summary(one)) << program << " jobs " << jobs;
@@ -112,7 +112,7 @@ TEST(Parallel, ASmallSearchRunsAloneAtFirst) {
   // Below ExploreOptions::speculate_after executions nothing is given away (it would cost
   // more than it gains); past it, a larger search gives work away.
   sim::CheckOverrides o;
-  o.jobs = 2;
+  o.settings.jobs = 2;
   const sim::CheckReport small = testing::check(scenario_from_json(bench_scenario("lastzero", 5)), o);
   EXPECT_LT(small.result.stats.executions, 1000u);
   EXPECT_EQ(small.result.speculation.taken + small.result.speculation.dropped, 0u);
@@ -124,9 +124,9 @@ TEST(Parallel, AnExecutionBoundCutsWhereOneThreadWould) {
   const Scenario s = scenario_from_json(bench_scenario("lastzero", 10));
   for (std::uint64_t bound : {1, 7, 100, 1000}) {
     sim::CheckOverrides o;
-    o.max_executions = bound;
+    o.settings.max_executions = bound;
     const sim::CheckReport one = testing::check(s, o);
-    o.jobs = 3;
+    o.settings.jobs = 3;
     o.speculate_after = 0;
     const sim::CheckReport parallel = testing::check(s, o);
     EXPECT_EQ(summary(parallel), summary(one)) << bound;
@@ -145,7 +145,7 @@ TEST(Parallel, TheFirstFailureIsTheOneThreadsFirst) {
   ASSERT_EQ(one.result.verdict, Verdict::violation);
   for (int jobs : {2, 3, 8}) {
     sim::CheckOverrides o;
-    o.jobs = jobs;
+    o.settings.jobs = jobs;
     o.speculate_after = 0;
     EXPECT_EQ(summary(testing::check(s, o)), summary(one)) << jobs;
   }
@@ -167,7 +167,7 @@ TEST(Parallel, RandomWalksOnSeveralThreadsAreTheOneThreadsInOrder) {
     EXPECT_EQ(one.result.speculation.jobs, 1);
     for (int jobs : {2, 3, 5}) {
       sim::CheckOverrides o;
-      o.jobs = jobs;
+      o.settings.jobs = jobs;
       const sim::CheckReport parallel = testing::check(s, o);
       EXPECT_EQ(summary(parallel), summary(one)) << jobs << " threads, stop_at_first " << stop_at_first;
       EXPECT_TRUE(parallel.result.speculation.portfolio);
@@ -181,7 +181,7 @@ TEST(Parallel, RandomWalksOnSeveralThreadsAreTheOneThreadsInOrder) {
 // sim::serve_scenario, as a worker process does, from its text alone.
 std::shared_ptr<testing::InMemoryExchange> in_memory_queue(const Scenario& scenario, sim::CheckOverrides overrides,
                                                           std::uint64_t* worker_executions) {
-  overrides.jobs = 1;
+  overrides.settings.jobs = 1;
   return std::make_shared<testing::InMemoryExchange>([&scenario, overrides, worker_executions](const std::string& task) {
     struct One final : sim::SubtreeSource {
       std::optional<Task> task;
@@ -206,7 +206,7 @@ sim::CheckReport check_with_queue(const Scenario& s, const sim::CheckOverrides& 
   options.overrides = overrides;
   options.exchange = queue;
   std::optional<real::TaskThreads> threads;
-  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
+  if (overrides.settings.jobs.value_or(1) > 1) options.spawn = threads.emplace(*overrides.settings.jobs).spawner();
   return sim::check_scenario(s, options);
 }
 
@@ -217,7 +217,7 @@ TEST(Parallel, SubtreesExploredByOtherProcessesGiveWhatOneProcessGives) {
     const sim::CheckReport one = testing::check(s, {});
     for (const int jobs : {1, 2}) {
       sim::CheckOverrides o;
-      o.jobs = jobs;
+      o.settings.jobs = jobs;
       o.speculate_after = 0;
       std::uint64_t worker_executions = 0;
       auto queue = in_memory_queue(s, o, &worker_executions);

@@ -84,8 +84,8 @@ TEST(Progress, ARetryLoopThatProgressesUnderFairnessPasses) {
   // Without fairness every schedule in which b retries while a waits is explored, the
   // longest to the step bound.
   sim::CheckOverrides unfair;
-  unfair.fair = false;
-  unfair.max_steps = 300;
+  unfair.settings.fair = false;
+  unfair.settings.max_steps = 300;
   const sim::CheckReport r = check(s, unfair);
   EXPECT_EQ(r.result.verdict, Verdict::step_bound);
   EXPECT_GT(r.result.stats.executions, fair.result.stats.executions);
@@ -97,7 +97,7 @@ TEST(Progress, EveryProgressScenarioGetsItsVerdictTheSameWayUnderDporAndDfs) {
     const Scenario s = load_scenario(e.path().string());
     for (const char* strategy : {"dpor", "dfs"}) {
       sim::CheckOverrides o;
-      o.strategy = strategy;
+      o.settings.strategy = strategy;
       const sim::CheckReport r = check(s, o);
       EXPECT_TRUE(r.as_expected) << s.name << " under " << strategy << ": " << verdict_name(r.result.verdict);
       ++checked;

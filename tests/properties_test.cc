@@ -131,8 +131,8 @@ RC_GTEST_PROP(Properties, SameScenarioAndSeedGiveByteIdenticalTraces, ()) {
   const Scenario second = testing::scenario_from_json(doc);
   RC_ASSERT(sim::trace_to_text(random_walk_trace(first, seed, TimeMode::untimed)) ==
             sim::trace_to_text(random_walk_trace(second, seed, TimeMode::untimed)));
-  const auto a = testing::check(first, {.seed = seed});
-  const auto b = testing::check(second, {.seed = seed});
+  const auto a = testing::check(first, {.settings = {.seed = seed}});
+  const auto b = testing::check(second, {.settings = {.seed = seed}});
   RC_ASSERT(a.trace.has_value() == b.trace.has_value());
   if (a.trace) RC_ASSERT(sim::trace_to_text(*a.trace) == sim::trace_to_text(*b.trace));
 }

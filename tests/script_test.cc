@@ -58,7 +58,7 @@ TEST(ScriptSemantics, UnlockIfEndsOnlyATakenTry) {
   auto doc = script_scenario({{"a", {"lock m", "write x 1", "unlock m", "lock m", "unlock m"}},
                               {"b", {"trylock m t", "write y 1", "unlockif m t"}}},
                              {{"check", {"y == 1"}}});
-  const auto report = check(scenario_from_json(doc), {.strategy = "dfs"});
+  const auto report = check(scenario_from_json(doc), {.settings = {.strategy = "dfs"}});
   EXPECT_EQ(report.result.verdict, Verdict::pass);
   EXPECT_TRUE(report.result.exhaustive);
   EXPECT_GT(report.result.stats.executions, 1u);

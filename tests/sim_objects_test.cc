@@ -179,10 +179,10 @@ TEST(SharedVar, FailedCompareExchangeLeavesTheValue) {
 TEST(SharedVar, ExactlyOneCompareExchangeWins) {
   auto doc = script_scenario({{"a", {"cas x 0 1 ok"}}, {"b", {"cas x 0 2 ok"}}, {"c", {"cas x 0 3 ok"}}},
                              {{"check", {"x != 0"}}});
-  const auto dfs = check(scenario_from_json(doc), {.strategy = "dfs"});
+  const auto dfs = check(scenario_from_json(doc), {.settings = {.strategy = "dfs"}});
   EXPECT_EQ(dfs.result.verdict, Verdict::pass);
   EXPECT_EQ(dfs.result.stats.executions, 6u);  // every order of the three
-  const auto dpor = check(scenario_from_json(doc), {.strategy = "dpor"});
+  const auto dpor = check(scenario_from_json(doc), {.settings = {.strategy = "dpor"}});
   EXPECT_EQ(dpor.result.verdict, Verdict::pass);
   EXPECT_EQ(dpor.result.stats.executions, 3u);  // who wins; the losers' failed CAS only read
 }

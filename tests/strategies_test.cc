@@ -24,28 +24,28 @@ nlohmann::json needs_two_preemptions() {
 TEST(PreemptionBound, ABoundTooSmallIsIncompleteNeverPass) {
   const Scenario s = scenario_from_json(needs_two_preemptions());
   for (const char* strategy : {"dfs", "dpor"}) {
-    const auto r1 = check(s, {.strategy = strategy, .max_preemptions = 1});
+    const auto r1 = check(s, {.settings = {.strategy = strategy, .max_preemptions = 1}});
     EXPECT_EQ(r1.result.verdict, Verdict::incomplete) << strategy;
     EXPECT_NE(r1.result.stop_reason.find("at most 1 preemptions"), std::string::npos) << r1.result.stop_reason;
   }
   // dfs explores every execution within the bound.
-  EXPECT_EQ(check(s, {.strategy = "dfs", .max_preemptions = 2}).result.verdict, Verdict::violation);
+  EXPECT_EQ(check(s, {.settings = {.strategy = "dfs", .max_preemptions = 2}}).result.verdict, Verdict::violation);
   // dpor explores one execution per trace, and the one it picks may need more preemptions
   // than the cheapest of its trace: it reaches this bug with a bound of 3, not 2, and the
   // shrinker brings the trace back to 2.
-  const auto r3 = check(s, {.strategy = "dpor", .max_preemptions = 3});
+  const auto r3 = check(s, {.settings = {.strategy = "dpor", .max_preemptions = 3}});
   EXPECT_EQ(r3.result.verdict, Verdict::violation);
   EXPECT_EQ(r3.trace->shrunk->preemptions, 2);
 }
 
 TEST(PreemptionBound, ABoundThatCutsNothingIsExhaustive) {
   const auto r = check(scenario_from_json(script_scenario({{"a", {"write x 1"}}, {"b", {"write y 1"}}})),
-                       {.strategy = "dfs", .max_preemptions = 0});
+                       {.settings = {.strategy = "dfs", .max_preemptions = 0}});
   EXPECT_EQ(r.result.verdict, Verdict::pass);
 }
 
 TEST(PreemptionBound, IterativeDeepeningFindsTheFewestPreemptions) {
-  sim::CheckOverrides o{.strategy = "dfs", .max_preemptions = 5};
+  sim::CheckOverrides o{.settings = {.strategy = "dfs", .max_preemptions = 5}};
   o.iterative = true;
   const auto r = check(scenario_from_json(needs_two_preemptions()), o);
   ASSERT_EQ(r.result.verdict, Verdict::violation);
@@ -57,8 +57,8 @@ TEST(PreemptionBound, IterativeDeepeningFindsTheFewestPreemptions) {
 TEST(Pct, FindsTheLostUpdateAndIsSeeded) {
   const Scenario s = scenario_from_json(script_scenario({{"a", {"read x r", "write x r+1"}}, {"b", {"read x r", "write x r+1"}}},
                                                         {{"check", {"x == 2"}}}, {{"strategy", "pct"}, {"max_executions", 200}}));
-  const auto first = check(s, {.seed = 5});
-  const auto again = check(s, {.seed = 5});
+  const auto first = check(s, {.settings = {.seed = 5}});
+  const auto again = check(s, {.settings = {.seed = 5}});
   ASSERT_EQ(first.result.verdict, Verdict::violation);
   EXPECT_EQ(first.result.first_failure->decisions, again.result.first_failure->decisions);
   EXPECT_EQ(first.result.first_failure->execution, again.result.first_failure->execution);
@@ -93,18 +93,18 @@ nlohmann::json noisy_two_preemptions() {
 
 TEST(Shrink, MovingARunOfStepsReachesTheFewestPreemptions) {
   const Scenario s = scenario_from_json(noisy_two_preemptions());
-  EXPECT_EQ(check(s, {.strategy = "dfs", .max_executions = 1000000, .max_preemptions = 4, .iterative = true}).preemption_bound, 2);
+  EXPECT_EQ(check(s, {.settings = {.strategy = "dfs", .max_executions = 1000000, .max_preemptions = 4}, .iterative = true}).preemption_bound, 2);
   for (const std::uint64_t seed : {1, 2, 3}) {
-    const auto r = check(s, {.seed = seed});
+    const auto r = check(s, {.settings = {.seed = seed}});
     ASSERT_TRUE(r.trace && r.trace->shrunk) << seed;
     EXPECT_EQ(r.trace->shrunk->preemptions, 2) << "seed " << seed;
     EXPECT_EQ(sim::replay_trace(*r.trace, "<trace>").result.verdict, Verdict::violation);
   }
-  EXPECT_EQ(check(s, {.strategy = "dpor"}).trace->shrunk->preemptions, 2);
+  EXPECT_EQ(check(s, {.settings = {.strategy = "dpor"}}).trace->shrunk->preemptions, 2);
 }
 
 TEST(Shrink, ShrinkingAShrunkTraceKeepsItsOrigin) {
-  const auto r = check(scenario_from_json(needs_two_preemptions()), {.strategy = "dfs"});
+  const auto r = check(scenario_from_json(needs_two_preemptions()), {.settings = {.strategy = "dfs"}});
   ASSERT_TRUE(r.trace);
   const sim::Trace again = sim::shrink_trace(*r.trace, "<trace>");
   EXPECT_EQ(again.verdict, r.trace->verdict);
@@ -134,7 +134,7 @@ RC_GTEST_PROP(ShrinkProperties, ShrunkTracesReplayToTheSameFailure, ()) {
   }
   const Scenario s = scenario_from_json(script_scenario(actors, {{"vars", {{"x", 0}, {"y", 0}}}, {"check", {"x != 1"}}},
                                                         {{"strategy", "random"}, {"max_executions", 30}}));
-  const auto r = check(s, {.seed = *rc::gen::arbitrary<std::uint64_t>()});
+  const auto r = check(s, {.settings = {.seed = *rc::gen::arbitrary<std::uint64_t>()}});
   RC_PRE(r.trace.has_value());
   RC_TAG(std::string(verdict_name(r.trace->verdict)));
   RC_ASSERT(r.trace->verdict == r.result.first_failure->result.verdict);

@@ -47,7 +47,7 @@ TEST(Supervisor, AnOrderTakenOnlyInAnotherExecutionIsReportedAcrossExecutions) {
   const nlohmann::json actors = {{"handler", {"remove_worker:w1|lookup_under_worker_lock:w1"}}};
   for (const char* strategy : {"dpor", "dfs"}) {
     sim::CheckOverrides o;
-    o.strategy = strategy;
+    o.settings.strategy = strategy;
     const auto report = testing::check(testing::scenario_from_json(scenario(actors)), o);
     EXPECT_EQ(report.result.verdict, Verdict::violation) << strategy;
     EXPECT_EQ(report.result.stats.by_verdict[static_cast<std::size_t>(Verdict::pass)], report.result.stats.executions);

@@ -36,8 +36,8 @@ nlohmann::json symmetric_config(int n, nlohmann::json config = {{"vars", {{"x", 
 
 sim::CheckReport check(const nlohmann::json& doc, const std::string& strategy, bool symmetry) {
   sim::CheckOverrides o;
-  o.strategy = strategy;
-  o.symmetry = symmetry;
+  o.settings.strategy = strategy;
+  o.settings.symmetry = symmetry;
   return testing::check(scenario_from_json(doc), o);
 }
 

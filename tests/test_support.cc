@@ -59,7 +59,8 @@ sim::CheckReport check(const Scenario& scenario, const sim::CheckOverrides& over
   sim::CheckOptions options;
   options.overrides = overrides;
   std::optional<real::TaskThreads> threads;
-  if (overrides.jobs > 1) options.spawn = threads.emplace(overrides.jobs).spawner();
+  const int jobs = overrides.settings.jobs.value_or(1);
+  if (jobs > 1) options.spawn = threads.emplace(jobs).spawner();
   return sim::check_scenario(scenario, options);
 }
 

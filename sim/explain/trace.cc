@@ -20,11 +20,11 @@ std::string trace_to_text(const Trace& t) {
   out += "{\n";
   out += fmt::format("  \"format\": {},\n", quote(kTraceFormat));
   out += fmt::format("  \"strategy\": {},\n", quote(t.strategy));
-  out += fmt::format("  \"seed\": {},\n", t.seed);
+  out += fmt::format("  \"seed\": {},\n", t.run.seed);
   out += fmt::format("  \"execution\": {},\n", t.execution);
-  out += fmt::format("  \"time\": {},\n", quote(time_mode_name(t.time)));
-  out += fmt::format("  \"max_steps\": {},\n", t.max_steps);
-  if (t.livelock_steps != kDefaultLivelockSteps) out += fmt::format("  \"livelock_steps\": {},\n", t.livelock_steps);
+  out += fmt::format("  \"time\": {},\n", quote(time_mode_name(t.run.time)));
+  out += fmt::format("  \"max_steps\": {},\n", t.run.max_steps);
+  if (t.run.livelock_steps != kDefaultLivelockSteps) out += fmt::format("  \"livelock_steps\": {},\n", t.run.livelock_steps);
   nlohmann::json verdict = {{"kind", verdict_name(t.verdict)}, {"message", t.message}};
   verdict["invariant"] = t.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.invariant);
   out += fmt::format("  \"verdict\": {},\n", verdict.dump());
@@ -81,7 +81,7 @@ void read_lasso(const JsonCursor& root, Trace& t) {
     LassoInfo l{lasso->at("start").as_uint(), lasso->at("period").as_uint(), lasso->at("repeats").as_uint(),
                 lasso->at("observed").as_uint()};
     if (l.period == 0) lasso->at("period").fail("a cycle has at least one step");
-    if (l.start + l.period * l.repeats > t.max_steps) lasso->at("repeats").fail("the cycle runs past the trace's step bound");
+    if (l.start + l.period * l.repeats > t.run.max_steps) lasso->at("repeats").fail("the cycle runs past the trace's step bound");
     t.lasso = l;
   }
 }
@@ -183,14 +183,14 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   }
   Trace t;
   t.strategy = root.at("strategy").as_string();
-  t.seed = root.at("seed").as_uint();
+  t.run.seed = root.at("seed").as_uint();
   t.execution = root.at("execution").as_uint();
   const JsonCursor time = root.at("time");
   const std::string mode = time.as_string();
   if (mode != "timed" && mode != "untimed") time.fail("expected \"untimed\" or \"timed\"");
-  t.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
-  t.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
-  if (auto l = root.find("livelock_steps")) t.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
+  t.run.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
+  t.run.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
+  if (auto l = root.find("livelock_steps")) t.run.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
   read_lasso(root, t);
   read_verdict(root, t);
   read_shrunk(root, t);

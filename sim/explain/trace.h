@@ -70,11 +70,11 @@ struct LassoInfo {
 struct Trace {
   nlohmann::json scenario;  // the scenario document, as read
   std::string strategy;     // that found it
-  std::uint64_t seed = 1;
+  // What it ran under: seed, time mode, step bound and livelock bound are written (the
+  // livelock bound when not the default); fair mode and symmetry are not, as a replay follows
+  // the decisions with neither.
+  RunSettings run;
   std::uint64_t execution = 0;  // which execution of the search it was (1-based)
-  TimeMode time = TimeMode::untimed;
-  std::uint64_t max_steps = 0;
-  std::uint64_t livelock_steps = kDefaultLivelockSteps;  // RunLimits::livelock_steps; written when not the default
   Verdict verdict = Verdict::pass;
   std::string invariant;  // for violation
   std::string message;

@@ -26,11 +26,8 @@ void add_stats(ExploreStats& into, const ExploreStats& from) {
 // the stop flag cut both.
 ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult& result, double time_limit_s) {
   ShrinkBudget budget;
-  const std::uint64_t execution_bound = request.explore.max_executions;  // as the user gave it (0: none)
-  if (execution_bound != 0) {
-    const std::uint64_t used = result.stats.executions + result.stats.redundant;
-    budget.max_attempts = std::min(budget.max_attempts, execution_bound > used ? execution_bound - used : 0);
-  }
+  const std::uint64_t used = result.stats.executions + result.stats.redundant;
+  budget.max_attempts = std::min(budget.max_attempts, request.explore.executions_left(used));
   const auto elapsed = request.explore.elapsed_seconds;
   const auto stop = request.explore.stop_requested;
   budget.stop = [time_limit_s, elapsed, stop] {
@@ -44,7 +41,7 @@ ShrinkBudget budget_after(const ExplorationRequest& request, const ExploreResult
 void apply_default_bounds(std::string_view strategy, ExploreOptions& explore) {
   const StrategyInfo* info = find_strategy(strategy);
   const bool never_exhaustive = info != nullptr && !info->exhaustive;
-  if (never_exhaustive && explore.max_executions == 0 && explore.time_limit_s <= 0) {
+  if (never_exhaustive && explore.unbounded()) {
     explore.max_executions = kDefaultRandomExecutions;
   }
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/sim/explore/search.h"
+#include "lockstep/sim/invariant.h"
 
 namespace lockstep::sim {
 namespace detail {
@@ -97,8 +98,12 @@ void Search::note_restart() {
 // strategy has none left), with out_.stop_reason saying why.
 bool Search::stopped_before_next() {
   const ExploreStats& stats = out_.stats;
-  if (options_.max_executions != 0 && stats.executions + stats.redundant - base_count_ >= options_.max_executions) {
-    out_.stop_reason = fmt::format("bound of {} executions reached", options_.max_executions);
+  const std::uint64_t explored = stats.executions + stats.redundant - base_count_;
+  if (options_.executions_left(explored) == 0) {
+    // Speculation takes a batch only within the bound (search_speculation.cc): the search
+    // reaches its bound exactly, never past it.
+    LOCKSTEP_INVARIANT(options_.executions_left(explored - 1) == 1, "a search stops at its execution bound");
+    out_.stop_reason = fmt::format("bound of {} executions reached", explored);
     return true;
   }
   if (stop_asked()) {

@@ -52,11 +52,10 @@ struct ExploreStats {
   double explored_fraction = 0;
 };
 
-struct ExploreOptions {
+// The search's bounds (SearchBounds, model/scenario.h: time_limit_s needs elapsed_seconds),
+// each execution's limits and the services the search calls.
+struct ExploreOptions : SearchBounds {
   RunLimits limits;
-  std::uint64_t max_executions = 0;  // 0: no bound; counts complete and redundant executions
-  double time_limit_s = 0;            // 0: no bound; needs elapsed_seconds
-  bool stop_at_first = true;
   std::function<double()> elapsed_seconds;
   // Asked before every execution and every kStopCheckSteps steps inside one: true stops the
   // search there (Ctrl-C); the result is then `interrupted`, its verdict incomplete unless a

@@ -71,8 +71,7 @@ Search::Taken Search::commit(Speculation& s, SubtreeRun& run) {
   if (r.first_failure && r.first_failure->result.invariant == "lock_order") return Taken::no;
   ExploreStats& stats = out_.stats;
   const ExploreStats& add = r.stats;
-  if (options_.max_executions != 0 &&
-      stats.executions + stats.redundant - base_count_ + add.executions + add.redundant > options_.max_executions) {
+  if (add.executions + add.redundant > options_.executions_left(stats.executions + stats.redundant - base_count_)) {
     return Taken::no;
   }
   const std::uint64_t base = stats.executions;
