@@ -1,0 +1,45 @@
+#include "lockstep/model/sql/functions.h"
+
+#include <algorithm>
+#include <array>
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::array kFunctions = {
+    FunctionInfo{"count", 0, 1, FunctionKind::aggregate},
+    FunctionInfo{"min", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"max", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"sum", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"now", 0, 0, FunctionKind::time},
+    FunctionInfo{"transaction_timestamp", 0, 0, FunctionKind::time},
+    FunctionInfo{"statement_timestamp", 0, 0, FunctionKind::time},
+    FunctionInfo{"clock_timestamp", 0, 0, FunctionKind::time},
+    FunctionInfo{"pg_advisory_lock", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_lock_shared", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_try_advisory_lock", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_try_advisory_lock_shared", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_unlock", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_unlock_shared", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_unlock_all", 0, 0, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_xact_lock", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_advisory_xact_lock_shared", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_try_advisory_xact_lock", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_try_advisory_xact_lock_shared", 1, 2, FunctionKind::advisory_lock},
+    FunctionInfo{"pg_backend_pid", 0, 0, FunctionKind::session},
+    FunctionInfo{"pg_terminate_backend", 1, 1, FunctionKind::session},
+    FunctionInfo{"set_config", 3, 3, FunctionKind::session},
+    FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
+    FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
+};
+
+}  // namespace
+
+std::span<const FunctionInfo> known_functions() { return kFunctions; }
+
+const FunctionInfo* find_function(std::string_view name) {
+  const auto it = std::find_if(kFunctions.begin(), kFunctions.end(), [&](const FunctionInfo& f) { return f.name == name; });
+  return it == kFunctions.end() ? nullptr : &*it;
+}
+
+}  // namespace lockstep::sql

@@ -1,0 +1,39 @@
+// model/sql/parse.h: SQL text to plans (model/sql/plan.h), with PostgreSQL's own parser.
+//
+// libpg_query (PostgreSQL 15's grammar) parses the text; the parse tree, read as JSON, is
+// walked strictly: every node and every field of a node must be one lockstep's subset
+// knows. What parses here is what the server parses, and a construct outside the subset is
+// refused by name, never approximated. Errors carry the position PostgreSQL would report
+// (1-based, in characters of the whole text) and a caret line under the statement.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/plan.h"
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+
+// Text that is not SQL (42601, PostgreSQL's syntax error), or SQL outside lockstep's subset
+// (0A000, feature not supported): bad input, found before anything runs.
+class SqlInputError : public SqlError {
+ public:
+  SqlInputError(std::string sqlstate, const std::string& message, int position)
+      : SqlError(std::move(sqlstate), message), position_(position) {}
+  int position() const { return position_; }  // 1-based; 0 when unknown
+
+ private:
+  int position_;
+};
+
+// Every statement of `text` (one or more, separated by semicolons), in order. Throws
+// SqlInputError. An empty text (or only comments) gives none.
+std::vector<Statement> parse_sql(std::string_view text);
+
+// One statement (a prepared statement's text): SqlInputError when the text holds none or
+// several.
+Statement parse_statement(std::string_view text);
+
+}  // namespace lockstep::sql

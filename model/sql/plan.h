@@ -1,0 +1,166 @@
+// model/sql/plan.h: a statement of lockstep's SQL subset, as parse_sql (model/sql/parse.h)
+// reads it from PostgreSQL's own parse tree.
+//
+// Plain data: the executor (sim/pg/) evaluates it, nothing here runs. Every construct the
+// parser accepts has a field here; anything else was refused at parse time, so an executor
+// never meets a construct it does not know. `location` fields are byte offsets into the
+// statement's text, as PostgreSQL's parser reports them (-1: none).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+
+struct Select;
+
+struct Expr {
+  enum class Kind : std::uint8_t {
+    constant,   // value
+    param,      // $n: number
+    column,     // name (table qualifier in `qualifier`: "excluded" in ON CONFLICT DO UPDATE)
+    op,         // name is the operator (+ - * / % = <> < <= > >= ||); args: 1 (unary -) or 2
+    and_, or_, not_,
+    is_null,    // args[0] IS NULL (negated: IS NOT NULL)
+    in_list,    // args[0] IN (args[1..]) (negated: NOT IN)
+    between,    // args[0] BETWEEN args[1] AND args[2] (negated: NOT BETWEEN)
+    cast,       // args[0]::type
+    func,       // name(args), lower case; star: count(*)
+    coalesce,   // COALESCE(args)
+    case_,      // CASE [args[0] when has_operand] WHEN a THEN b ... [ELSE e]: pairs follow
+    subquery,   // (SELECT ...) returning one value: select
+    exists,     // EXISTS (SELECT ...)
+  };
+  Kind kind = Kind::constant;
+  Value value;
+  int number = 0;
+  std::string name;
+  std::string qualifier;
+  Type type = Type::unknown;  // of a cast
+  bool negated = false;
+  bool star = false;
+  bool has_operand = false;  // CASE x WHEN ...
+  bool has_else = false;     // CASE ... ELSE args.back()
+  std::vector<Expr> args;
+  std::shared_ptr<const Select> select;
+  int location = -1;
+};
+
+// An output column: `expr AS name`, or `*` (every column of the table, in its order).
+struct Target {
+  Expr expr;
+  std::string name;  // as the output names it ("?column?" when PostgreSQL would)
+  bool star = false;
+};
+
+struct OrderItem {
+  Expr expr;
+  bool descending = false;
+  std::optional<bool> nulls_first;  // default: NULLS FIRST when descending, as PostgreSQL
+};
+
+enum class RowLock : std::uint8_t { none, update, no_key_update, share, key_share };
+enum class LockWait : std::uint8_t { wait, nowait, skip_locked };
+
+struct Select {
+  std::vector<Target> targets;
+  std::string table;  // "" for SELECT without FROM
+  std::string alias;
+  std::optional<Expr> where;
+  std::vector<OrderItem> order_by;
+  std::optional<Expr> limit, offset;
+  RowLock lock = RowLock::none;
+  LockWait wait = LockWait::wait;
+  bool aggregate = false;  // its targets call count/min/max/sum: one row out
+};
+
+struct Assignment {
+  std::string column;
+  Expr value;
+};
+
+struct Insert {
+  std::string table;
+  std::vector<std::string> columns;  // empty: the table's, in order
+  // One list per row; nullopt is DEFAULT.
+  std::vector<std::vector<std::optional<Expr>>> rows;
+  enum class OnConflict : std::uint8_t { none, nothing, update } on_conflict = OnConflict::none;
+  std::vector<std::string> conflict_columns;  // empty: any unique key (DO NOTHING only)
+  std::vector<Assignment> conflict_set;
+  std::optional<Expr> conflict_where;
+  std::vector<Target> returning;
+};
+
+struct Update {
+  std::string table;
+  std::string alias;
+  std::vector<Assignment> set;
+  std::optional<Expr> where;
+  std::vector<Target> returning;
+};
+
+struct Delete {
+  std::string table;
+  std::string alias;
+  std::optional<Expr> where;
+  std::vector<Target> returning;
+};
+
+struct ColumnDef {
+  std::string name;
+  Type type = Type::int4;
+  int max_length = 0;   // varchar(n): n; 0: no limit
+  bool serial = false;  // serial / bigserial: a sequence default
+  bool not_null = false;
+  std::optional<Expr> default_value;
+};
+
+struct CreateTable {
+  std::string table;
+  bool if_not_exists = false;
+  std::vector<ColumnDef> columns;
+  std::vector<std::string> primary_key;            // columns; empty: none
+  std::vector<std::vector<std::string>> unique;    // further unique keys
+};
+
+struct DropTable {
+  std::vector<std::string> tables;
+  bool if_exists = false;
+};
+
+// CREATE [UNIQUE] INDEX: a unique one adds a unique key; others change no result (accepted).
+struct CreateIndex {
+  std::string table;
+  std::vector<std::string> columns;
+  bool unique = false;
+};
+
+enum class Isolation : std::uint8_t { read_committed, repeatable_read };
+
+struct Transaction {
+  enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to } kind = Kind::begin;
+  std::optional<Isolation> isolation;  // BEGIN ISOLATION LEVEL ...
+  std::string savepoint;
+};
+
+// SET [LOCAL] name = value / TO value (lock_timeout, statement_timeout), RESET name.
+struct SetVariable {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: RESET / SET ... TO DEFAULT
+  bool local = false;
+};
+
+struct Statement {
+  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable> body;
+  std::string text;    // this statement's own text
+  int max_param = 0;   // the highest $n it uses
+  std::string tag() const;  // the command tag: SELECT, INSERT, UPDATE, DELETE, BEGIN, ...
+};
+
+}  // namespace lockstep::sql

@@ -1,0 +1,284 @@
+#include "lockstep/model/sql/value.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::int64_t kMicrosPerSecond = 1'000'000;
+constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+[[noreturn]] void invalid_input(Type t, std::string_view text) {
+  throw SqlError("22P02", fmt::format("invalid input syntax for type {}: \"{}\"", type_name(t), text));
+}
+
+std::string_view out_of_range_name(Type t) {
+  return t == Type::int2 ? "smallint" : t == Type::int4 ? "integer" : "bigint";
+}
+
+std::int64_t check_range(std::int64_t v, Type t) {
+  const bool ok = t == Type::int2   ? v >= std::numeric_limits<std::int16_t>::min() && v <= std::numeric_limits<std::int16_t>::max()
+                  : t == Type::int4 ? v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max()
+                                    : true;
+  if (!ok) throw SqlError("22003", fmt::format("{} out of range", out_of_range_name(t)));
+  return v;
+}
+
+std::int64_t parse_integer(std::string_view text, Type t) {
+  const std::string_view s = trim(text);
+  std::int64_t v = 0;
+  const char* first = s.data();
+  if (!s.empty() && s.front() == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (s.empty() || end != s.data() + s.size() || ec == std::errc::invalid_argument) invalid_input(t, text);
+  if (ec == std::errc::result_out_of_range) {
+    throw SqlError("22003", fmt::format("value \"{}\" is out of range for type {}", text, type_name(t)));
+  }
+  const bool fits = t == Type::int8 || (t == Type::int4 && v >= std::numeric_limits<std::int32_t>::min() &&
+                                        v <= std::numeric_limits<std::int32_t>::max()) ||
+                    (t == Type::int2 && v >= std::numeric_limits<std::int16_t>::min() && v <= std::numeric_limits<std::int16_t>::max());
+  if (!fits) throw SqlError("22003", fmt::format("value \"{}\" is out of range for type {}", text, type_name(t)));
+  return v;
+}
+
+bool parse_bool(std::string_view text) {
+  const std::string s = lower(trim(text));
+  auto prefix_of = [&](std::string_view word) { return !s.empty() && word.starts_with(s); };
+  if (s == "1" || s == "on" || prefix_of("true") || prefix_of("yes")) return true;
+  if (s == "0" || s == "of" || s == "off" || prefix_of("false") || prefix_of("no")) return false;
+  invalid_input(Type::boolean, text);
+}
+
+// HH:MM:SS[.ffffff] of a non-negative number of microseconds.
+std::string clock_text(std::int64_t micros) {
+  const std::int64_t total_seconds = micros / kMicrosPerSecond;
+  const std::int64_t frac = micros % kMicrosPerSecond;
+  std::string out = fmt::format("{:02}:{:02}:{:02}", total_seconds / 3600, total_seconds / 60 % 60, total_seconds % 60);
+  if (frac != 0) {
+    std::string f = fmt::format("{:06}", frac);
+    while (f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view type_name(Type t) {
+  switch (t) {
+    case Type::unknown: return "unknown";
+    case Type::int2: return "smallint";
+    case Type::int4: return "integer";
+    case Type::int8: return "bigint";
+    case Type::text: return "text";
+    case Type::boolean: return "boolean";
+    case Type::timestamptz: return "timestamp with time zone";
+    case Type::interval: return "interval";
+  }
+  return "?";
+}
+
+std::optional<Type> type_of_name(std::string_view name) {
+  static const std::initializer_list<std::pair<std::string_view, Type>> names = {
+      {"int2", Type::int2},        {"smallint", Type::int2},     {"smallserial", Type::int2},   {"serial2", Type::int2},
+      {"int4", Type::int4},        {"int", Type::int4},          {"integer", Type::int4},       {"serial", Type::int4},
+      {"serial4", Type::int4},     {"int8", Type::int8},         {"bigint", Type::int8},        {"bigserial", Type::int8},
+      {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::text},
+      {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
+      {"interval", Type::interval}};
+  for (const auto& [n, t] : names) {
+    if (n == name) return t;
+  }
+  return std::nullopt;
+}
+
+std::int64_t Value::as_integer() const {
+  if (null_ || !is_integer(type_)) throw SqlError("XX000", "internal: not an integer value");
+  return i_;
+}
+bool Value::as_bool() const {
+  if (null_ || type_ != Type::boolean) throw SqlError("XX000", "internal: not a boolean value");
+  return i_ != 0;
+}
+const std::string& Value::as_text() const {
+  if (null_ || (type_ != Type::text && type_ != Type::unknown)) throw SqlError("XX000", "internal: not a text value");
+  return s_;
+}
+std::int64_t Value::micros() const {
+  if (null_ || (type_ != Type::timestamptz && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
+  return i_;
+}
+
+std::string Value::text_output() const {
+  if (null_) return "";
+  switch (type_) {
+    case Type::unknown:
+    case Type::text: return s_;
+    case Type::int2:
+    case Type::int4:
+    case Type::int8: return std::to_string(i_);
+    case Type::boolean: return i_ != 0 ? "t" : "f";
+    case Type::interval: return i_ < 0 ? "-" + clock_text(-i_) : clock_text(i_);
+    case Type::timestamptz: {
+      using namespace std::chrono;
+      const std::int64_t days = i_ >= 0 ? i_ / kMicrosPerDay : -((-i_ + kMicrosPerDay - 1) / kMicrosPerDay);
+      const std::int64_t in_day = i_ - days * kMicrosPerDay;
+      const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{days}};
+      return fmt::format("{:04}-{:02}-{:02} {}+00", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                         static_cast<unsigned>(ymd.day()), clock_text(in_day));
+    }
+  }
+  return s_;
+}
+
+std::int64_t parse_interval(std::string_view text) {
+  const std::string s = lower(trim(text));
+  auto fail = [&]() -> std::int64_t { throw SqlError("22007", fmt::format("invalid input syntax for type interval: \"{}\"", text)); };
+  if (s.empty()) fail();
+  // HH:MM:SS[.f] or MM:SS
+  if (s.find(':') != std::string::npos) {
+    bool negative = s.front() == '-';
+    std::string_view rest = std::string_view(s).substr(negative ? 1 : 0);
+    std::vector<double> parts;
+    while (!rest.empty()) {
+      const std::size_t colon = rest.find(':');
+      const std::string piece(rest.substr(0, colon));
+      char* end = nullptr;
+      const double v = std::strtod(piece.c_str(), &end);
+      if (piece.empty() || end != piece.c_str() + piece.size()) fail();
+      parts.push_back(v);
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+    if (parts.size() < 2 || parts.size() > 3) fail();
+    const double seconds = parts.size() == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : parts[0] * 3600 + parts[1] * 60;
+    const auto micros = static_cast<std::int64_t>(std::llround(seconds * kMicrosPerSecond));
+    return negative ? -micros : micros;
+  }
+  // <number> [unit] ...
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  bool any = false;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == s.size()) break;
+    const std::size_t start = i;
+    if (s[i] == '-' || s[i] == '+') ++i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    const std::string number = s.substr(start, i - start);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size()) fail();
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const std::size_t ustart = i;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    const std::string unit = s.substr(ustart, i - ustart);
+    double scale = 0;
+    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds") {
+      scale = 1e6;
+    } else if (unit == "ms" || unit == "msec" || unit == "msecs" || unit == "millisecond" || unit == "milliseconds") {
+      scale = 1e3;
+    } else if (unit == "us" || unit == "usec" || unit == "usecs" || unit == "microsecond" || unit == "microseconds") {
+      scale = 1;
+    } else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes") {
+      scale = 60e6;
+    } else if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hour" || unit == "hours") {
+      scale = 3600e6;
+    } else if (unit == "d" || unit == "day" || unit == "days" || unit == "week" || unit == "weeks" || unit == "mon" ||
+               unit == "month" || unit == "months" || unit == "year" || unit == "years") {
+      throw SqlError("0A000", fmt::format("interval \"{}\": days, months and years are not in lockstep's SQL subset", text));
+    } else {
+      fail();
+    }
+    total += static_cast<std::int64_t>(std::llround(v * scale));
+    any = true;
+  }
+  if (!any) fail();
+  return total;
+}
+
+std::int64_t parse_timestamptz(std::string_view text) {
+  const std::string_view s = trim(text);
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
+  double sec = 0;
+  int consumed = 0;
+  const std::string owned(s);
+  if (std::sscanf(owned.c_str(), "%4d-%2d-%2d %2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &consumed) < 6) {
+    throw SqlError("22007", fmt::format("invalid input syntax for type timestamp with time zone: \"{}\"", text));
+  }
+  std::string_view zone = trim(s.substr(static_cast<std::size_t>(consumed)));
+  if (!(zone.empty() || zone == "+00" || zone == "Z" || zone == "z" || zone == "+00:00" || zone == "UTC" || zone == "utc")) {
+    throw SqlError("0A000", fmt::format("timestamp \"{}\": only UTC offsets are in lockstep's SQL subset", text));
+  }
+  using namespace std::chrono;
+  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || sec >= 61) {
+    throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
+  }
+  const std::int64_t days = (sys_days{ymd} - sys_days{year{2000} / January / 1}).count();
+  return days * kMicrosPerDay + (h * 3600LL + mi * 60LL) * kMicrosPerSecond + std::llround(sec * kMicrosPerSecond);
+}
+
+Value cast(const Value& v, Type to) {
+  if (v.is_null()) return Value::null(to);
+  const Type from = v.type();
+  if (from == to) return v;
+  if (to == Type::unknown) return v;
+  if (from == Type::unknown || from == Type::text) {
+    const std::string& s = v.as_text();
+    switch (to) {
+      case Type::int2:
+      case Type::int4:
+      case Type::int8: return Value::integer(parse_integer(s, to), to);
+      case Type::text: return Value::text(s);
+      case Type::boolean: return Value::boolean(parse_bool(s));
+      case Type::timestamptz: return Value::timestamptz(parse_timestamptz(s));
+      case Type::interval: return Value::interval(parse_interval(s));
+      case Type::unknown: return v;
+    }
+  }
+  if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
+  if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : v.text_output());
+  if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
+  if (from == Type::boolean && to == Type::int4) return Value::integer(v.as_bool() ? 1 : 0, Type::int4);
+  throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
+}
+
+std::strong_ordering compare(const Value& a, const Value& b, std::string_view op) {
+  Type ta = a.type(), tb = b.type();
+  if (ta == Type::unknown && tb == Type::unknown) return a.as_text() <=> b.as_text();
+  if (ta == Type::unknown) return compare(cast(a, tb), b, op);
+  if (tb == Type::unknown) return compare(a, cast(b, ta), op);
+  if (is_integer(ta) && is_integer(tb)) return a.as_integer() <=> b.as_integer();
+  if (ta != tb) throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));
+  switch (ta) {
+    case Type::text: return a.as_text().compare(b.as_text()) <=> 0;
+    case Type::boolean: return a.as_bool() <=> b.as_bool();
+    case Type::timestamptz:
+    case Type::interval: return a.micros() <=> b.micros();
+    default: break;
+  }
+  throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));
+}
+
+}  // namespace lockstep::sql

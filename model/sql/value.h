@@ -1,0 +1,88 @@
+// model/sql/value.h: the values of lockstep's SQL subset, as PostgreSQL 15 types and prints them.
+//
+// Types: smallint, integer and bigint (serial and bigserial are their sequences' columns),
+// text (text, varchar, and jsonb kept as its text), boolean, timestamptz and interval. A value
+// is one of those or NULL; `unknown` is an untyped string literal until context types it,
+// as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
+// UTC (PostgreSQL's own epoch), so a run's time 0 prints as that instant; intervals are
+// microseconds. Text output is PostgreSQL's (t/f, ISO timestamps with TimeZone UTC,
+// intervals as HH:MM:SS[.ffffff]; intervals are times only, without days or months). Conversions that fail raise SqlError with the
+// server's SQLSTATE and message (22P02 invalid input syntax, 22003 out of range, 22012
+// division by zero).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace lockstep::sql {
+
+// An error the server would raise: its SQLSTATE and message.
+class SqlError : public std::runtime_error {
+ public:
+  SqlError(std::string sqlstate, const std::string& message) : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
+};
+
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval };
+
+inline bool is_integer(Type t) { return t == Type::int2 || t == Type::int4 || t == Type::int8; }
+
+std::string_view type_name(Type t);  // as PostgreSQL names it in messages ("bigint", "text", ...)
+// The type a declared type name stands for (int, int4, bigint, serial, varchar, ...), or nullopt.
+std::optional<Type> type_of_name(std::string_view name);
+
+class Value {
+ public:
+  Value() = default;  // NULL of unknown type
+  static Value null(Type t = Type::unknown) { return Value(t, true, 0, {}); }
+  static Value integer(std::int64_t v, Type t = Type::int8) { return Value(t, false, v, {}); }
+  static Value text(std::string s) { return Value(Type::text, false, 0, std::move(s)); }
+  static Value unknown(std::string s) { return Value(Type::unknown, false, 0, std::move(s)); }
+  static Value boolean(bool b) { return Value(Type::boolean, false, b ? 1 : 0, {}); }
+  static Value timestamptz(std::int64_t micros) { return Value(Type::timestamptz, false, micros, {}); }
+  static Value interval(std::int64_t micros) { return Value(Type::interval, false, micros, {}); }
+
+  Type type() const { return type_; }
+  bool is_null() const { return null_; }
+  // REQUIRES: not NULL and of that type.
+  std::int64_t as_integer() const;
+  bool as_bool() const;
+  const std::string& as_text() const;
+  std::int64_t micros() const;  // timestamptz or interval
+
+  // As PostgreSQL's text output prints it; NULL is "" (callers show it as they need).
+  std::string text_output() const;
+
+  friend bool operator==(const Value&, const Value&) = default;
+
+ private:
+  Value(Type t, bool null, std::int64_t i, std::string s) : type_(t), null_(null), i_(i), s_(std::move(s)) {}
+  Type type_ = Type::unknown;
+  bool null_ = true;
+  std::int64_t i_ = 0;
+  std::string s_;
+};
+
+// The value converted to `to` as a cast or an assignment does (an unknown literal parsed as
+// that type's input). Throws SqlError (22P02, 22003, or 42846 "cannot cast type X to Y").
+Value cast(const Value& v, Type to);
+
+// SQL comparison of two non-NULL values of one comparable type (after casting an unknown
+// side to the other's type). Throws SqlError 42883 "operator does not exist: X op Y" for
+// types with no such operator (`op` names it).
+std::strong_ordering compare(const Value& a, const Value& b, std::string_view op = "=");
+
+// An interval's text ('1 ms', '5 seconds', '00:00:05', '2 minutes 3 s') in microseconds;
+// throws SqlError 22007 when it is not one lockstep reads.
+std::int64_t parse_interval(std::string_view text);
+// A timestamptz literal ('2000-01-01 00:00:01+00', ISO) in microseconds since 2000-01-01 UTC.
+std::int64_t parse_timestamptz(std::string_view text);
+
+}  // namespace lockstep::sql

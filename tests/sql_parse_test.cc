@@ -1,0 +1,197 @@
+// The SQL subset's reader (model/sql/parse.h) and values (model/sql/value.h): what it
+// accepts becomes the plan the text says; what it refuses is named, with its position.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "lockstep/model/sql/parse.h"
+
+namespace lockstep::sql {
+namespace {
+
+template <typename T>
+const T& body(const Statement& s) {
+  const T* b = std::get_if<T>(&s.body);
+  if (b == nullptr) throw std::runtime_error("statement is not of the expected kind: " + s.tag());
+  return *b;
+}
+
+// The refusal's message, or "" when the text was accepted.
+std::string refusal(std::string_view text) {
+  try {
+    parse_sql(text);
+  } catch (const SqlInputError& e) {
+    return fmt::format("{} {} @{}", e.sqlstate(), e.what(), e.position());
+  }
+  return "";
+}
+
+TEST(SqlParse, TheLeaseAcquireInOneStatement) {
+  const Statement s = parse_statement(
+      "UPDATE leases SET holder = $1, token = token + 1, expires_at = now() + $2 "
+      "WHERE name = $3 AND (holder IS NULL OR expires_at < now()) RETURNING token");
+  const Update& u = body<Update>(s);
+  EXPECT_EQ(s.tag(), "UPDATE");
+  EXPECT_EQ(s.max_param, 3);
+  EXPECT_EQ(u.table, "leases");
+  ASSERT_EQ(u.set.size(), 3u);
+  EXPECT_EQ(u.set[0].column, "holder");
+  EXPECT_EQ(u.set[0].value.kind, Expr::Kind::param);
+  EXPECT_EQ(u.set[1].value.kind, Expr::Kind::op);
+  EXPECT_EQ(u.set[1].value.name, "+");
+  EXPECT_EQ(u.set[2].value.args.at(0).kind, Expr::Kind::func);
+  EXPECT_EQ(u.set[2].value.args.at(0).name, "now");
+  ASSERT_TRUE(u.where.has_value());
+  EXPECT_EQ(u.where->kind, Expr::Kind::and_);
+  EXPECT_EQ(u.where->args.at(1).kind, Expr::Kind::or_);
+  EXPECT_EQ(u.where->args.at(1).args.at(0).kind, Expr::Kind::is_null);
+  ASSERT_EQ(u.returning.size(), 1u);
+  EXPECT_EQ(u.returning[0].name, "token");
+}
+
+TEST(SqlParse, TheSkipLockedQueueClaim) {
+  const Statement s = parse_statement(
+      "UPDATE jobs SET status = 'running' WHERE id = (SELECT id FROM jobs WHERE status = 'queued' "
+      "ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING id");
+  const Update& u = body<Update>(s);
+  const Expr& sub = u.where->args.at(1);
+  ASSERT_EQ(sub.kind, Expr::Kind::subquery);
+  EXPECT_EQ(sub.select->table, "jobs");
+  EXPECT_EQ(sub.select->lock, RowLock::update);
+  EXPECT_EQ(sub.select->wait, LockWait::skip_locked);
+  ASSERT_TRUE(sub.select->limit.has_value());
+  EXPECT_EQ(sub.select->limit->value, Value::integer(1, Type::int4));
+  ASSERT_EQ(sub.select->order_by.size(), 1u);
+  EXPECT_FALSE(sub.select->order_by[0].descending);
+}
+
+TEST(SqlParse, SchemaWithKeysDefaultsAndSerial) {
+  const Statement s = parse_statement(
+      "CREATE TABLE leases (id serial, name varchar(40) PRIMARY KEY, holder text, token bigint NOT NULL DEFAULT 0, "
+      "expires_at timestamptz DEFAULT now(), UNIQUE (holder, token))");
+  const CreateTable& c = body<CreateTable>(s);
+  ASSERT_EQ(c.columns.size(), 5u);
+  EXPECT_TRUE(c.columns[0].serial);
+  EXPECT_EQ(c.columns[0].type, Type::int4);
+  EXPECT_EQ(c.columns[1].max_length, 40);
+  EXPECT_TRUE(c.columns[1].not_null);  // a primary key's
+  EXPECT_EQ(c.columns[3].type, Type::int8);
+  EXPECT_TRUE(c.columns[3].not_null);
+  ASSERT_TRUE(c.columns[4].default_value.has_value());
+  EXPECT_EQ(c.columns[4].default_value->name, "now");
+  EXPECT_EQ(c.primary_key, std::vector<std::string>{"name"});
+  ASSERT_EQ(c.unique.size(), 1u);
+  EXPECT_EQ(c.unique[0], (std::vector<std::string>{"holder", "token"}));
+}
+
+TEST(SqlParse, InsertWithDefaultsConflictAndReturning) {
+  const Statement s = parse_statement(
+      "INSERT INTO t (a, b) VALUES (1, DEFAULT), (2, 'x') ON CONFLICT (a) DO UPDATE SET b = EXCLUDED.b "
+      "WHERE t.b IS NULL RETURNING *");
+  const Insert& i = body<Insert>(s);
+  EXPECT_EQ(i.columns, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(i.rows.size(), 2u);
+  EXPECT_FALSE(i.rows[0][1].has_value());  // DEFAULT
+  EXPECT_EQ(i.rows[1][1]->value, Value::unknown("x"));
+  EXPECT_EQ(i.on_conflict, Insert::OnConflict::update);
+  EXPECT_EQ(i.conflict_columns, std::vector<std::string>{"a"});
+  EXPECT_EQ(i.conflict_set.at(0).value.qualifier, "excluded");
+  ASSERT_TRUE(i.conflict_where.has_value());
+  ASSERT_EQ(i.returning.size(), 1u);
+  EXPECT_TRUE(i.returning[0].star);
+}
+
+TEST(SqlParse, SeveralStatementsKeepTheirOwnText) {
+  const auto all = parse_sql("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1; COMMIT;");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].text, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+  EXPECT_EQ(body<Transaction>(all[0]).isolation, Isolation::repeatable_read);
+  EXPECT_EQ(all[1].text, "SELECT 1");
+  EXPECT_EQ(all[2].tag(), "COMMIT");
+  EXPECT_TRUE(parse_sql("-- nothing\n").empty());
+}
+
+TEST(SqlParse, OutputColumnsAreNamedAsPostgresNamesThem) {
+  const Select s = body<Select>(parse_statement(
+      "SELECT 1, x, y AS z, now(), current_timestamp, '5'::int, x::text, CASE WHEN x THEN 1 END, "
+      "coalesce(x, 1), (SELECT a FROM t), EXISTS (SELECT 1), pg_advisory_lock(1) FROM t"));
+  std::vector<std::string> names;
+  for (const Target& t : s.targets) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"?column?", "x", "z", "now", "current_timestamp", "int4", "x", "case", "coalesce",
+                                             "a", "exists", "pg_advisory_lock"}));
+  const Select counted = body<Select>(parse_statement("SELECT count(*), max(x) AS top, count(*) <= 1 FROM t"));
+  EXPECT_TRUE(counted.aggregate);
+  EXPECT_EQ(counted.targets.at(0).name, "count");
+  EXPECT_EQ(counted.targets.at(1).name, "top");
+  EXPECT_EQ(counted.targets.at(2).name, "?column?");
+}
+
+TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r"),
+            "0A000 WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY a"), "0A000 GROUP BY is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM t JOIN u ON true"),
+            "0A000 JOIN is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
+  EXPECT_EQ(refusal("SELECT lower(a) FROM t"),
+            "0A000 the function lower() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%'"),
+            "0A000 LIKE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
+  EXPECT_EQ(refusal("CREATE TABLE t (a int CHECK (a > 0))"),
+            "0A000 a CHECK constraint is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
+            "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
+  EXPECT_EQ(refusal("SELECT 1.5"),
+            "0A000 numeric values (a decimal number) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT * FROM pg_locks"),
+            "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
+  EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  // The position counts characters of the whole text, statements before it included.
+  EXPECT_EQ(refusal("SELECT 1; SELECT 'é' FROM t, u"),
+            "0A000 a FROM list of several tables is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");
+}
+
+TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
+  EXPECT_EQ(refusal("SELEC 1"), "42601 syntax error at or near \"SELEC\", at position 1 @1");
+  EXPECT_EQ(refusal("SELECT a, count(*) FROM t"),
+            "42803 column \"a\" must appear in the GROUP BY clause or be used in an aggregate function, at position 8 @8");
+  EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
+            "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
+  EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");
+}
+
+TEST(SqlValue, TextOutputIsPostgres) {
+  EXPECT_EQ(Value::boolean(true).text_output(), "t");
+  EXPECT_EQ(Value::integer(-5).text_output(), "-5");
+  EXPECT_EQ(Value::timestamptz(0).text_output(), "2000-01-01 00:00:00+00");
+  EXPECT_EQ(Value::timestamptz(86'400'000'000LL + 1'500).text_output(), "2000-01-02 00:00:00.0015+00");
+  EXPECT_EQ(Value::timestamptz(-1'000'000).text_output(), "1999-12-31 23:59:59+00");
+  EXPECT_EQ(Value::interval(1'000).text_output(), "00:00:00.001");
+  EXPECT_EQ(Value::interval(-3'723'000'000LL).text_output(), "-01:02:03");
+  EXPECT_EQ(cast(Value::boolean(false), Type::text), Value::text("false"));
+}
+
+TEST(SqlValue, InputAndCastsFailAsTheServerDoes) {
+  EXPECT_EQ(cast(Value::unknown(" 42 "), Type::int4), Value::integer(42, Type::int4));
+  EXPECT_EQ(cast(Value::unknown("yes"), Type::boolean), Value::boolean(true));
+  EXPECT_EQ(cast(Value::unknown("1 ms"), Type::interval), Value::interval(1'000));
+  EXPECT_EQ(cast(Value::unknown("00:00:05"), Type::interval), Value::interval(5'000'000));
+  EXPECT_EQ(cast(Value::unknown("2 minutes 3 s"), Type::interval), Value::interval(123'000'000));
+  EXPECT_EQ(cast(Value::unknown("2000-01-01 00:00:01+00"), Type::timestamptz), Value::timestamptz(1'000'000));
+  auto error = [](const Value& v, Type t) {
+    try {
+      cast(v, t);
+    } catch (const SqlError& e) {
+      return e.sqlstate() + " " + e.what();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(Value::unknown("x"), Type::int4), "22P02 invalid input syntax for type integer: \"x\"");
+  EXPECT_EQ(error(Value::unknown("3000000000"), Type::int4), "22003 value \"3000000000\" is out of range for type integer");
+  EXPECT_EQ(error(Value::integer(70000), Type::int2), "22003 smallint out of range");
+  EXPECT_EQ(error(Value::timestamptz(0), Type::int8), "42846 cannot cast type timestamp with time zone to bigint");
+  EXPECT_EQ(compare(Value::integer(2, Type::int4), Value::unknown("10")), std::strong_ordering::less);
+  EXPECT_EQ(compare(Value::text("b"), Value::text("ab")), std::strong_ordering::greater);
+  EXPECT_THROW(compare(Value::integer(1), Value::text("1")), SqlError);
+}
+
+}  // namespace
+}  // namespace lockstep::sql
