@@ -100,11 +100,6 @@ ExploreSettings with_overrides(ExploreSettings settings, const SettingOverrides&
 // The run settings as JSON, under the scenario file's keys (for a checkpoint's header).
 nlohmann::json run_settings_json(const RunSettings& settings);
 
-struct Expectation {
-  Verdict verdict = Verdict::pass;
-  std::optional<std::string> violation;  // the invariant, when verdict is violation
-};
-
 struct Scenario {
   std::string file;         // where it was read from, for messages
   nlohmann::json document;  // the whole file as read; traces embed it

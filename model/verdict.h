@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace lockstep {
@@ -26,6 +27,13 @@ inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,        Verdict::violat
 
 std::string_view verdict_name(Verdict verdict);
 std::optional<Verdict> verdict_from_name(std::string_view name);
+
+// The verdict a scenario expects: for a violation the invariant, for liveness the obligation
+// (none: any).
+struct Expectation {
+  Verdict verdict = Verdict::pass;
+  std::optional<std::string> violation;
+};
 
 // True for the verdicts that come with a failing execution (and so a trace).
 constexpr bool is_failure(Verdict verdict) {

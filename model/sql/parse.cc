@@ -172,9 +172,9 @@ class Reader {
   }
   static int location_of(const json& body, int fallback) { return body.is_object() ? body.value("location", fallback) : fallback; }
 
-  // The offset of `keyword` (case-insensitive, a whole word) last before `offset`, or -1.
+  // The offset of `keyword` (case-insensitive, a whole word) last at or before `offset`, or -1.
   int keyword_before(int offset, std::string_view keyword) const {
-    for (int i = std::min(offset, static_cast<int>(text_.size())) - static_cast<int>(keyword.size()); i >= 0; --i) {
+    for (int i = std::min(offset, static_cast<int>(text_.size()) - static_cast<int>(keyword.size())); i >= 0; --i) {
       bool match = true;
       for (std::size_t k = 0; k < keyword.size() && match; ++k) {
         match = std::tolower(static_cast<unsigned char>(text_[static_cast<std::size_t>(i) + k])) == keyword[k];

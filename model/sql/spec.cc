@@ -1,0 +1,321 @@
+#include "lockstep/model/sql/spec.h"
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/sql/parse.h"
+
+namespace lockstep::sql {
+namespace {
+
+struct Token {
+  enum class Kind { end, word, quoted, sql, marker } kind = Kind::end;
+  std::string text;
+  int line = 1, column = 1;
+};
+
+class Lexer {
+ public:
+  Lexer(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+
+  [[noreturn]] void fail(int line, int column, std::string_view message) const {
+    throw InputError(fmt::format("{}:{}:{}: {}", file_, line, column, message));
+  }
+
+  Token next() {
+    skip_blanks();
+    Token t;
+    t.line = line_;
+    t.column = column_;
+    if (at_end()) return t;
+    const char c = peek();
+    if (c == '{') {
+      advance();
+      return block(t, '}', Token::Kind::sql, "SQL block");
+    }
+    if (c == '(') {
+      advance();
+      Token m = block(t, ')', Token::Kind::marker, "marker");
+      m.text = "(" + m.text + ")";
+      return m;
+    }
+    if (c == '"') {
+      advance();
+      t.kind = Token::Kind::quoted;
+      while (!at_end() && peek() != '"') {
+        if (peek() == '\n') fail(t.line, t.column, "a quoted name runs past the end of its line");
+        t.text += advance();
+      }
+      if (at_end()) fail(t.line, t.column, "a quoted name is not closed");
+      advance();
+      return t;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      t.kind = Token::Kind::word;
+      while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_')) t.text += advance();
+      return t;
+    }
+    fail(t.line, t.column, fmt::format("unexpected character '{}'", c));
+  }
+
+ private:
+  bool at_end() const { return pos_ >= text_.size(); }
+  char peek() const { return text_[pos_]; }
+  char advance() {
+    const char c = text_[pos_++];
+    if (c == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
+    return c;
+  }
+  void skip_blanks() {
+    while (!at_end()) {
+      if (std::isspace(static_cast<unsigned char>(peek()))) {
+        advance();
+      } else if (peek() == '#') {
+        while (!at_end() && peek() != '\n') advance();
+      } else {
+        return;
+      }
+    }
+  }
+  // The text up to `close`, without its leading and trailing blanks; the token's place is
+  // that of its first character.
+  Token block(Token t, char close, Token::Kind kind, std::string_view what) {
+    while (!at_end() && std::isspace(static_cast<unsigned char>(peek()))) advance();
+    t.kind = kind;
+    t.line = line_;
+    t.column = column_;
+    while (!at_end() && peek() != close) t.text += advance();
+    if (at_end()) fail(t.line, t.column, fmt::format("a {} is not closed with '{}'", what, close));
+    advance();
+    while (!t.text.empty() && std::isspace(static_cast<unsigned char>(t.text.back()))) t.text.pop_back();
+    return t;
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  std::size_t pos_ = 0;
+  int line_ = 1, column_ = 1;
+};
+
+class SpecReader {
+ public:
+  SpecReader(std::string_view text, const std::string& file) : lexer_(text, file), file_(file) { take(); }
+
+  Spec read() {
+    Spec spec;
+    spec.file = file_;
+    while (token_.kind != Token::Kind::end) {
+      const Token head = expect_word();
+      if (head.text == "setup") {
+        if (!spec.sessions.empty()) lexer_.fail(head.line, head.column, "a setup block after the first session belongs in a session");
+        spec.setup.push_back(sql_block(head));
+      } else if (head.text == "teardown") {
+        if (!spec.sessions.empty()) lexer_.fail(head.line, head.column, "a teardown block after the first session belongs in a session");
+        spec.teardown.push_back(sql_block(head));
+      } else if (head.text == "session") {
+        spec.sessions.push_back(session(spec));
+      } else if (head.text == "permutation") {
+        spec.permutations.push_back(permutation(spec, head));
+      } else if (head.text == "check") {
+        spec.checks.push_back(check(spec, head));
+      } else if (head.text == "expect") {
+        if (spec.expect) lexer_.fail(head.line, head.column, "a second expect");
+        spec.expect = expectation(head);
+      } else {
+        lexer_.fail(head.line, head.column,
+                    fmt::format("expected setup, teardown, session, permutation, check or expect, got \"{}\"", head.text));
+      }
+    }
+    if (spec.sessions.empty()) lexer_.fail(token_.line, token_.column, "a spec needs at least one session");
+    return spec;
+  }
+
+ private:
+  void take() { token_ = lexer_.next(); }
+
+  Token expect_word() {
+    if (token_.kind != Token::Kind::word) lexer_.fail(token_.line, token_.column, fmt::format("expected a keyword, got {}", describe(token_)));
+    Token t = token_;
+    take();
+    return t;
+  }
+  static std::string describe(const Token& t) {
+    switch (t.kind) {
+      case Token::Kind::end: return "the end of the file";
+      case Token::Kind::sql: return "a SQL block";
+      case Token::Kind::marker: return fmt::format("\"{}\"", t.text);
+      default: return fmt::format("\"{}\"", t.text);
+    }
+  }
+  // A name: an identifier or a quoted string.
+  Token name(std::string_view what) {
+    if (token_.kind != Token::Kind::word && token_.kind != Token::Kind::quoted) {
+      lexer_.fail(token_.line, token_.column, fmt::format("expected {}, got {}", what, describe(token_)));
+    }
+    Token t = token_;
+    take();
+    return t;
+  }
+
+  SqlBlock sql_block(const Token& owner) {
+    if (token_.kind != Token::Kind::sql) {
+      lexer_.fail(token_.line, token_.column, fmt::format("expected {{ SQL }} after {}, got {}", owner.text, describe(token_)));
+    }
+    const Token t = token_;
+    take();
+    SqlBlock b{t.text, {}, t.line};
+    try {
+      b.statements = parse_sql(t.text);
+    } catch (const SqlInputError& e) {
+      // The error's position, counted in characters of the block, as a line and column of the file.
+      int line = t.line, column = t.column;
+      int chars = 0;
+      for (std::size_t i = 0; i < t.text.size() && chars + 1 < e.position(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(t.text[i]);
+        if ((c & 0xC0) == 0x80) continue;
+        ++chars;
+        if (c == '\n') {
+          ++line;
+          column = 1;
+        } else {
+          ++column;
+        }
+      }
+      std::string message = e.what();
+      if (const auto at = message.rfind(", at position "); at != std::string::npos) message.resize(at);
+      lexer_.fail(line, column, fmt::format("{} (SQLSTATE {})", message, e.sqlstate()));
+    }
+    return b;
+  }
+
+  SpecSession session(const Spec& spec) {
+    const Token n = name("a session name");
+    for (const SpecSession& s : spec.sessions) {
+      if (s.name == n.text) lexer_.fail(n.line, n.column, fmt::format("a second session named \"{}\"", n.text));
+    }
+    SpecSession s;
+    s.name = n.text;
+    while (token_.kind == Token::Kind::word && (token_.text == "setup" || token_.text == "step" || token_.text == "teardown")) {
+      const Token head = expect_word();
+      if (head.text == "setup") {
+        if (!s.steps.empty()) lexer_.fail(head.line, head.column, "a session's setup comes before its steps");
+        s.setup.push_back(sql_block(head));
+      } else if (head.text == "teardown") {
+        s.teardown.push_back(sql_block(head));
+      } else {
+        if (!s.teardown.empty()) lexer_.fail(head.line, head.column, "a step after the session's teardown");
+        const Token step = name("a step name");
+        if (spec.find_step(step.text) != nullptr || std::any_of(s.steps.begin(), s.steps.end(), [&](const SpecStep& x) {
+              return x.name == step.text;
+            })) {
+          lexer_.fail(step.line, step.column, fmt::format("a second step named \"{}\"", step.text));
+        }
+        s.steps.push_back(SpecStep{step.text, sql_block(head)});
+      }
+    }
+    if (s.steps.empty()) lexer_.fail(n.line, n.column, fmt::format("session \"{}\" has no steps", s.name));
+    return s;
+  }
+
+  std::vector<PermutationStep> permutation(const Spec& spec, const Token& head) {
+    std::vector<PermutationStep> steps;
+    while (token_.kind == Token::Kind::quoted || (token_.kind == Token::Kind::word && !is_top_keyword(token_.text))) {
+      const Token step = name("a step name");
+      if (spec.find_step(step.text) == nullptr) lexer_.fail(step.line, step.column, fmt::format("no step is named \"{}\"", step.text));
+      PermutationStep p{step.text, {}};
+      while (token_.kind == Token::Kind::marker) {
+        p.markers.push_back(token_.text);
+        take();
+      }
+      steps.push_back(std::move(p));
+    }
+    if (steps.empty()) lexer_.fail(head.line, head.column, "a permutation lists no steps");
+    return steps;
+  }
+  static bool is_top_keyword(std::string_view w) {
+    return w == "setup" || w == "teardown" || w == "session" || w == "permutation" || w == "check" || w == "expect";
+  }
+
+  SpecCheck check(const Spec& spec, const Token& head) {
+    const Token n = name("a check name");
+    for (const SpecCheck& c : spec.checks) {
+      if (c.name == n.text) lexer_.fail(n.line, n.column, fmt::format("a second check named \"{}\"", n.text));
+    }
+    SpecCheck c{n.text, sql_block(head)};
+    const auto& statements = c.sql.statements;
+    const Select* select = statements.size() == 1 ? std::get_if<Select>(&statements[0].body) : nullptr;
+    if (select == nullptr || select->targets.size() != 1 || select->targets[0].star) {
+      lexer_.fail(c.sql.line, 1, fmt::format("check \"{}\" must be one SELECT of one boolean column", c.name));
+    }
+    return c;
+  }
+
+  Expectation expectation(const Token& head) {
+    const Token v = expect_word();
+    const auto verdict = verdict_from_name(v.text);
+    if (!verdict) {
+      std::string known;
+      for (Verdict k : kAllVerdicts) known += fmt::format("{}{}", known.empty() ? "" : ", ", verdict_name(k));
+      lexer_.fail(v.line, v.column, fmt::format("unknown verdict \"{}\" (expected one of: {})", v.text, known));
+    }
+    Expectation e{*verdict, std::nullopt};
+    if (*verdict == Verdict::violation || *verdict == Verdict::liveness) {
+      if (token_.kind == Token::Kind::quoted || (token_.kind == Token::Kind::word && !is_top_keyword(token_.text))) {
+        e.violation = name("a check name").text;
+      } else if (*verdict == Verdict::violation) {
+        lexer_.fail(head.line, head.column, "expect violation names the check: expect violation \"NAME\"");
+      }
+    }
+    return e;
+  }
+
+  Lexer lexer_;
+  const std::string& file_;
+  Token token_;
+};
+
+}  // namespace
+
+const SpecStep* Spec::find_step(std::string_view name, int* session) const {
+  for (std::size_t s = 0; s < sessions.size(); ++s) {
+    for (const SpecStep& step : sessions[s].steps) {
+      if (step.name == name) {
+        if (session != nullptr) *session = static_cast<int>(s);
+        return &step;
+      }
+    }
+  }
+  return nullptr;
+}
+
+Spec parse_spec(std::string_view text, const std::string& file) {
+  Spec spec = SpecReader(text, file).read();
+  for (const SpecCheck& c : spec.checks) {
+    if (spec.expect && spec.expect->violation && *spec.expect->violation == c.name) return spec;
+  }
+  if (spec.expect && spec.expect->verdict == Verdict::violation && spec.expect->violation) {
+    throw InputError(fmt::format("{}: expect violation \"{}\": no check has that name", file, *spec.expect->violation));
+  }
+  return spec;
+}
+
+Spec load_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > kMaxInputBytes) throw InputError(fmt::format("{}: larger than {} bytes", path, kMaxInputBytes));
+  return parse_spec(text.str(), path);
+}
+
+}  // namespace lockstep::sql

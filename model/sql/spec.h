@@ -1,0 +1,72 @@
+// model/sql/spec.h: PostgreSQL's isolation test format (src/test/isolation's .spec files)
+// as a scenario of SQL sessions, read strictly.
+//
+// A spec has `setup { SQL }` and `teardown { SQL }` blocks, then `session NAME` blocks, each
+// with an optional `setup`, its `step NAME { SQL }` lines and an optional `teardown`, then
+// `permutation STEP ...` lines (a step may carry blocker markers in parentheses, kept as
+// written). `#` starts a comment. Names are identifiers or "quoted". SQL is the text between
+// `{` and the next `}`, without its leading and trailing blanks, as isolationtester reads
+// it. lockstep adds two top-level forms:
+//   check "NAME" { SELECT <one boolean> }   an invariant, run after every execution
+//   expect pass | expect violation "NAME"   the expected verdict (any verdict name works)
+// Every SQL text is parsed (model/sql/parse.h) when the spec is read: an error or a
+// construct outside the subset is an InputError naming the file, its line and column.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/plan.h"
+#include "lockstep/model/verdict.h"
+
+namespace lockstep::sql {
+
+// One block of SQL as written, with its parsed statements.
+struct SqlBlock {
+  std::string text;
+  std::vector<Statement> statements;
+  int line = 0;  // of its first character, in the spec file
+};
+
+struct SpecStep {
+  std::string name;
+  SqlBlock sql;
+};
+
+struct SpecSession {
+  std::string name;
+  std::vector<SqlBlock> setup;
+  std::vector<SpecStep> steps;
+  std::vector<SqlBlock> teardown;
+};
+
+struct PermutationStep {
+  std::string step;
+  std::vector<std::string> markers;  // "(s1a)", "(*)": blocker annotations, as written
+};
+
+struct SpecCheck {
+  std::string name;
+  SqlBlock sql;  // one SELECT of one boolean column
+};
+
+struct Spec {
+  std::string file;
+  std::vector<SqlBlock> setup;
+  std::vector<SqlBlock> teardown;
+  std::vector<SpecSession> sessions;
+  std::vector<std::vector<PermutationStep>> permutations;
+  std::vector<SpecCheck> checks;
+  std::optional<Expectation> expect;
+
+  // The session and index of a step, by name; nullptr when none has it.
+  const SpecStep* find_step(std::string_view name, int* session = nullptr) const;
+};
+
+// Throws InputError "<file>:<line>:<column>: <message>".
+Spec parse_spec(std::string_view text, const std::string& file);
+Spec load_spec(const std::string& path);
+
+}  // namespace lockstep::sql

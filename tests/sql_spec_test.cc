@@ -1,0 +1,97 @@
+// PostgreSQL's isolation spec format (model/sql/spec.h): PostgreSQL's own specs read as
+// written, lockstep's check and expect lines, and every malformed form named with its line
+// and column.
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/sql/spec.h"
+
+namespace lockstep::sql {
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_spec(text, "t.spec");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SqlSpec, PostgresSpecsReadAsWritten) {
+  const Spec s = load_spec(std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/skip-locked.spec");
+  ASSERT_EQ(s.setup.size(), 1u);
+  EXPECT_EQ(s.setup[0].statements.size(), 2u);  // CREATE TABLE, INSERT
+  EXPECT_EQ(s.setup[0].line, 5);
+  ASSERT_EQ(s.teardown.size(), 1u);
+  EXPECT_EQ(s.teardown[0].text, "DROP TABLE queue;");
+  ASSERT_EQ(s.sessions.size(), 2u);
+  EXPECT_EQ(s.sessions[0].name, "s1");
+  ASSERT_EQ(s.sessions[0].setup.size(), 1u);
+  EXPECT_EQ(s.sessions[0].setup[0].text, "BEGIN;");
+  ASSERT_EQ(s.sessions[0].steps.size(), 3u);
+  EXPECT_EQ(s.sessions[0].steps[0].name, "s1a");
+  EXPECT_EQ(s.sessions[0].steps[0].sql.text, "SELECT * FROM queue ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1;");
+  EXPECT_TRUE(s.permutations.empty());  // every interleaving
+  int session = -1;
+  ASSERT_NE(s.find_step("s2c", &session), nullptr);
+  EXPECT_EQ(session, 1);
+  EXPECT_FALSE(s.expect.has_value());
+
+  const Spec conflict = load_spec(std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/insert-conflict-do-nothing.spec");
+  ASSERT_EQ(conflict.permutations.size(), 2u);
+  ASSERT_EQ(conflict.permutations[1].size(), 5u);
+  EXPECT_EQ(conflict.permutations[1][2].step, "a1");
+  for (const char* name : {"nowait", "nowait-2", "skip-locked-2"}) {
+    EXPECT_NO_THROW(load_spec(fmt::format("{}/tests/pg-isolation/{}.spec", LOCKSTEP_SOURCE_DIR, name))) << name;
+  }
+}
+
+TEST(SqlSpec, ChecksExpectationsQuotedNamesAndMarkers) {
+  const Spec s = parse_spec(R"(
+setup { CREATE TABLE bookings (room int, who text); }
+session "first one"
+step "book a" { INSERT INTO bookings VALUES (1, 'a'); }
+session s2
+step b { INSERT INTO bookings VALUES (1, 'b'); }
+permutation "book a" b(*)
+check "no_double_booking" { SELECT count(*) <= 1 FROM bookings WHERE room = 1 }
+expect violation "no_double_booking"
+)",
+                            "t.spec");
+  EXPECT_EQ(s.sessions[0].name, "first one");
+  ASSERT_EQ(s.permutations.size(), 1u);
+  EXPECT_EQ(s.permutations[0][1].markers, std::vector<std::string>{"(*)"});
+  ASSERT_EQ(s.checks.size(), 1u);
+  EXPECT_EQ(s.checks[0].name, "no_double_booking");
+  ASSERT_TRUE(s.expect.has_value());
+  EXPECT_EQ(s.expect->verdict, Verdict::violation);
+  EXPECT_EQ(s.expect->violation, "no_double_booking");
+  const Spec pass = parse_spec("session a\nstep x { SELECT 1; }\nexpect pass\n", "t.spec");
+  EXPECT_EQ(pass.expect->verdict, Verdict::pass);
+}
+
+TEST(SqlSpec, MalformedSpecsNameTheLineAndColumn) {
+  // SQL outside the subset: the construct, where it is in the file, and the SQLSTATE.
+  EXPECT_EQ(error_of("session a\nstep x {\n  SELECT 1;\n  WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r; }\n"),
+            "t.spec:4:3: WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md) (SQLSTATE 0A000)");
+  EXPECT_EQ(error_of("session a\nstep x { SELEC 1; }\n"), "t.spec:2:10: syntax error at or near \"SELEC\" (SQLSTATE 42601)");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation y\n"), "t.spec:3:13: no step is named \"y\"");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nsession b\nstep x { SELECT 2; }\n"), "t.spec:4:6: a second step named \"x\"");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1;\n"), "t.spec:2:10: a SQL block is not closed with '}'");
+  EXPECT_EQ(error_of("setup { SELECT 1; }\n"), "t.spec:2:1: a spec needs at least one session");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nexpect violation \"nope\"\n"),
+            "t.spec: expect violation \"nope\": no check has that name");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\ncheck c { SELECT 1, 2 }\n"),
+            "t.spec:3:1: check \"c\" must be one SELECT of one boolean column");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nexpect sometimes\n"),
+            "t.spec:3:8: unknown verdict \"sometimes\" (expected one of: pass, violation, deadlock, step_bound, model_error, "
+            "incomplete, livelock, liveness)");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\n@\n"), "t.spec:3:1: unexpected character '@'");
+}
+
+}  // namespace
+}  // namespace lockstep::sql
