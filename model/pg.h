@@ -138,9 +138,46 @@ struct AdvisoryLockRow {
   friend bool operator==(const AdvisoryLockRow&, const AdvisoryLockRow&) = default;
 };
 
+// A statement's parameter in text form, as libpq sends it ($1, $2, ...): nullopt is NULL.
+using Param = std::optional<std::string>;
+
+// What a SQL statement returned (Connection::exec): its columns, its rows with each value as
+// PostgreSQL prints it in text (NULL: nullopt), and its command tag ("SELECT 2", "INSERT 0
+// 1", "UPDATE 1", "BEGIN"). The typed getters read a value by row and column name; a missing
+// column, a row out of range, a NULL where a value is asked for, or text that is not of the
+// type are model errors (ModelError), as value() of a failed Result is.
+struct Rows {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::string tag;
+
+  std::size_t size() const { return rows.size(); }
+  bool empty() const { return rows.empty(); }
+  // The rows a command changed or returned: the tag's last number (0 when it has none).
+  std::int64_t affected() const;
+  bool is_null(std::size_t row, std::string_view column) const;
+  const std::string& text(std::size_t row, std::string_view column) const;
+  std::int64_t int64(std::size_t row, std::string_view column) const;
+  bool boolean(std::size_t row, std::string_view column) const;
+  // A timestamptz as an instant: in the simulation, virtual time from the run's start (the
+  // simulated server prints time 0 as 2000-01-01 00:00:00+00, PostgreSQL's epoch); against a
+  // server, time since that epoch.
+  Time timestamp(std::size_t row, std::string_view column) const;
+
+ private:
+  const std::optional<std::string>& cell(std::size_t row, std::string_view column) const;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;
+
+  // Runs SQL as written, with PostgreSQL 15's semantics: one statement with parameters
+  // ($1, ...), or several separated by semicolons without (the result is the last one's).
+  // The simulated server runs lockstep's subset of SQL (docs/sql.md) and refuses the rest
+  // with SQLSTATE 0A000 naming the construct and its position; the libpq backend sends it
+  // to the server. Fails with the server's SQLSTATE and message.
+  virtual Result<Rows> exec(std::string_view sql, const std::vector<Param>& params = {}) = 0;
 
   // SELECT pg_backend_pid()
   virtual int backend_pid() const = 0;

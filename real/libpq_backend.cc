@@ -155,6 +155,42 @@ class LibpqConnection final : public pg::Connection {
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
+  // SQL as written: with parameters one statement (PQexecParams, text format), without them
+  // the text as one simple query (several statements allowed; the last one's result).
+  Result<pg::Rows> exec(std::string_view text, const std::vector<pg::Param>& params) override {
+    const std::string owned(text);
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const pg::Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+    if (hooks_.before) hooks_.before();
+    const auto start = std::chrono::steady_clock::now();
+    SharedResult r(params.empty() ? PQexec(conn_, owned.c_str())
+                                  : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                                                 nullptr, nullptr, 0),
+                   PgResultDeleter());
+    if (hooks_.after) hooks_.after(std::nullopt, std::chrono::steady_clock::now() - start);
+    if (auto e = sql::error_of(conn_, r.get())) {
+      if (hooks_.failed) hooks_.failed("exec", *e);
+      return *e;
+    }
+    pg::Rows out;
+    const int columns = PQnfields(r.get());
+    for (int c = 0; c < columns; ++c) out.columns.emplace_back(PQfname(r.get(), c));
+    for (int row = 0; row < PQntuples(r.get()); ++row) {
+      std::vector<std::optional<std::string>> values_out;
+      for (int c = 0; c < columns; ++c) {
+        if (PQgetisnull(r.get(), row, c)) {
+          values_out.emplace_back(std::nullopt);
+        } else {
+          values_out.emplace_back(std::string(PQgetvalue(r.get(), row, c), static_cast<std::size_t>(PQgetlength(r.get(), row, c))));
+        }
+      }
+      out.rows.push_back(std::move(values_out));
+    }
+    out.tag = PQcmdStatus(r.get());
+    return out;
+  }
+
  private:
   static void on_notice(void* self, const PGresult* r) {
     if (auto w = sql::warning_of(r)) static_cast<LibpqConnection*>(self)->warnings_.push_back(*w);

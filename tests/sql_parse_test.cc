@@ -101,10 +101,10 @@ TEST(SqlParse, InsertWithDefaultsConflictAndReturning) {
 }
 
 TEST(SqlParse, SeveralStatementsKeepTheirOwnText) {
-  const auto all = parse_sql("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1; COMMIT;");
+  const auto all = parse_sql("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1; COMMIT;");
   ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].text, "BEGIN ISOLATION LEVEL REPEATABLE READ");
-  EXPECT_EQ(body<Transaction>(all[0]).isolation, Isolation::repeatable_read);
+  EXPECT_EQ(all[0].text, "BEGIN ISOLATION LEVEL READ COMMITTED");
+  EXPECT_EQ(body<Transaction>(all[0]).isolation, Isolation::read_committed);
   EXPECT_EQ(all[1].text, "SELECT 1");
   EXPECT_EQ(all[2].tag(), "COMMIT");
   EXPECT_TRUE(parse_sql("-- nothing\n").empty());

@@ -119,6 +119,9 @@ class SimConnection : public lockstep::pg::Connection {
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
+  // SQL, as the server runs it (sim/pg/sql_exec.cc; the subset in docs/sql.md).
+  Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
+
   // Closing ends the session: every lock it holds goes.
   virtual void close();
 
@@ -137,6 +140,8 @@ class SimConnection : public lockstep::pg::Connection {
   const Session& session() const { return session_; }
 
  private:
+  friend class SqlRun;  // one SQL statement's run (sim/pg/sql_exec.cc)
+
   // One statement, for pg_stat_activity: the session is active from the statement's first
   // step (see step()) until it returns.
   class Statement {
@@ -300,6 +305,7 @@ class SimConnection : public lockstep::pg::Connection {
   bool in_statement_ = false;
   Duration lock_timeout_{0};
   Duration statement_timeout_{0};
+  Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
   LastStatement last_;
 };

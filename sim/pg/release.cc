@@ -56,7 +56,10 @@ Footprint SimConnection::release_footprint(const Release& r) {
   for (const AdvisoryKey& key : keys_) add_object(f, server_.object_for(key));
   if (r.rows) {
     for (const auto& [table, id] : locked_rows_) add_object(f, server_.row_object(table, id));
-    for (const auto& [table, id] : written_) add_object(f, server_.row_object(table, id));
+    for (const auto& [table, id] : written_) {
+      add_object(f, server_.row_object(table, id));
+      if (const SqlTable* t = server_.sql_table(table)) add_object(f, t->object);  // scans see the change
+    }
   }
   return f;
 }

@@ -210,7 +210,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   }
   locked_rows_.emplace(std::string(table), id);
   if (nowait) {
-    if (server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction)) return true;
+    if (server_.row_locks().try_request(pid_, key, mode, Scope::transaction)) return true;
     locked_rows_.erase({std::string(table), id});
     s_.refine_access(Access::read);
     s_.note_result({Kind::failed});

@@ -58,6 +58,32 @@ std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
   return rows;
 }
 
+SqlTable& Server::add_sql_table(sql::CreateTable def) {
+  SqlTable t;
+  t.object = s_.new_object("table " + def.table);
+  for (const std::string& k : def.primary_key) {
+    for (std::size_t i = 0; i < def.columns.size(); ++i) {
+      if (def.columns[i].name == k) t.key.push_back(static_cast<int>(i));
+    }
+  }
+  t.sequences.assign(def.columns.size(), 0);
+  // Ids go on from a dropped table's: its row slots stay in the store, empty.
+  if (const auto old = tables_.find(def.table); old != tables_.end() && !old->second.empty()) {
+    t.next_id = old->second.rbegin()->first + 1;
+  }
+  std::string name = def.table;
+  t.def = std::move(def);
+  return sql_tables_.insert_or_assign(std::move(name), std::move(t)).first->second;
+}
+
+void Server::drop_sql_table(std::string_view name) {
+  each_row(name, [](std::int64_t, RowState& r) {
+    r.committed.reset();
+    r.pending.clear();
+  });
+  sql_tables_.erase(sql_tables_.find(name));
+}
+
 ObjectId Server::object_for(AdvisoryKey key) {
   auto [it, inserted] = objects_.emplace(key, kNoObject);
   if (inserted) it->second = s_.new_object(fmt::format("advisory({},{},{})", key.classid(), key.objid(), key.objsubid()));

@@ -37,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/pg.h"
+#include "lockstep/model/sql/plan.h"
 #include "lockstep/sim/pg/lock_table.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/sched/scheduler.h"
@@ -50,6 +51,27 @@ struct RowState {
   boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
                              boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
       pending;
+};
+
+// A table created with SQL (sim/pg/sql_exec.cc): its definition, its scheduler object and how
+// its rows are numbered in the server's row store (one id per primary key value, in the
+// order first named; without a primary key, one per inserted row). A scan of the table reads
+// its object; a commit that changes one of its rows writes it (so the two never commute),
+// as does an insert, which also takes the table's sequences.
+struct SqlTable {
+  sql::CreateTable def;
+  ObjectId object = kNoObject;
+  std::vector<int> key;  // the primary key's columns, by index
+  std::map<std::string, std::int64_t, std::less<>> ids;
+  std::int64_t next_id = 1;
+  std::vector<std::int64_t> sequences;  // per column: a serial's last value
+  // The column's index, or -1.
+  int column(std::string_view name) const {
+    for (std::size_t i = 0; i < def.columns.size(); ++i) {
+      if (def.columns[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
 };
 
 // A backend as pg_stat_activity shows it and pg_terminate_backend finds it.
@@ -104,6 +126,20 @@ class Server {
   void touch_held_locks();
   // The scheduler object of a new pool's queue: "pool", then "pool2", "pool3", ...
   ObjectId new_pool_object() { return s_.new_object(++pools_ == 1 ? std::string("pool") : fmt::format("pool{}", pools_)); }
+  // The SQL catalog: a table by name (nullptr: none), created, dropped (its rows gone).
+  SqlTable* sql_table(std::string_view name) {
+    const auto it = sql_tables_.find(name);
+    return it == sql_tables_.end() ? nullptr : &it->second;
+  }
+  SqlTable& add_sql_table(sql::CreateTable def);
+  void drop_sql_table(std::string_view name);
+  // Calls f(id, state) for every row of the table the store has, in id order.
+  template <typename F>
+  void each_row(std::string_view table, F&& f) {
+    const auto it = tables_.find(table);
+    if (it == tables_.end()) return;
+    for (auto& [id, slot] : it->second) f(id, slot.state);
+  }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
   // Where statements are recorded (sim/pg/statement_log.h); none by default.
@@ -128,6 +164,7 @@ class Server {
   std::map<std::string, std::map<std::int64_t, RowSlot>, std::less<>> tables_;  // in (table, id) order
   std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
   std::map<int, Session> sessions_;
+  std::map<std::string, SqlTable, std::less<>> sql_tables_;
   int next_pid_ = 1001;
   int pools_ = 0;
   ObjectId domain_;

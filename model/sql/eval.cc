@@ -1,0 +1,215 @@
+#include "lockstep/model/sql/eval.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/functions.h"
+
+namespace lockstep::sql {
+namespace {
+
+// The wider of two integer types.
+Type wider(Type a, Type b) {
+  if (a == Type::int8 || b == Type::int8) return Type::int8;
+  if (a == Type::int4 || b == Type::int4) return Type::int4;
+  return Type::int2;
+}
+
+[[noreturn]] void no_operator(std::string_view op, const Value& a, const Value& b) {
+  throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(a.type()), op, type_name(b.type())));
+}
+
+std::int64_t checked(__int128 v, Type t) {
+  const __int128 lo = t == Type::int2 ? std::numeric_limits<std::int16_t>::min()
+                      : t == Type::int4 ? std::numeric_limits<std::int32_t>::min()
+                                        : std::numeric_limits<std::int64_t>::min();
+  const __int128 hi = t == Type::int2 ? std::numeric_limits<std::int16_t>::max()
+                      : t == Type::int4 ? std::numeric_limits<std::int32_t>::max()
+                                        : std::numeric_limits<std::int64_t>::max();
+  if (v < lo || v > hi) throw SqlError("22003", fmt::format("{} out of range", type_name(t)));
+  return static_cast<std::int64_t>(v);
+}
+
+Value arithmetic(std::string_view op, Value a, Value b) {
+  if (a.is_null() || b.is_null()) return Value::null();
+  // An untyped literal takes the other side's type (interval '1 ms' is already typed).
+  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, b.type() == Type::timestamptz ? Type::interval : b.type());
+  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, a.type() == Type::timestamptz ? Type::interval : a.type());
+  if (a.type() == Type::unknown && b.type() == Type::unknown) {
+    if (op == "||") return Value::text(a.as_text() + b.as_text());
+    no_operator(op, a, b);
+  }
+  if (op == "||") {
+    if (a.type() != Type::text && b.type() != Type::text) no_operator(op, a, b);
+    return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
+  }
+  if (is_integer(a.type()) && is_integer(b.type())) {
+    const Type t = wider(a.type(), b.type());
+    const __int128 x = a.as_integer(), y = b.as_integer();
+    if (op == "+") return Value::integer(checked(x + y, t), t);
+    if (op == "-") return Value::integer(checked(x - y, t), t);
+    if (op == "*") return Value::integer(checked(x * y, t), t);
+    if (y == 0) throw SqlError("22012", "division by zero");
+    if (op == "/") return Value::integer(checked(x / y, t), t);
+    if (op == "%") return Value::integer(checked(x % y, t), t);
+  }
+  const Type ta = a.type(), tb = b.type();
+  if (ta == Type::timestamptz && tb == Type::interval && (op == "+" || op == "-")) {
+    return Value::timestamptz(op == "+" ? a.micros() + b.micros() : a.micros() - b.micros());
+  }
+  if (ta == Type::interval && tb == Type::timestamptz && op == "+") return Value::timestamptz(a.micros() + b.micros());
+  if (ta == Type::timestamptz && tb == Type::timestamptz && op == "-") return Value::interval(a.micros() - b.micros());
+  if (ta == Type::interval && tb == Type::interval && (op == "+" || op == "-")) {
+    return Value::interval(op == "+" ? a.micros() + b.micros() : a.micros() - b.micros());
+  }
+  if (ta == Type::interval && is_integer(tb) && (op == "*" || op == "/")) {
+    if (op == "/" && b.as_integer() == 0) throw SqlError("22012", "division by zero");
+    return Value::interval(op == "*" ? a.micros() * b.as_integer() : a.micros() / b.as_integer());
+  }
+  if (is_integer(ta) && tb == Type::interval && op == "*") return Value::interval(a.as_integer() * b.micros());
+  no_operator(op, a, b);
+}
+
+Value comparison(std::string_view op, const Value& a, const Value& b) {
+  if (a.is_null() || b.is_null()) return Value::null(Type::boolean);
+  const auto c = compare(a, b, op);
+  if (op == "=") return Value::boolean(c == 0);
+  if (op == "<>") return Value::boolean(c != 0);
+  if (op == "<") return Value::boolean(c < 0);
+  if (op == "<=") return Value::boolean(c <= 0);
+  if (op == ">") return Value::boolean(c > 0);
+  return Value::boolean(c >= 0);
+}
+
+// SQL's three-valued logic: nullopt is NULL.
+std::optional<bool> truth(const Value& v, std::string_view where) {
+  if (v.is_null()) return std::nullopt;
+  if (v.type() == Type::unknown) return cast(v, Type::boolean).as_bool();
+  if (v.type() != Type::boolean) {
+    throw SqlError("42804", fmt::format("argument of {} must be type boolean, not type {}", where, type_name(v.type())));
+  }
+  return v.as_bool();
+}
+
+Value from_truth(std::optional<bool> t) { return t ? Value::boolean(*t) : Value::null(Type::boolean); }
+
+}  // namespace
+
+bool is_true(const Value& v, std::string_view clause) { return truth(v, clause).value_or(false); }
+
+Value evaluate(const Expr& e, EvalContext& context) {
+  using K = Expr::Kind;
+  switch (e.kind) {
+    case K::constant: return e.value;
+    case K::param: return context.param(e.number);
+    case K::column: return context.column(e);
+    case K::op: {
+      if (e.args.size() == 1) {  // unary minus
+        const Value v = evaluate(e.args[0], context);
+        if (v.is_null()) return v;
+        if (v.type() == Type::interval) return Value::interval(-v.micros());
+        const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
+        if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
+        return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
+      }
+      const Value a = evaluate(e.args[0], context);
+      const Value b = evaluate(e.args[1], context);
+      if (e.name == "=" || e.name == "<>" || e.name == "<" || e.name == "<=" || e.name == ">" || e.name == ">=") {
+        return comparison(e.name, a, b);
+      }
+      return arithmetic(e.name, a, b);
+    }
+    case K::and_: {
+      bool saw_null = false;
+      for (const Expr& a : e.args) {
+        const auto t = truth(evaluate(a, context), "AND");
+        if (t == false) return Value::boolean(false);
+        saw_null = saw_null || !t;
+      }
+      return saw_null ? Value::null(Type::boolean) : Value::boolean(true);
+    }
+    case K::or_: {
+      bool saw_null = false;
+      for (const Expr& a : e.args) {
+        const auto t = truth(evaluate(a, context), "OR");
+        if (t == true) return Value::boolean(true);
+        saw_null = saw_null || !t;
+      }
+      return saw_null ? Value::null(Type::boolean) : Value::boolean(false);
+    }
+    case K::not_: {
+      const auto t = truth(evaluate(e.args.at(0), context), "NOT");
+      return t ? Value::boolean(!*t) : Value::null(Type::boolean);
+    }
+    case K::is_null: {
+      const bool null = evaluate(e.args.at(0), context).is_null();
+      return Value::boolean(e.negated ? !null : null);
+    }
+    case K::in_list: {
+      const Value x = evaluate(e.args.at(0), context);
+      std::optional<bool> found = false;
+      for (std::size_t i = 1; i < e.args.size() && found != true; ++i) {
+        const auto eq = truth(comparison("=", x, evaluate(e.args[i], context)), "IN");
+        if (eq == true) found = true;
+        if (!eq) found = std::nullopt;
+      }
+      if (e.negated && found) found = !*found;
+      return from_truth(found);
+    }
+    case K::between: {
+      const Value x = evaluate(e.args.at(0), context);
+      const auto lo = truth(comparison(">=", x, evaluate(e.args.at(1), context)), "BETWEEN");
+      const auto hi = truth(comparison("<=", x, evaluate(e.args.at(2), context)), "BETWEEN");
+      std::optional<bool> in;
+      if (lo == false || hi == false) {
+        in = false;
+      } else if (lo && hi) {
+        in = true;
+      }
+      if (e.negated && in) in = !*in;
+      return from_truth(in);
+    }
+    case K::cast: return cast(evaluate(e.args.at(0), context), e.type);
+    case K::func: {
+      const FunctionInfo* f = find_function(e.name);
+      if (f == nullptr) throw SqlError("42883", fmt::format("function {}() does not exist", e.name));
+      if (f->kind == FunctionKind::aggregate) return context.call(e, {});
+      std::vector<Value> args;
+      args.reserve(e.args.size());
+      for (const Expr& a : e.args) args.push_back(evaluate(a, context));
+      if (e.name == "abs") {
+        const Value v = args.at(0).type() == Type::unknown ? cast(args[0], Type::int4) : args[0];
+        if (v.is_null()) return v;
+        if (v.type() == Type::interval) throw SqlError("42883", "function abs(interval) does not exist");
+        if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
+        return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
+      }
+      return context.call(e, args);
+    }
+    case K::coalesce: {
+      for (const Expr& a : e.args) {
+        Value v = evaluate(a, context);
+        if (!v.is_null()) return v;
+      }
+      return Value::null();
+    }
+    case K::case_: {
+      std::size_t i = 0;
+      std::optional<Value> operand;
+      if (e.has_operand) operand = evaluate(e.args[i++], context);
+      const std::size_t pairs_end = e.args.size() - (e.has_else ? 1 : 0);
+      for (; i + 1 < pairs_end + 1 && i < pairs_end; i += 2) {
+        const Value when = evaluate(e.args[i], context);
+        const bool hit = operand ? truth(comparison("=", *operand, when), "CASE") == true : truth(when, "CASE") == true;
+        if (hit) return evaluate(e.args[i + 1], context);
+      }
+      return e.has_else ? evaluate(e.args.back(), context) : Value::null();
+    }
+    case K::subquery:
+    case K::exists: return context.subquery(e);
+  }
+  throw SqlError("XX000", "internal: an expression of unknown kind");
+}
+
+}  // namespace lockstep::sql

@@ -1,0 +1,40 @@
+// model/sql/eval.h: evaluating an expression of a plan (model/sql/plan.h) with SQL's rules.
+//
+// Three-valued logic (NULL propagates through operators; AND / OR / NOT follow SQL's
+// truth tables), PostgreSQL's typing of the subset (an untyped literal takes its other
+// operand's type; integer arithmetic checks its range; timestamptz +/- interval; interval *
+// integer), and the server's errors (SqlError with its SQLSTATE). What depends on the
+// server (columns of the current row, parameters, functions of time, locks and sessions,
+// subqueries) comes from an EvalContext, so this file runs nothing and can be used by
+// either backend.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/plan.h"
+
+namespace lockstep::sql {
+
+class EvalContext {
+ public:
+  virtual ~EvalContext() = default;
+  // The column's value in the current row; throws SqlError 42703 for an unknown column.
+  virtual Value column(const Expr& ref) = 0;
+  // $n; throws SqlError 08P01 when the statement was given fewer parameters.
+  virtual Value param(int number) = 0;
+  // A function that is not a plain function of its arguments (FunctionKind::time,
+  // advisory_lock, session), or an aggregate (its value over the current group).
+  virtual Value call(const Expr& call, const std::vector<Value>& args) = 0;
+  // A scalar subquery's value (NULL when it returns no row), or EXISTS.
+  virtual Value subquery(const Expr& e) = 0;
+};
+
+Value evaluate(const Expr& e, EvalContext& context);
+
+// WHERE's reading of a value: true only when it is boolean true (NULL is not true). Throws
+// SqlError 42804 when the value is not boolean.
+bool is_true(const Value& v, std::string_view clause = "WHERE");
+
+}  // namespace lockstep::sql
