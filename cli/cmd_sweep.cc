@@ -78,7 +78,7 @@ std::vector<std::string> scenario_files(const std::string& dir, const fs::path& 
       it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(kind) || it->path().extension() != ".json") continue;
+    if (!it->is_regular_file(kind) || (it->path().extension() != ".json" && it->path().extension() != ".spec")) continue;
     if (own_output(it->path())) {
       ++skipped;
     } else {

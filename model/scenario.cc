@@ -1,4 +1,5 @@
 #include "lockstep/model/scenario.h"
+#include "lockstep/model/systems/sql_spec.h"
 
 #include <fmt/format.h>
 
@@ -157,6 +158,8 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
 }
 
 Scenario load_scenario(const std::string& path) {
+  // A PostgreSQL isolation spec is a scenario of the sql system (model/systems/sql_spec.h).
+  if (path.ends_with(".spec")) return parse_scenario(sql_spec::scenario_document(path), path);
   const nlohmann::json document = read_json_file(path);
   return parse_scenario(document, path);
 }

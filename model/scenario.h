@@ -116,6 +116,7 @@ struct Scenario {
 // document sits inside that file ("" for a scenario file, "/scenario" inside a trace).
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
                         const std::string& pointer = "");
+// A scenario file: JSON, or a PostgreSQL isolation spec (.spec: model/systems/sql_spec.h).
 Scenario load_scenario(const std::string& path);
 
 }  // namespace lockstep

@@ -12,6 +12,7 @@
 #include "lockstep/model/system.h"
 #include "lockstep/model/systems/bench.h"
 #include "lockstep/model/systems/script.h"
+#include "lockstep/model/systems/sql_spec.h"
 
 namespace lockstep {
 namespace {
@@ -55,6 +56,7 @@ std::vector<SystemInfo>& systems() {
     add_checked(v, phase_lock::system_info());
     add_checked(v, supervisor::system_info());
     add_checked(v, dal::system_info());
+    add_checked(v, sql_spec::system_info());
     for (SystemInfo& s : v) s.built_in = true;
     return v;
   }();
