@@ -48,6 +48,7 @@ LONG_RUNS ?= 30000
 test-long: build
 	RC_PARAMS=max_success=$(LONG_RUNS) $(BUILD)/tests/dpor_test --gtest_filter='DporProperties.*'
 	RC_PARAMS=max_success=$(LONG_RUNS) $(BUILD)/tests/sim_pg_test --gtest_filter='SimPgProperties.*'
+	RC_PARAMS=max_success=$(LONG_RUNS) $(BUILD)/tests/sql_sim_test --gtest_filter='SqlSimProperties.*'
 
 # GCC warns differently at -O3 (a user's Release build), and -Werror makes that fatal.
 build-release: deps
