@@ -27,6 +27,7 @@ void add_commands(CLI::App& app, CommandContext& context) {
   add_diff_command(app, context);
   add_report_command(app, context);
   add_list_command(app, context);
+  add_isolation_command(app, context);
   add_confirm_command(app, context);
   add_conform_command(app, context);
   add_locks_command(app, context);

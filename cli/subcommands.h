@@ -41,5 +41,6 @@ void add_replay_command(CLI::App& app, CommandContext& context);  // cli/cmd_rep
 void add_shrink_command(CLI::App& app, CommandContext& context);  // cli/cmd_shrink.cc
 void add_report_command(CLI::App& app, CommandContext& context);  // cli/cmd_report.cc
 void add_list_command(CLI::App& app, CommandContext& context);    // cli/cmd_list.cc
+void add_isolation_command(CLI::App& app, CommandContext& context);  // cli/cmd_isolation.cc
 
 }  // namespace lockstep::cli

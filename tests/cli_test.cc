@@ -105,6 +105,30 @@ TEST_F(Cli, BadInputExitsTwoWithFileAndPointer) {
   EXPECT_EQ(r.code, kExitBadInput);
 }
 
+// A SQL scenario (.spec): a construct outside the subset is bad input, named with the line
+// and column of the file; a spec checks as its expect line says; isolation compares output.
+TEST_F(Cli, SqlSpecsCheckAndRefuseWhatTheSubsetLacks) {
+  const std::string bad = write("recursive.spec", "setup { CREATE TABLE t (id int PRIMARY KEY); }\nsession a\nstep s1 {\n"
+                                                  "  WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r;\n}\n");
+  CliRun r = run({"check", bad});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find(bad + ":4:3: WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md) (SQLSTATE 0A000)"),
+            std::string::npos)
+      << r.err;
+  r = run({"check", scenario("sql/queue-without-lock.spec"), "--trace-out", path("queue.json")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("violation each_job_once"), std::string::npos) << r.out;
+  r = run({"check", scenario("sql/skip-locked-queue.spec")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("skip-locked-queue: pass (expected pass)"), std::string::npos) << r.out;
+  const std::string wrong = write("wrong.out", "Parsed test spec with 2 sessions\n\nstarting permutation: nothing\n");
+  r = run({"isolation", std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/nowait.spec", "--expected", wrong});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("line 3:\n  expected: starting permutation: nothing\n  got:      starting permutation: s1a s1b s2a s2b"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, OverridesApply) {
   const CliRun r = run({"check", scenario("bench/lockinc-4.json"), "--max-executions", "5", "--json"});
   EXPECT_EQ(r.code, kExitUnexpected);  // expects pass; a bounded search is incomplete

@@ -105,3 +105,240 @@ nlohmann::json scenario_document(const std::string& path) {
 }
 
 }  // namespace lockstep::sql_spec
+
+namespace lockstep::sql_spec {
+namespace {
+
+// PQprint's test for a numeric-looking value: digits, '.', 'e', 'E', ' ', '-' only, ending
+// in a digit and not starting with an exponent.
+bool looks_numeric(const std::string& v) {
+  if (v.empty()) return true;  // empty values do not decide
+  char last = '0';
+  for (const char ch : v) {
+    last = ch;
+    if (!((ch >= '0' && ch <= '9') || ch == '.' || ch == 'E' || ch == 'e' || ch == ' ' || ch == '-')) return false;
+  }
+  return !(v.front() == 'E' || v.front() == 'e') && last >= '0' && last <= '9';
+}
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (const unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+std::string padded(const std::string& s, std::size_t width, bool right) {
+  const std::size_t w = display_width(s);
+  const std::string fill(width > w ? width - w : 0, ' ');
+  return right ? fill + s : s + fill;
+}
+
+// The shared state of one permutation's run: the driver hands a session its next step and
+// reads its result; plain memory, as one schedule runs (no exploration).
+struct Board {
+  std::vector<std::optional<std::string>> next;  // per session: the SQL to run
+  std::vector<bool> busy;                        // per session: running a step
+  std::vector<std::optional<pg::Result<pg::Rows>>> result;
+  bool finished = false;
+  std::string output;
+};
+
+constexpr Duration kSessionPoll = std::chrono::milliseconds(1);
+// The driver's wait for a step: 10 ms, as isolationtester's, and off the sessions' grid of
+// whole milliseconds, so that the two never wake at one instant.
+constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + std::chrono::microseconds(1);
+
+class PermutationInstance final : public Instance {
+ public:
+  PermutationInstance(const Spec& spec, const std::vector<std::string>& steps, Env& env)
+      : spec_(spec),
+        steps_(steps),
+        env_(env),
+        pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
+                                              .pool_size = static_cast<int>(spec.sessions.size()) + 1,
+                                              .max_overflow = 0})) {
+    const std::size_t n = spec.sessions.size();
+    board_.next.assign(n, std::nullopt);
+    board_.busy.assign(n, false);
+    board_.result.assign(n, std::nullopt);
+    auto c = pool_->checkout().value();
+    for (const sql::SqlBlock& block : spec_.setup) {
+      const auto r = c->exec(block.text);
+      if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec_.file, block.line, error_text(r.error())));
+    }
+  }
+
+  int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
+  std::string_view actor_name(ActorId actor) const override {
+    return static_cast<std::size_t>(actor) < spec_.sessions.size() ? std::string_view(spec_.sessions[static_cast<std::size_t>(actor)].name)
+                                                                  : std::string_view("isolationtester");
+  }
+
+  void run_actor(ActorId actor) override {
+    if (static_cast<std::size_t>(actor) == spec_.sessions.size()) {
+      drive();
+      return;
+    }
+    const auto s = static_cast<std::size_t>(actor);
+    auto c = pool_->checkout().value();
+    while (true) {
+      while (!board_.next[s] && !board_.finished) env_.sleep_for(kSessionPoll);
+      if (!board_.next[s]) break;
+      const std::string sql = *board_.next[s];
+      board_.next[s].reset();
+      board_.result[s] = c->exec(sql);
+      board_.busy[s] = false;
+    }
+  }
+
+  std::string final_state() override { return board_.output; }
+
+ private:
+  // Sends `sql` to session s and waits one poll: true when it finished.
+  bool send(std::size_t s, const std::string& sql) {
+    board_.busy[s] = true;
+    board_.result[s].reset();
+    board_.next[s] = sql;
+    env_.sleep_for(kDriverPoll);
+    return !board_.busy[s];
+  }
+
+  void print_result(std::size_t s) {
+    const pg::Result<pg::Rows>& r = *board_.result[s];
+    if (!r.ok()) {
+      board_.output += fmt::format("ERROR:  {}\n", r.error().message);
+    } else {
+      board_.output += printed_result(r.value());
+    }
+  }
+
+  void drive() {
+    for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
+      for (const sql::SqlBlock& block : spec_.sessions[s].setup) {
+        while (!send(s, block.text)) env_.sleep_for(kDriverPoll);
+      }
+    }
+    std::string names;
+    for (const auto& step : steps_) names += " " + step;
+    board_.output += fmt::format("\nstarting permutation:{}\n", names);
+    std::vector<std::pair<std::size_t, std::string>> waiting;  // session, step name
+    for (const std::string& name : steps_) {
+      int session = -1;
+      const sql::SpecStep* step = spec_.find_step(name, &session);
+      const auto s = static_cast<std::size_t>(session);
+      // A step of a session still blocked waits for that session's step to finish first.
+      while (board_.busy[s]) env_.sleep_for(kDriverPoll);
+      complete(waiting);
+      board_.output += fmt::format("step {}: {}", name, step->sql.text);
+      if (send(s, step->sql.text)) {
+        board_.output += "\n";
+        print_result(s);
+      } else {
+        board_.output += " <waiting ...>\n";
+        waiting.emplace_back(s, name);
+      }
+      complete(waiting);
+    }
+    while (!waiting.empty()) {
+      env_.sleep_for(kDriverPoll);
+      complete(waiting);
+    }
+    for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
+      for (const sql::SqlBlock& block : spec_.sessions[s].teardown) {
+        while (!send(s, block.text)) env_.sleep_for(kDriverPoll);
+      }
+    }
+    board_.finished = true;
+  }
+
+  // Shows every waiting step that has finished, in the order they were sent.
+  void complete(std::vector<std::pair<std::size_t, std::string>>& waiting) {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      if (board_.busy[it->first]) {
+        ++it;
+        continue;
+      }
+      board_.output += fmt::format("step {}: <... completed>\n", it->second);
+      print_result(it->first);
+      it = waiting.erase(it);
+    }
+  }
+
+  const Spec& spec_;
+  std::vector<std::string> steps_;
+  Env& env_;
+  std::unique_ptr<pg::Pool> pool_;
+  Board board_;
+};
+
+class PermutationSystem final : public System {
+ public:
+  PermutationSystem(const Spec& spec, std::vector<std::string> steps) : spec_(spec), steps_(std::move(steps)) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<PermutationInstance>(spec_, steps_, env); }
+
+ private:
+  const Spec& spec_;
+  std::vector<std::string> steps_;
+};
+
+void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<std::string>& current,
+                   std::vector<std::vector<std::string>>& out) {
+  bool any = false;
+  for (std::size_t s = 0; s < spec.sessions.size(); ++s) {
+    if (at[s] == spec.sessions[s].steps.size()) continue;
+    any = true;
+    current.push_back(spec.sessions[s].steps[at[s]].name);
+    ++at[s];
+    interleavings(spec, at, current, out);
+    --at[s];
+    current.pop_back();
+  }
+  if (!any) out.push_back(current);
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> permutations(const Spec& spec) {
+  std::vector<std::vector<std::string>> out;
+  if (!spec.permutations.empty()) {
+    for (const auto& p : spec.permutations) {
+      std::vector<std::string> names;
+      for (const auto& step : p) names.push_back(step.step);
+      out.push_back(std::move(names));
+    }
+    return out;
+  }
+  std::vector<std::size_t> at(spec.sessions.size(), 0);
+  std::vector<std::string> current;
+  interleavings(spec, at, current, out);
+  return out;
+}
+
+std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<std::string>& steps) {
+  return std::make_unique<PermutationSystem>(spec, steps);
+}
+
+std::string printed_result(const pg::Rows& rows) {
+  if (rows.columns.empty()) return "";
+  const std::size_t n = rows.columns.size();
+  std::vector<std::size_t> width(n, 0);
+  std::vector<bool> numeric(n, true);
+  for (std::size_t j = 0; j < n; ++j) width[j] = display_width(rows.columns[j]);
+  for (const auto& row : rows.rows) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string v = row[j].value_or("");
+      width[j] = std::max(width[j], display_width(v));
+      if (!looks_numeric(v)) numeric[j] = false;
+    }
+  }
+  std::string out;
+  for (std::size_t j = 0; j < n; ++j) out += padded(rows.columns[j], width[j], false) + (j + 1 < n ? "|" : "\n");
+  for (std::size_t j = 0; j < n; ++j) out += std::string(width[j], '-') + (j + 1 < n ? "+" : "\n");
+  for (const auto& row : rows.rows) {
+    for (std::size_t j = 0; j < n; ++j) out += padded(row[j].value_or(""), width[j], numeric[j]) + (j + 1 < n ? "|" : "\n");
+  }
+  out += fmt::format("({} row{})\n\n", rows.rows.size(), rows.rows.size() == 1 ? "" : "s");
+  return out;
+}
+
+}  // namespace lockstep::sql_spec

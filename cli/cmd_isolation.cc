@@ -1,0 +1,108 @@
+// `lockstep isolation SPEC... [--expected FILE.out]`: PostgreSQL isolation specs run as
+// isolationtester runs them, on the simulated server: each permutation (the spec's, or every
+// interleaving of its sessions' steps) one at a time, printed byte for byte as
+// isolationtester prints it (model/systems/sql_spec.h). With --expected, the output is
+// compared with PostgreSQL's expected file: exit 0 when equal, else 1 and the first line
+// that differs.
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "lockstep/cli/subcommands.h"
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/sql/spec.h"
+#include "lockstep/model/systems/sql_spec.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/strategies/strategy.h"
+
+namespace lockstep::cli {
+namespace {
+
+struct IsolationArgs {
+  std::vector<std::string> specs;
+  std::optional<std::string> expected;
+};
+
+// One permutation's output: one execution of its system, every step of it forced by time.
+std::string run_permutation(const sql::Spec& spec, const std::vector<std::string>& steps) {
+  const auto system = sql_spec::permutation_system(spec, steps);
+  auto strategy = sim::make_strategy("dfs", 1);
+  sim::ExploreOptions options;
+  options.limits.time = TimeMode::timed;
+  options.limits.record_final_state = true;
+  options.limits.max_steps = 1'000'000;
+  options.max_executions = 1;
+  options.stop_at_first = true;
+  std::string output;
+  std::string failure;
+  options.on_execution = [&](const sim::ExecutionResult& r) { output = r.final_state; };
+  const sim::ExploreResult result = sim::explore_system(*system, *strategy, options);
+  if (result.first_failure) {
+    throw InputError(fmt::format("{}: permutation{}: {}", spec.file, fmt::format(" {}", fmt::join(steps, " ")),
+                                 result.first_failure->result.message));
+  }
+  return output;
+}
+
+std::string spec_output(const std::string& path) {
+  const sql::Spec spec = sql::load_spec(path);
+  std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
+  for (const auto& steps : sql_spec::permutations(spec)) out += run_permutation(spec, steps);
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The first line where `got` and `want` differ, as "line N: expected ... got ...".
+std::string first_difference(const std::string& got, const std::string& want) {
+  std::istringstream g(got), w(want);
+  std::string gl, wl;
+  for (int line = 1;; ++line) {
+    const bool has_g = static_cast<bool>(std::getline(g, gl));
+    const bool has_w = static_cast<bool>(std::getline(w, wl));
+    if (!has_g && !has_w) return "";
+    if (!has_g || !has_w || gl != wl) {
+      return fmt::format("line {}:\n  expected: {}\n  got:      {}", line, has_w ? wl : "(end of file)", has_g ? gl : "(end of output)");
+    }
+  }
+}
+
+int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) {
+  std::string all;
+  for (const std::string& spec : a.specs) all += spec_output(spec);
+  if (!a.expected) {
+    out << all;
+    return 0;
+  }
+  const std::string want = read_text(*a.expected);
+  if (all == want) {
+    out << fmt::format("isolation: output equals {}\n", *a.expected);
+    return 0;
+  }
+  const std::string diff = first_difference(all, want);
+  err << fmt::format("isolation: output differs from {} at {}\n", *a.expected, diff.empty() ? "the end (a trailing difference)" : diff);
+  return 1;
+}
+
+}  // namespace
+
+void add_isolation_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<IsolationArgs>();
+  CLI::App* c = app.add_subcommand("isolation", "run PostgreSQL isolation specs on the simulated server, as isolationtester prints them");
+  c->add_option("specs", args->specs, ".spec files (PostgreSQL's src/test/isolation format)")->required();
+  c->add_option("--expected", args->expected, "compare with this expected output (.out); exit 1 at the first difference");
+  c->callback([&context, args] { context.command = [&context, args] { return cmd_isolation(*args, context.out, context.err); }; });
+}
+
+}  // namespace lockstep::cli
