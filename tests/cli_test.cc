@@ -354,11 +354,11 @@ TEST_F(Cli, DiffAgainstACauseShowsTheNearestPassingExecutionAndWritesIt) {
 TEST_F(Cli, ListNamesSystemsVariantsInvariantsAndStrategies) {
   const CliRun r = run({"list"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* s : {"script", "bench", "headspace", "variant no_lock", "variant xact_lock", "invariant final_count",
+  for (const char* s : {"script", "bench", "headspace", "sql", "variant no_lock", "variant xact_lock", "invariant final_count",
                         "invariant final_state", "invariant agent_mutual_exclusion", "fault phantom_grant", "dfs", "random"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   }
-  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 6u);
+  EXPECT_EQ(nlohmann::json::parse(run({"list", "--json"}).out)["systems"].size(), 7u);  // the six built-in systems and sql (.spec files)
 }
 
 // A passing execution of lost-update (a runs first, then b), written by hand and checked by

@@ -77,7 +77,7 @@ TEST(Scenario, FormatSystemAndVariantAreChecked) {
   EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/9", "name": "n", "system": "script"})"),
             "<test>: /format: unsupported format \"lockstep-scenario/9\" (this lockstep reads \"lockstep-scenario/1\")");
   EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "nope"})"),
-            "<test>: /system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor, dal; a system of your own runs in your own executable, built with lockstep::main: see examples/jobclaim)");
+            "<test>: /system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor, dal, sql; a system of your own runs in your own executable, built with lockstep::main: see examples/jobclaim)");
   EXPECT_EQ(error_of(with(R"(, "variant": "buggy")")),
             "<test>: /variant: system \"script\" has no variant \"buggy\" (it has: default)");
   EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "system": "script"})"),

@@ -144,6 +144,12 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM pg_locks"),
             "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SAVEPOINT s"), "0A000 SAVEPOINT is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SET LOCAL lock_timeout = '1s'"), "0A000 SET LOCAL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"),
+            "0A000 FOR NO KEY UPDATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL REPEATABLE READ"),
+            "0A000 ISOLATION LEVEL REPEATABLE READ is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
   // The position counts characters of the whole text, statements before it included.
   EXPECT_EQ(refusal("SELECT 1; SELECT 'é' FROM t, u"),
             "0A000 a FROM list of several tables is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");

@@ -68,7 +68,7 @@ TEST(Trace, MalformedTracesNameThePointer) {
     sim::replay_trace(t, "<trace>");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "<trace>: /scenario/system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor, dal; a system of your own runs in your own executable, built with lockstep::main: see examples/jobclaim)");
+    EXPECT_EQ(std::string(e.what()), "<trace>: /scenario/system: unknown system \"nope\" (known: script, bench, headspace, phase_lock, supervisor, dal, sql; a system of your own runs in your own executable, built with lockstep::main: see examples/jobclaim)");
   }
 }
 

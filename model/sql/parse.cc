@@ -327,6 +327,9 @@ class Reader {
       const json& c = *node(clauses.at(0)).second;
       known(c, "LockingClause", {"strength", "waitPolicy"}, fallback);
       const std::string strength = c.value("strength", "");
+      // Their conflicts with FOR UPDATE and FOR SHARE differ (a foreign key's locks): not modeled.
+      if (strength == "LCS_FORNOKEYUPDATE") refuse("FOR NO KEY UPDATE", fallback);
+      if (strength == "LCS_FORKEYSHARE") refuse("FOR KEY SHARE", fallback);
       s.lock = strength == "LCS_FORUPDATE"      ? RowLock::update
                : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update
                : strength == "LCS_FORSHARE"       ? RowLock::share
@@ -860,12 +863,9 @@ class Reader {
       t.kind = Transaction::Kind::commit;
     } else if (kind == "TRANS_STMT_ROLLBACK") {
       t.kind = Transaction::Kind::rollback;
-    } else if (kind == "TRANS_STMT_SAVEPOINT") {
-      t.kind = Transaction::Kind::savepoint;
-    } else if (kind == "TRANS_STMT_RELEASE") {
-      t.kind = Transaction::Kind::release;
-    } else if (kind == "TRANS_STMT_ROLLBACK_TO") {
-      t.kind = Transaction::Kind::rollback_to;
+    } else if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" || kind == "TRANS_STMT_ROLLBACK_TO") {
+      refuse(kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT",
+             loc);
     } else {
       refuse(kind == "TRANS_STMT_PREPARE" || kind == "TRANS_STMT_COMMIT_PREPARED" || kind == "TRANS_STMT_ROLLBACK_PREPARED"
                  ? std::string("prepared transactions")
@@ -900,6 +900,7 @@ class Reader {
     SetVariable s;
     s.name = body.value("name", "");
     s.local = body.value("is_local", false);
+    if (s.local) refuse("SET LOCAL", loc);  // reset at the transaction's end: not modeled
     if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
     if (s.name != "lock_timeout" && s.name != "statement_timeout") refuse(fmt::format("the setting {}", s.name), loc);
     if (kind == "VAR_SET_VALUE") {

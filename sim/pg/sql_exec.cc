@@ -168,7 +168,9 @@ class SqlRun final : public sql::EvalContext {
       s_.also_touch(t->object);  // read within the step running now (an extra object counts as written: coarser, sound)
     }
     const Saved saved = save();
+    const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
     std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
+    pinned_ = outer_pinned;
     restore(saved);
     Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
     if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
@@ -226,6 +228,51 @@ class SqlRun final : public sql::EvalContext {
     std::vector<std::string> outputs;
     for (const sql::Target& target : sel.targets) outputs.push_back(target.name);
     for (const sql::OrderItem& o : sel.order_by) check_columns(o.expr, t, sel.alias, outputs);
+  }
+
+  // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with
+  // anything), or nullopt. Such a statement touches that row only: its first step is on the
+  // row's object, not a scan of the table.
+  std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
+    if (!where || t.key.empty()) return std::nullopt;
+    std::vector<const Expr*> conjuncts;
+    std::vector<const Expr*> pending = {&*where};
+    while (!pending.empty()) {
+      const Expr* e = pending.back();
+      pending.pop_back();
+      if (e->kind == Expr::Kind::and_) {
+        for (const Expr& a : e->args) pending.push_back(&a);
+      } else {
+        conjuncts.push_back(e);
+      }
+    }
+    auto fixed = [](const Expr& e) {
+      const Expr* x = &e;
+      while (x->kind == Expr::Kind::cast) x = &x->args[0];
+      return x->kind == Expr::Kind::constant || x->kind == Expr::Kind::param;
+    };
+    Row key;
+    for (int i : t.key) {
+      const sql::ColumnDef& col = t.def.columns[static_cast<std::size_t>(i)];
+      const Expr* value = nullptr;
+      for (const Expr* c : conjuncts) {
+        if (c->kind != Expr::Kind::op || c->name != "=") continue;
+        for (int side = 0; side < 2 && value == nullptr; ++side) {
+          const Expr& l = c->args[static_cast<std::size_t>(side)];
+          const Expr& r = c->args[static_cast<std::size_t>(1 - side)];
+          if (l.kind == Expr::Kind::column && l.name == col.name && (l.qualifier.empty() || l.qualifier == t.def.table || l.qualifier == alias) &&
+              fixed(r)) {
+            value = &r;
+          }
+        }
+      }
+      if (value == nullptr) return std::nullopt;
+      table_ = nullptr;
+      const Value v = sql::evaluate(*value, *this);
+      if (v.is_null()) return std::nullopt;
+      key[col.name] = sql::cast(v, col.type).text_output();
+    }
+    return id_of(t, key);
   }
 
   SqlTable* table(const std::string& name) {
@@ -357,7 +404,16 @@ class SqlRun final : public sql::EvalContext {
     check_select(sel, *t);
     SimConnection::Statement guard(c_);
     prepare_locking_subqueries(sel.where);
-    if (auto refused = begin("sql_scan", on(t->object, Access::read))) return *refused;
+    pinned_ = pinned_row(*t, sel.alias, sel.where);
+    if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
+      // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
+      statement_start_ = s_.now();
+      started_ = true;
+    } else if (pinned_) {
+      if (auto refused = begin("sql_read", on(server_.row_object(t->def.table, *pinned_), Access::read))) return *refused;
+    } else if (auto refused = begin("sql_scan", on(t->object, Access::read))) {
+      return *refused;
+    }
     Rows out;
     out.columns = column_names(sel.targets, t);
     for (auto& values : select_values(sel, t, true)) {
@@ -398,7 +454,11 @@ class SqlRun final : public sql::EvalContext {
     std::vector<std::pair<std::int64_t, Row>> out;
     const std::string name = t->def.table;
     std::vector<std::int64_t> ids;
-    server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+    if (pinned_) {
+      ids.push_back(*pinned_);
+    } else {
+      server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+    }
     for (std::int64_t id : ids) {
       const std::optional<Row>& r = c_.visible(name, id);
       if (!r) continue;
@@ -422,7 +482,13 @@ class SqlRun final : public sql::EvalContext {
       row_ = nullptr;
       return {project(sel.targets)};
     }
-    std::vector<std::pair<std::int64_t, Row>> rows = scan(t, sel.alias, sel.where);
+    std::vector<std::pair<std::int64_t, Row>> rows;
+    const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
+    if (lock_first) {
+      rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
+    } else {
+      rows = scan(t, sel.alias, sel.where);
+    }
     sort(rows, sel, t);
     const std::int64_t offset = bound(sel.offset, "OFFSET");
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
@@ -524,16 +590,36 @@ class SqlRun final : public sql::EvalContext {
         const Stmt verb = mode == LockMode::shared ? Stmt::select_for_share
                           : sel.wait == sql::LockWait::nowait ? Stmt::select_for_update_nowait
                                                               : Stmt::select_for_update;
-        const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode);
+        std::function<bool()> wanted;
+        if (pinned_ && *pinned_ == id && sel.where) {
+          wanted = [&, id = id] {
+            const std::optional<Row>& current = c_.visible(name, id);
+            return current.has_value() && still_matches(t, sel.alias, *current, *sel.where);
+          };
+        }
+        const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted);
         if (!got.ok()) throw Raised{got.error()};
         if (!got.value()) continue;
       }
       std::optional<Row> newest = c_.visible(name, id);
-      if (!newest) continue;
+      if (!newest) {
+        forget_gone_row(name, id);
+        continue;
+      }
       if (sel.where && !still_matches(t, sel.alias, *newest, *sel.where)) continue;
       locked.emplace_back(id, std::move(*newest));
     }
     return locked;
+  }
+
+  // A row whose lock this session got after waiting, and found deleted meanwhile: the lock
+  // was on a version that is gone, and PostgreSQL holds nothing on it; it goes at once
+  // (unless this transaction wrote the row itself), in the step that found it gone.
+  void forget_gone_row(const std::string& table, std::int64_t id) {
+    const std::pair<std::string, std::int64_t> row{table, id};
+    if (c_.written_.count(row) != 0 || c_.locked_rows_.count(row) == 0) return;
+    c_.locked_rows_.erase(row);
+    server_.row_locks().release_key(c_.pid_, server_.row_key(table, id), Scope::transaction);
   }
 
   bool still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where) {
@@ -800,9 +886,16 @@ class SqlRun final : public sql::EvalContext {
     const ObjectId obj = server_.row_object(name, id);
     if (s_.in_actor()) s_.also_touch(obj);
     RowState& r = server_.row(name, id);
-    // The unique check: another transaction that wrote this key and has not ended is waited
-    // for (on its transaction), then the check looks again.
-    for (int writer = c_.other_writer(r); writer != 0 && r.pending.count(c_.pid_) == 0; writer = c_.other_writer(r)) {
+    // The unique check: another transaction that wrote this key (inserted, updated or
+    // deleted its row) and has not ended is waited for (on its transaction), then the check
+    // looks again: a delete that committed frees the key, one rolled back does not.
+    auto writer_of = [&]() {
+      for (const auto& [pid, version] : r.pending) {
+        if (pid != c_.pid_) return pid;
+      }
+      return 0;
+    };
+    for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
       const AdvisoryKey xact = server_.current_transaction_key(writer);
       auto waiter = server_.row_locks().request(c_.pid_, xact, LockMode::shared, Scope::transaction);
       LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
@@ -821,8 +914,19 @@ class SqlRun final : public sql::EvalContext {
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
     }
-    const bool locked = server_.row_locks().try_request(c_.pid_, server_.row_key(name, id), LockMode::exclusive, Scope::transaction);
-    LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
+    const AdvisoryKey key = server_.row_key(name, id);
+    if (!server_.row_locks().try_request(c_.pid_, key, LockMode::exclusive, Scope::transaction)) {
+      // A session granted the lock of this key's deleted version has not run since: it lets
+      // the lock go as it finds the row gone (forget_gone_row), and the insert takes it then.
+      auto waiter = server_.row_locks().request(c_.pid_, key, LockMode::exclusive, Scope::transaction);
+      LOCKSTEP_INVARIANT(waiter != nullptr, "a row lock held by another session makes a request wait");
+      c_.note_queued(server_.row_locks(), key, LockMode::exclusive);
+      if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
+                                      fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
+          !waited.ok()) {
+        return waited.error();
+      }
+    }
     if (s_.logging()) s_.add_detail(row_text(row));
     returning(t, ins.returning, row, out);
     r.pending[c_.pid_] = std::move(row);
@@ -904,17 +1008,37 @@ class SqlRun final : public sql::EvalContext {
     for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
     SimConnection::Statement guard(c_);
     prepare_locking_subqueries(b.where);
-    if (auto refused = begin(remove ? "sql_delete_scan" : "sql_update_scan", on(t->object, Access::read))) return *refused;
-    const std::vector<std::pair<std::int64_t, Row>> candidates = scan(t, b.alias, b.where);
+    pinned_ = pinned_row(*t, b.alias, b.where);
+    std::vector<std::pair<std::int64_t, Row>> candidates;
+    if (pinned_) {
+      // One row: its lock is the first step, taken only when the row matches (update_row_if's way).
+      statement_start_ = s_.now();
+      started_ = true;
+      candidates.emplace_back(*pinned_, Row{});
+    } else {
+      if (auto refused = begin(remove ? "sql_delete_scan" : "sql_update_scan", on(t->object, Access::read))) return *refused;
+      candidates = scan(t, b.alias, b.where);
+    }
     Rows out;
     out.columns = column_names(b.returning, t);
     std::int64_t changed = 0;
     const std::string name = t->def.table;
     for (const auto& [id, seen] : candidates) {
-      const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if);
+      std::function<bool()> wanted;
+      if (pinned_ && b.where) {
+        wanted = [&, id = id] {
+          const std::optional<Row>& current = c_.visible(name, id);
+          return current.has_value() && still_matches(t, b.alias, *current, *b.where);
+        };
+      }
+      const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, LockMode::exclusive, wanted);
       if (!got.ok()) return got.error();
       std::optional<Row> newest = c_.visible(name, id);
-      if (!got.value() || !newest) continue;
+      if (!got.value()) continue;
+      if (!newest) {
+        forget_gone_row(name, id);
+        continue;
+      }
       if (b.where && !still_matches(t, b.alias, *newest, *b.where)) continue;
       if (remove) {
         returning(*t, b.returning, *newest, out);
@@ -942,7 +1066,11 @@ class SqlRun final : public sql::EvalContext {
   // Runs the statement, turning a helper's Raised into the statement's failure.
   Result<Rows> run_checked() {
     try {
-      return run();
+      Result<Rows> r = run();
+      // Any error ends the statement: the transaction aborts, or the statement's own
+      // writes and row locks go (a lock wait that ended in 40P01 or 55P03 among them).
+      if (!r.ok()) return fail(r.error());
+      return r;
     } catch (const Raised& r) {
       return fail(r.error);
     }
@@ -956,6 +1084,7 @@ class SqlRun final : public sql::EvalContext {
   const std::vector<Param>& params_;
   Time statement_start_{0};
   bool started_ = false;  // the statement took its first step
+  std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
   SqlTable* table_ = nullptr;
   std::string alias_;
   const Row* row_ = nullptr;
