@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "lockstep/real/libpq_backend.h"
@@ -112,6 +113,50 @@ TEST_F(RealPg, TerminateBackendReleasesTheVictimsLocks) {
   ASSERT_TRUE(b->advisory_unlock_all().ok());
   EXPECT_FALSE(b->terminate_backend(999999).value());
   EXPECT_EQ(b->take_warnings().size(), 1u);  // "PID 999999 is not a PostgreSQL backend process"
+}
+
+// Connection::exec on the server: the same statements and the same results, errors and
+// messages as SqlSim.ErrorsAreTheServers and the row statements of tests/sql_sim_test.cc give
+// on the simulated server.
+TEST_F(RealPg, ExecRunsSqlAsWrittenWithTheServersErrors) {
+  auto c = conn();
+  auto shown = [&](const std::string& sql, const std::vector<pg::Param>& params = {}) {
+    const auto r = c->exec(sql, params);
+    if (!r.ok()) return fmt::format("ERROR {}: {}", r.error().sqlstate, r.error().message);
+    std::string rows;
+    for (const auto& row : r.value().rows) {
+      std::string cells;
+      for (const auto& v : row) cells += (cells.empty() ? "" : ",") + v.value_or("NULL");
+      rows += (rows.empty() ? "" : ";") + cells;
+    }
+    return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
+  };
+  (void)c->exec("DROP TABLE IF EXISTS lockstep_exec_t");
+  EXPECT_EQ(shown("CREATE TABLE lockstep_exec_t (id int PRIMARY KEY, v varchar(3) NOT NULL, n int NOT NULL DEFAULT 0)"),
+            "CREATE TABLE");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t VALUES (1, NULL)"),
+            "ERROR 23502: null value in column \"v\" of relation \"lockstep_exec_t\" violates not-null constraint");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t VALUES (1, 'long')"), "ERROR 22001: value too long for type character varying(3)");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t VALUES ('x', 'a')"), "ERROR 22P02: invalid input syntax for type integer: \"x\"");
+  EXPECT_EQ(shown("SELECT nope FROM lockstep_exec_t"), "ERROR 42703: column \"nope\" does not exist");
+  EXPECT_EQ(shown("SELECT * FROM lockstep_exec_missing"), "ERROR 42P01: relation \"lockstep_exec_missing\" does not exist");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'a'), (2, 'b') RETURNING id, n"), "INSERT 0 2 [1,0;2,0]");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c')"),
+            "ERROR 23505: duplicate key value violates unique constraint \"lockstep_exec_t_pkey\"");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c') ON CONFLICT DO NOTHING"), "INSERT 0 0");
+  EXPECT_EQ(shown("INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c') ON CONFLICT (id) DO UPDATE SET n = lockstep_exec_t.n + 5 "
+                  "RETURNING v, n"),
+            "INSERT 0 1 [a,5]");
+  EXPECT_EQ(shown("UPDATE lockstep_exec_t SET n = n + 1 WHERE id = $1 AND v = $2 RETURNING n", {"2", "b"}), "UPDATE 1 [1]");
+  EXPECT_EQ(shown("SELECT count(*), max(n), min(v), sum(n) FROM lockstep_exec_t"), "SELECT 1 [2,5,a,6]");
+  EXPECT_EQ(shown("SELECT id, n > 1 AS big, n * interval '1 ms' AS d FROM lockstep_exec_t ORDER BY id DESC"),
+            "SELECT 2 [2,f,00:00:00.001;1,t,00:00:00.005]");
+  EXPECT_EQ(shown("BEGIN"), "BEGIN");
+  EXPECT_EQ(shown("SELECT 1 / 0"), "ERROR 22012: division by zero");
+  EXPECT_EQ(shown("SELECT 1"), "ERROR 25P02: current transaction is aborted, commands ignored until end of transaction block");
+  EXPECT_EQ(shown("COMMIT"), "ROLLBACK");
+  EXPECT_EQ(shown("DELETE FROM lockstep_exec_t WHERE id = 1 RETURNING id"), "DELETE 1 [1]");
+  EXPECT_EQ(shown("DROP TABLE lockstep_exec_t"), "DROP TABLE");
 }
 
 TEST(RealPgConninfo, APasswordIsNeverShown) {

@@ -248,6 +248,52 @@ TEST(SqlSim, ErrorsAreTheServers) {
             "final: SELECT 1 [0]");
 }
 
+// The statements of RealPg.ExecRunsSqlAsWrittenWithTheServersErrors (tests/real_pg_test.cc),
+// whose results there are the server's: the simulated server gives the same.
+TEST(SqlSim, TheStatementsCheckedOnTheServerGiveTheServersResults) {
+  const std::vector<std::string> setup = {
+      "CREATE TABLE lockstep_exec_t (id int PRIMARY KEY, v varchar(3) NOT NULL, n int NOT NULL DEFAULT 0)"};
+  const Session s = {"INSERT INTO lockstep_exec_t VALUES (1, NULL)",
+                     "INSERT INTO lockstep_exec_t VALUES (1, 'long')",
+                     "INSERT INTO lockstep_exec_t VALUES ('x', 'a')",
+                     "SELECT nope FROM lockstep_exec_t",
+                     "SELECT * FROM lockstep_exec_missing",
+                     "INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'a'), (2, 'b') RETURNING id, n",
+                     "INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c')",
+                     "INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c') ON CONFLICT DO NOTHING",
+                     "INSERT INTO lockstep_exec_t (id, v) VALUES (1, 'c') ON CONFLICT (id) DO UPDATE SET n = lockstep_exec_t.n + 5 "
+                     "RETURNING v, n",
+                     "UPDATE lockstep_exec_t SET n = n + 1 WHERE id = 2 AND v = 'b' RETURNING n",
+                     "SELECT count(*), max(n), min(v), sum(n) FROM lockstep_exec_t",
+                     "SELECT id, n > 1 AS big, n * interval '1 ms' AS d FROM lockstep_exec_t ORDER BY id DESC",
+                     "BEGIN",
+                     "SELECT 1 / 0",
+                     "SELECT 1",
+                     "COMMIT",
+                     "DELETE FROM lockstep_exec_t WHERE id = 1 RETURNING id"};
+  const auto seen = outcomes(setup, {s}, "SELECT count(*) FROM lockstep_exec_t");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(*seen.begin(),
+            "a: ERROR 23502: null value in column \"v\" of relation \"lockstep_exec_t\" violates not-null constraint | "
+            "a: ERROR 22001: value too long for type character varying(3) | "
+            "a: ERROR 22P02: invalid input syntax for type integer: \"x\" | "
+            "a: ERROR 42703: column \"nope\" does not exist | "
+            "a: ERROR 42P01: relation \"lockstep_exec_missing\" does not exist | "
+            "a: INSERT 0 2 [1,0;2,0] | "
+            "a: ERROR 23505: duplicate key value violates unique constraint \"lockstep_exec_t_pkey\" | "
+            "a: INSERT 0 0 | "
+            "a: INSERT 0 1 [a,5] | "
+            "a: UPDATE 1 [1] | "
+            "a: SELECT 1 [2,5,a,6] | "
+            "a: SELECT 2 [2,f,00:00:00.001;1,t,00:00:00.005] | "
+            "a: BEGIN | "
+            "a: ERROR 22012: division by zero | "
+            "a: ERROR 25P02: current transaction is aborted, commands ignored until end of transaction block | "
+            "a: ROLLBACK | "
+            "a: DELETE 1 [1] | "
+            "final: SELECT 1 [1]");
+}
+
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
 // A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet.
