@@ -98,46 +98,102 @@ Value from_truth(std::optional<bool> t) { return t ? Value::boolean(*t) : Value:
 
 bool is_true(const Value& v, std::string_view clause) { return truth(v, clause).value_or(false); }
 
+namespace {
+
+Value operator_value(const Expr& e, EvalContext& context) {
+  if (e.args.size() == 1) {  // unary minus
+    const Value v = evaluate(e.args[0], context);
+    if (v.is_null()) return v;
+    if (v.type() == Type::interval) return Value::interval(-v.micros());
+    const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
+    if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
+    return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
+  }
+  const Value a = evaluate(e.args[0], context);
+  const Value b = evaluate(e.args[1], context);
+  if (e.name == "=" || e.name == "<>" || e.name == "<" || e.name == "<=" || e.name == ">" || e.name == ">=") {
+    return comparison(e.name, a, b);
+  }
+  return arithmetic(e.name, a, b);
+}
+
+// AND (`stop_at` false) or OR (true): SQL's three-valued logic.
+Value logic(const Expr& e, EvalContext& context, bool stop_at, std::string_view name) {
+  bool saw_null = false;
+  for (const Expr& a : e.args) {
+    const auto t = truth(evaluate(a, context), name);
+    if (t == stop_at) return Value::boolean(stop_at);
+    saw_null = saw_null || !t;
+  }
+  return saw_null ? Value::null(Type::boolean) : Value::boolean(!stop_at);
+}
+
+Value in_list(const Expr& e, EvalContext& context) {
+  const Value x = evaluate(e.args.at(0), context);
+  std::optional<bool> found = false;
+  for (std::size_t i = 1; i < e.args.size() && found != true; ++i) {
+    const auto eq = truth(comparison("=", x, evaluate(e.args[i], context)), "IN");
+    if (eq == true) found = true;
+    if (!eq) found = std::nullopt;
+  }
+  if (e.negated && found) found = !*found;
+  return from_truth(found);
+}
+
+Value between(const Expr& e, EvalContext& context) {
+  const Value x = evaluate(e.args.at(0), context);
+  const auto lo = truth(comparison(">=", x, evaluate(e.args.at(1), context)), "BETWEEN");
+  const auto hi = truth(comparison("<=", x, evaluate(e.args.at(2), context)), "BETWEEN");
+  std::optional<bool> in;
+  if (lo == false || hi == false) {
+    in = false;
+  } else if (lo && hi) {
+    in = true;
+  }
+  if (e.negated && in) in = !*in;
+  return from_truth(in);
+}
+
+Value function_value(const Expr& e, EvalContext& context) {
+  const FunctionInfo* f = find_function(e.name);
+  if (f == nullptr) throw SqlError("42883", fmt::format("function {}() does not exist", e.name));
+  if (f->kind == FunctionKind::aggregate) return context.call(e, {});
+  std::vector<Value> args;
+  args.reserve(e.args.size());
+  for (const Expr& a : e.args) args.push_back(evaluate(a, context));
+  if (e.name == "abs") {
+    const Value v = args.at(0).type() == Type::unknown ? cast(args[0], Type::int4) : args[0];
+    if (v.is_null()) return v;
+    if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
+    return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
+  }
+  return context.call(e, args);
+}
+
+Value case_value(const Expr& e, EvalContext& context) {
+  std::size_t i = 0;
+  std::optional<Value> operand;
+  if (e.has_operand) operand = evaluate(e.args[i++], context);
+  const std::size_t pairs_end = e.args.size() - (e.has_else ? 1 : 0);
+  for (; i < pairs_end; i += 2) {
+    const Value when = evaluate(e.args[i], context);
+    const bool hit = operand ? truth(comparison("=", *operand, when), "CASE") == true : truth(when, "CASE") == true;
+    if (hit) return evaluate(e.args[i + 1], context);
+  }
+  return e.has_else ? evaluate(e.args.back(), context) : Value::null();
+}
+
+}  // namespace
+
 Value evaluate(const Expr& e, EvalContext& context) {
   using K = Expr::Kind;
   switch (e.kind) {
     case K::constant: return e.value;
     case K::param: return context.param(e.number);
     case K::column: return context.column(e);
-    case K::op: {
-      if (e.args.size() == 1) {  // unary minus
-        const Value v = evaluate(e.args[0], context);
-        if (v.is_null()) return v;
-        if (v.type() == Type::interval) return Value::interval(-v.micros());
-        const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
-        if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
-        return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
-      }
-      const Value a = evaluate(e.args[0], context);
-      const Value b = evaluate(e.args[1], context);
-      if (e.name == "=" || e.name == "<>" || e.name == "<" || e.name == "<=" || e.name == ">" || e.name == ">=") {
-        return comparison(e.name, a, b);
-      }
-      return arithmetic(e.name, a, b);
-    }
-    case K::and_: {
-      bool saw_null = false;
-      for (const Expr& a : e.args) {
-        const auto t = truth(evaluate(a, context), "AND");
-        if (t == false) return Value::boolean(false);
-        saw_null = saw_null || !t;
-      }
-      return saw_null ? Value::null(Type::boolean) : Value::boolean(true);
-    }
-    case K::or_: {
-      bool saw_null = false;
-      for (const Expr& a : e.args) {
-        const auto t = truth(evaluate(a, context), "OR");
-        if (t == true) return Value::boolean(true);
-        saw_null = saw_null || !t;
-      }
-      return saw_null ? Value::null(Type::boolean) : Value::boolean(false);
-    }
+    case K::op: return operator_value(e, context);
+    case K::and_: return logic(e, context, false, "AND");
+    case K::or_: return logic(e, context, true, "OR");
     case K::not_: {
       const auto t = truth(evaluate(e.args.at(0), context), "NOT");
       return t ? Value::boolean(!*t) : Value::null(Type::boolean);
@@ -146,47 +202,10 @@ Value evaluate(const Expr& e, EvalContext& context) {
       const bool null = evaluate(e.args.at(0), context).is_null();
       return Value::boolean(e.negated ? !null : null);
     }
-    case K::in_list: {
-      const Value x = evaluate(e.args.at(0), context);
-      std::optional<bool> found = false;
-      for (std::size_t i = 1; i < e.args.size() && found != true; ++i) {
-        const auto eq = truth(comparison("=", x, evaluate(e.args[i], context)), "IN");
-        if (eq == true) found = true;
-        if (!eq) found = std::nullopt;
-      }
-      if (e.negated && found) found = !*found;
-      return from_truth(found);
-    }
-    case K::between: {
-      const Value x = evaluate(e.args.at(0), context);
-      const auto lo = truth(comparison(">=", x, evaluate(e.args.at(1), context)), "BETWEEN");
-      const auto hi = truth(comparison("<=", x, evaluate(e.args.at(2), context)), "BETWEEN");
-      std::optional<bool> in;
-      if (lo == false || hi == false) {
-        in = false;
-      } else if (lo && hi) {
-        in = true;
-      }
-      if (e.negated && in) in = !*in;
-      return from_truth(in);
-    }
+    case K::in_list: return in_list(e, context);
+    case K::between: return between(e, context);
     case K::cast: return cast(evaluate(e.args.at(0), context), e.type);
-    case K::func: {
-      const FunctionInfo* f = find_function(e.name);
-      if (f == nullptr) throw SqlError("42883", fmt::format("function {}() does not exist", e.name));
-      if (f->kind == FunctionKind::aggregate) return context.call(e, {});
-      std::vector<Value> args;
-      args.reserve(e.args.size());
-      for (const Expr& a : e.args) args.push_back(evaluate(a, context));
-      if (e.name == "abs") {
-        const Value v = args.at(0).type() == Type::unknown ? cast(args[0], Type::int4) : args[0];
-        if (v.is_null()) return v;
-        if (v.type() == Type::interval) throw SqlError("42883", "function abs(interval) does not exist");
-        if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
-        return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
-      }
-      return context.call(e, args);
-    }
+    case K::func: return function_value(e, context);
     case K::coalesce: {
       for (const Expr& a : e.args) {
         Value v = evaluate(a, context);
@@ -194,18 +213,7 @@ Value evaluate(const Expr& e, EvalContext& context) {
       }
       return Value::null();
     }
-    case K::case_: {
-      std::size_t i = 0;
-      std::optional<Value> operand;
-      if (e.has_operand) operand = evaluate(e.args[i++], context);
-      const std::size_t pairs_end = e.args.size() - (e.has_else ? 1 : 0);
-      for (; i + 1 < pairs_end + 1 && i < pairs_end; i += 2) {
-        const Value when = evaluate(e.args[i], context);
-        const bool hit = operand ? truth(comparison("=", *operand, when), "CASE") == true : truth(when, "CASE") == true;
-        if (hit) return evaluate(e.args[i + 1], context);
-      }
-      return e.has_else ? evaluate(e.args.back(), context) : Value::null();
-    }
+    case K::case_: return case_value(e, context);
     case K::subquery:
     case K::exists: return context.subquery(e);
   }

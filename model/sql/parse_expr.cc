@@ -1,0 +1,354 @@
+// model/sql/parse_expr.cc: expressions, types and output column names of the parse tree
+// (model/sql/parse_reader.h), each node kind by a function of its own.
+#include <algorithm>
+#include <memory>
+
+#include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql::detail {
+
+const Expr* Reader::aggregate_in(const Expr& e) {
+  if (e.kind == Expr::Kind::func) {
+    const FunctionInfo* f = find_function(e.name);
+    if (f != nullptr && f->kind == FunctionKind::aggregate) return &e;
+  }
+  for (const Expr& a : e.args) {
+    if (const Expr* found = aggregate_in(a)) return found;
+  }
+  return nullptr;
+}
+
+const Expr* Reader::bare_column(const Expr& e) {
+  if (e.kind == Expr::Kind::column) return &e;
+  if (e.kind == Expr::Kind::func) {
+    const FunctionInfo* f = find_function(e.name);
+    if (f != nullptr && f->kind == FunctionKind::aggregate) return nullptr;
+  }
+  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return nullptr;
+  for (const Expr& a : e.args) {
+    if (const Expr* c = bare_column(a)) return c;
+  }
+  return nullptr;
+}
+
+Target Reader::target(const json& n, int fallback) {
+  const auto [type, b] = node(n);
+  known(*b, "ResTarget", {"name", "val"}, fallback);
+  Target t;
+  const json& val = b->at("val");
+  const auto [vtype, vb] = node(val);
+  if (vtype == "ColumnRef") {
+    const json& fields = vb->at("fields");
+    if (node(fields.back()).first == "A_Star") {
+      if (fields.size() != 1) refuse("table.*", location_of(*vb, fallback));
+      t.star = true;
+      return t;
+    }
+  }
+  t.expr = expr(val, fallback);
+  t.name = b->contains("name") ? b->at("name").get<std::string>() : column_name(val);
+  return t;
+}
+
+std::string Reader::column_name(const json& n) {
+  const auto [type, b] = node(n);
+  if (type == "ColumnRef") {
+    const json& fields = b->at("fields");
+    return str(fields.back());
+  }
+  if (type == "FuncCall") return str(b->at("funcname").back());
+  if (type == "TypeCast") {
+    std::string inner = column_name(b->at("arg"));
+    if (inner != "?column?") return inner;
+    return type_display(b->at("typeName"));
+  }
+  if (type == "CaseExpr") return "case";
+  if (type == "CoalesceExpr") return "coalesce";
+  if (type == "SQLValueFunction") return sql_value_function_name(b->value("op", ""));
+  if (type == "SubLink") {
+    if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return "exists";
+    const json& sub = *node(b->at("subselect")).second;
+    if (sub.contains("targetList")) {
+      const json& first = *node(sub.at("targetList").at(0)).second;
+      if (first.contains("name")) return first.at("name");
+      return column_name(first.at("val"));
+    }
+  }
+  return "?column?";
+}
+
+std::string Reader::type_display(const json& type_name) {
+  const json& names = type_name.at("names");
+  return str(names.back());
+}
+
+std::string Reader::sql_value_function_name(std::string_view op) {
+  if (op == "SVFOP_CURRENT_TIMESTAMP") return "current_timestamp";
+  if (op == "SVFOP_CURRENT_TIMESTAMP_N") return "current_timestamp";
+  if (op == "SVFOP_LOCALTIMESTAMP") return "localtimestamp";
+  return "?column?";
+}
+
+Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column) const {
+  known(type_name, "TypeName", {"names", "typemod", "typmods"}, fallback);
+  const int loc = location_of(type_name, fallback);
+  const std::vector<std::string> parts = names(type_name.at("names"));
+  const std::string& name = parts.back();
+  const std::optional<Type> t = type_of_name(name);
+  if (!t) refuse(fmt::format("the type {}", name == "timestamp" ? "timestamp without time zone" : name), loc);
+  if (type_name.contains("typmods")) {
+    if (name != "varchar") refuse(fmt::format("a type modifier on {}", name), loc);
+    if (column == nullptr) refuse("a cast to varchar(n)", loc);
+    const json& mods = type_name.at("typmods");
+    const json& mod = *node(mods.at(0)).second;
+    if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
+    column->max_length = mod.at("ival").value("ival", 0);
+  }
+  if (column != nullptr) column->serial = name == "serial" || name == "bigserial" || name == "serial4" ||
+                                         name == "serial8" || name == "smallserial" || name == "serial2";
+  return *t;
+}
+
+Expr Reader::expr(const json& n, int fallback) {
+  const auto [type, b] = node(n);
+  const json& body = *b;
+  Expr e;
+  e.location = location_of(body, fallback);
+  const int loc = e.location;
+  const std::string_view t = type;
+  if (t == "A_Const") return constant(body, std::move(e));
+  if (t == "ParamRef") return parameter(body, std::move(e));
+  if (t == "ColumnRef") return column_ref(body, std::move(e));
+  if (t == "A_Expr") return a_expr(body, std::move(e));
+  if (t == "BoolExpr") return bool_expr(body, std::move(e));
+  if (t == "NullTest") return null_test(body, std::move(e));
+  if (t == "TypeCast") return type_cast(body, std::move(e));
+  if (t == "FuncCall") return func_call(body, std::move(e));
+  if (t == "SQLValueFunction") return sql_value_function(body, std::move(e));
+  if (t == "CoalesceExpr") return coalesce(body, std::move(e));
+  if (t == "CaseExpr") return case_expr(body, std::move(e));
+  if (t == "SubLink") return sublink(body, std::move(e));
+  refuse(construct_of_node(type, body), loc);
+}
+
+Expr Reader::constant(const json& body, Expr e) {
+  const std::string_view type = "A_Const";
+  const int loc = e.location;
+  known(body, type, {"ival", "sval", "boolval", "fval", "isnull"}, loc);
+  e.kind = Expr::Kind::constant;
+  if (body.value("isnull", false)) {
+    e.value = Value::null();
+  } else if (body.contains("ival")) {
+    e.value = Value::integer(body.at("ival").value("ival", std::int64_t{0}), Type::int4);
+  } else if (body.contains("sval")) {
+    e.value = Value::unknown(body.at("sval").value("sval", ""));
+  } else if (body.contains("boolval")) {
+    e.value = Value::boolean(body.at("boolval").value("boolval", false));
+  } else if (body.contains("fval")) {
+    // An integer literal beyond int4 is a bigint; a decimal one is numeric, outside the subset.
+    const std::string f = body.at("fval").value("fval", "");
+    if (f.find_first_of(".eE") != std::string::npos) refuse("numeric values (a decimal number)", loc);
+    try {
+      e.value = cast(Value::unknown(f), Type::int8);
+    } catch (const SqlError&) {
+      refuse(fmt::format("the numeric value {} (beyond bigint)", f), loc);
+    }
+  }
+  return e;
+}
+
+Expr Reader::parameter(const json& body, Expr e) {
+  const std::string_view type = "ParamRef";
+  const int loc = e.location;
+  known(body, type, {"number"}, loc);
+  e.kind = Expr::Kind::param;
+  e.number = body.value("number", 0);
+  if (e.number < 1) refuse("a parameter without a number", loc);
+  max_param_ = std::max(max_param_, e.number);
+  return e;
+}
+
+Expr Reader::column_ref(const json& body, Expr e) {
+  const std::string_view type = "ColumnRef";
+  const int loc = e.location;
+  known(body, type, {"fields"}, loc);
+  const json& fields = body.at("fields");
+  if (node(fields.back()).first == "A_Star") refuse("* outside the select list", loc);
+  if (fields.size() > 2) refuse("a schema-qualified column", loc);
+  e.kind = Expr::Kind::column;
+  e.name = str(fields.back());
+  if (fields.size() == 2) e.qualifier = str(fields.at(0));
+  return e;
+}
+
+Expr Reader::a_expr(const json& body, Expr e) {
+  const std::string_view type = "A_Expr";
+  const int loc = e.location;
+  known(body, type, {"kind", "name", "lexpr", "rexpr"}, loc);
+  const std::string kind = body.value("kind", "");
+  const std::vector<std::string> op = names(body.at("name"));
+  if (kind == "AEXPR_OP") {
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||"};
+    if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
+      refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
+    }
+    e.kind = Expr::Kind::op;
+    e.name = op[0] == "!=" ? "<>" : op[0];
+    if (body.contains("lexpr")) e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
+    if (e.args.size() == 1 && e.name != "-") refuse(fmt::format("the prefix operator {}", e.name), loc);
+    return e;
+  }
+  if (kind == "AEXPR_IN") {
+    e.kind = Expr::Kind::in_list;
+    e.negated = op.at(0) == "<>";
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    const auto list = items(body.at("rexpr"));
+    if (list.empty()) refuse("IN with a subquery", loc);
+    for (const json* i : list) e.args.push_back(expr(*i, loc));
+    return e;
+  }
+  if (kind == "AEXPR_BETWEEN" || kind == "AEXPR_NOT_BETWEEN") {
+    e.kind = Expr::Kind::between;
+    e.negated = kind == "AEXPR_NOT_BETWEEN";
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    for (const json* i : items(body.at("rexpr"))) e.args.push_back(expr(*i, loc));
+    return e;
+  }
+  static const std::initializer_list<std::pair<std::string_view, std::string_view>> kinds = {
+      {"AEXPR_LIKE", "LIKE"}, {"AEXPR_ILIKE", "ILIKE"}, {"AEXPR_SIMILAR", "SIMILAR TO"},
+      {"AEXPR_DISTINCT", "IS DISTINCT FROM"}, {"AEXPR_NOT_DISTINCT", "IS NOT DISTINCT FROM"},
+      {"AEXPR_NULLIF", "NULLIF"}, {"AEXPR_OP_ANY", "= ANY (...)"}, {"AEXPR_OP_ALL", "ALL (...)"},
+      {"AEXPR_BETWEEN_SYM", "BETWEEN SYMMETRIC"}, {"AEXPR_NOT_BETWEEN_SYM", "NOT BETWEEN SYMMETRIC"}};
+  for (const auto& [k, name] : kinds) {
+    if (k == kind) refuse(name, loc);
+  }
+  refuse(fmt::format("the expression {}", kind), loc);
+}
+
+Expr Reader::bool_expr(const json& body, Expr e) {
+  const std::string_view type = "BoolExpr";
+  const int loc = e.location;
+  known(body, type, {"boolop", "args"}, loc);
+  const std::string op = body.value("boolop", "");
+  e.kind = op == "AND_EXPR" ? Expr::Kind::and_ : op == "OR_EXPR" ? Expr::Kind::or_ : Expr::Kind::not_;
+  for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+  return e;
+}
+
+Expr Reader::null_test(const json& body, Expr e) {
+  const std::string_view type = "NullTest";
+  const int loc = e.location;
+  known(body, type, {"arg", "nulltesttype", "argisrow"}, loc);
+  e.kind = Expr::Kind::is_null;
+  e.negated = body.value("nulltesttype", "") == "IS_NOT_NULL";
+  e.args.push_back(expr(body.at("arg"), loc));
+  return e;
+}
+
+Expr Reader::type_cast(const json& body, Expr e) {
+  const std::string_view type = "TypeCast";
+  const int loc = e.location;
+  known(body, type, {"arg", "typeName"}, loc);
+  e.kind = Expr::Kind::cast;
+  e.type = type_of(body.at("typeName"), loc);
+  e.args.push_back(expr(body.at("arg"), loc));
+  return e;
+}
+
+Expr Reader::func_call(const json& body, Expr e) {
+  const std::string_view type = "FuncCall";
+  const int loc = e.location;
+  known(body, type, {"funcname", "args", "agg_star", "funcformat"}, loc);
+  std::vector<std::string> name = names(body.at("funcname"));
+  if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
+  if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
+  const FunctionInfo* f = find_function(name[0]);
+  if (f == nullptr) refuse(fmt::format("the function {}()", name[0]), loc);
+  e.kind = Expr::Kind::func;
+  e.name = name[0];
+  e.star = body.value("agg_star", false);
+  if (body.contains("args")) {
+    for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+  }
+  const int count = static_cast<int>(e.args.size());
+  if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);
+  if ((e.name == "count" && count + (e.star ? 1 : 0) != 1) || (e.name != "count" && (count < f->min_args || count > f->max_args))) {
+    fail("42883", fmt::format("function {}() does not exist with {} arguments", e.name, count), loc);
+  }
+  return e;
+}
+
+Expr Reader::sql_value_function(const json& body, Expr e) {
+  const std::string_view type = "SQLValueFunction";
+  const int loc = e.location;
+  known(body, type, {"op", "typmod"}, loc);
+  const std::string op = body.value("op", "");
+  if (op != "SVFOP_CURRENT_TIMESTAMP") refuse(fmt::format("the function {}", op), loc);
+  e.kind = Expr::Kind::func;
+  e.name = "now";
+  return e;
+}
+
+Expr Reader::coalesce(const json& body, Expr e) {
+  const std::string_view type = "CoalesceExpr";
+  const int loc = e.location;
+  known(body, type, {"args"}, loc);
+  e.kind = Expr::Kind::coalesce;
+  for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+  return e;
+}
+
+Expr Reader::case_expr(const json& body, Expr e) {
+  const std::string_view type = "CaseExpr";
+  const int loc = e.location;
+  known(body, type, {"arg", "args", "defresult"}, loc);
+  e.kind = Expr::Kind::case_;
+  if (body.contains("arg")) {
+    e.has_operand = true;
+    e.args.push_back(expr(body.at("arg"), loc));
+  }
+  for (const json& w : body.at("args")) {
+    const json& when = *node(w).second;
+    known(when, "CaseWhen", {"expr", "result"}, loc);
+    e.args.push_back(expr(when.at("expr"), loc));
+    e.args.push_back(expr(when.at("result"), loc));
+  }
+  if (body.contains("defresult")) {
+    e.has_else = true;
+    e.args.push_back(expr(body.at("defresult"), loc));
+  }
+  return e;
+}
+
+Expr Reader::sublink(const json& body, Expr e) {
+  const std::string_view type = "SubLink";
+  const int loc = e.location;
+  const std::string kind = body.value("subLinkType", "");
+  if (kind != "EXPR_SUBLINK" && kind != "EXISTS_SUBLINK") refuse(construct_of_node(type, body), loc);
+  known(body, type, {"subLinkType", "subselect"}, loc);
+  e.kind = kind == "EXISTS_SUBLINK" ? Expr::Kind::exists : Expr::Kind::subquery;
+  const auto [stype, sb] = node(body.at("subselect"));
+  auto sub = std::make_shared<Select>(select(*sb, loc, false));
+  if (e.kind == Expr::Kind::subquery && (sub->targets.size() != 1 || sub->targets[0].star)) {
+    fail("42601", "subquery must return only one column", loc);
+  }
+  e.select = std::move(sub);
+  return e;
+}
+
+Assignment Reader::assignment(const json& n, int fallback) {
+  const auto [type, b] = node(n);
+  if (type != "ResTarget") refuse(construct_of_node(type, *b), fallback);
+  known(*b, "ResTarget", {"name", "val"}, fallback);
+  return Assignment{b->at("name"), expr(b->at("val"), location_of(*b, fallback))};
+}
+
+std::vector<Target> Reader::returning(const json& list, int fallback) {
+  std::vector<Target> out;
+  for (const json& t : list) out.push_back(target(t, fallback));
+  return out;
+}
+
+}  // namespace lockstep::sql::detail

@@ -1,0 +1,145 @@
+// model/sql/parse_reader.h: the reader of PostgreSQL's parse tree (JSON) into plans, internal to
+// model/sql/parse.cc (statements) and model/sql/parse_expr.cc (expressions, types, output names).
+// Every node and field is read strictly: one the subset does not know is refused by name
+// with its position (model/sql/parse.h).
+#pragma once
+
+#include <cctype>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/sql/parse.h"
+
+namespace lockstep::sql::detail {
+
+using json = nlohmann::json;
+
+// What a field of a parse-tree node means (withClause: "WITH"), when the subset leaves it out.
+std::string construct_of(std::string_view type, std::string_view key, const json& value);
+// The construct a node type stands for (JoinExpr: "JOIN"), where the subset has no such node.
+std::string construct_of_node(std::string_view type, const json& body);
+
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : text_(text) {}
+
+  std::vector<Statement> statements(const json& tree);
+
+ private:
+  static std::string_view trim(std::string_view s);
+
+  // The 1-based character position of a byte offset, as PostgreSQL reports positions.
+  int position(int offset) const;
+
+  [[noreturn]] void refuse(std::string_view construct, int location) const {
+    const int p = position(location);
+    throw SqlInputError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md), at position {}", construct, p), p);
+  }
+  [[noreturn]] void fail(std::string_view sqlstate, std::string_view message, int location) const {
+    const int p = position(location);
+    throw SqlInputError(std::string(sqlstate), fmt::format("{}, at position {}", message, p), p);
+  }
+
+  // The node's type and body: a node is an object with one key, its type.
+  static std::pair<std::string, const json*> node(const json& n);
+  static int location_of(const json& body, int fallback) { return body.is_object() ? body.value("location", fallback) : fallback; }
+
+  // The offset of `keyword` (case-insensitive, a whole word) last at or before `offset`, or -1.
+  int keyword_before(int offset, std::string_view keyword) const;
+  // The first location found inside a node (depth first), or -1.
+  static int first_location(const json& n);
+
+  // Refuses any field of `body` but `keys` (and `location`).
+  void known(const json& body, std::string_view type, std::initializer_list<std::string_view> keys, int fallback) const;
+
+  static std::string str(const json& n);
+  static std::vector<std::string> names(const json& list);
+  static std::vector<const json*> items(const json& n);
+
+  Statement statement(const json& n);
+
+  // A table named in FROM, INSERT INTO, UPDATE or DELETE FROM: its name and alias.
+  // `body` is a RangeVar's.
+  std::pair<std::string, std::string> relation(const json& body, int fallback) const;
+
+  Select select(const json& body, int fallback, bool in_insert);
+  OrderItem order_item(const json& o, int fallback);
+  void locking(const json& clauses, Select& s, int fallback);
+  void check_aggregates(Select& s, int fallback) const;
+  ColumnDef column_def(const json& body, CreateTable& c, int fallback);
+
+  // An aggregate call in `e` (outside subqueries), or nullptr.
+  static const Expr* aggregate_in(const Expr& e);
+  // A column referenced outside any aggregate call, or nullptr.
+  static const Expr* bare_column(const Expr& e);
+
+  Target target(const json& n, int fallback);
+
+  // The output name PostgreSQL gives an expression (FigureColname).
+  static std::string column_name(const json& n);
+  static std::string type_display(const json& type_name);
+  static std::string sql_value_function_name(std::string_view op);
+
+  Type type_of(const json& type_name, int fallback, ColumnDef* column = nullptr) const;
+
+  // An expression node: each kind the subset knows is read by its own function below.
+  Expr expr(const json& n, int fallback);
+
+  Expr constant(const json& body, Expr e);
+
+  Expr parameter(const json& body, Expr e);
+
+  Expr column_ref(const json& body, Expr e);
+
+  Expr a_expr(const json& body, Expr e);
+
+  Expr bool_expr(const json& body, Expr e);
+
+  Expr null_test(const json& body, Expr e);
+
+  Expr type_cast(const json& body, Expr e);
+
+  Expr func_call(const json& body, Expr e);
+
+  Expr sql_value_function(const json& body, Expr e);
+
+  Expr coalesce(const json& body, Expr e);
+
+  Expr case_expr(const json& body, Expr e);
+
+  Expr sublink(const json& body, Expr e);
+
+  Insert insert(const json& body);
+
+  Assignment assignment(const json& n, int fallback);
+
+  std::vector<Target> returning(const json& list, int fallback);
+
+  Update update(const json& body);
+
+  Delete remove(const json& body);
+
+  CreateTable create_table(const json& body);
+
+  static std::string constraint_name(std::string_view contype);
+
+  DropTable drop(const json& body);
+
+  CreateIndex create_index(const json& body);
+
+  Transaction transaction(const json& body);
+
+  SetVariable set_variable(const json& body);
+
+  std::string_view text_;
+  int statement_start_ = 0;
+  int max_param_ = 0;
+};
+
+}  // namespace lockstep::sql::detail

@@ -1,0 +1,228 @@
+// sim/pg/sql_run.h: one SQL statement run on a simulated session (SqlRun), internal to sim/pg;
+// SimConnection::exec (sim/pg/sql_exec.cc) makes one per statement.
+//
+// docs/sql.md with PostgreSQL 15's READ COMMITTED semantics.
+//
+// A statement that reads a table takes one step that scans it (its snapshot: the committed
+// rows and the session's own, at that moment); one that locks or changes rows then takes
+// each candidate's row lock in a step of its own, in order, waiting as the server does for
+// a row another transaction locked or changed; after a wait it evaluates WHERE again on the
+// newest version (EvalPlanQual) and skips a row that no longer matches or is gone, keeping
+// its lock. An INSERT takes a step per row that writes the table's object (its sequences,
+// and what scans see at commit) and waits, as the unique check does, for another
+// transaction that wrote the same primary key. Functions of advisory locks and sessions run
+// as the typed operations do (sim/pg/advisory_locks.cc). An error aborts the transaction,
+// or, outside one, drops what the statement wrote.
+//
+// Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
+// settings, DDL and the functions of locks and sessions), sql_select.cc (scans, SELECT, row
+// locks, aggregates, subqueries), sql_write.cc (INSERT, UPDATE, DELETE).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/model/sql/eval.h"
+#include "lockstep/model/sql/functions.h"
+#include "lockstep/sim/pg/connection.h"
+
+namespace lockstep::sim::pg {
+
+using lockstep::pg::Param;
+using lockstep::pg::Rows;
+using sql::Expr;
+using sql::SqlError;
+using sql::Type;
+using sql::Value;
+
+// The server's error for a SqlError.
+Error error_of(const SqlError& e);
+// A stored row's value of column i: its text read as the column's type (absent: NULL).
+Value stored(const SqlTable& t, const Row& row, int i);
+// The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
+Value assigned(const Value& v, const sql::ColumnDef& c, const std::string& table);
+// A value as the result shows it: its text, or nullopt for NULL.
+std::optional<std::string> output(const Value& v);
+// lock_timeout and statement_timeout: milliseconds, or a number with a unit.
+Duration setting_duration(const std::string& text);
+
+class SqlRun final : public sql::EvalContext {
+  // An error inside a helper that returns rows: unwound to run_checked(), which fails the statement.
+  struct Raised {
+    Error error;
+  };
+
+ public:
+  SqlRun(SimConnection& c, const sql::Statement& st, const std::vector<Param>& params)
+      : c_(c), server_(c.server_), s_(c.s_), st_(st), params_(params) {}
+
+  Result<Rows> run();
+
+  // EvalContext
+  Value column(const Expr& ref) override;
+  Value param(int number) override;
+  Value call(const Expr& e, const std::vector<Value>& args) override;
+  Value subquery(const Expr& e) override;
+
+ private:
+  struct Saved {
+    SqlTable* table;
+    std::string alias;
+    const Row* row;
+    const std::vector<const Row*>* group;
+  };
+  Saved save() const { return {table_, alias_, row_, group_}; }
+  void restore(const Saved& s);
+
+  Value value_of(const Row& row, const Expr& ref) const;
+
+  // Every column the expression names in table t exists (as PostgreSQL's analysis checks
+  // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
+  void check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs = {}) const;
+  void check_columns(const std::vector<sql::Target>& targets, const SqlTable& t, const std::string& alias) const;
+  void check_select(const sql::Select& sel, const SqlTable& t) const;
+
+  // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with
+  // anything), or nullopt. Such a statement touches that row only: its first step is on the
+  // row's object, not a scan of the table.
+  std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where);
+
+  SqlTable* table(const std::string& name);
+
+  // An error: the transaction aborts (25P02 until it ends); outside one the statement's
+  // writes and row locks go.
+  Error fail(Error e);
+
+  // The statement's first step.
+  std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0);
+  Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }
+
+  Result<Rows> done(Rows rows);
+
+  // ---- Transactions and settings: the typed statements.
+  Result<Rows> statement(const sql::Transaction& t);
+
+  Result<Rows> statement(const sql::SetVariable& v);
+
+  // ---- DDL: one step that writes the whole server; not inside a transaction block.
+  // The catalog is fixed while actors run (a spec's setup and teardown, a model's
+  // constructor): statements then look tables up without a step of their own.
+  std::optional<Error> ddl_step();
+
+  Result<Rows> statement(const sql::CreateTable& ct);
+
+  Result<Rows> statement(const sql::DropTable& d);
+
+  Result<Rows> statement(const sql::CreateIndex& ix);
+
+  // ---- SELECT
+  Result<Rows> statement(const sql::Select& sel);
+
+  std::vector<std::string> column_names(const std::vector<sql::Target>& targets, const SqlTable* t) const;
+
+  std::vector<Value> project(const std::vector<sql::Target>& targets);
+
+  // The rows of the table this session sees now that match WHERE, as (id, row), in id order.
+  std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where);
+
+  // SELECT's rows as values: scan, ORDER BY, row locks (in order, until LIMIT has its rows),
+  // OFFSET and LIMIT, aggregates. With `first_step` false (a subquery) the scan is part of
+  // the step running now, and row locks take steps of their own as in a statement.
+  std::vector<std::vector<Value>> select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/);
+
+  std::int64_t bound(const std::optional<Expr>& e, std::string_view what);
+
+  void sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t);
+
+  // ORDER BY 2 is the second output column; ORDER BY name is an output column's alias when
+  // the table has no such column.
+  static const Expr& order_expr(const Expr& e, const sql::Select& sel);
+
+  // Row locks for SELECT ... FOR UPDATE / SHARE, in the rows' order, until OFFSET + LIMIT
+  // rows are locked: each a step. After a wait, WHERE is evaluated again on the newest
+  // version; a row that fails it, or is gone, is left out (and stays locked).
+  std::vector<std::pair<std::int64_t, Row>> lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
+                                                      SqlTable* t, std::int64_t offset, std::int64_t limit);
+
+  // A row whose lock this session got after waiting, and found deleted meanwhile: the lock
+  // was on a version that is gone, and PostgreSQL holds nothing on it; it goes at once
+  // (unless this transaction wrote the row itself), in the step that found it gone.
+  void forget_gone_row(const std::string& table, std::int64_t id);
+
+  bool still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where);
+
+  // FOR ... SKIP LOCKED on one row: a step that takes the lock if nobody else's conflicts.
+  bool try_lock_row(const std::string& table, std::int64_t id, LockMode mode);
+
+  // A subquery that locks rows takes its steps before the statement's own scan (its value is
+  // then fixed for the statement, as an InitPlan's is).
+  void prepare_locking_subqueries(const std::optional<Expr>& e);
+  void walk(const Expr& e);
+
+  Value aggregate(const Expr& e);
+
+  // ---- SELECT without FROM: expressions, and the functions of locks and sessions.
+  Result<Rows> select_without_from(const sql::Select& sel);
+
+  static bool calls_server(const Expr& e);
+
+  static AdvisoryKey key_of(const std::vector<Value>& args);
+
+  Value session_function(const Expr& e, const std::vector<Value>& args);
+
+  // ---- INSERT
+  Result<Rows> statement(const sql::Insert& ins);
+
+  // The row an INSERT's values make: defaults for the rest, each value as its column stores it.
+  Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first);
+
+  // The row's id in the store: its primary key's (the same id for the same key), or a new one.
+  std::int64_t id_of(SqlTable& t, const Row& row);
+
+  // One row of an INSERT, in the step new_row began: 1 when inserted, 0 when ON CONFLICT did
+  // nothing; DO UPDATE locks the existing row (waiting) and updates it when its WHERE holds.
+  Result<std::int64_t> insert_one(SqlTable& t, const sql::Insert& ins, Row row, Rows& out);
+
+  Result<std::int64_t> conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out);
+
+  // SET's new version of `row` (every value from the row as it was).
+  Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);
+
+  void write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out);
+
+  void returning(SqlTable& t, const std::vector<sql::Target>& ret, const Row& row, Rows& out);
+
+  // ---- UPDATE and DELETE: scan, then lock each candidate (a step each), then EvalPlanQual.
+  template <typename Body>
+  Result<Rows> change_rows(const Body& b, bool remove);
+  static const std::vector<sql::Assignment>& set_of(const sql::Update& u) { return u.set; }
+  static const std::vector<sql::Assignment>& set_of(const sql::Delete&);
+
+  Result<Rows> statement(const sql::Update& u);
+  Result<Rows> statement(const sql::Delete& d);
+
+ public:
+  // Runs the statement, turning a helper's Raised into the statement's failure.
+  Result<Rows> run_checked();
+
+ private:
+  SimConnection& c_;
+  Server& server_;
+  Scheduler& s_;
+  const sql::Statement& st_;
+  const std::vector<Param>& params_;
+  Time statement_start_{0};
+  bool started_ = false;  // the statement took its first step
+  std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
+  SqlTable* table_ = nullptr;
+  std::string alias_;
+  const Row* row_ = nullptr;
+  const Row* excluded_ = nullptr;
+  const std::vector<const Row*>* group_ = nullptr;
+  std::map<const Expr*, Value> subqueries_;
+};
+
+}  // namespace lockstep::sim::pg

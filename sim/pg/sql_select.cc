@@ -1,0 +1,290 @@
+// sim/pg/sql_select.cc: SELECT on the simulated server (sim/pg/sql_run.h): scans, ORDER BY, LIMIT,
+// row locks (FOR UPDATE / SHARE, NOWAIT, SKIP LOCKED) with EvalPlanQual, aggregates, subqueries.
+#include <algorithm>
+
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+
+Result<Rows> SqlRun::statement(const sql::Select& sel) {
+  if (sel.table.empty()) return select_without_from(sel);
+  SqlTable* t = table(sel.table);
+  check_select(sel, *t);
+  SimConnection::Statement guard(c_);
+  prepare_locking_subqueries(sel.where);
+  pinned_ = pinned_row(*t, sel.alias, sel.where);
+  if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
+    // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
+    statement_start_ = s_.now();
+    started_ = true;
+  } else if (pinned_) {
+    if (auto refused = begin("sql_read", on(server_.row_object(t->def.table, *pinned_), Access::read))) return *refused;
+  } else if (auto refused = begin("sql_scan", on(t->object, Access::read))) {
+    return *refused;
+  }
+  Rows out;
+  out.columns = column_names(sel.targets, t);
+  for (auto& values : select_values(sel, t, true)) {
+    std::vector<std::optional<std::string>> row;
+    for (const Value& v : values) row.push_back(output(v));
+    out.rows.push_back(std::move(row));
+  }
+  out.tag = fmt::format("SELECT {}", out.rows.size());
+  return done(std::move(out));
+}
+
+std::vector<std::string> SqlRun::column_names(const std::vector<sql::Target>& targets, const SqlTable* t) const {
+  std::vector<std::string> names;
+  for (const sql::Target& target : targets) {
+    if (target.star) {
+      for (const auto& col : t->def.columns) names.push_back(col.name);
+    } else {
+      names.push_back(target.name);
+    }
+  }
+  return names;
+}
+
+std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
+  std::vector<Value> values;
+  for (const sql::Target& target : targets) {
+    if (target.star) {
+      for (std::size_t i = 0; i < table_->def.columns.size(); ++i) values.push_back(stored(*table_, *row_, static_cast<int>(i)));
+    } else {
+      values.push_back(sql::evaluate(target.expr, *this));
+    }
+  }
+  return values;
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where) {
+  std::vector<std::pair<std::int64_t, Row>> out;
+  const std::string name = t->def.table;
+  std::vector<std::int64_t> ids;
+  if (pinned_) {
+    ids.push_back(*pinned_);
+  } else {
+    server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+  }
+  for (std::int64_t id : ids) {
+    const std::optional<Row>& r = c_.visible(name, id);
+    if (!r) continue;
+    Row copy = *r;
+    table_ = t;
+    alias_ = alias;
+    row_ = &copy;
+    const bool keep = !where || sql::is_true(sql::evaluate(*where, *this));
+    row_ = nullptr;
+    if (keep) out.emplace_back(id, std::move(copy));
+  }
+  return out;
+}
+
+std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/) {
+  if (t == nullptr) {
+    table_ = nullptr;
+    row_ = nullptr;
+    return {project(sel.targets)};
+  }
+  std::vector<std::pair<std::int64_t, Row>> rows;
+  const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
+  if (lock_first) {
+    rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
+  } else {
+    rows = scan(t, sel.alias, sel.where);
+  }
+  sort(rows, sel, t);
+  const std::int64_t offset = bound(sel.offset, "OFFSET");
+  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  if (sel.lock != sql::RowLock::none) rows = lock_rows(std::move(rows), sel, t, offset, limit);
+  std::vector<std::vector<Value>> out;
+  table_ = t;
+  alias_ = sel.alias;
+  if (sel.aggregate) {
+    std::vector<const Row*> group;
+    for (const auto& r : rows) group.push_back(&r.second);
+    group_ = &group;
+    row_ = nullptr;
+    out.push_back(project(sel.targets));
+    group_ = nullptr;
+    return out;
+  }
+  std::int64_t skipped = 0;
+  for (const auto& [id, row] : rows) {
+    if (skipped < offset) {
+      ++skipped;
+      continue;
+    }
+    if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+    row_ = &row;
+    out.push_back(project(sel.targets));
+  }
+  row_ = nullptr;
+  return out;
+}
+
+std::int64_t SqlRun::bound(const std::optional<Expr>& e, std::string_view what) {
+  if (!e) return 0;
+  table_ = nullptr;
+  const Value v = sql::cast(sql::evaluate(*e, *this), Type::int8);
+  if (v.is_null()) return what == "LIMIT" ? -1 : 0;
+  if (v.as_integer() < 0) throw SqlError("2201W", fmt::format("{} must not be negative", what));
+  return v.as_integer();
+}
+
+void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t) {
+  if (sel.order_by.empty()) return;
+  table_ = t;
+  alias_ = sel.alias;
+  std::vector<std::pair<std::vector<Value>, std::size_t>> keys;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    row_ = &rows[i].second;
+    std::vector<Value> k;
+    for (const sql::OrderItem& o : sel.order_by) k.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
+    keys.emplace_back(std::move(k), i);
+  }
+  row_ = nullptr;
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    for (std::size_t k = 0; k < sel.order_by.size(); ++k) {
+      const sql::OrderItem& o = sel.order_by[k];
+      const Value& x = a.first[k];
+      const Value& y = b.first[k];
+      const bool nulls_first = o.nulls_first.value_or(o.descending);
+      if (x.is_null() || y.is_null()) {
+        if (x.is_null() && y.is_null()) continue;
+        return x.is_null() == nulls_first;
+      }
+      const auto c = sql::compare(x, y, "<");
+      if (c == 0) continue;
+      return o.descending ? c > 0 : c < 0;
+    }
+    return false;
+  });
+  std::vector<std::pair<std::int64_t, Row>> sorted;
+  for (const auto& [k, i] : keys) sorted.push_back(std::move(rows[i]));
+  rows = std::move(sorted);
+}
+
+const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
+  if (e.kind == Expr::Kind::constant && sql::is_integer(e.value.type())) {
+    const std::int64_t n = e.value.as_integer();
+    if (n < 1 || n > static_cast<std::int64_t>(sel.targets.size()) || sel.targets[static_cast<std::size_t>(n) - 1].star) {
+      throw SqlError("42P10", fmt::format("ORDER BY position {} is not in select list", n));
+    }
+    return sel.targets[static_cast<std::size_t>(n) - 1].expr;
+  }
+  return e;
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel, SqlTable* t, std::int64_t offset, std::int64_t limit) {
+  const std::string name = t->def.table;
+  const LockMode mode = sel.lock == sql::RowLock::update ? LockMode::exclusive : LockMode::shared;
+  std::vector<std::pair<std::int64_t, Row>> locked;
+  for (auto& [id, row] : rows) {
+    if (limit >= 0 && static_cast<std::int64_t>(locked.size()) >= offset + limit) break;
+    if (sel.wait == sql::LockWait::skip_locked) {
+      if (!try_lock_row(name, id, mode)) continue;
+    } else {
+      const Stmt verb = mode == LockMode::shared ? Stmt::select_for_share
+                        : sel.wait == sql::LockWait::nowait ? Stmt::select_for_update_nowait
+                                                            : Stmt::select_for_update;
+      std::function<bool()> wanted;
+      if (pinned_ && *pinned_ == id && sel.where) {
+        wanted = [&, id = id] {
+          const std::optional<Row>& current = c_.visible(name, id);
+          return current.has_value() && still_matches(t, sel.alias, *current, *sel.where);
+        };
+      }
+      const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted);
+      if (!got.ok()) throw Raised{got.error()};
+      if (!got.value()) continue;
+    }
+    std::optional<Row> newest = c_.visible(name, id);
+    if (!newest) {
+      forget_gone_row(name, id);
+      continue;
+    }
+    if (sel.where && !still_matches(t, sel.alias, *newest, *sel.where)) continue;
+    locked.emplace_back(id, std::move(*newest));
+  }
+  return locked;
+}
+
+void SqlRun::forget_gone_row(const std::string& table, std::int64_t id) {
+  const std::pair<std::string, std::int64_t> row{table, id};
+  if (c_.written_.count(row) != 0 || c_.locked_rows_.count(row) == 0) return;
+  c_.locked_rows_.erase(row);
+  server_.row_locks().release_key(c_.pid_, server_.row_key(table, id), Scope::transaction);
+}
+
+bool SqlRun::still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where) {
+  const Saved saved = save();
+  table_ = t;
+  alias_ = alias;
+  row_ = &row;
+  const bool ok = sql::is_true(sql::evaluate(where, *this));
+  restore(saved);
+  return ok;
+}
+
+bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, LockMode mode) {
+  const ObjectId obj = server_.row_object(table, id);
+  const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {obj, acquire_access(mode)}, id, true});
+  if (auto refused = c_.begin_statement(first)) throw Raised{*refused};
+  const AdvisoryKey key = server_.row_key(table, id);
+  bool got = c_.visible(table, id).has_value();
+  if (got && server_.row_locks().held(c_.pid_, key, LockMode::exclusive) == 0 &&
+      (mode == LockMode::exclusive || server_.row_locks().held(c_.pid_, key, LockMode::shared) == 0)) {
+    got = server_.row_locks().try_request(c_.pid_, key, mode, Scope::transaction);
+    if (got) c_.locked_rows_.emplace(table, id);
+  }
+  if (!got) s_.refine_access(Access::read);
+  s_.note_result({Kind::value, got ? 1 : 0});
+  return got;
+}
+
+void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
+  if (!e) return;
+  walk(*e);
+}
+
+void SqlRun::walk(const Expr& e) {
+  if ((e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) && e.select->lock != sql::RowLock::none) {
+    subquery(e);
+    return;
+  }
+  for (const Expr& a : e.args) walk(a);
+}
+
+Value SqlRun::aggregate(const Expr& e) {
+  if (group_ == nullptr) throw SqlError("42803", fmt::format("aggregate function calls cannot be nested or used here: {}()", e.name));
+  const Saved saved = save();
+  std::optional<Value> acc;
+  std::int64_t count = 0;
+  for (const Row* r : *group_) {
+    row_ = r;
+    if (e.star) {
+      ++count;
+      continue;
+    }
+    const Value v = sql::evaluate(e.args.at(0), *this);
+    if (v.is_null()) continue;
+    ++count;
+    if (e.name == "count") continue;
+    if (!acc) {
+      acc = v;
+    } else if (e.name == "sum") {
+      if (!sql::is_integer(v.type())) throw SqlError("42883", fmt::format("function sum({}) does not exist", sql::type_name(v.type())));
+      acc = Value::integer(acc->as_integer() + v.as_integer(), Type::int8);
+    } else {
+      const auto c = sql::compare(v, *acc, "<");
+      if ((e.name == "min" && c < 0) || (e.name == "max" && c > 0)) acc = v;
+    }
+  }
+  restore(saved);
+  if (e.name == "count") return Value::integer(count, Type::int8);
+  if (e.name == "sum" && acc) return Value::integer(acc->as_integer(), Type::int8);
+  return acc ? *acc : Value::null();
+}
+
+}  // namespace lockstep::sim::pg
