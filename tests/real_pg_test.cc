@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/real/libpq_backend.h"
+#include "test_support.h"
 
 namespace lockstep {
 namespace {
@@ -121,15 +122,7 @@ TEST_F(RealPg, TerminateBackendReleasesTheVictimsLocks) {
 TEST_F(RealPg, ExecRunsSqlAsWrittenWithTheServersErrors) {
   auto c = conn();
   auto shown = [&](const std::string& sql, const std::vector<pg::Param>& params = {}) {
-    const auto r = c->exec(sql, params);
-    if (!r.ok()) return fmt::format("ERROR {}: {}", r.error().sqlstate, r.error().message);
-    std::string rows;
-    for (const auto& row : r.value().rows) {
-      std::string cells;
-      for (const auto& v : row) cells += (cells.empty() ? "" : ",") + v.value_or("NULL");
-      rows += (rows.empty() ? "" : ";") + cells;
-    }
-    return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
+    return lockstep::testing::shown(c->exec(sql, params));
   };
   (void)c->exec("DROP TABLE IF EXISTS lockstep_exec_t");
   EXPECT_EQ(shown("CREATE TABLE lockstep_exec_t (id int PRIMARY KEY, v varchar(3) NOT NULL, n int NOT NULL DEFAULT 0)"),

@@ -35,17 +35,7 @@ struct Db {
   std::vector<std::string> log;
 };
 
-// What a statement returned, compactly: "tag [v, v; v, v]" or "ERROR sqlstate: message".
-std::string shown(const pg::Result<pg::Rows>& r) {
-  if (!r.ok()) return fmt::format("ERROR {}: {}", r.error().sqlstate, r.error().message);
-  std::string rows;
-  for (const auto& row : r.value().rows) {
-    std::string cells;
-    for (const auto& v : row) cells += (cells.empty() ? "" : ",") + v.value_or("NULL");
-    rows += (rows.empty() ? "" : ";") + cells;
-  }
-  return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
-}
+using testing::shown;
 
 using Session = std::vector<std::string>;  // statements, in order
 

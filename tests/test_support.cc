@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "lockstep/cli/commands.h"
@@ -62,6 +63,17 @@ sim::CheckReport check(const Scenario& scenario, const sim::CheckOverrides& over
   const int jobs = overrides.settings.jobs.value_or(1);
   if (jobs > 1) options.spawn = threads.emplace(jobs).spawner();
   return sim::check_scenario(scenario, options);
+}
+
+std::string shown(const pg::Result<pg::Rows>& r) {
+  if (!r.ok()) return fmt::format("ERROR {}: {}", r.error().sqlstate, r.error().message);
+  std::string rows;
+  for (const auto& row : r.value().rows) {
+    std::string cells;
+    for (const auto& v : row) cells += (cells.empty() ? "" : ",") + v.value_or("NULL");
+    rows += (rows.empty() ? "" : ";") + cells;
+  }
+  return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
 }
 
 CommandResult run_lockstep(const std::string& args) {

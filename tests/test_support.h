@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockstep/model/pg.h"
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/check.h"
 
@@ -31,6 +32,9 @@ struct CommandResult {
   std::string out;
 };
 CommandResult run_lockstep(const std::string& args);
+
+// A SQL statement's result, compactly: "TAG [v,v;v,v]" (NULL as NULL), or "ERROR sqlstate: message".
+std::string shown(const pg::Result<pg::Rows>& r);
 
 // The command line run in process (cli::run_cli): `lockstep ARGS...`'s exit code, stdout
 // and stderr.

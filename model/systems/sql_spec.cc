@@ -14,6 +14,16 @@ using sql::Spec;
 // What a failed statement says, on one line.
 std::string error_text(const pg::Error& e) { return fmt::format("ERROR {}: {}", e.sqlstate, e.message); }
 
+// The spec's setup blocks on a connection of their own, outside the sessions; a failure is
+// the model's error (isolationtester stops the test too).
+void run_setup(const Spec& spec, pg::Pool& pool) {
+  auto c = pool.checkout().value();
+  for (const sql::SqlBlock& block : spec.setup) {
+    const auto r = c->exec(block.text);
+    if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec.file, block.line, error_text(r.error())));
+  }
+}
+
 class SpecInstance final : public Instance {
  public:
   SpecInstance(const Spec& spec, Env& env)
@@ -21,11 +31,7 @@ class SpecInstance final : public Instance {
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
                                               .max_overflow = 0})) {
-    auto c = pool_->checkout().value();
-    for (const sql::SqlBlock& block : spec_.setup) {
-      const auto r = c->exec(block.text);
-      if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec_.file, block.line, error_text(r.error())));
-    }
+    run_setup(spec_, *pool_);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()); }
@@ -161,11 +167,7 @@ class PermutationInstance final : public Instance {
     board_.next.assign(n, std::nullopt);
     board_.busy.assign(n, false);
     board_.result.assign(n, std::nullopt);
-    auto c = pool_->checkout().value();
-    for (const sql::SqlBlock& block : spec_.setup) {
-      const auto r = c->exec(block.text);
-      if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec_.file, block.line, error_text(r.error())));
-    }
+    run_setup(spec_, *pool_);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
