@@ -121,11 +121,13 @@ std::vector<Statement> Reader::statements(const json& tree) {
     const int len = raw.value("stmt_len", 0);
     statement_start_ = start;
     max_param_ = 0;
+    locking_subquery_ = false;
     Statement s = statement(raw.at("stmt"));
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));
     s.text = std::string(trim(own));
     s.max_param = max_param_;
+    s.locking_subquery = locking_subquery_;
     out.push_back(std::move(s));
   }
   return out;

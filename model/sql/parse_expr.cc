@@ -334,6 +334,7 @@ Expr Reader::sublink(const json& body, Expr e) {
   if (e.kind == Expr::Kind::subquery && (sub->targets.size() != 1 || sub->targets[0].star)) {
     fail("42601", "subquery must return only one column", loc);
   }
+  if (sub->lock != RowLock::none) locking_subquery_ = true;
   e.select = std::move(sub);
   return e;
 }

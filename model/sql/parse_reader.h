@@ -140,6 +140,7 @@ class Reader {
   std::string_view text_;
   int statement_start_ = 0;
   int max_param_ = 0;
+  bool locking_subquery_ = false;  // the statement has a subquery with FOR UPDATE / SHARE
 };
 
 }  // namespace lockstep::sql::detail

@@ -160,6 +160,7 @@ struct Statement {
   std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable> body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
+  bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)
   std::string tag() const;  // the command tag: SELECT, INSERT, UPDATE, DELETE, BEGIN, ...
 };
 

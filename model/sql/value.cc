@@ -22,9 +22,12 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// C's isspace in the "C" locale, which PostgreSQL's input functions use, without a call.
+constexpr bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -129,7 +132,12 @@ std::int64_t Value::micros() const {
   return i_;
 }
 
-std::string Value::text_output() const {
+std::string Value::text_output() && {
+  if (!null_ && (type_ == Type::text || type_ == Type::unknown)) return std::move(s_);
+  return static_cast<const Value&>(*this).text_output();
+}
+
+std::string Value::text_output() const& {
   if (null_) return "";
   switch (type_) {
     case Type::unknown:
@@ -244,24 +252,26 @@ Value cast(const Value& v, Type to) {
   const Type from = v.type();
   if (from == to) return v;
   if (to == Type::unknown) return v;
-  if (from == Type::unknown || from == Type::text) {
-    const std::string& s = v.as_text();
-    switch (to) {
-      case Type::int2:
-      case Type::int4:
-      case Type::int8: return Value::integer(parse_integer(s, to), to);
-      case Type::text: return Value::text(s);
-      case Type::boolean: return Value::boolean(parse_bool(s));
-      case Type::timestamptz: return Value::timestamptz(parse_timestamptz(s));
-      case Type::interval: return Value::interval(parse_interval(s));
-      case Type::unknown: return v;
-    }
-  }
+  if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : v.text_output());
   if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
   if (from == Type::boolean && to == Type::int4) return Value::integer(v.as_bool() ? 1 : 0, Type::int4);
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
+}
+
+Value from_text(std::string_view s, Type to) {
+  switch (to) {
+    case Type::int2:
+    case Type::int4:
+    case Type::int8: return Value::integer(parse_integer(s, to), to);
+    case Type::text: return Value::text(std::string(s));
+    case Type::boolean: return Value::boolean(parse_bool(s));
+    case Type::timestamptz: return Value::timestamptz(parse_timestamptz(s));
+    case Type::interval: return Value::interval(parse_interval(s));
+    case Type::unknown: return Value::unknown(std::string(s));
+  }
+  return Value::unknown(std::string(s));
 }
 
 std::strong_ordering compare(const Value& a, const Value& b, std::string_view op) {

@@ -58,7 +58,8 @@ class Value {
   std::int64_t micros() const;  // timestamptz or interval
 
   // As PostgreSQL's text output prints it; NULL is "" (callers show it as they need).
-  std::string text_output() const;
+  std::string text_output() const&;
+  std::string text_output() &&;  // the same, moving a text value's string out
 
   friend bool operator==(const Value&, const Value&) = default;
 
@@ -73,6 +74,9 @@ class Value {
 // The value converted to `to` as a cast or an assignment does (an unknown literal parsed as
 // that type's input). Throws SqlError (22P02, 22003, or 42846 "cannot cast type X to Y").
 Value cast(const Value& v, Type to);
+// Text read as a value of type `to` (the type's input function: what cast() does to an
+// unknown literal), without copying it first.
+Value from_text(std::string_view text, Type to);
 
 // SQL comparison of two non-NULL values of one comparable type (after casting an unknown
 // side to the other's type). Throws SqlError 42883 "operator does not exist: X op Y" for

@@ -65,6 +65,17 @@ struct SqlTable {
   std::map<std::string, std::int64_t, std::less<>> ids;
   std::int64_t next_id = 1;
   std::vector<std::int64_t> sequences;  // per column: a serial's last value
+  // The statements whose column names were checked against this table (SqlRun::check_once),
+  // each by its plan node; the entry keeps the plan alive so no other plan takes its address.
+  std::vector<std::pair<std::shared_ptr<const void>, const void*>> checked;
+  // Per WHERE run on this table (its plan kept alive likewise): the constant or $n each
+  // primary key column is pinned to, in key order; empty when it pins no row (SqlRun::pinned_row).
+  struct Pins {
+    std::shared_ptr<const void> plan;
+    const sql::Expr* where;
+    std::vector<const sql::Expr*> values;
+  };
+  std::vector<Pins> pins;
   // The column's index, or -1.
   int column(std::string_view name) const {
     for (std::size_t i = 0; i < def.columns.size(); ++i) {

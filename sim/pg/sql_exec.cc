@@ -1,6 +1,8 @@
 // sim/pg/sql_exec.cc: SimConnection::exec, and the frame of one SQL statement's run (sim/pg/sql_run.h):
 // its evaluation context, transactions, settings, DDL and the functions of locks and sessions.
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <unordered_map>
 
 #include "lockstep/model/sql/parse.h"
@@ -12,13 +14,30 @@ namespace {
 
 // Plans by statement text: parsed once per thread (the simulation's threads each run whole
 // executions), bounded.
+struct TextHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
 std::shared_ptr<const std::vector<sql::Statement>> plans_of(std::string_view text) {
-  thread_local std::unordered_map<std::string, std::shared_ptr<const std::vector<sql::Statement>>> cache;
-  const std::string key(text);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  using Plans = std::shared_ptr<const std::vector<sql::Statement>>;
+  // In front of the map, a few entries found by where the text is (a program's statements
+  // are mostly literals and reused strings): a hit compares the text without hashing it.
+  struct Recent {
+    std::string text;
+    Plans plans;
+  };
+  thread_local std::array<Recent, 64> recent;
+  Recent& r = recent[(reinterpret_cast<std::uintptr_t>(text.data()) >> 4 ^ text.size()) % recent.size()];
+  if (r.plans != nullptr && r.text == text) return r.plans;
+  thread_local std::unordered_map<std::string, Plans, TextHash, std::equal_to<>> cache;
+  if (auto it = cache.find(text); it != cache.end()) {  // no copy of the text
+    r = Recent{std::string(text), it->second};
+    return it->second;
+  }
   auto plans = std::make_shared<const std::vector<sql::Statement>>(sql::parse_sql(text));
   if (cache.size() >= 4096) cache.clear();
-  cache.emplace(key, plans);
+  cache.emplace(std::string(text), plans);
   return plans;
 }
 
@@ -31,11 +50,11 @@ Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
   const auto it = row.find(c.name);
   if (it == row.end()) return Value::null(c.type);
-  return sql::cast(Value::unknown(it->second), c.type);
+  return sql::from_text(it->second, c.type);
 }
 
 // The value as a column of type `to` stores it (an assignment: PostgreSQL's assignment casts).
-Value assigned(const Value& v, const sql::ColumnDef& c, const std::string& table) {
+Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   const Type from = v.type();
   const bool allowed = v.is_null() || from == Type::unknown || from == c.type || (sql::is_integer(from) && sql::is_integer(c.type)) ||
                        c.type == Type::text;
@@ -43,7 +62,7 @@ Value assigned(const Value& v, const sql::ColumnDef& c, const std::string& table
     throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, sql::type_name(c.type),
                                         sql::type_name(from)));
   }
-  Value out = sql::cast(v, c.type);
+  Value out = from == c.type ? std::move(v) : sql::cast(v, c.type);
   if (out.is_null() && c.not_null) {
     throw SqlError("23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table));
   }
@@ -130,7 +149,7 @@ Value SqlRun::subquery(const Expr& e) {
   // An InitPlan: evaluated once per statement, on the statement's snapshot.
   const sql::Select& sub = *e.select;
   SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
-  if (t != nullptr) check_select(sub, *t);
+  if (t != nullptr) check_once(*t, &sub, [&] { check_select(sub, *t); });
   if (t != nullptr && sub.lock != sql::RowLock::none) {
     // It locks rows: its scan is a step of its own, before its row locks.
     if (auto refused = begin("sql_scan", on(t->object, Access::read))) throw Raised{*refused};
@@ -192,46 +211,68 @@ void SqlRun::check_select(const sql::Select& sel, const SqlTable& t) const {
   for (const sql::OrderItem& o : sel.order_by) check_columns(o.expr, t, sel.alias, outputs);
 }
 
-std::optional<std::int64_t> SqlRun::pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
-  if (!where || t.key.empty()) return std::nullopt;
-  std::vector<const Expr*> conjuncts;
-  std::vector<const Expr*> pending = {&*where};
-  while (!pending.empty()) {
-    const Expr* e = pending.back();
-    pending.pop_back();
-    if (e->kind == Expr::Kind::and_) {
-      for (const Expr& a : e->args) pending.push_back(&a);
-    } else {
-      conjuncts.push_back(e);
-    }
-  }
+std::vector<const Expr*> SqlRun::key_values(const SqlTable& t, std::string_view alias, const Expr& where) {
   auto fixed = [](const Expr& e) {
     const Expr* x = &e;
     while (x->kind == Expr::Kind::cast) x = &x->args[0];
     return x->kind == Expr::Kind::constant || x->kind == Expr::Kind::param;
   };
-  Row key;
-  for (int i : t.key) {
-    const sql::ColumnDef& col = t.def.columns[static_cast<std::size_t>(i)];
+  // The constant or $n an equality among WHERE's conjuncts gives the column, or nullptr.
+  auto value_for = [&](const sql::ColumnDef& col) {
     const Expr* value = nullptr;
-    for (const Expr* c : conjuncts) {
-      if (c->kind != Expr::Kind::op || c->name != "=") continue;
+    auto visit = [&](const Expr& c, const auto& self) -> void {
+      if (value != nullptr) return;
+      if (c.kind == Expr::Kind::and_) {
+        for (const Expr& a : c.args) self(a, self);
+        return;
+      }
+      if (c.kind != Expr::Kind::op || c.name != "=") return;
       for (int side = 0; side < 2 && value == nullptr; ++side) {
-        const Expr& l = c->args[static_cast<std::size_t>(side)];
-        const Expr& r = c->args[static_cast<std::size_t>(1 - side)];
+        const Expr& l = c.args[static_cast<std::size_t>(side)];
+        const Expr& r = c.args[static_cast<std::size_t>(1 - side)];
         if (l.kind == Expr::Kind::column && l.name == col.name && (l.qualifier.empty() || l.qualifier == t.def.table || l.qualifier == alias) &&
             fixed(r)) {
           value = &r;
         }
       }
-    }
-    if (value == nullptr) return std::nullopt;
-    table_ = nullptr;
-    const Value v = sql::evaluate(*value, *this);
-    if (v.is_null()) return std::nullopt;
-    key[col.name] = sql::cast(v, col.type).text_output();
+    };
+    visit(where, visit);
+    return value;
+  };
+  std::vector<const Expr*> values;
+  for (int i : t.key) {
+    const Expr* value = value_for(t.def.columns[static_cast<std::size_t>(i)]);
+    if (value == nullptr) return {};
+    values.push_back(value);
   }
-  return id_of(t, key);
+  return values;
+}
+
+std::optional<std::int64_t> SqlRun::pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
+  if (!where || t.key.empty()) return std::nullopt;
+  const std::vector<const Expr*>* values = nullptr;
+  for (const SqlTable::Pins& p : t.pins) {
+    if (p.where == &*where && p.plan.get() == plans_.get()) values = &p.values;
+  }
+  if (values == nullptr) {
+    std::vector<const Expr*> found = key_values(t, alias, *where);
+    if (plans_ == nullptr) return key_row(t, found);
+    values = &t.pins.emplace_back(SqlTable::Pins{plans_, &*where, std::move(found)}).values;
+  }
+  return key_row(t, *values);
+}
+
+std::optional<std::int64_t> SqlRun::key_row(SqlTable& t, const std::vector<const Expr*>& values) {
+  if (values.empty()) return std::nullopt;
+  std::string key;  // as id_of() makes it
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    table_ = nullptr;
+    const Value v = sql::evaluate(*values[k], *this);
+    if (v.is_null()) return std::nullopt;
+    key += sql::cast(v, t.def.columns[static_cast<std::size_t>(t.key[k])].type).text_output();
+    key += '\x1f';
+  }
+  return id_of_key(t, std::move(key));
 }
 
 SqlTable* SqlRun::table(const std::string& name) {
@@ -463,7 +504,7 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
   Result<Rows> last = Rows{};
   for (const sql::Statement& st : *plans) {
     if (dead_) return lost();
-    last = SqlRun(*this, st, params).run_checked();
+    last = SqlRun(*this, plans, st, params).run_checked();
     if (!last.ok()) return last;
   }
   return last;

@@ -43,7 +43,7 @@ Error error_of(const SqlError& e);
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
-Value assigned(const Value& v, const sql::ColumnDef& c, const std::string& table);
+Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
 // A value as the result shows it: its text, or nullopt for NULL.
 std::optional<std::string> output(const Value& v);
 // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
@@ -56,8 +56,10 @@ class SqlRun final : public sql::EvalContext {
   };
 
  public:
-  SqlRun(SimConnection& c, const sql::Statement& st, const std::vector<Param>& params)
-      : c_(c), server_(c.server_), s_(c.s_), st_(st), params_(params) {}
+  // `plans` holds st (and keeps it alive); it may be null (st then is checked on each run).
+  SqlRun(SimConnection& c, const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st,
+         const std::vector<Param>& params)
+      : c_(c), server_(c.server_), s_(c.s_), plans_(plans), st_(st), params_(params) {}
 
   Result<Rows> run();
 
@@ -70,7 +72,7 @@ class SqlRun final : public sql::EvalContext {
  private:
   struct Saved {
     SqlTable* table;
-    std::string alias;
+    std::string_view alias;
     const Row* row;
     const std::vector<const Row*>* group;
   };
@@ -84,11 +86,25 @@ class SqlRun final : public sql::EvalContext {
   void check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs = {}) const;
   void check_columns(const std::vector<sql::Target>& targets, const SqlTable& t, const std::string& alias) const;
   void check_select(const sql::Select& sel, const SqlTable& t) const;
+  // Runs check() once per plan node and table in an execution: the catalog is fixed while
+  // actors run, so a statement checked against a table stays checked.
+  template <typename Check>
+  void check_once(SqlTable& t, const void* node, const Check& check) {
+    for (const auto& [plan, n] : t.checked) {
+      if (n == node && plan.get() == plans_.get()) return;
+    }
+    check();
+    if (plans_ != nullptr) t.checked.emplace_back(plans_, node);
+  }
 
   // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with
   // anything), or nullopt. Such a statement touches that row only: its first step is on the
   // row's object, not a scan of the table.
   std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where);
+  // The constants or $n the WHERE gives each primary key column, in key order (empty: it
+  // pins no row), and the row they name.
+  static std::vector<const Expr*> key_values(const SqlTable& t, std::string_view alias, const Expr& where);
+  std::optional<std::int64_t> key_row(SqlTable& t, const std::vector<const Expr*>& values);
 
   SqlTable* table(const std::string& name);
 
@@ -181,6 +197,8 @@ class SqlRun final : public sql::EvalContext {
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);
+  // The id of a key as id_of() spells it (each key column's text, then '\x1f').
+  std::int64_t id_of_key(SqlTable& t, std::string key);
 
   // One row of an INSERT, in the step new_row began: 1 when inserted, 0 when ON CONFLICT did
   // nothing; DO UPDATE locks the existing row (waiting) and updates it when its WHERE holds.
@@ -212,13 +230,14 @@ class SqlRun final : public sql::EvalContext {
   SimConnection& c_;
   Server& server_;
   Scheduler& s_;
+  const std::shared_ptr<const std::vector<sql::Statement>>& plans_;
   const sql::Statement& st_;
   const std::vector<Param>& params_;
   Time statement_start_{0};
   bool started_ = false;  // the statement took its first step
   std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
   SqlTable* table_ = nullptr;
-  std::string alias_;
+  std::string_view alias_;  // names in the plan (which outlives the run)
   const Row* row_ = nullptr;
   const Row* excluded_ = nullptr;
   const std::vector<const Row*>* group_ = nullptr;

@@ -9,7 +9,7 @@ namespace lockstep::sim::pg {
 Result<Rows> SqlRun::statement(const sql::Select& sel) {
   if (sel.table.empty()) return select_without_from(sel);
   SqlTable* t = table(sel.table);
-  check_select(sel, *t);
+  check_once(*t, &sel, [&] { check_select(sel, *t); });
   SimConnection::Statement guard(c_);
   prepare_locking_subqueries(sel.where);
   pinned_ = pinned_row(*t, sel.alias, sel.where);
@@ -29,7 +29,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
     for (const Value& v : values) row.push_back(output(v));
     out.rows.push_back(std::move(row));
   }
-  out.tag = fmt::format("SELECT {}", out.rows.size());
+  out.tag = "SELECT " + std::to_string(out.rows.size());
   return done(std::move(out));
 }
 
@@ -244,7 +244,7 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, LockMode mo
 }
 
 void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
-  if (!e) return;
+  if (!e || !st_.locking_subquery) return;
   walk(*e);
 }
 

@@ -1,6 +1,9 @@
 // sim/pg/sql_write.cc: INSERT (ON CONFLICT, the unique check's wait), UPDATE and DELETE (a scan or
 // the pinned row, each row's lock, EvalPlanQual) on the simulated server (sim/pg/sql_run.h).
 #include <algorithm>
+#include <iterator>
+
+#include <boost/container/small_vector.hpp>
 
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -90,9 +93,13 @@ std::int64_t SqlRun::id_of(SqlTable& t, const Row& row) {
     key += it == row.end() ? std::string("\x01null") : it->second;
     key += '\x1f';
   }
-  const auto [it, added] = t.ids.emplace(std::move(key), t.next_id);
-  if (added) ++t.next_id;
-  return it->second;
+  return id_of_key(t, std::move(key));
+}
+
+std::int64_t SqlRun::id_of_key(SqlTable& t, std::string key) {
+  if (const auto it = t.ids.find(key); it != t.ids.end()) return it->second;
+  t.ids.emplace(std::move(key), t.next_id);
+  return t.next_id++;
 }
 
 Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row row, Rows& out) {
@@ -159,7 +166,7 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   }
   excluded_ = &proposed;
   table_ = &t;
-  alias_.clear();
+  alias_ = {};
   row_ = &*current;
   if (ins.conflict_where && !sql::is_true(sql::evaluate(*ins.conflict_where, *this))) {
     excluded_ = nullptr;
@@ -181,11 +188,11 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     if (std::find(t.key.begin(), t.key.end(), i) != t.key.end()) {
       throw SqlError("0A000", "an UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
     }
-    const Value v = assigned(sql::evaluate(a.value, *this), t.def.columns[static_cast<std::size_t>(i)], t.def.table);
+    Value v = assigned(sql::evaluate(a.value, *this), t.def.columns[static_cast<std::size_t>(i)], t.def.table);
     if (v.is_null()) {
       updated.erase(a.column);
     } else {
-      updated[a.column] = v.text_output();
+      updated[a.column] = std::move(v).text_output();
     }
   }
   row_ = nullptr;
@@ -193,7 +200,7 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
 }
 
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out) {
-  const std::string name = t.def.table;
+  const std::string& name = t.def.table;
   if (version) {
     returning(t, ret, *version, out);
     if (s_.logging()) s_.add_detail("set " + row_text(version));
@@ -207,22 +214,31 @@ void SqlRun::returning(SqlTable& t, const std::vector<sql::Target>& ret, const R
   const Saved saved = save();
   table_ = &t;
   row_ = &row;
-  std::vector<std::optional<std::string>> values;
-  for (const Value& v : project(ret)) values.push_back(output(v));
-  out.rows.push_back(std::move(values));
+  std::vector<std::optional<std::string>>& values = out.rows.emplace_back();
+  values.reserve(ret.size());
+  for (const sql::Target& target : ret) {
+    if (!target.star) {
+      values.push_back(output(sql::evaluate(target.expr, *this)));
+      continue;
+    }
+    for (std::size_t i = 0; i < t.def.columns.size(); ++i) values.push_back(output(stored(t, row, static_cast<int>(i))));
+  }
   restore(saved);
 }
 
 template <typename Body>
 Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   SqlTable* t = table(b.table);
-  if (b.where) check_columns(*b.where, *t, b.alias);
-  check_columns(b.returning, *t, b.alias);
-  for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
+  check_once(*t, &b, [&] {
+    if (b.where) check_columns(*b.where, *t, b.alias);
+    check_columns(b.returning, *t, b.alias);
+    for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
+  });
   SimConnection::Statement guard(c_);
   prepare_locking_subqueries(b.where);
   pinned_ = pinned_row(*t, b.alias, b.where);
-  std::vector<std::pair<std::int64_t, Row>> candidates;
+  // A pinned statement's one row needs no allocation.
+  boost::container::small_vector<std::pair<std::int64_t, Row>, 1> candidates;
   if (pinned_) {
     // One row: its lock is the first step, taken only when the row matches (update_row_if's way).
     statement_start_ = s_.now();
@@ -230,18 +246,31 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     candidates.emplace_back(*pinned_, Row{});
   } else {
     if (auto refused = begin(remove ? "sql_delete_scan" : "sql_update_scan", on(t->object, Access::read))) return *refused;
-    candidates = scan(t, b.alias, b.where);
+    auto scanned = scan(t, b.alias, b.where);
+    candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
   }
   Rows out;
   out.columns = column_names(b.returning, t);
   std::int64_t changed = 0;
-  const std::string name = t->def.table;
+  const std::string& name = t->def.table;
   for (const auto& [id, seen] : candidates) {
+    std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
+    // What `wanted` needs, behind one pointer: the function keeps it without allocating.
+    struct Check {
+      SqlRun* run;
+      SqlTable* t;
+      const std::string* alias;
+      const Expr* where;
+      std::int64_t id;
+      std::optional<std::uint64_t>* matched_at;
+    } check{this, t, &b.alias, b.where ? &*b.where : nullptr, id, &matched_at};
     std::function<bool()> wanted;
     if (pinned_ && b.where) {
-      wanted = [&, id = id] {
-        const std::optional<Row>& current = c_.visible(name, id);
-        return current.has_value() && still_matches(t, b.alias, *current, *b.where);
+      wanted = [c = &check] {
+        const std::optional<Row>& current = c->run->c_.visible(c->t->def.table, c->id);
+        const bool ok = current.has_value() && c->run->still_matches(c->t, *c->alias, *current, *c->where);
+        if (ok) *c->matched_at = c->run->s_.step_count();
+        return ok;
       };
     }
     const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, LockMode::exclusive, wanted);
@@ -252,7 +281,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       forget_gone_row(name, id);
       continue;
     }
-    if (b.where && !still_matches(t, b.alias, *newest, *b.where)) continue;
+    // Checked again unless the lock came in the very step that checked it (no wait between).
+    const bool checked = matched_at && *matched_at == s_.step_count();
+    if (b.where && !checked && !still_matches(t, b.alias, *newest, *b.where)) continue;
     if (remove) {
       returning(*t, b.returning, *newest, out);
       if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
@@ -263,7 +294,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     }
     ++changed;
   }
-  out.tag = fmt::format("{} {}", remove ? "DELETE" : "UPDATE", changed);
+  out.tag = (remove ? "DELETE " : "UPDATE ") + std::to_string(changed);
   return done(std::move(out));
 }
 
