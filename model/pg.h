@@ -179,6 +179,14 @@ class Connection {
   // to the server. Fails with the server's SQLSTATE and message.
   virtual Result<Rows> exec(std::string_view sql, const std::vector<Param>& params = {}) = 0;
 
+  // A named statement of this connection (libpq's PQprepare / PQexecPrepared): parsed and
+  // checked once, when prepared (the simulated server refuses what is outside its subset
+  // here, 0A000, or a text of several statements, 42601), then run by name with parameters.
+  // A name prepared twice fails with 42P05, an unknown one with 26000, as on the server.
+  // Preparing is not a statement of the schedule: it touches nothing another session sees.
+  virtual Status prepare(std::string_view name, std::string_view sql) = 0;
+  virtual Result<Rows> exec_prepared(std::string_view name, const std::vector<Param>& params = {}) = 0;
+
   // SELECT pg_backend_pid()
   virtual int backend_pid() const = 0;
 

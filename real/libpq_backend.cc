@@ -159,18 +159,47 @@ class LibpqConnection final : public pg::Connection {
   // the text as one simple query (several statements allowed; the last one's result).
   Result<pg::Rows> exec(std::string_view text, const std::vector<pg::Param>& params) override {
     const std::string owned(text);
+    const std::vector<const char*> values = param_values(params);
+    return rows_of("exec", [&] {
+      return params.empty() ? PQexec(conn_, owned.c_str())
+                            : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                                           nullptr, 0);
+    });
+  }
+
+  Status prepare(std::string_view name, std::string_view text) override {
+    const std::string owned_name(name), owned(text);
+    auto r = rows_of("prepare", [&] { return PQprepare(conn_, owned_name.c_str(), owned.c_str(), 0, nullptr); });
+    if (!r.ok()) return r.error();
+    return {};
+  }
+
+  Result<pg::Rows> exec_prepared(std::string_view name, const std::vector<pg::Param>& params) override {
+    const std::string owned_name(name);
+    const std::vector<const char*> values = param_values(params);
+    return rows_of("exec_prepared", [&] {
+      return PQexecPrepared(conn_, owned_name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
+    });
+  }
+
+ private:
+  static std::vector<const char*> param_values(const std::vector<pg::Param>& params) {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const pg::Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+    return values;
+  }
+
+  // Sends one request (send() returns its PGresult) and reads its result: the server's
+  // error, or the columns, rows (text, NULL as nullopt) and command tag.
+  template <typename Send>
+  Result<pg::Rows> rows_of(const char* what, const Send& send) {
     if (hooks_.before) hooks_.before();
     const auto start = std::chrono::steady_clock::now();
-    SharedResult r(params.empty() ? PQexec(conn_, owned.c_str())
-                                  : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                                 nullptr, nullptr, 0),
-                   PgResultDeleter());
+    SharedResult r(send(), PgResultDeleter());
     if (hooks_.after) hooks_.after(std::nullopt, std::chrono::steady_clock::now() - start);
     if (auto e = sql::error_of(conn_, r.get())) {
-      if (hooks_.failed) hooks_.failed("exec", *e);
+      if (hooks_.failed) hooks_.failed(what, *e);
       return *e;
     }
     pg::Rows out;
@@ -191,7 +220,6 @@ class LibpqConnection final : public pg::Connection {
     return out;
   }
 
- private:
   static void on_notice(void* self, const PGresult* r) {
     if (auto w = sql::warning_of(r)) static_cast<LibpqConnection*>(self)->warnings_.push_back(*w);
   }

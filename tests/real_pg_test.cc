@@ -6,6 +6,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "lockstep/real/libpq_backend.h"
@@ -150,6 +151,24 @@ TEST_F(RealPg, ExecRunsSqlAsWrittenWithTheServersErrors) {
   EXPECT_EQ(shown("COMMIT"), "ROLLBACK");
   EXPECT_EQ(shown("DELETE FROM lockstep_exec_t WHERE id = 1 RETURNING id"), "DELETE 1 [1]");
   EXPECT_EQ(shown("DROP TABLE lockstep_exec_t"), "DROP TABLE");
+}
+
+// Settings and prepared statements on the server: what SqlSim.SettingsAndPreparedStatementsAreTheServers
+// (tests/sql_sim_test.cc) gives on the simulated server.
+TEST_F(RealPg, SettingsAndPreparedStatementsAreTheServers) {
+  auto c = conn();
+  std::vector<std::string> got;
+  auto note = [&](const pg::Result<pg::Rows>& r) { got.push_back(lockstep::testing::shown(r)); };
+  auto status = [&](const pg::Status& st) { got.push_back(st.ok() ? "OK" : "ERROR " + st.error().sqlstate + ": " + st.error().message); };
+  for (const char* sql : testing::kSettingStatements) note(c->exec(sql));
+  got.push_back(fmt::format("{} warning(s)", c->take_warnings().size()));
+  status(c->prepare("p", "SELECT $1::int + 1 AS next"));
+  note(c->exec_prepared("p", {"41"}));
+  status(c->prepare("p", "SELECT 2"));
+  note(c->exec_prepared("q"));
+  note(c->exec_prepared("p", {}));
+  status(c->prepare("m", "SELECT 1; SELECT 2"));
+  EXPECT_EQ(fmt::format("{}", fmt::join(got, " | ")), testing::kSettingOutcomes);
 }
 
 TEST(RealPgConninfo, APasswordIsNeverShown) {

@@ -145,7 +145,7 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SAVEPOINT s"), "0A000 SAVEPOINT is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("SET LOCAL lock_timeout = '1s'"), "0A000 SET LOCAL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SET LOCAL search_path = x"), "0A000 the setting search_path is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"),
             "0A000 FOR NO KEY UPDATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL REPEATABLE READ"),

@@ -11,6 +11,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockstep/model/pg.h"
 #include "lockstep/sim/explore/explorer.h"
@@ -282,6 +283,37 @@ TEST(SqlSim, TheStatementsCheckedOnTheServerGiveTheServersResults) {
             "a: ROLLBACK | "
             "a: DELETE 1 [1] | "
             "final: SELECT 1 [1]");
+}
+
+// SET LOCAL until the transaction ends, a SET rolled back with its transaction, set_config's
+// is_local, pg_sleep and statement_timeout, and prepared statements: as
+// RealPg.SettingsAndPreparedStatementsAreTheServers saw on PostgreSQL 15 (kSettingOutcomes).
+TEST(SqlSim, SettingsAndPreparedStatementsAreTheServers) {
+  for (const TimeMode time : {TimeMode::timed, TimeMode::untimed}) {
+    std::set<std::string> seen;
+    LambdaSystem<testing::NoState> system(1, [&](testing::NoState&, Env& env, ActorId) {
+      auto pool = env.new_pg_pool({});
+      auto c = pool->checkout().value();
+      std::vector<std::string> got;
+      auto note = [&](const pg::Result<pg::Rows>& r) { got.push_back(shown(r)); };
+      auto status = [&](const pg::Status& st) { got.push_back(st.ok() ? "OK" : "ERROR " + st.error().sqlstate + ": " + st.error().message); };
+      for (const char* sql : testing::kSettingStatements) note(c->exec(sql));
+      got.push_back(fmt::format("{} warning(s)", c->take_warnings().size()));
+      status(c->prepare("p", "SELECT $1::int + 1 AS next"));
+      note(c->exec_prepared("p", {"41"}));
+      status(c->prepare("p", "SELECT 2"));
+      note(c->exec_prepared("q"));
+      note(c->exec_prepared("p", {}));
+      status(c->prepare("m", "SELECT 1; SELECT 2"));
+          seen.insert(fmt::format("{}", fmt::join(got, " | ")));
+    });
+    sim::ExploreOptions options;
+    options.limits.time = time;
+    const auto result = testing::explore(system, "dfs", options);
+    EXPECT_TRUE(result.exhaustive);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(*seen.begin(), testing::kSettingOutcomes);
+  }
 }
 
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------

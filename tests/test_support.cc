@@ -76,6 +76,35 @@ std::string shown(const pg::Result<pg::Rows>& r) {
   return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
 }
 
+const std::vector<const char*> kSettingStatements = {
+    "SET lock_timeout = 50",
+    "BEGIN",
+    "SET LOCAL lock_timeout = '1s'",
+    "SELECT current_setting('lock_timeout')",
+    "COMMIT",
+    "SELECT current_setting('lock_timeout')",
+    "BEGIN",
+    "SET lock_timeout = '2min'",
+    "SELECT set_config('statement_timeout', '1500', true)",
+    "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')",
+    "ROLLBACK",
+    "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')",
+    "SET LOCAL lock_timeout = 10",
+    "SELECT current_setting('lock_timeout')",
+    "SET statement_timeout = 20",
+    "SELECT pg_sleep(1)",
+    "SET statement_timeout = 0",
+    "SELECT pg_sleep('0.01')",
+};
+
+const char* const kSettingOutcomes =
+    "SET | BEGIN | SET | SELECT 1 [1s] | COMMIT | SELECT 1 [50ms] | BEGIN | SET | SELECT 1 [1500ms] | SELECT 1 [2min,1500ms] | "
+    "ROLLBACK | SELECT 1 [50ms,0] | SET | SELECT 1 [50ms] | SET | ERROR 57014: canceling statement due to statement timeout | SET | "
+    "SELECT 1 | 1 warning(s) | OK | SELECT 1 [42] | ERROR 42P05: prepared statement \"p\" already exists | "
+    "ERROR 26000: prepared statement \"q\" does not exist | "
+    "ERROR 08P01: bind message supplies 0 parameters, but prepared statement \"p\" requires 1 | "
+    "ERROR 42601: cannot insert multiple commands into a prepared statement";
+
 CommandResult run_lockstep(const std::string& args) {
   const std::string command = std::string(LOCKSTEP_BINARY) + " " + args + " 2>&1";
   CommandResult r;

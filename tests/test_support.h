@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,13 @@ CommandResult run_lockstep(const std::string& args);
 
 // A SQL statement's result, compactly: "TAG [v,v;v,v]" (NULL as NULL), or "ERROR sqlstate: message".
 std::string shown(const pg::Result<pg::Rows>& r);
+
+// SET, SET LOCAL, a SET rolled back, set_config and pg_sleep, run on one session by
+// RealPg.SettingsAndPreparedStatementsAreTheServers and SqlSim.SettingsAndPreparedStatementsAreTheServers;
+// kSettingOutcomes is what PostgreSQL 15 gave for them and the prepared statements those
+// tests add, " | " between results.
+extern const std::vector<const char*> kSettingStatements;
+extern const char* const kSettingOutcomes;
 
 // The command line run in process (cli::run_cli): `lockstep ARGS...`'s exit code, stdout
 // and stderr.

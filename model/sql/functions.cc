@@ -30,6 +30,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"pg_terminate_backend", 1, 1, FunctionKind::session},
     FunctionInfo{"set_config", 3, 3, FunctionKind::session},
     FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
+    FunctionInfo{"current_setting", 1, 1, FunctionKind::setting},
     FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
 };
 

@@ -15,6 +15,7 @@ enum class FunctionKind : unsigned char {
   time,            // now() and its kin: the server's clock (virtual in simulation)
   advisory_lock,   // pg_advisory_lock and its family: the server's lock table
   session,         // pg_backend_pid, pg_terminate_backend, set_config, pg_sleep
+  setting,         // current_setting: the session's own settings, as SHOW prints them
   scalar,          // a plain function of its arguments
 };
 

@@ -593,7 +593,6 @@ SetVariable Reader::set_variable(const json& body) {
   SetVariable s;
   s.name = body.value("name", "");
   s.local = body.value("is_local", false);
-  if (s.local) refuse("SET LOCAL", loc);  // reset at the transaction's end: not modeled
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
   if (s.name != "lock_timeout" && s.name != "statement_timeout") refuse(fmt::format("the setting {}", s.name), loc);
   if (kind == "VAR_SET_VALUE") {

@@ -81,7 +81,7 @@ Status SimConnection::lock(AdvisoryKey key, LockMode mode, Scope scope, std::opt
                                                 : Stmt::advisory_lock;
   const OpDesc first{name(in_mode(stmt, mode)), {obj, acquire_access(mode)}, pid_, true};
   if (auto refused = begin_statement(first)) return *refused;
-  if (set_lock_timeout) lock_timeout_ = *set_lock_timeout;
+  if (set_lock_timeout) apply_timeout(true, *set_lock_timeout, false);
   if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
     s_.note_result({Kind::failed});
     return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});

@@ -4,19 +4,53 @@
 
 namespace lockstep::sim::pg {
 
-Status SimConnection::set_lock_timeout(Duration t) {
+Status SimConnection::set_lock_timeout(Duration t) { return set_timeout(Stmt::set_lock_timeout, true, t, false); }
+
+Status SimConnection::set_statement_timeout(Duration t) { return set_timeout(Stmt::set_statement_timeout, false, t, false); }
+
+Status SimConnection::set_timeout(Stmt verb, bool lock, Duration t, bool local) {
   Statement st(*this);
-  const OpDesc first{name(Stmt::set_lock_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+  const OpDesc first{name(verb), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
   if (auto refused = begin_statement(first)) return *refused;
-  lock_timeout_ = t;
+  apply_timeout(lock, t, local);
   return {};
 }
 
-Status SimConnection::set_statement_timeout(Duration t) {
+void SimConnection::apply_timeout(bool lock, Duration t, bool local) {
+  if (local && !session_.in_transaction) {
+    // As the server says: a WARNING, and nothing changes.
+    warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
+    return;
+  }
+  if (!local) (lock ? session_settings_.lock_timeout : session_settings_.statement_timeout) = t;
+  (lock ? lock_timeout_ : statement_timeout_) = t;
+}
+
+namespace {
+// Never ready: a session in pg_sleep wakes only by its timer.
+class SleepEnds final : public WaitCondition {
+ public:
+  bool ready(ActorId) const override { return false; }
+  std::string describe(ActorId) const override { return "its pg_sleep to end"; }
+};
+const SleepEnds kSleepEnds;
+}  // namespace
+
+Status SimConnection::sleep_statement(Duration d) {
   Statement st(*this);
-  const OpDesc first{name(Stmt::set_statement_timeout), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
-  if (auto refused = begin_statement(first)) return *refused;
-  statement_timeout_ = t;
+  const std::int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (auto refused = begin_statement({"pg_sleep", {}, ms, true})) return *refused;
+  const bool canceled = statement_timeout_.count() > 0 && statement_timeout_ < d;
+  const Duration wait = canceled ? statement_timeout_ : d;
+  step({"pg_sleep_end", {}, ms, true}, &kSleepEnds, wait);
+  if (session_.terminated) return terminated();
+  if (canceled) {
+    last_.by_timer = true;
+    s_.note_result({Kind::timeout, 0});
+    if (s_.logging()) s_.note_detail("57014 statement_timeout");
+    return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to statement timeout"});
+  }
+  s_.note_result({Kind::woke});
   return {};
 }
 

@@ -6,6 +6,7 @@
 // session's locks and rows are released at one step, as the server does.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,13 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status set_lock_timeout(Duration t) override;
   Status set_statement_timeout(Duration t) override;
+  // SET [LOCAL] lock_timeout / statement_timeout as one statement (SQL's SET and the two above).
+  Status set_timeout(Stmt verb, bool lock, Duration t, bool local);
+  // The setting changed without a step of its own (a statement that sets it first).
+  void apply_timeout(bool lock, Duration t, bool local);
+  // SELECT pg_sleep(s): a statement that sleeps d inside it (a timer: exactly d in timed
+  // mode, any moment in untimed); a shorter statement_timeout cancels it with 57014.
+  Status sleep_statement(Duration d);
 
   Result<std::optional<Row>> read_row(std::string_view table, std::int64_t id) override;
 
@@ -121,6 +129,11 @@ class SimConnection : public lockstep::pg::Connection {
 
   // SQL, as the server runs it (sim/pg/sql_exec.cc; the subset in docs/sql.md).
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
+  Status prepare(std::string_view name, std::string_view sql) override;
+  Result<lockstep::pg::Rows> exec_prepared(std::string_view name, const std::vector<lockstep::pg::Param>& params) override;
+  // The statements of a text (one, or several separated by semicolons), each run in turn.
+  Result<lockstep::pg::Rows> run_statements(const std::shared_ptr<const std::vector<sql::Statement>>& plans,
+                                            const std::vector<lockstep::pg::Param>& params);
 
   // Closing ends the session: every lock it holds goes.
   virtual void close();
@@ -300,11 +313,20 @@ class SimConnection : public lockstep::pg::Connection {
     Footprint fp;
     std::uint64_t number = ~std::uint64_t{0};
   } last_step_;  // this session's latest step, as declared
+  // Statements prepared on this connection, by name (plans shared with exec's cache).
+  std::map<std::string, std::shared_ptr<const std::vector<sql::Statement>>, std::less<>> prepared_;
   bool dead_ = false;
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;
-  Duration lock_timeout_{0};
-  Duration statement_timeout_{0};
+  Duration lock_timeout_{0};       // in effect now
+  Duration statement_timeout_{0};  // in effect now
+  // As SET (not LOCAL) left them: in effect again when a transaction commits; and as the
+  // transaction found them: back when it rolls back (SET LOCAL lasts until either).
+  struct Settings {
+    Duration lock_timeout{0};
+    Duration statement_timeout{0};
+  };
+  Settings session_settings_, settings_at_begin_;
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
   LastStatement last_;

@@ -8,6 +8,7 @@ Status SimConnection::begin() {
   Statement st(*this);
   if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true})) return *refused;
   if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
+  if (!session_.in_transaction) settings_at_begin_ = session_settings_;
   session_.in_transaction = true;
   return {};
 }
@@ -34,6 +35,11 @@ Status SimConnection::end_transaction(Stmt verb) {
   if (!session_.in_transaction) {
     // As the server says (found by lockstep conform): not an error, a WARNING.
     warnings_.push_back({"25P01", "there is no transaction in progress"});
+  }
+  if (session_.in_transaction) {
+    if (!commit) session_settings_ = settings_at_begin_;  // a SET in a transaction rolled back goes with it
+    lock_timeout_ = session_settings_.lock_timeout;        // SET LOCAL ends here
+    statement_timeout_ = session_settings_.statement_timeout;
   }
   session_.in_transaction = false;
   aborted_ = false;

@@ -2,6 +2,8 @@
 // its evaluation context, transactions, settings, DDL and the functions of locks and sessions.
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <unordered_map>
 
@@ -81,6 +83,17 @@ std::optional<std::string> output(const Value& v) {
   return v.text_output();
 }
 
+std::string shown_duration(Duration d) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms == 0) return "0";
+  // The largest unit that divides it, as PostgreSQL shows a time setting.
+  constexpr std::pair<std::int64_t, const char*> kUnits[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "min"}, {1'000, "s"}};
+  for (const auto& [size, unit] : kUnits) {
+    if (ms % size == 0) return fmt::format("{}{}", ms / size, unit);
+  }
+  return fmt::format("{}ms", ms);
+}
+
 Duration setting_duration(const std::string& text) {
   // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
   const std::string trimmed = text;
@@ -134,6 +147,13 @@ Value SqlRun::param(int number) {
 Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   const sql::FunctionInfo* f = sql::find_function(e.name);
   if (f->kind == sql::FunctionKind::aggregate) return aggregate(e);
+  if (f->kind == sql::FunctionKind::setting) {
+    if (args.at(0).is_null()) return Value::null(Type::text);
+    const std::string name = sql::cast(args[0], Type::text).as_text();
+    if (name == "lock_timeout") return Value::text(shown_duration(c_.lock_timeout_));
+    if (name == "statement_timeout") return Value::text(shown_duration(c_.statement_timeout_));
+    throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
+  }
   if (f->kind == sql::FunctionKind::time) {
     const Time t = e.name == "clock_timestamp"       ? s_.now()
                    : e.name == "statement_timestamp" ? statement_start_
@@ -329,7 +349,8 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
   const Duration d = v.value ? setting_duration(*v.value) : Duration{0};
-  const Status st = v.name == "lock_timeout" ? c_.set_lock_timeout(d) : c_.set_statement_timeout(d);
+  const bool lock = v.name == "lock_timeout";
+  const Status st = c_.set_timeout(lock ? Stmt::set_lock_timeout : Stmt::set_statement_timeout, lock, d, v.local);
   if (!st.ok()) return st.error();
   return Rows{{}, {}, v.value ? "SET" : "RESET"};
 }
@@ -465,17 +486,27 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   if (n == "set_config") {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
-    if (sql::cast(args[2], Type::boolean).as_bool()) {
-      throw SqlError("0A000", "set_config(..., true) (transaction-local) is not in lockstep's SQL subset (docs/sql.md)");
-    }
+    const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL
     if (setting == "lock_timeout") {
-      check(c_.set_lock_timeout(setting_duration(value)));
+      check(c_.set_timeout(Stmt::set_lock_timeout, true, setting_duration(value), local));
     } else if (setting == "statement_timeout") {
-      check(c_.set_statement_timeout(setting_duration(value)));
+      check(c_.set_timeout(Stmt::set_statement_timeout, false, setting_duration(value), local));
     } else {
       throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", setting));
     }
-    return Value::text(value);
+    return Value::text(shown_duration(setting_duration(value)));  // the new value, as SHOW prints it
+  }
+  if (n == "pg_sleep") {
+    // Seconds, as double precision: an integer, or a numeric literal in quotes ('0.05').
+    const std::string text = args[0].text_output();
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      throw SqlError("22P02", fmt::format("invalid input syntax for type double precision: \"{}\"", text));
+    }
+    const auto d = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(std::max(seconds, 0.0)));
+    check(c_.sleep_statement(d));
+    return Value::text("");  // void
   }
   throw SqlError("0A000", fmt::format("{}() is not modeled by the simulated server yet (docs/sql.md)", n));
 }
@@ -500,6 +531,11 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
     return error_of(e);
   }
   if (plans->size() > 1 && !params.empty()) return Error{"42601", "cannot insert multiple commands into a prepared statement"};
+  return run_statements(plans, params);
+}
+
+Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vector<sql::Statement>>& plans,
+                                           const std::vector<Param>& params) {
   if (plans->empty()) return Rows{};
   Result<Rows> last = Rows{};
   for (const sql::Statement& st : *plans) {
@@ -508,6 +544,37 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
     if (!last.ok()) return last;
   }
   return last;
+}
+
+Status SimConnection::prepare(std::string_view name, std::string_view text) {
+  if (dead_) return lost();
+  if (prepared_.find(name) != prepared_.end()) return Error{"42P05", fmt::format("prepared statement \"{}\" already exists", name)};
+  std::shared_ptr<const std::vector<sql::Statement>> plans;
+  try {
+    plans = plans_of(text);
+  } catch (const SqlError& e) {
+    return error_of(e);
+  }
+  if (plans->size() > 1) return Error{"42601", "cannot insert multiple commands into a prepared statement"};
+  prepared_.emplace(std::string(name), std::move(plans));
+  return {};
+}
+
+Result<Rows> SimConnection::exec_prepared(std::string_view name, const std::vector<Param>& params) {
+  if (dead_) return lost();
+  const auto it = prepared_.find(name);
+  if (it == prepared_.end()) {
+    // The server refuses it before running anything; in a transaction block that aborts it.
+    if (session_.in_transaction) aborted_ = true;
+    return Error{"26000", fmt::format("prepared statement \"{}\" does not exist", name)};
+  }
+  const int wanted = it->second->empty() ? 0 : it->second->front().max_param;
+  if (static_cast<int>(params.size()) != wanted) {
+    if (session_.in_transaction) aborted_ = true;
+    return Error{"08P01", fmt::format("bind message supplies {} parameters, but prepared statement \"{}\" requires {}", params.size(),
+                                      name, wanted)};
+  }
+  return run_statements(it->second, params);
 }
 
 }  // namespace lockstep::sim::pg

@@ -48,6 +48,8 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
 std::optional<std::string> output(const Value& v);
 // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
 Duration setting_duration(const std::string& text);
+// A time setting as SHOW and current_setting print it: "0", "50ms", "2s", "1min".
+std::string shown_duration(Duration d);
 
 class SqlRun final : public sql::EvalContext {
   // An error inside a helper that returns rows: unwound to run_checked(), which fails the statement.
