@@ -38,6 +38,7 @@ inline constexpr std::string_view kDeadlockDetected = "40P01";
 inline constexpr std::string_view kAdminShutdown = "57P01";     // pg_terminate_backend
 inline constexpr std::string_view kConnectionFailure = "08006";
 inline constexpr std::string_view kUniqueViolation = "23505";
+inline constexpr std::string_view kSerializationFailure = "40001";  // REPEATABLE READ
 inline constexpr std::string_view kPoolTimeout = "LS001";       // QueuePool checkout timeout (not a server code)
 }  // namespace sqlstate
 

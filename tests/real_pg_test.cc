@@ -157,18 +157,16 @@ TEST_F(RealPg, ExecRunsSqlAsWrittenWithTheServersErrors) {
 // (tests/sql_sim_test.cc) gives on the simulated server.
 TEST_F(RealPg, SettingsAndPreparedStatementsAreTheServers) {
   auto c = conn();
-  std::vector<std::string> got;
-  auto note = [&](const pg::Result<pg::Rows>& r) { got.push_back(lockstep::testing::shown(r)); };
-  auto status = [&](const pg::Status& st) { got.push_back(st.ok() ? "OK" : "ERROR " + st.error().sqlstate + ": " + st.error().message); };
-  for (const char* sql : testing::kSettingStatements) note(c->exec(sql));
-  got.push_back(fmt::format("{} warning(s)", c->take_warnings().size()));
-  status(c->prepare("p", "SELECT $1::int + 1 AS next"));
-  note(c->exec_prepared("p", {"41"}));
-  status(c->prepare("p", "SELECT 2"));
-  note(c->exec_prepared("q"));
-  note(c->exec_prepared("p", {}));
-  status(c->prepare("m", "SELECT 1; SELECT 2"));
-  EXPECT_EQ(fmt::format("{}", fmt::join(got, " | ")), testing::kSettingOutcomes);
+  EXPECT_EQ(testing::run_setting_statements(*c), testing::kSettingOutcomes);
+}
+
+TEST_F(RealPg, RepeatableReadIsTheServers) {
+  auto a = conn();
+  auto b = conn();
+  (void)b->exec("DROP TABLE IF EXISTS rr_t");
+  for (const std::string& sql : testing::kRepeatableReadSetup) ASSERT_TRUE(b->exec(sql).ok()) << sql;
+  EXPECT_EQ(testing::run_repeatable_read_turns(*a, *b), testing::kRepeatableReadOutcomes);
+  (void)b->exec("DROP TABLE rr_t");
 }
 
 TEST(RealPgConninfo, APasswordIsNeverShown) {

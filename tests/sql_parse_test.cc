@@ -148,8 +148,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SET LOCAL search_path = x"), "0A000 the setting search_path is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"),
             "0A000 FOR NO KEY UPDATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL REPEATABLE READ"),
-            "0A000 ISOLATION LEVEL REPEATABLE READ is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
+  EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
+            "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
   // The position counts characters of the whole text, statements before it included.
   EXPECT_EQ(refusal("SELECT 1; SELECT 'é' FROM t, u"),
             "0A000 a FROM list of several tables is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "lockstep/cli/commands.h"
@@ -76,6 +77,7 @@ std::string shown(const pg::Result<pg::Rows>& r) {
   return rows.empty() ? r.value().tag : fmt::format("{} [{}]", r.value().tag, rows);
 }
 
+namespace {
 const std::vector<const char*> kSettingStatements = {
     "SET lock_timeout = 50",
     "BEGIN",
@@ -96,6 +98,78 @@ const std::vector<const char*> kSettingStatements = {
     "SET statement_timeout = 0",
     "SELECT pg_sleep('0.01')",
 };
+
+}  // namespace
+
+std::string run_setting_statements(pg::Connection& c) {
+  std::vector<std::string> got;
+  auto status = [&](const pg::Status& st) { got.push_back(st.ok() ? "OK" : "ERROR " + st.error().sqlstate + ": " + st.error().message); };
+  for (const char* sql : kSettingStatements) got.push_back(shown(c.exec(sql)));
+  got.push_back(fmt::format("{} warning(s)", c.take_warnings().size()));
+  status(c.prepare("p", "SELECT $1::int + 1 AS next"));
+  got.push_back(shown(c.exec_prepared("p", {"41"})));
+  status(c.prepare("p", "SELECT 2"));
+  got.push_back(shown(c.exec_prepared("q")));
+  got.push_back(shown(c.exec_prepared("p", {})));
+  status(c.prepare("m", "SELECT 1; SELECT 2"));
+  return fmt::format("{}", fmt::join(got, " | "));
+}
+
+const std::vector<std::string> kRepeatableReadSetup = {"CREATE TABLE rr_t (id int PRIMARY KEY, v int NOT NULL)",
+                                                       "INSERT INTO rr_t VALUES (1, 0), (3, 0)"};
+
+std::string run_repeatable_read_turns(pg::Connection& a, pg::Connection& b) {
+  const std::vector<std::pair<char, const char*>> turns = {
+      // A snapshot at the first statement, not at BEGIN.
+      {'a', "BEGIN ISOLATION LEVEL REPEATABLE READ"},
+      {'b', "UPDATE rr_t SET v = v + 1 WHERE id = 1"},
+      {'a', "SELECT v FROM rr_t WHERE id = 1"},
+      {'b', "UPDATE rr_t SET v = v + 1 WHERE id = 1"},
+      {'b', "INSERT INTO rr_t VALUES (2, 0)"},
+      {'a', "SELECT id, v FROM rr_t ORDER BY id"},
+      {'a', "UPDATE rr_t SET v = 10 WHERE id = 3 RETURNING v"},
+      {'a', "UPDATE rr_t SET v = 10 WHERE id = 1"},
+      {'a', "SELECT 1"},
+      {'a', "ROLLBACK"},
+      // ON CONFLICT on a row the snapshot does not see; a plain INSERT's unique check.
+      {'a', "START TRANSACTION ISOLATION LEVEL REPEATABLE READ"},
+      {'a', "SELECT count(*) FROM rr_t"},
+      {'b', "INSERT INTO rr_t VALUES (4, 0)"},
+      {'a', "INSERT INTO rr_t VALUES (4, 1) ON CONFLICT DO NOTHING"},
+      {'a', "ROLLBACK"},
+      {'a', "BEGIN ISOLATION LEVEL REPEATABLE READ"},
+      {'a', "SELECT count(*) FROM rr_t"},
+      {'b', "INSERT INTO rr_t VALUES (5, 0)"},
+      {'a', "INSERT INTO rr_t VALUES (5, 1)"},
+      {'a', "ROLLBACK"},
+      // A row deleted since the snapshot; one the transaction locked first.
+      {'a', "BEGIN ISOLATION LEVEL REPEATABLE READ"},
+      {'a', "SELECT v FROM rr_t WHERE id = 2 FOR UPDATE"},
+      {'b', "DELETE FROM rr_t WHERE id = 3"},
+      {'a', "DELETE FROM rr_t WHERE id = 3"},
+      {'a', "COMMIT"},
+      {'a', "BEGIN ISOLATION LEVEL REPEATABLE READ"},
+      {'a', "SELECT count(*) FROM rr_t"},
+      {'a', "UPDATE rr_t SET v = 7 WHERE id = 2 RETURNING v"},
+      {'a', "COMMIT"},
+      {'b', "SELECT id, v FROM rr_t ORDER BY id"},
+  };
+  std::vector<std::string> got;
+  for (const auto& [who, sql] : turns) got.push_back(fmt::format("{}: {}", who, shown((who == 'a' ? a : b).exec(sql))));
+  return fmt::format("{}", fmt::join(got, " | "));
+}
+
+const char* const kRepeatableReadOutcomes =
+    "a: BEGIN | b: UPDATE 1 | a: SELECT 1 [1] | b: UPDATE 1 | b: INSERT 0 1 | a: SELECT 2 [1,1;3,0] | "
+    "a: UPDATE 1 [10] | a: ERROR 40001: could not serialize access due to concurrent update | "
+    "a: ERROR 25P02: current transaction is aborted, commands ignored until end of transaction block | "
+    "a: ROLLBACK | a: START TRANSACTION | a: SELECT 1 [3] | b: INSERT 0 1 | "
+    "a: ERROR 40001: could not serialize access due to concurrent update | a: ROLLBACK | a: BEGIN | "
+    "a: SELECT 1 [4] | b: INSERT 0 1 | "
+    "a: ERROR 23505: duplicate key value violates unique constraint \"rr_t_pkey\" | a: ROLLBACK | "
+    "a: BEGIN | a: SELECT 1 [0] | b: DELETE 1 | "
+    "a: ERROR 40001: could not serialize access due to concurrent delete | a: ROLLBACK | a: BEGIN | "
+    "a: SELECT 1 [4] | a: UPDATE 1 [7] | a: COMMIT | b: SELECT 4 [1,2;2,7;4,0;5,0]";
 
 const char* const kSettingOutcomes =
     "SET | BEGIN | SET | SELECT 1 [1s] | COMMIT | SELECT 1 [50ms] | BEGIN | SET | SELECT 1 [1500ms] | SELECT 1 [2min,1500ms] | "

@@ -37,12 +37,22 @@ CommandResult run_lockstep(const std::string& args);
 // A SQL statement's result, compactly: "TAG [v,v;v,v]" (NULL as NULL), or "ERROR sqlstate: message".
 std::string shown(const pg::Result<pg::Rows>& r);
 
-// SET, SET LOCAL, a SET rolled back, set_config and pg_sleep, run on one session by
-// RealPg.SettingsAndPreparedStatementsAreTheServers and SqlSim.SettingsAndPreparedStatementsAreTheServers;
-// kSettingOutcomes is what PostgreSQL 15 gave for them and the prepared statements those
-// tests add, " | " between results.
-extern const std::vector<const char*> kSettingStatements;
+// SET, SET LOCAL, a SET rolled back, set_config, pg_sleep and prepared statements, run on one
+// session by RealPg.SettingsAndPreparedStatementsAreTheServers and
+// SqlSim.SettingsAndPreparedStatementsAreTheServers; kSettingOutcomes is what PostgreSQL 15
+// gave for them.
 extern const char* const kSettingOutcomes;
+// Runs them, then the prepared statements, on c: the results, " | " between them.
+std::string run_setting_statements(pg::Connection& c);
+
+// REPEATABLE READ, two sessions taking turns (no statement waits): the snapshot at the first
+// statement, reads of it, 40001 on a row changed or deleted since and on ON CONFLICT with a
+// row it does not see. Run by RealPg.RepeatableReadIsTheServers and
+// SqlSim.RepeatableReadIsTheServers; kRepeatableReadOutcomes is what PostgreSQL 15 gave.
+// The table they use is made by kRepeatableReadSetup first (outside the sessions).
+extern const std::vector<std::string> kRepeatableReadSetup;
+std::string run_repeatable_read_turns(pg::Connection& a, pg::Connection& b);
+extern const char* const kRepeatableReadOutcomes;
 
 // The command line run in process (cli::run_cli): `lockstep ARGS...`'s exit code, stdout
 // and stderr.

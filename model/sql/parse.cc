@@ -552,6 +552,7 @@ Transaction Reader::transaction(const json& body) {
   Transaction t;
   if (kind == "TRANS_STMT_BEGIN" || kind == "TRANS_STMT_START") {
     t.kind = Transaction::Kind::begin;
+    t.start = kind == "TRANS_STMT_START";
   } else if (kind == "TRANS_STMT_COMMIT") {
     t.kind = Transaction::Kind::commit;
   } else if (kind == "TRANS_STMT_ROLLBACK") {
@@ -576,8 +577,7 @@ Transaction Reader::transaction(const json& body) {
       if (level == "read committed") {
         t.isolation = Isolation::read_committed;
       } else if (level == "repeatable read") {
-        // Not modeled yet: a snapshot per transaction and 40001 on a changed row (docs/sql.md).
-        refuse("ISOLATION LEVEL REPEATABLE READ", dloc);
+        t.isolation = Isolation::repeatable_read;
       } else {
         refuse(fmt::format("ISOLATION LEVEL {}", level == "serializable" ? "SERIALIZABLE" : level), dloc);
       }
@@ -627,7 +627,7 @@ std::string Statement::tag() const {
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
     std::string operator()(const Transaction& t) const {
       switch (t.kind) {
-        case Transaction::Kind::begin: return "BEGIN";
+        case Transaction::Kind::begin: return t.start ? "START TRANSACTION" : "BEGIN";
         case Transaction::Kind::commit: return "COMMIT";
         case Transaction::Kind::rollback: return "ROLLBACK";
         case Transaction::Kind::savepoint: return "SAVEPOINT";

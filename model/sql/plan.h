@@ -146,6 +146,7 @@ enum class Isolation : std::uint8_t { read_committed, repeatable_read };
 struct Transaction {
   enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to } kind = Kind::begin;
   std::optional<Isolation> isolation;  // BEGIN ISOLATION LEVEL ...
+  bool start = false;                  // written START TRANSACTION (its command tag)
   std::string savepoint;
 };
 

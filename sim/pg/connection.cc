@@ -11,7 +11,7 @@ Status SimConnection::set_statement_timeout(Duration t) { return set_timeout(Stm
 Status SimConnection::set_timeout(Stmt verb, bool lock, Duration t, bool local) {
   Statement st(*this);
   const OpDesc first{name(verb), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
-  if (auto refused = begin_statement(first)) return *refused;
+  if (auto refused = begin_statement(first, false)) return *refused;
   apply_timeout(lock, t, local);
   return {};
 }
@@ -27,13 +27,7 @@ void SimConnection::apply_timeout(bool lock, Duration t, bool local) {
 }
 
 namespace {
-// Never ready: a session in pg_sleep wakes only by its timer.
-class SleepEnds final : public WaitCondition {
- public:
-  bool ready(ActorId) const override { return false; }
-  std::string describe(ActorId) const override { return "its pg_sleep to end"; }
-};
-const SleepEnds kSleepEnds;
+const TimerOnly kSleepEnds("its pg_sleep to end");
 }  // namespace
 
 Status SimConnection::sleep_statement(Duration d) {
@@ -95,8 +89,13 @@ Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout
   return wake;
 }
 
-std::optional<Error> SimConnection::begin_statement(OpDesc op) {
+std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   if (dead_) return lost();
+  if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
+    step({"snapshot", whole_server(Access::write), pid_, true});
+    snapshot_ = server_.open_snapshot();
+    if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
+  }
   step(op);
   if (killed()) return terminated();
   if (aborted_) return in_failed_transaction();
@@ -111,7 +110,14 @@ bool SimConnection::killed() {
   return true;
 }
 
+void SimConnection::end_snapshot() {
+  if (snapshot_) server_.close_snapshot();
+  snapshot_.reset();
+  repeatable_read_ = false;
+}
+
 Error SimConnection::terminated() {
+  end_snapshot();
   if (!session_.terminated) {
     release_now({.rows = true, .session_scope = true, .xact_scope = true}, "backend terminated");
   }

@@ -206,7 +206,10 @@ class SimConnection : public lockstep::pg::Connection {
   // dead connection it fails with 08006 and takes no step; otherwise it takes the
   // statement's first step, where a terminated backend or the backend_terminated fault ends
   // it (57P01), and a failed transaction refuses it (25P02). nullopt: go on.
-  std::optional<Error> begin_statement(OpDesc op);
+  // In a REPEATABLE READ transaction its first statement (`snapshot` true: not SET) takes
+  // the snapshot first, in a step that writes the server's domain: what the transaction
+  // will see depends on every commit before it.
+  std::optional<Error> begin_statement(OpDesc op, bool snapshot = true);
 
   // Whether this statement finds its backend gone: terminated by another session, or now
   // killed by the backend_terminated fault.
@@ -252,9 +255,20 @@ class SimConnection : public lockstep::pg::Connection {
   // the row lock), or 0.
   int other_writer(const RowState& r) const;
 
-  // What this session sees of a row: its own uncommitted version, else the committed one
-  // (a reference, valid until the row's versions change).
+  // What this session sees of a row: its own uncommitted version, else the committed one,
+  // or under REPEATABLE READ the one its snapshot saw (a reference, valid until the row's
+  // versions change).
   const std::optional<Row>& visible(std::string_view table, std::int64_t id);
+  // Its own uncommitted version, else the newest committed one, whatever the snapshot (the
+  // unique check's view).
+  const std::optional<Row>& newest(std::string_view table, std::int64_t id);
+  // Under REPEATABLE READ, a row this session locks or changes that another transaction
+  // changed (or deleted) after the snapshot: 40001, as the server says; else nullopt.
+  std::optional<Error> serialization_failure(std::string_view table, std::int64_t id);
+  // BEGIN ISOLATION LEVEL REPEATABLE READ: the transaction's first statement takes a snapshot.
+  void use_repeatable_read() { repeatable_read_ = true; }
+  // The snapshot goes with the transaction.
+  void end_snapshot();
 
   // Takes the row lock (transaction scope) of a row this session sees, waiting as for an
   // advisory lock, and says true. A row it does not see (none committed, none of its own:
@@ -315,6 +329,8 @@ class SimConnection : public lockstep::pg::Connection {
   } last_step_;  // this session's latest step, as declared
   // Statements prepared on this connection, by name (plans shared with exec's cache).
   std::map<std::string, std::shared_ptr<const std::vector<sql::Statement>>, std::less<>> prepared_;
+  bool repeatable_read_ = false;            // this transaction's isolation level
+  std::optional<std::uint64_t> snapshot_;  // its snapshot (a commit count), once taken
   bool dead_ = false;
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;

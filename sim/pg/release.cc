@@ -15,6 +15,7 @@ Status SimConnection::begin() {
 
 void SimConnection::close() {
   if (dead_) return;
+  end_snapshot();
   release_now({.session_scope = true, .xact_scope = true}, "close");
   session_.live = false;
 }
@@ -43,6 +44,7 @@ Status SimConnection::end_transaction(Stmt verb) {
   }
   session_.in_transaction = false;
   aborted_ = false;
+  end_snapshot();
   apply_release(end);
   return {};
 }
@@ -97,7 +99,7 @@ void SimConnection::apply_release(const Release& r) {
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
-        if (r.commit) state.committed = std::move(mine->second);
+        if (r.commit) server_.commit_version(state, std::move(mine->second));
         state.pending.erase(mine);
       }
       server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);

@@ -190,7 +190,22 @@ int SimConnection::other_writer(const RowState& r) const {
 const std::optional<Row>& SimConnection::visible(std::string_view table, std::int64_t id) {
   const RowState& r = server_.row(table, id);
   if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;
+  if (snapshot_) return r.version_at(*snapshot_);
   return r.committed;
+}
+
+const std::optional<Row>& SimConnection::newest(std::string_view table, std::int64_t id) {
+  const RowState& r = server_.row(table, id);
+  if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second;
+  return r.committed;
+}
+
+std::optional<Error> SimConnection::serialization_failure(std::string_view table, std::int64_t id) {
+  if (!snapshot_) return std::nullopt;
+  const RowState& r = server_.row(table, id);
+  if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
+  return Error{std::string(sqlstate::kSerializationFailure),
+               r.committed ? "could not serialize access due to concurrent update" : "could not serialize access due to concurrent delete"};
 }
 
 Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode,
@@ -209,15 +224,24 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
     return true;
   }
   locked_rows_.emplace(std::string(table), id);
+  // Under REPEATABLE READ a row changed since the snapshot fails the statement once locked.
+  auto locked = [&]() -> Result<bool> {
+    if (auto e = serialization_failure(table, id)) {
+      s_.note_result({Kind::failed});
+      if (s_.logging()) s_.note_detail("40001 " + e->message);
+      return abort_with(*e);
+    }
+    return true;
+  };
   if (nowait) {
-    if (server_.row_locks().try_request(pid_, key, mode, Scope::transaction)) return true;
+    if (server_.row_locks().try_request(pid_, key, mode, Scope::transaction)) return locked();
     locked_rows_.erase({std::string(table), id});
     s_.refine_access(Access::read);
     s_.note_result({Kind::failed});
     return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
   }
   auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
-  if (!waiter) return true;
+  if (!waiter) return locked();
   note_queued(server_.row_locks(), key, mode);
   Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
                        fmt::format("the row lock of {}#{}", table, id));
@@ -225,7 +249,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
     locked_rows_.erase({std::string(table), id});
     return st.error();
   }
-  return true;
+  return locked();
 }
 
 }  // namespace lockstep::sim::pg

@@ -58,6 +58,21 @@ std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
   return rows;
 }
 
+const std::optional<lockstep::pg::Row>& RowState::version_at(std::uint64_t seq) const {
+  static const std::optional<lockstep::pg::Row> kNone;
+  if (committed_seq <= seq) return committed;
+  for (auto it = older.rbegin(); it != older.rend(); ++it) {
+    if (it->first <= seq) return it->second;
+  }
+  return kNone;  // committed after the snapshot, with nothing before it: not there yet
+}
+
+void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version) {
+  if (open_snapshots_ > 0) row.older.emplace_back(row.committed_seq, std::move(row.committed));
+  row.committed = std::move(version);
+  row.committed_seq = ++commits_;
+}
+
 SqlTable& Server::add_sql_table(sql::CreateTable def) {
   SqlTable t;
   t.object = s_.new_object("table " + def.table);

@@ -38,6 +38,7 @@
 
 #include "lockstep/model/pg.h"
 #include "lockstep/model/sql/plan.h"
+#include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/lock_table.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/sched/scheduler.h"
@@ -47,6 +48,12 @@ namespace lockstep::sim::pg {
 // A row's committed version, and the versions transactions wrote but did not commit.
 struct RowState {
   std::optional<lockstep::pg::Row> committed;
+  std::uint64_t committed_seq = 0;  // the server's commit count when `committed` was committed
+  // Versions `committed` replaced while a REPEATABLE READ snapshot was open (one may still
+  // see them), with their commit counts, oldest first.
+  std::vector<std::pair<std::uint64_t, std::optional<lockstep::pg::Row>>> older;
+  // The committed version a snapshot taken at commit count `seq` sees.
+  const std::optional<lockstep::pg::Row>& version_at(std::uint64_t seq) const;
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
                              boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
@@ -151,6 +158,18 @@ class Server {
     if (it == tables_.end()) return;
     for (auto& [id, slot] : it->second) f(id, slot.state);
   }
+  // Commits a session's version of a row (the count of commits goes up; the replaced
+  // version is kept while a REPEATABLE READ snapshot is open).
+  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version);
+  // REPEATABLE READ snapshots: one opens at the commit count it returns, and closes.
+  std::uint64_t open_snapshot() {
+    ++open_snapshots_;
+    return commits_;
+  }
+  void close_snapshot() {
+    LOCKSTEP_INVARIANT(open_snapshots_ > 0, "a snapshot closes that was opened");
+    --open_snapshots_;
+  }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
   // Where statements are recorded (sim/pg/statement_log.h); none by default.
@@ -181,6 +200,8 @@ class Server {
   ObjectId domain_;
   bool termination_used_ = false;
   StatementLog* log_ = nullptr;
+  std::uint64_t commits_ = 0;  // row versions committed so far
+  int open_snapshots_ = 0;
 };
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);

@@ -327,8 +327,11 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
     case sql::Transaction::Kind::begin: {
       const bool was = c_.session_.in_transaction;
       st = c_.begin();
-      if (st.ok() && !was) c_.transaction_start_ = s_.now();
-      out.tag = "BEGIN";
+      if (st.ok() && !was) {
+        c_.transaction_start_ = s_.now();
+        if (t.isolation == sql::Isolation::repeatable_read) c_.use_repeatable_read();
+      }
+      out.tag = t.start ? "START TRANSACTION" : "BEGIN";
       break;
     }
     case sql::Transaction::Kind::commit: {

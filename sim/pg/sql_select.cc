@@ -237,6 +237,9 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, LockMode mo
       (mode == LockMode::exclusive || server_.row_locks().held(c_.pid_, key, LockMode::shared) == 0)) {
     got = server_.row_locks().try_request(c_.pid_, key, mode, Scope::transaction);
     if (got) c_.locked_rows_.emplace(table, id);
+    if (got) {
+      if (auto e = c_.serialization_failure(table, id)) throw Raised{c_.abort_with(*e)};
+    }
   }
   if (!got) s_.refine_access(Access::read);
   s_.note_result({Kind::value, got ? 1 : 0});

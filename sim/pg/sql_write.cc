@@ -129,8 +129,13 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     }
     server_.row_locks().release_key(c_.pid_, xact, Scope::transaction);
   }
-  const bool exists = c_.visible(name, id).has_value();
+  // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
+  const bool exists = c_.newest(name, id).has_value();
   if (exists) {
+    if (ins.on_conflict != sql::Insert::OnConflict::none && !c_.visible(name, id).has_value()) {
+      // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see.
+      return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
+    }
     if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
     if (ins.on_conflict == sql::Insert::OnConflict::update) return conflict_update(t, ins, id, row, out);
     return fail(Error{std::string(sqlstate::kUniqueViolation),

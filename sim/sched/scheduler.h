@@ -90,6 +90,17 @@ class WaitCondition {
   ~WaitCondition() = default;
 };
 
+// Never ready: an actor waiting on it wakes only by its timer (a sleep, pg_sleep).
+class TimerOnly final : public WaitCondition {
+ public:
+  explicit constexpr TimerOnly(const char* what) : what_(what) {}
+  bool ready(ActorId) const override { return false; }
+  std::string describe(ActorId) const override { return what_; }
+
+ private:
+  const char* what_;  // "its sleep to end"
+};
+
 // Thrown from yield() to unwind an actor whose execution has ended. Deliberately not a
 // std::exception: model code that catches std::exception does not swallow it, and model
 // code that catches (...) must rethrow.

@@ -12,13 +12,7 @@ namespace lockstep::sim {
 namespace {
 constexpr OpDesc kSleep{"sleep", {}, 0, false};
 
-// Never ready: a sleeping actor wakes only by its timer.
-class Never final : public WaitCondition {
- public:
-  bool ready(ActorId) const override { return false; }
-  std::string describe(ActorId) const override { return "its sleep to end"; }
-};
-const Never kNever;
+const TimerOnly kNever("its sleep to end");
 }  // namespace
 
 // ---- flock -------------------------------------------------------------------------------
