@@ -25,7 +25,7 @@ TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
             "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
             "runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
-            "hot or cold)");
+            "hot, cold or sql)");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
   EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),
             "<test>: /actors/0/ops/0: bad operand \"r*2\": expected an integer, a register, or register+N / register-N");
@@ -44,6 +44,35 @@ TEST(ScriptParser, ActorsAndChecksAreValidated) {
             "<test>: /config/check/0: \"x ~ 1\": unknown comparison \"~\"");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r"}}}, {{"vars", {{"x", "zero"}}}})),
             "<test>: /config/vars/x: expected an integer, got string \"zero\"");
+}
+
+TEST(ScriptParser, SqlOutsideTheSubsetIsRefusedWhenLoaded) {
+  EXPECT_EQ(error_of(script_scenario({{"a", {"sql r WITH RECURSIVE q AS (SELECT 1) SELECT * FROM q"}}})),
+            "<test>: /actors/0/ops/0: \"sql r WITH RECURSIVE q AS (SELECT 1) SELECT * FROM q\": WITH RECURSIVE is not in "
+            "lockstep's SQL subset (docs/sql.md), at position 1 (SQLSTATE 0A000)");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"sql r SELECT 1; SELECT 2"}}})),
+            "<test>: /actors/0/ops/0: \"sql r SELECT 1; SELECT 2\": expected one SQL statement");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"sql r SELECT $q"}}})), "(no error)");  // $q: a register, made on first use
+  EXPECT_EQ(error_of(script_scenario({{"a", {"sql - SELECT 1"}}}, {{"sql_setup", {"CREATE TABLE t (id serial PRIMARY KEY) x"}}})),
+            "<test>: /config/sql_setup/0: \"CREATE TABLE t (id serial PRIMARY KEY) x\": syntax error at or near \"x\", at "
+            "position 40 (SQLSTATE 42601)");
+}
+
+// The sql op: registers as parameters, the first value or the row count into a register,
+// -1 for an error; sql_check queries judge the final database.
+TEST(ScriptSemantics, SqlOpsRunOnTheSimulatedServer) {
+  auto doc = script_scenario({{"a", {"write x 5", "read x k", "sql got INSERT INTO t VALUES ($k, $k + 1) RETURNING v",
+                                     "sql n UPDATE t SET v = v + 1 WHERE id >= 0", "sql dup INSERT INTO t VALUES (5, 0)",
+                                     "sql ok SELECT v = 7 FROM t WHERE id = $k"}}},
+                             {{"sql_setup", {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0)"}},
+                              {"check", {"a.got == 6", "a.n == 2", "a.dup == -1", "a.ok == 1"}},
+                              {"sql_check", {"SELECT sum(v) = 8 FROM t"}}});
+  const auto report = check(scenario_from_json(doc));
+  EXPECT_EQ(report.result.verdict, Verdict::pass) << (report.result.first_failure ? report.result.first_failure->result.message : "");
+  doc["config"]["sql_check"] = {"SELECT sum(v) = 9 FROM t"};
+  const auto failed = check(scenario_from_json(doc));
+  ASSERT_EQ(failed.result.verdict, Verdict::violation);
+  EXPECT_EQ(failed.result.first_failure->result.message, "sql_check \"SELECT sum(v) = 9 FROM t\" is not true: f");
 }
 
 TEST(ScriptSemantics, RegistersOperandsAndInitialValues) {

@@ -1,5 +1,7 @@
 #include "lockstep/model/systems/script.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "lockstep/model/systems/script_program.h"
@@ -25,6 +27,16 @@ class ScriptInstance final : public Instance {
     }
     for (const auto& actor : p_.actors) registers_.emplace_back(actor.registers.size(), 0);
     logs_.assign(p_.scopes.size(), 0);
+    if (p_.uses_sql) {
+      const int actors = static_cast<int>(p_.actors.size());
+      pool_ = env.new_pg_pool(pg::PoolConfig{.pool_size = actors + 1});
+      connections_.resize(p_.actors.size());
+      auto setup = pool_->checkout().value();
+      for (const std::string& sql : p_.sql_setup) {
+        const auto r = setup->exec(sql);
+        if (!r.ok()) throw ModelError(fmt::format("config.sql_setup: \"{}\" failed: {} {}", sql, r.error().sqlstate, r.error().message));
+      }
+    }
   }
 
   int actor_count() const override { return static_cast<int>(p_.actors.size()); }
@@ -39,6 +51,7 @@ class ScriptInstance final : public Instance {
     } catch (const Crashed&) {
       // The actor's process crashed: it stops here.
     }
+    if (p_.uses_sql) connections_[static_cast<std::size_t>(actor)].release();  // back to the pool (what is open rolls back)
   }
 
   template <typename Value>
@@ -87,6 +100,11 @@ class ScriptInstance final : public Instance {
           env_.hot(op.obligation, op.ms < 0 ? Duration::max() : Duration(std::chrono::milliseconds(op.ms)));
           break;
         case OpKind::cold: env_.cold(op.obligation); break;
+        case OpKind::sql: {
+          const std::int64_t got = run_sql(actor, op, regs);
+          if (op.reg >= 0) regs[op.reg] = got;
+          break;
+        }
       }
     }
   }
@@ -117,6 +135,18 @@ class ScriptInstance final : public Instance {
                                 : c.var >= 0 ? p_.vars[c.var]
                                              : p_.actors[c.actor].name + "." + p_.actors[c.actor].registers[c.reg];
         return Violation{"final_state", fmt::format("check \"{}\" failed: {} is {}", c.text, lhs, actual)};
+      }
+    }
+    if (p_.sql_checks.empty()) return std::nullopt;
+    auto conn = pool_->checkout().value();
+    for (const std::string& check : p_.sql_checks) {
+      const auto r = conn->exec(check);
+      const bool holds = r.ok() && r.value().size() == 1 && r.value().rows[0][0] == std::optional<std::string>("t");
+      if (!holds) {
+        const std::string got = !r.ok()        ? r.error().sqlstate + " " + r.error().message
+                                : r.value().empty() ? "no row"
+                                                    : r.value().rows[0][0].value_or("NULL");
+        return Violation{"final_state", fmt::format("sql_check \"{}\" is not true: {}", check, got)};
       }
     }
     return std::nullopt;
@@ -152,6 +182,30 @@ class ScriptInstance final : public Instance {
   };
   AnyMutex mutex(const Op& op) { return {mutexes_[op.object].get(), rwmutexes_[op.object].get()}; }
 
+  // A sql op on the actor's own connection (checked out at its first): the first value
+  // when an integer (t/f: 1/0), else the rows returned or changed; -1 on an error.
+  std::int64_t run_sql(ActorId actor, const Op& op, const std::vector<std::int64_t>& regs) {
+    auto& conn = connections_[static_cast<std::size_t>(actor)];
+    if (!conn) {
+      auto checked_out = pool_->checkout();
+      if (!checked_out.ok()) return -1;
+      conn = std::move(checked_out).value();
+    }
+    std::vector<pg::Param> params;
+    for (int reg : op.sql_registers) params.emplace_back(std::to_string(regs[static_cast<std::size_t>(reg)]));
+    const auto r = conn->exec(op.sql, params);
+    if (!r.ok()) return -1;
+    const pg::Rows& rows = r.value();
+    if (!rows.empty() && !rows.rows[0].empty() && rows.rows[0][0]) {
+      const std::string& first = *rows.rows[0][0];
+      if (first == "t" || first == "f") return first == "t" ? 1 : 0;
+      std::int64_t v = 0;
+      const auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), v);
+      if (ec == std::errc() && end == first.data() + first.size()) return v;
+    }
+    return rows.empty() ? rows.affected() : static_cast<std::int64_t>(rows.size());
+  }
+
   const Program& p_;
   Env& env_;
   std::vector<std::unique_ptr<SharedVar>> vars_;
@@ -159,6 +213,8 @@ class ScriptInstance final : public Instance {
   std::vector<std::unique_ptr<RWMutex>> rwmutexes_;
   std::vector<std::vector<std::int64_t>> registers_;
   std::vector<std::int64_t> logs_;  // per Program::scopes entry
+  std::unique_ptr<pg::Pool> pool_;                         // with sql ops: the simulated server's
+  std::vector<pg::PooledConnection> connections_;  // per actor, from its first sql op
 };
 
 class ScriptSystem final : public System {

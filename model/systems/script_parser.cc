@@ -1,11 +1,14 @@
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/parse.h"
 #include "lockstep/model/systems/script_program.h"
 
 namespace lockstep::script {
@@ -261,6 +264,46 @@ void parse_other_op(const OpWords& o, Actor& actor, Op& op) {
   }
 }
 
+// The text's statements, refused here (bad input) when outside lockstep's SQL subset.
+void check_sql(const std::string& sql, const std::string& text, const JsonCursor& where) {
+  try {
+    const auto statements = sql::parse_sql(sql);
+    if (statements.size() != 1) where.fail(fmt::format("\"{}\": expected one SQL statement", text));
+  } catch (const sql::SqlError& e) {
+    where.fail(fmt::format("\"{}\": {} (SQLSTATE {})", text, e.what(), e.sqlstate()));
+  }
+}
+
+// sql REG|- TEXT: the text after the register, its `$x` registers made $1, $2, ...
+void parse_sql_op(const OpWords& o, Actor& actor, Op& op) {
+  o.need(3, std::numeric_limits<std::size_t>::max(), "sql REG|- STATEMENT");
+  op.kind = OpKind::sql;
+  if (o.w[1] != "-") op.reg = register_index(actor, o.ident(1));
+  const std::size_t verb_end = o.text.find(o.w[0]) + o.w[0].size();
+  const std::string rest = o.text.substr(o.text.find(o.w[1], verb_end) + o.w[1].size());
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    std::size_t end = i + 1;
+    while (rest[i] == '$' && end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) ++end;
+    if (rest[i] != '$' || end == i + 1 || std::isdigit(static_cast<unsigned char>(rest[i + 1]))) {
+      op.sql += rest[i];
+      continue;
+    }
+    const std::string name = rest.substr(i + 1, end - i - 1);
+    auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) {
+      names.push_back(name);
+      op.sql_registers.push_back(register_index(actor, name));
+      at = names.end() - 1;
+    }
+    op.sql += fmt::format("${}", at - names.begin() + 1);
+    i = end - 1;
+  }
+  const std::size_t first = op.sql.find_first_not_of(" \t");
+  op.sql = first == std::string::npos ? std::string() : op.sql.substr(first);
+  check_sql(op.sql, o.text, o.where);
+}
+
 Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
   const std::string text = where.as_string();
   const OpWords o{where, text, split_words(text)};
@@ -279,11 +322,13 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     parse_jump_op(o, actor, op);
   } else if (is({"sleep", "observe", "crash", "hot", "cold"})) {
     parse_other_op(o, actor, op);
+  } else if (is({"sql"})) {
+    parse_sql_op(o, actor, op);
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot "
-        "or cold)",
+        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot, "
+        "cold or sql)",
         o.w[0]));
   }
   return op;
@@ -389,6 +434,7 @@ Program parse_program(const SystemInput& input) {
           added.kind == OpKind::frename) {
         p.uses_files = true;
       }
+      if (added.kind == OpKind::sql) p.uses_sql = true;
       if (added.kind == OpKind::observe && std::find(p.scopes.begin(), p.scopes.end(), added.scope) == p.scopes.end()) {
         p.scopes.push_back(added.scope);
       }
@@ -397,7 +443,16 @@ Program parse_program(const SystemInput& input) {
     p.actors.push_back(std::move(actor));
   }
   if (input.config) {
-    input.config->expect_keys({"vars", "check", "symmetric"});
+    input.config->expect_keys({"vars", "check", "symmetric", "sql_setup", "sql_check"});
+    for (auto [key, list] : {std::pair{"sql_setup", &p.sql_setup}, std::pair{"sql_check", &p.sql_checks}}) {
+      if (auto statements = input.config->find(key)) {
+        for (const auto& st : statements->items()) {
+          list->push_back(st.as_string());
+          check_sql(list->back(), list->back(), st);
+        }
+      }
+    }
+    if (!p.sql_checks.empty() || !p.sql_setup.empty()) p.uses_sql = true;
     if (auto vars = input.config->find("vars")) {
       for (const auto& name : vars->keys()) {
         const JsonCursor value = vars->at(name);

@@ -23,6 +23,12 @@
 //                   not zero. Not steps: a jump back must pass a step, so a loop always yields
 //   hot due [MS]    progress obligation `due` (Env::hot), met within MS ms when given;
 //   cold due        ... and met (Env::cold)
+//   sql r TEXT      run the SQL TEXT on the actor's own connection to the simulated server
+//                   (docs/sql.md); `$x` in it is register x, sent as a parameter. r := the
+//                   first value of the first row when it is an integer (t/f: 1/0), else the
+//                   rows it returned or changed; -1 when it fails. `sql - TEXT` keeps nothing.
+//                   config.sql_setup: statements run first, outside the actors (CREATE TABLE...);
+//                   config.sql_check: queries of one boolean run at the end, each a check
 // With files, the final state also lists every file and its contents.
 // Checks: "x == 2", "a.r != 0" (actor a's register r), "@3 == 12" (the values observed in
 // scope 3, global events included, in their order, as decimal digits: 1 then 2), "@* == 5"
@@ -46,7 +52,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold, sql };
 
 struct Op {
   OpKind kind = OpKind::read;
@@ -59,6 +65,8 @@ struct Op {
   std::size_t target = 0;   // goto, jz, jnz: the op to go on at
   std::string obligation;   // hot, cold
   CrashKind crash = CrashKind::machine;
+  std::string sql;                 // sql: the text, its `$x` numbered $1, $2, ...
+  std::vector<int> sql_registers;  // sql: the register each $n is, in order
 };
 
 struct Actor {
@@ -92,6 +100,9 @@ struct Program {
   std::vector<Check> checks;
   std::vector<std::int64_t> scopes;  // the scopes observed in, kGlobalScope included if used
   bool uses_files = false;
+  bool uses_sql = false;
+  std::vector<std::string> sql_setup;   // config.sql_setup
+  std::vector<std::string> sql_checks;  // config.sql_check
   // config.symmetric: classes of interchangeable actors (Instance::symmetric_actors): each
   // of two or more actors with the same ops, none of whose registers a check compares.
   std::vector<std::vector<ActorId>> symmetric;
