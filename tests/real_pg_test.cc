@@ -169,6 +169,15 @@ TEST_F(RealPg, RepeatableReadIsTheServers) {
   (void)b->exec("DROP TABLE rr_t");
 }
 
+TEST_F(RealPg, UniqueKeysAreTheServers) {
+  auto a = conn();
+  auto b = conn();
+  (void)b->exec("DROP TABLE IF EXISTS u, v");
+  for (const std::string& sql : testing::kUniqueSetup) ASSERT_TRUE(b->exec(sql).ok()) << sql;
+  EXPECT_EQ(testing::run_unique_turns(*a, *b), testing::kUniqueOutcomes);
+  (void)b->exec("DROP TABLE u, v");
+}
+
 TEST(RealPgConninfo, APasswordIsNeverShown) {
   EXPECT_EQ(real::redact_conninfo("host=x password=s3cret user=u"), "host=x password=*** user=u");
   EXPECT_EQ(real::redact_conninfo("host=x password='a b' user=u"), "host=x password=*** user=u");

@@ -325,6 +325,55 @@ TEST(SqlSim, RepeatableReadIsTheServers) {
   EXPECT_EQ(*seen.begin(), testing::kRepeatableReadOutcomes);
 }
 
+TEST(SqlSim, UniqueKeysAreTheServers) {
+  std::set<std::string> seen;
+  setup_statements = &testing::kUniqueSetup;
+  LambdaSystem<Db> system(1, [&](Db& db, Env&, ActorId) {
+    auto a = db.pool->checkout().value();
+    auto b = db.pool->checkout().value();
+    seen.insert(testing::run_unique_turns(*a, *b));
+  });
+  const auto result = testing::explore(system, "dfs", sim::ExploreOptions{});
+  EXPECT_TRUE(result.exhaustive);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(*seen.begin(), testing::kUniqueOutcomes);
+}
+
+// Two inserts of one unique email: the second waits for the first's transaction, then fails
+// when it committed and goes on when it rolled back.
+TEST(SqlSim, AUniqueKeyWaitsForTheTransactionThatWroteIt) {
+  const std::vector<std::string> setup = {"CREATE TABLE u (id int PRIMARY KEY, email text UNIQUE)"};
+  for (const char* end : {"COMMIT", "ROLLBACK"}) {
+    const Session a = {"BEGIN", "INSERT INTO u VALUES (1, 'q')", end};
+    const Session b = {"INSERT INTO u VALUES (2, 'q')"};
+    const auto seen = checked_outcomes(setup, {a, b}, "SELECT count(*) FROM u");
+    if (std::string(end) == "COMMIT") {
+      EXPECT_EQ(seen, (std::set<std::string>{
+                          "a: BEGIN | a: INSERT 0 1 | a: COMMIT | b: ERROR 23505: duplicate key value violates unique constraint "
+                          "\"u_email_key\" | final: SELECT 1 [1]",
+                          "a: BEGIN | a: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | a: ROLLBACK | "
+                          "b: INSERT 0 1 | final: SELECT 1 [1]"}));
+    } else {
+      EXPECT_EQ(seen, (std::set<std::string>{
+                          "a: BEGIN | a: INSERT 0 1 | a: ROLLBACK | b: INSERT 0 1 | final: SELECT 1 [1]",
+                          "a: BEGIN | a: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | a: ROLLBACK | "
+                          "b: INSERT 0 1 | final: SELECT 1 [1]"}));
+    }
+  }
+}
+
+// Found by SqlSimProperties: a unique check that fails read the other rows all the same, so
+// it is ordered against a write of one (b's first update fails only when it runs before a's).
+TEST(SqlSim, AUniqueCheckThatFailsIsOrderedAgainstTheWritesItRead) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL UNIQUE)", "INSERT INTO t VALUES (1, 0), (2, 1)"};
+  const Session a = {"UPDATE t SET v = v + 1 WHERE id = 2 RETURNING v"};
+  const Session b = {"UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v", "UPDATE t SET v = v + 1 WHERE id = 2 RETURNING v"};
+  const auto seen = checked_outcomes(setup, {a, b}, "SELECT id, v FROM t ORDER BY id");
+  EXPECT_EQ(seen.count("a: UPDATE 1 [2] | b: ERROR 23505: duplicate key value violates unique constraint \"t_v_key\" | b: UPDATE 1 [3] | "
+                       "final: SELECT 2 [1,0;2,3]"),
+            1u);
+}
+
 // A REPEATABLE READ transaction and a concurrent update of its row, in every order: before
 // the snapshot (a sees it and adds to it), after the snapshot and before a's update (40001:
 // the row changed since), after a's update (b waits for a's commit, then adds to a's value).
@@ -392,7 +441,12 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
     RC_LOG() << "session " << a << ":" << text << "\n";
   }
-  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0), (2, 1)"};
+  // In a third of the programs v is UNIQUE: writes wait for each other's transactions.
+  const bool unique = *rc::gen::element(false, false, true);
+  RC_LOG() << (unique ? "v UNIQUE\n" : "");
+  const std::vector<std::string> setup = {unique ? "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL UNIQUE)"
+                                                 : "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+                                          "INSERT INTO t VALUES (1, 0), (2, 1)"};
   const std::string final = "SELECT id, v FROM t ORDER BY id";
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   RC_ASSERT(dfs.failure == "");  // no execution deadlocks or breaks the server's rules

@@ -159,6 +159,47 @@ std::string run_repeatable_read_turns(pg::Connection& a, pg::Connection& b) {
   return fmt::format("{}", fmt::join(got, " | "));
 }
 
+const std::vector<std::string> kUniqueSetup = {
+    "CREATE TABLE u (id int PRIMARY KEY, email text UNIQUE, team int, slot int, UNIQUE (team, slot))",
+    "INSERT INTO u VALUES (1, 'x', 1, 1)", "CREATE TABLE v (id int PRIMARY KEY, k int)", "CREATE UNIQUE INDEX v_k ON v (k)"};
+
+std::string run_unique_turns(pg::Connection& a, pg::Connection& b) {
+  const std::vector<std::pair<char, const char*>> turns = {
+      {'b', "INSERT INTO u VALUES (2, 'x', 1, 2)"},
+      {'b', "INSERT INTO u VALUES (2, 'y', 1, 1)"},
+      {'b', "INSERT INTO u VALUES (2, NULL, NULL, 1), (3, NULL, NULL, 1)"},
+      {'b', "INSERT INTO u VALUES (4, 'x', 2, 2) ON CONFLICT DO NOTHING"},
+      {'b', "INSERT INTO u VALUES (4, 'x', 2, 2) ON CONFLICT (email) DO NOTHING"},
+      {'b', "INSERT INTO u VALUES (4, 'x', 2, 2) ON CONFLICT (id) DO NOTHING"},
+      {'b', "INSERT INTO u VALUES (4, 'x', 2, 2) ON CONFLICT (slot) DO NOTHING"},
+      {'a', "BEGIN"},
+      {'a', "UPDATE u SET email = 'w' WHERE id = 1"},
+      {'a', "INSERT INTO u VALUES (5, 'w', 3, 3)"},
+      {'a', "ROLLBACK"},
+      {'a', "UPDATE u SET email = 'x' WHERE id = 2"},
+      {'a', "UPDATE u SET team = 1, slot = 1 WHERE id = 1 RETURNING email"},
+      {'a', "UPDATE u SET email = 'x', team = 5 WHERE id = 1 RETURNING team"},
+      {'b', "INSERT INTO v VALUES (1, 1), (2, 1)"},
+      {'b', "INSERT INTO v VALUES (1, 1), (2, NULL), (3, NULL)"},
+      {'b', "SELECT id, email, team, slot FROM u ORDER BY id"},
+  };
+  std::vector<std::string> got;
+  for (const auto& [who, sql] : turns) got.push_back(fmt::format("{}: {}", who, shown((who == 'a' ? a : b).exec(sql))));
+  return fmt::format("{}", fmt::join(got, " | "));
+}
+
+const char* const kUniqueOutcomes =
+    "b: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | "
+    "b: ERROR 23505: duplicate key value violates unique constraint \"u_team_slot_key\" | "
+    "b: INSERT 0 2 | b: INSERT 0 0 | b: INSERT 0 0 | "
+    "b: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | "
+    "b: ERROR 42P10: there is no unique or exclusion constraint matching the ON CONFLICT specification | "
+    "a: BEGIN | a: UPDATE 1 | "
+    "a: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | a: ROLLBACK | "
+    "a: ERROR 23505: duplicate key value violates unique constraint \"u_email_key\" | a: UPDATE 1 [x] | "
+    "a: UPDATE 1 [5] | b: ERROR 23505: duplicate key value violates unique constraint \"v_k\" | "
+    "b: INSERT 0 3 | b: SELECT 3 [1,x,5,1;2,NULL,NULL,1;3,NULL,NULL,1]";
+
 const char* const kRepeatableReadOutcomes =
     "a: BEGIN | b: UPDATE 1 | a: SELECT 1 [1] | b: UPDATE 1 | b: INSERT 0 1 | a: SELECT 2 [1,1;3,0] | "
     "a: UPDATE 1 [10] | a: ERROR 40001: could not serialize access due to concurrent update | "

@@ -51,6 +51,11 @@ std::string run_setting_statements(pg::Connection& c);
 // SqlSim.RepeatableReadIsTheServers; kRepeatableReadOutcomes is what PostgreSQL 15 gave.
 // The table they use is made by kRepeatableReadSetup first (outside the sessions).
 extern const std::vector<std::string> kRepeatableReadSetup;
+// UNIQUE constraints and a unique index besides the primary key, two sessions taking turns:
+// RealPg.UniqueKeysAreTheServers and SqlSim.UniqueKeysAreTheServers (kUniqueOutcomes: PostgreSQL 15's).
+extern const std::vector<std::string> kUniqueSetup;
+std::string run_unique_turns(pg::Connection& a, pg::Connection& b);
+extern const char* const kUniqueOutcomes;
 std::string run_repeatable_read_turns(pg::Connection& a, pg::Connection& b);
 extern const char* const kRepeatableReadOutcomes;
 

@@ -536,6 +536,7 @@ CreateIndex Reader::create_index(const json& body) {
   std::string alias;
   std::tie(ix.table, alias) = relation(body.at("relation"), loc);
   ix.unique = body.value("unique", false);
+  ix.name = body.value("idxname", "");
   for (const json& p : body.at("indexParams")) {
     const json& elem = *node(p).second;
     known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);

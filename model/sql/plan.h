@@ -136,6 +136,7 @@ struct DropTable {
 
 // CREATE [UNIQUE] INDEX: a unique one adds a unique key; others change no result (accepted).
 struct CreateIndex {
+  std::string name;  // "" when the statement names none
   std::string table;
   std::vector<std::string> columns;
   bool unique = false;

@@ -82,6 +82,18 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
     }
   }
   t.sequences.assign(def.columns.size(), 0);
+  for (const auto& names : def.unique) {
+    SqlTable::UniqueKey k;
+    k.name = def.table;
+    for (const std::string& n : names) {
+      for (std::size_t i = 0; i < def.columns.size(); ++i) {
+        if (def.columns[i].name == n) k.columns.push_back(static_cast<int>(i));
+      }
+      k.name += "_" + n;
+    }
+    k.name += "_key";  // PostgreSQL's name for the constraint
+    t.unique.push_back(std::move(k));
+  }
   // Ids go on from a dropped table's: its row slots stay in the store, empty.
   if (const auto old = tables_.find(def.table); old != tables_.end() && !old->second.empty()) {
     t.next_id = old->second.rbegin()->first + 1;

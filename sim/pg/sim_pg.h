@@ -69,6 +69,14 @@ struct SqlTable {
   sql::CreateTable def;
   ObjectId object = kNoObject;
   std::vector<int> key;  // the primary key's columns, by index
+  // UNIQUE constraints and unique indexes besides the primary key: their columns and names.
+  // A table with one has every row version written in a step that writes its object (the
+  // unique check reads every row's versions).
+  struct UniqueKey {
+    std::vector<int> columns;
+    std::string name;
+  };
+  std::vector<UniqueKey> unique;
   std::map<std::string, std::int64_t, std::less<>> ids;
   std::int64_t next_id = 1;
   std::vector<std::int64_t> sequences;  // per column: a serial's last value

@@ -5,7 +5,10 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <unordered_map>
+
+#include <fmt/ranges.h>
 
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/sim/pg/sql_run.h"
@@ -376,7 +379,6 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
     if (ct.if_not_exists) return done(Rows{{}, {}, "CREATE TABLE"});
     return Error{"42P07", fmt::format("relation \"{}\" already exists", ct.table)};
   }
-  if (!ct.unique.empty()) return Error{"0A000", "UNIQUE constraints besides the primary key are not in lockstep's SQL subset (docs/sql.md)"};
   for (const auto& col : ct.columns) {
     // A default is evaluated at each insert; here only checked to be one the subset reads.
     if (col.default_value && col.default_value->kind == Expr::Kind::column) {
@@ -403,12 +405,26 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
 Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
-  const SqlTable* t = table(ix.table);
+  SqlTable* t = table(ix.table);
+  SqlTable::UniqueKey key;
   for (const std::string& col : ix.columns) {
-    if (t->column(col) < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", col)};
+    const int i = t->column(col);
+    if (i < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", col)};
+    key.columns.push_back(i);
   }
   if (ix.unique && ix.columns != t->def.primary_key) {
-    return Error{"0A000", "a unique index besides the primary key is not in lockstep's SQL subset (docs/sql.md)"};
+    key.name = ix.name;
+    if (key.name.empty()) key.name = fmt::format("{}_{}_idx", t->def.table, fmt::join(ix.columns, "_"));
+    // The rows there already must not repeat a key (the setup has no transactions running).
+    std::set<std::string> seen;
+    bool repeated = false;
+    server_.each_row(t->def.table, [&](std::int64_t, RowState& r) {
+      if (r.committed) {
+        if (const auto text = unique_text(key, *t, *r.committed)) repeated = repeated || !seen.insert(*text).second;
+      }
+    });
+    if (repeated) return Error{std::string(sqlstate::kUniqueViolation), fmt::format("could not create unique index \"{}\"", key.name)};
+    t->unique.push_back(std::move(key));
   }
   return done(Rows{{}, {}, "CREATE INDEX"});
 }

@@ -44,6 +44,8 @@ Error error_of(const SqlError& e);
 Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
 Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
+// A row's values of a unique key as one text, or nullopt when one is NULL (NULLs never conflict).
+std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
 // A value as the result shows it: its text, or nullopt for NULL.
 std::optional<std::string> output(const Value& v);
 // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
@@ -207,6 +209,16 @@ class SqlRun final : public sql::EvalContext {
   Result<std::int64_t> insert_one(SqlTable& t, const sql::Insert& ins, Row row, Rows& out);
 
   Result<std::int64_t> conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out);
+
+  // The unique keys besides the primary key, for version `row` of row `id` (replacing
+  // `before`, whose unchanged keys are not checked: a HOT update adds no index entry): the
+  // key it would repeat (another row's committed version, or this transaction's own), or nullptr.
+  // A key another transaction in progress may make or free (its version, or the one it
+  // replaces) is waited for, on that transaction, and the check looks again. The step that
+  // then writes the version also writes the table's object (SqlTable::unique).
+  Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before);
+  // Waits, as the unique check does, for session `writer`'s transaction to end.
+  Status wait_for_transaction(int writer, ObjectId obj, std::string what);
 
   // SET's new version of `row` (every value from the row as it was).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);

@@ -29,12 +29,23 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   if (ins.conflict_where) check_columns(*ins.conflict_where, *t, "");
   check_columns(ins.returning, *t, "");
   if (!ins.conflict_columns.empty()) {
-    std::vector<std::string> key = ins.conflict_columns;
-    std::vector<std::string> pk = t->def.primary_key;
-    std::sort(key.begin(), key.end());
-    std::sort(pk.begin(), pk.end());
-    if (key != pk) {
+    // The arbiter: the primary key, or (DO NOTHING only) a unique key besides it.
+    auto sorted = [](std::vector<std::string> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    const std::vector<std::string> key = sorted(ins.conflict_columns);
+    bool unique_key = false;
+    for (const SqlTable::UniqueKey& u : t->unique) {
+      std::vector<std::string> names;
+      for (int i : u.columns) names.push_back(t->def.columns[static_cast<std::size_t>(i)].name);
+      unique_key = unique_key || sorted(names) == key;
+    }
+    if (key != sorted(t->def.primary_key) && !unique_key) {
       throw SqlError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification");
+    }
+    if (key != sorted(t->def.primary_key) && ins.on_conflict == sql::Insert::OnConflict::update) {
+      throw SqlError("0A000", "ON CONFLICT DO UPDATE on a unique key besides the primary key is not in lockstep's SQL subset (docs/sql.md)");
     }
   }
   Rows out;
@@ -118,16 +129,10 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     return 0;
   };
   for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
-    const AdvisoryKey xact = server_.current_transaction_key(writer);
-    auto waiter = server_.row_locks().request(c_.pid_, xact, LockMode::shared, Scope::transaction);
-    LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-    c_.note_queued(server_.row_locks(), xact, LockMode::shared);
-    if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
-                                    fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
+    if (Status waited = wait_for_transaction(writer, obj, fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
         !waited.ok()) {
       return waited.error();
     }
-    server_.row_locks().release_key(c_.pid_, xact, Scope::transaction);
   }
   // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
   const bool exists = c_.newest(name, id).has_value();
@@ -140,6 +145,20 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     if (ins.on_conflict == sql::Insert::OnConflict::update) return conflict_update(t, ins, id, row, out);
     return fail(Error{std::string(sqlstate::kUniqueViolation),
                       fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
+  }
+  if (!t.unique.empty()) {
+    const auto repeated = unique_conflict(t, id, row, nullptr);
+    if (!repeated.ok()) return repeated.error();
+    if (repeated.value() != nullptr) {
+      std::vector<std::string> names, arbiter_names = ins.conflict_columns;
+      for (int i : repeated.value()->columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
+      std::sort(names.begin(), names.end());
+      std::sort(arbiter_names.begin(), arbiter_names.end());
+      const bool arbiter = ins.conflict_columns.empty() || arbiter_names == names;
+      if (ins.on_conflict == sql::Insert::OnConflict::nothing && arbiter) return 0;
+      return fail(Error{std::string(sqlstate::kUniqueViolation),
+                        fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
+    }
   }
   const AdvisoryKey key = server_.row_key(name, id);
   if (!server_.row_locks().try_request(c_.pid_, key, LockMode::exclusive, Scope::transaction)) {
@@ -159,6 +178,63 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   r.pending[c_.pid_] = std::move(row);
   c_.wrote(name, id);
   return 1;
+}
+
+std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
+  std::string text;
+  for (int i : key.columns) {
+    const auto it = row.find(t.def.columns[static_cast<std::size_t>(i)].name);
+    if (it == row.end()) return std::nullopt;
+    text += it->second;
+    text += '\x1f';
+  }
+  return text;
+}
+
+Status SqlRun::wait_for_transaction(int writer, ObjectId obj, std::string what) {
+  const AdvisoryKey xact = server_.current_transaction_key(writer);
+  auto waiter = server_.row_locks().request(c_.pid_, xact, LockMode::shared, Scope::transaction);
+  LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
+  c_.note_queued(server_.row_locks(), xact, LockMode::shared);
+  if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait", std::move(what)); !waited.ok()) {
+    return waited;
+  }
+  server_.row_locks().release_key(c_.pid_, xact, Scope::transaction);
+  return {};
+}
+
+Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before) {
+  for (;;) {
+    int writer = 0;
+    const SqlTable::UniqueKey* repeated = nullptr;
+    auto repeats = [&](const std::optional<Row>& other) -> const SqlTable::UniqueKey* {
+      if (!other) return nullptr;
+      for (const SqlTable::UniqueKey& key : t.unique) {
+        const auto mine = unique_text(key, t, row);
+        if (before != nullptr && mine == unique_text(key, t, *before)) continue;  // unchanged: no new index entry
+        if (mine && mine == unique_text(key, t, *other)) return &key;
+      }
+      return nullptr;
+    };
+    server_.each_row(t.def.table, [&](std::int64_t other, RowState& r) {
+      if (other == id || writer != 0 || repeated != nullptr) return;
+      if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
+        repeated = repeats(own->second);  // this transaction's own version is the one there
+        return;
+      }
+      for (const auto& [pid, version] : r.pending) {
+        if (pid != c_.pid_ && (repeats(version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
+      }
+      if (writer == 0) repeated = repeats(r.committed);
+    });
+    if (writer == 0) return repeated;
+    if (Status waited = wait_for_transaction(writer, t.object,
+                                             fmt::format("the transaction of session {} (a unique key of {})", writer, t.def.table));
+        !waited.ok()) {
+      return waited.error();
+    }
+    if (s_.in_actor()) s_.also_touch(t.object);
+  }
 }
 
 Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out) {
@@ -206,6 +282,26 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
 
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out) {
   const std::string& name = t.def.table;
+  if (!t.unique.empty()) {
+    // The check reads every row's versions, the write changes one: both, whatever the check finds.
+    if (s_.in_actor()) {
+      s_.also_touch(server_.row_object(name, id));
+      s_.also_touch(t.object);
+    }
+    if (version) {
+      const std::optional<Row>& before = c_.newest(name, id);
+      const auto repeated = unique_conflict(t, id, *version, before ? &*before : nullptr);
+      if (!repeated.ok()) throw Raised{repeated.error()};
+      if (repeated.value() != nullptr) {
+        throw Raised{Error{std::string(sqlstate::kUniqueViolation),
+                           fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)}};
+      }
+      if (s_.in_actor()) {  // after a wait, the step that writes is the wait's
+        s_.also_touch(server_.row_object(name, id));
+        s_.also_touch(t.object);
+      }
+    }
+  }
   if (version) {
     returning(t, ret, *version, out);
     if (s_.logging()) s_.add_detail("set " + row_text(version));
