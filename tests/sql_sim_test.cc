@@ -362,6 +362,22 @@ TEST(SqlSim, AUniqueKeyWaitsForTheTransactionThatWroteIt) {
   }
 }
 
+// While b waits on a's transaction for its email, c may insert b's primary key: b looks at
+// the primary key again after the wait (two versions of one row would break the store).
+TEST(SqlSim, AfterAUniqueWaitThePrimaryKeyIsCheckedAgain) {
+  const std::vector<std::string> setup = {"CREATE TABLE u (id int PRIMARY KEY, email text UNIQUE)"};
+  const Session a = {"BEGIN", "INSERT INTO u VALUES (7, 'q')", "ROLLBACK"};
+  const Session b = {"INSERT INTO u VALUES (5, 'q')"};
+  const Session c = {"INSERT INTO u VALUES (5, 'r')"};
+  const auto seen = checked_outcomes(setup, {a, b, c}, "SELECT id, email FROM u ORDER BY id");
+  bool b_lost_the_key = false;
+  for (const std::string& o : seen) {
+    b_lost_the_key = b_lost_the_key || o.find("b: ERROR 23505: duplicate key value violates unique constraint \"u_pkey\"") != std::string::npos;
+    EXPECT_NE(o.find("final: SELECT 1 ["), std::string::npos) << o;  // one row 5, whoever wrote it
+  }
+  EXPECT_TRUE(b_lost_the_key);
+}
+
 // Found by SqlSimProperties: a unique check that fails read the other rows all the same, so
 // it is ordered against a write of one (b's first update fails only when it runs before a's).
 TEST(SqlSim, AUniqueCheckThatFailsIsOrderedAgainstTheWritesItRead) {

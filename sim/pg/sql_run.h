@@ -214,9 +214,11 @@ class SqlRun final : public sql::EvalContext {
   // `before`, whose unchanged keys are not checked: a HOT update adds no index entry): the
   // key it would repeat (another row's committed version, or this transaction's own), or nullptr.
   // A key another transaction in progress may make or free (its version, or the one it
-  // replaces) is waited for, on that transaction, and the check looks again. The step that
-  // then writes the version also writes the table's object (SqlTable::unique).
-  Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before);
+  // replaces) is waited for, on that transaction, and the check looks again; with
+  // `waited_for`, it says so instead (nullptr) and the caller looks again. The step that then
+  // writes the version also writes the table's object (SqlTable::unique).
+  Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
+                                                     bool* waited_for);
   // Waits, as the unique check does, for session `writer`'s transaction to end.
   Status wait_for_transaction(int writer, ObjectId obj, std::string what);
 

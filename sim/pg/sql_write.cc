@@ -9,6 +9,18 @@
 
 namespace lockstep::sim::pg {
 
+namespace {
+// Whether ON CONFLICT's columns name the key (no columns: any key).
+bool is_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
+  if (ins.conflict_columns.empty()) return true;
+  std::vector<std::string> names, arbiter = ins.conflict_columns;
+  for (int i : key.columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
+  std::sort(names.begin(), names.end());
+  std::sort(arbiter.begin(), arbiter.end());
+  return arbiter == names;
+}
+}  // namespace
+
 Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   SqlTable* t = table(ins.table);
   SimConnection::Statement guard(c_);
@@ -128,37 +140,36 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     }
     return 0;
   };
-  for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
-    if (Status waited = wait_for_transaction(writer, obj, fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
-        !waited.ok()) {
-      return waited.error();
+  for (;;) {
+    for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
+      if (Status waited = wait_for_transaction(writer, obj, fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
+          !waited.ok()) {
+        return waited.error();
+      }
     }
-  }
-  // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
-  const bool exists = c_.newest(name, id).has_value();
-  if (exists) {
-    if (ins.on_conflict != sql::Insert::OnConflict::none && !c_.visible(name, id).has_value()) {
-      // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see.
-      return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
+    // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
+    const bool exists = c_.newest(name, id).has_value();
+    if (exists) {
+      if (ins.on_conflict != sql::Insert::OnConflict::none && !c_.visible(name, id).has_value()) {
+        // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see.
+        return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
+      }
+      if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
+      if (ins.on_conflict == sql::Insert::OnConflict::update) return conflict_update(t, ins, id, row, out);
+      return fail(Error{std::string(sqlstate::kUniqueViolation),
+                        fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
     }
-    if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
-    if (ins.on_conflict == sql::Insert::OnConflict::update) return conflict_update(t, ins, id, row, out);
-    return fail(Error{std::string(sqlstate::kUniqueViolation),
-                      fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
-  }
-  if (!t.unique.empty()) {
-    const auto repeated = unique_conflict(t, id, row, nullptr);
+    if (t.unique.empty()) break;
+    bool waited = false;
+    const auto repeated = unique_conflict(t, id, row, nullptr, &waited);
     if (!repeated.ok()) return repeated.error();
+    if (waited) continue;  // someone may have written this primary key meanwhile: all again
     if (repeated.value() != nullptr) {
-      std::vector<std::string> names, arbiter_names = ins.conflict_columns;
-      for (int i : repeated.value()->columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
-      std::sort(names.begin(), names.end());
-      std::sort(arbiter_names.begin(), arbiter_names.end());
-      const bool arbiter = ins.conflict_columns.empty() || arbiter_names == names;
-      if (ins.on_conflict == sql::Insert::OnConflict::nothing && arbiter) return 0;
+      if (ins.on_conflict == sql::Insert::OnConflict::nothing && is_arbiter(ins, t, *repeated.value())) return 0;
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
     }
+    break;
   }
   const AdvisoryKey key = server_.row_key(name, id);
   if (!server_.row_locks().try_request(c_.pid_, key, LockMode::exclusive, Scope::transaction)) {
@@ -173,6 +184,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       return waited.error();
     }
   }
+  if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
   r.pending[c_.pid_] = std::move(row);
@@ -203,7 +215,8 @@ Status SqlRun::wait_for_transaction(int writer, ObjectId obj, std::string what) 
   return {};
 }
 
-Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before) {
+Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
+                                                           bool* waited_for) {
   for (;;) {
     int writer = 0;
     const SqlTable::UniqueKey* repeated = nullptr;
@@ -234,6 +247,10 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
       return waited.error();
     }
     if (s_.in_actor()) s_.also_touch(t.object);
+    if (waited_for != nullptr) {
+      *waited_for = true;
+      return nullptr;
+    }
   }
 }
 
@@ -290,7 +307,7 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
     }
     if (version) {
       const std::optional<Row>& before = c_.newest(name, id);
-      const auto repeated = unique_conflict(t, id, *version, before ? &*before : nullptr);
+      const auto repeated = unique_conflict(t, id, *version, before ? &*before : nullptr, nullptr);
       if (!repeated.ok()) throw Raised{repeated.error()};
       if (repeated.value() != nullptr) {
         throw Raised{Error{std::string(sqlstate::kUniqueViolation),
