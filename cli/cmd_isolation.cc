@@ -1,9 +1,9 @@
-// `lockstep isolation SPEC... [--expected FILE.out]`: PostgreSQL isolation specs run as
-// isolationtester runs them, on the simulated server: each permutation (the spec's, or every
-// interleaving of its sessions' steps) one at a time, printed byte for byte as
-// isolationtester prints it (model/systems/sql_spec.h). With --expected, the output is
-// compared with PostgreSQL's expected file: exit 0 when equal, else 1 and the first line
-// that differs.
+// `lockstep isolation SPEC... [--expected FILE.out] [--pg CONNINFO|auto]`: PostgreSQL
+// isolation specs run as isolationtester runs them, on the simulated server, or with --pg on
+// a real one (real/isolation_runner.h): each permutation (the spec's, or every interleaving
+// of its sessions' steps) one at a time, printed byte for byte as isolationtester prints it
+// (model/systems/sql_spec.h). With --expected, the output is compared with PostgreSQL's
+// expected file: exit 0 when equal, else 1 and the first line that differs.
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -13,10 +13,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/sql/spec.h"
 #include "lockstep/model/systems/sql_spec.h"
+#include "lockstep/real/isolation_runner.h"
 #include "lockstep/sim/explore/explorer.h"
 #include "lockstep/sim/strategies/strategy.h"
 
@@ -26,6 +28,7 @@ namespace {
 struct IsolationArgs {
   std::vector<std::string> specs;
   std::optional<std::string> expected;
+  std::optional<std::string> pg;  // a real server instead of the simulation
 };
 
 // One permutation's output: one execution of its system, every step of it forced by time.
@@ -49,10 +52,13 @@ std::string run_permutation(const sql::Spec& spec, const std::vector<std::string
   return output;
 }
 
-std::string spec_output(const std::string& path) {
+// A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation.
+std::string spec_output(const std::string& path, const Server* server) {
   const sql::Spec spec = sql::load_spec(path);
   std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
-  for (const auto& steps : sql_spec::permutations(spec)) out += run_permutation(spec, steps);
+  for (const auto& steps : sql_spec::permutations(spec)) {
+    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo()) : run_permutation(spec, steps);
+  }
   return out;
 }
 
@@ -79,8 +85,9 @@ std::string first_difference(const std::string& got, const std::string& want) {
 }
 
 int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) {
+  const std::unique_ptr<Server> server = a.pg ? std::make_unique<Server>(*a.pg) : nullptr;
   std::string all;
-  for (const std::string& spec : a.specs) all += spec_output(spec);
+  for (const std::string& spec : a.specs) all += spec_output(spec, server.get());
   if (!a.expected) {
     out << all;
     return 0;
@@ -99,9 +106,12 @@ int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) 
 
 void add_isolation_command(CLI::App& app, CommandContext& context) {
   auto args = std::make_shared<IsolationArgs>();
-  CLI::App* c = app.add_subcommand("isolation", "run PostgreSQL isolation specs on the simulated server, as isolationtester prints them");
+  CLI::App* c = app.add_subcommand("isolation", "run PostgreSQL isolation specs as isolationtester prints them, on the simulated server or a real one");
   c->add_option("specs", args->specs, ".spec files (PostgreSQL's src/test/isolation format)")->required();
   c->add_option("--expected", args->expected, "compare with this expected output (.out); exit 1 at the first difference");
+  c->add_option("--pg", args->pg,
+                "run on this PostgreSQL instead (libpq conninfo; \"\": the PG* environment; auto: a throwaway server), "
+                "one connection per session, lock waits seen from the server");
   c->callback([&context, args] { context.command = [&context, args] { return cmd_isolation(*args, context.out, context.err); }; });
 }
 

@@ -202,22 +202,7 @@ class LibpqConnection final : public pg::Connection {
       if (hooks_.failed) hooks_.failed(what, *e);
       return *e;
     }
-    pg::Rows out;
-    const int columns = PQnfields(r.get());
-    for (int c = 0; c < columns; ++c) out.columns.emplace_back(PQfname(r.get(), c));
-    for (int row = 0; row < PQntuples(r.get()); ++row) {
-      std::vector<std::optional<std::string>> values_out;
-      for (int c = 0; c < columns; ++c) {
-        if (PQgetisnull(r.get(), row, c)) {
-          values_out.emplace_back(std::nullopt);
-        } else {
-          values_out.emplace_back(std::string(PQgetvalue(r.get(), row, c), static_cast<std::size_t>(PQgetlength(r.get(), row, c))));
-        }
-      }
-      out.rows.push_back(std::move(values_out));
-    }
-    out.tag = PQcmdStatus(r.get());
-    return out;
+    return sql::read_rows(r.get());
   }
 
   static void on_notice(void* self, const PGresult* r) {

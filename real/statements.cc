@@ -142,6 +142,25 @@ std::optional<pg::Error> warning_of(const PGresult* r) {
 bool read_bool(const PGresult* r) { return std::string_view(PQgetvalue(r, 0, 0)) == "t"; }
 int read_count(const PGresult* r) { return std::atoi(PQcmdTuples(const_cast<PGresult*>(r))); }
 
+pg::Rows read_rows(const PGresult* r) {
+  pg::Rows out;
+  const int columns = PQnfields(r);
+  for (int c = 0; c < columns; ++c) out.columns.emplace_back(PQfname(r, c));
+  for (int row = 0; row < PQntuples(r); ++row) {
+    std::vector<std::optional<std::string>> values;
+    for (int c = 0; c < columns; ++c) {
+      if (PQgetisnull(r, row, c)) {
+        values.emplace_back(std::nullopt);
+      } else {
+        values.emplace_back(std::string(PQgetvalue(r, row, c), static_cast<std::size_t>(PQgetlength(r, row, c))));
+      }
+    }
+    out.rows.push_back(std::move(values));
+  }
+  out.tag = PQcmdStatus(const_cast<PGresult*>(r));
+  return out;
+}
+
 std::optional<pg::Row> read_row_result(const PGresult* r) {
   if (PQntuples(r) == 0) return std::nullopt;
   pg::Row row;

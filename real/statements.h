@@ -59,6 +59,8 @@ std::optional<pg::Error> warning_of(const PGresult* notice);
 bool read_bool(const PGresult* r);
 int read_count(const PGresult* r);  // PQcmdTuples
 std::optional<pg::Row> read_row_result(const PGresult* r);
+// A result's columns, rows (text; NULL as nullopt) and command tag, as Connection::exec returns them.
+pg::Rows read_rows(const PGresult* r);
 // A Row as the jsonb the row tables hold (keys sorted), as the simulation's log shows it.
 std::string to_json(const pg::Row& row);
 std::vector<pg::AdvisoryLockRow> read_lock_rows(const PGresult* r);
