@@ -378,6 +378,18 @@ TEST(SqlSim, AfterAUniqueWaitThePrimaryKeyIsCheckedAgain) {
   EXPECT_TRUE(b_lost_the_key);
 }
 
+// Found by SqlSimProperties: b holds the row FOR SHARE while a waits for it; b's FOR UPDATE
+// NOWAIT upgrades its own lock at once, as PostgreSQL 15 does (tests/sql-specs/row-lock-upgrade),
+// and a failed stronger lock never drops the weaker one from what the transaction releases.
+TEST(SqlSim, ATransactionUpgradesItsOwnRowLockPastAWaiter) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0)"};
+  const Session a = {"BEGIN", "UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v", "ROLLBACK"};
+  const Session b = {"BEGIN", "SELECT v FROM t WHERE id = 1 FOR SHARE", "SELECT v FROM t WHERE id = 1 FOR UPDATE NOWAIT", "COMMIT"};
+  for (const std::string& o : checked_outcomes(setup, {a, b}, "SELECT v FROM t")) {
+    EXPECT_EQ(o.find("55P03"), std::string::npos) << o;
+  }
+}
+
 // Found by SqlSimProperties: a unique check that fails read the other rows all the same, so
 // it is ordered against a write of one (b's first update fails only when it runs before a's).
 TEST(SqlSim, AUniqueCheckThatFailsIsOrderedAgainstTheWritesItRead) {

@@ -34,28 +34,38 @@ std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMod
   w->key = key;
   w->mode = mode;
   w->scope = scope;
-  // ProcSleep: a session that holds the key goes ahead of the first waiter that must wait
-  // for what it holds, and is granted at once there when neither the waiters ahead of that
-  // one nor any holder conflict with it. Others queue at the end (found by lockstep
-  // conform: behind such a waiter the simulation saw a deadlock the server has not).
-  auto at = l.queue.end();
-  const auto mine = l.holders.find(session);
-  if (mine != l.holders.end() && mine->second.any()) {
-    bool ahead_conflict = false;
-    for (auto it = l.queue.begin(); it != l.queue.end(); ++it) {
-      if (conflicts_with_held((*it)->mode, mine->second)) {
-        if (!ahead_conflict && !holder_conflicts(l, session, mode)) {
-          grant(l, session, mode, scope);
-          return nullptr;
-        }
-        at = it;
-        break;
-      }
-      ahead_conflict = ahead_conflict || conflicts(mode, (*it)->mode);
-    }
-  }
-  l.queue.insert(at, w);
+  std::size_t at = l.queue.size();
+  if (goes_ahead(l, session, mode, scope, &at)) return nullptr;
+  l.queue.insert(l.queue.begin() + static_cast<std::ptrdiff_t>(at), w);
   return w;
+}
+
+// ProcSleep: a session that holds the key goes ahead of the first waiter that must wait for
+// what it holds, and is granted at once there when neither the waiters ahead of that one nor
+// any holder conflict with it. Others queue at the end (found by lockstep conform: behind
+// such a waiter the simulation saw a deadlock the server has not).
+bool LockTable::goes_ahead(Lock& l, int session, LockMode mode, Scope scope, std::size_t* at) {
+  const auto mine = l.holders.find(session);
+  if (mine == l.holders.end() || !mine->second.any()) return false;
+  bool ahead_conflict = false;
+  for (std::size_t i = 0; i < l.queue.size(); ++i) {
+    if (conflicts_with_held(l.queue[i]->mode, mine->second)) {
+      if (!ahead_conflict && !holder_conflicts(l, session, mode)) {
+        grant(l, session, mode, scope);
+        return true;
+      }
+      *at = i;
+      return false;
+    }
+    ahead_conflict = ahead_conflict || conflicts(mode, l.queue[i]->mode);
+  }
+  return false;
+}
+
+bool LockTable::try_request_row(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+  if (grant_now(session, key, mode, scope)) return true;
+  std::size_t at = 0;
+  return goes_ahead(locks_[key], session, mode, scope, &at);
 }
 
 bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) const {

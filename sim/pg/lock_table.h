@@ -61,6 +61,11 @@ class LockTable {
   // blocking request, a session that holds the key in another mode does not pass queued
   // conflicting waiters.
   bool try_request(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  // A row lock's NOWAIT or SKIP LOCKED: as try_request, except that a session that holds the
+  // key goes ahead of queued waiters as a blocking request does (request(), ProcSleep): the
+  // server upgrades a row lock its own transaction holds alone without waiting (a FOR SHARE
+  // then FOR UPDATE NOWAIT while another waits for the row: checked on PostgreSQL 15).
+  bool try_request_row(int session, AdvisoryKey key, LockMode mode, Scope scope);
   // Releases one hold of (key, mode) in session scope; false when none is held.
   bool release(int session, AdvisoryKey key, LockMode mode);
   // Releases every hold of the session in `scope` (pg_advisory_unlock_all, commit, ...).
@@ -115,6 +120,10 @@ class LockTable {
   static bool holder_conflicts(const Lock& l, int session, LockMode mode);
   static void grant(Lock& l, int session, LockMode mode, Scope scope);
   static void wake(Lock& l);
+  // ProcSleep's rule for a session that holds the key: granted at once when no holder and no
+  // waiter ahead of the first one that must wait for its hold conflicts; else `at` is where
+  // it queues (the end when no waiter must wait for it).
+  bool goes_ahead(Lock& l, int session, LockMode mode, Scope scope, std::size_t* at);
 
   // A key's entry stays once made, empty when nobody holds or waits (every reader skips
   // those): made and forgotten with each grant of a free key, it cost an allocation each.

@@ -59,7 +59,7 @@ Result<std::optional<Row>> SimConnection::select_for_update_skip_locked(std::str
   const AdvisoryKey key = server_.row_key(table, id);
   bool got = visible(table, id).has_value();
   if (got && server_.row_locks().held(pid_, key, LockMode::exclusive) == 0) {
-    got = server_.row_locks().try_request(pid_, key, LockMode::exclusive, Scope::transaction);
+    got = server_.row_locks().try_request_row(pid_, key, LockMode::exclusive, Scope::transaction);
     if (got) locked_rows_.emplace(std::string(table), id);
   }
   if (!got) s_.refine_access(Access::read);  // absent, or locked by another: skipped
@@ -223,7 +223,9 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
       (mode == LockMode::shared && server_.row_locks().held(pid_, key, LockMode::shared) > 0)) {
     return true;
   }
-  locked_rows_.emplace(std::string(table), id);
+  // A row this transaction locked before (FOR SHARE, then FOR UPDATE) stays in its list
+  // when the stronger lock fails: its release must let the first one go.
+  const bool held_before = !locked_rows_.emplace(std::string(table), id).second;
   // Under REPEATABLE READ a row changed since the snapshot fails the statement once locked.
   auto locked = [&]() -> Result<bool> {
     if (auto e = serialization_failure(table, id)) {
@@ -234,8 +236,8 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
     return true;
   };
   if (nowait) {
-    if (server_.row_locks().try_request(pid_, key, mode, Scope::transaction)) return locked();
-    locked_rows_.erase({std::string(table), id});
+    if (server_.row_locks().try_request_row(pid_, key, mode, Scope::transaction)) return locked();
+    if (!held_before) locked_rows_.erase({std::string(table), id});
     s_.refine_access(Access::read);
     s_.note_result({Kind::failed});
     return abort_with({std::string(sqlstate::kLockNotAvailable), fmt::format("could not obtain lock on row in relation \"{}\"", table)});
@@ -246,7 +248,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
                        fmt::format("the row lock of {}#{}", table, id));
   if (!st.ok()) {
-    locked_rows_.erase({std::string(table), id});
+    if (!held_before) locked_rows_.erase({std::string(table), id});
     return st.error();
   }
   return locked();

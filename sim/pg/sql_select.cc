@@ -235,7 +235,7 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, LockMode mo
   bool got = c_.visible(table, id).has_value();
   if (got && server_.row_locks().held(c_.pid_, key, LockMode::exclusive) == 0 &&
       (mode == LockMode::exclusive || server_.row_locks().held(c_.pid_, key, LockMode::shared) == 0)) {
-    got = server_.row_locks().try_request(c_.pid_, key, mode, Scope::transaction);
+    got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
     if (got) c_.locked_rows_.emplace(table, id);
     if (got) {
       if (auto e = c_.serialization_failure(table, id)) throw Raised{c_.abort_with(*e)};
