@@ -19,7 +19,9 @@
 #include "lockstep/real/statements.h"
 
 namespace lockstep::real {
-namespace {
+// A named namespace, not an anonymous one: the unity build puts this file beside conform.cc,
+// whose anonymous namespace has a Conn and a Session of its own.
+namespace isolation_runner {
 
 using Clock = std::chrono::steady_clock;
 
@@ -215,10 +217,10 @@ class Runner {
   std::string out_;
 };
 
-}  // namespace
+}  // namespace isolation_runner
 
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<std::string>& steps, const std::string& conninfo) {
-  Runner runner(spec, conninfo);
+  isolation_runner::Runner runner(spec, conninfo);
   return runner.run(steps);
 }
 
