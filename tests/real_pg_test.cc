@@ -32,6 +32,20 @@ class RealPg : public ::testing::Test {
     return std::move(c).value();
   }
 
+  // Two sessions taking turns on the server, on tables made by `setup` and dropped after.
+  std::string taken_turns(const std::vector<std::string>& setup, const char* tables,
+                          std::string (*turns)(pg::Connection&, pg::Connection&)) {
+    auto a = conn();
+    auto b = conn();
+    (void)b->exec(fmt::format("DROP TABLE IF EXISTS {}", tables));
+    for (const std::string& sql : setup) {
+      if (!b->exec(sql).ok()) return "setup failed: " + sql;
+    }
+    std::string got = turns(*a, *b);
+    (void)b->exec(fmt::format("DROP TABLE {}", tables));
+    return got;
+  }
+
   std::string conninfo_;
   std::unique_ptr<pg::Pool> pool_;
 };
@@ -161,21 +175,11 @@ TEST_F(RealPg, SettingsAndPreparedStatementsAreTheServers) {
 }
 
 TEST_F(RealPg, RepeatableReadIsTheServers) {
-  auto a = conn();
-  auto b = conn();
-  (void)b->exec("DROP TABLE IF EXISTS rr_t");
-  for (const std::string& sql : testing::kRepeatableReadSetup) ASSERT_TRUE(b->exec(sql).ok()) << sql;
-  EXPECT_EQ(testing::run_repeatable_read_turns(*a, *b), testing::kRepeatableReadOutcomes);
-  (void)b->exec("DROP TABLE rr_t");
+  EXPECT_EQ(taken_turns(testing::kRepeatableReadSetup, "rr_t", testing::run_repeatable_read_turns), testing::kRepeatableReadOutcomes);
 }
 
 TEST_F(RealPg, UniqueKeysAreTheServers) {
-  auto a = conn();
-  auto b = conn();
-  (void)b->exec("DROP TABLE IF EXISTS u, v");
-  for (const std::string& sql : testing::kUniqueSetup) ASSERT_TRUE(b->exec(sql).ok()) << sql;
-  EXPECT_EQ(testing::run_unique_turns(*a, *b), testing::kUniqueOutcomes);
-  (void)b->exec("DROP TABLE u, v");
+  EXPECT_EQ(taken_turns(testing::kUniqueSetup, "u, v", testing::run_unique_turns), testing::kUniqueOutcomes);
 }
 
 TEST(RealPgConninfo, APasswordIsNeverShown) {

@@ -115,6 +115,15 @@ std::string run_setting_statements(pg::Connection& c) {
   return fmt::format("{}", fmt::join(got, " | "));
 }
 
+namespace {
+// Each statement on session a or b in turn: "a: RESULT | b: RESULT | ...".
+std::string run_turns(pg::Connection& a, pg::Connection& b, const std::vector<std::pair<char, const char*>>& turns) {
+  std::vector<std::string> got;
+  for (const auto& [who, sql] : turns) got.push_back(fmt::format("{}: {}", who, shown((who == 'a' ? a : b).exec(sql))));
+  return fmt::format("{}", fmt::join(got, " | "));
+}
+}  // namespace
+
 const std::vector<std::string> kRepeatableReadSetup = {"CREATE TABLE rr_t (id int PRIMARY KEY, v int NOT NULL)",
                                                        "INSERT INTO rr_t VALUES (1, 0), (3, 0)"};
 
@@ -154,9 +163,7 @@ std::string run_repeatable_read_turns(pg::Connection& a, pg::Connection& b) {
       {'a', "COMMIT"},
       {'b', "SELECT id, v FROM rr_t ORDER BY id"},
   };
-  std::vector<std::string> got;
-  for (const auto& [who, sql] : turns) got.push_back(fmt::format("{}: {}", who, shown((who == 'a' ? a : b).exec(sql))));
-  return fmt::format("{}", fmt::join(got, " | "));
+  return run_turns(a, b, turns);
 }
 
 const std::vector<std::string> kUniqueSetup = {
@@ -183,9 +190,7 @@ std::string run_unique_turns(pg::Connection& a, pg::Connection& b) {
       {'b', "INSERT INTO v VALUES (1, 1), (2, NULL), (3, NULL)"},
       {'b', "SELECT id, email, team, slot FROM u ORDER BY id"},
   };
-  std::vector<std::string> got;
-  for (const auto& [who, sql] : turns) got.push_back(fmt::format("{}: {}", who, shown((who == 'a' ? a : b).exec(sql))));
-  return fmt::format("{}", fmt::join(got, " | "));
+  return run_turns(a, b, turns);
 }
 
 const char* const kUniqueOutcomes =
