@@ -3,7 +3,8 @@
 // a real one (real/isolation_runner.h): each permutation (the spec's, or every interleaving
 // of its sessions' steps) one at a time, printed byte for byte as isolationtester prints it
 // (model/systems/sql_spec.h). With --expected, the output is compared with PostgreSQL's
-// expected file: exit 0 when equal, else 1 and the first line that differs.
+// expected file: exit 0 when equal, else 1 and the first line that differs. With --diff, each
+// permutation runs on both, and the first step where they differ is printed.
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -29,10 +30,17 @@ struct IsolationArgs {
   std::vector<std::string> specs;
   std::optional<std::string> expected;
   std::optional<std::string> pg;  // a real server instead of the simulation
+  bool diff = false;              // the simulation and the server side by side
 };
 
+std::string permutation_names(const std::vector<sql::PermutationStep>& steps) {
+  std::string names;
+  for (const auto& step : steps) names += " " + step.step;
+  return names;
+}
+
 // One permutation's output: one execution of its system, every step of it forced by time.
-std::string run_permutation(const sql::Spec& spec, const std::vector<std::string>& steps) {
+std::string run_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps) {
   const auto system = sql_spec::permutation_system(spec, steps);
   auto strategy = sim::make_strategy("dfs", 1);
   sim::ExploreOptions options;
@@ -46,15 +54,15 @@ std::string run_permutation(const sql::Spec& spec, const std::vector<std::string
   options.on_execution = [&](const sim::ExecutionResult& r) { output = r.final_state; };
   const sim::ExploreResult result = sim::explore_system(*system, *strategy, options);
   if (result.first_failure) {
-    throw InputError(fmt::format("{}: permutation{}: {}", spec.file, fmt::format(" {}", fmt::join(steps, " ")),
-                                 result.first_failure->result.message));
+    throw InputError(fmt::format("{}: permutation{}: {}", spec.file, permutation_names(steps), result.first_failure->result.message));
   }
   return output;
 }
 
-// A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation.
+// A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation. For a
+// server the SQL is sent as written; the simulation needs it within lockstep's subset.
 std::string spec_output(const std::string& path, const Server* server) {
-  const sql::Spec spec = sql::load_spec(path);
+  const sql::Spec spec = sql::load_spec(path, server != nullptr ? sql::SqlText::as_written : sql::SqlText::parsed);
   std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
   for (const auto& steps : sql_spec::permutations(spec)) {
     out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo()) : run_permutation(spec, steps);
@@ -84,8 +92,53 @@ std::string first_difference(const std::string& got, const std::string& want) {
   }
 }
 
+// The step a line of a permutation's output belongs to: the last "step NAME:" line before it.
+std::string step_of_line(const std::string& output, std::size_t line) {
+  std::istringstream in(output);
+  std::string l, step = "(before the first step)";
+  for (std::size_t n = 1; n <= line && std::getline(in, l); ++n) {
+    if (l.rfind("step ", 0) == 0) step = l.substr(5, l.find(':') == std::string::npos ? std::string::npos : l.find(':') - 5);
+    if (l.rfind("starting permutation:", 0) == 0) step = "(setup)";
+  }
+  return step;
+}
+
+// --diff: each permutation on the simulation and on the server; the first step whose output
+// (rows, error, or waiting) differs.
+int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, std::ostream& err) {
+  int differing = 0;
+  for (const std::string& path : a.specs) {
+    const sql::Spec spec = sql::load_spec(path);
+    for (const auto& steps : sql_spec::permutations(spec)) {
+      const std::string sim = run_permutation(spec, steps);
+      const std::string real = real::run_permutation_on_server(spec, steps, server.conninfo());
+      if (sim == real) {
+        out << fmt::format("{}: permutation{}: the same\n", path, permutation_names(steps));
+        continue;
+      }
+      ++differing;
+      std::size_t line = 1;
+      std::istringstream s(sim), r(real);
+      std::string sl, rl;
+      while (true) {
+        const bool hs = static_cast<bool>(std::getline(s, sl)), hr = static_cast<bool>(std::getline(r, rl));
+        if (!hs || !hr || sl != rl) {
+          err << fmt::format("{}: permutation{}: differs at step {} (line {}):\n  simulation: {}\n  server:     {}\n", path,
+                             permutation_names(steps), step_of_line(sim, line), line, hs ? sl : "(end of output)", hr ? rl : "(end of output)");
+          break;
+        }
+        ++line;
+      }
+    }
+  }
+  if (differing == 0) out << "isolation --diff: the simulation and the server print the same\n";
+  return differing == 0 ? 0 : 1;
+}
+
 int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.diff && !a.pg) throw InputError("isolation --diff needs --pg CONNINFO|auto: the server to compare with");
   const std::unique_ptr<Server> server = a.pg ? std::make_unique<Server>(*a.pg) : nullptr;
+  if (a.diff) return diff_specs(a, *server, out, err);
   std::string all;
   for (const std::string& spec : a.specs) all += spec_output(spec, server.get());
   if (!a.expected) {
@@ -111,7 +164,10 @@ void add_isolation_command(CLI::App& app, CommandContext& context) {
   c->add_option("--expected", args->expected, "compare with this expected output (.out); exit 1 at the first difference");
   c->add_option("--pg", args->pg,
                 "run on this PostgreSQL instead (libpq conninfo; \"\": the PG* environment; auto: a throwaway server), "
-                "one connection per session, lock waits seen from the server");
+                "one connection per session, lock waits seen from the server; the SQL is sent as written");
+  c->add_flag("--diff", args->diff,
+              "run each permutation on the simulation and on the --pg server and print the first step where they differ "
+              "(rows, error or waiting); exit 1 when one does");
   c->callback([&context, args] { context.command = [&context, args] { return cmd_isolation(*args, context.out, context.err); }; });
 }
 

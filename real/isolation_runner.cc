@@ -13,6 +13,7 @@
 #include <libpq-fe.h>
 
 #include "lockstep/model/json_cursor.h"
+#include "lockstep/model/sql/isolation_driver.h"
 #include "lockstep/model/systems/sql_spec.h"
 #include "lockstep/real/libpq_backend.h"
 #include "lockstep/real/pg_result.h"
@@ -25,9 +26,8 @@ namespace isolation_runner {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPollMs = 10;                                  // isolationtester checks for lock waits every 10 ms
-constexpr auto kMaxStepWait = std::chrono::minutes(5);        // then the step is canceled
-constexpr unsigned kNonblock = 1, kRetry = 2;                // isolationtester's STEP_NONBLOCK, STEP_RETRY
+constexpr int kPollMs = 10;                            // isolationtester checks for lock waits every 10 ms
+constexpr auto kMaxStepWait = std::chrono::minutes(5);  // then the step is canceled
 
 struct ConnDeleter {
   void operator()(PGconn* c) const { PQfinish(c); }
@@ -39,64 +39,50 @@ struct Session {
   std::string name;
   Conn conn;
   std::string* out = nullptr;
-  const ::lockstep::sql::SpecStep* active = nullptr;  // the step it runs, until its results are printed
+  int notices = 0;
 };
 
 // isolationtester's notice processor: the backend's message, prefixed with the session.
 void print_notice(void* arg, const char* message) {
   auto* s = static_cast<Session*>(arg);
   *s->out += fmt::format("{}: {}", s->name, message);
+  ++s->notices;
 }
 
-class Runner {
+class Runner final : private ::lockstep::sql::IsolationSessions {
  public:
   Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo) : spec_(spec) {
     static std::atomic<int> runs{0};
     schema_ = fmt::format("lockstep_isolation_{}_{}", ::getpid(), runs++);
-    control_.name = "control connection";  // as isolationtester names it in notices
+    control_.name = "control connection";
     control_.conn = connect(conninfo, control_);
+    PQsetNoticeProcessor(control_.conn.get(), [](void*, const char*) {}, nullptr);  // isolationtester hides the control connection's notices
     must(control_, fmt::format("CREATE SCHEMA {}", schema_), "creating the run's schema");
-    set_search_path(control_);
+    prepare_session(control_);
     for (const ::lockstep::sql::SpecSession& s : spec.sessions) {
       auto& session = sessions_.emplace_back(std::make_unique<Session>());
       session->name = s.name;
       session->conn = connect(conninfo, *session);
-      set_search_path(*session);
+      prepare_session(*session);
       pids_.push_back(PQbackendPID(session->conn.get()));
     }
   }
 
-  ~Runner() {
+  ~Runner() override {
     // The run's tables go with its schema; a failure here leaves nothing a later run sees.
     for (auto& s : sessions_) s->conn.reset();
     PgResult(PQexec(control_.conn.get(), fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_).c_str()));
   }
 
-  std::string run(const std::vector<std::string>& steps) {
+  std::string run(const std::vector<::lockstep::sql::PermutationStep>& steps) {
+    std::string names;
+    for (const auto& step : steps) names += " " + step.step;
+    out_ += fmt::format("\nstarting permutation:{}\n", names);
     for (const ::lockstep::sql::SqlBlock& block : spec_.setup) setup_block(control_, block, "setup");
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
       for (const ::lockstep::sql::SqlBlock& block : spec_.sessions[s].setup) setup_block(*sessions_[s], block, "session setup");
     }
-    out_ += fmt::format("\nstarting permutation: {}\n", fmt::join(steps, " "));
-    std::vector<Session*> waiting;
-    for (const std::string& name : steps) {
-      int index = -1;
-      const ::lockstep::sql::SpecStep* step = spec_.find_step(name, &index);
-      Session& s = *sessions_[static_cast<std::size_t>(index)];
-      // A session still busy with an earlier step finishes it first, others polled meanwhile.
-      while (s.active != nullptr) {
-        if (!try_complete(s, kRetry)) std::erase(waiting, &s);
-        complete_waiting(waiting);
-      }
-      if (PQsendQuery(s.conn.get(), step->sql.text.c_str()) == 0) lost(s);
-      s.active = step;
-      const bool blocked = try_complete(s, kNonblock);
-      complete_waiting(waiting);
-      if (blocked) waiting.push_back(&s);
-    }
-    while (!waiting.empty()) {
-      for (auto it = waiting.begin(); it != waiting.end();) it = try_complete(**it, kRetry) ? it + 1 : waiting.erase(it);
-    }
+    ::lockstep::sql::drive_permutation(spec_, steps, *this, out_);
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
       for (const ::lockstep::sql::SqlBlock& block : spec_.sessions[s].teardown) setup_block(*sessions_[s], block, "session teardown");
     }
@@ -115,7 +101,12 @@ class Runner {
     return c;
   }
 
-  void set_search_path(Session& s) { must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema"); }
+  // The run's schema first on the search path, and the settings pg_regress gives every
+  // isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), so dates print as in the expected files.
+  void prepare_session(Session& s) {
+    must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema");
+    must(s, "SET TimeZone = 'PST8PDT'; SET DateStyle = 'Postgres, MDY'; SET IntervalStyle = 'postgres_verbose'", "setting pg_regress's settings");
+  }
 
   void must(Session& s, const std::string& sql, const char* what) {
     const PgResult r(PQexec(s.conn.get(), sql.c_str()));
@@ -151,11 +142,15 @@ class Runner {
     return PQgetvalue(r.get(), 0, 0)[0] == 't';
   }
 
-  // isolationtester's try_complete_step: true while the step waits for a lock (shown
-  // "<waiting ...>" the first time, unless kRetry); false once it finished and its results
-  // are printed.
-  bool try_complete(Session& s, unsigned flags) {
-    const ::lockstep::sql::SpecStep& step = *s.active;
+  // sql::IsolationSessions on libpq connections.
+  void send(std::size_t s, const std::string& sql) override {
+    if (PQsendQuery(sessions_[s]->conn.get(), sql.c_str()) == 0) lost(*sessions_[s]);
+  }
+
+  // isolationtester's wait in try_complete_step: poll every 10 ms; with may_block, ask the
+  // server whether the session waits for a lock; cancel a step still running after 5 minutes.
+  bool wait(std::size_t index, bool may_block) override {
+    Session& s = *sessions_[index];
     const auto start = Clock::now();
     bool canceled = false;
     while (PQisBusy(s.conn.get()) != 0) {
@@ -166,12 +161,11 @@ class Runner {
         if (PQconsumeInput(s.conn.get()) == 0) lost(s);
         continue;
       }
-      if ((flags & kNonblock) != 0 && blocked(s)) {
+      if (may_block && blocked(s)) {
         // Notices may have come while asking: collect them, and a result that came too.
         if (PQconsumeInput(s.conn.get()) == 0) lost(s);
         if (PQisBusy(s.conn.get()) == 0) break;
-        if ((flags & kRetry) == 0) out_ += fmt::format("step {}: {} <waiting ...>\n", step.name, step.sql.text);
-        return true;
+        return false;
       }
       if (!canceled && Clock::now() - start > kMaxStepWait) {
         char message[256];
@@ -183,31 +177,41 @@ class Runner {
         canceled = true;
       }
     }
-    out_ += (flags & kRetry) != 0 ? fmt::format("step {}: <... completed>\n", step.name) : fmt::format("step {}: {}\n", step.name, step.sql.text);
+    return true;
+  }
+
+  void print_results(std::size_t index, std::string& out) override {
+    Session& s = *sessions_[index];
     while (PGresult* raw = PQgetResult(s.conn.get())) {
       const PgResult r(raw);
       switch (PQresultStatus(r.get())) {
         case PGRES_COMMAND_OK:
         case PGRES_EMPTY_QUERY: break;
-        case PGRES_TUPLES_OK: out_ += sql_spec::printed_result(sql::read_rows(r.get())); break;
+        case PGRES_TUPLES_OK: out += sql_spec::printed_result(sql::read_rows(r.get())); break;
         case PGRES_FATAL_ERROR: {
           const char* severity = PQresultErrorField(r.get(), PG_DIAG_SEVERITY);
           const char* message = PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY);
-          out_ += severity != nullptr && message != nullptr ? fmt::format("{}:  {}\n", severity, message)
-                                                            : fmt::format("{}\n", PQresultErrorMessage(r.get()));
+          out += severity != nullptr && message != nullptr ? fmt::format("{}:  {}\n", severity, message)
+                                                           : fmt::format("{}\n", PQresultErrorMessage(r.get()));
           break;
         }
-        default: out_ += fmt::format("unexpected result status: {}\n", PQresStatus(PQresultStatus(r.get())));
+        default: out += fmt::format("unexpected result status: {}\n", PQresStatus(PQresultStatus(r.get())));
       }
     }
-    s.active = nullptr;
-    return false;
+    // NOTIFY messages that came, named by the session that sent them, as isolationtester shows them.
+    (void)PQconsumeInput(s.conn.get());
+    while (PGnotify* n = PQnotifies(s.conn.get())) {
+      std::string sender = fmt::format("PID {}", n->be_pid);
+      for (std::size_t k = 0; k < pids_.size(); ++k) {
+        if (pids_[k] == n->be_pid) sender = sessions_[k]->name;
+      }
+      out += fmt::format("{}: NOTIFY \"{}\" with payload \"{}\" from {}\n", s.name, n->relname, n->extra, sender);
+      PQfreemem(n);
+      (void)PQconsumeInput(s.conn.get());
+    }
   }
 
-  // Polls every waiting step once: those finished are shown and leave the list.
-  void complete_waiting(std::vector<Session*>& waiting) {
-    for (auto it = waiting.begin(); it != waiting.end();) it = try_complete(**it, kNonblock | kRetry) ? it + 1 : waiting.erase(it);
-  }
+  int notices(std::size_t s) const override { return sessions_[s]->notices; }
 
   const ::lockstep::sql::Spec& spec_;
   std::string schema_;
@@ -219,7 +223,8 @@ class Runner {
 
 }  // namespace isolation_runner
 
-std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<std::string>& steps, const std::string& conninfo) {
+std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
+                                      const std::string& conninfo) {
   isolation_runner::Runner runner(spec, conninfo);
   return runner.run(steps);
 }

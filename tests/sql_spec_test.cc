@@ -93,5 +93,34 @@ TEST(SqlSpec, MalformedSpecsNameTheLineAndColumn) {
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\n@\n"), "t.spec:3:1: unexpected character '@'");
 }
 
+TEST(SqlSpec, BlockerMarkersAreRead) {
+  const Spec s = parse_spec("session a\nstep x { SELECT 1; }\nstep y { SELECT 2; }\nsession b\nstep z { SELECT 3; }\n"
+                            "permutation x(*) z(x, y notices 2) y\n",
+                            "t.spec");
+  ASSERT_EQ(s.permutations.size(), 1u);
+  const auto& p = s.permutations[0];
+  ASSERT_EQ(p[0].blockers.size(), 1u);
+  EXPECT_EQ(p[0].blockers[0].kind, Blocker::Kind::once);
+  ASSERT_EQ(p[1].blockers.size(), 2u);
+  EXPECT_EQ(p[1].blockers[0].kind, Blocker::Kind::other_step);
+  EXPECT_EQ(p[1].blockers[0].step, "x");
+  EXPECT_EQ(p[1].blockers[1].kind, Blocker::Kind::notices);
+  EXPECT_EQ(p[1].blockers[1].step, "y");
+  EXPECT_EQ(p[1].blockers[1].notices, 2);
+  EXPECT_TRUE(p[2].blockers.empty());
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(w)\n"), "t.spec:3:14: no step is named \"w\"");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(x notices)\n"),
+            "t.spec:3:14: a blocker is *, a step's name or \"STEP notices N\", got \"x notices\"");
+}
+
+TEST(SqlSpec, ForARealServerTheSqlIsKeptAsWritten) {
+  // The subset does not judge what a real server runs: the text is kept, nothing parsed.
+  const std::string text = "session a\nstep x { WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r; }\n";
+  EXPECT_NE(error_of(text), "");
+  const Spec s = parse_spec(text, "t.spec", SqlText::as_written);
+  EXPECT_EQ(s.sessions[0].steps[0].sql.text, "WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r;");
+  EXPECT_TRUE(s.sessions[0].steps[0].sql.statements.empty());
+}
+
 }  // namespace
 }  // namespace lockstep::sql

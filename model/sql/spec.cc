@@ -1,5 +1,6 @@
 #include "lockstep/model/sql/spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <set>
@@ -109,7 +110,7 @@ class Lexer {
 
 class SpecReader {
  public:
-  SpecReader(std::string_view text, const std::string& file) : lexer_(text, file), file_(file) { take(); }
+  SpecReader(std::string_view text, const std::string& file, SqlText sql) : lexer_(text, file), file_(file), sql_(sql) { take(); }
 
   Spec read() {
     Spec spec;
@@ -174,6 +175,7 @@ class SpecReader {
     const Token t = token_;
     take();
     SqlBlock b{t.text, {}, t.line};
+    if (sql_ == SqlText::as_written) return b;
     try {
       b.statements = parse_sql(t.text);
     } catch (const SqlInputError& e) {
@@ -232,15 +234,43 @@ class SpecReader {
     while (token_.kind == Token::Kind::quoted || (token_.kind == Token::Kind::word && !is_top_keyword(token_.text))) {
       const Token step = name("a step name");
       if (spec.find_step(step.text) == nullptr) lexer_.fail(step.line, step.column, fmt::format("no step is named \"{}\"", step.text));
-      PermutationStep p{step.text, {}};
+      PermutationStep p{step.text, {}, {}};
       while (token_.kind == Token::Kind::marker) {
         p.markers.push_back(token_.text);
+        read_blockers(spec, token_, p.blockers);
         take();
       }
       steps.push_back(std::move(p));
     }
     if (steps.empty()) lexer_.fail(head.line, head.column, "a permutation lists no steps");
     return steps;
+  }
+  // isolationtester's blocker list: `*`, a step's name, or a step's name, `notices`, a
+  // count; separated by commas.
+  void read_blockers(const Spec& spec, const Token& marker, std::vector<Blocker>& out) const {
+    const std::string inner = marker.text.substr(1, marker.text.size() - 2);
+    std::istringstream items(inner);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      std::istringstream words(item);
+      std::vector<std::string> w;
+      for (std::string x; words >> x;) w.push_back(x);
+      for (std::string& x : w) {
+        if (x.size() >= 2 && x.front() == '"' && x.back() == '"') x = x.substr(1, x.size() - 2);
+      }
+      if (w.size() == 1 && w[0] == "*") {
+        out.push_back(Blocker{Blocker::Kind::once, "", 0});
+        continue;
+      }
+      const bool notices = w.size() == 3 && w[1] == "notices" && !w[2].empty() &&
+                           std::all_of(w[2].begin(), w[2].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+      if (w.size() != 1 && !notices) {
+        lexer_.fail(marker.line, marker.column,
+                    fmt::format("a blocker is *, a step's name or \"STEP notices N\", got \"{}\"", item));
+      }
+      if (spec.find_step(w[0]) == nullptr) lexer_.fail(marker.line, marker.column, fmt::format("no step is named \"{}\"", w[0]));
+      out.push_back(notices ? Blocker{Blocker::Kind::notices, w[0], std::stoi(w[2].substr(0, 9))} : Blocker{Blocker::Kind::other_step, w[0], 0});
+    }
   }
   static bool is_top_keyword(std::string_view w) {
     return w == "setup" || w == "teardown" || w == "session" || w == "permutation" || w == "check" || w == "expect";
@@ -252,6 +282,7 @@ class SpecReader {
       if (c.name == n.text) lexer_.fail(n.line, n.column, fmt::format("a second check named \"{}\"", n.text));
     }
     SpecCheck c{n.text, sql_block(head)};
+    if (sql_ == SqlText::as_written) return c;
     const auto& statements = c.sql.statements;
     const Select* select = statements.size() == 1 ? std::get_if<Select>(&statements[0].body) : nullptr;
     if (select == nullptr || select->targets.size() != 1 || select->targets[0].star) {
@@ -281,6 +312,7 @@ class SpecReader {
 
   Lexer lexer_;
   const std::string& file_;
+  SqlText sql_;
   Token token_;
 };
 
@@ -298,8 +330,8 @@ const SpecStep* Spec::find_step(std::string_view name, int* session) const {
   return nullptr;
 }
 
-Spec parse_spec(std::string_view text, const std::string& file) {
-  Spec spec = SpecReader(text, file).read();
+Spec parse_spec(std::string_view text, const std::string& file, SqlText sql) {
+  Spec spec = SpecReader(text, file, sql).read();
   for (const SpecCheck& c : spec.checks) {
     if (spec.expect && spec.expect->violation && *spec.expect->violation == c.name) return spec;
   }
@@ -309,13 +341,13 @@ Spec parse_spec(std::string_view text, const std::string& file) {
   return spec;
 }
 
-Spec load_spec(const std::string& path) {
+Spec load_spec(const std::string& path, SqlText sql) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
   std::ostringstream text;
   text << in.rdbuf();
   if (text.str().size() > kMaxInputBytes) throw InputError(fmt::format("{}: larger than {} bytes", path, kMaxInputBytes));
-  return parse_spec(text.str(), path);
+  return parse_spec(text.str(), path, sql);
 }
 
 }  // namespace lockstep::sql

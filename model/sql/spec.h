@@ -9,8 +9,10 @@
 // it. lockstep adds two top-level forms:
 //   check "NAME" { SELECT <one boolean> }   an invariant, run after every execution
 //   expect pass | expect violation "NAME"   the expected verdict (any verdict name works)
-// Every SQL text is parsed (model/sql/parse.h) when the spec is read: an error or a
-// construct outside the subset is an InputError naming the file, its line and column.
+// Every SQL text is parsed (model/sql/parse.h) when the spec is read for the simulation: an
+// error or a construct outside the subset is an InputError naming the file, its line and
+// column. Read for a real server (SqlText::as_written), blocks are kept as text: the server
+// is the judge of its SQL. Blocker markers are checked either way.
 #pragma once
 
 #include <optional>
@@ -42,9 +44,19 @@ struct SpecSession {
   std::vector<SqlBlock> teardown;
 };
 
+// A blocker annotation of a permutation step (isolationtester's, PostgreSQL 14 on): `(*)`
+// shows the step waiting once; `(s1a)` keeps it shown waiting while step s1a runs;
+// `(s1a notices N)` until s1a's session has sent N more notices.
+struct Blocker {
+  enum class Kind { once, other_step, notices } kind = Kind::once;
+  std::string step;  // other_step, notices
+  int notices = 0;   // notices
+};
+
 struct PermutationStep {
   std::string step;
   std::vector<std::string> markers;  // "(s1a)", "(*)": blocker annotations, as written
+  std::vector<Blocker> blockers;     // the same, read
 };
 
 struct SpecCheck {
@@ -65,8 +77,12 @@ struct Spec {
   const SpecStep* find_step(std::string_view name, int* session = nullptr) const;
 };
 
+// How a spec's SQL blocks are read: parsed into lockstep's subset (the simulation runs
+// them), or kept as written for a real server (SqlBlock::statements stays empty).
+enum class SqlText { parsed, as_written };
+
 // Throws InputError "<file>:<line>:<column>: <message>".
-Spec parse_spec(std::string_view text, const std::string& file);
-Spec load_spec(const std::string& path);
+Spec parse_spec(std::string_view text, const std::string& file, SqlText sql = SqlText::parsed);
+Spec load_spec(const std::string& path, SqlText sql = SqlText::parsed);
 
 }  // namespace lockstep::sql

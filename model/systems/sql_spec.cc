@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/isolation_driver.h"
+
 namespace lockstep::sql_spec {
 namespace {
 
@@ -154,9 +156,9 @@ constexpr Duration kSessionPoll = std::chrono::milliseconds(1);
 // whole milliseconds, so that the two never wake at one instant.
 constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + std::chrono::microseconds(1);
 
-class PermutationInstance final : public Instance {
+class PermutationInstance final : public Instance, private sql::IsolationSessions {
  public:
-  PermutationInstance(const Spec& spec, const std::vector<std::string>& steps, Env& env)
+  PermutationInstance(const Spec& spec, const std::vector<sql::PermutationStep>& steps, Env& env)
       : spec_(spec),
         steps_(steps),
         env_(env),
@@ -196,78 +198,48 @@ class PermutationInstance final : public Instance {
   std::string final_state() override { return board_.output; }
 
  private:
-  // Sends `sql` to session s and waits one poll: true when it finished.
-  bool send(std::size_t s, const std::string& sql) {
+  // sql::IsolationSessions, on the simulated sessions. A step still running one poll (10 ms
+  // of virtual time) after it was sent waits for a lock: nothing else keeps a simulated
+  // statement busy while its session's clock stands still.
+  void send(std::size_t s, const std::string& sql) override {
     board_.busy[s] = true;
     board_.result[s].reset();
     board_.next[s] = sql;
+  }
+  bool wait(std::size_t s, bool may_block) override {
+    if (!board_.busy[s]) return true;
     env_.sleep_for(kDriverPoll);
+    while (!may_block && board_.busy[s]) env_.sleep_for(kDriverPoll);
     return !board_.busy[s];
   }
-
-  void print_result(std::size_t s) {
+  void print_results(std::size_t s, std::string& out) override {
     const pg::Result<pg::Rows>& r = *board_.result[s];
-    if (!r.ok()) {
-      board_.output += fmt::format("ERROR:  {}\n", r.error().message);
-    } else {
-      board_.output += printed_result(r.value());
-    }
+    out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
+  }
+  int notices(std::size_t) const override { return 0; }  // the simulated server sends none
+
+  // A setup or teardown block on session s, waited for.
+  void run_block(std::size_t s, const std::string& sql) {
+    send(s, sql);
+    (void)wait(s, false);
   }
 
   void drive() {
-    for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
-      for (const sql::SqlBlock& block : spec_.sessions[s].setup) {
-        while (!send(s, block.text)) env_.sleep_for(kDriverPoll);
-      }
-    }
     std::string names;
-    for (const auto& step : steps_) names += " " + step;
+    for (const auto& step : steps_) names += " " + step.step;
     board_.output += fmt::format("\nstarting permutation:{}\n", names);
-    std::vector<std::pair<std::size_t, std::string>> waiting;  // session, step name
-    for (const std::string& name : steps_) {
-      int session = -1;
-      const sql::SpecStep* step = spec_.find_step(name, &session);
-      const auto s = static_cast<std::size_t>(session);
-      // A step of a session still blocked waits for that session's step to finish first.
-      while (board_.busy[s]) env_.sleep_for(kDriverPoll);
-      complete(waiting);
-      board_.output += fmt::format("step {}: {}", name, step->sql.text);
-      if (send(s, step->sql.text)) {
-        board_.output += "\n";
-        print_result(s);
-      } else {
-        board_.output += " <waiting ...>\n";
-        waiting.emplace_back(s, name);
-      }
-      complete(waiting);
-    }
-    while (!waiting.empty()) {
-      env_.sleep_for(kDriverPoll);
-      complete(waiting);
-    }
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
-      for (const sql::SqlBlock& block : spec_.sessions[s].teardown) {
-        while (!send(s, block.text)) env_.sleep_for(kDriverPoll);
-      }
+      for (const sql::SqlBlock& block : spec_.sessions[s].setup) run_block(s, block.text);
+    }
+    sql::drive_permutation(spec_, steps_, *this, board_.output);
+    for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
+      for (const sql::SqlBlock& block : spec_.sessions[s].teardown) run_block(s, block.text);
     }
     board_.finished = true;
   }
 
-  // Shows every waiting step that has finished, in the order they were sent.
-  void complete(std::vector<std::pair<std::size_t, std::string>>& waiting) {
-    for (auto it = waiting.begin(); it != waiting.end();) {
-      if (board_.busy[it->first]) {
-        ++it;
-        continue;
-      }
-      board_.output += fmt::format("step {}: <... completed>\n", it->second);
-      print_result(it->first);
-      it = waiting.erase(it);
-    }
-  }
-
   const Spec& spec_;
-  std::vector<std::string> steps_;
+  std::vector<sql::PermutationStep> steps_;
   Env& env_;
   std::unique_ptr<pg::Pool> pool_;
   Board board_;
@@ -275,21 +247,21 @@ class PermutationInstance final : public Instance {
 
 class PermutationSystem final : public System {
  public:
-  PermutationSystem(const Spec& spec, std::vector<std::string> steps) : spec_(spec), steps_(std::move(steps)) {}
+  PermutationSystem(const Spec& spec, std::vector<sql::PermutationStep> steps) : spec_(spec), steps_(std::move(steps)) {}
   std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<PermutationInstance>(spec_, steps_, env); }
 
  private:
   const Spec& spec_;
-  std::vector<std::string> steps_;
+  std::vector<sql::PermutationStep> steps_;
 };
 
-void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<std::string>& current,
-                   std::vector<std::vector<std::string>>& out) {
+void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<sql::PermutationStep>& current,
+                   std::vector<std::vector<sql::PermutationStep>>& out) {
   bool any = false;
   for (std::size_t s = 0; s < spec.sessions.size(); ++s) {
     if (at[s] == spec.sessions[s].steps.size()) continue;
     any = true;
-    current.push_back(spec.sessions[s].steps[at[s]].name);
+    current.push_back(sql::PermutationStep{spec.sessions[s].steps[at[s]].name, {}, {}});
     ++at[s];
     interleavings(spec, at, current, out);
     --at[s];
@@ -300,23 +272,16 @@ void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<s
 
 }  // namespace
 
-std::vector<std::vector<std::string>> permutations(const Spec& spec) {
-  std::vector<std::vector<std::string>> out;
-  if (!spec.permutations.empty()) {
-    for (const auto& p : spec.permutations) {
-      std::vector<std::string> names;
-      for (const auto& step : p) names.push_back(step.step);
-      out.push_back(std::move(names));
-    }
-    return out;
-  }
+std::vector<std::vector<sql::PermutationStep>> permutations(const Spec& spec) {
+  if (!spec.permutations.empty()) return spec.permutations;
+  std::vector<std::vector<sql::PermutationStep>> out;
   std::vector<std::size_t> at(spec.sessions.size(), 0);
-  std::vector<std::string> current;
+  std::vector<sql::PermutationStep> current;
   interleavings(spec, at, current, out);
   return out;
 }
 
-std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<std::string>& steps) {
+std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<sql::PermutationStep>& steps) {
   return std::make_unique<PermutationSystem>(spec, steps);
 }
 

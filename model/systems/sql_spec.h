@@ -24,16 +24,15 @@ nlohmann::json scenario_document(const std::string& path);
 
 // The permutations to run: the spec's own, or else every interleaving of its sessions'
 // steps that keeps each session's order (in isolationtester's order).
-std::vector<std::vector<std::string>> permutations(const sql::Spec& spec);
+std::vector<std::vector<sql::PermutationStep>> permutations(const sql::Spec& spec);
 
 // One permutation run as isolationtester runs it (lockstep isolation): the spec's setup,
-// each session's setup in turn, then the steps one at a time on their sessions' connections,
-// in timed mode. A step still running 10 ms (virtual) after it was sent is blocked: it is
-// shown "<waiting ...>" and the next step goes; after each step, every waiting one that has
-// finished is shown "<... completed>" with its result. The instance's final_state() is the
+// each session's setup in turn, then the steps driven by model/sql/isolation_driver.h on
+// their sessions' connections, in timed mode; a step still running 10 ms (virtual) after it
+// was sent waits for a lock. The instance's final_state() is the
 // permutation's output, byte for byte as isolationtester prints it (from "starting
 // permutation:" on). REQUIRES: every step named exists (parse_spec checks permutations).
-std::unique_ptr<System> permutation_system(const sql::Spec& spec, const std::vector<std::string>& steps);
+std::unique_ptr<System> permutation_system(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps);
 
 // A result as isolationtester prints it (libpq's PQprint, aligned, fields separated by |):
 // nothing for a command without rows, else the header, dashes, the rows (a column whose

@@ -1,0 +1,42 @@
+// model/sql/isolation_driver.h: isolationtester's run of one permutation's steps, written once
+// for the simulated server (model/systems/sql_spec.h) and a real one (real/isolation_runner.h).
+//
+// It follows PostgreSQL 14's isolationtester (run_permutation, try_complete_step,
+// try_complete_steps): each step is sent on its session's connection; a step seen waiting for
+// a lock is shown "<waiting ...>" and the next one goes; after every step each waiting step is
+// tried again, and shown "<... completed>" with its results once it finished; a step of a
+// session still busy waits for that session first. Blocker annotations (spec.h's Blocker) keep
+// a finished step shown waiting as isolationtester does. The output is its, byte for byte,
+// given sessions that print results the same way.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lockstep/model/sql/spec.h"
+
+namespace lockstep::sql {
+
+// The sessions a permutation drives: a simulated pool or libpq connections.
+class IsolationSessions {
+ public:
+  virtual ~IsolationSessions() = default;
+  // Sends `sql` on session s, without waiting for it.
+  virtual void send(std::size_t s, const std::string& sql) = 0;
+  // Waits for session s's step. Returns true once it has finished (its results ready). With
+  // `may_block`, returns false instead when the step is seen waiting for a lock (polled as
+  // isolationtester polls, every 10 ms); without it, waits until the step finishes.
+  virtual bool wait(std::size_t s, bool may_block) = 0;
+  // Appends the finished step's results to `out` as isolationtester prints them.
+  virtual void print_results(std::size_t s, std::string& out) = 0;
+  // The notices session s has received so far (for `(STEP notices N)` blockers).
+  virtual int notices(std::size_t s) const = 0;
+};
+
+// Runs the permutation's steps (every step named exists: parse_spec checks), appending to
+// `out` from the first step on. Throws InputError naming the spec when steps block each
+// other for good (isolationtester's "mutually-blocking steps").
+void drive_permutation(const Spec& spec, const std::vector<PermutationStep>& steps, IsolationSessions& sessions, std::string& out);
+
+}  // namespace lockstep::sql
