@@ -108,9 +108,9 @@ TEST(SqlSpec, BlockerMarkersAreRead) {
   EXPECT_EQ(p[1].blockers[1].step, "y");
   EXPECT_EQ(p[1].blockers[1].notices, 2);
   EXPECT_TRUE(p[2].blockers.empty());
-  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(w)\n"), "t.spec:3:14: no step is named \"w\"");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(w)\n"), "t.spec:3:15: no step is named \"w\"");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(x notices)\n"),
-            "t.spec:3:14: a blocker is *, a step's name or \"STEP notices N\", got \"x notices\"");
+            "t.spec:3:15: a blocker is *, a step's name or \"STEP notices N\", got \"x notices\"");
 }
 
 TEST(SqlSpec, ForARealServerTheSqlIsKeptAsWritten) {
