@@ -20,8 +20,7 @@
 #include "lockstep/model/sql/spec.h"
 #include "lockstep/model/systems/sql_spec.h"
 #include "lockstep/real/isolation_runner.h"
-#include "lockstep/sim/explore/explorer.h"
-#include "lockstep/sim/strategies/strategy.h"
+#include "lockstep/sim/isolation.h"
 
 namespace lockstep::cli {
 namespace {
@@ -39,33 +38,13 @@ std::string permutation_names(const std::vector<sql::PermutationStep>& steps) {
   return names;
 }
 
-// One permutation's output: one execution of its system, every step of it forced by time.
-std::string run_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps) {
-  const auto system = sql_spec::permutation_system(spec, steps);
-  auto strategy = sim::make_strategy("dfs", 1);
-  sim::ExploreOptions options;
-  options.limits.time = TimeMode::timed;
-  options.limits.record_final_state = true;
-  options.limits.max_steps = 1'000'000;
-  options.max_executions = 1;
-  options.stop_at_first = true;
-  std::string output;
-  std::string failure;
-  options.on_execution = [&](const sim::ExecutionResult& r) { output = r.final_state; };
-  const sim::ExploreResult result = sim::explore_system(*system, *strategy, options);
-  if (result.first_failure) {
-    throw InputError(fmt::format("{}: permutation{}: {}", spec.file, permutation_names(steps), result.first_failure->result.message));
-  }
-  return output;
-}
-
 // A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation. For a
 // server the SQL is sent as written; the simulation needs it within lockstep's subset.
 std::string spec_output(const std::string& path, const Server* server) {
   const sql::Spec spec = sql::load_spec(path, server != nullptr ? sql::SqlText::as_written : sql::SqlText::parsed);
   std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
   for (const auto& steps : sql_spec::permutations(spec)) {
-    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo()) : run_permutation(spec, steps);
+    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo()) : sim::run_isolation_permutation(spec, steps);
   }
   return out;
 }
@@ -110,21 +89,21 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
   for (const std::string& path : a.specs) {
     const sql::Spec spec = sql::load_spec(path);
     for (const auto& steps : sql_spec::permutations(spec)) {
-      const std::string sim = run_permutation(spec, steps);
-      const std::string real = real::run_permutation_on_server(spec, steps, server.conninfo());
-      if (sim == real) {
+      const std::string simulated = sim::run_isolation_permutation(spec, steps);
+      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo());
+      if (simulated == served) {
         out << fmt::format("{}: permutation{}: the same\n", path, permutation_names(steps));
         continue;
       }
       ++differing;
       std::size_t line = 1;
-      std::istringstream s(sim), r(real);
+      std::istringstream s(simulated), r(served);
       std::string sl, rl;
       while (true) {
         const bool hs = static_cast<bool>(std::getline(s, sl)), hr = static_cast<bool>(std::getline(r, rl));
         if (!hs || !hr || sl != rl) {
           err << fmt::format("{}: permutation{}: differs at step {} (line {}):\n  simulation: {}\n  server:     {}\n", path,
-                             permutation_names(steps), step_of_line(sim, line), line, hs ? sl : "(end of output)", hr ? rl : "(end of output)");
+                             permutation_names(steps), step_of_line(simulated, line), line, hs ? sl : "(end of output)", hr ? rl : "(end of output)");
           break;
         }
         ++line;

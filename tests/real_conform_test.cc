@@ -163,15 +163,15 @@ class ProgramSystem final : public System {
 TEST(Conformance, TheSimulationAndTheServerAgreeStepByStepOnRandomPrograms) {
   const char* conninfo = std::getenv("LOCKSTEP_PG_CONNINFO");
   if (conninfo == nullptr) GTEST_SKIP() << "LOCKSTEP_PG_CONNINFO is not set: no throwaway PostgreSQL on this machine";
-  // The same programs on every run unless RC_PARAMS says otherwise (RapidCheck reads it at
-  // its first check): a CI run must not depend on which programs it happened to draw. Set
-  // RC_PARAMS="seed=..." (or leave out the seed) to explore others.
-  if (std::getenv("RC_PARAMS") == nullptr) setenv("RC_PARAMS", "seed=20261121", 1);
+  // The same 200 programs on every run unless RC_PARAMS says otherwise (RapidCheck reads it
+  // once, at its first check): a CI run must not depend on which programs it happened to
+  // draw. Set RC_PARAMS="seed=... max_success=..." (or leave out the seed) to explore others.
+  // (One check of 200, not checks of 100 until 200 have run: with one seed, a second check
+  // draws the first one's programs again.)
+  const bool ours = std::getenv("RC_PARAMS") == nullptr;
+  if (ours) setenv("RC_PARAMS", "seed=20261121 max_success=200", 1);
   int programs = 0, statements = 0, waits = 0, cancelled = 0, overlapped = 0, diverged = 0;
-  // Checks of RapidCheck's configured size (100 programs unless RC_PARAMS says otherwise)
-  // until at least 200 programs have run.
-  bool ok = true;
-  while (ok && programs < 200) ok = rc::check("the simulation and the server agree", [&] {
+  const bool ok = rc::check("the simulation and the server agree", [&] {
     const Program p = *gen_program();
     RC_TAG(p.sessions.size());
     const ProgramSystem system(p);
@@ -208,7 +208,9 @@ TEST(Conformance, TheSimulationAndTheServerAgreeStepByStepOnRandomPrograms) {
               overlapped, diverged);
   EXPECT_LT(diverged * 4, programs) << "most programs must be compared to the end";
   EXPECT_LT(overlapped * 2, statements) << "most outcomes must be compared";
-  EXPECT_GE(programs, 200);
+  if (ours) {
+    EXPECT_GE(programs, 200);
+  }
 }
 
 }  // namespace

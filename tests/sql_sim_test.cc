@@ -15,6 +15,7 @@
 
 #include "lockstep/model/pg.h"
 #include "lockstep/sim/explore/explorer.h"
+#include "sql_programs.h"
 #include "test_support.h"
 
 namespace lockstep {
@@ -416,49 +417,12 @@ TEST(SqlSim, RepeatableReadFailsAnUpdateOfARowChangedSinceItsSnapshot) {
 
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
-// A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet.
-std::string gen_statement() {
-  const int k = *rc::gen::element(1, 1, 1, 2, 3);
-  const int v = *rc::gen::inRange(0, 3);
-  // Writes seven times in ten: they are what orders sessions.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(6, 13) : *rc::gen::inRange(0, 6)) {
-    case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
-    case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
-    case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
-    case 3: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE NOWAIT", k);
-    case 4: return "SELECT id FROM t ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1";
-    case 5: return fmt::format("SELECT count(*) FROM t WHERE v >= {}", v);
-    case 6: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} RETURNING v", k);
-    case 7: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND v = {}", k, v);
-    case 8: return fmt::format("UPDATE t SET v = {} WHERE v < {}", v, v + 1);
-    case 9: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
-    case 10: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
-    case 11: return fmt::format("DELETE FROM t WHERE id = {}", k);
-    default:
-      return "UPDATE t SET v = v + 10 WHERE id = (SELECT id FROM t WHERE v >= 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
-             "RETURNING id";
-  }
-}
-
-// A session: one or two statements, alone (each its own transaction) or inside BEGIN (READ
-// COMMITTED or REPEATABLE READ) and a COMMIT or ROLLBACK.
-Session gen_session() {
-  Session s;
-  const bool block = *rc::gen::arbitrary<bool>();
-  // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
-  if (block) s.push_back(*rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")));
-  const int statements = *rc::gen::inRange(1, 3);
-  for (int i = 0; i < statements; ++i) s.push_back(gen_statement());
-  if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));
-  return s;
-}
-
 // 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table: every outcome (each statement's
 // result, then the table) that dfs reaches, dpor reaches, and no other.
 RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
   const int n = *rc::gen::element(2, 2, 3);
   std::vector<Session> sessions;
-  for (int a = 0; a < n; ++a) sessions.push_back(gen_session());
+  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session());
   for (int a = 0; a < n; ++a) {
     std::string text;
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
@@ -467,9 +431,7 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
   // In a third of the programs v is UNIQUE: writes wait for each other's transactions.
   const bool unique = *rc::gen::element(false, false, true);
   RC_LOG() << (unique ? "v UNIQUE\n" : "");
-  const std::vector<std::string> setup = {unique ? "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL UNIQUE)"
-                                                 : "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
-                                          "INSERT INTO t VALUES (1, 0), (2, 1)"};
+  const std::vector<std::string> setup = sql_programs::table_setup(unique);
   const std::string final = "SELECT id, v FROM t ORDER BY id";
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   RC_ASSERT(dfs.failure == "");  // no execution deadlocks or breaks the server's rules

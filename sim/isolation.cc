@@ -1,0 +1,32 @@
+#include "lockstep/sim/isolation.h"
+
+#include <fmt/format.h>
+
+#include "lockstep/model/json_cursor.h"
+#include "lockstep/model/systems/sql_spec.h"
+#include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/strategies/strategy.h"
+
+namespace lockstep::sim {
+
+std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps) {
+  const auto system = sql_spec::permutation_system(spec, steps);
+  auto strategy = make_strategy("dfs", 1);
+  ExploreOptions options;
+  options.limits.time = TimeMode::timed;
+  options.limits.record_final_state = true;
+  options.limits.max_steps = 1'000'000;
+  options.max_executions = 1;
+  options.stop_at_first = true;
+  std::string output;
+  options.on_execution = [&](const ExecutionResult& r) { output = r.final_state; };
+  const ExploreResult result = explore_system(*system, *strategy, options);
+  if (result.first_failure) {
+    std::string names;
+    for (const auto& step : steps) names += " " + step.step;
+    throw InputError(fmt::format("{}: permutation{}: {}", spec.file, names, result.first_failure->result.message));
+  }
+  return output;
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,19 @@
+// sim/isolation.h: one permutation of a PostgreSQL isolation spec on the simulated server, as
+// `lockstep isolation` prints it (model/systems/sql_spec.h's permutation system, one
+// execution in timed mode). The same permutation on a real server is
+// real/isolation_runner.h; the two print the same text when the simulation is right.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lockstep/model/sql/spec.h"
+
+namespace lockstep::sim {
+
+// The permutation's output, from "starting permutation:" on. Throws InputError naming the
+// spec and the permutation when it cannot finish (a step that waits for a later step of its
+// own session: isolationtester's invalid permutation) or the model fails.
+std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps);
+
+}  // namespace lockstep::sim

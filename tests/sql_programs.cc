@@ -1,0 +1,47 @@
+#include "sql_programs.h"
+
+#include <fmt/format.h>
+#include <rapidcheck.h>
+
+namespace lockstep::sql_programs {
+
+std::string gen_statement() {
+  const int k = *rc::gen::element(1, 1, 1, 2, 3);
+  const int v = *rc::gen::inRange(0, 3);
+  // Writes seven times in ten: they are what orders sessions.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(6, 13) : *rc::gen::inRange(0, 6)) {
+    case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
+    case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
+    case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
+    case 3: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE NOWAIT", k);
+    case 4: return "SELECT id FROM t ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1";
+    case 5: return fmt::format("SELECT count(*) FROM t WHERE v >= {}", v);
+    case 6: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} RETURNING v", k);
+    case 7: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND v = {}", k, v);
+    case 8: return fmt::format("UPDATE t SET v = {} WHERE v < {}", v, v + 1);
+    case 9: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
+    case 10: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
+    case 11: return fmt::format("DELETE FROM t WHERE id = {}", k);
+    default:
+      return "UPDATE t SET v = v + 10 WHERE id = (SELECT id FROM t WHERE v >= 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
+             "RETURNING id";
+  }
+}
+
+Session gen_session(bool always_a_block) {
+  Session s;
+  const bool block = always_a_block || *rc::gen::arbitrary<bool>();
+  // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
+  if (block) s.push_back(*rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")));
+  const int statements = *rc::gen::inRange(1, 3);
+  for (int i = 0; i < statements; ++i) s.push_back(gen_statement());
+  if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));
+  return s;
+}
+
+std::vector<std::string> table_setup(bool v_unique) {
+  return {v_unique ? "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL UNIQUE)" : "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+          "INSERT INTO t VALUES (1, 0), (2, 1)"};
+}
+
+}  // namespace lockstep::sql_programs
