@@ -98,7 +98,7 @@ bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope sco
     // a blocking request of a session that holds the key may still go ahead of them
     // (request(), ProcSleep); a try (dontWait) never gets that far and fails (found by
     // lockstep conform).
-    if (!blocked) {
+    if (!blocked && queue_rule_ == Queue::waiters_hold_off) {
       blocked = std::any_of(l.queue.begin(), l.queue.end(), [&](const auto& w) { return conflicts(mode, w->mode); });
     }
   }

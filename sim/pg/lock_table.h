@@ -5,7 +5,10 @@
 //  - exclusive conflicts with both modes of other sessions, shared with exclusive;
 //  - a request that must wait joins the key's FIFO queue; a queued waiter blocks later
 //    conflicting requests, except from a session that already holds the key (granted at
-//    once if no holder conflicts);
+//    once if no holder conflicts); in a table of row locks (Queue::holders_only) only the
+//    holders decide, as heap_lock_tuple grants a lock that conflicts with no locker of the
+//    tuple without looking at the tuple lock's queue (checked on PostgreSQL 15: a FOR SHARE
+//    while a FOR UPDATE waits for another FOR SHARE is granted at once);
 //  - a release grants waiters in queue order, skipping any that conflicts with the holders
 //    or with a waiter still ahead of it; the grant happens here, in the releasing backend.
 // Deterministic; no scheduling of its own (sim/pg/advisory_locks.cc yields around it).
@@ -50,6 +53,11 @@ struct LockEntry {
 
 class LockTable {
  public:
+  // Whether queued waiters hold off later conflicting requests (heavyweight locks: lock.c's
+  // waitMask) or only the holders decide (row locks).
+  enum class Queue { waiters_hold_off, holders_only };
+  explicit LockTable(Queue queue = Queue::waiters_hold_off) : queue_rule_(queue) {}
+
   // Grants at once (nullptr) or queues the request (the waiter to park on).
   std::shared_ptr<Waiter> request(int session, AdvisoryKey key, LockMode mode, Scope scope);
   // ProcSleep's early deadlock: a session that holds the key and must wait finds, first in
@@ -128,6 +136,7 @@ class LockTable {
   // A key's entry stays once made, empty when nobody holds or waits (every reader skips
   // those): made and forgotten with each grant of a free key, it cost an allocation each.
   std::map<AdvisoryKey, Lock> locks_;
+  Queue queue_rule_;
 };
 
 }  // namespace lockstep::sim::pg

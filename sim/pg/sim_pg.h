@@ -189,7 +189,7 @@ class Server {
  private:
   Scheduler& s_;
   LockTable locks_;
-  LockTable row_locks_;
+  LockTable row_locks_{LockTable::Queue::holders_only};
   // One per (table, id) ever named: its state, and its scheduler object once asked for
   // (row_object; numbered in the order they are asked for).
   struct RowSlot {

@@ -208,6 +208,9 @@ class SqlRun final : public sql::EvalContext {
   // nothing; DO UPDATE locks the existing row (waiting) and updates it when its WHERE holds.
   Result<std::int64_t> insert_one(SqlTable& t, const sql::Insert& ins, Row row, Rows& out);
 
+  // ON CONFLICT DO UPDATE of the row `id` that holds the key: 1 (updated), 0 (its WHERE is
+  // false), or kConflictGone when the row was deleted while this waited for its lock.
+  static constexpr std::int64_t kConflictGone = -1;
   Result<std::int64_t> conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out);
 
   // The unique keys besides the primary key, for version `row` of row `id` (replacing

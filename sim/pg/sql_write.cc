@@ -155,7 +155,11 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
         return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
       }
       if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
-      if (ins.on_conflict == sql::Insert::OnConflict::update) return conflict_update(t, ins, id, row, out);
+      if (ins.on_conflict == sql::Insert::OnConflict::update) {
+        const Result<std::int64_t> updated = conflict_update(t, ins, id, row, out);
+        if (updated.ok() && updated.value() == kConflictGone) continue;
+        return updated;
+      }
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
     }
@@ -260,7 +264,10 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   if (!got.ok()) return got.error();
   std::optional<Row> current = c_.visible(name, id);
   if (!got.value() || !current) {
-    throw SqlError("0A000", "ON CONFLICT DO UPDATE on a row deleted meanwhile is not modeled (docs/sql.md)");
+    // The conflicting row was deleted while this waited for it: the server's speculative
+    // insertion starts again from the unique check (ExecOnConflictUpdate's "try again").
+    if (got.value()) forget_gone_row(name, id);
+    return kConflictGone;
   }
   excluded_ = &proposed;
   table_ = &t;
