@@ -9,19 +9,23 @@ std::string gen_statement() {
   const int k = *rc::gen::element(1, 1, 1, 2, 3);
   const int v = *rc::gen::inRange(0, 3);
   // Writes seven times in ten: they are what orders sessions.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(6, 13) : *rc::gen::inRange(0, 6)) {
+  // The four row lock strengths meet: an UPDATE of v takes FOR NO KEY UPDATE, or FOR UPDATE
+  // when v is UNIQUE; a DELETE FOR UPDATE.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 15) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
     case 3: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE NOWAIT", k);
     case 4: return "SELECT id FROM t ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1";
     case 5: return fmt::format("SELECT count(*) FROM t WHERE v >= {}", v);
-    case 6: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} RETURNING v", k);
-    case 7: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND v = {}", k, v);
-    case 8: return fmt::format("UPDATE t SET v = {} WHERE v < {}", v, v + 1);
-    case 9: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
-    case 10: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
-    case 11: return fmt::format("DELETE FROM t WHERE id = {}", k);
+    case 6: return fmt::format("SELECT v FROM t WHERE id = {} FOR KEY SHARE", k);
+    case 7: return fmt::format("SELECT id FROM t WHERE v >= {} ORDER BY id FOR NO KEY UPDATE{}", v, k == 2 ? " NOWAIT" : "");
+    case 8: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} RETURNING v", k);
+    case 9: return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND v = {}", k, v);
+    case 10: return fmt::format("UPDATE t SET v = {} WHERE v < {}", v, v + 1);
+    case 11: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
+    case 12: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
+    case 13: return fmt::format("DELETE FROM t WHERE id = {}", k);
     default:
       return "UPDATE t SET v = v + 10 WHERE id = (SELECT id FROM t WHERE v >= 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
              "RETURNING id";

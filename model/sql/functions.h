@@ -30,4 +30,14 @@ std::span<const FunctionInfo> known_functions();
 // The entry for `name` (lower case), or nullptr.
 const FunctionInfo* find_function(std::string_view name);
 
+// The settings a session may SET, set_config and current_setting: the three timeouts, each
+// a duration (milliseconds, or a number with a unit).
+inline constexpr std::string_view kSettings[] = {"lock_timeout", "statement_timeout", "deadlock_timeout"};
+constexpr bool is_setting(std::string_view name) {
+  for (const std::string_view s : kSettings) {
+    if (s == name) return true;
+  }
+  return false;
+}
+
 }  // namespace lockstep::sql

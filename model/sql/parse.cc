@@ -399,10 +399,10 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   const json& c = *node(clauses.at(0)).second;
   known(c, "LockingClause", {"strength", "waitPolicy"}, fallback);
   const std::string strength = c.value("strength", "");
-  // Their conflicts with FOR UPDATE and FOR SHARE differ (a foreign key's locks): not modeled.
-  if (strength == "LCS_FORNOKEYUPDATE") refuse("FOR NO KEY UPDATE", fallback);
-  if (strength == "LCS_FORKEYSHARE") refuse("FOR KEY SHARE", fallback);
-  s.lock = strength == "LCS_FORUPDATE" ? RowLock::update : RowLock::share;
+  s.lock = strength == "LCS_FORUPDATE"        ? RowLock::update
+           : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update
+           : strength == "LCS_FORKEYSHARE"    ? RowLock::key_share
+                                              : RowLock::share;
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
@@ -595,7 +595,7 @@ SetVariable Reader::set_variable(const json& body) {
   s.name = body.value("name", "");
   s.local = body.value("is_local", false);
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
-  if (s.name != "lock_timeout" && s.name != "statement_timeout") refuse(fmt::format("the setting {}", s.name), loc);
+  if (!is_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
   if (kind == "VAR_SET_VALUE") {
     const json& args = body.at("args");
     if (args.size() != 1) refuse("a list value", loc);

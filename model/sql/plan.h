@@ -65,7 +65,8 @@ struct OrderItem {
   std::optional<bool> nulls_first;  // default: NULLS FIRST when descending, as PostgreSQL
 };
 
-enum class RowLock : std::uint8_t { none, update, share };  // FOR NO KEY UPDATE and FOR KEY SHARE are refused
+// A locking clause's strength: FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE.
+enum class RowLock : std::uint8_t { none, update, no_key_update, share, key_share };
 enum class LockWait : std::uint8_t { wait, nowait, skip_locked };
 
 struct Select {

@@ -23,10 +23,10 @@ Result<bool> SimConnection::advisory_unlock(AdvisoryKey key, LockMode mode) {
   Statement st(*this);
   const OpDesc first = narrowing({name(in_mode(Stmt::advisory_unlock, mode)), {server_.object_for(key), Access::release}, pid_, true});
   if (auto refused = begin_statement(first)) return *refused;
-  const bool held = server_.locks().release(pid_, key, mode);
+  const bool held = server_.locks().release(pid_, key, mode_of(mode));
   if (!held) {
     s_.refine_access(Access::read);
-    warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("you don't own a lock of type {}", lock_type(mode))});
+    warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("you don't own a lock of type {}", lock_type(mode_of(mode)))});
     if (s_.logging()) s_.note_detail(fmt::format("WARNING {}: {}", warnings_.back().sqlstate, warnings_.back().message));
   }
   s_.note_result({Kind::value, held ? 1 : 0});
@@ -63,7 +63,7 @@ Result<bool> SimConnection::try_lock(AdvisoryKey key, LockMode mode, Scope scope
   const Stmt stmt = scope == Scope::session ? Stmt::try_advisory_lock : Stmt::try_advisory_xact_lock;
   const OpDesc first = narrowing({name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
   if (auto refused = begin_statement(first)) return *refused;
-  const bool got = server_.locks().try_request(pid_, key, mode, scope);
+  const bool got = server_.locks().try_request(pid_, key, mode_of(mode), scope);
   if (!got) s_.refine_access(Access::read);
   s_.note_result({Kind::value, got ? 1 : 0});
   if (got && scope == Scope::transaction && !session_.in_transaction) {
@@ -81,21 +81,21 @@ Status SimConnection::lock(AdvisoryKey key, LockMode mode, Scope scope, std::opt
                                                 : Stmt::advisory_lock;
   const OpDesc first{name(in_mode(stmt, mode)), {obj, acquire_access(mode)}, pid_, true};
   if (auto refused = begin_statement(first)) return *refused;
-  if (set_lock_timeout) apply_timeout(true, *set_lock_timeout, false);
-  if (server_.locks().deadlocks_at_once(pid_, key, mode)) {
+  if (set_lock_timeout) apply_timeout(Timeout::lock, *set_lock_timeout, false);
+  if (server_.locks().deadlocks_at_once(pid_, key, mode_of(mode))) {
     s_.note_result({Kind::failed});
     return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
   }
-  auto waiter = server_.locks().request(pid_, key, mode, scope);
+  auto waiter = server_.locks().request(pid_, key, mode_of(mode), scope);
   if (!waiter) {
     s_.note_result({Kind::ok});
     return {};
   }
-  note_queued(server_.locks(), key, mode);
+  note_queued(server_.locks(), key, mode_of(mode));
   return wait_for(server_.locks(), waiter, obj, acquire_access(mode), "advisory_lock_wait");
 }
 
-void SimConnection::note_queued(const LockTable& table, AdvisoryKey key, LockMode mode) {
+void SimConnection::note_queued(const LockTable& table, AdvisoryKey key, Mode mode) {
   s_.note_result({Kind::queued});
   if (!s_.logging()) return;
   std::string behind;
@@ -114,9 +114,9 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
   last_.waited = true;
   const WaiterReady ready(*waiter, std::move(what));
   for (;;) {
-    const bool check_next = !deadlock_checked && config_.deadlock_timeout < limit;
+    const bool check_next = !deadlock_checked && deadlock_timeout_ < limit;
     const Duration waited = s_.now() - start;
-    const Duration wait = check_next ? config_.deadlock_timeout - std::min(waited, config_.deadlock_timeout)
+    const Duration wait = check_next ? deadlock_timeout_ - std::min(waited, deadlock_timeout_)
                                      : (limit == kForever ? kForever : limit - std::min(waited, limit));
     OpDesc waiting = granted_wait({verb, {obj, access}, pid_, true});
     waiting.timer_reads_more = check_next;

@@ -4,26 +4,29 @@
 
 namespace lockstep::sim::pg {
 
-Status SimConnection::set_lock_timeout(Duration t) { return set_timeout(Stmt::set_lock_timeout, true, t, false); }
+Status SimConnection::set_lock_timeout(Duration t) { return set_timeout(Timeout::lock, t, false); }
 
-Status SimConnection::set_statement_timeout(Duration t) { return set_timeout(Stmt::set_statement_timeout, false, t, false); }
+Status SimConnection::set_statement_timeout(Duration t) { return set_timeout(Timeout::statement, t, false); }
 
-Status SimConnection::set_timeout(Stmt verb, bool lock, Duration t, bool local) {
+Status SimConnection::set_timeout(Timeout which, Duration t, bool local) {
   Statement st(*this);
-  const OpDesc first{name(verb), {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
+  const std::string_view verb = which == Timeout::lock        ? name(Stmt::set_lock_timeout)
+                                : which == Timeout::statement ? name(Stmt::set_statement_timeout)
+                                                              : "set_deadlock_timeout";
+  const OpDesc first{verb, {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
   if (auto refused = begin_statement(first, false)) return *refused;
-  apply_timeout(lock, t, local);
+  apply_timeout(which, t, local);
   return {};
 }
 
-void SimConnection::apply_timeout(bool lock, Duration t, bool local) {
+void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
   if (local && !session_.in_transaction) {
     // As the server says: a WARNING, and nothing changes.
     warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
     return;
   }
-  if (!local) (lock ? session_settings_.lock_timeout : session_settings_.statement_timeout) = t;
-  (lock ? lock_timeout_ : statement_timeout_) = t;
+  if (!local) session_settings_.of(which) = t;
+  (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : deadlock_timeout_) = t;
 }
 
 namespace {

@@ -43,8 +43,13 @@ inline std::string row_text(const std::optional<Row>& row) {
   return out + "}";
 }
 
-inline std::string_view lock_type(LockMode mode) { return mode == LockMode::exclusive ? "ExclusiveLock" : "ShareLock"; }
-inline Access acquire_access(LockMode mode) { return mode == LockMode::exclusive ? Access::acquire : Access::acquire_shared; }
+inline std::string_view lock_type(Mode mode) { return mode == Mode::exclusive ? "ExclusiveLock" : "ShareLock"; }
+// The footprint of a request: the modes that conflict with themselves (no_key_update,
+// exclusive) as an acquire, the others as a shared acquire (ordered against acquires, not
+// against each other). A key_share and a no_key_update request are ordered although they
+// do not conflict: sound, one reordering more than needed.
+inline Access acquire_access(Mode mode) { return modes_conflict(mode, mode) ? Access::acquire : Access::acquire_shared; }
+inline Access acquire_access(LockMode mode) { return acquire_access(mode_of(mode)); }
 
 class WaiterReady final : public WaitCondition {
  public:
@@ -54,7 +59,7 @@ class WaiterReady final : public WaitCondition {
   std::string describe(ActorId) const override {
     if (!what_.empty()) return what_;
     return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),
-                       w_.mode == LockMode::exclusive ? "exclusive" : "shared");
+                       w_.mode == Mode::exclusive ? "exclusive" : "shared");
   }
 
  private:
@@ -68,7 +73,10 @@ class SimConnection : public lockstep::pg::Connection {
         s_(server.scheduler()),
         session_(server.open_session(config.application_name)),
         pid_(session_.pid),
-        config_(config) {}
+        config_(config),
+        deadlock_timeout_(config.deadlock_timeout) {
+    session_settings_.deadlock_timeout = settings_at_begin_.deadlock_timeout = config.deadlock_timeout;
+  }
 
   bool dead() const { return dead_; }
   // In a transaction block (an open or a failed one): a ROLLBACK has something to end.
@@ -92,10 +100,16 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status set_lock_timeout(Duration t) override;
   Status set_statement_timeout(Duration t) override;
-  // SET [LOCAL] lock_timeout / statement_timeout as one statement (SQL's SET and the two above).
-  Status set_timeout(Stmt verb, bool lock, Duration t, bool local);
+  // The timeouts a session sets: lock_timeout, statement_timeout, deadlock_timeout.
+  enum class Timeout { lock, statement, deadlock };
+  // SET [LOCAL] of a timeout as one statement (SQL's SET and the two above).
+  Status set_timeout(Timeout which, Duration t, bool local);
   // The setting changed without a step of its own (a statement that sets it first).
-  void apply_timeout(bool lock, Duration t, bool local);
+  void apply_timeout(Timeout which, Duration t, bool local);
+  // The timeout in effect now.
+  Duration timeout(Timeout which) const {
+    return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : deadlock_timeout_;
+  }
   // SELECT pg_sleep(s): a statement that sleeps d inside it (a timer: exactly d in timed
   // mode, any moment in untimed); a shorter statement_timeout cancels it with 57014.
   Status sleep_statement(Duration d);
@@ -194,7 +208,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   // The step queued a request: the log says behind which sessions (those holding the key in
   // a conflicting mode; none: behind conflicting requests queued ahead of it).
-  void note_queued(const LockTable& table, AdvisoryKey key, LockMode mode);
+  void note_queued(const LockTable& table, AdvisoryKey key, Mode mode);
 
   // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
   // deadlock found by the one check deadlock_timeout into the wait, or the backend
@@ -264,7 +278,9 @@ class SimConnection : public lockstep::pg::Connection {
   const std::optional<Row>& newest(std::string_view table, std::int64_t id);
   // Under REPEATABLE READ, a row this session locks or changes that another transaction
   // changed (or deleted) after the snapshot: 40001, as the server says; else nullopt.
-  std::optional<Error> serialization_failure(std::string_view table, std::int64_t id);
+  // A locking clause (SELECT ... FOR) says "concurrent update" for a deleted row too
+  // (ExecLockRows); an UPDATE or DELETE says "concurrent delete".
+  std::optional<Error> serialization_failure(std::string_view table, std::int64_t id, bool locking_clause);
   // BEGIN ISOLATION LEVEL REPEATABLE READ: the transaction's first statement takes a snapshot.
   void use_repeatable_read() { repeatable_read_ = true; }
   // The snapshot goes with the transaction.
@@ -275,7 +291,7 @@ class SimConnection : public lockstep::pg::Connection {
   // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
   // locked: false, the statement finds no row, and its step only read that it is absent.
   // With `wanted`, a row it sees that `wanted` refuses is not locked either (false).
-  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode = LockMode::exclusive,
+  Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode = Mode::exclusive,
                         const std::function<bool()>& wanted = nullptr);
 
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
@@ -336,11 +352,16 @@ class SimConnection : public lockstep::pg::Connection {
   bool in_statement_ = false;
   Duration lock_timeout_{0};       // in effect now
   Duration statement_timeout_{0};  // in effect now
+  Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check
   // As SET (not LOCAL) left them: in effect again when a transaction commits; and as the
   // transaction found them: back when it rolls back (SET LOCAL lasts until either).
   struct Settings {
     Duration lock_timeout{0};
     Duration statement_timeout{0};
+    Duration deadlock_timeout{0};
+    Duration& of(Timeout which) {
+      return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : deadlock_timeout;
+    }
   };
   Settings session_settings_, settings_at_begin_;
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL

@@ -6,27 +6,26 @@
 
 namespace lockstep::sim::pg {
 
-bool LockTable::holder_conflicts(const Lock& l, int session, LockMode mode) {
+bool LockTable::holder_conflicts(const Lock& l, int session, Mode mode) {
   for (const auto& [s, h] : l.holders) {
-    if (s == session) continue;
-    if (h.exclusive() > 0 || (h.shared() > 0 && conflicts(mode, LockMode::shared))) return true;
+    if (s != session && conflicts_with_held(mode, h)) return true;
   }
   return false;
 }
 
-void LockTable::grant(Lock& l, int session, LockMode mode, Scope scope) {
+void LockTable::grant(Lock& l, int session, Mode mode, Scope scope) {
   LOCKSTEP_INVARIANT(!holder_conflicts(l, session, mode), "lock table: no grant conflicts with another session's hold");
-  Hold& h = l.holders[session];
-  const bool x = mode == LockMode::exclusive;
-  int& count = scope == Scope::session ? (x ? h.session_exclusive : h.session_shared) : (x ? h.xact_exclusive : h.xact_shared);
-  ++count;
+  ++l.holders[session].at(scope, mode);
 }
 
-bool LockTable::conflicts_with_held(LockMode wanted, const Hold& h) {
-  return h.exclusive() > 0 || (h.shared() > 0 && wanted == LockMode::exclusive);
+bool LockTable::conflicts_with_held(Mode wanted, const Hold& h) {
+  for (int m = 0; m < kModes; ++m) {
+    if (h.of(static_cast<Mode>(m)) > 0 && conflicts(wanted, static_cast<Mode>(m))) return true;
+  }
+  return false;
 }
 
-std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, Mode mode, Scope scope) {
   if (grant_now(session, key, mode, scope)) return nullptr;
   Lock& l = locks_[key];
   auto w = std::make_shared<Waiter>();
@@ -44,7 +43,7 @@ std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, LockMod
 // what it holds, and is granted at once there when neither the waiters ahead of that one nor
 // any holder conflict with it. Others queue at the end (found by lockstep conform: behind
 // such a waiter the simulation saw a deadlock the server has not).
-bool LockTable::goes_ahead(Lock& l, int session, LockMode mode, Scope scope, std::size_t* at) {
+bool LockTable::goes_ahead(Lock& l, int session, Mode mode, Scope scope, std::size_t* at) {
   const auto mine = l.holders.find(session);
   if (mine == l.holders.end() || !mine->second.any()) return false;
   bool ahead_conflict = false;
@@ -62,13 +61,13 @@ bool LockTable::goes_ahead(Lock& l, int session, LockMode mode, Scope scope, std
   return false;
 }
 
-bool LockTable::try_request_row(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+bool LockTable::try_request_row(int session, AdvisoryKey key, Mode mode, Scope scope) {
   if (grant_now(session, key, mode, scope)) return true;
   std::size_t at = 0;
   return goes_ahead(locks_[key], session, mode, scope, &at);
 }
 
-bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) const {
+bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, Mode mode) const {
   const auto it = locks_.find(key);
   if (it == locks_.end()) return false;
   const Lock& l = it->second;
@@ -82,15 +81,15 @@ bool LockTable::deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) c
   return false;
 }
 
-bool LockTable::try_request(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+bool LockTable::try_request(int session, AdvisoryKey key, Mode mode, Scope scope) {
   return grant_now(session, key, mode, scope);
 }
 
-bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope) {
+bool LockTable::grant_now(int session, AdvisoryKey key, Mode mode, Scope scope) {
   Lock& l = locks_[key];
   const auto mine = l.holders.find(session);
   const bool holds_key = mine != l.holders.end() && mine->second.any();
-  const bool holds_mode = holds_key && (mode == LockMode::exclusive ? mine->second.exclusive() : mine->second.shared()) > 0;
+  const bool holds_mode = holds_key && mine->second.of(mode) > 0;
   bool blocked = false;
   if (!holds_mode) {
     blocked = holder_conflicts(l, session, mode);
@@ -109,10 +108,10 @@ bool LockTable::grant_now(int session, AdvisoryKey key, LockMode mode, Scope sco
 
 void LockTable::wake(Lock& l) {
   // ProcLockWakeup: grant in queue order; a waiter left waiting blocks later conflicting ones.
-  boost::container::small_vector<LockMode, 4> ahead;
+  boost::container::small_vector<Mode, 4> ahead;
   for (auto it = l.queue.begin(); it != l.queue.end();) {
     const auto& w = *it;
-    const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](LockMode m) { return conflicts(w->mode, m); });
+    const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](Mode m) { return conflicts(w->mode, m); });
     if (!behind && !holder_conflicts(l, w->session, w->mode)) {
       LOCKSTEP_INVARIANT(w->state == Waiter::State::waiting, "lock table: only a waiting request is granted");
       grant(l, w->session, w->mode, w->scope);
@@ -125,13 +124,13 @@ void LockTable::wake(Lock& l) {
   }
 }
 
-bool LockTable::release(int session, AdvisoryKey key, LockMode mode) {
+bool LockTable::release(int session, AdvisoryKey key, Mode mode) {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return false;
   Lock& l = lit->second;
   auto hit = l.holders.find(session);
   if (hit == l.holders.end()) return false;
-  int& count = mode == LockMode::exclusive ? hit->second.session_exclusive : hit->second.session_shared;
+  int& count = hit->second.at(Scope::session, mode);
   if (count == 0) return false;
   --count;
   if (!hit->second.any()) l.holders.erase(hit);
@@ -150,11 +149,7 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
   auto hit = l.holders.find(session);
   if (hit == l.holders.end()) return;
   Hold& h = hit->second;
-  if (scope == Scope::session) {
-    h.session_exclusive = h.session_shared = 0;
-  } else {
-    h.xact_exclusive = h.xact_shared = 0;
-  }
+  h.count[scope == Scope::session ? 0 : 1].fill(0);
   if (!h.any()) l.holders.erase(hit);
   wake(l);
 }
@@ -199,7 +194,7 @@ bool LockTable::in_deadlock(const Waiter& start, const LockTable* other) const {
     const Lock* l = lock_of(w);
     if (l == nullptr) return out;
     for (const auto& [s, h] : l->holders) {
-      if (s != w.session && (h.exclusive() > 0 || (h.shared() > 0 && conflicts(w.mode, LockMode::shared)))) out.push_back(s);
+      if (s != w.session && conflicts_with_held(w.mode, h)) out.push_back(s);
     }
     for (const auto& q : l->queue) {
       if (q.get() == &w) break;
@@ -233,12 +228,19 @@ bool LockTable::in_deadlock(const Waiter& start, const LockTable* other) const {
   return false;
 }
 
-int LockTable::held(int session, AdvisoryKey key, LockMode mode) const {
+int LockTable::held(int session, AdvisoryKey key, Mode mode) const {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return 0;
   auto hit = lit->second.holders.find(session);
   if (hit == lit->second.holders.end()) return 0;
-  return mode == LockMode::exclusive ? hit->second.exclusive() : hit->second.shared();
+  return hit->second.of(mode);
+}
+
+bool LockTable::holds_at_least(int session, AdvisoryKey key, Mode mode) const {
+  for (int m = static_cast<int>(mode); m < kModes; ++m) {
+    if (held(session, key, static_cast<Mode>(m)) > 0) return true;
+  }
+  return false;
 }
 
 void LockTable::held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const {
@@ -246,13 +248,11 @@ void LockTable::held_keys(int session, Scope scope, std::vector<AdvisoryKey>& ou
     auto hit = l.holders.find(session);
     if (hit == l.holders.end()) continue;
     const Hold& h = hit->second;
-    if (scope == Scope::session ? h.session_exclusive + h.session_shared > 0 : h.xact_exclusive + h.xact_shared > 0) {
-      out.push_back(key);
-    }
+    if (h.any_in(scope)) out.push_back(key);
   }
 }
 
-std::vector<int> LockTable::conflicting_holders(int session, AdvisoryKey key, LockMode mode) const {
+std::vector<int> LockTable::conflicting_holders(int session, AdvisoryKey key, Mode mode) const {
   std::vector<int> out;
   const auto it = locks_.find(key);
   if (it == locks_.end()) return out;
@@ -279,8 +279,9 @@ std::vector<LockEntry> LockTable::entries() const {
   std::vector<LockEntry> out;
   for (const auto& [key, l] : locks_) {
     for (const auto& [session, h] : l.holders) {
-      if (h.exclusive() > 0) out.push_back({session, key, LockMode::exclusive, true});
-      if (h.shared() > 0) out.push_back({session, key, LockMode::shared, true});
+      for (int m = kModes - 1; m >= 0; --m) {
+        if (h.of(static_cast<Mode>(m)) > 0) out.push_back({session, key, static_cast<Mode>(m), true});
+      }
     }
     for (const auto& w : l.queue) out.push_back({w->session, key, w->mode, false});
   }

@@ -1,8 +1,10 @@
 // sim/pg/lock_table.h: the advisory locks of one simulated PostgreSQL server, with the
 // rules of src/backend/storage/lmgr/lock.c and proc.c (see docs/postgres.md):
 //  - a session holds each (key, mode) with a count, separately per scope (session or
-//    transaction); one session may hold both modes of a key;
-//  - exclusive conflicts with both modes of other sessions, shared with exclusive;
+//    transaction); one session may hold several modes of a key;
+//  - modes (Mode) conflict as the tuple lock modes do (heapam.c's tupleLockExtraInfo):
+//    exclusive with all, no_key_update with share and no_key_update, key_share with
+//    exclusive only; advisory locks use share and exclusive;
 //  - a request that must wait joins the key's FIFO queue; a queued waiter blocks later
 //    conflicting requests, except from a session that already holds the key (granted at
 //    once if no holder conflicts); in a table of row locks (Queue::holders_only) only the
@@ -14,7 +16,9 @@
 // Deterministic; no scheduling of its own (sim/pg/advisory_locks.cc yields around it).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +34,22 @@ namespace lockstep::sim::pg {
 using lockstep::pg::AdvisoryKey;
 using lockstep::pg::LockMode;
 
+// A lock mode of the table, weakest first (PostgreSQL's LockTupleMode order: a hold of a mode
+// covers a request of any weaker one). Advisory locks use share and exclusive; row locks all
+// four (FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE, FOR UPDATE).
+enum class Mode : std::uint8_t { key_share, share, no_key_update, exclusive };
+inline constexpr int kModes = 4;
+constexpr Mode mode_of(LockMode m) { return m == LockMode::exclusive ? Mode::exclusive : Mode::share; }
+// Whether holds in modes a and b of two sessions conflict.
+constexpr bool modes_conflict(Mode a, Mode b) {
+  if (a > b) std::swap(a, b);  // a <= b
+  switch (b) {
+    case Mode::exclusive: return true;
+    case Mode::no_key_update: return a != Mode::key_share;
+    default: return false;  // key_share and share conflict with neither
+  }
+}
+
 enum class Scope { session, transaction };
 
 // A request that had to wait. Its backend parks until `state` leaves waiting.
@@ -37,7 +57,7 @@ struct Waiter {
   enum class State { waiting, granted, canceled };
   int session = 0;
   AdvisoryKey key = AdvisoryKey::single(0);
-  LockMode mode = LockMode::exclusive;
+  Mode mode = Mode::exclusive;
   Scope scope = Scope::session;
   State state = State::waiting;
 };
@@ -47,7 +67,7 @@ struct Waiter {
 struct LockEntry {
   int session = 0;
   AdvisoryKey key = AdvisoryKey::single(0);
-  LockMode mode = LockMode::exclusive;
+  Mode mode = Mode::exclusive;
   bool granted = false;
 };
 
@@ -59,23 +79,23 @@ class LockTable {
   explicit LockTable(Queue queue = Queue::waiters_hold_off) : queue_rule_(queue) {}
 
   // Grants at once (nullptr) or queues the request (the waiter to park on).
-  std::shared_ptr<Waiter> request(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  std::shared_ptr<Waiter> request(int session, AdvisoryKey key, Mode mode, Scope scope);
   // ProcSleep's early deadlock: a session that holds the key and must wait finds, first in
   // the queue among the waiters whose request conflicts with what it holds, one that holds
   // what it asks for. The server fails the request with 40P01 at once, without waiting
   // for deadlock_timeout (found by lockstep conform). Call before request().
-  bool deadlocks_at_once(int session, AdvisoryKey key, LockMode mode) const;
+  bool deadlocks_at_once(int session, AdvisoryKey key, Mode mode) const;
   // pg_try_advisory_lock: grants at once or returns false, queueing nothing. Unlike a
   // blocking request, a session that holds the key in another mode does not pass queued
   // conflicting waiters.
-  bool try_request(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  bool try_request(int session, AdvisoryKey key, Mode mode, Scope scope);
   // A row lock's NOWAIT or SKIP LOCKED: as try_request, except that a session that holds the
   // key goes ahead of queued waiters as a blocking request does (request(), ProcSleep): the
   // server upgrades a row lock its own transaction holds alone without waiting (a FOR SHARE
   // then FOR UPDATE NOWAIT while another waits for the row: checked on PostgreSQL 15).
-  bool try_request_row(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  bool try_request_row(int session, AdvisoryKey key, Mode mode, Scope scope);
   // Releases one hold of (key, mode) in session scope; false when none is held.
-  bool release(int session, AdvisoryKey key, LockMode mode);
+  bool release(int session, AdvisoryKey key, Mode mode);
   // Releases every hold of the session in `scope` (pg_advisory_unlock_all, commit, ...).
   void release_all(int session, Scope scope);
   // The same for one key.
@@ -93,9 +113,12 @@ class LockTable {
   bool in_deadlock(const Waiter& waiter, const LockTable* other = nullptr) const;
 
   // The sessions other than `session` whose holds of `key` conflict with `mode`, in order.
-  std::vector<int> conflicting_holders(int session, AdvisoryKey key, LockMode mode) const;
+  std::vector<int> conflicting_holders(int session, AdvisoryKey key, Mode mode) const;
   // How many times the session holds (key, mode), in both scopes.
-  int held(int session, AdvisoryKey key, LockMode mode) const;
+  int held(int session, AdvisoryKey key, Mode mode) const;
+  // Whether the session holds the key in `mode` or a stronger one (heap_lock_tuple's "we
+  // effectively hold the desired lock already").
+  bool holds_at_least(int session, AdvisoryKey key, Mode mode) const;
   // Appends the keys the session holds in `scope` (in either mode) to out, in key order.
   void held_keys(int session, Scope scope, std::vector<AdvisoryKey>& out) const;
   // The keys someone holds or waits for.
@@ -108,12 +131,18 @@ class LockTable {
  private:
   // Grants when the session holds the mode already, or when no holder and no waiter
   // conflicts (LockAcquire); else false, nothing queued.
-  bool grant_now(int session, AdvisoryKey key, LockMode mode, Scope scope);
+  bool grant_now(int session, AdvisoryKey key, Mode mode, Scope scope);
   struct Hold {
-    int session_exclusive = 0, session_shared = 0, xact_exclusive = 0, xact_shared = 0;
-    int exclusive() const { return session_exclusive + xact_exclusive; }
-    int shared() const { return session_shared + xact_shared; }
-    bool any() const { return exclusive() + shared() > 0; }
+    std::array<std::array<int, kModes>, 2> count{};  // [scope][mode]
+    int& at(Scope scope, Mode mode) { return count[scope == Scope::session ? 0 : 1][static_cast<std::size_t>(mode)]; }
+    int of(Mode mode) const { return count[0][static_cast<std::size_t>(mode)] + count[1][static_cast<std::size_t>(mode)]; }
+    bool any_in(Scope scope) const {
+      for (const int n : count[scope == Scope::session ? 0 : 1]) {
+        if (n > 0) return true;
+      }
+      return false;
+    }
+    bool any() const { return any_in(Scope::session) || any_in(Scope::transaction); }
   };
   // Holders by session and the FIFO queue, kept inline (flat, in order): nothing allocated
   // in the common case of one or two sessions.
@@ -122,16 +151,16 @@ class LockTable {
     boost::container::small_vector<std::shared_ptr<Waiter>, 2> queue;
   };
 
-  static bool conflicts(LockMode a, LockMode b) { return a == LockMode::exclusive || b == LockMode::exclusive; }
+  static bool conflicts(Mode a, Mode b) { return modes_conflict(a, b); }
   // Whether a request in `wanted` conflicts with what `h` holds.
-  static bool conflicts_with_held(LockMode wanted, const Hold& h);
-  static bool holder_conflicts(const Lock& l, int session, LockMode mode);
-  static void grant(Lock& l, int session, LockMode mode, Scope scope);
+  static bool conflicts_with_held(Mode wanted, const Hold& h);
+  static bool holder_conflicts(const Lock& l, int session, Mode mode);
+  static void grant(Lock& l, int session, Mode mode, Scope scope);
   static void wake(Lock& l);
   // ProcSleep's rule for a session that holds the key: granted at once when no holder and no
   // waiter ahead of the first one that must wait for its hold conflicts; else `at` is where
   // it queues (the end when no waiter must wait for it).
-  bool goes_ahead(Lock& l, int session, LockMode mode, Scope scope, std::size_t* at);
+  bool goes_ahead(Lock& l, int session, Mode mode, Scope scope, std::size_t* at);
 
   // A key's entry stays once made, empty when nobody holds or waits (every reader skips
   // those): made and forgotten with each grant of a free key, it cost an allocation each.

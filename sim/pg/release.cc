@@ -41,6 +41,7 @@ Status SimConnection::end_transaction(Stmt verb) {
     if (!commit) session_settings_ = settings_at_begin_;  // a SET in a transaction rolled back goes with it
     lock_timeout_ = session_settings_.lock_timeout;        // SET LOCAL ends here
     statement_timeout_ = session_settings_.statement_timeout;
+    deadlock_timeout_ = session_settings_.deadlock_timeout;
   }
   session_.in_transaction = false;
   aborted_ = false;
@@ -101,6 +102,10 @@ void SimConnection::apply_release(const Release& r) {
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
         if (r.commit) server_.commit_version(state, std::move(mine->second));
         state.pending.erase(mine);
+      }
+      if (state.reinserted_by == pid_) {
+        if (r.commit) ++state.tuple;
+        state.reinserted_by = 0;
       }
       server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);
     };

@@ -58,8 +58,8 @@ Result<std::optional<Row>> SimConnection::select_for_update_skip_locked(std::str
   if (auto refused = begin_statement(first)) return *refused;
   const AdvisoryKey key = server_.row_key(table, id);
   bool got = visible(table, id).has_value();
-  if (got && server_.row_locks().held(pid_, key, LockMode::exclusive) == 0) {
-    got = server_.row_locks().try_request_row(pid_, key, LockMode::exclusive, Scope::transaction);
+  if (got && server_.row_locks().held(pid_, key, Mode::exclusive) == 0) {
+    got = server_.row_locks().try_request_row(pid_, key, Mode::exclusive, Scope::transaction);
     if (got) locked_rows_.emplace(std::string(table), id);
   }
   if (!got) s_.refine_access(Access::read);  // absent, or locked by another: skipped
@@ -73,7 +73,7 @@ Result<std::optional<Row>> SimConnection::select_for_update_skip_locked(std::str
 Result<std::optional<Row>> SimConnection::select_for_share(std::string_view table, std::int64_t id) {
   Statement st(*this);
   if (dead_) return lost();
-  const Result<bool> locked = lock_row(table, id, false, Stmt::select_for_share, LockMode::shared);
+  const Result<bool> locked = lock_row(table, id, false, Stmt::select_for_share, Mode::share);
   if (!locked.ok()) return locked.error();
   std::optional<Row> row = locked.value() ? visible(table, id) : std::nullopt;
   if (s_.logging()) s_.note_detail(row_text(row));
@@ -93,7 +93,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
   };
   // A row that does not match as the statement first sees it is neither locked nor
   // waited for: lock_row's step reads it.
-  const Result<bool> locked = lock_row(table, id, false, Stmt::update_row_if, LockMode::exclusive, matches);
+  const Result<bool> locked = lock_row(table, id, false, Stmt::update_row_if, Mode::exclusive, matches);
   if (!locked.ok()) return locked.error();
   // After a wait, the newest committed version is checked again; a row that no longer
   // matches stays locked (as the server's EvalPlanQual leaves it) and is not changed.
@@ -130,9 +130,9 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
   // a duplicate at once.
   for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
     const AdvisoryKey xact = server_.current_transaction_key(writer);
-    auto waiter = server_.row_locks().request(pid_, xact, LockMode::shared, Scope::transaction);
+    auto waiter = server_.row_locks().request(pid_, xact, Mode::share, Scope::transaction);
     LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-    note_queued(server_.row_locks(), xact, LockMode::shared);
+    note_queued(server_.row_locks(), xact, Mode::share);
     if (Status waited = wait_for(server_.row_locks(), waiter, server_.row_object(table, id), Access::acquire,
                                  "row_lock_wait", fmt::format("the transaction of session {} (it wrote {}#{})", writer, table, id));
         !waited.ok()) {
@@ -141,7 +141,7 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
     server_.row_locks().release_key(pid_, xact, Scope::transaction);  // it ended: nothing left to wait for
   }
   if (r.committed) return duplicate();
-  const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), LockMode::exclusive, Scope::transaction);
+  const bool locked = server_.row_locks().try_request(pid_, server_.row_key(table, id), Mode::exclusive, Scope::transaction);
   LOCKSTEP_INVARIANT(locked, "no session locks a row that none sees");
   Row row = values;
   row["id"] = std::to_string(id);
@@ -174,7 +174,7 @@ void SimConnection::wrote(std::string_view table, std::int64_t id) {
   if (written_.empty()) {  // a new transaction id
     ++session_.transactions;
     const AdvisoryKey own_key = Server::transaction_key(pid_, session_.transactions);
-    const bool own = server_.row_locks().try_request(pid_, own_key, LockMode::exclusive, Scope::transaction);
+    const bool own = server_.row_locks().try_request(pid_, own_key, Mode::exclusive, Scope::transaction);
     LOCKSTEP_INVARIANT(own, "nobody else takes a transaction's own key exclusively");
   }
   written_.emplace(std::string(table), id);
@@ -200,15 +200,16 @@ const std::optional<Row>& SimConnection::newest(std::string_view table, std::int
   return r.committed;
 }
 
-std::optional<Error> SimConnection::serialization_failure(std::string_view table, std::int64_t id) {
+std::optional<Error> SimConnection::serialization_failure(std::string_view table, std::int64_t id, bool locking_clause) {
   if (!snapshot_) return std::nullopt;
   const RowState& r = server_.row(table, id);
   if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
-  return Error{std::string(sqlstate::kSerializationFailure),
-               r.committed ? "could not serialize access due to concurrent update" : "could not serialize access due to concurrent delete"};
+  return Error{std::string(sqlstate::kSerializationFailure), r.committed || locking_clause
+                                                                 ? "could not serialize access due to concurrent update"
+                                                                 : "could not serialize access due to concurrent delete"};
 }
 
-Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, LockMode mode,
+Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode,
                       const std::function<bool()>& wanted) {
   const ObjectId obj = server_.row_object(table, id);
   const Access access = acquire_access(mode);
@@ -219,16 +220,14 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
     return false;
   }
   const AdvisoryKey key = server_.row_key(table, id);
-  if (server_.row_locks().held(pid_, key, LockMode::exclusive) > 0 ||
-      (mode == LockMode::shared && server_.row_locks().held(pid_, key, LockMode::shared) > 0)) {
-    return true;
-  }
+  if (server_.row_locks().holds_at_least(pid_, key, mode)) return true;
   // A row this transaction locked before (FOR SHARE, then FOR UPDATE) stays in its list
   // when the stronger lock fails: its release must let the first one go.
   const bool held_before = !locked_rows_.emplace(std::string(table), id).second;
   // Under REPEATABLE READ a row changed since the snapshot fails the statement once locked.
   auto locked = [&]() -> Result<bool> {
-    if (auto e = serialization_failure(table, id)) {
+    const bool locking_clause = verb == Stmt::select_for_share || verb == Stmt::select_for_update || verb == Stmt::select_for_update_nowait;
+    if (auto e = serialization_failure(table, id, locking_clause)) {
       s_.note_result({Kind::failed});
       if (s_.logging()) s_.note_detail("40001 " + e->message);
       return abort_with(*e);
@@ -245,11 +244,22 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
   if (!waiter) return locked();
   note_queued(server_.row_locks(), key, mode);
+  const std::uint64_t tuple = server_.row(table, id).tuple;
   Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
                        fmt::format("the row lock of {}#{}", table, id));
   if (!st.ok()) {
     if (!held_before) locked_rows_.erase({std::string(table), id});
     return st.error();
+  }
+  if (!snapshot_ && server_.row(table, id).tuple != tuple) {
+    // The tuple it waited for was deleted; the key names another one now (inserted again by
+    // the transaction that deleted it), which this statement did not find: none locked.
+    if (!held_before) {
+      locked_rows_.erase({std::string(table), id});
+      if (written_.count({std::string(table), id}) == 0) server_.row_locks().release_key(pid_, key, Scope::transaction);
+    }
+    s_.note_result({Kind::value, 0});
+    return false;
   }
   return locked();
 }

@@ -30,6 +30,7 @@ void Server::terminate(Session& victim) {
       auto mine = r.pending.find(victim.pid);
       if (mine == r.pending.end()) continue;
       r.pending.erase(mine);  // a commit is one step: never half done when this runs
+      if (r.reinserted_by == victim.pid) r.reinserted_by = 0;
     }
   }
   row_locks_.end_session(victim.pid);
@@ -107,6 +108,7 @@ void Server::drop_sql_table(std::string_view name) {
   each_row(name, [](std::int64_t, RowState& r) {
     r.committed.reset();
     r.pending.clear();
+    r.reinserted_by = 0;
   });
   sql_tables_.erase(sql_tables_.find(name));
 }

@@ -54,6 +54,11 @@ struct RowState {
   std::vector<std::pair<std::uint64_t, std::optional<lockstep::pg::Row>>> older;
   // The committed version a snapshot taken at commit count `seq` sees.
   const std::optional<lockstep::pg::Row>& version_at(std::uint64_t seq) const;
+  // Which tuple holds the key: a transaction that deleted the row and inserted its key again
+  // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
+  // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
+  std::uint64_t tuple = 0;
+  int reinserted_by = 0;  // the session whose pending version is such a new tuple, or 0
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
                              boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
@@ -91,6 +96,15 @@ struct SqlTable {
     std::vector<const sql::Expr*> values;
   };
   std::vector<Pins> pins;
+  // Whether column i is a key column (of the primary key or a unique key): an UPDATE that
+  // assigns one locks its row FOR UPDATE, others FOR NO KEY UPDATE (ExecUpdateLockMode).
+  bool is_key_column(int i) const {
+    if (std::find(key.begin(), key.end(), i) != key.end()) return true;
+    for (const UniqueKey& u : unique) {
+      if (std::find(u.columns.begin(), u.columns.end(), i) != u.columns.end()) return true;
+    }
+    return false;
+  }
   // The column's index, or -1.
   int column(std::string_view name) const {
     for (std::size_t i = 0; i < def.columns.size(); ++i) {

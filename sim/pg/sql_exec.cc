@@ -97,6 +97,14 @@ std::string shown_duration(Duration d) {
   return fmt::format("{}ms", ms);
 }
 
+// The timeout a setting names (model/sql/functions.h's kSettings); another is refused.
+SimConnection::Timeout timeout_named(std::string_view name) {
+  if (name == "lock_timeout") return SimConnection::Timeout::lock;
+  if (name == "statement_timeout") return SimConnection::Timeout::statement;
+  if (name == "deadlock_timeout") return SimConnection::Timeout::deadlock;
+  throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
+}
+
 Duration setting_duration(const std::string& text) {
   // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
   const std::string trimmed = text;
@@ -153,9 +161,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   if (f->kind == sql::FunctionKind::setting) {
     if (args.at(0).is_null()) return Value::null(Type::text);
     const std::string name = sql::cast(args[0], Type::text).as_text();
-    if (name == "lock_timeout") return Value::text(shown_duration(c_.lock_timeout_));
-    if (name == "statement_timeout") return Value::text(shown_duration(c_.statement_timeout_));
-    throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
+    return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
     const Time t = e.name == "clock_timestamp"       ? s_.now()
@@ -354,9 +360,12 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
-  const Duration d = v.value ? setting_duration(*v.value) : Duration{0};
-  const bool lock = v.name == "lock_timeout";
-  const Status st = c_.set_timeout(lock ? Stmt::set_lock_timeout : Stmt::set_statement_timeout, lock, d, v.local);
+  const SimConnection::Timeout which = timeout_named(v.name);
+  // RESET and SET ... TO DEFAULT: the server's default (0, or the pool's deadlock_timeout).
+  const Duration d = v.value                                    ? setting_duration(*v.value)
+                     : which == SimConnection::Timeout::deadlock ? c_.config_.deadlock_timeout
+                                                                 : Duration{0};
+  const Status st = c_.set_timeout(which, d, v.local);
   if (!st.ok()) return st.error();
   return Rows{{}, {}, v.value ? "SET" : "RESET"};
 }
@@ -506,13 +515,7 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL
-    if (setting == "lock_timeout") {
-      check(c_.set_timeout(Stmt::set_lock_timeout, true, setting_duration(value), local));
-    } else if (setting == "statement_timeout") {
-      check(c_.set_timeout(Stmt::set_statement_timeout, false, setting_duration(value), local));
-    } else {
-      throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", setting));
-    }
+    check(c_.set_timeout(timeout_named(setting), setting_duration(value), local));
     return Value::text(shown_duration(setting_duration(value)));  // the new value, as SHOW prints it
   }
   if (n == "pg_sleep") {

@@ -31,6 +31,16 @@
 
 namespace lockstep::sim::pg {
 
+// The row lock mode of a locking clause.
+constexpr Mode row_mode(sql::RowLock lock) {
+  switch (lock) {
+    case sql::RowLock::update: return Mode::exclusive;
+    case sql::RowLock::no_key_update: return Mode::no_key_update;
+    case sql::RowLock::key_share: return Mode::key_share;
+    default: return Mode::share;
+  }
+}
+
 using lockstep::pg::Param;
 using lockstep::pg::Rows;
 using sql::Expr;
@@ -175,7 +185,10 @@ class SqlRun final : public sql::EvalContext {
   bool still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where);
 
   // FOR ... SKIP LOCKED on one row: a step that takes the lock if nobody else's conflicts.
-  bool try_lock_row(const std::string& table, std::int64_t id, LockMode mode);
+  bool try_lock_row(const std::string& table, std::int64_t id, Mode mode);
+  // The row lock an UPDATE (or ON CONFLICT DO UPDATE) with these assignments takes: FOR
+  // UPDATE when it assigns a key column, else FOR NO KEY UPDATE.
+  static Mode update_mode(const SqlTable& t, const std::vector<sql::Assignment>& set);
 
   // A subquery that locks rows takes its steps before the statement's own scan (its value is
   // then fixed for the statement, as an InitPlan's is).

@@ -178,14 +178,14 @@ const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel, SqlTable* t, std::int64_t offset, std::int64_t limit) {
   const std::string name = t->def.table;
-  const LockMode mode = sel.lock == sql::RowLock::update ? LockMode::exclusive : LockMode::shared;
+  const Mode mode = row_mode(sel.lock);
   std::vector<std::pair<std::int64_t, Row>> locked;
   for (auto& [id, row] : rows) {
     if (limit >= 0 && static_cast<std::int64_t>(locked.size()) >= offset + limit) break;
     if (sel.wait == sql::LockWait::skip_locked) {
       if (!try_lock_row(name, id, mode)) continue;
     } else {
-      const Stmt verb = mode == LockMode::shared ? Stmt::select_for_share
+      const Stmt verb = !modes_conflict(mode, mode) ? Stmt::select_for_share
                         : sel.wait == sql::LockWait::nowait ? Stmt::select_for_update_nowait
                                                             : Stmt::select_for_update;
       std::function<bool()> wanted;
@@ -227,18 +227,17 @@ bool SqlRun::still_matches(SqlTable* t, const std::string& alias, const Row& row
   return ok;
 }
 
-bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, LockMode mode) {
+bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) {
   const ObjectId obj = server_.row_object(table, id);
   const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {obj, acquire_access(mode)}, id, true});
   if (auto refused = c_.begin_statement(first)) throw Raised{*refused};
   const AdvisoryKey key = server_.row_key(table, id);
   bool got = c_.visible(table, id).has_value();
-  if (got && server_.row_locks().held(c_.pid_, key, LockMode::exclusive) == 0 &&
-      (mode == LockMode::exclusive || server_.row_locks().held(c_.pid_, key, LockMode::shared) == 0)) {
+  if (got && !server_.row_locks().holds_at_least(c_.pid_, key, mode)) {
     got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
     if (got) c_.locked_rows_.emplace(table, id);
     if (got) {
-      if (auto e = c_.serialization_failure(table, id)) throw Raised{c_.abort_with(*e)};
+      if (auto e = c_.serialization_failure(table, id, true)) throw Raised{c_.abort_with(*e)};
     }
   }
   if (!got) s_.refine_access(Access::read);

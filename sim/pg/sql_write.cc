@@ -176,12 +176,12 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     break;
   }
   const AdvisoryKey key = server_.row_key(name, id);
-  if (!server_.row_locks().try_request(c_.pid_, key, LockMode::exclusive, Scope::transaction)) {
+  if (!server_.row_locks().try_request(c_.pid_, key, Mode::exclusive, Scope::transaction)) {
     // A session granted the lock of this key's deleted version has not run since: it lets
     // the lock go as it finds the row gone (forget_gone_row), and the insert takes it then.
-    auto waiter = server_.row_locks().request(c_.pid_, key, LockMode::exclusive, Scope::transaction);
+    auto waiter = server_.row_locks().request(c_.pid_, key, Mode::exclusive, Scope::transaction);
     LOCKSTEP_INVARIANT(waiter != nullptr, "a row lock held by another session makes a request wait");
-    c_.note_queued(server_.row_locks(), key, LockMode::exclusive);
+    c_.note_queued(server_.row_locks(), key, Mode::exclusive);
     if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
                                     fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
         !waited.ok()) {
@@ -191,6 +191,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
+  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
   r.pending[c_.pid_] = std::move(row);
   c_.wrote(name, id);
   return 1;
@@ -209,9 +210,9 @@ std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const Sql
 
 Status SqlRun::wait_for_transaction(int writer, ObjectId obj, std::string what) {
   const AdvisoryKey xact = server_.current_transaction_key(writer);
-  auto waiter = server_.row_locks().request(c_.pid_, xact, LockMode::shared, Scope::transaction);
+  auto waiter = server_.row_locks().request(c_.pid_, xact, Mode::share, Scope::transaction);
   LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-  c_.note_queued(server_.row_locks(), xact, LockMode::shared);
+  c_.note_queued(server_.row_locks(), xact, Mode::share);
   if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait", std::move(what)); !waited.ok()) {
     return waited;
   }
@@ -260,7 +261,7 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
 
 Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out) {
   const std::string name = t.def.table;
-  const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if);
+  const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, update_mode(t, ins.conflict_set));
   if (!got.ok()) return got.error();
   std::optional<Row> current = c_.visible(name, id);
   if (!got.value() || !current) {
@@ -281,6 +282,13 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   excluded_ = nullptr;
   write_version(t, id, std::move(updated), ins.returning, out);
   return 1;
+}
+
+Mode SqlRun::update_mode(const SqlTable& t, const std::vector<sql::Assignment>& set) {
+  for (const sql::Assignment& a : set) {
+    if (t.is_key_column(t.column(a.column))) return Mode::exclusive;
+  }
+  return Mode::no_key_update;
 }
 
 Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set) {
@@ -398,7 +406,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
         return ok;
       };
     }
-    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, LockMode::exclusive, wanted);
+    const Mode mode = remove ? Mode::exclusive : update_mode(*t, set_of(b));
+    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted);
     if (!got.ok()) return got.error();
     std::optional<Row> newest = c_.visible(name, id);
     if (!got.value()) continue;
