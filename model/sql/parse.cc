@@ -446,6 +446,8 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
       } else if (contype == "CONSTR_NULL") {
       } else if (contype == "CONSTR_DEFAULT") {
         col.default_value = expr(con.at("raw_expr"), cloc);
+      } else if (contype == "CONSTR_FOREIGN") {
+        c.foreign_keys.push_back(foreign_key(con, c.table, col.name, cloc));
       } else {
         refuse(constraint_name(contype), cloc);
       }
@@ -472,6 +474,10 @@ CreateTable Reader::create_table(const json& body) {
         c.columns.push_back(column_def(*b, c, eloc));
       } else if (type == "Constraint") {
         const std::string contype = b->value("contype", "");
+        if (contype == "CONSTR_FOREIGN") {
+          c.foreign_keys.push_back(foreign_key(*b, c.table, "", eloc));
+          continue;
+        }
         known(*b, type, {"contype", "keys"}, eloc);
         if (contype == "CONSTR_PRIMARY") {
           if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), eloc);
@@ -499,6 +505,33 @@ CreateTable Reader::create_table(const json& body) {
     }
   }
   return c;
+}
+
+ForeignKey Reader::foreign_key(const json& con, const std::string& table, const std::string& column, int fallback) const {
+  known(con, "Constraint",
+        {"contype", "conname", "pktable", "fk_attrs", "pk_attrs", "fk_matchtype", "fk_upd_action", "fk_del_action", "initially_valid",
+         "deferrable", "initdeferred", "skip_validation"},
+        fallback);
+  if (con.value("deferrable", false) || con.value("initdeferred", false)) refuse("a deferrable foreign key", fallback);
+  if (con.value("fk_matchtype", "s") != "s") refuse("MATCH FULL", fallback);
+  auto action = [&](const char* field, const char* what) {
+    const std::string a = con.value(field, "a");
+    if (a != "a" && a != "r") {
+      const char* name = a == "c" ? "CASCADE" : a == "n" ? "SET NULL" : "SET DEFAULT";
+      refuse(fmt::format("{} {}", what, name), fallback);
+    }
+    return a == "r";
+  };
+  ForeignKey fk;
+  fk.restrict_delete = action("fk_del_action", "ON DELETE");
+  fk.restrict_update = action("fk_upd_action", "ON UPDATE");
+  fk.parent = relation(con.at("pktable"), fallback).first;
+  fk.columns = column.empty() ? names(con.at("fk_attrs")) : std::vector<std::string>{column};
+  if (con.contains("pk_attrs")) fk.parent_columns = names(con.at("pk_attrs"));
+  fk.name = con.value("conname", "");
+  if (fk.name.empty()) fk.name = fmt::format("{}_{}_fkey", table, fmt::join(fk.columns, "_"));  // ChooseConstraintName's
+  if (fk.parent == table) refuse("a foreign key to its own table", fallback);
+  return fk;
 }
 
 std::string Reader::constraint_name(std::string_view contype) {

@@ -128,6 +128,8 @@ class Reader {
   CreateTable create_table(const json& body);
 
   static std::string constraint_name(std::string_view contype);
+  // A REFERENCES column constraint (`column` set) or a FOREIGN KEY table constraint.
+  ForeignKey foreign_key(const json& con, const std::string& table, const std::string& column, int fallback) const;
 
   DropTable drop(const json& body);
 

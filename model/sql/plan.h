@@ -122,12 +122,23 @@ struct ColumnDef {
   std::optional<Expr> default_value;
 };
 
+// REFERENCES / FOREIGN KEY: MATCH SIMPLE, NO ACTION or RESTRICT, not deferrable (others are
+// refused).
+struct ForeignKey {
+  std::string name;                         // the constraint's: given, or <table>_<columns>_fkey
+  std::vector<std::string> columns;         // of the referencing table
+  std::string parent;                       // the referenced table
+  std::vector<std::string> parent_columns;  // empty: its primary key
+  bool restrict_delete = false, restrict_update = false;  // RESTRICT (else NO ACTION)
+};
+
 struct CreateTable {
   std::string table;
   bool if_not_exists = false;
   std::vector<ColumnDef> columns;
   std::vector<std::string> primary_key;            // columns; empty: none
   std::vector<std::vector<std::string>> unique;    // further unique keys
+  std::vector<ForeignKey> foreign_keys;
 };
 
 struct DropTable {

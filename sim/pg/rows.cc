@@ -221,17 +221,24 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   }
   const AdvisoryKey key = server_.row_key(table, id);
   if (server_.row_locks().holds_at_least(pid_, key, mode)) return true;
+  // Under REPEATABLE READ a row changed since the snapshot fails the statement: at once when
+  // the change committed already (the snapshot's version is updated: heap_lock_tuple's
+  // TM_Updated, whoever holds the newest), else once locked.
+  const bool locking_clause = verb == Stmt::select_for_share || verb == Stmt::select_for_update || verb == Stmt::select_for_update_nowait;
+  auto serialization = [&]() -> std::optional<Error> {
+    auto e = serialization_failure(table, id, locking_clause);
+    if (e) {
+      s_.note_result({Kind::failed});
+      if (s_.logging()) s_.note_detail("40001 " + e->message);
+    }
+    return e;
+  };
+  if (auto e = serialization()) return abort_with(*e);
   // A row this transaction locked before (FOR SHARE, then FOR UPDATE) stays in its list
   // when the stronger lock fails: its release must let the first one go.
   const bool held_before = !locked_rows_.emplace(std::string(table), id).second;
-  // Under REPEATABLE READ a row changed since the snapshot fails the statement once locked.
   auto locked = [&]() -> Result<bool> {
-    const bool locking_clause = verb == Stmt::select_for_share || verb == Stmt::select_for_update || verb == Stmt::select_for_update_nowait;
-    if (auto e = serialization_failure(table, id, locking_clause)) {
-      s_.note_result({Kind::failed});
-      if (s_.logging()) s_.note_detail("40001 " + e->message);
-      return abort_with(*e);
-    }
+    if (auto e = serialization()) return abort_with(*e);
     return true;
   };
   if (nowait) {

@@ -99,12 +99,35 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
   if (const auto old = tables_.find(def.table); old != tables_.end() && !old->second.empty()) {
     t.next_id = old->second.rbegin()->first + 1;
   }
+  auto index_of = [&](const sql::CreateTable& d, const std::string& column) {
+    for (std::size_t i = 0; i < d.columns.size(); ++i) {
+      if (d.columns[i].name == column) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  for (const sql::ForeignKey& fk : def.foreign_keys) {
+    SqlTable& parent = sql_tables_.at(fk.parent);  // statement(CreateTable) checked it exists
+    SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update};
+    for (const std::string& c : fk.columns) k.columns.push_back(index_of(def, c));
+    if (fk.parent_columns.empty()) {
+      k.parent_columns = parent.key;
+    } else {
+      for (const std::string& c : fk.parent_columns) k.parent_columns.push_back(index_of(parent.def, c));
+    }
+    parent.referenced_by.emplace_back(def.table, t.foreign_keys.size());
+    t.foreign_keys.push_back(std::move(k));
+  }
   std::string name = def.table;
   t.def = std::move(def);
   return sql_tables_.insert_or_assign(std::move(name), std::move(t)).first->second;
 }
 
 void Server::drop_sql_table(std::string_view name) {
+  for (const auto& fk : sql_tables_.find(name)->second.foreign_keys) {
+    if (const auto parent = sql_tables_.find(fk.parent); parent != sql_tables_.end()) {
+      std::erase_if(parent->second.referenced_by, [&](const auto& r) { return r.first == name; });
+    }
+  }
   each_row(name, [](std::int64_t, RowState& r) {
     r.committed.reset();
     r.pending.clear();

@@ -82,6 +82,17 @@ struct SqlTable {
     std::string name;
   };
   std::vector<UniqueKey> unique;
+  // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a
+  // unique key), by index; and the children's keys that reference this table.
+  struct ForeignKey {
+    std::string name;
+    std::vector<int> columns;
+    std::string parent;
+    std::vector<int> parent_columns;
+    bool restrict_delete = false, restrict_update = false;
+  };
+  std::vector<ForeignKey> foreign_keys;
+  std::vector<std::pair<std::string, std::size_t>> referenced_by;  // (child table, index in its foreign_keys)
   std::map<std::string, std::int64_t, std::less<>> ids;
   std::int64_t next_id = 1;
   std::vector<std::int64_t> sequences;  // per column: a serial's last value

@@ -394,6 +394,7 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
       return Error{"0A000", "cannot use column reference in DEFAULT expression"};
     }
   }
+  if (auto bad = check_foreign_keys(ct)) return *bad;
   server_.add_sql_table(ct);
   return done(Rows{{}, {}, "CREATE TABLE"});
 }
@@ -402,11 +403,20 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {
-    if (server_.sql_table(name) == nullptr) {
+    const SqlTable* t = server_.sql_table(name);
+    if (t == nullptr) {
       if (d.if_exists) continue;
       return Error{"42P01", fmt::format("table \"{}\" does not exist", name)};
     }
-    server_.drop_sql_table(name);
+    // A table another table's foreign key references goes only with that table.
+    for (const auto& [child, k] : t->referenced_by) {
+      if (std::find(d.tables.begin(), d.tables.end(), child) == d.tables.end()) {
+        return Error{"2BP01", fmt::format("cannot drop table {} because other objects depend on it", name)};
+      }
+    }
+  }
+  for (const std::string& name : d.tables) {
+    if (server_.sql_table(name) != nullptr) server_.drop_sql_table(name);
   }
   return done(Rows{{}, {}, "DROP TABLE"});
 }

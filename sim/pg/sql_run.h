@@ -143,6 +143,17 @@ class SqlRun final : public sql::EvalContext {
   std::optional<Error> ddl_step();
 
   Result<Rows> statement(const sql::CreateTable& ct);
+  // The new table's foreign keys name tables, columns and keys that exist: else the error.
+  std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);
+
+  // ---- Foreign keys (sql_foreign_keys.cc), checked at the end of the statement as the
+  // server's RI triggers do. A new or changed version of a child row locks its parent row
+  // FOR KEY SHARE (waiting as the server does), 23503 when there is none; a parent row
+  // deleted, or whose key changed, locks the children that still reference it FOR KEY
+  // SHARE, 23503 when there is one. Under REPEATABLE READ the checks see the transaction's
+  // snapshot (the server's also looks at the newest rows: docs/sql.md).
+  void check_references(SqlTable& t, const Row& row, const Row* before);
+  void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
 
   Result<Rows> statement(const sql::DropTable& d);
 

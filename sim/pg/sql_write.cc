@@ -60,17 +60,25 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
       throw SqlError("0A000", "ON CONFLICT DO UPDATE on a unique key besides the primary key is not in lockstep's SQL subset (docs/sql.md)");
     }
   }
+  if (!t->foreign_keys.empty() && ins.on_conflict == sql::Insert::OnConflict::update) {
+    throw SqlError("0A000", "ON CONFLICT DO UPDATE on a table with a foreign key is not in lockstep's SQL subset (docs/sql.md)");
+  }
   Rows out;
   out.columns = column_names(ins.returning, t);
   std::int64_t inserted = 0;
   bool first = true;
+  std::vector<Row> referencing;  // the inserted rows, when the table has foreign keys
   for (const auto& values : ins.rows) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
     Row row = new_row(*t, columns, values, first);
     first = false;
-    if (const auto r = insert_one(*t, ins, std::move(row), out); !r.ok()) return r.error();
-    else inserted += r.value();
+    if (!t->foreign_keys.empty()) referencing.push_back(row);
+    const auto r = insert_one(*t, ins, std::move(row), out);
+    if (!r.ok()) return r.error();
+    inserted += r.value();
+    if (!t->foreign_keys.empty() && r.value() == 0) referencing.pop_back();  // ON CONFLICT DO NOTHING
   }
+  for (const Row& row : referencing) check_references(*t, row, nullptr);
   out.tag = fmt::format("INSERT 0 {}", inserted);
   return done(std::move(out));
 }
@@ -386,6 +394,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   out.columns = column_names(b.returning, t);
   std::int64_t changed = 0;
   const std::string& name = t->def.table;
+  std::vector<std::pair<Row, std::optional<Row>>> changes;  // (before, after) of each row, when keys are checked
   for (const auto& [id, seen] : candidates) {
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
     // What `wanted` needs, behind one pointer: the function keeps it without allocating.
@@ -418,15 +427,24 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
     if (b.where && !checked && !still_matches(t, b.alias, *newest, *b.where)) continue;
+    const bool keyed = !t->foreign_keys.empty() || !t->referenced_by.empty();
     if (remove) {
       returning(*t, b.returning, *newest, out);
       if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
+      if (keyed) changes.emplace_back(*newest, std::nullopt);
       write_version(*t, id, std::nullopt, {}, out);
     } else {
       alias_ = b.alias;
-      write_version(*t, id, apply_set(*t, *newest, set_of(b)), b.returning, out);
+      Row updated = apply_set(*t, *newest, set_of(b));
+      if (keyed) changes.emplace_back(*newest, updated);
+      write_version(*t, id, std::move(updated), b.returning, out);
     }
     ++changed;
+  }
+  // The foreign keys' checks, at the end of the statement as the server's RI triggers run.
+  for (const auto& [before, after] : changes) {
+    if (after) check_references(*t, *after, &before);
+    check_referenced(*t, before, after ? &*after : nullptr);
   }
   out.tag = (remove ? "DELETE " : "UPDATE ") + std::to_string(changed);
   return done(std::move(out));

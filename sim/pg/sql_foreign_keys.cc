@@ -1,0 +1,117 @@
+// sim/pg/sql_foreign_keys.cc: REFERENCES on the simulated server (sim/pg/sql_run.h): the
+// checks of CREATE TABLE, and the RI checks at the end of a statement, each a row lock FOR
+// KEY SHARE as PostgreSQL's RI triggers take (ri_triggers.c: SELECT ... FOR KEY SHARE).
+#include <algorithm>
+
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+// The row's values of `columns` as text, or nullopt when one is NULL (MATCH SIMPLE: no check).
+std::optional<std::vector<std::string>> values_of(const SqlTable& t, const Row& row, const std::vector<int>& columns) {
+  std::vector<std::string> out;
+  for (const int i : columns) {
+    const auto it = row.find(t.def.columns[static_cast<std::size_t>(i)].name);
+    if (it == row.end()) return std::nullopt;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+bool same_columns(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+}  // namespace
+
+std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
+  for (const sql::ForeignKey& fk : ct.foreign_keys) {
+    const SqlTable* parent = server_.sql_table(fk.parent);
+    if (parent == nullptr) return Error{"42P01", fmt::format("relation \"{}\" does not exist", fk.parent)};
+    for (const std::string& c : fk.columns) {
+      if (std::none_of(ct.columns.begin(), ct.columns.end(), [&](const sql::ColumnDef& d) { return d.name == c; })) {
+        return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", c)};
+      }
+    }
+    std::vector<std::string> referenced = fk.parent_columns;
+    if (referenced.empty()) {
+      if (parent->def.primary_key.empty()) {
+        return Error{"42830", fmt::format("there is no primary key for referenced table \"{}\"", fk.parent)};
+      }
+      referenced = parent->def.primary_key;
+    }
+    for (const std::string& c : referenced) {
+      if (parent->column(c) < 0) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", c)};
+    }
+    if (referenced.size() != fk.columns.size()) {
+      return Error{"42830", "number of referencing and referenced columns for foreign key disagree"};
+    }
+    bool keyed = same_columns(referenced, parent->def.primary_key);
+    for (const auto& u : parent->def.unique) keyed = keyed || same_columns(referenced, u);
+    if (!keyed) return Error{"42830", fmt::format("there is no unique constraint matching given keys for referenced table \"{}\"", fk.parent)};
+  }
+  return std::nullopt;
+}
+
+void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
+  for (const SqlTable::ForeignKey& fk : t.foreign_keys) {
+    const auto values = values_of(t, row, fk.columns);
+    if (!values) continue;
+    if (before != nullptr && values_of(t, *before, fk.columns) == values) continue;  // the key did not change
+    SqlTable& parent = *table(fk.parent);
+    const Error violation{"23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", t.def.table, fk.name)};
+    // The parent row: by its primary key's id, else the row whose unique key has the values.
+    std::optional<std::int64_t> id;
+    if (fk.parent_columns == parent.key) {
+      std::string key;
+      for (const std::string& v : *values) key += v + '\x1f';
+      if (const auto it = parent.ids.find(key); it != parent.ids.end()) id = it->second;
+    } else {
+      server_.each_row(parent.def.table, [&](std::int64_t other, RowState&) {
+        const std::optional<Row>& version = c_.visible(parent.def.table, other);
+        if (!id && version && values_of(parent, *version, fk.parent_columns) == values) id = other;
+      });
+    }
+    // No row has ever had the key (or the scan found none): the answer reads the table, so it
+    // is ordered against the insert that would give it one.
+    if (s_.in_actor()) s_.also_touch(parent.object);
+    if (!id) throw Raised{violation};
+    const Result<bool> got = c_.lock_row(parent.def.table, *id, false, Stmt::select_for_share, Mode::key_share);
+    if (!got.ok()) throw Raised{got.error()};
+    const std::optional<Row>& now = c_.visible(parent.def.table, *id);
+    if (!got.value() || !now || values_of(parent, *now, fk.parent_columns) != values) {
+      if (got.value() && !now) forget_gone_row(parent.def.table, *id);
+      throw Raised{violation};
+    }
+  }
+}
+
+void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_row) {
+  for (const auto& [child_name, k] : t.referenced_by) {
+    SqlTable& child = *table(child_name);
+    const SqlTable::ForeignKey& fk = child.foreign_keys[k];
+    const auto values = values_of(t, old_row, fk.parent_columns);
+    if (!values) continue;
+    if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) continue;  // the key stays
+    if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
+    std::vector<std::int64_t> referencing;
+    server_.each_row(child_name, [&](std::int64_t id, RowState&) {
+      const std::optional<Row>& version = c_.visible(child_name, id);
+      if (version && values_of(child, *version, fk.columns) == values) referencing.push_back(id);
+    });
+    for (const std::int64_t id : referencing) {
+      const Result<bool> got = c_.lock_row(child_name, id, false, Stmt::select_for_share, Mode::key_share);
+      if (!got.ok()) throw Raised{got.error()};
+      const std::optional<Row>& now = c_.visible(child_name, id);
+      if (got.value() && now && values_of(child, *now, fk.columns) == values) {
+        throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                                                t.def.table, fk.name, child_name)}};
+      }
+    }
+  }
+}
+
+}  // namespace lockstep::sim::pg
