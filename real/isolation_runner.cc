@@ -143,8 +143,8 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   }
 
   // sql::IsolationSessions on libpq connections.
-  void send(std::size_t s, const std::string& sql) override {
-    if (PQsendQuery(sessions_[s]->conn.get(), sql.c_str()) == 0) lost(*sessions_[s]);
+  void send(std::size_t s, const ::lockstep::sql::SqlBlock& sql) override {
+    if (PQsendQuery(sessions_[s]->conn.get(), sql.text.c_str()) == 0) lost(*sessions_[s]);
   }
 
   // isolationtester's wait in try_complete_step: poll every 10 ms; with may_block, ask the

@@ -33,7 +33,7 @@ class Driver {
         if (!try_complete(old, kRetry)) std::erase(waiting, old);
         try_complete_all(waiting, kNonblock | kRetry);
       }
-      io_.send(s, sql_[i]->sql.text);
+      io_.send(s, sql_[i]->sql);
       active_[s] = i;
       targets_[i].clear();
       for (const Blocker& b : steps_[i].blockers) {

@@ -22,8 +22,8 @@ namespace lockstep::sql {
 class IsolationSessions {
  public:
   virtual ~IsolationSessions() = default;
-  // Sends `sql` on session s, without waiting for it.
-  virtual void send(std::size_t s, const std::string& sql) = 0;
+  // Sends the step's SQL on session s, without waiting for it.
+  virtual void send(std::size_t s, const SqlBlock& sql) = 0;
   // Waits for session s's step. Returns true once it has finished (its results ready). With
   // `may_block`, returns false instead when the step is seen waiting for a lock (polled as
   // isolationtester polls, every 10 ms); without it, waits until the step finishes.

@@ -591,9 +591,12 @@ Transaction Reader::transaction(const json& body) {
     t.kind = Transaction::Kind::commit;
   } else if (kind == "TRANS_STMT_ROLLBACK") {
     t.kind = Transaction::Kind::rollback;
-  } else if (kind == "TRANS_STMT_SAVEPOINT" || kind == "TRANS_STMT_RELEASE" || kind == "TRANS_STMT_ROLLBACK_TO") {
-    refuse(kind == "TRANS_STMT_SAVEPOINT" ? "SAVEPOINT" : kind == "TRANS_STMT_RELEASE" ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT",
-           loc);
+  } else if (kind == "TRANS_STMT_SAVEPOINT") {
+    t.kind = Transaction::Kind::savepoint;
+  } else if (kind == "TRANS_STMT_RELEASE") {
+    t.kind = Transaction::Kind::release;
+  } else if (kind == "TRANS_STMT_ROLLBACK_TO") {
+    t.kind = Transaction::Kind::rollback_to;
   } else {
     refuse(kind == "TRANS_STMT_PREPARE" || kind == "TRANS_STMT_COMMIT_PREPARED" || kind == "TRANS_STMT_ROLLBACK_PREPARED"
                ? std::string("prepared transactions")

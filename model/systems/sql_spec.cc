@@ -144,9 +144,9 @@ std::string padded(const std::string& s, std::size_t width, bool right) {
 // The shared state of one permutation's run: the driver hands a session its next step and
 // reads its result; plain memory, as one schedule runs (no exploration).
 struct Board {
-  std::vector<std::optional<std::string>> next;  // per session: the SQL to run
-  std::vector<bool> busy;                        // per session: running a step
-  std::vector<std::optional<pg::Result<pg::Rows>>> result;
+  std::vector<const sql::SqlBlock*> next;  // per session: the SQL to run, or nullptr
+  std::vector<bool> busy;                  // per session: running a step
+  std::vector<std::vector<pg::Result<pg::Rows>>> result;  // per session: each statement's, up to the first error
   bool finished = false;
   std::string output;
 };
@@ -166,9 +166,9 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
                                               .max_overflow = 0})) {
     const std::size_t n = spec.sessions.size();
-    board_.next.assign(n, std::nullopt);
+    board_.next.assign(n, nullptr);
     board_.busy.assign(n, false);
-    board_.result.assign(n, std::nullopt);
+    board_.result.assign(n, {});
     run_setup(spec_, *pool_);
   }
 
@@ -186,11 +186,20 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     const auto s = static_cast<std::size_t>(actor);
     auto c = pool_->checkout().value();
     while (true) {
-      while (!board_.next[s] && !board_.finished) env_.sleep_for(kSessionPoll);
-      if (!board_.next[s]) break;
-      const std::string sql = *board_.next[s];
-      board_.next[s].reset();
-      board_.result[s] = c->exec(sql);
+      while (board_.next[s] == nullptr && !board_.finished) env_.sleep_for(kSessionPoll);
+      if (board_.next[s] == nullptr) break;
+      const sql::SqlBlock& block = *board_.next[s];
+      board_.next[s] = nullptr;
+      // Each statement of the block in turn, as the server runs a query string, up to the
+      // first that fails; each result is printed.
+      if (block.statements.size() <= 1) {
+        board_.result[s].push_back(c->exec(block.text));
+      } else {
+        for (const sql::Statement& st : block.statements) {
+          board_.result[s].push_back(c->exec(st.text));
+          if (!board_.result[s].back().ok()) break;
+        }
+      }
       board_.busy[s] = false;
     }
   }
@@ -201,10 +210,10 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   // sql::IsolationSessions, on the simulated sessions. A step still running one poll (10 ms
   // of virtual time) after it was sent waits for a lock: nothing else keeps a simulated
   // statement busy while its session's clock stands still.
-  void send(std::size_t s, const std::string& sql) override {
+  void send(std::size_t s, const sql::SqlBlock& sql) override {
     board_.busy[s] = true;
-    board_.result[s].reset();
-    board_.next[s] = sql;
+    board_.result[s].clear();
+    board_.next[s] = &sql;
   }
   bool wait(std::size_t s, bool may_block) override {
     if (!board_.busy[s]) return true;
@@ -213,13 +222,14 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     return !board_.busy[s];
   }
   void print_results(std::size_t s, std::string& out) override {
-    const pg::Result<pg::Rows>& r = *board_.result[s];
-    out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
+    for (const pg::Result<pg::Rows>& r : board_.result[s]) {
+      out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
+    }
   }
   int notices(std::size_t) const override { return 0; }  // the simulated server sends none
 
   // A setup or teardown block on session s, waited for.
-  void run_block(std::size_t s, const std::string& sql) {
+  void run_block(std::size_t s, const sql::SqlBlock& sql) {
     send(s, sql);
     (void)wait(s, false);
   }
@@ -229,11 +239,11 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     for (const auto& step : steps_) names += " " + step.step;
     board_.output += fmt::format("\nstarting permutation:{}\n", names);
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
-      for (const sql::SqlBlock& block : spec_.sessions[s].setup) run_block(s, block.text);
+      for (const sql::SqlBlock& block : spec_.sessions[s].setup) run_block(s, block);
     }
     sql::drive_permutation(spec_, steps_, *this, board_.output);
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
-      for (const sql::SqlBlock& block : spec_.sessions[s].teardown) run_block(s, block.text);
+      for (const sql::SqlBlock& block : spec_.sessions[s].teardown) run_block(s, block);
     }
     board_.finished = true;
   }

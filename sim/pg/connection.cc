@@ -121,6 +121,7 @@ void SimConnection::end_snapshot() {
 
 Error SimConnection::terminated() {
   end_snapshot();
+  savepoints_.clear();
   if (!session_.terminated) {
     release_now({.rows = true, .session_scope = true, .xact_scope = true}, "backend terminated");
   }

@@ -133,6 +133,15 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status begin() override;
   Status commit() override { return end_transaction(Stmt::commit); }
+  // SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT (sim/pg/savepoints.cc). ROLLBACK
+  // TO undoes the rows written and lets go of the row locks taken since the savepoint, in
+  // one step on them, and ends a failed state; the savepoint stays. Advisory locks taken
+  // since stay held, and a session waiting for this transaction because of a row written
+  // since keeps waiting until it ends (the server's subtransaction ends the wait): not
+  // modeled (docs/sql.md).
+  Status savepoint(const std::string& name);
+  Status release_savepoint(const std::string& name);
+  Status rollback_to_savepoint(const std::string& name);
   Status rollback() override { return end_transaction(Stmt::rollback); }
 
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override;
@@ -364,6 +373,16 @@ class SimConnection : public lockstep::pg::Connection {
     }
   };
   Settings session_settings_, settings_at_begin_;
+  // The transaction's savepoints, oldest first: what each found (sim/pg/savepoints.cc).
+  struct Savepoint {
+    std::string name;
+    boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows, written;
+    std::map<std::pair<std::string, std::int64_t>, std::optional<Row>> versions;           // written rows' own versions
+    std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
+    Settings settings;
+    Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};
+  };
+  std::vector<Savepoint> savepoints_;
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
   LastStatement last_;

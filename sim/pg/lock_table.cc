@@ -154,6 +154,26 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
   wake(l);
 }
 
+std::array<int, kModes> LockTable::holds(int session, AdvisoryKey key, Scope scope) const {
+  const auto lit = locks_.find(key);
+  if (lit == locks_.end()) return {};
+  const auto hit = lit->second.holders.find(session);
+  if (hit == lit->second.holders.end()) return {};
+  return hit->second.count[scope == Scope::session ? 0 : 1];
+}
+
+void LockTable::reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep) {
+  auto lit = locks_.find(key);
+  if (lit == locks_.end()) return;
+  Lock& l = lit->second;
+  auto hit = l.holders.find(session);
+  if (hit == l.holders.end()) return;
+  auto& counts = hit->second.count[scope == Scope::session ? 0 : 1];
+  for (std::size_t m = 0; m < counts.size(); ++m) counts[m] = std::min(counts[m], keep[m]);
+  if (!hit->second.any()) l.holders.erase(hit);
+  wake(l);
+}
+
 void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {
   auto lit = locks_.find(waiter->key);
   if (lit == locks_.end()) return;

@@ -100,6 +100,11 @@ class LockTable {
   void release_all(int session, Scope scope);
   // The same for one key.
   void release_key(int session, AdvisoryKey key, Scope scope);
+  // The session's holds of the key in `scope`, per mode (a savepoint's mark).
+  std::array<int, kModes> holds(int session, AdvisoryKey key, Scope scope) const;
+  // Lets go of the session's holds of the key in `scope` beyond `keep` (a savepoint rolled
+  // back to its mark); waiters may go.
+  void reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep);
   // A waiter gives up (timeout, termination): out of the queue, which may grant others.
   void cancel(const std::shared_ptr<Waiter>& waiter);
   // The session's backend is gone (pg_terminate_backend): its queued requests are canceled

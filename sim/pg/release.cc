@@ -45,6 +45,7 @@ Status SimConnection::end_transaction(Stmt verb) {
   }
   session_.in_transaction = false;
   aborted_ = false;
+  savepoints_.clear();
   end_snapshot();
   apply_release(end);
   return {};

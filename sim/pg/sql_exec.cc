@@ -119,7 +119,8 @@ Duration setting_duration(const std::string& text) {
 
 Result<Rows> SqlRun::run() {
   const auto* t = std::get_if<sql::Transaction>(&st_.body);
-  const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback);
+  const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback ||
+                                     t->kind == sql::Transaction::Kind::rollback_to);
   if (c_.aborted_ && !ends) {
     // A failed transaction refuses every statement but its end before looking at it (25P02).
     SimConnection::Statement guard(c_);
@@ -353,7 +354,18 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       st = c_.rollback();
       out.tag = "ROLLBACK";
       break;
-    default: return Error{"0A000", "savepoints are not in lockstep's SQL subset (docs/sql.md)"};
+    case sql::Transaction::Kind::savepoint:
+      st = c_.savepoint(t.savepoint);
+      out.tag = "SAVEPOINT";
+      break;
+    case sql::Transaction::Kind::release:
+      st = c_.release_savepoint(t.savepoint);
+      out.tag = "RELEASE";
+      break;
+    case sql::Transaction::Kind::rollback_to:
+      st = c_.rollback_to_savepoint(t.savepoint);
+      out.tag = "ROLLBACK";
+      break;
   }
   if (!st.ok()) return st.error();
   return out;

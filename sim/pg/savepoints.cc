@@ -1,0 +1,115 @@
+// sim/pg/savepoints.cc: SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT on the simulated
+// server (sim/pg/connection.h): a savepoint keeps what the transaction's rows and row locks
+// were; rolling back to it puts them back in one step on every row that changed since, as
+// the server aborts the subtransaction at one moment.
+#include "lockstep/sim/pg/connection.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+Error not_in_block(std::string_view statement) {
+  return {"25P01", fmt::format("{} can only be used in transaction blocks", statement)};
+}
+
+Error no_such(const std::string& name) { return {"3B001", fmt::format("savepoint \"{}\" does not exist", name)}; }
+
+}  // namespace
+
+Status SimConnection::savepoint(const std::string& name) {
+  Statement st(*this);
+  if (auto refused = begin_statement({"savepoint", {}, pid_, true}, false)) return *refused;
+  if (!session_.in_transaction) return not_in_block("SAVEPOINT");
+  Savepoint mark;
+  mark.name = name;
+  mark.locked_rows = locked_rows_;
+  mark.written = written_;
+  auto keep = [&](const std::pair<std::string, std::int64_t>& row) {
+    mark.holds[row] = server_.row_locks().holds(pid_, server_.row_key(row.first, row.second), Scope::transaction);
+  };
+  for (const auto& row : locked_rows_) keep(row);
+  for (const auto& row : written_) {
+    keep(row);
+    const RowState& r = server_.row(row.first, row.second);
+    if (const auto mine = r.pending.find(pid_); mine != r.pending.end()) mark.versions[row] = mine->second;
+  }
+  mark.settings = session_settings_;
+  mark.lock_timeout = lock_timeout_;
+  mark.statement_timeout = statement_timeout_;
+  mark.deadlock_timeout = deadlock_timeout_;
+  savepoints_.push_back(std::move(mark));
+  return {};
+}
+
+Status SimConnection::release_savepoint(const std::string& name) {
+  Statement st(*this);
+  if (auto refused = begin_statement({"release_savepoint", {}, pid_, true}, false)) return *refused;
+  if (!session_.in_transaction) return not_in_block("RELEASE SAVEPOINT");
+  for (std::size_t i = savepoints_.size(); i-- > 0;) {
+    if (savepoints_[i].name == name) {
+      savepoints_.resize(i);  // it and the newer ones: what they kept is the transaction's now
+      return {};
+    }
+  }
+  return abort_with(no_such(name));
+}
+
+Status SimConnection::rollback_to_savepoint(const std::string& name) {
+  Statement st(*this);
+  if (dead_) return lost();
+  std::size_t at = savepoints_.size();
+  for (std::size_t i = savepoints_.size(); i-- > 0;) {
+    if (savepoints_[i].name == name) {
+      at = i;
+      break;
+    }
+  }
+  const Savepoint* mark = at < savepoints_.size() ? &savepoints_[at] : nullptr;
+  // One step on every row whose version or lock changes back, and on the tables whose rows
+  // changed (the unique check reads other sessions' versions).
+  Footprint f{kNoObject, Access::release};
+  f.domain = server_.domain();
+  boost::container::flat_set<std::pair<std::string, std::int64_t>> changed;
+  if (mark != nullptr) {
+    for (const auto& row : locked_rows_) changed.insert(row);
+    for (const auto& row : written_) changed.insert(row);
+    for (const auto& row : changed) {
+      add_object(f, server_.row_object(row.first, row.second));
+      if (written_.count(row) != 0) {
+        if (const SqlTable* t = server_.sql_table(row.first)) add_object(f, t->object);
+      }
+    }
+  }
+  step({"rollback_to_savepoint", f, pid_, true});
+  if (killed()) return terminated();
+  if (!session_.in_transaction) return not_in_block("ROLLBACK TO SAVEPOINT");
+  if (mark == nullptr) return abort_with(no_such(name));
+  for (const auto& row : changed) {
+    RowState& r = server_.row(row.first, row.second);
+    if (written_.count(row) != 0) {
+      if (const auto was = mark->versions.find(row); was != mark->versions.end()) {
+        r.pending[pid_] = was->second;
+      } else {
+        r.pending.erase(pid_);
+        if (r.reinserted_by == pid_) r.reinserted_by = 0;
+      }
+    }
+    const auto held = mark->holds.find(row);
+    server_.row_locks().reduce_to(pid_, server_.row_key(row.first, row.second), Scope::transaction,
+                                  held != mark->holds.end() ? held->second : std::array<int, kModes>{});
+  }
+  if (mark->written.empty() && !written_.empty()) {
+    // The transaction key its first write took goes too: nothing it wrote is left.
+    server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
+  }
+  locked_rows_ = mark->locked_rows;
+  written_ = mark->written;
+  session_settings_ = mark->settings;
+  lock_timeout_ = mark->lock_timeout;
+  statement_timeout_ = mark->statement_timeout;
+  deadlock_timeout_ = mark->deadlock_timeout;
+  savepoints_.resize(at + 1);  // newer savepoints go; this one stays
+  aborted_ = false;
+  return {};
+}
+
+}  // namespace lockstep::sim::pg
