@@ -38,7 +38,14 @@ Session gen_session(bool always_a_block) {
   // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
   if (block) s.push_back(*rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")));
   const int statements = *rc::gen::inRange(1, 3);
-  for (int i = 0; i < statements; ++i) s.push_back(gen_statement());
+  // In a third of the blocks of two statements the second runs after a SAVEPOINT, then is
+  // rolled back to it or released.
+  const bool savepoint = block && statements == 2 && *rc::gen::inRange(0, 3) == 0;
+  for (int i = 0; i < statements; ++i) {
+    if (savepoint && i == 1) s.push_back("SAVEPOINT a");
+    s.push_back(gen_statement());
+  }
+  if (savepoint) s.push_back(*rc::gen::element(std::string("ROLLBACK TO SAVEPOINT a"), std::string("RELEASE SAVEPOINT a")));
   if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));
   return s;
 }

@@ -82,7 +82,6 @@ std::string construct_of_node(std::string_view type, const json& body) {
       {"ExplainStmt", "EXPLAIN"},
       {"CreateFunctionStmt", "CREATE FUNCTION"},
       {"DoStmt", "DO"},
-      {"LockStmt", "LOCK TABLE"},
       {"TruncateStmt", "TRUNCATE"},
       {"AlterTableStmt", "ALTER TABLE"},
       {"ViewStmt", "CREATE VIEW"},
@@ -238,6 +237,13 @@ Statement Reader::statement(const json& n) {
     s.body = transaction(body);
   } else if (type == "VariableSetStmt") {
     s.body = set_variable(body);
+  } else if (type == "LockStmt") {
+    known(body, "LockStmt", {"relations", "mode", "nowait"}, statement_start_);
+    LockTables l;
+    for (const json& r : body.at("relations")) l.tables.push_back(relation(*node(r).second, statement_start_).first);
+    l.mode = body.value("mode", 8);
+    l.nowait = body.value("nowait", false);
+    s.body = std::move(l);
   } else {
     refuse(construct_of_node(type, body), location_of(body, statement_start_));
   }
@@ -662,6 +668,7 @@ std::string Statement::tag() const {
     std::string operator()(const DropTable&) const { return "DROP TABLE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
+    std::string operator()(const LockTables&) const { return "LOCK TABLE"; }
     std::string operator()(const Transaction& t) const {
       switch (t.kind) {
         case Transaction::Kind::begin: return t.start ? "START TRANSACTION" : "BEGIN";

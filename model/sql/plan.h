@@ -170,8 +170,16 @@ struct SetVariable {
   bool local = false;
 };
 
+// LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT]: mode 1 (ACCESS SHARE) to 8 (ACCESS
+// EXCLUSIVE, the default), as lockdefs.h numbers them.
+struct LockTables {
+  std::vector<std::string> tables;
+  int mode = 8;
+  bool nowait = false;
+};
+
 struct Statement {
-  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable> body;
+  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables> body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)

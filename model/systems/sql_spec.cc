@@ -152,9 +152,12 @@ struct Board {
 };
 
 constexpr Duration kSessionPoll = std::chrono::milliseconds(1);
-// The driver's wait for a step: 10 ms, as isolationtester's, and off the sessions' grid of
-// whole milliseconds, so that the two never wake at one instant.
-constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + std::chrono::microseconds(1);
+// The driver's wait for a step: isolationtester's 10 ms, plus the session's pickup (up to one
+// session poll: on the server the backend starts at once), so that a step the server ends
+// within 10 ms of starting it (a deadlock_timeout of 10 ms, as PostgreSQL's deadlock specs
+// set) is seen finished; and off the sessions' grid of whole milliseconds, so that the two
+// never wake at one instant.
+constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + kSessionPoll + std::chrono::microseconds(1);
 
 class PermutationInstance final : public Instance, private sql::IsolationSessions {
  public:

@@ -118,7 +118,7 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     const Duration waited = s_.now() - start;
     const Duration wait = check_next ? deadlock_timeout_ - std::min(waited, deadlock_timeout_)
                                      : (limit == kForever ? kForever : limit - std::min(waited, limit));
-    OpDesc waiting = granted_wait({verb, {obj, access}, pid_, true});
+    OpDesc waiting = granted_wait({verb, obj == kNoObject ? whole_server(access) : Footprint{obj, access}, pid_, true});
     waiting.timer_reads_more = check_next;
     const Wake wake = step(waiting, &ready, wait);
     if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
@@ -134,9 +134,9 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       // lock someone holds, and only steps on such locks add, remove or reorder edges: the
       // check reads every held lock (past kMaxExtraObjects of them, the whole domain).
       server_.touch_held_locks();
-      // One waits-for graph over advisory and row locks: a cycle may mix them.
-      const LockTable* other = &table == &server_.locks() ? &server_.row_locks() : &server_.locks();
-      if (waiter->state == Waiter::State::waiting && table.in_deadlock(*waiter, other)) {
+      // One waits-for graph over advisory, row and table locks: a cycle may mix them.
+      if (waiter->state == Waiter::State::waiting &&
+          table.in_deadlock(*waiter, {&server_.locks(), &server_.row_locks(), &server_.table_locks()})) {
         table.cancel(waiter);
         s_.note_result({Kind::failed});
         if (s_.logging()) s_.note_detail("40P01 deadlock detected");

@@ -102,6 +102,11 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   step(op);
   if (killed()) return terminated();
   if (aborted_) return in_failed_transaction();
+  if (implicit_table_lock_) {
+    const TableLockRequest request = std::move(*implicit_table_lock_);
+    implicit_table_lock_.reset();
+    return take_table_lock(request);
+  }
   return std::nullopt;
 }
 

@@ -140,6 +140,17 @@ class SimConnection : public lockstep::pg::Connection {
   // since keeps waiting until it ends (the server's subtransaction ends the wait): not
   // modeled (docs/sql.md).
   Status savepoint(const std::string& name);
+  // LOCK TABLE (sim/pg/table_locks.cc): each table's lock in turn, in a transaction block,
+  // waiting as the server does (NOWAIT: 55P03); every step on them writes the server's domain.
+  Status lock_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool nowait);
+  // The weak lock a SQL statement takes on its table (ACCESS SHARE, ROW SHARE for a locking
+  // clause, ROW EXCLUSIVE for a write), taken in the statement's first step
+  // (begin_statement) and held to the end of the transaction. It waits only behind LOCK
+  // TABLE's strong modes, whose steps write the domain: otherwise it changes no footprint.
+  void take_table_lock_first(AdvisoryKey key, Mode mode, std::string table) {
+    implicit_table_lock_ = TableLockRequest{key, mode, std::move(table)};
+  }
+  void forget_table_lock_request() { implicit_table_lock_.reset(); }
   Status release_savepoint(const std::string& name);
   Status rollback_to_savepoint(const std::string& name);
   Status rollback() override { return end_transaction(Stmt::rollback); }
@@ -383,6 +394,15 @@ class SimConnection : public lockstep::pg::Connection {
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};
   };
   std::vector<Savepoint> savepoints_;
+  struct TableLockRequest {
+    AdvisoryKey key;
+    Mode mode;
+    std::string table;
+  };
+  std::optional<TableLockRequest> implicit_table_lock_;  // for the statement's first step
+  bool strong_table_lock_ = false;  // the transaction ran LOCK TABLE: its end writes the domain
+  // Takes a table lock for this transaction, waiting (steps on the whole server) if it must.
+  std::optional<Error> take_table_lock(const TableLockRequest& request);
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
   LastStatement last_;

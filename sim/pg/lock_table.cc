@@ -194,8 +194,9 @@ void LockTable::end_session(int session) {
   }
 }
 
-bool LockTable::in_deadlock(const Waiter& start, const LockTable* other) const {
-  const LockTable* tables[] = {this, other};
+bool LockTable::in_deadlock(const Waiter& start, std::initializer_list<const LockTable*> others) const {
+  std::vector<const LockTable*> tables{this};
+  tables.insert(tables.end(), others.begin(), others.end());
   // The lock whose queue holds `w`, in whichever table it waits.
   auto lock_of = [&](const Waiter& w) -> const Lock* {
     for (const LockTable* t : tables) {
@@ -257,7 +258,7 @@ int LockTable::held(int session, AdvisoryKey key, Mode mode) const {
 }
 
 bool LockTable::holds_at_least(int session, AdvisoryKey key, Mode mode) const {
-  for (int m = static_cast<int>(mode); m < kModes; ++m) {
+  for (int m = static_cast<int>(mode); m < (is_table_mode(mode) ? kModes : kTupleModes); ++m) {
     if (held(session, key, static_cast<Mode>(m)) > 0) return true;
   }
   return false;

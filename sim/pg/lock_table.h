@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 #include <map>
 #include <memory>
@@ -34,15 +35,34 @@ namespace lockstep::sim::pg {
 using lockstep::pg::AdvisoryKey;
 using lockstep::pg::LockMode;
 
-// A lock mode of the table, weakest first (PostgreSQL's LockTupleMode order: a hold of a mode
-// covers a request of any weaker one). Advisory locks use share and exclusive; row locks all
-// four (FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE, FOR UPDATE).
-enum class Mode : std::uint8_t { key_share, share, no_key_update, exclusive };
-inline constexpr int kModes = 4;
+// A lock mode, weakest first within its family. Row locks and advisory locks use the tuple
+// modes (PostgreSQL's LockTupleMode order: a hold of a mode covers a request of any weaker
+// one; advisory locks use share and exclusive, FOR KEY SHARE to FOR UPDATE all four). Table
+// locks (LOCK TABLE, and the locks every statement takes on its table) use the eight
+// heavyweight modes of lockdefs.h, ACCESS SHARE to ACCESS EXCLUSIVE. One table holds one family.
+enum class Mode : std::uint8_t {
+  key_share, share, no_key_update, exclusive,  // tuple modes
+  access_share, row_share, row_exclusive, share_update_exclusive, table_share, share_row_exclusive, table_exclusive,
+  access_exclusive,  // table modes
+};
+inline constexpr int kModes = 12;
+inline constexpr int kTupleModes = 4;
 constexpr Mode mode_of(LockMode m) { return m == LockMode::exclusive ? Mode::exclusive : Mode::share; }
-// Whether holds in modes a and b of two sessions conflict.
+// The table mode LOCK TABLE's number names (1: ACCESS SHARE ... 8: ACCESS EXCLUSIVE).
+constexpr Mode table_mode(int number) { return static_cast<Mode>(static_cast<int>(Mode::access_share) + number - 1); }
+constexpr bool is_table_mode(Mode m) { return m >= Mode::access_share; }
+// Whether holds in modes a and b of two sessions conflict: tuple modes as heapam.c's
+// tupleLockExtraInfo, table modes as lock.c's LockConflicts.
 constexpr bool modes_conflict(Mode a, Mode b) {
+  if (is_table_mode(a) != is_table_mode(b)) return false;  // never in one table
   if (a > b) std::swap(a, b);  // a <= b
+  if (is_table_mode(a)) {
+    // Each table mode's conflicts, by number (bit n: mode n), from lockdefs.h and lock.c.
+    constexpr unsigned kConflicts[9] = {0, 1u << 8, (1u << 7) | (1u << 8), 0x1E0, 0x1F0, 0x1D8, 0x1F8, 0x1FC, 0x1FE};
+    const int na = static_cast<int>(a) - static_cast<int>(Mode::access_share) + 1;
+    const int nb = static_cast<int>(b) - static_cast<int>(Mode::access_share) + 1;
+    return (kConflicts[na] >> nb) & 1u;
+  }
   switch (b) {
     case Mode::exclusive: return true;
     case Mode::no_key_update: return a != Mode::key_share;
@@ -111,11 +131,11 @@ class LockTable {
   // (state canceled, so their backends wake) and its holds in both scopes released.
   void end_session(int session);
 
-  // Whether `waiter` (queued here or in `other`) is on a cycle of the waits-for graph
+  // Whether `waiter` (queued here or in one of `others`) is on a cycle of the waits-for graph
   // (holders it conflicts with, and conflicting waiters ahead of it in a queue) over this
-  // table and `other`, as the deadlock detector sees it: a server's advisory and row locks
-  // are one graph, so a cycle may mix them.
-  bool in_deadlock(const Waiter& waiter, const LockTable* other = nullptr) const;
+  // table and `others`, as the deadlock detector sees it: a server's advisory, row and table
+  // locks are one graph, so a cycle may mix them.
+  bool in_deadlock(const Waiter& waiter, std::initializer_list<const LockTable*> others = {}) const;
 
   // The sessions other than `session` whose holds of `key` conflict with `mode`, in order.
   std::vector<int> conflicting_holders(int session, AdvisoryKey key, Mode mode) const;

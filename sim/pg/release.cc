@@ -60,6 +60,7 @@ Status SimConnection::end_statement() {
 Footprint SimConnection::release_footprint(const Release& r) {
   Footprint f{kNoObject, Access::release};
   f.domain = server_.domain();
+  f.domain_write = strong_table_lock_ && (r.rows || r.xact_scope);  // LOCK TABLE's locks: waiters anywhere
   keys_.clear();
   if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
   if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
@@ -97,6 +98,10 @@ std::string SimConnection::release_detail(const Release& r) {
 }
 
 void SimConnection::apply_release(const Release& r) {
+  if (r.rows || r.xact_scope) {
+    server_.table_locks().release_all(pid_, Scope::transaction);
+    strong_table_lock_ = false;
+  }
   if (r.rows) {
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
@@ -126,7 +131,11 @@ void SimConnection::apply_release(const Release& r) {
 
 void SimConnection::release_now(const Release& r, std::string_view verb) {
   const Footprint f = release_footprint(r);
-  if (f.object == kNoObject) return;
+  if (f.object == kNoObject && !f.domain_write) {
+    // Only weak table locks, if any: they go with the statement's last step.
+    if (r.rows || r.xact_scope) server_.table_locks().release_all(pid_, Scope::transaction);
+    return;
+  }
   if (!within_last_step(f)) {
     step({verb, f, pid_, true});
     if (s_.logging() && !session_.terminated) s_.note_detail(release_detail(r));

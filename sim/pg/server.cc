@@ -34,6 +34,7 @@ void Server::terminate(Session& victim) {
     }
   }
   row_locks_.end_session(victim.pid);
+  table_locks_.end_session(victim.pid);
   locks_.end_session(victim.pid);
   victim.terminated = true;
   victim.terminated_idle = !victim.active;

@@ -146,6 +146,10 @@ class Server {
   Scheduler& scheduler() { return s_; }
   LockTable& locks() { return locks_; }
   LockTable& row_locks() { return row_locks_; }
+  // Table locks (heavyweight table modes): LOCK TABLE's, and the weak one each SQL statement
+  // takes on its table. A table's key is its object.
+  LockTable& table_locks() { return table_locks_; }
+  static AdvisoryKey table_key(const SqlTable& t) { return AdvisoryKey::single(static_cast<std::int64_t>(t.object)); }
   // The row-lock-table key of a session's transaction `number` (PostgreSQL's lock on a
   // transaction id): held exclusively while the transaction has written a row version; a
   // unique check waits on it. Each transaction has its own (a waiter granted at the end of
@@ -215,6 +219,7 @@ class Server {
   Scheduler& s_;
   LockTable locks_;
   LockTable row_locks_{LockTable::Queue::holders_only};
+  LockTable table_locks_;
   // One per (table, id) ever named: its state, and its scheduler object once asked for
   // (row_object; numbered in the order they are asked for).
   struct RowSlot {

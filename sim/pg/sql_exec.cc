@@ -126,11 +126,37 @@ Result<Rows> SqlRun::run() {
     SimConnection::Statement guard(c_);
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
   }
+  request_table_lock();
   try {
-    return std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
+    Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
+    c_.forget_table_lock_request();
+    return r;
   } catch (const SqlError& e) {
+    c_.forget_table_lock_request();
     return fail(error_of(e));
   }
+}
+
+void SqlRun::request_table_lock() {
+  // The statement's table and the weak mode it takes there (lock.c's AccessShareLock,
+  // RowShareLock, RowExclusiveLock); subqueries' tables are not locked (docs/sql.md).
+  const std::string* name = nullptr;
+  Mode mode = Mode::access_share;
+  if (const auto* sel = std::get_if<sql::Select>(&st_.body); sel != nullptr && !sel->table.empty()) {
+    name = &sel->table;
+    if (sel->lock != sql::RowLock::none) mode = Mode::row_share;
+  } else if (const auto* ins = std::get_if<sql::Insert>(&st_.body)) {
+    name = &ins->table;
+    mode = Mode::row_exclusive;
+  } else if (const auto* up = std::get_if<sql::Update>(&st_.body)) {
+    name = &up->table;
+    mode = Mode::row_exclusive;
+  } else if (const auto* del = std::get_if<sql::Delete>(&st_.body)) {
+    name = &del->table;
+    mode = Mode::row_exclusive;
+  }
+  if (name == nullptr) return;
+  if (const SqlTable* t = server_.sql_table(*name)) c_.take_table_lock_first(Server::table_key(*t), mode, *name);
 }
 
 Value SqlRun::column(const Expr& ref) {
@@ -162,6 +188,9 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   if (f->kind == sql::FunctionKind::setting) {
     if (args.at(0).is_null()) return Value::null(Type::text);
     const std::string name = sql::cast(args[0], Type::text).as_text();
+    // Read-only here: the isolation levels (SET of them is outside the subset).
+    if (name == "default_transaction_isolation") return Value::text("read committed");
+    if (name == "transaction_isolation") return Value::text(c_.repeatable_read_ ? "repeatable read" : "read committed");
     return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
@@ -369,6 +398,16 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
   }
   if (!st.ok()) return st.error();
   return out;
+}
+
+Result<Rows> SqlRun::statement(const sql::LockTables& l) {
+  SimConnection::Statement guard(c_);
+  std::vector<std::pair<std::string, AdvisoryKey>> tables;
+  for (const std::string& name : l.tables) tables.emplace_back(name, Server::table_key(*table(name)));
+  c_.forget_table_lock_request();  // LOCK TABLE takes its own
+  const Status st = c_.lock_tables(tables, table_mode(l.mode), l.nowait);
+  if (!st.ok()) return st.error();
+  return done(Rows{{}, {}, "LOCK TABLE"});
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {

@@ -137,6 +137,11 @@ class SqlRun final : public sql::EvalContext {
 
   Result<Rows> statement(const sql::SetVariable& v);
 
+  Result<Rows> statement(const sql::LockTables& l);
+  // The weak table lock of the statement's table, for its first step (SimConnection's
+  // take_table_lock_first).
+  void request_table_lock();
+
   // ---- DDL: one step that writes the whole server; not inside a transaction block.
   // The catalog is fixed while actors run (a spec's setup and teardown, a model's
   // constructor): statements then look tables up without a step of their own.
