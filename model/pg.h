@@ -321,6 +321,11 @@ struct PoolConfig {
   // The server's deadlock_timeout: a waiter checks for a deadlock once, this long after it
   // started waiting (untimed: at any moment of the wait).
   Duration deadlock_timeout = std::chrono::seconds(1);
+  // Real servers only: the pool's connections get a schema of their own, first on their
+  // search_path, made at the first connection and dropped with the pool, so that runs of
+  // one scenario never see each other's tables (confirm of a .spec). The simulation has a
+  // catalog per execution and ignores it.
+  bool own_schema = false;
 };
 
 // SQLAlchemy QueuePool: pool_size connections kept, up to max_overflow more opened on

@@ -1,5 +1,9 @@
 #include "lockstep/real/libpq_backend.h"
 
+#include <unistd.h>
+
+#include <atomic>
+
 #include "lockstep/real/pg_result.h"
 #include "lockstep/real/statements.h"
 
@@ -306,7 +310,16 @@ class LibpqConnection final : public pg::Connection {
 class LibpqPool final : public pg::Pool {
  public:
   LibpqPool(std::string conninfo, pg::PoolConfig config, StatementHooks hooks)
-      : conninfo_(std::move(conninfo)), config_(std::move(config)), hooks_(std::move(hooks)) {}
+      : conninfo_(std::move(conninfo)), config_(std::move(config)), hooks_(std::move(hooks)) {
+    static std::atomic<int> pools{0};
+    if (config_.own_schema) schema_ = fmt::format("lockstep_run_{}_{}", ::getpid(), pools++);
+  }
+
+  ~LibpqPool() override {
+    if (!schema_made_) return;
+    idle_.clear();  // their sessions end first
+    if (auto c = connect(conninfo_); c.ok()) (void)c.value()->exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_));
+  }
 
   Result<pg::PooledConnection> checkout() override {
     std::unique_ptr<pg::Connection> c;
@@ -341,6 +354,15 @@ class LibpqPool final : public pg::Pool {
         return opened.error();
       }
       c = std::move(opened).value();
+      if (!schema_.empty()) {
+        if (auto made = use_own_schema(*c); !made.ok()) {
+          std::lock_guard lock(m_);
+          --open_;
+          --checked_out_;
+          ready_.notify_one();
+          return made.error();
+        }
+      }
     }
     return pg::PooledConnection(std::move(c), [this](std::unique_ptr<pg::Connection> back) { give_back(std::move(back)); });
   }
@@ -380,9 +402,25 @@ class LibpqPool final : public pg::Pool {
     }
   }
 
+  // The pool's schema: made by its first connection, then first on every one's search_path.
+  pg::Status use_own_schema(pg::Connection& c) {
+    {
+      std::lock_guard lock(schema_m_);
+      if (!schema_made_) {
+        if (auto made = c.exec(fmt::format("CREATE SCHEMA {}", schema_)); !made.ok()) return made.error();
+        schema_made_ = true;
+      }
+    }
+    if (auto set = c.exec(fmt::format("SET search_path = {}, public", schema_)); !set.ok()) return set.error();
+    return {};
+  }
+
   std::string conninfo_;
   pg::PoolConfig config_;
   StatementHooks hooks_;
+  std::string schema_;  // own_schema's name, or ""
+  std::mutex schema_m_;
+  bool schema_made_ = false;
   mutable std::mutex m_;
   std::condition_variable ready_;
   std::deque<std::unique_ptr<pg::Connection>> idle_;

@@ -637,6 +637,7 @@ SetVariable Reader::set_variable(const json& body) {
   s.name = body.value("name", "");
   s.local = body.value("is_local", false);
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
+  if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
   if (!is_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
   if (kind == "VAR_SET_VALUE") {
     const json& args = body.at("args");

@@ -32,7 +32,8 @@ class SpecInstance final : public Instance {
       : spec_(spec),
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
-                                              .max_overflow = 0})) {
+                                              .max_overflow = 0,
+                                              .own_schema = true})) {
     run_setup(spec_, *pool_);
   }
 
