@@ -27,7 +27,6 @@ namespace isolation_runner {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 10;                            // isolationtester checks for lock waits every 10 ms
-constexpr auto kMaxStepWait = std::chrono::minutes(5);  // then the step is canceled
 
 struct ConnDeleter {
   void operator()(PGconn* c) const { PQfinish(c); }
@@ -51,7 +50,8 @@ void print_notice(void* arg, const char* message) {
 
 class Runner final : private ::lockstep::sql::IsolationSessions {
  public:
-  Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo) : spec_(spec) {
+  Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo, std::chrono::seconds max_step_wait)
+      : spec_(spec), max_step_wait_(max_step_wait) {
     static std::atomic<int> runs{0};
     schema_ = fmt::format("lockstep_isolation_{}_{}", ::getpid(), runs++);
     control_.name = "control connection";
@@ -167,7 +167,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
         if (PQisBusy(s.conn.get()) == 0) break;
         return false;
       }
-      if (!canceled && Clock::now() - start > kMaxStepWait) {
+      if (!canceled && Clock::now() - start > max_step_wait_) {
         char message[256];
         PGcancel* cancel = PQgetCancel(s.conn.get());
         if (cancel != nullptr) {
@@ -214,6 +214,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   int notices(std::size_t s) const override { return sessions_[s]->notices; }
 
   const ::lockstep::sql::Spec& spec_;
+  std::chrono::seconds max_step_wait_;
   std::string schema_;
   Session control_;
   std::vector<std::unique_ptr<Session>> sessions_;  // stable: notices point at them
@@ -224,8 +225,8 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 }  // namespace isolation_runner
 
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
-                                      const std::string& conninfo) {
-  isolation_runner::Runner runner(spec, conninfo);
+                                      const std::string& conninfo, std::chrono::seconds max_step_wait) {
+  isolation_runner::Runner runner(spec, conninfo, max_step_wait);
   return runner.run(steps);
 }
 

@@ -16,6 +16,7 @@
 // max_step_wait).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ namespace lockstep::real {
 
 // The permutation's output. Throws InputError when the server cannot be reached or a setup
 // or teardown block fails (the spec does not fit this server), naming the spec and the block.
+// A step still running `max_step_wait` after it began (neither finished nor waiting for a
+// lock) is canceled, as isolationtester's max_step_wait (300 s) does.
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
-                                      const std::string& conninfo);
+                                      const std::string& conninfo, std::chrono::seconds max_step_wait = std::chrono::seconds(300));
 
 }  // namespace lockstep::real

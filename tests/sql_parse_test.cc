@@ -144,10 +144,12 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM pg_locks"),
             "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("SAVEPOINT s"), "0A000 SAVEPOINT is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("PREPARE TRANSACTION 'x'"), "0A000 prepared transactions is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("RESET ALL"), "0A000 RESET ALL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON DELETE CASCADE)"),
+            "0A000 ON DELETE CASCADE is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("SET LOCAL search_path = x"), "0A000 the setting search_path is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"),
-            "0A000 FOR NO KEY UPDATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"), "");  // the four row lock strengths are in the subset
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
   // The position counts characters of the whole text, statements before it included.

@@ -147,7 +147,13 @@ Error SimConnection::terminated() {
 Error SimConnection::abort_with(Error e) {
   if (session_.in_transaction && !aborted_) {
     aborted_ = true;
-    release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+    // Inside a savepoint the error aborts its subtransaction only; else the transaction's
+    // locks and rows go at once (AbortTransaction), before its ROLLBACK.
+    if (!savepoints_.empty()) {
+      abort_subtransaction();
+    } else {
+      release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+    }
   }
   return e;
 }

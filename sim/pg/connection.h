@@ -401,6 +401,13 @@ class SimConnection : public lockstep::pg::Connection {
   };
   std::optional<TableLockRequest> implicit_table_lock_;  // for the statement's first step
   bool strong_table_lock_ = false;  // the transaction ran LOCK TABLE: its end writes the domain
+  // Savepoints (savepoints.cc): the rows locked or written now, the footprint of putting them
+  // back, putting them back as `mark` found them, and an error's abort of the innermost
+  // subtransaction (the rest of the transaction keeps its rows and locks).
+  std::vector<std::pair<std::string, std::int64_t>> changed_since_mark() const;
+  Footprint undo_footprint();
+  void undo_to(const Savepoint& mark);
+  void abort_subtransaction();
   // Takes a table lock for this transaction, waiting (steps on the whole server) if it must.
   std::optional<Error> take_table_lock(const TableLockRequest& request);
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL

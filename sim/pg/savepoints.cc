@@ -53,6 +53,59 @@ Status SimConnection::release_savepoint(const std::string& name) {
   return abort_with(no_such(name));
 }
 
+std::vector<std::pair<std::string, std::int64_t>> SimConnection::changed_since_mark() const {
+  std::vector<std::pair<std::string, std::int64_t>> changed(locked_rows_.begin(), locked_rows_.end());
+  for (const auto& row : written_) {
+    if (locked_rows_.count(row) == 0) changed.push_back(row);
+  }
+  return changed;
+}
+
+Footprint SimConnection::undo_footprint() {
+  // One step on every row whose version or lock may change back, and on the tables whose
+  // rows changed (the unique check reads other sessions' versions).
+  Footprint f{kNoObject, Access::release};
+  f.domain = server_.domain();
+  for (const auto& row : changed_since_mark()) {
+    add_object(f, server_.row_object(row.first, row.second));
+    if (written_.count(row) != 0) {
+      if (const SqlTable* t = server_.sql_table(row.first)) add_object(f, t->object);
+    }
+  }
+  return f;
+}
+
+void SimConnection::undo_to(const Savepoint& mark) {
+  for (const auto& row : changed_since_mark()) {
+    RowState& r = server_.row(row.first, row.second);
+    if (written_.count(row) != 0) {
+      if (const auto was = mark.versions.find(row); was != mark.versions.end()) {
+        r.pending[pid_] = was->second;
+      } else {
+        r.pending.erase(pid_);
+        if (r.reinserted_by == pid_) r.reinserted_by = 0;
+      }
+    }
+    const auto held = mark.holds.find(row);
+    server_.row_locks().reduce_to(pid_, server_.row_key(row.first, row.second), Scope::transaction,
+                                  held != mark.holds.end() ? held->second : std::array<int, kModes>{});
+  }
+  if (mark.written.empty() && !written_.empty()) {
+    // The transaction key its first write took goes too: nothing it wrote is left.
+    server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
+  }
+  locked_rows_ = mark.locked_rows;
+  written_ = mark.written;
+}
+
+void SimConnection::abort_subtransaction() {
+  // The server aborts the subtransaction at the error: what it took goes, the rest stays.
+  const Footprint f = undo_footprint();
+  if (f.object != kNoObject && !within_last_step(f)) step({"abort_subtransaction", f, pid_, true});
+  if (session_.terminated) return;
+  undo_to(savepoints_.back());
+}
+
 Status SimConnection::rollback_to_savepoint(const std::string& name) {
   Statement st(*this);
   if (dead_) return lost();
@@ -63,50 +116,17 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
       break;
     }
   }
-  const Savepoint* mark = at < savepoints_.size() ? &savepoints_[at] : nullptr;
-  // One step on every row whose version or lock changes back, and on the tables whose rows
-  // changed (the unique check reads other sessions' versions).
-  Footprint f{kNoObject, Access::release};
-  f.domain = server_.domain();
-  boost::container::flat_set<std::pair<std::string, std::int64_t>> changed;
-  if (mark != nullptr) {
-    for (const auto& row : locked_rows_) changed.insert(row);
-    for (const auto& row : written_) changed.insert(row);
-    for (const auto& row : changed) {
-      add_object(f, server_.row_object(row.first, row.second));
-      if (written_.count(row) != 0) {
-        if (const SqlTable* t = server_.sql_table(row.first)) add_object(f, t->object);
-      }
-    }
-  }
-  step({"rollback_to_savepoint", f, pid_, true});
+  const bool found = at < savepoints_.size();
+  step({"rollback_to_savepoint", found ? undo_footprint() : Footprint{}, pid_, true});
   if (killed()) return terminated();
   if (!session_.in_transaction) return not_in_block("ROLLBACK TO SAVEPOINT");
-  if (mark == nullptr) return abort_with(no_such(name));
-  for (const auto& row : changed) {
-    RowState& r = server_.row(row.first, row.second);
-    if (written_.count(row) != 0) {
-      if (const auto was = mark->versions.find(row); was != mark->versions.end()) {
-        r.pending[pid_] = was->second;
-      } else {
-        r.pending.erase(pid_);
-        if (r.reinserted_by == pid_) r.reinserted_by = 0;
-      }
-    }
-    const auto held = mark->holds.find(row);
-    server_.row_locks().reduce_to(pid_, server_.row_key(row.first, row.second), Scope::transaction,
-                                  held != mark->holds.end() ? held->second : std::array<int, kModes>{});
-  }
-  if (mark->written.empty() && !written_.empty()) {
-    // The transaction key its first write took goes too: nothing it wrote is left.
-    server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
-  }
-  locked_rows_ = mark->locked_rows;
-  written_ = mark->written;
-  session_settings_ = mark->settings;
-  lock_timeout_ = mark->lock_timeout;
-  statement_timeout_ = mark->statement_timeout;
-  deadlock_timeout_ = mark->deadlock_timeout;
+  if (!found) return abort_with(no_such(name));
+  const Savepoint& mark = savepoints_[at];
+  undo_to(mark);
+  session_settings_ = mark.settings;
+  lock_timeout_ = mark.lock_timeout;
+  statement_timeout_ = mark.statement_timeout;
+  deadlock_timeout_ = mark.deadlock_timeout;
   savepoints_.resize(at + 1);  // newer savepoints go; this one stays
   aborted_ = false;
   return {};
