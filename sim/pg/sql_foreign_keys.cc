@@ -89,6 +89,13 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
   }
 }
 
+void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
+  for (const auto& [before, after] : changes) {
+    if (after) check_references(t, *after, &before);
+    check_referenced(t, before, after ? &*after : nullptr);
+  }
+}
+
 void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_row) {
   for (const auto& [child_name, k] : t.referenced_by) {
     SqlTable& child = *table(child_name);

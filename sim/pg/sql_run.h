@@ -159,6 +159,10 @@ class SqlRun final : public sql::EvalContext {
   // snapshot (the server's also looks at the newest rows: docs/sql.md).
   void check_references(SqlTable& t, const Row& row, const Row* before);
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
+  // The rows an UPDATE or DELETE changed, (before, after), when the table's keys are checked;
+  // checked at the statement's end, in order.
+  using KeyChanges = std::vector<std::pair<Row, std::optional<Row>>>;
+  void check_keys(SqlTable& t, const KeyChanges& changes);
 
   Result<Rows> statement(const sql::DropTable& d);
 
@@ -266,6 +270,14 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> change_rows(const Body& b, bool remove);
   static const std::vector<sql::Assignment>& set_of(const sql::Update& u) { return u.set; }
   static const std::vector<sql::Assignment>& set_of(const sql::Delete&);
+
+  // One locked row's change: deleted (`set` null) or SET's version, RETURNING, and its
+  // (before, after) in `changes` when the table's keys are checked.
+  void write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
+                    const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes);
+  // An inserted row's lock (its key's), waiting for a session that still holds the lock of
+  // the key's deleted version.
+  Status lock_new_row(const std::string& name, std::int64_t id, ObjectId obj);
 
   Result<Rows> statement(const sql::Update& u);
   Result<Rows> statement(const sql::Delete& d);

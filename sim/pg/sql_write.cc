@@ -183,19 +183,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     }
     break;
   }
-  const AdvisoryKey key = server_.row_key(name, id);
-  if (!server_.row_locks().try_request(c_.pid_, key, Mode::exclusive, Scope::transaction)) {
-    // A session granted the lock of this key's deleted version has not run since: it lets
-    // the lock go as it finds the row gone (forget_gone_row), and the insert takes it then.
-    auto waiter = server_.row_locks().request(c_.pid_, key, Mode::exclusive, Scope::transaction);
-    LOCKSTEP_INVARIANT(waiter != nullptr, "a row lock held by another session makes a request wait");
-    c_.note_queued(server_.row_locks(), key, Mode::exclusive);
-    if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
-                                    fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
-        !waited.ok()) {
-      return waited.error();
-    }
-  }
+  if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
@@ -203,6 +191,18 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   r.pending[c_.pid_] = std::move(row);
   c_.wrote(name, id);
   return 1;
+}
+
+Status SqlRun::lock_new_row(const std::string& name, std::int64_t id, ObjectId obj) {
+  const AdvisoryKey key = server_.row_key(name, id);
+  if (server_.row_locks().try_request(c_.pid_, key, Mode::exclusive, Scope::transaction)) return {};
+  // A session granted the lock of this key's deleted version has not run since: it lets
+  // the lock go as it finds the row gone (forget_gone_row), and the insert takes it then.
+  auto waiter = server_.row_locks().request(c_.pid_, key, Mode::exclusive, Scope::transaction);
+  LOCKSTEP_INVARIANT(waiter != nullptr, "a row lock held by another session makes a request wait");
+  c_.note_queued(server_.row_locks(), key, Mode::exclusive);
+  return c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
+                     fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
 }
 
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
@@ -394,7 +394,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   out.columns = column_names(b.returning, t);
   std::int64_t changed = 0;
   const std::string& name = t->def.table;
-  std::vector<std::pair<Row, std::optional<Row>>> changes;  // (before, after) of each row, when keys are checked
+  KeyChanges changes;
   for (const auto& [id, seen] : candidates) {
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
     // What `wanted` needs, behind one pointer: the function keeps it without allocating.
@@ -427,27 +427,28 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
     if (b.where && !checked && !still_matches(t, b.alias, *newest, *b.where)) continue;
-    const bool keyed = !t->foreign_keys.empty() || !t->referenced_by.empty();
-    if (remove) {
-      returning(*t, b.returning, *newest, out);
-      if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
-      if (keyed) changes.emplace_back(*newest, std::nullopt);
-      write_version(*t, id, std::nullopt, {}, out);
-    } else {
-      alias_ = b.alias;
-      Row updated = apply_set(*t, *newest, set_of(b));
-      if (keyed) changes.emplace_back(*newest, updated);
-      write_version(*t, id, std::move(updated), b.returning, out);
-    }
+    write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes);
     ++changed;
   }
-  // The foreign keys' checks, at the end of the statement as the server's RI triggers run.
-  for (const auto& [before, after] : changes) {
-    if (after) check_references(*t, *after, &before);
-    check_referenced(*t, before, after ? &*after : nullptr);
-  }
+  check_keys(*t, changes);
   out.tag = (remove ? "DELETE " : "UPDATE ") + std::to_string(changed);
   return done(std::move(out));
+}
+
+void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
+                          const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes) {
+  const bool keyed = !t.foreign_keys.empty() || !t.referenced_by.empty();
+  if (set == nullptr) {
+    returning(t, ret, newest, out);
+    if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
+    if (keyed) changes.emplace_back(newest, std::nullopt);
+    write_version(t, id, std::nullopt, {}, out);
+    return;
+  }
+  alias_ = alias;
+  Row updated = apply_set(t, newest, *set);
+  if (keyed) changes.emplace_back(newest, updated);
+  write_version(t, id, std::move(updated), ret, out);
 }
 
 const std::vector<sql::Assignment>& SqlRun::set_of(const sql::Delete&) {

@@ -1,0 +1,239 @@
+// model/sql/parse_statements.cc: the reader's DDL, transaction and setting statements
+// (CREATE TABLE with its keys and foreign keys, DROP TABLE, CREATE INDEX, BEGIN / COMMIT /
+// ROLLBACK / savepoints, SET): part of model/sql/parse.h's parser, whose Reader
+// (parse_reader.h) the rest of it shares.
+#include <algorithm>
+
+#include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql {
+namespace detail {
+
+ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
+  known(body, "ColumnDef", {"colname", "typeName", "is_local", "constraints"}, eloc);
+  ColumnDef col;
+  col.name = body.at("colname");
+  col.type = type_of(body.at("typeName"), eloc, &col);
+  if (body.contains("constraints")) {
+    for (const json& cn : body.at("constraints")) {
+      const json& con = *node(cn).second;
+      const std::string contype = con.value("contype", "");
+      const int cloc = location_of(con, eloc);
+      if (contype == "CONSTR_PRIMARY") {
+        if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), cloc);
+        c.primary_key = {col.name};
+        col.not_null = true;
+      } else if (contype == "CONSTR_UNIQUE") {
+        c.unique.push_back({col.name});
+      } else if (contype == "CONSTR_NOTNULL") {
+        col.not_null = true;
+      } else if (contype == "CONSTR_NULL") {
+      } else if (contype == "CONSTR_DEFAULT") {
+        col.default_value = expr(con.at("raw_expr"), cloc);
+      } else if (contype == "CONSTR_FOREIGN") {
+        c.foreign_keys.push_back(foreign_key(con, c.table, col.name, cloc));
+      } else {
+        refuse(constraint_name(contype), cloc);
+      }
+    }
+  }
+  return col;
+}
+
+CreateTable Reader::create_table(const json& body) {
+  const int loc = statement_start_;
+  known(body, "CreateStmt", {"relation", "tableElts", "if_not_exists", "oncommit"}, loc);
+  if (body.value("oncommit", "ONCOMMIT_NOOP") != "ONCOMMIT_NOOP") refuse("ON COMMIT", loc);
+  CreateTable c;
+  const json& rel = body.at("relation");
+  if (rel.value("relpersistence", "p") == "t") refuse("a temporary table", location_of(rel, loc));
+  std::string alias;
+  std::tie(c.table, alias) = relation(rel, loc);
+  c.if_not_exists = body.value("if_not_exists", false);
+  if (body.contains("tableElts")) {
+    for (const json& el : body.at("tableElts")) {
+      const auto [type, b] = node(el);
+      const int eloc = location_of(*b, loc);
+      if (type == "ColumnDef") {
+        c.columns.push_back(column_def(*b, c, eloc));
+      } else if (type == "Constraint") {
+        const std::string contype = b->value("contype", "");
+        if (contype == "CONSTR_FOREIGN") {
+          c.foreign_keys.push_back(foreign_key(*b, c.table, "", eloc));
+          continue;
+        }
+        known(*b, type, {"contype", "keys"}, eloc);
+        if (contype == "CONSTR_PRIMARY") {
+          if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), eloc);
+          c.primary_key = names(b->at("keys"));
+        } else if (contype == "CONSTR_UNIQUE") {
+          c.unique.push_back(names(b->at("keys")));
+        } else {
+          refuse(constraint_name(contype), eloc);
+        }
+      } else {
+        refuse(construct_of_node(type, *b), eloc);
+      }
+    }
+  }
+  for (const std::string& k : c.primary_key) {
+    auto it = std::find_if(c.columns.begin(), c.columns.end(), [&](const ColumnDef& d) { return d.name == k; });
+    if (it == c.columns.end()) fail("42703", fmt::format("column \"{}\" named in key does not exist", k), loc);
+    it->not_null = true;
+  }
+  for (const auto& key : c.unique) {
+    for (const std::string& k : key) {
+      if (std::none_of(c.columns.begin(), c.columns.end(), [&](const ColumnDef& d) { return d.name == k; })) {
+        fail("42703", fmt::format("column \"{}\" named in key does not exist", k), loc);
+      }
+    }
+  }
+  return c;
+}
+
+ForeignKey Reader::foreign_key(const json& con, const std::string& table, const std::string& column, int fallback) const {
+  known(con, "Constraint",
+        {"contype", "conname", "pktable", "fk_attrs", "pk_attrs", "fk_matchtype", "fk_upd_action", "fk_del_action", "initially_valid",
+         "deferrable", "initdeferred", "skip_validation"},
+        fallback);
+  if (con.value("deferrable", false) || con.value("initdeferred", false)) refuse("a deferrable foreign key", fallback);
+  if (con.value("fk_matchtype", "s") != "s") refuse("MATCH FULL", fallback);
+  auto action = [&](const char* field, const char* what) {
+    const std::string a = con.value(field, "a");
+    if (a != "a" && a != "r") {
+      const char* name = a == "c" ? "CASCADE" : a == "n" ? "SET NULL" : "SET DEFAULT";
+      refuse(fmt::format("{} {}", what, name), fallback);
+    }
+    return a == "r";
+  };
+  ForeignKey fk;
+  fk.restrict_delete = action("fk_del_action", "ON DELETE");
+  fk.restrict_update = action("fk_upd_action", "ON UPDATE");
+  fk.parent = relation(con.at("pktable"), fallback).first;
+  fk.columns = column.empty() ? names(con.at("fk_attrs")) : std::vector<std::string>{column};
+  if (con.contains("pk_attrs")) fk.parent_columns = names(con.at("pk_attrs"));
+  fk.name = con.value("conname", "");
+  if (fk.name.empty()) fk.name = fmt::format("{}_{}_fkey", table, fmt::join(fk.columns, "_"));  // ChooseConstraintName's
+  if (fk.parent == table) refuse("a foreign key to its own table", fallback);
+  return fk;
+}
+
+std::string Reader::constraint_name(std::string_view contype) {
+  if (contype == "CONSTR_CHECK") return "a CHECK constraint";
+  if (contype == "CONSTR_FOREIGN") return "REFERENCES (a foreign key)";
+  if (contype == "CONSTR_EXCLUSION") return "an EXCLUDE constraint";
+  if (contype == "CONSTR_IDENTITY") return "GENERATED AS IDENTITY";
+  if (contype == "CONSTR_GENERATED") return "a generated column";
+  return fmt::format("the constraint {}", contype);
+}
+
+DropTable Reader::drop(const json& body) {
+  const int loc = statement_start_;
+  known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
+  const std::string what = body.value("removeType", "");
+  if (what != "OBJECT_TABLE") refuse(fmt::format("DROP of {}", what), loc);
+  if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP ... CASCADE", loc);
+  DropTable d;
+  d.if_exists = body.value("missing_ok", false);
+  for (const json& o : body.at("objects")) {
+    std::vector<std::string> parts;
+    for (const json* p : items(o)) parts.push_back(str(*p));
+    if (parts.size() == 2 && parts[0] == "public") parts.erase(parts.begin());
+    if (parts.size() != 1) refuse("a schema-qualified name", loc);
+    d.tables.push_back(parts[0]);
+  }
+  return d;
+}
+
+CreateIndex Reader::create_index(const json& body) {
+  const int loc = statement_start_;
+  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists"}, loc);
+  if (body.value("accessMethod", "btree") != "btree") refuse(fmt::format("an index USING {}", body.value("accessMethod", "")), loc);
+  CreateIndex ix;
+  std::string alias;
+  std::tie(ix.table, alias) = relation(body.at("relation"), loc);
+  ix.unique = body.value("unique", false);
+  ix.name = body.value("idxname", "");
+  for (const json& p : body.at("indexParams")) {
+    const json& elem = *node(p).second;
+    known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
+    if (!elem.contains("name")) refuse("an index on an expression", loc);
+    ix.columns.push_back(elem.at("name"));
+  }
+  return ix;
+}
+
+Transaction Reader::transaction(const json& body) {
+  const int loc = statement_start_;
+  known(body, "TransactionStmt", {"kind", "options", "savepoint_name"}, loc);
+  const std::string kind = body.value("kind", "");
+  Transaction t;
+  if (kind == "TRANS_STMT_BEGIN" || kind == "TRANS_STMT_START") {
+    t.kind = Transaction::Kind::begin;
+    t.start = kind == "TRANS_STMT_START";
+  } else if (kind == "TRANS_STMT_COMMIT") {
+    t.kind = Transaction::Kind::commit;
+  } else if (kind == "TRANS_STMT_ROLLBACK") {
+    t.kind = Transaction::Kind::rollback;
+  } else if (kind == "TRANS_STMT_SAVEPOINT") {
+    t.kind = Transaction::Kind::savepoint;
+  } else if (kind == "TRANS_STMT_RELEASE") {
+    t.kind = Transaction::Kind::release;
+  } else if (kind == "TRANS_STMT_ROLLBACK_TO") {
+    t.kind = Transaction::Kind::rollback_to;
+  } else {
+    refuse(kind == "TRANS_STMT_PREPARE" || kind == "TRANS_STMT_COMMIT_PREPARED" || kind == "TRANS_STMT_ROLLBACK_PREPARED"
+               ? std::string("prepared transactions")
+               : fmt::format("the transaction statement {}", kind),
+           loc);
+  }
+  t.savepoint = body.value("savepoint_name", "");
+  if (body.contains("options")) {
+    for (const json& o : body.at("options")) {
+      const json& d = *node(o).second;
+      const std::string name = d.value("defname", "");
+      const int dloc = location_of(d, loc);
+      if (name != "transaction_isolation") refuse(fmt::format("the transaction option {}", name), dloc);
+      const std::string level = node(d.at("arg")).second->at("sval").value("sval", "");
+      if (level == "read committed") {
+        t.isolation = Isolation::read_committed;
+      } else if (level == "repeatable read") {
+        t.isolation = Isolation::repeatable_read;
+      } else {
+        refuse(fmt::format("ISOLATION LEVEL {}", level == "serializable" ? "SERIALIZABLE" : level), dloc);
+      }
+    }
+  }
+  return t;
+}
+
+SetVariable Reader::set_variable(const json& body) {
+  const int loc = statement_start_;
+  known(body, "VariableSetStmt", {"kind", "name", "args", "is_local"}, loc);
+  const std::string kind = body.value("kind", "");
+  SetVariable s;
+  s.name = body.value("name", "");
+  s.local = body.value("is_local", false);
+  if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
+  if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
+  if (!is_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
+  if (kind == "VAR_SET_VALUE") {
+    const json& args = body.at("args");
+    if (args.size() != 1) refuse("a list value", loc);
+    const json& c = *node(args.at(0)).second;
+    if (c.contains("sval")) {
+      s.value = c.at("sval").value("sval", "");
+    } else if (c.contains("ival")) {
+      s.value = std::to_string(c.at("ival").value("ival", 0));
+    } else {
+      refuse("this value for a setting", location_of(c, loc));
+    }
+  } else if (kind != "VAR_SET_DEFAULT" && kind != "VAR_RESET") {
+    refuse(fmt::format("SET ({})", kind), loc);
+  }
+  return s;
+}
+
+}  // namespace detail
+}  // namespace lockstep::sql
