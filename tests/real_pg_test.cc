@@ -2,14 +2,17 @@
 // scripts/pg-throwaway): the facts of docs/postgres.md that need no timing, through
 // the same model/pg.h the simulation implements. Skipped, saying why, when
 // LOCKSTEP_PG_CONNINFO is unset (no server binaries on this machine).
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "lockstep/real/libpq_backend.h"
+#include "lockstep/real/table_lock_view.h"
 #include "test_support.h"
 
 namespace lockstep {
@@ -51,6 +54,47 @@ class RealPg : public ::testing::Test {
 };
 
 const AdvisoryKey kKey = AdvisoryKey::pair(1, 4242);
+
+// `locks --pg`'s table view: a session's lock on the team's table by its name, and a row-lock
+// waiter with its tuple lock and the session it waits for.
+TEST_F(RealPg, TheTableLockViewNamesTablesAndRowLockWaits) {
+  auto a = conn();
+  auto b = conn();
+  auto view = conn();
+  (void)b->exec("DROP TABLE IF EXISTS lock_view_t");
+  ASSERT_TRUE(b->exec("CREATE TABLE lock_view_t (id int PRIMARY KEY, v int)").ok());
+  ASSERT_TRUE(b->exec("INSERT INTO lock_view_t VALUES (1, 0)").ok());
+  ASSERT_TRUE(a->begin().ok());
+  ASSERT_TRUE(a->exec("SELECT v FROM lock_view_t WHERE id = 1 FOR UPDATE").ok());
+  const int a_pid = std::stoi(a->exec("SELECT pg_backend_pid()").value().rows[0][0].value());
+  auto has = [&](const std::vector<real::TableLockRow>& rows, int pid, const std::string& table, const std::string& mode, bool granted) {
+    return std::any_of(rows.begin(), rows.end(), [&](const real::TableLockRow& r) {
+      return r.pid == pid && r.table == table && r.mode == mode && r.granted == granted;
+    });
+  };
+  const auto held = real::table_locks(*view);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_TRUE(has(held.value(), a_pid, "lock_view_t", "RowShareLock", true));
+  // b's UPDATE waits for a's row lock: its tuple lock, granted, and its wait for a's transaction.
+  auto waiter = real::connect(conninfo_);
+  ASSERT_TRUE(waiter.ok());
+  auto* raw = waiter.value().get();
+  const int w_pid = std::stoi(raw->exec("SELECT pg_backend_pid()").value().rows[0][0].value());
+  std::thread t([raw] { (void)raw->exec("UPDATE lock_view_t SET v = 1 WHERE id = 1"); });
+  std::vector<real::TableLockRow> rows;
+  for (int i = 0; i < 500 && !has(rows, w_pid, "", "ShareLock", false); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    rows = real::table_locks(*view).value();
+  }
+  EXPECT_TRUE(has(rows, w_pid, "lock_view_t", "ExclusiveLock", true));  // the tuple lock
+  const auto wait = std::find_if(rows.begin(), rows.end(), [&](const real::TableLockRow& r) { return r.pid == w_pid && !r.granted; });
+  ASSERT_NE(wait, rows.end());
+  EXPECT_EQ(wait->locktype, "transactionid");
+  EXPECT_EQ(wait->blocked_by, std::to_string(a_pid));
+  ASSERT_TRUE(a->rollback().ok());
+  t.join();
+  (void)b->exec("DROP TABLE lock_view_t");
+}
 
 TEST_F(RealPg, SessionLocksAreReentrantAndAnUnlockNotHeldWarns) {
   auto a = conn();
