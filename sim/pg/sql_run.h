@@ -275,6 +275,10 @@ class SqlRun final : public sql::EvalContext {
   // (before, after) in `changes` when the table's keys are checked.
   void write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
                     const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes);
+  // A plain INSERT into a table with unique keys besides the primary key, once its primary
+  // key is free: the row is written (others' primary key checks see it), then the other
+  // keys are checked, waiting as the server's index insertions do.
+  Result<std::int64_t> insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out);
   // An inserted row's lock (its key's), waiting for a session that still holds the lock of
   // the key's deleted version.
   Status lock_new_row(const std::string& name, std::int64_t id, ObjectId obj);

@@ -172,6 +172,10 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
                         fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
     }
     if (t.unique.empty()) break;
+    // A plain INSERT's row is in the table, for the primary key's check of others, while its
+    // other unique keys are checked (heap_insert, then each index in turn: a wait there
+    // holds the key it inserted): a conflict then fails the statement, which drops it.
+    if (ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out);
     bool waited = false;
     const auto repeated = unique_conflict(t, id, row, nullptr, &waited);
     if (!repeated.ok()) return repeated.error();
@@ -190,6 +194,33 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
   r.pending[c_.pid_] = std::move(row);
   c_.wrote(name, id);
+  return 1;
+}
+
+Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out) {
+  const std::string& name = t.def.table;
+  const ObjectId obj = server_.row_object(name, id);
+  if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
+  if (s_.in_actor()) {
+    s_.also_touch(obj);
+    s_.also_touch(t.object);  // the unique check's step: it reads every row's versions
+  }
+  if (s_.logging()) s_.add_detail(row_text(row));
+  RowState& r = server_.row(name, id);
+  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
+  r.pending[c_.pid_] = row;
+  c_.wrote(name, id);
+  const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
+  if (!repeated.ok()) return repeated.error();
+  if (s_.in_actor()) {  // after a wait, the step that decides is the wait's
+    s_.also_touch(obj);
+    s_.also_touch(t.object);
+  }
+  if (repeated.value() != nullptr) {
+    return fail(Error{std::string(sqlstate::kUniqueViolation),
+                      fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
+  }
+  returning(t, ins.returning, row, out);
   return 1;
 }
 
