@@ -300,7 +300,10 @@ class SimConnection : public lockstep::pg::Connection {
   // changed (or deleted) after the snapshot: 40001, as the server says; else nullopt.
   // A locking clause (SELECT ... FOR) says "concurrent update" for a deleted row too
   // (ExecLockRows); an UPDATE or DELETE says "concurrent delete".
-  std::optional<Error> serialization_failure(std::string_view table, std::int64_t id, bool locking_clause);
+  // FOR KEY SHARE (`mode`) passes a change that kept the row's key columns.
+  std::optional<Error> serialization_failure(std::string_view table, std::int64_t id, bool locking_clause, Mode mode);
+  // Whether an update from `before` to `after` kept the table's key columns (primary and unique).
+  bool key_kept(std::string_view table, const std::optional<Row>& before, const Row& after) const;
   // BEGIN ISOLATION LEVEL REPEATABLE READ: the transaction's first statement takes a snapshot.
   void use_repeatable_read() { repeatable_read_ = true; }
   // The snapshot goes with the transaction.

@@ -200,13 +200,28 @@ const std::optional<Row>& SimConnection::newest(std::string_view table, std::int
   return r.committed;
 }
 
-std::optional<Error> SimConnection::serialization_failure(std::string_view table, std::int64_t id, bool locking_clause) {
+std::optional<Error> SimConnection::serialization_failure(std::string_view table, std::int64_t id, bool locking_clause, Mode mode) {
   if (!snapshot_) return std::nullopt;
   const RowState& r = server_.row(table, id);
   if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
+  // FOR KEY SHARE passes an update that kept the key (heap_lock_tuple: a key share lock does
+  // not conflict with it, whatever the snapshot).
+  if (mode == Mode::key_share && r.committed && key_kept(table, r.version_at(*snapshot_), *r.committed)) return std::nullopt;
   return Error{std::string(sqlstate::kSerializationFailure), r.committed || locking_clause
                                                                  ? "could not serialize access due to concurrent update"
                                                                  : "could not serialize access due to concurrent delete"};
+}
+
+bool SimConnection::key_kept(std::string_view table, const std::optional<Row>& before, const Row& after) const {
+  const SqlTable* t = server_.sql_table(table);
+  if (t == nullptr || !before) return false;
+  for (std::size_t i = 0; i < t->def.columns.size(); ++i) {
+    if (!t->is_key_column(static_cast<int>(i))) continue;
+    const std::string& c = t->def.columns[i].name;
+    const auto b = before->find(c), a = after.find(c);
+    if ((b == before->end()) != (a == after.end()) || (b != before->end() && b->second != a->second)) return false;
+  }
+  return true;
 }
 
 Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode,
@@ -226,7 +241,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   // TM_Updated, whoever holds the newest), else once locked.
   const bool locking_clause = verb == Stmt::select_for_share || verb == Stmt::select_for_update || verb == Stmt::select_for_update_nowait;
   auto serialization = [&]() -> std::optional<Error> {
-    auto e = serialization_failure(table, id, locking_clause);
+    auto e = serialization_failure(table, id, locking_clause, mode);
     if (e) {
       s_.note_result({Kind::failed});
       if (s_.logging()) s_.note_detail("40001 " + e->message);

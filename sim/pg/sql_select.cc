@@ -236,7 +236,7 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) 
   if (got && !server_.row_locks().holds_at_least(c_.pid_, key, mode)) {
     // Under REPEATABLE READ a row whose change since the snapshot committed fails it before
     // any lock is looked at (heap_lock_tuple's TM_Updated); one still changing is skipped.
-    if (auto e = c_.serialization_failure(table, id, true)) throw Raised{c_.abort_with(*e)};
+    if (auto e = c_.serialization_failure(table, id, true, mode)) throw Raised{c_.abort_with(*e)};
     got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
     if (got) c_.locked_rows_.emplace(table, id);
   }
