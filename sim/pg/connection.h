@@ -314,8 +314,11 @@ class SimConnection : public lockstep::pg::Connection {
   // another transaction's uncommitted insert is invisible under READ COMMITTED) is not
   // locked: false, the statement finds no row, and its step only read that it is absent.
   // With `wanted`, a row it sees that `wanted` refuses is not locked either (false).
+  // `mode_now`, when given, decides the mode in the lock's step from the row then (an UPDATE
+  // that changes a key column's value takes FOR UPDATE, else FOR NO KEY UPDATE); its
+  // footprint is `mode`'s, which must be as strong an access.
   Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode = Mode::exclusive,
-                        const std::function<bool()>& wanted = nullptr);
+                        const std::function<bool()>& wanted = nullptr, const std::function<Mode()>& mode_now = nullptr);
 
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
   // backend was terminated meanwhile.

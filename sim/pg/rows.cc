@@ -225,7 +225,7 @@ bool SimConnection::key_kept(std::string_view table, const std::optional<Row>& b
 }
 
 Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode,
-                      const std::function<bool()>& wanted) {
+                      const std::function<bool()>& wanted, const std::function<Mode()>& mode_now) {
   const ObjectId obj = server_.row_object(table, id);
   const Access access = acquire_access(mode);
   if (auto refused = begin_statement(narrowing({name(verb), {obj, access}, id, true}))) return *refused;
@@ -233,6 +233,10 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
     s_.refine_access(Access::read);
     s_.note_result({Kind::value, 0});
     return false;
+  }
+  if (mode_now) {
+    mode = mode_now();
+    LOCKSTEP_INVARIANT(acquire_access(mode) == access, "a mode decided in the lock's step has the footprint declared for it");
   }
   const AdvisoryKey key = server_.row_key(table, id);
   if (server_.row_locks().holds_at_least(pid_, key, mode)) return true;

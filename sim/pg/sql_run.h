@@ -209,6 +209,9 @@ class SqlRun final : public sql::EvalContext {
   // The row lock an UPDATE (or ON CONFLICT DO UPDATE) with these assignments takes: FOR
   // UPDATE when it assigns a key column, else FOR NO KEY UPDATE.
   static Mode update_mode(const SqlTable& t, const std::vector<sql::Assignment>& set);
+  // Whether SET changes the value of a key column of `row` (heap_update's test for FOR
+  // UPDATE rather than FOR NO KEY UPDATE).
+  bool key_changes(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set, std::string_view alias);
 
   // A subquery that locks rows takes its steps before the statement's own scan (its value is
   // then fixed for the statement, as an InitPlan's is).

@@ -323,6 +323,27 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   return 1;
 }
 
+bool SqlRun::key_changes(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set, std::string_view alias) {
+  const Saved saved = save();
+  table_ = &t;
+  alias_ = alias;
+  row_ = &row;
+  bool changes = false;
+  for (const sql::Assignment& a : set) {
+    const int i = t.column(a.column);
+    if (changes || !t.is_key_column(i)) continue;
+    try {
+      const Value v = assigned(sql::evaluate(a.value, *this), t.def.columns[static_cast<std::size_t>(i)], t.def.table);
+      const auto old = row.find(a.column);
+      changes = v.is_null() ? old != row.end() : old == row.end() || old->second != v.text_output();
+    } catch (const SqlError&) {
+      changes = true;  // the statement fails on this row anyway: the stronger lock
+    }
+  }
+  restore(saved);
+  return changes;
+}
+
 Mode SqlRun::update_mode(const SqlTable& t, const std::vector<sql::Assignment>& set) {
   for (const sql::Assignment& a : set) {
     if (t.is_key_column(t.column(a.column))) return Mode::exclusive;
@@ -447,7 +468,16 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       };
     }
     const Mode mode = remove ? Mode::exclusive : update_mode(*t, set_of(b));
-    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted);
+    // An UPDATE that assigns a key column takes FOR UPDATE only when the value changes
+    // (heap_update compares the values), decided on the row its lock step sees.
+    std::function<Mode()> mode_now;
+    if (mode == Mode::exclusive && !remove) {
+      mode_now = [this, t, &b, id = id] {
+        const std::optional<Row>& current = c_.visible(t->def.table, id);
+        return current && key_changes(*t, *current, set_of(b), b.alias) ? Mode::exclusive : Mode::no_key_update;
+      };
+    }
+    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted, mode_now);
     if (!got.ok()) return got.error();
     std::optional<Row> newest = c_.visible(name, id);
     if (!got.value()) continue;
