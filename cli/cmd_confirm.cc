@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/cli/commands.h"
+#include "lockstep/cli/confirm_force.h"
 #include "lockstep/cli/interrupt.h"
 #include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
@@ -47,12 +48,14 @@ struct ConfirmArgs {
   int iterations = 20;
   bool until_violation = false;
   std::string aim;  // a trace of the scenario: pause where its actors switch
+  std::string force;  // a trace of a SQL scenario: forced on the server step by step
   int aim_pause_ms = 20;
   std::uint64_t seed = 1;
   int jitter_us = 500;
   int limit_s = 120;
   int crash_window_ms = 0;
   bool no_crashes = false;
+  bool no_session_faults = false;
   bool phantom = false;
   std::string system;                 // with --phantom: the system's own lock code
   std::vector<std::string> variants;  // with --system: these (default: all)
@@ -159,6 +162,7 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = std::chrono::seconds(a.limit_s);
   o.sigkill_crashes = !a.no_crashes;
+  o.session_faults = !a.no_session_faults;
   o.crash_window = std::chrono::milliseconds(a.crash_window_ms);
   o.stop_requested = [] { return interrupted(); };
   return o;
@@ -181,6 +185,7 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
                    {"by_invariant", r.by_invariant}, {"marks", r.marks},
                    {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
                                 {"kind", "process"}}},
+                   {"backend_terminated", {{"by_pg_terminate_backend", r.sessions_terminated}, {"by_closed_socket", r.sessions_closed}}},
                    {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
                    {"seconds", duration_s(r.total)}, {"longest_iteration_s", duration_s(r.longest)},
                    {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
@@ -194,7 +199,8 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
       h.push_back({{"at_ms", duration_ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
     }
     j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
-                               {"message", v.violation.message}, {"history", h}});
+                               {"message", v.violation.message}, {"history", h},
+                               {"fault", v.fault.empty() ? nlohmann::json() : nlohmann::json(v.fault)}});
   }
   return j;
 }
@@ -205,6 +211,7 @@ void print_violations(std::ostream& out, const real::ConfirmReport& r) {
   for (std::size_t i = 0; i < r.violations.size() && i < kShown; ++i) {
     const auto& v = r.violations[i];
     out << fmt::format("\niteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
+    if (!v.fault.empty()) out << fmt::format("  the fault backend_terminated ended a session: {}\n", v.fault);
     const std::size_t from = v.history.size() > kHistory ? v.history.size() - kHistory : 0;
     if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
     for (std::size_t k = from; k < v.history.size(); ++k) {
@@ -232,6 +239,11 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
                        "recovered, {} finished first; process crashes only (the page cache survives them: a missing "
                        "fsync is not tested here, the simulation's machine crash does that)\n",
                        r.crashes.forked, r.crashes.killed, r.crashes.finished);
+  }
+  if (r.sessions_terminated + r.sessions_closed > 0) {
+    out << fmt::format("backend_terminated: {} sessions ended by pg_terminate_backend, {} by closing the client's socket "
+                       "(one per iteration after the first, before a statement drawn from the first's)\n",
+                       r.sessions_terminated, r.sessions_closed);
   }
   out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
                      stats_text(r.memory_locks), stats_text(r.pg_locks));
@@ -283,6 +295,11 @@ std::vector<std::vector<std::uint64_t>> aimed_pauses(const std::string& path, co
 // `confirm SCENARIO`: the scenario's actors on real threads against the server, N times.
 int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   const Scenario scenario = load_scenario(a.scenario);
+  if (!a.force.empty()) {
+    if (!a.aim.empty()) throw InputError("confirm: --force and --aim are two ways to follow a trace: give one");
+    const Server server(a.pg);
+    return run_forced_replay(a.force, scenario, server, out);
+  }
   auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
   const Server server(a.pg);
   const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses));
@@ -319,6 +336,10 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
   c.add_option("--aim", a.aim,
                "a trace of this scenario (from check): each actor pauses where the trace switches to another actor, so "
                "that the real run takes the trace's order more often");
+  c.add_option("--force", a.force,
+               "a trace of this SQL scenario (.spec, from check): its steps forced on the server one at a time in the "
+               "trace's order (a step that waits is waited for), then its checks; prints \"seen on the server\" or the "
+               "first step whose outcome differs");
   c.add_option("--aim-pause-ms", a.aim_pause_ms, "with --aim: how long each such pause is")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -334,6 +355,9 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c.add_flag("--no-crashes", a.no_crashes, "run crash points in the actor's own thread: nothing is killed");
+  c.add_flag("--no-session-faults", a.no_session_faults,
+             "a scenario with the backend_terminated fault: do not end sessions on the server (by default each "
+             "iteration after the first ends one, by pg_terminate_backend or by closing the client's socket)");
   c.add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

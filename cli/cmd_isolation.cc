@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "lockstep/cli/permutation_diff.h"
 #include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/model/json_cursor.h"
@@ -71,17 +72,6 @@ std::string first_difference(const std::string& got, const std::string& want) {
   }
 }
 
-// The step a line of a permutation's output belongs to: the last "step NAME:" line before it.
-std::string step_of_line(const std::string& output, std::size_t line) {
-  std::istringstream in(output);
-  std::string l, step = "(before the first step)";
-  for (std::size_t n = 1; n <= line && std::getline(in, l); ++n) {
-    if (l.rfind("step ", 0) == 0) step = l.substr(5, l.find(':') == std::string::npos ? std::string::npos : l.find(':') - 5);
-    if (l.rfind("starting permutation:", 0) == 0) step = "(setup)";
-  }
-  return step;
-}
-
 // --diff: each permutation on the simulation and on the server; the first step whose output
 // (rows, error, or waiting) differs.
 int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, std::ostream& err) {
@@ -96,18 +86,9 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
         continue;
       }
       ++differing;
-      std::size_t line = 1;
-      std::istringstream s(simulated), r(served);
-      std::string sl, rl;
-      while (true) {
-        const bool hs = static_cast<bool>(std::getline(s, sl)), hr = static_cast<bool>(std::getline(r, rl));
-        if (!hs || !hr || sl != rl) {
-          err << fmt::format("{}: permutation{}: differs at step {} (line {}):\n  simulation: {}\n  server:     {}\n", path,
-                             permutation_names(steps), step_of_line(simulated, line), line, hs ? sl : "(end of output)", hr ? rl : "(end of output)");
-          break;
-        }
-        ++line;
-      }
+      const PermutationDifference d = *first_permutation_difference(simulated, served);
+      err << fmt::format("{}: permutation{}: differs at step {} (line {}):\n  simulation: {}\n  server:     {}\n", path,
+                         permutation_names(steps), d.step, d.line, d.simulation, d.server);
     }
   }
   if (differing == 0) out << "isolation --diff: the simulation and the server print the same\n";

@@ -326,6 +326,10 @@ struct PoolConfig {
   // one scenario never see each other's tables (confirm of a .spec). The simulation has a
   // catalog per execution and ignores it.
   bool own_schema = false;
+  // Real servers only: the schema the pool's connections put first on their search_path,
+  // made by someone else (a second pool of one run shares the first's: with own_schema,
+  // config() names the schema made). Empty: none.
+  std::string schema;
 };
 
 // SQLAlchemy QueuePool: pool_size connections kept, up to max_overflow more opened on

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -41,7 +42,7 @@ ServerLost lost_at(int iteration, const std::string& actor, std::string op, cons
 
 // Iteration i's shared state, with its ThreadEnv, whose sink records the history and
 // hands each event to the instance's checker.
-std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, Duration crash_window) {
+std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, Duration crash_window, std::uint64_t fault_at) {
   auto it = std::make_shared<Iteration>();
   Iteration* raw = it.get();
   ThreadEnvOptions env_options;
@@ -52,6 +53,8 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
   env_options.pause = options.pause;
   env_options.sigkill_crashes = options.sigkill_crashes;
   env_options.crash_window = crash_window;
+  env_options.fault_at = fault_at;
+  env_options.session_fault = i % 2 == 0 ? ThreadEnvOptions::SessionFault::terminate : ThreadEnvOptions::SessionFault::close;
   it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
     const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
     raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
@@ -122,9 +125,14 @@ std::optional<Violation> verdict(Iteration& it) {
 // Adds iteration i's marks, violation, lock statistics and crashes to the report.
 void record(ConfirmReport& report, int i, const std::optional<Violation>& found, const Iteration& it) {
   for (const std::string& m : it.instance->marks()) ++report.marks[m];
+  const SessionFaultStats fault = it.env->session_fault_stats();
+  if (fault.struck > 0) ++(i % 2 == 0 ? report.sessions_terminated : report.sessions_closed);
   if (found) {
     ++report.by_invariant[found->invariant];
-    report.violations.push_back({i, *found, it.history});
+    const std::string victim = fault.struck == 0 ? ""
+                               : fmt::format("the session of {} (backend {}), before the run's statement {}: {}",
+                                             it.instance->actor_name(fault.actor), fault.pid, it.env->fault_at(), fault.how);
+    report.violations.push_back({i, *found, it.history, victim});
   }
   add(report.memory_locks, it.env->memory_lock_stats());
   add(report.pg_locks, it.env->pg_lock_stats());
@@ -145,6 +153,7 @@ std::string ConfirmReport::describe() const {
   if (!violations.empty()) {
     const auto& v = violations.front();
     out += fmt::format("  iteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
+    if (!v.fault.empty()) out += fmt::format("    the fault backend_terminated ended a session: {}\n", v.fault);
     constexpr std::size_t kShown = 20;
     const std::size_t from = v.history.size() > kShown ? v.history.size() - kShown : 0;
     for (std::size_t k = from; k < v.history.size(); ++k) {
@@ -152,6 +161,10 @@ std::string ConfirmReport::describe() const {
       out += fmt::format("    {:>10.3f} ms  {:<16} {} {} {}\n", std::chrono::duration<double, std::milli>(e.at).count(),
                          e.actor, e.event, e.subject, e.value);
     }
+  }
+  if (sessions_terminated + sessions_closed > 0) {
+    out += fmt::format("  backend_terminated: {} sessions ended by pg_terminate_backend, {} by closing the client's socket\n",
+                       sessions_terminated, sessions_closed);
   }
   if (!marks.empty()) {
     out += "  marks:";
@@ -188,6 +201,8 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;
   Duration crash_window = options.crash_window;
+  std::uint64_t fault_statements = 0;  // the most any iteration sent on faulty pools
+  std::mt19937_64 fault_rng(options.seed);
   for (int i = 1; i <= options.iterations; ++i) {
     if (options.stop_requested && options.stop_requested()) {
       report.interrupted = true;
@@ -197,7 +212,10 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
       report.lost = lost_at(i, "", "DROP SCHEMA lockstep (the harness's reset)", dropped.error());
       return report;
     }
-    auto it = new_iteration(options, i, crash_window);
+    const std::uint64_t fault_at = options.session_faults && fault_statements > 0
+                                       ? 1 + std::uniform_int_distribution<std::uint64_t>(0, fault_statements - 1)(fault_rng)
+                                       : 0;
+    auto it = new_iteration(options, i, crash_window, fault_at);
     const auto start = Clock::now();
     if (!instantiate(system, *it, i, report)) return report;
     auto done = run_actors(it);
@@ -214,6 +232,7 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
       return report;
     }
     record(report, i, found, *it);
+    fault_statements = std::max(fault_statements, it->env->session_fault_stats().statements);
     if (report.crashes.finished > 0) {
       crash_window = std::max<Duration>(report.crashes.longest_finished * 5 / 4, std::chrono::milliseconds(1));
     }

@@ -40,6 +40,12 @@ struct ConfirmOptions {
   // shows, from aim_at_switches.
   std::vector<std::vector<std::uint64_t>> pause_before{};
   Duration pause = std::chrono::milliseconds(20);
+  // The backend_terminated fault (a scenario's, PoolConfig::backend_terminated) on the
+  // server: the first iteration runs without it and counts the statements its actors send
+  // on the faulty pools; each later one ends one session before a statement drawn
+  // uniformly (seeded) from that many, by pg_terminate_backend in even iterations and by
+  // closing the client's socket in odd ones. Off: the fault is not injected.
+  bool session_faults = true;
   // End the run after the first iteration with a violation (`iterations` is then a bound):
   // a narrow race shows in a few of hundreds of iterations.
   bool until_violation = false;
@@ -69,6 +75,7 @@ struct ConfirmedViolation {
   int iteration = 0;  // 1-based
   Violation violation;
   std::vector<HistoryEntry> history;
+  std::string fault;  // the session the backend_terminated fault ended in it, or ""
 };
 
 struct ConfirmReport {
@@ -79,6 +86,7 @@ struct ConfirmReport {
   std::map<std::string, int> marks;            // Instance::marks() per iteration
   LockWaitStats memory_locks, pg_locks;
   SigkillStats crashes;                        // the crash fault by SIGKILL, over all iterations
+  int sessions_terminated = 0, sessions_closed = 0;  // the backend_terminated fault, over all iterations
   Duration total{0}, longest{0};               // wall time of the iterations
   bool interrupted = false;                    // stop_requested ended the run early
   std::optional<ServerLost> lost;              // the server or a session went away

@@ -74,7 +74,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     PgResult(PQexec(control_.conn.get(), fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_).c_str()));
   }
 
-  std::string run(const std::vector<::lockstep::sql::PermutationStep>& steps) {
+  std::string run(const std::vector<::lockstep::sql::PermutationStep>& steps, bool with_checks) {
     std::string names;
     for (const auto& step : steps) names += " " + step.step;
     out_ += fmt::format("\nstarting permutation:{}\n", names);
@@ -85,6 +85,16 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     ::lockstep::sql::drive_permutation(spec_, steps, *this, out_);
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
       for (const ::lockstep::sql::SqlBlock& block : spec_.sessions[s].teardown) setup_block(*sessions_[s], block, "session teardown");
+    }
+    if (with_checks) {
+      for (const ::lockstep::sql::SpecCheck& check : spec_.checks) {
+        const PgResult r(PQexec(control_.conn.get(), check.sql.text.c_str()));
+        out_ += sql_spec::checked_line(check.name, PQresultStatus(r.get()) == PGRES_TUPLES_OK
+                                                       ? pg::Result<pg::Rows>(sql::read_rows(r.get()))
+                                                       : pg::Result<pg::Rows>(pg::Error{"", PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY) != nullptr
+                                                                                               ? PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)
+                                                                                               : PQerrorMessage(control_.conn.get())}));
+      }
     }
     for (const ::lockstep::sql::SqlBlock& block : spec_.teardown) setup_block(control_, block, "teardown");
     return out_;
@@ -225,9 +235,9 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 }  // namespace isolation_runner
 
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
-                                      const std::string& conninfo, std::chrono::seconds max_step_wait) {
+                                      const std::string& conninfo, std::chrono::seconds max_step_wait, bool with_checks) {
   isolation_runner::Runner runner(spec, conninfo, max_step_wait);
-  return runner.run(steps);
+  return runner.run(steps, with_checks);
 }
 
 }  // namespace lockstep::real

@@ -1,5 +1,6 @@
 #include "lockstep/real/libpq_backend.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -72,6 +73,11 @@ class LibpqConnection final : public pg::Connection {
   // Outside any transaction block: nothing for a ROLLBACK to end.
   bool idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
   Status drop_schema() { return status(exec(std::nullopt, sql::drop_schema())); }
+  // A statement of the harness's own (not counted as the code's: StatementHooks).
+  Status harness_exec(std::string text) { return status(exec(std::nullopt, sql::Statement{std::move(text), {}})); }
+  void close_socket() {
+    if (const int fd = PQsocket(conn_); fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
 
   int backend_pid() const override { return PQbackendPID(conn_); }
 
@@ -164,7 +170,7 @@ class LibpqConnection final : public pg::Connection {
   Result<pg::Rows> exec(std::string_view text, const std::vector<pg::Param>& params) override {
     const std::string owned(text);
     const std::vector<const char*> values = param_values(params);
-    return rows_of("exec", [&] {
+    return rows_of("exec", owned, [&] {
       return params.empty() ? PQexec(conn_, owned.c_str())
                             : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                            nullptr, 0);
@@ -173,7 +179,7 @@ class LibpqConnection final : public pg::Connection {
 
   Status prepare(std::string_view name, std::string_view text) override {
     const std::string owned_name(name), owned(text);
-    auto r = rows_of("prepare", [&] { return PQprepare(conn_, owned_name.c_str(), owned.c_str(), 0, nullptr); });
+    auto r = rows_of("prepare", "", [&] { return PQprepare(conn_, owned_name.c_str(), owned.c_str(), 0, nullptr); });
     if (!r.ok()) return r.error();
     return {};
   }
@@ -181,7 +187,7 @@ class LibpqConnection final : public pg::Connection {
   Result<pg::Rows> exec_prepared(std::string_view name, const std::vector<pg::Param>& params) override {
     const std::string owned_name(name);
     const std::vector<const char*> values = param_values(params);
-    return rows_of("exec_prepared", [&] {
+    return rows_of("exec_prepared", "exec_prepared", [&] {
       return PQexecPrepared(conn_, owned_name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
     });
   }
@@ -197,8 +203,8 @@ class LibpqConnection final : public pg::Connection {
   // Sends one request (send() returns its PGresult) and reads its result: the server's
   // error, or the columns, rows (text, NULL as nullopt) and command tag.
   template <typename Send>
-  Result<pg::Rows> rows_of(const char* what, const Send& send) {
-    if (hooks_.before) hooks_.before();
+  Result<pg::Rows> rows_of(const char* what, std::string_view statement, const Send& send) {
+    if (hooks_.before) hooks_.before(*this, statement);
     const auto start = std::chrono::steady_clock::now();
     SharedResult r(send(), PgResultDeleter());
     if (hooks_.after) hooks_.after(std::nullopt, std::chrono::steady_clock::now() - start);
@@ -244,7 +250,7 @@ class LibpqConnection final : public pg::Connection {
     std::vector<const char*> values;
     values.reserve(st.params.size());
     for (const auto& p : st.params) values.push_back(p.c_str());
-    if (hooks_.before) hooks_.before();
+    if (hooks_.before) hooks_.before(*this, op ? pg::name(*op) : std::string_view());
     const auto start = std::chrono::steady_clock::now();
     const std::string* name = op ? prepared(st) : nullptr;
     SharedResult r(name == nullptr
@@ -312,11 +318,17 @@ class LibpqPool final : public pg::Pool {
   LibpqPool(std::string conninfo, pg::PoolConfig config, StatementHooks hooks)
       : conninfo_(std::move(conninfo)), config_(std::move(config)), hooks_(std::move(hooks)) {
     static std::atomic<int> pools{0};
-    if (config_.own_schema) schema_ = fmt::format("lockstep_run_{}_{}", ::getpid(), pools++);
+    if (config_.own_schema) {
+      schema_ = config_.schema = fmt::format("lockstep_run_{}_{}", ::getpid(), pools++);
+    } else if (!config_.schema.empty()) {
+      schema_ = config_.schema;
+      schema_made_ = true;  // by the pool that owns it
+      borrowed_ = true;
+    }
   }
 
   ~LibpqPool() override {
-    if (!schema_made_) return;
+    if (!schema_made_ || borrowed_) return;
     idle_.clear();  // their sessions end first
     if (auto c = connect(conninfo_); c.ok()) (void)c.value()->exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_));
   }
@@ -407,13 +419,13 @@ class LibpqPool final : public pg::Pool {
     {
       std::lock_guard lock(schema_m_);
       if (!schema_made_) {
-        if (auto made = c.exec(fmt::format("CREATE SCHEMA {}", schema_)); !made.ok()) return made.error();
+        if (auto made = harness(c).harness_exec(fmt::format("CREATE SCHEMA {}", schema_)); !made.ok()) return made.error();
         schema_made_ = true;
       }
     }
-    if (auto set = c.exec(fmt::format("SET search_path = {}, public", schema_)); !set.ok()) return set.error();
-    return {};
+    return harness(c).harness_exec(fmt::format("SET search_path = {}, public", schema_));
   }
+  static LibpqConnection& harness(pg::Connection& c) { return static_cast<LibpqConnection&>(c); }
 
   std::string conninfo_;
   pg::PoolConfig config_;
@@ -421,6 +433,7 @@ class LibpqPool final : public pg::Pool {
   std::string schema_;  // own_schema's name, or ""
   std::mutex schema_m_;
   bool schema_made_ = false;
+  bool borrowed_ = false;  // config.schema: another pool's, not dropped here
   mutable std::mutex m_;
   std::condition_variable ready_;
   std::deque<std::unique_ptr<pg::Connection>> idle_;
@@ -458,6 +471,8 @@ pg::Status drop_row_tables(const std::string& conninfo) {
   tables().forget_all();
   return static_cast<LibpqConnection*>(c.value().get())->drop_schema();
 }
+
+void close_socket(pg::Connection& c) { static_cast<LibpqConnection&>(c).close_socket(); }
 
 bool connection_lost(const pg::Error& error) {
   const std::string_view s = error.sqlstate;

@@ -16,8 +16,9 @@
 // created (with the schema) the first time a statement names it, on a separate connection;
 // drop_row_tables drops the schema between runs.
 //
-// The simulation-only PoolConfig fields (phantom_grant, backend_terminated) are ignored: a
-// real server has Bug #17686 of its own.
+// The simulation-only PoolConfig field phantom_grant is ignored: a real server has Bug
+// #17686 of its own. backend_terminated is acted on by the confirmation runs' Env
+// (real/thread_env.h), through the hooks.
 #pragma once
 
 #include <functional>
@@ -37,7 +38,10 @@ namespace lockstep::real {
 // (model/pg_statements.h; nullopt for the harness's own, such as creating a row table) and
 // its round-trip time.
 struct StatementHooks {
-  std::function<void()> before;
+  // `statement`: what is about to run: exec's SQL text, the statement's name
+  // (model/pg_statements.h) for the typed operations and exec_prepared, "" for the
+  // harness's own (creating a row table, setting the search_path) and for prepare.
+  std::function<void(pg::Connection& c, std::string_view statement)> before;
   std::function<void(std::optional<pg::Stmt> op, Duration took)> after;
   // A statement, or the connect of a pool's new connection, failed with `error`.
   std::function<void(std::string_view op, const pg::Error& error)> failed;
@@ -61,6 +65,12 @@ class ServerError : public std::runtime_error {
 pg::Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks = {});
 
 std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config, StatementHooks hooks = {});
+
+// Shuts the connection's socket down, as a client that crashed or lost its network would:
+// the server ends the session (rolling its transaction back) when it reads the end of the
+// stream, and every later statement on `c` fails with 08006. REQUIRES: c is a connection of
+// this backend.
+void close_socket(pg::Connection& c);
 
 // DROP SCHEMA lockstep CASCADE: every row table, for a fresh start.
 pg::Status drop_row_tables(const std::string& conninfo);

@@ -350,11 +350,16 @@ std::unique_ptr<File> ThreadEnv::open_file(std::string path) { return std::make_
 
 std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   StatementHooks hooks;
-  hooks.before = [this] { jitter(); };
+  const bool faulty = config.backend_terminated;
+  hooks.before = [this, faulty](pg::Connection& c, std::string_view statement) {
+    jitter();
+    if (faulty && current >= 0 && may_end_session_at(statement)) maybe_end_session(c);
+  };
   hooks.after = [this](std::optional<pg::Stmt> op, Duration took) { record_pg(op, took); };
   hooks.failed = [this](std::string_view op, const pg::Error& e) {
     if (!connection_lost(e)) return;
     std::lock_guard l(m_);
+    if (current >= 0 && faulted_.count(current) > 0) return;  // the fault's doing
     if (!lost_) lost_ = LostConnection{current, std::string(op), e};
   };
   return make_libpq_pool(options_.conninfo, config, std::move(hooks));

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "lockstep/model/env.h"
@@ -57,6 +58,25 @@ struct ThreadEnvOptions {
   // back through a pipe. Only process crashes: the page cache survives, nothing is lost.
   bool sigkill_crashes = false;
   Duration crash_window = std::chrono::milliseconds(100);
+  // The backend_terminated fault on the real server (PoolConfig::backend_terminated, as the
+  // simulation's): the fault_at-th statement (1-based) that actors send on such pools finds
+  // its session ended first, by `session_fault`; 0: never. Its actor's lost connections
+  // from then on are the fault's doing, not a lost server (lost_connection()).
+  enum class SessionFault {
+    terminate,  // SELECT pg_terminate_backend(pid, 5000) on a connection of its own
+    close,      // the client closes its socket (real::close_socket), as a crashed client
+  };
+  std::uint64_t fault_at = 0;
+  SessionFault session_fault = SessionFault::terminate;
+};
+
+// The backend_terminated fault in one ThreadEnv.
+struct SessionFaultStats {
+  std::uint64_t statements = 0;  // the actors' statements on pools with the fault
+  int struck = 0;                // sessions ended by it (0 or 1)
+  ActorId actor = -1;            // whose session it ended
+  int pid = 0;                   // its backend
+  std::string how;               // "pg_terminate_backend ended its backend", ...
 };
 
 // Crashes by SIGKILL in one ThreadEnv (ThreadEnvOptions::sigkill_crashes).
@@ -119,6 +139,8 @@ class ThreadEnv final : public Env {
   void crash_points(CrashKind kind) override;
   void no_crash_points() override;
   SigkillStats sigkill_stats() const;
+  SessionFaultStats session_fault_stats() const;
+  std::uint64_t fault_at() const { return options_.fault_at; }
   // In a crashable child (SIGKILL crashes): ends the child process with `code`, printing
   // `message` (an actor that threw) to stderr. Otherwise does nothing.
   void end_if_child(int code, std::string_view message);
@@ -133,6 +155,12 @@ class ThreadEnv final : public Env {
 
  private:
   void record_pg(std::optional<pg::Stmt> op, Duration took);
+  // Before an actor's statement on a pool with the fault: counts it, and at fault_at ends
+  // its session (real/thread_env_fault.cc).
+  void maybe_end_session(pg::Connection& c);
+  // Whether the fault may strike before `statement` (StatementHooks::before's): the code's
+  // own statements except COMMIT and ROLLBACK, as in the simulation (PoolConfig).
+  static bool may_end_session_at(std::string_view statement);
   bool observe_in_child(const Event& event);  // real/thread_env_crash.cc
 
   ThreadEnvOptions options_;
@@ -143,6 +171,8 @@ class ThreadEnv final : public Env {
   std::mt19937_64 rng_;
   LockWaitStats memory_, pg_;
   std::optional<LostConnection> lost_;
+  SessionFaultStats fault_;
+  std::set<ActorId> faulted_;  // actors whose session the fault ended
   std::unique_ptr<Filesystem> fs_;
   SigkillStats sigkill_;
   int child_pipe_ = -1;  // in a crashable child: where its observations go

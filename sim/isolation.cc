@@ -9,8 +9,8 @@
 
 namespace lockstep::sim {
 
-std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps) {
-  const auto system = sql_spec::permutation_system(spec, steps);
+std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks) {
+  const auto system = sql_spec::permutation_system(spec, steps, with_checks);
   auto strategy = make_strategy("dfs", 1);
   ExploreOptions options;
   options.limits.time = TimeMode::timed;

@@ -14,6 +14,8 @@ namespace lockstep::sim {
 // The permutation's output, from "starting permutation:" on. Throws InputError naming the
 // spec and the permutation when it cannot finish (a step that waits for a later step of its
 // own session: isolationtester's invalid permutation) or the model fails.
-std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps);
+// With `with_checks`, the spec's checks follow, a line each (sql_spec::checked_line).
+std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
+                                      bool with_checks = false);
 
 }  // namespace lockstep::sim

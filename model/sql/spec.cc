@@ -132,9 +132,15 @@ class SpecReader {
       } else if (head.text == "expect") {
         if (spec.expect) lexer_.fail(head.line, head.column, "a second expect");
         spec.expect = expectation(head);
+      } else if (head.text == "fault") {
+        const Token f = name("a fault's name");
+        if (std::find(spec.faults.begin(), spec.faults.end(), f.text) != spec.faults.end()) {
+          lexer_.fail(f.line, f.column, fmt::format("a second fault {}", f.text));
+        }
+        spec.faults.push_back(f.text);
       } else {
         lexer_.fail(head.line, head.column,
-                    fmt::format("expected setup, teardown, session, permutation, check or expect, got \"{}\"", head.text));
+                    fmt::format("expected setup, teardown, session, permutation, check, expect or fault, got \"{}\"", head.text));
       }
     }
     if (spec.sessions.empty()) lexer_.fail(token_.line, token_.column, "a spec needs at least one session");
@@ -273,7 +279,7 @@ class SpecReader {
     }
   }
   static bool is_top_keyword(std::string_view w) {
-    return w == "setup" || w == "teardown" || w == "session" || w == "permutation" || w == "check" || w == "expect";
+    return w == "setup" || w == "teardown" || w == "session" || w == "permutation" || w == "check" || w == "expect" || w == "fault";
   }
 
   SpecCheck check(const Spec& spec, const Token& head) {

@@ -9,6 +9,8 @@
 // it. lockstep adds two top-level forms:
 //   check "NAME" { SELECT <one boolean> }   an invariant, run after every execution
 //   expect pass | expect violation "NAME"   the expected verdict (any verdict name works)
+//   fault NAME                               a fault of the sql system switched on
+//                                            (backend_terminated: model/systems/sql_spec.h)
 // Every SQL text is parsed (model/sql/parse.h) when the spec is read for the simulation: an
 // error or a construct outside the subset is an InputError naming the file, its line and
 // column. Read for a real server (SqlText::as_written), blocks are kept as text: the server
@@ -72,6 +74,7 @@ struct Spec {
   std::vector<std::vector<PermutationStep>> permutations;
   std::vector<SpecCheck> checks;
   std::optional<Expectation> expect;
+  std::vector<std::string> faults;  // `fault NAME` lines, as written
 
   // The session and index of a step, by name; nullptr when none has it.
   const SpecStep* find_step(std::string_view name, int* session = nullptr) const;

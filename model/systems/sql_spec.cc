@@ -1,5 +1,6 @@
 #include "lockstep/model/systems/sql_spec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -26,15 +27,23 @@ void run_setup(const Spec& spec, pg::Pool& pool) {
   }
 }
 
+// The spec's setup and checks run on a pool of their own, which the backend_terminated
+// fault never strikes; the sessions' pool shares its schema on a real server.
 class SpecInstance final : public Instance {
  public:
-  SpecInstance(const Spec& spec, Env& env)
+  SpecInstance(const Spec& spec, bool backend_terminated, Env& env)
       : spec_(spec),
-        pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
-                                              .pool_size = static_cast<int>(spec.sessions.size()) + 1,
-                                              .max_overflow = 0,
-                                              .own_schema = true})) {
-    run_setup(spec_, *pool_);
+        env_(env),
+        harness_(env.new_pg_pool(pg::PoolConfig{.application_name = "lockstep-harness",
+                                                 .pool_size = 1,
+                                                 .max_overflow = 0,
+                                                 .own_schema = true})) {
+    run_setup(spec_, *harness_);
+    pool_ = env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
+                                           .pool_size = static_cast<int>(spec.sessions.size()),
+                                           .max_overflow = 0,
+                                           .backend_terminated = backend_terminated,
+                                           .schema = harness_->config().schema});
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()); }
@@ -44,12 +53,16 @@ class SpecInstance final : public Instance {
     const sql::SpecSession& session = spec_.sessions[static_cast<std::size_t>(actor)];
     auto c = pool_->checkout().value();
     for (const sql::SqlBlock& block : session.setup) (void)c->exec(block.text);
-    for (const sql::SpecStep& step : session.steps) (void)c->exec(step.sql.text);  // an error is the step's outcome
+    std::int64_t index = first_step_index(actor);
+    for (const sql::SpecStep& step : session.steps) {
+      env_.observe(step_started(index++));  // where the step begins (a fact: no step of the schedule)
+      (void)c->exec(step.sql.text);  // an error is the step's outcome
+    }
     for (const sql::SqlBlock& block : session.teardown) (void)c->exec(block.text);
   }
 
   std::optional<Violation> at_end() override {
-    auto c = pool_->checkout().value();
+    auto c = harness_->checkout().value();
     for (const sql::SpecCheck& check : spec_.checks) {
       const auto r = c->exec(check.sql.text);
       if (!r.ok()) return Violation{check.name, fmt::format("check \"{}\" failed: {}", check.name, error_text(r.error()))};
@@ -64,32 +77,67 @@ class SpecInstance final : public Instance {
   }
 
  private:
+  // The index (step_started's) of the first step of session `actor`.
+  std::int64_t first_step_index(ActorId actor) const {
+    std::int64_t index = 0;
+    for (ActorId a = 0; a < actor; ++a) index += static_cast<std::int64_t>(spec_.sessions[static_cast<std::size_t>(a)].steps.size());
+    return index;
+  }
+
   const Spec& spec_;
-  std::unique_ptr<pg::Pool> pool_;
+  Env& env_;
+  std::unique_ptr<pg::Pool> harness_;
+  std::unique_ptr<pg::Pool> pool_;  // the sessions'; destroyed before harness_, which owns the schema
 };
 
 class SpecSystem final : public System {
  public:
-  explicit SpecSystem(Spec spec) : spec_(std::move(spec)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, env); }
+  SpecSystem(Spec spec, bool backend_terminated) : spec_(std::move(spec)), backend_terminated_(backend_terminated) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override {
+    return std::make_unique<SpecInstance>(spec_, backend_terminated_, env);
+  }
 
  private:
   Spec spec_;
+  bool backend_terminated_;
 };
 
 }  // namespace
+
+Event step_started(std::int64_t index) { return Event{kStepStarted, index, 0, false}; }
+
+std::vector<std::string> steps_in_order(const Spec& spec, const std::vector<std::int64_t>& started) {
+  std::vector<const sql::SpecStep*> all;
+  for (const sql::SpecSession& session : spec.sessions) {
+    for (const sql::SpecStep& step : session.steps) all.push_back(&step);
+  }
+  std::vector<std::string> names;
+  for (const std::int64_t index : started) {
+    if (index < 0 || static_cast<std::size_t>(index) >= all.size()) {
+      throw InputError(fmt::format("{}: a step numbered {} (of {}): the trace is not of this spec", spec.file, index, all.size()));
+    }
+    names.push_back(all[static_cast<std::size_t>(index)]->name);
+  }
+  return names;
+}
 
 SystemInfo system_info() {
   SystemInfo info;
   info.name = "sql";
   info.description = "a PostgreSQL isolation spec (.spec): SQL sessions on the simulated server, with lockstep's checks";
   info.variants = {{"default", "the spec exactly as written"}};
+  info.faults = {{"backend_terminated",
+                  "any one statement of the sessions (COMMIT and ROLLBACK excepted) may find its backend terminated: it "
+                  "fails with 57P01, the transaction is rolled back, the session's locks go, and its later statements fail "
+                  "with 08006 (on a real server, confirm ends a session by pg_terminate_backend or by closing the client's "
+                  "socket)"}};
   info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
-    enabled_faults(system_info(), input.faults);
+    const std::vector<std::string> faults = enabled_faults(system_info(), input.faults);
+    const bool backend_terminated = std::find(faults.begin(), faults.end(), "backend_terminated") != faults.end();
     if (!input.config) input.fail("", "a sql scenario needs config.spec, the spec's text");
     input.config->expect_keys({"spec", "file"});
     const std::string file = input.config->find("file") ? input.config->at("file").as_string() : input.config->file();
-    return std::make_unique<SpecSystem>(sql::parse_spec(input.config->at("spec").as_string(), file));
+    return std::make_unique<SpecSystem>(sql::parse_spec(input.config->at("spec").as_string(), file), backend_terminated);
   };
   return info;
 }
@@ -106,6 +154,16 @@ nlohmann::json scenario_document(const std::string& path) {
                         {"description", fmt::format("PostgreSQL isolation spec {}", std::filesystem::path(path).filename().string())},
                         {"system", "sql"},
                         {"config", {{"spec", text.str()}, {"file", path}}}};
+  for (const std::string& fault : spec.faults) {
+    bool known = false;
+    std::string list;
+    for (const NamedDoc& f : system_info().faults) {
+      known = known || f.name == fault;
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", f.name);
+    }
+    if (!known) throw InputError(fmt::format("{}: fault \"{}\": the sql system has no such fault (it has: {})", path, fault, list));
+    doc["faults"][fault] = true;
+  }
   if (spec.expect) {
     doc["expect"] = {{"verdict", std::string(verdict_name(spec.expect->verdict))}};
     if (spec.expect->violation) doc["expect"]["violation"] = *spec.expect->violation;
@@ -162,9 +220,10 @@ constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + kSessionPoll + 
 
 class PermutationInstance final : public Instance, private sql::IsolationSessions {
  public:
-  PermutationInstance(const Spec& spec, const std::vector<sql::PermutationStep>& steps, Env& env)
+  PermutationInstance(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks, Env& env)
       : spec_(spec),
         steps_(steps),
+        with_checks_(with_checks),
         env_(env),
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
@@ -249,11 +308,16 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
       for (const sql::SqlBlock& block : spec_.sessions[s].teardown) run_block(s, block);
     }
+    if (with_checks_) {
+      auto c = pool_->checkout().value();
+      for (const sql::SpecCheck& check : spec_.checks) board_.output += checked_line(check.name, c->exec(check.sql.text));
+    }
     board_.finished = true;
   }
 
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
+  bool with_checks_;
   Env& env_;
   std::unique_ptr<pg::Pool> pool_;
   Board board_;
@@ -261,12 +325,16 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
 
 class PermutationSystem final : public System {
  public:
-  PermutationSystem(const Spec& spec, std::vector<sql::PermutationStep> steps) : spec_(spec), steps_(std::move(steps)) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<PermutationInstance>(spec_, steps_, env); }
+  PermutationSystem(const Spec& spec, std::vector<sql::PermutationStep> steps, bool with_checks)
+      : spec_(spec), steps_(std::move(steps)), with_checks_(with_checks) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override {
+    return std::make_unique<PermutationInstance>(spec_, steps_, with_checks_, env);
+  }
 
  private:
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
+  bool with_checks_;
 };
 
 void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<sql::PermutationStep>& current,
@@ -295,8 +363,15 @@ std::vector<std::vector<sql::PermutationStep>> permutations(const Spec& spec) {
   return out;
 }
 
-std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<sql::PermutationStep>& steps) {
-  return std::make_unique<PermutationSystem>(spec, steps);
+std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks) {
+  return std::make_unique<PermutationSystem>(spec, steps, with_checks);
+}
+
+std::string checked_line(const std::string& name, const pg::Result<pg::Rows>& result) {
+  if (!result.ok()) return fmt::format("check \"{}\": ERROR:  {}\n", name, result.error().message);
+  const pg::Rows& rows = result.value();
+  const std::string got = rows.empty() || rows.columns.empty() ? "no row" : rows.rows[0][0].value_or("NULL");
+  return fmt::format("check \"{}\": {}\n", name, got);
 }
 
 std::string printed_result(const pg::Rows& rows) {

@@ -18,6 +18,14 @@ namespace lockstep::sql_spec {
 
 SystemInfo system_info();
 
+// The fact (an unordered observation) a session reports as it sends a step: its subject
+// numbers the step among all the spec's steps, session by session, in the spec's order.
+inline constexpr std::string_view kStepStarted = "step";
+Event step_started(std::int64_t index);
+// The names of the steps numbered `started` (step_started's subjects), in that order.
+// InputError when a number is not one of the spec's.
+std::vector<std::string> steps_in_order(const sql::Spec& spec, const std::vector<std::int64_t>& started);
+
 // The scenario document of a spec file: system "sql", the spec's text in config.spec, its
 // expect as the scenario's. Throws InputError as load_spec does.
 nlohmann::json scenario_document(const std::string& path);
@@ -32,7 +40,14 @@ std::vector<std::vector<sql::PermutationStep>> permutations(const sql::Spec& spe
 // was sent waits for a lock. The instance's final_state() is the
 // permutation's output, byte for byte as isolationtester prints it (from "starting
 // permutation:" on). REQUIRES: every step named exists (parse_spec checks permutations).
-std::unique_ptr<System> permutation_system(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps);
+// With `with_checks`, the spec's checks run after the sessions' teardown and print a line
+// each (checked_line), for confirm --force.
+std::unique_ptr<System> permutation_system(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
+                                           bool with_checks = false);
+
+// A check's line in a permutation's output: `check "NAME": t` (or f, NULL, no row, or the
+// error as "ERROR:  message"), the same on both servers.
+std::string checked_line(const std::string& name, const pg::Result<pg::Rows>& result);
 
 // A result as isolationtester prints it (libpq's PQprint, aligned, fields separated by |):
 // nothing for a command without rows, else the header, dashes, the rows (a column whose
