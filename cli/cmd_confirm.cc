@@ -163,6 +163,7 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
   o.iteration_limit = std::chrono::seconds(a.limit_s);
   o.sigkill_crashes = !a.no_crashes;
   o.session_faults = !a.no_session_faults;
+  o.restart_server = server.restarter();
   o.crash_window = std::chrono::milliseconds(a.crash_window_ms);
   o.stop_requested = [] { return interrupted(); };
   return o;
@@ -185,7 +186,8 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
                    {"by_invariant", r.by_invariant}, {"marks", r.marks},
                    {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
                                 {"kind", "process"}}},
-                   {"backend_terminated", {{"by_pg_terminate_backend", r.sessions_terminated}, {"by_closed_socket", r.sessions_closed}}},
+                   {"session_faults", {{"by_pg_terminate_backend", r.sessions_terminated}, {"by_closed_socket", r.sessions_closed},
+                                       {"server_restarts", r.server_restarts}}},
                    {"lock_waits", {{"memory", stats_json(r.memory_locks)}, {"postgres", stats_json(r.pg_locks)}}},
                    {"seconds", duration_s(r.total)}, {"longest_iteration_s", duration_s(r.longest)},
                    {"as_expected", as_expected}, {"interrupted", r.interrupted}, {"server_lost", nullptr}};
@@ -211,7 +213,7 @@ void print_violations(std::ostream& out, const real::ConfirmReport& r) {
   for (std::size_t i = 0; i < r.violations.size() && i < kShown; ++i) {
     const auto& v = r.violations[i];
     out << fmt::format("\niteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
-    if (!v.fault.empty()) out << fmt::format("  the fault backend_terminated ended a session: {}\n", v.fault);
+    if (!v.fault.empty()) out << fmt::format("  a fault ended {}\n", v.fault);
     const std::size_t from = v.history.size() > kHistory ? v.history.size() - kHistory : 0;
     if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
     for (std::size_t k = from; k < v.history.size(); ++k) {
@@ -240,10 +242,10 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
                        "fsync is not tested here, the simulation's machine crash does that)\n",
                        r.crashes.forked, r.crashes.killed, r.crashes.finished);
   }
-  if (r.sessions_terminated + r.sessions_closed > 0) {
-    out << fmt::format("backend_terminated: {} sessions ended by pg_terminate_backend, {} by closing the client's socket "
-                       "(one per iteration after the first, before a statement drawn from the first's)\n",
-                       r.sessions_terminated, r.sessions_closed);
+  if (r.sessions_terminated + r.sessions_closed + r.server_restarts > 0) {
+    out << fmt::format("session faults: {} sessions ended by pg_terminate_backend, {} by closing the client's socket, {} "
+                       "server restarts (one per iteration after the first, before a statement drawn from the first's)\n",
+                       r.sessions_terminated, r.sessions_closed, r.server_restarts);
   }
   out << fmt::format("lock waits: in-memory and flock {}; PostgreSQL lock statements {} (a wait: over 2 ms)\n",
                      stats_text(r.memory_locks), stats_text(r.pg_locks));
@@ -292,6 +294,14 @@ std::vector<std::vector<std::uint64_t>> aimed_pauses(const std::string& path, co
   return real::aim_at_switches(steps, trace.actors.size());
 }
 
+// Whether the scenario's `faults` switch `name` on (true, or an object of parameters).
+bool fault_enabled(const Scenario& scenario, const std::string& name) {
+  const auto faults = scenario.document.find("faults");
+  if (faults == scenario.document.end() || !faults->is_object() || !faults->contains(name)) return false;
+  const nlohmann::json& v = faults->at(name);
+  return v.is_object() || (v.is_boolean() && v.get<bool>());
+}
+
 // `confirm SCENARIO`: the scenario's actors on real threads against the server, N times.
 int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   const Scenario scenario = load_scenario(a.scenario);
@@ -303,6 +313,10 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
   const Server server(a.pg);
   const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses));
+  if (fault_enabled(scenario, "server_restart") && !options.restart_server && !a.no_session_faults) {
+    err << "lockstep: confirm: the server_restart fault is not injected: --pg names a server lockstep did not start "
+           "(--pg auto restarts its throwaway server)\n";
+  }
   const real::ConfirmReport r = real::confirm(*scenario.configured, options, [&](const real::ConfirmReport& p) {
     if (tty()) err << fmt::format("\r\033[K{}: {}/{} iterations, {} violations", scenario.name, p.iterations, a.iterations, p.violations.size()) << std::flush;
   });
@@ -356,8 +370,9 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
       ->capture_default_str();
   c.add_flag("--no-crashes", a.no_crashes, "run crash points in the actor's own thread: nothing is killed");
   c.add_flag("--no-session-faults", a.no_session_faults,
-             "a scenario with the backend_terminated fault: do not end sessions on the server (by default each "
-             "iteration after the first ends one, by pg_terminate_backend or by closing the client's socket)");
+             "a scenario with the backend_terminated or server_restart fault: do not end sessions on the server (by "
+             "default each iteration after the first ends one, by pg_terminate_backend, by closing the client's socket, "
+             "or, with --pg auto, by restarting the server)");
   c.add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

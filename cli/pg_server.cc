@@ -22,6 +22,12 @@ Server::Server(const std::string& pg) {
   if (!c.ok()) throw InputError(fmt::format("--pg: {}", c.error().message));
 }
 
+std::function<bool()> Server::restarter() const {
+  if (!owned_) return {};
+  real::ThrowawayServer* server = owned_.get();
+  return [server] { return server->restart(); };
+}
+
 std::string Server::shown() const {
   return owned_ ? "a throwaway server (--pg auto)" : real::describe_conninfo(conninfo_);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,9 @@ class Server {
   explicit Server(const std::string& pg);
   const std::string& conninfo() const { return conninfo_; }
   std::string shown() const;
+  // A way to restart the server (the server_restart fault): the throwaway server's with
+  // --pg auto; empty for a server lockstep did not start.
+  std::function<bool()> restarter() const;
 
  private:
   std::unique_ptr<real::ThrowawayServer> owned_;

@@ -318,6 +318,12 @@ struct PoolConfig {
   // the backend may be terminated (a recorded choice): the statement fails with 57P01, the
   // session's locks go, and every later statement on that connection fails with 08006.
   bool backend_terminated = false;
+  // At any one statement of an execution (COMMIT and ROLLBACK excepted) the server may
+  // restart (a recorded choice; pg_ctl restart -m fast): every session ends at once, as by
+  // pg_terminate_backend (the statement fails with 57P01, an idle session's next one with
+  // 08006), committed rows stay, and new connections are accepted again at once. On a real
+  // server, confirm --pg auto restarts its throwaway server (real/thread_env.h).
+  bool server_restart = false;
   // The server's deadlock_timeout: a waiter checks for a deadlock once, this long after it
   // started waiting (untimed: at any moment of the wait).
   Duration deadlock_timeout = std::chrono::seconds(1);

@@ -54,7 +54,8 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
   env_options.sigkill_crashes = options.sigkill_crashes;
   env_options.crash_window = crash_window;
   env_options.fault_at = fault_at;
-  env_options.session_fault = i % 2 == 0 ? ThreadEnvOptions::SessionFault::terminate : ThreadEnvOptions::SessionFault::close;
+  env_options.fault_variant = static_cast<std::uint64_t>(i);
+  env_options.restart_server = options.restart_server;
   it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
     const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
     raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
@@ -126,7 +127,13 @@ std::optional<Violation> verdict(Iteration& it) {
 void record(ConfirmReport& report, int i, const std::optional<Violation>& found, const Iteration& it) {
   for (const std::string& m : it.instance->marks()) ++report.marks[m];
   const SessionFaultStats fault = it.env->session_fault_stats();
-  if (fault.struck > 0) ++(i % 2 == 0 ? report.sessions_terminated : report.sessions_closed);
+  if (fault.struck > 0) {
+    switch (fault.kind) {
+      case ThreadEnvOptions::SessionFault::terminate: ++report.sessions_terminated; break;
+      case ThreadEnvOptions::SessionFault::close: ++report.sessions_closed; break;
+      case ThreadEnvOptions::SessionFault::restart: ++report.server_restarts; break;
+    }
+  }
   if (found) {
     ++report.by_invariant[found->invariant];
     const std::string victim = fault.struck == 0 ? ""
@@ -153,7 +160,7 @@ std::string ConfirmReport::describe() const {
   if (!violations.empty()) {
     const auto& v = violations.front();
     out += fmt::format("  iteration {}: {}: {}\n", v.iteration, v.violation.invariant, v.violation.message);
-    if (!v.fault.empty()) out += fmt::format("    the fault backend_terminated ended a session: {}\n", v.fault);
+    if (!v.fault.empty()) out += fmt::format("    a fault ended {}\n", v.fault);
     constexpr std::size_t kShown = 20;
     const std::size_t from = v.history.size() > kShown ? v.history.size() - kShown : 0;
     for (std::size_t k = from; k < v.history.size(); ++k) {
@@ -162,9 +169,10 @@ std::string ConfirmReport::describe() const {
                          e.actor, e.event, e.subject, e.value);
     }
   }
-  if (sessions_terminated + sessions_closed > 0) {
-    out += fmt::format("  backend_terminated: {} sessions ended by pg_terminate_backend, {} by closing the client's socket\n",
-                       sessions_terminated, sessions_closed);
+  if (sessions_terminated + sessions_closed + server_restarts > 0) {
+    out += fmt::format("  session faults: {} sessions ended by pg_terminate_backend, {} by closing the client's socket, {} "
+                       "server restarts\n",
+                       sessions_terminated, sessions_closed, server_restarts);
   }
   if (!marks.empty()) {
     out += "  marks:";

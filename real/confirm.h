@@ -40,12 +40,16 @@ struct ConfirmOptions {
   // shows, from aim_at_switches.
   std::vector<std::vector<std::uint64_t>> pause_before{};
   Duration pause = std::chrono::milliseconds(20);
-  // The backend_terminated fault (a scenario's, PoolConfig::backend_terminated) on the
-  // server: the first iteration runs without it and counts the statements its actors send
-  // on the faulty pools; each later one ends one session before a statement drawn
-  // uniformly (seeded) from that many, by pg_terminate_backend in even iterations and by
-  // closing the client's socket in odd ones. Off: the fault is not injected.
+  // The session faults (a scenario's backend_terminated and server_restart: PoolConfig) on
+  // the server: the first iteration runs without them and counts the statements its actors
+  // send on the faulty pools; each later one ends sessions before a statement drawn
+  // uniformly (seeded) from that many, by pg_terminate_backend, by closing the client's
+  // socket or by restarting the server, in turn (ThreadEnvOptions::fault_variant). Off:
+  // no fault is injected.
   bool session_faults = true;
+  // The server_restart fault's way to restart the server (ThreadEnvOptions::restart_server;
+  // confirm --pg auto gives its throwaway server's); empty: that fault is not injected.
+  std::function<bool()> restart_server;
   // End the run after the first iteration with a violation (`iterations` is then a bound):
   // a narrow race shows in a few of hundreds of iterations.
   bool until_violation = false;
@@ -75,7 +79,7 @@ struct ConfirmedViolation {
   int iteration = 0;  // 1-based
   Violation violation;
   std::vector<HistoryEntry> history;
-  std::string fault;  // the session the backend_terminated fault ended in it, or ""
+  std::string fault;  // the session a fault ended in it (and how), or ""
 };
 
 struct ConfirmReport {
@@ -87,6 +91,7 @@ struct ConfirmReport {
   LockWaitStats memory_locks, pg_locks;
   SigkillStats crashes;                        // the crash fault by SIGKILL, over all iterations
   int sessions_terminated = 0, sessions_closed = 0;  // the backend_terminated fault, over all iterations
+  int server_restarts = 0;                            // the server_restart fault, over all iterations
   Duration total{0}, longest{0};               // wall time of the iterations
   bool interrupted = false;                    // stop_requested ended the run early
   std::optional<ServerLost> lost;              // the server or a session went away

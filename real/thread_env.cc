@@ -350,16 +350,18 @@ std::unique_ptr<File> ThreadEnv::open_file(std::string path) { return std::make_
 
 std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   StatementHooks hooks;
-  const bool faulty = config.backend_terminated;
-  hooks.before = [this, faulty](pg::Connection& c, std::string_view statement) {
+  std::vector<ThreadEnvOptions::SessionFault> ways;  // how the pool's faults may end a session
+  if (config.backend_terminated) ways = {ThreadEnvOptions::SessionFault::terminate, ThreadEnvOptions::SessionFault::close};
+  if (config.server_restart && options_.restart_server) ways.push_back(ThreadEnvOptions::SessionFault::restart);
+  hooks.before = [this, ways](pg::Connection& c, std::string_view statement) {
     jitter();
-    if (faulty && current >= 0 && may_end_session_at(statement)) maybe_end_session(c);
+    if (!ways.empty() && current >= 0 && may_end_session_at(statement)) maybe_end_session(c, ways);
   };
   hooks.after = [this](std::optional<pg::Stmt> op, Duration took) { record_pg(op, took); };
   hooks.failed = [this](std::string_view op, const pg::Error& e) {
     if (!connection_lost(e)) return;
     std::lock_guard l(m_);
-    if (current >= 0 && faulted_.count(current) > 0) return;  // the fault's doing
+    if (restarted_ || (current >= 0 && faulted_.count(current) > 0)) return;  // the fault's doing
     if (!lost_) lost_ = LostConnection{current, std::string(op), e};
   };
   return make_libpq_pool(options_.conninfo, config, std::move(hooks));

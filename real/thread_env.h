@@ -58,22 +58,30 @@ struct ThreadEnvOptions {
   // back through a pipe. Only process crashes: the page cache survives, nothing is lost.
   bool sigkill_crashes = false;
   Duration crash_window = std::chrono::milliseconds(100);
-  // The backend_terminated fault on the real server (PoolConfig::backend_terminated, as the
-  // simulation's): the fault_at-th statement (1-based) that actors send on such pools finds
-  // its session ended first, by `session_fault`; 0: never. Its actor's lost connections
-  // from then on are the fault's doing, not a lost server (lost_connection()).
+  // The session faults on the real server (PoolConfig::backend_terminated and
+  // server_restart, as the simulation's): the fault_at-th statement (1-based) that actors
+  // send on such pools finds its session ended first; 0: never. How: one of the ways the
+  // pool's faults allow (backend_terminated: terminate, close; server_restart with
+  // restart_server: restart), the (fault_variant mod their number)-th. The lost
+  // connections that follow are the fault's doing, not a lost server (lost_connection()):
+  // the struck actor's, and after a restart everyone's.
   enum class SessionFault {
     terminate,  // SELECT pg_terminate_backend(pid, 5000) on a connection of its own
     close,      // the client closes its socket (real::close_socket), as a crashed client
+    restart,    // restart_server(): every session ends
   };
   std::uint64_t fault_at = 0;
-  SessionFault session_fault = SessionFault::terminate;
+  std::uint64_t fault_variant = 0;
+  // Restarts the server and waits until it accepts connections (confirm --pg auto:
+  // pg_ctl restart -m fast on its throwaway server); false when it failed. Empty: no restart.
+  std::function<bool()> restart_server;
 };
 
-// The backend_terminated fault in one ThreadEnv.
+// The session faults in one ThreadEnv.
 struct SessionFaultStats {
-  std::uint64_t statements = 0;  // the actors' statements on pools with the fault
+  std::uint64_t statements = 0;  // the actors' statements on pools with a fault
   int struck = 0;                // sessions ended by it (0 or 1)
+  ThreadEnvOptions::SessionFault kind = ThreadEnvOptions::SessionFault::terminate;
   ActorId actor = -1;            // whose session it ended
   int pid = 0;                   // its backend
   std::string how;               // "pg_terminate_backend ended its backend", ...
@@ -157,7 +165,7 @@ class ThreadEnv final : public Env {
   void record_pg(std::optional<pg::Stmt> op, Duration took);
   // Before an actor's statement on a pool with the fault: counts it, and at fault_at ends
   // its session (real/thread_env_fault.cc).
-  void maybe_end_session(pg::Connection& c);
+  void maybe_end_session(pg::Connection& c, const std::vector<ThreadEnvOptions::SessionFault>& ways);
   // Whether the fault may strike before `statement` (StatementHooks::before's): the code's
   // own statements except COMMIT and ROLLBACK, as in the simulation (PoolConfig).
   static bool may_end_session_at(std::string_view statement);
@@ -173,6 +181,7 @@ class ThreadEnv final : public Env {
   std::optional<LostConnection> lost_;
   SessionFaultStats fault_;
   std::set<ActorId> faulted_;  // actors whose session the fault ended
+  bool restarted_ = false;     // the server was restarted: every lost connection is the fault's
   std::unique_ptr<Filesystem> fs_;
   SigkillStats sigkill_;
   int child_pipe_ = -1;  // in a crashable child: where its observations go

@@ -26,19 +26,24 @@ bool ThreadEnv::may_end_session_at(std::string_view statement) {
   return true;
 }
 
-void ThreadEnv::maybe_end_session(pg::Connection& c) {
+void ThreadEnv::maybe_end_session(pg::Connection& c, const std::vector<ThreadEnvOptions::SessionFault>& ways) {
   const ActorId actor = current_actor();
+  const ThreadEnvOptions::SessionFault way = ways[options_.fault_variant % ways.size()];
   {
     std::lock_guard l(m_);
     if (++fault_.statements != options_.fault_at) return;
     faulted_.insert(actor);  // from here on its lost connections are the fault's
+    restarted_ = way == ThreadEnvOptions::SessionFault::restart;
     ++fault_.struck;
+    fault_.kind = way;
   }
   const int pid = c.backend_pid();
   std::string how;
-  if (options_.session_fault == ThreadEnvOptions::SessionFault::close) {
+  if (way == ThreadEnvOptions::SessionFault::close) {
     close_socket(c);
     how = "its client closed the connection";
+  } else if (way == ThreadEnvOptions::SessionFault::restart) {
+    how = options_.restart_server() ? "the server restarted (pg_ctl restart -m fast)" : "the server's restart FAILED";
   } else {
     // On a connection of its own, waiting (up to 5 s) until the backend has exited, so
     // that the statement meets a session that is gone, as in the simulation.

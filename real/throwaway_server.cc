@@ -150,6 +150,11 @@ std::unique_ptr<ThrowawayServer> ThrowawayServer::start() {
   return std::unique_ptr<ThrowawayServer>(new ThrowawayServer(std::move(bin), std::move(dir), port));
 }
 
+bool ThrowawayServer::restart() {
+  return run({bin_ + "/pg_ctl", "-D", dir_ + "/data", "-l", dir_ + "/server.log", "-m", "fast", "-w", "-t", "30", "restart"}, dir_,
+             dir_ + "/pg_ctl.log");
+}
+
 ThrowawayServer::~ThrowawayServer() {
   try {
     stop_server(bin_, dir_);

@@ -33,6 +33,10 @@ class ThrowawayServer {
   // "host=DIR port=N user=postgres dbname=postgres", for libpq.
   const std::string& conninfo() const { return conninfo_; }
   const std::string& directory() const { return dir_; }
+  // pg_ctl restart -m fast -w: every session ends, committed rows stay (a clean shutdown),
+  // and it returns once the server accepts connections again; false when that failed (see
+  // pg_ctl.log and server.log in the directory). Safe to call from any one thread at a time.
+  bool restart();
 
  private:
   ThrowawayServer(std::string bin, std::string dir, int port);

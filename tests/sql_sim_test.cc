@@ -28,12 +28,35 @@ using namespace std::chrono_literals;
 // Env alone): set by outcomes() for the exploration it runs.
 const std::vector<std::string>* setup_statements = nullptr;
 
+// The faults of the sessions' connections (backend_terminated, server_restart): set by the
+// property that draws them. Without any, the sessions share the harness's pool.
+pg::PoolConfig session_faults{};
+
 struct Db {
   explicit Db(Env& env) : pool(env.new_pg_pool(pg::PoolConfig{.pool_size = 5, .max_overflow = 5})) {
     auto c = pool->checkout().value();
     for (const std::string& sql : *setup_statements) (void)c->exec(sql).value();
+    if (session_faults.backend_terminated || session_faults.server_restart) {
+      faulty = env.new_pg_pool(pg::PoolConfig{.pool_size = 5,
+                                              .max_overflow = 5,
+                                              .backend_terminated = session_faults.backend_terminated,
+                                              .server_restart = session_faults.server_restart});
+    }
+  }
+  pg::Pool& sessions() { return faulty ? *faulty : *pool; }
+  // `final` on the harness's pool; after a server restart, on a new connection.
+  std::string final_outcome(const std::string& final) {
+    auto c = pool->checkout().value();
+    auto r = c->exec(final);
+    if (!r.ok() && (r.error().sqlstate.starts_with("08") || r.error().sqlstate == pg::sqlstate::kAdminShutdown)) {
+      c.release();
+      c = pool->checkout().value();
+      r = c->exec(final);
+    }
+    return testing::shown(r);
   }
   std::unique_ptr<pg::Pool> pool;
+  std::unique_ptr<pg::Pool> faulty;  // the sessions', with session_faults
   std::vector<std::string> log;
 };
 
@@ -68,18 +91,17 @@ Explored explore_sessions(const std::vector<std::string>& setup, const std::vect
   LambdaSystem<Db> system(
       static_cast<int>(sessions.size()),
       [&](Db& db, Env&, ActorId a) {
-        auto c = db.pool->checkout().value();
+        auto c = db.sessions().checkout().value();
         for (const std::string& sql : sessions[static_cast<std::size_t>(a)]) {
           db.log.push_back(fmt::format("{}: {}", static_cast<char>('a' + a), shown(c->exec(sql))));
         }
       },
       [&](Db& db) -> std::optional<Violation> {
-        auto c = db.pool->checkout().value();
         std::vector<std::string> sorted = db.log;  // per-session order kept, sessions merged
         std::stable_sort(sorted.begin(), sorted.end(), [](const std::string& x, const std::string& y) { return x[0] < y[0]; });
         std::string text;
         for (const auto& l : sorted) text += l + " | ";
-        seen.insert(text + "final: " + shown(c->exec(final)));
+        seen.insert(text + "final: " + db.final_outcome(final));
         return std::nullopt;
       });
   sim::ExploreOptions options;
@@ -457,6 +479,37 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
   }
   RC_ASSERT(dpor.outcomes == dfs.outcomes);
   RC_ASSERT(dpor.executions <= dfs.executions);
+}
+
+// The same with the session faults: any one statement may find its backend terminated, or
+// the server restart under every session (sim/pg: SimConnection::killed). Each is a choice
+// of the search; dpor must still reach every outcome dfs does.
+RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfsUnderSessionFaults, ()) {
+  const int n = *rc::gen::element(2, 2, 3);
+  std::vector<Session> sessions;
+  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session());
+  const int which = *rc::gen::inRange(0, 3);  // backend_terminated, server_restart, both
+  session_faults = pg::PoolConfig{.backend_terminated = which != 1, .server_restart = which != 0};
+  RC_LOG() << (which == 0 ? "backend_terminated\n" : which == 1 ? "server_restart\n" : "backend_terminated, server_restart\n");
+  for (int a = 0; a < n; ++a) {
+    std::string text;
+    for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
+    RC_LOG() << "session " << a << ":" << text << "\n";
+  }
+  const bool unique = *rc::gen::element(false, false, true);
+  const std::vector<std::string> setup = sql_programs::table_setup(unique);
+  const std::string final = "SELECT id, v FROM t ORDER BY id";
+  const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
+  const Explored dpor = dfs.exhaustive ? explore_sessions(setup, sessions, final, "dpor", false, 0) : Explored{};
+  session_faults = pg::PoolConfig{};
+  RC_ASSERT(dfs.failure == "");
+  if (!dfs.exhaustive) RC_DISCARD("dfs did not finish within its bound");
+  RC_ASSERT(dpor.exhaustive);
+  RC_ASSERT(dpor.failure == "");
+  for (const auto& o : dfs.outcomes) {
+    if (!dpor.outcomes.count(o)) RC_LOG() << "missing from dpor: " << o << "\n";
+  }
+  RC_ASSERT(dpor.outcomes == dfs.outcomes);
 }
 
 }  // namespace

@@ -27,11 +27,22 @@ void run_setup(const Spec& spec, pg::Pool& pool) {
   }
 }
 
-// The spec's setup and checks run on a pool of their own, which the backend_terminated
-// fault never strikes; the sessions' pool shares its schema on a real server.
+struct SpecFaults {
+  bool backend_terminated = false;
+  bool server_restart = false;
+};
+
+// Whether an error says the session is gone (connection exception, or the server shutting
+// down or starting up): after a server_restart, the checks take a new connection.
+bool session_gone(const pg::Error& e) {
+  return e.sqlstate.starts_with("08") || e.sqlstate == "57P01" || e.sqlstate == "57P02" || e.sqlstate == "57P03";
+}
+
+// The spec's setup and checks run on a pool of their own, which the faults never strike;
+// the sessions' pool shares its schema on a real server.
 class SpecInstance final : public Instance {
  public:
-  SpecInstance(const Spec& spec, bool backend_terminated, Env& env)
+  SpecInstance(const Spec& spec, SpecFaults faults, Env& env)
       : spec_(spec),
         env_(env),
         harness_(env.new_pg_pool(pg::PoolConfig{.application_name = "lockstep-harness",
@@ -42,7 +53,8 @@ class SpecInstance final : public Instance {
     pool_ = env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                            .pool_size = static_cast<int>(spec.sessions.size()),
                                            .max_overflow = 0,
-                                           .backend_terminated = backend_terminated,
+                                           .backend_terminated = faults.backend_terminated,
+                                           .server_restart = faults.server_restart,
                                            .schema = harness_->config().schema});
   }
 
@@ -51,7 +63,7 @@ class SpecInstance final : public Instance {
 
   void run_actor(ActorId actor) override {
     const sql::SpecSession& session = spec_.sessions[static_cast<std::size_t>(actor)];
-    auto c = pool_->checkout().value();
+    auto c = checkout_session();
     for (const sql::SqlBlock& block : session.setup) (void)c->exec(block.text);
     std::int64_t index = first_step_index(actor);
     for (const sql::SpecStep& step : session.steps) {
@@ -64,7 +76,12 @@ class SpecInstance final : public Instance {
   std::optional<Violation> at_end() override {
     auto c = harness_->checkout().value();
     for (const sql::SpecCheck& check : spec_.checks) {
-      const auto r = c->exec(check.sql.text);
+      auto r = c->exec(check.sql.text);
+      if (!r.ok() && session_gone(r.error())) {  // the server restarted: a new connection
+        c.release();
+        c = harness_->checkout().value();
+        r = c->exec(check.sql.text);
+      }
       if (!r.ok()) return Violation{check.name, fmt::format("check \"{}\" failed: {}", check.name, error_text(r.error()))};
       const pg::Rows& rows = r.value();
       const bool holds = rows.size() == 1 && rows.columns.size() == 1 && rows.rows[0][0] == std::optional<std::string>("t");
@@ -77,6 +94,20 @@ class SpecInstance final : public Instance {
   }
 
  private:
+  // A session's connection. A real server restarting (the server_restart fault, struck by
+  // another session) refuses connections until it is up again: the session waits for it,
+  // for up to 30 s, as it never has to on the simulated server, which restarts at once.
+  pg::PooledConnection checkout_session() {
+    for (int attempt = 0;; ++attempt) {
+      auto got = pool_->checkout();
+      if (got.ok()) return std::move(got).value();
+      if (!session_gone(got.error()) || attempt == 3000) {
+        throw ModelError(fmt::format("a session cannot connect: {}", error_text(got.error())));
+      }
+      env_.sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   // The index (step_started's) of the first step of session `actor`.
   std::int64_t first_step_index(ActorId actor) const {
     std::int64_t index = 0;
@@ -92,14 +123,12 @@ class SpecInstance final : public Instance {
 
 class SpecSystem final : public System {
  public:
-  SpecSystem(Spec spec, bool backend_terminated) : spec_(std::move(spec)), backend_terminated_(backend_terminated) {}
-  std::unique_ptr<Instance> instantiate(Env& env) const override {
-    return std::make_unique<SpecInstance>(spec_, backend_terminated_, env);
-  }
+  SpecSystem(Spec spec, SpecFaults faults) : spec_(std::move(spec)), faults_(faults) {}
+  std::unique_ptr<Instance> instantiate(Env& env) const override { return std::make_unique<SpecInstance>(spec_, faults_, env); }
 
  private:
   Spec spec_;
-  bool backend_terminated_;
+  SpecFaults faults_;
 };
 
 }  // namespace
@@ -130,14 +159,19 @@ SystemInfo system_info() {
                   "any one statement of the sessions (COMMIT and ROLLBACK excepted) may find its backend terminated: it "
                   "fails with 57P01, the transaction is rolled back, the session's locks go, and its later statements fail "
                   "with 08006 (on a real server, confirm ends a session by pg_terminate_backend or by closing the client's "
-                  "socket)"}};
+                  "socket)"},
+                 {"server_restart",
+                  "at any one statement of the sessions (COMMIT and ROLLBACK excepted) the server may restart: every "
+                  "session ends at once, committed rows stay; the checks run on a new connection (on a real server, "
+                  "confirm --pg auto restarts its throwaway server with pg_ctl restart -m fast)"}};
   info.configure = [](const SystemInput& input) -> std::unique_ptr<System> {
     const std::vector<std::string> faults = enabled_faults(system_info(), input.faults);
-    const bool backend_terminated = std::find(faults.begin(), faults.end(), "backend_terminated") != faults.end();
+    const auto on = [&](std::string_view name) { return std::find(faults.begin(), faults.end(), name) != faults.end(); };
     if (!input.config) input.fail("", "a sql scenario needs config.spec, the spec's text");
     input.config->expect_keys({"spec", "file"});
     const std::string file = input.config->find("file") ? input.config->at("file").as_string() : input.config->file();
-    return std::make_unique<SpecSystem>(sql::parse_spec(input.config->at("spec").as_string(), file), backend_terminated);
+    return std::make_unique<SpecSystem>(sql::parse_spec(input.config->at("spec").as_string(), file),
+                                        SpecFaults{on("backend_terminated"), on("server_restart")});
   };
   return info;
 }

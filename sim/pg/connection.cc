@@ -112,6 +112,11 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
 
 bool SimConnection::killed() {
   if (session_.terminated) return true;
+  if (config_.server_restart && !server_.restart_used() && s_.choose(2, "server_restart") == 1) {
+    step({"server_restart", whole_server(Access::write), pid_, true});
+    server_.restart();  // this session too: terminated() below finds it released
+    return true;
+  }
   if (!config_.backend_terminated || server_.termination_used()) return false;
   if (s_.choose(2, "backend_terminated") == 0) return false;
   server_.use_termination();

@@ -246,7 +246,7 @@ class SimConnection : public lockstep::pg::Connection {
   std::optional<Error> begin_statement(OpDesc op, bool snapshot = true);
 
   // Whether this statement finds its backend gone: terminated by another session, or now
-  // killed by the backend_terminated fault.
+  // killed by the backend_terminated fault or the server_restart fault (every session).
   bool killed();
 
   // The session ends, the connection is dead. Killed by the fault, its rows and locks go

@@ -43,6 +43,13 @@ void Server::terminate(Session& victim) {
   victim.in_transaction = false;
 }
 
+void Server::restart() {
+  restart_used_ = true;
+  for (auto& [pid, session] : sessions_) {
+    if (session.live) terminate(session);
+  }
+}
+
 std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
   std::vector<AdvisoryLockRow> rows;
   for (const LockEntry& e : locks_.entries()) {

@@ -175,6 +175,10 @@ class Server {
   // The backend_terminated fault strikes at most once per execution.
   bool termination_used() const { return termination_used_; }
   void use_termination() { termination_used_ = true; }
+  // The server_restart fault (PoolConfig), at most once per execution: every live session
+  // terminated at once (terminate); the rows committed stay.
+  bool restart_used() const { return restart_used_; }
+  void restart();
   ObjectId object_for(AdvisoryKey key);
   // Marks the current step as reading every lock someone holds (advisory and row locks):
   // what a deadlock check's outcome can depend on (Scheduler::also_touch).
@@ -237,6 +241,7 @@ class Server {
   int pools_ = 0;
   ObjectId domain_;
   bool termination_used_ = false;
+  bool restart_used_ = false;
   StatementLog* log_ = nullptr;
   std::uint64_t commits_ = 0;  // row versions committed so far
   int open_snapshots_ = 0;

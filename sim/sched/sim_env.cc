@@ -197,6 +197,7 @@ std::unique_ptr<lockstep::pg::Pool> SimEnv::new_pg_pool(const lockstep::pg::Pool
 std::vector<std::string> SimEnv::injected_faults() const {
   std::vector<std::string> faults;
   if (pg_ && pg_->server.termination_used()) faults.emplace_back("backend_terminated");
+  if (pg_ && pg_->server.restart_used()) faults.emplace_back("server_restart");
   for (CrashKind kind : crashes_) faults.push_back(fmt::format("crash({})", crash_kind_name(kind)));
   return faults;
 }
