@@ -9,7 +9,6 @@
 // throwaway server (LOCKSTEP_PG_CONNINFO).
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -140,7 +139,6 @@ TEST(SqlConformance, TheSimulationPrintsWhatTheServerPrintsForRandomSqlPrograms)
     const Program p = *rc::gen::resize(100, gen_program());
     const std::string text = spec_text(p);
     RC_LOG() << text;
-    if (std::getenv("SQL_DIFF_SHOW") != nullptr) std::cerr << text << "\n";
     const sql::Spec spec = sql::parse_spec(text, "generated.spec");
     const auto& steps = spec.permutations.front();
     std::string simulated;

@@ -5,6 +5,7 @@
 // PostgreSQL folds unquoted identifiers.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -31,13 +32,24 @@ std::span<const FunctionInfo> known_functions();
 const FunctionInfo* find_function(std::string_view name);
 
 // The settings a session may SET, set_config and current_setting: the three timeouts, each
-// a duration (milliseconds, or a number with a unit).
-inline constexpr std::string_view kSettings[] = {"lock_timeout", "statement_timeout", "deadlock_timeout"};
-constexpr bool is_setting(std::string_view name) {
-  for (const std::string_view s : kSettings) {
-    if (s == name) return true;
+// a duration (milliseconds, or a number with a unit). The one list of them.
+enum class Setting { lock_timeout, statement_timeout, deadlock_timeout };
+struct SettingInfo {
+  std::string_view name;
+  Setting setting;
+};
+inline constexpr SettingInfo kSettings[] = {
+    {"lock_timeout", Setting::lock_timeout},
+    {"statement_timeout", Setting::statement_timeout},
+    {"deadlock_timeout", Setting::deadlock_timeout},
+};
+// The setting `name` names, or nullopt.
+constexpr std::optional<Setting> setting_named(std::string_view name) {
+  for (const SettingInfo& s : kSettings) {
+    if (s.name == name) return s.setting;
   }
-  return false;
+  return std::nullopt;
 }
+constexpr bool is_setting(std::string_view name) { return setting_named(name).has_value(); }
 
 }  // namespace lockstep::sql

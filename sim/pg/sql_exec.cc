@@ -99,10 +99,14 @@ std::string shown_duration(Duration d) {
 
 // The timeout a setting names (model/sql/functions.h's kSettings); another is refused.
 SimConnection::Timeout timeout_named(std::string_view name) {
-  if (name == "lock_timeout") return SimConnection::Timeout::lock;
-  if (name == "statement_timeout") return SimConnection::Timeout::statement;
-  if (name == "deadlock_timeout") return SimConnection::Timeout::deadlock;
-  throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
+  const std::optional<sql::Setting> setting = sql::setting_named(name);
+  if (!setting) throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
+  switch (*setting) {
+    case sql::Setting::lock_timeout: return SimConnection::Timeout::lock;
+    case sql::Setting::statement_timeout: return SimConnection::Timeout::statement;
+    case sql::Setting::deadlock_timeout: return SimConnection::Timeout::deadlock;
+  }
+  throw std::logic_error("timeout_named: a setting without its timeout");
 }
 
 Duration setting_duration(const std::string& text) {
