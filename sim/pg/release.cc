@@ -106,9 +106,10 @@ void SimConnection::apply_release(const Release& r) {
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
-        if (r.commit) server_.commit_version(state, std::move(mine->second));
+        if (r.commit) server_.commit_version(state, std::move(mine->second), state.updated_by == pid_);
         state.pending.erase(mine);
       }
+      if (state.updated_by == pid_) state.updated_by = 0;
       if (state.reinserted_by == pid_) {
         if (r.commit) ++state.tuple;
         state.reinserted_by = 0;

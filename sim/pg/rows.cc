@@ -33,7 +33,7 @@ Result<int> SimConnection::update_row(std::string_view table, std::int64_t id, c
   const bool found = row.has_value();
   if (found) {
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).pending[pid_] = std::move(row);
+    server_.row(table, id).write(pid_, std::move(row));
     wrote(table, id);
   }
   if (s_.logging()) s_.add_detail(found ? "set " + row_text(values) : std::string("no row"));
@@ -101,7 +101,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
   if (change) {
     std::optional<Row> row = visible(table, id);
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).pending[pid_] = std::move(row);
+    server_.row(table, id).write(pid_, std::move(row));
     wrote(table, id);
   }
   if (Status ended = end_statement(); !ended.ok()) return ended.error();
@@ -207,7 +207,7 @@ std::optional<Error> SimConnection::serialization_failure(std::string_view table
   // FOR KEY SHARE passes an update that kept the key (heap_lock_tuple: a key share lock does
   // not conflict with it, whatever the snapshot).
   if (mode == Mode::key_share && r.committed && key_kept(table, r.version_at(*snapshot_), *r.committed)) return std::nullopt;
-  return Error{std::string(sqlstate::kSerializationFailure), r.committed || locking_clause
+  return Error{std::string(sqlstate::kSerializationFailure), r.updated_since(*snapshot_) || locking_clause
                                                                  ? "could not serialize access due to concurrent update"
                                                                  : "could not serialize access due to concurrent delete"};
 }

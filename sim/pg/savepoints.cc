@@ -84,6 +84,7 @@ void SimConnection::undo_to(const Savepoint& mark) {
       } else {
         r.pending.erase(pid_);
         if (r.reinserted_by == pid_) r.reinserted_by = 0;
+        if (r.updated_by == pid_) r.updated_by = 0;
       }
     }
     const auto held = mark.holds.find(row);

@@ -31,6 +31,7 @@ void Server::terminate(Session& victim) {
       if (mine == r.pending.end()) continue;
       r.pending.erase(mine);  // a commit is one step: never half done when this runs
       if (r.reinserted_by == victim.pid) r.reinserted_by = 0;
+      if (r.updated_by == victim.pid) r.updated_by = 0;
     }
   }
   row_locks_.end_session(victim.pid);
@@ -71,13 +72,30 @@ const std::optional<lockstep::pg::Row>& RowState::version_at(std::uint64_t seq) 
   static const std::optional<lockstep::pg::Row> kNone;
   if (committed_seq <= seq) return committed;
   for (auto it = older.rbegin(); it != older.rend(); ++it) {
-    if (it->first <= seq) return it->second;
+    if (it->seq <= seq) return it->version;
   }
   return kNone;  // committed after the snapshot, with nothing before it: not there yet
 }
 
-void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version) {
-  if (open_snapshots_ > 0) row.older.emplace_back(row.committed_seq, std::move(row.committed));
+bool RowState::updated_since(std::uint64_t seq) const {
+  for (auto it = older.rbegin(); it != older.rend(); ++it) {
+    if (it->seq <= seq) return it->updated;
+  }
+  return committed.has_value();  // nothing was there for the snapshot: as the newest version says
+}
+
+void RowState::write(int pid, std::optional<lockstep::pg::Row> version) {
+  auto mine = pending.find(pid);
+  if (mine != pending.end()) {
+    mine->second = std::move(version);
+    return;
+  }
+  if (committed && version) updated_by = pid;
+  pending.emplace(pid, std::move(version));
+}
+
+void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated) {
+  if (open_snapshots_ > 0) row.older.push_back({row.committed_seq, std::move(row.committed), updated});
   row.committed = std::move(version);
   row.committed_seq = ++commits_;
 }

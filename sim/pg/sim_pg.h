@@ -50,15 +50,29 @@ struct RowState {
   std::optional<lockstep::pg::Row> committed;
   std::uint64_t committed_seq = 0;  // the server's commit count when `committed` was committed
   // Versions `committed` replaced while a REPEATABLE READ snapshot was open (one may still
-  // see them), with their commit counts, oldest first.
-  std::vector<std::pair<std::uint64_t, std::optional<lockstep::pg::Row>>> older;
+  // see them), with their commit counts and how they ended, oldest first.
+  struct Older {
+    std::uint64_t seq = 0;
+    std::optional<lockstep::pg::Row> version;
+    bool updated = false;  // replaced by an UPDATE (a new tuple), not deleted
+  };
+  std::vector<Older> older;
   // The committed version a snapshot taken at commit count `seq` sees.
   const std::optional<lockstep::pg::Row>& version_at(std::uint64_t seq) const;
+  // Whether that version was replaced by an UPDATE of it (heap_update: a new tuple, even one
+  // the same transaction then deleted) rather than deleted: what a REPEATABLE READ statement
+  // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
+  // after `seq` changed the row.
+  bool updated_since(std::uint64_t seq) const;
+  // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
+  // write to a committed row that is an update makes a new tuple (updated_by).
+  void write(int pid, std::optional<lockstep::pg::Row> version);
   // Which tuple holds the key: a transaction that deleted the row and inserted its key again
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
   std::uint64_t tuple = 0;
   int reinserted_by = 0;  // the session whose pending version is such a new tuple, or 0
+  int updated_by = 0;     // the session whose first write of the committed version updated it, or 0
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
                              boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
@@ -201,7 +215,8 @@ class Server {
   }
   // Commits a session's version of a row (the count of commits goes up; the replaced
   // version is kept while a REPEATABLE READ snapshot is open).
-  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version);
+  // `updated`: the committing transaction's first write of the row was an UPDATE of it.
+  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated);
   // REPEATABLE READ snapshots: one opens at the commit count it returns, and closes.
   std::uint64_t open_snapshot() {
     ++open_snapshots_;
