@@ -300,10 +300,11 @@ class SimConnection : public lockstep::pg::Connection {
   // changed (or deleted) after the snapshot: 40001, as the server says; else nullopt.
   // A locking clause (SELECT ... FOR) says "concurrent update" for a deleted row too
   // (ExecLockRows); an UPDATE or DELETE says "concurrent delete".
-  // FOR KEY SHARE (`mode`) passes a change that kept the row's key columns.
+  // FOR KEY SHARE (`mode`) passes an UPDATE that kept the row's keys: one whose transaction
+  // did not hold the row FOR UPDATE when it first updated it (RowState::Older::keys_updated).
   std::optional<Error> serialization_failure(std::string_view table, std::int64_t id, bool locking_clause, Mode mode);
-  // Whether an update from `before` to `after` kept the table's key columns (primary and unique).
-  bool key_kept(std::string_view table, const std::optional<Row>& before, const Row& after) const;
+  // Whether this transaction holds the row FOR UPDATE (a key-changing UPDATE takes it too).
+  bool holds_for_update(std::string_view table, std::int64_t id);
   // BEGIN ISOLATION LEVEL REPEATABLE READ: the transaction's first statement takes a snapshot.
   void use_repeatable_read() { repeatable_read_ = true; }
   // The snapshot goes with the transaction.

@@ -106,7 +106,10 @@ void SimConnection::apply_release(const Release& r) {
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
-        if (r.commit) server_.commit_version(state, std::move(mine->second), state.updated_by == pid_);
+        if (r.commit) {
+          const bool updated = state.updated_by == pid_;
+          server_.commit_version(state, std::move(mine->second), updated, updated && state.updated_keys);
+        }
         state.pending.erase(mine);
       }
       if (state.updated_by == pid_) state.updated_by = 0;

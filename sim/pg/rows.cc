@@ -33,7 +33,7 @@ Result<int> SimConnection::update_row(std::string_view table, std::int64_t id, c
   const bool found = row.has_value();
   if (found) {
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).write(pid_, std::move(row));
+    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id));
     wrote(table, id);
   }
   if (s_.logging()) s_.add_detail(found ? "set " + row_text(values) : std::string("no row"));
@@ -101,7 +101,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
   if (change) {
     std::optional<Row> row = visible(table, id);
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).write(pid_, std::move(row));
+    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id));
     wrote(table, id);
   }
   if (Status ended = end_statement(); !ended.ok()) return ended.error();
@@ -206,22 +206,14 @@ std::optional<Error> SimConnection::serialization_failure(std::string_view table
   if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
   // FOR KEY SHARE passes an update that kept the key (heap_lock_tuple: a key share lock does
   // not conflict with it, whatever the snapshot).
-  if (mode == Mode::key_share && r.committed && key_kept(table, r.version_at(*snapshot_), *r.committed)) return std::nullopt;
+  if (mode == Mode::key_share && r.updated_keeping_keys_since(*snapshot_)) return std::nullopt;
   return Error{std::string(sqlstate::kSerializationFailure), r.updated_since(*snapshot_) || locking_clause
                                                                  ? "could not serialize access due to concurrent update"
                                                                  : "could not serialize access due to concurrent delete"};
 }
 
-bool SimConnection::key_kept(std::string_view table, const std::optional<Row>& before, const Row& after) const {
-  const SqlTable* t = server_.sql_table(table);
-  if (t == nullptr || !before) return false;
-  for (std::size_t i = 0; i < t->def.columns.size(); ++i) {
-    if (!t->is_key_column(static_cast<int>(i))) continue;
-    const std::string& c = t->def.columns[i].name;
-    const auto b = before->find(c), a = after.find(c);
-    if ((b == before->end()) != (a == after.end()) || (b != before->end() && b->second != a->second)) return false;
-  }
-  return true;
+bool SimConnection::holds_for_update(std::string_view table, std::int64_t id) {
+  return server_.row_locks().holds(pid_, server_.row_key(table, id), Scope::transaction)[static_cast<std::size_t>(Mode::exclusive)] > 0;
 }
 
 Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode,

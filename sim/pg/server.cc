@@ -84,18 +84,28 @@ bool RowState::updated_since(std::uint64_t seq) const {
   return committed.has_value();  // nothing was there for the snapshot: as the newest version says
 }
 
-void RowState::write(int pid, std::optional<lockstep::pg::Row> version) {
+bool RowState::updated_keeping_keys_since(std::uint64_t seq) const {
+  for (auto it = older.rbegin(); it != older.rend(); ++it) {
+    if (it->seq <= seq) return it->updated && !it->keys_updated;
+  }
+  return false;
+}
+
+void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update) {
   auto mine = pending.find(pid);
   if (mine != pending.end()) {
     mine->second = std::move(version);
     return;
   }
-  if (committed && version) updated_by = pid;
+  if (committed && version) {
+    updated_by = pid;
+    updated_keys = for_update;
+  }
   pending.emplace(pid, std::move(version));
 }
 
-void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated) {
-  if (open_snapshots_ > 0) row.older.push_back({row.committed_seq, std::move(row.committed), updated});
+void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated, bool keys_updated) {
+  if (open_snapshots_ > 0) row.older.push_back({row.committed_seq, std::move(row.committed), updated, keys_updated});
   row.committed = std::move(version);
   row.committed_seq = ++commits_;
 }

@@ -54,7 +54,8 @@ struct RowState {
   struct Older {
     std::uint64_t seq = 0;
     std::optional<lockstep::pg::Row> version;
-    bool updated = false;  // replaced by an UPDATE (a new tuple), not deleted
+    bool updated = false;       // replaced by an UPDATE (a new tuple), not deleted
+    bool keys_updated = false;  // ... by one that held the row FOR UPDATE (HEAP_KEYS_UPDATED)
   };
   std::vector<Older> older;
   // The committed version a snapshot taken at commit count `seq` sees.
@@ -64,15 +65,20 @@ struct RowState {
   // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
   // after `seq` changed the row.
   bool updated_since(std::uint64_t seq) const;
+  // Whether that version was replaced by an UPDATE that kept its keys (no FOR UPDATE lock:
+  // a key change takes one): a FOR KEY SHARE passes it, whatever the snapshot.
+  bool updated_keeping_keys_since(std::uint64_t seq) const;
   // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
-  // write to a committed row that is an update makes a new tuple (updated_by).
-  void write(int pid, std::optional<lockstep::pg::Row> version);
+  // write to a committed row that is an update makes a new tuple (updated_by), one whose
+  // keys count as updated when the writer holds the row FOR UPDATE (`for_update`).
+  void write(int pid, std::optional<lockstep::pg::Row> version, bool for_update);
   // Which tuple holds the key: a transaction that deleted the row and inserted its key again
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
   std::uint64_t tuple = 0;
   int reinserted_by = 0;  // the session whose pending version is such a new tuple, or 0
   int updated_by = 0;     // the session whose first write of the committed version updated it, or 0
+  bool updated_keys = false;  // ... holding the row FOR UPDATE
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
                              boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
@@ -215,8 +221,9 @@ class Server {
   }
   // Commits a session's version of a row (the count of commits goes up; the replaced
   // version is kept while a REPEATABLE READ snapshot is open).
-  // `updated`: the committing transaction's first write of the row was an UPDATE of it.
-  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated);
+  // `updated`: the committing transaction's first write of the row was an UPDATE of it;
+  // `keys_updated`: one holding the row FOR UPDATE.
+  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated, bool keys_updated);
   // REPEATABLE READ snapshots: one opens at the commit count it returns, and closes.
   std::uint64_t open_snapshot() {
     ++open_snapshots_;

@@ -398,7 +398,7 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
     returning(t, ret, *version, out);
     if (s_.logging()) s_.add_detail("set " + row_text(version));
   }
-  server_.row(name, id).write(c_.pid_, std::move(version));
+  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id));
   c_.wrote(name, id);
 }
 
