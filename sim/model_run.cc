@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -102,7 +103,30 @@ std::function<std::string()>& replay_environment_hook() {
   return hook;
 }
 
+bool ModelReport::is(Verdict kind, std::string_view name) const {
+  if (verdict != kind) return false;
+  if (name.empty()) return true;
+  if (kind == Verdict::violation || kind == Verdict::liveness) return invariant == name;
+  if (kind == Verdict::livelock) return std::find(looping.begin(), looping.end(), name) != looping.end();
+  return false;
+}
+
+std::string ModelReport::expectation(Verdict kind, std::string_view name) {
+  const std::string_view v = verdict_name(kind);
+  return name.empty() ? std::string(v) : fmt::format("{} of {}", v, name);
+}
+
 namespace {
+
+// A livelock's looping actors, by name.
+std::vector<std::string> looping_names(Verdict verdict, const std::optional<sim::Cycle>& cycle, const std::vector<std::string>& actors) {
+  std::vector<std::string> names;
+  if (verdict != Verdict::livelock || !cycle) return names;
+  for (std::size_t a = 0; a < actors.size() && a < 64; ++a) {
+    if (cycle->looping >> a & 1) names.push_back(actors[a]);
+  }
+  return names;
+}
 
 // The report of a trace replayed instead of a search (LOCKSTEP_REPLAY, Model::replay).
 // `source` says where the path came from, for the error of a trace that does not replay.
@@ -121,6 +145,7 @@ ModelReport replayed(const System& system, const sim::Trace& trace, const char* 
   report.message = r.result.message;
   report.steps = r.result.steps;
   report.interleaving = bounded_interleaving(r.events, r.actors);
+  report.looping = looping_names(r.result.verdict, r.result.cycle, r.actors);
   return report;
 }
 
@@ -208,6 +233,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   if (!result.first_failure) return report;
   report.invariant = result.first_failure->result.invariant;
   report.message = result.first_failure->result.message;
+  std::vector<std::string> actor_names;
+  for (const auto& a : spec.actors) actor_names.push_back(a.name);
+  report.looping = looping_names(result.verdict, result.first_failure->result.cycle, actor_names);
   // A lock-order cycle across executions has no one execution to record: the message
   // names the executions of its edges.
   if (!x.trace) return report;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/model/env.h"
@@ -73,8 +74,16 @@ struct ModelReport {
   // Complete executions per mark (model_spec.h: the spec's marks, phantom_grant,
   // phantom_cleaned): whether a passing run ever took the path a fault opens.
   std::map<std::string, std::uint64_t> marks;
+  // A livelock's looping actors (the fair cycle's), by name; empty for other verdicts.
+  std::vector<std::string> looping;
 
   bool passed() const { return verdict == Verdict::pass; }
+  // Whether the verdict is `kind` with `name`: the invariant (violation), the obligation
+  // (liveness), one of the looping actors (livelock); an empty name matches any. Other
+  // verdicts have no name: only "" matches them.
+  bool is(Verdict kind, std::string_view name = {}) const;
+  // "violation of NAME", "liveness of NAME", "livelock of NAME", "deadlock", ... for messages.
+  static std::string expectation(Verdict kind, std::string_view name = {});
   // Verdict, message, counts, interleaving, trace and replay command, for a test failure.
   std::string describe() const;
 };

@@ -3,6 +3,11 @@
 //   TEST(MyLock, NoLostUpdate) { LOCKSTEP_EXPECT_PASS(my_model()); }
 //   TEST(MyLock, FindsThePlantedBug) { LOCKSTEP_EXPECT_VIOLATION(buggy_model(), "no_lost_update"); }
 //
+// Every verdict has its expectation: LOCKSTEP_EXPECT_LIVENESS(model, "acquire_b") (the
+// obligation still hot), LOCKSTEP_EXPECT_LIVELOCK(model, "b") (one of the looping actors),
+// LOCKSTEP_EXPECT_DEADLOCK(model), and LOCKSTEP_EXPECT_VERDICT(model, Verdict::KIND, NAME)
+// for any (ModelReport::is; NAME "" matches any name).
+//
 // A failure message carries the verdict, the interleaving as a table, the written trace and
 // the command that replays it: LOCKSTEP_REPLAY=TRACE ./test --gtest_filter=Suite.Name.
 //
@@ -96,11 +101,21 @@ std::optional<Confirmed> confirm_if_asked(const M& model) {
     }                                                                                                \
   } while (0)
 
-#define LOCKSTEP_EXPECT_VIOLATION(model, invariant_name)                                            \
-  do {                                                                                              \
-    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(model);                 \
-    EXPECT_TRUE(lockstep_report_.verdict == ::lockstep::Verdict::violation &&                       \
-                lockstep_report_.invariant == (invariant_name))                                     \
-        << "expected violation of " << (invariant_name) << ", got:\n" << lockstep_report_.describe(); \
-    std::cout << lockstep_report_.describe();                                                       \
+// The model's verdict is `kind` named `name` (ModelReport::is: the invariant, the
+// obligation, or one of a livelock's looping actors; "" any). A failure shows the verdict,
+// the interleaving, the trace and the command that replays it.
+#define LOCKSTEP_EXPECT_VERDICT(model, kind, name)                                                        \
+  do {                                                                                                    \
+    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(model);                       \
+    EXPECT_TRUE(lockstep_report_.is((kind), (name)))                                                      \
+        << "expected " << ::lockstep::ModelReport::expectation((kind), (name)) << ", got:\n"              \
+        << lockstep_report_.describe();                                                                   \
+    std::cout << lockstep_report_.describe();                                                             \
   } while (0)
+
+#define LOCKSTEP_EXPECT_VIOLATION(model, invariant_name) \
+  LOCKSTEP_EXPECT_VERDICT(model, ::lockstep::Verdict::violation, invariant_name)
+#define LOCKSTEP_EXPECT_LIVENESS(model, obligation) LOCKSTEP_EXPECT_VERDICT(model, ::lockstep::Verdict::liveness, obligation)
+#define LOCKSTEP_EXPECT_LIVELOCK(model, looping_actor) \
+  LOCKSTEP_EXPECT_VERDICT(model, ::lockstep::Verdict::livelock, looping_actor)
+#define LOCKSTEP_EXPECT_DEADLOCK(model) LOCKSTEP_EXPECT_VERDICT(model, ::lockstep::Verdict::deadlock, "")

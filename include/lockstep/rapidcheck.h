@@ -16,6 +16,11 @@
 // --gtest_filter=... RapidCheck then generates the same configurations in the same order;
 // the one the trace was recorded from (its name, actors and configuration match) replays
 // the trace, the others are explored as before.
+//
+// Inside a property, LOCKSTEP_RC_ASSERT_VERDICT(model, Verdict::KIND, NAME) fails the case
+// (RC_FAIL) unless the model's verdict is KIND named NAME (ModelReport::is; "" any), with
+// the verdict, interleaving, trace and replay command; LOCKSTEP_RC_ASSERT_PASS,
+// _VIOLATION, _LIVENESS, _LIVELOCK and _DEADLOCK are its forms, as <lockstep/gtest.h>'s.
 #pragma once
 
 #include <rapidcheck.h>
@@ -107,3 +112,19 @@ inline rc::Gen<nlohmann::json> script_scenario(const ScriptShape& shape = {}) {
 }
 
 }  // namespace lockstep::gen
+
+#define LOCKSTEP_RC_ASSERT_VERDICT(model, kind, name)                                                            \
+  do {                                                                                                           \
+    const ::lockstep::ModelReport lockstep_report_ = (model).run();                                              \
+    if (!lockstep_report_.is((kind), (name))) {                                                                  \
+      RC_FAIL("expected " + ::lockstep::ModelReport::expectation((kind), (name)) + ", got:\n" +                  \
+              lockstep_report_.describe());                                                                      \
+    }                                                                                                            \
+  } while (0)
+#define LOCKSTEP_RC_ASSERT_PASS(model) LOCKSTEP_RC_ASSERT_VERDICT(model, ::lockstep::Verdict::pass, "")
+#define LOCKSTEP_RC_ASSERT_VIOLATION(model, invariant_name) \
+  LOCKSTEP_RC_ASSERT_VERDICT(model, ::lockstep::Verdict::violation, invariant_name)
+#define LOCKSTEP_RC_ASSERT_LIVENESS(model, obligation) LOCKSTEP_RC_ASSERT_VERDICT(model, ::lockstep::Verdict::liveness, obligation)
+#define LOCKSTEP_RC_ASSERT_LIVELOCK(model, looping_actor) \
+  LOCKSTEP_RC_ASSERT_VERDICT(model, ::lockstep::Verdict::livelock, looping_actor)
+#define LOCKSTEP_RC_ASSERT_DEADLOCK(model) LOCKSTEP_RC_ASSERT_VERDICT(model, ::lockstep::Verdict::deadlock, "")
