@@ -10,7 +10,9 @@
 #     order, from its build directory, then the deliberately failing RapidCheck property and
 #     the replay command it prints;
 #  5. builds examples/leases and runs every command its README shows, in order, from its
-#     build directory: the correct designs pass exhaustively, each planted bug is found.
+#     build directory: the correct designs pass exhaustively, each planted bug is found;
+#  6. lockstep_add_scenarios in a fresh project: one test per scenario file, read from the
+#     source tree, and a file added after configuring is a test after the next build.
 # Usage: install_example.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"
@@ -163,3 +165,22 @@ for invariant in tokens_increase renewal_in_time_keeps_lease writes_never_go_bac
 done
 grep -q "replayed from the trace" "$work/leases-2.txt"
 echo "leases: every README command ran; the correct designs passed exhaustively and each planted bug was found"
+
+# 6. lockstep_add_scenarios: the team's files, one test each; a file added later joins.
+mkdir -p "$work/scen/scenarios"
+cat >"$work/scen/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(scen LANGUAGES CXX)
+find_package(lockstep REQUIRED COMPONENTS command)
+enable_testing()
+lockstep_add_scenarios(TARGET lockstep::command DIR scenarios)
+CMAKE
+cp "$src/scenarios/sql/lease-acquire.spec" "$work/scen/scenarios/"
+configure "$work/scen" "$work/scen/build"
+cmake --build "$work/scen/build" >/dev/null
+[ "$(cd "$work/scen/build" && ctest -N | grep -c 'scenarios/')" = 1 ] || { (cd "$work/scen/build" && ctest -N) >&2; exit 1; }
+cp "$src/scenarios/sql/double-booking-no-lock.spec" "$work/scen/scenarios/"
+cmake --build "$work/scen/build" >/dev/null  # the glob is looked at again
+(cd "$work/scen/build" && ctest --output-on-failure >"$work/scen.txt" 2>&1) || { cat "$work/scen.txt" >&2; exit 1; }
+grep -q "100% tests passed, 0 tests failed out of 2" "$work/scen.txt" || { cat "$work/scen.txt" >&2; exit 1; }
+echo "lockstep_add_scenarios: one test per file, from the source tree; a file added after configuring ran at the next build"
