@@ -70,11 +70,25 @@ class SpecSystem final : public System {
   std::shared_ptr<const std::vector<std::vector<ActorId>>> symmetric_;
 };
 
+// Drops the checks of the invariants the spec switches off; InputError for a name no check has.
+void switch_off_invariants(ModelSpec& spec) {
+  for (const std::string& name : spec.switched_off) {
+    const auto named = [&](const auto& c) { return c.invariant == name; };
+    const std::size_t before = spec.final_checks.size() + spec.event_checks.size();
+    std::erase_if(spec.final_checks, named);
+    std::erase_if(spec.event_checks, named);
+    if (spec.final_checks.size() + spec.event_checks.size() == before) {
+      throw InputError("model " + spec.name + ": without_invariant(\"" + name + "\"): no invariant of that name is declared");
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<System> system_of(ModelSpec spec) {
   if (spec.actors.empty()) throw InputError("model " + spec.name + ": no actors");
   if (!spec.make_state) throw InputError("model " + spec.name + ": no state factory");
+  switch_off_invariants(spec);
   std::vector<std::vector<ActorId>> symmetric;
   std::vector<bool> taken(spec.actors.size(), false);
   for (const auto& names : spec.symmetric) {

@@ -50,6 +50,9 @@ struct ModelSpec {
   std::vector<Mark> marks;
   // Classes of interchangeable actors, by name (Instance::symmetric_actors, sim/explore/symmetry.h).
   std::vector<std::vector<std::string>> symmetric;
+  // Invariants declared above but not checked (Model::without_invariant): system_of drops
+  // their checks, so the others are judged as if they were never declared.
+  std::vector<std::string> switched_off;
 };
 
 // The spec as a System. Each execution's Instance builds the state, runs the actor bodies,

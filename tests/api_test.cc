@@ -355,6 +355,19 @@ TEST(Api, GoogleTestGlueReportsTheViolation) {
   LOCKSTEP_EXPECT_VIOLATION(check_then_act(temp_dir("api-glue")), "mutual_exclusion");
 }
 
+// A registration shared by many tests, one test without one of its invariants (the second
+// team's note 6: it added a Config flag for this).
+TEST(Api, AnInvariantSwitchedOffIsNotChecked) {
+  LOCKSTEP_EXPECT_PASS(check_then_act(temp_dir("api-off")).without_invariant("mutual_exclusion"));
+  try {
+    (void)check_then_act(temp_dir("api-off-unknown")).without_invariant("mutual_exclusoin").run();
+    ADD_FAILURE() << "an unknown invariant was accepted";
+  } catch (const lockstep::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("without_invariant(\"mutual_exclusoin\"): no invariant of that name"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Api, EventInvariantsSeeObservations) {
   struct Room {
     explicit Room(Env& env) : m(env.new_mutex("m")) {}

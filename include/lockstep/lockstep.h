@@ -133,6 +133,14 @@ class Model {
     return *this;
   }
 
+  // An invariant declared (by invariant, on_event, or a ready one from
+  // <lockstep/invariants.h>) but not checked in this run: a registration shared by many
+  // tests, one test without it. Its name must be declared (InputError at run otherwise).
+  Model& without_invariant(std::string name) {
+    spec_.switched_off.push_back(std::move(name));
+    return *this;
+  }
+
   // Checked at every Env::observe: a message means the invariant is broken. Every order of
   // ordered events is explored; when a check judges the events of one subject only (one
   // key, one agent), report them with that scope (Event::scoped(name, subject, value), or
