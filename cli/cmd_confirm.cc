@@ -307,8 +307,7 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   const Scenario scenario = load_scenario(a.scenario);
   if (!a.force.empty()) {
     if (!a.aim.empty()) throw InputError("confirm: --force and --aim are two ways to follow a trace: give one");
-    const Server server(a.pg);
-    return run_forced_replay(a.force, scenario, server, out);
+    return run_forced_replay(a.force, scenario, a.pg, out);
   }
   auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
   const Server server(a.pg);

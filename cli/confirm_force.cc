@@ -65,7 +65,7 @@ std::string trace_verdict(const sim::Trace& trace) {
 
 }  // namespace
 
-int run_forced_replay(const std::string& trace_path, const Scenario& scenario, const Server& server, std::ostream& out) {
+int run_forced_replay(const std::string& trace_path, const Scenario& scenario, const std::string& pg, std::ostream& out) {
   const sim::Trace trace = sim::load_trace(trace_path);
   const std::string recorded = trace.scenario.value("name", "");
   if (recorded != scenario.name) {
@@ -80,6 +80,7 @@ int run_forced_replay(const std::string& trace_path, const Scenario& scenario, c
   const sql::Spec spec = sql::parse_spec(text, scenario.file);
   const sql::Spec as_written = sql::parse_spec(text, scenario.file, sql::SqlText::as_written);
   const std::vector<std::string> names = sql_spec::steps_in_order(spec, started_steps(sim::replay_trace(trace, trace_path), trace_path));
+  const Server server(pg);
   std::vector<sql::PermutationStep> steps;
   std::string order;
   for (const std::string& name : names) {

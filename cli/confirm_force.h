@@ -22,6 +22,7 @@ namespace lockstep::cli {
 // 0: the server agrees with the trace; 1: it does not (the first difference is printed);
 // InputError (exit 2) for a trace of another scenario, of a system other than sql, or one
 // that ends a session by the backend_terminated fault (not forced: confirm injects it).
-int run_forced_replay(const std::string& trace_path, const Scenario& scenario, const Server& server, std::ostream& out);
+// `pg` is --pg's value (a conninfo, or auto): the server starts once the trace is read.
+int run_forced_replay(const std::string& trace_path, const Scenario& scenario, const std::string& pg, std::ostream& out);
 
 }  // namespace lockstep::cli
