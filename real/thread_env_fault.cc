@@ -1,6 +1,7 @@
-// real/thread_env_fault.cc: the backend_terminated fault on a real server (ThreadEnvOptions::
-// fault_at): the chosen statement finds its session ended, by pg_terminate_backend or by
-// the client closing its socket; what follows is the code's and the checks' to judge.
+// real/thread_env_fault.cc: the session faults on a real server (ThreadEnvOptions::fault_at):
+// the chosen statement finds its session ended, by pg_terminate_backend, by the client
+// closing its socket, or by a restart of the whole server; what follows is the code's and
+// the checks' to judge. A server that does not come back is a lost server, as ever.
 #include <cctype>
 
 #include "lockstep/real/libpq_backend.h"
@@ -43,7 +44,12 @@ void ThreadEnv::maybe_end_session(pg::Connection& c, const std::vector<ThreadEnv
     close_socket(c);
     how = "its client closed the connection";
   } else if (way == ThreadEnvOptions::SessionFault::restart) {
-    how = options_.restart_server() ? "the server restarted (pg_ctl restart -m fast)" : "the server's restart FAILED";
+    if (!options_.restart_server()) {
+      std::lock_guard l(m_);
+      if (!lost_) lost_ = LostConnection{actor, "pg_ctl restart (the server_restart fault)", {"08006", "the server did not come back"}};
+      return;
+    }
+    how = "the server restarted (pg_ctl restart -m fast)";
   } else {
     // On a connection of its own, waiting (up to 5 s) until the backend has exited, so
     // that the statement meets a session that is gone, as in the simulation.
