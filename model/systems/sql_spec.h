@@ -5,6 +5,10 @@
 // does. The spec's setup runs before the sessions, on a connection of its own; its checks
 // run after them, each a violation named by the check when it is not true (false, NULL or
 // an error). A .spec file is read as a scenario of this system (load_scenario).
+// Faults (`fault NAME` in the spec): backend_terminated and server_restart strike the
+// sessions' connections only; the setup and the checks have a connection of their own
+// (after a restart, a new one).
+
 #pragma once
 
 #include <string>
