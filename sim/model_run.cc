@@ -106,7 +106,7 @@ std::function<std::string()>& replay_environment_hook() {
 bool ModelReport::is(Verdict kind, std::string_view name) const {
   if (verdict != kind) return false;
   if (name.empty()) return true;
-  if (kind == Verdict::violation || kind == Verdict::liveness) return invariant == name;
+  if (kind == Verdict::violation || kind == Verdict::liveness || kind == Verdict::step_bound) return invariant == name;
   if (kind == Verdict::livelock) return std::find(looping.begin(), looping.end(), name) != looping.end();
   return false;
 }

@@ -79,8 +79,8 @@ struct ModelReport {
 
   bool passed() const { return verdict == Verdict::pass; }
   // Whether the verdict is `kind` with `name`: the invariant (violation), the obligation
-  // (liveness), one of the looping actors (livelock); an empty name matches any. Other
-  // verdicts have no name: only "" matches them.
+  // (liveness), the first obligation still hot (step_bound), one of the looping actors
+  // (livelock); an empty name matches any. Other verdicts have no name: only "" matches them.
   bool is(Verdict kind, std::string_view name = {}) const;
   // "violation of NAME", "liveness of NAME", "livelock of NAME", "deadlock", ... for messages.
   static std::string expectation(Verdict kind, std::string_view name = {});

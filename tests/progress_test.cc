@@ -189,6 +189,37 @@ TEST(ProgressApi, AnObligationStillHotInAFairLoopIsALivenessVerdictWithAShortTra
   EXPECT_LT(r.describe().size(), 8'000u);  // the lasso, not the 10,000 steps to the bound
 }
 
+TEST(ProgressApi, ALivenessVerdictNamesTheEvidenceItRestsOn) {
+  const ModelReport r = abandoned_flag(api_dir("evidence")).run();
+  ASSERT_EQ(r.verdict, Verdict::liveness) << r.describe();
+  EXPECT_NE(r.message.find("evidence: a fair cycle"), std::string::npos) << r.message;
+}
+
+// One actor that stores 1..1000 with an obligation hot: no step repeats an earlier one.
+ModelReport long_count(std::uint64_t max_steps) {
+  return Model<Flag>("long-count")
+      .actors(1,
+              [](Flag& s, Env& env, ActorId) {
+                env.hot("counted");
+                for (int i = 1; i <= 1000; ++i) s.held->store(i);
+                env.cold("counted");
+              })
+      .max_steps(max_steps)
+      .trace_dir(api_dir("bare-bound"))
+      .run();
+}
+
+// Team note 2: a hot obligation at a bare step bound (no fair cycle, no deadline passed in
+// virtual time, actors still running) is step_bound, naming the obligation; never liveness.
+TEST(ProgressApi, AnObligationStillHotAtABareStepBoundIsStepBoundNotLiveness) {
+  const ModelReport r = long_count(30);
+  ASSERT_EQ(r.verdict, Verdict::step_bound) << r.describe();
+  EXPECT_EQ(r.invariant, "counted");
+  EXPECT_NE(r.message.find("\"counted\" still hot"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("no evidence"), std::string::npos) << r.message;
+  EXPECT_EQ(long_count(5000).verdict, Verdict::pass);  // with room to finish, it passes
+}
+
 TEST(ProgressApi, RandomGetsTheSameDefaultExecutionBoundAsTheCommandLine) {
   const ModelReport r = Model<Flag>("two-writers")
                             .actors(2, [](Flag& s, Env&, ActorId self) { s.held->store(self + 1); })

@@ -101,13 +101,21 @@ ProgressOutcome ProgressJudge::at_bound(std::uint64_t steps, const ProgressNames
   const std::uint64_t window = std::min<std::uint64_t>(steps, kTailSteps);
   std::optional<Cycle> cycle = find_cycle(ring_, steps, window, kMaxCyclePeriod, kCycleRepeats);
   if (cycle) return judge_cycle(*cycle, JudgedAt::step_bound, steps, names);
-  if (!obligations_.hot().empty()) {
-    const auto& h = obligations_.hot().front();
-    return liveness(h.name, fmt::format("\"{}\" is still hot at the bound of {} steps (since {} ms)", h.name,
-                                        limits_->max_steps, ms(h.since)));
-  }
   ProgressOutcome out;
   out.verdict = Verdict::step_bound;
+  if (!obligations_.hot().empty()) {
+    // A bare step bound is no evidence that an obligation is never met: the run may be long.
+    const auto& h = obligations_.hot().front();
+    out.invariant = h.name;
+    std::string names_hot;
+    for (const auto& o : obligations_.hot()) names_hot += fmt::format("{}\"{}\"", names_hot.empty() ? "" : ", ", o.name);
+    out.message = fmt::format(
+        "the execution ran past its bound of {} steps with {} still hot (the first since {} ms), but with no evidence "
+        "that it is never met: its last {} steps repeat no fair cycle, no deadline passed in virtual time and not "
+        "every actor finished (a larger --max-steps, or a `within` on the obligation in timed mode, decides)",
+        limits_->max_steps, names_hot, ms(h.since), window);
+    return out;
+  }
   out.message = fmt::format(
       "the execution ran past its bound of {} steps, and its last {} steps repeat no cycle of at most {} steps (a "
       "long run, or a loop that changes something each time round)",
@@ -137,7 +145,7 @@ ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, JudgedAt at, std::uint64
     const auto& h = obligations_.hot().front();
     ProgressOutcome live =
         liveness(h.name, fmt::format("\"{}\" is still hot (since {} ms) while {}: a fair {}-step cycle, repeated {} "
-                                     "times {}{}",
+                                     "times {} (evidence: a fair cycle, which the actors in it never leave){}",
                                      h.name, ms(h.since), cycle_text, cycle.period, cycle.repeats(), where, others));
     live.cycle = cycle;
     return live;
@@ -160,7 +168,8 @@ ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, JudgedAt at, std::uint64
 std::optional<ProgressOutcome> ProgressJudge::cold(std::string_view name, Time now, bool timed) {
   const auto h = obligations_.make_cold(name);
   if (!h || !timed || h->within == Duration::max() || now - h->since <= h->within) return std::nullopt;
-  return liveness(h->name, fmt::format("\"{}\" was met at {} ms, {} ms after it went hot: more than its {} ms",
+  return liveness(h->name, fmt::format("\"{}\" was met at {} ms, {} ms after it went hot: more than its {} ms (evidence: a deadline passed in "
+                                       "virtual time)",
                                        h->name, ms(now), ms(now - h->since), ms(h->within)));
 }
 
@@ -168,14 +177,16 @@ std::optional<ProgressOutcome> ProgressJudge::overdue(Time now) const {
   const ObligationSet::Hot* late = obligations_.overdue(now);
   if (late == nullptr) return std::nullopt;
   return liveness(late->name,
-                  fmt::format("\"{}\" is still hot at {} ms: it went hot at {} ms and had to be met within {} ms",
+                  fmt::format("\"{}\" is still hot at {} ms: it went hot at {} ms and had to be met within {} ms (evidence: a "
+                              "deadline passed in virtual time)",
                               late->name, ms(now), ms(late->since), ms(late->within)));
 }
 
 std::optional<ProgressOutcome> ProgressJudge::at_end(const std::vector<std::string>& actor_names) const {
   if (obligations_.hot().empty()) return std::nullopt;
   const auto& h = obligations_.hot().front();
-  return liveness(h.name, fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {})",
+  return liveness(h.name, fmt::format("every actor finished with \"{}\" still hot (since {} ms, made hot by {}; evidence: no one is left "
+                                      "to meet it)",
                                       h.name, ms(h.since), h.actor >= 0 ? actor_names[h.actor] : std::string("-")));
 }
 
