@@ -1,4 +1,5 @@
 #include "lockstep/model/scenario.h"
+#include "lockstep/model/invariants_off.h"
 #include "lockstep/model/systems/sql_spec.h"
 
 #include <fmt/format.h>
@@ -105,7 +106,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
                         const std::string& pointer) {
   const JsonCursor root(document, file, pointer);
   root.expect_keys({"format", "name", "description", "system", "variant", "config", "actors",
-                    "faults", "explore", "expect"});
+                    "faults", "invariants", "explore", "expect"});
   Scenario s;
   s.file = file;
   s.document = document;
@@ -153,7 +154,14 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
   input.faults = root.find("faults");
   input.timed = s.explore.time == TimeMode::timed;
   input.scenario = root;
-  s.configured = info->configure(input);
+  if (auto off = root.find("invariants")) {
+    input.invariants_off = parse_invariants_off(*off, *info);
+    if (s.expect.violation && !input.judges(*s.expect.violation)) {
+      root.at("expect").at("violation").fail(
+          fmt::format("expects a violation of \"{}\", which \"invariants\" switches off", *s.expect.violation));
+    }
+  }
+  s.configured = judged_only(info->configure(input), input.invariants_off);
   return s;
 }
 

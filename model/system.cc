@@ -41,6 +41,10 @@ std::vector<std::string> enabled_faults(const SystemInfo& info,
   return enabled;
 }
 
+bool SystemInput::judges(std::string_view invariant) const {
+  return std::find(invariants_off.begin(), invariants_off.end(), invariant) == invariants_off.end();
+}
+
 void SystemInput::fail(std::string_view pointer, std::string_view message) const {
   if (!scenario) throw InputError(std::string(message));
   const std::string at = scenario->pointer() + std::string(pointer);

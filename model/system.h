@@ -105,6 +105,13 @@ struct SystemInput {
   // The scenario object itself (absent for a system built in code): errors about the
   // scenario as a whole name its file and the pointer of the key at fault.
   std::optional<JsonCursor> scenario;
+  // The invariants the scenario switches off ("invariants": {"NAME": false}; the API's
+  // Model::without_invariant). The system skips their checks and goes on to the others;
+  // a violation of one that still reaches lockstep is dropped (model/invariants_off.h).
+  std::vector<std::string> invariants_off;
+
+  // Whether the scenario judges `invariant` (it is not switched off).
+  bool judges(std::string_view invariant) const;
 
   // Throws InputError "<file>: <scenario pointer><pointer>: <message>" (just the message
   // without a scenario). `pointer` is relative to the scenario, such as "/actors".

@@ -33,8 +33,10 @@ std::vector<std::string> parse_skip_invariants(const JsonCursor& at, const Syste
   return out;
 }
 
-bool judged(const std::vector<std::string>& skipped, const Violation& v) {
-  return std::find(skipped.begin(), skipped.end(), v.invariant) == skipped.end();
+bool judged(const std::vector<std::string>& skipped, const Violation& v) { return judged(skipped, v.invariant); }
+
+bool judged(const std::vector<std::string>& skipped, std::string_view invariant) {
+  return std::find(skipped.begin(), skipped.end(), invariant) == skipped.end();
 }
 
 }  // namespace lockstep

@@ -30,5 +30,6 @@ StallFault parse_stall_fault(const JsonCursor& at, const std::vector<std::string
 std::vector<std::string> parse_skip_invariants(const JsonCursor& at, const SystemInfo& info);
 // Whether `v` is judged, given the skipped invariants.
 bool judged(const std::vector<std::string>& skipped, const Violation& v);
+bool judged(const std::vector<std::string>& skipped, std::string_view invariant);
 
 }  // namespace lockstep

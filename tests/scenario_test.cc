@@ -1,10 +1,13 @@
 // Scenario files: strict reading, errors that name the file and the JSON pointer.
 #include "lockstep/model/scenario.h"
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 
+#include "lockstep/sim/check.h"
 #include "test_support.h"
 
 namespace lockstep {
@@ -56,7 +59,7 @@ TEST(Scenario, ExploreAndExpectAreRead) {
 TEST(Scenario, UnknownKeysAreErrorsWithTheirPointer) {
   EXPECT_EQ(error_of(with(R"(, "sytem": 1)")),
             "<test>: /sytem: unknown key \"sytem\" (expected one of: format, name, description, system, variant, "
-            "config, actors, faults, explore, expect)");
+            "config, actors, faults, invariants, explore, expect)");
   EXPECT_EQ(error_of(with(R"(, "explore": {"max_step": 1})")).rfind("<test>: /explore/max_step: unknown key", 0), 0u);
 }
 
@@ -111,6 +114,68 @@ TEST(Scenario, BenchConfigIsChecked) {
   EXPECT_EQ(error_of(R"({"format": "lockstep-scenario/1", "name": "n", "system": "bench",
                          "config": {"program": "sort", "n": 2}})"),
             "<test>: /config/program: unknown program \"sort\" (known: lockinc, readers, lastzero, indexer, filesystem)");
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+std::string source_scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
+
+// Team note 6: "invariants": {"NAME": false} switches a check off in a scenario of any system,
+// and the system goes on to judge the others.
+TEST(InvariantsOff, EverySystemSkipsASwitchedOffInvariant) {
+  std::map<std::string, int> systems;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(LOCKSTEP_SOURCE_DIR "/scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    nlohmann::json doc = read_json_file(e.path().string());
+    if (!doc.contains("expect") || doc["expect"].value("verdict", "") != "violation" || !doc["expect"].contains("violation")) continue;
+    const std::string system = doc["system"];
+    if (systems[system]++ > 0) continue;  // one failing scenario per system
+    const std::string off = doc["expect"]["violation"];
+    doc.erase("expect");
+    doc["invariants"] = {{off, false}};
+    const Scenario s = parse_scenario(doc, e.path().string());
+    sim::CheckOptions options;
+    options.overrides.settings.max_executions = 300;
+    const sim::CheckReport r = sim::check_scenario(s, options);
+    const bool same = r.result.verdict == Verdict::violation && r.result.first_failure &&
+                      r.result.first_failure->result.invariant == off;
+    EXPECT_FALSE(same) << e.path() << ": " << off << " was switched off and still judged";
+  }
+  for (const char* system : {"script", "bench", "headspace", "dal", "phase_lock", "supervisor"}) {
+    EXPECT_GT(systems[system], 0) << "no failing scenario of " << system;
+  }
+}
+
+TEST(InvariantsOff, AnUnknownNameOrAValueNotABooleanIsBadInput) {
+  nlohmann::json doc = read_json_file(source_scenario("dal/jobs-out-of-order.json"));
+  doc["invariants"] = {{"single_writr", false}};
+  try {
+    parse_scenario(doc, "f.json");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.json: /invariants/single_writr: system \"dal\" declares no invariant \"single_writr\"", 0), 0u)
+        << e.what();
+  }
+  doc["invariants"] = {{"single_writer", "no"}};
+  EXPECT_THROW(parse_scenario(doc, "f.json"), InputError);
+  doc["invariants"] = {{"single_writer", false}};
+  doc["expect"] = {{"verdict", "violation"}, {"violation", "single_writer"}};
+  EXPECT_THROW(parse_scenario(doc, "f.json"), InputError);  // expects what it switches off
+}
+
+TEST(InvariantsOff, ASqlSpecsChecksAreItsInvariants) {
+  const nlohmann::json base = {{"format", "lockstep-scenario/1"}, {"name", "n"}, {"system", "sql"},
+                               {"config", {{"spec", "session s1\nstep a { SELECT 1; }\ncheck \"one\" { SELECT 1 = 2; }\n"}}}};
+  nlohmann::json doc = base;
+  EXPECT_EQ(sim::check_scenario(parse_scenario(doc, "f.json"), {}).result.verdict, Verdict::violation);
+  doc["invariants"] = {{"one", false}};
+  EXPECT_EQ(sim::check_scenario(parse_scenario(doc, "f.json"), {}).result.verdict, Verdict::pass);
+  doc["invariants"] = {{"two", false}};
+  EXPECT_THROW(parse_scenario(doc, "f.json"), InputError);
 }
 
 }  // namespace

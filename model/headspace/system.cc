@@ -129,6 +129,7 @@ Config parse_config(const SystemInput& input) {
     if (auto x = j.find("initial_summary")) c.initial_summary = x->as_string();
     if (auto x = j.find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*x, system_info());
   }
+  c.skip_invariants.insert(c.skip_invariants.end(), input.invariants_off.begin(), input.invariants_off.end());
   if (!input.actors) input.fail("", "missing \"actors\": a list of {\"kind\": ..., ...}");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxHeadspaceActors) input.actors->fail(fmt::format("expected 1 to {} actors", kMaxHeadspaceActors));

@@ -125,6 +125,7 @@ Config parse(const SystemInput& input) {
     if (auto t = input.config->find("timeout_ms")) c.timeout = as_millis(*t);
     if (auto s = input.config->find("skip_invariants")) c.skip_invariants = parse_skip_invariants(*s, system_info());
   }
+  c.skip_invariants.insert(c.skip_invariants.end(), input.invariants_off.begin(), input.invariants_off.end());
   if (!input.actors) input.fail("", "missing \"actors\": [{\"flow\": ..., \"phase\": ..., \"at_ms\": ..., \"duration_ms\": ...}]");
   const auto items = input.actors->items();
   if (items.empty() || items.size() > kMaxResumeRequests) input.actors->fail(fmt::format("expected 1 to {} resume requests", kMaxResumeRequests));

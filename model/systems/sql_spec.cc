@@ -170,8 +170,13 @@ SystemInfo system_info() {
     if (!input.config) input.fail("", "a sql scenario needs config.spec, the spec's text");
     input.config->expect_keys({"spec", "file"});
     const std::string file = input.config->find("file") ? input.config->at("file").as_string() : input.config->file();
-    return std::make_unique<SpecSystem>(sql::parse_spec(input.config->at("spec").as_string(), file),
-                                        SpecFaults{on("backend_terminated"), on("server_restart")});
+    Spec spec = sql::parse_spec(input.config->at("spec").as_string(), file);
+    for (const std::string& name : input.invariants_off) {  // the spec's checks are its invariants
+      if (std::erase_if(spec.checks, [&](const sql::SpecCheck& c) { return c.name == name; }) == 0) {
+        input.fail("/invariants", fmt::format("the spec has no check \"{}\"", name));
+      }
+    }
+    return std::make_unique<SpecSystem>(std::move(spec), SpecFaults{on("backend_terminated"), on("server_restart")});
   };
   return info;
 }
