@@ -1,6 +1,7 @@
 #include "lockstep/model/model_spec.h"
 
 #include <algorithm>
+#include <set>
 
 namespace lockstep {
 namespace {
@@ -105,6 +106,34 @@ std::unique_ptr<System> system_of(ModelSpec spec) {
     symmetric.push_back(std::move(ids));
   }
   return std::make_unique<SpecSystem>(std::move(spec), std::move(symmetric));
+}
+
+std::string identity_difference(const nlohmann::json& recorded, const nlohmann::json& current) {
+  const auto text = [](const nlohmann::json& j, const char* key) {
+    return j.is_object() && j.contains(key) ? j.at(key).dump() : std::string("(none)");
+  };
+  std::vector<std::string> out;
+  if (text(recorded, "actors") != text(current, "actors")) {
+    out.push_back("actors: the trace's " + text(recorded, "actors") + ", the current " + text(current, "actors"));
+  }
+  const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& was = recorded.is_object() ? recorded.value("configuration", none) : none;
+  const nlohmann::json& now = current.is_object() ? current.value("configuration", none) : none;
+  if (was.is_object() && now.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : was.items()) keys.insert(k);
+    for (const auto& [k, v] : now.items()) keys.insert(k);
+    for (const std::string& k : keys) {
+      if (text(was, k.c_str()) == text(now, k.c_str())) continue;
+      out.push_back("configuration field \"" + k + "\": the trace's value " + text(was, k.c_str()) +
+                    ", the current value " + text(now, k.c_str()));
+    }
+  } else if (was != now) {
+    out.push_back("configuration: the trace's " + was.dump() + ", the current " + now.dump());
+  }
+  std::string joined;
+  for (const std::string& d : out) joined += (joined.empty() ? "" : "; ") + d;
+  return joined;
 }
 
 nlohmann::json model_identity(const ModelSpec& spec) {

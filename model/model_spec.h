@@ -69,4 +69,10 @@ std::unique_ptr<System> system_of(ModelSpec spec);
 // configuration.
 nlohmann::json model_identity(const ModelSpec& spec);
 
+// How `recorded` (a trace's model identity) differs from `current` (the identity of the
+// model of that name this program has), for a trace recorded before the model changed:
+// "configuration field \"b\": the trace's value (none), the current value 2; actors: ...".
+// Empty when they are equal.
+std::string identity_difference(const nlohmann::json& recorded, const nlohmann::json& current);
+
 }  // namespace lockstep

@@ -41,6 +41,14 @@ std::vector<std::string> enabled_faults(const SystemInfo& info,
   return enabled;
 }
 
+std::optional<ModelDifference> registered_model_difference(const nlohmann::json& identity) {
+  for (const auto& info : registered_systems()) {
+    if (!info.model_identity_difference) continue;
+    if (std::string d = info.model_identity_difference(identity); !d.empty()) return ModelDifference{info.name, std::move(d)};
+  }
+  return std::nullopt;
+}
+
 bool SystemInput::judges(std::string_view invariant) const {
   return std::find(invariants_off.begin(), invariants_off.end(), invariant) == invariants_off.end();
 }

@@ -136,6 +136,10 @@ struct SystemInfo {
   // does not make that model. Lets a program that registers a model replay, shrink, diff and
   // report the traces its model tests wrote ("system": "api").
   std::function<std::unique_ptr<System>(const nlohmann::json& identity)> from_model_identity;
+  // Optional: when this system makes a model of `identity`'s name whose identity is not
+  // `identity` (a Config field added or removed since a trace was recorded), how they differ
+  // (model_spec.h's identity_difference); empty when it makes no model of that name.
+  std::function<std::string(const nlohmann::json& identity)> model_identity_difference;
 };
 
 // Every system this program knows: the built-in ones (model/systems/registry.cc), then the
@@ -146,6 +150,13 @@ const SystemInfo* find_system(std::string_view name);
 // The first registered system that makes the model of `identity` (from_model_identity), or
 // null.
 std::unique_ptr<System> system_for_model_identity(const nlohmann::json& identity);
+// When no system makes the model of `identity` but one makes a model of its name: that
+// system's name and how the identities differ. Nullopt otherwise.
+struct ModelDifference {
+  std::string system;
+  std::string difference;
+};
+std::optional<ModelDifference> registered_model_difference(const nlohmann::json& identity);
 
 // Adds a system to registered_systems(); the built-in systems are added through it too.
 // Throws ModelError when the name is empty, taken, "api" (reserved for models in C++ code),

@@ -378,6 +378,12 @@ Scenario scenario_of_trace(const Trace& trace, const std::string& file) {
   s.configured = system_for_model_identity(trace.scenario.value("model", nlohmann::json()));
   if (s.configured) return s;
   const std::string recorded = trace.scenario.value("replay", "");
+  if (const auto changed = registered_model_difference(trace.scenario.value("model", nlohmann::json()))) {
+    throw InputError(fmt::format("{}: model \"{}\" is registered (system \"{}\"), but it has changed since this trace was "
+                                 "recorded: {}. Run its test again to record a new trace{}",
+                                 file, s.name, changed->system, changed->difference,
+                                 recorded.empty() ? "" : " (recorded: " + recorded + ")"));
+  }
   throw InputError(fmt::format("{}: this trace comes from a model defined in C++ code (model \"{}\") that this program "
                                "does not register: replay it by running that model's test with LOCKSTEP_REPLAY={}{}",
                                file, s.name, file, recorded.empty() ? "" : " (recorded: " + recorded + ")"));

@@ -41,14 +41,41 @@ nlohmann::json scenario_stub(const ModelSpec& spec, const std::string& replay_co
           {"replay", replay_command}};
 }
 
-// The trace file of a model: its name, the caller's key (a test's name) and a hash of its
-// identity, so that models of one name with other actors or configurations (the cases of a
-// property), and other tests of the same model, keep their own.
+// The trace file of a model. With the caller's key (a test's name): NAME-KEY.json, one per
+// test, the latest failure's. Without: NAME-HASH.json, a hash of its identity, so that
+// models of one name with other actors or configurations keep their own.
 std::string trace_file_name(const ModelSpec& spec, const std::string& key) {
+  if (!key.empty()) return fmt::format("{}-{}.json", safe_name(spec.name), safe_name(key));
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
   for (const unsigned char c : model_identity(spec).dump()) h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{}-{}{:08x}.json", safe_name(spec.name), key.empty() ? "" : safe_name(key) + "-",
-                     static_cast<std::uint32_t>(h ^ (h >> 32)));
+  return fmt::format("{}-{:08x}.json", safe_name(spec.name), static_cast<std::uint32_t>(h ^ (h >> 32)));
+}
+
+// Removes the traces a test's key wrote under the older naming, NAME-KEY-HASH.json (a hash
+// per configuration), so that a test keeps one trace: the one at `kept`.
+void remove_older_traces(const std::filesystem::path& kept) {
+  const std::string stem = kept.stem().string() + "-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kept.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    const bool older = name.size() == stem.size() + 8 + 5 && name.starts_with(stem) && name.ends_with(".json") &&
+                       name.find_first_not_of("0123456789abcdef", stem.size()) == stem.size() + 8;
+    if (older) std::filesystem::remove(e.path(), ec);
+  }
+}
+
+// Why a trace does not replay on `spec`: another model, or this one before it changed (which
+// fields of its configuration, or which actors, differ).
+std::string not_this_model(const ModelSpec& spec, const sim::Trace& trace) {
+  const nlohmann::json recorded = trace.scenario.value("model", nlohmann::json());
+  if (recorded.is_object() && recorded.value("name", "") == spec.name) {
+    return fmt::format("this trace was recorded from model \"{}\", this model, with other settings: {} (a trace "
+                       "recorded before the model changed does not replay: run the test without LOCKSTEP_REPLAY to "
+                       "record a new one)",
+                       spec.name, identity_difference(recorded, model_identity(spec)));
+  }
+  return fmt::format("this trace was recorded from another model or configuration than \"{}\" with {}", spec.name,
+                     spec.configuration.is_null() ? "no configuration" : spec.configuration.dump());
 }
 
 // The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
@@ -93,7 +120,10 @@ std::string ModelReport::describe() const {
     out += fmt::format("  executions marked: {}\n", list);
   }
   if (!interleaving.empty()) out += interleaving;
-  if (trace_path) out += fmt::format("  {}: {}\n", replayed ? "replayed from the trace" : "trace", *trace_path);
+  if (trace_path) {
+    out += fmt::format("  {}: {}{}\n", replayed ? "replayed from the trace" : "trace", *trace_path,
+                       trace_per_test ? " (this test's one trace: its next failure replaces it)" : "");
+  }
   if (!replay_command.empty()) out += fmt::format("  replay: {}\n", replay_command);
   return out;
 }
@@ -168,10 +198,7 @@ void report_search(const sim::ExploreResult& result, ModelReport& report) {
 // Model::replay(path): the trace must be this model's and configuration's.
 ModelReport replayed_by_name(const ModelSpec& spec, const System& system, const std::string& path) {
   const auto trace = trace_to_replay(spec, path.c_str());
-  if (!trace) {
-    throw InputError(fmt::format("{}: this trace was recorded from another model or configuration than \"{}\" with {}",
-                                 path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()));
-  }
+  if (!trace) throw InputError(fmt::format("{}: {}", path, not_this_model(spec, sim::load_trace(path))));
   return replayed(system, *trace, path.c_str(), path);
 }
 
@@ -225,9 +252,8 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   const sim::ExploreResult& result = x.result;
   report_search(result, report);
   if (replaying) {
-    report.note = fmt::format("LOCKSTEP_REPLAY={} was recorded from another model or configuration than this one "
-                              "(\"{}\" with {}): explored instead, no trace written",
-                              replay_path, spec.name, spec.configuration.is_null() ? "no configuration" : spec.configuration.dump()) +
+    report.note = fmt::format("LOCKSTEP_REPLAY={}: {}: explored instead, no trace written", replay_path,
+                              not_this_model(spec, sim::load_trace(replay_path))) +
                   (report.note.empty() ? "" : "; " + report.note);
   }
   if (!result.first_failure) return report;
@@ -249,7 +275,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   // but not written: the file could be the very trace being replayed.
   if (!replaying) {
     sim::save_trace(trace, path);
+    if (!options.trace_key.empty()) remove_older_traces(path);
     report.trace_path = path;
+    report.trace_per_test = !options.trace_key.empty();
   } else {
     report.replay_command.clear();
   }

@@ -65,6 +65,7 @@ struct ModelReport {
   std::uint64_t executions_from_threads = 0;
   std::string stop_reason;
   std::optional<std::string> trace_path;
+  bool trace_per_test = false;  // trace_path is the test's one trace (ModelOptions::trace_key)
   std::string interleaving;    // the failing execution as a table, one column per actor
   std::string replay_command;  // how to replay the failure
   bool replayed = false;       // this report comes from LOCKSTEP_REPLAY, not a search
@@ -89,7 +90,8 @@ struct ModelReport {
 };
 
 // Explores the model; a failure's trace goes to trace_dir/NAME-HASH.json (HASH: of the
-// name, actors and configuration), or NAME-KEY-HASH.json with a trace_key. With LOCKSTEP_REPLAY=TRACE in the environment, a model
+// name, actors and configuration), or NAME-KEY.json with a trace_key (a test's name: one
+// trace per test, the latest failure's; older NAME-KEY-HASH.json files are removed). With LOCKSTEP_REPLAY=TRACE in the environment, a model
 // whose name, actors and configuration match the trace's replays it instead; any other
 // model (another configuration of a property, say) is explored as usual, with a `note`
 // saying so, and writes no trace, so a property re-run with its seed reaches the recorded

@@ -306,7 +306,7 @@ TEST(Api, EachTestKeepsItsOwnTrace) {
   const auto plain = check_then_act(temp_dir("api-keyed")).run();
   ASSERT_TRUE(keyed.trace_path && plain.trace_path) << keyed.describe() << plain.describe();
   EXPECT_NE(*keyed.trace_path, *plain.trace_path);
-  EXPECT_NE(keyed.trace_path->find("check-then-act-Api.EachTestKeepsItsOwnTrace-"), std::string::npos) << *keyed.trace_path;
+  EXPECT_NE(keyed.trace_path->find("check-then-act-Api.EachTestKeepsItsOwnTrace.json"), std::string::npos) << *keyed.trace_path;
   EXPECT_NE(keyed.replay_command.find("--gtest_filter=Api.EachTestKeepsItsOwnTrace"), std::string::npos);
 }
 

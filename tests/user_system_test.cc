@@ -289,4 +289,55 @@ TEST(UserSystem, TheRegisteringProgramRunsItsModelTestsTraces) {
   EXPECT_FALSE(lockstep::sim::replays_here(edited));
 }
 
+// Team note 5: a trace recorded before the model's Config changed says which fields differ
+// (the trace's value, the current value) and that the model is registered.
+TEST(UserSystem, ATraceOfAnOlderConfigSaysWhichFieldsDiffer) {
+  if (lockstep::find_system("usercounter") == nullptr) lockstep::register_model_system(counter_system("usercounter"));
+  const std::string dir = temp_dir("user-older-config");
+  const auto failing = counter({.actors = 2}, dir).run();
+  ASSERT_TRUE(failing.trace_path) << failing.describe();
+  auto older = lockstep::sim::load_trace(*failing.trace_path);
+  auto& configuration = older.scenario["model"]["configuration"];
+  configuration.erase("atomic");   // a field added since
+  configuration["retries"] = 3;    // a field removed since
+  const std::string file = dir + "/older.json";
+  lockstep::sim::save_trace(older, file);
+  try {
+    (void)lockstep::sim::scenario_of_trace(lockstep::sim::load_trace(file), file);
+    ADD_FAILURE() << "an older configuration replayed";
+  } catch (const lockstep::InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("model \"counter\" is registered (system \"usercounter\")"), std::string::npos) << m;
+    EXPECT_NE(m.find("configuration field \"atomic\": the trace's value (none), the current value true"), std::string::npos) << m;
+    EXPECT_NE(m.find("configuration field \"retries\": the trace's value 3, the current value (none)"), std::string::npos) << m;
+  }
+  const auto replay = lockstep::testing::run_cli_in_process({"replay", file});
+  EXPECT_EQ(replay.code, 2);
+  EXPECT_NE(replay.err.find("is registered"), std::string::npos) << replay.err;
+  // The model test's own replay says the same.
+  try {
+    (void)counter({.actors = 2}, dir).replay(file);
+    ADD_FAILURE() << "an older configuration replayed";
+  } catch (const lockstep::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("configuration field \"atomic\""), std::string::npos) << e.what();
+  }
+}
+
+// Team note 5: a model test keeps one trace, the latest failure's, and its report says where.
+TEST(UserSystem, AModelTestKeepsOneTrace) {
+  const std::string dir = temp_dir("user-one-trace");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/counter-Suite.Test-0123abcd.json") << "{}";  // the older naming, one per configuration
+  const auto two = counter({.actors = 2}, dir).trace_key("Suite.Test").run();
+  const auto three = counter({.actors = 3}, dir).trace_key("Suite.Test").run();
+  ASSERT_TRUE(two.trace_path && three.trace_path) << two.describe();
+  EXPECT_EQ(*two.trace_path, *three.trace_path);
+  EXPECT_EQ(std::filesystem::path(*three.trace_path).filename(), "counter-Suite.Test.json");
+  EXPECT_EQ(lockstep::sim::load_trace(*three.trace_path).scenario["model"]["configuration"]["actors"], 3);
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1);
+  EXPECT_NE(three.describe().find("this test's one trace"), std::string::npos) << three.describe();
+}
+
 }  // namespace

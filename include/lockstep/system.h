@@ -107,6 +107,29 @@ SystemInfo system_info(ModelSystem<State, Config> s) {
         return nullptr;  // a configuration this system does not read: not its model
       }
     };
+    if constexpr (requires(nlohmann::json& j, const Config& c) { to_json(j, c); }) {
+      // The model the trace's configuration makes today: its values over the defaults of the
+      // first variant, fields the Config no longer has left out.
+      info.model_identity_difference = [read, make, first = s.variants.empty() ? std::string() : s.variants.front().name](const nlohmann::json& identity) {
+        try {
+          if (!identity.is_object() || !identity.contains("configuration") || !identity.contains("name")) return std::string();
+          SystemInput input;
+          input.variant = first;
+          input.timed = true;
+          nlohmann::json now = read(input);
+          const nlohmann::json& was = identity.at("configuration");
+          if (!was.is_object() || !now.is_object()) return std::string();
+          for (const auto& [key, value] : was.items()) {
+            if (now.contains(key)) now[key] = value;
+          }
+          const Model<State, Config> m = make(now.template get<Config>());
+          if (m.spec().name != identity.at("name")) return std::string();
+          return identity_difference(identity, model_identity(m.spec()));
+        } catch (const std::exception&) {
+          return std::string();
+        }
+      };
+    }
   }
   if (s.phantom_round) {
     info.phantom_key = s.phantom_key;
