@@ -2,6 +2,7 @@
 // and verdict are the recorded ones, and print it (or walk it step by step).
 #include <unistd.h>
 
+#include <algorithm>
 #include <istream>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "lockstep/cli/report.h"
 #include "lockstep/cli/subcommands.h"
 #include "lockstep/sim/explain/interleaving_table.h"
+#include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/trace.h"
 
 namespace lockstep::cli {
@@ -24,6 +26,7 @@ namespace {
 
 struct ReplayArgs {
   std::string path;
+  std::string rerecord;
   bool json = false, step = false, wide = false;
   std::size_t width = sim::kDefaultColumnWidth;
 };
@@ -90,6 +93,24 @@ int cmd_replay(const std::string& path, bool json, bool step, std::size_t width,
   return kExitOk;
 }
 
+// `replay TRACE --rerecord OUT`.
+int cmd_rerecord(const std::string& path, const std::string& out_path, std::ostream& out) {
+  const sim::Trace trace = sim::load_trace(path);
+  sim::Trace again;
+  try {
+    again = sim::rerecorded_trace(trace, path);
+  } catch (const sim::Divergence& d) {
+    throw InputError(fmt::format("{}: cannot re-record at step {}: {}", path, d.step(), d.what()));
+  }
+  sim::save_trace(again, out_path);
+  std::size_t changed = trace.events.size() != again.events.size() ? 1 : 0;
+  for (std::size_t i = 0; i < std::min(trace.events.size(), again.events.size()); ++i) changed += trace.events[i] == again.events[i] ? 0 : 1;
+  out << fmt::format("re-recorded {} -> {}: {} events ({} differ from the trace's), verdict {}{}\n", path, out_path,
+                     again.events.size(), changed, verdict_name(again.verdict),
+                     again.invariant.empty() ? "" : " " + again.invariant);
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_replay_command(CLI::App& app, CommandContext& context) {
@@ -102,9 +123,13 @@ void add_replay_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{8}, std::size_t{10'000}));
   r->add_flag("--wide", args->wide, "never wrap: every cell on one line");
+  r->add_option("--rerecord", args->rerecord,
+                "run the trace's decisions and write the trace to this file with the event log and message this "
+                "lockstep records (after a change to what rows show); its verdict and invariant must stay the same");
   r->callback([&context, args] {
     context.command = [&context, args] {
       const ReplayArgs& a = *args;
+      if (!a.rerecord.empty()) return cmd_rerecord(a.path, a.rerecord, context.out);
       return cmd_replay(a.path, a.json, a.step, a.wide ? 0 : a.width, context.in, context.out);
     };
   });

@@ -494,6 +494,24 @@ ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::State
   return replay_on_system(*scenario.configured, trace, file, statements);
 }
 
+Trace rerecorded_trace(const Trace& trace, const std::string& file) {
+  const Scenario scenario = scenario_of_trace(trace, file);
+  auto strategy = make_replay_strategy(trace.decisions);
+  Replayed r = run_logged(*scenario.configured, *strategy, limits_of(trace), nullptr);
+  if (r.decisions.size() != trace.decisions.size() || r.result.verdict != trace.verdict ||
+      r.result.invariant != trace.invariant || r.actors != trace.actors) {
+    throw Divergence(r.result.steps, fmt::format("its decisions no longer give its outcome: {} of {} decisions ran, ending "
+                                                 "with {} {} (the trace: {} {})",
+                                                 r.decisions.size(), trace.decisions.size(), verdict_name(r.result.verdict),
+                                                 r.result.invariant, verdict_name(trace.verdict), trace.invariant));
+  }
+  Trace out = trace;
+  out.events = std::move(r.events);
+  out.message = r.result.message;
+  if (out.cause) out.cause = trace_cause(out, file);
+  return out;
+}
+
 ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& /*file*/,
                               pg::StatementLog* statements) {
   const RunLimits limits = limits_of(trace);

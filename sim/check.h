@@ -158,6 +158,10 @@ bool replays_here(const Trace& trace);
 // With `statements`, the replay records every statement of the simulated PostgreSQL there
 // (for the conformance runner).
 ReplayReport replay_trace(const Trace& trace, const std::string& file, pg::StatementLog* statements = nullptr);
+// The trace with the event log and message this lockstep records for its decisions (after a
+// change to what trace rows show), its cause found again when it had one. Divergence unless
+// the decisions all run and end with the trace's verdict and invariant.
+Trace rerecorded_trace(const Trace& trace, const std::string& file);
 
 // Replays the trace's decisions on `system` (a model given in code) with the same checks.
 ReplayReport replay_on_system(const System& system, const Trace& trace, const std::string& file,

@@ -142,3 +142,84 @@ TEST(Trace, TimedDeadlockAndChoiceTracesReplay) {
 
 }  // namespace
 }  // namespace lockstep
+
+#include "lockstep/lockstep.h"
+
+namespace lockstep {
+namespace {
+
+// Team note 4: a row shows what its statement did. A lease taken by compare-and-set on a row
+// and on a shared variable: each outcome (set, or the value that made it fail) is in the row;
+// an ordered observation is one row, not a bare "observe" beside it.
+struct Lease {
+  explicit Lease(Env& env)
+      : pool(env.new_pg_pool(pg::PoolConfig{.application_name = "lease", .pool_size = 2})),
+        fence(env.new_shared_var("fence", 0)) {
+    (void)pool->checkout().value()->insert_row("leases", 1, {{"owner", ""}});
+  }
+  std::unique_ptr<pg::Pool> pool;
+  std::unique_ptr<SharedVar> fence;
+  int holders = 0;
+};
+
+TEST(TraceRows, ARowShowsWhatItsStatementDid) {
+  const ModelReport r = Model<Lease>("lease-rows")
+                            .actors(2,
+                                    [](Lease& s, Env& env, ActorId self) {
+                                      auto c = s.pool->checkout().value();
+                                      const std::string me = self == 0 ? "a" : "b";
+                                      if (c->update_row_if("leases", 1, "owner", "", {{"owner", me}}).value() == 0) return;
+                                      (void)s.fence->compare_exchange(0, self + 1);
+                                      env.observe(Event{"holder", self, 1});
+                                      ++s.holders;
+                                    })
+                            // Fails on every execution with one holder, so that a trace is written.
+                            .invariant("traced", [](Lease& s) -> std::optional<std::string> {
+                              return s.holders == 1 ? std::optional<std::string>("one holder") : std::nullopt;
+                            })
+                            .trace_dir(::testing::TempDir() + "/trace-rows")
+                            .run();
+  ASSERT_EQ(r.verdict, Verdict::violation) << r.describe();
+  ASSERT_TRUE(r.trace_path);
+  const sim::Trace t = sim::load_trace(*r.trace_path);
+  std::string rows;
+  for (const auto& e : t.events) rows += e.op + " -> " + e.result + "\n";
+  EXPECT_NE(rows.find("update_row_if leases#1 1 -> owner was \"\": set {owner=a}"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("owner is \"a\", not \"\": unchanged"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("cas fence 1 -> ok (fence was 0, now 1)"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("observe holder -> 0 1"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("observe -> "), std::string::npos) << "a bare observe row:\n" << rows;
+  EXPECT_NE(r.interleaving.find("set {owner=a}"), std::string::npos) << r.interleaving;
+}
+
+// An SQL statement's row shows its text on its first step and its result rows on its last.
+TEST(TraceRows, AnSqlStepShowsItsStatementAndItsResult) {
+  const nlohmann::json doc = {{"format", "lockstep-scenario/1"}, {"name", "n"}, {"system", "sql"},
+                              {"config", {{"spec", "setup { CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 5); }\n"
+                                                   "session s1\nstep r { SELECT id, v FROM t; }\nstep w { UPDATE t SET v = 6 WHERE id = 1; }\n"
+                                                   "check \"six\" { SELECT v = 7 FROM t WHERE id = 1; }\n"}}}};
+  const sim::CheckReport r = sim::check_scenario(parse_scenario(doc, "f.json"), {});
+  ASSERT_TRUE(r.trace) << verdict_name(r.result.verdict);
+  std::string rows;
+  for (const auto& e : r.trace->events) rows += e.op + " -> " + e.result + "\n";
+  EXPECT_NE(rows.find("[SELECT id, v FROM t]"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("SELECT 1: (1, 5)"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("[UPDATE t SET v = 6 WHERE id = 1]"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("UPDATE 1"), std::string::npos) << rows;
+}
+
+// A golden trace re-recorded after a change to what rows show keeps its decisions.
+TEST(TraceRows, RerecordingKeepsTheDecisions) {
+  sim::Trace t = lost_update_trace();
+  const std::string file = ::testing::TempDir() + "/rerecord.json";
+  for (auto& e : t.events) e.result = "stale";
+  sim::save_trace(t, file);
+  const testing::CliRun run = testing::run_cli_in_process({"replay", file, "--rerecord", file});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const sim::Trace again = sim::load_trace(file);
+  EXPECT_EQ(again.decisions, t.decisions);
+  EXPECT_EQ(testing::run_cli_in_process({"replay", file}).code, 0);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -3,6 +3,19 @@
 #include "lockstep/sim/pg/connection.h"
 
 namespace lockstep::sim::pg {
+namespace {
+
+// A compare-and-set's outcome for the event log: what it compared, and what it set or saw.
+std::string cas_text(const std::optional<Row>& now, std::string_view column, std::string_view expected, const Row& values,
+                     bool changed) {
+  if (changed) return fmt::format("{} was \"{}\": set {}", column, expected, row_text(values));
+  if (!now) return "no row: unchanged";
+  const auto it = now->find(std::string(column));
+  return fmt::format("{} is \"{}\", not \"{}\": unchanged", column, it == now->end() ? std::string("(none)") : it->second,
+                     expected);
+}
+
+}  // namespace
 
 Result<std::optional<Row>> SimConnection::read_row(std::string_view table, std::int64_t id) {
   Statement st(*this);
@@ -104,6 +117,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
     server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id));
     wrote(table, id);
   }
+  if (s_.logging()) s_.add_detail(cas_text(visible(table, id), column, expected, values, change));
   if (Status ended = end_statement(); !ended.ok()) return ended.error();
   return change ? 1 : 0;
 }

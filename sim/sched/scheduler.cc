@@ -505,6 +505,20 @@ std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
   return v;
 }
 
+void Scheduler::detail_first_step_after(std::uint64_t after, const std::string& text) {
+  std::size_t first = events_.size();
+  for (std::size_t i = events_.size(); i-- > 0 && events_[i].step > after;) {
+    if (events_[i].actor == current_) first = i;
+  }
+  if (first == events_.size()) return;
+  if (events_[first].step == steps_) {  // the current step: its result is written when it ends
+    detail_ = detail_.empty() ? text : text + " " + detail_;
+  } else {
+    std::string& result = events_[first].result;
+    result = result.empty() ? text : text + " " + result;
+  }
+}
+
 void Scheduler::observe(const Event& event) {
   if (aborting_ || instance_ == nullptr) return;
   // An ordered observation is a visible operation of its own (DESIGN: every Env call is),
@@ -518,8 +532,16 @@ void Scheduler::observe(const Event& event) {
     if (aborting_) return;  // the execution ended while it waited for its turn
   }
   if (limits_.log_events) {
-    events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
-                       fmt::format("{} {}", event.subject, event.value)});
+    if (current_ >= 0 && event.ordered) {
+      // The observation is this step: one row, the step's own (not a bare "observe" beside it).
+      LOCKSTEP_INVARIANT(!events_.empty() && events_.back().step == steps_ && events_.back().actor == current_,
+                         "an ordered observation's step is the latest event");
+      events_.back().op = fmt::format("observe {}", event.name);
+      add_detail(fmt::format("{} {}", event.subject, event.value));
+    } else {
+      events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
+                         fmt::format("{} {}", event.subject, event.value)});
+    }
   }
   if (current_ >= 0 && event.ordered) {
     effects_ |= kObserves;

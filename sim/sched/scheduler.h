@@ -210,6 +210,9 @@ class Scheduler {
   void note_detail(std::string detail) { detail_ = std::move(detail); }
   // Adds to the current step's detail ("granted; set {status=ended}").
   void add_detail(const std::string& more) { detail_ += (detail_.empty() ? "" : "; ") + more; }
+  // Puts `text` first in the result of the current actor's first step after step `after`
+  // (an SQL statement's text on its first step). Only when logging().
+  void detail_first_step_after(std::uint64_t after, const std::string& text);
   // For reports: the current step also let obj go, though its footprint does not say so (the
   // end of an xact-lock statement releases within the lock's own step). Only when logging().
   void note_released(ObjectId obj) { released_.push_back(obj); }

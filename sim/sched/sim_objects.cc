@@ -261,10 +261,12 @@ class SimSharedVar final : public SharedVar, SimObject {
     if (value_ != expected) {
       s_.refine_access(Access::read);  // a failed CAS is a read
       s_.note_result({Kind::failed, value_});
+      if (s_.logging()) s_.note_detail(fmt::format("({} is {}, not {})", name(), value_, expected));
       return false;
     }
     value_ = desired;
     s_.note_result({Kind::ok});
+    if (s_.logging()) s_.note_detail(fmt::format("({} was {}, now {})", name(), expected, desired));
     return true;
   }
 
@@ -273,6 +275,7 @@ class SimSharedVar final : public SharedVar, SimObject {
     const std::int64_t before = value_;
     value_ += delta;
     s_.note_result({Kind::value, before});
+    if (s_.logging()) s_.note_detail(fmt::format("(now {})", value_));
     return before;
   }
 
