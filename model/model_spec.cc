@@ -3,8 +3,27 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 namespace lockstep {
 namespace {
+
+// One event against an "at most one holder" rule: an enter of a resource another holds is a
+// violation; a leave by its holder frees it (a leave by anyone else changes nothing: a
+// holder whose lease was taken over may still say it leaves).
+std::optional<Violation> holder_event(const ModelSpec::HolderRule& rule, std::map<std::int64_t, std::int64_t>& holders,
+                                      const Event& e) {
+  if (e.name == rule.enter) {
+    const auto [it, entered] = holders.emplace(e.subject, e.value);
+    if (!entered && it->second != e.value) {
+      return Violation{rule.invariant, fmt::format("{} {} by {} while {} holds it: two holders", rule.enter, e.subject, e.value,
+                                                   it->second)};
+    }
+  } else if (e.name == rule.leave) {
+    if (const auto it = holders.find(e.subject); it != holders.end() && it->second == e.value) holders.erase(it);
+  }
+  return std::nullopt;
+}
 
 class SpecInstance final : public Instance {
  public:
@@ -24,6 +43,9 @@ class SpecInstance final : public Instance {
     if (e.kind == kPhantomCleanedEvent) phantom_cleaned_ = true;
     for (const auto& c : spec_.event_checks) {
       if (auto m = c.check(state_.get(), e)) return Violation{c.invariant, *m};
+    }
+    for (std::size_t i = 0; i < spec_.holder_rules.size(); ++i) {
+      if (auto v = holder_event(spec_.holder_rules[i], holders_[i], e)) return v;
     }
     return std::nullopt;
   }
@@ -55,6 +77,8 @@ class SpecInstance final : public Instance {
   std::shared_ptr<void> state_;
   bool phantom_grant_ = false;
   bool phantom_cleaned_ = false;
+  // By holder rule: each resource's holder.
+  std::vector<std::map<std::int64_t, std::int64_t>> holders_ = std::vector<std::map<std::int64_t, std::int64_t>>(spec_.holder_rules.size());
 };
 
 class SpecSystem final : public System {
@@ -76,9 +100,12 @@ void switch_off_invariants(ModelSpec& spec) {
   for (const std::string& name : spec.switched_off) {
     const auto named = [&](const auto& c) { return c.invariant == name; };
     const std::size_t before = spec.final_checks.size() + spec.event_checks.size();
+    const auto rule_named = [&](const ModelSpec::HolderRule& r) { return r.invariant == name; };
+    const std::size_t rules = spec.holder_rules.size();
     std::erase_if(spec.final_checks, named);
     std::erase_if(spec.event_checks, named);
-    if (spec.final_checks.size() + spec.event_checks.size() == before) {
+    std::erase_if(spec.holder_rules, rule_named);
+    if (spec.final_checks.size() + spec.event_checks.size() == before && spec.holder_rules.size() == rules) {
       throw InputError("model " + spec.name + ": without_invariant(\"" + name + "\"): no invariant of that name is declared");
     }
   }
@@ -135,6 +162,21 @@ std::string identity_difference(const nlohmann::json& recorded, const nlohmann::
   for (const std::string& d : out) joined += (joined.empty() ? "" : "; ") + d;
   return joined;
 }
+
+std::vector<NamedDoc> declared_invariants(const ModelSpec& spec) {
+  std::vector<NamedDoc> out;
+  const auto add = [&](const std::string& name) {
+    if (std::any_of(out.begin(), out.end(), [&](const NamedDoc& d) { return d.name == name; })) return;
+    const auto doc = spec.invariant_docs.find(name);
+    out.push_back({name, doc == spec.invariant_docs.end() ? std::string() : doc->second});
+  };
+  for (const auto& c : spec.final_checks) add(c.invariant);
+  for (const auto& c : spec.event_checks) add(c.invariant);
+  for (const auto& r : spec.holder_rules) add(r.invariant);
+  return out;
+}
+
+std::string default_actor_name(int i) { return i < 26 ? std::string(1, static_cast<char>('a' + i)) : "actor" + std::to_string(i); }
 
 nlohmann::json model_identity(const ModelSpec& spec) {
   nlohmann::json actors = nlohmann::json::array();

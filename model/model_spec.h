@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,17 @@ struct ModelSpec {
     std::function<std::optional<std::string>(void* state, const Event& event)> check;
   };
   std::vector<EventCheck> event_checks;
+  // "At most one holder" (Model::at_most_one_holder): events `enter` and `leave` whose
+  // subject is a resource and whose value names the holder; an `enter` of a resource held
+  // by another holder is a violation of `invariant`. Its table is per execution.
+  struct HolderRule {
+    std::string invariant, enter, leave;
+  };
+  std::vector<HolderRule> holder_rules;
+  // Descriptions of invariants (by name) and the faults the model reads, for a registration
+  // that takes its lists from the model (<lockstep/system.h>).
+  std::map<std::string, std::string> invariant_docs;
+  std::vector<NamedDoc> faults;
   // Facts counted per execution: `name` when `holds` is true once every actor finished.
   struct Mark {
     std::string name;
@@ -68,6 +80,13 @@ std::unique_ptr<System> system_of(ModelSpec spec);
 // A fingerprint of what a trace must match to replay on this model: its name, actors and
 // configuration.
 nlohmann::json model_identity(const ModelSpec& spec);
+
+// The invariants `spec` declares (final checks, event checks, holder rules), each once, in
+// the order declared, with their descriptions.
+std::vector<NamedDoc> declared_invariants(const ModelSpec& spec);
+
+// The name Model::actors gives actor i: a, b, ..., z, then actor26, actor27, ...
+std::string default_actor_name(int i);
 
 // How `recorded` (a trace's model identity) differs from `current` (the identity of the
 // model of that name this program has), for a trace recorded before the model changed:

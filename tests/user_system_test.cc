@@ -340,4 +340,33 @@ TEST(UserSystem, AModelTestKeepsOneTrace) {
   EXPECT_NE(three.describe().find("this test's one trace"), std::string::npos) << three.describe();
 }
 
+// Team note 7: a registration that does not restate the model's invariants and faults.
+TEST(UserSystem, ARegistrationTakesItsListsFromTheModel) {
+  if (lockstep::find_system("derivedcounter") == nullptr) {
+    lockstep::register_model_system(lockstep::ModelSystem<Counter, Shape>{
+        .name = "derivedcounter",
+        .variants = {{"racy", "a load and a store"}, {"atomic", "compare-and-swap"}},
+        .model = [](const Shape& s) {
+          return counter(s).fault("atomic", "increments by compare-and-swap (a boolean of the Config)").invariant(
+              "positive", "x is never negative", [](Counter& c) -> std::optional<std::string> {
+                return c.x->load() < 0 ? std::optional<std::string>("negative") : std::nullopt;
+              });
+        }});
+  }
+  const lockstep::SystemInfo* info = lockstep::find_system("derivedcounter");
+  ASSERT_NE(info, nullptr);
+  ASSERT_EQ(info->invariants.size(), 2u);
+  EXPECT_EQ(info->invariants[0].name, "no_lost_update");
+  EXPECT_EQ(info->invariants[1].name, "positive");
+  EXPECT_EQ(info->invariants[1].description, "x is never negative");
+  ASSERT_EQ(info->faults.size(), 1u);
+  EXPECT_EQ(info->faults[0].name, "atomic");
+  // A scenario switches one of them off by the name the model gave it.
+  nlohmann::json doc = {{"format", "lockstep-scenario/1"}, {"name", "n"}, {"system", "derivedcounter"},
+                        {"invariants", {{"no_lost_update", false}}}};
+  EXPECT_EQ(lockstep::sim::check_scenario(lockstep::parse_scenario(doc, "f.json"), {}).result.verdict, lockstep::Verdict::pass);
+  doc["invariants"] = {{"no_such", false}};
+  EXPECT_THROW(lockstep::parse_scenario(doc, "f.json"), lockstep::InputError);
+}
+
 }  // namespace

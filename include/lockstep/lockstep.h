@@ -42,13 +42,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/env.h"
+#include "lockstep/model/filesystem.h"
 #include "lockstep/model/model_spec.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/verdict.h"
@@ -90,10 +93,7 @@ class Model {
 
   // n actors named a, b, c, ... running the same body (told its own id).
   Model& actors(int n, std::function<void(State&, Env&, ActorId)> body) {
-    for (int i = 0; i < n; ++i) {
-      const std::string name = i < 26 ? std::string(1, static_cast<char>('a' + i)) : "actor" + std::to_string(i);
-      actor(name, body);
-    }
+    for (int i = 0; i < n; ++i) actor(default_actor_name(static_cast<int>(spec_.actors.size())), body);
     return *this;
   }
 
@@ -122,6 +122,41 @@ class Model {
   // the scheduler stops with model_error where it sees them behave differently.
   Model& symmetric(std::vector<std::string> actor_names) {
     spec_.symmetric.push_back(std::move(actor_names));
+    return *this;
+  }
+  // The actors with ids first .. end-1 (declared so far) as one class: one special actor and
+  // the rest interchangeable is actors(n, body).symmetric(1, n).
+  Model& symmetric(ActorId first, ActorId end) {
+    if (first < 0 || end > static_cast<ActorId>(spec_.actors.size()) || end - first < 2) {
+      throw InputError(fmt::format("model {}: symmetric({}, {}) needs two or more of the {} actors declared so far",
+                                   spec_.name, first, end, spec_.actors.size()));
+    }
+    std::vector<std::string> names;
+    for (ActorId i = first; i < end; ++i) names.push_back(spec_.actors[static_cast<std::size_t>(i)].name);
+    return symmetric(std::move(names));
+  }
+
+  // The same, with a description (for `lockstep list` when the model is registered).
+  Model& invariant(std::string name, std::string description, std::function<std::optional<std::string>(State&)> check) {
+    spec_.invariant_docs[name] = std::move(description);
+    return invariant(std::move(name), std::move(check));
+  }
+
+  // A ready event invariant: at most one holder of each resource. Report
+  // Event::scoped(enter, resource, holder) when a holder believes it has the resource and
+  // Event::scoped(leave, resource, holder) when it lets it go (holder: an actor id, a token);
+  // an enter of a resource another holder has not left is a violation of `name`.
+  Model& at_most_one_holder(std::string name, std::string enter = "enter", std::string leave = "leave",
+                            std::string description = "at most one holder of each resource at a time") {
+    spec_.invariant_docs[name] = std::move(description);
+    spec_.holder_rules.push_back({std::move(name), std::move(enter), std::move(leave)});
+    return *this;
+  }
+
+  // A fault the model's Config reads (a boolean field of that name), with its description:
+  // a registration without a `faults` list takes the model's (<lockstep/system.h>).
+  Model& fault(std::string name, std::string description) {
+    spec_.faults.push_back({std::move(name), std::move(description)});
     return *this;
   }
 
@@ -233,6 +268,46 @@ class Model {
   ModelSpec spec_;
   ModelOptions options_;
 };
+
+// An obligation of one actor, named WHAT_ACTOR as Model::actors names actors
+// ("acquire_a", "acquire_b", ...): per_actor("acquire", self).
+inline std::string per_actor(std::string_view what, ActorId self) {
+  return fmt::format("{}_{}", what, default_actor_name(self));
+}
+
+// An actor's progress obligation, hot from construction until met() (Env::hot, Env::cold),
+// named per_actor(what, self): "acquire_b" must be met (within `within` in timed mode).
+class Obligation {
+ public:
+  Obligation(Env& env, std::string_view what, ActorId self, Duration within = Duration::max())
+      : env_(env), name_(per_actor(what, self)) {
+    env_.hot(name_, within);
+  }
+  void met() { env_.cold(name_); }
+  const std::string& name() const { return name_; }
+
+ private:
+  Env& env_;
+  std::string name_;
+};
+
+// Runs `body` with crash points of `kind` armed (Env::crash_points). When the actor's
+// process crashes, the crash is caught, `forget` runs after the catch (a crashed node
+// believes nothing: clear what it thought it held), and true is returned; otherwise the
+// crash points are disarmed and false is returned. On a real Env under confirm, the same.
+inline bool crashable(Env& env, CrashKind kind, const std::function<void()>& body,
+                      const std::function<void()>& forget = nullptr) {
+  bool crashed = false;
+  try {
+    env.crash_points(kind);
+    body();
+    env.no_crash_points();
+  } catch (const Crashed&) {
+    crashed = true;
+  }
+  if (crashed && forget) forget();
+  return crashed;
+}
 
 // replay(model, path): Model::replay, as a free function.
 template <typename State, typename Config>

@@ -14,8 +14,8 @@
 //       .name = "jobclaim",
 //       .description = "workers claim jobs with advisory locks",
 //       .variants = {{"correct", "re-checks the row after the lock"}, {"no_recheck", "..."}},
-//       .invariants = {{"claimed_once", "no job is run twice"}},
-//       .faults = {{"phantom_grant", "Bug #17686 on the lock pool"}},
+//       .invariants = {{"claimed_once", "no job is run twice"}},  // or left out: the model's
+//       .faults = {{"phantom_grant", "Bug #17686 on the lock pool"}},  // (Model::invariant, fault)
 //       .timed_faults = {"phantom_grant"},
 //       .ranges = {{"workers", 1, 8}},
 //       .model = jobs_model,              // lockstep::Model<Jobs, JobsConfig>(const JobsConfig&)
@@ -32,6 +32,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,8 @@ struct ModelSystem {
   std::string name{};  // letters, digits, _ and -
   std::string description{};
   std::vector<NamedDoc> variants{};  // the correct design first: a scenario without "variant" gets it
+  // Empty: the model's own, read off the model of the first variant's default configuration
+  // (Model::invariant, on_event, at_most_one_holder; Model::fault).
   std::vector<NamedDoc> invariants{};
   std::vector<NamedDoc> faults{};
   // Without read_config, the Config is read through its JSON conversion: faults are boolean
@@ -82,6 +85,25 @@ std::vector<NamedDoc> named_docs(const Range& table) {
 template <typename State, typename Config>
 SystemInfo system_info(ModelSystem<State, Config> s) {
   if (!s.model) throw ModelError("ModelSystem \"" + s.name + "\": model is required");
+  if (s.invariants.empty() || s.faults.empty()) {
+    // Not restated: the lists the model declares, read off the model of the first variant's
+    // default configuration (a scenario without config).
+    std::optional<ModelSpec> declared;
+    try {
+      SystemInput input;
+      input.variant = s.variants.empty() ? std::string() : s.variants.front().name;
+      input.timed = true;
+      const Config c = s.read_config ? s.read_config(input) : read_config_by_json<Config>(input, ConfigRules{s.name, {}, {}, {}});
+      declared = s.model(c).spec();
+    } catch (const std::exception& e) {
+      if (s.invariants.empty()) {
+        throw ModelError("ModelSystem \"" + s.name + "\": its invariants are not listed and its model could not be built "
+                         "from a default configuration to read them off (" + e.what() + "): list them");
+      }
+    }
+    if (declared && s.invariants.empty()) s.invariants = declared_invariants(*declared);
+    if (declared && s.faults.empty()) s.faults = declared->faults;
+  }
   std::function<Config(const SystemInput&)> read = std::move(s.read_config);
   if (!read) {
     read = [rules = ConfigRules{s.name, s.faults, s.timed_faults, s.ranges}](const SystemInput& input) {
