@@ -52,7 +52,7 @@ struct ConfirmArgs {
   int aim_pause_ms = 20;
   std::uint64_t seed = 1;
   int jitter_us = 500;
-  int limit_s = 120;
+  int limit_s = 0;  // 0: from the scenario's own durations (iteration_limit_of)
   int crash_window_ms = 0;
   bool no_crashes = false;
   bool no_session_faults = false;
@@ -149,9 +149,25 @@ int run_phantom(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   return r.service.leaked == 0 ? kExitOk : kExitUnexpected;
 }
 
+// Whether the scenario expects a run that makes no progress (liveness, livelock).
+bool expects_no_progress(const Scenario& scenario) {
+  return scenario.expect.verdict == Verdict::liveness || scenario.expect.verdict == Verdict::livelock;
+}
+
+// How long an iteration may run before it counts as hung, or for a scenario that expects no
+// progress, as "no progress": --iteration-limit, or 5 s plus three times the durations the
+// scenario writes (its leases, timeouts, sleeps and obligations' deadlines), at most an hour.
+Duration iteration_limit_of(const ConfirmArgs& a, const Scenario& scenario) {
+  if (a.limit_s > 0) return std::chrono::seconds(a.limit_s);
+  const Duration derived = std::chrono::seconds(5) + 3 * scenario_horizon(scenario.document);
+  return std::min<Duration>(derived, std::chrono::hours(1));
+}
+
+std::string seconds_text(Duration d) { return fmt::format("{:.1f} s", std::chrono::duration<double>(d).count()); }
+
 // The options of confirm's iterations, from the command line.
 real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
-                                     std::vector<std::vector<std::uint64_t>> pause_before) {
+                                     std::vector<std::vector<std::uint64_t>> pause_before, Duration limit) {
   real::ConfirmOptions o;
   o.conninfo = server.conninfo();
   o.pause_before = std::move(pause_before);
@@ -160,7 +176,7 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
   o.pause = std::chrono::milliseconds(a.aim_pause_ms);
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
-  o.iteration_limit = std::chrono::seconds(a.limit_s);
+  o.iteration_limit = limit;
   o.sigkill_crashes = !a.no_crashes;
   o.session_faults = !a.no_session_faults;
   o.restart_server = server.restarter();
@@ -171,8 +187,11 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
 
 // Whether the server showed what the scenario expects: no violation for a pass, else a
 // violation of the expected invariant (or of any, when it names none).
+// A scenario that expects no progress is seen when an iteration makes none within the limit
+// (it hangs), or when an obligation it names is still hot at the end or met too late.
 bool confirmed_as_expected(const Scenario& scenario, const real::ConfirmReport& r) {
   if (scenario.expect.verdict == Verdict::pass) return r.violations.empty();
+  if (expects_no_progress(scenario) && r.hung) return true;
   return std::any_of(r.violations.begin(), r.violations.end(), [&](const auto& v) {
     return !scenario.expect.violation || v.violation.invariant == *scenario.expect.violation;
   });
@@ -263,7 +282,9 @@ void print_confirm(std::ostream& out, const ConfirmArgs& a, const Scenario& scen
   print_violations(out, r);
   print_confirm_counts(out, r);
   out << fmt::format("expected {}: {}\n",
-                     expect_pass ? "pass" : "violation " + scenario.expect.violation.value_or("(any)"),
+                     expect_pass ? "pass"
+                                 : std::string(verdict_name(scenario.expect.verdict)) + " " +
+                                       scenario.expect.violation.value_or("(any)"),
                      r.lost          ? "not judged: the server was lost (below)"
                      : as_expected   ? "as expected"
                      : expect_pass   ? "NOT as expected"
@@ -311,7 +332,8 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   }
   auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
   const Server server(a.pg);
-  const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses));
+  const Duration limit = iteration_limit_of(a, scenario);
+  const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses), limit);
   if (fault_enabled(scenario, "server_restart") && !options.restart_server && !a.no_session_faults) {
     err << "lockstep: confirm: the server_restart fault is not injected: --pg names a server lockstep did not start "
            "(--pg auto restarts its throwaway server)\n";
@@ -321,16 +343,28 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   });
   if (tty()) err << "\r\033[K" << std::flush;
   const bool as_expected = confirmed_as_expected(scenario, r);
+  const bool no_progress_seen = expects_no_progress(scenario) && r.hung;
   if (a.json) {
-    out << confirm_json(a, scenario, r, as_expected).dump(2) << '\n';
+    nlohmann::json j = confirm_json(a, scenario, r, as_expected);
+    j["iteration_limit_s"] = std::chrono::duration<double>(limit).count();
+    j["no_progress"] = no_progress_seen;
+    out << j.dump(2) << '\n';
   } else {
     print_confirm(out, a, scenario, server, r, as_expected);
+    out << fmt::format("iteration limit: {} ({})\n", seconds_text(limit),
+                       a.limit_s > 0 ? "--iteration-limit" : "5 s plus three times the durations the scenario writes");
+    if (no_progress_seen) {
+      out << fmt::format("seen: no progress within {} (iteration {} did not finish: the real run's version of the {})\n",
+                         seconds_text(limit), r.violations.empty() ? 0 : r.violations.back().iteration,
+                         verdict_name(scenario.expect.verdict));
+    }
   }
   if (r.lost) {
     print_server_lost(err, r);
     return kExitBadInput;
   }
   if (r.hung) {
+    if (no_progress_seen) return kExitOk;
     out.flush();
     err.flush();
     // Threads are stuck in the hung iteration: end without joining them (the throwaway
@@ -372,8 +406,10 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
              "a scenario with the backend_terminated or server_restart fault: do not end sessions on the server (by "
              "default each iteration after the first ends one, by pg_terminate_backend, by closing the client's socket, "
              "or, with --pg auto, by restarting the server)");
-  c.add_option("--iteration-limit", a.limit_s, "seconds after which an iteration counts as hung (the run stops)")
-      ->capture_default_str()
+  c.add_option("--iteration-limit", a.limit_s,
+               "seconds after which an iteration counts as hung and the run stops; for a scenario that expects "
+               "liveness or livelock, that is the server's version of it (\"seen: no progress\"). Default: 5 s plus "
+               "three times the durations the scenario writes (leases, timeouts, sleeps, deadlines), at most an hour")
       ->check(CLI::PositiveNumber);
 }
 

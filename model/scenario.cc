@@ -2,6 +2,11 @@
 #include "lockstep/model/invariants_off.h"
 #include "lockstep/model/systems/sql_spec.h"
 
+#include <algorithm>
+#include <iterator>
+#include <sstream>
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace lockstep {
@@ -97,6 +102,40 @@ void check_expected_invariant(const SystemInfo& info, const Expectation& e, cons
 }
 
 }  // namespace
+
+namespace {
+
+std::int64_t written_ms(const nlohmann::json& j, bool ms_key) {
+  std::int64_t total = 0;
+  if (j.is_number() && ms_key) return std::max<std::int64_t>(0, j.get<std::int64_t>());
+  if (j.is_array() && ms_key) {
+    std::int64_t most = 0;
+    for (const auto& x : j) most = std::max(most, x.is_number() ? x.get<std::int64_t>() : 0);
+    return most;
+  }
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) total += written_ms(value, key.ends_with("_ms"));
+  } else if (j.is_array()) {
+    for (const auto& x : j) total += written_ms(x, false);
+  } else if (j.is_string()) {  // a script's op
+    std::istringstream words(j.get<std::string>());
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    const auto number = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+    if (w.size() == 2 && w[0] == "sleep" && number(w[1])) total += std::stoll(w[1]);
+    if (w.size() == 3 && w[0] == "hot" && number(w[2])) total += std::stoll(w[2]);
+  }
+  return std::min<std::int64_t>(total, 24LL * 3600 * 1000);
+}
+
+}  // namespace
+
+Duration scenario_horizon(const nlohmann::json& document) {
+  std::int64_t ms = 0;
+  for (const char* part : {"config", "actors", "faults"}) {
+    if (document.is_object() && document.contains(part)) ms += written_ms(document.at(part), false);
+  }
+  return std::chrono::milliseconds(ms);
+}
 
 std::string_view time_mode_name(TimeMode mode) {
   return mode == TimeMode::timed ? "timed" : "untimed";

@@ -112,6 +112,12 @@ struct Scenario {
   std::shared_ptr<const System> configured;
 };
 
+// The durations a scenario writes, added up: every number under a key ending in "_ms" (the
+// largest of an array), a script's `sleep MS` and `hot NAME MS`. An upper bound on how long
+// a run of it waits on purpose; what confirm's iteration limit and its "no progress" bound
+// for a liveness scenario are derived from (cli/cmd_confirm.cc).
+Duration scenario_horizon(const nlohmann::json& document);
+
 // Parses a scenario document; `file` names it in error messages, and `pointer` is where the
 // document sits inside that file ("" for a scenario file, "/scenario" inside a trace).
 Scenario parse_scenario(const nlohmann::json& document, const std::string& file,

@@ -120,6 +120,7 @@ std::optional<Violation> verdict(Iteration& it) {
       if (!it.env->lost_connection()) found = Violation{"model_error", fmt::format("the end-of-iteration check threw: {}", e.what())};
     }
   }
+  if (!found && !it.env->lost_connection()) found = it.env->obligation_at_end();
   return found;
 }
 

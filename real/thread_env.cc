@@ -413,4 +413,32 @@ LockWaitStats ThreadEnv::pg_lock_stats() const {
   return pg_;
 }
 
+void ThreadEnv::hot(std::string_view obligation, Duration within) {
+  const Time at = now();
+  std::lock_guard l(m_);
+  const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });
+  if (it == hot_.end()) hot_.push_back({std::string(obligation), at, within});
+}
+
+void ThreadEnv::cold(std::string_view obligation) {
+  const Time at = now();
+  std::lock_guard l(m_);
+  const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });
+  if (it == hot_.end()) return;
+  if (!late_ && it->within != Duration::max() && at - it->since > it->within) {
+    late_ = Violation{it->name, fmt::format("\"{}\" was met {} ms after it went hot: more than its {} ms (on the server, in "
+                                            "wall time)",
+                                            it->name, std::chrono::duration_cast<std::chrono::milliseconds>(at - it->since).count(),
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(it->within).count())};
+  }
+  hot_.erase(it);
+}
+
+std::optional<Violation> ThreadEnv::obligation_at_end() const {
+  std::lock_guard l(m_);
+  if (late_) return late_;
+  if (hot_.empty()) return std::nullopt;
+  return Violation{hot_.front().name, fmt::format("every actor finished with \"{}\" still hot (on the server)", hot_.front().name)};
+}
+
 }  // namespace lockstep::real

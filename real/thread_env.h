@@ -30,6 +30,7 @@
 #include <string>
 
 #include "lockstep/model/env.h"
+#include "lockstep/model/system.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/pg_statements.h"
 
@@ -134,6 +135,13 @@ class ThreadEnv final : public Env {
   std::uint64_t random(std::uint64_t bound) override;
   int choose(int n, std::string_view label) override;
   void observe(const Event& event) override;
+  // Progress obligations in real time: kept, so that the end of an iteration can judge them
+  // as the simulation does (obligation_at_end).
+  void hot(std::string_view obligation, Duration within) override;
+  void cold(std::string_view obligation) override;
+  // A liveness violation when the iteration ends: an obligation still hot once every actor
+  // finished, or one met later than its `within` (wall time); nullopt otherwise.
+  std::optional<Violation> obligation_at_end() const;
 
   std::unique_ptr<Mutex> new_mutex(std::string name) override;
   std::unique_ptr<RWMutex> new_rwmutex(std::string name) override;
@@ -186,6 +194,13 @@ class ThreadEnv final : public Env {
   SigkillStats sigkill_;
   int child_pipe_ = -1;  // in a crashable child: where its observations go
   std::deque<std::string> child_names_;  // the names of events that came back from children
+  struct HotObligation {
+    std::string name;
+    Time since{0};
+    Duration within = Duration::max();
+  };
+  std::vector<HotObligation> hot_;     // guarded by m_
+  std::optional<Violation> late_;      // the first obligation met too late, guarded by m_
 };
 
 }  // namespace lockstep::real

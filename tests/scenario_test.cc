@@ -180,3 +180,20 @@ TEST(InvariantsOff, ASqlSpecsChecksAreItsInvariants) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Team note 3: confirm's iteration limit comes from the durations a scenario writes.
+TEST(ScenarioHorizon, AddsTheDurationsAScenarioWrites) {
+  const nlohmann::json doc = nlohmann::json::parse(R"({
+    "config": {"timeout_ms": 300, "vars": {"x": 0}},
+    "actors": [{"name": "a", "ops": ["sleep 20", "hot done 400", "read x r"], "work_ms": 5},
+               {"name": "b", "durations_ms": [0, 60, 7]}],
+    "faults": {"stall": {"actor": "a", "durations_ms": [0, 1000]}}})");
+  EXPECT_EQ(scenario_horizon(doc), std::chrono::milliseconds(300 + 20 + 400 + 5 + 60 + 1000));
+  EXPECT_EQ(scenario_horizon(nlohmann::json::object()), Duration{0});
+}
+
+}  // namespace
+}  // namespace lockstep

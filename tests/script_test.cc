@@ -106,7 +106,7 @@ TEST(ScriptSemantics, EventLogShowsOperationsAndResults) {
   ASSERT_TRUE(report.trace.has_value());
   std::vector<std::string> lines;
   for (const auto& e : report.trace->events) lines.push_back(e.op + " -> " + e.result);
-  EXPECT_EQ(lines, (std::vector<std::string>{"lock m -> ok", "cas x 2 -> failed", "unlock m -> ", "sleep 3 -> woke"}));
+  EXPECT_EQ(lines, (std::vector<std::string>{"lock m -> ok", "cas x 2 -> failed (x is 0, not 1)", "unlock m -> ", "sleep 3 -> woke"}));
 }
 
 }  // namespace
