@@ -598,41 +598,6 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   throw SqlError("0A000", fmt::format("{}() is not modeled by the simulated server yet (docs/sql.md)", n));
 }
 
-namespace {
-
-// A statement as the event log shows it on its first step: [UPDATE t SET v = 1 WHERE id = 1].
-std::string sql_text(std::string_view sql) {
-  constexpr std::size_t kMaxSql = 100;
-  std::string text;
-  for (const char c : sql) {  // one line, single spaces
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space && (text.empty() || text.back() == ' ')) continue;
-    text += space ? ' ' : c;
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == ';')) text.pop_back();
-  if (text.size() > kMaxSql) text = text.substr(0, kMaxSql - 3) + "...";
-  return "[" + text + "]";
-}
-
-// Its outcome, on its last step: UPDATE 1, SELECT 2: (1, 90), (2, 110), ERROR 40P01.
-std::string outcome_text(const Result<Rows>& r) {
-  constexpr std::size_t kMaxRows = 4;
-  if (!r.ok()) return "ERROR " + r.error().sqlstate;
-  const Rows& rows = r.value();
-  std::string out = rows.tag;
-  if (rows.columns.empty()) return out;
-  if (rows.tag.empty()) out += rows.size() == 1 ? "1 row" : fmt::format("{} rows", rows.size());
-  for (std::size_t i = 0; i < rows.size() && i < kMaxRows; ++i) {
-    std::string cells;
-    for (const auto& cell : rows.rows[i]) cells += fmt::format("{}{}", cells.empty() ? "" : ", ", cell.value_or("NULL"));
-    out += fmt::format("{}({})", i == 0 ? ": " : ", ", cells);
-  }
-  if (rows.size() > kMaxRows) out += ", ...";
-  return out;
-}
-
-}  // namespace
-
 Result<Rows> SqlRun::run_checked() {
   const std::uint64_t before = s_.step_count();
   Result<Rows> r = [&]() -> Result<Rows> {
@@ -648,8 +613,8 @@ Result<Rows> SqlRun::run_checked() {
   }();
   // Only a statement that took a step of its own: its last step's row gets the text.
   if (s_.logging() && s_.in_actor() && s_.step_count() != before) {
-    s_.detail_first_step_after(before, sql_text(st_.text));
-    s_.add_detail(outcome_text(r));
+    s_.detail_first_step_after(before, sql_log_text(st_.text));
+    s_.add_detail(sql_outcome_text(r));
   }
   return r;
 }

@@ -63,6 +63,12 @@ Duration setting_duration(const std::string& text);
 // A time setting as SHOW and current_setting print it: "0", "50ms", "2s", "1min".
 std::string shown_duration(Duration d);
 
+// The event log's text of a statement, on its first step: "[UPDATE t SET v = 1 WHERE id = 1]"
+// (one line, at most 100 characters); and of its outcome, on its last: "UPDATE 1",
+// "SELECT 2: (1, 5), (2, 7)", "ERROR 40P01" (sim/pg/sql_log.cc).
+std::string sql_log_text(std::string_view sql);
+std::string sql_outcome_text(const Result<Rows>& r);
+
 class SqlRun final : public sql::EvalContext {
   // An error inside a helper that returns rows: unwound to run_checked(), which fails the statement.
   struct Raised {
