@@ -154,6 +154,11 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
                                                                  {"permutations", r.result.symmetry.permutations}}
                                                : nlohmann::json(nullptr);
   j["stop_reason"] = r.result.stop_reason;
+  // Timed mode: the timings the verdict covers (model/timing.h); null when untimed.
+  j["timing"] = r.run.time == TimeMode::timed
+                    ? nlohmann::json{{"jitter", r.run.timing.jitter}, {"skew_ms", r.run.timing.skew_ms},
+                                     {"covered", timing_coverage(r.run.timing)}}
+                    : nlohmann::json(nullptr);
   j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;
   j["steps_per_s"] = per_second(stats.steps, stats.elapsed_s);
@@ -232,6 +237,8 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
                      c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
+  // What a timed search covered (model/timing.h): its verdict holds for these timings only.
+  if (r.run.time == TimeMode::timed) out << fmt::format("  timing: {}\n", timing_coverage(r.run.timing));
   if (const auto& spec = r.result.speculation; spec.jobs > 1 && spec.portfolio) {
     out << fmt::format("  threads: {}; the executions ran on them, each judged in order\n", spec.jobs);
   } else if (spec.jobs > 1) {

@@ -14,7 +14,8 @@ namespace {
 
 ExploreSettings parse_explore(const JsonCursor& c) {
   c.expect_keys({"strategy", "seed", "max_steps", "max_executions", "max_seconds",
-                 "stop_at_first", "time", "max_preemptions", "pct_depth", "fair", "livelock_steps", "symmetry"});
+                 "stop_at_first", "time", "max_preemptions", "pct_depth", "fair", "livelock_steps", "symmetry",
+                 "timing"});
   ExploreSettings s;
   if (auto v = c.find("strategy")) s.strategy = v->as_string();
   if (auto v = c.find("seed")) s.seed = v->as_uint();
@@ -35,6 +36,12 @@ ExploreSettings parse_explore(const JsonCursor& c) {
       s.time = TimeMode::timed;
     } else {
       v->fail(fmt::format("expected \"untimed\" or \"timed\", got \"{}\"", mode));
+    }
+  }
+  if (auto v = c.find("timing")) {
+    s.timing = parse_timing(*v);
+    if (s.timing.any() && s.time != TimeMode::timed) {
+      v->fail("a timing model needs \"time\": \"timed\" (untimed mode already lets any timer fire at any moment)");
     }
   }
   return s;
@@ -58,8 +65,10 @@ ExploreSettings with_overrides(ExploreSettings s, const SettingOverrides& o) {
 }
 
 nlohmann::json run_settings_json(const RunSettings& s) {
-  return {{"seed", s.seed},          {"max_steps", s.max_steps},   {"time", std::string(time_mode_name(s.time))},
-          {"fair", s.fair},          {"livelock_steps", s.livelock_steps}, {"symmetry", s.symmetry}};
+  nlohmann::json j = {{"seed", s.seed},          {"max_steps", s.max_steps},   {"time", std::string(time_mode_name(s.time))},
+                      {"fair", s.fair},          {"livelock_steps", s.livelock_steps}, {"symmetry", s.symmetry}};
+  if (s.timing.any()) j["timing"] = timing_json(s.timing);
+  return j;
 }
 
 namespace {

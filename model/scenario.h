@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/system.h"
+#include "lockstep/model/timing.h"
 #include "lockstep/model/verdict.h"
 
 namespace lockstep {
@@ -53,6 +54,8 @@ struct RunSettings {
   std::uint64_t livelock_steps = kDefaultLivelockSteps;
   // Symmetry reduction over the actors the system declares interchangeable (sim/explore/symmetry.h).
   bool symmetry = true;
+  // Timed mode's timing model (model/timing.h): none by default, every duration as written.
+  Timing timing;
 };
 
 // The bounds of a whole search: it stops at whichever comes first.

@@ -306,6 +306,7 @@ CheckReport check_scenario(const Scenario& scenario, const CheckOptions& options
   CheckReport report;
   report.strategy = request.strategy;
   report.seed = request.strategy_options.seed;
+  report.run = request.explore.limits;
   report.preemption_bound = x.preemption_bound;
   report.result = std::move(x.result);
   const auto& failure = report.result.first_failure;

@@ -88,6 +88,7 @@ Estimate estimate_scenario(const Scenario& scenario, const CheckOptions& options
 struct CheckReport {
   std::string strategy;
   std::uint64_t seed = 0;
+  RunSettings run;  // what each execution ran under (time mode, timing model, bounds)
   int preemption_bound = -1;  // the bound the result is for (-1: none)
   ExploreResult result;
   bool as_expected = false;

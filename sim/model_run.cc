@@ -230,6 +230,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   static_cast<SearchBounds&>(request.explore) = search;
   if (!options.elapsed_seconds) request.explore.time_limit_s = 0;  // no clock to bound it by
   request.explore.elapsed_seconds = options.elapsed_seconds;
+  if (search.timing.any() && search.time != TimeMode::timed) {
+    throw InputError(fmt::format("model {}: a timing model needs timed mode (Model::timed())", spec.name));
+  }
   if (search.jobs < 1 || search.jobs > kMaxJobs) {
     throw InputError(fmt::format("model {}: jobs must be 1 to {}, not {}", spec.name, kMaxJobs, search.jobs));
   }

@@ -529,4 +529,81 @@ TEST(Helpers, ACrashedNodeBelievesNothing) {
   EXPECT_GT(r.marks.count("crashed") ? r.marks.at("crashed") : 0, 0u) << r.describe();
 }
 
+// The timing model (model/timing.h; issue 48, in part): durations as ranges, clocks skewed.
+struct LeaseUnits {
+  explicit LeaseUnits(Env& env) : expiry_us(env.new_shared_var("expiry_us", 0)) {}
+  std::unique_ptr<lockstep::SharedVar> expiry_us;  // 0: free
+};
+
+std::int64_t now_ms(Env& env) { return std::chrono::duration_cast<std::chrono::milliseconds>(env.now()).count(); }
+
+// a holds a 100 ms lease for 40 ms; b polls every 50 ms and takes the lease once it is free
+// or expired. The bug: a writes the expiry in milliseconds where b compares microseconds.
+lockstep::Model<LeaseUnits> lease_units(bool units_bug, lockstep::Timing timing) {
+  return lockstep::Model<LeaseUnits>(units_bug ? "lease-units-bug" : "lease-units")
+      .actors(2,
+              [units_bug](LeaseUnits& s, Env& env, ActorId self) {
+                if (self == 0) {
+                  const std::int64_t expiry_ms = now_ms(env) + 100;
+                  s.expiry_us->store(units_bug ? expiry_ms : expiry_ms * 1000);
+                  env.observe(lockstep::Event::scoped("enter", 1, 0));
+                  env.sleep_for(std::chrono::milliseconds(40));
+                  env.observe(lockstep::Event::scoped("leave", 1, 0));
+                  s.expiry_us->store(0);
+                  return;
+                }
+                for (int poll = 0; poll < 3; ++poll) {
+                  env.sleep_for(std::chrono::milliseconds(50));
+                  const std::int64_t expiry = s.expiry_us->load();
+                  if (expiry == 0 || now_ms(env) * 1000 > expiry) {
+                    env.observe(lockstep::Event::scoped("enter", 1, 1));
+                    env.observe(lockstep::Event::scoped("leave", 1, 1));
+                    return;
+                  }
+                }
+              })
+      .at_most_one_holder("one_holder")
+      .timed()
+      .timing(timing)
+      .trace_dir(temp_dir("timing-lease"));
+}
+
+TEST(Timing, AUnitsBugPassesAsWrittenAndFailsWithJitter) {
+  const auto as_written = lease_units(true, {}).run();
+  EXPECT_TRUE(as_written.passed() && as_written.exhaustive) << as_written.describe();
+  const auto jittered = lease_units(true, {.jitter = 0.5}).run();
+  ASSERT_TRUE(jittered.is(lockstep::Verdict::violation, "one_holder")) << jittered.describe();
+  const auto trace = lockstep::sim::load_trace(*jittered.trace_path);
+  EXPECT_EQ(trace.run.timing.jitter, 0.5);  // recorded, so that a replay draws the same timings
+  EXPECT_TRUE(lockstep::replay(lease_units(true, {.jitter = 0.5}), *jittered.trace_path).is(lockstep::Verdict::violation,
+                                                                                             "one_holder"));
+  // The correct units pass under every timing explored.
+  const auto correct = lease_units(false, {.jitter = 0.5, .skew_ms = 20}).run();
+  EXPECT_TRUE(correct.passed() && correct.exhaustive) << correct.describe();
+  EXPECT_GT(correct.executions, as_written.executions);
+}
+
+TEST(Timing, EachActorsClockIsBehindAsWrittenOrAhead) {
+  struct Clock {
+    explicit Clock(Env&) {}
+    std::int64_t seen_ms = 0;
+  };
+  const auto r = lockstep::Model<Clock>("skewed-clock")
+                     .actor("a", [](Clock& s, Env& env, ActorId) { s.seen_ms = now_ms(env); })
+                     .mark("behind", [](Clock& s) { return s.seen_ms == -30; })
+                     .mark("ahead", [](Clock& s) { return s.seen_ms == 30; })
+                     .mark("as_written", [](Clock& s) { return s.seen_ms == 0; })
+                     .timed()
+                     .timing({.skew_ms = 30})
+                     .trace_dir(temp_dir("timing-clock"))
+                     .run();
+  ASSERT_TRUE(r.passed()) << r.describe();
+  EXPECT_EQ(r.executions, 3u);
+  EXPECT_EQ(r.marks.at("behind"), 1u);
+  EXPECT_EQ(r.marks.at("ahead"), 1u);
+  EXPECT_EQ(r.marks.at("as_written"), 1u);
+  EXPECT_THROW((void)lockstep::Model<Clock>("untimed").actor("a", [](Clock&, Env&, ActorId) {}).timing({.jitter = 0.1}).run(),
+               lockstep::InputError);
+}
+
 }  // namespace

@@ -197,3 +197,25 @@ TEST(ScenarioHorizon, AddsTheDurationsAScenarioWrites) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// The timing model's keys (model/timing.h): read with their places; what is not built yet is
+// refused by name, never ignored.
+TEST(ScenarioTiming, TheTimingModelIsReadAndWhatIsNotBuiltIsRefused) {
+  const Scenario s = testing::scenario_from_text(with(R"(, "explore": {"time": "timed", "timing": {"jitter": 0.5, "skew_ms": 50}})"));
+  EXPECT_EQ(s.explore.timing, (Timing{.jitter = 0.5, .skew_ms = 50}));
+  EXPECT_EQ(timing_coverage(s.explore.timing), "durations within 50%, clocks off by up to 50 ms");
+  EXPECT_EQ(timing_coverage(Timing{}), "durations as written, no clock skew");
+  EXPECT_EQ(error_of(with(R"(, "explore": {"timing": {"jitter": 0.5}})")),
+            "<test>: /explore/timing: a timing model needs \"time\": \"timed\" (untimed mode already lets any timer fire "
+            "at any moment)");
+  EXPECT_EQ(error_of(with(R"(, "explore": {"time": "timed", "timing": {"jitter": 2}})")).rfind("<test>: /explore/timing/jitter: ", 0), 0u);
+  EXPECT_EQ(error_of(with(R"(, "explore": {"time": "timed", "timing": {"stalls": {"count": 1, "max_ms": 200}}})"))
+                .rfind("<test>: /explore/timing/stalls: not built yet", 0),
+            0u);
+}
+
+}  // namespace
+}  // namespace lockstep

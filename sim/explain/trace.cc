@@ -25,6 +25,7 @@ std::string trace_to_text(const Trace& t) {
   out += fmt::format("  \"time\": {},\n", quote(time_mode_name(t.run.time)));
   out += fmt::format("  \"max_steps\": {},\n", t.run.max_steps);
   if (t.run.livelock_steps != kDefaultLivelockSteps) out += fmt::format("  \"livelock_steps\": {},\n", t.run.livelock_steps);
+  if (t.run.timing.any()) out += fmt::format("  \"timing\": {},\n", timing_json(t.run.timing).dump());
   nlohmann::json verdict = {{"kind", verdict_name(t.verdict)}, {"message", t.message}};
   verdict["invariant"] = t.invariant.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.invariant);
   out += fmt::format("  \"verdict\": {},\n", verdict.dump());
@@ -174,7 +175,7 @@ void check_cause_steps(const JsonCursor& root, const Trace& t) {
 
 Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "livelock_steps", "verdict", "shrunk",
+  root.expect_keys({"format", "strategy", "seed", "execution", "time", "max_steps", "livelock_steps", "timing", "verdict", "shrunk",
                     "lasso", "cause", "actors", "decisions", "events", "scenario"});
   const JsonCursor format = root.at("format");
   if (format.as_string() != kTraceFormat) {
@@ -191,6 +192,7 @@ Trace trace_from_json(const nlohmann::json& document, const std::string& file) {
   t.run.time = mode == "timed" ? TimeMode::timed : TimeMode::untimed;
   t.run.max_steps = static_cast<std::uint64_t>(root.at("max_steps").as_int(1));
   if (auto l = root.find("livelock_steps")) t.run.livelock_steps = static_cast<std::uint64_t>(l->as_int(1));
+  if (auto timing = root.find("timing")) t.run.timing = parse_timing(*timing);
   read_lasso(root, t);
   read_verdict(root, t);
   read_shrunk(root, t);

@@ -438,6 +438,12 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
     }
     crashing_ = -1;  // caught: the restarted process runs its own steps
   }
+  // The timing model (model/timing.h): a timer lasts as written, or the low or high end of
+  // its range, an explored choice made as it is armed.
+  if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && timeout != kForever && timeout > Duration{0}) {
+    timeout = jittered(timeout, limits_.timing.jitter, static_cast<int>(choose(3, "duration")));
+    if (aborting_) return abort_point();
+  }
   Actor& a = *actors_[current_];
   a.op = op;
   a.guard = guard;

@@ -205,6 +205,7 @@ class Scheduler {
   void note_result(StepResult result) { result_ = result; }
   // Whether this run keeps an event log (a trace, a replay): a detail is worth making.
   bool logging() const { return limits_.log_events; }
+  const RunLimits& limits() const { return limits_; }
   // What the current step returned beyond its StepResult (the row a read_row saw), for
   // the event log: appended to the result text. Call only when logging().
   void note_detail(std::string detail) { detail_ = std::move(detail); }

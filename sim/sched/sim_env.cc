@@ -151,9 +151,21 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
   fs_.reset();
   crashes_.clear();
   next_file_ = 0;
+  skew_.fill(std::nullopt);
 }
 
-Time SimEnv::now() { return scheduler_->now(); }
+Time SimEnv::now() {
+  const Time server = scheduler_->now();
+  const RunLimits& limits = scheduler_->limits();
+  if (limits.timing.skew_ms == 0 || limits.time != TimeMode::timed || !scheduler_->in_actor()) return server;
+  std::optional<Duration>& skew = skew_[static_cast<std::size_t>(scheduler_->current())];
+  if (!skew) {  // 0, behind or ahead: an explored choice, once per actor and execution
+    const Duration s = std::chrono::milliseconds(limits.timing.skew_ms);
+    const std::uint32_t c = scheduler_->choose(3, "clock_skew");
+    skew = c == 0 ? Duration{0} : c == 1 ? -s : s;
+  }
+  return server + *skew;
+}
 
 void SimEnv::sleep_for(Duration duration) {
   OpDesc op = kSleep;

@@ -13,8 +13,10 @@
 // Time is the scheduler's virtual clock; random() is seeded per execution.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,9 @@ class SimEnv final : public Env {
   std::vector<CrashKind> crashes_;                        // in this execution
   int next_file_ = 0;
   pg::StatementLog* statements_ = nullptr;
+  // The timing model's clock skew (model/timing.h): each actor's offset from the server's
+  // clock, chosen at its first Env::now of the execution.
+  std::array<std::optional<Duration>, kMaxActors> skew_{};
 };
 
 }  // namespace lockstep::sim

@@ -1,0 +1,47 @@
+// model/timing.h: a scenario's timing model ("explore": {"time": "timed", "timing": {...}};
+// the API's Model::timing): durations as ranges and clocks that are off, explored rather
+// than taken as written.
+//
+// - jitter J: each sleep and timeout the code writes (duration d, a timer of the scheduler)
+//   lasts d, d * (1 - J) or d * (1 + J): the ends of its range and the value written, an
+//   explored choice ("duration") where the timer is armed;
+// - skew_ms S: each actor's Env::now reads the server's clock (the simulated PostgreSQL's
+//   now()) plus 0, -S or +S ms, chosen once per actor and execution ("clock_skew").
+// Guarantees: with no timing (the default), no choice is added and every count and trace is
+// as before; the same decisions give the same timings (traces record them as choices).
+// Not built yet (issue 48): stalls, statement latency, the points between the ends where
+// two deadlines compare differently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/model/env.h"
+#include "lockstep/model/json_cursor.h"
+
+namespace lockstep {
+
+struct Timing {
+  double jitter = 0;          // 0 .. 0.99
+  std::int64_t skew_ms = 0;   // 0 .. one day
+
+  bool any() const { return jitter > 0 || skew_ms > 0; }
+  friend bool operator==(const Timing&, const Timing&) = default;
+};
+
+// Reads {"jitter": J, "skew_ms": S}; InputError naming the place of a bad value, and of the
+// parts of the timing model not built yet ("stalls", "statement_ms").
+Timing parse_timing(const JsonCursor& at);
+nlohmann::json timing_json(const Timing& t);
+
+// What a timed search covered, for its verdict: "durations as written, no clock skew" or
+// "durations within 50%, clocks off by up to 50 ms".
+std::string timing_coverage(const Timing& t);
+
+// The duration a timer of `written` lasts under choice `c` of 3 (0: as written, 1: the low
+// end, 2: the high end).
+Duration jittered(Duration written, double jitter, int c);
+
+}  // namespace lockstep
