@@ -7,26 +7,54 @@
 namespace lockstep {
 
 Timing parse_timing(const JsonCursor& at) {
-  if (!at.is_object()) at.fail("expected {\"jitter\": 0.5, \"skew_ms\": 50}");
-  for (const char* later : {"stalls", "statement_ms"}) {
-    if (auto v = at.find(later)) {
-      v->fail("not built yet: this lockstep explores \"jitter\" and \"skew_ms\" only (stalls and statement latency: "
-              "issue 48)");
-    }
+  if (!at.is_object()) {
+    at.fail("expected {\"jitter\": 0.5, \"skew_ms\": 50, \"stalls\": {\"count\": 1, \"max_ms\": 200}, "
+            "\"statement_ms\": [0.1, 1.0]}");
   }
-  at.expect_keys({"jitter", "skew_ms"});
+  at.expect_keys({"jitter", "skew_ms", "stalls", "statement_ms"});
   Timing t;
+  constexpr std::int64_t kDayMs = 24LL * 3600 * 1000;
   if (auto v = at.find("jitter")) t.jitter = v->as_number(0, 0.99);
-  if (auto v = at.find("skew_ms")) t.skew_ms = v->as_int(0, 24LL * 3600 * 1000);
+  if (auto v = at.find("skew_ms")) t.skew_ms = v->as_int(0, kDayMs);
+  if (auto v = at.find("stalls")) {
+    if (!v->is_object()) v->fail("expected {\"count\": 1, \"max_ms\": 200}");
+    v->expect_keys({"count", "max_ms"});
+    t.stalls = static_cast<int>(v->at("count").as_int(0, 8));
+    t.stall_ms = v->at("max_ms").as_int(1, kDayMs);
+  }
+  if (auto v = at.find("statement_ms")) {
+    const auto ends = v->items();
+    if (ends.size() != 2) v->fail("expected [LO, HI]: a statement's round trip in milliseconds");
+    const double lo = ends[0].as_number(0, 60'000);
+    const double hi = ends[1].as_number(lo, 60'000);
+    const auto ns = [](double ms) { return Duration{static_cast<Duration::rep>(std::llround(ms * 1e6))}; };
+    t.statement_low = ns(lo);
+    t.statement_high = ns(hi);
+  }
   return t;
 }
 
-nlohmann::json timing_json(const Timing& t) { return {{"jitter", t.jitter}, {"skew_ms", t.skew_ms}}; }
+nlohmann::json timing_json(const Timing& t) {
+  nlohmann::json j = {{"jitter", t.jitter}, {"skew_ms", t.skew_ms}};
+  if (t.stalls > 0) j["stalls"] = {{"count", t.stalls}, {"max_ms", t.stall_ms}};
+  if (t.statement_high > Duration{0}) {
+    j["statement_ms"] = {static_cast<double>(t.statement_low.count()) / 1e6, static_cast<double>(t.statement_high.count()) / 1e6};
+  }
+  return j;
+}
 
 std::string timing_coverage(const Timing& t) {
   const std::string durations = t.jitter > 0 ? fmt::format("durations within {:g}%", t.jitter * 100) : "durations as written";
   const std::string clocks = t.skew_ms > 0 ? fmt::format("clocks off by up to {} ms", t.skew_ms) : "no clock skew";
-  return durations + ", " + clocks;
+  const std::string stalls = t.stalls > 0 ? fmt::format("{} stall{} of {} ms per execution (before a statement)", t.stalls,
+                                                        t.stalls == 1 ? "" : "s", t.stall_ms)
+                                          : "no stalls";
+  std::string out = durations + ", " + clocks + ", " + stalls;
+  if (t.statement_high > Duration{0}) {
+    out += fmt::format(", statements taking {:g} to {:g} ms", static_cast<double>(t.statement_low.count()) / 1e6,
+                       static_cast<double>(t.statement_high.count()) / 1e6);
+  }
+  return out;
 }
 
 Duration jittered(Duration written, double jitter, int c) {

@@ -6,11 +6,15 @@
 //   lasts d, d * (1 - J) or d * (1 + J): the ends of its range and the value written, an
 //   explored choice ("duration") where the timer is armed;
 // - skew_ms S: each actor's Env::now reads the server's clock (the simulated PostgreSQL's
-//   now()) plus 0, -S or +S ms, chosen once per actor and execution ("clock_skew").
+//   now()) plus 0, -S or +S ms, chosen once per actor and execution ("clock_skew");
+// - stalls {count C, max_ms M}: before any statement an actor sends to the simulated
+//   PostgreSQL, it may stop for M ms (a GC or VM pause; "stall", at most C per execution);
+// - statement_ms [LO, HI]: each such statement first takes a round trip of LO or HI ms
+//   ("latency"; one value when LO == HI, no choice), so a loop without a sleep moves time.
 // Guarantees: with no timing (the default), no choice is added and every count and trace is
 // as before; the same decisions give the same timings (traces record them as choices).
-// Not built yet (issue 48): stalls, statement latency, the points between the ends where
-// two deadlines compare differently.
+// Not built yet (issue 48): stalls at steps other than statements, the points between the
+// ends where two deadlines compare differently.
 #pragma once
 
 #include <cstdint>
@@ -26,13 +30,16 @@ namespace lockstep {
 struct Timing {
   double jitter = 0;          // 0 .. 0.99
   std::int64_t skew_ms = 0;   // 0 .. one day
+  int stalls = 0;             // at most this many per execution (0 .. 8)
+  std::int64_t stall_ms = 0;  // each this long
+  Duration statement_low{0}, statement_high{0};  // a statement's round trip (both 0: none)
 
-  bool any() const { return jitter > 0 || skew_ms > 0; }
+  bool any() const { return jitter > 0 || skew_ms > 0 || stalls > 0 || statement_high > Duration{0}; }
   friend bool operator==(const Timing&, const Timing&) = default;
 };
 
-// Reads {"jitter": J, "skew_ms": S}; InputError naming the place of a bad value, and of the
-// parts of the timing model not built yet ("stalls", "statement_ms").
+// Reads {"jitter": J, "skew_ms": S, "stalls": {"count": C, "max_ms": M}, "statement_ms":
+// [LO, HI]}; InputError naming the place of a bad value.
 Timing parse_timing(const JsonCursor& at);
 nlohmann::json timing_json(const Timing& t);
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -578,7 +579,11 @@ TEST(Timing, AUnitsBugPassesAsWrittenAndFailsWithJitter) {
   EXPECT_TRUE(lockstep::replay(lease_units(true, {.jitter = 0.5}), *jittered.trace_path).is(lockstep::Verdict::violation,
                                                                                              "one_holder"));
   // The correct units pass under every timing explored.
+  std::cout << "units bug: as written " << as_written.executions << " executions, pass; jitter 0.5: violation at execution "
+            << jittered.executions << "\n";
   const auto correct = lease_units(false, {.jitter = 0.5, .skew_ms = 20}).run();
+  std::cout << "correct units, jitter 0.5, skew 20 ms: " << correct.executions << " executions (" << correct.redundant
+            << " sleep-set blocked), pass\n";
   EXPECT_TRUE(correct.passed() && correct.exhaustive) << correct.describe();
   EXPECT_GT(correct.executions, as_written.executions);
 }
@@ -604,6 +609,101 @@ TEST(Timing, EachActorsClockIsBehindAsWrittenOrAhead) {
   EXPECT_EQ(r.marks.at("as_written"), 1u);
   EXPECT_THROW((void)lockstep::Model<Clock>("untimed").actor("a", [](Clock&, Env&, ActorId) {}).timing({.jitter = 0.1}).run(),
                lockstep::InputError);
+}
+
+// A lease with fencing tokens on the simulated PostgreSQL: a takes the 100 ms lease at 0 and
+// writes the resource; b takes the lease over at 150 ms, once it has expired, and writes.
+// Unfenced, a write that arrives after b's lands on top: a stall before it is all it takes.
+struct FencedLease {
+  explicit FencedLease(Env& env)
+      : a(env.new_pg_pool(lockstep::pg::PoolConfig{.application_name = "a", .pool_size = 1})),
+        b(env.new_pg_pool(lockstep::pg::PoolConfig{.application_name = "b", .pool_size = 1})) {
+    auto c = a->checkout().value();
+    for (const char* sql : {"CREATE TABLE lease (id int PRIMARY KEY, holder text, expires bigint, token bigint)",
+                            "INSERT INTO lease VALUES (1, '', 0, 0)",
+                            "CREATE TABLE resource (id int PRIMARY KEY, value text, token bigint)",
+                            "INSERT INTO resource VALUES (1, '', 0)"}) {
+      (void)c->exec(sql).value();
+    }
+  }
+  std::unique_ptr<lockstep::pg::Pool> a, b;
+  std::int64_t newest_written = 0;
+};
+
+lockstep::Model<FencedLease> fenced_lease(bool fenced, lockstep::Timing timing) {
+  return lockstep::Model<FencedLease>(fenced ? "fenced-lease" : "unfenced-lease")
+      .actors(2,
+              [fenced](FencedLease& s, Env& env, ActorId self) {
+                if (self == 1) env.sleep_for(std::chrono::milliseconds(150));
+                auto c = (self == 0 ? s.a : s.b)->checkout().value();
+                const std::string me = self == 0 ? "a" : "b";
+                const std::string now = std::to_string(now_ms(env));
+                const auto got = c->exec("UPDATE lease SET holder = $1, expires = $2 + 100, token = token + 1 WHERE id = 1 "
+                                         "AND (holder = '' OR expires < $2) RETURNING token",
+                                         {me, now})
+                                     .value();
+                if (got.empty()) return;
+                const std::string token = got.text(0, "token");
+                const auto wrote = c->exec(fenced ? "UPDATE resource SET value = $1, token = $2 WHERE id = 1 AND token < $2"
+                                                  : "UPDATE resource SET value = $1, token = $2 WHERE id = 1",
+                                           {me, token})
+                                       .value();
+                if (wrote.affected() == 1) s.newest_written = std::max<std::int64_t>(s.newest_written, std::stoll(token));
+              })
+      .invariant("writes_never_go_back",
+                 [](FencedLease& s) -> std::optional<std::string> {
+                   auto c = s.a->checkout().value();
+                   const std::int64_t last = c->exec("SELECT token FROM resource WHERE id = 1").value().int64(0, "token");
+                   if (last == s.newest_written) return std::nullopt;
+                   return "the resource holds token " + std::to_string(last) + " after token " +
+                          std::to_string(s.newest_written) + " wrote";
+                 })
+      .timed()
+      .timing(timing)
+      .trace_dir(temp_dir("timing-fenced"));
+}
+
+TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
+  EXPECT_TRUE(fenced_lease(false, {}).run().passed());  // as written: a writes at once
+  const auto stalled = fenced_lease(false, {.stalls = 1, .stall_ms = 200}).run();
+  ASSERT_TRUE(stalled.is(lockstep::Verdict::violation, "writes_never_go_back")) << stalled.describe();
+  EXPECT_NE(stalled.interleaving.find("stall"), std::string::npos) << stalled.interleaving;
+  for (const lockstep::Timing t :
+       {lockstep::Timing{.stalls = 1, .stall_ms = 200}, lockstep::Timing{.jitter = 0.5, .skew_ms = 60},
+        lockstep::Timing{.stalls = 2, .stall_ms = 200, .statement_low = std::chrono::microseconds(100),
+                         .statement_high = std::chrono::milliseconds(1)}}) {
+    const auto r = fenced_lease(true, t).run();
+    EXPECT_TRUE(r.passed() && r.exhaustive) << lockstep::timing_coverage(t) << "\n" << r.describe();
+    std::cout << "fenced lease, " << lockstep::timing_coverage(t) << ": " << r.executions << " executions (" << r.redundant
+              << " sleep-set blocked)\n";
+  }
+}
+
+// A poll loop without a sleep: in timed mode time stands still while it spins, and the
+// verdict says so; with statement latency each poll moves time and the lease expires.
+TEST(Timing, ALoopWithoutASleepIsNamedAndStatementLatencyMovesTime) {
+  struct Poll {
+    explicit Poll(Env& env) : pool(env.new_pg_pool(lockstep::pg::PoolConfig{.pool_size = 1})) {
+      (void)pool->checkout().value()->exec("CREATE TABLE t (id int PRIMARY KEY, v int)").value();
+    }
+    std::unique_ptr<lockstep::pg::Pool> pool;
+  };
+  const auto model = [](lockstep::Timing t) {
+    return lockstep::Model<Poll>("poll-until-expired")
+        .actor("poller",
+               [](Poll& s, Env& env, ActorId) {
+                 auto c = s.pool->checkout().value();
+                 while (now_ms(env) < 5) (void)c->exec("SELECT v FROM t WHERE id = 1").value();  // no sleep
+               })
+        .timed()
+        .timing(t)
+        .trace_dir(temp_dir("timing-poll"));
+  };
+  const auto spinning = model({}).run();
+  ASSERT_EQ(spinning.verdict, lockstep::Verdict::livelock) << spinning.describe();
+  EXPECT_NE(spinning.message.find("the cycle sleeps nowhere"), std::string::npos) << spinning.message;
+  const auto moving = model({.statement_low = std::chrono::milliseconds(1), .statement_high = std::chrono::milliseconds(1)}).run();
+  EXPECT_TRUE(moving.passed() && moving.exhaustive) << moving.describe();
 }
 
 }  // namespace

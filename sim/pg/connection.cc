@@ -92,7 +92,33 @@ Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout
   return wake;
 }
 
+namespace {
+const TimerOnly kRoundTrip("its stall or round trip to end");
+}  // namespace
+
+void SimConnection::statement_timing() {
+  const RunLimits& limits = s_.limits();
+  const Timing& t = limits.timing;
+  if (limits.time != TimeMode::timed || !s_.in_actor() || (t.stalls == 0 && t.statement_high == Duration{0})) return;
+  Duration wait{0};
+  bool stalled = false;
+  if (server_.stalls_used() < t.stalls && s_.choose(2, "stall") == 1) {
+    server_.use_stall();
+    stalled = true;
+    wait += std::chrono::milliseconds(t.stall_ms);
+  }
+  if (t.statement_high > Duration{0}) {
+    wait += t.statement_low == t.statement_high || s_.choose(2, "latency") == 0 ? t.statement_low : t.statement_high;
+  }
+  if (wait <= Duration{0}) return;
+  const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(wait).count();
+  s_.yield({stalled ? "stall" : "round_trip", {}, us, true}, &kRoundTrip, wait, true);
+  s_.note_result({Kind::woke});
+}
+
 std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
+  if (dead_) return lost();
+  statement_timing();
   if (dead_) return lost();
   if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
     step({"snapshot", whole_server(Access::write), pid_, true});

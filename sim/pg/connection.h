@@ -244,6 +244,10 @@ class SimConnection : public lockstep::pg::Connection {
   // the snapshot first, in a step that writes the server's domain: what the transaction
   // will see depends on every commit before it.
   std::optional<Error> begin_statement(OpDesc op, bool snapshot = true);
+  // The timing model before a statement (model/timing.h): in timed mode, a stall the actor
+  // may take (an explored choice, while the execution has stalls left), then the statement's
+  // round trip (the low or high end, a choice). One timer step of their sum, or none.
+  void statement_timing();
 
   // Whether this statement finds its backend gone: terminated by another session, or now
   // killed by the backend_terminated fault or the server_restart fault (every session).

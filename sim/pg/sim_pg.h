@@ -198,6 +198,9 @@ class Server {
   // The server_restart fault (PoolConfig), at most once per execution: every live session
   // terminated at once (terminate); the rows committed stay.
   bool restart_used() const { return restart_used_; }
+  // The timing model's stalls taken in this execution (SimConnection::statement_timing).
+  int stalls_used() const { return stalls_used_; }
+  void use_stall() { ++stalls_used_; }
   void restart();
   ObjectId object_for(AdvisoryKey key);
   // Marks the current step as reading every lock someone holds (advisory and row locks):
@@ -264,6 +267,7 @@ class Server {
   ObjectId domain_;
   bool termination_used_ = false;
   bool restart_used_ = false;
+  int stalls_used_ = 0;
   StatementLog* log_ = nullptr;
   std::uint64_t commits_ = 0;  // row versions committed so far
   int open_snapshots_ = 0;

@@ -140,7 +140,20 @@ ProgressOutcome ProgressJudge::judge_cycle(Cycle cycle, JudgedAt at, std::uint64
   const std::string cycle_text = describe_cycle(cycle, ring_, names.actors, names.objects);
   const std::string where = at == JudgedAt::step_bound ? std::string("up to the step bound")
                                      : fmt::format("in a row ({} steps: the livelock bound)", steps - cycle.start);
-  const std::string others = names.parked(cycle.looping);
+  std::string others = names.parked(cycle.looping);
+  if (limits_->time == TimeMode::timed) {
+    // A cycle whose steps wait for no timer: virtual time stands still while it spins.
+    bool waits = false;
+    for (std::uint64_t s = cycle.end - cycle.period; s < cycle.end && !waits; ++s) {
+      const StepSig& sig = ring_.at(s);
+      waits = sig.timer || sig.verb == "sleep" || sig.verb == "round_trip" || sig.verb == "stall" || sig.verb == "pg_sleep";
+    }
+    if (!waits) {
+      others += "; the cycle sleeps nowhere: in timed mode time stands still while it spins, so no lease expires and no "
+                "timeout fires during it (on a server each round trip takes time: the timing model's statement_ms "
+                "gives the simulation that too)";
+    }
+  }
   if (!unfair && !obligations_.hot().empty()) {
     const auto& h = obligations_.hot().front();
     ProgressOutcome live =

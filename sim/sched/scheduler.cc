@@ -404,7 +404,7 @@ void Scheduler::refine_access(Access access) {
   effective_access_ = access;
 }
 
-Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
+Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout, bool exact) {
   // An actor being unwound: releases and observations still happen (destructors of lock
   // guards and scope guards call them), anything else unwinds further.
   // The count of exceptions in flight is the thread's, shared with the scheduler's own stack:
@@ -440,7 +440,8 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   }
   // The timing model (model/timing.h): a timer lasts as written, or the low or high end of
   // its range, an explored choice made as it is armed.
-  if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && timeout != kForever && timeout > Duration{0}) {
+  if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && !exact && timeout != kForever &&
+      timeout > Duration{0}) {
     timeout = jittered(timeout, limits_.timing.jitter, static_cast<int>(choose(3, "duration")));
     if (aborting_) return abort_point();
   }

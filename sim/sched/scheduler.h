@@ -167,7 +167,8 @@ class Scheduler {
   // ---- For simulated objects. --------------------------------------------------------
   // Called by an actor before a visible operation. Returns how the actor was resumed.
   // Outside any actor it returns Wake::run at once (the guard must then be ready).
-  Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
+  // `exact`: a timer of the timing model itself (a stall, a round trip), never jittered.
+  Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever, bool exact = false);
   bool in_actor() const { return current_ >= 0; }
   // Steps taken so far in this execution: inside a step, that step's number.
   std::uint64_t step_count() const { return steps_; }
