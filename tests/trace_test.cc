@@ -1,6 +1,8 @@
 // Traces: canonical text, strict reading, replay, and divergence detection.
 #include "lockstep/sim/explain/trace.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "lockstep/sim/check.h"
@@ -222,4 +224,46 @@ TEST(TraceRows, RerecordingKeepsTheDecisions) {
 }
 
 }  // namespace
+// An ordered observation made while an actor unwinds from a crash takes no step of its own:
+// it is a row of its own, and the crash step keeps its row.
+TEST(TraceRows, AnObservationWhileUnwindingFromACrashKeepsTheCrashRow) {
+  struct Var {
+    explicit Var(Env& env) : x(env.new_shared_var("x", 0)) {}
+    std::unique_ptr<SharedVar> x;
+    bool crashed = false;
+  };
+  struct Leave {
+    Env& env;
+    ~Leave() { env.observe(Event{"leave", 0, 1}); }
+  };
+  const ModelReport r = Model<Var>("crash-observe")
+                            .actor("a",
+                                   [](Var& s, Env& env, ActorId) {
+                                     try {
+                                       env.crash_points(CrashKind::process);
+                                       Leave leave{env};
+                                       s.x->store(1);
+                                       s.x->store(2);
+                                       env.no_crash_points();
+                                     } catch (const Crashed&) {
+                                       s.crashed = true;
+                                     }
+                                   })
+                            .invariant("traced", [](Var& s) -> std::optional<std::string> {
+                              if (s.crashed) return std::string("crashed");  // fails on a crash, to write a trace
+                              return std::nullopt;
+                            })
+                            .trace_dir(::testing::TempDir() + "/trace-rows-crash")
+                            .run();
+  ASSERT_EQ(r.verdict, Verdict::violation) << r.describe();
+  const sim::Trace t = sim::load_trace(*r.trace_path);
+  int leave_rows = 0;
+  for (const auto& e : t.events) {
+    if (e.op == "observe leave") ++leave_rows;
+    EXPECT_NE(e.op, "observe") << "a bare observe row";
+  }
+  EXPECT_EQ(leave_rows, 1);
+  EXPECT_TRUE(std::any_of(t.events.begin(), t.events.end(), [](const auto& e) { return e.op.rfind("write x", 0) == 0; }));
+}
+
 }  // namespace lockstep

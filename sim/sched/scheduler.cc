@@ -539,10 +539,11 @@ void Scheduler::observe(const Event& event) {
     if (aborting_) return;  // the execution ended while it waited for its turn
   }
   if (limits_.log_events) {
-    if (current_ >= 0 && event.ordered) {
-      // The observation is this step: one row, the step's own (not a bare "observe" beside it).
-      LOCKSTEP_INVARIANT(!events_.empty() && events_.back().step == steps_ && events_.back().actor == current_,
-                         "an ordered observation's step is the latest event");
+    // The observation's own step (an actor unwinding from a crash takes none): one row, the
+    // step's, not a bare "observe" beside it.
+    const bool own_step = current_ >= 0 && event.ordered && !events_.empty() && events_.back().step == steps_ &&
+                          events_.back().actor == current_ && events_.back().op == "observe";
+    if (own_step) {
       events_.back().op = fmt::format("observe {}", event.name);
       add_detail(fmt::format("{} {}", event.subject, event.value));
     } else {
