@@ -9,11 +9,13 @@ namespace lockstep {
 
 namespace {
 
+using Names = std::shared_ptr<const std::vector<std::string>>;
+
 // Forwards every question to the system's own instance; drops the violations switched off.
+// It shares the list: a hung confirm iteration keeps its instance after the System is gone.
 class JudgedOnlyInstance final : public Instance {
  public:
-  JudgedOnlyInstance(std::unique_ptr<Instance> inner, const std::vector<std::string>& off)
-      : inner_(std::move(inner)), off_(off) {}
+  JudgedOnlyInstance(std::unique_ptr<Instance> inner, Names off) : inner_(std::move(inner)), off_(std::move(off)) {}
   int actor_count() const override { return inner_->actor_count(); }
   std::string_view actor_name(ActorId actor) const override { return inner_->actor_name(actor); }
   void run_actor(ActorId actor) override { inner_->run_actor(actor); }
@@ -23,31 +25,31 @@ class JudgedOnlyInstance final : public Instance {
   std::vector<std::string> marks() override { return inner_->marks(); }
   // Lockdep across executions is the lock_order invariant: switched off, it gets no edges.
   std::vector<LockOrderEdge> lock_order_edges() override {
-    if (std::find(off_.begin(), off_.end(), "lock_order") != off_.end()) return {};
+    if (std::find(off_->begin(), off_->end(), "lock_order") != off_->end()) return {};
     return inner_->lock_order_edges();
   }
   std::vector<std::vector<ActorId>> symmetric_actors() const override { return inner_->symmetric_actors(); }
 
  private:
   std::optional<Violation> judged(std::optional<Violation> v) const {
-    if (v && std::find(off_.begin(), off_.end(), v->invariant) != off_.end()) return std::nullopt;
+    if (v && std::find(off_->begin(), off_->end(), v->invariant) != off_->end()) return std::nullopt;
     return v;
   }
   std::unique_ptr<Instance> inner_;
-  const std::vector<std::string>& off_;
+  Names off_;
 };
 
 class JudgedOnlySystem final : public System {
  public:
   JudgedOnlySystem(std::unique_ptr<System> inner, std::vector<std::string> off)
-      : inner_(std::move(inner)), off_(std::move(off)) {}
+      : inner_(std::move(inner)), off_(std::make_shared<const std::vector<std::string>>(std::move(off))) {}
   std::unique_ptr<Instance> instantiate(Env& env) const override {
     return std::make_unique<JudgedOnlyInstance>(inner_->instantiate(env), off_);
   }
 
  private:
   std::unique_ptr<System> inner_;
-  std::vector<std::string> off_;
+  Names off_;
 };
 
 }  // namespace
