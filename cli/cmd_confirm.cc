@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -331,7 +334,9 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
     return run_forced_replay(a.force, scenario, a.pg, out);
   }
   auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
-  const Server server(a.pg);
+  std::optional<Server> owned_server;
+  owned_server.emplace(a.pg);
+  const Server& server = *owned_server;
   const Duration limit = iteration_limit_of(a, scenario);
   const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses), limit);
   if (fault_enabled(scenario, "server_restart") && !options.restart_server && !a.no_session_faults) {
@@ -364,12 +369,14 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   if (r.hung) {
-    if (no_progress_seen) return kExitOk;
+    // Threads are stuck in the hung iteration, still running on the scenario's system: the
+    // process ends here, destroying nothing they use (the throwaway server, if any, is
+    // stopped first), and without joining them.
+    owned_server.reset();
     out.flush();
     err.flush();
-    // Threads are stuck in the hung iteration: end without joining them (the throwaway
-    // server, if any, is stopped first by Server's destructor, run here explicitly).
-    return kExitUnexpected;
+    std::fflush(nullptr);
+    std::_Exit(no_progress_seen ? kExitOk : kExitUnexpected);
   }
   return as_expected ? kExitOk : kExitUnexpected;
 }
