@@ -78,15 +78,11 @@ std::string not_this_model(const ModelSpec& spec, const sim::Trace& trace) {
                      spec.configuration.is_null() ? "no configuration" : spec.configuration.dump());
 }
 
-// The trace LOCKSTEP_REPLAY names, when it was recorded from this model.
-std::optional<sim::Trace> trace_to_replay(const ModelSpec& spec, const char* path) {
-  sim::Trace trace = sim::load_trace(path);
+// Whether `trace` was recorded from this model (LOCKSTEP_REPLAY, Model::replay).
+bool recorded_from(const ModelSpec& spec, const sim::Trace& trace) {
   const nlohmann::json identity = trace.scenario.value("model", nlohmann::json());
   // Traces written before identities were recorded name the model only.
-  if (identity.is_null() ? trace.scenario.value("name", "") != spec.name : identity != model_identity(spec)) {
-    return std::nullopt;
-  }
-  return trace;
+  return identity.is_null() ? trace.scenario.value("name", "") == spec.name : identity == model_identity(spec);
 }
 
 // The interleaving table of a report, its latest kMaxReportEvents events at most: a test
@@ -197,9 +193,9 @@ void report_search(const sim::ExploreResult& result, ModelReport& report) {
 
 // Model::replay(path): the trace must be this model's and configuration's.
 ModelReport replayed_by_name(const ModelSpec& spec, const System& system, const std::string& path) {
-  const auto trace = trace_to_replay(spec, path.c_str());
-  if (!trace) throw InputError(fmt::format("{}: {}", path, not_this_model(spec, sim::load_trace(path))));
-  return replayed(system, *trace, path.c_str(), path);
+  const sim::Trace trace = sim::load_trace(path);
+  if (!recorded_from(spec, trace)) throw InputError(fmt::format("{}: {}", path, not_this_model(spec, trace)));
+  return replayed(system, trace, path.c_str(), path);
 }
 
 }  // namespace
@@ -214,8 +210,9 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   if (!options.replay_trace.empty()) return replayed_by_name(spec, system, options.replay_trace);
   const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
   const bool replaying = replay_path != nullptr && *replay_path != '\0';
-  if (const auto trace = replaying ? trace_to_replay(spec, replay_path) : std::nullopt) {
-    return replayed(system, *trace, replay_path, fmt::format("LOCKSTEP_REPLAY={}", replay_path));
+  const std::optional<sim::Trace> to_replay = replaying ? std::optional(sim::load_trace(replay_path)) : std::nullopt;
+  if (to_replay && recorded_from(spec, *to_replay)) {
+    return replayed(system, *to_replay, replay_path, fmt::format("LOCKSTEP_REPLAY={}", replay_path));
   }
 
   const std::string path = std::filesystem::absolute(std::filesystem::path(options.trace_dir) / trace_file_name(spec, options.trace_key)).string();
@@ -256,7 +253,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report_search(result, report);
   if (replaying) {
     report.note = fmt::format("LOCKSTEP_REPLAY={}: {}: explored instead, no trace written", replay_path,
-                              not_this_model(spec, sim::load_trace(replay_path))) +
+                              not_this_model(spec, *to_replay)) +
                   (report.note.empty() ? "" : "; " + report.note);
   }
   if (!result.first_failure) return report;
