@@ -1,5 +1,6 @@
 #include "lockstep/model/timing.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -57,10 +58,30 @@ std::string timing_coverage(const Timing& t) {
   return out;
 }
 
-Duration jittered(Duration written, double jitter, int c) {
-  if (c == 0) return written;
-  const double factor = c == 1 ? 1 - jitter : 1 + jitter;
-  return Duration{static_cast<Duration::rep>(std::llround(static_cast<double>(written.count()) * factor))};
+std::string duration_text(Duration d) { return fmt::format("{} ms", static_cast<double>(d.count()) / 1e6); }
+
+std::vector<Duration> duration_choices(Duration written, double jitter, std::span<const Duration> pending) {
+  const auto scaled = [&](double factor) {
+    return Duration{static_cast<Duration::rep>(std::llround(static_cast<double>(written.count()) * factor))};
+  };
+  const Duration low = scaled(1 - jitter), high = scaled(1 + jitter);
+  std::vector<Duration> ends{written};
+  for (const Duration d : {low, high}) {
+    if (d != written) ends.push_back(d);
+  }
+  std::vector<Duration> region;
+  for (const Duration p : pending) {
+    if (p <= low || p >= high) continue;
+    for (const Duration d : {p - kRegionStep, p, p + kRegionStep}) {
+      if (d > low && d < high) region.push_back(d);
+    }
+  }
+  std::sort(region.begin(), region.end());
+  region.erase(std::unique(region.begin(), region.end()), region.end());
+  for (const Duration d : region) {
+    if (d != written) ends.push_back(d);
+  }
+  return ends;
 }
 
 }  // namespace lockstep

@@ -3,8 +3,12 @@
 // than taken as written.
 //
 // - jitter J: each sleep and timeout the code writes (duration d, a timer of the scheduler)
-//   lasts d, d * (1 - J) or d * (1 + J): the ends of its range and the value written, an
-//   explored choice ("duration") where the timer is armed;
+//   lasts any time in [d * (1 - J), d * (1 + J)]. Explored, as region-based timed checkers
+//   do, at the values that can change an outcome: d itself, the two ends, and each deadline
+//   of another actor's pending timer that falls inside the range, with the instants just
+//   before and just after it (so the two expiries come in either order and at once). An
+//   explored choice ("duration") made where the timer is armed; a timer armed later sees
+//   this one's deadline among the pending ones;
 // - skew_ms S: each actor's Env::now reads the server's clock (the simulated PostgreSQL's
 //   now()) plus 0, -S or +S ms, chosen once per actor and execution ("clock_skew");
 // - stalls {count C, max_ms M}: before any statement an actor sends to the simulated
@@ -13,12 +17,13 @@
 //   ("latency"; one value when LO == HI, no choice), so a loop without a sleep moves time.
 // Guarantees: with no timing (the default), no choice is added and every count and trace is
 // as before; the same decisions give the same timings (traces record them as choices).
-// Not built yet (issue 48): stalls at steps other than statements, the points between the
-// ends where two deadlines compare differently.
+// Not built yet (issue 48): stalls at steps other than statements.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -47,8 +52,15 @@ nlohmann::json timing_json(const Timing& t);
 // "durations within 50%, clocks off by up to 50 ms".
 std::string timing_coverage(const Timing& t);
 
-// The duration a timer of `written` lasts under choice `c` of 3 (0: as written, 1: the low
-// end, 2: the high end).
-Duration jittered(Duration written, double jitter, int c);
+// The durations a timer written as `written` may last, explored as one choice: as written
+// first, then the low and the high end, then the region points in increasing order: for
+// each offset in `pending` (from now to another timer's deadline) strictly inside the range,
+// that offset and the offsets kRegionStep before and after it, kept inside the range. No
+// duplicates; the same inputs give the same list (a trace's choice index names one value).
+std::vector<Duration> duration_choices(Duration written, double jitter, std::span<const Duration> pending);
+inline constexpr Duration kRegionStep = std::chrono::microseconds(1);
+
+// "100 ms", "60.001 ms": a duration as a trace row and a cause show it.
+std::string duration_text(Duration d);
 
 }  // namespace lockstep

@@ -120,7 +120,7 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
                                      : (limit == kForever ? kForever : limit - std::min(waited, limit));
     OpDesc waiting = granted_wait({verb, obj == kNoObject ? whole_server(access) : Footprint{obj, access}, pid_, true});
     waiting.timer_reads_more = check_next;
-    const Wake wake = step(waiting, &ready, wait);
+    const Wake wake = step(waiting, &ready, wait, check_next);
     if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
       s_.note_result({Kind::failed});
       if (s_.logging()) s_.note_detail("57P01 terminated");

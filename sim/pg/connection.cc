@@ -80,9 +80,9 @@ Result<bool> SimConnection::terminate_backend(int pid) {
   return true;
 }
 
-Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout) {
+Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout, bool server_timer) {
   op.footprint.domain = server_.domain();
-  const Wake wake = s_.yield(op, guard, timeout);
+  const Wake wake = s_.yield(op, guard, timeout, server_timer);
   last_step_ = {op.footprint, s_.step_count()};
   if (in_statement_ && !session_.active && !last_.first_step) {
     session_.active = true;

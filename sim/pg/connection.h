@@ -216,7 +216,9 @@ class SimConnection : public lockstep::pg::Connection {
   }
 
   // A step of this session, in the server's domain. A statement's first step starts it.
-  Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
+  // `server_timer`: the timeout is the server's own (the deadlock check), which the timing
+  // model's jitter leaves as configured; the client's timeouts (lock_timeout, ...) it varies.
+  Wake step(OpDesc op, const WaitCondition* guard = nullptr, Duration timeout = kForever, bool server_timer = false);
 
   // pg_try_advisory_lock / pg_try_advisory_xact_lock: grants at once or says false. An xact
   // lock taken outside a transaction goes as its statement ends.

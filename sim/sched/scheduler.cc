@@ -438,11 +438,9 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
     }
     crashing_ = -1;  // caught: the restarted process runs its own steps
   }
-  // The timing model (model/timing.h): a timer lasts as written, or the low or high end of
-  // its range, an explored choice made as it is armed.
   if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && !exact && timeout != kForever &&
       timeout > Duration{0}) {
-    timeout = jittered(timeout, limits_.timing.jitter, static_cast<int>(choose(3, "duration")));
+    timeout = jittered(timeout);
     if (aborting_) return abort_point();
   }
   Actor& a = *actors_[current_];
@@ -462,6 +460,23 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   }
   if (crash_armed_[current_]) maybe_crash(op);
   return a.wake;
+}
+
+// The timing model (model/timing.h): a timer lasts as written, an end of its range, or a
+// region point around another actor's pending deadline: an explored choice made as it is armed.
+Duration Scheduler::jittered(Duration written) {
+  std::vector<Duration> pending;
+  for (ActorId i = 0; i < actor_count_; ++i) {
+    const Actor& other = *actors_[i];
+    if (i != current_ && !other.finished && other.has_deadline && other.deadline > now_) pending.push_back(other.deadline - now_);
+  }
+  const std::vector<Duration> values = duration_choices(written, limits_.timing.jitter, pending);
+  if (values.size() == 1) return values.front();
+  const std::uint32_t c = choose(static_cast<std::uint32_t>(values.size()), "duration");
+  if (limits_.log_events && !events_.empty() && events_.back().actor == current_) {
+    events_.back().result += fmt::format(" (lasts {}, written {})", duration_text(values[c]), duration_text(written));
+  }
+  return values[c];
 }
 
 void Scheduler::arm_crash(std::optional<CrashKind> kind) {

@@ -261,6 +261,7 @@ class Scheduler {
   std::string parked_text(std::uint64_t except) const;
   bool obligation_step(std::string_view verb, std::string_view name);
   void maybe_crash(const OpDesc& op);
+  Duration jittered(Duration written);
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 
