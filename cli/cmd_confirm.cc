@@ -338,7 +338,13 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   owned_server.emplace(a.pg);
   const Server& server = *owned_server;
   const Duration limit = iteration_limit_of(a, scenario);
-  const real::ConfirmOptions options = confirm_options(a, server, std::move(pauses), limit);
+  real::ConfirmOptions options = confirm_options(a, server, std::move(pauses), limit);
+  options.timing = scenario.explore.timing;
+  if (options.timing.any()) {
+    out << fmt::format("timing on the server: {} (drawn per iteration: sleeps within the range, clocks behind, right or "
+                       "ahead, stalls as pauses of the thread before a statement; statement latency as it comes)\n",
+                       timing_coverage(options.timing));
+  }
   if (fault_enabled(scenario, "server_restart") && !options.restart_server && !a.no_session_faults) {
     err << "lockstep: confirm: the server_restart fault is not injected: --pg names a server lockstep did not start "
            "(--pg auto restarts its throwaway server)\n";

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/cli/markup.h"
+#include "lockstep/model/timing.h"
 #include "lockstep/sim/explain/holding.h"
 #include "lockstep/sim/explain/interleaving_table.h"
 
@@ -583,6 +584,11 @@ std::string cause_section(const sim::Cause& cause) {
     out += "</ol>\n";
     if (!cause.complete) out += fmt::format("<p class=\"meta\">Incomplete: {}.</p>\n", escape_markup(cause.reason));
   }
+  if (cause.computed && !cause.timing.empty()) {
+    out += "<p class=\"meta\">It depends on timing: with one timing choice changed, the execution goes otherwise:</p>\n<ul>\n";
+    for (const std::string& t : cause.timing) out += fmt::format("<li>{}</li>\n", escape_markup(t));
+    out += "</ul>\n";
+  }
   return out;
 }
 
@@ -620,6 +626,7 @@ std::string html_report(const sim::Trace& t, const std::string& replay_command, 
                        t.shrunk->original_preemptions, t.shrunk->steps, t.shrunk->original_steps);
   }
   out += "</p>\n";
+  if (t.run.time == TimeMode::timed) out += fmt::format("<p class=\"meta\">timing: {}</p>\n", escape_markup(timing_coverage(t.run.timing)));
   out += fmt::format("<p><span class=\"verdict {}\">{}{}{}</span></p>\n", failure ? "failure" : "pass",
                      verdict_name(t.verdict), t.invariant.empty() ? "" : " " + escape_markup(t.invariant),
                      t.message.empty() ? "" : ": " + escape_markup(t.message));

@@ -75,6 +75,7 @@ nlohmann::json cause_json(const sim::Cause& cause) {
   for (const auto& p : cause.pairs) {
     j["pairs"].push_back({{"first", p.first}, {"second", p.second}, {"outcome", p.outcome}, {"sentence", p.sentence}});
   }
+  if (!cause.timing.empty()) j["timing"] = cause.timing;
   return j;
 }
 

@@ -58,7 +58,10 @@ std::string timing_coverage(const Timing& t) {
   return out;
 }
 
-std::string duration_text(Duration d) { return fmt::format("{} ms", static_cast<double>(d.count()) / 1e6); }
+std::string duration_text(Duration d) {
+  if (d >= std::chrono::seconds(10)) return fmt::format("{} s", static_cast<double>(d.count()) / 1e9);
+  return fmt::format("{} ms", static_cast<double>(d.count()) / 1e6);
+}
 
 std::vector<Duration> duration_choices(Duration written, double jitter, std::span<const Duration> pending) {
   const auto scaled = [&](double factor) {

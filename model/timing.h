@@ -60,7 +60,7 @@ std::string timing_coverage(const Timing& t);
 std::vector<Duration> duration_choices(Duration written, double jitter, std::span<const Duration> pending);
 inline constexpr Duration kRegionStep = std::chrono::microseconds(1);
 
-// "100 ms", "60.001 ms": a duration as a trace row and a cause show it.
+// "100 ms", "60.001 ms", "338 s" (from 10 s on): a duration as trace rows and causes show it.
 std::string duration_text(Duration d);
 
 }  // namespace lockstep

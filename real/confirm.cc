@@ -51,6 +51,7 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
   env_options.max_jitter = options.max_jitter;
   env_options.pause_before = options.pause_before;
   env_options.pause = options.pause;
+  env_options.timing = options.timing;
   env_options.sigkill_crashes = options.sigkill_crashes;
   env_options.crash_window = crash_window;
   env_options.fault_at = fault_at;

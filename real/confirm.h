@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lockstep/model/system.h"
+#include "lockstep/model/timing.h"
 #include "lockstep/real/thread_env.h"
 
 namespace lockstep::real {
@@ -40,6 +41,8 @@ struct ConfirmOptions {
   // shows, from aim_at_switches.
   std::vector<std::vector<std::uint64_t>> pause_before{};
   Duration pause = std::chrono::milliseconds(20);
+  // The scenario's timing model, drawn on real threads (ThreadEnvOptions::timing).
+  Timing timing;
   // The session faults (a scenario's backend_terminated and server_restart: PoolConfig) on
   // the server: the first iteration runs without them and counts the statements its actors
   // send on the faulty pools; each later one ends sessions before a statement drawn

@@ -311,11 +311,45 @@ std::optional<ThreadEnv::LostConnection> ThreadEnv::lost_connection() const {
   return lost_;
 }
 
-Time ThreadEnv::now() { return std::chrono::duration_cast<Time>(Clock::now() - start_); }
+Time ThreadEnv::wall_now() const { return std::chrono::duration_cast<Time>(Clock::now() - start_); }
 
+// The timing model's clock skew (ThreadEnvOptions::timing): the actor's clock is behind,
+// right or ahead by skew_ms, drawn once per actor (seeded), as the simulation explores it.
+Time ThreadEnv::now() {
+  const Time wall = wall_now();
+  if (options_.timing.skew_ms <= 0 || current < 0) return wall;
+  std::lock_guard l(m_);
+  auto [it, fresh] = skew_.try_emplace(current, Duration{0});
+  if (fresh) {
+    const Duration s = std::chrono::milliseconds(options_.timing.skew_ms);
+    const auto c = std::uniform_int_distribution<int>(0, 2)(rng_);
+    it->second = c == 0 ? Duration{0} : c == 1 ? -s : s;
+  }
+  return wall + it->second;
+}
+
+// The timing model's jitter: a sleep lasts anywhere within its range (drawn, seeded).
 void ThreadEnv::sleep_for(Duration duration) {
   jitter();
+  if (options_.timing.jitter > 0 && duration > Duration{0}) {
+    std::lock_guard l(m_);
+    const double j = options_.timing.jitter;
+    const double factor = std::uniform_real_distribution<double>(1 - j, 1 + j)(rng_);
+    duration = Duration{static_cast<Duration::rep>(static_cast<double>(duration.count()) * factor)};
+  }
   std::this_thread::sleep_for(duration);
+}
+
+// The timing model's stalls: before a statement, while the iteration has stalls left, a
+// pause of the thread for stall_ms with probability 1/4 (seeded).
+void ThreadEnv::maybe_stall() {
+  if (options_.timing.stalls <= 0 || current < 0) return;
+  {
+    std::lock_guard l(m_);
+    if (stalls_taken_ >= options_.timing.stalls || std::uniform_int_distribution<int>(0, 3)(rng_) != 0) return;
+    ++stalls_taken_;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.stall_ms));
 }
 
 ActorId ThreadEnv::current_actor() {
@@ -337,7 +371,7 @@ int ThreadEnv::choose(int n, std::string_view /*label*/) {
 void ThreadEnv::observe(const Event& event) {
   if (observe_in_child(event)) return;
   std::lock_guard l(m_);
-  if (sink_) sink_(current, now(), event);
+  if (sink_) sink_(current, wall_now(), event);
 }
 
 std::unique_ptr<Mutex> ThreadEnv::new_mutex(std::string name) { return std::make_unique<ThreadMutex>(*this, std::move(name)); }
@@ -355,6 +389,7 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   if (config.server_restart && options_.restart_server) ways.push_back(ThreadEnvOptions::SessionFault::restart);
   hooks.before = [this, ways](pg::Connection& c, std::string_view statement) {
     jitter();
+    maybe_stall();
     if (!ways.empty() && current >= 0 && may_end_session_at(statement)) maybe_end_session(c, ways);
   };
   hooks.after = [this](std::optional<pg::Stmt> op, Duration took) { record_pg(op, took); };
@@ -414,14 +449,14 @@ LockWaitStats ThreadEnv::pg_lock_stats() const {
 }
 
 void ThreadEnv::hot(std::string_view obligation, Duration within) {
-  const Time at = now();
+  const Time at = wall_now();
   std::lock_guard l(m_);
   const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });
   if (it == hot_.end()) hot_.push_back({std::string(obligation), at, within});
 }
 
 void ThreadEnv::cold(std::string_view obligation) {
-  const Time at = now();
+  const Time at = wall_now();
   std::lock_guard l(m_);
   const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });
   if (it == hot_.end()) return;

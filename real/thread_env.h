@@ -33,6 +33,7 @@
 #include "lockstep/model/system.h"
 #include "lockstep/model/pg.h"
 #include "lockstep/model/pg_statements.h"
+#include "lockstep/model/timing.h"
 
 namespace lockstep::real {
 
@@ -76,6 +77,11 @@ struct ThreadEnvOptions {
   // Restarts the server and waits until it accepts connections (confirm --pg auto:
   // pg_ctl restart -m fast on its throwaway server); false when it failed. Empty: no restart.
   std::function<bool()> restart_server;
+  // The scenario's timing model (model/timing.h) on real threads, drawn (seeded) where the
+  // simulation explores: each sleep lasts within its jitter range; each actor's now() is
+  // behind, right or ahead by skew_ms; before a statement an actor may pause for stall_ms
+  // (probability 1/4, at most `stalls` times in this env). Statement latency is the real one.
+  Timing timing;
 };
 
 // The session faults in one ThreadEnv.
@@ -178,6 +184,8 @@ class ThreadEnv final : public Env {
   // own statements except COMMIT and ROLLBACK, as in the simulation (PoolConfig).
   static bool may_end_session_at(std::string_view statement);
   bool observe_in_child(const Event& event);  // real/thread_env_crash.cc
+  Time wall_now() const;  // since start_, without the actor's clock skew
+  void maybe_stall();
 
   ThreadEnvOptions options_;
   EventSink sink_;
@@ -190,6 +198,8 @@ class ThreadEnv final : public Env {
   SessionFaultStats fault_;
   std::set<ActorId> faulted_;  // actors whose session the fault ended
   bool restarted_ = false;     // the server was restarted: every lost connection is the fault's
+  std::map<ActorId, Duration> skew_;  // the timing model's clock skew, per actor (guarded by m_)
+  int stalls_taken_ = 0;              // the timing model's stalls so far (guarded by m_)
   std::unique_ptr<Filesystem> fs_;
   SigkillStats sigkill_;
   int child_pipe_ = -1;  // in a crashable child: where its observations go

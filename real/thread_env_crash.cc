@@ -163,7 +163,7 @@ SigkillStats ThreadEnv::sigkill_stats() const {
 bool ThreadEnv::observe_in_child(const Event& event) {
   if (child_pipe_ < 0) return false;
   ChildEvent c;
-  c.at_ns = now().count();
+  c.at_ns = wall_now().count();
   c.subject = event.subject;
   c.value = event.value;
   c.scope = event.scope;

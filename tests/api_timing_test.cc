@@ -163,6 +163,10 @@ TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
   const auto stalled = fenced_lease(false, {.stalls = 1, .stall_ms = 200}).run();
   ASSERT_TRUE(stalled.is(lockstep::Verdict::violation, "writes_never_go_back")) << stalled.describe();
   EXPECT_NE(stalled.interleaving.find("stall"), std::string::npos) << stalled.interleaving;
+  // Its cause is the stall: without it, the execution passes.
+  const auto cause = nlohmann::json::parse(std::ifstream(*stalled.trace_path)).at("cause");
+  const std::string why = cause.value("timing", nlohmann::json::array()).dump();
+  EXPECT_NE(why.find("without that stall, the execution passes"), std::string::npos) << cause.dump();
   for (const lockstep::Timing t :
        {lockstep::Timing{.stalls = 1, .stall_ms = 200}, lockstep::Timing{.jitter = 0.5, .skew_ms = 60},
         lockstep::Timing{.stalls = 2, .stall_ms = 200, .statement_low = std::chrono::microseconds(100),
@@ -246,7 +250,7 @@ TEST(Timing, ATimerOrderFlipFoundOnlyBetweenTheEndsOfTwoRanges) {
   // (the trace's row of each duration choice says "lasts X ms, written Y ms").
   ASSERT_TRUE(r.trace_path.has_value());
   const auto trace = nlohmann::json::parse(std::ifstream(*r.trace_path));
-  const std::regex drawn(R"(lasts ([0-9.]+) ms, written ([0-9.]+) ms)");
+  const std::regex drawn(R"(lasts ([0-9.]+) ms, written ([0-9.]+) ms)");  // all under 10 s: in ms
   bool inside = false;
   for (const auto& e : trace.at("events")) {
     const std::string result = e.value("result", "");
@@ -256,6 +260,13 @@ TEST(Timing, ATimerOrderFlipFoundOnlyBetweenTheEndsOfTwoRanges) {
     if (lasts != written && lasts != written * 0.5 && lasts != written * 1.5) inside = true;
   }
   EXPECT_TRUE(inside) << r.interleaving;
+  // The cause names the timer and where the failure flips: as written, it passes.
+  const auto& timing = trace.at("cause").value("timing", nlohmann::json::array());
+  ASSERT_FALSE(timing.empty()) << trace.at("cause").dump();
+  const std::string why = timing.dump();
+  EXPECT_NE(why.find("'s timer (sleep "), std::string::npos) << why;
+  EXPECT_NE(why.find("the execution passes"), std::string::npos) << why;
+  for (const auto& line : timing) std::cout << "its timing cause: " << line.get<std::string>() << "\n";
   std::cout << "flag window, jitter 0.5: violation at execution " << r.executions << ", " << r.message << "\n";
 }
 

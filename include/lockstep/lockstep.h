@@ -224,7 +224,8 @@ class Model {
   Model& max_executions(std::uint64_t n) { options_.search.max_executions = n; return *this; }
   Model& timed(bool on = true) { options_.search.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
   // The timing model of timed mode (model/timing.h): {.jitter = 0.5, .skew_ms = 50} explores
-  // every timer at the ends of d +- 50% and each actor's clock 50 ms behind or ahead.
+  // every timer as written, at the ends of d +- 50% and where it meets another pending timer,
+  // and each actor's clock 50 ms behind or ahead.
   Model& timing(Timing t) { options_.search.timing = t; return *this; }
   Model& max_preemptions(int k) { options_.search.max_preemptions = k; return *this; }
   Model& trace_dir(std::string dir) { options_.trace_dir = std::move(dir); return *this; }

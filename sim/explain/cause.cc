@@ -309,6 +309,126 @@ bool stop_scan(Cause& cause, std::string none, std::string partial) {
   return false;
 }
 
+// The labels of the timing model's choices (model/timing.h); with a timing model, a system's
+// own stall fault (headspace, dal: "stall") is tried as well.
+bool timing_choice(std::string_view label) {
+  return label == "duration" || label == "stall" || label == "latency" || label == "clock_skew";
+}
+
+// What a choice's event says of the value drawn: "lasts 99.999 ms, written 120 ms" from
+// "3 (lasts 99.999 ms, written 120 ms)", or the bare value.
+std::string drawn_text(const LogEvent& e) {
+  const std::size_t open = e.result.find(" (");
+  if (open == std::string::npos || e.result.back() != ')') return "value " + e.result;
+  return e.result.substr(open + 2, e.result.size() - open - 3);
+}
+
+// The choose events of an execution, in order (the k-th is its k-th choice).
+std::vector<const LogEvent*> choice_events(const std::vector<LogEvent>& events) {
+  std::vector<const LogEvent*> out;
+  for (const LogEvent& e : events) {
+    if (e.op.starts_with("choose ")) out.push_back(&e);
+  }
+  return out;
+}
+
+// The operation the actor of choice event `c` ran next: the timer it armed, the statement
+// it stalled or waited before ("sleep 120", "update_row ...").
+std::string next_op_of(const std::vector<LogEvent>& events, const LogEvent& c) {
+  bool after = false;
+  for (const LogEvent& e : events) {
+    if (&e == &c) {
+      after = true;
+      continue;
+    }
+    if (after && e.actor == c.actor && !e.op.starts_with("choose ") && !e.op.starts_with("observe ") &&
+        !e.op.starts_with("stall ") && !e.op.starts_with("round_trip ")) {
+      return e.op;
+    }
+  }
+  return "its next step";  // the execution ended first
+}
+
+// The value a timing choice's event names, without its frame: "99.999 ms" from "lasts
+// 99.999 ms, written 120 ms", "200 ms" from "stalls 200 ms", "50 ms ahead" from "clock 50 ms
+// ahead", "0.1 ms" from "round trip 0.1 ms".
+std::string drawn_value(const std::string& text) {
+  for (const std::string_view head : {"lasts ", "stalls ", "clock ", "round trip "}) {
+    if (!text.starts_with(head)) continue;
+    std::string rest = text.substr(head.size());
+    return rest.substr(0, rest.find(','));
+  }
+  return text;
+}
+
+std::string timing_sentence(const ExecutionFacts& original, const LogEvent& c, const std::string& label, const LogEvent& alt,
+                            const ExecutionResult& result) {
+  const std::string& actor = original.actors[c.actor];
+  const std::string op = next_op_of(original.events, c);
+  const std::string was = drawn_text(c), other = drawn_text(alt);
+  const std::string outcome = outcome_text(result);
+  if (label == "duration") {  // "sleep 120: lasts 99.999 ms, written 120 ms"
+    const std::size_t colon = was.find(": lasts ");
+    const std::string timer = colon == std::string::npos ? op : was.substr(0, colon);
+    const std::string drawn = colon == std::string::npos ? was : was.substr(colon + 2);
+    const std::size_t w = drawn.find(", written ");
+    const std::size_t alt = other.find(": lasts ");
+    return fmt::format("{}'s timer ({}) lasted {}{}; lasting {}, the execution {}", actor, timer, drawn_value(drawn),
+                       w == std::string::npos ? "" : fmt::format(" ({})", drawn.substr(w + 2)),
+                       drawn_value(alt == std::string::npos ? other : other.substr(alt + 2)), outcome);
+  }
+  if (label == "clock_skew") {
+    return fmt::format("{}'s clock was {}; with it {}, the execution {}", actor, drawn_value(was), drawn_value(other), outcome);
+  }
+  if (label == "latency") {
+    return fmt::format("{}'s round trip before {} took {}; taking {}, the execution {}", actor, op, drawn_value(was),
+                       drawn_value(other), outcome);
+  }
+  if (label == "stall" && other == "no stall") {
+    return fmt::format("{} stalled {} before {}; without that stall, the execution {}", actor, drawn_value(was), op, outcome);
+  }
+  return fmt::format("{}'s choice \"{}\" before {} was {}; with {}, the execution {}", actor, label, op, was, other, outcome);
+}
+
+void find_timing_causes(Scheduler& scheduler, const System& system, const RunLimits& limits, const std::vector<Decision>& failing,
+                        const ExecutionFacts& original, const CauseBudget& budget, std::uint64_t& steps_run, Cause& cause) {
+  const std::vector<const LogEvent*> events = choice_events(original.events);
+  if (events.size() != original.choices.size()) return;  // not one event per choice: nothing to name them by
+  std::vector<std::size_t> decision_of;  // the k-th choice's index in `failing`
+  for (std::size_t d = 0; d < failing.size(); ++d) {
+    if (failing[d].kind == Decision::Kind::choice) decision_of.push_back(d);
+  }
+  if (decision_of.size() != original.choices.size()) return;
+  RunLimits quiet = limits;
+  quiet.log_events = false;
+  std::uint64_t attempts = 0;
+  for (std::size_t k = 0; k < original.choices.size(); ++k) {
+    const ChoiceFact& made = original.choices[k];
+    // A stall not taken is no cause: taking it elsewhere may avoid the failure, but only by
+    // spending the budget of stalls there.
+    if (!timing_choice(made.label) || (made.label == "stall" && made.value == 0)) continue;
+    for (std::uint32_t v = 0; v < made.options; ++v) {
+      if (v == made.value) continue;
+      if (attempts >= kMaxTimingAttempts || cause.tried >= budget.max_attempts || steps_run >= budget.max_steps ||
+          (budget.stop && budget.stop())) {
+        return;
+      }
+      std::vector<Decision> changed = failing;
+      changed[decision_of[k]].value = v;
+      const Plan plan = plan_of(changed);
+      ++attempts;
+      ++cause.tried;
+      const Run r = run_plan(scheduler, system, quiet, plan, {}, kNoStep, false);
+      steps_run += r.facts.size() + 1;
+      if (!r.feasible || same_verdict(r.result, original.result)) continue;
+      const Run logged = run_plan(scheduler, system, limits, plan, {}, kNoStep, true);
+      const std::vector<const LogEvent*> alt = choice_events(logged.events);
+      if (k < alt.size()) cause.timing.push_back(timing_sentence(original, *events[k], made.label, *alt[k], logged.result));
+      break;  // the first other value that avoids the failure says where it flips
+    }
+  }
+}
+
 }  // namespace
 
 ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const std::vector<Decision>& decisions) {
@@ -320,12 +440,15 @@ ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const
     Strategy& inner;
     const Scheduler& scheduler;
     std::vector<StepFact> facts;
+    std::vector<ChoiceFact> choices;
     Recording(Strategy& s, const Scheduler& sch) : inner(s), scheduler(sch) {}
     std::string_view name() const override { return inner.name(); }
     bool next_execution() override { return inner.next_execution(); }
     std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override { return inner.pick(enabled, step); }
     std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
-      return inner.choose(n, label, step);
+      const std::uint32_t v = inner.choose(n, label, step);
+      choices.push_back({std::string(label), n, v});
+      return v;
     }
     void executed(const Transition& t, const Footprint& effective) override {
       facts.push_back({t.actor, t.timer, effective, scheduler.last_result(), scheduler.last_released()});
@@ -341,6 +464,7 @@ ExecutionFacts replay_facts(const System& system, const RunLimits& limits, const
   out.events = scheduler.events();
   out.actors = scheduler.actor_names();
   out.decisions = scheduler.decisions();
+  out.choices = std::move(recording.choices);
   return out;
 }
 
@@ -404,6 +528,7 @@ Cause find_cause(const System& system, const RunLimits& limits, const std::vecto
   }
   std::sort(cause.pairs.begin(), cause.pairs.end(),
             [](const CausePair& x, const CausePair& y) { return std::pair(x.first, x.second) < std::pair(y.first, y.second); });
+  if (limits.timing.any()) find_timing_causes(scheduler, system, limits, failing, original, budget, steps_run, cause);
   cause.computed = true;
   return cause;
 }

@@ -42,6 +42,13 @@ struct StepFact {
   std::vector<ObjectId> released;  // Scheduler::note_released (replays with the event log only)
 };
 
+// One choice an execution made (Strategy::choose), in order.
+struct ChoiceFact {
+  std::string label;
+  std::uint32_t options = 0;
+  std::uint32_t value = 0;
+};
+
 // One execution replayed with every step's facts and the event log.
 struct ExecutionFacts {
   ExecutionResult result;
@@ -50,6 +57,7 @@ struct ExecutionFacts {
   std::vector<LogEvent> events;
   std::vector<std::string> actors;
   std::vector<Decision> decisions;
+  std::vector<ChoiceFact> choices;         // in the order made; the k-th is the k-th "choose" event
 };
 
 // Replays `decisions` exactly. Throws Divergence when they do not fit.
@@ -66,6 +74,15 @@ inline constexpr std::size_t kMaxCausePairs = 8;
 inline constexpr int kMaxDelaysPerActor = 4;
 // How far after a step its partners are looked for: keeps the analysis O(steps x window).
 inline constexpr std::size_t kCauseWindow = 2048;
+
+// Timing causes (model/timing.h): with a timing model set, after the orderings, each choice
+// of the timing model the failing execution made (a timer's duration, a stall, a statement's
+// round trip, a clock's skew) is tried at each of its other values, the steps then following the recorded
+// schedule where it fits, as a reordering does. A choice whose other value avoids the
+// failure is a cause: Cause::timing says which value it had, the first other value (in the
+// choice's own order: as written first) that avoids it, and what the execution does then.
+// At most kMaxTimingAttempts executions, within the same budget.
+inline constexpr std::uint64_t kMaxTimingAttempts = 256;
 
 // REQUIRES: `failing` replays to a failure under `limits`.
 Cause find_cause(const System& system, const RunLimits& limits, const std::vector<Decision>& failing,

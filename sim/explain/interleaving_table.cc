@@ -109,7 +109,16 @@ void print_cause(std::ostream& out, const Cause& cause) {
     out << fmt::format("cause: not computed ({})\n", cause.reason);
     return;
   }
+  const auto print_timing = [&] {
+    for (const std::string& t : cause.timing) out << fmt::format("  timing: {}\n", t);
+  };
   if (cause.pairs.empty()) {
+    if (!cause.timing.empty()) {
+      out << fmt::format("cause: no reordering of two steps avoids the failure; it depends on timing ({} tried in all):\n",
+                         cause.tried);
+      print_timing();
+      return;
+    }
     out << fmt::format("cause: none of the {} reorderings of two steps tried avoids the failure\n", cause.tried);
     return;
   }
@@ -120,6 +129,7 @@ void print_cause(std::ostream& out, const Cause& cause) {
     const CausePair& p = cause.pairs[k];
     out << fmt::format("  {}. steps {} and {}: {}\n", k + 1, p.first, p.second, p.sentence);
   }
+  print_timing();
   if (!cause.complete) out << fmt::format("  (incomplete: {})\n", cause.reason);
 }
 

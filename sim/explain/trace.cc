@@ -52,7 +52,9 @@ std::string trace_to_text(const Trace& t) {
         out += fmt::format("{}\n    {{\"first\": {}, \"second\": {}, \"outcome\": {}, \"sentence\": {}}}", i == 0 ? "" : ",",
                            p.first, p.second, quote(p.outcome), quote(p.sentence));
       }
-      out += c.pairs.empty() ? "]},\n" : "\n  ]},\n";
+      out += c.pairs.empty() ? "]" : "\n  ]";
+      if (!c.timing.empty()) out += fmt::format(", \"timing\": {}", nlohmann::json(c.timing).dump());
+      out += "},\n";
     }
   }
   out += fmt::format("  \"actors\": {},\n", nlohmann::json(t.actors).dump());
@@ -115,7 +117,7 @@ void read_shrunk(const JsonCursor& root, Trace& t) {
 // The cause analysis's result: its pairs of steps, in order.
 void read_cause(const JsonCursor& root, Trace& t) {
   if (auto cause = root.find("cause")) {
-    cause->expect_keys({"computed", "complete", "reason", "tried", "found", "pairs"});
+    cause->expect_keys({"computed", "complete", "reason", "tried", "found", "pairs", "timing"});
     Cause c;
     c.computed = cause->at("computed").as_bool();
     if (!c.computed) {
@@ -133,6 +135,9 @@ void read_cause(const JsonCursor& root, Trace& t) {
         c.pairs.push_back(std::move(pair));
       }
       if (c.found < c.pairs.size()) cause->at("found").fail(fmt::format("fewer than the {} pairs listed", c.pairs.size()));
+      if (auto timing = cause->find("timing")) {
+        for (const auto& sentence : timing->items()) c.timing.push_back(sentence.as_string());
+      }
     }
     t.cause = std::move(c);
   }

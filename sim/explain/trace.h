@@ -51,6 +51,9 @@ struct Cause {
   std::uint64_t tried = 0;  // reorderings run
   std::uint64_t found = 0;  // cause pairs found; `pairs` keeps those at the latest steps
   std::vector<CausePair> pairs;
+  // Timing choices the failure depends on (sim/explain/cause.h), one sentence each: "b's
+  // timer (sleep 120) lasted 99.999 ms, written 120 ms; lasting 120 ms, the execution passes".
+  std::vector<std::string> timing;
 
   friend bool operator==(const Cause&, const Cause&) = default;
 };

@@ -102,13 +102,21 @@ void SimConnection::statement_timing() {
   if (limits.time != TimeMode::timed || !s_.in_actor() || (t.stalls == 0 && t.statement_high == Duration{0})) return;
   Duration wait{0};
   bool stalled = false;
-  if (server_.stalls_used() < t.stalls && s_.choose(2, "stall") == 1) {
+  if (server_.stalls_used() < t.stalls) {
+    stalled = s_.choose(2, "stall") == 1;
+    s_.describe_choice(stalled ? "stalls " + duration_text(std::chrono::milliseconds(t.stall_ms)) : std::string("no stall"));
+  }
+  if (stalled) {
     server_.use_stall();
-    stalled = true;
     wait += std::chrono::milliseconds(t.stall_ms);
   }
   if (t.statement_high > Duration{0}) {
-    wait += t.statement_low == t.statement_high || s_.choose(2, "latency") == 0 ? t.statement_low : t.statement_high;
+    Duration trip = t.statement_low;
+    if (t.statement_low != t.statement_high) {
+      if (s_.choose(2, "latency") == 1) trip = t.statement_high;
+      s_.describe_choice("round trip " + duration_text(trip));
+    }
+    wait += trip;
   }
   if (wait <= Duration{0}) return;
   const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(wait).count();

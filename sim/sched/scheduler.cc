@@ -440,7 +440,7 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   }
   if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && !exact && timeout != kForever &&
       timeout > Duration{0}) {
-    timeout = jittered(timeout);
+    timeout = jittered(timeout, op);
     if (aborting_) return abort_point();
   }
   Actor& a = *actors_[current_];
@@ -464,7 +464,7 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
 
 // The timing model (model/timing.h): a timer lasts as written, an end of its range, or a
 // region point around another actor's pending deadline: an explored choice made as it is armed.
-Duration Scheduler::jittered(Duration written) {
+Duration Scheduler::jittered(Duration written, const OpDesc& op) {
   std::vector<Duration> pending;
   for (ActorId i = 0; i < actor_count_; ++i) {
     const Actor& other = *actors_[i];
@@ -473,10 +473,14 @@ Duration Scheduler::jittered(Duration written) {
   const std::vector<Duration> values = duration_choices(written, limits_.timing.jitter, pending);
   if (values.size() == 1) return values.front();
   const std::uint32_t c = choose(static_cast<std::uint32_t>(values.size()), "duration");
-  if (limits_.log_events && !events_.empty() && events_.back().actor == current_) {
-    events_.back().result += fmt::format(" (lasts {}, written {})", duration_text(values[c]), duration_text(written));
-  }
+  describe_choice(fmt::format("{}: lasts {}, written {}", op_text(op), duration_text(values[c]), duration_text(written)));
   return values[c];
+}
+
+void Scheduler::describe_choice(std::string_view text) {
+  if (limits_.log_events && !events_.empty() && events_.back().op.starts_with("choose ")) {
+    events_.back().result += fmt::format(" ({})", text);
+  }
 }
 
 void Scheduler::arm_crash(std::optional<CrashKind> kind) {

@@ -168,6 +168,9 @@ class Scheduler {
   // Called by an actor before a visible operation. Returns how the actor was resumed.
   // Outside any actor it returns Wake::run at once (the guard must then be ready).
   // `exact`: a timer of the timing model itself (a stall, a round trip), never jittered.
+  // Adds what the choice just made means to its event ("3 (lasts 60 ms, written 100 ms)"):
+  // for a reader of the trace and for the timing causes (sim/explain/cause.h).
+  void describe_choice(std::string_view text);
   Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever, bool exact = false);
   bool in_actor() const { return current_ >= 0; }
   // Steps taken so far in this execution: inside a step, that step's number.
@@ -261,7 +264,7 @@ class Scheduler {
   std::string parked_text(std::uint64_t except) const;
   bool obligation_step(std::string_view verb, std::string_view name);
   void maybe_crash(const OpDesc& op);
-  Duration jittered(Duration written);
+  Duration jittered(Duration written, const OpDesc& op);
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 

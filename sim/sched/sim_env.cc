@@ -163,6 +163,9 @@ Time SimEnv::now() {
     const Duration s = std::chrono::milliseconds(limits.timing.skew_ms);
     const std::uint32_t c = scheduler_->choose(3, "clock_skew");
     skew = c == 0 ? Duration{0} : c == 1 ? -s : s;
+    scheduler_->describe_choice(c == 0   ? std::string("clock right")
+                                : c == 1 ? fmt::format("clock {} behind", duration_text(s))
+                                         : fmt::format("clock {} ahead", duration_text(s)));
   }
   return server + *skew;
 }
