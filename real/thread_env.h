@@ -135,7 +135,8 @@ class ThreadEnv final : public Env {
   };
   std::optional<LostConnection> lost_connection() const;
 
-  Time now() override;
+  Time now() override;  // the actor's clock: the timing model's skew included
+  Time now_without_skew() const { return wall_now(); }
   void sleep_for(Duration duration) override;
   ActorId current_actor() override;
   std::uint64_t random(std::uint64_t bound) override;

@@ -3,7 +3,9 @@
 // (real/phantom_rounds.h). The server tests skip, saying why, without a throwaway server
 // (LOCKSTEP_PG_CONNINFO).
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +32,35 @@ TEST(ThreadEnv, AMutexMakesReadModifyWriteAtomicAcrossThreads) {
     }
   });
   EXPECT_EQ(x->load(), 200);
+}
+
+// The timing model on real threads (confirm of a scenario with explore.timing): each
+// actor's clock is behind, right or ahead by skew_ms, fixed for the env; a sleep lasts
+// within its jitter range.
+TEST(ThreadEnv, TheTimingModelSkewsEachActorsClockAndStretchesSleeps) {
+  using std::chrono::milliseconds;
+  real::ThreadEnv env({.conninfo = "", .seed = 3, .max_jitter = Duration{0}, .timing = {.jitter = 0.5, .skew_ms = 10'000}},
+                      nullptr);
+  std::vector<std::int64_t> offset_ms(12), again_ms(12);
+  std::vector<Duration> slept(12);
+  env.run_actors(12, [&](ActorId a) {
+    const auto u = static_cast<std::size_t>(a);
+    offset_ms[u] = std::chrono::duration_cast<milliseconds>(env.now() - env.now_without_skew()).count();
+    const auto before = env.now_without_skew();
+    env.sleep_for(milliseconds(20));
+    slept[u] = env.now_without_skew() - before;
+    again_ms[u] = std::chrono::duration_cast<milliseconds>(env.now() - env.now_without_skew()).count();
+  });
+  std::set<std::int64_t> seen;
+  for (std::size_t a = 0; a < 12; ++a) {
+    // The offset is -10 s, 0 or +10 s (give or take the moment between the two reads), and stays.
+    const std::int64_t rounded = (offset_ms[a] + 5'000 + 100'000) / 10'000 * 10'000 - 100'000;
+    EXPECT_TRUE(rounded == -10'000 || rounded == 0 || rounded == 10'000) << offset_ms[a];
+    EXPECT_LE(std::abs(again_ms[a] - offset_ms[a]), 1) << a;
+    seen.insert(rounded);
+    EXPECT_GE(slept[a], milliseconds(10)) << a;  // at least 20 ms x 0.5
+  }
+  EXPECT_GE(seen.size(), 2u);  // 12 actors drawing among three offsets
 }
 
 TEST(ThreadEnv, UnlockingAMutexHeldByAnotherActorIsAModelError) {
