@@ -21,6 +21,17 @@ namespace {
 using lockstep::ActorId;
 using lockstep::Env;
 
+// Runs a model and prints its figures for the notes (the tests assert behaviour, not time).
+template <class M>
+lockstep::ModelReport run_and_print(const std::string& what, const M& model) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = model.run();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::cout << what << ": " << lockstep::verdict_name(r.verdict) << (r.invariant.empty() ? "" : " " + r.invariant) << ", "
+            << r.executions << " executions (" << r.redundant << " sleep-set blocked), " << ms << " ms\n";
+  return r;
+}
+
 std::string temp_dir(const char* name) {
   return (std::filesystem::path(::testing::TempDir()) / (std::string(name) + "_" + std::to_string(getpid()))).string();
 }
@@ -65,20 +76,17 @@ lockstep::Model<LeaseUnits> lease_units(bool units_bug, lockstep::Timing timing)
 }
 
 TEST(Timing, AUnitsBugPassesAsWrittenAndFailsWithJitter) {
-  const auto as_written = lease_units(true, {}).run();
+  const auto as_written = run_and_print("units bug, as written", lease_units(true, {}));
   EXPECT_TRUE(as_written.passed() && as_written.exhaustive) << as_written.describe();
-  const auto jittered = lease_units(true, {.jitter = 0.5}).run();
+  const auto jittered = run_and_print("units bug, jitter 0.5", lease_units(true, {.jitter = 0.5}));
   ASSERT_TRUE(jittered.is(lockstep::Verdict::violation, "one_holder")) << jittered.describe();
   const auto trace = lockstep::sim::load_trace(*jittered.trace_path);
   EXPECT_EQ(trace.run.timing.jitter, 0.5);  // recorded, so that a replay draws the same timings
   EXPECT_TRUE(lockstep::replay(lease_units(true, {.jitter = 0.5}), *jittered.trace_path).is(lockstep::Verdict::violation,
                                                                                              "one_holder"));
   // The correct units pass under every timing explored.
-  std::cout << "units bug: as written " << as_written.executions << " executions, pass; jitter 0.5: violation at execution "
-            << jittered.executions << "\n";
-  const auto correct = lease_units(false, {.jitter = 0.5, .skew_ms = 20}).run();
-  std::cout << "correct units, jitter 0.5, skew 20 ms: " << correct.executions << " executions (" << correct.redundant
-            << " sleep-set blocked), pass\n";
+  (void)run_and_print("correct units, as written", lease_units(false, {}));
+  const auto correct = run_and_print("correct units, jitter 0.5, skew 20 ms", lease_units(false, {.jitter = 0.5, .skew_ms = 20}));
   EXPECT_TRUE(correct.passed() && correct.exhaustive) << correct.describe();
   EXPECT_GT(correct.executions, as_written.executions);
 }
@@ -159,8 +167,8 @@ lockstep::Model<FencedLease> fenced_lease(bool fenced, lockstep::Timing timing) 
 }
 
 TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
-  EXPECT_TRUE(fenced_lease(false, {}).run().passed());  // as written: a writes at once
-  const auto stalled = fenced_lease(false, {.stalls = 1, .stall_ms = 200}).run();
+  EXPECT_TRUE(run_and_print("unfenced lease, as written", fenced_lease(false, {})).passed());  // a writes at once
+  const auto stalled = run_and_print("unfenced lease, 1 stall of 200 ms", fenced_lease(false, {.stalls = 1, .stall_ms = 200}));
   ASSERT_TRUE(stalled.is(lockstep::Verdict::violation, "writes_never_go_back")) << stalled.describe();
   EXPECT_NE(stalled.interleaving.find("stall"), std::string::npos) << stalled.interleaving;
   // Its cause is the stall: without it, the execution passes.
@@ -168,13 +176,11 @@ TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
   const std::string why = cause.value("timing", nlohmann::json::array()).dump();
   EXPECT_NE(why.find("without that stall, the execution passes"), std::string::npos) << cause.dump();
   for (const lockstep::Timing t :
-       {lockstep::Timing{.stalls = 1, .stall_ms = 200}, lockstep::Timing{.jitter = 0.5, .skew_ms = 60},
+       {lockstep::Timing{}, lockstep::Timing{.stalls = 1, .stall_ms = 200}, lockstep::Timing{.jitter = 0.5, .skew_ms = 60},
         lockstep::Timing{.stalls = 2, .stall_ms = 200, .statement_low = std::chrono::microseconds(100),
                          .statement_high = std::chrono::milliseconds(1)}}) {
-    const auto r = fenced_lease(true, t).run();
+    const auto r = run_and_print("fenced lease, " + lockstep::timing_coverage(t), fenced_lease(true, t));
     EXPECT_TRUE(r.passed() && r.exhaustive) << lockstep::timing_coverage(t) << "\n" << r.describe();
-    std::cout << "fenced lease, " << lockstep::timing_coverage(t) << ": " << r.executions << " executions (" << r.redundant
-              << " sleep-set blocked)\n";
   }
 }
 
