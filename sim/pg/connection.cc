@@ -82,7 +82,7 @@ Result<bool> SimConnection::terminate_backend(int pid) {
 
 Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout, bool server_timer) {
   op.footprint.domain = server_.domain();
-  const Wake wake = s_.yield(op, guard, timeout, server_timer);
+  const Wake wake = server_timer ? s_.yield_exact(op, guard, timeout) : s_.yield(op, guard, timeout);
   last_step_ = {op.footprint, s_.step_count()};
   if (in_statement_ && !session_.active && !last_.first_step) {
     session_.active = true;
@@ -120,7 +120,7 @@ void SimConnection::statement_timing() {
   }
   if (wait <= Duration{0}) return;
   const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(wait).count();
-  s_.yield({stalled ? "stall" : "round_trip", {}, us, true}, &kRoundTrip, wait, true);
+  s_.yield_exact({stalled ? "stall" : "round_trip", {}, us, true}, &kRoundTrip, wait);
   s_.note_result({Kind::woke});
 }
 

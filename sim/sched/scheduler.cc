@@ -82,6 +82,8 @@ void Scheduler::restore_objects(const std::vector<std::string>& keys) {
 
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   limits_ = limits;
+  jitter_timers_ = limits.timing.jitter > 0 && limits.time == TimeMode::timed;
+  exact_timer_ = false;
   strategy_ = &strategy;
   observer_ = strategy.abilities().observer;
   instance_ = nullptr;
@@ -404,7 +406,7 @@ void Scheduler::refine_access(Access access) {
   effective_access_ = access;
 }
 
-Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout, bool exact) {
+Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
   // An actor being unwound: releases and observations still happen (destructors of lock
   // guards and scope guards call them), anything else unwinds further.
   // The count of exceptions in flight is the thread's, shared with the scheduler's own stack:
@@ -438,10 +440,11 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
     }
     crashing_ = -1;  // caught: the restarted process runs its own steps
   }
-  if (limits_.timing.jitter > 0 && limits_.time == TimeMode::timed && !exact && timeout != kForever &&
-      timeout > Duration{0}) {
-    timeout = jittered(timeout, op);
-    if (aborting_) return abort_point();
+  if (jitter_timers_) [[unlikely]] {
+    if (!std::exchange(exact_timer_, false) && timeout != kForever && timeout > Duration{0}) {
+      timeout = jittered(timeout, op);
+      if (aborting_) return abort_point();
+    }
   }
   Actor& a = *actors_[current_];
   a.op = op;

@@ -167,11 +167,22 @@ class Scheduler {
   // ---- For simulated objects. --------------------------------------------------------
   // Called by an actor before a visible operation. Returns how the actor was resumed.
   // Outside any actor it returns Wake::run at once (the guard must then be ready).
-  // `exact`: a timer of the timing model itself (a stall, a round trip), never jittered.
+  Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever);
+  // The same, for a timer the timing model's jitter leaves as it is: the model's own (a
+  // stall, a round trip) or the simulated server's (the deadlock check).
+  // yield reads the flag before it suspends, or returns without suspending: cleared here.
+  Wake yield_exact(const OpDesc& op, const WaitCondition* guard, Duration timeout) {
+    if (!jitter_timers_) return yield(op, guard, timeout);
+    exact_timer_ = true;
+    struct Clear {
+      bool& flag;
+      ~Clear() { flag = false; }
+    } clear{exact_timer_};
+    return yield(op, guard, timeout);
+  }
   // Adds what the choice just made means to its event ("3 (lasts 60 ms, written 100 ms)"):
   // for a reader of the trace and for the timing causes (sim/explain/cause.h).
   void describe_choice(std::string_view text);
-  Wake yield(const OpDesc& op, const WaitCondition* guard = nullptr, Duration timeout = kForever, bool exact = false);
   bool in_actor() const { return current_ >= 0; }
   // Steps taken so far in this execution: inside a step, that step's number.
   std::uint64_t step_count() const { return steps_; }
@@ -269,6 +280,8 @@ class Scheduler {
   std::string op_text(const OpDesc& op) const;
 
   RunLimits limits_;
+  bool jitter_timers_ = false;  // timed mode with a timing model's jitter: timers are choices
+  bool exact_timer_ = false;    // the next yield's timer is exact (yield_exact)
   Strategy* strategy_ = nullptr;
   StepObserver* observer_ = nullptr;  // the strategy's, when it has one (partial-order reduction)
   Instance* instance_ = nullptr;
