@@ -97,9 +97,8 @@ const TimerOnly kRoundTrip("its stall or round trip to end");
 }  // namespace
 
 void SimConnection::statement_timing() {
-  const RunLimits& limits = s_.limits();
-  const Timing& t = limits.timing;
-  if (limits.time != TimeMode::timed || !s_.in_actor() || (t.stalls == 0 && t.statement_high == Duration{0})) return;
+  const Timing& t = s_.limits().timing;
+  if (!s_.in_actor()) return;
   Duration wait{0};
   bool stalled = false;
   if (server_.stalls_used() < t.stalls) {
@@ -126,8 +125,10 @@ void SimConnection::statement_timing() {
 
 std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   if (dead_) return lost();
-  statement_timing();
-  if (dead_) return lost();
+  if (s_.times_statements()) [[unlikely]] {
+    statement_timing();
+    if (dead_) return lost();
+  }
   if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
     step({"snapshot", whole_server(Access::write), pid_, true});
     snapshot_ = server_.open_snapshot();

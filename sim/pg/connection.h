@@ -249,6 +249,7 @@ class SimConnection : public lockstep::pg::Connection {
   // The timing model before a statement (model/timing.h): in timed mode, a stall the actor
   // may take (an explored choice, while the execution has stalls left), then the statement's
   // round trip (the low or high end, a choice). One timer step of their sum, or none.
+  // Called only when Scheduler::times_statements().
   void statement_timing();
 
   // Whether this statement finds its backend gone: terminated by another session, or now

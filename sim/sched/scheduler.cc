@@ -83,6 +83,7 @@ void Scheduler::restore_objects(const std::vector<std::string>& keys) {
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   limits_ = limits;
   jitter_timers_ = limits.timing.jitter > 0 && limits.time == TimeMode::timed;
+  timed_statements_ = limits.time == TimeMode::timed && (limits.timing.stalls > 0 || limits.timing.statement_high > Duration{0});
   exact_timer_ = false;
   strategy_ = &strategy;
   observer_ = strategy.abilities().observer;

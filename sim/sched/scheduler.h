@@ -180,6 +180,9 @@ class Scheduler {
     } clear{exact_timer_};
     return yield(op, guard, timeout);
   }
+  // Timed mode with a timing model's stalls or statement latency: a simulated statement
+  // first takes its stall or round trip (SimConnection::statement_timing).
+  bool times_statements() const { return timed_statements_; }
   // Adds what the choice just made means to its event ("3 (lasts 60 ms, written 100 ms)"):
   // for a reader of the trace and for the timing causes (sim/explain/cause.h).
   void describe_choice(std::string_view text);
@@ -281,6 +284,7 @@ class Scheduler {
 
   RunLimits limits_;
   bool jitter_timers_ = false;  // timed mode with a timing model's jitter: timers are choices
+  bool timed_statements_ = false;  // timed mode with stalls or statement latency (times_statements)
   bool exact_timer_ = false;    // the next yield's timer is exact (yield_exact)
   Strategy* strategy_ = nullptr;
   StepObserver* observer_ = nullptr;  // the strategy's, when it has one (partial-order reduction)
