@@ -466,25 +466,13 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   return a.wake;
 }
 
-// The timing model (model/timing.h): a timer lasts as written, an end of its range, or a
-// region point around another actor's pending deadline: an explored choice made as it is armed.
-Duration Scheduler::jittered(Duration written, const OpDesc& op) {
+std::vector<Duration> Scheduler::pending_deadlines() const {
   std::vector<Duration> pending;
   for (ActorId i = 0; i < actor_count_; ++i) {
     const Actor& other = *actors_[i];
     if (i != current_ && !other.finished && other.has_deadline && other.deadline > now_) pending.push_back(other.deadline - now_);
   }
-  const std::vector<Duration> values = duration_choices(written, limits_.timing.jitter, pending);
-  if (values.size() == 1) return values.front();
-  const std::uint32_t c = choose(static_cast<std::uint32_t>(values.size()), "duration");
-  describe_choice(fmt::format("{}: lasts {}, written {}", op_text(op), duration_text(values[c]), duration_text(written)));
-  return values[c];
-}
-
-void Scheduler::describe_choice(std::string_view text) {
-  if (limits_.log_events && !events_.empty() && events_.back().op.starts_with("choose ")) {
-    events_.back().result += fmt::format(" ({})", text);
-  }
+  return pending;
 }
 
 void Scheduler::arm_crash(std::optional<CrashKind> kind) {

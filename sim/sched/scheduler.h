@@ -278,7 +278,9 @@ class Scheduler {
   std::string parked_text(std::uint64_t except) const;
   bool obligation_step(std::string_view verb, std::string_view name);
   void maybe_crash(const OpDesc& op);
-  Duration jittered(Duration written, const OpDesc& op);
+  Duration jittered(Duration written, const OpDesc& op);  // sim/sched/scheduler_timing.cc
+  // From now to each other unfinished actor's timer deadline still ahead.
+  std::vector<Duration> pending_deadlines() const;
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 
