@@ -31,6 +31,7 @@ struct IsolationArgs {
   std::optional<std::string> expected;
   std::optional<std::string> pg;  // a real server instead of the simulation
   bool diff = false;              // the simulation and the server side by side
+  int max_step_wait = static_cast<int>(sql::kMaxStepWait.count());  // seconds
 };
 
 std::string permutation_names(const std::vector<sql::PermutationStep>& steps) {
@@ -41,11 +42,12 @@ std::string permutation_names(const std::vector<sql::PermutationStep>& steps) {
 
 // A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation. For a
 // server the SQL is sent as written; the simulation needs it within lockstep's subset.
-std::string spec_output(const std::string& path, const Server* server) {
+std::string spec_output(const std::string& path, const Server* server, std::chrono::seconds max_step_wait) {
   const sql::Spec spec = sql::load_spec(path, server != nullptr ? sql::SqlText::as_written : sql::SqlText::parsed);
   std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
   for (const auto& steps : sql_spec::permutations(spec)) {
-    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo()) : sim::run_isolation_permutation(spec, steps);
+    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo(), max_step_wait)
+                             : sim::run_isolation_permutation(spec, steps, false, max_step_wait);
   }
   return out;
 }
@@ -79,8 +81,9 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
   for (const std::string& path : a.specs) {
     const sql::Spec spec = sql::load_spec(path);
     for (const auto& steps : sql_spec::permutations(spec)) {
-      const std::string simulated = sim::run_isolation_permutation(spec, steps);
-      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo());
+      const std::chrono::seconds wait(a.max_step_wait);
+      const std::string simulated = sim::run_isolation_permutation(spec, steps, false, wait);
+      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo(), wait);
       if (simulated == served) {
         out << fmt::format("{}: permutation{}: the same\n", path, permutation_names(steps));
         continue;
@@ -100,7 +103,7 @@ int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) 
   const std::unique_ptr<Server> server = a.pg ? std::make_unique<Server>(*a.pg) : nullptr;
   if (a.diff) return diff_specs(a, *server, out, err);
   std::string all;
-  for (const std::string& spec : a.specs) all += spec_output(spec, server.get());
+  for (const std::string& spec : a.specs) all += spec_output(spec, server.get(), std::chrono::seconds(a.max_step_wait));
   if (!a.expected) {
     out << all;
     return 0;
@@ -125,6 +128,10 @@ void add_isolation_command(CLI::App& app, CommandContext& context) {
   c->add_option("--pg", args->pg,
                 "run on this PostgreSQL instead (libpq conninfo; \"\": the PG* environment; auto: a throwaway server), "
                 "one connection per session, lock waits seen from the server; the SQL is sent as written");
+  c->add_option("--max-step-wait", args->max_step_wait,
+                "seconds a step may keep its session busy when the session's next step is due, before it is canceled "
+                "(isolationtester's max_step_wait; virtual time on the simulated server)")
+      ->check(CLI::Range(1, 86400));
   c->add_flag("--diff", args->diff,
               "run each permutation on the simulation and on the --pg server and print the first step where they differ "
               "(rows, error or waiting); exit 1 when one does");

@@ -39,6 +39,7 @@ struct Session {
   Conn conn;
   std::string* out = nullptr;
   int notices = 0;
+  std::optional<int> canceled_after;  // the seconds after which the latest wait canceled its step
 };
 
 // isolationtester's notice processor: the backend's message, prefixed with the session.
@@ -181,7 +182,9 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
         char message[256];
         PGcancel* cancel = PQgetCancel(s.conn.get());
         if (cancel != nullptr) {
-          (void)PQcancel(cancel, message, sizeof message);
+          if (PQcancel(cancel, message, sizeof message) != 0) {
+            s.canceled_after = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count());
+          }
           PQfreeCancel(cancel);
         }
         canceled = true;
@@ -189,6 +192,8 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     }
     return true;
   }
+
+  std::optional<int> canceled_after(std::size_t index) override { return std::exchange(sessions_[index]->canceled_after, std::nullopt); }
 
   void print_results(std::size_t index, std::string& out) override {
     Session& s = *sessions_[index];

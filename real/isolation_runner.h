@@ -20,18 +20,19 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/model/sql/isolation_driver.h"
 #include "lockstep/model/sql/spec.h"
 
 namespace lockstep::real {
 
 // The permutation's output. Throws InputError when the server cannot be reached or a setup
 // or teardown block fails (the spec does not fit this server), naming the spec and the block.
-// A step still running `max_step_wait` after it began (neither finished nor waiting for a
-// lock) is canceled, as isolationtester's max_step_wait (300 s) does.
+// A step waited for (its session's next step is due) still running `max_step_wait` after the
+// wait began is canceled, as isolationtester's max_step_wait (300 s) does, and the cancel printed.
 // With `with_checks`, the spec's checks run after the sessions' teardown (on the control
 // connection) and follow, a line each (sql_spec::checked_line).
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
-                                      const std::string& conninfo, std::chrono::seconds max_step_wait = std::chrono::seconds(300),
+                                      const std::string& conninfo, std::chrono::seconds max_step_wait = ::lockstep::sql::kMaxStepWait,
                                       bool with_checks = false);
 
 }  // namespace lockstep::real

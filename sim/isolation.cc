@@ -9,13 +9,17 @@
 
 namespace lockstep::sim {
 
-std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks) {
-  const auto system = sql_spec::permutation_system(spec, steps, with_checks);
+std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks,
+                                      std::chrono::seconds max_step_wait) {
+  const auto system = sql_spec::permutation_system(spec, steps, with_checks, max_step_wait);
   auto strategy = make_strategy("dfs", 1);
   ExploreOptions options;
   options.limits.time = TimeMode::timed;
   options.limits.record_final_state = true;
-  options.limits.max_steps = 1'000'000;
+  // A step canceled after max_step_wait keeps the others polling all that (virtual) time: no
+  // livelock bound below the step bound, which only a run that never ends reaches.
+  options.limits.max_steps = 50'000'000;
+  options.limits.livelock_steps = options.limits.max_steps;
   options.max_executions = 1;
   options.stop_at_first = true;
   std::string output;

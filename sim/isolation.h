@@ -4,9 +4,11 @@
 // real/isolation_runner.h; the two print the same text when the simulation is right.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "lockstep/model/sql/isolation_driver.h"
 #include "lockstep/model/sql/spec.h"
 
 namespace lockstep::sim {
@@ -15,7 +17,8 @@ namespace lockstep::sim {
 // spec and the permutation when it cannot finish (a step that waits for a later step of its
 // own session: isolationtester's invalid permutation) or the model fails.
 // With `with_checks`, the spec's checks follow, a line each (sql_spec::checked_line).
+// A step waited for longer than `max_step_wait` (virtual) is canceled, as isolationtester does.
 std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
-                                      bool with_checks = false);
+                                      bool with_checks = false, std::chrono::seconds max_step_wait = sql::kMaxStepWait);
 
 }  // namespace lockstep::sim

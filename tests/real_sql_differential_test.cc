@@ -141,10 +141,10 @@ TEST(SqlConformance, TheSimulationPrintsWhatTheServerPrintsForRandomSqlPrograms)
     RC_LOG() << text;
     const sql::Spec spec = sql::parse_spec(text, "generated.spec");
     const auto& steps = spec.permutations.front();
-    std::string simulated;
-    try {
-      simulated = sim::run_isolation_permutation(spec, steps);
-    } catch (const InputError&) {
+    const std::string simulated = sim::run_isolation_permutation(spec, steps, false, kStepWait);
+    if (simulated.find("isolationtester: canceling step") != std::string::npos) {
+      // Both servers cancel the step after kStepWait (sql_spec_step-canceled-after-wait checks
+      // that they print the same); here it would only cost kStepWait of real time a program.
       ++invalid;
       RC_DISCARD("a step comes after its own session's blocked step: isolationtester's invalid permutation");
     }

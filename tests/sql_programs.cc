@@ -11,7 +11,9 @@ std::string gen_statement() {
   // Writes seven times in ten: they are what orders sessions.
   // The four row lock strengths meet: an UPDATE of v takes FOR NO KEY UPDATE, or FOR UPDATE
   // when v is UNIQUE; a DELETE FOR UPDATE.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 15) : *rc::gen::inRange(0, 8)) {
+  // Subqueries (cases 15 to 17) read the statement's snapshot, also in a re-check after a
+  // wait: an InitPlan in SET, a correlated semi join and an anti join on the same table.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 18) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
@@ -26,6 +28,10 @@ std::string gen_statement() {
     case 11: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
     case 12: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
     case 13: return fmt::format("DELETE FROM t WHERE id = {}", k);
+    case 15: return fmt::format("UPDATE t SET v = (SELECT v FROM t WHERE id = {}) + 1 WHERE id = {} RETURNING v", 3 - k % 3, k);
+    case 16:
+      return fmt::format("UPDATE t SET v = v + 1 WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id + 1 AND o.v >= {}) RETURNING id, v", v);
+    case 17: return fmt::format("DELETE FROM t WHERE v >= {} AND NOT EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id - 1) RETURNING id", v);
     default:
       return "UPDATE t SET v = v + 10 WHERE id = (SELECT id FROM t WHERE v >= 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
              "RETURNING id";

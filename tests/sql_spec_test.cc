@@ -84,7 +84,7 @@ TEST(SqlSpec, MalformedSpecsNameTheLineAndColumn) {
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1;\n"), "t.spec:2:10: a SQL block is not closed with '}'");
   EXPECT_EQ(error_of("setup { SELECT 1; }\n"), "t.spec:2:1: a spec needs at least one session");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nexpect violation \"nope\"\n"),
-            "t.spec: expect violation \"nope\": no check has that name");
+            "t.spec:3:1: expect violation \"nope\": no check has that name");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\ncheck c { SELECT 1, 2 }\n"),
             "t.spec:3:1: check \"c\" must be one SELECT of one boolean column");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nexpect sometimes\n"),
@@ -111,6 +111,33 @@ TEST(SqlSpec, BlockerMarkersAreRead) {
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(w)\n"), "t.spec:3:15: no step is named \"w\"");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\npermutation x(x notices)\n"),
             "t.spec:3:15: a blocker is *, a step's name or \"STEP notices N\", got \"x notices\"");
+}
+
+// Inputs a fuzzer found crashing, hanging or failing inside (issue 60): each is bad input,
+// named with its place.
+TEST(SqlSpec, HardInputsAreBadInputWithTheirPlace) {
+  // Nesting past the reader's bound: 224 scalar subqueries, a sum of 532 terms, NOT 569 deep.
+  std::string nested = "1";
+  for (int i = 0; i < 224; ++i) nested = "(SELECT " + nested + ")";
+  EXPECT_NE(error_of("session a\nstep x { SELECT " + nested + "; }\n").find("nesting deeper than 128 levels"), std::string::npos);
+  std::string sum = "1";
+  for (int i = 0; i < 531; ++i) sum += " + 1";
+  EXPECT_NE(error_of("session a\nstep x { SELECT " + sum + "; }\n").find("nesting deeper than 128 levels"), std::string::npos);
+  std::string nots = "true";
+  for (int i = 0; i < 569; ++i) nots = "NOT " + nots;
+  EXPECT_NE(error_of("session a\nstep x { SELECT " + nots + "; }\n").find("nesting deeper than 128 levels"), std::string::npos);
+  // A byte that is not UTF-8, anywhere: its line and column.
+  EXPECT_EQ(error_of("session a\nstep x { SELECT '\xff'; }\n"), "t.spec:2:18: invalid UTF-8 (byte 0xFF): a spec is UTF-8 text");
+  EXPECT_EQ(error_of("# caf\xc3\n"), "t.spec:1:6: invalid UTF-8 (byte 0xC3): a spec is UTF-8 text");
+  // A blocker is a step of the same permutation, of another session.
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nstep y { SELECT 2; }\npermutation x(y notices 1) y\n"),
+            "t.spec:4:15: permutation step \"x\" cannot block on its own session's step \"y\"");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\nsession b\nstep z { SELECT 2; }\npermutation x(z)\n"),
+            "t.spec:5:15: undefined blocking step \"z\" referenced in permutation step \"x\" (not in this permutation)");
+  // More sessions than actors.
+  std::string many;
+  for (int i = 0; i < 70; ++i) many += fmt::format("session s{}\nstep x{} {{ SELECT 1; }}\n", i, i);
+  EXPECT_EQ(error_of(many), "t.spec:127:1: 70 sessions; at most 63 are supported (one actor each, and isolationtester's)");
 }
 
 TEST(SqlSpec, ForARealServerTheSqlIsKeptAsWritten) {

@@ -28,6 +28,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"pg_try_advisory_xact_lock_shared", 1, 2, FunctionKind::advisory_lock},
     FunctionInfo{"pg_backend_pid", 0, 0, FunctionKind::session},
     FunctionInfo{"pg_terminate_backend", 1, 1, FunctionKind::session},
+    FunctionInfo{"pg_cancel_backend", 1, 1, FunctionKind::session},
     FunctionInfo{"set_config", 3, 3, FunctionKind::session},
     FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
     FunctionInfo{"current_setting", 1, 1, FunctionKind::setting},

@@ -79,7 +79,11 @@ class Driver {
       return true;
     }
     const std::size_t s = session_[i];
-    if (!io_.wait(s, (flags & kNonblock) != 0) || held_back(i)) {
+    const bool finished = io_.wait(s, (flags & kNonblock) != 0);
+    if (const std::optional<int> seconds = io_.canceled_after(s)) {
+      out_ += fmt::format("isolationtester: canceling step {} after {} seconds\n", steps_[i].step, *seconds);
+    }
+    if (!finished || held_back(i)) {
       if (!retry) print_waiting(i);
       return true;
     }

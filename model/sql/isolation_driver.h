@@ -10,13 +10,19 @@
 // given sessions that print results the same way.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lockstep/model/sql/spec.h"
 
 namespace lockstep::sql {
+
+// isolationtester's max_step_wait: a step waited for (its session's next step is due) that
+// has not finished after this long is canceled, and the cancel is printed.
+inline constexpr std::chrono::seconds kMaxStepWait{300};
 
 // The sessions a permutation drives: a simulated pool or libpq connections.
 class IsolationSessions {
@@ -26,8 +32,12 @@ class IsolationSessions {
   virtual void send(std::size_t s, const SqlBlock& sql) = 0;
   // Waits for session s's step. Returns true once it has finished (its results ready). With
   // `may_block`, returns false instead when the step is seen waiting for a lock (polled as
-  // isolationtester polls, every 10 ms); without it, waits until the step finishes.
+  // isolationtester polls, every 10 ms); without it, waits until the step finishes, canceling
+  // it (as PQcancel does) once it has waited the permutation's max_step_wait.
   virtual bool wait(std::size_t s, bool may_block) = 0;
+  // When the latest wait canceled session s's step: the whole seconds it had waited then, as
+  // isolationtester prints them. Cleared once read.
+  virtual std::optional<int> canceled_after(std::size_t s) = 0;
   // Appends the finished step's results to `out` as isolationtester prints them.
   virtual void print_results(std::size_t s, std::string& out) = 0;
   // The notices session s has received so far (for `(STEP notices N)` blockers).

@@ -121,12 +121,14 @@ std::vector<Statement> Reader::statements(const json& tree) {
     statement_start_ = start;
     max_param_ = 0;
     locking_subquery_ = false;
+    subquery_ = false;
     Statement s = statement(raw.at("stmt"));
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));
     s.text = std::string(trim(own));
     s.max_param = max_param_;
     s.locking_subquery = locking_subquery_;
+    s.has_subquery = subquery_;
     out.push_back(std::move(s));
   }
   return out;
@@ -266,6 +268,7 @@ std::pair<std::string, std::string> Reader::relation(const json& body, int fallb
 }
 
 Select Reader::select(const json& body, int fallback, bool in_insert) {
+  const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
          "lockingClause", "op", "valuesLists"},
@@ -460,7 +463,46 @@ std::string Statement::tag() const {
   return std::visit(Tag{}, body);
 }
 
+std::size_t invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      n = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 2;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 3;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    for (std::size_t k = 1; k <= n; ++k) {
+      if (i + k >= text.size()) return i;
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+
 std::vector<Statement> parse_sql(std::string_view text) {
+  if (const std::size_t bad = invalid_utf8(text); bad != std::string_view::npos) {
+    const int position = static_cast<int>(std::count_if(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad),
+                                                         [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; })) + 1;
+    throw SqlInputError("22021", fmt::format("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", static_cast<unsigned char>(text[bad])),
+                        position);
+  }
   const std::string owned(text);
   PgQueryParseResult r = pg_query_parse(owned.c_str());
   if (r.error != nullptr) {

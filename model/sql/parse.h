@@ -30,10 +30,15 @@ class SqlInputError : public SqlError {
 
 // Every statement of `text` (one or more, separated by semicolons), in order. Throws
 // SqlInputError. An empty text (or only comments) gives none.
+// Text that is not UTF-8 is PostgreSQL's 22021 (invalid byte sequence), at the bad byte.
 std::vector<Statement> parse_sql(std::string_view text);
 
 // One statement (a prepared statement's text): SqlInputError when the text holds none or
 // several.
 Statement parse_statement(std::string_view text);
+
+// The offset of the first byte of `text` that is not well-formed UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, at most U+10FFFF), or npos.
+std::size_t invalid_utf8(std::string_view text);
 
 }  // namespace lockstep::sql

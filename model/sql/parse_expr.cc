@@ -116,6 +116,7 @@ Expr Reader::expr(const json& n, int fallback) {
   Expr e;
   e.location = location_of(body, fallback);
   const int loc = e.location;
+  const Deeper deeper(*this, loc);
   const std::string_view t = type;
   if (t == "A_Const") return constant(body, std::move(e));
   if (t == "ParamRef") return parameter(body, std::move(e));
@@ -335,6 +336,7 @@ Expr Reader::sublink(const json& body, Expr e) {
     fail("42601", "subquery must return only one column", loc);
   }
   if (sub->lock != RowLock::none) locking_subquery_ = true;
+  subquery_ = true;
   e.select = std::move(sub);
   return e;
 }

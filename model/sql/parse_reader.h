@@ -41,6 +41,25 @@ class Reader {
     const int p = position(location);
     throw SqlInputError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md), at position {}", construct, p), p);
   }
+  // Expressions and subqueries nest at most this deep: plans are evaluated recursively, on a
+  // fiber's stack. PostgreSQL's parser takes thousands of levels; no lock service needs them.
+  static constexpr int kMaxDepth = 128;
+  class Deeper {
+   public:
+    Deeper(Reader& r, int location) : r_(r) {
+      if (++r_.depth_ > kMaxDepth) {
+        --r_.depth_;
+        r_.refuse(fmt::format("nesting deeper than {} levels (expressions and subqueries)", kMaxDepth), location);
+      }
+    }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+    ~Deeper() { --r_.depth_; }
+
+   private:
+    Reader& r_;
+  };
+
   [[noreturn]] void fail(std::string_view sqlstate, std::string_view message, int location) const {
     const int p = position(location);
     throw SqlInputError(std::string(sqlstate), fmt::format("{}, at position {}", message, p), p);
@@ -143,6 +162,8 @@ class Reader {
   int statement_start_ = 0;
   int max_param_ = 0;
   bool locking_subquery_ = false;  // the statement has a subquery with FOR UPDATE / SHARE
+  bool subquery_ = false;          // the statement has a subquery
+  int depth_ = 0;                  // the nesting of expr() and select() calls now (Deeper)
 };
 
 }  // namespace lockstep::sql::detail

@@ -183,6 +183,7 @@ struct Statement {
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)
+  bool has_subquery = false;      // it has a subquery (EXISTS or scalar), anywhere
   std::string tag() const;  // the command tag: SELECT, INSERT, UPDATE, DELETE, BEGIN, ...
 };
 

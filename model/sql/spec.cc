@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/env.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/sql/parse.h"
 
@@ -124,6 +125,7 @@ class SpecReader {
         if (!spec.sessions.empty()) lexer_.fail(head.line, head.column, "a teardown block after the first session belongs in a session");
         spec.teardown.push_back(sql_block(head));
       } else if (head.text == "session") {
+        if (spec.sessions.size() + 1 == static_cast<std::size_t>(kMaxActors)) session_at_ = head;  // the first one too many
         spec.sessions.push_back(session(spec));
       } else if (head.text == "permutation") {
         spec.permutations.push_back(permutation(spec, head));
@@ -132,18 +134,29 @@ class SpecReader {
       } else if (head.text == "expect") {
         if (spec.expect) lexer_.fail(head.line, head.column, "a second expect");
         spec.expect = expectation(head);
+        expect_at_ = head;
       } else if (head.text == "fault") {
         const Token f = name("a fault's name");
         if (std::find(spec.faults.begin(), spec.faults.end(), f.text) != spec.faults.end()) {
           lexer_.fail(f.line, f.column, fmt::format("a second fault {}", f.text));
         }
         spec.faults.push_back(f.text);
+        spec.fault_lines.push_back(f.line);
       } else {
         lexer_.fail(head.line, head.column,
                     fmt::format("expected setup, teardown, session, permutation, check, expect or fault, got \"{}\"", head.text));
       }
     }
     if (spec.sessions.empty()) lexer_.fail(token_.line, token_.column, "a spec needs at least one session");
+    if (spec.expect && spec.expect->verdict == Verdict::violation && spec.expect->violation &&
+        std::none_of(spec.checks.begin(), spec.checks.end(), [&](const SpecCheck& c) { return c.name == *spec.expect->violation; })) {
+      lexer_.fail(expect_at_.line, expect_at_.column, fmt::format("expect violation \"{}\": no check has that name", *spec.expect->violation));
+    }
+    // Each session is an actor of the scenario (and of lockstep isolation, with the driver).
+    if (spec.sessions.size() + 1 > static_cast<std::size_t>(kMaxActors)) {
+      lexer_.fail(session_at_.line, session_at_.column,
+                  fmt::format("{} sessions; at most {} are supported (one actor each, and isolationtester's)", spec.sessions.size(), kMaxActors - 1));
+    }
     return spec;
   }
 
@@ -237,10 +250,12 @@ class SpecReader {
 
   std::vector<PermutationStep> permutation(const Spec& spec, const Token& head) {
     std::vector<PermutationStep> steps;
+    std::vector<Token> first_marker;  // per step: where its blockers are written
     while (token_.kind == Token::Kind::quoted || (token_.kind == Token::Kind::word && !is_top_keyword(token_.text))) {
       const Token step = name("a step name");
       if (spec.find_step(step.text) == nullptr) lexer_.fail(step.line, step.column, fmt::format("no step is named \"{}\"", step.text));
       PermutationStep p{step.text, {}, {}};
+      first_marker.push_back(token_.kind == Token::Kind::marker ? token_ : step);
       while (token_.kind == Token::Kind::marker) {
         p.markers.push_back(token_.text);
         read_blockers(spec, token_, p.blockers);
@@ -249,6 +264,26 @@ class SpecReader {
       steps.push_back(std::move(p));
     }
     if (steps.empty()) lexer_.fail(head.line, head.column, "a permutation lists no steps");
+    // isolationtester's checks of blockers: a step of this permutation, of another session
+    // (a step waiting for its own session's later step would wait for good).
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      int session = -1;
+      (void)spec.find_step(steps[i].step, &session);
+      for (const Blocker& b : steps[i].blockers) {
+        if (b.kind == Blocker::Kind::once) continue;
+        const Token& at = first_marker[i];
+        if (std::none_of(steps.begin(), steps.end(), [&](const PermutationStep& p) { return p.step == b.step; })) {
+          lexer_.fail(at.line, at.column,
+                      fmt::format("undefined blocking step \"{}\" referenced in permutation step \"{}\" (not in this permutation)", b.step,
+                                  steps[i].step));
+        }
+        int blocker_session = -1;
+        (void)spec.find_step(b.step, &blocker_session);
+        if (blocker_session == session) {
+          lexer_.fail(at.line, at.column, fmt::format("permutation step \"{}\" cannot block on its own session's step \"{}\"", steps[i].step, b.step));
+        }
+      }
+    }
     return steps;
   }
   // isolationtester's blocker list: `*`, a step's name, or a step's name, `notices`, a
@@ -320,6 +355,8 @@ class SpecReader {
   const std::string& file_;
   SqlText sql_;
   Token token_;
+  Token expect_at_;   // the expect line's keyword
+  Token session_at_;  // the first session past the actors' bound
 };
 
 }  // namespace
@@ -337,14 +374,22 @@ const SpecStep* Spec::find_step(std::string_view name, int* session) const {
 }
 
 Spec parse_spec(std::string_view text, const std::string& file, SqlText sql) {
-  Spec spec = SpecReader(text, file, sql).read();
-  for (const SpecCheck& c : spec.checks) {
-    if (spec.expect && spec.expect->violation && *spec.expect->violation == c.name) return spec;
+  // PostgreSQL takes UTF-8 (the server's encoding here): a bad byte is the spec's fault,
+  // named where it is, before any part of the spec is read.
+  if (const std::size_t bad = invalid_utf8(text); bad != std::string_view::npos) {
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i < bad; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        ++column;
+      }
+    }
+    throw InputError(fmt::format("{}:{}:{}: invalid UTF-8 (byte 0x{:02X}): a spec is UTF-8 text", file, line, column,
+                                 static_cast<unsigned char>(text[bad])));
   }
-  if (spec.expect && spec.expect->verdict == Verdict::violation && spec.expect->violation) {
-    throw InputError(fmt::format("{}: expect violation \"{}\": no check has that name", file, *spec.expect->violation));
-  }
-  return spec;
+  return SpecReader(text, file, sql).read();
 }
 
 Spec load_spec(const std::string& path, SqlText sql) {

@@ -75,6 +75,7 @@ struct Spec {
   std::vector<SpecCheck> checks;
   std::optional<Expectation> expect;
   std::vector<std::string> faults;  // `fault NAME` lines, as written
+  std::vector<int> fault_lines;     // the line of each
 
   // The session and index of a step, by name; nullptr when none has it.
   const SpecStep* find_step(std::string_view name, int* session = nullptr) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,12 +51,16 @@ class SpecInstance final : public Instance {
                                                  .max_overflow = 0,
                                                  .own_schema = true})) {
     run_setup(spec_, *harness_);
-    pool_ = env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
-                                           .pool_size = static_cast<int>(spec.sessions.size()),
-                                           .max_overflow = 0,
-                                           .backend_terminated = faults.backend_terminated,
-                                           .server_restart = faults.server_restart,
-                                           .schema = harness_->config().schema});
+    // One connection per session for the whole run, as isolationtester keeps: a pool of one
+    // each, so a session that ended keeps its backend (and its session locks) to itself.
+    for (std::size_t s = 0; s < spec.sessions.size(); ++s) {
+      pools_.push_back(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
+                                                      .pool_size = 1,
+                                                      .max_overflow = 0,
+                                                      .backend_terminated = faults.backend_terminated,
+                                                      .server_restart = faults.server_restart,
+                                                      .schema = harness_->config().schema}));
+    }
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()); }
@@ -63,7 +68,7 @@ class SpecInstance final : public Instance {
 
   void run_actor(ActorId actor) override {
     const sql::SpecSession& session = spec_.sessions[static_cast<std::size_t>(actor)];
-    auto c = checkout_session();
+    auto c = checkout_session(actor);
     for (const sql::SqlBlock& block : session.setup) (void)c->exec(block.text);
     std::int64_t index = first_step_index(actor);
     for (const sql::SpecStep& step : session.steps) {
@@ -97,9 +102,9 @@ class SpecInstance final : public Instance {
   // A session's connection. A real server restarting (the server_restart fault, struck by
   // another session) refuses connections until it is up again: the session waits for it,
   // for up to 30 s, as it never has to on the simulated server, which restarts at once.
-  pg::PooledConnection checkout_session() {
+  pg::PooledConnection checkout_session(ActorId actor) {
     for (int attempt = 0;; ++attempt) {
-      auto got = pool_->checkout();
+      auto got = pools_[static_cast<std::size_t>(actor)]->checkout();
       if (got.ok()) return std::move(got).value();
       if (!session_gone(got.error()) || attempt == 3000) {
         throw ModelError(fmt::format("a session cannot connect: {}", error_text(got.error())));
@@ -118,7 +123,7 @@ class SpecInstance final : public Instance {
   const Spec& spec_;
   Env& env_;
   std::unique_ptr<pg::Pool> harness_;
-  std::unique_ptr<pg::Pool> pool_;  // the sessions'; destroyed before harness_, which owns the schema
+  std::vector<std::unique_ptr<pg::Pool>> pools_;  // a session's each; destroyed before harness_, which owns the schema
 };
 
 class SpecSystem final : public System {
@@ -193,14 +198,17 @@ nlohmann::json scenario_document(const std::string& path) {
                         {"description", fmt::format("PostgreSQL isolation spec {}", std::filesystem::path(path).filename().string())},
                         {"system", "sql"},
                         {"config", {{"spec", text.str()}, {"file", path}}}};
-  for (const std::string& fault : spec.faults) {
+  for (std::size_t i = 0; i < spec.faults.size(); ++i) {
+    const std::string& fault = spec.faults[i];
     bool known = false;
     std::string list;
     for (const NamedDoc& f : system_info().faults) {
       known = known || f.name == fault;
       list += fmt::format("{}{}", list.empty() ? "" : ", ", f.name);
     }
-    if (!known) throw InputError(fmt::format("{}: fault \"{}\": the sql system has no such fault (it has: {})", path, fault, list));
+    if (!known) {
+      throw InputError(fmt::format("{}:{}: fault \"{}\": the sql system has no such fault (it has: {})", path, spec.fault_lines[i], fault, list));
+    }
     doc["faults"][fault] = true;
   }
   if (spec.expect) {
@@ -245,6 +253,7 @@ struct Board {
   std::vector<const sql::SqlBlock*> next;  // per session: the SQL to run, or nullptr
   std::vector<bool> busy;                  // per session: running a step
   std::vector<std::vector<pg::Result<pg::Rows>>> result;  // per session: each statement's, up to the first error
+  std::vector<int> pid;                    // per session: its backend's
   bool finished = false;
   std::string output;
 };
@@ -259,10 +268,12 @@ constexpr Duration kDriverPoll = std::chrono::milliseconds(10) + kSessionPoll + 
 
 class PermutationInstance final : public Instance, private sql::IsolationSessions {
  public:
-  PermutationInstance(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks, Env& env)
+  PermutationInstance(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks, Duration max_step_wait,
+                      Env& env)
       : spec_(spec),
         steps_(steps),
         with_checks_(with_checks),
+        max_step_wait_(max_step_wait),
         env_(env),
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
@@ -271,6 +282,8 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.next.assign(n, nullptr);
     board_.busy.assign(n, false);
     board_.result.assign(n, {});
+    board_.pid.assign(n, 0);
+    canceled_after_.assign(n, std::nullopt);
     run_setup(spec_, *pool_);
   }
 
@@ -287,6 +300,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     }
     const auto s = static_cast<std::size_t>(actor);
     auto c = pool_->checkout().value();
+    board_.pid[s] = c->backend_pid();
     while (true) {
       while (board_.next[s] == nullptr && !board_.finished) env_.sleep_for(kSessionPoll);
       if (board_.next[s] == nullptr) break;
@@ -320,9 +334,22 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   bool wait(std::size_t s, bool may_block) override {
     if (!board_.busy[s]) return true;
     env_.sleep_for(kDriverPoll);
-    while (!may_block && board_.busy[s]) env_.sleep_for(kDriverPoll);
+    Duration waited = kDriverPoll;
+    bool canceled = false;
+    while (!may_block && board_.busy[s]) {
+      if (!canceled && waited > max_step_wait_) {  // isolationtester's PQcancel, from its control connection
+        auto control = pool_->checkout().value();
+        const auto sent = control->exec(fmt::format("SELECT pg_cancel_backend({})", board_.pid[s]));
+        if (!sent.ok()) throw ModelError(fmt::format("isolationtester could not cancel a step: {}", error_text(sent.error())));
+        canceled_after_[s] = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(waited).count());
+        canceled = true;
+      }
+      env_.sleep_for(kDriverPoll);
+      waited += kDriverPoll;
+    }
     return !board_.busy[s];
   }
+  std::optional<int> canceled_after(std::size_t s) override { return std::exchange(canceled_after_[s], std::nullopt); }
   void print_results(std::size_t s, std::string& out) override {
     for (const pg::Result<pg::Rows>& r : board_.result[s]) {
       out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
@@ -357,23 +384,26 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
   bool with_checks_;
+  Duration max_step_wait_;
   Env& env_;
   std::unique_ptr<pg::Pool> pool_;
   Board board_;
+  std::vector<std::optional<int>> canceled_after_;
 };
 
 class PermutationSystem final : public System {
  public:
-  PermutationSystem(const Spec& spec, std::vector<sql::PermutationStep> steps, bool with_checks)
-      : spec_(spec), steps_(std::move(steps)), with_checks_(with_checks) {}
+  PermutationSystem(const Spec& spec, std::vector<sql::PermutationStep> steps, bool with_checks, Duration max_step_wait)
+      : spec_(spec), steps_(std::move(steps)), with_checks_(with_checks), max_step_wait_(max_step_wait) {}
   std::unique_ptr<Instance> instantiate(Env& env) const override {
-    return std::make_unique<PermutationInstance>(spec_, steps_, with_checks_, env);
+    return std::make_unique<PermutationInstance>(spec_, steps_, with_checks_, max_step_wait_, env);
   }
 
  private:
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
   bool with_checks_;
+  Duration max_step_wait_;
 };
 
 void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<sql::PermutationStep>& current,
@@ -393,8 +423,31 @@ void interleavings(const Spec& spec, std::vector<std::size_t>& at, std::vector<s
 
 }  // namespace
 
+std::uint64_t interleaving_count(const Spec& spec) {
+  // The multinomial (n1 + ... + nk)! / (n1! ... nk!), one binomial C(m + k, k) at a time:
+  // count * (m + k) / k is exact at each k (it is the previous sessions' count times
+  // C(m + k, k)), and wide enough in 128 bits; saturating.
+  constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t count = 1, steps = 0;
+  for (const sql::SpecSession& s : spec.sessions) {
+    for (std::uint64_t k = 1; k <= s.steps.size(); ++k) {
+      ++steps;
+      const unsigned __int128 wide = static_cast<unsigned __int128>(count) * steps / k;
+      if (wide > kSaturated) return kSaturated;
+      count = static_cast<std::uint64_t>(wide);
+    }
+  }
+  return count;
+}
+
 std::vector<std::vector<sql::PermutationStep>> permutations(const Spec& spec) {
   if (!spec.permutations.empty()) return spec.permutations;
+  if (const std::uint64_t n = interleaving_count(spec); n > kMaxInterleavings) {
+    throw InputError(fmt::format("{}: without permutation lines its sessions' steps interleave in {} ways, more than {} to run one by one: "
+                                 "add permutation lines, or explore every order with `lockstep check`",
+                                 spec.file, n == std::numeric_limits<std::uint64_t>::max() ? std::string("over 1.8e19") : fmt::format("{}", n),
+                                 kMaxInterleavings));
+  }
   std::vector<std::vector<sql::PermutationStep>> out;
   std::vector<std::size_t> at(spec.sessions.size(), 0);
   std::vector<sql::PermutationStep> current;
@@ -402,8 +455,9 @@ std::vector<std::vector<sql::PermutationStep>> permutations(const Spec& spec) {
   return out;
 }
 
-std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks) {
-  return std::make_unique<PermutationSystem>(spec, steps, with_checks);
+std::unique_ptr<System> permutation_system(const Spec& spec, const std::vector<sql::PermutationStep>& steps, bool with_checks,
+                                           std::chrono::seconds max_step_wait) {
+  return std::make_unique<PermutationSystem>(spec, steps, with_checks, max_step_wait);
 }
 
 std::string checked_line(const std::string& name, const pg::Result<pg::Rows>& result) {

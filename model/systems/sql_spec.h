@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockstep/model/sql/isolation_driver.h"
 #include "lockstep/model/sql/spec.h"
 #include "lockstep/model/system.h"
 
@@ -35,8 +36,12 @@ std::vector<std::string> steps_in_order(const sql::Spec& spec, const std::vector
 nlohmann::json scenario_document(const std::string& path);
 
 // The permutations to run: the spec's own, or else every interleaving of its sessions'
-// steps that keeps each session's order (in isolationtester's order).
+// steps that keeps each session's order (in isolationtester's order). InputError when there
+// are more than kMaxInterleavings of them (each is a whole run).
+inline constexpr std::uint64_t kMaxInterleavings = 10'000;
 std::vector<std::vector<sql::PermutationStep>> permutations(const sql::Spec& spec);
+// How many interleavings the spec's sessions' steps have (saturating at 2^64 - 1).
+std::uint64_t interleaving_count(const sql::Spec& spec);
 
 // One permutation run as isolationtester runs it (lockstep isolation): the spec's setup,
 // each session's setup in turn, then the steps driven by model/sql/isolation_driver.h on
@@ -46,8 +51,10 @@ std::vector<std::vector<sql::PermutationStep>> permutations(const sql::Spec& spe
 // permutation:" on). REQUIRES: every step named exists (parse_spec checks permutations).
 // With `with_checks`, the spec's checks run after the sessions' teardown and print a line
 // each (checked_line), for confirm --force.
+// A step waited for longer than `max_step_wait` (virtual) is canceled as isolationtester
+// cancels it (model/sql/isolation_driver.h).
 std::unique_ptr<System> permutation_system(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
-                                           bool with_checks = false);
+                                           bool with_checks = false, std::chrono::seconds max_step_wait = sql::kMaxStepWait);
 
 // A check's line in a permutation's output: `check "NAME": t` (or f, NULL, no row, or the
 // error as "ERROR:  message"), the same on both servers.

@@ -126,6 +126,12 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       if (s_.logging()) s_.note_detail("57P01 terminated");
       return terminated();
     }
+    if (session_.canceled) {  // pg_cancel_backend took this wait out of its queue
+      session_.canceled = false;
+      s_.note_result({Kind::failed});
+      if (s_.logging()) s_.note_detail("57014 canceled");
+      return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to user request"});
+    }
     if (wake == Wake::run) break;
     if (check_next) {  // the deadlock check, once per wait
       deadlock_checked = true;

@@ -60,6 +60,20 @@ Result<std::vector<AdvisoryLockRow>> SimConnection::advisory_locks() {
   return rows;
 }
 
+Result<bool> SimConnection::cancel_backend(int pid) {
+  Statement st(*this);
+  const OpDesc first{"pg_cancel_backend", whole_server(Access::write), pid, true};
+  if (auto refused = begin_statement(first)) return *refused;
+  Session* victim = server_.live_session(pid);
+  s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
+  if (victim == nullptr) {
+    warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("PID {} is not a PostgreSQL backend process", pid)});
+    return false;
+  }
+  server_.cancel(*victim);
+  return true;
+}
+
 Result<bool> SimConnection::terminate_backend(int pid) {
   Statement st(*this);
   const OpDesc first{name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true};

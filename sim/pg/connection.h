@@ -158,6 +158,8 @@ class SimConnection : public lockstep::pg::Connection {
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override;
 
   Result<bool> terminate_backend(int pid) override;
+  // pg_cancel_backend(pid): true when a backend has that pid (Server::cancel).
+  Result<bool> cancel_backend(int pid);
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 

@@ -194,6 +194,21 @@ void LockTable::end_session(int session) {
   }
 }
 
+bool LockTable::cancel_waits(int session) {
+  bool any = false;
+  for (auto& [key, l] : locks_) {
+    const auto mine = [&](const auto& w) { return w->session == session; };
+    if (std::none_of(l.queue.begin(), l.queue.end(), mine)) continue;
+    for (const auto& w : l.queue) {
+      if (mine(w)) w->state = Waiter::State::canceled;
+    }
+    l.queue.erase(std::remove_if(l.queue.begin(), l.queue.end(), mine), l.queue.end());
+    wake(l);
+    any = true;
+  }
+  return any;
+}
+
 bool LockTable::in_deadlock(const Waiter& start, std::initializer_list<const LockTable*> others) const {
   std::vector<const LockTable*> tables{this};
   tables.insert(tables.end(), others.begin(), others.end());

@@ -130,6 +130,9 @@ class LockTable {
   // The session's backend is gone (pg_terminate_backend): its queued requests are canceled
   // (state canceled, so their backends wake) and its holds in both scopes released.
   void end_session(int session);
+  // pg_cancel_backend: the session's queued requests are canceled (state canceled, so its
+  // backend wakes); its holds stay. Whether it had one.
+  bool cancel_waits(int session);
 
   // Whether `waiter` (queued here or in one of `others`) is on a cycle of the waits-for graph
   // (holders it conflicts with, and conflicting waiters ahead of it in a queue) over this

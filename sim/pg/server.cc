@@ -44,6 +44,12 @@ void Server::terminate(Session& victim) {
   victim.in_transaction = false;
 }
 
+void Server::cancel(Session& victim) {
+  bool waiting = false;
+  for (LockTable* table : {&row_locks_, &table_locks_, &locks_}) waiting = table->cancel_waits(victim.pid) || waiting;
+  victim.canceled = victim.canceled || waiting;
+}
+
 void Server::restart() {
   restart_used_ = true;
   for (auto& [pid, session] : sessions_) {

@@ -155,6 +155,7 @@ struct Session {
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
+  bool canceled = false;        // its lock wait was canceled by pg_cancel_backend: the wait fails with 57014
   int transactions = 0;         // its transactions that wrote: the number of the latest one
 };
 
@@ -190,6 +191,10 @@ class Server {
   // and row locks released, its waits canceled, its advisory locks released (granting
   // waiters), and it is gone.
   void terminate(Session& victim);
+  // pg_cancel_backend, at once: a lock wait of the victim's is canceled (it fails with 57014
+  // "canceling statement due to user request"); a session not waiting for a lock is left
+  // alone (the simulated server's statements run in steps, so only a wait can be interrupted).
+  void cancel(Session& victim);
   // The monitoring query (model/pg.h): pg_locks' advisory rows of live sessions, in its order.
   std::vector<lockstep::pg::AdvisoryLockRow> advisory_lock_rows(Time now) const;
   // The backend_terminated fault strikes at most once per execution.

@@ -168,6 +168,10 @@ Value SqlRun::column(const Expr& ref) {
     if (excluded_ == nullptr) throw SqlError("42P01", "missing FROM-clause entry for table \"excluded\"");
     return value_of(*excluded_, ref);
   }
+  if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) return value_of(*row_, ref);
+  for (auto it = outer_.rbegin(); it != outer_.rend(); ++it) {  // a correlated subquery's reference
+    if (it->table != nullptr && it->row != nullptr && resolves(*it->table, it->alias, ref)) return value_in(*it->table, *it->row, ref);
+  }
   if (!ref.qualifier.empty() && table_ != nullptr && ref.qualifier != table_->def.table && ref.qualifier != alias_) {
     throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", ref.qualifier));
   }
@@ -207,31 +211,6 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   return session_function(e, args);
 }
 
-Value SqlRun::subquery(const Expr& e) {
-  if (auto it = subqueries_.find(&e); it != subqueries_.end()) return it->second;
-  // An InitPlan: evaluated once per statement, on the statement's snapshot.
-  const sql::Select& sub = *e.select;
-  SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
-  if (t != nullptr) check_once(*t, &sub, [&] { check_select(sub, *t); });
-  if (t != nullptr && sub.lock != sql::RowLock::none) {
-    // It locks rows: its scan is a step of its own, before its row locks.
-    if (auto refused = begin("sql_scan", on(t->object, Access::read))) throw Raised{*refused};
-  } else if (t != nullptr && s_.in_actor()) {
-    s_.also_touch(t->object);  // read within the step running now (an extra object counts as written: coarser, sound)
-  }
-  const Saved saved = save();
-  const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
-  std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
-  pinned_ = outer_pinned;
-  restore(saved);
-  Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
-  if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
-    throw SqlError("21000", "more than one row returned by a subquery used as an expression");
-  }
-  subqueries_.emplace(&e, v);
-  return v;
-}
-
 void SqlRun::restore(const Saved& s) {
   table_ = s.table;
   alias_ = s.alias;
@@ -239,16 +218,16 @@ void SqlRun::restore(const Saved& s) {
   group_ = s.group;
 }
 
-Value SqlRun::value_of(const Row& row, const Expr& ref) const {
-  const int i = table_->column(ref.name);
+Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) {
+  const int i = t.column(ref.name);
   if (i < 0) {
     throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
   }
-  return stored(*table_, row, i);
+  return stored(t, row, i);
 }
 
 void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs) const {
-  if (e.kind == Expr::Kind::column && e.qualifier != "excluded") {
+  if (e.kind == Expr::Kind::column && e.qualifier != "excluded" && !(!resolves(t, alias, e) && resolves_outside(e))) {
     if (!e.qualifier.empty() && e.qualifier != t.def.table && e.qualifier != alias) {
       throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
     }
@@ -573,6 +552,7 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     return boolean(c_.try_advisory_xact_lock(key_of(args), mode));
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
+  if (n == "pg_cancel_backend") return boolean(c_.cancel_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
   if (n == "pg_terminate_backend") {
     return boolean(c_.terminate_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
   }

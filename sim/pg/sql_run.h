@@ -16,7 +16,8 @@
 //
 // Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
 // settings, DDL and the functions of locks and sessions), sql_select.cc (scans, SELECT, row
-// locks, aggregates, subqueries), sql_write.cc (INSERT, UPDATE, DELETE).
+// locks, aggregates), sql_subqueries.cc (InitPlans, SubPlans, semi and anti joins: their
+// snapshot and their EvalPlanQual re-check), sql_write.cc (INSERT, UPDATE, DELETE).
 #pragma once
 
 #include <map>
@@ -80,6 +81,11 @@ class SqlRun final : public sql::EvalContext {
   SqlRun(SimConnection& c, const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st,
          const std::vector<Param>& params)
       : c_(c), server_(c.server_), s_(c.s_), plans_(plans), st_(st), params_(params) {}
+  SqlRun(const SqlRun&) = delete;
+  SqlRun& operator=(const SqlRun&) = delete;
+  ~SqlRun() {
+    if (statement_snapshot_) server_.close_snapshot();
+  }
 
   Result<Rows> run();
 
@@ -98,8 +104,66 @@ class SqlRun final : public sql::EvalContext {
   };
   Saved save() const { return {table_, alias_, row_, group_}; }
   void restore(const Saved& s);
+  // While a subquery runs: the enclosing query's row is readable to its references (outer_),
+  // and the context is put back when it ends, however it ends.
+  class Enclosing {
+   public:
+    explicit Enclosing(SqlRun& run) : run_(run), saved_(run.save()) { run_.outer_.push_back(saved_); }
+    Enclosing(const Enclosing&) = delete;
+    Enclosing& operator=(const Enclosing&) = delete;
+    ~Enclosing() {
+      run_.outer_.pop_back();
+      run_.restore(saved_);
+    }
 
-  Value value_of(const Row& row, const Expr& ref) const;
+   private:
+    SqlRun& run_;
+    Saved saved_;
+  };
+
+  Value value_of(const Row& row, const Expr& ref) const { return value_in(*table_, row, ref); }
+  static Value value_in(const SqlTable& t, const Row& row, const Expr& ref);
+
+  // ---- Subqueries. A correlated one (a SubPlan) names columns of the queries around it; it
+  // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs
+  // once per statement, on the statement's snapshot (compute_initplans).
+  // Whether column reference `ref` names a column of table t (called `alias` here).
+  static bool resolves(const SqlTable& t, std::string_view alias, const Expr& ref);
+  // Whether some enclosing query's table has the column `ref` names.
+  bool resolves_outside(const Expr& ref) const;
+  // Whether the subquery names a column of a query around it.
+  bool correlated(const sql::Select& sub);
+  using Scopes = std::vector<std::pair<const SqlTable*, std::string_view>>;
+  bool reaches_out(const Expr& e, Scopes& scopes) const;
+  bool reaches_out(const sql::Select& sel, Scopes& scopes) const;
+  // The statement's InitPlans under e, computed in the step running now: the statement's
+  // first, which takes its snapshot, so a later wait for a row lock does not change them (as
+  // PostgreSQL keeps an InitPlan's value through EvalPlanQual). An error is kept and raised
+  // where the subquery is first used. Subqueries that lock rows or call the server's
+  // functions are left to run where they are used.
+  void compute_initplans(const Expr& e);
+  void compute_initplans(const std::vector<sql::Target>& targets);
+  // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
+  // (REPEATABLE READ reads its transaction's). Subqueries read it wherever they run, also in
+  // an EvalPlanQual re-check after a wait, as PostgreSQL's do.
+  void take_statement_snapshot();
+  // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
+  const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
+
+  // A WHERE conjunct PostgreSQL's planner pulls up into a join (pull_up_sublinks): a
+  // correlated EXISTS (a semi join) or NOT EXISTS (an anti join) over a simple subquery that
+  // names the outer row in its WHERE. In an EvalPlanQual re-check the new version is joined
+  // with the inner row the scan matched (a semi join), or passes (an anti join: the scan
+  // matched no inner row, and the re-check has none to join).
+  enum class Pulled : std::uint8_t { no, semi, anti };
+  Pulled pulled_up(const Expr& conjunct);
+  // WHERE on the row in the current context: in the statement's scan (recording the inner
+  // row of each semi join), or (`recheck`) in the EvalPlanQual re-check of row `id`.
+  bool where_holds(const Expr& where, std::int64_t id, bool recheck);
+  // The first row of the subquery's table (its snapshot) its WHERE accepts for the current
+  // outer row; or whether `inner` is accepted.
+  std::optional<Row> first_inner_match(const sql::Select& sub);
+  bool inner_matches(const sql::Select& sub, const Row& inner);
 
   // Every column the expression names in table t exists (as PostgreSQL's analysis checks
   // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
@@ -208,7 +272,7 @@ class SqlRun final : public sql::EvalContext {
   // (unless this transaction wrote the row itself), in the step that found it gone.
   void forget_gone_row(const std::string& table, std::int64_t id);
 
-  bool still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where);
+  bool still_matches(SqlTable* t, const std::string& alias, std::int64_t id, const Row& row, const Expr& where);
 
   // FOR ... SKIP LOCKED on one row: a step that takes the lock if nobody else's conflicts.
   bool try_lock_row(const std::string& table, std::int64_t id, Mode mode);
@@ -314,7 +378,12 @@ class SqlRun final : public sql::EvalContext {
   const Row* row_ = nullptr;
   const Row* excluded_ = nullptr;
   const std::vector<const Row*>* group_ = nullptr;
-  std::map<const Expr*, Value> subqueries_;
+  std::map<const Expr*, Value> subqueries_;            // InitPlans computed
+  std::map<const Expr*, SqlError> failed_subqueries_;  // InitPlans that failed, raised at first use
+  std::map<const sql::Select*, bool> correlated_;
+  std::vector<Saved> outer_;  // the rows of the queries around the running subquery, innermost last
+  std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
+  std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
 };
 
 }  // namespace lockstep::sim::pg

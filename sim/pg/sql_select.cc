@@ -12,7 +12,10 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   check_once(*t, &sel, [&] { check_select(sel, *t); });
   SimConnection::Statement guard(c_);
   prepare_locking_subqueries(sel.where);
-  pinned_ = pinned_row(*t, sel.alias, sel.where);
+  // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its
+  // snapshot, before any row lock waits.
+  const bool scan_first = st_.has_subquery && sel.lock != sql::RowLock::none;
+  pinned_ = scan_first ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
   if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
     // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
     statement_start_ = s_.now();
@@ -21,6 +24,11 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
     if (auto refused = begin("sql_read", on(server_.row_object(t->def.table, *pinned_), Access::read))) return *refused;
   } else if (auto refused = begin("sql_scan", on(t->object, Access::read))) {
     return *refused;
+  }
+  if (scan_first) {
+    take_statement_snapshot();
+    compute_initplans(sel.targets);
+    if (sel.where) compute_initplans(*sel.where);
   }
   Rows out;
   out.columns = column_names(sel.targets, t);
@@ -67,13 +75,13 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
   }
   for (std::int64_t id : ids) {
-    const std::optional<Row>& r = c_.visible(name, id);
+    const std::optional<Row>& r = outer_.empty() ? c_.visible(name, id) : subquery_visible(name, id);
     if (!r) continue;
     Row copy = *r;
     table_ = t;
     alias_ = alias;
     row_ = &copy;
-    const bool keep = !where || sql::is_true(sql::evaluate(*where, *this));
+    const bool keep = !where || where_holds(*where, id, /*recheck=*/false);
     row_ = nullptr;
     if (keep) out.emplace_back(id, std::move(copy));
   }
@@ -192,7 +200,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
       if (pinned_ && *pinned_ == id && sel.where) {
         wanted = [&, id = id] {
           const std::optional<Row>& current = c_.visible(name, id);
-          return current.has_value() && still_matches(t, sel.alias, *current, *sel.where);
+          return current.has_value() && still_matches(t, sel.alias, id, *current, *sel.where);
         };
       }
       const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted);
@@ -204,7 +212,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
       forget_gone_row(name, id);
       continue;
     }
-    if (sel.where && !still_matches(t, sel.alias, *newest, *sel.where)) continue;
+    if (sel.where && !still_matches(t, sel.alias, id, *newest, *sel.where)) continue;
     locked.emplace_back(id, std::move(*newest));
   }
   return locked;
@@ -217,12 +225,12 @@ void SqlRun::forget_gone_row(const std::string& table, std::int64_t id) {
   server_.row_locks().release_key(c_.pid_, server_.row_key(table, id), Scope::transaction);
 }
 
-bool SqlRun::still_matches(SqlTable* t, const std::string& alias, const Row& row, const Expr& where) {
+bool SqlRun::still_matches(SqlTable* t, const std::string& alias, std::int64_t id, const Row& row, const Expr& where) {
   const Saved saved = save();
   table_ = t;
   alias_ = alias;
   row_ = &row;
-  const bool ok = sql::is_true(sql::evaluate(where, *this));
+  const bool ok = where_holds(where, id, /*recheck=*/true);
   restore(saved);
   return ok;
 }

@@ -429,7 +429,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   });
   SimConnection::Statement guard(c_);
   prepare_locking_subqueries(b.where);
-  pinned_ = pinned_row(*t, b.alias, b.where);
+  // A statement with subqueries scans first: its InitPlans are computed there, on its snapshot.
+  pinned_ = st_.has_subquery ? std::nullopt : pinned_row(*t, b.alias, b.where);
   // A pinned statement's one row needs no allocation.
   boost::container::small_vector<std::pair<std::int64_t, Row>, 1> candidates;
   if (pinned_) {
@@ -439,6 +440,12 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     candidates.emplace_back(*pinned_, Row{});
   } else {
     if (auto refused = begin(remove ? "sql_delete_scan" : "sql_update_scan", on(t->object, Access::read))) return *refused;
+    if (st_.has_subquery) {
+      take_statement_snapshot();
+      for (const sql::Assignment& a : set_of(b)) compute_initplans(a.value);
+      if (b.where) compute_initplans(*b.where);
+      compute_initplans(b.returning);
+    }
     auto scanned = scan(t, b.alias, b.where);
     candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
   }
@@ -462,7 +469,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     if (pinned_ && b.where) {
       wanted = [c = &check] {
         const std::optional<Row>& current = c->run->c_.visible(c->t->def.table, c->id);
-        const bool ok = current.has_value() && c->run->still_matches(c->t, *c->alias, *current, *c->where);
+        const bool ok = current.has_value() && c->run->still_matches(c->t, *c->alias, c->id, *current, *c->where);
         if (ok) *c->matched_at = c->run->s_.step_count();
         return ok;
       };
@@ -487,7 +494,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     }
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
-    if (b.where && !checked && !still_matches(t, b.alias, *newest, *b.where)) continue;
+    if (b.where && !checked && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
     write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes);
     ++changed;
   }

@@ -1,0 +1,197 @@
+// sim/pg/sql_subqueries.cc: subqueries on the simulated server (sim/pg/sql_run.h), as
+// PostgreSQL's planner and executor treat them: an uncorrelated one is an InitPlan (computed
+// once, in the statement's first step, on its snapshot), a correlated one a SubPlan (run per
+// outer row, reading the statement's snapshot, also in an EvalPlanQual re-check), and a
+// correlated [NOT] EXISTS conjunct of WHERE a semi (anti) join, whose re-check joins the new
+// version with the inner row the scan matched (or, for an anti join, passes). Each of these
+// was checked on PostgreSQL 15 (tests/sql-specs/initplan-kept-through-recheck.spec,
+// correlated-subqueries.spec).
+#include <algorithm>
+
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+
+Value SqlRun::subquery(const Expr& e) {
+  if (auto it = subqueries_.find(&e); it != subqueries_.end()) return it->second;
+  if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
+  const sql::Select& sub = *e.select;
+  const bool per_row = correlated(sub);  // a SubPlan: run for each outer row, never kept
+  if (per_row && sub.lock != sql::RowLock::none) {
+    throw SqlError("0A000", "a correlated subquery with FOR UPDATE / FOR SHARE is outside lockstep's SQL subset");
+  }
+  Enclosing enclosing(*this);  // the enclosing query's row stays readable to the subquery's references
+  SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
+  if (t != nullptr) check_once(*t, &sub, [&] { check_select(sub, *t); });
+  if (t != nullptr && sub.lock != sql::RowLock::none) {
+    // It locks rows: its scan is a step of its own, before its row locks.
+    if (auto refused = begin("sql_scan", on(t->object, Access::read))) throw Raised{*refused};
+  } else if (t != nullptr && s_.in_actor()) {
+    s_.also_touch(t->object);  // read within the step running now (an extra object counts as written: coarser, sound)
+  }
+  const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
+  std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
+  pinned_ = outer_pinned;
+  Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
+  if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
+    throw SqlError("21000", "more than one row returned by a subquery used as an expression");
+  }
+  if (!per_row) subqueries_.emplace(&e, v);
+  return v;
+}
+
+bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) {
+  // A table given an alias is named by it only: `t` inside `FROM t AS o` is an outer query's.
+  if (!ref.qualifier.empty()) return ref.qualifier == (alias.empty() ? std::string_view(t.def.table) : alias);
+  return t.column(ref.name) >= 0;
+}
+
+bool SqlRun::resolves_outside(const Expr& ref) const {
+  return std::any_of(outer_.begin(), outer_.end(), [&](const Saved& o) { return o.table != nullptr && resolves(*o.table, o.alias, ref); });
+}
+
+bool SqlRun::correlated(const sql::Select& sub) {
+  if (auto it = correlated_.find(&sub); it != correlated_.end()) return it->second;
+  Scopes scopes;
+  const bool out = reaches_out(sub, scopes);
+  correlated_.emplace(&sub, out);
+  return out;
+}
+
+bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
+  if (e.kind == Expr::Kind::column) {
+    return std::none_of(scopes.begin(), scopes.end(), [&](const auto& s) { return s.first != nullptr && resolves(*s.first, s.second, e); });
+  }
+  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return reaches_out(*e.select, scopes);
+  return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reaches_out(a, scopes); });
+}
+
+bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
+  scopes.emplace_back(sel.table.empty() ? nullptr : server_.sql_table(sel.table), sel.alias);
+  bool out = false;
+  for (const sql::Target& target : sel.targets) out = out || (!target.star && reaches_out(target.expr, scopes));
+  for (const sql::OrderItem& o : sel.order_by) out = out || reaches_out(o.expr, scopes);
+  for (const auto* e : {&sel.where, &sel.limit, &sel.offset}) out = out || (e->has_value() && reaches_out(**e, scopes));
+  scopes.pop_back();
+  return out;
+}
+
+void SqlRun::compute_initplans(const Expr& e) {
+  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) {
+    const sql::Select& sub = *e.select;
+    if (sub.lock != sql::RowLock::none) return;
+    if (correlated(sub)) {
+      // A SubPlan reads the statement's snapshot later: the step that takes it reads its table.
+      if (!sub.table.empty() && s_.in_actor()) s_.also_touch(table(sub.table)->object);
+      return;
+    }
+    bool server = false;
+    for (const sql::Target& target : sub.targets) server = server || (!target.star && calls_server(target.expr));
+    if (sub.where) server = server || calls_server(*sub.where);
+    if (server) return;
+    try {
+      (void)subquery(e);
+    } catch (const SqlError& err) {
+      failed_subqueries_.emplace(&e, err);
+    }
+    return;
+  }
+  for (const Expr& a : e.args) compute_initplans(a);
+}
+
+void SqlRun::compute_initplans(const std::vector<sql::Target>& targets) {
+  for (const sql::Target& target : targets) {
+    if (!target.star) compute_initplans(target.expr);
+  }
+}
+
+void SqlRun::take_statement_snapshot() {
+  if (c_.snapshot_ || statement_snapshot_) return;  // REPEATABLE READ: the transaction's
+  statement_snapshot_ = server_.open_snapshot();
+}
+
+const std::optional<Row>& SqlRun::subquery_visible(std::string_view table, std::int64_t id) {
+  if (!statement_snapshot_) return c_.visible(table, id);
+  const RowState& r = server_.row(table, id);
+  if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) return mine->second;
+  return r.version_at(*statement_snapshot_);
+}
+
+SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {
+  const bool anti = conjunct.kind == Expr::Kind::not_ && conjunct.args.size() == 1 && conjunct.args[0].kind == Expr::Kind::exists;
+  const Expr& e = anti ? conjunct.args[0] : conjunct;
+  if (e.kind != Expr::Kind::exists) return Pulled::no;
+  const sql::Select& sub = *e.select;
+  // simplify_EXISTS_query's and convert_EXISTS_sublink_to_join's conditions, on this subset.
+  if (sub.table.empty() || sub.aggregate || sub.offset || sub.lock != sql::RowLock::none || !sub.where) return Pulled::no;
+  if (sub.limit && !(sub.limit->kind == Expr::Kind::constant && sql::is_integer(sub.limit->value.type()) && sub.limit->value.as_integer() > 0)) {
+    return Pulled::no;
+  }
+  if (calls_server(*sub.where) || !correlated(sub)) return Pulled::no;
+  Scopes scopes{{server_.sql_table(sub.table), sub.alias}};
+  if (!reaches_out(*sub.where, scopes)) return Pulled::no;  // the outer row is named outside WHERE only
+  return anti ? Pulled::anti : Pulled::semi;
+}
+
+bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
+  if (!st_.has_subquery || !outer_.empty()) return sql::is_true(sql::evaluate(where, *this));
+  std::vector<const Expr*> conjuncts;
+  const auto flatten = [&](const Expr& e, const auto& self) -> void {
+    if (e.kind == Expr::Kind::and_) {
+      for (const Expr& a : e.args) self(a, self);
+    } else {
+      conjuncts.push_back(&e);
+    }
+  };
+  flatten(where, flatten);
+  for (const Expr* c : conjuncts) {
+    const Pulled p = pulled_up(*c);
+    if (p == Pulled::no) {
+      if (!sql::is_true(sql::evaluate(*c, *this))) return false;
+      continue;
+    }
+    const Expr& exists = p == Pulled::anti ? c->args[0] : *c;
+    if (recheck) {
+      if (p == Pulled::anti) continue;
+      const auto it = semi_rows_.find({&exists, id});
+      if (it == semi_rows_.end() || !inner_matches(*exists.select, it->second)) return false;
+      continue;
+    }
+    std::optional<Row> inner = first_inner_match(*exists.select);
+    if (p == Pulled::anti) {
+      if (inner) return false;
+      continue;
+    }
+    if (!inner) return false;
+    semi_rows_.insert_or_assign({&exists, id}, std::move(*inner));
+  }
+  return true;
+}
+
+std::optional<Row> SqlRun::first_inner_match(const sql::Select& sub) {
+  Enclosing enclosing(*this);
+  SqlTable* t = table(sub.table);
+  check_once(*t, &sub, [&] { check_select(sub, *t); });
+  if (s_.in_actor()) s_.also_touch(t->object);
+  std::vector<std::int64_t> ids;
+  server_.each_row(t->def.table, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+  for (const std::int64_t id : ids) {
+    const std::optional<Row>& r = subquery_visible(t->def.table, id);
+    if (!r) continue;
+    table_ = t;
+    alias_ = sub.alias;
+    row_ = &*r;
+    if (sql::is_true(sql::evaluate(*sub.where, *this))) return *r;
+  }
+  return std::nullopt;
+}
+
+bool SqlRun::inner_matches(const sql::Select& sub, const Row& inner) {
+  Enclosing enclosing(*this);
+  table_ = table(sub.table);
+  alias_ = sub.alias;
+  row_ = &inner;
+  return sql::is_true(sql::evaluate(*sub.where, *this));
+}
+
+}  // namespace lockstep::sim::pg
