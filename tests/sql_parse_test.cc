@@ -125,6 +125,42 @@ TEST(SqlParse, OutputColumnsAreNamedAsPostgresNamesThem) {
   EXPECT_EQ(counted.targets.at(2).name, "?column?");
 }
 
+// The job-claim shapes of queue libraries: a WITH query that locks rows, UPDATE ... FROM it,
+// DELETE ... USING, IN (SELECT ...), INSERT ... SELECT, t.*, FOR UPDATE OF, INSERT INTO t AS x.
+TEST(SqlParse, ClaimShapesOfQueueLibraries) {
+  const Update u = body<Update>(parse_statement(
+      "WITH locked AS (SELECT id FROM jobs WHERE state = 'available' ORDER BY id LIMIT $1 FOR UPDATE OF jobs SKIP LOCKED) "
+      "UPDATE jobs j SET state = 'running' FROM locked WHERE j.id = locked.id RETURNING j.*"));
+  ASSERT_EQ(u.with.size(), 1u);
+  EXPECT_EQ(u.with[0].name, "locked");
+  EXPECT_EQ(u.with[0].select->lock, RowLock::update);
+  EXPECT_EQ(u.with[0].select->wait, LockWait::skip_locked);
+  EXPECT_EQ(u.from, "locked");
+  EXPECT_EQ(u.alias, "j");
+  ASSERT_EQ(u.returning.size(), 1u);
+  EXPECT_TRUE(u.returning[0].star);
+  EXPECT_EQ(u.returning[0].star_of, "j");
+  const Delete d = body<Delete>(parse_statement("DELETE FROM jobs USING done d WHERE jobs.id = d.job_id"));
+  EXPECT_EQ(d.from, "done");
+  EXPECT_EQ(d.from_alias, "d");
+  const Select s = body<Select>(parse_statement("SELECT id FROM jobs WHERE queue NOT IN (SELECT name FROM paused)"));
+  ASSERT_TRUE(s.where.has_value());
+  EXPECT_EQ(s.where->kind, Expr::Kind::not_);
+  EXPECT_EQ(s.where->args.at(0).kind, Expr::Kind::in_subquery);
+  const Insert i = body<Insert>(parse_statement("INSERT INTO archive AS a (id) SELECT id FROM jobs WHERE state = 'done'"));
+  EXPECT_EQ(i.alias, "a");
+  ASSERT_NE(i.select, nullptr);
+  EXPECT_EQ(i.select->table, "jobs");
+  EXPECT_EQ(refusal("WITH q AS (UPDATE jobs SET state = 'x' RETURNING id) SELECT id FROM q"),
+            "0A000 a data-modifying WITH query (Update in WITH) is not in lockstep's SQL subset (docs/sql.md), at position 6 @6");
+  EXPECT_EQ(refusal("UPDATE jobs SET state = 'x' FROM a, b WHERE jobs.id = a.id"),
+            "0A000 UPDATE ... FROM with several relations is not in lockstep's SQL subset (docs/sql.md), at position 37 @37");
+  EXPECT_EQ(refusal("SELECT id FROM jobs FOR UPDATE OF other"),
+            "42P01 relation \"other\" in FOR UPDATE clause not found in FROM clause, at position 35 @35");
+  EXPECT_EQ(refusal("SELECT 1 WHERE 1 > ANY (SELECT 2)"),
+            "0A000 > ANY (SELECT ...) is not in lockstep's SQL subset (docs/sql.md), at position 18 @18");
+}
+
 TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r"),
             "0A000 WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");

@@ -140,6 +140,20 @@ Value in_list(const Expr& e, EvalContext& context) {
   return from_truth(found);
 }
 
+}  // namespace
+
+Value in_values(const Value& x, const std::vector<Value>& list) {
+  std::optional<bool> found = false;
+  for (std::size_t i = 0; i < list.size() && found != true; ++i) {
+    const auto eq = truth(comparison("=", x, list[i]), "IN");
+    if (eq == true) found = true;
+    if (!eq) found = std::nullopt;
+  }
+  return from_truth(found);
+}
+
+namespace {
+
 Value between(const Expr& e, EvalContext& context) {
   const Value x = evaluate(e.args.at(0), context);
   const auto lo = truth(comparison(">=", x, evaluate(e.args.at(1), context)), "BETWEEN");
@@ -215,7 +229,8 @@ Value evaluate(const Expr& e, EvalContext& context) {
     }
     case K::case_: return case_value(e, context);
     case K::subquery:
-    case K::exists: return context.subquery(e);
+    case K::exists:
+    case K::in_subquery: return context.subquery(e);
   }
   throw SqlError("XX000", "internal: an expression of unknown kind");
 }

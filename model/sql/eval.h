@@ -27,11 +27,16 @@ class EvalContext {
   // A function that is not a plain function of its arguments (FunctionKind::time,
   // advisory_lock, session), or an aggregate (its value over the current group).
   virtual Value call(const Expr& call, const std::vector<Value>& args) = 0;
-  // A scalar subquery's value (NULL when it returns no row), or EXISTS.
+  // A scalar subquery's value (NULL when it returns no row), EXISTS, or x IN (SELECT ...)
+  // (three-valued, as IN over a list).
   virtual Value subquery(const Expr& e) = 0;
 };
 
 Value evaluate(const Expr& e, EvalContext& context);
+
+// x IN (list): true when an element equals x, else NULL when x or an element is NULL (and
+// the list is not empty), else false.
+Value in_values(const Value& x, const std::vector<Value>& list);
 
 // WHERE's reading of a value: true only when it is boolean true (NULL is not true). Throws
 // SqlError 42804 when the value is not boolean.

@@ -271,13 +271,14 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
-         "lockingClause", "op", "valuesLists"},
+         "lockingClause", "op", "valuesLists", "withClause"},
         fallback);
   if (body.value("op", "SETOP_NONE") != "SETOP_NONE") refuse("UNION, INTERSECT or EXCEPT", fallback);
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
   const std::string limit_option = body.value("limitOption", "LIMIT_OPTION_DEFAULT");
   if (limit_option == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
   Select s;
+  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback);
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
     if (from.size() != 1) refuse("a FROM list of several tables", location_of(*node(from.at(1)).second, fallback));
@@ -308,9 +309,7 @@ Insert Reader::insert(const json& body) {
   known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override"}, loc);
   if (body.value("override", "OVERRIDING_NOT_SET") != "OVERRIDING_NOT_SET") refuse("OVERRIDING", loc);
   Insert ins;
-  std::string alias;
-  std::tie(ins.table, alias) = relation(body.at("relation"), loc);
-  if (!alias.empty()) refuse("an alias on INSERT's table", loc);
+  std::tie(ins.table, ins.alias) = relation(body.at("relation"), loc);
   if (body.contains("cols")) {
     for (const json& c : body.at("cols")) {
       const json& t = *node(c).second;
@@ -320,9 +319,19 @@ Insert Reader::insert(const json& body) {
   }
   if (!body.contains("selectStmt")) {
     ins.rows.emplace_back();  // DEFAULT VALUES
+  } else if (const json& sel = *node(body.at("selectStmt")).second; !sel.contains("valuesLists")) {
+    ins.select = std::make_shared<Select>(select(sel, loc, false));  // INSERT ... SELECT
+    if (!ins.select->with.empty()) refuse("WITH inside INSERT ... SELECT", loc);
+    for (const Target& target : ins.select->targets) {
+      if (target.star) refuse("INSERT ... SELECT *", loc);
+    }
+    if (!ins.columns.empty() && ins.select->targets.size() > ins.columns.size()) {
+      fail("42601", "INSERT has more expressions than target columns", loc);
+    }
+    if (!ins.columns.empty() && ins.select->targets.size() < ins.columns.size()) {
+      fail("42601", "INSERT has more target columns than expressions", loc);
+    }
   } else {
-    const json& sel = *node(body.at("selectStmt")).second;
-    if (!sel.contains("valuesLists")) refuse("INSERT ... SELECT", loc);
     known(sel, "SelectStmt", {"valuesLists", "limitOption", "op"}, loc);
     for (const json& row : sel.at("valuesLists")) {
       std::vector<std::optional<Expr>> values;
@@ -369,11 +378,41 @@ Insert Reader::insert(const json& body) {
   return ins;
 }
 
+std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
+  const int loc = location_of(clause, fallback);
+  if (clause.value("recursive", false)) refuse("WITH RECURSIVE", loc);
+  known(clause, "WithClause", {"ctes", "recursive"}, loc);
+  std::vector<CommonTable> out;
+  for (const json& c : clause.at("ctes")) {
+    const json& cte = *node(c).second;
+    const int cloc = location_of(cte, loc);
+    known(cte, "CommonTableExpr", {"ctename", "ctematerialized", "ctequery"}, cloc);
+    const auto [qtype, q] = node(cte.at("ctequery"));
+    if (qtype != "SelectStmt") refuse(fmt::format("a data-modifying WITH query ({} in WITH)", qtype.substr(0, qtype.size() - 4)), cloc);
+    CommonTable t{cte.at("ctename"), std::make_shared<Select>(select(*q, cloc, false)), cloc};
+    if (!t.select->with.empty()) refuse("WITH inside a WITH query", cloc);
+    if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
+      fail("42712", fmt::format("WITH query name \"{}\" specified more than once", t.name), cloc);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback) const {
+  if (list.size() != 1) refuse(fmt::format("{} with several relations", what), location_of(*node(list.at(1)).second, fallback));
+  const auto [type, b] = node(list.at(0));
+  if (type != "RangeVar") refuse(fmt::format("{} {}", what, construct_of_node(type, *b)), location_of(*b, fallback));
+  return relation(*b, fallback);
+}
+
 Update Reader::update(const json& body) {
   const int loc = statement_start_;
-  known(body, "UpdateStmt", {"relation", "targetList", "whereClause", "returningList"}, loc);
+  known(body, "UpdateStmt", {"relation", "targetList", "whereClause", "returningList", "fromClause", "withClause"}, loc);
   Update u;
+  if (body.contains("withClause")) u.with = with_clause(body.at("withClause"), loc);
   std::tie(u.table, u.alias) = relation(body.at("relation"), loc);
+  if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc);
   for (const json& t : body.at("targetList")) u.set.push_back(assignment(t, loc));
   if (body.contains("whereClause")) u.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) u.returning = returning(body.at("returningList"), loc);
@@ -382,9 +421,11 @@ Update Reader::update(const json& body) {
 
 Delete Reader::remove(const json& body) {
   const int loc = statement_start_;
-  known(body, "DeleteStmt", {"relation", "whereClause", "returningList"}, loc);
+  known(body, "DeleteStmt", {"relation", "whereClause", "returningList", "usingClause", "withClause"}, loc);
   Delete d;
+  if (body.contains("withClause")) d.with = with_clause(body.at("withClause"), loc);
   std::tie(d.table, d.alias) = relation(body.at("relation"), loc);
+  if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc);
   if (body.contains("whereClause")) d.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) d.returning = returning(body.at("returningList"), loc);
   return d;
@@ -406,7 +447,16 @@ OrderItem Reader::order_item(const json& o, int fallback) {
 void Reader::locking(const json& clauses, Select& s, int fallback) {
   if (clauses.size() != 1) refuse("several locking clauses", fallback);
   const json& c = *node(clauses.at(0)).second;
-  known(c, "LockingClause", {"strength", "waitPolicy"}, fallback);
+  known(c, "LockingClause", {"strength", "waitPolicy", "lockedRels"}, fallback);
+  if (c.contains("lockedRels")) {  // FOR UPDATE OF: this subset's one relation, by its name or alias
+    for (const json& r : c.at("lockedRels")) {
+      const json& rel = *node(r).second;
+      const std::string named = rel.value("relname", "");
+      if (named != (s.alias.empty() ? s.table : s.alias)) {
+        fail("42P01", fmt::format("relation \"{}\" in FOR UPDATE clause not found in FROM clause", named), location_of(rel, fallback));
+      }
+    }
+  }
   const std::string strength = c.value("strength", "");
   s.lock = strength == "LCS_FORUPDATE"        ? RowLock::update
            : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update

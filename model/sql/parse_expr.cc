@@ -41,8 +41,9 @@ Target Reader::target(const json& n, int fallback) {
   if (vtype == "ColumnRef") {
     const json& fields = vb->at("fields");
     if (node(fields.back()).first == "A_Star") {
-      if (fields.size() != 1) refuse("table.*", location_of(*vb, fallback));
+      if (fields.size() > 2) refuse("schema.table.*", location_of(*vb, fallback));
       t.star = true;
+      if (fields.size() == 2) t.star_of = str(fields.at(0));
       return t;
     }
   }
@@ -327,12 +328,22 @@ Expr Reader::sublink(const json& body, Expr e) {
   const std::string_view type = "SubLink";
   const int loc = e.location;
   const std::string kind = body.value("subLinkType", "");
-  if (kind != "EXPR_SUBLINK" && kind != "EXISTS_SUBLINK") refuse(construct_of_node(type, body), loc);
-  known(body, type, {"subLinkType", "subselect"}, loc);
-  e.kind = kind == "EXISTS_SUBLINK" ? Expr::Kind::exists : Expr::Kind::subquery;
+  const bool any = kind == "ANY_SUBLINK";
+  if (kind != "EXPR_SUBLINK" && kind != "EXISTS_SUBLINK" && !any) refuse(construct_of_node(type, body), loc);
+  known(body, type, {"subLinkType", "subselect", "testexpr", "operName"}, loc);
+  if (any && body.contains("operName")) {
+    const std::vector<std::string> op = names(body.at("operName"));
+    if (op.size() != 1 || op[0] != "=") refuse(fmt::format("{} ANY (SELECT ...)", fmt::join(op, ".")), loc);
+  }
+  e.kind = any ? Expr::Kind::in_subquery : kind == "EXISTS_SUBLINK" ? Expr::Kind::exists : Expr::Kind::subquery;
+  if (any) {
+    if (node(body.at("testexpr")).first == "RowExpr") refuse("a row constructor", loc);
+    e.args.push_back(expr(body.at("testexpr"), loc));
+  }
   const auto [stype, sb] = node(body.at("subselect"));
   auto sub = std::make_shared<Select>(select(*sb, loc, false));
-  if (e.kind == Expr::Kind::subquery && (sub->targets.size() != 1 || sub->targets[0].star)) {
+  if (!sub->with.empty()) refuse("WITH inside a subquery", loc);
+  if (e.kind != Expr::Kind::exists && (sub->targets.size() != 1 || sub->targets[0].star)) {
     fail("42601", "subquery must return only one column", loc);
   }
   if (sub->lock != RowLock::none) locking_subquery_ = true;

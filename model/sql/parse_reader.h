@@ -88,6 +88,10 @@ class Reader {
   std::pair<std::string, std::string> relation(const json& body, int fallback) const;
 
   Select select(const json& body, int fallback, bool in_insert);
+  // WITH's queries: SELECTs (a data-modifying one, RECURSIVE, or column names are refused).
+  std::vector<CommonTable> with_clause(const json& clause, int fallback);
+  // UPDATE's FROM or DELETE's USING: one relation, (name, alias).
+  std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback) const;
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;

@@ -20,6 +20,14 @@ namespace lockstep::sql {
 
 struct Select;
 
+// WITH name AS (SELECT ...): a relation of the statement, computed once, when first read (a
+// SELECT that locks rows: in steps of its own, before the statement's own scan).
+struct CommonTable {
+  std::string name;
+  std::shared_ptr<const Select> select;
+  int location = -1;
+};
+
 struct Expr {
   enum class Kind : std::uint8_t {
     constant,   // value
@@ -36,6 +44,7 @@ struct Expr {
     case_,      // CASE [args[0] when has_operand] WHEN a THEN b ... [ELSE e]: pairs follow
     subquery,   // (SELECT ...) returning one value: select
     exists,     // EXISTS (SELECT ...)
+    in_subquery,  // args[0] IN (SELECT one column), = ANY (SELECT ...): select
   };
   Kind kind = Kind::constant;
   Value value;
@@ -52,11 +61,18 @@ struct Expr {
   int location = -1;
 };
 
-// An output column: `expr AS name`, or `*` (every column of the table, in its order).
+// A subquery of an expression: scalar, EXISTS or IN.
+inline bool is_sublink(const Expr& e) {
+  return e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists || e.kind == Expr::Kind::in_subquery;
+}
+
+// An output column: `expr AS name`, or `*` (every column of the table, in its order), or
+// `t.*` (every column of relation t).
 struct Target {
   Expr expr;
   std::string name;  // as the output names it ("?column?" when PostgreSQL would)
   bool star = false;
+  std::string star_of;  // t.*: the relation's name or alias; "" for *
 };
 
 struct OrderItem {
@@ -70,6 +86,7 @@ enum class RowLock : std::uint8_t { none, update, no_key_update, share, key_shar
 enum class LockWait : std::uint8_t { wait, nowait, skip_locked };
 
 struct Select {
+  std::vector<CommonTable> with;  // at the statement's top only
   std::vector<Target> targets;
   std::string table;  // "" for SELECT without FROM
   std::string alias;
@@ -88,9 +105,11 @@ struct Assignment {
 
 struct Insert {
   std::string table;
+  std::string alias;  // INSERT INTO t AS x
   std::vector<std::string> columns;  // empty: the table's, in order
   // One list per row; nullopt is DEFAULT.
   std::vector<std::vector<std::optional<Expr>>> rows;
+  std::shared_ptr<const Select> select;  // INSERT ... SELECT: its rows instead
   enum class OnConflict : std::uint8_t { none, nothing, update } on_conflict = OnConflict::none;
   std::vector<std::string> conflict_columns;  // empty: any unique key (DO NOTHING only)
   std::vector<Assignment> conflict_set;
@@ -99,16 +118,20 @@ struct Insert {
 };
 
 struct Update {
+  std::vector<CommonTable> with;
   std::string table;
   std::string alias;
+  std::string from, from_alias;  // UPDATE ... FROM one relation (a table or a WITH query); "": none
   std::vector<Assignment> set;
   std::optional<Expr> where;
   std::vector<Target> returning;
 };
 
 struct Delete {
+  std::vector<CommonTable> with;
   std::string table;
   std::string alias;
+  std::string from, from_alias;  // DELETE ... USING one relation (a table or a WITH query); "": none
   std::optional<Expr> where;
   std::vector<Target> returning;
 };

@@ -318,6 +318,7 @@ std::optional<std::int64_t> SqlRun::key_row(SqlTable& t, const std::vector<const
 }
 
 SqlTable* SqlRun::table(const std::string& name) {
+  if (Derived* d = derived(name)) return &d->table;  // a WITH query's name hides a table's
   SqlTable* t = server_.sql_table(name);
   if (t == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
   return t;
@@ -484,7 +485,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
 
 Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   Rows out;
-  out.columns = column_names(sel.targets, nullptr);
+  out.columns = column_names(sel.targets, nullptr, {});
   bool has_session_call = false;
   for (const sql::Target& t : sel.targets) has_session_call = has_session_call || calls_server(t.expr);
   if (!has_session_call) {

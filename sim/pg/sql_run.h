@@ -21,8 +21,10 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -108,10 +110,14 @@ class SqlRun final : public sql::EvalContext {
   // and the context is put back when it ends, however it ends.
   class Enclosing {
    public:
-    explicit Enclosing(SqlRun& run) : run_(run), saved_(run.save()) { run_.outer_.push_back(saved_); }
+    explicit Enclosing(SqlRun& run) : run_(run), saved_(run.save()) {
+      run_.outer_.push_back(saved_);
+      ++run_.subquery_depth_;
+    }
     Enclosing(const Enclosing&) = delete;
     Enclosing& operator=(const Enclosing&) = delete;
     ~Enclosing() {
+      --run_.subquery_depth_;
       run_.outer_.pop_back();
       run_.restore(saved_);
     }
@@ -155,7 +161,7 @@ class SqlRun final : public sql::EvalContext {
   // names the outer row in its WHERE. In an EvalPlanQual re-check the new version is joined
   // with the inner row the scan matched (a semi join), or passes (an anti join: the scan
   // matched no inner row, and the re-check has none to join).
-  enum class Pulled : std::uint8_t { no, semi, anti };
+  enum class Pulled : std::uint8_t { no, semi, anti, semi_in };
   Pulled pulled_up(const Expr& conjunct);
   // WHERE on the row in the current context: in the statement's scan (recording the inner
   // row of each semi join), or (`recheck`) in the EvalPlanQual re-check of row `id`.
@@ -164,6 +170,60 @@ class SqlRun final : public sql::EvalContext {
   // outer row; or whether `inner` is accepted.
   std::optional<Row> first_inner_match(const sql::Select& sub);
   bool inner_matches(const sql::Select& sub, const Row& inner);
+  // The subquery's rows, run in the current context (a locking one takes its steps).
+  std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row);
+  // The one column of an IN subquery's rows (kept for the statement when uncorrelated).
+  const std::vector<Value>& subquery_list(const Expr& e);
+  // A read of table t by the step running now (a WITH query's relation is the statement's own).
+  void touch(const SqlTable& t) {
+    if (t.object != kNoObject && s_.in_actor()) s_.also_touch(t.object);
+  }
+
+  // ---- WITH queries, UPDATE ... FROM and DELETE ... USING (sql_joins.cc).
+  // A WITH query's relation: its columns (a plain column keeps its table's type; an
+  // expression's type is its first value's) and its rows, computed once, when first read.
+  struct Derived {
+    const sql::CommonTable* def = nullptr;
+    SqlTable table;
+    std::vector<Row> rows;
+    bool computed = false;
+  };
+  // The statement's WITH queries, named; those that lock rows computed now, each in steps of
+  // its own (before the statement's own first step, whose scan then sees their locks).
+  void declare_ctes(const std::vector<sql::CommonTable>& with);
+  Derived* derived(std::string_view name);
+  Derived* derived_of(const SqlTable* t);
+  void materialize(Derived& d);
+  // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
+  // visible versions (a subquery's: the statement's snapshot).
+  std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t);
+  // UPDATE ... FROM / DELETE ... USING: the relation joined, and the row of it the current
+  // target row joined (readable by the statement's expressions while set).
+  struct Join {
+    SqlTable* table = nullptr;
+    std::string_view alias;
+    const Row* row = nullptr;
+  };
+  // Makes the joined row readable (an outer row of the statement's expressions) while alive.
+  class Joined {
+   public:
+    Joined(SqlRun& run, const Join& j) : run_(run), on_(j.table != nullptr) {
+      if (on_) run_.outer_.push_back(Saved{j.table, j.alias, j.row, nullptr});
+    }
+    Joined(const Joined&) = delete;
+    Joined& operator=(const Joined&) = delete;
+    ~Joined() {
+      if (on_) run_.outer_.pop_back();
+    }
+
+   private:
+    SqlRun& run_;
+    bool on_;
+  };
+  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the
+  // first row of the joined relation for which WHERE holds.
+  std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
+                                                                  std::string_view from_alias, const std::optional<Expr>& where);
 
   // Every column the expression names in table t exists (as PostgreSQL's analysis checks
   // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
@@ -241,7 +301,14 @@ class SqlRun final : public sql::EvalContext {
   // ---- SELECT
   Result<Rows> statement(const sql::Select& sel);
 
-  std::vector<std::string> column_names(const std::vector<sql::Target>& targets, const SqlTable* t) const;
+  // The output's column names: `*` and `x.*` stand for their relations' columns (the joined
+  // relation's too); 42P01 for `x.*` naming none.
+  std::vector<std::string> column_names(const std::vector<sql::Target>& targets, const SqlTable* t, std::string_view alias) const;
+  // Whether `*` or `x.*` covers relation t, called `alias` in the statement.
+  static bool stars(const sql::Target& target, const SqlTable& t, std::string_view alias) {
+    return target.star_of.empty() || target.star_of == (alias.empty() ? std::string_view(t.def.table) : alias);
+  }
+  bool stars(const sql::Target& target, const SqlTable& t) const { return stars(target, t, alias_); }
 
   std::vector<Value> project(const std::vector<sql::Target>& targets);
 
@@ -303,7 +370,10 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::Insert& ins);
 
   // The row an INSERT's values make: defaults for the rest, each value as its column stores it.
-  Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first);
+  // Its step: the statement's first (`first`), one of its own, or none (`step_taken`: the
+  // step running now is the row's).
+  Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
+              bool step_taken = false);
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);
@@ -381,7 +451,13 @@ class SqlRun final : public sql::EvalContext {
   std::map<const Expr*, Value> subqueries_;            // InitPlans computed
   std::map<const Expr*, SqlError> failed_subqueries_;  // InitPlans that failed, raised at first use
   std::map<const sql::Select*, bool> correlated_;
-  std::vector<Saved> outer_;  // the rows of the queries around the running subquery, innermost last
+  std::vector<Saved> outer_;  // the rows of the queries around the running subquery (and a joined row), innermost last
+  int subquery_depth_ = 0;    // subqueries running now (Enclosing)
+  std::map<const Expr*, std::vector<Value>> subquery_lists_;  // uncorrelated IN subqueries' values
+  std::vector<Value> scratch_list_;                           // a correlated one's, for the row evaluated now
+  std::map<std::pair<const Expr*, std::int64_t>, Value> semi_values_;  // (IN semi join, outer row): the element it matched
+  std::vector<std::unique_ptr<Derived>> derived_;  // the statement's WITH queries
+  Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
 };

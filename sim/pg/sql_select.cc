@@ -7,10 +7,15 @@
 namespace lockstep::sim::pg {
 
 Result<Rows> SqlRun::statement(const sql::Select& sel) {
-  if (sel.table.empty()) return select_without_from(sel);
-  SqlTable* t = table(sel.table);
-  check_once(*t, &sel, [&] { check_select(sel, *t); });
+  if (sel.table.empty() && sel.with.empty()) return select_without_from(sel);
+  if (sel.table.empty()) throw SqlError("0A000", "WITH before a SELECT without FROM is outside lockstep's SQL subset");
   SimConnection::Statement guard(c_);
+  declare_ctes(sel.with);  // those that lock rows take their steps now
+  SqlTable* t = table(sel.table);
+  if (sel.lock != sql::RowLock::none && derived_of(t) != nullptr) {
+    throw SqlError("0A000", "FOR UPDATE cannot be applied to a WITH query");
+  }
+  check_once(*t, &sel, [&] { check_select(sel, *t); });
   prepare_locking_subqueries(sel.where);
   // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its
   // snapshot, before any row lock waits.
@@ -31,7 +36,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
     if (sel.where) compute_initplans(*sel.where);
   }
   Rows out;
-  out.columns = column_names(sel.targets, t);
+  out.columns = column_names(sel.targets, t, sel.alias);
   for (auto& values : select_values(sel, t, true)) {
     std::vector<std::optional<std::string>> row;
     for (const Value& v : values) row.push_back(output(v));
@@ -41,13 +46,22 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   return done(std::move(out));
 }
 
-std::vector<std::string> SqlRun::column_names(const std::vector<sql::Target>& targets, const SqlTable* t) const {
+std::vector<std::string> SqlRun::column_names(const std::vector<sql::Target>& targets, const SqlTable* t, std::string_view alias) const {
   std::vector<std::string> names;
   for (const sql::Target& target : targets) {
-    if (target.star) {
-      for (const auto& col : t->def.columns) names.push_back(col.name);
-    } else {
+    if (!target.star) {
       names.push_back(target.name);
+      continue;
+    }
+    if (t == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
+    const bool here = stars(target, *t, alias);
+    const bool joined = join_.table != nullptr && stars(target, *join_.table, join_.alias);
+    if (!here && !joined) throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", target.star_of));
+    if (here) {
+      for (const auto& col : t->def.columns) names.push_back(col.name);
+    }
+    if (joined) {
+      for (const auto& col : join_.table->def.columns) names.push_back(col.name);
     }
   }
   return names;
@@ -57,6 +71,7 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
   std::vector<Value> values;
   for (const sql::Target& target : targets) {
     if (target.star) {
+      if (!stars(target, *table_)) throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", target.star_of));
       for (std::size_t i = 0; i < table_->def.columns.size(); ++i) values.push_back(stored(*table_, *row_, static_cast<int>(i)));
     } else {
       values.push_back(sql::evaluate(target.expr, *this));
@@ -67,16 +82,7 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where) {
   std::vector<std::pair<std::int64_t, Row>> out;
-  const std::string name = t->def.table;
-  std::vector<std::int64_t> ids;
-  if (pinned_) {
-    ids.push_back(*pinned_);
-  } else {
-    server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
-  }
-  for (std::int64_t id : ids) {
-    const std::optional<Row>& r = outer_.empty() ? c_.visible(name, id) : subquery_visible(name, id);
-    if (!r) continue;
+  for (const auto& [id, r] : relation_rows(*t)) {
     Row copy = *r;
     table_ = t;
     alias_ = alias;
@@ -259,8 +265,12 @@ void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
 }
 
 void SqlRun::walk(const Expr& e) {
-  if ((e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) && e.select->lock != sql::RowLock::none) {
-    subquery(e);
+  if (sql::is_sublink(e) && e.select->lock != sql::RowLock::none) {
+    if (e.kind == Expr::Kind::in_subquery) {
+      (void)subquery_list(e);
+    } else {
+      (void)subquery(e);
+    }
     return;
   }
   for (const Expr& a : e.args) walk(a);

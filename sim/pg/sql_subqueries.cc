@@ -13,10 +13,36 @@
 namespace lockstep::sim::pg {
 
 Value SqlRun::subquery(const Expr& e) {
+  if (e.kind == Expr::Kind::in_subquery) {
+    const Value x = sql::evaluate(e.args.at(0), *this);  // in the enclosing query's row
+    return sql::in_values(x, subquery_list(e));
+  }
   if (auto it = subqueries_.find(&e); it != subqueries_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
-  const sql::Select& sub = *e.select;
-  const bool per_row = correlated(sub);  // a SubPlan: run for each outer row, never kept
+  const bool per_row = correlated(*e.select);  // a SubPlan: run for each outer row, never kept
+  const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
+  Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
+  if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
+    throw SqlError("21000", "more than one row returned by a subquery used as an expression");
+  }
+  if (!per_row) subqueries_.emplace(&e, v);
+  return v;
+}
+
+const std::vector<Value>& SqlRun::subquery_list(const Expr& e) {
+  if (auto it = subquery_lists_.find(&e); it != subquery_lists_.end()) return it->second;
+  if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
+  const bool per_row = correlated(*e.select);
+  std::vector<Value> values;
+  for (std::vector<Value>& row : run_subquery(*e.select, per_row)) values.push_back(std::move(row.front()));
+  if (per_row) {
+    scratch_list_ = std::move(values);
+    return scratch_list_;
+  }
+  return subquery_lists_.emplace(&e, std::move(values)).first->second;
+}
+
+std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool per_row) {
   if (per_row && sub.lock != sql::RowLock::none) {
     throw SqlError("0A000", "a correlated subquery with FOR UPDATE / FOR SHARE is outside lockstep's SQL subset");
   }
@@ -26,18 +52,13 @@ Value SqlRun::subquery(const Expr& e) {
   if (t != nullptr && sub.lock != sql::RowLock::none) {
     // It locks rows: its scan is a step of its own, before its row locks.
     if (auto refused = begin("sql_scan", on(t->object, Access::read))) throw Raised{*refused};
-  } else if (t != nullptr && s_.in_actor()) {
-    s_.also_touch(t->object);  // read within the step running now (an extra object counts as written: coarser, sound)
+  } else if (t != nullptr) {
+    touch(*t);
   }
   const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
   std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
   pinned_ = outer_pinned;
-  Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
-  if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
-    throw SqlError("21000", "more than one row returned by a subquery used as an expression");
-  }
-  if (!per_row) subqueries_.emplace(&e, v);
-  return v;
+  return rows;
 }
 
 bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) {
@@ -62,7 +83,8 @@ bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
   if (e.kind == Expr::Kind::column) {
     return std::none_of(scopes.begin(), scopes.end(), [&](const auto& s) { return s.first != nullptr && resolves(*s.first, s.second, e); });
   }
-  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return reaches_out(*e.select, scopes);
+  if (e.kind == Expr::Kind::in_subquery && reaches_out(e.args.at(0), scopes)) return true;
+  if (sql::is_sublink(e)) return reaches_out(*e.select, scopes);
   return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reaches_out(a, scopes); });
 }
 
@@ -77,12 +99,13 @@ bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
 }
 
 void SqlRun::compute_initplans(const Expr& e) {
-  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) {
+  if (sql::is_sublink(e)) {
+    if (e.kind == Expr::Kind::in_subquery) compute_initplans(e.args.at(0));
     const sql::Select& sub = *e.select;
     if (sub.lock != sql::RowLock::none) return;
     if (correlated(sub)) {
       // A SubPlan reads the statement's snapshot later: the step that takes it reads its table.
-      if (!sub.table.empty() && s_.in_actor()) s_.also_touch(table(sub.table)->object);
+      if (!sub.table.empty()) touch(*table(sub.table));
       return;
     }
     bool server = false;
@@ -90,7 +113,11 @@ void SqlRun::compute_initplans(const Expr& e) {
     if (sub.where) server = server || calls_server(*sub.where);
     if (server) return;
     try {
-      (void)subquery(e);
+      if (e.kind == Expr::Kind::in_subquery) {
+        (void)subquery_list(e);
+      } else {
+        (void)subquery(e);
+      }
     } catch (const SqlError& err) {
       failed_subqueries_.emplace(&e, err);
     }
@@ -118,6 +145,13 @@ const std::optional<Row>& SqlRun::subquery_visible(std::string_view table, std::
 }
 
 SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {
+  if (conjunct.kind == Expr::Kind::in_subquery) {
+    // convert_ANY_sublink_to_join: an uncorrelated IN (SELECT ...) is a semi join.
+    const sql::Select& sub = *conjunct.select;
+    const bool simple = !sub.table.empty() && !correlated(sub) && !calls_server(conjunct.args.at(0)) &&
+                        std::none_of(sub.targets.begin(), sub.targets.end(), [](const sql::Target& t) { return !t.star && calls_server(t.expr); });
+    return simple ? Pulled::semi_in : Pulled::no;
+  }
   const bool anti = conjunct.kind == Expr::Kind::not_ && conjunct.args.size() == 1 && conjunct.args[0].kind == Expr::Kind::exists;
   const Expr& e = anti ? conjunct.args[0] : conjunct;
   if (e.kind != Expr::Kind::exists) return Pulled::no;
@@ -134,7 +168,7 @@ SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {
 }
 
 bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
-  if (!st_.has_subquery || !outer_.empty()) return sql::is_true(sql::evaluate(where, *this));
+  if (!st_.has_subquery || subquery_depth_ > 0) return sql::is_true(sql::evaluate(where, *this));
   std::vector<const Expr*> conjuncts;
   const auto flatten = [&](const Expr& e, const auto& self) -> void {
     if (e.kind == Expr::Kind::and_) {
@@ -148,6 +182,20 @@ bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
     const Pulled p = pulled_up(*c);
     if (p == Pulled::no) {
       if (!sql::is_true(sql::evaluate(*c, *this))) return false;
+      continue;
+    }
+    if (p == Pulled::semi_in) {
+      // The new version joins the element the scan matched, as it was.
+      const Value x = sql::evaluate(c->args.at(0), *this);
+      if (recheck) {
+        const auto it = semi_values_.find({c, id});
+        if (it == semi_values_.end() || !sql::is_true(sql::in_values(x, {it->second}))) return false;
+        continue;
+      }
+      const std::vector<Value>& list = subquery_list(*c);
+      const auto hit = std::find_if(list.begin(), list.end(), [&](const Value& v) { return sql::is_true(sql::in_values(x, {v})); });
+      if (hit == list.end()) return false;
+      semi_values_.insert_or_assign({c, id}, *hit);
       continue;
     }
     const Expr& exists = p == Pulled::anti ? c->args[0] : *c;
@@ -172,15 +220,11 @@ std::optional<Row> SqlRun::first_inner_match(const sql::Select& sub) {
   Enclosing enclosing(*this);
   SqlTable* t = table(sub.table);
   check_once(*t, &sub, [&] { check_select(sub, *t); });
-  if (s_.in_actor()) s_.also_touch(t->object);
-  std::vector<std::int64_t> ids;
-  server_.each_row(t->def.table, [&](std::int64_t id, RowState&) { ids.push_back(id); });
-  for (const std::int64_t id : ids) {
-    const std::optional<Row>& r = subquery_visible(t->def.table, id);
-    if (!r) continue;
+  touch(*t);
+  for (const auto& [id, r] : relation_rows(*t)) {
     table_ = t;
     alias_ = sub.alias;
-    row_ = &*r;
+    row_ = r;
     if (sql::is_true(sql::evaluate(*sub.where, *this))) return *r;
   }
   return std::nullopt;

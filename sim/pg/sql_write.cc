@@ -36,10 +36,11 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   }
   for (const sql::Assignment& a : ins.conflict_set) {
     if (t->column(a.column) < 0) throw SqlError("42703", fmt::format("column \"{}\" of relation \"{}\" does not exist", a.column, ins.table));
-    check_columns(a.value, *t, "");
+    check_columns(a.value, *t, ins.alias);
   }
-  if (ins.conflict_where) check_columns(*ins.conflict_where, *t, "");
-  check_columns(ins.returning, *t, "");
+  if (ins.conflict_where) check_columns(*ins.conflict_where, *t, ins.alias);
+  check_columns(ins.returning, *t, ins.alias);
+  alias_ = ins.alias;  // RETURNING's and DO UPDATE's name of the table
   if (!ins.conflict_columns.empty()) {
     // The arbiter: the primary key, or (DO NOTHING only) a unique key besides it.
     auto sorted = [](std::vector<std::string> v) {
@@ -64,13 +65,24 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     throw SqlError("0A000", "ON CONFLICT DO UPDATE on a table with a foreign key is not in lockstep's SQL subset (docs/sql.md)");
   }
   Rows out;
-  out.columns = column_names(ins.returning, t);
+  out.columns = column_names(ins.returning, t, ins.alias);
   std::int64_t inserted = 0;
   bool first = true;
   std::vector<Row> referencing;  // the inserted rows, when the table has foreign keys
-  for (const auto& values : ins.rows) {
+  const std::vector<std::vector<std::optional<Expr>>>* rows = &ins.rows;
+  std::vector<std::vector<std::optional<Expr>>> selected;  // INSERT ... SELECT's rows, as constants
+  if (ins.select) {
+    // The statement's first step writes the table, as a first row's does, and runs the SELECT.
+    if (auto refused = begin("sql_insert", on(t->object, Access::write))) return *refused;
+    for (std::vector<Value>& values : run_subquery(*ins.select, /*per_row=*/false)) {
+      auto& row = selected.emplace_back();
+      for (Value& v : values) row.emplace_back(Expr{.kind = Expr::Kind::constant, .value = std::move(v)});
+    }
+    rows = &selected;
+  }
+  for (const auto& values : *rows) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
-    Row row = new_row(*t, columns, values, first);
+    Row row = new_row(*t, columns, values, first, /*step_taken=*/first && ins.select != nullptr);
     first = false;
     if (!t->foreign_keys.empty()) referencing.push_back(row);
     const auto r = insert_one(*t, ins, std::move(row), out);
@@ -83,12 +95,13 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   return done(std::move(out));
 }
 
-Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first) {
-  if (first) {
+Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
+                    bool step_taken) {
+  if (first && !step_taken) {
     // The statement's first step: it writes the table (its sequences; the row scans see at
     // commit), in which the values are evaluated.
     if (auto refused = begin("sql_insert", on(t.object, Access::write))) throw Raised{*refused};
-  } else {
+  } else if (!step_taken) {
     if (auto refused = c_.begin_statement(OpDesc{"sql_insert", on(t.object, Access::write), 0, false})) throw Raised{*refused};
   }
   table_ = nullptr;
@@ -311,7 +324,7 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   }
   excluded_ = &proposed;
   table_ = &t;
-  alias_ = {};
+  alias_ = ins.alias;
   row_ = &*current;
   if (ins.conflict_where && !sql::is_true(sql::evaluate(*ins.conflict_where, *this))) {
     excluded_ = nullptr;
@@ -414,25 +427,41 @@ void SqlRun::returning(SqlTable& t, const std::vector<sql::Target>& ret, const R
       values.push_back(output(sql::evaluate(target.expr, *this)));
       continue;
     }
-    for (std::size_t i = 0; i < t.def.columns.size(); ++i) values.push_back(output(stored(t, row, static_cast<int>(i))));
+    if (stars(target, t)) {
+      for (std::size_t i = 0; i < t.def.columns.size(); ++i) values.push_back(output(stored(t, row, static_cast<int>(i))));
+    }
+    if (join_.row != nullptr && stars(target, *join_.table, join_.alias)) {
+      for (std::size_t i = 0; i < join_.table->def.columns.size(); ++i) {
+        values.push_back(output(stored(*join_.table, *join_.row, static_cast<int>(i))));
+      }
+    }
   }
   restore(saved);
 }
 
 template <typename Body>
 Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
-  SqlTable* t = table(b.table);
-  check_once(*t, &b, [&] {
-    if (b.where) check_columns(*b.where, *t, b.alias);
-    check_columns(b.returning, *t, b.alias);
-    for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
-  });
   SimConnection::Statement guard(c_);
+  declare_ctes(b.with);  // those that lock rows take their steps now
+  SqlTable* t = table(b.table);
+  if (derived_of(t) != nullptr) throw SqlError("42809", fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
+  SqlTable* from = b.from.empty() ? nullptr : table(b.from);
+  join_ = Join{from, b.from_alias, nullptr};
+  {
+    const Joined scope(*this, join_);  // the joined relation's columns are names of the statement
+    check_once(*t, &b, [&] {
+      if (b.where) check_columns(*b.where, *t, b.alias);
+      check_columns(b.returning, *t, b.alias);
+      for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
+    });
+  }
   prepare_locking_subqueries(b.where);
-  // A statement with subqueries scans first: its InitPlans are computed there, on its snapshot.
-  pinned_ = st_.has_subquery ? std::nullopt : pinned_row(*t, b.alias, b.where);
+  // A statement with subqueries or a join scans first: its InitPlans and the joined rows are
+  // read there, on its snapshot.
+  pinned_ = st_.has_subquery || from != nullptr ? std::nullopt : pinned_row(*t, b.alias, b.where);
   // A pinned statement's one row needs no allocation.
   boost::container::small_vector<std::pair<std::int64_t, Row>, 1> candidates;
+  std::vector<Row> joined;  // per candidate, the joined relation's row (UPDATE ... FROM)
   if (pinned_) {
     // One row: its lock is the first step, taken only when the row matches (update_row_if's way).
     statement_start_ = s_.now();
@@ -440,21 +469,40 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     candidates.emplace_back(*pinned_, Row{});
   } else {
     if (auto refused = begin(remove ? "sql_delete_scan" : "sql_update_scan", on(t->object, Access::read))) return *refused;
+    if (st_.has_subquery || from != nullptr) take_statement_snapshot();
     if (st_.has_subquery) {
-      take_statement_snapshot();
       for (const sql::Assignment& a : set_of(b)) compute_initplans(a.value);
       if (b.where) compute_initplans(*b.where);
       compute_initplans(b.returning);
     }
-    auto scanned = scan(t, b.alias, b.where);
-    candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
+    if (from != nullptr) {
+      for (auto& [id, target, row] : join_candidates(*t, b.alias, *from, b.from_alias, b.where)) {
+        candidates.emplace_back(id, std::move(target));
+        joined.push_back(std::move(row));
+      }
+    } else {
+      auto scanned = scan(t, b.alias, b.where);
+      candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
+    }
   }
   Rows out;
-  out.columns = column_names(b.returning, t);
+  out.columns = column_names(b.returning, t, b.alias);
   std::int64_t changed = 0;
   const std::string& name = t->def.table;
   KeyChanges changes;
-  for (const auto& [id, seen] : candidates) {
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const std::int64_t id = candidates[k].first;
+    join_.row = from != nullptr ? &joined[k] : nullptr;
+    const Joined with(*this, join_);  // the joined row, as it was, through the re-check
+    if (!remove && !pinned_) {
+      // The scanned version's new values are computed before its lock is asked for, as
+      // PostgreSQL's plan projects them (and ExecUpdate checks NOT NULL) before heap_update:
+      // an error there does not wait for the row.
+      const Saved saved = save();
+      alias_ = b.alias;
+      (void)apply_set(*t, candidates[k].second, set_of(b));
+      restore(saved);
+    }
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
     // What `wanted` needs, behind one pointer: the function keeps it without allocating.
     struct Check {
@@ -506,6 +554,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
 void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
                           const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes) {
   const bool keyed = !t.foreign_keys.empty() || !t.referenced_by.empty();
+  alias_ = alias;
   if (set == nullptr) {
     returning(t, ret, newest, out);
     if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
@@ -513,7 +562,6 @@ void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
     write_version(t, id, std::nullopt, {}, out);
     return;
   }
-  alias_ = alias;
   Row updated = apply_set(t, newest, *set);
   if (keyed) changes.emplace_back(newest, updated);
   write_version(t, id, std::move(updated), ret, out);

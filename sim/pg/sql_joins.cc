@@ -1,0 +1,122 @@
+// sim/pg/sql_joins.cc: the relations a statement reads besides its table (sim/pg/sql_run.h):
+// WITH queries (computed once, when first read; one that locks rows in steps of its own,
+// before the statement's own scan), and the one relation UPDATE ... FROM or DELETE ... USING
+// joins, whose row for each target row is kept as it was through the EvalPlanQual re-check
+// (PostgreSQL re-runs the join for the new version with the other relation's row as it was).
+#include <algorithm>
+
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+
+void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
+  for (const sql::CommonTable& cte : with) {
+    auto d = std::make_unique<Derived>();
+    d->def = &cte;
+    d->table.def.table = cte.name;
+    const sql::Select& sel = *cte.select;
+    const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
+    for (const sql::Target& target : sel.targets) {
+      if (target.star) {
+        if (source == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
+        for (const sql::ColumnDef& c : source->def.columns) d->table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});
+        continue;
+      }
+      // A plain column keeps its type; an expression's is its first value's (materialize).
+      Type type = Type::unknown;
+      if (target.expr.kind == Expr::Kind::column && source != nullptr) {
+        if (const int i = source->column(target.expr.name); i >= 0) type = source->def.columns[static_cast<std::size_t>(i)].type;
+      }
+      d->table.def.columns.push_back(sql::ColumnDef{.name = target.name, .type = type});
+    }
+    derived_.push_back(std::move(d));
+    // One that locks rows takes its steps now, before the statement's own.
+    if (sel.lock != sql::RowLock::none) materialize(*derived_.back());
+  }
+}
+
+SqlRun::Derived* SqlRun::derived(std::string_view name) {
+  for (auto& d : derived_) {
+    if (d->def->name == name) return d.get();
+  }
+  return nullptr;
+}
+
+SqlRun::Derived* SqlRun::derived_of(const SqlTable* t) {
+  for (auto& d : derived_) {
+    if (&d->table == t) return d.get();
+  }
+  return nullptr;
+}
+
+void SqlRun::materialize(Derived& d) {
+  if (d.computed) return;
+  d.computed = true;
+  const sql::Select& sel = *d.def->select;
+  std::vector<std::vector<Value>> rows = run_subquery(sel, /*per_row=*/false);
+  for (std::size_t i = 0; i < d.table.def.columns.size(); ++i) {
+    sql::ColumnDef& c = d.table.def.columns[i];
+    if (c.type != Type::unknown) continue;
+    c.type = Type::text;  // an untyped literal is text, as PostgreSQL resolves a WITH query's column
+    for (const auto& row : rows) {
+      if (!row[i].is_null() && row[i].type() != Type::unknown) {
+        c.type = row[i].type();
+        break;
+      }
+    }
+  }
+  for (std::vector<Value>& values : rows) {
+    Row& row = d.rows.emplace_back();
+    for (std::size_t i = 0; i < values.size() && i < d.table.def.columns.size(); ++i) {
+      if (!values[i].is_null()) row.emplace(d.table.def.columns[i].name, std::move(values[i]).text_output());
+    }
+  }
+}
+
+std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const SqlTable& t) {
+  std::vector<std::pair<std::int64_t, const Row*>> out;
+  if (Derived* d = derived_of(&t)) {
+    materialize(*d);
+    for (std::size_t i = 0; i < d->rows.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->rows[i]);
+    return out;
+  }
+  const std::string& name = t.def.table;
+  std::vector<std::int64_t> ids;
+  if (pinned_) {
+    ids.push_back(*pinned_);
+  } else {
+    server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+  }
+  for (const std::int64_t id : ids) {
+    const std::optional<Row>& r = subquery_depth_ == 0 ? c_.visible(name, id) : subquery_visible(name, id);
+    if (r) out.emplace_back(id, &*r);
+  }
+  return out;
+}
+
+std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
+                                                                         std::string_view from_alias, const std::optional<Expr>& where) {
+  touch(from);  // the joined relation is read in this step, as the target
+  std::vector<Row> joined;
+  for (const auto& [id, r] : relation_rows(from)) joined.push_back(*r);
+  std::vector<std::tuple<std::int64_t, Row, Row>> out;
+  const Saved saved = save();
+  for (const auto& [id, r] : relation_rows(t)) {
+    Row target = *r;
+    table_ = &t;
+    alias_ = alias;
+    row_ = &target;
+    // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of them.
+    for (const Row& j : joined) {
+      const Joined with(*this, Join{&from, from_alias, &j});
+      if (!where || where_holds(*where, id, /*recheck=*/false)) {
+        out.emplace_back(id, std::move(target), j);
+        break;
+      }
+    }
+  }
+  restore(saved);
+  return out;
+}
+
+}  // namespace lockstep::sim::pg
