@@ -25,9 +25,14 @@ $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 build: deps $(BUILD)/CMakeCache.txt
+	@echo "make: building the library, the command and every test program into $(BUILD)/"
 	cmake --build $(BUILD) -j $(JOBS)
 
-sweep: build
+# The sweep needs the command only: its build leaves the test programs to `make test`.
+sweep: deps $(BUILD)/CMakeCache.txt
+	@echo "make sweep: building the lockstep command (the tests are built by make test)"
+	cmake --build $(BUILD) -j $(JOBS) --target lockstep
+	@echo "make sweep: sweeping scenarios/ on the simulated backend"
 	$(BUILD)/lockstep sweep scenarios --out reports
 
 test: build
