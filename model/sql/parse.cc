@@ -231,8 +231,16 @@ Statement Reader::statement(const json& n) {
     s.body = remove(body);
   } else if (type == "CreateStmt") {
     s.body = create_table(body);
+  } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_SCHEMA") {
+    known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, statement_start_);
+    const json& objects = body.at("objects");
+    if (objects.size() != 1) refuse("DROP SCHEMA of several schemas", statement_start_);
+    s.body = Schema{str(objects.at(0)), false, body.value("missing_ok", false)};
   } else if (type == "DropStmt") {
     s.body = drop(body);
+  } else if (type == "CreateSchemaStmt") {
+    known(body, "CreateSchemaStmt", {"schemaname", "if_not_exists"}, statement_start_);
+    s.body = Schema{body.value("schemaname", ""), true, body.value("if_not_exists", false)};
   } else if (type == "IndexStmt") {
     s.body = create_index(body);
   } else if (type == "TransactionStmt") {
@@ -255,7 +263,7 @@ Statement Reader::statement(const json& n) {
 std::pair<std::string, std::string> Reader::relation(const json& body, int fallback) const {
   known(body, "RangeVar", {"relname", "inh", "relpersistence", "alias", "schemaname"}, fallback);
   const int loc = location_of(body, fallback);
-  if (body.contains("schemaname") && body.at("schemaname") != "public") refuse("a schema-qualified name", loc);
+  // A schema-qualified name names the table by its own name (plan.h's Schema).
   const std::string name = body.at("relname");
   if (name.starts_with("pg_") || name.starts_with("information_schema")) refuse(fmt::format("the system view {}", name), loc);
   std::string alias;
@@ -496,6 +504,7 @@ std::string Statement::tag() const {
     std::string operator()(const CreateTable&) const { return "CREATE TABLE"; }
     std::string operator()(const DropTable&) const { return "DROP TABLE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
+    std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
     std::string operator()(const LockTables&) const { return "LOCK TABLE"; }
     std::string operator()(const Transaction& t) const {

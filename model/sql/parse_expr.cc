@@ -177,10 +177,10 @@ Expr Reader::column_ref(const json& body, Expr e) {
   known(body, type, {"fields"}, loc);
   const json& fields = body.at("fields");
   if (node(fields.back()).first == "A_Star") refuse("* outside the select list", loc);
-  if (fields.size() > 2) refuse("a schema-qualified column", loc);
+  if (fields.size() > 3) refuse("a database-qualified column", loc);
   e.kind = Expr::Kind::column;
   e.name = str(fields.back());
-  if (fields.size() == 2) e.qualifier = str(fields.at(0));
+  if (fields.size() >= 2) e.qualifier = str(fields.at(fields.size() - 2));  // schema.table.column: the table
   return e;
 }
 

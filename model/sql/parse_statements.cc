@@ -139,8 +139,8 @@ DropTable Reader::drop(const json& body) {
   for (const json& o : body.at("objects")) {
     std::vector<std::string> parts;
     for (const json* p : items(o)) parts.push_back(str(*p));
-    if (parts.size() == 2 && parts[0] == "public") parts.erase(parts.begin());
-    if (parts.size() != 1) refuse("a schema-qualified name", loc);
+    if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
+    if (parts.size() != 1) refuse("a database-qualified name", loc);
     d.tables.push_back(parts[0]);
   }
   return d;

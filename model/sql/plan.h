@@ -177,6 +177,15 @@ struct CreateIndex {
   bool unique = false;
 };
 
+// CREATE SCHEMA [IF NOT EXISTS] name, DROP SCHEMA [IF EXISTS] name [CASCADE]: names only.
+// A table is known by its own name, whatever its schema (two tables of one name in two
+// schemas are refused when the second is created).
+struct Schema {
+  std::string name;
+  bool create = true;
+  bool if_clause = false;  // IF NOT EXISTS / IF EXISTS
+};
+
 enum class Isolation : std::uint8_t { read_committed, repeatable_read };
 
 struct Transaction {
@@ -202,7 +211,7 @@ struct LockTables {
 };
 
 struct Statement {
-  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables> body;
+  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema> body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -220,6 +221,10 @@ class Server {
   }
   SqlTable& add_sql_table(sql::CreateTable def);
   void drop_sql_table(std::string_view name);
+  // Schemas, by name (tables are known by their own names: plan.h's Schema). False when
+  // the schema already exists (add) or does not (drop).
+  bool add_schema(const std::string& name) { return schemas_.insert(name).second; }
+  bool drop_schema(const std::string& name) { return schemas_.erase(name) != 0; }
   // Calls f(id, state) for every row of the table the store has, in id order.
   template <typename F>
   void each_row(std::string_view table, F&& f) {
@@ -267,6 +272,7 @@ class Server {
   std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
+  std::set<std::string, std::less<>> schemas_{"public"};
   int next_pid_ = 1001;
   int pools_ = 0;
   ObjectId domain_;

@@ -456,6 +456,22 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   return done(Rows{{}, {}, "DROP TABLE"});
 }
 
+Result<Rows> SqlRun::statement(const sql::Schema& s) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  Rows out;
+  out.tag = s.create ? "CREATE SCHEMA" : "DROP SCHEMA";
+  if (s.create && !server_.add_schema(s.name)) {
+    if (!s.if_clause) return Error{"42P06", fmt::format("schema \"{}\" already exists", s.name)};
+    c_.warnings_.push_back({"42P06", fmt::format("schema \"{}\" already exists, skipping", s.name)});
+  }
+  if (!s.create && !server_.drop_schema(s.name)) {
+    if (!s.if_clause) return Error{"3F000", fmt::format("schema \"{}\" does not exist", s.name)};
+    c_.warnings_.push_back({"00000", fmt::format("schema \"{}\" does not exist, skipping", s.name)});
+  }
+  return done(std::move(out));
+}
+
 Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;

@@ -298,6 +298,8 @@ class SqlRun final : public sql::EvalContext {
 
   Result<Rows> statement(const sql::CreateIndex& ix);
 
+  Result<Rows> statement(const sql::Schema& s);
+
   // ---- SELECT
   Result<Rows> statement(const sql::Select& sel);
 
