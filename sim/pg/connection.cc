@@ -60,30 +60,32 @@ Result<std::vector<AdvisoryLockRow>> SimConnection::advisory_locks() {
   return rows;
 }
 
-Result<bool> SimConnection::cancel_backend(int pid) {
-  Statement st(*this);
-  const OpDesc first{"pg_cancel_backend", whole_server(Access::write), pid, true};
+Result<Session*> SimConnection::signal_step(std::string_view verb, int pid) {
+  const OpDesc first{verb, whole_server(Access::write), pid, true};
   if (auto refused = begin_statement(first)) return *refused;
   Session* victim = server_.live_session(pid);
   s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
   if (victim == nullptr) {
     warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("PID {} is not a PostgreSQL backend process", pid)});
-    return false;
   }
-  server_.cancel(*victim);
+  return victim;
+}
+
+Result<bool> SimConnection::cancel_backend(int pid) {
+  Statement st(*this);
+  const Result<Session*> victim = signal_step("pg_cancel_backend", pid);
+  if (!victim.ok()) return victim.error();
+  if (victim.value() == nullptr) return false;
+  server_.cancel(*victim.value());
   return true;
 }
 
 Result<bool> SimConnection::terminate_backend(int pid) {
   Statement st(*this);
-  const OpDesc first{name(Stmt::pg_terminate_backend), whole_server(Access::write), pid, true};
-  if (auto refused = begin_statement(first)) return *refused;
-  Session* victim = server_.live_session(pid);
-  s_.note_result({Kind::value, victim != nullptr ? 1 : 0});
-  if (victim == nullptr) {
-    warnings_.push_back({std::string(sqlstate::kWarning), fmt::format("PID {} is not a PostgreSQL backend process", pid)});
-    return false;
-  }
+  const Result<Session*> found = signal_step(name(Stmt::pg_terminate_backend), pid);
+  if (!found.ok()) return found.error();
+  Session* victim = found.value();
+  if (victim == nullptr) return false;
   server_.terminate(*victim);
   if (victim == &session_) {
     // Its own backend: this statement ends with it, and libpq reports the connection lost

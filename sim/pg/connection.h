@@ -160,6 +160,9 @@ class SimConnection : public lockstep::pg::Connection {
   Result<bool> terminate_backend(int pid) override;
   // pg_cancel_backend(pid): true when a backend has that pid (Server::cancel).
   Result<bool> cancel_backend(int pid);
+  // The step of pg_cancel_backend / pg_terminate_backend (it writes the whole server): the
+  // live session with that pid, or nullptr and the server's warning.
+  Result<Session*> signal_step(std::string_view verb, int pid);
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
 
