@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "lockstep/cli/interrupt.h"
 #include "lockstep/cli/permutation_diff.h"
 #include "lockstep/cli/pg_server.h"
 #include "lockstep/cli/subcommands.h"
@@ -40,16 +41,26 @@ std::string permutation_names(const std::vector<sql::PermutationStep>& steps) {
   return names;
 }
 
-// A spec's whole output: on the server `conninfo` names, or (nullptr) in simulation. For a
-// server the SQL is sent as written; the simulation needs it within lockstep's subset.
-std::string spec_output(const std::string& path, const Server* server, std::chrono::seconds max_step_wait) {
+// A spec's whole output, appended to `all`, or (with `live`) written there as each permutation
+// ends: on the server `conninfo` names, or (nullptr) in simulation. For a server the SQL is
+// sent as written; the simulation needs it within lockstep's subset. Ctrl-C or SIGTERM stops
+// it between permutations (or, on a server, during a step): what finished is kept.
+void spec_output(const std::string& path, const Server* server, std::chrono::seconds max_step_wait, std::string& all,
+                 std::ostream* live) {
   const sql::Spec spec = sql::load_spec(path, server != nullptr ? sql::SqlText::as_written : sql::SqlText::parsed);
-  std::string out = fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s");
+  auto emit = [&](const std::string& text) {
+    if (live != nullptr) {
+      *live << text << std::flush;
+    } else {
+      all += text;
+    }
+  };
+  emit(fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s"));
   for (const auto& steps : sql_spec::permutations(spec)) {
-    out += server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo(), max_step_wait)
-                             : sim::run_isolation_permutation(spec, steps, false, max_step_wait);
+    if (interrupted()) break;
+    emit(server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo(), max_step_wait, false, interrupted)
+                           : sim::run_isolation_permutation(spec, steps, false, max_step_wait));
   }
-  return out;
 }
 
 std::string read_text(const std::string& path) {
@@ -81,9 +92,10 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
   for (const std::string& path : a.specs) {
     const sql::Spec spec = sql::load_spec(path);
     for (const auto& steps : sql_spec::permutations(spec)) {
+      if (interrupted()) return finished(differing == 0 ? 0 : 1);
       const std::chrono::seconds wait(a.max_step_wait);
       const std::string simulated = sim::run_isolation_permutation(spec, steps, false, wait);
-      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo(), wait);
+      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo(), wait, false, interrupted);
       if (simulated == served) {
         out << fmt::format("{}: permutation{}: the same\n", path, permutation_names(steps));
         continue;
@@ -101,13 +113,25 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
 int cmd_isolation(const IsolationArgs& a, std::ostream& out, std::ostream& err) {
   if (a.diff && !a.pg) throw InputError("isolation --diff needs --pg CONNINFO|auto: the server to compare with");
   const std::unique_ptr<Server> server = a.pg ? std::make_unique<Server>(*a.pg) : nullptr;
-  if (a.diff) return diff_specs(a, *server, out, err);
-  std::string all;
-  for (const std::string& spec : a.specs) all += spec_output(spec, server.get(), std::chrono::seconds(a.max_step_wait));
-  if (!a.expected) {
-    out << all;
-    return 0;
+  if (a.diff) {
+    try {
+      return diff_specs(a, *server, out, err);
+    } catch (const real::PermutationInterrupted&) {
+      err << "isolation: interrupted; the permutations before this one are reported above\n";
+      return finished(1);
+    }
   }
+  std::string all;
+  std::ostream* live = a.expected ? nullptr : &out;  // without a file to compare with, each permutation as it ends
+  try {
+    for (const std::string& spec : a.specs) spec_output(spec, server.get(), std::chrono::seconds(a.max_step_wait), all, live);
+  } catch (const real::PermutationInterrupted&) {
+  }
+  if (interrupted()) {
+    err << "isolation: interrupted; what is printed is the output of the permutations that finished\n";
+    return finished(1);
+  }
+  if (!a.expected) return 0;
   const std::string want = read_text(*a.expected);
   if (all == want) {
     out << fmt::format("isolation: output equals {}\n", *a.expected);

@@ -51,8 +51,9 @@ void print_notice(void* arg, const char* message) {
 
 class Runner final : private ::lockstep::sql::IsolationSessions {
  public:
-  Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo, std::chrono::seconds max_step_wait)
-      : spec_(spec), max_step_wait_(max_step_wait) {
+  Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo, std::chrono::seconds max_step_wait,
+         std::function<bool()> stop)
+      : spec_(spec), max_step_wait_(max_step_wait), stop_(std::move(stop)) {
     static std::atomic<int> runs{0};
     schema_ = fmt::format("lockstep_isolation_{}_{}", ::getpid(), runs++);
     control_.name = "control connection";
@@ -165,6 +166,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     const auto start = Clock::now();
     bool canceled = false;
     while (PQisBusy(s.conn.get()) != 0) {
+      if (stop_ && stop_()) throw PermutationInterrupted();
       pollfd p{PQsocket(s.conn.get()), POLLIN, 0};
       const int ready = ::poll(&p, 1, kPollMs);
       if (ready < 0 && errno != EINTR) lost(s);
@@ -230,6 +232,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 
   const ::lockstep::sql::Spec& spec_;
   std::chrono::seconds max_step_wait_;
+  std::function<bool()> stop_;
   std::string schema_;
   Session control_;
   std::vector<std::unique_ptr<Session>> sessions_;  // stable: notices point at them
@@ -240,8 +243,9 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 }  // namespace isolation_runner
 
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
-                                      const std::string& conninfo, std::chrono::seconds max_step_wait, bool with_checks) {
-  isolation_runner::Runner runner(spec, conninfo, max_step_wait);
+                                      const std::string& conninfo, std::chrono::seconds max_step_wait, bool with_checks,
+                                      std::function<bool()> stop) {
+  isolation_runner::Runner runner(spec, conninfo, max_step_wait, std::move(stop));
   return runner.run(steps, with_checks);
 }
 

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,8 +33,15 @@ namespace lockstep::real {
 // wait began is canceled, as isolationtester's max_step_wait (300 s) does, and the cancel printed.
 // With `with_checks`, the spec's checks run after the sessions' teardown (on the control
 // connection) and follow, a line each (sql_spec::checked_line).
+// `stop` is asked while a step is awaited (every 10 ms): when it says yes (Ctrl-C, SIGTERM),
+// the run ends at once with PermutationInterrupted, its connections closed.
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
                                       const std::string& conninfo, std::chrono::seconds max_step_wait = ::lockstep::sql::kMaxStepWait,
-                                      bool with_checks = false);
+                                      bool with_checks = false, std::function<bool()> stop = {});
+
+// A permutation stopped by its `stop` hook before it finished.
+struct PermutationInterrupted : std::runtime_error {
+  PermutationInterrupted() : std::runtime_error("the permutation was interrupted") {}
+};
 
 }  // namespace lockstep::real

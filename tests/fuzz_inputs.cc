@@ -1,16 +1,21 @@
-// tests/fuzz_inputs.cc: a bounded mutation fuzzer for what lockstep reads: scenario and
-// trace files, through the command line itself (check, replay, shrink, report), in process.
+// tests/fuzz_inputs.cc: a bounded mutation fuzzer for what lockstep reads, through the
+// command line itself, in process: scenario and trace files (check, replay, shrink, report)
+// and, with --spec, PostgreSQL isolation specs (check and isolation on the simulated server).
 //
-// Seeds are the *.json files under the given directories (scenarios/, traces/). Each run
-// takes one seed, applies one to four mutations (bytes flipped, inserted, deleted or
-// repeated; a JSON value replaced by another type, a huge or out-of-range number, a deep
-// nest, or a value from another seed), writes it to a file and runs one command on it with
-// tight bounds. A run that ends with exit code 3 (internal error), takes longer than
-// --hang-seconds, or crashes (ASan, UBSan, a signal) is a finding: its input is kept in
-// --findings and the driver exits 1. Exit codes 0, 1 and 2 are all fine: bad input must
-// give 2 with a message, a valid input any verdict.
+// Seeds are the *.json files (with --spec, the *.spec files) under the given directories
+// (scenarios/, traces/; tests/pg-isolation, tests/sql-specs). Each run takes one seed,
+// applies one to four mutations and runs one command on the result with tight bounds. JSON:
+// bytes flipped, inserted, deleted or repeated; a value replaced by another type, a huge or
+// out-of-range number, a deep nest, or a value from another seed. Specs: the mutations of
+// tests/fuzz_spec_mutations.h (structure, SQL tokens, nesting, odd values, constructs
+// outside the subset, bytes). A run that ends with exit code 3 (internal error), takes
+// longer than --hang-seconds, or crashes (ASan, UBSan, a signal) is a finding: its input is
+// kept in --findings (a crash leaves it as the file current.*) and the driver exits 1. Exit
+// codes 0, 1 and 2 are all fine: bad input must give 2 with a message, a valid input any
+// verdict; with --spec, an exit 2 whose message names no place in the file is a finding too.
 //
-//   fuzz_inputs [--seconds S | --runs N] [--seed N] [--findings DIR] DIR...
+//   fuzz_inputs [--spec] [--seconds S | --runs N] [--seed N] [--hang-seconds S]
+//               [--findings DIR] [--log FILE] DIR...
 //
 // Deterministic for a given seed and --runs (the inputs, not the timings).
 #include <signal.h>
@@ -21,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,20 +39,47 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/cli/commands.h"
+#include "fuzz_spec_mutations.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using Rng = std::mt19937_64;
+using lockstep::fuzz::below;
+using lockstep::fuzz::Rng;
 
 char g_alarm_message[512];  // what the alarm handler prints: the run and its input
+
+char g_crash_message[512];  // what the crash handler prints: the run and where its input is
 
 extern "C" void on_alarm(int) {
   (void)!write(STDERR_FILENO, g_alarm_message, strlen(g_alarm_message));
   _exit(1);
 }
 
-std::uint64_t below(Rng& rng, std::uint64_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng); }
+// A crash in the command under test ends the driver: say which run, and leave its input.
+extern "C" void on_crash(int sig) {
+  (void)!write(STDERR_FILENO, g_crash_message, strlen(g_crash_message));
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void catch_crashes() {
+  static char alternate_stack[1 << 16];  // a stack overflow needs a stack to report on
+  stack_t ss{};
+  ss.ss_sp = alternate_stack;
+  ss.ss_size = sizeof alternate_stack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction action{};
+  action.sa_handler = on_crash;
+  action.sa_flags = SA_ONSTACK;
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(sig, &action, nullptr);
+}
+
+// An exit-2 message that names no place: neither "FILE:LINE" nor a line or column word.
+bool names_a_place(const std::string& message, const std::string& input) {
+  const std::string name = std::filesystem::path(input).filename().string();
+  return message.find(name + ":") != std::string::npos || message.find("line ") != std::string::npos;
+}
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -154,9 +187,11 @@ struct Command {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool spec_mode = false;
   double seconds = 0;
   std::uint64_t runs = 0, seed = 1, hang_seconds = 30;
   fs::path findings = "fuzz-findings";
+  std::optional<fs::path> log_path;  // a line per run: its command, exit code and first message line
   std::vector<fs::path> dirs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -167,7 +202,9 @@ int main(int argc, char** argv) {
       }
       return std::string(argv[++i]);
     };
-    if (a == "--seconds") {
+    if (a == "--spec") {
+      spec_mode = true;
+    } else if (a == "--seconds") {
       seconds = std::stod(value());
     } else if (a == "--runs") {
       runs = std::stoull(value());
@@ -175,6 +212,8 @@ int main(int argc, char** argv) {
       seed = std::stoull(value());
     } else if (a == "--hang-seconds") {
       hang_seconds = std::stoull(value());
+    } else if (a == "--log") {
+      log_path = value();
     } else if (a == "--findings") {
       findings = value();
     } else {
@@ -182,30 +221,43 @@ int main(int argc, char** argv) {
     }
   }
   if (dirs.empty() || (seconds <= 0 && runs == 0)) {
-    std::cerr << "usage: fuzz_inputs [--seconds S | --runs N] [--seed N] [--hang-seconds S] [--findings DIR] DIR...\n";
+    std::cerr << "usage: fuzz_inputs [--spec] [--seconds S | --runs N] [--seed N] [--hang-seconds S] [--findings DIR] [--log FILE] DIR...\n";
     return 2;
   }
+  const std::string extension = spec_mode ? ".spec" : ".json";
   std::vector<std::string> seeds;
   for (const auto& d : dirs) {
     for (const auto& e : fs::recursive_directory_iterator(d)) {
-      if (e.is_regular_file() && e.path().extension() == ".json") seeds.push_back(read_file(e.path()));
+      if (e.is_regular_file() && e.path().extension() == extension) seeds.push_back(read_file(e.path()));
     }
   }
   if (seeds.empty()) {
-    std::cerr << "fuzz_inputs: no *.json seeds under the given directories\n";
+    std::cerr << "fuzz_inputs: no *" << extension << " seeds under the given directories\n";
     return 2;
   }
+  // The input lives in --findings while it runs, so that a crash leaves it there.
+  fs::create_directories(findings);
   const fs::path work = fs::temp_directory_path() / fmt::format("lockstep-fuzz-{}", getpid());
   fs::create_directories(work);
-  const std::string input = (work / "input.json").string();
+  const std::string input = (findings / ("current" + extension)).string();
   const std::string out = (work / "out").string();
-  const std::vector<Command> commands = {
+  const std::vector<Command> json_commands = {
       {{"check", "INPUT", "--max-executions", "200", "--max-seconds", "2", "--trace-out", "OUT.json", "--json"}},
       {{"check", "INPUT", "--strategy", "random", "--max-executions", "50", "--trace-out", "OUT.json"}},
       {{"replay", "INPUT", "--json"}},
       {{"shrink", "INPUT", "--out", "OUT.json", "--max-seconds", "2"}},
       {{"report", "INPUT", "-o", "OUT.html"}},
   };
+  const std::vector<Command> spec_commands = {
+      {{"check", "INPUT", "--max-executions", "200", "--max-seconds", "2", "--trace-out", "OUT.json", "--json"}},
+      {{"check", "INPUT", "--strategy", "random", "--max-executions", "30", "--trace-out", "OUT.json"}},
+      {{"isolation", "INPUT"}},
+      {{"isolation", "INPUT", "--max-step-wait", "1"}},
+  };
+  const std::vector<Command>& commands = spec_mode ? spec_commands : json_commands;
+  catch_crashes();
+  std::ofstream log;
+  if (log_path) log.open(*log_path);
   signal(SIGALRM, on_alarm);
   Rng rng(seed);
   const auto start = std::chrono::steady_clock::now();
@@ -215,7 +267,13 @@ int main(int argc, char** argv) {
                    : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
     std::string text = seeds[below(rng, seeds.size())];
     const int mutations = 1 + static_cast<int>(below(rng, 3));
-    for (int m = 0; m < mutations; ++m) text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : mutate_bytes(text, rng);
+    for (int m = 0; m < mutations; ++m) {
+      if (spec_mode) {
+        text = lockstep::fuzz::mutate_spec(text, seeds, rng);
+      } else {
+        text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : mutate_bytes(text, rng);
+      }
+    }
     std::ofstream(input, std::ios::binary | std::ios::trunc) << text;
     const Command& c = commands[below(rng, commands.size())];
     std::vector<std::string> args = {"lockstep"};
@@ -228,26 +286,36 @@ int main(int argc, char** argv) {
     std::vector<const char*> cargs;
     for (const auto& a : args) cargs.push_back(a.c_str());
     // A finding's input is kept before it can crash the driver.
-    const fs::path kept = findings / fmt::format("run-{}.json", done);
+    const fs::path kept = findings / fmt::format("run-{}{}", done, extension);
     snprintf(g_alarm_message, sizeof g_alarm_message, "fuzz_inputs: HANG (over %llu s) in run %llu: %s %s\n",
              static_cast<unsigned long long>(hang_seconds), static_cast<unsigned long long>(done), c.args[0].c_str(),
              input.c_str());
+    snprintf(g_crash_message, sizeof g_crash_message, "fuzz_inputs: CRASH in run %llu: %s %s (the input is kept there)\n",
+             static_cast<unsigned long long>(done), c.args[0].c_str(), input.c_str());
     alarm(static_cast<unsigned>(hang_seconds));
+    const auto run_start = std::chrono::steady_clock::now();
     std::ostringstream sink_out, sink_err;
     const int code = lockstep::cli::run_cli(static_cast<int>(cargs.size()), cargs.data(), sink_out, sink_err);
     alarm(0);
     ++by_code[code >= 0 && code <= 3 ? code : 3];
-    if (code == lockstep::cli::kExitInternal || code < 0 || code > 3) {
+    if (log.is_open()) {
+      const std::string message = sink_err.str();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run_start).count();
+      log << fmt::format("run {} {} exit {} ({:.0f} ms): {}\n", done, c.args[0], code, ms, message.substr(0, message.find('\n')));
+    }
+    const bool unplaced = spec_mode && code == lockstep::cli::kExitBadInput && !names_a_place(sink_err.str(), input);
+    if (code == lockstep::cli::kExitInternal || code < 0 || code > 3 || unplaced) {
       ++found;
-      fs::create_directories(findings);
       std::ofstream(kept, std::ios::binary) << text;
-      std::cerr << fmt::format("fuzz_inputs: exit {} in run {} ({}): {}  input kept in {}\n", code, done, c.args[0],
-                               sink_err.str(), kept.string());
+      std::cerr << fmt::format("fuzz_inputs: {} in run {} ({}): {}  input kept in {}\n",
+                               unplaced ? "a rejection that names no place" : fmt::format("exit {}", code), done,
+                               c.args[0], sink_err.str(), kept.string());
     }
     ++done;
   }
   std::error_code ec;
   fs::remove_all(work, ec);
+  fs::remove(input, ec);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format("fuzz_inputs: {} runs in {:.1f} s from {} seeds (seed {}): exit 0: {}, 1: {}, 2: {}; "
                            "findings (exit 3, crash, hang): {}\n",

@@ -111,6 +111,41 @@ assert s['exhaustive'] and s['executions'] > 1000, s['executions']
 assert r['exhaustive'] and r['executions'] == s['executions'] and r['steps'] == s['steps'], (r['executions'], r['steps'], s['steps'])
 "
 
+# 1d. SIGTERM during `isolation` and `check` of a spec on the simulated server: isolation of
+# every interleaving (6,930 of them, a few seconds) stops between permutations, printing the
+# ones that finished; check stops its search and reports it interrupted. Both exit 143.
+{
+  printf 'setup { CREATE TABLE t (id int PRIMARY KEY, n int); INSERT INTO t VALUES (1, 0); }\n'
+  for session in a:5 b:4 c:2; do
+    s=${session%%:*}
+    printf 'session %s\n' "$s"
+    for i in $(seq "${session##*:}"); do
+      printf 'step %s%d { UPDATE t SET n = n + %d WHERE id = 1; UPDATE t SET n = n - 1 WHERE id = 1; SELECT n FROM t; }\n' "$s" "$i" "$i"
+    done
+  done
+} > "$work/many.spec"
+"$lockstep" isolation "$work/many.spec" > "$work/many-iso.out" 2> "$work/many-iso.err" &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM during isolation (simulated) exits 143 (got $code)" test "$code" = 143
+check "isolation prints the permutations that finished" grep -q "starting permutation:" "$work/many-iso.out"
+check "isolation says it was interrupted (simulated)" grep -q "isolation: interrupted" "$work/many-iso.err"
+"$lockstep" check "$work/many.spec" --json > "$work/many-check.out" 2> "$work/many-check.err" &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM during check of a spec exits 143 (got $code)" test "$code" = 143
+check "check of a spec reports the search interrupted" python3 -c "
+import json
+r = json.load(open('$work/many-check.out'))
+assert r['interrupted'] and r['executions'] > 0, r
+"
+
 pgbin=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)}
 if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
   echo "no PostgreSQL server binaries: parts 2 and 3 skipped"
@@ -135,6 +170,28 @@ check "no cluster directory left" test -z "$(ls -A "$work/tmp")"
 no_process() { ! pgrep -f "$1" > /dev/null; }  # (a function: pgrep never matches itself)
 check "no postgres process left" no_process "$work/tmp/lockstep-pg"
 cat "$work/confirm.err"
+
+# 2b. SIGTERM during `isolation --pg auto` while a step waits for a lock (it would be waited
+# for 300 s before its cancel): exit 143 at once, the permutations before it printed, the
+# throwaway server stopped and removed.
+printf 'setup { CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1); }\nteardown { DROP TABLE t; }\nsession a\nstep a1 { BEGIN; }\nstep a2 { UPDATE t SET id = 1; }\nstep a3 { COMMIT; }\nsession b\nstep b1 { BEGIN; }\nstep b2 { UPDATE t SET id = 1; }\nstep b3 { COMMIT; }\npermutation a1 a2 a3 b1 b2 b3\npermutation a1 a2 b1 b2 b3 a3\n' > "$work/stuck.spec"
+TMPDIR="$work/tmp" "$lockstep" isolation "$work/stuck.spec" --pg auto > "$work/iso.out" 2> "$work/iso.err" &
+pid=$!
+check "the throwaway server starts (isolation)" wait_for "$work/tmp/lockstep-pg.*/data/postmaster.pid" 60
+# The first permutation is printed when it ends; the second waits at b2 for 300 s.
+for _ in $(seq 1 300); do grep -q "starting permutation: a1 a2 a3 b1 b2 b3" "$work/iso.out" 2> /dev/null && break; sleep 0.1; done
+sleep 2
+started=$(date +%s)
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM during isolation --pg auto exits 143 (got $code)" test "$code" = 143
+check "isolation stops within 30 s of SIGTERM" test $(($(date +%s) - started)) -lt 30
+check "the finished permutation is printed" grep -q "starting permutation: a1 a2 a3 b1 b2 b3" "$work/iso.out"
+check "isolation says it was interrupted" grep -q "isolation: interrupted" "$work/iso.err"
+check "no cluster directory left (isolation)" test -z "$(ls -A "$work/tmp")"
+check "no postgres process left (isolation)" no_process "$work/tmp/lockstep-pg"
+cat "$work/iso.err"
 
 # 3. A server stopped with -m immediate mid-confirm.
 own_pg="$work/pg"

@@ -54,6 +54,14 @@ Session gen_session(bool always_a_block) {
   const bool block = always_a_block || *rc::gen::arbitrary<bool>();
   // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
   if (block) s.push_back(*rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")));
+  // One block in five starts with LOCK TABLE: the statements of the others then wait for
+  // their table's weak lock, and read their rows only once it is granted.
+  if (block && *rc::gen::inRange(0, 5) == 0) {
+    s.push_back(fmt::format("LOCK TABLE t IN {} MODE{}",
+                            *rc::gen::element(std::string("ROW EXCLUSIVE"), std::string("SHARE"), std::string("SHARE ROW EXCLUSIVE"),
+                                              std::string("EXCLUSIVE"), std::string("ACCESS EXCLUSIVE")),
+                            *rc::gen::inRange(0, 4) == 0 ? " NOWAIT" : ""));
+  }
   const int statements = *rc::gen::inRange(1, 3);
   // In a third of the blocks of two statements the second runs after a SAVEPOINT, then is
   // rolled back to it or released.

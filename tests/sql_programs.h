@@ -16,7 +16,8 @@ std::string gen_statement();
 
 // A session: one or two statements, alone (each its own transaction) or inside BEGIN (READ
 // COMMITTED or REPEATABLE READ) and a COMMIT or ROLLBACK, the second statement sometimes
-// after a SAVEPOINT rolled back to or released; with `always_a_block`, inside one.
+// after a SAVEPOINT rolled back to or released, a block sometimes opened by LOCK TABLE; with
+// `always_a_block`, inside one.
 Session gen_session(bool always_a_block = false);
 
 // The table's setup: `t (id int PRIMARY KEY, v int NOT NULL [UNIQUE])` with rows (1, 0), (2, 1).

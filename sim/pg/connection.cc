@@ -156,7 +156,15 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   if (implicit_table_lock_) {
     const TableLockRequest request = std::move(*implicit_table_lock_);
     implicit_table_lock_.reset();
-    return take_table_lock(request);
+    bool waited = false;
+    if (auto e = take_table_lock(request, &waited)) return e;
+    // The statement ran nothing while it waited for its table: its first step, with the
+    // footprint it declared (and the access it may narrow), is taken again now.
+    if (waited) {
+      step(op);
+      if (killed()) return terminated();
+      if (aborted_) return in_failed_transaction();
+    }
   }
   return std::nullopt;
 }

@@ -428,7 +428,8 @@ class SimConnection : public lockstep::pg::Connection {
   void undo_to(const Savepoint& mark);
   void abort_subtransaction();
   // Takes a table lock for this transaction, waiting (steps on the whole server) if it must.
-  std::optional<Error> take_table_lock(const TableLockRequest& request);
+  // `waited` (when given) says whether the request queued behind another session's lock.
+  std::optional<Error> take_table_lock(const TableLockRequest& request, bool* waited = nullptr);
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
   LastStatement last_;

@@ -326,7 +326,9 @@ SqlTable* SqlRun::table(const std::string& name) {
 
 Error SqlRun::fail(Error e) {
   if (c_.session_.in_transaction) return c_.abort_with(std::move(e));
-  if (!c_.written_.empty() || !c_.locked_rows_.empty()) c_.release_now({.rows = true, .commit = false}, "rollback");
+  // An autocommit statement's error ends its transaction: rows, row locks and its weak table
+  // lock go (a LOCK TABLE queued behind that lock is granted).
+  c_.release_now({.rows = true, .commit = false}, "rollback");
   return e;
 }
 

@@ -6,7 +6,7 @@
 
 namespace lockstep::sim::pg {
 
-std::optional<Error> SimConnection::take_table_lock(const TableLockRequest& request) {
+std::optional<Error> SimConnection::take_table_lock(const TableLockRequest& request, bool* waited) {
   LockTable& locks = server_.table_locks();
   if (locks.deadlocks_at_once(pid_, request.key, request.mode)) {
     s_.note_result({Kind::failed});
@@ -14,6 +14,7 @@ std::optional<Error> SimConnection::take_table_lock(const TableLockRequest& requ
   }
   auto waiter = locks.request(pid_, request.key, request.mode, Scope::transaction);
   if (!waiter) return std::nullopt;
+  if (waited != nullptr) *waited = true;
   note_queued(locks, request.key, request.mode);
   if (Status waited = wait_for(locks, waiter, kNoObject, Access::acquire, "table_lock_wait", fmt::format("the lock on table {}", request.table));
       !waited.ok()) {
@@ -23,7 +24,9 @@ std::optional<Error> SimConnection::take_table_lock(const TableLockRequest& requ
 }
 
 Status SimConnection::lock_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool nowait) {
-  if (auto refused = begin_statement({"lock_table", whole_server(Access::acquire), pid_, true})) return *refused;
+  // LOCK TABLE takes no snapshot (PostgreSQL's PlannedStmtRequiresSnapshot): a REPEATABLE READ
+  // transaction that locks its tables first takes its snapshot after the locks are granted.
+  if (auto refused = begin_statement({"lock_table", whole_server(Access::acquire), pid_, true}, false)) return *refused;
   if (!session_.in_transaction) return Error{"25P01", "LOCK TABLE can only be used in transaction blocks"};
   strong_table_lock_ = true;
   for (const auto& [name, key] : tables) {

@@ -1,0 +1,23 @@
+// tests/fuzz_spec_mutations.h: the mutations the fuzzer (tests/fuzz_inputs.cc) applies to
+// `.spec` files, PostgreSQL's isolation format with lockstep's check / expect / fault lines.
+// They aim where the reader, the SQL parser and the executor meet: the spec's structure
+// (lines, blocks, sessions, permutations and blocker annotations), SQL tokens, values out of
+// every range, nesting far past any bound, constructs outside the simulated subset, and raw
+// bytes (invalid UTF-8 among them). Deterministic for a given generator state.
+#pragma once
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace lockstep::fuzz {
+
+using Rng = std::mt19937_64;
+
+// A number in [0, n) (0 when n is 0).
+std::uint64_t below(Rng& rng, std::uint64_t n);
+
+// One mutation of `text`, a .spec file; `seeds` are the other specs, for lines taken across.
+std::string mutate_spec(const std::string& text, const std::vector<std::string>& seeds, Rng& rng);
+
+}  // namespace lockstep::fuzz
