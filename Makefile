@@ -13,23 +13,31 @@ ASAN_BUILD ?= build-asan
 RELEASE_BUILD ?= build-release
 JOBS       ?= 2
 CMAKE_ARGS ?=
+# The libraries as unity builds (about half their build time: the first `make sweep` on a new
+# machine builds the command in half the time); UNITY=OFF for a tree you edit, where a change
+# to one file should recompile that file only. CI passes its own CMAKE_ARGS (.ci/run).
+UNITY      ?= ON
 
-.PHONY: all deps build sweep test test-asan test-long build-release bench scaling clean
+.PHONY: all deps deps-build build sweep test test-asan test-long build-release bench scaling clean
 
 all: build
 
 deps:
 	@scripts/install-deps
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+deps-build:
+	@scripts/install-deps --build
+
+$(BUILD)/CMakeCache.txt: | deps-build
+	@echo "make: configuring $(BUILD)/ with cmake (RelWithDebInfo, unity-built libraries: UNITY=$(UNITY))"
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
 
 build: deps $(BUILD)/CMakeCache.txt
 	@echo "make: building the library, the command and every test program into $(BUILD)/"
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The sweep needs the command only: its build leaves the test programs to `make test`.
-sweep: deps $(BUILD)/CMakeCache.txt
+sweep: deps-build $(BUILD)/CMakeCache.txt
 	@echo "make sweep: building the lockstep command (the tests are built by make test)"
 	cmake --build $(BUILD) -j $(JOBS) --target lockstep
 	@echo "make sweep: sweeping scenarios/ on the simulated backend"

@@ -229,6 +229,12 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   }
 
   int notices(std::size_t s) const override { return sessions_[s]->notices; }
+  std::chrono::nanoseconds pause() override {
+    if (stop_ && stop_()) throw PermutationInterrupted();
+    ::poll(nullptr, 0, kPollMs);
+    return std::chrono::milliseconds(kPollMs);
+  }
+  std::chrono::seconds max_step_wait() const override { return max_step_wait_; }
 
   const ::lockstep::sql::Spec& spec_;
   std::chrono::seconds max_step_wait_;

@@ -26,6 +26,13 @@ std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<s
   options.on_execution = [&](const ExecutionResult& r) { output = r.final_state; };
   const ExploreResult result = explore_system(*system, *strategy, options);
   if (result.first_failure) {
+    // The driver's own refusal (steps that block each other for good, a step held back past
+    // twice max_step_wait) already names the spec and the step: as it is.
+    const std::string& message = result.first_failure->result.message;
+    const std::string driver = "actor isolationtester threw: ";
+    if (message.starts_with(driver) && message.compare(driver.size(), spec.file.size() + 1, spec.file + ":") == 0) {
+      throw InputError(message.substr(driver.size()));
+    }
     std::string names;
     for (const auto& step : steps) names += " " + step.step;
     throw InputError(fmt::format("{}: permutation{}: {}", spec.file, names, result.first_failure->result.message));

@@ -55,4 +55,10 @@ expect_bad many "many.spec:127:1: 70 sessions; at most 63" check isolation
 { for s in a b c; do printf 'session %s\n' "$s"; for i in $(seq 9); do printf 'step %s%d { SELECT %d; }\n' "$s" "$i" "$i"; done; done; } > "$work/interleavings.spec"
 expect_bad interleavings "interleave in 227873431500 ways" isolation
 
+# Found by the fuzzer (a hang that ignored SIGTERM): a step held back by a notices blocker
+# whose notices never come, when its session's next step is due. isolationtester gives up
+# after twice max_step_wait; so does the simulation, in virtual time, at once.
+printf 'session a\nstep a1 { SELECT 1; }\nstep a2 { SELECT 2; }\nsession b\nstep b1 { SELECT 3; }\npermutation a1(b1 notices 1) a2 b1\n' > "$work/held.spec"
+expect_bad held "held.spec: permutation step a2 (position 2): step a1 timed out after 600 seconds" isolation
+
 [ $failures -eq 0 ] || exit 1

@@ -28,9 +28,20 @@ class Driver {
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       const std::size_t s = session_[i];
       // The session is still busy with an earlier step: finish it, polling the others meanwhile.
+      std::chrono::nanoseconds held{0};
       while (active_[s] != kNone) {
         const std::size_t old = active_[s];
-        if (!try_complete(old, kRetry)) std::erase(waiting, old);
+        if (!try_complete(old, kRetry)) {
+          std::erase(waiting, old);
+        } else {  // finished, but its blockers hold it back
+          held += io_.pause();
+          if (held > 2 * io_.max_step_wait()) {
+            throw InputError(fmt::format("{}: permutation step {} (position {}): step {} timed out after {} seconds: its blockers never "
+                                         "let it complete (isolationtester gives up after twice max_step_wait)",
+                                         spec_.file, steps_[i].step, i + 1, steps_[old].step,
+                                         std::chrono::duration_cast<std::chrono::seconds>(held).count()));
+          }
+        }
         try_complete_all(waiting, kNonblock | kRetry);
       }
       io_.send(s, sql_[i]->sql);

@@ -42,11 +42,18 @@ class IsolationSessions {
   virtual void print_results(std::size_t s, std::string& out) = 0;
   // The notices session s has received so far (for `(STEP notices N)` blockers).
   virtual int notices(std::size_t s) const = 0;
+  // One poll's pause (10 ms; virtual time on the simulation) while a finished step is held
+  // back by its blockers; returns how long it paused.
+  virtual std::chrono::nanoseconds pause() = 0;
+  // The permutation's max_step_wait: a step held back twice that long ends the permutation.
+  virtual std::chrono::seconds max_step_wait() const = 0;
 };
 
 // Runs the permutation's steps (every step named exists: parse_spec checks), appending to
 // `out` from the first step on. Throws InputError naming the spec when steps block each
-// other for good (isolationtester's "mutually-blocking steps").
+// other for good (isolationtester's "mutually-blocking steps"), or when a step its session
+// must finish is held back by its blockers for twice max_step_wait (isolationtester's "step
+// timed out": a `(STEP notices N)` whose notices never come).
 void drive_permutation(const Spec& spec, const std::vector<PermutationStep>& steps, IsolationSessions& sessions, std::string& out);
 
 }  // namespace lockstep::sql

@@ -372,6 +372,11 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     }
   }
   int notices(std::size_t) const override { return 0; }  // the simulated server sends none
+  std::chrono::nanoseconds pause() override {
+    driver_sleep(kDriverPoll);
+    return kDriverPoll;
+  }
+  std::chrono::seconds max_step_wait() const override { return std::chrono::duration_cast<std::chrono::seconds>(max_step_wait_); }
 
   // A setup or teardown block on session s, waited for.
   void run_block(std::size_t s, const sql::SqlBlock& sql) {
