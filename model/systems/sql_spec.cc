@@ -255,6 +255,8 @@ struct Board {
   std::vector<std::vector<pg::Result<pg::Rows>>> result;  // per session: each statement's, up to the first error
   std::vector<int> pid;                    // per session: its backend's
   Time driver_wakes_at{0};                 // when the driver's current sleep ends (in the past while it runs)
+  std::vector<std::string> notices;        // per session: notices received, not yet printed
+  std::vector<int> notice_count;           // per session: all it received
   bool finished = false;
   std::string output;
 };
@@ -284,6 +286,8 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.busy.assign(n, false);
     board_.result.assign(n, {});
     board_.pid.assign(n, 0);
+    board_.notices.assign(n, {});
+    board_.notice_count.assign(n, 0);
     canceled_after_.assign(n, std::nullopt);
     run_setup(spec_, *pool_);
   }
@@ -311,9 +315,11 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       // first that fails; each result is printed.
       if (block.statements.size() <= 1) {
         board_.result[s].push_back(c->exec(block.text));
+        receive_notices(s, *c);
       } else {
         for (const sql::Statement& st : block.statements) {
           board_.result[s].push_back(c->exec(st.text));
+          receive_notices(s, *c);
           if (!board_.result[s].back().ok()) break;
         }
       }
@@ -347,7 +353,20 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     env_.sleep_for(d);
   }
 
+  // The warnings and notices a statement raised, as the session's notice processor prints
+  // them: "NAME: SEVERITY:  message" (class 01 and 25 are warnings, the rest notices).
+  void receive_notices(std::size_t s, pg::Connection& c) {
+    for (const pg::Error& w : c.take_warnings()) {
+      const bool warning = w.sqlstate.starts_with("01") || w.sqlstate.starts_with("25");
+      board_.notices[s] += fmt::format("{}: {}:  {}\n", spec_.sessions[s].name, warning ? "WARNING" : "NOTICE", w.message);
+      ++board_.notice_count[s];
+    }
+  }
+  // isolationtester prints a session's notices as it reads from the session's connection.
+  void print_notices(std::size_t s) { board_.output += std::exchange(board_.notices[s], {}); }
+
   bool wait(std::size_t s, bool may_block) override {
+    print_notices(s);
     if (!board_.busy[s]) return true;
     driver_sleep(kDriverPoll);
     Duration waited = kDriverPoll;
@@ -363,6 +382,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       driver_sleep(kDriverPoll);
       waited += kDriverPoll;
     }
+    print_notices(s);
     return !board_.busy[s];
   }
   std::optional<int> canceled_after(std::size_t s) override { return std::exchange(canceled_after_[s], std::nullopt); }
@@ -371,7 +391,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
     }
   }
-  int notices(std::size_t) const override { return 0; }  // the simulated server sends none
+  int notices(std::size_t s) const override { return board_.notice_count[s]; }
   std::chrono::nanoseconds pause() override {
     driver_sleep(kDriverPoll);
     return kDriverPoll;
