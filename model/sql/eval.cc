@@ -1,5 +1,7 @@
 #include "lockstep/model/sql/eval.h"
 
+#include "lockstep/model/sql/datetime.h"
+
 #include <limits>
 
 #include <fmt/format.h>
@@ -33,9 +35,15 @@ std::int64_t checked(__int128 v, Type t) {
 
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (a.is_null() || b.is_null()) return Value::null();
-  // An untyped literal takes the other side's type (interval '1 ms' is already typed).
-  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, b.type() == Type::timestamptz ? Type::interval : b.type());
-  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, a.type() == Type::timestamptz ? Type::interval : a.type());
+  // `||` with an untyped literal on one side is text concatenation (anynonarray || text):
+  // 30 || ' SECOND' is '30 SECOND'.
+  if (op == "||" && (a.type() == Type::unknown) != (b.type() == Type::unknown)) {
+    return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
+  }
+  // An untyped literal takes the other side's type (interval '1 ms' is already typed; beside
+  // a timestamp it is an interval).
+  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, is_timestamp(b.type()) ? Type::interval : b.type());
+  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, is_timestamp(a.type()) ? Type::interval : a.type());
   if (a.type() == Type::unknown && b.type() == Type::unknown) {
     if (op == "||") return Value::text(a.as_text() + b.as_text());
     no_operator(op, a, b);
@@ -55,11 +63,22 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     if (op == "%") return Value::integer(checked(x % y, t), t);
   }
   const Type ta = a.type(), tb = b.type();
-  if (ta == Type::timestamptz && tb == Type::interval && (op == "+" || op == "-")) {
-    return Value::timestamptz(op == "+" ? a.micros() + b.micros() : a.micros() - b.micros());
+  // A timestamp moved by an interval keeps its type; infinity stays infinite.
+  auto moved = [](const Value& ts, std::int64_t delta) {
+    if (is_infinite_timestamp(ts.micros())) return ts;
+    const __int128 m = static_cast<__int128>(ts.micros()) + delta;
+    if (m >= kTimestampInfinity || m <= kTimestampMinusInfinity) throw SqlError("22008", "timestamp out of range");
+    const auto micros = static_cast<std::int64_t>(m);
+    return ts.type() == Type::timestamp ? Value::timestamp(micros) : Value::timestamptz(micros);
+  };
+  if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) return moved(a, op == "+" ? b.micros() : -b.micros());
+  if (ta == Type::interval && is_timestamp(tb) && op == "+") return moved(b, a.micros());
+  if (is_timestamp(ta) && is_timestamp(tb) && op == "-") {  // the session's zone is UTC: mixed types name instants alike
+    if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros())) {
+      throw SqlError("22008", "cannot subtract infinite timestamps");
+    }
+    return Value::interval(a.micros() - b.micros());
   }
-  if (ta == Type::interval && tb == Type::timestamptz && op == "+") return Value::timestamptz(a.micros() + b.micros());
-  if (ta == Type::timestamptz && tb == Type::timestamptz && op == "-") return Value::interval(a.micros() - b.micros());
   if (ta == Type::interval && tb == Type::interval && (op == "+" || op == "-")) {
     return Value::interval(op == "+" ? a.micros() + b.micros() : a.micros() - b.micros());
   }
@@ -180,6 +199,17 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (v.is_null()) return v;
     if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
     return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
+  }
+  if (e.name == "timezone") {  // timezone(zone, ts) and ts AT TIME ZONE zone: UTC only
+    if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::timestamp);
+    const std::string zone = cast(args[0], Type::text).as_text();
+    if (!is_utc_zone(zone)) {
+      throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (UTC is; docs/sql.md)", zone));
+    }
+    const Value ts = args[1].type() == Type::unknown ? cast(args[1], Type::timestamptz) : args[1];
+    if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros());
+    if (ts.type() == Type::timestamp) return Value::timestamptz(ts.micros());
+    throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   return context.call(e, args);
 }

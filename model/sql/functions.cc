@@ -33,6 +33,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
     FunctionInfo{"current_setting", 1, 1, FunctionKind::setting},
     FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
 };
 
 }  // namespace

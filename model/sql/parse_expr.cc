@@ -97,8 +97,15 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column) con
   const std::vector<std::string> parts = names(type_name.at("names"));
   const std::string& name = parts.back();
   const std::optional<Type> t = type_of_name(name);
-  if (!t) refuse(fmt::format("the type {}", name == "timestamp" ? "timestamp without time zone" : name), loc);
-  if (type_name.contains("typmods")) {
+  if (!t) refuse(fmt::format("the type {}", name), loc);
+  if (type_name.contains("typmods") && is_timestamp(*t)) {
+    // timestamp(6): the server's own precision, so values are kept as they are.
+    const json& mods = type_name.at("typmods");
+    const json& mod = *node(mods.at(0)).second;
+    if (mods.size() != 1 || !mod.contains("ival") || mod.at("ival").value("ival", -1) != 6) {
+      refuse(fmt::format("a precision other than 6 on {}", ::lockstep::sql::type_name(*t)), loc);
+    }
+  } else if (type_name.contains("typmods")) {
     if (name != "varchar") refuse(fmt::format("a type modifier on {}", name), loc);
     if (column == nullptr) refuse("a cast to varchar(n)", loc);
     const json& mods = type_name.at("typmods");
@@ -287,9 +294,9 @@ Expr Reader::sql_value_function(const json& body, Expr e) {
   const int loc = e.location;
   known(body, type, {"op", "typmod"}, loc);
   const std::string op = body.value("op", "");
-  if (op != "SVFOP_CURRENT_TIMESTAMP") refuse(fmt::format("the function {}", op), loc);
+  if (op != "SVFOP_CURRENT_TIMESTAMP" && op != "SVFOP_LOCALTIMESTAMP") refuse(fmt::format("the function {}", op), loc);
   e.kind = Expr::Kind::func;
-  e.name = "now";
+  e.name = op == "SVFOP_LOCALTIMESTAMP" ? "localtimestamp" : "now";
   return e;
 }
 

@@ -10,11 +10,12 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/datetime.h"
+
 namespace lockstep::sql {
 namespace {
 
 constexpr std::int64_t kMicrosPerSecond = 1'000'000;
-constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -97,6 +98,7 @@ std::string_view type_name(Type t) {
     case Type::boolean: return "boolean";
     case Type::timestamptz: return "timestamp with time zone";
     case Type::interval: return "interval";
+    case Type::timestamp: return "timestamp without time zone";
   }
   return "?";
 }
@@ -108,7 +110,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"serial4", Type::int4},     {"int8", Type::int8},         {"bigint", Type::int8},        {"bigserial", Type::int8},
       {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::text},
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
-      {"interval", Type::interval}};
+      {"interval", Type::interval}, {"timestamp", Type::timestamp}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -128,7 +130,7 @@ const std::string& Value::as_text() const {
   return s_;
 }
 std::int64_t Value::micros() const {
-  if (null_ || (type_ != Type::timestamptz && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
+  if (null_ || (!is_timestamp(type_) && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
   return i_;
 }
 
@@ -147,14 +149,8 @@ std::string Value::text_output() const& {
     case Type::int8: return std::to_string(i_);
     case Type::boolean: return i_ != 0 ? "t" : "f";
     case Type::interval: return i_ < 0 ? "-" + clock_text(-i_) : clock_text(i_);
-    case Type::timestamptz: {
-      using namespace std::chrono;
-      const std::int64_t days = i_ >= 0 ? i_ / kMicrosPerDay : -((-i_ + kMicrosPerDay - 1) / kMicrosPerDay);
-      const std::int64_t in_day = i_ - days * kMicrosPerDay;
-      const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{days}};
-      return fmt::format("{:04}-{:02}-{:02} {}+00", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                         static_cast<unsigned>(ymd.day()), clock_text(in_day));
-    }
+    case Type::timestamptz: return timestamp_text(i_, true);
+    case Type::timestamp: return timestamp_text(i_, false);
   }
   return s_;
 }
@@ -225,27 +221,7 @@ std::int64_t parse_interval(std::string_view text) {
   return total;
 }
 
-std::int64_t parse_timestamptz(std::string_view text) {
-  const std::string_view s = trim(text);
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
-  double sec = 0;
-  int consumed = 0;
-  const std::string owned(s);
-  if (std::sscanf(owned.c_str(), "%4d-%2d-%2d %2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &consumed) < 6) {
-    throw SqlError("22007", fmt::format("invalid input syntax for type timestamp with time zone: \"{}\"", text));
-  }
-  std::string_view zone = trim(s.substr(static_cast<std::size_t>(consumed)));
-  if (!(zone.empty() || zone == "+00" || zone == "Z" || zone == "z" || zone == "+00:00" || zone == "UTC" || zone == "utc")) {
-    throw SqlError("0A000", fmt::format("timestamp \"{}\": only UTC offsets are in lockstep's SQL subset", text));
-  }
-  using namespace std::chrono;
-  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-  if (!ymd.ok() || h > 23 || mi > 59 || sec >= 61) {
-    throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
-  }
-  const std::int64_t days = (sys_days{ymd} - sys_days{year{2000} / January / 1}).count();
-  return days * kMicrosPerDay + (h * 3600LL + mi * 60LL) * kMicrosPerSecond + std::llround(sec * kMicrosPerSecond);
-}
+std::int64_t parse_timestamptz(std::string_view text) { return parse_timestamp(text, true); }
 
 Value cast(const Value& v, Type to) {
   if (v.is_null()) return Value::null(to);
@@ -257,6 +233,9 @@ Value cast(const Value& v, Type to) {
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : v.text_output());
   if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
   if (from == Type::boolean && to == Type::int4) return Value::integer(v.as_bool() ? 1 : 0, Type::int4);
+  // The session's TimeZone is UTC: a timestamp and a timestamptz name the same instant.
+  if (from == Type::timestamp && to == Type::timestamptz) return Value::timestamptz(v.micros());
+  if (from == Type::timestamptz && to == Type::timestamp) return Value::timestamp(v.micros());
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
 }
 
@@ -267,7 +246,8 @@ Value from_text(std::string_view s, Type to) {
     case Type::int8: return Value::integer(parse_integer(s, to), to);
     case Type::text: return Value::text(std::string(s));
     case Type::boolean: return Value::boolean(parse_bool(s));
-    case Type::timestamptz: return Value::timestamptz(parse_timestamptz(s));
+    case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
+    case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
     case Type::interval: return Value::interval(parse_interval(s));
     case Type::unknown: return Value::unknown(std::string(s));
   }
@@ -280,11 +260,13 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);
   if (is_integer(ta) && is_integer(tb)) return a.as_integer() <=> b.as_integer();
+  if (is_timestamp(ta) && is_timestamp(tb)) return a.micros() <=> b.micros();  // the session's zone is UTC
   if (ta != tb) throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));
   switch (ta) {
     case Type::text: return a.as_text().compare(b.as_text()) <=> 0;
     case Type::boolean: return a.as_bool() <=> b.as_bool();
     case Type::timestamptz:
+    case Type::timestamp:
     case Type::interval: return a.micros() <=> b.micros();
     default: break;
   }

@@ -1,7 +1,8 @@
 // model/sql/value.h: the values of lockstep's SQL subset, as PostgreSQL 15 types and prints them.
 //
 // Types: smallint, integer and bigint (serial and bigserial are their sequences' columns),
-// text (text, varchar, and jsonb kept as its text), boolean, timestamptz and interval. A value
+// text (text, varchar, and jsonb kept as its text), boolean, timestamptz, timestamp (without
+// time zone; model/sql/datetime.h has their input and output) and interval. A value
 // is one of those or NULL; `unknown` is an untyped string literal until context types it,
 // as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
 // UTC (PostgreSQL's own epoch), so a run's time 0 prints as that instant; intervals are
@@ -30,7 +31,9 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp };
+
+inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
 inline bool is_integer(Type t) { return t == Type::int2 || t == Type::int4 || t == Type::int8; }
 
@@ -48,6 +51,7 @@ class Value {
   static Value boolean(bool b) { return Value(Type::boolean, false, b ? 1 : 0, {}); }
   static Value timestamptz(std::int64_t micros) { return Value(Type::timestamptz, false, micros, {}); }
   static Value interval(std::int64_t micros) { return Value(Type::interval, false, micros, {}); }
+  static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -55,7 +59,7 @@ class Value {
   std::int64_t as_integer() const;
   bool as_bool() const;
   const std::string& as_text() const;
-  std::int64_t micros() const;  // timestamptz or interval
+  std::int64_t micros() const;  // timestamptz, timestamp or interval
 
   // As PostgreSQL's text output prints it; NULL is "" (callers show it as they need).
   std::string text_output() const&;

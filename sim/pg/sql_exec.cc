@@ -206,7 +206,8 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
                    : e.name == "statement_timestamp" ? statement_start_
                    : c_.session_.in_transaction      ? c_.transaction_start_
                                                      : statement_start_;
-    return Value::timestamptz(std::chrono::duration_cast<std::chrono::microseconds>(t).count());
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t).count();
+    return e.name == "localtimestamp" ? Value::timestamp(micros) : Value::timestamptz(micros);  // the session's zone is UTC
   }
   return session_function(e, args);
 }

@@ -1,0 +1,39 @@
+// model/sql/datetime.h: PostgreSQL's timestamp input and output for lockstep's SQL subset.
+//
+// A timestamp is microseconds from 2000-01-01 00:00:00 (PostgreSQL's epoch): of UTC for
+// `timestamp with time zone`, of the wall clock for `timestamp` (without time zone);
+// 'infinity' and '-infinity' are the int64 ends, as the server keeps them. Input takes the
+// forms the server takes in ISO order: 'YYYY-MM-DD', then ' ' or 'T' and HH:MM[:SS[.f]], then
+// an optional zone (Z, UTC, GMT, +HH, +HH:MM, +HHMM, with or without a space before it);
+// 'epoch', 'infinity', '-infinity'. A timestamp ignores a zone, as the server does. The
+// session's TimeZone is UTC (the throwaway server's Etc/UTC) and DateStyle ISO: output is
+// 'YYYY-MM-DD HH:MM:SS[.ffffff]' and '+00' for timestamptz. Other session zones and styles
+// are not modeled (docs/sql.md). Errors are the server's: 22007 invalid input syntax, 22008
+// field value out of range.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace lockstep::sql {
+
+inline constexpr std::int64_t kTimestampInfinity = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::int64_t kTimestampMinusInfinity = std::numeric_limits<std::int64_t>::min();
+
+inline bool is_infinite_timestamp(std::int64_t micros) {
+  return micros == kTimestampInfinity || micros == kTimestampMinusInfinity;
+}
+
+// `text` as a timestamp (with_zone: timestamptz, a zone-less text read as UTC).
+std::int64_t parse_timestamp(std::string_view text, bool with_zone);
+
+// PostgreSQL's ISO output of a timestamp (with_zone: with "+00").
+std::string timestamp_text(std::int64_t micros, bool with_zone);
+
+// A time zone name the subset knows as UTC ('UTC', 'Etc/UTC', 'GMT', 'Z', any case, or a
+// zero offset); AT TIME ZONE and timezone() refuse other zones by name.
+bool is_utc_zone(std::string_view zone);
+
+}  // namespace lockstep::sql
