@@ -279,7 +279,20 @@ Expr Reader::func_call(const json& body, Expr e) {
   e.name = name[0];
   e.star = body.value("agg_star", false);
   if (body.contains("args")) {
-    for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+    for (const json& a : body.at("args")) {
+      // pg_sleep(0.3), the most common call of a test: a decimal literal is pg_sleep's double
+      // precision argument (elsewhere a numeric value, outside the subset).
+      const auto [arg_type, arg] = node(a);
+      if (e.name == "pg_sleep" && std::string_view(arg_type) == "A_Const" && arg->contains("fval")) {
+        Expr seconds;
+        seconds.location = location_of(*arg, loc);
+        seconds.kind = Expr::Kind::constant;
+        seconds.value = Value::unknown(arg->at("fval").value("fval", ""));
+        e.args.push_back(std::move(seconds));
+        continue;
+      }
+      e.args.push_back(expr(a, loc));
+    }
   }
   const int count = static_cast<int>(e.args.size());
   if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);

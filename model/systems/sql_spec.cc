@@ -1,6 +1,7 @@
 #include "lockstep/model/systems/sql_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -255,6 +256,7 @@ struct Board {
   std::vector<std::vector<pg::Result<pg::Rows>>> result;  // per session: each statement's, up to the first error
   std::vector<int> pid;                    // per session: its backend's
   Time driver_wakes_at{0};                 // when the driver's current sleep ends (in the past while it runs)
+  std::vector<bool> sleeping;              // per session: running a statement that calls pg_sleep
   std::vector<std::string> notices;        // per session: notices received, not yet printed
   std::vector<int> notice_count;           // per session: all it received
   bool finished = false;
@@ -287,6 +289,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.result.assign(n, {});
     board_.pid.assign(n, 0);
     board_.notices.assign(n, {});
+    board_.sleeping.assign(n, false);
     board_.notice_count.assign(n, 0);
     canceled_after_.assign(n, std::nullopt);
     run_setup(spec_, *pool_);
@@ -314,15 +317,18 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       // Each statement of the block in turn, as the server runs a query string, up to the
       // first that fails; each result is printed.
       if (block.statements.size() <= 1) {
+        board_.sleeping[s] = calls_pg_sleep(block.text);
         board_.result[s].push_back(c->exec(block.text));
         receive_notices(s, *c);
       } else {
         for (const sql::Statement& st : block.statements) {
+          board_.sleeping[s] = calls_pg_sleep(st.text);
           board_.result[s].push_back(c->exec(st.text));
           receive_notices(s, *c);
           if (!board_.result[s].back().ok()) break;
         }
       }
+      board_.sleeping[s] = false;
       board_.busy[s] = false;
     }
   }
@@ -353,6 +359,11 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     env_.sleep_for(d);
   }
 
+  static bool calls_pg_sleep(std::string_view sql) {
+    std::string lower(sql);
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return lower.find("pg_sleep") != std::string::npos;
+  }
   // The warnings and notices a statement raised, as the session's notice processor prints
   // them: "NAME: SEVERITY:  message" (class 01 and 25 are warnings, the rest notices).
   void receive_notices(std::size_t s, pg::Connection& c) {
@@ -371,7 +382,10 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     driver_sleep(kDriverPoll);
     Duration waited = kDriverPoll;
     bool canceled = false;
-    while (!may_block && board_.busy[s]) {
+    // A session in pg_sleep is busy without waiting for a lock: isolationtester, asking the
+    // server, waits for it (a statement that sleeps and then waits for a lock is taken as
+    // sleeping throughout: an approximation, docs/sql.md).
+    while ((!may_block || board_.sleeping[s]) && board_.busy[s]) {
       if (!canceled && waited > max_step_wait_) {  // isolationtester's PQcancel, from its control connection
         auto control = pool_->checkout().value();
         const auto sent = control->exec(fmt::format("SELECT pg_cancel_backend({})", board_.pid[s]));
