@@ -37,6 +37,17 @@ coalesce="1"; for _ in $(seq 624); do coalesce="coalesce($coalesce)"; done
 printf 'session a\nstep x { SELECT %s; }\n' "$coalesce" > "$work/coalesce.spec"
 expect_bad coalesce "nesting deeper than 128 levels" check isolation
 
+# The other shapes the fuzzer found crashing at these depths: abs( 532, NOT 569, CASE 580.
+abs="1"; for _ in $(seq 532); do abs="abs($abs)"; done
+printf 'session a\nstep x { SELECT %s; }\n' "$abs" > "$work/abs.spec"
+expect_bad abs "nesting deeper than 128 levels" check isolation
+not="true"; for _ in $(seq 569); do not="NOT $not"; done
+printf 'session a\nstep x { SELECT %s; }\n' "$not" > "$work/not.spec"
+expect_bad not "nesting deeper than 128 levels" check isolation
+case="1"; for _ in $(seq 580); do case="CASE WHEN true THEN $case END"; done
+printf 'session a\nstep x { SELECT %s; }\n' "$case" > "$work/case.spec"
+expect_bad case "nesting deeper than 128 levels" check isolation
+
 printf 'setup { SELECT \x27\xff\x27; }\nsession a\nstep x { SELECT 1; }\n' > "$work/utf8.spec"
 expect_bad utf8 "utf8.spec:1:17: invalid UTF-8 (byte 0xFF)" check isolation
 
