@@ -114,6 +114,7 @@ void add_verdict(nlohmann::json& j, const CheckedScenario& c) {
     const auto& l = *r.trace->lasso;
     j["lasso"] = {{"start", l.start}, {"period", l.period}, {"repeats", l.repeats}, {"observed", l.observed}};
   }
+  j["time"] = std::string(time_mode_name(c.scenario->explore.time));  // the scenario's, or the model's (Model::timed())
   j["expected_verdict"] = verdict_name(c.scenario->expect.verdict);
   j["expected_violation"] = c.scenario->expect.violation ? nlohmann::json(*c.scenario->expect.violation) : nlohmann::json(nullptr);
   j["as_expected"] = r.as_expected;

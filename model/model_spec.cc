@@ -89,6 +89,7 @@ class SpecSystem final : public System {
   std::unique_ptr<Instance> instantiate(Env& env) const override {
     return std::make_unique<SpecInstance>(spec_, symmetric_, env);
   }
+  bool prefers_timed() const override { return spec_->prefers_timed; }
 
  private:
   std::shared_ptr<const ModelSpec> spec_;

@@ -23,6 +23,7 @@ namespace lockstep {
 
 struct ModelSpec {
   std::string name = "model";
+  bool prefers_timed = false;  // Model::timed(): the command line explores it timed unless the scenario says otherwise
   // The configuration this model was built from, as JSON (null when it has none or it does
   // not convert). Recorded in traces: a replay runs only on the model with the same one.
   nlohmann::json configuration;

@@ -209,7 +209,16 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& file,
           fmt::format("expects a violation of \"{}\", which \"invariants\" switches off", *s.expect.violation));
     }
   }
-  s.configured = judged_only(info->configure(input), input.invariants_off);
+  std::unique_ptr<System> configured = info->configure(input);
+  // A model that asks for timed exploration (Model::timed()) gets it unless the scenario says.
+  const std::optional<JsonCursor> explore = root.find("explore");
+  const bool time_given = explore && explore->find("time").has_value();
+  if (!time_given && !input.timed && configured->prefers_timed()) {
+    s.explore.time = TimeMode::timed;
+    input.timed = true;
+    configured = info->configure(input);
+  }
+  s.configured = judged_only(std::move(configured), input.invariants_off);
   return s;
 }
 

@@ -77,6 +77,9 @@ class System {
  public:
   virtual ~System() = default;
   virtual std::unique_ptr<Instance> instantiate(Env& env) const = 0;
+  // Whether the system asks for timed exploration when its scenario does not say
+  // (Model::timed()): a scenario without "explore": {"time": ...} then runs timed.
+  virtual bool prefers_timed() const { return false; }
 };
 
 // The usual shape of a System: each execution's instance is InstanceT(env, config).

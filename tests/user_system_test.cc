@@ -165,6 +165,30 @@ TEST(UserSystem, ARegisteredSystemRunsFromScenarioFilesLikeABuiltInOne) {
   EXPECT_EQ(sweep.code, 0) << sweep.out << sweep.err;
 }
 
+// Issue 61: a model that asks for timed exploration (Model::timed()) is explored timed by the
+// command line when its scenario does not say; a scenario that says keeps its own.
+TEST(UserSystem, TheCommandLineExploresATimedModelTimed) {
+  if (lockstep::find_system("timedcounter") == nullptr) {
+    auto s = counter_system("timedcounter");
+    s.model = [](const Shape& shape) { return counter(shape).timed(); };
+    lockstep::register_model_system(std::move(s));
+  }
+  const std::string dir = temp_dir("timed-cli");
+  std::filesystem::create_directories(dir);
+  write(dir + "/silent.json", R"({"format": "lockstep-scenario/1", "name": "silent", "system": "timedcounter"})");
+  write(dir + "/says.json", R"({"format": "lockstep-scenario/1", "name": "says", "system": "timedcounter",
+                                "explore": {"time": "untimed"}})");
+  using lockstep::testing::run_cli_in_process;
+  const auto silent = run_cli_in_process({"check", dir + "/silent.json", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(silent.out)["time"], "timed") << silent.out << silent.err;
+  const auto says = run_cli_in_process({"check", dir + "/says.json", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(says.out)["time"], "untimed") << says.out << says.err;
+  if (lockstep::find_system("usercounter") == nullptr) lockstep::register_model_system(counter_system("usercounter"));
+  write(dir + "/plain.json", R"({"format": "lockstep-scenario/1", "name": "plain", "system": "usercounter"})");
+  const auto plain = run_cli_in_process({"check", dir + "/plain.json", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(plain.out)["time"], "untimed") << plain.out << plain.err;
+}
+
 // A Config read through its JSON conversion: no reader of our own.
 struct Crew {
   std::string variant = "correct";

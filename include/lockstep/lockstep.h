@@ -222,7 +222,13 @@ class Model {
   // gains; ModelReport::jobs says how many the search ran on.
   Model& jobs(int n) { options_.search.jobs = n; return *this; }
   Model& max_executions(std::uint64_t n) { options_.search.max_executions = n; return *this; }
-  Model& timed(bool on = true) { options_.search.time = on ? TimeMode::timed : TimeMode::untimed; return *this; }
+  // Also what `lockstep check` of this model's scenarios uses when a scenario does not say
+  // ("explore": {"time": ...}).
+  Model& timed(bool on = true) {
+    options_.search.time = on ? TimeMode::timed : TimeMode::untimed;
+    spec_.prefers_timed = on;
+    return *this;
+  }
   // The timing model of timed mode (model/timing.h): {.jitter = 0.5, .skew_ms = 50} explores
   // every timer as written, at the ends of d +- 50% and where it meets another pending timer,
   // and each actor's clock 50 ms behind or ahead.
