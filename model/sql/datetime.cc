@@ -12,24 +12,24 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::int64_t kMicrosPerSecond = 1'000'000;
-constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
-constexpr std::int64_t kEpoch1970 = -10'957 * kMicrosPerDay;  // 1970-01-01 from 2000-01-01
+constexpr std::int64_t kDtMicrosPerSecond = 1'000'000;
+constexpr std::int64_t kDtMicrosPerDay = 86'400 * kDtMicrosPerSecond;
+constexpr std::int64_t kDtEpoch1970 = -10'957 * kDtMicrosPerDay;  // 1970-01-01 from 2000-01-01
 
-std::string lower(std::string_view s) {
+std::string dt_lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view dt_trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
   return s;
 }
 
 // Reads 1 to `max` digits at s[i]; nullopt when there is none.
-std::optional<int> digits(std::string_view s, std::size_t& i, std::size_t max, std::size_t* count = nullptr) {
+std::optional<int> dt_digits(std::string_view s, std::size_t& i, std::size_t max, std::size_t* count = nullptr) {
   const std::size_t start = i;
   int v = 0;
   while (i < s.size() && i - start < max && std::isdigit(static_cast<unsigned char>(s[i])) != 0) v = v * 10 + (s[i++] - '0');
@@ -38,19 +38,19 @@ std::optional<int> digits(std::string_view s, std::size_t& i, std::size_t max, s
   return v;
 }
 
-struct Parsed {
+struct DtParsed {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   std::int64_t micros = 0;          // fraction of the second
   std::int64_t offset_seconds = 0;  // east of UTC
 };
 
 // The zone after the time: Z, UTC, GMT, +HH, +HH:MM, +HHMM; false when it is not one.
-bool read_zone(std::string_view s, Parsed& p) {
-  const std::string z = lower(trim(s));
+bool dt_read_zone(std::string_view s, DtParsed& p) {
+  const std::string z = dt_lower(dt_trim(s));
   if (z.empty() || z == "z" || z == "utc" || z == "gmt" || z == "etc/utc") return true;
   if (z.front() != '+' && z.front() != '-') return false;
   std::size_t i = 1, n = 0;
-  const auto hours = digits(z, i, 4, &n);
+  const auto hours = dt_digits(z, i, 4, &n);
   if (!hours) return false;
   int h = *hours, m = 0;
   if (n == 4) {  // +HHMM
@@ -60,7 +60,7 @@ bool read_zone(std::string_view s, Parsed& p) {
     return false;
   } else if (i < z.size() && z[i] == ':') {
     ++i;
-    const auto minutes = digits(z, i, 2);
+    const auto minutes = dt_digits(z, i, 2);
     if (!minutes) return false;
     m = *minutes;
   }
@@ -76,20 +76,20 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
   auto invalid = [&]() -> std::int64_t {
     throw SqlError("22007", fmt::format("invalid input syntax for type {}: \"{}\"", type, text));
   };
-  const std::string_view s = trim(text);
-  const std::string word = lower(s);
+  const std::string_view s = dt_trim(text);
+  const std::string word = dt_lower(s);
   if (word == "infinity" || word == "+infinity") return kTimestampInfinity;
   if (word == "-infinity") return kTimestampMinusInfinity;
-  if (word == "epoch") return kEpoch1970;
-  Parsed p;
+  if (word == "epoch") return kDtEpoch1970;
+  DtParsed p;
   std::size_t i = 0, n = 0;
-  const auto y = digits(s, i, 7, &n);
+  const auto y = dt_digits(s, i, 7, &n);
   if (!y || n < 4 || i >= s.size() || s[i] != '-') return invalid();
   ++i;
-  const auto mo = digits(s, i, 2);
+  const auto mo = dt_digits(s, i, 2);
   if (!mo || i >= s.size() || s[i] != '-') return invalid();
   ++i;
-  const auto d = digits(s, i, 2);
+  const auto d = dt_digits(s, i, 2);
   if (!d) return invalid();
   p.year = *y;
   p.month = *mo;
@@ -99,16 +99,16 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
     while (j < s.size() && s[j] == ' ') ++j;
     if (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) {
       i = j;
-      const auto h = digits(s, i, 2);
+      const auto h = dt_digits(s, i, 2);
       if (!h || i >= s.size() || s[i] != ':') return invalid();
       ++i;
-      const auto mi = digits(s, i, 2);
+      const auto mi = dt_digits(s, i, 2);
       if (!mi) return invalid();
       p.hour = *h;
       p.minute = *mi;
       if (i < s.size() && s[i] == ':') {
         ++i;
-        const auto sec = digits(s, i, 2);
+        const auto sec = dt_digits(s, i, 2);
         if (!sec) return invalid();
         p.second = *sec;
         if (i < s.size() && s[i] == '.') {
@@ -126,8 +126,8 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
       }
     }
   }
-  if (!read_zone(s.substr(i), p)) {
-    const std::string_view rest = trim(s.substr(i));
+  if (!dt_read_zone(s.substr(i), p)) {
+    const std::string_view rest = dt_trim(s.substr(i));
     if (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest.front())) != 0) {
       throw SqlError("0A000", fmt::format("the time zone \"{}\" in \"{}\" is not in lockstep's SQL subset (UTC and numeric "
                                           "offsets are; docs/sql.md)", rest, text));
@@ -142,8 +142,8 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
     throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
   }
   const std::int64_t days = (sys_days{ymd} - sys_days{year{2000} / January / 1}).count();
-  std::int64_t micros = days * kMicrosPerDay + (p.hour * 3600LL + p.minute * 60LL + p.second) * kMicrosPerSecond + p.micros;
-  if (with_zone) micros -= p.offset_seconds * kMicrosPerSecond;
+  std::int64_t micros = days * kDtMicrosPerDay + (p.hour * 3600LL + p.minute * 60LL + p.second) * kDtMicrosPerSecond + p.micros;
+  if (with_zone) micros -= p.offset_seconds * kDtMicrosPerSecond;
   return micros;
 }
 
@@ -151,14 +151,14 @@ std::string timestamp_text(std::int64_t micros, bool with_zone) {
   if (micros == kTimestampInfinity) return "infinity";
   if (micros == kTimestampMinusInfinity) return "-infinity";
   using namespace std::chrono;
-  const std::int64_t days = micros >= 0 ? micros / kMicrosPerDay : -((-micros + kMicrosPerDay - 1) / kMicrosPerDay);
-  const std::int64_t in_day = micros - days * kMicrosPerDay;
+  const std::int64_t days = micros >= 0 ? micros / kDtMicrosPerDay : -((-micros + kDtMicrosPerDay - 1) / kDtMicrosPerDay);
+  const std::int64_t in_day = micros - days * kDtMicrosPerDay;
   const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{days}};
   const int y = static_cast<int>(ymd.year());
-  const std::int64_t seconds = in_day / kMicrosPerSecond;
+  const std::int64_t seconds = in_day / kDtMicrosPerSecond;
   std::string out = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y > 0 ? y : 1 - y, static_cast<unsigned>(ymd.month()),
                                 static_cast<unsigned>(ymd.day()), seconds / 3600, seconds / 60 % 60, seconds % 60);
-  if (const std::int64_t frac = in_day % kMicrosPerSecond; frac != 0) {
+  if (const std::int64_t frac = in_day % kDtMicrosPerSecond; frac != 0) {
     std::string f = fmt::format("{:06}", frac);
     while (f.back() == '0') f.pop_back();
     out += "." + f;
@@ -169,9 +169,9 @@ std::string timestamp_text(std::int64_t micros, bool with_zone) {
 }
 
 bool is_utc_zone(std::string_view zone) {
-  Parsed p;
-  const std::string z = lower(trim(zone));
-  return !z.empty() && read_zone(z, p) && p.offset_seconds == 0;
+  DtParsed p;
+  const std::string z = dt_lower(dt_trim(zone));
+  return !z.empty() && dt_read_zone(z, p) && p.offset_seconds == 0;
 }
 
 }  // namespace lockstep::sql
