@@ -162,22 +162,10 @@ std::string mutate_json(const std::string& text, const std::vector<std::string>&
   return j.dump(below(rng, 2) == 0 ? -1 : 2);
 }
 
-std::string mutate_bytes(std::string s, Rng& rng) {
+std::string json_bytes(const std::string& s, Rng& rng) {
   static const char* const kTokens[] = {"1e309", "-1e309", "[[[[[[[[", "]]]]", "{\"\":", "\"\\u0000\"", "\"\\ud800\"",
                                         "18446744073709551616", "-9223372036854775809", "null", ",", "\"", "0.0e-99999"};
-  const std::size_t at = below(rng, s.size() + 1);
-  switch (below(rng, 5)) {
-    case 0:
-      if (!s.empty()) s[below(rng, s.size())] = static_cast<char>(below(rng, 256));
-      break;
-    case 1: s.insert(at, kTokens[below(rng, std::size(kTokens))]); break;
-    case 2: s.erase(at, below(rng, 64)); break;
-    case 3:
-      if (at < s.size()) s.insert(at, s.substr(at, below(rng, 256)));
-      break;
-    default: s.resize(at); break;
-  }
-  return s;
+  return lockstep::fuzz::mutate_bytes(s, kTokens, rng);
 }
 
 struct Command {
@@ -274,7 +262,7 @@ int main(int argc, char** argv) {
       if (spec_mode) {
         text = lockstep::fuzz::mutate_spec(text, seeds, rng);
       } else {
-        text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : mutate_bytes(text, rng);
+        text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : json_bytes(text, rng);
       }
     }
     std::ofstream(input, std::ios::binary | std::ios::trunc) << text;

@@ -170,27 +170,11 @@ std::string mutate_lines(const std::string& text, const std::vector<std::string>
   return join_lines(lines);
 }
 
-std::string mutate_bytes(std::string s, Rng& rng) {
+std::string spec_bytes(const std::string& s, Rng& rng) {
   static constexpr std::array<const char*, 14> kBytes = {"{", "}", "\"", "#", "\n", "\r\n", "\t", "\xff", "\xc3",
                                                          "\xed\xa0\x80", "" /* a NUL byte */, "\xe2\x82",
                                                          "{{{{", "}}}}"};
-  const std::size_t at = below(rng, s.size() + 1);
-  switch (below(rng, 5)) {
-    case 0:
-      if (!s.empty()) s[below(rng, s.size())] = static_cast<char>(below(rng, 256));
-      break;
-    case 1: {
-      const char* token = pick(kBytes, rng);
-      s.insert(at, *token == '\0' ? std::string(1, '\0') : std::string(token));
-      break;
-    }
-    case 2: s.erase(at, below(rng, 64)); break;
-    case 3:
-      if (at < s.size()) s.insert(at, s.substr(at, below(rng, 256)));
-      break;
-    default: s.resize(at); break;
-  }
-  return s;
+  return mutate_bytes(s, kBytes, rng);
 }
 
 // A number in the text replaced by `with` (an odd value when empty).
@@ -232,6 +216,26 @@ std::uint64_t below(Rng& rng, std::uint64_t n) {
   return n == 0 ? 0 : std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng);
 }
 
+std::string mutate_bytes(std::string s, std::span<const char* const> tokens, Rng& rng) {
+  const std::size_t at = below(rng, s.size() + 1);
+  switch (below(rng, 5)) {
+    case 0:
+      if (!s.empty()) s[below(rng, s.size())] = static_cast<char>(below(rng, 256));
+      break;
+    case 1: {
+      const char* token = tokens[below(rng, tokens.size())];
+      s.insert(at, *token == '\0' ? std::string(1, '\0') : std::string(token));
+      break;
+    }
+    case 2: s.erase(at, below(rng, 64)); break;
+    case 3:
+      if (at < s.size()) s.insert(at, s.substr(at, below(rng, 256)));
+      break;
+    default: s.resize(at); break;
+  }
+  return s;
+}
+
 std::string mutate_spec(const std::string& text, const std::vector<std::string>& seeds, Rng& rng) {
   switch (below(rng, 7)) {
     case 0: return mutate_lines(text, seeds, rng);
@@ -250,7 +254,7 @@ std::string mutate_spec(const std::string& text, const std::vector<std::string>&
     case 3: return replace_number(text, rng);
     case 4: return replace_statement(text, rng);
     case 5: return mutate_lines(text, seeds, rng);
-    default: return mutate_bytes(text, rng);
+    default: return spec_bytes(text, rng);
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ using Rng = std::mt19937_64;
 
 // A number in [0, n) (0 when n is 0).
 std::uint64_t below(Rng& rng, std::uint64_t n);
+
+// One byte-level mutation: a byte flipped, one of `tokens` inserted ("" inserts a NUL byte),
+// a run deleted or repeated, or the text cut.
+std::string mutate_bytes(std::string s, std::span<const char* const> tokens, Rng& rng);
 
 // One mutation of `text`, a .spec file; `seeds` are the other specs, for lines taken across.
 std::string mutate_spec(const std::string& text, const std::vector<std::string>& seeds, Rng& rng);
