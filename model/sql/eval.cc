@@ -2,6 +2,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -63,30 +64,35 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     if (op == "%") return Value::integer(checked(x % y, t), t);
   }
   const Type ta = a.type(), tb = b.type();
-  // A timestamp moved by an interval keeps its type; infinity stays infinite.
-  auto moved = [](const Value& ts, std::int64_t delta) {
-    if (is_infinite_timestamp(ts.micros())) return ts;
-    const __int128 m = static_cast<__int128>(ts.micros()) + delta;
-    if (m >= kTimestampInfinity || m <= kTimestampMinusInfinity) throw SqlError("22008", "timestamp out of range");
-    const auto micros = static_cast<std::int64_t>(m);
+  // A timestamp moved by an interval keeps its type (model/sql/interval.h); infinity stays infinite.
+  auto moved = [](const Value& ts, const Interval& by) {
+    const std::int64_t micros = timestamp_plus_interval(ts.micros(), by);
     return ts.type() == Type::timestamp ? Value::timestamp(micros) : Value::timestamptz(micros);
   };
-  if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) return moved(a, op == "+" ? b.micros() : -b.micros());
-  if (ta == Type::interval && is_timestamp(tb) && op == "+") return moved(b, a.micros());
+  if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) {
+    return moved(a, op == "+" ? b.as_interval() : interval_negated(b.as_interval()));
+  }
+  if (ta == Type::interval && is_timestamp(tb) && op == "+") return moved(b, a.as_interval());
   if (is_timestamp(ta) && is_timestamp(tb) && op == "-") {  // the session's zone is UTC: mixed types name instants alike
     if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros())) {
       throw SqlError("22008", "cannot subtract infinite timestamps");
     }
-    return Value::interval(a.micros() - b.micros());
+    const __int128 diff = static_cast<__int128>(a.micros()) - b.micros();
+    if (diff > std::numeric_limits<std::int64_t>::max() || diff < std::numeric_limits<std::int64_t>::min()) {
+      throw SqlError("22008", "interval out of range");
+    }
+    return Value::interval(justify_hours(Interval{static_cast<std::int64_t>(diff)}));
   }
   if (ta == Type::interval && tb == Type::interval && (op == "+" || op == "-")) {
-    return Value::interval(op == "+" ? a.micros() + b.micros() : a.micros() - b.micros());
+    return Value::interval(op == "+" ? interval_plus(a.as_interval(), b.as_interval()) : interval_minus(a.as_interval(), b.as_interval()));
   }
   if (ta == Type::interval && is_integer(tb) && (op == "*" || op == "/")) {
-    if (op == "/" && b.as_integer() == 0) throw SqlError("22012", "division by zero");
-    return Value::interval(op == "*" ? a.micros() * b.as_integer() : a.micros() / b.as_integer());
+    const auto factor = static_cast<double>(b.as_integer());
+    return Value::interval(op == "*" ? interval_times(a.as_interval(), factor) : interval_divided(a.as_interval(), factor));
   }
-  if (is_integer(ta) && tb == Type::interval && op == "*") return Value::interval(a.as_integer() * b.micros());
+  if (is_integer(ta) && tb == Type::interval && op == "*") {
+    return Value::interval(interval_times(b.as_interval(), static_cast<double>(a.as_integer())));
+  }
   no_operator(op, a, b);
 }
 
@@ -123,7 +129,7 @@ Value operator_value(const Expr& e, EvalContext& context) {
   if (e.args.size() == 1) {  // unary minus
     const Value v = evaluate(e.args[0], context);
     if (v.is_null()) return v;
-    if (v.type() == Type::interval) return Value::interval(-v.micros());
+    if (v.type() == Type::interval) return Value::interval(interval_negated(v.as_interval()));
     const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
     if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
     return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
@@ -187,6 +193,36 @@ Value between(const Expr& e, EvalContext& context) {
   return from_truth(in);
 }
 
+// make_interval(years, months, weeks, days, hours, mins integer, secs double precision).
+Value make_interval_value(const std::vector<Value>& args) {
+  for (const Value& a : args) {
+    if (a.is_null()) return Value::null(Type::interval);
+  }
+  std::int64_t whole[6] = {};
+  for (std::size_t i = 0; i < 6; ++i) {
+    const Value v = args.at(i).type() == Type::unknown ? cast(args[i], Type::int4) : args[i];
+    if (!is_integer(v.type())) {
+      throw SqlError("42883", fmt::format("function make_interval() does not exist for an argument of type {}", type_name(v.type())));
+    }
+    whole[i] = v.as_integer();
+  }
+  const Value& secs = args.at(6);
+  double seconds = 0;
+  if (is_integer(secs.type())) {
+    seconds = static_cast<double>(secs.as_integer());
+  } else if (secs.type() == Type::unknown || secs.type() == Type::text) {
+    const std::string& text = secs.as_text();
+    char* end = nullptr;
+    seconds = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      throw SqlError("22P02", fmt::format("invalid input syntax for type double precision: \"{}\"", text));
+    }
+  } else {
+    throw SqlError("42883", fmt::format("function make_interval() does not exist for secs of type {}", type_name(secs.type())));
+  }
+  return Value::interval(make_interval(whole[0], whole[1], whole[2], whole[3], whole[4], whole[5], seconds));
+}
+
 Value function_value(const Expr& e, EvalContext& context) {
   const FunctionInfo* f = find_function(e.name);
   if (f == nullptr) throw SqlError("42883", fmt::format("function {}() does not exist", e.name));
@@ -211,6 +247,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (ts.type() == Type::timestamp) return Value::timestamptz(ts.micros());
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
+  if (e.name == "make_interval") return make_interval_value(args);
   return context.call(e, args);
 }
 

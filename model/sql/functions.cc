@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "lockstep/model/sql/datetime.h"
+
 namespace lockstep::sql {
 namespace {
 
@@ -35,11 +37,19 @@ constexpr std::array kFunctions = {
     FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
     FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
     FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
+    FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
 };
 
 }  // namespace
 
 std::span<const FunctionInfo> known_functions() { return kFunctions; }
+
+bool is_modeled_style(std::string_view name, std::string_view value) {
+  if (name == "timezone") return is_utc_zone(value);
+  if (name == "datestyle") return value == "iso" || value == "iso, mdy" || value == "iso, dmy" || value == "iso, ymd";
+  if (name == "intervalstyle") return value == "postgres";
+  return false;
+}
 
 const FunctionInfo* find_function(std::string_view name) {
   const auto it = std::find_if(kFunctions.begin(), kFunctions.end(), [&](const FunctionInfo& f) { return f.name == name; });

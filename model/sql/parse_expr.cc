@@ -1,7 +1,10 @@
 // model/sql/parse_expr.cc: expressions, types and output column names of the parse tree
 // (model/sql/parse_reader.h), each node kind by a function of its own.
 #include <algorithm>
+#include <array>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
@@ -52,31 +55,35 @@ Target Reader::target(const json& n, int fallback) {
   return t;
 }
 
-std::string Reader::column_name(const json& n) {
+std::string Reader::column_name(const json& n) { return column_name_of(n).first; }
+
+// PostgreSQL's FigureColnameInternal: the name and its strength (0 none, 1 a cast's type
+// name, 2 a column, function or keyword name); an outer cast renames only a weaker name.
+std::pair<std::string, int> Reader::column_name_of(const json& n) {
   const auto [type, b] = node(n);
   if (type == "ColumnRef") {
     const json& fields = b->at("fields");
-    return str(fields.back());
+    return {str(fields.back()), 2};
   }
-  if (type == "FuncCall") return str(b->at("funcname").back());
+  if (type == "FuncCall") return {str(b->at("funcname").back()), 2};
   if (type == "TypeCast") {
-    std::string inner = column_name(b->at("arg"));
-    if (inner != "?column?") return inner;
-    return type_display(b->at("typeName"));
+    auto inner = column_name_of(b->at("arg"));
+    if (inner.second > 1) return inner;
+    return {type_display(b->at("typeName")), 1};
   }
-  if (type == "CaseExpr") return "case";
-  if (type == "CoalesceExpr") return "coalesce";
-  if (type == "SQLValueFunction") return sql_value_function_name(b->value("op", ""));
+  if (type == "CaseExpr") return {"case", 2};
+  if (type == "CoalesceExpr") return {"coalesce", 2};
+  if (type == "SQLValueFunction") return {sql_value_function_name(b->value("op", "")), 2};
   if (type == "SubLink") {
-    if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return "exists";
+    if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return {"exists", 2};
     const json& sub = *node(b->at("subselect")).second;
     if (sub.contains("targetList")) {
       const json& first = *node(sub.at("targetList").at(0)).second;
-      if (first.contains("name")) return first.at("name");
-      return column_name(first.at("val"));
+      if (first.contains("name")) return {first.at("name"), 2};
+      return column_name_of(first.at("val"));
     }
   }
-  return "?column?";
+  return {"?column?", 0};
 }
 
 std::string Reader::type_display(const json& type_name) {
@@ -278,21 +285,51 @@ Expr Reader::func_call(const json& body, Expr e) {
   e.kind = Expr::Kind::func;
   e.name = name[0];
   e.star = body.value("agg_star", false);
+  // make_interval's arguments by position or by name (secs => 30); those not given are 0.
+  static constexpr std::array<std::string_view, 7> kMakeInterval = {"years", "months", "weeks", "days", "hours", "mins", "secs"};
+  const bool make_interval = e.name == "make_interval";
+  std::vector<std::optional<Expr>> slots(make_interval ? kMakeInterval.size() : 0);
+  std::size_t position = 0;
   if (body.contains("args")) {
     for (const json& a : body.at("args")) {
-      // pg_sleep(0.3), the most common call of a test: a decimal literal is pg_sleep's double
-      // precision argument (elsewhere a numeric value, outside the subset).
-      const auto [arg_type, arg] = node(a);
-      if (e.name == "pg_sleep" && std::string_view(arg_type) == "A_Const" && arg->contains("fval")) {
-        Expr seconds;
-        seconds.location = location_of(*arg, loc);
-        seconds.kind = Expr::Kind::constant;
-        seconds.value = Value::unknown(arg->at("fval").value("fval", ""));
-        e.args.push_back(std::move(seconds));
+      const json* wrapped = &a;
+      std::size_t slot = position++;
+      if (const auto [named_type, named_arg] = node(a); named_type == "NamedArgExpr") {
+        const std::string arg_name = named_arg->value("name", "");
+        const auto* named = std::find(kMakeInterval.begin(), kMakeInterval.end(), arg_name);
+        if (!make_interval || named == kMakeInterval.end()) refuse(fmt::format("the named argument {} => in {}()", arg_name, e.name), loc);
+        slot = static_cast<std::size_t>(named - kMakeInterval.begin());
+        wrapped = &named_arg->at("arg");
+      }
+      const auto [arg_type, arg] = node(*wrapped);
+      // pg_sleep(0.3), the most common call of a test, and make_interval(secs => 0.5): a
+      // decimal literal is their double precision argument (elsewhere a numeric value, outside
+      // the subset).
+      Expr value;
+      if ((e.name == "pg_sleep" || (make_interval && slot == 6)) && std::string_view(arg_type) == "A_Const" && arg->contains("fval")) {
+        value.location = location_of(*arg, loc);
+        value.kind = Expr::Kind::constant;
+        value.value = Value::unknown(arg->at("fval").value("fval", ""));
+      } else {
+        value = expr(*wrapped, loc);
+      }
+      if (!make_interval) {
+        e.args.push_back(std::move(value));
         continue;
       }
-      e.args.push_back(expr(a, loc));
+      if (slot >= slots.size()) fail("42883", "function make_interval() does not exist with more than 7 arguments", loc);
+      if (slots[slot]) fail("42601", fmt::format("argument name \"{}\" used more than once", kMakeInterval[slot]), loc);
+      slots[slot] = std::move(value);
     }
+  }
+  for (std::optional<Expr>& slot : slots) {
+    if (!slot) {
+      slot.emplace();
+      slot->location = loc;
+      slot->kind = Expr::Kind::constant;
+      slot->value = Value::integer(0, Type::int4);
+    }
+    e.args.push_back(std::move(*slot));
   }
   const int count = static_cast<int>(e.args.size());
   if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);

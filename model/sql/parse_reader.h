@@ -106,6 +106,7 @@ class Reader {
 
   // The output name PostgreSQL gives an expression (FigureColname).
   static std::string column_name(const json& n);
+  static std::pair<std::string, int> column_name_of(const json& n);
   static std::string type_display(const json& type_name);
   static std::string sql_value_function_name(std::string_view op);
 

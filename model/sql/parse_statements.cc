@@ -217,6 +217,25 @@ SetVariable Reader::set_variable(const json& body) {
   s.local = body.value("is_local", false);
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
   if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
+  if (is_pinned_style(s.name)) {
+    // SET TimeZone / DateStyle / IntervalStyle: the value the simulation models, or refused.
+    if (kind != "VAR_SET_VALUE") refuse(fmt::format("{} {}", kind == "VAR_RESET" ? "RESET" : "SET ... TO DEFAULT of", s.name), loc);
+    std::vector<std::string> words;
+    for (const json& a : body.at("args")) {
+      const json& c = *node(a).second;
+      if (!c.contains("sval")) refuse(fmt::format("this value for {}", s.name), location_of(c, loc));
+      std::string w = c.at("sval").value("sval", "");
+      std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      words.push_back(std::move(w));
+    }
+    const std::string value = fmt::format("{}", fmt::join(words, ", "));
+    if (!is_modeled_style(s.name, value)) {
+      refuse(fmt::format("{} '{}' (the simulation models TimeZone UTC, DateStyle ISO and IntervalStyle postgres)", s.name, value), loc);
+    }
+    s.value = value;
+    s.style = true;
+    return s;
+  }
   if (!is_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
   if (kind == "VAR_SET_VALUE") {
     const json& args = body.at("args");

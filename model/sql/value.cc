@@ -15,8 +15,6 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::int64_t kMicrosPerSecond = 1'000'000;
-
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -73,19 +71,6 @@ bool parse_bool(std::string_view text) {
   invalid_input(Type::boolean, text);
 }
 
-// HH:MM:SS[.ffffff] of a non-negative number of microseconds.
-std::string clock_text(std::int64_t micros) {
-  const std::int64_t total_seconds = micros / kMicrosPerSecond;
-  const std::int64_t frac = micros % kMicrosPerSecond;
-  std::string out = fmt::format("{:02}:{:02}:{:02}", total_seconds / 3600, total_seconds / 60 % 60, total_seconds % 60);
-  if (frac != 0) {
-    std::string f = fmt::format("{:06}", frac);
-    while (f.back() == '0') f.pop_back();
-    out += "." + f;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string_view type_name(Type t) {
@@ -133,6 +118,10 @@ std::int64_t Value::micros() const {
   if (null_ || (!is_timestamp(type_) && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
   return i_;
 }
+Interval Value::as_interval() const {
+  if (null_ || type_ != Type::interval) throw SqlError("XX000", "internal: not an interval value");
+  return Interval{i_, days_, months_};
+}
 
 std::string Value::text_output() && {
   if (!null_ && (type_ == Type::text || type_ == Type::unknown)) return std::move(s_);
@@ -148,7 +137,7 @@ std::string Value::text_output() const& {
     case Type::int4:
     case Type::int8: return std::to_string(i_);
     case Type::boolean: return i_ != 0 ? "t" : "f";
-    case Type::interval: return i_ < 0 ? "-" + clock_text(-i_) : clock_text(i_);
+    case Type::interval: return interval_text(as_interval());
     case Type::timestamptz: return timestamp_text(i_, true);
     case Type::timestamp: return timestamp_text(i_, false);
   }
@@ -156,69 +145,11 @@ std::string Value::text_output() const& {
 }
 
 std::int64_t parse_interval(std::string_view text) {
-  const std::string s = lower(trim(text));
-  auto fail = [&]() -> std::int64_t { throw SqlError("22007", fmt::format("invalid input syntax for type interval: \"{}\"", text)); };
-  if (s.empty()) fail();
-  // HH:MM:SS[.f] or MM:SS
-  if (s.find(':') != std::string::npos) {
-    bool negative = s.front() == '-';
-    std::string_view rest = std::string_view(s).substr(negative ? 1 : 0);
-    std::vector<double> parts;
-    while (!rest.empty()) {
-      const std::size_t colon = rest.find(':');
-      const std::string piece(rest.substr(0, colon));
-      char* end = nullptr;
-      const double v = std::strtod(piece.c_str(), &end);
-      if (piece.empty() || end != piece.c_str() + piece.size()) fail();
-      parts.push_back(v);
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-    if (parts.size() < 2 || parts.size() > 3) fail();
-    const double seconds = parts.size() == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : parts[0] * 3600 + parts[1] * 60;
-    const auto micros = static_cast<std::int64_t>(std::llround(seconds * kMicrosPerSecond));
-    return negative ? -micros : micros;
+  const __int128 span = interval_span(parse_interval_text(text));
+  if (span > std::numeric_limits<std::int64_t>::max() || span < std::numeric_limits<std::int64_t>::min()) {
+    throw SqlError("22008", "interval out of range");
   }
-  // <number> [unit] ...
-  std::int64_t total = 0;
-  std::size_t i = 0;
-  bool any = false;
-  while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    if (i == s.size()) break;
-    const std::size_t start = i;
-    if (s[i] == '-' || s[i] == '+') ++i;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-    const std::string number = s.substr(start, i - start);
-    char* end = nullptr;
-    const double v = std::strtod(number.c_str(), &end);
-    if (number.empty() || end != number.c_str() + number.size()) fail();
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    const std::size_t ustart = i;
-    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
-    const std::string unit = s.substr(ustart, i - ustart);
-    double scale = 0;
-    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds") {
-      scale = 1e6;
-    } else if (unit == "ms" || unit == "msec" || unit == "msecs" || unit == "millisecond" || unit == "milliseconds") {
-      scale = 1e3;
-    } else if (unit == "us" || unit == "usec" || unit == "usecs" || unit == "microsecond" || unit == "microseconds") {
-      scale = 1;
-    } else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes") {
-      scale = 60e6;
-    } else if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hour" || unit == "hours") {
-      scale = 3600e6;
-    } else if (unit == "d" || unit == "day" || unit == "days" || unit == "week" || unit == "weeks" || unit == "mon" ||
-               unit == "month" || unit == "months" || unit == "year" || unit == "years") {
-      throw SqlError("0A000", fmt::format("interval \"{}\": days, months and years are not in lockstep's SQL subset", text));
-    } else {
-      fail();
-    }
-    total += static_cast<std::int64_t>(std::llround(v * scale));
-    any = true;
-  }
-  if (!any) fail();
-  return total;
+  return static_cast<std::int64_t>(span);
 }
 
 std::int64_t parse_timestamptz(std::string_view text) { return parse_timestamp(text, true); }
@@ -248,7 +179,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::boolean: return Value::boolean(parse_bool(s));
     case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
-    case Type::interval: return Value::interval(parse_interval(s));
+    case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -266,8 +197,8 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     case Type::text: return a.as_text().compare(b.as_text()) <=> 0;
     case Type::boolean: return a.as_bool() <=> b.as_bool();
     case Type::timestamptz:
-    case Type::timestamp:
-    case Type::interval: return a.micros() <=> b.micros();
+    case Type::timestamp: return a.micros() <=> b.micros();
+    case Type::interval: return interval_span(a.as_interval()) <=> interval_span(b.as_interval());
     default: break;
   }
   throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));

@@ -6,8 +6,8 @@
 // is one of those or NULL; `unknown` is an untyped string literal until context types it,
 // as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
 // UTC (PostgreSQL's own epoch), so a run's time 0 prints as that instant; intervals are
-// microseconds. Text output is PostgreSQL's (t/f, ISO timestamps with TimeZone UTC,
-// intervals as HH:MM:SS[.ffffff]; intervals are times only, without days or months). Conversions that fail raise SqlError with the
+// months, days and microseconds (model/sql/interval.h). Text output is PostgreSQL's (t/f, ISO
+// timestamps with TimeZone UTC, intervals in IntervalStyle postgres). Conversions that fail raise SqlError with the
 // server's SQLSTATE and message (22P02 invalid input syntax, 22003 out of range, 22012
 // division by zero).
 #pragma once
@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "lockstep/model/sql/interval.h"
 
 namespace lockstep::sql {
 
@@ -51,6 +53,12 @@ class Value {
   static Value boolean(bool b) { return Value(Type::boolean, false, b ? 1 : 0, {}); }
   static Value timestamptz(std::int64_t micros) { return Value(Type::timestamptz, false, micros, {}); }
   static Value interval(std::int64_t micros) { return Value(Type::interval, false, micros, {}); }
+  static Value interval(const Interval& iv) {
+    Value v(Type::interval, false, iv.micros, {});
+    v.days_ = iv.days;
+    v.months_ = iv.months;
+    return v;
+  }
   static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
 
   Type type() const { return type_; }
@@ -59,7 +67,8 @@ class Value {
   std::int64_t as_integer() const;
   bool as_bool() const;
   const std::string& as_text() const;
-  std::int64_t micros() const;  // timestamptz, timestamp or interval
+  std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
+  Interval as_interval() const;
 
   // As PostgreSQL's text output prints it; NULL is "" (callers show it as they need).
   std::string text_output() const&;
@@ -71,8 +80,10 @@ class Value {
   Value(Type t, bool null, std::int64_t i, std::string s) : type_(t), null_(null), i_(i), s_(std::move(s)) {}
   Type type_ = Type::unknown;
   bool null_ = true;
+  std::int32_t days_ = 0;  // an interval's days and months (its time is i_)
   std::int64_t i_ = 0;
   std::string s_;
+  std::int32_t months_ = 0;
 };
 
 // The value converted to `to` as a cast or an assignment does (an unknown literal parsed as
@@ -87,8 +98,8 @@ Value from_text(std::string_view text, Type to);
 // types with no such operator (`op` names it).
 std::strong_ordering compare(const Value& a, const Value& b, std::string_view op = "=");
 
-// An interval's text ('1 ms', '5 seconds', '00:00:05', '2 minutes 3 s') in microseconds;
-// throws SqlError 22007 when it is not one lockstep reads.
+// An interval's text ('1 ms', '5 seconds', '00:00:05', '2 minutes 3 s', '1 day') as a duration
+// in microseconds (a day 24 hours, a month 30 days); throws SqlError 22007 when it is not one.
 std::int64_t parse_interval(std::string_view text);
 // A timestamptz literal ('2000-01-01 00:00:01+00', ISO) in microseconds since 2000-01-01 UTC.
 std::int64_t parse_timestamptz(std::string_view text);

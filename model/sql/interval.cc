@@ -1,0 +1,319 @@
+#include "lockstep/model/sql/interval.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::int64_t kIvMicrosPerSecond = 1'000'000;
+constexpr std::int64_t kIvMicrosPerDay = 86'400 * kIvMicrosPerSecond;
+constexpr std::int64_t kIvDaysPerMonth = 30;
+
+[[noreturn]] void interval_out_of_range() { throw SqlError("22008", "interval out of range"); }
+
+std::int32_t to_field(long double v) {
+  if (!(v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max())) interval_out_of_range();
+  return static_cast<std::int32_t>(v);
+}
+
+std::int64_t to_micros(long double v) {
+  if (!(v > static_cast<long double>(std::numeric_limits<std::int64_t>::min()) &&
+        v < static_cast<long double>(std::numeric_limits<std::int64_t>::max()))) {
+    interval_out_of_range();
+  }
+  return static_cast<std::int64_t>(v);
+}
+
+bool iv_is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// A unit's size: months (years and up), days (days, weeks) or microseconds; nullopt when
+// the word is not a unit.
+struct Unit {
+  enum class Field { months, days, micros } field;
+  double size;
+};
+
+std::optional<Unit> unit_named(std::string_view u) {
+  using F = Unit::Field;
+  auto any = [&](std::initializer_list<std::string_view> names) { return std::find(names.begin(), names.end(), u) != names.end(); };
+  if (u.empty() || any({"s", "sec", "secs", "second", "seconds"})) return Unit{F::micros, 1e6};
+  if (any({"ms", "msec", "msecs", "millisecond", "milliseconds", "mseconds"})) return Unit{F::micros, 1e3};
+  if (any({"us", "usec", "usecs", "microsecond", "microseconds", "useconds"})) return Unit{F::micros, 1};
+  if (any({"m", "min", "mins", "minute", "minutes"})) return Unit{F::micros, 60e6};
+  if (any({"h", "hr", "hrs", "hour", "hours"})) return Unit{F::micros, 3600e6};
+  if (any({"d", "day", "days"})) return Unit{F::days, 1};
+  if (any({"w", "week", "weeks"})) return Unit{F::days, 7};
+  if (any({"mon", "mons", "month", "months"})) return Unit{F::months, 1};
+  if (any({"y", "yr", "yrs", "year", "years"})) return Unit{F::months, 12};
+  if (any({"dec", "decs", "decade", "decades"})) return Unit{F::months, 120};
+  if (any({"c", "cent", "century", "centuries"})) return Unit{F::months, 1200};
+  if (any({"mil", "mils", "millennium", "millennia", "millenniums"})) return Unit{F::months, 12000};
+  return std::nullopt;
+}
+
+// HH:MM[:SS[.f]] (the sign already read) in microseconds; nullopt when it is not one.
+std::optional<long double> clock_micros(std::string_view s) {
+  std::vector<long double> parts;
+  while (true) {
+    const std::size_t colon = s.find(':');
+    const std::string piece(s.substr(0, colon));
+    if (piece.empty() || piece.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    parts.push_back(std::strtold(piece.c_str(), &end));
+    if (end != piece.c_str() + piece.size()) return std::nullopt;
+    if (colon == std::string_view::npos) break;
+    s.remove_prefix(colon + 1);
+  }
+  if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+  const long double seconds = parts[0] * 3600 + parts[1] * 60 + (parts.size() == 3 ? parts[2] : 0);
+  return seconds * kIvMicrosPerSecond;
+}
+
+std::string seconds_text(std::int64_t sec, std::int64_t fsec) {
+  std::string out = fmt::format("{:02}", sec);
+  if (fsec != 0) {
+    std::string f = fmt::format("{:06}", fsec);
+    while (f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+}  // namespace
+
+Interval parse_interval_text(std::string_view text) {
+  std::string s(text);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  auto invalid = [&]() -> Interval { throw SqlError("22007", fmt::format("invalid input syntax for type interval: \"{}\"", text)); };
+  std::size_t i = 0;
+  while (i < s.size() && iv_is_space(s[i])) ++i;
+  if (i < s.size() && s[i] == '@') ++i;
+  if (i < s.size() && s[i] == 'p') {
+    throw SqlError("0A000", fmt::format("the ISO 8601 interval \"{}\" is not in lockstep's SQL subset", text));
+  }
+  long double months = 0, days = 0, micros = 0;
+  bool any = false, ago = false;
+  while (true) {
+    while (i < s.size() && iv_is_space(s[i])) ++i;
+    if (i == s.size()) break;
+    if (ago) return invalid();  // 'ago' ends the text
+    const std::size_t start = i;
+    while (i < s.size() && !iv_is_space(s[i]) && std::isalpha(static_cast<unsigned char>(s[i])) == 0) ++i;
+    std::string_view number(s.data() + start, i - start);
+    if (number.empty()) {  // a word: 'ago'
+      while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i])) != 0) ++i;
+      if (std::string_view(s.data() + start, i - start) != "ago" || !any) return invalid();
+      ago = true;
+      continue;
+    }
+    const bool negative = number.front() == '-';
+    if (number.front() == '-' || number.front() == '+') number.remove_prefix(1);
+    if (number.find(':') != std::string_view::npos) {
+      const auto clock = clock_micros(number);
+      if (!clock) return invalid();
+      micros += negative ? -*clock : *clock;
+      any = true;
+      continue;
+    }
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string_view::npos) return invalid();
+    const std::string digits(number);
+    char* end = nullptr;
+    long double v = std::strtold(digits.c_str(), &end);
+    if (end != digits.c_str() + digits.size()) return invalid();
+    if (negative) v = -v;
+    while (i < s.size() && iv_is_space(s[i])) ++i;
+    const std::size_t ustart = i;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i])) != 0) ++i;
+    std::string_view word(s.data() + ustart, i - ustart);
+    if (word == "ago") {  // a bare number then 'ago': seconds
+      i = ustart;
+      word = {};
+    }
+    const auto unit = unit_named(word);
+    if (!unit) return invalid();
+    const long double whole = std::trunc(v), fraction = v - whole;
+    switch (unit->field) {
+      case Unit::Field::months: {
+        months += whole * unit->size;
+        if (unit->size == 1) {  // a month's fraction in days of 30, their fraction in time
+          const long double d = fraction * kIvDaysPerMonth;
+          days += std::trunc(d);
+          micros += (d - std::trunc(d)) * kIvMicrosPerDay;
+        } else {  // a year's in whole months
+          months += std::nearbyint(fraction * unit->size);
+        }
+        break;
+      }
+      case Unit::Field::days: {
+        const long double d = fraction * unit->size;
+        days += whole * unit->size + std::trunc(d);
+        micros += (d - std::trunc(d)) * kIvMicrosPerDay;
+        break;
+      }
+      case Unit::Field::micros: micros += v * unit->size; break;
+    }
+    any = true;
+  }
+  if (!any) return invalid();
+  if (ago) {
+    months = -months;
+    days = -days;
+    micros = -micros;
+  }
+  auto out_of_range = [&]() { throw SqlError("22015", fmt::format("interval field value out of range: \"{}\"", text)); };
+  Interval out;
+  try {
+    out.months = to_field(months);
+    out.days = to_field(days);
+    out.micros = to_micros(std::nearbyint(micros));
+  } catch (const SqlError&) {
+    out_of_range();
+  }
+  return out;
+}
+
+std::string interval_text(const Interval& iv) {
+  const std::int64_t year = iv.months / 12, mon = iv.months % 12, mday = iv.days;
+  std::int64_t t = iv.micros;
+  const std::int64_t hour = t / (3600 * kIvMicrosPerSecond);
+  t -= hour * 3600 * kIvMicrosPerSecond;
+  const std::int64_t min = t / (60 * kIvMicrosPerSecond);
+  t -= min * 60 * kIvMicrosPerSecond;
+  const std::int64_t sec = t / kIvMicrosPerSecond;
+  const std::int64_t fsec = t - sec * kIvMicrosPerSecond;
+  std::string out;
+  bool is_zero = true, is_before = false;
+  auto part = [&](std::int64_t value, std::string_view unit) {
+    if (value == 0) return;
+    out += fmt::format("{}{}{} {}{}", is_zero ? "" : " ", is_before && value > 0 ? "+" : "", value, unit, value != 1 ? "s" : "");
+    is_before = value < 0;
+    is_zero = false;
+  };
+  part(year, "year");
+  part(mon, "mon");
+  part(mday, "day");
+  if (is_zero || hour != 0 || min != 0 || sec != 0 || fsec != 0) {
+    const bool minus = hour < 0 || min < 0 || sec < 0 || fsec < 0;
+    out += fmt::format("{}{}{:02}:{:02}:{}", is_zero ? "" : " ", minus ? "-" : is_before ? "+" : "", std::abs(hour), std::abs(min),
+                       seconds_text(std::abs(sec), std::abs(fsec)));
+  }
+  return out;
+}
+
+__int128 interval_span(const Interval& i) {
+  return static_cast<__int128>(i.micros) + static_cast<__int128>(i.days) * kIvMicrosPerDay +
+         static_cast<__int128>(i.months) * kIvDaysPerMonth * kIvMicrosPerDay;
+}
+
+Interval interval_plus(const Interval& a, const Interval& b) {
+  return Interval{to_micros(static_cast<long double>(a.micros) + b.micros), to_field(static_cast<long double>(a.days) + b.days),
+                  to_field(static_cast<long double>(a.months) + b.months)};
+}
+
+Interval interval_minus(const Interval& a, const Interval& b) { return interval_plus(a, interval_negated(b)); }
+
+Interval interval_negated(const Interval& a) {
+  return Interval{to_micros(-static_cast<long double>(a.micros)), to_field(-static_cast<long double>(a.days)),
+                  to_field(-static_cast<long double>(a.months))};
+}
+
+namespace {
+
+// The fractions interval_mul and interval_div carry down: of months into days, of days
+// into seconds (rounded to microseconds), whole days of those seconds back into days.
+Interval carried(long double months, long double days, long double micros) {
+  Interval out;
+  out.months = to_field(months);
+  // Rounded to microseconds of a day, as TSROUND does, before its fraction goes to seconds.
+  const long double month_remainder_days =
+      std::nearbyint((months - out.months) * kIvDaysPerMonth * kIvMicrosPerSecond) / kIvMicrosPerSecond;
+  out.days = to_field(days);
+  long double sec_remainder = (days - out.days + month_remainder_days - std::trunc(month_remainder_days)) * 86'400;
+  sec_remainder = std::nearbyint(sec_remainder * kIvMicrosPerSecond) / kIvMicrosPerSecond;
+  if (std::fabs(sec_remainder) >= 86'400) {
+    const long double whole_days = std::trunc(sec_remainder / 86'400);
+    out.days = to_field(static_cast<long double>(out.days) + whole_days);
+    sec_remainder -= whole_days * 86'400;
+  }
+  out.days = to_field(static_cast<long double>(out.days) + std::trunc(month_remainder_days));
+  out.micros = to_micros(std::nearbyint(micros + sec_remainder * kIvMicrosPerSecond));
+  return out;
+}
+
+}  // namespace
+
+Interval interval_times(const Interval& a, double factor) {
+  if (std::isnan(factor)) interval_out_of_range();
+  return carried(static_cast<long double>(a.months) * factor, static_cast<long double>(a.days) * factor,
+                 static_cast<long double>(a.micros) * factor);
+}
+
+Interval interval_divided(const Interval& a, double divisor) {
+  if (divisor == 0) throw SqlError("22012", "division by zero");
+  return carried(static_cast<long double>(a.months) / divisor, static_cast<long double>(a.days) / divisor,
+                 static_cast<long double>(a.micros) / divisor);
+}
+
+Interval justify_hours(const Interval& a) {
+  Interval out = a;
+  const std::int64_t whole_days = out.micros / kIvMicrosPerDay;
+  out.micros -= whole_days * kIvMicrosPerDay;
+  out.days = to_field(static_cast<long double>(out.days) + whole_days);
+  if (out.days > 0 && out.micros < 0) {
+    out.micros += kIvMicrosPerDay;
+    --out.days;
+  } else if (out.days < 0 && out.micros > 0) {
+    out.micros -= kIvMicrosPerDay;
+    ++out.days;
+  }
+  return out;
+}
+
+std::int64_t timestamp_plus_interval(std::int64_t micros, const Interval& iv) {
+  if (is_infinite_timestamp(micros)) return micros;
+  auto out_of_range = []() -> std::int64_t { throw SqlError("22008", "timestamp out of range"); };
+  __int128 ts = micros;
+  if (iv.months != 0) {
+    using namespace std::chrono;
+    const std::int64_t day_number = micros >= 0 ? micros / kIvMicrosPerDay : -((-micros + kIvMicrosPerDay - 1) / kIvMicrosPerDay);
+    const std::int64_t in_day = micros - day_number * kIvMicrosPerDay;
+    const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{day_number}};
+    const std::int64_t index = static_cast<std::int64_t>(static_cast<int>(ymd.year())) * 12 +
+                               (static_cast<unsigned>(ymd.month()) - 1) + iv.months;
+    const std::int64_t y = index >= 0 ? index / 12 : -((-index + 11) / 12);
+    const auto m = static_cast<unsigned>(index - y * 12 + 1);
+    if (y > 294276 || y < -4713) return out_of_range();
+    const year_month_day_last last{year{static_cast<int>(y)} / month{m} / std::chrono::last};
+    const unsigned d = std::min(static_cast<unsigned>(ymd.day()), static_cast<unsigned>(last.day()));
+    const year_month_day moved{year{static_cast<int>(y)}, month{m}, day{d}};
+    ts = static_cast<__int128>((sys_days{moved} - sys_days{year{2000} / January / 1}).count()) * kIvMicrosPerDay + in_day;
+  }
+  ts += static_cast<__int128>(iv.days) * kIvMicrosPerDay;
+  ts += iv.micros;
+  if (ts >= kTimestampInfinity || ts <= kTimestampMinusInfinity) return out_of_range();
+  return static_cast<std::int64_t>(ts);
+}
+
+Interval make_interval(std::int64_t years, std::int64_t months, std::int64_t weeks, std::int64_t days, std::int64_t hours,
+                       std::int64_t mins, double secs) {
+  if (!std::isfinite(secs)) interval_out_of_range();
+  const long double m = static_cast<long double>(years) * 12 + months;
+  const long double d = static_cast<long double>(weeks) * 7 + days;
+  const long double us = (static_cast<long double>(hours) * 3600 + static_cast<long double>(mins) * 60) * kIvMicrosPerSecond +
+                         std::nearbyint(static_cast<long double>(secs) * kIvMicrosPerSecond);
+  return Interval{to_micros(us), to_field(d), to_field(m)};
+}
+
+}  // namespace lockstep::sql
