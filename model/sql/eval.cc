@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/text_functions.h"
 
 namespace lockstep::sql {
 namespace {
@@ -248,6 +249,14 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   if (e.name == "make_interval") return make_interval_value(args);
+  if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
+  if (e.name == "nullif") return null_if(args.at(0), args.at(1));
+  if (is_text_function(e.name)) {
+    if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {
+      throw SqlError("0A000", "substring(... FROM pattern) (a regular expression) is not in lockstep's SQL subset");
+    }
+    return text_function(e.name, args);
+  }
   return context.call(e, args);
 }
 

@@ -38,6 +38,26 @@ constexpr std::array kFunctions = {
     FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
     FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
+    FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
+    FunctionInfo{"least", 1, 100, FunctionKind::scalar},
+    FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)
+    FunctionInfo{"lower", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"upper", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"length", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"char_length", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"left", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"right", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"substr", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"substring", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"strpos", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"position", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"replace", 3, 3, FunctionKind::scalar},
+    FunctionInfo{"split_part", 3, 3, FunctionKind::scalar},
+    FunctionInfo{"concat", 1, 100, FunctionKind::scalar},
+    FunctionInfo{"concat_ws", 2, 100, FunctionKind::scalar},
+    FunctionInfo{"btrim", 1, 2, FunctionKind::scalar},
+    FunctionInfo{"ltrim", 1, 2, FunctionKind::scalar},
+    FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
 };
 
 }  // namespace

@@ -315,8 +315,11 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
 Insert Reader::insert(const json& body) {
   const int loc = statement_start_;
   known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override"}, loc);
-  if (body.value("override", "OVERRIDING_NOT_SET") != "OVERRIDING_NOT_SET") refuse("OVERRIDING", loc);
   Insert ins;
+  const std::string overriding = body.value("override", "OVERRIDING_NOT_SET");
+  ins.overriding = overriding == "OVERRIDING_SYSTEM_VALUE" ? Insert::Overriding::system
+                   : overriding == "OVERRIDING_USER_VALUE" ? Insert::Overriding::user
+                                                           : Insert::Overriding::none;
   std::tie(ins.table, ins.alias) = relation(body.at("relation"), loc);
   if (body.contains("cols")) {
     for (const json& c : body.at("cols")) {

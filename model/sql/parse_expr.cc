@@ -2,6 +2,8 @@
 // (model/sql/parse_reader.h), each node kind by a function of its own.
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <charconv>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -72,6 +74,8 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
     return {type_display(b->at("typeName")), 1};
   }
   if (type == "CaseExpr") return {"case", 2};
+  if (type == "MinMaxExpr") return {b->value("op", "") == "IS_GREATEST" ? "greatest" : "least", 2};
+  if (type == "A_Expr" && b->value("kind", "") == "AEXPR_NULLIF") return {"nullif", 2};
   if (type == "CoalesceExpr") return {"coalesce", 2};
   if (type == "SQLValueFunction") return {sql_value_function_name(b->value("op", "")), 2};
   if (type == "SubLink") {
@@ -145,6 +149,13 @@ Expr Reader::expr(const json& n, int fallback) {
   if (t == "CoalesceExpr") return coalesce(body, std::move(e));
   if (t == "CaseExpr") return case_expr(body, std::move(e));
   if (t == "SubLink") return sublink(body, std::move(e));
+  if (t == "MinMaxExpr") {  // GREATEST / LEAST: a function of the subset's table
+    known(body, "MinMaxExpr", {"op", "args"}, loc);
+    e.kind = Expr::Kind::func;
+    e.name = body.value("op", "") == "IS_GREATEST" ? "greatest" : "least";
+    for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+    return e;
+  }
   refuse(construct_of_node(type, body), loc);
 }
 
@@ -156,7 +167,10 @@ Expr Reader::constant(const json& body, Expr e) {
   if (body.value("isnull", false)) {
     e.value = Value::null();
   } else if (body.contains("ival")) {
-    e.value = Value::integer(body.at("ival").value("ival", std::int64_t{0}), Type::int4);
+    // libpg_query 15's JSON leaves a negative integer's value out ("ival": {}), as it leaves 0
+    // out: the literal is read back from the statement's text at its location.
+    const json& ival = body.at("ival");
+    e.value = Value::integer(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(loc), Type::int4);
   } else if (body.contains("sval")) {
     e.value = Value::unknown(body.at("sval").value("sval", ""));
   } else if (body.contains("boolval")) {
@@ -172,6 +186,22 @@ Expr Reader::constant(const json& body, Expr e) {
     }
   }
   return e;
+}
+
+std::int64_t Reader::integer_at(int location) const {
+  // The grammar folds a minus (and parentheses) into the constant: '-2', '- 2', '-(2)'.
+  std::size_t i = location < 0 ? text_.size() : static_cast<std::size_t>(location);
+  bool negative = false;
+  while (i < text_.size() && (text_[i] == '-' || text_[i] == '(' || text_[i] == '+' || std::isspace(static_cast<unsigned char>(text_[i])) != 0)) {
+    if (text_[i] == '-') negative = !negative;
+    ++i;
+  }
+  const std::size_t start = i;
+  while (i < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i])) != 0) ++i;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text_.data() + start, text_.data() + i, v);
+  if (i == start || ec != std::errc()) fail("XX000", "internal: an integer constant whose text lockstep cannot read", location);
+  return negative ? -v : v;
 }
 
 Expr Reader::parameter(const json& body, Expr e) {
@@ -230,6 +260,13 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.negated = kind == "AEXPR_NOT_BETWEEN";
     e.args.push_back(expr(body.at("lexpr"), loc));
     for (const json* i : items(body.at("rexpr"))) e.args.push_back(expr(*i, loc));
+    return e;
+  }
+  if (kind == "AEXPR_NULLIF") {
+    e.kind = Expr::Kind::func;
+    e.name = "nullif";
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
     return e;
   }
   static const std::initializer_list<std::pair<std::string_view, std::string_view>> kinds = {

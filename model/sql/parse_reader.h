@@ -95,6 +95,8 @@ class Reader {
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;
+  // GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(START WITH n INCREMENT BY n)] on `col`.
+  void identity(const json& con, ColumnDef& col, int loc);
   ColumnDef column_def(const json& body, CreateTable& c, int fallback);
 
   // An aggregate call in `e` (outside subqueries), or nullptr.
@@ -105,6 +107,8 @@ class Reader {
   Target target(const json& n, int fallback);
 
   // The output name PostgreSQL gives an expression (FigureColname).
+  // The integer literal at `location` of the text (libpg_query's JSON omits negative ones).
+  std::int64_t integer_at(int location) const;
   static std::string column_name(const json& n);
   static std::pair<std::string, int> column_name_of(const json& n);
   static std::string type_display(const json& type_name);

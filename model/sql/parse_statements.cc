@@ -33,12 +33,36 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
         col.default_value = expr(con.at("raw_expr"), cloc);
       } else if (contype == "CONSTR_FOREIGN") {
         c.foreign_keys.push_back(foreign_key(con, c.table, col.name, cloc));
+      } else if (contype == "CONSTR_IDENTITY") {
+        identity(con, col, cloc);
       } else {
         refuse(constraint_name(contype), cloc);
       }
     }
   }
   return col;
+}
+
+void Reader::identity(const json& con, ColumnDef& col, int loc) {
+  known(con, "Constraint", {"contype", "generated_when", "options", "location"}, loc);
+  if (!is_integer(col.type)) refuse(fmt::format("GENERATED AS IDENTITY on a column of type {}", type_name(col.type)), loc);
+  if (col.serial) fail("42601", fmt::format("multiple default values specified for column \"{}\"", col.name), loc);
+  col.serial = true;
+  col.not_null = true;
+  col.identity_always = con.value("generated_when", "a") == "a";
+  if (!con.contains("options")) return;
+  for (const json& o : con.at("options")) {
+    const json& def = *node(o).second;
+    const std::string option = def.value("defname", "");
+    const int oloc = location_of(def, loc);
+    if (option != "start" && option != "increment") refuse(fmt::format("the identity option {}", option), oloc);
+    const json* arg = def.contains("arg") ? node(def.at("arg")).second : nullptr;
+    // libpg_query's JSON leaves 0 and negative values out ({}): refused, not read as 0.
+    if (arg == nullptr || !arg->contains("ival")) refuse(fmt::format("this value (zero or below?) of the identity option {}", option), oloc);
+    const std::int64_t v = arg->value("ival", std::int64_t{0});
+    if (option == "increment" && v == 0) fail("22023", "INCREMENT must not be zero", oloc);
+    (option == "start" ? col.sequence_start : col.sequence_increment) = v;
+  }
 }
 
 CreateTable Reader::create_table(const json& body) {
@@ -244,7 +268,8 @@ SetVariable Reader::set_variable(const json& body) {
     if (c.contains("sval")) {
       s.value = c.at("sval").value("sval", "");
     } else if (c.contains("ival")) {
-      s.value = std::to_string(c.at("ival").value("ival", 0));
+      const json& ival = c.at("ival");  // a negative one is left out of the JSON: read from the text
+      s.value = std::to_string(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(location_of(c, loc)));
     } else {
       refuse("this value for a setting", location_of(c, loc));
     }

@@ -110,6 +110,9 @@ struct Insert {
   // One list per row; nullopt is DEFAULT.
   std::vector<std::vector<std::optional<Expr>>> rows;
   std::shared_ptr<const Select> select;  // INSERT ... SELECT: its rows instead
+  // OVERRIDING SYSTEM VALUE: explicit values of GENERATED ALWAYS identity columns are taken;
+  // USER VALUE: explicit values of identity columns are ignored (the sequence's are used).
+  enum class Overriding : std::uint8_t { none, system, user } overriding = Overriding::none;
   enum class OnConflict : std::uint8_t { none, nothing, update } on_conflict = OnConflict::none;
   std::vector<std::string> conflict_columns;  // empty: any unique key (DO NOTHING only)
   std::vector<Assignment> conflict_set;
@@ -140,7 +143,11 @@ struct ColumnDef {
   std::string name;
   Type type = Type::int4;
   int max_length = 0;   // varchar(n): n; 0: no limit
-  bool serial = false;  // serial / bigserial: a sequence default
+  bool serial = false;  // serial / bigserial / an identity column: a sequence default
+  // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
+  // OVERRIDING SYSTEM VALUE; BY DEFAULT: as a serial.
+  bool identity_always = false;
+  std::int64_t sequence_start = 1, sequence_increment = 1;  // START WITH, INCREMENT BY
   bool not_null = false;
   std::optional<Expr> default_value;
 };

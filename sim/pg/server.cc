@@ -125,6 +125,7 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
     }
   }
   t.sequences.assign(def.columns.size(), 0);
+  for (std::size_t i = 0; i < def.columns.size(); ++i) t.sequences[i] = def.columns[i].sequence_start - def.columns[i].sequence_increment;
   for (const auto& names : def.unique) {
     SqlTable::UniqueKey k;
     k.name = def.table;

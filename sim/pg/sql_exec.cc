@@ -4,6 +4,9 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <cstdint>
 #include <set>
 #include <unordered_map>
@@ -109,16 +112,40 @@ SimConnection::Timeout timeout_named(std::string_view name) {
   throw std::logic_error("timeout_named: a setting without its timeout");
 }
 
-Duration setting_duration(const std::string& text) {
-  // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
-  const std::string trimmed = text;
-  bool digits = !trimmed.empty() && std::all_of(trimmed.begin(), trimmed.end(), [](unsigned char c) { return std::isdigit(c); });
-  if (digits) return std::chrono::milliseconds(std::stoll(trimmed));
-  try {
-    return std::chrono::microseconds(sql::parse_interval(trimmed));
-  } catch (const SqlError&) {
-    throw SqlError("22023", fmt::format("invalid value for parameter: \"{}\"", text));
+// A time setting's value as the server's parse_int reads it: a number (a fraction allowed,
+// rounded), optional spaces, then a unit (us, ms, s, min, h, d; case matters; none: ms).
+Duration setting_duration(const std::string& name, const std::string& text) {
+  const auto invalid = [&]() -> Duration {
+    throw SqlError("22023", fmt::format("invalid value for parameter \"{}\": \"{}\"", name, text));
+  };
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])) != 0) ++i;
+  const std::size_t start = i;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) ++i;
+  const std::string number = text.substr(start, i - start);
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size()) return invalid();
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])) != 0) ++i;
+  std::size_t unit_end = i;
+  while (unit_end < text.size() && std::isalpha(static_cast<unsigned char>(text[unit_end])) != 0) ++unit_end;
+  const std::string unit = text.substr(i, unit_end - i);
+  for (std::size_t k = unit_end; k < text.size(); ++k) {
+    if (std::isspace(static_cast<unsigned char>(text[k])) == 0) return invalid();
   }
+  constexpr std::pair<std::string_view, double> kUnits[] = {{"us", 0.001}, {"ms", 1}, {"s", 1e3}, {"min", 60e3}, {"h", 3600e3}, {"d", 86'400e3}};
+  double ms = -1;
+  for (const auto& [u, size] : kUnits) {
+    if (unit == u) ms = std::nearbyint(v * size);
+  }
+  if (unit.empty()) ms = std::nearbyint(v);
+  if (ms == -1 && !unit.empty()) return invalid();
+  if (ms > std::numeric_limits<std::int32_t>::max() || ms < std::numeric_limits<std::int32_t>::min()) return invalid();
+  if (ms < 0) {
+    throw SqlError("22023", fmt::format("{} ms is outside the valid range for parameter \"{}\" (0 .. 2147483647)", static_cast<std::int64_t>(ms), name));
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
 Result<Rows> SqlRun::run() {
@@ -398,9 +425,14 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
+  if (v.style) {  // the value modeled: a statement that changes nothing
+    SimConnection::Statement guard(c_);
+    if (auto refused = begin("sql_set", Footprint{})) return *refused;
+    return done(Rows{{}, {}, "SET"});
+  }
   const SimConnection::Timeout which = timeout_named(v.name);
   // RESET and SET ... TO DEFAULT: the server's default (0, or the pool's deadlock_timeout).
-  const Duration d = v.value                                    ? setting_duration(*v.value)
+  const Duration d = v.value                                    ? setting_duration(v.name, *v.value)
                      : which == SimConnection::Timeout::deadlock ? c_.config_.deadlock_timeout
                                                                  : Duration{0};
   const Status st = c_.set_timeout(which, d, v.local);
@@ -510,12 +542,17 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   if (!has_session_call) {
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql", Footprint{})) return *refused;
-    std::vector<std::optional<std::string>> row;
-    table_ = nullptr;
-    for (const Value& v : project(sel.targets)) row.push_back(output(v));
-    out.rows.push_back(std::move(row));
-    out.tag = "SELECT 1";
+    for (const auto& values : select_values(sel, nullptr, true)) {  // WHERE, LIMIT and OFFSET too
+      std::vector<std::optional<std::string>> row;
+      for (const Value& v : values) row.push_back(output(v));
+      out.rows.push_back(std::move(row));
+    }
+    out.tag = fmt::format("SELECT {}", out.rows.size());
     return done(std::move(out));
+  }
+  if (sel.where || sel.limit || sel.offset) {
+    throw SqlError("0A000", "WHERE, LIMIT or OFFSET on a SELECT without FROM that calls a lock or session function is not in "
+                            "lockstep's SQL subset");
   }
   // Each function of the lock table or the sessions is a statement of the typed API.
   statement_start_ = s_.now();
@@ -580,8 +617,8 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL
-    check(c_.set_timeout(timeout_named(setting), setting_duration(value), local));
-    return Value::text(shown_duration(setting_duration(value)));  // the new value, as SHOW prints it
+    check(c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
+    return Value::text(shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it
   }
   if (n == "pg_sleep") {
     // Seconds, as double precision: an integer, or a numeric literal in quotes ('0.05').

@@ -62,7 +62,7 @@ std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const Sql
 // A value as the result shows it: its text, or nullopt for NULL.
 std::optional<std::string> output(const Value& v);
 // lock_timeout and statement_timeout: milliseconds, or a number with a unit.
-Duration setting_duration(const std::string& text);
+Duration setting_duration(const std::string& name, const std::string& text);
 // A time setting as SHOW and current_setting print it: "0", "50ms", "2s", "1min".
 std::string shown_duration(Duration d);
 
@@ -375,7 +375,7 @@ class SqlRun final : public sql::EvalContext {
   // Its step: the statement's first (`first`), one of its own, or none (`step_taken`: the
   // step running now is the row's).
   Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
-              bool step_taken = false);
+              bool step_taken = false, sql::Insert::Overriding overriding = sql::Insert::Overriding::none);
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);

@@ -95,9 +95,13 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
 }
 
 std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/) {
-  if (t == nullptr) {
+  if (t == nullptr) {  // a Result node below the Limit: LIMIT and OFFSET first, then WHERE, then the row
     table_ = nullptr;
     row_ = nullptr;
+    const std::int64_t offset = bound(sel.offset, "OFFSET");
+    const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+    if (offset > 0 || limit == 0) return {};
+    if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
     return {project(sel.targets)};
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
@@ -142,7 +146,7 @@ std::int64_t SqlRun::bound(const std::optional<Expr>& e, std::string_view what) 
   table_ = nullptr;
   const Value v = sql::cast(sql::evaluate(*e, *this), Type::int8);
   if (v.is_null()) return what == "LIMIT" ? -1 : 0;
-  if (v.as_integer() < 0) throw SqlError("2201W", fmt::format("{} must not be negative", what));
+  if (v.as_integer() < 0) throw SqlError(what == "LIMIT" ? "2201W" : "2201X", fmt::format("{} must not be negative", what));
   return v.as_integer();
 }
 

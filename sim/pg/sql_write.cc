@@ -82,7 +82,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   }
   for (const auto& values : *rows) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
-    Row row = new_row(*t, columns, values, first, /*step_taken=*/first && ins.select != nullptr);
+    Row row = new_row(*t, columns, values, first, /*step_taken=*/first && ins.select != nullptr, ins.overriding);
     first = false;
     if (!t->foreign_keys.empty()) referencing.push_back(row);
     const auto r = insert_one(*t, ins, std::move(row), out);
@@ -96,7 +96,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
 }
 
 Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
-                    bool step_taken) {
+                    bool step_taken, sql::Insert::Overriding overriding) {
   if (first && !step_taken) {
     // The statement's first step: it writes the table (its sequences; the row scans see at
     // commit), in which the values are evaluated.
@@ -114,10 +114,14 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
   for (std::size_t i = 0; i < t.def.columns.size(); ++i) {
     const sql::ColumnDef& c = t.def.columns[i];
     Value v;
+    if (given[i] && c.serial && overriding == sql::Insert::Overriding::user) given[i].reset();
+    if (given[i] && c.identity_always && overriding != sql::Insert::Overriding::system) {
+      throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
+    }
     if (given[i]) {
       v = *given[i];
     } else if (c.serial) {
-      v = Value::integer(++t.sequences[i], c.type);
+      v = Value::integer(t.sequences[i] += c.sequence_increment, c.type);
     } else if (c.default_value) {
       v = sql::evaluate(*c.default_value, *this);
     } else {

@@ -1,0 +1,201 @@
+#include "lockstep/model/sql/text_functions.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::array<std::string_view, 17> kTextFunctions = {
+    "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos",
+    "position", "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim"};
+
+// The byte offset of each character of UTF-8 text, and its size at the end.
+std::vector<std::size_t> char_starts(const std::string& s) {
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  starts.push_back(s.size());
+  return starts;
+}
+
+// Characters [from, to) of s, 0-based and clipped to the text.
+std::string chars(const std::string& s, std::int64_t from, std::int64_t to) {
+  const std::vector<std::size_t> starts = char_starts(s);
+  const auto n = static_cast<std::int64_t>(starts.size()) - 1;
+  from = std::clamp<std::int64_t>(from, 0, n);
+  to = std::clamp<std::int64_t>(to, from, n);
+  return s.substr(starts[static_cast<std::size_t>(from)], starts[static_cast<std::size_t>(to)] - starts[static_cast<std::size_t>(from)]);
+}
+
+std::int64_t char_count(const std::string& s) { return static_cast<std::int64_t>(char_starts(s).size()) - 1; }
+
+[[noreturn]] void no_function(std::string_view name, const std::vector<Value>& args) {
+  std::vector<std::string> types;
+  for (const Value& a : args) types.emplace_back(type_name(a.type() == Type::unknown ? Type::text : a.type()));
+  throw SqlError("42883", fmt::format("function {}({}) does not exist", name, fmt::join(types, ", ")));
+}
+
+// Argument i as text (an untyped literal is text; another type is no such function).
+std::string text_arg(std::string_view name, const std::vector<Value>& args, std::size_t i) {
+  const Value& v = args.at(i);
+  if (v.type() != Type::text && v.type() != Type::unknown) no_function(name, args);
+  return v.as_text();
+}
+
+std::int64_t int_arg(std::string_view name, const std::vector<Value>& args, std::size_t i) {
+  const Value v = args.at(i).type() == Type::unknown ? cast(args[i], Type::int4) : args.at(i);
+  if (!is_integer(v.type())) no_function(name, args);
+  return v.as_integer();
+}
+
+std::string case_changed(std::string_view name, const std::string& s, bool upper) {
+  std::string out = s;
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      throw SqlError("0A000", fmt::format("{}() of text with non-ASCII characters is not in lockstep's SQL subset (it depends on the "
+                                          "server's locale)", name));
+    }
+    if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string trimmed(const std::string& s, const std::string& set, bool left, bool right) {
+  const std::vector<std::size_t> starts = char_starts(s);
+  std::vector<std::string> remove;
+  const std::vector<std::size_t> set_starts = char_starts(set);
+  for (std::size_t k = 0; k + 1 < set_starts.size(); ++k) remove.push_back(set.substr(set_starts[k], set_starts[k + 1] - set_starts[k]));
+  auto in_set = [&](std::size_t k) {
+    const std::string c = s.substr(starts[k], starts[k + 1] - starts[k]);
+    return std::find(remove.begin(), remove.end(), c) != remove.end();
+  };
+  std::size_t from = 0, to = starts.size() - 1;
+  while (left && from < to && in_set(from)) ++from;
+  while (right && to > from && in_set(to - 1)) --to;
+  return s.substr(starts[from], starts[to] - starts[from]);
+}
+
+std::string output_of(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : v.text_output(); }
+
+}  // namespace
+
+bool is_text_function(std::string_view name) {
+  return std::find(kTextFunctions.begin(), kTextFunctions.end(), name) != kTextFunctions.end();
+}
+
+Value text_function(std::string_view name, const std::vector<Value>& args) {
+  if (name == "concat" || name == "concat_ws") {
+    const bool ws = name == "concat_ws";
+    if (ws && args.at(0).is_null()) return Value::null(Type::text);
+    const std::string separator = ws ? output_of(args[0]) : std::string();
+    std::string out;
+    bool first = true;
+    for (std::size_t i = ws ? 1 : 0; i < args.size(); ++i) {
+      if (args[i].is_null()) continue;
+      if (!first) out += separator;
+      out += output_of(args[i]);
+      first = false;
+    }
+    return Value::text(std::move(out));
+  }
+  const bool returns_int = name == "length" || name == "char_length" || name == "strpos" || name == "position";
+  for (const Value& a : args) {
+    if (a.is_null()) return Value::null(returns_int ? Type::int4 : Type::text);
+  }
+  const std::string s = text_arg(name, args, 0);
+  if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));
+  if (name == "length" || name == "char_length") return Value::integer(char_count(s), Type::int4);
+  if (name == "left" || name == "right") {
+    const std::int64_t n = int_arg(name, args, 1), total = char_count(s);
+    if (name == "left") return Value::text(n >= 0 ? chars(s, 0, n) : chars(s, 0, total + n));
+    return Value::text(n >= 0 ? chars(s, total - n, total) : chars(s, -n, total));
+  }
+  if (name == "substr" || name == "substring") {
+    const std::int64_t start = int_arg(name, args, 1) - 1;
+    if (args.size() == 2) return Value::text(chars(s, start, char_count(s)));
+    const std::int64_t count = int_arg(name, args, 2);
+    if (count < 0) throw SqlError("22011", "negative substring length not allowed");
+    return Value::text(chars(s, start, start + count));
+  }
+  if (name == "strpos" || name == "position") {
+    const std::string needle = text_arg(name, args, 1);
+    const std::size_t at = s.find(needle);
+    if (at == std::string::npos) return Value::integer(0, Type::int4);
+    return Value::integer(char_count(s.substr(0, at)) + 1, Type::int4);
+  }
+  if (name == "replace") {
+    const std::string from = text_arg(name, args, 1), to = text_arg(name, args, 2);
+    if (from.empty()) return Value::text(s);
+    std::string out;
+    std::size_t i = 0;
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, i)) {
+      out += s.substr(i, at - i) + to;
+      i = at + from.size();
+    }
+    return Value::text(out + s.substr(i));
+  }
+  if (name == "split_part") {
+    const std::string delimiter = text_arg(name, args, 1);
+    const std::int64_t n = int_arg(name, args, 2);
+    if (n == 0) throw SqlError("22023", "field position must not be zero");
+    std::vector<std::string> fields;
+    if (delimiter.empty()) {
+      if (!s.empty()) fields.push_back(s);
+    } else if (!s.empty()) {
+      std::size_t i = 0;
+      for (std::size_t at = s.find(delimiter); at != std::string::npos; at = s.find(delimiter, i)) {
+        fields.push_back(s.substr(i, at - i));
+        i = at + delimiter.size();
+      }
+      fields.push_back(s.substr(i));
+    }
+    const auto count = static_cast<std::int64_t>(fields.size());
+    const std::int64_t index = n > 0 ? n - 1 : count + n;
+    if (index < 0 || index >= count) return Value::text("");
+    return Value::text(fields[static_cast<std::size_t>(index)]);
+  }
+  // btrim, ltrim, rtrim
+  const std::string set = args.size() > 1 ? text_arg(name, args, 1) : std::string(" ");
+  return Value::text(trimmed(s, set, name != "rtrim", name != "ltrim"));
+}
+
+Value greatest_or_least(const std::vector<Value>& args, bool greatest) {
+  std::optional<Type> common;
+  for (const Value& a : args) {
+    if (a.type() == Type::unknown) continue;
+    if (!common) {
+      common = a.type();
+    } else if (is_integer(*common) && is_integer(a.type())) {
+      const auto rank = [](Type t) { return t == Type::int2 ? 0 : t == Type::int4 ? 1 : 2; };
+      if (rank(a.type()) > rank(*common)) common = a.type();
+    } else if (is_timestamp(*common) && is_timestamp(a.type())) {
+      common = Type::timestamptz;
+    } else if (*common != a.type()) {
+      throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", greatest ? "GREATEST" : "LEAST", type_name(*common),
+                                          type_name(a.type())));
+    }
+  }
+  const Type t = common.value_or(Type::text);
+  std::optional<Value> best;
+  for (const Value& a : args) {
+    if (a.is_null()) continue;
+    Value v = cast(a, t);
+    if (!best || (greatest ? compare(v, *best, ">") > 0 : compare(v, *best, "<") < 0)) best = std::move(v);
+  }
+  return best ? *best : Value::null(t);
+}
+
+Value null_if(const Value& a, const Value& b) {
+  Value left = a;
+  if (left.type() == Type::unknown && !left.is_null()) left = cast(left, b.type() == Type::unknown ? Type::text : b.type());
+  if (left.is_null() || b.is_null()) return left;
+  return compare(left, b, "=") == 0 ? Value::null(left.type()) : left;
+}
+
+}  // namespace lockstep::sql
