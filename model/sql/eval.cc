@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/text_functions.h"
 
 namespace lockstep::sql {
@@ -37,6 +38,10 @@ std::int64_t checked(__int128 v, Type t) {
 
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (a.is_null() || b.is_null()) return Value::null();
+  // jsonb's operators (model/sql/jsonb.h); an untyped literal beside a jsonb is one.
+  if (a.type() == Type::jsonb || is_jsonb_operator(op) || (b.type() == Type::jsonb && (op == "||" || op == "-"))) {
+    if (a.type() == Type::jsonb || b.type() == Type::jsonb || is_jsonb_operator(op)) return jsonb_operator(op, a, b);
+  }
   // `||` with an untyped literal on one side is text concatenation (anynonarray || text):
   // 30 || ' SECOND' is '30 SECOND'.
   if (op == "||" && (a.type() == Type::unknown) != (b.type() == Type::unknown)) {
@@ -251,6 +256,8 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "make_interval") return make_interval_value(args);
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
+  if (e.name == "jsonb_build_object") return jsonb_build_object(args);
+  if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {
       throw SqlError("0A000", "substring(... FROM pattern) (a regular expression) is not in lockstep's SQL subset");

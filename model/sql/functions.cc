@@ -41,6 +41,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},
     FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)
+    FunctionInfo{"chr", 1, 1, FunctionKind::scalar},
     FunctionInfo{"lower", 1, 1, FunctionKind::scalar},
     FunctionInfo{"upper", 1, 1, FunctionKind::scalar},
     FunctionInfo{"length", 1, 1, FunctionKind::scalar},
@@ -58,6 +59,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"btrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"ltrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
+    FunctionInfo{"jsonb_build_object", 0, 100, FunctionKind::scalar},
+    FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
 };
 
 }  // namespace

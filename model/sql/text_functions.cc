@@ -9,8 +9,8 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 17> kTextFunctions = {
-    "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos",
+constexpr std::array<std::string_view, 18> kTextFunctions = {
+    "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos",
     "position", "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
@@ -107,6 +107,31 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
   const bool returns_int = name == "length" || name == "char_length" || name == "strpos" || name == "position";
   for (const Value& a : args) {
     if (a.is_null()) return Value::null(returns_int ? Type::int4 : Type::text);
+  }
+  if (name == "chr") {  // a character by its code point, in UTF-8
+    const std::int64_t code = int_arg(name, args, 0);
+    if (code == 0) throw SqlError("54000", "null character not permitted");
+    if (code < 0) throw SqlError("54000", "character number must be positive");
+    if (code > 0x10FFFF) throw SqlError("54000", fmt::format("requested character too large for encoding: {}", code));
+    if (code >= 0xD800 && code <= 0xDFFF) throw SqlError("54000", fmt::format("requested character not valid for encoding: {}", code));
+    std::string out;
+    const auto c = static_cast<std::uint32_t>(code);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+    return Value::text(std::move(out));
   }
   const std::string s = text_arg(name, args, 0);
   if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/jsonb.h"
 
 namespace lockstep::sql {
 namespace {
@@ -84,6 +85,7 @@ std::string_view type_name(Type t) {
     case Type::timestamptz: return "timestamp with time zone";
     case Type::interval: return "interval";
     case Type::timestamp: return "timestamp without time zone";
+    case Type::jsonb: return "jsonb";
   }
   return "?";
 }
@@ -93,7 +95,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"int2", Type::int2},        {"smallint", Type::int2},     {"smallserial", Type::int2},   {"serial2", Type::int2},
       {"int4", Type::int4},        {"int", Type::int4},          {"integer", Type::int4},       {"serial", Type::int4},
       {"serial4", Type::int4},     {"int8", Type::int8},         {"bigint", Type::int8},        {"bigserial", Type::int8},
-      {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::text},
+      {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::jsonb},
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}};
   for (const auto& [n, t] : names) {
@@ -114,6 +116,10 @@ const std::string& Value::as_text() const {
   if (null_ || (type_ != Type::text && type_ != Type::unknown)) throw SqlError("XX000", "internal: not a text value");
   return s_;
 }
+const std::string& Value::jsonb_text() const {
+  if (null_ || type_ != Type::jsonb) throw SqlError("XX000", "internal: not a jsonb value");
+  return s_;
+}
 std::int64_t Value::micros() const {
   if (null_ || (!is_timestamp(type_) && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
   return i_;
@@ -124,7 +130,7 @@ Interval Value::as_interval() const {
 }
 
 std::string Value::text_output() && {
-  if (!null_ && (type_ == Type::text || type_ == Type::unknown)) return std::move(s_);
+  if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb)) return std::move(s_);
   return static_cast<const Value&>(*this).text_output();
 }
 
@@ -132,7 +138,8 @@ std::string Value::text_output() const& {
   if (null_) return "";
   switch (type_) {
     case Type::unknown:
-    case Type::text: return s_;
+    case Type::text:
+    case Type::jsonb: return s_;
     case Type::int2:
     case Type::int4:
     case Type::int8: return std::to_string(i_);
@@ -180,6 +187,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
     case Type::interval: return Value::interval(parse_interval_text(s));
+    case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -199,6 +207,10 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     case Type::timestamptz:
     case Type::timestamp: return a.micros() <=> b.micros();
     case Type::interval: return interval_span(a.as_interval()) <=> interval_span(b.as_interval());
+    case Type::jsonb:
+      // Equality only: jsonb's ordering (objects > arrays > booleans > ...) is not modeled.
+      if (op != "=" && op != "<>") throw SqlError("0A000", fmt::format("ordering jsonb values ({}) is not in lockstep's SQL subset", op));
+      return jsonb_equal(a.jsonb_text(), b.jsonb_text()) ? std::strong_ordering::equal : a.jsonb_text() <=> b.jsonb_text();
     default: break;
   }
   throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));

@@ -1,7 +1,7 @@
 // model/sql/value.h: the values of lockstep's SQL subset, as PostgreSQL 15 types and prints them.
 //
 // Types: smallint, integer and bigint (serial and bigserial are their sequences' columns),
-// text (text, varchar, and jsonb kept as its text), boolean, timestamptz, timestamp (without
+// text (text, varchar), jsonb (its canonical text: model/sql/jsonb.h), boolean, timestamptz, timestamp (without
 // time zone; model/sql/datetime.h has their input and output) and interval. A value
 // is one of those or NULL; `unknown` is an untyped string literal until context types it,
 // as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
@@ -33,7 +33,7 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -60,6 +60,7 @@ class Value {
     return v;
   }
   static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
+  static Value jsonb(std::string canonical) { return Value(Type::jsonb, false, 0, std::move(canonical)); }  // model/sql/jsonb.h
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -67,6 +68,7 @@ class Value {
   std::int64_t as_integer() const;
   bool as_bool() const;
   const std::string& as_text() const;
+  const std::string& jsonb_text() const;  // the canonical text of a jsonb value
   std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
   Interval as_interval() const;
 

@@ -1,0 +1,403 @@
+#include "lockstep/model/sql/jsonb.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace lockstep::sql {
+namespace {
+
+// A jsonb value: objects in canonical key order without duplicates.
+struct Jv {
+  enum class K : std::uint8_t { null, boolean, number, string, array, object } k = K::null;
+  bool b = false;
+  std::string s;  // a number's canonical text, a string's value
+  std::vector<Jv> items;
+  std::vector<std::pair<std::string, Jv>> members;
+};
+
+bool key_less(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return std::memcmp(a.data(), b.data(), a.size()) < 0;
+}
+
+// A number's text as numeric_in and numeric_out print it: the input's scale kept.
+std::string numeric_text(const std::string& raw) {
+  std::size_t i = 0;
+  const bool negative = i < raw.size() && raw[i] == '-';
+  if (negative) ++i;
+  std::string int_digits, frac_digits;
+  while (i < raw.size() && std::isdigit(static_cast<unsigned char>(raw[i])) != 0) int_digits += raw[i++];
+  if (i < raw.size() && raw[i] == '.') {
+    ++i;
+    while (i < raw.size() && std::isdigit(static_cast<unsigned char>(raw[i])) != 0) frac_digits += raw[i++];
+  }
+  long exponent = 0;
+  if (i < raw.size() && (raw[i] == 'e' || raw[i] == 'E')) exponent = std::strtol(raw.c_str() + i + 1, nullptr, 10);
+  const std::string digits = int_digits + frac_digits;
+  const long point = static_cast<long>(int_digits.size()) + exponent;  // the decimal point's position in digits
+  const long scale = std::max(0L, static_cast<long>(frac_digits.size()) - exponent);
+  std::string whole, fraction;
+  for (long k = 0; k < point; ++k) whole += k < static_cast<long>(digits.size()) ? digits[static_cast<std::size_t>(k)] : '0';
+  for (long k = point; static_cast<long>(fraction.size()) < scale; ++k) {
+    fraction += k >= 0 && k < static_cast<long>(digits.size()) ? digits[static_cast<std::size_t>(k)] : '0';
+  }
+  const std::size_t nonzero = whole.find_first_not_of('0');
+  whole = nonzero == std::string::npos ? "0" : whole.substr(nonzero);
+  const bool zero = whole == "0" && fraction.find_first_not_of('0') == std::string::npos;
+  return (negative && !zero ? "-" : "") + whole + (fraction.empty() ? "" : "." + fraction);
+}
+
+// A number's value for comparison: its text without trailing fractional zeros.
+std::string number_key(const std::string& s) {
+  if (s.find('.') == std::string::npos) return s;
+  std::string out = s;
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out == "-0" ? "0" : out;
+}
+
+class Builder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit Builder(std::string_view text) : text_(text) {}
+  Jv result;
+
+  bool null() override { return put(Jv{}); }
+  bool boolean(bool v) override {
+    Jv j;
+    j.k = Jv::K::boolean;
+    j.b = v;
+    return put(std::move(j));
+  }
+  bool number_integer(number_integer_t v) override { return number(std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return number(std::to_string(v)); }
+  bool number_float(number_float_t, const string_t& raw) override { return number(numeric_text(raw)); }
+  bool string(string_t& v) override {
+    if (v.find('\0') != std::string::npos) throw SqlError("22P05", "unsupported Unicode escape sequence");
+    Jv j;
+    j.k = Jv::K::string;
+    j.s = v;
+    return put(std::move(j));
+  }
+  bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override {
+    Jv j;
+    j.k = Jv::K::object;
+    stack_.push_back(std::move(j));
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (k.find('\0') != std::string::npos) throw SqlError("22P05", "unsupported Unicode escape sequence");
+    keys_.back() = k;
+    return true;
+  }
+  bool end_object() override {
+    Jv j = std::move(stack_.back());
+    stack_.pop_back();
+    keys_.pop_back();
+    // The last of duplicate keys wins; then the canonical order.
+    std::vector<std::pair<std::string, Jv>> kept;
+    for (auto it = j.members.rbegin(); it != j.members.rend(); ++it) {
+      if (std::none_of(kept.begin(), kept.end(), [&](const auto& m) { return m.first == it->first; })) kept.push_back(std::move(*it));
+    }
+    std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return key_less(a.first, b.first); });
+    j.members = std::move(kept);
+    return put(std::move(j));
+  }
+  bool start_array(std::size_t) override {
+    Jv j;
+    j.k = Jv::K::array;
+    stack_.push_back(std::move(j));
+    keys_.emplace_back();
+    return true;
+  }
+  bool end_array() override {
+    Jv j = std::move(stack_.back());
+    stack_.pop_back();
+    keys_.pop_back();
+    return put(std::move(j));
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    throw SqlError("22P02", "invalid input syntax for type json");
+  }
+
+ private:
+  bool number(std::string text) {
+    Jv j;
+    j.k = Jv::K::number;
+    j.s = std::move(text);
+    return put(std::move(j));
+  }
+  bool put(Jv j) {
+    if (stack_.empty()) {
+      result = std::move(j);
+    } else if (stack_.back().k == Jv::K::array) {
+      stack_.back().items.push_back(std::move(j));
+    } else {
+      stack_.back().members.emplace_back(keys_.back(), std::move(j));
+    }
+    return true;
+  }
+  std::string_view text_;
+  std::vector<Jv> stack_;
+  std::vector<std::string> keys_;
+};
+
+Jv parse(std::string_view text) {
+  Builder b(text);
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &b)) throw SqlError("22P02", "invalid input syntax for type json");
+  return std::move(b.result);
+}
+
+void escape(const std::string& s, std::string& out) {
+  out += '"';
+  for (const char c : s) {
+    switch (c) {
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (static_cast<unsigned char>(c) < ' ') {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void write(const Jv& j, std::string& out) {
+  switch (j.k) {
+    case Jv::K::null: out += "null"; return;
+    case Jv::K::boolean: out += j.b ? "true" : "false"; return;
+    case Jv::K::number: out += j.s; return;
+    case Jv::K::string: escape(j.s, out); return;
+    case Jv::K::array:
+      out += '[';
+      for (std::size_t i = 0; i < j.items.size(); ++i) {
+        if (i > 0) out += ", ";
+        write(j.items[i], out);
+      }
+      out += ']';
+      return;
+    case Jv::K::object:
+      out += '{';
+      for (std::size_t i = 0; i < j.members.size(); ++i) {
+        if (i > 0) out += ", ";
+        escape(j.members[i].first, out);
+        out += ": ";
+        write(j.members[i].second, out);
+      }
+      out += '}';
+      return;
+  }
+}
+
+std::string text_of(const Jv& j) {
+  std::string out;
+  write(j, out);
+  return out;
+}
+
+bool equal(const Jv& a, const Jv& b) {
+  if (a.k != b.k) return false;
+  switch (a.k) {
+    case Jv::K::null: return true;
+    case Jv::K::boolean: return a.b == b.b;
+    case Jv::K::number: return number_key(a.s) == number_key(b.s);
+    case Jv::K::string: return a.s == b.s;
+    case Jv::K::array:
+      return a.items.size() == b.items.size() && std::equal(a.items.begin(), a.items.end(), b.items.begin(), equal);
+    case Jv::K::object:
+      return a.members.size() == b.members.size() &&
+             std::equal(a.members.begin(), a.members.end(), b.members.begin(),
+                        [](const auto& x, const auto& y) { return x.first == y.first && equal(x.second, y.second); });
+  }
+  return false;
+}
+
+bool is_scalar(const Jv& j) { return j.k != Jv::K::array && j.k != Jv::K::object; }
+
+const Jv* member(const Jv& j, const std::string& key) {
+  for (const auto& [k, v] : j.members) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// JsonbDeepContains; `top`: a scalar b is contained in an array a holding it (a raw scalar).
+bool contains(const Jv& a, const Jv& b, bool top) {
+  if (a.k == Jv::K::object && b.k == Jv::K::object) {
+    for (const auto& [k, vb] : b.members) {
+      const Jv* va = member(a, k);
+      if (va == nullptr) return false;
+      if (is_scalar(vb) ? !equal(*va, vb) : va->k != vb.k || !contains(*va, vb, false)) return false;
+    }
+    return true;
+  }
+  if (a.k == Jv::K::array && b.k == Jv::K::array) {
+    for (const Jv& eb : b.items) {
+      const bool found = std::any_of(a.items.begin(), a.items.end(), [&](const Jv& ea) {
+        if (is_scalar(eb)) return equal(ea, eb);
+        return ea.k == eb.k && contains(ea, eb, false);
+      });
+      if (!found) return false;
+    }
+    return true;
+  }
+  if (top && a.k == Jv::K::array && is_scalar(b)) {
+    return std::any_of(a.items.begin(), a.items.end(), [&](const Jv& ea) { return equal(ea, b); });
+  }
+  if (is_scalar(a) && is_scalar(b)) return equal(a, b);
+  return false;
+}
+
+Jv as_array(const Jv& j) {
+  if (j.k == Jv::K::array) return j;
+  Jv out;
+  out.k = Jv::K::array;
+  out.items.push_back(j);
+  return out;
+}
+
+Jv concatenated(const Jv& a, const Jv& b) {
+  if (a.k == Jv::K::object && b.k == Jv::K::object) {
+    Jv out = a;
+    for (const auto& [k, v] : b.members) {
+      const auto it = std::find_if(out.members.begin(), out.members.end(), [&](const auto& m) { return m.first == k; });
+      if (it != out.members.end()) {
+        it->second = v;
+      } else {
+        out.members.emplace_back(k, v);
+      }
+    }
+    std::stable_sort(out.members.begin(), out.members.end(), [](const auto& x, const auto& y) { return key_less(x.first, y.first); });
+    return out;
+  }
+  Jv out = as_array(a);
+  const Jv tail = as_array(b);
+  out.items.insert(out.items.end(), tail.items.begin(), tail.items.end());
+  return out;
+}
+
+Value jsonb_of(const Jv& j) { return Value::jsonb(text_of(j)); }
+
+Jv jsonb_arg(const Value& v, std::string_view op, const Value& a, const Value& b) {
+  if (v.type() == Type::jsonb || v.type() == Type::unknown) return parse(v.type() == Type::jsonb ? v.jsonb_text() : v.as_text());
+  throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(a.type()), op, type_name(b.type())));
+}
+
+std::string text_key(const Value& v) { return v.type() == Type::unknown || v.type() == Type::text ? v.as_text() : v.text_output(); }
+
+}  // namespace
+
+std::string jsonb_canonical(std::string_view text) { return text_of(parse(text)); }
+
+bool jsonb_equal(const std::string& a, const std::string& b) { return a == b || equal(parse(a), parse(b)); }
+
+bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }
+
+Value jsonb_operator(std::string_view op, const Value& a, const Value& b) {
+  if (op == "||") return jsonb_of(concatenated(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b)));
+  if (op == "@>") return Value::boolean(contains(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b), true));
+  if (op == "<@") return Value::boolean(contains(jsonb_arg(b, op, a, b), jsonb_arg(a, op, a, b), true));
+  const Jv j = jsonb_arg(a, op, a, b);
+  const bool index = is_integer(b.type());
+  if (!index && b.type() != Type::text && b.type() != Type::unknown) {
+    throw SqlError("42883", fmt::format("operator does not exist: jsonb {} {}", op, type_name(b.type())));
+  }
+  if (op == "?") {
+    const std::string key = text_key(b);
+    if (j.k == Jv::K::object) return Value::boolean(member(j, key) != nullptr);
+    const Jv arr = as_array(j);
+    return Value::boolean(std::any_of(arr.items.begin(), arr.items.end(), [&](const Jv& e) { return e.k == Jv::K::string && e.s == key; }));
+  }
+  if (op == "-") {
+    if (is_scalar(j)) throw SqlError("22023", "cannot delete from scalar");
+    Jv out = j;
+    if (index) {
+      if (j.k == Jv::K::object) throw SqlError("22023", "cannot delete from object using integer index");
+      auto n = static_cast<std::int64_t>(out.items.size());
+      std::int64_t i = b.as_integer();
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) out.items.erase(out.items.begin() + i);
+      return jsonb_of(out);
+    }
+    const std::string key = text_key(b);
+    if (out.k == Jv::K::object) {
+      std::erase_if(out.members, [&](const auto& m) { return m.first == key; });
+    } else {
+      std::erase_if(out.items, [&](const Jv& e) { return e.k == Jv::K::string && e.s == key; });
+    }
+    return jsonb_of(out);
+  }
+  // -> and ->>
+  const Jv* found = nullptr;
+  if (index && j.k == Jv::K::array) {
+    const auto n = static_cast<std::int64_t>(j.items.size());
+    std::int64_t i = b.as_integer();
+    if (i < 0) i += n;
+    if (i >= 0 && i < n) found = &j.items[static_cast<std::size_t>(i)];
+  } else if (!index && j.k == Jv::K::object) {
+    found = member(j, text_key(b));
+  }
+  if (op == "->") return found == nullptr ? Value::null(Type::jsonb) : jsonb_of(*found);
+  if (found == nullptr || found->k == Jv::K::null) return Value::null(Type::text);
+  return Value::text(found->k == Jv::K::string ? found->s : text_of(*found));
+}
+
+Value jsonb_build_object(const std::vector<Value>& args) {
+  if (args.size() % 2 != 0) throw SqlError("22023", "argument list must have even number of elements");
+  Jv out;
+  out.k = Jv::K::object;
+  for (std::size_t i = 0; i < args.size(); i += 2) {
+    const Value& k = args[i];
+    if (k.is_null()) throw SqlError("22023", fmt::format("argument {}: key must not be null", i + 1));
+    if (k.type() != Type::text && k.type() != Type::unknown && !is_integer(k.type())) {
+      throw SqlError("0A000", fmt::format("a jsonb_build_object key of type {} is not in lockstep's SQL subset", type_name(k.type())));
+    }
+    const Value& v = args[i + 1];
+    Jv j;
+    if (v.is_null()) {
+      j.k = Jv::K::null;
+    } else if (is_integer(v.type())) {
+      j.k = Jv::K::number;
+      j.s = std::to_string(v.as_integer());
+    } else if (v.type() == Type::boolean) {
+      j.k = Jv::K::boolean;
+      j.b = v.as_bool();
+    } else if (v.type() == Type::text || v.type() == Type::unknown) {
+      j.k = Jv::K::string;
+      j.s = v.as_text();
+    } else if (v.type() == Type::jsonb) {
+      j = parse(v.jsonb_text());
+    } else {
+      throw SqlError("0A000", fmt::format("a jsonb_build_object value of type {} is not in lockstep's SQL subset", type_name(v.type())));
+    }
+    out.members.emplace_back(text_key(k), std::move(j));
+  }
+  std::vector<std::pair<std::string, Jv>> kept;
+  for (auto it = out.members.rbegin(); it != out.members.rend(); ++it) {
+    if (std::none_of(kept.begin(), kept.end(), [&](const auto& m) { return m.first == it->first; })) kept.push_back(std::move(*it));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return key_less(a.first, b.first); });
+  out.members = std::move(kept);
+  return jsonb_of(out);
+}
+
+Value jsonb_typeof(const Value& v) {
+  if (v.is_null()) return Value::null(Type::text);
+  const Jv j = parse(v.type() == Type::jsonb ? v.jsonb_text() : cast(v, Type::jsonb).jsonb_text());
+  static constexpr const char* kNames[] = {"null", "boolean", "number", "string", "array", "object"};
+  return Value::text(kNames[static_cast<int>(j.k)]);
+}
+
+}  // namespace lockstep::sql

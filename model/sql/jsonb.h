@@ -1,0 +1,37 @@
+// model/sql/jsonb.h: PostgreSQL's jsonb for lockstep's SQL subset, as the server normalises,
+// prints, compares and operates on it.
+//
+// A jsonb value is kept as its canonical text, the server's output: object keys without
+// duplicates (the last wins), sorted shorter first and then by bytes; ", " and ": " between
+// items; numbers as numeric prints them (the input's scale: 1.50 stays 1.50, 1e2 is 100);
+// strings escaped as escape_json does. Input is JSON (22P02 "invalid input syntax for type
+// json"; a \u0000 escape is 22P05). Equality is structural (1.0 = 1); ordering (<, >) is refused
+// by name. Operators: || (merge objects, concatenate arrays, wrap the rest), -> and ->> (a key
+// or an index, negative from the end), @> and <@ (containment), ? (a key or a string element),
+// - (a key). Functions: jsonb_build_object, jsonb_typeof.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+
+// The canonical text of JSON `text` (jsonb's input function).
+std::string jsonb_canonical(std::string_view text);
+// Whether two canonical jsonb texts are equal values (numbers compared by value).
+bool jsonb_equal(const std::string& a, const std::string& b);
+
+// Whether `op` is a jsonb operator of this file's (->, ->>, @>, <@, ?).
+bool is_jsonb_operator(std::string_view op);
+// a op b where a side is jsonb (||, -, ->, ->>, @>, <@, ?). REQUIRES: neither is NULL.
+Value jsonb_operator(std::string_view op, const Value& a, const Value& b);
+
+// jsonb_build_object(k1, v1, ...) and jsonb_typeof(j).
+Value jsonb_build_object(const std::vector<Value>& args);
+Value jsonb_typeof(const Value& j);
+
+}  // namespace lockstep::sql
