@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/value.h"
 
 namespace lockstep::sql {
@@ -74,6 +75,17 @@ bool dt_read_zone(std::string_view s, DtParsed& p) {
 std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
   const std::string_view type = with_zone ? "timestamp with time zone" : "timestamp without time zone";
   auto invalid = [&]() -> std::int64_t {
+    // Forms the server reads that lockstep does not (slashes, month and day names, 'now',
+    // 'today', AM/PM...) are refused, not called invalid.
+    const std::string lowered = dt_lower(text);
+    static constexpr std::string_view kWords[] = {"now", "today", "tomorrow", "yesterday", "allballs", "jan", "feb", "mar", "apr",
+                                                  "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "mon", "tue", "wed",
+                                                  "thu", "fri", "sat", "sun", "am", "pm", "bc", "ad"};
+    bool other_form = lowered.find_first_of("/,") != std::string::npos;
+    for (const std::string_view w : kWords) other_form = other_form || lowered.find(w) != std::string::npos;
+    if (other_form) {
+      throw SqlError("0A000", fmt::format("the {} input \"{}\" is not in lockstep's SQL subset (ISO 8601 forms are; docs/sql.md)", type, text));
+    }
     throw SqlError("22007", fmt::format("invalid input syntax for type {}: \"{}\"", type, text));
   };
   const std::string_view s = dt_trim(text);
@@ -143,7 +155,11 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
   }
   const std::int64_t days = (sys_days{ymd} - sys_days{year{2000} / January / 1}).count();
   std::int64_t micros = days * kDtMicrosPerDay + (p.hour * 3600LL + p.minute * 60LL + p.second) * kDtMicrosPerSecond + p.micros;
-  if (with_zone) micros -= p.offset_seconds * kDtMicrosPerSecond;
+  if (with_zone) {
+    // Without a zone, a timestamptz is the session's local time (model/sql/session_style.h).
+    const bool zone_given = !dt_trim(s.substr(i)).empty();
+    micros = zone_given ? micros - p.offset_seconds * kDtMicrosPerSecond : utc_of_local(micros);
+  }
   return micros;
 }
 

@@ -5,11 +5,12 @@
 // 'infinity' and '-infinity' are the int64 ends, as the server keeps them. Input takes the
 // forms the server takes in ISO order: 'YYYY-MM-DD', then ' ' or 'T' and HH:MM[:SS[.f]], then
 // an optional zone (Z, UTC, GMT, +HH, +HH:MM, +HHMM, with or without a space before it);
-// 'epoch', 'infinity', '-infinity'. A timestamp ignores a zone, as the server does. The
-// session's TimeZone is UTC (the throwaway server's Etc/UTC) and DateStyle ISO: output is
-// 'YYYY-MM-DD HH:MM:SS[.ffffff]' and '+00' for timestamptz. Other session zones and styles
-// are not modeled (docs/sql.md). Errors are the server's: 22007 invalid input syntax, 22008
-// field value out of range.
+// 'epoch', 'infinity', '-infinity'. A timestamp ignores a zone, as the server does; a
+// timestamptz without one is the session zone's local time (model/sql/session_style.h).
+// timestamp_text is the stored form (UTC, ISO: 'YYYY-MM-DD HH:MM:SS[.ffffff]', '+00' for
+// timestamptz); session_style.h's display_text prints in the session's styles. Errors are the
+// server's: 22007 invalid input syntax, 22008 field value out of range; other input forms the
+// server reads ('01/02/2024', 'now') are refused (0A000).
 #pragma once
 
 #include <cstdint>

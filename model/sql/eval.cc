@@ -9,6 +9,7 @@
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
 
 namespace lockstep::sql {
@@ -72,14 +73,20 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   const Type ta = a.type(), tb = b.type();
   // A timestamp moved by an interval keeps its type (model/sql/interval.h); infinity stays infinite.
   auto moved = [](const Value& ts, const Interval& by) {
-    const std::int64_t micros = timestamp_plus_interval(ts.micros(), by);
-    return ts.type() == Type::timestamp ? Value::timestamp(micros) : Value::timestamptz(micros);
+    if (ts.type() == Type::timestamp || session_style().zone == SessionStyle::Zone::utc || is_infinite_timestamp(ts.micros())) {
+      const std::int64_t micros = timestamp_plus_interval(ts.micros(), by);
+      return ts.type() == Type::timestamp ? Value::timestamp(micros) : Value::timestamptz(micros);
+    }
+    // A timestamptz moves by months and days on the session zone's calendar, then by the time.
+    const std::int64_t local = timestamp_plus_interval(local_of_utc(ts.micros()), Interval{0, by.days, by.months});
+    return Value::timestamptz(timestamp_plus_interval(utc_of_local(local), Interval{by.micros}));
   };
   if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) {
     return moved(a, op == "+" ? b.as_interval() : interval_negated(b.as_interval()));
   }
   if (ta == Type::interval && is_timestamp(tb) && op == "+") return moved(b, a.as_interval());
-  if (is_timestamp(ta) && is_timestamp(tb) && op == "-") {  // the session's zone is UTC: mixed types name instants alike
+  if (is_timestamp(ta) && is_timestamp(tb) && op == "-") {
+    if (ta != tb) return arithmetic(op, cast(a, Type::timestamptz), cast(b, Type::timestamptz));  // local time beside an instant
     if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros())) {
       throw SqlError("22008", "cannot subtract infinite timestamps");
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
 namespace {
@@ -68,10 +68,8 @@ constexpr std::array kFunctions = {
 std::span<const FunctionInfo> known_functions() { return kFunctions; }
 
 bool is_modeled_style(std::string_view name, std::string_view value) {
-  if (name == "timezone") return is_utc_zone(value);
-  if (name == "datestyle") return value == "iso" || value == "iso, mdy" || value == "iso, dmy" || value == "iso, ymd";
-  if (name == "intervalstyle") return value == "postgres";
-  return false;
+  SessionStyle scratch;
+  return apply_style_setting(scratch, name, value);
 }
 
 const FunctionInfo* find_function(std::string_view name) {

@@ -52,13 +52,13 @@ constexpr std::optional<Setting> setting_named(std::string_view name) {
 }
 constexpr bool is_setting(std::string_view name) { return setting_named(name).has_value(); }
 
-// The session's display settings lockstep models one value of (TimeZone UTC, DateStyle ISO,
-// IntervalStyle postgres): SET to that value is accepted and changes nothing, another value
-// is refused by name (model/sql/datetime.h). `name` as the parser gives it (lower case).
+// The session's display settings (TimeZone, DateStyle, IntervalStyle): SET to a value
+// model/sql/session_style.h models is accepted, another is refused by name. `name` as the
+// parser gives it (lower case).
 constexpr bool is_pinned_style(std::string_view name) {
   return name == "timezone" || name == "datestyle" || name == "intervalstyle";
 }
-// Whether `value` (SET's arguments joined by ", ", lower case) is the one modeled.
+// Whether `value` (SET's arguments joined by ", ", lower case) is one modeled.
 bool is_modeled_style(std::string_view name, std::string_view value);
 
 }  // namespace lockstep::sql

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/session_style.h"
+
 namespace lockstep::sql {
 namespace {
 
@@ -81,7 +83,7 @@ std::string trimmed(const std::string& s, const std::string& set, bool left, boo
   return s.substr(starts[from], starts[to] - starts[from]);
 }
 
-std::string output_of(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : v.text_output(); }
+std::string output_of(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v); }
 
 }  // namespace
 

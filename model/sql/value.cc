@@ -12,6 +12,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
 namespace {
@@ -168,12 +169,12 @@ Value cast(const Value& v, Type to) {
   if (to == Type::unknown) return v;
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
-  if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : v.text_output());
+  if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));
   if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
   if (from == Type::boolean && to == Type::int4) return Value::integer(v.as_bool() ? 1 : 0, Type::int4);
-  // The session's TimeZone is UTC: a timestamp and a timestamptz name the same instant.
-  if (from == Type::timestamp && to == Type::timestamptz) return Value::timestamptz(v.micros());
-  if (from == Type::timestamptz && to == Type::timestamp) return Value::timestamp(v.micros());
+  // A timestamp is the session zone's wall clock (model/sql/session_style.h).
+  if (from == Type::timestamp && to == Type::timestamptz) return Value::timestamptz(utc_of_local(v.micros()));
+  if (from == Type::timestamptz && to == Type::timestamp) return Value::timestamp(local_of_utc(v.micros()));
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
 }
 
@@ -199,7 +200,10 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);
   if (is_integer(ta) && is_integer(tb)) return a.as_integer() <=> b.as_integer();
-  if (is_timestamp(ta) && is_timestamp(tb)) return a.micros() <=> b.micros();  // the session's zone is UTC
+  if (is_timestamp(ta) && is_timestamp(tb)) {  // a timestamp beside a timestamptz is local time
+    if (ta == tb) return a.micros() <=> b.micros();
+    return cast(a, Type::timestamptz).micros() <=> cast(b, Type::timestamptz).micros();
+  }
   if (ta != tb) throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));
   switch (ta) {
     case Type::text: return a.as_text().compare(b.as_text()) <=> 0;

@@ -19,10 +19,19 @@ using sql::Spec;
 // What a failed statement says, on one line.
 std::string error_text(const pg::Error& e) { return fmt::format("ERROR {}: {}", e.sqlstate, e.message); }
 
+// pg_regress's settings, as the real isolation runner sets them on every connection
+// (real/isolation_runner.cc), so times print as in the expected files.
+void apply_regress_settings(const Spec& spec, pg::Connection& c) {
+  for (const char* setting : {"SET TimeZone = 'PST8PDT'", "SET DateStyle = 'Postgres, MDY'", "SET IntervalStyle = 'postgres_verbose'"}) {
+    if (const auto set = c.exec(setting); !set.ok()) throw ModelError(fmt::format("{}: {} failed", spec.file, setting));
+  }
+}
+
 // The spec's setup blocks on a connection of their own, outside the sessions; a failure is
-// the model's error (isolationtester stops the test too).
-void run_setup(const Spec& spec, pg::Pool& pool) {
+// the model's error (isolationtester stops the test too). `regress`: under pg_regress's settings.
+void run_setup(const Spec& spec, pg::Pool& pool, bool regress = false) {
   auto c = pool.checkout().value();
+  if (regress) apply_regress_settings(spec, *c);
   for (const sql::SqlBlock& block : spec.setup) {
     const auto r = c->exec(block.text);
     if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec.file, block.line, error_text(r.error())));
@@ -292,7 +301,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.sleeping.assign(n, false);
     board_.notice_count.assign(n, 0);
     canceled_after_.assign(n, std::nullopt);
-    run_setup(spec_, *pool_);
+    run_setup(spec_, *pool_, /*regress=*/true);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
@@ -309,6 +318,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     const auto s = static_cast<std::size_t>(actor);
     auto c = pool_->checkout().value();
     board_.pid[s] = c->backend_pid();
+    apply_regress_settings(spec_, *c);
     while (true) {
       while (board_.next[s] == nullptr && !board_.finished) idle_poll();
       if (board_.next[s] == nullptr) break;

@@ -16,6 +16,7 @@
 #include <boost/container/flat_set.hpp>
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/sim_pg.h"
 
@@ -403,6 +404,9 @@ class SimConnection : public lockstep::pg::Connection {
     }
   };
   Settings session_settings_, settings_at_begin_;
+  // TimeZone, DateStyle and IntervalStyle (model/sql/session_style.h): SET outside a
+  // transaction block only, so never undone.
+  sql::SessionStyle style_;
   // The transaction's savepoints, oldest first: what each found (sim/pg/savepoints.cc).
   struct Savepoint {
     std::string name;

@@ -86,7 +86,7 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
 
 std::optional<std::string> output(const Value& v) {
   if (v.is_null()) return std::nullopt;
-  return v.text_output();
+  return sql::display_text(v);  // in the session's DateStyle, IntervalStyle and TimeZone
 }
 
 std::string shown_duration(Duration d) {
@@ -158,6 +158,7 @@ Result<Rows> SqlRun::run() {
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
   }
   request_table_lock();
+  const sql::SessionStyleScope style(c_.style_);
   try {
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
     c_.forget_table_lock_request();
@@ -226,6 +227,9 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     // Read-only here: the isolation levels (SET of them is outside the subset).
     if (name == "default_transaction_isolation") return Value::text("read committed");
     if (name == "transaction_isolation") return Value::text(c_.repeatable_read_ ? "repeatable read" : "read committed");
+    std::string lowered = name;
+    std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
     return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
@@ -234,7 +238,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
                    : c_.session_.in_transaction      ? c_.transaction_start_
                                                      : statement_start_;
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t).count();
-    return e.name == "localtimestamp" ? Value::timestamp(micros) : Value::timestamptz(micros);  // the session's zone is UTC
+    return e.name == "localtimestamp" ? Value::timestamp(sql::local_of_utc(micros)) : Value::timestamptz(micros);
   }
   return session_function(e, args);
 }
@@ -425,9 +429,13 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
-  if (v.style) {  // the value modeled: a statement that changes nothing
+  if (v.style) {  // TimeZone, DateStyle, IntervalStyle: the session's own, no other step sees them
+    if (v.local || c_.session_.in_transaction) {
+      throw SqlError("0A000", fmt::format("SET {} inside a transaction block is not in lockstep's SQL subset", v.name));
+    }
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
+    if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
     return done(Rows{{}, {}, "SET"});
   }
   const SimConnection::Timeout which = timeout_named(v.name);

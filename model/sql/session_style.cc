@@ -1,0 +1,228 @@
+#include "lockstep/model/sql/session_style.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::int64_t kSsMicrosPerSecond = 1'000'000;
+constexpr std::int64_t kSsMicrosPerDay = 86'400 * kSsMicrosPerSecond;
+constexpr std::int64_t kSsMicrosPerHour = 3'600 * kSsMicrosPerSecond;
+
+thread_local SessionStyle current_style;
+
+std::int64_t ss_floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+std::chrono::sys_days ss_epoch() { return std::chrono::sys_days{std::chrono::year{2000} / std::chrono::January / 1}; }
+
+std::int64_t micros_of_day(std::chrono::sys_days d) { return (d - ss_epoch()).count() * kSsMicrosPerDay; }
+
+// The n-th (1-based; 0: the last) Sunday of a month.
+std::chrono::sys_days sunday(int year, unsigned month, unsigned n) {
+  using namespace std::chrono;
+  if (n == 0) return sys_days{year_month_weekday_last{std::chrono::year{year}, std::chrono::month{month}, weekday_last{Sunday}}};
+  return sys_days{year_month_weekday{std::chrono::year{year}, std::chrono::month{month}, weekday_indexed{Sunday, n}}};
+}
+
+// PST8PDT's daylight time in `year`, as instants: [start, end).
+std::pair<std::int64_t, std::int64_t> daylight(int year) {
+  if (year < 1987) {
+    throw SqlError("0A000", "times before 1987 in the time zone PST8PDT are not in lockstep's SQL subset");
+  }
+  // 02:00 PST is 10:00 UTC; 02:00 PDT is 09:00 UTC.
+  if (year >= 2007) {
+    return {micros_of_day(sunday(year, 3, 2)) + 10 * kSsMicrosPerHour, micros_of_day(sunday(year, 11, 1)) + 9 * kSsMicrosPerHour};
+  }
+  return {micros_of_day(sunday(year, 4, 1)) + 10 * kSsMicrosPerHour, micros_of_day(sunday(year, 10, 0)) + 9 * kSsMicrosPerHour};
+}
+
+struct Fields {
+  int year = 0;
+  unsigned month = 0, day = 0, weekday = 0;
+  std::int64_t hour = 0, minute = 0, second = 0, fraction = 0;
+};
+
+Fields fields_of(std::int64_t micros) {
+  using namespace std::chrono;
+  const std::int64_t days = ss_floor_div(micros, kSsMicrosPerDay);
+  const std::int64_t in_day = micros - days * kSsMicrosPerDay;
+  const sys_days d = ss_epoch() + std::chrono::days{days};
+  const year_month_day ymd{d};
+  Fields f;
+  f.year = static_cast<int>(ymd.year());
+  f.month = static_cast<unsigned>(ymd.month());
+  f.day = static_cast<unsigned>(ymd.day());
+  f.weekday = weekday{d}.c_encoding();
+  const std::int64_t seconds = in_day / kSsMicrosPerSecond;
+  f.hour = seconds / 3600;
+  f.minute = seconds / 60 % 60;
+  f.second = seconds % 60;
+  f.fraction = in_day % kSsMicrosPerSecond;
+  return f;
+}
+
+std::string fraction_text(std::int64_t fraction) {
+  if (fraction == 0) return "";
+  std::string f = fmt::format("{:06}", fraction);
+  while (f.back() == '0') f.pop_back();
+  return "." + f;
+}
+
+std::string offset_text(int offset_seconds) {
+  const int a = std::abs(offset_seconds);
+  std::string out = fmt::format("{}{:02}", offset_seconds < 0 ? '-' : '+', a / 3600);
+  if (a % 3600 != 0) out += fmt::format(":{:02}", a / 60 % 60);
+  if (a % 60 != 0) out += fmt::format(":{:02}", a % 60);
+  return out;
+}
+
+std::string timestamp_display(std::int64_t micros, bool with_zone) {
+  if (micros == kTimestampInfinity) return "infinity";
+  if (micros == kTimestampMinusInfinity) return "-infinity";
+  const SessionStyle& style = current_style;
+  ZoneAt zone;
+  if (with_zone) zone = zone_at(micros);
+  const Fields f = fields_of(micros + static_cast<std::int64_t>(zone.offset_seconds) * kSsMicrosPerSecond);
+  const int shown_year = f.year > 0 ? f.year : 1 - f.year;
+  const std::string bc = f.year > 0 ? "" : " BC";
+  const std::string clock = fmt::format("{:02}:{:02}:{:02}{}", f.hour, f.minute, f.second, fraction_text(f.fraction));
+  if (!style.postgres_dates) {
+    return fmt::format("{:04}-{:02}-{:02} {}{}{}", shown_year, f.month, f.day, clock, with_zone ? offset_text(zone.offset_seconds) : "", bc);
+  }
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::string date = style.day_first ? fmt::format("{:02} {}", f.day, kMonths[f.month - 1]) : fmt::format("{} {:02}", kMonths[f.month - 1], f.day);
+  return fmt::format("{} {} {} {:04}{}{}", kDays[f.weekday], date, clock, shown_year, with_zone ? " " + std::string(zone.abbreviation) : "", bc);
+}
+
+// IntervalStyle postgres_verbose (EncodeInterval's INTSTYLE_POSTGRES_VERBOSE).
+std::string verbose_interval(const Interval& iv) {
+  const std::int64_t year = iv.months / 12, mon = iv.months % 12, mday = iv.days;
+  std::int64_t t = iv.micros;
+  const std::int64_t hour = t / kSsMicrosPerHour;
+  t -= hour * kSsMicrosPerHour;
+  const std::int64_t min = t / (60 * kSsMicrosPerSecond);
+  t -= min * 60 * kSsMicrosPerSecond;
+  const std::int64_t sec = t / kSsMicrosPerSecond;
+  const std::int64_t fsec = t - sec * kSsMicrosPerSecond;
+  std::string out = "@";
+  bool is_zero = true, is_before = false;
+  auto part = [&](std::int64_t value, std::string_view unit) {
+    if (value == 0) return;
+    if (is_zero) {
+      is_before = value < 0;
+      value = std::abs(value);
+    } else if (is_before) {
+      value = -value;
+    }
+    out += fmt::format(" {} {}{}", value, unit, value == 1 ? "" : "s");
+    is_zero = false;
+  };
+  part(year, "year");
+  part(mon, "mon");
+  part(mday, "day");
+  part(hour, "hour");
+  part(min, "min");
+  if (sec != 0 || fsec != 0) {
+    out += ' ';
+    if (sec < 0 || (sec == 0 && fsec < 0)) {
+      if (is_zero) {
+        is_before = true;
+      } else if (!is_before) {
+        out += '-';
+      }
+    } else if (is_before) {
+      out += '-';
+    }
+    out += fmt::format("{}{} sec{}", std::abs(sec), fraction_text(std::abs(fsec)), std::abs(sec) != 1 || fsec != 0 ? "s" : "");
+    is_zero = false;
+  }
+  if (is_zero) out += " 0";
+  if (is_before) out += " ago";
+  return out;
+}
+
+}  // namespace
+
+const SessionStyle& session_style() { return current_style; }
+
+SessionStyleScope::SessionStyleScope(const SessionStyle& style) : saved_(current_style) { current_style = style; }
+SessionStyleScope::~SessionStyleScope() { current_style = saved_; }
+
+bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value) {
+  if (name == "timezone") {
+    if (is_utc_zone(value)) {
+      style.zone = SessionStyle::Zone::utc;
+      return true;
+    }
+    if (value == "pst8pdt") {
+      style.zone = SessionStyle::Zone::pst8pdt;
+      return true;
+    }
+    return false;
+  }
+  if (name == "datestyle") {
+    if (value == "iso" || value == "iso, mdy" || value == "iso, dmy" || value == "iso, ymd") {
+      style.postgres_dates = false;
+      style.day_first = value == "iso, dmy";
+      return true;
+    }
+    if (value == "postgres" || value == "postgres, mdy" || value == "postgres, dmy") {
+      style.postgres_dates = true;
+      style.day_first = value == "postgres, dmy";
+      return true;
+    }
+    return false;
+  }
+  if (name == "intervalstyle") {
+    if (value != "postgres" && value != "postgres_verbose") return false;
+    style.verbose_intervals = value == "postgres_verbose";
+    return true;
+  }
+  return false;
+}
+
+std::string style_setting_text(const SessionStyle& style, std::string_view name) {
+  if (name == "timezone") return style.zone == SessionStyle::Zone::utc ? "UTC" : "PST8PDT";
+  if (name == "datestyle") return fmt::format("{}, {}", style.postgres_dates ? "Postgres" : "ISO", style.day_first ? "DMY" : "MDY");
+  return style.verbose_intervals ? "postgres_verbose" : "postgres";
+}
+
+ZoneAt zone_at(std::int64_t utc_micros) {
+  if (current_style.zone == SessionStyle::Zone::utc || is_infinite_timestamp(utc_micros)) return {};
+  const int year = fields_of(utc_micros - 8 * kSsMicrosPerHour).year;
+  const auto [start, end] = daylight(year);
+  if (utc_micros >= start && utc_micros < end) return {-7 * 3600, "PDT"};
+  return {-8 * 3600, "PST"};
+}
+
+std::int64_t utc_of_local(std::int64_t local_micros) {
+  if (current_style.zone == SessionStyle::Zone::utc || is_infinite_timestamp(local_micros)) return local_micros;
+  const std::int64_t standard = local_micros + 8 * kSsMicrosPerHour, daylight_time = local_micros + 7 * kSsMicrosPerHour;
+  const bool standard_valid = zone_at(standard).offset_seconds == -8 * 3600;
+  const bool daylight_valid = zone_at(daylight_time).offset_seconds == -7 * 3600;
+  return daylight_valid && !standard_valid ? daylight_time : standard;
+}
+
+std::int64_t local_of_utc(std::int64_t utc_micros) {
+  if (is_infinite_timestamp(utc_micros)) return utc_micros;
+  return utc_micros + static_cast<std::int64_t>(zone_at(utc_micros).offset_seconds) * kSsMicrosPerSecond;
+}
+
+std::string display_text(const Value& v) {
+  if (v.is_null()) return "";
+  switch (v.type()) {
+    case Type::timestamptz: return timestamp_display(v.micros(), true);
+    case Type::timestamp: return timestamp_display(v.micros(), false);
+    case Type::interval: return current_style.verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
+    default: return v.text_output();
+  }
+}
+
+}  // namespace lockstep::sql

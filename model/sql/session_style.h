@@ -1,0 +1,66 @@
+// model/sql/session_style.h: the session settings that change how times are read and shown:
+// TimeZone (UTC, or PST8PDT: pg_regress's, which `lockstep isolation` runs under), DateStyle
+// (ISO or Postgres, MDY or DMY) and IntervalStyle (postgres or postgres_verbose).
+//
+// Values are stored in a form no setting changes (value.h's text_output: UTC, ISO, postgres);
+// the settings act where the server applies them: a timestamptz read without a zone is local
+// time, a timestamp compared with or cast to a timestamptz is local time, a timestamptz plus
+// days or months moves on the local calendar, and a value cast to text or sent to the client
+// is printed in the session's styles (display_text). The settings are the current statement's,
+// set by the simulated server for the statement's evaluation on this thread (SessionStyleScope).
+// PST8PDT follows the US rules from 1987 on; instants before 1987 in it are refused (0A000).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lockstep::sql {
+
+class Value;
+
+struct SessionStyle {
+  enum class Zone : std::uint8_t { utc, pst8pdt } zone = Zone::utc;
+  bool postgres_dates = false;     // DateStyle Postgres (else ISO)
+  bool day_first = false;          // DateStyle ..., DMY
+  bool verbose_intervals = false;  // IntervalStyle postgres_verbose
+  friend bool operator==(const SessionStyle&, const SessionStyle&) = default;
+};
+
+// The current statement's settings on this thread (the server's defaults outside one).
+const SessionStyle& session_style();
+
+// Makes `style` the current one until destroyed.
+class SessionStyleScope {
+ public:
+  explicit SessionStyleScope(const SessionStyle& style);
+  ~SessionStyleScope();
+  SessionStyleScope(const SessionStyleScope&) = delete;
+  SessionStyleScope& operator=(const SessionStyleScope&) = delete;
+
+ private:
+  SessionStyle saved_;
+};
+
+// SET TimeZone / DateStyle / IntervalStyle to `value` (lower case, a list joined by ", ") on
+// `style`; false when the value is not one modeled (the caller refuses it by name).
+bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value);
+// current_setting's text of one of them.
+std::string style_setting_text(const SessionStyle& style, std::string_view name);
+
+// The session zone's offset east of UTC, in seconds, at an instant (microseconds from
+// 2000-01-01 UTC), and its abbreviation there.
+struct ZoneAt {
+  int offset_seconds = 0;
+  std::string_view abbreviation = "UTC";
+};
+ZoneAt zone_at(std::int64_t utc_micros);
+// The instant a local wall-clock time names in the session zone: in a gap (spring forward) or
+// an overlap (fall back), with the standard offset, as the server does.
+std::int64_t utc_of_local(std::int64_t local_micros);
+std::int64_t local_of_utc(std::int64_t utc_micros);
+
+// A value as the session's styles print it (its text_output otherwise).
+std::string display_text(const Value& v);
+
+}  // namespace lockstep::sql
