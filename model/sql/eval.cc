@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
@@ -264,6 +265,15 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
+  if (e.name == "md5" || e.name == "hashtext") {
+    const Value& v = args.at(0);
+    if (v.is_null()) return Value::null(e.name == "md5" ? Type::text : Type::int4);
+    if (v.type() != Type::text && v.type() != Type::unknown) {
+      throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, type_name(v.type())));
+    }
+    if (e.name == "md5") return Value::text(md5_hex(v.as_text()));
+    return Value::integer(hash_text(v.as_text()), Type::int4);
+  }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {

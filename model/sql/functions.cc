@@ -42,6 +42,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},
     FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)
     FunctionInfo{"chr", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"hashtext", 1, 1, FunctionKind::scalar},
     FunctionInfo{"lower", 1, 1, FunctionKind::scalar},
     FunctionInfo{"upper", 1, 1, FunctionKind::scalar},
     FunctionInfo{"length", 1, 1, FunctionKind::scalar},

@@ -7,7 +7,8 @@
 // clock 'HH:MM[:SS[.f]]' with its own sign, '@' and 'ago'; ISO 8601 forms ('P1D') are
 // refused by name. Output is IntervalStyle postgres ('1 year 2 mons 3 days 04:05:06').
 // Arithmetic is the server's: a timestamp plus months moves on the calendar (the day clamped
-// to the month's end), plus days by whole days (the session's zone is UTC), then the time;
+// to the month's end), plus days by whole days, then the time (a timestamptz in a session zone
+// other than UTC moves on the local calendar: eval.cc);
 // the difference of two timestamps is justified into days of 24 hours; products and
 // quotients carry fractions down as interval_mul and interval_div do. Errors are the server's
 // (22007 invalid input, 22015 interval field value out of range, 22008 out of range).

@@ -1,0 +1,125 @@
+#include "lockstep/model/sql/hash_functions.h"
+
+#include <array>
+#include <bit>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace lockstep::sql {
+namespace {
+
+// RFC 1321's per-round shifts and sines.
+constexpr std::array<std::uint32_t, 64> kShift = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                                  5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
+                                                  4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                                  6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
+
+std::array<std::uint32_t, 64> sine_table() {
+  std::array<std::uint32_t, 64> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint32_t>(std::floor(std::fabs(std::sin(static_cast<double>(i + 1))) * 4294967296.0));
+  return k;
+}
+
+std::uint32_t word_at(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 | static_cast<std::uint32_t>(p[2]) << 16 |
+         static_cast<std::uint32_t>(p[3]) << 24;
+}
+
+void jenkins_mix(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c) {
+  a -= c; a ^= std::rotl(c, 4);  c += b;
+  b -= a; b ^= std::rotl(a, 6);  a += c;
+  c -= b; c ^= std::rotl(b, 8);  b += a;
+  a -= c; a ^= std::rotl(c, 16); c += b;
+  b -= a; b ^= std::rotl(a, 19); a += c;
+  c -= b; c ^= std::rotl(b, 4);  b += a;
+}
+
+void jenkins_final(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c) {
+  c ^= b; c -= std::rotl(b, 14);
+  a ^= c; a -= std::rotl(c, 11);
+  b ^= a; b -= std::rotl(a, 25);
+  c ^= b; c -= std::rotl(b, 16);
+  a ^= c; a -= std::rotl(c, 4);
+  b ^= a; b -= std::rotl(a, 14);
+  c ^= b; c -= std::rotl(b, 24);
+}
+
+}  // namespace
+
+std::string md5_hex(std::string_view bytes) {
+  static const std::array<std::uint32_t, 64> kSine = sine_table();
+  std::string message(bytes);
+  const std::uint64_t bit_length = static_cast<std::uint64_t>(bytes.size()) * 8;
+  message += static_cast<char>(0x80);
+  while (message.size() % 64 != 56) message += '\0';
+  for (int i = 0; i < 8; ++i) message += static_cast<char>((bit_length >> (8 * i)) & 0xFF);
+  std::uint32_t h[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  for (std::size_t chunk = 0; chunk < message.size(); chunk += 64) {
+    const auto* p = reinterpret_cast<const unsigned char*>(message.data() + chunk);
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    for (std::uint32_t i = 0; i < 64; ++i) {
+      std::uint32_t f = 0, g = 0;
+      if (i < 16) {
+        f = (b & c) | (~b & d);
+        g = i;
+      } else if (i < 32) {
+        f = (d & b) | (~d & c);
+        g = (5 * i + 1) % 16;
+      } else if (i < 48) {
+        f = b ^ c ^ d;
+        g = (3 * i + 5) % 16;
+      } else {
+        f = c ^ (b | ~d);
+        g = (7 * i) % 16;
+      }
+      const std::uint32_t rotated = std::rotl(a + f + kSine[i] + word_at(p + 4 * g), static_cast<int>(kShift[i]));
+      a = d;
+      d = c;
+      c = b;
+      b += rotated;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+  }
+  std::string out;
+  for (const std::uint32_t v : h) {
+    for (int i = 0; i < 4; ++i) out += fmt::format("{:02x}", (v >> (8 * i)) & 0xFF);
+  }
+  return out;
+}
+
+std::int32_t hash_text(std::string_view bytes) {
+  const auto* k = reinterpret_cast<const unsigned char*>(bytes.data());
+  auto len = static_cast<std::uint32_t>(bytes.size());
+  std::uint32_t a = 0x9e3779b9 + len + 3923095, b = a, c = a;
+  while (len >= 12) {
+    a += word_at(k);
+    b += word_at(k + 4);
+    c += word_at(k + 8);
+    jenkins_mix(a, b, c);
+    k += 12;
+    len -= 12;
+  }
+  // The last 11 bytes; c's lowest byte is left for the length, as hash_bytes leaves it.
+  switch (len) {
+    case 11: c += static_cast<std::uint32_t>(k[10]) << 24; [[fallthrough]];
+    case 10: c += static_cast<std::uint32_t>(k[9]) << 16; [[fallthrough]];
+    case 9: c += static_cast<std::uint32_t>(k[8]) << 8; [[fallthrough]];
+    case 8: b += static_cast<std::uint32_t>(k[7]) << 24; [[fallthrough]];
+    case 7: b += static_cast<std::uint32_t>(k[6]) << 16; [[fallthrough]];
+    case 6: b += static_cast<std::uint32_t>(k[5]) << 8; [[fallthrough]];
+    case 5: b += k[4]; [[fallthrough]];
+    case 4: a += static_cast<std::uint32_t>(k[3]) << 24; [[fallthrough]];
+    case 3: a += static_cast<std::uint32_t>(k[2]) << 16; [[fallthrough]];
+    case 2: a += static_cast<std::uint32_t>(k[1]) << 8; [[fallthrough]];
+    case 1: a += k[0]; break;
+    default: break;
+  }
+  jenkins_final(a, b, c);
+  return static_cast<std::int32_t>(c);
+}
+
+}  // namespace lockstep::sql

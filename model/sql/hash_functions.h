@@ -1,0 +1,17 @@
+// model/sql/hash_functions.h: the hashes lock libraries turn a name into an advisory lock key
+// with: md5(text) (RFC 1321, as 32 lower-case hex digits) and hashtext(text) (PostgreSQL's
+// hash_bytes, Bob Jenkins' lookup3 mix as PostgreSQL uses it, little-endian byte order, as a
+// signed int4). Both equal the server's values for the same bytes (checked in
+// tests/sql-specs/hash-keys.spec).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lockstep::sql {
+
+std::string md5_hex(std::string_view bytes);
+std::int32_t hash_text(std::string_view bytes);
+
+}  // namespace lockstep::sql
