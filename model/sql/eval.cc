@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/jsonb.h"
@@ -318,7 +319,8 @@ Value evaluate(const Expr& e, EvalContext& context) {
     }
     case K::in_list: return in_list(e, context);
     case K::between: return between(e, context);
-    case K::cast: return cast(evaluate(e.args.at(0), context), e.type);
+    case K::cast: return e.type == Type::enum_ ? cast_to_column(evaluate(e.args.at(0), context), e.type, e.name)
+                                               : cast(evaluate(e.args.at(0), context), e.type);
     case K::func: return function_value(e, context);
     case K::coalesce: {
       for (const Expr& a : e.args) {

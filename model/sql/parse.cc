@@ -238,6 +238,15 @@ Statement Reader::statement(const json& n) {
     s.body = Schema{str(objects.at(0)), false, body.value("missing_ok", false)};
   } else if (type == "DropStmt") {
     s.body = drop(body);
+  } else if (type == "CreateEnumStmt") {
+    known(body, "CreateEnumStmt", {"typeName", "vals"}, statement_start_);
+    CreateType t;
+    std::vector<std::string> parts = names(body.at("typeName"));
+    if (parts.size() == 2) parts.erase(parts.begin());  // schema.type: the type (plan.h's Schema)
+    if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
+    t.name = parts[0];
+    if (body.contains("vals")) t.labels = names(body.at("vals"));
+    s.body = std::move(t);
   } else if (type == "CreateSchemaStmt") {
     known(body, "CreateSchemaStmt", {"schemaname", "if_not_exists"}, statement_start_);
     s.body = Schema{body.value("schemaname", ""), true, body.value("if_not_exists", false)};
@@ -505,7 +514,8 @@ std::string Statement::tag() const {
     std::string operator()(const Update&) const { return "UPDATE"; }
     std::string operator()(const Delete&) const { return "DELETE"; }
     std::string operator()(const CreateTable&) const { return "CREATE TABLE"; }
-    std::string operator()(const DropTable&) const { return "DROP TABLE"; }
+    std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : "DROP TABLE"; }
+    std::string operator()(const CreateType&) const { return "CREATE TYPE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }

@@ -102,13 +102,27 @@ std::string Reader::sql_value_function_name(std::string_view op) {
   return "?column?";
 }
 
-Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column) const {
+Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std::string* user_type) const {
   known(type_name, "TypeName", {"names", "typemod", "typmods"}, fallback);
   const int loc = location_of(type_name, fallback);
   const std::vector<std::string> parts = names(type_name.at("names"));
   const std::string& name = parts.back();
   const std::optional<Type> t = type_of_name(name);
-  if (!t) refuse(fmt::format("the type {}", name), loc);
+  if (!t) {
+    // A name no built-in type has is a type the server may have (CREATE TYPE ... AS ENUM):
+    // the server resolves it (42704 when it has none). Built-in types outside the subset are
+    // refused by name.
+    static constexpr std::string_view kBuiltIn[] = {
+        "numeric", "decimal", "float4", "float8", "real", "double", "money", "uuid", "bytea", "bit", "varbit", "date", "time",
+        "timetz", "json", "xml", "inet", "cidr", "macaddr", "macaddr8", "point", "line", "lseg", "box", "path", "polygon",
+        "circle", "tsvector", "tsquery", "bpchar", "char", "character", "name", "oid", "regclass", "int4range", "int8range",
+        "tsrange", "tstzrange", "daterange", "numrange", "jsonpath", "pg_lsn", "citext", "hstore", "ltree", "record", "void",
+        "timestamptz_", "interval_"};
+    const bool built_in = parts.front() == "pg_catalog" || std::find(std::begin(kBuiltIn), std::end(kBuiltIn), name) != std::end(kBuiltIn);
+    if (built_in || user_type == nullptr || type_name.contains("typmods")) refuse(fmt::format("the type {}", name), loc);
+    *user_type = name;
+    return Type::enum_;
+  }
   if (type_name.contains("typmods") && is_timestamp(*t)) {
     // timestamp(6): the server's own precision, so values are kept as they are.
     const json& mods = type_name.at("typmods");
@@ -305,7 +319,7 @@ Expr Reader::type_cast(const json& body, Expr e) {
   const int loc = e.location;
   known(body, type, {"arg", "typeName"}, loc);
   e.kind = Expr::Kind::cast;
-  e.type = type_of(body.at("typeName"), loc);
+  e.type = type_of(body.at("typeName"), loc, nullptr, &e.name);  // an enum's name in e.name
   e.args.push_back(expr(body.at("arg"), loc));
   return e;
 }

@@ -114,7 +114,7 @@ class Reader {
   static std::string type_display(const json& type_name);
   static std::string sql_value_function_name(std::string_view op);
 
-  Type type_of(const json& type_name, int fallback, ColumnDef* column = nullptr) const;
+  Type type_of(const json& type_name, int fallback, ColumnDef* column = nullptr, std::string* user_type = nullptr) const;
 
   // An expression node: each kind the subset knows is read by its own function below.
   Expr expr(const json& n, int fallback);

@@ -14,7 +14,7 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
   known(body, "ColumnDef", {"colname", "typeName", "is_local", "constraints"}, eloc);
   ColumnDef col;
   col.name = body.at("colname");
-  col.type = type_of(body.at("typeName"), eloc, &col);
+  col.type = type_of(body.at("typeName"), eloc, &col, &col.user_type);
   if (body.contains("constraints")) {
     for (const json& cn : body.at("constraints")) {
       const json& con = *node(cn).second;
@@ -156,13 +156,18 @@ DropTable Reader::drop(const json& body) {
   const int loc = statement_start_;
   known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
   const std::string what = body.value("removeType", "");
-  if (what != "OBJECT_TABLE") refuse(fmt::format("DROP of {}", what), loc);
+  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE") refuse(fmt::format("DROP of {}", what), loc);
   if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP ... CASCADE", loc);
   DropTable d;
   d.if_exists = body.value("missing_ok", false);
+  d.types = what == "OBJECT_TYPE";
   for (const json& o : body.at("objects")) {
     std::vector<std::string> parts;
-    for (const json* p : items(o)) parts.push_back(str(*p));
+    if (d.types) {
+      parts = names(node(o).second->at("names"));
+    } else {
+      for (const json* p : items(o)) parts.push_back(str(*p));
+    }
     if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
     if (parts.size() != 1) refuse("a database-qualified name", loc);
     d.tables.push_back(parts[0]);

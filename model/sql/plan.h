@@ -143,6 +143,7 @@ struct ColumnDef {
   std::string name;
   Type type = Type::int4;
   int max_length = 0;   // varchar(n): n; 0: no limit
+  std::string user_type;  // an enum column's type (type == Type::enum_): CREATE TYPE ... AS ENUM
   bool serial = false;  // serial / bigserial / an identity column: a sequence default
   // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
   // OVERRIDING SYSTEM VALUE; BY DEFAULT: as a serial.
@@ -174,6 +175,13 @@ struct CreateTable {
 struct DropTable {
   std::vector<std::string> tables;
   bool if_exists = false;
+  bool types = false;  // DROP TYPE (of enum types) instead
+};
+
+// CREATE TYPE name AS ENUM ('label', ...).
+struct CreateType {
+  std::string name;
+  std::vector<std::string> labels;
 };
 
 // CREATE [UNIQUE] INDEX: a unique one adds a unique key; others change no result (accepted).
@@ -219,7 +227,7 @@ struct LockTables {
 };
 
 struct Statement {
-  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema> body;
+  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType> body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)

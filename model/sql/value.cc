@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/session_style.h"
 
@@ -87,6 +88,7 @@ std::string_view type_name(Type t) {
     case Type::interval: return "interval";
     case Type::timestamp: return "timestamp without time zone";
     case Type::jsonb: return "jsonb";
+    case Type::enum_: return "enum";
   }
   return "?";
 }
@@ -131,7 +133,7 @@ Interval Value::as_interval() const {
 }
 
 std::string Value::text_output() && {
-  if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb)) return std::move(s_);
+  if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb || type_ == Type::enum_)) return std::move(s_);
   return static_cast<const Value&>(*this).text_output();
 }
 
@@ -140,7 +142,8 @@ std::string Value::text_output() const& {
   switch (type_) {
     case Type::unknown:
     case Type::text:
-    case Type::jsonb: return s_;
+    case Type::jsonb:
+    case Type::enum_: return s_;
     case Type::int2:
     case Type::int4:
     case Type::int8: return std::to_string(i_);
@@ -167,6 +170,7 @@ Value cast(const Value& v, Type to) {
   const Type from = v.type();
   if (from == to) return v;
   if (to == Type::unknown) return v;
+  if (from == Type::enum_ && to == Type::text) return Value::text(v.text_output());
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));
@@ -189,6 +193,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
     case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
+    case Type::enum_: throw SqlError("0A000", "an untyped literal read as an enum of no known type is not in lockstep's SQL subset");
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -196,6 +201,15 @@ Value from_text(std::string_view s, Type to) {
 
 std::strong_ordering compare(const Value& a, const Value& b, std::string_view op) {
   Type ta = a.type(), tb = b.type();
+  if (ta == Type::enum_ || tb == Type::enum_) {  // by declaration order; an untyped literal is a label of the other's type
+    if (ta == Type::unknown) return compare(enum_input(b.enum_type(), a.as_text()), b, op);
+    if (tb == Type::unknown) return compare(a, enum_input(a.enum_type(), b.as_text()), op);
+    if (ta != tb || a.enum_type() != b.enum_type()) {
+      auto name = [](const Value& v) { return v.type() == Type::enum_ ? enum_type_name(v) : std::string(type_name(v.type())); };
+      throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", name(a), op, name(b)));
+    }
+    return a.enum_position() <=> b.enum_position();
+  }
   if (ta == Type::unknown && tb == Type::unknown) return a.as_text() <=> b.as_text();
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);

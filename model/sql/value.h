@@ -33,7 +33,7 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_ };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -60,6 +60,12 @@ class Value {
     return v;
   }
   static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
+  // A label of enum type `type` (its index among the server's: model/sql/enums.h) at `position`.
+  static Value enumeration(int type, int position, std::string label) {
+    Value v(Type::enum_, false, position, std::move(label));
+    v.days_ = type;
+    return v;
+  }
   static Value jsonb(std::string canonical) { return Value(Type::jsonb, false, 0, std::move(canonical)); }  // model/sql/jsonb.h
 
   Type type() const { return type_; }
@@ -68,7 +74,9 @@ class Value {
   std::int64_t as_integer() const;
   bool as_bool() const;
   const std::string& as_text() const;
-  const std::string& jsonb_text() const;  // the canonical text of a jsonb value
+  const std::string& jsonb_text() const;
+  int enum_type() const { return days_; }          // REQUIRES: an enum value
+  std::int64_t enum_position() const { return i_; }  // the canonical text of a jsonb value
   std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
   Interval as_interval() const;
 
@@ -82,7 +90,7 @@ class Value {
   Value(Type t, bool null, std::int64_t i, std::string s) : type_(t), null_(null), i_(i), s_(std::move(s)) {}
   Type type_ = Type::unknown;
   bool null_ = true;
-  std::int32_t days_ = 0;  // an interval's days and months (its time is i_)
+  std::int32_t days_ = 0;  // an interval's days and months (its time is i_); an enum's type
   std::int64_t i_ = 0;
   std::string s_;
   std::int32_t months_ = 0;

@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/pg.h"
+#include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/plan.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/lock_table.h"
@@ -225,6 +226,13 @@ class Server {
   // the schema already exists (add) or does not (drop).
   bool add_schema(const std::string& name) { return schemas_.insert(name).second; }
   bool drop_schema(const std::string& name) { return schemas_.erase(name) != 0; }
+  // Calls f(table) for every SQL table.
+  template <typename F>
+  void each_sql_table(F&& f) const {
+    for (const auto& [name, t] : sql_tables_) f(t);
+  }
+  // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
+  std::vector<sql::EnumType>& enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.
   template <typename F>
   void each_row(std::string_view table, F&& f) {
@@ -273,6 +281,7 @@ class Server {
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   std::set<std::string, std::less<>> schemas_{"public"};
+  std::vector<sql::EnumType> enum_types_;
   int next_pid_ = 1001;
   int pools_ = 0;
   ObjectId domain_;

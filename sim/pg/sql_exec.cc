@@ -58,12 +58,21 @@ Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
   const auto it = row.find(c.name);
   if (it == row.end()) return Value::null(c.type);
+  if (c.type == Type::enum_) return sql::enum_input(c.user_type, it->second);
   return sql::from_text(it->second, c.type);
 }
 
 // The value as a column of type `to` stores it (an assignment: PostgreSQL's assignment casts).
 Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   const Type from = v.type();
+  if (c.type == Type::enum_ && !v.is_null()) {  // an untyped literal or an enum of the column's type
+    const int index = sql::enum_index(c.user_type);
+    if (from != Type::unknown && !(from == Type::enum_ && v.enum_type() == index)) {
+      throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, c.user_type,
+                                          from == Type::enum_ ? sql::enum_type_name(v) : std::string(sql::type_name(from))));
+    }
+    v = sql::cast_to_column(v, c.type, c.user_type);
+  }
   const bool allowed = v.is_null() || from == Type::unknown || from == c.type || (sql::is_integer(from) && sql::is_integer(c.type)) ||
                        c.type == Type::text;
   if (!allowed) {
@@ -159,6 +168,7 @@ Result<Rows> SqlRun::run() {
   }
   request_table_lock();
   const sql::SessionStyleScope style(c_.style_);
+  const sql::EnumScope enums(server_.enum_types());
   try {
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
     c_.forget_table_lock_request();
@@ -343,7 +353,8 @@ std::optional<std::int64_t> SqlRun::key_row(SqlTable& t, const std::vector<const
     table_ = nullptr;
     const Value v = sql::evaluate(*values[k], *this);
     if (v.is_null()) return std::nullopt;
-    key += sql::cast(v, t.def.columns[static_cast<std::size_t>(t.key[k])].type).text_output();
+    const sql::ColumnDef& col = t.def.columns[static_cast<std::size_t>(t.key[k])];
+    key += sql::cast_to_column(v, col.type, col.user_type).text_output();
     key += '\x1f';
   }
   return id_of_key(t, std::move(key));
@@ -473,11 +484,43 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
     }
   }
   if (auto bad = check_foreign_keys(ct)) return *bad;
+  for (const auto& col : ct.columns) {
+    if (col.type == Type::enum_ && sql::enum_index(col.user_type) < 0) return Error{"42704", fmt::format("type \"{}\" does not exist", col.user_type)};
+  }
   server_.add_sql_table(ct);
   return done(Rows{{}, {}, "CREATE TABLE"});
 }
 
+Result<Rows> SqlRun::statement(const sql::CreateType& t) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  if (sql::enum_index(t.name) >= 0 || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
+  server_.enum_types().push_back(sql::EnumType{t.name, t.labels});
+  return done(Rows{{}, {}, "CREATE TYPE"});
+}
+
+Result<Rows> SqlRun::drop_types(const sql::DropTable& d) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  for (const std::string& name : d.tables) {
+    const int index = sql::enum_index(name);
+    if (index < 0) {
+      if (!d.if_exists) return Error{"42704", fmt::format("type \"{}\" does not exist", name)};
+      c_.warnings_.push_back({"00000", fmt::format("type \"{}\" does not exist, skipping", name)});
+      continue;
+    }
+    bool used = false;
+    server_.each_sql_table([&](const SqlTable& t) {
+      for (const auto& col : t.def.columns) used = used || (col.type == Type::enum_ && col.user_type == name);
+    });
+    if (used) return Error{"2BP01", fmt::format("cannot drop type {} because other objects depend on it", name)};
+    server_.enum_types()[static_cast<std::size_t>(index)].name.clear();  // its index stays taken
+  }
+  return done(Rows{{}, {}, "DROP TYPE"});
+}
+
 Result<Rows> SqlRun::statement(const sql::DropTable& d) {
+  if (d.types) return drop_types(d);
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {

@@ -295,6 +295,8 @@ class SqlRun final : public sql::EvalContext {
   void check_keys(SqlTable& t, const KeyChanges& changes);
 
   Result<Rows> statement(const sql::DropTable& d);
+  Result<Rows> statement(const sql::CreateType& t);
+  Result<Rows> drop_types(const sql::DropTable& d);
 
   Result<Rows> statement(const sql::CreateIndex& ix);
 

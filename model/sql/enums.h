@@ -1,0 +1,50 @@
+// model/sql/enums.h: enum types (CREATE TYPE name AS ENUM (...)) for lockstep's SQL subset.
+//
+// An enum value is its label, ordered by declaration as the server orders it. The server's
+// enum types of the statement being evaluated are this thread's (EnumScope, as
+// session_style.h's settings): a value records which type it is of (its index there) and its
+// label's position. Input of a label not declared is 22P02 "invalid input value for enum
+// NAME"; comparing two enums of different types, or an enum with text, is 42883. An untyped
+// literal becomes an enum beside one (a comparison, an assignment to an enum column, a cast
+// `'x'::name`); elsewhere (GREATEST of literals only, say) it is refused, not guessed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+
+struct EnumType {
+  std::string name;
+  std::vector<std::string> labels;
+};
+
+// Makes `types` (the server's enum types, by index) current until destroyed.
+class EnumScope {
+ public:
+  explicit EnumScope(const std::vector<EnumType>& types);
+  ~EnumScope();
+  EnumScope(const EnumScope&) = delete;
+  EnumScope& operator=(const EnumScope&) = delete;
+
+ private:
+  const std::vector<EnumType>* saved_;
+};
+
+// The current enum type named `name`, by its index, or -1.
+int enum_index(std::string_view name);
+// The value `label` of the current enum type `index` (22P02 when it has no such label).
+Value enum_input(int index, std::string_view label);
+// The value `label` of the current enum type named `type` (42704 when there is none).
+Value enum_input(std::string_view type, std::string_view label);
+// The name of an enum value's type, as messages name it.
+std::string enum_type_name(const Value& v);
+// v as a value of column type `t` (`user_type` names an enum column's type): an untyped
+// literal read as that enum's label, an enum of that type as it is; others as cast() does.
+Value cast_to_column(const Value& v, Type t, std::string_view user_type);
+
+}  // namespace lockstep::sql
