@@ -10,6 +10,7 @@
 #include "lockstep/cli/interrupt.h"
 #include "lockstep/cli/pg_commands.h"
 #include "lockstep/cli/subcommands.h"
+#include "lockstep/model/env.h"
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/sim/explore/checkpoint.h"
 #include "lockstep/real/libpq_backend.h"
@@ -53,6 +54,9 @@ int run_command(const CommandContext& context) {
     return finished(kExitBadInput);
   } catch (const real::ServerError& e) {
     context.err << "lockstep: the server failed: " << e.what() << '\n';
+    return finished(kExitBadInput);
+  } catch (const ModelError& e) {  // the model (a spec's setup, say) fails outside a search: its input
+    context.err << "lockstep: " << e.what() << '\n';
     return finished(kExitBadInput);
   } catch (const std::exception& e) {
     context.err << "lockstep: internal error: " << e.what() << '\n';

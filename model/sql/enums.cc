@@ -4,22 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/session_style.h"
+
 namespace lockstep::sql {
 namespace {
 
-thread_local const std::vector<EnumType>* current_enums = nullptr;
-
 const EnumType* enum_at(int index) {
+  const std::vector<EnumType>* current_enums = current_enum_types();
   if (current_enums == nullptr || index < 0 || static_cast<std::size_t>(index) >= current_enums->size()) return nullptr;
   return &(*current_enums)[static_cast<std::size_t>(index)];
 }
 
 }  // namespace
 
-EnumScope::EnumScope(const std::vector<EnumType>& types) : saved_(current_enums) { current_enums = &types; }
-EnumScope::~EnumScope() { current_enums = saved_; }
-
 int enum_index(std::string_view name) {
+  const std::vector<EnumType>* current_enums = current_enum_types();
   if (current_enums == nullptr) return -1;
   for (std::size_t i = 0; i < current_enums->size(); ++i) {
     if ((*current_enums)[i].name == name) return static_cast<int>(i);

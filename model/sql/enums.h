@@ -1,8 +1,7 @@
 // model/sql/enums.h: enum types (CREATE TYPE name AS ENUM (...)) for lockstep's SQL subset.
 //
 // An enum value is its label, ordered by declaration as the server orders it. The server's
-// enum types of the statement being evaluated are this thread's (EnumScope, as
-// session_style.h's settings): a value records which type it is of (its index there) and its
+// enum types are those session_style.h's SqlContextSource reports: a value records which type it is of (its index there) and its
 // label's position. Input of a label not declared is 22P02 "invalid input value for enum
 // NAME"; comparing two enums of different types, or an enum with text, is 42883. An untyped
 // literal becomes an enum beside one (a comparison, an assignment to an enum column, a cast
@@ -21,18 +20,6 @@ namespace lockstep::sql {
 struct EnumType {
   std::string name;
   std::vector<std::string> labels;
-};
-
-// Makes `types` (the server's enum types, by index) current until destroyed.
-class EnumScope {
- public:
-  explicit EnumScope(const std::vector<EnumType>& types);
-  ~EnumScope();
-  EnumScope(const EnumScope&) = delete;
-  EnumScope& operator=(const EnumScope&) = delete;
-
- private:
-  const std::vector<EnumType>* saved_;
 };
 
 // The current enum type named `name`, by its index, or -1.

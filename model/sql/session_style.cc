@@ -15,7 +15,10 @@ constexpr std::int64_t kSsMicrosPerSecond = 1'000'000;
 constexpr std::int64_t kSsMicrosPerDay = 86'400 * kSsMicrosPerSecond;
 constexpr std::int64_t kSsMicrosPerHour = 3'600 * kSsMicrosPerSecond;
 
-thread_local SessionStyle current_style;
+thread_local const SqlContextSource* current_source = nullptr;
+const SessionStyle kDefaultStyle;
+
+const SessionStyle& current_style_ref() { return current_source == nullptr ? kDefaultStyle : current_source->style(); }
 
 std::int64_t ss_floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -85,7 +88,7 @@ std::string offset_text(int offset_seconds) {
 std::string timestamp_display(std::int64_t micros, bool with_zone) {
   if (micros == kTimestampInfinity) return "infinity";
   if (micros == kTimestampMinusInfinity) return "-infinity";
-  const SessionStyle& style = current_style;
+  const SessionStyle& style = current_style_ref();
   ZoneAt zone;
   if (with_zone) zone = zone_at(micros);
   const Fields f = fields_of(micros + static_cast<std::int64_t>(zone.offset_seconds) * kSsMicrosPerSecond);
@@ -150,10 +153,11 @@ std::string verbose_interval(const Interval& iv) {
 
 }  // namespace
 
-const SessionStyle& session_style() { return current_style; }
+const SessionStyle& session_style() { return current_style_ref(); }
+const std::vector<EnumType>* current_enum_types() { return current_source == nullptr ? nullptr : current_source->enum_types(); }
 
-SessionStyleScope::SessionStyleScope(const SessionStyle& style) : saved_(current_style) { current_style = style; }
-SessionStyleScope::~SessionStyleScope() { current_style = saved_; }
+SqlContextScope::SqlContextScope(const SqlContextSource* source) : saved_(current_source) { current_source = source; }
+SqlContextScope::~SqlContextScope() { current_source = saved_; }
 
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value) {
   if (name == "timezone") {
@@ -195,7 +199,7 @@ std::string style_setting_text(const SessionStyle& style, std::string_view name)
 }
 
 ZoneAt zone_at(std::int64_t utc_micros) {
-  if (current_style.zone == SessionStyle::Zone::utc || is_infinite_timestamp(utc_micros)) return {};
+  if (current_style_ref().zone == SessionStyle::Zone::utc || is_infinite_timestamp(utc_micros)) return {};
   const int year = fields_of(utc_micros - 8 * kSsMicrosPerHour).year;
   const auto [start, end] = daylight(year);
   if (utc_micros >= start && utc_micros < end) return {-7 * 3600, "PDT"};
@@ -203,7 +207,7 @@ ZoneAt zone_at(std::int64_t utc_micros) {
 }
 
 std::int64_t utc_of_local(std::int64_t local_micros) {
-  if (current_style.zone == SessionStyle::Zone::utc || is_infinite_timestamp(local_micros)) return local_micros;
+  if (current_style_ref().zone == SessionStyle::Zone::utc || is_infinite_timestamp(local_micros)) return local_micros;
   const std::int64_t standard = local_micros + 8 * kSsMicrosPerHour, daylight_time = local_micros + 7 * kSsMicrosPerHour;
   const bool standard_valid = zone_at(standard).offset_seconds == -8 * 3600;
   const bool daylight_valid = zone_at(daylight_time).offset_seconds == -7 * 3600;
@@ -220,7 +224,7 @@ std::string display_text(const Value& v) {
   switch (v.type()) {
     case Type::timestamptz: return timestamp_display(v.micros(), true);
     case Type::timestamp: return timestamp_display(v.micros(), false);
-    case Type::interval: return current_style.verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
+    case Type::interval: return current_style_ref().verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
     default: return v.text_output();
   }
 }

@@ -6,14 +6,15 @@
 // the settings act where the server applies them: a timestamptz read without a zone is local
 // time, a timestamp compared with or cast to a timestamptz is local time, a timestamptz plus
 // days or months moves on the local calendar, and a value cast to text or sent to the client
-// is printed in the session's styles (display_text). The settings are the current statement's,
-// set by the simulated server for the statement's evaluation on this thread (SessionStyleScope).
+// is printed in the session's styles (display_text). The settings are the running session's,
+// as the simulated server reports them (SqlContextSource).
 // PST8PDT follows the US rules from 1987 on; instants before 1987 in it are refused (0A000).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lockstep::sql {
 
@@ -27,20 +28,34 @@ struct SessionStyle {
   friend bool operator==(const SessionStyle&, const SessionStyle&) = default;
 };
 
-// The current statement's settings on this thread (the server's defaults outside one).
-const SessionStyle& session_style();
+struct EnumType;
 
-// Makes `style` the current one until destroyed.
-class SessionStyleScope {
+// Where the current statement's settings and the server's enum types come from: the simulated
+// server, which knows which session is running (the scheduler's current actor), so the
+// settings follow each session across fiber switches in the middle of its statements.
+class SqlContextSource {
  public:
-  explicit SessionStyleScope(const SessionStyle& style);
-  ~SessionStyleScope();
-  SessionStyleScope(const SessionStyleScope&) = delete;
-  SessionStyleScope& operator=(const SessionStyleScope&) = delete;
+  virtual ~SqlContextSource() = default;
+  virtual const SessionStyle& style() const = 0;
+  virtual const std::vector<EnumType>* enum_types() const = 0;
+};
+
+// Makes `source` this thread's until destroyed (the server, for its lifetime).
+class SqlContextScope {
+ public:
+  explicit SqlContextScope(const SqlContextSource* source);
+  ~SqlContextScope();
+  SqlContextScope(const SqlContextScope&) = delete;
+  SqlContextScope& operator=(const SqlContextScope&) = delete;
 
  private:
-  SessionStyle saved_;
+  const SqlContextSource* saved_;
 };
+
+// The current statement's settings (the server's defaults without a source).
+const SessionStyle& session_style();
+// The server's enum types (nullptr without a source).
+const std::vector<EnumType>* current_enum_types();
 
 // SET TimeZone / DateStyle / IntervalStyle to `value` (lower case, a list joined by ", ") on
 // `style`; false when the value is not one modeled (the caller refuses it by name).

@@ -90,6 +90,17 @@ class SpecInstance final : public Instance {
 
   std::optional<Violation> at_end() override {
     auto c = harness_->checkout().value();
+    std::optional<Violation> v = checked(c);
+    // The spec's teardown, as isolationtester runs it after each permutation: objects outside
+    // the run's own schema (CREATE SCHEMA, CREATE TYPE) are gone before the next execution.
+    if (!spec_.teardown.empty()) {
+      if (!c) c = harness_->checkout().value();
+      for (const sql::SqlBlock& block : spec_.teardown) (void)c->exec(block.text);
+    }
+    return v;
+  }
+
+  std::optional<Violation> checked(pg::PooledConnection& c) {
     for (const sql::SpecCheck& check : spec_.checks) {
       auto r = c->exec(check.sql.text);
       if (!r.ok() && session_gone(r.error())) {  // the server restarted: a new connection

@@ -227,4 +227,35 @@ ObjectId Server::row_object(std::string_view table, std::int64_t id) {
   return row.object;
 }
 
+const sql::SessionStyle& Server::style() const {
+  static const sql::SessionStyle kDefault;
+  if (s_.in_actor()) {
+    const auto actor = static_cast<std::size_t>(s_.current());
+    if (actor < running_styles_.size() && running_styles_[actor] != nullptr) return *running_styles_[actor];
+    return kDefault;
+  }
+  return outside_style_ != nullptr ? *outside_style_ : kDefault;
+}
+
+Server::RunningStyle::RunningStyle(Server& server, const sql::SessionStyle& style)
+    : server_(server), actor_(server.s_.in_actor() ? server.s_.current() : -1) {
+  if (actor_ < 0) {
+    saved_ = server_.outside_style_;
+    server_.outside_style_ = &style;
+    return;
+  }
+  const auto a = static_cast<std::size_t>(actor_);
+  if (server_.running_styles_.size() <= a) server_.running_styles_.resize(a + 1, nullptr);
+  saved_ = server_.running_styles_[a];
+  server_.running_styles_[a] = &style;
+}
+
+Server::RunningStyle::~RunningStyle() {
+  if (actor_ < 0) {
+    server_.outside_style_ = saved_;
+  } else {
+    server_.running_styles_[static_cast<std::size_t>(actor_)] = saved_;
+  }
+}
+
 }  // namespace lockstep::sim::pg

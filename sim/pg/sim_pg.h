@@ -40,6 +40,7 @@
 #include "lockstep/model/pg.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/plan.h"
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/lock_table.h"
 #include "lockstep/sim/pg/statement_log.h"
@@ -161,9 +162,27 @@ struct Session {
   int transactions = 0;         // its transactions that wrote: the number of the latest one
 };
 
-class Server {
+class Server : public sql::SqlContextSource {
  public:
   explicit Server(Scheduler& s) : s_(s), domain_(s.new_object("pg server")) {}
+  // The running session's TimeZone, DateStyle and IntervalStyle, and the enum types, for the
+  // evaluation of SQL (model/sql/session_style.h): the session of the scheduler's current
+  // actor, so each keeps its own across fiber switches; outside actors, the setup's.
+  const sql::SessionStyle& style() const override;
+  const std::vector<sql::EnumType>* enum_types() const override { return &enum_types_; }
+  // While alive, `style` is the style of the statement the caller runs (sim/pg/sql_exec.cc).
+  class RunningStyle {
+   public:
+    RunningStyle(Server& server, const sql::SessionStyle& style);
+    ~RunningStyle();
+    RunningStyle(const RunningStyle&) = delete;
+    RunningStyle& operator=(const RunningStyle&) = delete;
+
+   private:
+    Server& server_;
+    ActorId actor_;
+    const sql::SessionStyle* saved_;
+  };
   Server(const Server&) = delete;  // table_index_ points into tables_
   Server& operator=(const Server&) = delete;
   Scheduler& scheduler() { return s_; }
@@ -232,7 +251,7 @@ class Server {
     for (const auto& [name, t] : sql_tables_) f(t);
   }
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
-  std::vector<sql::EnumType>& enum_types() { return enum_types_; }
+  std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.
   template <typename F>
   void each_row(std::string_view table, F&& f) {
@@ -282,6 +301,9 @@ class Server {
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   std::set<std::string, std::less<>> schemas_{"public"};
   std::vector<sql::EnumType> enum_types_;
+  std::vector<const sql::SessionStyle*> running_styles_;  // by actor
+  const sql::SessionStyle* outside_style_ = nullptr;
+  sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime
   int next_pid_ = 1001;
   int pools_ = 0;
   ObjectId domain_;

@@ -167,8 +167,7 @@ Result<Rows> SqlRun::run() {
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
   }
   request_table_lock();
-  const sql::SessionStyleScope style(c_.style_);
-  const sql::EnumScope enums(server_.enum_types());
+  const Server::RunningStyle style(server_, c_.style_);
   try {
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
     c_.forget_table_lock_request();
@@ -495,7 +494,7 @@ Result<Rows> SqlRun::statement(const sql::CreateType& t) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   if (sql::enum_index(t.name) >= 0 || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
-  server_.enum_types().push_back(sql::EnumType{t.name, t.labels});
+  server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels});
   return done(Rows{{}, {}, "CREATE TYPE"});
 }
 
@@ -514,7 +513,7 @@ Result<Rows> SqlRun::drop_types(const sql::DropTable& d) {
       for (const auto& col : t.def.columns) used = used || (col.type == Type::enum_ && col.user_type == name);
     });
     if (used) return Error{"2BP01", fmt::format("cannot drop type {} because other objects depend on it", name)};
-    server_.enum_types()[static_cast<std::size_t>(index)].name.clear();  // its index stays taken
+    server_.mutable_enum_types()[static_cast<std::size_t>(index)].name.clear();  // its index stays taken
   }
   return done(Rows{{}, {}, "DROP TYPE"});
 }
