@@ -15,7 +15,7 @@
 // or, outside one, drops what the statement wrote.
 //
 // Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
-// settings, DDL and the functions of locks and sessions), sql_select.cc (scans, SELECT, row
+// settings and the functions of locks and sessions), sql_ddl.cc (DDL), sql_select.cc (scans, SELECT, row
 // locks, aggregates), sql_subqueries.cc (InitPlans, SubPlans, semi and anti joins: their
 // snapshot and their EvalPlanQual re-check), sql_write.cc (INSERT, UPDATE, DELETE).
 #pragma once
