@@ -117,7 +117,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   // isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), so dates print as in the expected files.
   void prepare_session(Session& s) {
     must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema");
-    must(s, "SET TimeZone = 'PST8PDT'; SET DateStyle = 'Postgres, MDY'; SET IntervalStyle = 'postgres_verbose'", "setting pg_regress's settings");
+    for (const std::string_view setting : ::lockstep::sql::kRegressSettings) must(s, std::string(setting), "setting pg_regress's settings");
   }
 
   void must(Session& s, const std::string& sql, const char* what) {

@@ -42,9 +42,10 @@ std::int64_t checked(__int128 v, Type t) {
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (a.is_null() || b.is_null()) return Value::null();
   // jsonb's operators (model/sql/jsonb.h); an untyped literal beside a jsonb is one.
-  if (a.type() == Type::jsonb || is_jsonb_operator(op) || (b.type() == Type::jsonb && (op == "||" || op == "-"))) {
-    if (a.type() == Type::jsonb || b.type() == Type::jsonb || is_jsonb_operator(op)) return jsonb_operator(op, a, b);
+  if (op == "||" && (a.type() == Type::text) != (b.type() == Type::text) && (a.type() == Type::jsonb || b.type() == Type::jsonb)) {
+    return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());  // text || jsonb: textanycat
   }
+  if (a.type() == Type::jsonb || b.type() == Type::jsonb || is_jsonb_operator(op)) return jsonb_operator(op, a, b);
   // `||` with an untyped literal on one side is text concatenation (anynonarray || text):
   // 30 || ' SECOND' is '30 SECOND'.
   if (op == "||" && (a.type() == Type::unknown) != (b.type() == Type::unknown)) {

@@ -10,6 +10,8 @@
 // given sessions that print results the same way.
 #pragma once
 
+#include <string_view>
+
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -19,6 +21,11 @@
 #include "lockstep/model/sql/spec.h"
 
 namespace lockstep::sql {
+
+// The settings pg_regress gives every isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), which
+// both runners set on every connection so times print as in the expected files.
+inline constexpr std::string_view kRegressSettings[] = {"SET TimeZone = 'PST8PDT'", "SET DateStyle = 'Postgres, MDY'",
+                                                       "SET IntervalStyle = 'postgres_verbose'"};
 
 // isolationtester's max_step_wait: a step waited for (its session's next step is due) that
 // has not finished after this long is canceled, and the cancel is printed.

@@ -23,6 +23,17 @@ bool key_less(const std::string& a, const std::string& b) {
   return std::memcmp(a.data(), b.data(), a.size()) < 0;
 }
 
+// An object's members as jsonb keeps them: the last of duplicate keys wins, then shorter keys
+// first, then by bytes.
+void canonicalize(Jv& j) {
+  std::vector<std::pair<std::string, Jv>> kept;
+  for (auto it = j.members.rbegin(); it != j.members.rend(); ++it) {
+    if (std::none_of(kept.begin(), kept.end(), [&](const auto& m) { return m.first == it->first; })) kept.push_back(std::move(*it));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return key_less(a.first, b.first); });
+  j.members = std::move(kept);
+}
+
 // A number's text as numeric_in and numeric_out print it: the input's scale kept.
 std::string numeric_text(const std::string& raw) {
   std::size_t i = 0;
@@ -98,13 +109,7 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     Jv j = std::move(stack_.back());
     stack_.pop_back();
     keys_.pop_back();
-    // The last of duplicate keys wins; then the canonical order.
-    std::vector<std::pair<std::string, Jv>> kept;
-    for (auto it = j.members.rbegin(); it != j.members.rend(); ++it) {
-      if (std::none_of(kept.begin(), kept.end(), [&](const auto& m) { return m.first == it->first; })) kept.push_back(std::move(*it));
-    }
-    std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return key_less(a.first, b.first); });
-    j.members = std::move(kept);
+    canonicalize(j);
     return put(std::move(j));
   }
   bool start_array(std::size_t) override {
@@ -309,6 +314,10 @@ Value jsonb_operator(std::string_view op, const Value& a, const Value& b) {
   if (op == "||") return jsonb_of(concatenated(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b)));
   if (op == "@>") return Value::boolean(contains(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b), true));
   if (op == "<@") return Value::boolean(contains(jsonb_arg(b, op, a, b), jsonb_arg(a, op, a, b), true));
+  if (!is_jsonb_operator(op) && op != "-") {  // jsonb + 1, jsonb * 2, ...: no such operator
+    auto name = [](const Value& v) { return type_name(v.type() == Type::unknown ? Type::jsonb : v.type()); };
+    throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", name(a), op, name(b)));
+  }
   const Jv j = jsonb_arg(a, op, a, b);
   const bool index = is_integer(b.type());
   if (!index && b.type() != Type::text && b.type() != Type::unknown) {
@@ -384,12 +393,7 @@ Value jsonb_build_object(const std::vector<Value>& args) {
     }
     out.members.emplace_back(text_key(k), std::move(j));
   }
-  std::vector<std::pair<std::string, Jv>> kept;
-  for (auto it = out.members.rbegin(); it != out.members.rend(); ++it) {
-    if (std::none_of(kept.begin(), kept.end(), [&](const auto& m) { return m.first == it->first; })) kept.push_back(std::move(*it));
-  }
-  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return key_less(a.first, b.first); });
-  out.members = std::move(kept);
+  canonicalize(out);
   return jsonb_of(out);
 }
 

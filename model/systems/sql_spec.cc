@@ -22,8 +22,8 @@ std::string error_text(const pg::Error& e) { return fmt::format("ERROR {}: {}", 
 // pg_regress's settings, as the real isolation runner sets them on every connection
 // (real/isolation_runner.cc), so times print as in the expected files.
 void apply_regress_settings(const Spec& spec, pg::Connection& c) {
-  for (const char* setting : {"SET TimeZone = 'PST8PDT'", "SET DateStyle = 'Postgres, MDY'", "SET IntervalStyle = 'postgres_verbose'"}) {
-    if (const auto set = c.exec(setting); !set.ok()) throw ModelError(fmt::format("{}: {} failed", spec.file, setting));
+  for (const std::string_view setting : sql::kRegressSettings) {
+    if (const auto set = c.exec(std::string(setting)); !set.ok()) throw ModelError(fmt::format("{}: {} failed", spec.file, setting));
   }
 }
 
