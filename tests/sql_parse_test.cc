@@ -169,8 +169,10 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 JOIN is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
   EXPECT_EQ(refusal("SELECT sha224(a) FROM t"),
             "0A000 the function sha224() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
-  EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%'"),
-            "0A000 LIKE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
+  EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),
+            "0A000 LIKE ... ESCAPE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
+  EXPECT_EQ(refusal("SELECT ARRAY[ARRAY[1]]"), "0A000 multidimensional arrays is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT ARRAY[]"), "42P18 cannot determine type of empty array, at position 8 @8");
   EXPECT_EQ(refusal("CREATE TABLE t (a int CHECK (a > 0))"),
             "0A000 a CHECK constraint is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),

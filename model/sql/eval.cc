@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
@@ -40,7 +42,14 @@ std::int64_t checked(__int128 v, Type t) {
 }
 
 Value arithmetic(std::string_view op, Value a, Value b) {
+  if (is_array_operand(a, b)) return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (a.is_null() || b.is_null()) return Value::null();
+  if (op == "||" && (a.type() == Type::bytea || b.type() == Type::bytea) && a.type() != Type::text && b.type() != Type::text) {
+    const Value x = a.type() == Type::unknown ? bytea_input(a.as_text()) : a;
+    const Value y = b.type() == Type::unknown ? bytea_input(b.as_text()) : b;
+    if (x.type() != Type::bytea || y.type() != Type::bytea) no_operator(op, a, b);
+    return Value::bytea(x.payload() + y.payload());
+  }
   // jsonb's operators (model/sql/jsonb.h); an untyped literal beside a jsonb is one.
   if (op == "||" && (a.type() == Type::text) != (b.type() == Type::text) && (a.type() == Type::jsonb || b.type() == Type::jsonb)) {
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());  // text || jsonb: textanycat
@@ -114,6 +123,7 @@ Value arithmetic(std::string_view op, Value a, Value b) {
 
 Value comparison(std::string_view op, const Value& a, const Value& b) {
   if (a.is_null() || b.is_null()) return Value::null(Type::boolean);
+  if (is_array_operand(a, b)) return array_operator(op, a, b);
   const auto c = compare(a, b, op);
   if (op == "=") return Value::boolean(c == 0);
   if (op == "<>") return Value::boolean(c != 0);
@@ -267,6 +277,10 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
+  if ((e.name == "length" || e.name == "md5") && args.at(0).type() == Type::bytea) {
+    if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
+    return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);
+  }
   if (e.name == "md5" || e.name == "hashtext") {
     const Value& v = args.at(0);
     if (v.is_null()) return Value::null(e.name == "md5" ? Type::text : Type::int4);
@@ -277,6 +291,8 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::integer(hash_text(v.as_text()), Type::int4);
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
+  if (is_array_function(e.name)) return array_function(e.name, args);
+  if (e.name == "encode" || e.name == "decode" || e.name == "convert_to") return binary_function(e.name, args);
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {
       throw SqlError("0A000", "substring(... FROM pattern) (a regular expression) is not in lockstep's SQL subset");
@@ -284,6 +300,22 @@ Value function_value(const Expr& e, EvalContext& context) {
     return text_function(e.name, args);
   }
   return context.call(e, args);
+}
+
+// A cast's value: to an enum, an array (of the cast's element type), bit(n) (padded or
+// truncated, an integer's low bits), or another type as cast() does.
+Value cast_value(const Expr& e, const Value& v) {
+  if (e.type == Type::enum_) return cast_to_column(v, e.type, e.name);
+  if (e.type == Type::array) {
+    const int index = e.element == Type::enum_ ? enum_index(e.name) : -1;
+    if (e.element == Type::enum_ && index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", e.name));
+    return cast_to_array(v, ElementType{e.element, index});
+  }
+  if (e.type == Type::bit) {
+    if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
+    return bit_resized(cast(v, Type::bit), e.typmod);
+  }
+  return cast(v, e.type);
 }
 
 Value case_value(const Expr& e, EvalContext& context) {
@@ -320,8 +352,7 @@ Value evaluate(const Expr& e, EvalContext& context) {
     }
     case K::in_list: return in_list(e, context);
     case K::between: return between(e, context);
-    case K::cast: return e.type == Type::enum_ ? cast_to_column(evaluate(e.args.at(0), context), e.type, e.name)
-                                               : cast(evaluate(e.args.at(0), context), e.type);
+    case K::cast: return cast_value(e, evaluate(e.args.at(0), context));
     case K::func: return function_value(e, context);
     case K::coalesce: {
       for (const Expr& a : e.args) {
@@ -334,6 +365,25 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::subquery:
     case K::exists:
     case K::in_subquery: return context.subquery(e);
+    case K::array: {
+      std::vector<Value> elements;
+      elements.reserve(e.args.size());
+      for (const Expr& a : e.args) elements.push_back(evaluate(a, context));
+      return array_constructor(elements);
+    }
+    case K::quantified: {
+      const Value x = evaluate(e.args.at(0), context);
+      return quantified(e.name, e.all, x, evaluate(e.args.at(1), context));
+    }
+    case K::subscript: {
+      const Value array = evaluate(e.args.at(0), context);
+      return array_subscript(array, evaluate(e.args.at(1), context));
+    }
+    case K::like: {
+      const Value text = evaluate(e.args.at(0), context);
+      const Value matched = like(text, evaluate(e.args.at(1), context), e.name == "ilike");
+      return e.negated && !matched.is_null() ? Value::boolean(!matched.as_bool()) : matched;
+    }
   }
   throw SqlError("XX000", "internal: an expression of unknown kind");
 }

@@ -63,6 +63,18 @@ constexpr std::array kFunctions = {
     FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"array_append", 2, 2, FunctionKind::scalar},  // model/sql/arrays.h
+    FunctionInfo{"array_prepend", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"array_cat", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"array_remove", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"array_length", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"cardinality", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"array_position", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"encode", 2, 2, FunctionKind::scalar},  // model/sql/binary_types.h
+    FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
 };
 
 }  // namespace

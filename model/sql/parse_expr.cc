@@ -8,6 +8,7 @@
 #include <optional>
 #include <tuple>
 
+#include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
 
@@ -74,6 +75,8 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
     return {type_display(b->at("typeName")), 1};
   }
   if (type == "CaseExpr") return {"case", 2};
+  if (type == "A_ArrayExpr") return {"array", 2};
+  if (type == "A_Indirection") return column_name_of(b->at("arg"));
   if (type == "MinMaxExpr") return {b->value("op", "") == "IS_GREATEST" ? "greatest" : "least", 2};
   if (type == "A_Expr" && b->value("kind", "") == "AEXPR_NULLIF") return {"nullif", 2};
   if (type == "CoalesceExpr") return {"coalesce", 2};
@@ -102,18 +105,26 @@ std::string Reader::sql_value_function_name(std::string_view op) {
   return "?column?";
 }
 
-Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std::string* user_type) const {
-  known(type_name, "TypeName", {"names", "typemod", "typmods"}, fallback);
+Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std::string* user_type, Expr* cast) const {
+  known(type_name, "TypeName", {"names", "typemod", "typmods", "arrayBounds"}, fallback);
   const int loc = location_of(type_name, fallback);
   const std::vector<std::string> parts = names(type_name.at("names"));
   const std::string& name = parts.back();
+  const bool array = type_name.contains("arrayBounds");
+  if (array && type_name.at("arrayBounds").size() != 1) refuse("multidimensional arrays", loc);
+  auto as_array = [&](Type element) {
+    if (!array) return element;
+    if (column != nullptr) column->element = element;
+    if (cast != nullptr) cast->element = element;
+    return Type::array;
+  };
   const std::optional<Type> t = type_of_name(name);
   if (!t) {
     // A name no built-in type has is a type the server may have (CREATE TYPE ... AS ENUM):
     // the server resolves it (42704 when it has none). Built-in types outside the subset are
     // refused by name.
     static constexpr std::string_view kBuiltIn[] = {
-        "numeric", "decimal", "float4", "float8", "real", "double", "money", "uuid", "bytea", "bit", "varbit", "date", "time",
+        "numeric", "decimal", "float4", "float8", "real", "double", "money", "varbit", "date", "time",
         "timetz", "json", "xml", "inet", "cidr", "macaddr", "macaddr8", "point", "line", "lseg", "box", "path", "polygon",
         "circle", "tsvector", "tsquery", "bpchar", "char", "character", "name", "oid", "regclass", "int4range", "int8range",
         "tsrange", "tstzrange", "daterange", "numrange", "jsonpath", "pg_lsn", "citext", "hstore", "ltree", "record", "void",
@@ -121,9 +132,21 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     const bool built_in = parts.front() == "pg_catalog" || std::find(std::begin(kBuiltIn), std::end(kBuiltIn), name) != std::end(kBuiltIn);
     if (built_in || user_type == nullptr || type_name.contains("typmods")) refuse(fmt::format("the type {}", name), loc);
     *user_type = name;
-    return Type::enum_;
+    return as_array(Type::enum_);
   }
-  if (type_name.contains("typmods") && is_timestamp(*t)) {
+  if (*t == Type::bit) {
+    // bit without a length is bit(1), as the server reads it.
+    int length = 1;
+    if (type_name.contains("typmods")) {
+      const json& mods = type_name.at("typmods");
+      const json& mod = *node(mods.at(0)).second;
+      if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
+      length = mod.at("ival").value("ival", 0);
+      if (length < 1) fail("22023", "length for type bit must be at least 1", loc);
+    }
+    if (column != nullptr) column->bits = length;
+    if (cast != nullptr) cast->typmod = length;
+  } else if (type_name.contains("typmods") && is_timestamp(*t)) {
     // timestamp(6): the server's own precision, so values are kept as they are.
     const json& mods = type_name.at("typmods");
     const json& mod = *node(mods.at(0)).second;
@@ -138,9 +161,9 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
     column->max_length = mod.at("ival").value("ival", 0);
   }
-  if (column != nullptr) column->serial = name == "serial" || name == "bigserial" || name == "serial4" ||
-                                         name == "serial8" || name == "smallserial" || name == "serial2";
-  return *t;
+  if (column != nullptr) column->serial = !array && (name == "serial" || name == "bigserial" || name == "serial4" ||
+                                                     name == "serial8" || name == "smallserial" || name == "serial2");
+  return as_array(*t);
 }
 
 Expr Reader::expr(const json& n, int fallback) {
@@ -163,6 +186,27 @@ Expr Reader::expr(const json& n, int fallback) {
   if (t == "CoalesceExpr") return coalesce(body, std::move(e));
   if (t == "CaseExpr") return case_expr(body, std::move(e));
   if (t == "SubLink") return sublink(body, std::move(e));
+  if (t == "A_ArrayExpr") {
+    known(body, "A_ArrayExpr", {"elements"}, loc);
+    if (!body.contains("elements")) fail("42P18", "cannot determine type of empty array", loc);
+    e.kind = Expr::Kind::array;
+    for (const json& a : body.at("elements")) {
+      if (node(a).first == "A_ArrayExpr") refuse("multidimensional arrays", loc);
+      e.args.push_back(expr(a, loc));
+    }
+    return e;
+  }
+  if (t == "A_Indirection") {  // array[i]; slices and field selection are refused
+    known(body, "A_Indirection", {"arg", "indirection"}, loc);
+    const json& ind = body.at("indirection");
+    if (ind.size() != 1 || node(ind.at(0)).first != "A_Indices") refuse("field selection or several subscripts", loc);
+    const json& indices = *node(ind.at(0)).second;
+    if (indices.value("is_slice", false) || !indices.contains("uidx")) refuse("array slices", loc);
+    e.kind = Expr::Kind::subscript;
+    e.args.push_back(expr(body.at("arg"), loc));
+    e.args.push_back(expr(indices.at("uidx"), loc));
+    return e;
+  }
   if (t == "MinMaxExpr") {  // GREATEST / LEAST: a function of the subset's table
     known(body, "MinMaxExpr", {"op", "args"}, loc);
     e.kind = Expr::Kind::func;
@@ -176,7 +220,7 @@ Expr Reader::expr(const json& n, int fallback) {
 Expr Reader::constant(const json& body, Expr e) {
   const std::string_view type = "A_Const";
   const int loc = e.location;
-  known(body, type, {"ival", "sval", "boolval", "fval", "isnull"}, loc);
+  known(body, type, {"ival", "sval", "boolval", "fval", "isnull", "bsval"}, loc);
   e.kind = Expr::Kind::constant;
   if (body.value("isnull", false)) {
     e.value = Value::null();
@@ -187,6 +231,12 @@ Expr Reader::constant(const json& body, Expr e) {
     e.value = Value::integer(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(loc), Type::int4);
   } else if (body.contains("sval")) {
     e.value = Value::unknown(body.at("sval").value("sval", ""));
+  } else if (body.contains("bsval")) {  // B'101', X'1F': a bit string
+    try {
+      e.value = bit_input(body.at("bsval").value("bsval", ""));
+    } catch (const SqlError& error) {
+      fail(error.sqlstate(), error.what(), loc);
+    }
   } else if (body.contains("boolval")) {
     e.value = Value::boolean(body.at("boolval").value("boolval", false));
   } else if (body.contains("fval")) {
@@ -249,7 +299,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
   const std::string kind = body.value("kind", "");
   const std::vector<std::string> op = names(body.at("name"));
   if (kind == "AEXPR_OP") {
-    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?"};
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }
@@ -283,8 +333,29 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.args.push_back(expr(body.at("rexpr"), loc));
     return e;
   }
+  if (kind == "AEXPR_OP_ANY" || kind == "AEXPR_OP_ALL") {
+    static const std::initializer_list<std::string_view> compared = {"=", "<>", "!=", "<", "<=", ">", ">="};
+    if (op.size() != 1 || std::find(compared.begin(), compared.end(), op[0]) == compared.end()) {
+      refuse(fmt::format("the operator {} with ANY / ALL", fmt::join(op, ".")), loc);
+    }
+    e.kind = Expr::Kind::quantified;
+    e.name = op[0] == "!=" ? "<>" : op[0];
+    e.all = kind == "AEXPR_OP_ALL";
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
+    return e;
+  }
+  if (kind == "AEXPR_LIKE" || kind == "AEXPR_ILIKE") {
+    if (node(body.at("rexpr")).first == "FuncCall") refuse("LIKE ... ESCAPE", loc);
+    e.kind = Expr::Kind::like;
+    e.name = kind == "AEXPR_LIKE" ? "like" : "ilike";
+    e.negated = !op.empty() && op[0].starts_with("!");
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
+    return e;
+  }
   static const std::initializer_list<std::pair<std::string_view, std::string_view>> kinds = {
-      {"AEXPR_LIKE", "LIKE"}, {"AEXPR_ILIKE", "ILIKE"}, {"AEXPR_SIMILAR", "SIMILAR TO"},
+      {"AEXPR_SIMILAR", "SIMILAR TO"},
       {"AEXPR_DISTINCT", "IS DISTINCT FROM"}, {"AEXPR_NOT_DISTINCT", "IS NOT DISTINCT FROM"},
       {"AEXPR_NULLIF", "NULLIF"}, {"AEXPR_OP_ANY", "= ANY (...)"}, {"AEXPR_OP_ALL", "ALL (...)"},
       {"AEXPR_BETWEEN_SYM", "BETWEEN SYMMETRIC"}, {"AEXPR_NOT_BETWEEN_SYM", "NOT BETWEEN SYMMETRIC"}};
@@ -319,7 +390,15 @@ Expr Reader::type_cast(const json& body, Expr e) {
   const int loc = e.location;
   known(body, type, {"arg", "typeName"}, loc);
   e.kind = Expr::Kind::cast;
-  e.type = type_of(body.at("typeName"), loc, nullptr, &e.name);  // an enum's name in e.name
+  e.type = type_of(body.at("typeName"), loc, nullptr, &e.name, &e);  // an enum's name in e.name
+  const auto [arg_type, arg] = node(body.at("arg"));
+  if (std::string_view(arg_type) == "A_ArrayExpr" && !arg->contains("elements") && e.type == Type::array) {
+    Expr empty;  // ARRAY[]::type[]: typed by its cast
+    empty.kind = Expr::Kind::array;
+    empty.location = loc;
+    e.args.push_back(std::move(empty));
+    return e;
+  }
   e.args.push_back(expr(body.at("arg"), loc));
   return e;
 }

@@ -114,7 +114,9 @@ class Reader {
   static std::string type_display(const json& type_name);
   static std::string sql_value_function_name(std::string_view op);
 
-  Type type_of(const json& type_name, int fallback, ColumnDef* column = nullptr, std::string* user_type = nullptr) const;
+  // A type name: the type, and in `column` or `cast` (either may be null) its element type,
+  // bit length or varchar length.
+  Type type_of(const json& type_name, int fallback, ColumnDef* column = nullptr, std::string* user_type = nullptr, Expr* cast = nullptr) const;
 
   // An expression node: each kind the subset knows is read by its own function below.
   Expr expr(const json& n, int fallback);

@@ -45,6 +45,10 @@ struct Expr {
     subquery,   // (SELECT ...) returning one value: select
     exists,     // EXISTS (SELECT ...)
     in_subquery,  // args[0] IN (SELECT one column), = ANY (SELECT ...): select
+    array,        // ARRAY[args...]
+    quantified,   // args[0] name ANY (args[1]) (all: ALL), args[1] an array
+    subscript,    // args[0][args[1]]
+    like,         // args[0] LIKE args[1] (name "ilike": ILIKE; negated: NOT)
   };
   Kind kind = Kind::constant;
   Value value;
@@ -52,6 +56,9 @@ struct Expr {
   std::string name;
   std::string qualifier;
   Type type = Type::unknown;  // of a cast
+  Type element = Type::unknown;  // ... to an array (type Type::array): its elements'
+  int typmod = -1;               // ... to bit(n): n
+  bool all = false;              // quantified: ALL (else ANY)
   bool negated = false;
   bool star = false;
   bool has_operand = false;  // CASE x WHEN ...
@@ -143,7 +150,9 @@ struct ColumnDef {
   std::string name;
   Type type = Type::int4;
   int max_length = 0;   // varchar(n): n; 0: no limit
-  std::string user_type;  // an enum column's type (type == Type::enum_): CREATE TYPE ... AS ENUM
+  std::string user_type;  // an enum column's type (type == Type::enum_, or an array of enums): CREATE TYPE ... AS ENUM
+  Type element = Type::unknown;  // an array column's (type == Type::array) element type
+  int bits = 0;                  // bit(n): n
   bool serial = false;  // serial / bigserial / an identity column: a sequence default
   // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
   // OVERRIDING SYSTEM VALUE; BY DEFAULT: as a serial.

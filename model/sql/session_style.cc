@@ -1,5 +1,7 @@
 #include "lockstep/model/sql/session_style.h"
 
+#include "lockstep/model/sql/arrays.h"
+
 #include <chrono>
 #include <cstdlib>
 
@@ -225,6 +227,7 @@ std::string display_text(const Value& v) {
     case Type::timestamptz: return timestamp_display(v.micros(), true);
     case Type::timestamp: return timestamp_display(v.micros(), false);
     case Type::interval: return current_style_ref().verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
+    case Type::array: return array_display(v);
     default: return v.text_output();
   }
 }

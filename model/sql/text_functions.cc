@@ -1,6 +1,7 @@
 #include "lockstep/model/sql/text_functions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <string>
 
@@ -223,6 +224,72 @@ Value null_if(const Value& a, const Value& b) {
   if (left.type() == Type::unknown && !left.is_null()) left = cast(left, b.type() == Type::unknown ? Type::text : b.type());
   if (left.is_null() || b.is_null()) return left;
   return compare(left, b, "=") == 0 ? Value::null(left.type()) : left;
+}
+
+namespace {
+
+std::size_t utf8_length_at(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  return std::min(n, s.size() - i);
+}
+
+// MatchText of like_match.c: backtracking on %, a character at a time. A match that ran out
+// of text aborts the whole search (no later start of the % can match either), which keeps
+// patterns of many %s polynomial.
+enum class Like { match, no_match, abort };
+
+Like like_from(std::string_view t, std::size_t ti, std::string_view p, std::size_t pi) {
+  while (pi < p.size()) {
+    if (p[pi] == '%') {
+      while (pi < p.size() && p[pi] == '%') ++pi;
+      if (pi == p.size()) return Like::match;
+      while (ti < t.size()) {
+        const Like r = like_from(t, ti, p, pi);
+        if (r != Like::no_match) return r;
+        ti += utf8_length_at(t, ti);
+      }
+      return Like::abort;
+    }
+    if (ti >= t.size()) return Like::abort;
+    if (p[pi] == '_') {
+      ti += utf8_length_at(t, ti);
+      ++pi;
+      continue;
+    }
+    if (p[pi] == '\\') {
+      ++pi;
+      if (pi >= p.size()) throw SqlError("22025", "LIKE pattern must not end with escape character");
+    }
+    if (t[ti] != p[pi]) return Like::no_match;
+    ++ti;
+    ++pi;
+  }
+  return ti == t.size() ? Like::match : Like::no_match;
+}
+
+std::string like_operand(const Value& v, bool ignore_case, std::string_view op) {
+  if (v.type() != Type::text && v.type() != Type::unknown) {
+    throw SqlError("42883", fmt::format("operator does not exist: {} {} text", type_name(v.type()), op));
+  }
+  std::string s = v.as_text();
+  if (!ignore_case) return s;
+  for (char& c : s) {
+    if ((static_cast<unsigned char>(c) & 0x80) != 0) {
+      throw SqlError("0A000", "ILIKE on text with non-ASCII characters is not in lockstep's SQL subset (it depends on the server's locale)");
+    }
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+}  // namespace
+
+Value like(const Value& text, const Value& pattern, bool ignore_case) {
+  if (text.is_null() || pattern.is_null()) return Value::null(Type::boolean);
+  const std::string_view op = ignore_case ? "~~*" : "~~";
+  const std::string t = like_operand(text, ignore_case, op), p = like_operand(pattern, ignore_case, op);
+  return Value::boolean(like_from(t, 0, p, 0) == Like::match);
 }
 
 }  // namespace lockstep::sql

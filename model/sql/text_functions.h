@@ -1,6 +1,6 @@
 // model/sql/text_functions.h: the server's string functions and GREATEST / LEAST / NULLIF for
 // lockstep's SQL subset: lower, upper, length (char_length), left, right, substr (substring),
-// strpos (position), replace, split_part, concat, concat_ws, btrim, ltrim, rtrim.
+// strpos (position), replace, split_part, concat, concat_ws, btrim, ltrim, rtrim; LIKE and ILIKE.
 //
 // Text is UTF-8 and counted in characters, as a UTF8 database counts it. lower and upper
 // change ASCII letters only; other letters depend on the server's locale, so text with
@@ -29,5 +29,8 @@ Value text_function(std::string_view name, const std::vector<Value>& args);
 Value greatest_or_least(const std::vector<Value>& args, bool greatest);
 // NULLIF(a, b): NULL when a = b, else a.
 Value null_if(const Value& a, const Value& b);
+// text LIKE pattern (`ignore_case`: ILIKE, ASCII letters only): `%` any characters, `_` one,
+// `\` takes the next one as it is (22025 at the pattern's end); NULL beside NULL.
+Value like(const Value& text, const Value& pattern, bool ignore_case);
 
 }  // namespace lockstep::sql

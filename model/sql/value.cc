@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
@@ -89,6 +91,10 @@ std::string_view type_name(Type t) {
     case Type::timestamp: return "timestamp without time zone";
     case Type::jsonb: return "jsonb";
     case Type::enum_: return "enum";
+    case Type::array: return "array";
+    case Type::uuid: return "uuid";
+    case Type::bytea: return "bytea";
+    case Type::bit: return "bit";
   }
   return "?";
 }
@@ -100,7 +106,8 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"serial4", Type::int4},     {"int8", Type::int8},         {"bigint", Type::int8},        {"bigserial", Type::int8},
       {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::jsonb},
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
-      {"interval", Type::interval}, {"timestamp", Type::timestamp}};
+      {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
+      {"bit", Type::bit}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -123,6 +130,12 @@ const std::string& Value::jsonb_text() const {
   if (null_ || type_ != Type::jsonb) throw SqlError("XX000", "internal: not a jsonb value");
   return s_;
 }
+const std::string& Value::payload() const {
+  if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit)) {
+    throw SqlError("XX000", "internal: not an array, uuid, bytea or bit value");
+  }
+  return s_;
+}
 std::int64_t Value::micros() const {
   if (null_ || (!is_timestamp(type_) && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
   return i_;
@@ -133,7 +146,10 @@ Interval Value::as_interval() const {
 }
 
 std::string Value::text_output() && {
-  if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb || type_ == Type::enum_)) return std::move(s_);
+  if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb || type_ == Type::enum_ || type_ == Type::array ||
+                 type_ == Type::uuid || type_ == Type::bit)) {
+    return std::move(s_);
+  }
   return static_cast<const Value&>(*this).text_output();
 }
 
@@ -143,7 +159,11 @@ std::string Value::text_output() const& {
     case Type::unknown:
     case Type::text:
     case Type::jsonb:
-    case Type::enum_: return s_;
+    case Type::enum_:
+    case Type::array:
+    case Type::uuid:
+    case Type::bit: return s_;
+    case Type::bytea: return bytea_output(s_);
     case Type::int2:
     case Type::int4:
     case Type::int8: return std::to_string(i_);
@@ -171,7 +191,9 @@ Value cast(const Value& v, Type to) {
   if (from == to) return v;
   if (to == Type::unknown) return v;
   if (from == Type::enum_ && to == Type::text) return Value::text(v.text_output());
+  if (from == Type::array && to == Type::text) return Value::text(array_display(v));
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
+  if (from == Type::bit && (to == Type::int4 || to == Type::int8)) return bit_to_integer(v, to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));
   if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
@@ -194,6 +216,10 @@ Value from_text(std::string_view s, Type to) {
     case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
     case Type::enum_: throw SqlError("0A000", "an untyped literal read as an enum of no known type is not in lockstep's SQL subset");
+    case Type::array: throw SqlError("XX000", "internal: an array read without its element type (model/sql/arrays.h)");
+    case Type::uuid: return uuid_input(s);
+    case Type::bytea: return bytea_input(s);
+    case Type::bit: return bit_input(s);
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -210,6 +236,7 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     }
     return a.enum_position() <=> b.enum_position();
   }
+  if (ta == Type::array || tb == Type::array) return array_compare(a, b, op);
   if (ta == Type::unknown && tb == Type::unknown) return a.as_text() <=> b.as_text();
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);
@@ -225,6 +252,9 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     case Type::timestamptz:
     case Type::timestamp: return a.micros() <=> b.micros();
     case Type::interval: return interval_span(a.as_interval()) <=> interval_span(b.as_interval());
+    case Type::uuid:
+    case Type::bytea:
+    case Type::bit: return a.payload().compare(b.payload()) <=> 0;  // bytes unsigned; bit strings digit by digit, then length
     case Type::jsonb:
       // Equality only: jsonb's ordering (objects > arrays > booleans > ...) is not modeled.
       if (op != "=" && op != "<>") throw SqlError("0A000", fmt::format("ordering jsonb values ({}) is not in lockstep's SQL subset", op));

@@ -2,7 +2,9 @@
 //
 // Types: smallint, integer and bigint (serial and bigserial are their sequences' columns),
 // text (text, varchar), jsonb (its canonical text: model/sql/jsonb.h), boolean, timestamptz, timestamp (without
-// time zone; model/sql/datetime.h has their input and output) and interval. A value
+// time zone; model/sql/datetime.h has their input and output), interval, enums
+// (model/sql/enums.h), one-dimensional arrays (model/sql/arrays.h), uuid, bytea and bit(n)
+// (model/sql/binary_types.h). A value
 // is one of those or NULL; `unknown` is an untyped string literal until context types it,
 // as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
 // UTC (PostgreSQL's own epoch), so a run's time 0 prints as that instant; intervals are
@@ -33,7 +35,7 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_ };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -67,6 +69,17 @@ class Value {
     return v;
   }
   static Value jsonb(std::string canonical) { return Value(Type::jsonb, false, 0, std::move(canonical)); }  // model/sql/jsonb.h
+  // An array of `element` (enum elements: of enum type `enum_index`) by its canonical text (model/sql/arrays.h).
+  static Value array(Type element, int enum_index, std::string canonical) {
+    Value v(Type::array, false, 0, std::move(canonical));
+    v.days_ = static_cast<std::int32_t>(element);
+    v.months_ = enum_index;
+    return v;
+  }
+  // uuid (its canonical text), bytea (its bytes), bit(n) (its digits): model/sql/binary_types.h.
+  static Value uuid(std::string canonical) { return Value(Type::uuid, false, 0, std::move(canonical)); }
+  static Value bytea(std::string bytes) { return Value(Type::bytea, false, 0, std::move(bytes)); }
+  static Value bit(std::string digits) { return Value(Type::bit, false, 0, std::move(digits)); }
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -76,6 +89,10 @@ class Value {
   const std::string& as_text() const;
   const std::string& jsonb_text() const;
   int enum_type() const { return days_; }          // REQUIRES: an enum value
+  Type array_element() const { return static_cast<Type>(days_); }  // REQUIRES: an array
+  int array_enum() const { return months_; }                        // ... its elements' enum type, or -1
+  // The text an array, uuid, bytea or bit value keeps (see their factories).
+  const std::string& payload() const;
   std::int64_t enum_position() const { return i_; }  // the canonical text of a jsonb value
   std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
   Interval as_interval() const;

@@ -375,6 +375,7 @@ class SimConnection : public lockstep::pg::Connection {
   Scheduler& s_;
   Session& session_;
   int pid_;
+  std::uint64_t uuids_drawn_ = 0;  // gen_random_uuid() calls: with the pid, the seed of the next
   PoolConfig config_;
   // This transaction's rows, in (table, id) order; flat: a set per statement allocated.
   boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows_, written_;

@@ -14,6 +14,8 @@
 
 #include <fmt/ranges.h>
 
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -54,12 +56,18 @@ std::shared_ptr<const std::vector<sql::Statement>> plans_of(std::string_view tex
 
 Error error_of(const SqlError& e) { return Error{e.sqlstate(), e.what()}; }
 
+// An array column's element type.
+sql::ElementType column_element(const sql::ColumnDef& c) {
+  return {c.element, c.element == Type::enum_ ? sql::enum_index(c.user_type) : -1};
+}
+
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
   const auto it = row.find(c.name);
   if (it == row.end()) return Value::null(c.type);
   if (c.type == Type::enum_) return sql::enum_input(c.user_type, it->second);
+  if (c.type == Type::array) return sql::array_input(it->second, column_element(c));
   return sql::from_text(it->second, c.type);
 }
 
@@ -74,21 +82,44 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
     }
     v = sql::cast_to_column(v, c.type, c.user_type);
   }
-  const bool allowed = v.is_null() || from == Type::unknown || from == c.type || (sql::is_integer(from) && sql::is_integer(c.type)) ||
+  if (c.type == Type::array && !v.is_null()) {  // an untyped literal, or an array cast element by element
+    if (from != Type::unknown && from != Type::array) {
+      throw SqlError("42804", fmt::format("column \"{}\" is of type {}[] but expression is of type {}", c.name,
+                                          c.element == Type::enum_ ? c.user_type : std::string(sql::type_name(c.element)), sql::type_name(from)));
+    }
+    v = sql::cast_to_array(v, column_element(c));
+  }
+  if (c.type == Type::bit && !v.is_null()) {
+    if (from != Type::unknown && from != Type::bit) {
+      throw SqlError("42804", fmt::format("column \"{}\" is of type bit but expression is of type {}", c.name, sql::type_name(from)));
+    }
+    v = sql::cast(v, Type::bit);
+    sql::check_bit_length(v, c.bits);
+  }
+  const bool allowed = v.is_null() || from == Type::unknown || v.type() == c.type || (sql::is_integer(from) && sql::is_integer(c.type)) ||
                        c.type == Type::text;
   if (!allowed) {
     throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, sql::type_name(c.type),
                                         sql::type_name(from)));
   }
-  Value out = from == c.type ? std::move(v) : sql::cast(v, c.type);
+  Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
   if (out.is_null() && c.not_null) {
     throw SqlError("23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table));
   }
-  if (c.max_length > 0 && !out.is_null()) {
+  auto check_length = [&](const Value& text) {
     std::size_t chars = 0;
-    for (unsigned char ch : out.as_text()) chars += (ch & 0xC0) != 0x80 ? 1 : 0;
+    for (unsigned char ch : text.as_text()) chars += (ch & 0xC0) != 0x80 ? 1 : 0;
     if (chars > static_cast<std::size_t>(c.max_length)) {
       throw SqlError("22001", fmt::format("value too long for type character varying({})", c.max_length));
+    }
+  };
+  if (c.max_length > 0 && !out.is_null()) {
+    if (out.type() == Type::array) {  // varchar(n)[]: each element
+      for (const Value& e : sql::array_elements(out)) {
+        if (!e.is_null()) check_length(e);
+      }
+    } else {
+      check_length(out);
     }
   }
   return out;
@@ -354,6 +385,7 @@ std::optional<std::int64_t> SqlRun::key_row(SqlTable& t, const std::vector<const
     const Value v = sql::evaluate(*values[k], *this);
     if (v.is_null()) return std::nullopt;
     const sql::ColumnDef& col = t.def.columns[static_cast<std::size_t>(t.key[k])];
+    if (col.type == Type::array || col.type == Type::bit) return std::nullopt;  // not pinned: the scan finds it
     key += sql::cast_to_column(v, col.type, col.user_type).text_output();
     key += '\x1f';
   }
@@ -534,6 +566,9 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     return boolean(c_.try_advisory_xact_lock(key_of(args), mode));
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
+  if (n == "gen_random_uuid") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
+    return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.uuids_drawn_);
+  }
   if (n == "pg_cancel_backend") return boolean(c_.cancel_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
   if (n == "pg_terminate_backend") {
     return boolean(c_.terminate_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
