@@ -75,6 +75,9 @@ constexpr std::array kFunctions = {
     FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
+    FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/sql_ddl.cc
+    FunctionInfo{"currval", 1, 1, FunctionKind::session},
+    FunctionInfo{"setval", 2, 3, FunctionKind::session},
 };
 
 }  // namespace

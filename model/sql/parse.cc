@@ -247,6 +247,8 @@ Statement Reader::statement(const json& n) {
     t.name = parts[0];
     if (body.contains("vals")) t.labels = names(body.at("vals"));
     s.body = std::move(t);
+  } else if (type == "CreateSeqStmt") {
+    s.body = create_sequence(body);
   } else if (type == "CreateSchemaStmt") {
     known(body, "CreateSchemaStmt", {"schemaname", "if_not_exists"}, statement_start_);
     s.body = Schema{body.value("schemaname", ""), true, body.value("if_not_exists", false)};
@@ -514,7 +516,8 @@ std::string Statement::tag() const {
     std::string operator()(const Update&) const { return "UPDATE"; }
     std::string operator()(const Delete&) const { return "DELETE"; }
     std::string operator()(const CreateTable&) const { return "CREATE TABLE"; }
-    std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : "DROP TABLE"; }
+    std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : d.sequences ? "DROP SEQUENCE" : "DROP TABLE"; }
+    std::string operator()(const CreateSequence&) const { return "CREATE SEQUENCE"; }
     std::string operator()(const CreateType&) const { return "CREATE TYPE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }

@@ -109,6 +109,8 @@ class Reader {
   // The output name PostgreSQL gives an expression (FigureColname).
   // The integer literal at `location` of the text (libpg_query's JSON omits negative ones).
   std::int64_t integer_at(int location) const;
+  // CREATE SEQUENCE's options.
+  CreateSequence create_sequence(const json& body);
   static std::string column_name(const json& n);
   static std::pair<std::string, int> column_name_of(const json& n);
   static std::string type_display(const json& type_name);

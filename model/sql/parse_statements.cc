@@ -3,6 +3,8 @@
 // ROLLBACK / savepoints, SET): part of model/sql/parse.h's parser, whose Reader
 // (parse_reader.h) the rest of it shares.
 #include <algorithm>
+#include <cctype>
+#include <limits>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
@@ -156,11 +158,12 @@ DropTable Reader::drop(const json& body) {
   const int loc = statement_start_;
   known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
   const std::string what = body.value("removeType", "");
-  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE") refuse(fmt::format("DROP of {}", what), loc);
+  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE") refuse(fmt::format("DROP of {}", what), loc);
   if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP ... CASCADE", loc);
   DropTable d;
   d.if_exists = body.value("missing_ok", false);
   d.types = what == "OBJECT_TYPE";
+  d.sequences = what == "OBJECT_SEQUENCE";
   for (const json& o : body.at("objects")) {
     std::vector<std::string> parts;
     if (d.types) {
@@ -173,6 +176,57 @@ DropTable Reader::drop(const json& body) {
     d.tables.push_back(parts[0]);
   }
   return d;
+}
+
+CreateSequence Reader::create_sequence(const json& body) {
+  const int loc = statement_start_;
+  known(body, "CreateSeqStmt", {"sequence", "options", "if_not_exists", "for_identity"}, loc);
+  CreateSequence q;
+  std::string alias;
+  std::tie(q.name, alias) = relation(body.at("sequence"), loc);
+  q.if_not_exists = body.value("if_not_exists", false);
+  std::int64_t type_max = std::numeric_limits<std::int64_t>::max();
+  std::optional<std::int64_t> min, max, start;
+  // An option's number: libpg_query's JSON omits negative ones, so it is read from the text
+  // after the option's keywords.
+  auto number = [&](const json& option) {
+    const int at = location_of(option, loc);
+    std::size_t i = static_cast<std::size_t>(std::max(at, 0));
+    while (i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[i])) != 0 || text_[i] == ' ' || text_[i] == '_')) ++i;
+    return integer_at(static_cast<int>(i));
+  };
+  if (body.contains("options")) {
+    for (const json& o : body.at("options")) {
+      const json& option = *node(o).second;
+      const std::string name = option.value("defname", "");
+      if (name == "as") {
+        const Type t = type_of(*node(option.at("arg")).second, loc);
+        if (!is_integer(t)) fail("22023", "sequence type must be smallint, integer, or bigint", loc);
+        type_max = t == Type::int2 ? 32767 : t == Type::int4 ? 2147483647 : type_max;
+      } else if (name == "increment") {
+        q.increment = number(option);
+        if (q.increment == 0) fail("22023", "INCREMENT must not be zero", loc);
+      } else if (name == "minvalue" || name == "maxvalue" || name == "start") {
+        if (!option.contains("arg")) continue;  // NO MINVALUE / NO MAXVALUE: the default
+        (name == "minvalue" ? min : name == "maxvalue" ? max : start) = number(option);
+      } else if (name == "cycle") {
+        q.cycle = option.contains("arg") && node(option.at("arg")).second->value("boolval", false);
+      } else if (name == "owned_by") {
+        const std::vector<std::string> parts = names(node(option.at("arg")).second->at("items"));
+        if (parts.size() >= 2) q.owned_by = parts[parts.size() - 2];  // table.column: dropped with the table
+      } else if (name != "cache") {
+        refuse(fmt::format("the sequence option {}", name), loc);
+      }
+    }
+  }
+  const bool ascending = q.increment > 0;
+  q.min = min.value_or(ascending ? 1 : -type_max - 1);
+  q.max = max.value_or(ascending ? type_max : -1);
+  q.start = start.value_or(ascending ? q.min : q.max);
+  if (q.min >= q.max) fail("22023", fmt::format("MINVALUE ({}) must be less than MAXVALUE ({})", q.min, q.max), loc);
+  if (q.start < q.min) fail("22023", fmt::format("START value ({}) cannot be less than MINVALUE ({})", q.start, q.min), loc);
+  if (q.start > q.max) fail("22023", fmt::format("START value ({}) cannot be greater than MAXVALUE ({})", q.start, q.max), loc);
+  return q;
 }
 
 CreateIndex Reader::create_index(const json& body) {

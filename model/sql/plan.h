@@ -185,12 +185,24 @@ struct DropTable {
   std::vector<std::string> tables;
   bool if_exists = false;
   bool types = false;  // DROP TYPE (of enum types) instead
+  bool sequences = false;  // DROP SEQUENCE instead
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).
 struct CreateType {
   std::string name;
   std::vector<std::string> labels;
+};
+
+// CREATE SEQUENCE [IF NOT EXISTS] name [AS type] [INCREMENT BY n] [MINVALUE n] [MAXVALUE n]
+// [START WITH n] [CACHE n] [[NO] CYCLE] [OWNED BY ...]: bounds resolved as the server's
+// defaults (an ascending one from 1 to the type's maximum, a descending one from -1 down).
+struct CreateSequence {
+  std::string name;
+  bool if_not_exists = false;
+  std::int64_t increment = 1, min = 1, max = 0, start = 1;
+  bool cycle = false;
+  std::string owned_by;  // OWNED BY table.column: the table (dropping it drops the sequence)
 };
 
 // CREATE [UNIQUE] INDEX: a unique one adds a unique key; others change no result (accepted).
@@ -236,7 +248,9 @@ struct LockTables {
 };
 
 struct Statement {
-  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType> body;
+  std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType,
+               CreateSequence>
+      body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)

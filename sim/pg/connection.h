@@ -376,6 +376,7 @@ class SimConnection : public lockstep::pg::Connection {
   Session& session_;
   int pid_;
   std::uint64_t uuids_drawn_ = 0;  // gen_random_uuid() calls: with the pid, the seed of the next
+  std::map<std::string, std::int64_t, std::less<>> currvals_;  // per sequence, this session's latest nextval
   PoolConfig config_;
   // This transaction's rows, in (table, id) order; flat: a set per statement allocated.
   boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows_, written_;

@@ -176,6 +176,7 @@ void Server::drop_sql_table(std::string_view name) {
     r.pending.clear();
     r.reinserted_by = 0;
   });
+  std::erase_if(sequences_, [&](const auto& entry) { return entry.second.def.owned_by == name; });  // OWNED BY this table
   sql_tables_.erase(sql_tables_.find(name));
 }
 

@@ -250,6 +250,22 @@ class Server : public sql::SqlContextSource {
   void each_sql_table(F&& f) const {
     for (const auto& [name, t] : sql_tables_) f(t);
   }
+  // Sequences (CREATE SEQUENCE): not transactional, as the server's; nextval and setval write
+  // the sequence's object in the step that calls them.
+  struct Sequence {
+    sql::CreateSequence def;
+    ObjectId object = kNoObject;
+    std::int64_t last = 0;
+    bool called = false;  // false: the next nextval returns `last` itself
+  };
+  Sequence* sequence(std::string_view name) {
+    const auto it = sequences_.find(name);
+    return it == sequences_.end() ? nullptr : &it->second;
+  }
+  void add_sequence(const sql::CreateSequence& def) {
+    sequences_[def.name] = Sequence{def, s_.new_object("sequence " + def.name), def.start, false};
+  }
+  void drop_sequence(std::string_view name) { sequences_.erase(sequences_.find(name)); }
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
   std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.
@@ -301,6 +317,7 @@ class Server : public sql::SqlContextSource {
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   std::set<std::string, std::less<>> schemas_{"public"};
   std::vector<sql::EnumType> enum_types_;
+  std::map<std::string, Sequence, std::less<>> sequences_;
   std::vector<const sql::SessionStyle*> running_styles_;  // by actor
   const sql::SessionStyle* outside_style_ = nullptr;
   sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime

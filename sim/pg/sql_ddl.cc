@@ -1,6 +1,7 @@
 // sim/pg/sql_ddl.cc: the DDL of the simulated server (sim/pg/sql_run.h): CREATE / DROP TABLE,
-// CREATE / DROP TYPE (enums), CREATE / DROP SCHEMA and CREATE INDEX, each outside the sessions
+// CREATE / DROP TYPE (enums), CREATE / DROP SEQUENCE (and nextval, currval, setval), CREATE / DROP SCHEMA and CREATE INDEX, each outside the sessions
 // and outside a transaction block, in one step that writes the whole server.
+#include <cctype>
 #include <set>
 
 #include <fmt/ranges.h>
@@ -69,8 +70,101 @@ Result<Rows> SqlRun::drop_types(const sql::DropTable& d) {
   return done(Rows{{}, {}, "DROP TYPE"});
 }
 
+Result<Rows> SqlRun::statement(const sql::CreateSequence& q) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  if (server_.sequence(q.name) != nullptr || server_.sql_table(q.name) != nullptr) {
+    if (q.if_not_exists) {
+      c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" already exists, skipping", q.name)});
+      return done(Rows{{}, {}, "CREATE SEQUENCE"});
+    }
+    return Error{"42P07", fmt::format("relation \"{}\" already exists", q.name)};
+  }
+  server_.add_sequence(q);
+  return done(Rows{{}, {}, "CREATE SEQUENCE"});
+}
+
+Result<Rows> SqlRun::drop_sequences(const sql::DropTable& d) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  for (const std::string& name : d.tables) {
+    if (server_.sequence(name) == nullptr) {
+      if (!d.if_exists) return Error{"42P01", fmt::format("sequence \"{}\" does not exist", name)};
+      c_.warnings_.push_back({"00000", fmt::format("sequence \"{}\" does not exist, skipping", name)});
+      continue;
+    }
+    server_.drop_sequence(name);
+  }
+  return done(Rows{{}, {}, "DROP SEQUENCE"});
+}
+
+namespace {
+
+// A regclass text as the server reads it: an unquoted name folded to lower case, a quoted one
+// as written; a schema before a dot dropped (tables and sequences are known by their names).
+std::string sequence_name(std::string_view text) {
+  std::string out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      if (quoted && i + 1 < text.size() && text[i + 1] == '"') {
+        out += '"';
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == '.' && !quoted) {
+      out.clear();
+    } else {
+      out += quoted ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
+  if (args.at(0).is_null()) return Value::null(Type::int8);
+  const std::string seq_name = sequence_name(sql::cast(args[0], Type::text).as_text());
+  Server::Sequence* seq = server_.sequence(seq_name);
+  if (seq == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", seq_name));
+  if (name == "currval") {
+    const auto it = c_.currvals_.find(seq_name);
+    if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));
+    return Value::integer(it->second, Type::int8);
+  }
+  s_.also_touch(seq->object);  // nextval and setval change the sequence, in this step
+  const sql::CreateSequence& def = seq->def;
+  if (name == "setval") {
+    if (args.at(1).is_null()) return Value::null(Type::int8);
+    const std::int64_t v = sql::cast(args[1], Type::int8).as_integer();
+    if (v < def.min || v > def.max) {
+      throw SqlError("22003", fmt::format("setval: value {} is out of bounds for sequence \"{}\" ({}..{})", v, seq_name, def.min, def.max));
+    }
+    seq->last = v;
+    seq->called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool();
+    return Value::integer(v, Type::int8);
+  }
+  std::int64_t next = seq->last;
+  if (seq->called) {
+    const bool beyond = def.increment > 0 ? seq->last > def.max - def.increment : seq->last < def.min - def.increment;
+    if (beyond && !def.cycle) {
+      throw SqlError("2200H", fmt::format("nextval: reached {} value of sequence \"{}\" ({})", def.increment > 0 ? "maximum" : "minimum",
+                                          seq_name, def.increment > 0 ? def.max : def.min));
+    }
+    next = beyond ? (def.increment > 0 ? def.min : def.max) : seq->last + def.increment;
+  }
+  seq->last = next;
+  seq->called = true;
+  c_.currvals_[seq_name] = next;
+  return Value::integer(next, Type::int8);
+}
+
 Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   if (d.types) return drop_types(d);
+  if (d.sequences) return drop_sequences(d);
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {

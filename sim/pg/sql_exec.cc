@@ -566,6 +566,7 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     return boolean(c_.try_advisory_xact_lock(key_of(args), mode));
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
+  if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
   if (n == "gen_random_uuid") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
     return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.uuids_drawn_);
   }

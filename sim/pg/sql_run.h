@@ -297,6 +297,10 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::DropTable& d);
   Result<Rows> statement(const sql::CreateType& t);
   Result<Rows> drop_types(const sql::DropTable& d);
+  Result<Rows> statement(const sql::CreateSequence& q);
+  Result<Rows> drop_sequences(const sql::DropTable& d);
+  // nextval, currval, setval (sim/pg/sql_ddl.cc).
+  Value sequence_function(std::string_view name, const std::vector<Value>& args);
 
   Result<Rows> statement(const sql::CreateIndex& ix);
 
