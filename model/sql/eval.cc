@@ -292,6 +292,9 @@ Value function_value(const Expr& e, EvalContext& context) {
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
+  if (e.name == "current_database") return Value::text("postgres");
+  if (e.name == "current_schema") return Value::text("public");
+  if (e.name == "pg_notify") return Value::text("");  // void: no session can LISTEN on the simulated server
   if (e.name == "encode" || e.name == "decode" || e.name == "convert_to") return binary_function(e.name, args);
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {

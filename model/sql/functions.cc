@@ -13,6 +13,14 @@ constexpr std::array kFunctions = {
     FunctionInfo{"min", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"max", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"sum", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"bool_and", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"bool_or", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"every", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"array_agg", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"string_agg", 2, 2, FunctionKind::aggregate},
+    FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
+    FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
+    FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // nothing listens (LISTEN is refused): no effect
     FunctionInfo{"now", 0, 0, FunctionKind::time},
     FunctionInfo{"transaction_timestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"statement_timestamp", 0, 0, FunctionKind::time},

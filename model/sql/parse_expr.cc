@@ -406,7 +406,7 @@ Expr Reader::type_cast(const json& body, Expr e) {
 Expr Reader::func_call(const json& body, Expr e) {
   const std::string_view type = "FuncCall";
   const int loc = e.location;
-  known(body, type, {"funcname", "args", "agg_star", "funcformat"}, loc);
+  known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "funcformat"}, loc);
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
   if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
@@ -415,6 +415,8 @@ Expr Reader::func_call(const json& body, Expr e) {
   e.kind = Expr::Kind::func;
   e.name = name[0];
   e.star = body.value("agg_star", false);
+  e.distinct = body.value("agg_distinct", false);
+  if (e.distinct && f->kind != FunctionKind::aggregate) fail("42809", fmt::format("DISTINCT specified, but {} is not an aggregate function", e.name), loc);
   // make_interval's arguments by position or by name (secs => 30); those not given are 0.
   static constexpr std::array<std::string_view, 7> kMakeInterval = {"years", "months", "weeks", "days", "hours", "mins", "secs"};
   const bool make_interval = e.name == "make_interval";

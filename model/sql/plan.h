@@ -59,6 +59,7 @@ struct Expr {
   Type element = Type::unknown;  // ... to an array (type Type::array): its elements'
   int typmod = -1;               // ... to bit(n): n
   bool all = false;              // quantified: ALL (else ANY)
+  bool distinct = false;         // an aggregate of DISTINCT values: count(DISTINCT x)
   bool negated = false;
   bool star = false;
   bool has_operand = false;  // CASE x WHEN ...

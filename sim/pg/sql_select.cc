@@ -2,6 +2,7 @@
 // row locks (FOR UPDATE / SHARE, NOWAIT, SKIP LOCKED) with EvalPlanQual, aggregates, subqueries.
 #include <algorithm>
 
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -285,6 +286,8 @@ Value SqlRun::aggregate(const Expr& e) {
   const Saved saved = save();
   std::optional<Value> acc;
   std::int64_t count = 0;
+  std::vector<Value> values;  // array_agg's and string_agg's inputs; DISTINCT's seen values
+  std::optional<Value> delimiter;
   for (const Row* r : *group_) {
     row_ = r;
     if (e.star) {
@@ -292,9 +295,28 @@ Value SqlRun::aggregate(const Expr& e) {
       continue;
     }
     const Value v = sql::evaluate(e.args.at(0), *this);
-    if (v.is_null()) continue;
+    if (e.name == "string_agg" && !delimiter) delimiter = sql::evaluate(e.args.at(1), *this);
+    if (v.is_null() && e.name != "array_agg") continue;
+    if (e.distinct) {
+      const bool seen = std::any_of(values.begin(), values.end(), [&](const Value& s) {
+        return s.is_null() ? v.is_null() : !v.is_null() && sql::compare(s, v, "=") == 0;
+      });
+      if (seen) continue;
+      if (e.name != "array_agg" && e.name != "string_agg") values.push_back(v);
+    }
     ++count;
     if (e.name == "count") continue;
+    if (e.name == "array_agg" || e.name == "string_agg") {
+      values.push_back(v);
+      continue;
+    }
+    if (e.name == "bool_and" || e.name == "bool_or" || e.name == "every") {
+      const Value b = v.type() == Type::unknown ? sql::cast(v, Type::boolean) : v;
+      if (b.type() != Type::boolean) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, sql::type_name(v.type())));
+      const bool any = e.name == "bool_or";
+      acc = Value::boolean(acc ? (any ? acc->as_bool() || b.as_bool() : acc->as_bool() && b.as_bool()) : b.as_bool());
+      continue;
+    }
     if (!acc) {
       acc = v;
     } else if (e.name == "sum") {
@@ -306,8 +328,41 @@ Value SqlRun::aggregate(const Expr& e) {
     }
   }
   restore(saved);
+  if (e.distinct && (e.name == "array_agg" || e.name == "string_agg")) {
+    // A DISTINCT aggregate sorts its input first (NULLs last), as the server does.
+    std::stable_sort(values.begin(), values.end(), [](const Value& x, const Value& y) {
+      if (x.is_null() || y.is_null()) return !x.is_null() && y.is_null();
+      return sql::compare(x, y, "<") < 0;
+    });
+    values.erase(std::unique(values.begin(), values.end(), [](const Value& x, const Value& y) {
+      return x.is_null() ? y.is_null() : !y.is_null() && sql::compare(x, y, "=") == 0;
+    }), values.end());
+  }
   if (e.name == "count") return Value::integer(count, Type::int8);
   if (e.name == "sum" && acc) return Value::integer(acc->as_integer(), Type::int8);
+  if (e.name == "array_agg") {
+    if (values.empty()) return Value::null(Type::array);
+    sql::ElementType element;
+    for (const Value& v : values) {
+      if (!v.is_null()) element = {v.type() == Type::unknown ? Type::text : v.type(), v.type() == Type::enum_ ? v.enum_type() : -1};
+    }
+    if (element.type == Type::array) throw SqlError("0A000", "array_agg of arrays (a multidimensional array) is not in lockstep's SQL subset");
+    std::vector<Value> typed;
+    for (const Value& v : values) typed.push_back(v.type() == Type::unknown && !v.is_null() ? sql::cast(v, Type::text) : v);
+    return sql::make_array(element.type == Type::unknown ? sql::ElementType{Type::text, -1} : element, typed);
+  }
+  if (e.name == "string_agg") {
+    if (values.empty()) return Value::null(Type::text);
+    std::string out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i].type() != Type::text && values[i].type() != Type::unknown) {
+        throw SqlError("42883", fmt::format("function string_agg({}, unknown) does not exist", sql::type_name(values[i].type())));
+      }
+      if (i > 0 && delimiter && !delimiter->is_null()) out += sql::cast(*delimiter, Type::text).as_text();
+      out += values[i].as_text();
+    }
+    return Value::text(out);
+  }
   return acc ? *acc : Value::null();
 }
 
