@@ -366,7 +366,7 @@ Value array_subscript(const Value& array, const Value& index) {
 
 bool is_array_function(std::string_view name) {
   static constexpr std::string_view kNames[] = {"array_append", "array_prepend", "array_cat", "array_remove", "array_length",
-                                                "cardinality", "array_position", "array_to_string"};
+                                                "cardinality", "array_position", "array_to_string", "string_to_array"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
@@ -396,6 +396,36 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     std::vector<Value> elements = array_elements(x);
     for (Value& v : array_elements(y)) elements.push_back(std::move(v));
     return make_array(element_type(x), elements);
+  }
+  if (name == "string_to_array") {  // string_to_array(text, delimiter [, null_string])
+    if (args.at(0).is_null()) return Value::null(Type::array);
+    const std::string text = cast(args[0], Type::text).as_text();
+    const std::optional<std::string> null_text =
+        args.size() > 2 && !args[2].is_null() ? std::optional<std::string>(cast(args[2], Type::text).as_text()) : std::nullopt;
+    std::vector<Value> parts;
+    auto add = [&](std::string part) { parts.push_back(null_text && part == *null_text ? Value::null(Type::text) : Value::text(std::move(part))); };
+    if (text.empty()) return make_array({Type::text, -1}, {});
+    if (args.at(1).is_null()) {  // each character
+      for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t n = std::min<std::size_t>(c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4, text.size() - i);
+        add(text.substr(i, n));
+        i += n;
+      }
+    } else {
+      const std::string delimiter = cast(args[1], Type::text).as_text();
+      if (delimiter.empty()) {
+        add(text);
+      } else {
+        std::size_t from = 0;
+        for (std::size_t at = text.find(delimiter); at != std::string::npos; at = text.find(delimiter, from)) {
+          add(text.substr(from, at - from));
+          from = at + delimiter.size();
+        }
+        add(text.substr(from));
+      }
+    }
+    return make_array({Type::text, -1}, parts);
   }
   if (args.at(0).is_null()) return Value::null(name == "array_remove" ? Type::array : name == "array_to_string" ? Type::text : Type::int4);
   const Value arr = typed_array(args[0], {Type::text, -1});

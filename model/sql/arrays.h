@@ -57,7 +57,7 @@ std::strong_ordering array_compare(const Value& a, const Value& b, std::string_v
 // array[index] (NULL out of range).
 Value array_subscript(const Value& array, const Value& index);
 // array_append, array_prepend, array_cat, array_remove, array_length, cardinality,
-// array_position, array_to_string.
+// array_position, array_to_string, string_to_array.
 bool is_array_function(std::string_view name);
 Value array_function(std::string_view name, const std::vector<Value>& args);
 

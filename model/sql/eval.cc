@@ -292,6 +292,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
+  if (e.name == "unnest") return context.call(e, args);  // a set-returning function: the executor's row
   if (e.name == "current_database") return Value::text("postgres");
   if (e.name == "current_schema") return Value::text("public");
   if (e.name == "pg_notify") return Value::text("");  // void: no session can LISTEN on the simulated server

@@ -79,6 +79,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"cardinality", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_position", 2, 2, FunctionKind::scalar},
     FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"unnest", 1, 1, FunctionKind::scalar},  // in a select list without FROM: sim/pg/sql_select.cc
+    FunctionInfo{"string_to_array", 2, 3, FunctionKind::scalar},
     FunctionInfo{"encode", 2, 2, FunctionKind::scalar},  // model/sql/binary_types.h
     FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},

@@ -262,6 +262,7 @@ Value SqlRun::param(int number) {
 Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   const sql::FunctionInfo* f = sql::find_function(e.name);
   if (f->kind == sql::FunctionKind::aggregate) return aggregate(e);
+  if (e.name == "unnest") return unnest_element(args.at(0));
   if (f->kind == sql::FunctionKind::setting) {
     if (args.at(0).is_null()) return Value::null(Type::text);
     const std::string name = sql::cast(args[0], Type::text).as_text();

@@ -364,6 +364,11 @@ class SqlRun final : public sql::EvalContext {
   void walk(const Expr& e);
 
   Value aggregate(const Expr& e);
+  // unnest(...) calls of an expression (not inside its subqueries), and the element of the
+  // row being made (srf_row_) of an array unnest was given.
+  static void set_returning_calls(const Expr& e, std::vector<const Expr*>& out);
+  Value unnest_element(const Value& array);
+  std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made (unnest); -1: none
 
   // ---- SELECT without FROM: expressions, and the functions of locks and sessions.
   Result<Rows> select_without_from(const sql::Select& sel);

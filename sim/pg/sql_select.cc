@@ -101,9 +101,33 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     row_ = nullptr;
     const std::int64_t offset = bound(sel.offset, "OFFSET");
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-    if (offset > 0 || limit == 0) return {};
+    std::vector<const Expr*> srfs;
+    for (const sql::Target& target : sel.targets) set_returning_calls(target.expr, srfs);
+    if (srfs.empty()) {
+      if (offset > 0 || limit == 0) return {};
+      if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
+      return {project(sel.targets)};
+    }
+    // unnest(...) in the select list: a ProjectSet node; its calls run in step, as many rows
+    // as the longest array (the shorter padded with NULLs), then OFFSET and LIMIT.
     if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
-    return {project(sel.targets)};
+    std::size_t rows = 0;
+    for (const Expr* call : srfs) {
+      const Value array = sql::evaluate(call->args.at(0), *this);
+      if (array.is_null()) continue;
+      if (array.type() != Type::array) {
+        throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(array.type())));
+      }
+      rows = std::max(rows, sql::array_elements(array).size());
+    }
+    std::vector<std::vector<Value>> out;
+    for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)); i < rows; ++i) {
+      if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+      srf_row_ = static_cast<std::int64_t>(i);
+      out.push_back(project(sel.targets));
+    }
+    srf_row_ = -1;
+    return out;
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
   const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
@@ -279,6 +303,26 @@ void SqlRun::walk(const Expr& e) {
     return;
   }
   for (const Expr& a : e.args) walk(a);
+}
+
+void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == Expr::Kind::func && e.name == "unnest") {
+    out.push_back(&e);
+    return;
+  }
+  if (sql::is_sublink(e)) return;
+  for (const Expr& a : e.args) set_returning_calls(a, out);
+}
+
+Value SqlRun::unnest_element(const Value& array) {
+  if (srf_row_ < 0) {
+    throw SqlError("0A000", "unnest() outside the select list of a SELECT without FROM (or INSERT ... SELECT) is not in lockstep's SQL subset");
+  }
+  if (array.is_null()) return Value::null();
+  if (array.type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(array.type())));
+  const std::vector<Value> elements = sql::array_elements(array);
+  const auto i = static_cast<std::size_t>(srf_row_);
+  return i < elements.size() ? elements[i] : Value::null(array.array_element());
 }
 
 Value SqlRun::aggregate(const Expr& e) {
