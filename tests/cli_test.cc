@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 using testing::CliRun;
 CliRun run(std::vector<std::string> args) { return testing::run_cli_in_process(std::move(args)); }
 
-std::string scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", LOCKSTEP_SOURCE_DIR, name); }
 
 class Cli : public ::testing::Test {
  protected:
