@@ -12,13 +12,13 @@ namespace lockstep::sql {
 namespace {
 
 // array_isspace: the whitespace array_in skips.
-constexpr bool array_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+constexpr bool arr_array_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
-[[noreturn]] void malformed(std::string_view text) {
-  throw SqlError("22P02", fmt::format("malformed array literal: \"{}\"", text));
+[[noreturn]] void arr_malformed(std::string_view text) {
+  throw SqlError("22P02", fmt::format("arr_malformed array literal: \"{}\"", text));
 }
 
-std::string element_name(ElementType e) {
+std::string arr_element_name(ElementType e) {
   if (e.type == Type::enum_) {
     const Value probe = Value::enumeration(e.enum_index, 0, "");
     return enum_type_name(probe);
@@ -27,7 +27,7 @@ std::string element_name(ElementType e) {
 }
 
 // array_out's quoting of one element's text.
-void append_element(std::string& out, const std::optional<std::string>& text) {
+void arr_append_element(std::string& out, const std::optional<std::string>& text) {
   if (!text) {
     out += "NULL";
     return;
@@ -36,7 +36,7 @@ void append_element(std::string& out, const std::optional<std::string>& text) {
   bool quote = s.empty() || (s.size() == 4 && (s[0] == 'N' || s[0] == 'n') && (s[1] == 'U' || s[1] == 'u') &&
                              (s[2] == 'L' || s[2] == 'l') && (s[3] == 'L' || s[3] == 'l'));
   for (char c : s) {
-    if (c == '"' || c == '\\' || c == '{' || c == '}' || c == ',' || array_space(c)) quote = true;
+    if (c == '"' || c == '\\' || c == '{' || c == '}' || c == ',' || arr_array_space(c)) quote = true;
   }
   if (!quote) {
     out += s;
@@ -50,33 +50,33 @@ void append_element(std::string& out, const std::optional<std::string>& text) {
   out += '"';
 }
 
-std::string array_text(const std::vector<std::optional<std::string>>& items) {
+std::string arr_array_text(const std::vector<std::optional<std::string>>& items) {
   std::string out = "{";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ',';
-    append_element(out, items[i]);
+    arr_append_element(out, items[i]);
   }
   out += '}';
   return out;
 }
 
 // array_in's reading of one dimension: each element's text, nullopt for NULL.
-std::vector<std::optional<std::string>> split_elements(std::string_view text) {
+std::vector<std::optional<std::string>> arr_split_elements(std::string_view text) {
   std::size_t i = 0;
-  while (i < text.size() && array_space(text[i])) ++i;
+  while (i < text.size() && arr_array_space(text[i])) ++i;
   if (i < text.size() && text[i] == '[') {
     throw SqlError("0A000", fmt::format("array dimension decorations ({}) are not in lockstep's SQL subset", text));
   }
-  if (i >= text.size() || text[i] != '{') malformed(text);
+  if (i >= text.size() || text[i] != '{') arr_malformed(text);
   ++i;
   std::vector<std::optional<std::string>> out;
-  while (i < text.size() && array_space(text[i])) ++i;
+  while (i < text.size() && arr_array_space(text[i])) ++i;
   if (i < text.size() && text[i] == '}') {
     ++i;
   } else {
     for (;;) {
-      while (i < text.size() && array_space(text[i])) ++i;
-      if (i >= text.size()) malformed(text);
+      while (i < text.size() && arr_array_space(text[i])) ++i;
+      if (i >= text.size()) arr_malformed(text);
       if (text[i] == '{') throw SqlError("0A000", fmt::format("multidimensional arrays ({}) are not in lockstep's SQL subset", text));
       std::string item;
       bool quoted = false, escaped = false;
@@ -84,78 +84,78 @@ std::vector<std::optional<std::string>> split_elements(std::string_view text) {
         quoted = true;
         ++i;
         for (;;) {
-          if (i >= text.size()) malformed(text);
+          if (i >= text.size()) arr_malformed(text);
           const char c = text[i++];
           if (c == '"') break;
           if (c == '\\') {
-            if (i >= text.size()) malformed(text);
+            if (i >= text.size()) arr_malformed(text);
             item += text[i++];
           } else {
             item += c;
           }
         }
-        while (i < text.size() && array_space(text[i])) ++i;
+        while (i < text.size() && arr_array_space(text[i])) ++i;
       } else {
         std::size_t kept = 0;  // the length without trailing unescaped whitespace
         for (;;) {
-          if (i >= text.size()) malformed(text);
+          if (i >= text.size()) arr_malformed(text);
           const char c = text[i];
           if (c == ',' || c == '}') break;
-          if (c == '"' || c == '{') malformed(text);
+          if (c == '"' || c == '{') arr_malformed(text);
           ++i;
           if (c == '\\') {
-            if (i >= text.size()) malformed(text);
+            if (i >= text.size()) arr_malformed(text);
             item += text[i++];
             escaped = true;
             kept = item.size();
           } else {
             item += c;
-            if (!array_space(c)) kept = item.size();
+            if (!arr_array_space(c)) kept = item.size();
           }
         }
         item.resize(kept);
-        if (item.empty()) malformed(text);
+        if (item.empty()) arr_malformed(text);
       }
-      if (i >= text.size() || (text[i] != ',' && text[i] != '}')) malformed(text);
+      if (i >= text.size() || (text[i] != ',' && text[i] != '}')) arr_malformed(text);
       const bool is_null = !quoted && !escaped && item.size() == 4 && (item[0] | 0x20) == 'n' && (item[1] | 0x20) == 'u' &&
                            (item[2] | 0x20) == 'l' && (item[3] | 0x20) == 'l';
       out.push_back(is_null ? std::nullopt : std::optional<std::string>(std::move(item)));
       if (text[i++] == '}') break;
     }
   }
-  while (i < text.size() && array_space(text[i])) ++i;
-  if (i != text.size()) malformed(text);
+  while (i < text.size() && arr_array_space(text[i])) ++i;
+  if (i != text.size()) arr_malformed(text);
   return out;
 }
 
-Value element_input(std::string_view text, ElementType e) {
+Value arr_element_input(std::string_view text, ElementType e) {
   if (e.type == Type::enum_) return enum_input(e.enum_index, text);
   return from_text(text, e.type);
 }
 
-Value element_cast(const Value& v, ElementType e) {
+Value arr_element_cast(const Value& v, ElementType e) {
   if (e.type == Type::enum_) {
     if (v.is_null()) return Value::null(Type::enum_);
     if (v.type() == Type::enum_ && v.enum_type() == e.enum_index) return v;
     if (v.type() == Type::unknown || v.type() == Type::text) return enum_input(e.enum_index, v.as_text());
-    throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(v.type()), element_name(e)));
+    throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(v.type()), arr_element_name(e)));
   }
   return cast(v, e.type);
 }
 
-ElementType element_of_value(const Value& v) {
+ElementType arr_element_of_value(const Value& v) {
   if (v.type() == Type::enum_) return {Type::enum_, v.enum_type()};
   return {v.type(), -1};
 }
 
-bool same_element(ElementType a, ElementType b) { return a.type == b.type && (a.type != Type::enum_ || a.enum_index == b.enum_index); }
+bool arr_same_element(ElementType a, ElementType b) { return a.type == b.type && (a.type != Type::enum_ || a.enum_index == b.enum_index); }
 
 // Two arrays of one element type (integer arrays widen to the wider; an untyped side is read
 // as the other's type).
-std::pair<Value, Value> matched(const Value& a, const Value& b, std::string_view op) {
+std::pair<Value, Value> arr_matched(const Value& a, const Value& b, std::string_view op) {
   if (a.type() == Type::array && b.type() == Type::array) {
     const ElementType ea = element_type(a), eb = element_type(b);
-    if (same_element(ea, eb)) return {a, b};
+    if (arr_same_element(ea, eb)) return {a, b};
     if (ea.type == Type::unknown) return {cast_to_array(a, eb), b};
     if (eb.type == Type::unknown) return {a, cast_to_array(b, ea)};
     if (is_integer(ea.type) && is_integer(eb.type)) {
@@ -168,7 +168,7 @@ std::pair<Value, Value> matched(const Value& a, const Value& b, std::string_view
   return {cast_to_array(a, element_type(b)), b};
 }
 
-std::optional<bool> compared(std::string_view op, const Value& a, const Value& b) {
+std::optional<bool> arr_compared(std::string_view op, const Value& a, const Value& b) {
   if (a.is_null() || b.is_null()) return std::nullopt;
   const auto c = compare(a, b, op);
   if (op == "=") return c == 0;
@@ -180,24 +180,24 @@ std::optional<bool> compared(std::string_view op, const Value& a, const Value& b
   throw SqlError("0A000", fmt::format("the operator {} with ANY / ALL is not in lockstep's SQL subset", op));
 }
 
-bool elements_equal(const Value& a, const Value& b) {
+bool arr_elements_equal(const Value& a, const Value& b) {
   if (a.is_null() || b.is_null()) return a.is_null() && b.is_null();
   return compare(a, b, "=") == 0;
 }
 
-bool contains_all(const std::vector<Value>& big, const std::vector<Value>& small) {
+bool arr_contains_all(const std::vector<Value>& big, const std::vector<Value>& small) {
   // array_contain_compare: NULL elements never match.
   return std::all_of(small.begin(), small.end(), [&](const Value& s) {
     return !s.is_null() && std::any_of(big.begin(), big.end(), [&](const Value& b) { return !b.is_null() && compare(b, s, "=") == 0; });
   });
 }
 
-Value typed_array(const Value& v, ElementType hint) {
+Value arr_typed_array(const Value& v, ElementType hint) {
   if (v.type() == Type::array) return v;
   return cast_to_array(v, hint);
 }
 
-Value integer_arg(const Value& v, std::string_view function) {
+Value arr_integer_arg(const Value& v, std::string_view function) {
   const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
   if (!is_integer(n.type())) throw SqlError("42883", fmt::format("function {}(..., {}) does not exist", function, type_name(n.type())));
   return n;
@@ -211,21 +211,21 @@ Value make_array(ElementType element, const std::vector<Value>& elements) {
   std::vector<std::optional<std::string>> items;
   items.reserve(elements.size());
   for (const Value& e : elements) items.push_back(e.is_null() ? std::nullopt : std::optional<std::string>(e.text_output()));
-  return Value::array(element.type, element.enum_index, array_text(items));
+  return Value::array(element.type, element.enum_index, arr_array_text(items));
 }
 
 std::vector<Value> array_elements(const Value& array) {
   const ElementType e = element_type(array);
   std::vector<Value> out;
-  for (auto& item : split_elements(array.payload())) {
-    out.push_back(item ? element_input(*item, e) : Value::null(e.type));
+  for (auto& item : arr_split_elements(array.payload())) {
+    out.push_back(item ? arr_element_input(*item, e) : Value::null(e.type));
   }
   return out;
 }
 
 Value array_input(std::string_view text, ElementType element) {
   std::vector<Value> elements;
-  for (auto& item : split_elements(text)) elements.push_back(item ? element_input(*item, element) : Value::null(element.type));
+  for (auto& item : arr_split_elements(text)) elements.push_back(item ? arr_element_input(*item, element) : Value::null(element.type));
   return make_array(element, elements);
 }
 
@@ -233,11 +233,11 @@ Value cast_to_array(const Value& v, ElementType element) {
   if (v.is_null()) return Value::null(Type::array);
   if (v.type() == Type::unknown || v.type() == Type::text) return array_input(v.as_text(), element);
   if (v.type() != Type::array) {
-    throw SqlError("42846", fmt::format("cannot cast type {} to {}[]", type_name(v.type()), element_name(element)));
+    throw SqlError("42846", fmt::format("cannot cast type {} to {}[]", type_name(v.type()), arr_element_name(element)));
   }
-  if (same_element(element_type(v), element)) return v;
+  if (arr_same_element(element_type(v), element)) return v;
   std::vector<Value> cast_elements;
-  for (const Value& e : array_elements(v)) cast_elements.push_back(element_cast(e, element));
+  for (const Value& e : array_elements(v)) cast_elements.push_back(arr_element_cast(e, element));
   return make_array(element, cast_elements);
 }
 
@@ -246,18 +246,18 @@ std::string array_display(const Value& array) {
   if (e.type != Type::timestamptz && e.type != Type::timestamp && e.type != Type::interval) return array.payload();
   std::vector<std::optional<std::string>> items;
   for (const Value& v : array_elements(array)) items.push_back(v.is_null() ? std::nullopt : std::optional<std::string>(display_text(v)));
-  return array_text(items);
+  return arr_array_text(items);
 }
 
-std::string array_type_name(const Value& array) { return element_name(element_type(array)) + "[]"; }
+std::string array_type_name(const Value& array) { return arr_element_name(element_type(array)) + "[]"; }
 
 Value array_constructor(const std::vector<Value>& elements) {
   ElementType common{Type::unknown, -1};
   for (const Value& v : elements) {
     if (v.type() == Type::unknown) continue;
-    const ElementType e = element_of_value(v);
+    const ElementType e = arr_element_of_value(v);
     if (v.type() == Type::array) throw SqlError("0A000", "multidimensional arrays (ARRAY[] of arrays) are not in lockstep's SQL subset");
-    if (common.type == Type::unknown || same_element(common, e)) {
+    if (common.type == Type::unknown || arr_same_element(common, e)) {
       common = e;
     } else if (is_integer(common.type) && is_integer(e.type)) {
       if (e.type == Type::int8 || common.type == Type::int8) {
@@ -266,13 +266,13 @@ Value array_constructor(const std::vector<Value>& elements) {
         common.type = Type::int4;
       }
     } else {
-      throw SqlError("42804", fmt::format("ARRAY types {} and {} cannot be matched", element_name(common), element_name(e)));
+      throw SqlError("42804", fmt::format("ARRAY types {} and {} cannot be arr_matched", arr_element_name(common), arr_element_name(e)));
     }
   }
   if (common.type == Type::unknown && !elements.empty()) common.type = Type::text;
   std::vector<Value> typed;
   typed.reserve(elements.size());
-  for (const Value& v : elements) typed.push_back(element_cast(v, common));
+  for (const Value& v : elements) typed.push_back(arr_element_cast(v, common));
   return make_array(common, typed);
 }
 
@@ -283,13 +283,13 @@ Value quantified(std::string_view op, bool all, const Value& x, const Value& arr
     if (a.type() != Type::unknown && a.type() != Type::text) {
       throw SqlError("42809", fmt::format("op ANY/ALL (array) requires array on right side"));
     }
-    a = array_input(a.as_text(), left.type() == Type::unknown ? ElementType{Type::text, -1} : element_of_value(left));
+    a = array_input(a.as_text(), left.type() == Type::unknown ? ElementType{Type::text, -1} : arr_element_of_value(left));
   }
   if (a.is_null()) return Value::null(Type::boolean);
-  if (left.type() == Type::unknown && !left.is_null()) left = element_cast(left, element_type(a));
+  if (left.type() == Type::unknown && !left.is_null()) left = arr_element_cast(left, element_type(a));
   std::optional<bool> result = all;
   for (const Value& e : array_elements(a)) {
-    const std::optional<bool> r = compared(op, left, e);
+    const std::optional<bool> r = arr_compared(op, left, e);
     if (r && *r != all) return Value::boolean(!all);
     if (!r) result = std::nullopt;
   }
@@ -299,7 +299,7 @@ Value quantified(std::string_view op, bool all, const Value& x, const Value& arr
 bool is_array_operand(const Value& a, const Value& b) { return a.type() == Type::array || b.type() == Type::array; }
 
 std::strong_ordering array_compare(const Value& a, const Value& b, std::string_view op) {
-  const auto [x, y] = matched(a, b, op);
+  const auto [x, y] = arr_matched(a, b, op);
   const std::vector<Value> ex = array_elements(x), ey = array_elements(y);
   for (std::size_t i = 0; i < ex.size() && i < ey.size(); ++i) {
     if (ex[i].is_null() && ey[i].is_null()) continue;
@@ -326,18 +326,18 @@ Value array_operator(std::string_view op, const Value& a, const Value& b) {
     return array_function("array_prepend", {a, b});
   }
   if (a.is_null() || b.is_null()) return Value::null(Type::boolean);
-  const auto [x, y] = matched(a, b, op);
+  const auto [x, y] = arr_matched(a, b, op);
   if (op == "@>" || op == "<@" || op == "&&") {
     const std::vector<Value> ex = array_elements(x), ey = array_elements(y);
-    if (op == "@>") return Value::boolean(contains_all(ex, ey));
-    if (op == "<@") return Value::boolean(contains_all(ey, ex));
-    return Value::boolean(std::any_of(ex.begin(), ex.end(), [&](const Value& v) { return !v.is_null() && contains_all(ey, {v}); }));
+    if (op == "@>") return Value::boolean(arr_contains_all(ex, ey));
+    if (op == "<@") return Value::boolean(arr_contains_all(ey, ex));
+    return Value::boolean(std::any_of(ex.begin(), ex.end(), [&](const Value& v) { return !v.is_null() && arr_contains_all(ey, {v}); }));
   }
   const std::optional<bool> r = [&]() -> std::optional<bool> {
     if (op == "=" || op == "<>") {
       const std::vector<Value> ex = array_elements(x), ey = array_elements(y);
       bool equal = ex.size() == ey.size();
-      for (std::size_t i = 0; equal && i < ex.size(); ++i) equal = elements_equal(ex[i], ey[i]);
+      for (std::size_t i = 0; equal && i < ex.size(); ++i) equal = arr_elements_equal(ex[i], ey[i]);
       return op == "=" ? equal : !equal;
     }
     const auto c = array_compare(x, y, op);
@@ -358,7 +358,7 @@ Value array_subscript(const Value& array, const Value& index) {
   }
   const ElementType e = element_type(array);
   if (index.is_null()) return Value::null(e.type);
-  const Value i = integer_arg(index, "subscript");
+  const Value i = arr_integer_arg(index, "subscript");
   const std::vector<Value> elements = array_elements(array);
   if (i.as_integer() < 1 || i.as_integer() > static_cast<std::int64_t>(elements.size())) return Value::null(e.type);
   return elements[static_cast<std::size_t>(i.as_integer() - 1)];
@@ -378,9 +378,9 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     if (arr.type() != Type::array && !(arr.is_null() && arr.type() == Type::unknown)) {
       throw SqlError("42883", fmt::format("function {}({}, {}) does not exist", name, type_name(args[0].type()), type_name(args[1].type())));
     }
-    const ElementType e = arr.type() == Type::array ? element_type(arr) : element_of_value(item);
+    const ElementType e = arr.type() == Type::array ? element_type(arr) : arr_element_of_value(item);
     std::vector<Value> elements = arr.is_null() ? std::vector<Value>{} : array_elements(arr);
-    const Value typed = element_cast(item, e);
+    const Value typed = arr_element_cast(item, e);
     if (append) {
       elements.push_back(typed);
     } else {
@@ -392,7 +392,7 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     if (args.at(0).is_null()) return args.at(1).type() == Type::unknown && !args[1].is_null() ? cast_to_array(args[1], {Type::text, -1}) : args[1];
     if (args.at(1).is_null()) return args[0].type() == Type::unknown ? cast_to_array(args[0], {Type::text, -1}) : args[0];
     const Value a = args[0].type() == Type::array ? args[0] : cast_to_array(args[0], element_type(args[1]));
-    const auto [x, y] = matched(a, args[1], "||");
+    const auto [x, y] = arr_matched(a, args[1], "||");
     std::vector<Value> elements = array_elements(x);
     for (Value& v : array_elements(y)) elements.push_back(std::move(v));
     return make_array(element_type(x), elements);
@@ -428,26 +428,26 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     return make_array({Type::text, -1}, parts);
   }
   if (args.at(0).is_null()) return Value::null(name == "array_remove" ? Type::array : name == "array_to_string" ? Type::text : Type::int4);
-  const Value arr = typed_array(args[0], {Type::text, -1});
+  const Value arr = arr_typed_array(args[0], {Type::text, -1});
   const std::vector<Value> elements = array_elements(arr);
   if (name == "cardinality") return Value::integer(static_cast<std::int64_t>(elements.size()), Type::int4);
   if (name == "array_length") {
     if (args.at(1).is_null()) return Value::null(Type::int4);
-    const Value dim = integer_arg(args[1], "array_length");
+    const Value dim = arr_integer_arg(args[1], "array_length");
     if (dim.as_integer() != 1 || elements.empty()) return Value::null(Type::int4);
     return Value::integer(static_cast<std::int64_t>(elements.size()), Type::int4);
   }
   if (name == "array_remove" || name == "array_position") {
-    const Value item = args.at(1).is_null() ? args[1] : element_cast(args[1], element_type(arr));
+    const Value item = args.at(1).is_null() ? args[1] : arr_element_cast(args[1], element_type(arr));
     if (name == "array_position") {
       for (std::size_t i = 0; i < elements.size(); ++i) {
-        if (elements_equal(elements[i], item)) return Value::integer(static_cast<std::int64_t>(i + 1), Type::int4);
+        if (arr_elements_equal(elements[i], item)) return Value::integer(static_cast<std::int64_t>(i + 1), Type::int4);
       }
       return Value::null(Type::int4);
     }
     std::vector<Value> kept;
     for (const Value& v : elements) {
-      if (!elements_equal(v, item)) kept.push_back(v);
+      if (!arr_elements_equal(v, item)) kept.push_back(v);
     }
     return make_array(element_type(arr), kept);
   }

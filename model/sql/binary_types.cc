@@ -7,30 +7,30 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::string_view kHexDigits = "0123456789abcdef";
+constexpr std::string_view bin_kHexDigits = "0123456789abcdef";
 
-int hex_value(char c) {
+int bin_hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool bin_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// hex_decode: pairs of digits, whitespace between pairs.
-std::string hex_decode(std::string_view text) {
+// bin_hex_decode: pairs of digits, whitespace between pairs.
+std::string bin_hex_decode(std::string_view text) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
-    if (is_space(text[i])) {
+    if (bin_is_space(text[i])) {
       ++i;
       continue;
     }
-    const int hi = hex_value(text[i]);
+    const int hi = bin_hex_value(text[i]);
     if (hi < 0) throw SqlError("22023", fmt::format("invalid hexadecimal digit: \"{}\"", text[i]));
     if (i + 1 >= text.size()) throw SqlError("22023", "invalid hexadecimal data: odd number of digits");
-    const int lo = hex_value(text[i + 1]);
+    const int lo = bin_hex_value(text[i + 1]);
     if (lo < 0) throw SqlError("22023", fmt::format("invalid hexadecimal digit: \"{}\"", text[i + 1]));
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
@@ -38,18 +38,18 @@ std::string hex_decode(std::string_view text) {
   return out;
 }
 
-std::string hex_encode(std::string_view bytes) {
+std::string bin_hex_encode(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
   for (unsigned char c : bytes) {
-    out += kHexDigits[c >> 4];
-    out += kHexDigits[c & 15];
+    out += bin_kHexDigits[c >> 4];
+    out += bin_kHexDigits[c & 15];
   }
   return out;
 }
 
 // byteain's escape format: \\ is a backslash, \ooo an octal byte, other bytes as they are.
-std::string escape_decode(std::string_view text, bool input) {
+std::string bin_escape_decode(std::string_view text, bool input) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '\\') {
@@ -70,7 +70,7 @@ std::string escape_decode(std::string_view text, bool input) {
   return out;
 }
 
-std::string escape_encode(std::string_view bytes) {
+std::string bin_escape_encode(std::string_view bytes) {
   std::string out;
   for (unsigned char c : bytes) {
     if (c == '\\') {
@@ -84,9 +84,9 @@ std::string escape_encode(std::string_view bytes) {
   return out;
 }
 
-constexpr std::string_view kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view bin_kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-std::string base64_encode(std::string_view bytes) {
+std::string bin_base64_encode(std::string_view bytes) {
   std::string out;
   std::size_t line = 0;
   for (std::size_t i = 0; i < bytes.size(); i += 3) {
@@ -98,27 +98,27 @@ std::string base64_encode(std::string_view bytes) {
       out += '\n';
       line = 0;
     }
-    out += kBase64[(n >> 18) & 63];
-    out += kBase64[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kBase64[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kBase64[n & 63] : '=';
+    out += bin_kBase64[(n >> 18) & 63];
+    out += bin_kBase64[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? bin_kBase64[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? bin_kBase64[n & 63] : '=';
     line += 4;
   }
   return out;
 }
 
-std::string base64_decode(std::string_view text) {
+std::string bin_base64_decode(std::string_view text) {
   std::string out;
   std::uint32_t buffer = 0;
   int bits = 0, padding = 0;
   for (char c : text) {
-    if (is_space(c)) continue;
+    if (bin_is_space(c)) continue;
     if (c == '=') {
       ++padding;
       continue;
     }
     if (padding > 0) throw SqlError("22023", "unexpected \"=\" while decoding base64 sequence");
-    const auto pos = kBase64.find(c);
+    const auto pos = bin_kBase64.find(c);
     if (pos == std::string_view::npos) throw SqlError("22023", fmt::format("invalid symbol \"{}\" found while decoding base64 sequence", c));
     buffer = (buffer << 6) | static_cast<std::uint32_t>(pos);
     bits += 6;
@@ -127,14 +127,14 @@ std::string base64_decode(std::string_view text) {
       out += static_cast<char>((buffer >> bits) & 0xff);
     }
   }
-  const std::size_t symbols = std::count_if(text.begin(), text.end(), [](char c) { return !is_space(c); });
+  const std::size_t symbols = std::count_if(text.begin(), text.end(), [](char c) { return !bin_is_space(c); });
   if (symbols % 4 != 0) throw SqlError("22023", "invalid base64 end sequence");
   return out;
 }
 
-std::string text_arg(const Value& v) { return v.type() == Type::text || v.type() == Type::unknown ? v.as_text() : cast(v, Type::text).as_text(); }
+std::string bin_text_arg(const Value& v) { return v.type() == Type::text || v.type() == Type::unknown ? v.as_text() : cast(v, Type::text).as_text(); }
 
-std::string bytes_arg(const Value& v, std::string_view function) {
+std::string bin_bytes_arg(const Value& v, std::string_view function) {
   if (v.type() == Type::bytea) return v.payload();
   if (v.type() == Type::unknown) return bytea_input(v.as_text()).payload();
   throw SqlError("42883", fmt::format("function {}({}) does not exist", function, type_name(v.type())));
@@ -149,9 +149,9 @@ Value uuid_input(std::string_view text) {
   std::string digits;
   std::size_t i = 0;
   for (; i < s.size() && digits.size() < 32; ++i) {
-    const int v = hex_value(s[i]);
+    const int v = bin_hex_value(s[i]);
     if (v < 0) throw SqlError("22P02", fmt::format("invalid input syntax for type uuid: \"{}\"", text));
-    digits += kHexDigits[static_cast<std::size_t>(v)];
+    digits += bin_kHexDigits[static_cast<std::size_t>(v)];
     // A hyphen may follow any group of four digits.
     if (digits.size() % 4 == 0 && digits.size() < 32 && i + 1 < s.size() && s[i + 1] == '-') ++i;
   }
@@ -181,11 +181,11 @@ Value uuid_from_seed(std::uint64_t seed) {
 }
 
 Value bytea_input(std::string_view text) {
-  if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x') return Value::bytea(hex_decode(text.substr(2)));
-  return Value::bytea(escape_decode(text, true));
+  if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x') return Value::bytea(bin_hex_decode(text.substr(2)));
+  return Value::bytea(bin_escape_decode(text, true));
 }
 
-std::string bytea_output(std::string_view bytes) { return "\\x" + hex_encode(bytes); }
+std::string bytea_output(std::string_view bytes) { return "\\x" + bin_hex_encode(bytes); }
 
 Value bit_input(std::string_view text) {
   std::string_view s = text;
@@ -199,7 +199,7 @@ Value bit_input(std::string_view text) {
   std::string digits;
   for (char c : s) {
     if (hex) {
-      const int v = hex_value(c);
+      const int v = bin_hex_value(c);
       if (v < 0) throw SqlError("22P02", fmt::format("\"{}\" is not a valid hexadecimal digit", c));
       for (int b = 3; b >= 0; --b) digits += ((v >> b) & 1) != 0 ? '1' : '0';
     } else {
@@ -254,25 +254,25 @@ Value binary_function(std::string_view name, const std::vector<Value>& args) {
     if (a.is_null()) return Value::null(name == "encode" ? Type::text : Type::bytea);
   }
   if (name == "convert_to") {
-    const std::string encoding = text_arg(args.at(1));
+    const std::string encoding = bin_text_arg(args.at(1));
     std::string upper = encoding;
     std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     if (upper != "UTF8" && upper != "UTF-8") {
       throw SqlError("0A000", fmt::format("convert_to(..., '{}') is not in lockstep's SQL subset (UTF8 is)", encoding));
     }
-    return Value::bytea(text_arg(args.at(0)));
+    return Value::bytea(bin_text_arg(args.at(0)));
   }
-  const std::string format = text_arg(args.at(1));
+  const std::string format = bin_text_arg(args.at(1));
   if (name == "encode") {
-    const std::string bytes = bytes_arg(args.at(0), "encode");
-    if (format == "hex") return Value::text(hex_encode(bytes));
-    if (format == "base64") return Value::text(base64_encode(bytes));
-    if (format == "escape") return Value::text(escape_encode(bytes));
+    const std::string bytes = bin_bytes_arg(args.at(0), "encode");
+    if (format == "hex") return Value::text(bin_hex_encode(bytes));
+    if (format == "base64") return Value::text(bin_base64_encode(bytes));
+    if (format == "escape") return Value::text(bin_escape_encode(bytes));
   } else {
-    const std::string text = text_arg(args.at(0));
-    if (format == "hex") return Value::bytea(hex_decode(text));
-    if (format == "base64") return Value::bytea(base64_decode(text));
-    if (format == "escape") return Value::bytea(escape_decode(text, false));
+    const std::string text = bin_text_arg(args.at(0));
+    if (format == "hex") return Value::bytea(bin_hex_decode(text));
+    if (format == "base64") return Value::bytea(bin_base64_decode(text));
+    if (format == "escape") return Value::bytea(bin_escape_decode(text, false));
   }
   throw SqlError("22023", fmt::format("unrecognized encoding: \"{}\"", format));
 }

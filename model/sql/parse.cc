@@ -380,7 +380,8 @@ Insert Reader::insert(const json& body) {
     ins.on_conflict = action == "ONCONFLICT_UPDATE" ? Insert::OnConflict::update : Insert::OnConflict::nothing;
     if (oc.contains("infer")) {
       const json& infer = oc.at("infer");
-      known(infer, "InferClause", {"indexElems"}, loc);
+      known(infer, "InferClause", {"indexElems", "whereClause"}, loc);
+      if (infer.contains("whereClause")) ins.conflict_index_where = std::make_shared<Expr>(expr(infer.at("whereClause"), loc));
       for (const json& ie : infer.at("indexElems")) {
         const json& elem = *node(ie).second;
         known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);

@@ -231,7 +231,7 @@ CreateSequence Reader::create_sequence(const json& body) {
 
 CreateIndex Reader::create_index(const json& body) {
   const int loc = statement_start_;
-  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists"}, loc);
+  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists", "whereClause"}, loc);
   if (body.value("accessMethod", "btree") != "btree") refuse(fmt::format("an index USING {}", body.value("accessMethod", "")), loc);
   CreateIndex ix;
   std::string alias;
@@ -244,6 +244,7 @@ CreateIndex Reader::create_index(const json& body) {
     if (!elem.contains("name")) refuse("an index on an expression", loc);
     ix.columns.push_back(elem.at("name"));
   }
+  if (body.contains("whereClause")) ix.where = std::make_shared<Expr>(expr(body.at("whereClause"), loc));
   return ix;
 }
 

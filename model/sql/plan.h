@@ -123,6 +123,7 @@ struct Insert {
   enum class Overriding : std::uint8_t { none, system, user } overriding = Overriding::none;
   enum class OnConflict : std::uint8_t { none, nothing, update } on_conflict = OnConflict::none;
   std::vector<std::string> conflict_columns;  // empty: any unique key (DO NOTHING only)
+  std::shared_ptr<const Expr> conflict_index_where;  // ON CONFLICT (cols) WHERE predicate: a partial index's
   std::vector<Assignment> conflict_set;
   std::optional<Expr> conflict_where;
   std::vector<Target> returning;
@@ -212,6 +213,7 @@ struct CreateIndex {
   std::string table;
   std::vector<std::string> columns;
   bool unique = false;
+  std::shared_ptr<const Expr> where;  // a partial index: the rows it holds
 };
 
 // CREATE SCHEMA [IF NOT EXISTS] name, DROP SCHEMA [IF EXISTS] name [CASCADE]: names only.

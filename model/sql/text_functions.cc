@@ -228,7 +228,7 @@ Value null_if(const Value& a, const Value& b) {
 
 namespace {
 
-std::size_t utf8_length_at(std::string_view s, std::size_t i) {
+std::size_t txt_utf8_length_at(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
   return std::min(n, s.size() - i);
@@ -237,23 +237,23 @@ std::size_t utf8_length_at(std::string_view s, std::size_t i) {
 // MatchText of like_match.c: backtracking on %, a character at a time. A match that ran out
 // of text aborts the whole search (no later start of the % can match either), which keeps
 // patterns of many %s polynomial.
-enum class Like { match, no_match, abort };
+enum class LikeResult { match, no_match, abort };
 
-Like like_from(std::string_view t, std::size_t ti, std::string_view p, std::size_t pi) {
+LikeResult txt_like_from(std::string_view t, std::size_t ti, std::string_view p, std::size_t pi) {
   while (pi < p.size()) {
     if (p[pi] == '%') {
       while (pi < p.size() && p[pi] == '%') ++pi;
-      if (pi == p.size()) return Like::match;
+      if (pi == p.size()) return LikeResult::match;
       while (ti < t.size()) {
-        const Like r = like_from(t, ti, p, pi);
-        if (r != Like::no_match) return r;
-        ti += utf8_length_at(t, ti);
+        const LikeResult r = txt_like_from(t, ti, p, pi);
+        if (r != LikeResult::no_match) return r;
+        ti += txt_utf8_length_at(t, ti);
       }
-      return Like::abort;
+      return LikeResult::abort;
     }
-    if (ti >= t.size()) return Like::abort;
+    if (ti >= t.size()) return LikeResult::abort;
     if (p[pi] == '_') {
-      ti += utf8_length_at(t, ti);
+      ti += txt_utf8_length_at(t, ti);
       ++pi;
       continue;
     }
@@ -261,14 +261,14 @@ Like like_from(std::string_view t, std::size_t ti, std::string_view p, std::size
       ++pi;
       if (pi >= p.size()) throw SqlError("22025", "LIKE pattern must not end with escape character");
     }
-    if (t[ti] != p[pi]) return Like::no_match;
+    if (t[ti] != p[pi]) return LikeResult::no_match;
     ++ti;
     ++pi;
   }
-  return ti == t.size() ? Like::match : Like::no_match;
+  return ti == t.size() ? LikeResult::match : LikeResult::no_match;
 }
 
-std::string like_operand(const Value& v, bool ignore_case, std::string_view op) {
+std::string txt_like_operand(const Value& v, bool ignore_case, std::string_view op) {
   if (v.type() != Type::text && v.type() != Type::unknown) {
     throw SqlError("42883", fmt::format("operator does not exist: {} {} text", type_name(v.type()), op));
   }
@@ -288,8 +288,8 @@ std::string like_operand(const Value& v, bool ignore_case, std::string_view op) 
 Value like(const Value& text, const Value& pattern, bool ignore_case) {
   if (text.is_null() || pattern.is_null()) return Value::null(Type::boolean);
   const std::string_view op = ignore_case ? "~~*" : "~~";
-  const std::string t = like_operand(text, ignore_case, op), p = like_operand(pattern, ignore_case, op);
-  return Value::boolean(like_from(t, 0, p, 0) == Like::match);
+  const std::string t = txt_like_operand(text, ignore_case, op), p = txt_like_operand(pattern, ignore_case, op);
+  return Value::boolean(txt_like_from(t, 0, p, 0) == LikeResult::match);
 }
 
 }  // namespace lockstep::sql

@@ -103,6 +103,7 @@ struct SqlTable {
   struct UniqueKey {
     std::vector<int> columns;
     std::string name;
+    std::shared_ptr<const sql::Expr> where;  // a partial unique index: the rows it holds (others repeat freely)
   };
   std::vector<UniqueKey> unique;
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a

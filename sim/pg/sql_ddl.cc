@@ -102,7 +102,7 @@ namespace {
 
 // A regclass text as the server reads it: an unquoted name folded to lower case, a quoted one
 // as written; a schema before a dot dropped (tables and sequences are known by their names).
-std::string sequence_name(std::string_view text) {
+std::string ddl_sequence_name(std::string_view text) {
   std::string out;
   bool quoted = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -127,7 +127,7 @@ std::string sequence_name(std::string_view text) {
 
 Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
   if (args.at(0).is_null()) return Value::null(Type::int8);
-  const std::string seq_name = sequence_name(sql::cast(args[0], Type::text).as_text());
+  const std::string seq_name = ddl_sequence_name(sql::cast(args[0], Type::text).as_text());
   Server::Sequence* seq = server_.sequence(seq_name);
   if (seq == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", seq_name));
   if (name == "currval") {
@@ -212,7 +212,9 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     if (i < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", col)};
     key.columns.push_back(i);
   }
-  if (ix.unique && ix.columns != t->def.primary_key) {
+  if (ix.where) check_columns(*ix.where, *t, "");
+  if (ix.unique && (ix.columns != t->def.primary_key || ix.where)) {
+    key.where = ix.where;
     key.name = ix.name;
     if (key.name.empty()) key.name = fmt::format("{}_{}_idx", t->def.table, fmt::join(ix.columns, "_"));
     // The rows there already must not repeat a key (the setup has no transactions running).

@@ -57,7 +57,10 @@ Error error_of(const SqlError& e);
 Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
 Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
-// A row's values of a unique key as one text, or nullopt when one is NULL (NULLs never conflict).
+// Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
+bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
+// A row's values of a unique key as one text, or nullopt when one is NULL or a partial index
+// does not hold the row (neither conflicts).
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
 // A value as the result shows it: its text, or nullopt for NULL.
 std::optional<std::string> output(const Value& v);
