@@ -43,6 +43,9 @@ std::int64_t checked(__int128 v, Type t) {
 
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (is_array_operand(a, b)) return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
+  if (a.type() == Type::json || b.type() == Type::json) {
+    throw SqlError("0A000", fmt::format("the operator {} on json (not jsonb) is not in lockstep's SQL subset: cast to jsonb", op));
+  }
   if (a.is_null() || b.is_null()) return Value::null();
   if (op == "||" && (a.type() == Type::bytea || b.type() == Type::bytea) && a.type() != Type::text && b.type() != Type::text) {
     const Value x = a.type() == Type::unknown ? bytea_input(a.as_text()) : a;

@@ -125,7 +125,7 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     // refused by name.
     static constexpr std::string_view kBuiltIn[] = {
         "numeric", "decimal", "float4", "float8", "real", "double", "money", "varbit", "date", "time",
-        "timetz", "json", "xml", "inet", "cidr", "macaddr", "macaddr8", "point", "line", "lseg", "box", "path", "polygon",
+        "timetz", "xml", "inet", "cidr", "macaddr", "macaddr8", "point", "line", "lseg", "box", "path", "polygon",
         "circle", "tsvector", "tsquery", "bpchar", "char", "character", "name", "oid", "regclass", "int4range", "int8range",
         "tsrange", "tstzrange", "daterange", "numrange", "jsonpath", "pg_lsn", "citext", "hstore", "ltree", "record", "void",
         "timestamptz_", "interval_"};

@@ -95,6 +95,7 @@ std::string_view type_name(Type t) {
     case Type::uuid: return "uuid";
     case Type::bytea: return "bytea";
     case Type::bit: return "bit";
+    case Type::json: return "json";
   }
   return "?";
 }
@@ -107,7 +108,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::jsonb},
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
-      {"bit", Type::bit}};
+      {"bit", Type::bit},          {"json", Type::json}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -131,7 +132,7 @@ const std::string& Value::jsonb_text() const {
   return s_;
 }
 const std::string& Value::payload() const {
-  if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit)) {
+  if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit && type_ != Type::json)) {
     throw SqlError("XX000", "internal: not an array, uuid, bytea or bit value");
   }
   return s_;
@@ -147,7 +148,7 @@ Interval Value::as_interval() const {
 
 std::string Value::text_output() && {
   if (!null_ && (type_ == Type::text || type_ == Type::unknown || type_ == Type::jsonb || type_ == Type::enum_ || type_ == Type::array ||
-                 type_ == Type::uuid || type_ == Type::bit)) {
+                 type_ == Type::uuid || type_ == Type::bit || type_ == Type::json)) {
     return std::move(s_);
   }
   return static_cast<const Value&>(*this).text_output();
@@ -162,7 +163,8 @@ std::string Value::text_output() const& {
     case Type::enum_:
     case Type::array:
     case Type::uuid:
-    case Type::bit: return s_;
+    case Type::bit:
+    case Type::json: return s_;
     case Type::bytea: return bytea_output(s_);
     case Type::int2:
     case Type::int4:
@@ -192,6 +194,9 @@ Value cast(const Value& v, Type to) {
   if (to == Type::unknown) return v;
   if (from == Type::enum_ && to == Type::text) return Value::text(v.text_output());
   if (from == Type::array && to == Type::text) return Value::text(array_display(v));
+  if (from == Type::json && to == Type::jsonb) return Value::jsonb(jsonb_canonical(v.payload()));
+  if (from == Type::json && to == Type::text) return Value::text(v.payload());
+  if (from == Type::jsonb && to == Type::json) return Value::json(v.jsonb_text());
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (from == Type::bit && (to == Type::int4 || to == Type::int8)) return bit_to_integer(v, to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
@@ -220,6 +225,10 @@ Value from_text(std::string_view s, Type to) {
     case Type::uuid: return uuid_input(s);
     case Type::bytea: return bytea_input(s);
     case Type::bit: return bit_input(s);
+    case Type::json: {
+      (void)jsonb_canonical(s);  // json_in: valid JSON (22P02 otherwise), kept as written
+      return Value::json(std::string(s));
+    }
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -237,6 +246,9 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     return a.enum_position() <=> b.enum_position();
   }
   if (ta == Type::array || tb == Type::array) return array_compare(a, b, op);
+  if (ta == Type::json || tb == Type::json) {  // json has no comparison operators (jsonb has)
+    throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta == Type::unknown ? tb : ta), op, type_name(tb == Type::unknown ? ta : tb)));
+  }
   if (ta == Type::unknown && tb == Type::unknown) return a.as_text() <=> b.as_text();
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);

@@ -35,7 +35,7 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -80,6 +80,8 @@ class Value {
   static Value uuid(std::string canonical) { return Value(Type::uuid, false, 0, std::move(canonical)); }
   static Value bytea(std::string bytes) { return Value(Type::bytea, false, 0, std::move(bytes)); }
   static Value bit(std::string digits) { return Value(Type::bit, false, 0, std::move(digits)); }
+  // json: its text as given (the server keeps json as written; jsonb is model/sql/jsonb.h).
+  static Value json(std::string text) { return Value(Type::json, false, 0, std::move(text)); }
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -91,7 +93,7 @@ class Value {
   int enum_type() const { return days_; }          // REQUIRES: an enum value
   Type array_element() const { return static_cast<Type>(days_); }  // REQUIRES: an array
   int array_enum() const { return months_; }                        // ... its elements' enum type, or -1
-  // The text an array, uuid, bytea or bit value keeps (see their factories).
+  // The text an array, uuid, bytea, bit or json value keeps (see their factories).
   const std::string& payload() const;
   std::int64_t enum_position() const { return i_; }  // the canonical text of a jsonb value
   std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
