@@ -37,6 +37,9 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
         c.foreign_keys.push_back(foreign_key(con, c.table, col.name, cloc));
       } else if (contype == "CONSTR_IDENTITY") {
         identity(con, col, cloc);
+      } else if (contype == "CONSTR_GENERATED") {
+        known(con, "Constraint", {"contype", "generated_when", "raw_expr", "location"}, cloc);
+        col.generated = std::make_shared<Expr>(expr(con.at("raw_expr"), cloc));
       } else {
         refuse(constraint_name(contype), cloc);
       }

@@ -162,6 +162,7 @@ struct ColumnDef {
   std::int64_t sequence_start = 1, sequence_increment = 1;  // START WITH, INCREMENT BY
   bool not_null = false;
   std::optional<Expr> default_value;
+  std::shared_ptr<const Expr> generated;  // GENERATED ALWAYS AS (expr) STORED: computed from the row's other columns
 };
 
 // REFERENCES / FOREIGN KEY: MATCH SIMPLE, NO ACTION or RESTRICT, not deferrable (others are

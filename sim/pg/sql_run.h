@@ -57,6 +57,8 @@ Error error_of(const SqlError& e);
 Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
 Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
+// Computes the row's generated columns (GENERATED ALWAYS AS (expr) STORED) from its others.
+void compute_generated(const SqlTable& t, Row& row);
 // Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
 // A row's values of a unique key as one text, or nullopt when one is NULL or a partial index

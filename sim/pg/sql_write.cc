@@ -144,6 +144,10 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     const sql::ColumnDef& c = t.def.columns[i];
     Value v;
     if (given[i] && c.serial && overriding == sql::Insert::Overriding::user) given[i].reset();
+    if (given[i] && c.generated != nullptr) {
+      throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
+    }
+    if (c.generated != nullptr) continue;  // computed below, from the others
     if (given[i] && c.identity_always && overriding != sql::Insert::Overriding::system) {
       throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
     }
@@ -159,6 +163,7 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     const Value stored_value = assigned(v, c, t.def.table);
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
+  compute_generated(t, row);
   return row;
 }
 
@@ -284,11 +289,12 @@ Status SqlRun::lock_new_row(const std::string& name, std::int64_t id, ObjectId o
 
 namespace {
 
-// The columns of one stored row, for a partial index's predicate (which the server requires
-// to be immutable: no parameters, no functions of the server, no subqueries).
-class IndexPredicateRow final : public sql::EvalContext {
+// The columns of one stored row, for a partial index's predicate or a generated column's
+// expression (which the server requires to be immutable: no parameters, no functions of the
+// server, no subqueries).
+class StoredRowContext final : public sql::EvalContext {
  public:
-  IndexPredicateRow(const SqlTable& t, const Row& row) : t_(t), row_(row) {}
+  StoredRowContext(const SqlTable& t, const Row& row) : t_(t), row_(row) {}
   Value column(const Expr& ref) override {
     const int i = t_.column(ref.name);
     if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
@@ -296,7 +302,7 @@ class IndexPredicateRow final : public sql::EvalContext {
   }
   Value param(int) override { throw SqlError("42P02", "there is no parameter $1"); }
   Value call(const Expr&, const std::vector<Value>&) override {
-    throw SqlError("42P17", "functions in index predicate must be marked IMMUTABLE");
+    throw SqlError("42P17", "functions in index predicate or generation expression must be marked IMMUTABLE");
   }
   Value subquery(const Expr&) override { throw SqlError("0A000", "cannot use subquery in index predicate"); }
 
@@ -309,8 +315,21 @@ class IndexPredicateRow final : public sql::EvalContext {
 
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
   if (key.where == nullptr) return true;
-  IndexPredicateRow context(t, row);
+  StoredRowContext context(t, row);
   return sql::is_true(sql::evaluate(*key.where, context));
+}
+
+void compute_generated(const SqlTable& t, Row& row) {
+  for (const sql::ColumnDef& c : t.def.columns) {
+    if (c.generated == nullptr) continue;
+    StoredRowContext context(t, row);
+    const Value v = assigned(sql::evaluate(*c.generated, context), c, t.def.table);
+    if (v.is_null()) {
+      row.erase(c.name);
+    } else {
+      row[c.name] = v.text_output();
+    }
+  }
 }
 
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
@@ -439,6 +458,9 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     if (std::find(t.key.begin(), t.key.end(), i) != t.key.end()) {
       throw SqlError("0A000", "an UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
     }
+    if (t.def.columns[static_cast<std::size_t>(i)].generated != nullptr) {
+      throw SqlError("428C9", fmt::format("column \"{}\" can only be updated to DEFAULT", a.column));
+    }
     Value v = assigned(sql::evaluate(a.value, *this), t.def.columns[static_cast<std::size_t>(i)], t.def.table);
     if (v.is_null()) {
       updated.erase(a.column);
@@ -446,6 +468,7 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
       updated[a.column] = std::move(v).text_output();
     }
   }
+  compute_generated(t, updated);
   row_ = nullptr;
   return updated;
 }
