@@ -173,8 +173,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 LIKE ... ESCAPE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
   EXPECT_EQ(refusal("SELECT ARRAY[ARRAY[1]]"), "0A000 multidimensional arrays is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT ARRAY[]"), "42P18 cannot determine type of empty array, at position 8 @8");
-  EXPECT_EQ(refusal("CREATE TABLE t (a int CHECK (a > 0))"),
-            "0A000 a CHECK constraint is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("CREATE TABLE t (a int, EXCLUDE (a WITH =))"),
+            "0A000 an EXCLUDE constraint is not in lockstep's SQL subset (docs/sql.md), at position 24 @24");
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
   EXPECT_EQ(refusal("SELECT 1.5"),

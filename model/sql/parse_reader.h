@@ -111,6 +111,7 @@ class Reader {
   std::int64_t integer_at(int location) const;
   // CREATE SEQUENCE's options.
   CreateSequence create_sequence(const json& body);
+  static void name_checks(CreateTable& c);
   static std::string column_name(const json& n);
   static std::pair<std::string, int> column_name_of(const json& n);
   static std::string type_display(const json& type_name);

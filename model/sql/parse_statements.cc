@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
@@ -37,6 +38,9 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
         c.foreign_keys.push_back(foreign_key(con, c.table, col.name, cloc));
       } else if (contype == "CONSTR_IDENTITY") {
         identity(con, col, cloc);
+      } else if (contype == "CONSTR_CHECK") {
+        known(con, "Constraint", {"contype", "conname", "raw_expr", "initially_valid", "is_no_inherit", "skip_validation", "location"}, cloc);
+        c.checks.push_back({con.value("conname", ""), std::make_shared<Expr>(expr(con.at("raw_expr"), cloc))});
       } else if (contype == "CONSTR_GENERATED") {
         known(con, "Constraint", {"contype", "generated_when", "raw_expr", "location"}, cloc);
         col.generated = std::make_shared<Expr>(expr(con.at("raw_expr"), cloc));
@@ -70,6 +74,34 @@ void Reader::identity(const json& con, ColumnDef& col, int loc) {
   }
 }
 
+namespace {
+
+void check_columns_of(const Expr& e, std::set<std::string>& out) {
+  if (e.kind == Expr::Kind::column) out.insert(e.name);
+  for (const Expr& a : e.args) check_columns_of(a, out);
+}
+
+}  // namespace
+
+// CHECK constraints without a name get the server's (ChooseConstraintName): <table>_<column>_check
+// when the expression reads one column, else <table>_check; a taken name gets 1, 2, ...
+void Reader::name_checks(CreateTable& c) {
+  std::set<std::string> taken;
+  for (const CheckConstraint& k : c.checks) {
+    if (!k.name.empty()) taken.insert(k.name);
+  }
+  for (CheckConstraint& k : c.checks) {
+    if (!k.name.empty()) continue;
+    std::set<std::string> columns;
+    check_columns_of(*k.expr, columns);
+    const std::string base = columns.size() == 1 ? fmt::format("{}_{}_check", c.table, *columns.begin()) : fmt::format("{}_check", c.table);
+    std::string name = base;
+    for (int n = 1; taken.count(name) != 0; ++n) name = fmt::format("{}{}", base, n);
+    taken.insert(name);
+    k.name = name;
+  }
+}
+
 CreateTable Reader::create_table(const json& body) {
   const int loc = statement_start_;
   known(body, "CreateStmt", {"relation", "tableElts", "if_not_exists", "oncommit"}, loc);
@@ -92,6 +124,12 @@ CreateTable Reader::create_table(const json& body) {
           c.foreign_keys.push_back(foreign_key(*b, c.table, "", eloc));
           continue;
         }
+        if (contype == "CONSTR_CHECK") {
+          known(*b, "Constraint", {"contype", "conname", "raw_expr", "initially_valid", "is_no_inherit", "skip_validation", "location"}, eloc);
+          c.checks.push_back({b->value("conname", ""), std::make_shared<Expr>(expr(b->at("raw_expr"), eloc))});
+          continue;
+        }
+        if (contype != "CONSTR_PRIMARY" && contype != "CONSTR_UNIQUE") refuse(constraint_name(contype), eloc);
         known(*b, type, {"contype", "keys"}, eloc);
         if (contype == "CONSTR_PRIMARY") {
           if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), eloc);
@@ -106,6 +144,7 @@ CreateTable Reader::create_table(const json& body) {
       }
     }
   }
+  name_checks(c);
   for (const std::string& k : c.primary_key) {
     auto it = std::find_if(c.columns.begin(), c.columns.end(), [&](const ColumnDef& d) { return d.name == k; });
     if (it == c.columns.end()) fail("42703", fmt::format("column \"{}\" named in key does not exist", k), loc);

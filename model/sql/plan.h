@@ -175,6 +175,12 @@ struct ForeignKey {
   bool restrict_delete = false, restrict_update = false;  // RESTRICT (else NO ACTION)
 };
 
+// CHECK (expr): a row whose expr is false is refused (23514); NULL passes.
+struct CheckConstraint {
+  std::string name;  // given, or as the server names it: <table>_<column>_check, <table>_check, then 1, 2, ...
+  std::shared_ptr<const Expr> expr;
+};
+
 struct CreateTable {
   std::string table;
   bool if_not_exists = false;
@@ -182,6 +188,7 @@ struct CreateTable {
   std::vector<std::string> primary_key;            // columns; empty: none
   std::vector<std::vector<std::string>> unique;    // further unique keys
   std::vector<ForeignKey> foreign_keys;
+  std::vector<CheckConstraint> checks;  // in the order they are written
 };
 
 struct DropTable {

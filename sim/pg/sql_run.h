@@ -59,6 +59,8 @@ Value stored(const SqlTable& t, const Row& row, int i);
 Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
 // Computes the row's generated columns (GENERATED ALWAYS AS (expr) STORED) from its others.
 void compute_generated(const SqlTable& t, Row& row);
+// 23514 when one of the table's CHECK constraints is false for the row (NULL passes).
+void check_constraints(const SqlTable& t, const Row& row);
 // Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
 // A row's values of a unique key as one text, or nullopt when one is NULL or a partial index

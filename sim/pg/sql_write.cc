@@ -164,6 +164,7 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
   compute_generated(t, row);
+  check_constraints(t, row);
   return row;
 }
 
@@ -332,6 +333,21 @@ void compute_generated(const SqlTable& t, Row& row) {
   }
 }
 
+void check_constraints(const SqlTable& t, const Row& row) {
+  if (t.def.checks.empty()) return;
+  // The server evaluates them in the order of their names (CheckConstraintFetch sorts them).
+  std::vector<const sql::CheckConstraint*> checks;
+  for (const sql::CheckConstraint& k : t.def.checks) checks.push_back(&k);
+  std::sort(checks.begin(), checks.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  for (const sql::CheckConstraint* k : checks) {
+    StoredRowContext context(t, row);
+    const Value v = sql::evaluate(*k->expr, context);
+    if (!v.is_null() && !sql::is_true(v, "CHECK")) {
+      throw SqlError("23514", fmt::format("new row for relation \"{}\" violates check constraint \"{}\"", t.def.table, k->name));
+    }
+  }
+}
+
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
   if (!in_partial_index(key, t, row)) return std::nullopt;  // not in the index: it conflicts with nothing
   std::string text;
@@ -469,6 +485,7 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     }
   }
   compute_generated(t, updated);
+  check_constraints(t, updated);
   row_ = nullptr;
   return updated;
 }
