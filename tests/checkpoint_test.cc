@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", LOCKSTEP_SOURCE_DIR, name); }
 
 nlohmann::json last_json(const testing::CliRun& r) {
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
