@@ -284,6 +284,14 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
     return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);
   }
+  if (e.name == "hashtextextended") {
+    if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::int8);
+    if (args[0].type() != Type::text && args[0].type() != Type::unknown) {
+      throw SqlError("42883", fmt::format("function hashtextextended({}, bigint) does not exist", type_name(args[0].type())));
+    }
+    const Value seed = cast(args[1], Type::int8);
+    return Value::integer(hash_text_extended(args[0].as_text(), static_cast<std::uint64_t>(seed.as_integer())), Type::int8);
+  }
   if (e.name == "md5" || e.name == "hashtext") {
     const Value& v = args.at(0);
     if (v.is_null()) return Value::null(e.name == "md5" ? Type::text : Type::int4);

@@ -52,6 +52,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"chr", 1, 1, FunctionKind::scalar},
     FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
     FunctionInfo{"hashtext", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"hashtextextended", 2, 2, FunctionKind::scalar},
     FunctionInfo{"lower", 1, 1, FunctionKind::scalar},
     FunctionInfo{"upper", 1, 1, FunctionKind::scalar},
     FunctionInfo{"length", 1, 1, FunctionKind::scalar},

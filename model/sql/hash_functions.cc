@@ -1,8 +1,11 @@
 #include "lockstep/model/sql/hash_functions.h"
 
+
 #include <array>
 #include <bit>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -91,10 +94,18 @@ std::string md5_hex(std::string_view bytes) {
   return out;
 }
 
-std::int32_t hash_text(std::string_view bytes) {
+namespace {
+
+// hash_bytes (seeded: hash_bytes_extended, whose seed is mixed in first): b and c at the end.
+std::pair<std::uint32_t, std::uint32_t> jenkins_hash(std::string_view bytes, std::optional<std::uint64_t> seed) {
   const auto* k = reinterpret_cast<const unsigned char*>(bytes.data());
   auto len = static_cast<std::uint32_t>(bytes.size());
   std::uint32_t a = 0x9e3779b9 + len + 3923095, b = a, c = a;
+  if (seed && *seed != 0) {
+    a += static_cast<std::uint32_t>(*seed >> 32);
+    b += static_cast<std::uint32_t>(*seed);
+    jenkins_mix(a, b, c);
+  }
   while (len >= 12) {
     a += word_at(k);
     b += word_at(k + 4);
@@ -119,7 +130,16 @@ std::int32_t hash_text(std::string_view bytes) {
     default: break;
   }
   jenkins_final(a, b, c);
-  return static_cast<std::int32_t>(c);
+  return {b, c};
+}
+
+}  // namespace
+
+std::int32_t hash_text(std::string_view bytes) { return static_cast<std::int32_t>(jenkins_hash(bytes, std::nullopt).second); }
+
+std::int64_t hash_text_extended(std::string_view bytes, std::uint64_t seed) {
+  const auto [b, c] = jenkins_hash(bytes, seed);
+  return static_cast<std::int64_t>((static_cast<std::uint64_t>(b) << 32) | c);
 }
 
 }  // namespace lockstep::sql

@@ -1,5 +1,6 @@
 // model/sql/hash_functions.h: the hashes lock libraries turn a name into an advisory lock key
-// with: md5(text) (RFC 1321, as 32 lower-case hex digits) and hashtext(text) (PostgreSQL's
+// with: md5(text) (RFC 1321, as 32 lower-case hex digits), hashtext(text) and
+// hashtextextended(text, seed) (PostgreSQL's
 // hash_bytes, Bob Jenkins' lookup3 mix as PostgreSQL uses it, little-endian byte order, as a
 // signed int4). Both equal the server's values for the same bytes (checked in
 // tests/sql-specs/hash-keys.spec).
@@ -13,5 +14,7 @@ namespace lockstep::sql {
 
 std::string md5_hex(std::string_view bytes);
 std::int32_t hash_text(std::string_view bytes);
+// hashtextextended(text, seed): hash_bytes_extended, 64 bits (a seed of 0 hashes as no seed).
+std::int64_t hash_text_extended(std::string_view bytes, std::uint64_t seed);
 
 }  // namespace lockstep::sql
