@@ -15,7 +15,7 @@ namespace {
 constexpr bool arr_array_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 [[noreturn]] void arr_malformed(std::string_view text) {
-  throw SqlError("22P02", fmt::format("arr_malformed array literal: \"{}\"", text));
+  throw SqlError("22P02", fmt::format("malformed array literal: \"{}\"", text));
 }
 
 std::string arr_element_name(ElementType e) {
@@ -266,7 +266,7 @@ Value array_constructor(const std::vector<Value>& elements) {
         common.type = Type::int4;
       }
     } else {
-      throw SqlError("42804", fmt::format("ARRAY types {} and {} cannot be arr_matched", arr_element_name(common), arr_element_name(e)));
+      throw SqlError("42804", fmt::format("ARRAY types {} and {} cannot be matched", arr_element_name(common), arr_element_name(e)));
     }
   }
   if (common.type == Type::unknown && !elements.empty()) common.type = Type::text;
