@@ -247,6 +247,20 @@ Statement Reader::statement(const json& n) {
     t.name = parts[0];
     if (body.contains("vals")) t.labels = names(body.at("vals"));
     s.body = std::move(t);
+  } else if (type == "AlterEnumStmt") {
+    known(body, "AlterEnumStmt", {"typeName", "newVal", "newValNeighbor", "newValIsAfter", "skipIfNewValExists", "oldVal"}, statement_start_);
+    if (body.contains("oldVal")) refuse("ALTER TYPE ... RENAME VALUE", statement_start_);
+    CreateType t;
+    std::vector<std::string> parts = names(body.at("typeName"));
+    if (parts.size() == 2) parts.erase(parts.begin());  // schema.type: the type (plan.h's Schema)
+    if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
+    t.name = parts[0];
+    t.alter = true;
+    t.labels = {body.value("newVal", "")};
+    t.neighbor = body.value("newValNeighbor", "");
+    t.after = body.value("newValIsAfter", false) || t.neighbor.empty();
+    t.if_not_exists = body.value("skipIfNewValExists", false);
+    s.body = std::move(t);
   } else if (type == "CreateSeqStmt") {
     s.body = create_sequence(body);
   } else if (type == "CreateSchemaStmt") {
@@ -519,7 +533,7 @@ std::string Statement::tag() const {
     std::string operator()(const CreateTable&) const { return "CREATE TABLE"; }
     std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : d.sequences ? "DROP SEQUENCE" : "DROP TABLE"; }
     std::string operator()(const CreateSequence&) const { return "CREATE SEQUENCE"; }
-    std::string operator()(const CreateType&) const { return "CREATE TYPE"; }
+    std::string operator()(const CreateType& t) const { return t.alter ? "ALTER TYPE" : "CREATE TYPE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }

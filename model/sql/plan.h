@@ -199,9 +199,14 @@ struct DropTable {
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).
+// (And ALTER TYPE name ADD VALUE [IF NOT EXISTS] 'label' [BEFORE | AFTER 'neighbor']: `alter`.)
 struct CreateType {
   std::string name;
   std::vector<std::string> labels;
+  bool alter = false;
+  std::string neighbor;  // ALTER: the label the new one goes before or after ("": at the end)
+  bool after = true;
+  bool if_not_exists = false;
 };
 
 // CREATE SEQUENCE [IF NOT EXISTS] name [AS type] [INCREMENT BY n] [MINVALUE n] [MAXVALUE n]

@@ -1,6 +1,7 @@
 // sim/pg/sql_ddl.cc: the DDL of the simulated server (sim/pg/sql_run.h): CREATE / DROP TABLE,
 // CREATE / DROP TYPE (enums), CREATE / DROP SEQUENCE (and nextval, currval, setval), CREATE / DROP SCHEMA and CREATE INDEX, each outside the sessions
 // and outside a transaction block, in one step that writes the whole server.
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -45,6 +46,25 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
 Result<Rows> SqlRun::statement(const sql::CreateType& t) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
+  if (t.alter) {  // ADD VALUE: stored values are labels, so a label in the middle renumbers nothing stored
+    const int index = sql::enum_index(t.name);
+    if (index < 0) return Error{"42704", fmt::format("type \"{}\" does not exist", t.name)};
+    std::vector<std::string>& labels = server_.mutable_enum_types()[static_cast<std::size_t>(index)].labels;
+    const std::string& label = t.labels.at(0);
+    if (std::find(labels.begin(), labels.end(), label) != labels.end()) {
+      if (!t.if_not_exists) return Error{"42710", fmt::format("enum label \"{}\" already exists", label)};
+      c_.warnings_.push_back({"00000", fmt::format("enum label \"{}\" already exists, skipping", label)});
+      return done(Rows{{}, {}, "ALTER TYPE"});
+    }
+    auto at = labels.end();
+    if (!t.neighbor.empty()) {
+      at = std::find(labels.begin(), labels.end(), t.neighbor);
+      if (at == labels.end()) return Error{"22023", fmt::format("\"{}\" is not an existing enum label", t.neighbor)};
+      if (t.after) ++at;
+    }
+    labels.insert(at, label);
+    return done(Rows{{}, {}, "ALTER TYPE"});
+  }
   if (sql::enum_index(t.name) >= 0 || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
   server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels});
   return done(Rows{{}, {}, "CREATE TYPE"});

@@ -91,7 +91,7 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   }
   if (c.type == Type::bit && !v.is_null()) {
     if (from != Type::unknown && from != Type::bit) {
-      throw SqlError("42804", fmt::format("column \"{}\" is of type bit but expression is of type {}", c.name, sql::type_name(from)));
+      throw SqlError("42804", fmt::format("column \"{}\" is of type bit({}) but expression is of type {}", c.name, c.bits, sql::type_name(from)));
     }
     v = sql::cast(v, Type::bit);
     sql::check_bit_length(v, c.bits);
