@@ -164,7 +164,8 @@ TEST(SqlParse, ClaimShapesOfQueueLibraries) {
 TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1) SELECT * FROM r"),
             "0A000 WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY a"), "0A000 GROUP BY is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY CUBE (a)"),
+            "0A000 GROUPING SETS, ROLLUP or CUBE is not in lockstep's SQL subset (docs/sql.md), at position 26 @26");
   EXPECT_EQ(refusal("SELECT * FROM t JOIN u ON true"),
             "0A000 JOIN is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
   EXPECT_EQ(refusal("SELECT sha224(a) FROM t"),
@@ -177,15 +178,17 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 an EXCLUDE constraint is not in lockstep's SQL subset (docs/sql.md), at position 24 @24");
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
-  EXPECT_EQ(refusal("SELECT 1.5"),
-            "0A000 numeric values (a decimal number) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT 1.5::real"), "0A000 the type float4 is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");
+  EXPECT_EQ(refusal("SELECT 'NaN'::numeric"), "");  // refused when run: the value is read then
+  EXPECT_EQ(refusal("SELECT 1.5::numeric(50, 2)"),
+            "0A000 numeric precision 50 (1 to 38 are) is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");
   EXPECT_EQ(refusal("SELECT * FROM pg_locks"),
             "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("PREPARE TRANSACTION 'x'"), "0A000 prepared transactions is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("RESET ALL"), "0A000 RESET ALL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON DELETE CASCADE)"),
-            "0A000 ON DELETE CASCADE is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON UPDATE CASCADE)"),
+            "0A000 ON UPDATE CASCADE is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("SET LOCAL search_path = x"), "0A000 the setting search_path is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"), "");  // the four row lock strengths are in the subset
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
@@ -198,7 +201,12 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
 TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELEC 1"), "42601 syntax error at or near \"SELEC\", at position 1 @1");
   EXPECT_EQ(refusal("SELECT a, count(*) FROM t"),
-            "42803 column \"a\" must appear in the GROUP BY clause or be used in an aggregate function, at position 8 @8");
+            "42803 column \"t.a\" must appear in the GROUP BY clause or be used in an aggregate function, at position 8 @8");
+  EXPECT_EQ(refusal("SELECT a, b FROM t x GROUP BY a"),
+            "42803 column \"x.b\" must appear in the GROUP BY clause or be used in an aggregate function, at position 11 @11");
+  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY count(*)"), "42803 aggregate functions are not allowed in GROUP BY, at position 26 @26");
+  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY 2"), "42P10 GROUP BY position 2 is not in select list, at position 26 @26");
+  EXPECT_EQ(refusal("SELECT lower(a), count(*) FROM t GROUP BY lower(a) HAVING count(*) > 1 ORDER BY 2 DESC"), "");
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -262,12 +263,8 @@ Value array_constructor(const std::vector<Value>& elements) {
     if (v.type() == Type::array) throw SqlError("0A000", "multidimensional arrays (ARRAY[] of arrays) are not in lockstep's SQL subset");
     if (common.type == Type::unknown || arr_same_element(common, e)) {
       common = e;
-    } else if (is_integer(common.type) && is_integer(e.type)) {
-      if (e.type == Type::int8 || common.type == Type::int8) {
-        common.type = Type::int8;
-      } else if (e.type == Type::int4 || common.type == Type::int4) {
-        common.type = Type::int4;
-      }
+    } else if (is_numeric_category(common.type) && is_numeric_category(e.type)) {
+      common.type = numeric_common_type(common.type, e.type);
     } else {
       throw SqlError("42804", fmt::format("ARRAY types {} and {} cannot be matched", arr_element_name(common), arr_element_name(e)));
     }

@@ -2,6 +2,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -13,6 +14,7 @@
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
 
@@ -42,7 +44,8 @@ std::int64_t checked(__int128 v, Type t) {
 }
 
 Value arithmetic(std::string_view op, Value a, Value b) {
-  if (is_array_operand(a, b)) return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
+  if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
+  if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
   if (a.type() == Type::json || b.type() == Type::json) {
     throw SqlError("0A000", fmt::format("the operator {} on json (not jsonb) is not in lockstep's SQL subset: cast to jsonb", op));
   }
@@ -74,6 +77,10 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   if (op == "||") {
     if (a.type() != Type::text && b.type() != Type::text) no_operator(op, a, b);
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
+  }
+  if (is_numeric_operand(a, b)) return numeric_arithmetic(op, a, b);  // model/sql/numeric.h
+  if (op == "^" && is_integer(a.type()) && is_integer(b.type())) {  // integer ^ integer is double precision
+    return numeric_arithmetic(op, cast(a, Type::float8), b);
   }
   if (is_integer(a.type()) && is_integer(b.type())) {
     const Type t = wider(a.type(), b.type());
@@ -114,12 +121,13 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   if (ta == Type::interval && tb == Type::interval && (op == "+" || op == "-")) {
     return Value::interval(op == "+" ? interval_plus(a.as_interval(), b.as_interval()) : interval_minus(a.as_interval(), b.as_interval()));
   }
-  if (ta == Type::interval && is_integer(tb) && (op == "*" || op == "/")) {
-    const auto factor = static_cast<double>(b.as_integer());
+  if (ta == Type::interval && is_numeric_category(tb) && (op == "*" || op == "/")) {
+    const double factor = as_double(b);
+    if (op == "/" && factor == 0.0) throw SqlError("22012", "division by zero");
     return Value::interval(op == "*" ? interval_times(a.as_interval(), factor) : interval_divided(a.as_interval(), factor));
   }
-  if (is_integer(ta) && tb == Type::interval && op == "*") {
-    return Value::interval(interval_times(b.as_interval(), static_cast<double>(a.as_integer())));
+  if (is_numeric_category(ta) && tb == Type::interval && op == "*") {
+    return Value::interval(interval_times(b.as_interval(), as_double(a)));
   }
   no_operator(op, a, b);
 }
@@ -160,6 +168,7 @@ Value operator_value(const Expr& e, EvalContext& context) {
     if (v.is_null()) return v;
     if (v.type() == Type::interval) return Value::interval(interval_negated(v.as_interval()));
     const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
+    if (n.type() == Type::numeric || n.type() == Type::float8) return numeric_negated(n);
     if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
     return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
   }
@@ -237,8 +246,8 @@ Value make_interval_value(const std::vector<Value>& args) {
   }
   const Value& secs = args.at(6);
   double seconds = 0;
-  if (is_integer(secs.type())) {
-    seconds = static_cast<double>(secs.as_integer());
+  if (is_numeric_category(secs.type())) {
+    seconds = as_double(secs);
   } else if (secs.type() == Type::unknown || secs.type() == Type::text) {
     const std::string& text = secs.as_text();
     char* end = nullptr;
@@ -262,6 +271,8 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "abs") {
     const Value v = args.at(0).type() == Type::unknown ? cast(args[0], Type::int4) : args[0];
     if (v.is_null()) return v;
+    if (v.type() == Type::float8) return Value::float8(std::fabs(v.as_float8()));
+    if (v.type() == Type::numeric) return compare(v, Value::integer(0, Type::int4)) < 0 ? numeric_negated(v) : v;
     if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
     return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
   }
@@ -277,6 +288,8 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   if (e.name == "make_interval") return make_interval_value(args);
+  if (is_math_function(e.name)) return math_function(e.name, args);  // model/sql/numeric.h
+  if (e.name == "extract" || e.name == "date_part") return extract_field(args.at(0), args.at(1), e.name == "date_part");
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
@@ -302,6 +315,10 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::integer(hash_text(v.as_text()), Type::int4);
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
+  if (e.name == "to_jsonb") return to_jsonb(args.at(0));
+  if (e.name == "jsonb_build_array") return jsonb_build_array(args);
+  if (e.name == "jsonb_set") return jsonb_set(args);
+  if (e.name == "jsonb_array_length") return jsonb_array_length(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
   if (e.name == "unnest") return context.call(e, args);  // a set-returning function: the executor's row
   if (e.name == "current_database") return Value::text("postgres");
@@ -330,6 +347,7 @@ Value cast_value(const Expr& e, const Value& v) {
     if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
     return bit_resized(cast(v, Type::bit), e.typmod);
   }
+  if (e.type == Type::numeric && e.typmod > 0) return numeric_with_typmod(cast(v, Type::numeric), e.typmod >> 16, e.typmod & 0xffff);
   return cast(v, e.type);
 }
 

@@ -13,11 +13,14 @@ constexpr std::array kFunctions = {
     FunctionInfo{"min", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"max", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"sum", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"avg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"bool_and", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"bool_or", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"every", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"array_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"string_agg", 2, 2, FunctionKind::aggregate},
+    FunctionInfo{"json_agg", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"jsonb_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
     FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // nothing listens (LISTEN is refused): no effect
@@ -43,6 +46,21 @@ constexpr std::array kFunctions = {
     FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
     FunctionInfo{"current_setting", 1, 1, FunctionKind::setting},
     FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"exp", 1, 1, FunctionKind::scalar},  // model/sql/numeric.h
+    FunctionInfo{"ln", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"sqrt", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"power", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"pow", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"floor", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"ceil", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"ceiling", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"round", 1, 2, FunctionKind::scalar},
+    FunctionInfo{"trunc", 1, 2, FunctionKind::scalar},
+    FunctionInfo{"sign", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"to_timestamp", 1, 1, FunctionKind::scalar},  // of epoch seconds (with a format: refused)
+    FunctionInfo{"extract", 2, 2, FunctionKind::scalar},       // EXTRACT(field FROM x): numeric
+    FunctionInfo{"date_part", 2, 2, FunctionKind::scalar},     // double precision
+    FunctionInfo{"random", 0, 0, FunctionKind::session},       // drawn from the session's pid and count of draws
     FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
     FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
@@ -72,6 +90,10 @@ constexpr std::array kFunctions = {
     FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_build_array", 0, 100, FunctionKind::scalar},
+    FunctionInfo{"jsonb_set", 3, 4, FunctionKind::scalar},
+    FunctionInfo{"jsonb_array_length", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_append", 2, 2, FunctionKind::scalar},  // model/sql/arrays.h
     FunctionInfo{"array_prepend", 2, 2, FunctionKind::scalar},
     FunctionInfo{"array_cat", 2, 2, FunctionKind::scalar},

@@ -1,10 +1,16 @@
 #include "lockstep/model/sql/jsonb.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
 namespace {
@@ -302,6 +308,152 @@ Jv jsonb_arg(const Value& v, std::string_view op, const Value& a, const Value& b
 
 std::string text_key(const Value& v) { return v.type() == Type::unknown || v.type() == Type::text ? v.as_text() : v.text_output(); }
 
+
+// A timestamp as JSON writes it (JsonEncodeDateTime): ISO 8601 with a T, a timestamptz in the
+// session's zone with its offset as +HH:MM.
+std::string json_timestamp(const Value& v) {
+  if (is_infinite_timestamp(v.micros())) return v.micros() > 0 ? "infinity" : "-infinity";
+  const bool zoned = v.type() == Type::timestamptz;
+  const std::int64_t local = zoned ? local_of_utc(v.micros()) : v.micros();
+  std::string text = timestamp_text(local, false);
+  if (const auto space = text.find(' '); space != std::string::npos) text[space] = 'T';
+  if (zoned) {
+    const std::int64_t minutes = (local - v.micros()) / 60'000'000;
+    const std::int64_t a = minutes < 0 ? -minutes : minutes;
+    text += fmt::format("{}{:02}:{:02}", minutes < 0 ? '-' : '+', a / 60, a % 60);
+  }
+  return text;
+}
+
+// to_jsonb's reading of a SQL value: numbers, booleans and NULL as JSON's, arrays as arrays,
+// json and jsonb as themselves, timestamps in ISO 8601, anything else as its text.
+Jv jv_of_value(const Value& v) {
+  Jv j;
+  if (v.is_null()) return j;
+  switch (v.type()) {
+    case Type::int2:
+    case Type::int4:
+    case Type::int8:
+    case Type::numeric:
+      j.k = Jv::K::number;
+      j.s = v.text_output();
+      return j;
+    case Type::float8: {
+      const std::string text = v.text_output();
+      const bool finite = text != "NaN" && text != "Infinity" && text != "-Infinity";
+      j.k = finite ? Jv::K::number : Jv::K::string;
+      j.s = finite ? numeric_text(text) : text;
+      return j;
+    }
+    case Type::boolean:
+      j.k = Jv::K::boolean;
+      j.b = v.as_bool();
+      return j;
+    case Type::jsonb: return parse(v.jsonb_text());
+    case Type::json: return parse(v.payload());
+    case Type::array:
+      j.k = Jv::K::array;
+      for (const Value& e : array_elements(v)) j.items.push_back(jv_of_value(e));
+      return j;
+    case Type::timestamptz:
+    case Type::timestamp:
+      j.k = Jv::K::string;
+      j.s = json_timestamp(v);
+      return j;
+    case Type::text:
+    case Type::unknown:
+      j.k = Jv::K::string;
+      j.s = v.as_text();
+      return j;
+    default:
+      j.k = Jv::K::string;
+      j.s = v.text_output();
+      return j;
+  }
+}
+
+// The text[] path of jsonb_set and #>, #>>.
+std::vector<std::string> json_path(const Value& path) {
+  const Value p = path.type() == Type::array ? path : cast_to_array(path, ElementType{Type::text, -1});
+  std::vector<std::string> out;
+  for (const Value& e : array_elements(p)) {
+    if (e.is_null()) throw SqlError("22004", "path element at position " + std::to_string(out.size() + 1) + " is null");
+    out.push_back(e.text_output());
+  }
+  return out;
+}
+
+// An array index as the server reads a path's element (an integer, maybe negative), or nullopt.
+std::optional<std::int64_t> json_index(const std::string& key, std::size_t size) {
+  std::int64_t i = 0;
+  const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), i);
+  if (ec != std::errc() || end != key.data() + key.size()) return std::nullopt;
+  if (i < 0) i += static_cast<std::int64_t>(size);
+  return i;
+}
+
+const Jv* json_at_path(const Jv& j, const std::vector<std::string>& path) {
+  const Jv* at = &j;
+  for (const std::string& key : path) {
+    if (at->k == Jv::K::object) {
+      at = member(*at, key);
+    } else if (at->k == Jv::K::array) {
+      const auto i = json_index(key, at->items.size());
+      at = i && *i >= 0 && *i < static_cast<std::int64_t>(at->items.size()) ? &at->items[static_cast<std::size_t>(*i)] : nullptr;
+    } else {
+      at = nullptr;
+    }
+    if (at == nullptr) return nullptr;
+  }
+  return at;
+}
+
+// jsonb_set's walk (setPath): replace or, with create, add the path's last step.
+void json_set(Jv& j, const std::vector<std::string>& path, std::size_t level, const Jv& value, bool create) {
+  const std::string& key = path[level];
+  const bool last = level + 1 == path.size();
+  if (j.k == Jv::K::object) {
+    for (auto& [k, v] : j.members) {
+      if (k != key) continue;
+      if (last) {
+        v = value;
+      } else {
+        json_set(v, path, level + 1, value, create);
+      }
+      return;
+    }
+    if (last && create) {
+      j.members.emplace_back(key, value);
+      canonicalize(j);
+    }
+    return;
+  }
+  if (j.k == Jv::K::array) {
+    const auto n = static_cast<std::int64_t>(j.items.size());
+    std::int64_t i = 0;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), i);
+    if (ec != std::errc() || end != key.data() + key.size()) {
+      throw SqlError("22P02", fmt::format("path element at position {} is not an integer: \"{}\"", level + 1, key));
+    }
+    if (i < 0) i += n;
+    if (i >= 0 && i < n) {
+      if (last) {
+        j.items[static_cast<std::size_t>(i)] = value;
+      } else {
+        json_set(j.items[static_cast<std::size_t>(i)], path, level + 1, value, create);
+      }
+    } else if (last && create) {
+      if (i < 0) {
+        j.items.insert(j.items.begin(), value);
+      } else {
+        j.items.push_back(value);
+      }
+    }
+    return;
+  }
+  if (level == 0) throw SqlError("22023", "cannot set path in scalar");
+}
+
 }  // namespace
 
 std::string jsonb_canonical(std::string_view text) { return text_of(parse(text)); }
@@ -373,28 +525,59 @@ Value jsonb_build_object(const std::vector<Value>& args) {
     if (k.type() != Type::text && k.type() != Type::unknown && !is_integer(k.type())) {
       throw SqlError("0A000", fmt::format("a jsonb_build_object key of type {} is not in lockstep's SQL subset", type_name(k.type())));
     }
-    const Value& v = args[i + 1];
-    Jv j;
-    if (v.is_null()) {
-      j.k = Jv::K::null;
-    } else if (is_integer(v.type())) {
-      j.k = Jv::K::number;
-      j.s = std::to_string(v.as_integer());
-    } else if (v.type() == Type::boolean) {
-      j.k = Jv::K::boolean;
-      j.b = v.as_bool();
-    } else if (v.type() == Type::text || v.type() == Type::unknown) {
-      j.k = Jv::K::string;
-      j.s = v.as_text();
-    } else if (v.type() == Type::jsonb) {
-      j = parse(v.jsonb_text());
-    } else {
-      throw SqlError("0A000", fmt::format("a jsonb_build_object value of type {} is not in lockstep's SQL subset", type_name(v.type())));
-    }
-    out.members.emplace_back(text_key(k), std::move(j));
+    out.members.emplace_back(text_key(k), jv_of_value(args[i + 1]));
   }
   canonicalize(out);
   return jsonb_of(out);
+}
+
+Value to_jsonb(const Value& v) { return v.is_null() ? Value::null(Type::jsonb) : jsonb_of(jv_of_value(v)); }
+
+Value jsonb_build_array(const std::vector<Value>& args) {
+  Jv out;
+  out.k = Jv::K::array;
+  for (const Value& v : args) out.items.push_back(jv_of_value(v));
+  return jsonb_of(out);
+}
+
+Value jsonb_set(const std::vector<Value>& args) {
+  for (const Value& a : args) {
+    if (a.is_null()) return Value::null(Type::jsonb);
+  }
+  Jv target = parse(cast(args.at(0), Type::jsonb).jsonb_text());
+  const std::vector<std::string> path = json_path(args.at(1));
+  const Jv value = parse(cast(args.at(2), Type::jsonb).jsonb_text());
+  const bool create = args.size() < 4 || cast(args[3], Type::boolean).as_bool();
+  if (is_scalar(target)) throw SqlError("22023", "cannot set path in scalar");
+  if (!path.empty()) json_set(target, path, 0, value, create);
+  return jsonb_of(target);
+}
+
+Value jsonb_path_operator(std::string_view op, const Value& a, const Value& b) {
+  const Type result = op == "#>" ? Type::jsonb : Type::text;
+  if (a.is_null() || b.is_null()) return Value::null(result);
+  const Jv j = parse(cast(a, Type::jsonb).jsonb_text());
+  const Jv* found = json_at_path(j, json_path(b));
+  if (found == nullptr) return Value::null(result);
+  if (op == "#>") return jsonb_of(*found);
+  if (found->k == Jv::K::null) return Value::null(Type::text);
+  return Value::text(found->k == Jv::K::string ? found->s : text_of(*found));
+}
+
+Value jsonb_array_length(const Value& v) {
+  if (v.is_null()) return Value::null(Type::int4);
+  const Jv j = parse(cast(v, Type::jsonb).jsonb_text());
+  if (j.k == Jv::K::object) throw SqlError("22023", "cannot get array length of a non-array");
+  if (j.k != Jv::K::array) throw SqlError("22023", "cannot get array length of a scalar");
+  return Value::integer(static_cast<std::int64_t>(j.items.size()), Type::int4);
+}
+
+Value json_aggregate(const std::vector<Value>& values, bool binary) {
+  if (values.empty()) return Value::null(binary ? Type::jsonb : Type::json);
+  Jv out;
+  out.k = Jv::K::array;
+  for (const Value& v : values) out.items.push_back(jv_of_value(v));
+  return binary ? jsonb_of(out) : Value::json(text_of(out));
 }
 
 Value jsonb_typeof(const Value& v) {

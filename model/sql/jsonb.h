@@ -8,7 +8,8 @@
 // json"; a \u0000 escape is 22P05). Equality is structural (1.0 = 1); ordering (<, >) is refused
 // by name. Operators: || (merge objects, concatenate arrays, wrap the rest), -> and ->> (a key
 // or an index, negative from the end), @> and <@ (containment), ? (a key or a string element),
-// - (a key). Functions: jsonb_build_object, jsonb_typeof.
+// - (a key), #> and #>> (a text[] path). Functions: jsonb_build_object, jsonb_build_array,
+// jsonb_typeof, to_jsonb, jsonb_set, jsonb_array_length; aggregates json_agg, jsonb_agg.
 #pragma once
 
 #include <optional>
@@ -33,5 +34,17 @@ Value jsonb_operator(std::string_view op, const Value& a, const Value& b);
 // jsonb_build_object(k1, v1, ...) and jsonb_typeof(j).
 Value jsonb_build_object(const std::vector<Value>& args);
 Value jsonb_typeof(const Value& j);
+// to_jsonb(v): numbers, booleans, arrays, json; timestamps in ISO 8601 (the session's zone,
+// +HH:MM); anything else as its text. jsonb_build_array(v...).
+Value to_jsonb(const Value& v);
+Value jsonb_build_array(const std::vector<Value>& args);
+// jsonb_set(target, path text[], value jsonb [, create_missing boolean]).
+Value jsonb_set(const std::vector<Value>& args);
+// a #> path (jsonb) and a #>> path (text).
+Value jsonb_path_operator(std::string_view op, const Value& a, const Value& b);
+Value jsonb_array_length(const Value& v);
+// json_agg / jsonb_agg of non-empty input (NULL otherwise): an array of to_jsonb's values (json_agg's
+// is json with the same text for the values of this subset).
+Value json_aggregate(const std::vector<Value>& values, bool binary);
 
 }  // namespace lockstep::sql

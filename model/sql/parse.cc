@@ -304,7 +304,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
-         "lockingClause", "op", "valuesLists", "withClause"},
+         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause"},
         fallback);
   if (body.value("op", "SETOP_NONE") != "SETOP_NONE") refuse("UNION, INTERSECT or EXCEPT", fallback);
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
@@ -329,10 +329,19 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("whereClause")) s.where = expr(body.at("whereClause"), fallback);
   if (body.contains("sortClause")) {
     for (const json& o : body.at("sortClause")) s.order_by.push_back(order_item(o, fallback));
+    // ORDER BY a name: the select list's output column of that name first, as the server
+    // reads it (then a column of the FROM).
+    for (OrderItem& o : s.order_by) {
+      if (o.expr.kind != Expr::Kind::column || !o.expr.qualifier.empty()) continue;
+      const auto named = std::find_if(s.targets.begin(), s.targets.end(), [&](const Target& t) { return !t.star && t.name == o.expr.name; });
+      if (named != s.targets.end()) o.expr = named->expr;
+    }
   }
   if (body.contains("limitCount")) s.limit = expr(body.at("limitCount"), fallback);
   if (body.contains("limitOffset")) s.offset = expr(body.at("limitOffset"), fallback);
   if (body.contains("lockingClause")) locking(body.at("lockingClause"), s, fallback);
+  if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
+  if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);
   return s;
 }
@@ -504,19 +513,49 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }
 
-// PostgreSQL's analysis of aggregates without GROUP BY: none in WHERE, no bare column beside one.
+// GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
+void Reader::group_by(const json& items, Select& s, int fallback) {
+  for (const json& item : items) {
+    const auto [type, body] = node(item);
+    if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
+    Expr e = expr(item, fallback);
+    if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
+      const std::int64_t n = e.value.as_integer();
+      if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
+        fail("42P10", fmt::format("GROUP BY position {} is not in select list", n), e.location);
+      }
+      e = s.targets[static_cast<std::size_t>(n) - 1].expr;
+    }
+    if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
+    s.group_by.push_back(std::move(e));
+  }
+}
+
+// PostgreSQL's analysis of aggregates and GROUP BY: none in WHERE, no column outside an
+// aggregate that is not grouped (a grouped expression's columns are; a primary key's
+// functional dependence is not modelled, so its other columns are refused as ungrouped).
 void Reader::check_aggregates(Select& s, int fallback) const {
+  s.aggregate = !s.group_by.empty() || s.having.has_value();
   for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
   if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr) {
     fail("42803", "aggregate functions are not allowed in WHERE", a->location);
   }
   if (!s.aggregate) return;
-  for (const Target& t : s.targets) {
-    if (t.star) fail("42803", "column \"*\" must appear in the GROUP BY clause or be used in an aggregate function", fallback);
-    if (const Expr* c = bare_column(t.expr)) {
-      fail("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", c->name),
+  auto check = [&](const Expr& e) {
+    if (const Expr* c = ungrouped_column(e, s.group_by)) {
+      // The server names the column by its relation (its alias when it has one).
+      const std::string name = (c->qualifier.empty() ? (s.alias.empty() ? s.table : s.alias) : c->qualifier) + "." + c->name;
+      fail("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", name),
            c->location);
     }
+  };
+  for (const Target& t : s.targets) {
+    if (t.star) fail("42803", "column \"*\" must appear in the GROUP BY clause or be used in an aggregate function", fallback);
+    check(t.expr);
+  }
+  if (s.having) check(*s.having);
+  for (const OrderItem& o : s.order_by) {
+    if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
   }
   if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with aggregate functions", fallback);
 }

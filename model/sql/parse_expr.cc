@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql::detail {
@@ -25,7 +26,23 @@ const Expr* Reader::aggregate_in(const Expr& e) {
   return nullptr;
 }
 
-const Expr* Reader::bare_column(const Expr& e) {
+bool Reader::same_expr(const Expr& a, const Expr& b) {
+  if (a.kind != b.kind || a.name != b.name || a.number != b.number || a.type != b.type || a.negated != b.negated ||
+      a.args.size() != b.args.size() || a.star != b.star || a.distinct != b.distinct || !(a.value == b.value)) {
+    return false;
+  }
+  if (a.kind == Expr::Kind::column && !a.qualifier.empty() && !b.qualifier.empty() && a.qualifier != b.qualifier) return false;
+  if (a.select || b.select) return false;  // subqueries are never grouped expressions here
+  for (std::size_t i = 0; i < a.args.size(); ++i) {
+    if (!same_expr(a.args[i], b.args[i])) return false;
+  }
+  return true;
+}
+
+const Expr* Reader::ungrouped_column(const Expr& e, const std::vector<Expr>& groups) {
+  for (const Expr& g : groups) {
+    if (same_expr(e, g)) return nullptr;
+  }
   if (e.kind == Expr::Kind::column) return &e;
   if (e.kind == Expr::Kind::func) {
     const FunctionInfo* f = find_function(e.name);
@@ -33,7 +50,7 @@ const Expr* Reader::bare_column(const Expr& e) {
   }
   if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return nullptr;
   for (const Expr& a : e.args) {
-    if (const Expr* c = bare_column(a)) return c;
+    if (const Expr* c = ungrouped_column(a, groups)) return c;
   }
   return nullptr;
 }
@@ -146,6 +163,22 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     }
     if (column != nullptr) column->bits = length;
     if (cast != nullptr) cast->typmod = length;
+  } else if (type_name.contains("typmods") && *t == Type::numeric) {
+    // numeric(precision[, scale]): values rounded to the scale, 22003 beyond the precision.
+    const json& mods = type_name.at("typmods");
+    std::array<int, 2> m{0, 0};
+    if (mods.size() > 2) refuse("this type modifier", loc);
+    for (std::size_t i = 0; i < mods.size(); ++i) {
+      const json& mod = *node(mods.at(i)).second;
+      m[i] = mod.contains("ival") ? mod.at("ival").value("ival", 0) : integer_at(location_of(mod, loc));
+    }
+    if (m[0] < 1 || m[0] > 38) refuse(fmt::format("numeric precision {} (1 to 38 are)", m[0]), loc);
+    if (m[1] < 0 || m[1] > m[0]) refuse(fmt::format("numeric scale {} (0 to the precision is)", m[1]), loc);
+    if (column != nullptr) {
+      column->numeric_precision = m[0];
+      column->numeric_scale = m[1];
+    }
+    if (cast != nullptr) cast->typmod = (m[0] << 16) | m[1];
   } else if (type_name.contains("typmods") && is_timestamp(*t)) {
     // timestamp(6): the server's own precision, so values are kept as they are.
     const json& mods = type_name.at("typmods");
@@ -240,13 +273,17 @@ Expr Reader::constant(const json& body, Expr e) {
   } else if (body.contains("boolval")) {
     e.value = Value::boolean(body.at("boolval").value("boolval", false));
   } else if (body.contains("fval")) {
-    // An integer literal beyond int4 is a bigint; a decimal one is numeric, outside the subset.
+    // An integer literal beyond int4 is a bigint, beyond that numeric; a decimal one is numeric
+    // (model/sql/numeric.h).
     const std::string f = body.at("fval").value("fval", "");
-    if (f.find_first_of(".eE") != std::string::npos) refuse("numeric values (a decimal number)", loc);
     try {
-      e.value = cast(Value::unknown(f), Type::int8);
+      e.value = f.find_first_of(".eE") == std::string::npos ? cast(Value::unknown(f), Type::int8) : numeric_input(f);
     } catch (const SqlError&) {
-      refuse(fmt::format("the numeric value {} (beyond bigint)", f), loc);
+      try {
+        e.value = numeric_input(f);
+      } catch (const SqlError& error) {
+        fail(error.sqlstate(), error.what(), loc);
+      }
     }
   }
   return e;
@@ -299,7 +336,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
   const std::string kind = body.value("kind", "");
   const std::vector<std::string> op = names(body.at("name"));
   if (kind == "AEXPR_OP") {
-    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&"};
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }

@@ -95,14 +95,18 @@ class Reader {
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;
+  void group_by(const json& items, Select& s, int fallback);
   // GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(START WITH n INCREMENT BY n)] on `col`.
   void identity(const json& con, ColumnDef& col, int loc);
   ColumnDef column_def(const json& body, CreateTable& c, int fallback);
 
   // An aggregate call in `e` (outside subqueries), or nullptr.
   static const Expr* aggregate_in(const Expr& e);
-  // A column referenced outside any aggregate call, or nullptr.
-  static const Expr* bare_column(const Expr& e);
+  // A column referenced outside any aggregate call and any of `groups` (GROUP BY's
+  // expressions), or nullptr.
+  static const Expr* ungrouped_column(const Expr& e, const std::vector<Expr>& groups);
+  // Whether two expressions are the same (GROUP BY's matching of the select list's).
+  static bool same_expr(const Expr& a, const Expr& b);
 
   Target target(const json& n, int fallback);
 

@@ -169,7 +169,7 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   if (con.value("fk_matchtype", "s") != "s") refuse("MATCH FULL", fallback);
   auto action = [&](const char* field, const char* what) {
     const std::string a = con.value(field, "a");
-    if (a != "a" && a != "r") {
+    if (a != "a" && a != "r" && !(std::string_view(field) == "fk_del_action" && (a == "c" || a == "n"))) {
       const char* name = a == "c" ? "CASCADE" : a == "n" ? "SET NULL" : "SET DEFAULT";
       refuse(fmt::format("{} {}", what, name), fallback);
     }
@@ -178,6 +178,8 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   ForeignKey fk;
   fk.restrict_delete = action("fk_del_action", "ON DELETE");
   fk.restrict_update = action("fk_upd_action", "ON UPDATE");
+  const std::string on_delete = con.value("fk_del_action", "a");
+  fk.on_delete = on_delete == "c" ? ForeignKey::OnDelete::cascade : on_delete == "n" ? ForeignKey::OnDelete::set_null : ForeignKey::OnDelete::no_action;
   fk.parent = relation(con.at("pktable"), fallback).first;
   fk.columns = column.empty() ? names(con.at("fk_attrs")) : std::vector<std::string>{column};
   if (con.contains("pk_attrs")) fk.parent_columns = names(con.at("pk_attrs"));

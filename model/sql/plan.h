@@ -103,7 +103,9 @@ struct Select {
   std::optional<Expr> limit, offset;
   RowLock lock = RowLock::none;
   LockWait wait = LockWait::wait;
-  bool aggregate = false;  // its targets call count/min/max/sum: one row out
+  bool aggregate = false;  // aggregates in its targets, GROUP BY or HAVING: a row per group
+  std::vector<Expr> group_by;  // GROUP BY (a position already replaced by its target's expression)
+  std::optional<Expr> having;
 };
 
 struct Assignment {
@@ -155,6 +157,7 @@ struct ColumnDef {
   std::string user_type;  // an enum column's type (type == Type::enum_, or an array of enums): CREATE TYPE ... AS ENUM
   Type element = Type::unknown;  // an array column's (type == Type::array) element type
   int bits = 0;                  // bit(n): n
+  int numeric_precision = 0, numeric_scale = 0;  // numeric(p, s); precision 0: unconstrained
   bool serial = false;  // serial / bigserial / an identity column: a sequence default
   // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
   // OVERRIDING SYSTEM VALUE; BY DEFAULT: as a serial.
@@ -165,14 +168,18 @@ struct ColumnDef {
   std::shared_ptr<const Expr> generated;  // GENERATED ALWAYS AS (expr) STORED: computed from the row's other columns
 };
 
-// REFERENCES / FOREIGN KEY: MATCH SIMPLE, NO ACTION or RESTRICT, not deferrable (others are
-// refused).
+// REFERENCES / FOREIGN KEY: MATCH SIMPLE; ON DELETE NO ACTION, RESTRICT, CASCADE or SET NULL;
+// ON UPDATE NO ACTION or RESTRICT; not deferrable (others are refused).
 struct ForeignKey {
   std::string name;                         // the constraint's: given, or <table>_<columns>_fkey
   std::vector<std::string> columns;         // of the referencing table
   std::string parent;                       // the referenced table
   std::vector<std::string> parent_columns;  // empty: its primary key
   bool restrict_delete = false, restrict_update = false;  // RESTRICT (else NO ACTION)
+  // ON DELETE CASCADE (the referencing rows deleted) or SET NULL (their key columns set NULL),
+  // as the RI trigger at the end of the deleting statement does.
+  enum class OnDelete : std::uint8_t { no_action, cascade, set_null };
+  OnDelete on_delete = OnDelete::no_action;
 };
 
 // CHECK (expr): a row whose expr is false is refused (23514); NULL passes.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -199,9 +200,8 @@ Value greatest_or_least(const std::vector<Value>& args, bool greatest) {
     if (a.type() == Type::unknown) continue;
     if (!common) {
       common = a.type();
-    } else if (is_integer(*common) && is_integer(a.type())) {
-      const auto rank = [](Type t) { return t == Type::int2 ? 0 : t == Type::int4 ? 1 : 2; };
-      if (rank(a.type()) > rank(*common)) common = a.type();
+    } else if (is_numeric_category(*common) && is_numeric_category(a.type())) {
+      common = numeric_common_type(*common, a.type());
     } else if (is_timestamp(*common) && is_timestamp(a.type())) {
       common = Type::timestamptz;
     } else if (*common != a.type()) {

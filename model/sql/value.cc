@@ -15,6 +15,7 @@
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -96,6 +97,8 @@ std::string_view type_name(Type t) {
     case Type::bytea: return "bytea";
     case Type::bit: return "bit";
     case Type::json: return "json";
+    case Type::numeric: return "numeric";
+    case Type::float8: return "double precision";
   }
   return "?";
 }
@@ -108,7 +111,8 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"serial8", Type::int8},     {"text", Type::text},         {"varchar", Type::text},       {"jsonb", Type::jsonb},
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
-      {"bit", Type::bit},          {"json", Type::json}};
+      {"bit", Type::bit},          {"json", Type::json},         {"numeric", Type::numeric},    {"decimal", Type::numeric},
+      {"float8", Type::float8},    {"float", Type::float8}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -132,7 +136,8 @@ const std::string& Value::jsonb_text() const {
   return s_;
 }
 const std::string& Value::payload() const {
-  if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit && type_ != Type::json)) {
+  if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit && type_ != Type::json &&
+                 type_ != Type::numeric)) {
     throw SqlError("XX000", "internal: not an array, uuid, bytea or bit value");
   }
   return s_;
@@ -164,7 +169,9 @@ std::string Value::text_output() const& {
     case Type::array:
     case Type::uuid:
     case Type::bit:
-    case Type::json: return s_;
+    case Type::json:
+    case Type::numeric: return s_;
+    case Type::float8: return float8_output(as_float8());
     case Type::bytea: return bytea_output(s_);
     case Type::int2:
     case Type::int4:
@@ -200,6 +207,7 @@ Value cast(const Value& v, Type to) {
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (from == Type::bit && (to == Type::int4 || to == Type::int8)) return bit_to_integer(v, to);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
+  if (is_numeric_category(from) && is_numeric_category(to)) return numeric_cast(v, to);  // model/sql/numeric.h
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));
   if (from == Type::int4 && to == Type::boolean) return Value::boolean(v.as_integer() != 0);
   if (from == Type::boolean && to == Type::int4) return Value::integer(v.as_bool() ? 1 : 0, Type::int4);
@@ -229,6 +237,8 @@ Value from_text(std::string_view s, Type to) {
       (void)jsonb_canonical(s);  // json_in: valid JSON (22P02 otherwise), kept as written
       return Value::json(std::string(s));
     }
+    case Type::numeric: return numeric_input(s);
+    case Type::float8: return float8_input(s);
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -253,6 +263,7 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);
   if (is_integer(ta) && is_integer(tb)) return a.as_integer() <=> b.as_integer();
+  if (is_numeric_operand(a, b)) return numeric_compare(a, b);
   if (is_timestamp(ta) && is_timestamp(tb)) {  // a timestamp beside a timestamptz is local time
     if (ta == tb) return a.micros() <=> b.micros();
     return cast(a, Type::timestamptz).micros() <=> cast(b, Type::timestamptz).micros();

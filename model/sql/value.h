@@ -4,7 +4,7 @@
 // text (text, varchar), jsonb (its canonical text: model/sql/jsonb.h), boolean, timestamptz, timestamp (without
 // time zone; model/sql/datetime.h has their input and output), interval, enums
 // (model/sql/enums.h), one-dimensional arrays (model/sql/arrays.h), uuid, bytea and bit(n)
-// (model/sql/binary_types.h). A value
+// (model/sql/binary_types.h), numeric and double precision (model/sql/numeric.h). A value
 // is one of those or NULL; `unknown` is an untyped string literal until context types it,
 // as in PostgreSQL. Timestamps are microseconds of virtual time from 2000-01-01 00:00:00
 // UTC (PostgreSQL's own epoch), so a run's time 0 prints as that instant; intervals are
@@ -14,6 +14,7 @@
 // division by zero).
 #pragma once
 
+#include <bit>
 #include <compare>
 #include <cstdint>
 #include <optional>
@@ -35,7 +36,7 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json };
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8 };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -82,6 +83,9 @@ class Value {
   static Value bit(std::string digits) { return Value(Type::bit, false, 0, std::move(digits)); }
   // json: its text as given (the server keeps json as written; jsonb is model/sql/jsonb.h).
   static Value json(std::string text) { return Value(Type::json, false, 0, std::move(text)); }
+  // numeric: its text at its display scale ("2.50"); double precision: the double (model/sql/numeric.h).
+  static Value numeric(std::string text) { return Value(Type::numeric, false, 0, std::move(text)); }
+  static Value float8(double d) { return Value(Type::float8, false, std::bit_cast<std::int64_t>(d), {}); }
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -95,6 +99,7 @@ class Value {
   int array_enum() const { return months_; }                        // ... its elements' enum type, or -1
   // The text an array, uuid, bytea, bit or json value keeps (see their factories).
   const std::string& payload() const;
+  double as_float8() const { return std::bit_cast<double>(i_); }  // REQUIRES: a float8 value
   std::int64_t enum_position() const { return i_; }  // the canonical text of a jsonb value
   std::int64_t micros() const;  // timestamptz, timestamp, or an interval's time part
   Interval as_interval() const;

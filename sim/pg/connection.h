@@ -375,7 +375,7 @@ class SimConnection : public lockstep::pg::Connection {
   Scheduler& s_;
   Session& session_;
   int pid_;
-  std::uint64_t uuids_drawn_ = 0;  // gen_random_uuid() calls: with the pid, the seed of the next
+  std::uint64_t random_draws_ = 0;  // gen_random_uuid() and random() calls: with the pid, the seed of the next
   std::map<std::string, std::int64_t, std::less<>> currvals_;  // per sequence, this session's latest nextval
   PoolConfig config_;
   // This transaction's rows, in (table, id) order; flat: a set per statement allocated.

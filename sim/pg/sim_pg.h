@@ -114,6 +114,7 @@ struct SqlTable {
     std::string parent;
     std::vector<int> parent_columns;
     bool restrict_delete = false, restrict_update = false;
+    sql::ForeignKey::OnDelete on_delete = sql::ForeignKey::OnDelete::no_action;
   };
   std::vector<ForeignKey> foreign_keys;
   std::vector<std::pair<std::string, std::size_t>> referenced_by;  // (child table, index in its foreign_keys)

@@ -16,6 +16,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/binary_types.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -96,13 +97,14 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
     v = sql::cast(v, Type::bit);
     sql::check_bit_length(v, c.bits);
   }
-  const bool allowed = v.is_null() || from == Type::unknown || v.type() == c.type || (sql::is_integer(from) && sql::is_integer(c.type)) ||
-                       c.type == Type::text;
+  const bool allowed = v.is_null() || from == Type::unknown || v.type() == c.type ||
+                       (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text;
   if (!allowed) {
     throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, sql::type_name(c.type),
                                         sql::type_name(from)));
   }
   Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
+  if (c.numeric_precision > 0) out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
   if (out.is_null() && c.not_null) {
     throw SqlError("23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table));
   }
@@ -569,8 +571,9 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
   if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
   if (n == "gen_random_uuid") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
-    return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.uuids_drawn_);
+    return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
   }
+  if (n == "random") return sql::random_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
   if (n == "pg_cancel_backend") return boolean(c_.cancel_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
   if (n == "pg_terminate_backend") {
     return boolean(c_.terminate_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));

@@ -109,6 +109,10 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
       const std::optional<Row>& version = c_.visible(child_name, id);
       if (version && values_of(child, *version, fk.columns) == values) referencing.push_back(id);
     });
+    if (new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action) {
+      delete_action(child, fk, *values, referencing);
+      continue;
+    }
     for (const std::int64_t id : referencing) {
       const Result<bool> got = c_.lock_row(child_name, id, false, Stmt::select_for_share, Mode::key_share);
       if (!got.ok()) throw Raised{got.error()};
@@ -118,6 +122,55 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
                                                 t.def.table, fk.name, child_name)}};
       }
     }
+  }
+}
+
+// ON DELETE CASCADE / SET NULL: RI_FKey_cascade_del's `DELETE FROM child WHERE key = $1` and
+// RI_FKey_setnull_del's `UPDATE child SET key = NULL WHERE key = $1`, each row locked as those
+// statements lock it (waiting for its writer, then re-checked), and their own foreign keys
+// acted on in turn.
+void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
+                           const std::vector<std::int64_t>& referencing) {
+  const std::string& name = child.def.table;
+  const bool cascade = fk.on_delete == sql::ForeignKey::OnDelete::cascade;
+  bool keyed = false;  // SET NULL of a unique key's column takes FOR UPDATE, else FOR NO KEY UPDATE
+  for (const int col : fk.columns) {
+    const std::string& column = child.def.columns[static_cast<std::size_t>(col)].name;
+    keyed = keyed || std::find(child.def.primary_key.begin(), child.def.primary_key.end(), column) != child.def.primary_key.end();
+    for (const auto& u : child.def.unique) keyed = keyed || std::find(u.begin(), u.end(), column) != u.end();
+  }
+  const Mode mode = cascade || keyed ? Mode::exclusive : Mode::no_key_update;
+  for (const std::int64_t id : referencing) {
+    std::function<bool()> wanted = [&, id] {
+      const std::optional<Row>& current = c_.visible(name, id);
+      return current.has_value() && values_of(child, *current, fk.columns) == values;
+    };
+    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted);
+    if (!got.ok()) throw Raised{got.error()};
+    const std::optional<Row> newest = c_.visible(name, id);
+    if (!got.value()) continue;
+    if (!newest) {
+      forget_gone_row(name, id);
+      continue;
+    }
+    if (values_of(child, *newest, fk.columns) != values) continue;
+    Rows unused;
+    if (cascade) {
+      if (s_.logging()) s_.add_detail("deleted " + row_text(*newest) + " (ON DELETE CASCADE)");
+      write_version(child, id, std::nullopt, {}, unused);
+      check_referenced(child, *newest, nullptr);
+      continue;
+    }
+    Row updated = *newest;
+    for (const int col : fk.columns) {
+      const sql::ColumnDef& c = child.def.columns[static_cast<std::size_t>(col)];
+      if (c.not_null) {
+        throw Raised{Error{"23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, name)}};
+      }
+      updated.erase(c.name);
+    }
+    write_version(child, id, updated, {}, unused);
+    check_referenced(child, *newest, &updated);
   }
 }
 

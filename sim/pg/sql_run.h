@@ -296,6 +296,9 @@ class SqlRun final : public sql::EvalContext {
   // snapshot (the server's also looks at the newest rows: docs/sql.md).
   void check_references(SqlTable& t, const Row& row, const Row* before);
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
+  // ON DELETE CASCADE / SET NULL on the rows `referencing` the deleted key `values`.
+  void delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
+                     const std::vector<std::int64_t>& referencing);
   // The rows an UPDATE or DELETE changed, (before, after), when the table's keys are checked;
   // checked at the statement's end, in order.
   using KeyChanges = std::vector<std::pair<Row, std::optional<Row>>>;
@@ -341,6 +344,8 @@ class SqlRun final : public sql::EvalContext {
 
   // ORDER BY 2 is the second output column; ORDER BY name is an output column's alias when
   // the table has no such column.
+  static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
+  std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
   // Row locks for SELECT ... FOR UPDATE / SHARE, in the rows' order, until OFFSET + LIMIT

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -136,6 +138,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else {
     rows = scan(t, sel.alias, sel.where);
   }
+  if (sel.aggregate) return grouped_values(sel, t, rows);
   sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
@@ -143,15 +146,6 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
-  if (sel.aggregate) {
-    std::vector<const Row*> group;
-    for (const auto& r : rows) group.push_back(&r.second);
-    group_ = &group;
-    row_ = nullptr;
-    out.push_back(project(sel.targets));
-    group_ = nullptr;
-    return out;
-  }
   std::int64_t skipped = 0;
   for (const auto& [id, row] : rows) {
     if (skipped < offset) {
@@ -187,25 +181,83 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
     keys.emplace_back(std::move(k), i);
   }
   row_ = nullptr;
-  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-    for (std::size_t k = 0; k < sel.order_by.size(); ++k) {
-      const sql::OrderItem& o = sel.order_by[k];
-      const Value& x = a.first[k];
-      const Value& y = b.first[k];
-      const bool nulls_first = o.nulls_first.value_or(o.descending);
-      if (x.is_null() || y.is_null()) {
-        if (x.is_null() && y.is_null()) continue;
-        return x.is_null() == nulls_first;
-      }
-      const auto c = sql::compare(x, y, "<");
-      if (c == 0) continue;
-      return o.descending ? c > 0 : c < 0;
-    }
-    return false;
-  });
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
   std::vector<std::pair<std::int64_t, Row>> sorted;
   for (const auto& [k, i] : keys) sorted.push_back(std::move(rows[i]));
   rows = std::move(sorted);
+}
+
+bool SqlRun::order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel) {
+  for (std::size_t k = 0; k < sel.order_by.size(); ++k) {
+    const sql::OrderItem& o = sel.order_by[k];
+    const Value& x = a[k];
+    const Value& y = b[k];
+    const bool nulls_first = o.nulls_first.value_or(o.descending);
+    if (x.is_null() || y.is_null()) {
+      if (x.is_null() && y.is_null()) continue;
+      return x.is_null() == nulls_first;
+    }
+    const auto c = sql::compare(x, y, "<");
+    if (c == 0) continue;
+    return o.descending ? c > 0 : c < 0;
+  }
+  return false;
+}
+
+// An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
+// group's first row (one group of every row, maybe none, without GROUP BY); HAVING; then ORDER
+// BY over the groups' values, OFFSET and LIMIT. A grouped column reads its group's first row.
+std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, SqlTable* t,
+                                                       const std::vector<std::pair<std::int64_t, Row>>& rows) {
+  table_ = t;
+  alias_ = sel.alias;
+  std::vector<std::vector<const Row*>> groups;
+  if (sel.group_by.empty()) {
+    groups.emplace_back();
+    for (const auto& r : rows) groups.back().push_back(&r.second);
+  } else {
+    std::vector<std::vector<Value>> keys;
+    for (const auto& r : rows) {
+      row_ = &r.second;
+      std::vector<Value> key;
+      for (const Expr& g : sel.group_by) key.push_back(sql::evaluate(g, *this));
+      const auto same = [&](const std::vector<Value>& other) {
+        for (std::size_t i = 0; i < key.size(); ++i) {
+          if (key[i].is_null() != other[i].is_null()) return false;
+          if (!key[i].is_null() && sql::compare(key[i], other[i], "=") != 0) return false;
+        }
+        return true;
+      };
+      const auto found = std::find_if(keys.begin(), keys.end(), same);
+      if (found == keys.end()) {
+        keys.push_back(std::move(key));
+        groups.emplace_back();
+        groups.back().push_back(&r.second);
+      } else {
+        groups[static_cast<std::size_t>(found - keys.begin())].push_back(&r.second);
+      }
+    }
+  }
+  std::vector<std::pair<std::vector<Value>, std::vector<Value>>> out;  // (ORDER BY keys, row)
+  for (const std::vector<const Row*>& g : groups) {
+    group_ = &g;
+    row_ = g.empty() ? nullptr : g.front();
+    if (sel.having && !sql::is_true(sql::evaluate(*sel.having, *this), "HAVING")) continue;
+    std::vector<Value> keys;
+    for (const sql::OrderItem& o : sel.order_by) keys.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
+    out.emplace_back(std::move(keys), project(sel.targets));
+  }
+  group_ = nullptr;
+  row_ = nullptr;
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
+  const std::int64_t offset = bound(sel.offset, "OFFSET");
+  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  std::vector<std::vector<Value>> values;
+  for (std::size_t i = static_cast<std::size_t>(offset); i < out.size(); ++i) {
+    if (limit >= 0 && static_cast<std::int64_t>(values.size()) >= limit) break;
+    values.push_back(std::move(out[i].second));
+  }
+  return values;
 }
 
 const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
@@ -340,18 +392,19 @@ Value SqlRun::aggregate(const Expr& e) {
     }
     const Value v = sql::evaluate(e.args.at(0), *this);
     if (e.name == "string_agg" && !delimiter) delimiter = sql::evaluate(e.args.at(1), *this);
-    if (v.is_null() && e.name != "array_agg") continue;
+    const bool keeps_nulls = e.name == "array_agg" || e.name == "json_agg" || e.name == "jsonb_agg";
+    if (v.is_null() && !keeps_nulls) continue;
     if (e.distinct) {
       const bool seen = std::any_of(values.begin(), values.end(), [&](const Value& s) {
         return s.is_null() ? v.is_null() : !v.is_null() && sql::compare(s, v, "=") == 0;
       });
       if (seen) continue;
-      if (e.name != "array_agg" && e.name != "string_agg") values.push_back(v);
+      if (!keeps_nulls && e.name != "string_agg") values.push_back(v);
     }
     ++count;
     if (e.name == "count") continue;
-    if (e.name == "array_agg" || e.name == "string_agg") {
-      values.push_back(v);
+    if (keeps_nulls || e.name == "string_agg" || e.name == "sum" || e.name == "avg") {
+      if (!e.distinct || keeps_nulls || e.name == "string_agg") values.push_back(v);
       continue;
     }
     if (e.name == "bool_and" || e.name == "bool_or" || e.name == "every") {
@@ -363,16 +416,13 @@ Value SqlRun::aggregate(const Expr& e) {
     }
     if (!acc) {
       acc = v;
-    } else if (e.name == "sum") {
-      if (!sql::is_integer(v.type())) throw SqlError("42883", fmt::format("function sum({}) does not exist", sql::type_name(v.type())));
-      acc = Value::integer(acc->as_integer() + v.as_integer(), Type::int8);
     } else {
       const auto c = sql::compare(v, *acc, "<");
       if ((e.name == "min" && c < 0) || (e.name == "max" && c > 0)) acc = v;
     }
   }
   restore(saved);
-  if (e.distinct && (e.name == "array_agg" || e.name == "string_agg")) {
+  if (e.distinct && (e.name == "array_agg" || e.name == "json_agg" || e.name == "jsonb_agg" || e.name == "string_agg")) {
     // A DISTINCT aggregate sorts its input first (NULLs last), as the server does.
     std::stable_sort(values.begin(), values.end(), [](const Value& x, const Value& y) {
       if (x.is_null() || y.is_null()) return !x.is_null() && y.is_null();
@@ -383,7 +433,9 @@ Value SqlRun::aggregate(const Expr& e) {
     }), values.end());
   }
   if (e.name == "count") return Value::integer(count, Type::int8);
-  if (e.name == "sum" && acc) return Value::integer(acc->as_integer(), Type::int8);
+  if (e.name == "sum") return sql::numeric_sum(values);  // model/sql/numeric.h
+  if (e.name == "avg") return sql::numeric_avg(values);
+  if (e.name == "json_agg" || e.name == "jsonb_agg") return sql::json_aggregate(values, e.name == "jsonb_agg");
   if (e.name == "array_agg") {
     if (values.empty()) return Value::null(Type::array);
     sql::ElementType element;
