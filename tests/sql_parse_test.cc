@@ -166,8 +166,16 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 WITH RECURSIVE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT a FROM t GROUP BY CUBE (a)"),
             "0A000 GROUPING SETS, ROLLUP or CUBE is not in lockstep's SQL subset (docs/sql.md), at position 26 @26");
-  EXPECT_EQ(refusal("SELECT * FROM t JOIN u ON true"),
-            "0A000 JOIN is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
+  EXPECT_EQ(refusal("SELECT * FROM t RIGHT JOIN u ON true"),
+            "0A000 RIGHT JOIN is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("SELECT * FROM t JOIN u USING (a)"),
+            "0A000 JOIN ... USING (write ON) is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
+  EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"),
+            "0A000 FOR UPDATE with a JOIN, a subquery or a function in FROM is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM json_each('x')"),
+            "0A000 the function json_each() is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) s, generate_series(1, 2) g JOIN t ON true"), "");
+  EXPECT_EQ(refusal("SELECT generate_series(1, 2)"), "");  // refused when run: outside FROM
   EXPECT_EQ(refusal("SELECT sha224(a) FROM t"),
             "0A000 the function sha224() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),
@@ -194,8 +202,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
   // The position counts characters of the whole text, statements before it included.
-  EXPECT_EQ(refusal("SELECT 1; SELECT 'é' FROM t, u"),
-            "0A000 a FROM list of several tables is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");
+  EXPECT_EQ(refusal("SELECT 1; SELECT 'é' FROM t NATURAL JOIN u"),
+            "0A000 NATURAL JOIN is not in lockstep's SQL subset (docs/sql.md), at position 37 @37");
 }
 
 TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
@@ -207,6 +215,12 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELECT a FROM t GROUP BY count(*)"), "42803 aggregate functions are not allowed in GROUP BY, at position 26 @26");
   EXPECT_EQ(refusal("SELECT a FROM t GROUP BY 2"), "42P10 GROUP BY position 2 is not in select list, at position 26 @26");
   EXPECT_EQ(refusal("SELECT lower(a), count(*) FROM t GROUP BY lower(a) HAVING count(*) > 1 ORDER BY 2 DESC"), "");
+  EXPECT_EQ(refusal("SELECT 1, 2 UNION SELECT 3"), "42601 each UNION query must have the same number of columns, at position 26 @26");
+  EXPECT_EQ(refusal("SELECT a FROM t UNION SELECT b FROM u ORDER BY a + 1"),
+            "0A000 invalid UNION/INTERSECT/EXCEPT ORDER BY clause, at position 48 @48");
+  EXPECT_EQ(refusal("SELECT a FROM t UNION SELECT b FROM u FOR UPDATE"),
+            "0A000 FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT, at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) AS s (a, b)"), "");  // 42P10 when run: more aliases than columns
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");

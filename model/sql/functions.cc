@@ -104,6 +104,12 @@ constexpr std::array kFunctions = {
     FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
     FunctionInfo{"unnest", 1, 1, FunctionKind::scalar},  // in a select list without FROM: sim/pg/sql_select.cc
     FunctionInfo{"string_to_array", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"generate_series", 2, 3, FunctionKind::scalar},  // set-returning: in FROM only (sim/pg/sql_from.cc)
+    FunctionInfo{"jsonb_array_elements", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_array_elements_text", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_each", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_each_text", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_object_keys", 1, 1, FunctionKind::scalar},
     FunctionInfo{"encode", 2, 2, FunctionKind::scalar},  // model/sql/binary_types.h
     FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},

@@ -564,6 +564,35 @@ Value jsonb_path_operator(std::string_view op, const Value& a, const Value& b) {
   return Value::text(found->k == Jv::K::string ? found->s : text_of(*found));
 }
 
+std::vector<std::vector<Value>> jsonb_rows(std::string_view function, const Value& v) {
+  std::vector<std::vector<Value>> out;
+  if (v.is_null()) return out;
+  const Jv j = parse(cast(v, Type::jsonb).jsonb_text());
+  const bool text = function.ends_with("_text");
+  auto value = [&](const Jv& e) {
+    if (!text) return jsonb_of(e);
+    if (e.k == Jv::K::null) return Value::null(Type::text);
+    return Value::text(e.k == Jv::K::string ? e.s : text_of(e));
+  };
+  if (function.starts_with("jsonb_array_elements")) {
+    if (j.k == Jv::K::object) throw SqlError("22023", "cannot extract elements from an object");
+    if (j.k != Jv::K::array) throw SqlError("22023", "cannot extract elements from a scalar");
+    for (const Jv& e : j.items) out.push_back({value(e)});
+    return out;
+  }
+  if (j.k != Jv::K::object) {
+    throw SqlError("22023", fmt::format("cannot call {} on {}", function, j.k == Jv::K::array ? "an array" : "a scalar"));
+  }
+  for (const auto& [k, e] : j.members) {
+    if (function == "jsonb_object_keys") {
+      out.push_back({Value::text(k)});
+    } else {
+      out.push_back({Value::text(k), value(e)});
+    }
+  }
+  return out;
+}
+
 Value jsonb_array_length(const Value& v) {
   if (v.is_null()) return Value::null(Type::int4);
   const Jv j = parse(cast(v, Type::jsonb).jsonb_text());

@@ -43,6 +43,9 @@ Value jsonb_set(const std::vector<Value>& args);
 // a #> path (jsonb) and a #>> path (text).
 Value jsonb_path_operator(std::string_view op, const Value& a, const Value& b);
 Value jsonb_array_length(const Value& v);
+// The rows of jsonb_array_elements[_text] (value), jsonb_each[_text] (key, value) and
+// jsonb_object_keys (a key) in FROM, in the jsonb's order.
+std::vector<std::vector<Value>> jsonb_rows(std::string_view function, const Value& v);
 // json_agg / jsonb_agg of non-empty input (NULL otherwise): an array of to_jsonb's values (json_agg's
 // is json with the same text for the values of this subset).
 Value json_aggregate(const std::vector<Value>& values, bool binary);

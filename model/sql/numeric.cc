@@ -20,7 +20,10 @@ using i128 = __int128;
 // |unscaled| below 10^38: the numbers of these libraries (keys, counts, seconds, backoffs).
 constexpr int kMaxDigits = 38;
 
+[[noreturn]] void num_too_wide();
+
 i128 num_pow10(int n) {
+  if (n > kMaxDigits) num_too_wide();
   i128 p = 1;
   for (int i = 0; i < n; ++i) p *= 10;
   return p;
@@ -144,6 +147,7 @@ Decimal num_of(const Value& v) {
 // `d` at `scale` digits after the point (rounded half away from zero when fewer).
 Decimal num_rescaled(const Decimal& d, int scale) {
   if (scale >= d.scale) return {num_scaled_up(d.unscaled, scale - d.scale), scale};
+  if (d.scale - scale > kMaxDigits) return {0, scale};  // |value| < 10^-(scale+1): rounds to zero
   return {num_divided_rounded(d.unscaled, num_pow10(d.scale - scale)), scale};
 }
 
@@ -396,6 +400,10 @@ Value num_rounded(std::string_view name, const Value& v, int places) {
   const Decimal d = num_of(v);
   const int scale = std::max(places, 0);
   if (places >= d.scale) return num_value(num_rescaled(d, scale));
+  if (d.scale - places > kMaxDigits) {  // |value| far below a unit of `places`: 0, or -1 / +1 unit for floor / ceil
+    const i128 q = name == "floor" && d.unscaled < 0 ? -1 : (name == "ceil" || name == "ceiling") && d.unscaled > 0 ? 1 : 0;
+    return places < 0 ? num_value({num_scaled_up(q, -places), 0}) : num_value({q, scale});
+  }
   const i128 unit = num_pow10(d.scale - places);
   i128 q = d.unscaled / unit;
   const i128 r = d.unscaled % unit;

@@ -304,9 +304,9 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
-         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause"},
+         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause", "all", "larg", "rarg"},
         fallback);
-  if (body.value("op", "SETOP_NONE") != "SETOP_NONE") refuse("UNION, INTERSECT or EXCEPT", fallback);
+  if (body.value("op", "SETOP_NONE") != "SETOP_NONE") return set_operation(body, fallback, in_insert);  // parse_from.cc
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
   const std::string limit_option = body.value("limitOption", "LIMIT_OPTION_DEFAULT");
   if (limit_option == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
@@ -314,14 +314,12 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback);
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
-    if (from.size() != 1) refuse("a FROM list of several tables", location_of(*node(from.at(1)).second, fallback));
     const auto [ftype, fb] = node(from.at(0));
-    if (ftype == "JoinExpr") {
-      const int right = first_location(fb->value("rarg", json()));
-      refuse("JOIN", right >= 0 ? keyword_before(right, "join") : fallback);
+    if (from.size() == 1 && ftype == "RangeVar") {
+      std::tie(s.table, s.alias) = relation(*fb, fallback);
+    } else {
+      for (const json& item : from) s.from.push_back(from_item(item, fallback));  // model/sql/parse_from.cc
     }
-    if (ftype != "RangeVar") refuse(construct_of_node(ftype, *fb), location_of(*fb, fallback));
-    std::tie(s.table, s.alias) = relation(*fb, fallback);
   }
   if (body.contains("targetList")) {
     for (const json& t : body.at("targetList")) s.targets.push_back(target(t, fallback));
@@ -445,9 +443,24 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
   return out;
 }
 
-std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback) const {
+std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with) {
   if (list.size() != 1) refuse(fmt::format("{} with several relations", what), location_of(*node(list.at(1)).second, fallback));
   const auto [type, b] = node(list.at(0));
+  if (type == "RangeSubselect" && !b->value("lateral", false) && b->contains("alias") && !b->at("alias").contains("colnames")) {
+    // FROM (SELECT ...) AS x: uncorrelated, it is computed once, as a WITH query named x is
+    // (one that locks rows, FOR UPDATE SKIP LOCKED, before the statement's own scan).
+    const auto [stype, sb] = node(b->at("subquery"));
+    const int at = first_location(b->at("subquery"));
+    if (stype == "SelectStmt" && !sb->contains("valuesLists") && !sb->contains("withClause")) {
+      CommonTable t{b->at("alias").value("aliasname", ""), std::make_shared<Select>(select(*sb, at >= 0 ? at : fallback, false)),
+                    at >= 0 ? at : fallback};
+      if (std::any_of(with.begin(), with.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
+        refuse(fmt::format("{} (SELECT ...) named as a WITH query of the statement", what), t.location);
+      }
+      with.push_back(t);
+      return {t.name, ""};
+    }
+  }
   if (type != "RangeVar") refuse(fmt::format("{} {}", what, construct_of_node(type, *b)), location_of(*b, fallback));
   return relation(*b, fallback);
 }
@@ -458,7 +471,7 @@ Update Reader::update(const json& body) {
   Update u;
   if (body.contains("withClause")) u.with = with_clause(body.at("withClause"), loc);
   std::tie(u.table, u.alias) = relation(body.at("relation"), loc);
-  if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc);
+  if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc, u.with);
   for (const json& t : body.at("targetList")) u.set.push_back(assignment(t, loc));
   if (body.contains("whereClause")) u.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) u.returning = returning(body.at("returningList"), loc);
@@ -471,7 +484,7 @@ Delete Reader::remove(const json& body) {
   Delete d;
   if (body.contains("withClause")) d.with = with_clause(body.at("withClause"), loc);
   std::tie(d.table, d.alias) = relation(body.at("relation"), loc);
-  if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc);
+  if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc, d.with);
   if (body.contains("whereClause")) d.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) d.returning = returning(body.at("returningList"), loc);
   return d;
@@ -510,6 +523,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
                                               : RowLock::share;
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
+  if (!s.from.empty()) refuse("FOR UPDATE with a JOIN, a subquery or a function in FROM", fallback);
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }
 

@@ -88,10 +88,15 @@ class Reader {
   std::pair<std::string, std::string> relation(const json& body, int fallback) const;
 
   Select select(const json& body, int fallback, bool in_insert);
+  // UNION / INTERSECT / EXCEPT [ALL] (model/sql/parse_from.cc).
+  Select set_operation(const json& body, int fallback, bool in_insert);
+  // An item of a FROM other than one table (model/sql/parse_from.cc).
+  FromItem from_item(const json& n, int fallback);
   // WITH's queries: SELECTs (a data-modifying one, RECURSIVE, or column names are refused).
   std::vector<CommonTable> with_clause(const json& clause, int fallback);
-  // UPDATE's FROM or DELETE's USING: one relation, (name, alias).
-  std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback) const;
+  // UPDATE's FROM or DELETE's USING: one relation, (name, alias); an uncorrelated subquery
+  // there becomes a WITH query of the statement (added to `with`), named by its alias.
+  std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with);
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;

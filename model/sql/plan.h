@@ -93,11 +93,44 @@ struct OrderItem {
 enum class RowLock : std::uint8_t { none, update, no_key_update, share, key_share };
 enum class LockWait : std::uint8_t { wait, nowait, skip_locked };
 
+// An item of a FROM other than one table (sim/pg/sql_from.cc runs them as nested loops): a
+// table or WITH query, a subquery, VALUES, a set-returning function (unnest, generate_series,
+// jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys; WITH ORDINALITY), or a
+// JOIN (inner, left, cross) of two items. `lateral`: it may read the items before it.
+struct FromItem {
+  enum class Kind : std::uint8_t { table, subquery, values, function, join };
+  Kind kind = Kind::table;
+  std::string table;                        // table: its (or a WITH query's) name
+  std::string alias;
+  std::vector<std::string> column_aliases;  // AS a (x, y)
+  std::shared_ptr<const Select> select;     // subquery
+  std::vector<std::vector<Expr>> values;    // VALUES rows
+  std::vector<Expr> function;               // function: the call (one)
+  bool ordinality = false;                  // WITH ORDINALITY
+  bool lateral = false;
+  bool left = false;                        // join: LEFT (else inner)
+  std::vector<FromItem> sides;              // join: left, right
+  std::vector<Expr> on;                     // join: its condition (none: CROSS JOIN)
+  int location = -1;
+};
+
+// UNION, INTERSECT or EXCEPT [ALL] of two queries (sim/pg/sql_set_operations.cc).
+struct SetOperation {
+  enum class Op : std::uint8_t { union_, intersect, except };
+  Op op = Op::union_;
+  bool all = false;
+  std::shared_ptr<const Select> left, right;
+};
+
 struct Select {
   std::vector<CommonTable> with;  // at the statement's top only
+  // A set operation: its rows are the operation's; `targets` are its first query's (the output
+  // names); ORDER BY names output columns; LIMIT, OFFSET apply to the result.
+  std::shared_ptr<const SetOperation> set_op;
   std::vector<Target> targets;
-  std::string table;  // "" for SELECT without FROM
+  std::string table;  // "" for SELECT without FROM, or a FROM other than one table (`from`)
   std::string alias;
+  std::vector<FromItem> from;  // a FROM of several items, a JOIN, subqueries, VALUES or functions
   std::optional<Expr> where;
   std::vector<OrderItem> order_by;
   std::optional<Expr> limit, offset;

@@ -124,6 +124,9 @@ struct SqlTable {
   // The statements whose column names were checked against this table (SqlRun::check_once),
   // each by its plan node; the entry keeps the plan alive so no other plan takes its address.
   std::vector<std::pair<std::shared_ptr<const void>, const void*>> checked;
+  // A FROM of several relations joined into one (sim/pg/sql_from.cc): its columns are named
+  // "relation\x1fcolumn"; not a table of the server.
+  bool joined = false;
   // Per WHERE run on this table (its plan kept alive likewise): the constant or $n each
   // primary key column is pinned to, in key order; empty when it pins no row (SqlRun::pinned_row).
   struct Pins {

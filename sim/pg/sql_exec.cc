@@ -295,7 +295,7 @@ void SqlRun::restore(const Saved& s) {
 }
 
 Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) {
-  const int i = t.column(ref.name);
+  const int i = t.joined ? joined_column(t, ref) : t.column(ref.name);
   if (i < 0) {
     throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
   }

@@ -204,6 +204,28 @@ class SqlRun final : public sql::EvalContext {
   // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
   // visible versions (a subquery's: the statement's snapshot).
   std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t);
+  // ---- UNION / INTERSECT / EXCEPT (sql_set_operations.cc).
+  Result<Rows> select_set_operation(const sql::Select& sel);
+  std::vector<std::vector<Value>> set_operation_values(const sql::Select& sel);
+  // ---- A FROM other than one table (sql_from.cc): its items joined into one relation.
+  Result<Rows> select_from_items(const sql::Select& sel);
+  SqlTable* from_relation(const sql::Select& sel);  // its columns; kept for the statement
+  // Its rows that WHERE accepts, each a row of the joined relation, (index, row).
+  std::vector<std::pair<std::int64_t, Row>> from_scan(const sql::Select& sel, SqlTable& jt);
+  void from_columns(const sql::FromItem& f, SqlTable& jt);
+  std::vector<Row> from_rows(const sql::FromItem& f, SqlTable& jt, const std::vector<Row>& left);
+  std::vector<std::vector<Value>> from_leaf_values(const sql::FromItem& f);
+  // The column of a joined relation `ref` names (-1: none); 42702 when two relations have it.
+  static int joined_column(const SqlTable& t, const Expr& ref);
+  // A joined relation's column as (relation, column).
+  static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
+  static bool joined_star(const sql::Target& target, const SqlTable& t) {
+    return target.star_of.empty() || std::any_of(t.def.columns.begin(), t.def.columns.end(),
+                                                 [&](const sql::ColumnDef& c) { return joined_name(c).first == target.star_of; });
+  }
+  std::vector<std::unique_ptr<SqlTable>> from_tables_;
+  std::map<const sql::FromItem*, std::size_t> from_first_column_;  // each leaf's first column in its joined relation
+
   // UPDATE ... FROM / DELETE ... USING: the relation joined, and the row of it the current
   // target row joined (readable by the statement's expressions while set).
   struct Join {

@@ -10,6 +10,8 @@
 namespace lockstep::sim::pg {
 
 Result<Rows> SqlRun::statement(const sql::Select& sel) {
+  if (sel.set_op) return select_set_operation(sel);       // sim/pg/sql_set_operations.cc
+  if (!sel.from.empty()) return select_from_items(sel);  // sim/pg/sql_from.cc
   if (sel.table.empty() && sel.with.empty()) return select_without_from(sel);
   if (sel.table.empty()) throw SqlError("0A000", "WITH before a SELECT without FROM is outside lockstep's SQL subset");
   SimConnection::Statement guard(c_);
@@ -57,10 +59,15 @@ std::vector<std::string> SqlRun::column_names(const std::vector<sql::Target>& ta
       continue;
     }
     if (t == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
-    const bool here = stars(target, *t, alias);
+    const bool here = t->joined ? joined_star(target, *t) : stars(target, *t, alias);
     const bool joined = join_.table != nullptr && stars(target, *join_.table, join_.alias);
     if (!here && !joined) throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", target.star_of));
-    if (here) {
+    if (here && t->joined) {  // a FROM of several relations: `*` is all their columns, `x.*` one's
+      for (const auto& col : t->def.columns) {
+        const auto [relation, column] = joined_name(col);
+        if (target.star_of.empty() || target.star_of == relation) names.emplace_back(column);
+      }
+    } else if (here) {
       for (const auto& col : t->def.columns) names.push_back(col.name);
     }
     if (joined) {
@@ -74,8 +81,14 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
   std::vector<Value> values;
   for (const sql::Target& target : targets) {
     if (target.star) {
-      if (!stars(target, *table_)) throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", target.star_of));
-      for (std::size_t i = 0; i < table_->def.columns.size(); ++i) values.push_back(stored(*table_, *row_, static_cast<int>(i)));
+      const bool joined = table_->joined;
+      if (!(joined ? joined_star(target, *table_) : stars(target, *table_))) {
+        throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", target.star_of));
+      }
+      for (std::size_t i = 0; i < table_->def.columns.size(); ++i) {
+        if (joined && !target.star_of.empty() && joined_name(table_->def.columns[i]).first != target.star_of) continue;
+        values.push_back(stored(*table_, *row_, static_cast<int>(i)));
+      }
     } else {
       values.push_back(sql::evaluate(target.expr, *this));
     }
@@ -98,6 +111,8 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
 }
 
 std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/) {
+  if (sel.set_op) return set_operation_values(sel);
+  if (!sel.from.empty() && t == nullptr) t = from_relation(sel);  // a subquery's FROM of several relations
   if (t == nullptr) {  // a Result node below the Limit: LIMIT and OFFSET first, then WHERE, then the row
     table_ = nullptr;
     row_ = nullptr;
@@ -133,7 +148,9 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
   const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
-  if (lock_first) {
+  if (!sel.from.empty()) {
+    rows = from_scan(sel, *t);
+  } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     rows = scan(t, sel.alias, sel.where);

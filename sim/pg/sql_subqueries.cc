@@ -63,6 +63,7 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
 
 bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) {
   // A table given an alias is named by it only: `t` inside `FROM t AS o` is an outer query's.
+  if (t.joined) return joined_column(t, ref) >= 0;  // sim/pg/sql_from.cc
   if (!ref.qualifier.empty()) return ref.qualifier == (alias.empty() ? std::string_view(t.def.table) : alias);
   return t.column(ref.name) >= 0;
 }

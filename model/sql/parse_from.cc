@@ -1,0 +1,163 @@
+// model/sql/parse_from.cc: UNION / INTERSECT / EXCEPT, and a FROM other than one table, read
+// into FromItems (model/sql/plan.h):
+// JOIN (inner, left, cross; ON), comma lists, subqueries, VALUES and set-returning functions,
+// LATERAL. RIGHT, FULL and NATURAL joins, JOIN ... USING, ROWS FROM and other functions in
+// FROM are refused by name with their position.
+#include <algorithm>
+
+#include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql::detail {
+namespace {
+
+constexpr std::string_view kFromFunctions[] = {"unnest",     "generate_series",  "jsonb_array_elements", "jsonb_array_elements_text",
+                                               "jsonb_each", "jsonb_each_text", "jsonb_object_keys"};
+
+// An expression's leftmost position, as the server points at it (exprLocation).
+int from_leftmost(const Expr& e) {
+  int at = e.location;
+  for (const Expr& a : e.args) {
+    const int l = from_leftmost(a);
+    if (l >= 0 && (at < 0 || l < at)) at = l;
+  }
+  return at;
+}
+
+}  // namespace
+
+FromItem Reader::from_item(const json& n, int fallback) {
+  const auto [type, b] = node(n);
+  const json& body = *b;
+  FromItem item;
+  item.location = location_of(body, fallback);
+  const int loc = item.location >= 0 ? item.location : fallback;
+  auto alias = [&](const json& holder) {
+    if (!holder.contains("alias")) return;
+    const json& a = holder.at("alias");
+    item.alias = a.value("aliasname", "");
+    if (a.contains("colnames")) item.column_aliases = names(a.at("colnames"));
+  };
+  if (type == "RangeVar") {
+    std::tie(item.table, item.alias) = relation(body, fallback);
+    return item;
+  }
+  if (type == "JoinExpr") {
+    known(body, "JoinExpr", {"jointype", "larg", "rarg", "quals", "usingClause", "isNatural", "alias", "join_using_alias", "rtindex"}, loc);
+    const int right = first_location(body.value("rarg", json()));
+    const int at = right >= 0 ? keyword_before(right, "join") : loc;
+    const std::string join = body.value("jointype", "JOIN_INNER");
+    if (join == "JOIN_RIGHT") refuse("RIGHT JOIN", at);
+    if (join == "JOIN_FULL") refuse("FULL JOIN", at);
+    if (join != "JOIN_INNER" && join != "JOIN_LEFT") refuse(fmt::format("the join {}", join), at);
+    if (body.value("isNatural", false)) refuse("NATURAL JOIN", at);
+    if (body.contains("usingClause")) refuse("JOIN ... USING (write ON)", at);
+    if (body.contains("alias")) refuse("an alias on a JOIN", at);
+    item.kind = FromItem::Kind::join;
+    item.left = join == "JOIN_LEFT";
+    item.sides.push_back(from_item(body.at("larg"), loc));
+    item.sides.push_back(from_item(body.at("rarg"), loc));
+    if (body.contains("quals")) item.on.push_back(expr(body.at("quals"), at));
+    return item;
+  }
+  if (type == "RangeSubselect") {
+    known(body, "RangeSubselect", {"lateral", "subquery", "alias"}, loc);
+    item.lateral = body.value("lateral", false);
+    alias(body);
+    const auto [stype, sb] = node(body.at("subquery"));
+    const int at = first_location(body.at("subquery"));
+    if (!body.contains("alias")) fail("42601", "subquery in FROM must have an alias", at >= 0 ? at : loc);
+    if (stype != "SelectStmt") refuse(construct_of_node(stype, *sb), at >= 0 ? at : loc);
+    if (sb->contains("valuesLists")) {
+      known(*sb, "SelectStmt", {"valuesLists", "limitOption", "op"}, loc);
+      item.kind = FromItem::Kind::values;
+      for (const json& list : sb->at("valuesLists")) {
+        std::vector<Expr> row;
+        for (const json& v : node(list).second->at("items")) row.push_back(expr(v, loc));
+        if (!item.values.empty() && row.size() != item.values.front().size()) {
+          fail("42601", "VALUES lists must all be the same length", row.empty() ? loc : row.front().location);
+        }
+        item.values.push_back(std::move(row));
+      }
+      return item;
+    }
+    item.kind = FromItem::Kind::subquery;
+    Select sub = select(*sb, at >= 0 ? at : loc, false);
+    if (!sub.with.empty()) refuse("WITH inside a subquery in FROM", loc);
+    if (sub.lock != RowLock::none) refuse("FOR UPDATE inside a subquery in FROM", loc);
+    item.select = std::make_shared<Select>(std::move(sub));
+    return item;
+  }
+  if (type == "RangeFunction") {
+    known(body, "RangeFunction", {"lateral", "ordinality", "is_rowsfrom", "functions", "alias", "coldeflist"}, loc);
+    if (body.value("is_rowsfrom", false)) refuse("ROWS FROM", loc);
+    if (body.contains("coldeflist")) refuse("a column definition list", loc);
+    const json& functions = body.at("functions");
+    if (functions.size() != 1) refuse("ROWS FROM", loc);
+    item.kind = FromItem::Kind::function;
+    item.lateral = body.value("lateral", false);
+    item.ordinality = body.value("ordinality", false);
+    alias(body);
+    const json& call = node(functions.at(0)).second->at("items").at(0);
+    Expr e = expr(call, loc);
+    if (e.kind != Expr::Kind::func ||
+        std::find(std::begin(kFromFunctions), std::end(kFromFunctions), e.name) == std::end(kFromFunctions)) {
+      refuse(fmt::format("the function {}() in FROM", e.kind == Expr::Kind::func ? e.name : "?"), e.location >= 0 ? e.location : loc);
+    }
+    item.function.push_back(std::move(e));
+    return item;
+  }
+  refuse(construct_of_node(type, body), loc);
+}
+
+Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
+  known(body, "SelectStmt", {"op", "all", "larg", "rarg", "sortClause", "limitCount", "limitOffset", "limitOption", "withClause", "lockingClause"},
+        fallback);
+  if (body.contains("lockingClause")) fail("0A000", "FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT", fallback);
+  Select s;
+  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback);
+  auto so = std::make_shared<SetOperation>();
+  const std::string op = body.value("op", "SETOP_UNION");
+  so->op = op == "SETOP_INTERSECT" ? SetOperation::Op::intersect : op == "SETOP_EXCEPT" ? SetOperation::Op::except : SetOperation::Op::union_;
+  so->all = body.value("all", false);
+  so->left = std::make_shared<Select>(select(body.at("larg"), fallback, in_insert));
+  so->right = std::make_shared<Select>(select(body.at("rarg"), fallback, in_insert));
+  for (const auto* side : {so->left.get(), so->right.get()}) {
+    for (const Target& t : side->targets) {
+      if (t.star) refuse("SELECT * in UNION, INTERSECT or EXCEPT", fallback);
+    }
+  }
+  const char* name = so->op == SetOperation::Op::union_ ? "UNION" : so->op == SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
+  if (so->left->targets.size() != so->right->targets.size()) {
+    fail("42601", fmt::format("each {} query must have the same number of columns", name),
+         so->right->targets.empty() ? fallback : so->right->targets.front().expr.location);
+  }
+  s.targets = so->left->targets;
+  if (body.contains("sortClause")) {
+    for (const json& o : body.at("sortClause")) {
+      OrderItem item = order_item(o, fallback);
+      Expr& e = item.expr;
+      if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
+        const std::int64_t n = e.value.as_integer();
+        if (n < 1 || n > static_cast<std::int64_t>(s.targets.size())) {
+          fail("42P10", fmt::format("ORDER BY position {} is not in select list", n), e.location);
+        }
+        const int loc = e.location;
+        e = Expr{};
+        e.kind = Expr::Kind::column;
+        e.name = s.targets[static_cast<std::size_t>(n) - 1].name;
+        e.location = loc;
+      } else if (e.kind != Expr::Kind::column || !e.qualifier.empty() ||
+                 std::none_of(s.targets.begin(), s.targets.end(), [&](const Target& t) { return t.name == e.name; })) {
+        fail("0A000", "invalid UNION/INTERSECT/EXCEPT ORDER BY clause", from_leftmost(e));
+      }
+      s.order_by.push_back(std::move(item));
+    }
+  }
+  if (body.contains("limitCount")) s.limit = expr(body.at("limitCount"), fallback);
+  if (body.contains("limitOffset")) s.offset = expr(body.at("limitOffset"), fallback);
+  s.set_op = std::move(so);
+  return s;
+}
+
+}  // namespace lockstep::sql::detail

@@ -1,0 +1,259 @@
+// sim/pg/sql_from.cc: a FROM other than one table (model/sql/plan.h's FromItem) on the simulated
+// server (sim/pg/sql_run.h). Its items are joined as nested loops, in the order written, into
+// one relation whose columns are named "relation\x1fcolumn" (SqlTable::joined); the rest of
+// SELECT (WHERE, GROUP BY, ORDER BY, LIMIT, the select list) runs on that relation as on a
+// table. Every table the FROM names is read in the step running (a statement's first step),
+// so the join sees one moment of the database. A LEFT JOIN keeps a left row without a match,
+// the right side NULL; a subquery or function is evaluated once per row of the items before it
+// (LATERAL or not: an uncorrelated one gives the same rows each time).
+#include <algorithm>
+
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/jsonb.h"
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+constexpr char kFromSeparator = '\x1f';
+
+std::string from_relation_name(const sql::FromItem& f) {
+  if (!f.alias.empty()) return f.alias;
+  if (f.kind == sql::FromItem::Kind::function) return f.function.at(0).name;
+  return f.table;
+}
+
+// The column names a set-returning function gives without column aliases.
+std::vector<std::string> from_function_columns(const sql::FromItem& f) {
+  const std::string& n = f.function.at(0).name;
+  std::vector<std::string> names;
+  if (n == "jsonb_each" || n == "jsonb_each_text") {
+    names = {"key", "value"};
+  } else if (n == "jsonb_array_elements" || n == "jsonb_array_elements_text") {
+    names = {"value"};
+  } else {
+    names = {f.alias.empty() ? n : f.alias};  // a function of no named output: the relation's name
+  }
+  if (f.ordinality) names.emplace_back("ordinality");
+  return names;
+}
+
+}  // namespace
+
+int SqlRun::joined_column(const SqlTable& t, const Expr& ref) {
+  int found = -1;
+  for (std::size_t i = 0; i < t.def.columns.size(); ++i) {
+    const std::string& n = t.def.columns[i].name;
+    const std::size_t sep = n.find(kFromSeparator);
+    if (std::string_view(n).substr(sep + 1) != ref.name) continue;
+    if (!ref.qualifier.empty() && std::string_view(n).substr(0, sep) != ref.qualifier) continue;
+    if (found >= 0) {
+      throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+    }
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+std::pair<std::string_view, std::string_view> SqlRun::joined_name(const sql::ColumnDef& c) {
+  const std::size_t sep = c.name.find(kFromSeparator);
+  return {std::string_view(c.name).substr(0, sep), std::string_view(c.name).substr(sep + 1)};
+}
+
+void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
+  using K = sql::FromItem::Kind;
+  if (f.kind == K::join) {
+    for (const sql::FromItem& side : f.sides) from_columns(side, jt);
+    return;
+  }
+  const std::string relation = from_relation_name(f);
+  std::vector<sql::ColumnDef> columns;
+  if (f.kind == K::table) {
+    const SqlTable* t = table(f.table);
+    for (const sql::ColumnDef& c : t->def.columns) {
+      columns.push_back(c);
+      columns.back().default_value.reset();
+      columns.back().generated.reset();
+    }
+  } else if (f.kind == K::subquery) {
+    const sql::Select& sub = *f.select;
+    const SqlTable* source = sub.table.empty() ? nullptr : table(sub.table);
+    for (const sql::Target& target : sub.targets) {
+      if (target.star) {
+        if (source == nullptr) throw SqlError("0A000", "SELECT * in a subquery in FROM without one table is not in lockstep's SQL subset");
+        for (const sql::ColumnDef& c : source->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});
+        continue;
+      }
+      columns.push_back(sql::ColumnDef{.name = target.name, .type = Type::unknown});
+    }
+  } else if (f.kind == K::values) {
+    for (std::size_t i = 0; i < f.values.front().size(); ++i) {
+      columns.push_back(sql::ColumnDef{.name = fmt::format("column{}", i + 1), .type = Type::unknown});
+    }
+  } else {
+    for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
+    if (f.ordinality) columns.back().type = Type::int8;
+  }
+  if (f.column_aliases.size() > columns.size()) {
+    throw SqlError("42P10", fmt::format("table \"{}\" has {} columns available but {} columns specified", relation, columns.size(),
+                                        f.column_aliases.size()));
+  }
+  for (std::size_t i = 0; i < f.column_aliases.size(); ++i) columns[i].name = f.column_aliases[i];
+  from_first_column_[&f] = jt.def.columns.size();
+  for (sql::ColumnDef& c : columns) {
+    c.name = relation + kFromSeparator + c.name;
+    jt.def.columns.push_back(std::move(c));
+  }
+}
+
+// A leaf's rows as values (subquery, VALUES, function), read with the row of the items before it.
+std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f) {
+  using K = sql::FromItem::Kind;
+  if (f.kind == K::subquery) return run_subquery(*f.select, /*per_row=*/false);
+  std::vector<std::vector<Value>> out;
+  if (f.kind == K::values) {
+    for (const std::vector<Expr>& row : f.values) {
+      std::vector<Value> values;
+      for (const Expr& e : row) values.push_back(sql::evaluate(e, *this));
+      out.push_back(std::move(values));
+    }
+    return out;
+  }
+  const Expr& call = f.function.at(0);
+  std::vector<Value> args;
+  for (const Expr& a : call.args) args.push_back(sql::evaluate(a, *this));
+  const std::string& n = call.name;
+  if (n == "unnest") {
+    if (!args.at(0).is_null()) {
+      if (args[0].type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(args[0].type())));
+      for (Value& v : sql::array_elements(args[0])) out.push_back({std::move(v)});
+    }
+  } else if (n == "generate_series") {
+    for (const Value& a : args) {
+      if (a.is_null()) return out;
+    }
+    for (const Value& a : args) {
+      if (!sql::is_integer(a.type()) && a.type() != Type::unknown) {
+        throw SqlError("0A000", fmt::format("generate_series of {} is not in lockstep's SQL subset (integers are)", sql::type_name(a.type())));
+      }
+    }
+    const Type type = std::any_of(args.begin(), args.end(), [](const Value& a) { return a.type() == Type::int8; }) ? Type::int8 : Type::int4;
+    const std::int64_t from = sql::cast(args[0], type).as_integer(), to = sql::cast(args.at(1), type).as_integer();
+    const std::int64_t step = args.size() > 2 ? sql::cast(args[2], type).as_integer() : 1;
+    if (step == 0) throw SqlError("22023", "step size cannot equal zero");
+    if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
+    for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
+  } else {
+    out = sql::jsonb_rows(n, args.at(0));  // jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys
+  }
+  if (f.ordinality) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
+  }
+  return out;
+}
+
+std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const std::vector<Row>& left) {
+  using K = sql::FromItem::Kind;
+  const Saved saved = save();
+  std::vector<Row> out;
+  if (f.kind == K::join) {
+    const std::vector<Row> l = from_rows(f.sides[0], jt, left);
+    auto keep = [&](Row& r) {
+      if (f.on.empty()) return true;
+      table_ = &jt;
+      alias_ = {};
+      row_ = &r;
+      return sql::is_true(sql::evaluate(f.on.front(), *this), "JOIN/ON");
+    };
+    for (const Row& row : l) {
+      std::vector<Row> matched = from_rows(f.sides[1], jt, {row});
+      std::erase_if(matched, [&](Row& r) { return !keep(r); });
+      if (matched.empty() && f.left) out.push_back(row);
+      for (Row& r : matched) out.push_back(std::move(r));
+    }
+    restore(saved);
+    return out;
+  }
+  if (f.kind == K::table) {
+    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    SqlTable* t = table(f.table);
+    touch(*t);  // read in the step running now
+    std::vector<Row> rows;
+    for (const auto& [id, r] : relation_rows(*t)) {
+      Row& renamed = rows.emplace_back();
+      for (const auto& [column, text] : *r) renamed.emplace(prefix + column, text);
+    }
+    for (const Row& l : left) {
+      for (const Row& r : rows) {
+        Row& joined = out.emplace_back(l);
+        joined.insert(r.begin(), r.end());
+      }
+    }
+    return out;
+  }
+  const std::size_t first = from_first_column_.at(&f);
+  for (const Row& l : left) {
+    table_ = &jt;
+    alias_ = {};
+    row_ = &l;
+    for (std::vector<Value>& values : from_leaf_values(f)) {
+      Row& joined = out.emplace_back(l);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        Value& v = values[i];
+        if (v.is_null()) continue;
+        sql::ColumnDef& c = jt.def.columns.at(first + i);
+        if (c.type == Type::unknown) {  // a column of no declared type takes its first value's (an untyped literal: text)
+          c.type = v.type() == Type::unknown ? Type::text : v.type();
+          if (v.type() == Type::array) c.element = v.array_element();
+          if (v.type() == Type::enum_) c.user_type = sql::enum_type_name(v);
+        }
+        joined.emplace(c.name, std::move(v).text_output());
+      }
+    }
+  }
+  restore(saved);
+  return out;
+}
+
+SqlTable* SqlRun::from_relation(const sql::Select& sel) {
+  auto jt = std::make_unique<SqlTable>();
+  jt->joined = true;
+  for (const sql::FromItem& f : sel.from) from_columns(f, *jt);
+  from_tables_.push_back(std::move(jt));
+  return from_tables_.back().get();
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& sel, SqlTable& jt) {
+  std::vector<Row> rows{Row{}};
+  for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
+  std::vector<std::pair<std::int64_t, Row>> out;
+  const Saved saved = save();
+  for (Row& r : rows) {
+    table_ = &jt;
+    alias_ = {};
+    row_ = &r;
+    if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) continue;
+    out.emplace_back(static_cast<std::int64_t>(out.size()), std::move(r));
+  }
+  restore(saved);
+  return out;
+}
+
+Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
+  SimConnection::Statement guard(c_);
+  declare_ctes(sel.with);  // those that lock rows take their steps now
+  SqlTable* jt = from_relation(sel);
+  if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each table is touched as it is read
+  Rows out;
+  for (auto& values : select_values(sel, jt, true)) {
+    std::vector<std::optional<std::string>> row;
+    for (const Value& v : values) row.push_back(output(v));
+    out.rows.push_back(std::move(row));
+  }
+  out.columns = column_names(sel.targets, jt, {});
+  out.tag = "SELECT " + std::to_string(out.rows.size());
+  return done(std::move(out));
+}
+
+}  // namespace lockstep::sim::pg

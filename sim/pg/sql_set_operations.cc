@@ -1,0 +1,131 @@
+// sim/pg/sql_set_operations.cc: UNION, INTERSECT and EXCEPT [ALL] on the simulated server
+// (sim/pg/sql_run.h). Each side runs as a subquery in the step running (its tables read there);
+// a column's values take the two sides' common type (an untyped literal takes the other's,
+// numbers the wider, else 42804); without ALL, rows repeat once (NULLs equal); with ALL,
+// INTERSECT keeps the fewer copies and EXCEPT the difference. ORDER BY (output columns),
+// OFFSET and LIMIT apply to the result. Without ORDER BY rows come left side first, in each
+// side's order (the server's hashing may give another order: compare such results as sets).
+#include <algorithm>
+
+#include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+bool set_same_row(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].is_null() != b[i].is_null()) return false;
+    if (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0) return false;
+  }
+  return true;
+}
+
+// The common type of a column's two sides.
+Type set_common_type(Type a, Type b, std::string_view op) {
+  if (a == b || b == Type::unknown) return a;
+  if (a == Type::unknown) return b;
+  if (sql::is_numeric_category(a) && sql::is_numeric_category(b)) return sql::numeric_common_type(a, b);
+  if (sql::is_timestamp(a) && sql::is_timestamp(b)) return Type::timestamptz;
+  throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", op, sql::type_name(a), sql::type_name(b)));
+}
+
+}  // namespace
+
+std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& sel) {
+  const sql::SetOperation& so = *sel.set_op;
+  const std::string_view op = so.op == sql::SetOperation::Op::union_ ? "UNION" : so.op == sql::SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
+  std::vector<std::vector<Value>> left = run_subquery(*so.left, /*per_row=*/false);
+  std::vector<std::vector<Value>> right = run_subquery(*so.right, /*per_row=*/false);
+  const std::size_t width = sel.targets.size();
+  std::vector<Type> types(width, Type::unknown);
+  for (const auto* side : {&left, &right}) {
+    for (std::size_t i = 0; i < width; ++i) {
+      Type t = Type::unknown;
+      for (const auto& row : *side) {
+        if (!row[i].is_null() && row[i].type() != Type::unknown) {
+          t = row[i].type();
+          break;
+        }
+      }
+      types[i] = set_common_type(types[i], t, op);
+    }
+  }
+  for (auto* side : {&left, &right}) {
+    for (auto& row : *side) {
+      for (std::size_t i = 0; i < width; ++i) {
+        const Type t = types[i] == Type::unknown ? Type::text : types[i];
+        if (row[i].type() != t && (row[i].type() == Type::unknown || sql::is_numeric_category(t) || sql::is_timestamp(t))) {
+          row[i] = sql::cast(row[i], t);
+        }
+      }
+    }
+  }
+  std::vector<std::vector<Value>> out;
+  auto count_in = [](const std::vector<std::vector<Value>>& rows, const std::vector<Value>& row) {
+    return std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return set_same_row(r, row); });
+  };
+  auto distinct = [&](std::vector<std::vector<Value>> rows) {
+    std::vector<std::vector<Value>> kept;
+    for (auto& r : rows) {
+      if (count_in(kept, r) == 0) kept.push_back(std::move(r));
+    }
+    return kept;
+  };
+  if (so.op == sql::SetOperation::Op::union_) {
+    out = std::move(left);
+    for (auto& r : right) out.push_back(std::move(r));
+    if (!so.all) out = distinct(std::move(out));
+  } else if (so.all) {
+    std::vector<std::vector<Value>> remaining = right;
+    for (auto& r : left) {
+      const auto it = std::find_if(remaining.begin(), remaining.end(), [&](const auto& x) { return set_same_row(x, r); });
+      const bool found = it != remaining.end();
+      if (found) remaining.erase(it);
+      if (found == (so.op == sql::SetOperation::Op::intersect)) out.push_back(std::move(r));
+    }
+  } else {
+    for (auto& r : distinct(std::move(left))) {
+      if ((count_in(right, r) > 0) == (so.op == sql::SetOperation::Op::intersect)) out.push_back(std::move(r));
+    }
+  }
+  if (sel.order_by.empty() && !sel.limit && !sel.offset) return out;
+  // ORDER BY, OFFSET and LIMIT over the result: a relation of the output columns.
+  SqlTable result;
+  for (std::size_t i = 0; i < width; ++i) result.def.columns.push_back(sql::ColumnDef{.name = sel.targets[i].name, .type = types[i] == Type::unknown ? Type::text : types[i]});
+  std::vector<std::pair<std::int64_t, Row>> rows;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    Row& row = rows.emplace_back(static_cast<std::int64_t>(k), Row{}).second;
+    for (std::size_t i = 0; i < width; ++i) {
+      if (!out[k][i].is_null()) row.emplace(result.def.columns[i].name, out[k][i].text_output());
+    }
+  }
+  const Saved saved = save();
+  sort(rows, sel, &result);
+  restore(saved);
+  const std::int64_t offset = bound(sel.offset, "OFFSET");
+  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  std::vector<std::vector<Value>> ordered;
+  for (std::size_t k = static_cast<std::size_t>(offset); k < rows.size(); ++k) {
+    if (limit >= 0 && static_cast<std::int64_t>(ordered.size()) >= limit) break;
+    ordered.push_back(std::move(out[static_cast<std::size_t>(rows[k].first)]));
+  }
+  return ordered;
+}
+
+Result<Rows> SqlRun::select_set_operation(const sql::Select& sel) {
+  SimConnection::Statement guard(c_);
+  declare_ctes(sel.with);  // those that lock rows take their steps now
+  if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each side's tables are touched as read
+  Rows out;
+  out.columns = column_names(sel.targets, nullptr, {});
+  for (auto& values : select_values(sel, nullptr, true)) {
+    std::vector<std::optional<std::string>> row;
+    for (const Value& v : values) row.push_back(output(v));
+    out.rows.push_back(std::move(row));
+  }
+  out.tag = "SELECT " + std::to_string(out.rows.size());
+  return done(std::move(out));
+}
+
+}  // namespace lockstep::sim::pg
