@@ -123,6 +123,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     locking_subquery_ = false;
     subquery_ = false;
     Statement s = statement(raw.at("stmt"));
+    check_modifying_ctes(s, start);
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));
     s.text = std::string(trim(own));
@@ -346,8 +347,9 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
 
 Insert Reader::insert(const json& body) {
   const int loc = statement_start_;
-  known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override"}, loc);
+  known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override", "withClause"}, loc);
   Insert ins;
+  if (body.contains("withClause")) ins.with = with_clause(body.at("withClause"), loc);
   const std::string overriding = body.value("override", "OVERRIDING_NOT_SET");
   ins.overriding = overriding == "OVERRIDING_SYSTEM_VALUE" ? Insert::Overriding::system
                    : overriding == "OVERRIDING_USER_VALUE" ? Insert::Overriding::user
@@ -432,9 +434,15 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
     const int cloc = location_of(cte, loc);
     known(cte, "CommonTableExpr", {"ctename", "ctematerialized", "ctequery"}, cloc);
     const auto [qtype, q] = node(cte.at("ctequery"));
-    if (qtype != "SelectStmt") refuse(fmt::format("a data-modifying WITH query ({} in WITH)", qtype.substr(0, qtype.size() - 4)), cloc);
-    CommonTable t{cte.at("ctename"), std::make_shared<Select>(select(*q, cloc, false)), cloc};
-    if (!t.select->with.empty()) refuse("WITH inside a WITH query", cloc);
+    CommonTable t{cte.at("ctename"), nullptr, nullptr, cloc};
+    if (qtype == "InsertStmt" || qtype == "UpdateStmt" || qtype == "DeleteStmt") {
+      t.modifying = modifying_cte(qtype, *q, t.name, cloc);  // model/sql/parse_from.cc
+    } else if (qtype != "SelectStmt") {
+      refuse(fmt::format("{} in WITH", qtype.substr(0, qtype.size() - 4)), cloc);
+    } else {
+      t.select = std::make_shared<Select>(select(*q, cloc, false));
+      if (!t.select->with.empty()) refuse("WITH inside a WITH query", cloc);
+    }
     if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
       fail("42712", fmt::format("WITH query name \"{}\" specified more than once", t.name), cloc);
     }
@@ -453,7 +461,7 @@ std::pair<std::string, std::string> Reader::joined(const json& list, std::string
     const int at = first_location(b->at("subquery"));
     if (stype == "SelectStmt" && !sb->contains("valuesLists") && !sb->contains("withClause")) {
       CommonTable t{b->at("alias").value("aliasname", ""), std::make_shared<Select>(select(*sb, at >= 0 ? at : fallback, false)),
-                    at >= 0 ? at : fallback};
+                    nullptr, at >= 0 ? at : fallback};
       if (std::any_of(with.begin(), with.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
         refuse(fmt::format("{} (SELECT ...) named as a WITH query of the statement", what), t.location);
       }

@@ -88,6 +88,11 @@ class Reader {
   std::pair<std::string, std::string> relation(const json& body, int fallback) const;
 
   Select select(const json& body, int fallback, bool in_insert);
+  // WITH name AS (INSERT | UPDATE | DELETE ...): its statement (model/sql/parse_from.cc).
+  std::shared_ptr<const Statement> modifying_cte(std::string_view type, const json& body, const std::string& name, int loc);
+  // A data-modifying WITH query's table read or written elsewhere in the statement is refused
+  // (the server runs them on one snapshot: neither sees the other's change).
+  void check_modifying_ctes(const Statement& s, int loc) const;
   // UNION / INTERSECT / EXCEPT [ALL] (model/sql/parse_from.cc).
   Select set_operation(const json& body, int fallback, bool in_insert);
   // An item of a FROM other than one table (model/sql/parse_from.cc).

@@ -19,12 +19,16 @@
 namespace lockstep::sql {
 
 struct Select;
+struct Statement;
 
 // WITH name AS (SELECT ...): a relation of the statement, computed once, when first read (a
-// SELECT that locks rows: in steps of its own, before the statement's own scan).
+// SELECT that locks rows: in steps of its own, before the statement's own scan). WITH name AS
+// (INSERT | UPDATE | DELETE ... RETURNING ...): a data-modifying one, run to completion first,
+// its RETURNING rows the relation (sim/pg/sql_joins.cc).
 struct CommonTable {
   std::string name;
-  std::shared_ptr<const Select> select;
+  std::shared_ptr<const Select> select;        // a SELECT; else
+  std::shared_ptr<const Statement> modifying;  // an INSERT, UPDATE or DELETE
   int location = -1;
 };
 
@@ -147,6 +151,7 @@ struct Assignment {
 };
 
 struct Insert {
+  std::vector<CommonTable> with;
   std::string table;
   std::string alias;  // INSERT INTO t AS x
   std::vector<std::string> columns;  // empty: the table's, in order

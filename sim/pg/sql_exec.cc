@@ -412,6 +412,13 @@ Error SqlRun::fail(Error e) {
 
 std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int64_t arg) {
   OpDesc op{verb, fp, arg, arg != 0};
+  if (nested_) {  // a data-modifying WITH query: a step of its statement, not a statement's start
+    c_.step(op);
+    if (c_.killed()) return c_.terminated();
+    if (c_.aborted_) return c_.in_failed_transaction();
+    started_ = true;
+    return std::nullopt;
+  }
   if (auto refused = c_.begin_statement(op)) return refused;
   if (!started_) statement_start_ = s_.now();
   started_ = true;
@@ -419,6 +426,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
 }
 
 Result<Rows> SqlRun::done(Rows rows) {
+  if (nested_) return rows;  // its statement ends it
   if (Status ended = c_.end_statement(); !ended.ok()) return ended.error();
   return rows;
 }
@@ -501,6 +509,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   for (const sql::Target& t : sel.targets) has_session_call = has_session_call || calls_server(t.expr);
   if (!has_session_call) {
     SimConnection::Statement guard(c_);
+    declare_ctes(sel.with);  // a data-modifying one runs now
     if (auto refused = begin("sql", Footprint{})) return *refused;
     for (const auto& values : select_values(sel, nullptr, true)) {  // WHERE, LIMIT and OFFSET too
       std::vector<std::optional<std::string>> row;
@@ -510,6 +519,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
     out.tag = fmt::format("SELECT {}", out.rows.size());
     return done(std::move(out));
   }
+  if (!sel.with.empty()) throw SqlError("0A000", "WITH before a SELECT without FROM that calls a lock or session function is not in lockstep's SQL subset");
   if (sel.where || sel.limit || sel.offset) {
     throw SqlError("0A000", "WHERE, LIMIT or OFFSET on a SELECT without FROM that calls a lock or session function is not in "
                             "lockstep's SQL subset");

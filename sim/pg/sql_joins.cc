@@ -4,6 +4,8 @@
 // joins, whose row for each target row is kept as it was through the EvalPlanQual re-check
 // (PostgreSQL re-runs the join for the new version with the other relation's row as it was).
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -14,6 +16,11 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     auto d = std::make_unique<Derived>();
     d->def = &cte;
     d->table.def.table = cte.name;
+    if (cte.modifying) {
+      derived_.push_back(std::move(d));
+      run_modifying(*derived_.back());
+      continue;
+    }
     const sql::Select& sel = *cte.select;
     const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
     for (const sql::Target& target : sel.targets) {
@@ -32,6 +39,61 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     derived_.push_back(std::move(d));
     // One that locks rows takes its steps now, before the statement's own.
     if (sel.lock != sql::RowLock::none) materialize(*derived_.back());
+  }
+}
+
+void SqlRun::run_modifying(Derived& d) {
+  const sql::Statement& st = *d.def->modifying;
+  // It runs before its statement's first step: under REPEATABLE READ that step takes the
+  // snapshot, which the query would have to see first.
+  if (c_.repeatable_read_) throw SqlError("0A000", "a data-modifying WITH query under REPEATABLE READ is not in lockstep's SQL subset");
+  const std::vector<sql::Target>* returning = nullptr;
+  std::string target;
+  std::visit([&](const auto& body) {
+    using B = std::decay_t<decltype(body)>;
+    if constexpr (std::is_same_v<B, sql::Insert> || std::is_same_v<B, sql::Update> || std::is_same_v<B, sql::Delete>) {
+      returning = &body.returning;
+      target = body.table;
+    }
+  }, st.body);
+  if (returning == nullptr) throw SqlError("XX000", "internal: a data-modifying WITH query that is no INSERT, UPDATE or DELETE");
+  // Its columns: RETURNING's (a column keeps its table's type; an expression takes its first value's).
+  const SqlTable* t = table(target);
+  for (const sql::Target& r : *returning) {
+    if (r.star) {
+      for (const sql::ColumnDef& c : t->def.columns) d.table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+      continue;
+    }
+    sql::ColumnDef c{.name = r.name, .type = Type::unknown};
+    if (r.expr.kind == Expr::Kind::column) {
+      if (const int i = t->column(r.expr.name); i >= 0) {
+        const sql::ColumnDef& source = t->def.columns[static_cast<std::size_t>(i)];
+        c.type = source.type;
+        c.user_type = source.user_type;
+        c.element = source.element;
+      }
+    }
+    d.table.def.columns.push_back(std::move(c));
+  }
+  SqlRun inner(c_, plans_, st, params_);
+  inner.nested_ = true;
+  inner.statement_start_ = statement_start_;
+  std::vector<std::vector<Value>> rows;
+  inner.returned_ = &rows;
+  const Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
+  if (!r.ok()) throw Raised{r.error()};
+  d.computed = true;
+  for (std::vector<Value>& values : rows) {
+    Row& row = d.rows.emplace_back();
+    for (std::size_t i = 0; i < values.size() && i < d.table.def.columns.size(); ++i) {
+      sql::ColumnDef& c = d.table.def.columns[i];
+      if (values[i].is_null()) continue;
+      if (c.type == Type::unknown) c.type = values[i].type() == Type::unknown ? Type::text : values[i].type();
+      row.emplace(c.name, std::move(values[i]).text_output());
+    }
+  }
+  for (sql::ColumnDef& c : d.table.def.columns) {
+    if (c.type == Type::unknown) c.type = Type::text;
   }
 }
 

@@ -201,6 +201,9 @@ class SqlRun final : public sql::EvalContext {
   Derived* derived(std::string_view name);
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);
+  // A data-modifying WITH query: its statement run now, to completion, in steps of this one;
+  // its RETURNING rows are the relation.
+  void run_modifying(Derived& d);
   // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
   // visible versions (a subquery's: the statement's snapshot).
   std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t);
@@ -489,6 +492,9 @@ class SqlRun final : public sql::EvalContext {
   const std::vector<Param>& params_;
   Time statement_start_{0};
   bool started_ = false;  // the statement took its first step
+  bool nested_ = false;  // a data-modifying WITH query's statement, run inside its statement's frame
+  std::vector<std::vector<Value>>* returned_ = nullptr;  // ... its RETURNING rows, as values
+
   std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
   SqlTable* table_ = nullptr;
   std::string_view alias_;  // names in the plan (which outlives the run)

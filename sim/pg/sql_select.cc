@@ -12,8 +12,7 @@ namespace lockstep::sim::pg {
 Result<Rows> SqlRun::statement(const sql::Select& sel) {
   if (sel.set_op) return select_set_operation(sel);       // sim/pg/sql_set_operations.cc
   if (!sel.from.empty()) return select_from_items(sel);  // sim/pg/sql_from.cc
-  if (sel.table.empty() && sel.with.empty()) return select_without_from(sel);
-  if (sel.table.empty()) throw SqlError("0A000", "WITH before a SELECT without FROM is outside lockstep's SQL subset");
+  if (sel.table.empty()) return select_without_from(sel);
   SimConnection::Statement guard(c_);
   declare_ctes(sel.with);  // those that lock rows take their steps now
   SqlTable* t = table(sel.table);

@@ -51,8 +51,10 @@ bool is_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::Uniqu
 }  // namespace
 
 Result<Rows> SqlRun::statement(const sql::Insert& ins) {
+  std::optional<SimConnection::Statement> guard;  // a data-modifying WITH query runs inside its statement's
+  if (!nested_) guard.emplace(c_);
+  declare_ctes(ins.with);  // those that lock rows or modify take their steps now
   SqlTable* t = table(ins.table);
-  SimConnection::Statement guard(c_);
   std::vector<int> columns;
   if (ins.columns.empty()) {
     for (std::size_t i = 0; i < t->def.columns.size(); ++i) columns.push_back(static_cast<int>(i));
@@ -525,28 +527,31 @@ void SqlRun::returning(SqlTable& t, const std::vector<sql::Target>& ret, const R
   const Saved saved = save();
   table_ = &t;
   row_ = &row;
-  std::vector<std::optional<std::string>>& values = out.rows.emplace_back();
-  values.reserve(ret.size());
+  std::vector<Value> returned;
+  returned.reserve(ret.size());
   for (const sql::Target& target : ret) {
     if (!target.star) {
-      values.push_back(output(sql::evaluate(target.expr, *this)));
+      returned.push_back(sql::evaluate(target.expr, *this));
       continue;
     }
     if (stars(target, t)) {
-      for (std::size_t i = 0; i < t.def.columns.size(); ++i) values.push_back(output(stored(t, row, static_cast<int>(i))));
+      for (std::size_t i = 0; i < t.def.columns.size(); ++i) returned.push_back(stored(t, row, static_cast<int>(i)));
     }
     if (join_.row != nullptr && stars(target, *join_.table, join_.alias)) {
-      for (std::size_t i = 0; i < join_.table->def.columns.size(); ++i) {
-        values.push_back(output(stored(*join_.table, *join_.row, static_cast<int>(i))));
-      }
+      for (std::size_t i = 0; i < join_.table->def.columns.size(); ++i) returned.push_back(stored(*join_.table, *join_.row, static_cast<int>(i)));
     }
   }
   restore(saved);
+  std::vector<std::optional<std::string>>& values = out.rows.emplace_back();
+  values.reserve(returned.size());
+  for (const Value& v : returned) values.push_back(output(v));
+  if (returned_ != nullptr) returned_->push_back(std::move(returned));  // a data-modifying WITH query's rows
 }
 
 template <typename Body>
 Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
-  SimConnection::Statement guard(c_);
+  std::optional<SimConnection::Statement> guard;  // a data-modifying WITH query runs inside its statement's
+  if (!nested_) guard.emplace(c_);
   declare_ctes(b.with);  // those that lock rows take their steps now
   SqlTable* t = table(b.table);
   if (derived_of(t) != nullptr) throw SqlError("42809", fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
