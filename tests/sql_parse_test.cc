@@ -220,6 +220,11 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELECT a FROM t UNION SELECT b FROM u FOR UPDATE"),
             "0A000 FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT, at position 1 @1");
   EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) AS s (a, b)"), "");
+  EXPECT_EQ(refusal("SELECT DISTINCT a FROM t ORDER BY b"),
+            "42P10 for SELECT DISTINCT, ORDER BY expressions must appear in select list, at position 35 @35");
+  EXPECT_EQ(refusal("SELECT DISTINCT ON (a) a, b FROM t ORDER BY b"),
+            "42P10 SELECT DISTINCT ON expressions must match initial ORDER BY expressions, at position 21 @21");
+  EXPECT_EQ(refusal("SELECT DISTINCT a FROM t FOR UPDATE"), "0A000 FOR UPDATE is not allowed with DISTINCT clause, at position 1 @1");
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id) INSERT INTO a (id) SELECT id FROM d"), "");
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id) SELECT count(*) FROM q"),
             "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that reads or writes it is not in "

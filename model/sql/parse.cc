@@ -305,7 +305,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
-         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause", "all", "larg", "rarg"},
+         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause", "all", "larg", "rarg", "distinctClause"},
         fallback);
   if (body.value("op", "SETOP_NONE") != "SETOP_NONE") return set_operation(body, fallback, in_insert);  // parse_from.cc
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
@@ -339,6 +339,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("limitCount")) s.limit = expr(body.at("limitCount"), fallback);
   if (body.contains("limitOffset")) s.offset = expr(body.at("limitOffset"), fallback);
   if (body.contains("lockingClause")) locking(body.at("lockingClause"), s, fallback);
+  if (body.contains("distinctClause")) distinct(body.at("distinctClause"), s, fallback);  // parse_from.cc
   if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);

@@ -232,6 +232,39 @@ FromItem Reader::from_item(const json& n, int fallback) {
   refuse(construct_of_node(type, body), loc);
 }
 
+void Reader::distinct(const json& clause, Select& s, int fallback) {
+  if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with DISTINCT clause", fallback);
+  if (clause.size() == 1 && clause.at(0).empty()) {
+    s.distinct = true;
+    for (const OrderItem& o : s.order_by) {
+      const bool listed = (o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type())) ||
+                          std::any_of(s.targets.begin(), s.targets.end(), [&](const Target& t) { return !t.star && same_expr(t.expr, o.expr); });
+      if (!listed) fail("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list", from_leftmost(o.expr));
+    }
+    return;
+  }
+  for (const json& item : clause) {
+    Expr e = expr(item, fallback);
+    if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
+      const std::int64_t n = e.value.as_integer();
+      if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
+        fail("42P10", fmt::format("SELECT DISTINCT ON position {} is not in select list", n), e.location);
+      }
+      e = s.targets[static_cast<std::size_t>(n) - 1].expr;
+    }
+    s.distinct_on.push_back(std::move(e));
+  }
+  // The server requires DISTINCT ON's expressions to lead ORDER BY (in any order among them).
+  for (std::size_t i = 0; i < s.order_by.size() && i < s.distinct_on.size(); ++i) {
+    const Expr& item = s.order_by[i].expr;
+    const bool position = item.kind == Expr::Kind::constant && is_integer(item.value.type()) && item.value.as_integer() >= 1 &&
+                          item.value.as_integer() <= static_cast<std::int64_t>(s.targets.size());
+    const Expr& o = position ? s.targets[static_cast<std::size_t>(item.value.as_integer()) - 1].expr : item;
+    const bool leads = std::any_of(s.distinct_on.begin(), s.distinct_on.end(), [&](const Expr& d) { return same_expr(d, o); });
+    if (!leads) fail("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions", from_leftmost(s.distinct_on[i]));
+  }
+}
+
 Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
   known(body, "SelectStmt", {"op", "all", "larg", "rarg", "sortClause", "limitCount", "limitOffset", "limitOption", "withClause", "lockingClause"},
         fallback);

@@ -93,6 +93,8 @@ class Reader {
   // A data-modifying WITH query's table read or written elsewhere in the statement is refused
   // (the server runs them on one snapshot: neither sees the other's change).
   void check_modifying_ctes(const Statement& s, int loc) const;
+  // SELECT DISTINCT [ON (...)] (model/sql/parse_from.cc), after the select list and ORDER BY.
+  void distinct(const json& clause, Select& s, int fallback);
   // UNION / INTERSECT / EXCEPT [ALL] (model/sql/parse_from.cc).
   Select set_operation(const json& body, int fallback, bool in_insert);
   // An item of a FROM other than one table (model/sql/parse_from.cc).

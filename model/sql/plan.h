@@ -141,6 +141,8 @@ struct Select {
   RowLock lock = RowLock::none;
   LockWait wait = LockWait::wait;
   bool aggregate = false;  // aggregates in its targets, GROUP BY or HAVING: a row per group
+  bool distinct = false;          // SELECT DISTINCT
+  std::vector<Expr> distinct_on;  // SELECT DISTINCT ON (exprs): the first row of each, in ORDER BY's order
   std::vector<Expr> group_by;  // GROUP BY (a position already replaced by its target's expression)
   std::optional<Expr> having;
 };

@@ -369,6 +369,8 @@ class SqlRun final : public sql::EvalContext {
 
   // ORDER BY 2 is the second output column; ORDER BY name is an output column's alias when
   // the table has no such column.
+  // Whether two rows of values are equal as DISTINCT and UNION compare them (NULLs equal).
+  static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);

@@ -163,17 +163,38 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   table_ = t;
   alias_ = sel.alias;
   std::int64_t skipped = 0;
+  std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
   for (const auto& [id, row] : rows) {
+    row_ = &row;
+    std::vector<Value> values;
+    if (sel.distinct || !sel.distinct_on.empty()) {
+      // A Unique node: the first row of each key, in the order sorted (NULLs equal).
+      std::vector<Value> key;
+      if (sel.distinct) {
+        key = values = project(sel.targets);
+      } else {
+        for (const Expr& e : sel.distinct_on) key.push_back(sql::evaluate(e, *this));
+      }
+      if (std::any_of(seen.begin(), seen.end(), [&](const std::vector<Value>& k) { return same_values(k, key); })) continue;
+      seen.push_back(std::move(key));
+    }
     if (skipped < offset) {
       ++skipped;
       continue;
     }
     if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-    row_ = &row;
-    out.push_back(project(sel.targets));
+    out.push_back(sel.distinct ? std::move(values) : project(sel.targets));
   }
   row_ = nullptr;
   return out;
+}
+
+bool SqlRun::same_values(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].is_null() != b[i].is_null()) return false;
+    if (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0) return false;
+  }
+  return true;
 }
 
 std::int64_t SqlRun::bound(const std::optional<Expr>& e, std::string_view what) {
@@ -266,6 +287,13 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
   group_ = nullptr;
   row_ = nullptr;
   std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
+  if (sel.distinct) {
+    std::vector<std::pair<std::vector<Value>, std::vector<Value>>> kept;
+    for (auto& o : out) {
+      if (std::none_of(kept.begin(), kept.end(), [&](const auto& k) { return same_values(k.second, o.second); })) kept.push_back(std::move(o));
+    }
+    out = std::move(kept);
+  }
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
   std::vector<std::vector<Value>> values;
