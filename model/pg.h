@@ -48,6 +48,13 @@ struct Error {
   std::string message;
 };
 
+// A NOTIFY message a listening session received: its channel, payload and sender's pid.
+struct Notification {
+  std::string channel;
+  std::string payload;
+  int pid = 0;
+};
+
 // Success, or an Error.
 class [[nodiscard]] Status {
  public:
@@ -265,6 +272,9 @@ class Connection {
 
   // The WARNINGs raised since the last call (what a notice receiver collects).
   virtual std::vector<Error> take_warnings() = 0;
+  // The NOTIFY messages the server has sent this connection since the last call (LISTEN),
+  // as PQnotifies gives them; none on a backend that does not model them.
+  virtual std::vector<Notification> take_notifications() { return {}; }
 };
 
 // A connection borrowed from a Pool; returned when destroyed, with a ROLLBACK if a

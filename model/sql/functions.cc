@@ -23,7 +23,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"jsonb_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
-    FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // nothing listens (LISTEN is refused): no effect
+    FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/notifications.cc)
     FunctionInfo{"now", 0, 0, FunctionKind::time},
     FunctionInfo{"transaction_timestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"statement_timestamp", 0, 0, FunctionKind::time},

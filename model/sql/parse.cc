@@ -90,8 +90,6 @@ std::string construct_of_node(std::string_view type, const json& body) {
       {"ExecuteStmt", "EXECUTE"},
       {"DeallocateStmt", "DEALLOCATE"},
       {"VacuumStmt", "VACUUM"},
-      {"NotifyStmt", "NOTIFY"},
-      {"ListenStmt", "LISTEN"},
       {"CallStmt", "CALL"},
       {"CreateTableAsStmt", "CREATE TABLE AS"},
       {"DiscardStmt", "DISCARD"},
@@ -230,6 +228,13 @@ Statement Reader::statement(const json& n) {
     s.body = update(body);
   } else if (type == "DeleteStmt") {
     s.body = remove(body);
+  } else if (type == "ListenStmt" || type == "UnlistenStmt" || type == "NotifyStmt") {
+    known(body, type, {"conditionname", "payload"}, statement_start_);
+    Notify n;
+    n.kind = type == "ListenStmt" ? Notify::Kind::listen : type == "UnlistenStmt" ? Notify::Kind::unlisten : Notify::Kind::notify;
+    n.channel = body.value("conditionname", "");
+    n.payload = body.value("payload", "");
+    s.body = std::move(n);
   } else if (type == "CreateStmt") {
     s.body = create_table(body);
   } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_SCHEMA") {
@@ -600,6 +605,9 @@ std::string Statement::tag() const {
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
     std::string operator()(const LockTables&) const { return "LOCK TABLE"; }
+    std::string operator()(const Notify& n) const {
+      return n.kind == Notify::Kind::listen ? "LISTEN" : n.kind == Notify::Kind::unlisten ? "UNLISTEN" : "NOTIFY";
+    }
     std::string operator()(const Transaction& t) const {
       switch (t.kind) {
         case Transaction::Kind::begin: return t.start ? "START TRANSACTION" : "BEGIN";

@@ -310,9 +310,18 @@ struct LockTables {
   bool nowait = false;
 };
 
+// LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to
+// the sessions listening then (sim/pg/notifications.cc).
+struct Notify {
+  enum class Kind : std::uint8_t { listen, unlisten, notify };
+  Kind kind = Kind::notify;
+  std::string channel;  // "" with UNLISTEN *
+  std::string payload;
+};
+
 struct Statement {
   std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType,
-               CreateSequence>
+               CreateSequence, Notify>
       body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses

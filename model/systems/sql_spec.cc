@@ -280,6 +280,7 @@ struct Board {
   std::vector<bool> sleeping;              // per session: running a statement that calls pg_sleep
   std::vector<std::string> notices;        // per session: notices received, not yet printed
   std::vector<int> notice_count;           // per session: all it received
+  std::vector<std::vector<pg::Notification>> notifications;  // per session: NOTIFY messages read, not yet printed
   bool finished = false;
   std::string output;
 };
@@ -312,6 +313,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.notices.assign(n, {});
     board_.sleeping.assign(n, false);
     board_.notice_count.assign(n, 0);
+    board_.notifications.assign(n, {});
     canceled_after_.assign(n, std::nullopt);
     run_setup(spec_, *pool_, /*regress=*/true);
   }
@@ -394,6 +396,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       board_.notices[s] += fmt::format("{}: {}:  {}\n", spec_.sessions[s].name, warning ? "WARNING" : "NOTICE", w.message);
       ++board_.notice_count[s];
     }
+    for (pg::Notification& n : c.take_notifications()) board_.notifications[s].push_back(std::move(n));
   }
   // isolationtester prints a session's notices as it reads from the session's connection.
   void print_notices(std::size_t s) { board_.output += std::exchange(board_.notices[s], {}); }
@@ -425,6 +428,14 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   void print_results(std::size_t s, std::string& out) override {
     for (const pg::Result<pg::Rows>& r : board_.result[s]) {
       out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
+    }
+    // The NOTIFY messages its connection read, named by their sender, as isolationtester prints them.
+    for (const pg::Notification& n : std::exchange(board_.notifications[s], {})) {
+      std::string sender = fmt::format("PID {}", n.pid);
+      for (std::size_t k = 0; k < board_.pid.size(); ++k) {
+        if (board_.pid[k] == n.pid) sender = spec_.sessions[k].name;
+      }
+      out += fmt::format("{}: NOTIFY \"{}\" with payload \"{}\" from {}\n", spec_.sessions[s].name, n.channel, n.payload, sender);
     }
   }
   int notices(std::size_t s) const override { return board_.notice_count[s]; }

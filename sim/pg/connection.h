@@ -166,6 +166,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<Session*> signal_step(std::string_view verb, int pid);
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
+  std::vector<lockstep::pg::Notification> take_notifications() override { return std::exchange(session_.notifications_sent, {}); }
 
   // SQL, as the server runs it (sim/pg/sql_exec.cc; the subset in docs/sql.md).
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
@@ -360,6 +361,14 @@ class SimConnection : public lockstep::pg::Connection {
   // Does what a release's step declared: commit publishes this session's row versions,
   // rollback drops them, either way its row locks go; then the advisory holds go.
   void apply_release(const Release& r);
+  // LISTEN / UNLISTEN / NOTIFY (sim/pg/notifications.cc): queued in the transaction, done at
+  // its commit (listens first, then the messages, each (channel, payload) once), dropped at
+  // its rollback. Throws SqlError for a channel or payload the server refuses.
+  void queue_listen(bool listen, const std::string& channel);
+  void queue_notify(const std::string& channel, const std::string& payload);
+  bool notifications_pending() const { return !pending_listens_.empty() || !pending_notifies_.empty(); }
+  // At the end of a transaction (commit: true to apply what it queued).
+  void end_notifications(bool commit);
 
   // A release at the end of a statement (autocommit, an xact lock's statement), a close or
   // a termination: nothing when there is nothing to let go of; part of the step running now
@@ -438,6 +447,8 @@ class SimConnection : public lockstep::pg::Connection {
   std::optional<Error> take_table_lock(const TableLockRequest& request, bool* waited = nullptr);
   Time transaction_start_{0};  // of the explicit transaction: now() in SQL
   std::vector<Error> warnings_;
+  std::vector<std::pair<bool, std::string>> pending_listens_;  // (LISTEN, channel); UNLISTEN *: (false, "")
+  std::vector<lockstep::pg::Notification> pending_notifies_;
   LastStatement last_;
 };
 

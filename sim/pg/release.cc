@@ -65,6 +65,7 @@ Footprint SimConnection::release_footprint(const Release& r) {
   if (r.xact_scope) server_.locks().held_keys(pid_, Scope::transaction, keys_);
   if (r.session_scope) server_.locks().held_keys(pid_, Scope::session, keys_);
   for (const AdvisoryKey& key : keys_) add_object(f, server_.object_for(key));
+  if (r.rows && r.commit && notifications_pending()) add_object(f, server_.notify_object());  // LISTEN, NOTIFY
   if (r.rows) {
     for (const auto& [table, id] : locked_rows_) add_object(f, server_.row_object(table, id));
     for (const auto& [table, id] : written_) {
@@ -98,6 +99,7 @@ std::string SimConnection::release_detail(const Release& r) {
 }
 
 void SimConnection::apply_release(const Release& r) {
+  if (r.rows) end_notifications(r.commit);  // a transaction's end: sim/pg/notifications.cc
   if (r.rows || r.xact_scope) {
     server_.table_locks().release_all(pid_, Scope::transaction);
     strong_table_lock_ = false;
@@ -137,7 +139,10 @@ void SimConnection::release_now(const Release& r, std::string_view verb) {
   const Footprint f = release_footprint(r);
   if (f.object == kNoObject && !f.domain_write) {
     // Only weak table locks, if any: they go with the statement's last step.
-    if (r.rows || r.xact_scope) server_.table_locks().release_all(pid_, Scope::transaction);
+    if (r.rows || r.xact_scope) {
+      server_.table_locks().release_all(pid_, Scope::transaction);
+      if (r.rows) end_notifications(false);  // nothing queued to send; what came for this session goes to its client
+    }
     return;
   }
   if (!within_last_step(f)) {

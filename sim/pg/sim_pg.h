@@ -165,6 +165,10 @@ struct Session {
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
   bool canceled = false;        // its lock wait was canceled by pg_cancel_backend: the wait fails with 57014
   int transactions = 0;         // its transactions that wrote: the number of the latest one
+  // LISTEN (sim/pg/notifications.cc): the channels it listens on; the NOTIFY messages sent to
+  // it that wait for its transaction to end, and those its client may read.
+  std::set<std::string, std::less<>> listening;
+  std::vector<lockstep::pg::Notification> notifications_held, notifications_sent;
 };
 
 class Server : public sql::SqlContextSource {
@@ -296,6 +300,19 @@ class Server : public sql::SqlContextSource {
   }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
+  // LISTEN / NOTIFY's object: written by LISTEN, UNLISTEN, NOTIFY and the commit that sends
+  // (sim/pg/notifications.cc), so a listener's LISTEN and a sender's commit are ordered.
+  ObjectId notify_object() {
+    if (notify_object_ == kNoObject) notify_object_ = s_.new_object("pg notify");
+    return notify_object_;
+  }
+  // Calls f(session) for every live session.
+  template <typename F>
+  void each_live_session(F&& f) {
+    for (auto& [pid, session] : sessions_) {
+      if (session.live) f(session);
+    }
+  }
   // Where statements are recorded (sim/pg/statement_log.h); none by default.
   StatementLog* statement_log() const { return log_; }
   void set_statement_log(StatementLog* log) { log_ = log; }
@@ -326,6 +343,7 @@ class Server : public sql::SqlContextSource {
   std::vector<const sql::SessionStyle*> running_styles_;  // by actor
   const sql::SessionStyle* outside_style_ = nullptr;
   sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime
+  ObjectId notify_object_ = kNoObject;
   int next_pid_ = 1001;
   int pools_ = 0;
   ObjectId domain_;

@@ -472,6 +472,19 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
   return out;
 }
 
+Result<Rows> SqlRun::statement(const sql::Notify& n) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = begin("sql", server_.on(server_.notify_object(), Access::write))) return *refused;
+  if (n.kind == sql::Notify::Kind::notify) {
+    c_.queue_notify(n.channel, n.payload);
+  } else {
+    c_.queue_listen(n.kind == sql::Notify::Kind::listen, n.channel);
+  }
+  Rows out;
+  out.tag = n.kind == sql::Notify::Kind::listen ? "LISTEN" : n.kind == sql::Notify::Kind::unlisten ? "UNLISTEN" : "NOTIFY";
+  return done(std::move(out));
+}
+
 Result<Rows> SqlRun::statement(const sql::LockTables& l) {
   SimConnection::Statement guard(c_);
   std::vector<std::pair<std::string, AdvisoryKey>> tables;
@@ -580,6 +593,12 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
   if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
+  if (n == "pg_notify") {  // NOTIFY's function: queued in the transaction (sim/pg/notifications.cc)
+    if (s_.in_actor()) s_.also_touch(server_.notify_object());
+    c_.queue_notify(args.at(0).is_null() ? std::string() : sql::cast(args[0], Type::text).as_text(),
+                    args.at(1).is_null() ? std::string() : sql::cast(args[1], Type::text).as_text());
+    return Value::text("");  // void
+  }
   if (n == "gen_random_uuid") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
     return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
   }

@@ -300,6 +300,7 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::SetVariable& v);
 
   Result<Rows> statement(const sql::LockTables& l);
+  Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
   // The weak table lock of the statement's table, for its first step (SimConnection's
   // take_table_lock_first).
   void request_table_lock();
