@@ -162,6 +162,31 @@ bool is_true(const Value& v, std::string_view clause) { return truth(v, clause).
 
 namespace {
 
+// (a, b) op (c, d): = and <> element by element (three-valued), < <= > >= by the first pair
+// that differs (NULL when a NULL comes first), as the server's row comparison.
+Value row_comparison(std::string_view op, const Expr& left, const Expr& right, EvalContext& context) {
+  if (left.kind != Expr::Kind::row || right.kind != Expr::Kind::row) {
+    throw SqlError("0A000", "a row constructor compared with something other than a row constructor is not in lockstep's SQL subset");
+  }
+  if (left.args.size() != right.args.size()) throw SqlError("42601", "unequal number of entries in row expressions");
+  const bool eq = op == "=", ne = op == "<>";
+  bool saw_null = false;
+  for (std::size_t i = 0; i < left.args.size(); ++i) {
+    const Value x = evaluate(left.args[i], context), y = evaluate(right.args[i], context);
+    if (x.is_null() || y.is_null()) {
+      if (!eq && !ne) return Value::null(Type::boolean);
+      saw_null = true;
+      continue;
+    }
+    const bool same = compare(x, y, op) == 0;
+    if (eq && !same) return Value::boolean(false);
+    if (ne && !same) return Value::boolean(true);
+    if (!eq && !ne && !same) return comparison(op, x, y);
+  }
+  if (saw_null) return Value::null(Type::boolean);
+  return Value::boolean(eq || op == "<=" || op == ">=");
+}
+
 Value operator_value(const Expr& e, EvalContext& context) {
   if (e.args.size() == 1) {  // unary minus
     const Value v = evaluate(e.args[0], context);
@@ -172,9 +197,14 @@ Value operator_value(const Expr& e, EvalContext& context) {
     if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: - {}", type_name(n.type())));
     return Value::integer(checked(-static_cast<__int128>(n.as_integer()), n.type()), n.type());
   }
+  const bool compares = e.name == "=" || e.name == "<>" || e.name == "<" || e.name == "<=" || e.name == ">" || e.name == ">=";
+  if (e.args[0].kind == Expr::Kind::row || e.args[1].kind == Expr::Kind::row) {
+    if (!compares) throw SqlError("0A000", fmt::format("the operator {} on a row constructor is not in lockstep's SQL subset", e.name));
+    return row_comparison(e.name, e.args[0], e.args[1], context);
+  }
   const Value a = evaluate(e.args[0], context);
   const Value b = evaluate(e.args[1], context);
-  if (e.name == "=" || e.name == "<>" || e.name == "<" || e.name == "<=" || e.name == ">" || e.name == ">=") {
+  if (compares) {
     return comparison(e.name, a, b);
   }
   return arithmetic(e.name, a, b);
@@ -192,10 +222,11 @@ Value logic(const Expr& e, EvalContext& context, bool stop_at, std::string_view 
 }
 
 Value in_list(const Expr& e, EvalContext& context) {
-  const Value x = evaluate(e.args.at(0), context);
+  const bool rows = e.args.at(0).kind == Expr::Kind::row;
+  const Value x = rows ? Value() : evaluate(e.args.at(0), context);
   std::optional<bool> found = false;
   for (std::size_t i = 1; i < e.args.size() && found != true; ++i) {
-    const auto eq = truth(comparison("=", x, evaluate(e.args[i], context)), "IN");
+    const auto eq = truth(rows ? row_comparison("=", e.args[0], e.args[i], context) : comparison("=", x, evaluate(e.args[i], context)), "IN");
     if (eq == true) found = true;
     if (!eq) found = std::nullopt;
   }
@@ -439,6 +470,7 @@ Value evaluate(const Expr& e, EvalContext& context) {
       const Value array = evaluate(e.args.at(0), context);
       return array_subscript(array, evaluate(e.args.at(1), context));
     }
+    case K::row: throw SqlError("0A000", "a row constructor outside a comparison or IN is not in lockstep's SQL subset");
     case K::like: {
       const Value text = evaluate(e.args.at(0), context);
       const Value matched = like(text, evaluate(e.args.at(1), context), e.name == "ilike");

@@ -70,7 +70,6 @@ std::string construct_of_node(std::string_view type, const json& body) {
       {"RangeFunction", "a function in FROM"},
       {"A_ArrayExpr", "ARRAY[...]"},
       {"A_Indirection", "subscripts or field selection"},
-      {"RowExpr", "a row constructor"},
       {"MinMaxExpr", "GREATEST or LEAST"},
       {"BooleanTest", "IS TRUE / IS FALSE / IS UNKNOWN"},
       {"CollateClause", "COLLATE"},

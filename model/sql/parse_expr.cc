@@ -219,6 +219,14 @@ Expr Reader::expr(const json& n, int fallback) {
   if (t == "CoalesceExpr") return coalesce(body, std::move(e));
   if (t == "CaseExpr") return case_expr(body, std::move(e));
   if (t == "SubLink") return sublink(body, std::move(e));
+  if (t == "RowExpr") {  // a row constructor: compared element by element (model/sql/eval.cc)
+    known(body, "RowExpr", {"args", "row_format", "location"}, loc);
+    e.kind = Expr::Kind::row;
+    if (body.contains("args")) {
+      for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+    }
+    return e;
+  }
   if (t == "A_ArrayExpr") {
     known(body, "A_ArrayExpr", {"elements"}, loc);
     if (!body.contains("elements")) fail("42P18", "cannot determine type of empty array", loc);

@@ -130,12 +130,15 @@ CreateTable Reader::create_table(const json& body) {
           continue;
         }
         if (contype != "CONSTR_PRIMARY" && contype != "CONSTR_UNIQUE") refuse(constraint_name(contype), eloc);
-        known(*b, type, {"contype", "keys"}, eloc);
+        known(*b, type, {"contype", "keys", "conname"}, eloc);
         if (contype == "CONSTR_PRIMARY") {
           if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), eloc);
           c.primary_key = names(b->at("keys"));
+          c.primary_key_name = b->value("conname", "");
         } else if (contype == "CONSTR_UNIQUE") {
           c.unique.push_back(names(b->at("keys")));
+          c.unique_names.resize(c.unique.size());
+          c.unique_names.back() = b->value("conname", "");
         } else {
           refuse(constraint_name(contype), eloc);
         }

@@ -53,6 +53,7 @@ struct Expr {
     quantified,   // args[0] name ANY (args[1]) (all: ALL), args[1] an array
     subscript,    // args[0][args[1]]
     like,         // args[0] LIKE args[1] (name "ilike": ILIKE; negated: NOT)
+    row,          // (args...) or ROW(args...): an operand of a comparison or of IN only
   };
   Kind kind = Kind::constant;
   Value value;
@@ -234,6 +235,10 @@ struct CreateTable {
   std::vector<ColumnDef> columns;
   std::vector<std::string> primary_key;            // columns; empty: none
   std::vector<std::vector<std::string>> unique;    // further unique keys
+  // CONSTRAINT name PRIMARY KEY / UNIQUE: the names given ("": the server's, <table>_pkey and
+  // <table>_<columns>_key); unique_names is parallel to unique (or empty).
+  std::string primary_key_name;
+  std::vector<std::string> unique_names;
   std::vector<ForeignKey> foreign_keys;
   std::vector<CheckConstraint> checks;  // in the order they are written
 };

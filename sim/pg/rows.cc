@@ -134,7 +134,7 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
       return false;
     }
     return abort_with({std::string(sqlstate::kUniqueViolation),
-                       fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", table)});
+                       fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(server_.sql_table(table), table))});
   };
   RowState& r = server_.row(table, id);
   if (r.pending.count(pid_) != 0) return duplicate();
@@ -219,8 +219,9 @@ std::optional<Error> SimConnection::serialization_failure(std::string_view table
   const RowState& r = server_.row(table, id);
   if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
   // FOR KEY SHARE passes an update that kept the key (heap_lock_tuple: a key share lock does
-  // not conflict with it, whatever the snapshot).
-  if (mode == Mode::key_share && r.updated_keeping_keys_since(*snapshot_)) return std::nullopt;
+  // not conflict with it, whatever the snapshot), unless the row is gone since (an update
+  // then a delete: lock-update-delete's first permutation).
+  if (mode == Mode::key_share && r.committed.has_value() && r.updated_keeping_keys_since(*snapshot_)) return std::nullopt;
   return Error{std::string(sqlstate::kSerializationFailure), r.updated_since(*snapshot_) || locking_clause
                                                                  ? "could not serialize access due to concurrent update"
                                                                  : "could not serialize access due to concurrent delete"};

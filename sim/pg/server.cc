@@ -126,7 +126,8 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
   }
   t.sequences.assign(def.columns.size(), 0);
   for (std::size_t i = 0; i < def.columns.size(); ++i) t.sequences[i] = def.columns[i].sequence_start - def.columns[i].sequence_increment;
-  for (const auto& names : def.unique) {
+  for (std::size_t u = 0; u < def.unique.size(); ++u) {
+    const auto& names = def.unique[u];
     SqlTable::UniqueKey k;
     k.name = def.table;
     for (const std::string& n : names) {
@@ -136,6 +137,7 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
       k.name += "_" + n;
     }
     k.name += "_key";  // PostgreSQL's name for the constraint
+    if (u < def.unique_names.size() && !def.unique_names[u].empty()) k.name = def.unique_names[u];  // CONSTRAINT name UNIQUE
     t.unique.push_back(std::move(k));
   }
   // Ids go on from a dropped table's: its row slots stay in the store, empty.

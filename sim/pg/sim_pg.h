@@ -154,6 +154,13 @@ struct SqlTable {
 };
 
 // A backend as pg_stat_activity shows it and pg_terminate_backend finds it.
+// A table's primary key constraint name: CONSTRAINT name PRIMARY KEY's, else <table>_pkey
+// (`t` may be null: a table of the typed operations).
+inline std::string primary_key_name(const SqlTable* t, std::string_view table) {
+  if (t != nullptr && !t->def.primary_key_name.empty()) return t->def.primary_key_name;
+  return fmt::format("{}_pkey", table);
+}
+
 struct Session {
   int pid = 0;
   std::string application_name;

@@ -223,7 +223,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
         return updated;
       }
       return fail(Error{std::string(sqlstate::kUniqueViolation),
-                        fmt::format("duplicate key value violates unique constraint \"{}_pkey\"", name)});
+                        fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))});
     }
     if (t.unique.empty()) break;
     // A plain INSERT's row is in the table, for the primary key's check of others, while its
