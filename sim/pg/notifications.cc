@@ -8,6 +8,7 @@
 
 #include "lockstep/model/sql/value.h"
 #include "lockstep/sim/pg/connection.h"
+#include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
 namespace {
@@ -57,6 +58,19 @@ void SimConnection::end_notifications(bool commit) {
   auto& held = session_.notifications_held;
   session_.notifications_sent.insert(session_.notifications_sent.end(), held.begin(), held.end());
   held.clear();
+}
+
+Result<Rows> SqlRun::statement(const sql::Notify& n) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = begin("sql", server_.on(server_.notify_object(), Access::write))) return *refused;
+  if (n.kind == sql::Notify::Kind::notify) {
+    c_.queue_notify(n.channel, n.payload);
+  } else {
+    c_.queue_listen(n.kind == sql::Notify::Kind::listen, n.channel);
+  }
+  Rows out;
+  out.tag = n.kind == sql::Notify::Kind::listen ? "LISTEN" : n.kind == sql::Notify::Kind::unlisten ? "UNLISTEN" : "NOTIFY";
+  return done(std::move(out));
 }
 
 }  // namespace lockstep::sim::pg

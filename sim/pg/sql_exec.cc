@@ -472,19 +472,6 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
   return out;
 }
 
-Result<Rows> SqlRun::statement(const sql::Notify& n) {
-  SimConnection::Statement guard(c_);
-  if (auto refused = begin("sql", server_.on(server_.notify_object(), Access::write))) return *refused;
-  if (n.kind == sql::Notify::Kind::notify) {
-    c_.queue_notify(n.channel, n.payload);
-  } else {
-    c_.queue_listen(n.kind == sql::Notify::Kind::listen, n.channel);
-  }
-  Rows out;
-  out.tag = n.kind == sql::Notify::Kind::listen ? "LISTEN" : n.kind == sql::Notify::Kind::unlisten ? "UNLISTEN" : "NOTIFY";
-  return done(std::move(out));
-}
-
 Result<Rows> SqlRun::statement(const sql::LockTables& l) {
   SimConnection::Statement guard(c_);
   std::vector<std::pair<std::string, AdvisoryKey>> tables;
@@ -524,12 +511,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
     SimConnection::Statement guard(c_);
     declare_ctes(sel.with);  // a data-modifying one runs now
     if (auto refused = begin("sql", Footprint{})) return *refused;
-    for (const auto& values : select_values(sel, nullptr, true)) {  // WHERE, LIMIT and OFFSET too
-      std::vector<std::optional<std::string>> row;
-      for (const Value& v : values) row.push_back(output(v));
-      out.rows.push_back(std::move(row));
-    }
-    out.tag = fmt::format("SELECT {}", out.rows.size());
+    add_rows(out, select_values(sel, nullptr, true));  // WHERE, LIMIT and OFFSET too
     return done(std::move(out));
   }
   if (!sel.with.empty()) throw SqlError("0A000", "WITH before a SELECT without FROM that calls a lock or session function is not in lockstep's SQL subset");

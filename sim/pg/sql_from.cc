@@ -246,13 +246,8 @@ Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
   SqlTable* jt = from_relation(sel);
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each table is touched as it is read
   Rows out;
-  for (auto& values : select_values(sel, jt, true)) {
-    std::vector<std::optional<std::string>> row;
-    for (const Value& v : values) row.push_back(output(v));
-    out.rows.push_back(std::move(row));
-  }
+  add_rows(out, select_values(sel, jt, true));
   out.columns = column_names(sel.targets, jt, {});
-  out.tag = "SELECT " + std::to_string(out.rows.size());
   return done(std::move(out));
 }
 

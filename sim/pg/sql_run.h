@@ -355,6 +355,15 @@ class SqlRun final : public sql::EvalContext {
   bool stars(const sql::Target& target, const SqlTable& t) const { return stars(target, t, alias_); }
 
   std::vector<Value> project(const std::vector<sql::Target>& targets);
+  // A SELECT's rows as the result shows them, and its tag ("SELECT n").
+  static void add_rows(Rows& out, const std::vector<std::vector<Value>>& values) {
+    for (const auto& v : values) {
+      std::vector<std::optional<std::string>>& row = out.rows.emplace_back();
+      row.reserve(v.size());
+      for (const Value& x : v) row.push_back(output(x));
+    }
+    out.tag = fmt::format("SELECT {}", out.rows.size());
+  }
 
   // The rows of the table this session sees now that match WHERE, as (id, row), in id order.
   std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where);

@@ -41,12 +41,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   }
   Rows out;
   out.columns = column_names(sel.targets, t, sel.alias);
-  for (auto& values : select_values(sel, t, true)) {
-    std::vector<std::optional<std::string>> row;
-    for (const Value& v : values) row.push_back(output(v));
-    out.rows.push_back(std::move(row));
-  }
-  out.tag = "SELECT " + std::to_string(out.rows.size());
+  add_rows(out, select_values(sel, t, true));
   return done(std::move(out));
 }
 

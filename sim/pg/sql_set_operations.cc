@@ -119,12 +119,7 @@ Result<Rows> SqlRun::select_set_operation(const sql::Select& sel) {
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each side's tables are touched as read
   Rows out;
   out.columns = column_names(sel.targets, nullptr, {});
-  for (auto& values : select_values(sel, nullptr, true)) {
-    std::vector<std::optional<std::string>> row;
-    for (const Value& v : values) row.push_back(output(v));
-    out.rows.push_back(std::move(row));
-  }
-  out.tag = "SELECT " + std::to_string(out.rows.size());
+  add_rows(out, select_values(sel, nullptr, true));
   return done(std::move(out));
 }
 
