@@ -590,13 +590,11 @@ Value random_from_seed(std::uint64_t seed) {
 
 Value numeric_sum(std::span<const Value> values) {
   bool floating = false, numeric = false, wide_integer = false;
-  Type integer_type = Type::int2;
   for (const Value& v : values) {
     if (!is_numeric_category(v.type())) throw SqlError("42883", fmt::format("function sum({}) does not exist", type_name(v.type())));
     floating = floating || v.type() == Type::float8;
     numeric = numeric || v.type() == Type::numeric;
     wide_integer = wide_integer || v.type() == Type::int8;
-    if (is_integer(v.type())) integer_type = v.type();
   }
   if (values.empty()) return Value::null();
   if (floating) {
@@ -609,7 +607,6 @@ Value numeric_sum(std::span<const Value> values) {
     for (const Value& v : values) s += v.as_integer();
     return Value::integer(static_cast<std::int64_t>(s), Type::int8);
   }
-  (void)integer_type;
   Value acc = numeric_cast(values[0], Type::numeric);
   for (std::size_t i = 1; i < values.size(); ++i) acc = numeric_arithmetic("+", acc, numeric_cast(values[i], Type::numeric));
   return acc;

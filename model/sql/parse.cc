@@ -540,19 +540,22 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }
 
+const Target* Reader::target_at_position(const Select& s, const Expr& e, std::string_view clause) const {
+  if (e.kind != Expr::Kind::constant || !is_integer(e.value.type())) return nullptr;
+  const std::int64_t n = e.value.as_integer();
+  if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
+    fail("42P10", fmt::format("{} position {} is not in select list", clause, n), e.location);
+  }
+  return &s.targets[static_cast<std::size_t>(n) - 1];
+}
+
 // GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
 void Reader::group_by(const json& items, Select& s, int fallback) {
   for (const json& item : items) {
     const auto [type, body] = node(item);
     if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
     Expr e = expr(item, fallback);
-    if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
-      const std::int64_t n = e.value.as_integer();
-      if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
-        fail("42P10", fmt::format("GROUP BY position {} is not in select list", n), e.location);
-      }
-      e = s.targets[static_cast<std::size_t>(n) - 1].expr;
-    }
+    if (const Target* t = target_at_position(s, e, "GROUP BY")) e = t->expr;
     if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
     s.group_by.push_back(std::move(e));
   }

@@ -245,13 +245,7 @@ void Reader::distinct(const json& clause, Select& s, int fallback) {
   }
   for (const json& item : clause) {
     Expr e = expr(item, fallback);
-    if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
-      const std::int64_t n = e.value.as_integer();
-      if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
-        fail("42P10", fmt::format("SELECT DISTINCT ON position {} is not in select list", n), e.location);
-      }
-      e = s.targets[static_cast<std::size_t>(n) - 1].expr;
-    }
+    if (const Target* t = target_at_position(s, e, "SELECT DISTINCT ON")) e = t->expr;
     s.distinct_on.push_back(std::move(e));
   }
   // The server requires DISTINCT ON's expressions to lead ORDER BY (in any order among them).
@@ -292,15 +286,11 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
     for (const json& o : body.at("sortClause")) {
       OrderItem item = order_item(o, fallback);
       Expr& e = item.expr;
-      if (e.kind == Expr::Kind::constant && is_integer(e.value.type())) {
-        const std::int64_t n = e.value.as_integer();
-        if (n < 1 || n > static_cast<std::int64_t>(s.targets.size())) {
-          fail("42P10", fmt::format("ORDER BY position {} is not in select list", n), e.location);
-        }
+      if (const Target* t = target_at_position(s, e, "ORDER BY")) {  // the output column of that name
         const int loc = e.location;
         e = Expr{};
         e.kind = Expr::Kind::column;
-        e.name = s.targets[static_cast<std::size_t>(n) - 1].name;
+        e.name = t->name;
         e.location = loc;
       } else if (e.kind != Expr::Kind::column || !e.qualifier.empty() ||
                  std::none_of(s.targets.begin(), s.targets.end(), [&](const Target& t) { return t.name == e.name; })) {

@@ -108,6 +108,9 @@ class Reader {
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;
   void group_by(const json& items, Select& s, int fallback);
+  // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for
+  // another expression; 42P10 for a position out of the list.
+  const Target* target_at_position(const Select& s, const Expr& e, std::string_view clause) const;
   // GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(START WITH n INCREMENT BY n)] on `col`.
   void identity(const json& con, ColumnDef& col, int loc);
   ColumnDef column_def(const json& body, CreateTable& c, int fallback);

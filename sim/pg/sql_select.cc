@@ -253,14 +253,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
       row_ = &r.second;
       std::vector<Value> key;
       for (const Expr& g : sel.group_by) key.push_back(sql::evaluate(g, *this));
-      const auto same = [&](const std::vector<Value>& other) {
-        for (std::size_t i = 0; i < key.size(); ++i) {
-          if (key[i].is_null() != other[i].is_null()) return false;
-          if (!key[i].is_null() && sql::compare(key[i], other[i], "=") != 0) return false;
-        }
-        return true;
-      };
-      const auto found = std::find_if(keys.begin(), keys.end(), same);
+      const auto found = std::find_if(keys.begin(), keys.end(), [&](const std::vector<Value>& other) { return same_values(key, other); });
       if (found == keys.end()) {
         keys.push_back(std::move(key));
         groups.emplace_back();

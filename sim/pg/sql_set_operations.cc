@@ -13,14 +13,6 @@
 namespace lockstep::sim::pg {
 namespace {
 
-bool set_same_row(const std::vector<Value>& a, const std::vector<Value>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].is_null() != b[i].is_null()) return false;
-    if (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0) return false;
-  }
-  return true;
-}
-
 // The common type of a column's two sides.
 Type set_common_type(Type a, Type b, std::string_view op) {
   if (a == b || b == Type::unknown) return a;
@@ -63,7 +55,7 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   }
   std::vector<std::vector<Value>> out;
   auto count_in = [](const std::vector<std::vector<Value>>& rows, const std::vector<Value>& row) {
-    return std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return set_same_row(r, row); });
+    return std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return same_values(r, row); });
   };
   auto distinct = [&](std::vector<std::vector<Value>> rows) {
     std::vector<std::vector<Value>> kept;
@@ -79,7 +71,7 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   } else if (so.all) {
     std::vector<std::vector<Value>> remaining = right;
     for (auto& r : left) {
-      const auto it = std::find_if(remaining.begin(), remaining.end(), [&](const auto& x) { return set_same_row(x, r); });
+      const auto it = std::find_if(remaining.begin(), remaining.end(), [&](const auto& x) { return same_values(x, r); });
       const bool found = it != remaining.end();
       if (found) remaining.erase(it);
       if (found == (so.op == sql::SetOperation::Op::intersect)) out.push_back(std::move(r));
