@@ -175,8 +175,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 the function json_each() is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) s, generate_series(1, 2) g JOIN t ON true"), "");
   EXPECT_EQ(refusal("SELECT generate_series(1, 2)"), "");  // refused when run: outside FROM
-  EXPECT_EQ(refusal("SELECT sha224(a) FROM t"),
-            "0A000 the function sha224() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT sha512(a) FROM t"),
+            "0A000 the function sha512() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),
             "0A000 LIKE ... ESCAPE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
   EXPECT_EQ(refusal("SELECT ARRAY[ARRAY[1]]"), "0A000 multidimensional arrays is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");

@@ -13,12 +13,13 @@ std::string gen_statement() {
   // when v is UNIQUE; a DELETE FOR UPDATE.
   // Subqueries (cases 15 to 17) read the statement's snapshot, also in a re-check after a
   // wait: an InitPlan in SET, a correlated semi join and an anti join on the same table.
+  // Case 14 upserts on the unique key v (not the primary key).
   // Joins (18 to 21): the queue claim (a WITH query FOR UPDATE SKIP LOCKED, UPDATE ... FROM
   // it), an IN semi join, INSERT ... SELECT, DELETE ... USING the table itself.
   // A statement that may change several rows returns none (RETURNING one row at most): the
   // simulation scans in key order, the server in heap order (an updated row moves to the
   // end), an open difference (docs/notes.md).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 22) : *rc::gen::inRange(0, 8)) {
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 23) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
@@ -33,6 +34,8 @@ std::string gen_statement() {
     case 11: return fmt::format("INSERT INTO t VALUES ({}, {})", k, v);
     case 12: return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = t.v + excluded.v", k, v);
     case 13: return fmt::format("DELETE FROM t WHERE id = {}", k);
+    case 14:  // the upsert of a job keyed by a unique column (42P10 when v is not UNIQUE)
+      return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (v) DO UPDATE SET v = t.v + 4 RETURNING id, v", k + 2, v);
     case 15: return fmt::format("UPDATE t SET v = (SELECT v FROM t WHERE id = {}) + 1 WHERE id = {} RETURNING v", 3 - k % 3, k);
     case 16:
       return fmt::format("UPDATE t SET v = v + 1 WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id + 1 AND o.v >= {})", v);

@@ -1,6 +1,7 @@
 #include "lockstep/model/sql/datetime.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <optional>
@@ -188,6 +189,49 @@ bool is_utc_zone(std::string_view zone) {
   DtParsed p;
   const std::string z = dt_lower(dt_trim(zone));
   return !z.empty() && dt_read_zone(z, p) && p.offset_seconds == 0;
+}
+
+std::int64_t truncate_timestamp(std::string_view unit_in, std::int64_t micros, std::string_view type, bool* below_a_day) {
+  std::string unit;
+  for (const char c : unit_in) unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (unit.size() > 1 && unit.back() == 's' && unit != "microseconds" && unit != "milliseconds") unit.pop_back();
+  if (unit == "microseconds" || unit == "milliseconds") unit.pop_back();
+  constexpr std::int64_t kDay = 86'400'000'000;
+  const std::array<std::pair<std::string_view, std::int64_t>, 5> clocks = {
+      {{"microsecond", 1}, {"millisecond", 1'000}, {"second", 1'000'000}, {"minute", 60'000'000}, {"hour", 3'600'000'000}}};
+  const std::array<std::string_view, 7> calendar = {"day", "week", "month", "quarter", "year", "decade", "century"};
+  const bool clock = std::any_of(clocks.begin(), clocks.end(), [&](const auto& c) { return c.first == unit; });
+  if (!clock && unit != "millennium" && unit != "millennia" &&
+      std::find(calendar.begin(), calendar.end(), unit) == calendar.end() && unit != "centurie") {
+    throw SqlError("22023", fmt::format("unit \"{}\" not recognized for type {}", unit_in, type));
+  }
+  if (below_a_day != nullptr) *below_a_day = clock;
+  if (is_infinite_timestamp(micros)) return micros;
+  auto floor_to = [](std::int64_t v, std::int64_t step) { return v - ((v % step) + step) % step; };
+  for (const auto& [name, step] : clocks) {
+    if (name == unit) return floor_to(micros, step);
+  }
+  using namespace std::chrono;
+  const std::int64_t days = floor_to(micros, kDay) / kDay;
+  const sys_days date = sys_days{year{2000} / January / 1} + std::chrono::days{days};
+  const year_month_day ymd{date};
+  sys_days start = date;
+  const int y = static_cast<int>(ymd.year());
+  if (unit == "week") {
+    start = date - std::chrono::days{weekday{date}.iso_encoding() - 1};
+  } else if (unit == "month") {
+    start = sys_days{ymd.year() / ymd.month() / 1};
+  } else if (unit == "quarter") {
+    start = sys_days{ymd.year() / month{(static_cast<unsigned>(ymd.month()) - 1) / 3 * 3 + 1} / 1};
+  } else if (unit == "year") {
+    start = sys_days{ymd.year() / January / 1};
+  } else if (unit == "decade" || unit == "century" || unit == "centurie" || unit == "millennium" || unit == "millennia") {
+    if (y <= 0) throw SqlError("0A000", fmt::format("date_trunc('{}') of a year before 1 is not in lockstep's SQL subset", unit_in));
+    const int span = unit == "decade" ? 10 : unit == "millennium" || unit == "millennia" ? 1000 : 100;
+    const int first = unit == "decade" ? y / 10 * 10 : (y + span - 1) / span * span - span + 1;
+    start = sys_days{year{first} / January / 1};
+  }
+  return (start - sys_days{year{2000} / January / 1}).count() * kDay;
 }
 
 }  // namespace lockstep::sql

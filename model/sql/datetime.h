@@ -33,6 +33,13 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone);
 // PostgreSQL's ISO output of a timestamp (with_zone: with "+00").
 std::string timestamp_text(std::int64_t micros, bool with_zone);
 
+// date_trunc(unit, x) of a wall-clock time (microseconds from 2000-01-01): microseconds to
+// millennium (week: the Monday; century and millennium start at years 1, 101, 1001, ...), the
+// unit in any case, singular or plural; `type` names the source type in the server's error
+// (22023 unit not recognized). Infinite times pass unchanged. `below_a_day`, when given, says
+// whether the unit is shorter than a day (a timestamptz keeps its offset then).
+std::int64_t truncate_timestamp(std::string_view unit, std::int64_t micros, std::string_view type, bool* below_a_day = nullptr);
+
 // A time zone name the subset knows as UTC ('UTC', 'Etc/UTC', 'GMT', 'Z', any case, or a
 // zero offset); AT TIME ZONE and timezone() refuse other zones by name.
 bool is_utc_zone(std::string_view zone);

@@ -11,6 +11,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/jsonb.h"
@@ -367,6 +368,47 @@ Value function_value(const Expr& e, EvalContext& context) {
     }
     if (e.name == "md5") return Value::text(md5_hex(v.as_text()));
     return Value::integer(hash_text(v.as_text()), Type::int4);
+  }
+  if (e.name == "format") return format_function(args);
+  if (e.name == "date_trunc") {
+    const Value& source = args.at(1);
+    if (source.type() == Type::unknown) {  // timestamp, timestamptz or interval: the server cannot choose
+      throw SqlError("42725", fmt::format("function date_trunc({}, unknown) is not unique", type_name(args[0].type())));
+    }
+    if (source.type() == Type::interval) throw SqlError("0A000", "date_trunc() of an interval is not in lockstep's SQL subset");
+    if (!is_timestamp(source.type())) {
+      throw SqlError("42883", fmt::format("function date_trunc(unknown, {}) does not exist", type_name(source.type())));
+    }
+    if (args[0].is_null() || source.is_null()) return Value::null(source.type());
+    const std::string unit = cast(args[0], Type::text).as_text();
+    if (source.type() == Type::timestamp) {
+      return Value::timestamp(truncate_timestamp(unit, source.micros(), "timestamp without time zone"));
+    }
+    // In the session's zone; a unit below a day keeps the time's own offset (the server's
+    // timestamptz_trunc sets the zone again for a day and longer only).
+    if (is_infinite_timestamp(source.micros())) {
+      truncate_timestamp(unit, source.micros(), "timestamp with time zone");  // the unit is checked all the same
+      return source;
+    }
+    const std::int64_t local = local_of_utc(source.micros());
+    bool below_a_day = false;
+    const std::int64_t t = truncate_timestamp(unit, local, "timestamp with time zone", &below_a_day);
+    if (is_infinite_timestamp(t)) return source;
+    return Value::timestamptz(below_a_day ? t - (local - source.micros()) : utc_of_local(t));
+  }
+  if (e.name == "quote_ident" || e.name == "quote_literal" || e.name == "quote_nullable") {
+    const Value& v = args.at(0);
+    if (v.is_null()) return e.name == "quote_nullable" ? Value::text("NULL") : Value::null(Type::text);
+    const std::string text = v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v);
+    return Value::text(e.name == "quote_ident" ? quote_ident(text) : quote_literal(text));
+  }
+  if (e.name == "sha224") {
+    const Value& v = args.at(0);
+    if (v.is_null()) return Value::null(Type::bytea);
+    if (v.type() != Type::bytea && v.type() != Type::unknown) {
+      throw SqlError("42883", fmt::format("function sha224({}) does not exist", type_name(v.type())));
+    }
+    return Value::bytea(sha224(cast(v, Type::bytea).payload()));
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (e.name == "to_jsonb") return to_jsonb(args.at(0));

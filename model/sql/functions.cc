@@ -69,6 +69,12 @@ constexpr std::array kFunctions = {
     FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)
     FunctionInfo{"chr", 1, 1, FunctionKind::scalar},
     FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"sha224", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"date_trunc", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"format", 1, 100, FunctionKind::scalar},  // model/sql/format_function.h
+    FunctionInfo{"quote_ident", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"quote_literal", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"quote_nullable", 1, 1, FunctionKind::scalar},
     FunctionInfo{"hashtext", 1, 1, FunctionKind::scalar},
     FunctionInfo{"hashtextextended", 2, 2, FunctionKind::scalar},
     FunctionInfo{"lower", 1, 1, FunctionKind::scalar},

@@ -50,6 +50,52 @@ void jenkins_final(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c) {
 
 }  // namespace
 
+std::string sha224(std::string_view bytes) {
+  // FIPS 180-4: SHA-256's compression with SHA-224's initial values, the first 7 words out.
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+      0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+      0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+      0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+      0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+      0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4};
+  std::string m(bytes);
+  const std::uint64_t bits = static_cast<std::uint64_t>(bytes.size()) * 8;
+  m += static_cast<char>(0x80);
+  while (m.size() % 64 != 56) m += '\0';
+  for (int i = 7; i >= 0; --i) m += static_cast<char>((bits >> (8 * i)) & 0xff);
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (std::size_t block = 0; block < m.size(); block += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t t = 0; t < 16; ++t) {
+      for (std::size_t b = 0; b < 4; ++b) w[t] = (w[t] << 8) | static_cast<unsigned char>(m[block + 4 * t + b]);
+    }
+    for (std::size_t t = 16; t < 64; ++t) {
+      const std::uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    std::array<std::uint32_t, 8> v = h;
+    for (std::size_t t = 0; t < 64; ++t) {
+      const std::uint32_t s1 = rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25);
+      const std::uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+      const std::uint32_t t1 = v[7] + s1 + ch + k[t] + w[t];
+      const std::uint32_t s0 = rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22);
+      const std::uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+      const std::uint32_t t2 = s0 + maj;
+      v = {t1 + t2, v[0], v[1], v[2], v[3] + t1, v[4], v[5], v[6]};
+    }
+    for (std::size_t i = 0; i < 8; ++i) h[i] += v[i];
+  }
+  std::string out;
+  for (std::size_t i = 0; i < 7; ++i) {
+    for (int b = 3; b >= 0; --b) out += static_cast<char>((h[i] >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
 std::string md5_hex(std::string_view bytes) {
   static const std::array<std::uint32_t, 64> kSine = sine_table();
   std::string message(bytes);

@@ -1,5 +1,6 @@
 // model/sql/hash_functions.h: the hashes lock libraries turn a name into an advisory lock key
-// with: md5(text) (RFC 1321, as 32 lower-case hex digits), hashtext(text) and
+// with: md5(text) (RFC 1321, as 32 lower-case hex digits), sha224(bytea) (FIPS 180-4, 28
+// bytes), hashtext(text) and
 // hashtextextended(text, seed) (PostgreSQL's
 // hash_bytes, Bob Jenkins' lookup3 mix as PostgreSQL uses it, little-endian byte order, as a
 // signed int4). Both equal the server's values for the same bytes (checked in
@@ -13,6 +14,8 @@
 namespace lockstep::sql {
 
 std::string md5_hex(std::string_view bytes);
+// SHA-224 of the bytes: the 28-byte digest.
+std::string sha224(std::string_view bytes);
 std::int32_t hash_text(std::string_view bytes);
 // hashtextextended(text, seed): hash_bytes_extended, 64 bits (a seed of 0 hashes as no seed).
 std::int64_t hash_text_extended(std::string_view bytes, std::uint64_t seed);

@@ -38,7 +38,6 @@ std::string construct_of(std::string_view type, std::string_view key, const json
       {"arrayBounds", "an array type"},
       {"lockedRels", "FOR UPDATE OF"},
       {"collClause", "COLLATE"},
-      {"conname", "ON CONFLICT ON CONSTRAINT"},
       {"options", "WITH (options)"},
       {"tableSpaceName", "TABLESPACE"},
       {"indexIncludingParams", "INCLUDE"},
@@ -408,9 +407,10 @@ Insert Reader::insert(const json& body) {
     ins.on_conflict = action == "ONCONFLICT_UPDATE" ? Insert::OnConflict::update : Insert::OnConflict::nothing;
     if (oc.contains("infer")) {
       const json& infer = oc.at("infer");
-      known(infer, "InferClause", {"indexElems", "whereClause"}, loc);
+      known(infer, "InferClause", {"indexElems", "whereClause", "conname"}, loc);
       if (infer.contains("whereClause")) ins.conflict_index_where = std::make_shared<Expr>(expr(infer.at("whereClause"), loc));
-      for (const json& ie : infer.at("indexElems")) {
+      ins.conflict_constraint = infer.value("conname", "");
+      for (const json& ie : infer.value("indexElems", json::array())) {
         const json& elem = *node(ie).second;
         known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
         if (!elem.contains("name")) refuse("an expression as a conflict target", loc);
@@ -418,7 +418,7 @@ Insert Reader::insert(const json& body) {
       }
     }
     if (ins.on_conflict == Insert::OnConflict::update) {
-      if (ins.conflict_columns.empty()) {
+      if (ins.conflict_columns.empty() && ins.conflict_constraint.empty()) {
         fail("42601", "ON CONFLICT DO UPDATE requires inference specification or constraint name", location_of(oc, loc));
       }
       for (const json& t : oc.at("targetList")) ins.conflict_set.push_back(assignment(t, loc));

@@ -104,6 +104,7 @@ struct SqlTable {
     std::vector<int> columns;
     std::string name;
     std::shared_ptr<const sql::Expr> where;  // a partial unique index: the rows it holds (others repeat freely)
+    bool constraint = true;  // a UNIQUE constraint (ON CONFLICT ON CONSTRAINT names it), not CREATE UNIQUE INDEX's
   };
   std::vector<UniqueKey> unique;
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a

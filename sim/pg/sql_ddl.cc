@@ -235,6 +235,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   if (ix.where) check_columns(*ix.where, *t, "");
   if (ix.unique && (ix.columns != t->def.primary_key || ix.where)) {
     key.where = ix.where;
+    key.constraint = false;
     key.name = ix.name;
     if (key.name.empty()) key.name = fmt::format("{}_{}_idx", t->def.table, fmt::join(ix.columns, "_"));
     // The rows there already must not repeat a key (the setup has no transactions running).

@@ -224,12 +224,13 @@ SqlTable* SqlRun::from_relation(const sql::Select& sel) {
   return from_tables_.back().get();
 }
 
-std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& sel, SqlTable& jt) {
+std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& sel, SqlTable& jt, std::int64_t enough) {
   std::vector<Row> rows{Row{}};
   for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
   std::vector<std::pair<std::int64_t, Row>> out;
   const Saved saved = save();
   for (Row& r : rows) {
+    if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
     table_ = &jt;
     alias_ = {};
     row_ = &r;

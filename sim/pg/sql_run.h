@@ -214,7 +214,8 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> select_from_items(const sql::Select& sel);
   SqlTable* from_relation(const sql::Select& sel);  // its columns; kept for the statement
   // Its rows that WHERE accepts, each a row of the joined relation, (index, row).
-  std::vector<std::pair<std::int64_t, Row>> from_scan(const sql::Select& sel, SqlTable& jt);
+  // `enough` >= 0: stop once that many rows passed WHERE (a Limit above the scan).
+  std::vector<std::pair<std::int64_t, Row>> from_scan(const sql::Select& sel, SqlTable& jt, std::int64_t enough = -1);
   void from_columns(const sql::FromItem& f, SqlTable& jt);
   std::vector<Row> from_rows(const sql::FromItem& f, SqlTable& jt, const std::vector<Row>& left);
   std::vector<std::vector<Value>> from_leaf_values(const sql::FromItem& f);
@@ -366,7 +367,8 @@ class SqlRun final : public sql::EvalContext {
   }
 
   // The rows of the table this session sees now that match WHERE, as (id, row), in id order.
-  std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where);
+  std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
+                                                 std::int64_t enough = -1);
 
   // SELECT's rows as values: scan, ORDER BY, row locks (in order, until LIMIT has its rows),
   // OFFSET and LIMIT, aggregates. With `first_step` false (a subquery) the scan is part of
@@ -432,10 +434,10 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::Insert& ins);
 
   // The row an INSERT's values make: defaults for the rest, each value as its column stores it.
-  // Its step: the statement's first (`first`), one of its own, or none (`step_taken`: the
-  // step running now is the row's).
-  Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
-              bool step_taken = false, sql::Insert::Overriding overriding = sql::Insert::Overriding::none);
+  // Its step: one of its own, or none (`step_taken`: the step running now is the row's, the
+  // statement's first for its first row).
+  Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool step_taken,
+              sql::Insert::Overriding overriding);
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);
@@ -458,8 +460,9 @@ class SqlRun final : public sql::EvalContext {
   // replaces) is waited for, on that transaction, and the check looks again; with
   // `waited_for`, it says so instead (nullptr) and the caller looks again. The step that then
   // writes the version also writes the table's object (SqlTable::unique).
+  // With `conflicting`, the id of the row that holds the repeated key.
   Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
-                                                     bool* waited_for);
+                                                     bool* waited_for, std::int64_t* conflicting = nullptr);
   // Waits, as the unique check does, for session `writer`'s transaction to end.
   Status wait_for_transaction(int writer, ObjectId obj, std::string what);
 
@@ -512,6 +515,8 @@ class SqlRun final : public sql::EvalContext {
   std::string_view alias_;  // names in the plan (which outlives the run)
   const Row* row_ = nullptr;
   const Row* excluded_ = nullptr;
+  // The rows this INSERT inserted or updated: ON CONFLICT DO UPDATE of one again is 21000.
+  std::vector<std::int64_t> upserted_;
   const std::vector<const Row*>* group_ = nullptr;
   std::map<const Expr*, Value> subqueries_;            // InitPlans computed
   std::map<const Expr*, SqlError> failed_subqueries_;  // InitPlans that failed, raised at first use

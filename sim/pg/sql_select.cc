@@ -90,9 +90,11 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
   return values;
 }
 
-std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where) {
+std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
+                                                       std::int64_t enough) {
   std::vector<std::pair<std::int64_t, Row>> out;
   for (const auto& [id, r] : relation_rows(*t)) {
+    if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
     Row copy = *r;
     table_ = t;
     alias_ = alias;
@@ -142,12 +144,20 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
   const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
+  // A Limit right above the scan (no sort, grouping, DISTINCT or row locks between them) pulls
+  // its rows one at a time: WHERE runs until OFFSET + LIMIT rows passed it, so a
+  // pg_try_advisory_lock there locks those rows only (GoodJob's claim).
+  std::int64_t enough = -1;
+  if (sel.limit && sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && sel.lock == sql::RowLock::none) {
+    const std::int64_t limit = bound(sel.limit, "LIMIT");
+    if (limit >= 0) enough = std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
+  }
   if (!sel.from.empty()) {
-    rows = from_scan(sel, *t);
+    rows = from_scan(sel, *t, enough);
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    rows = scan(t, sel.alias, sel.where);
+    rows = scan(t, sel.alias, sel.where, enough);
   }
   if (sel.aggregate) return grouped_values(sel, t, rows);
   sort(rows, sel, t);

@@ -38,15 +38,38 @@ bool write_infers(const sql::Insert& ins, const SqlTable::UniqueKey& key) {
   return true;
 }
 
-// Whether ON CONFLICT's columns name the key (no columns: any key).
+std::vector<std::string> write_sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Whether ON CONFLICT names the unique key as an arbiter: ON CONSTRAINT by its name (a
+// CREATE UNIQUE INDEX is no constraint), columns by the key's own (and a partial index's
+// predicate), no target: any key (DO NOTHING).
 bool is_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
+  if (!ins.conflict_constraint.empty()) return key.constraint && key.name == ins.conflict_constraint;
   if (ins.conflict_columns.empty()) return true;
-  if (!write_infers(ins, key)) return false;
-  std::vector<std::string> names, arbiter = ins.conflict_columns;
+  std::vector<std::string> names;
   for (int i : key.columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
-  std::sort(names.begin(), names.end());
-  std::sort(arbiter.begin(), arbiter.end());
-  return arbiter == names;
+  return write_sorted(names) == write_sorted(ins.conflict_columns) && write_infers(ins, key);
+}
+
+// Whether ON CONFLICT names the primary key as an arbiter.
+bool pk_is_arbiter(const sql::Insert& ins, const SqlTable& t) {
+  if (t.def.primary_key.empty()) return false;
+  if (!ins.conflict_constraint.empty()) return ins.conflict_constraint == primary_key_name(&t, t.def.table);
+  return ins.conflict_columns.empty() || write_sorted(ins.conflict_columns) == write_sorted(t.def.primary_key);
+}
+
+// Whether `row` repeats, in `other` (a version of the row of the same primary key), a unique
+// key ON CONFLICT names: then that row is the conflict the arbiter finds first.
+bool repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const Row& row, const Row& other) {
+  for (const SqlTable::UniqueKey& key : t.unique) {
+    if (!is_arbiter(ins, t, key)) continue;
+    const auto mine = unique_text(key, t, row);
+    if (mine && mine == unique_text(key, t, other)) return true;
+  }
+  return false;
 }
 }  // namespace
 
@@ -55,6 +78,10 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   if (!nested_) guard.emplace(c_);
   declare_ctes(ins.with);  // those that lock rows or modify take their steps now
   SqlTable* t = table(ins.table);
+  // The statement's first step writes the table (its lock: parse analysis opens the table
+  // before it checks columns and the planner infers the arbiter, so their errors come after a
+  // wait for the lock). The first row's values are evaluated in it, or the SELECT run.
+  if (auto refused = begin("sql_insert", on(t->object, Access::write))) return *refused;
   std::vector<int> columns;
   if (ins.columns.empty()) {
     for (std::size_t i = 0; i < t->def.columns.size(); ++i) columns.push_back(static_cast<int>(i));
@@ -72,25 +99,14 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   if (ins.conflict_where) check_columns(*ins.conflict_where, *t, ins.alias);
   check_columns(ins.returning, *t, ins.alias);
   alias_ = ins.alias;  // RETURNING's and DO UPDATE's name of the table
-  if (!ins.conflict_columns.empty()) {
-    // The arbiter: the primary key, or (DO NOTHING only) a unique key besides it.
-    auto sorted = [](std::vector<std::string> v) {
-      std::sort(v.begin(), v.end());
-      return v;
-    };
-    const std::vector<std::string> key = sorted(ins.conflict_columns);
-    bool unique_key = false;
-    for (const SqlTable::UniqueKey& u : t->unique) {
-      std::vector<std::string> names;
-      for (int i : u.columns) names.push_back(t->def.columns[static_cast<std::size_t>(i)].name);
-      unique_key = unique_key || (sorted(names) == key && write_infers(ins, u));
+  if (!ins.conflict_columns.empty() || !ins.conflict_constraint.empty()) {
+    // The arbiter: the primary key or a unique key, by its columns or its constraint's name.
+    bool named = pk_is_arbiter(ins, *t);
+    for (const SqlTable::UniqueKey& u : t->unique) named = named || is_arbiter(ins, *t, u);
+    if (!named && !ins.conflict_constraint.empty()) {
+      throw SqlError("42704", fmt::format("constraint \"{}\" for table \"{}\" does not exist", ins.conflict_constraint, ins.table));
     }
-    if (key != sorted(t->def.primary_key) && !unique_key) {
-      throw SqlError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification");
-    }
-    if (key != sorted(t->def.primary_key) && ins.on_conflict == sql::Insert::OnConflict::update) {
-      throw SqlError("0A000", "ON CONFLICT DO UPDATE on a unique key besides the primary key is not in lockstep's SQL subset (docs/sql.md)");
-    }
+    if (!named) throw SqlError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification");
   }
   if (!t->foreign_keys.empty() && ins.on_conflict == sql::Insert::OnConflict::update) {
     throw SqlError("0A000", "ON CONFLICT DO UPDATE on a table with a foreign key is not in lockstep's SQL subset (docs/sql.md)");
@@ -103,8 +119,6 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   const std::vector<std::vector<std::optional<Expr>>>* rows = &ins.rows;
   std::vector<std::vector<std::optional<Expr>>> selected;  // INSERT ... SELECT's rows, as constants
   if (ins.select) {
-    // The statement's first step writes the table, as a first row's does, and runs the SELECT.
-    if (auto refused = begin("sql_insert", on(t->object, Access::write))) return *refused;
     for (std::vector<Value>& values : run_subquery(*ins.select, /*per_row=*/false)) {
       auto& row = selected.emplace_back();
       for (Value& v : values) row.emplace_back(Expr{.kind = Expr::Kind::constant, .value = std::move(v)});
@@ -113,7 +127,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   }
   for (const auto& values : *rows) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
-    Row row = new_row(*t, columns, values, first, /*step_taken=*/first && ins.select != nullptr, ins.overriding);
+    Row row = new_row(*t, columns, values, /*step_taken=*/first, ins.overriding);
     first = false;
     if (!t->foreign_keys.empty()) referencing.push_back(row);
     const auto r = insert_one(*t, ins, std::move(row), out);
@@ -126,13 +140,9 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   return done(std::move(out));
 }
 
-Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool first,
-                    bool step_taken, sql::Insert::Overriding overriding) {
-  if (first && !step_taken) {
-    // The statement's first step: it writes the table (its sequences; the row scans see at
-    // commit), in which the values are evaluated.
-    if (auto refused = begin("sql_insert", on(t.object, Access::write))) throw Raised{*refused};
-  } else if (!step_taken) {
+Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool step_taken,
+                    sql::Insert::Overriding overriding) {
+  if (!step_taken) {  // a later row's step (the first row's is the statement's first: it writes the table and its sequences)
     if (auto refused = c_.begin_statement(OpDesc{"sql_insert", on(t.object, Access::write), 0, false})) throw Raised{*refused};
   }
   table_ = nullptr;
@@ -210,35 +220,45 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       }
     }
     // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
-    const bool exists = c_.newest(name, id).has_value();
-    if (exists) {
-      if (ins.on_conflict != sql::Insert::OnConflict::none && !c_.visible(name, id).has_value()) {
+    // With ON CONFLICT, the arbiter keys are checked first (ExecCheckIndexConstraints): a
+    // conflict on another key is 23505, whatever the action.
+    const std::optional<Row> newest = c_.newest(name, id);
+    std::optional<std::int64_t> conflict;  // the row whose arbiter key this one repeats
+    bool waited = false;
+    if (ins.on_conflict != sql::Insert::OnConflict::none && (newest || !t.unique.empty())) {
+      if (newest && (pk_is_arbiter(ins, t) || repeats_arbiter(ins, t, row, *newest))) {
+        conflict = id;
+      } else if (!t.unique.empty()) {
+        std::int64_t other = 0;
+        const auto repeated = unique_conflict(t, id, row, nullptr, &waited, &other);
+        if (!repeated.ok()) return repeated.error();
+        if (waited) continue;  // someone may have written this primary key meanwhile: all again
+        if (repeated.value() != nullptr && is_arbiter(ins, t, *repeated.value())) {
+          conflict = other;
+        } else if (repeated.value() != nullptr && !newest) {
+          return fail(Error{std::string(sqlstate::kUniqueViolation),
+                            fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
+        }
+      }
+    }
+    if (conflict) {
+      if (!c_.visible(name, *conflict).has_value()) {
         // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see.
         return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
       }
       if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
-      if (ins.on_conflict == sql::Insert::OnConflict::update) {
-        const Result<std::int64_t> updated = conflict_update(t, ins, id, row, out);
-        if (updated.ok() && updated.value() == kConflictGone) continue;
-        return updated;
-      }
+      const Result<std::int64_t> updated = conflict_update(t, ins, *conflict, row, out);
+      if (updated.ok() && updated.value() == kConflictGone) continue;
+      return updated;
+    }
+    if (newest) {
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))});
     }
-    if (t.unique.empty()) break;
     // A plain INSERT's row is in the table, for the primary key's check of others, while its
     // other unique keys are checked (heap_insert, then each index in turn: a wait there
     // holds the key it inserted): a conflict then fails the statement, which drops it.
-    if (ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out);
-    bool waited = false;
-    const auto repeated = unique_conflict(t, id, row, nullptr, &waited);
-    if (!repeated.ok()) return repeated.error();
-    if (waited) continue;  // someone may have written this primary key meanwhile: all again
-    if (repeated.value() != nullptr) {
-      if (ins.on_conflict == sql::Insert::OnConflict::nothing && is_arbiter(ins, t, *repeated.value())) return 0;
-      return fail(Error{std::string(sqlstate::kUniqueViolation),
-                        fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
-    }
+    if (!t.unique.empty() && ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out);
     break;
   }
   if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
@@ -248,6 +268,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
   r.pending[c_.pid_] = std::move(row);
   c_.wrote(name, id);
+  upserted_.push_back(id);
   return 1;
 }
 
@@ -375,7 +396,7 @@ Status SqlRun::wait_for_transaction(int writer, ObjectId obj, std::string what) 
 }
 
 Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
-                                                           bool* waited_for) {
+                                                           bool* waited_for, std::int64_t* conflicting) {
   for (;;) {
     int writer = 0;
     const SqlTable::UniqueKey* repeated = nullptr;
@@ -392,12 +413,13 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
       if (other == id || writer != 0 || repeated != nullptr) return;
       if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
         repeated = repeats(own->second);  // this transaction's own version is the one there
-        return;
+      } else {
+        for (const auto& [pid, version] : r.pending) {
+          if (pid != c_.pid_ && (repeats(version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
+        }
+        if (writer == 0) repeated = repeats(r.committed);
       }
-      for (const auto& [pid, version] : r.pending) {
-        if (pid != c_.pid_ && (repeats(version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
-      }
-      if (writer == 0) repeated = repeats(r.committed);
+      if (repeated != nullptr && conflicting != nullptr) *conflicting = other;
     });
     if (writer == 0) return repeated;
     if (Status waited = wait_for_transaction(writer, t.object,
@@ -418,6 +440,9 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, update_mode(t, ins.conflict_set));
   if (!got.ok()) return got.error();
   std::optional<Row> current = c_.visible(name, id);
+  if (got.value() && current && std::find(upserted_.begin(), upserted_.end(), id) != upserted_.end()) {
+    return fail(Error{"21000", "ON CONFLICT DO UPDATE command cannot affect row a second time"});
+  }
   if (!got.value() || !current) {
     // The conflicting row was deleted while this waited for it: the server's speculative
     // insertion starts again from the unique check (ExecOnConflictUpdate's "try again").
@@ -435,6 +460,7 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   Row updated = apply_set(t, *current, ins.conflict_set);
   excluded_ = nullptr;
   write_version(t, id, std::move(updated), ins.returning, out);
+  upserted_.push_back(id);
   return 1;
 }
 
