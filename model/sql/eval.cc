@@ -44,6 +44,41 @@ std::int64_t checked(__int128 v, Type t) {
   return static_cast<std::int64_t>(v);
 }
 
+// `<<` and `>>`: a bit string shifted within its length (zeros come in; a negative count
+// shifts the other way), an integer shifted by an int4 (the count taken modulo the width, as
+// the server's C shift does on x86-64).
+Value shifted(std::string_view op, const Value& a_in, const Value& b_in) {
+  const Value a = a_in.type() == Type::unknown ? cast(a_in, Type::int4) : a_in;
+  const Value b = b_in.type() == Type::unknown ? cast(b_in, Type::int4) : b_in;
+  if (b.type() != Type::int4 && b.type() != Type::int2) no_operator(op, a, b);
+  std::int64_t n = b.as_integer();
+  if (a.type() == Type::bit) {
+    const std::string& digits = a.payload();
+    const auto size = static_cast<std::int64_t>(digits.size());
+    if (op == ">>") n = -n;
+    std::string out(digits.size(), '0');
+    for (std::int64_t i = 0; i < size; ++i) {
+      const std::int64_t from = i + n;  // left shift: bit i takes bit i + n
+      if (from >= 0 && from < size) out[static_cast<std::size_t>(i)] = digits[static_cast<std::size_t>(from)];
+    }
+    return Value::bit(std::move(out));
+  }
+  if (!is_integer(a.type())) no_operator(op, a, b);
+  const int width = a.type() == Type::int8 ? 64 : a.type() == Type::int4 ? 32 : 16;
+  const int count = static_cast<int>(n & (a.type() == Type::int8 ? 63 : 31));
+  if (a.type() == Type::int2) {  // int2shl computes in int, then narrows
+    const std::int32_t v = op == "<<" ? static_cast<std::int32_t>(static_cast<std::uint32_t>(a.as_integer()) << count)
+                                      : static_cast<std::int32_t>(a.as_integer()) >> count;
+    return Value::integer(static_cast<std::int16_t>(v), Type::int2);
+  }
+  if (width == 32) {
+    const auto v = static_cast<std::int32_t>(a.as_integer());
+    return Value::integer(op == "<<" ? static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << count) : v >> count, Type::int4);
+  }
+  const std::int64_t v = a.as_integer();
+  return Value::integer(op == "<<" ? static_cast<std::int64_t>(static_cast<std::uint64_t>(v) << count) : v >> count, Type::int8);
+}
+
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
@@ -67,6 +102,7 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   if (op == "||" && (a.type() == Type::unknown) != (b.type() == Type::unknown)) {
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
   }
+  if (op == "<<" || op == ">>") return shifted(op, a, b);
   // An untyped literal takes the other side's type (interval '1 ms' is already typed; beside
   // a timestamp it is an interval).
   if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, is_timestamp(b.type()) ? Type::interval : b.type());

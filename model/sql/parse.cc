@@ -319,7 +319,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
     const auto [ftype, fb] = node(from.at(0));
-    if (from.size() == 1 && ftype == "RangeVar") {
+    if (from.size() == 1 && ftype == "RangeVar" && !is_pg_locks(*fb)) {
       std::tie(s.table, s.alias) = relation(*fb, fallback);
     } else {
       for (const json& item : from) s.from.push_back(from_item(item, fallback));  // model/sql/parse_from.cc
@@ -346,6 +346,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);
+  check_pg_locks(s, fallback);  // model/sql/parse_system_views.cc
   return s;
 }
 

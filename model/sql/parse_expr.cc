@@ -344,7 +344,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
   const std::string kind = body.value("kind", "");
   const std::vector<std::string> op = names(body.at("name"));
   if (kind == "AEXPR_OP") {
-    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>"};
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>", "<<", ">>"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }

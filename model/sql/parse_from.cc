@@ -160,6 +160,12 @@ FromItem Reader::from_item(const json& n, int fallback) {
     item.alias = a.value("aliasname", "");
     if (a.contains("colnames")) item.column_aliases = names(a.at("colnames"));
   };
+  if (type == "RangeVar" && is_pg_locks(body)) {  // a system view (model/sql/parse_system_views.cc)
+    item.table = "pg_locks";
+    alias(body);
+    if (!item.column_aliases.empty()) refuse("column aliases of pg_locks", loc);
+    return item;
+  }
   if (type == "RangeVar") {
     std::tie(item.table, item.alias) = relation(body, fallback);
     return item;

@@ -107,6 +107,10 @@ class Reader {
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;
+  // pg_locks in FROM (model/sql/parse_system_views.cc): whether a RangeVar names it, and the
+  // checks of a SELECT reading it (its advisory rows only, the columns lockstep models).
+  static bool is_pg_locks(const json& range_var);
+  void check_pg_locks(const Select& s, int fallback) const;
   void group_by(const json& items, Select& s, int fallback);
   // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for
   // another expression; 42P10 for a position out of the list.

@@ -99,6 +99,7 @@ std::string_view type_name(Type t) {
     case Type::json: return "json";
     case Type::numeric: return "numeric";
     case Type::float8: return "double precision";
+    case Type::oid: return "oid";
   }
   return "?";
 }
@@ -112,7 +113,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
       {"bit", Type::bit},          {"json", Type::json},         {"numeric", Type::numeric},    {"decimal", Type::numeric},
-      {"float8", Type::float8},    {"float", Type::float8}};
+      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -120,7 +121,7 @@ std::optional<Type> type_of_name(std::string_view name) {
 }
 
 std::int64_t Value::as_integer() const {
-  if (null_ || !is_integer(type_)) throw SqlError("XX000", "internal: not an integer value");
+  if (null_ || (!is_integer(type_) && type_ != Type::oid)) throw SqlError("XX000", "internal: not an integer value");
   return i_;
 }
 bool Value::as_bool() const {
@@ -175,7 +176,8 @@ std::string Value::text_output() const& {
     case Type::bytea: return bytea_output(s_);
     case Type::int2:
     case Type::int4:
-    case Type::int8: return std::to_string(i_);
+    case Type::int8:
+    case Type::oid: return std::to_string(i_);
     case Type::boolean: return i_ != 0 ? "t" : "f";
     case Type::interval: return interval_text(as_interval());
     case Type::timestamptz: return timestamp_text(i_, true);
@@ -206,6 +208,13 @@ Value cast(const Value& v, Type to) {
   if (from == Type::jsonb && to == Type::json) return Value::json(v.jsonb_text());
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
   if (from == Type::bit && (to == Type::int4 || to == Type::int8)) return bit_to_integer(v, to);
+  if (to == Type::oid && (from == Type::int2 || from == Type::int4)) return Value::integer(static_cast<std::uint32_t>(v.as_integer()), Type::oid);
+  if (to == Type::oid && from == Type::int8) {
+    if (v.as_integer() < 0 || v.as_integer() > 4294967295LL) throw SqlError("22003", "OID out of range");
+    return Value::integer(v.as_integer(), Type::oid);
+  }
+  if (from == Type::oid && to == Type::int4) return Value::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(v.as_integer())), Type::int4);
+  if (from == Type::oid && to == Type::int8) return Value::integer(v.as_integer(), Type::int8);
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
   if (is_numeric_category(from) && is_numeric_category(to)) return numeric_cast(v, to);  // model/sql/numeric.h
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));
@@ -239,6 +248,17 @@ Value from_text(std::string_view s, Type to) {
     }
     case Type::numeric: return numeric_input(s);
     case Type::float8: return float8_input(s);
+    case Type::oid: {  // oidin: -2147483648 to 4294967295, a negative one wrapped
+      std::int64_t n = 0;
+      try {
+        n = parse_integer(s, Type::int8);
+      } catch (const SqlError& e) {
+        if (e.sqlstate() == "22003") throw SqlError("22003", fmt::format("value \"{}\" is out of range for type oid", s));
+        throw SqlError("22P02", fmt::format("invalid input syntax for type oid: \"{}\"", s));
+      }
+      if (n < -2147483648LL || n > 4294967295LL) throw SqlError("22003", fmt::format("value \"{}\" is out of range for type oid", s));
+      return Value::integer(n < 0 ? n + 4294967296LL : n, Type::oid);
+    }
     case Type::unknown: return Value::unknown(std::string(s));
   }
   return Value::unknown(std::string(s));
@@ -263,6 +283,9 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
   if (ta == Type::unknown) return compare(cast(a, tb), b, op);
   if (tb == Type::unknown) return compare(a, cast(b, ta), op);
   if (is_integer(ta) && is_integer(tb)) return a.as_integer() <=> b.as_integer();
+  if ((ta == Type::oid && (tb == Type::oid || is_integer(tb))) || (tb == Type::oid && is_integer(ta))) {
+    return cast(a, Type::oid).as_integer() <=> cast(b, Type::oid).as_integer();  // the integer read as an oid
+  }
   if (is_numeric_operand(a, b)) return numeric_compare(a, b);
   if (is_timestamp(ta) && is_timestamp(tb)) {  // a timestamp beside a timestamptz is local time
     if (ta == tb) return a.micros() <=> b.micros();

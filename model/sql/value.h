@@ -36,7 +36,9 @@ class SqlError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8 };
+// oid: an unsigned 32-bit object id (pg_locks' classid, objid): an integer beside it is read as
+// one (int4 wrapping, as the server's binary-coercible cast), no arithmetic.
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 

@@ -30,7 +30,17 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
 }
 
 namespace {
-const TimerOnly kSleepEnds("its pg_sleep to end");
+// pg_sleep's wait: its time, or a pg_cancel_backend / pg_terminate_backend of its session
+// (the server's pg_sleep checks for interrupts as it sleeps).
+class SleepEnds final : public WaitCondition {
+ public:
+  explicit SleepEnds(const Session& s) : s_(s) {}
+  bool ready(ActorId) const override { return s_.canceled || s_.terminated; }
+  std::string describe(ActorId) const override { return "its pg_sleep to end"; }
+
+ private:
+  const Session& s_;
+};
 }  // namespace
 
 Status SimConnection::sleep_statement(Duration d) {
@@ -39,8 +49,24 @@ Status SimConnection::sleep_statement(Duration d) {
   if (auto refused = begin_statement({"pg_sleep", {}, ms, true})) return *refused;
   const bool canceled = statement_timeout_.count() > 0 && statement_timeout_ < d;
   const Duration wait = canceled ? statement_timeout_ : d;
-  step({"pg_sleep_end", {}, ms, true}, &kSleepEnds, wait);
+  const SleepEnds ends(session_);
+  {
+    struct Sleeping {  // also when the actor unwinds from the wait
+      bool& flag;
+      explicit Sleeping(bool& f) : flag(f) { flag = true; }
+      ~Sleeping() { flag = false; }
+      Sleeping(const Sleeping&) = delete;
+      Sleeping& operator=(const Sleeping&) = delete;
+    } sleeping(session_.sleeping);
+    step({"pg_sleep_end", {}, ms, true}, &ends, wait);
+  }
   if (session_.terminated) return terminated();
+  if (session_.canceled) {
+    session_.canceled = false;
+    s_.note_result({Kind::failed});
+    if (s_.logging()) s_.note_detail("57014 canceled");
+    return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to user request"});
+  }
   if (canceled) {
     last_.by_timer = true;
     s_.note_result({Kind::timeout, 0});

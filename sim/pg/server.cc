@@ -47,7 +47,7 @@ void Server::terminate(Session& victim) {
 void Server::cancel(Session& victim) {
   bool waiting = false;
   for (LockTable* table : {&row_locks_, &table_locks_, &locks_}) waiting = table->cancel_waits(victim.pid) || waiting;
-  victim.canceled = victim.canceled || waiting;
+  victim.canceled = victim.canceled || waiting || victim.sleeping;
 }
 
 void Server::restart() {

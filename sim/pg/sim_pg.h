@@ -171,7 +171,8 @@ struct Session {
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
-  bool canceled = false;        // its lock wait was canceled by pg_cancel_backend: the wait fails with 57014
+  bool canceled = false;        // its lock wait (or pg_sleep) was canceled by pg_cancel_backend: it fails with 57014
+  bool sleeping = false;        // in pg_sleep: pg_cancel_backend and pg_terminate_backend end it at once
   int transactions = 0;         // its transactions that wrote: the number of the latest one
   // LISTEN (sim/pg/notifications.cc): the channels it listens on; the NOTIFY messages sent to
   // it that wait for its transaction to end, and those its client may read.

@@ -39,6 +39,16 @@ std::vector<std::string> from_function_columns(const sql::FromItem& f) {
   return names;
 }
 
+// pg_locks' columns as lockstep models them (an advisory lock's row: relation, page, tuple,
+// virtualxid and transactionid NULL; database, virtualtransaction and waitstart refused when
+// the statement is read).
+std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
+  return {{"locktype", Type::text},     {"relation", Type::oid},     {"page", Type::int4},  {"tuple", Type::int2},
+          {"virtualxid", Type::text},   {"transactionid", Type::text}, {"classid", Type::oid}, {"objid", Type::oid},
+          {"objsubid", Type::int2},     {"pid", Type::int4},         {"mode", Type::text},  {"granted", Type::boolean},
+          {"fastpath", Type::boolean}};
+}
+
 }  // namespace
 
 int SqlRun::joined_column(const SqlTable& t, const Expr& ref) {
@@ -69,7 +79,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   }
   const std::string relation = from_relation_name(f);
   std::vector<sql::ColumnDef> columns;
-  if (f.kind == K::table) {
+  if (f.kind == K::table && f.table == "pg_locks") {
+    for (const auto& [name, type] : from_pg_locks_columns()) columns.push_back(sql::ColumnDef{.name = std::string(name), .type = type});
+  } else if (f.kind == K::table) {
     const SqlTable* t = table(f.table);
     for (const sql::ColumnDef& c : t->def.columns) {
       columns.push_back(c);
@@ -173,6 +185,31 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
       for (Row& r : matched) out.push_back(std::move(r));
     }
     restore(saved);
+    return out;
+  }
+  if (f.kind == K::table && f.table == "pg_locks") {
+    // The lock manager's advisory rows (model/sql/parse_system_views.cc keeps a statement to
+    // those): reading them reads the whole server, in the step running now.
+    if (s_.in_actor()) s_.also_touch_domain();
+    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    std::vector<Row> rows;
+    for (const lockstep::pg::AdvisoryLockRow& l : server_.advisory_lock_rows(s_.now())) {
+      Row& r = rows.emplace_back();
+      r.emplace(prefix + "locktype", "advisory");
+      r.emplace(prefix + "classid", std::to_string(l.classid));
+      r.emplace(prefix + "objid", std::to_string(l.objid));
+      r.emplace(prefix + "objsubid", std::to_string(l.objsubid));
+      r.emplace(prefix + "pid", std::to_string(l.pid));
+      r.emplace(prefix + "mode", l.mode);
+      r.emplace(prefix + "granted", l.granted ? "t" : "f");
+      r.emplace(prefix + "fastpath", "f");
+    }
+    for (const Row& l : left) {
+      for (const Row& r : rows) {
+        Row& joined = out.emplace_back(l);
+        joined.insert(r.begin(), r.end());
+      }
+    }
     return out;
   }
   if (f.kind == K::table) {

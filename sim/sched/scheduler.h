@@ -218,6 +218,9 @@ class Scheduler {
       touched_overflow_ = true;
     }
   }
+  // Widens the current step to its whole domain (it read every object there: a SQL statement
+  // reading pg_locks); counted as a write of the domain.
+  void also_touch_domain() { touched_overflow_ = true; }
   // The current step's access on its main object so far (declared, or as refined).
   Access current_access() const { return effective_access_; }
   void note_result(StepResult result) { result_ = result; }

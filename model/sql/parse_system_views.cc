@@ -1,0 +1,98 @@
+// model/sql/parse_system_views.cc: the system views a SELECT may read. pg_locks is read as
+// its advisory lock rows (the simulated server's lock manager; the server's other lock rows,
+// of relations, transactions and virtual transactions, are not modelled), so a SELECT of it
+// must keep those only: a conjunct `locktype = 'advisory'` in WHERE or in a JOIN's ON. Its
+// columns database, virtualtransaction and waitstart (and `*`) are refused: not modelled.
+#include <algorithm>
+#include <array>
+
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql::detail {
+namespace {
+
+void sys_relations(const FromItem& f, std::vector<const FromItem*>& out) {
+  if (f.kind == FromItem::Kind::table && f.table == "pg_locks") out.push_back(&f);
+  for (const FromItem& side : f.sides) sys_relations(side, out);
+}
+
+// Whether `e` (a WHERE or ON) has the conjunct locktype = 'advisory'.
+bool sys_keeps_advisory(const Expr& e) {
+  if (e.kind == Expr::Kind::and_) return std::any_of(e.args.begin(), e.args.end(), sys_keeps_advisory);
+  if (e.kind != Expr::Kind::op || e.name != "=" || e.args.size() != 2) return false;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Expr& column = e.args[i];
+    const Expr& constant = e.args[1 - i];
+    if (column.kind == Expr::Kind::column && column.name == "locktype" && constant.kind == Expr::Kind::constant &&
+        (constant.value.type() == Type::unknown || constant.value.type() == Type::text) && !constant.value.is_null() &&
+        constant.value.as_text() == "advisory") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether a join's ON keeps pg_locks' advisory rows only: an inner join's, or a LEFT JOIN's
+// with pg_locks on its right (its other rows then match nothing and are dropped).
+bool sys_any_on_keeps_advisory(const FromItem& f) {
+  if (f.kind != FromItem::Kind::join) return false;
+  std::vector<const FromItem*> right;
+  if (f.left) sys_relations(f.sides.at(1), right);
+  if ((!f.left || !right.empty()) && std::any_of(f.on.begin(), f.on.end(), sys_keeps_advisory)) return true;
+  return std::any_of(f.sides.begin(), f.sides.end(), sys_any_on_keeps_advisory);
+}
+
+// The first column reference of `e` to an unmodelled pg_locks column, or nullptr.
+const Expr* sys_unmodelled(const Expr& e, const std::vector<std::string>& names) {
+  static constexpr std::array<std::string_view, 3> kUnmodelled = {"database", "virtualtransaction", "waitstart"};
+  if (e.kind == Expr::Kind::column && std::find(kUnmodelled.begin(), kUnmodelled.end(), e.name) != kUnmodelled.end() &&
+      (e.qualifier.empty() || std::find(names.begin(), names.end(), e.qualifier) != names.end())) {
+    return &e;
+  }
+  for (const Expr& a : e.args) {
+    if (const Expr* found = sys_unmodelled(a, names)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool Reader::is_pg_locks(const json& range_var) {
+  return range_var.value("relname", "") == "pg_locks" && range_var.value("schemaname", "pg_catalog") == "pg_catalog";
+}
+
+void Reader::check_pg_locks(const Select& s, int fallback) const {
+  std::vector<const FromItem*> views;
+  for (const FromItem& f : s.from) sys_relations(f, views);
+  if (views.empty()) return;
+  const int loc = views.front()->location >= 0 ? views.front()->location : fallback;
+  const bool kept = (s.where && sys_keeps_advisory(*s.where)) || std::any_of(s.from.begin(), s.from.end(), sys_any_on_keeps_advisory);
+  if (!kept) refuse("pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only)", loc);
+  std::vector<std::string> names;
+  for (const FromItem* v : views) names.push_back(v->alias.empty() ? v->table : v->alias);
+  std::vector<const Expr*> exprs;
+  for (const Target& t : s.targets) {
+    if (t.star && (t.star_of.empty() || std::find(names.begin(), names.end(), t.star_of) != names.end())) {
+      refuse("* of pg_locks (name its columns: lockstep models some)", loc);
+    }
+    exprs.push_back(&t.expr);
+  }
+  if (s.where) exprs.push_back(&*s.where);
+  for (const OrderItem& o : s.order_by) exprs.push_back(&o.expr);
+  for (const Expr& g : s.group_by) exprs.push_back(&g);
+  std::vector<const FromItem*> items;
+  for (const FromItem& f : s.from) items.push_back(&f);
+  while (!items.empty()) {
+    const FromItem* f = items.back();
+    items.pop_back();
+    for (const Expr& e : f->on) exprs.push_back(&e);
+    for (const FromItem& side : f->sides) items.push_back(&side);
+  }
+  for (const Expr* e : exprs) {
+    if (const Expr* col = sys_unmodelled(*e, names)) {
+      refuse(fmt::format("pg_locks.{} (not modelled)", col->name), col->location >= 0 ? col->location : loc);
+    }
+  }
+}
+
+}  // namespace lockstep::sql::detail
