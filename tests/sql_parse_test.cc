@@ -185,6 +185,7 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT count(*) FROM pg_locks LEFT JOIN t ON locktype = 'advisory'"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 22 @22");
   EXPECT_EQ(refusal("SELECT count(*) FROM t LEFT JOIN pg_catalog.pg_locks l ON l.locktype = 'advisory' AND l.objid = t.a::oid"), "");
   EXPECT_EQ(refusal("DELETE FROM pg_locks"), "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");
+  EXPECT_EQ(refusal("SELECT lower(a) FILTER (WHERE true) FROM t"), "42809 FILTER specified, but lower is not an aggregate function, at position 8 @8");
   EXPECT_EQ(refusal("SELECT sha512(a) FROM t"),
             "0A000 the function sha512() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),

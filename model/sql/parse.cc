@@ -25,7 +25,6 @@ std::string construct_of(std::string_view type, std::string_view key, const json
       {"larg", "UNION, INTERSECT or EXCEPT"},
       {"rarg", "UNION, INTERSECT or EXCEPT"},
       {"usingClause", "DELETE ... USING"},
-      {"agg_filter", "FILTER"},
       {"over", "a window function (OVER)"},
       {"agg_order", "ORDER BY inside an aggregate"},
       {"agg_distinct", "DISTINCT inside an aggregate"},

@@ -451,7 +451,7 @@ Expr Reader::type_cast(const json& body, Expr e) {
 Expr Reader::func_call(const json& body, Expr e) {
   const std::string_view type = "FuncCall";
   const int loc = e.location;
-  known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "funcformat"}, loc);
+  known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "agg_filter", "funcformat"}, loc);
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
   if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
@@ -512,6 +512,11 @@ Expr Reader::func_call(const json& body, Expr e) {
   if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);
   if ((e.name == "count" && count + (e.star ? 1 : 0) != 1) || (e.name != "count" && (count < f->min_args || count > f->max_args))) {
     fail("42883", fmt::format("function {}() does not exist with {} arguments", e.name, count), loc);
+  }
+  if (body.contains("agg_filter")) {  // FILTER (WHERE ...): the aggregate's last argument
+    if (f->kind != FunctionKind::aggregate) fail("42809", fmt::format("FILTER specified, but {} is not an aggregate function", e.name), loc);
+    e.args.push_back(expr(body.at("agg_filter"), loc));
+    e.filtered = true;
   }
   return e;
 }

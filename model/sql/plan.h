@@ -69,6 +69,7 @@ struct Expr {
   bool star = false;
   bool has_operand = false;  // CASE x WHEN ...
   bool has_else = false;     // CASE ... ELSE args.back()
+  bool filtered = false;     // an aggregate's FILTER (WHERE args.back())
   std::vector<Expr> args;
   std::shared_ptr<const Select> select;
   int location = -1;

@@ -428,6 +428,7 @@ Value SqlRun::aggregate(const Expr& e) {
   std::optional<Value> delimiter;
   for (const Row* r : *group_) {
     row_ = r;
+    if (e.filtered && !sql::is_true(sql::evaluate(e.args.back(), *this), "FILTER")) continue;
     if (e.star) {
       ++count;
       continue;
