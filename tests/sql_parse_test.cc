@@ -186,6 +186,9 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT count(*) FROM t LEFT JOIN pg_catalog.pg_locks l ON l.locktype = 'advisory' AND l.objid = t.a::oid"), "");
   EXPECT_EQ(refusal("DELETE FROM pg_locks"), "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");
   EXPECT_EQ(refusal("SELECT lower(a) FILTER (WHERE true) FROM t"), "42809 FILTER specified, but lower is not an aggregate function, at position 8 @8");
+  EXPECT_EQ(refusal("SELECT 'x1'::bit(2147483647)"), "22023 length for type bit cannot exceed 83886080, at position 14 @14");
+  EXPECT_EQ(refusal("SELECT 'x1'::bit(100000)"),
+            "0A000 bit(100000) (up to 65536 bits are) is not in lockstep's SQL subset (docs/sql.md), at position 14 @14");
   EXPECT_EQ(refusal("SELECT sha512(a) FROM t"),
             "0A000 the function sha512() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),

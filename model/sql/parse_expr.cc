@@ -160,6 +160,8 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
       if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
       length = mod.at("ival").value("ival", 0);
       if (length < 1) fail("22023", "length for type bit must be at least 1", loc);
+      if (length > 83'886'080) fail("22023", "length for type bit cannot exceed 83886080", loc);
+      if (length > 65'536) refuse(fmt::format("bit({}) (up to 65536 bits are)", length), loc);
     }
     if (column != nullptr) column->bits = length;
     if (cast != nullptr) cast->typmod = length;
