@@ -63,6 +63,12 @@ void compute_generated(const SqlTable& t, Row& row);
 void check_constraints(const SqlTable& t, const Row& row);
 // Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
+// ON CONFLICT's arbiters (sim/pg/sql_on_conflict.cc): whether it names unique key `key` (ON
+// CONSTRAINT by name, columns and a partial index's predicate, no target: any key), the
+// primary key, or a key `row` repeats in `other` (a version of the row of its primary key).
+bool conflict_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key);
+bool conflict_pk_arbiter(const sql::Insert& ins, const SqlTable& t);
+bool conflict_repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const Row& row, const Row& other);
 // A row's values of a unique key as one text, or nullopt when one is NULL or a partial index
 // does not hold the row (neither conflicts).
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);

@@ -9,70 +9,6 @@
 
 namespace lockstep::sim::pg {
 
-namespace {
-// Whether two expressions are written alike (a partial index's predicate and ON CONFLICT's).
-bool write_same_expr(const Expr& a, const Expr& b) {
-  if (a.kind != b.kind || a.name != b.name || a.qualifier != b.qualifier || a.negated != b.negated || a.all != b.all ||
-      a.type != b.type || a.number != b.number || a.args.size() != b.args.size() || a.select != nullptr || b.select != nullptr) {
-    return false;
-  }
-  if (a.kind == Expr::Kind::constant && (a.value.is_null() != b.value.is_null() || a.value.type() != b.value.type() ||
-                                         a.value.text_output() != b.value.text_output())) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.args.size(); ++i) {
-    if (!write_same_expr(a.args[i], b.args[i])) return false;
-  }
-  return true;
-}
-
-// Whether ON CONFLICT's target (columns, and a partial index's predicate) names the key. A
-// predicate written otherwise than the index's own is refused: the server proves one implies
-// the other (predtest.c), which lockstep does not model.
-bool write_infers(const sql::Insert& ins, const SqlTable::UniqueKey& key) {
-  if (key.where == nullptr) return true;  // a plain unique index serves any predicate
-  if (ins.conflict_index_where == nullptr) return false;
-  if (!write_same_expr(*ins.conflict_index_where, *key.where)) {
-    throw SqlError("0A000", "an ON CONFLICT predicate written otherwise than its partial index's WHERE is not in lockstep's SQL subset");
-  }
-  return true;
-}
-
-std::vector<std::string> write_sorted(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-// Whether ON CONFLICT names the unique key as an arbiter: ON CONSTRAINT by its name (a
-// CREATE UNIQUE INDEX is no constraint), columns by the key's own (and a partial index's
-// predicate), no target: any key (DO NOTHING).
-bool is_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
-  if (!ins.conflict_constraint.empty()) return key.constraint && key.name == ins.conflict_constraint;
-  if (ins.conflict_columns.empty()) return true;
-  std::vector<std::string> names;
-  for (int i : key.columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
-  return write_sorted(names) == write_sorted(ins.conflict_columns) && write_infers(ins, key);
-}
-
-// Whether ON CONFLICT names the primary key as an arbiter.
-bool pk_is_arbiter(const sql::Insert& ins, const SqlTable& t) {
-  if (t.def.primary_key.empty()) return false;
-  if (!ins.conflict_constraint.empty()) return ins.conflict_constraint == primary_key_name(&t, t.def.table);
-  return ins.conflict_columns.empty() || write_sorted(ins.conflict_columns) == write_sorted(t.def.primary_key);
-}
-
-// Whether `row` repeats, in `other` (a version of the row of the same primary key), a unique
-// key ON CONFLICT names: then that row is the conflict the arbiter finds first.
-bool repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const Row& row, const Row& other) {
-  for (const SqlTable::UniqueKey& key : t.unique) {
-    if (!is_arbiter(ins, t, key)) continue;
-    const auto mine = unique_text(key, t, row);
-    if (mine && mine == unique_text(key, t, other)) return true;
-  }
-  return false;
-}
-}  // namespace
-
 Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   std::optional<SimConnection::Statement> guard;  // a data-modifying WITH query runs inside its statement's
   if (!nested_) guard.emplace(c_);
@@ -101,8 +37,8 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   alias_ = ins.alias;  // RETURNING's and DO UPDATE's name of the table
   if (!ins.conflict_columns.empty() || !ins.conflict_constraint.empty()) {
     // The arbiter: the primary key or a unique key, by its columns or its constraint's name.
-    bool named = pk_is_arbiter(ins, *t);
-    for (const SqlTable::UniqueKey& u : t->unique) named = named || is_arbiter(ins, *t, u);
+    bool named = conflict_pk_arbiter(ins, *t);
+    for (const SqlTable::UniqueKey& u : t->unique) named = named || conflict_arbiter(ins, *t, u);
     if (!named && !ins.conflict_constraint.empty()) {
       throw SqlError("42704", fmt::format("constraint \"{}\" for table \"{}\" does not exist", ins.conflict_constraint, ins.table));
     }
@@ -226,14 +162,14 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     std::optional<std::int64_t> conflict;  // the row whose arbiter key this one repeats
     bool waited = false;
     if (ins.on_conflict != sql::Insert::OnConflict::none && (newest || !t.unique.empty())) {
-      if (newest && (pk_is_arbiter(ins, t) || repeats_arbiter(ins, t, row, *newest))) {
+      if (newest && (conflict_pk_arbiter(ins, t) || conflict_repeats_arbiter(ins, t, row, *newest))) {
         conflict = id;
       } else if (!t.unique.empty()) {
         std::int64_t other = 0;
         const auto repeated = unique_conflict(t, id, row, nullptr, &waited, &other);
         if (!repeated.ok()) return repeated.error();
         if (waited) continue;  // someone may have written this primary key meanwhile: all again
-        if (repeated.value() != nullptr && is_arbiter(ins, t, *repeated.value())) {
+        if (repeated.value() != nullptr && conflict_arbiter(ins, t, *repeated.value())) {
           conflict = other;
         } else if (repeated.value() != nullptr && !newest) {
           return fail(Error{std::string(sqlstate::kUniqueViolation),
@@ -433,35 +369,6 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
       return nullptr;
     }
   }
-}
-
-Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out) {
-  const std::string name = t.def.table;
-  const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, update_mode(t, ins.conflict_set));
-  if (!got.ok()) return got.error();
-  std::optional<Row> current = c_.visible(name, id);
-  if (got.value() && current && std::find(upserted_.begin(), upserted_.end(), id) != upserted_.end()) {
-    return fail(Error{"21000", "ON CONFLICT DO UPDATE command cannot affect row a second time"});
-  }
-  if (!got.value() || !current) {
-    // The conflicting row was deleted while this waited for it: the server's speculative
-    // insertion starts again from the unique check (ExecOnConflictUpdate's "try again").
-    if (got.value()) forget_gone_row(name, id);
-    return kConflictGone;
-  }
-  excluded_ = &proposed;
-  table_ = &t;
-  alias_ = ins.alias;
-  row_ = &*current;
-  if (ins.conflict_where && !sql::is_true(sql::evaluate(*ins.conflict_where, *this))) {
-    excluded_ = nullptr;
-    return 0;
-  }
-  Row updated = apply_set(t, *current, ins.conflict_set);
-  excluded_ = nullptr;
-  write_version(t, id, std::move(updated), ins.returning, out);
-  upserted_.push_back(id);
-  return 1;
 }
 
 bool SqlRun::key_changes(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set, std::string_view alias) {
