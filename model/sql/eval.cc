@@ -435,8 +435,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "quote_ident" || e.name == "quote_literal" || e.name == "quote_nullable") {
     const Value& v = args.at(0);
     if (v.is_null()) return e.name == "quote_nullable" ? Value::text("NULL") : Value::null(Type::text);
-    const std::string text = v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v);
-    return Value::text(e.name == "quote_ident" ? quote_ident(text) : quote_literal(text));
+    return Value::text(e.name == "quote_ident" ? quote_ident(output_text(v)) : quote_literal(output_text(v)));
   }
   if (e.name == "sha224") {
     const Value& v = args.at(0);

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "lockstep/model/sql/session_style.h"
+#include "lockstep/model/sql/text_functions.h"
 
 namespace lockstep::sql {
 namespace {
@@ -25,8 +25,6 @@ bool format_is_keyword(std::string_view word) {
   const std::string w(word);
   return !format_parses(fmt::format("SELECT 1 FROM t AS {}", w)) || !format_parses(fmt::format("SELECT 1 FROM {}()", w));
 }
-
-std::string format_output(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v); }
 
 [[noreturn]] void format_unterminated() { throw SqlError("22023", "unterminated format() type specifier"); }
 
@@ -58,7 +56,7 @@ std::string quote_literal(std::string_view text) {
 Value format_function(const std::vector<Value>& args) {
   if (args.empty()) throw SqlError("42883", "function format() does not exist");
   if (args[0].is_null()) return Value::null(Type::text);
-  const std::string f = format_output(args[0]);
+  const std::string f = output_text(args[0]);
   std::string out;
   std::size_t next = 1;  // the argument a specifier without a position takes
   for (std::size_t i = 0; i < f.size(); ++i) {
@@ -113,12 +111,12 @@ Value format_function(const std::vector<Value>& args) {
     const Value& v = args[arg];
     std::string piece;
     if (type == 's') {
-      if (!v.is_null()) piece = format_output(v);
+      if (!v.is_null()) piece = output_text(v);
     } else if (type == 'I') {
       if (v.is_null()) throw SqlError("22004", "null values cannot be formatted as an SQL identifier");
-      piece = quote_ident(format_output(v));
+      piece = quote_ident(output_text(v));
     } else {
-      piece = v.is_null() ? "NULL" : quote_literal(format_output(v));
+      piece = v.is_null() ? "NULL" : quote_literal(output_text(v));
     }
     std::size_t chars = 0;
     for (const char c : piece) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;

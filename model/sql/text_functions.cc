@@ -85,9 +85,9 @@ std::string trimmed(const std::string& s, const std::string& set, bool left, boo
   return s.substr(starts[from], starts[to] - starts[from]);
 }
 
-std::string output_of(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v); }
-
 }  // namespace
+
+std::string output_text(const Value& v) { return v.type() == Type::boolean ? (v.as_bool() ? "t" : "f") : display_text(v); }
 
 bool is_text_function(std::string_view name) {
   return std::find(kTextFunctions.begin(), kTextFunctions.end(), name) != kTextFunctions.end();
@@ -97,13 +97,13 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
   if (name == "concat" || name == "concat_ws") {
     const bool ws = name == "concat_ws";
     if (ws && args.at(0).is_null()) return Value::null(Type::text);
-    const std::string separator = ws ? output_of(args[0]) : std::string();
+    const std::string separator = ws ? output_text(args[0]) : std::string();
     std::string out;
     bool first = true;
     for (std::size_t i = ws ? 1 : 0; i < args.size(); ++i) {
       if (args[i].is_null()) continue;
       if (!first) out += separator;
-      out += output_of(args[i]);
+      out += output_text(args[i]);
       first = false;
     }
     return Value::text(std::move(out));

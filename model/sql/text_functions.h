@@ -19,6 +19,9 @@
 namespace lockstep::sql {
 
 // Whether `name` is one of this file's functions.
+// A value as its type's output function prints it (booleans t / f, the rest in the session's
+// styles): what concat, format and quote_literal take of a non-text argument.
+std::string output_text(const Value& v);
 bool is_text_function(std::string_view name);
 // Its value for `args` (already evaluated). REQUIRES: is_text_function(name).
 Value text_function(std::string_view name, const std::vector<Value>& args);
