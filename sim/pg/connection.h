@@ -307,6 +307,8 @@ class SimConnection : public lockstep::pg::Connection {
   // or under REPEATABLE READ the one its snapshot saw (a reference, valid until the row's
   // versions change).
   const std::optional<Row>& visible(std::string_view table, std::int64_t id);
+  // ... and that version's heap position (RowState): a scan lists rows in its order.
+  std::uint64_t visible_position(std::string_view table, std::int64_t id);
   // Its own uncommitted version, else the newest committed one, whatever the snapshot (the
   // unique check's view).
   const std::optional<Row>& newest(std::string_view table, std::int64_t id);
@@ -422,7 +424,7 @@ class SimConnection : public lockstep::pg::Connection {
   struct Savepoint {
     std::string name;
     boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows, written;
-    std::map<std::pair<std::string, std::int64_t>, std::optional<Row>> versions;           // written rows' own versions
+    std::map<std::pair<std::string, std::int64_t>, RowState::Written> versions;          // written rows' own versions
     std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
     Settings settings;
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};

@@ -83,6 +83,14 @@ const std::optional<lockstep::pg::Row>& RowState::version_at(std::uint64_t seq) 
   return kNone;  // committed after the snapshot, with nothing before it: not there yet
 }
 
+std::uint64_t RowState::position_at(std::uint64_t seq) const {
+  if (committed_seq <= seq) return committed_position;
+  for (auto it = older.rbegin(); it != older.rend(); ++it) {
+    if (it->seq <= seq) return it->position;
+  }
+  return 0;
+}
+
 bool RowState::updated_since(std::uint64_t seq) const {
   for (auto it = older.rbegin(); it != older.rend(); ++it) {
     if (it->seq <= seq) return it->updated;
@@ -97,28 +105,42 @@ bool RowState::updated_keeping_keys_since(std::uint64_t seq) const {
   return false;
 }
 
-void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update) {
+void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position) {
   auto mine = pending.find(pid);
   if (mine != pending.end()) {
-    mine->second = std::move(version);
+    if (version) mine->second.position = position;  // an update of its own version: another new tuple
+    mine->second.version = std::move(version);
     return;
   }
   if (committed && version) {
     updated_by = pid;
     updated_keys = for_update;
   }
-  pending.emplace(pid, std::move(version));
+  // A deletion marks the committed tuple in place: it keeps its position.
+  const std::uint64_t at = version ? position : committed_position;
+  pending.emplace(pid, Written{std::move(version), at});
 }
 
-void Server::commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated, bool keys_updated) {
-  if (open_snapshots_ > 0) row.older.push_back({row.committed_seq, std::move(row.committed), updated, keys_updated});
-  row.committed = std::move(version);
+void Server::commit_version(RowState& row, RowState::Written written, bool updated, bool keys_updated) {
+  if (open_snapshots_ > 0) {
+    row.older.push_back({row.committed_seq, std::move(row.committed), row.committed_position, updated, keys_updated});
+  }
+  row.committed = std::move(written.version);
+  row.committed_position = written.position;
   row.committed_seq = ++commits_;
+}
+
+std::uint64_t Server::new_tuple(std::string_view table) {
+  if (s_.in_actor()) {
+    if (const SqlTable* t = sql_table(table)) s_.also_touch(t->heap);
+  }
+  return ++heap_positions_;
 }
 
 SqlTable& Server::add_sql_table(sql::CreateTable def) {
   SqlTable t;
   t.object = s_.new_object("table " + def.table);
+  t.heap = s_.new_object("heap " + def.table);
   for (const std::string& k : def.primary_key) {
     for (std::size_t i = 0; i < def.columns.size(); ++i) {
       if (def.columns[i].name == k) t.key.push_back(static_cast<int>(i));

@@ -49,20 +49,29 @@
 namespace lockstep::sim::pg {
 
 // A row's committed version, and the versions transactions wrote but did not commit.
+// Every version that is a new tuple (an INSERT's row, an UPDATE's new row, also one that
+// updates the transaction's own version) gets the next heap position of the server: the
+// heap's physical order, in which a sequential scan returns rows (a table of a few rows fits
+// one page and is never pruned, so each new tuple goes to its end). A DELETE or a row lock
+// changes the tuple in place and keeps its position.
 struct RowState {
   std::optional<lockstep::pg::Row> committed;
   std::uint64_t committed_seq = 0;  // the server's commit count when `committed` was committed
+  std::uint64_t committed_position = 0;  // where `committed` sits in the heap
   // Versions `committed` replaced while a REPEATABLE READ snapshot was open (one may still
   // see them), with their commit counts and how they ended, oldest first.
   struct Older {
     std::uint64_t seq = 0;
     std::optional<lockstep::pg::Row> version;
+    std::uint64_t position = 0;
     bool updated = false;       // replaced by an UPDATE (a new tuple), not deleted
     bool keys_updated = false;  // ... by one that held the row FOR UPDATE (HEAP_KEYS_UPDATED)
   };
   std::vector<Older> older;
   // The committed version a snapshot taken at commit count `seq` sees.
   const std::optional<lockstep::pg::Row>& version_at(std::uint64_t seq) const;
+  // ... and its heap position.
+  std::uint64_t position_at(std::uint64_t seq) const;
   // Whether that version was replaced by an UPDATE of it (heap_update: a new tuple, even one
   // the same transaction then deleted) rather than deleted: what a REPEATABLE READ statement
   // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
@@ -73,8 +82,9 @@ struct RowState {
   bool updated_keeping_keys_since(std::uint64_t seq) const;
   // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
   // write to a committed row that is an update makes a new tuple (updated_by), one whose
-  // keys count as updated when the writer holds the row FOR UPDATE (`for_update`).
-  void write(int pid, std::optional<lockstep::pg::Row> version, bool for_update);
+  // keys count as updated when the writer holds the row FOR UPDATE (`for_update`). A version
+  // (not a deletion) is a new tuple at heap position `position`.
+  void write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position);
   // Which tuple holds the key: a transaction that deleted the row and inserted its key again
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
@@ -82,10 +92,13 @@ struct RowState {
   int reinserted_by = 0;  // the session whose pending version is such a new tuple, or 0
   int updated_by = 0;     // the session whose first write of the committed version updated it, or 0
   bool updated_keys = false;  // ... holding the row FOR UPDATE
+  // A version a transaction wrote (nullopt: it deleted the row) and its heap position.
+  struct Written {
+    std::optional<lockstep::pg::Row> version;
+    std::uint64_t position = 0;
+  };
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
-  boost::container::flat_map<int, std::optional<lockstep::pg::Row>, std::less<int>,
-                             boost::container::small_vector<std::pair<int, std::optional<lockstep::pg::Row>>, 1>>
-      pending;
+  boost::container::flat_map<int, Written, std::less<int>, boost::container::small_vector<std::pair<int, Written>, 1>> pending;
 };
 
 // A table created with SQL (sim/pg/sql_exec.cc): its definition, its scheduler object and how
@@ -96,6 +109,9 @@ struct RowState {
 struct SqlTable {
   sql::CreateTable def;
   ObjectId object = kNoObject;
+  // Written by each step that adds a tuple (Server::new_tuple), read by none: the order of
+  // two new tuples is the heap order later scans see, whoever commits first.
+  ObjectId heap = kNoObject;
   std::vector<int> key;  // the primary key's columns, by index
   // UNIQUE constraints and unique indexes besides the primary key: their columns and names.
   // A table with one has every row version written in a step that writes its object (the
@@ -297,7 +313,11 @@ class Server : public sql::SqlContextSource {
   // version is kept while a REPEATABLE READ snapshot is open).
   // `updated`: the committing transaction's first write of the row was an UPDATE of it;
   // `keys_updated`: one holding the row FOR UPDATE.
-  void commit_version(RowState& row, std::optional<lockstep::pg::Row> version, bool updated, bool keys_updated);
+  void commit_version(RowState& row, RowState::Written written, bool updated, bool keys_updated);
+  // The heap position of a new tuple of `table` (an INSERT's or an UPDATE's). Within an
+  // actor's step the step also writes the table's heap object: two new tuples of a table
+  // are ordered, since a later scan lists them in the order they were written.
+  std::uint64_t new_tuple(std::string_view table);
   // REPEATABLE READ snapshots: one opens at the commit count it returns, and closes.
   std::uint64_t open_snapshot() {
     ++open_snapshots_;
@@ -361,6 +381,7 @@ class Server : public sql::SqlContextSource {
   int stalls_used_ = 0;
   StatementLog* log_ = nullptr;
   std::uint64_t commits_ = 0;  // row versions committed so far
+  std::uint64_t heap_positions_ = 0;  // new tuples so far (RowState's heap positions)
   int open_snapshots_ = 0;
 };
 

@@ -149,9 +149,20 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   } else {
     server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
   }
+  // A sequential scan returns the visible versions in heap order (RowState's positions).
+  std::vector<std::pair<std::uint64_t, std::size_t>> order;
   for (const std::int64_t id : ids) {
     const std::optional<Row>& r = subquery_depth_ == 0 ? c_.visible(name, id) : subquery_visible(name, id);
-    if (r) out.emplace_back(id, &*r);
+    if (!r) continue;
+    order.emplace_back(subquery_depth_ == 0 ? c_.visible_position(name, id) : subquery_position(name, id), out.size());
+    out.emplace_back(id, &*r);
+  }
+  if (!std::is_sorted(order.begin(), order.end())) {
+    std::sort(order.begin(), order.end());
+    std::vector<std::pair<std::int64_t, const Row*>> sorted;
+    sorted.reserve(out.size());
+    for (const auto& [position, i] : order) sorted.push_back(out[i]);
+    out = std::move(sorted);
   }
   return out;
 }

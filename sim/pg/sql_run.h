@@ -168,6 +168,7 @@ class SqlRun final : public sql::EvalContext {
   void take_statement_snapshot();
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
+  std::uint64_t subquery_position(std::string_view table, std::int64_t id);  // ... and its heap position
 
   // A WHERE conjunct PostgreSQL's planner pulls up into a join (pull_up_sublinks): a
   // correlated EXISTS (a semi join) or NOT EXISTS (an anti join) over a simple subquery that

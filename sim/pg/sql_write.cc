@@ -201,8 +201,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
-  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
-  r.pending[c_.pid_] = std::move(row);
+  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
+  r.pending[c_.pid_] = RowState::Written{std::move(row), server_.new_tuple(name)};
   c_.wrote(name, id);
   upserted_.push_back(id);
   return 1;
@@ -218,8 +218,8 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   }
   if (s_.logging()) s_.add_detail(row_text(row));
   RowState& r = server_.row(name, id);
-  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second && r.committed) r.reinserted_by = c_.pid_;
-  r.pending[c_.pid_] = row;
+  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
+  r.pending[c_.pid_] = RowState::Written{row, server_.new_tuple(name)};
   c_.wrote(name, id);
   const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
   if (!repeated.ok()) return repeated.error();
@@ -348,10 +348,10 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
     server_.each_row(t.def.table, [&](std::int64_t other, RowState& r) {
       if (other == id || writer != 0 || repeated != nullptr) return;
       if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
-        repeated = repeats(own->second);  // this transaction's own version is the one there
+        repeated = repeats(own->second.version);  // this transaction's own version is the one there
       } else {
         for (const auto& [pid, version] : r.pending) {
-          if (pid != c_.pid_ && (repeats(version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
+          if (pid != c_.pid_ && (repeats(version.version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
         }
         if (writer == 0) repeated = repeats(r.committed);
       }
@@ -451,7 +451,8 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
     returning(t, ret, *version, out);
     if (s_.logging()) s_.add_detail("set " + row_text(version));
   }
-  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id));
+  const std::uint64_t position = version ? server_.new_tuple(name) : 0;  // a deletion stays where it is
+  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position);
   c_.wrote(name, id);
 }
 
