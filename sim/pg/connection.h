@@ -307,8 +307,8 @@ class SimConnection : public lockstep::pg::Connection {
   // or under REPEATABLE READ the one its snapshot saw (a reference, valid until the row's
   // versions change).
   const std::optional<Row>& visible(std::string_view table, std::int64_t id);
-  // ... and that version's heap position (RowState): a scan lists rows in its order.
-  std::uint64_t visible_position(std::string_view table, std::int64_t id);
+  // ... and that version's place in the heap (RowState): a scan lists rows in its order.
+  HeapPlace visible_place(std::string_view table, std::int64_t id);
   // Its own uncommitted version, else the newest committed one, whatever the snapshot (the
   // unique check's view).
   const std::optional<Row>& newest(std::string_view table, std::int64_t id);

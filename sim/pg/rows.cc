@@ -46,7 +46,7 @@ Result<int> SimConnection::update_row(std::string_view table, std::int64_t id, c
   const bool found = row.has_value();
   if (found) {
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id), server_.new_tuple(table));
+    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id), server_.new_tuple(table), /*hot=*/true);
     wrote(table, id);
   }
   if (s_.logging()) s_.add_detail(found ? "set " + row_text(values) : std::string("no row"));
@@ -114,7 +114,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
   if (change) {
     std::optional<Row> row = visible(table, id);
     for (const auto& [k, v] : values) (*row)[k] = v;
-    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id), server_.new_tuple(table));
+    server_.row(table, id).write(pid_, std::move(row), holds_for_update(table, id), server_.new_tuple(table), /*hot=*/true);
     wrote(table, id);
   }
   if (s_.logging()) s_.add_detail(cas_text(visible(table, id), column, expected, values, change));
@@ -160,7 +160,8 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
   Row row = values;
   row["id"] = std::to_string(id);
   if (s_.logging()) s_.add_detail(row_text(row));
-  r.pending[pid_] = RowState::Written{std::move(row), server_.new_tuple(table)};
+  const std::uint64_t position = server_.new_tuple(table);
+  r.pending[pid_] = RowState::Written{std::move(row), {position, position}};
   wrote(table, id);
   if (Status ended = end_statement(); !ended.ok()) return ended.error();
   return true;
@@ -177,7 +178,8 @@ bool SimConnection::seed(std::string_view table, std::int64_t id, const Row& val
   Row row = values;
   row["id"] = std::to_string(id);
   r.committed = std::move(row);
-  r.committed_position = server_.new_tuple(table);
+  const std::uint64_t position = server_.new_tuple(table);
+  r.committed_place = {position, position};
   ++session_.transactions;
   session_.query_start = s_.now();
   last_.first_step = s_.step_count();
@@ -209,11 +211,11 @@ const std::optional<Row>& SimConnection::visible(std::string_view table, std::in
   return r.committed;
 }
 
-std::uint64_t SimConnection::visible_position(std::string_view table, std::int64_t id) {
+HeapPlace SimConnection::visible_place(std::string_view table, std::int64_t id) {
   const RowState& r = server_.row(table, id);
-  if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second.position;
-  if (snapshot_) return r.position_at(*snapshot_);
-  return r.committed_position;
+  if (auto mine = r.pending.find(pid_); mine != r.pending.end()) return mine->second.place;
+  if (snapshot_) return r.place_at(*snapshot_);
+  return r.committed_place;
 }
 
 const std::optional<Row>& SimConnection::newest(std::string_view table, std::int64_t id) {

@@ -83,12 +83,12 @@ const std::optional<lockstep::pg::Row>& RowState::version_at(std::uint64_t seq) 
   return kNone;  // committed after the snapshot, with nothing before it: not there yet
 }
 
-std::uint64_t RowState::position_at(std::uint64_t seq) const {
-  if (committed_seq <= seq) return committed_position;
+HeapPlace RowState::place_at(std::uint64_t seq) const {
+  if (committed_seq <= seq) return committed_place;
   for (auto it = older.rbegin(); it != older.rend(); ++it) {
-    if (it->seq <= seq) return it->position;
+    if (it->seq <= seq) return it->place;
   }
-  return 0;
+  return {};
 }
 
 bool RowState::updated_since(std::uint64_t seq) const {
@@ -105,10 +105,17 @@ bool RowState::updated_keeping_keys_since(std::uint64_t seq) const {
   return false;
 }
 
-void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position) {
+void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position, bool hot) {
   auto mine = pending.find(pid);
   if (mine != pending.end()) {
-    if (version) mine->second.position = position;  // an update of its own version: another new tuple
+    if (version) {
+      // An update of its own version: another new tuple.
+      mine->second.place = {position, hot ? mine->second.place.root : position};
+      // One that holds the row FOR UPDATE marks its keys updated (compute_new_xmax_infomask
+      // keeps the stronger lock): a FOR KEY SHARE that follows the chain from the first
+      // version meets it.
+      if (for_update && updated_by == pid) updated_keys = true;
+    }
     mine->second.version = std::move(version);
     return;
   }
@@ -117,16 +124,16 @@ void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for
     updated_keys = for_update;
   }
   // A deletion marks the committed tuple in place: it keeps its position.
-  const std::uint64_t at = version ? position : committed_position;
+  const HeapPlace at = !version ? committed_place : HeapPlace{position, hot ? committed_place.root : position};
   pending.emplace(pid, Written{std::move(version), at});
 }
 
 void Server::commit_version(RowState& row, RowState::Written written, bool updated, bool keys_updated) {
   if (open_snapshots_ > 0) {
-    row.older.push_back({row.committed_seq, std::move(row.committed), row.committed_position, updated, keys_updated});
+    row.older.push_back({row.committed_seq, std::move(row.committed), row.committed_place, updated, keys_updated});
   }
   row.committed = std::move(written.version);
-  row.committed_position = written.position;
+  row.committed_place = written.place;
   row.committed_seq = ++commits_;
 }
 

@@ -53,25 +53,32 @@ namespace lockstep::sim::pg {
 // updates the transaction's own version) gets the next heap position of the server: the
 // heap's physical order, in which a sequential scan returns rows (a table of a few rows fits
 // one page and is never pruned, so each new tuple goes to its end). A DELETE or a row lock
-// changes the tuple in place and keeps its position.
+// changes the tuple in place and keeps its position. A version also has its HOT chain's
+// root: an UPDATE that changes no indexed column (primary or unique key) is a heap-only
+// tuple reached through the old version's line pointer, so a bitmap heap scan (an index
+// qual) lists it where the chain starts; any other new tuple is its own root.
+struct HeapPlace {
+  std::uint64_t position = 0;
+  std::uint64_t root = 0;
+};
 struct RowState {
   std::optional<lockstep::pg::Row> committed;
   std::uint64_t committed_seq = 0;  // the server's commit count when `committed` was committed
-  std::uint64_t committed_position = 0;  // where `committed` sits in the heap
+  HeapPlace committed_place;  // where `committed` sits in the heap
   // Versions `committed` replaced while a REPEATABLE READ snapshot was open (one may still
   // see them), with their commit counts and how they ended, oldest first.
   struct Older {
     std::uint64_t seq = 0;
     std::optional<lockstep::pg::Row> version;
-    std::uint64_t position = 0;
+    HeapPlace place;
     bool updated = false;       // replaced by an UPDATE (a new tuple), not deleted
     bool keys_updated = false;  // ... by one that held the row FOR UPDATE (HEAP_KEYS_UPDATED)
   };
   std::vector<Older> older;
   // The committed version a snapshot taken at commit count `seq` sees.
   const std::optional<lockstep::pg::Row>& version_at(std::uint64_t seq) const;
-  // ... and its heap position.
-  std::uint64_t position_at(std::uint64_t seq) const;
+  // ... and its place in the heap.
+  HeapPlace place_at(std::uint64_t seq) const;
   // Whether that version was replaced by an UPDATE of it (heap_update: a new tuple, even one
   // the same transaction then deleted) rather than deleted: what a REPEATABLE READ statement
   // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
@@ -83,8 +90,9 @@ struct RowState {
   // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
   // write to a committed row that is an update makes a new tuple (updated_by), one whose
   // keys count as updated when the writer holds the row FOR UPDATE (`for_update`). A version
-  // (not a deletion) is a new tuple at heap position `position`.
-  void write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position);
+  // (not a deletion) is a new tuple at heap position `position`, in the old version's HOT
+  // chain when `hot` (no indexed column changed).
+  void write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position, bool hot);
   // Which tuple holds the key: a transaction that deleted the row and inserted its key again
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
@@ -95,7 +103,7 @@ struct RowState {
   // A version a transaction wrote (nullopt: it deleted the row) and its heap position.
   struct Written {
     std::optional<lockstep::pg::Row> version;
-    std::uint64_t position = 0;
+    HeapPlace place;
   };
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, Written, std::less<int>, boost::container::small_vector<std::pair<int, Written>, 1>> pending;

@@ -135,7 +135,7 @@ void SqlRun::materialize(Derived& d) {
   }
 }
 
-std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const SqlTable& t) {
+std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const SqlTable& t, bool by_root) {
   std::vector<std::pair<std::int64_t, const Row*>> out;
   if (Derived* d = derived_of(&t)) {
     materialize(*d);
@@ -151,10 +151,11 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   }
   // A sequential scan returns the visible versions in heap order (RowState's positions).
   std::vector<std::pair<std::uint64_t, std::size_t>> order;
+  auto place = [&](const HeapPlace& p) { return by_root ? p.root : p.position; };
   for (const std::int64_t id : ids) {
     const std::optional<Row>& r = subquery_depth_ == 0 ? c_.visible(name, id) : subquery_visible(name, id);
     if (!r) continue;
-    order.emplace_back(subquery_depth_ == 0 ? c_.visible_position(name, id) : subquery_position(name, id), out.size());
+    order.emplace_back(place(subquery_depth_ == 0 ? c_.visible_place(name, id) : subquery_place(name, id)), out.size());
     out.emplace_back(id, &*r);
   }
   if (!std::is_sorted(order.begin(), order.end())) {

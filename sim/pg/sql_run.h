@@ -34,6 +34,13 @@
 
 namespace lockstep::sim::pg {
 
+// Whether the server's planner, on a table never analyzed, reads `where` on table t (named
+// `alias` in the statement) with a bitmap heap scan: a conjunct of it compares the leading
+// column of the primary key or of a unique index with an expression of no column (=, <, <=,
+// >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
+// Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+
 // The row lock mode of a locking clause.
 constexpr Mode row_mode(sql::RowLock lock) {
   switch (lock) {
@@ -168,7 +175,7 @@ class SqlRun final : public sql::EvalContext {
   void take_statement_snapshot();
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
-  std::uint64_t subquery_position(std::string_view table, std::int64_t id);  // ... and its heap position
+  HeapPlace subquery_place(std::string_view table, std::int64_t id);  // ... and its place in the heap
 
   // A WHERE conjunct PostgreSQL's planner pulls up into a join (pull_up_sublinks): a
   // correlated EXISTS (a semi join) or NOT EXISTS (an anti join) over a simple subquery that
@@ -212,8 +219,9 @@ class SqlRun final : public sql::EvalContext {
   // its RETURNING rows are the relation.
   void run_modifying(Derived& d);
   // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
-  // visible versions (a subquery's: the statement's snapshot).
-  std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t);
+  // visible versions (a subquery's: the statement's snapshot), in heap order (`by_root`: in
+  // the order of their HOT chains' roots, as a bitmap heap scan visits them).
+  std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t, bool by_root = false);
   // ---- UNION / INTERSECT / EXCEPT (sql_set_operations.cc).
   Result<Rows> select_set_operation(const sql::Select& sel);
   std::vector<std::vector<Value>> set_operation_values(const sql::Select& sel);
@@ -373,9 +381,12 @@ class SqlRun final : public sql::EvalContext {
     out.tag = fmt::format("SELECT {}", out.rows.size());
   }
 
-  // The rows of the table this session sees now that match WHERE, as (id, row), in id order.
+  // The rows of the table this session sees now that match WHERE, as (id, row), in the
+  // order of the server's plan for an unanalyzed table: a bitmap heap scan (the HOT chains'
+  // roots) when a conjunct of WHERE is an index qual and no LIMIT (`limited`) asks for a
+  // cheap start, else a sequential scan (heap order).
   std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                 std::int64_t enough = -1);
+                                                 std::int64_t enough = -1, bool limited = false);
 
   // SELECT's rows as values: scan, ORDER BY, row locks (in order, until LIMIT has its rows),
   // OFFSET and LIMIT, aggregates. With `first_step` false (a subquery) the scan is part of

@@ -91,9 +91,10 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
 }
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                       std::int64_t enough) {
+                                                       std::int64_t enough, bool limited) {
   std::vector<std::pair<std::int64_t, Row>> out;
-  for (const auto& [id, r] : relation_rows(*t)) {
+  const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
+  for (const auto& [id, r] : relation_rows(*t, bitmap)) {
     if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
     Row copy = *r;
     table_ = t;
@@ -157,7 +158,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    rows = scan(t, sel.alias, sel.where, enough);
+    rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
   }
   if (sel.aggregate) return grouped_values(sel, t, rows);
   sort(rows, sel, t);

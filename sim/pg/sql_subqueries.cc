@@ -145,11 +145,11 @@ const std::optional<Row>& SqlRun::subquery_visible(std::string_view table, std::
   return r.version_at(*statement_snapshot_);
 }
 
-std::uint64_t SqlRun::subquery_position(std::string_view table, std::int64_t id) {
-  if (!statement_snapshot_) return c_.visible_position(table, id);
+HeapPlace SqlRun::subquery_place(std::string_view table, std::int64_t id) {
+  if (!statement_snapshot_) return c_.visible_place(table, id);
   const RowState& r = server_.row(table, id);
-  if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) return mine->second.position;
-  return r.position_at(*statement_snapshot_);
+  if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) return mine->second.place;
+  return r.place_at(*statement_snapshot_);
 }
 
 SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {

@@ -202,7 +202,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
-  r.pending[c_.pid_] = RowState::Written{std::move(row), server_.new_tuple(name)};
+  const std::uint64_t position = server_.new_tuple(name);
+  r.pending[c_.pid_] = RowState::Written{std::move(row), {position, position}};
   c_.wrote(name, id);
   upserted_.push_back(id);
   return 1;
@@ -219,7 +220,8 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   if (s_.logging()) s_.add_detail(row_text(row));
   RowState& r = server_.row(name, id);
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
-  r.pending[c_.pid_] = RowState::Written{row, server_.new_tuple(name)};
+  const std::uint64_t position = server_.new_tuple(name);
+  r.pending[c_.pid_] = RowState::Written{row, {position, position}};
   c_.wrote(name, id);
   const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
   if (!repeated.ok()) return repeated.error();
@@ -425,6 +427,33 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
   return updated;
 }
 
+namespace {
+
+void write_columns_named(const sql::Expr& e, std::vector<std::string>& out) {
+  if (e.kind == sql::Expr::Kind::column) out.push_back(e.name);
+  for (const sql::Expr& a : e.args) write_columns_named(a, out);
+}
+
+// Whether an UPDATE from `before` to `after` changes a column an index reads (a key's, or
+// one a partial unique index's predicate names): then it is no heap-only tuple
+// (HeapDetermineColumnsInfo's HOT-blocking columns).
+bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Row& after) {
+  std::vector<std::string> columns;
+  for (const int k : t.key) columns.push_back(t.def.columns[static_cast<std::size_t>(k)].name);
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    for (const int k : u.columns) columns.push_back(t.def.columns[static_cast<std::size_t>(k)].name);
+    if (u.where) write_columns_named(*u.where, columns);
+  }
+  for (const std::string& c : columns) {
+    const auto b = before.find(c);
+    const auto a = after.find(c);
+    if ((b == before.end()) != (a == after.end()) || (b != before.end() && b->second != a->second)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out) {
   const std::string& name = t.def.table;
   if (!t.unique.empty()) {
@@ -452,7 +481,9 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
     if (s_.logging()) s_.add_detail("set " + row_text(version));
   }
   const std::uint64_t position = version ? server_.new_tuple(name) : 0;  // a deletion stays where it is
-  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position);
+  const std::optional<Row>& before = c_.newest(name, id);
+  const bool hot = version && before && !write_changes_indexed_column(t, *before, *version);
+  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position, hot);
   c_.wrote(name, id);
 }
 
