@@ -32,6 +32,9 @@ Status SimConnection::savepoint(const std::string& name) {
     const RowState& r = server_.row(row.first, row.second);
     if (const auto mine = r.pending.find(pid_); mine != r.pending.end()) mark.versions[row] = mine->second;
   }
+  std::vector<AdvisoryKey> tables;
+  server_.table_locks().held_keys(pid_, Scope::transaction, tables);
+  for (const AdvisoryKey& k : tables) mark.table_holds[k] = server_.table_locks().holds(pid_, k, Scope::transaction);
   mark.settings = session_settings_;
   mark.lock_timeout = lock_timeout_;
   mark.statement_timeout = statement_timeout_;
@@ -66,6 +69,7 @@ Footprint SimConnection::undo_footprint() {
   // rows changed (the unique check reads other sessions' versions).
   Footprint f{kNoObject, Access::release};
   f.domain = server_.domain();
+  f.domain_write = strong_table_lock_;  // a LOCK TABLE's lock may go with the subtransaction: waiters anywhere
   for (const auto& row : changed_since_mark()) {
     add_object(f, server_.row_object(row.first, row.second));
     if (written_.count(row) != 0) {
@@ -97,6 +101,14 @@ void SimConnection::undo_to(const Savepoint& mark) {
   }
   locked_rows_ = mark.locked_rows;
   written_ = mark.written;
+  // The table locks the subtransaction took go too (its resource owner's), as an error
+  // inside it lets them go at once (AbortSubTransaction).
+  std::vector<AdvisoryKey> tables;
+  server_.table_locks().held_keys(pid_, Scope::transaction, tables);
+  for (const AdvisoryKey& k : tables) {
+    const auto kept = mark.table_holds.find(k);
+    server_.table_locks().reduce_to(pid_, k, Scope::transaction, kept != mark.table_holds.end() ? kept->second : std::array<int, kModes>{});
+  }
 }
 
 void SimConnection::abort_subtransaction() {
