@@ -597,6 +597,7 @@ Assignment Reader::assignment(const json& n, int fallback) {
   const auto [type, b] = node(n);
   if (type != "ResTarget") refuse(construct_of_node(type, *b), fallback);
   known(*b, "ResTarget", {"name", "val"}, fallback);
+  if (node(b->at("val")).first == "SetToDefault") return Assignment{b->at("name"), Expr{}, true};
   return Assignment{b->at("name"), expr(b->at("val"), location_of(*b, fallback))};
 }
 

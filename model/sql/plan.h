@@ -152,6 +152,7 @@ struct Select {
 struct Assignment {
   std::string column;
   Expr value;
+  bool to_default = false;  // SET column = DEFAULT (value is unused)
 };
 
 struct Insert {

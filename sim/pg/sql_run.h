@@ -454,6 +454,9 @@ class SqlRun final : public sql::EvalContext {
   // The row an INSERT's values make: defaults for the rest, each value as its column stores it.
   // Its step: one of its own, or none (`step_taken`: the step running now is the row's, the
   // statement's first for its first row).
+  // Column i's DEFAULT: the next value of its serial or identity sequence, its default
+  // expression, or NULL.
+  Value column_default(SqlTable& t, std::size_t i);
   Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool step_taken,
               sql::Insert::Overriding overriding);
 
@@ -500,7 +503,8 @@ class SqlRun final : public sql::EvalContext {
   // One locked row's change: deleted (`set` null) or SET's version, RETURNING, and its
   // (before, after) in `changes` when the table's keys are checked.
   void write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
-                    const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes);
+                    const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes,
+                    const Row* projected = nullptr);  // the new version computed before the lock, if still right
   // A plain INSERT into a table with unique keys besides the primary key, once its primary
   // key is free: the row is written (others' primary key checks see it), then the other
   // keys are checked, waiting as the server's index insertions do.

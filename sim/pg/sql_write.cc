@@ -99,21 +99,24 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     if (given[i] && c.identity_always && overriding != sql::Insert::Overriding::system) {
       throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
     }
-    if (given[i]) {
-      v = *given[i];
-    } else if (c.serial) {
-      v = Value::integer(t.sequences[i] += c.sequence_increment, c.type);
-    } else if (c.default_value) {
-      v = sql::evaluate(*c.default_value, *this);
-    } else {
-      v = Value::null(c.type);
-    }
+    v = given[i] ? *given[i] : column_default(t, i);
     const Value stored_value = assigned(v, c, t.def.table);
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
   compute_generated(t, row);
   check_constraints(t, row);
   return row;
+}
+
+Value SqlRun::column_default(SqlTable& t, std::size_t i) {
+  const sql::ColumnDef& c = t.def.columns[i];
+  if (c.serial) {
+    // The table's sequences are its object's: an UPDATE ... SET c = DEFAULT writes it too.
+    if (s_.in_actor()) s_.also_touch(t.object);
+    return Value::integer(t.sequences[i] += c.sequence_increment, c.type);
+  }
+  if (c.default_value) return sql::evaluate(*c.default_value, *this);
+  return Value::null(c.type);
 }
 
 std::int64_t SqlRun::id_of(SqlTable& t, const Row& row) {
@@ -411,10 +414,15 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     if (std::find(t.key.begin(), t.key.end(), i) != t.key.end()) {
       throw SqlError("0A000", "an UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
     }
-    if (t.def.columns[static_cast<std::size_t>(i)].generated != nullptr) {
+    const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
+    if (c.generated != nullptr) {
+      if (a.to_default) continue;  // computed below, from the others
       throw SqlError("428C9", fmt::format("column \"{}\" can only be updated to DEFAULT", a.column));
     }
-    Value v = assigned(sql::evaluate(a.value, *this), t.def.columns[static_cast<std::size_t>(i)], t.def.table);
+    if (c.identity_always && !a.to_default) {
+      throw SqlError("428C9", fmt::format("column \"{}\" can only be updated to DEFAULT", a.column));
+    }
+    Value v = assigned(a.to_default ? column_default(t, static_cast<std::size_t>(i)) : sql::evaluate(a.value, *this), c, t.def.table);
     if (v.is_null()) {
       updated.erase(a.column);
     } else {
@@ -569,13 +577,15 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     const std::int64_t id = candidates[k].first;
     join_.row = from != nullptr ? &joined[k] : nullptr;
     const Joined with(*this, join_);  // the joined row, as it was, through the re-check
+    std::optional<Row> projected;
     if (!remove && !pinned_) {
       // The scanned version's new values are computed before its lock is asked for, as
       // PostgreSQL's plan projects them (and ExecUpdate checks NOT NULL) before heap_update:
-      // an error there does not wait for the row.
+      // an error there does not wait for the row. They are the row's new version unless
+      // the row changed meanwhile (EvalPlanQual projects again: a second nextval).
       const Saved saved = save();
       alias_ = b.alias;
-      (void)apply_set(*t, candidates[k].second, set_of(b));
+      projected = apply_set(*t, candidates[k].second, set_of(b));
       restore(saved);
     }
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
@@ -618,7 +628,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
     if (b.where && !checked && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
-    write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes);
+    const bool unchanged = projected && *newest == candidates[k].second;
+    write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr);
     ++changed;
   }
   check_keys(*t, changes);
@@ -627,7 +638,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
 }
 
 void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
-                          const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes) {
+                          const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes,
+                          const Row* projected) {
   const bool keyed = !t.foreign_keys.empty() || !t.referenced_by.empty();
   alias_ = alias;
   if (set == nullptr) {
@@ -637,7 +649,7 @@ void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
     write_version(t, id, std::nullopt, {}, out);
     return;
   }
-  Row updated = apply_set(t, newest, *set);
+  Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
   if (keyed) changes.emplace_back(newest, updated);
   write_version(t, id, std::move(updated), ret, out);
 }
