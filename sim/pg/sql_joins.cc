@@ -150,12 +150,13 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
     server_.each_row(name, [&](std::int64_t id, RowState&) { ids.push_back(id); });
   }
   // A sequential scan returns the visible versions in heap order (RowState's positions).
+  // (One row, a pinned one, needs no order: no allocation for it.)
   std::vector<std::pair<std::uint64_t, std::size_t>> order;
   auto place = [&](const HeapPlace& p) { return by_root ? p.root : p.position; };
   for (const std::int64_t id : ids) {
     const std::optional<Row>& r = subquery_depth_ == 0 ? c_.visible(name, id) : subquery_visible(name, id);
     if (!r) continue;
-    order.emplace_back(place(subquery_depth_ == 0 ? c_.visible_place(name, id) : subquery_place(name, id)), out.size());
+    if (ids.size() > 1) order.emplace_back(place(subquery_depth_ == 0 ? c_.visible_place(name, id) : subquery_place(name, id)), out.size());
     out.emplace_back(id, &*r);
   }
   if (!std::is_sorted(order.begin(), order.end())) {
