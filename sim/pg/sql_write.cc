@@ -437,25 +437,26 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
 
 namespace {
 
-void write_columns_named(const sql::Expr& e, std::vector<std::string>& out) {
-  if (e.kind == sql::Expr::Kind::column) out.push_back(e.name);
-  for (const sql::Expr& a : e.args) write_columns_named(a, out);
+bool write_column_changed(const Row& before, const Row& after, const std::string& c) {
+  const auto b = before.find(c);
+  const auto a = after.find(c);
+  return (b == before.end()) != (a == after.end()) || (b != before.end() && b->second != a->second);
+}
+
+bool write_named_column_changed(const sql::Expr& e, const Row& before, const Row& after) {
+  if (e.kind == sql::Expr::Kind::column && write_column_changed(before, after, e.name)) return true;
+  return std::any_of(e.args.begin(), e.args.end(), [&](const sql::Expr& a) { return write_named_column_changed(a, before, after); });
 }
 
 // Whether an UPDATE from `before` to `after` changes a column an index reads (a key's, or
 // one a partial unique index's predicate names): then it is no heap-only tuple
 // (HeapDetermineColumnsInfo's HOT-blocking columns).
 bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Row& after) {
-  std::vector<std::string> columns;
-  for (const int k : t.key) columns.push_back(t.def.columns[static_cast<std::size_t>(k)].name);
+  auto changed = [&](int k) { return write_column_changed(before, after, t.def.columns[static_cast<std::size_t>(k)].name); };
+  if (std::any_of(t.key.begin(), t.key.end(), changed)) return true;
   for (const SqlTable::UniqueKey& u : t.unique) {
-    for (const int k : u.columns) columns.push_back(t.def.columns[static_cast<std::size_t>(k)].name);
-    if (u.where) write_columns_named(*u.where, columns);
-  }
-  for (const std::string& c : columns) {
-    const auto b = before.find(c);
-    const auto a = after.find(c);
-    if ((b == before.end()) != (a == after.end()) || (b != before.end() && b->second != a->second)) return true;
+    if (std::any_of(u.columns.begin(), u.columns.end(), changed)) return true;
+    if (u.where && write_named_column_changed(*u.where, before, after)) return true;
   }
   return false;
 }
