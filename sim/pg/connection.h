@@ -426,7 +426,7 @@ class SimConnection : public lockstep::pg::Connection {
     boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows, written;
     std::map<std::pair<std::string, std::int64_t>, RowState::Written> versions;          // written rows' own versions
     std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
-    std::map<AdvisoryKey, std::array<int, kModes>> table_holds;                           // table locks held
+    std::map<AdvisoryKey, std::array<int, kModes>> table_holds, advisory_holds;           // table and xact advisory locks held
     Settings settings;
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};
   };

@@ -13,6 +13,25 @@ Error not_in_block(std::string_view statement) {
 
 Error no_such(const std::string& name) { return {"3B001", fmt::format("savepoint \"{}\" does not exist", name)}; }
 
+// The transaction-scope holds of `pid` in `locks`, per key: what a savepoint keeps.
+std::map<AdvisoryKey, std::array<int, kModes>> savepoint_holds(const LockTable& locks, int pid) {
+  std::vector<AdvisoryKey> keys;
+  locks.held_keys(pid, Scope::transaction, keys);
+  std::map<AdvisoryKey, std::array<int, kModes>> out;
+  for (const AdvisoryKey& k : keys) out[k] = locks.holds(pid, k, Scope::transaction);
+  return out;
+}
+
+// Lets go of what `pid` took in `locks` since the savepoint's `kept` holds.
+void savepoint_reduce(LockTable& locks, int pid, const std::map<AdvisoryKey, std::array<int, kModes>>& kept) {
+  std::vector<AdvisoryKey> keys;
+  locks.held_keys(pid, Scope::transaction, keys);
+  for (const AdvisoryKey& k : keys) {
+    const auto was = kept.find(k);
+    locks.reduce_to(pid, k, Scope::transaction, was != kept.end() ? was->second : std::array<int, kModes>{});
+  }
+}
+
 }  // namespace
 
 Status SimConnection::savepoint(const std::string& name) {
@@ -32,9 +51,8 @@ Status SimConnection::savepoint(const std::string& name) {
     const RowState& r = server_.row(row.first, row.second);
     if (const auto mine = r.pending.find(pid_); mine != r.pending.end()) mark.versions[row] = mine->second;
   }
-  std::vector<AdvisoryKey> tables;
-  server_.table_locks().held_keys(pid_, Scope::transaction, tables);
-  for (const AdvisoryKey& k : tables) mark.table_holds[k] = server_.table_locks().holds(pid_, k, Scope::transaction);
+  mark.table_holds = savepoint_holds(server_.table_locks(), pid_);
+  mark.advisory_holds = savepoint_holds(server_.locks(), pid_);
   mark.settings = session_settings_;
   mark.lock_timeout = lock_timeout_;
   mark.statement_timeout = statement_timeout_;
@@ -76,6 +94,9 @@ Footprint SimConnection::undo_footprint() {
       if (const SqlTable* t = server_.sql_table(row.first)) add_object(f, t->object);
     }
   }
+  std::vector<AdvisoryKey> advisory;  // pg_advisory_xact_lock's: those since the mark go
+  server_.locks().held_keys(pid_, Scope::transaction, advisory);
+  for (const AdvisoryKey& k : advisory) add_object(f, server_.object_for(k));
   return f;
 }
 
@@ -101,14 +122,10 @@ void SimConnection::undo_to(const Savepoint& mark) {
   }
   locked_rows_ = mark.locked_rows;
   written_ = mark.written;
-  // The table locks the subtransaction took go too (its resource owner's), as an error
-  // inside it lets them go at once (AbortSubTransaction).
-  std::vector<AdvisoryKey> tables;
-  server_.table_locks().held_keys(pid_, Scope::transaction, tables);
-  for (const AdvisoryKey& k : tables) {
-    const auto kept = mark.table_holds.find(k);
-    server_.table_locks().reduce_to(pid_, k, Scope::transaction, kept != mark.table_holds.end() ? kept->second : std::array<int, kModes>{});
-  }
+  // The table and transaction-scope advisory locks the subtransaction took go too (its
+  // resource owner's), as an error inside it lets them go at once (AbortSubTransaction).
+  savepoint_reduce(server_.table_locks(), pid_, mark.table_holds);
+  savepoint_reduce(server_.locks(), pid_, mark.advisory_holds);
 }
 
 void SimConnection::abort_subtransaction() {
