@@ -181,8 +181,11 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       }
     }
     if (conflict) {
-      if (!c_.visible(name, *conflict).has_value()) {
-        // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see.
+      const RowState& held = server_.row(name, *conflict);
+      const bool newer = c_.snapshot_ && held.pending.count(c_.pid_) == 0 && held.committed_seq > *c_.snapshot_;
+      if (!c_.visible(name, *conflict).has_value() || newer) {
+        // ON CONFLICT under REPEATABLE READ on a row its snapshot does not see, or whose
+        // conflicting version (the newest) it does not see (ExecCheckTIDVisible).
         return fail(Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"});
       }
       if (ins.on_conflict == sql::Insert::OnConflict::nothing) return 0;
