@@ -97,6 +97,10 @@ struct RowState {
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
   std::uint64_t tuple = 0;
+  // The sessions that held the row FOR KEY SHARE when its newest version was committed: their
+  // locks sit on the version it replaced (a multixact beside the update), so a REPEATABLE
+  // READ FOR UPDATE SKIP LOCKED of that version finds it being modified and skips it.
+  boost::container::small_vector<int, 2> key_sharers_at_commit;
   int reinserted_by = 0;  // the session whose pending version is such a new tuple, or 0
   int updated_by = 0;     // the session whose first write of the committed version updated it, or 0
   bool updated_keys = false;  // ... holding the row FOR UPDATE

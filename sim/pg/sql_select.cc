@@ -373,8 +373,19 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) 
   bool got = c_.visible(table, id).has_value();
   if (got && !server_.row_locks().holds_at_least(c_.pid_, key, mode)) {
     // Under REPEATABLE READ a row whose change since the snapshot committed fails it before
-    // any lock is looked at (heap_lock_tuple's TM_Updated); one still changing is skipped.
-    if (auto e = c_.serialization_failure(table, id, true, mode)) throw Raised{c_.abort_with(*e)};
+    // any lock is looked at (heap_lock_tuple's TM_Updated), unless a key share taken before
+    // that commit still holds the version the snapshot sees and FOR UPDATE conflicts with it
+    // (TM_BeingModified: skipped); one still changing is skipped.
+    if (auto e = c_.serialization_failure(table, id, true, mode)) {
+      const RowState& r = server_.row(table, id);
+      const bool being_modified = mode == Mode::exclusive && std::any_of(r.key_sharers_at_commit.begin(), r.key_sharers_at_commit.end(), [&](int other) {
+        return other != c_.pid_ && server_.row_locks().held(other, key, Mode::key_share) > 0;
+      });
+      if (!being_modified) throw Raised{c_.abort_with(*e)};
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::value, 0});
+      return false;
+    }
     got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
     if (got) c_.locked_rows_.emplace(table, id);
   }
