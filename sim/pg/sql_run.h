@@ -508,7 +508,9 @@ class SqlRun final : public sql::EvalContext {
   // A plain INSERT into a table with unique keys besides the primary key, once its primary
   // key is free: the row is written (others' primary key checks see it), then the other
   // keys are checked, waiting as the server's index insertions do.
-  Result<std::int64_t> insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out);
+  // `position`: the heap position its tuple took before the checks.
+  Result<std::int64_t> insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out,
+                                         std::uint64_t position);
   // An inserted row's lock (its key's), waiting for a session that still holds the lock of
   // the key's deleted version.
   Status lock_new_row(const std::string& name, std::int64_t id, ObjectId obj);

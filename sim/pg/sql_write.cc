@@ -141,6 +141,9 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   const std::int64_t id = id_of(t, row);
   const ObjectId obj = server_.row_object(name, id);
   if (s_.in_actor()) s_.also_touch(obj);
+  // A plain INSERT puts its tuple in the heap before any unique check waits (heap_insert,
+  // then the indexes); ON CONFLICT checks first (ExecCheckIndexConstraints), then inserts.
+  const std::uint64_t early = ins.on_conflict == sql::Insert::OnConflict::none ? server_.new_tuple(name) : 0;
   RowState& r = server_.row(name, id);
   // The unique check: another transaction that wrote this key (inserted, updated or
   // deleted its row) and has not ended is waited for (on its transaction), then the check
@@ -200,7 +203,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     // A plain INSERT's row is in the table, for the primary key's check of others, while its
     // other unique keys are checked (heap_insert, then each index in turn: a wait there
     // holds the key it inserted): a conflict then fails the statement, which drops it.
-    if (!t.unique.empty() && ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out);
+    if (!t.unique.empty() && ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out, early);
     break;
   }
   if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
@@ -208,14 +211,15 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
-  const std::uint64_t position = server_.new_tuple(name);
+  const std::uint64_t position = early != 0 ? early : server_.new_tuple(name);
   r.pending[c_.pid_] = RowState::Written{std::move(row), {position, position}};
   c_.wrote(name, id);
   upserted_.push_back(id);
   return 1;
 }
 
-Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out) {
+Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out,
+                                               std::uint64_t position) {
   const std::string& name = t.def.table;
   const ObjectId obj = server_.row_object(name, id);
   if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
@@ -226,7 +230,6 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   if (s_.logging()) s_.add_detail(row_text(row));
   RowState& r = server_.row(name, id);
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
-  const std::uint64_t position = server_.new_tuple(name);
   r.pending[c_.pid_] = RowState::Written{row, {position, position}};
   c_.wrote(name, id);
   const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
@@ -468,6 +471,9 @@ bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Ro
 
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out) {
   const std::string& name = t.def.table;
+  // heap_update places the new tuple before its index entries are checked: a unique check
+  // that waits does so with the tuple in place.
+  const std::uint64_t position = version ? server_.new_tuple(name) : 0;  // a deletion stays where it is
   if (!t.unique.empty()) {
     // The check reads every row's versions, the write changes one: both, whatever the check finds.
     if (s_.in_actor()) {
@@ -492,7 +498,6 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
     returning(t, ret, *version, out);
     if (s_.logging()) s_.add_detail("set " + row_text(version));
   }
-  const std::uint64_t position = version ? server_.new_tuple(name) : 0;  // a deletion stays where it is
   const std::optional<Row>& before = c_.newest(name, id);
   const bool hot = version && before && !write_changes_indexed_column(t, *before, *version);
   server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position, hot);
