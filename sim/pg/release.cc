@@ -112,9 +112,11 @@ void SimConnection::apply_release(const Release& r) {
           const bool updated = state.updated_by == pid_;
           server_.commit_version(state, std::move(mine->second), updated, updated && state.updated_keys);
           state.key_sharers_at_commit.clear();
-          const AdvisoryKey key = server_.row_key(row.first, row.second);
-          for (const int other : server_.row_locks().conflicting_holders(pid_, key, Mode::exclusive)) {
-            if (server_.row_locks().held(other, key, Mode::key_share) > 0) state.key_sharers_at_commit.push_back(other);
+          if (server_.snapshots_open()) {  // only a snapshot older than this commit asks (RowState)
+            const AdvisoryKey key = server_.row_key(row.first, row.second);
+            for (const int other : server_.row_locks().conflicting_holders(pid_, key, Mode::exclusive)) {
+              if (server_.row_locks().held(other, key, Mode::key_share) > 0) state.key_sharers_at_commit.push_back(other);
+            }
           }
         }
         state.pending.erase(mine);

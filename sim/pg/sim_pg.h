@@ -335,6 +335,7 @@ class Server : public sql::SqlContextSource {
     ++open_snapshots_;
     return commits_;
   }
+  bool snapshots_open() const { return open_snapshots_ > 0; }
   void close_snapshot() {
     LOCKSTEP_INVARIANT(open_snapshots_ > 0, "a snapshot closes that was opened");
     --open_snapshots_;
