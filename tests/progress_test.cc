@@ -238,5 +238,33 @@ TEST(ProgressApi, MaxSecondsBoundsTheSearch) {
   EXPECT_NE(r.stop_reason.find("wall time"), std::string::npos) << r.stop_reason;
 }
 
+// Issue 61: an obligation made hot in the State's constructor counts from time 0 (it was
+// silently dropped: a job declared due there was never judged).
+struct DueJob {
+  DueJob(Env& env, const bool& declare) : done(env.new_shared_var("done", 0)) {
+    if (declare) env.hot("job 1 done");
+  }
+  std::unique_ptr<SharedVar> done;
+};
+
+ModelReport due_job(bool declare, bool completes) {
+  return Model<DueJob, bool>("due-job", declare)
+      .actors(1,
+              [completes](DueJob& s, Env& env, ActorId) {
+                s.done->store(1);
+                if (completes) env.cold("job 1 done");
+              })
+      .trace_dir(api_dir(completes ? "constructor-met" : "constructor-unmet"))
+      .run();
+}
+
+TEST(ProgressApi, AnObligationMadeHotInTheConstructorIsJudged) {
+  const ModelReport unmet = due_job(true, false);
+  ASSERT_EQ(unmet.verdict, Verdict::liveness) << unmet.describe();
+  EXPECT_EQ(unmet.invariant, "job 1 done");
+  EXPECT_EQ(due_job(true, true).verdict, Verdict::pass);
+  EXPECT_EQ(due_job(false, false).verdict, Verdict::pass);  // nothing declared, nothing owed
+}
+
 }  // namespace
 }  // namespace lockstep

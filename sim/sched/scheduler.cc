@@ -123,12 +123,15 @@ ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& stra
       s->instance_ = nullptr;
     }
   };
+  building_ = true;
   try {
     instance = system.instantiate(env);
   } catch (const std::exception& e) {
+    building_ = false;
     fail(Verdict::model_error, "", fmt::format("building the system failed: {}", e.what()));
     return result_verdict_;
   }
+  building_ = false;
   Cleanup cleanup{this};
   instance_ = instance.get();
   const int n = instance->actor_count();
@@ -579,6 +582,9 @@ ScopeId obligation_scope(std::string_view name) {
 }  // namespace
 
 bool Scheduler::obligation_step(std::string_view verb, std::string_view name) {
+  // The State's constructor (the system being built): the obligation counts from time 0,
+  // with no step (nothing runs yet). Once the execution is over (a destructor), none counts.
+  if (building_) return true;
   if (aborting_ || instance_ == nullptr) return false;
   if (current_ < 0) return true;  // outside any actor (a model's set-up): no step
   OpDesc op{verb, {}};

@@ -310,6 +310,7 @@ class Scheduler {
   std::uint64_t steps_ = 0;
   Random rng_;
   bool aborting_ = false;
+  bool building_ = false;  // inside System::instantiate (a model State's constructor)
   int unwinding_base_ = 0;          // exceptions in flight when abort_unfinished began
   std::uint64_t unwind_steps_ = 0;  // operations actors called while being unwound
   bool failed_ = false;
