@@ -277,4 +277,27 @@ Value binary_function(std::string_view name, const std::vector<Value>& args) {
   throw SqlError("22023", fmt::format("unrecognized encoding: \"{}\"", format));
 }
 
+Value bit_substring(const Value& bits, std::int64_t start, std::optional<std::int64_t> count) {
+  const std::string& digits = bits.payload();
+  const auto length = static_cast<std::int64_t>(digits.size());
+  if (count && *count < 0) throw SqlError("22011", "negative substring length not allowed");
+  const std::int64_t from = std::max<std::int64_t>(start, 1);
+  const std::int64_t to = count ? std::min<std::int64_t>(start + *count, length + 1) : length + 1;  // exclusive, 1-based
+  if (to <= from) return Value::bit("");
+  return Value::bit(digits.substr(static_cast<std::size_t>(from - 1), static_cast<std::size_t>(to - from)));
+}
+
+Value get_bit(const Value& v, std::int64_t n) {
+  if (v.type() == Type::bit) {
+    const auto length = static_cast<std::int64_t>(v.payload().size());
+    if (n < 0 || n >= length) throw SqlError("2202E", fmt::format("bit index {} out of valid range (0..{})", n, length - 1));
+    return Value::integer(v.payload()[static_cast<std::size_t>(n)] == '1' ? 1 : 0, Type::int4);
+  }
+  const std::string& bytes = v.payload();
+  const auto bits = static_cast<std::int64_t>(bytes.size()) * 8;
+  if (n < 0 || n >= bits) throw SqlError("2202E", fmt::format("index {} out of valid range, 0..{}", n, bits - 1));
+  const auto byte = static_cast<unsigned char>(bytes[static_cast<std::size_t>(n / 8)]);
+  return Value::integer((byte >> (n % 8)) & 1, Type::int4);
+}
+
 }  // namespace lockstep::sql

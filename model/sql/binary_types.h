@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,11 @@ void check_bit_length(const Value& bits, int length);
 // bit to integer / bigint (22003 beyond its width), and an integer to bit(length).
 Value bit_to_integer(const Value& bits, Type to);
 Value integer_to_bit(const Value& integer, int length);
+
+// substring(bit FROM start [FOR count]) (bitsubstr, 1-based as text's) and get_bit of a bit
+// string (bit 0 the leftmost) or a bytea (bit 0 the first byte's lowest), as the server.
+Value bit_substring(const Value& bits, std::int64_t start, std::optional<std::int64_t> count);
+Value get_bit(const Value& bits_or_bytes, std::int64_t n);
 
 // encode, decode, convert_to, sha-less byte functions: the names here, with their values.
 bool is_binary_function(std::string_view name);

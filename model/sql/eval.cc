@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
+#include "lockstep/model/sql/user_functions.h"
 
 namespace lockstep::sql {
 namespace {
@@ -460,6 +461,22 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "current_schema") return Value::text("public");
   if (e.name == "pg_notify") return context.call(e, args);  // queued in the transaction: the server's
   if (e.name == "encode" || e.name == "decode" || e.name == "convert_to") return binary_function(e.name, args);
+  if (e.name == "get_bit") {
+    if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::int4);
+    const Value& source = args[0].type() == Type::unknown ? cast(args[0], Type::bytea) : args[0];
+    if (source.type() != Type::bit && source.type() != Type::bytea) {
+      throw SqlError("42883", fmt::format("function get_bit({}, {}) does not exist", type_name(source.type()), type_name(args[1].type())));
+    }
+    return get_bit(source, cast(args[1], Type::int8).as_integer());
+  }
+  if (e.name == "substring" && args.at(0).type() == Type::bit && args.at(1).type() != Type::unknown && args[1].type() != Type::text) {
+    for (const Value& a : args) {
+      if (a.is_null()) return Value::null(Type::bit);
+    }
+    std::optional<std::int64_t> count;
+    if (args.size() == 3) count = cast(args[2], Type::int8).as_integer();
+    return bit_substring(args[0], cast(args[1], Type::int8).as_integer(), count);
+  }
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {
       throw SqlError("0A000", "substring(... FROM pattern) (a regular expression) is not in lockstep's SQL subset");
@@ -522,6 +539,12 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::between: return between(e, context);
     case K::cast: return cast_value(e, evaluate(e.args.at(0), context));
     case K::func: return function_value(e, context);
+    case K::user_func: {  // a LANGUAGE sql function: the server's
+      std::vector<Value> args;
+      args.reserve(e.args.size());
+      for (const Expr& a : e.args) args.push_back(evaluate(a, context));
+      return call_user_function(e, std::move(args), context);
+    }
     case K::coalesce: {
       for (const Expr& a : e.args) {
         Value v = evaluate(a, context);

@@ -119,6 +119,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"encode", 2, 2, FunctionKind::scalar},  // model/sql/binary_types.h
     FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"get_bit", 2, 2, FunctionKind::scalar},  // of a bit string or bytea: model/sql/binary_types.h
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/sql_ddl.cc
     FunctionInfo{"currval", 1, 1, FunctionKind::session},

@@ -239,7 +239,7 @@ Statement Reader::statement(const json& n) {
     const json& objects = body.at("objects");
     if (objects.size() != 1) refuse("DROP SCHEMA of several schemas", statement_start_);
     s.body = Schema{str(objects.at(0)), false, body.value("missing_ok", false)};
-  } else if (type == "DropStmt") {
+  } else if (type == "DropStmt" && body.value("removeType", "") != "OBJECT_INDEX") {
     s.body = drop(body);
   } else if (type == "CreateEnumStmt") {
     known(body, "CreateEnumStmt", {"typeName", "vals"}, statement_start_);
@@ -264,6 +264,24 @@ Statement Reader::statement(const json& n) {
     t.after = body.value("newValIsAfter", false) || t.neighbor.empty();
     t.if_not_exists = body.value("skipIfNewValExists", false);
     s.body = std::move(t);
+  } else if (type == "AlterTableStmt") {
+    s.body = alter_table(body);
+  } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_INDEX") {
+    known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok", "concurrent"}, statement_start_);
+    if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP INDEX ... CASCADE", statement_start_);
+    AlterTable a;
+    for (const json& o : body.at("objects")) {
+      std::vector<std::string> parts;
+      for (const json* p : items(o)) parts.push_back(str(*p));
+      AlterCommand c;
+      c.kind = AlterCommand::Kind::drop_index;
+      c.constraint = parts.back();  // schema.index: the index (plan.h's Schema)
+      c.missing_ok = body.value("missing_ok", false);
+      a.commands.push_back(std::move(c));
+    }
+    s.body = std::move(a);
+  } else if (type == "CreateFunctionStmt") {
+    s.body = create_function(body);
   } else if (type == "CreateSeqStmt") {
     s.body = create_sequence(body);
   } else if (type == "CreateSchemaStmt") {
@@ -600,9 +618,11 @@ std::string Statement::tag() const {
     std::string operator()(const Update&) const { return "UPDATE"; }
     std::string operator()(const Delete&) const { return "DELETE"; }
     std::string operator()(const CreateTable&) const { return "CREATE TABLE"; }
-    std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : d.sequences ? "DROP SEQUENCE" : "DROP TABLE"; }
+    std::string operator()(const DropTable& d) const { return d.types ? "DROP TYPE" : d.sequences ? "DROP SEQUENCE" : d.functions ? "DROP FUNCTION" : "DROP TABLE"; }
     std::string operator()(const CreateSequence&) const { return "CREATE SEQUENCE"; }
     std::string operator()(const CreateType& t) const { return t.alter ? "ALTER TYPE" : "CREATE TYPE"; }
+    std::string operator()(const CreateFunction&) const { return "CREATE FUNCTION"; }
+    std::string operator()(const AlterTable& a) const { return a.table.empty() ? "DROP INDEX" : "ALTER TABLE"; }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }

@@ -456,9 +456,10 @@ Expr Reader::func_call(const json& body, Expr e) {
   known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "agg_filter", "funcformat"}, loc);
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
+  if (name.size() == 2 && find_function(name[1]) == nullptr) name.erase(name.begin());  // schema.function of a created one
   if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
   const FunctionInfo* f = find_function(name[0]);
-  if (f == nullptr) refuse(fmt::format("the function {}()", name[0]), loc);
+  if (f == nullptr) return user_function_call(body, std::move(e), name[0]);
   e.kind = Expr::Kind::func;
   e.name = name[0];
   e.star = body.value("agg_star", false);
@@ -519,6 +520,24 @@ Expr Reader::func_call(const json& body, Expr e) {
     if (f->kind != FunctionKind::aggregate) fail("42809", fmt::format("FILTER specified, but {} is not an aggregate function", e.name), loc);
     e.args.push_back(expr(body.at("agg_filter"), loc));
     e.filtered = true;
+  }
+  return e;
+}
+
+// A call of no built-in function: a LANGUAGE sql function the server may have (CREATE
+// FUNCTION), found when the statement runs; a name it does not have is refused then.
+Expr Reader::user_function_call(const json& body, Expr e, std::string name) {
+  const int loc = e.location;
+  if (body.value("agg_star", false) || body.value("agg_distinct", false) || body.contains("agg_filter")) {
+    refuse(fmt::format("the aggregate {}()", name), loc);
+  }
+  e.kind = Expr::Kind::user_func;
+  e.name = std::move(name);
+  if (body.contains("args")) {
+    for (const json& a : body.at("args")) {
+      if (node(a).first == "NamedArgExpr") refuse(fmt::format("a named argument in {}()", e.name), loc);
+      e.args.push_back(expr(a, loc));
+    }
   }
   return e;
 }

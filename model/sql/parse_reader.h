@@ -134,6 +134,10 @@ class Reader {
   std::int64_t integer_at(int location) const;
   // CREATE SEQUENCE's options.
   CreateSequence create_sequence(const json& body);
+  // ALTER TABLE (model/sql/parse_alter.cc).
+  AlterTable alter_table(const json& body);
+  // CREATE FUNCTION ... LANGUAGE sql (model/sql/parse_functions.cc).
+  CreateFunction create_function(const json& body);
   static void name_checks(CreateTable& c);
   static std::string column_name(const json& n);
   static std::pair<std::string, int> column_name_of(const json& n);
@@ -148,6 +152,7 @@ class Reader {
   Expr expr(const json& n, int fallback);
 
   Expr constant(const json& body, Expr e);
+  Expr user_function_call(const json& body, Expr e, std::string name);
 
   Expr parameter(const json& body, Expr e);
 

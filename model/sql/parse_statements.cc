@@ -205,15 +205,18 @@ DropTable Reader::drop(const json& body) {
   const int loc = statement_start_;
   known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
   const std::string what = body.value("removeType", "");
-  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE") refuse(fmt::format("DROP of {}", what), loc);
+  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE" && what != "OBJECT_FUNCTION") refuse(fmt::format("DROP of {}", what), loc);
   if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP ... CASCADE", loc);
   DropTable d;
   d.if_exists = body.value("missing_ok", false);
   d.types = what == "OBJECT_TYPE";
   d.sequences = what == "OBJECT_SEQUENCE";
+  d.functions = what == "OBJECT_FUNCTION";
   for (const json& o : body.at("objects")) {
     std::vector<std::string> parts;
-    if (d.types) {
+    if (d.functions) {  // name [(argument types)]: one function per name, so the types are not compared
+      parts = names(node(o).second->at("objname"));
+    } else if (d.types) {
       parts = names(node(o).second->at("names"));
     } else {
       for (const json* p : items(o)) parts.push_back(str(*p));
@@ -278,17 +281,28 @@ CreateSequence Reader::create_sequence(const json& body) {
 
 CreateIndex Reader::create_index(const json& body) {
   const int loc = statement_start_;
-  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists", "whereClause"}, loc);
-  if (body.value("accessMethod", "btree") != "btree") refuse(fmt::format("an index USING {}", body.value("accessMethod", "")), loc);
+  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists", "whereClause", "indexIncludingParams", "concurrent"}, loc);
   CreateIndex ix;
   std::string alias;
   std::tie(ix.table, alias) = relation(body.at("relation"), loc);
   ix.unique = body.value("unique", false);
   ix.name = body.value("idxname", "");
+  ix.if_not_exists = body.value("if_not_exists", false);
+  // A unique index decides which rows conflict: it is a btree on columns, whose INCLUDE
+  // columns are not part of the key. Another index only speeds reads up.
+  if (body.value("accessMethod", "btree") != "btree") {
+    if (ix.unique) refuse(fmt::format("a unique index USING {}", body.value("accessMethod", "")), loc);
+    ix.opaque = true;
+  }
+  if (body.contains("indexIncludingParams") && !ix.unique) ix.opaque = true;
   for (const json& p : body.at("indexParams")) {
     const json& elem = *node(p).second;
-    known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
-    if (!elem.contains("name")) refuse("an index on an expression", loc);
+    if (!elem.contains("name")) {
+      if (ix.unique) refuse("a unique index on an expression", loc);
+      ix.opaque = true;
+      continue;
+    }
+    if (!ix.opaque) known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
     ix.columns.push_back(elem.at("name"));
   }
   if (body.contains("whereClause")) ix.where = std::make_shared<Expr>(expr(body.at("whereClause"), loc));

@@ -54,6 +54,7 @@ struct Expr {
     subscript,    // args[0][args[1]]
     like,         // args[0] LIKE args[1] (name "ilike": ILIKE; negated: NOT)
     row,          // (args...) or ROW(args...): an operand of a comparison or of IN only
+    user_func,    // name(args) of no built-in function: a LANGUAGE sql function (CREATE FUNCTION), found when run
   };
   Kind kind = Kind::constant;
   Value value;
@@ -249,8 +250,27 @@ struct CreateTable {
 struct DropTable {
   std::vector<std::string> tables;
   bool if_exists = false;
+  bool functions = false;  // DROP FUNCTION instead
   bool types = false;  // DROP TYPE (of enum types) instead
   bool sequences = false;  // DROP SEQUENCE instead
+};
+
+// CREATE [OR REPLACE] FUNCTION name(params) RETURNS type LANGUAGE sql [IMMUTABLE | STABLE |
+// VOLATILE] [STRICT] AS $$ SELECT expr $$: a function whose body is one expression of its
+// parameters (by name or $n), as the server inlines it. A call casts its arguments to the
+// parameters' types and the body's value to the return type; STRICT returns NULL for a NULL
+// argument. One function per name (no overloading).
+struct FunctionParam {
+  std::string name;  // "": referred to as $n only
+  ColumnDef type;    // its type, as a column's
+};
+struct CreateFunction {
+  std::string name;
+  bool replace = false;
+  std::vector<FunctionParam> params;
+  ColumnDef returns;
+  std::shared_ptr<const Expr> body;
+  bool strict = false;
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).
@@ -281,7 +301,46 @@ struct CreateIndex {
   std::string table;
   std::vector<std::string> columns;
   bool unique = false;
+  bool if_not_exists = false;
   std::shared_ptr<const Expr> where;  // a partial index: the rows it holds
+  // A non-unique index on an expression, USING another method than btree, or with INCLUDE:
+  // nothing lockstep models depends on it (`columns` may then be empty).
+  bool opaque = false;
+};
+
+// ALTER TABLE [IF EXISTS] t cmd, ...: the forms migrations use, each applied in turn to the
+// table and its rows (DDL outside the sessions: no transaction sees the table change).
+// DROP INDEX [IF EXISTS] name is `drop_index` with `table` empty.
+struct AlterCommand {
+  enum class Kind : std::uint8_t {
+    add_column,        // column (its constraints follow as add_* commands)
+    drop_column,       // name
+    set_default,       // name, column.default_value (nullopt: DROP DEFAULT)
+    set_not_null,      // name; not_null false: DROP NOT NULL
+    alter_type,        // name, column's type fields
+    add_check,         // check
+    add_unique,        // keys, constraint (its name or "")
+    add_primary_key,   // keys, constraint
+    add_foreign_key,   // foreign_key
+    drop_constraint,   // constraint
+    drop_index,        // constraint: the index's name
+    no_effect,         // SET (storage parameters), SET LOGGED / UNLOGGED: nothing lockstep models
+  };
+  Kind kind = Kind::no_effect;
+  std::string name;  // the column
+  ColumnDef column;
+  bool not_null = false;
+  bool missing_ok = false;  // IF [NOT] EXISTS
+  bool validate = true;     // false: NOT VALID
+  CheckConstraint check;
+  std::vector<std::string> keys;
+  std::string constraint;
+  ForeignKey foreign_key;
+};
+struct AlterTable {
+  std::string table;
+  bool if_exists = false;
+  std::vector<AlterCommand> commands;
 };
 
 // CREATE SCHEMA [IF NOT EXISTS] name, DROP SCHEMA [IF EXISTS] name [CASCADE]: names only.
@@ -329,7 +388,7 @@ struct Notify {
 
 struct Statement {
   std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType,
-               CreateSequence, Notify>
+               CreateSequence, Notify, CreateFunction, AlterTable>
       body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses

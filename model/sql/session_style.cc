@@ -157,6 +157,9 @@ std::string verbose_interval(const Interval& iv) {
 
 const SessionStyle& session_style() { return current_style_ref(); }
 const std::vector<EnumType>* current_enum_types() { return current_source == nullptr ? nullptr : current_source->enum_types(); }
+const CreateFunction* current_sql_function(std::string_view name) {
+  return current_source == nullptr ? nullptr : current_source->sql_function(name);
+}
 
 SqlContextScope::SqlContextScope(const SqlContextSource* source) : saved_(current_source) { current_source = source; }
 SqlContextScope::~SqlContextScope() { current_source = saved_; }

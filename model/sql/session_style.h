@@ -29,6 +29,7 @@ struct SessionStyle {
 };
 
 struct EnumType;
+struct CreateFunction;
 
 // Where the current statement's settings and the server's enum types come from: the simulated
 // server, which knows which session is running (the scheduler's current actor), so the
@@ -38,6 +39,8 @@ class SqlContextSource {
   virtual ~SqlContextSource() = default;
   virtual const SessionStyle& style() const = 0;
   virtual const std::vector<EnumType>* enum_types() const = 0;
+  // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
+  virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
 };
 
 // Makes `source` this thread's until destroyed (the server, for its lifetime).
@@ -56,6 +59,8 @@ class SqlContextScope {
 const SessionStyle& session_style();
 // The server's enum types (nullptr without a source).
 const std::vector<EnumType>* current_enum_types();
+// The server's LANGUAGE sql function named `name` (nullptr without a source or one).
+const CreateFunction* current_sql_function(std::string_view name);
 
 // SET TimeZone / DateStyle / IntervalStyle to `value` (lower case, a list joined by ", ") on
 // `style`; false when the value is not one modeled (the caller refuses it by name).

@@ -354,6 +354,13 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
       }
       board_.sleeping[s] = false;
       board_.busy[s] = false;
+      // A construct the simulated server refuses while running (a function it does not have,
+      // say) is the spec's refusal, not an ERROR line the server would not print.
+      for (const pg::Result<pg::Rows>& r : board_.result[s]) {
+        if (!r.ok() && r.error().sqlstate == "0A000" && r.error().message.find("lockstep's SQL subset") != std::string::npos) {
+          throw ModelError(fmt::format("{}:{}: {}", spec_.file, block.line, r.error().message));
+        }
+      }
     }
   }
 

@@ -135,6 +135,7 @@ struct SqlTable {
     bool constraint = true;  // a UNIQUE constraint (ON CONFLICT ON CONSTRAINT names it), not CREATE UNIQUE INDEX's
   };
   std::vector<UniqueKey> unique;
+  std::vector<std::string> indexes;  // the names of its other indexes (CREATE INDEX; DROP INDEX finds them)
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a
   // unique key), by index; and the children's keys that reference this table.
   struct ForeignKey {
@@ -296,6 +297,10 @@ class Server : public sql::SqlContextSource {
   void each_sql_table(F&& f) const {
     for (const auto& [name, t] : sql_tables_) f(t);
   }
+  template <typename F>
+  void each_sql_table_mutable(F&& f) {
+    for (auto& [name, t] : sql_tables_) f(t);
+  }
   // Sequences (CREATE SEQUENCE): not transactional, as the server's; nextval and setval write
   // the sequence's object in the step that calls them.
   struct Sequence {
@@ -312,6 +317,13 @@ class Server : public sql::SqlContextSource {
     sequences_[def.name] = Sequence{def, s_.new_object("sequence " + def.name), def.start, false};
   }
   void drop_sequence(std::string_view name) { sequences_.erase(sequences_.find(name)); }
+  // LANGUAGE sql functions (CREATE FUNCTION), by name: one per name.
+  const sql::CreateFunction* sql_function(std::string_view name) const override {
+    const auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : &it->second;
+  }
+  void add_sql_function(const sql::CreateFunction& f) { functions_.insert_or_assign(f.name, f); }
+  void drop_sql_function(std::string_view name) { functions_.erase(functions_.find(name)); }
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
   std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.
@@ -382,6 +394,7 @@ class Server : public sql::SqlContextSource {
   std::set<std::string, std::less<>> schemas_{"public"};
   std::vector<sql::EnumType> enum_types_;
   std::map<std::string, Sequence, std::less<>> sequences_;
+  std::map<std::string, sql::CreateFunction, std::less<>> functions_;
   std::vector<const sql::SessionStyle*> running_styles_;  // by actor
   const sql::SessionStyle* outside_style_ = nullptr;
   sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime

@@ -185,6 +185,7 @@ Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>&
 Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   if (d.types) return drop_types(d);
   if (d.sequences) return drop_sequences(d);
+  if (d.functions) return drop_functions(d);
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {
@@ -226,6 +227,21 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   SqlTable* t = table(ix.table);
+  const std::string name = !ix.name.empty() ? ix.name : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
+  bool exists = false;
+  server_.each_sql_table([&](const SqlTable& other) {
+    exists = exists || std::find(other.indexes.begin(), other.indexes.end(), name) != other.indexes.end() ||
+             std::any_of(other.unique.begin(), other.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
+  });
+  if (exists && !ix.name.empty()) {
+    if (!ix.if_not_exists) return Error{"42P07", fmt::format("relation \"{}\" already exists", name)};
+    c_.warnings_.push_back({"42P07", fmt::format("relation \"{}\" already exists, skipping", name)});
+    return done(Rows{{}, {}, "CREATE INDEX"});
+  }
+  if (ix.opaque) {
+    t->indexes.push_back(name);
+    return done(Rows{{}, {}, "CREATE INDEX"});
+  }
   SqlTable::UniqueKey key;
   for (const std::string& col : ix.columns) {
     const int i = t->column(col);
@@ -248,6 +264,8 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     });
     if (repeated) return Error{std::string(sqlstate::kUniqueViolation), fmt::format("could not create unique index \"{}\"", key.name)};
     t->unique.push_back(std::move(key));
+  } else {
+    t->indexes.push_back(name);
   }
   return done(Rows{{}, {}, "CREATE INDEX"});
 }

@@ -351,6 +351,11 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> drop_types(const sql::DropTable& d);
   Result<Rows> statement(const sql::CreateSequence& q);
   Result<Rows> drop_sequences(const sql::DropTable& d);
+  // CREATE FUNCTION ... LANGUAGE sql and DROP FUNCTION (sim/pg/sql_functions.cc).
+  Result<Rows> statement(const sql::CreateFunction& f);
+  Result<Rows> drop_functions(const sql::DropTable& d);
+  // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
+  Result<Rows> statement(const sql::AlterTable& a);
   // nextval, currval, setval (sim/pg/sql_ddl.cc).
   Value sequence_function(std::string_view name, const std::vector<Value>& args);
 

@@ -1,0 +1,135 @@
+// model/sql/parse_alter.cc: the reader's ALTER TABLE (plan.h's AlterTable): part of
+// model/sql/parse.h's parser. ADD / DROP COLUMN, ALTER COLUMN SET / DROP DEFAULT, SET / DROP
+// NOT NULL and TYPE (without USING), ADD CONSTRAINT (CHECK, UNIQUE, PRIMARY KEY, FOREIGN KEY),
+// DROP CONSTRAINT, and storage settings that change nothing lockstep models; other forms
+// (RENAME, USING, inheritance, triggers, ...) are refused by name.
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql {
+namespace detail {
+
+namespace {
+
+// A CreateTable's constraints (read from a column or a table constraint) as commands.
+void alter_constraints_of(const CreateTable& c, std::vector<AlterCommand>& out) {
+  using K = AlterCommand::Kind;
+  if (!c.primary_key.empty()) {
+    AlterCommand a;
+    a.kind = K::add_primary_key;
+    a.keys = c.primary_key;
+    a.constraint = c.primary_key_name;
+    out.push_back(std::move(a));
+  }
+  for (std::size_t u = 0; u < c.unique.size(); ++u) {
+    AlterCommand a;
+    a.kind = K::add_unique;
+    a.keys = c.unique[u];
+    if (u < c.unique_names.size()) a.constraint = c.unique_names[u];
+    out.push_back(std::move(a));
+  }
+  for (const ForeignKey& fk : c.foreign_keys) {
+    AlterCommand a;
+    a.kind = K::add_foreign_key;
+    a.foreign_key = fk;
+    out.push_back(std::move(a));
+  }
+  for (const CheckConstraint& check : c.checks) {
+    AlterCommand a;
+    a.kind = K::add_check;
+    a.check = check;
+    out.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+AlterTable Reader::alter_table(const json& body) {
+  const int loc = statement_start_;
+  known(body, "AlterTableStmt", {"relation", "cmds", "objtype", "missing_ok"}, loc);
+  if (body.value("objtype", "OBJECT_TABLE") != "OBJECT_TABLE") refuse(fmt::format("ALTER of {}", body.value("objtype", "")), loc);
+  AlterTable a;
+  a.if_exists = body.value("missing_ok", false);
+  std::string alias;
+  std::tie(a.table, alias) = relation(body.at("relation"), loc);
+  using K = AlterCommand::Kind;
+  for (const json& item : body.at("cmds")) {
+    const json& cmd = *node(item).second;
+    known(cmd, "AlterTableCmd", {"subtype", "name", "def", "behavior", "missing_ok", "num"}, loc);
+    const std::string subtype = cmd.value("subtype", "");
+    if (cmd.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse(fmt::format("ALTER TABLE ... CASCADE"), loc);
+    AlterCommand c;
+    c.name = cmd.value("name", "");
+    c.missing_ok = cmd.value("missing_ok", false);
+    if (subtype == "AT_AddColumn") {
+      const json& def = *node(cmd.at("def")).second;
+      CreateTable scratch;
+      scratch.table = a.table;
+      c.kind = K::add_column;
+      c.column = column_def(def, scratch, location_of(def, loc));
+      a.commands.push_back(std::move(c));
+      alter_constraints_of(scratch, a.commands);
+      continue;
+    }
+    if (subtype == "AT_DropColumn") {
+      c.kind = K::drop_column;
+    } else if (subtype == "AT_ColumnDefault") {
+      c.kind = K::set_default;
+      if (cmd.contains("def")) c.column.default_value = expr(cmd.at("def"), loc);
+    } else if (subtype == "AT_SetNotNull" || subtype == "AT_DropNotNull") {
+      c.kind = K::set_not_null;
+      c.not_null = subtype == "AT_SetNotNull";
+    } else if (subtype == "AT_AlterColumnType") {
+      const json& def = *node(cmd.at("def")).second;
+      known(def, "ColumnDef", {"typeName", "location", "raw_default", "collClause"}, loc);
+      if (def.contains("raw_default")) refuse("ALTER COLUMN ... TYPE ... USING", location_of(def, loc));
+      if (def.contains("collClause")) refuse("COLLATE", location_of(def, loc));
+      c.kind = K::alter_type;
+      c.column.name = c.name;
+      c.column.type = type_of(def.at("typeName"), location_of(def, loc), &c.column, &c.column.user_type);
+    } else if (subtype == "AT_AddConstraint") {
+      const json& con = *node(cmd.at("def")).second;
+      const int cloc = location_of(con, loc);
+      CreateTable scratch;
+      scratch.table = a.table;
+      const std::string contype = con.value("contype", "");
+      bool valid = true;
+      if (contype == "CONSTR_FOREIGN") {
+        json copy = con;
+        valid = !copy.value("skip_validation", false);
+        copy.erase("skip_validation");
+        scratch.foreign_keys.push_back(foreign_key(copy, a.table, "", cloc));
+      } else if (contype == "CONSTR_CHECK") {
+        known(con, "Constraint", {"contype", "conname", "raw_expr", "initially_valid", "is_no_inherit", "skip_validation", "location"}, cloc);
+        valid = !con.value("skip_validation", false);
+        scratch.checks.push_back({con.value("conname", ""), std::make_shared<Expr>(expr(con.at("raw_expr"), cloc))});
+      } else if (contype == "CONSTR_PRIMARY" || contype == "CONSTR_UNIQUE") {
+        known(con, "Constraint", {"contype", "keys", "conname", "location"}, cloc);
+        if (contype == "CONSTR_PRIMARY") {
+          scratch.primary_key = names(con.at("keys"));
+          scratch.primary_key_name = con.value("conname", "");
+        } else {
+          scratch.unique.push_back(names(con.at("keys")));
+          scratch.unique_names.push_back(con.value("conname", ""));
+        }
+      } else {
+        refuse(constraint_name(contype), cloc);
+      }
+      const std::size_t first = a.commands.size();
+      alter_constraints_of(scratch, a.commands);
+      for (std::size_t i = first; i < a.commands.size(); ++i) a.commands[i].validate = valid;
+      continue;
+    } else if (subtype == "AT_DropConstraint") {
+      c.kind = K::drop_constraint;
+      c.constraint = c.name;
+    } else if (subtype == "AT_SetRelOptions" || subtype == "AT_ResetRelOptions" || subtype == "AT_SetLogged" || subtype == "AT_SetUnLogged") {
+      c.kind = K::no_effect;
+    } else {
+      refuse(fmt::format("ALTER TABLE ... {}", subtype.starts_with("AT_") ? subtype.substr(3) : subtype), loc);
+    }
+    a.commands.push_back(std::move(c));
+  }
+  return a;
+}
+
+}  // namespace detail
+}  // namespace lockstep::sql

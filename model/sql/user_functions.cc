@@ -1,0 +1,107 @@
+// model/sql/user_functions.cc: calls of LANGUAGE sql functions (model/sql/user_functions.h).
+#include "lockstep/model/sql/user_functions.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/session_style.h"
+
+namespace lockstep::sql {
+namespace {
+
+// The body's evaluation: its parameters by name or $n; other calls (now(), advisory locks)
+// are the statement's.
+class ufn_Body final : public EvalContext {
+ public:
+  ufn_Body(const CreateFunction& f, const std::vector<Value>& args, EvalContext& outer) : f_(f), args_(args), outer_(outer) {}
+  Value column(const Expr& ref) override {
+    if (ref.qualifier.empty() || ref.qualifier == f_.name) {
+      for (std::size_t i = 0; i < f_.params.size(); ++i) {
+        if (!f_.params[i].name.empty() && f_.params[i].name == ref.name) return args_[i];
+      }
+    }
+    throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+  }
+  Value param(int number) override {
+    if (number < 1 || static_cast<std::size_t>(number) > args_.size()) throw SqlError("42P02", fmt::format("there is no parameter ${}", number));
+    return args_[static_cast<std::size_t>(number) - 1];
+  }
+  Value call(const Expr& e, const std::vector<Value>& args) override { return outer_.call(e, args); }
+  Value subquery(const Expr&) override {
+    throw SqlError("0A000", fmt::format("a subquery in the body of function {} is not in lockstep's SQL subset", f_.name));
+  }
+
+ private:
+  const CreateFunction& f_;
+  const std::vector<Value>& args_;
+  EvalContext& outer_;
+};
+
+// Whether the server casts a value of type `from` to `to` implicitly (a function argument).
+bool ufn_implicit(const Value& v, const ColumnDef& to) {
+  const Type from = v.type();
+  if (v.is_null() || from == Type::unknown) return true;
+  if (to.type == Type::enum_) return from == Type::enum_ && v.enum_type() == enum_index(to.user_type);
+  if (from == to.type) return true;
+  auto rank = [](Type t) { return t == Type::int2 ? 0 : t == Type::int4 ? 1 : t == Type::int8 ? 2 : t == Type::numeric ? 3 : t == Type::float8 ? 4 : -1; };
+  if (rank(from) >= 0 && rank(to.type) >= 0) return rank(from) <= rank(to.type);
+  return from == Type::timestamp && to.type == Type::timestamptz;
+}
+
+std::string ufn_argument_types(const std::vector<Value>& args) {
+  std::vector<std::string> types;
+  for (const Value& a : args) {
+    types.push_back(a.type() == Type::enum_ ? enum_type_name(a) : a.type() == Type::array ? array_type_name(a) : std::string(type_name(a.type())));
+  }
+  return fmt::format("{}", fmt::join(types, ", "));
+}
+
+// The call nests at most this deep (a function calling itself).
+constexpr int kMaxCallDepth = 32;
+thread_local int ufn_depth = 0;
+
+}  // namespace
+
+Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& outer) {
+  const CreateFunction* f = current_sql_function(e.name);
+  if (f == nullptr) {
+    throw SqlError("0A000", fmt::format("the function {}() is not in lockstep's SQL subset (docs/sql.md), nor a LANGUAGE sql "
+                                        "function created on the server",
+                                        e.name));
+  }
+  bool fits = args.size() == f->params.size();
+  for (std::size_t i = 0; fits && i < args.size(); ++i) fits = ufn_implicit(args[i], f->params[i].type);
+  if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args)));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ColumnDef& p = f->params[i].type;
+    if (args[i].type() == p.type && p.type != Type::unknown) continue;
+    if (p.type == Type::enum_ || args[i].is_null()) {
+      args[i] = args[i].is_null() ? Value::null(p.type) : cast_to_column(args[i], p.type, p.user_type);
+    } else if (p.type == Type::array) {
+      args[i] = cast_to_array(args[i], {p.element, p.element == Type::enum_ ? enum_index(p.user_type) : -1});
+    } else {
+      args[i] = cast(args[i], p.type);
+    }
+  }
+  if (f->strict && std::any_of(args.begin(), args.end(), [](const Value& v) { return v.is_null(); })) return Value::null(f->returns.type);
+  if (ufn_depth >= kMaxCallDepth) throw SqlError("54001", "stack depth limit exceeded");
+  ++ufn_depth;
+  struct Leave {
+    ~Leave() { --ufn_depth; }
+  } leave;
+  ufn_Body body(*f, args, outer);
+  const Value v = evaluate(*f->body, body);
+  const ColumnDef& r = f->returns;
+  if (v.is_null()) return Value::null(r.type);
+  if (r.type == Type::enum_) return cast_to_column(v, r.type, r.user_type);
+  if (r.type == Type::array) return cast_to_array(v, {r.element, r.element == Type::enum_ ? enum_index(r.user_type) : -1});
+  if (r.type == Type::bit) return cast(v, Type::bit);
+  return v.type() == r.type ? v : cast(v, r.type);
+}
+
+}  // namespace lockstep::sql

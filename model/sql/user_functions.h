@@ -1,0 +1,20 @@
+// model/sql/user_functions.h: a call of a LANGUAGE sql function (plan.h's CreateFunction) the
+// server has (session_style.h's SqlContextSource::sql_function), as the server runs it: the
+// function is found by name (one per name); an argument of another type than its parameter's,
+// with no implicit cast to it, or another count, is 42883 "function f(types) does not exist";
+// arguments are cast to the parameters' types, STRICT returns NULL for a NULL argument, the
+// body is evaluated with the parameters by name or $n (other calls, such as now(), are the
+// calling statement's), and its value cast to the return type. A name the server has no
+// function of is refused (0A000: lockstep cannot tell it from a built-in it lacks). Calls
+// nest at most 32 deep (54001).
+#pragma once
+
+#include <vector>
+
+#include "lockstep/model/sql/eval.h"
+
+namespace lockstep::sql {
+
+Value call_user_function(const Expr& call, std::vector<Value> args, EvalContext& outer);
+
+}  // namespace lockstep::sql

@@ -1,0 +1,360 @@
+// sim/pg/sql_alter.cc: ALTER TABLE and DROP INDEX on the simulated server (sim/pg/sql_run.h):
+// DDL, outside the sessions and outside a transaction block, in one step that writes the
+// whole server. Each command changes the table's definition and its rows' committed
+// versions in turn (no transaction is open, so there are no others), checking them as the
+// server does: NOT NULL and CHECK against the rows there, a unique key against repeats. A
+// command lockstep cannot carry out on the rows there (a primary key or foreign key added to
+// a table with rows, a key column dropped or retyped) is refused by name.
+#include <algorithm>
+#include <set>
+
+#include <fmt/ranges.h>
+
+#include "lockstep/model/sql/eval.h"
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+using sql::AlterCommand;
+using sql::SqlError;
+
+[[noreturn]] void alter_refuse(std::string_view what) {
+  throw SqlError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md)", what));
+}
+
+void alter_columns_of(const sql::Expr& e, std::set<std::string>& out) {
+  if (e.kind == sql::Expr::Kind::column) out.insert(e.name);
+  for (const sql::Expr& a : e.args) alter_columns_of(a, out);
+}
+
+bool alter_has_rows(Server& server, const SqlTable& t) {
+  bool any = false;
+  server.each_row(t.def.table, [&](std::int64_t, RowState& r) { any = any || r.committed.has_value(); });
+  return any;
+}
+
+// Whether column i is used by a key, a foreign key, a CHECK, a partial index's predicate or a
+// generated column: dropping or retyping it is refused.
+bool alter_column_used(Server& server, const SqlTable& t, int i) {
+  const std::string& name = t.def.columns[static_cast<std::size_t>(i)].name;
+  if (t.is_key_column(i)) return true;
+  for (const SqlTable::ForeignKey& fk : t.foreign_keys) {
+    if (std::find(fk.columns.begin(), fk.columns.end(), i) != fk.columns.end()) return true;
+  }
+  bool referenced = false;
+  for (const auto& [child, index] : t.referenced_by) {
+    const SqlTable* c = server.sql_table(child);
+    const auto& pc = c->foreign_keys[index].parent_columns;
+    referenced = referenced || std::find(pc.begin(), pc.end(), i) != pc.end();
+  }
+  if (referenced) return true;
+  std::set<std::string> used;
+  for (const sql::CheckConstraint& k : t.def.checks) alter_columns_of(*k.expr, used);
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (u.where) alter_columns_of(*u.where, used);
+  }
+  for (const sql::ColumnDef& c : t.def.columns) {
+    if (c.generated) alter_columns_of(*c.generated, used);
+  }
+  return used.count(name) != 0;
+}
+
+// The table's column numbers after column `dropped` goes.
+void alter_renumber(Server& server, SqlTable& t, int dropped) {
+  auto shift = [dropped](std::vector<int>& columns) {
+    for (int& c : columns) c -= c > dropped ? 1 : 0;
+  };
+  shift(t.key);
+  for (SqlTable::UniqueKey& u : t.unique) shift(u.columns);
+  for (SqlTable::ForeignKey& fk : t.foreign_keys) shift(fk.columns);
+  for (const auto& [child, index] : t.referenced_by) shift(server.sql_table(child)->foreign_keys[index].parent_columns);
+}
+
+std::string alter_check_name(const SqlTable& t, const sql::CheckConstraint& k) {
+  if (!k.name.empty()) {
+    for (const sql::CheckConstraint& other : t.def.checks) {
+      if (other.name == k.name) throw SqlError("42710", fmt::format("constraint \"{}\" for relation \"{}\" already exists", k.name, t.def.table));
+    }
+    return k.name;
+  }
+  std::set<std::string> columns;
+  alter_columns_of(*k.expr, columns);
+  const std::string base = columns.size() == 1 ? fmt::format("{}_{}_check", t.def.table, *columns.begin()) : fmt::format("{}_check", t.def.table);
+  std::string name = base;
+  auto taken = [&](const std::string& n) {
+    return std::any_of(t.def.checks.begin(), t.def.checks.end(), [&](const sql::CheckConstraint& c) { return c.name == n; });
+  };
+  for (int n = 1; taken(name); ++n) name = fmt::format("{}{}", base, n);
+  return name;
+}
+
+}  // namespace
+
+Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  const char* tag = a.table.empty() ? "DROP INDEX" : "ALTER TABLE";
+  if (a.table.empty()) {  // DROP INDEX
+    for (const AlterCommand& c : a.commands) {
+      bool found = false;
+      server_.each_sql_table([&](const SqlTable& t) {
+        found = found || std::find(t.indexes.begin(), t.indexes.end(), c.constraint) != t.indexes.end() ||
+                std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == c.constraint; }) ||
+                (!t.key.empty() && primary_key_name(&t, t.def.table) == c.constraint);
+      });
+      if (!found) {
+        if (!c.missing_ok) return Error{"42704", fmt::format("index \"{}\" does not exist", c.constraint)};
+        c_.warnings_.push_back({"00000", fmt::format("index \"{}\" does not exist, skipping", c.constraint)});
+        continue;
+      }
+      std::string owner;
+      server_.each_sql_table([&](const SqlTable& t) {
+        for (const SqlTable::UniqueKey& u : t.unique) {
+          if (u.name == c.constraint && u.constraint) owner = t.def.table;
+        }
+        if (!t.key.empty() && primary_key_name(&t, t.def.table) == c.constraint) owner = t.def.table;
+      });
+      if (!owner.empty()) {
+        return Error{"2BP01", fmt::format("cannot drop index {0} because constraint {0} on table {1} requires it", c.constraint, owner)};
+      }
+      server_.each_sql_table_mutable([&](SqlTable& t) {
+        std::erase(t.indexes, c.constraint);
+        std::erase_if(t.unique, [&](const SqlTable::UniqueKey& u) { return u.name == c.constraint; });
+      });
+    }
+    return done(Rows{{}, {}, tag});
+  }
+  SqlTable* t = server_.sql_table(a.table);
+  if (t == nullptr) {
+    if (!a.if_exists) return Error{"42P01", fmt::format("relation \"{}\" does not exist", a.table)};
+    c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", a.table)});
+    return done(Rows{{}, {}, tag});
+  }
+  using K = AlterCommand::Kind;
+  const std::string& table = t->def.table;
+  for (const AlterCommand& c : a.commands) {
+    const int i = t->column(c.name);
+    auto column_must_exist = [&] {
+      if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" of relation \"{}\" does not exist", c.name, table));
+    };
+    switch (c.kind) {
+      case K::no_effect: break;
+      case K::add_column: {
+        if (t->column(c.column.name) >= 0) {
+          if (!c.missing_ok) return Error{"42701", fmt::format("column \"{}\" of relation \"{}\" already exists", c.column.name, table)};
+          c_.warnings_.push_back({"42701", fmt::format("column \"{}\" of relation \"{}\" already exists, skipping", c.column.name, table)});
+          break;
+        }
+        if (c.column.generated) alter_refuse("ADD COLUMN ... GENERATED ALWAYS AS");
+        if (c.column.type == Type::enum_ && sql::enum_index(c.column.user_type) < 0) {
+          return Error{"42704", fmt::format("type \"{}\" does not exist", c.column.user_type)};
+        }
+        t->def.columns.push_back(c.column);
+        t->sequences.push_back(c.column.sequence_start - c.column.sequence_increment);
+        const std::size_t n = t->def.columns.size() - 1;
+        // Each row there gets the column's default, evaluated per row (a serial's nextval).
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (!r.committed) return;
+          const Value v = assigned(column_default(*t, n), t->def.columns[n], table);
+          if (v.is_null()) {
+            if (c.column.not_null) throw SqlError("23502", fmt::format("column \"{}\" of relation \"{}\" contains null values", c.column.name, table));
+            return;
+          }
+          (*r.committed)[c.column.name] = v.text_output();
+        });
+        break;
+      }
+      case K::drop_column: {
+        if (i < 0) {
+          if (!c.missing_ok) column_must_exist();
+          c_.warnings_.push_back({"00000", fmt::format("column \"{}\" of relation \"{}\" does not exist, skipping", c.name, table)});
+          break;
+        }
+        if (alter_column_used(server_, *t, i)) alter_refuse("DROP COLUMN of a column a key, index, constraint or generated column uses");
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (r.committed) r.committed->erase(c.name);
+        });
+        t->def.columns.erase(t->def.columns.begin() + i);
+        t->sequences.erase(t->sequences.begin() + i);
+        alter_renumber(server_, *t, i);
+        break;
+      }
+      case K::set_default:
+        column_must_exist();
+        t->def.columns[static_cast<std::size_t>(i)].default_value = c.column.default_value;
+        break;
+      case K::set_not_null: {
+        column_must_exist();
+        sql::ColumnDef& col = t->def.columns[static_cast<std::size_t>(i)];
+        if (!c.not_null) {
+          if (std::find(t->key.begin(), t->key.end(), i) != t->key.end()) return Error{"42P16", fmt::format("column \"{}\" is in a primary key", c.name)};
+          col.not_null = false;
+          break;
+        }
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (r.committed && r.committed->count(c.name) == 0) {
+            throw SqlError("23502", fmt::format("column \"{}\" of relation \"{}\" contains null values", c.name, table));
+          }
+        });
+        col.not_null = true;
+        break;
+      }
+      case K::alter_type: {
+        column_must_exist();
+        if (alter_column_used(server_, *t, i)) alter_refuse("ALTER COLUMN ... TYPE of a column a key, index, constraint or generated column uses");
+        sql::ColumnDef col = t->def.columns[static_cast<std::size_t>(i)];
+        col.type = c.column.type;
+        col.user_type = c.column.user_type;
+        col.element = c.column.element;
+        col.bits = c.column.bits;
+        col.max_length = c.column.max_length;
+        col.numeric_precision = c.column.numeric_precision;
+        col.numeric_scale = c.column.numeric_scale;
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (!r.committed) return;
+          const Value old = stored(*t, *r.committed, i);
+          Value v;
+          try {
+            v = assigned(old, col, table);
+          } catch (const SqlError& e) {
+            if (e.sqlstate() != "42804") throw;
+            throw SqlError("42804", fmt::format("column \"{}\" cannot be cast automatically to type {}", c.name, sql::type_name(col.type)));
+          }
+          if (v.is_null()) {
+            r.committed->erase(c.name);
+          } else {
+            (*r.committed)[c.name] = v.text_output();
+          }
+        });
+        t->def.columns[static_cast<std::size_t>(i)] = std::move(col);
+        break;
+      }
+      case K::add_check: {
+        sql::CheckConstraint k = c.check;
+        k.name = alter_check_name(*t, k);
+        check_columns(*k.expr, *t, "");
+        if (c.validate) {
+          server_.each_row(table, [&](std::int64_t, RowState& r) {
+            if (!r.committed) return;
+            try {
+              SqlTable one = *t;
+              one.def.checks = {k};
+              check_constraints(one, *r.committed);
+            } catch (const SqlError& e) {
+              if (e.sqlstate() != "23514") throw;
+              throw SqlError("23514", fmt::format("check constraint \"{}\" of relation \"{}\" is violated by some row", k.name, table));
+            }
+          });
+        }
+        t->def.checks.push_back(std::move(k));
+        break;
+      }
+      case K::add_unique:
+      case K::add_primary_key: {
+        const bool primary = c.kind == K::add_primary_key;
+        std::vector<int> columns;
+        for (const std::string& k : c.keys) {
+          const int col = t->column(k);
+          if (col < 0) return Error{"42703", fmt::format("column \"{}\" named in key does not exist", k)};
+          columns.push_back(col);
+        }
+        if (primary) {
+          if (!t->key.empty()) return Error{"42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", table)};
+          if (alter_has_rows(server_, *t)) alter_refuse("ADD PRIMARY KEY to a table with rows");
+          t->key = columns;
+          t->def.primary_key = c.keys;
+          t->def.primary_key_name = c.constraint;
+          for (int col : columns) t->def.columns[static_cast<std::size_t>(col)].not_null = true;
+          break;
+        }
+        SqlTable::UniqueKey key;
+        key.columns = columns;
+        key.name = c.constraint.empty() ? fmt::format("{}_{}_key", table, fmt::join(c.keys, "_")) : c.constraint;
+        std::set<std::string> seen;
+        bool repeated = false;
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (!r.committed) return;
+          if (const auto text = unique_text(key, *t, *r.committed)) repeated = repeated || !seen.insert(*text).second;
+        });
+        if (repeated) return Error{std::string(sqlstate::kUniqueViolation), fmt::format("could not create unique index \"{}\"", key.name)};
+        t->unique.push_back(std::move(key));
+        break;
+      }
+      case K::add_foreign_key: {
+        const sql::ForeignKey& fk = c.foreign_key;
+        SqlTable* parent = server_.sql_table(fk.parent);
+        if (parent == nullptr) return Error{"42P01", fmt::format("relation \"{}\" does not exist", fk.parent)};
+        SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete};
+        for (const std::string& col : fk.columns) {
+          const int n = t->column(col);
+          if (n < 0) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", col)};
+          k.columns.push_back(n);
+        }
+        if (fk.parent_columns.empty()) {
+          k.parent_columns = parent->key;
+        } else {
+          for (const std::string& col : fk.parent_columns) {
+            const int n = parent->column(col);
+            if (n < 0) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", col)};
+            k.parent_columns.push_back(n);
+          }
+        }
+        if (k.parent_columns.size() != k.columns.size()) {
+          return Error{"42830", "number of referencing and referenced columns for foreign key disagree"};
+        }
+        if (c.validate) {  // every row there with its key columns set must find its parent row
+          std::set<std::vector<std::string>> parents;
+          server_.each_row(parent->def.table, [&](std::int64_t, RowState& r) {
+            if (!r.committed) return;
+            std::vector<std::string> values;
+            for (int pc : k.parent_columns) values.push_back(stored(*parent, *r.committed, pc).text_output());
+            parents.insert(std::move(values));
+          });
+          server_.each_row(table, [&](std::int64_t, RowState& r) {
+            if (!r.committed) return;
+            std::vector<std::string> values;
+            for (int col : k.columns) {
+              const Value v = stored(*t, *r.committed, col);
+              if (v.is_null()) return;  // MATCH SIMPLE: a NULL key references nothing
+              values.push_back(v.text_output());
+            }
+            if (parents.count(values) == 0) {
+              throw SqlError("23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", table, k.name));
+            }
+          });
+        }
+        parent->referenced_by.emplace_back(table, t->foreign_keys.size());
+        t->foreign_keys.push_back(std::move(k));
+        break;
+      }
+      case K::drop_constraint: {
+        const std::string& name = c.constraint;
+        if (std::erase_if(t->def.checks, [&](const sql::CheckConstraint& k) { return k.name == name; }) > 0) break;
+        if (std::erase_if(t->unique, [&](const SqlTable::UniqueKey& u) { return u.constraint && u.name == name; }) > 0) break;
+        const auto fk = std::find_if(t->foreign_keys.begin(), t->foreign_keys.end(), [&](const SqlTable::ForeignKey& k) { return k.name == name; });
+        if (fk != t->foreign_keys.end()) {
+          const auto index = static_cast<std::size_t>(fk - t->foreign_keys.begin());
+          SqlTable* parent = server_.sql_table(fk->parent);
+          std::erase(parent->referenced_by, std::pair<std::string, std::size_t>(table, index));
+          // This table's later foreign keys move down one, wherever their parents list them.
+          for (std::size_t later = index + 1; later < t->foreign_keys.size(); ++later) {
+            for (auto& entry : server_.sql_table(t->foreign_keys[later].parent)->referenced_by) {
+              if (entry.first == table && entry.second == later) --entry.second;
+            }
+          }
+          t->foreign_keys.erase(fk);
+          break;
+        }
+        if (!t->key.empty() && primary_key_name(t, table) == name) alter_refuse("DROP CONSTRAINT of a primary key");
+        if (!c.missing_ok) return Error{"42704", fmt::format("constraint \"{}\" of relation \"{}\" does not exist", name, table)};
+        c_.warnings_.push_back({"00000", fmt::format("constraint \"{}\" of relation \"{}\" does not exist, skipping", name, table)});
+        break;
+      }
+      case K::drop_index: break;  // handled above
+    }
+  }
+  return done(Rows{{}, {}, tag});
+}
+
+}  // namespace lockstep::sim::pg
