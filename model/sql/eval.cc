@@ -489,7 +489,10 @@ Value function_value(const Expr& e, EvalContext& context) {
 // A cast's value: to an enum, an array (of the cast's element type), bit(n) (padded or
 // truncated, an integer's low bits), or another type as cast() does.
 Value cast_value(const Expr& e, const Value& v) {
-  if (e.type == Type::enum_) return cast_to_column(v, e.type, e.name);
+  if (e.type == Type::enum_) {  // text to an enum: explicitly, through the type's input
+    if (v.type() == Type::text && !v.is_null()) return enum_input(e.name, v.as_text());
+    return cast_to_column(v, e.type, e.name);
+  }
   if (e.type == Type::array) {
     const int index = e.element == Type::enum_ ? enum_index(e.name) : -1;
     if (e.element == Type::enum_ && index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", e.name));

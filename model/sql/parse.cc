@@ -1,6 +1,7 @@
 // model/sql/parse.cc: SQL text to plans: libpg_query's parse, the names of what the subset refuses,
 // and the statements (model/sql/parse_expr.cc reads their expressions).
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include <pg_query.h>
@@ -580,8 +581,8 @@ void Reader::group_by(const json& items, Select& s, int fallback) {
 }
 
 // PostgreSQL's analysis of aggregates and GROUP BY: none in WHERE, no column outside an
-// aggregate that is not grouped (a grouped expression's columns are; a primary key's
-// functional dependence is not modelled, so its other columns are refused as ungrouped).
+// aggregate that is not grouped (a grouped expression's columns are; with a GROUP BY of
+// columns, one may also be a grouped primary key's table's: Select::grouped_by_key).
 void Reader::check_aggregates(Select& s, int fallback) const {
   s.aggregate = !s.group_by.empty() || s.having.has_value();
   for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
@@ -589,8 +590,21 @@ void Reader::check_aggregates(Select& s, int fallback) const {
     fail("42803", "aggregate functions are not allowed in WHERE", a->location);
   }
   if (!s.aggregate) return;
-  auto check = [&](const Expr& e) {
+  // A GROUP BY of plain columns may name a table's primary key, which determines the table's
+  // other columns: whether it does is known when the statement runs (SqlRun).
+  const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
+  std::function<void(const Expr&)> check = [&](const Expr& e) {
     if (const Expr* c = ungrouped_column(e, s.group_by)) {
+      if (may_group_by_key) {  // every such column, for the run-time check
+        if (std::none_of(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, e); })) {
+          if (e.kind == Expr::Kind::column) {
+            s.grouped_by_key.push_back(e);
+            return;
+          }
+          for (const Expr& a : e.args) check(a);
+        }
+        return;
+      }
       // The server names the column by its relation (its alias when it has one).
       const std::string name = (c->qualifier.empty() ? (s.alias.empty() ? s.table : s.alias) : c->qualifier) + "." + c->name;
       fail("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", name),

@@ -147,6 +147,9 @@ struct Select {
   bool distinct = false;          // SELECT DISTINCT
   std::vector<Expr> distinct_on;  // SELECT DISTINCT ON (exprs): the first row of each, in ORDER BY's order
   std::vector<Expr> group_by;  // GROUP BY (a position already replaced by its target's expression)
+  // Columns outside GROUP BY and aggregates that a grouped primary key may determine (the
+  // server's functional dependency): checked when the statement runs, against the tables.
+  std::vector<Expr> grouped_by_key;
   std::optional<Expr> having;
 };
 

@@ -98,7 +98,8 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
     sql::check_bit_length(v, c.bits);
   }
   const bool allowed = v.is_null() || from == Type::unknown || v.type() == c.type ||
-                       (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text;
+                       (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text ||
+                       (sql::is_timestamp(from) && sql::is_timestamp(c.type));  // in the session's TimeZone
   if (!allowed) {
     throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, sql::type_name(c.type),
                                         sql::type_name(from)));

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -26,15 +28,23 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     for (const sql::Target& target : sel.targets) {
       if (target.star) {
         if (source == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
-        for (const sql::ColumnDef& c : source->def.columns) d->table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});
+        for (const sql::ColumnDef& c : source->def.columns) {
+          d->table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+        }
         continue;
       }
-      // A plain column keeps its type; an expression's is its first value's (materialize).
-      Type type = Type::unknown;
+      // A plain column keeps its type (an enum's or an array's with it); an expression's is
+      // its first value's (materialize).
+      sql::ColumnDef column{.name = target.name, .type = Type::unknown};
       if (target.expr.kind == Expr::Kind::column && source != nullptr) {
-        if (const int i = source->column(target.expr.name); i >= 0) type = source->def.columns[static_cast<std::size_t>(i)].type;
+        if (const int i = source->column(target.expr.name); i >= 0) {
+          const sql::ColumnDef& c = source->def.columns[static_cast<std::size_t>(i)];
+          column.type = c.type;
+          column.user_type = c.user_type;
+          column.element = c.element;
+        }
       }
-      d->table.def.columns.push_back(sql::ColumnDef{.name = target.name, .type = type});
+      d->table.def.columns.push_back(std::move(column));
     }
     derived_.push_back(std::move(d));
     // One that locks rows takes its steps now, before the statement's own.
@@ -123,6 +133,11 @@ void SqlRun::materialize(Derived& d) {
     for (const auto& row : rows) {
       if (!row[i].is_null() && row[i].type() != Type::unknown) {
         c.type = row[i].type();
+        if (c.type == Type::enum_) c.user_type = sql::enum_type_name(row[i]);
+        if (c.type == Type::array) c.element = row[i].array_element();
+        if (c.type == Type::array && row[i].array_enum() >= 0 && sql::current_enum_types() != nullptr) {
+          c.user_type = sql::current_enum_types()->at(static_cast<std::size_t>(row[i].array_enum())).name;
+        }
         break;
       }
     }
@@ -175,6 +190,7 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
   std::vector<Row> joined;
   for (const auto& [id, r] : relation_rows(from)) joined.push_back(*r);
   std::vector<std::tuple<std::int64_t, Row, Row>> out;
+  std::vector<std::size_t> first_match;  // per candidate, the joined row it goes with
   const Saved saved = save();
   for (const auto& [id, r] : relation_rows(t)) {
     Row target = *r;
@@ -182,16 +198,50 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
     alias_ = alias;
     row_ = &target;
     // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of them.
-    for (const Row& j : joined) {
+    for (std::size_t k = 0; k < joined.size(); ++k) {
+      const Row& j = joined[k];
       const Joined with(*this, Join{&from, from_alias, &j});
       if (!where || where_holds(*where, id, /*recheck=*/false)) {
         out.emplace_back(id, std::move(target), j);
+        first_match.push_back(k);
         break;
       }
     }
   }
   restore(saved);
+  // The planner's join, matched on the target's primary key, on tables never analyzed: a
+  // WITH query or subquery with a LIMIT (the job-claim shape) is a nested loop it drives, with
+  // an index scan of the target inside; one without a WHERE is as large as the target and
+  // drives a hash join of it; either way target rows come in its order. One with a WHERE (and
+  // no LIMIT) is estimated smaller and hashed, under a scan of the target: heap order.
+  // (EXPLAIN on PostgreSQL 15; an approximation of its costs: docs/notes.md.)
+  const Derived* d = derived_of(&from);
+  const sql::Select* q = d != nullptr ? d->def->select.get() : nullptr;
+  if (q != nullptr && (q->limit || !q->where) && where && joins_on_key(*where, t, alias, from, from_alias)) {
+    std::vector<std::size_t> order(out.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return first_match[a] < first_match[b]; });
+    std::vector<std::tuple<std::int64_t, Row, Row>> sorted;
+    sorted.reserve(out.size());
+    for (std::size_t i : order) sorted.push_back(std::move(out[i]));
+    return sorted;
+  }
   return out;
+}
+
+bool SqlRun::joins_on_key(const Expr& where, const SqlTable& t, std::string_view alias, const SqlTable& from, std::string_view from_alias) const {
+  if (where.kind == Expr::Kind::and_) {
+    return std::any_of(where.args.begin(), where.args.end(), [&](const Expr& a) { return joins_on_key(a, t, alias, from, from_alias); });
+  }
+  if (where.kind != Expr::Kind::op || where.name != "=" || where.args.size() != 2 || t.key.size() != 1) return false;
+  const std::string& key = t.def.columns[static_cast<std::size_t>(t.key[0])].name;
+  auto is_key = [&](const Expr& e) {
+    return e.kind == Expr::Kind::column && e.name == key && (e.qualifier == alias || e.qualifier == t.def.table);
+  };
+  auto is_joined = [&](const Expr& e) {
+    return e.kind == Expr::Kind::column && (e.qualifier == from_alias || e.qualifier == from.def.table) && from.column(e.name) >= 0;
+  };
+  return (is_key(where.args[0]) && is_joined(where.args[1])) || (is_key(where.args[1]) && is_joined(where.args[0]));
 }
 
 }  // namespace lockstep::sim::pg

@@ -222,6 +222,9 @@ class SqlRun final : public sql::EvalContext {
   // visible versions (a subquery's: the statement's snapshot), in heap order (`by_root`: in
   // the order of their HOT chains' roots, as a bitmap heap scan visits them).
   std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t, bool by_root = false);
+  void check_grouped_by_key(const sql::Select& sel);
+  // Whether WHERE joins the target's one-column primary key to a column of the joined relation.
+  bool joins_on_key(const sql::Expr& where, const SqlTable& t, std::string_view alias, const SqlTable& from, std::string_view from_alias) const;
   // ---- UNION / INTERSECT / EXCEPT (sql_set_operations.cc).
   Result<Rows> select_set_operation(const sql::Select& sel);
   std::vector<std::vector<Value>> set_operation_values(const sql::Select& sel);

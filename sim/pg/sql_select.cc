@@ -1,5 +1,6 @@
 // sim/pg/sql_select.cc: SELECT on the simulated server (sim/pg/sql_run.h): scans, ORDER BY, LIMIT,
 // row locks (FOR UPDATE / SHARE, NOWAIT, SKIP LOCKED) with EvalPlanQual, aggregates, subqueries.
+#include <functional>
 #include <algorithm>
 
 #include "lockstep/model/sql/arrays.h"
@@ -107,7 +108,43 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   return out;
 }
 
+// The columns outside GROUP BY and aggregates must each be of a table whose primary key
+// GROUP BY names whole (PostgreSQL's functional dependency), else 42803 as the parser says.
+void SqlRun::check_grouped_by_key(const sql::Select& sel) {
+  std::vector<std::pair<std::string, std::string>> relations;  // (name or alias, table)
+  if (!sel.table.empty()) relations.emplace_back(sel.alias.empty() ? sel.table : sel.alias, sel.table);
+  std::function<void(const sql::FromItem&)> walk = [&](const sql::FromItem& f) {
+    if (f.kind == sql::FromItem::Kind::table) relations.emplace_back(f.alias.empty() ? f.table : f.alias, f.table);
+    for (const sql::FromItem& side : f.sides) walk(side);
+  };
+  for (const sql::FromItem& f : sel.from) walk(f);
+  for (const Expr& c : sel.grouped_by_key) {
+    std::string relation;
+    const SqlTable* t = nullptr;
+    for (const auto& [name, table_name] : relations) {
+      const SqlTable* candidate = derived(table_name) == nullptr ? server_.sql_table(table_name) : nullptr;
+      if (c.qualifier.empty() ? candidate != nullptr && candidate->column(c.name) >= 0 : c.qualifier == name) {
+        relation = name;
+        t = candidate;
+        break;
+      }
+    }
+    bool determined = t != nullptr && !t->key.empty();
+    for (std::size_t k = 0; determined && k < t->key.size(); ++k) {
+      const std::string& key = t->def.columns[static_cast<std::size_t>(t->key[k])].name;
+      determined = std::any_of(sel.group_by.begin(), sel.group_by.end(), [&](const Expr& g) {
+        return g.kind == Expr::Kind::column && g.name == key && (g.qualifier.empty() || g.qualifier == relation);
+      });
+    }
+    if (!determined) {
+      const std::string name = (c.qualifier.empty() ? (relation.empty() ? (sel.alias.empty() ? sel.table : sel.alias) : relation) : c.qualifier) + "." + c.name;
+      throw SqlError("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", name));
+    }
+  }
+}
+
 std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/) {
+  if (!sel.grouped_by_key.empty()) check_grouped_by_key(sel);
   if (sel.set_op) return set_operation_values(sel);
   if (!sel.from.empty() && t == nullptr) t = from_relation(sel);  // a subquery's FROM of several relations
   if (t == nullptr) {  // a Result node below the Limit: LIMIT and OFFSET first, then WHERE, then the row
