@@ -364,6 +364,21 @@ Value array_subscript(const Value& array, const Value& index) {
   return elements[static_cast<std::size_t>(i.as_integer() - 1)];
 }
 
+Value array_slice(const Value& array, const std::optional<Value>& lower, const std::optional<Value>& upper) {
+  if (array.is_null()) return Value::null(Type::array);
+  if (array.type() != Type::array) {
+    throw SqlError("42804", fmt::format("cannot subscript type {} because it does not support subscripting", type_name(array.type())));
+  }
+  if ((lower && lower->is_null()) || (upper && upper->is_null())) return Value::null(Type::array);
+  const std::vector<Value> elements = array_elements(array);
+  const auto n = static_cast<std::int64_t>(elements.size());
+  const std::int64_t from = std::max<std::int64_t>(lower ? arr_integer_arg(*lower, "subscript").as_integer() : 1, 1);
+  const std::int64_t to = std::min<std::int64_t>(upper ? arr_integer_arg(*upper, "subscript").as_integer() : n, n);
+  std::vector<Value> out;
+  for (std::int64_t i = from; i <= to; ++i) out.push_back(elements[static_cast<std::size_t>(i - 1)]);
+  return make_array(element_type(array), out);
+}
+
 bool is_array_function(std::string_view name) {
   static constexpr std::string_view kNames[] = {"array_append", "array_prepend", "array_cat", "array_remove", "array_length",
                                                 "cardinality", "array_position", "array_to_string", "string_to_array"};

@@ -12,6 +12,7 @@
 // array_eq does.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,9 @@ ElementType element_type(const Value& array);
 
 // The array of these elements (each already of the element type, or NULL).
 Value make_array(ElementType element, const std::vector<Value>& elements);
+// array[lower:upper] (a bound left out: the array's own), as array_get_slice: NULL for a NULL
+// bound, the elements from max(lower, 1) to min(upper, length), else '{}'.
+Value array_slice(const Value& array, const std::optional<Value>& lower, const std::optional<Value>& upper);
 // Its elements, each of the element type (NULL elements as NULL values).
 std::vector<Value> array_elements(const Value& array);
 // Text read as an array of `element` (array_in): 22P02 "malformed array literal" when it is

@@ -245,6 +245,11 @@ Value operator_value(const Expr& e, EvalContext& context) {
   if (compares) {
     return comparison(e.name, a, b);
   }
+  if (e.name == "is distinct from") {  // NULL-safe: two NULLs are not distinct, one is
+    bool distinct = a.is_null() != b.is_null();
+    if (!a.is_null() && !b.is_null()) distinct = comparison("<>", a, b).as_bool();
+    return Value::boolean(distinct != e.negated);
+  }
   return arithmetic(e.name, a, b);
 }
 
@@ -385,6 +390,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
+  if (e.name == "json_build_object") return json_build_object(args);
   if ((e.name == "length" || e.name == "md5") && args.at(0).type() == Type::bytea) {
     if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
     return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);
@@ -493,11 +499,27 @@ Value cast_value(const Expr& e, const Value& v) {
     if (v.type() == Type::text && !v.is_null()) return enum_input(e.name, v.as_text());
     return cast_to_column(v, e.type, e.name);
   }
+  // varchar(n): an explicit cast keeps the first n characters.
+  auto truncated = [&](const Value& text) {
+    if (text.is_null() || e.typmod <= 0 || text.type() != Type::text) return text;
+    const std::string& s = text.as_text();
+    std::size_t at = 0;
+    for (int chars = 0; at < s.size() && chars < e.typmod; ++chars) {
+      ++at;
+      while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
+    }
+    return at < s.size() ? Value::text(s.substr(0, at)) : text;
+  };
   if (e.type == Type::array) {
     const int index = e.element == Type::enum_ ? enum_index(e.name) : -1;
     if (e.element == Type::enum_ && index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", e.name));
-    return cast_to_array(v, ElementType{e.element, index});
+    const Value array = cast_to_array(v, ElementType{e.element, index});
+    if (e.element != Type::text || e.typmod <= 0 || array.is_null()) return array;
+    std::vector<Value> elements = array_elements(array);
+    for (Value& el : elements) el = truncated(el);
+    return make_array(ElementType{Type::text, -1}, elements);
   }
+  if (e.type == Type::text && e.typmod > 0) return truncated(cast(v, Type::text));
   if (e.type == Type::bit) {
     if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
     return bit_resized(cast(v, Type::bit), e.typmod);
@@ -572,6 +594,14 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::subscript: {
       const Value array = evaluate(e.args.at(0), context);
       return array_subscript(array, evaluate(e.args.at(1), context));
+    }
+    case K::slice: {
+      const Value array = evaluate(e.args.at(0), context);
+      std::optional<Value> lower, upper;
+      std::size_t next = 1;
+      if ((e.number & 1) != 0) lower = evaluate(e.args.at(next++), context);
+      if ((e.number & 2) != 0) upper = evaluate(e.args.at(next), context);
+      return array_slice(array, lower, upper);
     }
     case K::row: throw SqlError("0A000", "a row constructor outside a comparison or IN is not in lockstep's SQL subset");
     case K::like: {

@@ -95,6 +95,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"ltrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_build_object", 0, 100, FunctionKind::scalar},
+    FunctionInfo{"json_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
     FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_build_array", 0, 100, FunctionKind::scalar},

@@ -365,9 +365,9 @@ Jv jv_of_value(const Value& v) {
       j.k = Jv::K::string;
       j.s = v.as_text();
       return j;
-    default:
+    default:  // the type's output, in the session's styles (an interval's IntervalStyle)
       j.k = Jv::K::string;
-      j.s = v.text_output();
+      j.s = display_text(v);
       return j;
   }
 }
@@ -529,6 +529,30 @@ Value jsonb_build_object(const std::vector<Value>& args) {
   }
   canonicalize(out);
   return jsonb_of(out);
+}
+
+Value json_build_object(const std::vector<Value>& args) {
+  if (args.size() % 2 != 0) throw SqlError("22023", "argument list must have even number of elements");
+  std::string out = "{";
+  for (std::size_t i = 0; i < args.size(); i += 2) {
+    const Value& k = args[i];
+    const Value& v = args[i + 1];
+    if (k.is_null()) throw SqlError("22023", fmt::format("argument {}: key must not be null", i + 1));
+    if (k.type() != Type::text && k.type() != Type::unknown && !is_integer(k.type())) {
+      throw SqlError("0A000", fmt::format("a json_build_object key of type {} is not in lockstep's SQL subset", type_name(k.type())));
+    }
+    if (v.type() == Type::array || v.type() == Type::enum_ || v.type() == Type::bytea || v.type() == Type::bit) {
+      throw SqlError("0A000", fmt::format("a json_build_object value of type {} is not in lockstep's SQL subset (jsonb_build_object's are)",
+                                          type_name(v.type())));
+    }
+    Jv key;
+    key.k = Jv::K::string;
+    key.s = text_key(k);
+    // json keeps its values' text as the json type prints them: " : " between key and value.
+    const std::string value = v.is_null() ? "null" : v.type() == Type::json ? v.payload() : text_of(jv_of_value(v));
+    out += fmt::format("{}{} : {}", i == 0 ? "" : ", ", text_of(key), value);
+  }
+  return Value::json(out + "}");
 }
 
 Value to_jsonb(const Value& v) { return v.is_null() ? Value::null(Type::jsonb) : jsonb_of(jv_of_value(v)); }

@@ -33,6 +33,9 @@ Value jsonb_operator(std::string_view op, const Value& a, const Value& b);
 
 // jsonb_build_object(k1, v1, ...) and jsonb_typeof(j).
 Value jsonb_build_object(const std::vector<Value>& args);
+// json_build_object(k1, v1, ...): json text as the server prints it ({"k" : v, ...}); values
+// scalars or json (arrays and other types are refused).
+Value json_build_object(const std::vector<Value>& args);
 Value jsonb_typeof(const Value& j);
 // to_jsonb(v): numbers, booleans, arrays, json; timestamps in ISO 8601 (the session's zone,
 // +HH:MM); anything else as its text. jsonb_build_array(v...).

@@ -190,11 +190,13 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     }
   } else if (type_name.contains("typmods")) {
     if (name != "varchar") refuse(fmt::format("a type modifier on {}", name), loc);
-    if (column == nullptr) refuse("a cast to varchar(n)", loc);
     const json& mods = type_name.at("typmods");
     const json& mod = *node(mods.at(0)).second;
     if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
-    column->max_length = mod.at("ival").value("ival", 0);
+    const int length = mod.at("ival").value("ival", 0);
+    if (length < 1) fail("22023", "length for type varchar must be at least 1", loc);
+    if (column != nullptr) column->max_length = length;
+    if (cast != nullptr) cast->typmod = length;  // an explicit cast truncates to it
   }
   if (column != nullptr) column->serial = !array && (name == "serial" || name == "bigserial" || name == "serial4" ||
                                                      name == "serial8" || name == "smallserial" || name == "serial2");
@@ -244,7 +246,20 @@ Expr Reader::expr(const json& n, int fallback) {
     const json& ind = body.at("indirection");
     if (ind.size() != 1 || node(ind.at(0)).first != "A_Indices") refuse("field selection or several subscripts", loc);
     const json& indices = *node(ind.at(0)).second;
-    if (indices.value("is_slice", false) || !indices.contains("uidx")) refuse("array slices", loc);
+    if (indices.value("is_slice", false)) {
+      e.kind = Expr::Kind::slice;
+      e.args.push_back(expr(body.at("arg"), loc));
+      if (indices.contains("lidx")) {
+        e.number |= 1;
+        e.args.push_back(expr(indices.at("lidx"), loc));
+      }
+      if (indices.contains("uidx")) {
+        e.number |= 2;
+        e.args.push_back(expr(indices.at("uidx"), loc));
+      }
+      return e;
+    }
+    if (!indices.contains("uidx")) refuse("an array subscript without an index", loc);
     e.kind = Expr::Kind::subscript;
     e.args.push_back(expr(body.at("arg"), loc));
     e.args.push_back(expr(indices.at("uidx"), loc));
@@ -401,10 +416,18 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.args.push_back(expr(body.at("rexpr"), loc));
     return e;
   }
+  if (kind == "AEXPR_DISTINCT" || kind == "AEXPR_NOT_DISTINCT") {
+    e.kind = Expr::Kind::op;
+    e.name = "is distinct from";
+    e.negated = kind == "AEXPR_NOT_DISTINCT";
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
+    if (e.args[0].kind == Expr::Kind::row || e.args[1].kind == Expr::Kind::row) refuse(fmt::format("a row constructor in {}", e.name), loc);
+    return e;
+  }
   static const std::initializer_list<std::pair<std::string_view, std::string_view>> kinds = {
       {"AEXPR_SIMILAR", "SIMILAR TO"},
-      {"AEXPR_DISTINCT", "IS DISTINCT FROM"}, {"AEXPR_NOT_DISTINCT", "IS NOT DISTINCT FROM"},
-      {"AEXPR_NULLIF", "NULLIF"}, {"AEXPR_OP_ANY", "= ANY (...)"}, {"AEXPR_OP_ALL", "ALL (...)"},
+      {"AEXPR_OP_ANY", "= ANY (...)"}, {"AEXPR_OP_ALL", "ALL (...)"},
       {"AEXPR_BETWEEN_SYM", "BETWEEN SYMMETRIC"}, {"AEXPR_NOT_BETWEEN_SYM", "NOT BETWEEN SYMMETRIC"}};
   for (const auto& [k, name] : kinds) {
     if (k == kind) refuse(name, loc);

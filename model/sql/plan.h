@@ -52,6 +52,7 @@ struct Expr {
     array,        // ARRAY[args...]
     quantified,   // args[0] name ANY (args[1]) (all: ALL), args[1] an array
     subscript,    // args[0][args[1]]
+    slice,        // args[0][lower:upper]: number's bit 1 says a lower bound follows in args, bit 2 an upper
     like,         // args[0] LIKE args[1] (name "ilike": ILIKE; negated: NOT)
     row,          // (args...) or ROW(args...): an operand of a comparison or of IN only
     user_func,    // name(args) of no built-in function: a LANGUAGE sql function (CREATE FUNCTION), found when run
