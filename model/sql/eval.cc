@@ -464,7 +464,10 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }
   if (e.name == "current_database") return Value::text("postgres");
-  if (e.name == "current_schema") return Value::text("public");
+  if (e.name == "current_schema") {
+    const std::optional<std::string> schema = current_schema();
+    return schema ? Value::text(*schema) : Value::null(Type::text);
+  }
   if (e.name == "pg_notify") return context.call(e, args);  // queued in the transaction: the server's
   if (e.name == "encode" || e.name == "decode" || e.name == "convert_to") return binary_function(e.name, args);
   if (e.name == "get_bit") {

@@ -56,7 +56,7 @@ constexpr bool is_setting(std::string_view name) { return setting_named(name).ha
 // model/sql/session_style.h models is accepted, another is refused by name. `name` as the
 // parser gives it (lower case).
 constexpr bool is_pinned_style(std::string_view name) {
-  return name == "timezone" || name == "datestyle" || name == "intervalstyle";
+  return name == "timezone" || name == "datestyle" || name == "intervalstyle" || name == "search_path";
 }
 // Whether `value` (SET's arguments joined by ", ", lower case) is one modeled.
 bool is_modeled_style(std::string_view name, std::string_view value);

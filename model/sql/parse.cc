@@ -2,6 +2,7 @@
 // and the statements (model/sql/parse_expr.cc reads their expressions).
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include <pg_query.h>
@@ -280,6 +281,22 @@ Statement Reader::statement(const json& n) {
       c.missing_ok = body.value("missing_ok", false);
       a.commands.push_back(std::move(c));
     }
+    s.body = std::move(a);
+  } else if (type == "AlterSeqStmt") {
+    known(body, "AlterSeqStmt", {"sequence", "options", "missing_ok"}, statement_start_);
+    AlterCommand c;
+    c.kind = AlterCommand::Kind::widen_sequence;
+    c.constraint = relation(body.at("sequence"), statement_start_).first;
+    c.missing_ok = body.value("missing_ok", false);
+    for (const json& o : body.contains("options") ? body.at("options") : json::array()) {
+      const json& d = *node(o).second;
+      const std::string option = d.value("defname", "");
+      const bool to_bigint = option == "as" && type_of(*node(d.at("arg")).second, statement_start_) == Type::int8;
+      const bool bigint_max = option == "maxvalue" && (!d.contains("arg") || integer_at(location_of(d, statement_start_) + 8) == std::numeric_limits<std::int64_t>::max());
+      if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint [MAXVALUE 9223372036854775807]", location_of(d, statement_start_));
+    }
+    AlterTable a;
+    a.commands.push_back(std::move(c));
     s.body = std::move(a);
   } else if (type == "CreateFunctionStmt") {
     s.body = create_function(body);
@@ -636,7 +653,10 @@ std::string Statement::tag() const {
     std::string operator()(const CreateSequence&) const { return "CREATE SEQUENCE"; }
     std::string operator()(const CreateType& t) const { return t.alter ? "ALTER TYPE" : "CREATE TYPE"; }
     std::string operator()(const CreateFunction&) const { return "CREATE FUNCTION"; }
-    std::string operator()(const AlterTable& a) const { return a.table.empty() ? "DROP INDEX" : "ALTER TABLE"; }
+    std::string operator()(const AlterTable& a) const {
+      if (!a.table.empty()) return "ALTER TABLE";
+      return !a.commands.empty() && a.commands[0].kind == AlterCommand::Kind::widen_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
+    }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }

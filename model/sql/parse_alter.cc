@@ -1,8 +1,8 @@
 // model/sql/parse_alter.cc: the reader's ALTER TABLE (plan.h's AlterTable): part of
 // model/sql/parse.h's parser. ADD / DROP COLUMN, ALTER COLUMN SET / DROP DEFAULT, SET / DROP
 // NOT NULL and TYPE (without USING), ADD CONSTRAINT (CHECK, UNIQUE, PRIMARY KEY, FOREIGN KEY),
-// DROP CONSTRAINT, and storage settings that change nothing lockstep models; other forms
-// (RENAME, USING, inheritance, triggers, ...) are refused by name.
+// DROP CONSTRAINT, and storage and replication settings that change nothing lockstep models;
+// other forms (RENAME, inheritance, triggers, ...) are refused by name.
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql {
@@ -81,7 +81,7 @@ AlterTable Reader::alter_table(const json& body) {
     } else if (subtype == "AT_AlterColumnType") {
       const json& def = *node(cmd.at("def")).second;
       known(def, "ColumnDef", {"typeName", "location", "raw_default", "collClause"}, loc);
-      if (def.contains("raw_default")) refuse("ALTER COLUMN ... TYPE ... USING", location_of(def, loc));
+      if (def.contains("raw_default")) c.using_expr = std::make_shared<Expr>(expr(def.at("raw_default"), location_of(def, loc)));
       if (def.contains("collClause")) refuse("COLLATE", location_of(def, loc));
       c.kind = K::alter_type;
       c.column.name = c.name;
@@ -121,7 +121,8 @@ AlterTable Reader::alter_table(const json& body) {
     } else if (subtype == "AT_DropConstraint") {
       c.kind = K::drop_constraint;
       c.constraint = c.name;
-    } else if (subtype == "AT_SetRelOptions" || subtype == "AT_ResetRelOptions" || subtype == "AT_SetLogged" || subtype == "AT_SetUnLogged") {
+    } else if (subtype == "AT_SetRelOptions" || subtype == "AT_ResetRelOptions" || subtype == "AT_SetLogged" || subtype == "AT_SetUnLogged" ||
+               subtype == "AT_ReplicaIdentity") {
       c.kind = K::no_effect;
     } else {
       refuse(fmt::format("ALTER TABLE ... {}", subtype.starts_with("AT_") ? subtype.substr(3) : subtype), loc);

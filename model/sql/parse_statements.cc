@@ -172,7 +172,8 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   if (con.value("fk_matchtype", "s") != "s") refuse("MATCH FULL", fallback);
   auto action = [&](const char* field, const char* what) {
     const std::string a = con.value(field, "a");
-    if (a != "a" && a != "r" && !(std::string_view(field) == "fk_del_action" && (a == "c" || a == "n"))) {
+    if (a != "a" && a != "r" && !(std::string_view(field) == "fk_del_action" && (a == "c" || a == "n")) &&
+        !(std::string_view(field) == "fk_upd_action" && a == "c")) {
       const char* name = a == "c" ? "CASCADE" : a == "n" ? "SET NULL" : "SET DEFAULT";
       refuse(fmt::format("{} {}", what, name), fallback);
     }
@@ -181,6 +182,7 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   ForeignKey fk;
   fk.restrict_delete = action("fk_del_action", "ON DELETE");
   fk.restrict_update = action("fk_upd_action", "ON UPDATE");
+  fk.cascade_update = con.value("fk_upd_action", "a") == "c";
   const std::string on_delete = con.value("fk_del_action", "a");
   fk.on_delete = on_delete == "c" ? ForeignKey::OnDelete::cascade : on_delete == "n" ? ForeignKey::OnDelete::set_null : ForeignKey::OnDelete::no_action;
   fk.parent = relation(con.at("pktable"), fallback).first;
@@ -363,13 +365,26 @@ SetVariable Reader::set_variable(const json& body) {
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
   if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
   if (is_pinned_style(s.name)) {
-    // SET TimeZone / DateStyle / IntervalStyle: the value the simulation models, or refused.
+    // SET TimeZone / DateStyle / IntervalStyle: the value the simulation models, or refused;
+    // search_path: any list of schemas (RESET: the server's default).
+    const bool path = s.name == "search_path";
+    if (path && (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT")) {
+      s.value = "";
+      s.style = true;
+      return s;
+    }
     if (kind != "VAR_SET_VALUE") refuse(fmt::format("{} {}", kind == "VAR_RESET" ? "RESET" : "SET ... TO DEFAULT of", s.name), loc);
     std::vector<std::string> words;
     for (const json& a : body.at("args")) {
       const json& c = *node(a).second;
       if (!c.contains("sval")) refuse(fmt::format("this value for {}", s.name), location_of(c, loc));
       std::string w = c.at("sval").value("sval", "");
+      if (path) {  // a name that is not a plain identifier is printed quoted, as SHOW does
+        const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](unsigned char ch) { return std::islower(ch) || std::isdigit(ch) || ch == '_'; }) &&
+                           std::isdigit(static_cast<unsigned char>(w[0])) == 0;
+        words.push_back(plain ? w : fmt::format("\"{}\"", w));
+        continue;
+      }
       std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
       words.push_back(std::move(w));
     }

@@ -225,6 +225,9 @@ struct ForeignKey {
   std::string parent;                       // the referenced table
   std::vector<std::string> parent_columns;  // empty: its primary key
   bool restrict_delete = false, restrict_update = false;  // RESTRICT (else NO ACTION)
+  // ON UPDATE CASCADE: taken where the referenced columns are the parent's primary key, which
+  // lockstep's UPDATE never changes (so it never cascades); refused on another unique key.
+  bool cascade_update = false;
   // ON DELETE CASCADE (the referencing rows deleted) or SET NULL (their key columns set NULL),
   // as the RI trigger at the end of the deleting statement does.
   enum class OnDelete : std::uint8_t { no_action, cascade, set_null };
@@ -314,7 +317,8 @@ struct CreateIndex {
 
 // ALTER TABLE [IF EXISTS] t cmd, ...: the forms migrations use, each applied in turn to the
 // table and its rows (DDL outside the sessions: no transaction sees the table change).
-// DROP INDEX [IF EXISTS] name is `drop_index` with `table` empty.
+// DROP INDEX [IF EXISTS] name is `drop_index` with `table` empty; ALTER SEQUENCE of a serial
+// column's sequence to bigint is `widen_sequence` likewise.
 struct AlterCommand {
   enum class Kind : std::uint8_t {
     add_column,        // column (its constraints follow as add_* commands)
@@ -328,6 +332,7 @@ struct AlterCommand {
     add_foreign_key,   // foreign_key
     drop_constraint,   // constraint
     drop_index,        // constraint: the index's name
+    widen_sequence,    // constraint: a serial column's sequence (ALTER SEQUENCE s AS bigint [MAXVALUE its max])
     no_effect,         // SET (storage parameters), SET LOGGED / UNLOGGED: nothing lockstep models
   };
   Kind kind = Kind::no_effect;
@@ -336,6 +341,7 @@ struct AlterCommand {
   bool not_null = false;
   bool missing_ok = false;  // IF [NOT] EXISTS
   bool validate = true;     // false: NOT VALID
+  std::shared_ptr<const Expr> using_expr;  // ALTER COLUMN ... TYPE ... USING expr (of the row's old values)
   CheckConstraint check;
   std::vector<std::string> keys;
   std::string constraint;

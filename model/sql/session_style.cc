@@ -164,7 +164,26 @@ const CreateFunction* current_sql_function(std::string_view name) {
 SqlContextScope::SqlContextScope(const SqlContextSource* source) : saved_(current_source) { current_source = source; }
 SqlContextScope::~SqlContextScope() { current_source = saved_; }
 
+std::optional<std::string> current_schema() {
+  const std::string& path = current_style_ref().search_path;
+  std::size_t at = 0;
+  while (at < path.size()) {
+    std::size_t end = path.find(", ", at);
+    if (end == std::string::npos) end = path.size();
+    std::string name = path.substr(at, end - at);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    if (name == "$user") name = "postgres";  // the session's user (the simulated server has one)
+    if (current_source == nullptr ? name == "public" : current_source->has_schema(name)) return name;
+    at = end + 2;
+  }
+  return std::nullopt;
+}
+
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value) {
+  if (name == "search_path") {  // any list of names (lower case, as the parser gives them)
+    style.search_path = value.empty() ? std::string("\"$user\", public") : std::string(value);
+    return true;
+  }
   if (name == "timezone") {
     if (is_utc_zone(value)) {
       style.zone = SessionStyle::Zone::utc;
@@ -200,6 +219,7 @@ bool apply_style_setting(SessionStyle& style, std::string_view name, std::string
 std::string style_setting_text(const SessionStyle& style, std::string_view name) {
   if (name == "timezone") return style.zone == SessionStyle::Zone::utc ? "UTC" : "PST8PDT";
   if (name == "datestyle") return fmt::format("{}, {}", style.postgres_dates ? "Postgres" : "ISO", style.day_first ? "DMY" : "MDY");
+  if (name == "search_path") return style.search_path;
   return style.verbose_intervals ? "postgres_verbose" : "postgres";
 }
 

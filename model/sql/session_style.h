@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ struct SessionStyle {
   bool postgres_dates = false;     // DateStyle Postgres (else ISO)
   bool day_first = false;          // DateStyle ..., DMY
   bool verbose_intervals = false;  // IntervalStyle postgres_verbose
+  // search_path, as SHOW prints it: current_schema() is its first schema the server has
+  // (tables are known by their own names whatever it says: plan.h's Schema).
+  std::string search_path = "\"$user\", public";
   friend bool operator==(const SessionStyle&, const SessionStyle&) = default;
 };
 
@@ -39,6 +43,8 @@ class SqlContextSource {
   virtual ~SqlContextSource() = default;
   virtual const SessionStyle& style() const = 0;
   virtual const std::vector<EnumType>* enum_types() const = 0;
+  // Whether the server has the schema.
+  virtual bool has_schema(std::string_view name) const { return name == "public"; }
   // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
   virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
 };
@@ -59,6 +65,8 @@ class SqlContextScope {
 const SessionStyle& session_style();
 // The server's enum types (nullptr without a source).
 const std::vector<EnumType>* current_enum_types();
+// current_schema(): the first schema of the session's search_path the server has, or NULL.
+std::optional<std::string> current_schema();
 // The server's LANGUAGE sql function named `name` (nullptr without a source or one).
 const CreateFunction* current_sql_function(std::string_view name);
 

@@ -291,6 +291,7 @@ class Server : public sql::SqlContextSource {
   // Schemas, by name (tables are known by their own names: plan.h's Schema). False when
   // the schema already exists (add) or does not (drop).
   bool add_schema(const std::string& name) { return schemas_.insert(name).second; }
+  bool has_schema(std::string_view name) const override { return schemas_.find(name) != schemas_.end(); }
   bool drop_schema(const std::string& name) { return schemas_.erase(name) != 0; }
   // Calls f(table) for every SQL table.
   template <typename F>

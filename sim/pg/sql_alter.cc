@@ -71,6 +71,24 @@ void alter_renumber(Server& server, SqlTable& t, int dropped) {
   for (const auto& [child, index] : t.referenced_by) shift(server.sql_table(child)->foreign_keys[index].parent_columns);
 }
 
+// A row's old values, for ALTER COLUMN ... TYPE ... USING.
+class alter_RowValues final : public sql::EvalContext {
+ public:
+  alter_RowValues(const SqlTable& t, const Row& row) : t_(t), row_(row) {}
+  Value column(const sql::Expr& ref) override {
+    const int i = t_.column(ref.name);
+    if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+    return stored(t_, row_, i);
+  }
+  Value param(int) override { throw SqlError("42P02", "there is no parameter $1"); }
+  Value call(const sql::Expr& e, const std::vector<Value>&) override { alter_refuse(fmt::format("{}() in ALTER COLUMN ... USING", e.name)); }
+  Value subquery(const sql::Expr&) override { throw SqlError("0A000", "cannot use subquery in transform expression"); }
+
+ private:
+  const SqlTable& t_;
+  const Row& row_;
+};
+
 std::string alter_check_name(const SqlTable& t, const sql::CheckConstraint& k) {
   if (!k.name.empty()) {
     for (const sql::CheckConstraint& other : t.def.checks) {
@@ -92,9 +110,25 @@ std::string alter_check_name(const SqlTable& t, const sql::CheckConstraint& k) {
 }  // namespace
 
 Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
+  using K = AlterCommand::Kind;
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   const char* tag = a.table.empty() ? "DROP INDEX" : "ALTER TABLE";
+  if (a.table.empty() && a.commands.at(0).kind == K::widen_sequence) {
+    // A serial column's sequence (<table>_<column>_seq) widened to bigint: its values are bound
+    // by the column's type, which an ALTER COLUMN ... TYPE changes, so nothing changes here.
+    const AlterCommand& c = a.commands[0];
+    if (server_.sequence(c.constraint) != nullptr) alter_refuse("ALTER SEQUENCE of a CREATE SEQUENCE's sequence");
+    bool serial = false;
+    server_.each_sql_table([&](const SqlTable& t) {
+      for (const sql::ColumnDef& col : t.def.columns) serial = serial || (col.serial && fmt::format("{}_{}_seq", t.def.table, col.name) == c.constraint);
+    });
+    if (!serial) {
+      if (!c.missing_ok) return Error{"42P01", fmt::format("relation \"{}\" does not exist", c.constraint)};
+      c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", c.constraint)});
+    }
+    return done(Rows{{}, {}, "ALTER SEQUENCE"});
+  }
   if (a.table.empty()) {  // DROP INDEX
     for (const AlterCommand& c : a.commands) {
       bool found = false;
@@ -131,7 +165,6 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
     c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", a.table)});
     return done(Rows{{}, {}, tag});
   }
-  using K = AlterCommand::Kind;
   const std::string& table = t->def.table;
   for (const AlterCommand& c : a.commands) {
     const int i = t->column(c.name);
@@ -202,7 +235,9 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
       }
       case K::alter_type: {
         column_must_exist();
-        if (alter_column_used(server_, *t, i)) alter_refuse("ALTER COLUMN ... TYPE of a column a key, index, constraint or generated column uses");
+        if (alter_column_used(server_, *t, i) && alter_has_rows(server_, *t)) {
+          alter_refuse("ALTER COLUMN ... TYPE of a column a key, index, constraint or generated column uses, on a table with rows");
+        }
         sql::ColumnDef col = t->def.columns[static_cast<std::size_t>(i)];
         col.type = c.column.type;
         col.user_type = c.column.user_type;
@@ -213,7 +248,8 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         col.numeric_scale = c.column.numeric_scale;
         server_.each_row(table, [&](std::int64_t, RowState& r) {
           if (!r.committed) return;
-          const Value old = stored(*t, *r.committed, i);
+          alter_RowValues values(*t, *r.committed);
+          const Value old = c.using_expr ? sql::evaluate(*c.using_expr, values) : stored(*t, *r.committed, i);
           Value v;
           try {
             v = assigned(old, col, table);
@@ -303,6 +339,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         if (k.parent_columns.size() != k.columns.size()) {
           return Error{"42830", "number of referencing and referenced columns for foreign key disagree"};
         }
+        if (fk.cascade_update && k.parent_columns != parent->key) alter_refuse("ON UPDATE CASCADE of a key other than the parent's primary key");
         if (c.validate) {  // every row there with its key columns set must find its parent row
           std::set<std::vector<std::string>> parents;
           server_.each_row(parent->def.table, [&](std::int64_t, RowState& r) {
@@ -351,7 +388,8 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         c_.warnings_.push_back({"00000", fmt::format("constraint \"{}\" of relation \"{}\" does not exist, skipping", name, table)});
         break;
       }
-      case K::drop_index: break;  // handled above
+      case K::drop_index:
+      case K::widen_sequence: break;  // handled above
     }
   }
   return done(Rows{{}, {}, tag});

@@ -491,7 +491,7 @@ Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
     if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
-    return done(Rows{{}, {}, "SET"});
+    return done(Rows{{}, {}, v.value->empty() ? "RESET" : "SET"});
   }
   const SimConnection::Timeout which = timeout_named(v.name);
   // RESET and SET ... TO DEFAULT: the server's default (0, or the pool's deadlock_timeout).

@@ -49,6 +49,9 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
     if (referenced.size() != fk.columns.size()) {
       return Error{"42830", "number of referencing and referenced columns for foreign key disagree"};
     }
+    if (fk.cascade_update && !same_columns(referenced, parent->def.primary_key)) {
+      return Error{"0A000", "ON UPDATE CASCADE of a key other than the parent's primary key is not in lockstep's SQL subset (docs/sql.md)"};
+    }
     bool keyed = same_columns(referenced, parent->def.primary_key);
     for (const auto& u : parent->def.unique) keyed = keyed || same_columns(referenced, u);
     if (!keyed) return Error{"42830", fmt::format("there is no unique constraint matching given keys for referenced table \"{}\"", fk.parent)};
