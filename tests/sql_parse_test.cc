@@ -215,9 +215,11 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("TRUNCATE t"), "0A000 TRUNCATE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("PREPARE TRANSACTION 'x'"), "0A000 prepared transactions is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("RESET ALL"), "0A000 RESET ALL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
-  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON UPDATE CASCADE)"),
-            "0A000 ON UPDATE CASCADE is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
-  EXPECT_EQ(refusal("SET LOCAL search_path = x"), "0A000 the setting search_path is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON UPDATE SET NULL)"),
+            "0A000 ON UPDATE SET NULL is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON UPDATE CASCADE)"), "");  // of p's primary key: alter-table.spec
+  EXPECT_EQ(refusal("SET LOCAL work_mem = 1"), "0A000 the setting work_mem is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SET search_path = x, public"), "");  // search-path.spec
   EXPECT_EQ(refusal("SELECT * FROM t FOR NO KEY UPDATE"), "");  // the four row lock strengths are in the subset
   EXPECT_EQ(refusal("BEGIN ISOLATION LEVEL SERIALIZABLE"),
             "0A000 ISOLATION LEVEL SERIALIZABLE is not in lockstep's SQL subset (docs/sql.md), at position 7 @7");
