@@ -282,6 +282,33 @@ Statement Reader::statement(const json& n) {
       a.commands.push_back(std::move(c));
     }
     s.body = std::move(a);
+  } else if (type == "RenameStmt") {
+    known(body, "RenameStmt", {"renameType", "relationType", "relation", "subname", "newname", "behavior", "missing_ok"}, statement_start_);
+    const std::string what = body.value("renameType", "");
+    AlterTable a;
+    AlterCommand c;
+    c.missing_ok = body.value("missing_ok", false);
+    if (!body.contains("relation")) refuse(fmt::format("RENAME of {}", what), statement_start_);
+    const std::string relation_name = relation(body.at("relation"), statement_start_).first;
+    if (what == "OBJECT_TABLE") {
+      a.table = relation_name;
+      c.kind = AlterCommand::Kind::rename_table;
+      c.name = body.value("newname", "");
+    } else if (what == "OBJECT_COLUMN" && body.value("relationType", "") == "OBJECT_TABLE") {
+      a.table = relation_name;
+      c.kind = AlterCommand::Kind::rename_column;
+      c.name = body.value("subname", "");
+      c.constraint = body.value("newname", "");
+    } else if (what == "OBJECT_INDEX" || what == "OBJECT_SEQUENCE") {
+      c.kind = what == "OBJECT_INDEX" ? AlterCommand::Kind::rename_index : AlterCommand::Kind::rename_sequence;
+      c.constraint = relation_name;
+      c.name = body.value("newname", "");
+    } else {
+      refuse(fmt::format("RENAME of {}", what.starts_with("OBJECT_") ? what.substr(7) : what), statement_start_);
+    }
+    a.if_exists = c.missing_ok;
+    a.commands.push_back(std::move(c));
+    s.body = std::move(a);
   } else if (type == "AlterSeqStmt") {
     known(body, "AlterSeqStmt", {"sequence", "options", "missing_ok"}, statement_start_);
     AlterCommand c;
@@ -655,7 +682,9 @@ std::string Statement::tag() const {
     std::string operator()(const CreateFunction&) const { return "CREATE FUNCTION"; }
     std::string operator()(const AlterTable& a) const {
       if (!a.table.empty()) return "ALTER TABLE";
-      return !a.commands.empty() && a.commands[0].kind == AlterCommand::Kind::widen_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
+      const AlterCommand::Kind k = a.commands.empty() ? AlterCommand::Kind::drop_index : a.commands[0].kind;
+      if (k == AlterCommand::Kind::rename_index) return "ALTER INDEX";
+      return k == AlterCommand::Kind::widen_sequence || k == AlterCommand::Kind::rename_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
     }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }

@@ -333,6 +333,10 @@ struct AlterCommand {
     drop_constraint,   // constraint
     drop_index,        // constraint: the index's name
     widen_sequence,    // constraint: a serial column's sequence (ALTER SEQUENCE s AS bigint [MAXVALUE its max])
+    rename_table,      // RENAME TO name
+    rename_column,     // RENAME COLUMN name TO constraint
+    rename_index,      // ALTER INDEX constraint RENAME TO name (table empty)
+    rename_sequence,   // ALTER SEQUENCE constraint RENAME TO name (table empty)
     no_effect,         // SET (storage parameters), SET LOGGED / UNLOGGED: nothing lockstep models
   };
   Kind kind = Kind::no_effect;

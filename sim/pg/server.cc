@@ -196,6 +196,27 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
   return sql_tables_.insert_or_assign(std::move(name), std::move(t)).first->second;
 }
 
+void Server::rename_sql_table(const std::string& from, const std::string& to) {
+  LOCKSTEP_INVARIANT(!has_row_slots(from), "a table renamed after rows were stored");
+  auto node = sql_tables_.extract(sql_tables_.find(from));
+  SqlTable& t = node.mapped();
+  if (!t.key.empty() && t.def.primary_key_name.empty()) t.def.primary_key_name = from + "_pkey";  // the index keeps its name
+  t.def.table = to;
+  node.key() = to;
+  sql_tables_.insert(std::move(node));
+  for (auto& [name, other] : sql_tables_) {
+    for (SqlTable::ForeignKey& fk : other.foreign_keys) {
+      if (fk.parent == from) fk.parent = to;
+    }
+    for (sql::ForeignKey& fk : other.def.foreign_keys) {
+      if (fk.parent == from) fk.parent = to;
+    }
+    for (auto& [child, index] : other.referenced_by) {
+      if (child == from) child = to;
+    }
+  }
+}
+
 void Server::drop_sql_table(std::string_view name) {
   for (const auto& fk : sql_tables_.find(name)->second.foreign_keys) {
     if (const auto parent = sql_tables_.find(fk.parent); parent != sql_tables_.end()) {

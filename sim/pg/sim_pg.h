@@ -288,6 +288,20 @@ class Server : public sql::SqlContextSource {
   }
   SqlTable& add_sql_table(sql::CreateTable def);
   void drop_sql_table(std::string_view name);
+  // ALTER TABLE ... RENAME TO: the table keyed by its new name, and the foreign keys naming it.
+  // REQUIRES: the row store never held a row of it (setup renames before inserting).
+  void rename_sql_table(const std::string& from, const std::string& to);
+  // Whether the row store has a slot for a row of the table (one inserted, even if gone).
+  bool has_row_slots(std::string_view table) const {
+    const auto it = tables_.find(table);
+    return it != tables_.end() && !it->second.empty();
+  }
+  void rename_sequence(std::string_view from, const std::string& to) {
+    auto node = sequences_.extract(sequences_.find(from));
+    node.key() = to;
+    node.mapped().def.name = to;
+    sequences_.insert(std::move(node));
+  }
   // Schemas, by name (tables are known by their own names: plan.h's Schema). False when
   // the schema already exists (add) or does not (drop).
   bool add_schema(const std::string& name) { return schemas_.insert(name).second; }

@@ -6,6 +6,7 @@
 // command lockstep cannot carry out on the rows there (a primary key or foreign key added to
 // a table with rows, a key column dropped or retyped) is refused by name.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <fmt/ranges.h>
@@ -128,6 +129,38 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
       c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", c.constraint)});
     }
     return done(Rows{{}, {}, "ALTER SEQUENCE"});
+  }
+  if (a.table.empty() && a.commands.at(0).kind == K::rename_sequence) {
+    const AlterCommand& c = a.commands[0];
+    if (server_.sequence(c.constraint) != nullptr) {
+      if (server_.sequence(c.name) != nullptr || server_.sql_table(c.name) != nullptr) {
+        return Error{"42P07", fmt::format("relation \"{}\" already exists", c.name)};
+      }
+      server_.rename_sequence(c.constraint, c.name);
+      return done(Rows{{}, {}, "ALTER SEQUENCE"});
+    }
+    alter_refuse("RENAME of a serial column's sequence");
+  }
+  if (a.table.empty() && a.commands.at(0).kind == K::rename_index) {
+    const AlterCommand& c = a.commands[0];
+    bool renamed = false;
+    server_.each_sql_table_mutable([&](SqlTable& t) {
+      for (std::string& index : t.indexes) {
+        if (index == c.constraint && !renamed) index = c.name, renamed = true;
+      }
+      for (SqlTable::UniqueKey& u : t.unique) {
+        if (u.name == c.constraint && !renamed) u.name = c.name, renamed = true;
+      }
+      if (!renamed && !t.key.empty() && primary_key_name(&t, t.def.table) == c.constraint) {
+        t.def.primary_key_name = c.name;
+        renamed = true;
+      }
+    });
+    if (!renamed) {
+      if (!c.missing_ok) return Error{"42P01", fmt::format("relation \"{}\" does not exist", c.constraint)};
+      c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", c.constraint)});
+    }
+    return done(Rows{{}, {}, "ALTER INDEX"});
   }
   if (a.table.empty()) {  // DROP INDEX
     for (const AlterCommand& c : a.commands) {
@@ -388,8 +421,62 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         c_.warnings_.push_back({"00000", fmt::format("constraint \"{}\" of relation \"{}\" does not exist, skipping", name, table)});
         break;
       }
+      case K::rename_table: {
+        if (server_.sql_table(c.name) != nullptr || server_.sequence(c.name) != nullptr) {
+          return Error{"42P07", fmt::format("relation \"{}\" already exists", c.name)};
+        }
+        if (server_.has_row_slots(table)) alter_refuse("RENAME of a table that has held rows");
+        const std::string old_name = table;
+        server_.rename_sql_table(old_name, c.name);
+        return done(Rows{{}, {}, tag});  // one command: RENAME stands alone
+      }
+      case K::rename_column: {
+        column_must_exist();
+        if (t->column(c.constraint) >= 0) return Error{"42701", fmt::format("column \"{}\" of relation \"{}\" already exists", c.constraint, table)};
+        const std::string& from = c.name;
+        const std::string& to = c.constraint;
+        std::function<void(sql::Expr&)> rename = [&](sql::Expr& e) {
+          if (e.kind == sql::Expr::Kind::column && e.name == from && (e.qualifier.empty() || e.qualifier == table)) e.name = to;
+          for (sql::Expr& arg : e.args) rename(arg);
+        };
+        auto renamed = [&](const std::shared_ptr<const sql::Expr>& e) -> std::shared_ptr<const sql::Expr> {
+          if (!e) return e;
+          auto copy = std::make_shared<sql::Expr>(*e);
+          rename(*copy);
+          return copy;
+        };
+        for (sql::CheckConstraint& k : t->def.checks) k.expr = renamed(k.expr);
+        for (SqlTable::UniqueKey& u : t->unique) u.where = renamed(u.where);
+        for (sql::ColumnDef& col : t->def.columns) col.generated = renamed(col.generated);
+        for (std::string& k : t->def.primary_key) k = k == from ? to : k;
+        for (auto& keys : t->def.unique) {
+          for (std::string& k : keys) k = k == from ? to : k;
+        }
+        server_.each_row(table, [&](std::int64_t, RowState& r) {
+          if (!r.committed) return;
+          if (auto node = r.committed->extract(from)) {
+            node.key() = to;
+            r.committed->insert(std::move(node));
+          }
+        });
+        for (sql::ForeignKey& fk : t->def.foreign_keys) {
+          for (std::string& k : fk.columns) k = k == from ? to : k;
+        }
+        server_.each_sql_table_mutable([&](SqlTable& other) {
+          for (sql::ForeignKey& fk : other.def.foreign_keys) {
+            if (fk.parent != table) continue;
+            for (std::string& k : fk.parent_columns) k = k == from ? to : k;
+          }
+        });
+        t->def.columns[static_cast<std::size_t>(i)].name = to;
+        t->checked.clear();  // statements checked against the old names are checked again
+        t->pins.clear();
+        break;
+      }
       case K::drop_index:
-      case K::widen_sequence: break;  // handled above
+      case K::widen_sequence:
+      case K::rename_index:
+      case K::rename_sequence: break;  // handled above
     }
   }
   return done(Rows{{}, {}, tag});
