@@ -269,62 +269,11 @@ Statement Reader::statement(const json& n) {
   } else if (type == "AlterTableStmt") {
     s.body = alter_table(body);
   } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_INDEX") {
-    known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok", "concurrent"}, statement_start_);
-    if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP INDEX ... CASCADE", statement_start_);
-    AlterTable a;
-    for (const json& o : body.at("objects")) {
-      std::vector<std::string> parts;
-      for (const json* p : items(o)) parts.push_back(str(*p));
-      AlterCommand c;
-      c.kind = AlterCommand::Kind::drop_index;
-      c.constraint = parts.back();  // schema.index: the index (plan.h's Schema)
-      c.missing_ok = body.value("missing_ok", false);
-      a.commands.push_back(std::move(c));
-    }
-    s.body = std::move(a);
+    s.body = drop_index(body);
   } else if (type == "RenameStmt") {
-    known(body, "RenameStmt", {"renameType", "relationType", "relation", "subname", "newname", "behavior", "missing_ok"}, statement_start_);
-    const std::string what = body.value("renameType", "");
-    AlterTable a;
-    AlterCommand c;
-    c.missing_ok = body.value("missing_ok", false);
-    if (!body.contains("relation")) refuse(fmt::format("RENAME of {}", what), statement_start_);
-    const std::string relation_name = relation(body.at("relation"), statement_start_).first;
-    if (what == "OBJECT_TABLE") {
-      a.table = relation_name;
-      c.kind = AlterCommand::Kind::rename_table;
-      c.name = body.value("newname", "");
-    } else if (what == "OBJECT_COLUMN" && body.value("relationType", "") == "OBJECT_TABLE") {
-      a.table = relation_name;
-      c.kind = AlterCommand::Kind::rename_column;
-      c.name = body.value("subname", "");
-      c.constraint = body.value("newname", "");
-    } else if (what == "OBJECT_INDEX" || what == "OBJECT_SEQUENCE") {
-      c.kind = what == "OBJECT_INDEX" ? AlterCommand::Kind::rename_index : AlterCommand::Kind::rename_sequence;
-      c.constraint = relation_name;
-      c.name = body.value("newname", "");
-    } else {
-      refuse(fmt::format("RENAME of {}", what.starts_with("OBJECT_") ? what.substr(7) : what), statement_start_);
-    }
-    a.if_exists = c.missing_ok;
-    a.commands.push_back(std::move(c));
-    s.body = std::move(a);
+    s.body = rename(body);
   } else if (type == "AlterSeqStmt") {
-    known(body, "AlterSeqStmt", {"sequence", "options", "missing_ok"}, statement_start_);
-    AlterCommand c;
-    c.kind = AlterCommand::Kind::widen_sequence;
-    c.constraint = relation(body.at("sequence"), statement_start_).first;
-    c.missing_ok = body.value("missing_ok", false);
-    for (const json& o : body.contains("options") ? body.at("options") : json::array()) {
-      const json& d = *node(o).second;
-      const std::string option = d.value("defname", "");
-      const bool to_bigint = option == "as" && type_of(*node(d.at("arg")).second, statement_start_) == Type::int8;
-      const bool bigint_max = option == "maxvalue" && (!d.contains("arg") || integer_at(location_of(d, statement_start_) + 8) == std::numeric_limits<std::int64_t>::max());
-      if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint [MAXVALUE 9223372036854775807]", location_of(d, statement_start_));
-    }
-    AlterTable a;
-    a.commands.push_back(std::move(c));
-    s.body = std::move(a);
+    s.body = alter_sequence(body);
   } else if (type == "CreateFunctionStmt") {
     s.body = create_function(body);
   } else if (type == "CreateSeqStmt") {
@@ -601,69 +550,6 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
   if (!s.from.empty()) refuse("FOR UPDATE with a JOIN, a subquery or a function in FROM", fallback);
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
-}
-
-const Target* Reader::target_at_position(const Select& s, const Expr& e, std::string_view clause) const {
-  if (e.kind != Expr::Kind::constant || !is_integer(e.value.type())) return nullptr;
-  const std::int64_t n = e.value.as_integer();
-  if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
-    fail("42P10", fmt::format("{} position {} is not in select list", clause, n), e.location);
-  }
-  return &s.targets[static_cast<std::size_t>(n) - 1];
-}
-
-// GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
-void Reader::group_by(const json& items, Select& s, int fallback) {
-  for (const json& item : items) {
-    const auto [type, body] = node(item);
-    if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
-    Expr e = expr(item, fallback);
-    if (const Target* t = target_at_position(s, e, "GROUP BY")) e = t->expr;
-    if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
-    s.group_by.push_back(std::move(e));
-  }
-}
-
-// PostgreSQL's analysis of aggregates and GROUP BY: none in WHERE, no column outside an
-// aggregate that is not grouped (a grouped expression's columns are; with a GROUP BY of
-// columns, one may also be a grouped primary key's table's: Select::grouped_by_key).
-void Reader::check_aggregates(Select& s, int fallback) const {
-  s.aggregate = !s.group_by.empty() || s.having.has_value();
-  for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
-  if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr) {
-    fail("42803", "aggregate functions are not allowed in WHERE", a->location);
-  }
-  if (!s.aggregate) return;
-  // A GROUP BY of plain columns may name a table's primary key, which determines the table's
-  // other columns: whether it does is known when the statement runs (SqlRun).
-  const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
-  std::function<void(const Expr&)> check = [&](const Expr& e) {
-    if (const Expr* c = ungrouped_column(e, s.group_by)) {
-      if (may_group_by_key) {  // every such column, for the run-time check
-        if (std::none_of(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, e); })) {
-          if (e.kind == Expr::Kind::column) {
-            s.grouped_by_key.push_back(e);
-            return;
-          }
-          for (const Expr& a : e.args) check(a);
-        }
-        return;
-      }
-      // The server names the column by its relation (its alias when it has one).
-      const std::string name = (c->qualifier.empty() ? (s.alias.empty() ? s.table : s.alias) : c->qualifier) + "." + c->name;
-      fail("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", name),
-           c->location);
-    }
-  };
-  for (const Target& t : s.targets) {
-    if (t.star) fail("42803", "column \"*\" must appear in the GROUP BY clause or be used in an aggregate function", fallback);
-    check(t.expr);
-  }
-  if (s.having) check(*s.having);
-  for (const OrderItem& o : s.order_by) {
-    if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
-  }
-  if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with aggregate functions", fallback);
 }
 
 }  // namespace detail

@@ -2,7 +2,10 @@
 // model/sql/parse.h's parser. ADD / DROP COLUMN, ALTER COLUMN SET / DROP DEFAULT, SET / DROP
 // NOT NULL and TYPE (without USING), ADD CONSTRAINT (CHECK, UNIQUE, PRIMARY KEY, FOREIGN KEY),
 // DROP CONSTRAINT, and storage and replication settings that change nothing lockstep models;
-// other forms (RENAME, inheritance, triggers, ...) are refused by name.
+// RENAME (of a table, column, index or sequence), DROP INDEX, ALTER SEQUENCE ... AS bigint;
+// other forms (inheritance, triggers, ...) are refused by name.
+#include <limits>
+
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql {
@@ -129,6 +132,69 @@ AlterTable Reader::alter_table(const json& body) {
     }
     a.commands.push_back(std::move(c));
   }
+  return a;
+}
+
+AlterTable Reader::drop_index(const json& body) {
+  known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok", "concurrent"}, statement_start_);
+  if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP INDEX ... CASCADE", statement_start_);
+  AlterTable a;
+  for (const json& o : body.at("objects")) {
+    std::vector<std::string> parts;
+    for (const json* p : items(o)) parts.push_back(str(*p));
+    AlterCommand c;
+    c.kind = AlterCommand::Kind::drop_index;
+    c.constraint = parts.back();  // schema.index: the index (plan.h's Schema)
+    c.missing_ok = body.value("missing_ok", false);
+    a.commands.push_back(std::move(c));
+  }
+  return a;
+}
+
+AlterTable Reader::rename(const json& body) {
+  known(body, "RenameStmt", {"renameType", "relationType", "relation", "subname", "newname", "behavior", "missing_ok"}, statement_start_);
+  const std::string what = body.value("renameType", "");
+  AlterTable a;
+  AlterCommand c;
+  c.missing_ok = body.value("missing_ok", false);
+  if (!body.contains("relation")) refuse(fmt::format("RENAME of {}", what), statement_start_);
+  const std::string relation_name = relation(body.at("relation"), statement_start_).first;
+  if (what == "OBJECT_TABLE") {
+    a.table = relation_name;
+    c.kind = AlterCommand::Kind::rename_table;
+    c.name = body.value("newname", "");
+  } else if (what == "OBJECT_COLUMN" && body.value("relationType", "") == "OBJECT_TABLE") {
+    a.table = relation_name;
+    c.kind = AlterCommand::Kind::rename_column;
+    c.name = body.value("subname", "");
+    c.constraint = body.value("newname", "");
+  } else if (what == "OBJECT_INDEX" || what == "OBJECT_SEQUENCE") {
+    c.kind = what == "OBJECT_INDEX" ? AlterCommand::Kind::rename_index : AlterCommand::Kind::rename_sequence;
+    c.constraint = relation_name;
+    c.name = body.value("newname", "");
+  } else {
+    refuse(fmt::format("RENAME of {}", what.starts_with("OBJECT_") ? what.substr(7) : what), statement_start_);
+  }
+  a.if_exists = c.missing_ok;
+  a.commands.push_back(std::move(c));
+  return a;
+}
+
+AlterTable Reader::alter_sequence(const json& body) {
+  known(body, "AlterSeqStmt", {"sequence", "options", "missing_ok"}, statement_start_);
+  AlterCommand c;
+  c.kind = AlterCommand::Kind::widen_sequence;
+  c.constraint = relation(body.at("sequence"), statement_start_).first;
+  c.missing_ok = body.value("missing_ok", false);
+  for (const json& o : body.contains("options") ? body.at("options") : json::array()) {
+    const json& d = *node(o).second;
+    const std::string option = d.value("defname", "");
+    const bool to_bigint = option == "as" && type_of(*node(d.at("arg")).second, statement_start_) == Type::int8;
+    const bool bigint_max = option == "maxvalue" && (!d.contains("arg") || integer_at(location_of(d, statement_start_) + 8) == std::numeric_limits<std::int64_t>::max());
+    if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint [MAXVALUE 9223372036854775807]", location_of(d, statement_start_));
+  }
+  AlterTable a;
+  a.commands.push_back(std::move(c));
   return a;
 }
 

@@ -134,8 +134,11 @@ class Reader {
   std::int64_t integer_at(int location) const;
   // CREATE SEQUENCE's options.
   CreateSequence create_sequence(const json& body);
-  // ALTER TABLE (model/sql/parse_alter.cc).
+  // ALTER TABLE, DROP INDEX, RENAME, ALTER SEQUENCE (model/sql/parse_alter.cc).
   AlterTable alter_table(const json& body);
+  AlterTable drop_index(const json& body);
+  AlterTable rename(const json& body);
+  AlterTable alter_sequence(const json& body);
   // CREATE FUNCTION ... LANGUAGE sql (model/sql/parse_functions.cc).
   CreateFunction create_function(const json& body);
   static void name_checks(CreateTable& c);

@@ -1,0 +1,77 @@
+// model/sql/parse_grouping.cc: the reader's GROUP BY and its analysis of aggregates (none in
+// WHERE or GROUP BY, no ungrouped column outside one, a grouped primary key's columns left to
+// the run): part of model/sql/parse.h's parser.
+#include <algorithm>
+#include <functional>
+
+#include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql {
+namespace detail {
+
+const Target* Reader::target_at_position(const Select& s, const Expr& e, std::string_view clause) const {
+  if (e.kind != Expr::Kind::constant || !is_integer(e.value.type())) return nullptr;
+  const std::int64_t n = e.value.as_integer();
+  if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
+    fail("42P10", fmt::format("{} position {} is not in select list", clause, n), e.location);
+  }
+  return &s.targets[static_cast<std::size_t>(n) - 1];
+}
+
+// GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
+void Reader::group_by(const json& items, Select& s, int fallback) {
+  for (const json& item : items) {
+    const auto [type, body] = node(item);
+    if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
+    Expr e = expr(item, fallback);
+    if (const Target* t = target_at_position(s, e, "GROUP BY")) e = t->expr;
+    if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
+    s.group_by.push_back(std::move(e));
+  }
+}
+
+// PostgreSQL's analysis of aggregates and GROUP BY: none in WHERE, no column outside an
+// aggregate that is not grouped (a grouped expression's columns are; with a GROUP BY of
+// columns, one may also be a grouped primary key's table's: Select::grouped_by_key).
+void Reader::check_aggregates(Select& s, int fallback) const {
+  s.aggregate = !s.group_by.empty() || s.having.has_value();
+  for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
+  if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr) {
+    fail("42803", "aggregate functions are not allowed in WHERE", a->location);
+  }
+  if (!s.aggregate) return;
+  // A GROUP BY of plain columns may name a table's primary key, which determines the table's
+  // other columns: whether it does is known when the statement runs (SqlRun).
+  const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
+  std::function<void(const Expr&)> check = [&](const Expr& e) {
+    if (const Expr* c = ungrouped_column(e, s.group_by)) {
+      if (may_group_by_key) {  // every such column, for the run-time check
+        if (std::none_of(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, e); })) {
+          if (e.kind == Expr::Kind::column) {
+            s.grouped_by_key.push_back(e);
+            return;
+          }
+          for (const Expr& a : e.args) check(a);
+        }
+        return;
+      }
+      // The server names the column by its relation (its alias when it has one).
+      const std::string name = (c->qualifier.empty() ? (s.alias.empty() ? s.table : s.alias) : c->qualifier) + "." + c->name;
+      fail("42803", fmt::format("column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function", name),
+           c->location);
+    }
+  };
+  for (const Target& t : s.targets) {
+    if (t.star) fail("42803", "column \"*\" must appear in the GROUP BY clause or be used in an aggregate function", fallback);
+    check(t.expr);
+  }
+  if (s.having) check(*s.having);
+  for (const OrderItem& o : s.order_by) {
+    if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
+  }
+  if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with aggregate functions", fallback);
+}
+
+}  // namespace detail
+}  // namespace lockstep::sql
