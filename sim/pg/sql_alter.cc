@@ -222,11 +222,12 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         // Each row there gets the column's default, evaluated per row (a serial's nextval).
         server_.each_row(table, [&](std::int64_t, RowState& r) {
           if (!r.committed) return;
-          const Value v = assigned(column_default(*t, n), t->def.columns[n], table);
-          if (v.is_null()) {
-            if (c.column.not_null) throw SqlError("23502", fmt::format("column \"{}\" of relation \"{}\" contains null values", c.column.name, table));
-            return;
+          const Value d = column_default(*t, n);
+          if (d.is_null() && c.column.not_null) {
+            throw SqlError("23502", fmt::format("column \"{}\" of relation \"{}\" contains null values", c.column.name, table));
           }
+          const Value v = assigned(d, t->def.columns[n], table);
+          if (v.is_null()) return;
           (*r.committed)[c.column.name] = v.text_output();
         });
         break;
