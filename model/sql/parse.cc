@@ -1,7 +1,6 @@
 // model/sql/parse.cc: SQL text to plans: libpg_query's parse, the names of what the subset refuses,
 // and the statements (model/sql/parse_expr.cc reads their expressions).
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <memory>
 

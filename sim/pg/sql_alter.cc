@@ -72,24 +72,6 @@ void alter_renumber(Server& server, SqlTable& t, int dropped) {
   for (const auto& [child, index] : t.referenced_by) shift(server.sql_table(child)->foreign_keys[index].parent_columns);
 }
 
-// A row's old values, for ALTER COLUMN ... TYPE ... USING.
-class alter_RowValues final : public sql::EvalContext {
- public:
-  alter_RowValues(const SqlTable& t, const Row& row) : t_(t), row_(row) {}
-  Value column(const sql::Expr& ref) override {
-    const int i = t_.column(ref.name);
-    if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
-    return stored(t_, row_, i);
-  }
-  Value param(int) override { throw SqlError("42P02", "there is no parameter $1"); }
-  Value call(const sql::Expr& e, const std::vector<Value>&) override { alter_refuse(fmt::format("{}() in ALTER COLUMN ... USING", e.name)); }
-  Value subquery(const sql::Expr&) override { throw SqlError("0A000", "cannot use subquery in transform expression"); }
-
- private:
-  const SqlTable& t_;
-  const Row& row_;
-};
-
 std::string alter_check_name(const SqlTable& t, const sql::CheckConstraint& k) {
   if (!k.name.empty()) {
     for (const sql::CheckConstraint& other : t.def.checks) {
@@ -282,7 +264,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         col.numeric_scale = c.column.numeric_scale;
         server_.each_row(table, [&](std::int64_t, RowState& r) {
           if (!r.committed) return;
-          alter_RowValues values(*t, *r.committed);
+          StoredRowContext values(*t, *r.committed, "ALTER COLUMN ... USING");
           const Value old = c.using_expr ? sql::evaluate(*c.using_expr, values) : stored(*t, *r.committed, i);
           Value v;
           try {

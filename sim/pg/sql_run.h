@@ -68,6 +68,36 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table);
 void compute_generated(const SqlTable& t, Row& row);
 // 23514 when one of the table's CHECK constraints is false for the row (NULL passes).
 void check_constraints(const SqlTable& t, const Row& row);
+
+// The columns of one stored row, for a partial index's predicate or a generated column's
+// expression (which the server requires to be immutable: no parameters, no functions of the
+// server, no subqueries: 42P17), or for ALTER COLUMN ... TYPE ... USING (`refused_calls`
+// names it: a function of the server there is refused, not modelled).
+class StoredRowContext final : public sql::EvalContext {
+ public:
+  StoredRowContext(const SqlTable& t, const Row& row, std::string_view refused_calls = {})
+      : t_(t), row_(row), refused_calls_(refused_calls) {}
+  Value column(const sql::Expr& ref) override {
+    const int i = t_.column(ref.name);
+    if (i < 0) throw sql::SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+    return stored(t_, row_, i);
+  }
+  Value param(int) override { throw sql::SqlError("42P02", "there is no parameter $1"); }
+  Value call(const sql::Expr& e, const std::vector<Value>&) override {
+    if (!refused_calls_.empty()) {
+      throw sql::SqlError("0A000", fmt::format("{}() in {} is not in lockstep's SQL subset (docs/sql.md)", e.name, refused_calls_));
+    }
+    throw sql::SqlError("42P17", "functions in index predicate or generation expression must be marked IMMUTABLE");
+  }
+  Value subquery(const sql::Expr&) override {
+    throw sql::SqlError("0A000", refused_calls_.empty() ? "cannot use subquery in index predicate" : "cannot use subquery in transform expression");
+  }
+
+ private:
+  const SqlTable& t_;
+  const Row& row_;
+  std::string_view refused_calls_;
+};
 // Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
 // ON CONFLICT's arbiters (sim/pg/sql_on_conflict.cc): whether it names unique key `key` (ON

@@ -258,31 +258,6 @@ Status SqlRun::lock_new_row(const std::string& name, std::int64_t id, ObjectId o
                      fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
 }
 
-namespace {
-
-// The columns of one stored row, for a partial index's predicate or a generated column's
-// expression (which the server requires to be immutable: no parameters, no functions of the
-// server, no subqueries).
-class StoredRowContext final : public sql::EvalContext {
- public:
-  StoredRowContext(const SqlTable& t, const Row& row) : t_(t), row_(row) {}
-  Value column(const Expr& ref) override {
-    const int i = t_.column(ref.name);
-    if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
-    return stored(t_, row_, i);
-  }
-  Value param(int) override { throw SqlError("42P02", "there is no parameter $1"); }
-  Value call(const Expr&, const std::vector<Value>&) override {
-    throw SqlError("42P17", "functions in index predicate or generation expression must be marked IMMUTABLE");
-  }
-  Value subquery(const Expr&) override { throw SqlError("0A000", "cannot use subquery in index predicate"); }
-
- private:
-  const SqlTable& t_;
-  const Row& row_;
-};
-
-}  // namespace
 
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
   if (key.where == nullptr) return true;
