@@ -5,7 +5,7 @@
 
 namespace lockstep::sql_programs {
 
-std::string gen_statement() {
+std::string gen_statement(bool repeatable_read) {
   const int k = *rc::gen::element(1, 1, 1, 2, 3);
   const int v = *rc::gen::inRange(0, 3);
   // Writes seven times in ten: they are what orders sessions.
@@ -17,7 +17,9 @@ std::string gen_statement() {
   // Joins (18 to 21): the queue claim (a WITH query FOR UPDATE SKIP LOCKED, UPDATE ... FROM
   // it), an IN semi join, INSERT ... SELECT, DELETE ... USING the table itself.
   // Rows without ORDER BY (22, 23) come in heap order: an updated row moves to the end.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 25) : *rc::gen::inRange(0, 8)) {
+  // Case 25 (READ COMMITTED only): a data-modifying WITH query beside a read of its table,
+  // which sees the table as the statement found it, also after the query waited.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 26) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
@@ -46,6 +48,12 @@ std::string gen_statement() {
     case 21: return fmt::format("DELETE FROM t USING t AS o WHERE o.id = t.id + 1 AND o.v >= {}", v);
     case 22: return fmt::format("SELECT id, v FROM t WHERE v >= {}", v);
     case 23: return fmt::format("UPDATE t SET v = v + 1 WHERE v >= {} RETURNING id, v", v);
+    case 25:
+      if (!repeatable_read) {
+        return fmt::format("WITH u AS (UPDATE t SET v = v + 1 WHERE id = {} RETURNING id, v) "
+                           "SELECT t.id, t.v, u.v FROM t LEFT JOIN u ON u.id = t.id ORDER BY t.id", k);
+      }
+      [[fallthrough]];
     default:
       return "UPDATE t SET v = v + 10 WHERE id = (SELECT id FROM t WHERE v >= 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
              "RETURNING id";
@@ -56,7 +64,9 @@ Session gen_session(bool always_a_block) {
   Session s;
   const bool block = always_a_block || *rc::gen::arbitrary<bool>();
   // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
-  if (block) s.push_back(*rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")));
+  const std::string begin =
+      block ? *rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")) : "";
+  if (block) s.push_back(begin);
   // One block in five starts with LOCK TABLE: the statements of the others then wait for
   // their table's weak lock, and read their rows only once it is granted.
   if (block && *rc::gen::inRange(0, 5) == 0) {
@@ -71,7 +81,7 @@ Session gen_session(bool always_a_block) {
   const bool savepoint = block && statements == 2 && *rc::gen::inRange(0, 3) == 0;
   for (int i = 0; i < statements; ++i) {
     if (savepoint && i == 1) s.push_back("SAVEPOINT a");
-    s.push_back(gen_statement());
+    s.push_back(gen_statement(begin.ends_with("REPEATABLE READ")));
   }
   if (savepoint) s.push_back(*rc::gen::element(std::string("ROLLBACK TO SAVEPOINT a"), std::string("RELEASE SAVEPOINT a")));
   if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));

@@ -12,7 +12,8 @@ using Session = std::vector<std::string>;  // statements, in order
 
 // A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet;
 // writes seven times in ten.
-std::string gen_statement();
+// (`repeatable_read`: inside a REPEATABLE READ block, where a data-modifying WITH is refused.)
+std::string gen_statement(bool repeatable_read = false);
 
 // A session: one or two statements, alone (each its own transaction) or inside BEGIN (READ
 // COMMITTED or REPEATABLE READ) and a COMMIT or ROLLBACK, the second statement sometimes

@@ -266,6 +266,19 @@ TEST(SqlSim, ErrorsAreTheServers) {
             "final: SELECT 1 [0]");
 }
 
+// A data-modifying WITH query's table read beside it is read as the statement found it; a row
+// lock on it there is refused when it runs (the server skips or returns rows the query changed
+// by rules lockstep does not model), and the statement writes nothing.
+TEST(SqlSim, ARowLockBesideADataModifyingWithIsRefused) {
+  const std::vector<std::string> setup = {"CREATE TABLE job (id int PRIMARY KEY, attempt int NOT NULL)",
+                                          "INSERT INTO job VALUES (1, 0), (2, 0)"};
+  const Session s = {"WITH d AS (UPDATE job SET attempt = 5 WHERE id = 1 RETURNING id) SELECT sum(attempt) FROM job",
+                     "WITH d AS (UPDATE job SET attempt = 7 WHERE id = 2 RETURNING id) SELECT id FROM job WHERE id = 2 FOR UPDATE"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT id, attempt FROM job ORDER BY id"),
+            (std::set<std::string>{"a: SELECT 1 [0] | a: ERROR 0A000: a row lock on \"job\" beside a data-modifying WITH query that "
+                                   "writes it is not in lockstep's SQL subset (docs/sql.md) | final: SELECT 2 [1,5;2,0]"}));
+}
+
 // ALTER TABLE's and DROP INDEX's errors against the rows there, each the message PostgreSQL 15
 // gave for the same statements (checked with psql): DDL runs outside the sessions, so a .spec
 // shows them only as its setup's failure.

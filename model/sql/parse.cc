@@ -485,6 +485,24 @@ std::pair<std::string, std::string> Reader::joined(const json& list, std::string
       return {t.name, ""};
     }
   }
+  if ((type == "RangeFunction" || type == "RangeSubselect") && !b->value("lateral", false)) {
+    // FROM unnest(...) AS n(n), FROM (VALUES ...) AS v(a, b), FROM (SELECT ...) AS x(a, b):
+    // computed once, as a WITH query x = SELECT * FROM that item is (graphile-worker's
+    // completion: DELETE ... USING unnest($1::bigint[]) n(n)).
+    FromItem item = from_item(list.at(0), fallback);  // model/sql/parse_from.cc
+    const int at = item.location >= 0 ? item.location : fallback;
+    std::string name = item.alias.empty() && item.kind == FromItem::Kind::function ? item.function.front().name : item.alias;
+    auto sel = std::make_shared<Select>();
+    Target all;
+    all.star = true;
+    sel->targets.push_back(std::move(all));
+    sel->from.push_back(std::move(item));
+    if (std::any_of(with.begin(), with.end(), [&](const CommonTable& o) { return o.name == name; })) {
+      refuse(fmt::format("{} of a relation named as a WITH query of the statement", what), at);
+    }
+    with.push_back(CommonTable{name, std::move(sel), nullptr, at});
+    return {with.back().name, ""};
+  }
   if (type != "RangeVar") refuse(fmt::format("{} {}", what, construct_of_node(type, *b)), location_of(*b, fallback));
   return relation(*b, fallback);
 }

@@ -27,74 +27,6 @@ int from_leftmost(const Expr& e) {
   return at;
 }
 
-// The tables a query reads (its FROM, subqueries anywhere), by name.
-void from_tables(const Select& s, std::vector<std::string>& out);
-
-void from_tables(const Expr& e, std::vector<std::string>& out) {
-  if (e.select) from_tables(*e.select, out);
-  for (const Expr& a : e.args) from_tables(a, out);
-}
-
-void from_tables(const FromItem& f, std::vector<std::string>& out) {
-  if (!f.table.empty()) out.push_back(f.table);
-  if (f.select) from_tables(*f.select, out);
-  for (const auto& row : f.values) {
-    for (const Expr& e : row) from_tables(e, out);
-  }
-  for (const Expr& e : f.function) from_tables(e, out);
-  for (const Expr& e : f.on) from_tables(e, out);
-  for (const FromItem& side : f.sides) from_tables(side, out);
-}
-
-void from_tables(const Select& s, std::vector<std::string>& out) {
-  if (!s.table.empty()) out.push_back(s.table);
-  for (const FromItem& f : s.from) from_tables(f, out);
-  for (const Target& t : s.targets) from_tables(t.expr, out);
-  for (const auto* e : {&s.where, &s.having, &s.limit, &s.offset}) {
-    if (*e) from_tables(**e, out);
-  }
-  for (const OrderItem& o : s.order_by) from_tables(o.expr, out);
-  if (s.set_op) {
-    from_tables(*s.set_op->left, out);
-    from_tables(*s.set_op->right, out);
-  }
-  for (const CommonTable& c : s.with) {
-    if (c.select) from_tables(*c.select, out);
-  }
-}
-
-void from_body_tables(const Statement& st, std::vector<std::string>& out) {
-  auto targets = [&](const std::vector<Target>& ts) {
-    for (const Target& t : ts) from_tables(t.expr, out);
-  };
-  if (const auto* sel = std::get_if<Select>(&st.body)) {
-    Select copy = *sel;
-    copy.with.clear();
-    from_tables(copy, out);
-  } else if (const auto* ins = std::get_if<Insert>(&st.body)) {
-    out.push_back(ins->table);
-    if (ins->select) from_tables(*ins->select, out);
-    for (const auto& row : ins->rows) {
-      for (const auto& e : row) {
-        if (e) from_tables(*e, out);
-      }
-    }
-    for (const Assignment& a : ins->conflict_set) from_tables(a.value, out);
-    targets(ins->returning);
-  } else if (const auto* up = std::get_if<Update>(&st.body)) {
-    out.push_back(up->table);
-    if (!up->from.empty()) out.push_back(up->from);
-    for (const Assignment& a : up->set) from_tables(a.value, out);
-    if (up->where) from_tables(*up->where, out);
-    targets(up->returning);
-  } else if (const auto* del = std::get_if<Delete>(&st.body)) {
-    out.push_back(del->table);
-    if (!del->from.empty()) out.push_back(del->from);
-    if (del->where) from_tables(*del->where, out);
-    targets(del->returning);
-  }
-}
-
 const std::vector<CommonTable>* from_with_of(const Statement& st) {
   if (const auto* sel = std::get_if<Select>(&st.body)) return &sel->with;
   if (const auto* ins = std::get_if<Insert>(&st.body)) return &ins->with;
@@ -122,7 +54,11 @@ std::shared_ptr<const Statement> Reader::modifying_cte(std::string_view type, co
     st->body = remove(body);
   }
   const std::vector<CommonTable>* inner = from_with_of(*st);
-  if (inner != nullptr && !inner->empty()) refuse("WITH inside a WITH query", loc);
+  if (inner != nullptr) {  // its own WITH queries (a FROM function's too) are read, none may write
+    for (const CommonTable& c : *inner) {
+      if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
+    }
+  }
   st->text = fmt::format("WITH {} AS ({} ...)", name, st->tag());
   st->has_subquery = true;  // its scan comes first, as a statement with subqueries scans (no pinned row)
   return st;
@@ -131,18 +67,18 @@ std::shared_ptr<const Statement> Reader::modifying_cte(std::string_view type, co
 void Reader::check_modifying_ctes(const Statement& s, int loc) const {
   const std::vector<CommonTable>* with = from_with_of(s);
   if (with == nullptr) return;
+  // The other parts of a statement may read the table a data-modifying WITH query writes
+  // (they see it as the statement found it: sim/pg/sql_joins.cc); two writers of one table
+  // in one statement are refused (the server's outcome depends on which runs first).
   for (const CommonTable& c : *with) {
     if (!c.modifying) continue;
     const std::string written = from_written_table(*c.modifying);
-    std::vector<std::string> others;
-    from_body_tables(s, others);
+    std::vector<std::string> writers{from_written_table(s)};
     for (const CommonTable& o : *with) {
-      if (&o == &c) continue;
-      if (o.select) from_tables(*o.select, others);
-      if (o.modifying) from_body_tables(*o.modifying, others);
+      if (&o != &c && o.modifying) writers.push_back(from_written_table(*o.modifying));
     }
-    if (std::find(others.begin(), others.end(), written) != others.end()) {
-      refuse(fmt::format("a data-modifying WITH query on \"{}\" beside another part of the statement that reads or writes it", written),
+    if (std::find(writers.begin(), writers.end(), written) != writers.end()) {
+      refuse(fmt::format("a data-modifying WITH query on \"{}\" beside another part of the statement that writes it", written),
              c.location >= 0 ? c.location : loc);
     }
   }

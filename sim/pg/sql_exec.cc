@@ -214,6 +214,10 @@ Result<Rows> SqlRun::run() {
 }
 
 void SqlRun::request_table_lock() {
+  if (const auto lock = table_lock()) c_.take_table_lock_first(lock->key, lock->mode, lock->table);
+}
+
+std::optional<SimConnection::TableLockRequest> SqlRun::table_lock() const {
   // The statement's table and the weak mode it takes there (lock.c's AccessShareLock,
   // RowShareLock, RowExclusiveLock); subqueries' tables are not locked (docs/sql.md).
   const std::string* name = nullptr;
@@ -231,8 +235,10 @@ void SqlRun::request_table_lock() {
     name = &del->table;
     mode = Mode::row_exclusive;
   }
-  if (name == nullptr) return;
-  if (const SqlTable* t = server_.sql_table(*name)) c_.take_table_lock_first(Server::table_key(*t), mode, *name);
+  if (name == nullptr) return std::nullopt;
+  const SqlTable* t = server_.sql_table(*name);
+  if (t == nullptr) return std::nullopt;
+  return SimConnection::TableLockRequest{Server::table_key(*t), mode, *name};
 }
 
 Value SqlRun::column(const Expr& ref) {
@@ -417,6 +423,23 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
     c_.step(op);
     if (c_.killed()) return c_.terminated();
     if (c_.aborted_) return c_.in_failed_transaction();
+    if (const auto lock = started_ ? std::nullopt : table_lock()) {
+      // Its table's RowExclusiveLock, before it reads anything; after a wait for it, its
+      // first step is taken again (as a statement's first step is).
+      bool waited = false;
+      if (auto e = c_.take_table_lock(*lock, &waited)) return e;
+      if (waited) {
+        c_.step(op);
+        if (c_.killed()) return c_.terminated();
+        if (c_.aborted_) return c_.in_failed_transaction();
+      }
+    }
+    if (!started_ && enclosing_ != nullptr) {
+      // The statement's first step takes its snapshot, which its later steps read every
+      // table with: so this step reads them all (a commit before it is seen, after it not).
+      enclosing_->take_statement_snapshot();
+      if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });
+    }
     started_ = true;
     return std::nullopt;
   }

@@ -26,6 +26,14 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     const sql::Select& sel = *cte.select;
     const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
     for (const sql::Target& target : sel.targets) {
+      if (target.star && source == nullptr && !sel.from.empty()) {  // SELECT * FROM a function, VALUES or a subquery
+        for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
+          sql::ColumnDef column = c;
+          column.name = std::string(joined_name(c).second);
+          d->table.def.columns.push_back(std::move(column));
+        }
+        continue;
+      }
       if (target.star) {
         if (source == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
         for (const sql::ColumnDef& c : source->def.columns) {
@@ -85,8 +93,15 @@ void SqlRun::run_modifying(Derived& d) {
     }
     d.table.def.columns.push_back(std::move(c));
   }
+  if (!before_writes_.contains(target)) {
+    auto& saved = before_writes_[target];
+    server_.each_row(target, [&](std::int64_t id, RowState& r) {
+      if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) saved.emplace(id, mine->second);
+    });
+  }
   SqlRun inner(c_, plans_, st, params_);
   inner.nested_ = true;
+  inner.enclosing_ = this;
   inner.statement_start_ = statement_start_;
   std::vector<std::vector<Value>> rows;
   inner.returned_ = &rows;
@@ -107,22 +122,32 @@ void SqlRun::run_modifying(Derived& d) {
   }
 }
 
+void SqlRun::check_not_written_by_cte(std::string_view table) const {
+  if (before_writes_.contains(table)) {
+    throw SqlError("0A000", fmt::format("a row lock on \"{}\" beside a data-modifying WITH query that writes it is not in lockstep's SQL subset (docs/sql.md)", table));
+  }
+}
+
 SqlRun::Derived* SqlRun::derived(std::string_view name) {
   for (auto& d : derived_) {
     if (d->def->name == name) return d.get();
   }
-  return nullptr;
+  return enclosing_ != nullptr ? enclosing_->derived(name) : nullptr;
 }
 
 SqlRun::Derived* SqlRun::derived_of(const SqlTable* t) {
   for (auto& d : derived_) {
     if (&d->table == t) return d.get();
   }
-  return nullptr;
+  return enclosing_ != nullptr ? enclosing_->derived_of(t) : nullptr;
 }
 
 void SqlRun::materialize(Derived& d) {
   if (d.computed) return;
+  if (std::none_of(derived_.begin(), derived_.end(), [&](const auto& own) { return own.get() == &d; })) {
+    enclosing_->materialize(d);  // a WITH query of the statement around this data-modifying one
+    return;
+  }
   d.computed = true;
   const sql::Select& sel = *d.def->select;
   std::vector<std::vector<Value>> rows = run_subquery(sel, /*per_row=*/false);
@@ -168,10 +193,29 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   // (One row, a pinned one, needs no order: no allocation for it.)
   std::vector<std::pair<std::uint64_t, std::size_t>> order;
   auto place = [&](const HeapPlace& p) { return by_root ? p.root : p.position; };
+  // A statement with a data-modifying WITH query reads on its snapshot, taken in its first
+  // step, though that query may have waited for row locks since (a subquery always does).
+  const bool snapshot = subquery_depth_ > 0 || !before_writes_.empty();
+  const auto written = before_writes_.find(name);
   for (const std::int64_t id : ids) {
-    const std::optional<Row>& r = subquery_depth_ == 0 ? c_.visible(name, id) : subquery_visible(name, id);
+    if (written != before_writes_.end()) {  // as the statement found it
+      const RowState& state = server_.row(name, id);
+      const RowState::Written* before = nullptr;
+      if (auto it = written->second.find(id); it != written->second.end()) before = &it->second;
+      const bool own_now = state.pending.contains(c_.pid_);
+      if (before != nullptr || own_now) {
+        const std::optional<std::uint64_t> seq = snapshot && statement_snapshot_ ? statement_snapshot_ : c_.snapshot_;
+        const std::optional<Row>& r = before != nullptr ? before->version : seq ? state.version_at(*seq) : state.committed;
+        if (!r) continue;
+        const HeapPlace at = before != nullptr ? before->place : seq ? state.place_at(*seq) : state.committed_place;
+        if (ids.size() > 1) order.emplace_back(place(at), out.size());
+        out.emplace_back(id, &*r);
+        continue;
+      }
+    }
+    const std::optional<Row>& r = snapshot ? subquery_visible(name, id) : c_.visible(name, id);
     if (!r) continue;
-    if (ids.size() > 1) order.emplace_back(place(subquery_depth_ == 0 ? c_.visible_place(name, id) : subquery_place(name, id)), out.size());
+    if (ids.size() > 1) order.emplace_back(place(snapshot ? subquery_place(name, id) : c_.visible_place(name, id)), out.size());
     out.emplace_back(id, &*r);
   }
   if (!std::is_sorted(order.begin(), order.end())) {

@@ -353,6 +353,7 @@ class SqlRun final : public sql::EvalContext {
   // The weak table lock of the statement's table, for its first step (SimConnection's
   // take_table_lock_first).
   void request_table_lock();
+  std::optional<SimConnection::TableLockRequest> table_lock() const;  // ... that lock, if it takes one
 
   // ---- DDL: one step that writes the whole server; not inside a transaction block.
   // The catalog is fixed while actors run (a spec's setup and teardown, a model's
@@ -570,6 +571,7 @@ class SqlRun final : public sql::EvalContext {
   Time statement_start_{0};
   bool started_ = false;  // the statement took its first step
   bool nested_ = false;  // a data-modifying WITH query's statement, run inside its statement's frame
+  SqlRun* enclosing_ = nullptr;  // ... and that statement's run, whose earlier WITH queries it reads
   std::vector<std::vector<Value>>* returned_ = nullptr;  // ... its RETURNING rows, as values
 
   std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
@@ -589,6 +591,13 @@ class SqlRun final : public sql::EvalContext {
   std::vector<Value> scratch_list_;                           // a correlated one's, for the row evaluated now
   std::map<std::pair<const Expr*, std::int64_t>, Value> semi_values_;  // (IN semi join, outer row): the element it matched
   std::vector<std::unique_ptr<Derived>> derived_;  // the statement's WITH queries
+  // The session's own versions of each table a data-modifying WITH query writes, as they were
+  // before it ran: the statement's other parts read the table as the statement found it (they
+  // share its snapshot and command id, so none sees another's writes), rows the query wrote
+  // as others' view has them (sql_joins.cc relation_rows). Row locks on it are refused.
+  std::map<std::string, std::map<std::int64_t, RowState::Written>, std::less<>> before_writes_;
+  // A row lock on a table a data-modifying WITH query of the statement wrote: refused.
+  void check_not_written_by_cte(std::string_view table) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched

@@ -353,6 +353,7 @@ const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel, SqlTable* t, std::int64_t offset, std::int64_t limit) {
   const std::string name = t->def.table;
+  check_not_written_by_cte(name);
   const Mode mode = row_mode(sel.lock);
   std::vector<std::pair<std::int64_t, Row>> locked;
   for (auto& [id, row] : rows) {
@@ -403,6 +404,7 @@ bool SqlRun::still_matches(SqlTable* t, const std::string& alias, std::int64_t i
 }
 
 bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) {
+  check_not_written_by_cte(table);
   const ObjectId obj = server_.row_object(table, id);
   const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {obj, acquire_access(mode)}, id, true});
   if (auto refused = c_.begin_statement(first)) throw Raised{*refused};
