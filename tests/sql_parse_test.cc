@@ -180,8 +180,13 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT pid FROM pg_locks WHERE locktype = 'advisory' OR granted"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
   EXPECT_EQ(refusal("SELECT * FROM pg_locks l WHERE l.locktype = 'advisory'"),
             "0A000 * of pg_locks (name its columns: lockstep models some) is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
-  EXPECT_EQ(refusal("SELECT l.database FROM pg_locks l WHERE l.locktype = 'advisory'"),
-            "0A000 pg_locks.database (not modelled) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT l.waitstart FROM pg_locks l WHERE l.locktype = 'advisory'"),
+            "0A000 pg_locks.waitstart (not modelled) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT datname, datdba FROM pg_database"),
+            "0A000 pg_database.datdba (not modelled) is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
+  EXPECT_EQ(refusal("SELECT * FROM pg_catalog.pg_database d"),
+            "0A000 * of pg_database (name its columns: lockstep models some) is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
+  EXPECT_EQ(refusal("SELECT oid FROM pg_database WHERE datname = current_database()"), "");
   EXPECT_EQ(refusal("SELECT count(*) FROM pg_locks LEFT JOIN t ON locktype = 'advisory'"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 22 @22");
   EXPECT_EQ(refusal("SELECT count(*) FROM t LEFT JOIN pg_catalog.pg_locks l ON l.locktype = 'advisory' AND l.objid = t.a::oid"), "");
   EXPECT_EQ(refusal("DELETE FROM pg_locks"), "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");

@@ -329,7 +329,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
     const auto [ftype, fb] = node(from.at(0));
-    if (from.size() == 1 && ftype == "RangeVar" && !is_pg_locks(*fb)) {
+    if (from.size() == 1 && ftype == "RangeVar" && system_view(*fb).empty()) {
       std::tie(s.table, s.alias) = relation(*fb, fallback);
     } else {
       for (const json& item : from) s.from.push_back(from_item(item, fallback));  // model/sql/parse_from.cc

@@ -504,6 +504,14 @@ Expr Reader::func_call(const json& body, Expr e) {
         slot = static_cast<std::size_t>(named - kMakeInterval.begin());
         wrapped = &named_arg->at("arg");
       }
+      if (slot == 0 && (e.name == "nextval" || e.name == "currval" || e.name == "setval")) {
+        // nextval('seq'::regclass), as migrations' serial defaults spell it: the name, which the
+        // sequence function looks up (42P01 when there is none, as the cast's lookup gives).
+        if (const auto [cast_type, cast] = node(*wrapped); cast_type == "TypeCast" && node(cast->at("arg")).first == "A_Const") {
+          const std::vector<std::string> type = names(cast->at("typeName").at("names"));
+          if (type.back() == "regclass" && !cast->at("typeName").contains("arrayBounds")) wrapped = &cast->at("arg");
+        }
+      }
       const auto [arg_type, arg] = node(*wrapped);
       // pg_sleep(0.3), the most common call of a test, and make_interval(secs => 0.5): a
       // decimal literal is their double precision argument (elsewhere a numeric value, outside

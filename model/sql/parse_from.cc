@@ -96,10 +96,10 @@ FromItem Reader::from_item(const json& n, int fallback) {
     item.alias = a.value("aliasname", "");
     if (a.contains("colnames")) item.column_aliases = names(a.at("colnames"));
   };
-  if (type == "RangeVar" && is_pg_locks(body)) {  // a system view (model/sql/parse_system_views.cc)
-    item.table = "pg_locks";
+  if (const std::string_view view = type == "RangeVar" ? system_view(body) : ""; !view.empty()) {  // model/sql/parse_system_views.cc
+    item.table = std::string(view);
     alias(body);
-    if (!item.column_aliases.empty()) refuse("column aliases of pg_locks", loc);
+    if (!item.column_aliases.empty()) refuse(fmt::format("column aliases of {}", view), loc);
     return item;
   }
   if (type == "RangeVar") {

@@ -110,6 +110,8 @@ class Reader {
   // pg_locks in FROM (model/sql/parse_system_views.cc): whether a RangeVar names it, and the
   // checks of a SELECT reading it (its advisory rows only, the columns lockstep models).
   static bool is_pg_locks(const json& range_var);
+  // The system view a FROM's relation names ("pg_locks", "pg_database"), or "" (parse_system_views.cc).
+  static std::string_view system_view(const json& range_var);
   void check_pg_locks(const Select& s, int fallback) const;
   void group_by(const json& items, Select& s, int fallback);
   // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for

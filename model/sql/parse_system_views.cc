@@ -2,18 +2,21 @@
 // its advisory lock rows (the simulated server's lock manager; the server's other lock rows,
 // of relations, transactions and virtual transactions, are not modelled), so a SELECT of it
 // must keep those only: a conjunct `locktype = 'advisory'` in WHERE or in a JOIN's ON. Its
-// columns database, virtualtransaction and waitstart (and `*`) are refused: not modelled.
+// columns virtualtransaction and waitstart (and `*`) are refused: not modelled. pg_database is
+// read as the one database the simulated server has: its oid and datname (postgres, oid 5, as
+// initdb makes it); its other columns are refused.
 #include <algorithm>
 #include <array>
+#include <span>
 
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql::detail {
 namespace {
 
-void sys_relations(const FromItem& f, std::vector<const FromItem*>& out) {
-  if (f.kind == FromItem::Kind::table && f.table == "pg_locks") out.push_back(&f);
-  for (const FromItem& side : f.sides) sys_relations(side, out);
+void sys_relations(const FromItem& f, std::vector<const FromItem*>& out, std::string_view view = "pg_locks") {
+  if (f.kind == FromItem::Kind::table && f.table == view) out.push_back(&f);
+  for (const FromItem& side : f.sides) sys_relations(side, out, view);
 }
 
 // Whether `e` (a WHERE or ON) has the conjunct locktype = 'advisory'.
@@ -42,41 +45,50 @@ bool sys_any_on_keeps_advisory(const FromItem& f) {
   return std::any_of(f.sides.begin(), f.sides.end(), sys_any_on_keeps_advisory);
 }
 
-// The first column reference of `e` to an unmodelled pg_locks column, or nullptr.
-const Expr* sys_unmodelled(const Expr& e, const std::vector<std::string>& names) {
-  static constexpr std::array<std::string_view, 3> kUnmodelled = {"database", "virtualtransaction", "waitstart"};
-  if (e.kind == Expr::Kind::column && std::find(kUnmodelled.begin(), kUnmodelled.end(), e.name) != kUnmodelled.end() &&
+// The first column reference of `e` to one of the unmodelled columns of a view called one
+// of `names` in the statement, or nullptr.
+const Expr* sys_unmodelled(const Expr& e, const std::vector<std::string>& names, std::span<const std::string_view> unmodelled) {
+  if (e.kind == Expr::Kind::column && std::find(unmodelled.begin(), unmodelled.end(), e.name) != unmodelled.end() &&
       (e.qualifier.empty() || std::find(names.begin(), names.end(), e.qualifier) != names.end())) {
     return &e;
   }
   for (const Expr& a : e.args) {
-    if (const Expr* found = sys_unmodelled(a, names)) return found;
+    if (const Expr* found = sys_unmodelled(a, names, unmodelled)) return found;
   }
   return nullptr;
 }
 
+constexpr std::array<std::string_view, 2> kLocksUnmodelled = {"virtualtransaction", "waitstart"};
+constexpr std::array<std::string_view, 14> kDatabaseUnmodelled = {
+    "datdba",        "encoding",     "datlocprovider", "datistemplate", "datallowconn", "datconnlimit", "datfrozenxid",
+    "datminmxid",    "dattablespace", "datcollate",    "datctype",      "daticulocale", "datcollversion", "datacl"};
+
 }  // namespace
 
-bool Reader::is_pg_locks(const json& range_var) {
-  return range_var.value("relname", "") == "pg_locks" && range_var.value("schemaname", "pg_catalog") == "pg_catalog";
+bool Reader::is_pg_locks(const json& range_var) { return system_view(range_var) == "pg_locks"; }
+
+std::string_view Reader::system_view(const json& range_var) {
+  if (range_var.value("schemaname", "pg_catalog") != "pg_catalog") return {};
+  const std::string name = range_var.value("relname", "");
+  if (name == "pg_locks") return "pg_locks";
+  if (name == "pg_database") return "pg_database";
+  return {};
 }
 
 void Reader::check_pg_locks(const Select& s, int fallback) const {
-  std::vector<const FromItem*> views;
-  for (const FromItem& f : s.from) sys_relations(f, views);
-  if (views.empty()) return;
-  const int loc = views.front()->location >= 0 ? views.front()->location : fallback;
-  const bool kept = (s.where && sys_keeps_advisory(*s.where)) || std::any_of(s.from.begin(), s.from.end(), sys_any_on_keeps_advisory);
-  if (!kept) refuse("pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only)", loc);
-  std::vector<std::string> names;
-  for (const FromItem* v : views) names.push_back(v->alias.empty() ? v->table : v->alias);
-  std::vector<const Expr*> exprs;
-  for (const Target& t : s.targets) {
-    if (t.star && (t.star_of.empty() || std::find(names.begin(), names.end(), t.star_of) != names.end())) {
-      refuse("* of pg_locks (name its columns: lockstep models some)", loc);
-    }
-    exprs.push_back(&t.expr);
+  std::vector<const FromItem*> locks, databases;
+  for (const FromItem& f : s.from) {
+    sys_relations(f, locks);
+    sys_relations(f, databases, "pg_database");
   }
+  if (locks.empty() && databases.empty()) return;
+  if (!locks.empty()) {
+    const int loc = locks.front()->location >= 0 ? locks.front()->location : fallback;
+    const bool kept = (s.where && sys_keeps_advisory(*s.where)) || std::any_of(s.from.begin(), s.from.end(), sys_any_on_keeps_advisory);
+    if (!kept) refuse("pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only)", loc);
+  }
+  std::vector<const Expr*> exprs;
+  for (const Target& t : s.targets) exprs.push_back(&t.expr);
   if (s.where) exprs.push_back(&*s.where);
   for (const OrderItem& o : s.order_by) exprs.push_back(&o.expr);
   for (const Expr& g : s.group_by) exprs.push_back(&g);
@@ -88,11 +100,24 @@ void Reader::check_pg_locks(const Select& s, int fallback) const {
     for (const Expr& e : f->on) exprs.push_back(&e);
     for (const FromItem& side : f->sides) items.push_back(&side);
   }
-  for (const Expr* e : exprs) {
-    if (const Expr* col = sys_unmodelled(*e, names)) {
-      refuse(fmt::format("pg_locks.{} (not modelled)", col->name), col->location >= 0 ? col->location : loc);
+  const auto check = [&](const std::vector<const FromItem*>& views, std::string_view view, std::span<const std::string_view> unmodelled) {
+    if (views.empty()) return;
+    const int loc = views.front()->location >= 0 ? views.front()->location : fallback;
+    std::vector<std::string> names;
+    for (const FromItem* v : views) names.push_back(v->alias.empty() ? v->table : v->alias);
+    for (const Target& t : s.targets) {
+      if (t.star && (t.star_of.empty() || std::find(names.begin(), names.end(), t.star_of) != names.end())) {
+        refuse(fmt::format("* of {} (name its columns: lockstep models some)", view), loc);
+      }
     }
-  }
+    for (const Expr* e : exprs) {
+      if (const Expr* col = sys_unmodelled(*e, names, unmodelled)) {
+        refuse(fmt::format("{}.{} (not modelled)", view, col->name), col->location >= 0 ? col->location : loc);
+      }
+    }
+  };
+  check(locks, "pg_locks", kLocksUnmodelled);
+  check(databases, "pg_database", kDatabaseUnmodelled);
 }
 
 }  // namespace lockstep::sql::detail

@@ -40,10 +40,11 @@ std::vector<std::string> from_function_columns(const sql::FromItem& f) {
 }
 
 // pg_locks' columns as lockstep models them (an advisory lock's row: relation, page, tuple,
-// virtualxid and transactionid NULL; database, virtualtransaction and waitstart refused when
-// the statement is read).
+// virtualxid and transactionid NULL; virtualtransaction and waitstart refused when the
+// statement is read); pg_database's (the one database).
+constexpr std::string_view kFromDatabaseOid = "5";  // initdb's postgres, current_database()
 std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
-  return {{"locktype", Type::text},     {"relation", Type::oid},     {"page", Type::int4},  {"tuple", Type::int2},
+  return {{"locktype", Type::text},     {"database", Type::oid},     {"relation", Type::oid},     {"page", Type::int4},  {"tuple", Type::int2},
           {"virtualxid", Type::text},   {"transactionid", Type::text}, {"classid", Type::oid}, {"objid", Type::oid},
           {"objsubid", Type::int2},     {"pid", Type::int4},         {"mode", Type::text},  {"granted", Type::boolean},
           {"fastpath", Type::boolean}};
@@ -81,6 +82,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   std::vector<sql::ColumnDef> columns;
   if (f.kind == K::table && f.table == "pg_locks") {
     for (const auto& [name, type] : from_pg_locks_columns()) columns.push_back(sql::ColumnDef{.name = std::string(name), .type = type});
+  } else if (f.kind == K::table && f.table == "pg_database") {
+    columns.push_back(sql::ColumnDef{.name = "oid", .type = Type::oid});
+    columns.push_back(sql::ColumnDef{.name = "datname", .type = Type::text});
   } else if (f.kind == K::table) {
     const SqlTable* t = table(f.table);
     for (const sql::ColumnDef& c : t->def.columns) {
@@ -187,6 +191,15 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     restore(saved);
     return out;
   }
+  if (f.kind == K::table && f.table == "pg_database") {
+    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    for (const Row& l : left) {
+      Row& joined = out.emplace_back(l);
+      joined.emplace(prefix + "oid", kFromDatabaseOid);
+      joined.emplace(prefix + "datname", "postgres");
+    }
+    return out;
+  }
   if (f.kind == K::table && f.table == "pg_locks") {
     // The lock manager's advisory rows (model/sql/parse_system_views.cc keeps a statement to
     // those): reading them reads the whole server, in the step running now.
@@ -196,6 +209,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     for (const lockstep::pg::AdvisoryLockRow& l : server_.advisory_lock_rows(s_.now())) {
       Row& r = rows.emplace_back();
       r.emplace(prefix + "locktype", "advisory");
+      r.emplace(prefix + "database", kFromDatabaseOid);
       r.emplace(prefix + "classid", std::to_string(l.classid));
       r.emplace(prefix + "objid", std::to_string(l.objid));
       r.emplace(prefix + "objsubid", std::to_string(l.objsubid));
