@@ -14,6 +14,7 @@
 #include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
+#include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
@@ -83,6 +84,10 @@ Value shifted(std::string_view op, const Value& a_in, const Value& b_in) {
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
+  if (a.type() == Type::json && (op == "->" || op == "->>")) {
+    if (a.is_null() || b.is_null()) return Value::null(op == "->" ? Type::json : Type::text);
+    return json_operator(op, a, b.type() == Type::unknown ? cast(b, Type::text) : b);  // model/sql/json_text.h
+  }
   if (a.type() == Type::json || b.type() == Type::json) {
     throw SqlError("0A000", fmt::format("the operator {} on json (not jsonb) is not in lockstep's SQL subset: cast to jsonb", op));
   }
@@ -459,7 +464,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "jsonb_array_length") return jsonb_array_length(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
   if (e.name == "unnest") return context.call(e, args);  // a set-returning function: the executor's row
-  if (e.name == "generate_series" || e.name.starts_with("jsonb_array_elements") || e.name.starts_with("jsonb_each") ||
+  if (e.name == "generate_series" || e.name.starts_with("jsonb_array_elements") || e.name.starts_with("json_array_elements") || e.name.starts_with("jsonb_each") ||
       e.name == "jsonb_object_keys") {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }

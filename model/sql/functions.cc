@@ -114,6 +114,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"generate_series", 2, 3, FunctionKind::scalar},  // set-returning: in FROM only (sim/pg/sql_from.cc)
     FunctionInfo{"jsonb_array_elements", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_array_elements_text", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"json_array_elements", 1, 1, FunctionKind::scalar},  // json as written: model/sql/json_text.h
+    FunctionInfo{"json_array_elements_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_each", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_each_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_object_keys", 1, 1, FunctionKind::scalar},

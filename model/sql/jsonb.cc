@@ -458,6 +458,8 @@ void json_set(Jv& j, const std::vector<std::string>& path, std::size_t level, co
 
 std::string jsonb_canonical(std::string_view text) { return text_of(parse(text)); }
 
+std::string jsonb_string_value(std::string_view quoted) { return parse(quoted).s; }
+
 bool jsonb_equal(const std::string& a, const std::string& b) { return a == b || equal(parse(a), parse(b)); }
 
 bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }

@@ -23,6 +23,8 @@ namespace lockstep::sql {
 
 // The canonical text of JSON `text` (jsonb's input function).
 std::string jsonb_canonical(std::string_view text);
+// The string a JSON string literal ("a\\nb", quotes included) stands for.
+std::string jsonb_string_value(std::string_view quoted);
 // Whether two canonical jsonb texts are equal values (numbers compared by value).
 bool jsonb_equal(const std::string& a, const std::string& b);
 

@@ -351,6 +351,12 @@ Expr Reader::column_ref(const json& body, Expr e) {
   e.kind = Expr::Kind::column;
   e.name = str(fields.back());
   if (fields.size() >= 2) e.qualifier = str(fields.at(fields.size() - 2));  // schema.table.column: the table
+  // A table's columns cannot take these names (42701): they are the system columns of each
+  // tuple version, which lockstep does not model (River's xmax != 0 after an upsert).
+  static constexpr std::string_view kSystemColumns[] = {"xmin", "xmax", "cmin", "cmax", "ctid", "tableoid"};
+  if (std::find(std::begin(kSystemColumns), std::end(kSystemColumns), e.name) != std::end(kSystemColumns)) {
+    refuse(fmt::format("the system column {}", e.name), loc);
+  }
   return e;
 }
 

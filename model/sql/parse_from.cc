@@ -14,7 +14,7 @@
 namespace lockstep::sql::detail {
 namespace {
 
-constexpr std::string_view kFromFunctions[] = {"unnest",     "generate_series",  "jsonb_array_elements", "jsonb_array_elements_text",
+constexpr std::string_view kFromFunctions[] = {"unnest",     "generate_series",  "jsonb_array_elements", "jsonb_array_elements_text", "json_array_elements", "json_array_elements_text",
                                                "jsonb_each", "jsonb_each_text", "jsonb_object_keys"};
 
 // An expression's leftmost position, as the server points at it (exprLocation).

@@ -145,11 +145,39 @@ std::string ddl_sequence_name(std::string_view text) {
 
 }  // namespace
 
+Value SqlRun::serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args) {
+  // A serial column's sequence, <table>_<column>_seq (River's nextval('river_job_id_seq'::regclass)):
+  // the column's own counter, which its DEFAULT advances.
+  SqlTable* owner = nullptr;
+  std::size_t column = 0;
+  server_.each_sql_table_mutable([&](SqlTable& t) {
+    for (std::size_t i = 0; i < t.def.columns.size() && owner == nullptr; ++i) {
+      if (t.def.columns[i].serial && fmt::format("{}_{}_seq", t.def.table, t.def.columns[i].name) == seq_name) {
+        owner = &t;
+        column = i;
+      }
+    }
+  });
+  if (owner == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", sql::cast(args.at(0), Type::text).as_text()));  // as written
+  if (name == "currval") throw SqlError("0A000", "currval of a serial column's sequence is not in lockstep's SQL subset (docs/sql.md)");
+  if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does
+  const sql::ColumnDef& c = owner->def.columns[column];
+  std::int64_t& last = owner->sequences[column];
+  if (name == "setval") {
+    if (args.at(1).is_null()) return Value::null(Type::int8);
+    const std::int64_t v = sql::cast(args[1], Type::int8).as_integer();
+    const bool called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool();
+    last = called ? v : v - c.sequence_increment;
+    return Value::integer(v, Type::int8);
+  }
+  return Value::integer(last += c.sequence_increment, Type::int8);
+}
+
 Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
   if (args.at(0).is_null()) return Value::null(Type::int8);
   const std::string seq_name = ddl_sequence_name(sql::cast(args[0], Type::text).as_text());
   Server::Sequence* seq = server_.sequence(seq_name);
-  if (seq == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", seq_name));
+  if (seq == nullptr) return serial_sequence_function(name, seq_name, args);
   if (name == "currval") {
     const auto it = c_.currvals_.find(seq_name);
     if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));

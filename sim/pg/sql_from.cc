@@ -11,6 +11,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/json_text.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -30,7 +31,7 @@ std::vector<std::string> from_function_columns(const sql::FromItem& f) {
   std::vector<std::string> names;
   if (n == "jsonb_each" || n == "jsonb_each_text") {
     names = {"key", "value"};
-  } else if (n == "jsonb_array_elements" || n == "jsonb_array_elements_text") {
+  } else if (n == "jsonb_array_elements" || n == "jsonb_array_elements_text" || n == "json_array_elements" || n == "json_array_elements_text") {
     names = {"value"};
   } else {
     names = {f.alias.empty() ? n : f.alias};  // a function of no named output: the relation's name
@@ -160,6 +161,8 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     if (step == 0) throw SqlError("22023", "step size cannot equal zero");
     if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
     for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
+  } else if (n.starts_with("json_")) {
+    out = sql::json_rows(n, args.at(0));  // json_array_elements[_text]: json as written (model/sql/json_text.h)
   } else {
     out = sql::jsonb_rows(n, args.at(0));  // jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys
   }

@@ -392,6 +392,7 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::AlterTable& a);
   // nextval, currval, setval (sim/pg/sql_ddl.cc).
   Value sequence_function(std::string_view name, const std::vector<Value>& args);
+  Value serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args);
 
   Result<Rows> statement(const sql::CreateIndex& ix);
 
