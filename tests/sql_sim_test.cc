@@ -279,6 +279,18 @@ TEST(SqlSim, ARowLockBesideADataModifyingWithIsRefused) {
                                    "writes it is not in lockstep's SQL subset (docs/sql.md) | final: SELECT 2 [1,5;2,0]"}));
 }
 
+// A relation's name read as a column is its whole row on the server (que's `SELECT j FROM
+// que_jobs AS j`): refused by name, not answered "column does not exist".
+TEST(SqlSim, AWholeRowReferenceIsRefusedNotMissing) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, p int)", "INSERT INTO t VALUES (1, 10)"};
+  const Session s = {"SELECT j FROM t AS j", "SELECT t FROM t", "SELECT c FROM t AS j CROSS JOIN (SELECT 1 AS x) AS c", "SELECT nope FROM t"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: ERROR 0A000: the whole-row reference j is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ERROR 0A000: the whole-row reference t is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ERROR 0A000: the whole-row reference c is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ERROR 42703: column \"nope\" does not exist | final: SELECT 1 [1]"}));
+}
+
 // ALTER TABLE's and DROP INDEX's errors against the rows there, each the message PostgreSQL 15
 // gave for the same statements (checked with psql): DDL runs outside the sessions, so a .spec
 // shows them only as its setup's failure.

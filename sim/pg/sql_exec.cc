@@ -301,11 +301,18 @@ void SqlRun::restore(const Saved& s) {
   group_ = s.group;
 }
 
+void SqlRun::missing_column(const SqlTable& t, std::string_view alias, const Expr& ref) {
+  // A relation's name where a column is read is its whole row (SELECT j FROM t AS j).
+  const bool whole_row = ref.qualifier.empty() &&
+                         (t.joined ? std::any_of(t.def.columns.begin(), t.def.columns.end(), [&](const sql::ColumnDef& c) { return joined_name(c).first == ref.name; })
+                                   : ref.name == (alias.empty() ? std::string_view(t.def.table) : alias));
+  if (whole_row) throw SqlError("0A000", fmt::format("the whole-row reference {} is not in lockstep's SQL subset (docs/sql.md)", ref.name));
+  throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+}
+
 Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) {
   const int i = t.joined ? joined_column(t, ref) : t.column(ref.name);
-  if (i < 0) {
-    throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
-  }
+  if (i < 0) missing_column(t, {}, ref);
   return stored(t, row, i);
 }
 
@@ -315,7 +322,7 @@ void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& 
       throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
     }
     if (t.column(e.name) < 0 && (!e.qualifier.empty() || std::find(outputs.begin(), outputs.end(), e.name) == outputs.end())) {
-      throw SqlError("42703", fmt::format("column \"{}\" does not exist", e.qualifier.empty() ? e.name : e.qualifier + "." + e.name));
+      missing_column(t, alias, e);
     }
   }
   if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return;  // checked with its own table when it runs

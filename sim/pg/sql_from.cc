@@ -97,6 +97,14 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     const sql::Select& sub = *f.select;
     const SqlTable* source = sub.table.empty() ? nullptr : table(sub.table);
     for (const sql::Target& target : sub.targets) {
+      if (target.star && source == nullptr && !sub.from.empty()) {  // * or t.* of the subquery's own FROM items
+        for (const sql::ColumnDef& c : from_relation(sub)->def.columns) {
+          if (target.star_of.empty() || joined_name(c).first == target.star_of) {
+            columns.push_back(sql::ColumnDef{.name = std::string(joined_name(c).second), .type = c.type});
+          }
+        }
+        continue;
+      }
       if (target.star) {
         if (source == nullptr) throw SqlError("0A000", "SELECT * in a subquery in FROM without one table is not in lockstep's SQL subset");
         for (const sql::ColumnDef& c : source->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});

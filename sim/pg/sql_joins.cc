@@ -26,8 +26,9 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     const sql::Select& sel = *cte.select;
     const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
     for (const sql::Target& target : sel.targets) {
-      if (target.star && source == nullptr && !sel.from.empty()) {  // SELECT * FROM a function, VALUES or a subquery
+      if (target.star && source == nullptr && !sel.from.empty()) {  // * or t.* of a FROM of several items, a function, VALUES
         for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
+          if (!target.star_of.empty() && joined_name(c).first != target.star_of) continue;  // t.*: t's columns
           sql::ColumnDef column = c;
           column.name = std::string(joined_name(c).second);
           d->table.def.columns.push_back(std::move(column));

@@ -179,6 +179,8 @@ class SqlRun final : public sql::EvalContext {
 
   Value value_of(const Row& row, const Expr& ref) const { return value_in(*table_, row, ref); }
   static Value value_in(const SqlTable& t, const Row& row, const Expr& ref);
+  // 42703 for a column t (called `alias`) lacks; 0A000 when it names t itself (a whole-row reference).
+  [[noreturn]] static void missing_column(const SqlTable& t, std::string_view alias, const Expr& ref);
 
   // ---- Subqueries. A correlated one (a SubPlan) names columns of the queries around it; it
   // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs

@@ -82,7 +82,14 @@ bool SqlRun::correlated(const sql::Select& sub) {
 
 bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
   if (e.kind == Expr::Kind::column) {
-    return std::none_of(scopes.begin(), scopes.end(), [&](const auto& s) { return s.first != nullptr && resolves(*s.first, s.second, e); });
+    return std::none_of(scopes.begin(), scopes.end(), [&](const auto& s) {
+      if (s.first == nullptr) return false;
+      try {
+        return resolves(*s.first, s.second, e);
+      } catch (const SqlError&) {
+        return true;  // ambiguous there (42702 when it runs), so not an outer query's
+      }
+    });
   }
   if (e.kind == Expr::Kind::in_subquery && reaches_out(e.args.at(0), scopes)) return true;
   if (sql::is_sublink(e)) return reaches_out(*e.select, scopes);
@@ -90,7 +97,19 @@ bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
 }
 
 bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
-  scopes.emplace_back(sel.table.empty() ? nullptr : server_.sql_table(sel.table), sel.alias);
+  // The query's own relation: its table, a WITH query of that name, or its FROM items joined.
+  const SqlTable* own = nullptr;
+  if (!sel.table.empty()) {
+    const Derived* d = const_cast<SqlRun*>(this)->derived(sel.table);
+    own = d != nullptr ? &d->table : server_.sql_table(sel.table);
+  } else if (!sel.from.empty()) {
+    try {
+      own = const_cast<SqlRun*>(this)->from_relation(sel);  // its columns only: nothing runs
+    } catch (const SqlError&) {
+      own = nullptr;  // the error is raised when the query runs
+    }
+  }
+  scopes.emplace_back(own, sel.alias);
   bool out = false;
   for (const sql::Target& target : sel.targets) out = out || (!target.star && reaches_out(target.expr, scopes));
   for (const sql::OrderItem& o : sel.order_by) out = out || reaches_out(o.expr, scopes);
