@@ -187,6 +187,10 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM pg_catalog.pg_database d"),
             "0A000 * of pg_database (name its columns: lockstep models some) is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("SELECT oid FROM pg_database WHERE datname = current_database()"), "");
+  // A WITH query inside a subquery may read, not write (the server's error, at the query's name).
+  EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH r AS (SELECT a FROM t) SELECT a FROM r)"), "");
+  EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH d AS (DELETE FROM t RETURNING a) SELECT a FROM d)"),
+            "0A000 WITH clause containing a data-modifying statement must be at the top level, at position 34 @34");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 1 RETURNING (xmax != 0) AS skipped"),
             "0A000 the system column xmax is not in lockstep's SQL subset (docs/sql.md), at position 77 @77");
   EXPECT_EQ(refusal("SELECT count(*) FROM pg_locks LEFT JOIN t ON locktype = 'advisory'"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 22 @22");

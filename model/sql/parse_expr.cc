@@ -639,7 +639,9 @@ Expr Reader::sublink(const json& body, Expr e) {
   }
   const auto [stype, sb] = node(body.at("subselect"));
   auto sub = std::make_shared<Select>(select(*sb, loc, false));
-  if (!sub->with.empty()) refuse("WITH inside a subquery", loc);
+  for (const CommonTable& c : sub->with) {  // its own WITH queries are computed once (sim/pg/sql_subqueries.cc)
+    if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
+  }
   if (e.kind != Expr::Kind::exists && (sub->targets.size() != 1 || sub->targets[0].star)) {
     fail("42601", "subquery must return only one column", loc);
   }

@@ -147,7 +147,9 @@ FromItem Reader::from_item(const json& n, int fallback) {
     }
     item.kind = FromItem::Kind::subquery;
     Select sub = select(*sb, at >= 0 ? at : loc, false);
-    if (!sub.with.empty()) refuse("WITH inside a subquery in FROM", loc);
+    for (const CommonTable& c : sub.with) {  // its own WITH queries are computed once (sim/pg/sql_subqueries.cc)
+      if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
+    }
     if (sub.lock != RowLock::none) refuse("FOR UPDATE inside a subquery in FROM", loc);
     item.select = std::make_shared<Select>(std::move(sub));
     return item;

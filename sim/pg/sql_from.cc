@@ -95,6 +95,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     }
   } else if (f.kind == K::subquery) {
     const sql::Select& sub = *f.select;
+    declare_subquery_ctes(sub);
     const SqlTable* source = sub.table.empty() ? nullptr : table(sub.table);
     for (const sql::Target& target : sub.targets) {
       if (target.star && source == nullptr && !sub.from.empty()) {  // * or t.* of the subquery's own FROM items

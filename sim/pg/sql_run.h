@@ -244,6 +244,9 @@ class SqlRun final : public sql::EvalContext {
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
   void declare_ctes(const std::vector<sql::CommonTable>& with);
+  // A subquery's own WITH queries, declared once for the statement when first met (refused
+  // when one names an outer query's column, or repeats a name the statement declared).
+  void declare_subquery_ctes(const sql::Select& sub);
   Derived* derived(std::string_view name);
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);

@@ -46,6 +46,7 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
   if (per_row && sub.lock != sql::RowLock::none) {
     throw SqlError("0A000", "a correlated subquery with FOR UPDATE / FOR SHARE is outside lockstep's SQL subset");
   }
+  declare_subquery_ctes(sub);
   Enclosing enclosing(*this);  // the enclosing query's row stays readable to the subquery's references
   SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
   if (t != nullptr) check_once(*t, &sub, [&] { check_select(sub, *t); });
@@ -59,6 +60,26 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
   std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
   pinned_ = outer_pinned;
   return rows;
+}
+
+void SqlRun::declare_subquery_ctes(const sql::Select& sub) {
+  if (sub.with.empty()) return;
+  if (std::any_of(derived_.begin(), derived_.end(), [&](const auto& d) { return d->def == &sub.with.front(); })) return;
+  // One derived list serves the statement: a name used twice would be read by both.
+  for (const sql::CommonTable& c : sub.with) {
+    if (derived(c.name) != nullptr) {
+      throw SqlError("0A000", fmt::format("a WITH query named \"{}\" inside a subquery beside another of that name is not in lockstep's SQL subset (docs/sql.md)", c.name));
+    }
+  }
+  declare_ctes(sub.with);
+  // Computed once for the statement: one naming an outer query's column would need a new
+  // value per outer row.
+  for (const sql::CommonTable& c : sub.with) {
+    Scopes scopes;
+    if (reaches_out(*c.select, scopes)) {
+      throw SqlError("0A000", fmt::format("a WITH query \"{}\" inside a subquery that names an outer query's column is not in lockstep's SQL subset (docs/sql.md)", c.name));
+    }
+  }
 }
 
 bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) {
@@ -99,6 +120,7 @@ bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
 bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
   // The query's own relation: its table, a WITH query of that name, or its FROM items joined.
   const SqlTable* own = nullptr;
+  const_cast<SqlRun*>(this)->declare_subquery_ctes(sel);  // its WITH queries name relations
   if (!sel.table.empty()) {
     const Derived* d = const_cast<SqlRun*>(this)->derived(sel.table);
     own = d != nullptr ? &d->table : server_.sql_table(sel.table);
