@@ -294,6 +294,26 @@ Value in_values(const Value& x, const std::vector<Value>& list) {
   return from_truth(found);
 }
 
+Value in_rows(const std::vector<Value>& xs, const std::vector<std::vector<Value>>& rows) {
+  bool found = false, unknown = false;
+  for (std::size_t r = 0; r < rows.size() && !found; ++r) {
+    // The row comparison: false at the first unequal pair, else NULL if a NULL was met.
+    bool unequal = false, row_unknown = false;
+    for (std::size_t i = 0; i < xs.size() && i < rows[r].size() && !unequal; ++i) {
+      const auto same = truth(comparison("=", xs[i], rows[r][i]), "IN");
+      if (!same.has_value()) {
+        row_unknown = true;
+      } else if (!*same) {
+        unequal = true;
+      }
+    }
+    if (!unequal && !row_unknown) found = true;
+    if (!unequal && row_unknown) unknown = true;
+  }
+  if (found) return Value::boolean(true);
+  return unknown ? Value::null(Type::boolean) : Value::boolean(false);
+}
+
 namespace {
 
 Value between(const Expr& e, EvalContext& context) {

@@ -37,6 +37,9 @@ Value evaluate(const Expr& e, EvalContext& context);
 // x IN (list): true when an element equals x, else NULL when x or an element is NULL (and
 // the list is not empty), else false.
 Value in_values(const Value& x, const std::vector<Value>& list);
+// (x1, x2, ...) IN (rows): each row compared element by element (three-valued), as the server's
+// row IN (SELECT a, b, ...). REQUIRES: each row has xs.size() values.
+Value in_rows(const std::vector<Value>& xs, const std::vector<std::vector<Value>>& rows);
 
 // WHERE's reading of a value: true only when it is boolean true (NULL is not true). Throws
 // SqlError 42804 when the value is not boolean.

@@ -634,11 +634,21 @@ Expr Reader::sublink(const json& body, Expr e) {
   }
   e.kind = any ? Expr::Kind::in_subquery : kind == "EXISTS_SUBLINK" ? Expr::Kind::exists : Expr::Kind::subquery;
   if (any) {
-    if (node(body.at("testexpr")).first == "RowExpr") refuse("a row constructor", loc);
     e.args.push_back(expr(body.at("testexpr"), loc));
   }
   const auto [stype, sb] = node(body.at("subselect"));
   auto sub = std::make_shared<Select>(select(*sb, loc, false));
+  if (any && e.args[0].kind == Expr::Kind::row) {  // (a, b) IN (SELECT x, y ...): db-scheduler's pick
+    const std::size_t n = e.args[0].args.size();
+    if (sub->set_op || std::any_of(sub->targets.begin(), sub->targets.end(), [](const Target& t) { return t.star; })) {
+      refuse("a row IN a subquery with * or UNION", loc);
+    }
+    if (sub->targets.size() != n) fail("42601", sub->targets.size() > n ? "subquery has too many columns" : "subquery has too few columns", loc);
+    if (sub->lock != RowLock::none) locking_subquery_ = true;
+    subquery_ = true;
+    e.select = std::move(sub);
+    return e;
+  }
   for (const CommonTable& c : sub->with) {  // its own WITH queries are computed once (sim/pg/sql_subqueries.cc)
     if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
   }

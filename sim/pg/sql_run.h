@@ -227,6 +227,9 @@ class SqlRun final : public sql::EvalContext {
   std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row);
   // The one column of an IN subquery's rows (kept for the statement when uncorrelated).
   const std::vector<Value>& subquery_list(const Expr& e);
+  // ... and the rows of a row IN's subquery ((a, b) IN (SELECT x, y ...): 42601 for another width).
+  const std::vector<std::vector<Value>>& subquery_rows(const Expr& e);
+  std::vector<Value> row_values(const Expr& row);  // a row constructor's values, in the current row
   // A read of table t by the step running now (a WITH query's relation is the statement's own).
   void touch(const SqlTable& t) {
     if (t.object != kNoObject && s_.in_actor()) s_.also_touch(t.object);
@@ -595,6 +598,9 @@ class SqlRun final : public sql::EvalContext {
   int subquery_depth_ = 0;    // subqueries running now (Enclosing)
   std::map<const Expr*, std::vector<Value>> subquery_lists_;  // uncorrelated IN subqueries' values
   std::vector<Value> scratch_list_;                           // a correlated one's, for the row evaluated now
+  std::map<const Expr*, std::vector<std::vector<Value>>> subquery_row_lists_;  // ... of row IN subqueries
+  std::vector<std::vector<Value>> scratch_rows_;
+  std::map<std::pair<const Expr*, std::int64_t>, std::vector<Value>> semi_row_values_;  // (row IN semi join, outer row): the row it matched
   std::map<std::pair<const Expr*, std::int64_t>, Value> semi_values_;  // (IN semi join, outer row): the element it matched
   std::vector<std::unique_ptr<Derived>> derived_;  // the statement's WITH queries
   // The session's own versions of each table a data-modifying WITH query writes, as they were

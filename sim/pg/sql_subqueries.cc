@@ -13,6 +13,9 @@
 namespace lockstep::sim::pg {
 
 Value SqlRun::subquery(const Expr& e) {
+  if (e.kind == Expr::Kind::in_subquery && e.args.at(0).kind == Expr::Kind::row) {  // (a, b) IN (SELECT x, y ...)
+    return sql::in_rows(row_values(e.args[0]), subquery_rows(e));
+  }
   if (e.kind == Expr::Kind::in_subquery) {
     const Value x = sql::evaluate(e.args.at(0), *this);  // in the enclosing query's row
     return sql::in_values(x, subquery_list(e));
@@ -40,6 +43,27 @@ const std::vector<Value>& SqlRun::subquery_list(const Expr& e) {
     return scratch_list_;
   }
   return subquery_lists_.emplace(&e, std::move(values)).first->second;
+}
+
+const std::vector<std::vector<Value>>& SqlRun::subquery_rows(const Expr& e) {
+  if (auto it = subquery_row_lists_.find(&e); it != subquery_row_lists_.end()) return it->second;
+  if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
+  const bool per_row = correlated(*e.select);
+  std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
+  const std::size_t n = e.args.at(0).args.size();
+  if (!rows.empty() && rows.front().size() != n) throw SqlError("42601", rows.front().size() > n ? "subquery has too many columns" : "subquery has too few columns");
+  if (per_row) {
+    scratch_rows_ = std::move(rows);
+    return scratch_rows_;
+  }
+  return subquery_row_lists_.emplace(&e, std::move(rows)).first->second;
+}
+
+std::vector<Value> SqlRun::row_values(const Expr& row) {
+  std::vector<Value> out;
+  out.reserve(row.args.size());
+  for (const Expr& a : row.args) out.push_back(sql::evaluate(a, *this));
+  return out;
 }
 
 std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool per_row) {
@@ -155,7 +179,9 @@ void SqlRun::compute_initplans(const Expr& e) {
     if (sub.where) server = server || calls_server(*sub.where);
     if (server) return;
     try {
-      if (e.kind == Expr::Kind::in_subquery) {
+      if (e.kind == Expr::Kind::in_subquery && e.args.at(0).kind == Expr::Kind::row) {
+        (void)subquery_rows(e);
+      } else if (e.kind == Expr::Kind::in_subquery) {
         (void)subquery_list(e);
       } else {
         (void)subquery(e);
@@ -231,6 +257,20 @@ bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
     const Pulled p = pulled_up(*c);
     if (p == Pulled::no) {
       if (!sql::is_true(sql::evaluate(*c, *this))) return false;
+      continue;
+    }
+    if (p == Pulled::semi_in && c->args.at(0).kind == Expr::Kind::row) {
+      // The new version joins the row the scan matched, as it was.
+      const std::vector<Value> xs = row_values(c->args[0]);
+      if (recheck) {
+        const auto it = semi_row_values_.find({c, id});
+        if (it == semi_row_values_.end() || !sql::is_true(sql::in_rows(xs, {it->second}))) return false;
+        continue;
+      }
+      const std::vector<std::vector<Value>>& rows = subquery_rows(*c);
+      const auto hit = std::find_if(rows.begin(), rows.end(), [&](const std::vector<Value>& r) { return sql::is_true(sql::in_rows(xs, {r})); });
+      if (hit == rows.end()) return false;
+      semi_row_values_.insert_or_assign({c, id}, *hit);
       continue;
     }
     if (p == Pulled::semi_in) {
