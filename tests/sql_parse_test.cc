@@ -191,8 +191,16 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH r AS (SELECT a FROM t) SELECT a FROM r)"), "");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH d AS (DELETE FROM t RETURNING a) SELECT a FROM d)"),
             "0A000 WITH clause containing a data-modifying statement must be at the top level, at position 34 @34");
-  EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 1 RETURNING (xmax != 0) AS skipped"),
-            "0A000 the system column xmax is not in lockstep's SQL subset (docs/sql.md), at position 77 @77");
+  EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 1 RETURNING (xmax != 0) AS skipped"), "");
+  EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 1 RETURNING xmax"),
+            "0A000 xmax other than compared with 0 is not in lockstep's SQL subset (docs/sql.md), at position 76 @76");
+  EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT DO NOTHING RETURNING xmax = 0"),
+            "0A000 the system column xmax is not in lockstep's SQL subset (docs/sql.md), at position 63 @63");
+  EXPECT_EQ(refusal("SELECT a, row_number() OVER (PARTITION BY b ORDER BY a DESC) FROM t"), "");
+  EXPECT_EQ(refusal("SELECT count(*) OVER () FROM t"), "0A000 the window function count() OVER is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT a FROM t WHERE rank() OVER () = 1"),
+            "0A000 a window function outside a select list is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
+  EXPECT_EQ(refusal("UPDATE t SET b = 1 RETURNING ctid"), "0A000 the system column ctid is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");
   EXPECT_EQ(refusal("SELECT count(*) FROM pg_locks LEFT JOIN t ON locktype = 'advisory'"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 22 @22");
   EXPECT_EQ(refusal("SELECT count(*) FROM t LEFT JOIN pg_catalog.pg_locks l ON l.locktype = 'advisory' AND l.objid = t.a::oid"), "");
   EXPECT_EQ(refusal("DELETE FROM pg_locks"), "0A000 the system view pg_locks is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");

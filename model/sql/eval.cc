@@ -592,6 +592,7 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::between: return between(e, context);
     case K::cast: return cast_value(e, evaluate(e.args.at(0), context));
     case K::func: return function_value(e, context);
+    case K::window: return context.call(e, {});  // the executor's value for the current row
     case K::user_func: {  // a LANGUAGE sql function: the server's
       std::vector<Value> args;
       args.reserve(e.args.size());

@@ -62,6 +62,23 @@ std::string construct_of(std::string_view type, std::string_view key, const json
 }
 
 // The construct a node type stands for, when the subset has no such node where it appears.
+// An `xmax` reference of e that is not the left operand of = or <> with 0, or nullptr.
+const Expr* parse_bare_xmax(const Expr& e) {
+  const auto is_xmax = [](const Expr& x) { return x.kind == Expr::Kind::column && x.name == "xmax"; };
+  const auto is_zero = [](const Expr& x) {
+    return x.kind == Expr::Kind::constant && !x.value.is_null() && is_integer(x.value.type()) && x.value.as_integer() == 0;
+  };
+  if (e.kind == Expr::Kind::op && (e.name == "=" || e.name == "<>") && e.args.size() == 2 &&
+      is_xmax(e.args[0]) && is_zero(e.args[1])) {  // (0 = xmax: the server has no int4 = xid)
+    return nullptr;
+  }
+  if (is_xmax(e)) return &e;
+  for (const Expr& a : e.args) {
+    if (const Expr* found = parse_bare_xmax(a)) return found;
+  }
+  return nullptr;
+}
+
 std::string construct_of_node(std::string_view type, const json& body) {
   static const std::initializer_list<std::pair<std::string_view, std::string_view>> names = {
       {"JoinExpr", "JOIN"},
@@ -336,7 +353,12 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
     }
   }
   if (body.contains("targetList")) {
-    for (const json& t : body.at("targetList")) s.targets.push_back(target(t, fallback));
+    const bool outer_window = std::exchange(window_allowed_, true);  // window functions: in the select list only
+    for (const json& t : body.at("targetList")) {
+      window_allowed_ = true;
+      s.targets.push_back(target(t, fallback));
+    }
+    window_allowed_ = outer_window;
   }
   if (body.contains("whereClause")) s.where = expr(body.at("whereClause"), fallback);
   if (body.contains("sortClause")) {
@@ -436,7 +458,16 @@ Insert Reader::insert(const json& body) {
       if (oc.contains("whereClause")) ins.conflict_where = expr(oc.at("whereClause"), loc);
     }
   }
-  if (body.contains("returningList")) ins.returning = returning(body.at("returningList"), loc);
+  if (body.contains("returningList")) {
+    // The upsert's `xmax = 0` (inserted) / `xmax <> 0` (updated), River's unique_skipped_as_duplicate:
+    // the raw xmax compared with 0 there, nowhere else (its number is the server's xid).
+    xmax_allowed_ = ins.on_conflict == Insert::OnConflict::update;
+    ins.returning = returning(body.at("returningList"), loc);
+    xmax_allowed_ = false;
+    for (const Target& t : ins.returning) {
+      if (const Expr* bare = t.star ? nullptr : parse_bare_xmax(t.expr)) refuse("xmax other than compared with 0", bare->location >= 0 ? bare->location : loc);
+    }
+  }
   return ins;
 }
 

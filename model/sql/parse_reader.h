@@ -172,6 +172,7 @@ class Reader {
   Expr type_cast(const json& body, Expr e);
 
   Expr func_call(const json& body, Expr e);
+  Expr window_call(const json& body, Expr e, const std::string& name);  // OVER (...)
 
   Expr sql_value_function(const json& body, Expr e);
 
@@ -210,6 +211,8 @@ class Reader {
   int max_param_ = 0;
   bool locking_subquery_ = false;  // the statement has a subquery with FOR UPDATE / SHARE
   bool subquery_ = false;          // the statement has a subquery
+  bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
+  bool window_allowed_ = false;    // reading a SELECT's select list, where a window function may be
   int depth_ = 0;                  // the nesting of expr() and select() calls now (Deeper)
 };
 

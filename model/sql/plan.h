@@ -56,6 +56,8 @@ struct Expr {
     like,         // args[0] LIKE args[1] (name "ilike": ILIKE; negated: NOT)
     row,          // (args...) or ROW(args...): an operand of a comparison or of IN only
     user_func,    // name(args) of no built-in function: a LANGUAGE sql function (CREATE FUNCTION), found when run
+    window,       // row_number(), rank() or dense_rank() OVER (...): name; select holds the window, its
+                  // order_by the PARTITION BY expressions (number of them: `number`) then ORDER BY's
   };
   Kind kind = Kind::constant;
   Value value;

@@ -253,6 +253,9 @@ Value SqlRun::column(const Expr& ref) {
   if (!ref.qualifier.empty() && table_ != nullptr && ref.qualifier != table_->def.table && ref.qualifier != alias_) {
     throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", ref.qualifier));
   }
+  // xmax in an upsert's RETURNING, compared with 0 only (model/sql/parse.cc): 0 for a row
+  // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
+  if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
   if (table_ == nullptr || row_ == nullptr) {
     throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
   }
@@ -269,6 +272,12 @@ Value SqlRun::param(int number) {
 }
 
 Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
+  if (e.kind == Expr::Kind::window) {  // computed for the query's rows (sql_select.cc compute_windows)
+    const auto w = window_values_.find(e.select.get());  // (ORDER BY an alias reads a copy of the call)
+    const auto v = w == window_values_.end() ? nullptr : &w->second;
+    if (v == nullptr || v->find(window_row_) == v->end()) throw SqlError("0A000", fmt::format("{}() OVER here is not in lockstep's SQL subset (docs/sql.md)", e.name));
+    return v->at(window_row_);
+  }
   const sql::FunctionInfo* f = sql::find_function(e.name);
   if (f->kind == sql::FunctionKind::aggregate) return aggregate(e);
   if (e.name == "unnest") return unnest_element(args.at(0));
@@ -321,8 +330,8 @@ void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& 
     if (!e.qualifier.empty() && e.qualifier != t.def.table && e.qualifier != alias) {
       throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
     }
-    if (t.column(e.name) < 0 && (!e.qualifier.empty() || std::find(outputs.begin(), outputs.end(), e.name) == outputs.end())) {
-      missing_column(t, alias, e);
+    if (t.column(e.name) < 0 && e.name != "xmax" && (!e.qualifier.empty() || std::find(outputs.begin(), outputs.end(), e.name) == outputs.end())) {
+      missing_column(t, alias, e);  // (xmax: the parser let it through in an upsert's RETURNING only)
     }
   }
   if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return;  // checked with its own table when it runs

@@ -96,7 +96,9 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
   }
   Row updated = apply_set(t, *current, ins.conflict_set);
   excluded_ = nullptr;
+  returning_updated_ = true;  // its RETURNING's xmax is not 0
   write_version(t, id, std::move(updated), ins.returning, out);
+  returning_updated_ = false;
   upserted_.push_back(id);
   return 1;
 }

@@ -444,6 +444,12 @@ class SqlRun final : public sql::EvalContext {
   std::int64_t bound(const std::optional<Expr>& e, std::string_view what);
 
   void sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t);
+  // The window functions of the select list (row_number, rank, dense_rank OVER (PARTITION BY
+  // ... ORDER BY ...)), for each of the rows WHERE kept, by row id: read while projecting.
+  void compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
+  static void window_calls(const Expr& e, std::vector<const Expr*>& out);
+  std::map<const sql::Select*, std::map<std::int64_t, Value>> window_values_;  // by the call's window
+  std::int64_t window_row_ = -1;  // the id of the row being projected or sorted
 
   // ORDER BY 2 is the second output column; ORDER BY name is an output column's alias when
   // the table has no such column.
@@ -590,6 +596,7 @@ class SqlRun final : public sql::EvalContext {
   const Row* excluded_ = nullptr;
   // The rows this INSERT inserted or updated: ON CONFLICT DO UPDATE of one again is 21000.
   std::vector<std::int64_t> upserted_;
+  bool returning_updated_ = false;  // RETURNING runs for a row ON CONFLICT DO UPDATE updated (xmax <> 0)
   const std::vector<const Row*>* group_ = nullptr;
   std::map<const Expr*, Value> subqueries_;            // InitPlans computed
   std::map<const Expr*, SqlError> failed_subqueries_;  // InitPlans that failed, raised at first use

@@ -185,8 +185,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // A Limit right above the scan (no sort, grouping, DISTINCT or row locks between them) pulls
   // its rows one at a time: WHERE runs until OFFSET + LIMIT rows passed it, so a
   // pg_try_advisory_lock there locks those rows only (GoodJob's claim).
+  std::vector<const Expr*> windows;
+  for (const sql::Target& target : sel.targets) window_calls(target.expr, windows);
   std::int64_t enough = -1;
-  if (sel.limit && sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && sel.lock == sql::RowLock::none) {
+  if (sel.limit && sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && sel.lock == sql::RowLock::none &&
+      windows.empty()) {
     const std::int64_t limit = bound(sel.limit, "LIMIT");
     if (limit >= 0) enough = std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
   }
@@ -196,6 +199,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+  }
+  if (!windows.empty()) {
+    if (sel.aggregate) throw SqlError("0A000", "window functions beside aggregates or GROUP BY are not in lockstep's SQL subset (docs/sql.md)");
+    if (sel.lock != sql::RowLock::none) throw SqlError("0A000", "FOR UPDATE is not allowed with window functions");
+    compute_windows(sel, t, rows);
   }
   if (sel.aggregate) return grouped_values(sel, t, rows);
   sort(rows, sel, t);
@@ -209,6 +217,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
   for (const auto& [id, row] : rows) {
     row_ = &row;
+    window_row_ = id;
     std::vector<Value> values;
     if (sel.distinct || !sel.distinct_on.empty()) {
       // A Unique node: the first row of each key, in the order sorted (NULLs equal).
@@ -256,6 +265,7 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
   std::vector<std::pair<std::vector<Value>, std::size_t>> keys;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     row_ = &rows[i].second;
+    window_row_ = rows[i].first;
     std::vector<Value> k;
     for (const sql::OrderItem& o : sel.order_by) k.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
     keys.emplace_back(std::move(k), i);
@@ -265,6 +275,47 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
   std::vector<std::pair<std::int64_t, Row>> sorted;
   for (const auto& [k, i] : keys) sorted.push_back(std::move(rows[i]));
   rows = std::move(sorted);
+}
+
+void SqlRun::window_calls(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == Expr::Kind::window) out.push_back(&e);
+  if (sql::is_sublink(e)) return;  // a subquery's are its own
+  for (const Expr& a : e.args) window_calls(a, out);
+}
+
+void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows) {
+  table_ = t;
+  alias_ = sel.alias;
+  std::vector<const Expr*> windows;
+  for (const sql::Target& target : sel.targets) window_calls(target.expr, windows);
+  for (const Expr* w : windows) {
+    // A WindowAgg over its rows sorted by PARTITION BY, then ORDER BY (window.order_by holds both).
+    const sql::Select& window = *w->select;
+    std::vector<std::pair<std::vector<Value>, std::size_t>> keys;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      row_ = &rows[i].second;
+      std::vector<Value> k;
+      for (const sql::OrderItem& o : window.order_by) k.push_back(sql::evaluate(o.expr, *this));
+      keys.emplace_back(std::move(k), i);
+    }
+    row_ = nullptr;
+    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, window); });
+    const auto same_prefix = [](const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n) {
+      return same_values(std::vector<Value>(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)),
+                         std::vector<Value>(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n)));
+    };
+    std::map<std::int64_t, Value>& values = window_values_[w->select.get()];
+    std::int64_t number = 0, rank = 0, dense = 0;
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+      const bool first = j == 0 || !same_prefix(keys[j].first, keys[j - 1].first, static_cast<std::size_t>(w->number));
+      const bool peer = !first && same_values(keys[j].first, keys[j - 1].first);  // equal in ORDER BY too
+      number = first ? 1 : number + 1;
+      if (first || !peer) rank = number;
+      dense = first ? 1 : peer ? dense : dense + 1;
+      const std::int64_t v = w->name == "row_number" ? number : w->name == "rank" ? rank : dense;
+      values.insert_or_assign(rows[keys[j].second].first, Value::integer(v, Type::int8));
+    }
+  }
 }
 
 bool SqlRun::order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel) {
