@@ -498,46 +498,6 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
   return out;
 }
 
-std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with) {
-  if (list.size() != 1) refuse(fmt::format("{} with several relations", what), location_of(*node(list.at(1)).second, fallback));
-  const auto [type, b] = node(list.at(0));
-  if (type == "RangeSubselect" && !b->value("lateral", false) && b->contains("alias") && !b->at("alias").contains("colnames")) {
-    // FROM (SELECT ...) AS x: uncorrelated, it is computed once, as a WITH query named x is
-    // (one that locks rows, FOR UPDATE SKIP LOCKED, before the statement's own scan).
-    const auto [stype, sb] = node(b->at("subquery"));
-    const int at = first_location(b->at("subquery"));
-    if (stype == "SelectStmt" && !sb->contains("valuesLists") && !sb->contains("withClause")) {
-      CommonTable t{b->at("alias").value("aliasname", ""), std::make_shared<Select>(select(*sb, at >= 0 ? at : fallback, false)),
-                    nullptr, at >= 0 ? at : fallback};
-      if (std::any_of(with.begin(), with.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
-        refuse(fmt::format("{} (SELECT ...) named as a WITH query of the statement", what), t.location);
-      }
-      with.push_back(t);
-      return {t.name, ""};
-    }
-  }
-  if ((type == "RangeFunction" || type == "RangeSubselect") && !b->value("lateral", false)) {
-    // FROM unnest(...) AS n(n), FROM (VALUES ...) AS v(a, b), FROM (SELECT ...) AS x(a, b):
-    // computed once, as a WITH query x = SELECT * FROM that item is (graphile-worker's
-    // completion: DELETE ... USING unnest($1::bigint[]) n(n)).
-    FromItem item = from_item(list.at(0), fallback);  // model/sql/parse_from.cc
-    const int at = item.location >= 0 ? item.location : fallback;
-    std::string name = item.alias.empty() && item.kind == FromItem::Kind::function ? item.function.front().name : item.alias;
-    auto sel = std::make_shared<Select>();
-    Target all;
-    all.star = true;
-    sel->targets.push_back(std::move(all));
-    sel->from.push_back(std::move(item));
-    if (std::any_of(with.begin(), with.end(), [&](const CommonTable& o) { return o.name == name; })) {
-      refuse(fmt::format("{} of a relation named as a WITH query of the statement", what), at);
-    }
-    with.push_back(CommonTable{name, std::move(sel), nullptr, at});
-    return {with.back().name, ""};
-  }
-  if (type != "RangeVar") refuse(fmt::format("{} {}", what, construct_of_node(type, *b)), location_of(*b, fallback));
-  return relation(*b, fallback);
-}
-
 Update Reader::update(const json& body) {
   const int loc = statement_start_;
   known(body, "UpdateStmt", {"relation", "targetList", "whereClause", "returningList", "fromClause", "withClause"}, loc);

@@ -479,30 +479,6 @@ Expr Reader::type_cast(const json& body, Expr e) {
   return e;
 }
 
-Expr Reader::window_call(const json& body, Expr e, const std::string& name) {
-  const int loc = e.location;
-  // River's ROW_NUMBER() OVER (PARTITION BY unique_key ORDER BY ...): the ranking functions,
-  // whose values no frame changes.
-  if (name != "row_number" && name != "rank" && name != "dense_rank") refuse(fmt::format("the window function {}() OVER", name), loc);
-  known(body, "FuncCall", {"funcname", "over", "funcformat", "location"}, loc);
-  if (body.contains("args")) fail("42883", fmt::format("function {}() does not exist with arguments", name), loc);
-  const json& over = body.at("over");
-  known(over, "WindowDef", {"partitionClause", "orderClause", "frameOptions", "location"}, loc);
-  if (!window_allowed_) refuse("a window function outside a select list", loc);
-  auto window = std::make_shared<Select>();
-  if (over.contains("partitionClause")) {
-    for (const json& p : over.at("partitionClause")) window->order_by.push_back(OrderItem{expr(p, loc)});
-  }
-  e.number = static_cast<int>(window->order_by.size());
-  if (over.contains("orderClause")) {
-    for (const json& o : over.at("orderClause")) window->order_by.push_back(order_item(o, loc));
-  }
-  e.kind = Expr::Kind::window;
-  e.name = name;
-  e.select = std::move(window);
-  return e;
-}
-
 Expr Reader::func_call(const json& body, Expr e) {
   const std::string_view type = "FuncCall";
   const int loc = e.location;

@@ -1,6 +1,6 @@
 // model/sql/parse_grouping.cc: the reader's GROUP BY and its analysis of aggregates (none in
 // WHERE or GROUP BY, no ungrouped column outside one, a grouped primary key's columns left to
-// the run): part of model/sql/parse.h's parser.
+// the run), and window functions (OVER): part of model/sql/parse.h's parser.
 #include <algorithm>
 #include <functional>
 
@@ -71,6 +71,30 @@ void Reader::check_aggregates(Select& s, int fallback) const {
     if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
   }
   if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with aggregate functions", fallback);
+}
+
+Expr Reader::window_call(const json& body, Expr e, const std::string& name) {
+  const int loc = e.location;
+  // River's ROW_NUMBER() OVER (PARTITION BY unique_key ORDER BY ...): the ranking functions,
+  // whose values no frame changes.
+  if (name != "row_number" && name != "rank" && name != "dense_rank") refuse(fmt::format("the window function {}() OVER", name), loc);
+  known(body, "FuncCall", {"funcname", "over", "funcformat", "location"}, loc);
+  if (body.contains("args")) fail("42883", fmt::format("function {}() does not exist with arguments", name), loc);
+  const json& over = body.at("over");
+  known(over, "WindowDef", {"partitionClause", "orderClause", "frameOptions", "location"}, loc);
+  if (!window_allowed_) refuse("a window function outside a select list", loc);
+  auto window = std::make_shared<Select>();
+  if (over.contains("partitionClause")) {
+    for (const json& p : over.at("partitionClause")) window->order_by.push_back(OrderItem{expr(p, loc)});
+  }
+  e.number = static_cast<int>(window->order_by.size());
+  if (over.contains("orderClause")) {
+    for (const json& o : over.at("orderClause")) window->order_by.push_back(order_item(o, loc));
+  }
+  e.kind = Expr::Kind::window;
+  e.name = name;
+  e.select = std::move(window);
+  return e;
 }
 
 }  // namespace detail
