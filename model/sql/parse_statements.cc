@@ -190,7 +190,7 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   if (con.contains("pk_attrs")) fk.parent_columns = names(con.at("pk_attrs"));
   fk.name = con.value("conname", "");
   if (fk.name.empty()) fk.name = fmt::format("{}_{}_fkey", table, fmt::join(fk.columns, "_"));  // ChooseConstraintName's
-  if (fk.parent == table) refuse("a foreign key to its own table", fallback);
+  // (a foreign key to its own table: pg-boss's dead_letter queue)
   return fk;
 }
 

@@ -180,13 +180,14 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
     return -1;
   };
   for (const sql::ForeignKey& fk : def.foreign_keys) {
-    SqlTable& parent = sql_tables_.at(fk.parent);  // statement(CreateTable) checked it exists
+    const bool self = fk.parent == def.table;  // a foreign key to its own table
+    SqlTable& parent = self ? t : sql_tables_.at(fk.parent);  // statement(CreateTable) checked it exists
     SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete};
     for (const std::string& c : fk.columns) k.columns.push_back(index_of(def, c));
     if (fk.parent_columns.empty()) {
       k.parent_columns = parent.key;
     } else {
-      for (const std::string& c : fk.parent_columns) k.parent_columns.push_back(index_of(parent.def, c));
+      for (const std::string& c : fk.parent_columns) k.parent_columns.push_back(index_of(self ? def : parent.def, c));
     }
     parent.referenced_by.emplace_back(def.table, t.foreign_keys.size());
     t.foreign_keys.push_back(std::move(k));

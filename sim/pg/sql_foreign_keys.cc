@@ -30,7 +30,12 @@ bool same_columns(std::vector<std::string> a, std::vector<std::string> b) {
 std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
   for (const sql::ForeignKey& fk : ct.foreign_keys) {
     const SqlTable* parent = server_.sql_table(fk.parent);
-    if (parent == nullptr) return Error{"42P01", fmt::format("relation \"{}\" does not exist", fk.parent)};
+    const bool self = fk.parent == ct.table;  // a foreign key to the table being created (pg-boss's dead letter queue)
+    if (parent == nullptr && !self) return Error{"42P01", fmt::format("relation \"{}\" does not exist", fk.parent)};
+    const sql::CreateTable& pdef = self ? ct : parent->def;
+    const auto has_column = [&](const std::string& c) {
+      return std::any_of(pdef.columns.begin(), pdef.columns.end(), [&](const sql::ColumnDef& d) { return d.name == c; });
+    };
     for (const std::string& c : fk.columns) {
       if (std::none_of(ct.columns.begin(), ct.columns.end(), [&](const sql::ColumnDef& d) { return d.name == c; })) {
         return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", c)};
@@ -38,22 +43,22 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
     }
     std::vector<std::string> referenced = fk.parent_columns;
     if (referenced.empty()) {
-      if (parent->def.primary_key.empty()) {
+      if (pdef.primary_key.empty()) {
         return Error{"42830", fmt::format("there is no primary key for referenced table \"{}\"", fk.parent)};
       }
-      referenced = parent->def.primary_key;
+      referenced = pdef.primary_key;
     }
     for (const std::string& c : referenced) {
-      if (parent->column(c) < 0) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", c)};
+      if (!has_column(c)) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", c)};
     }
     if (referenced.size() != fk.columns.size()) {
       return Error{"42830", "number of referencing and referenced columns for foreign key disagree"};
     }
-    if (fk.cascade_update && !same_columns(referenced, parent->def.primary_key)) {
+    if (fk.cascade_update && !same_columns(referenced, pdef.primary_key)) {
       return Error{"0A000", "ON UPDATE CASCADE of a key other than the parent's primary key is not in lockstep's SQL subset (docs/sql.md)"};
     }
-    bool keyed = same_columns(referenced, parent->def.primary_key);
-    for (const auto& u : parent->def.unique) keyed = keyed || same_columns(referenced, u);
+    bool keyed = same_columns(referenced, pdef.primary_key);
+    for (const auto& u : pdef.unique) keyed = keyed || same_columns(referenced, u);
     if (!keyed) return Error{"42830", fmt::format("there is no unique constraint matching given keys for referenced table \"{}\"", fk.parent)};
   }
   return std::nullopt;
