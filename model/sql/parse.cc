@@ -378,7 +378,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);
-  check_pg_locks(s, fallback);  // model/sql/parse_system_views.cc
+  check_system_views(s, fallback);  // model/sql/parse_system_views.cc
   return s;
 }
 

@@ -112,7 +112,7 @@ class Reader {
   static bool is_pg_locks(const json& range_var);
   // The system view a FROM's relation names ("pg_locks", "pg_database"), or "" (parse_system_views.cc).
   static std::string_view system_view(const json& range_var);
-  void check_pg_locks(const Select& s, int fallback) const;
+  void check_system_views(const Select& s, int fallback) const;
   void group_by(const json& items, Select& s, int fallback);
   // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for
   // another expression; 42P10 for a position out of the list.

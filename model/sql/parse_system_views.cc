@@ -75,7 +75,7 @@ std::string_view Reader::system_view(const json& range_var) {
   return {};
 }
 
-void Reader::check_pg_locks(const Select& s, int fallback) const {
+void Reader::check_system_views(const Select& s, int fallback) const {
   std::vector<const FromItem*> locks, databases;
   for (const FromItem& f : s.from) {
     sys_relations(f, locks);

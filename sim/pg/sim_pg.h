@@ -312,6 +312,16 @@ class Server : public sql::SqlContextSource {
   void each_sql_table(F&& f) const {
     for (const auto& [name, t] : sql_tables_) f(t);
   }
+  // The serial column whose own sequence is `sequence` (<table>_<column>_seq): its table and
+  // column index, or (nullptr, 0).
+  std::pair<SqlTable*, std::size_t> serial_column_of(std::string_view sequence) {
+    for (auto& [name, t] : sql_tables_) {
+      for (std::size_t i = 0; i < t.def.columns.size(); ++i) {
+        if (t.def.columns[i].serial && fmt::format("{}_{}_seq", name, t.def.columns[i].name) == sequence) return {&t, i};
+      }
+    }
+    return {nullptr, 0};
+  }
   template <typename F>
   void each_sql_table_mutable(F&& f) {
     for (auto& [name, t] : sql_tables_) f(t);

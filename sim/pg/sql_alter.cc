@@ -102,11 +102,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
     // by the column's type, which an ALTER COLUMN ... TYPE changes, so nothing changes here.
     const AlterCommand& c = a.commands[0];
     if (server_.sequence(c.constraint) != nullptr) alter_refuse("ALTER SEQUENCE of a CREATE SEQUENCE's sequence");
-    bool serial = false;
-    server_.each_sql_table([&](const SqlTable& t) {
-      for (const sql::ColumnDef& col : t.def.columns) serial = serial || (col.serial && fmt::format("{}_{}_seq", t.def.table, col.name) == c.constraint);
-    });
-    if (!serial) {
+    if (server_.serial_column_of(c.constraint).first == nullptr) {
       if (!c.missing_ok) return Error{"42P01", fmt::format("relation \"{}\" does not exist", c.constraint)};
       c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", c.constraint)});
     }

@@ -148,16 +148,7 @@ std::string ddl_sequence_name(std::string_view text) {
 Value SqlRun::serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args) {
   // A serial column's sequence, <table>_<column>_seq (River's nextval('river_job_id_seq'::regclass)):
   // the column's own counter, which its DEFAULT advances.
-  SqlTable* owner = nullptr;
-  std::size_t column = 0;
-  server_.each_sql_table_mutable([&](SqlTable& t) {
-    for (std::size_t i = 0; i < t.def.columns.size() && owner == nullptr; ++i) {
-      if (t.def.columns[i].serial && fmt::format("{}_{}_seq", t.def.table, t.def.columns[i].name) == seq_name) {
-        owner = &t;
-        column = i;
-      }
-    }
-  });
+  const auto [owner, column] = server_.serial_column_of(seq_name);
   if (owner == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", sql::cast(args.at(0), Type::text).as_text()));  // as written
   if (name == "currval") throw SqlError("0A000", "currval of a serial column's sequence is not in lockstep's SQL subset (docs/sql.md)");
   if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does

@@ -300,9 +300,11 @@ void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vec
     }
     row_ = nullptr;
     std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, window); });
-    const auto same_prefix = [](const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n) {
-      return same_values(std::vector<Value>(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)),
-                         std::vector<Value>(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n)));
+    const auto same_prefix = [](const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n) {  // PARTITION BY's values
+      for (std::size_t i = 0; i < n; ++i) {
+        if (a[i].is_null() != b[i].is_null() || (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0)) return false;
+      }
+      return true;
     };
     std::map<std::int64_t, Value>& values = window_values_[w->select.get()];
     std::int64_t number = 0, rank = 0, dense = 0;
