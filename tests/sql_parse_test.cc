@@ -281,6 +281,12 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]')"),
+            "42601 a column definition list is required for functions returning \"record\", at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') WITH ORDINALITY AS t(a int)"),
+            "42601 WITH ORDINALITY cannot be used with a column definition list, at position 60 @60");
+  EXPECT_EQ(refusal("SELECT * FROM json_array_elements('[]') AS t(a int)"),
+            "42601 a column definition list is only allowed for functions returning \"record\", at position 46 @46");
 }
 
 TEST(SqlValue, TextOutputIsPostgres) {

@@ -116,6 +116,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"jsonb_array_elements_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"json_array_elements", 1, 1, FunctionKind::scalar},  // json as written: model/sql/json_text.h
     FunctionInfo{"json_array_elements_text", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"json_to_recordset", 1, 1, FunctionKind::scalar},  // in FROM with AS x(name type, ...): sim/pg/sql_from.cc
+    FunctionInfo{"jsonb_to_recordset", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_each", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_each_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_object_keys", 1, 1, FunctionKind::scalar},

@@ -14,7 +14,7 @@ namespace lockstep::sql::detail {
 namespace {
 
 constexpr std::string_view kFromFunctions[] = {"unnest",     "generate_series",  "jsonb_array_elements", "jsonb_array_elements_text", "json_array_elements", "json_array_elements_text",
-                                               "jsonb_each", "jsonb_each_text", "jsonb_object_keys"};
+                                               "jsonb_each", "jsonb_each_text", "jsonb_object_keys", "json_to_recordset", "jsonb_to_recordset"};
 
 // An expression's leftmost position, as the server points at it (exprLocation).
 int from_leftmost(const Expr& e) {
@@ -156,7 +156,6 @@ FromItem Reader::from_item(const json& n, int fallback) {
   if (type == "RangeFunction") {
     known(body, "RangeFunction", {"lateral", "ordinality", "is_rowsfrom", "functions", "alias", "coldeflist"}, loc);
     if (body.value("is_rowsfrom", false)) refuse("ROWS FROM", loc);
-    if (body.contains("coldeflist")) refuse("a column definition list", loc);
     const json& functions = body.at("functions");
     if (functions.size() != 1) refuse("ROWS FROM", loc);
     item.kind = FromItem::Kind::function;
@@ -169,6 +168,22 @@ FromItem Reader::from_item(const json& n, int fallback) {
     if (e.kind != Expr::Kind::func ||
         std::find(std::begin(kFromFunctions), std::end(kFromFunctions), e.name) == std::end(kFromFunctions)) {
       refuse(fmt::format("the function {}() in FROM", e.kind == Expr::Kind::func ? e.name : "?"), e.location >= 0 ? e.location : loc);
+    }
+    const bool records = e.name == "json_to_recordset" || e.name == "jsonb_to_recordset";
+    if (body.contains("coldeflist")) {
+      const int at = first_location(body.at("coldeflist"));
+      if (!records) fail("42601", "a column definition list is only allowed for functions returning \"record\"", at >= 0 ? at : loc);
+      if (item.ordinality) fail("42601", "WITH ORDINALITY cannot be used with a column definition list", at >= 0 ? at : loc);
+      for (const json& d : body.at("coldeflist")) {
+        const json& def = *node(d).second;
+        known(def, "ColumnDef", {"colname", "typeName", "is_local", "location"}, loc);
+        ColumnDef col;
+        col.name = def.at("colname");
+        col.type = type_of(def.at("typeName"), loc, &col, &col.user_type);
+        item.column_definitions.push_back(std::move(col));
+      }
+    } else if (records) {
+      fail("42601", "a column definition list is required for functions returning \"record\"", e.location >= 0 ? e.location : loc);
     }
     item.function.push_back(std::move(e));
     return item;

@@ -300,12 +300,21 @@ CreateIndex Reader::create_index(const json& body) {
   for (const json& p : body.at("indexParams")) {
     const json& elem = *node(p).second;
     if (!elem.contains("name")) {
-      if (ix.unique) refuse("a unique index on an expression", loc);
-      ix.opaque = true;
+      if (!ix.unique) {
+        ix.opaque = true;
+        continue;
+      }
+      // A unique index on an expression: its value in each row is the key part.
+      known(elem, "IndexElem", {"expr", "ordering", "nulls_ordering"}, loc);
+      ix.expressions.resize(ix.columns.size());
+      ix.expressions.push_back(std::make_shared<Expr>(expr(elem.at("expr"), loc)));
+      const std::string figured = column_name(elem.at("expr"));  // what the index's own name takes
+      ix.columns.push_back(figured == "?column?" ? "expr" : figured);
       continue;
     }
     if (!ix.opaque) known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
     ix.columns.push_back(elem.at("name"));
+    if (!ix.expressions.empty()) ix.expressions.emplace_back();
   }
   if (body.contains("whereClause")) ix.where = std::make_shared<Expr>(expr(body.at("whereClause"), loc));
   return ix;

@@ -116,6 +116,8 @@ struct FromItem {
   std::shared_ptr<const Select> select;     // subquery
   std::vector<std::vector<Expr>> values;    // VALUES rows
   std::vector<Expr> function;               // function: the call (one)
+  // AS x(name type, ...): the columns a function returning records gives (json_to_recordset).
+  std::vector<struct ColumnDef> column_definitions;
   bool ordinality = false;                  // WITH ORDINALITY
   bool lateral = false;
   bool left = false;                        // join: LEFT (else inner)
@@ -309,6 +311,10 @@ struct CreateIndex {
   std::string name;  // "" when the statement names none
   std::string table;
   std::vector<std::string> columns;
+  // A unique index's key parts that are expressions (`(name, COALESCE(key, ''))`), by part
+  // (nullptr: a column; empty when no part is an expression); such a part's `columns` entry
+  // is the name the server gives it in the index's default name ("coalesce", "lower", "expr").
+  std::vector<std::shared_ptr<const Expr>> expressions;
   bool unique = false;
   bool if_not_exists = false;
   std::shared_ptr<const Expr> where;  // a partial index: the rows it holds

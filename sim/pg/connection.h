@@ -136,10 +136,9 @@ class SimConnection : public lockstep::pg::Connection {
   Status commit() override { return end_transaction(Stmt::commit); }
   // SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT (sim/pg/savepoints.cc). ROLLBACK
   // TO undoes the rows written and lets go of the row locks taken since the savepoint, in
-  // one step on them, and ends a failed state; the savepoint stays. Advisory locks taken
-  // since stay held, and a session waiting for this transaction because of a row written
-  // since keeps waiting until it ends (the server's subtransaction ends the wait): not
-  // modeled (docs/sql.md).
+  // one step on them, and ends a failed state; the savepoint stays. Table locks and
+  // transaction-scope advisory locks taken since go; a unique check of another session
+  // waiting on a row written since stops waiting (the subtransaction's key goes).
   Status savepoint(const std::string& name);
   // LOCK TABLE (sim/pg/table_locks.cc): each table's lock in turn, in a transaction block,
   // waiting as the server does (NOWAIT: 55P03); every step on them writes the server's domain.
@@ -423,6 +422,7 @@ class SimConnection : public lockstep::pg::Connection {
   // The transaction's savepoints, oldest first: what each found (sim/pg/savepoints.cc).
   struct Savepoint {
     std::string name;
+    int subtransaction = 0;  // its number in the transaction (a new one after ROLLBACK TO)
     boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows, written;
     std::map<std::pair<std::string, std::int64_t>, RowState::Written> versions;          // written rows' own versions
     std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
@@ -431,6 +431,10 @@ class SimConnection : public lockstep::pg::Connection {
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};
   };
   std::vector<Savepoint> savepoints_;
+  int subtransactions_ = 0;  // the transaction's subtransactions so far: numbers them
+  // The subtransactions whose keys (Server::transaction_key) the transaction holds: each
+  // took it at its first write; a ROLLBACK TO lets go of its savepoint's and newer ones'.
+  boost::container::flat_set<int> subtransaction_keys_;
   struct TableLockRequest {
     AdvisoryKey key;
     Mode mode;
@@ -444,6 +448,9 @@ class SimConnection : public lockstep::pg::Connection {
   std::vector<std::pair<std::string, std::int64_t>> changed_since_mark() const;
   Footprint undo_footprint();
   void undo_to(const Savepoint& mark);
+  // After undo_to: the keys of `mark`'s subtransaction and of those begun inside it go, and
+  // `mark` begins a new subtransaction (the server's ROLLBACK TO starts one).
+  void restart_subtransaction(Savepoint& mark);
   void abort_subtransaction();
   // Takes a table lock for this transaction, waiting (steps on the whole server) if it must.
   // `waited` (when given) says whether the request queued behind another session's lock.

@@ -135,6 +135,11 @@ void SimConnection::apply_release(const Release& r) {
     if (!written_.empty()) {
       server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions), Scope::transaction);
     }
+    for (int sub : subtransaction_keys_) {
+      server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions, sub), Scope::transaction);
+    }
+    subtransaction_keys_.clear();
+    subtransactions_ = 0;
     locked_rows_.clear();
     written_.clear();
   }

@@ -143,7 +143,7 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
   // id), then looks again; a committed row is a duplicate. A row only locked FOR UPDATE is
   // a duplicate at once.
   for (int writer = other_writer(r); writer != 0; writer = other_writer(r)) {
-    const AdvisoryKey xact = server_.current_transaction_key(writer);
+    const AdvisoryKey xact = server_.writer_key(writer, r.pending.at(writer));
     auto waiter = server_.row_locks().request(pid_, xact, Mode::share, Scope::transaction);
     LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
     note_queued(server_.row_locks(), xact, Mode::share);
@@ -189,12 +189,23 @@ bool SimConnection::seed(std::string_view table, std::int64_t id, const Row& val
 
 void SimConnection::wrote(std::string_view table, std::int64_t id) {
   if (written_.empty()) {  // a new transaction id
+    LOCKSTEP_INVARIANT(subtransaction_keys_.empty(), "a subtransaction that wrote left a row written");
     ++session_.transactions;
     const AdvisoryKey own_key = Server::transaction_key(pid_, session_.transactions);
     const bool own = server_.row_locks().try_request(pid_, own_key, Mode::exclusive, Scope::transaction);
     LOCKSTEP_INVARIANT(own, "nobody else takes a transaction's own key exclusively");
   }
-  written_.emplace(std::string(table), id);
+  const int sub = savepoints_.empty() ? 0 : savepoints_.back().subtransaction;
+  if (written_.emplace(std::string(table), id).second) {  // its first write in the transaction: this subtransaction's
+    const auto mine = server_.row(table, id).pending.find(pid_);
+    LOCKSTEP_INVARIANT(mine != server_.row(table, id).pending.end(), "a written row has the writer's version");
+    mine->second.subtransaction = sub;
+  }
+  if (sub != 0 && subtransaction_keys_.insert(sub).second) {
+    const bool own = server_.row_locks().try_request(pid_, Server::transaction_key(pid_, session_.transactions, sub), Mode::exclusive,
+                                                      Scope::transaction);
+    LOCKSTEP_INVARIANT(own, "nobody else takes a subtransaction's own key exclusively");
+  }
 }
 
 int SimConnection::other_writer(const RowState& r) const {

@@ -40,6 +40,7 @@ Status SimConnection::savepoint(const std::string& name) {
   if (!session_.in_transaction) return not_in_block("SAVEPOINT");
   Savepoint mark;
   mark.name = name;
+  mark.subtransaction = ++subtransactions_;
   mark.locked_rows = locked_rows_;
   mark.written = written_;
   auto keep = [&](const std::pair<std::string, std::int64_t>& row) {
@@ -128,12 +129,23 @@ void SimConnection::undo_to(const Savepoint& mark) {
   savepoint_reduce(server_.locks(), pid_, mark.advisory_holds);
 }
 
+void SimConnection::restart_subtransaction(Savepoint& mark) {
+  // Numbers grow: those from mark's on were begun while it was open, so they are it and
+  // its children.
+  for (auto it = subtransaction_keys_.lower_bound(mark.subtransaction); it != subtransaction_keys_.end();) {
+    server_.row_locks().release_key(pid_, Server::transaction_key(pid_, session_.transactions, *it), Scope::transaction);
+    it = subtransaction_keys_.erase(it);
+  }
+  mark.subtransaction = ++subtransactions_;
+}
+
 void SimConnection::abort_subtransaction() {
   // The server aborts the subtransaction at the error: what it took goes, the rest stays.
   const Footprint f = undo_footprint();
   if (f.object != kNoObject && !within_last_step(f)) step({"abort_subtransaction", f, pid_, true});
   if (session_.terminated) return;
   undo_to(savepoints_.back());
+  restart_subtransaction(savepoints_.back());
 }
 
 Status SimConnection::rollback_to_savepoint(const std::string& name) {
@@ -151,8 +163,9 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   if (killed()) return terminated();
   if (!session_.in_transaction) return not_in_block("ROLLBACK TO SAVEPOINT");
   if (!found) return abort_with(no_such(name));
-  const Savepoint& mark = savepoints_[at];
+  Savepoint& mark = savepoints_[at];
   undo_to(mark);
+  restart_subtransaction(mark);
   session_settings_ = mark.settings;
   lock_timeout_ = mark.lock_timeout;
   statement_timeout_ = mark.statement_timeout;

@@ -108,6 +108,14 @@ struct RowState {
   struct Written {
     std::optional<lockstep::pg::Row> version;
     HeapPlace place;
+    // The subtransaction (a savepoint's number; 0: the top level) whose write first made this
+    // version since the committed one: the id a unique check of another session waits on
+    // (the tuple's xmin or xmax), so a ROLLBACK TO that ends it ends the wait.
+    int subtransaction = 0;
+    // Its INSERT waits in a unique check: its entries in the table's unique indexes (but the
+    // primary key's) are not in yet (the server checks a unique index before it inserts the
+    // entry), so another session's check does not find them.
+    bool checking_unique = false;
   };
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, Written, std::less<int>, boost::container::small_vector<std::pair<int, Written>, 1>> pending;
@@ -129,7 +137,10 @@ struct SqlTable {
   // A table with one has every row version written in a step that writes its object (the
   // unique check reads every row's versions).
   struct UniqueKey {
-    std::vector<int> columns;
+    std::vector<int> columns;  // by key part: a column's number, or -1 for an expression
+    // A unique index on expressions: by key part, the expression (nullptr for a column), or
+    // empty when every part is a column.
+    std::vector<std::shared_ptr<const sql::Expr>> expressions;
     std::string name;
     std::shared_ptr<const sql::Expr> where;  // a partial unique index: the rows it holds (others repeat freely)
     bool constraint = true;  // a UNIQUE constraint (ON CONFLICT ON CONSTRAINT names it), not CREATE UNIQUE INDEX's
@@ -169,8 +180,10 @@ struct SqlTable {
   // assigns one locks its row FOR UPDATE, others FOR NO KEY UPDATE (ExecUpdateLockMode).
   bool is_key_column(int i) const {
     if (std::find(key.begin(), key.end(), i) != key.end()) return true;
+    // The server's key columns (what FOR KEY SHARE protects): those of unique indexes that
+    // have neither a predicate nor an expression (RelationGetIndexAttrBitmap's).
     for (const UniqueKey& u : unique) {
-      if (std::find(u.columns.begin(), u.columns.end(), i) != u.columns.end()) return true;
+      if (u.where == nullptr && u.expressions.empty() && std::find(u.columns.begin(), u.columns.end(), i) != u.columns.end()) return true;
     }
     return false;
   }
@@ -243,10 +256,18 @@ class Server : public sql::SqlContextSource {
   // transaction id): held exclusively while the transaction has written a row version; a
   // unique check waits on it. Each transaction has its own (a waiter granted at the end of
   // one may still hold it when the session's next transaction writes: found by the sim-pg
-  // property). Never equal to a row_key (those are single keys).
-  static AdvisoryKey transaction_key(int pid, int number) { return AdvisoryKey::pair(-1 - (number & 0x3fffffff), pid); }
-  // The key of the session's latest transaction that wrote.
-  AdvisoryKey current_transaction_key(int pid) const { return transaction_key(pid, sessions_.at(pid).transactions); }
+  // property). Never equal to a row_key (those are single keys). A subtransaction that
+  // writes (number `sub` > 0 of its transaction) has its own, held until it is rolled back
+  // or its transaction ends (a RELEASE hands it to the parent, as the server's lock on a
+  // subtransaction id).
+  static AdvisoryKey transaction_key(int pid, int number, int sub = 0) {
+    return AdvisoryKey::pair(-1 - ((number & 0xffff) | ((sub & 0x3fff) << 16)), pid);
+  }
+  // The key another session's unique check waits on for `pid`'s version `w` of a row: that
+  // of the (sub)transaction that first wrote it.
+  AdvisoryKey writer_key(int pid, const RowState::Written& w) const {
+    return transaction_key(pid, sessions_.at(pid).transactions, w.subtransaction);
+  }
   // The row-lock-table key and the scheduler object of a row: one of each per (table, id).
   AdvisoryKey row_key(std::string_view table, std::int64_t id);
   ObjectId row_object(std::string_view table, std::int64_t id);

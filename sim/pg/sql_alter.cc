@@ -53,7 +53,11 @@ bool alter_column_used(Server& server, const SqlTable& t, int i) {
   std::set<std::string> used;
   for (const sql::CheckConstraint& k : t.def.checks) alter_columns_of(*k.expr, used);
   for (const SqlTable::UniqueKey& u : t.unique) {
+    if (std::find(u.columns.begin(), u.columns.end(), i) != u.columns.end()) return true;
     if (u.where) alter_columns_of(*u.where, used);
+    for (const auto& e : u.expressions) {
+      if (e) alter_columns_of(*e, used);
+    }
   }
   for (const sql::ColumnDef& c : t.def.columns) {
     if (c.generated) alter_columns_of(*c.generated, used);
@@ -425,7 +429,10 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
           return copy;
         };
         for (sql::CheckConstraint& k : t->def.checks) k.expr = renamed(k.expr);
-        for (SqlTable::UniqueKey& u : t->unique) u.where = renamed(u.where);
+        for (SqlTable::UniqueKey& u : t->unique) {
+          u.where = renamed(u.where);
+          for (auto& e : u.expressions) e = renamed(e);
+        }
         for (sql::ColumnDef& col : t->def.columns) col.generated = renamed(col.generated);
         for (std::string& k : t->def.primary_key) k = k == from ? to : k;
         for (auto& keys : t->def.unique) {

@@ -246,7 +246,8 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   SqlTable* t = table(ix.table);
-  const std::string name = !ix.name.empty() ? ix.name : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
+  const std::string name = !ix.name.empty() ? ix.name
+                                            : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
   bool exists = false;
   server_.each_sql_table([&](const SqlTable& other) {
     exists = exists || std::find(other.indexes.begin(), other.indexes.end(), name) != other.indexes.end() ||
@@ -262,17 +263,23 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     return done(Rows{{}, {}, "CREATE INDEX"});
   }
   SqlTable::UniqueKey key;
-  for (const std::string& col : ix.columns) {
+  for (std::size_t part = 0; part < ix.columns.size(); ++part) {
+    if (!ix.expressions.empty() && ix.expressions[part]) {
+      check_columns(*ix.expressions[part], *t, "");
+      key.columns.push_back(-1);
+      continue;
+    }
+    const std::string& col = ix.columns[part];
     const int i = t->column(col);
     if (i < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", col)};
     key.columns.push_back(i);
   }
+  key.expressions = ix.expressions;
   if (ix.where) check_columns(*ix.where, *t, "");
-  if (ix.unique && (ix.columns != t->def.primary_key || ix.where)) {
+  if (ix.unique && (ix.columns != t->def.primary_key || ix.where || !ix.expressions.empty())) {
     key.where = ix.where;
     key.constraint = false;
-    key.name = ix.name;
-    if (key.name.empty()) key.name = fmt::format("{}_{}_idx", t->def.table, fmt::join(ix.columns, "_"));
+    key.name = name;
     // The rows there already must not repeat a key (the setup has no transactions running).
     std::set<std::string> seen;
     bool repeated = false;

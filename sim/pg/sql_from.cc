@@ -51,6 +51,39 @@ std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
           {"fastpath", Type::boolean}};
 }
 
+// json_to_recordset / jsonb_to_recordset(array) AS x(name type, ...): a row per element of the
+// array, each column the element's field of its name (absent or null: NULL) read as the
+// column's type from its text (a string's contents; another value's JSON text).
+std::vector<std::vector<Value>> from_recordset(const sql::FromItem& f, const Value& array) {
+  std::vector<std::vector<Value>> out;
+  if (array.is_null()) return out;
+  const std::string& n = f.function.at(0).name;
+  const bool binary = n.starts_with("jsonb");
+  const Value j = sql::cast(array, binary ? Type::jsonb : Type::json);
+  auto op = [&](std::string_view o, const Value& a, const Value& b) { return binary ? sql::jsonb_operator(o, a, b) : sql::json_operator(o, a, b); };
+  const Value kind = sql::jsonb_typeof(binary ? j : sql::cast(j, Type::jsonb));
+  if (kind.is_null() || kind.text_output() != "array") throw SqlError("22023", fmt::format("cannot call {} on a non-array", n));
+  for (std::vector<Value>& element : binary ? sql::jsonb_rows("jsonb_array_elements", j) : sql::json_rows("json_array_elements", j)) {
+    const Value& e = element.at(0);
+    if (sql::jsonb_typeof(binary ? e : sql::cast(e, Type::jsonb)).text_output() != "object") {
+      throw SqlError("22023", fmt::format("argument of {} must be an array of objects", n));
+    }
+    std::vector<Value>& row = out.emplace_back();
+    for (const sql::ColumnDef& c : f.column_definitions) {
+      const Value field = op("->", e, Value::text(c.name));
+      const bool null = field.is_null() || sql::jsonb_typeof(binary ? field : sql::cast(field, Type::jsonb)).text_output() == "null";
+      if (null) {
+        row.push_back(Value::null(c.type));
+        continue;
+      }
+      const bool json_column = c.type == Type::json || c.type == Type::jsonb;
+      const Value text = json_column ? Value::unknown(field.text_output()) : Value::unknown(op("->>", e, Value::text(c.name)).text_output());
+      row.push_back(assigned(text, c, n));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int SqlRun::joined_column(const SqlTable& t, const Expr& ref) {
@@ -117,6 +150,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     for (std::size_t i = 0; i < f.values.front().size(); ++i) {
       columns.push_back(sql::ColumnDef{.name = fmt::format("column{}", i + 1), .type = Type::unknown});
     }
+  } else if (!f.column_definitions.empty()) {  // json_to_recordset(...) AS x(name type, ...)
+    columns = f.column_definitions;
+    if (f.ordinality) columns.push_back(sql::ColumnDef{.name = "ordinality", .type = Type::int8});
   } else {
     for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
     if (f.ordinality) columns.back().type = Type::int8;
@@ -170,6 +206,8 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     if (step == 0) throw SqlError("22023", "step size cannot equal zero");
     if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
     for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
+  } else if (n.ends_with("_to_recordset")) {
+    out = from_recordset(f, args.at(0));
   } else if (n.starts_with("json_")) {
     out = sql::json_rows(n, args.at(0));  // json_array_elements[_text]: json as written (model/sql/json_text.h)
   } else {

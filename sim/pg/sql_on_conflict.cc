@@ -49,6 +49,7 @@ std::vector<std::string> oc_sorted(std::vector<std::string> v) {
 bool conflict_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
   if (!ins.conflict_constraint.empty()) return key.constraint && key.name == ins.conflict_constraint;
   if (ins.conflict_columns.empty()) return true;
+  if (!key.expressions.empty()) return false;  // ON CONFLICT ((expr)) is refused when parsed
   std::vector<std::string> names;
   for (int i : key.columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
   return oc_sorted(names) == oc_sorted(ins.conflict_columns) && oc_infers(ins, key);

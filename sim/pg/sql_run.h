@@ -538,8 +538,12 @@ class SqlRun final : public sql::EvalContext {
   // With `conflicting`, the id of the row that holds the repeated key.
   Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
                                                      bool* waited_for, std::int64_t* conflicting = nullptr);
-  // Waits, as the unique check does, for session `writer`'s transaction to end.
-  Status wait_for_transaction(int writer, ObjectId obj, std::string what);
+  // Waits, as the unique check does, for a (sub)transaction to end: its key `xact`
+  // (Server::writer_key).
+  Status wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what);
+  // Puts this session's new tuple for a row (an INSERT's), keeping what its own deletion of
+  // the row, if any, was: a re-insert, first written by that deletion's subtransaction.
+  void put_new_version(RowState& r, Row row, std::uint64_t position);
 
   // SET's new version of `row` (every value from the row as it was).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);

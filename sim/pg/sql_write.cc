@@ -156,7 +156,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   };
   for (;;) {
     for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
-      if (Status waited = wait_for_transaction(writer, obj, fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
+      if (Status waited = wait_for_transaction(server_.writer_key(writer, r.pending.at(writer)), obj,
+                                               fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
           !waited.ok()) {
         return waited.error();
       }
@@ -210,9 +211,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
-  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
   const std::uint64_t position = early != 0 ? early : server_.new_tuple(name);
-  r.pending[c_.pid_] = RowState::Written{std::move(row), {position, position}};
+  put_new_version(r, std::move(row), position);
   c_.wrote(name, id);
   upserted_.push_back(id);
   return 1;
@@ -229,11 +229,12 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   }
   if (s_.logging()) s_.add_detail(row_text(row));
   RowState& r = server_.row(name, id);
-  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end() && !own->second.version && r.committed) r.reinserted_by = c_.pid_;
-  r.pending[c_.pid_] = RowState::Written{row, {position, position}};
+  put_new_version(r, row, position);
   c_.wrote(name, id);
+  r.pending.at(c_.pid_).checking_unique = true;
   const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
   if (!repeated.ok()) return repeated.error();
+  server_.row(name, id).pending.at(c_.pid_).checking_unique = false;
   if (s_.in_actor()) {  // after a wait, the step that decides is the wait's
     s_.also_touch(obj);
     s_.also_touch(t.object);
@@ -296,17 +297,32 @@ void check_constraints(const SqlTable& t, const Row& row) {
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
   if (!in_partial_index(key, t, row)) return std::nullopt;  // not in the index: it conflicts with nothing
   std::string text;
-  for (int i : key.columns) {
-    const auto it = row.find(t.def.columns[static_cast<std::size_t>(i)].name);
-    if (it == row.end()) return std::nullopt;
-    text += it->second;
+  for (std::size_t part = 0; part < key.columns.size(); ++part) {
+    if (key.columns[part] < 0) {  // an expression's value in the row
+      StoredRowContext context(t, row);
+      const Value v = sql::evaluate(*key.expressions.at(part), context);
+      if (v.is_null()) return std::nullopt;
+      text += v.text_output();
+    } else {
+      const auto it = row.find(t.def.columns[static_cast<std::size_t>(key.columns[part])].name);
+      if (it == row.end()) return std::nullopt;
+      text += it->second;
+    }
     text += '\x1f';
   }
   return text;
 }
 
-Status SqlRun::wait_for_transaction(int writer, ObjectId obj, std::string what) {
-  const AdvisoryKey xact = server_.current_transaction_key(writer);
+void SqlRun::put_new_version(RowState& r, Row row, std::uint64_t position) {
+  RowState::Written version{std::move(row), {position, position}};
+  if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
+    if (!own->second.version && r.committed) r.reinserted_by = c_.pid_;
+    version.subtransaction = own->second.subtransaction;  // its deletion's: what others wait on
+  }
+  r.pending[c_.pid_] = std::move(version);
+}
+
+Status SqlRun::wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what) {
   auto waiter = server_.row_locks().request(c_.pid_, xact, Mode::share, Scope::transaction);
   LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
   c_.note_queued(server_.row_locks(), xact, Mode::share);
@@ -321,6 +337,7 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
                                                            bool* waited_for, std::int64_t* conflicting) {
   for (;;) {
     int writer = 0;
+    std::optional<AdvisoryKey> writer_key;  // the key of the (sub)transaction that wrote what it repeats
     const SqlTable::UniqueKey* repeated = nullptr;
     auto repeats = [&](const std::optional<Row>& other) -> const SqlTable::UniqueKey* {
       if (!other) return nullptr;
@@ -337,14 +354,17 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
         repeated = repeats(own->second.version);  // this transaction's own version is the one there
       } else {
         for (const auto& [pid, version] : r.pending) {
-          if (pid != c_.pid_ && (repeats(version.version) != nullptr || repeats(r.committed) != nullptr)) writer = pid;
+          if (pid != c_.pid_ && ((!version.checking_unique && repeats(version.version) != nullptr) || repeats(r.committed) != nullptr)) {
+            writer = pid;
+            writer_key = server_.writer_key(pid, version);
+          }
         }
         if (writer == 0) repeated = repeats(r.committed);
       }
       if (repeated != nullptr && conflicting != nullptr) *conflicting = other;
     });
     if (writer == 0) return repeated;
-    if (Status waited = wait_for_transaction(writer, t.object,
+    if (Status waited = wait_for_transaction(*writer_key, t.object,
                                              fmt::format("the transaction of session {} (a unique key of {})", writer, t.def.table));
         !waited.ok()) {
       return waited.error();
@@ -433,11 +453,14 @@ bool write_named_column_changed(const sql::Expr& e, const Row& before, const Row
 // one a partial unique index's predicate names): then it is no heap-only tuple
 // (HeapDetermineColumnsInfo's HOT-blocking columns).
 bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Row& after) {
-  auto changed = [&](int k) { return write_column_changed(before, after, t.def.columns[static_cast<std::size_t>(k)].name); };
+  auto changed = [&](int k) { return k >= 0 && write_column_changed(before, after, t.def.columns[static_cast<std::size_t>(k)].name); };
   if (std::any_of(t.key.begin(), t.key.end(), changed)) return true;
   for (const SqlTable::UniqueKey& u : t.unique) {
     if (std::any_of(u.columns.begin(), u.columns.end(), changed)) return true;
     if (u.where && write_named_column_changed(*u.where, before, after)) return true;
+    for (const auto& e : u.expressions) {
+      if (e && write_named_column_changed(*e, before, after)) return true;
+    }
   }
   return false;
 }
