@@ -230,13 +230,16 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
   so->all = body.value("all", false);
   so->left = std::make_shared<Select>(select(body.at("larg"), fallback, in_insert));
   so->right = std::make_shared<Select>(select(body.at("rarg"), fallback, in_insert));
-  for (const auto* side : {so->left.get(), so->right.get()}) {
-    for (const Target& t : side->targets) {
-      if (t.star) refuse("SELECT * in UNION, INTERSECT or EXCEPT", fallback);
-    }
-  }
+  // A side's `*` is expanded when the statement runs, with the catalog (sim/pg: output_columns):
+  // the column counts and ORDER BY's names are checked then.
+  auto starred = [](const Select& side) {
+    const Select* first = &side;
+    while (first->set_op) first = first->set_op->left.get();
+    return std::any_of(first->targets.begin(), first->targets.end(), [](const Target& t) { return t.star; });
+  };
+  const bool stars = starred(*so->left) || starred(*so->right);
   const char* name = so->op == SetOperation::Op::union_ ? "UNION" : so->op == SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
-  if (so->left->targets.size() != so->right->targets.size()) {
+  if (!stars && so->left->targets.size() != so->right->targets.size()) {
     fail("42601", fmt::format("each {} query must have the same number of columns", name),
          so->right->targets.empty() ? fallback : so->right->targets.front().expr.location);
   }
@@ -245,7 +248,9 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
     for (const json& o : body.at("sortClause")) {
       OrderItem item = order_item(o, fallback);
       Expr& e = item.expr;
-      if (const Target* t = target_at_position(s, e, "ORDER BY")) {  // the output column of that name
+      if (starred(*so->left)) {  // an output column by name, found when it runs
+        if (e.kind != Expr::Kind::column || !e.qualifier.empty()) refuse("ORDER BY other than an output column's name over SELECT * in UNION", from_leftmost(e));
+      } else if (const Target* t = target_at_position(s, e, "ORDER BY")) {  // the output column of that name
         const int loc = e.location;
         e = Expr{};
         e.kind = Expr::Kind::column;

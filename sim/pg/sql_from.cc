@@ -130,7 +130,11 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     const sql::Select& sub = *f.select;
     declare_subquery_ctes(sub);
     const SqlTable* source = sub.table.empty() ? nullptr : table(sub.table);
-    for (const sql::Target& target : sub.targets) {
+    static const std::vector<sql::Target> kNone;
+    if (sub.set_op) {  // UNION ...: its first query's columns
+      for (const sql::ColumnDef& c : output_columns(sub)) columns.push_back(sql::ColumnDef{.name = c.name, .type = Type::unknown});
+    }
+    for (const sql::Target& target : sub.set_op ? kNone : sub.targets) {
       if (target.star && source == nullptr && !sub.from.empty()) {  // * or t.* of the subquery's own FROM items
         for (const sql::ColumnDef& c : from_relation(sub)->def.columns) {
           if (target.star_of.empty() || joined_name(c).first == target.star_of) {

@@ -24,41 +24,48 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
       continue;
     }
     const sql::Select& sel = *cte.select;
-    const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
-    for (const sql::Target& target : sel.targets) {
-      if (target.star && source == nullptr && !sel.from.empty()) {  // * or t.* of a FROM of several items, a function, VALUES
-        for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
-          if (!target.star_of.empty() && joined_name(c).first != target.star_of) continue;  // t.*: t's columns
-          sql::ColumnDef column = c;
-          column.name = std::string(joined_name(c).second);
-          d->table.def.columns.push_back(std::move(column));
-        }
-        continue;
-      }
-      if (target.star) {
-        if (source == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
-        for (const sql::ColumnDef& c : source->def.columns) {
-          d->table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
-        }
-        continue;
-      }
-      // A plain column keeps its type (an enum's or an array's with it); an expression's is
-      // its first value's (materialize).
-      sql::ColumnDef column{.name = target.name, .type = Type::unknown};
-      if (target.expr.kind == Expr::Kind::column && source != nullptr) {
-        if (const int i = source->column(target.expr.name); i >= 0) {
-          const sql::ColumnDef& c = source->def.columns[static_cast<std::size_t>(i)];
-          column.type = c.type;
-          column.user_type = c.user_type;
-          column.element = c.element;
-        }
-      }
-      d->table.def.columns.push_back(std::move(column));
-    }
+    d->table.def.columns = output_columns(sel);
     derived_.push_back(std::move(d));
     // One that locks rows takes its steps now, before the statement's own.
     if (sel.lock != sql::RowLock::none) materialize(*derived_.back());
   }
+}
+
+std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
+  if (sel.set_op) return output_columns(*sel.set_op->left);
+  std::vector<sql::ColumnDef> out;
+  const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
+  for (const sql::Target& target : sel.targets) {
+    if (target.star && source == nullptr && !sel.from.empty()) {  // * or t.* of a FROM of several items, a function, VALUES
+      for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
+        if (!target.star_of.empty() && joined_name(c).first != target.star_of) continue;  // t.*: t's columns
+        sql::ColumnDef column = c;
+        column.name = std::string(joined_name(c).second);
+        out.push_back(std::move(column));
+      }
+      continue;
+    }
+    if (target.star) {
+      if (source == nullptr) throw SqlError("42601", "SELECT * with no tables specified is not valid");
+      for (const sql::ColumnDef& c : source->def.columns) {
+        out.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+      }
+      continue;
+    }
+    // A plain column keeps its type (an enum's or an array's with it); an expression's is
+    // its first value's (materialize).
+    sql::ColumnDef column{.name = target.name, .type = Type::unknown};
+    if (target.expr.kind == Expr::Kind::column && source != nullptr) {
+      if (const int i = source->column(target.expr.name); i >= 0) {
+        const sql::ColumnDef& c = source->def.columns[static_cast<std::size_t>(i)];
+        column.type = c.type;
+        column.user_type = c.user_type;
+        column.element = c.element;
+      }
+    }
+    out.push_back(std::move(column));
+  }
+  return out;
 }
 
 void SqlRun::run_modifying(Derived& d) {

@@ -247,6 +247,10 @@ class SqlRun final : public sql::EvalContext {
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
   void declare_ctes(const std::vector<sql::CommonTable>& with);
+  // A query's output columns: its targets, `*` and `t.*` expanded over its FROM (a set
+  // operation's: its first query's); a plain column keeps its type (an enum's or an array's
+  // with it), an expression's is unknown until a value gives it.
+  std::vector<sql::ColumnDef> output_columns(const sql::Select& sel);
   // A subquery's own WITH queries, declared once for the statement when first met (refused
   // when one names an outer query's column, or repeats a name the statement declared).
   void declare_subquery_ctes(const sql::Select& sub);

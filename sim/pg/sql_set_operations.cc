@@ -27,9 +27,12 @@ Type set_common_type(Type a, Type b, std::string_view op) {
 std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& sel) {
   const sql::SetOperation& so = *sel.set_op;
   const std::string_view op = so.op == sql::SetOperation::Op::union_ ? "UNION" : so.op == sql::SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
+  // The output columns: the first query's (`*` expanded now, with the catalog).
+  const std::vector<sql::ColumnDef> columns = output_columns(*so.left);
+  const std::size_t width = columns.size();
+  if (output_columns(*so.right).size() != width) throw SqlError("42601", fmt::format("each {} query must have the same number of columns", op));
   std::vector<std::vector<Value>> left = run_subquery(*so.left, /*per_row=*/false);
   std::vector<std::vector<Value>> right = run_subquery(*so.right, /*per_row=*/false);
-  const std::size_t width = sel.targets.size();
   std::vector<Type> types(width, Type::unknown);
   for (const auto* side : {&left, &right}) {
     for (std::size_t i = 0; i < width; ++i) {
@@ -84,7 +87,7 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   if (sel.order_by.empty() && !sel.limit && !sel.offset) return out;
   // ORDER BY, OFFSET and LIMIT over the result: a relation of the output columns.
   SqlTable result;
-  for (std::size_t i = 0; i < width; ++i) result.def.columns.push_back(sql::ColumnDef{.name = sel.targets[i].name, .type = types[i] == Type::unknown ? Type::text : types[i]});
+  for (std::size_t i = 0; i < width; ++i) result.def.columns.push_back(sql::ColumnDef{.name = columns[i].name, .type = types[i] == Type::unknown ? Type::text : types[i]});
   std::vector<std::pair<std::int64_t, Row>> rows;
   for (std::size_t k = 0; k < out.size(); ++k) {
     Row& row = rows.emplace_back(static_cast<std::int64_t>(k), Row{}).second;
@@ -110,7 +113,7 @@ Result<Rows> SqlRun::select_set_operation(const sql::Select& sel) {
   declare_ctes(sel.with);  // those that lock rows take their steps now
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each side's tables are touched as read
   Rows out;
-  out.columns = column_names(sel.targets, nullptr, {});
+  for (const sql::ColumnDef& c : output_columns(sel)) out.columns.push_back(c.name);
   add_rows(out, select_values(sel, nullptr, true));
   return done(std::move(out));
 }
