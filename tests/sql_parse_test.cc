@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/model/sql/regex.h"
 
 namespace lockstep::sql {
 namespace {
@@ -322,6 +323,32 @@ TEST(SqlValue, InputAndCastsFailAsTheServerDoes) {
   EXPECT_EQ(compare(Value::integer(2, Type::int4), Value::unknown("10")), std::strong_ordering::less);
   EXPECT_EQ(compare(Value::text("b"), Value::text("ab")), std::strong_ordering::greater);
   EXPECT_THROW(compare(Value::integer(1), Value::text("1")), SqlError);
+}
+
+// `~` reads the server's AREs where std::regex's ECMAScript grammar agrees, and refuses the
+// rest by name: a construct matched otherwise would be a wrong answer.
+TEST(SqlValue, RegularExpressionsMatchAsTheServerOrAreRefused) {
+  auto match = [](std::string_view text, std::string_view pattern, bool icase = false) {
+    return regex_match(Value::text(std::string(text)), Value::unknown(std::string(pattern)), icase);
+  };
+  EXPECT_EQ(match("20240101", "^[0-9]{8}$"), Value::boolean(true));
+  EXPECT_EQ(match("a\nb", "a.b"), Value::boolean(true));
+  EXPECT_EQ(match("a\nb", "^a.b$"), Value::boolean(true));  // `.` matches a newline, as the server's default
+  EXPECT_EQ(match("Queue_1", "^[[:alpha:]]\\w*$"), Value::boolean(true));
+  EXPECT_EQ(match("ABC", "^[a-c]+$", true), Value::boolean(true));
+  EXPECT_EQ(match("a.b", "a\\.b"), Value::boolean(true));
+  EXPECT_TRUE(regex_match(Value::null(Type::text), Value::unknown("a"), false).is_null());
+  auto refusal = [&](std::string_view pattern) {
+    try {
+      match("abc", pattern);
+    } catch (const SqlError& e) {
+      return e.sqlstate();
+    }
+    return std::string("no error");
+  };
+  for (std::string_view refused : {"a(?=b)", "(?i)a", "\\mabc", "\\1", "[[.a.]]", "(a", "a{x}", "***:a", "[]a]", "\\y"}) {
+    EXPECT_EQ(refusal(refused), "0A000") << refused;
+  }
 }
 
 }  // namespace

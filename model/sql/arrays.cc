@@ -380,8 +380,9 @@ Value array_slice(const Value& array, const std::optional<Value>& lower, const s
 }
 
 bool is_array_function(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"array_append", "array_prepend", "array_cat", "array_remove", "array_length",
-                                                "cardinality", "array_position", "array_to_string", "string_to_array"};
+  static constexpr std::string_view kNames[] = {"array_append", "array_prepend", "array_cat",   "array_remove",   "array_length",
+                                                "cardinality",  "array_position", "array_to_string", "string_to_array", "array_ndims",
+                                                "array_dims",   "array_upper",   "array_lower"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
@@ -442,10 +443,20 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     }
     return make_array({Type::text, -1}, parts);
   }
-  if (args.at(0).is_null()) return Value::null(name == "array_remove" ? Type::array : name == "array_to_string" ? Type::text : Type::int4);
+  const bool text_result = name == "array_to_string" || name == "array_dims";
+  if (args.at(0).is_null()) return Value::null(name == "array_remove" ? Type::array : text_result ? Type::text : Type::int4);
   const Value arr = arr_typed_array(args[0], {Type::text, -1});
   const std::vector<Value> elements = array_elements(arr);
   if (name == "cardinality") return Value::integer(static_cast<std::int64_t>(elements.size()), Type::int4);
+  // One dimension, numbered from 1 (lockstep's arrays); an empty array has none.
+  if (name == "array_ndims") return elements.empty() ? Value::null(Type::int4) : Value::integer(1, Type::int4);
+  if (name == "array_dims") return elements.empty() ? Value::null(Type::text) : Value::text(fmt::format("[1:{}]", elements.size()));
+  if (name == "array_upper" || name == "array_lower") {
+    if (args.at(1).is_null()) return Value::null(Type::int4);
+    const Value dim = arr_integer_arg(args[1], name);
+    if (dim.as_integer() != 1 || elements.empty()) return Value::null(Type::int4);
+    return Value::integer(name == "array_lower" ? 1 : static_cast<std::int64_t>(elements.size()), Type::int4);
+  }
   if (name == "array_length") {
     if (args.at(1).is_null()) return Value::null(Type::int4);
     const Value dim = arr_integer_arg(args[1], "array_length");

@@ -2,6 +2,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/regex.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
 #include "lockstep/model/sql/user_functions.h"
@@ -464,6 +466,10 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (is_infinite_timestamp(t)) return source;
     return Value::timestamptz(below_a_day ? t - (local - source.micros()) : utc_of_local(t));
   }
+  if (e.name == "num_nulls" || e.name == "num_nonnulls") {  // VARIADIC "any": its arguments that are (not) NULL
+    const auto nulls = std::count_if(args.begin(), args.end(), [](const Value& v) { return v.is_null(); });
+    return Value::integer(e.name == "num_nulls" ? nulls : static_cast<std::int64_t>(args.size()) - nulls, Type::int4);
+  }
   if (e.name == "quote_ident" || e.name == "quote_literal" || e.name == "quote_nullable") {
     const Value& v = args.at(0);
     if (v.is_null()) return e.name == "quote_nullable" ? Value::text("NULL") : Value::null(Type::text);
@@ -635,7 +641,9 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::row: throw SqlError("0A000", "a row constructor outside a comparison or IN is not in lockstep's SQL subset");
     case K::like: {
       const Value text = evaluate(e.args.at(0), context);
-      const Value matched = like(text, evaluate(e.args.at(1), context), e.name == "ilike");
+      const Value pattern = evaluate(e.args.at(1), context);
+      const Value matched = e.name == "regex" || e.name == "iregex" ? regex_match(text, pattern, e.name == "iregex")
+                                                                   : like(text, pattern, e.name == "ilike");
       return e.negated && !matched.is_null() ? Value::boolean(!matched.as_bool()) : matched;
     }
   }

@@ -366,6 +366,14 @@ Expr Reader::a_expr(const json& body, Expr e) {
   known(body, type, {"kind", "name", "lexpr", "rexpr"}, loc);
   const std::string kind = body.value("kind", "");
   const std::vector<std::string> op = names(body.at("name"));
+  if (kind == "AEXPR_OP" && op.size() == 1 && (op[0] == "~" || op[0] == "~*" || op[0] == "!~" || op[0] == "!~*")) {
+    e.kind = Expr::Kind::like;  // a POSIX regular expression match (model/sql/regex.h)
+    e.name = op[0].ends_with('*') ? "iregex" : "regex";
+    e.negated = op[0].starts_with('!');
+    e.args.push_back(expr(body.at("lexpr"), loc));
+    e.args.push_back(expr(body.at("rexpr"), loc));
+    return e;
+  }
   if (kind == "AEXPR_OP") {
     static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>", "<<", ">>"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
@@ -483,7 +491,7 @@ Expr Reader::func_call(const json& body, Expr e) {
   const std::string_view type = "FuncCall";
   const int loc = e.location;
   if (body.contains("over")) return window_call(body, std::move(e), names(body.at("funcname")).back());
-  known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "agg_filter", "funcformat"}, loc);
+  known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "agg_filter", "agg_order", "funcformat"}, loc);
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
   if (name.size() == 2 && find_function(name[1]) == nullptr) name.erase(name.begin());  // schema.function of a created one
@@ -553,6 +561,13 @@ Expr Reader::func_call(const json& body, Expr e) {
   if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);
   if ((e.name == "count" && count + (e.star ? 1 : 0) != 1) || (e.name != "count" && (count < f->min_args || count > f->max_args))) {
     fail("42883", fmt::format("function {}() does not exist with {} arguments", e.name, count), loc);
+  }
+  if (body.contains("agg_order")) {  // string_agg(x, ',' ORDER BY y): the order its input is read in (e.select's ORDER BY)
+    if (f->kind != FunctionKind::aggregate) fail("42809", fmt::format("ORDER BY specified, but {} is not an aggregate function", e.name), loc);
+    if (e.distinct) refuse("DISTINCT with ORDER BY inside an aggregate", loc);
+    auto order = std::make_shared<Select>();
+    for (const json& o : body.at("agg_order")) order->order_by.push_back(order_item(o, loc));
+    e.select = std::move(order);
   }
   if (body.contains("agg_filter")) {  // FILTER (WHERE ...): the aggregate's last argument
     if (f->kind != FunctionKind::aggregate) fail("42809", fmt::format("FILTER specified, but {} is not an aggregate function", e.name), loc);

@@ -13,9 +13,9 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 18> kTextFunctions = {
+constexpr std::array<std::string_view, 20> kTextFunctions = {
     "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos",
-    "position", "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim"};
+    "position", "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -140,6 +140,20 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
   const std::string s = text_arg(name, args, 0);
   if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));
   if (name == "length" || name == "char_length") return Value::integer(char_count(s), Type::int4);
+  if (name == "lpad" || name == "rpad") {  // to `n` characters: cut, or filled with the fill text (a space) repeated
+    const std::int64_t n = std::max<std::int64_t>(int_arg(name, args, 1), 0), have = char_count(s);
+    const std::string fill = args.size() > 2 ? text_arg(name, args, 2) : std::string(" ");
+    if (n <= have || fill.empty()) return Value::text(chars(s, 0, n));
+    if (n > 10'000'000) throw SqlError("0A000", fmt::format("{}() to more than 10000000 characters is not in lockstep's SQL subset", name));
+    const std::vector<std::size_t> starts = char_starts(fill);
+    const std::size_t fill_chars = starts.size() - 1;
+    std::string pad;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n - have); ++k) {
+      const std::size_t c = k % fill_chars;
+      pad.append(fill, starts[c], starts[c + 1] - starts[c]);
+    }
+    return Value::text(name == "lpad" ? pad + s : s + pad);
+  }
   if (name == "left" || name == "right") {
     const std::int64_t n = int_arg(name, args, 1), total = char_count(s);
     if (name == "left") return Value::text(n >= 0 ? chars(s, 0, n) : chars(s, 0, total + n));

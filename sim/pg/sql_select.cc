@@ -530,7 +530,18 @@ Value SqlRun::aggregate(const Expr& e) {
   std::int64_t count = 0;
   std::vector<Value> values;  // array_agg's and string_agg's inputs; DISTINCT's seen values
   std::optional<Value> delimiter;
-  for (const Row* r : *group_) {
+  std::vector<const Row*> ordered;  // ORDER BY inside the aggregate: its input in that order
+  if (e.select != nullptr && !e.select->order_by.empty()) {
+    std::vector<std::pair<std::vector<Value>, const Row*>> keys;
+    for (const Row* r : *group_) {
+      row_ = r;
+      std::vector<Value>& key = keys.emplace_back(std::vector<Value>{}, r).first;
+      for (const sql::OrderItem& o : e.select->order_by) key.push_back(sql::evaluate(o.expr, *this));
+    }
+    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, *e.select); });
+    for (const auto& [key, r] : keys) ordered.push_back(r);
+  }
+  for (const Row* r : e.select != nullptr && !e.select->order_by.empty() ? ordered : *group_) {
     row_ = r;
     if (e.filtered && !sql::is_true(sql::evaluate(e.args.back(), *this), "FILTER")) continue;
     if (e.star) {
