@@ -18,10 +18,23 @@
 namespace lockstep {
 namespace {
 
+// A path as the replay command gives it: one under the directory the test runs in (the build
+// directory, as ctest runs it) relative to it ("./" before a file there), so the command reads
+// the same on every machine; one elsewhere as it is.
+std::string command_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec || p.is_relative()) return p.string();
+  const std::filesystem::path rel = std::filesystem::relative(p, cwd, ec);
+  const std::string text = rel.string();
+  if (ec || text.empty() || text.starts_with("..")) return p.string();
+  return text.find('/') != std::string::npos ? text : "./" + text;
+}
+
 std::string self_executable() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("./your-test") : p.string();
+  return ec ? std::string("./your-test") : command_path(p);
 }
 
 std::string safe_name(const std::string& name) {
@@ -244,7 +257,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   request.document = [&] {
     std::string environment = options.replay_environment;
     if (environment.empty() && replay_environment_hook()) environment = replay_environment_hook()();
-    replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ", path,
+    replay_command = fmt::format("{}LOCKSTEP_REPLAY={} {}{}", environment.empty() ? "" : environment + " ", command_path(path),
                                  self_executable(), options.replay_hint.empty() ? "" : " " + options.replay_hint);
     return scenario_stub(spec, replay_command);
   }();
