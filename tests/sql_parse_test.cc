@@ -198,7 +198,10 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1) ON CONFLICT DO NOTHING RETURNING xmax = 0"),
             "0A000 the system column xmax is not in lockstep's SQL subset (docs/sql.md), at position 63 @63");
   EXPECT_EQ(refusal("SELECT a, row_number() OVER (PARTITION BY b ORDER BY a DESC) FROM t"), "");
-  EXPECT_EQ(refusal("SELECT count(*) OVER () FROM t"), "0A000 the window function count() OVER is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT count(*) OVER (), lag(a, 2, 0) OVER (ORDER BY a), last_value(a) OVER (PARTITION BY b) FROM t"), "");
+  EXPECT_EQ(refusal("SELECT ntile(2) OVER () FROM t"), "0A000 the window function ntile() OVER is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t"),
+            "0A000 a window frame clause (ROWS / RANGE / GROUPS ...) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE rank() OVER () = 1"),
             "0A000 a window function outside a select list is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("UPDATE t SET b = 1 RETURNING ctid"), "0A000 the system column ctid is not in lockstep's SQL subset (docs/sql.md), at position 30 @30");

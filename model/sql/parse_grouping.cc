@@ -3,6 +3,7 @@
 // the run), and window functions (OVER): part of model/sql/parse.h's parser.
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
@@ -75,14 +76,35 @@ void Reader::check_aggregates(Select& s, int fallback) const {
 
 Expr Reader::window_call(const json& body, Expr e, const std::string& name) {
   const int loc = e.location;
-  // River's ROW_NUMBER() OVER (PARTITION BY unique_key ORDER BY ...): the ranking functions,
-  // whose values no frame changes.
-  if (name != "row_number" && name != "rank" && name != "dense_rank") refuse(fmt::format("the window function {}() OVER", name), loc);
-  known(body, "FuncCall", {"funcname", "over", "funcformat", "location"}, loc);
-  if (body.contains("args")) fail("42883", fmt::format("function {}() does not exist with arguments", name), loc);
+  // River's ROW_NUMBER() OVER (PARTITION BY unique_key ORDER BY ...): the ranking functions;
+  // lag / lead (offset and default), first_value / last_value and the aggregates count, sum,
+  // min, max, avg over the default frame (the partition up to the row's last peer in ORDER
+  // BY; without ORDER BY, the whole partition). Other frames are refused.
+  static constexpr std::string_view kRanking[] = {"row_number", "rank", "dense_rank"};
+  static constexpr std::string_view kValued[] = {"lag", "lead", "first_value", "last_value", "count", "sum", "min", "max", "avg"};
+  const bool ranking = std::find(std::begin(kRanking), std::end(kRanking), name) != std::end(kRanking);
+  if (!ranking && std::find(std::begin(kValued), std::end(kValued), name) == std::end(kValued)) {
+    refuse(fmt::format("the window function {}() OVER", name), loc);
+  }
+  known(body, "FuncCall", {"funcname", "over", "funcformat", "location", "args", "agg_star"}, loc);
+  const std::size_t given = body.contains("args") ? body.at("args").size() : 0;
+  const bool star = body.value("agg_star", false);
+  if (star && name != "count") fail("42809", fmt::format("{}(*) specified, but {} is not an aggregate function", name, name), loc);
+  const std::size_t most = ranking ? 0 : name == "lag" || name == "lead" ? 3 : 1, least = ranking || star ? 0 : 1;
+  if (given < least || given > most || (star && given > 0)) {
+    fail("42883", fmt::format("function {}() does not exist with {} arguments", name, given), loc);
+  }
   const json& over = body.at("over");
-  known(over, "WindowDef", {"partitionClause", "orderClause", "frameOptions", "location"}, loc);
+  known(over, "WindowDef", {"partitionClause", "orderClause", "frameOptions", "startOffset", "endOffset", "location"}, loc);
   if (!window_allowed_) refuse("a window function outside a select list", loc);
+  constexpr int kDefaultFrame = 0x2 | 0x20 | 0x400;  // RANGE UNBOUNDED PRECEDING AND CURRENT ROW (FRAMEOPTION_DEFAULTS)
+  if (over.value("frameOptions", kDefaultFrame) != kDefaultFrame) refuse("a window frame clause (ROWS / RANGE / GROUPS ...)", loc);
+  if (given > 0) {
+    const bool outer = std::exchange(window_allowed_, false);  // window function calls cannot be nested
+    for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+    window_allowed_ = outer;
+  }
+  e.star = star;
   auto window = std::make_shared<Select>();
   if (over.contains("partitionClause")) {
     for (const json& p : over.at("partitionClause")) window->order_by.push_back(OrderItem{expr(p, loc)});

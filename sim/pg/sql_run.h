@@ -448,9 +448,17 @@ class SqlRun final : public sql::EvalContext {
   std::int64_t bound(const std::optional<Expr>& e, std::string_view what);
 
   void sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t);
-  // The window functions of the select list (row_number, rank, dense_rank OVER (PARTITION BY
-  // ... ORDER BY ...)), for each of the rows WHERE kept, by row id: read while projecting.
+  // The window functions of the select list (row_number, rank, dense_rank, lag, lead,
+  // first_value, last_value and aggregates OVER (PARTITION BY ... ORDER BY ...)), for each of
+  // the rows WHERE kept, by row id: read while projecting.
   void compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
+  // Window function w's value at position j of its rows sorted by PARTITION BY then ORDER BY
+  // (`keys`: sort keys and row indexes), whose partition starts at `start` and whose default
+  // frame ends before `end` (past the row's last peer; without ORDER BY, the partition's end).
+  Value window_value(const Expr& w, const std::vector<std::pair<std::int64_t, Row>>& rows,
+                     const std::vector<std::pair<std::vector<Value>, std::size_t>>& keys, std::size_t start, std::size_t j, std::size_t end);
+  // Whether the first n values of a and b are equal (NULLs equal): one partition's.
+  static bool same_values_prefix(const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n);
   static void window_calls(const Expr& e, std::vector<const Expr*>& out);
   std::map<const sql::Select*, std::map<std::int64_t, Value>> window_values_;  // by the call's window
   std::int64_t window_row_ = -1;  // the id of the row being projected or sorted

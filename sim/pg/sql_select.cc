@@ -283,6 +283,13 @@ void SqlRun::window_calls(const Expr& e, std::vector<const Expr*>& out) {
   for (const Expr& a : e.args) window_calls(a, out);
 }
 
+bool SqlRun::same_values_prefix(const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i].is_null() != b[i].is_null() || (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0)) return false;
+  }
+  return true;
+}
+
 void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows) {
   table_ = t;
   alias_ = sel.alias;
@@ -300,24 +307,78 @@ void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vec
     }
     row_ = nullptr;
     std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, window); });
-    const auto same_prefix = [](const std::vector<Value>& a, const std::vector<Value>& b, std::size_t n) {  // PARTITION BY's values
-      for (std::size_t i = 0; i < n; ++i) {
-        if (a[i].is_null() != b[i].is_null() || (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0)) return false;
-      }
-      return true;
-    };
+    const auto same_prefix = &SqlRun::same_values_prefix;  // PARTITION BY's values
     std::map<std::int64_t, Value>& values = window_values_[w->select.get()];
+    const bool ranking = w->name == "row_number" || w->name == "rank" || w->name == "dense_rank";
+    const bool ordered = window.order_by.size() > static_cast<std::size_t>(w->number);  // ORDER BY beyond PARTITION BY
     std::int64_t number = 0, rank = 0, dense = 0;
+    std::size_t start = 0;  // the partition's first row (in `keys`)
     for (std::size_t j = 0; j < keys.size(); ++j) {
       const bool first = j == 0 || !same_prefix(keys[j].first, keys[j - 1].first, static_cast<std::size_t>(w->number));
       const bool peer = !first && same_values(keys[j].first, keys[j - 1].first);  // equal in ORDER BY too
+      if (first) start = j;
       number = first ? 1 : number + 1;
       if (first || !peer) rank = number;
       dense = first ? 1 : peer ? dense : dense + 1;
-      const std::int64_t v = w->name == "row_number" ? number : w->name == "rank" ? rank : dense;
-      values.insert_or_assign(rows[keys[j].second].first, Value::integer(v, Type::int8));
+      if (ranking) {
+        const std::int64_t v = w->name == "row_number" ? number : w->name == "rank" ? rank : dense;
+        values.insert_or_assign(rows[keys[j].second].first, Value::integer(v, Type::int8));
+        continue;
+      }
+      std::size_t end = j + 1;  // the partition's end, or past the row's last peer (the default frame's end)
+      while (end < keys.size() && same_prefix(keys[end].first, keys[j].first, static_cast<std::size_t>(w->number)) &&
+             (!ordered || same_values(keys[end].first, keys[j].first))) {
+        ++end;
+      }
+      values.insert_or_assign(rows[keys[j].second].first, window_value(*w, rows, keys, start, j, end));
     }
   }
+}
+
+Value SqlRun::window_value(const Expr& w, const std::vector<std::pair<std::int64_t, Row>>& rows,
+                           const std::vector<std::pair<std::vector<Value>, std::size_t>>& keys, std::size_t start, std::size_t j,
+                           std::size_t end) {
+  auto at = [&](std::size_t k, const Expr& e) {  // e on the row at position k of the sorted partition
+    row_ = &rows[keys[k].second].second;
+    Value v = sql::evaluate(e, *this);
+    row_ = nullptr;
+    return v;
+  };
+  if (w.name == "lag" || w.name == "lead") {
+    const Value offset = w.args.size() > 1 ? at(j, w.args[1]) : Value::integer(1, Type::int4);
+    if (offset.is_null()) return Value::null();
+    const std::int64_t off = sql::cast(offset, Type::int8).as_integer();
+    const std::int64_t target = static_cast<std::int64_t>(j) + (w.name == "lag" ? -off : off);
+    // The partition's rows are [start, its end): the frame's end is past the last peer only
+    // when ORDER BY is given, so look for the partition's end again.
+    std::size_t partition_end = j + 1;
+    while (partition_end < keys.size() && same_values_prefix(keys[partition_end].first, keys[start].first, static_cast<std::size_t>(w.number))) {
+      ++partition_end;
+    }
+    if (target >= static_cast<std::int64_t>(start) && target < static_cast<std::int64_t>(partition_end)) {
+      return at(static_cast<std::size_t>(target), w.args[0]);
+    }
+    if (w.args.size() < 3) return Value::null();
+    Value fallback = at(j, w.args[2]);
+    const Value sample = at(j, w.args[0]);
+    if (fallback.type() == Type::unknown && !fallback.is_null() && sample.type() != Type::unknown) fallback = sql::cast(fallback, sample.type());
+    return fallback;
+  }
+  if (w.name == "first_value") return at(start, w.args.at(0));
+  if (w.name == "last_value") return at(end - 1, w.args.at(0));
+  // An aggregate over the frame: the partition's rows up to `end`.
+  std::vector<const Row*> frame;
+  for (std::size_t k = start; k < end; ++k) frame.push_back(&rows[keys[k].second].second);
+  Expr call;
+  call.kind = Expr::Kind::func;
+  call.name = w.name;
+  call.args = w.args;
+  call.star = w.star;
+  const Saved saved = save();
+  group_ = &frame;
+  Value v = aggregate(call);
+  restore(saved);
+  return v;
 }
 
 bool SqlRun::order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel) {
