@@ -24,6 +24,10 @@ std::string_view shard_mode_name(ShardMode mode) {
 }
 namespace {
 
+// What a timed search interleaves (issue 61): only events due at the same instant; a timing
+// model (jitter, skew, stalls) adds the durations its choices reach.
+constexpr std::string_view kTimedOrders = "orders explored: those of events due at one instant (actors apart in time keep their order)";
+
 double per_second(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
 bool needs_quoting(const std::string& s) {
@@ -159,7 +163,7 @@ void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   // Timed mode: the timings the verdict covers (model/timing.h); null when untimed.
   j["timing"] = r.run.time == TimeMode::timed
                     ? nlohmann::json{{"jitter", r.run.timing.jitter}, {"skew_ms", r.run.timing.skew_ms},
-                                     {"covered", timing_coverage(r.run.timing)}}
+                                     {"covered", timing_coverage(r.run.timing)}, {"orders", kTimedOrders}}
                     : nlohmann::json(nullptr);
   j["notes"] = r.result.notes;
   j["elapsed_s"] = stats.elapsed_s;
@@ -240,7 +244,9 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
   // What a timed search covered (model/timing.h): its verdict holds for these timings only.
-  if (r.run.time == TimeMode::timed) out << fmt::format("  timing: {}\n", timing_coverage(r.run.timing));
+  if (r.run.time == TimeMode::timed) {
+    out << fmt::format("  timing: {}; {}\n", timing_coverage(r.run.timing), kTimedOrders);
+  }
   if (const auto& spec = r.result.speculation; spec.jobs > 1 && spec.portfolio) {
     out << fmt::format("  threads: {}; the executions ran on them, each judged in order\n", spec.jobs);
   } else if (spec.jobs > 1) {

@@ -181,6 +181,10 @@ TEST(UserSystem, TheCommandLineExploresATimedModelTimed) {
   using lockstep::testing::run_cli_in_process;
   const auto silent = run_cli_in_process({"check", dir + "/silent.json", "--json"});
   EXPECT_EQ(nlohmann::json::parse(silent.out)["time"], "timed") << silent.out << silent.err;
+  // A timed verdict says what it covered: the orders of events due at one instant only.
+  EXPECT_NE(nlohmann::json::parse(silent.out)["timing"].value("orders", "").find("events due at one instant"), std::string::npos) << silent.out;
+  const auto says_text = run_cli_in_process({"check", dir + "/silent.json"});
+  EXPECT_NE(says_text.out.find("orders explored: those of events due at one instant"), std::string::npos) << says_text.out;
   const auto says = run_cli_in_process({"check", dir + "/says.json", "--json"});
   EXPECT_EQ(nlohmann::json::parse(says.out)["time"], "untimed") << says.out << says.err;
   if (lockstep::find_system("usercounter") == nullptr) lockstep::register_model_system(counter_system("usercounter"));
