@@ -57,6 +57,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"round", 1, 2, FunctionKind::scalar},
     FunctionInfo{"trunc", 1, 2, FunctionKind::scalar},
     FunctionInfo{"sign", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"mod", 2, 2, FunctionKind::scalar},
     FunctionInfo{"to_timestamp", 1, 1, FunctionKind::scalar},  // of epoch seconds (with a format: refused)
     FunctionInfo{"extract", 2, 2, FunctionKind::scalar},       // EXTRACT(field FROM x): numeric
     FunctionInfo{"date_part", 2, 2, FunctionKind::scalar},     // double precision

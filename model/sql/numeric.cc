@@ -441,12 +441,30 @@ Value num_exp(const Value& v) {
 }  // namespace
 
 bool is_math_function(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"exp", "ln", "sqrt", "power", "pow", "floor", "ceil", "ceiling", "round", "trunc", "sign", "to_timestamp"};
+  static constexpr std::string_view kNames[] = {"exp",   "ln",    "sqrt", "power", "pow", "floor",        "ceil",
+                                                "ceiling", "round", "trunc", "sign", "mod", "to_timestamp"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
 Value math_function(std::string_view name, std::span<const Value> in) {
   std::vector<Value> args(in.begin(), in.end());
+  if (name == "mod") {  // of integers (the wider type); 22012 for a zero divisor
+    const auto integral = [](const Value& v) { return is_integer(v.type()) || (v.type() == Type::unknown && !v.is_null()); };
+    if (!integral(args.at(0)) || !integral(args.at(1))) {
+      if (args[0].type() == Type::numeric || args[1].type() == Type::numeric) {
+        throw SqlError("0A000", "mod() of numeric is not in lockstep's SQL subset: cast to an integer type");
+      }
+      if (!args[0].is_null() && !args[1].is_null()) {
+        throw SqlError("42883", fmt::format("function mod({}, {}) does not exist", type_name(args[0].type()), type_name(args[1].type())));
+      }
+    }
+    const Type wider = args[0].type() == Type::int8 || args[1].type() == Type::int8 ? Type::int8
+                       : args[0].type() == Type::int2 && args[1].type() == Type::int2 ? Type::int2 : Type::int4;
+    if (args[0].is_null() || args[1].is_null()) return Value::null(wider);
+    const std::int64_t a = cast(args[0], wider).as_integer(), b = cast(args[1], wider).as_integer();
+    if (b == 0) throw SqlError("22012", "division by zero");
+    return Value::integer(b == -1 ? 0 : a % b, wider);
+  }
   for (const Value& a : args) {
     if (a.is_null()) return Value::null(name == "to_timestamp" ? Type::timestamptz : a.type() == Type::numeric ? Type::numeric : Type::float8);
   }

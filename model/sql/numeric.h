@@ -56,7 +56,8 @@ Value numeric_negated(const Value& v);
 std::strong_ordering numeric_compare(const Value& a, const Value& b);
 double as_double(const Value& v);  // any numeric-category value
 
-// abs, exp, ln, sqrt, power, floor, ceil, ceiling, round, trunc, sign, to_timestamp.
+// abs, exp, ln, sqrt, power, floor, ceil, ceiling, round, trunc, sign, mod (of integers),
+// to_timestamp.
 bool is_math_function(std::string_view name);
 Value math_function(std::string_view name, std::span<const Value> args);
 // extract(field FROM ts | interval) (numeric) and date_part(field, ...) (double precision).

@@ -199,17 +199,22 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     for (const Value& a : args) {
       if (a.is_null()) return out;
     }
-    for (const Value& a : args) {
-      if (!sql::is_integer(a.type()) && a.type() != Type::unknown) {
-        throw SqlError("0A000", fmt::format("generate_series of {} is not in lockstep's SQL subset (integers are)", sql::type_name(a.type())));
+    if (args.size() == 3 && sql::is_timestamp(args[0].type())) {
+      out = from_time_series(args);
+    } else {
+      for (const Value& a : args) {
+        if (!sql::is_integer(a.type()) && a.type() != Type::unknown) {
+          throw SqlError("0A000", fmt::format("generate_series of {} is not in lockstep's SQL subset (integers and timestamps are)",
+                                              sql::type_name(a.type())));
+        }
       }
+      const Type type = std::any_of(args.begin(), args.end(), [](const Value& a) { return a.type() == Type::int8; }) ? Type::int8 : Type::int4;
+      const std::int64_t from = sql::cast(args[0], type).as_integer(), to = sql::cast(args.at(1), type).as_integer();
+      const std::int64_t step = args.size() > 2 ? sql::cast(args[2], type).as_integer() : 1;
+      if (step == 0) throw SqlError("22023", "step size cannot equal zero");
+      if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
+      for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
     }
-    const Type type = std::any_of(args.begin(), args.end(), [](const Value& a) { return a.type() == Type::int8; }) ? Type::int8 : Type::int4;
-    const std::int64_t from = sql::cast(args[0], type).as_integer(), to = sql::cast(args.at(1), type).as_integer();
-    const std::int64_t step = args.size() > 2 ? sql::cast(args[2], type).as_integer() : 1;
-    if (step == 0) throw SqlError("22023", "step size cannot equal zero");
-    if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
-    for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
   } else if (n.ends_with("_to_recordset")) {
     out = from_recordset(f, args.at(0));
   } else if (n.starts_with("json_")) {
@@ -219,6 +224,37 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
   }
   if (f.ordinality) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
+  }
+  return out;
+}
+
+// generate_series(start, stop, step interval) of timestamps (with or without time zone):
+// start, start + step, ... while not past stop (in step's direction), each added as `+` adds.
+std::vector<std::vector<Value>> SqlRun::from_time_series(const std::vector<Value>& args) {
+  const Type type = args[0].type();
+  const Value stop = sql::cast(args[1], type);
+  if (args[2].type() != Type::interval && args[2].type() != Type::unknown) {
+    throw SqlError("42883", fmt::format("function generate_series({}, {}, {}) does not exist", sql::type_name(type),
+                                        sql::type_name(args[1].type()), sql::type_name(args[2].type())));
+  }
+  const Value step = sql::cast(args[2], Type::interval);
+  const auto direction = sql::compare(step, Value::interval(0));
+  if (direction == 0) throw SqlError("22023", "step size cannot equal zero");
+  Expr plus;
+  plus.kind = Expr::Kind::op;
+  plus.name = "+";
+  plus.args.resize(2);
+  plus.args[1].kind = Expr::Kind::constant;
+  plus.args[1].value = step;
+  std::vector<std::vector<Value>> out;
+  for (Value t = args[0];;) {
+    const auto c = sql::compare(t, stop);
+    if (direction > 0 ? c > 0 : c < 0) break;
+    if (out.size() >= 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
+    out.push_back({t});
+    plus.args[0].kind = Expr::Kind::constant;
+    plus.args[0].value = t;
+    t = sql::evaluate(plus, *this);
   }
   return out;
 }

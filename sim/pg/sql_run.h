@@ -277,6 +277,7 @@ class SqlRun final : public sql::EvalContext {
   // `enough` >= 0: stop once that many rows passed WHERE (a Limit above the scan).
   std::vector<std::pair<std::int64_t, Row>> from_scan(const sql::Select& sel, SqlTable& jt, std::int64_t enough = -1);
   void from_columns(const sql::FromItem& f, SqlTable& jt);
+  std::vector<std::vector<Value>> from_time_series(const std::vector<Value>& args);
   std::vector<Row> from_rows(const sql::FromItem& f, SqlTable& jt, const std::vector<Row>& left);
   std::vector<std::vector<Value>> from_leaf_values(const sql::FromItem& f);
   // The column of a joined relation `ref` names (-1: none); 42702 when two relations have it.
