@@ -85,6 +85,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"left", 2, 2, FunctionKind::scalar},
     FunctionInfo{"right", 2, 2, FunctionKind::scalar},
     FunctionInfo{"lpad", 2, 3, FunctionKind::scalar},
+    FunctionInfo{"reverse", 1, 1, FunctionKind::scalar},
     FunctionInfo{"rpad", 2, 3, FunctionKind::scalar},
     FunctionInfo{"substr", 2, 3, FunctionKind::scalar},
     FunctionInfo{"substring", 2, 3, FunctionKind::scalar},

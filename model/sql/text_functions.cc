@@ -13,9 +13,9 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 20> kTextFunctions = {
-    "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos",
-    "position", "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad"};
+constexpr std::array<std::string_view, 21> kTextFunctions = {
+    "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos", "position",
+    "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -140,6 +140,12 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
   const std::string s = text_arg(name, args, 0);
   if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));
   if (name == "length" || name == "char_length") return Value::integer(char_count(s), Type::int4);
+  if (name == "reverse") {  // its characters in reverse order
+    const std::vector<std::size_t> starts = char_starts(s);
+    std::string out;
+    for (std::size_t c = starts.size() - 1; c-- > 0;) out.append(s, starts[c], starts[c + 1] - starts[c]);
+    return Value::text(std::move(out));
+  }
   if (name == "lpad" || name == "rpad") {  // to `n` characters: cut, or filled with the fill text (a space) repeated
     const std::int64_t n = std::max<std::int64_t>(int_arg(name, args, 1), 0), have = char_count(s);
     const std::string fill = args.size() > 2 ? text_arg(name, args, 2) : std::string(" ");

@@ -1,6 +1,7 @@
 // model/sql/text_functions.h: the server's string functions and GREATEST / LEAST / NULLIF for
 // lockstep's SQL subset: lower, upper, length (char_length), left, right, substr (substring),
-// strpos (position), replace, split_part, concat, concat_ws, btrim, ltrim, rtrim, lpad, rpad;
+// strpos (position), replace, split_part, concat, concat_ws, btrim, ltrim, rtrim, lpad, rpad,
+// reverse;
 // LIKE and ILIKE.
 //
 // Text is UTF-8 and counted in characters, as a UTF8 database counts it. lower and upper
