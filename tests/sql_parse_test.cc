@@ -285,6 +285,8 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");
+  EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') AS x(a int[])"),
+            "0A000 an array column (a) in json_to_recordset()'s column list is not in lockstep's SQL subset (docs/sql.md), at position 44 @44");
   EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]')"),
             "42601 a column definition list is required for functions returning \"record\", at position 15 @15");
   EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') WITH ORDINALITY AS t(a int)"),

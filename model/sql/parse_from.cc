@@ -180,6 +180,9 @@ FromItem Reader::from_item(const json& n, int fallback) {
         ColumnDef col;
         col.name = def.at("colname");
         col.type = type_of(def.at("typeName"), loc, &col, &col.user_type);
+        // A JSON array becomes an array value by its elements (populate_record), not by the
+        // array input of its text: not modelled.
+        if (col.type == Type::array) refuse(fmt::format("an array column ({}) in {}()'s column list", col.name, e.name), location_of(def, loc));
         item.column_definitions.push_back(std::move(col));
       }
     } else if (records) {
