@@ -258,6 +258,21 @@ ModelReport due_job(bool declare, bool completes) {
       .run();
 }
 
+// ... and an observation there, which no invariant could judge, is refused by name (it was
+// dropped): the verdict is a model error, not a pass.
+struct ObservedInConstructor {
+  explicit ObservedInConstructor(Env& env, const bool&) { env.observe(Event{"job queued", 1, 1}); }
+};
+
+TEST(ProgressApi, AnObservationInTheConstructorIsRefusedNotDropped) {
+  const ModelReport r = Model<ObservedInConstructor, bool>("observed-in-constructor", true)
+                            .actors(1, [](ObservedInConstructor&, Env&, ActorId) {})
+                            .trace_dir(api_dir("observed-in-constructor"))
+                            .run();
+  ASSERT_EQ(r.verdict, Verdict::model_error) << r.describe();
+  EXPECT_NE(r.message.find("observe(\"job queued\") in the State's constructor"), std::string::npos) << r.message;
+}
+
 TEST(ProgressApi, AnObligationMadeHotInTheConstructorIsJudged) {
   const ModelReport unmet = due_job(true, false);
   ASSERT_EQ(unmet.verdict, Verdict::liveness) << unmet.describe();
