@@ -542,7 +542,8 @@ void Scheduler::detail_first_step_after(std::uint64_t after, const std::string& 
 
 void Scheduler::observe(const Event& event) {
   if (building_) {  // in the State's constructor no invariant exists yet to judge it: refused, not dropped
-    throw ModelError(fmt::format("observe(\"{}\") in the State's constructor: no invariant judges it there; report it from an actor", event.name));
+    throw ModelError(fmt::format("observe(\"{}\") in the State's constructor: no invariant judges it there; "
+                                 "report it from an actor", event.name));
   }
   if (aborting_ || instance_ == nullptr) return;
   // An ordered observation is a visible operation of its own (DESIGN: every Env call is),
