@@ -50,9 +50,9 @@ struct ConfirmArgs {
   std::string scenario;
   int iterations = 20;
   bool until_violation = false;
-  std::string aim;  // a trace of the scenario: pause where its actors switch
+  std::string aim;  // a trace of the scenario: its actors' order of steps is followed
   std::string force;  // a trace of a SQL scenario: forced on the server step by step
-  int aim_pause_ms = 20;
+  int aim_blocked_ms = 0;  // 0: iterations try 10, 2 and 50 ms in turn
   std::uint64_t seed = 1;
   int jitter_us = 500;
   int limit_s = 0;  // 0: from the scenario's own durations (iteration_limit_of)
@@ -170,13 +170,13 @@ std::string seconds_text(Duration d) { return fmt::format("{:.1f} s", std::chron
 
 // The options of confirm's iterations, from the command line.
 real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
-                                     std::vector<std::vector<std::uint64_t>> pause_before, Duration limit) {
+                                     std::vector<ActorId> aim, Duration limit) {
   real::ConfirmOptions o;
   o.conninfo = server.conninfo();
-  o.pause_before = std::move(pause_before);
+  o.aim = std::move(aim);
+  o.blocked_after = std::chrono::milliseconds(a.aim_blocked_ms);
   o.iterations = a.iterations;
   o.until_violation = a.until_violation;
-  o.pause = std::chrono::milliseconds(a.aim_pause_ms);
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = limit;
@@ -204,6 +204,9 @@ bool confirmed_as_expected(const Scenario& scenario, const real::ConfirmReport& 
 nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, const real::ConfirmReport& r, bool as_expected) {
   nlohmann::json j{{"scenario", scenario.name}, {"file", a.scenario}, {"iterations", r.iterations}, {"hung", r.hung},
                    {"seed", a.seed}, {"jitter_us", a.jitter_us}, {"aim", a.aim.empty() ? nlohmann::json() : nlohmann::json(a.aim)},
+                   {"aimed", a.aim.empty() ? nlohmann::json()
+                                           : nlohmann::json{{"steps", r.aim_steps}, {"followed", r.aim_followed},
+                                                            {"skipped", r.aim_skipped}}},
                    {"violations", nlohmann::json::array()},
                    {"by_invariant", r.by_invariant}, {"marks", r.marks},
                    {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
@@ -253,6 +256,11 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
   out << fmt::format("violations: {} iterations", r.violations.size());
   for (const auto& [inv, n] : r.by_invariant) out << fmt::format(", {} {}", inv, n);
   out << '\n';
+  if (r.aim_steps > 0) {
+    out << fmt::format("aimed: a trace of {} steps; {} steps taken in its order over all iterations, {} skipped (their actor "
+                       "took another path)\n",
+                       r.aim_steps, r.aim_followed, r.aim_skipped);
+  }
   if (!r.marks.empty()) {
     out << "marks:";
     for (const auto& [m, n] : r.marks) out << fmt::format(" {} {}", m, n);
@@ -281,7 +289,7 @@ void print_confirm(std::ostream& out, const ConfirmArgs& a, const Scenario& scen
   const bool expect_pass = scenario.expect.verdict == Verdict::pass;
   out << fmt::format("confirm {} ({}) on {}: {} iterations{}, seed {}, jitter up to {} us{}\n", scenario.name, scenario.system,
                      server.shown(), a.iterations, a.until_violation ? " at most, until a violation" : "", a.seed, a.jitter_us,
-                     a.aim.empty() ? "" : fmt::format(", pauses of {} ms aimed by {}", a.aim_pause_ms, a.aim));
+                     a.aim.empty() ? "" : fmt::format(", in the order of {}", a.aim));
   print_violations(out, r);
   print_confirm_counts(out, r);
   out << fmt::format("expected {}: {}\n",
@@ -304,8 +312,8 @@ void print_server_lost(std::ostream& err, const real::ConfirmReport& r) {
                      r.lost->op, r.lost->sqlstate, message, r.iterations, r.lost->iteration);
 }
 
-// --aim TRACE: the pauses that steer the threads toward the trace's order of steps.
-std::vector<std::vector<std::uint64_t>> aimed_pauses(const std::string& path, const Scenario& scenario) {
+// --aim TRACE: the trace's acting actor per step, the order the threads follow.
+std::vector<ActorId> aimed_order(const std::string& path, const Scenario& scenario) {
   const sim::Trace trace = sim::load_trace(path);
   const std::string recorded = trace.scenario.value("name", "");
   if (recorded != scenario.name) {
@@ -315,7 +323,7 @@ std::vector<std::vector<std::uint64_t>> aimed_pauses(const std::string& path, co
   for (const auto& d : trace.decisions) {
     if (d.kind == sim::Decision::Kind::run) steps.push_back(static_cast<ActorId>(d.value));
   }
-  return real::aim_at_switches(steps, trace.actors.size());
+  return steps;
 }
 
 // Whether the scenario's `faults` switch `name` on (true, or an object of parameters).
@@ -333,12 +341,12 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
     if (!a.aim.empty()) throw InputError("confirm: --force and --aim are two ways to follow a trace: give one");
     return run_forced_replay(a.force, scenario, a.pg, out);
   }
-  auto pauses = a.aim.empty() ? std::vector<std::vector<std::uint64_t>>{} : aimed_pauses(a.aim, scenario);
+  auto order = a.aim.empty() ? std::vector<ActorId>{} : aimed_order(a.aim, scenario);
   std::optional<Server> owned_server;
   owned_server.emplace(a.pg);
   const Server& server = *owned_server;
   const Duration limit = iteration_limit_of(a, scenario);
-  real::ConfirmOptions options = confirm_options(a, server, std::move(pauses), limit);
+  real::ConfirmOptions options = confirm_options(a, server, std::move(order), limit);
   options.timing = scenario.explore.timing;
   if (options.timing.any()) {
     out << fmt::format("timing on the server: {} (drawn per iteration: sleeps within the range, clocks behind, right or "
@@ -394,15 +402,18 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   c.add_option("--aim", a.aim,
-               "a trace of this scenario (from check): each actor pauses where the trace switches to another actor, so "
-               "that the real run takes the trace's order more often");
+               "a trace of this scenario (from check): the actors take their visible operations in the trace's order "
+               "(a step still running after --aim-blocked-ms counts as waiting for a lock, and the next one goes), then "
+               "run free; the report says how many steps were taken in order");
   c.add_option("--force", a.force,
                "a trace of this SQL scenario (.spec, from check): its steps forced on the server one at a time in the "
                "trace's order (a step that waits is waited for), then its checks; prints \"seen on the server\" or the "
                "first step whose outcome differs");
-  c.add_option("--aim-pause-ms", a.aim_pause_ms, "with --aim: how long each such pause is")
+  c.add_option("--aim-blocked-ms", a.aim_blocked_ms,
+               "with --aim: how long a step may run before the next one in the trace's order goes (0: iterations try "
+               "10, 2 and 50 ms in turn)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::NonNegativeNumber);
   c.add_flag("--until-violation", a.until_violation,
              "stop at the first iteration with a violation: for a narrow race, give a large --iterations as the bound");
   c.add_option("--seed", a.seed, "seed of the jitter (iteration i uses seed + i - 1)")->capture_default_str();

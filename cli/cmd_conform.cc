@@ -42,6 +42,9 @@ std::vector<sim::pg::StatementLog> statement_logs(const std::vector<std::string>
     } catch (const sim::Divergence& d) {
       throw InputError(fmt::format("{}: trace diverges at step {}: {}", path, d.step(), d.what()));
     }
+    if (log.empty()) {
+      throw InputError(fmt::format("{}: its execution sent no statement to PostgreSQL: conform has nothing to compare", path));
+    }
     logs.push_back(std::move(log));
   }
   return logs;

@@ -50,6 +50,7 @@ enum class Stmt : std::uint8_t {
   rollback,
   pg_locks,
   pg_terminate_backend,
+  sql,    // SQL as written (Connection::exec, exec_prepared)
   close,  // the session ends (not SQL: the connection is closed)
 };
 
@@ -60,6 +61,7 @@ enum class Returns : std::uint8_t {
   count,      // rows changed
   row,        // a row or none
   lock_rows,  // the monitoring query's rows
+  rows,       // SQL's own result: its command tag and rows
 };
 
 struct StmtInfo {
@@ -70,7 +72,7 @@ struct StmtInfo {
   Returns returns;
 };
 
-inline constexpr std::array<StmtInfo, 30> kStatements = {{
+inline constexpr std::array<StmtInfo, 31> kStatements = {{
     {Stmt::advisory_lock, "advisory_lock", "pg_advisory_lock", true, Returns::nothing},
     {Stmt::advisory_lock_shared, "advisory_lock_shared", "pg_advisory_lock_shared", true, Returns::nothing},
     {Stmt::advisory_lock_timed, "advisory_lock_timed", "pg_advisory_lock", true, Returns::nothing},
@@ -106,6 +108,7 @@ inline constexpr std::array<StmtInfo, 30> kStatements = {{
     {Stmt::rollback, "rollback", "ROLLBACK", false, Returns::nothing},
     {Stmt::pg_locks, "pg_locks", "the monitoring query over pg_locks", false, Returns::lock_rows},
     {Stmt::pg_terminate_backend, "pg_terminate_backend", "pg_terminate_backend", false, Returns::boolean},
+    {Stmt::sql, "sql", "SQL as written (Connection::exec)", true, Returns::rows},
     {Stmt::close, "close", "(the connection closes)", false, Returns::nothing},
 }};
 

@@ -1,6 +1,7 @@
 #include "lockstep/real/confirm.h"
 
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -49,8 +50,12 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
   env_options.conninfo = options.conninfo;
   env_options.seed = options.seed + static_cast<std::uint64_t>(i) - 1;
   env_options.max_jitter = options.max_jitter;
-  env_options.pause_before = options.pause_before;
-  env_options.pause = options.pause;
+  if (!options.aim.empty()) {
+    static constexpr std::chrono::milliseconds kBlockedAfter[] = {std::chrono::milliseconds(10), std::chrono::milliseconds(2),
+                                                                  std::chrono::milliseconds(50)};
+    env_options.order = options.aim;
+    env_options.blocked_after = options.blocked_after > Duration{0} ? options.blocked_after : kBlockedAfter[(i - 1) % 3];
+  }
   env_options.timing = options.timing;
   env_options.sigkill_crashes = options.sigkill_crashes;
   env_options.crash_window = crash_window;
@@ -98,6 +103,9 @@ std::future<void> run_actors(const std::shared_ptr<Iteration>& it) {
 // Reports iteration i as hung and leaves its threads, stuck inside `it`, running.
 void give_up_hung(ConfirmReport& report, int i, Duration limit, std::future<void> done, const std::shared_ptr<Iteration>& it) {
   report.hung = true;
+  it->env->abandon();  // an actor still looping through visible operations unwinds at its next one
+  report.aim_followed += it->env->followed_steps();
+  report.aim_skipped += it->env->skipped_steps();
   ConfirmedViolation hang{i, {"hang", fmt::format("iteration {} did not finish within {} s: a deadlock, or a wait "
                                                   "the design never ends", i,
                                                   std::chrono::duration_cast<std::chrono::seconds>(limit).count())},
@@ -143,6 +151,8 @@ void record(ConfirmReport& report, int i, const std::optional<Violation>& found,
                                              it.instance->actor_name(fault.actor), fault.pid, it.env->fault_at(), fault.how);
     report.violations.push_back({i, *found, it.history, victim});
   }
+  report.aim_followed += it.env->followed_steps();
+  report.aim_skipped += it.env->skipped_steps();
   add(report.memory_locks, it.env->memory_lock_stats());
   add(report.pg_locks, it.env->pg_lock_stats());
   const SigkillStats crashes = it.env->sigkill_stats();
@@ -171,6 +181,11 @@ std::string ConfirmReport::describe() const {
                          e.actor, e.event, e.subject, e.value);
     }
   }
+  if (aim_steps > 0) {
+    out += fmt::format("  aimed at a trace of {} steps: {} taken in its order, {} skipped (their actor took another path), "
+                       "over all iterations\n",
+                       aim_steps, aim_followed, aim_skipped);
+  }
   if (sessions_terminated + sessions_closed + server_restarts > 0) {
     out += fmt::format("  session faults: {} sessions ended by pg_terminate_backend, {} by closing the client's socket, {} "
                        "server restarts\n",
@@ -189,27 +204,10 @@ std::string ConfirmReport::describe() const {
   return out;
 }
 
-std::vector<std::vector<std::uint64_t>> aim_at_switches(const std::vector<ActorId>& steps, std::size_t actors) {
-  std::vector<std::vector<std::uint64_t>> pauses(actors);
-  std::vector<std::uint64_t> done(actors, 0);  // steps of each actor so far
-  std::vector<bool> again(steps.size(), false);  // the actor of step i runs after i
-  std::vector<bool> later(actors, false);
-  for (std::size_t i = steps.size(); i-- > 0;) {
-    again[i] = later[static_cast<std::size_t>(steps[i])];
-    later[static_cast<std::size_t>(steps[i])] = true;
-  }
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto a = static_cast<std::size_t>(steps[i]);
-    if (a >= actors) throw std::invalid_argument("aim_at_switches: a step of actor " + std::to_string(a) + " of " + std::to_string(actors));
-    ++done[a];
-    if (i + 1 < steps.size() && steps[i + 1] != steps[i] && again[i]) pauses[a].push_back(done[a]);
-  }
-  return pauses;
-}
-
 ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;
+  report.aim_steps = options.aim.size();
   Duration crash_window = options.crash_window;
   std::uint64_t fault_statements = 0;  // the most any iteration sent on faulty pools
   std::mt19937_64 fault_rng(options.seed);

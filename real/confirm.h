@@ -14,10 +14,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/model/system.h"
 #include "lockstep/model/timing.h"
+#include "lockstep/model/verdict.h"
 #include "lockstep/real/thread_env.h"
 
 namespace lockstep::real {
@@ -37,10 +39,13 @@ struct ConfirmOptions {
   // unkilled, so that the kills spread over the whole run.
   bool sigkill_crashes = true;
   Duration crash_window{0};
-  // Aimed pauses (ThreadEnvOptions::pause_before, pause): the windows a simulated trace
-  // shows, from aim_at_switches.
-  std::vector<std::vector<std::uint64_t>> pause_before{};
-  Duration pause = std::chrono::milliseconds(20);
+  // Aimed runs: a simulated trace's acting actor per step (ModelReport::order, a trace's run
+  // decisions), which every iteration's actors follow (ThreadEnvOptions::order). A step
+  // still running after `blocked_after` counts as waiting for a lock: iterations try 10,
+  // 2 and 50 ms in turn when it is zero (the default), so that slow statements and quick
+  // lock waits are each read right in some iteration.
+  std::vector<ActorId> aim{};
+  Duration blocked_after{0};
   // The scenario's timing model, drawn on real threads (ThreadEnvOptions::timing).
   Timing timing;
   // The session faults (a scenario's backend_terminated and server_restart: PoolConfig) on
@@ -96,6 +101,9 @@ struct ConfirmReport {
   int sessions_terminated = 0, sessions_closed = 0;  // the backend_terminated fault, over all iterations
   int server_restarts = 0;                            // the server_restart fault, over all iterations
   Duration total{0}, longest{0};               // wall time of the iterations
+  // Aimed runs (ConfirmOptions::aim): the order's steps, and over all iterations those taken
+  // at their turn and those skipped (their actor took another path).
+  std::uint64_t aim_steps = 0, aim_followed = 0, aim_skipped = 0;
   bool interrupted = false;                    // stop_requested ended the run early
   std::optional<ServerLost> lost;              // the server or a session went away
 
@@ -106,11 +114,20 @@ struct ConfirmReport {
   std::string describe() const;
 };
 
-// The pauses that steer real threads toward a simulated order: `steps` is the acting actor
-// of each step of a trace (its run decisions, in order). Where actor a's steps stop and
-// another actor's begin, and a runs again later, a pauses before its next visible
-// operation: result[a] holds those operations' 0-based indices, ascending.
-std::vector<std::vector<std::uint64_t>> aim_at_switches(const std::vector<ActorId>& steps, std::size_t actors);
+// Whether the iterations showed the verdict `kind` named `name` ("" names any): a
+// violation of that invariant; a liveness verdict as that obligation still hot or late at
+// the end, or an iteration that never finished (no progress within the limit); a livelock
+// or a deadlock as an iteration that never finished; a pass as no violation at all.
+inline bool shows(const ConfirmReport& r, Verdict kind, std::string_view name) {
+  if (kind == Verdict::pass) return r.violations.empty() && !r.hung;
+  if (r.hung && (kind == Verdict::liveness || kind == Verdict::livelock || kind == Verdict::deadlock)) return true;
+  if (kind != Verdict::violation && kind != Verdict::liveness) return false;
+  for (const ConfirmedViolation& v : r.violations) {
+    if (v.violation.invariant == "hang" || v.violation.invariant == "model_error") continue;
+    if (name.empty() || v.violation.invariant == name) return true;
+  }
+  return false;
+}
 
 // Runs `system` as above. `progress` (may be empty) is called after each iteration. Never
 // throws for what the server does: a lost server ends the run with `lost` set.

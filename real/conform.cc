@@ -24,6 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using pg::Stmt;
+
+// Where SQL as written runs (Stmt::sql): a schema of its own, made afresh.
+constexpr std::string_view kSqlSchema = "lockstep_conform";
 using sim::pg::LoggedStatement;
 
 struct Outcome {
@@ -47,6 +50,12 @@ std::string key_text(const pg::AdvisoryKey& k) {
 }
 
 std::string statement_text(const LoggedStatement& s) {
+  if (s.op == Stmt::sql) {
+    std::string text = s.sql;
+    for (char& ch : text) ch = ch == '\n' || ch == '\t' ? ' ' : ch;
+    if (text.size() > 120) text = text.substr(0, 117) + "...";
+    return fmt::format("session {} ({}): {}", s.pid, s.application_name, text);
+  }
   std::string args;
   if (s.key) args = key_text(*s.key);
   if (!s.table.empty()) args = fmt::format("{}, {}", s.table, s.id);
@@ -90,6 +99,20 @@ class Conn {
     return std::move(result_);
   }
   std::optional<pg::Error> error_of(const PgResult& r) const { return sql::error_of(c_, r.get()); }
+
+  // SQL as the model wrote it: with parameters one statement (NULL as NULL), without them
+  // the simple query protocol (several statements allowed), as the libpq backend sends it.
+  void send_sql(const std::string& text, const std::vector<pg::Param>& params) {
+    notices_.clear();
+    result_.reset();
+    busy_ = true;
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    const int sent = params.empty() ? PQsendQuery(c_, text.c_str())
+                                    : PQsendQueryParams(c_, text.c_str(), static_cast<int>(values.size()), nullptr,
+                                                        values.data(), nullptr, nullptr, 0);
+    if (sent == 0) send_failed_ = true;  // the connection is gone: collect() reports it
+  }
 
   void send(const sql::Statement& st) {
     std::vector<const char*> values;
@@ -154,6 +177,7 @@ class Conn {
       case pg::Returns::row:
         if (auto row = sql::read_row_result(r)) o.value = sql::to_json(*row);
         break;
+      case pg::Returns::rows: o.value = sim::pg::rows_text(sql::read_rows(r)); break;
       case pg::Returns::nothing:
       case pg::Returns::lock_rows: break;  // the lock rows are compared as views (lock_views)
     }
@@ -232,6 +256,12 @@ class Replayer {
       if (!s.table.empty()) tables.insert(s.table);
     }
     must(observer_.exec(sql::drop_schema()), "DROP SCHEMA lockstep");
+    // SQL as written runs in a schema of its own, empty at the start, first on each session's
+    // search_path: what a model's SQL creates does not meet what an earlier run left.
+    must(observer_.exec({fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", kSqlSchema), {}}), "DROP SCHEMA");
+    if (std::any_of(log_.begin(), log_.end(), [](const LoggedStatement& s) { return s.op == Stmt::sql; })) {
+      must(observer_.exec({fmt::format("CREATE SCHEMA {}", kSqlSchema), {}}), "CREATE SCHEMA");
+    }
     if (tables.empty()) return;
     must(observer_.exec(sql::create_schema()), "CREATE SCHEMA lockstep");
     for (const auto& t : tables) must(observer_.exec(sql::create_table(observer_.ident(t))), "CREATE TABLE");
@@ -250,6 +280,7 @@ class Replayer {
       // Timing is the simulation's: no timer of the server's own may end a statement.
       for (const char* setting : {"lock_timeout", "statement_timeout"}) (void)c->exec(sql::set(setting, "0"));
       (void)c->exec(sql::set("deadlock_timeout", "1h"));  // superuser only; else the default
+      (void)c->exec(sql::set("search_path", std::string(kSqlSchema)));  // see prepare_tables
     }
     return *c;
   }
@@ -296,7 +327,11 @@ class Replayer {
       const auto deadline = Clock::now() + o_.patience;
       while (!c.collect() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    c.send(statement(s));
+    if (s.op == Stmt::sql) {
+      c.send_sql(s.sql, s.params);
+    } else {
+      c.send(statement(s));
+    }
     const auto answered = settle(c);
     if (!answered) {
       disagree(s.first_step, s, s.waited ? "waits for a lock" : "returns", fmt::format("neither returned nor waited on a lock within {} s",

@@ -334,6 +334,7 @@ class LibpqPool final : public pg::Pool {
   }
 
   Result<pg::PooledConnection> checkout() override {
+    if (hooks_.pool_op) hooks_.pool_op(false);
     std::unique_ptr<pg::Connection> c;
     {
       std::unique_lock lock(m_);
@@ -398,6 +399,7 @@ class LibpqPool final : public pg::Pool {
   // nothing otherwise; session locks stay either way), back to the queue, or closed beyond
   // pool_size or when the connection is gone.
   void give_back(std::unique_ptr<pg::Connection> c) {
+    if (hooks_.pool_op) hooks_.pool_op(true);
     auto* raw = static_cast<LibpqConnection*>(c.get());
     if (!raw->idle()) (void)c->rollback();
     std::unique_ptr<pg::Connection> to_close;

@@ -45,6 +45,9 @@ struct StatementHooks {
   std::function<void(std::optional<pg::Stmt> op, Duration took)> after;
   // A statement, or the connect of a pool's new connection, failed with `error`.
   std::function<void(std::string_view op, const pg::Error& error)> failed;
+  // Before a pool's checkout (false) and before a connection goes back to it (true, maybe
+  // in a destructor): each a visible operation of the actor, as in the simulation.
+  std::function<void(bool returning)> pool_op;
 };
 
 // Whether an error means the session or the server is gone (SQLSTATE class 08, connection

@@ -107,6 +107,7 @@ Statement statement(pg::Stmt s, const Args& a) {
     case Stmt::rollback: return {"ROLLBACK", {}};
     case Stmt::pg_locks: return advisory_locks();
     case Stmt::pg_terminate_backend: return {"SELECT pg_terminate_backend($1::int4)", {std::to_string(a.pid)}};
+    case Stmt::sql:  // its own text (conform sends it as written)
     case Stmt::close: break;
   }
   throw std::logic_error(fmt::format("no SQL for statement {}", pg::name(s)));

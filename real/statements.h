@@ -42,7 +42,8 @@ struct Args {
   Duration timeout{0};
   int pid = 0;
 };
-// The SQL of a statement. REQUIRES: s is not Stmt::close (no SQL).
+// The SQL of a statement. REQUIRES: s is neither Stmt::close (no SQL) nor Stmt::sql (its
+// own text).
 Statement statement(pg::Stmt s, const Args& args);
 
 // Any setting (set_config(name, value, false)); SET lock_timeout and statement_timeout are

@@ -24,7 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 thread_local ActorId current = -1;
-thread_local std::uint64_t visible_ops = 0;  // of the current actor, for the aimed pauses
 
 // Times an acquisition: `attempt` without waiting first, then `block` if that failed.
 template <typename Try, typename Block>
@@ -265,6 +264,7 @@ std::string file_safe(const std::string& name) {
 
 ThreadEnv::ThreadEnv(ThreadEnvOptions options, EventSink sink)
     : options_(std::move(options)), sink_(std::move(sink)), start_(Clock::now()), rng_(options_.seed) {
+  if (!options_.order.empty()) gate_ = std::make_unique<ScheduleGate>(options_.order, options_.blocked_after, options_.missing_after);
   std::string pattern = (std::filesystem::temp_directory_path() / "lockstep-files.XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw ModelError(fmt::format("cannot create a directory for files: {}", std::strerror(errno)));
   dir_ = pattern;
@@ -286,7 +286,6 @@ void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
   for (ActorId a = 0; a < n; ++a) {
     threads.emplace_back([this, &body, &thrown, a] {
       current = a;
-      visible_ops = 0;
       try {
         body(a);
       } catch (const ActorDone&) {
@@ -296,6 +295,7 @@ void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
       } catch (...) {
         thrown[static_cast<std::size_t>(a)] = std::current_exception();
       }
+      if (gate_ && child_pipe_ < 0) gate_->ended(a);
       end_if_child(0, "");
       current = -1;
     });
@@ -369,6 +369,7 @@ int ThreadEnv::choose(int n, std::string_view /*label*/) {
 }
 
 void ThreadEnv::observe(const Event& event) {
+  if (event.ordered) jitter(false);  // a visible operation of its own, as in the simulation (maybe in a destructor)
   if (observe_in_child(event)) return;
   std::lock_guard l(m_);
   if (sink_) sink_(current, wall_now(), event);
@@ -388,11 +389,12 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   if (config.backend_terminated) ways = {ThreadEnvOptions::SessionFault::terminate, ThreadEnvOptions::SessionFault::close};
   if (config.server_restart && options_.restart_server) ways.push_back(ThreadEnvOptions::SessionFault::restart);
   hooks.before = [this, ways](pg::Connection& c, std::string_view statement) {
-    jitter();
+    jitter(false);  // a statement may release in a destructor: an abandoned actor unwinds elsewhere
     maybe_stall();
     if (!ways.empty() && current >= 0 && may_end_session_at(statement)) maybe_end_session(c, ways);
   };
   hooks.after = [this](std::optional<pg::Stmt> op, Duration took) { record_pg(op, took); };
+  hooks.pool_op = [this](bool returning) { jitter(!returning); };
   hooks.failed = [this](std::string_view op, const pg::Error& e) {
     if (!connection_lost(e)) return;
     std::lock_guard l(m_);
@@ -402,14 +404,10 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   return make_libpq_pool(options_.conninfo, config, std::move(hooks));
 }
 
-void ThreadEnv::jitter() {
-  if (current >= 0 && static_cast<std::size_t>(current) < options_.pause_before.size()) {
-    const auto& aimed = options_.pause_before[static_cast<std::size_t>(current)];
-    if (std::binary_search(aimed.begin(), aimed.end(), visible_ops++)) {
-      std::this_thread::sleep_for(options_.pause);
-      return;
-    }
-  }
+void ThreadEnv::jitter(bool may_unwind) {
+  if (may_unwind && abandoned_ && current >= 0 && std::uncaught_exceptions() == 0) throw ActorDone{};
+  // Its turn in the aimed order (not in a crashable child: the gate's threads are in the parent).
+  if (gate_ && current >= 0 && child_pipe_ < 0 && gate_->before(current)) return;
   if (options_.max_jitter.count() <= 0) return;
   Duration d;
   {
@@ -449,6 +447,7 @@ LockWaitStats ThreadEnv::pg_lock_stats() const {
 }
 
 void ThreadEnv::hot(std::string_view obligation, Duration within) {
+  jitter(false);  // a visible operation, as in the simulation
   const Time at = wall_now();
   std::lock_guard l(m_);
   const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });
@@ -456,6 +455,7 @@ void ThreadEnv::hot(std::string_view obligation, Duration within) {
 }
 
 void ThreadEnv::cold(std::string_view obligation) {
+  jitter(false);  // a visible operation, as in the simulation
   const Time at = wall_now();
   std::lock_guard l(m_);
   const auto it = std::find_if(hot_.begin(), hot_.end(), [&](const HotObligation& h) { return h.name == obligation; });

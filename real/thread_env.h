@@ -34,6 +34,7 @@
 #include "lockstep/model/pg.h"
 #include "lockstep/model/pg_statements.h"
 #include "lockstep/model/timing.h"
+#include "lockstep/real/schedule_gate.h"
 
 namespace lockstep::real {
 
@@ -41,12 +42,13 @@ struct ThreadEnvOptions {
   std::string conninfo;           // for new_pg_pool; empty: libpq's PG* environment
   std::uint64_t seed = 1;
   Duration max_jitter = std::chrono::microseconds(500);
-  // Aimed pauses: pause_before[a] lists (ascending) the visible operations of actor a, by
-  // 0-based index, before which it sleeps `pause` instead of the jitter, so that the other
-  // actors' operations run in that window (confirm --aim: the orders a simulated trace
-  // shows).
-  std::vector<std::vector<std::uint64_t>> pause_before{};
-  Duration pause = std::chrono::milliseconds(20);
+  // Aimed runs (confirm --aim): the acting actor of each step of a simulated trace; the
+  // actors take their visible operations in that order (real/schedule_gate.h: a step still
+  // running after `blocked_after` counts as waiting for a lock), without jitter, then run
+  // free. Empty: free from the start.
+  std::vector<ActorId> order{};
+  Duration blocked_after = std::chrono::milliseconds(10);
+  Duration missing_after = std::chrono::milliseconds(100);
   // A blocking pg statement (advisory_lock, select_for_update, ...) counts as a lock wait
   // when its round trip exceeds this: an uncontended one takes well under a millisecond.
   Duration pg_wait_threshold = std::chrono::milliseconds(2);
@@ -103,7 +105,8 @@ struct SigkillStats {
 };
 
 // Unwinds an actor whose crashable part finished in its child process (SIGKILL crashes):
-// nothing is left for it here. Not a std::exception; ThreadEnv::run_actors catches it.
+// nothing is left for it here; or an abandoned one (ThreadEnv::abandon). Not a
+// std::exception; ThreadEnv::run_actors catches it.
 struct ActorDone {};
 
 // How often acquisitions waited, and for how long in all.
@@ -172,8 +175,18 @@ class ThreadEnv final : public Env {
   LockWaitStats memory_lock_stats() const;
   LockWaitStats pg_lock_stats() const;
 
-  // Internal, for the objects: sleeps the jitter; records an acquisition.
-  void jitter();
+  // Gives up on the actors (confirm's hung iteration): from now on each visible operation
+  // but a statement (which may run in a destructor) unwinds its actor (ActorDone) instead of
+  // running, so that actors that loop end; those blocked in a wait stay blocked.
+  void abandon() { abandoned_ = true; }
+
+  // How much of options().order the actors followed (ScheduleGate); 0, 0 without one.
+  std::size_t followed_steps() const { return gate_ ? gate_->followed() : 0; }
+  std::size_t skipped_steps() const { return gate_ ? gate_->skipped() : 0; }
+
+  // Internal, for the objects: sleeps the jitter (unwinds an abandoned actor); records an
+  // acquisition.
+  void jitter(bool may_unwind = true);
   void record_acquisition(bool waited, Duration how_long);
 
  private:
@@ -189,6 +202,8 @@ class ThreadEnv final : public Env {
   void maybe_stall();
 
   ThreadEnvOptions options_;
+  std::atomic<bool> abandoned_{false};
+  std::unique_ptr<ScheduleGate> gate_;  // when options_.order is not empty
   EventSink sink_;
   std::chrono::steady_clock::time_point start_;
   std::filesystem::path dir_;

@@ -167,6 +167,15 @@ std::vector<std::string> looping_names(Verdict verdict, const std::optional<sim:
   return names;
 }
 
+// What confirm needs of a failing trace: its order of actors, and whether it took a phantom grant.
+void aim_of(const sim::Trace& trace, ModelReport& report) {
+  for (const sim::Decision& d : trace.decisions) {
+    if (d.kind == sim::Decision::Kind::run) report.order.push_back(static_cast<ActorId>(d.value));
+  }
+  report.phantom_grant = std::any_of(trace.events.begin(), trace.events.end(),
+                                     [](const sim::LogEvent& e) { return e.op == "observe phantom_grant"; });
+}
+
 // The report of a trace replayed instead of a search (LOCKSTEP_REPLAY, Model::replay).
 // `source` says where the path came from, for the error of a trace that does not replay.
 ModelReport replayed(const System& system, const sim::Trace& trace, const char* path, const std::string& source) {
@@ -185,6 +194,7 @@ ModelReport replayed(const System& system, const sim::Trace& trace, const char* 
   report.steps = r.result.steps;
   report.interleaving = bounded_interleaving(r.events, r.actors);
   report.looping = looping_names(r.result.verdict, r.result.cycle, r.actors);
+  if (report.verdict != Verdict::pass) aim_of(trace, report);
   return report;
 }
 
@@ -284,6 +294,7 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.steps = static_cast<std::uint64_t>(std::count_if(trace.decisions.begin(), trace.decisions.end(),
                                                           [](const sim::Decision& d) { return d.kind != sim::Decision::Kind::choice; }));
   report.interleaving = bounded_interleaving(trace.events, trace.actors);
+  aim_of(trace, report);
   // While another trace is being replayed, a failure of a different model is reported
   // but not written: the file could be the very trace being replayed.
   if (!replaying) {

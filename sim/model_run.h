@@ -77,6 +77,11 @@ struct ModelReport {
   std::map<std::string, std::uint64_t> marks;
   // A livelock's looping actors (the fair cycle's), by name; empty for other verdicts.
   std::vector<std::string> looping;
+  // The failing trace's acting actor, step by step (what confirm aims at: ConfirmOptions::
+  // aim), and whether it took the simulated server's phantom grant (Bug #17686), which
+  // confirm's iterations cannot aim at. Empty and false on a pass.
+  std::vector<ActorId> order;
+  bool phantom_grant = false;
 
   bool passed() const { return verdict == Verdict::pass; }
   // Whether the verdict is `kind` with `name`: the invariant (violation), the obligation

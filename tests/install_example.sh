@@ -169,6 +169,8 @@ for invariant in tokens_increase renewal_in_time_keeps_lease writes_never_go_bac
   grep -q "lockstep: violation $invariant" "$work/leases-1.txt" || { echo "leases: $invariant was not violated" >&2; exit 1; }
 done
 grep -q "replayed from the trace" "$work/leases-2.txt"
+# Under LOCKSTEP_PG each planted bug showed on the server too, along its failing trace.
+[ "$(grep -c 'seen on the server (aimed at the failing trace)' "$work/leases-3.txt")" = 4 ] || { cat "$work/leases-3.txt" >&2; exit 1; }
 echo "leases: every README command ran; the correct designs passed exhaustively and each planted bug was found"
 
 # 6. lockstep_add_scenarios: the team's files, one test each; a file added later joins.

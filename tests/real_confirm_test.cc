@@ -2,6 +2,9 @@
 // confirmation runs of headspace scenarios (real/confirm.h) and Bug #17686 rounds
 // (real/phantom_rounds.h). The server tests skip, saying why, without a throwaway server
 // (LOCKSTEP_PG_CONNINFO).
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -12,6 +15,7 @@
 #include "lockstep/model/scenario.h"
 #include "lockstep/real/confirm.h"
 #include "lockstep/real/phantom_rounds.h"
+#include "lockstep/real/schedule_gate.h"
 #include "lockstep/real/thread_env.h"
 #include "test_support.h"
 
@@ -107,15 +111,64 @@ TEST(ThreadEnv, ActorLocalValuesBelongToTheirThread) {
   EXPECT_EQ(sum->load(), 10 + 20 + 30);
 }
 
-// The pauses that steer a real run toward a trace: where an actor's steps stop and another's
-// begin, and it runs again later, it pauses before its next operation.
-TEST(Aim, PausesWhereTheTraceSwitchesActors) {
-  using Pauses = std::vector<std::vector<std::uint64_t>>;
-  // lost-update: a reads, b reads and writes, a writes: a pauses before its 2nd operation.
-  EXPECT_EQ(real::aim_at_switches({0, 1, 1, 0}, 2), (Pauses{{1}, {}}));
-  EXPECT_EQ(real::aim_at_switches({0, 0, 1, 1}, 2), (Pauses{{}, {}}));  // no actor comes back
-  EXPECT_EQ(real::aim_at_switches({0, 1, 0, 1, 2}, 3), (Pauses{{1}, {1}, {}}));
-  EXPECT_THROW(real::aim_at_switches({0, 3}, 2), std::invalid_argument);
+// The gate that steers a real run along a trace: each actor takes its steps at their turn
+// in the order; a step still running after blocked_after lets the next go; the steps of an
+// actor that never comes are skipped.
+struct GateRun {
+  std::mutex m;
+  std::vector<ActorId> taken;
+  void take(ActorId a) {
+    std::lock_guard l(m);
+    taken.push_back(a);
+  }
+};
+
+TEST(ScheduleGate, ThreadsTakeTheirStepsInTheTracesOrder) {
+  using namespace std::chrono_literals;
+  real::ScheduleGate gate({0, 1, 1, 0, 1}, 10s, 10s);
+  GateRun run;
+  auto actor = [&](ActorId a, int steps) {
+    for (int k = 0; k < steps; ++k) {
+      gate.before(a);
+      run.take(a);
+    }
+    gate.ended(a);
+  };
+  std::thread b(actor, 1, 3);
+  std::thread a(actor, 0, 2);
+  a.join();
+  b.join();
+  EXPECT_EQ(run.taken, (std::vector<ActorId>{0, 1, 1, 0, 1}));
+  EXPECT_EQ(gate.followed(), 5u);
+  EXPECT_EQ(gate.skipped(), 0u);
+}
+
+TEST(ScheduleGate, AStepThatWaitsLetsTheNextGoAndAMissingActorsStepsAreSkipped) {
+  using namespace std::chrono_literals;
+  // Actor 0's first step waits until actor 1 has taken its step (a lock 1 holds); actor 2
+  // never comes.
+  real::ScheduleGate gate({0, 1, 2, 0}, 20ms, 20ms);
+  GateRun run;
+  std::atomic<bool> released{false};
+  std::thread a([&] {
+    gate.before(0);
+    while (!released) std::this_thread::sleep_for(1ms);
+    run.take(0);
+    gate.before(0);
+    run.take(0);
+    gate.ended(0);
+  });
+  std::thread b([&] {
+    gate.before(1);
+    run.take(1);
+    released = true;
+    gate.ended(1);
+  });
+  a.join();
+  b.join();
+  EXPECT_EQ(run.taken, (std::vector<ActorId>{1, 0, 0}));
+  EXPECT_EQ(gate.followed(), 3u);
+  EXPECT_EQ(gate.skipped(), 1u);
 }
 
 class RealServer : public ::testing::Test {
@@ -189,9 +242,9 @@ TEST_F(RealServer, UntilViolationStopsAtTheFirstFailingIteration) {
   EXPECT_LT(j["iterations"].get<int>(), 200);
 }
 
-// --aim TRACE: the run pauses where the trace switches actors; a trace of another scenario
-// is bad input.
-TEST_F(RealServer, AimedPausesFollowATraceOfTheScenario) {
+// --aim TRACE: the run follows the trace's order of actors; a trace of another scenario is
+// bad input.
+TEST_F(RealServer, AimedRunsFollowATraceOfTheScenario) {
   const std::string dir = std::string(LOCKSTEP_SOURCE_DIR);
   const auto run = lockstep::testing::run_cli_in_process(
       {"confirm", dir + "/scenarios/headspace/bug-config-no-flock.json", "--pg", conninfo_, "--iterations", "20",
@@ -200,6 +253,7 @@ TEST_F(RealServer, AimedPausesFollowATraceOfTheScenario) {
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["aim"], dir + "/traces/headspace/bug-config-no-flock.json");
   EXPECT_EQ(j["violations"].size(), 1u) << run.out;
+  EXPECT_GT(j["aimed"]["followed"].get<int>(), 0) << run.out;
   const auto other = lockstep::testing::run_cli_in_process(
       {"confirm", dir + "/scenarios/headspace/bug-config-no-flock.json", "--pg", conninfo_, "--aim",
        dir + "/traces/headspace/bug-xact-lock.json"});

@@ -1,5 +1,5 @@
-// Model tests of the job-claim service: the correct design passes (and, with LOCKSTEP_PG
-// set, on a real server too), each planted bug is found, and a property checks the correct
+// Model tests of the job-claim service: the correct design passes and each planted bug is
+// found (with LOCKSTEP_PG set, on a real server too), and a property checks the correct
 // design for every small shape.
 #include <lockstep/gtest.h>
 #include <lockstep/rapidcheck.h>

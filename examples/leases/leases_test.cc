@@ -1,6 +1,5 @@
 // Model tests of the lease service and the job queue: the correct designs pass, explored
-// exhaustively (and, with LOCKSTEP_PG set, confirmed on a real server too), and each planted
-// bug is found.
+// exhaustively, and each planted bug is found (with LOCKSTEP_PG set, on a real server too).
 #include <lockstep/gtest.h>
 
 #include <lockstep/real.h>

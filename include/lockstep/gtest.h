@@ -11,8 +11,13 @@
 // A failure message carries the verdict, the interleaving as a table, the written trace and
 // the command that replays it: LOCKSTEP_REPLAY=TRACE ./test --gtest_filter=Suite.Name.
 //
-// With LOCKSTEP_PG set, LOCKSTEP_EXPECT_PASS also runs the model on a real PostgreSQL
-// (Model::confirm) and expects no violation there either:
+// With LOCKSTEP_PG set, the model also runs on a real PostgreSQL (Model::confirm):
+// LOCKSTEP_EXPECT_PASS expects no violation there either; the other expectations run it
+// aimed at the failing trace (pauses where its actors switch) until the server shows the
+// same failure (a violation of that invariant, that obligation still hot, or for no
+// progress an iteration still running after LOCKSTEP_PG_HANG_SECONDS, default 10; its
+// looping actors are unwound, blocked ones left). Not seen, the test fails, or with
+// LOCKSTEP_PG_UNSEEN=report the miss is printed and the test passes.
 //   LOCKSTEP_PG=auto        a throwaway server, started once for the test program and
 //                           stopped when it exits (real/throwaway_server.h)
 //   LOCKSTEP_PG=<conninfo>  that server (it must let the tests create and drop the schema
@@ -24,10 +29,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -82,6 +89,72 @@ std::optional<Confirmed> confirm_if_asked(const M& model) {
   return Confirmed{report.passed(), real::require_backend("LOCKSTEP_PG").describe(report)};
 }
 
+// What to do with an expected failure the server did not show: LOCKSTEP_PG_UNSEEN "fail"
+// (the default) fails the test, "report" prints it and lets the test pass. Another value
+// throws std::invalid_argument naming the variable.
+inline bool unseen_fails() {
+  const char* v = std::getenv("LOCKSTEP_PG_UNSEEN");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "fail") return true;
+  if (std::string_view(v) == "report") return false;
+  throw std::invalid_argument(std::string("LOCKSTEP_PG_UNSEEN must be fail or report, not \"") + v + "\"");
+}
+
+// How long an iteration on the server may run before it counts as making no progress (the
+// server's form of a liveness, livelock or deadlock verdict): LOCKSTEP_PG_HANG_SECONDS,
+// default 10.
+inline Duration hang_limit_from_environment() {
+  const char* n = std::getenv("LOCKSTEP_PG_HANG_SECONDS");
+  const int v = n == nullptr || *n == '\0' ? 10 : std::atoi(n);
+  return std::chrono::seconds(v > 0 ? v : 10);
+}
+
+// Under LOCKSTEP_PG, the failure the simulation found (`report`, verdict `kind` named
+// `name`) on the server: the model runs there aimed at the failing trace's order (pauses
+// where its actors switch), at most LOCKSTEP_PG_ITERATIONS times, until it shows. Not seen,
+// it fails the test at file:line, or is printed as not seen under LOCKSTEP_PG_UNSEEN=report;
+// never passed in silence. Nothing without LOCKSTEP_PG.
+template <typename M>
+void expect_on_server(const M& model, const ModelReport& report, Verdict kind, std::string_view name, const char* file,
+                      int line) {
+  try {
+    const auto conninfo = server_from_environment();
+    if (!conninfo) return;
+    const bool fail = unseen_fails();
+    const std::string expected = ModelReport::expectation(kind, name);
+    const auto unseen = [&](const std::string& why) {
+      const std::string text = "lockstep: LOCKSTEP_PG: " + expected + " not seen on the server: " + why;
+      if (fail) {
+        ADD_FAILURE_AT(file, line) << text << "\n(LOCKSTEP_PG_UNSEEN=report reports it without failing)";
+      } else {
+        std::cout << text << " (reported, not failed: LOCKSTEP_PG_UNSEEN=report)\n";
+      }
+    };
+    if (report.phantom_grant) {
+      unseen("its failing trace takes the simulated server's phantom grant (PostgreSQL Bug #17686), which confirm's "
+             "iterations cannot aim at (real::run_phantom_rounds repeats the race that gives one)");
+      return;
+    }
+    ConfirmOptions o;
+    o.conninfo = *conninfo;
+    o.iterations = iterations_from_environment();
+    o.until_violation = true;
+    o.aim = report.order;
+    if (kind != Verdict::violation) o.iteration_limit = hang_limit_from_environment();
+    const ConfirmReport r = model.confirm(o);
+    const std::string described = real::require_backend("LOCKSTEP_PG").describe(r);
+    if (r.lost) {
+      ADD_FAILURE_AT(file, line) << "lockstep: LOCKSTEP_PG: the server was lost:\n" << described;
+    } else if (real::shows(r, kind, name)) {
+      std::cout << "lockstep: LOCKSTEP_PG: " << expected << " seen on the server (aimed at the failing trace)\n" << described;
+    } else {
+      unseen("in " + std::to_string(r.iterations) + " iterations aimed at the failing trace (LOCKSTEP_PG_ITERATIONS)\n" +
+             described);
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE_AT(file, line) << "lockstep: LOCKSTEP_PG: " << e.what();
+  }
+}
+
 }  // namespace lockstep::gtest
 
 #define LOCKSTEP_EXPECT_PASS(model)                                                                  \
@@ -104,13 +177,19 @@ std::optional<Confirmed> confirm_if_asked(const M& model) {
 // The model's verdict is `kind` named `name` (ModelReport::is: the invariant, the
 // obligation, or one of a livelock's looping actors; "" any). A failure shows the verdict,
 // the interleaving, the trace and the command that replays it.
+// Under LOCKSTEP_PG, a verdict found is then sought on the server (expect_on_server).
 #define LOCKSTEP_EXPECT_VERDICT(model, kind, name)                                                        \
   do {                                                                                                    \
-    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(model);                       \
-    EXPECT_TRUE(lockstep_report_.is((kind), (name)))                                                      \
-        << "expected " << ::lockstep::ModelReport::expectation((kind), (name)) << ", got:\n"              \
-        << lockstep_report_.describe();                                                                   \
+    const auto lockstep_model_ = (model); /* a copy: `model` may be a builder chain on a temporary */    \
+    const ::lockstep::ModelReport lockstep_report_ = ::lockstep::gtest::run(lockstep_model_);             \
+    const bool lockstep_found_ = lockstep_report_.is((kind), (name));                                     \
+    EXPECT_TRUE(lockstep_found_) << "expected " << ::lockstep::ModelReport::expectation((kind), (name))   \
+                                 << ", got:\n"                                                            \
+                                 << lockstep_report_.describe();                                          \
     std::cout << lockstep_report_.describe();                                                             \
+    if (lockstep_found_ && !lockstep_report_.replayed && (kind) != ::lockstep::Verdict::pass) {            \
+      ::lockstep::gtest::expect_on_server(lockstep_model_, lockstep_report_, (kind), (name), __FILE__, __LINE__); \
+    }                                                                                                     \
   } while (0)
 
 #define LOCKSTEP_EXPECT_VIOLATION(model, invariant_name) \

@@ -2,8 +2,14 @@
 // and the locks after it in the server's StatementLog (sim/pg/statement_log.h).
 #include "lockstep/sim/pg/connection.h"
 
+#include <map>
+#include <string>
+
 namespace lockstep::sim::pg {
 namespace {
+
+using lockstep::pg::Param;
+using lockstep::pg::Rows;
 
 // A SimConnection that records every statement in the server's StatementLog.
 class LoggedSimConnection final : public SimConnection {
@@ -87,6 +93,28 @@ class LoggedSimConnection final : public SimConnection {
     e.target_pid = pid;
     return record(std::move(e), [&] { return SimConnection::terminate_backend(pid); });
   }
+  // SQL is one statement of the log: what it runs through the typed operations (its BEGIN,
+  // COMMIT, ...) is not logged again.
+  Result<Rows> exec(std::string_view text, const std::vector<Param>& params) override {
+    if (inside_sql_) return SimConnection::exec(text, params);
+    return record(sql_op(text, params), [&] {
+      const InsideSql in(inside_sql_);
+      return SimConnection::exec(text, params);
+    });
+  }
+  Status prepare(std::string_view name, std::string_view text) override {
+    Status made = SimConnection::prepare(name, text);
+    if (made.ok()) prepared_text_[std::string(name)] = std::string(text);
+    return made;
+  }
+  Result<Rows> exec_prepared(std::string_view name, const std::vector<Param>& params) override {
+    const auto text = prepared_text_.find(std::string(name));
+    if (inside_sql_ || text == prepared_text_.end()) return SimConnection::exec_prepared(name, params);  // an unknown name: its error
+    return record(sql_op(text->second, params), [&] {
+      const InsideSql in(inside_sql_);
+      return SimConnection::exec_prepared(name, params);
+    });
+  }
   void close() override {
     if (dead()) return;
     const std::uint64_t before = server().scheduler().step_count();
@@ -119,6 +147,14 @@ class LoggedSimConnection final : public SimConnection {
     return e;
   }
 
+  LoggedStatement sql_op(std::string_view text, const std::vector<Param>& params) const {
+    LoggedStatement e = named(Stmt::sql);
+    e.sql = std::string(text);
+    e.params = params;
+    return e;
+  }
+
+  static std::string text(const Rows& rows) { return rows_text(rows); }
   static std::string text(const bool& v) { return v ? "t" : "f"; }
   static std::string text(const int& v) { return std::to_string(v); }
   static std::string text(const std::optional<Row>& row) {
@@ -133,6 +169,7 @@ class LoggedSimConnection final : public SimConnection {
   // (still waiting, say) is recorded as unfinished.
   template <typename F>
   auto record(LoggedStatement e, F statement) -> decltype(statement()) {
+    if (inside_sql_) return statement();  // part of the SQL statement being logged
     using R = decltype(statement());
     std::optional<R> result;
     try {
@@ -170,7 +207,21 @@ class LoggedSimConnection final : public SimConnection {
     return result;
   }
 
+  // Set while SQL runs (exec, exec_prepared), restored however it ends.
+  class InsideSql {
+   public:
+    explicit InsideSql(bool& flag) : flag_(flag) { flag_ = true; }
+    ~InsideSql() { flag_ = false; }
+    InsideSql(const InsideSql&) = delete;
+    InsideSql& operator=(const InsideSql&) = delete;
+
+   private:
+    bool& flag_;
+  };
+
   StatementLog& log_;
+  std::map<std::string, std::string> prepared_text_;  // by name: what exec_prepared runs
+  bool inside_sql_ = false;
 };
 
 }  // namespace

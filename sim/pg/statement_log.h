@@ -6,7 +6,8 @@
 // began and ended, whether it was queued behind a lock at its first step, whether a timer
 // ended it (lock_timeout, statement_timeout, the deadlock check) or Bug #17686's phantom
 // grant, its outcome, the WARNINGs it raised, and the pg_locks advisory rows right after
-// it. A statement the end of the execution interrupted is recorded as unfinished. Closing a session is recorded too (op "close"). Entries are in the order statements
+// it. SQL as written (exec, exec_prepared) is recorded as Stmt::sql with its text and
+// parameters. A statement the end of the execution interrupted is recorded as unfinished. Closing a session is recorded too (op "close"). Entries are in the order statements
 // returned; `first_step` / `last_step` give the global order of the simulation.
 #pragma once
 
@@ -34,17 +35,31 @@ struct LoggedStatement {
   std::string column, expected;  // update_row_if's condition
   Duration timeout{0};
   int target_pid = 0;  // pg_terminate_backend's argument
+  std::string sql;     // Stmt::sql: the text as written (a prepared statement's, for exec_prepared)
+  std::vector<lockstep::pg::Param> params;
 
   bool waited = false;   // queued behind another session's lock at its first step
   bool by_timer = false; // ended by lock_timeout, statement_timeout or the deadlock check
   bool phantom = false;  // Bug #17686: the timeout won after the lock was granted
   bool unfinished = false;  // the execution ended while it ran (waiting, say): no outcome
   std::optional<lockstep::pg::Error> error;
-  std::string value;     // "t" / "f", a count, a row as JSON ("" for none), pg_locks rows
+  std::string value;     // "t" / "f", a count, a row as JSON ("" for none), pg_locks rows, rows_text
   std::vector<lockstep::pg::Error> warnings;
   std::vector<lockstep::pg::AdvisoryLockRow> locks_after;
 };
 
 using StatementLog = std::vector<LoggedStatement>;
+
+// SQL's result in one line, the same for both servers: its command tag, then each row's
+// values in parentheses ("SELECT 2: (1, a), (2, NULL)").
+inline std::string rows_text(const lockstep::pg::Rows& r) {
+  std::string out = r.tag;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    out += i == 0 ? ": (" : ", (";
+    for (std::size_t j = 0; j < r.rows[i].size(); ++j) out += (j == 0 ? "" : ", ") + r.rows[i][j].value_or("NULL");
+    out += ')';
+  }
+  return out;
+}
 
 }  // namespace lockstep::sim::pg
