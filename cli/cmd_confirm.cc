@@ -56,7 +56,6 @@ struct ConfirmArgs {
   std::uint64_t seed = 1;
   int jitter_us = 500;
   int limit_s = 0;  // 0: from the scenario's own durations (iteration_limit_of)
-  int crash_window_ms = 0;
   bool no_crashes = false;
   bool no_session_faults = false;
   bool phantom = false;
@@ -180,10 +179,9 @@ real::ConfirmOptions confirm_options(const ConfirmArgs& a, const Server& server,
   o.seed = a.seed;
   o.max_jitter = std::chrono::microseconds(a.jitter_us);
   o.iteration_limit = limit;
-  o.sigkill_crashes = !a.no_crashes;
+  o.crashes = !a.no_crashes;
   o.session_faults = !a.no_session_faults;
   o.restart_server = server.restarter();
-  o.crash_window = std::chrono::milliseconds(a.crash_window_ms);
   o.stop_requested = [] { return interrupted(); };
   return o;
 }
@@ -209,7 +207,8 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
                                                             {"skipped", r.aim_skipped}}},
                    {"violations", nlohmann::json::array()},
                    {"by_invariant", r.by_invariant}, {"marks", r.marks},
-                   {"crashes", {{"forked", r.crashes.forked}, {"killed", r.crashes.killed}, {"finished", r.crashes.finished},
+                   {"crashes", {{"armed", r.crashes.armed}, {"injected", r.crashes.injected}, {"finished", r.crashes.finished},
+                                {"points", r.crashes.points},
                                 {"kind", "process"}}},
                    {"session_faults", {{"by_pg_terminate_backend", r.sessions_terminated}, {"by_closed_socket", r.sessions_closed},
                                        {"server_restarts", r.server_restarts}}},
@@ -266,11 +265,12 @@ void print_confirm_counts(std::ostream& out, const real::ConfirmReport& r) {
     for (const auto& [m, n] : r.marks) out << fmt::format(" {} {}", m, n);
     out << '\n';
   }
-  if (r.crashes.forked > 0) {
-    out << fmt::format("crashes: {} crashable runs in a child process, {} killed by SIGKILL at a random moment and "
-                       "recovered, {} finished first; process crashes only (the page cache survives them: a missing "
-                       "fsync is not tested here, the simulation's machine crash does that)\n",
-                       r.crashes.forked, r.crashes.killed, r.crashes.finished);
+  if (r.crashes.armed > 0) {
+    out << fmt::format("crashes: {} crashable runs; {} crashed at a crash point drawn from the {} the first iteration "
+                       "passed (in the actor's thread, as in the simulation), {} finished uncrashed; a crash is its "
+                       "actor's alone here (the page cache survives: a missing fsync is not tested here, the "
+                       "simulation's machine crash does that)\n",
+                       r.crashes.armed, r.crashes.injected, r.crashes.points, r.crashes.finished);
   }
   if (r.sessions_terminated + r.sessions_closed + r.server_restarts > 0) {
     out << fmt::format("session faults: {} sessions ended by pg_terminate_backend, {} by closing the client's socket, {} "
@@ -420,12 +420,9 @@ void add_confirm_run_options(CLI::App& c, ConfirmArgs& a) {
   c.add_option("--jitter-us", a.jitter_us, "each visible operation first sleeps up to this long")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  c.add_option("--crash-window-ms", a.crash_window_ms,
-               "an actor with crash points is killed (SIGKILL) at a random moment within this window of its start; "
-               "0: the first iteration measures the run unkilled, the window is then 1.25 times the longest")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  c.add_flag("--no-crashes", a.no_crashes, "run crash points in the actor's own thread: nothing is killed");
+  c.add_flag("--no-crashes", a.no_crashes,
+             "inject no crash at the actors' crash points (by default the first iteration counts them and each later "
+             "one crashes its actor at one of them, drawn)");
   c.add_flag("--no-session-faults", a.no_session_faults,
              "a scenario with the backend_terminated or server_restart fault: do not end sessions on the server (by "
              "default each iteration after the first ends one, by pg_terminate_backend, by closing the client's socket, "

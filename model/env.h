@@ -251,10 +251,9 @@ class Env {
   // The crash fault (model/filesystem.h): from now on each visible operation of the calling
   // actor may crash its process (or the machine) instead of running; the explorer tries
   // both. The actor then unwinds with Crashed, and is disarmed. no_crash_points() disarms.
-  // The real Env under `lockstep confirm` runs the code from here to no_crash_points() in a
-  // child process that it kills with SIGKILL at a random moment; crash_points() itself then
-  // throws Crashed in the restarted actor. So call it inside the try that catches Crashed,
-  // and recover after that catch block, not inside it. Elsewhere the real Env ignores both.
+  // The real Env under `lockstep confirm` does the same in the actor's thread: the first
+  // iteration counts the crash points, each later one crashes at one of them, drawn.
+  // Elsewhere the real Env ignores both.
   virtual void crash_points(CrashKind kind);
   virtual void no_crash_points();
 };

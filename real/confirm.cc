@@ -43,7 +43,7 @@ ServerLost lost_at(int iteration, const std::string& actor, std::string op, cons
 
 // Iteration i's shared state, with its ThreadEnv, whose sink records the history and
 // hands each event to the instance's checker.
-std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, Duration crash_window, std::uint64_t fault_at) {
+std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, std::uint64_t crash_at, std::uint64_t fault_at) {
   auto it = std::make_shared<Iteration>();
   Iteration* raw = it.get();
   ThreadEnvOptions env_options;
@@ -57,8 +57,8 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, D
     env_options.blocked_after = options.blocked_after > Duration{0} ? options.blocked_after : kBlockedAfter[(i - 1) % 3];
   }
   env_options.timing = options.timing;
-  env_options.sigkill_crashes = options.sigkill_crashes;
-  env_options.crash_window = crash_window;
+  env_options.crashes = options.crashes;
+  env_options.crash_at = crash_at;
   env_options.fault_at = fault_at;
   env_options.fault_variant = static_cast<std::uint64_t>(i);
   env_options.restart_server = options.restart_server;
@@ -92,7 +92,6 @@ std::future<void> run_actors(const std::shared_ptr<Iteration>& it) {
         it->instance->run_actor(a);
       } catch (const std::exception& e) {
         const std::string message = fmt::format("actor {} threw: {}", it->instance->actor_name(a), e.what());
-        it->env->end_if_child(3, message);  // a crashable child ends here; its parent reports the status
         std::lock_guard l(it->errors_m);
         it->errors.push_back({"model_error", message});
       }
@@ -155,11 +154,11 @@ void record(ConfirmReport& report, int i, const std::optional<Violation>& found,
   report.aim_skipped += it.env->skipped_steps();
   add(report.memory_locks, it.env->memory_lock_stats());
   add(report.pg_locks, it.env->pg_lock_stats());
-  const SigkillStats crashes = it.env->sigkill_stats();
-  report.crashes.forked += crashes.forked;
-  report.crashes.killed += crashes.killed;
+  const CrashStats crashes = it.env->crash_stats();
+  report.crashes.armed += crashes.armed;
+  report.crashes.injected += crashes.injected;
   report.crashes.finished += crashes.finished;
-  report.crashes.longest_finished = std::max(report.crashes.longest_finished, crashes.longest_finished);
+  report.crashes.points = std::max(report.crashes.points, crashes.points);
 }
 
 }  // namespace
@@ -208,9 +207,9 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
                       const std::function<void(const ConfirmReport&)>& progress) {
   ConfirmReport report;
   report.aim_steps = options.aim.size();
-  Duration crash_window = options.crash_window;
   std::uint64_t fault_statements = 0;  // the most any iteration sent on faulty pools
   std::mt19937_64 fault_rng(options.seed);
+  std::mt19937_64 crash_rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
   for (int i = 1; i <= options.iterations; ++i) {
     if (options.stop_requested && options.stop_requested()) {
       report.interrupted = true;
@@ -223,7 +222,10 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     const std::uint64_t fault_at = options.session_faults && fault_statements > 0
                                        ? 1 + std::uniform_int_distribution<std::uint64_t>(0, fault_statements - 1)(fault_rng)
                                        : 0;
-    auto it = new_iteration(options, i, crash_window, fault_at);
+    const std::uint64_t crash_points = report.crashes.points;  // the most an iteration passed
+    const std::uint64_t crash_at =
+        options.crashes && crash_points > 0 ? 1 + std::uniform_int_distribution<std::uint64_t>(0, crash_points - 1)(crash_rng) : 0;
+    auto it = new_iteration(options, i, crash_at, fault_at);
     const auto start = Clock::now();
     if (!instantiate(system, *it, i, report)) return report;
     auto done = run_actors(it);
@@ -241,9 +243,6 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     }
     record(report, i, found, *it);
     fault_statements = std::max(fault_statements, it->env->session_fault_stats().statements);
-    if (report.crashes.finished > 0) {
-      crash_window = std::max<Duration>(report.crashes.longest_finished * 5 / 4, std::chrono::milliseconds(1));
-    }
     it->instance.reset();  // its pools close their connections: every session lock goes
     report.total += took;
     report.longest = std::max(report.longest, took);

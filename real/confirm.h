@@ -32,13 +32,12 @@ struct ConfirmOptions {
   // An iteration still running after this long is reported as a hang (a deadlock, or a
   // wait the design never ends) and the run stops: threads cannot be stopped from outside.
   Duration iteration_limit = std::chrono::seconds(120);
-  // The crash fault by SIGKILL (ThreadEnvOptions::sigkill_crashes): an actor that arms its
-  // crash points runs them in a child process, killed at a random moment. The window of that
-  // moment is `crash_window`; zero (the default): the first iteration's crashable runs are
-  // not killed but measured, and the window is then 1.25 times the longest run that finished
-  // unkilled, so that the kills spread over the whole run.
-  bool sigkill_crashes = true;
-  Duration crash_window{0};
+  // The crash fault (Env::crash_points) in the actor's own thread, as the simulation has it
+  // (ThreadEnvOptions::crashes): the first iteration crashes nothing and counts its crash
+  // points; each later one crashes at one drawn uniformly (seeded) from as many as the most
+  // an iteration passed. An iteration whose actors never reach the drawn point crashes
+  // nothing, and is not counted as a crash. Off: crash_points does nothing.
+  bool crashes = true;
   // Aimed runs: a simulated trace's acting actor per step (ModelReport::order, a trace's run
   // decisions), which every iteration's actors follow (ThreadEnvOptions::order). A step
   // still running after `blocked_after` counts as waiting for a lock: iterations try 10,
@@ -97,7 +96,7 @@ struct ConfirmReport {
   std::map<std::string, int> by_invariant;     // failing iterations per invariant
   std::map<std::string, int> marks;            // Instance::marks() per iteration
   LockWaitStats memory_locks, pg_locks;
-  SigkillStats crashes;                        // the crash fault by SIGKILL, over all iterations
+  CrashStats crashes;                          // the crash fault, over all iterations (points: the most one passed)
   int sessions_terminated = 0, sessions_closed = 0;  // the backend_terminated fault, over all iterations
   int server_restarts = 0;                            // the server_restart fault, over all iterations
   Duration total{0}, longest{0};               // wall time of the iterations

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
@@ -295,8 +296,8 @@ void ThreadEnv::run_actors(int n, const std::function<void(ActorId)>& body) {
       } catch (...) {
         thrown[static_cast<std::size_t>(a)] = std::current_exception();
       }
-      if (gate_ && child_pipe_ < 0) gate_->ended(a);
-      end_if_child(0, "");
+      if (gate_) gate_->ended(a);
+      disarm_crash_points();
       current = -1;
     });
   }
@@ -370,7 +371,6 @@ int ThreadEnv::choose(int n, std::string_view /*label*/) {
 
 void ThreadEnv::observe(const Event& event) {
   if (event.ordered) jitter(false);  // a visible operation of its own, as in the simulation (maybe in a destructor)
-  if (observe_in_child(event)) return;
   std::lock_guard l(m_);
   if (sink_) sink_(current, wall_now(), event);
 }
@@ -383,6 +383,24 @@ std::unique_ptr<SharedVar> ThreadEnv::new_shared_var(std::string /*name*/, std::
 }
 std::unique_ptr<File> ThreadEnv::open_file(std::string path) { return std::make_unique<ThreadFile>(*this, dir_ / file_safe(path)); }
 
+namespace {
+
+// Whether a statement lets go of something (an unlock, the end of a transaction): not a
+// crash point, as it may run in a destructor, and a death lets go of the same.
+bool statement_releases(std::string_view statement) {
+  std::string head;
+  for (char ch : statement.substr(0, 64)) head += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::size_t from = head.find_first_not_of(" \t\n");
+  if (from == std::string::npos) return false;
+  head.erase(0, from);
+  for (const char* word : {"commit", "rollback", "end", "abort", "release"}) {
+    if (head.starts_with(word)) return true;
+  }
+  return head.find("unlock") != std::string::npos;
+}
+
+}  // namespace
+
 std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   StatementHooks hooks;
   std::vector<ThreadEnvOptions::SessionFault> ways;  // how the pool's faults may end a session
@@ -390,6 +408,7 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
   if (config.server_restart && options_.restart_server) ways.push_back(ThreadEnvOptions::SessionFault::restart);
   hooks.before = [this, ways](pg::Connection& c, std::string_view statement) {
     jitter(false);  // a statement may release in a destructor: an abandoned actor unwinds elsewhere
+    if (!statement_releases(statement)) maybe_crash();  // a crash point, as in the simulation
     maybe_stall();
     if (!ways.empty() && current >= 0 && may_end_session_at(statement)) maybe_end_session(c, ways);
   };
@@ -406,8 +425,9 @@ std::unique_ptr<pg::Pool> ThreadEnv::new_pg_pool(const pg::PoolConfig& config) {
 
 void ThreadEnv::jitter(bool may_unwind) {
   if (may_unwind && abandoned_ && current >= 0 && std::uncaught_exceptions() == 0) throw ActorDone{};
-  // Its turn in the aimed order (not in a crashable child: the gate's threads are in the parent).
-  if (gate_ && current >= 0 && child_pipe_ < 0 && gate_->before(current)) return;
+  const bool turn = gate_ && current >= 0 && gate_->before(current);  // its turn in the aimed order
+  if (may_unwind) maybe_crash();  // a crash point (releases, observations and statements pass false)
+  if (turn) return;
   if (options_.max_jitter.count() <= 0) return;
   Duration d;
   {

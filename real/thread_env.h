@@ -52,16 +52,15 @@ struct ThreadEnvOptions {
   // A blocking pg statement (advisory_lock, select_for_update, ...) counts as a lock wait
   // when its round trip exceeds this: an uncontended one takes well under a millisecond.
   Duration pg_wait_threshold = std::chrono::milliseconds(2);
-  // The crash fault (Env::crash_points), by SIGKILL. Off: crash_points does nothing. On: an
-  // armed actor's code runs on in a forked child process up to no_crash_points() (or the
-  // actor's end), while its thread in this process kills the child with SIGKILL at a moment
-  // drawn uniformly from [0, crash_window) (seeded; a zero window: never), unless it
-  // finished first. Then, killed,
-  // crash_points throws Crashed{process} here: the actor's restarted process goes to its
-  // recovery; finished, the actor ends (ActorDone unwinds it). The child's observations come
-  // back through a pipe. Only process crashes: the page cache survives, nothing is lost.
-  bool sigkill_crashes = false;
-  Duration crash_window = std::chrono::milliseconds(100);
+  // The crash fault (Env::crash_points) as the simulation has it, in the actor's own thread.
+  // Off: crash_points does nothing. On: from crash_points(kind) to no_crash_points() each
+  // visible operation of the actor is a crash point (but a release, an observation, or one
+  // while it unwinds), counted over the iteration's armed actors in the order they happen;
+  // the crash_at-th (1-based; 0: none) crashes instead of running: its actor unwinds with
+  // Crashed{kind} and is disarmed, as in the simulation. A machine crash is its actor's
+  // alone here: other actors run on and the files stay (the page cache survives).
+  bool crashes = false;
+  std::uint64_t crash_at = 0;
   // The session faults on the real server (PoolConfig::backend_terminated and
   // server_restart, as the simulation's): the fault_at-th statement (1-based) that actors
   // send on such pools finds its session ended first; 0: never. How: one of the ways the
@@ -96,17 +95,16 @@ struct SessionFaultStats {
   std::string how;               // "pg_terminate_backend ended its backend", ...
 };
 
-// Crashes by SIGKILL in one ThreadEnv (ThreadEnvOptions::sigkill_crashes).
-struct SigkillStats {
-  int forked = 0;    // crashable runs started in a child
-  int killed = 0;    // killed before they finished
-  int finished = 0;  // finished before the kill
-  Duration longest_finished{0};  // the longest run that finished: the next window's measure
+// The crash fault in one ThreadEnv (ThreadEnvOptions::crashes).
+struct CrashStats {
+  int armed = 0;                // crash_points() calls
+  std::uint64_t points = 0;     // crash points passed (the next iteration draws among them)
+  int injected = 0;             // crashes thrown (0 or 1)
+  int finished = 0;             // armed runs that reached no_crash_points() uncrashed
 };
 
-// Unwinds an actor whose crashable part finished in its child process (SIGKILL crashes):
-// nothing is left for it here; or an abandoned one (ThreadEnv::abandon). Not a
-// std::exception; ThreadEnv::run_actors catches it.
+// Unwinds an abandoned actor (ThreadEnv::abandon). Not a std::exception;
+// ThreadEnv::run_actors catches it.
 struct ActorDone {};
 
 // How often acquisitions waited, and for how long in all.
@@ -164,12 +162,9 @@ class ThreadEnv final : public Env {
 
   void crash_points(CrashKind kind) override;
   void no_crash_points() override;
-  SigkillStats sigkill_stats() const;
+  CrashStats crash_stats() const;
   SessionFaultStats session_fault_stats() const;
   std::uint64_t fault_at() const { return options_.fault_at; }
-  // In a crashable child (SIGKILL crashes): ends the child process with `code`, printing
-  // `message` (an actor that threw) to stderr. Otherwise does nothing.
-  void end_if_child(int code, std::string_view message);
 
   // In-memory locks and flock (what this Env's objects saw), and pg lock statements.
   LockWaitStats memory_lock_stats() const;
@@ -197,7 +192,10 @@ class ThreadEnv final : public Env {
   // Whether the fault may strike before `statement` (StatementHooks::before's): the code's
   // own statements except COMMIT and ROLLBACK, as in the simulation (PoolConfig).
   static bool may_end_session_at(std::string_view statement);
-  bool observe_in_child(const Event& event);  // real/thread_env_crash.cc
+  // A crash point of the calling actor (real/thread_env_crash.cc): throws Crashed at the
+  // drawn one. disarm_crash_points: the actor ended.
+  void maybe_crash();
+  static void disarm_crash_points();
   Time wall_now() const;  // since start_, without the actor's clock skew
   void maybe_stall();
 
@@ -217,9 +215,7 @@ class ThreadEnv final : public Env {
   std::map<ActorId, Duration> skew_;  // the timing model's clock skew, per actor (guarded by m_)
   int stalls_taken_ = 0;              // the timing model's stalls so far (guarded by m_)
   std::unique_ptr<Filesystem> fs_;
-  SigkillStats sigkill_;
-  int child_pipe_ = -1;  // in a crashable child: where its observations go
-  std::deque<std::string> child_names_;  // the names of events that came back from children
+  CrashStats crashes_;  // guarded by m_
   struct HotObligation {
     std::string name;
     Time since{0};

@@ -141,6 +141,30 @@ Model<Waiting> waiting_model() {
   return m;
 }
 
+// A worker claims a job inside a crashable part and completes it after: a job claimed and
+// never completed must be one whose worker crashed. (Under confirm the crashable part runs in
+// the worker's own thread; a run the crash did not strike goes on to complete the job.)
+struct Jobs {
+  explicit Jobs(Env& env)
+      : claimed(env.new_shared_var("claimed", 0)), completed(env.new_shared_var("completed", 0)),
+        crashed(env.new_shared_var("crashed", 0)) {}
+  std::unique_ptr<SharedVar> claimed, completed, crashed;
+};
+
+Model<Jobs> crashable_worker_model() {
+  Model<Jobs> m("crashable-worker");
+  m.actor("worker",
+          [](Jobs& s, Env& env, ActorId) {
+            const bool crashed = crashable(env, CrashKind::process, [&] { s.claimed->store(1); }, [&] { s.crashed->store(1); });
+            if (!crashed) s.completed->store(1);
+          })
+      .invariant("claimed_jobs_complete", [](Jobs& s) -> std::optional<std::string> {
+        if (s.claimed->load() == 1 && s.completed->load() == 0 && s.crashed->load() == 0) return std::string("a job was lost without a crash");
+        return std::nullopt;
+      });
+  return m;
+}
+
 class ModelTestOnAServer : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -205,6 +229,17 @@ TEST_F(ModelTestOnAServer, ALivelockIsSeenAsAnIterationThatNeverEndsAndItsActorU
   std::cout << out;
   EXPECT_NE(out.find("livelock of a seen on the server"), std::string::npos) << out;
   EXPECT_NE(out.find("did not finish within 1 s"), std::string::npos) << out;
+}
+
+TEST_F(ModelTestOnAServer, CrashableRunsAsInTheSimulationAndCountsOnlyInjectedCrashes) {
+  const auto model = crashable_worker_model();
+  EXPECT_TRUE(model.run().passed());
+  const ConfirmReport r = model.confirm(std::getenv("LOCKSTEP_PG_CONNINFO"), 12);
+  EXPECT_TRUE(r.passed()) << r.describe();
+  EXPECT_EQ(r.crashes.armed, 12);
+  EXPECT_EQ(r.crashes.points, 1u);           // the claim's store (the completion is after the crashable part)
+  EXPECT_EQ(r.crashes.injected, 11);         // every iteration after the first, which counts the points
+  EXPECT_EQ(r.crashes.finished, 1);          // the first: not counted as a crash
 }
 
 // conform on a model's trace of SQL as written: every statement (the State's setup, both
