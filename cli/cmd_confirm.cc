@@ -222,7 +222,9 @@ nlohmann::json confirm_json(const ConfirmArgs& a, const Scenario& scenario, cons
   for (const auto& v : r.violations) {
     nlohmann::json h = nlohmann::json::array();
     for (const auto& e : v.history) {
-      h.push_back({{"at_ms", duration_ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}});
+      nlohmann::json entry{{"at_ms", duration_ms(e.at)}, {"actor", e.actor}, {"event", e.event}, {"subject", e.subject}, {"value", e.value}};
+      if (!e.fields.empty()) entry["fields"] = e.fields;
+      h.push_back(std::move(entry));
     }
     j["violations"].push_back({{"iteration", v.iteration}, {"invariant", v.violation.invariant},
                                {"message", v.violation.message}, {"history", h},
@@ -242,7 +244,7 @@ void print_violations(std::ostream& out, const real::ConfirmReport& r) {
     if (from > 0) out << fmt::format("  ... {} earlier events\n", from);
     for (std::size_t k = from; k < v.history.size(); ++k) {
       const auto& e = v.history[k];
-      out << fmt::format("  {:>10.3f} ms  {:<22} {} {} {}\n", duration_ms(e.at), e.actor, e.event, e.subject, e.value);
+      out << fmt::format("  {:>10.3f} ms  {:<22} {} {}\n", duration_ms(e.at), e.actor, e.event, e.values());
     }
   }
   if (r.violations.size() > kShown) out << fmt::format("\n... {} more failing iterations (--json lists them all)\n", r.violations.size() - kShown);

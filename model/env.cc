@@ -1,5 +1,8 @@
 #include "lockstep/model/env.h"
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "lockstep/model/pg.h"
 
 namespace lockstep {
@@ -26,6 +29,44 @@ std::string_view fs_status_name(FsStatus status) {
 }
 
 std::string_view crash_kind_name(CrashKind kind) { return kind == CrashKind::machine ? "machine" : "process"; }
+
+std::optional<std::int64_t> Event::number(std::string_view field) const {
+  for (const EventField& f : fields) {
+    if (f.name == field) {
+      if (const auto* v = std::get_if<std::int64_t>(&f.value)) return *v;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> Event::text(std::string_view field) const {
+  for (const EventField& f : fields) {
+    if (f.name == field) {
+      if (const auto* v = std::get_if<std::string_view>(&f.value)) return *v;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string event_values_text(const Event& event) {
+  if (event.fields.empty()) return fmt::format("{} {}", event.subject, event.value);
+  std::string out;
+  for (const EventField& f : event.fields) {
+    if (!out.empty()) out += ' ';
+    out += f.name;
+    out += '=';
+    if (const auto* n = std::get_if<std::int64_t>(&f.value)) {
+      out += std::to_string(*n);
+      continue;
+    }
+    const std::string_view t = std::get<std::string_view>(f.value);
+    const bool plain = !t.empty() && t.find_first_of(" =\"\t\n") == std::string_view::npos;
+    out += plain ? std::string(t) : nlohmann::json(std::string(t)).dump();
+  }
+  return out;
+}
 
 void Env::hot(std::string_view, Duration) {}
 void Env::cold(std::string_view) {}

@@ -33,10 +33,14 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <initializer_list>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "lockstep/model/filesystem.h"
@@ -97,6 +101,19 @@ inline constexpr EventKind kLockWindowEvent = 0xFF02;      // "lock_window": the
 // count as in every scope), never on the order of two events of different scopes. The usual
 // scope is the event's subject (Event::scoped); a checker that needs a global order leaves
 // the default. When in doubt, leave it global.
+// One named value of an event (Env::observe(name, {fields})): a number or a text. Its name
+// and text are not copied: they must outlive the observe call.
+struct EventField {
+  std::string_view name;
+  std::variant<std::int64_t, std::string_view> value;
+
+  constexpr EventField(std::string_view n, std::int64_t v) : name(n), value(v) {}
+  constexpr EventField(std::string_view n, int v) : name(n), value(std::int64_t{v}) {}
+  constexpr EventField(std::string_view n, std::string_view v) : name(n), value(v) {}
+  constexpr EventField(std::string_view n, const char* v) : name(n), value(std::string_view(v)) {}
+  constexpr EventField(std::string_view n, const std::string& v) : name(n), value(std::string_view(v)) {}
+};
+
 struct Event {
   std::string_view name;
   std::int64_t subject = 0;
@@ -107,11 +124,23 @@ struct Event {
   // switch rather than by comparing names on every observation. Traces show the name.
   EventKind kind = kNoEventKind;
 
+  // Named values (Env::observe(name, {fields})), shown in traces as `job=1 worker=b`; empty
+  // for the two-integer form. Valid during the observe call only.
+  std::span<const EventField> fields{};
+
   // An ordered event whose scope is its subject: judged only against events on that subject.
   static constexpr Event scoped(std::string_view name, std::int64_t subject, std::int64_t value) {
     return {name, subject, value, true, subject};
   }
+  // The field named `name`: its number, or its text; nullopt when there is no such field or
+  // it holds the other kind.
+  std::optional<std::int64_t> number(std::string_view field) const;
+  std::optional<std::string_view> text(std::string_view field) const;
 };
+
+// What an event carries, as traces show it: its fields (`job=1 worker=b`; a text with a
+// space, `=` or a quote, or an empty one, quoted as JSON), or `subject value`.
+std::string event_values_text(const Event& event);
 
 // An event's name and kind, declared once per event a model reports, so that reporting
 // one gives both and its checker can `switch (e.kind)` with `case kX.kind:` labels.
@@ -220,6 +249,16 @@ class Env {
   // Reports a fact to the invariants. An ordered event (Event::ordered) is a scheduling
   // point, a visible operation on its scope; an unordered one is not.
   virtual void observe(const Event& event) = 0;
+  // An ordered event with named fields: env.observe("effect", {{"job", 1}, {"worker", "b"}})
+  // shows in traces as `observe effect job=1 worker=b`; its checkers read e.number("job"),
+  // e.text("worker"). Ordered against every ordered event, or those of `scope`; subject and
+  // value are 0.
+  void observe(std::string_view name, std::initializer_list<EventField> fields, ObservationScope scope = kGlobalScope,
+               EventKind kind = kNoEventKind) {
+    Event e{name, 0, 0, true, scope, kind};
+    e.fields = std::span<const EventField>(fields.begin(), fields.size());
+    observe(e);
+  }
 
   // Progress obligations (liveness), as Coyote's hot and cold monitor states: hot(name) says
   // something must eventually happen ("job 3 is due", "hook 2 waits for the agent lock");

@@ -64,7 +64,7 @@ std::shared_ptr<Iteration> new_iteration(const ConfirmOptions& options, int i, s
   env_options.restart_server = options.restart_server;
   it->env = std::make_unique<ThreadEnv>(env_options, [raw](ActorId actor, Time at, const Event& e) {
     const std::string actor_name = actor >= 0 && raw->instance ? std::string(raw->instance->actor_name(actor)) : "";
-    raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value});
+    raw->history.push_back({at, actor_name, std::string(e.name), e.subject, e.value, e.fields.empty() ? "" : event_values_text(e)});
     if (raw->instance && !raw->violation) raw->violation = raw->instance->on_event(e);
   });
   return it;
@@ -176,8 +176,8 @@ std::string ConfirmReport::describe() const {
     const std::size_t from = v.history.size() > kShown ? v.history.size() - kShown : 0;
     for (std::size_t k = from; k < v.history.size(); ++k) {
       const auto& e = v.history[k];
-      out += fmt::format("    {:>10.3f} ms  {:<16} {} {} {}\n", std::chrono::duration<double, std::milli>(e.at).count(),
-                         e.actor, e.event, e.subject, e.value);
+      out += fmt::format("    {:>10.3f} ms  {:<16} {} {}\n", std::chrono::duration<double, std::milli>(e.at).count(),
+                         e.actor, e.event, e.values());
     }
   }
   if (aim_steps > 0) {

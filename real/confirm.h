@@ -80,6 +80,9 @@ struct HistoryEntry {
   std::string event;
   std::int64_t subject = 0;
   std::int64_t value = 0;
+  std::string fields;  // the named fields as traces show them (event_values_text); "" for none
+  // What it carries: its fields, or `subject value`.
+  std::string values() const { return fields.empty() ? std::to_string(subject) + " " + std::to_string(value) : fields; }
 };
 
 struct ConfirmedViolation {

@@ -142,6 +142,7 @@ class ThreadEnv final : public Env {
   ActorId current_actor() override;
   std::uint64_t random(std::uint64_t bound) override;
   int choose(int n, std::string_view label) override;
+  using Env::observe;
   void observe(const Event& event) override;
   // Progress obligations in real time: kept, so that the end of an iteration can judge them
   // as the simulation does (obligation_at_end).

@@ -2,10 +2,12 @@
 // its interleaving and trace, replay through LOCKSTEP_REPLAY, and the GoogleTest glue.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -388,6 +390,46 @@ TEST(Api, EventInvariantsSeeObservations) {
                    })
                    .trace_dir(temp_dir("api-room"));
   LOCKSTEP_EXPECT_PASS(model);
+}
+
+// Events with named fields: the checker reads them by name, and the trace shows them so.
+TEST(Api, EventsCarryNamedFieldsIntoTheirChecksAndTraces) {
+  struct Jobs {
+    explicit Jobs(Env& env) : attempt(env.new_shared_var("attempt", 0)) {}
+    std::unique_ptr<lockstep::SharedVar> attempt;
+    std::map<std::int64_t, std::string> ran_by;
+  };
+  const std::string dir = temp_dir("api-fields");
+  auto model = lockstep::Model<Jobs>("fields")
+                   .actors(2, [](Jobs& s, Env& env, ActorId self) {
+                     const std::int64_t attempt = s.attempt->fetch_add(1) + 1;
+                     env.observe("effect", {{"job", 1}, {"worker", self == 0 ? "a" : "b b"}, {"attempt", attempt}});
+                   })
+                   .on_event("each_job_once", [](Jobs& s, const lockstep::Event& e) -> std::optional<std::string> {
+                     const auto job = e.number("job");
+                     const auto worker = e.text("worker");
+                     if (!job || !worker || e.number("worker") || e.text("job") || e.number("missing")) return "fields unreadable";
+                     if (auto [it, fresh] = s.ran_by.emplace(*job, std::string(*worker)); !fresh) {
+                       return fmt::format("job {} ran by {} and by {} (attempt {})", *job, it->second, *worker, *e.number("attempt"));
+                     }
+                     return std::nullopt;
+                   })
+                   .trace_dir(dir);
+  const auto report = model.run();
+  ASSERT_TRUE(report.is(lockstep::Verdict::violation, "each_job_once")) << report.describe();
+  EXPECT_NE(report.message.find("(attempt 2)"), std::string::npos) << report.message;
+  ASSERT_TRUE(report.trace_path.has_value());
+  const auto doc = nlohmann::json::parse(std::ifstream(*report.trace_path));
+  std::vector<std::string> shown;
+  for (const auto& e : doc["events"]) {
+    if (e["op"] == "observe effect") shown.push_back(e["result"].get<std::string>());
+  }
+  ASSERT_EQ(shown.size(), 2u) << doc["events"].dump();
+  EXPECT_TRUE(std::find(shown.begin(), shown.end(), "job=1 worker=a attempt=1") != shown.end() ||
+              std::find(shown.begin(), shown.end(), "job=1 worker=a attempt=2") != shown.end()) << shown[0] << " / " << shown[1];
+  EXPECT_TRUE(std::find_if(shown.begin(), shown.end(), [](const std::string& t) { return t.starts_with("job=1 worker=\"b b\" attempt="); }) !=
+              shown.end()) << shown[0] << " / " << shown[1];
+  EXPECT_NE(report.interleaving.find("observe effect"), std::string::npos) << report.interleaving;
 }
 
 TEST(Api, ATraceOfACodeModelTellsHowToReplayIt) {

@@ -563,10 +563,9 @@ void Scheduler::observe(const Event& event) {
                           events_.back().actor == current_ && events_.back().op == "observe";
     if (own_step) {
       events_.back().op = fmt::format("observe {}", event.name);
-      add_detail(fmt::format("{} {}", event.subject, event.value));
+      add_detail(event_values_text(event));
     } else {
-      events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name),
-                         fmt::format("{} {}", event.subject, event.value)});
+      events_.push_back({steps_, now().count(), current_, fmt::format("observe {}", event.name), event_values_text(event)});
     }
   }
   if (current_ >= 0 && event.ordered) {

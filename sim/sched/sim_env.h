@@ -42,6 +42,7 @@ class SimEnv final : public Env {
   ActorId current_actor() override;
   std::uint64_t random(std::uint64_t bound) override;
   int choose(int n, std::string_view label) override;
+  using Env::observe;
   void observe(const Event& event) override;
   void hot(std::string_view obligation, Duration within) override;
   void cold(std::string_view obligation) override;
