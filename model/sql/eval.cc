@@ -489,9 +489,8 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "jsonb_set") return jsonb_set(args);
   if (e.name == "jsonb_array_length") return jsonb_array_length(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
-  if (e.name == "unnest") return context.call(e, args);  // a set-returning function: the executor's row
-  if (e.name == "generate_series" || e.name.starts_with("jsonb_array_elements") || e.name.starts_with("json_array_elements") || e.name.starts_with("jsonb_each") ||
-      e.name == "jsonb_object_keys" || e.name.ends_with("_to_recordset")) {
+  if (select_list_set_returning(e.name)) return context.call(e, args);  // set-returning: the executor's row (ProjectSet)
+  if (e.name.starts_with("jsonb_each") || e.name.ends_with("_to_recordset")) {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }
   if (e.name == "current_database") return Value::text("postgres");

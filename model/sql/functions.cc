@@ -155,4 +155,9 @@ const FunctionInfo* find_function(std::string_view name) {
   return it == kFunctions.end() ? nullptr : &*it;
 }
 
+bool select_list_set_returning(std::string_view name) {
+  return name == "unnest" || name == "generate_series" || name == "jsonb_array_elements" || name == "jsonb_array_elements_text" ||
+         name == "json_array_elements" || name == "json_array_elements_text" || name == "jsonb_object_keys";
+}
+
 }  // namespace lockstep::sql

@@ -30,6 +30,9 @@ struct FunctionInfo {
 std::span<const FunctionInfo> known_functions();
 // The entry for `name` (lower case), or nullptr.
 const FunctionInfo* find_function(std::string_view name);
+// The set-returning functions of one column that a select list without FROM may call (a
+// ProjectSet: unnest, generate_series, json[b]_array_elements[_text], jsonb_object_keys).
+bool select_list_set_returning(std::string_view name);
 
 // The settings a session may SET, set_config and current_setting: the three timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.

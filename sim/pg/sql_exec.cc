@@ -280,7 +280,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
   }
   const sql::FunctionInfo* f = sql::find_function(e.name);
   if (f->kind == sql::FunctionKind::aggregate) return aggregate(e);
-  if (e.name == "unnest") return unnest_element(args.at(0));
+  if (sql::select_list_set_returning(e.name)) return set_returning_value(e);
   if (f->kind == sql::FunctionKind::setting) {
     if (args.at(0).is_null()) return Value::null(Type::text);
     const std::string name = sql::cast(args[0], Type::text).as_text();

@@ -12,6 +12,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/json_text.h"
+#include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -187,6 +188,16 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     return out;
   }
   const Expr& call = f.function.at(0);
+  out = call.name.ends_with("_to_recordset") ? from_recordset(f, sql::evaluate(call.args.at(0), *this)) : function_rows(call);
+  if (f.ordinality) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
+  }
+  return out;
+}
+
+std::vector<std::vector<Value>> SqlRun::function_rows(const Expr& call) {
+  LOCKSTEP_INVARIANT(!call.name.ends_with("_to_recordset"), "a recordset's rows are from_recordset's (from_leaf_values)");
+  std::vector<std::vector<Value>> out;
   std::vector<Value> args;
   for (const Expr& a : call.args) args.push_back(sql::evaluate(a, *this));
   const std::string& n = call.name;
@@ -215,15 +226,10 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
       if ((to - from) / step > 100'000) throw SqlError("0A000", "generate_series of more than 100000 rows is not in lockstep's SQL subset");
       for (std::int64_t i = from; step > 0 ? i <= to : i >= to; i += step) out.push_back({Value::integer(i, type)});
     }
-  } else if (n.ends_with("_to_recordset")) {
-    out = from_recordset(f, args.at(0));
   } else if (n.starts_with("json_")) {
     out = sql::json_rows(n, args.at(0));  // json_array_elements[_text]: json as written (model/sql/json_text.h)
   } else {
     out = sql::jsonb_rows(n, args.at(0));  // jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys
-  }
-  if (f.ordinality) {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
   }
   return out;
 }

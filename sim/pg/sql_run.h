@@ -500,11 +500,14 @@ class SqlRun final : public sql::EvalContext {
   void walk(const Expr& e);
 
   Value aggregate(const Expr& e);
-  // unnest(...) calls of an expression (not inside its subqueries), and the element of the
-  // row being made (srf_row_) of an array unnest was given.
+  // The set-returning calls of an expression (sql::select_list_set_returning; not inside its
+  // subqueries), and a call's value in the row being made (srf_row_; NULL past its rows).
   static void set_returning_calls(const Expr& e, std::vector<const Expr*>& out);
-  Value unnest_element(const Value& array);
-  std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made (unnest); -1: none
+  Value set_returning_value(const Expr& call);
+  std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made; -1: none
+  std::map<const Expr*, std::vector<std::vector<Value>>> srf_rows_;  // each call's rows, while srf_row_ >= 0
+  // A set-returning function's rows for one call (in FROM, or in a select list).
+  std::vector<std::vector<Value>> function_rows(const Expr& call);
 
   // ---- SELECT without FROM: expressions, and the functions of locks and sessions.
   Result<Rows> select_without_from(const sql::Select& sel);

@@ -159,17 +159,16 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
       return {project(sel.targets)};
     }
-    // unnest(...) in the select list: a ProjectSet node; its calls run in step, as many rows
-    // as the longest array (the shorter padded with NULLs), then OFFSET and LIMIT.
+    // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet
+    // node; its calls run in step, as many rows as the longest (the shorter padded with
+    // NULLs), then OFFSET and LIMIT.
     if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
     std::size_t rows = 0;
+    srf_rows_.clear();
     for (const Expr* call : srfs) {
-      const Value array = sql::evaluate(call->args.at(0), *this);
-      if (array.is_null()) continue;
-      if (array.type() != Type::array) {
-        throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(array.type())));
-      }
-      rows = std::max(rows, sql::array_elements(array).size());
+      std::vector<std::vector<Value>> produced = function_rows(*call);
+      rows = std::max(rows, produced.size());
+      srf_rows_[call] = std::move(produced);
     }
     std::vector<std::vector<Value>> out;
     for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)); i < rows; ++i) {
@@ -178,6 +177,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       out.push_back(project(sel.targets));
     }
     srf_row_ = -1;
+    srf_rows_.clear();
     return out;
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
@@ -565,7 +565,7 @@ void SqlRun::walk(const Expr& e) {
 }
 
 void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == Expr::Kind::func && e.name == "unnest") {
+  if (e.kind == Expr::Kind::func && sql::select_list_set_returning(e.name)) {
     out.push_back(&e);
     return;
   }
@@ -573,15 +573,15 @@ void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {
   for (const Expr& a : e.args) set_returning_calls(a, out);
 }
 
-Value SqlRun::unnest_element(const Value& array) {
-  if (srf_row_ < 0) {
-    throw SqlError("0A000", "unnest() outside the select list of a SELECT without FROM (or INSERT ... SELECT) is not in lockstep's SQL subset");
+Value SqlRun::set_returning_value(const Expr& call) {
+  const auto rows = srf_rows_.find(&call);
+  if (srf_row_ < 0 || rows == srf_rows_.end()) {
+    throw SqlError("0A000", fmt::format("{}() outside the select list of a SELECT without FROM (or INSERT ... SELECT) is not in "
+                                        "lockstep's SQL subset",
+                                        call.name));
   }
-  if (array.is_null()) return Value::null();
-  if (array.type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(array.type())));
-  const std::vector<Value> elements = sql::array_elements(array);
   const auto i = static_cast<std::size_t>(srf_row_);
-  return i < elements.size() ? elements[i] : Value::null(array.array_element());
+  return i < rows->second.size() ? rows->second[i].at(0) : Value::null();
 }
 
 Value SqlRun::aggregate(const Expr& e) {
