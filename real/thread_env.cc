@@ -353,6 +353,8 @@ void ThreadEnv::maybe_stall() {
   std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.stall_ms));
 }
 
+bool ThreadEnv::in_actor() { return current >= 0; }
+
 ActorId ThreadEnv::current_actor() {
   if (current < 0) throw ModelError("current_actor() outside any actor");
   return current;

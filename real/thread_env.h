@@ -140,6 +140,7 @@ class ThreadEnv final : public Env {
   Time now_without_skew() const { return wall_now(); }
   void sleep_for(Duration duration) override;
   ActorId current_actor() override;
+  static bool in_actor();  // whether the calling thread runs an actor
   std::uint64_t random(std::uint64_t bound) override;
   int choose(int n, std::string_view label) override;
   using Env::observe;

@@ -13,7 +13,8 @@ thread_local std::optional<CrashKind> armed;  // the calling actor's crash point
 }  // namespace
 
 void ThreadEnv::crash_points(CrashKind kind) {
-  if (!options_.crashes || current_actor() < 0) return;
+  if (!in_actor()) throw ModelError("crash_points: called outside any actor");  // as the simulation refuses it
+  if (!options_.crashes) return;
   armed = kind;
   std::lock_guard l(m_);
   ++crashes_.armed;
