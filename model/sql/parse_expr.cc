@@ -600,8 +600,17 @@ Expr Reader::sql_value_function(const json& body, Expr e) {
   const int loc = e.location;
   known(body, type, {"op", "typmod"}, loc);
   const std::string op = body.value("op", "");
-  if (op != "SVFOP_CURRENT_TIMESTAMP" && op != "SVFOP_LOCALTIMESTAMP") refuse(fmt::format("the function {}", op), loc);
   e.kind = Expr::Kind::func;
+  if (op == "SVFOP_CURRENT_SCHEMA") {
+    e.name = "current_schema";
+    return e;
+  }
+  if (op != "SVFOP_CURRENT_TIMESTAMP" && op != "SVFOP_LOCALTIMESTAMP") {
+    // The SQL keyword (CURRENT_DATE, LOCALTIME, CURRENT_USER, ...), not the parser's name for it.
+    std::string word = op.starts_with("SVFOP_") ? op.substr(6) : op;
+    if (word.ends_with("_N")) word.resize(word.size() - 2);
+    refuse(word, loc);
+  }
   e.name = op == "SVFOP_LOCALTIMESTAMP" ? "localtimestamp" : "now";
   return e;
 }
