@@ -281,5 +281,36 @@ TEST(ProgressApi, AnObligationMadeHotInTheConstructorIsJudged) {
   EXPECT_EQ(due_job(false, false).verdict, Verdict::pass);  // nothing declared, nothing owed
 }
 
+// A deadline (`within`) that untimed mode does not judge passes no longer in silence: the
+// report says how often one was set; timed mode judges it (and says nothing).
+struct Deadline {
+  explicit Deadline(Env&) {}
+};
+
+ModelReport met_after_a_sleep(bool timed) {
+  return Model<Deadline>("deadline-untimed")
+      .actors(1,
+              [](Deadline&, Env& env, ActorId) {
+                env.hot("reply", std::chrono::milliseconds(10));
+                env.sleep_for(std::chrono::milliseconds(50));
+                env.cold("reply");
+              })
+      .timed(timed)
+      .trace_dir(api_dir("deadline"))
+      .run();
+}
+
+TEST(ProgressApi, ADeadlineUntimedModeCannotJudgeIsSaidInTheReport) {
+  const ModelReport untimed = met_after_a_sleep(false);
+  EXPECT_EQ(untimed.verdict, Verdict::pass) << untimed.describe();
+  EXPECT_NE(untimed.note.find("untimed mode: obligations were made hot with a deadline (`within`) 1 times, and no deadline "
+                              "was judged"),
+            std::string::npos)
+      << untimed.describe();
+  const ModelReport timed = met_after_a_sleep(true);
+  EXPECT_EQ(timed.verdict, Verdict::liveness) << timed.describe();  // met 40 ms late
+  EXPECT_EQ(timed.note.find("deadline (`within`)"), std::string::npos) << timed.describe();
+}
+
 }  // namespace
 }  // namespace lockstep

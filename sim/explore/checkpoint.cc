@@ -42,6 +42,7 @@ nlohmann::json stats_json(const ExploreStats& s) {
   }
   return {{"executions", s.executions}, {"redundant", s.redundant}, {"skipped", s.skipped},
           {"unfair", s.unfair},         {"steps", s.steps},         {"timer_steps", s.timer_steps},
+          {"unjudged_deadlines", s.unjudged_deadlines},
           {"failures", s.failures},     {"by_verdict", by_verdict}, {"marks", s.marks},
           {"elapsed_s", s.elapsed_s}};
 }
@@ -54,6 +55,7 @@ ExploreStats stats_of(const nlohmann::json& j) {
   s.unfair = j.at("unfair").get<std::uint64_t>();
   s.steps = j.at("steps").get<std::uint64_t>();
   s.timer_steps = j.at("timer_steps").get<std::uint64_t>();
+  s.unjudged_deadlines = j.value("unjudged_deadlines", std::uint64_t{0});  // absent from older checkpoints
   s.failures = j.at("failures").get<std::uint64_t>();
   for (const auto& [name, count] : j.at("by_verdict").items()) {
     const auto v = verdict_from_name(name);

@@ -154,6 +154,7 @@ bool Search::run_one() {
   ExploreStats& stats = out_.stats;
   stats.steps += result.steps;
   stats.timer_steps += result.timer_steps;
+  stats.unjudged_deadlines += result.unjudged_deadlines;
   if (result.interrupted) {  // cut inside the execution: the next turn of the loop says why
     stats.elapsed_s = total_elapsed();
     cut_inside_ = true;  // the strategy's resume point is this execution's start
@@ -235,7 +236,14 @@ void Search::conclude() {
 // it in executions, which a user should hear about once the search is large.
 void Search::note_untimed_cost() {
   const ExploreStats& stats = out_.stats;
-  if (limits_.time != TimeMode::untimed || stats.timer_steps == 0) return;
+  if (limits_.time != TimeMode::untimed) return;
+  if (stats.unjudged_deadlines > 0) {  // a deadline that nothing judges must not pass in silence
+    out_.notes.push_back(fmt::format(
+        "untimed mode: obligations were made hot with a deadline (`within`) {} times, and no deadline was judged: "
+        "untimed runs promise nothing about time. Timed mode (\"time\": \"timed\", Model::timed()) judges them",
+        stats.unjudged_deadlines));
+  }
+  if (stats.timer_steps == 0) return;
   if (stats.executions + stats.redundant < kUntimedNoteExecutions) return;
   out_.notes.push_back(fmt::format(
       "untimed mode: {} of the {} steps were timers firing (sleeps ending, timeouts), each explored at every "

@@ -44,6 +44,7 @@ struct ExploreStats {
   std::uint64_t unfair = 0;      // cut by fair mode: they repeated an unfair cycle (no verdict)
   std::uint64_t steps = 0;       // of both kinds
   std::uint64_t timer_steps = 0;  // of those, timers firing (sleeps ending, timeouts)
+  std::uint64_t unjudged_deadlines = 0;  // untimed: obligations' deadlines (`within`) not judged
   std::uint64_t failures = 0;
   std::array<std::uint64_t, std::size(kAllVerdicts)> by_verdict{};  // indexed by Verdict
   std::map<std::string, std::uint64_t> marks;  // complete executions per Instance::marks() entry

@@ -92,6 +92,7 @@ Search::Taken Search::commit(Speculation& s, SubtreeRun& run) {
   stats.unfair += add.unfair;
   stats.steps += add.steps;
   stats.timer_steps += add.timer_steps;
+  stats.unjudged_deadlines += add.unjudged_deadlines;
   stats.failures += add.failures;
   for (std::size_t v = 0; v < stats.by_verdict.size(); ++v) stats.by_verdict[v] += add.by_verdict[v];
   for (const auto& [mark, count] : add.marks) stats.marks[mark] += count;

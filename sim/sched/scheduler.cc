@@ -603,6 +603,7 @@ bool Scheduler::obligation_step(std::string_view verb, std::string_view name) {
 
 void Scheduler::hot(std::string_view obligation, Duration within) {
   if (!obligation_step("hot", obligation)) return;
+  if (within != Duration::max() && limits_.time == TimeMode::untimed) ++result_verdict_.unjudged_deadlines;  // said in a note
   judge_.hot(obligation, now(), within, current_);
 }
 

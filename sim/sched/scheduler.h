@@ -135,6 +135,7 @@ struct ExecutionResult {
   std::string message;
   std::uint64_t steps = 0;
   std::uint64_t timer_steps = 0;  // of those, timers firing (a sleep's end, a timeout)
+  std::uint64_t unjudged_deadlines = 0;  // untimed: obligations made hot with a `within`, which untimed mode does not judge
   bool pruned = false;      // the strategy ended it as redundant: no verdict of its own
   bool skipped = false;     // the strategy ended it as another shard's
   bool unfair = false;      // fair mode cut it: it repeated an unfair cycle (no verdict)
