@@ -13,7 +13,7 @@
 //
 // With LOCKSTEP_PG set, the model also runs on a real PostgreSQL (Model::confirm):
 // LOCKSTEP_EXPECT_PASS expects no violation there either; the other expectations run it
-// aimed at the failing trace (pauses where its actors switch) until the server shows the
+// along the failing trace's order of steps (real/schedule_gate.h) until the server shows the
 // same failure (a violation of that invariant, that obligation still hot, or for no
 // progress an iteration still running after LOCKSTEP_PG_HANG_SECONDS, default 10; its
 // looping actors are unwound, blocked ones left). Not seen, the test fails, or with
@@ -109,8 +109,8 @@ inline Duration hang_limit_from_environment() {
 }
 
 // Under LOCKSTEP_PG, the failure the simulation found (`report`, verdict `kind` named
-// `name`) on the server: the model runs there aimed at the failing trace's order (pauses
-// where its actors switch), at most LOCKSTEP_PG_ITERATIONS times, until it shows. Not seen,
+// `name`) on the server: the model runs there along the failing trace's order (its actors
+// take their steps at their turn), at most LOCKSTEP_PG_ITERATIONS times, until it shows. Not seen,
 // it fails the test at file:line, or is printed as not seen under LOCKSTEP_PG_UNSEEN=report;
 // never passed in silence. Nothing without LOCKSTEP_PG.
 template <typename M>
