@@ -99,6 +99,21 @@ std::future<void> run_actors(const std::shared_ptr<Iteration>& it) {
   });
 }
 
+// Hung iterations, kept for good: their stuck threads still use them, and a std::async
+// future's destructor would wait for those threads. Reachable from this never-destroyed
+// list, so a leak checker does not report them.
+struct Abandoned {
+  std::future<void> done;
+  std::shared_ptr<Iteration> it;
+};
+
+void keep_abandoned(Abandoned a) {
+  static auto* m = new std::mutex;                    // NOLINT: never destroyed, see above
+  static auto* kept = new std::vector<Abandoned>;     // NOLINT
+  std::lock_guard l(*m);
+  kept->push_back(std::move(a));
+}
+
 // Reports iteration i as hung and leaves its threads, stuck inside `it`, running.
 void give_up_hung(ConfirmReport& report, int i, Duration limit, std::future<void> done, const std::shared_ptr<Iteration>& it) {
   report.hung = true;
@@ -113,8 +128,7 @@ void give_up_hung(ConfirmReport& report, int i, Duration limit, std::future<void
   report.violations.push_back(std::move(hang));
   ++report.by_invariant["hang"];
   // The threads are stuck inside the iteration's objects: leave them (and `it`) alive.
-  new std::future<void>(std::move(done));  // NOLINT: deliberately leaked, see above
-  new std::shared_ptr<Iteration>(it);       // NOLINT
+  keep_abandoned({std::move(done), it});
 }
 
 // The iteration's first violation: seen during the run, an actor's throw, or at the end.
