@@ -1,5 +1,7 @@
 #include "lockstep/model/env.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -30,25 +32,21 @@ std::string_view fs_status_name(FsStatus status) {
 
 std::string_view crash_kind_name(CrashKind kind) { return kind == CrashKind::machine ? "machine" : "process"; }
 
-std::optional<std::int64_t> Event::number(std::string_view field) const {
-  for (const EventField& f : fields) {
-    if (f.name == field) {
-      if (const auto* v = std::get_if<std::int64_t>(&f.value)) return *v;
-      return std::nullopt;
-    }
-  }
+namespace {
+
+// The value of `event`'s field named `name` when it holds a T.
+template <typename T>
+std::optional<T> event_field_value(const Event& event, std::string_view name) {
+  const auto f = std::find_if(event.fields.begin(), event.fields.end(), [&](const EventField& x) { return x.name == name; });
+  if (f == event.fields.end()) return std::nullopt;
+  if (const auto* v = std::get_if<T>(&f->value)) return *v;
   return std::nullopt;
 }
 
-std::optional<std::string_view> Event::text(std::string_view field) const {
-  for (const EventField& f : fields) {
-    if (f.name == field) {
-      if (const auto* v = std::get_if<std::string_view>(&f.value)) return *v;
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
+}  // namespace
+
+std::optional<std::int64_t> Event::number(std::string_view field) const { return event_field_value<std::int64_t>(*this, field); }
+std::optional<std::string_view> Event::text(std::string_view field) const { return event_field_value<std::string_view>(*this, field); }
 
 std::string event_values_text(const Event& event) {
   if (event.fields.empty()) return fmt::format("{} {}", event.subject, event.value);

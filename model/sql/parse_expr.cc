@@ -596,23 +596,15 @@ Expr Reader::user_function_call(const json& body, Expr e, std::string name) {
 }
 
 Expr Reader::sql_value_function(const json& body, Expr e) {
-  const std::string_view type = "SQLValueFunction";
-  const int loc = e.location;
-  known(body, type, {"op", "typmod"}, loc);
+  known(body, "SQLValueFunction", {"op", "typmod"}, e.location);
   const std::string op = body.value("op", "");
   e.kind = Expr::Kind::func;
-  if (op == "SVFOP_CURRENT_SCHEMA") {
-    e.name = "current_schema";
-    return e;
-  }
-  if (op != "SVFOP_CURRENT_TIMESTAMP" && op != "SVFOP_LOCALTIMESTAMP") {
-    // The SQL keyword (CURRENT_DATE, LOCALTIME, CURRENT_USER, ...), not the parser's name for it.
-    std::string word = op.starts_with("SVFOP_") ? op.substr(6) : op;
-    if (word.ends_with("_N")) word.resize(word.size() - 2);
-    refuse(word, loc);
-  }
-  e.name = op == "SVFOP_LOCALTIMESTAMP" ? "localtimestamp" : "now";
-  return e;
+  e.name = op == "SVFOP_CURRENT_SCHEMA" ? "current_schema" : op == "SVFOP_LOCALTIMESTAMP" ? "localtimestamp" : "now";
+  if (op == "SVFOP_CURRENT_SCHEMA" || op == "SVFOP_CURRENT_TIMESTAMP" || op == "SVFOP_LOCALTIMESTAMP") return e;
+  // Refused by its SQL keyword (CURRENT_DATE, LOCALTIME, CURRENT_USER, ...), not the parser's name for it.
+  std::string word = op.starts_with("SVFOP_") ? op.substr(6) : op;
+  if (word.ends_with("_N")) word.resize(word.size() - 2);
+  refuse(word, e.location);
 }
 
 Expr Reader::coalesce(const json& body, Expr e) {
