@@ -122,6 +122,16 @@ class AdvisoryKey {
   std::uint16_t objsubid_;
 };
 
+// The simulated server's clock: virtual time 0 reads 2026-01-01 00:00:00+00 (microseconds
+// from PostgreSQL's epoch 2000-01-01), so now() compares with the dates teams write as a
+// server's does today: '2024-01-01' is past, '2099-01-01' future. Deterministic.
+inline constexpr std::int64_t kSimulatedClockOrigin = 9'497LL * 86'400'000'000LL;
+
+// The simulated clock's reading at t as timestamptz text in UTC ("2026-01-01
+// 00:00:00.150000+00"): a client-side time to send as a parameter. Against a server, the
+// same text (t counted from that origin).
+std::string timestamptz_text(Time t);
+
 // A row of a table with an integer primary key `id`: column name to text value.
 using Row = std::map<std::string, std::string>;
 
@@ -167,9 +177,9 @@ struct Rows {
   const std::string& text(std::size_t row, std::string_view column) const;
   std::int64_t int64(std::size_t row, std::string_view column) const;
   bool boolean(std::size_t row, std::string_view column) const;
-  // A timestamptz as an instant: in the simulation, virtual time from the run's start (the
-  // simulated server prints time 0 as 2000-01-01 00:00:00+00, PostgreSQL's epoch); against a
-  // server, time since that epoch.
+  // A timestamptz as an instant counted from kSimulatedClockOrigin: in the simulation, the
+  // virtual time from the run's start (now() at time 0 is 2026-01-01 00:00:00+00); against a
+  // server, time since that origin.
   Time timestamp(std::size_t row, std::string_view column) const;
 
  private:

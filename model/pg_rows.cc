@@ -54,8 +54,13 @@ bool Rows::boolean(std::size_t row, std::string_view column) const {
 
 Time Rows::timestamp(std::size_t row, std::string_view column) const {
   return typed(text(row, column), column, [](const sql::Value& v) {
-    return Time(std::chrono::microseconds(sql::cast(v, sql::Type::timestamptz).micros()));
+    return Time(std::chrono::microseconds(sql::cast(v, sql::Type::timestamptz).micros() - kSimulatedClockOrigin));
   });
+}
+
+std::string timestamptz_text(Time t) {
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t).count();
+  return sql::Value::timestamptz(kSimulatedClockOrigin + micros).text_output();
 }
 
 }  // namespace lockstep::pg

@@ -235,7 +235,7 @@ TEST(SqlSim, NowIsTheTransactionsStartInVirtualTime) {
       "UPDATE leases SET holder = 'a', token = token + 1, expires_at = now() + interval '100 ms' WHERE name = 'job' AND "
       "(holder IS NULL OR expires_at < now()) RETURNING token, expires_at"};
   const auto seen = outcomes(setup, {acquire}, "SELECT holder, token FROM leases", "dfs", /*timed=*/true);
-  EXPECT_EQ(seen, (std::set<std::string>{"a: UPDATE 1 [1,2000-01-01 00:00:00.1+00] | final: SELECT 1 [a,1]"}));
+  EXPECT_EQ(seen, (std::set<std::string>{"a: UPDATE 1 [1,2026-01-01 00:00:00.1+00] | final: SELECT 1 [a,1]"}));
 }
 
 TEST(SqlSim, ErrorsAreTheServers) {

@@ -1,7 +1,6 @@
 #include "leases.h"
 
 #include <chrono>
-#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -29,21 +28,6 @@ std::string interval(lockstep::Duration d) {
   return std::to_string(us) + " microseconds";
 }
 
-// Time since 2000-01-01 00:00:00+00 as timestamptz text ("2000-01-01 00:00:00.150000+00").
-std::string timestamptz(lockstep::Time t) {
-  using namespace std::chrono;
-  const auto us = duration_cast<microseconds>(t);
-  const auto day = floor<days>(us);
-  const year_month_day ymd{sys_days{year{2000} / January / 1} + day};
-  const std::int64_t in_day = (us - day).count();
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02u-%02u %02lld:%02lld:%02lld.%06lld+00", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<long long>(in_day / 3'600'000'000), static_cast<long long>(in_day / 60'000'000 % 60),
-                static_cast<long long>(in_day / 1'000'000 % 60), static_cast<long long>(in_day % 1'000'000));
-  return text;
-}
-
 std::string str(std::string_view s) { return std::string(s); }
 
 // The correct acquire: one statement, the server decides on its own clock.
@@ -64,7 +48,7 @@ std::optional<std::int64_t> acquire_on_client_clock(Connection& conn, std::strin
   const Rows r = run(conn,
                      "UPDATE leases SET holder = $1, token = token + 1, expires_at = now() + $2::interval "
                      "WHERE name = $3 AND (holder IS NULL OR expires_at < $4::timestamptz) RETURNING token",
-                     {str(holder), interval(o.ttl), str(name), timestamptz(o.client_clock())});
+                     {str(holder), interval(o.ttl), str(name), lockstep::pg::timestamptz_text(o.client_clock())});
   if (r.empty()) return std::nullopt;
   return r.int64(0, "token");
 }

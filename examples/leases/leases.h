@@ -43,8 +43,8 @@ LeaseVariant lease_variant(std::string_view name);
 struct LeaseOptions {
   LeaseVariant variant = LeaseVariant::correct;
   lockstep::Duration ttl = std::chrono::milliseconds(100);
-  // The client's clock, as time since PostgreSQL's epoch 2000-01-01 00:00:00+00 (the
-  // simulated server's time 0). Read by the client_clock variant only.
+  // The client's clock, as time since the simulated server's time 0 (lockstep::pg::
+  // kSimulatedClockOrigin, 2026-01-01 00:00:00+00). Read by the client_clock variant only.
   std::function<lockstep::Time()> client_clock;
 };
 

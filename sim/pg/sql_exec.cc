@@ -297,7 +297,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
                    : e.name == "statement_timestamp" ? statement_start_
                    : c_.session_.in_transaction      ? c_.transaction_start_
                                                      : statement_start_;
-    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t).count();
+    const auto micros = lockstep::pg::kSimulatedClockOrigin + std::chrono::duration_cast<std::chrono::microseconds>(t).count();
     return e.name == "localtimestamp" ? Value::timestamp(sql::local_of_utc(micros)) : Value::timestamptz(micros);
   }
   return session_function(e, args);
