@@ -238,6 +238,27 @@ TEST(SqlSim, NowIsTheTransactionsStartInVirtualTime) {
   EXPECT_EQ(seen, (std::set<std::string>{"a: UPDATE 1 [1,2026-01-01 00:00:00.1+00] | final: SELECT 1 [a,1]"}));
 }
 
+// idle_in_transaction_session_timeout (pg-boss sets it LOCAL): one string of statements is
+// never idle, as on the server; SQL after an idle moment that may have outlasted it is
+// refused, not answered as if the server had not ended the session.
+TEST(SqlSim, IdleInTransactionTimeoutIsKeptOrRefusedNeverIgnored) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY)"};
+  const Session batch = {"BEGIN; SET LOCAL idle_in_transaction_session_timeout = 1000; INSERT INTO t VALUES (1); COMMIT",
+                         "SELECT current_setting('idle_in_transaction_session_timeout')"};
+  EXPECT_EQ(outcomes(setup, {batch}, "SELECT count(*) FROM t", "dfs", /*timed=*/false),
+            (std::set<std::string>{"a: COMMIT | a: SELECT 1 [0] | final: SELECT 1 [1]"}));
+  const Session idles = {"BEGIN", "SET LOCAL idle_in_transaction_session_timeout = '1s'", "INSERT INTO t VALUES (1)", "COMMIT"};
+  const auto untimed = outcomes(setup, {idles}, "SELECT count(*) FROM t", "dfs", /*timed=*/false);
+  ASSERT_EQ(untimed.size(), 1u);
+  EXPECT_NE(untimed.begin()->find("a: ERROR 0A000: a session idle in a transaction while untimed time may pass its "
+                                  "idle_in_transaction_session_timeout (1000 ms"),
+            std::string::npos)
+      << *untimed.begin();
+  // Timed: no time passes between the statements, so the session is never idle that long.
+  EXPECT_EQ(outcomes(setup, {idles}, "SELECT count(*) FROM t", "dfs", /*timed=*/true),
+            (std::set<std::string>{"a: BEGIN | a: SET | a: INSERT 0 1 | a: COMMIT | final: SELECT 1 [1]"}));
+}
+
 TEST(SqlSim, ErrorsAreTheServers) {
   const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v varchar(3) NOT NULL)"};
   const Session s = {"INSERT INTO t VALUES (1, NULL)",

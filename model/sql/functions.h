@@ -34,9 +34,9 @@ const FunctionInfo* find_function(std::string_view name);
 // ProjectSet: unnest, generate_series, json[b]_array_elements[_text], jsonb_object_keys).
 bool select_list_set_returning(std::string_view name);
 
-// The settings a session may SET, set_config and current_setting: the three timeouts, each
+// The settings a session may SET, set_config and current_setting: the four timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.
-enum class Setting { lock_timeout, statement_timeout, deadlock_timeout };
+enum class Setting { lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout };
 struct SettingInfo {
   std::string_view name;
   Setting setting;
@@ -45,6 +45,7 @@ inline constexpr SettingInfo kSettings[] = {
     {"lock_timeout", Setting::lock_timeout},
     {"statement_timeout", Setting::statement_timeout},
     {"deadlock_timeout", Setting::deadlock_timeout},
+    {"idle_in_transaction_session_timeout", Setting::idle_in_transaction_session_timeout},
 };
 // The setting `name` names, or nullopt.
 constexpr std::optional<Setting> setting_named(std::string_view name) {

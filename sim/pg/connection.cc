@@ -12,7 +12,8 @@ Status SimConnection::set_timeout(Timeout which, Duration t, bool local) {
   Statement st(*this);
   const std::string_view verb = which == Timeout::lock        ? name(Stmt::set_lock_timeout)
                                 : which == Timeout::statement ? name(Stmt::set_statement_timeout)
-                                                              : "set_deadlock_timeout";
+                                : which == Timeout::deadlock  ? "set_deadlock_timeout"
+                                                              : "set_idle_in_transaction_session_timeout";
   const OpDesc first{verb, {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
   if (auto refused = begin_statement(first, false)) return *refused;
   apply_timeout(which, t, local);
@@ -26,8 +27,19 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
     return;
   }
   if (!local) session_settings_.of(which) = t;
-  (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : deadlock_timeout_) = t;
+  (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_) = t;
 }
+
+std::optional<Error> SimConnection::idle_timeout_refusal() const {
+  if (!idle_since_ || !session_.in_transaction || idle_timeout_.count() == 0) return std::nullopt;
+  const bool timed = s_.time_mode() == TimeMode::timed;
+  if (timed && s_.now() - *idle_since_ <= idle_timeout_) return std::nullopt;
+  return Error{"0A000", fmt::format("a session idle in a transaction {} its idle_in_transaction_session_timeout ({} ms: the server "
+                                    "ends the session) is not in lockstep's SQL subset (docs/sql.md): send the transaction as one string",
+                                    timed ? "longer than" : "while untimed time may pass",
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(idle_timeout_).count())};
+}
+
 
 namespace {
 // pg_sleep's wait: its time, or a pg_cancel_backend / pg_terminate_backend of its session

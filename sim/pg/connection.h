@@ -101,15 +101,20 @@ class SimConnection : public lockstep::pg::Connection {
 
   Status set_lock_timeout(Duration t) override;
   Status set_statement_timeout(Duration t) override;
-  // The timeouts a session sets: lock_timeout, statement_timeout, deadlock_timeout.
-  enum class Timeout { lock, statement, deadlock };
+  // The timeouts a session sets: lock_timeout, statement_timeout, deadlock_timeout and
+  // idle_in_transaction_session_timeout.
+  enum class Timeout { lock, statement, deadlock, idle };
   // SET [LOCAL] of a timeout as one statement (SQL's SET and the two above).
   Status set_timeout(Timeout which, Duration t, bool local);
   // The setting changed without a step of its own (a statement that sets it first).
   void apply_timeout(Timeout which, Duration t, bool local);
+  // idle_in_transaction_session_timeout: the server ends a session idle in a transaction
+  // longer than that (FATAL 25P03). Not modelled: SQL of a session that may have idled that
+  // long (timed: it did; untimed: any idle moment may be that long) is refused (0A000).
+  std::optional<Error> idle_timeout_refusal() const;
   // The timeout in effect now.
   Duration timeout(Timeout which) const {
-    return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : deadlock_timeout_;
+    return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_;
   }
   // SELECT pg_sleep(s): a statement that sleeps d inside it (a timer: exactly d in timed
   // mode, any moment in untimed); a shorter statement_timeout cancels it with 57014.
@@ -405,14 +410,19 @@ class SimConnection : public lockstep::pg::Connection {
   Duration lock_timeout_{0};       // in effect now
   Duration statement_timeout_{0};  // in effect now
   Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check
+  Duration idle_timeout_{0};       // in effect now: idle_in_transaction_session_timeout
+  // When the last SQL of a transaction with idle_timeout_ set ended (its session idle in
+  // the transaction since): the next one checks the timeout did not pass (check_idle_timeout).
+  std::optional<Time> idle_since_;
   // As SET (not LOCAL) left them: in effect again when a transaction commits; and as the
   // transaction found them: back when it rolls back (SET LOCAL lasts until either).
   struct Settings {
     Duration lock_timeout{0};
     Duration statement_timeout{0};
     Duration deadlock_timeout{0};
+    Duration idle_timeout{0};
     Duration& of(Timeout which) {
-      return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : deadlock_timeout;
+      return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : which == Timeout::deadlock ? deadlock_timeout : idle_timeout;
     }
   };
   Settings session_settings_, settings_at_begin_;
@@ -428,7 +438,7 @@ class SimConnection : public lockstep::pg::Connection {
     std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
     std::map<AdvisoryKey, std::array<int, kModes>> table_holds, advisory_holds;           // table and xact advisory locks held
     Settings settings;
-    Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0};
+    Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0};
   };
   std::vector<Savepoint> savepoints_;
   int subtransactions_ = 0;  // the transaction's subtransactions so far: numbers them

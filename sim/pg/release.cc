@@ -42,6 +42,7 @@ Status SimConnection::end_transaction(Stmt verb) {
     lock_timeout_ = session_settings_.lock_timeout;        // SET LOCAL ends here
     statement_timeout_ = session_settings_.statement_timeout;
     deadlock_timeout_ = session_settings_.deadlock_timeout;
+    idle_timeout_ = session_settings_.idle_timeout;
   }
   session_.in_transaction = false;
   aborted_ = false;

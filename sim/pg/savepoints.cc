@@ -58,6 +58,7 @@ Status SimConnection::savepoint(const std::string& name) {
   mark.lock_timeout = lock_timeout_;
   mark.statement_timeout = statement_timeout_;
   mark.deadlock_timeout = deadlock_timeout_;
+  mark.idle_timeout = idle_timeout_;
   savepoints_.push_back(std::move(mark));
   return {};
 }
@@ -170,6 +171,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   lock_timeout_ = mark.lock_timeout;
   statement_timeout_ = mark.statement_timeout;
   deadlock_timeout_ = mark.deadlock_timeout;
+  idle_timeout_ = mark.idle_timeout;
   savepoints_.resize(at + 1);  // newer savepoints go; this one stays
   aborted_ = false;
   return {};

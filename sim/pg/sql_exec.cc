@@ -153,6 +153,7 @@ SimConnection::Timeout timeout_named(std::string_view name) {
     case sql::Setting::lock_timeout: return SimConnection::Timeout::lock;
     case sql::Setting::statement_timeout: return SimConnection::Timeout::statement;
     case sql::Setting::deadlock_timeout: return SimConnection::Timeout::deadlock;
+    case sql::Setting::idle_in_transaction_session_timeout: return SimConnection::Timeout::idle;
   }
   throw std::logic_error("timeout_named: a setting without its timeout");
 }
@@ -621,11 +622,19 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
 Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vector<sql::Statement>>& plans,
                                            const std::vector<Param>& params) {
   if (plans->empty()) return Rows{};
+  if (std::optional<Error> refused = idle_timeout_refusal()) return *refused;
   Result<Rows> last = Rows{};
   for (const sql::Statement& st : *plans) {
     if (dead_) return lost();
     last = SqlRun(*this, plans, st, params).run_checked();
-    if (!last.ok()) return last;
+    if (!last.ok()) break;
+  }
+  // Idle in the transaction from here (one string of statements is one message: never
+  // idle inside it, as on the server).
+  if (session_.in_transaction && idle_timeout_.count() > 0) {
+    idle_since_ = s_.now();
+  } else {
+    idle_since_.reset();
   }
   return last;
 }
