@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/regex.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/text_functions.h"
@@ -484,7 +485,11 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::bytea(sha224(cast(v, Type::bytea).payload()));
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
-  if (e.name == "to_jsonb") return to_jsonb(args.at(0));
+  if (e.name == "to_jsonb") return args.at(0).type() == Type::record ? record_to_jsonb(args[0]) : to_jsonb(args[0]);
+  if (e.name == "row_to_json") {
+    if (args.at(0).type() != Type::record) throw SqlError("42883", fmt::format("function row_to_json({}) does not exist", type_name(args[0].type())));
+    return row_to_json(args[0]);
+  }
   if (e.name == "jsonb_build_array") return jsonb_build_array(args);
   if (e.name == "jsonb_set") return jsonb_set(args);
   if (e.name == "jsonb_array_length") return jsonb_array_length(args.at(0));
@@ -590,8 +595,22 @@ Value evaluate(const Expr& e, EvalContext& context) {
       return t ? Value::boolean(!*t) : Value::null(Type::boolean);
     }
     case K::is_null: {
-      const bool null = evaluate(e.args.at(0), context).is_null();
-      return Value::boolean(e.negated ? !null : null);
+      const Value v = evaluate(e.args.at(0), context);
+      if (v.type() == Type::record && !v.is_null()) {  // a row IS NULL when every field is, IS NOT NULL when none is
+        const auto fields = record_field_texts(v.payload());
+        const auto null_field = [](const std::optional<std::string>& f) { return !f.has_value(); };
+        return Value::boolean(e.negated ? std::none_of(fields.begin(), fields.end(), null_field)
+                                        : std::all_of(fields.begin(), fields.end(), null_field));
+      }
+      return Value::boolean(e.negated ? !v.is_null() : v.is_null());
+    }
+    case K::field: {
+      try {
+        return record_field(evaluate(e.args.at(0), context), e.name);
+      } catch (const SqlError& err) {  // (t).x of a table t is its column t.x to the server
+        if (err.sqlstate() != "42703" || e.args[0].kind != K::column) throw;
+        throw SqlError("42703", fmt::format("column {}.{} does not exist", e.args[0].name, e.name));
+      }
     }
     case K::in_list: return in_list(e, context);
     case K::between: return between(e, context);

@@ -104,6 +104,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"json_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
     FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"row_to_json", 1, 1, FunctionKind::scalar},  // of a whole-row reference: model/sql/records.h
     FunctionInfo{"jsonb_build_array", 0, 100, FunctionKind::scalar},
     FunctionInfo{"jsonb_set", 3, 4, FunctionKind::scalar},
     FunctionInfo{"jsonb_array_length", 1, 1, FunctionKind::scalar},

@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -351,6 +352,7 @@ Jv jv_of_value(const Value& v) {
       return j;
     case Type::jsonb: return parse(v.jsonb_text());
     case Type::json: return parse(v.payload());
+    case Type::record: return parse(record_to_jsonb(v).jsonb_text());  // an object of its fields
     case Type::array:
       j.k = Jv::K::array;
       for (const Value& e : array_elements(v)) j.items.push_back(jv_of_value(e));
@@ -543,7 +545,7 @@ Value json_build_object(const std::vector<Value>& args) {
     if (k.type() != Type::text && k.type() != Type::unknown && !is_integer(k.type())) {
       throw SqlError("0A000", fmt::format("a json_build_object key of type {} is not in lockstep's SQL subset", type_name(k.type())));
     }
-    if (v.type() == Type::array || v.type() == Type::enum_ || v.type() == Type::bytea || v.type() == Type::bit) {
+    if (v.type() == Type::array || v.type() == Type::enum_ || v.type() == Type::bytea || v.type() == Type::bit || v.type() == Type::record) {
       throw SqlError("0A000", fmt::format("a json_build_object value of type {} is not in lockstep's SQL subset (jsonb_build_object's are)",
                                           type_name(v.type())));
     }
@@ -631,7 +633,12 @@ Value json_aggregate(const std::vector<Value>& values, bool binary) {
   if (values.empty()) return Value::null(binary ? Type::jsonb : Type::json);
   Jv out;
   out.k = Jv::K::array;
-  for (const Value& v : values) out.items.push_back(jv_of_value(v));
+  for (const Value& v : values) {
+    if (!binary && (v.type() == Type::record || v.type() == Type::array)) {
+      throw SqlError("0A000", fmt::format("json_agg of {} values is not in lockstep's SQL subset (jsonb_agg's is)", type_name(v.type())));
+    }
+    out.items.push_back(jv_of_value(v));
+  }
   return binary ? jsonb_of(out) : Value::json(text_of(out));
 }
 

@@ -405,7 +405,7 @@ Insert Reader::insert(const json& body) {
     ins.select = std::make_shared<Select>(select(sel, loc, false));  // INSERT ... SELECT
     if (!ins.select->with.empty()) refuse("WITH inside INSERT ... SELECT", loc);
     for (const Target& target : ins.select->targets) {
-      if (target.star) refuse("INSERT ... SELECT *", loc);
+      if (target.star || target.expand) refuse(target.star ? "INSERT ... SELECT *" : "INSERT ... SELECT (x).*", loc);
     }
     if (!ins.columns.empty() && ins.select->targets.size() > ins.columns.size()) {
       fail("42601", "INSERT has more expressions than target columns", loc);
@@ -471,17 +471,30 @@ Insert Reader::insert(const json& body) {
   return ins;
 }
 
+bool Reader::names_relation(const json& n, std::string_view name) {
+  if (n.is_array()) return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
+  if (!n.is_object()) return false;
+  if (const auto rv = n.find("RangeVar"); rv != n.end() && rv->is_object() && !rv->contains("schemaname") && rv->value("relname", "") == name) {
+    return true;
+  }
+  return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
+}
+
 std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
   const int loc = location_of(clause, fallback);
-  if (clause.value("recursive", false)) refuse("WITH RECURSIVE", loc);
+  const bool recursive = clause.value("recursive", false);
   known(clause, "WithClause", {"ctes", "recursive"}, loc);
   std::vector<CommonTable> out;
   for (const json& c : clause.at("ctes")) {
     const json& cte = *node(c).second;
     const int cloc = location_of(cte, loc);
-    known(cte, "CommonTableExpr", {"ctename", "ctematerialized", "ctequery"}, cloc);
+    known(cte, "CommonTableExpr", {"ctename", "ctematerialized", "ctequery", "aliascolnames"}, cloc);
     const auto [qtype, q] = node(cte.at("ctequery"));
     CommonTable t{cte.at("ctename"), nullptr, nullptr, cloc};
+    if (cte.contains("aliascolnames")) {
+      for (const json& n : cte.at("aliascolnames")) t.column_names.push_back(str(n));
+    }
+    t.recursive = recursive && names_relation(cte.at("ctequery"), t.name);
     if (qtype == "InsertStmt" || qtype == "UpdateStmt" || qtype == "DeleteStmt") {
       t.modifying = modifying_cte(qtype, *q, t.name, cloc);  // model/sql/parse_from.cc
     } else if (qtype != "SelectStmt") {
@@ -489,6 +502,16 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
     } else {
       t.select = std::make_shared<Select>(select(*q, cloc, false));
       if (!t.select->with.empty()) refuse("WITH inside a WITH query", cloc);
+      if (t.recursive) {
+        const SetOperation* so = t.select->set_op.get();
+        if (so == nullptr || so->op != SetOperation::Op::union_) {
+          fail("42P19", fmt::format("recursive query \"{}\" does not have the form non-recursive-term UNION [ALL] recursive-term", t.name), cloc);
+        }
+        if (!t.select->order_by.empty() || t.select->limit || t.select->offset) refuse("ORDER BY, LIMIT or OFFSET in a recursive query", cloc);
+        if (names_relation(q->at("larg"), t.name)) {
+          fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear within its non-recursive term", t.name), cloc);
+        }
+      }
     }
     if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
       fail("42712", fmt::format("WITH query name \"{}\" specified more than once", t.name), cloc);

@@ -70,6 +70,15 @@ Target Reader::target(const json& n, int fallback) {
       return t;
     }
   }
+  if (vtype == "A_Indirection") {  // (x).*: the fields of a row value
+    const json& ind = vb->at("indirection");
+    if (ind.size() == 1 && node(ind.at(0)).first == "A_Star") {
+      if (b->contains("name")) fail("42601", "a row's fields (x).* cannot be named with AS", location_of(*b, fallback));
+      t.expand = true;
+      t.expr = expr(vb->at("arg"), fallback);
+      return t;
+    }
+  }
   t.expr = expr(val, fallback);
   t.name = b->contains("name") ? b->at("name").get<std::string>() : column_name(val);
   return t;
@@ -93,7 +102,11 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
   }
   if (type == "CaseExpr") return {"case", 2};
   if (type == "A_ArrayExpr") return {"array", 2};
-  if (type == "A_Indirection") return column_name_of(b->at("arg"));
+  if (type == "A_Indirection") {  // (x).name is named name; x[i] as x
+    const json& ind = b->at("indirection");
+    if (!ind.empty() && node(ind.back()).first == "String") return {str(ind.back()), 2};
+    return column_name_of(b->at("arg"));
+  }
   if (type == "MinMaxExpr") return {b->value("op", "") == "IS_GREATEST" ? "greatest" : "least", 2};
   if (type == "A_Expr" && b->value("kind", "") == "AEXPR_NULLIF") return {"nullif", 2};
   if (type == "CoalesceExpr") return {"coalesce", 2};
@@ -241,9 +254,16 @@ Expr Reader::expr(const json& n, int fallback) {
     }
     return e;
   }
-  if (t == "A_Indirection") {  // array[i]; slices and field selection are refused
+  if (t == "A_Indirection") {  // array[i], a slice, or (row).field
     known(body, "A_Indirection", {"arg", "indirection"}, loc);
     const json& ind = body.at("indirection");
+    if (ind.size() == 1 && node(ind.at(0)).first == "String") {
+      e.kind = Expr::Kind::field;
+      e.name = str(ind.at(0));
+      e.args.push_back(expr(body.at("arg"), loc));
+      return e;
+    }
+    if (ind.size() == 1 && node(ind.at(0)).first == "A_Star") refuse("(x).* other than as a column of a select list", loc);
     if (ind.size() != 1 || node(ind.at(0)).first != "A_Indices") refuse("field selection or several subscripts", loc);
     const json& indices = *node(ind.at(0)).second;
     if (indices.value("is_slice", false)) {
@@ -688,7 +708,10 @@ Assignment Reader::assignment(const json& n, int fallback) {
 
 std::vector<Target> Reader::returning(const json& list, int fallback) {
   std::vector<Target> out;
-  for (const json& t : list) out.push_back(target(t, fallback));
+  for (const json& t : list) {
+    out.push_back(target(t, fallback));
+    if (out.back().expand) refuse("(x).* in RETURNING", location_of(*node(t).second, fallback));
+  }
   return out;
 }
 

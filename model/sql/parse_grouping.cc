@@ -47,6 +47,9 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
   std::function<void(const Expr&)> check = [&](const Expr& e) {
     if (const Expr* c = ungrouped_column(e, s.group_by)) {
+      if (c->qualifier.empty() && !s.table.empty() && c->name == (s.alias.empty() ? s.table : s.alias)) {
+        refuse("a whole-row reference outside an aggregate of a grouped query", c->location);
+      }
       if (may_group_by_key) {  // every such column, for the run-time check
         if (std::none_of(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, e); })) {
           if (e.kind == Expr::Kind::column) {

@@ -110,6 +110,9 @@ class Reader {
   // pg_locks in FROM (model/sql/parse_system_views.cc): whether a RangeVar names it, and the
   // checks of a SELECT reading it (its advisory rows only, the columns lockstep models).
   static bool is_pg_locks(const json& range_var);
+  // Whether the parse tree n reads a relation of that name (no schema): a WITH RECURSIVE
+  // query that names itself.
+  static bool names_relation(const json& n, std::string_view name);
   // The system view a FROM's relation names ("pg_locks", "pg_database"), or "" (parse_system_views.cc).
   static std::string_view system_view(const json& range_var);
   void check_system_views(const Select& s, int fallback) const;

@@ -30,6 +30,10 @@ struct CommonTable {
   std::shared_ptr<const Select> select;        // a SELECT; else
   std::shared_ptr<const Statement> modifying;  // an INSERT, UPDATE or DELETE
   int location = -1;
+  // WITH RECURSIVE of a query that names itself: select is `non-recursive term UNION [ALL]
+  // recursive term`, the second reading the rows the last round added (its working table).
+  bool recursive = false;
+  std::vector<std::string> column_names;  // WITH name (a, b) AS ...: its columns renamed
 };
 
 struct Expr {
@@ -58,6 +62,7 @@ struct Expr {
     user_func,    // name(args) of no built-in function: a LANGUAGE sql function (CREATE FUNCTION), found when run
     window,       // row_number(), rank() or dense_rank() OVER (...): name; select holds the window, its
                   // order_by the PARTITION BY expressions (number of them: `number`) then ORDER BY's
+    field,        // (args[0]).name: a field of a row value (model/sql/records.h)
   };
   Kind kind = Kind::constant;
   Value value;
@@ -91,6 +96,9 @@ struct Target {
   std::string name;  // as the output names it ("?column?" when PostgreSQL would)
   bool star = false;
   std::string star_of;  // t.*: the relation's name or alias; "" for *
+  // (x).*: every field of row value `expr` (a whole-row reference), as columns named so;
+  // the runner expands it with the catalog (sim/pg: SqlRun::targets_of).
+  bool expand = false;
 };
 
 struct OrderItem {

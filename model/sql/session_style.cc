@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/value.h"
 
 namespace lockstep::sql {
@@ -156,6 +157,8 @@ std::string verbose_interval(const Interval& iv) {
 }  // namespace
 
 const SessionStyle& session_style() { return current_style_ref(); }
+int current_record_type_index(std::string_view table) { return current_source == nullptr ? -1 : current_source->record_type_index(table); }
+const CreateTable* current_record_type(int type) { return current_source == nullptr ? nullptr : current_source->record_type(type); }
 const std::vector<EnumType>* current_enum_types() { return current_source == nullptr ? nullptr : current_source->enum_types(); }
 const CreateFunction* current_sql_function(std::string_view name) {
   return current_source == nullptr ? nullptr : current_source->sql_function(name);
@@ -251,6 +254,7 @@ std::string display_text(const Value& v) {
     case Type::timestamp: return timestamp_display(v.micros(), false);
     case Type::interval: return current_style_ref().verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
     case Type::array: return array_display(v);
+    case Type::record: return record_display(v);
     default: return v.text_output();
   }
 }

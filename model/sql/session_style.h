@@ -34,6 +34,7 @@ struct SessionStyle {
 
 struct EnumType;
 struct CreateFunction;
+struct CreateTable;
 
 // Where the current statement's settings and the server's enum types come from: the simulated
 // server, which knows which session is running (the scheduler's current actor), so the
@@ -47,6 +48,9 @@ class SqlContextSource {
   virtual bool has_schema(std::string_view name) const { return name == "public"; }
   // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
   virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
+  // The columns of row type `type` (model/sql/records.h), or nullptr; and table's row type.
+  virtual const CreateTable* record_type(int) const { return nullptr; }
+  virtual int record_type_index(std::string_view) const { return -1; }
 };
 
 // Makes `source` this thread's until destroyed (the server, for its lifetime).
@@ -67,6 +71,10 @@ const SessionStyle& session_style();
 const std::vector<EnumType>* current_enum_types();
 // current_schema(): the first schema of the session's search_path the server has, or NULL.
 std::optional<std::string> current_schema();
+// The columns of the server's row type `type` (nullptr without a source or one).
+const CreateTable* current_record_type(int type);
+// The row type of the server's table `table` (-1 without a source).
+int current_record_type_index(std::string_view table);
 // The server's LANGUAGE sql function named `name` (nullptr without a source or one).
 const CreateFunction* current_sql_function(std::string_view name);
 

@@ -100,6 +100,7 @@ std::string_view type_name(Type t) {
     case Type::numeric: return "numeric";
     case Type::float8: return "double precision";
     case Type::oid: return "oid";
+    case Type::record: return "record";
   }
   return "?";
 }
@@ -138,7 +139,7 @@ const std::string& Value::jsonb_text() const {
 }
 const std::string& Value::payload() const {
   if (null_ || (type_ != Type::array && type_ != Type::uuid && type_ != Type::bytea && type_ != Type::bit && type_ != Type::json &&
-                 type_ != Type::numeric)) {
+                 type_ != Type::numeric && type_ != Type::record)) {
     throw SqlError("XX000", "internal: not an array, uuid, bytea or bit value");
   }
   return s_;
@@ -171,7 +172,8 @@ std::string Value::text_output() const& {
     case Type::uuid:
     case Type::bit:
     case Type::json:
-    case Type::numeric: return s_;
+    case Type::numeric:
+    case Type::record: return s_;
     case Type::float8: return float8_output(as_float8());
     case Type::bytea: return bytea_output(s_);
     case Type::int2:
@@ -248,6 +250,7 @@ Value from_text(std::string_view s, Type to) {
     }
     case Type::numeric: return numeric_input(s);
     case Type::float8: return float8_input(s);
+    case Type::record: throw SqlError("0A000", "a row value read from text (a record literal) is not in lockstep's SQL subset");
     case Type::oid: {  // oidin: -2147483648 to 4294967295, a negative one wrapped
       std::int64_t n = 0;
       try {
@@ -266,6 +269,9 @@ Value from_text(std::string_view s, Type to) {
 
 std::strong_ordering compare(const Value& a, const Value& b, std::string_view op) {
   Type ta = a.type(), tb = b.type();
+  if (ta == Type::record || tb == Type::record) {  // the server compares rows field by field: not modelled
+    throw SqlError("0A000", fmt::format("comparing row values ({} {} {}) is not in lockstep's SQL subset (docs/sql.md)", type_name(ta), op, type_name(tb)));
+  }
   if (ta == Type::enum_ || tb == Type::enum_) {  // by declaration order; an untyped literal is a label of the other's type
     if (ta == Type::unknown) return compare(enum_input(b.enum_type(), a.as_text()), b, op);
     if (tb == Type::unknown) return compare(a, enum_input(a.enum_type(), b.as_text()), op);

@@ -37,8 +37,9 @@ class SqlError : public std::runtime_error {
 };
 
 // oid: an unsigned 32-bit object id (pg_locks' classid, objid): an integer beside it is read as
-// one (int4 wrapping, as the server's binary-coercible cast), no arithmetic.
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid };
+// one (int4 wrapping, as the server's binary-coercible cast), no arithmetic. record: a table's
+// row as one value (a whole-row reference: model/sql/records.h).
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -88,6 +89,18 @@ class Value {
   // numeric: its text at its display scale ("2.50"); double precision: the double (model/sql/numeric.h).
   static Value numeric(std::string text) { return Value(Type::numeric, false, 0, std::move(text)); }
   static Value float8(double d) { return Value(Type::float8, false, std::bit_cast<std::int64_t>(d), {}); }
+  // A row of record type `type` (the server's: SqlContextSource::record_type) by its text as
+  // record_out prints it; and a NULL of that type (a scalar subquery's row when it has none).
+  static Value record(int type, std::string text) {
+    Value v(Type::record, false, 0, std::move(text));
+    v.days_ = type;
+    return v;
+  }
+  static Value null_record(int type) {
+    Value v(Type::record, true, 0, {});
+    v.days_ = type;
+    return v;
+  }
 
   Type type() const { return type_; }
   bool is_null() const { return null_; }
@@ -97,6 +110,7 @@ class Value {
   const std::string& as_text() const;
   const std::string& jsonb_text() const;
   int enum_type() const { return days_; }          // REQUIRES: an enum value
+  int record_type() const { return days_; }        // REQUIRES: a record value (NULL too)
   Type array_element() const { return static_cast<Type>(days_); }  // REQUIRES: an array
   int array_enum() const { return months_; }                        // ... its elements' enum type, or -1
   // The text an array, uuid, bytea, bit or json value keeps (see their factories).

@@ -279,6 +279,10 @@ struct Board {
   Time driver_wakes_at{0};                 // when the driver's current sleep ends (in the past while it runs)
   std::vector<bool> sleeping;              // per session: running a statement that calls pg_sleep
   std::vector<std::string> notices;        // per session: notices received, not yet printed
+  // per session, per statement of its step after the first: the notices it raised, printed
+  // after the step's header, before its result (isolationtester reads them once the first
+  // statement's result has been taken).
+  std::vector<std::vector<std::string>> later_notices;
   std::vector<int> notice_count;           // per session: all it received
   std::vector<std::vector<pg::Notification>> notifications;  // per session: NOTIFY messages read, not yet printed
   bool finished = false;
@@ -311,6 +315,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.result.assign(n, {});
     board_.pid.assign(n, 0);
     board_.notices.assign(n, {});
+    board_.later_notices.assign(n, {});
     board_.sleeping.assign(n, false);
     board_.notice_count.assign(n, 0);
     board_.notifications.assign(n, {});
@@ -348,7 +353,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
         for (const sql::Statement& st : block.statements) {
           board_.sleeping[s] = calls_pg_sleep(st.text);
           board_.result[s].push_back(c->exec(st.text));
-          receive_notices(s, *c);
+          receive_notices(s, *c, board_.result[s].size() > 1 ? &board_.later_notices[s].emplace_back() : nullptr);
           if (!board_.result[s].back().ok()) break;
         }
       }
@@ -373,6 +378,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   void send(std::size_t s, const sql::SqlBlock& sql) override {
     board_.busy[s] = true;
     board_.result[s].clear();
+    board_.later_notices[s].clear();
     board_.next[s] = &sql;
   }
   // An idle session's poll: its next grid point (a whole number of session polls on) at or
@@ -397,10 +403,11 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   }
   // The warnings and notices a statement raised, as the session's notice processor prints
   // them: "NAME: SEVERITY:  message" (class 01 and 25 are warnings, the rest notices).
-  void receive_notices(std::size_t s, pg::Connection& c) {
+  // `later`: a statement after the step's first, whose notices print after the header.
+  void receive_notices(std::size_t s, pg::Connection& c, std::string* later = nullptr) {
     for (const pg::Error& w : c.take_warnings()) {
       const bool warning = w.sqlstate.starts_with("01") || w.sqlstate.starts_with("25");
-      board_.notices[s] += fmt::format("{}: {}:  {}\n", spec_.sessions[s].name, warning ? "WARNING" : "NOTICE", w.message);
+      (later != nullptr ? *later : board_.notices[s]) += fmt::format("{}: {}:  {}\n", spec_.sessions[s].name, warning ? "WARNING" : "NOTICE", w.message);
       ++board_.notice_count[s];
     }
     for (pg::Notification& n : c.take_notifications()) board_.notifications[s].push_back(std::move(n));
@@ -433,7 +440,9 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   }
   std::optional<int> canceled_after(std::size_t s) override { return std::exchange(canceled_after_[s], std::nullopt); }
   void print_results(std::size_t s, std::string& out) override {
-    for (const pg::Result<pg::Rows>& r : board_.result[s]) {
+    for (std::size_t i = 0; i < board_.result[s].size(); ++i) {
+      if (i > 0 && i - 1 < board_.later_notices[s].size()) out += board_.later_notices[s][i - 1];
+      const pg::Result<pg::Rows>& r = board_.result[s][i];
       out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
     }
     // The NOTIFY messages its connection read, named by their sender, as isolationtester prints them.

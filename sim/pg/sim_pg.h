@@ -369,6 +369,18 @@ class Server : public sql::SqlContextSource {
     return it == functions_.end() ? nullptr : &it->second;
   }
   void add_sql_function(const sql::CreateFunction& f) { functions_.insert_or_assign(f.name, f); }
+  // Row types (model/sql/records.h): a table's, numbered at its first whole-row reference.
+  int record_type_index(std::string_view table) const override {
+    const auto it = std::find(record_types_.begin(), record_types_.end(), table);
+    if (it != record_types_.end()) return static_cast<int>(it - record_types_.begin());
+    record_types_.emplace_back(table);
+    return static_cast<int>(record_types_.size()) - 1;
+  }
+  const sql::CreateTable* record_type(int type) const override {
+    if (type < 0 || static_cast<std::size_t>(type) >= record_types_.size()) return nullptr;
+    const auto it = sql_tables_.find(record_types_[static_cast<std::size_t>(type)]);
+    return it == sql_tables_.end() ? nullptr : &it->second.def;
+  }
   void drop_sql_function(std::string_view name) { functions_.erase(functions_.find(name)); }
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
   std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
@@ -437,6 +449,7 @@ class Server : public sql::SqlContextSource {
   std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
+  mutable std::vector<std::string> record_types_;  // by record type: its table (record_type_index)
   std::set<std::string, std::less<>> schemas_{"public"};
   std::vector<sql::EnumType> enum_types_;
   std::map<std::string, Sequence, std::less<>> sequences_;

@@ -16,6 +16,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/binary_types.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/sim/pg/sql_run.h"
@@ -66,6 +67,10 @@ sql::ElementType column_element(const sql::ColumnDef& c) {
 Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
   const auto it = row.find(c.name);
+  if (c.type == Type::record) {  // a row value (a WITH query's or a subquery's column): c.user_type is its table
+    const int type = sql::current_record_type_index(c.user_type);
+    return it == row.end() ? Value::null_record(type) : Value::record(type, it->second);
+  }
   if (it == row.end()) return Value::null(c.type);
   if (c.type == Type::enum_) return sql::enum_input(c.user_type, it->second);
   if (c.type == Type::array) return sql::array_input(it->second, column_element(c));
@@ -249,6 +254,9 @@ Value SqlRun::column(const Expr& ref) {
     return value_of(*excluded_, ref);
   }
   if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) return value_of(*row_, ref);
+  // The query's own table by its name: its whole row (before an enclosing query's column of
+  // that name, which PostgreSQL would take for a correlated subquery: not modelled).
+  if (table_ != nullptr && row_ != nullptr && whole_row_reference(*table_, alias_, ref)) return whole_row(*table_, *row_);
   for (auto it = outer_.rbegin(); it != outer_.rend(); ++it) {  // a correlated subquery's reference
     if (it->table != nullptr && it->row != nullptr && resolves(*it->table, it->alias, ref)) return value_in(*it->table, *it->row, ref);
   }
@@ -327,7 +335,22 @@ Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) {
   return stored(t, row, i);
 }
 
+bool SqlRun::whole_row_reference(const SqlTable& t, std::string_view alias, const Expr& ref) const {
+  return ref.kind == Expr::Kind::column && ref.qualifier.empty() && !t.joined && t.object != kNoObject && t.column(ref.name) < 0 &&
+         ref.name == (alias.empty() ? std::string_view(t.def.table) : alias);
+}
+
+Value SqlRun::whole_row(const SqlTable& t, const Row& row) const {
+  std::vector<std::optional<std::string>> fields;
+  for (const sql::ColumnDef& c : t.def.columns) {
+    const auto it = row.find(c.name);
+    fields.push_back(it == row.end() ? std::nullopt : std::optional<std::string>(it->second));
+  }
+  return Value::record(server_.record_type_index(t.def.table), sql::record_output(fields));
+}
+
 void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs) const {
+  if (whole_row_reference(t, alias, e)) return;
   if (e.kind == Expr::Kind::column && e.qualifier != "excluded" && !(!resolves(t, alias, e) && resolves_outside(e))) {
     if (!e.qualifier.empty() && e.qualifier != t.def.table && e.qualifier != alias) {
       throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
@@ -480,9 +503,9 @@ Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
 
 Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   Rows out;
-  out.columns = column_names(sel.targets, nullptr, {});
+  out.columns = column_names(targets_of(sel), nullptr, {});
   bool has_session_call = false;
-  for (const sql::Target& t : sel.targets) has_session_call = has_session_call || calls_server(t.expr);
+  for (const sql::Target& t : targets_of(sel)) has_session_call = has_session_call || calls_server(t.expr);
   if (!has_session_call) {
     SimConnection::Statement guard(c_);
     declare_ctes(sel.with);  // a data-modifying one runs now
@@ -499,7 +522,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   statement_start_ = s_.now();
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;
-  for (const Value& v : project(sel.targets)) row.push_back(output(v));
+  for (const Value& v : project(targets_of(sel))) row.push_back(output(v));
   out.rows.push_back(std::move(row));
   out.tag = "SELECT 1";
   return out;

@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/sim/invariant.h"
@@ -135,7 +136,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     if (sub.set_op) {  // UNION ...: its first query's columns
       for (const sql::ColumnDef& c : output_columns(sub)) columns.push_back(sql::ColumnDef{.name = c.name, .type = Type::unknown});
     }
-    for (const sql::Target& target : sub.set_op ? kNone : sub.targets) {
+    for (const sql::Target& target : sub.set_op ? kNone : targets_of(sub)) {
       if (target.star && source == nullptr && !sub.from.empty()) {  // * or t.* of the subquery's own FROM items
         for (const sql::ColumnDef& c : from_relation(sub)->def.columns) {
           if (target.star_of.empty() || joined_name(c).first == target.star_of) {
@@ -149,7 +150,13 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
         for (const sql::ColumnDef& c : source->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});
         continue;
       }
-      columns.push_back(sql::ColumnDef{.name = target.name, .type = Type::unknown});
+      sql::ColumnDef column{.name = target.name, .type = Type::unknown};
+      if (std::optional<sql::ColumnDef> typed = static_column(target.expr, sub)) {  // a row, or a row's field
+        column.type = typed->type;
+        column.user_type = typed->user_type;
+        column.element = typed->element;
+      }
+      columns.push_back(std::move(column));
     }
   } else if (f.kind == K::values) {
     for (std::size_t i = 0; i < f.values.front().size(); ++i) {
@@ -354,6 +361,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
           c.type = v.type() == Type::unknown ? Type::text : v.type();
           if (v.type() == Type::array) c.element = v.array_element();
           if (v.type() == Type::enum_) c.user_type = sql::enum_type_name(v);
+          if (v.type() == Type::record) c.user_type = sql::record_definition(v.record_type()).table;
         }
         joined.emplace(c.name, std::move(v).text_output());
       }
@@ -395,7 +403,7 @@ Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each table is touched as it is read
   Rows out;
   add_rows(out, select_values(sel, jt, true));
-  out.columns = column_names(sel.targets, jt, {});
+  out.columns = column_names(targets_of(sel), jt, {});
   return done(std::move(out));
 }
 

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -25,6 +26,11 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     }
     const sql::Select& sel = *cte.select;
     d->table.def.columns = output_columns(sel);
+    if (cte.column_names.size() > d->table.def.columns.size()) {
+      throw SqlError("42P10", fmt::format("WITH query \"{}\" has {} columns available but {} columns specified", cte.name,
+                                          d->table.def.columns.size(), cte.column_names.size()));
+    }
+    for (std::size_t i = 0; i < cte.column_names.size(); ++i) d->table.def.columns[i].name = cte.column_names[i];
     derived_.push_back(std::move(d));
     // One that locks rows takes its steps now, before the statement's own.
     if (sel.lock != sql::RowLock::none) materialize(*derived_.back());
@@ -35,7 +41,7 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
   if (sel.set_op) return output_columns(*sel.set_op->left);
   std::vector<sql::ColumnDef> out;
   const SqlTable* source = sel.table.empty() ? nullptr : table(sel.table);
-  for (const sql::Target& target : sel.targets) {
+  for (const sql::Target& target : targets_of(sel)) {
     if (target.star && source == nullptr && !sel.from.empty()) {  // * or t.* of a FROM of several items, a function, VALUES
       for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
         if (!target.star_of.empty() && joined_name(c).first != target.star_of) continue;  // t.*: t's columns
@@ -62,6 +68,10 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
         column.user_type = c.user_type;
         column.element = c.element;
       }
+    } else if (std::optional<sql::ColumnDef> typed = static_column(target.expr, sel)) {  // a row, or a row's field
+      column.type = typed->type;
+      column.user_type = typed->user_type;
+      column.element = typed->element;
     }
     out.push_back(std::move(column));
   }
@@ -158,7 +168,16 @@ void SqlRun::materialize(Derived& d) {
   }
   d.computed = true;
   const sql::Select& sel = *d.def->select;
+  if (d.def->recursive) {
+    materialize_recursive(d);
+    return;
+  }
   std::vector<std::vector<Value>> rows = run_subquery(sel, /*per_row=*/false);
+  type_columns(d, rows);
+  d.rows = stored_rows(d, std::move(rows));
+}
+
+void SqlRun::type_columns(Derived& d, const std::vector<std::vector<Value>>& rows) {
   for (std::size_t i = 0; i < d.table.def.columns.size(); ++i) {
     sql::ColumnDef& c = d.table.def.columns[i];
     if (c.type != Type::unknown) continue;
@@ -167,6 +186,7 @@ void SqlRun::materialize(Derived& d) {
       if (!row[i].is_null() && row[i].type() != Type::unknown) {
         c.type = row[i].type();
         if (c.type == Type::enum_) c.user_type = sql::enum_type_name(row[i]);
+        if (c.type == Type::record) c.user_type = sql::record_definition(row[i].record_type()).table;
         if (c.type == Type::array) c.element = row[i].array_element();
         if (c.type == Type::array && row[i].array_enum() >= 0 && sql::current_enum_types() != nullptr) {
           c.user_type = sql::current_enum_types()->at(static_cast<std::size_t>(row[i].array_enum())).name;
@@ -175,12 +195,50 @@ void SqlRun::materialize(Derived& d) {
       }
     }
   }
+}
+
+std::vector<Row> SqlRun::stored_rows(const Derived& d, std::vector<std::vector<Value>> rows) {
+  std::vector<Row> out;
   for (std::vector<Value>& values : rows) {
-    Row& row = d.rows.emplace_back();
+    Row& row = out.emplace_back();
     for (std::size_t i = 0; i < values.size() && i < d.table.def.columns.size(); ++i) {
       if (!values[i].is_null()) row.emplace(d.table.def.columns[i].name, std::move(values[i]).text_output());
     }
   }
+  return out;
+}
+
+void SqlRun::materialize_recursive(Derived& d) {
+  // PostgreSQL's RecursiveUnion: the non-recursive term's rows, then rounds of the recursive
+  // term over the rows the last round added (its working table) until one adds none; UNION
+  // (not ALL) keeps a row only once. Computed whole when first read (the server pulls rows
+  // as its reader asks; a reader that stops early runs fewer rounds of any function in it).
+  constexpr std::size_t kMaxRounds = 10'000, kMaxRows = 100'000;
+  const sql::SetOperation& so = *d.def->select->set_op;
+  if (output_columns(*so.right).size() != d.table.def.columns.size()) {
+    throw SqlError("42601", "each UNION query must have the same number of columns");
+  }
+  std::vector<std::vector<Value>> first = run_subquery(*so.left, /*per_row=*/false);
+  type_columns(d, first);
+  std::vector<Row> result;
+  const auto add_new = [&](std::vector<Row> rows) {
+    std::vector<Row> added;
+    for (Row& r : rows) {
+      if (!so.all && (std::find(result.begin(), result.end(), r) != result.end() || std::find(added.begin(), added.end(), r) != added.end())) continue;
+      added.push_back(std::move(r));
+    }
+    result.insert(result.end(), added.begin(), added.end());
+    if (result.size() > kMaxRows) throw SqlError("0A000", "a WITH RECURSIVE query of more than 100000 rows is not in lockstep's SQL subset");
+    return added;
+  };
+  std::vector<Row> working = add_new(stored_rows(d, std::move(first)));
+  for (std::size_t round = 0; !working.empty(); ++round) {
+    if (round >= kMaxRounds) throw SqlError("0A000", "a WITH RECURSIVE query of more than 10000 rounds is not in lockstep's SQL subset");
+    d.rows = std::move(working);  // what the recursive term reads as the query's name
+    std::vector<std::vector<Value>> next = run_subquery(*so.right, /*per_row=*/false);
+    working = add_new(stored_rows(d, std::move(next)));
+  }
+  d.rows = std::move(result);
 }
 
 std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const SqlTable& t, bool by_root) {

@@ -181,6 +181,19 @@ class SqlRun final : public sql::EvalContext {
   static Value value_in(const SqlTable& t, const Row& row, const Expr& ref);
   // 42703 for a column t (called `alias`) lacks; 0A000 when it names t itself (a whole-row reference).
   [[noreturn]] static void missing_column(const SqlTable& t, std::string_view alias, const Expr& ref);
+  // Whether `ref` names table t (called `alias`) itself, not a column: its whole row (a
+  // table's only; a WITH query's, a subquery's or a join's row is refused by missing_column).
+  bool whole_row_reference(const SqlTable& t, std::string_view alias, const Expr& ref) const;
+  Value whole_row(const SqlTable& t, const Row& row) const;  // ... as a record (model/sql/records.h)
+  // The table whose whole row `e` is, found from the query text (a whole-row reference, a
+  // column of a FROM subquery or WITH query that is one, or a scalar subquery of one), or
+  // nullptr: what types a row column and expands (x).* before any row is read.
+  const SqlTable* record_table_of(const Expr& e, const sql::Select& sel);
+  // The column `e` gives, typed from the query text when it is a row or a row's field.
+  std::optional<sql::ColumnDef> static_column(const Expr& e, const sql::Select& sel);
+  // sel's targets with each (x).* expanded into x's fields (sel.targets when it has none).
+  const std::vector<sql::Target>& targets_of(const sql::Select& sel);
+  std::map<const sql::Select*, std::vector<sql::Target>> expanded_targets_;
 
   // ---- Subqueries. A correlated one (a SubPlan) names columns of the queries around it; it
   // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs
@@ -257,6 +270,10 @@ class SqlRun final : public sql::EvalContext {
   Derived* derived(std::string_view name);
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);
+  void materialize_recursive(Derived& d);  // WITH RECURSIVE
+  // A WITH query's columns of no type yet take their first value's; its values as rows.
+  static void type_columns(Derived& d, const std::vector<std::vector<Value>>& rows);
+  static std::vector<Row> stored_rows(const Derived& d, std::vector<std::vector<Value>> rows);
   // A data-modifying WITH query: its statement run now, to completion, in steps of this one;
   // its RETURNING rows are the relation.
   void run_modifying(Derived& d);

@@ -37,11 +37,11 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   }
   if (scan_first) {
     take_statement_snapshot();
-    compute_initplans(sel.targets);
+    compute_initplans(targets_of(sel));
     if (sel.where) compute_initplans(*sel.where);
   }
   Rows out;
-  out.columns = column_names(sel.targets, t, sel.alias);
+  out.columns = column_names(targets_of(sel), t, sel.alias);
   add_rows(out, select_values(sel, t, true));
   return done(std::move(out));
 }
@@ -75,6 +75,7 @@ std::vector<std::string> SqlRun::column_names(const std::vector<sql::Target>& ta
 std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
   std::vector<Value> values;
   for (const sql::Target& target : targets) {
+    if (target.expand) throw SqlError("0A000", "(x).* here (not a SELECT's list) is not in lockstep's SQL subset (docs/sql.md)");
     if (target.star) {
       const bool joined = table_->joined;
       if (!(joined ? joined_star(target, *table_) : stars(target, *table_))) {
@@ -153,11 +154,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const std::int64_t offset = bound(sel.offset, "OFFSET");
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
     std::vector<const Expr*> srfs;
-    for (const sql::Target& target : sel.targets) set_returning_calls(target.expr, srfs);
+    for (const sql::Target& target : targets_of(sel)) set_returning_calls(target.expr, srfs);
     if (srfs.empty()) {
       if (offset > 0 || limit == 0) return {};
       if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
-      return {project(sel.targets)};
+      return {project(targets_of(sel))};
     }
     // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet
     // node; its calls run in step, as many rows as the longest (the shorter padded with
@@ -174,7 +175,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)); i < rows; ++i) {
       if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
       srf_row_ = static_cast<std::int64_t>(i);
-      out.push_back(project(sel.targets));
+      out.push_back(project(targets_of(sel)));
     }
     srf_row_ = -1;
     srf_rows_.clear();
@@ -186,7 +187,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // its rows one at a time: WHERE runs until OFFSET + LIMIT rows passed it, so a
   // pg_try_advisory_lock there locks those rows only (GoodJob's claim).
   std::vector<const Expr*> windows;
-  for (const sql::Target& target : sel.targets) window_calls(target.expr, windows);
+  for (const sql::Target& target : targets_of(sel)) window_calls(target.expr, windows);
   std::int64_t enough = -1;
   if (sel.limit && sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && sel.lock == sql::RowLock::none &&
       windows.empty()) {
@@ -223,7 +224,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       // A Unique node: the first row of each key, in the order sorted (NULLs equal).
       std::vector<Value> key;
       if (sel.distinct) {
-        key = values = project(sel.targets);
+        key = values = project(targets_of(sel));
       } else {
         for (const Expr& e : sel.distinct_on) key.push_back(sql::evaluate(e, *this));
       }
@@ -235,7 +236,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       continue;
     }
     if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-    out.push_back(sel.distinct ? std::move(values) : project(sel.targets));
+    out.push_back(sel.distinct ? std::move(values) : project(targets_of(sel)));
   }
   row_ = nullptr;
   return out;
@@ -294,7 +295,7 @@ void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vec
   table_ = t;
   alias_ = sel.alias;
   std::vector<const Expr*> windows;
-  for (const sql::Target& target : sel.targets) window_calls(target.expr, windows);
+  for (const sql::Target& target : targets_of(sel)) window_calls(target.expr, windows);
   for (const Expr* w : windows) {
     // A WindowAgg over its rows sorted by PARTITION BY, then ORDER BY (window.order_by holds both).
     const sql::Select& window = *w->select;
@@ -432,7 +433,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
     if (sel.having && !sql::is_true(sql::evaluate(*sel.having, *this), "HAVING")) continue;
     std::vector<Value> keys;
     for (const sql::OrderItem& o : sel.order_by) keys.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
-    out.emplace_back(std::move(keys), project(sel.targets));
+    out.emplace_back(std::move(keys), project(targets_of(sel)));
   }
   group_ = nullptr;
   row_ = nullptr;

@@ -25,6 +25,9 @@ Value SqlRun::subquery(const Expr& e) {
   const bool per_row = correlated(*e.select);  // a SubPlan: run for each outer row, never kept
   const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
   Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
+  if (e.kind == Expr::Kind::subquery && rows.empty()) {  // a row subquery with no row: NULL of its row type
+    if (const SqlTable* t = record_table_of(e, *e.select)) v = Value::null_record(server_.record_type_index(t->def.table));
+  }
   if (e.kind == Expr::Kind::subquery && rows.size() > 1) {
     throw SqlError("21000", "more than one row returned by a subquery used as an expression");
   }
