@@ -1,5 +1,5 @@
-// model/sql/parse_expr.cc: expressions, types and output column names of the parse tree
-// (model/sql/parse_reader.h), each node kind by a function of its own.
+// model/sql/parse_expr.cc: expressions and types of the parse tree (model/sql/parse_reader.h),
+// each node kind by a function of its own (select-list items: parse_targets.cc).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -53,86 +53,6 @@ const Expr* Reader::ungrouped_column(const Expr& e, const std::vector<Expr>& gro
     if (const Expr* c = ungrouped_column(a, groups)) return c;
   }
   return nullptr;
-}
-
-Target Reader::target(const json& n, int fallback) {
-  const auto [type, b] = node(n);
-  known(*b, "ResTarget", {"name", "val"}, fallback);
-  Target t;
-  const json& val = b->at("val");
-  const auto [vtype, vb] = node(val);
-  if (vtype == "ColumnRef") {
-    const json& fields = vb->at("fields");
-    if (node(fields.back()).first == "A_Star") {
-      if (fields.size() > 2) refuse("schema.table.*", location_of(*vb, fallback));
-      t.star = true;
-      if (fields.size() == 2) t.star_of = str(fields.at(0));
-      return t;
-    }
-  }
-  if (vtype == "A_Indirection") {  // (x).*: the fields of a row value
-    const json& ind = vb->at("indirection");
-    if (ind.size() == 1 && node(ind.at(0)).first == "A_Star") {
-      if (b->contains("name")) fail("42601", "a row's fields (x).* cannot be named with AS", location_of(*b, fallback));
-      t.expand = true;
-      t.expr = expr(vb->at("arg"), fallback);
-      return t;
-    }
-  }
-  t.expr = expr(val, fallback);
-  t.name = b->contains("name") ? b->at("name").get<std::string>() : column_name(val);
-  return t;
-}
-
-std::string Reader::column_name(const json& n) { return column_name_of(n).first; }
-
-// PostgreSQL's FigureColnameInternal: the name and its strength (0 none, 1 a cast's type
-// name, 2 a column, function or keyword name); an outer cast renames only a weaker name.
-std::pair<std::string, int> Reader::column_name_of(const json& n) {
-  const auto [type, b] = node(n);
-  if (type == "ColumnRef") {
-    const json& fields = b->at("fields");
-    return {str(fields.back()), 2};
-  }
-  if (type == "FuncCall") return {str(b->at("funcname").back()), 2};
-  if (type == "TypeCast") {
-    auto inner = column_name_of(b->at("arg"));
-    if (inner.second > 1) return inner;
-    return {type_display(b->at("typeName")), 1};
-  }
-  if (type == "CaseExpr") return {"case", 2};
-  if (type == "A_ArrayExpr") return {"array", 2};
-  if (type == "A_Indirection") {  // (x).name is named name; x[i] as x
-    const json& ind = b->at("indirection");
-    if (!ind.empty() && node(ind.back()).first == "String") return {str(ind.back()), 2};
-    return column_name_of(b->at("arg"));
-  }
-  if (type == "MinMaxExpr") return {b->value("op", "") == "IS_GREATEST" ? "greatest" : "least", 2};
-  if (type == "A_Expr" && b->value("kind", "") == "AEXPR_NULLIF") return {"nullif", 2};
-  if (type == "CoalesceExpr") return {"coalesce", 2};
-  if (type == "SQLValueFunction") return {sql_value_function_name(b->value("op", "")), 2};
-  if (type == "SubLink") {
-    if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return {"exists", 2};
-    const json& sub = *node(b->at("subselect")).second;
-    if (sub.contains("targetList")) {
-      const json& first = *node(sub.at("targetList").at(0)).second;
-      if (first.contains("name")) return {first.at("name"), 2};
-      return column_name_of(first.at("val"));
-    }
-  }
-  return {"?column?", 0};
-}
-
-std::string Reader::type_display(const json& type_name) {
-  const json& names = type_name.at("names");
-  return str(names.back());
-}
-
-std::string Reader::sql_value_function_name(std::string_view op) {
-  if (op == "SVFOP_CURRENT_TIMESTAMP") return "current_timestamp";
-  if (op == "SVFOP_CURRENT_TIMESTAMP_N") return "current_timestamp";
-  if (op == "SVFOP_LOCALTIMESTAMP") return "localtimestamp";
-  return "?column?";
 }
 
 Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std::string* user_type, Expr* cast) const {
@@ -696,23 +616,6 @@ Expr Reader::sublink(const json& body, Expr e) {
   subquery_ = true;
   e.select = std::move(sub);
   return e;
-}
-
-Assignment Reader::assignment(const json& n, int fallback) {
-  const auto [type, b] = node(n);
-  if (type != "ResTarget") refuse(construct_of_node(type, *b), fallback);
-  known(*b, "ResTarget", {"name", "val"}, fallback);
-  if (node(b->at("val")).first == "SetToDefault") return Assignment{b->at("name"), Expr{}, true};
-  return Assignment{b->at("name"), expr(b->at("val"), location_of(*b, fallback))};
-}
-
-std::vector<Target> Reader::returning(const json& list, int fallback) {
-  std::vector<Target> out;
-  for (const json& t : list) {
-    out.push_back(target(t, fallback));
-    if (out.back().expand) refuse("(x).* in RETURNING", location_of(*node(t).second, fallback));
-  }
-  return out;
 }
 
 }  // namespace lockstep::sql::detail

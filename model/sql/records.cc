@@ -14,7 +14,7 @@ namespace {
 
 // record_out quotes a field that is empty or holds a quote, a backslash, a parenthesis, a
 // comma or white space, doubling quotes and backslashes inside.
-bool needs_quotes(std::string_view s) {
+bool record_text_needs_quotes(std::string_view s) {
   if (s.empty()) return true;
   return std::any_of(s.begin(), s.end(), [](char ch) {
     return ch == '"' || ch == '\\' || ch == '(' || ch == ')' || ch == ',' || ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
@@ -23,7 +23,7 @@ bool needs_quotes(std::string_view s) {
 }
 
 // A column's value from its text, as the column's input function reads it.
-Value field_value(const ColumnDef& c, std::string_view text) {
+Value record_field_from_text(const ColumnDef& c, std::string_view text) {
   if (c.type == Type::enum_) return enum_input(c.user_type, text);
   if (c.type == Type::array) return array_input(text, ElementType{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1});
   return from_text(text, c.type);
@@ -37,7 +37,7 @@ std::string record_output(const std::vector<std::optional<std::string>>& fields)
     if (i > 0) out += ',';
     if (!fields[i]) continue;
     const std::string& f = *fields[i];
-    if (!needs_quotes(f)) {
+    if (!record_text_needs_quotes(f)) {
       out += f;
       continue;
     }
@@ -97,7 +97,7 @@ std::string record_display(const Value& record) {
   if (def == nullptr) return record.payload();
   std::vector<std::optional<std::string>> fields = record_field_texts(record.payload());
   for (std::size_t i = 0; i < fields.size() && i < def->columns.size(); ++i) {
-    if (fields[i]) fields[i] = display_text(field_value(def->columns[i], *fields[i]));
+    if (fields[i]) fields[i] = display_text(record_field_from_text(def->columns[i], *fields[i]));
   }
   return record_output(fields);
 }
@@ -119,7 +119,7 @@ Value record_field(const Value& record, std::string_view name) {
   const std::vector<std::optional<std::string>> texts = record_field_texts(record.payload());
   const auto i = static_cast<std::size_t>(it - def.columns.begin());
   if (i >= texts.size()) throw SqlError("22P02", fmt::format("malformed record literal: \"{}\"", record.payload()));
-  return texts[i] ? field_value(*it, *texts[i]) : Value::null(it->type);
+  return texts[i] ? record_field_from_text(*it, *texts[i]) : Value::null(it->type);
 }
 
 Value record_to_jsonb(const Value& record) {
