@@ -284,6 +284,11 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id), i AS (INSERT INTO q VALUES (1)) SELECT 1"),
             "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that writes it is not in "
             "lockstep's SQL subset (docs/sql.md), at position 6 @6");
+  // pg-boss's fail: the main query reads all of the UPDATE's rows before the INSERT runs.
+  EXPECT_EQ(refusal("WITH u AS (UPDATE q SET v = 1 RETURNING *), i AS (INSERT INTO q SELECT id + 10 FROM u) SELECT count(*) FROM u"), "");
+  EXPECT_EQ(refusal("WITH u AS (UPDATE q SET v = 1 RETURNING *), i AS (INSERT INTO q SELECT id + 10 FROM u) SELECT id FROM u LIMIT 1"),
+            "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that writes it is not in "
+            "lockstep's SQL subset (docs/sql.md), at position 6 @6");
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");

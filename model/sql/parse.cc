@@ -136,7 +136,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     locking_subquery_ = false;
     subquery_ = false;
     Statement s = statement(raw.at("stmt"));
-    check_modifying_ctes(s, start);
+    check_modifying_ctes(s, raw.at("stmt"), start);
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));
     s.text = std::string(trim(own));

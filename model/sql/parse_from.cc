@@ -63,18 +63,37 @@ std::shared_ptr<const Statement> Reader::modifying_cte(std::string_view type, co
   return st;
 }
 
-void Reader::check_modifying_ctes(const Statement& s, int loc) const {
+void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc) const {
   const std::vector<CommonTable>* with = from_with_of(s);
   if (with == nullptr) return;
+  // pg-boss's fail: WITH u AS (UPDATE x ... RETURNING *), i AS (INSERT INTO x SELECT ... FROM
+  // u ...) SELECT count(*) FROM u. The main query reads all of u, so the UPDATE runs to
+  // completion first; i, which nothing reads, runs at the statement's end
+  // (ExecPostprocessPlan): the order the simulation runs them in. (Where the main query does
+  // not read all of the first writer, the server runs the INSERT first, pulling the first
+  // writer's rows as it needs them: refused.)
+  const auto update_then_insert = [&](std::size_t first, std::size_t second) {
+    const auto* sel = std::get_if<Select>(&s.body);
+    const CommonTable& upd = (*with)[first];
+    const CommonTable& ins = (*with)[second];
+    const auto* in = std::get_if<Insert>(&ins.modifying->body);
+    return first < second && sel != nullptr && std::holds_alternative<Update>(upd.modifying->body) && in != nullptr &&
+           in->on_conflict != Insert::OnConflict::update && sel->table == upd.name && sel->from.empty() && !sel->limit && !sel->offset &&
+           !sel->set_op && !names_relation(tree, ins.name);
+  };
   // The other parts of a statement may read the table a data-modifying WITH query writes
   // (they see it as the statement found it: sim/pg/sql_joins.cc); two writers of one table
   // in one statement are refused (the server's outcome depends on which runs first).
-  for (const CommonTable& c : *with) {
+  for (std::size_t k = 0; k < with->size(); ++k) {
+    const CommonTable& c = (*with)[k];
     if (!c.modifying) continue;
     const std::string written = from_written_table(*c.modifying);
     std::vector<std::string> writers{from_written_table(s)};
-    for (const CommonTable& o : *with) {
-      if (&o != &c && o.modifying) writers.push_back(from_written_table(*o.modifying));
+    for (std::size_t i = 0; i < with->size(); ++i) {
+      const CommonTable& o = (*with)[i];
+      if (&o == &c || !o.modifying) continue;
+      if (update_then_insert(k, i) || update_then_insert(i, k)) continue;
+      writers.push_back(from_written_table(*o.modifying));
     }
     if (std::find(writers.begin(), writers.end(), written) != writers.end()) {
       refuse(fmt::format("a data-modifying WITH query on \"{}\" beside another part of the statement that writes it", written),
