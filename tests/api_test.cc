@@ -17,6 +17,7 @@
 #include "lockstep/lockstep.h"
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/trace.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -64,9 +65,7 @@ lockstep::Model<Counter> check_then_act(const std::string& dir) {
       .trace_dir(dir);
 }
 
-std::string temp_dir(const char* name) {
-  return (std::filesystem::path(::testing::TempDir()) / (std::string(name) + "_" + std::to_string(getpid()))).string();
-}
+std::string temp_dir(const char* name) { return lockstep::testing::scratch_dir(name); }
 
 TEST(Api, ACorrectModelPasses) {
   const auto report = with_cas(temp_dir("api-pass")).run();

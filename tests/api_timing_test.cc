@@ -15,6 +15,7 @@
 #include "lockstep/lockstep.h"
 #include "lockstep/model/timing.h"
 #include "lockstep/sim/explain/trace.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -32,9 +33,7 @@ lockstep::ModelReport run_and_print(const std::string& what, const M& model) {
   return r;
 }
 
-std::string temp_dir(const char* name) {
-  return (std::filesystem::path(::testing::TempDir()) / (std::string(name) + "_" + std::to_string(getpid()))).string();
-}
+std::string temp_dir(const char* name) { return lockstep::testing::scratch_dir(name); }
 
 // The timing model (model/timing.h; issue 48, in part): durations as ranges, clocks skewed.
 struct LeaseUnits {

@@ -33,6 +33,9 @@ class Cli : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
+  void TearDown() override {
+    if (!HasFailure() && std::getenv("LOCKSTEP_KEEP_TEST_FILES") == nullptr) fs::remove_all(dir_);  // kept to look at after a failure
+  }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path(name)) << text;

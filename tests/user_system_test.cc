@@ -16,6 +16,7 @@
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/trace.h"
 #include "test_support.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -54,9 +55,7 @@ lockstep::Model<Counter, Shape> counter(const Shape& shape, const std::string& d
   return m;
 }
 
-std::string temp_dir(const char* name) {
-  return (std::filesystem::path(::testing::TempDir()) / (std::string(name) + "_" + std::to_string(getpid()))).string();
-}
+std::string temp_dir(const char* name) { return lockstep::testing::scratch_dir(name); }
 
 TEST(UserSystem, AConfiguredModelRecordsItsConfigurationInTheTrace) {
   const auto report = counter({.actors = 2}, temp_dir("user-config")).run();
