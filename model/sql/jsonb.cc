@@ -633,13 +633,23 @@ Value json_aggregate(const std::vector<Value>& values, bool binary) {
   if (values.empty()) return Value::null(binary ? Type::jsonb : Type::json);
   Jv out;
   out.k = Jv::K::array;
-  for (const Value& v : values) {
-    if (!binary && (v.type() == Type::record || v.type() == Type::array)) {
-      throw SqlError("0A000", fmt::format("json_agg of {} values is not in lockstep's SQL subset (jsonb_agg's is)", type_name(v.type())));
+  if (!binary) {  // json_agg_transfn: ", " between elements, and "\n " before a row or an array after the first
+    std::string text = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const Value& v = values[i];
+      if (i > 0) text += ", ";
+      if (v.is_null()) {
+        text += "null";
+        continue;
+      }
+      if (v.type() == Type::array) throw SqlError("0A000", "json_agg of arrays is not in lockstep's SQL subset (jsonb_agg's is)");
+      if (i > 0 && v.type() == Type::record) text += "\n ";
+      text += v.type() == Type::json ? v.payload() : v.type() == Type::record ? row_to_json(v).payload() : to_jsonb(v).jsonb_text();
     }
-    out.items.push_back(jv_of_value(v));
+    return Value::json(text + "]");
   }
-  return binary ? jsonb_of(out) : Value::json(text_of(out));
+  for (const Value& v : values) out.items.push_back(jv_of_value(v));
+  return jsonb_of(out);
 }
 
 Value jsonb_typeof(const Value& v) {
