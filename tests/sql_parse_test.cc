@@ -284,6 +284,16 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id), i AS (INSERT INTO q VALUES (1)) SELECT 1"),
             "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that writes it is not in "
             "lockstep's SQL subset (docs/sql.md), at position 6 @6");
+  // WITH RECURSIVE's forms, as checkWellFormedRecursion checks them.
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT a.n FROM r AS a, r AS b) SELECT * FROM r"),
+            "42P19 recursive reference to query \"r\" must not appear more than once, at position 16 @16");
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n FROM t WHERE n IN (SELECT n FROM r)) SELECT * FROM r"),
+            "42P19 recursive reference to query \"r\" must not appear within a subquery, at position 16 @16");
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r"),
+            "42P19 recursive query \"r\" does not have the form non-recursive-term UNION [ALL] recursive-term, at position 16 @16");
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT n FROM r UNION SELECT 1) SELECT * FROM r"),
+            "42P19 recursive reference to query \"r\" must not appear within its non-recursive term, at position 16 @16");
+  EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1 UNION SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r"), "");
   // pg-boss's fail: the main query reads all of the UPDATE's rows before the INSERT runs.
   EXPECT_EQ(refusal("WITH u AS (UPDATE q SET v = 1 RETURNING *), i AS (INSERT INTO q SELECT id + 10 FROM u) SELECT count(*) FROM u"), "");
   EXPECT_EQ(refusal("WITH u AS (UPDATE q SET v = 1 RETURNING *), i AS (INSERT INTO q SELECT id + 10 FROM u) SELECT id FROM u LIMIT 1"),

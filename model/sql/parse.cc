@@ -471,15 +471,6 @@ Insert Reader::insert(const json& body) {
   return ins;
 }
 
-bool Reader::names_relation(const json& n, std::string_view name) {
-  if (n.is_array()) return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
-  if (!n.is_object()) return false;
-  if (const auto rv = n.find("RangeVar"); rv != n.end() && rv->is_object() && !rv->contains("schemaname") && rv->value("relname", "") == name) {
-    return true;
-  }
-  return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
-}
-
 std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
   const int loc = location_of(clause, fallback);
   const bool recursive = clause.value("recursive", false);
@@ -511,6 +502,11 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
         if (names_relation(q->at("larg"), t.name)) {
           fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear within its non-recursive term", t.name), cloc);
         }
+        int references = 0;  // checkWellFormedRecursion: once, and not in an expression's subquery
+        bool in_sublink = false;
+        count_references(q->at("rarg"), t.name, false, references, in_sublink);
+        if (in_sublink) fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear within a subquery", t.name), cloc);
+        if (references > 1) fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear more than once", t.name), cloc);
       }
     }
     if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {

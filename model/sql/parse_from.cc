@@ -63,6 +63,31 @@ std::shared_ptr<const Statement> Reader::modifying_cte(std::string_view type, co
   return st;
 }
 
+bool Reader::names_relation(const json& n, std::string_view name) {
+  if (n.is_array()) return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
+  if (!n.is_object()) return false;
+  if (const auto rv = n.find("RangeVar"); rv != n.end() && rv->is_object() && !rv->contains("schemaname") && rv->value("relname", "") == name) {
+    return true;
+  }
+  return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
+}
+
+void Reader::count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink) {
+  if (n.is_array()) {
+    for (const json& c : n) count_references(c, name, under_sublink, count, in_sublink);
+    return;
+  }
+  if (!n.is_object()) return;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (it.key() == "RangeVar" && it->is_object() && !it->contains("schemaname") && it->value("relname", "") == name) {
+      ++count;
+      in_sublink = in_sublink || under_sublink;
+      continue;
+    }
+    count_references(*it, name, under_sublink || it.key() == "SubLink", count, in_sublink);
+  }
+}
+
 void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc) const {
   const std::vector<CommonTable>* with = from_with_of(s);
   if (with == nullptr) return;

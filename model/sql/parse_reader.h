@@ -113,6 +113,8 @@ class Reader {
   // Whether the parse tree n reads a relation of that name (no schema): a WITH RECURSIVE
   // query that names itself.
   static bool names_relation(const json& n, std::string_view name);
+  // How often n reads that relation, and whether once inside an expression's subquery.
+  static void count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink);
   // The system view a FROM's relation names ("pg_locks", "pg_database"), or "" (parse_system_views.cc).
   static std::string_view system_view(const json& range_var);
   void check_system_views(const Select& s, int fallback) const;

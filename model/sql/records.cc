@@ -115,7 +115,7 @@ Value record_field(const Value& record, std::string_view name) {
   const CreateTable& def = record_definition(record.record_type());
   const auto it = std::find_if(def.columns.begin(), def.columns.end(), [&](const ColumnDef& c) { return c.name == name; });
   if (it == def.columns.end()) throw SqlError("42703", fmt::format("column \"{}\" not found in data type {}", name, def.table));
-  if (record.is_null()) return it->type == Type::enum_ || it->type == Type::array ? Value::null(it->type) : Value::null(it->type);
+  if (record.is_null()) return Value::null(it->type);
   const std::vector<std::optional<std::string>> texts = record_field_texts(record.payload());
   const auto i = static_cast<std::size_t>(it - def.columns.begin());
   if (i >= texts.size()) throw SqlError("22P02", fmt::format("malformed record literal: \"{}\"", record.payload()));

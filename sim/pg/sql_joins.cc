@@ -4,6 +4,7 @@
 // joins, whose row for each target row is kept as it was through the EvalPlanQual re-check
 // (PostgreSQL re-runs the join for the new version with the other relation's row as it was).
 #include <algorithm>
+#include <set>
 #include <type_traits>
 #include <variant>
 
@@ -221,10 +222,11 @@ void SqlRun::materialize_recursive(Derived& d) {
   std::vector<std::vector<Value>> first = run_subquery(*so.left, /*per_row=*/false);
   type_columns(d, first);
   std::vector<Row> result;
+  std::set<Row> seen;  // UNION: the rows so far, by their stored texts
   const auto add_new = [&](std::vector<Row> rows) {
     std::vector<Row> added;
     for (Row& r : rows) {
-      if (!so.all && (std::find(result.begin(), result.end(), r) != result.end() || std::find(added.begin(), added.end(), r) != added.end())) continue;
+      if (!so.all && !seen.insert(r).second) continue;
       added.push_back(std::move(r));
     }
     result.insert(result.end(), added.begin(), added.end());
