@@ -284,6 +284,9 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id), i AS (INSERT INTO q VALUES (1)) SELECT 1"),
             "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that writes it is not in "
             "lockstep's SQL subset (docs/sql.md), at position 6 @6");
+  // An aggregate the subset lacks beside one it has: refused, not the server's 42803.
+  EXPECT_EQ(refusal("SELECT count(*), jsonb_object_agg(v, id) FROM t"),
+            "0A000 the function jsonb_object_agg() over a grouped query's rows is not in lockstep's SQL subset (docs/sql.md), at position 18 @18");
   // WITH RECURSIVE's forms, as checkWellFormedRecursion checks them.
   EXPECT_EQ(refusal("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT a.n FROM r AS a, r AS b) SELECT * FROM r"),
             "42P19 recursive reference to query \"r\" must not appear more than once, at position 16 @16");

@@ -20,6 +20,19 @@ const Target* Reader::target_at_position(const Select& s, const Expr& e, std::st
   return &s.targets[static_cast<std::size_t>(n) - 1];
 }
 
+const Expr* Reader::user_call_over(const Expr& e, const std::vector<Expr>& groups) {
+  if (e.kind == Expr::Kind::user_func) {
+    for (const Expr& a : e.args) {
+      if (ungrouped_column(a, groups) != nullptr) return &e;
+    }
+  }
+  if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return nullptr;
+  for (const Expr& a : e.args) {
+    if (const Expr* call = user_call_over(a, groups)) return call;
+  }
+  return nullptr;
+}
+
 // GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
 void Reader::group_by(const json& items, Select& s, int fallback) {
   for (const json& item : items) {
@@ -47,6 +60,9 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
   std::function<void(const Expr&)> check = [&](const Expr& e) {
     if (const Expr* c = ungrouped_column(e, s.group_by)) {
+      if (const Expr* call = user_call_over(e, s.group_by)) {  // jsonb_object_agg(k, v), say: an aggregate the subset lacks?
+        refuse(fmt::format("the function {}() over a grouped query's rows", call->name), call->location);
+      }
       if (c->qualifier.empty() && !s.table.empty() && c->name == (s.alias.empty() ? s.table : s.alias)) {
         refuse("a whole-row reference outside an aggregate of a grouped query", c->location);
       }

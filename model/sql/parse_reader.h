@@ -131,6 +131,9 @@ class Reader {
   // A column referenced outside any aggregate call and any of `groups` (GROUP BY's
   // expressions), or nullptr.
   static const Expr* ungrouped_column(const Expr& e, const std::vector<Expr>& groups);
+  // A call of a function the subset lacks (user_func) whose arguments read an ungrouped
+  // column: perhaps an aggregate lockstep does not have (refused, not the server's 42803).
+  static const Expr* user_call_over(const Expr& e, const std::vector<Expr>& groups);
   // Whether two expressions are the same (GROUP BY's matching of the select list's).
   static bool same_expr(const Expr& a, const Expr& b);
 
