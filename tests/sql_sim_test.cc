@@ -259,6 +259,17 @@ TEST(SqlSim, IdleInTransactionTimeoutIsKeptOrRefusedNeverIgnored) {
             (std::set<std::string>{"a: BEGIN | a: SET | a: INSERT 0 1 | a: COMMIT | final: SELECT 1 [1]"}));
 }
 
+// SET application_name names the session (current_setting, pg_locks' rows); RESET gives back
+// the pool's name. Inside a transaction block it is refused (a rollback would undo it).
+TEST(SqlSim, ApplicationNameIsTheSessionsUntilReset) {
+  const Session s = {"SET application_name = 'Worker 1'", "SELECT current_setting('application_name')", "RESET application_name",
+                     "SELECT current_setting('application_name')", "BEGIN", "SET application_name = 'x'", "ROLLBACK"};
+  EXPECT_EQ(outcomes({}, {s}, "SELECT 1", "dfs"),
+            (std::set<std::string>{"a: SET | a: SELECT 1 [Worker 1] | a: RESET | a: SELECT 1 [lockstep] | a: BEGIN | "
+                                   "a: ERROR 0A000: SET application_name inside a transaction block is not in lockstep's SQL subset | "
+                                   "a: ROLLBACK | final: SELECT 1 [1]"}));
+}
+
 TEST(SqlSim, ErrorsAreTheServers) {
   const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v varchar(3) NOT NULL)"};
   const Session s = {"INSERT INTO t VALUES (1, NULL)",

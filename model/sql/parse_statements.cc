@@ -373,6 +373,15 @@ SetVariable Reader::set_variable(const json& body) {
   s.local = body.value("is_local", false);
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
   if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
+  if (s.name == "application_name") {  // any text (pg_stat_activity's); RESET: the connection's
+    s.style = true;
+    if (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT") return s;
+    const json* args = kind == "VAR_SET_VALUE" ? &body.at("args") : nullptr;
+    const json* c = args != nullptr && args->size() == 1 ? node(args->at(0)).second : nullptr;
+    if (c == nullptr || !c->contains("sval")) refuse("this value for application_name", loc);
+    s.value = c->at("sval").value("sval", "");
+    return s;
+  }
   if (is_pinned_style(s.name)) {
     // SET TimeZone / DateStyle / IntervalStyle: the value the simulation models, or refused;
     // search_path: any list of schemas (RESET: the server's default).

@@ -396,7 +396,7 @@ struct SetVariable {
   std::string name;
   std::optional<std::string> value;  // nullopt: RESET / SET ... TO DEFAULT
   bool local = false;
-  bool style = false;  // a display setting set to the value modeled (functions.h's is_pinned_style): no effect
+  bool style = false;  // a display setting set to the value modeled (functions.h's is_pinned_style), or application_name
 };
 
 // LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT]: mode 1 (ACCESS SHARE) to 8 (ACCESS

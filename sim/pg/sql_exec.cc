@@ -254,8 +254,7 @@ Value SqlRun::column(const Expr& ref) {
     return value_of(*excluded_, ref);
   }
   if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) return value_of(*row_, ref);
-  // The query's own table by its name: its whole row (before an enclosing query's column of
-  // that name, which PostgreSQL would take for a correlated subquery: not modelled).
+  // Its own table's name: the whole row (before an outer query's column of that name: docs/notes.md).
   if (table_ != nullptr && row_ != nullptr && whole_row_reference(*table_, alias_, ref)) return whole_row(*table_, *row_);
   for (auto it = outer_.rbegin(); it != outer_.rend(); ++it) {  // a correlated subquery's reference
     if (it->table != nullptr && it->row != nullptr && resolves(*it->table, it->alias, ref)) return value_in(*it->table, *it->row, ref);
@@ -300,6 +299,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     std::string lowered = name;
     std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
+    if (lowered == "application_name") return Value::text(c_.session_.application_name);
     return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
@@ -482,12 +482,16 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
-  if (v.style) {  // TimeZone, DateStyle, IntervalStyle: the session's own, no other step sees them
+  if (v.style) {  // TimeZone, DateStyle, IntervalStyle, application_name: the session's own, no other step sees them
     if (v.local || c_.session_.in_transaction) {
       throw SqlError("0A000", fmt::format("SET {} inside a transaction block is not in lockstep's SQL subset", v.name));
     }
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
+    if (v.name == "application_name") {  // RESET: the connection's (its pool's option)
+      c_.session_.application_name = v.value ? *v.value : c_.config_.application_name;
+      return done(Rows{{}, {}, v.value ? "SET" : "RESET"});
+    }
     if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
     return done(Rows{{}, {}, v.value->empty() ? "RESET" : "SET"});
   }
