@@ -419,6 +419,8 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
   if (e.name == "json_build_object") return json_build_object(args);
+  if (e.name == "json_build_array") return json_build_array(args);
+  if (e.name == "to_json") return to_json(args.at(0));
   if ((e.name == "length" || e.name == "md5") && args.at(0).type() == Type::bytea) {
     if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
     return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);

@@ -102,6 +102,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"rtrim", 1, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"json_build_object", 0, 100, FunctionKind::scalar},
+    FunctionInfo{"json_build_array", 0, 100, FunctionKind::scalar},
+    FunctionInfo{"to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
     FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
     FunctionInfo{"row_to_json", 1, 1, FunctionKind::scalar},  // of a whole-row reference: model/sql/records.h

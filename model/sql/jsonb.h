@@ -42,6 +42,10 @@ Value jsonb_typeof(const Value& j);
 // to_jsonb(v): numbers, booleans, arrays, json; timestamps in ISO 8601 (the session's zone,
 // +HH:MM); anything else as its text. jsonb_build_array(v...).
 Value to_jsonb(const Value& v);
+// to_json(v) and json_build_array(v, ...): json text as the server writes it (json values as
+// written, rows as row_to_json; arrays, enums, bytea and bit refused).
+Value to_json(const Value& v);
+Value json_build_array(const std::vector<Value>& args);
 Value jsonb_build_array(const std::vector<Value>& args);
 // jsonb_set(target, path text[], value jsonb [, create_missing boolean]).
 Value jsonb_set(const std::vector<Value>& args);
