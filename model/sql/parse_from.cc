@@ -64,12 +64,10 @@ std::shared_ptr<const Statement> Reader::modifying_cte(std::string_view type, co
 }
 
 bool Reader::names_relation(const json& n, std::string_view name) {
-  if (n.is_array()) return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
-  if (!n.is_object()) return false;
-  if (const auto rv = n.find("RangeVar"); rv != n.end() && rv->is_object() && !rv->contains("schemaname") && rv->value("relname", "") == name) {
-    return true;
-  }
-  return std::any_of(n.begin(), n.end(), [&](const json& c) { return names_relation(c, name); });
+  int count = 0;
+  bool in_sublink = false;
+  count_references(n, name, false, count, in_sublink);
+  return count > 0;
 }
 
 void Reader::count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink) {
