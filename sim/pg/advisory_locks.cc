@@ -1,6 +1,7 @@
 // sim/pg/advisory_locks.cc: a session's advisory lock statements: try, lock (request, then
 // the wait for a grant, a timeout or a deadlock), unlock.
 #include "lockstep/sim/pg/connection.h"
+#include "lockstep/sim/pg/deadlock.h"
 
 namespace lockstep::sim::pg {
 
@@ -141,19 +142,28 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       // check reads every held lock (past kMaxExtraObjects of them, the whole domain).
       server_.touch_held_locks();
       // One waits-for graph over advisory, row and table locks: a cycle may mix them.
-      if (waiter->state == Waiter::State::waiting &&
-          table.in_deadlock(*waiter, {&server_.locks(), &server_.row_locks(), &server_.table_locks()})) {
+      DeadlockVerdict verdict = DeadlockVerdict::none;
+      if (waiter->state == Waiter::State::waiting) {
+        verdict = check_deadlock(*waiter, {&server_.locks(), &server_.row_locks(), &server_.table_locks()});
+      }
+      if (verdict == DeadlockVerdict::hard) {
         table.cancel(waiter);
         s_.note_result({Kind::failed});
         if (s_.logging()) s_.note_detail("40P01 deadlock detected");
         last_.by_timer = true;
         return abort_with({std::string(sqlstate::kDeadlockDetected), "deadlock detected"});
       }
+      // A soft deadlock undone: queues of any lock reordered and their waiters woken.
+      if (verdict == DeadlockVerdict::soft) s_.also_touch_domain();
       if (waiter->state == Waiter::State::waiting) {
         s_.note_result({Kind::woke});
-        if (s_.logging()) s_.note_detail("deadlock check (deadlock_timeout): no cycle, still waiting");
+        if (s_.logging()) {
+          s_.note_detail(verdict == DeadlockVerdict::soft ? "deadlock check (deadlock_timeout): a soft deadlock, wait queues reordered"
+                                                          : "deadlock check (deadlock_timeout): no cycle, still waiting");
+        }
         continue;
       }
+      if (verdict == DeadlockVerdict::soft && s_.logging()) s_.note_detail("deadlock check (deadlock_timeout): a soft deadlock, wait queues reordered: granted");
       break;  // granted meanwhile
     }
     if (waiter->state == Waiter::State::waiting || config_.phantom_grant) {

@@ -338,8 +338,15 @@ class SimConnection : public lockstep::pg::Connection {
   // `mode_now`, when given, decides the mode in the lock's step from the row then (an UPDATE
   // that changes a key column's value takes FOR UPDATE, else FOR NO KEY UPDATE); its
   // footprint is `mode`'s, which must be as strong an access.
+  // A READ COMMITTED FOR KEY SHARE passes updates that kept the row's keys (heap_lock_tuple
+  // locks the version the statement read and follows its update chain, waiting only for a
+  // conflicting lock on a later version): when every change committed since the read (at
+  // commit count `read_at`, else the lock's first step) is such an update, the version read is
+  // what the lock returns, without a re-check: `locked_as_read_`, set until the next lock.
   Result<bool> lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode = Mode::exclusive,
-                        const std::function<bool()>& wanted = nullptr, const std::function<Mode()>& mode_now = nullptr);
+                        const std::function<bool()>& wanted = nullptr, const std::function<Mode()>& mode_now = nullptr,
+                        std::optional<std::uint64_t> read_at = std::nullopt);
+  std::optional<lockstep::pg::Row> locked_as_read_;
 
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
   // backend was terminated meanwhile.

@@ -209,61 +209,6 @@ bool LockTable::cancel_waits(int session) {
   return any;
 }
 
-bool LockTable::in_deadlock(const Waiter& start, std::initializer_list<const LockTable*> others) const {
-  std::vector<const LockTable*> tables{this};
-  tables.insert(tables.end(), others.begin(), others.end());
-  // The lock whose queue holds `w`, in whichever table it waits.
-  auto lock_of = [&](const Waiter& w) -> const Lock* {
-    for (const LockTable* t : tables) {
-      if (t == nullptr) continue;
-      auto it = t->locks_.find(w.key);
-      if (it == t->locks_.end()) continue;
-      for (const auto& q : it->second.queue) {
-        if (q.get() == &w) return &it->second;
-      }
-    }
-    return nullptr;
-  };
-  // The sessions a waiting request waits for.
-  auto waits_for = [&](const Waiter& w) {
-    std::vector<int> out;
-    const Lock* l = lock_of(w);
-    if (l == nullptr) return out;
-    for (const auto& [s, h] : l->holders) {
-      if (s != w.session && conflicts_with_held(w.mode, h)) out.push_back(s);
-    }
-    for (const auto& q : l->queue) {
-      if (q.get() == &w) break;
-      if (q->session != w.session && conflicts(w.mode, q->mode)) out.push_back(q->session);
-    }
-    return out;
-  };
-  auto waiter_of = [&](int session) -> const Waiter* {
-    for (const LockTable* t : tables) {
-      if (t == nullptr) continue;
-      for (const auto& [key, l] : t->locks_) {
-        for (const auto& w : l.queue) {
-          if (w->session == session && w->state == Waiter::State::waiting) return w.get();
-        }
-      }
-    }
-    return nullptr;
-  };
-  std::vector<int> stack = waits_for(start);
-  std::vector<int> seen;
-  while (!stack.empty()) {
-    const int s = stack.back();
-    stack.pop_back();
-    if (s == start.session) return true;
-    if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
-    seen.push_back(s);
-    if (const Waiter* w = waiter_of(s)) {
-      for (int next : waits_for(*w)) stack.push_back(next);
-    }
-  }
-  return false;
-}
-
 int LockTable::held(int session, AdvisoryKey key, Mode mode) const {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return 0;

@@ -134,12 +134,6 @@ class LockTable {
   // backend wakes); its holds stay. Whether it had one.
   bool cancel_waits(int session);
 
-  // Whether `waiter` (queued here or in one of `others`) is on a cycle of the waits-for graph
-  // (holders it conflicts with, and conflicting waiters ahead of it in a queue) over this
-  // table and `others`, as the deadlock detector sees it: a server's advisory, row and table
-  // locks are one graph, so a cycle may mix them.
-  bool in_deadlock(const Waiter& waiter, std::initializer_list<const LockTable*> others = {}) const;
-
   // The sessions other than `session` whose holds of `key` conflict with `mode`, in order.
   std::vector<int> conflicting_holders(int session, AdvisoryKey key, Mode mode) const;
   // How many times the session holds (key, mode), in both scopes.
@@ -157,6 +151,7 @@ class LockTable {
   std::vector<LockEntry> entries() const;
 
  private:
+  friend class DeadlockDetector;  // sim/pg/deadlock.cc reads and reorders the queues
   // Grants when the session holds the mode already, or when no holder and no waiter
   // conflicts (LockAcquire); else false, nothing queued.
   bool grant_now(int session, AdvisoryKey key, Mode mode, Scope scope);

@@ -253,7 +253,9 @@ bool SimConnection::holds_for_update(std::string_view table, std::int64_t id) {
 }
 
 Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bool nowait, Stmt verb, Mode mode,
-                      const std::function<bool()>& wanted, const std::function<Mode()>& mode_now) {
+                      const std::function<bool()>& wanted, const std::function<Mode()>& mode_now,
+                      std::optional<std::uint64_t> read_at) {
+  locked_as_read_.reset();
   const ObjectId obj = server_.row_object(table, id);
   const Access access = acquire_access(mode);
   if (auto refused = begin_statement(narrowing({name(verb), {obj, access}, id, true}))) return *refused;
@@ -284,10 +286,25 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   // A row this transaction locked before (FOR SHARE, then FOR UPDATE) stays in its list
   // when the stronger lock fails: its release must let the first one go.
   const bool held_before = !locked_rows_.emplace(std::string(table), id).second;
+  // FOR KEY SHARE under READ COMMITTED: the version read, kept while the lock is taken.
+  const bool passes_updates = mode == Mode::key_share && !snapshot_;
+  const std::uint64_t read = read_at.value_or(server_.commits());
+  if (passes_updates) server_.open_snapshot();
   auto locked = [&]() -> Result<bool> {
     if (auto e = serialization()) return abort_with(*e);
+    if (passes_updates) {
+      const RowState& r = server_.row(table, id);
+      if (r.pending.count(pid_) == 0 && r.changed_keeping_keys_only_since(read)) locked_as_read_ = r.version_at(read);
+    }
     return true;
   };
+  struct SnapshotGuard {
+    Server& server;
+    bool open;
+    ~SnapshotGuard() {
+      if (open) server.close_snapshot();
+    }
+  } guard{server_, passes_updates};
   if (nowait) {
     if (server_.row_locks().try_request_row(pid_, key, mode, Scope::transaction)) return locked();
     if (!held_before) locked_rows_.erase({std::string(table), id});

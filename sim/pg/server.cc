@@ -105,6 +105,16 @@ bool RowState::updated_keeping_keys_since(std::uint64_t seq) const {
   return false;
 }
 
+bool RowState::changed_keeping_keys_only_since(std::uint64_t seq) const {
+  if (committed_seq <= seq || !committed) return false;
+  auto first = older.end();  // the version `seq` sees, then each that replaced it
+  for (auto it = older.begin(); it != older.end(); ++it) {
+    if (it->seq <= seq) first = it;
+  }
+  if (first == older.end()) return false;
+  return std::all_of(first, older.end(), [](const Older& o) { return o.version.has_value() && o.updated && !o.keys_updated; });
+}
+
 void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for_update, std::uint64_t position, bool hot) {
   auto mine = pending.find(pid);
   if (mine != pending.end()) {

@@ -87,6 +87,10 @@ struct RowState {
   // Whether that version was replaced by an UPDATE that kept its keys (no FOR UPDATE lock:
   // a key change takes one): a FOR KEY SHARE passes it, whatever the snapshot.
   bool updated_keeping_keys_since(std::uint64_t seq) const;
+  // Whether the row changed since `seq` by updates that kept its keys only, each committed
+  // (so it is still there, in a later version): what FOR KEY SHARE locks through. REQUIRES:
+  // a snapshot was open since `seq` (older versions kept).
+  bool changed_keeping_keys_only_since(std::uint64_t seq) const;
   // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
   // write to a committed row that is an update makes a new tuple (updated_by), one whose
   // keys count as updated when the writer holds the row FOR UPDATE (`for_update`). A version
@@ -406,6 +410,7 @@ class Server : public sql::SqlContextSource {
     return commits_;
   }
   bool snapshots_open() const { return open_snapshots_ > 0; }
+  std::uint64_t commits() const { return commits_; }
   void close_snapshot() {
     LOCKSTEP_INVARIANT(open_snapshots_ > 0, "a snapshot closes that was opened");
     --open_snapshots_;

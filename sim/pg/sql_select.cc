@@ -35,6 +35,9 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   } else if (auto refused = begin("sql_scan", on(t->object, Access::read))) {
     return *refused;
   }
+  // A FOR KEY SHARE that scans keeps the versions it read: its locks may return them
+  // (SimConnection::lock_row).
+  if (sel.lock == sql::RowLock::key_share && !pinned_) take_statement_snapshot();
   if (scan_first) {
     take_statement_snapshot();
     compute_initplans(targets_of(sel));
@@ -486,9 +489,14 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
           return current.has_value() && still_matches(t, sel.alias, id, *current, *sel.where);
         };
       }
-      const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted);
+      const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : statement_snapshot_;
+      const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
       if (!got.ok()) throw Raised{got.error()};
       if (!got.value()) continue;
+      if (c_.locked_as_read_) {  // no EvalPlanQual: the version read, as it was
+        locked.emplace_back(id, std::move(*c_.locked_as_read_));
+        continue;
+      }
     }
     std::optional<Row> newest = c_.visible(name, id);
     if (!newest) {
