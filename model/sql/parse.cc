@@ -445,9 +445,15 @@ Insert Reader::insert(const json& body) {
       ins.conflict_constraint = infer.value("conname", "");
       for (const json& ie : infer.value("indexElems", json::array())) {
         const json& elem = *node(ie).second;
-        known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
-        if (!elem.contains("name")) refuse("an expression as a conflict target", loc);
+        known(elem, "IndexElem", {"name", "expr", "ordering", "nulls_ordering"}, loc);
+        if (!elem.contains("name")) {  // an expression index's part, matched as written
+          ins.conflict_expressions.resize(ins.conflict_columns.size());
+          ins.conflict_expressions.push_back(std::make_shared<Expr>(expr(elem.at("expr"), loc)));
+          ins.conflict_columns.push_back("(expression)");
+          continue;
+        }
         ins.conflict_columns.push_back(elem.at("name"));
+        if (!ins.conflict_expressions.empty()) ins.conflict_expressions.emplace_back();
       }
     }
     if (ins.on_conflict == Insert::OnConflict::update) {

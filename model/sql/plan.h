@@ -185,6 +185,10 @@ struct Insert {
   enum class Overriding : std::uint8_t { none, system, user } overriding = Overriding::none;
   enum class OnConflict : std::uint8_t { none, nothing, update } on_conflict = OnConflict::none;
   std::vector<std::string> conflict_columns;  // empty: any unique key (DO NOTHING only)
+  // Per conflict target element, its expression (`ON CONFLICT (lower(key))`), or null for a
+  // column; empty when every element is a column. An expression's entry in conflict_columns
+  // is no column's name.
+  std::vector<std::shared_ptr<const Expr>> conflict_expressions;
   std::string conflict_constraint;  // ON CONFLICT ON CONSTRAINT name (then no columns)
   std::shared_ptr<const Expr> conflict_index_where;  // ON CONFLICT (cols) WHERE predicate: a partial index's
   std::vector<Assignment> conflict_set;

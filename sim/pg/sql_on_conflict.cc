@@ -37,6 +37,26 @@ bool oc_infers(const sql::Insert& ins, const SqlTable::UniqueKey& key) {
   return true;
 }
 
+// Whether ON CONFLICT's elements are the key's parts, in any order: a column by its name, an
+// expression written as the index's (the server's inference matches them as equal trees).
+bool oc_same_parts(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
+  if (ins.conflict_columns.size() != key.columns.size()) return false;
+  std::vector<bool> used(key.columns.size(), false);
+  for (std::size_t e = 0; e < ins.conflict_columns.size(); ++e) {
+    const Expr* mine = e < ins.conflict_expressions.size() ? ins.conflict_expressions[e].get() : nullptr;
+    bool found = false;
+    for (std::size_t k = 0; k < key.columns.size() && !found; ++k) {
+      const Expr* theirs = k < key.expressions.size() ? key.expressions[k].get() : nullptr;
+      if (used[k] || (mine == nullptr) != (theirs == nullptr)) continue;
+      found = mine != nullptr ? oc_same_expr(*mine, *theirs)
+                              : t.def.columns[static_cast<std::size_t>(key.columns[k])].name == ins.conflict_columns[e];
+      if (found) used[k] = true;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> oc_sorted(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
   return v;
@@ -49,7 +69,7 @@ std::vector<std::string> oc_sorted(std::vector<std::string> v) {
 bool conflict_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key) {
   if (!ins.conflict_constraint.empty()) return key.constraint && key.name == ins.conflict_constraint;
   if (ins.conflict_columns.empty()) return true;
-  if (!key.expressions.empty()) return false;  // ON CONFLICT ((expr)) is refused when parsed
+  if (!key.expressions.empty() || !ins.conflict_expressions.empty()) return oc_same_parts(ins, t, key) && oc_infers(ins, key);
   std::vector<std::string> names;
   for (int i : key.columns) names.push_back(t.def.columns[static_cast<std::size_t>(i)].name);
   return oc_sorted(names) == oc_sorted(ins.conflict_columns) && oc_infers(ins, key);
@@ -59,7 +79,7 @@ bool conflict_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable:
 bool conflict_pk_arbiter(const sql::Insert& ins, const SqlTable& t) {
   if (t.def.primary_key.empty()) return false;
   if (!ins.conflict_constraint.empty()) return ins.conflict_constraint == primary_key_name(&t, t.def.table);
-  return ins.conflict_columns.empty() || oc_sorted(ins.conflict_columns) == oc_sorted(t.def.primary_key);
+  return ins.conflict_columns.empty() || (ins.conflict_expressions.empty() && oc_sorted(ins.conflict_columns) == oc_sorted(t.def.primary_key));
 }
 
 // Whether `row` repeats, in `other` (a version of the row of the same primary key), a unique
