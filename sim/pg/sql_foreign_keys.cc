@@ -59,6 +59,14 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
     }
     bool keyed = same_columns(referenced, pdef.primary_key);
     for (const auto& u : pdef.unique) keyed = keyed || same_columns(referenced, u);
+    if (!self) {  // a unique index serves too (not a partial one, nor one on expressions)
+      for (const SqlTable::UniqueKey& u : parent->unique) {
+        if (!u.expressions.empty() || u.where != nullptr) continue;
+        std::vector<std::string> names;
+        for (const int c : u.columns) names.push_back(parent->def.columns[static_cast<std::size_t>(c)].name);
+        keyed = keyed || same_columns(referenced, names);
+      }
+    }
     if (!keyed) return Error{"42830", fmt::format("there is no unique constraint matching given keys for referenced table \"{}\"", fk.parent)};
   }
   return std::nullopt;
