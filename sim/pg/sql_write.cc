@@ -604,13 +604,27 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       const Expr* where;
       std::int64_t id;
       std::optional<std::uint64_t>* matched_at;
-    } check{this, t, &b.alias, b.where ? &*b.where : nullptr, id, &matched_at};
+      const std::vector<sql::Assignment>* set;  // an UPDATE's (nullptr: a DELETE)
+      Row* read;                                // the version the lock step read
+      std::optional<Row>* projected;            // ... and its new values
+    } check{this, t, &b.alias, b.where ? &*b.where : nullptr, id, &matched_at, remove ? nullptr : &set_of(b), &candidates[k].second,
+            &projected};
     std::function<bool()> wanted;
     if (pinned_ && b.where) {
+      // A pinned UPDATE projects the row its lock step reads before asking for the lock, as
+      // the scanning one does: NOT NULL, a CHECK or an error computing SET fails there
+      // without waiting for the row.
       wanted = [c = &check] {
         const std::optional<Row>& current = c->run->c_.visible(c->t->def.table, c->id);
         const bool ok = current.has_value() && c->run->still_matches(c->t, *c->alias, c->id, *current, *c->where);
         if (ok) *c->matched_at = c->run->s_.step_count();
+        if (ok && c->set != nullptr) {
+          *c->read = *current;
+          const Saved saved = c->run->save();
+          c->run->alias_ = *c->alias;
+          *c->projected = c->run->apply_set(*c->t, *current, *c->set);
+          c->run->restore(saved);
+        }
         return ok;
       };
     }
