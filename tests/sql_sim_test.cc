@@ -324,6 +324,23 @@ TEST(SqlSim, AWholeRowReferenceIsTheRowOrRefusedNotMissing) {
                                    "a: ERROR 42703: column \"nope\" does not exist | final: SELECT 1 [1]"}));
 }
 
+// UNION, INTERSECT and EXCEPT (but UNION ALL) without ORDER BY come in the server's hash table
+// order (PostgreSQL 15: `SELECT id FROM t UNION SELECT 2` over 5, 1, 3 gives 2, 3, 5, 1):
+// two or more rows are refused, not answered in another order; one row, ORDER BY or UNION
+// ALL are answered.
+TEST(SqlSim, ASetOperationInHashOrderIsRefusedNotReordered) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (5), (1), (3)"};
+  const Session s = {"SELECT id FROM t UNION SELECT 2", "SELECT id FROM t WHERE id = 1 UNION SELECT 1",
+                     "SELECT id FROM t UNION SELECT 2 ORDER BY id", "SELECT id FROM t UNION ALL SELECT 2",
+                     "SELECT 1 UNION ALL (SELECT id FROM t INTERSECT SELECT 3)"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: ERROR 0A000: UNION returning two or more rows without ORDER BY is not in lockstep's SQL subset: the "
+                                   "server returns them in its hash table's order (add ORDER BY) | a: SELECT 1 [1] | "
+                                   "a: SELECT 4 [1;2;3;5] | a: SELECT 4 [5;1;3;2] | "
+                                   "a: ERROR 0A000: INTERSECT returning two or more rows without ORDER BY is not in lockstep's SQL "
+                                   "subset: the server returns them in its hash table's order (add ORDER BY) | final: SELECT 1 [3]"}));
+}
+
 // ALTER TABLE's and DROP INDEX's errors against the rows there, each the message PostgreSQL 15
 // gave for the same statements (checked with psql): DDL runs outside the sessions, so a .spec
 // shows them only as its setup's failure.

@@ -286,6 +286,9 @@ class SqlRun final : public sql::EvalContext {
   bool joins_on_key(const sql::Expr& where, const SqlTable& t, std::string_view alias, const SqlTable& from, std::string_view from_alias) const;
   // ---- UNION / INTERSECT / EXCEPT (sql_set_operations.cc).
   Result<Rows> select_set_operation(const sql::Select& sel);
+  // The first set operation in `sel`'s tree whose rows come in a hash table's order (all but
+  // UNION ALL), by name, or nullptr.
+  static const char* hashed_set_operation(const sql::Select& sel);
   std::vector<std::vector<Value>> set_operation_values(const sql::Select& sel);
   // ---- A FROM other than one table (sql_from.cc): its items joined into one relation.
   Result<Rows> select_from_items(const sql::Select& sel);

@@ -114,8 +114,30 @@ Result<Rows> SqlRun::select_set_operation(const sql::Select& sel) {
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each side's tables are touched as read
   Rows out;
   for (const sql::ColumnDef& c : output_columns(sel)) out.columns.push_back(c.name);
-  add_rows(out, select_values(sel, nullptr, true));
+  std::vector<std::vector<Value>> rows = select_values(sel, nullptr, true);
+  // UNION, INTERSECT and EXCEPT without ALL (and INTERSECT ALL, EXCEPT ALL) run on the server
+  // as a HashAggregate or HashSetOp: two or more rows come in its hash table's order, which
+  // lockstep does not model. Refused rather than answered in another order; UNION ALL is an
+  // Append (left side first), and ORDER BY fixes the order.
+  if (rows.size() >= 2 && sel.order_by.empty()) {
+    if (const char* op = hashed_set_operation(sel)) {
+      throw SqlError("0A000", fmt::format("{} returning two or more rows without ORDER BY is not in lockstep's SQL subset: the "
+                                          "server returns them in its hash table's order (add ORDER BY)",
+                                          op));
+    }
+  }
+  add_rows(out, std::move(rows));
   return done(std::move(out));
+}
+
+const char* SqlRun::hashed_set_operation(const sql::Select& sel) {
+  if (!sel.set_op) return nullptr;
+  const sql::SetOperation& so = *sel.set_op;
+  if (!so.all || so.op != sql::SetOperation::Op::union_) {
+    return so.op == sql::SetOperation::Op::union_ ? "UNION" : so.op == sql::SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
+  }
+  if (const char* left = hashed_set_operation(*so.left)) return left;
+  return hashed_set_operation(*so.right);
 }
 
 }  // namespace lockstep::sim::pg
