@@ -421,6 +421,13 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "json_build_object") return json_build_object(args);
   if (e.name == "json_build_array") return json_build_array(args);
   if (e.name == "to_json") return to_json(args.at(0));
+  if (e.name == "array_to_json") {  // to_json of an array (the pretty form refused: one argument)
+    if (args.at(0).type() == Type::unknown) throw SqlError("42804", "could not determine polymorphic type because input has type unknown");
+    if (!args[0].is_null() && args[0].type() != Type::array) {
+      throw SqlError("42883", fmt::format("function array_to_json({}) does not exist", type_name(args[0].type())));
+    }
+    return to_json(args[0]);
+  }
   if ((e.name == "length" || e.name == "md5") && args.at(0).type() == Type::bytea) {
     if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
     return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);

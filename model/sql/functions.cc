@@ -21,6 +21,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"string_agg", 2, 2, FunctionKind::aggregate},
     FunctionInfo{"json_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"jsonb_agg", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"jsonb_object_agg", 2, 2, FunctionKind::aggregate},
     FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
     FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/notifications.cc)
@@ -86,6 +87,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"right", 2, 2, FunctionKind::scalar},
     FunctionInfo{"lpad", 2, 3, FunctionKind::scalar},
     FunctionInfo{"reverse", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"repeat", 2, 2, FunctionKind::scalar},
     FunctionInfo{"rpad", 2, 3, FunctionKind::scalar},
     FunctionInfo{"substr", 2, 3, FunctionKind::scalar},
     FunctionInfo{"substring", 2, 3, FunctionKind::scalar},
@@ -104,6 +106,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"json_build_object", 0, 100, FunctionKind::scalar},
     FunctionInfo{"json_build_array", 0, 100, FunctionKind::scalar},
     FunctionInfo{"to_json", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"array_to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
     FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
     FunctionInfo{"row_to_json", 1, 1, FunctionKind::scalar},  // of a whole-row reference: model/sql/records.h

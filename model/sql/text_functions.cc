@@ -13,9 +13,9 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 21> kTextFunctions = {
+constexpr std::array<std::string_view, 22> kTextFunctions = {
     "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos", "position",
-    "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse"};
+    "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse", "repeat"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -144,6 +144,15 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
     const std::vector<std::size_t> starts = char_starts(s);
     std::string out;
     for (std::size_t c = starts.size() - 1; c-- > 0;) out.append(s, starts[c], starts[c + 1] - starts[c]);
+    return Value::text(std::move(out));
+  }
+  if (name == "repeat") {  // the text `n` times (none for n <= 0)
+    const std::int64_t n = std::max<std::int64_t>(int_arg(name, args, 1), 0);
+    if (static_cast<double>(n) * static_cast<double>(s.size()) > 10'000'000) {
+      throw SqlError("0A000", "repeat() to more than 10000000 bytes is not in lockstep's SQL subset");
+    }
+    std::string out;
+    for (std::int64_t i = 0; i < n; ++i) out += s;
     return Value::text(std::move(out));
   }
   if (name == "lpad" || name == "rpad") {  // to `n` characters: cut, or filled with the fill text (a space) repeated
