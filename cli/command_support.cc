@@ -47,7 +47,19 @@ std::string approx_count(double n) {
   return fmt::format("{:.2f}G", n / 1e9);
 }
 
-std::string progress_line(const std::string& label, const sim::ExploreStats& s) {
+void TotalEstimate::add(double at_s, double total) {
+  samples_.emplace_back(at_s, total);
+  const double window = std::max(10.0, at_s / 4);
+  while (samples_.size() > 3 && samples_[1].first <= at_s - window) samples_.pop_front();
+  double low = total, high = total;
+  for (const auto& [t, n] : samples_) {
+    low = std::min(low, n);
+    high = std::max(high, n);
+  }
+  settled_ = samples_.size() >= 3 && samples_.front().first <= at_s - window && high <= 1.25 * low;
+}
+
+std::string progress_line(const std::string& label, const sim::ExploreStats& s, bool settled) {
   const std::uint64_t runs = s.executions + s.redundant;
   const double rate = s.elapsed_s > 0 ? static_cast<double>(runs) / s.elapsed_s : 0;
   std::string line = fmt::format("{}: {} executions", label, runs);
@@ -55,8 +67,12 @@ std::string progress_line(const std::string& label, const sim::ExploreStats& s) 
   line += fmt::format(", {:.0f}/s, {} failures", rate, s.failures);
   if (s.explored_fraction > 0 && s.explored_fraction < 1) {
     const double total = static_cast<double>(runs) / s.explored_fraction;
-    line += fmt::format(", about {} in all ({:.0f}%)", approx_count(total), 100 * s.explored_fraction);
-    if (rate > 0) line += fmt::format(", about {:.0f} s left", (total - static_cast<double>(runs)) / rate);
+    if (!settled) {
+      line += fmt::format(", the total not settled yet (so far about {} in all)", approx_count(total));
+    } else {
+      line += fmt::format(", about {} in all ({:.0f}%)", approx_count(total), 100 * s.explored_fraction);
+      if (rate > 0) line += fmt::format(", about {:.0f} s left", (total - static_cast<double>(runs)) / rate);
+    }
   }
   return line + fmt::format(", {:.1f} s", s.elapsed_s);
 }
@@ -65,13 +81,16 @@ std::function<void(const sim::ExploreStats&)> Progress::callback(std::string lab
   if (!enabled_) return nullptr;
   return [this, label = std::move(label)](const sim::ExploreStats& s) {
     const double now = clock_.elapsed_seconds();
+    if (s.explored_fraction > 0 && s.explored_fraction < 1) {
+      estimate_.add(now, static_cast<double>(s.executions + s.redundant) / s.explored_fraction);
+    }
     if (now - last_ < (in_place_ ? 0.25 : kLogProgressSeconds)) return;
     last_ = now;
     if (in_place_) {
-      err_ << "\r\033[K" << progress_line(label, s) << std::flush;
+      err_ << "\r\033[K" << progress_line(label, s, estimate_.settled()) << std::flush;
       shown_ = true;
     } else {
-      err_ << progress_line(label, s) << '\n' << std::flush;
+      err_ << progress_line(label, s, estimate_.settled()) << '\n' << std::flush;
     }
   };
 }

@@ -6,6 +6,7 @@
 // the code, a file it cannot write) as InputError, which run_cli turns into exit code 2.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,7 +33,21 @@ inline constexpr double kLogProgressSeconds = 10;
 inline constexpr const char* kProgressHelp =
     "auto (default): one line rewritten on a terminal, a line every 10 s otherwise (CI logs); always: a line "
     "every 10 s; never. Each line: executions, rate, and for dpor, source-dpor and dfs an estimate of the total "
-    "and of the time left";
+    "and, once that estimate has held for a while, of the time left";
+
+// The projected totals of a search's progress, and whether they have settled: an early
+// projection of a search tree runs low and rises as deeper branches appear (a team saw "33%,
+// about 20 s left" for two minutes). Settled: three or more projections over the last
+// max(10 s, a quarter of the run) within 25% of each other; until then no time is promised.
+class TotalEstimate {
+ public:
+  void add(double at_s, double total);
+  bool settled() const { return settled_; }
+
+ private:
+  std::deque<std::pair<double, double>> samples_;  // (seconds, projected total), oldest first
+  bool settled_ = false;
+};
 
 // Progress on stderr: executions, the rate, and for an exhaustive search an estimate of the
 // total and of the time left (from StrategyStatus::explored_fraction).
@@ -52,13 +67,15 @@ class Progress {
   bool enabled_;
   bool shown_ = false;
   double last_;
+  TotalEstimate estimate_;
 };
 
 // A count for people: 950, 12.3k, 4.19M, 1.07G.
 std::string approx_count(double n);
 
-// "lastzero-16: 1,234,567 executions, 52,000/s, about 3,100,000 in all (40%), about 36 s left".
-std::string progress_line(const std::string& label, const sim::ExploreStats& s);
+// "lastzero-16: 1,234,567 executions, 52,000/s, about 3,100,000 in all (40%), about 36 s left";
+// with an estimate not settled, the projection so far and no time.
+std::string progress_line(const std::string& label, const sim::ExploreStats& s, bool settled = true);
 
 // Where a search's checkpoints go and which one it goes on from (check --checkpoint,
 // --resume, --checkpoint-every).

@@ -142,8 +142,28 @@ TEST(Progress, TheLineEstimatesTheTotalAndTheTimeLeft) {
             "x: 250000 executions, 50000/s, 0 failures, about 1.00M in all (25%), about 15 s left, 5.0 s");
   s.explored_fraction = 0;  // a strategy that cannot tell: no estimate
   EXPECT_EQ(progress_line("x", s), "x: 250000 executions, 50000/s, 0 failures, 5.0 s");
+  s.explored_fraction = 0.25;  // a projection still moving: no time is promised
+  EXPECT_EQ(progress_line("x", s, /*settled=*/false),
+            "x: 250000 executions, 50000/s, 0 failures, the total not settled yet (so far about 1.00M in all), 5.0 s");
   EXPECT_THROW(parse_progress_mode("sometimes"), InputError);
   EXPECT_EQ(parse_progress_mode("never"), ProgressMode::never);
+}
+
+// The projected total settles once three or more projections over the last max(10 s, a
+// quarter of the run) agree within 25%: a projection that keeps rising (a search tree's early
+// guesses run low) never does, one that holds does.
+TEST(Progress, AnEstimateSettlesOnlyOnceItStopsMoving) {
+  TotalEstimate rising;
+  for (int t = 0; t <= 120; ++t) rising.add(t, 1000.0 * (1 + t / 10.0));  // doubles every 10 s
+  EXPECT_FALSE(rising.settled());
+  TotalEstimate holding;
+  for (int t = 0; t <= 9; ++t) holding.add(t, 5000);
+  EXPECT_FALSE(holding.settled()) << "10 s of projections are needed";
+  holding.add(10, 5100);
+  holding.add(11, 4900);
+  EXPECT_TRUE(holding.settled());
+  holding.add(12, 9000);  // it moved again
+  EXPECT_FALSE(holding.settled());
 }
 
 // The explored share is in (0, 1], below 1 while branches are known to be left (it may
