@@ -13,9 +13,10 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 22> kTextFunctions = {
+constexpr std::array<std::string_view, 25> kTextFunctions = {
     "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos", "position",
-    "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse", "repeat"};
+    "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse", "repeat",
+    "octet_length", "starts_with", "translate"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -108,9 +109,12 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
     }
     return Value::text(std::move(out));
   }
-  const bool returns_int = name == "length" || name == "char_length" || name == "strpos" || name == "position";
+  const bool returns_int = name == "length" || name == "char_length" || name == "strpos" || name == "position" || name == "octet_length";
   for (const Value& a : args) {
-    if (a.is_null()) return Value::null(returns_int ? Type::int4 : Type::text);
+    if (a.is_null()) return Value::null(returns_int ? Type::int4 : name == "starts_with" ? Type::boolean : Type::text);
+  }
+  if (name == "octet_length" && args.at(0).type() != Type::text && args[0].type() != Type::unknown) {
+    throw SqlError("0A000", fmt::format("octet_length() of a value of type {} is not in lockstep's SQL subset", type_name(args[0].type())));
   }
   if (name == "chr") {  // a character by its code point, in UTF-8
     const std::int64_t code = int_arg(name, args, 0);
@@ -144,6 +148,24 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
     const std::vector<std::size_t> starts = char_starts(s);
     std::string out;
     for (std::size_t c = starts.size() - 1; c-- > 0;) out.append(s, starts[c], starts[c + 1] - starts[c]);
+    return Value::text(std::move(out));
+  }
+  if (name == "octet_length") return Value::integer(static_cast<std::int64_t>(s.size()), Type::int4);
+  if (name == "starts_with") return Value::boolean(s.starts_with(text_arg(name, args, 1)));
+  if (name == "translate") {  // each character of `from` in s becomes the one at its place in `to`, or goes
+    const std::string from = text_arg(name, args, 1), to = text_arg(name, args, 2);
+    const std::vector<std::size_t> cs = char_starts(s), fs = char_starts(from), ts = char_starts(to);
+    std::string out;
+    for (std::size_t c = 0; c + 1 < cs.size(); ++c) {
+      const std::string ch = s.substr(cs[c], cs[c + 1] - cs[c]);
+      std::size_t at = 0;
+      while (at + 1 < fs.size() && from.compare(fs[at], fs[at + 1] - fs[at], ch) != 0) ++at;
+      if (at + 1 == fs.size()) {
+        out += ch;  // not in `from`: kept
+      } else if (at + 1 < ts.size()) {
+        out.append(to, ts[at], ts[at + 1] - ts[at]);
+      }
+    }
     return Value::text(std::move(out));
   }
   if (name == "repeat") {  // the text `n` times (none for n <= 0)
