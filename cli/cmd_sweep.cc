@@ -127,7 +127,8 @@ bool take_shard(const SweepPlan& p, const Scenario& scenario, std::size_t i, sim
 // HTML view of a failing one.
 void save_traces(const SweepPlan& p, const std::string& relative, const sim::CheckReport& report, CheckedScenario& c,
                  const ReportContext& context) {
-  const std::string path = (fs::path(p.args.out) / "traces" / relative).string();
+  // A trace is JSON whatever its scenario's format: x/y.spec's is traces/x/y.json.
+  const std::string path = (fs::path(p.args.out) / "traces" / fs::path(relative).replace_extension(".json")).string();
   if (report.trace) {
     sim::save_trace(*report.trace, path);
     c.trace_path = path;

@@ -180,6 +180,16 @@ TEST_F(Cli, SweepWritesSummaryResultsAndTracesAndComparesExpectations) {
   EXPECT_EQ(m.code, kExitBadInput);
   EXPECT_NE(m.out.find("\"verdict\":\"bad_input\""), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("\"scenario\":\"lost-update\""), std::string::npos) << m.out;
+
+  // A .spec scenario's trace is JSON too: traces/NAME.json, beside its HTML view.
+  const std::string specs = path("specs");
+  fs::create_directories(specs);
+  fs::copy_file(scenario("sql/queue-without-lock.spec"), specs + "/queue.spec");
+  const CliRun q = run({"sweep", specs, "--out", path("specs-out")});
+  EXPECT_EQ(q.code, kExitOk) << q.out << q.err;
+  EXPECT_TRUE(fs::exists(path("specs-out") + "/traces/queue.json")) << q.out;
+  EXPECT_TRUE(fs::exists(path("specs-out") + "/traces/queue.html")) << q.out;
+  EXPECT_FALSE(fs::exists(path("specs-out") + "/traces/queue.spec"));
 }
 
 // `sweep .` after a `check` in the same directory reads scenarios only: not the check's
