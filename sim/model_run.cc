@@ -129,6 +129,7 @@ std::string ModelReport::describe() const {
     out += fmt::format("  executions marked: {}\n", list);
   }
   if (!interleaving.empty()) out += interleaving;
+  if (!cause.empty()) out += cause;
   if (trace_path) {
     out += fmt::format("  {}: {}{}\n", replayed ? "replayed from the trace" : "trace", *trace_path,
                        trace_per_test ? " (this test's one trace: its next failure replaces it)" : "");
@@ -294,6 +295,11 @@ ModelReport run_model(const ModelSpec& spec, const ModelOptions& options) {
   report.steps = static_cast<std::uint64_t>(std::count_if(trace.decisions.begin(), trace.decisions.end(),
                                                           [](const sim::Decision& d) { return d.kind != sim::Decision::Kind::choice; }));
   report.interleaving = bounded_interleaving(trace.events, trace.actors);
+  if (trace.cause) {
+    std::ostringstream cause;
+    sim::print_cause(cause, *trace.cause);
+    report.cause = cause.str();
+  }
   aim_of(trace, report);
   // While another trace is being replayed, a failure of a different model is reported
   // but not written: the file could be the very trace being replayed.

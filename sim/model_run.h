@@ -67,6 +67,7 @@ struct ModelReport {
   std::optional<std::string> trace_path;
   bool trace_per_test = false;  // trace_path is the test's one trace (ModelOptions::trace_key)
   std::string interleaving;    // the failing execution as a table, one column per actor
+  std::string cause;           // the orderings (or timings) the failure depends on, as text
   std::string replay_command;  // how to replay the failure
   bool replayed = false;       // this report comes from LOCKSTEP_REPLAY, not a search
   // Set when LOCKSTEP_REPLAY names a trace of another model, or the search ran at a cost

@@ -84,6 +84,9 @@ TEST(Api, APlantedBugIsFoundWithItsInterleavingAndTrace) {
   EXPECT_NE(report.interleaving.find("write flag 1"), std::string::npos) << report.interleaving;
   EXPECT_NE(report.replay_command.find("LOCKSTEP_REPLAY=" + *report.trace_path), std::string::npos);
   EXPECT_NE(report.describe().find("replay: LOCKSTEP_REPLAY="), std::string::npos);
+  // A failing test says why, as `check` does: the orderings the failure depends on.
+  EXPECT_NE(report.cause.find("cause: the failure depends on"), std::string::npos) << report.describe();
+  EXPECT_NE(report.describe().find(report.cause), std::string::npos);
 
   // Replay from the trace alone: the same verdict, no search.
   setenv("LOCKSTEP_REPLAY", report.trace_path->c_str(), 1);
