@@ -671,7 +671,7 @@ std::vector<Statement> parse_sql(std::string_view text) {
   PgQueryParseResult r = pg_query_parse(owned.c_str());
   if (r.error != nullptr) {
     const int position = r.error->cursorpos;
-    const std::string message = position > 0 ? fmt::format("{}, at position {}", r.error->message, position) : r.error->message;
+    const std::string message = position > 0 ? fmt::format("{}, {}", r.error->message, detail::where_in(text, position)) : r.error->message;
     pg_query_free_parse_result(r);
     throw SqlInputError("42601", message, position);
   }

@@ -25,6 +25,25 @@ std::string construct_of(std::string_view type, std::string_view key, const json
 // The construct a node type stands for (JoinExpr: "JOIN"), where the subset has no such node.
 std::string construct_of_node(std::string_view type, const json& body);
 
+// Where 1-based character `position` of `text` is, for a message: "at position N" on the
+// statement's first line, "at line L, column C" past it (a multi-line statement in a model's
+// source reads better by line).
+inline std::string where_in(std::string_view text, int position) {
+  int line = 1, column = 1, chars = 0;
+  for (std::size_t i = 0; i < text.size() && chars + 1 < position; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) == 0x80) continue;
+    ++chars;
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return line == 1 ? fmt::format("at position {}", position) : fmt::format("at line {}, column {}", line, column);
+}
+
 class Reader {
  public:
   explicit Reader(std::string_view text) : text_(text) {}
@@ -39,7 +58,7 @@ class Reader {
 
   [[noreturn]] void refuse(std::string_view construct, int location) const {
     const int p = position(location);
-    throw SqlInputError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md), at position {}", construct, p), p);
+    throw SqlInputError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md), {}", construct, where_in(text_, p)), p);
   }
   // Expressions and subqueries nest at most this deep: plans are evaluated recursively, on a
   // fiber's stack. PostgreSQL's parser takes thousands of levels; no lock service needs them.
@@ -62,7 +81,7 @@ class Reader {
 
   [[noreturn]] void fail(std::string_view sqlstate, std::string_view message, int location) const {
     const int p = position(location);
-    throw SqlInputError(std::string(sqlstate), fmt::format("{}, at position {}", message, p), p);
+    throw SqlInputError(std::string(sqlstate), fmt::format("{}, {}", message, where_in(text_, p)), p);
   }
 
   // The node's type and body: a node is an object with one key, its type.

@@ -213,7 +213,9 @@ class SpecReader {
         }
       }
       std::string message = e.what();
-      if (const auto at = message.rfind(", at position "); at != std::string::npos) message.resize(at);
+      for (const char* where : {", at position ", ", at line "}) {  // the spec's own line and column say it
+        if (const auto at = message.rfind(where); at != std::string::npos) message.resize(at);
+      }
       lexer_.fail(line, column, fmt::format("{} (SQLSTATE {})", message, e.sqlstate()));
     }
     return b;
