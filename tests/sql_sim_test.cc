@@ -341,6 +341,19 @@ TEST(SqlSim, ASetOperationInHashOrderIsRefusedNotReordered) {
                                    "subset: the server returns them in its hash table's order (add ORDER BY) | final: SELECT 1 [3]"}));
 }
 
+// pg_locks lists rows in the lock manager's hash order: two or more without ORDER BY are
+// refused; ORDER BY, an aggregate or one row are answered.
+TEST(SqlSim, PgLocksInHashOrderIsRefusedNotReordered) {
+  const Session s = {"SELECT pg_advisory_lock(1), pg_advisory_lock(2)", "SELECT objid FROM pg_locks WHERE locktype = 'advisory'",
+                     "SELECT objid FROM pg_locks WHERE locktype = 'advisory' ORDER BY objid DESC",
+                     "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
+                     "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND objid = 2"};
+  EXPECT_EQ(outcomes({"CREATE TABLE t (id int PRIMARY KEY)"}, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: SELECT 1 | a: ERROR 0A000: pg_locks returning two or more rows without ORDER BY is not in "
+                                   "lockstep's SQL subset: the server lists them in its lock table's hash order (add ORDER BY) | "
+                                   "a: SELECT 2 [2;1] | a: SELECT 1 [2] | a: SELECT 1 [2] | final: SELECT 1 [0]"}));
+}
+
 // ALTER TABLE's and DROP INDEX's errors against the rows there, each the message PostgreSQL 15
 // gave for the same statements (checked with psql): DDL runs outside the sessions, so a .spec
 // shows them only as its setup's failure.
