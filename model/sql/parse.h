@@ -28,6 +28,24 @@ class SqlInputError : public SqlError {
   int position_;
 };
 
+// Where 1-based character `position` of `text` falls, counting from (line, column) at the
+// text's start: an error's place in a statement, or in the file that holds it.
+struct TextPlace {
+  int line = 1;
+  int column = 1;
+};
+inline TextPlace place_in(std::string_view text, int position, TextPlace start = {}) {
+  int chars = 0;
+  for (std::size_t i = 0; i < text.size() && chars + 1 < position; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte: the same character
+    ++chars;
+    start.column = c == '\n' ? 1 : start.column + 1;
+    if (c == '\n') ++start.line;
+  }
+  return start;
+}
+
 // Every statement of `text` (one or more, separated by semicolons), in order. Throws
 // SqlInputError. An empty text (or only comments) gives none.
 // Text that is not UTF-8 is PostgreSQL's 22021 (invalid byte sequence), at the bad byte.

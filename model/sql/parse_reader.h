@@ -29,19 +29,8 @@ std::string construct_of_node(std::string_view type, const json& body);
 // statement's first line, "at line L, column C" past it (a multi-line statement in a model's
 // source reads better by line).
 inline std::string where_in(std::string_view text, int position) {
-  int line = 1, column = 1, chars = 0;
-  for (std::size_t i = 0; i < text.size() && chars + 1 < position; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xC0) == 0x80) continue;
-    ++chars;
-    if (c == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return line == 1 ? fmt::format("at position {}", position) : fmt::format("at line {}, column {}", line, column);
+  const TextPlace at = place_in(text, position);
+  return at.line == 1 ? fmt::format("at position {}", position) : fmt::format("at line {}, column {}", at.line, at.column);
 }
 
 class Reader {

@@ -199,24 +199,12 @@ class SpecReader {
       b.statements = parse_sql(t.text);
     } catch (const SqlInputError& e) {
       // The error's position, counted in characters of the block, as a line and column of the file.
-      int line = t.line, column = t.column;
-      int chars = 0;
-      for (std::size_t i = 0; i < t.text.size() && chars + 1 < e.position(); ++i) {
-        const unsigned char c = static_cast<unsigned char>(t.text[i]);
-        if ((c & 0xC0) == 0x80) continue;
-        ++chars;
-        if (c == '\n') {
-          ++line;
-          column = 1;
-        } else {
-          ++column;
-        }
-      }
+      const TextPlace at = place_in(t.text, e.position(), {t.line, t.column});
       std::string message = e.what();
       for (const char* where : {", at position ", ", at line "}) {  // the spec's own line and column say it
         if (const auto at = message.rfind(where); at != std::string::npos) message.resize(at);
       }
-      lexer_.fail(line, column, fmt::format("{} (SQLSTATE {})", message, e.sqlstate()));
+      lexer_.fail(at.line, at.column, fmt::format("{} (SQLSTATE {})", message, e.sqlstate()));
     }
     return b;
   }
