@@ -146,23 +146,25 @@ again=$(sed -n '/^Falsifiable/,/^lockstep:/p' "$work/replay.txt" | grep -A1 '^in
 grep -q "lockstep: violation each_job_once" "$work/replay.txt"
 echo "jobclaim: every README command ran; the property's failure replayed with the same configuration ($(echo $shrunk))"
 
+# Builds examples/NAME and runs every "$ " command of its README in order, from its build
+# directory; command K's output goes to $work/NAME-K.txt.
+run_readme() {
+  local name="$1" command step=0 commands
+  configure "$src/examples/$name" "$work/$name"
+  cmake --build "$work/$name" -j 2 >/dev/null
+  cd "$work/$name"
+  commands=$(sed -n 's/^\$ //p' "$src/examples/$name/README.md")
+  [ -n "$commands" ] || { echo "no commands found in examples/$name/README.md" >&2; exit 1; }
+  while IFS= read -r command; do
+    step=$((step + 1))
+    echo "\$ $command"
+    bash -c "$command" >"$work/$name-$step.txt" 2>&1 || { cat "$work/$name-$step.txt" >&2; echo "FAILED: $command" >&2; exit 1; }
+    tail -n 1 "$work/$name-$step.txt"
+  done <<<"$commands"
+}
+
 # 5. leases: the README's commands, as written; the first runs every model test.
-configure "$src/examples/leases" "$work/leases"
-cmake --build "$work/leases" -j 2 >/dev/null
-cd "$work/leases"
-commands=$(sed -n 's/^\$ //p' "$src/examples/leases/README.md")
-[ -n "$commands" ] || { echo "no commands found in examples/leases/README.md" >&2; exit 1; }
-step=0
-while IFS= read -r command; do
-  step=$((step + 1))
-  echo "\$ $command"
-  if ! bash -c "$command" >"$work/leases-$step.txt" 2>&1; then
-    cat "$work/leases-$step.txt" >&2
-    echo "FAILED: $command" >&2
-    exit 1
-  fi
-  tail -n 1 "$work/leases-$step.txt"
-done <<<"$commands"
+run_readme leases
 # What ./leases_test must have shown: four passes, every execution explored, and each bug.
 [ "$(grep -c 'every execution explored' "$work/leases-1.txt")" = 4 ] || { cat "$work/leases-1.txt" >&2; exit 1; }
 for invariant in tokens_increase renewal_in_time_keeps_lease writes_never_go_back each_job_claimed_once; do
@@ -174,18 +176,7 @@ grep -q "replayed from the trace" "$work/leases-2.txt"
 echo "leases: every README command ran; the correct designs passed exhaustively and each planted bug was found"
 
 # 5b. jobqueue: the README's commands, as written.
-configure "$src/examples/jobqueue" "$work/jobqueue"
-cmake --build "$work/jobqueue" -j 2 >/dev/null
-cd "$work/jobqueue"
-commands=$(sed -n 's/^\$ //p' "$src/examples/jobqueue/README.md")
-[ -n "$commands" ] || { echo "no commands found in examples/jobqueue/README.md" >&2; exit 1; }
-step=0
-while IFS= read -r command; do
-  step=$((step + 1))
-  echo "\$ $command"
-  bash -c "$command" >"$work/jobqueue-$step.txt" 2>&1 || { cat "$work/jobqueue-$step.txt" >&2; echo "FAILED: $command" >&2; exit 1; }
-  tail -n 1 "$work/jobqueue-$step.txt"
-done <<<"$commands"
+run_readme jobqueue
 grep -q 'every execution explored' "$work/jobqueue-1.txt" || { cat "$work/jobqueue-1.txt" >&2; exit 1; }
 for invariant in claimed_once_per_attempt completed_once one_rescuer; do
   grep -q "lockstep: violation $invariant" "$work/jobqueue-1.txt" || { echo "jobqueue: $invariant was not violated" >&2; exit 1; }
