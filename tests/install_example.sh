@@ -113,21 +113,25 @@ grep -q "lockstep: violation mutual_exclusion" "$work/ticket.txt"
 grep -q "replay: LOCKSTEP_REPLAY=" "$work/ticket.txt"
 echo "ticket_lock: built against the installed package; its planted bug was found"
 
+# Builds examples/NAME and runs every "$ " command of its README in order, from its build
+# directory; command K's output goes to $work/NAME-K.txt.
+run_readme() {
+  local name="$1" command step=0 commands
+  configure "$src/examples/$name" "$work/$name"
+  cmake --build "$work/$name" -j 2 >/dev/null
+  cd "$work/$name"
+  commands=$(sed -n 's/^\$ //p' "$src/examples/$name/README.md")
+  [ -n "$commands" ] || { echo "no commands found in examples/$name/README.md" >&2; exit 1; }
+  while IFS= read -r command; do
+    step=$((step + 1))
+    echo "\$ $command"
+    bash -c "$command" >"$work/$name-$step.txt" 2>&1 || { cat "$work/$name-$step.txt" >&2; echo "FAILED: $command" >&2; exit 1; }
+    tail -n 1 "$work/$name-$step.txt"
+  done <<<"$commands"
+}
+
 # 4. jobclaim: the README's commands, as written.
-configure "$src/examples/jobclaim" "$work/jobclaim"
-cmake --build "$work/jobclaim" -j 2 >/dev/null
-cd "$work/jobclaim"
-commands=$(sed -n 's/^\$ //p' "$src/examples/jobclaim/README.md")
-[ -n "$commands" ] || { echo "no commands found in examples/jobclaim/README.md" >&2; exit 1; }
-while IFS= read -r command; do
-  echo "\$ $command"
-  if ! bash -c "$command" >"$work/out.txt" 2>&1; then
-    cat "$work/out.txt" >&2
-    echo "FAILED: $command" >&2
-    exit 1
-  fi
-  tail -n 3 "$work/out.txt"
-done <<<"$commands"
+run_readme jobclaim
 # What those commands must have shown.
 [ "$(grep -o '"as_expected": *true' reports/results.json | wc -l)" = 4 ] || { cat reports/results.json >&2; exit 1; }
 [ -f reports/traces/check-before-lock.json ]
@@ -145,23 +149,6 @@ again=$(sed -n '/^Falsifiable/,/^lockstep:/p' "$work/replay.txt" | grep -A1 '^in
 [ "$shrunk" = "$again" ] || { echo "the replay reached another configuration: [$shrunk] vs [$again]" >&2; exit 1; }
 grep -q "lockstep: violation each_job_once" "$work/replay.txt"
 echo "jobclaim: every README command ran; the property's failure replayed with the same configuration ($(echo $shrunk))"
-
-# Builds examples/NAME and runs every "$ " command of its README in order, from its build
-# directory; command K's output goes to $work/NAME-K.txt.
-run_readme() {
-  local name="$1" command step=0 commands
-  configure "$src/examples/$name" "$work/$name"
-  cmake --build "$work/$name" -j 2 >/dev/null
-  cd "$work/$name"
-  commands=$(sed -n 's/^\$ //p' "$src/examples/$name/README.md")
-  [ -n "$commands" ] || { echo "no commands found in examples/$name/README.md" >&2; exit 1; }
-  while IFS= read -r command; do
-    step=$((step + 1))
-    echo "\$ $command"
-    bash -c "$command" >"$work/$name-$step.txt" 2>&1 || { cat "$work/$name-$step.txt" >&2; echo "FAILED: $command" >&2; exit 1; }
-    tail -n 1 "$work/$name-$step.txt"
-  done <<<"$commands"
-}
 
 # 5. leases: the README's commands, as written; the first runs every model test.
 run_readme leases
