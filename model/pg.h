@@ -356,6 +356,12 @@ struct PoolConfig {
   // made by someone else (a second pool of one run shares the first's: with own_schema,
   // config() names the schema made). Empty: none.
   std::string schema;
+  // The one actor that checks out of this pool (a pool per actor), or -1: any actor. The
+  // simulation then knows the pool's checkouts and returns commute with every other step, so
+  // symmetry reduction orders interchangeable actors at their first statements, not at their
+  // checkouts (sim/explore/symmetric_starts.h). Another actor's checkout is a ModelError.
+  // Real servers ignore it.
+  ActorId owner = -1;
 };
 
 // SQLAlchemy QueuePool: pool_size connections kept, up to max_overflow more opened on

@@ -128,6 +128,69 @@ TEST(Symmetry, AModelDeclaresInterchangeableActors) {
   EXPECT_EQ(on.executions * 6, off.executions);
 }
 
+// Three workers, each on a pool of its own, each running one statement on one row: their
+// checkouts commute with everything (PoolConfig::owner), so the members start at their
+// statements, which conflict, and each class of executions equal up to a renaming of the
+// workers (and their pools) is explored once: 3! times fewer. Without the owner, a checkout
+// is each worker's start, and checkouts of different pools commute: no reduction.
+struct Queue {
+  Queue(Env& env, bool owned) {
+    for (ActorId i = 0; i < 3; ++i) pools.push_back(env.new_pg_pool(pg::PoolConfig{.pool_size = 1, .owner = owned ? i : -1}));
+    auto setup = pools[0]->checkout().value();  // outside any actor
+    (void)setup->exec("CREATE TABLE jobs (id bigint PRIMARY KEY, claims int NOT NULL)");
+    (void)setup->exec("INSERT INTO jobs VALUES (1, 0)");
+    claims = env.new_shared_var("claims", 0);
+  }
+  std::vector<std::unique_ptr<pg::Pool>> pools;
+  std::unique_ptr<SharedVar> claims;
+};
+struct OwnQueue : Queue {
+  explicit OwnQueue(Env& env) : Queue(env, true) {}
+};
+struct SharedQueue : Queue {
+  explicit SharedQueue(Env& env) : Queue(env, false) {}
+};
+
+template <typename S>
+ModelReport run_workers(bool symmetry, const std::string& dir) {
+  auto worker = [](S& s, Env&, ActorId self) {
+    auto conn = s.pools[static_cast<std::size_t>(self)]->checkout().value();
+    const auto r = conn->exec("UPDATE jobs SET claims = claims + 1 WHERE id = 1 RETURNING claims");
+    if (r.ok()) s.claims->fetch_add(1);
+  };
+  auto all_claimed = [](S& s) -> std::optional<std::string> {
+    if (s.claims->load() != 3) return "claims: " + std::to_string(s.claims->load());
+    return std::nullopt;
+  };
+  return lockstep::Model<S>("workers").symmetric_actors(3, worker).invariant("all_claimed", all_claimed).symmetry(symmetry).trace_dir(dir).run();
+}
+
+TEST(Symmetry, WorkersOnPoolsOfTheirOwnAreExploredOncePerRenaming) {
+  const std::string dir = ::testing::TempDir() + "symmetry-model";
+  const ModelReport on = run_workers<OwnQueue>(true, dir);
+  const ModelReport off = run_workers<OwnQueue>(false, dir);
+  EXPECT_EQ(on.verdict, Verdict::pass);
+  EXPECT_EQ(off.verdict, Verdict::pass);
+  EXPECT_EQ(on.symmetry_permutations, 6u);
+  RecordProperty("executions", std::to_string(on.executions) + " of " + std::to_string(off.executions));
+  EXPECT_GT(off.executions, 6u);
+  EXPECT_EQ(on.executions * 6, off.executions);
+  // Shared by no declaration: each checkout is a start, and they commute.
+  const ModelReport shared = run_workers<SharedQueue>(true, dir);
+  EXPECT_EQ(shared.executions, off.executions);
+}
+
+// A pool of one actor's own checked out by another stops the run: the declaration is wrong.
+TEST(Symmetry, AnotherActorsCheckoutOfAnOwnedPoolIsAModelError) {
+  const std::string dir = ::testing::TempDir() + "symmetry-model";
+  const ModelReport r = lockstep::Model<OwnQueue>("borrower")
+                            .actors(2, [](OwnQueue& s, Env&, ActorId) { (void)s.pools[0]->checkout(); })
+                            .trace_dir(dir)
+                            .run();
+  EXPECT_EQ(r.verdict, Verdict::model_error);
+  EXPECT_NE(r.message.find("PoolConfig::owner = 0) checked out by b"), std::string::npos) << r.message;
+}
+
 // Actors declared interchangeable that do not start alike stop the search with an error
 // naming them (no verdict: a wrong declaration would otherwise hide executions).
 TEST(Symmetry, ActorsThatDoNotStartAlikeStopTheSearch) {

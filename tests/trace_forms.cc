@@ -40,7 +40,7 @@ std::string FoataRecorder::form_up_to_permutations() const {
   std::string best;
   bool first = true;
   for (const auto& rename : permutations_of(classes_, n)) {
-    std::string f = form(false, rename);
+    std::string f = form(declared_classes_, rename);
     if (first || f < best) best = std::move(f);
     first = false;
   }
@@ -59,8 +59,21 @@ std::string FoataRecorder::form(bool optimal, const std::vector<ActorId>& rename
       }
     }
     const Step& s = steps_[k];
-    std::string objects = std::to_string(fp(s).object);
-    for (std::size_t x = 0; x < fp(s).extra_count; ++x) objects += "+" + std::to_string(fp(s).extra[x]);
+    // An actor's own pool is renamed with it.
+    const auto number = [&](sim::ObjectId o) {
+      return std::to_string(o - std::distance(symmetry_objects_.begin(), symmetry_objects_.lower_bound(o)));
+    };
+    const auto name = [&](sim::ObjectId o) {
+      for (const auto& [actor, pool] : own_pool_) {
+        if (pool == o && !rename.empty()) {
+          const auto renamed = own_pool_.find(rename[actor]);
+          return renamed == own_pool_.end() ? number(o) : "p" + number(renamed->second);
+        }
+      }
+      return number(o);
+    };
+    std::string objects = name(fp(s).object);
+    for (std::size_t x = 0; x < fp(s).extra_count; ++x) objects += "+" + name(fp(s).extra[x]);
     by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}", rename.empty() ? s.actor : rename[s.actor], count_of_actor[s.actor]++, s.timer ? "t" : "",
                                              objects, static_cast<int>(fp(s).access), static_cast<int>(fp(s).effects)));
   }

@@ -4,7 +4,10 @@
 // one complete execution per trace.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,7 @@ namespace lockstep::testing {
 // of footprints (sim::dependent, plus program order). Two forms: with the footprints the
 // steps ran with, and with those optimal DPOR works with (sim::optimal_dpor_footprint, where
 // a failed CAS keeps its declared access), whose traces it runs one execution each.
-class FoataRecorder final : public sim::Strategy, public sim::Restarting {
+class FoataRecorder final : public sim::Strategy, public sim::Restarting, public sim::StepObserver {
  public:
   explicit FoataRecorder(std::unique_ptr<sim::Strategy> inner) : inner_(std::move(inner)) {}
   std::string_view name() const override { return inner_->name(); }
@@ -32,6 +35,7 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting {
     if (index < enabled.size()) {
       picked_op_ = *enabled[index].op;
       picked_waits_ = enabled[index].waits;
+      if (rename_pools_ && picked_op_.verb == "checkout") own_pool_[enabled[index].actor] = picked_op_.footprint.object;
     }
     return index;
   }
@@ -47,7 +51,23 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting {
   sim::StrategyAbilities abilities() override {
     const sim::StrategyAbilities inner = inner_->abilities();
     inner_restarts_ = inner.restarts;
-    return {.observer = inner.observer, .checkpoints = inner.checkpoints, .restarts = inner.restarts ? this : nullptr};
+    inner_observer_ = inner.observer;
+    return {.observer = this, .checkpoints = inner.checkpoints, .restarts = inner.restarts ? this : nullptr};
+  }
+  // Seen on the way to the inner strategy's observer: the classes' objects, which a
+  // search without symmetry never makes, are left out of the forms' object numbers.
+  void parked(std::span<const sim::Transition> waiting) override {
+    if (inner_observer_ != nullptr) inner_observer_->parked(waiting);
+  }
+  void symmetric(const sim::Symmetry& symmetry) override {
+    symmetry_objects_.clear();
+    for (ActorId a = 0; a < kMaxActors; ++a) {
+      if (symmetry.in_class(a)) symmetry_objects_.insert(symmetry.object[a]);
+    }
+    if (inner_observer_ != nullptr) inner_observer_->symmetric(symmetry);
+  }
+  void clock_advanced() override {
+    if (inner_observer_ != nullptr) inner_observer_->clock_advanced();
   }
   std::string restart_reason() const override { return inner_restarts_->restart_reason(); }
   bool take_restart() override {
@@ -66,6 +86,13 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting {
   // permutations (a symmetry reduction explores one trace of each such class). Footprints
   // are taken without a symmetry class's object (Footprint::symmetry_extra) in every form.
   void up_to_permutations_of(std::vector<std::vector<ActorId>> classes) { classes_ = std::move(classes); }
+  // Also renames each actor's own pool with it: the object an actor's checkout names is its
+  // own (a script with config.own_pools), learned as the executions run.
+  void rename_own_pools() { rename_pools_ = true; }
+  // Forms up to permutations from the footprints optimal DPOR works with
+  // (sim::optimal_dpor_footprint): a deadlock check's reads of every lock held are left out
+  // (what it reads beyond its footprint is not ordered: docs/notes.md).
+  void classes_by_declared_footprints() { declared_classes_ = true; }
 
   // Forms of the executions that ended with a verdict (the caller says which did).
   void keep_last() { keep_ = true; }
@@ -98,6 +125,11 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting {
   bool keep_ = false;
   bool restarted_ = false;
   std::vector<std::vector<ActorId>> classes_;
+  bool rename_pools_ = false;
+  bool declared_classes_ = false;
+  sim::StepObserver* inner_observer_ = nullptr;
+  std::set<sim::ObjectId> symmetry_objects_;
+  std::map<ActorId, sim::ObjectId> own_pool_;
 };
 
 // Every renaming of actors 0..n-1 that permutes each class's members among themselves (the

@@ -70,6 +70,7 @@ App::App(Env& env, const Config& config) : env_(env), c_(config), held_(env) {
   const std::size_t pools = c_.shared_pool ? static_cast<std::size_t>(c_.workers) : c_.actors.size();
   for (std::size_t i = 0; i < pools; ++i) {
     pool.application_name = c_.shared_pool ? fmt::format("headspace-worker-{}", i) : c_.actors[i].name;
+    pool.owner = c_.shared_pool ? -1 : static_cast<ActorId>(i);  // a pool per actor: its own (symmetry)
     auto counted = std::make_unique<CountingPool>(env, env.new_pg_pool(pool), static_cast<int>(i), held_);
     auto locks = std::make_unique<AdvisoryLockService>(env, *counted, options);
     std::unique_ptr<CountingPool> sessions;

@@ -29,7 +29,8 @@ class ScriptInstance final : public Instance {
     logs_.assign(p_.scopes.size(), 0);
     if (p_.uses_sql) {
       const int actors = static_cast<int>(p_.actors.size());
-      pool_ = env.new_pg_pool(pg::PoolConfig{.pool_size = actors + 1});
+      pool_ = env.new_pg_pool(pg::PoolConfig{.pool_size = p_.own_pools ? 1 : actors + 1});
+      for (int a = 0; p_.own_pools && a < actors; ++a) own_pools_.push_back(env.new_pg_pool(pg::PoolConfig{.pool_size = 1, .owner = a}));
       connections_.resize(p_.actors.size());
       auto setup = pool_->checkout().value();
       for (const std::string& sql : p_.sql_setup) {
@@ -187,7 +188,7 @@ class ScriptInstance final : public Instance {
   std::int64_t run_sql(ActorId actor, const Op& op, const std::vector<std::int64_t>& regs) {
     auto& conn = connections_[static_cast<std::size_t>(actor)];
     if (!conn) {
-      auto checked_out = pool_->checkout();
+      auto checked_out = (p_.own_pools ? *own_pools_[static_cast<std::size_t>(actor)] : *pool_).checkout();
       if (!checked_out.ok()) return -1;
       conn = std::move(checked_out).value();
     }
@@ -214,6 +215,7 @@ class ScriptInstance final : public Instance {
   std::vector<std::vector<std::int64_t>> registers_;
   std::vector<std::int64_t> logs_;  // per Program::scopes entry
   std::unique_ptr<pg::Pool> pool_;                         // with sql ops: the simulated server's
+  std::vector<std::unique_ptr<pg::Pool>> own_pools_;       // config.own_pools: actor i's is own_pools_[i]
   std::vector<pg::PooledConnection> connections_;  // per actor, from its first sql op
 };
 

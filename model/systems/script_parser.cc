@@ -443,7 +443,8 @@ Program parse_program(const SystemInput& input) {
     p.actors.push_back(std::move(actor));
   }
   if (input.config) {
-    input.config->expect_keys({"vars", "check", "symmetric", "sql_setup", "sql_check"});
+    input.config->expect_keys({"vars", "check", "symmetric", "sql_setup", "sql_check", "own_pools"});
+    if (auto own = input.config->find("own_pools")) p.own_pools = own->as_bool();
     for (auto [key, list] : {std::pair{"sql_setup", &p.sql_setup}, std::pair{"sql_check", &p.sql_checks}}) {
       if (auto statements = input.config->find(key)) {
         for (const auto& st : statements->items()) {

@@ -28,7 +28,8 @@
 //                   first value of the first row when it is an integer (t/f: 1/0), else the
 //                   rows it returned or changed; -1 when it fails. `sql - TEXT` keeps nothing.
 //                   config.sql_setup: statements run first, outside the actors (CREATE TABLE...);
-//                   config.sql_check: queries of one boolean run at the end, each a check
+//                   config.sql_check: queries of one boolean run at the end, each a check;
+//                   config.own_pools: true gives each actor a pool of its own (PoolConfig::owner)
 // With files, the final state also lists every file and its contents.
 // Checks: "x == 2", "a.r != 0" (actor a's register r), "@3 == 12" (the values observed in
 // scope 3, global events included, in their order, as decimal digits: 1 then 2), "@* == 5"
@@ -103,6 +104,9 @@ struct Program {
   bool uses_sql = false;
   std::vector<std::string> sql_setup;   // config.sql_setup
   std::vector<std::string> sql_checks;  // config.sql_check
+  // config.own_pools: each actor's sql ops use a pool of its own (PoolConfig::owner), not one
+  // pool of all actors.
+  bool own_pools = false;
   // config.symmetric: classes of interchangeable actors (Instance::symmetric_actors): each
   // of two or more actors with the same ops, none of whose registers a check compares.
   std::vector<std::vector<ActorId>> symmetric;

@@ -186,7 +186,8 @@ nlohmann::json node_json(const Node& n, FootprintTable& table) {
           n.mode_count,
           n.mode,
           n.current_effect.to_json(),
-          n.expects ? footprint_json(n.expected) : nlohmann::json()};
+          n.expects ? footprint_json(n.expected) : nlohmann::json(),
+          n.starts};
 }
 
 void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
@@ -199,7 +200,7 @@ void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
     expect(n.chosen < n.options, "choice node's value");
     return;
   }
-  expect(j.size() == 16, "scheduling node");
+  expect(j.size() == 16 || j.size() == 17, "scheduling node");  // 16: written before Node::starts
   n.enabled = j[1].get<Mask>();
   n.run_modes = j[2].get<Mask>();
   n.timer_modes = j[3].get<Mask>();
@@ -217,6 +218,7 @@ void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
   n.current_effect = Effect::from_json(j[14]);
   n.expects = !j[15].is_null();
   if (n.expects) n.expected = footprint_of(j[15]);
+  n.starts = j.size() == 17 && j[16].get<bool>();
   expect(n.current >= 0 && n.current < 64 && n.mode_enabled(n.current, n.current_is_timer()),
          "node's current transition is not enabled there");
 }

@@ -167,6 +167,7 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
     unsupported("a grant wait's timer read more than its wait");
   }
   node.current_effect.add(effective);
+  node.starts = ran.symmetry_extra;
   race_.events.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
                      declared_op_.timer_reads_more, plain_try, declared_.access, effective,
                      static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});

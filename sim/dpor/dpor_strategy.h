@@ -175,7 +175,7 @@ class DporStrategy final : public Strategy,
   // Symmetry: whether the path down to node `at`, then v, starts the members of each class
   // in order.
   bool starts_in_order(std::size_t at, StepSequence v) const;
-  // The actors that took a step on the path before node `at`.
+  // The class members that started (Node::starts) on the path before node `at`.
   Mask started_before(std::size_t at) const;
   bool symmetric_ = false;
   std::array<std::int8_t, kMaxActors> previous_{};

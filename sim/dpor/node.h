@@ -96,6 +96,9 @@ struct Node {
   int mode_count = 0;
   int mode = 0;  // index into modes
   Effect current_effect;
+  // Symmetry: current's step was its start, the step that wrote its class's object
+  // (Footprint::symmetry_extra; sim/explore/symmetric_starts.h).
+  bool starts = false;
   // Optimal mode: the footprint the wakeup tree's branch gave current's step, which the step
   // must have when it runs (else the tree was built on a wrong footprint: optimal mode ends;
   // an alarm, since a branch dropped unexecuted is never checked: footprints must be exact).

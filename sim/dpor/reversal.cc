@@ -125,13 +125,13 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
   // then the image of another's, explored there: sim/explore/symmetry.h).
   Mask started = symmetric_ ? started_before(race_.events[i].node) : 0;
   bool out_of_order = false;
-  auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step) {
-    if (seen & bit(actor)) return;
-    if (symmetric_ && !(started & bit(actor))) {
+  auto consider = [&](ActorId actor, const std::uint32_t* vc, const WakeStep* step, bool starts) {
+    if (symmetric_ && starts && !(started & bit(actor))) {
       const int previous = previous_[actor];
       out_of_order = out_of_order || (previous >= 0 && !(started & bit(previous)));
       started |= bit(actor);
     }
+    if (seen & bit(actor)) return;
     if (optimal_) race_.first_step[actor] = step;
     bool after_earlier = false;
     for (Mask rest = seen; rest != 0 && !after_earlier; rest &= rest - 1) {
@@ -151,11 +151,11 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
         return;
       }
       const WakeStep* step = optimal_ ? &race_.steps[static_cast<std::size_t>(k)] : nullptr;
-      consider(race_.events[k].actor, &race_.vc[static_cast<std::size_t>(k) * n], step);
+      consider(race_.events[k].actor, &race_.vc[static_cast<std::size_t>(k) * n], step, race_.events[k].fp.symmetry_extra);
       if (optimal_) race_.sequence.push_back(step);
     }
   }
-  consider(q, q_vc, &q_step);
+  consider(q, q_vc, &q_step, q_step.fp.symmetry_extra);
   if (out_of_order) return;
   if (!optimal_ && (initials & node.backtrack)) return;
   const Mask ready = initials & node.enabled;

@@ -57,9 +57,11 @@ Footprint translate(Footprint f, const std::vector<ObjectId>& objects) {
 }  // namespace
 
 Mask DporStrategy::started_before(std::size_t at) const {
+  // A member's start is the step that wrote its class's object: its first step that is not
+  // private (sim/explore/symmetric_starts.h).
   Mask started = 0;
   for (std::size_t j = 0; j < at; ++j) {
-    if (!stack_[j].is_choice) started |= bit(stack_[j].current);
+    if (!stack_[j].is_choice && stack_[j].starts) started |= bit(stack_[j].current);
   }
   return started;
 }
@@ -67,7 +69,7 @@ Mask DporStrategy::started_before(std::size_t at) const {
 bool DporStrategy::starts_in_order(std::size_t at, StepSequence v) const {
   Mask started = started_before(at);
   for (const WakeStep* s : v) {
-    if (started & bit(s->actor)) continue;
+    if (!s->fp.symmetry_extra || (started & bit(s->actor))) continue;
     const int p = previous_[s->actor];
     if (p >= 0 && !(started & bit(p))) return false;
     started |= bit(s->actor);

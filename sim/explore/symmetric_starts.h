@@ -1,10 +1,17 @@
 // sim/explore/symmetric_starts.h: the scheduler's side of symmetry reduction (sim/explore/symmetry.h).
 //
 // Once the actors stand at their first operations, setup() reads the classes the instance
-// declares and gives each class an object; then, every step, filter() drops the transitions
-// of members whose previous member has not started, and shows the strategy each unstarted
-// member's first operation with its class's object; started() adds that object to a first
-// step's effective footprint.
+// declares and gives each class an object; then, every step, filter() drops the start of a
+// member whose previous member has not started, and shows the strategy each unstarted
+// member's start with its class's object; started() adds that object to a start's effective
+// footprint.
+//
+// A member's start is its first step that is not private. A private step names only objects
+// the member owns (Scheduler::own: a pool of its own), observes nothing, is no timer's
+// firing and cannot crash: it commutes with every other actor's step, and every member takes
+// the same private steps from the same symmetric state, so a member may take them before the
+// member before it has started. That is what lets a class of workers, each checking out of a
+// pool of its own first, be ordered at their first statements, which usually conflict.
 //
 // Guarantees: the classes' members start in the order of their ids in every execution the
 // strategy is offered; a declaration that is malformed or plainly not symmetric is an
@@ -32,6 +39,7 @@ struct SymmetryActors {
   std::function<ObjectId(std::string)> new_object;
   std::function<std::string(const OpDesc&)> op_text;
   const std::vector<std::string>& names;
+  const std::vector<std::int8_t>& owners;  // by object: the actor that owns it, or -1
 };
 
 class SymmetricStarts {
@@ -39,31 +47,36 @@ class SymmetricStarts {
   void clear() {
     symmetry_ = Symmetry();
     started_ = 0;
+    private_ = 0;
+    owners_ = nullptr;
+    names_ = nullptr;
   }
   // Throws InputError for a declaration that is malformed or not symmetric at the start.
   void setup(std::vector<std::vector<ActorId>> classes, const SymmetryActors& actors);
   const Symmetry& symmetry() const { return symmetry_; }
   bool any() const { return symmetry_.any(); }
 
-  // Filters `enabled` in place (returns how many are kept) and rewrites the operations of
-  // unstarted members in both spans. Sets `wrong` to (p, a) when member a could run where the
-  // member p before it could not: the declaration is wrong.
+  // Filters `enabled` in place (returns how many are kept) and rewrites the starts of
+  // unstarted members in both spans (`armed`: actors a crash may strike at their next step).
+  // Sets `wrong` to (p, a) when member a could start where the member p before it could not
+  // run: the declaration is wrong.
   std::size_t filter(std::span<Transition> enabled, std::span<Transition> parked, std::uint64_t unfinished,
-                     std::optional<std::pair<ActorId, ActorId>>& wrong) const;
+                     std::uint64_t armed, std::optional<std::pair<ActorId, ActorId>>& wrong);
 
-  // Actor `actor` took a step with `effective`: the first step of a member writes its class's object.
-  void started(ActorId actor, Footprint& effective) {
-    const std::uint64_t bit = std::uint64_t{1} << actor;
-    if (symmetry_.in_class(actor) && !(started_ & bit)) {
-      add_symmetry_object(effective, symmetry_.object[actor]);  // room checked by setup
-    }
-    started_ |= bit;
-  }
+  // Actor `actor` took a step (its timer's firing when `timer`) with `effective`: a member's
+  // start writes its class's object.
+  void started(ActorId actor, bool timer, Footprint& effective);
 
  private:
+  // Whether `fp` is a private step's of `actor` (the class comment).
+  bool private_to(const Footprint& fp, ActorId actor) const;
+
   Symmetry symmetry_;
   std::uint64_t started_ = 0;
-  std::array<OpDesc, kMaxActors> first_op_{};
+  std::uint64_t private_ = 0;  // unstarted members whose pending operation filter() found private
+  const std::vector<std::int8_t>* owners_ = nullptr;
+  const std::vector<std::string>* names_ = nullptr;
+  std::array<OpDesc, kMaxActors> start_op_{};  // an unstarted member's pending operation, as a start
 };
 
 }  // namespace lockstep::sim

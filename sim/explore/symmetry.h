@@ -2,17 +2,18 @@
 //
 // A system may declare classes of interchangeable actors (Instance::symmetric_actors): the
 // same code and configuration, a symmetric initial state, and checks that do not tell them
-// apart. Any execution is then, up to a permutation of each class, one in which the members
-// of a class take their first steps in the order of their ids. With symmetry on
-// (RunLimits::symmetry) the scheduler offers a member's first step only once the member
-// before it in its class has taken one: every execution explored is such a representative,
-// and each class of executions equal up to a permutation has one.
+// apart. A member's start is its first step that is not private (one on objects only it
+// owns: sim/explore/symmetric_starts.h). Any execution is then, up to a permutation of each
+// class, one in which the members of a class start in the order of their ids. With symmetry
+// on (RunLimits::symmetry) the scheduler offers a member's start only once the member before
+// it in its class has started: every execution explored is such a representative, and each
+// class of executions equal up to a permutation has one.
 //
-// Partial-order reduction sees it as dependence: the first steps of a class's members all
-// write one object of the class's own, so their order is part of the trace, and a race whose
+// Partial-order reduction sees it as dependence: the starts of a class's members all write
+// one object of the class's own, so their order is part of the trace, and a race whose
 // reversal would start a member before the one before it is dropped (its trace is another's
 // image; DporStrategy::insert_into). No trace is lost and none is added: a trace with the
-// first steps in id order is explored once, as without symmetry. The object is the
+// starts in id order is explored once, as without symmetry. The object is the
 // strategy's only: clocks do not pass through it (sim/sched/scheduler.h), so time stays symmetric.
 //
 // The scheduler checks what it can of a declaration as it goes: two members not started yet
@@ -34,7 +35,7 @@ namespace lockstep::sim {
 struct Symmetry {
   // Per actor: the member before it in its class (-1: none, or not in a class).
   std::array<std::int8_t, kMaxActors> previous = filled(-1);
-  // Per actor: the object its class's first steps write (kNoObject: not in a class).
+  // Per actor: the object its class's starts write (kNoObject: not in a class).
   std::array<ObjectId, kMaxActors> object{};
   int actors = 0;  // actors in classes
   // The permutations of the declared classes (the product of their sizes' factorials),

@@ -10,9 +10,15 @@ namespace {
 class SimPool final : public lockstep::pg::Pool, public WaitCondition {
  public:
   SimPool(Server& server, PoolConfig config)
-      : server_(server), s_(server.scheduler()), config_(config), object_(server.new_pool_object()) {}
+      : server_(server), s_(server.scheduler()), config_(config), object_(server.new_pool_object()) {
+    if (config_.owner >= 0) s_.own(object_, config_.owner);
+  }
 
   Result<PooledConnection> checkout() override {
+    if (config_.owner >= 0 && s_.in_actor() && s_.current() != config_.owner) {
+      throw ModelError(fmt::format("a pool of actor {}'s own (PoolConfig::owner = {}) checked out by {}", config_.owner,
+                                   config_.owner, s_.actor_name(s_.current())));
+    }
     s_.yield({"checkout", server_.on(object_, Access::acquire)});
     if (!available()) {
       s_.note_result({Kind::failed});

@@ -77,8 +77,8 @@ struct Footprint {
   // all at once as the server does): each is written (never only read) by the step.
   std::array<ObjectId, kMaxExtraObjects> extra{};
   std::uint8_t extra_count = 0;
-  // The last extra object is a symmetry class's (sim/explore/symmetry.h): the step is the first of a
-  // class's member. Lock reasoning looks past it: it orders only the class's first steps.
+  // The last extra object is a symmetry class's (sim/explore/symmetry.h): the step is a class
+  // member's start. Lock reasoning looks past it: it orders only the class's starts.
   bool symmetry_extra = false;
 
   // Equal when they name the same things: the extra objects past extra_count are not compared.

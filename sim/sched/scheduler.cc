@@ -107,6 +107,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   objects_.begin_execution();  // object ids stay: sim/sched/object_registry.h
   actor_names_.clear();
   starts_.clear();
+  std::fill(owners_.begin(), owners_.end(), std::int8_t{-1});
 }
 
 ExecutionResult Scheduler::run(const System& system, SimEnv& env, Strategy& strategy,
@@ -177,37 +178,8 @@ void Scheduler::start_actors(int n) {
   }
 }
 
-// Symmetry (sim/explore/symmetric_starts.h), once the actors stand at their first operations.
-void Scheduler::setup_symmetry() {
-  if (limits_.symmetry) {
-    std::vector<std::vector<ActorId>> classes;
-    try {
-      classes = instance_->symmetric_actors();
-    } catch (const std::exception& e) {
-      throw InputError(fmt::format("symmetry: symmetric_actors threw: {}", e.what()));
-    }
-    starts_.setup(std::move(classes),
-                  {.count = actor_count_,
-                   .op = [this](ActorId a) -> const OpDesc& { return actors_[a]->op; },
-                   .finished = [this](ActorId a) { return actors_[a]->finished; },
-                   .new_object = [this](std::string name) { return new_object(std::move(name)); },
-                   .op_text = [this](const OpDesc& op) { return op_text(op); },
-                   .names = actor_names_});
-  }
-  if (observer_ != nullptr) observer_->symmetric(starts_.symmetry());
-}
-
-void Scheduler::filter_symmetric() {
-  std::optional<std::pair<ActorId, ActorId>> wrong;
-  enabled_count_ = starts_.filter({enabled_.data(), enabled_count_}, {parked_.data(), parked_count_}, unfinished_, wrong);
-  if (wrong) {
-    const auto [p, a] = *wrong;
-    throw InputError(fmt::format("symmetry: {} and {} are declared interchangeable, but {}'s first operation "
-                                 "({}) can run where {}'s cannot",
-                                 actor_names_[p], actor_names_[a], actor_names_[a], op_text(actors_[a]->op),
-                                 actor_names_[p]));
-  }
-}
+const OpDesc& Scheduler::pending_op(ActorId a) const { return actors_[a]->op; }
+bool Scheduler::finished(ActorId a) const { return actors_[a]->finished; }
 
 // One turn of the run loop: who can run, then one step. False when the execution ends.
 // Inlined into run()'s loop: it is the per-step path (bench: BM_SchedulerStepPingPong).
@@ -370,7 +342,7 @@ void Scheduler::execute(const Transition& t) {
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
   if (limits_.time == TimeMode::untimed) pass_clock(t.actor, effective);
-  starts_.started(t.actor, effective);
+  starts_.started(t.actor, t.timer, effective);
   strategy_->executed(t, effective);
   if (limits_.log_events) {
     std::string text = crash_text_.empty() ? result_text(result_, t.timer) : crash_text_;

@@ -247,6 +247,14 @@ class Scheduler {
   // sets, wakeup trees) name the same objects in the next. The k-th object of one name in
   // an execution is the k-th of that name in every execution.
   ObjectId new_object(std::string name);
+  // Declares `object` actor's own for this execution: no other actor's step names it (the
+  // caller refuses one that would). Symmetry reduction runs an unstarted member's steps on
+  // its own objects before its class's order applies (sim/explore/symmetric_starts.h).
+  void own(ObjectId object, ActorId actor) {
+    if (owners_.size() <= object) owners_.resize(object + 1, -1);
+    owners_[object] = static_cast<std::int8_t>(actor);
+  }
+  ActorId owner(ObjectId object) const { return object < owners_.size() ? owners_[object] : -1; }
   const std::string& object_name(ObjectId id) const { return objects_.name(id); }
   // The objects made so far, by id from 1 (a checkpoint keeps them), and making them again in
   // a new scheduler before any execution: ids are then those of the scheduler they came from.
@@ -332,9 +340,12 @@ class Scheduler {
   ProgressJudge judge_;  // cycles, fairness, obligations (sim/progress/progress_judge.h)
 
   // Symmetry (sim/explore/symmetric_starts.h): the classes declared, who started, first operations.
+  const OpDesc& pending_op(ActorId a) const;
+  bool finished(ActorId a) const;
   void setup_symmetry();
   void filter_symmetric();
   SymmetricStarts starts_;
+  std::vector<std::int8_t> owners_;  // by object: the actor that owns it (own), or -1
 
   Access effective_access_ = Access::none;
   std::uint8_t effects_ = 0;

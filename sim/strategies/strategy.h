@@ -81,8 +81,8 @@ class StepObserver {
   virtual void parked(std::span<const Transition> waiting) = 0;
   // Told at the start of each execution, before its first pick, which actors are
   // interchangeable (sim/explore/symmetry.h; none unless RunLimits::symmetry). The transitions
-  // it is offered are then those of representatives only, and the first step of a class's
-  // member writes its class's object in the footprints it sees.
+  // it is offered are then those of representatives only, and a class member's start (its
+  // first step that is not private) writes its class's object in the footprints it sees.
   virtual void symmetric(const Symmetry& symmetry) = 0;
   // Told when virtual time moves on (timed mode, once no actor could run): every step after
   // this happens after every step before it.
