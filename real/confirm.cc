@@ -262,7 +262,9 @@ ConfirmReport confirm(const System& system, const ConfirmOptions& options,
     report.longest = std::max(report.longest, took);
     report.iterations = i;
     if (progress) progress(report);
-    if (options.until_violation && found) break;
+    if (options.until_violation && found && (options.until_invariant.empty() || found->invariant == options.until_invariant)) {
+      break;
+    }
   }
   return report;
 }

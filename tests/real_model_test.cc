@@ -189,6 +189,27 @@ TEST_F(ModelTestOnAServer, TheCorrectDesignPassesOnTheServer) {
   LOCKSTEP_EXPECT_PASS(counter_model(true));
 }
 
+// A run until a violation of one invariant goes past iterations that show another (a
+// timing a loaded machine shows first), up to its bound; any violation ends a plain one.
+struct Always {
+  explicit Always(Env& env) : pool(env.new_pg_pool({.pool_size = 1})) {}
+  std::unique_ptr<pg::Pool> pool;
+};
+
+TEST_F(ModelTestOnAServer, AHuntForOneViolationGoesPastAnother) {
+  Model<Always> m("always-fails");
+  m.actor("a", [](Always& s, Env&, ActorId) { (void)s.pool->checkout().value()->exec("SELECT 1"); })
+      .invariant("fails_always", [](Always&) -> std::optional<std::string> { return "always"; });
+  ConfirmOptions o;
+  o.conninfo = std::getenv("LOCKSTEP_PG_CONNINFO");
+  o.iterations = 3;
+  o.until_violation = true;
+  o.until_invariant = "another";
+  EXPECT_EQ(m.confirm(o).iterations, 3);
+  o.until_invariant.clear();
+  EXPECT_EQ(m.confirm(o).iterations, 1);
+}
+
 void expect_terminated_violation() { LOCKSTEP_EXPECT_VIOLATION(terminated_model(), "statement_succeeds"); }
 
 TEST_F(ModelTestOnAServer, AViolationTheServerNeverShowsFailsTheTest) {
