@@ -688,6 +688,45 @@ SymmetricSummary explore_symmetric(const Scenario& s, const std::string& strateg
   return out;
 }
 
+// dfs, dpor, symmetric dpor and symmetric dfs on one program of `k` interchangeable actors:
+// symmetric dpor reaches every final state and verdict dfs does, never in more executions than
+// dpor, one per trace while optimal; symmetric dfs covers what dfs does. The classes of traces
+// up to renaming are compared too, but not with pools of the members' own: a backend's pid
+// (and so its session's objects) is numbered in the order of first checkouts, which dpor
+// does not order (docs/notes.md). Returns symmetric dpor's summary.
+SymmetricSummary check_symmetric(const Scenario& s, const std::vector<std::vector<ActorId>>& classes,
+                                 const std::vector<std::string>& names, int k, bool own_pools) {
+  // Own pools (statements of several steps each): a program dfs cannot finish in 4,000
+  // executions is discarded, so make test's 500 programs take seconds.
+  const SymmetricSummary dfs = explore_symmetric(s, "dfs", false, classes, names, 1, own_pools, own_pools ? 4'000 : 300'000);
+  RC_PRE(dfs.exhaustive);  // untimed timeouts can make millions of interleavings: too many for the oracle
+  const SymmetricSummary dpor = explore_symmetric(s, "dpor", false, classes, names, 1, own_pools);
+  const SymmetricSummary sym = explore_symmetric(s, "dpor", true, classes, names, 1, own_pools);
+  const SymmetricSummary dfs_sym = explore_symmetric(s, "dfs", true, classes, names, 1, own_pools);
+  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.classes.size() << " classes; dpor: " << dpor.executions
+           << "; symmetric dpor: " << sym.executions << (sym.restarted ? " (fell back)" : "") << "; symmetric dfs: "
+           << dfs_sym.executions << "\n";
+  RC_TAG(sym.restarted ? "symmetric dpor fell back to source-DPOR" : "symmetric dpor optimal throughout");
+  RC_TAG(sym.executions < dpor.executions ? "fewer executions" : "as many executions");
+  RC_ASSERT(dpor.exhaustive && sym.exhaustive && dfs_sym.exhaustive);
+  RC_ASSERT(sym.symmetric_actors == k);
+  if (!own_pools) RC_ASSERT(sym.classes == dfs.classes);
+  RC_ASSERT(sym.states == dfs.states);
+  RC_ASSERT(sym.verdicts == dfs.verdicts);
+  RC_ASSERT(sym.executions <= dpor.executions);
+  // One execution per trace where dpor is exact (with statements, optimal mode keeps declared
+  // footprints: an advisory unlock of a key not held is a read dpor orders as a write).
+  if (!sym.restarted && (!own_pools || (!dpor.restarted && dpor.distinct_traces == dpor.executions))) {
+    RC_ASSERT(sym.redundant == 0u);
+    RC_ASSERT(sym.distinct_traces == sym.executions);
+  }
+  if (!own_pools) RC_ASSERT(dfs_sym.classes == dfs.classes);
+  RC_ASSERT(dfs_sym.states == dfs.states);
+  RC_ASSERT(dfs_sym.verdicts == dfs.verdicts);
+  RC_ASSERT(dfs_sym.executions <= dfs.executions);
+  return sym;
+}
+
 // 2-3 identical actors (the same ops, declared interchangeable) and perhaps one other, up
 // to 10 operations in all, untimed or timed. Symmetric dpor explores every trace dfs finds
 // up to a permutation of the identical actors (the same classes of traces, final states and
@@ -719,30 +758,7 @@ RC_GTEST_PROP(DporProperties, SymmetricDporExploresEveryClassDfsFinds, ()) {
   RC_LOG() << doc.dump() << "\n";
   const Scenario s = scenario_from_json(doc);
   const std::vector<std::vector<ActorId>> classes = {members};
-  const SymmetricSummary dfs = explore_symmetric(s, "dfs", false, classes, names);
-  RC_PRE(dfs.exhaustive);  // untimed timeouts can make millions of interleavings: too many for the oracle
-  const SymmetricSummary dpor = explore_symmetric(s, "dpor", false, classes, names);
-  const SymmetricSummary sym = explore_symmetric(s, "dpor", true, classes, names);
-  const SymmetricSummary dfs_sym = explore_symmetric(s, "dfs", true, classes, names);
-  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.classes.size() << " classes; dpor: " << dpor.executions
-           << "; symmetric dpor: " << sym.executions << (sym.restarted ? " (fell back)" : "") << "; symmetric dfs: "
-           << dfs_sym.executions << "\n";
-  RC_TAG(sym.restarted ? "symmetric dpor fell back to source-DPOR" : "symmetric dpor optimal throughout");
-  RC_TAG(sym.executions < dpor.executions ? "fewer executions" : "as many executions");
-  RC_ASSERT(dpor.exhaustive && sym.exhaustive && dfs_sym.exhaustive);
-  RC_ASSERT(sym.symmetric_actors == k);
-  RC_ASSERT(sym.classes == dfs.classes);
-  RC_ASSERT(sym.states == dfs.states);
-  RC_ASSERT(sym.verdicts == dfs.verdicts);
-  RC_ASSERT(sym.executions <= dpor.executions);
-  if (!sym.restarted) {
-    RC_ASSERT(sym.redundant == 0u);
-    RC_ASSERT(sym.distinct_traces == sym.executions);
-  }
-  RC_ASSERT(dfs_sym.classes == dfs.classes);
-  RC_ASSERT(dfs_sym.states == dfs.states);
-  RC_ASSERT(dfs_sym.verdicts == dfs.verdicts);
-  RC_ASSERT(dfs_sym.executions <= dfs.executions);
+  const SymmetricSummary sym = check_symmetric(s, classes, names, k, false);
   const SymmetricSummary two = explore_symmetric(s, "dpor", true, classes, names, 2);
   RC_ASSERT(two.exhaustive && two.executions == sym.executions);
 }
@@ -795,35 +811,7 @@ RC_GTEST_PROP(DporProperties, SymmetricDporWithOwnPoolsReachesEveryStateDfsFinds
   RC_LOG() << doc.dump() << "\n";
   const Scenario s = scenario_from_json(doc);
   const std::vector<std::vector<ActorId>> classes = {members};
-  // 500 programs in make test: a program dfs cannot finish in 4,000 executions is discarded.
-  const SymmetricSummary dfs = explore_symmetric(s, "dfs", false, classes, names, 1, true, 4'000);
-  RC_PRE(dfs.exhaustive);
-  const SymmetricSummary dpor = explore_symmetric(s, "dpor", false, classes, names, 1, true);
-  const SymmetricSummary sym = explore_symmetric(s, "dpor", true, classes, names, 1, true);
-  const SymmetricSummary dfs_sym = explore_symmetric(s, "dfs", true, classes, names, 1, true);
-  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.classes.size() << " classes; dpor: " << dpor.executions
-           << "; symmetric dpor: " << sym.executions << (sym.restarted ? " (fell back)" : "") << "; symmetric dfs: "
-           << dfs_sym.executions << "; dpor classes " << dpor.classes.size() << ", symmetric dpor classes " << sym.classes.size() << ", symmetric dfs classes " << dfs_sym.classes.size() << "; distinct traces: dpor " << dpor.distinct_traces << ", symmetric "
-           << sym.distinct_traces << "\n";
-  RC_TAG(sym.restarted ? "symmetric dpor fell back to source-DPOR" : "symmetric dpor optimal throughout");
-  RC_TAG(sym.executions < dpor.executions ? "fewer executions" : "as many executions");
-  RC_ASSERT(dpor.exhaustive && sym.exhaustive && dfs_sym.exhaustive);
-  RC_ASSERT(sym.symmetric_actors == k);
-  // Not the classes of traces: a backend's pid (and so the objects of its session) is
-  // numbered in the order of first checkouts, which dpor does not order (docs/notes.md).
-  
-  RC_ASSERT(sym.states == dfs.states);
-  RC_ASSERT(sym.verdicts == dfs.verdicts);
-  RC_ASSERT(sym.executions <= dpor.executions);
-  // Exact as plain dpor is on these statements (optimal mode keeps declared footprints: an
-  // advisory unlock of a key not held is a read that dpor orders as the write it declares).
-  if (!sym.restarted && !dpor.restarted) {
-    RC_ASSERT(sym.redundant == 0u);
-    RC_ASSERT(dpor.distinct_traces < dpor.executions || sym.distinct_traces == sym.executions);
-  }
-  RC_ASSERT(dfs_sym.states == dfs.states);
-  RC_ASSERT(dfs_sym.verdicts == dfs.verdicts);
-  RC_ASSERT(dfs_sym.executions <= dfs.executions);
+  (void)check_symmetric(s, classes, names, k, true);
 }
 
 // Reader/writer mutexes: 2-4 actors, each with one or two sections of rwmutex w (a reader's
