@@ -688,6 +688,22 @@ SymmetricSummary explore_symmetric(const Scenario& s, const std::string& strateg
   return out;
 }
 
+// k interchangeable actors a, b, ... with the same ops: the actors, their names, their ids.
+struct Members {
+  Actors actors;
+  std::vector<std::string> names;
+  std::vector<ActorId> ids;
+};
+Members members_of(int k, const std::vector<std::string>& ops) {
+  Members m;
+  for (int i = 0; i < k; ++i) {
+    m.names.emplace_back(1, static_cast<char>('a' + i));
+    m.ids.push_back(i);
+    m.actors.emplace_back(m.names.back(), ops);
+  }
+  return m;
+}
+
 // dfs, dpor, symmetric dpor and symmetric dfs on one program of `k` interchangeable actors:
 // symmetric dpor reaches every final state and verdict dfs does, never in more executions than
 // dpor, one per trace while optimal; symmetric dfs covers what dfs does. The classes of traces
@@ -736,14 +752,7 @@ SymmetricSummary check_symmetric(const Scenario& s, const std::vector<std::vecto
 RC_GTEST_PROP(DporProperties, SymmetricDporExploresEveryClassDfsFinds, ()) {
   const int k = *rc::gen::inRange(2, 4);
   const Actors base = gen_program(2, k == 2 ? 7 : 5);
-  Actors actors;
-  std::vector<std::string> names;
-  std::vector<ActorId> members;
-  for (int i = 0; i < k; ++i) {
-    names.emplace_back(1, static_cast<char>('a' + i));
-    members.push_back(i);
-    actors.emplace_back(names.back(), base[0].second);
-  }
+  auto [actors, names, members] = members_of(k, base[0].second);
   if (*rc::gen::arbitrary<bool>()) {
     names.emplace_back("z");
     actors.emplace_back("z", base[1].second);
@@ -789,14 +798,7 @@ RC_GTEST_PROP(DporProperties, SymmetricDporWithOwnPoolsReachesEveryStateDfsFinds
   // interleaving, so at most 9 steps in all (1,680 executions).
   const int more = k == 2 ? *rc::gen::inRange(0, 2) : 0;
   for (int i = 0; i < more; ++i) member_ops.push_back(*rc::gen::inRange(0, 4) == 0 ? gen_observe() : gen_statement_op());
-  Actors actors;
-  std::vector<std::string> names;
-  std::vector<ActorId> members;
-  for (int i = 0; i < k; ++i) {
-    names.emplace_back(1, static_cast<char>('a' + i));
-    members.push_back(i);
-    actors.emplace_back(names.back(), member_ops);
-  }
+  auto [actors, names, members] = members_of(k, member_ops);
   if (k == 2 && more == 0 && *rc::gen::arbitrary<bool>()) {
     names.emplace_back("z");
     actors.emplace_back("z", std::vector<std::string>{gen_statement_op()});
