@@ -5,7 +5,7 @@ namespace jobqueue {
 using std::chrono::milliseconds;
 
 Run::Run(lockstep::Env& env, const Config& c) : config(c) {
-  for (int i = 0; i < c.workers + c.rescuers; ++i) pools.push_back(env.new_pg_pool(lockstep::pg::PoolConfig{.pool_size = 1}));
+  for (int i = 0; i < c.workers + c.rescuers; ++i) pools.push_back(env.new_pg_pool(lockstep::pg::PoolConfig{.pool_size = 1, .owner = i}));
   create_schema(*pools[0]->checkout().value(), c.jobs);  // outside any actor: at once
   for (int j = 0; j < c.jobs; ++j) completed.push_back(env.new_shared_var("completed_" + std::to_string(j + 1), 0));
   claims = env.new_shared_var("claims", 0);
