@@ -179,7 +179,9 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) s, generate_series(1, 2) g JOIN t ON true"), "");
   EXPECT_EQ(refusal("SELECT generate_series(1, 2)"), "");  // a select list's ProjectSet
   // An SQL keyword is named as written, not by the parser's name for it.
-  EXPECT_EQ(refusal("SELECT CURRENT_DATE"), "0A000 CURRENT_DATE is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT CURRENT_DATE, CURRENT_USER"), "");
+  EXPECT_EQ(refusal("SELECT LOCALTIME"), "0A000 LOCALTIME is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("CREATE EXTENSION hstore"), "0A000 the extension hstore is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT current_time(2)"), "0A000 CURRENT_TIME is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   // pg_locks: its advisory rows only, the columns lockstep models.
   EXPECT_EQ(refusal("SELECT pid FROM pg_locks"), "0A000 pg_locks without `locktype = 'advisory'` in WHERE or ON (lockstep models its advisory lock rows only) is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");

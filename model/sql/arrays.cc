@@ -247,7 +247,7 @@ Value cast_to_array(const Value& v, ElementType element) {
 
 std::string array_display(const Value& array) {
   const ElementType e = element_type(array);
-  if (e.type != Type::timestamptz && e.type != Type::timestamp && e.type != Type::interval) return array.payload();
+  if (e.type != Type::timestamptz && e.type != Type::timestamp && e.type != Type::interval && e.type != Type::date) return array.payload();
   std::vector<std::optional<std::string>> items;
   for (const Value& v : array_elements(array)) items.push_back(v.is_null() ? std::nullopt : std::optional<std::string>(display_text(v)));
   return arr_array_text(items);

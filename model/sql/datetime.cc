@@ -185,6 +185,48 @@ std::string timestamp_text(std::int64_t micros, bool with_zone) {
   return out;
 }
 
+CivilTime civil_time_of(std::int64_t wall_micros) {
+  using namespace std::chrono;
+  const std::int64_t days = wall_micros >= 0 ? wall_micros / kDtMicrosPerDay : -((-wall_micros + kDtMicrosPerDay - 1) / kDtMicrosPerDay);
+  const std::int64_t in_day = wall_micros - days * kDtMicrosPerDay;
+  const sys_days d = sys_days{year{2000} / January / 1} + std::chrono::days{days};
+  const year_month_day ymd{d};
+  CivilTime c;
+  c.year = static_cast<int>(ymd.year());
+  c.month = static_cast<unsigned>(ymd.month());
+  c.day = static_cast<unsigned>(ymd.day());
+  c.weekday = weekday{d}.c_encoding();
+  c.day_of_year = static_cast<unsigned>((d - sys_days{ymd.year() / January / 1}).count()) + 1;
+  const std::int64_t seconds = in_day / kDtMicrosPerSecond;
+  c.hour = seconds / 3600;
+  c.minute = seconds / 60 % 60;
+  c.second = seconds % 60;
+  c.fraction = in_day % kDtMicrosPerSecond;
+  return c;
+}
+
+std::int64_t parse_date(std::string_view text) {
+  try {
+    return date_of(parse_timestamp(text, false));
+  } catch (const SqlError& e) {
+    if (e.sqlstate() != "22007" && e.sqlstate() != "22008") throw;
+    if (e.sqlstate() == "22008") throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
+    throw SqlError("22007", fmt::format("invalid input syntax for type date: \"{}\"", text));
+  }
+}
+
+std::int64_t date_of(std::int64_t wall_micros) {
+  if (is_infinite_timestamp(wall_micros)) return wall_micros;
+  const std::int64_t days = wall_micros >= 0 ? wall_micros / kDtMicrosPerDay : -((-wall_micros + kDtMicrosPerDay - 1) / kDtMicrosPerDay);
+  return days * kDtMicrosPerDay;
+}
+
+std::string date_text(std::int64_t midnight_micros) {
+  if (is_infinite_timestamp(midnight_micros)) return timestamp_text(midnight_micros, false);
+  const std::string ts = timestamp_text(midnight_micros, false);  // 'YYYY-MM-DD 00:00:00[ BC]'
+  return ts.substr(0, ts.find(' ')) + (ts.ends_with(" BC") ? " BC" : "");
+}
+
 bool is_utc_zone(std::string_view zone) {
   DtParsed p;
   const std::string z = dt_lower(dt_trim(zone));

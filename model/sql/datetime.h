@@ -33,6 +33,23 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone);
 // PostgreSQL's ISO output of a timestamp (with_zone: with "+00").
 std::string timestamp_text(std::int64_t micros, bool with_zone);
 
+// The calendar fields of a wall-clock time (microseconds from 2000-01-01): year (0 is 1 BC),
+// month 1-12, day 1-31, weekday 0 (Sunday) to 6, day of the year 1-366, the time of day.
+struct CivilTime {
+  int year = 0;
+  unsigned month = 0, day = 0, weekday = 0, day_of_year = 0;
+  std::int64_t hour = 0, minute = 0, second = 0, fraction = 0;
+};
+CivilTime civil_time_of(std::int64_t wall_micros);
+
+// A date: the midnight (wall clock, microseconds from 2000-01-01) of `text` read as a
+// timestamp without time zone, its time and zone dropped as date_in drops them; errors name
+// type date. date_of is the midnight on or before a wall-clock time; date_text is ISO
+// ('YYYY-MM-DD', ' BC' before year 1); infinities pass unchanged.
+std::int64_t parse_date(std::string_view text);
+std::int64_t date_of(std::int64_t wall_micros);
+std::string date_text(std::int64_t midnight_micros);
+
 // date_trunc(unit, x) of a wall-clock time (microseconds from 2000-01-01): microseconds to
 // millennium (week: the Monday; century and millennium start at years 1, 101, 1001, ...), the
 // unit in any case, singular or plural; `type` names the source type in the server's error

@@ -21,6 +21,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/regex.h"
 #include "lockstep/model/sql/session_style.h"
+#include "lockstep/model/sql/time_functions.h"
 #include "lockstep/model/sql/text_functions.h"
 #include "lockstep/model/sql/user_functions.h"
 
@@ -149,6 +150,12 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     const std::int64_t local = timestamp_plus_interval(local_of_utc(ts.micros()), Interval{0, by.days, by.months});
     return Value::timestamptz(timestamp_plus_interval(utc_of_local(local), Interval{by.micros}));
   };
+  if (ta == Type::date || tb == Type::date) {  // model/sql/time_functions.h
+    Value result;
+    if (date_arithmetic(op, a, b, &result)) return result;
+    if (a.type() == Type::date || b.type() == Type::date) no_operator(op, a, b);
+    return arithmetic(op, a, b);
+  }
   if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) {
     return moved(a, op == "+" ? b.as_interval() : interval_negated(b.as_interval()));
   }
@@ -413,6 +420,15 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   if (e.name == "make_interval") return make_interval_value(args);
+  if (e.name == "to_char") return to_char_value(args.at(0), args.at(1));
+  if (e.name == "age") {  // age(x) is age(current_date as x's type, x)
+    if (args.size() == 2) return age_value(args[0], args[1]);
+    if (args[0].type() == Type::unknown) throw SqlError("42725", "function age(unknown) is not unique");
+    Expr today;
+    today.kind = Expr::Kind::func;
+    today.name = "current_date";
+    return age_value(evaluate(today, context), args[0]);
+  }
   if (is_math_function(e.name)) return math_function(e.name, args);  // model/sql/numeric.h
   if (e.name == "extract" || e.name == "date_part") return extract_field(args.at(0), args.at(1), e.name == "date_part");
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
@@ -451,7 +467,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   }
   if (e.name == "format") return format_function(args);
   if (e.name == "date_trunc") {
-    const Value& source = args.at(1);
+    const Value source = args.at(1).type() == Type::date ? cast(args[1], Type::timestamptz) : args.at(1);  // the server's implicit cast
     if (source.type() == Type::unknown) {  // timestamp, timestamptz or interval: the server cannot choose
       throw SqlError("42725", fmt::format("function date_trunc({}, unknown) is not unique", type_name(args[0].type())));
     }
@@ -507,7 +523,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name.starts_with("jsonb_each") || e.name.ends_with("_to_recordset")) {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }
-  if (e.name == "current_database") return Value::text("postgres");
+  if (e.name == "current_database" || e.name == "current_user") return Value::text("postgres");
   if (e.name == "current_schema") {
     const std::optional<std::string> schema = current_schema();
     return schema ? Value::text(*schema) : Value::null(Type::text);

@@ -23,6 +23,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"jsonb_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"jsonb_object_agg", 2, 2, FunctionKind::aggregate},
     FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
+    FunctionInfo{"current_user", 0, 0, FunctionKind::scalar},      // "postgres": the simulated server's one role (also SESSION_USER, USER)
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
     FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/notifications.cc)
     FunctionInfo{"now", 0, 0, FunctionKind::time},
@@ -65,6 +66,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"random", 0, 0, FunctionKind::session},       // drawn from the session's pid and count of draws
     FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
     FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
+    FunctionInfo{"current_date", 0, 0, FunctionKind::time},
     FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
     FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},
@@ -73,6 +75,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
     FunctionInfo{"sha224", 1, 1, FunctionKind::scalar},
     FunctionInfo{"date_trunc", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"age", 1, 2, FunctionKind::scalar},      // of times (model/sql/time_functions.h)
+    FunctionInfo{"to_char", 2, 2, FunctionKind::scalar},  // of times, in the patterns the subset knows
     FunctionInfo{"format", 1, 100, FunctionKind::scalar},  // model/sql/format_function.h
     FunctionInfo{"quote_ident", 1, 1, FunctionKind::scalar},
     FunctionInfo{"quote_literal", 1, 1, FunctionKind::scalar},
@@ -145,6 +149,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},
     FunctionInfo{"get_bit", 2, 2, FunctionKind::scalar},  // of a bit string or bytea: model/sql/binary_types.h
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
+    FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/sql_ddl.cc
     FunctionInfo{"currval", 1, 1, FunctionKind::session},
     FunctionInfo{"setval", 2, 3, FunctionKind::session},

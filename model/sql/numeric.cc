@@ -559,6 +559,13 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
     if (field == "year" || field == "years") return out(iv.months / 12, 0);
     throw SqlError("0A000", fmt::format("{}({} from an interval) is not in lockstep's SQL subset", fn, field));
   }
+  if (source.type() == Type::date) {  // its midnight's fields, whole numbers; none of the time of day
+    if (field == "epoch" && !is_infinite_timestamp(source.micros())) return out((static_cast<i128>(source.micros()) + 946'684'800'000'000) / 1'000'000, 0);
+    if (field == "hour" || field == "minute" || field == "second" || field == "milliseconds" || field == "microseconds" || field.ends_with("s")) {
+      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type date", field));
+    }
+    return extract_field(field_value, cast(source, Type::timestamp), as_float);
+  }
   if (!is_timestamp(source.type())) {
     throw SqlError("42883", fmt::format("function {}(unknown, {}) does not exist", fn, type_name(source.type())));
   }

@@ -252,11 +252,9 @@ Statement Reader::statement(const json& n) {
     s.body = std::move(n);
   } else if (type == "CreateStmt") {
     s.body = create_table(body);
-  } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_SCHEMA") {
-    known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, statement_start_);
-    const json& objects = body.at("objects");
-    if (objects.size() != 1) refuse("DROP SCHEMA of several schemas", statement_start_);
-    s.body = Schema{str(objects.at(0)), false, body.value("missing_ok", false)};
+  } else if (type == "CreateSchemaStmt" || type == "CreateExtensionStmt" ||
+             (type == "DropStmt" && (body.value("removeType", "") == "OBJECT_SCHEMA" || body.value("removeType", "") == "OBJECT_EXTENSION"))) {
+    s.body = schema_or_extension(type, body);
   } else if (type == "DropStmt" && body.value("removeType", "") != "OBJECT_INDEX") {
     s.body = drop(body);
   } else if (type == "CreateEnumStmt") {
@@ -294,9 +292,6 @@ Statement Reader::statement(const json& n) {
     s.body = create_function(body);
   } else if (type == "CreateSeqStmt") {
     s.body = create_sequence(body);
-  } else if (type == "CreateSchemaStmt") {
-    known(body, "CreateSchemaStmt", {"schemaname", "if_not_exists"}, statement_start_);
-    s.body = Schema{body.value("schemaname", ""), true, body.value("if_not_exists", false)};
   } else if (type == "IndexStmt") {
     s.body = create_index(body);
   } else if (type == "TransactionStmt") {

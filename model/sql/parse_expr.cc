@@ -539,8 +539,16 @@ Expr Reader::sql_value_function(const json& body, Expr e) {
   known(body, "SQLValueFunction", {"op", "typmod"}, e.location);
   const std::string op = body.value("op", "");
   e.kind = Expr::Kind::func;
-  e.name = op == "SVFOP_CURRENT_SCHEMA" ? "current_schema" : op == "SVFOP_LOCALTIMESTAMP" ? "localtimestamp" : "now";
-  if (op == "SVFOP_CURRENT_SCHEMA" || op == "SVFOP_CURRENT_TIMESTAMP" || op == "SVFOP_LOCALTIMESTAMP") return e;
+  static const std::pair<std::string_view, std::string_view> kValues[] = {
+      {"SVFOP_CURRENT_SCHEMA", "current_schema"}, {"SVFOP_CURRENT_TIMESTAMP", "now"},      {"SVFOP_LOCALTIMESTAMP", "localtimestamp"},
+      {"SVFOP_CURRENT_DATE", "current_date"},     {"SVFOP_CURRENT_USER", "current_user"}, {"SVFOP_SESSION_USER", "current_user"},
+      {"SVFOP_USER", "current_user"},             {"SVFOP_CURRENT_ROLE", "current_user"}};
+  for (const auto& [svf, function] : kValues) {
+    if (op == svf) {
+      e.name = std::string(function);
+      return e;
+    }
+  }
   // Refused by its SQL keyword (CURRENT_DATE, LOCALTIME, CURRENT_USER, ...), not the parser's name for it.
   std::string word = op.starts_with("SVFOP_") ? op.substr(6) : op;
   if (word.ends_with("_N")) word.resize(word.size() - 2);

@@ -152,6 +152,8 @@ class Reader {
   std::int64_t integer_at(int location) const;
   // CREATE SEQUENCE's options.
   CreateSequence create_sequence(const json& body);
+  // CREATE SCHEMA, DROP SCHEMA, CREATE EXTENSION, DROP EXTENSION (of the extensions modeled).
+  Schema schema_or_extension(std::string_view type, const json& body);
   // ALTER TABLE, DROP INDEX, RENAME, ALTER SEQUENCE (model/sql/parse_alter.cc).
   AlterTable alter_table(const json& body);
   AlterTable drop_index(const json& body);

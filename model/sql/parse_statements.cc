@@ -230,6 +230,29 @@ DropTable Reader::drop(const json& body) {
   return d;
 }
 
+Schema Reader::schema_or_extension(std::string_view type, const json& body) {
+  if (type == "CreateSchemaStmt") {
+    known(body, "CreateSchemaStmt", {"schemaname", "if_not_exists"}, statement_start_);
+    return Schema{body.value("schemaname", ""), true, body.value("if_not_exists", false)};
+  }
+  // The extensions whose functions the subset has (uuid-ossp's uuid_generate_v4; pgcrypto's
+  // gen_random_uuid is the server's own since 13): others are refused by name.
+  auto modeled = [&](const std::string& name) {
+    if (name != "uuid-ossp" && name != "pgcrypto") refuse(fmt::format("the extension {}", name), statement_start_);
+    return name;
+  };
+  if (type == "CreateExtensionStmt") {
+    known(body, "CreateExtensionStmt", {"extname", "if_not_exists"}, statement_start_);
+    return Schema{modeled(body.value("extname", "")), true, body.value("if_not_exists", false), true};
+  }
+  known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, statement_start_);
+  const bool extension = body.value("removeType", "") == "OBJECT_EXTENSION";
+  const json& objects = body.at("objects");
+  if (objects.size() != 1) refuse(extension ? "DROP EXTENSION of several extensions" : "DROP SCHEMA of several schemas", statement_start_);
+  const std::string name = str(objects.at(0));
+  return Schema{extension ? modeled(name) : name, false, body.value("missing_ok", false), extension};
+}
+
 CreateSequence Reader::create_sequence(const json& body) {
   const int loc = statement_start_;
   known(body, "CreateSeqStmt", {"sequence", "options", "if_not_exists", "for_identity"}, loc);

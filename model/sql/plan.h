@@ -384,6 +384,7 @@ struct Schema {
   std::string name;
   bool create = true;
   bool if_clause = false;  // IF NOT EXISTS / IF EXISTS
+  bool extension = false;  // CREATE / DROP EXTENSION name (uuid-ossp, pgcrypto)
 };
 
 enum class Isolation : std::uint8_t { read_committed, repeatable_read };

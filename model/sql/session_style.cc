@@ -23,8 +23,6 @@ const SessionStyle kDefaultStyle;
 
 const SessionStyle& current_style_ref() { return current_source == nullptr ? kDefaultStyle : current_source->style(); }
 
-std::int64_t ss_floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 std::chrono::sys_days ss_epoch() { return std::chrono::sys_days{std::chrono::year{2000} / std::chrono::January / 1}; }
 
 std::int64_t micros_of_day(std::chrono::sys_days d) { return (d - ss_epoch()).count() * kSsMicrosPerDay; }
@@ -48,30 +46,8 @@ std::pair<std::int64_t, std::int64_t> daylight(int year) {
   return {micros_of_day(sunday(year, 4, 1)) + 10 * kSsMicrosPerHour, micros_of_day(sunday(year, 10, 0)) + 9 * kSsMicrosPerHour};
 }
 
-struct Fields {
-  int year = 0;
-  unsigned month = 0, day = 0, weekday = 0;
-  std::int64_t hour = 0, minute = 0, second = 0, fraction = 0;
-};
-
-Fields fields_of(std::int64_t micros) {
-  using namespace std::chrono;
-  const std::int64_t days = ss_floor_div(micros, kSsMicrosPerDay);
-  const std::int64_t in_day = micros - days * kSsMicrosPerDay;
-  const sys_days d = ss_epoch() + std::chrono::days{days};
-  const year_month_day ymd{d};
-  Fields f;
-  f.year = static_cast<int>(ymd.year());
-  f.month = static_cast<unsigned>(ymd.month());
-  f.day = static_cast<unsigned>(ymd.day());
-  f.weekday = weekday{d}.c_encoding();
-  const std::int64_t seconds = in_day / kSsMicrosPerSecond;
-  f.hour = seconds / 3600;
-  f.minute = seconds / 60 % 60;
-  f.second = seconds % 60;
-  f.fraction = in_day % kSsMicrosPerSecond;
-  return f;
-}
+using Fields = CivilTime;
+Fields fields_of(std::int64_t micros) { return civil_time_of(micros); }
 
 std::string fraction_text(std::int64_t fraction) {
   if (fraction == 0) return "";
@@ -105,6 +81,17 @@ std::string timestamp_display(std::int64_t micros, bool with_zone) {
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   const std::string date = style.day_first ? fmt::format("{:02} {}", f.day, kMonths[f.month - 1]) : fmt::format("{} {:02}", kMonths[f.month - 1], f.day);
   return fmt::format("{} {} {} {:04}{}{}", kDays[f.weekday], date, clock, shown_year, with_zone ? " " + std::string(zone.abbreviation) : "", bc);
+}
+
+// A date in DateStyle: ISO 'YYYY-MM-DD', Postgres 'MM-DD-YYYY' (DMY: 'DD-MM-YYYY').
+std::string date_display(std::int64_t midnight) {
+  const SessionStyle& style = current_style_ref();
+  if (!style.postgres_dates || is_infinite_timestamp(midnight)) return date_text(midnight);
+  const Fields f = fields_of(midnight);
+  const int shown_year = f.year > 0 ? f.year : 1 - f.year;
+  const std::string bc = f.year > 0 ? "" : " BC";
+  if (style.day_first) return fmt::format("{:02}-{:02}-{:04}{}", f.day, f.month, shown_year, bc);
+  return fmt::format("{:02}-{:02}-{:04}{}", f.month, f.day, shown_year, bc);
 }
 
 // IntervalStyle postgres_verbose (EncodeInterval's INTSTYLE_POSTGRES_VERBOSE).
@@ -252,6 +239,7 @@ std::string display_text(const Value& v) {
   switch (v.type()) {
     case Type::timestamptz: return timestamp_display(v.micros(), true);
     case Type::timestamp: return timestamp_display(v.micros(), false);
+    case Type::date: return date_display(v.micros());
     case Type::interval: return current_style_ref().verbose_intervals ? verbose_interval(v.as_interval()) : v.text_output();
     case Type::array: return array_display(v);
     case Type::record: return record_display(v);

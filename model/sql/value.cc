@@ -101,6 +101,7 @@ std::string_view type_name(Type t) {
     case Type::float8: return "double precision";
     case Type::oid: return "oid";
     case Type::record: return "record";
+    case Type::date: return "date";
   }
   return "?";
 }
@@ -114,7 +115,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
       {"bit", Type::bit},          {"json", Type::json},         {"numeric", Type::numeric},    {"decimal", Type::numeric},
-      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid}};
+      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid},         {"date", Type::date}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -145,7 +146,7 @@ const std::string& Value::payload() const {
   return s_;
 }
 std::int64_t Value::micros() const {
-  if (null_ || (!is_timestamp(type_) && type_ != Type::interval)) throw SqlError("XX000", "internal: not a time value");
+  if (null_ || (!is_timestamp(type_) && type_ != Type::interval && type_ != Type::date)) throw SqlError("XX000", "internal: not a time value");
   return i_;
 }
 Interval Value::as_interval() const {
@@ -184,6 +185,7 @@ std::string Value::text_output() const& {
     case Type::interval: return interval_text(as_interval());
     case Type::timestamptz: return timestamp_text(i_, true);
     case Type::timestamp: return timestamp_text(i_, false);
+    case Type::date: return date_text(i_);
   }
   return s_;
 }
@@ -225,6 +227,11 @@ Value cast(const Value& v, Type to) {
   // A timestamp is the session zone's wall clock (model/sql/session_style.h).
   if (from == Type::timestamp && to == Type::timestamptz) return Value::timestamptz(utc_of_local(v.micros()));
   if (from == Type::timestamptz && to == Type::timestamp) return Value::timestamp(local_of_utc(v.micros()));
+  // A date is its midnight; a time's date is the local calendar's.
+  if (from == Type::date && to == Type::timestamp) return Value::timestamp(v.micros());
+  if (from == Type::date && to == Type::timestamptz) return Value::timestamptz(utc_of_local(v.micros()));
+  if (from == Type::timestamp && to == Type::date) return Value::date(date_of(v.micros()));
+  if (from == Type::timestamptz && to == Type::date) return Value::date(date_of(local_of_utc(v.micros())));
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
 }
 
@@ -237,6 +244,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::boolean: return Value::boolean(parse_bool(s));
     case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
+    case Type::date: return Value::date(parse_date(s));
     case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
     case Type::enum_: throw SqlError("0A000", "an untyped literal read as an enum of no known type is not in lockstep's SQL subset");
@@ -293,8 +301,8 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     return cast(a, Type::oid).as_integer() <=> cast(b, Type::oid).as_integer();  // the integer read as an oid
   }
   if (is_numeric_operand(a, b)) return numeric_compare(a, b);
-  if (is_timestamp(ta) && is_timestamp(tb)) {  // a timestamp beside a timestamptz is local time
-    if (ta == tb) return a.micros() <=> b.micros();
+  if ((is_timestamp(ta) || ta == Type::date) && (is_timestamp(tb) || tb == Type::date)) {  // a timestamp beside a timestamptz is local time
+    if (ta == tb || (ta != Type::timestamptz && tb != Type::timestamptz)) return a.micros() <=> b.micros();  // a date is its midnight
     return cast(a, Type::timestamptz).micros() <=> cast(b, Type::timestamptz).micros();
   }
   if (ta != tb) throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));

@@ -38,8 +38,9 @@ class SqlError : public std::runtime_error {
 
 // oid: an unsigned 32-bit object id (pg_locks' classid, objid): an integer beside it is read as
 // one (int4 wrapping, as the server's binary-coercible cast), no arithmetic. record: a table's
-// row as one value (a whole-row reference: model/sql/records.h).
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record };
+// row as one value (a whole-row reference: model/sql/records.h). date: the wall clock's
+// midnight in microseconds from 2000-01-01, as a timestamp (infinities alike).
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record, date };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
@@ -66,6 +67,7 @@ class Value {
     return v;
   }
   static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
+  static Value date(std::int64_t midnight_micros) { return Value(Type::date, false, midnight_micros, {}); }
   // A label of enum type `type` (its index among the server's: model/sql/enums.h) at `position`.
   static Value enumeration(int type, int position, std::string label) {
     Value v(Type::enum_, false, position, std::move(label));

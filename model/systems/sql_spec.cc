@@ -29,14 +29,18 @@ void apply_regress_settings(const Spec& spec, pg::Connection& c) {
 
 // The spec's setup blocks on a connection of their own, outside the sessions; a failure is
 // the model's error (isolationtester stops the test too). `regress`: under pg_regress's settings.
-void run_setup(const Spec& spec, pg::Pool& pool, bool regress = false) {
+// Returns what isolationtester prints of them: a block's last result when it has rows.
+std::string run_setup(const Spec& spec, pg::Pool& pool, bool regress = false) {
   auto c = pool.checkout().value();
   if (regress) apply_regress_settings(spec, *c);
+  std::string printed;
   for (const sql::SqlBlock& block : spec.setup) {
     const auto r = c->exec(block.text);
     if (!r.ok()) throw ModelError(fmt::format("{}:{}: the spec's setup failed: {}", spec.file, block.line, error_text(r.error())));
+    printed += printed_result(r.value());
   }
   (void)c->take_warnings();  // the setup's notices are isolationtester's control connection's: never printed
+  return printed;
 }
 
 struct SpecFaults {
@@ -320,7 +324,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.notice_count.assign(n, 0);
     board_.notifications.assign(n, {});
     canceled_after_.assign(n, std::nullopt);
-    run_setup(spec_, *pool_, /*regress=*/true);
+    setup_output_ = run_setup(spec_, *pool_, /*regress=*/true);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
@@ -461,16 +465,19 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   }
   std::chrono::seconds max_step_wait() const override { return std::chrono::duration_cast<std::chrono::seconds>(max_step_wait_); }
 
-  // A setup or teardown block on session s, waited for.
+  // A setup or teardown block on session s, waited for; its last result printed when it has
+  // rows (isolationtester's PQexec of the block).
   void run_block(std::size_t s, const sql::SqlBlock& sql) {
     send(s, sql);
     (void)wait(s, false);
+    if (!board_.result[s].empty() && board_.result[s].back().ok()) board_.output += printed_result(board_.result[s].back().value());
   }
 
   void drive() {
     std::string names;
     for (const auto& step : steps_) names += " " + step.step;
     board_.output += fmt::format("\nstarting permutation:{}\n", names);
+    board_.output += setup_output_;
     for (std::size_t s = 0; s < spec_.sessions.size(); ++s) {
       for (const sql::SqlBlock& block : spec_.sessions[s].setup) run_block(s, block);
     }
@@ -488,6 +495,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
   bool with_checks_;
+  std::string setup_output_;  // what the spec's setup blocks print, after the permutation's header
   Duration max_step_wait_;
   Env& env_;
   std::unique_ptr<pg::Pool> pool_;
@@ -507,6 +515,7 @@ class PermutationSystem final : public System {
   const Spec& spec_;
   std::vector<sql::PermutationStep> steps_;
   bool with_checks_;
+  std::string setup_output_;  // what the spec's setup blocks print, after the permutation's header
   Duration max_step_wait_;
 };
 

@@ -332,6 +332,10 @@ class Server : public sql::SqlContextSource {
   bool add_schema(const std::string& name) { return schemas_.insert(name).second; }
   bool has_schema(std::string_view name) const override { return schemas_.find(name) != schemas_.end(); }
   bool drop_schema(const std::string& name) { return schemas_.erase(name) != 0; }
+  // Extensions created (uuid-ossp, pgcrypto): false when already there (add) or not (drop).
+  bool add_extension(const std::string& name) { return extensions_.insert(name).second; }
+  bool has_extension(std::string_view name) const { return extensions_.find(name) != extensions_.end(); }
+  bool drop_extension(const std::string& name) { return extensions_.erase(name) != 0; }
   // Calls f(table) for every SQL table.
   template <typename F>
   void each_sql_table(F&& f) const {
@@ -456,6 +460,7 @@ class Server : public sql::SqlContextSource {
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   mutable std::vector<std::string> record_types_;  // by record type: its table (record_type_index)
   std::set<std::string, std::less<>> schemas_{"public"};
+  std::set<std::string, std::less<>> extensions_;
   std::vector<sql::EnumType> enum_types_;
   std::map<std::string, Sequence, std::less<>> sequences_;
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;

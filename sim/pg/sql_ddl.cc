@@ -230,6 +230,18 @@ Result<Rows> SqlRun::statement(const sql::Schema& s) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   Rows out;
+  if (s.extension) {
+    out.tag = s.create ? "CREATE EXTENSION" : "DROP EXTENSION";
+    if (s.create && !server_.add_extension(s.name)) {
+      if (!s.if_clause) return Error{"42710", fmt::format("extension \"{}\" already exists", s.name)};
+      c_.warnings_.push_back({"42710", fmt::format("extension \"{}\" already exists, skipping", s.name)});
+    }
+    if (!s.create && !server_.drop_extension(s.name)) {
+      if (!s.if_clause) return Error{"42704", fmt::format("extension \"{}\" does not exist", s.name)};
+      c_.warnings_.push_back({"00000", fmt::format("extension \"{}\" does not exist, skipping", s.name)});
+    }
+    return done(std::move(out));
+  }
   out.tag = s.create ? "CREATE SCHEMA" : "DROP SCHEMA";
   if (s.create && !server_.add_schema(s.name)) {
     if (!s.if_clause) return Error{"42P06", fmt::format("schema \"{}\" already exists", s.name)};

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <set>
 #include <unordered_map>
-
 #include <fmt/ranges.h>
 
 #include "lockstep/model/sql/arrays.h"
@@ -308,6 +307,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
                    : c_.session_.in_transaction      ? c_.transaction_start_
                                                      : statement_start_;
     const auto micros = lockstep::pg::kSimulatedClockOrigin + std::chrono::duration_cast<std::chrono::microseconds>(t).count();
+    if (e.name == "current_date") return sql::cast(Value::timestamptz(micros), sql::Type::date);
     return e.name == "localtimestamp" ? Value::timestamp(sql::local_of_utc(micros)) : Value::timestamptz(micros);
   }
   return session_function(e, args);
@@ -584,7 +584,8 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
                     args.at(1).is_null() ? std::string() : sql::cast(args[1], Type::text).as_text());
     return Value::text("");  // void
   }
-  if (n == "gen_random_uuid") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
+  if (n == "gen_random_uuid" || n == "uuid_generate_v4") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
+    if (n != "gen_random_uuid" && !server_.has_extension("uuid-ossp")) throw sql::SqlError("42883", "function uuid_generate_v4() does not exist");
     return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
   }
   if (n == "random") return sql::random_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
@@ -696,5 +697,4 @@ Result<Rows> SimConnection::exec_prepared(std::string_view name, const std::vect
   }
   return run_statements(it->second, params);
 }
-
 }  // namespace lockstep::sim::pg

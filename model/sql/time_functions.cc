@@ -1,0 +1,194 @@
+#include "lockstep/model/sql/time_functions.h"
+
+#include <array>
+#include <chrono>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/interval.h"
+#include "lockstep/model/sql/session_style.h"
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::int64_t kTfMicrosPerSecond = 1'000'000;
+constexpr std::int64_t kTfMicrosPerDay = 86'400 * kTfMicrosPerSecond;
+
+// The wall clock of a time: a timestamptz's in the session zone.
+CivilTime clock_of(const Value& v, std::string_view function) {
+  if (is_infinite_timestamp(v.micros())) {
+    throw SqlError("0A000", fmt::format("{}() of an infinite time is not in lockstep's SQL subset", function));
+  }
+  return civil_time_of(v.type() == Type::timestamptz ? local_of_utc(v.micros()) : v.micros());
+}
+
+int days_in_month(int year, int month) {
+  using namespace std::chrono;
+  return static_cast<int>(static_cast<unsigned>(year_month_day_last{std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} / last}.day()));
+}
+
+constexpr std::array<std::string_view, 12> kMonthNames = {"January", "February", "March",     "April",   "May",      "June",
+                                                          "July",    "August",   "September", "October", "November", "December"};
+constexpr std::array<std::string_view, 7> kDayNames = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
+
+std::string cased(std::string_view name, std::string_view pattern) {
+  std::string out(name);
+  const bool upper = std::isupper(static_cast<unsigned char>(pattern[1])) != 0;
+  const bool lower = std::islower(static_cast<unsigned char>(pattern[0])) != 0;
+  for (char& ch : out) {
+    if (upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return out;
+}
+
+bool starts_with_nocase(std::string_view s, std::string_view p) {
+  if (s.size() < p.size()) return false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(s[i])) != p[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Value age_value(const Value& a_in, const Value& b_in) {
+  if (a_in.is_null() || b_in.is_null()) return Value::null(Type::interval);
+  // An untyped side takes the other's type; a date is cast as the server's resolution does
+  // (beside a timestamp to one, else to timestamptz, the preferred type).
+  auto resolved = [](const Value& v, Type other) {
+    if (v.type() != Type::unknown && v.type() != Type::date) return v;
+    return cast(v, other == Type::timestamp ? Type::timestamp : Type::timestamptz);
+  };
+  const Value a = resolved(a_in, b_in.type());
+  const Value b = resolved(b_in, a.type());
+  if (!is_timestamp(a.type()) || a.type() != b.type()) {
+    throw SqlError("42883", fmt::format("function age({}, {}) does not exist", type_name(a.type()), type_name(b.type())));
+  }
+  const CivilTime c1 = clock_of(a, "age"), c2 = clock_of(b, "age");
+  const bool earlier = a.micros() < b.micros();
+  const int sign = earlier ? -1 : 1;
+  std::int64_t usec = sign * (c1.fraction - c2.fraction), sec = sign * (c1.second - c2.second), min = sign * (c1.minute - c2.minute),
+               hour = sign * (c1.hour - c2.hour), mday = sign * (static_cast<std::int64_t>(c1.day) - c2.day), mon = sign * (static_cast<std::int64_t>(c1.month) - c2.month),
+               year = sign * (static_cast<std::int64_t>(c1.year) - c2.year);
+  while (usec < 0) usec += kTfMicrosPerSecond, --sec;
+  while (sec < 0) sec += 60, --min;
+  while (min < 0) min += 60, --hour;
+  while (hour < 0) hour += 24, --mday;
+  while (mday < 0) {  // the days of the earlier time's month
+    mday += earlier ? days_in_month(c1.year, static_cast<int>(c1.month)) : days_in_month(c2.year, static_cast<int>(c2.month));
+    --mon;
+  }
+  while (mon < 0) mon += 12, --year;
+  const std::int64_t months = sign * (year * 12 + mon);
+  const std::int64_t time = sign * (((hour * 60 + min) * 60 + sec) * kTfMicrosPerSecond + usec);
+  return Value::interval(Interval{time, static_cast<std::int32_t>(sign * mday), static_cast<std::int32_t>(months)});
+}
+
+bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result) {
+  const Type ta = a.type(), tb = b.type();
+  if (ta == Type::date && is_integer(tb) && (op == "+" || op == "-")) {
+    if (is_infinite_timestamp(a.micros())) {
+      *result = a;
+      return true;
+    }
+    const __int128 days = static_cast<__int128>(a.micros() / kTfMicrosPerDay) + (op == "+" ? b.as_integer() : -static_cast<__int128>(b.as_integer()));
+    if (days > 100'000'000 || days < -100'000'000) throw SqlError("22008", "date out of range");
+    *result = Value::date(static_cast<std::int64_t>(days) * kTfMicrosPerDay);
+    return true;
+  }
+  if (is_integer(ta) && tb == Type::date && op == "+") return date_arithmetic(op, b, a, result);
+  if (ta == Type::date && tb == Type::date && op == "-") {
+    if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros())) throw SqlError("22008", "cannot subtract infinite dates");
+    *result = Value::integer((a.micros() - b.micros()) / kTfMicrosPerDay, Type::int4);
+    return true;
+  }
+  if (ta == Type::date && tb == Type::date) return false;
+  auto timeish = [](Type t) { return t == Type::date || t == Type::interval || is_timestamp(t); };
+  if (timeish(ta) && timeish(tb)) {
+    if (ta == Type::date) a = cast(a, tb == Type::timestamptz ? Type::timestamptz : Type::timestamp);
+    if (tb == Type::date) b = cast(b, ta == Type::timestamptz ? Type::timestamptz : Type::timestamp);
+  }
+  return false;
+}
+
+Value to_char_value(const Value& time_in, const Value& format) {
+  if (time_in.is_null() || format.is_null()) return Value::null(Type::text);
+  const Value time = time_in.type() == Type::date ? cast(time_in, Type::timestamp) : time_in;
+  if (!is_timestamp(time.type())) {
+    throw SqlError("0A000", fmt::format("to_char() of {} is not in lockstep's SQL subset (of times it is; docs/sql.md)", type_name(time.type())));
+  }
+  const std::string f = cast(format, Type::text).as_text();
+  const CivilTime c = clock_of(time, "to_char");
+  std::string out;
+  std::size_t i = 0;
+  while (i < f.size()) {
+    const std::string_view rest = std::string_view(f).substr(i);
+    if (rest[0] == '"') {  // quoted text, copied
+      std::size_t j = 1;
+      while (j < rest.size() && rest[j] != '"') {
+        if (rest[j] == '\\') throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
+        out.push_back(rest[j++]);
+      }
+      i += j + 1;
+      continue;
+    }
+    if (rest[0] == '\\') throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
+    if (!std::isalpha(static_cast<unsigned char>(rest[0]))) {
+      out.push_back(rest[0]);
+      ++i;
+      continue;
+    }
+    const bool fill_mode = starts_with_nocase(rest, "FM");
+    const std::string_view p = fill_mode ? rest.substr(2) : rest;
+    const std::size_t skip = fill_mode ? 2 : 0;
+    auto number = [&](std::int64_t n, int width, std::size_t length) {
+      out += fill_mode ? std::to_string(n) : fmt::format("{:0{}}", n, width);
+      i += skip + length;
+    };
+    auto name = [&](std::string_view full, std::size_t length, bool padded) {
+      std::string s = cased(full, p);
+      if (padded && !fill_mode && s.size() < 9) s.resize(9, ' ');
+      out += s;
+      i += skip + length;
+    };
+    const std::int64_t hour12 = c.hour % 12 == 0 ? 12 : c.hour % 12;
+    const std::int64_t shown_year = c.year > 0 ? c.year : 1 - c.year;
+    if (starts_with_nocase(p, "HH24")) number(c.hour, 2, 4);
+    else if (starts_with_nocase(p, "HH12")) number(hour12, 2, 4);
+    else if (starts_with_nocase(p, "HH")) number(hour12, 2, 2);
+    else if (starts_with_nocase(p, "MI")) number(c.minute, 2, 2);
+    else if (starts_with_nocase(p, "MS")) number(c.fraction / 1000, 3, 2);
+    else if (starts_with_nocase(p, "US")) number(c.fraction, 6, 2);
+    else if (starts_with_nocase(p, "SSSS")) throw SqlError("0A000", "to_char()'s pattern SSSS is not in lockstep's SQL subset");
+    else if (starts_with_nocase(p, "SS")) number(c.second, 2, 2);
+    else if (starts_with_nocase(p, "AM") || starts_with_nocase(p, "PM")) {
+      const bool upper = std::isupper(static_cast<unsigned char>(p[0])) != 0;
+      out += c.hour >= 12 ? (upper ? "PM" : "pm") : (upper ? "AM" : "am");
+      i += skip + 2;
+    } else if (starts_with_nocase(p, "YYYY")) number(shown_year, 4, 4);
+    else if (starts_with_nocase(p, "YYY")) number(shown_year % 1000, 3, 3);
+    else if (starts_with_nocase(p, "YY")) number(shown_year % 100, 2, 2);
+    else if (starts_with_nocase(p, "Y,YYY")) throw SqlError("0A000", "to_char()'s pattern Y,YYY is not in lockstep's SQL subset");
+    else if (starts_with_nocase(p, "Y")) number(shown_year % 10, 1, 1);
+    else if (starts_with_nocase(p, "MONTH")) name(kMonthNames[c.month - 1], 5, true);
+    else if (starts_with_nocase(p, "MON")) name(kMonthNames[c.month - 1].substr(0, 3), 3, false);
+    else if (starts_with_nocase(p, "MM")) number(c.month, 2, 2);
+    else if (starts_with_nocase(p, "DAY")) name(kDayNames[c.weekday], 3, true);
+    else if (starts_with_nocase(p, "DDD")) number(c.day_of_year, 3, 3);
+    else if (starts_with_nocase(p, "DD")) number(c.day, 2, 2);
+    else if (starts_with_nocase(p, "DY")) name(kDayNames[c.weekday].substr(0, 3), 2, false);
+    else if (starts_with_nocase(p, "D")) number(c.weekday + 1, 1, 1);
+    else {
+      std::size_t j = 0;
+      while (j < p.size() && std::isalpha(static_cast<unsigned char>(p[j])) && j < 6) ++j;
+      throw SqlError("0A000", fmt::format("to_char()'s format \"{}\" at \"{}\" is not in lockstep's SQL subset (docs/sql.md)", f, p.substr(0, j)));
+    }
+    // A pattern's TH/th suffix (an ordinal) is not modeled: refused above as a letter after it.
+  }
+  return Value::text(std::move(out));
+}
+
+}  // namespace lockstep::sql
