@@ -19,6 +19,29 @@ std::optional<std::vector<std::string>> values_of(const SqlTable& t, const Row& 
   return out;
 }
 
+// A child row's values of a foreign key as the parent's key columns store them, or nullopt
+// when one is NULL. Of columns of another type than the parent's (a timestamp referencing a
+// date), each value is cast to the parent's type and kept only when the cast equals it (the
+// server's cross-type = ); one no parent value can equal becomes text no stored value has.
+std::optional<std::vector<std::string>> child_key(const SqlTable& child, const Row& row, const std::vector<int>& columns,
+                                                  const SqlTable& parent, const std::vector<int>& parent_columns) {
+  auto out = values_of(child, row, columns);
+  if (!out) return out;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const sql::ColumnDef& c = child.def.columns[static_cast<std::size_t>(columns[k])];
+    const sql::ColumnDef& p = parent.def.columns[static_cast<std::size_t>(parent_columns[k])];
+    if (c.type == p.type && c.user_type == p.user_type && c.numeric_scale == p.numeric_scale && c.element == p.element) continue;
+    const sql::Value v = stored(child, row, columns[k]);
+    try {
+      const sql::Value as_parent = assigned(sql::cast(v, p.type), p, parent.def.table);
+      (*out)[k] = sql::compare(as_parent, v, "=") == 0 ? as_parent.text_output() : std::string("\x1f\x1f");
+    } catch (const sql::SqlError&) {  // out of the parent type's range: equal to none of its values
+      (*out)[k] = "\x1f\x1f";
+    }
+  }
+  return out;
+}
+
 bool same_columns(std::vector<std::string> a, std::vector<std::string> b) {
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
@@ -74,10 +97,10 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
 
 void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
   for (const SqlTable::ForeignKey& fk : t.foreign_keys) {
-    const auto values = values_of(t, row, fk.columns);
-    if (!values) continue;
-    if (before != nullptr && values_of(t, *before, fk.columns) == values) continue;  // the key did not change
     SqlTable& parent = *table(fk.parent);
+    const auto values = child_key(t, row, fk.columns, parent, fk.parent_columns);
+    if (!values) continue;
+    if (before != nullptr && child_key(t, *before, fk.columns, parent, fk.parent_columns) == values) continue;  // the key did not change
     const Error violation{"23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", t.def.table, fk.name)};
     // The parent row: by its primary key's id, else the row whose unique key has the values.
     std::optional<std::int64_t> id;
@@ -123,7 +146,7 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
     std::vector<std::int64_t> referencing;
     server_.each_row(child_name, [&](std::int64_t id, RowState&) {
       const std::optional<Row>& version = c_.visible(child_name, id);
-      if (version && values_of(child, *version, fk.columns) == values) referencing.push_back(id);
+      if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) referencing.push_back(id);
     });
     if (new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action) {
       delete_action(child, fk, *values, referencing);
@@ -133,7 +156,7 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
       const Result<bool> got = c_.lock_row(child_name, id, false, Stmt::select_for_share, Mode::key_share);
       if (!got.ok()) throw Raised{got.error()};
       const std::optional<Row>& now = c_.visible(child_name, id);
-      if (got.value() && now && values_of(child, *now, fk.columns) == values) {
+      if (got.value() && now && child_key(child, *now, fk.columns, t, fk.parent_columns) == values) {
         throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
                                                 t.def.table, fk.name, child_name)}};
       }
@@ -148,6 +171,7 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
 void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
                            const std::vector<std::int64_t>& referencing) {
   const std::string& name = child.def.table;
+  const SqlTable& parent = *table(fk.parent);
   const bool cascade = fk.on_delete == sql::ForeignKey::OnDelete::cascade;
   bool keyed = false;  // SET NULL of a unique key's column takes FOR UPDATE, else FOR NO KEY UPDATE
   for (const int col : fk.columns) {
@@ -159,7 +183,7 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
   for (const std::int64_t id : referencing) {
     std::function<bool()> wanted = [&, id] {
       const std::optional<Row>& current = c_.visible(name, id);
-      return current.has_value() && values_of(child, *current, fk.columns) == values;
+      return current.has_value() && child_key(child, *current, fk.columns, parent, fk.parent_columns) == values;
     };
     const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted);
     if (!got.ok()) throw Raised{got.error()};
@@ -169,7 +193,7 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
       forget_gone_row(name, id);
       continue;
     }
-    if (values_of(child, *newest, fk.columns) != values) continue;
+    if (child_key(child, *newest, fk.columns, parent, fk.parent_columns) != values) continue;
     Rows unused;
     if (cascade) {
       if (s_.logging()) s_.add_detail("deleted " + row_text(*newest) + " (ON DELETE CASCADE)");
