@@ -121,8 +121,8 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     if (op == "||") return Value::text(a.as_text() + b.as_text());
     no_operator(op, a, b);
   }
-  if (op == "||") {
-    if (a.type() != Type::text && b.type() != Type::text) no_operator(op, a, b);
+  if (op == "||") {  // char(n) becomes text, its padding dropped
+    if (a.type() != Type::text && b.type() != Type::text && a.type() != Type::bpchar && b.type() != Type::bpchar) no_operator(op, a, b);
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
   }
   if (is_numeric_operand(a, b)) return numeric_arithmetic(op, a, b);  // model/sql/numeric.h
@@ -583,6 +583,7 @@ Value cast_value(const Expr& e, const Value& v) {
     return make_array(ElementType{Type::text, -1}, elements);
   }
   if (e.type == Type::text && e.typmod > 0) return truncated(cast(v, Type::text));
+  if (e.type == Type::bpchar && e.typmod > 0) return bpchar_with_length(v, e.typmod, true);
   if (e.type == Type::bit) {
     if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
     return bit_resized(cast(v, Type::bit), e.typmod);

@@ -62,6 +62,7 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
   const std::string& name = parts.back();
   const bool array = type_name.contains("arrayBounds");
   if (array && type_name.at("arrayBounds").size() != 1) refuse("multidimensional arrays", loc);
+  if (array && name == "bpchar") refuse("arrays of char(n)", loc);
   auto as_array = [&](Type element) {
     if (!array) return element;
     if (column != nullptr) column->element = element;
@@ -122,12 +123,12 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
       refuse(fmt::format("a precision other than 6 on {}", ::lockstep::sql::type_name(*t)), loc);
     }
   } else if (type_name.contains("typmods")) {
-    if (name != "varchar") refuse(fmt::format("a type modifier on {}", name), loc);
+    if (name != "varchar" && name != "bpchar") refuse(fmt::format("a type modifier on {}", name), loc);
     const json& mods = type_name.at("typmods");
     const json& mod = *node(mods.at(0)).second;
     if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
     const int length = mod.at("ival").value("ival", 0);
-    if (length < 1) fail("22023", "length for type varchar must be at least 1", loc);
+    if (length < 1) fail("22023", fmt::format("length for type {} must be at least 1", name == "bpchar" ? "char" : name), loc);
     if (column != nullptr) column->max_length = length;
     if (cast != nullptr) cast->typmod = length;  // an explicit cast truncates to it
   }

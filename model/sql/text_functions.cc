@@ -95,6 +95,16 @@ bool is_text_function(std::string_view name) {
 }
 
 Value text_function(std::string_view name, const std::vector<Value>& args) {
+  // A char(n) argument is text without its padding (the server's bpchar-to-text cast), but
+  // to concat (its output) and octet_length (bpcharoctetlen) padded as stored.
+  if (std::any_of(args.begin(), args.end(), [](const Value& v) { return v.type() == Type::bpchar && !v.is_null(); })) {
+    std::vector<Value> as_text = args;
+    const bool padded = name == "concat" || name == "concat_ws" || name == "octet_length";
+    for (Value& v : as_text) {
+      if (v.type() == Type::bpchar && !v.is_null()) v = padded ? Value::text(v.text_output()) : cast(v, Type::text);
+    }
+    return text_function(name, as_text);
+  }
   if (name == "concat" || name == "concat_ws") {
     const bool ws = name == "concat_ws";
     if (ws && args.at(0).is_null()) return Value::null(Type::text);

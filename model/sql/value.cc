@@ -79,6 +79,29 @@ bool parse_bool(std::string_view text) {
 
 }  // namespace
 
+std::string bpchar_trimmed(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return std::string(s);
+}
+
+Value bpchar_with_length(const Value& v, int n, bool explicit_cast) {
+  if (v.is_null()) return v;
+  const std::string s = cast(v, Type::bpchar).text_output();
+  std::size_t at = 0;
+  int chars = 0;
+  for (; at < s.size() && chars < n; ++chars) {
+    ++at;
+    while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
+  }
+  if (at < s.size()) {
+    if (!explicit_cast && s.find_first_not_of(' ', at) != std::string::npos) {
+      throw SqlError("22001", fmt::format("value too long for type character({})", n));
+    }
+    return Value::bpchar(s.substr(0, at));
+  }
+  return Value::bpchar(s + std::string(static_cast<std::size_t>(n - chars), ' '));
+}
+
 std::string_view type_name(Type t) {
   switch (t) {
     case Type::unknown: return "unknown";
@@ -102,6 +125,7 @@ std::string_view type_name(Type t) {
     case Type::oid: return "oid";
     case Type::record: return "record";
     case Type::date: return "date";
+    case Type::bpchar: return "character";
   }
   return "?";
 }
@@ -115,7 +139,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
       {"bit", Type::bit},          {"json", Type::json},         {"numeric", Type::numeric},    {"decimal", Type::numeric},
-      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid},         {"date", Type::date}};
+      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid},         {"date", Type::date},         {"bpchar", Type::bpchar}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -174,7 +198,8 @@ std::string Value::text_output() const& {
     case Type::bit:
     case Type::json:
     case Type::numeric:
-    case Type::record: return s_;
+    case Type::record:
+    case Type::bpchar: return s_;
     case Type::float8: return float8_output(as_float8());
     case Type::bytea: return bytea_output(s_);
     case Type::int2:
@@ -211,6 +236,8 @@ Value cast(const Value& v, Type to) {
   if (from == Type::json && to == Type::text) return Value::text(v.payload());
   if (from == Type::jsonb && to == Type::json) return Value::json(v.jsonb_text());
   if (from == Type::unknown || from == Type::text) return from_text(v.as_text(), to);
+  if (from == Type::bpchar) return cast(Value::text(bpchar_trimmed(v.text_output())), to);  // its text without the padding
+  if (to == Type::bpchar) return Value::bpchar(cast(v, Type::text).as_text());
   if (from == Type::bit && (to == Type::int4 || to == Type::int8)) return bit_to_integer(v, to);
   if (to == Type::oid && (from == Type::int2 || from == Type::int4)) return Value::integer(static_cast<std::uint32_t>(v.as_integer()), Type::oid);
   if (to == Type::oid && from == Type::int8) {
@@ -245,6 +272,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
     case Type::date: return Value::date(parse_date(s));
+    case Type::bpchar: return Value::bpchar(std::string(s));
     case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
     case Type::enum_: throw SqlError("0A000", "an untyped literal read as an enum of no known type is not in lockstep's SQL subset");
@@ -290,6 +318,14 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     return a.enum_position() <=> b.enum_position();
   }
   if (ta == Type::array || tb == Type::array) return array_compare(a, b, op);
+  if ((ta == Type::bpchar || tb == Type::bpchar) && (ta == Type::bpchar || ta == Type::unknown || ta == Type::text) &&
+      (tb == Type::bpchar || tb == Type::unknown || tb == Type::text)) {
+    // bpchar = bpchar (or an untyped literal) ignores trailing blanks; beside text the server
+    // compares as text, the bpchar's blanks dropped and the text's kept.
+    const bool as_text = ta == Type::text || tb == Type::text;
+    auto side = [&](const Value& v) { return v.type() == Type::text && as_text ? v.as_text() : bpchar_trimmed(v.text_output()); };
+    return side(a).compare(side(b)) <=> 0;
+  }
   if (ta == Type::json || tb == Type::json) {  // json has no comparison operators (jsonb has)
     throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta == Type::unknown ? tb : ta), op, type_name(tb == Type::unknown ? ta : tb)));
   }

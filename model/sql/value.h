@@ -39,12 +39,17 @@ class SqlError : public std::runtime_error {
 // oid: an unsigned 32-bit object id (pg_locks' classid, objid): an integer beside it is read as
 // one (int4 wrapping, as the server's binary-coercible cast), no arithmetic. record: a table's
 // row as one value (a whole-row reference: model/sql/records.h). date: the wall clock's
-// midnight in microseconds from 2000-01-01, as a timestamp (infinities alike).
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record, date };
+// midnight in microseconds from 2000-01-01, as a timestamp (infinities alike). bpchar:
+// char(n), its text blank-padded; trailing blanks insignificant in comparisons and dropped
+// when it becomes text.
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record, date, bpchar };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
 
 inline bool is_integer(Type t) { return t == Type::int2 || t == Type::int4 || t == Type::int8; }
+
+// A char(n) value's text without its trailing blanks (bpchar's comparisons and its cast to text).
+std::string bpchar_trimmed(std::string_view s);
 
 std::string_view type_name(Type t);  // as PostgreSQL names it in messages ("bigint", "text", ...)
 // The type a declared type name stands for (int, int4, bigint, serial, varchar, ...), or nullopt.
@@ -57,6 +62,7 @@ class Value {
   static Value integer(std::int64_t v, Type t = Type::int8) { return Value(t, false, v, {}); }
   static Value text(std::string s) { return Value(Type::text, false, 0, std::move(s)); }
   static Value unknown(std::string s) { return Value(Type::unknown, false, 0, std::move(s)); }
+  static Value bpchar(std::string s) { return Value(Type::bpchar, false, 0, std::move(s)); }
   static Value boolean(bool b) { return Value(Type::boolean, false, b ? 1 : 0, {}); }
   static Value timestamptz(std::int64_t micros) { return Value(Type::timestamptz, false, micros, {}); }
   static Value interval(std::int64_t micros) { return Value(Type::interval, false, micros, {}); }
@@ -140,6 +146,9 @@ class Value {
 
 // The value converted to `to` as a cast or an assignment does (an unknown literal parsed as
 // that type's input). Throws SqlError (22P02, 22003, or 42846 "cannot cast type X to Y").
+// v (char(n)) padded with blanks to n characters, or cut to n: an explicit cast cuts, an
+// assignment cuts blanks only (22001 value too long for type character(n) otherwise).
+Value bpchar_with_length(const Value& v, int n, bool explicit_cast);
 Value cast(const Value& v, Type to);
 // Text read as a value of type `to` (the type's input function: what cast() does to an
 // unknown literal), without copying it first.

@@ -64,7 +64,7 @@ std::optional<std::int64_t> SqlRun::key_row(SqlTable& t, const std::vector<const
     const Value v = sql::evaluate(*values[k], *this);
     if (v.is_null()) return std::nullopt;
     const sql::ColumnDef& col = t.def.columns[static_cast<std::size_t>(t.key[k])];
-    if (col.type == Type::array || col.type == Type::bit) return std::nullopt;  // not pinned: the scan finds it
+    if (col.type == Type::array || col.type == Type::bit || col.type == Type::bpchar) return std::nullopt;  // not pinned: the scan finds it
     key += sql::cast_to_column(v, col.type, col.user_type).text_output();
     key += '\x1f';
   }
