@@ -93,6 +93,42 @@ std::string seconds_text(std::int64_t sec, std::int64_t fsec) {
 
 }  // namespace
 
+namespace {
+
+// ISO 8601's format with designators ('P1Y2M3W4DT5H6M7.5S', signs allowed), read as the
+// words it stands for, fractions carried down as there; the alternative format refused.
+Interval parse_iso8601_interval(std::string_view text, std::string_view rest) {
+  std::string words;
+  bool time = false;
+  std::size_t i = 0;
+  while (i < rest.size() && !iv_is_space(rest[i])) {
+    if (rest[i] == 't' && !time) {
+      time = true;
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    while (i < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[i])) != 0 || rest[i] == '.' || rest[i] == '-' || rest[i] == '+')) ++i;
+    if (i == start || i == rest.size()) break;
+    if (rest.substr(start + 1, i - start - 1).find_first_of("-+") != std::string_view::npos) break;  // 0001-02-03: the alternative format
+    const char d = rest[i++];
+    const char* unit = !time ? (d == 'y' ? "years" : d == 'm' ? "months" : d == 'w' ? "weeks" : d == 'd' ? "days" : nullptr)
+                             : (d == 'h' ? "hours" : d == 'm' ? "minutes" : d == 's' ? "seconds" : nullptr);
+    if (unit == nullptr) {
+      if (d == '-' || d == ':') break;  // the alternative format, P0001-02-03T04:05:06
+      throw SqlError("22007", fmt::format("invalid input syntax for type interval: \"{}\"", text));
+    }
+    words += fmt::format("{} {} ", rest.substr(start, i - 1 - start), unit);
+  }
+  while (i < rest.size() && iv_is_space(rest[i])) ++i;
+  if (i < rest.size()) throw SqlError("0A000", fmt::format("the ISO 8601 interval \"{}\" is not in lockstep's SQL subset", text));
+  if (words.empty() && time) return Interval{};  // 'PT': zero, as the server reads it
+  if (words.empty()) throw SqlError("22007", fmt::format("invalid input syntax for type interval: \"{}\"", text));
+  return parse_interval_text(words);
+}
+
+}  // namespace
+
 Interval parse_interval_text(std::string_view text) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -100,9 +136,7 @@ Interval parse_interval_text(std::string_view text) {
   std::size_t i = 0;
   while (i < s.size() && iv_is_space(s[i])) ++i;
   if (i < s.size() && s[i] == '@') ++i;
-  if (i < s.size() && s[i] == 'p') {
-    throw SqlError("0A000", fmt::format("the ISO 8601 interval \"{}\" is not in lockstep's SQL subset", text));
-  }
+  if (i < s.size() && s[i] == 'p') return parse_iso8601_interval(text, s.substr(i + 1));
   long double months = 0, days = 0, micros = 0;
   bool any = false, ago = false;
   while (true) {
