@@ -5,7 +5,8 @@
 // '36 hours' stays 36 hours). Input is the server's (DecodeInterval): numbers with units from
 // microseconds to millennia, fractions carried down (a month is 30 days, a day 24 hours), a
 // clock 'HH:MM[:SS[.f]]' with its own sign, '@' and 'ago'; ISO 8601's format with designators
-// ('PT30S', 'P1Y2M3W4DT5H6M7.5S': Java's Duration.toString), its alternative format refused. Output is IntervalStyle postgres ('1 year 2 mons 3 days 04:05:06').
+// ('PT30S', 'P1Y2M3W4DT5H6M7.5S': Java's Duration.toString), its alternative format refused.
+// Output is IntervalStyle postgres ('1 year 2 mons 3 days 04:05:06').
 // Arithmetic is the server's: a timestamp plus months moves on the calendar (the day clamped
 // to the month's end), plus days by whole days, then the time (a timestamptz in a session zone
 // other than UTC moves on the local calendar: eval.cc);
