@@ -340,36 +340,6 @@ Value between(const Expr& e, EvalContext& context) {
   return from_truth(in);
 }
 
-// make_interval(years, months, weeks, days, hours, mins integer, secs double precision).
-Value make_interval_value(const std::vector<Value>& args) {
-  for (const Value& a : args) {
-    if (a.is_null()) return Value::null(Type::interval);
-  }
-  std::int64_t whole[6] = {};
-  for (std::size_t i = 0; i < 6; ++i) {
-    const Value v = args.at(i).type() == Type::unknown ? cast(args[i], Type::int4) : args[i];
-    if (!is_integer(v.type())) {
-      throw SqlError("42883", fmt::format("function make_interval() does not exist for an argument of type {}", type_name(v.type())));
-    }
-    whole[i] = v.as_integer();
-  }
-  const Value& secs = args.at(6);
-  double seconds = 0;
-  if (is_numeric_category(secs.type())) {
-    seconds = as_double(secs);
-  } else if (secs.type() == Type::unknown || secs.type() == Type::text) {
-    const std::string& text = secs.as_text();
-    char* end = nullptr;
-    seconds = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size()) {
-      throw SqlError("22P02", fmt::format("invalid input syntax for type double precision: \"{}\"", text));
-    }
-  } else {
-    throw SqlError("42883", fmt::format("function make_interval() does not exist for secs of type {}", type_name(secs.type())));
-  }
-  return Value::interval(make_interval(whole[0], whole[1], whole[2], whole[3], whole[4], whole[5], seconds));
-}
-
 // The functions whose parameters are integers, by position (a bit each): a numeric or double
 // precision argument there matches no function, as the server says (numeric to an integer is
 // an assignment cast, not an implicit one).
@@ -629,6 +599,11 @@ Value evaluate(const Expr& e, EvalContext& context) {
                                         : std::all_of(fields.begin(), fields.end(), null_field));
       }
       return Value::boolean(e.negated ? !v.is_null() : v.is_null());
+    }
+    case K::bool_test: {  // IS [NOT] TRUE / FALSE / UNKNOWN: never NULL
+      const auto t = truth(evaluate(e.args.at(0), context), e.name);
+      const bool is = e.name.ends_with("UNKNOWN") ? !t : e.name.ends_with("TRUE") ? t && *t : t && !*t;
+      return Value::boolean(e.name.starts_with("IS NOT") ? !is : is);
     }
     case K::field: {
       try {

@@ -87,7 +87,6 @@ std::string construct_of_node(std::string_view type, const json& body) {
       {"A_ArrayExpr", "ARRAY[...]"},
       {"A_Indirection", "subscripts or field selection"},
       {"MinMaxExpr", "GREATEST or LEAST"},
-      {"BooleanTest", "IS TRUE / IS FALSE / IS UNKNOWN"},
       {"CollateClause", "COLLATE"},
       {"GroupingFunc", "GROUPING"},
       {"XmlExpr", "XML"},

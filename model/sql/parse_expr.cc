@@ -151,6 +151,15 @@ Expr Reader::expr(const json& n, int fallback) {
   if (t == "A_Expr") return a_expr(body, std::move(e));
   if (t == "BoolExpr") return bool_expr(body, std::move(e));
   if (t == "NullTest") return null_test(body, std::move(e));
+  if (t == "BooleanTest") {
+    known(body, "BooleanTest", {"arg", "booltesttype"}, loc);
+    std::string test = body.value("booltesttype", "");  // IS_NOT_TRUE, ...
+    std::replace(test.begin(), test.end(), '_', ' ');
+    e.kind = Expr::Kind::bool_test;
+    e.name = test;
+    e.args.push_back(expr(body.at("arg"), loc));
+    return e;
+  }
   if (t == "TypeCast") return type_cast(body, std::move(e));
   if (t == "FuncCall") return func_call(body, std::move(e));
   if (t == "SQLValueFunction") return sql_value_function(body, std::move(e));

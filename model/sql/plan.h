@@ -44,6 +44,7 @@ struct Expr {
     op,         // name is the operator (+ - * / % = <> < <= > >= ||); args: 1 (unary -) or 2
     and_, or_, not_,
     is_null,    // args[0] IS NULL (negated: IS NOT NULL)
+    bool_test,  // args[0] IS [NOT] TRUE / FALSE / UNKNOWN, as name says
     in_list,    // args[0] IN (args[1..]) (negated: NOT IN)
     between,    // args[0] BETWEEN args[1] AND args[2] (negated: NOT BETWEEN)
     cast,       // args[0]::type

@@ -8,6 +8,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/interval.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -112,6 +113,35 @@ bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result) {
     if (tb == Type::date) b = cast(b, ta == Type::timestamptz ? Type::timestamptz : Type::timestamp);
   }
   return false;
+}
+
+Value make_interval_value(const std::vector<Value>& args) {
+  for (const Value& a : args) {
+    if (a.is_null()) return Value::null(Type::interval);
+  }
+  std::int64_t whole[6] = {};
+  for (std::size_t i = 0; i < 6; ++i) {
+    const Value v = args.at(i).type() == Type::unknown ? cast(args[i], Type::int4) : args[i];
+    if (!is_integer(v.type())) {
+      throw SqlError("42883", fmt::format("function make_interval() does not exist for an argument of type {}", type_name(v.type())));
+    }
+    whole[i] = v.as_integer();
+  }
+  const Value& secs = args.at(6);
+  double seconds = 0;
+  if (is_numeric_category(secs.type())) {
+    seconds = as_double(secs);
+  } else if (secs.type() == Type::unknown || secs.type() == Type::text) {
+    const std::string& text = secs.as_text();
+    char* end = nullptr;
+    seconds = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      throw SqlError("22P02", fmt::format("invalid input syntax for type double precision: \"{}\"", text));
+    }
+  } else {
+    throw SqlError("42883", fmt::format("function make_interval() does not exist for secs of type {}", type_name(secs.type())));
+  }
+  return Value::interval(make_interval(whole[0], whole[1], whole[2], whole[3], whole[4], whole[5], seconds));
 }
 
 Value to_char_value(const Value& time_in, const Value& format) {

@@ -26,6 +26,9 @@ Value age_value(const Value& a, const Value& b);
 // timestamptz beside one) and false returned; a date left in them has no such operator.
 bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result);
 
+// make_interval(years, months, weeks, days, hours, mins, secs): all seven given (defaults filled).
+Value make_interval_value(const std::vector<Value>& args);
+
 // to_char(time, format) of a timestamp, timestamptz or date.
 Value to_char_value(const Value& time, const Value& format);
 
