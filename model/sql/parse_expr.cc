@@ -129,6 +129,7 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     if (mods.size() != 1 || !mod.contains("ival")) refuse("this type modifier", loc);
     const int length = mod.at("ival").value("ival", 0);
     if (length < 1) fail("22023", fmt::format("length for type {} must be at least 1", name == "bpchar" ? "char" : name), loc);
+    if (length > 10'485'760) fail("22023", fmt::format("length for type {} cannot exceed 10485760", name == "bpchar" ? "char" : name), loc);
     if (column != nullptr) column->max_length = length;
     if (cast != nullptr) cast->typmod = length;  // an explicit cast truncates to it
   }
