@@ -21,7 +21,8 @@ std::string gen_statement(bool repeatable_read) {
   // which sees the table as the statement found it, also after the query waited.
   // Case 26: a key-pinned UPDATE whose SET fails NOT NULL on the version it reads, and not on
   // some others: the server fails it before asking for the row's lock.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 27) : *rc::gen::inRange(0, 8)) {
+  // Case 27: IS NOT TRUE in a re-check (a NULL v, from case 26, passes it).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 28) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
@@ -50,6 +51,7 @@ std::string gen_statement(bool repeatable_read) {
     case 21: return fmt::format("DELETE FROM t USING t AS o WHERE o.id = t.id + 1 AND o.v >= {}", v);
     case 22: return fmt::format("SELECT id, v FROM t WHERE v >= {}", v);
     case 23: return fmt::format("UPDATE t SET v = v + 1 WHERE v >= {} RETURNING id, v", v);
+    case 27: return fmt::format("UPDATE t SET v = coalesce(v, 0) + 1 WHERE (v >= {}) IS NOT TRUE RETURNING id, v", v);
     case 26: return fmt::format("UPDATE t SET v = CASE WHEN v >= {} THEN NULL ELSE v + 1 END WHERE id = {} RETURNING v", v, k);
     case 25:
       if (!repeatable_read) {
