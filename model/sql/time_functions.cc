@@ -1,8 +1,10 @@
 #include "lockstep/model/sql/time_functions.h"
 
+#include <algorithm>
 #include <array>
-#include <chrono>
 #include <cctype>
+#include <chrono>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -20,19 +22,24 @@ constexpr std::int64_t kTfMicrosPerDay = 86'400 * kTfMicrosPerSecond;
 // The wall clock of a time: a timestamptz's in the session zone.
 CivilTime clock_of(const Value& v, std::string_view function) {
   if (is_infinite_timestamp(v.micros())) {
-    throw SqlError("0A000", fmt::format("{}() of an infinite time is not in lockstep's SQL subset", function));
+    throw SqlError("0A000",
+                   fmt::format("{}() of an infinite time is not in lockstep's SQL subset", function));
   }
   return civil_time_of(v.type() == Type::timestamptz ? local_of_utc(v.micros()) : v.micros());
 }
 
 int days_in_month(int year, int month) {
   using namespace std::chrono;
-  return static_cast<int>(static_cast<unsigned>(year_month_day_last{std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} / last}.day()));
+  return static_cast<int>(static_cast<unsigned>(
+      year_month_day_last{std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} / last}
+          .day()));
 }
 
-constexpr std::array<std::string_view, 12> kMonthNames = {"January", "February", "March",     "April",   "May",      "June",
-                                                          "July",    "August",   "September", "October", "November", "December"};
-constexpr std::array<std::string_view, 7> kDayNames = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
+constexpr std::array<std::string_view, 12> kMonthNames = {"January",   "February", "March",    "April",
+                                                          "May",       "June",     "July",     "August",
+                                                          "September", "October",  "November", "December"};
+constexpr std::array<std::string_view, 7> kDayNames = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                                       "Thursday", "Friday", "Saturday"};
 
 std::string cased(std::string_view name, std::string_view pattern) {
   std::string out(name);
@@ -66,26 +73,31 @@ Value age_value(const Value& a_in, const Value& b_in) {
   const Value a = resolved(a_in, b_in.type());
   const Value b = resolved(b_in, a.type());
   if (!is_timestamp(a.type()) || a.type() != b.type()) {
-    throw SqlError("42883", fmt::format("function age({}, {}) does not exist", type_name(a.type()), type_name(b.type())));
+    throw SqlError("42883", fmt::format("function age({}, {}) does not exist", type_name(a.type()),
+                                        type_name(b.type())));
   }
   const CivilTime c1 = clock_of(a, "age"), c2 = clock_of(b, "age");
   const bool earlier = a.micros() < b.micros();
   const int sign = earlier ? -1 : 1;
-  std::int64_t usec = sign * (c1.fraction - c2.fraction), sec = sign * (c1.second - c2.second), min = sign * (c1.minute - c2.minute),
-               hour = sign * (c1.hour - c2.hour), mday = sign * (static_cast<std::int64_t>(c1.day) - c2.day), mon = sign * (static_cast<std::int64_t>(c1.month) - c2.month),
+  std::int64_t usec = sign * (c1.fraction - c2.fraction), sec = sign * (c1.second - c2.second),
+               min = sign * (c1.minute - c2.minute), hour = sign * (c1.hour - c2.hour),
+               mday = sign * (static_cast<std::int64_t>(c1.day) - c2.day),
+               mon = sign * (static_cast<std::int64_t>(c1.month) - c2.month),
                year = sign * (static_cast<std::int64_t>(c1.year) - c2.year);
   while (usec < 0) usec += kTfMicrosPerSecond, --sec;
   while (sec < 0) sec += 60, --min;
   while (min < 0) min += 60, --hour;
   while (hour < 0) hour += 24, --mday;
   while (mday < 0) {  // the days of the earlier time's month
-    mday += earlier ? days_in_month(c1.year, static_cast<int>(c1.month)) : days_in_month(c2.year, static_cast<int>(c2.month));
+    mday += earlier ? days_in_month(c1.year, static_cast<int>(c1.month))
+                    : days_in_month(c2.year, static_cast<int>(c2.month));
     --mon;
   }
   while (mon < 0) mon += 12, --year;
   const std::int64_t months = sign * (year * 12 + mon);
   const std::int64_t time = sign * (((hour * 60 + min) * 60 + sec) * kTfMicrosPerSecond + usec);
-  return Value::interval(Interval{time, static_cast<std::int32_t>(sign * mday), static_cast<std::int32_t>(months)});
+  return Value::interval(
+      Interval{time, static_cast<std::int32_t>(sign * mday), static_cast<std::int32_t>(months)});
 }
 
 bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result) {
@@ -95,14 +107,16 @@ bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result) {
       *result = a;
       return true;
     }
-    const __int128 days = static_cast<__int128>(a.micros() / kTfMicrosPerDay) + (op == "+" ? b.as_integer() : -static_cast<__int128>(b.as_integer()));
+    const __int128 days = static_cast<__int128>(a.micros() / kTfMicrosPerDay) +
+                          (op == "+" ? b.as_integer() : -static_cast<__int128>(b.as_integer()));
     if (days > 100'000'000 || days < -100'000'000) throw SqlError("22008", "date out of range");
     *result = Value::date(static_cast<std::int64_t>(days) * kTfMicrosPerDay);
     return true;
   }
   if (is_integer(ta) && tb == Type::date && op == "+") return date_arithmetic(op, b, a, result);
   if (ta == Type::date && tb == Type::date && op == "-") {
-    if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros())) throw SqlError("22008", "cannot subtract infinite dates");
+    if (is_infinite_timestamp(a.micros()) || is_infinite_timestamp(b.micros()))
+      throw SqlError("22008", "cannot subtract infinite dates");
     *result = Value::integer((a.micros() - b.micros()) / kTfMicrosPerDay, Type::int4);
     return true;
   }
@@ -123,7 +137,9 @@ Value make_interval_value(const std::vector<Value>& args) {
   for (std::size_t i = 0; i < 6; ++i) {
     const Value v = args.at(i).type() == Type::unknown ? cast(args[i], Type::int4) : args[i];
     if (!is_integer(v.type())) {
-      throw SqlError("42883", fmt::format("function make_interval() does not exist for an argument of type {}", type_name(v.type())));
+      throw SqlError("42883",
+                     fmt::format("function make_interval() does not exist for an argument of type {}",
+                                 type_name(v.type())));
     }
     whole[i] = v.as_integer();
   }
@@ -139,7 +155,8 @@ Value make_interval_value(const std::vector<Value>& args) {
       throw SqlError("22P02", fmt::format("invalid input syntax for type double precision: \"{}\"", text));
     }
   } else {
-    throw SqlError("42883", fmt::format("function make_interval() does not exist for secs of type {}", type_name(secs.type())));
+    throw SqlError("42883", fmt::format("function make_interval() does not exist for secs of type {}",
+                                        type_name(secs.type())));
   }
   return Value::interval(make_interval(whole[0], whole[1], whole[2], whole[3], whole[4], whole[5], seconds));
 }
@@ -148,7 +165,9 @@ Value to_char_value(const Value& time_in, const Value& format) {
   if (time_in.is_null() || format.is_null()) return Value::null(Type::text);
   const Value time = time_in.type() == Type::date ? cast(time_in, Type::timestamp) : time_in;
   if (!is_timestamp(time.type())) {
-    throw SqlError("0A000", fmt::format("to_char() of {} is not in lockstep's SQL subset (of times it is; docs/sql.md)", type_name(time.type())));
+    throw SqlError(
+        "0A000", fmt::format("to_char() of {} is not in lockstep's SQL subset (of times it is; docs/sql.md)",
+                             type_name(time.type())));
   }
   const std::string f = cast(format, Type::text).as_text();
   const CivilTime c = clock_of(time, "to_char");
@@ -159,13 +178,15 @@ Value to_char_value(const Value& time_in, const Value& format) {
     if (rest[0] == '"') {  // quoted text, copied
       std::size_t j = 1;
       while (j < rest.size() && rest[j] != '"') {
-        if (rest[j] == '\\') throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
+        if (rest[j] == '\\')
+          throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
         out.push_back(rest[j++]);
       }
       i += j + 1;
       continue;
     }
-    if (rest[0] == '\\') throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
+    if (rest[0] == '\\')
+      throw SqlError("0A000", "a backslash in to_char()'s format is not in lockstep's SQL subset");
     if (!std::isalpha(static_cast<unsigned char>(rest[0]))) {
       out.push_back(rest[0]);
       ++i;
@@ -185,38 +206,52 @@ Value to_char_value(const Value& time_in, const Value& format) {
       i += skip + length;
     };
     const std::int64_t hour12 = c.hour % 12 == 0 ? 12 : c.hour % 12;
-    const std::int64_t shown_year = c.year > 0 ? c.year : 1 - c.year;
-    if (starts_with_nocase(p, "HH24")) number(c.hour, 2, 4);
-    else if (starts_with_nocase(p, "HH12")) number(hour12, 2, 4);
-    else if (starts_with_nocase(p, "HH")) number(hour12, 2, 2);
-    else if (starts_with_nocase(p, "MI")) number(c.minute, 2, 2);
-    else if (starts_with_nocase(p, "MS")) number(c.fraction / 1000, 3, 2);
-    else if (starts_with_nocase(p, "US")) number(c.fraction, 6, 2);
-    else if (starts_with_nocase(p, "SSSS")) throw SqlError("0A000", "to_char()'s pattern SSSS is not in lockstep's SQL subset");
-    else if (starts_with_nocase(p, "SS")) number(c.second, 2, 2);
-    else if (starts_with_nocase(p, "AM") || starts_with_nocase(p, "PM")) {
+    const std::int64_t year = c.year > 0 ? c.year : 1 - c.year;
+    auto meridian = [&] {
       const bool upper = std::isupper(static_cast<unsigned char>(p[0])) != 0;
       out += c.hour >= 12 ? (upper ? "PM" : "pm") : (upper ? "AM" : "am");
       i += skip + 2;
-    } else if (starts_with_nocase(p, "YYYY")) number(shown_year, 4, 4);
-    else if (starts_with_nocase(p, "YYY")) number(shown_year % 1000, 3, 3);
-    else if (starts_with_nocase(p, "YY")) number(shown_year % 100, 2, 2);
-    else if (starts_with_nocase(p, "Y,YYY")) throw SqlError("0A000", "to_char()'s pattern Y,YYY is not in lockstep's SQL subset");
-    else if (starts_with_nocase(p, "Y")) number(shown_year % 10, 1, 1);
-    else if (starts_with_nocase(p, "MONTH")) name(kMonthNames[c.month - 1], 5, true);
-    else if (starts_with_nocase(p, "MON")) name(kMonthNames[c.month - 1].substr(0, 3), 3, false);
-    else if (starts_with_nocase(p, "MM")) number(c.month, 2, 2);
-    else if (starts_with_nocase(p, "DAY")) name(kDayNames[c.weekday], 3, true);
-    else if (starts_with_nocase(p, "DDD")) number(c.day_of_year, 3, 3);
-    else if (starts_with_nocase(p, "DD")) number(c.day, 2, 2);
-    else if (starts_with_nocase(p, "DY")) name(kDayNames[c.weekday].substr(0, 3), 2, false);
-    else if (starts_with_nocase(p, "D")) number(c.weekday + 1, 1, 1);
-    else {
+    };
+    // formatting.c's keywords the subset has, longest first where one begins another; a
+    // null action is a keyword refused by name (SSSS, Y,YYY), so that no shorter one reads it.
+    const std::pair<std::string_view, std::function<void()>> patterns[] = {
+        {"HH24", [&] { number(c.hour, 2, 4); }},
+        {"HH12", [&] { number(hour12, 2, 4); }},
+        {"HH", [&] { number(hour12, 2, 2); }},
+        {"MI", [&] { number(c.minute, 2, 2); }},
+        {"MS", [&] { number(c.fraction / 1000, 3, 2); }},
+        {"US", [&] { number(c.fraction, 6, 2); }},
+        {"SSSS", nullptr},
+        {"SS", [&] { number(c.second, 2, 2); }},
+        {"AM", meridian},
+        {"PM", meridian},
+        {"YYYY", [&] { number(year, 4, 4); }},
+        {"YYY", [&] { number(year % 1000, 3, 3); }},
+        {"YY", [&] { number(year % 100, 2, 2); }},
+        {"Y,YYY", nullptr},
+        {"Y", [&] { number(year % 10, 1, 1); }},
+        {"MONTH", [&] { name(kMonthNames[c.month - 1], 5, true); }},
+        {"MON", [&] { name(kMonthNames[c.month - 1].substr(0, 3), 3, false); }},
+        {"MM", [&] { number(c.month, 2, 2); }},
+        {"DAY", [&] { name(kDayNames[c.weekday], 3, true); }},
+        {"DDD", [&] { number(c.day_of_year, 3, 3); }},
+        {"DD", [&] { number(c.day, 2, 2); }},
+        {"DY", [&] { name(kDayNames[c.weekday].substr(0, 3), 2, false); }},
+        {"D", [&] { number(c.weekday + 1, 1, 1); }},
+    };
+    const auto* match = std::find_if(std::begin(patterns), std::end(patterns), [&](const auto& pattern) {
+      return starts_with_nocase(p, pattern.first);
+    });
+    if (match == std::end(patterns) ||
+        match->second == nullptr) {  // TZ, OF, TH, IW, Q, ...: refused, not copied
       std::size_t j = 0;
       while (j < p.size() && std::isalpha(static_cast<unsigned char>(p[j])) && j < 6) ++j;
-      throw SqlError("0A000", fmt::format("to_char()'s format \"{}\" at \"{}\" is not in lockstep's SQL subset (docs/sql.md)", f, p.substr(0, j)));
+      throw SqlError(
+          "0A000",
+          fmt::format("to_char()'s format \"{}\" at \"{}\" is not in lockstep's SQL subset (docs/sql.md)", f,
+                      p.substr(0, j)));
     }
-    // A pattern's TH/th suffix (an ordinal) is not modeled: refused above as a letter after it.
+    match->second();
   }
   return Value::text(std::move(out));
 }

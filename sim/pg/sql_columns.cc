@@ -22,7 +22,8 @@ sql::ElementType column_element(const sql::ColumnDef& c) {
 Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
   const auto it = row.find(c.name);
-  if (c.type == Type::record) {  // a row value (a WITH query's or a subquery's column): c.user_type is its table
+  if (c.type ==
+      Type::record) {  // a row value (a WITH query's or a subquery's column): c.user_type is its table
     const int type = sql::current_record_type_index(c.user_type);
     return it == row.end() ? Value::null_record(type) : Value::record(type, it->second);
   }
@@ -38,38 +39,47 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   if (c.type == Type::enum_ && !v.is_null()) {  // an untyped literal or an enum of the column's type
     const int index = sql::enum_index(c.user_type);
     if (from != Type::unknown && !(from == Type::enum_ && v.enum_type() == index)) {
-      throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, c.user_type,
-                                          from == Type::enum_ ? sql::enum_type_name(v) : std::string(sql::type_name(from))));
+      throw SqlError(
+          "42804",
+          fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, c.user_type,
+                      from == Type::enum_ ? sql::enum_type_name(v) : std::string(sql::type_name(from))));
     }
     v = sql::cast_to_column(v, c.type, c.user_type);
   }
   if (c.type == Type::array && !v.is_null()) {  // an untyped literal, or an array cast element by element
     if (from != Type::unknown && from != Type::array) {
-      throw SqlError("42804", fmt::format("column \"{}\" is of type {}[] but expression is of type {}", c.name,
-                                          c.element == Type::enum_ ? c.user_type : std::string(sql::type_name(c.element)), sql::type_name(from)));
+      throw SqlError(
+          "42804",
+          fmt::format("column \"{}\" is of type {}[] but expression is of type {}", c.name,
+                      c.element == Type::enum_ ? c.user_type : std::string(sql::type_name(c.element)),
+                      sql::type_name(from)));
     }
     v = sql::cast_to_array(v, column_element(c));
   }
   if (c.type == Type::bit && !v.is_null()) {
     if (from != Type::unknown && from != Type::bit) {
-      throw SqlError("42804", fmt::format("column \"{}\" is of type bit({}) but expression is of type {}", c.name, c.bits, sql::type_name(from)));
+      throw SqlError("42804", fmt::format("column \"{}\" is of type bit({}) but expression is of type {}",
+                                          c.name, c.bits, sql::type_name(from)));
     }
     v = sql::cast(v, Type::bit);
     sql::check_bit_length(v, c.bits);
   }
-  const bool allowed = v.is_null() || from == Type::unknown || v.type() == c.type ||
-                       (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text ||
-                       (c.type == Type::bpchar && (from == Type::text || from == Type::bpchar)) ||
-                       (sql::is_timestamp(from) && sql::is_timestamp(c.type)) ||  // in the session's TimeZone
-                       ((from == Type::json || from == Type::jsonb) && (c.type == Type::json || c.type == Type::jsonb));
+  const bool allowed =
+      v.is_null() || from == Type::unknown || v.type() == c.type ||
+      (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text ||
+      (c.type == Type::bpchar && (from == Type::text || from == Type::bpchar)) ||
+      (sql::is_timestamp(from) && sql::is_timestamp(c.type)) ||  // in the session's TimeZone
+      ((from == Type::json || from == Type::jsonb) && (c.type == Type::json || c.type == Type::jsonb));
   if (!allowed) {
-    throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name, sql::type_name(c.type),
-                                        sql::type_name(from)));
+    throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name,
+                                        sql::type_name(c.type), sql::type_name(from)));
   }
   Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
   if (c.numeric_precision > 0) out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
   if (out.is_null() && c.not_null) {
-    throw SqlError("23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table));
+    throw SqlError("23502",
+                   fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                               c.name, table));
   }
   auto check_length = [&](const Value& text) {
     std::size_t chars = 0;
