@@ -1,5 +1,7 @@
 #include "lockstep/sim/isolation.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lockstep/model/json_cursor.h"
@@ -38,6 +40,25 @@ std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<s
     throw InputError(fmt::format("{}: permutation{}: {}", spec.file, names, result.first_failure->result.message));
   }
   return output;
+}
+
+std::vector<std::string> isolation_permutation_outputs(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
+                                                       std::chrono::seconds max_step_wait, std::size_t max_executions,
+                                                       const std::string& strategy_name) {
+  const auto system = sql_spec::permutation_system(spec, steps, false, max_step_wait);
+  auto strategy = make_strategy(strategy_name, 1);
+  ExploreOptions options;
+  options.limits.time = TimeMode::timed;
+  options.limits.record_final_state = true;
+  options.limits.max_steps = 50'000'000;
+  options.limits.livelock_steps = options.limits.max_steps;
+  options.max_executions = max_executions;
+  std::vector<std::string> outputs;
+  options.on_execution = [&](const ExecutionResult& r) {
+    if (std::find(outputs.begin(), outputs.end(), r.final_state) == outputs.end()) outputs.push_back(r.final_state);
+  };
+  (void)explore_system(*system, *strategy, options);
+  return outputs;
 }
 
 }  // namespace lockstep::sim

@@ -21,4 +21,12 @@ namespace lockstep::sim {
 std::string run_isolation_permutation(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
                                       bool with_checks = false, std::chrono::seconds max_step_wait = sql::kMaxStepWait);
 
+// The distinct outputs of the permutation over the simulation's schedules (backends woken
+// together run in either order, as the server's race), from a search of at most
+// `max_executions` executions (strategy "dpor" or "dfs"): what the server may print, for the
+// differential property. Each output as run_isolation_permutation gives it.
+std::vector<std::string> isolation_permutation_outputs(const sql::Spec& spec, const std::vector<sql::PermutationStep>& steps,
+                                                       std::chrono::seconds max_step_wait, std::size_t max_executions,
+                                                       const std::string& strategy = "dpor");
+
 }  // namespace lockstep::sim
