@@ -181,6 +181,10 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   // An SQL keyword is named as written, not by the parser's name for it.
   EXPECT_EQ(refusal("SELECT CURRENT_DATE, CURRENT_USER"), "");
   EXPECT_EQ(refusal("SELECT LOCALTIME"), "0A000 LOCALTIME is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  // A statement refused is named in SQL words, not by its parse-tree node.
+  EXPECT_EQ(refusal("CREATE ROLE worker"), "0A000 CREATE ROLE is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("REFRESH MATERIALIZED VIEW v"),
+            "0A000 REFRESH MATERIALIZED VIEW is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("CREATE EXTENSION hstore"), "0A000 the extension hstore is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("SELECT current_time(2)"), "0A000 CURRENT_TIME is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
   // pg_locks: its advisory rows only, the columns lockstep models.

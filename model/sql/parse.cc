@@ -61,7 +61,6 @@ std::string construct_of(std::string_view type, std::string_view key, const json
   return fmt::format("{} in {}", key, type);
 }
 
-// The construct a node type stands for, when the subset has no such node where it appears.
 // An `xmax` reference of e that is not the left operand of = or <> with 0, or nullptr.
 const Expr* parse_bare_xmax(const Expr& e) {
   const auto is_xmax = [](const Expr& x) { return x.kind == Expr::Kind::column && x.name == "xmax"; };
@@ -77,51 +76,6 @@ const Expr* parse_bare_xmax(const Expr& e) {
     if (const Expr* found = parse_bare_xmax(a)) return found;
   }
   return nullptr;
-}
-
-std::string construct_of_node(std::string_view type, const json& body) {
-  static const std::initializer_list<std::pair<std::string_view, std::string_view>> names = {
-      {"JoinExpr", "JOIN"},
-      {"RangeSubselect", "a subquery in FROM"},
-      {"RangeFunction", "a function in FROM"},
-      {"A_ArrayExpr", "ARRAY[...]"},
-      {"A_Indirection", "subscripts or field selection"},
-      {"MinMaxExpr", "GREATEST or LEAST"},
-      {"CollateClause", "COLLATE"},
-      {"GroupingFunc", "GROUPING"},
-      {"XmlExpr", "XML"},
-      {"MultiAssignRef", "SET (a, b) = (...)"},
-      {"SetToDefault", "DEFAULT outside INSERT ... VALUES"},
-      {"CopyStmt", "COPY"},
-      {"ExplainStmt", "EXPLAIN"},
-      {"CreateFunctionStmt", "CREATE FUNCTION"},
-      {"DoStmt", "DO"},
-      {"TruncateStmt", "TRUNCATE"},
-      {"AlterTableStmt", "ALTER TABLE"},
-      {"ViewStmt", "CREATE VIEW"},
-      {"CreateSeqStmt", "CREATE SEQUENCE"},
-      {"PrepareStmt", "PREPARE"},
-      {"ExecuteStmt", "EXECUTE"},
-      {"DeallocateStmt", "DEALLOCATE"},
-      {"VacuumStmt", "VACUUM"},
-      {"CallStmt", "CALL"},
-      {"CreateTableAsStmt", "CREATE TABLE AS"},
-      {"DiscardStmt", "DISCARD"},
-      {"VariableShowStmt", "SHOW"},
-      {"MergeStmt", "MERGE"},
-  };
-  for (const auto& [k, name] : names) {
-    if (k == type) return std::string(name);
-  }
-  if (type == "SubLink") {
-    const std::string kind = body.value("subLinkType", "");
-    if (kind == "ANY_SUBLINK") return "IN (SELECT ...) or = ANY (SELECT ...)";
-    if (kind == "ALL_SUBLINK") return "ALL (SELECT ...)";
-    if (kind == "ARRAY_SUBLINK") return "ARRAY (SELECT ...)";
-    return "this kind of subquery";
-  }
-  if (type.ends_with("Stmt")) return fmt::format("the statement {}", type.substr(0, type.size() - 4));
-  return fmt::format("the construct {}", type);
 }
 
 std::vector<Statement> Reader::statements(const json& tree) {
