@@ -51,6 +51,13 @@ std::string construct_of(std::string_view type, std::string_view key, const json
       {"fdwoptions", "foreign tables"},
       {"ofTypename", "a typed table"},
       {"accessMethod", "USING (table access method)"},
+      {"returningList", "RETURNING"},
+      {"onConflictClause", "ON CONFLICT"},
+      {"lockingClause", "FOR UPDATE / FOR SHARE"},
+      {"sortClause", "ORDER BY"},
+      {"limitCount", "LIMIT"},
+      {"limitOffset", "OFFSET"},
+      {"whereClause", "WHERE"},
   };
   for (const auto& [k, name] : names) {
     if (k == key) {
@@ -58,6 +65,7 @@ std::string construct_of(std::string_view type, std::string_view key, const json
       return std::string(name);
     }
   }
+  if (key == "fromClause") return type == "UpdateStmt" ? "UPDATE ... FROM" : "FROM";
   return fmt::format("{} in {}", key, type);
 }
 
