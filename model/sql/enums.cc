@@ -21,9 +21,20 @@ int enum_index(std::string_view name) {
   const std::vector<EnumType>* current_enums = current_enum_types();
   if (current_enums == nullptr) return -1;
   for (std::size_t i = 0; i < current_enums->size(); ++i) {
-    if ((*current_enums)[i].name == name) return static_cast<int>(i);
+    const EnumType& t = (*current_enums)[i];
+    if (t.name != name) continue;
+    if (t.composite) {
+      throw SqlError("0A000", fmt::format("a column or value of the composite type {} is not in lockstep's SQL subset (docs/sql.md)", name));
+    }
+    return static_cast<int>(i);
   }
   return -1;
+}
+
+bool has_declared_type(std::string_view name) {
+  const std::vector<EnumType>* current_enums = current_enum_types();
+  if (current_enums == nullptr) return false;
+  return std::any_of(current_enums->begin(), current_enums->end(), [&](const EnumType& t) { return t.name == name; });
 }
 
 Value enum_input(int index, std::string_view label) {

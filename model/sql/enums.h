@@ -20,10 +20,16 @@ namespace lockstep::sql {
 struct EnumType {
   std::string name;
   std::vector<std::string> labels;
+  // CREATE TYPE name AS (fields): declared (pgmq's message_record), so that a schema that
+  // declares one loads; a column or value of it is refused by name (0A000).
+  bool composite = false;
 };
 
-// The current enum type named `name`, by its index, or -1.
+// The current enum type named `name`, by its index, or -1 (also for a composite type, after
+// refusing it: 0A000).
 int enum_index(std::string_view name);
+// Whether the server has a type of this name (an enum or a composite type).
+bool has_declared_type(std::string_view name);
 // The value `label` of the current enum type `index` (22P02 when it has no such label).
 Value enum_input(int index, std::string_view label);
 // The value `label` of the current enum type named `type` (42704 when there is none).

@@ -227,6 +227,12 @@ Statement Reader::statement(const json& n) {
     t.name = parts[0];
     if (body.contains("vals")) t.labels = names(body.at("vals"));
     s.body = std::move(t);
+  } else if (type == "CompositeTypeStmt") {
+    known(body, "CompositeTypeStmt", {"typevar", "coldeflist"}, statement_start_);
+    CreateType t;
+    t.name = relation(body.at("typevar"), statement_start_).first;
+    t.composite = true;
+    s.body = std::move(t);
   } else if (type == "AlterEnumStmt") {
     known(body, "AlterEnumStmt", {"typeName", "newVal", "newValNeighbor", "newValIsAfter", "skipIfNewValExists", "oldVal"}, statement_start_);
     if (body.contains("oldVal")) refuse("ALTER TYPE ... RENAME VALUE", statement_start_);

@@ -302,6 +302,7 @@ struct CreateFunction {
 struct CreateType {
   std::string name;
   std::vector<std::string> labels;
+  bool composite = false;  // CREATE TYPE name AS (fields): labels are the fields' names
   bool alter = false;
   std::string neighbor;  // ALTER: the label the new one goes before or after ("": at the end)
   bool after = true;

@@ -65,8 +65,8 @@ Result<Rows> SqlRun::statement(const sql::CreateType& t) {
     labels.insert(at, label);
     return done(Rows{{}, {}, "ALTER TYPE"});
   }
-  if (sql::enum_index(t.name) >= 0 || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
-  server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels});
+  if (sql::has_declared_type(t.name) || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
+  server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels, t.composite});
   return done(Rows{{}, {}, "CREATE TYPE"});
 }
 
@@ -74,7 +74,9 @@ Result<Rows> SqlRun::drop_types(const sql::DropTable& d) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {
-    const int index = sql::enum_index(name);
+    const auto& types = server_.mutable_enum_types();
+    const auto found = std::find_if(types.begin(), types.end(), [&](const sql::EnumType& e) { return e.name == name; });
+    const int index = found == types.end() ? -1 : static_cast<int>(found - types.begin());
     if (index < 0) {
       if (!d.if_exists) return Error{"42704", fmt::format("type \"{}\" does not exist", name)};
       c_.warnings_.push_back({"00000", fmt::format("type \"{}\" does not exist, skipping", name)});
