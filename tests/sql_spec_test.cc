@@ -91,6 +91,10 @@ TEST(SqlSpec, MalformedSpecsNameTheLineAndColumn) {
             "t.spec:3:8: unknown verdict \"sometimes\" (expected one of: pass, violation, deadlock, step_bound, model_error, "
             "incomplete, livelock, liveness)");
   EXPECT_EQ(error_of("session a\nstep x { SELECT 1; }\n@\n"), "t.spec:3:1: unexpected character '@'");
+  // A '}' inside a string literal ends the block, as isolationtester reads it: the message says so.
+  const std::string brace = error_of("session a\nstep x { SELECT '{}'::jsonb; }\n");
+  EXPECT_TRUE(brace.starts_with("t.spec:2:20: unexpected character ''' (the SQL block before it ended at a '}' inside a string literal"))
+      << brace;
 }
 
 TEST(SqlSpec, BlockerMarkersAreRead) {

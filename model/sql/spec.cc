@@ -30,6 +30,7 @@ class Lexer {
   }
 
   Token next() {
+    const bool after_open_string = std::exchange(open_string_, false);
     skip_blanks();
     Token t;
     t.line = line_;
@@ -62,7 +63,11 @@ class Lexer {
       while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_')) t.text += advance();
       return t;
     }
-    fail(t.line, t.column, fmt::format("unexpected character '{}'", c));
+    fail(t.line, t.column, fmt::format("unexpected character '{}'{}", c,
+                                       after_open_string ? " (the SQL block before it ended at a '}' inside a string literal: "
+                                                           "isolationtester ends a block at its first '}'; build the value "
+                                                           "another way, e.g. jsonb_build_object())"
+                                                         : ""));
   }
 
  private:
@@ -100,6 +105,7 @@ class Lexer {
     if (at_end()) fail(t.line, t.column, fmt::format("a {} is not closed with '{}'", what, close));
     advance();
     while (!t.text.empty() && std::isspace(static_cast<unsigned char>(t.text.back()))) t.text.pop_back();
+    open_string_ = kind == Token::Kind::sql && std::count(t.text.begin(), t.text.end(), '\'') % 2 != 0;
     return t;
   }
 
@@ -107,6 +113,7 @@ class Lexer {
   const std::string& file_;
   std::size_t pos_ = 0;
   int line_ = 1, column_ = 1;
+  bool open_string_ = false;  // the last SQL block has an odd number of quotes
 };
 
 class SpecReader {
