@@ -227,6 +227,47 @@ std::string date_text(std::int64_t midnight_micros) {
   return ts.substr(0, ts.find(' ')) + (ts.ends_with(" BC") ? " BC" : "");
 }
 
+std::int64_t parse_time(std::string_view text) {
+  std::string_view s = dt_trim(text);
+  auto invalid = [&]() -> std::int64_t { throw SqlError("22007", fmt::format("invalid input syntax for type time: \"{}\"", text)); };
+  if (s.size() > 11 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T')) s = dt_trim(s.substr(11));  // a date, ignored
+  if (s.empty()) return invalid();
+  if (s.find_first_not_of("0123456789:.") != std::string_view::npos) {  // 'allballs', 'now', '10:00 AM', a zone
+    throw SqlError("0A000", fmt::format("the time input \"{}\" is not in lockstep's SQL subset (HH:MM[:SS[.f]] is; docs/sql.md)", text));
+  }
+  std::size_t i = 0, count = 0;
+  const auto hour = dt_digits(s, i, 2, &count);
+  if (!hour || count == 0 || i >= s.size() || s[i] != ':') return invalid();
+  ++i;
+  const auto minute = dt_digits(s, i, 2, &count);
+  if (!minute || count != 2) return invalid();
+  long double seconds = 0;
+  if (i < s.size()) {
+    if (s[i] != ':') return invalid();
+    const std::string rest(s.substr(i + 1));
+    if (rest.empty() || rest.find(':') != std::string::npos || !std::isdigit(static_cast<unsigned char>(rest[0]))) return invalid();
+    char* end = nullptr;
+    seconds = std::strtold(rest.c_str(), &end);
+    if (end != rest.c_str() + rest.size()) return invalid();
+  }
+  const long double micros = std::nearbyint(((*hour * 60.0L + *minute) * 60.0L + seconds) * kDtMicrosPerSecond);
+  if (*hour > 24 || *minute > 59 || seconds >= 61 || micros > kDtMicrosPerDay) {
+    throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
+  }
+  return static_cast<std::int64_t>(micros);
+}
+
+std::string time_text(std::int64_t micros) {
+  const std::int64_t seconds = micros / kDtMicrosPerSecond;
+  std::string out = fmt::format("{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60);
+  if (const std::int64_t frac = micros % kDtMicrosPerSecond; frac != 0) {
+    std::string f = fmt::format("{:06}", frac);
+    while (f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
 bool is_utc_zone(std::string_view zone) {
   DtParsed p;
   const std::string z = dt_lower(dt_trim(zone));

@@ -50,6 +50,13 @@ std::int64_t parse_date(std::string_view text);
 std::int64_t date_of(std::int64_t wall_micros);
 std::string date_text(std::int64_t midnight_micros);
 
+// A time of day (time without time zone): 'HH:MM[:SS[.f]]' (fractions rounded to
+// microseconds, '24:00:00' the end of the day), after an optional 'YYYY-MM-DD ' the server
+// ignores; other forms ('10:00 AM', a zone, 'now', 'allballs') refused (0A000). time_text is
+// 'HH:MM:SS[.ffffff]'.
+std::int64_t parse_time(std::string_view text);
+std::string time_text(std::int64_t micros);
+
 // date_trunc(unit, x) of a wall-clock time (microseconds from 2000-01-01): microseconds to
 // millennium (week: the Monday; century and millennium start at years 1, 101, 1001, ...), the
 // unit in any case, singular or plural; `type` names the source type in the server's error

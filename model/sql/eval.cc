@@ -115,8 +115,8 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   if (op == "<<" || op == ">>") return shifted(op, a, b);
   // An untyped literal takes the other side's type (interval '1 ms' is already typed; beside
   // a timestamp it is an interval).
-  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, is_timestamp(b.type()) ? Type::interval : b.type());
-  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, is_timestamp(a.type()) ? Type::interval : a.type());
+  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, is_time_of(b.type()) ? Type::interval : b.type());
+  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, is_time_of(a.type()) ? Type::interval : a.type());
   if (a.type() == Type::unknown && b.type() == Type::unknown) {
     if (op == "||") return Value::text(a.as_text() + b.as_text());
     no_operator(op, a, b);
@@ -150,10 +150,10 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     const std::int64_t local = timestamp_plus_interval(local_of_utc(ts.micros()), Interval{0, by.days, by.months});
     return Value::timestamptz(timestamp_plus_interval(utc_of_local(local), Interval{by.micros}));
   };
-  if (ta == Type::date || tb == Type::date) {  // model/sql/time_functions.h
+  if (ta == Type::date || tb == Type::date || ta == Type::time || tb == Type::time) {  // model/sql/time_functions.h
     Value result;
     if (date_arithmetic(op, a, b, &result)) return result;
-    if (a.type() == Type::date || b.type() == Type::date) no_operator(op, a, b);
+    if (a.type() == Type::date || b.type() == Type::date || a.type() == Type::time || b.type() == Type::time) no_operator(op, a, b);
     return arithmetic(op, a, b);
   }
   if (is_timestamp(ta) && tb == Type::interval && (op == "+" || op == "-")) {

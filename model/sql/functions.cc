@@ -67,6 +67,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"timezone", 2, 2, FunctionKind::scalar},
     FunctionInfo{"localtimestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"current_date", 0, 0, FunctionKind::time},
+    FunctionInfo{"localtime", 0, 0, FunctionKind::time},
     FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
     FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},

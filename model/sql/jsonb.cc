@@ -362,6 +362,7 @@ Jv jv_of_value(const Value& v) {
       j.k = Jv::K::string;
       j.s = json_timestamp(v);
       return j;
+    case Type::time:
     case Type::bpchar:  // padded, as stored
     case Type::date:  // ISO whatever the DateStyle
       j.k = Jv::K::string;

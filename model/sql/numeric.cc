@@ -559,6 +559,14 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
     if (field == "year" || field == "years") return out(iv.months / 12, 0);
     throw SqlError("0A000", fmt::format("{}({} from an interval) is not in lockstep's SQL subset", fn, field));
   }
+  if (source.type() == Type::time) {  // a time of day's fields; epoch: seconds from midnight
+    if (field == "epoch") return out(source.micros(), 6);
+    static constexpr std::string_view kTimeFields[] = {"hour", "hours", "minute", "minutes", "second", "seconds", "milliseconds", "microseconds"};
+    if (std::find(std::begin(kTimeFields), std::end(kTimeFields), field) == std::end(kTimeFields)) {
+      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type time without time zone", field));
+    }
+    return extract_field(field_value, Value::timestamp(source.micros()), as_float);
+  }
   if (source.type() == Type::date) {  // its midnight's fields, whole numbers; none of the time of day
     if (field == "epoch" && !is_infinite_timestamp(source.micros())) return out((static_cast<i128>(source.micros()) + 946'684'800'000'000) / 1'000'000, 0);
     if (field == "hour" || field == "minute" || field == "second" || field == "milliseconds" || field == "microseconds" || field.ends_with("s")) {

@@ -553,7 +553,7 @@ Expr Reader::sql_value_function(const json& body, Expr e) {
   static const std::pair<std::string_view, std::string_view> kValues[] = {
       {"SVFOP_CURRENT_SCHEMA", "current_schema"}, {"SVFOP_CURRENT_TIMESTAMP", "now"},      {"SVFOP_LOCALTIMESTAMP", "localtimestamp"},
       {"SVFOP_CURRENT_DATE", "current_date"},     {"SVFOP_CURRENT_USER", "current_user"}, {"SVFOP_SESSION_USER", "current_user"},
-      {"SVFOP_USER", "current_user"},             {"SVFOP_CURRENT_ROLE", "current_user"}};
+      {"SVFOP_USER", "current_user"},             {"SVFOP_CURRENT_ROLE", "current_user"}, {"SVFOP_LOCALTIME", "localtime"}};
   for (const auto& [svf, function] : kValues) {
     if (op == svf) {
       e.name = std::string(function);

@@ -87,6 +87,7 @@ std::string Reader::sql_value_function_name(std::string_view op) {
   if (op == "SVFOP_CURRENT_TIMESTAMP_N") return "current_timestamp";
   if (op == "SVFOP_LOCALTIMESTAMP") return "localtimestamp";
   if (op == "SVFOP_CURRENT_DATE") return "current_date";
+  if (op == "SVFOP_LOCALTIME") return "localtime";
   if (op == "SVFOP_CURRENT_USER") return "current_user";
   if (op == "SVFOP_SESSION_USER") return "session_user";
   if (op == "SVFOP_USER") return "user";

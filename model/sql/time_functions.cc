@@ -102,6 +102,30 @@ Value age_value(const Value& a_in, const Value& b_in) {
 
 bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result) {
   const Type ta = a.type(), tb = b.type();
+  if (ta == Type::time || tb == Type::time) {  // time_pl_interval, time_mi_time, datetime_pl
+    const bool plus = op == "+", minus = op == "-";
+    if ((ta == Type::time && tb == Type::interval && (plus || minus)) || (ta == Type::interval && tb == Type::time && plus)) {
+      const Value& t = ta == Type::time ? a : b;
+      const Value& iv = ta == Type::time ? b : a;
+      std::int64_t r = (t.micros() + (minus ? -iv.as_interval().micros : iv.as_interval().micros)) % kTfMicrosPerDay;
+      if (r < 0) r += kTfMicrosPerDay;
+      *result = Value::time_of_day(r);
+      return true;
+    }
+    if (ta == Type::time && tb == Type::time && minus) {
+      *result = Value::interval(a.micros() - b.micros());
+      return true;
+    }
+    if (((ta == Type::date && tb == Type::time) || (ta == Type::time && tb == Type::date)) && plus) {
+      if (is_infinite_timestamp(ta == Type::date ? a.micros() : b.micros())) {
+        *result = Value::timestamp(ta == Type::date ? a.micros() : b.micros());
+        return true;
+      }
+      *result = Value::timestamp(a.micros() + b.micros());
+      return true;
+    }
+    return false;
+  }
   if (ta == Type::date && is_integer(tb) && (op == "+" || op == "-")) {
     if (is_infinite_timestamp(a.micros())) {
       *result = a;

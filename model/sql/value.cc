@@ -126,6 +126,7 @@ std::string_view type_name(Type t) {
     case Type::record: return "record";
     case Type::date: return "date";
     case Type::bpchar: return "character";
+    case Type::time: return "time without time zone";
   }
   return "?";
 }
@@ -139,7 +140,7 @@ std::optional<Type> type_of_name(std::string_view name) {
       {"bool", Type::boolean},     {"boolean", Type::boolean},   {"timestamptz", Type::timestamptz},
       {"interval", Type::interval}, {"timestamp", Type::timestamp}, {"uuid", Type::uuid},      {"bytea", Type::bytea},
       {"bit", Type::bit},          {"json", Type::json},         {"numeric", Type::numeric},    {"decimal", Type::numeric},
-      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid},         {"date", Type::date},         {"bpchar", Type::bpchar}};
+      {"float8", Type::float8},    {"float", Type::float8},      {"oid", Type::oid},         {"date", Type::date},         {"bpchar", Type::bpchar}, {"time", Type::time}};
   for (const auto& [n, t] : names) {
     if (n == name) return t;
   }
@@ -170,7 +171,7 @@ const std::string& Value::payload() const {
   return s_;
 }
 std::int64_t Value::micros() const {
-  if (null_ || (!is_timestamp(type_) && type_ != Type::interval && type_ != Type::date)) throw SqlError("XX000", "internal: not a time value");
+  if (null_ || (!is_timestamp(type_) && type_ != Type::interval && type_ != Type::date && type_ != Type::time)) throw SqlError("XX000", "internal: not a time value");
   return i_;
 }
 Interval Value::as_interval() const {
@@ -211,6 +212,7 @@ std::string Value::text_output() const& {
     case Type::timestamptz: return timestamp_text(i_, true);
     case Type::timestamp: return timestamp_text(i_, false);
     case Type::date: return date_text(i_);
+    case Type::time: return time_text(i_);
   }
   return s_;
 }
@@ -259,6 +261,12 @@ Value cast(const Value& v, Type to) {
   if (from == Type::date && to == Type::timestamptz) return Value::timestamptz(utc_of_local(v.micros()));
   if (from == Type::timestamp && to == Type::date) return Value::date(date_of(v.micros()));
   if (from == Type::timestamptz && to == Type::date) return Value::date(date_of(local_of_utc(v.micros())));
+  // A time's time of day is its wall clock's (infinity has none: 22008).
+  if ((from == Type::timestamp || from == Type::timestamptz) && to == Type::time) {
+    if (is_infinite_timestamp(v.micros())) throw SqlError("22008", "timestamp out of range");
+    const std::int64_t wall = from == Type::timestamptz ? local_of_utc(v.micros()) : v.micros();
+    return Value::time_of_day(wall - date_of(wall));
+  }
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
 }
 
@@ -272,6 +280,7 @@ Value from_text(std::string_view s, Type to) {
     case Type::timestamptz: return Value::timestamptz(parse_timestamp(s, true));
     case Type::timestamp: return Value::timestamp(parse_timestamp(s, false));
     case Type::date: return Value::date(parse_date(s));
+    case Type::time: return Value::time_of_day(parse_time(s));
     case Type::bpchar: return Value::bpchar(std::string(s));
     case Type::interval: return Value::interval(parse_interval_text(s));
     case Type::jsonb: return Value::jsonb(jsonb_canonical(s));
@@ -346,7 +355,8 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     case Type::text: return a.as_text().compare(b.as_text()) <=> 0;
     case Type::boolean: return a.as_bool() <=> b.as_bool();
     case Type::timestamptz:
-    case Type::timestamp: return a.micros() <=> b.micros();
+    case Type::timestamp:
+    case Type::time: return a.micros() <=> b.micros();
     case Type::interval: return interval_span(a.as_interval()) <=> interval_span(b.as_interval());
     case Type::uuid:
     case Type::bytea:

@@ -41,10 +41,12 @@ class SqlError : public std::runtime_error {
 // row as one value (a whole-row reference: model/sql/records.h). date: the wall clock's
 // midnight in microseconds from 2000-01-01, as a timestamp (infinities alike). bpchar:
 // char(n), its text blank-padded; trailing blanks insignificant in comparisons and dropped
-// when it becomes text.
-enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record, date, bpchar };
+// when it becomes text. time: without time zone, microseconds from midnight (0 to 24:00:00).
+enum class Type : std::uint8_t { unknown, int2, int4, int8, text, boolean, timestamptz, interval, timestamp, jsonb, enum_, array, uuid, bytea, bit, json, numeric, float8, oid, record, date, bpchar, time };
 
 inline bool is_timestamp(Type t) { return t == Type::timestamptz || t == Type::timestamp; }
+// A timestamp or a time of day: an untyped literal beside one in + or - is an interval.
+inline bool is_time_of(Type t) { return is_timestamp(t) || t == Type::time; }
 
 inline bool is_integer(Type t) { return t == Type::int2 || t == Type::int4 || t == Type::int8; }
 
@@ -74,6 +76,7 @@ class Value {
   }
   static Value timestamp(std::int64_t micros) { return Value(Type::timestamp, false, micros, {}); }
   static Value date(std::int64_t midnight_micros) { return Value(Type::date, false, midnight_micros, {}); }
+  static Value time_of_day(std::int64_t micros) { return Value(Type::time, false, micros, {}); }
   // A label of enum type `type` (its index among the server's: model/sql/enums.h) at `position`.
   static Value enumeration(int type, int position, std::string label) {
     Value v(Type::enum_, false, position, std::move(label));

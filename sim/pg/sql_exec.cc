@@ -233,6 +233,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
                                                      : statement_start_;
     const auto micros = lockstep::pg::kSimulatedClockOrigin + std::chrono::duration_cast<std::chrono::microseconds>(t).count();
     if (e.name == "current_date") return sql::cast(Value::timestamptz(micros), sql::Type::date);
+    if (e.name == "localtime") return sql::cast(Value::timestamptz(micros), sql::Type::time);
     return e.name == "localtimestamp" ? Value::timestamp(sql::local_of_utc(micros)) : Value::timestamptz(micros);
   }
   return session_function(e, args);
