@@ -22,7 +22,9 @@ std::string gen_statement(bool repeatable_read) {
   // Case 26: a key-pinned UPDATE whose SET fails NOT NULL on the version it reads, and not on
   // some others: the server fails it before asking for the row's lock.
   // Case 27: IS NOT TRUE in a re-check (a NULL v, from case 26, passes it).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 28) : *rc::gen::inRange(0, 8)) {
+  // Cases 28, 29: UPDATEs of the primary key, pinned and scanning (the new key's check waits
+  // for its writer or fails 23505; a writer that found the old row follows it to the new one).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 30) : *rc::gen::inRange(0, 8)) {
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);
@@ -53,6 +55,8 @@ std::string gen_statement(bool repeatable_read) {
     case 23: return fmt::format("UPDATE t SET v = v + 1 WHERE v >= {} RETURNING id, v", v);
     case 27: return fmt::format("UPDATE t SET v = coalesce(v, 0) + 1 WHERE (v >= {}) IS NOT TRUE RETURNING id, v", v);
     case 26: return fmt::format("UPDATE t SET v = CASE WHEN v >= {} THEN NULL ELSE v + 1 END WHERE id = {} RETURNING v", v, k);
+    case 28: return fmt::format("UPDATE t SET id = {} WHERE id = {} RETURNING id, v", k == 1 ? *rc::gen::element(2, 4) : k + 2, k);
+    case 29: return fmt::format("UPDATE t SET id = id + 2 WHERE v = {} RETURNING id", v);
     case 25:
       if (!repeatable_read) {
         return fmt::format("WITH u AS (UPDATE t SET v = v + 1 WHERE id = {} RETURNING id, v) "

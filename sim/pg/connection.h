@@ -403,6 +403,12 @@ class SimConnection : public lockstep::pg::Connection {
   // This transaction's rows, in (table, id) order; flat: a set per statement allocated.
   boost::container::flat_set<std::pair<std::string, std::int64_t>> locked_rows_, written_;
   std::vector<AdvisoryKey> keys_;  // scratch of release_footprint, reused
+  // Scratch of apply_release: a committed key-changing UPDATE's old slot and its new one.
+  struct MovedRow {
+    std::string table;
+    std::int64_t from = 0, to = 0;
+  };
+  std::vector<MovedRow> moved_to_;
   struct {
     Footprint fp;
     std::uint64_t number = ~std::uint64_t{0};

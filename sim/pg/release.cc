@@ -106,12 +106,30 @@ void SimConnection::apply_release(const Release& r) {
     strong_table_lock_ = false;
   }
   if (r.rows) {
+    // Key-changing UPDATEs: per table and slot whose committed tuple moved, the slot of its
+    // newest version (sim/pg/sql_key_update.cc).
+    moved_to_.clear();
+    if (r.commit) {
+      for (const auto& [table, id] : written_) {
+        const RowState& state = server_.row(table, id);
+        const auto mine = state.pending.find(pid_);
+        if (mine != state.pending.end() && mine->second.version && mine->second.moved_from != 0) {
+          moved_to_.push_back({table, mine->second.moved_from, id});
+        }
+      }
+    }
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
         if (r.commit) {
-          const bool updated = state.updated_by == pid_;
-          server_.commit_version(state, std::move(mine->second), updated, updated && state.updated_keys);
+          // A key-changing UPDATE's old slot, or the slot its key came back to: an update of
+          // the committed tuple holding it FOR UPDATE.
+          const bool moved = mine->second.moved || mine->second.moved_from == row.second;
+          const bool updated = moved || state.updated_by == pid_;
+          server_.commit_version(state, std::move(mine->second), updated, moved || (updated && state.updated_keys));
+          for (const MovedRow& m : moved_to_) {
+            if (moved && m.table == row.first && m.from == row.second && m.to != row.second) state.forward = m.to;
+          }
           state.key_sharers_at_commit.clear();
           if (server_.snapshots_open()) {  // only a snapshot older than this commit asks (RowState)
             const AdvisoryKey key = server_.row_key(row.first, row.second);

@@ -145,6 +145,7 @@ void Server::commit_version(RowState& row, RowState::Written written, bool updat
   row.committed = std::move(written.version);
   row.committed_place = written.place;
   row.committed_seq = ++commits_;
+  row.forward = 0;
 }
 
 std::uint64_t Server::new_tuple(std::string_view table) {

@@ -101,6 +101,10 @@ struct RowState {
   // made another one, and its commit counts it here (an UPDATE that waited for the old tuple
   // finds it deleted, as EvalPlanQual does, and leaves the new one alone).
   std::uint64_t tuple = 0;
+  // The committed tuple was moved to another slot by a key-changing UPDATE: the slot of its
+  // newest version, which a READ COMMITTED statement that found this one follows
+  // (EvalPlanQual along the ctid chain); 0 when it was not moved. Reset by each commit.
+  std::int64_t forward = 0;
   // The sessions that held the row FOR KEY SHARE when its newest version was committed: their
   // locks sit on the version it replaced (a multixact beside the update), so a REPEATABLE
   // READ FOR UPDATE SKIP LOCKED of that version finds it being modified and skips it.
@@ -120,6 +124,12 @@ struct RowState {
     // primary key's) are not in yet (the server checks a unique index before it inserts the
     // entry), so another session's check does not find them.
     bool checking_unique = false;
+    // A key-changing UPDATE (sim/pg/sql_key_update.cc): rows are slots by primary key, so
+    // the new version goes to its key's slot. `moved`: the committed tuple of this slot left
+    // that way (an update, HEAP_KEYS_UPDATED, not a deletion). `moved_from`: the slot whose
+    // committed tuple this version continues (its own when the key came back), or 0.
+    bool moved = false;
+    std::int64_t moved_from = 0;
   };
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, Written, std::less<int>, boost::container::small_vector<std::pair<int, Written>, 1>> pending;

@@ -116,6 +116,9 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
     return 0;
   }
   Row updated = apply_set(t, *current, ins.conflict_set);
+  if (changes_primary_key(t, *current, updated)) {
+    throw SqlError("0A000", "ON CONFLICT DO UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
+  }
   excluded_ = nullptr;
   returning_updated_ = true;  // its RETURNING's xmax is not 0
   write_version(t, id, std::move(updated), ins.returning, out);

@@ -5,7 +5,24 @@
 
 namespace lockstep::sim::pg {
 
+namespace {
+
+// Whether evaluating `e` may wait (an advisory lock function that blocks, pg_sleep): a
+// WHERE that does is no pinned row's, since the server reads the row on the statement's
+// snapshot before its qual waits (the lock step comes after), as the scan does.
+bool pin_where_may_wait(const Expr& e) {
+  if (e.kind == Expr::Kind::func &&
+      (e.name == "pg_advisory_lock" || e.name == "pg_advisory_xact_lock" || e.name == "pg_advisory_lock_shared" ||
+       e.name == "pg_advisory_xact_lock_shared" || e.name == "pg_sleep" || e.name == "pg_sleep_for" || e.name == "pg_sleep_until")) {
+    return true;
+  }
+  return std::any_of(e.args.begin(), e.args.end(), [](const Expr& a) { return pin_where_may_wait(a); });
+}
+
+}  // namespace
+
 std::vector<const Expr*> SqlRun::key_values(const SqlTable& t, std::string_view alias, const Expr& where) {
+  if (pin_where_may_wait(where)) return {};
   auto fixed = [](const Expr& e) {
     const Expr* x = &e;
     while (x->kind == Expr::Kind::cast) x = &x->args[0];

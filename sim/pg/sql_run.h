@@ -609,6 +609,16 @@ class SqlRun final : public sql::EvalContext {
   // the key's deleted version.
   Status lock_new_row(const std::string& name, std::int64_t id, ObjectId obj);
 
+  // ---- A key-changing UPDATE (sim/pg/sql_key_update.cc).
+  static bool changes_primary_key(const SqlTable& t, const Row& before, const Row& after);
+  // Writes `updated`, the new version of row `id` with another primary key, to its key's
+  // slot (waiting for another writer of the key, 23505 on a live row) and ends `id`'s tuple
+  // as moved there. THROWS: Raised.
+  void move_row(SqlTable& t, std::int64_t id, Row updated, const std::vector<sql::Target>& ret, Rows& out);
+  // The slot a READ COMMITTED statement follows from row `id`, found but gone since: where a
+  // key-changing UPDATE moved it (0: none, it was deleted or is still there).
+  std::int64_t followed(const std::string& table, std::int64_t id);
+
   Result<Rows> statement(const sql::Update& u);
   Result<Rows> statement(const sql::Delete& d);
 

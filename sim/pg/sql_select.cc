@@ -490,8 +490,15 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
         };
       }
       const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : statement_snapshot_;
-      const Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
+      Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
       if (!got.ok()) throw Raised{got.error()};
+      // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
+      for (std::int64_t next = pinned_ ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
+        if (got.value()) forget_gone_row(name, id);
+        id = next;
+        got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, nullptr, nullptr, read_at);
+        if (!got.ok()) throw Raised{got.error()};
+      }
       if (!got.value()) continue;
       if (c_.locked_as_read_) {  // no EvalPlanQual: the version read, as it was
         locked.emplace_back(id, std::move(*c_.locked_as_read_));

@@ -412,9 +412,6 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
   for (const sql::Assignment& a : set) {
     const int i = t.column(a.column);
     if (i < 0) throw SqlError("42703", fmt::format("column \"{}\" of relation \"{}\" does not exist", a.column, t.def.table));
-    if (std::find(t.key.begin(), t.key.end(), i) != t.key.end()) {
-      throw SqlError("0A000", "an UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
-    }
     const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
     if (c.generated != nullptr) {
       if (a.to_default) continue;  // computed below, from the others
@@ -581,7 +578,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   const std::string& name = t->def.table;
   KeyChanges changes;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    const std::int64_t id = candidates[k].first;
+    std::int64_t id = candidates[k].first;
     join_.row = from != nullptr ? &joined[k] : nullptr;
     const Joined with(*this, join_);  // the joined row, as it was, through the re-check
     std::optional<Row> projected;
@@ -633,13 +630,20 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     // (heap_update compares the values), decided on the row its lock step sees.
     std::function<Mode()> mode_now;
     if (mode == Mode::exclusive && !remove) {
-      mode_now = [this, t, &b, id = id] {
+      mode_now = [this, t, &b, &id] {  // `id` as it is when the lock is asked for (after a move, the followed one)
         const std::optional<Row>& current = c_.visible(t->def.table, id);
         return current && key_changes(*t, *current, set_of(b), b.alias) ? Mode::exclusive : Mode::no_key_update;
       };
     }
-    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted, mode_now);
+    Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted, mode_now);
     if (!got.ok()) return got.error();
+    // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
+    for (std::int64_t next = pinned_ ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
+      if (got.value()) forget_gone_row(name, id);
+      id = next;
+      got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, nullptr, mode_now);
+      if (!got.ok()) return got.error();
+    }
     std::optional<Row> newest = c_.visible(name, id);
     if (!got.value()) continue;
     if (!newest) {
@@ -672,6 +676,7 @@ void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
   }
   Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
   if (keyed) changes.emplace_back(newest, updated);
+  if (changes_primary_key(t, newest, updated)) return move_row(t, id, std::move(updated), ret, out);
   write_version(t, id, std::move(updated), ret, out);
 }
 
