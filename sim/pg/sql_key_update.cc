@@ -42,6 +42,8 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   }
   const std::int64_t to = id_of(t, updated);
   LOCKSTEP_INVARIANT(to != id, "a key-changing UPDATE moves its row to another slot");
+  // heap_update places the new tuple before the primary key's check may wait.
+  const std::uint64_t position = server_.new_tuple(name);
   const ObjectId obj = server_.row_object(name, to);
   if (s_.in_actor()) s_.also_touch(obj);
   // The primary key's unique check on the new key (_bt_check_unique): another transaction
@@ -82,7 +84,7 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   if (origin == id) server_.row(name, id).pending.at(c_.pid_).moved = true;
   if (Status locked = lock_new_row(name, to, obj); !locked.ok()) throw Raised{locked.error()};
   if (s_.in_actor()) s_.also_touch(obj);
-  write_version(t, to, std::move(updated), ret, out);
+  write_version(t, to, std::move(updated), ret, out, position);
   server_.row(name, to).pending.at(c_.pid_).moved_from = origin;
 }
 

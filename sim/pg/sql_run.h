@@ -584,7 +584,9 @@ class SqlRun final : public sql::EvalContext {
   // SET's new version of `row` (every value from the row as it was).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);
 
-  void write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out);
+  // `position`: the heap position a new version took already (0: it takes the next one).
+  void write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
+                     std::uint64_t position = 0);
 
   void returning(SqlTable& t, const std::vector<sql::Target>& ret, const Row& row, Rows& out);
 

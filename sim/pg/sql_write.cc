@@ -464,11 +464,12 @@ bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Ro
 
 }  // namespace
 
-void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out) {
+void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
+                           std::uint64_t position) {
   const std::string& name = t.def.table;
   // heap_update places the new tuple before its index entries are checked: a unique check
   // that waits does so with the tuple in place.
-  const std::uint64_t position = version ? server_.new_tuple(name) : 0;  // a deletion stays where it is
+  if (version && position == 0) position = server_.new_tuple(name);  // a deletion stays where it is
   if (!t.unique.empty()) {
     // The check reads every row's versions, the write changes one: both, whatever the check finds.
     if (s_.in_actor()) {
