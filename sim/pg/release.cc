@@ -127,8 +127,10 @@ void SimConnection::apply_release(const Release& r) {
           const bool moved = mine->second.moved || mine->second.moved_from == row.second;
           const bool updated = moved || state.updated_by == pid_;
           server_.commit_version(state, std::move(mine->second), updated, moved || (updated && state.updated_keys));
-          for (const MovedRow& m : moved_to_) {
-            if (moved && m.table == row.first && m.from == row.second && m.to != row.second) state.forward = m.to;
+          if (moved) {
+            for (const MovedRow& m : moved_to_) {
+              if (m.table == row.first && m.from == row.second && m.to != row.second) state.forward = m.to;
+            }
           }
           state.key_sharers_at_commit.clear();
           if (server_.snapshots_open()) {  // only a snapshot older than this commit asks (RowState)

@@ -9,23 +9,29 @@
 
 namespace lockstep::sim::pg {
 
-namespace {
-
-// The primary key of `row` as SqlRun::id_of spells it.
-std::string key_update_key_text(const SqlTable& t, const Row& row) {
-  std::string key;
-  for (int i : t.key) {
-    const auto it = row.find(t.def.columns[static_cast<std::size_t>(i)].name);
-    key += it == row.end() ? std::string("\x01null") : it->second;
-    key += '\x1f';
+// The primary key's check, an INSERT's (sql_write.cc) and a key-changing UPDATE's.
+Status SqlRun::wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj) {
+  for (;;) {
+    const RowState& r = server_.row(name, id);
+    if (r.pending.count(c_.pid_) != 0) return {};
+    int writer = 0;
+    for (const auto& [pid, version] : r.pending) {
+      if (pid != c_.pid_) {
+        writer = pid;  // the first, in pid order
+        break;
+      }
+    }
+    if (writer == 0) return {};
+    if (Status waited = wait_for_transaction(server_.writer_key(writer, r.pending.at(writer)), obj,
+                                             fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
+        !waited.ok()) {
+      return waited;
+    }
   }
-  return key;
 }
 
-}  // namespace
-
 bool SqlRun::changes_primary_key(const SqlTable& t, const Row& before, const Row& after) {
-  return !t.key.empty() && key_update_key_text(t, before) != key_update_key_text(t, after);
+  return !t.key.empty() && key_text(t, before) != key_text(t, after);
 }
 
 void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vector<sql::Target>& ret, Rows& out) {
@@ -48,21 +54,8 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   if (s_.in_actor()) s_.also_touch(obj);
   // The primary key's unique check on the new key (_bt_check_unique): another transaction
   // that wrote the key is waited for, then the check looks again.
-  for (;;) {
-    const RowState& r = server_.row(name, to);
-    if (r.pending.count(c_.pid_) != 0) break;
-    int writer = 0;
-    for (const auto& [pid, version] : r.pending) {
-      if (pid != c_.pid_) writer = pid;
-    }
-    if (writer == 0) break;
-    if (Status waited = wait_for_transaction(server_.writer_key(writer, r.pending.at(writer)), obj,
-                                             fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, to));
-        !waited.ok()) {
-      throw Raised{waited.error()};
-    }
-    if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes is the wait's
-  }
+  if (Status waited = wait_for_row_writers(name, to, obj); !waited.ok()) throw Raised{waited.error()};
+  if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes is the wait's
   if (c_.newest(name, to)) {
     throw Raised{Error{std::string(sqlstate::kUniqueViolation),
                        fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))}};

@@ -552,6 +552,11 @@ class SqlRun final : public sql::EvalContext {
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);
+  // The primary key of `row` as id_of() spells it.
+  static std::string key_text(const SqlTable& t, const Row& row);
+  // Waits, as a primary key's unique check does, until no other transaction in progress has
+  // written row `id` (each writer's transaction waited for in turn).
+  Status wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj);
   // The id of a key as id_of() spells it (each key column's text, then '\x1f').
   std::int64_t id_of_key(SqlTable& t, std::string key);
 

@@ -119,15 +119,19 @@ Value SqlRun::column_default(SqlTable& t, std::size_t i) {
   return Value::null(c.type);
 }
 
-std::int64_t SqlRun::id_of(SqlTable& t, const Row& row) {
-  if (t.key.empty()) return t.next_id++;
+std::string SqlRun::key_text(const SqlTable& t, const Row& row) {
   std::string key;
   for (int i : t.key) {
     const auto it = row.find(t.def.columns[static_cast<std::size_t>(i)].name);
     key += it == row.end() ? std::string("\x01null") : it->second;
     key += '\x1f';
   }
-  return id_of_key(t, std::move(key));
+  return key;
+}
+
+std::int64_t SqlRun::id_of(SqlTable& t, const Row& row) {
+  if (t.key.empty()) return t.next_id++;
+  return id_of_key(t, key_text(t, row));
 }
 
 std::int64_t SqlRun::id_of_key(SqlTable& t, std::string key) {
@@ -148,20 +152,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   // The unique check: another transaction that wrote this key (inserted, updated or
   // deleted its row) and has not ended is waited for (on its transaction), then the check
   // looks again: a delete that committed frees the key, one rolled back does not.
-  auto writer_of = [&]() {
-    for (const auto& [pid, version] : r.pending) {
-      if (pid != c_.pid_) return pid;
-    }
-    return 0;
-  };
   for (;;) {
-    for (int writer = writer_of(); writer != 0 && r.pending.count(c_.pid_) == 0; writer = writer_of()) {
-      if (Status waited = wait_for_transaction(server_.writer_key(writer, r.pending.at(writer)), obj,
-                                               fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
-          !waited.ok()) {
-        return waited.error();
-      }
-    }
+    if (Status waited = wait_for_row_writers(name, id, obj); !waited.ok()) return waited.error();
     // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
     // With ON CONFLICT, the arbiter keys are checked first (ExecCheckIndexConstraints): a
     // conflict on another key is 23505, whatever the action.
