@@ -564,6 +564,48 @@ TEST(SqlSim, RepeatableReadFailsAnUpdateOfARowChangedSinceItsSnapshot) {
                   }));
 }
 
+// SERIALIZABLE alone runs as REPEATABLE READ (serializable snapshot isolation fails only
+// transactions whose read/write dependencies join two SERIALIZABLE ones); a second one whose
+// snapshot would overlap the first's is refused, never run as REPEATABLE READ.
+TEST(SqlSim, SerializableAloneIsRepeatableReadAndTwoAtOnceAreRefused) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0)"};
+  const Session a = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SELECT v FROM t WHERE id = 1", "UPDATE t SET v = v + 10 WHERE id = 1",
+                     "COMMIT"};
+  const Session b = {"UPDATE t SET v = v + 1 WHERE id = 1"};
+  EXPECT_EQ(checked_outcomes(setup, {a, b}, "SELECT v FROM t"),
+            (std::set<std::string>{
+                "a: BEGIN | a: SELECT 1 [1] | a: UPDATE 1 | a: COMMIT | b: UPDATE 1 | final: SELECT 1 [11]",
+                "a: BEGIN | a: SELECT 1 [0] | a: ERROR 40001: could not serialize access due to concurrent update | a: ROLLBACK | "
+                "b: UPDATE 1 | final: SELECT 1 [1]",
+                "a: BEGIN | a: SELECT 1 [0] | a: UPDATE 1 | a: COMMIT | b: UPDATE 1 | final: SELECT 1 [11]",
+            }));
+  const Session shows = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SELECT current_setting('transaction_isolation')", "COMMIT",
+                         "SELECT current_setting('transaction_isolation')"};
+  EXPECT_EQ(outcomes(setup, {shows}, "SELECT 1"),
+            (std::set<std::string>{"a: BEGIN | a: SELECT 1 [serializable] | a: COMMIT | a: SELECT 1 [read committed] | final: SELECT 1 [1]"}));
+  const Session reader = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SELECT v FROM t WHERE id = 1", "COMMIT"};
+  const auto two = outcomes(setup, {reader, reader}, "SELECT v FROM t");
+  bool refused = false;
+  bool serial = false;
+  for (const std::string& o : two) {
+    refused = refused || o.find("ERROR 0A000: two SERIALIZABLE transactions at once") != std::string::npos;
+    serial = serial || o.find("ERROR") == std::string::npos;
+  }
+  EXPECT_TRUE(refused) << "an overlap of two SERIALIZABLE snapshots is refused";
+  EXPECT_TRUE(serial) << "one after the other they run";
+}
+
+// With enable_seqscan off the server's planner picks an index scan where it can, and rows
+// come in its order: a scan of more than one row is refused then, one row is answered.
+TEST(SqlSim, ScansOfSeveralRowsAreRefusedWhileEnableSeqscanIsOff) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (2, 0), (1, 0)"};
+  const Session s = {"SET enable_seqscan = off", "SELECT v FROM t WHERE id = 2", "SELECT id FROM t", "RESET enable_seqscan", "SELECT id FROM t"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT 1"),
+            (std::set<std::string>{"a: SET | a: SELECT 1 [0] | a: ERROR 0A000: a scan of more than one row while enable_seqscan is off (the "
+                                   "planner's choice of index) is not in lockstep's SQL subset (docs/sql.md) | a: RESET | a: SELECT 2 [2;1] | "
+                                   "final: SELECT 1 [1]"}));
+}
+
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
 // 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table: every outcome (each statement's

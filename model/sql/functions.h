@@ -36,7 +36,14 @@ bool select_list_set_returning(std::string_view name);
 
 // The settings a session may SET, set_config and current_setting: the four timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.
-enum class Setting { lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout };
+// The planner's switches (enable_seqscan, ...) change only which plan the server picks, so the
+// simulation keeps them and shows them; a scan whose row order would follow that choice is
+// refused while enable_seqscan is off (sim/pg/sql_joins.cc).
+enum class Setting {
+  lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout,
+  enable_seqscan, enable_bitmapscan, enable_indexscan, enable_indexonlyscan
+};
+constexpr bool is_planner_switch(Setting s) { return s >= Setting::enable_seqscan; }
 struct SettingInfo {
   std::string_view name;
   Setting setting;
@@ -46,6 +53,10 @@ inline constexpr SettingInfo kSettings[] = {
     {"statement_timeout", Setting::statement_timeout},
     {"deadlock_timeout", Setting::deadlock_timeout},
     {"idle_in_transaction_session_timeout", Setting::idle_in_transaction_session_timeout},
+    {"enable_seqscan", Setting::enable_seqscan},
+    {"enable_bitmapscan", Setting::enable_bitmapscan},
+    {"enable_indexscan", Setting::enable_indexscan},
+    {"enable_indexonlyscan", Setting::enable_indexonlyscan},
 };
 // The setting `name` names, or nullopt.
 constexpr std::optional<Setting> setting_named(std::string_view name) {

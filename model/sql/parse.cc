@@ -272,6 +272,8 @@ Statement Reader::statement(const json& n) {
     l.mode = body.value("mode", 8);
     l.nowait = body.value("nowait", false);
     s.body = std::move(l);
+  } else if (type == "VacuumStmt") {
+    s.body = vacuum(body);
   } else {
     refuse(construct_of_node(type, body), location_of(body, statement_start_));
   }
@@ -570,7 +572,11 @@ std::string Statement::tag() const {
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
     std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
-    std::string operator()(const LockTables&) const { return "LOCK TABLE"; }
+    std::string operator()(const LockTables& l) const {
+      return l.maintenance == LockTables::Maintenance::vacuum    ? "VACUUM"
+             : l.maintenance == LockTables::Maintenance::analyze ? "ANALYZE"
+                                                                 : "LOCK TABLE";
+    }
     std::string operator()(const Notify& n) const {
       return n.kind == Notify::Kind::listen ? "LISTEN" : n.kind == Notify::Kind::unlisten ? "UNLISTEN" : "NOTIFY";
     }

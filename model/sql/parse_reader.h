@@ -221,6 +221,8 @@ class Reader {
   CreateIndex create_index(const json& body);
 
   Transaction transaction(const json& body);
+  // VACUUM [FREEZE] [ANALYZE] tables, ANALYZE tables: plan.h's LockTables.
+  LockTables vacuum(const json& body);
 
   SetVariable set_variable(const json& body);
 

@@ -130,7 +130,10 @@ CreateTable Reader::create_table(const json& body) {
           continue;
         }
         if (contype != "CONSTR_PRIMARY" && contype != "CONSTR_UNIQUE") refuse(constraint_name(contype), eloc);
-        known(*b, type, {"contype", "keys", "conname"}, eloc);
+        known(*b, type, {"contype", "keys", "conname", "including"}, eloc);
+        if (b->contains("including")) {
+          for (std::string& k : names(b->at("including"))) c.included.push_back(std::move(k));
+        }
         if (contype == "CONSTR_PRIMARY") {
           if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), eloc);
           c.primary_key = names(b->at("keys"));
@@ -158,6 +161,11 @@ CreateTable Reader::create_table(const json& body) {
       if (std::none_of(c.columns.begin(), c.columns.end(), [&](const ColumnDef& d) { return d.name == k; })) {
         fail("42703", fmt::format("column \"{}\" named in key does not exist", k), loc);
       }
+    }
+  }
+  for (const std::string& k : c.included) {
+    if (std::none_of(c.columns.begin(), c.columns.end(), [&](const ColumnDef& d) { return d.name == k; })) {
+      fail("42703", fmt::format("column \"{}\" named in key does not exist", k), loc);
     }
   }
   return c;
@@ -379,12 +387,37 @@ Transaction Reader::transaction(const json& body) {
         t.isolation = Isolation::read_committed;
       } else if (level == "repeatable read") {
         t.isolation = Isolation::repeatable_read;
+      } else if (level == "serializable") {
+        t.isolation = Isolation::serializable;
       } else {
-        refuse(fmt::format("ISOLATION LEVEL {}", level == "serializable" ? "SERIALIZABLE" : level), dloc);
+        refuse(fmt::format("ISOLATION LEVEL {}", level), dloc);
       }
     }
   }
   return t;
+}
+
+LockTables Reader::vacuum(const json& body) {
+  const int loc = statement_start_;
+  known(body, "VacuumStmt", {"options", "rels", "is_vacuumcmd"}, loc);
+  LockTables l;
+  l.mode = 4;  // SHARE UPDATE EXCLUSIVE
+  l.maintenance = body.value("is_vacuumcmd", false) ? LockTables::Maintenance::vacuum : LockTables::Maintenance::analyze;
+  const char* command = l.maintenance == LockTables::Maintenance::vacuum ? "VACUUM" : "ANALYZE";
+  if (body.contains("options")) {
+    for (const json& o : body.at("options")) {
+      const json& d = *node(o).second;
+      const std::string name = d.value("defname", "");
+      if (name != "freeze" && name != "analyze") refuse(fmt::format("{} ({})", command, name), location_of(d, loc));
+    }
+  }
+  if (!body.contains("rels")) refuse(fmt::format("{} of every table", command), loc);
+  for (const json& r : body.at("rels")) {
+    const json& rel = *node(r).second;
+    if (rel.contains("va_cols")) refuse(fmt::format("{} of named columns", command), loc);
+    l.tables.push_back(relation(rel.at("relation"), loc).first);
+  }
+  return l;
 }
 
 SetVariable Reader::set_variable(const json& body) {

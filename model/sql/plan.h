@@ -269,6 +269,9 @@ struct CreateTable {
   std::vector<std::string> unique_names;
   std::vector<ForeignKey> foreign_keys;
   std::vector<CheckConstraint> checks;  // in the order they are written
+  // PRIMARY KEY / UNIQUE (...) INCLUDE (columns): stored in the key's index, not part of the
+  // key (no uniqueness, not a key for FOR KEY SHARE); an UPDATE of one is not a HOT update.
+  std::vector<std::string> included;
 };
 
 struct DropTable {
@@ -389,7 +392,7 @@ struct Schema {
   bool extension = false;  // CREATE / DROP EXTENSION name (uuid-ossp, pgcrypto)
 };
 
-enum class Isolation : std::uint8_t { read_committed, repeatable_read };
+enum class Isolation : std::uint8_t { read_committed, repeatable_read, serializable };
 
 struct Transaction {
   enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to } kind = Kind::begin;
@@ -407,11 +410,14 @@ struct SetVariable {
 };
 
 // LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT]: mode 1 (ACCESS SHARE) to 8 (ACCESS
-// EXCLUSIVE, the default), as lockdefs.h numbers them.
+// EXCLUSIVE, the default), as lockdefs.h numbers them. VACUUM [FREEZE] [ANALYZE] tables and
+// ANALYZE tables (`maintenance`) are the lock they take, SHARE UPDATE EXCLUSIVE (4), and no
+// change a statement can see: the simulated heap keeps no dead tuple a snapshot cannot see.
 struct LockTables {
   std::vector<std::string> tables;
   int mode = 8;
   bool nowait = false;
+  enum class Maintenance : std::uint8_t { none, vacuum, analyze } maintenance = Maintenance::none;
 };
 
 // LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to

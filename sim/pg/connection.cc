@@ -30,6 +30,19 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
   (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_) = t;
 }
 
+Status SimConnection::set_planner_switch(int which, bool on, bool local) {
+  Statement st(*this);
+  if (auto refused = begin_statement({"set_planner_switch", {}, which, true}, false)) return *refused;
+  if (local && !session_.in_transaction) {
+    warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
+    return {};
+  }
+  const auto set = [&](std::uint8_t& bits) { bits = on ? bits & ~(1U << which) : bits | (1U << which); };
+  if (!local) set(session_settings_.planner_off);
+  set(planner_off_);
+  return {};
+}
+
 std::optional<Error> SimConnection::idle_timeout_refusal() const {
   if (!idle_since_ || !session_.in_transaction || idle_timeout_.count() == 0) return std::nullopt;
   const bool timed = s_.time_mode() == TimeMode::timed;
@@ -185,7 +198,11 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   }
   if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
     step({"snapshot", whole_server(Access::write), pid_, true});
-    snapshot_ = server_.open_snapshot();
+    if (serializable_ && server_.serializable_snapshots_open()) {
+      return Error{"0A000", "two SERIALIZABLE transactions at once (serializable snapshot isolation's read/write dependencies) "
+                            "are not in lockstep's SQL subset (docs/sql.md)"};
+    }
+    snapshot_ = server_.open_snapshot(serializable_);
     if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
   }
   step(op);
@@ -221,9 +238,10 @@ bool SimConnection::killed() {
 }
 
 void SimConnection::end_snapshot() {
-  if (snapshot_) server_.close_snapshot();
+  if (snapshot_) server_.close_snapshot(serializable_);
   snapshot_.reset();
   repeatable_read_ = false;
+  serializable_ = false;
 }
 
 Error SimConnection::terminated() {

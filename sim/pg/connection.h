@@ -112,6 +112,11 @@ class SimConnection : public lockstep::pg::Connection {
   // longer than that (FATAL 25P03). Not modelled: SQL of a session that may have idled that
   // long (timed: it did; untimed: any idle moment may be that long) is refused (0A000).
   std::optional<Error> idle_timeout_refusal() const;
+  // SET [LOCAL] enable_seqscan (and the other planner switches, model/sql/functions.h) as
+  // one statement: bit `which` of the switches turned off. Kept as the timeouts are (SET
+  // LOCAL until the transaction ends, undone by a rollback).
+  Status set_planner_switch(int which, bool on, bool local);
+  bool planner_switch(int which) const { return (planner_off_ & (1U << which)) == 0; }
   // The timeout in effect now.
   Duration timeout(Timeout which) const {
     return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_;
@@ -148,6 +153,9 @@ class SimConnection : public lockstep::pg::Connection {
   // LOCK TABLE (sim/pg/table_locks.cc): each table's lock in turn, in a transaction block,
   // waiting as the server does (NOWAIT: 55P03); every step on them writes the server's domain.
   Status lock_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool nowait);
+  // VACUUM (outside a transaction block: 25001) and ANALYZE: each table's lock in `mode`,
+  // for the statement or the transaction; nothing else a statement can see changes.
+  Status maintain_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool vacuum);
   // The weak lock a SQL statement takes on its table (ACCESS SHARE, ROW SHARE for a locking
   // clause, ROW EXCLUSIVE for a write), taken in the statement's first step
   // (begin_statement) and held to the end of the transaction. It waits only behind LOCK
@@ -326,7 +334,14 @@ class SimConnection : public lockstep::pg::Connection {
   // Whether this transaction holds the row FOR UPDATE (a key-changing UPDATE takes it too).
   bool holds_for_update(std::string_view table, std::int64_t id);
   // BEGIN ISOLATION LEVEL REPEATABLE READ: the transaction's first statement takes a snapshot.
-  void use_repeatable_read() { repeatable_read_ = true; }
+  // SERIALIZABLE runs as REPEATABLE READ while no other SERIALIZABLE transaction holds a
+  // snapshot (serializable snapshot isolation only fails transactions whose read/write
+  // dependencies join two or more SERIALIZABLE ones); a second one at once is refused when
+  // its snapshot would be taken.
+  void use_repeatable_read(bool serializable = false) {
+    repeatable_read_ = true;
+    serializable_ = serializable;
+  }
   // The snapshot goes with the transaction.
   void end_snapshot();
 
@@ -416,6 +431,7 @@ class SimConnection : public lockstep::pg::Connection {
   // Statements prepared on this connection, by name (plans shared with exec's cache).
   std::map<std::string, std::shared_ptr<const std::vector<sql::Statement>>, std::less<>> prepared_;
   bool repeatable_read_ = false;            // this transaction's isolation level
+  bool serializable_ = false;               // ... and SERIALIZABLE (run as REPEATABLE READ)
   std::optional<std::uint64_t> snapshot_;  // its snapshot (a commit count), once taken
   bool dead_ = false;
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
@@ -424,6 +440,7 @@ class SimConnection : public lockstep::pg::Connection {
   Duration statement_timeout_{0};  // in effect now
   Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check
   Duration idle_timeout_{0};       // in effect now: idle_in_transaction_session_timeout
+  std::uint8_t planner_off_ = 0;   // in effect now: the planner switches turned off
   // When the last SQL of a transaction with idle_timeout_ set ended (its session idle in
   // the transaction since): the next one checks the timeout did not pass (check_idle_timeout).
   std::optional<Time> idle_since_;
@@ -434,6 +451,7 @@ class SimConnection : public lockstep::pg::Connection {
     Duration statement_timeout{0};
     Duration deadlock_timeout{0};
     Duration idle_timeout{0};
+    std::uint8_t planner_off = 0;  // the planner switches turned off, one bit each
     Duration& of(Timeout which) {
       return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : which == Timeout::deadlock ? deadlock_timeout : idle_timeout;
     }
@@ -452,6 +470,7 @@ class SimConnection : public lockstep::pg::Connection {
     std::map<AdvisoryKey, std::array<int, kModes>> table_holds, advisory_holds;           // table and xact advisory locks held
     Settings settings;
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0};
+    std::uint8_t planner_off = 0;
   };
   std::vector<Savepoint> savepoints_;
   int subtransactions_ = 0;  // the transaction's subtransactions so far: numbers them

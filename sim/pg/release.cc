@@ -43,6 +43,7 @@ Status SimConnection::end_transaction(Stmt verb) {
     statement_timeout_ = session_settings_.statement_timeout;
     deadlock_timeout_ = session_settings_.deadlock_timeout;
     idle_timeout_ = session_settings_.idle_timeout;
+    planner_off_ = session_settings_.planner_off;
   }
   session_.in_transaction = false;
   aborted_ = false;

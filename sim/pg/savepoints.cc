@@ -59,6 +59,7 @@ Status SimConnection::savepoint(const std::string& name) {
   mark.statement_timeout = statement_timeout_;
   mark.deadlock_timeout = deadlock_timeout_;
   mark.idle_timeout = idle_timeout_;
+  mark.planner_off = planner_off_;
   savepoints_.push_back(std::move(mark));
   return {};
 }
@@ -172,6 +173,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   statement_timeout_ = mark.statement_timeout;
   deadlock_timeout_ = mark.deadlock_timeout;
   idle_timeout_ = mark.idle_timeout;
+  planner_off_ = mark.planner_off;
   savepoints_.resize(at + 1);  // newer savepoints go; this one stays
   aborted_ = false;
   return {};

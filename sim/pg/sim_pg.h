@@ -418,16 +418,23 @@ class Server : public sql::SqlContextSource {
   // actor's step the step also writes the table's heap object: two new tuples of a table
   // are ordered, since a later scan lists them in the order they were written.
   std::uint64_t new_tuple(std::string_view table);
-  // REPEATABLE READ snapshots: one opens at the commit count it returns, and closes.
-  std::uint64_t open_snapshot() {
+  // REPEATABLE READ and SERIALIZABLE snapshots: one opens at the commit count it returns,
+  // and closes. `serializable` counts SERIALIZABLE ones apart (serializable_snapshots_open).
+  std::uint64_t open_snapshot(bool serializable = false) {
     ++open_snapshots_;
+    if (serializable) ++serializable_snapshots_;
     return commits_;
   }
   bool snapshots_open() const { return open_snapshots_ > 0; }
+  // Whether a SERIALIZABLE transaction holds a snapshot: a second one beside it is refused
+  // (its read/write dependencies, serializable snapshot isolation, are not modelled).
+  bool serializable_snapshots_open() const { return serializable_snapshots_ > 0; }
   std::uint64_t commits() const { return commits_; }
-  void close_snapshot() {
+  void close_snapshot(bool serializable = false) {
     LOCKSTEP_INVARIANT(open_snapshots_ > 0, "a snapshot closes that was opened");
+    LOCKSTEP_INVARIANT(!serializable || serializable_snapshots_ > 0, "a SERIALIZABLE snapshot closes that was opened");
     --open_snapshots_;
+    if (serializable) --serializable_snapshots_;
   }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
@@ -488,6 +495,7 @@ class Server : public sql::SqlContextSource {
   std::uint64_t commits_ = 0;  // row versions committed so far
   std::uint64_t heap_positions_ = 0;  // new tuples so far (RowState's heap positions)
   int open_snapshots_ = 0;
+  int serializable_snapshots_ = 0;
 };
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);

@@ -83,8 +83,27 @@ SimConnection::Timeout timeout_named(std::string_view name) {
     case sql::Setting::statement_timeout: return SimConnection::Timeout::statement;
     case sql::Setting::deadlock_timeout: return SimConnection::Timeout::deadlock;
     case sql::Setting::idle_in_transaction_session_timeout: return SimConnection::Timeout::idle;
+    default: break;  // a planner switch (planner_switch_named)
   }
   throw std::logic_error("timeout_named: a setting without its timeout");
+}
+
+// The planner switch a setting names (its bit), or -1.
+int planner_switch_named(std::string_view name) {
+  const std::optional<sql::Setting> setting = sql::setting_named(name);
+  if (!setting || !sql::is_planner_switch(*setting)) return -1;
+  return static_cast<int>(*setting) - static_cast<int>(sql::Setting::enable_seqscan);
+}
+
+// A Boolean setting's value as the server's parse_bool reads it (any unique prefix of on,
+// off, true, false, yes, no; 1 and 0).
+bool setting_bool(const std::string& name, const std::string& text) {
+  std::string v = text;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const auto prefix = [&](std::string_view word, std::size_t least) { return v.size() >= least && std::string_view(word).starts_with(v); };
+  if (prefix("true", 1) || prefix("yes", 1) || prefix("on", 2) || v == "1") return true;
+  if (prefix("false", 1) || prefix("no", 1) || prefix("off", 2) || v == "0") return false;
+  throw SqlError("22023", fmt::format("parameter \"{}\" requires a Boolean value", name));
 }
 
 // A time setting's value as the server's parse_int reads it: a number (a fraction allowed,
@@ -219,11 +238,12 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     const std::string name = sql::cast(args[0], Type::text).as_text();
     // Read-only here: the isolation levels (SET of them is outside the subset).
     if (name == "default_transaction_isolation") return Value::text("read committed");
-    if (name == "transaction_isolation") return Value::text(c_.repeatable_read_ ? "repeatable read" : "read committed");
+    if (name == "transaction_isolation") return Value::text(c_.serializable_ ? "serializable" : c_.repeatable_read_ ? "repeatable read" : "read committed");
     std::string lowered = name;
     std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
     if (lowered == "application_name") return Value::text(c_.session_.application_name);
+    if (const int bit = planner_switch_named(lowered); bit >= 0) return Value::text(c_.planner_switch(bit) ? "on" : "off");
     return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
@@ -365,7 +385,7 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       st = c_.begin();
       if (st.ok() && !was) {
         c_.transaction_start_ = s_.now();
-        if (t.isolation == sql::Isolation::repeatable_read) c_.use_repeatable_read();
+        if (t.isolation && *t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(t.isolation == sql::Isolation::serializable);
       }
       out.tag = t.start ? "START TRANSACTION" : "BEGIN";
       break;
@@ -402,6 +422,12 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
   std::vector<std::pair<std::string, AdvisoryKey>> tables;
   for (const std::string& name : l.tables) tables.emplace_back(name, Server::table_key(*table(name)));
   c_.forget_table_lock_request();  // LOCK TABLE takes its own
+  if (l.maintenance != sql::LockTables::Maintenance::none) {
+    const bool vacuum = l.maintenance == sql::LockTables::Maintenance::vacuum;
+    const Status st = c_.maintain_tables(tables, table_mode(l.mode), vacuum);
+    if (!st.ok()) return st.error();
+    return done(Rows{{}, {}, vacuum ? "VACUUM" : "ANALYZE"});
+  }
   const Status st = c_.lock_tables(tables, table_mode(l.mode), l.nowait);
   if (!st.ok()) return st.error();
   return done(Rows{{}, {}, "LOCK TABLE"});
@@ -420,6 +446,11 @@ Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
     }
     if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
     return done(Rows{{}, {}, v.value->empty() ? "RESET" : "SET"});
+  }
+  if (const int bit = planner_switch_named(v.name); bit >= 0) {
+    const Status st = c_.set_planner_switch(bit, v.value ? setting_bool(v.name, *v.value) : true, v.local);
+    if (!st.ok()) return st.error();
+    return Rows{{}, {}, v.value ? "SET" : "RESET"};
   }
   const SimConnection::Timeout which = timeout_named(v.name);
   // RESET and SET ... TO DEFAULT: the server's default (0, or the pool's deadlock_timeout).

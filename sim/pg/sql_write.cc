@@ -444,6 +444,9 @@ bool write_named_column_changed(const sql::Expr& e, const Row& before, const Row
 bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Row& after) {
   auto changed = [&](int k) { return k >= 0 && write_column_changed(before, after, t.def.columns[static_cast<std::size_t>(k)].name); };
   if (std::any_of(t.key.begin(), t.key.end(), changed)) return true;
+  for (const std::string& c : t.def.included) {
+    if (write_column_changed(before, after, c)) return true;
+  }
   for (const SqlTable::UniqueKey& u : t.unique) {
     if (std::any_of(u.columns.begin(), u.columns.end(), changed)) return true;
     if (u.where && write_named_column_changed(*u.where, before, after)) return true;
