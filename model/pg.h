@@ -191,11 +191,19 @@ class Connection {
   virtual ~Connection() = default;
 
   // Runs SQL as written, with PostgreSQL 15's semantics: one statement with parameters
-  // ($1, ...), or several separated by semicolons without (the result is the last one's).
+  // ($1, ...), or several separated by semicolons without (the result is the last one's;
+  // outside a transaction block they are one transaction, as the server runs a query string).
   // The simulated server runs lockstep's subset of SQL (docs/sql.md) and refuses the rest
   // with SQLSTATE 0A000 naming the construct and its position; the libpq backend sends it
   // to the server. Fails with the server's SQLSTATE and message.
   virtual Result<Rows> exec(std::string_view sql, const std::vector<Param>& params = {}) = 0;
+  // A string of statements sent at once whose results are read one by one (isolationtester's
+  // PQsendQuery): the caller execs its statements in turn between these two. Outside a
+  // transaction block they are one transaction, as the server runs a query string (committed
+  // after the last statement, rolled back after one that failed). The simulated server models
+  // this; the libpq backend sends each statement on its own.
+  virtual void begin_query_string() {}
+  virtual void end_query_string() {}
 
   // A named statement of this connection (libpq's PQprepare / PQexecPrepared): parsed and
   // checked once, when prepared (the simulated server refuses what is outside its subset

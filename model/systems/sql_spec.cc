@@ -354,12 +354,25 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
         board_.result[s].push_back(c->exec(block.text));
         receive_notices(s, *c);
       } else {
+        c->begin_query_string();
         for (const sql::Statement& st : block.statements) {
           board_.sleeping[s] = calls_pg_sleep(st.text);
           board_.result[s].push_back(c->exec(st.text));
-          receive_notices(s, *c, board_.result[s].size() > 1 ? &board_.later_notices[s].emplace_back() : nullptr);
+          const std::size_t i = board_.result[s].size() - 1;
+          // libpq hands a notice to isolationtester as soon as it parses it: one a statement
+          // raises before sending rows' description (a statement without rows: COMMIT, an
+          // INSERT) follows the statement before's result at once and prints before that
+          // result (the first's: before the step's line); one after it, before its own result.
+          std::string* into = nullptr;
+          if (i > 0) {
+            board_.later_notices[s].emplace_back();
+            const bool described = board_.result[s].back().ok() && !board_.result[s].back().value().columns.empty();
+            into = described ? &board_.later_notices[s].back() : i >= 2 ? &board_.later_notices[s][i - 2] : nullptr;
+          }
+          receive_notices(s, *c, into);
           if (!board_.result[s].back().ok()) break;
         }
+        c->end_query_string();
       }
       board_.sleeping[s] = false;
       board_.busy[s] = false;

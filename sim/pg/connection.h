@@ -182,6 +182,16 @@ class SimConnection : public lockstep::pg::Connection {
 
   // SQL, as the server runs it (sim/pg/sql_exec.cc; the subset in docs/sql.md).
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
+  void begin_query_string() override {
+    in_query_string_ = true;
+    string_start_ = s_.now();
+  }
+  void end_query_string() override {
+    in_query_string_ = false;
+    string_start_.reset();
+    end_implicit_block();
+    session_.active = false;
+  }
   Status prepare(std::string_view name, std::string_view sql) override;
   Result<lockstep::pg::Rows> exec_prepared(std::string_view name, const std::vector<lockstep::pg::Param>& params) override;
   // The statements of a text (one, or several separated by semicolons), each run in turn.
@@ -218,7 +228,8 @@ class SimConnection : public lockstep::pg::Connection {
     }
     ~Statement() {
       c_.in_statement_ = false;
-      c_.session_.active = false;
+      // A string of statements keeps its session active (and its query_start) to its end.
+      if (!c_.in_query_string_) c_.session_.active = false;
     }
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;
@@ -292,6 +303,8 @@ class SimConnection : public lockstep::pg::Connection {
   static Error lost() { return Error{std::string(sqlstate::kConnectionFailure), "server closed the connection unexpectedly"}; }
 
   Status end_transaction(Stmt verb);
+  // A transaction block's end but its release: settings back, no block, no snapshot.
+  void end_block(bool commit);
 
   // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
   Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb);
@@ -344,6 +357,13 @@ class SimConnection : public lockstep::pg::Connection {
   }
   // The snapshot goes with the transaction.
   void end_snapshot();
+  // A string of several statements, outside a transaction block, runs as one transaction:
+  // the block opens before a statement other than a transaction statement, and ends after
+  // the string (committed, or rolled back when a statement failed).
+  void begin_implicit_block();
+  void end_implicit_block();
+  // The start of a statement as statement_timestamp() gives it: its string's arrival.
+  Time statement_time() const { return string_start_.value_or(s_.now()); }
 
   // Takes the row lock (transaction scope) of a row this session sees, waiting as for an
   // advisory lock, and says true. A row it does not see (none committed, none of its own:
@@ -431,6 +451,15 @@ class SimConnection : public lockstep::pg::Connection {
   // Statements prepared on this connection, by name (plans shared with exec's cache).
   std::map<std::string, std::shared_ptr<const std::vector<sql::Statement>>, std::less<>> prepared_;
   bool repeatable_read_ = false;            // this transaction's isolation level
+  // The transaction is a string of several statements' implicit block (exec_simple_query's):
+  // it commits after the string's last statement, or rolls back after an error that stopped
+  // the string; a BEGIN in it makes it an explicit block.
+  bool implicit_block_ = false;
+  bool in_query_string_ = false;  // between begin_query_string and end_query_string
+  std::optional<Time> string_start_;  // when its string came (the server's statement_timestamp)
+  // As an implicit block found the display settings and application_name (SET there, not
+  // in an explicit block): back if the block rolls back.
+  std::optional<std::pair<sql::SessionStyle, std::string>> style_at_block_;
   bool serializable_ = false;               // ... and SERIALIZABLE (run as REPEATABLE READ)
   std::optional<std::uint64_t> snapshot_;  // its snapshot (a commit count), once taken
   bool dead_ = false;

@@ -7,6 +7,10 @@ namespace lockstep::sim::pg {
 Status SimConnection::begin() {
   Statement st(*this);
   if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true})) return *refused;
+  if (implicit_block_) {  // the string's implicit block becomes this explicit one, as it began
+    implicit_block_ = false;
+    return {};
+  }
   if (session_.in_transaction) warnings_.push_back({"25001", "there is already a transaction in progress"});
   if (!session_.in_transaction) settings_at_begin_ = session_settings_;
   session_.in_transaction = true;
@@ -33,10 +37,19 @@ Status SimConnection::end_transaction(Stmt verb) {
   step(op);
   if (session_.terminated) return terminated();
   if (s_.logging()) s_.note_detail(release_detail(end));  // "" when it let nothing go
-  if (!session_.in_transaction) {
-    // As the server says (found by lockstep conform): not an error, a WARNING.
+  if (!session_.in_transaction || implicit_block_) {
+    // As the server says (found by lockstep conform): not an error, a WARNING; also in a
+    // string's implicit block, which it ends.
     warnings_.push_back({"25P01", "there is no transaction in progress"});
   }
+  end_block(commit);
+  apply_release(end);
+  return {};
+}
+
+void SimConnection::end_block(bool commit) {
+  if (style_at_block_ && !commit) std::tie(style_, session_.application_name) = *style_at_block_;
+  style_at_block_.reset();
   if (session_.in_transaction) {
     if (!commit) session_settings_ = settings_at_begin_;  // a SET in a transaction rolled back goes with it
     lock_timeout_ = session_settings_.lock_timeout;        // SET LOCAL ends here
@@ -46,11 +59,28 @@ Status SimConnection::end_transaction(Stmt verb) {
     planner_off_ = session_settings_.planner_off;
   }
   session_.in_transaction = false;
+  implicit_block_ = false;
   aborted_ = false;
   savepoints_.clear();
   end_snapshot();
-  apply_release(end);
-  return {};
+}
+
+void SimConnection::begin_implicit_block() {
+  settings_at_begin_ = session_settings_;
+  style_at_block_.emplace(style_, session_.application_name);
+  session_.in_transaction = true;
+  implicit_block_ = true;
+  transaction_start_ = statement_time();
+}
+
+void SimConnection::end_implicit_block() {
+  if (!implicit_block_) return;
+  implicit_block_ = false;
+  if (dead_ || session_.terminated || !session_.in_transaction) return;
+  const bool commit = !aborted_;
+  const Release end{.rows = true, .commit = commit, .xact_scope = true};
+  end_block(commit);
+  release_now(end, commit ? "implicit_commit" : "implicit_rollback");
 }
 
 Status SimConnection::end_statement() {

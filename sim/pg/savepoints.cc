@@ -37,7 +37,7 @@ void savepoint_reduce(LockTable& locks, int pid, const std::map<AdvisoryKey, std
 Status SimConnection::savepoint(const std::string& name) {
   Statement st(*this);
   if (auto refused = begin_statement({"savepoint", {}, pid_, true}, false)) return *refused;
-  if (!session_.in_transaction) return not_in_block("SAVEPOINT");
+  if (!session_.in_transaction || implicit_block_) return not_in_block("SAVEPOINT");
   Savepoint mark;
   mark.name = name;
   mark.subtransaction = ++subtransactions_;
@@ -67,7 +67,7 @@ Status SimConnection::savepoint(const std::string& name) {
 Status SimConnection::release_savepoint(const std::string& name) {
   Statement st(*this);
   if (auto refused = begin_statement({"release_savepoint", {}, pid_, true}, false)) return *refused;
-  if (!session_.in_transaction) return not_in_block("RELEASE SAVEPOINT");
+  if (!session_.in_transaction || implicit_block_) return not_in_block("RELEASE SAVEPOINT");
   for (std::size_t i = savepoints_.size(); i-- > 0;) {
     if (savepoints_[i].name == name) {
       savepoints_.resize(i);  // it and the newer ones: what they kept is the transaction's now
@@ -163,7 +163,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   const bool found = at < savepoints_.size();
   step({"rollback_to_savepoint", found ? undo_footprint() : Footprint{}, pid_, true});
   if (killed()) return terminated();
-  if (!session_.in_transaction) return not_in_block("ROLLBACK TO SAVEPOINT");
+  if (!session_.in_transaction || implicit_block_) return not_in_block("ROLLBACK TO SAVEPOINT");
   if (!found) return abort_with(no_such(name));
   Savepoint& mark = savepoints_[at];
   undo_to(mark);

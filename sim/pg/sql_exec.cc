@@ -365,7 +365,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
     return std::nullopt;
   }
   if (auto refused = c_.begin_statement(op)) return refused;
-  if (!started_) statement_start_ = s_.now();
+  if (!started_) statement_start_ = c_.statement_time();
   started_ = true;
   return std::nullopt;
 }
@@ -381,10 +381,15 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
   Status st;
   switch (t.kind) {
     case sql::Transaction::Kind::begin: {
+      if (c_.implicit_block_ && t.isolation && *t.isolation != sql::Isolation::read_committed) {
+        // The server: "SET TRANSACTION ISOLATION LEVEL must be called before any query" once
+        // a statement of the string took a snapshot; which statements do is not modelled.
+        throw SqlError("0A000", "BEGIN ISOLATION LEVEL after another statement of the same string is not in lockstep's SQL subset (docs/sql.md)");
+      }
       const bool was = c_.session_.in_transaction;
       st = c_.begin();
       if (st.ok() && !was) {
-        c_.transaction_start_ = s_.now();
+        c_.transaction_start_ = c_.statement_time();
         if (t.isolation && *t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(t.isolation == sql::Isolation::serializable);
       }
       out.tag = t.start ? "START TRANSACTION" : "BEGIN";
@@ -435,7 +440,7 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
   if (v.style) {  // TimeZone, DateStyle, IntervalStyle, application_name: the session's own, no other step sees them
-    if (v.local || c_.session_.in_transaction) {
+    if (v.local || (c_.session_.in_transaction && !c_.implicit_block_)) {  // an implicit block undoes its SET itself
       throw SqlError("0A000", fmt::format("SET {} inside a transaction block is not in lockstep's SQL subset", v.name));
     }
     SimConnection::Statement guard(c_);
@@ -480,7 +485,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
                             "lockstep's SQL subset");
   }
   // Each function of the lock table or the sessions is a statement of the typed API.
-  statement_start_ = s_.now();
+  statement_start_ = c_.statement_time();
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;
   for (const Value& v : project(targets_of(sel))) row.push_back(output(v));
@@ -609,11 +614,18 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
   if (plans->empty()) return Rows{};
   if (std::optional<Error> refused = idle_timeout_refusal()) return *refused;
   Result<Rows> last = Rows{};
+  // Several statements outside a block are one transaction (the server's implicit block).
+  const bool several = (plans->size() > 1 || in_query_string_) && s_.in_actor();
+  const bool whole_string = plans->size() > 1 && !in_query_string_;
+  if (whole_string) begin_query_string();
   for (const sql::Statement& st : *plans) {
-    if (dead_) return lost();
+    if (dead_) break;
+    if (several && !session_.in_transaction && !std::holds_alternative<sql::Transaction>(st.body)) begin_implicit_block();
     last = SqlRun(*this, plans, st, params).run_checked();
     if (!last.ok()) break;
   }
+  if (whole_string) end_query_string();
+  if (dead_) return lost();
   // Idle in the transaction from here (one string of statements is one message: never
   // idle inside it, as on the server).
   if (session_.in_transaction && idle_timeout_.count() > 0) {

@@ -28,7 +28,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   pinned_ = scan_first ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
   if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
     // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
-    statement_start_ = s_.now();
+    statement_start_ = c_.statement_time();
     started_ = true;
   } else if (pinned_) {
     if (auto refused = begin("sql_read", on(server_.row_object(t->def.table, *pinned_), Access::read))) return *refused;

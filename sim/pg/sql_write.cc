@@ -547,7 +547,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   std::vector<Row> joined;  // per candidate, the joined relation's row (UPDATE ... FROM)
   if (pinned_) {
     // One row: its lock is the first step, taken only when the row matches (update_row_if's way).
-    statement_start_ = s_.now();
+    statement_start_ = c_.statement_time();
     started_ = true;
     candidates.emplace_back(*pinned_, Row{});
   } else {
