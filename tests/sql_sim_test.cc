@@ -606,6 +606,23 @@ TEST(SqlSim, ScansOfSeveralRowsAreRefusedWhileEnableSeqscanIsOff) {
                                    "final: SELECT 1 [1]"}));
 }
 
+// Under REPEATABLE READ, an INSERT of a key whose row the snapshot still sees, deleted since by
+// another transaction, gives the server's heap two tuples of the key, both seen by the
+// transaction's later statements: the simulation (one row per key) refuses it when run.
+TEST(SqlSim, AnInsertBesideARowTheSnapshotStillSeesIsRefused) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0)"};
+  const Session a = {"BEGIN ISOLATION LEVEL REPEATABLE READ", "SELECT v FROM t WHERE id = 2", "INSERT INTO t VALUES (1, 5)", "COMMIT"};
+  const Session b = {"DELETE FROM t WHERE id = 1"};
+  bool refused = false;
+  bool inserted_after_delete = false;
+  for (const std::string& o : outcomes(setup, {a, b}, "SELECT id, v FROM t")) {
+    refused = refused || o.find("a: ERROR 0A000: an INSERT of a key whose deleted row this REPEATABLE READ snapshot still sees") != std::string::npos;
+    inserted_after_delete = inserted_after_delete || o.find("a: INSERT 0 1") != std::string::npos;
+  }
+  EXPECT_TRUE(refused) << "a delete committed between the snapshot and the INSERT";
+  EXPECT_TRUE(inserted_after_delete) << "a delete committed before the snapshot";
+}
+
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
 // 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table: every outcome (each statement's
