@@ -69,7 +69,7 @@ constexpr std::array<const char*, 22> kOddValues = {
     "'infinity'", "'1 week'", "99999999999999999999999999999", "'\\x00'", "-0", "1e-400", "0x10", "'2024-13-45'"};
 
 // Whole statements outside (or at the edges of) the simulated subset.
-constexpr std::array<const char*, 30> kStatements = {
+constexpr std::array<const char*, 37> kStatements = {
     "WITH RECURSIVE r AS (SELECT 1 UNION SELECT 1) SELECT * FROM r",
     "SELECT * FROM pg_class a JOIN pg_class b ON true",
     "LISTEN x",
@@ -89,6 +89,13 @@ constexpr std::array<const char*, 30> kStatements = {
     "SET lock_timeout = 1",
     "SET statement_timeout = '1ms'",
     "BEGIN ISOLATION LEVEL SERIALIZABLE",
+    "VACUUM FREEZE t",
+    "ANALYZE t",
+    "SET LOCAL enable_seqscan = off",
+    "SELECT 1; SELECT 1/0",
+    "INSERT INTO t VALUES (1); SAVEPOINT a",
+    "SELECT 1; BEGIN ISOLATION LEVEL REPEATABLE READ",
+    "CREATE TABLE i (a int, b int, PRIMARY KEY (a) INCLUDE (b))",
     "SELECT pg_advisory_lock(-9223372036854775808)",
     "SELECT pg_advisory_xact_lock(1, 2)",
     "SELECT 1/0",

@@ -295,7 +295,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   }
   // With enable_seqscan off the planner scans an index where it can: rows in its order, which
   // the simulation does not choose for the server.
-  if (out.size() > 1 && !c_.planner_switch(0)) {
+  if (out.size() > 1 && !c_.planner_switch(0)) {  // bit 0: enable_seqscan, the first switch (model/sql/functions.h)
     throw SqlError("0A000", "a scan of more than one row while enable_seqscan is off (the planner's choice of index) is not in lockstep's SQL subset (docs/sql.md)");
   }
   return out;
