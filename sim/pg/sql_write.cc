@@ -145,22 +145,29 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   const std::int64_t id = id_of(t, row);
   const ObjectId obj = server_.row_object(name, id);
   if (s_.in_actor()) s_.also_touch(obj);
-  // A plain INSERT puts its tuple in the heap before any unique check waits (heap_insert,
-  // then the indexes); ON CONFLICT checks first (ExecCheckIndexConstraints), then inserts.
+  // A plain INSERT puts its tuple in the heap before a unique check waits; ON CONFLICT after.
   const std::uint64_t early = ins.on_conflict == sql::Insert::OnConflict::none ? server_.new_tuple(name) : 0;
   RowState& r = server_.row(name, id);
-  // The unique check: another transaction that wrote this key (inserted, updated or
-  // deleted its row) and has not ended is waited for (on its transaction), then the check
-  // looks again: a delete that committed frees the key, one rolled back does not.
+  // The unique check: a transaction in progress that wrote this key (inserted, updated, deleted
+  // its row) is waited for, then it looks again (a committed delete frees the key).
+  // ON CONFLICT without the primary key among its arbiters checks them first: a writer of the
+  // key is waited for only when no arbiter conflicts (ExecCheckIndexConstraints, then insert).
+  const bool arbiters_first = ins.on_conflict != sql::Insert::OnConflict::none && !conflict_pk_arbiter(ins, t) && !t.unique.empty();
   for (;;) {
-    if (Status waited = wait_for_row_writers(name, id, obj); !waited.ok()) return waited.error();
-    // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees.
-    // With ON CONFLICT, the arbiter keys are checked first (ExecCheckIndexConstraints): a
-    // conflict on another key is 23505, whatever the action.
-    const std::optional<Row> newest = c_.newest(name, id);
     std::optional<std::int64_t> conflict;  // the row whose arbiter key this one repeats
     bool waited = false;
-    if (ins.on_conflict != sql::Insert::OnConflict::none && (newest || !t.unique.empty())) {
+    if (arbiters_first) {
+      std::int64_t other = 0;
+      const auto repeated = unique_conflict(t, id, row, nullptr, &waited, &other);
+      if (!repeated.ok()) return repeated.error();
+      if (waited) continue;
+      if (repeated.value() != nullptr && conflict_arbiter(ins, t, *repeated.value())) conflict = other;
+    }
+    if (Status w = conflict ? Status{} : wait_for_row_writers(name, id, obj); !w.ok()) return w.error();
+    // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees. A
+    // conflict on a key that is not an arbiter is 23505, whatever the action.
+    const std::optional<Row> newest = c_.newest(name, id);
+    if (!conflict && ins.on_conflict != sql::Insert::OnConflict::none && (newest || !t.unique.empty())) {
       if (newest && (conflict_pk_arbiter(ins, t) || conflict_repeats_arbiter(ins, t, row, *newest))) {
         conflict = id;
       } else if (!t.unique.empty()) {
@@ -193,9 +200,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))});
     }
-    // A key whose row this REPEATABLE READ snapshot still sees, deleted since by another
-    // transaction: the server's heap then holds both tuples, and this transaction's later
-    // statements see both; the simulation keeps one row per key (docs/notes.md).
+    // A key whose row this REPEATABLE READ snapshot still sees, deleted since by another: the
+    // server's heap holds both tuples, later statements see both; the simulation one (notes).
     if (c_.snapshot_ && r.pending.count(c_.pid_) == 0 && r.version_at(*c_.snapshot_).has_value()) {
       throw SqlError("0A000", "an INSERT of a key whose deleted row this REPEATABLE READ snapshot still sees is not in lockstep's SQL subset (docs/sql.md)");
     }
