@@ -184,7 +184,7 @@ class SimConnection : public lockstep::pg::Connection {
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
   void begin_query_string() override {
     in_query_string_ = true;
-    string_start_ = s_.now();
+    string_start_ = arrival();
   }
   void end_query_string() override {
     in_query_string_ = false;
@@ -362,8 +362,11 @@ class SimConnection : public lockstep::pg::Connection {
   // the string (committed, or rolled back when a statement failed).
   void begin_implicit_block();
   void end_implicit_block();
-  // The start of a statement as statement_timestamp() gives it: its string's arrival.
-  Time statement_time() const { return string_start_.value_or(s_.now()); }
+  // The start of a statement as statement_timestamp() gives it: its string's arrival. Work
+  // before the run's first step (a spec's setup) is a millisecond before it, as on a server,
+  // where the setup's transactions ended before a session's began: its now() is earlier.
+  Time statement_time() const { return string_start_ ? *string_start_ : arrival(); }
+  Time arrival() const { return !s_.in_actor() && s_.step_count() == 0 ? s_.now() - std::chrono::milliseconds(1) : s_.now(); }
 
   // Takes the row lock (transaction scope) of a row this session sees, waiting as for an
   // advisory lock, and says true. A row it does not see (none committed, none of its own:

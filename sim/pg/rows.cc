@@ -196,11 +196,10 @@ void SimConnection::wrote(std::string_view table, std::int64_t id) {
     LOCKSTEP_INVARIANT(own, "nobody else takes a transaction's own key exclusively");
   }
   const int sub = savepoints_.empty() ? 0 : savepoints_.back().subtransaction;
-  if (written_.emplace(std::string(table), id).second) {  // its first write in the transaction: this subtransaction's
-    const auto mine = server_.row(table, id).pending.find(pid_);
-    LOCKSTEP_INVARIANT(mine != server_.row(table, id).pending.end(), "a written row has the writer's version");
-    mine->second.subtransaction = sub;
-  }
+  const auto mine = server_.row(table, id).pending.find(pid_);
+  LOCKSTEP_INVARIANT(mine != server_.row(table, id).pending.end(), "a written row has the writer's version");
+  if (written_.emplace(std::string(table), id).second) mine->second.subtransaction = sub;  // its first write in the transaction
+  mine->second.made_in = sub;  // the version just written: its tuple's xmin
   if (sub != 0 && subtransaction_keys_.insert(sub).second) {
     const bool own = server_.row_locks().try_request(pid_, Server::transaction_key(pid_, session_.transactions, sub), Mode::exclusive,
                                                       Scope::transaction);
@@ -239,10 +238,11 @@ std::optional<Error> SimConnection::serialization_failure(std::string_view table
   if (!snapshot_) return std::nullopt;
   const RowState& r = server_.row(table, id);
   if (r.pending.count(pid_) != 0 || r.committed_seq <= *snapshot_) return std::nullopt;
-  // FOR KEY SHARE passes an update that kept the key (heap_lock_tuple: a key share lock does
-  // not conflict with it, whatever the snapshot), unless the row is gone since (an update
+  // FOR KEY SHARE passes updates that kept the key (heap_lock_tuple: a key share lock does
+  // not conflict with them, whatever the snapshot), each along the chain to the newest
+  // version (heap_lock_updated_tuple); not a key update or a deletion among them (an update
   // then a delete: lock-update-delete's first permutation).
-  if (mode == Mode::key_share && r.committed.has_value() && r.updated_keeping_keys_since(*snapshot_)) return std::nullopt;
+  if (mode == Mode::key_share && r.changed_keeping_keys_only_since(*snapshot_)) return std::nullopt;
   return Error{std::string(sqlstate::kSerializationFailure), r.updated_since(*snapshot_) || locking_clause
                                                                  ? "could not serialize access due to concurrent update"
                                                                  : "could not serialize access due to concurrent delete"};

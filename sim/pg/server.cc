@@ -98,13 +98,6 @@ bool RowState::updated_since(std::uint64_t seq) const {
   return committed.has_value();  // nothing was there for the snapshot: as the newest version says
 }
 
-bool RowState::updated_keeping_keys_since(std::uint64_t seq) const {
-  for (auto it = older.rbegin(); it != older.rend(); ++it) {
-    if (it->seq <= seq) return it->updated && !it->keys_updated;
-  }
-  return false;
-}
-
 bool RowState::changed_keeping_keys_only_since(std::uint64_t seq) const {
   if (committed_seq <= seq || !committed) return false;
   auto first = older.end();  // the version `seq` sees, then each that replaced it
@@ -126,6 +119,7 @@ void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for
       // version meets it.
       if (for_update && updated_by == pid) updated_keys = true;
     }
+    if (mine->second.version) mine->second.earlier.push_back({std::move(*mine->second.version), mine->second.made_in});
     mine->second.version = std::move(version);
     return;
   }

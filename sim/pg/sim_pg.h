@@ -84,11 +84,9 @@ struct RowState {
   // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
   // after `seq` changed the row.
   bool updated_since(std::uint64_t seq) const;
-  // Whether that version was replaced by an UPDATE that kept its keys (no FOR UPDATE lock:
-  // a key change takes one): a FOR KEY SHARE passes it, whatever the snapshot.
-  bool updated_keeping_keys_since(std::uint64_t seq) const;
-  // Whether the row changed since `seq` by updates that kept its keys only, each committed
-  // (so it is still there, in a later version): what FOR KEY SHARE locks through. REQUIRES:
+  // Whether the row changed since `seq` by updates that kept its keys only (no FOR UPDATE
+  // lock: a key change takes one), each committed (so it is still there, in a later
+  // version): what FOR KEY SHARE locks through, whatever the snapshot. REQUIRES:
   // a snapshot was open since `seq` (older versions kept).
   bool changed_keeping_keys_only_since(std::uint64_t seq) const;
   // Writes `pid`'s version of the row (nullopt: deleted) for an UPDATE or a DELETE: its first
@@ -130,6 +128,17 @@ struct RowState {
     // committed tuple this version continues (its own when the key came back), or 0.
     bool moved = false;
     std::int64_t moved_from = 0;
+    // The subtransaction whose write made `version` (its tuple's xmin): what a unique check
+    // that finds the version's key waits on.
+    int made_in = 0;
+    // The versions this transaction wrote before `version` and replaced since, each with its
+    // subtransaction: their tuples keep their unique index entries while it runs (xmin in
+    // progress), so another session's unique check of one of their keys waits for it.
+    struct Earlier {
+      lockstep::pg::Row version;
+      int made_in = 0;
+    };
+    std::vector<Earlier> earlier;
   };
   // Per session, in pid order (at most one holds a version: a version needs the row lock).
   boost::container::flat_map<int, Written, std::less<int>, boost::container::small_vector<std::pair<int, Written>, 1>> pending;
@@ -279,9 +288,8 @@ class Server : public sql::SqlContextSource {
   }
   // The key another session's unique check waits on for `pid`'s version `w` of a row: that
   // of the (sub)transaction that first wrote it.
-  AdvisoryKey writer_key(int pid, const RowState::Written& w) const {
-    return transaction_key(pid, sessions_.at(pid).transactions, w.subtransaction);
-  }
+  AdvisoryKey writer_key(int pid, const RowState::Written& w) const { return writer_key(pid, w.subtransaction); }
+  AdvisoryKey writer_key(int pid, int subtransaction) const { return transaction_key(pid, sessions_.at(pid).transactions, subtransaction); }
   // The row-lock-table key and the scheduler object of a row: one of each per (table, id).
   AdvisoryKey row_key(std::string_view table, std::int64_t id);
   ObjectId row_object(std::string_view table, std::int64_t id);

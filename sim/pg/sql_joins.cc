@@ -167,12 +167,13 @@ void SqlRun::materialize(Derived& d) {
     enclosing_->materialize(d);  // a WITH query of the statement around this data-modifying one
     return;
   }
-  d.computed = true;
   const sql::Select& sel = *d.def->select;
   if (d.def->recursive) {
-    materialize_recursive(d);
+    while (next_round(d)) {
+    }
     return;
   }
+  d.computed = true;
   std::vector<std::vector<Value>> rows = run_subquery(sel, /*per_row=*/false);
   type_columns(d, rows);
   d.rows = stored_rows(d, std::move(rows));
@@ -209,43 +210,93 @@ std::vector<Row> SqlRun::stored_rows(const Derived& d, std::vector<std::vector<V
   return out;
 }
 
-void SqlRun::materialize_recursive(Derived& d) {
+bool SqlRun::next_round(Derived& d) {
   // PostgreSQL's RecursiveUnion: the non-recursive term's rows, then rounds of the recursive
   // term over the rows the last round added (its working table) until one adds none; UNION
-  // (not ALL) keeps a row only once. Computed whole when first read (the server pulls rows
-  // as its reader asks; a reader that stops early runs fewer rounds of any function in it).
+  // (not ALL) keeps a row only once.
   constexpr std::size_t kMaxRounds = 10'000, kMaxRows = 100'000;
+  if (d.computed) return false;
   const sql::SetOperation& so = *d.def->select->set_op;
-  if (output_columns(*so.right).size() != d.table.def.columns.size()) {
-    throw SqlError("42601", "each UNION query must have the same number of columns");
-  }
-  std::vector<std::vector<Value>> first = run_subquery(*so.left, /*per_row=*/false);
-  type_columns(d, first);
-  std::vector<Row> result;
-  std::set<Row> seen;  // UNION: the rows so far, by their stored texts
-  const auto add_new = [&](std::vector<Row> rows) {
-    std::vector<Row> added;
-    for (Row& r : rows) {
-      if (!so.all && !seen.insert(r).second) continue;
-      added.push_back(std::move(r));
+  std::vector<std::vector<Value>> produced;
+  const std::int64_t holds_before = advisory_holds();
+  if (d.rounds == 0) {
+    if (output_columns(*so.right).size() != d.table.def.columns.size()) {
+      throw SqlError("42601", "each UNION query must have the same number of columns");
     }
-    result.insert(result.end(), added.begin(), added.end());
-    if (result.size() > kMaxRows) throw SqlError("0A000", "a WITH RECURSIVE query of more than 100000 rows is not in lockstep's SQL subset");
-    return added;
-  };
-  std::vector<Row> working = add_new(stored_rows(d, std::move(first)));
-  for (std::size_t round = 0; !working.empty(); ++round) {
-    if (round >= kMaxRounds) throw SqlError("0A000", "a WITH RECURSIVE query of more than 10000 rounds is not in lockstep's SQL subset");
-    d.rows = std::move(working);  // what the recursive term reads as the query's name
-    std::vector<std::vector<Value>> next = run_subquery(*so.right, /*per_row=*/false);
-    working = add_new(stored_rows(d, std::move(next)));
+    produced = run_subquery(*so.left, /*per_row=*/false);
+    type_columns(d, produced);
+  } else {
+    if (d.rounds >= kMaxRounds) throw SqlError("0A000", "a WITH RECURSIVE query of more than 10000 rounds is not in lockstep's SQL subset");
+    d.in_round = true;  // the recursive term reads the working table as the query's name
+    try {
+      produced = run_subquery(*so.right, /*per_row=*/false);
+    } catch (...) {
+      d.in_round = false;
+      throw;
+    }
+    d.in_round = false;
   }
-  d.rows = std::move(result);
+  ++d.rounds;
+  d.last_round_locked = advisory_holds() != holds_before;
+  d.last_round_start = d.rows.size();
+  d.working.clear();
+  for (Row& r : stored_rows(d, std::move(produced))) {
+    if (!so.all && !d.seen.insert(r).second) continue;
+    d.rows.push_back(r);
+    d.working.push_back(std::move(r));
+  }
+  if (d.rows.size() > kMaxRows) throw SqlError("0A000", "a WITH RECURSIVE query of more than 100000 rows is not in lockstep's SQL subset");
+  if (d.working.empty()) {
+    d.computed = true;
+    d.seen.clear();
+  }
+  return !d.computed;
+}
+
+std::int64_t SqlRun::advisory_holds() const {
+  std::int64_t n = 0;
+  std::vector<AdvisoryKey> keys;
+  for (const Scope scope : {Scope::transaction, Scope::session}) {
+    keys.clear();
+    server_.locks().held_keys(c_.pid_, scope, keys);
+    for (const AdvisoryKey& k : keys) {
+      for (const int count : server_.locks().holds(c_.pid_, k, scope)) n += count;
+    }
+  }
+  return n;
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_recursive(Derived& d, SqlTable* t, const std::string& alias,
+                                                                 const std::optional<Expr>& where, std::int64_t enough) {
+  std::vector<std::pair<std::int64_t, Row>> out;
+  std::size_t next = 0;
+  for (;;) {
+    for (; next < d.rows.size() && static_cast<std::int64_t>(out.size()) < enough; ++next) {
+      Row copy = d.rows[next];
+      table_ = t;
+      alias_ = alias;
+      row_ = &copy;
+      const bool keep = !where || where_holds(*where, static_cast<std::int64_t>(next), /*recheck=*/false);
+      row_ = nullptr;
+      if (keep) out.emplace_back(static_cast<std::int64_t>(next), std::move(copy));
+    }
+    if (static_cast<std::int64_t>(out.size()) >= enough) break;
+    if (!next_round(d)) break;
+  }
+  if (next < d.rows.size() && d.last_round_locked && !d.computed) {
+    throw SqlError("0A000", "a LIMIT that stops reading a WITH RECURSIVE query inside a round of several rows that takes advisory locks "
+                            "is not in lockstep's SQL subset (docs/sql.md)");
+  }
+  return out;
 }
 
 std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const SqlTable& t, bool by_root) {
   std::vector<std::pair<std::int64_t, const Row*>> out;
   if (Derived* d = derived_of(&t)) {
+    if (d->in_round) {  // the recursive term's reference to its own query: the working table
+      for (std::size_t i = 0; i < d->working.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->working[i]);
+      return out;
+    }
     materialize(*d);
     for (std::size_t i = 0; i < d->rows.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->rows[i]);
     return out;

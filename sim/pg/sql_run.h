@@ -256,6 +256,16 @@ class SqlRun final : public sql::EvalContext {
     SqlTable table;
     std::vector<Row> rows;
     bool computed = false;
+    // WITH RECURSIVE, computed a round at a time as readers ask (the server's RecursiveUnion
+    // pulls rows on demand): the last round's new rows (what the recursive term reads as the
+    // query's name while `in_round`), the rows so far for UNION, whether the first round ran,
+    // and whether the last one changed the session's advisory locks.
+    std::vector<Row> working;
+    std::set<Row> seen;
+    std::size_t rounds = 0;
+    std::size_t last_round_start = 0;
+    bool in_round = false;
+    bool last_round_locked = false;
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
@@ -270,7 +280,15 @@ class SqlRun final : public sql::EvalContext {
   Derived* derived(std::string_view name);
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);
-  void materialize_recursive(Derived& d);  // WITH RECURSIVE
+  // WITH RECURSIVE: one more round (the first: the non-recursive term); false when done.
+  bool next_round(Derived& d);
+  // The session's advisory lock holds, counted (a round that changes them has effects).
+  std::int64_t advisory_holds() const;
+  // A scan of a WITH RECURSIVE query by a reader that needs `enough` rows: rounds run until
+  // that many passed WHERE (refused when it stops inside a round of several rows that took
+  // or let go of advisory locks: the server would not have run the rest of it).
+  std::vector<std::pair<std::int64_t, Row>> scan_recursive(Derived& d, SqlTable* t, const std::string& alias,
+                                                           const std::optional<Expr>& where, std::int64_t enough);
   // A WITH query's columns of no type yet take their first value's; its values as rows.
   static void type_columns(Derived& d, const std::vector<std::vector<Value>>& rows);
   static std::vector<Row> stored_rows(const Derived& d, std::vector<std::vector<Value>> rows);
@@ -592,6 +610,11 @@ class SqlRun final : public sql::EvalContext {
   // `position`: the heap position a new version took already (0: it takes the next one).
   void write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
                      std::uint64_t position = 0);
+
+  // An UPDATE's version on a table with unique keys: written, then checked (a wait holds
+  // it in place, its other unique entries hidden: Written::checking_unique). THROWS: Raised.
+  void write_then_check(SqlTable& t, std::int64_t id, Row version, const std::vector<sql::Target>& ret, Rows& out,
+                        std::uint64_t position);
 
   void returning(SqlTable& t, const std::vector<sql::Target>& ret, const Row& row, Rows& out);
 

@@ -97,6 +97,11 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
                                                        std::int64_t enough, bool limited) {
+  // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
+  const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
+  if (Derived* d = derived_of(t); d != nullptr && d->def->recursive && !d->computed && !d->in_round && enough >= 0 && own(d)) {
+    return scan_recursive(*d, t, alias, where, enough);
+  }
   std::vector<std::pair<std::int64_t, Row>> out;
   const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
   for (const auto& [id, r] : relation_rows(*t, bitmap)) {

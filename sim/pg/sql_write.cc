@@ -1,5 +1,6 @@
-// sim/pg/sql_write.cc: INSERT (ON CONFLICT, the unique check's wait), UPDATE and DELETE (a scan or
-// the pinned row, each row's lock, EvalPlanQual) on the simulated server (sim/pg/sql_run.h).
+// sim/pg/sql_write.cc: INSERT (ON CONFLICT; unique checks are sim/pg/sql_unique.cc), UPDATE and
+// DELETE (a scan or the pinned row, each row's lock, EvalPlanQual) on the simulated server
+// (sim/pg/sql_run.h).
 #include <algorithm>
 #include <iterator>
 
@@ -222,35 +223,6 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   return 1;
 }
 
-Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& ins, std::int64_t id, Row row, Rows& out,
-                                               std::uint64_t position) {
-  const std::string& name = t.def.table;
-  const ObjectId obj = server_.row_object(name, id);
-  if (Status locked = lock_new_row(name, id, obj); !locked.ok()) return locked.error();
-  if (s_.in_actor()) {
-    s_.also_touch(obj);
-    s_.also_touch(t.object);  // the unique check's step: it reads every row's versions
-  }
-  if (s_.logging()) s_.add_detail(row_text(row));
-  RowState& r = server_.row(name, id);
-  put_new_version(r, row, position);
-  c_.wrote(name, id);
-  r.pending.at(c_.pid_).checking_unique = true;
-  const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
-  if (!repeated.ok()) return repeated.error();
-  server_.row(name, id).pending.at(c_.pid_).checking_unique = false;
-  if (s_.in_actor()) {  // after a wait, the step that decides is the wait's
-    s_.also_touch(obj);
-    s_.also_touch(t.object);
-  }
-  if (repeated.value() != nullptr) {
-    return fail(Error{std::string(sqlstate::kUniqueViolation),
-                      fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
-  }
-  returning(t, ins.returning, row, out);
-  return 1;
-}
-
 Status SqlRun::lock_new_row(const std::string& name, std::int64_t id, ObjectId obj) {
   const AdvisoryKey key = server_.row_key(name, id);
   if (server_.row_locks().try_request(c_.pid_, key, Mode::exclusive, Scope::transaction)) return {};
@@ -261,13 +233,6 @@ Status SqlRun::lock_new_row(const std::string& name, std::int64_t id, ObjectId o
   c_.note_queued(server_.row_locks(), key, Mode::exclusive);
   return c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait",
                      fmt::format("the row lock of {}#{} (a deleted version's)", name, id));
-}
-
-
-bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
-  if (key.where == nullptr) return true;
-  StoredRowContext context(t, row);
-  return sql::is_true(sql::evaluate(*key.where, context));
 }
 
 void compute_generated(const SqlTable& t, Row& row) {
@@ -298,87 +263,15 @@ void check_constraints(const SqlTable& t, const Row& row) {
   }
 }
 
-std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row) {
-  if (!in_partial_index(key, t, row)) return std::nullopt;  // not in the index: it conflicts with nothing
-  std::string text;
-  for (std::size_t part = 0; part < key.columns.size(); ++part) {
-    if (key.columns[part] < 0) {  // an expression's value in the row
-      StoredRowContext context(t, row);
-      const Value v = sql::evaluate(*key.expressions.at(part), context);
-      if (v.is_null()) return std::nullopt;
-      text += v.text_output();
-    } else {
-      const auto it = row.find(t.def.columns[static_cast<std::size_t>(key.columns[part])].name);
-      if (it == row.end()) return std::nullopt;
-      text += it->second;
-    }
-    text += '\x1f';
-  }
-  return text;
-}
-
 void SqlRun::put_new_version(RowState& r, Row row, std::uint64_t position) {
   RowState::Written version{std::move(row), {position, position}};
   if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
     if (!own->second.version && r.committed) r.reinserted_by = c_.pid_;
     version.subtransaction = own->second.subtransaction;  // its deletion's: what others wait on
+    version.moved = own->second.moved;  // the committed tuple left by a key change, not deleted
+    version.earlier = std::move(own->second.earlier);
   }
   r.pending[c_.pid_] = std::move(version);
-}
-
-Status SqlRun::wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what) {
-  auto waiter = server_.row_locks().request(c_.pid_, xact, Mode::share, Scope::transaction);
-  LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-  c_.note_queued(server_.row_locks(), xact, Mode::share);
-  if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait", std::move(what)); !waited.ok()) {
-    return waited;
-  }
-  server_.row_locks().release_key(c_.pid_, xact, Scope::transaction);
-  return {};
-}
-
-Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
-                                                           bool* waited_for, std::int64_t* conflicting) {
-  for (;;) {
-    int writer = 0;
-    std::optional<AdvisoryKey> writer_key;  // the key of the (sub)transaction that wrote what it repeats
-    const SqlTable::UniqueKey* repeated = nullptr;
-    auto repeats = [&](const std::optional<Row>& other) -> const SqlTable::UniqueKey* {
-      if (!other) return nullptr;
-      for (const SqlTable::UniqueKey& key : t.unique) {
-        const auto mine = unique_text(key, t, row);
-        if (before != nullptr && mine == unique_text(key, t, *before)) continue;  // unchanged: no new index entry
-        if (mine && mine == unique_text(key, t, *other)) return &key;
-      }
-      return nullptr;
-    };
-    server_.each_row(t.def.table, [&](std::int64_t other, RowState& r) {
-      if (other == id || writer != 0 || repeated != nullptr) return;
-      if (const auto own = r.pending.find(c_.pid_); own != r.pending.end()) {
-        repeated = repeats(own->second.version);  // this transaction's own version is the one there
-      } else {
-        for (const auto& [pid, version] : r.pending) {
-          if (pid != c_.pid_ && ((!version.checking_unique && repeats(version.version) != nullptr) || repeats(r.committed) != nullptr)) {
-            writer = pid;
-            writer_key = server_.writer_key(pid, version);
-          }
-        }
-        if (writer == 0) repeated = repeats(r.committed);
-      }
-      if (repeated != nullptr && conflicting != nullptr) *conflicting = other;
-    });
-    if (writer == 0) return repeated;
-    if (Status waited = wait_for_transaction(*writer_key, t.object,
-                                             fmt::format("the transaction of session {} (a unique key of {})", writer, t.def.table));
-        !waited.ok()) {
-      return waited.error();
-    }
-    if (s_.in_actor()) s_.also_touch(t.object);
-    if (waited_for != nullptr) {
-      *waited_for = true;
-      return nullptr;
-    }
-  }
 }
 
 bool SqlRun::key_changes(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set, std::string_view alias) {
@@ -477,25 +370,10 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
   // heap_update places the new tuple before its index entries are checked: a unique check
   // that waits does so with the tuple in place.
   if (version && position == 0) position = server_.new_tuple(name);  // a deletion stays where it is
-  if (!t.unique.empty()) {
-    // The check reads every row's versions, the write changes one: both, whatever the check finds.
-    if (s_.in_actor()) {
-      s_.also_touch(server_.row_object(name, id));
-      s_.also_touch(t.object);
-    }
-    if (version) {
-      const std::optional<Row>& before = c_.newest(name, id);
-      const auto repeated = unique_conflict(t, id, *version, before ? &*before : nullptr, nullptr);
-      if (!repeated.ok()) throw Raised{repeated.error()};
-      if (repeated.value() != nullptr) {
-        throw Raised{Error{std::string(sqlstate::kUniqueViolation),
-                           fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)}};
-      }
-      if (s_.in_actor()) {  // after a wait, the step that writes is the wait's
-        s_.also_touch(server_.row_object(name, id));
-        s_.also_touch(t.object);
-      }
-    }
+  if (version && !t.unique.empty()) return write_then_check(t, id, std::move(*version), ret, out, position);
+  if (!t.unique.empty() && s_.in_actor()) {  // a deletion's step: the unique checks read its row
+    s_.also_touch(server_.row_object(name, id));
+    s_.also_touch(t.object);
   }
   if (version) {
     returning(t, ret, *version, out);
@@ -505,6 +383,39 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
   const bool hot = version && before && !write_changes_indexed_column(t, *before, *version);
   server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position, hot);
   c_.wrote(name, id);
+}
+
+// An UPDATE's new version where the table has unique keys: heap_update writes it, then each
+// index's entry is checked in turn (a wait there holds the tuple in place, so an INSERT of its
+// primary key waits for this transaction); its other unique entries are not in while it waits.
+void SqlRun::write_then_check(SqlTable& t, std::int64_t id, Row version, const std::vector<sql::Target>& ret, Rows& out,
+                              std::uint64_t position) {
+  const std::string& name = t.def.table;
+  const ObjectId obj = server_.row_object(name, id);
+  if (s_.in_actor()) {  // the check reads every row's versions, the write changes one
+    s_.also_touch(obj);
+    s_.also_touch(t.object);
+  }
+  std::optional<Row> before = c_.newest(name, id);
+  const bool hot = before && !write_changes_indexed_column(t, *before, version);
+  server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position, hot);
+  c_.wrote(name, id);
+  server_.row(name, id).pending.at(c_.pid_).checking_unique = true;
+  const Row& written = *server_.row(name, id).pending.at(c_.pid_).version;
+  const auto repeated = unique_conflict(t, id, written, before ? &*before : nullptr, nullptr);
+  if (!repeated.ok()) throw Raised{repeated.error()};
+  if (repeated.value() != nullptr) {
+    throw Raised{Error{std::string(sqlstate::kUniqueViolation),
+                       fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)}};
+  }
+  RowState::Written& mine = server_.row(name, id).pending.at(c_.pid_);
+  mine.checking_unique = false;
+  if (s_.in_actor()) {  // after a wait, the step that writes is the wait's
+    s_.also_touch(obj);
+    s_.also_touch(t.object);
+  }
+  returning(t, ret, *mine.version, out);
+  if (s_.logging()) s_.add_detail("set " + row_text(mine.version));
 }
 
 void SqlRun::returning(SqlTable& t, const std::vector<sql::Target>& ret, const Row& row, Rows& out) {
