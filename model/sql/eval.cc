@@ -85,6 +85,26 @@ Value shifted(std::string_view op, const Value& a_in, const Value& b_in) {
   return Value::integer(op == "<<" ? static_cast<std::int64_t>(static_cast<std::uint64_t>(v) << count) : v >> count, Type::int8);
 }
 
+// AND, OR and XOR of two bit strings of one length (bitand, bitor, bitxor) or of integers.
+Value bitwise(std::string_view op, const Value& a, const Value& b) {
+  if (a.type() == Type::bit && b.type() == Type::bit) {
+    const std::string& x = a.payload();
+    const std::string& y = b.payload();
+    if (x.size() != y.size()) {
+      throw SqlError("22026", fmt::format("cannot {} bit strings of different sizes", op == "&" ? "AND" : op == "|" ? "OR" : "XOR"));
+    }
+    std::string out(x.size(), '0');
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const bool p = x[i] == '1', q = y[i] == '1';
+      if (op == "&" ? p && q : op == "|" ? p || q : p != q) out[i] = '1';
+    }
+    return Value::bit(std::move(out));
+  }
+  if (!is_integer(a.type()) || !is_integer(b.type())) no_operator(op, a, b);
+  const std::int64_t x = a.as_integer(), y = b.as_integer();
+  return Value::integer(op == "&" ? x & y : op == "|" ? x | y : x ^ y, wider(a.type(), b.type()));
+}
+
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
@@ -121,6 +141,7 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     if (op == "||") return Value::text(a.as_text() + b.as_text());
     no_operator(op, a, b);
   }
+  if (op == "&" || op == "|" || op == "#") return bitwise(op, a, b);
   if (op == "||") {  // char(n) becomes text, its padding dropped
     if (a.type() != Type::text && b.type() != Type::text && a.type() != Type::bpchar && b.type() != Type::bpchar) no_operator(op, a, b);
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
@@ -241,6 +262,18 @@ Value row_comparison(std::string_view op, const Expr& left, const Expr& right, E
 }
 
 Value operator_value(const Expr& e, EvalContext& context) {
+  if (e.args.size() == 1 && e.name == "~") {  // bitwise NOT
+    const Value v = evaluate(e.args[0], context);
+    if (v.is_null()) return v;
+    if (v.type() == Type::bit) {
+      std::string digits = v.payload();
+      for (char& d : digits) d = d == '1' ? '0' : '1';
+      return Value::bit(std::move(digits));
+    }
+    const Value n = v.type() == Type::unknown ? cast(v, Type::int4) : v;
+    if (!is_integer(n.type())) throw SqlError("42883", fmt::format("operator does not exist: ~ {}", type_name(n.type())));
+    return Value::integer(~n.as_integer(), n.type());
+  }
   if (e.args.size() == 1) {  // unary minus
     const Value v = evaluate(e.args[0], context);
     if (v.is_null()) return v;

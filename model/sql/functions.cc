@@ -92,6 +92,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"right", 2, 2, FunctionKind::scalar},
     FunctionInfo{"lpad", 2, 3, FunctionKind::scalar},
     FunctionInfo{"reverse", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"to_hex", 1, 1, FunctionKind::scalar},
     FunctionInfo{"repeat", 2, 2, FunctionKind::scalar},
     FunctionInfo{"octet_length", 1, 1, FunctionKind::scalar},
     FunctionInfo{"starts_with", 2, 2, FunctionKind::scalar},

@@ -317,7 +317,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
   known(body, type, {"kind", "name", "lexpr", "rexpr"}, loc);
   const std::string kind = body.value("kind", "");
   const std::vector<std::string> op = names(body.at("name"));
-  if (kind == "AEXPR_OP" && op.size() == 1 && (op[0] == "~" || op[0] == "~*" || op[0] == "!~" || op[0] == "!~*")) {
+  if (kind == "AEXPR_OP" && op.size() == 1 && body.contains("lexpr") && (op[0] == "~" || op[0] == "~*" || op[0] == "!~" || op[0] == "!~*")) {
     e.kind = Expr::Kind::like;  // a POSIX regular expression match (model/sql/regex.h)
     e.name = op[0].ends_with('*') ? "iregex" : "regex";
     e.negated = op[0].starts_with('!');
@@ -326,7 +326,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
     return e;
   }
   if (kind == "AEXPR_OP") {
-    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>", "<<", ">>"};
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>", "<<", ">>", "&", "|", "#", "~"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }
@@ -334,7 +334,8 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.name = op[0] == "!=" ? "<>" : op[0];
     if (body.contains("lexpr")) e.args.push_back(expr(body.at("lexpr"), loc));
     e.args.push_back(expr(body.at("rexpr"), loc));
-    if (e.args.size() == 1 && e.name != "-") refuse(fmt::format("the prefix operator {}", e.name), loc);
+    if (e.args.size() == 1 && e.name != "-" && e.name != "~") refuse(fmt::format("the prefix operator {}", e.name), loc);
+    if (e.args.size() == 2 && e.name == "~") refuse("the operator ~", loc);
     return e;
   }
   if (kind == "AEXPR_IN") {

@@ -13,10 +13,10 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 25> kTextFunctions = {
+constexpr std::array<std::string_view, 26> kTextFunctions = {
     "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos", "position",
     "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse", "repeat",
-    "octet_length", "starts_with", "translate"};
+    "octet_length", "starts_with", "translate", "to_hex"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -150,6 +150,14 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
       out += static_cast<char>(0x80 | (c & 0x3F));
     }
     return Value::text(std::move(out));
+  }
+  if (name == "to_hex") {  // its two's complement digits in lower case (an int4's 32 bits)
+    const Value& v = args.at(0);
+    if (v.type() == Type::int8) return Value::text(fmt::format("{:x}", static_cast<std::uint64_t>(v.as_integer())));
+    if (!is_integer(v.type()) && v.type() != Type::unknown) {
+      throw SqlError("42883", fmt::format("function to_hex({}) does not exist", type_name(v.type())));
+    }
+    return Value::text(fmt::format("{:x}", static_cast<std::uint32_t>(int_arg(name, args, 0))));
   }
   const std::string s = text_arg(name, args, 0);
   if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));
