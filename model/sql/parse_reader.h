@@ -75,7 +75,12 @@ class Reader {
 
   // The node's type and body: a node is an object with one key, its type.
   static std::pair<std::string, const json*> node(const json& n);
-  static int location_of(const json& body, int fallback) { return body.is_object() ? body.value("location", fallback) : fallback; }
+  // A node's token offset; CREATE TABLESPACE's `location` is its path, a string: the fallback.
+  static int location_of(const json& body, int fallback) {
+    if (!body.is_object()) return fallback;
+    const auto at = body.find("location");
+    return at != body.end() && at->is_number_integer() ? at->get<int>() : fallback;
+  }
 
   // The offset of `keyword` (case-insensitive, a whole word) last at or before `offset`, or -1.
   int keyword_before(int offset, std::string_view keyword) const;
