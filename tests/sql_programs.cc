@@ -24,7 +24,16 @@ std::string gen_statement(bool repeatable_read) {
   // Case 27: IS NOT TRUE in a re-check (a NULL v, from case 26, passes it).
   // Cases 28, 29: UPDATEs of the primary key, pinned and scanning (the new key's check waits
   // for its writer or fails 23505; a writer that found the old row follows it to the new one).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 30) : *rc::gen::inRange(0, 8)) {
+  // Advisory locks (30 to 34), on the keys of the rows' ids: a try, a transaction lock that
+  // waits, an unlock (a WARNING when not held), a try in WHERE under a LIMIT without ORDER BY
+  // (the Limit stops the scan: rows past the first that passed take no lock; heap order) and
+  // one under ORDER BY (the Sort reads every row first: each that passes takes its lock).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 35) : *rc::gen::inRange(0, 8)) {
+    case 30: return fmt::format("SELECT pg_try_advisory_lock({})", k);
+    case 31: return fmt::format("SELECT pg_advisory_xact_lock({})", k);
+    case 32: return fmt::format("SELECT pg_advisory_unlock({})", k);
+    case 33: return fmt::format("SELECT id FROM t WHERE v >= {} AND pg_try_advisory_lock(id) LIMIT 1", v);
+    case 34: return fmt::format("SELECT id FROM t WHERE v >= {} AND pg_try_advisory_xact_lock(id) ORDER BY id LIMIT 1", v);
     case 0: return fmt::format("SELECT v FROM t WHERE id = {}", k);
     case 1: return fmt::format("SELECT v FROM t WHERE id = {} FOR UPDATE", k);
     case 2: return fmt::format("SELECT v FROM t WHERE id = {} FOR SHARE", k);

@@ -623,6 +623,27 @@ TEST(SqlSim, AnInsertBesideARowTheSnapshotStillSeesIsRefused) {
   EXPECT_TRUE(inserted_after_delete) << "a delete committed before the snapshot";
 }
 
+// A LIMIT stops reading a WITH query or FROM subquery as the server's Limit stops pulling
+// rows: a streamed one runs its functions for the rows read only (the same statements as
+// tests/sql-specs/limit-stops-with-queries.spec, equal to PostgreSQL 15); where the query
+// sorts or joins, or the FROM is read whole, a stop after its rows took advisory locks is
+// refused, never answered.
+TEST(SqlSim, ALimitStopsReadingWithQueriesOrRefuses) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0), (2, 1), (3, 2)"};
+  const std::string held = "SELECT string_agg(objid::text, ',' ORDER BY objid) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()";
+  const Session streamed = {"WITH c AS (SELECT id, pg_try_advisory_lock(id) AS l FROM t) SELECT id FROM c WHERE l LIMIT 1", held};
+  const Session sorted = {"WITH c AS (SELECT id, pg_try_advisory_lock(id) AS l FROM t ORDER BY id DESC) SELECT id FROM c WHERE l LIMIT 2"};
+  const Session from = {"SELECT id FROM (SELECT id, pg_try_advisory_lock(id) AS l FROM t) AS s WHERE l LIMIT 1"};
+  const std::set<std::string> one = outcomes(setup, {streamed}, "SELECT 1");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NE(one.begin()->find("a: SELECT 1 [1] | a: SELECT 1 [1] |"), std::string::npos) << *one.begin();  // id 1; lock 1 only
+  for (const Session& s : {sorted, from}) {
+    const std::set<std::string> refused = outcomes(setup, {s}, "SELECT 1");
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_NE(refused.begin()->find("a: ERROR 0A000: a LIMIT that stops reading"), std::string::npos) << *refused.begin();
+  }
+}
+
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
 // 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table: every outcome (each statement's

@@ -381,11 +381,21 @@ SqlTable* SqlRun::from_relation(const sql::Select& sel) {
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& sel, SqlTable& jt, std::int64_t enough) {
   std::vector<Row> rows{Row{}};
+  const std::int64_t holds = enough >= 0 ? advisory_holds() : 0;
   for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
+  // Its relations are read whole here; the server's Limit stops pulling them: a reader that
+  // stops early while they took advisory locks would lock rows the server never reaches.
+  const bool locked = enough >= 0 && advisory_holds() != holds;
   std::vector<std::pair<std::int64_t, Row>> out;
   const Saved saved = save();
   for (Row& r : rows) {
-    if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
+    if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) {
+      if (locked) {
+        throw SqlError("0A000", "a LIMIT that stops reading a FROM of joins or subqueries whose rows took advisory locks is not in "
+                                "lockstep's SQL subset (docs/sql.md)");
+      }
+      break;
+    }
     table_ = &jt;
     alias_ = {};
     row_ = &r;

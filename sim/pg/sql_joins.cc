@@ -162,6 +162,11 @@ SqlRun::Derived* SqlRun::derived_of(const SqlTable* t) {
 }
 
 void SqlRun::materialize(Derived& d) {
+  if (d.partial) {
+    throw SqlError("0A000", fmt::format("a WITH query or FROM subquery (\"{}\") read in part under a LIMIT and then read again is not in "
+                                        "lockstep's SQL subset (docs/sql.md)",
+                                        d.def->name));
+  }
   if (d.computed) return;
   if (std::none_of(derived_.begin(), derived_.end(), [&](const auto& own) { return own.get() == &d; })) {
     enclosing_->materialize(d);  // a WITH query of the statement around this data-modifying one
@@ -251,6 +256,65 @@ bool SqlRun::next_round(Derived& d) {
     d.seen.clear();
   }
   return !d.computed;
+}
+
+bool SqlRun::streamable(const sql::Select& sel) {
+  if (sel.set_op || sel.aggregate || !sel.group_by.empty() || sel.having || sel.distinct || !sel.distinct_on.empty() ||
+      !sel.order_by.empty() || sel.lock != sql::RowLock::none || !sel.from.empty() || sel.table.empty() || !sel.with.empty() ||
+      derived(sel.table) != nullptr) {
+    return false;
+  }
+  std::vector<const Expr*> calls;
+  for (const sql::Target& target : targets_of(sel)) {
+    window_calls(target.expr, calls);
+    set_returning_calls(target.expr, calls);
+  }
+  return calls.empty();
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_streamed(Derived& d, SqlTable* t, const std::string& alias,
+                                                                const std::optional<Expr>& where, std::int64_t enough) {
+  const sql::Select& sel = *d.def->select;
+  SqlTable* inner = table(sel.table);
+  check_once(*inner, &sel, [&] { check_select(sel, *inner); });
+  touch(*inner);
+  d.computed = true;
+  const std::int64_t offset = bound(sel.offset, "OFFSET");
+  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  const bool bitmap = sel.where && !sel.limit && sql_scan_has_index_qual(*inner, sel.alias, *sel.where);
+  const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the query's
+  std::vector<std::pair<std::int64_t, Row>> out;
+  std::int64_t skipped = 0, produced = 0;
+  for (const auto& [id, r] : relation_rows(*inner, bitmap)) {
+    if (static_cast<std::int64_t>(out.size()) >= enough || (limit >= 0 && produced >= limit)) {
+      d.partial = true;
+      break;
+    }
+    Row copy = *r;
+    table_ = inner;
+    alias_ = sel.alias;
+    row_ = &copy;
+    if (sel.where && !where_holds(*sel.where, id, /*recheck=*/false)) continue;
+    if (skipped < offset) {
+      ++skipped;
+      continue;
+    }
+    ++produced;
+    std::vector<std::vector<Value>> values{project(targets_of(sel))};
+    row_ = nullptr;
+    type_columns(d, values);
+    d.rows.push_back(std::move(stored_rows(d, std::move(values)).front()));
+    const auto at = static_cast<std::int64_t>(d.rows.size() - 1);
+    Row mine = d.rows.back();
+    table_ = t;
+    alias_ = alias;
+    row_ = &mine;
+    const bool keep = !where || where_holds(*where, at, /*recheck=*/false);
+    row_ = nullptr;
+    if (keep) out.emplace_back(at, std::move(mine));
+  }
+  pinned_ = outer_pinned;
+  return out;
 }
 
 std::int64_t SqlRun::advisory_holds() const {

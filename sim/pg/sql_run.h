@@ -266,6 +266,9 @@ class SqlRun final : public sql::EvalContext {
     std::size_t last_round_start = 0;
     bool in_round = false;
     bool last_round_locked = false;
+    // A plain one read under a LIMIT row by row (scan_streamed) and stopped early: its rows
+    // so far only (another read of it is refused).
+    bool partial = false;
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
@@ -282,6 +285,14 @@ class SqlRun final : public sql::EvalContext {
   void materialize(Derived& d);
   // WITH RECURSIVE: one more round (the first: the non-recursive term); false when done.
   bool next_round(Derived& d);
+  // Whether a plain WITH query (or FROM subquery) can be read a row at a time: one table,
+  // no sort, grouping, DISTINCT, window, set-returning call or row lock in it.
+  bool streamable(const sql::Select& sel);
+  // A scan of such a query by a reader that needs `enough` rows: its rows are made one at a
+  // time (its WHERE, then its targets, as the server's scan under a Limit pulls them) until
+  // that many passed the reader's WHERE, so its functions run for those rows only.
+  std::vector<std::pair<std::int64_t, Row>> scan_streamed(Derived& d, SqlTable* t, const std::string& alias,
+                                                          const std::optional<Expr>& where, std::int64_t enough);
   // The session's advisory lock holds, counted (a round that changes them has effects).
   std::int64_t advisory_holds() const;
   // A scan of a WITH RECURSIVE query by a reader that needs `enough` rows: rounds run until

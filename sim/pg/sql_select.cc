@@ -99,13 +99,27 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
                                                        std::int64_t enough, bool limited) {
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
   const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
-  if (Derived* d = derived_of(t); d != nullptr && d->def->recursive && !d->computed && !d->in_round && enough >= 0 && own(d)) {
+  Derived* d = derived_of(t);
+  if (d != nullptr && d->def->recursive && !d->computed && !d->in_round && enough >= 0 && own(d)) {
     return scan_recursive(*d, t, alias, where, enough);
+  }
+  // A plain one, under a Limit: a row at a time where it streams; where it does not (a Sort
+  // or an Aggregate in it reads every row first, or the planner's index order might not), a
+  // reader that stops early while its rows took advisory locks is refused.
+  bool locked = false;
+  if (d != nullptr && !d->def->recursive && !d->def->modifying && !d->computed && enough >= 0 && own(d)) {
+    if (streamable(*d->def->select)) return scan_streamed(*d, t, alias, where, enough);
+    const std::int64_t before = advisory_holds();
+    materialize(*d);
+    locked = advisory_holds() != before;
   }
   std::vector<std::pair<std::int64_t, Row>> out;
   const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
-  for (const auto& [id, r] : relation_rows(*t, bitmap)) {
+  std::size_t read = 0;
+  const auto rows = relation_rows(*t, bitmap);
+  for (const auto& [id, r] : rows) {
     if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
+    ++read;
     Row copy = *r;
     table_ = t;
     alias_ = alias;
@@ -113,6 +127,11 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     const bool keep = !where || where_holds(*where, id, /*recheck=*/false);
     row_ = nullptr;
     if (keep) out.emplace_back(id, std::move(copy));
+  }
+  if (locked && read < rows.size()) {
+    throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
+                                        "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)",
+                                        d->def->name));
   }
   return out;
 }
