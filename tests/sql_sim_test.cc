@@ -627,20 +627,22 @@ TEST(SqlSim, AnInsertBesideARowTheSnapshotStillSeesIsRefused) {
 // rows: a streamed one runs its functions for the rows read only (the same statements as
 // tests/sql-specs/limit-stops-with-queries.spec, equal to PostgreSQL 15); where the query
 // sorts or joins, or the FROM is read whole, a stop after its rows took advisory locks is
-// refused, never answered.
+// refused, never answered, as is a LIMIT over ORDER BY whose WHERE took locks past it.
 TEST(SqlSim, ALimitStopsReadingWithQueriesOrRefuses) {
   const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0), (2, 1), (3, 2)"};
   const std::string held = "SELECT string_agg(objid::text, ',' ORDER BY objid) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()";
   const Session streamed = {"WITH c AS (SELECT id, pg_try_advisory_lock(id) AS l FROM t) SELECT id FROM c WHERE l LIMIT 1", held};
   const Session sorted = {"WITH c AS (SELECT id, pg_try_advisory_lock(id) AS l FROM t ORDER BY id DESC) SELECT id FROM c WHERE l LIMIT 2"};
   const Session from = {"SELECT id FROM (SELECT id, pg_try_advisory_lock(id) AS l FROM t) AS s WHERE l LIMIT 1"};
+  // PostgreSQL 15 takes the primary key's index scan here (one lock); a sort would take three.
+  const Session ordered = {"SELECT id FROM t WHERE v >= 0 AND pg_try_advisory_lock(id) ORDER BY id LIMIT 1"};
   const std::set<std::string> one = outcomes(setup, {streamed}, "SELECT 1");
   ASSERT_EQ(one.size(), 1u);
   EXPECT_NE(one.begin()->find("a: SELECT 1 [1] | a: SELECT 1 [1] |"), std::string::npos) << *one.begin();  // id 1; lock 1 only
-  for (const Session& s : {sorted, from}) {
+  for (const Session& s : {sorted, from, ordered}) {
     const std::set<std::string> refused = outcomes(setup, {s}, "SELECT 1");
     ASSERT_EQ(refused.size(), 1u);
-    EXPECT_NE(refused.begin()->find("a: ERROR 0A000: a LIMIT that stops reading"), std::string::npos) << *refused.begin();
+    EXPECT_NE(refused.begin()->find("a: ERROR 0A000: a LIMIT "), std::string::npos) << *refused.begin();
   }
 }
 

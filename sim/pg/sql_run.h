@@ -40,6 +40,10 @@ namespace lockstep::sim::pg {
 // >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
 // Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
 bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+// Whether an ORDER BY starting with `first` may be read from an index instead of sorted: it
+// is a column leading the primary key or a unique index without a predicate (plain indexes'
+// columns are not kept).
+bool sql_order_has_index(const SqlTable& t, std::string_view alias, const sql::Expr& first);
 
 // The row lock mode of a locking clause.
 constexpr Mode row_mode(sql::RowLock lock) {

@@ -67,6 +67,8 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e) 
 
 }  // namespace
 
+bool sql_order_has_index(const SqlTable& t, std::string_view alias, const Expr& first) { return order_leading_column(t, alias, first); }
+
 bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where) {
   if (t.joined) return false;
   return order_index_qual(t, alias, where);

@@ -221,12 +221,29 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const std::int64_t limit = bound(sel.limit, "LIMIT");
     if (limit >= 0) enough = std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
   }
+  // A LIMIT over an ORDER BY an index could give: the WHERE runs for every row here, as
+  // under the server's Sort; an index scan in that order would stop at the limit. Which plan
+  // the server takes is its cost model's call, so a WHERE that took advisory locks for more
+  // rows than the LIMIT keeps is refused, never answered one way. (An ORDER BY no index gives
+  // is a Sort's, which reads every row; FOR UPDATE keeps its LockRows answer.)
+  const bool eager_limit = enough < 0 && sel.limit && !sel.aggregate && windows.empty() && sel.lock == sql::RowLock::none &&
+                           !sel.order_by.empty() && sel.from.empty() && derived_of(t) == nullptr &&
+                           sql_order_has_index(*t, sel.alias, order_expr(sel.order_by.front().expr, sel));
+  const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   if (!sel.from.empty()) {
     rows = from_scan(sel, *t, enough);
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+  }
+  if (eager_limit && advisory_holds() != holds) {
+    const std::int64_t limit = bound(sel.limit, "LIMIT");
+    if (limit >= 0 && static_cast<std::int64_t>(rows.size()) > std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit) {
+      throw SqlError("0A000", "a LIMIT over an ORDER BY an index gives, whose WHERE took advisory locks for more rows than it returns, "
+                              "is not in lockstep's SQL subset (docs/sql.md): the server's plan decides (an index scan stops at the "
+                              "limit, a sort reads every row)");
+    }
   }
   if (!windows.empty()) {
     if (sel.aggregate) throw SqlError("0A000", "window functions beside aggregates or GROUP BY are not in lockstep's SQL subset (docs/sql.md)");
@@ -507,17 +524,20 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
                         : sel.wait == sql::LockWait::nowait ? Stmt::select_for_update_nowait
                                                             : Stmt::select_for_update;
       std::function<bool()> wanted;
+      bool seen = false;  // the pinned row matched when looked at (then it is followed if moved)
       if (pinned_ && *pinned_ == id && sel.where) {
         wanted = [&, id = id] {
           const std::optional<Row>& current = c_.visible(name, id);
-          return current.has_value() && still_matches(t, sel.alias, id, *current, *sel.where);
+          const bool ok = current.has_value() && still_matches(t, sel.alias, id, *current, *sel.where);
+          seen = seen || ok;
+          return ok;
         };
       }
       const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : statement_snapshot_;
       Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
       if (!got.ok()) throw Raised{got.error()};
       // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
-      for (std::int64_t next = pinned_ ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
+      for (std::int64_t next = pinned_ && !seen ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
         if (got.value()) forget_gone_row(name, id);
         id = next;
         got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, nullptr, nullptr, read_at);

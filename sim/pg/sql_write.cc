@@ -556,8 +556,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     }
     Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted, mode_now);
     if (!got.ok()) return got.error();
-    // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
-    for (std::int64_t next = pinned_ ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
+    // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version and
+    // locks it, even when the re-check then fails (a pinned one: when its first look saw it).
+    for (std::int64_t next = pinned_ && !matched_at ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
       if (got.value()) forget_gone_row(name, id);
       id = next;
       got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, nullptr, mode_now);
