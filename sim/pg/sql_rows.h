@@ -1,0 +1,82 @@
+// sim/pg/sql_rows.h: a table's stored rows outside a statement's run, internal to sim/pg: a
+// row's values read as their columns' types, assignment casts, generated columns, CHECK
+// constraints, unique keys and partial indexes, ON CONFLICT's arbiters, and which scan the
+// planner picks as far as row order goes (sim/pg/sql_scan_order.cc). No step, no lock: pure
+// functions of the table's definition and a row.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/eval.h"
+#include "lockstep/model/sql/plan.h"
+#include "lockstep/sim/pg/sim_pg.h"
+
+namespace lockstep::sim::pg {
+
+using lockstep::pg::Row;
+
+// Whether the server's planner, on a table never analyzed, reads `where` on table t (named
+// `alias` in the statement) with a bitmap heap scan: a conjunct of it compares the leading
+// column of the primary key or of a unique index with an expression of no column (=, <, <=,
+// >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
+// Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+// Whether an ORDER BY starting with `first` may be read from an index instead of sorted: it
+// is a column leading the primary key or a unique index without a predicate (plain indexes'
+// columns are not kept).
+bool sql_order_has_index(const SqlTable& t, std::string_view alias, const sql::Expr& first);
+
+// A stored row's value of column i: its text read as the column's type (absent: NULL).
+sql::Value stored(const SqlTable& t, const Row& row, int i);
+// The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
+sql::Value assigned(sql::Value v, const sql::ColumnDef& c, const std::string& table);
+// Computes the row's generated columns (GENERATED ALWAYS AS (expr) STORED) from its others.
+void compute_generated(const SqlTable& t, Row& row);
+// 23514 when one of the table's CHECK constraints is false for the row (NULL passes).
+void check_constraints(const SqlTable& t, const Row& row);
+
+// The columns of one stored row, for a partial index's predicate or a generated column's
+// expression (which the server requires to be immutable: no parameters, no functions of the
+// server, no subqueries: 42P17), or for ALTER COLUMN ... TYPE ... USING (`refused_calls`
+// names it: a function of the server there is refused, not modelled).
+class StoredRowContext final : public sql::EvalContext {
+ public:
+  StoredRowContext(const SqlTable& t, const Row& row, std::string_view refused_calls = {})
+      : t_(t), row_(row), refused_calls_(refused_calls) {}
+  sql::Value column(const sql::Expr& ref) override {
+    const int i = t_.column(ref.name);
+    if (i < 0) throw sql::SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+    return stored(t_, row_, i);
+  }
+  sql::Value param(int) override { throw sql::SqlError("42P02", "there is no parameter $1"); }
+  sql::Value call(const sql::Expr& e, const std::vector<sql::Value>&) override {
+    if (!refused_calls_.empty()) {
+      throw sql::SqlError("0A000", fmt::format("{}() in {} is not in lockstep's SQL subset (docs/sql.md)", e.name, refused_calls_));
+    }
+    throw sql::SqlError("42P17", "functions in index predicate or generation expression must be marked IMMUTABLE");
+  }
+  sql::Value subquery(const sql::Expr&) override {
+    throw sql::SqlError("0A000", refused_calls_.empty() ? "cannot use subquery in index predicate" : "cannot use subquery in transform expression");
+  }
+
+ private:
+  const SqlTable& t_;
+  const Row& row_;
+  std::string_view refused_calls_;
+};
+// Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
+bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
+// ON CONFLICT's arbiters (sim/pg/sql_on_conflict.cc): whether it names unique key `key` (ON
+// CONSTRAINT by name, columns and a partial index's predicate, no target: any key), the
+// primary key, or a key `row` repeats in `other` (a version of the row of its primary key).
+bool conflict_arbiter(const sql::Insert& ins, const SqlTable& t, const SqlTable::UniqueKey& key);
+bool conflict_pk_arbiter(const sql::Insert& ins, const SqlTable& t);
+bool conflict_repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const Row& row, const Row& other);
+// A row's values of a unique key as one text, or nullopt when one is NULL or a partial index
+// does not hold the row (neither conflicts).
+std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
+}  // namespace lockstep::sim::pg
