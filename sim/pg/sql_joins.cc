@@ -305,13 +305,8 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_streamed(Derived& d, SqlT
     type_columns(d, values);
     d.rows.push_back(std::move(stored_rows(d, std::move(values)).front()));
     const auto at = static_cast<std::int64_t>(d.rows.size() - 1);
-    Row mine = d.rows.back();
-    table_ = t;
-    alias_ = alias;
-    row_ = &mine;
-    const bool keep = !where || where_holds(*where, at, /*recheck=*/false);
-    row_ = nullptr;
-    if (keep) out.emplace_back(at, std::move(mine));
+    Row mine = d.rows.back();  // stays put while WHERE runs
+    if (passes(t, alias, where, at, mine)) out.emplace_back(at, std::move(mine));
   }
   pinned_ = outer_pinned;
   return out;
@@ -336,13 +331,9 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_recursive(Derived& d, Sql
   std::size_t next = 0;
   for (;;) {
     for (; next < d.rows.size() && static_cast<std::int64_t>(out.size()) < enough; ++next) {
-      Row copy = d.rows[next];
-      table_ = t;
-      alias_ = alias;
-      row_ = &copy;
-      const bool keep = !where || where_holds(*where, static_cast<std::int64_t>(next), /*recheck=*/false);
-      row_ = nullptr;
-      if (keep) out.emplace_back(static_cast<std::int64_t>(next), std::move(copy));
+      const auto at = static_cast<std::int64_t>(next);
+      Row copy = d.rows[next];  // stays put while WHERE runs (it may read the query again)
+      if (passes(t, alias, where, at, copy)) out.emplace_back(at, std::move(copy));
     }
     if (static_cast<std::int64_t>(out.size()) >= enough) break;
     if (!next_round(d)) break;

@@ -230,6 +230,8 @@ class SqlRun final : public sql::EvalContext {
   Derived* derived(std::string_view name);
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);
+  // Whether `row` (id `id` of relation t, named `alias`) passes `where` (none: it does).
+  bool passes(SqlTable* t, const std::string& alias, const std::optional<Expr>& where, std::int64_t id, const Row& row);
   // WITH RECURSIVE: one more round (the first: the non-recursive term); false when done.
   bool next_round(Derived& d);
   // Whether a plain WITH query (or FROM subquery) can be read a row at a time: one table,

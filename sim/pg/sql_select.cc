@@ -95,6 +95,16 @@ std::vector<Value> SqlRun::project(const std::vector<sql::Target>& targets) {
   return values;
 }
 
+bool SqlRun::passes(SqlTable* t, const std::string& alias, const std::optional<Expr>& where, std::int64_t id, const Row& row) {
+  if (!where) return true;
+  table_ = t;
+  alias_ = alias;
+  row_ = &row;
+  const bool keep = where_holds(*where, id, /*recheck=*/false);
+  row_ = nullptr;
+  return keep;
+}
+
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
                                                        std::int64_t enough, bool limited) {
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
@@ -120,13 +130,8 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   for (const auto& [id, r] : rows) {
     if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
     ++read;
-    Row copy = *r;
-    table_ = t;
-    alias_ = alias;
-    row_ = &copy;
-    const bool keep = !where || where_holds(*where, id, /*recheck=*/false);
-    row_ = nullptr;
-    if (keep) out.emplace_back(id, std::move(copy));
+    Row copy = *r;  // stays put while WHERE runs (a subquery there may read the relation again)
+    if (passes(t, alias, where, id, copy)) out.emplace_back(id, std::move(copy));
   }
   if (locked && read < rows.size()) {
     throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
