@@ -243,7 +243,6 @@ bool SqlRun::next_round(Derived& d) {
   }
   ++d.rounds;
   d.last_round_locked = advisory_holds() != holds_before;
-  d.last_round_start = d.rows.size();
   d.working.clear();
   for (Row& r : stored_rows(d, std::move(produced))) {
     if (!so.all && !d.seen.insert(r).second) continue;
@@ -286,7 +285,8 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_streamed(Derived& d, SqlT
   std::vector<std::pair<std::int64_t, Row>> out;
   std::int64_t skipped = 0, produced = 0;
   for (const auto& [id, r] : relation_rows(*inner, bitmap)) {
-    if (static_cast<std::int64_t>(out.size()) >= enough || (limit >= 0 && produced >= limit)) {
+    if (limit >= 0 && produced >= limit) break;  // its own LIMIT: the query is whole
+    if (static_cast<std::int64_t>(out.size()) >= enough) {
       d.partial = true;
       break;
     }

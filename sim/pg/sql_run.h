@@ -205,12 +205,11 @@ class SqlRun final : public sql::EvalContext {
     bool computed = false;
     // WITH RECURSIVE, computed a round at a time as readers ask (the server's RecursiveUnion
     // pulls rows on demand): the last round's new rows (what the recursive term reads as the
-    // query's name while `in_round`), the rows so far for UNION, whether the first round ran,
-    // and whether the last one changed the session's advisory locks.
+    // query's name while `in_round`), the rows so far for UNION, the rounds run, and whether
+    // the last one changed the session's advisory locks.
     std::vector<Row> working;
     std::set<Row> seen;
     std::size_t rounds = 0;
-    std::size_t last_round_start = 0;
     bool in_round = false;
     bool last_round_locked = false;
     // A plain one read under a LIMIT row by row (scan_streamed) and stopped early: its rows
