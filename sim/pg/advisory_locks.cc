@@ -108,17 +108,26 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
                 std::string_view verb, std::string what) {
   // lock_timeout counts from the start of the wait; statement_timeout from the statement,
   // which started this step: both from now. The deadlock check comes deadlock_timeout in.
-  const bool lock_first = lock_timeout_.count() > 0 && (statement_timeout_.count() == 0 || lock_timeout_ <= statement_timeout_);
-  const Duration limit = lock_first ? lock_timeout_ : statement_timeout_.count() > 0 ? statement_timeout_ : kForever;
-  const Time start = s_.now();
+  // A row-lock waiter that moves up its queue waits anew (Waiter::moved_up_at): its deadlock
+  // check and lock_timeout count again from then, its statement_timeout does not.
+  const Time statement_start = s_.now();
+  Time start = statement_start;
   bool deadlock_checked = false;
+  bool lock_first = false;
+  Time limit_at = kForever;
+  auto set_limit = [&] {
+    lock_first = lock_timeout_.count() > 0 &&
+                 (statement_timeout_.count() == 0 || start + lock_timeout_ <= statement_start + statement_timeout_);
+    limit_at = lock_first ? start + lock_timeout_ : statement_timeout_.count() > 0 ? statement_start + statement_timeout_ : kForever;
+  };
+  set_limit();
   last_.waited = true;
   const WaiterReady ready(*waiter, std::move(what));
   for (;;) {
-    const bool check_next = !deadlock_checked && deadlock_timeout_ < limit;
-    const Duration waited = s_.now() - start;
-    const Duration wait = check_next ? deadlock_timeout_ - std::min(waited, deadlock_timeout_)
-                                     : (limit == kForever ? kForever : limit - std::min(waited, limit));
+    const Time check_at = start + deadlock_timeout_;
+    const bool check_next = !deadlock_checked && check_at < limit_at;
+    const Time now = s_.now();
+    const Duration wait = check_next ? check_at - std::min(now, check_at) : limit_at == kForever ? kForever : limit_at - std::min(now, limit_at);
     OpDesc waiting = granted_wait({verb, obj == kNoObject ? whole_server(access) : Footprint{obj, access}, pid_, true});
     waiting.timer_reads_more = check_next;
     const Wake wake = step(waiting, &ready, wait, check_next);
@@ -133,9 +142,18 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       if (s_.logging()) s_.note_detail("57014 canceled");
       return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to user request"});
     }
+    // Moved up since the wait (re)started: woken for it, or a timer of the old start fired
+    // (the new ones come later): wait on from the move.
+    if (waiter->state == Waiter::State::waiting && (waiter->moved_up || waiter->moved_up_at > start)) {
+      LOCKSTEP_INVARIANT(wake != Wake::run || waiter->moved_up, "a row-lock waiter woken while waiting was moved up");
+      start = std::max(start, waiter->moved_up_at);
+      waiter->moved_up = waiter->checked = deadlock_checked = false;
+      set_limit();
+      continue;
+    }
     if (wake == Wake::run) break;
     if (check_next) {  // the deadlock check, once per wait
-      deadlock_checked = true;
+      deadlock_checked = waiter->checked = true;
       // It reads the waits-for graph, which a request by another session on another lock can
       // close into a cycle (found by the sim-pg property). Every edge of a cycle runs to a
       // lock someone holds, and only steps on such locks add, remove or reorder edges: the

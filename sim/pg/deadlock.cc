@@ -24,7 +24,7 @@ class DeadlockDetector {
     for (Order& o : orders_) {
       LOCKSTEP_INVARIANT(o.procs.size() == o.lock->queue.size(), "deadlock check: a reordered queue keeps its waiters");
       o.lock->queue.assign(o.procs.begin(), o.procs.end());
-      LockTable::wake(*o.lock);
+      owner(*o.lock).wake(*o.lock);
     }
     return DeadlockVerdict::soft;
   }
@@ -46,6 +46,17 @@ class DeadlockDetector {
     Lock* lock = nullptr;
     const Waiter* waiter = nullptr;
   };
+
+  // The table a reordered queue belongs to (its queue rule says how it wakes).
+  LockTable& owner(const Lock& lock) const {
+    for (LockTable* t : tables_) {
+      for (const auto& [key, l] : t->locks_) {
+        if (&l == &lock) return *t;
+      }
+    }
+    LOCKSTEP_INVARIANT(false, "deadlock check: a reordered queue belongs to a table it checked");
+    return *tables_.front();
+  }
 
   std::optional<Waiting> waiting_of(int session) const {
     for (LockTable* t : tables_) {

@@ -35,6 +35,10 @@ std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, Mode mo
   w->scope = scope;
   std::size_t at = l.queue.size();
   if (goes_ahead(l, session, mode, scope, &at)) return nullptr;
+  if (queue_rule_ == Queue::holders_only) {
+    w->behind = std::any_of(l.queue.begin(), l.queue.begin() + static_cast<std::ptrdiff_t>(at),
+                            [&](const auto& ahead) { return conflicts(mode, ahead->mode); });
+  }
   l.queue.insert(l.queue.begin() + static_cast<std::ptrdiff_t>(at), w);
   return w;
 }
@@ -106,7 +110,7 @@ bool LockTable::grant_now(int session, AdvisoryKey key, Mode mode, Scope scope) 
   return true;
 }
 
-void LockTable::wake(Lock& l) {
+void LockTable::wake(Lock& l) const {
   // ProcLockWakeup: grant in queue order; a waiter left waiting blocks later conflicting ones.
   boost::container::small_vector<Mode, 4> ahead;
   for (auto it = l.queue.begin(); it != l.queue.end();) {
@@ -118,6 +122,13 @@ void LockTable::wake(Lock& l) {
       w->state = Waiter::State::granted;
       it = l.queue.erase(it);
     } else {
+      if (queue_rule_ == Queue::holders_only) {
+        if (w->behind && !behind) {
+          if (clock_ != nullptr) w->moved_up_at = clock_->now();
+          w->moved_up = w->checked;
+        }
+        w->behind = behind;
+      }
       ahead.push_back(w->mode);
       ++it;
     }

@@ -12,7 +12,9 @@
 //    tuple without looking at the tuple lock's queue (checked on PostgreSQL 15: a FOR SHARE
 //    while a FOR UPDATE waits for another FOR SHARE is granted at once);
 //  - a release grants waiters in queue order, skipping any that conflicts with the holders
-//    or with a waiter still ahead of it; the grant happens here, in the releasing backend.
+//    or with a waiter still ahead of it; the grant happens here, in the releasing backend;
+//  - a row-lock waiter that stops being behind a conflicting waiter is stamped (Waiter):
+//    its wait for the row's holders starts again, as the server's after the tuple lock.
 // Deterministic; no scheduling of its own (sim/pg/advisory_locks.cc yields around it).
 #pragma once
 
@@ -29,6 +31,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "lockstep/model/pg.h"
+#include "lockstep/sim/sched/scheduler.h"
 
 namespace lockstep::sim::pg {
 
@@ -80,6 +83,17 @@ struct Waiter {
   Mode mode = Mode::exclusive;
   Scope scope = Scope::session;
   State state = State::waiting;
+  // Row locks only. `behind`: queued behind a waiter whose request conflicts (on the server it
+  // waits for the tuple lock that waiter holds while it waits for the row's holders).
+  // `moved_up_at`: when it last stopped being behind one, still waiting: the server grants it
+  // the tuple lock then, and it waits for the row's holders anew, its deadlock_timeout and
+  // lock_timeout restarted. Its backend sees that when its next timer fires (the new ones
+  // come later), so a move costs no step; only a waiter whose deadlock check ran already
+  // (`checked`, set by its backend) has no earlier timer, and is woken (`moved_up`).
+  bool behind = false;
+  bool checked = false;
+  bool moved_up = false;
+  Time moved_up_at{0};
 };
 
 // One advisory row of pg_locks: a (session, key, mode) held, in either scope or both, or a
@@ -96,7 +110,8 @@ class LockTable {
   // Whether queued waiters hold off later conflicting requests (heavyweight locks: lock.c's
   // waitMask) or only the holders decide (row locks).
   enum class Queue { waiters_hold_off, holders_only };
-  explicit LockTable(Queue queue = Queue::waiters_hold_off) : queue_rule_(queue) {}
+  // `clock` (row locks) stamps Waiter::moved_up_at.
+  explicit LockTable(Queue queue = Queue::waiters_hold_off, const Scheduler* clock = nullptr) : queue_rule_(queue), clock_(clock) {}
 
   // Grants at once (nullptr) or queues the request (the waiter to park on).
   std::shared_ptr<Waiter> request(int session, AdvisoryKey key, Mode mode, Scope scope);
@@ -179,7 +194,7 @@ class LockTable {
   static bool conflicts_with_held(Mode wanted, const Hold& h);
   static bool holder_conflicts(const Lock& l, int session, Mode mode);
   static void grant(Lock& l, int session, Mode mode, Scope scope);
-  static void wake(Lock& l);
+  void wake(Lock& l) const;
   // ProcSleep's rule for a session that holds the key: granted at once when no holder and no
   // waiter ahead of the first one that must wait for its hold conflicts; else `at` is where
   // it queues (the end when no waiter must wait for it).
@@ -189,6 +204,7 @@ class LockTable {
   // those): made and forgotten with each grant of a free key, it cost an allocation each.
   std::map<AdvisoryKey, Lock> locks_;
   Queue queue_rule_;
+  const Scheduler* clock_;
 };
 
 }  // namespace lockstep::sim::pg

@@ -468,7 +468,7 @@ class Server : public sql::SqlContextSource {
  private:
   Scheduler& s_;
   LockTable locks_;
-  LockTable row_locks_{LockTable::Queue::holders_only};
+  LockTable row_locks_{LockTable::Queue::holders_only, &s_};
   LockTable table_locks_;
   // One per (table, id) ever named: its state, and its scheduler object once asked for
   // (row_object; numbered in the order they are asked for).
