@@ -32,7 +32,7 @@ constexpr std::chrono::seconds kStepWait{5};
 
 struct Program {
   std::vector<sql_programs::Session> sessions;
-  bool unique = false;
+  sql_programs::Tables tables;
   std::vector<int> order;  // the permutation: a session index per step
 };
 
@@ -40,15 +40,18 @@ struct Program {
 // reads the table, so that the final rows are compared too.
 std::string spec_text(const Program& p) {
   std::string text = "setup {";
-  for (const std::string& s : sql_programs::table_setup(p.unique)) text += " " + s + ";";
-  text += " }\nteardown { DROP TABLE t; }\n";
+  for (const std::string& s : sql_programs::table_setup(p.tables)) text += " " + s + ";";
+  text += " }\nteardown {";
+  for (const std::string& s : sql_programs::table_teardown(p.tables)) text += " " + s + ";";
+  text += " }\n";
   for (std::size_t a = 0; a < p.sessions.size(); ++a) {
     text += fmt::format("session {}\n", static_cast<char>('a' + a));
     for (std::size_t i = 0; i < p.sessions[a].size(); ++i) {
       text += fmt::format("step {}{} {{ {}; }}\n", static_cast<char>('a' + a), i + 1, p.sessions[a][i]);
     }
   }
-  text += "session z\nstep z1 { SELECT id, v FROM t; }\npermutation";
+  text += p.tables.parent ? "session z\nstep z1 { SELECT id, v, parent_id FROM t; SELECT id, n FROM parent; }\npermutation"
+                          : "session z\nstep z1 { SELECT id, v FROM t; }\npermutation";
   std::vector<std::size_t> next(p.sessions.size(), 0);
   for (const int a : p.order) text += fmt::format(" {}{}", static_cast<char>('a' + a), ++next[static_cast<std::size_t>(a)]);
   return text + " z1\n";
@@ -58,10 +61,10 @@ rc::Gen<Program> gen_program() {
   return rc::gen::exec([] {
     Program p;
     const int n = *rc::gen::element(2, 2, 3);
+    p.tables = sql_programs::gen_tables();
     // Most sessions in a transaction block, so that row locks are held across steps and
     // other sessions wait for them.
-    for (int a = 0; a < n; ++a) p.sessions.push_back(sql_programs::gen_session(*rc::gen::inRange(0, 4) != 0));
-    p.unique = *rc::gen::element(false, false, true);
+    for (int a = 0; a < n; ++a) p.sessions.push_back(sql_programs::gen_session(*rc::gen::inRange(0, 4) != 0, p.tables.parent));
     // The permutation: in half of the programs every session first opens its transaction and
     // runs its first statement (so that locks are held while the others run), then the rest
     // in a random order.

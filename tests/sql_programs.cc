@@ -7,9 +7,31 @@
 
 namespace lockstep::sql_programs {
 
-std::string gen_statement(bool repeatable_read) {
+namespace {
+
+// The parent table's statements: an insert and a move of t's reference (the foreign key's
+// check locks the parent row FOR KEY SHARE; 23503 for the missing 3), a delete of a parent
+// (the cascade deletes its children, waiting for their row locks), an update of a parent's
+// other column (FOR NO KEY UPDATE: it passes the check's KEY SHARE) and of its key (NO
+// ACTION: 23503 while a child references it), a parent locked FOR UPDATE and FOR KEY SHARE.
+std::string gen_parent_statement(int k, int v) {
+  switch (*rc::gen::inRange(0, 7)) {
+    case 0: return fmt::format("INSERT INTO t VALUES ({}, {}, {})", k + 2, v, k);
+    case 1: return fmt::format("UPDATE t SET parent_id = {} WHERE id = {} RETURNING id, parent_id", 3 - k % 3, k);
+    case 2: return fmt::format("DELETE FROM parent WHERE id = {}", k);
+    case 3: return fmt::format("UPDATE parent SET n = n + 1 WHERE id = {} RETURNING n", k);
+    case 4: return fmt::format("UPDATE parent SET id = id + 2 WHERE id = {}", k);
+    case 5: return fmt::format("SELECT n FROM parent WHERE id = {} FOR UPDATE", k);
+    default: return fmt::format("SELECT id FROM parent WHERE id = {} FOR KEY SHARE", k);
+  }
+}
+
+}  // namespace
+
+std::string gen_statement(bool repeatable_read, bool parent) {
   const int k = *rc::gen::element(1, 1, 1, 2, 3);
   const int v = *rc::gen::inRange(0, 3);
+  if (parent && *rc::gen::inRange(0, 4) == 0) return gen_parent_statement(k, v);
   // Writes seven times in ten: they are what orders sessions.
   // The four row lock strengths meet: an UPDATE of v takes FOR NO KEY UPDATE, or FOR UPDATE
   // when v is UNIQUE; a DELETE FOR UPDATE.
@@ -80,7 +102,7 @@ std::string gen_statement(bool repeatable_read) {
   }
 }
 
-Session gen_session(bool always_a_block) {
+Session gen_session(bool always_a_block, bool parent) {
   Session s;
   const bool block = always_a_block || *rc::gen::arbitrary<bool>();
   // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
@@ -101,7 +123,7 @@ Session gen_session(bool always_a_block) {
   const bool savepoint = block && statements == 2 && *rc::gen::inRange(0, 3) == 0;
   for (int i = 0; i < statements; ++i) {
     if (savepoint && i == 1) s.push_back("SAVEPOINT a");
-    s.push_back(gen_statement(begin.ends_with("REPEATABLE READ")));
+    s.push_back(gen_statement(begin.ends_with("REPEATABLE READ"), parent));
   }
   if (savepoint) s.push_back(*rc::gen::element(std::string("ROLLBACK TO SAVEPOINT a"), std::string("RELEASE SAVEPOINT a")));
   if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));
@@ -116,9 +138,29 @@ Session gen_session(bool always_a_block) {
   return s;
 }
 
-std::vector<std::string> table_setup(bool v_unique) {
-  return {v_unique ? "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL UNIQUE)" : "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
-          "INSERT INTO t VALUES (1, 0), (2, 1)"};
+Tables gen_tables() {
+  Tables t;
+  t.parent = *rc::gen::element(false, false, true);
+  t.v_unique = *rc::gen::element(false, false, true);
+  return t;
+}
+
+std::vector<std::string> table_setup(const Tables& tables) {
+  const std::string v = tables.v_unique ? "v int NOT NULL UNIQUE" : "v int NOT NULL";
+  if (!tables.parent) return {fmt::format("CREATE TABLE t (id int PRIMARY KEY, {})", v), "INSERT INTO t VALUES (1, 0), (2, 1)"};
+  return {"CREATE TABLE parent (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)", "INSERT INTO parent VALUES (1), (2)",
+          fmt::format("CREATE TABLE t (id int PRIMARY KEY, {}, parent_id int REFERENCES parent ON DELETE CASCADE)", v),
+          "INSERT INTO t VALUES (1, 0, 1), (2, 1, 2)"};
+}
+
+std::vector<std::string> table_teardown(const Tables& tables) {
+  if (!tables.parent) return {"DROP TABLE t"};
+  return {"DROP TABLE t", "DROP TABLE parent"};
+}
+
+std::string final_query(const Tables& tables) {
+  if (!tables.parent) return "SELECT id, v FROM t ORDER BY id";
+  return "SELECT 't' AS tab, id, v, parent_id FROM t UNION ALL SELECT 'parent', id, n, NULL FROM parent ORDER BY 1 DESC, 2";
 }
 
 }  // namespace lockstep::sql_programs

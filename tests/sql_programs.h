@@ -10,18 +10,34 @@ namespace lockstep::sql_programs {
 
 using Session = std::vector<std::string>;  // statements, in order
 
+// The tables a program runs on: `t`, and with `parent`, the table `parent` that t's rows
+// reference (ON DELETE CASCADE).
+struct Tables {
+  bool v_unique = false;
+  bool parent = false;
+};
+
 // A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet;
-// writes seven times in ten.
+// writes seven times in ten; with `parent`, a statement in four on the parent table or t's
+// reference to it (the foreign key's checks and cascade).
 // (`repeatable_read`: inside a REPEATABLE READ block, where a data-modifying WITH is refused.)
-std::string gen_statement(bool repeatable_read = false);
+std::string gen_statement(bool repeatable_read = false, bool parent = false);
 
 // A session: one or two statements, alone (each its own transaction) or inside BEGIN (READ
 // COMMITTED or REPEATABLE READ) and a COMMIT or ROLLBACK, the second statement sometimes
 // after a SAVEPOINT rolled back to or released, a block sometimes opened by LOCK TABLE; with
 // `always_a_block`, inside one.
-Session gen_session(bool always_a_block = false);
+Session gen_session(bool always_a_block = false, bool parent = false);
 
-// The table's setup: `t (id int PRIMARY KEY, v int NOT NULL [UNIQUE])` with rows (1, 0), (2, 1).
-std::vector<std::string> table_setup(bool v_unique);
+// Which tables: v UNIQUE in a third of the programs, the parent table in a third.
+Tables gen_tables();
+
+// The tables' setup: `t (id int PRIMARY KEY, v int NOT NULL [UNIQUE])` with rows (1, 0),
+// (2, 1); with the parent table, `parent (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)` with
+// rows 1 and 2, and t's column `parent_id` referencing it (row 1 references 1, row 2 2).
+std::vector<std::string> table_setup(const Tables& tables);
+// Their teardown, and one query of every row of them, in order.
+std::vector<std::string> table_teardown(const Tables& tables);
+std::string final_query(const Tables& tables);
 
 }  // namespace lockstep::sql_programs

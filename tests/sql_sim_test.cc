@@ -648,22 +648,23 @@ TEST(SqlSim, ALimitStopsReadingWithQueriesOrRefuses) {
 
 // ---- Random SQL programs: dpor reaches every outcome dfs does ----------------------------
 
-// 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table: every outcome (each statement's
+// 2-3 sessions of 1-2 statements (in a transaction block or not) over one small table (and its parent): every outcome (each statement's
 // result, then the table) that dfs reaches, dpor reaches, and no other.
 RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
   const int n = *rc::gen::element(2, 2, 3);
+  // In a third of the programs v is UNIQUE (writes wait for each other's transactions); in a
+  // third t references a parent table.
+  const sql_programs::Tables tables = sql_programs::gen_tables();
+  RC_LOG() << (tables.v_unique ? "v UNIQUE\n" : "") << (tables.parent ? "parent table\n" : "");
   std::vector<Session> sessions;
-  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session());
+  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session(false, tables.parent));
   for (int a = 0; a < n; ++a) {
     std::string text;
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
     RC_LOG() << "session " << a << ":" << text << "\n";
   }
-  // In a third of the programs v is UNIQUE: writes wait for each other's transactions.
-  const bool unique = *rc::gen::element(false, false, true);
-  RC_LOG() << (unique ? "v UNIQUE\n" : "");
-  const std::vector<std::string> setup = sql_programs::table_setup(unique);
-  const std::string final = "SELECT id, v FROM t ORDER BY id";
+  const std::vector<std::string> setup = sql_programs::table_setup(tables);
+  const std::string final = sql_programs::final_query(tables);
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   RC_ASSERT(dfs.failure == "");  // no execution deadlocks or breaks the server's rules
   if (!dfs.exhaustive) RC_DISCARD("dfs did not finish within its bound");
@@ -695,8 +696,10 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
 // of the search; dpor must still reach every outcome dfs does.
 RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfsUnderSessionFaults, ()) {
   const int n = *rc::gen::element(2, 2, 3);
+  const sql_programs::Tables tables = sql_programs::gen_tables();
+  RC_LOG() << (tables.v_unique ? "v UNIQUE\n" : "") << (tables.parent ? "parent table\n" : "");
   std::vector<Session> sessions;
-  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session());
+  for (int a = 0; a < n; ++a) sessions.push_back(sql_programs::gen_session(false, tables.parent));
   const int which = *rc::gen::inRange(0, 3);  // backend_terminated, server_restart, both
   session_faults = pg::PoolConfig{.backend_terminated = which != 1, .server_restart = which != 0};
   RC_LOG() << (which == 0 ? "backend_terminated\n" : which == 1 ? "server_restart\n" : "backend_terminated, server_restart\n");
@@ -705,9 +708,8 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfsUnderSessionFaults, (
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
     RC_LOG() << "session " << a << ":" << text << "\n";
   }
-  const bool unique = *rc::gen::element(false, false, true);
-  const std::vector<std::string> setup = sql_programs::table_setup(unique);
-  const std::string final = "SELECT id, v FROM t ORDER BY id";
+  const std::vector<std::string> setup = sql_programs::table_setup(tables);
+  const std::string final = sql_programs::final_query(tables);
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   const Explored dpor = dfs.exhaustive ? explore_sessions(setup, sessions, final, "dpor", false, 0) : Explored{};
   session_faults = pg::PoolConfig{};

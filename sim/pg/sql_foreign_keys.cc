@@ -114,6 +114,7 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
         if (!id && version && values_of(parent, *version, fk.parent_columns) == values) id = other;
       });
     }
+    lock_for_ri_query(parent, Mode::row_share);  // RI_FKey_check's SELECT ... FOR KEY SHARE
     // No row has ever had the key (or the scan found none): the answer reads the table, so it
     // is ordered against the insert that would give it one.
     if (s_.in_actor()) s_.also_touch(parent.object);
@@ -129,8 +130,8 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
 }
 
 void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
-  for (const auto& [before, after] : changes) {
-    if (after) check_references(t, *after, &before);
+  for (const auto& [before, after, before_ours] : changes) {
+    if (after) check_references(t, *after, before_ours ? nullptr : &before);
     check_referenced(t, before, after ? &*after : nullptr);
   }
 }
@@ -142,18 +143,20 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
     const auto values = values_of(t, old_row, fk.parent_columns);
     if (!values) continue;
     if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) continue;  // the key stays
+    const bool action = new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action;
+    lock_for_ri_query(child, action ? Mode::row_exclusive : Mode::row_share);
     if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
     std::vector<std::int64_t> referencing;
     server_.each_row(child_name, [&](std::int64_t id, RowState&) {
       const std::optional<Row>& version = c_.visible(child_name, id);
       if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) referencing.push_back(id);
     });
-    if (new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action) {
+    if (action) {
       delete_action(child, fk, *values, referencing);
       continue;
     }
-    for (const std::int64_t id : referencing) {
-      const Result<bool> got = c_.lock_row(child_name, id, false, Stmt::select_for_share, Mode::key_share);
+    for (std::int64_t id : referencing) {
+      const Result<bool> got = lock_following(child_name, id, Stmt::select_for_share, Mode::key_share, nullptr);
       if (!got.ok()) throw Raised{got.error()};
       const std::optional<Row>& now = c_.visible(child_name, id);
       if (got.value() && now && child_key(child, *now, fk.columns, t, fk.parent_columns) == values) {
@@ -162,6 +165,21 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
       }
     }
   }
+}
+
+Result<bool> SqlRun::lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode,
+                                    const std::function<bool()>& wanted) {
+  Result<bool> got = c_.lock_row(name, id, false, verb, mode, wanted);
+  for (std::int64_t next = got.ok() ? followed(name, id) : 0; next != 0; next = got.ok() ? followed(name, id) : 0) {
+    if (got.value()) forget_gone_row(name, id);
+    id = next;
+    got = c_.lock_row(name, id, false, verb, mode, nullptr);
+  }
+  return got;
+}
+
+void SqlRun::lock_for_ri_query(const SqlTable& t, Mode mode) {
+  if (auto e = c_.take_table_lock({Server::table_key(t), mode, t.def.table})) throw Raised{*e};
 }
 
 // ON DELETE CASCADE / SET NULL: RI_FKey_cascade_del's `DELETE FROM child WHERE key = $1` and
@@ -180,12 +198,12 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
     for (const auto& u : child.def.unique) keyed = keyed || std::find(u.begin(), u.end(), column) != u.end();
   }
   const Mode mode = cascade || keyed ? Mode::exclusive : Mode::no_key_update;
-  for (const std::int64_t id : referencing) {
+  for (std::int64_t id : referencing) {
     std::function<bool()> wanted = [&, id] {
       const std::optional<Row>& current = c_.visible(name, id);
       return current.has_value() && child_key(child, *current, fk.columns, parent, fk.parent_columns) == values;
     };
-    const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted);
+    const Result<bool> got = lock_following(name, id, Stmt::update_row_if, mode, wanted);
     if (!got.ok()) throw Raised{got.error()};
     const std::optional<Row> newest = c_.visible(name, id);
     if (!got.value()) continue;

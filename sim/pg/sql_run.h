@@ -380,14 +380,27 @@ class SqlRun final : public sql::EvalContext {
   // deleted, or whose key changed, locks the children that still reference it FOR KEY
   // SHARE, 23503 when there is one. Under REPEATABLE READ the checks see the transaction's
   // snapshot (the server's also looks at the newest rows: docs/sql.md).
+  // Each RI query first takes its table's weak lock (RowShareLock for a check, RowExclusiveLock
+  // for a cascade's DELETE or SET NULL's UPDATE), waiting behind a LOCK TABLE as the server's.
   void check_references(SqlTable& t, const Row& row, const Row* before);
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
+  void lock_for_ri_query(const SqlTable& t, Mode mode);
+  // An RI query's row lock (lock_row), then along a key-changing UPDATE's moves to the newest
+  // version, locked whatever it holds (EvalPlanQual follows the ctid chain): `id` becomes the
+  // slot locked last.
+  Result<bool> lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode, const std::function<bool()>& wanted);
   // ON DELETE CASCADE / SET NULL on the rows `referencing` the deleted key `values`.
   void delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
                      const std::vector<std::int64_t>& referencing);
-  // The rows an UPDATE or DELETE changed, (before, after), when the table's keys are checked;
-  // checked at the statement's end, in order.
-  using KeyChanges = std::vector<std::pair<Row, std::optional<Row>>>;
+  // The rows an UPDATE or DELETE changed, when the table's keys are checked; checked at the
+  // statement's end, in order. `before_ours`: this transaction wrote the version changed (its
+  // xmin is ours): a child row's check runs though its key stays (RI_FKey_fk_upd_check_required).
+  struct KeyChange {
+    Row before;
+    std::optional<Row> after;
+    bool before_ours = false;
+  };
+  using KeyChanges = std::vector<KeyChange>;
   void check_keys(SqlTable& t, const KeyChanges& changes);
 
   Result<Rows> statement(const sql::DropTable& d);

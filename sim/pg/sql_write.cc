@@ -586,16 +586,17 @@ void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
                           const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes,
                           const Row* projected) {
   const bool keyed = !t.foreign_keys.empty() || !t.referenced_by.empty();
+  const bool ours = keyed && server_.row(t.def.table, id).pending.count(c_.pid_) != 0;
   alias_ = alias;
   if (set == nullptr) {
     returning(t, ret, newest, out);
     if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
-    if (keyed) changes.emplace_back(newest, std::nullopt);
+    if (keyed) changes.push_back({newest, std::nullopt, ours});
     write_version(t, id, std::nullopt, {}, out);
     return;
   }
   Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
-  if (keyed) changes.emplace_back(newest, updated);
+  if (keyed) changes.push_back({newest, updated, ours});
   if (changes_primary_key(t, newest, updated)) return move_row(t, id, std::move(updated), ret, out);
   write_version(t, id, std::move(updated), ret, out);
 }
