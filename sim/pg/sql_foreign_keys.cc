@@ -145,6 +145,24 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
     if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) continue;  // the key stays
     const bool action = new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action;
     lock_for_ri_query(child, action ? Mode::row_exclusive : Mode::row_share);
+    // Under REPEATABLE READ these queries scan with a fresh snapshot (ri_PerformCheck's
+    // detectNewRows: GetLatestSnapshot), the transaction's kept as the crosscheck of a
+    // cascade's writes (delete_action).
+    struct FreshSnapshot {
+      SqlRun& run;
+      std::optional<std::uint64_t> saved, crosscheck;
+      explicit FreshSnapshot(SqlRun& r) : run(r), saved(r.c_.snapshot_), crosscheck(r.crosscheck_) {
+        if (!saved) return;
+        run.c_.snapshot_ = run.server_.open_snapshot();
+        if (!run.crosscheck_) run.crosscheck_ = saved;
+      }
+      ~FreshSnapshot() {
+        if (!saved) return;
+        run.server_.close_snapshot();
+        run.c_.snapshot_ = saved;
+        run.crosscheck_ = crosscheck;
+      }
+    } fresh(*this);
     if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
     std::vector<std::int64_t> referencing;
     server_.each_row(child_name, [&](std::int64_t id, RowState&) {
@@ -212,6 +230,11 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
       continue;
     }
     if (child_key(child, *newest, fk.columns, parent, fk.parent_columns) != values) continue;
+    // The crosscheck (heap_delete's, heap_update's): a version the transaction's snapshot does
+    // not see, committed since by another, fails it.
+    if (crosscheck_ && server_.row(name, id).pending.count(c_.pid_) == 0 && server_.row(name, id).committed_seq > *crosscheck_) {
+      throw Raised{Error{std::string(sqlstate::kSerializationFailure), "could not serialize access due to concurrent update"}};
+    }
     Rows unused;
     if (cascade) {
       if (s_.logging()) s_.add_detail("deleted " + row_text(*newest) + " (ON DELETE CASCADE)");

@@ -385,6 +385,9 @@ class SqlRun final : public sql::EvalContext {
   void check_references(SqlTable& t, const Row& row, const Row* before);
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
   void lock_for_ri_query(const SqlTable& t, Mode mode);
+  // Under REPEATABLE READ, while a parent's RI query runs with a fresh snapshot: the
+  // transaction's, which its cascade's writes are checked against (heap_delete's crosscheck).
+  std::optional<std::uint64_t> crosscheck_;
   // An RI query's row lock (lock_row), then along a key-changing UPDATE's moves to the newest
   // version, locked whatever it holds (EvalPlanQual follows the ctid chain): `id` becomes the
   // slot locked last.
