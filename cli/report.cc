@@ -124,10 +124,18 @@ void add_verdict(nlohmann::json& j, const CheckedScenario& c) {
   j["as_expected"] = r.as_expected;
 }
 
+// The strategy that ran to the end: source-dpor after optimal DPOR fell back.
+std::string strategy_ran(const sim::CheckReport& r) { return r.result.fallback.empty() ? r.strategy : std::string("source-dpor"); }
+
 // The search: strategy, seed, what it explored, how fast, and why it stopped.
 void add_search(nlohmann::json& j, const sim::CheckReport& r) {
   const auto& stats = r.result.stats;
   j["strategy"] = r.strategy;
+  // The strategy that ran to the end: dpor's optimal mode may fall back to source-DPOR, for a
+  // named reason, beginning the search again at an execution.
+  j["strategy_ran"] = strategy_ran(r);
+  j["fallback"] = r.result.fallback.empty() ? nlohmann::json(nullptr)
+                                            : nlohmann::json{{"reason", r.result.fallback}, {"at_execution", r.result.fallback_at}};
   j["seed"] = r.seed;
   j["executions"] = stats.executions;
   j["redundant"] = stats.redundant;  // sleep-set-blocked executions (dpor)
@@ -239,8 +247,9 @@ void print_search(std::ostream& out, const CheckedScenario& c) {
   std::string redundant =
       stats.redundant > 0 ? fmt::format(" (+{} sleep-set blocked)", stats.redundant) : std::string();
   if (stats.unfair > 0) redundant += fmt::format(" (+{} cut as unfair)", stats.unfair);
+  const std::string ran = strategy_ran(r) == r.strategy ? r.strategy : fmt::format("{} (ran as {})", r.strategy, strategy_ran(r));
   out << fmt::format("  {} {} seed {}: {} executions{}, {} steps in {:.3f} s ({:.0f} steps/s, {:.0f} executions/s); {}\n",
-                     c.file, r.strategy, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
+                     c.file, ran, r.seed, stats.executions, redundant, stats.steps, stats.elapsed_s,
                      per_second(stats.steps, stats.elapsed_s), per_second(stats.executions, stats.elapsed_s),
                      r.result.stop_reason);
   // What a timed search covered (model/timing.h): its verdict holds for these timings only.
@@ -359,16 +368,21 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, double 
   md += fmt::format("{} scenarios, {} as expected, {} not, in {:.2f} s.\n\n", results.size(), ok,
                     results.size() - ok, elapsed_s);
   if (!note.empty()) md += fmt::format("**{}**\n\n", note);
-  md += "| scenario | file | verdict | expected | ok | executions | steps | seconds | failure |\n";
-  md += "|---|---|---|---|---|---:|---:|---:|---|\n";
+  md += "| scenario | file | verdict | expected | ok | search | executions | steps | seconds | failure |\n";
+  md += "|---|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const auto& r : results) {
     auto text = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump(); };
     std::string verdict = text(r["verdict"]);
     if (!r["violation"].is_null()) verdict += " " + text(r["violation"]);
     std::string expected = text(r["expected_verdict"]);
     if (r.contains("expected_violation") && !r["expected_violation"].is_null()) expected += " " + text(r["expected_violation"]);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f} | {} |\n", text(r["scenario"]), text(r["file"]),
-                      verdict, expected, r["as_expected"].get<bool>() ? "yes" : "**no**", text(r["executions"]),
+    // The strategy that ran; a fallback from optimal DPOR with its reason.
+    std::string search = text(r.value("strategy_ran", nlohmann::json()));
+    if (const nlohmann::json f = r.value("fallback", nlohmann::json()); f.is_object()) {
+      search += fmt::format(" (fell back at execution {}: {})", text(f["at_execution"]), text(f["reason"]));
+    }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {} |\n", text(r["scenario"]), text(r["file"]),
+                      verdict, expected, r["as_expected"].get<bool>() ? "yes" : "**no**", search, text(r["executions"]),
                       text(r["steps"]), r["elapsed_s"].get<double>(),
                       r["trace"].is_null() ? std::string("-")
                                            : link(r["trace"], "trace") + " " + link(r.value("report", nlohmann::json()), "report"));

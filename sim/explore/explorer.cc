@@ -88,6 +88,8 @@ void Search::note_restart() {
   out_.notes.push_back(fmt::format("optimal DPOR does not cover this model: {}. The search began again at "
                                    "execution {} as source-dpor, which may run sleep-set-blocked executions",
                                    abilities_.restarts->restart_reason(), out_.stats.executions));
+  out_.fallback = abilities_.restarts->restart_reason();
+  out_.fallback_at = out_.stats.executions;
   out_.stats = ExploreStats{};
   base_count_ = 0;
   lock_orders_ = LockOrderGraph();

@@ -141,6 +141,10 @@ struct ExploreResult {
   std::string stop_reason;  // why the search ended, for reports
   // What the user should know about how the search ran (dpor leaving optimal mode, say).
   std::vector<std::string> notes;
+  // Optimal DPOR's fallback: why it left optimal mode ("" when it did not) and the execution
+  // at which the search began again as source-DPOR (the counts above are that search's).
+  std::string fallback;
+  std::uint64_t fallback_at = 0;
 };
 
 ExploreResult explore_system(const System& system, Strategy& strategy, const ExploreOptions& options);

@@ -26,6 +26,8 @@ void Search::restore_state(const nlohmann::json& s) {
   base_elapsed_ = out_.stats.elapsed_s;
   base_count_ = out_.stats.executions + out_.stats.redundant;
   for (const auto& n : s.at("notes")) out_.notes.push_back(n.get<std::string>());
+  out_.fallback = s.value("fallback", std::string());
+  out_.fallback_at = s.value("fallback_at", std::uint64_t{0});
   for (const auto& w : s.at("lock_order")) lock_orders_.restore(witness_of(w));
   if (!s.at("failure").is_null()) out_.first_failure = failure_of_json(s.at("failure"));
   complete_ = s.at("complete").get<bool>();
@@ -46,6 +48,8 @@ nlohmann::json Search::state(bool complete) const {
   return {{"complete", complete},
           {"stats", stats_json(stats)},
           {"notes", out_.notes},
+          {"fallback", out_.fallback},
+          {"fallback_at", out_.fallback_at},
           {"lock_order", std::move(lock_order)},
           {"failure", out_.first_failure ? failure_json(*out_.first_failure) : nlohmann::json()},
           {"objects", complete ? nlohmann::json() : nlohmann::json(scheduler_.object_keys())},
