@@ -102,6 +102,7 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
     if (!values) continue;
     if (before != nullptr && child_key(t, *before, fk.columns, parent, fk.parent_columns) == values) continue;  // the key did not change
     const Error violation{"23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", t.def.table, fk.name)};
+    lock_for_ri_query(parent, Mode::row_share);  // RI_FKey_check's SELECT ... FOR KEY SHARE, before it reads
     // The parent row: by its primary key's id, else the row whose unique key has the values.
     std::optional<std::int64_t> id;
     if (fk.parent_columns == parent.key) {
@@ -114,7 +115,6 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
         if (!id && version && values_of(parent, *version, fk.parent_columns) == values) id = other;
       });
     }
-    lock_for_ri_query(parent, Mode::row_share);  // RI_FKey_check's SELECT ... FOR KEY SHARE
     // No row has ever had the key (or the scan found none): the answer reads the table, so it
     // is ordered against the insert that would give it one.
     if (s_.in_actor()) s_.also_touch(parent.object);
