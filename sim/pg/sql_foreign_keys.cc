@@ -130,7 +130,11 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
 }
 
 void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
-  for (const auto& [before, after, before_ours] : changes) {
+  for (const auto& [before, after, before_ours, inserted] : changes) {
+    if (inserted) {
+      check_references(t, *after, nullptr);
+      continue;
+    }
     if (after) check_references(t, *after, before_ours ? nullptr : &before);
     check_referenced(t, before, after ? &*after : nullptr);
   }

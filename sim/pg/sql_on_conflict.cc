@@ -120,6 +120,10 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
     throw SqlError("0A000", "ON CONFLICT DO UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
   }
   excluded_ = nullptr;
+  if (upsert_changes_ != nullptr) {
+    const bool ours = server_.row(name, id).pending.count(c_.pid_) != 0;
+    upsert_changes_->push_back({*current, updated, ours});
+  }
   returning_updated_ = true;  // its RETURNING's xmax is not 0
   write_version(t, id, std::move(updated), ins.returning, out);
   returning_updated_ = false;

@@ -399,9 +399,10 @@ class SqlRun final : public sql::EvalContext {
   // statement's end, in order. `before_ours`: this transaction wrote the version changed (its
   // xmin is ours): a child row's check runs though its key stays (RI_FKey_fk_upd_check_required).
   struct KeyChange {
-    Row before;
+    Row before;  // unused for an inserted row
     std::optional<Row> after;
     bool before_ours = false;
+    bool inserted = false;  // an INSERT's new row: its references checked (RI_FKey_check_ins)
   };
   using KeyChanges = std::vector<KeyChange>;
   void check_keys(SqlTable& t, const KeyChanges& changes);
@@ -651,6 +652,7 @@ class SqlRun final : public sql::EvalContext {
   const Row* excluded_ = nullptr;
   // The rows this INSERT inserted or updated: ON CONFLICT DO UPDATE of one again is 21000.
   std::vector<std::int64_t> upserted_;
+  KeyChanges* upsert_changes_ = nullptr;  // an INSERT's key changes, when its table has keys: DO UPDATE's go here
   bool returning_updated_ = false;  // RETURNING runs for a row ON CONFLICT DO UPDATE updated (xmax <> 0)
   const std::vector<const Row*>* group_ = nullptr;
   std::map<const Expr*, Value> subqueries_;            // InitPlans computed

@@ -45,14 +45,14 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     }
     if (!named) throw SqlError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification");
   }
-  if (!t->foreign_keys.empty() && ins.on_conflict == sql::Insert::OnConflict::update) {
-    throw SqlError("0A000", "ON CONFLICT DO UPDATE on a table with a foreign key is not in lockstep's SQL subset (docs/sql.md)");
-  }
   Rows out;
   out.columns = column_names(ins.returning, t, ins.alias);
   std::int64_t inserted = 0;
   bool first = true;
-  std::vector<Row> referencing;  // the inserted rows, when the table has foreign keys
+  // The rows inserted, and those ON CONFLICT DO UPDATE changed, when the table has keys: their
+  // RI checks run at the statement's end, in the order the rows were written (AFTER triggers).
+  const bool keyed = !t->foreign_keys.empty() || !t->referenced_by.empty();
+  KeyChanges changes;
   const std::vector<std::vector<std::optional<Expr>>>* rows = &ins.rows;
   std::vector<std::vector<std::optional<Expr>>> selected;  // INSERT ... SELECT's rows, as constants
   if (ins.select) {
@@ -66,13 +66,21 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
     Row row = new_row(*t, columns, values, /*step_taken=*/first, ins.overriding);
     first = false;
-    if (!t->foreign_keys.empty()) referencing.push_back(row);
+    std::optional<Row> proposed;
+    if (keyed) proposed = row;
+    const std::size_t updates = changes.size();
+    upsert_changes_ = keyed ? &changes : nullptr;
+    struct Noting {  // DO UPDATE notes its change in `changes` during this row only
+      KeyChanges*& to;
+      ~Noting() { to = nullptr; }
+    } noting{upsert_changes_};
     const auto r = insert_one(*t, ins, std::move(row), out);
     if (!r.ok()) return r.error();
     inserted += r.value();
-    if (!t->foreign_keys.empty() && r.value() == 0) referencing.pop_back();  // ON CONFLICT DO NOTHING
+    // Inserted, not updated by DO UPDATE (which noted its change) nor left by DO NOTHING.
+    if (keyed && r.value() == 1 && changes.size() == updates) changes.push_back({{}, std::move(proposed), false, true});
   }
-  for (const Row& row : referencing) check_references(*t, row, nullptr);
+  check_keys(*t, changes);
   out.tag = fmt::format("INSERT 0 {}", inserted);
   return done(std::move(out));
 }
