@@ -324,6 +324,20 @@ TEST(SqlSim, AWholeRowReferenceIsTheRowOrRefusedNotMissing) {
                                    "a: ERROR 42703: column \"nope\" does not exist | final: SELECT 1 [1]"}));
 }
 
+// A sequence read as a relation (pgmq's metrics: SELECT last_value, is_called FROM its
+// queue's sequence) has a row on the server, with a log_cnt that WAL decides: refused by
+// name, not "relation does not exist".
+TEST(SqlSim, ASequenceReadAsARelationIsRefusedNotMissing) {
+  const std::vector<std::string> setup = {"CREATE SEQUENCE s", "CREATE TABLE q (msg_id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY, m text)"};
+  const Session s = {"SELECT nextval('s')", "SELECT last_value, is_called FROM s", "SELECT last_value FROM q_msg_id_seq",
+                     "SELECT last_value FROM nope_seq"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM q"),
+            (std::set<std::string>{"a: SELECT 1 [1] | "
+                                   "a: ERROR 0A000: reading the sequence \"s\" as a relation is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ERROR 0A000: reading the sequence \"q_msg_id_seq\" as a relation is not in lockstep's SQL subset "
+                                   "(docs/sql.md) | a: ERROR 42P01: relation \"nope_seq\" does not exist | final: SELECT 1 [0]"}));
+}
+
 // UNION, INTERSECT and EXCEPT (but UNION ALL) without ORDER BY come in the server's hash table
 // order (PostgreSQL 15: `SELECT id FROM t UNION SELECT 2` over 5, 1, 3 gives 2, 3, 5, 1):
 // two or more rows are refused, not answered in another order; one row, ORDER BY or UNION

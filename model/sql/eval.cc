@@ -41,6 +41,7 @@ std::int64_t checked(__int128 v, Type t) {
 }
 
 Value arithmetic(std::string_view op, Value a, Value b) {
+  if (op == "?|" || op == "?&") return jsonb_keys_operator(op, a, b);  // jsonb ?| text[]: before the array operators
   if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
   if (a.type() == Type::json && (op == "->" || op == "->>")) {

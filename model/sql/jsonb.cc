@@ -472,6 +472,22 @@ bool jsonb_equal(const std::string& a, const std::string& b) { return a == b || 
 
 bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }
 
+Value jsonb_keys_operator(std::string_view op, const Value& a, const Value& b) {
+  if (a.is_null() || b.is_null()) return Value::null(Type::boolean);
+  const bool typed = b.type() == Type::array && element_type(b).type == Type::text;
+  if ((a.type() != Type::jsonb && a.type() != Type::unknown) || (!typed && b.type() != Type::unknown)) {
+    throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(a.type() == Type::unknown ? Type::jsonb : a.type()), op,
+                                        b.type() == Type::array ? array_type_name(b) : type_name(b.type())));
+  }
+  const Value keys = typed ? b : array_input(b.as_text(), ElementType{Type::text, -1});
+  const bool all = op == "?&";
+  for (const Value& key : array_elements(keys)) {
+    if (key.is_null()) continue;
+    if (jsonb_operator("?", a, key).as_bool() != all) return Value::boolean(!all);
+  }
+  return Value::boolean(all);
+}
+
 Value jsonb_operator(std::string_view op, const Value& a, const Value& b) {
   if (op == "||") return jsonb_of(concatenated(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b)));
   if (op == "@>") return Value::boolean(contains(jsonb_arg(a, op, a, b), jsonb_arg(b, op, a, b), true));

@@ -31,6 +31,9 @@ bool jsonb_equal(const std::string& a, const std::string& b);
 // Whether `op` is a jsonb operator of this file's (->, ->>, @>, <@, ?).
 bool is_jsonb_operator(std::string_view op);
 // a op b where a side is jsonb (||, -, ->, ->>, @>, <@, ?). REQUIRES: neither is NULL.
+// jsonb ?| text[] (any of the keys exists, as `?` finds one) and ?& (all of them); NULL
+// elements are skipped, an empty array gives false and true.
+Value jsonb_keys_operator(std::string_view op, const Value& a, const Value& b);
 Value jsonb_operator(std::string_view op, const Value& a, const Value& b);
 
 // jsonb_build_object(k1, v1, ...) and jsonb_typeof(j).

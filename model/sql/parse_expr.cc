@@ -326,7 +326,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
     return e;
   }
   if (kind == "AEXPR_OP") {
-    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "&&", "^", "#>", "#>>", "<<", ">>", "&", "|", "#", "~"};
+    static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "?|", "?&", "&&", "^", "#>", "#>>", "<<", ">>", "&", "|", "#", "~"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }
@@ -603,7 +603,8 @@ Expr Reader::sublink(const json& body, Expr e) {
   const int loc = e.location;
   const std::string kind = body.value("subLinkType", "");
   const bool any = kind == "ANY_SUBLINK";
-  if (kind != "EXPR_SUBLINK" && kind != "EXISTS_SUBLINK" && !any) refuse(construct_of_node(type, body), loc);
+  if (kind != "EXPR_SUBLINK" && kind != "EXISTS_SUBLINK" && kind != "ARRAY_SUBLINK" && !any) refuse(construct_of_node(type, body), loc);
+  if (kind == "ARRAY_SUBLINK") e.name = "ARRAY";  // ARRAY (SELECT ...): its rows' values as one array
   known(body, type, {"subLinkType", "subselect", "testexpr", "operName"}, loc);
   if (any && body.contains("operName")) {
     const std::vector<std::string> op = names(body.at("operName"));

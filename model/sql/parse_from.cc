@@ -104,6 +104,27 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
            in->on_conflict != Insert::OnConflict::update && sel->table == upd.name && sel->from.empty() && !sel->limit && !sel->offset &&
            !sel->set_op && !names_relation(tree, ins.name);
   };
+  // Hangfire's upsert: WITH v AS (SELECT $1 AS key, ...), u AS (UPDATE x ... FROM v ...
+  // RETURNING ...) INSERT INTO x SELECT ... FROM v WHERE NOT EXISTS (SELECT 1 FROM u ...).
+  // The INSERT's one row at most is decided by reading u, which runs the UPDATE first: found
+  // there, nothing is inserted (whatever the UPDATE does later); not found, the UPDATE ran to
+  // completion before the insert. The simulation's order (the UPDATE, then the INSERT).
+  const auto update_then_one_row_insert = [&](std::size_t k) {
+    const auto* ins = std::get_if<Insert>(&s.body);
+    const CommonTable& upd = (*with)[k];
+    if (ins == nullptr || ins->select == nullptr || ins->on_conflict == Insert::OnConflict::update) return false;
+    if (!std::holds_alternative<Update>(upd.modifying->body) || !names_relation(tree, upd.name)) return false;
+    const auto one_row = [](const Select& q) {
+      return q.table.empty() && q.from.empty() && !q.set_op && q.group_by.empty() &&
+             std::none_of(q.targets.begin(), q.targets.end(), [](const Target& t) {
+               return t.star || (t.expr.kind == Expr::Kind::func && select_list_set_returning(t.expr.name));
+             });
+    };
+    const Select& sel = *ins->select;
+    if (one_row(sel)) return true;
+    if (!sel.from.empty() || sel.set_op) return false;
+    return std::any_of(with->begin(), with->end(), [&](const CommonTable& v) { return v.name == sel.table && v.select != nullptr && !v.recursive && one_row(*v.select); });
+  };
   // The other parts of a statement may read the table a data-modifying WITH query writes
   // (they see it as the statement found it: sim/pg/sql_joins.cc); two writers of one table
   // in one statement are refused (the server's outcome depends on which runs first).
@@ -111,7 +132,8 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
     const CommonTable& c = (*with)[k];
     if (!c.modifying) continue;
     const std::string written = from_written_table(*c.modifying);
-    std::vector<std::string> writers{from_written_table(s)};
+    std::vector<std::string> writers;
+    if (!update_then_one_row_insert(k)) writers.push_back(from_written_table(s));
     for (std::size_t i = 0; i < with->size(); ++i) {
       const CommonTable& o = (*with)[i];
       if (&o == &c || !o.modifying) continue;

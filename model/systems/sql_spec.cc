@@ -386,7 +386,19 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     }
   }
 
-  std::string final_state() override { return board_.output; }
+  // What isolationtester prints, the spec's teardown last: run here, after every session
+  // ended and outside them (its DDL is no step of the run), its block's rows printed.
+  std::string final_state() override {
+    if (!spec_.teardown.empty() && !torn_down_ && board_.finished) {
+      torn_down_ = true;
+      auto c = pool_->checkout().value();
+      for (const sql::SqlBlock& block : spec_.teardown) {
+        const auto r = c->exec(block.text);
+        if (r.ok()) board_.output += printed_result(r.value());
+      }
+    }
+    return board_.output;
+  }
 
  private:
   // sql::IsolationSessions, on the simulated sessions. A step still running one poll (10 ms
@@ -514,6 +526,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   std::unique_ptr<pg::Pool> pool_;
   Board board_;
   std::vector<std::optional<int>> canceled_after_;
+  bool torn_down_ = false;
 };
 
 class PermutationSystem final : public System {

@@ -7,6 +7,7 @@
 // the right side NULL; a subquery or function is evaluated once per row of the items before it
 // (LATERAL or not: an uncorrelated one gives the same rows each time).
 #include <algorithm>
+#include <utility>
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
@@ -88,9 +89,10 @@ std::vector<std::vector<Value>> from_recordset(const sql::FromItem& f, const Val
 
 }  // namespace
 
-int SqlRun::joined_column(const SqlTable& t, const Expr& ref) {
+int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
   int found = -1;
-  for (std::size_t i = 0; i < t.def.columns.size(); ++i) {
+  const std::size_t end = &t == arguments_of_.relation ? arguments_of_.columns : t.def.columns.size();
+  for (std::size_t i = 0; i < end; ++i) {
     const std::string& n = t.def.columns[i].name;
     const std::size_t sep = n.find(kFromSeparator);
     if (std::string_view(n).substr(sep + 1) != ref.name) continue;
@@ -100,7 +102,14 @@ int SqlRun::joined_column(const SqlTable& t, const Expr& ref) {
     }
     found = static_cast<int>(i);
   }
-  return found;
+  if (found >= 0 || !ref.qualifier.empty()) return found;
+  for (const auto& [relation, name] : scalar_functions_) {
+    if (relation != &t || name != ref.name) continue;
+    for (std::size_t i = 0; i < end; ++i) {
+      if (joined_name(t.def.columns[i]).first == name) return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
 std::pair<std::string_view, std::string_view> SqlRun::joined_name(const sql::ColumnDef& c) {
@@ -139,15 +148,17 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     for (const sql::Target& target : sub.set_op ? kNone : targets_of(sub)) {
       if (target.star && source == nullptr && !sub.from.empty()) {  // * or t.* of the subquery's own FROM items
         for (const sql::ColumnDef& c : from_relation(sub)->def.columns) {
-          if (target.star_of.empty() || joined_name(c).first == target.star_of) {
-            columns.push_back(sql::ColumnDef{.name = std::string(joined_name(c).second), .type = c.type});
+          if (target.star_of.empty() || joined_name(c).first == target.star_of) {  // keeps an enum's or array's type
+            columns.push_back(sql::ColumnDef{.name = std::string(joined_name(c).second), .type = c.type, .user_type = c.user_type, .element = c.element});
           }
         }
         continue;
       }
       if (target.star) {
         if (source == nullptr) throw SqlError("0A000", "SELECT * in a subquery in FROM without one table is not in lockstep's SQL subset");
-        for (const sql::ColumnDef& c : source->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type});
+        for (const sql::ColumnDef& c : source->def.columns) {
+          columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+        }
         continue;
       }
       sql::ColumnDef column{.name = target.name, .type = Type::unknown};
@@ -168,6 +179,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   } else {
     for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
     if (f.ordinality) columns.back().type = Type::int8;
+    if (columns.size() == 1 && f.function.size() == 1) scalar_functions_.emplace_back(&jt, relation);
   }
   if (f.column_aliases.size() > columns.size()) {
     throw SqlError("42P10", fmt::format("table \"{}\" has {} columns available but {} columns specified", relation, columns.size(),
@@ -351,7 +363,17 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     table_ = &jt;
     alias_ = {};
     row_ = &l;
-    for (std::vector<Value>& values : from_leaf_values(f)) {
+    // Its arguments name the items before it only (not its own columns: `value`).
+    const ArgumentsOf outer = std::exchange(arguments_of_, {&jt, first});
+    std::vector<std::vector<Value>> leaf;
+    try {
+      leaf = from_leaf_values(f);
+    } catch (...) {
+      arguments_of_ = outer;
+      throw;
+    }
+    arguments_of_ = outer;
+    for (std::vector<Value>& values : leaf) {
       Row& joined = out.emplace_back(l);
       for (std::size_t i = 0; i < values.size(); ++i) {
         Value& v = values[i];

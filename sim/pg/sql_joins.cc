@@ -141,6 +141,21 @@ void SqlRun::run_modifying(Derived& d) {
   }
 }
 
+void SqlRun::note_own_write(const std::string& table, std::int64_t id) {
+  if (own_write(table, id) != nullptr) return;
+  const RowState& r = server_.row(table, id);
+  std::optional<RowState::Written> before;
+  if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) before = mine->second;
+  own_writes_.push_back({&table, id, std::move(before)});
+}
+
+const SqlRun::OwnWrite* SqlRun::own_write(const std::string& table, std::int64_t id) const {
+  for (const OwnWrite& w : own_writes_) {
+    if (w.id == id && *w.table == table) return &w;
+  }
+  return nullptr;
+}
+
 void SqlRun::check_not_written_by_cte(std::string_view table) const {
   if (before_writes_.contains(table)) {
     throw SqlError("0A000", fmt::format("a row lock on \"{}\" beside a data-modifying WITH query that writes it is not in lockstep's SQL subset (docs/sql.md)", table));
@@ -372,6 +387,16 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   const bool snapshot = subquery_depth_ > 0 || !before_writes_.empty();
   const auto written = before_writes_.find(name);
   for (const std::int64_t id : ids) {
+    if (const OwnWrite* w = own_writes_.empty() ? nullptr : own_write(name, id)) {  // as the statement found it
+      const RowState& state = server_.row(name, id);
+      const std::optional<std::uint64_t> seq = snapshot && statement_snapshot_ ? statement_snapshot_ : c_.snapshot_;
+      const std::optional<Row>& r = w->before ? w->before->version : seq ? state.version_at(*seq) : state.committed;
+      if (!r) continue;
+      const HeapPlace at = w->before ? w->before->place : seq ? state.place_at(*seq) : state.committed_place;
+      if (ids.size() > 1) order.emplace_back(place(at), out.size());
+      out.emplace_back(id, &*r);
+      continue;
+    }
     if (written != before_writes_.end()) {  // as the statement found it
       const RowState& state = server_.row(name, id);
       const RowState::Written* before = nullptr;

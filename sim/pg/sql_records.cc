@@ -16,6 +16,7 @@ const SqlTable* SqlRun::record_table_of(const Expr& e, const sql::Select& sel) {
     }
     return nullptr;
   };
+  if (e.kind == Expr::Kind::subquery && e.name == "ARRAY") return nullptr;  // an array, not a row
   if (e.kind == Expr::Kind::subquery && e.select != nullptr && e.select->targets.size() == 1) {
     const sql::Target& only = e.select->targets.front();
     return only.star || only.expand ? nullptr : record_table_of(only.expr, *e.select);

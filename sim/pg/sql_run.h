@@ -93,6 +93,8 @@ class SqlRun final : public sql::EvalContext {
   Value param(int number) override;
   Value call(const Expr& e, const std::vector<Value>& args) override;
   Value subquery(const Expr& e) override;
+  // ARRAY (SELECT ...)'s value from the subquery's rows.
+  static Value array_of_rows(const std::vector<std::vector<Value>>& rows);
 
  private:
   struct Saved {
@@ -125,7 +127,7 @@ class SqlRun final : public sql::EvalContext {
   };
 
   Value value_of(const Row& row, const Expr& ref) const { return value_in(*table_, row, ref); }
-  static Value value_in(const SqlTable& t, const Row& row, const Expr& ref);
+  Value value_in(const SqlTable& t, const Row& row, const Expr& ref) const;
   // 42703 for a column t (called `alias`) lacks; 0A000 when it names t itself (a whole-row reference).
   [[noreturn]] static void missing_column(const SqlTable& t, std::string_view alias, const Expr& ref);
   // Whether `ref` names table t (called `alias`) itself, not a column: its whole row (a
@@ -146,7 +148,7 @@ class SqlRun final : public sql::EvalContext {
   // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs
   // once per statement, on the statement's snapshot (compute_initplans).
   // Whether column reference `ref` names a column of table t (called `alias` here).
-  static bool resolves(const SqlTable& t, std::string_view alias, const Expr& ref);
+  bool resolves(const SqlTable& t, std::string_view alias, const Expr& ref) const;
   // Whether some enclosing query's table has the column `ref` names.
   bool resolves_outside(const Expr& ref) const;
   // Whether the subquery names a column of a query around it.
@@ -278,7 +280,15 @@ class SqlRun final : public sql::EvalContext {
   std::vector<Row> from_rows(const sql::FromItem& f, SqlTable& jt, const std::vector<Row>& left);
   std::vector<std::vector<Value>> from_leaf_values(const sql::FromItem& f);
   // The column of a joined relation `ref` names (-1: none); 42702 when two relations have it.
-  static int joined_column(const SqlTable& t, const Expr& ref);
+  // While a FROM function's arguments run, the FROM items before it only (`arguments_of_`).
+  int joined_column(const SqlTable& t, const Expr& ref) const;
+  struct ArgumentsOf {
+    const SqlTable* relation = nullptr;  // the joined relation whose function item's arguments run
+    std::size_t columns = 0;             // its columns the items before that one have
+  } arguments_of_;
+  // FROM functions of one column and a scalar result (jsonb_array_elements_text(...) AS q):
+  // their relation's name, read as a column, is that column (a scalar RTE's whole-row Var).
+  std::vector<std::pair<const SqlTable*, std::string>> scalar_functions_;
   // A joined relation's column as (relation, column).
   static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
   static bool joined_star(const sql::Target& target, const SqlTable& t) {
@@ -516,6 +526,8 @@ class SqlRun final : public sql::EvalContext {
   Value aggregate(const Expr& e);
   // The set-returning calls of an expression (sql::select_list_set_returning; not inside its
   // subqueries), and a call's value in the row being made (srf_row_; NULL past its rows).
+  std::vector<std::vector<Value>> project_set(const sql::Select& sel, const std::vector<std::pair<std::int64_t, Row>>& rows,
+                                              const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit);
   static void set_returning_calls(const Expr& e, std::vector<const Expr*>& out);
   Value set_returning_value(const Expr& call);
   std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made; -1: none
@@ -674,6 +686,19 @@ class SqlRun final : public sql::EvalContext {
   std::map<std::string, std::map<std::int64_t, RowState::Written>, std::less<>> before_writes_;
   // A row lock on a table a data-modifying WITH query of the statement wrote: refused.
   void check_not_written_by_cte(std::string_view table) const;
+  // The rows this statement wrote, each with the session's own version before its first write
+  // here (nullopt: it had none): the statement's scans (its subqueries, a self-join) read
+  // that, as the server's do (a tuple this command made has its cmin: HeapTupleSatisfiesMVCC
+  // hides it from the command, and one it deleted stays visible to it). Its RI checks, at the
+  // end, see the writes. `table` points at the SqlTable's name.
+  struct OwnWrite {
+    const std::string* table;
+    std::int64_t id;
+    std::optional<RowState::Written> before;
+  };
+  std::vector<OwnWrite> own_writes_;
+  void note_own_write(const std::string& table, std::int64_t id);
+  const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched

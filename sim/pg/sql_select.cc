@@ -263,6 +263,9 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
+  std::vector<const Expr*> srfs;
+  for (const sql::Target& target : targets_of(sel)) set_returning_calls(target.expr, srfs);
+  if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit);
   std::int64_t skipped = 0;
   std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
   for (const auto& [id, row] : rows) {
@@ -287,6 +290,43 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
     out.push_back(sel.distinct ? std::move(values) : project(targets_of(sel)));
   }
+  row_ = nullptr;
+  return out;
+}
+
+std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, const std::vector<std::pair<std::int64_t, Row>>& rows,
+                                                    const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit) {
+  // A ProjectSet over the scanned rows (GoodJob's NOT IN (SELECT jsonb_array_elements_text(...)
+  // FROM ...)): per row, its calls run in step, as many rows as the longest; OFFSET and LIMIT
+  // above it. Where ORDER BY or DISTINCT sit beside it, the planner's placement decides.
+  if (!sel.order_by.empty() || sel.distinct || !sel.distinct_on.empty()) {
+    throw SqlError("0A000", fmt::format("{}() in the select list of a query with FROM and ORDER BY or DISTINCT is not in lockstep's SQL subset (docs/sql.md)",
+                                        srfs.front()->name));
+  }
+  std::vector<std::vector<Value>> out;
+  std::int64_t skipped = 0;
+  for (const auto& [id, row] : rows) {
+    row_ = &row;
+    std::size_t n = 0;
+    srf_rows_.clear();
+    for (const Expr* call : srfs) {
+      std::vector<std::vector<Value>> produced = function_rows(*call);
+      n = std::max(n, produced.size());
+      srf_rows_[call] = std::move(produced);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (skipped < offset) {
+        ++skipped;
+        continue;
+      }
+      if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+      srf_row_ = static_cast<std::int64_t>(i);
+      out.push_back(project(targets_of(sel)));
+    }
+    srf_row_ = -1;
+    if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+  }
+  srf_rows_.clear();
   row_ = nullptr;
   return out;
 }

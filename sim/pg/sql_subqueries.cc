@@ -8,6 +8,8 @@
 // correlated-subqueries.spec).
 #include <algorithm>
 
+#include "lockstep/model/sql/arrays.h"
+
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -24,6 +26,11 @@ Value SqlRun::subquery(const Expr& e) {
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
   const bool per_row = correlated(*e.select);  // a SubPlan: run for each outer row, never kept
   const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
+  if (e.kind == Expr::Kind::subquery && e.name == "ARRAY") {
+    Value v = array_of_rows(rows);
+    if (!per_row) subqueries_.emplace(&e, v);
+    return v;
+  }
   Value v = e.kind == Expr::Kind::exists ? Value::boolean(!rows.empty()) : rows.empty() ? Value::null() : rows.front().front();
   if (e.kind == Expr::Kind::subquery && rows.empty()) {  // a row subquery with no row: NULL of its row type
     if (const SqlTable* t = record_table_of(e, *e.select)) v = Value::null_record(server_.record_type_index(t->def.table));
@@ -33,6 +40,23 @@ Value SqlRun::subquery(const Expr& e) {
   }
   if (!per_row) subqueries_.emplace(&e, v);
   return v;
+}
+
+Value SqlRun::array_of_rows(const std::vector<std::vector<Value>>& rows) {
+  // ARRAY (SELECT ...): '{}' without rows; the elements' type is the column's (its first
+  // non-NULL value's here; an untyped literal's: text).
+  sql::ElementType element{Type::text, -1};
+  std::vector<Value> values;
+  for (const std::vector<Value>& row : rows) {
+    const Value& v = row.front();
+    if (!v.is_null() && v.type() != Type::unknown) element = {v.type(), v.type() == Type::enum_ ? v.enum_type() : -1};
+    values.push_back(v);
+  }
+  if (element.type == Type::array) throw SqlError("0A000", "ARRAY (SELECT ...) of arrays (a multidimensional array) is not in lockstep's SQL subset");
+  for (Value& v : values) {
+    if (v.type() == Type::unknown && !v.is_null()) v = sql::cast(v, Type::text);
+  }
+  return sql::make_array(element, values);
 }
 
 const std::vector<Value>& SqlRun::subquery_list(const Expr& e) {
@@ -109,7 +133,7 @@ void SqlRun::declare_subquery_ctes(const sql::Select& sub) {
   }
 }
 
-bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) {
+bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) const {
   // A table given an alias is named by it only: `t` inside `FROM t AS o` is an outer query's.
   if (t.joined) return joined_column(t, ref) >= 0;  // sim/pg/sql_from.cc
   if (!ref.qualifier.empty()) return ref.qualifier == (alias.empty() ? std::string_view(t.def.table) : alias);

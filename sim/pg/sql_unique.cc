@@ -19,6 +19,7 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   }
   if (s_.logging()) s_.add_detail(row_text(row));
   RowState& r = server_.row(name, id);
+  note_own_write(name, id);
   put_new_version(r, row, position);
   c_.wrote(name, id);
   r.pending.at(c_.pid_).checking_unique = true;

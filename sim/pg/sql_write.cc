@@ -225,6 +225,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
   const std::uint64_t position = early != 0 ? early : server_.new_tuple(name);
+  note_own_write(t.def.table, id);
   put_new_version(r, std::move(row), position);
   c_.wrote(name, id);
   upserted_.push_back(id);
@@ -375,6 +376,7 @@ bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Ro
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
                            std::uint64_t position) {
   const std::string& name = t.def.table;
+  note_own_write(name, id);
   // heap_update places the new tuple before its index entries are checked: a unique check
   // that waits does so with the tuple in place.
   if (version && position == 0) position = server_.new_tuple(name);  // a deletion stays where it is
