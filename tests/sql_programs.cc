@@ -52,7 +52,14 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // waits, an unlock (a WARNING when not held), a try in WHERE under a LIMIT without ORDER BY
   // (the Limit stops the scan: rows past the first that passed take no lock; heap order) and
   // one under ORDER BY (the Sort reads every row first: each that passes takes its lock).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 35) : *rc::gen::inRange(0, 8)) {
+  // A statement's subqueries of its own table (35 to 37) read it as the statement found it,
+  // not its own writes (Hangfire's TrimList: DELETE ... NOT IN (SELECT ... LIMIT)), and an
+  // ARRAY (SELECT ...) of ids.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 38) : *rc::gen::inRange(0, 8)) {
+    case 35: return fmt::format("UPDATE t SET v = (SELECT count(*) FROM t AS o WHERE o.v >= t.v) WHERE v >= {} RETURNING id, v", v);
+    case 36:
+      return fmt::format("DELETE FROM t WHERE v >= {} AND id NOT IN (SELECT id FROM t AS o ORDER BY o.v DESC, o.id LIMIT 1) RETURNING id", v);
+    case 37: return fmt::format("UPDATE t SET v = v + 1 WHERE id = ANY (ARRAY(SELECT id FROM t AS o WHERE o.v >= {})) RETURNING id, v", v);
     case 30: return fmt::format("SELECT pg_try_advisory_lock({})", k);
     case 31: return fmt::format("SELECT pg_advisory_xact_lock({})", k);
     case 32: return fmt::format("SELECT pg_advisory_unlock({})", k);

@@ -74,6 +74,15 @@ expect violation "no_double_booking"
   EXPECT_EQ(pass.expect->verdict, Verdict::pass);
 }
 
+// A step the server answers with an error of its own is no bad input: it runs, and prints the
+// error as isolationtester does; a syntax error or a refusal stops the file.
+TEST(SqlSpec, AStepTheServerWouldFailLoadsAndFailsWhenRun) {
+  EXPECT_EQ(error_of("session a\nstep x { SELECT count(*) FROM t FOR UPDATE; }\n"), "");
+  EXPECT_EQ(error_of("session a\nstep x { SELECT v FROM t GROUP BY v FOR UPDATE; }\n"), "");
+  EXPECT_EQ(error_of("setup { SELECT count(*) FROM t FOR UPDATE; }\nsession a\nstep x { SELECT 1; }\n"),
+            "t.spec:1:9: FOR UPDATE is not allowed with aggregate functions (SQLSTATE 0A000)");
+}
+
 TEST(SqlSpec, MalformedSpecsNameTheLineAndColumn) {
   // SQL outside the subset: the construct, where it is in the file, and the SQLSTATE.
   EXPECT_EQ(error_of("session a\nstep x {\n  SELECT 1;\n  SELECT 1 GROUP BY ROLLUP (1); }\n"),

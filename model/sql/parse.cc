@@ -306,7 +306,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const std::string limit_option = body.value("limitOption", "LIMIT_OPTION_DEFAULT");
   if (limit_option == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
   Select s;
-  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback);
+  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback, body);
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
     const auto [ftype, fb] = node(from.at(0));
@@ -350,7 +350,7 @@ Insert Reader::insert(const json& body) {
   const int loc = statement_start_;
   known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override", "withClause"}, loc);
   Insert ins;
-  if (body.contains("withClause")) ins.with = with_clause(body.at("withClause"), loc);
+  if (body.contains("withClause")) ins.with = with_clause(body.at("withClause"), loc, body);
   const std::string overriding = body.value("override", "OVERRIDING_NOT_SET");
   ins.overriding = overriding == "OVERRIDING_SYSTEM_VALUE" ? Insert::Overriding::system
                    : overriding == "OVERRIDING_USER_VALUE" ? Insert::Overriding::user
@@ -441,7 +441,7 @@ Insert Reader::insert(const json& body) {
   return ins;
 }
 
-std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
+std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback, const json& statement) {
   const int loc = location_of(clause, fallback);
   const bool recursive = clause.value("recursive", false);
   known(clause, "WithClause", {"ctes", "recursive"}, loc);
@@ -479,6 +479,7 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback) {
         if (references > 1) fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear more than once", t.name), cloc);
       }
     }
+    t.read = names_relation(statement, t.name);  // anywhere: the statement, another WITH query, itself
     if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
       fail("42712", fmt::format("WITH query name \"{}\" specified more than once", t.name), cloc);
     }
@@ -491,7 +492,7 @@ Update Reader::update(const json& body) {
   const int loc = statement_start_;
   known(body, "UpdateStmt", {"relation", "targetList", "whereClause", "returningList", "fromClause", "withClause"}, loc);
   Update u;
-  if (body.contains("withClause")) u.with = with_clause(body.at("withClause"), loc);
+  if (body.contains("withClause")) u.with = with_clause(body.at("withClause"), loc, body);
   std::tie(u.table, u.alias) = relation(body.at("relation"), loc);
   if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc, u.with);
   for (const json& t : body.at("targetList")) u.set.push_back(assignment(t, loc));
@@ -504,7 +505,7 @@ Delete Reader::remove(const json& body) {
   const int loc = statement_start_;
   known(body, "DeleteStmt", {"relation", "whereClause", "returningList", "usingClause", "withClause"}, loc);
   Delete d;
-  if (body.contains("withClause")) d.with = with_clause(body.at("withClause"), loc);
+  if (body.contains("withClause")) d.with = with_clause(body.at("withClause"), loc, body);
   std::tie(d.table, d.alias) = relation(body.at("relation"), loc);
   if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc, d.with);
   if (body.contains("whereClause")) d.where = expr(body.at("whereClause"), loc);
@@ -529,6 +530,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   if (clauses.size() != 1) refuse("several locking clauses", fallback);
   const json& c = *node(clauses.at(0)).second;
   known(c, "LockingClause", {"strength", "waitPolicy", "lockedRels"}, fallback);
+  if (!s.from.empty()) refuse("FOR UPDATE with a JOIN, a subquery or a function in FROM", fallback);
   if (c.contains("lockedRels")) {  // FOR UPDATE OF: this subset's one relation, by its name or alias
     for (const json& r : c.at("lockedRels")) {
       const json& rel = *node(r).second;
@@ -545,7 +547,6 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
                                               : RowLock::share;
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
-  if (!s.from.empty()) refuse("FOR UPDATE with a JOIN, a subquery or a function in FROM", fallback);
   if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }
 

@@ -290,7 +290,7 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
         fallback);
   if (body.contains("lockingClause")) fail("0A000", "FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT", fallback);
   Select s;
-  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback);
+  if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback, body);
   auto so = std::make_shared<SetOperation>();
   const std::string op = body.value("op", "SETOP_UNION");
   so->op = op == "SETOP_INTERSECT" ? SetOperation::Op::intersect : op == "SETOP_EXCEPT" ? SetOperation::Op::except : SetOperation::Op::union_;

@@ -90,7 +90,10 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   for (const OrderItem& o : s.order_by) {
     if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
   }
-  if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with aggregate functions", fallback);
+  if (s.lock != RowLock::none) {  // CheckSelectLocking's order: GROUP BY, HAVING, then aggregates
+    fail("0A000", fmt::format("FOR UPDATE is not allowed with {}", !s.group_by.empty() ? "GROUP BY clause" : s.having ? "HAVING clause" : "aggregate functions"),
+         fallback);
+  }
 }
 
 Expr Reader::window_call(const json& body, Expr e, const std::string& name) {

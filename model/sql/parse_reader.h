@@ -113,7 +113,8 @@ class Reader {
   // An item of a FROM other than one table (model/sql/parse_from.cc).
   FromItem from_item(const json& n, int fallback);
   // WITH's queries: SELECTs (a data-modifying one, RECURSIVE, or column names are refused).
-  std::vector<CommonTable> with_clause(const json& clause, int fallback);
+  // `statement`: the one the clause belongs to (which of its queries it reads).
+  std::vector<CommonTable> with_clause(const json& clause, int fallback, const json& statement);
   // UPDATE's FROM or DELETE's USING: one relation, (name, alias); an uncorrelated subquery
   // there becomes a WITH query of the statement (added to `with`), named by its alias.
   std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with);

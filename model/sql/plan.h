@@ -34,6 +34,7 @@ struct CommonTable {
   // recursive term`, the second reading the rows the last round added (its working table).
   bool recursive = false;
   std::vector<std::string> column_names;  // WITH name (a, b) AS ...: its columns renamed
+  bool read = true;  // some part of the statement reads it (one that is not is never run, as the server's)
 };
 
 struct Expr {

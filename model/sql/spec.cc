@@ -205,6 +205,11 @@ class SpecReader {
     try {
       b.statements = parse_sql(t.text);
     } catch (const SqlInputError& e) {
+      // A step the server would answer with an error (FOR UPDATE with an aggregate, a grouping
+      // error): that is its outcome when it runs, printed as isolationtester prints it. What
+      // lockstep does not model, and a syntax error (a typo, most likely), stop the file here.
+      const std::string_view what = e.what();
+      if (owner.text == "step" && what.find("lockstep's SQL subset") == std::string_view::npos && !what.starts_with("syntax error")) return b;
       // The error's position, counted in characters of the block, as a line and column of the file.
       const TextPlace at = place_in(t.text, e.position(), {t.line, t.column});
       std::string message = e.what();

@@ -58,6 +58,23 @@ std::shared_ptr<const std::vector<sql::Statement>> plans_of(std::string_view tex
 
 Error error_of(const SqlError& e) { return Error{e.sqlstate(), e.what()}; }
 
+namespace {
+
+// A statement the parser turned down: a refusal keeps its position (where the construct is);
+// the server's own error (a syntax error, FOR UPDATE with an aggregate) is its message alone,
+// as the server's primary message is.
+Error parse_error_of(const SqlError& e) {
+  std::string message = e.what();
+  if (message.find("lockstep's SQL subset") == std::string::npos) {
+    for (const char* where : {", at position ", ", at line "}) {
+      if (const auto at = message.rfind(where); at != std::string::npos) message.resize(at);
+    }
+  }
+  return Error{e.sqlstate(), std::move(message)};
+}
+
+}  // namespace
+
 std::optional<std::string> output(const Value& v) {
   if (v.is_null()) return std::nullopt;
   return sql::display_text(v);  // in the session's DateStyle, IntervalStyle and TimeZone
@@ -514,10 +531,18 @@ AdvisoryKey SqlRun::key_of(const std::vector<Value>& args) {
 }
 
 Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
+  const std::string& n = e.name;
+  // NOTIFY's function, not strict: a NULL channel is an empty one (an error), a NULL payload
+  // empty; queued in the transaction (sim/pg/notifications.cc).
+  if (n == "pg_notify") {
+    if (s_.in_actor()) s_.also_touch(server_.notify_object());
+    c_.queue_notify(args.at(0).is_null() ? std::string() : sql::cast(args[0], Type::text).as_text(),
+                    args.at(1).is_null() ? std::string() : sql::cast(args[1], Type::text).as_text());
+    return Value::text("");  // void
+  }
   for (const Value& a : args) {
     if (a.is_null()) return Value::null();  // strict functions
   }
-  const std::string& n = e.name;
   const LockMode mode = n.ends_with("_shared") ? LockMode::shared : LockMode::exclusive;
   auto check = [](const Status& st) {
     if (!st.ok()) throw Raised{st.error()};
@@ -545,12 +570,6 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
   if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
-  if (n == "pg_notify") {  // NOTIFY's function: queued in the transaction (sim/pg/notifications.cc)
-    if (s_.in_actor()) s_.also_touch(server_.notify_object());
-    c_.queue_notify(args.at(0).is_null() ? std::string() : sql::cast(args[0], Type::text).as_text(),
-                    args.at(1).is_null() ? std::string() : sql::cast(args[1], Type::text).as_text());
-    return Value::text("");  // void
-  }
   if (n == "gen_random_uuid" || n == "uuid_generate_v4") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
     if (n != "gen_random_uuid" && !server_.has_extension("uuid-ossp")) throw sql::SqlError("42883", "function uuid_generate_v4() does not exist");
     return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
@@ -608,7 +627,7 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
   try {
     plans = plans_of(text);
   } catch (const SqlError& e) {
-    return error_of(e);
+    return parse_error_of(e);
   }
   if (plans->size() > 1 && !params.empty()) return Error{"42601", "cannot insert multiple commands into a prepared statement"};
   return run_statements(plans, params);

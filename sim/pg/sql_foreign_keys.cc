@@ -168,11 +168,19 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
       }
     } fresh(*this);
     if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
-    std::vector<std::int64_t> referencing;
+    // In heap order, as the RI query's scan meets them (a sequential scan, or an index on the
+    // key, whose equal entries are in heap order): the first one locked may wait.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> found;
     server_.each_row(child_name, [&](std::int64_t id, RowState&) {
       const std::optional<Row>& version = c_.visible(child_name, id);
-      if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) referencing.push_back(id);
+      if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) {
+        found.emplace_back(c_.visible_place(child_name, id).position, id);
+      }
     });
+    std::sort(found.begin(), found.end());
+    std::vector<std::int64_t> referencing;
+    referencing.reserve(found.size());
+    for (const auto& [position, id] : found) referencing.push_back(id);
     if (action) {
       delete_action(child, fk, *values, referencing);
       continue;

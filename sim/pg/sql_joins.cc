@@ -33,8 +33,9 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
     }
     for (std::size_t i = 0; i < cte.column_names.size(); ++i) d->table.def.columns[i].name = cte.column_names[i];
     derived_.push_back(std::move(d));
-    // One that locks rows takes its steps now, before the statement's own.
-    if (sel.lock != sql::RowLock::none) materialize(*derived_.back());
+    // One that locks rows takes its steps now, before the statement's own (one nothing reads
+    // never runs: it locks nothing).
+    if (sel.lock != sql::RowLock::none && cte.read) materialize(*derived_.back());
   }
 }
 
@@ -384,12 +385,13 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   auto place = [&](const HeapPlace& p) { return by_root ? p.root : p.position; };
   // A statement with a data-modifying WITH query reads on its snapshot, taken in its first
   // step, though that query may have waited for row locks since (a subquery always does).
-  const bool snapshot = subquery_depth_ > 0 || !before_writes_.empty();
+  const bool snapshot = subquery_depth_ > 0 || !before_writes_.empty() || on_snapshot();
+  const std::optional<std::uint64_t> statement_seq = snapshot_seq();
   const auto written = before_writes_.find(name);
   for (const std::int64_t id : ids) {
     if (const OwnWrite* w = own_writes_.empty() ? nullptr : own_write(name, id)) {  // as the statement found it
       const RowState& state = server_.row(name, id);
-      const std::optional<std::uint64_t> seq = snapshot && statement_snapshot_ ? statement_snapshot_ : c_.snapshot_;
+      const std::optional<std::uint64_t> seq = snapshot && statement_seq ? statement_seq : c_.snapshot_;
       const std::optional<Row>& r = w->before ? w->before->version : seq ? state.version_at(*seq) : state.committed;
       if (!r) continue;
       const HeapPlace at = w->before ? w->before->place : seq ? state.place_at(*seq) : state.committed_place;
@@ -403,7 +405,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
       if (auto it = written->second.find(id); it != written->second.end()) before = &it->second;
       const bool own_now = state.pending.contains(c_.pid_);
       if (before != nullptr || own_now) {
-        const std::optional<std::uint64_t> seq = snapshot && statement_snapshot_ ? statement_snapshot_ : c_.snapshot_;
+        const std::optional<std::uint64_t> seq = snapshot && statement_seq ? statement_seq : c_.snapshot_;
         const std::optional<Row>& r = before != nullptr ? before->version : seq ? state.version_at(*seq) : state.committed;
         if (!r) continue;
         const HeapPlace at = before != nullptr ? before->place : seq ? state.place_at(*seq) : state.committed_place;

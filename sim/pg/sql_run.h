@@ -701,6 +701,19 @@ class SqlRun final : public sql::EvalContext {
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
+  // A query that locks rows ran first (a WITH query or subquery FOR UPDATE): it took the
+  // statement's snapshot in the statement's first step, and every later scan of the statement
+  // (its data-modifying WITH queries' too) reads on it, as the server's do after the wait;
+  // only the locked rows come newest (LockRows' EvalPlanQual).
+  bool on_snapshot_ = false;
+  bool on_snapshot() const { return on_snapshot_ || (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()); }
+  // The snapshot the statement's scans read on, when they read on one (nullopt: the newest).
+  std::optional<std::uint64_t> snapshot_seq() const {
+    if (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()) return enclosing_->snapshot_seq();
+    return statement_snapshot_;
+  }
+  // Called in a locking query's scan step: that step takes the snapshot (and reads every table).
+  void hold_statement_snapshot();
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
 };
 

@@ -25,7 +25,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its
   // snapshot, before any row lock waits.
   const bool scan_first = st_.has_subquery && sel.lock != sql::RowLock::none;
-  pinned_ = scan_first ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
+  pinned_ = scan_first || on_snapshot() ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
   if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
     // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
     statement_start_ = c_.statement_time();
@@ -578,7 +578,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
           return ok;
         };
       }
-      const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : statement_snapshot_;
+      const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : snapshot_seq();
       Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
       if (!got.ok()) throw Raised{got.error()};
       // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.

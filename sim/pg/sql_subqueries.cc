@@ -104,6 +104,7 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
   if (t != nullptr && sub.lock != sql::RowLock::none) {
     // It locks rows: its scan is a step of its own, before its row locks.
     if (auto refused = begin("sql_scan", on(t->object, Access::read))) throw Raised{*refused};
+    hold_statement_snapshot();
   } else if (t != nullptr) {
     touch(*t);
   }
@@ -232,18 +233,27 @@ void SqlRun::take_statement_snapshot() {
   statement_snapshot_ = server_.open_snapshot();
 }
 
+void SqlRun::hold_statement_snapshot() {
+  if (nested_ || on_snapshot_ || c_.snapshot_) return;  // REPEATABLE READ: the transaction's already
+  take_statement_snapshot();
+  on_snapshot_ = true;
+  if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });  // a commit before it is seen, after it not
+}
+
 const std::optional<Row>& SqlRun::subquery_visible(std::string_view table, std::int64_t id) {
-  if (!statement_snapshot_) return c_.visible(table, id);
+  const std::optional<std::uint64_t> seq = snapshot_seq();
+  if (!seq) return c_.visible(table, id);
   const RowState& r = server_.row(table, id);
   if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) return mine->second.version;
-  return r.version_at(*statement_snapshot_);
+  return r.version_at(*seq);
 }
 
 HeapPlace SqlRun::subquery_place(std::string_view table, std::int64_t id) {
-  if (!statement_snapshot_) return c_.visible_place(table, id);
+  const std::optional<std::uint64_t> seq = snapshot_seq();
+  if (!seq) return c_.visible_place(table, id);
   const RowState& r = server_.row(table, id);
   if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) return mine->second.place;
-  return r.place_at(*statement_snapshot_);
+  return r.place_at(*seq);
 }
 
 SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {

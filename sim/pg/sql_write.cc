@@ -474,7 +474,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   prepare_locking_subqueries(b.where);
   // A statement with subqueries or a join scans first: its InitPlans and the joined rows are
   // read there, on its snapshot.
-  pinned_ = st_.has_subquery || from != nullptr ? std::nullopt : pinned_row(*t, b.alias, b.where);
+  pinned_ = st_.has_subquery || from != nullptr || on_snapshot() ? std::nullopt : pinned_row(*t, b.alias, b.where);
   // A pinned statement's one row needs no allocation.
   boost::container::small_vector<std::pair<std::int64_t, Row>, 1> candidates;
   std::vector<Row> joined;  // per candidate, the joined relation's row (UPDATE ... FROM)
