@@ -438,6 +438,11 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::bytea(sha224(cast(v, Type::bytea).payload()));
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
+  if (e.name == "jsonb_exists") {
+    if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::boolean);
+    return jsonb_operator("?", args[0], args[1].type() == Type::unknown ? cast(args[1], Type::text) : args[1]);
+  }
+  if (e.name == "jsonb_exists_any" || e.name == "jsonb_exists_all") return jsonb_keys_operator(e.name.ends_with("any") ? "?|" : "?&", args.at(0), args.at(1));
   if (e.name == "to_jsonb") return args.at(0).type() == Type::record ? record_to_jsonb(args[0]) : to_jsonb(args[0]);
   if (e.name == "row_to_json") {
     if (args.at(0).type() != Type::record) throw SqlError("42883", fmt::format("function row_to_json({}) does not exist", type_name(args[0].type())));

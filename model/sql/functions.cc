@@ -117,6 +117,9 @@ constexpr std::array kFunctions = {
     FunctionInfo{"to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"jsonb_exists", 2, 2, FunctionKind::scalar},      // the operators ?, ?| and ?& by name (pg-boss)
+    FunctionInfo{"jsonb_exists_any", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"jsonb_exists_all", 2, 2, FunctionKind::scalar},
     FunctionInfo{"to_jsonb", 1, 1, FunctionKind::scalar},
     FunctionInfo{"row_to_json", 1, 1, FunctionKind::scalar},  // of a whole-row reference: model/sql/records.h
     FunctionInfo{"jsonb_build_array", 0, 100, FunctionKind::scalar},
