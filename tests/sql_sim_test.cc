@@ -324,6 +324,22 @@ TEST(SqlSim, AWholeRowReferenceIsTheRowOrRefusedNotMissing) {
                                    "a: ERROR 42703: column \"nope\" does not exist | final: SELECT 1 [1]"}));
 }
 
+// A statement the server fails as it parses it (FOR UPDATE with an aggregate) answers its
+// error outside a transaction block; inside one it would abort the block, which no step of
+// the simulation does: refused there, 25P02 once the block is aborted, never ignored.
+TEST(SqlSim, AServerParseErrorInsideABlockIsRefusedNotIgnored) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY)"};
+  const Session s = {"SELECT count(*) FROM t FOR UPDATE", "BEGIN", "SELECT count(*) FROM t FOR UPDATE", "ROLLBACK", "BEGIN",
+                     "SELECT 1 / 0", "SELECT count(*) FROM t FOR UPDATE", "ROLLBACK"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: ERROR 0A000: FOR UPDATE is not allowed with aggregate functions | a: BEGIN | "
+                                   "a: ERROR 0A000: a statement the server fails as it parses it (\"FOR UPDATE is not allowed with "
+                                   "aggregate functions\") inside a transaction block is not in lockstep's SQL subset (docs/sql.md): it "
+                                   "aborts the block | a: ROLLBACK | a: BEGIN | a: ERROR 22012: division by zero | "
+                                   "a: ERROR 25P02: current transaction is aborted, commands ignored until end of transaction block | "
+                                   "a: ROLLBACK | final: SELECT 1 [0]"}));
+}
+
 // A sequence read as a relation (pgmq's metrics: SELECT last_value, is_called FROM its
 // queue's sequence) has a row on the server, with a log_cnt that WAL decides: refused by
 // name, not "relation does not exist".

@@ -113,7 +113,10 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
     const auto* ins = std::get_if<Insert>(&s.body);
     const CommonTable& upd = (*with)[k];
     if (ins == nullptr || ins->select == nullptr || ins->on_conflict == Insert::OnConflict::update) return false;
-    if (!std::holds_alternative<Update>(upd.modifying->body) || !names_relation(tree, upd.name)) return false;
+    const json& body = *node(tree).second;  // the INSERT's own query reads it (not only RETURNING)
+    if (!std::holds_alternative<Update>(upd.modifying->body) || !body.contains("selectStmt") || !names_relation(body.at("selectStmt"), upd.name)) {
+      return false;
+    }
     const auto one_row = [](const Select& q) {
       return q.table.empty() && q.from.empty() && !q.set_op && q.group_by.empty() &&
              std::none_of(q.targets.begin(), q.targets.end(), [](const Target& t) {

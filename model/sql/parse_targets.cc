@@ -67,6 +67,7 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
   if (type == "SQLValueFunction") return {sql_value_function_name(b->value("op", "")), 2};
   if (type == "SubLink") {
     if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return {"exists", 2};
+    if (b->value("subLinkType", "") == "ARRAY_SUBLINK") return {"array", 2};
     const json& sub = *node(b->at("subselect")).second;
     if (sub.contains("targetList")) {
       const json& first = *node(sub.at("targetList").at(0)).second;

@@ -627,7 +627,16 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
   try {
     plans = plans_of(text);
   } catch (const SqlError& e) {
-    return parse_error_of(e);
+    Error error = parse_error_of(e);
+    if (session_.in_transaction && error.message.find("lockstep's SQL subset") == std::string::npos) {
+      // The server's own error aborts the transaction block, in no step of the simulation's:
+      // refused there (an aborted block answers 25P02 first, as the server does).
+      if (aborted_) return in_failed_transaction();
+      return Error{"0A000", fmt::format("a statement the server fails as it parses it (\"{}\") inside a transaction block is not in "
+                                        "lockstep's SQL subset (docs/sql.md): it aborts the block",
+                                        error.message)};
+    }
+    return error;
   }
   if (plans->size() > 1 && !params.empty()) return Error{"42601", "cannot insert multiple commands into a prepared statement"};
   return run_statements(plans, params);

@@ -179,13 +179,15 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   } else {
     for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
     if (f.ordinality) columns.back().type = Type::int8;
-    if (columns.size() == 1 && f.function.size() == 1) scalar_functions_.emplace_back(&jt, relation);
   }
   if (f.column_aliases.size() > columns.size()) {
     throw SqlError("42P10", fmt::format("table \"{}\" has {} columns available but {} columns specified", relation, columns.size(),
                                         f.column_aliases.size()));
   }
   for (std::size_t i = 0; i < f.column_aliases.size(); ++i) columns[i].name = f.column_aliases[i];
+  if (f.kind == K::function && f.column_definitions.empty() && columns.size() == 1 && f.function.size() == 1) {
+    scalar_functions_.emplace_back(&jt, relation);
+  }
   from_first_column_[&f] = jt.def.columns.size();
   for (sql::ColumnDef& c : columns) {
     c.name = relation + kFromSeparator + c.name;

@@ -220,9 +220,16 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // pg_try_advisory_lock there locks those rows only (GoodJob's claim).
   std::vector<const Expr*> windows;
   for (const sql::Target& target : targets_of(sel)) window_calls(target.expr, windows);
+  std::vector<const Expr*> srfs;  // a ProjectSet's calls: the LIMIT counts its rows, not the scan's
+  if (!sel.aggregate) {
+    for (const sql::Target& target : targets_of(sel)) set_returning_calls(target.expr, srfs);
+  }
+  if (!srfs.empty() && sel.lock != sql::RowLock::none) {
+    throw SqlError("0A000", "FOR UPDATE is not allowed with set-returning functions in the target list");
+  }
   std::int64_t enough = -1;
   if (sel.limit && sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && sel.lock == sql::RowLock::none &&
-      windows.empty()) {
+      windows.empty() && srfs.empty()) {
     const std::int64_t limit = bound(sel.limit, "LIMIT");
     if (limit >= 0) enough = std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
   }
@@ -263,8 +270,6 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
-  std::vector<const Expr*> srfs;
-  for (const sql::Target& target : targets_of(sel)) set_returning_calls(target.expr, srfs);
   if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit);
   std::int64_t skipped = 0;
   std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
@@ -307,6 +312,7 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
   std::int64_t skipped = 0;
   for (const auto& [id, row] : rows) {
     row_ = &row;
+    window_row_ = id;
     std::size_t n = 0;
     srf_rows_.clear();
     for (const Expr* call : srfs) {

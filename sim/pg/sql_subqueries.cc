@@ -47,9 +47,13 @@ Value SqlRun::array_of_rows(const std::vector<std::vector<Value>>& rows) {
   // non-NULL value's here; an untyped literal's: text).
   sql::ElementType element{Type::text, -1};
   std::vector<Value> values;
+  bool typed = false;
   for (const std::vector<Value>& row : rows) {
     const Value& v = row.front();
-    if (!v.is_null() && v.type() != Type::unknown) element = {v.type(), v.type() == Type::enum_ ? v.enum_type() : -1};
+    if (!typed && !v.is_null() && v.type() != Type::unknown) {
+      element = {v.type(), v.type() == Type::enum_ ? v.enum_type() : -1};
+      typed = true;
+    }
     values.push_back(v);
   }
   if (element.type == Type::array) throw SqlError("0A000", "ARRAY (SELECT ...) of arrays (a multidimensional array) is not in lockstep's SQL subset");
@@ -234,7 +238,13 @@ void SqlRun::take_statement_snapshot() {
 }
 
 void SqlRun::hold_statement_snapshot() {
-  if (nested_ || on_snapshot_ || c_.snapshot_) return;  // REPEATABLE READ: the transaction's already
+  if (on_snapshot_ || c_.snapshot_) return;  // REPEATABLE READ: the transaction's already
+  if (nested_) {
+    // Inside a data-modifying WITH query: its first step took the statement's snapshot and
+    // read every table (begin); the whole statement reads on it from here.
+    if (enclosing_ != nullptr) enclosing_->on_snapshot_ = true;
+    return;
+  }
   take_statement_snapshot();
   on_snapshot_ = true;
   if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });  // a commit before it is seen, after it not
