@@ -1,4 +1,5 @@
-// model/sql/json_text.cc: json's operators on the text as written (model/sql/json_text.h).
+// model/sql/json_text.cc: json (not jsonb) values: its operators on the text as written, to_json
+// and json_build_array (model/sql/json_text.h, jsonb.h).
 #include "lockstep/model/sql/json_text.h"
 
 #include <fmt/format.h>
@@ -7,7 +8,9 @@
 #include <string>
 
 #include "lockstep/model/sql/eval.h"
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/records.h"
 
 namespace lockstep::sql {
 namespace {
@@ -134,6 +137,34 @@ std::vector<std::vector<Value>> json_rows(std::string_view function, const Value
   const bool as_text = function.ends_with("_text");
   for (const std::string_view e : *elements) out.push_back({as_text ? json_text_of(e) : Value::json(std::string(e))});
   return out;
+}
+
+namespace {
+// A value as to_json writes it: json as written, jsonb's text, a row as row_to_json, an array
+// as array_to_json (its elements' json, comma-separated without spaces); enums and binary
+// types refused (their json forms differ from jsonb's).
+std::string json_text_of_value(const Value& v) {
+  if (v.is_null()) return "null";
+  if (v.type() == Type::json) return v.payload();
+  if (v.type() == Type::record) return row_to_json(v).payload();
+  if (v.type() == Type::array) {
+    std::string out = "[";
+    for (const Value& e : array_elements(v)) out += (out.size() == 1 ? "" : ",") + json_text_of_value(e);
+    return out + "]";
+  }
+  if (v.type() == Type::enum_ || v.type() == Type::bytea || v.type() == Type::bit) {
+    throw SqlError("0A000", fmt::format("to_json of a value of type {} is not in lockstep's SQL subset (to_jsonb's is)", type_name(v.type())));
+  }
+  return to_jsonb(v).jsonb_text();
+}
+}  // namespace
+
+Value to_json(const Value& v) { return v.is_null() ? Value::null(Type::json) : Value::json(json_text_of_value(v)); }
+
+Value json_build_array(const std::vector<Value>& args) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < args.size(); ++i) out += (i == 0 ? "" : ", ") + json_text_of_value(args[i]);
+  return Value::json(out + "]");
 }
 
 }  // namespace lockstep::sql

@@ -583,34 +583,6 @@ Value json_build_object(const std::vector<Value>& args) {
 
 Value to_jsonb(const Value& v) { return v.is_null() ? Value::null(Type::jsonb) : jsonb_of(jv_of_value(v)); }
 
-namespace {
-// A value as to_json writes it: json as written, jsonb's text, a row as row_to_json, an array
-// as array_to_json (its elements' json, comma-separated without spaces); enums and binary
-// types refused (their json forms differ from jsonb's).
-std::string json_text_of_value(const Value& v) {
-  if (v.is_null()) return "null";
-  if (v.type() == Type::json) return v.payload();
-  if (v.type() == Type::record) return row_to_json(v).payload();
-  if (v.type() == Type::array) {
-    std::string out = "[";
-    for (const Value& e : array_elements(v)) out += (out.size() == 1 ? "" : ",") + json_text_of_value(e);
-    return out + "]";
-  }
-  if (v.type() == Type::enum_ || v.type() == Type::bytea || v.type() == Type::bit) {
-    throw SqlError("0A000", fmt::format("to_json of a value of type {} is not in lockstep's SQL subset (to_jsonb's is)", type_name(v.type())));
-  }
-  return to_jsonb(v).jsonb_text();
-}
-}  // namespace
-
-Value to_json(const Value& v) { return v.is_null() ? Value::null(Type::json) : Value::json(json_text_of_value(v)); }
-
-Value json_build_array(const std::vector<Value>& args) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < args.size(); ++i) out += (i == 0 ? "" : ", ") + json_text_of_value(args[i]);
-  return Value::json(out + "]");
-}
-
 Value jsonb_build_array(const std::vector<Value>& args) {
   Jv out;
   out.k = Jv::K::array;

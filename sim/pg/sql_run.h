@@ -1,18 +1,12 @@
 // sim/pg/sql_run.h: one SQL statement run on a simulated session (SqlRun), internal to sim/pg;
-// SimConnection::exec (sim/pg/sql_exec.cc) makes one per statement.
+// SimConnection::exec (sim/pg/sql_text.cc) makes one per statement; docs/sql.md says what it
+// runs, with PostgreSQL 15's READ COMMITTED and REPEATABLE READ semantics.
 //
-// docs/sql.md with PostgreSQL 15's READ COMMITTED semantics.
-//
-// A statement that reads a table takes one step that scans it (its snapshot: the committed
-// rows and the session's own, at that moment); one that locks or changes rows then takes
-// each candidate's row lock in a step of its own, in order, waiting as the server does for
-// a row another transaction locked or changed; after a wait it evaluates WHERE again on the
-// newest version (EvalPlanQual) and skips a row that no longer matches or is gone, keeping
-// its lock. An INSERT takes a step per row that writes the table's object (its sequences,
-// and what scans see at commit) and waits, as the unique check does, for another
-// transaction that wrote the same primary key. Functions of advisory locks and sessions run
-// as the typed operations do (sim/pg/advisory_locks.cc). An error aborts the transaction,
-// or, outside one, drops what the statement wrote.
+// A statement that reads a table takes one step that scans it (its snapshot); one that locks
+// or changes rows then takes each candidate's row lock in a step of its own, waiting as the
+// server does, and after a wait evaluates WHERE again on the newest version (EvalPlanQual).
+// An INSERT takes a step per row (its unique checks wait for a writer of the same key). An
+// error aborts the transaction, or, outside one, drops what the statement wrote.
 //
 // Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
 // settings and the functions of locks and sessions), sql_ddl.cc (DDL), sql_select.cc (scans, SELECT, row
@@ -283,11 +277,10 @@ class SqlRun final : public sql::EvalContext {
   // While a FROM function's arguments run, the FROM items before it only (`arguments_of_`).
   int joined_column(const SqlTable& t, const Expr& ref) const;
   struct ArgumentsOf {
-    const SqlTable* relation = nullptr;  // the joined relation whose function item's arguments run
-    std::size_t columns = 0;             // its columns the items before that one have
+    const SqlTable* relation = nullptr;  // the joined relation, and its columns before the function
+    std::size_t columns = 0;
   } arguments_of_;
-  // FROM functions of one column and a scalar result (jsonb_array_elements_text(...) AS q):
-  // their relation's name, read as a column, is that column (a scalar RTE's whole-row Var).
+  // One-column FROM functions (jsonb_array_elements_text(...) AS q): q read as a column is it.
   std::vector<std::pair<const SqlTable*, std::string>> scalar_functions_;
   // A joined relation's column as (relation, column).
   static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
@@ -565,33 +558,28 @@ class SqlRun final : public sql::EvalContext {
   Status wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj);
   // The id of a key as id_of() spells it (each key column's text, then '\x1f').
   std::int64_t id_of_key(SqlTable& t, std::string key);
-
   // One row of an INSERT, in the step new_row began: 1 when inserted, 0 when ON CONFLICT did
   // nothing; DO UPDATE locks the existing row (waiting) and updates it when its WHERE holds.
   Result<std::int64_t> insert_one(SqlTable& t, const sql::Insert& ins, Row row, Rows& out);
-
   // ON CONFLICT DO UPDATE of the row `id` that holds the key: 1 (updated), 0 (its WHERE is
   // false), or kConflictGone when the row was deleted while this waited for its lock.
   static constexpr std::int64_t kConflictGone = -1;
   Result<std::int64_t> conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out);
-
   // The unique keys besides the primary key, for version `row` of row `id` (replacing
   // `before`, whose unchanged keys are not checked: a HOT update adds no index entry): the
   // key it would repeat (another row's committed version, or this transaction's own), or nullptr.
   // A key another transaction in progress may make or free (its version, or the one it
   // replaces) is waited for, on that transaction, and the check looks again; with
   // `waited_for`, it says so instead (nullptr) and the caller looks again. The step that then
-  // writes the version also writes the table's object (SqlTable::unique).
-  // With `conflicting`, the id of the row that holds the repeated key.
+  // writes the version also writes the table's object (SqlTable::unique). `conflicting`: the
+  // id of the row that holds the repeated key.
   Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
                                                      bool* waited_for, std::int64_t* conflicting = nullptr);
-  // Waits, as the unique check does, for a (sub)transaction to end: its key `xact`
-  // (Server::writer_key).
+  // Waits, as the unique check does, for a (sub)transaction to end: its key `xact` (writer_key).
   Status wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what);
   // Puts this session's new tuple for a row (an INSERT's), keeping what its own deletion of
   // the row, if any, was: a re-insert, first written by that deletion's subtransaction.
   void put_new_version(RowState& r, Row row, std::uint64_t position);
-
   // SET's new version of `row` (every value from the row as it was).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);
 
@@ -686,11 +674,9 @@ class SqlRun final : public sql::EvalContext {
   std::map<std::string, std::map<std::int64_t, RowState::Written>, std::less<>> before_writes_;
   // A row lock on a table a data-modifying WITH query of the statement wrote: refused.
   void check_not_written_by_cte(std::string_view table) const;
-  // The rows this statement wrote, each with the session's own version before its first write
-  // here (nullopt: it had none): the statement's scans (its subqueries, a self-join) read
-  // that, as the server's do (a tuple this command made has its cmin: HeapTupleSatisfiesMVCC
-  // hides it from the command, and one it deleted stays visible to it). Its RI checks, at the
-  // end, see the writes. `table` points at the SqlTable's name.
+  // The rows this statement wrote, with the session's own version before (nullopt: none): its
+  // scans read that, as a command's own tuples are hidden from it (HeapTupleSatisfiesMVCC);
+  // its RI checks at the end see the writes. `table` points at the SqlTable's name.
   struct OwnWrite {
     const std::string* table;
     std::int64_t id;
@@ -701,18 +687,12 @@ class SqlRun final : public sql::EvalContext {
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
-  // A query that locks rows ran first (a WITH query or subquery FOR UPDATE): it took the
-  // statement's snapshot in the statement's first step, and every later scan of the statement
-  // (its data-modifying WITH queries' too) reads on it, as the server's do after the wait;
-  // only the locked rows come newest (LockRows' EvalPlanQual).
+  // A locking query (WITH or subquery FOR UPDATE) took the statement's snapshot in its first
+  // step (hold_statement_snapshot, reading every table); every later scan of the statement
+  // reads on it (snapshot_seq: nullopt, the newest), only the locked rows come newest.
   bool on_snapshot_ = false;
-  bool on_snapshot() const { return on_snapshot_ || (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()); }
-  // The snapshot the statement's scans read on, when they read on one (nullopt: the newest).
-  std::optional<std::uint64_t> snapshot_seq() const {
-    if (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()) return enclosing_->snapshot_seq();
-    return statement_snapshot_;
-  }
-  // Called in a locking query's scan step: that step takes the snapshot (and reads every table).
+  bool on_snapshot() const;
+  std::optional<std::uint64_t> snapshot_seq() const;
   void hold_statement_snapshot();
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
 };

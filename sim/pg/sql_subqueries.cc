@@ -237,6 +237,13 @@ void SqlRun::take_statement_snapshot() {
   statement_snapshot_ = server_.open_snapshot();
 }
 
+bool SqlRun::on_snapshot() const { return on_snapshot_ || (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()); }
+
+std::optional<std::uint64_t> SqlRun::snapshot_seq() const {
+  if (nested_ && enclosing_ != nullptr && enclosing_->on_snapshot()) return enclosing_->snapshot_seq();
+  return statement_snapshot_;
+}
+
 void SqlRun::hold_statement_snapshot() {
   if (on_snapshot_ || c_.snapshot_) return;  // REPEATABLE READ: the transaction's already
   if (nested_) {
