@@ -57,6 +57,11 @@ std::string numeric_text(const std::string& raw) {
   const std::string digits = int_digits + frac_digits;
   const long point = static_cast<long>(int_digits.size()) + exponent;  // the decimal point's position in digits
   const long scale = std::max(0L, static_cast<long>(frac_digits.size()) - exponent);
+  // numeric's bounds: 131072 digits before the point, 16383 after (checked before any is written).
+  const std::size_t first = digits.find_first_not_of('0');
+  if (scale > 16383 || (first != std::string::npos && point - static_cast<long>(first) > 131072)) {
+    throw SqlError("22003", "value overflows numeric format");
+  }
   std::string whole, fraction;
   for (long k = 0; k < point; ++k) whole += k < static_cast<long>(digits.size()) ? digits[static_cast<std::size_t>(k)] : '0';
   for (long k = point; static_cast<long>(fraction.size()) < scale; ++k) {
