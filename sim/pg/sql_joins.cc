@@ -388,29 +388,27 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
   const bool snapshot = subquery_depth_ > 0 || !before_writes_.empty() || on_snapshot();
   const std::optional<std::uint64_t> statement_seq = snapshot_seq();
   const auto written = before_writes_.find(name);
+  // A row the statement (or its data-modifying WITH query) wrote, as the statement found it:
+  // the session's own version before (`before`), else others' view of it.
+  auto as_found = [&](std::int64_t id, const RowState& state, const RowState::Written* before) {
+    const std::optional<std::uint64_t> seq = snapshot && statement_seq ? statement_seq : c_.snapshot_;
+    const std::optional<Row>& r = before != nullptr ? before->version : seq ? state.version_at(*seq) : state.committed;
+    if (!r) return;
+    const HeapPlace at = before != nullptr ? before->place : seq ? state.place_at(*seq) : state.committed_place;
+    if (ids.size() > 1) order.emplace_back(place(at), out.size());
+    out.emplace_back(id, &*r);
+  };
   for (const std::int64_t id : ids) {
-    if (const OwnWrite* w = own_writes_.empty() ? nullptr : own_write(name, id)) {  // as the statement found it
-      const RowState& state = server_.row(name, id);
-      const std::optional<std::uint64_t> seq = snapshot && statement_seq ? statement_seq : c_.snapshot_;
-      const std::optional<Row>& r = w->before ? w->before->version : seq ? state.version_at(*seq) : state.committed;
-      if (!r) continue;
-      const HeapPlace at = w->before ? w->before->place : seq ? state.place_at(*seq) : state.committed_place;
-      if (ids.size() > 1) order.emplace_back(place(at), out.size());
-      out.emplace_back(id, &*r);
+    if (const OwnWrite* w = own_writes_.empty() ? nullptr : own_write(name, id)) {
+      as_found(id, server_.row(name, id), w->before ? &*w->before : nullptr);
       continue;
     }
-    if (written != before_writes_.end()) {  // as the statement found it
+    if (written != before_writes_.end()) {
       const RowState& state = server_.row(name, id);
       const RowState::Written* before = nullptr;
       if (auto it = written->second.find(id); it != written->second.end()) before = &it->second;
-      const bool own_now = state.pending.contains(c_.pid_);
-      if (before != nullptr || own_now) {
-        const std::optional<std::uint64_t> seq = snapshot && statement_seq ? statement_seq : c_.snapshot_;
-        const std::optional<Row>& r = before != nullptr ? before->version : seq ? state.version_at(*seq) : state.committed;
-        if (!r) continue;
-        const HeapPlace at = before != nullptr ? before->place : seq ? state.place_at(*seq) : state.committed_place;
-        if (ids.size() > 1) order.emplace_back(place(at), out.size());
-        out.emplace_back(id, &*r);
+      if (before != nullptr || state.pending.contains(c_.pid_)) {
+        as_found(id, state, before);
         continue;
       }
     }
