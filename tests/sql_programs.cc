@@ -13,9 +13,13 @@ namespace {
 // check locks the parent row FOR KEY SHARE; 23503 for the missing 3), a delete of a parent
 // (the cascade deletes its children, waiting for their row locks), an update of a parent's
 // other column (FOR NO KEY UPDATE: it passes the check's KEY SHARE) and of its key (NO
-// ACTION: 23503 while a child references it), a parent locked FOR UPDATE and FOR KEY SHARE.
+// ACTION: 23503 while a child references it), a parent locked FOR UPDATE and FOR KEY SHARE,
+// and children joined to their parents, locking both (a parent's change re-checked) or the
+// child only, skipping locked ones.
 std::string gen_parent_statement(int k, int v) {
-  switch (*rc::gen::inRange(0, 7)) {
+  switch (*rc::gen::inRange(0, 9)) {
+    case 7: return fmt::format("SELECT t.id, p.n FROM t JOIN parent p ON p.id = t.parent_id WHERE p.n <= {} ORDER BY t.id FOR UPDATE", v % 2);
+    case 8: return "SELECT t.id, p.n FROM t JOIN parent p ON p.id = t.parent_id ORDER BY t.id LIMIT 1 FOR SHARE OF t SKIP LOCKED";
     case 0: return fmt::format("INSERT INTO t VALUES ({}, {}, {})", k + 2, v, k);
     case 1: return fmt::format("UPDATE t SET parent_id = {} WHERE id = {} RETURNING id, parent_id", 3 - k % 3, k);
     case 2: return fmt::format("DELETE FROM parent WHERE id = {}", k);
@@ -55,7 +59,14 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // A statement's subqueries of its own table (35 to 37) read it as the statement found it,
   // not its own writes (Hangfire's TrimList: DELETE ... NOT IN (SELECT ... LIMIT)), and an
   // ARRAY (SELECT ...) of ids.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 38) : *rc::gen::inRange(0, 8)) {
+  // FOR UPDATE OF one side of a join (38, 39): after a wait the new version is joined with the
+  // other side's row as it was; a LEFT JOIN whose condition now fails gives NULLs.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 40) : *rc::gen::inRange(0, 8)) {
+    case 38:
+      return fmt::format("SELECT t.id, o.v FROM t JOIN t AS o ON o.id = t.id % 3 + 1 WHERE t.v >= {} ORDER BY t.id FOR UPDATE OF t{}", v,
+                         k == 2 ? " SKIP LOCKED" : "");
+    case 39:
+      return fmt::format("SELECT t.id, o.id FROM t LEFT JOIN t AS o ON o.id = t.id + 1 AND t.v >= {} ORDER BY t.id LIMIT 2 FOR NO KEY UPDATE OF t", v);
     case 35: return fmt::format("UPDATE t SET v = (SELECT count(*) FROM t AS o WHERE o.v >= t.v) WHERE v >= {} RETURNING id, v", v);
     case 36:
       return fmt::format("DELETE FROM t WHERE v >= {} AND id NOT IN (SELECT id FROM t AS o ORDER BY o.v DESC, o.id LIMIT 1) RETURNING id", v);

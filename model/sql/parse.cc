@@ -530,24 +530,28 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
   if (clauses.size() != 1) refuse("several locking clauses", fallback);
   const json& c = *node(clauses.at(0)).second;
   known(c, "LockingClause", {"strength", "waitPolicy", "lockedRels"}, fallback);
-  if (!s.from.empty()) refuse("FOR UPDATE with a JOIN, a subquery or a function in FROM", fallback);
-  if (c.contains("lockedRels")) {  // FOR UPDATE OF: this subset's one relation, by its name or alias
-    for (const json& r : c.at("lockedRels")) {
-      const json& rel = *node(r).second;
-      const std::string named = rel.value("relname", "");
-      if (named != (s.alias.empty() ? s.table : s.alias)) {
-        fail("42P01", fmt::format("relation \"{}\" in FOR UPDATE clause not found in FROM clause", named), location_of(rel, fallback));
-      }
-    }
-  }
   const std::string strength = c.value("strength", "");
   s.lock = strength == "LCS_FORUPDATE"        ? RowLock::update
            : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update
            : strength == "LCS_FORKEYSHARE"    ? RowLock::key_share
                                               : RowLock::share;
+  if (c.contains("lockedRels")) {  // FOR UPDATE OF: relations by name or alias
+    for (const json& r : c.at("lockedRels")) {
+      const json& rel = *node(r).second;
+      const std::string named = rel.value("relname", "");
+      if (rel.contains("schemaname")) fail("42601", fmt::format("{} must specify unqualified relation names", lock_clause_name(s.lock)), location_of(rel, fallback));
+      if (!s.from.empty()) {  // checked when run (sim/pg/sql_lock_joined.cc): a FROM item may name a WITH query
+        s.lock_of.push_back(named);
+        continue;
+      }
+      if (named != (s.alias.empty() ? s.table : s.alias)) {
+        fail("42P01", fmt::format("relation \"{}\" in {} clause not found in FROM clause", named, lock_clause_name(s.lock)), location_of(rel, fallback));
+      }
+    }
+  }
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
-  if (s.table.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
+  if (s.table.empty() && s.from.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }
 
 }  // namespace detail

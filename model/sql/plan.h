@@ -112,6 +112,10 @@ struct OrderItem {
 // A locking clause's strength: FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE.
 enum class RowLock : std::uint8_t { none, update, no_key_update, share, key_share };
 enum class LockWait : std::uint8_t { wait, nowait, skip_locked };
+// The clause as the server's messages name it: "FOR UPDATE", "FOR NO KEY UPDATE", ...
+constexpr const char* lock_clause_name(RowLock lock) {
+  return lock == RowLock::update ? "FOR UPDATE" : lock == RowLock::no_key_update ? "FOR NO KEY UPDATE" : lock == RowLock::share ? "FOR SHARE" : "FOR KEY SHARE";
+}
 
 // An item of a FROM other than one table (sim/pg/sql_from.cc runs them as nested loops): a
 // table or WITH query, a subquery, VALUES, a set-returning function (unnest, generate_series,
@@ -158,6 +162,7 @@ struct Select {
   std::optional<Expr> limit, offset;
   RowLock lock = RowLock::none;
   LockWait wait = LockWait::wait;
+  std::vector<std::string> lock_of;  // FOR UPDATE OF these FROM items (with `from`; empty: every table)
   bool aggregate = false;  // aggregates in its targets, GROUP BY or HAVING: a row per group
   bool distinct = false;          // SELECT DISTINCT
   std::vector<Expr> distinct_on;  // SELECT DISTINCT ON (exprs): the first row of each, in ORDER BY's order

@@ -208,11 +208,13 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   step(op);
   if (killed()) return terminated();
   if (aborted_) return in_failed_transaction();
-  if (implicit_table_lock_) {
-    const TableLockRequest request = std::move(*implicit_table_lock_);
-    implicit_table_lock_.reset();
+  if (!implicit_table_locks_.empty()) {
+    const std::vector<TableLockRequest> requests = std::move(implicit_table_locks_);
+    implicit_table_locks_.clear();
     bool waited = false;
-    if (auto e = take_table_lock(request, &waited)) return e;
+    for (const TableLockRequest& request : requests) {
+      if (auto e = take_table_lock(request, &waited)) return e;
+    }
     // The statement ran nothing while it waited for its table: its first step, with the
     // footprint it declared (and the access it may narrow), is taken again now.
     if (waited) {

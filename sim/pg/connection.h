@@ -161,9 +161,9 @@ class SimConnection : public lockstep::pg::Connection {
   // (begin_statement) and held to the end of the transaction. It waits only behind LOCK
   // TABLE's strong modes, whose steps write the domain: otherwise it changes no footprint.
   void take_table_lock_first(AdvisoryKey key, Mode mode, std::string table) {
-    implicit_table_lock_ = TableLockRequest{key, mode, std::move(table)};
+    implicit_table_locks_.push_back(TableLockRequest{key, mode, std::move(table)});
   }
-  void forget_table_lock_request() { implicit_table_lock_.reset(); }
+  void forget_table_lock_request() { implicit_table_locks_.clear(); }
   Status release_savepoint(const std::string& name);
   Status rollback_to_savepoint(const std::string& name);
   Status rollback() override { return end_transaction(Stmt::rollback); }
@@ -515,7 +515,7 @@ class SimConnection : public lockstep::pg::Connection {
     Mode mode;
     std::string table;
   };
-  std::optional<TableLockRequest> implicit_table_lock_;  // for the statement's first step
+  std::vector<TableLockRequest> implicit_table_locks_;  // for the statement's first step, in order
   bool strong_table_lock_ = false;  // the transaction ran LOCK TABLE: its end writes the domain
   // Savepoints (savepoints.cc): the rows locked or written now, the footprint of putting them
   // back, putting them back as `mark` found them, and an error's abort of the innermost

@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/sim/pg/sql_log.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -130,14 +131,30 @@ Result<Rows> SqlRun::run() {
 }
 
 void SqlRun::request_table_lock() {
-  if (const auto lock = table_lock()) c_.take_table_lock_first(lock->key, lock->mode, lock->table);
+  for (SimConnection::TableLockRequest& lock : table_locks()) c_.take_table_lock_first(lock.key, lock.mode, std::move(lock.table));
 }
 
-std::optional<SimConnection::TableLockRequest> SqlRun::table_lock() const {
+std::vector<SimConnection::TableLockRequest> SqlRun::table_locks() const {
   // The statement's table and the weak mode it takes there (lock.c's AccessShareLock,
-  // RowShareLock, RowExclusiveLock); subqueries' tables are not locked (docs/sql.md).
+  // RowShareLock, RowExclusiveLock), a SELECT's FROM tables in order (RowShareLock for those
+  // its locking clause names); subqueries' tables are not locked (docs/sql.md).
   const std::string* name = nullptr;
   Mode mode = Mode::access_share;
+  std::vector<SimConnection::TableLockRequest> out;
+  if (const auto* sel = std::get_if<sql::Select>(&st_.body); sel != nullptr && !sel->from.empty() && !sel->set_op) {
+    const auto leaves = [&](const sql::FromItem& f, const auto& self) -> void {
+      for (const sql::FromItem& side : f.sides) self(side, self);
+      const bool with_query = std::any_of(sel->with.begin(), sel->with.end(), [&](const sql::CommonTable& w) { return w.name == f.table; });
+      const SqlTable* t = f.kind == sql::FromItem::Kind::table && !with_query ? server_.sql_table(f.table) : nullptr;
+      if (t == nullptr) return;
+      const std::string& named = f.alias.empty() ? f.table : f.alias;
+      const bool locked = sel->lock != sql::RowLock::none &&
+                          (sel->lock_of.empty() || std::find(sel->lock_of.begin(), sel->lock_of.end(), named) != sel->lock_of.end());
+      out.push_back({Server::table_key(*t), locked ? Mode::row_share : Mode::access_share, f.table});
+    };
+    for (const sql::FromItem& f : sel->from) leaves(f, leaves);
+    return out;
+  }
   if (const auto* sel = std::get_if<sql::Select>(&st_.body); sel != nullptr && !sel->table.empty()) {
     name = &sel->table;
     if (sel->lock != sql::RowLock::none) mode = Mode::row_share;
@@ -151,10 +168,9 @@ std::optional<SimConnection::TableLockRequest> SqlRun::table_lock() const {
     name = &del->table;
     mode = Mode::row_exclusive;
   }
-  if (name == nullptr) return std::nullopt;
-  const SqlTable* t = server_.sql_table(*name);
-  if (t == nullptr) return std::nullopt;
-  return SimConnection::TableLockRequest{Server::table_key(*t), mode, *name};
+  const SqlTable* t = name == nullptr ? nullptr : server_.sql_table(*name);
+  if (t != nullptr) out.push_back({Server::table_key(*t), mode, *name});
+  return out;
 }
 
 Value SqlRun::column(const Expr& ref) {
@@ -315,11 +331,13 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
     c_.step(op);
     if (c_.killed()) return c_.terminated();
     if (c_.aborted_) return c_.in_failed_transaction();
-    if (const auto lock = started_ ? std::nullopt : table_lock()) {
+    if (!started_) {
       // Its table's RowExclusiveLock, before it reads anything; after a wait for it, its
       // first step is taken again (as a statement's first step is).
       bool waited = false;
-      if (auto e = c_.take_table_lock(*lock, &waited)) return e;
+      for (const SimConnection::TableLockRequest& lock : table_locks()) {
+        if (auto e = c_.take_table_lock(lock, &waited)) return e;
+      }
       if (waited) {
         c_.step(op);
         if (c_.killed()) return c_.terminated();

@@ -112,6 +112,10 @@ int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
   return -1;
 }
 
+std::string SqlRun::joined_row_id(std::string_view relation) {
+  return fmt::format("{}{}\x1e", relation, kFromSeparator);  // no column's name
+}
+
 std::pair<std::string_view, std::string_view> SqlRun::joined_name(const sql::ColumnDef& c) {
   const std::size_t sep = c.name.find(kFromSeparator);
   return {std::string_view(c.name).substr(0, sep), std::string_view(c.name).substr(sep + 1)};
@@ -290,6 +294,14 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
   using K = sql::FromItem::Kind;
   const Saved saved = save();
   std::vector<Row> out;
+  if (epq_rows_ != nullptr && f.kind != K::join) {  // EvalPlanQual: the leaf's one row (sql_lock_joined.cc)
+    const std::optional<Row>& one = epq_rows_->at(&f);
+    for (const Row& l : one ? left : std::vector<Row>{}) {
+      Row& joined = out.emplace_back(l);
+      joined.insert(one->begin(), one->end());
+    }
+    return out;
+  }
   if (f.kind == K::join) {
     const std::vector<Row> l = from_rows(f.sides[0], jt, left);
     auto keep = [&](Row& r) {
@@ -312,6 +324,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     const std::string prefix = from_relation_name(f) + kFromSeparator;
     for (const Row& l : left) {
       Row& joined = out.emplace_back(l);
+      joined.emplace(joined_row_id(from_relation_name(f)), "");
       joined.emplace(prefix + "oid", kFromDatabaseOid);
       joined.emplace(prefix + "datname", "postgres");
     }
@@ -325,6 +338,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     std::vector<Row> rows;
     for (const lockstep::pg::AdvisoryLockRow& l : server_.advisory_lock_rows(s_.now())) {
       Row& r = rows.emplace_back();
+      r.emplace(joined_row_id(from_relation_name(f)), "");
       r.emplace(prefix + "locktype", "advisory");
       r.emplace(prefix + "database", kFromDatabaseOid);
       r.emplace(prefix + "classid", std::to_string(l.classid));
@@ -351,6 +365,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     for (const auto& [id, r] : relation_rows(*t)) {
       Row& renamed = rows.emplace_back();
       for (const auto& [column, text] : *r) renamed.emplace(prefix + column, text);
+      renamed.emplace(joined_row_id(from_relation_name(f)), derived_of(t) == nullptr ? std::to_string(id) : "");  // for FOR UPDATE
     }
     for (const Row& l : left) {
       for (const Row& r : rows) {
@@ -377,6 +392,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     arguments_of_ = outer;
     for (std::vector<Value>& values : leaf) {
       Row& joined = out.emplace_back(l);
+      joined.emplace(joined_row_id(from_relation_name(f)), "");
       for (std::size_t i = 0; i < values.size(); ++i) {
         Value& v = values[i];
         if (v.is_null()) continue;
@@ -434,6 +450,7 @@ Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
   SimConnection::Statement guard(c_);
   declare_ctes(sel.with);  // those that lock rows take their steps now
   SqlTable* jt = from_relation(sel);
+  if (sel.lock != sql::RowLock::none) (void)locked_tables(sel);  // its errors are the planner's: before any step
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each table is touched as it is read
   Rows out;
   std::vector<std::vector<Value>> rows = select_values(sel, jt, true);

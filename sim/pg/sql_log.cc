@@ -1,4 +1,5 @@
-// sim/pg/sql_log.cc: how an SQL statement and its outcome read in the event log (sim/pg/sql_run.h).
+// sim/pg/sql_log.cc: how an SQL statement and its outcome read in the event log (sim/pg/sql_log.h).
+#include "lockstep/sim/pg/sql_log.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {

@@ -4,9 +4,8 @@
 //
 // A statement that reads a table takes one step that scans it (its snapshot); one that locks
 // or changes rows then takes each candidate's row lock in a step of its own, waiting as the
-// server does, and after a wait evaluates WHERE again on the newest version (EvalPlanQual).
-// An INSERT takes a step per row (its unique checks wait for a writer of the same key). An
-// error aborts the transaction, or, outside one, drops what the statement wrote.
+// server does, then re-checks the newest version (EvalPlanQual). An INSERT takes a step per
+// row. An error aborts the transaction, or, outside one, drops what the statement wrote.
 //
 // Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
 // settings and the functions of locks and sessions), sql_ddl.cc (DDL), sql_select.cc (scans, SELECT, row
@@ -56,12 +55,6 @@ std::optional<std::string> output(const Value& v);
 Duration setting_duration(const std::string& name, const std::string& text);
 // A time setting as SHOW and current_setting print it: "0", "50ms", "2s", "1min".
 std::string shown_duration(Duration d);
-
-// The event log's text of a statement, on its first step: "[UPDATE t SET v = 1 WHERE id = 1]"
-// (one line, at most 100 characters); and of its outcome, on its last: "UPDATE 1",
-// "SELECT 2: (1, 5), (2, 7)", "ERROR 40P01" (sim/pg/sql_log.cc).
-std::string sql_log_text(std::string_view sql);
-std::string sql_outcome_text(const Result<Rows>& r);
 
 class SqlRun final : public sql::EvalContext {
   // An error inside a helper that returns rows: unwound to run_checked(), which fails the statement.
@@ -208,9 +201,7 @@ class SqlRun final : public sql::EvalContext {
     std::size_t rounds = 0;
     bool in_round = false;
     bool last_round_locked = false;
-    // A plain one read under a LIMIT row by row (scan_streamed) and stopped early: its rows
-    // so far only (another read of it is refused).
-    bool partial = false;
+    bool partial = false;  // read under a LIMIT row by row (scan_streamed), stopped early: another read is refused
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
@@ -282,15 +273,17 @@ class SqlRun final : public sql::EvalContext {
   } arguments_of_;
   // One-column FROM functions (jsonb_array_elements_text(...) AS q): q read as a column is it.
   std::vector<std::pair<const SqlTable*, std::string>> scalar_functions_;
-  // A joined relation's column as (relation, column).
+  // A joined relation's column as (relation, column); the key of a row's heap id (no column).
   static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
+  static std::string joined_row_id(std::string_view relation);
+  // EvalPlanQual of a joined row (sql_lock_joined.cc): each leaf's one row (none: no row).
+  const std::map<const sql::FromItem*, std::optional<Row>>* epq_rows_ = nullptr;
   static bool joined_star(const sql::Target& target, const SqlTable& t) {
     return target.star_of.empty() || std::any_of(t.def.columns.begin(), t.def.columns.end(),
                                                  [&](const sql::ColumnDef& c) { return joined_name(c).first == target.star_of; });
   }
   std::vector<std::unique_ptr<SqlTable>> from_tables_;
   std::map<const sql::FromItem*, std::size_t> from_first_column_;  // each leaf's first column in its joined relation
-
   // UPDATE ... FROM / DELETE ... USING: the relation joined, and the row of it the current
   // target row joined (readable by the statement's expressions while set).
   struct Join {
@@ -363,10 +356,10 @@ class SqlRun final : public sql::EvalContext {
 
   Result<Rows> statement(const sql::LockTables& l);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
-  // The weak table lock of the statement's table, for its first step (SimConnection's
-  // take_table_lock_first).
+  // The weak table locks of the statement's tables (its target, or a SELECT's FROM tables in
+  // order), for its first step (SimConnection's take_table_lock_first).
   void request_table_lock();
-  std::optional<SimConnection::TableLockRequest> table_lock() const;  // ... that lock, if it takes one
+  std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
   // ---- DDL: one step that writes the whole server; not inside a transaction block.
   // The catalog is fixed while actors run (a spec's setup and teardown, a model's
@@ -494,6 +487,13 @@ class SqlRun final : public sql::EvalContext {
   // version; a row that fails it, or is gone, is left out (and stays locked).
   std::vector<std::pair<std::int64_t, Row>> lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
                                                       SqlTable* t, std::int64_t offset, std::int64_t limit);
+  // ... of joined tables (sql_lock_joined.cc): those locked (checked before the scan), then each row's.
+  std::vector<const sql::FromItem*> locked_tables(const sql::Select& sel);
+  std::vector<std::pair<std::int64_t, Row>> lock_joined_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
+                                                             SqlTable& jt, std::int64_t offset, std::int64_t limit);
+  // A waiting lock of row `id` (NOWAIT: 55P03), following a moved key unless `follow` says no; false: no row.
+  bool wait_row_lock(const std::string& table, std::int64_t& id, Mode mode, sql::LockWait wait, std::optional<std::uint64_t> read_at,
+                     const std::function<bool()>& wanted = nullptr, const std::function<bool()>& follow = nullptr);
 
   // A row whose lock this session got after waiting, and found deleted meanwhile: the lock
   // was on a version that is gone, and PostgreSQL holds nothing on it; it goes at once

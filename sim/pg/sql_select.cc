@@ -266,7 +266,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-  if (sel.lock != sql::RowLock::none) rows = lock_rows(std::move(rows), sel, t, offset, limit);
+  if (sel.lock != sql::RowLock::none) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, limit) : lock_joined_rows(std::move(rows), sel, *t, offset, limit);
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
@@ -571,9 +571,6 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
     if (sel.wait == sql::LockWait::skip_locked) {
       if (!try_lock_row(name, id, mode)) continue;
     } else {
-      const Stmt verb = !modes_conflict(mode, mode) ? Stmt::select_for_share
-                        : sel.wait == sql::LockWait::nowait ? Stmt::select_for_update_nowait
-                                                            : Stmt::select_for_update;
       std::function<bool()> wanted;
       bool seen = false;  // the pinned row matched when looked at (then it is followed if moved)
       if (pinned_ && *pinned_ == id && sel.where) {
@@ -585,16 +582,9 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
         };
       }
       const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : snapshot_seq();
-      Result<bool> got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, wanted, nullptr, read_at);
-      if (!got.ok()) throw Raised{got.error()};
-      // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
-      for (std::int64_t next = pinned_ && !seen ? 0 : followed(name, id); next != 0; next = followed(name, id)) {
-        if (got.value()) forget_gone_row(name, id);
-        id = next;
-        got = c_.lock_row(name, id, sel.wait == sql::LockWait::nowait, verb, mode, nullptr, nullptr, read_at);
-        if (!got.ok()) throw Raised{got.error()};
-      }
-      if (!got.value()) continue;
+      std::function<bool()> follow;
+      if (pinned_) follow = [&] { return seen; };
+      if (!wait_row_lock(name, id, mode, sel.wait, read_at, wanted, follow)) continue;
       if (c_.locked_as_read_) {  // no EvalPlanQual: the version read, as it was
         locked.emplace_back(id, std::move(*c_.locked_as_read_));
         continue;
