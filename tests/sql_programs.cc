@@ -15,9 +15,10 @@ namespace {
 // other column (FOR NO KEY UPDATE: it passes the check's KEY SHARE) and of its key (NO
 // ACTION: 23503 while a child references it), a parent locked FOR UPDATE and FOR KEY SHARE,
 // and children joined to their parents, locking both (a parent's change re-checked) or the
-// child only, skipping locked ones.
+// child only, skipping locked ones; a join USING their key (an unqualified id is t's).
 std::string gen_parent_statement(int k, int v) {
-  switch (*rc::gen::inRange(0, 9)) {
+  switch (*rc::gen::inRange(0, 10)) {
+    case 9: return fmt::format("SELECT id, v, n FROM t LEFT JOIN parent USING (id) WHERE v >= {} ORDER BY id", v);
     case 7: return fmt::format("SELECT t.id, p.n FROM t JOIN parent p ON p.id = t.parent_id WHERE p.n <= {} ORDER BY t.id FOR UPDATE", v % 2);
     case 8: return "SELECT t.id, p.n FROM t JOIN parent p ON p.id = t.parent_id ORDER BY t.id LIMIT 1 FOR SHARE OF t SKIP LOCKED";
     case 0: return fmt::format("INSERT INTO t VALUES ({}, {}, {})", k + 2, v, k);

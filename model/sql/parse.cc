@@ -324,6 +324,13 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
     }
     window_allowed_ = outer_window;
   }
+  const auto has_using = [](const FromItem& f, const auto& self) -> bool {
+    return !f.using_columns.empty() || std::any_of(f.sides.begin(), f.sides.end(), [&](const FromItem& side) { return self(side, self); });
+  };
+  if (std::any_of(s.targets.begin(), s.targets.end(), [](const Target& t) { return t.star && t.star_of.empty(); }) &&
+      std::any_of(s.from.begin(), s.from.end(), [&](const FromItem& f) { return has_using(f, has_using); })) {
+    refuse("SELECT * over JOIN ... USING (name the columns)", fallback);
+  }
   if (body.contains("whereClause")) s.where = expr(body.at("whereClause"), fallback);
   if (body.contains("sortClause")) {
     for (const json& o : body.at("sortClause")) s.order_by.push_back(order_item(o, fallback));

@@ -150,6 +150,48 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
   }
 }
 
+// JOIN ... USING (a, b): the condition left.a = right.a AND left.b = right.b, each side one
+// relation (a table, subquery or function: a join's merged columns are outside the subset); the
+// run reads an unqualified a as the left side's (sim/pg/sql_from.cc: an inner or left join's).
+void Reader::using_join(const json& list, FromItem& item, int at) {
+  auto name_of = [&](const FromItem& side) {
+    if (side.kind == FromItem::Kind::join) refuse("JOIN ... USING beside another join (write ON)", at);
+    if (!side.alias.empty()) return side.alias;
+    return side.kind == FromItem::Kind::function ? side.function.at(0).name : side.table;
+  };
+  const std::string left = name_of(item.sides[0]), right = name_of(item.sides[1]);
+  std::optional<Expr> on;
+  for (const json& c : list) {
+    const std::string column = str(c);
+    if (std::find(item.using_columns.begin(), item.using_columns.end(), column) != item.using_columns.end()) {
+      fail("42701", fmt::format("column name \"{}\" appears more than once in USING clause", column), at);
+    }
+    item.using_columns.push_back(column);
+    Expr eq;
+    eq.kind = Expr::Kind::op;
+    eq.name = "=";
+    eq.location = at;
+    for (const std::string* relation : {&left, &right}) {
+      Expr& ref = eq.args.emplace_back();
+      ref.kind = Expr::Kind::column;
+      ref.name = column;
+      ref.qualifier = *relation;
+      ref.location = at;
+    }
+    if (!on) {
+      on = std::move(eq);
+      continue;
+    }
+    Expr both;
+    both.kind = Expr::Kind::and_;
+    both.location = at;
+    both.args.push_back(std::move(*on));
+    both.args.push_back(std::move(eq));
+    on = std::move(both);
+  }
+  item.on.push_back(std::move(*on));
+}
+
 FromItem Reader::from_item(const json& n, int fallback) {
   const auto [type, b] = node(n);
   const json& body = *b;
@@ -181,13 +223,14 @@ FromItem Reader::from_item(const json& n, int fallback) {
     if (join == "JOIN_FULL") refuse("FULL JOIN", at);
     if (join != "JOIN_INNER" && join != "JOIN_LEFT") refuse(fmt::format("the join {}", join), at);
     if (body.value("isNatural", false)) refuse("NATURAL JOIN", at);
-    if (body.contains("usingClause")) refuse("JOIN ... USING (write ON)", at);
+    if (body.contains("join_using_alias")) refuse("an alias on JOIN ... USING", at);
     if (body.contains("alias")) refuse("an alias on a JOIN", at);
     item.kind = FromItem::Kind::join;
     item.left = join == "JOIN_LEFT";
     item.sides.push_back(from_item(body.at("larg"), loc));
     item.sides.push_back(from_item(body.at("rarg"), loc));
     if (body.contains("quals")) item.on.push_back(expr(body.at("quals"), at));
+    if (body.contains("usingClause")) using_join(body.at("usingClause"), item, at);
     return item;
   }
   if (type == "RangeSubselect") {

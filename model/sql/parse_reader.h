@@ -118,6 +118,7 @@ class Reader {
   // UPDATE's FROM or DELETE's USING: one relation, (name, alias); an uncorrelated subquery
   // there becomes a WITH query of the statement (added to `with`), named by its alias.
   std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with);
+  void using_join(const json& list, FromItem& item, int at);  // JOIN ... USING (parse_from.cc)
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
   void check_aggregates(Select& s, int fallback) const;

@@ -137,6 +137,7 @@ struct FromItem {
   bool left = false;                        // join: LEFT (else inner)
   std::vector<FromItem> sides;              // join: left, right
   std::vector<Expr> on;                     // join: its condition (none: CROSS JOIN)
+  std::vector<std::string> using_columns;   // join: USING's (`on` compares them), an unqualified one the left side's
   int location = -1;
 };
 

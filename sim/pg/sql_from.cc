@@ -92,17 +92,22 @@ std::vector<std::vector<Value>> from_recordset(const sql::FromItem& f, const Val
 int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
   int found = -1;
   const std::size_t end = &t == arguments_of_.relation ? arguments_of_.columns : t.def.columns.size();
+  std::string_view qualifier = ref.qualifier;
+  if (const auto merged = using_columns_.find({&t, ref.name}); qualifier.empty() && merged != using_columns_.end()) {
+    if (merged->second.empty()) throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));
+    qualifier = merged->second;  // JOIN ... USING's column: the left side's
+  }
   for (std::size_t i = 0; i < end; ++i) {
     const std::string& n = t.def.columns[i].name;
     const std::size_t sep = n.find(kFromSeparator);
     if (std::string_view(n).substr(sep + 1) != ref.name) continue;
-    if (!ref.qualifier.empty() && std::string_view(n).substr(0, sep) != ref.qualifier) continue;
+    if (!qualifier.empty() && std::string_view(n).substr(0, sep) != qualifier) continue;
     if (found >= 0) {
       throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
     }
     found = static_cast<int>(i);
   }
-  if (found >= 0 || !ref.qualifier.empty()) return found;
+  if (found >= 0 || !qualifier.empty()) return found;
   for (const auto& [relation, name] : scalar_functions_) {
     if (relation != &t || name != ref.name) continue;
     for (std::size_t i = 0; i < end; ++i) {
@@ -125,6 +130,16 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   using K = sql::FromItem::Kind;
   if (f.kind == K::join) {
     for (const sql::FromItem& side : f.sides) from_columns(side, jt);
+    for (const std::string& column : f.using_columns) {  // JOIN ... USING
+      for (std::size_t side = 0; side < 2; ++side) {
+        const std::string name = from_relation_name(f.sides[side]) + kFromSeparator + column;
+        if (std::none_of(jt.def.columns.begin(), jt.def.columns.end(), [&](const sql::ColumnDef& c) { return c.name == name; })) {
+          throw SqlError("42703", fmt::format("column \"{}\" specified in USING clause does not exist in {} table", column, side == 0 ? "left" : "right"));
+        }
+      }
+      const auto [merged, added] = using_columns_.emplace(std::pair{&jt, column}, from_relation_name(f.sides[0]));
+      if (!added) merged->second.clear();  // merged by two joins: ambiguous
+    }
     return;
   }
   const std::string relation = from_relation_name(f);

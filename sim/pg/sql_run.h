@@ -273,7 +273,7 @@ class SqlRun final : public sql::EvalContext {
   } arguments_of_;
   // One-column FROM functions (jsonb_array_elements_text(...) AS q): q read as a column is it.
   std::vector<std::pair<const SqlTable*, std::string>> scalar_functions_;
-  // A joined relation's column as (relation, column); the key of a row's heap id (no column).
+  // A joined relation's column as (relation, column); the key of a row's heap id.
   static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
   static std::string joined_row_id(std::string_view relation);
   // EvalPlanQual of a joined row (sql_lock_joined.cc): each leaf's one row (none: no row).
@@ -284,6 +284,7 @@ class SqlRun final : public sql::EvalContext {
   }
   std::vector<std::unique_ptr<SqlTable>> from_tables_;
   std::map<const sql::FromItem*, std::size_t> from_first_column_;  // each leaf's first column in its joined relation
+  std::map<std::pair<const SqlTable*, std::string>, std::string> using_columns_;  // USING's column: its left relation ("": two)
   // UPDATE ... FROM / DELETE ... USING: the relation joined, and the row of it the current
   // target row joined (readable by the statement's expressions while set).
   struct Join {
@@ -351,9 +352,7 @@ class SqlRun final : public sql::EvalContext {
 
   // ---- Transactions and settings: the typed statements.
   Result<Rows> statement(const sql::Transaction& t);
-
   Result<Rows> statement(const sql::SetVariable& v);
-
   Result<Rows> statement(const sql::LockTables& l);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
   // The weak table locks of the statement's tables (its target, or a SELECT's FROM tables in
