@@ -263,8 +263,14 @@ Statement Reader::statement(const json& n) {
     s.body = create_index(body);
   } else if (type == "TransactionStmt") {
     s.body = transaction(body);
+  } else if (type == "VariableSetStmt" && body.value("kind", "") == "VAR_SET_MULTI" && body.value("name", "") == "TRANSACTION") {
+    Transaction t{.kind = Transaction::Kind::set_transaction};
+    if (body.contains("args")) transaction_options(body.at("args"), t, statement_start_);
+    s.body = std::move(t);
   } else if (type == "VariableSetStmt") {
     s.body = set_variable(body);
+  } else if (type == "VariableShowStmt") {
+    s.body = show(body);
   } else if (type == "LockStmt") {
     known(body, "LockStmt", {"relations", "mode", "nowait"}, statement_start_);
     LockTables l;
@@ -566,7 +572,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
 
 std::string Statement::tag() const {
   struct Tag {
-    std::string operator()(const Select&) const { return "SELECT"; }
+    std::string operator()(const Select& s) const { return s.show ? "SHOW" : "SELECT"; }
     std::string operator()(const Insert&) const { return "INSERT"; }
     std::string operator()(const Update&) const { return "UPDATE"; }
     std::string operator()(const Delete&) const { return "DELETE"; }
@@ -600,6 +606,7 @@ std::string Statement::tag() const {
         case Transaction::Kind::savepoint: return "SAVEPOINT";
         case Transaction::Kind::release: return "RELEASE";
         case Transaction::Kind::rollback_to: return "ROLLBACK";
+        case Transaction::Kind::set_transaction: return "SET";
       }
       return "?";
     }

@@ -228,6 +228,9 @@ class Reader {
   CreateIndex create_index(const json& body);
 
   Transaction transaction(const json& body);
+  Select show(const json& body);  // SHOW name: SELECT current_setting('name') AS "Name"
+  // BEGIN's and SET TRANSACTION's options: ISOLATION LEVEL, READ ONLY / READ WRITE.
+  void transaction_options(const json& options, Transaction& t, int loc);
   // VACUUM [FREEZE] [ANALYZE] tables, ANALYZE tables: plan.h's LockTables.
   LockTables vacuum(const json& body);
 

@@ -376,25 +376,51 @@ Transaction Reader::transaction(const json& body) {
            loc);
   }
   t.savepoint = body.value("savepoint_name", "");
-  if (body.contains("options")) {
-    for (const json& o : body.at("options")) {
-      const json& d = *node(o).second;
-      const std::string name = d.value("defname", "");
-      const int dloc = location_of(d, loc);
-      if (name != "transaction_isolation") refuse(fmt::format("the transaction option {}", name), dloc);
-      const std::string level = node(d.at("arg")).second->at("sval").value("sval", "");
-      if (level == "read committed") {
-        t.isolation = Isolation::read_committed;
-      } else if (level == "repeatable read") {
-        t.isolation = Isolation::repeatable_read;
-      } else if (level == "serializable") {
-        t.isolation = Isolation::serializable;
-      } else {
-        refuse(fmt::format("ISOLATION LEVEL {}", level), dloc);
-      }
+  if (body.contains("options")) transaction_options(body.at("options"), t, loc);
+  return t;
+}
+
+void Reader::transaction_options(const json& options, Transaction& t, int loc) {
+  for (const json& o : options) {
+    const json& d = *node(o).second;
+    const std::string name = d.value("defname", "");
+    const int dloc = location_of(d, loc);
+    if (name == "transaction_read_only") {  // an integer constant: 1 READ ONLY, 0 (no value) READ WRITE
+      const json& c = *node(d.at("arg")).second;
+      t.read_only = c.contains("ival") && c.at("ival").value("ival", 0) != 0;
+      continue;
+    }
+    if (name != "transaction_isolation") refuse(fmt::format("the transaction option {}", name == "transaction_deferrable" ? "DEFERRABLE" : name), dloc);
+    const std::string level = node(d.at("arg")).second->at("sval").value("sval", "");
+    if (level == "read committed") {
+      t.isolation = Isolation::read_committed;
+    } else if (level == "repeatable read") {
+      t.isolation = Isolation::repeatable_read;
+    } else if (level == "serializable") {
+      t.isolation = Isolation::serializable;
+    } else {
+      refuse(fmt::format("ISOLATION LEVEL {}", level), dloc);
     }
   }
-  return t;
+}
+
+Select Reader::show(const json& body) {
+  known(body, "VariableShowStmt", {"name"}, statement_start_);
+  const std::string name = body.value("name", "");
+  if (name == "all") refuse("SHOW ALL", statement_start_);
+  // Its column: the setting's name as the server spells it.
+  const std::string column = name == "timezone" ? "TimeZone" : name == "datestyle" ? "DateStyle" : name == "intervalstyle" ? "IntervalStyle" : name;
+  Expr call;
+  call.kind = Expr::Kind::func;
+  call.name = "current_setting";
+  call.location = statement_start_;
+  Expr& arg = call.args.emplace_back();
+  arg.kind = Expr::Kind::constant;
+  arg.value = Value::text(name);
+  Select s;
+  s.targets.push_back(Target{.expr = std::move(call), .name = column});
+  s.show = true;
+  return s;
 }
 
 LockTables Reader::vacuum(const json& body) {

@@ -172,6 +172,7 @@ struct Select {
   // server's functional dependency): checked when the statement runs, against the tables.
   std::vector<Expr> grouped_by_key;
   std::optional<Expr> having;
+  bool show = false;  // SHOW name: current_setting(name) as the setting's name (its tag SHOW)
 };
 
 struct Assignment {
@@ -402,8 +403,10 @@ struct Schema {
 enum class Isolation : std::uint8_t { read_committed, repeatable_read, serializable };
 
 struct Transaction {
-  enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to } kind = Kind::begin;
+  // set_transaction: SET TRANSACTION with the options below.
+  enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to, set_transaction } kind = Kind::begin;
   std::optional<Isolation> isolation;  // BEGIN ISOLATION LEVEL ...
+  std::optional<bool> read_only;       // READ ONLY (true), READ WRITE (false)
   bool start = false;                  // written START TRANSACTION (its command tag)
   std::string savepoint;
 };

@@ -464,6 +464,8 @@ class SimConnection : public lockstep::pg::Connection {
   // in an explicit block): back if the block rolls back.
   std::optional<std::pair<sql::SessionStyle, std::string>> style_at_block_;
   bool serializable_ = false;               // ... and SERIALIZABLE (run as REPEATABLE READ)
+  bool read_only_ = false;                  // ... READ ONLY: writes fail 25006 (SqlRun::run)
+  bool queried_ = false;  // a statement of the transaction took a snapshot (the server's FirstSnapshotSet)
   std::optional<std::uint64_t> snapshot_;  // its snapshot (a commit count), once taken
   bool dead_ = false;
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)

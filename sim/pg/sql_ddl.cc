@@ -147,12 +147,17 @@ std::string ddl_sequence_name(std::string_view text) {
 
 }  // namespace
 
+void SqlRun::refuse_in_read_only(std::string_view function) const {  // nextval_internal's, do_setval's
+  if (c_.read_only_ && c_.session_.in_transaction) throw SqlError("25006", fmt::format("cannot execute {}() in a read-only transaction", function));
+}
+
 Value SqlRun::serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args) {
   // A serial column's sequence, <table>_<column>_seq (River's nextval('river_job_id_seq'::regclass)):
   // the column's own counter, which its DEFAULT advances.
   const auto [owner, column] = server_.serial_column_of(seq_name);
   if (owner == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", sql::cast(args.at(0), Type::text).as_text()));  // as written
   if (name == "currval") throw SqlError("0A000", "currval of a serial column's sequence is not in lockstep's SQL subset (docs/sql.md)");
+  refuse_in_read_only(name);
   if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does
   const sql::ColumnDef& c = owner->def.columns[column];
   std::int64_t& last = owner->sequences[column];
@@ -171,6 +176,7 @@ Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>&
   const std::string seq_name = ddl_sequence_name(sql::cast(args[0], Type::text).as_text());
   Server::Sequence* seq = server_.sequence(seq_name);
   if (seq == nullptr) return serial_sequence_function(name, seq_name, args);
+  if (name != "currval") refuse_in_read_only(name);
   if (name == "currval") {
     const auto it = c_.currvals_.find(seq_name);
     if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));

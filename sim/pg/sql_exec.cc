@@ -109,6 +109,31 @@ Duration setting_duration(const std::string& name, const std::string& text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
+namespace {
+
+// The command a READ ONLY transaction refuses (the server's tag for it), or "" for one it runs.
+std::string read_only_command(const sql::Statement& st) {
+  if (const auto* sel = std::get_if<sql::Select>(&st.body)) {
+    sql::RowLock lock = sel->lock;
+    for (const sql::CommonTable& w : sel->with) {
+      if (w.modifying) return "SELECT";
+      if (lock == sql::RowLock::none && w.select) lock = w.select->lock;
+    }
+    if (lock != sql::RowLock::none) return fmt::format("SELECT {}", sql::lock_clause_name(lock));
+    if (st.locking_subquery) throw SqlError("0A000", "a locking subquery in a READ ONLY transaction is not in lockstep's SQL subset (docs/sql.md)");
+    return "";
+  }
+  const bool writes = std::holds_alternative<sql::Insert>(st.body) || std::holds_alternative<sql::Update>(st.body) ||
+                      std::holds_alternative<sql::Delete>(st.body) || std::holds_alternative<sql::CreateTable>(st.body) ||
+                      std::holds_alternative<sql::DropTable>(st.body) || std::holds_alternative<sql::CreateSequence>(st.body) ||
+                      std::holds_alternative<sql::CreateType>(st.body) || std::holds_alternative<sql::CreateFunction>(st.body) ||
+                      std::holds_alternative<sql::AlterTable>(st.body) || std::holds_alternative<sql::CreateIndex>(st.body) ||
+                      std::holds_alternative<sql::Schema>(st.body);
+  return writes ? st.tag() : "";
+}
+
+}  // namespace
+
 Result<Rows> SqlRun::run() {
   const auto* t = std::get_if<sql::Transaction>(&st_.body);
   const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback ||
@@ -119,6 +144,14 @@ Result<Rows> SqlRun::run() {
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
   }
   request_table_lock();
+  if (c_.read_only_ && c_.session_.in_transaction && !c_.aborted_) {
+    if (const std::string command = read_only_command(st_); !command.empty()) {
+      // ExecutorStart's check, after its table locks.
+      SimConnection::Statement guard(c_);
+      if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) return *refused;
+      return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", command)});
+    }
+  }
   const Server::RunningStyle style(server_, c_.style_);
   try {
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
@@ -221,6 +254,8 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     // Read-only here: the isolation levels (SET of them is outside the subset).
     if (name == "default_transaction_isolation") return Value::text("read committed");
     if (name == "transaction_isolation") return Value::text(c_.serializable_ ? "serializable" : c_.repeatable_read_ ? "repeatable read" : "read committed");
+    if (name == "transaction_read_only") return Value::text(c_.read_only_ ? "on" : "off");
+    if (name == "default_transaction_read_only") return Value::text("off");
     std::string lowered = name;
     std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
@@ -380,6 +415,7 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       if (st.ok() && !was) {
         c_.transaction_start_ = c_.statement_time();
         if (t.isolation && *t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(t.isolation == sql::Isolation::serializable);
+        c_.read_only_ = t.read_only.value_or(false);
       }
       out.tag = t.start ? "START TRANSACTION" : "BEGIN";
       break;
@@ -406,9 +442,33 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       st = c_.rollback_to_savepoint(t.savepoint);
       out.tag = "ROLLBACK";
       break;
+    case sql::Transaction::Kind::set_transaction: return set_transaction(t);
   }
   if (!st.ok()) return st.error();
   return out;
+}
+
+Result<Rows> SqlRun::set_transaction(const sql::Transaction& t) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = c_.begin_statement(OpDesc{"set_transaction", {}, 0, false}, false)) return *refused;
+  if (!c_.session_.in_transaction) {  // the statement's own transaction has it, then ends
+    c_.warnings_.push_back({"25P01", "SET TRANSACTION can only be used in transaction blocks"});
+    return done(Rows{{}, {}, "SET"});
+  }
+  // The server's checks (check_transaction_isolation, check_transaction_read_only).
+  const sql::Isolation now = c_.serializable_ ? sql::Isolation::serializable : c_.repeatable_read_ ? sql::Isolation::repeatable_read : sql::Isolation::read_committed;
+  if (t.isolation && *t.isolation != now) {
+    if (c_.queried_) throw SqlError("25001", "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+    if (!c_.savepoints_.empty()) throw SqlError("25001", "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction");
+    c_.repeatable_read_ = c_.serializable_ = false;
+    if (*t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(*t.isolation == sql::Isolation::serializable);
+  }
+  if (t.read_only) {
+    if (!*t.read_only && c_.read_only_ && !c_.savepoints_.empty()) throw SqlError("25001", "cannot set transaction read-write mode inside a read-only transaction");
+    if (!*t.read_only && c_.read_only_ && c_.queried_) throw SqlError("25001", "transaction read-write mode must be set before any query");
+    c_.read_only_ = *t.read_only;
+  }
+  return done(Rows{{}, {}, "SET"});
 }
 
 Result<Rows> SqlRun::statement(const sql::LockTables& l) {

@@ -352,6 +352,7 @@ class SqlRun final : public sql::EvalContext {
 
   // ---- Transactions and settings: the typed statements.
   Result<Rows> statement(const sql::Transaction& t);
+  Result<Rows> set_transaction(const sql::Transaction& t);  // SET TRANSACTION ...
   Result<Rows> statement(const sql::SetVariable& v);
   Result<Rows> statement(const sql::LockTables& l);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
@@ -412,8 +413,8 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> drop_functions(const sql::DropTable& d);
   // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
   Result<Rows> statement(const sql::AlterTable& a);
-  // nextval, currval, setval (sim/pg/sql_ddl.cc).
-  Value sequence_function(std::string_view name, const std::vector<Value>& args);
+  Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
+  void refuse_in_read_only(std::string_view function) const;  // nextval(), setval(): 25006 in READ ONLY
   Value serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args);
 
   Result<Rows> statement(const sql::CreateIndex& ix);
