@@ -354,6 +354,31 @@ TEST(SqlSim, ASequenceReadAsARelationIsRefusedNotMissing) {
                                    "(docs/sql.md) | a: ERROR 42P01: relation \"nope_seq\" does not exist | final: SELECT 1 [0]"}));
 }
 
+// Where the server's planner decides what a locking join or a USING column gives, the
+// simulation refuses instead of answering one way: a LIMIT or SKIP LOCKED over a join without
+// ORDER BY (which rows come first is the join plan's), FOR UPDATE of a LEFT JOIN's nullable
+// side beside a WHERE (reduce_outer_joins may make it an inner join, which the server locks),
+// a USING column of two types (the merged column has their common type); one row, ORDER BY,
+// or no WHERE are answered (the last: the server's 0A000).
+TEST(SqlSim, PlannerDependentLockingJoinsAreRefusedNotGuessed) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "CREATE TABLE n (id numeric PRIMARY KEY)",
+                                          "INSERT INTO t VALUES (1, 10), (2, 20)", "INSERT INTO n VALUES (1), (2)"};
+  const Session s = {"SELECT t.id FROM t JOIN t AS o ON o.id = t.id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                     "SELECT t.id FROM t JOIN t AS o ON o.id = t.id WHERE t.id = 2 LIMIT 1 FOR UPDATE",
+                     "SELECT t.id FROM t JOIN t AS o ON o.id = t.id ORDER BY t.id LIMIT 1 FOR UPDATE",
+                     "SELECT t.id FROM t LEFT JOIN t AS o ON o.id = t.id WHERE o.v > 0 ORDER BY t.id FOR UPDATE",
+                     "SELECT t.id FROM t LEFT JOIN t AS o ON o.id = t.id ORDER BY t.id FOR UPDATE",
+                     "SELECT id FROM t JOIN n USING (id)"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: ERROR 0A000: FOR UPDATE over a join under LIMIT, NOWAIT or SKIP LOCKED without ORDER BY is not in "
+                                   "lockstep's SQL subset (docs/sql.md): the server's join plan decides which rows come first | "
+                                   "a: SELECT 1 [2] | a: SELECT 1 [1] | a: ERROR 0A000: FOR UPDATE of the nullable side of a LEFT JOIN beside "
+                                   "a WHERE (the planner may make it an inner join) is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ERROR 0A000: FOR UPDATE cannot be applied to the nullable side of an outer join | "
+                                   "a: ERROR 0A000: JOIN ... USING (id) of columns of two types is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "final: SELECT 1 [2]"}));
+}
+
 // UNION, INTERSECT and EXCEPT (but UNION ALL) without ORDER BY come in the server's hash table
 // order (PostgreSQL 15: `SELECT id FROM t UNION SELECT 2` over 5, 1, 3 gives 2, 3, 5, 1):
 // two or more rows are refused, not answered in another order; one row, ORDER BY or UNION

@@ -156,8 +156,7 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
 void Reader::using_join(const json& list, FromItem& item, int at) {
   auto name_of = [&](const FromItem& side) {
     if (side.kind == FromItem::Kind::join) refuse("JOIN ... USING beside another join (write ON)", at);
-    if (!side.alias.empty()) return side.alias;
-    return side.kind == FromItem::Kind::function ? side.function.at(0).name : side.table;
+    return from_item_name(side);
   };
   const std::string left = name_of(item.sides[0]), right = name_of(item.sides[1]);
   std::optional<Expr> on;
@@ -305,7 +304,7 @@ FromItem Reader::from_item(const json& n, int fallback) {
 }
 
 void Reader::distinct(const json& clause, Select& s, int fallback) {
-  if (s.lock != RowLock::none) fail("0A000", "FOR UPDATE is not allowed with DISTINCT clause", fallback);
+  if (s.lock != RowLock::none) fail("0A000", fmt::format("{} is not allowed with DISTINCT clause", lock_clause_name(s.lock)), fallback);
   if (clause.size() == 1 && clause.at(0).empty()) {
     s.distinct = true;
     for (const OrderItem& o : s.order_by) {

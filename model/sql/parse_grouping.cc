@@ -91,7 +91,7 @@ void Reader::check_aggregates(Select& s, int fallback) const {
     if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
   }
   if (s.lock != RowLock::none) {  // CheckSelectLocking's order: GROUP BY, HAVING, then aggregates
-    fail("0A000", fmt::format("FOR UPDATE is not allowed with {}", !s.group_by.empty() ? "GROUP BY clause" : s.having ? "HAVING clause" : "aggregate functions"),
+    fail("0A000", fmt::format("{} is not allowed with {}", lock_clause_name(s.lock), !s.group_by.empty() ? "GROUP BY clause" : s.having ? "HAVING clause" : "aggregate functions"),
          fallback);
   }
 }

@@ -406,7 +406,8 @@ void Reader::transaction_options(const json& options, Transaction& t, int loc) {
 
 Select Reader::show(const json& body) {
   known(body, "VariableShowStmt", {"name"}, statement_start_);
-  const std::string name = body.value("name", "");
+  std::string name = body.value("name", "");
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (name == "all") refuse("SHOW ALL", statement_start_);
   // Its column: the setting's name as the server spells it.
   const std::string column = name == "timezone" ? "TimeZone" : name == "datestyle" ? "DateStyle" : name == "intervalstyle" ? "IntervalStyle" : name;

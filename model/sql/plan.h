@@ -141,6 +141,12 @@ struct FromItem {
   int location = -1;
 };
 
+// The name a FROM item is known by: its alias, else its table's or function's name.
+inline std::string from_item_name(const FromItem& f) {
+  if (!f.alias.empty()) return f.alias;
+  return f.kind == FromItem::Kind::function ? f.function.at(0).name : f.table;
+}
+
 // UNION, INTERSECT or EXCEPT [ALL] of two queries (sim/pg/sql_set_operations.cc).
 struct SetOperation {
   enum class Op : std::uint8_t { union_, intersect, except };

@@ -208,7 +208,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   step(op);
   if (killed()) return terminated();
   if (aborted_) return in_failed_transaction();
-  if (snapshot && session_.in_transaction && op.verb != name(Stmt::begin)) queried_ = true;
+  if (snapshot && session_.in_transaction) queried_ = true;
   if (!implicit_table_locks_.empty()) {
     const std::vector<TableLockRequest> requests = std::move(implicit_table_locks_);
     implicit_table_locks_.clear();

@@ -505,6 +505,7 @@ class SimConnection : public lockstep::pg::Connection {
     Settings settings;
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0};
     std::uint8_t planner_off = 0;
+    bool read_only = false;  // SET TRANSACTION READ ONLY after it goes with it (a GUC's rollback)
     std::size_t listens = 0, notifies = 0;  // LISTEN / UNLISTEN and NOTIFY queued before it (AtSubAbort_Notify)
   };
   std::vector<Savepoint> savepoints_;

@@ -62,7 +62,8 @@ void SimConnection::end_notifications(bool commit) {
 
 Result<Rows> SqlRun::statement(const sql::Notify& n) {
   SimConnection::Statement guard(c_);
-  if (auto refused = begin("sql", server_.on(server_.notify_object(), Access::write))) return *refused;
+  // LISTEN and NOTIFY take no snapshot (PlannedStmtRequiresSnapshot).
+  if (auto refused = begin("sql", server_.on(server_.notify_object(), Access::write), 0, false)) return *refused;
   if (n.kind == sql::Notify::Kind::notify) {
     c_.queue_notify(n.channel, n.payload);
   } else {

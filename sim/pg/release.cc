@@ -6,7 +6,7 @@ namespace lockstep::sim::pg {
 
 Status SimConnection::begin() {
   Statement st(*this);
-  if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true})) return *refused;
+  if (auto refused = begin_statement({name(Stmt::begin), {}, pid_, true}, false)) return *refused;  // no snapshot
   if (implicit_block_) {  // the string's implicit block becomes this explicit one, as it began
     implicit_block_ = false;
     return {};

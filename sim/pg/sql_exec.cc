@@ -117,7 +117,7 @@ std::string read_only_command(const sql::Statement& st) {
     sql::RowLock lock = sel->lock;
     for (const sql::CommonTable& w : sel->with) {
       if (w.modifying) return "SELECT";
-      if (lock == sql::RowLock::none && w.select) lock = w.select->lock;
+      if (lock == sql::RowLock::none && w.select && w.read) lock = w.select->lock;  // one nothing reads is never planned
     }
     if (lock != sql::RowLock::none) return fmt::format("SELECT {}", sql::lock_clause_name(lock));
     if (st.locking_subquery) throw SqlError("0A000", "a locking subquery in a READ ONLY transaction is not in lockstep's SQL subset (docs/sql.md)");
@@ -144,13 +144,12 @@ Result<Rows> SqlRun::run() {
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
   }
   request_table_lock();
-  if (c_.read_only_ && c_.session_.in_transaction && !c_.aborted_) {
-    if (const std::string command = read_only_command(st_); !command.empty()) {
-      // ExecutorStart's check, after its table locks.
-      SimConnection::Statement guard(c_);
-      if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) return *refused;
-      return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", command)});
-    }
+  const bool dml = std::holds_alternative<sql::Select>(st_.body) || std::holds_alternative<sql::Insert>(st_.body) ||
+                   std::holds_alternative<sql::Update>(st_.body) || std::holds_alternative<sql::Delete>(st_.body);
+  if (c_.read_only_ && c_.session_.in_transaction && !c_.aborted_ && !dml && !read_only_command(st_).empty()) {
+    SimConnection::Statement guard(c_);  // DDL: ProcessUtility's check, before it runs
+    if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) return *refused;
+    return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", read_only_command(st_))});
   }
   const Server::RunningStyle style(server_, c_.style_);
   try {
@@ -161,6 +160,16 @@ Result<Rows> SqlRun::run() {
     c_.forget_table_lock_request();
     return fail(error_of(e));
   }
+}
+
+void SqlRun::check_read_only() {
+  if (!c_.read_only_ || !c_.session_.in_transaction || nested_) return;
+  const std::string command = read_only_command(st_);
+  if (command.empty()) return;
+  if (!started_) {  // a step of its own, after its table locks
+    if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
+  }
+  throw SqlError("25006", fmt::format("cannot execute {} in a read-only transaction", command));
 }
 
 void SqlRun::request_table_lock() {
@@ -360,7 +369,7 @@ Error SqlRun::fail(Error e) {
   return e;
 }
 
-std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int64_t arg) {
+std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int64_t arg, bool snapshot) {
   OpDesc op{verb, fp, arg, arg != 0};
   if (nested_) {  // a data-modifying WITH query: a step of its statement, not a statement's start
     c_.step(op);
@@ -388,7 +397,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
     started_ = true;
     return std::nullopt;
   }
-  if (auto refused = c_.begin_statement(op)) return refused;
+  if (auto refused = c_.begin_statement(op, snapshot)) return refused;
   if (!started_) statement_start_ = c_.statement_time();
   started_ = true;
   return std::nullopt;
@@ -412,11 +421,8 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       }
       const bool was = c_.session_.in_transaction;
       st = c_.begin();
-      if (st.ok() && !was) {
-        c_.transaction_start_ = c_.statement_time();
-        if (t.isolation && *t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(t.isolation == sql::Isolation::serializable);
-        c_.read_only_ = t.read_only.value_or(false);
-      }
+      if (st.ok() && !was) c_.transaction_start_ = c_.statement_time();
+      if (st.ok()) transaction_options(t);  // inside a transaction too, after the server's WARNING
       out.tag = t.start ? "START TRANSACTION" : "BEGIN";
       break;
     }
@@ -455,20 +461,26 @@ Result<Rows> SqlRun::set_transaction(const sql::Transaction& t) {
     c_.warnings_.push_back({"25P01", "SET TRANSACTION can only be used in transaction blocks"});
     return done(Rows{{}, {}, "SET"});
   }
-  // The server's checks (check_transaction_isolation, check_transaction_read_only).
+  transaction_options(t);
+  return done(Rows{{}, {}, "SET"});
+}
+
+void SqlRun::transaction_options(const sql::Transaction& t) {
+  // The server's checks (check_transaction_isolation, check_transaction_read_only); a
+  // snapshot open (a REPEATABLE READ one) is a query run.
+  const bool queried = c_.queried_ || c_.snapshot_.has_value();
   const sql::Isolation now = c_.serializable_ ? sql::Isolation::serializable : c_.repeatable_read_ ? sql::Isolation::repeatable_read : sql::Isolation::read_committed;
   if (t.isolation && *t.isolation != now) {
-    if (c_.queried_) throw SqlError("25001", "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+    if (queried) throw SqlError("25001", "SET TRANSACTION ISOLATION LEVEL must be called before any query");
     if (!c_.savepoints_.empty()) throw SqlError("25001", "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction");
     c_.repeatable_read_ = c_.serializable_ = false;
     if (*t.isolation != sql::Isolation::read_committed) c_.use_repeatable_read(*t.isolation == sql::Isolation::serializable);
   }
   if (t.read_only) {
     if (!*t.read_only && c_.read_only_ && !c_.savepoints_.empty()) throw SqlError("25001", "cannot set transaction read-write mode inside a read-only transaction");
-    if (!*t.read_only && c_.read_only_ && c_.queried_) throw SqlError("25001", "transaction read-write mode must be set before any query");
+    if (!*t.read_only && c_.read_only_ && queried) throw SqlError("25001", "transaction read-write mode must be set before any query");
     c_.read_only_ = *t.read_only;
   }
-  return done(Rows{{}, {}, "SET"});
 }
 
 Result<Rows> SqlRun::statement(const sql::LockTables& l) {
@@ -524,7 +536,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   if (!has_session_call) {
     SimConnection::Statement guard(c_);
     declare_ctes(sel.with);  // a data-modifying one runs now
-    if (auto refused = begin("sql", Footprint{})) return *refused;
+    if (auto refused = begin("sql", Footprint{}, 0, !sel.show)) return *refused;  // SHOW takes no snapshot
     add_rows(out, select_values(sel, nullptr, true));  // WHERE, LIMIT and OFFSET too
     return done(std::move(out));
   }

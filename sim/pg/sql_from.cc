@@ -7,6 +7,7 @@
 // the right side NULL; a subquery or function is evaluated once per row of the items before it
 // (LATERAL or not: an uncorrelated one gives the same rows each time).
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "lockstep/model/sql/arrays.h"
@@ -21,12 +22,6 @@ namespace lockstep::sim::pg {
 namespace {
 
 constexpr char kFromSeparator = '\x1f';
-
-std::string from_relation_name(const sql::FromItem& f) {
-  if (!f.alias.empty()) return f.alias;
-  if (f.kind == sql::FromItem::Kind::function) return f.function.at(0).name;
-  return f.table;
-}
 
 // The column names a set-returning function gives without column aliases.
 std::vector<std::string> from_function_columns(const sql::FromItem& f) {
@@ -94,8 +89,14 @@ int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
   const std::size_t end = &t == arguments_of_.relation ? arguments_of_.columns : t.def.columns.size();
   std::string_view qualifier = ref.qualifier;
   if (const auto merged = using_columns_.find({&t, ref.name}); qualifier.empty() && merged != using_columns_.end()) {
-    if (merged->second.empty()) throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));
-    qualifier = merged->second;  // JOIN ... USING's column: the left side's
+    // JOIN ... USING's column: the left side's, unless another relation has one of the name.
+    const UsingColumn& u = merged->second;
+    const bool elsewhere = std::any_of(t.def.columns.begin(), t.def.columns.begin() + static_cast<std::ptrdiff_t>(end), [&](const sql::ColumnDef& c) {
+      const auto [relation, column] = joined_name(c);
+      return column == ref.name && relation != u.left && relation != u.right;
+    });
+    if (u.left.empty() || elsewhere) throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));
+    qualifier = u.left;
   }
   for (std::size_t i = 0; i < end; ++i) {
     const std::string& n = t.def.columns[i].name;
@@ -131,18 +132,28 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   if (f.kind == K::join) {
     for (const sql::FromItem& side : f.sides) from_columns(side, jt);
     for (const std::string& column : f.using_columns) {  // JOIN ... USING
+      std::array<const sql::ColumnDef*, 2> found{};
       for (std::size_t side = 0; side < 2; ++side) {
-        const std::string name = from_relation_name(f.sides[side]) + kFromSeparator + column;
-        if (std::none_of(jt.def.columns.begin(), jt.def.columns.end(), [&](const sql::ColumnDef& c) { return c.name == name; })) {
+        const std::string name = sql::from_item_name(f.sides[side]) + kFromSeparator + column;
+        const auto c = std::find_if(jt.def.columns.begin(), jt.def.columns.end(), [&](const sql::ColumnDef& c) { return c.name == name; });
+        if (c == jt.def.columns.end()) {
           throw SqlError("42703", fmt::format("column \"{}\" specified in USING clause does not exist in {} table", column, side == 0 ? "left" : "right"));
         }
+        found[side] = &*c;
       }
-      const auto [merged, added] = using_columns_.emplace(std::pair{&jt, column}, from_relation_name(f.sides[0]));
-      if (!added) merged->second.clear();  // merged by two joins: ambiguous
+      // The merged column has the two's common type (buildMergedJoinVar): one type only here.
+      if (found[0]->type != found[1]->type && found[0]->type != Type::unknown && found[1]->type != Type::unknown) {
+        throw SqlError("0A000", fmt::format("JOIN ... USING ({}) of columns of two types is not in lockstep's SQL subset (docs/sql.md)", column));
+      }
+      const auto [merged, added] = using_columns_.emplace(std::pair{&jt, column}, UsingColumn{sql::from_item_name(f.sides[0]), sql::from_item_name(f.sides[1])});
+      if (!added) merged->second = {};  // merged by two joins: ambiguous
     }
     return;
   }
-  const std::string relation = from_relation_name(f);
+  const std::string relation = sql::from_item_name(f);
+  if (std::any_of(jt.def.columns.begin(), jt.def.columns.end(), [&](const sql::ColumnDef& c) { return joined_name(c).first == relation; })) {
+    throw SqlError("42712", fmt::format("table name \"{}\" specified more than once", relation));
+  }
   std::vector<sql::ColumnDef> columns;
   if (f.kind == K::table && f.table == "pg_locks") {
     for (const auto& [name, type] : from_pg_locks_columns()) columns.push_back(sql::ColumnDef{.name = std::string(name), .type = type});
@@ -309,11 +320,11 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
   using K = sql::FromItem::Kind;
   const Saved saved = save();
   std::vector<Row> out;
-  if (epq_rows_ != nullptr && f.kind != K::join) {  // EvalPlanQual: the leaf's one row (sql_lock_joined.cc)
-    const std::optional<Row>& one = epq_rows_->at(&f);
-    for (const Row& l : one ? left : std::vector<Row>{}) {
+  // EvalPlanQual: the item's one row (sql_lock_rows.cc); a subquery's own FROM runs as usual.
+  if (const auto one = epq_rows_ != nullptr ? epq_rows_->find(&f) : decltype(epq_rows_->find(&f)){}; epq_rows_ != nullptr && one != epq_rows_->end()) {
+    for (const Row& l : one->second ? left : std::vector<Row>{}) {
       Row& joined = out.emplace_back(l);
-      joined.insert(one->begin(), one->end());
+      joined.insert(one->second->begin(), one->second->end());
     }
     return out;
   }
@@ -336,10 +347,10 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     return out;
   }
   if (f.kind == K::table && f.table == "pg_database") {
-    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    const std::string prefix = sql::from_item_name(f) + kFromSeparator;
     for (const Row& l : left) {
       Row& joined = out.emplace_back(l);
-      joined.emplace(joined_row_id(from_relation_name(f)), "");
+      joined.emplace(joined_row_id(sql::from_item_name(f)), "");
       joined.emplace(prefix + "oid", kFromDatabaseOid);
       joined.emplace(prefix + "datname", "postgres");
     }
@@ -349,11 +360,11 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     // The lock manager's advisory rows (model/sql/parse_system_views.cc keeps a statement to
     // those): reading them reads the whole server, in the step running now.
     if (s_.in_actor()) s_.also_touch_domain();
-    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    const std::string prefix = sql::from_item_name(f) + kFromSeparator;
     std::vector<Row> rows;
     for (const lockstep::pg::AdvisoryLockRow& l : server_.advisory_lock_rows(s_.now())) {
       Row& r = rows.emplace_back();
-      r.emplace(joined_row_id(from_relation_name(f)), "");
+      r.emplace(joined_row_id(sql::from_item_name(f)), "");
       r.emplace(prefix + "locktype", "advisory");
       r.emplace(prefix + "database", kFromDatabaseOid);
       r.emplace(prefix + "classid", std::to_string(l.classid));
@@ -373,14 +384,14 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     return out;
   }
   if (f.kind == K::table) {
-    const std::string prefix = from_relation_name(f) + kFromSeparator;
+    const std::string prefix = sql::from_item_name(f) + kFromSeparator;
     SqlTable* t = table(f.table);
     touch(*t);  // read in the step running now
     std::vector<Row> rows;
     for (const auto& [id, r] : relation_rows(*t)) {
       Row& renamed = rows.emplace_back();
       for (const auto& [column, text] : *r) renamed.emplace(prefix + column, text);
-      renamed.emplace(joined_row_id(from_relation_name(f)), derived_of(t) == nullptr ? std::to_string(id) : "");  // for FOR UPDATE
+      renamed.emplace(joined_row_id(sql::from_item_name(f)), derived_of(t) == nullptr ? std::to_string(id) : "");  // for FOR UPDATE
     }
     for (const Row& l : left) {
       for (const Row& r : rows) {
@@ -407,7 +418,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     arguments_of_ = outer;
     for (std::vector<Value>& values : leaf) {
       Row& joined = out.emplace_back(l);
-      joined.emplace(joined_row_id(from_relation_name(f)), "");
+      joined.emplace(joined_row_id(sql::from_item_name(f)), "");
       for (std::size_t i = 0; i < values.size(); ++i) {
         Value& v = values[i];
         if (v.is_null()) continue;
@@ -463,9 +474,11 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& s
 
 Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
   SimConnection::Statement guard(c_);
+  if (!sel.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(sel.with);  // those that lock rows take their steps now
   SqlTable* jt = from_relation(sel);
-  if (sel.lock != sql::RowLock::none) (void)locked_tables(sel);  // its errors are the planner's: before any step
+  if (sel.lock != sql::RowLock::none) (void)locked_tables(sel);  // its errors, before any step (the server's: after the table locks)
+  check_read_only();
   if (auto refused = begin("sql_scan", Footprint{})) return *refused;  // each table is touched as it is read
   Rows out;
   std::vector<std::vector<Value>> rows = select_values(sel, jt, true);

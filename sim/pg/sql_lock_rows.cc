@@ -28,14 +28,6 @@ void from_leaves(const sql::FromItem& f, bool nullable, Leaves& out) {
   out.emplace_back(&f, nullable);
 }
 
-// The name a FROM item is visible by (a subquery's or VALUES' without an alias: none).
-std::string visible_name(const sql::FromItem& f) {
-  if (!f.alias.empty()) return f.alias;
-  if (f.kind == sql::FromItem::Kind::table) return f.table;
-  if (f.kind == sql::FromItem::Kind::function) return f.function.at(0).name;
-  return {};
-}
-
 bool system_view(const sql::FromItem& f) { return f.kind == sql::FromItem::Kind::table && (f.table == "pg_locks" || f.table == "pg_database"); }
 
 // The part of joined row `row` that an item gave (its columns and `key`, the key of its heap id,
@@ -84,7 +76,7 @@ std::vector<const sql::FromItem*> SqlRun::locked_tables(const sql::Select& sel) 
     }
   } else {
     for (const std::string& named : sel.lock_of) {
-      const auto leaf = std::find_if(leaves.begin(), leaves.end(), [&](const auto& l) { return visible_name(*l.first) == named; });
+      const auto leaf = std::find_if(leaves.begin(), leaves.end(), [&](const auto& l) { return sql::from_item_name(*l.first) == named; });
       if (leaf == leaves.end()) throw SqlError("42P01", fmt::format("relation \"{}\" in {} clause not found in FROM clause", named, clause));
       const sql::FromItem& f = *leaf->first;
       if (f.kind == K::function) throw SqlError("0A000", fmt::format("{} cannot be applied to a function", clause));
@@ -97,6 +89,8 @@ std::vector<const sql::FromItem*> SqlRun::locked_tables(const sql::Select& sel) 
   }
   std::vector<const sql::FromItem*> out;
   for (const auto& [f, nullable] : locked) {
+    // A WHERE may make the LEFT JOIN an inner one first (reduce_outer_joins): then the server locks.
+    if (nullable && sel.where) refuse("of the nullable side of a LEFT JOIN beside a WHERE (the planner may make it an inner join)");
     if (nullable) throw SqlError("0A000", fmt::format("{} cannot be applied to the nullable side of an outer join", clause));
     out.push_back(f);
   }
@@ -109,13 +103,18 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_joined_rows(std::vector<s
   Leaves leaves;
   for (const sql::FromItem& f : sel.from) from_leaves(f, false, leaves);
   const Mode mode = row_mode(sel.lock);
+  if (sel.order_by.empty() && rows.size() >= 2 && (sel.limit || sel.wait != sql::LockWait::wait)) {
+    throw SqlError("0A000", fmt::format("{} over a join under LIMIT, NOWAIT or SKIP LOCKED without ORDER BY is not in lockstep's SQL "
+                                        "subset (docs/sql.md): the server's join plan decides which rows come first",
+                                        sql::lock_clause_name(sel.lock)));
+  }
   std::vector<std::pair<std::int64_t, Row>> kept;
   for (auto& [n, row] : rows) {
     if (limit >= 0 && static_cast<std::int64_t>(kept.size()) >= offset + limit) break;
     std::map<const sql::FromItem*, std::optional<Row>> versions;  // one row per item, for EvalPlanQual
     bool skip = false, changed = false;
     for (const sql::FromItem* f : locked) {
-      const std::string relation = visible_name(*f);
+      const std::string relation = sql::from_item_name(*f);
       const std::optional<Row> found = leaf_part(row, joined_row_id(relation));
       LOCKSTEP_INVARIANT(found.has_value(), "a locked table is on no nullable side: each joined row has its row");
       std::int64_t id = std::stoll(found->at(joined_row_id(relation)));
@@ -139,15 +138,16 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_joined_rows(std::vector<s
         version = newest;
       }
       Row part;
-      for (const auto& [column, text] : *version) part.emplace(fmt::format("{}\x1f{}", relation, column), text);
-      part.emplace(joined_row_id(relation), std::to_string(id));
+      const std::string key = joined_row_id(relation), prefix = key.substr(0, key.size() - 1);  // "relation\x1f"
+      for (const auto& [column, text] : *version) part.emplace(prefix + column, text);
+      part.emplace(key, std::to_string(id));
       changed = changed || part != *found;
       versions[f] = std::move(part);
     }
     if (skip) continue;
     if (changed) {
       for (const auto& [f, nullable] : leaves) {
-        if (!versions.contains(f)) versions[f] = leaf_part(row, joined_row_id(visible_name(*f)));
+        if (!versions.contains(f)) versions[f] = leaf_part(row, joined_row_id(sql::from_item_name(*f)));
       }
       const Saved saved = save();
       epq_rows_ = &versions;

@@ -276,7 +276,7 @@ class SqlRun final : public sql::EvalContext {
   // A joined relation's column as (relation, column); the key of a row's heap id.
   static std::pair<std::string_view, std::string_view> joined_name(const sql::ColumnDef& c);
   static std::string joined_row_id(std::string_view relation);
-  // EvalPlanQual of a joined row (sql_lock_joined.cc): each leaf's one row (none: no row).
+  // EvalPlanQual of a joined row (sql_lock_rows.cc): each leaf's one row (none: no row).
   const std::map<const sql::FromItem*, std::optional<Row>>* epq_rows_ = nullptr;
   static bool joined_star(const sql::Target& target, const SqlTable& t) {
     return target.star_of.empty() || std::any_of(t.def.columns.begin(), t.def.columns.end(),
@@ -284,7 +284,8 @@ class SqlRun final : public sql::EvalContext {
   }
   std::vector<std::unique_ptr<SqlTable>> from_tables_;
   std::map<const sql::FromItem*, std::size_t> from_first_column_;  // each leaf's first column in its joined relation
-  std::map<std::pair<const SqlTable*, std::string>, std::string> using_columns_;  // USING's column: its left relation ("": two)
+  struct UsingColumn { std::string left, right; };  // JOIN ... USING's column: its two relations (none: two joins merge it)
+  std::map<std::pair<const SqlTable*, std::string>, UsingColumn> using_columns_;
   // UPDATE ... FROM / DELETE ... USING: the relation joined, and the row of it the current
   // target row joined (readable by the statement's expressions while set).
   struct Join {
@@ -340,12 +341,10 @@ class SqlRun final : public sql::EvalContext {
 
   SqlTable* table(const std::string& name);
 
-  // An error: the transaction aborts (25P02 until it ends); outside one the statement's
-  // writes and row locks go.
-  Error fail(Error e);
+  Error fail(Error e);  // an error: the transaction aborts (25P02); outside one the statement's writes and row locks go
 
   // The statement's first step.
-  std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0);
+  std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0, bool snapshot = true);
   Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }
 
   Result<Rows> done(Rows rows);
@@ -353,11 +352,12 @@ class SqlRun final : public sql::EvalContext {
   // ---- Transactions and settings: the typed statements.
   Result<Rows> statement(const sql::Transaction& t);
   Result<Rows> set_transaction(const sql::Transaction& t);  // SET TRANSACTION ...
+  void transaction_options(const sql::Transaction& t);      // ... and BEGIN's: level, READ ONLY (25001 checks)
+  void check_read_only();  // ExecutorStart's 25006 in a READ ONLY transaction, after the statement's analysis
   Result<Rows> statement(const sql::SetVariable& v);
   Result<Rows> statement(const sql::LockTables& l);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
-  // The weak table locks of the statement's tables (its target, or a SELECT's FROM tables in
-  // order), for its first step (SimConnection's take_table_lock_first).
+  // The weak locks of its tables (its target, a SELECT's FROM tables), for its first step.
   void request_table_lock();
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
@@ -487,7 +487,7 @@ class SqlRun final : public sql::EvalContext {
   // version; a row that fails it, or is gone, is left out (and stays locked).
   std::vector<std::pair<std::int64_t, Row>> lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
                                                       SqlTable* t, std::int64_t offset, std::int64_t limit);
-  // ... of joined tables (sql_lock_joined.cc): those locked (checked before the scan), then each row's.
+  // ... of joined tables (sql_lock_rows.cc): those locked (checked before the scan), then each row's.
   std::vector<const sql::FromItem*> locked_tables(const sql::Select& sel);
   std::vector<std::pair<std::int64_t, Row>> lock_joined_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
                                                              SqlTable& jt, std::int64_t offset, std::int64_t limit);

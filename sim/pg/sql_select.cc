@@ -15,12 +15,14 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   if (!sel.from.empty()) return select_from_items(sel);  // sim/pg/sql_from.cc
   if (sel.table.empty()) return select_without_from(sel);
   SimConnection::Statement guard(c_);
+  if (!sel.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(sel.with);  // those that lock rows take their steps now
   SqlTable* t = table(sel.table);
   if (sel.lock != sql::RowLock::none && derived_of(t) != nullptr) {
-    throw SqlError("0A000", "FOR UPDATE cannot be applied to a WITH query");
+    throw SqlError("0A000", fmt::format("{} cannot be applied to a WITH query", sql::lock_clause_name(sel.lock)));
   }
   check_once(*t, &sel, [&] { check_select(sel, *t); });
+  check_read_only();
   prepare_locking_subqueries(sel.where);
   // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its
   // snapshot, before any row lock waits.

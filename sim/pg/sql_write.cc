@@ -13,6 +13,7 @@ namespace lockstep::sim::pg {
 Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   std::optional<SimConnection::Statement> guard;  // a data-modifying WITH query runs inside its statement's
   if (!nested_) guard.emplace(c_);
+  if (!ins.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(ins.with);  // those that lock rows or modify take their steps now
   SqlTable* t = table(ins.table);
   // The statement's first step writes the table (its lock: parse analysis opens the table
@@ -45,6 +46,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     }
     if (!named) throw SqlError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification");
   }
+  check_read_only();
   Rows out;
   out.columns = column_names(ins.returning, t, ins.alias);
   std::int64_t inserted = 0;
@@ -458,6 +460,7 @@ template <typename Body>
 Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   std::optional<SimConnection::Statement> guard;  // a data-modifying WITH query runs inside its statement's
   if (!nested_) guard.emplace(c_);
+  if (!b.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(b.with);  // those that lock rows take their steps now
   SqlTable* t = table(b.table);
   if (derived_of(t) != nullptr) throw SqlError("42809", fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
@@ -471,6 +474,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       for (const sql::Assignment& a : set_of(b)) check_columns(a.value, *t, b.alias);
     });
   }
+  check_read_only();
   prepare_locking_subqueries(b.where);
   // A statement with subqueries or a join scans first: its InitPlans and the joined rows are
   // read there, on its snapshot.
