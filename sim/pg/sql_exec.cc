@@ -179,10 +179,23 @@ void SqlRun::request_table_lock() {
 std::vector<SimConnection::TableLockRequest> SqlRun::table_locks() const {
   // The statement's table and the weak mode it takes there (lock.c's AccessShareLock,
   // RowShareLock, RowExclusiveLock), a SELECT's FROM tables in order (RowShareLock for those
-  // its locking clause names); subqueries' tables are not locked (docs/sql.md).
+  // its locking clause names); subqueries' tables are not locked (docs/sql.md). A
+  // data-modifying WITH query's table first (its RowExclusiveLock: the WITH is analyzed first).
   const std::string* name = nullptr;
   Mode mode = Mode::access_share;
   std::vector<SimConnection::TableLockRequest> out;
+  std::visit([&](const auto& body) {
+    if constexpr (requires { body.with; }) {
+      for (const sql::CommonTable& w : body.with) {
+        if (!w.modifying) continue;
+        std::visit([&](const auto& m) {
+          if constexpr (requires { m.table; m.returning; }) {
+            if (const SqlTable* t = server_.sql_table(m.table)) out.push_back({Server::table_key(*t), Mode::row_exclusive, m.table});
+          }
+        }, w.modifying->body);
+      }
+    }
+  }, st_.body);
   if (const auto* sel = std::get_if<sql::Select>(&st_.body); sel != nullptr && !sel->from.empty() && !sel->set_op) {
     const auto leaves = [&](const sql::FromItem& f, const auto& self) -> void {
       for (const sql::FromItem& side : f.sides) self(side, self);
