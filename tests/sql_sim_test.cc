@@ -379,6 +379,22 @@ TEST(SqlSim, PlannerDependentLockingJoinsAreRefusedNotGuessed) {
                                    "final: SELECT 1 [2]"}));
 }
 
+// A locking WITH query takes its locks when declared, on every row; the server's LockRows
+// locks only the rows its readers pull. A LIMIT or EXISTS that stops reading one of two or
+// more rows is refused; a reader that reads it whole (ORDER BY, no LIMIT) is answered.
+TEST(SqlSim, ALockingWithQueryReadInPartIsRefusedNotLockedWhole) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1), (2)"};
+  const Session s = {"WITH l AS (SELECT id FROM t ORDER BY id FOR UPDATE) SELECT id FROM l LIMIT 1",
+                     "WITH l AS (SELECT id FROM t ORDER BY id FOR UPDATE) SELECT EXISTS (SELECT 1 FROM l) AS e",
+                     "WITH l AS (SELECT id FROM t ORDER BY id FOR UPDATE) SELECT id FROM l ORDER BY id DESC LIMIT 1",
+                     "WITH l AS (SELECT id FROM t ORDER BY id LIMIT 1 FOR UPDATE) SELECT id FROM l LIMIT 1"};
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
+            (std::set<std::string>{"a: ERROR 0A000: a LIMIT that stops reading a locking WITH query is not in lockstep's SQL subset "
+                                   "(docs/sql.md): the server locks the rows it pulls | a: ERROR 0A000: EXISTS over a locking WITH query "
+                                   "of two or more rows is not in lockstep's SQL subset (docs/sql.md): the server locks the rows it pulls | "
+                                   "a: SELECT 1 [2] | a: SELECT 1 [1] | final: SELECT 1 [2]"}));
+}
+
 // UNION, INTERSECT and EXCEPT (but UNION ALL) without ORDER BY come in the server's hash table
 // order (PostgreSQL 15: `SELECT id FROM t UNION SELECT 2` over 5, 1, 3 gives 2, 3, 5, 1):
 // two or more rows are refused, not answered in another order; one row, ORDER BY or UNION

@@ -235,6 +235,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const std::int64_t limit = bound(sel.limit, "LIMIT");
     if (limit >= 0) enough = std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
   }
+  // A locking WITH query is locked whole when declared; the server's Limit locks the rows it pulls.
+  if (const Derived* d = enough >= 0 ? derived_of(t) : nullptr; d != nullptr && d->def->select && d->def->select->lock != sql::RowLock::none &&
+                                                                 static_cast<std::int64_t>(d->rows.size()) > enough) {
+    throw SqlError("0A000", "a LIMIT that stops reading a locking WITH query is not in lockstep's SQL subset (docs/sql.md): the server locks the rows it pulls");
+  }
   // A LIMIT over an ORDER BY an index could give: the WHERE runs for every row here, as
   // under the server's Sort; an index scan in that order would stop at the limit. Which plan
   // the server takes is its cost model's call, so a WHERE that took advisory locks for more

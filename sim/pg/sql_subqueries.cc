@@ -24,6 +24,10 @@ Value SqlRun::subquery(const Expr& e) {
   }
   if (auto it = subqueries_.find(&e); it != subqueries_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
+  if (const Derived* d = e.kind == Expr::Kind::exists && !e.select->table.empty() ? derived(e.select->table) : nullptr;
+      d != nullptr && d->def->select && d->def->select->lock != sql::RowLock::none && d->rows.size() > 1) {  // locked whole when declared
+    throw SqlError("0A000", "EXISTS over a locking WITH query of two or more rows is not in lockstep's SQL subset (docs/sql.md): the server locks the rows it pulls");
+  }
   const bool per_row = correlated(*e.select);  // a SubPlan: run for each outer row, never kept
   const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
   if (e.kind == Expr::Kind::subquery && e.name == "ARRAY") {
