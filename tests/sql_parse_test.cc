@@ -181,9 +181,11 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM t RIGHT JOIN u ON true"),
             "0A000 RIGHT JOIN is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("SELECT * FROM t JOIN u USING (a)"),
-            "0A000 JOIN ... USING (write ON) is not in lockstep's SQL subset (docs/sql.md), at position 17 @17");
-  EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"),
-            "0A000 FOR UPDATE with a JOIN, a subquery or a function in FROM is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+            "0A000 SELECT * over JOIN ... USING (name the columns) is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a) JOIN v USING (a)"),
+            "0A000 JOIN ... USING beside another join (write ON) is not in lockstep's SQL subset (docs/sql.md), at position 36 @36");
+  EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a)"), "");
+  EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"), "");  // over joined tables: sim/pg/sql_lock_rows.cc
   EXPECT_EQ(refusal("SELECT * FROM json_each('x')"),
             "0A000 the function json_each() is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("SELECT * FROM (SELECT 1) s, generate_series(1, 2) g JOIN t ON true"), "");

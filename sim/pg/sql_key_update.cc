@@ -48,18 +48,6 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   }
   const std::int64_t to = id_of(t, updated);
   LOCKSTEP_INVARIANT(to != id, "a key-changing UPDATE moves its row to another slot");
-  // heap_update places the new tuple before the primary key's check may wait.
-  const std::uint64_t position = server_.new_tuple(name);
-  const ObjectId obj = server_.row_object(name, to);
-  if (s_.in_actor()) s_.also_touch(obj);
-  // The primary key's unique check on the new key (_bt_check_unique): another transaction
-  // that wrote the key is waited for, then the check looks again.
-  if (Status waited = wait_for_row_writers(name, to, obj); !waited.ok()) throw Raised{waited.error()};
-  if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes is the wait's
-  if (c_.newest(name, to)) {
-    throw Raised{Error{std::string(sqlstate::kUniqueViolation),
-                       fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))}};
-  }
   // Which committed tuple the moving version continues: the one it moves from, unless this
   // transaction inserted the row (nothing to follow) or moved it here from elsewhere.
   std::int64_t origin = 0;
@@ -72,9 +60,23 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
       origin = id;
     }
   }
+  // heap_update ends the old tuple (its xmax) and places the new one before the primary
+  // key's check may wait: while it waits, others' unique checks of the old row's keys wait
+  // for this transaction.
   Rows unused;
   write_version(t, id, std::nullopt, {}, unused);
   if (origin == id) server_.row(name, id).pending.at(c_.pid_).moved = true;
+  const std::uint64_t position = server_.new_tuple(name);
+  const ObjectId obj = server_.row_object(name, to);
+  if (s_.in_actor()) s_.also_touch(obj);
+  // The primary key's unique check on the new key (_bt_check_unique): another transaction
+  // that wrote the key is waited for, then the check looks again.
+  if (Status waited = wait_for_row_writers(name, to, obj); !waited.ok()) throw Raised{waited.error()};
+  if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes is the wait's
+  if (c_.newest(name, to)) {
+    throw Raised{Error{std::string(sqlstate::kUniqueViolation),
+                       fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))}};
+  }
   if (Status locked = lock_new_row(name, to, obj); !locked.ok()) throw Raised{locked.error()};
   if (s_.in_actor()) s_.also_touch(obj);
   write_version(t, to, std::move(updated), ret, out, position);
