@@ -239,6 +239,7 @@ struct ColumnDef {
   int bits = 0;                  // bit(n): n
   int numeric_precision = 0, numeric_scale = 0;  // numeric(p, s); precision 0: unconstrained
   bool serial = false;  // serial / bigserial / an identity column: a sequence default
+  std::string refused;  // a column whose values lockstep does not model (a sequence's log_cnt): what, for the refusal
   // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
   // OVERRIDING SYSTEM VALUE; BY DEFAULT: as a serial.
   bool identity_always = false;

@@ -158,8 +158,7 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
       if (def.columns[i].name == k) t.key.push_back(static_cast<int>(i));
     }
   }
-  t.sequences.assign(def.columns.size(), 0);
-  for (std::size_t i = 0; i < def.columns.size(); ++i) t.sequences[i] = def.columns[i].sequence_start - def.columns[i].sequence_increment;
+  for (const sql::ColumnDef& c : def.columns) t.sequences.push_back({.last = c.sequence_start});
   for (std::size_t u = 0; u < def.unique.size(); ++u) {
     const auto& names = def.unique[u];
     SqlTable::UniqueKey k;

@@ -184,7 +184,14 @@ struct SqlTable {
   std::vector<std::pair<std::string, std::size_t>> referenced_by;  // (child table, index in its foreign_keys)
   std::map<std::string, std::int64_t, std::less<>> ids;
   std::int64_t next_id = 1;
-  std::vector<std::int64_t> sequences;  // per column: a serial's last value
+  // Per column: a serial's sequence, as the server's sequence relation has it (last_value,
+  // is_called: the next nextval returns `last` itself until called).
+  struct SerialSequence {
+    std::int64_t last = 0;
+    bool called = false;
+    std::int64_t next(std::int64_t increment) { return called ? last += increment : (called = true, last); }
+  };
+  std::vector<SerialSequence> sequences;
   // The statements whose column names were checked against this table (SqlRun::check_once),
   // each by its plan node; the entry keeps the plan alive so no other plan takes its address.
   std::vector<std::pair<std::shared_ptr<const void>, const void*>> checked;

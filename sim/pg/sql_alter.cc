@@ -199,7 +199,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
           return Error{"42704", fmt::format("type \"{}\" does not exist", c.column.user_type)};
         }
         t->def.columns.push_back(c.column);
-        t->sequences.push_back(c.column.sequence_start - c.column.sequence_increment);
+        t->sequences.push_back({.last = c.column.sequence_start});
         const std::size_t n = t->def.columns.size() - 1;
         // Each row there gets the column's default, evaluated per row (a serial's nextval).
         server_.each_row(table, [&](std::int64_t, RowState& r) {

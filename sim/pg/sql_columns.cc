@@ -21,6 +21,7 @@ sql::ElementType column_element(const sql::ColumnDef& c) {
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
+  if (!c.refused.empty()) throw SqlError("0A000", fmt::format("reading {} is not in lockstep's SQL subset (docs/sql.md)", c.refused));
   const auto it = row.find(c.name);
   if (c.type ==
       Type::record) {  // a row value (a WITH query's or a subquery's column): c.user_type is its table

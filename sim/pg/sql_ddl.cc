@@ -1,6 +1,7 @@
 // sim/pg/sql_ddl.cc: the DDL of the simulated server (sim/pg/sql_run.h): CREATE / DROP TABLE,
-// CREATE / DROP TYPE (enums), CREATE / DROP SEQUENCE (and nextval, currval, setval), CREATE / DROP SCHEMA and CREATE INDEX, each outside the sessions
-// and outside a transaction block, in one step that writes the whole server.
+// CREATE / DROP TYPE (enums), CREATE / DROP SEQUENCE, CREATE / DROP SCHEMA and CREATE INDEX, each
+// outside the sessions and outside a transaction block, in one step that writes the whole server;
+// and a sequence's functions (nextval, currval, setval) and its relation (SELECT ... FROM seq).
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -160,15 +161,14 @@ Value SqlRun::serial_sequence_function(std::string_view name, const std::string&
   refuse_in_read_only(name);
   if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does
   const sql::ColumnDef& c = owner->def.columns[column];
-  std::int64_t& last = owner->sequences[column];
+  SqlTable::SerialSequence& seq = owner->sequences[column];
   if (name == "setval") {
     if (args.at(1).is_null()) return Value::null(Type::int8);
     const std::int64_t v = sql::cast(args[1], Type::int8).as_integer();
-    const bool called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool();
-    last = called ? v : v - c.sequence_increment;
+    seq = {.last = v, .called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool()};
     return Value::integer(v, Type::int8);
   }
-  return Value::integer(last += c.sequence_increment, Type::int8);
+  return Value::integer(seq.next(c.sequence_increment), Type::int8);
 }
 
 Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
@@ -207,6 +207,33 @@ Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>&
   seq->called = true;
   c_.currvals_[seq_name] = next;
   return Value::integer(next, Type::int8);
+}
+
+SqlRun::Derived& SqlRun::sequence_relation(const std::string& name) {
+  // The sequence's one tuple, as read_seq_tuple gives it: not a version under MVCC, so its values
+  // are the latest nextval's or setval's, whoever's and committed or not. log_cnt counts the
+  // values WAL-logged ahead, reset by a checkpoint: not modelled, and refused where read.
+  std::int64_t last = 0;
+  bool called = false;
+  if (const Server::Sequence* seq = server_.sequence(name)) {
+    if (s_.in_actor()) s_.also_touch(seq->object);
+    std::tie(last, called) = std::pair(seq->last, seq->called);
+  } else {
+    const auto [owner, column] = server_.serial_column_of(name);
+    if (s_.in_actor()) s_.also_touch(owner->object);  // its sequence's state is the table's (column_default)
+    std::tie(last, called) = std::pair(owner->sequences[column].last, owner->sequences[column].called);
+  }
+  auto d = std::make_unique<Derived>();
+  d->sequence = std::make_unique<sql::CommonTable>(sql::CommonTable{.name = name});
+  d->def = d->sequence.get();
+  d->table.def.table = name;
+  d->table.def.columns = {{.name = "last_value", .type = Type::int8},
+                          {.name = "log_cnt", .type = Type::int8, .refused = "a sequence's log_cnt (it depends on checkpoints)"},
+                          {.name = "is_called", .type = Type::boolean}};
+  d->rows = {Row{{"last_value", std::to_string(last)}, {"is_called", called ? "t" : "f"}}};
+  d->computed = true;
+  derived_.push_back(std::move(d));
+  return *derived_.back();
 }
 
 Result<Rows> SqlRun::statement(const sql::DropTable& d) {

@@ -366,9 +366,7 @@ SqlTable* SqlRun::table(const std::string& name) {
   if (Derived* d = derived(name)) return &d->table;  // a WITH query's name hides a table's
   SqlTable* t = server_.sql_table(name);
   if (t == nullptr && (server_.sequence(name) != nullptr || server_.serial_column_of(name).first != nullptr)) {
-    // SELECT last_value, is_called FROM seq (pgmq's metrics): the server answers with the
-    // sequence's one row; its log_cnt depends on WAL and checkpoints.
-    throw SqlError("0A000", fmt::format("reading the sequence \"{}\" as a relation is not in lockstep's SQL subset (docs/sql.md)", name));
+    return &sequence_relation(name).table;  // SELECT last_value, is_called FROM seq (pgmq's metrics)
   }
   if (t == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
   return t;

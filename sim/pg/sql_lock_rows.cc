@@ -66,7 +66,11 @@ std::vector<const sql::FromItem*> SqlRun::locked_tables(const sql::Select& sel) 
   auto refuse = [&](std::string_view what) {
     throw SqlError("0A000", fmt::format("{} {} is not in lockstep's SQL subset (docs/sql.md)", clause, what));
   };
-  auto with_query = [&](const sql::FromItem& f) { return f.kind == K::table && !system_view(f) && derived_of(table(f.table)) != nullptr; };
+  auto with_query = [&](const sql::FromItem& f) {
+    const Derived* d = f.kind == K::table && !system_view(f) ? derived_of(table(f.table)) : nullptr;
+    if (d != nullptr && d->sequence) throw SqlError("42809", fmt::format("cannot lock rows in sequence \"{}\"", f.table));
+    return d != nullptr;
+  };
   Leaves locked;
   if (sel.lock_of.empty()) {  // every table (a subquery's would be locked inside it; functions, VALUES, WITH queries have none)
     for (const auto& [f, nullable] : leaves) {

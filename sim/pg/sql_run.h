@@ -8,11 +8,10 @@
 // row. An error aborts the transaction, or, outside one, drops what the statement wrote.
 //
 // Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
-// settings and the functions of locks and sessions), sql_ddl.cc (DDL), sql_select.cc (scans, SELECT, row
-// locks, aggregates), sql_subqueries.cc (InitPlans, SubPlans, semi and anti joins: their
-// snapshot and their EvalPlanQual re-check), sql_write.cc (INSERT, UPDATE, DELETE),
-// sql_unique.cc (unique checks), sql_joins.cc (WITH queries, read whole, by rounds or a row at
-// a time); a table's rows outside a run: sim/pg/sql_rows.h.
+// settings, functions of locks and sessions), sql_ddl.cc (DDL, sequences), sql_select.cc (scans,
+// SELECT, row locks, aggregates), sql_subqueries.cc (InitPlans, SubPlans, semi and anti joins),
+// sql_write.cc (INSERT, UPDATE, DELETE), sql_unique.cc (unique checks), sql_joins.cc (WITH
+// queries); a table's rows outside a run: sim/pg/sql_rows.h.
 #pragma once
 
 #include <map>
@@ -185,10 +184,11 @@ class SqlRun final : public sql::EvalContext {
   }
 
   // ---- WITH queries, UPDATE ... FROM and DELETE ... USING (sql_joins.cc).
-  // A WITH query's relation: its columns (a plain column keeps its table's type; an
-  // expression's type is its first value's) and its rows, computed once, when first read.
+  // A WITH query's relation: its columns (a plain column keeps its table's type, an expression's
+  // is its first value's) and its rows, computed once, when first read.
   struct Derived {
     const sql::CommonTable* def = nullptr;
+    std::unique_ptr<sql::CommonTable> sequence;  // a sequence read as a relation: def is this (its name only)
     SqlTable table;
     std::vector<Row> rows;
     bool computed = false;
@@ -214,6 +214,7 @@ class SqlRun final : public sql::EvalContext {
   // when one names an outer query's column, or repeats a name the statement declared).
   void declare_subquery_ctes(const sql::Select& sub);
   Derived* derived(std::string_view name);
+  Derived& sequence_relation(const std::string& name);  // SELECT last_value, is_called FROM seq: one row, read now
   Derived* derived_of(const SqlTable* t);
   void materialize(Derived& d);
   // Whether `row` (id `id` of relation t, named `alias`) passes `where` (none: it does).
@@ -361,9 +362,8 @@ class SqlRun final : public sql::EvalContext {
   void request_table_lock();
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
-  // ---- DDL: one step that writes the whole server; not inside a transaction block.
-  // The catalog is fixed while actors run (a spec's setup and teardown, a model's
-  // constructor): statements then look tables up without a step of their own.
+  // ---- DDL: one step that writes the whole server; not inside a transaction block. The catalog
+  // is fixed while actors run (a spec's setup and teardown): statements look tables up freely.
   std::optional<Error> ddl_step();
 
   Result<Rows> statement(const sql::CreateTable& ct);

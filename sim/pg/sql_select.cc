@@ -19,6 +19,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   declare_ctes(sel.with);  // those that lock rows take their steps now
   SqlTable* t = table(sel.table);
   if (sel.lock != sql::RowLock::none && derived_of(t) != nullptr) {
+    if (derived_of(t)->sequence) throw SqlError("42809", fmt::format("cannot lock rows in sequence \"{}\"", sel.table));
     throw SqlError("0A000", fmt::format("{} cannot be applied to a WITH query", sql::lock_clause_name(sel.lock)));
   }
   check_once(*t, &sel, [&] { check_select(sel, *t); });

@@ -124,7 +124,7 @@ Value SqlRun::column_default(SqlTable& t, std::size_t i) {
   if (c.serial) {
     // The table's sequences are its object's: an UPDATE ... SET c = DEFAULT writes it too.
     if (s_.in_actor()) s_.also_touch(t.object);
-    return Value::integer(t.sequences[i] += c.sequence_increment, c.type);
+    return Value::integer(t.sequences[i].next(c.sequence_increment), c.type);
   }
   if (c.default_value) return sql::evaluate(*c.default_value, *this);
   return Value::null(c.type);
@@ -463,7 +463,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   if (!b.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(b.with);  // those that lock rows take their steps now
   SqlTable* t = table(b.table);
-  if (derived_of(t) != nullptr) throw SqlError("42809", fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
+  if (const Derived* d = derived_of(t)) {
+    throw SqlError("42809", d->sequence ? fmt::format("cannot change sequence \"{}\"", b.table) : fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
+  }
   SqlTable* from = b.from.empty() ? nullptr : table(b.from);
   join_ = Join{from, b.from_alias, nullptr};
   {
