@@ -47,7 +47,7 @@ nlohmann::json timing_json(const Timing& t) {
 std::string timing_coverage(const Timing& t) {
   const std::string durations = t.jitter > 0 ? fmt::format("durations within {:g}%", t.jitter * 100) : "durations as written";
   const std::string clocks = t.skew_ms > 0 ? fmt::format("clocks off by up to {} ms", t.skew_ms) : "no clock skew";
-  const std::string stalls = t.stalls > 0 ? fmt::format("{} stall{} of {} ms per execution (before a statement)", t.stalls,
+  const std::string stalls = t.stalls > 0 ? fmt::format("{} stall{} of {} ms per execution (before a statement, after a clock read)", t.stalls,
                                                         t.stalls == 1 ? "" : "s", t.stall_ms)
                                           : "no stalls";
   std::string out = durations + ", " + clocks + ", " + stalls;

@@ -12,12 +12,14 @@
 // - skew_ms S: each actor's Env::now reads the server's clock (the simulated PostgreSQL's
 //   now()) plus 0, -S or +S ms, chosen once per actor and execution ("clock_skew");
 // - stalls {count C, max_ms M}: before any statement an actor sends to the simulated
-//   PostgreSQL, it may stop for M ms (a GC or VM pause; "stall", at most C per execution);
+//   PostgreSQL, and right after it reads its clock (Env::now: the pause between a check of
+//   a deadline and the act on it), it may stop for M ms (a GC or VM pause; "stall", at most C
+//   per execution);
 // - statement_ms [LO, HI]: each such statement first takes a round trip of LO or HI ms
 //   ("latency"; one value when LO == HI, no choice), so a loop without a sleep moves time.
 // Guarantees: with no timing (the default), no choice is added and every count and trace is
 // as before; the same decisions give the same timings (traces record them as choices).
-// Not built yet (issue 48): stalls at steps other than statements.
+// Not built yet (issue 62): stalls before other steps (one holding a mutex while time moves).
 #pragma once
 
 #include <cstdint>

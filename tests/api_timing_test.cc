@@ -183,6 +183,67 @@ TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
   }
 }
 
+// The lease in the simulated PostgreSQL, the resource a storage service of the model's own
+// (no SQL): a holder checks its lease on its clock, then writes. A GC pause between that
+// check and the write is a stall after a clock read, before a step that is not a statement:
+// unfenced, b's write (it took the lease over at 150 ms) is overwritten by a's older token.
+struct LeaseAndStorage {
+  explicit LeaseAndStorage(Env& env)
+      : a(env.new_pg_pool(lockstep::pg::PoolConfig{.application_name = "a", .pool_size = 1})),
+        b(env.new_pg_pool(lockstep::pg::PoolConfig{.application_name = "b", .pool_size = 1})),
+        stored_token(env.new_shared_var("storage", 0)) {
+    auto c = a->checkout().value();
+    (void)c->exec("CREATE TABLE lease (id int PRIMARY KEY, expires bigint, token bigint)").value();
+    (void)c->exec("INSERT INTO lease VALUES (1, 0, 0)").value();
+  }
+  std::unique_ptr<lockstep::pg::Pool> a, b;
+  std::unique_ptr<lockstep::SharedVar> stored_token;  // the storage service: the token of its last write
+  std::int64_t newest_written = 0;
+};
+
+lockstep::Model<LeaseAndStorage> lease_and_storage(bool fenced, lockstep::Timing timing) {
+  return lockstep::Model<LeaseAndStorage>(fenced ? "fenced-storage" : "unfenced-storage")
+      .actors(2,
+              [fenced](LeaseAndStorage& s, Env& env, ActorId self) {
+                if (self == 1) env.sleep_for(std::chrono::milliseconds(150));
+                auto c = (self == 0 ? s.a : s.b)->checkout().value();
+                const std::string now = std::to_string(now_ms(env));
+                const auto got = c->exec("UPDATE lease SET expires = $1 + 100, token = token + 1 WHERE id = 1 AND expires <= $1 "
+                                         "RETURNING token, expires",
+                                         {now})
+                                     .value();
+                if (got.empty()) return;
+                const std::int64_t token = got.int64(0, "token");
+                if (now_ms(env) >= got.int64(0, "expires")) return;  // the lease ran out: do not write
+                if (!fenced) {
+                  s.stored_token->store(token);
+                } else {  // the storage keeps the newest token's write
+                  for (std::int64_t seen = s.stored_token->load(); seen < token; seen = s.stored_token->load()) {
+                    if (s.stored_token->compare_exchange(seen, token)) break;
+                  }
+                }
+                s.newest_written = std::max(s.newest_written, token);
+              })
+      .invariant("writes_never_go_back",
+                 [](LeaseAndStorage& s) -> std::optional<std::string> {
+                   const std::int64_t last = s.stored_token->load();
+                   if (last == s.newest_written) return std::nullopt;
+                   return "the storage holds token " + std::to_string(last) + " after token " + std::to_string(s.newest_written) + " wrote";
+                 })
+      .timed()
+      .timing(timing)
+      .trace_dir(temp_dir("timing-storage"));
+}
+
+TEST(Timing, AStallBetweenAClockCheckAndANonSqlWriteIsExplored) {
+  EXPECT_TRUE(run_and_print("unfenced storage, as written", lease_and_storage(false, {})).passed());
+  const auto stalled = run_and_print("unfenced storage, 1 stall of 200 ms", lease_and_storage(false, {.stalls = 1, .stall_ms = 200}));
+  ASSERT_TRUE(stalled.is(lockstep::Verdict::violation, "writes_never_go_back")) << stalled.describe();
+  EXPECT_NE(stalled.interleaving.find("after reading its clock"), std::string::npos) << stalled.interleaving;
+  const auto fenced = run_and_print("fenced storage, 1 stall of 200 ms", lease_and_storage(true, {.stalls = 1, .stall_ms = 200}));
+  EXPECT_TRUE(fenced.passed() && fenced.exhaustive) << fenced.describe();
+}
+
 // A poll loop without a sleep: in timed mode time stands still while it spins, and the
 // verdict says so; with statement latency each poll moves time and the lease expires.
 TEST(Timing, ALoopWithoutASleepIsNamedAndStatementLatencyMovesTime) {

@@ -210,7 +210,7 @@ TEST(ScenarioTiming, TheTimingModelIsReadWithItsPlaces) {
                                       .statement_low = std::chrono::microseconds(100),
                                       .statement_high = std::chrono::milliseconds(1)}));
   EXPECT_EQ(timing_coverage(s.explore.timing),
-            "durations within 50%, clocks off by up to 50 ms, 1 stall of 200 ms per execution (before a statement), "
+            "durations within 50%, clocks off by up to 50 ms, 1 stall of 200 ms per execution (before a statement, after a clock read), "
             "statements taking 0.1 to 1 ms");
   EXPECT_EQ(timing_coverage(Timing{}), "durations as written, no clock skew, no stalls");
   EXPECT_EQ(error_of(with(R"(, "explore": {"timing": {"jitter": 0.5}})")),

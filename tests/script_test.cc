@@ -24,7 +24,7 @@ std::string error_of(const nlohmann::json& doc) {
 TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
             "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
-            "runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
+            "runlock, lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
             "hot, cold or sql)");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
   EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),

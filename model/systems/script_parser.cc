@@ -237,13 +237,17 @@ void parse_jump_op(const OpWords& o, Actor& actor, Op& op) {
   op.target = static_cast<std::size_t>(*target);
 }
 
-// sleep, observe, crash, hot and cold: time, observations, crashes and liveness obligations.
+// sleep, clock, observe, crash, hot and cold: time, observations, crashes and liveness obligations.
 void parse_other_op(const OpWords& o, Actor& actor, Op& op) {
   const std::string& verb = o.w[0];
   if (verb == "sleep") {
     o.need(2, 2, "sleep MS");
     op.kind = OpKind::sleep;
     op.ms = parse_ms(o.w[1], o.where);
+  } else if (verb == "clock") {
+    o.need(2, 2, "clock R");
+    op.kind = OpKind::clock;
+    op.reg = register_index(actor, o.ident(1));
   } else if (verb == "observe") {
     o.need(3, 3, "observe SCOPE VALUE");
     op.kind = OpKind::observe;
@@ -320,14 +324,14 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     parse_file_op(o, actor, op);
   } else if (is({"goto", "jz", "jnz"})) {
     parse_jump_op(o, actor, op);
-  } else if (is({"sleep", "observe", "crash", "hot", "cold"})) {
+  } else if (is({"sleep", "clock", "observe", "crash", "hot", "cold"})) {
     parse_other_op(o, actor, op);
   } else if (is({"sql"})) {
     parse_sql_op(o, actor, op);
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot, "
+        "lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot, "
         "cold or sql)",
         o.w[0]));
   }

@@ -10,6 +10,8 @@
 //   trylock m ok    try to lock m without waiting; ok := 1 when acquired, else 0
 //   unlockif m ok   unlock m when ok is not 0 (ends the critical section of a trylock or lockfor)
 //   sleep 5         sleep 5 ms (virtual time)
+//   clock r         r := the actor's clock (Env::now) in ms; not a step of its own (the
+//                   timing model may stall the actor there: model/timing.h)
 //   observe 3 v     report an ordered event with value v (0..9, or a register) in scope 3;
 //                   `observe * v` reports it in the global scope. It belongs to the actor's
 //                   step before it (or is a step of its own when the actor has none yet).
@@ -53,7 +55,7 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold, sql };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold, sql };
 
 struct Op {
   OpKind kind = OpKind::read;

@@ -168,12 +168,13 @@ void SimConnection::statement_timing() {
   if (!s_.in_actor()) return;
   Duration wait{0};
   bool stalled = false;
-  if (server_.stalls_used() < t.stalls) {
+  if (s_.stall_left()) {
+    s_.touch_pending_timers();
     stalled = s_.choose(2, "stall") == 1;
     s_.describe_choice(stalled ? "stalls " + duration_text(std::chrono::milliseconds(t.stall_ms)) : std::string("no stall"));
   }
   if (stalled) {
-    server_.use_stall();
+    s_.use_stall();
     wait += std::chrono::milliseconds(t.stall_ms);
   }
   if (t.statement_high > Duration{0}) {

@@ -321,9 +321,6 @@ class Server : public sql::SqlContextSource {
   // The server_restart fault (PoolConfig), at most once per execution: every live session
   // terminated at once (terminate); the rows committed stay.
   bool restart_used() const { return restart_used_; }
-  // The timing model's stalls taken in this execution (SimConnection::statement_timing).
-  int stalls_used() const { return stalls_used_; }
-  void use_stall() { ++stalls_used_; }
   void restart();
   ObjectId object_for(AdvisoryKey key);
   // Marks the current step as reading every lock someone holds (advisory and row locks):
@@ -505,7 +502,6 @@ class Server : public sql::SqlContextSource {
   ObjectId domain_;
   bool termination_used_ = false;
   bool restart_used_ = false;
-  int stalls_used_ = 0;
   StatementLog* log_ = nullptr;
   std::uint64_t commits_ = 0;  // row versions committed so far
   std::uint64_t heap_positions_ = 0;  // new tuples so far (RowState's heap positions)

@@ -85,6 +85,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   jitter_timers_ = limits.timing.jitter > 0 && limits.time == TimeMode::timed;
   timed_statements_ = limits.time == TimeMode::timed && (limits.timing.stalls > 0 || limits.timing.statement_high > Duration{0});
   exact_timer_ = false;
+  stalls_used_ = 0;
   strategy_ = &strategy;
   observer_ = strategy.abilities().observer;
   instance_ = nullptr;
@@ -426,8 +427,10 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   a.op = op;
   a.guard = guard;
   const Time start = now();
+  const bool was_pending = a.has_deadline && a.deadline > now_;
   a.has_deadline = timeout != kForever && timeout <= Time::max() - start;
   if (a.has_deadline) a.deadline = start + std::max(timeout, Duration{0});
+  if (jitter_timers_ && (was_pending || (a.has_deadline && a.deadline > now_))) touch_pending_timers();
   a.fiber.suspend();
   if (aborting_) return abort_point();
   if (doomed_[current_] && std::uncaught_exceptions() == 0 && crash_point(op)) {
@@ -655,6 +658,7 @@ void Scheduler::actor_entry(void* arg) {
   } catch (...) {
     s->fail(Verdict::model_error, "", fmt::format("actor {} threw a non-standard exception", s->actor_names_[a->id]));
   }
+  if (s->jitter_timers_ && a->has_deadline && a->deadline > s->now_) s->touch_pending_timers();  // its timer leaves the pending ones
   a->finished = true;
   s->unfinished_ &= ~(std::uint64_t{1} << a->id);
 }

@@ -184,6 +184,19 @@ class Scheduler {
   // Timed mode with a timing model's stalls or statement latency: a simulated statement
   // first takes its stall or round trip (SimConnection::statement_timing).
   bool times_statements() const { return timed_statements_; }
+  // The timing model's stalls (model/timing.h), counted per execution: whether the current
+  // actor may still stall, and taking one (the caller then sleeps stall_ms in a step).
+  bool stall_left() const { return in_actor() && limits_.time == TimeMode::timed && stalls_used_ < limits_.timing.stalls; }
+  void use_stall() { ++stalls_used_; }
+  // Under jitter, a jittered timer's durations depend on the deadlines pending when it is armed
+  // (duration_choices): a step that arms a timer, ends one before its deadline, or chooses
+  // whether to (a stall: its footprint the same for either value) writes one object of them
+  // all, so two such steps are ordered both ways (the dfs oracle's timing properties).
+  void touch_pending_timers() {
+    if (!jitter_timers_) return;
+    if (timers_object_ == kNoObject) timers_object_ = object_of_key("pending timers");
+    also_touch(timers_object_);
+  }
   // Adds what the choice just made means to its event ("3 (lasts 60 ms, written 100 ms)"):
   // for a reader of the trace and for the timing causes (sim/explain/cause.h).
   void describe_choice(std::string_view text);
@@ -293,6 +306,7 @@ class Scheduler {
   Duration jittered(Duration written, const OpDesc& op);  // sim/sched/scheduler_timing.cc
   // From now to each other unfinished actor's timer deadline still ahead.
   std::vector<Duration> pending_deadlines() const;
+
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 
@@ -300,6 +314,8 @@ class Scheduler {
   bool jitter_timers_ = false;  // timed mode with a timing model's jitter: timers are choices
   bool timed_statements_ = false;  // timed mode with stalls or statement latency (times_statements)
   bool exact_timer_ = false;    // the next yield's timer is exact (yield_exact)
+  int stalls_used_ = 0;         // the timing model's stalls taken in this execution
+  ObjectId timers_object_ = kNoObject;  // touch_pending_timers's, made at its first use
   Strategy* strategy_ = nullptr;
   StepObserver* observer_ = nullptr;  // the strategy's, when it has one (partial-order reduction)
   Instance* instance_ = nullptr;

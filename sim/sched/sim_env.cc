@@ -13,6 +13,7 @@ namespace {
 constexpr OpDesc kSleep{"sleep", {}, 0, false};
 
 const TimerOnly kNever("its sleep to end");
+const TimerOnly kStall("its stall to end");
 }  // namespace
 
 // ---- flock -------------------------------------------------------------------------------
@@ -155,6 +156,25 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
 }
 
 Time SimEnv::now() {
+  const Time read = clock();
+  if (scheduler_->stall_left()) {
+    // The timing model's stall after a clock read: the actor acts on what it read M ms late
+    // (a GC pause between a lease's expiry check and the write it guards).
+    scheduler_->touch_pending_timers();
+    const bool stalled = scheduler_->choose(2, "stall") == 1;
+    const Duration stall = std::chrono::milliseconds(scheduler_->limits().timing.stall_ms);
+    scheduler_->describe_choice(stalled ? "stalls " + duration_text(stall) + " after reading its clock" : std::string("no stall"));
+    if (stalled) {
+      scheduler_->use_stall();
+      const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(stall).count();
+      scheduler_->yield_exact({"stall", {}, us, true}, &kStall, stall);
+      scheduler_->note_result({StepResult::Kind::woke});
+    }
+  }
+  return read;
+}
+
+Time SimEnv::clock() {
   const Time server = scheduler_->now();
   const RunLimits& limits = scheduler_->limits();
   if (limits.timing.skew_ms == 0 || limits.time != TimeMode::timed || !scheduler_->in_actor()) return server;

@@ -37,6 +37,7 @@ class SimEnv final : public Env {
   // Records the simulated PostgreSQL's statements of the executions to come (nullptr: off).
   void set_statement_log(pg::StatementLog* log) { statements_ = log; }
 
+  // The actor's clock; with the timing model's stalls left, then an explored stall (model/timing.h).
   Time now() override;
   void sleep_for(Duration duration) override;
   ActorId current_actor() override;
@@ -69,6 +70,7 @@ class SimEnv final : public Env {
   struct Inode;
 
  private:
+  Time clock();  // the server's clock plus the actor's skew (an explored choice at its first read)
   Scheduler* scheduler_ = nullptr;
   std::map<std::string, std::unique_ptr<Inode>> inodes_;  // per execution
   std::unique_ptr<class PgServerHolder> pg_;              // the simulated PostgreSQL, per execution
