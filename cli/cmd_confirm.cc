@@ -352,7 +352,7 @@ int run_confirm(const ConfirmArgs& a, std::ostream& out, std::ostream& err) {
   options.timing = scenario.explore.timing;
   if (options.timing.any()) {
     out << fmt::format("timing on the server: {} (drawn per iteration: sleeps within the range, clocks behind, right or "
-                       "ahead, stalls as pauses of the thread before a statement; statement latency as it comes)\n",
+                       "ahead, stalls as pauses of the thread before a statement or after a clock read; statement latency as it comes)\n",
                        timing_coverage(options.timing));
   }
   if (fault_enabled(scenario, "server_restart") && !options.restart_server && !a.no_session_faults) {

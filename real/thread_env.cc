@@ -317,6 +317,12 @@ Time ThreadEnv::wall_now() const { return std::chrono::duration_cast<Time>(Clock
 // The timing model's clock skew (ThreadEnvOptions::timing): the actor's clock is behind,
 // right or ahead by skew_ms, drawn once per actor (seeded), as the simulation explores it.
 Time ThreadEnv::now() {
+  const Time t = skewed_now();
+  maybe_stall();  // the timing model's stall after a clock read, drawn as before a statement
+  return t;
+}
+
+Time ThreadEnv::skewed_now() {
   const Time wall = wall_now();
   if (options_.timing.skew_ms <= 0 || current < 0) return wall;
   std::lock_guard l(m_);

@@ -200,6 +200,7 @@ class ThreadEnv final : public Env {
   static void disarm_crash_points();
   Time wall_now() const;  // since start_, without the actor's clock skew
   void maybe_stall();
+  Time skewed_now();  // the wall clock plus the actor's skew
 
   ThreadEnvOptions options_;
   std::atomic<bool> abandoned_{false};

@@ -213,6 +213,19 @@ SqlRun::Derived& SqlRun::sequence_relation(const std::string& name) {
   // The sequence's one tuple, as read_seq_tuple gives it: not a version under MVCC, so its values
   // are the latest nextval's or setval's, whoever's and committed or not. log_cnt counts the
   // values WAL-logged ahead, reset by a checkpoint: not modelled, and refused where read.
+  // Made when the statement names it (a row read then, in the step before the statement's:
+  // a wider footprint, never read), read again by each scan (relation_rows), in its step.
+  Derived* existing = derived(name);
+  if (existing != nullptr && existing->sequence) {
+    // The server's planner gives the sequence a row mark in an UPDATE, DELETE or locking SELECT
+    // that reads it (42809 "cannot lock rows in sequence" where pulled up): refused, not guessed.
+    const SqlRun* top = this;
+    while (top->enclosing_ != nullptr) top = top->enclosing_;
+    const auto* sel = std::get_if<sql::Select>(&top->st_.body);
+    const bool locks = sel == nullptr || sel->lock != sql::RowLock::none || top->st_.locking_subquery ||
+                       std::any_of(sel->with.begin(), sel->with.end(), [](const sql::CommonTable& c) { return c.modifying || (c.select && c.select->lock != sql::RowLock::none); });
+    if (locks) throw SqlError("0A000", fmt::format("reading the sequence \"{}\" in a statement that writes or locks rows is not in lockstep's SQL subset (docs/sql.md)", name));
+  }
   std::int64_t last = 0;
   bool called = false;
   if (const Server::Sequence* seq = server_.sequence(name)) {
@@ -222,6 +235,10 @@ SqlRun::Derived& SqlRun::sequence_relation(const std::string& name) {
     const auto [owner, column] = server_.serial_column_of(name);
     if (s_.in_actor()) s_.also_touch(owner->object);  // its sequence's state is the table's (column_default)
     std::tie(last, called) = std::pair(owner->sequences[column].last, owner->sequences[column].called);
+  }
+  if (existing != nullptr && existing->sequence) {
+    existing->rows = {Row{{"last_value", std::to_string(last)}, {"is_called", called ? "t" : "f"}}};
+    return *existing;
   }
   auto d = std::make_unique<Derived>();
   d->sequence = std::make_unique<sql::CommonTable>(sql::CommonTable{.name = name});
@@ -293,6 +310,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   SqlTable* t = table(ix.table);
+  if (derived_of(t) != nullptr) throw SqlError("0A000", "CREATE INDEX on a sequence is not in lockstep's SQL subset (docs/sql.md)");
   const std::string name = !ix.name.empty() ? ix.name
                                             : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
   bool exists = false;

@@ -497,7 +497,11 @@ void SqlRun::transaction_options(const sql::Transaction& t) {
 Result<Rows> SqlRun::statement(const sql::LockTables& l) {
   SimConnection::Statement guard(c_);
   std::vector<std::pair<std::string, AdvisoryKey>> tables;
-  for (const std::string& name : l.tables) tables.emplace_back(name, Server::table_key(*table(name)));
+  for (const std::string& name : l.tables) {
+    SqlTable* t = table(name);
+    if (derived_of(t) != nullptr) throw SqlError("0A000", "LOCK TABLE, VACUUM or ANALYZE of a sequence is not in lockstep's SQL subset (docs/sql.md)");
+    tables.emplace_back(name, Server::table_key(*t));
+  }
   c_.forget_table_lock_request();  // LOCK TABLE takes its own
   if (l.maintenance != sql::LockTables::Maintenance::none) {
     const bool vacuum = l.maintenance == sql::LockTables::Maintenance::vacuum;

@@ -368,6 +368,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
       for (std::size_t i = 0; i < d->working.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->working[i]);
       return out;
     }
+    if (d->sequence) sequence_relation(d->def->name);  // its row as it is at this scan
     materialize(*d);
     for (std::size_t i = 0; i < d->rows.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->rows[i]);
     return out;

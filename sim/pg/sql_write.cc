@@ -16,6 +16,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   if (!ins.with.empty()) check_read_only();  // before a WITH query's locks or writes
   declare_ctes(ins.with);  // those that lock rows or modify take their steps now
   SqlTable* t = table(ins.table);
+  if (const Derived* d = derived_of(t); d != nullptr && d->sequence) throw SqlError("42809", fmt::format("cannot change sequence \"{}\"", ins.table));
   // The statement's first step writes the table (its lock: parse analysis opens the table
   // before it checks columns and the planner infers the arbiter, so their errors come after a
   // wait for the lock). The first row's values are evaluated in it, or the SELECT run.
