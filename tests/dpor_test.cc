@@ -470,25 +470,30 @@ RC_GTEST_PROP(DporProperties, SameStatesVerdictsAndOneExecutionPerTraceAsDfs, ()
   if (!dpor.restarted) RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
 }
 
-// The timing model (model/timing.h) as the oracle sees it: timed programs whose timers last
-// as written, at either end of their range or at a region point, explored as choices; dpor
-// reaches every state and verdict dfs does (issue 48's oracle, in part: jitter on sleeps and
-// timed locks; until this stop its search ran without the timing model: explore_all).
-RC_GTEST_PROP(DporProperties, SameStatesAndVerdictsAsDfsWithTimingChoices, ()) {
-  const Actors actors = gen_program();
+// A timed program under timing model `timing` (logged): dfs and dpor reach the same states and
+// verdicts (assert_as_dfs_with_choices); 0 sleep-set-blocked executions while dpor stays optimal.
+void assert_timed_as_dfs(const Actors& actors, const nlohmann::json& timing) {
   nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
   if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
-  const double jitter = *rc::gen::element(0.25, 0.5, 0.9);
-  nlohmann::json doc = script_scenario(actors, config, {{"time", "timed"}, {"timing", {{"jitter", jitter}}}});
+  const nlohmann::json doc = script_scenario(actors, config, {{"time", "timed"}, {"timing", timing}});
   RC_LOG() << doc.dump() << "\n";
   const Scenario s = scenario_from_json(doc);
   const Summary dfs = explore_all(s, "dfs");
   const Summary dpor = explore_all(s, "dpor");
   RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
            << " executions, " << dpor.redundant << " redundant\n";
-  RC_TAG(dpor.restarted ? "timing choices: dpor fell back to source-DPOR" : "no timer: dpor optimal throughout");
+  RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR (a timing choice, or another reason)" : "dpor optimal throughout");
   if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
   assert_as_dfs_with_choices(dfs, dpor);
+}
+
+// The timing model (model/timing.h) as the oracle sees it: timed programs whose timers last
+// as written, at either end of their range or at a region point, explored as choices; dpor
+// reaches every state and verdict dfs does (issue 48's oracle, in part: jitter on sleeps and
+// timed locks; until this stop its search ran without the timing model: explore_all).
+RC_GTEST_PROP(DporProperties, SameStatesAndVerdictsAsDfsWithTimingChoices, ()) {
+  const Actors actors = gen_program();
+  assert_timed_as_dfs(actors, {{"jitter", *rc::gen::element(0.25, 0.5, 0.9)}});
 }
 
 // The timing model's stalls (model/timing.h): timed programs whose actors read their clock
@@ -503,19 +508,7 @@ RC_GTEST_PROP(DporProperties, SameStatesAndVerdictsAsDfsWithStallsAfterClockRead
     const auto at = static_cast<std::ptrdiff_t>(*rc::gen::inRange<std::size_t>(0, ops.size() + 1));
     ops.insert(ops.begin() + at, "clock c");
   }
-  nlohmann::json config = {{"vars", {{"x", 0}, {"y", 0}}}};
-  if (auto checks = gen_scope_checks(actors); !checks.empty()) config["check"] = checks;
-  nlohmann::json timing = {{"stalls", {{"count", *rc::gen::inRange(1, 3)}, {"max_ms", *rc::gen::element(1, 2, 5)}}}};
-  nlohmann::json doc = script_scenario(actors, config, {{"time", "timed"}, {"timing", timing}});
-  RC_LOG() << doc.dump() << "\n";
-  const Scenario s = scenario_from_json(doc);
-  const Summary dfs = explore_all(s, "dfs");
-  const Summary dpor = explore_all(s, "dpor");
-  RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
-           << " executions, " << dpor.redundant << " redundant\n";
-  RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR (a stall choice, or another reason)" : "dpor optimal throughout");
-  if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
-  assert_as_dfs_with_choices(dfs, dpor);
+  assert_timed_as_dfs(actors, {{"stalls", {{"count", *rc::gen::inRange(1, 3)}, {"max_ms", *rc::gen::element(1, 2, 5)}}}});
 }
 
 // Checkpoints (sim/explore/checkpoint.h): the search cut after a random number of executions, again
