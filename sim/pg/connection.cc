@@ -167,16 +167,8 @@ void SimConnection::statement_timing() {
   const Timing& t = s_.limits().timing;
   if (!s_.in_actor()) return;
   Duration wait{0};
-  bool stalled = false;
-  if (s_.stall_left()) {
-    s_.touch_pending_timers();
-    stalled = s_.choose(2, "stall") == 1;
-    s_.describe_choice(stalled ? "stalls " + duration_text(std::chrono::milliseconds(t.stall_ms)) : std::string("no stall"));
-  }
-  if (stalled) {
-    s_.use_stall();
-    wait += std::chrono::milliseconds(t.stall_ms);
-  }
+  const bool stalled = s_.choose_stall("");
+  if (stalled) wait += std::chrono::milliseconds(t.stall_ms);
   if (t.statement_high > Duration{0}) {
     Duration trip = t.statement_low;
     if (t.statement_low != t.statement_high) {

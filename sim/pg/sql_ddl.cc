@@ -236,21 +236,20 @@ SqlRun::Derived& SqlRun::sequence_relation(const std::string& name) {
     if (s_.in_actor()) s_.also_touch(owner->object);  // its sequence's state is the table's (column_default)
     std::tie(last, called) = std::pair(owner->sequences[column].last, owner->sequences[column].called);
   }
-  if (existing != nullptr && existing->sequence) {
-    existing->rows = {Row{{"last_value", std::to_string(last)}, {"is_called", called ? "t" : "f"}}};
-    return *existing;
+  if (existing == nullptr || !existing->sequence) {
+    auto d = std::make_unique<Derived>();
+    d->sequence = std::make_unique<sql::CommonTable>(sql::CommonTable{.name = name});
+    d->def = d->sequence.get();
+    d->table.def.table = name;
+    d->table.def.columns = {{.name = "last_value", .type = Type::int8},
+                            {.name = "log_cnt", .type = Type::int8, .refused = "a sequence's log_cnt (it depends on checkpoints)"},
+                            {.name = "is_called", .type = Type::boolean}};
+    d->computed = true;
+    derived_.push_back(std::move(d));
+    existing = derived_.back().get();
   }
-  auto d = std::make_unique<Derived>();
-  d->sequence = std::make_unique<sql::CommonTable>(sql::CommonTable{.name = name});
-  d->def = d->sequence.get();
-  d->table.def.table = name;
-  d->table.def.columns = {{.name = "last_value", .type = Type::int8},
-                          {.name = "log_cnt", .type = Type::int8, .refused = "a sequence's log_cnt (it depends on checkpoints)"},
-                          {.name = "is_called", .type = Type::boolean}};
-  d->rows = {Row{{"last_value", std::to_string(last)}, {"is_called", called ? "t" : "f"}}};
-  d->computed = true;
-  derived_.push_back(std::move(d));
-  return *derived_.back();
+  existing->rows = {Row{{"last_value", std::to_string(last)}, {"is_called", called ? "t" : "f"}}};
+  return *existing;
 }
 
 Result<Rows> SqlRun::statement(const sql::DropTable& d) {

@@ -427,10 +427,12 @@ Wake Scheduler::yield(const OpDesc& op, const WaitCondition* guard, Duration tim
   a.op = op;
   a.guard = guard;
   const Time start = now();
-  const bool was_pending = a.has_deadline && a.deadline > now_;
+  // Under jitter, a timer that starts here, or ends here before its deadline, changes the
+  // deadlines pending (read only then: the flag first).
+  const bool was_pending = jitter_timers_ && a.has_deadline && a.deadline > now_;
   a.has_deadline = timeout != kForever && timeout <= Time::max() - start;
   if (a.has_deadline) a.deadline = start + std::max(timeout, Duration{0});
-  if (jitter_timers_ && (was_pending || (a.has_deadline && a.deadline > now_))) touch_pending_timers();
+  if (jitter_timers_ && (was_pending || (a.has_deadline && a.deadline > now_))) [[unlikely]] touch_pending_timers();
   a.fiber.suspend();
   if (aborting_) return abort_point();
   if (doomed_[current_] && std::uncaught_exceptions() == 0 && crash_point(op)) {

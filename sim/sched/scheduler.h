@@ -186,8 +186,9 @@ class Scheduler {
   bool times_statements() const { return timed_statements_; }
   // The timing model's stalls (model/timing.h), counted per execution: whether the current
   // actor may still stall, and taking one (the caller then sleeps stall_ms in a step).
-  bool stall_left() const { return in_actor() && limits_.time == TimeMode::timed && stalls_used_ < limits_.timing.stalls; }
-  void use_stall() { ++stalls_used_; }
+  // The stall choice (model/timing.h), where the execution has stalls left: whether the current
+  // actor stalls here (`where` names the place in the trace), counted when it does.
+  bool choose_stall(std::string_view where);
   // Under jitter, a jittered timer's durations depend on the deadlines pending when it is armed
   // (duration_choices): a step that arms a timer, ends one before its deadline, or chooses
   // whether to (a stall: its footprint the same for either value) writes one object of them
@@ -306,7 +307,6 @@ class Scheduler {
   Duration jittered(Duration written, const OpDesc& op);  // sim/sched/scheduler_timing.cc
   // From now to each other unfinished actor's timer deadline still ahead.
   std::vector<Duration> pending_deadlines() const;
-
   void abort_unfinished();
   std::string op_text(const OpDesc& op) const;
 

@@ -21,6 +21,16 @@ Duration Scheduler::jittered(Duration written, const OpDesc& op) {
   return values[c];
 }
 
+bool Scheduler::choose_stall(std::string_view where) {
+  if (!in_actor() || limits_.time != TimeMode::timed || stalls_used_ >= limits_.timing.stalls) return false;
+  touch_pending_timers();  // either value: the step's footprint does not depend on it
+  const bool stalled = choose(2, "stall") == 1;
+  describe_choice(stalled ? fmt::format("stalls {}{}", duration_text(std::chrono::milliseconds(limits_.timing.stall_ms)), where)
+                          : std::string("no stall"));
+  if (stalled) ++stalls_used_;
+  return stalled;
+}
+
 void Scheduler::describe_choice(std::string_view text) {
   if (limits_.log_events && !events_.empty() && events_.back().op.starts_with("choose ")) {
     events_.back().result += fmt::format(" ({})", text);

@@ -157,19 +157,13 @@ void SimEnv::begin_execution(Scheduler& scheduler) {
 
 Time SimEnv::now() {
   const Time read = clock();
-  if (scheduler_->stall_left()) {
-    // The timing model's stall after a clock read: the actor acts on what it read M ms late
-    // (a GC pause between a lease's expiry check and the write it guards).
-    scheduler_->touch_pending_timers();
-    const bool stalled = scheduler_->choose(2, "stall") == 1;
+  // The timing model's stall after a clock read: the actor acts on what it read M ms late (a
+  // GC pause between a lease's expiry check and the write it guards).
+  if (scheduler_->choose_stall(" after reading its clock")) {
     const Duration stall = std::chrono::milliseconds(scheduler_->limits().timing.stall_ms);
-    scheduler_->describe_choice(stalled ? "stalls " + duration_text(stall) + " after reading its clock" : std::string("no stall"));
-    if (stalled) {
-      scheduler_->use_stall();
-      const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(stall).count();
-      scheduler_->yield_exact({"stall", {}, us, true}, &kStall, stall);
-      scheduler_->note_result({StepResult::Kind::woke});
-    }
+    const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(stall).count();
+    scheduler_->yield_exact({"stall", {}, us, true}, &kStall, stall);
+    scheduler_->note_result({StepResult::Kind::woke});
   }
   return read;
 }
