@@ -463,6 +463,24 @@ TEST(SqlSim, AlterTableErrorsAreTheServers) {
             "ERROR 23503: insert or update on table \"jobs\" violates foreign key constraint \"jobs_kind_fkey\"");
   EXPECT_EQ(error_of("ALTER TABLE jobs ALTER COLUMN kind TYPE int;"), "ERROR 42804: column \"kind\" cannot be cast automatically to type integer");
   EXPECT_EQ(error_of("ALTER TABLE jobs ADD CONSTRAINT u UNIQUE (args);"), "");  // NULLs do not repeat a key
+  EXPECT_EQ(error_of("CREATE SEQUENCE s; ALTER SEQUENCE s OWNED BY jobs.nope;"), "ERROR 42703: column \"nope\" of relation \"jobs\" does not exist");
+  EXPECT_EQ(error_of("CREATE SEQUENCE s; ALTER SEQUENCE s OWNED BY nope.id;"), "ERROR 42P01: relation \"nope\" does not exist");
+  EXPECT_EQ(error_of("CREATE SEQUENCE s; ALTER SEQUENCE s OWNED BY jobs.id; DROP TABLE jobs; SELECT nextval('s');"),
+            "ERROR 42P01: relation \"s\" does not exist");  // dropped with its owner
+  EXPECT_EQ(error_of("CREATE SEQUENCE s OWNED BY jobs.id; ALTER SEQUENCE s OWNED BY NONE; DROP TABLE jobs; SELECT nextval('s');"), "");
+  // A storage parameter out of its bounds stops the spec's load (the parser checks it).
+  auto load_error = [&](std::string_view ddl) -> std::string {
+    try {
+      sql::parse_spec(fmt::format("setup {{ {} }}\nsession a\nstep a1 {{ SELECT 1; }}\n", ddl), "options.spec");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(load_error("CREATE TABLE t (id int) WITH (fillfactor = 5);"), "options.spec:1:39: value 5 out of bounds for option \"fillfactor\" (SQLSTATE 22023)");
+  EXPECT_EQ(load_error("CREATE TABLE t (id int); ALTER TABLE t SET (fillfactor = 0);"),
+            "options.spec:1:53: value 0 out of bounds for option \"fillfactor\" (SQLSTATE 22023)");
+  EXPECT_EQ(load_error("CREATE TABLE t (id int) WITH (fillfactor = 10, autovacuum_enabled = false, toast.autovacuum_enabled = false);"), "");
 }
 
 // The statements of RealPg.ExecRunsSqlAsWrittenWithTheServersErrors (tests/real_pg_test.cc),

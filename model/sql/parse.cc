@@ -585,7 +585,7 @@ std::string Statement::tag() const {
       if (!a.table.empty()) return "ALTER TABLE";
       const AlterCommand::Kind k = a.commands.empty() ? AlterCommand::Kind::drop_index : a.commands[0].kind;
       if (k == AlterCommand::Kind::rename_index) return "ALTER INDEX";
-      return k == AlterCommand::Kind::widen_sequence || k == AlterCommand::Kind::rename_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
+      return k == AlterCommand::Kind::alter_sequence || k == AlterCommand::Kind::rename_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
     }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }

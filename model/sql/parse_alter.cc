@@ -46,6 +46,24 @@ void alter_constraints_of(const CreateTable& c, std::vector<AlterCommand>& out) 
 
 }  // namespace
 
+void Reader::storage_parameters(const json& options, int fallback) const {
+  for (const json& o : options) {
+    const json& d = *node(o).second;
+    const int at = location_of(d, fallback);
+    const std::string name = d.value("defname", "");
+    const bool toast = d.value("defnamespace", "") == "toast";
+    if (name == "fillfactor" && !toast) {
+      if (!d.contains("arg") || node(d.at("arg")).first != "Integer") refuse("a fillfactor other than an integer", at);
+      const long long v = node(d.at("arg")).second->value("ival", 0LL);  // (libpg_query leaves out 0)
+      if (v < 10 || v > 100) fail("22023", fmt::format("value {} out of bounds for option \"fillfactor\"", v), at);
+      continue;
+    }
+    const bool vacuum = name.starts_with("autovacuum_") || name == "vacuum_truncate" || name == "vacuum_index_cleanup" ||
+                        name == "log_autovacuum_min_duration" || name == "toast_tuple_target" || name == "parallel_workers";
+    if (!vacuum) refuse(fmt::format("the storage parameter {}{}", toast ? "toast." : "", name), at);
+  }
+}
+
 AlterTable Reader::alter_table(const json& body) {
   const int loc = statement_start_;
   known(body, "AlterTableStmt", {"relation", "cmds", "objtype", "missing_ok"}, loc);
@@ -125,7 +143,13 @@ AlterTable Reader::alter_table(const json& body) {
       c.kind = K::drop_constraint;
       c.constraint = c.name;
     } else if (subtype == "AT_SetRelOptions" || subtype == "AT_ResetRelOptions" || subtype == "AT_SetLogged" || subtype == "AT_SetUnLogged" ||
-               subtype == "AT_ReplicaIdentity") {
+               subtype == "AT_ReplicaIdentity" || subtype == "AT_EnableRowSecurity" || subtype == "AT_DisableRowSecurity") {
+      // Row security binds roles other than the table's owner (or with FORCE): lockstep's
+      // sessions are the owner, so enabling it changes nothing they see (docs/sql.md).
+      if (subtype == "AT_SetRelOptions" && cmd.contains("def")) {
+        const json& list = *node(cmd.at("def")).second;  // a List
+        if (list.contains("items")) storage_parameters(list.at("items"), loc);
+      }
       c.kind = K::no_effect;
     } else {
       refuse(fmt::format("ALTER TABLE ... {}", subtype.starts_with("AT_") ? subtype.substr(3) : subtype), loc);
@@ -183,15 +207,22 @@ AlterTable Reader::rename(const json& body) {
 AlterTable Reader::alter_sequence(const json& body) {
   known(body, "AlterSeqStmt", {"sequence", "options", "missing_ok"}, statement_start_);
   AlterCommand c;
-  c.kind = AlterCommand::Kind::widen_sequence;
+  c.kind = AlterCommand::Kind::alter_sequence;
   c.constraint = relation(body.at("sequence"), statement_start_).first;
   c.missing_ok = body.value("missing_ok", false);
   for (const json& o : body.contains("options") ? body.at("options") : json::array()) {
     const json& d = *node(o).second;
     const std::string option = d.value("defname", "");
+    if (option == "owned_by") {  // OWNED BY table.column | NONE
+      std::vector<std::string> parts = names(node(d.at("arg")).second->at("items"));
+      if (parts.size() == 1 && parts[0] == "none") parts = {"", ""};
+      if (parts.size() < 2) fail("42601", "invalid OWNED BY option", location_of(d, statement_start_));
+      c.keys = {parts[parts.size() - 2], parts.back()};
+      continue;
+    }
     const bool to_bigint = option == "as" && type_of(*node(d.at("arg")).second, statement_start_) == Type::int8;
     const bool bigint_max = option == "maxvalue" && (!d.contains("arg") || integer_at(location_of(d, statement_start_) + 8) == std::numeric_limits<std::int64_t>::max());
-    if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint [MAXVALUE 9223372036854775807]", location_of(d, statement_start_));
+    if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint, MAXVALUE 9223372036854775807 or OWNED BY", location_of(d, statement_start_));
   }
   AlterTable a;
   a.commands.push_back(std::move(c));

@@ -218,6 +218,10 @@ class Reader {
   Delete remove(const json& body);
 
   CreateTable create_table(const json& body);
+  // WITH (storage parameters) of a table or index, or ALTER TABLE ... SET (...): fillfactor
+  // (10 to 100) and the vacuum and TOAST settings change nothing lockstep models; others are
+  // refused (parse_alter.cc).
+  void storage_parameters(const json& options, int fallback) const;
 
   static std::string constraint_name(std::string_view contype);
   // A REFERENCES column constraint (`column` set) or a FOREIGN KEY table constraint.

@@ -104,7 +104,8 @@ void Reader::name_checks(CreateTable& c) {
 
 CreateTable Reader::create_table(const json& body) {
   const int loc = statement_start_;
-  known(body, "CreateStmt", {"relation", "tableElts", "if_not_exists", "oncommit"}, loc);
+  known(body, "CreateStmt", {"relation", "tableElts", "if_not_exists", "oncommit", "options"}, loc);
+  if (body.contains("options")) storage_parameters(body.at("options"), loc);
   if (body.value("oncommit", "ONCOMMIT_NOOP") != "ONCOMMIT_NOOP") refuse("ON COMMIT", loc);
   CreateTable c;
   const json& rel = body.at("relation");
@@ -314,7 +315,8 @@ CreateSequence Reader::create_sequence(const json& body) {
 
 CreateIndex Reader::create_index(const json& body) {
   const int loc = statement_start_;
-  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists", "whereClause", "indexIncludingParams", "concurrent"}, loc);
+  known(body, "IndexStmt", {"idxname", "relation", "accessMethod", "indexParams", "unique", "if_not_exists", "whereClause", "indexIncludingParams", "concurrent", "options"}, loc);
+  if (body.contains("options")) storage_parameters(body.at("options"), loc);
   CreateIndex ix;
   std::string alias;
   std::tie(ix.table, alias) = relation(body.at("relation"), loc);

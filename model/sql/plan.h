@@ -357,8 +357,8 @@ struct CreateIndex {
 
 // ALTER TABLE [IF EXISTS] t cmd, ...: the forms migrations use, each applied in turn to the
 // table and its rows (DDL outside the sessions: no transaction sees the table change).
-// DROP INDEX [IF EXISTS] name is `drop_index` with `table` empty; ALTER SEQUENCE of a serial
-// column's sequence to bigint is `widen_sequence` likewise.
+// DROP INDEX [IF EXISTS] name is `drop_index` with `table` empty; ALTER SEQUENCE is
+// `alter_sequence` likewise.
 struct AlterCommand {
   enum class Kind : std::uint8_t {
     add_column,        // column (its constraints follow as add_* commands)
@@ -372,7 +372,8 @@ struct AlterCommand {
     add_foreign_key,   // foreign_key
     drop_constraint,   // constraint
     drop_index,        // constraint: the index's name
-    widen_sequence,    // constraint: a serial column's sequence (ALTER SEQUENCE s AS bigint [MAXVALUE its max])
+    alter_sequence,    // constraint: the sequence; AS bigint / MAXVALUE its max (a serial's: no change);
+                       // keys: OWNED BY {table, column}, {"", ""} for OWNED BY NONE, empty if not given
     rename_table,      // RENAME TO name
     rename_column,     // RENAME COLUMN name TO constraint
     rename_index,      // ALTER INDEX constraint RENAME TO name (table empty)

@@ -101,11 +101,31 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   const char* tag = a.table.empty() ? "DROP INDEX" : "ALTER TABLE";
-  if (a.table.empty() && a.commands.at(0).kind == K::widen_sequence) {
+  if (a.table.empty() && a.commands.at(0).kind == K::alter_sequence) {
     // A serial column's sequence (<table>_<column>_seq) widened to bigint: its values are bound
     // by the column's type, which an ALTER COLUMN ... TYPE changes, so nothing changes here.
+    // OWNED BY: a CREATE SEQUENCE's sequence is dropped with its table from then on.
     const AlterCommand& c = a.commands[0];
-    if (server_.sequence(c.constraint) != nullptr) alter_refuse("ALTER SEQUENCE of a CREATE SEQUENCE's sequence");
+    if (auto* q = server_.sequence(c.constraint)) {
+      const bool only_owner = std::ranges::all_of(a.commands, [](const AlterCommand& x) { return !x.keys.empty(); });
+      if (!only_owner) alter_refuse("ALTER SEQUENCE ... AS or MAXVALUE of a CREATE SEQUENCE's sequence");
+      for (const AlterCommand& x : a.commands) {
+        if (x.keys[0].empty()) {
+          q->def.owned_by.clear();
+          continue;
+        }
+        SqlTable* owner = server_.sql_table(x.keys[0]);
+        if (owner == nullptr) return Error{"42P01", fmt::format("relation \"{}\" does not exist", x.keys[0])};
+        if (std::ranges::none_of(owner->def.columns, [&](const sql::ColumnDef& d) { return d.name == x.keys[1]; })) {
+          return Error{"42703", fmt::format("column \"{}\" of relation \"{}\" does not exist", x.keys[1], x.keys[0])};
+        }
+        q->def.owned_by = x.keys[0];
+      }
+      return done(Rows{{}, {}, "ALTER SEQUENCE"});
+    }
+    if (std::ranges::any_of(a.commands, [&](const AlterCommand& x) { return !x.keys.empty() && (x.keys[0].empty() || fmt::format("{}_{}_seq", x.keys[0], x.keys[1]) != c.constraint); })) {
+      alter_refuse("ALTER SEQUENCE ... OWNED BY another column than a serial's own");
+    }
     if (server_.serial_column_of(c.constraint).first == nullptr) {
       if (!c.missing_ok) return Error{"42P01", fmt::format("relation \"{}\" does not exist", c.constraint)};
       c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", c.constraint)});
@@ -460,7 +480,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         break;
       }
       case K::drop_index:
-      case K::widen_sequence:
+      case K::alter_sequence:
       case K::rename_index:
       case K::rename_sequence: break;  // handled above
     }
