@@ -58,7 +58,7 @@ void spec_output(const std::string& path, const Server* server, std::chrono::sec
   emit(fmt::format("Parsed test spec with {} session{}\n", spec.sessions.size(), spec.sessions.size() == 1 ? "" : "s"));
   for (const auto& steps : sql_spec::permutations(spec)) {
     if (interrupted()) break;
-    emit(server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo(), max_step_wait, false, interrupted)
+    emit(server != nullptr ? real::run_permutation_on_server(spec, steps, server->conninfo(), max_step_wait, false, interrupted, server->owned())
                            : sim::run_isolation_permutation(spec, steps, false, max_step_wait));
   }
 }
@@ -95,7 +95,7 @@ int diff_specs(const IsolationArgs& a, const Server& server, std::ostream& out, 
       if (interrupted()) return finished(differing == 0 ? 0 : 1);
       const std::chrono::seconds wait(a.max_step_wait);
       const std::string simulated = sim::run_isolation_permutation(spec, steps, false, wait);
-      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo(), wait, false, interrupted);
+      const std::string served = real::run_permutation_on_server(spec, steps, server.conninfo(), wait, false, interrupted, server.owned());
       if (simulated == served) {
         out << fmt::format("{}: permutation{}: the same\n", path, permutation_names(steps));
         continue;

@@ -90,7 +90,7 @@ int run_forced_replay(const std::string& trace_path, const Scenario& scenario, c
   out << fmt::format("confirm --force {} on {}: the trace's verdict is {}; its {} steps, in the order they began:{}\n", trace_path,
                      server.shown(), trace_verdict(trace), steps.size(), order);
   const std::string simulated = sim::run_isolation_permutation(spec, steps, true);
-  const std::string served = real::run_permutation_on_server(as_written, steps, server.conninfo(), std::chrono::seconds(300), true);
+  const std::string served = real::run_permutation_on_server(as_written, steps, server.conninfo(), std::chrono::seconds(300), true, {}, server.owned());
   out << "\nthe server, forced step by step:" << served;
   if (const auto d = first_permutation_difference(simulated, served)) {
     out << fmt::format("\nNOT as in the simulation: the first outcome that differs is at {} (line {} of the server's output):\n"

@@ -20,6 +20,8 @@ class Server {
   explicit Server(const std::string& pg);
   const std::string& conninfo() const { return conninfo_; }
   std::string shown() const;
+  // Whether lockstep started it for this command (--pg auto): no other client uses it.
+  bool owned() const { return owned_ != nullptr; }
   // A way to restart the server (the server_restart fault): the throwaway server's with
   // --pg auto; empty for a server lockstep did not start.
   std::function<bool()> restarter() const;

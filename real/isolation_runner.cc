@@ -52,14 +52,14 @@ void print_notice(void* arg, const char* message) {
 class Runner final : private ::lockstep::sql::IsolationSessions {
  public:
   Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo, std::chrono::seconds max_step_wait,
-         std::function<bool()> stop)
-      : spec_(spec), max_step_wait_(max_step_wait), stop_(std::move(stop)) {
+         std::function<bool()> stop, bool private_server)
+      : spec_(spec), max_step_wait_(max_step_wait), stop_(std::move(stop)), in_public_(private_server) {
     static std::atomic<int> runs{0};
-    schema_ = fmt::format("lockstep_isolation_{}_{}", ::getpid(), runs++);
+    schema_ = in_public_ ? "public" : fmt::format("lockstep_isolation_{}_{}", ::getpid(), runs++);
     control_.name = "control connection";
     control_.conn = connect(conninfo, control_);
     PQsetNoticeProcessor(control_.conn.get(), [](void*, const char*) {}, nullptr);  // isolationtester hides the control connection's notices
-    must(control_, fmt::format("CREATE SCHEMA {}", schema_), "creating the run's schema");
+    if (!in_public_) must(control_, fmt::format("CREATE SCHEMA {}", schema_), "creating the run's schema");
     prepare_session(control_);
     for (const ::lockstep::sql::SpecSession& s : spec.sessions) {
       auto& session = sessions_.emplace_back(std::make_unique<Session>());
@@ -73,7 +73,9 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   ~Runner() override {
     // The run's tables go with its schema; a failure here leaves nothing a later run sees.
     for (auto& s : sessions_) s->conn.reset();
-    PgResult(PQexec(control_.conn.get(), fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_).c_str()));
+    const std::string drop = in_public_ ? "DROP SCHEMA public CASCADE; CREATE SCHEMA public"
+                                        : fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_);
+    PgResult(PQexec(control_.conn.get(), drop.c_str()));
   }
 
   std::string run(const std::vector<::lockstep::sql::PermutationStep>& steps, bool with_checks) {
@@ -116,7 +118,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   // The run's schema first on the search path, and the settings pg_regress gives every
   // isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), so dates print as in the expected files.
   void prepare_session(Session& s) {
-    must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema");
+    if (!in_public_) must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema");
     for (const std::string_view setting : ::lockstep::sql::kRegressSettings) must(s, std::string(setting), "setting pg_regress's settings");
   }
 
@@ -239,6 +241,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   const ::lockstep::sql::Spec& spec_;
   std::chrono::seconds max_step_wait_;
   std::function<bool()> stop_;
+  bool in_public_;
   std::string schema_;
   Session control_;
   std::vector<std::unique_ptr<Session>> sessions_;  // stable: notices point at them
@@ -250,8 +253,8 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
                                       const std::string& conninfo, std::chrono::seconds max_step_wait, bool with_checks,
-                                      std::function<bool()> stop) {
-  isolation_runner::Runner runner(spec, conninfo, max_step_wait, std::move(stop));
+                                      std::function<bool()> stop, bool private_server) {
+  isolation_runner::Runner runner(spec, conninfo, max_step_wait, std::move(stop), private_server);
   return runner.run(steps, with_checks);
 }
 

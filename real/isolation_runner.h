@@ -11,7 +11,9 @@
 // sent as written: read it with SqlText::as_written to run what lockstep's subset lacks.
 //
 // Every run gets a schema of its own, first on every connection's search_path and dropped
-// at the end, so runs never see each other's tables. A step that neither finishes nor waits
+// at the end, so runs never see each other's tables; on a server lockstep started for the
+// command (--pg auto) it runs in `public` instead, as pg_regress's database has it (a spec's
+// `public.t` and current_schema() are the simulation's), and `public` is emptied after. A step that neither finishes nor waits
 // for a lock within five minutes is canceled and reported (as isolationtester's
 // max_step_wait).
 #pragma once
@@ -35,9 +37,10 @@ namespace lockstep::real {
 // connection) and follow, a line each (sql_spec::checked_line).
 // `stop` is asked while a step is awaited (every 10 ms): when it says yes (Ctrl-C, SIGTERM),
 // the run ends at once with PermutationInterrupted, its connections closed.
+// `private_server`: no other client uses the server (--pg auto): the run is in `public`.
 std::string run_permutation_on_server(const ::lockstep::sql::Spec& spec, const std::vector<::lockstep::sql::PermutationStep>& steps,
                                       const std::string& conninfo, std::chrono::seconds max_step_wait = ::lockstep::sql::kMaxStepWait,
-                                      bool with_checks = false, std::function<bool()> stop = {});
+                                      bool with_checks = false, std::function<bool()> stop = {}, bool private_server = false);
 
 // A permutation stopped by its `stop` hook before it finished.
 struct PermutationInterrupted : std::runtime_error {
