@@ -252,6 +252,11 @@ Value in_list(const Expr& e, EvalContext& context) {
 
 }  // namespace
 
+SqlError missing_column_error(const Expr& ref) {
+  if (ref.qualifier.empty()) return SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+  return SqlError("42703", fmt::format("column {}.{} does not exist", ref.qualifier, ref.name));
+}
+
 Value in_values(const Value& x, const std::vector<Value>& list) {
   std::optional<bool> found = false;
   for (std::size_t i = 0; i < list.size() && found != true; ++i) {

@@ -34,6 +34,10 @@ class EvalContext {
 
 Value evaluate(const Expr& e, EvalContext& context);
 
+// 42703 for a column reference that names nothing, worded as the server's parser words it:
+// `column t.c does not exist` for a qualified one, `column "c" does not exist` otherwise.
+SqlError missing_column_error(const Expr& ref);
+
 // x IN (list): true when an element equals x, else NULL when x or an element is NULL (and
 // the list is not empty), else false.
 Value in_values(const Value& x, const std::vector<Value>& list);

@@ -25,7 +25,7 @@ class ufn_Body final : public EvalContext {
         if (!f_.params[i].name.empty() && f_.params[i].name == ref.name) return args_[i];
       }
     }
-    throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+    throw missing_column_error(ref);
   }
   Value param(int number) override {
     if (number < 1 || static_cast<std::size_t>(number) > args_.size()) throw SqlError("42P02", fmt::format("there is no parameter ${}", number));

@@ -159,6 +159,12 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   if (declared_op_.compares && effective.access != declared_.access) {
     unsupported("a compare-and-swap failed; SharedVar::fetch_add is one step that never fails");
   }
+  // A try whose step went on to touch more (a WITH RECURSIVE claim reads the next job when
+  // its lock try fails): what it touches depends on its outcome, which a reversed race works
+  // out for the lock only. A worked-out footprint must be exact.
+  if (optimal_ && declared_op_.narrows && !t.timer && own_extra_count(effective) != own_extra_count(declared_)) {
+    unsupported("a lock's try whose step also touched other objects, as its outcome decides");
+  }
   Node& node = stack_[last_sched_];
   if (node.expects && !(node.expected == effective)) {
     unsupported("a step ran with another footprint than its wakeup-tree branch said");

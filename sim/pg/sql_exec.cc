@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/sim/pg/sql_names.h"
 #include "lockstep/sim/pg/sql_log.h"
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -153,6 +154,8 @@ Result<Rows> SqlRun::run() {
   }
   const Server::RunningStyle style(server_, c_.style_);
   try {
+    // Parse analysis: before any row (sim/pg/sql_names.h).
+    check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
     c_.forget_table_lock_request();
     return r;
@@ -246,7 +249,7 @@ Value SqlRun::column(const Expr& ref) {
   // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
   if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
   if (table_ == nullptr || row_ == nullptr) {
-    throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+    throw sql::missing_column_error(ref);
   }
   return value_of(*row_, ref);
 }
@@ -311,7 +314,7 @@ void SqlRun::missing_column(const SqlTable& t, std::string_view alias, const Exp
                          (t.joined ? std::any_of(t.def.columns.begin(), t.def.columns.end(), [&](const sql::ColumnDef& c) { return joined_name(c).first == ref.name; })
                                    : ref.name == (alias.empty() ? std::string_view(t.def.table) : alias));
   if (whole_row) throw SqlError("0A000", fmt::format("the whole-row reference {} is not in lockstep's SQL subset (docs/sql.md)", ref.name));
-  throw SqlError("42703", fmt::format("column \"{}\" does not exist", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+  throw sql::missing_column_error(ref);
 }
 
 Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) const {

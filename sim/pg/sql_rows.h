@@ -49,7 +49,7 @@ class StoredRowContext final : public sql::EvalContext {
       : t_(t), row_(row), refused_calls_(refused_calls) {}
   sql::Value column(const sql::Expr& ref) override {
     const int i = t_.column(ref.name);
-    if (i < 0) throw sql::SqlError("42703", fmt::format("column \"{}\" does not exist", ref.name));
+    if (i < 0) throw sql::missing_column_error(ref);
     return stored(t_, row_, i);
   }
   sql::Value param(int) override { throw sql::SqlError("42P02", "there is no parameter $1"); }

@@ -1,0 +1,241 @@
+// sim/pg/sql_names.cc: qualified column references checked as parse analysis does
+// (sim/pg/sql_names.h).
+#include "lockstep/sim/pg/sql_names.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/eval.h"
+#include "lockstep/sim/pg/sim_pg.h"
+
+namespace lockstep::sim::pg {
+namespace {
+
+using Columns = std::optional<std::vector<std::string>>;  // nullopt: not known before rows
+
+struct Relation {
+  std::string name;
+  Columns columns;
+};
+
+class QualifiedNames {
+ public:
+  QualifiedNames(Server& server, const RecordOf& record_of) : server_(server), record_of_(record_of) {}
+
+  void statement(const sql::Statement& st) {
+    std::visit([&](const auto& body) { this->body(body); }, st.body);
+  }
+
+ private:
+  template <typename Other>
+  void body(const Other&) {}  // DDL, transactions, settings: no column references to check
+
+  void body(const sql::Select& sel) { select(sel); }
+
+  void body(const sql::Insert& ins) {
+    const std::size_t ctes = with(ins.with);
+    if (ins.select) select(*ins.select);
+    ctes_.resize(ctes);
+  }
+
+  void body(const sql::Update& u) { modify(u.with, u.table, u.alias, u.from, u.from_alias, [&] {
+    for (const sql::Assignment& a : u.set) {
+      if (!a.to_default) expr(a.value);
+    }
+    if (u.where) expr(*u.where);
+    for (const sql::Target& t : u.returning) target(t);
+  }); }
+
+  void body(const sql::Delete& d) { modify(d.with, d.table, d.alias, d.from, d.from_alias, [&] {
+    if (d.where) expr(*d.where);
+    for (const sql::Target& t : d.returning) target(t);
+  }); }
+
+  template <typename Walk>
+  void modify(const std::vector<sql::CommonTable>& w, const std::string& table, const std::string& alias, const std::string& from,
+              const std::string& from_alias, Walk walk) {
+    const std::size_t ctes = with(w);
+    std::vector<Relation> scope{{alias.empty() ? table : alias, table_columns(table)}};
+    if (!from.empty()) scope.push_back({from_alias.empty() ? from : from_alias, table_columns(from)});
+    scopes_.push_back(std::move(scope));
+    walk();
+    scopes_.pop_back();
+    ctes_.resize(ctes);
+  }
+
+  // WITH's queries become relations FROM can name (a recursive one also inside itself); a
+  // data-modifying one's RETURNING columns are left to the executor. Returns the depth to
+  // restore.
+  std::size_t with(const std::vector<sql::CommonTable>& w) {
+    const std::size_t depth = ctes_.size();
+    if (w.empty()) return depth;
+    std::vector<Relation> level;
+    for (const sql::CommonTable& cte : w) {
+      Columns columns = cte.select ? output_names(*cte.select) : std::nullopt;
+      rename(columns, cte.column_names);
+      level.push_back({cte.name, std::move(columns)});
+    }
+    ctes_.push_back(std::move(level));
+    for (const sql::CommonTable& cte : w) {
+      if (cte.select) select(*cte.select);
+    }
+    return depth;
+  }
+
+  static void rename(Columns& columns, const std::vector<std::string>& aliases) {
+    if (!columns || aliases.empty()) return;
+    if (aliases.size() > columns->size()) {
+      columns.reset();  // the executor's error (42P10) is the one to give
+      return;
+    }
+    std::copy(aliases.begin(), aliases.end(), columns->begin());
+  }
+
+  Columns table_columns(const std::string& name) const {
+    for (auto level = ctes_.rbegin(); level != ctes_.rend(); ++level) {
+      for (const Relation& r : *level) {
+        if (r.name == name) return r.columns;
+      }
+    }
+    const SqlTable* t = server_.sql_table(name);
+    if (t == nullptr) return std::nullopt;  // a sequence read as a relation, or 42P01 when run
+    std::vector<std::string> out;
+    for (const sql::ColumnDef& c : t->def.columns) out.push_back(c.name);
+    for (const char* system : {"tableoid", "ctid", "xmin", "xmax", "cmin", "cmax"}) out.emplace_back(system);
+    return out;
+  }
+
+  // A query's output column names, when its targets give them all.
+  Columns output_names(const sql::Select& sel) const {
+    if (sel.set_op) return output_names(*sel.set_op->left);
+    std::vector<std::string> out;
+    for (const sql::Target& t : sel.targets) {
+      if (t.expand) {  // (x).*: the fields of the table whose row x is
+        const SqlTable* record = record_of_(t.expr, sel);
+        if (record == nullptr) return std::nullopt;
+        for (const sql::ColumnDef& c : record->def.columns) out.push_back(c.name);
+        continue;
+      }
+      if (!t.star) {
+        out.push_back(t.name);
+        continue;
+      }
+      if (!t.star_of.empty() || sel.table.empty()) return std::nullopt;
+      Columns all = table_columns(sel.table);
+      if (!all) return std::nullopt;
+      for (const std::string& c : *all) {
+        if (c != "tableoid" && c != "ctid" && c != "xmin" && c != "xmax" && c != "cmin" && c != "cmax") out.push_back(c);
+      }
+    }
+    return out;
+  }
+
+  void select(const sql::Select& sel) {
+    const std::size_t ctes = with(sel.with);
+    if (sel.set_op) {
+      select(*sel.set_op->left);
+      select(*sel.set_op->right);
+      ctes_.resize(ctes);
+      return;
+    }
+    std::vector<Relation> scope;
+    if (!sel.table.empty()) scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table)});
+    std::vector<const sql::Expr*> conditions;
+    for (const sql::FromItem& f : sel.from) from_item(f, scope, conditions);
+    scopes_.push_back(std::move(scope));
+    for (const sql::Expr* on : conditions) expr(*on);
+    for (const sql::Target& t : sel.targets) target(t);
+    if (sel.where) expr(*sel.where);
+    for (const sql::Expr& g : sel.group_by) expr(g);
+    if (sel.having) expr(*sel.having);
+    for (const sql::Expr& d : sel.distinct_on) expr(d);
+    for (const sql::OrderItem& o : sel.order_by) expr(o.expr);
+    if (sel.limit) expr(*sel.limit);
+    if (sel.offset) expr(*sel.offset);
+    scopes_.pop_back();
+    ctes_.resize(ctes);
+  }
+
+  void from_item(const sql::FromItem& f, std::vector<Relation>& scope, std::vector<const sql::Expr*>& conditions) {
+    using K = sql::FromItem::Kind;
+    Columns columns;
+    switch (f.kind) {
+      case K::table:
+        columns = table_columns(f.table);
+        break;
+      case K::subquery:
+        if (f.lateral) scopes_.push_back(scope);  // it sees the items before it
+        select(*f.select);
+        if (f.lateral) scopes_.pop_back();
+        columns = output_names(*f.select);
+        break;
+      case K::values: {
+        std::vector<std::string> names;
+        for (std::size_t i = 0; !f.values.empty() && i < f.values.front().size(); ++i) names.push_back(fmt::format("column{}", i + 1));
+        columns = std::move(names);
+        break;
+      }
+      case K::function:
+        break;  // its columns come from the function (left to the executor)
+      case K::join: {
+        const std::size_t before = scope.size();
+        for (const sql::FromItem& side : f.sides) from_item(side, scope, conditions);
+        if (f.using_columns.empty()) {  // USING's comparisons: the executor words their errors
+          for (const sql::Expr& on : f.on) conditions.push_back(&on);
+        }
+        if (!f.alias.empty()) {  // (a JOIN b) AS j hides a and b
+          scope.resize(before);
+          scope.push_back({f.alias, std::nullopt});
+        }
+        return;
+      }
+    }
+    rename(columns, f.column_aliases);
+    scope.push_back({from_item_name(f), std::move(columns)});
+  }
+
+  void target(const sql::Target& t) {
+    if (!t.star) expr(t.expr);
+  }
+
+  void expr(const sql::Expr& e) {
+    if (e.kind == sql::Expr::Kind::column && !e.qualifier.empty()) {
+      column(e);
+      return;
+    }
+    if (sql::is_sublink(e) && e.select) select(*e.select);
+    if (e.kind == sql::Expr::Kind::window && e.select) {
+      for (const sql::OrderItem& o : e.select->order_by) expr(o.expr);
+    }
+    for (const sql::Expr& a : e.args) expr(a);
+  }
+
+  void column(const sql::Expr& ref) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      for (const Relation& r : *scope) {
+        if (r.name != ref.qualifier) continue;
+        if (r.columns && std::find(r.columns->begin(), r.columns->end(), ref.name) == r.columns->end()) {
+          throw sql::missing_column_error(ref);
+        }
+        return;  // the innermost relation of that name is the one it reads
+      }
+    }
+  }
+
+  Server& server_;
+  const RecordOf& record_of_;
+  std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
+  std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
+};
+
+}  // namespace
+
+void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of) {
+  QualifiedNames(server, record_of).statement(st);
+}
+
+}  // namespace lockstep::sim::pg

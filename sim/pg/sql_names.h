@@ -1,0 +1,29 @@
+// sim/pg/sql_names.h: the parser's check of a statement's qualified column references (x.c)
+// against the relations its FROM clauses name, before any row is read. PostgreSQL's parse
+// analysis refuses `job.locke` with 42703 even where no row would ever evaluate it (a WITH
+// RECURSIVE round that never runs, `false AND s.nope`); an executor that resolves names as
+// it evaluates them would answer instead.
+//
+// Guarantees: throws only sql::SqlError 42703 ("column x.c does not exist", the server's
+// words), and only for a reference whose qualifier names, in the innermost scope that has
+// it, a relation whose columns are all known from the statement and the catalog: a table, a
+// WITH query or FROM subquery whose targets are named, VALUES. Anything else (a function's
+// columns, `excluded`, an outer name the executor resolves) is left to the executor.
+#pragma once
+
+#include <functional>
+
+#include "lockstep/model/sql/plan.h"
+
+namespace lockstep::sim::pg {
+
+class Server;
+struct SqlTable;
+
+// The table whose whole row an expression of a query is, or nullptr (SqlRun::record_table_of):
+// what a `(x).*` target expands to.
+using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Select&)>;
+
+void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of);
+
+}  // namespace lockstep::sim::pg
