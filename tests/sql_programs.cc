@@ -62,7 +62,16 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // ARRAY (SELECT ...) of ids.
   // FOR UPDATE OF one side of a join (38, 39): after a wait the new version is joined with the
   // other side's row as it was; a LEFT JOIN whose condition now fails gives NULLs.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 40) : *rc::gen::inRange(0, 8)) {
+  // Case 40: Que's lock_job, a WITH RECURSIVE walk that tries each row's advisory lock in
+  // turn until one is free (a round runs only when the LIMIT asks for more: a try that
+  // fails reads the next row).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 41) : *rc::gen::inRange(0, 8)) {
+    case 40:
+      return fmt::format("WITH RECURSIVE job AS (SELECT id, pg_try_advisory_lock(id) AS locked FROM (SELECT id FROM t WHERE v >= {0} "
+                         "ORDER BY id LIMIT 1) AS f UNION ALL (SELECT n.id, pg_try_advisory_lock(n.id) FROM (SELECT (SELECT o.id FROM t AS o "
+                         "WHERE o.v >= {0} AND o.id > job.id ORDER BY o.id LIMIT 1) AS id FROM job WHERE NOT job.locked LIMIT 1) AS n)) "
+                         "SELECT id FROM job WHERE locked LIMIT 1",
+                         v);
     case 38:
       return fmt::format("SELECT t.id, o.v FROM t JOIN t AS o ON o.id = t.id % 3 + 1 WHERE t.v >= {} ORDER BY t.id FOR UPDATE OF t{}", v,
                          k == 2 ? " SKIP LOCKED" : "");

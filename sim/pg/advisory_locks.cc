@@ -65,6 +65,7 @@ Result<bool> SimConnection::try_lock(AdvisoryKey key, LockMode mode, Scope scope
   const OpDesc first = narrowing({name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
   if (auto refused = begin_statement(first)) return *refused;
   const bool got = server_.locks().try_request(pid_, key, mode_of(mode), scope);
+  try_step_ = s_.step_count();
   if (!got) s_.refine_access(Access::read);
   s_.note_result({Kind::value, got ? 1 : 0});
   if (got && scope == Scope::transaction && !session_.in_transaction) {

@@ -468,6 +468,9 @@ class SimConnection : public lockstep::pg::Connection {
   bool queried_ = false;  // a statement of the transaction took a snapshot (the server's FirstSnapshotSet)
   std::optional<std::uint64_t> snapshot_;  // its snapshot (a commit count), once taken
   bool dead_ = false;
+  // The step of this connection's latest lock try (pg_try_advisory_lock...): what its statement
+  // reads after it is a step of its own (SqlRun::touch).
+  std::uint64_t try_step_ = ~std::uint64_t{0};
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;
   Duration lock_timeout_{0};       // in effect now

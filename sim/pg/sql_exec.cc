@@ -176,13 +176,23 @@ void SqlRun::check_read_only() {
 }
 
 void SqlRun::request_table_lock() {
-  for (SimConnection::TableLockRequest& lock : table_locks()) c_.take_table_lock_first(lock.key, lock.mode, std::move(lock.table));
+  std::vector<SimConnection::TableLockRequest> locks = table_locks();
+  // Every other table the statement names (a subquery's, a WITH query's): AccessShareLock, as
+  // the parser takes on each relation it opens (a LOCK TABLE ... ACCESS EXCLUSIVE waits for it).
+  each_table_named(st_, [&](const std::string& name) {
+    const SqlTable* t = server_.sql_table(name);
+    if (t == nullptr) return;
+    const AdvisoryKey key = Server::table_key(*t);
+    const auto same = [&](const SimConnection::TableLockRequest& l) { return l.key == key; };
+    if (std::none_of(locks.begin(), locks.end(), same)) locks.push_back({key, Mode::access_share, name});
+  });
+  for (SimConnection::TableLockRequest& lock : locks) c_.take_table_lock_first(lock.key, lock.mode, std::move(lock.table));
 }
 
 std::vector<SimConnection::TableLockRequest> SqlRun::table_locks() const {
   // The statement's table and the weak mode it takes there (lock.c's AccessShareLock,
   // RowShareLock, RowExclusiveLock), a SELECT's FROM tables in order (RowShareLock for those
-  // its locking clause names); subqueries' tables are not locked (docs/sql.md). A
+  // its locking clause names); request_table_lock adds the other tables it names. A
   // data-modifying WITH query's table first (its RowExclusiveLock: the WITH is analyzed first).
   const std::string* name = nullptr;
   Mode mode = Mode::access_share;

@@ -475,6 +475,20 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& s
   return out;
 }
 
+void SqlRun::touch(const SqlTable& t) {
+  if (t.object == kNoObject || !s_.in_actor()) return;
+  if (c_.try_step_ != s_.step_count()) {
+    s_.also_touch(t.object);
+    return;
+  }
+  // A lock try's step ends at its try: a read after it, as the try's outcome decides (Que's
+  // recursive lock_job reads the next job when a try fails), is a step of its own, so the
+  // try's footprint is its lock's alone, which is what optimal DPOR works out for a try that
+  // a race moves (docs/engine.md).
+  c_.step(OpDesc{"sql_scan", on(t.object, Access::read)});
+  if (c_.killed()) throw Raised{c_.terminated()};
+}
+
 Result<Rows> SqlRun::select_from_items(const sql::Select& sel) {
   SimConnection::Statement guard(c_);
   if (!sel.with.empty()) check_read_only();  // before a WITH query's locks or writes

@@ -232,7 +232,101 @@ class QualifiedNames {
   std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
 };
 
+// The tables a statement names, WITH queries' names left out (each_table_named).
+class TablesNamed {
+ public:
+  explicit TablesNamed(const std::function<void(const std::string&)>& fn) : fn_(fn) {}
+
+  void statement(const sql::Statement& st) {
+    std::visit([&](const auto& body) { this->body(body); }, st.body);
+  }
+
+ private:
+  template <typename Other>
+  void body(const Other&) {}
+  void body(const sql::Select& sel) { select(sel); }
+  void body(const sql::Insert& ins) {
+    const std::size_t depth = with(ins.with);
+    table(ins.table);
+    for (const auto& row : ins.rows) {
+      for (const auto& value : row) {
+        if (value) expr(*value);
+      }
+    }
+    if (ins.select) select(*ins.select);
+    for (const sql::Assignment& a : ins.conflict_set) expr(a.value);
+    if (ins.conflict_where) expr(*ins.conflict_where);
+    for (const sql::Target& t : ins.returning) expr(t.expr);
+    ctes_.resize(depth);
+  }
+  void body(const sql::Update& u) {
+    const std::size_t depth = with(u.with);
+    table(u.table);
+    if (!u.from.empty()) table(u.from);
+    for (const sql::Assignment& a : u.set) expr(a.value);
+    if (u.where) expr(*u.where);
+    for (const sql::Target& t : u.returning) expr(t.expr);
+    ctes_.resize(depth);
+  }
+  void body(const sql::Delete& d) {
+    const std::size_t depth = with(d.with);
+    table(d.table);
+    if (!d.from.empty()) table(d.from);
+    if (d.where) expr(*d.where);
+    for (const sql::Target& t : d.returning) expr(t.expr);
+    ctes_.resize(depth);
+  }
+
+  std::size_t with(const std::vector<sql::CommonTable>& w) {
+    const std::size_t depth = ctes_.size();
+    for (const sql::CommonTable& cte : w) ctes_.push_back(cte.name);
+    for (const sql::CommonTable& cte : w) {
+      if (cte.select) select(*cte.select);
+      if (cte.modifying) statement(*cte.modifying);
+    }
+    return depth;
+  }
+
+  void table(const std::string& name) {
+    if (std::find(ctes_.begin(), ctes_.end(), name) == ctes_.end()) fn_(name);
+  }
+
+  void select(const sql::Select& sel) {
+    const std::size_t depth = with(sel.with);
+    if (sel.set_op) {
+      select(*sel.set_op->left);
+      select(*sel.set_op->right);
+    }
+    if (!sel.table.empty()) table(sel.table);
+    for (const sql::FromItem& f : sel.from) from_item(f);
+    for (const sql::Target& t : sel.targets) expr(t.expr);
+    if (sel.where) expr(*sel.where);
+    for (const sql::Expr& g : sel.group_by) expr(g);
+    if (sel.having) expr(*sel.having);
+    for (const sql::OrderItem& o : sel.order_by) expr(o.expr);
+    ctes_.resize(depth);
+  }
+
+  void from_item(const sql::FromItem& f) {
+    if (f.kind == sql::FromItem::Kind::table) table(f.table);
+    if (f.select) select(*f.select);
+    for (const sql::Expr& call : f.function) expr(call);
+    for (const sql::FromItem& side : f.sides) from_item(side);
+    for (const sql::Expr& on : f.on) expr(on);
+  }
+
+  void expr(const sql::Expr& e) {
+    if (sql::is_sublink(e) && e.select) select(*e.select);
+    for (const sql::Expr& a : e.args) expr(a);
+  }
+
+  const std::function<void(const std::string&)>& fn_;
+  std::vector<std::string> ctes_;  // WITH queries' names in scope
+};
+
 }  // namespace
+
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn) { TablesNamed(fn).statement(st); }
 
 void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of) {
   QualifiedNames(server, record_of).statement(st);

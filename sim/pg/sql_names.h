@@ -1,5 +1,6 @@
-// sim/pg/sql_names.h: the parser's check of a statement's qualified column references (x.c)
-// against the relations its FROM clauses name, before any row is read. PostgreSQL's parse
+// sim/pg/sql_names.h: what PostgreSQL's parser finds in a statement before any row is read:
+// the tables it opens anywhere (each locked by the statement, subqueries' too), and its
+// qualified column references (x.c) checked against the relations its FROM clauses name. PostgreSQL's parse
 // analysis refuses `job.locke` with 42703 even where no row would ever evaluate it (a WITH
 // RECURSIVE round that never runs, `false AND s.nope`); an executor that resolves names as
 // it evaluates them would answer instead.
@@ -25,5 +26,10 @@ struct SqlTable;
 using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Select&)>;
 
 void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of);
+
+// Each table name a SELECT, INSERT, UPDATE or DELETE reads or writes, anywhere in it (WITH
+// queries, FROM, subqueries in any clause), in the order written, WITH queries' own names
+// left out; a name may come more than once.
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn);
 
 }  // namespace lockstep::sim::pg

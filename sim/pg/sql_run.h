@@ -178,10 +178,9 @@ class SqlRun final : public sql::EvalContext {
   // ... and the rows of a row IN's subquery ((a, b) IN (SELECT x, y ...): 42601 for another width).
   const std::vector<std::vector<Value>>& subquery_rows(const Expr& e);
   std::vector<Value> row_values(const Expr& row);  // a row constructor's values, in the current row
-  // A read of table t by the step running now (a WITH query's relation is the statement's own).
-  void touch(const SqlTable& t) {
-    if (t.object != kNoObject && s_.in_actor()) s_.also_touch(t.object);
-  }
+  // A read of table t by the step running now (a WITH query's relation is the statement's own),
+  // or by a step of its own after a lock try's step (sql_from.cc).
+  void touch(const SqlTable& t);
 
   // ---- WITH queries, UPDATE ... FROM and DELETE ... USING (sql_joins.cc).
   // A WITH query's relation: its columns (a plain column keeps its table's type, an expression's
