@@ -49,6 +49,9 @@ void print_notice(void* arg, const char* message) {
   ++s->notices;
 }
 
+constexpr std::string_view kEmptyPublic =
+    "DROP SCHEMA public CASCADE; CREATE SCHEMA public AUTHORIZATION pg_database_owner; GRANT USAGE ON SCHEMA public TO PUBLIC";
+
 class Runner final : private ::lockstep::sql::IsolationSessions {
  public:
   Runner(const ::lockstep::sql::Spec& spec, const std::string& conninfo, std::chrono::seconds max_step_wait,
@@ -59,7 +62,9 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     control_.name = "control connection";
     control_.conn = connect(conninfo, control_);
     PQsetNoticeProcessor(control_.conn.get(), [](void*, const char*) {}, nullptr);  // isolationtester hides the control connection's notices
-    if (!in_public_) must(control_, fmt::format("CREATE SCHEMA {}", schema_), "creating the run's schema");
+    // In public: emptied before the run too (a run before may have ended with its control
+    // connection gone), and made as initdb makes it (owner pg_database_owner, USAGE for all).
+    must(control_, in_public_ ? std::string(kEmptyPublic) : fmt::format("CREATE SCHEMA {}", schema_), "preparing the run's schema");
     prepare_session(control_);
     for (const ::lockstep::sql::SpecSession& s : spec.sessions) {
       auto& session = sessions_.emplace_back(std::make_unique<Session>());
@@ -73,8 +78,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   ~Runner() override {
     // The run's tables go with its schema; a failure here leaves nothing a later run sees.
     for (auto& s : sessions_) s->conn.reset();
-    const std::string drop = in_public_ ? "DROP SCHEMA public CASCADE; CREATE SCHEMA public"
-                                        : fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_);
+    const std::string drop = in_public_ ? std::string(kEmptyPublic) : fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", schema_);
     PgResult(PQexec(control_.conn.get(), drop.c_str()));
   }
 

@@ -222,6 +222,7 @@ AlterTable Reader::alter_sequence(const json& body) {
     }
     const bool to_bigint = option == "as" && type_of(*node(d.at("arg")).second, statement_start_) == Type::int8;
     const bool bigint_max = option == "maxvalue" && (!d.contains("arg") || integer_at(location_of(d, statement_start_) + 8) == std::numeric_limits<std::int64_t>::max());
+    c.widen = true;
     if (!to_bigint && !bigint_max) refuse("ALTER SEQUENCE other than AS bigint, MAXVALUE 9223372036854775807 or OWNED BY", location_of(d, statement_start_));
   }
   AlterTable a;

@@ -386,6 +386,7 @@ struct AlterCommand {
   bool not_null = false;
   bool missing_ok = false;  // IF [NOT] EXISTS
   bool validate = true;     // false: NOT VALID
+  bool widen = false;       // alter_sequence: AS bigint or MAXVALUE was given
   std::shared_ptr<const Expr> using_expr;  // ALTER COLUMN ... TYPE ... USING expr (of the row's old values)
   CheckConstraint check;
   std::vector<std::string> keys;

@@ -162,7 +162,8 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   // A try whose step went on to touch more (a WITH RECURSIVE claim reads the next job when
   // its lock try fails): what it touches depends on its outcome, which a reversed race works
   // out for the lock only. A worked-out footprint must be exact.
-  if (optimal_ && declared_op_.narrows && !t.timer && own_extra_count(effective) != own_extra_count(declared_)) {
+  if (optimal_ && declared_op_.tries && !t.timer &&
+      (own_extra_count(effective) != own_extra_count(declared_) || effective.domain_write != declared_.domain_write)) {
     unsupported("a lock's try whose step also touched other objects, as its outcome decides");
   }
   Node& node = stack_[last_sched_];

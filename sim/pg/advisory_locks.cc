@@ -62,7 +62,8 @@ Result<bool> SimConnection::try_advisory_xact_lock(AdvisoryKey key, LockMode mod
 
 Result<bool> SimConnection::try_lock(AdvisoryKey key, LockMode mode, Scope scope) {
   const Stmt stmt = scope == Scope::session ? Stmt::try_advisory_lock : Stmt::try_advisory_xact_lock;
-  const OpDesc first = narrowing({name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
+  OpDesc first = narrowing({name(in_mode(stmt, mode)), {server_.object_for(key), acquire_access(mode)}, pid_, true});
+  first.tries = true;
   if (auto refused = begin_statement(first)) return *refused;
   const bool got = server_.locks().try_request(pid_, key, mode_of(mode), scope);
   try_step_ = s_.step_count();

@@ -107,9 +107,10 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
     // OWNED BY: a CREATE SEQUENCE's sequence is dropped with its table from then on.
     const AlterCommand& c = a.commands[0];
     if (auto* q = server_.sequence(c.constraint)) {
-      const bool only_owner = std::ranges::all_of(a.commands, [](const AlterCommand& x) { return !x.keys.empty(); });
+      const bool only_owner = std::ranges::none_of(a.commands, [](const AlterCommand& x) { return x.widen; });
       if (!only_owner) alter_refuse("ALTER SEQUENCE ... AS or MAXVALUE of a CREATE SEQUENCE's sequence");
       for (const AlterCommand& x : a.commands) {
+        if (x.keys.empty()) continue;
         if (x.keys[0].empty()) {
           q->def.owned_by.clear();
           continue;

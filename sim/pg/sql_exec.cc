@@ -154,8 +154,12 @@ Result<Rows> SqlRun::run() {
   }
   const Server::RunningStyle style(server_, c_.style_);
   try {
-    // Parse analysis: before any row (sim/pg/sql_names.h).
-    check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+    try {  // parse analysis: before any row (sim/pg/sql_names.h)
+      check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+    } catch (const SqlError&) {  // after the tables it opened are locked (a wait behind LOCK TABLE)
+      if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
+      throw;
+    }
     Result<Rows> r = std::visit([this](const auto& body) { return this->statement(body); }, st_.body);
     c_.forget_table_lock_request();
     return r;

@@ -71,17 +71,17 @@ class QualifiedNames {
   // data-modifying one's RETURNING columns are left to the executor. Returns the depth to
   // restore.
   std::size_t with(const std::vector<sql::CommonTable>& w) {
+    // Each sees the ones before it, and itself only when it is recursive (a recursive one's
+    // columns are its first term's, named before its second term reads them).
     const std::size_t depth = ctes_.size();
     if (w.empty()) return depth;
-    std::vector<Relation> level;
+    ctes_.emplace_back();
     for (const sql::CommonTable& cte : w) {
       Columns columns = cte.select ? output_names(*cte.select) : std::nullopt;
       rename(columns, cte.column_names);
-      level.push_back({cte.name, std::move(columns)});
-    }
-    ctes_.push_back(std::move(level));
-    for (const sql::CommonTable& cte : w) {
+      if (cte.recursive) ctes_.back().push_back({cte.name, std::move(columns)});
       if (cte.select) select(*cte.select);
+      if (!cte.recursive) ctes_.back().push_back({cte.name, std::move(columns)});
     }
     return depth;
   }
@@ -96,11 +96,7 @@ class QualifiedNames {
   }
 
   Columns table_columns(const std::string& name) const {
-    for (auto level = ctes_.rbegin(); level != ctes_.rend(); ++level) {
-      for (const Relation& r : *level) {
-        if (r.name == name) return r.columns;
-      }
-    }
+    if (const Relation* r = cte(name)) return r->columns;
     const SqlTable* t = server_.sql_table(name);
     if (t == nullptr) return std::nullopt;  // a sequence read as a relation, or 42P01 when run
     std::vector<std::string> out;
@@ -115,7 +111,7 @@ class QualifiedNames {
     std::vector<std::string> out;
     for (const sql::Target& t : sel.targets) {
       if (t.expand) {  // (x).*: the fields of the table whose row x is
-        const SqlTable* record = record_of_(t.expr, sel);
+        const SqlTable* record = plain_tables(sel) ? record_of(t.expr, sel) : nullptr;
         if (record == nullptr) return std::nullopt;
         for (const sql::ColumnDef& c : record->def.columns) out.push_back(c.name);
         continue;
@@ -132,6 +128,37 @@ class QualifiedNames {
       }
     }
     return out;
+  }
+
+  // Whether every relation sel (and the FROM subqueries in it) names is a table of the server:
+  // record_of_ then reads the catalog only (a WITH query is not declared yet, a sequence's
+  // relation is made when its statement reads it).
+  bool plain_tables(const sql::Select& sel) const {
+    const auto plain = [&](const std::string& name) { return cte(name) == nullptr && server_.sql_table(name) != nullptr; };
+    if (!sel.table.empty() && !plain(sel.table)) return false;
+    const auto item = [&](const sql::FromItem& f, const auto& self) -> bool {
+      if (f.kind == sql::FromItem::Kind::table && !plain(f.table)) return false;
+      if (f.select && !plain_tables(*f.select)) return false;
+      return std::all_of(f.sides.begin(), f.sides.end(), [&](const sql::FromItem& s) { return self(s, self); });
+    };
+    return std::all_of(sel.from.begin(), sel.from.end(), [&](const sql::FromItem& f) { return item(f, item); });
+  }
+
+  const SqlTable* record_of(const sql::Expr& e, const sql::Select& sel) const {
+    try {
+      return record_of_(e, sel);
+    } catch (const sql::SqlError&) {
+      return nullptr;  // the executor raises it where the server does
+    }
+  }
+
+  const Relation* cte(const std::string& name) const {
+    for (auto level = ctes_.rbegin(); level != ctes_.rend(); ++level) {
+      for (const Relation& r : *level) {
+        if (r.name == name) return &r;
+      }
+    }
+    return nullptr;
   }
 
   void select(const sql::Select& sel) {
@@ -279,10 +306,11 @@ class TablesNamed {
 
   std::size_t with(const std::vector<sql::CommonTable>& w) {
     const std::size_t depth = ctes_.size();
-    for (const sql::CommonTable& cte : w) ctes_.push_back(cte.name);
-    for (const sql::CommonTable& cte : w) {
+    for (const sql::CommonTable& cte : w) {  // each sees those before it, itself when recursive
+      if (cte.recursive) ctes_.push_back(cte.name);
       if (cte.select) select(*cte.select);
       if (cte.modifying) statement(*cte.modifying);
+      if (!cte.recursive) ctes_.push_back(cte.name);
     }
     return depth;
   }
@@ -304,6 +332,9 @@ class TablesNamed {
     for (const sql::Expr& g : sel.group_by) expr(g);
     if (sel.having) expr(*sel.having);
     for (const sql::OrderItem& o : sel.order_by) expr(o.expr);
+    for (const sql::Expr& d : sel.distinct_on) expr(d);
+    if (sel.limit) expr(*sel.limit);
+    if (sel.offset) expr(*sel.offset);
     ctes_.resize(depth);
   }
 
@@ -329,7 +360,13 @@ class TablesNamed {
 void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn) { TablesNamed(fn).statement(st); }
 
 void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of) {
-  QualifiedNames(server, record_of).statement(st);
+  // The parser reads the FROM clauses first: a relation that does not exist is its 42P01,
+  // which the executor gives.
+  bool all_exist = true;
+  each_table_named(st, [&](const std::string& name) {
+    all_exist = all_exist && (server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr);
+  });
+  if (all_exist) QualifiedNames(server, record_of).statement(st);
 }
 
 }  // namespace lockstep::sim::pg

@@ -172,6 +172,10 @@ struct OpDesc {
   // With narrows: whether it narrows depends on a value (a compare-and-swap fails unless the
   // variable holds what it expects), not only on who holds what.
   bool compares = false;
+  // With narrows: a lock's try (pg_try_advisory_lock), whose step is the try alone; what its
+  // statement does after it, as its outcome decides, is a step of its own (DporStrategy
+  // ends optimal mode at a try's step that did more: a moved try is worked out as its lock's).
+  bool tries = false;
 };
 
 // `op`, marked as an operation that may narrow its access (OpDesc::narrows).
