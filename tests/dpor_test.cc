@@ -356,7 +356,7 @@ std::string gen_plain_op() {
 
 // 2-3 actors (up to max_actors), at most 9 (budget) visible operations in all: reads, writes, compare-and-swaps,
 // critical sections (of a mutex, a try, a reader/writer mutex's either side), timed lock
-// attempts, sleeps; and ordered observations in scopes (each carried by the step before it,
+// attempts, sleeps, explored choices (`choose r n`, read by the ops after it); and ordered observations in scopes (each carried by the step before it,
 // or a step of its own when first).
 Actors gen_program(int max_actors = 3, int budget = 9) {
   Actors actors;
@@ -385,6 +385,9 @@ Actors gen_program(int max_actors = 3, int budget = 9) {
         const std::string m = pick(kMutexes);
         ops.insert(ops.end(), {"trylock " + m + " t", gen_plain_op(), "unlockif " + m + " t"});
         budget -= 3;
+      } else if (kind == 8 && *rc::gen::inRange(0, 3) == 0) {  // an explored choice (Env::choose) into r
+        ops.push_back("choose r " + std::to_string(*rc::gen::inRange(2, 4)));
+        --budget;
       } else if (kind == 7 && budget >= 3) {  // a reader's or a writer's section of rwmutex w
         const bool reader = *rc::gen::inRange(0, 2) == 0;
         ops.insert(ops.end(), {reader ? "rlock w" : "lock w", gen_plain_op(), reader ? "runlock w" : "unlock w"});
@@ -482,9 +485,13 @@ void assert_timed_as_dfs(const Actors& actors, const nlohmann::json& timing) {
   const Summary dpor = explore_all(s, "dpor");
   RC_LOG() << "dfs: " << dfs.executions << " executions, " << dfs.traces.size() << " traces; dpor: " << dpor.executions
            << " executions, " << dpor.redundant << " redundant\n";
-  RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR (a timing choice, or another reason)" : "dpor optimal throughout");
-  if (!dpor.restarted) RC_ASSERT(dpor.redundant == 0u);
+  RC_TAG(dpor.restarted ? "dpor fell back to source-DPOR" : "dpor optimal throughout");
   assert_as_dfs_with_choices(dfs, dpor);
+  if (!dpor.restarted) {  // each choice's values are transitions: dfs's traces (with the values chosen), one execution each
+    RC_ASSERT(dpor.redundant == 0u);
+    RC_ASSERT(dpor.optimal_traces == dfs.optimal_traces);
+    RC_ASSERT(dpor.executions == dfs.optimal_traces.size());
+  }
 }
 
 // The timing model (model/timing.h) as the oracle sees it: timed programs whose timers last
@@ -509,6 +516,21 @@ RC_GTEST_PROP(DporProperties, SameStatesAndVerdictsAsDfsWithStallsAfterClockRead
     ops.insert(ops.begin() + at, "clock c");
   }
   assert_timed_as_dfs(actors, {{"stalls", {{"count", *rc::gen::inRange(1, 3)}, {"max_ms", *rc::gen::element(1, 2, 5)}}}});
+}
+
+// The whole timing model at once: jitter, clock skew and stalls after clock reads. Each
+// choice's values are transitions of their own (dpor's optimal mode), so dpor runs dfs's
+// traces with the values chosen, one execution each, while it stays optimal.
+RC_GTEST_PROP(DporProperties, SameTracesAsDfsWithJitterSkewAndStalls, ()) {
+  Actors actors = gen_program();
+  for (auto& [name, ops] : actors) {
+    if (*rc::gen::inRange(0, 2) == 0) continue;
+    const auto at = static_cast<std::ptrdiff_t>(*rc::gen::inRange<std::size_t>(0, ops.size() + 1));
+    ops.insert(ops.begin() + at, "clock c");
+  }
+  assert_timed_as_dfs(actors, {{"jitter", *rc::gen::element(0.25, 0.5)},
+                               {"skew_ms", *rc::gen::element(0, 1)},
+                               {"stalls", {{"count", 1}, {"max_ms", *rc::gen::element(1, 5)}}}});
 }
 
 // Checkpoints (sim/explore/checkpoint.h): the search cut after a random number of executions, again

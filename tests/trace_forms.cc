@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockstep/sim/sched/op.h"
 
@@ -74,10 +75,11 @@ std::string FoataRecorder::form(bool optimal, const std::vector<ActorId>& rename
     };
     std::string objects = name(fp(s).object);
     for (std::size_t x = 0; x < fp(s).extra_count; ++x) objects += "+" + name(fp(s).extra[x]);
-    by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}", rename.empty() ? s.actor : rename[s.actor], count_of_actor[s.actor]++, s.timer ? "t" : "",
-                                             objects, static_cast<int>(fp(s).access), static_cast<int>(fp(s).effects)));
+    by_level[level[k]].push_back(fmt::format("{}#{}{}:{}:{}:{}{}", rename.empty() ? s.actor : rename[s.actor], count_of_actor[s.actor]++, s.timer ? "t" : "",
+                                             objects, static_cast<int>(fp(s).access), static_cast<int>(fp(s).effects),
+                                             s.choices.empty() ? std::string() : fmt::format("={}", fmt::join(s.choices, ","))));
   }
-  std::string out;
+  std::string out = first_choices_.empty() ? std::string() : fmt::format("{}|", fmt::join(first_choices_, ","));
   for (auto& [lvl, labels] : by_level) {
     std::sort(labels.begin(), labels.end());
     out += "[";
@@ -95,6 +97,8 @@ void FoataRecorder::finish() {
   }
   keep_ = false;
   steps_.clear();
+  choices_.clear();
+  first_choices_.clear();
 }
 
 }  // namespace lockstep::testing

@@ -9,6 +9,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
   }
   std::size_t pick(std::span<const sim::Transition> enabled, std::uint64_t step) override {
     const std::size_t index = inner_->pick(enabled, step);
+    if (steps_.empty()) first_choices_ = std::exchange(choices_, {});
     if (index < enabled.size()) {
       picked_op_ = *enabled[index].op;
       picked_waits_ = enabled[index].waits;
@@ -39,12 +41,20 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
     }
     return index;
   }
+  // A choice's value belongs to the step making it (before any step: to the execution).
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
-    return inner_->choose(n, label, step);
+    return chosen(inner_->choose(n, label, step));
+  }
+  std::uint32_t choose_keeping_footprint(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    return chosen(inner_->choose_keeping_footprint(n, label, step));
   }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
-    steps_.push_back({t.actor, t.timer, f, sim::optimal_dpor_footprint(picked_op_, picked_waits_, t.timer, f)});
+    // As dpor names a step's transition: a choice beyond its values takes the first, so a
+    // step that made no choice and one whose choices took their first values are one.
+    while (!choices_.empty() && choices_.back() == 0) choices_.pop_back();
+    steps_.push_back({t.actor, t.timer, f, sim::optimal_dpor_footprint(picked_op_, picked_waits_, t.timer, f), std::move(choices_)});
+    choices_.clear();
   }
   sim::StrategyStatus status() const override { return inner_->status(); }
   // The inner strategy's abilities, but a restart is seen here first.
@@ -108,7 +118,14 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
     bool timer;
     sim::Footprint fp;
     sim::Footprint optimal_fp;
+    std::vector<std::uint32_t> choices;  // the values the step's choices took
   };
+  std::uint32_t chosen(std::uint32_t value) {
+    choices_.push_back(value);
+    return value;
+  }
+  std::vector<std::uint32_t> choices_;  // of the step running
+  std::vector<std::uint32_t> first_choices_;  // made before the first step
 
   void finish();
   std::string form(bool optimal) const { return form(optimal, {}); }

@@ -81,6 +81,7 @@ class ScriptInstance final : public Instance {
           break;
         case OpKind::sleep: env_.sleep_for(std::chrono::milliseconds(op.ms)); break;
         case OpKind::clock: regs[op.reg] = std::chrono::duration_cast<std::chrono::milliseconds>(env_.now()).count(); break;
+        case OpKind::choose: regs[op.reg] = env_.choose(static_cast<int>(op.ms), "choose"); break;
         case OpKind::observe: observe(op.scope, value(op.a)); break;
         case OpKind::fwrite: (void)env_.filesystem().write_file(op.path, std::to_string(value(op.a))); break;
         case OpKind::fread: {

@@ -237,7 +237,8 @@ void parse_jump_op(const OpWords& o, Actor& actor, Op& op) {
   op.target = static_cast<std::size_t>(*target);
 }
 
-// sleep, clock, observe, crash, hot and cold: time, observations, crashes and liveness obligations.
+// sleep, clock, choose, observe, crash, hot and cold: time, an explored choice, observations,
+// crashes and liveness obligations.
 void parse_other_op(const OpWords& o, Actor& actor, Op& op) {
   const std::string& verb = o.w[0];
   if (verb == "sleep") {
@@ -248,6 +249,13 @@ void parse_other_op(const OpWords& o, Actor& actor, Op& op) {
     o.need(2, 2, "clock R");
     op.kind = OpKind::clock;
     op.reg = register_index(actor, o.ident(1));
+  } else if (verb == "choose") {
+    o.need(3, 3, "choose R N");
+    op.kind = OpKind::choose;
+    op.reg = register_index(actor, o.ident(1));
+    const auto n = parse_int(o.w[2]);
+    if (!n || *n < 1 || *n > 16) o.where.fail(fmt::format("\"{}\": expected a number of values from 1 to 16", o.text));
+    op.ms = *n;
   } else if (verb == "observe") {
     o.need(3, 3, "observe SCOPE VALUE");
     op.kind = OpKind::observe;
@@ -324,14 +332,14 @@ Op parse_op(const JsonCursor& where, Actor& actor, Names& names) {
     parse_file_op(o, actor, op);
   } else if (is({"goto", "jz", "jnz"})) {
     parse_jump_op(o, actor, op);
-  } else if (is({"sleep", "clock", "observe", "crash", "hot", "cold"})) {
+  } else if (is({"sleep", "clock", "choose", "observe", "crash", "hot", "cold"})) {
     parse_other_op(o, actor, op);
   } else if (is({"sql"})) {
     parse_sql_op(o, actor, op);
   } else {
     where.fail(fmt::format(
         "unknown operation \"{}\" (expected read, write, cas, lock, unlock, rlock, runlock, "
-        "lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot, "
+        "lockfor, trylock, unlockif, sleep, clock, choose, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, hot, "
         "cold or sql)",
         o.w[0]));
   }

@@ -55,14 +55,14 @@ struct Operand {
   std::int64_t value = 0;  // the literal, or the offset added to the register
 };
 
-enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold, sql };
+enum class OpKind { read, write, cas, lock, unlock, rlock, runlock, lockfor, trylock, unlockif, sleep, clock, choose, observe, fwrite, fread, fsync, frename, crash, goto_, jz, jnz, hot, cold, sql };
 
 struct Op {
   OpKind kind = OpKind::read;
   int object = -1;  // index into vars or locks
   int reg = -1;     // destination register, or -1
   Operand a, b;
-  std::int64_t ms = 0;
+  std::int64_t ms = 0;       // sleep, lockfor; choose: the number of values
   std::int64_t scope = 0;  // observe: the scope, or kGlobalScope
   std::string path, path2;  // the file operations: "/f" (fsync: "/" too), and rename's target
   std::size_t target = 0;   // goto, jz, jnz: the op to go on at

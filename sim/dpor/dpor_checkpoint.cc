@@ -90,8 +90,9 @@ std::string WakeupTree::to_text(FootprintTable& table) const {
   std::string out = std::to_string(roots_.size());
   auto walk = [&](auto& self, const std::vector<Node>& nodes) -> void {
     for (const Node& n : nodes) {
-      fmt::format_to(std::back_inserter(out), " {} {} {} {} {}", n.step.actor, n.step.timer ? 1 : 0, n.step.known ? 1 : 0,
-                     table.index(n.step.fp), n.children.size());
+      fmt::format_to(std::back_inserter(out), " {} {} {} {} {}", n.step.actor, (n.step.timer ? 1 : 0) + 2 * n.step.path.size(),
+                     n.step.known ? 1 : 0, table.index(n.step.fp), n.children.size());
+      for (const std::uint32_t v : n.step.path) fmt::format_to(std::back_inserter(out), " {}", v);
       self(self, n.children);
     }
   };
@@ -120,13 +121,18 @@ WakeupTree WakeupTree::from_text(std::string_view text, const FootprintTable& ta
     }
     --open.back().second;
     const auto actor = static_cast<ActorId>(number());
-    const bool timer = number() != 0;
+    const std::uint64_t mode = number();
+    const bool timer = (mode & 1) != 0;
     const bool known = number() != 0;
     const Footprint& fp = table.at(static_cast<std::uint32_t>(number()));
     const std::uint64_t children = number();
     expect(actor < 64, "wakeup tree: an actor");
+    expect(mode / 2 <= static_cast<std::uint64_t>(end - p), "wakeup tree: a choice path");
+    ChoicePath path;
+    for (std::uint64_t k = 0; k < mode / 2; ++k) path.push_back(static_cast<std::uint32_t>(number()));
+    expect(path.empty() || path.back() != 0, "wakeup tree: a choice path ends with a value other than the first");
     std::vector<Node>& level = *open.back().first;
-    level.push_back(Node{WakeStep{actor, timer, fp, known}, {}});
+    level.push_back(Node{WakeStep{actor, timer, fp, known, std::move(path)}, {}});
     if (children > 0) open.emplace_back(&level.back().children, children);
   }
   while (p < end && *p == ' ') ++p;
@@ -155,7 +161,11 @@ namespace {
 
 nlohmann::json sleep_json(const std::vector<SleepEntry>& list) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& s : list) out.push_back({s.actor, s.timer, s.effect.to_json()});
+  for (const auto& s : list) {
+    nlohmann::json entry = {s.actor, s.timer, s.effect.to_json()};
+    if (!s.path.empty()) entry.push_back(s.path);
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 
@@ -163,8 +173,9 @@ std::vector<SleepEntry> sleep_of(const nlohmann::json& j) {
   expect(j.is_array(), "sleep set");
   std::vector<SleepEntry> out;
   for (const auto& s : j) {
-    expect(s.is_array() && s.size() == 3, "sleep entry");
-    out.push_back({s[0].get<ActorId>(), s[1].get<bool>(), Effect::from_json(s[2])});
+    expect(s.is_array() && (s.size() == 3 || s.size() == 4), "sleep entry");
+    out.push_back({s[0].get<ActorId>(), s[1].get<bool>(), Effect::from_json(s[2]),
+                   s.size() == 4 ? s[3].get<ChoicePath>() : ChoicePath{}});
   }
   return out;
 }
@@ -187,7 +198,8 @@ nlohmann::json node_json(const Node& n, FootprintTable& table) {
           n.mode,
           n.current_effect.to_json(),
           n.expects ? footprint_json(n.expected) : nlohmann::json(),
-          n.starts};
+          n.starts,
+          n.current_path};
 }
 
 void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
@@ -200,7 +212,7 @@ void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
     expect(n.chosen < n.options, "choice node's value");
     return;
   }
-  expect(j.size() == 16 || j.size() == 17, "scheduling node");  // 16: written before Node::starts
+  expect(j.size() >= 16 && j.size() <= 18, "scheduling node");  // 16: before Node::starts, 17: before current_path
   n.enabled = j[1].get<Mask>();
   n.run_modes = j[2].get<Mask>();
   n.timer_modes = j[3].get<Mask>();
@@ -218,7 +230,8 @@ void node_of(const nlohmann::json& j, Node& n, const FootprintTable& table) {
   n.current_effect = Effect::from_json(j[14]);
   n.expects = !j[15].is_null();
   if (n.expects) n.expected = footprint_of(j[15]);
-  n.starts = j.size() == 17 && j[16].get<bool>();
+  n.starts = j.size() >= 17 && j[16].get<bool>();
+  if (j.size() == 18) n.current_path = j[17].get<ChoicePath>();
   expect(n.current >= 0 && n.current < 64 && n.mode_enabled(n.current, n.current_is_timer()),
          "node's current transition is not enabled there");
 }
@@ -278,7 +291,7 @@ nlohmann::json DporStrategy::subtree_outcome() const {
   nlohmann::json log = nlohmann::json::array();
   for (const LoggedInsert& e : sub_.log) {
     nlohmann::json steps = nlohmann::json::array();
-    for (const WakeStep& s : e.steps) steps.push_back({s.actor, s.timer, s.known, footprint_json(s.fp)});
+    for (const WakeStep& s : e.steps) steps.push_back({s.actor, s.timer, s.known, footprint_json(s.fp), s.path});
     log.push_back({e.node, std::move(steps)});
   }
   return {{"done", subtree_done()},
@@ -304,10 +317,11 @@ void DporStrategy::take_subtree_outcome(const nlohmann::json& outcome) {
       LoggedInsert entry{e[0].get<std::uint32_t>(), {}};
       expect(entry.node <= sub_.floor, "subtree outcome: an insertion below the floor");
       for (const auto& s : e[1]) {
-        expect(s.is_array() && s.size() == 4, "subtree outcome: step");
+        expect(s.is_array() && s.size() == 5, "subtree outcome: step");
         const int actor = s[0].get<int>();
         expect(actor >= 0 && actor < static_cast<int>(kMaxActors), "subtree outcome: actor");
-        entry.steps.push_back(WakeStep{static_cast<ActorId>(actor), s[1].get<bool>(), footprint_of(s[3]), s[2].get<bool>()});
+        entry.steps.push_back(
+            WakeStep{static_cast<ActorId>(actor), s[1].get<bool>(), footprint_of(s[3]), s[2].get<bool>(), s[4].get<ChoicePath>()});
       }
       sub_.log.push_back(std::move(entry));
     }

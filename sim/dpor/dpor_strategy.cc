@@ -38,6 +38,9 @@ bool DporStrategy::next_execution() {
   race_.events.clear();
   race_.parked.clear();
   race_.barriers.clear();
+  race_.choice_steps.clear();
+  race_.choices_made.clear();
+  in_step_ = false;
   if (resume_.kept) note_resume_point();
   return true;
 }
@@ -115,13 +118,30 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
   }
   LOCKSTEP_INVARIANT(n.mode_enabled(n.current, n.current_is_timer()), "dpor: a new node's current transition is enabled");
   n.backtrack = bit(n.current);
-  if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+  if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer(), n.current_path);
   last_sched_ = static_cast<int>(depth_++);
   return remember_declared(enabled, index_of(enabled, stack_.back().current, stack_.back().current_is_timer()));
 }
 
-std::uint32_t DporStrategy::choose(std::uint32_t n, std::string_view label, std::uint64_t step) {
-  unsupported("the model makes an explored choice: Env::choose, or a fault");
+std::uint32_t DporStrategy::choose(std::uint32_t n, std::string_view label, std::uint64_t step, bool keeps_footprint) {
+  if (optimal_ && in_step_) {
+    // Optimal mode: a choice inside a step takes the value its transition's path gives
+    // (Node::current_path; 0 beyond it). Its other values are transitions of their own,
+    // branches at the step's node (reverse_choices).
+    const ChoicePath& path = stack_[static_cast<std::size_t>(last_sched_)].current_path;
+    const std::size_t k = step_choices_.size();
+    std::uint32_t v = k < path.size() ? path[k] : 0;
+    if (v >= n) {
+      unsupported("a choice has fewer values where a wakeup-tree branch puts its step");
+      v = 0;
+    }
+    step_choices_.push_back({v, n, keeps_footprint});
+    return v;
+  }
+  // Before the first step, a choice node above the whole search: each value's subtree is a
+  // search of its own, which no race crosses. Elsewhere (outside any step, after one) a
+  // choice is beyond optimal mode.
+  if (last_sched_ >= 0) unsupported("the model makes an explored choice outside a step");
   if (depth_ < stack_.size()) {
     const Node& node = stack_[depth_];
     if (!node.is_choice || node.options != n) {
@@ -139,6 +159,7 @@ std::uint32_t DporStrategy::choose(std::uint32_t n, std::string_view label, std:
 }
 
 void DporStrategy::executed(const Transition& t, const Footprint& ran) {
+  in_step_ = false;
   const Footprint effective = optimal_ ? optimal_dpor_footprint(declared_op_, declared_waits_, t.timer, ran) : ran;
   LOCKSTEP_INVARIANT(last_sched_ >= 0 && stack_[last_sched_].current == t.actor &&
                          stack_[last_sched_].current_is_timer() == t.timer,
@@ -150,9 +171,12 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   // changes nothing else. In optimal mode only a plain lock's try (it fails exactly when
   // the lock is held) and a timeout (of a wait for a plain lock: it only looks at it) are
   // left narrowed; any other keeps its declared access (optimal_dpor_footprint).
-  LOCKSTEP_INVARIANT(effective.access == declared_.access || effective.access == Access::read,
+  // (A step that declared no object writes the first one it touches: add_object.)
+  const bool gained_object = declared_.object == kNoObject && effective.object != kNoObject;
+  LOCKSTEP_INVARIANT(effective.access == declared_.access || effective.access == Access::read || gained_object,
                      "dpor: a step narrows its declared access only to a read");
-  LOCKSTEP_INVARIANT(!optimal_ || effective.access == declared_.access || plain_try || t.timer || declared_op_.compares,
+  LOCKSTEP_INVARIANT(!optimal_ || effective.access == declared_.access || plain_try || t.timer || declared_op_.compares ||
+                         gained_object,
                      "dpor: in optimal mode only a plain lock's try, a timeout and a CAS are narrowed");
   // A failed CAS would succeed where the variable holds what it expects, which optimal
   // mode does not work out (it knows no values): beyond it.
@@ -166,7 +190,15 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
       (own_extra_count(effective) != own_extra_count(declared_) || effective.domain_write != declared_.domain_write)) {
     unsupported("a lock's try whose step also touched other objects, as its outcome decides");
   }
+  // A lock's step (its acquisition, try, wait or timeout) that also touched other objects
+  // (under jitter, the pending timers a timeout arms or leaves; a stall's choice after it):
+  // the lock races (Nidhugg's) are worked out on the lock alone.
+  if (optimal_ && (plain_lock_acquisition(declared_) || shared_lock_acquisition(declared_)) &&
+      own_extra_count(effective) != own_extra_count(declared_)) {
+    unsupported("a lock's waiter whose step also touched other objects (the pending timers, under jitter)");
+  }
   Node& node = stack_[last_sched_];
+  if (optimal_) note_choices(node);
   if (node.expects && !(node.expected == effective)) {
     unsupported("a step ran with another footprint than its wakeup-tree branch said");
   }
@@ -181,6 +213,20 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   last_effect_ = effective;
 }
 
+void DporStrategy::note_choices(const Node& node) {
+  std::size_t length = step_choices_.size();  // the path as made: trailing zeros are implied
+  while (length > 0 && step_choices_[length - 1].value == 0) --length;
+  bool same = node.current_path.size() == length;
+  for (std::size_t k = 0; same && k < length; ++k) same = node.current_path[k] == step_choices_[k].value;
+  // Where a branch puts a step in another state than the one it came from, its choices may
+  // be others (a stall no longer offered once another actor took the last one).
+  if (!same) unsupported("a step made other choices than its wakeup-tree branch said");
+  if (step_choices_.empty()) return;
+  race_.choice_steps.push_back({static_cast<std::uint32_t>(race_.events.size()), static_cast<std::uint32_t>(race_.choices_made.size()),
+                                static_cast<std::uint32_t>(step_choices_.size())});
+  race_.choices_made.insert(race_.choices_made.end(), step_choices_.begin(), step_choices_.end());
+}
+
 double DporStrategy::explored_fraction() const {
   double done = 0, weight = 1;
   for (std::size_t i = 0; i < stack_.size(); ++i) {
@@ -191,7 +237,7 @@ double DporStrategy::explored_fraction() const {
       known = n.options;
     } else {
       if (optimal_) {
-        before = std::popcount(n.done) + std::popcount(n.done_timer);
+        before = static_cast<double>(n.explored.size());
         known = before + 1 + static_cast<double>(n.wakeup.root_count());
       } else {
         before = std::popcount(n.done & ~bit(n.current));
@@ -230,10 +276,12 @@ void DporStrategy::child_sleep_set(std::vector<SleepEntry>& out) const {
 
 bool DporStrategy::next_from_wakeup(Node& n) {
   while (!n.wakeup.empty()) {
-    const ActorId a = n.wakeup.first().actor;
-    const bool timer = n.wakeup.first().timer;
-    if (!n.mode_done(a, timer) && n.mode_enabled(a, timer) && !n.sleeps(a, timer)) return true;
-    n.wakeup.erase_transition(a, timer);
+    const WakeStep& first = n.wakeup.first();
+    const ActorId a = first.actor;
+    const bool timer = first.timer;
+    if (!n.mode_done(a, timer, first.path) && n.mode_enabled(a, timer) && !n.sleeps(a, timer, first.path)) return true;
+    const ChoicePath path = first.path;  // erase_transition ends `first`
+    n.wakeup.erase_transition(a, timer, path);
     if (!n.mode_enabled(a, timer)) {  // the branch's transition waits here: beyond optimal mode
       unsupported("a wakeup-tree branch's transition waits where the tree puts it");
       add_every_awake(n);
@@ -248,7 +296,7 @@ void DporStrategy::add_every_awake(Node& n) {
     std::array<bool, 2> modes{};
     const int count = n.awake_modes(a, modes);
     for (int k = 0; k < count; ++k) {
-      const bool current = a == n.current && modes[k] == n.current_is_timer();  // a new node has none yet
+      const bool current = a == n.current && modes[k] == n.current_is_timer() && n.current_path.empty();  // a new node has none yet
       if (current || n.mode_done(a, modes[k])) continue;
       const WakeStep unknown{a, modes[k], {}, false};
       const WakeStep* one[] = {&unknown};
@@ -272,23 +320,23 @@ bool DporStrategy::backtrack() {
       continue;
     }
     if (n.explored.empty()) n.explored.reserve(4);  // most nodes explore few: no doubling from one
-    n.explored.push_back({n.current, n.current_is_timer(), n.current_effect});
+    n.explored.push_back({n.current, n.current_is_timer(), n.current_effect, n.current_path});
     if (n.mode + 1 < n.mode_count) {
       ++n.mode;
       n.current_effect = Effect();
       diverge_ = stack_.size() - 1;
-      if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+      if (optimal_) inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer(), n.current_path);
       return true;
     }
     if (optimal_) {
-      (n.current_is_timer() ? n.done_timer : n.done) |= bit(n.current);
+      if (n.current_path.empty()) (n.current_is_timer() ? n.done_timer : n.done) |= bit(n.current);
       if (!next_from_wakeup(n)) {
         note_finished(n.explored.size());
         stack_.pop_back();
         continue;
       }
       n.follow_wakeup();
-      inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer());
+      inherited_ = n.wakeup.take_subtree(n.current, n.current_is_timer(), n.current_path);
       diverge_ = stack_.size() - 1;
       return true;
     }

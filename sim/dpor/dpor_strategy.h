@@ -46,8 +46,10 @@
 // access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
 // a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
-// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), make no
-// choice, and whose CAS never fails nor is moved by a race. At the first sign of anything
+// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), whose
+// choices inside a step keep its footprint (a stall, a duration, Env::choose: each value of
+// a choice is a transition of its own, the step's ChoicePath; reverse_choices), and whose
+// CAS never fails nor is moved by a race. At the first sign of anything
 // else (or should a step run with another footprint than its wakeup-tree branch said) the
 // search begins again as above (strategy "source-dpor"), and take_restart() tells the
 // explorer.
@@ -120,11 +122,13 @@ class DporStrategy final : public Strategy,
   void clock_advanced() override { race_.barriers.push_back(static_cast<std::uint32_t>(race_.events.size())); }
 
   // The footprint the picked transition declared (t.op in executed() is already the
-  // actor's next operation).
+  // actor's next operation). The step begins: its choices are made until executed().
   std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
     declared_ = enabled[index].op->footprint;
     declared_op_ = *enabled[index].op;
     declared_waits_ = enabled[index].waits && !enabled[index].timer;
+    in_step_ = true;
+    step_choices_.clear();
     return index;
   }
 
@@ -132,9 +136,18 @@ class DporStrategy final : public Strategy,
 
   std::size_t pick(std::span<const Transition> enabled, std::uint64_t step) override;
 
-  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override;
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    return choose(n, label, step, false);
+  }
+  std::uint32_t choose_keeping_footprint(std::uint32_t n, std::string_view label, std::uint64_t step) override {
+    return choose(n, label, step, true);
+  }
+  std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step, bool keeps_footprint);
 
   void executed(const Transition& t, const Footprint& ran) override;
+  // Optimal mode: the choices the step at `node` made, checked against its path and kept
+  // for reverse_choices.
+  void note_choices(const Node& node);
 
   StrategyStatus status() const override { return {.exhausted = exhausted_, .explored_fraction = explored_fraction()}; }
   double explored_fraction() const;
@@ -182,7 +195,7 @@ class DporStrategy final : public Strategy,
   // The sleep entries the branch (actor, timer) of node n will begin with as explored there:
   // the explored ones, the current one, and each branch before it in the wakeup tree; false
   // when not all are known yet.
-  bool explored_before(const Node& n, ActorId actor, bool timer, std::vector<SleepEntry>& out) const;
+  bool explored_before(const Node& n, ActorId actor, bool timer, std::vector<SleepEntry>& out) const;  // (empty path)
   // Speculation's part (sim/dpor/speculation.cc): a subtree explorer's floor and record,
   // and the walk's branches whose subtrees changed.
   struct Subtree {
@@ -267,6 +280,11 @@ class DporStrategy final : public Strategy,
   void reverse_deferred(std::size_t n);
   void reverse_shared_waits(std::size_t n);
   void reverse_alternatives(std::size_t n);
+  // Optimal mode: each other value of each choice a step made is a transition of its own at
+  // the step's node, after notdep of the step, as the other transition of a waiter is, with
+  // the step's footprint when its choices keep it (checked when it runs); beyond optimal
+  // mode otherwise (a fault, a crash: what the step does is not known).
+  void reverse_choices(std::size_t n);
   void reverse_timed_out(std::size_t n);
 
   // An actor parked on a pending operation races with the latest dependent steps it does
@@ -419,6 +437,14 @@ class DporStrategy final : public Strategy,
   Footprint declared_;
   OpDesc declared_op_;  // the picked transition's operation (Transition::op moves on as it runs)
   bool declared_waits_ = false;
+  // Optimal mode: a step is running (pick to executed): its choices are its transition's
+  // path (Node::current_path), each as made.
+  bool in_step_ = false;
+  struct Choice {
+    std::uint32_t value, options;
+    bool keeps_footprint;  // Strategy::choose_keeping_footprint
+  };
+  std::vector<Choice> step_choices_;
   bool restarted_ = false;
   NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
@@ -456,6 +482,15 @@ class DporStrategy final : public Strategy,
     std::vector<int> first_release;  // per object: its first release after that acquisition (-1: none yet)
     std::vector<std::pair<int, int>> deferred;  // optimal mode: races (i, j) to reverse after the pass
     std::vector<std::pair<int, int>> alternatives;  // optimal mode: (event, its actor's event before)
+    // Optimal mode: the steps that made choices, in order, each its choices at
+    // choices_made[first..first + count); in the pass, (event, its actor's event before).
+    struct ChoiceStep {
+      std::uint32_t event, first, count;
+    };
+    std::vector<ChoiceStep> choice_steps;
+    std::vector<Choice> choices_made;
+    std::vector<std::pair<int, int>> choice_alternatives;
+    std::size_t next_choice_step = 0;  // the pass: the first choice_steps entry not reached yet
     struct TimedOut {
       int acquisition;  // the lock's last acquisition before the timeout
       int timeout;      // the waiter's timer event

@@ -68,12 +68,13 @@ class Effect {
   bool overflow_ = false;
 };
 
-// A transition in a sleep set: one actor's run or timer transition, with the footprints its
-// step had when it was explored.
+// A transition in a sleep set: one actor's run or timer transition with the values of its
+// choices, and the footprints its step had when it was explored.
 struct SleepEntry {
   ActorId actor;
   bool timer;
   Effect effect;
+  ChoicePath path{};
 };
 
 struct Node {
@@ -87,8 +88,8 @@ struct Node {
   Mask timer_modes = 0;  // actors whose timer can fire
   Mask backtrack = 0;    // source-DPOR: the source set, actors that must be explored here
   WakeupTree wakeup;     // optimal DPOR: the branches still to explore here (not current's)
-  Mask done = 0;         // actors explored here already (optimal mode: their run transition)
-  Mask done_timer = 0;   // optimal mode: actors whose timer transition was explored here
+  Mask done = 0;         // actors explored here already (optimal mode: their run transition, no choice path)
+  Mask done_timer = 0;   // optimal mode: actors whose timer transition was explored here (no choice path)
   std::vector<SleepEntry> sleep;     // the sleep set the node was entered with
   std::vector<SleepEntry> explored;  // transitions explored here, with their steps' effects
   ActorId current = -1;
@@ -96,6 +97,8 @@ struct Node {
   int mode_count = 0;
   int mode = 0;  // index into modes
   Effect current_effect;
+  // Optimal mode: the values current's choices take (ChoicePath; empty: each its first).
+  ChoicePath current_path;
   // Symmetry: current's step was its start, the step that wrote its class's object
   // (Footprint::symmetry_extra; sim/explore/symmetric_starts.h).
   bool starts = false;
@@ -107,14 +110,22 @@ struct Node {
   std::uint64_t uid = 0;  // unique in a search: speculation's key (sim/explore/speculation.h)
 
   bool current_is_timer() const { return modes[mode]; }
-  bool sleeps(ActorId a, bool timer) const {
+  bool sleeps(ActorId a, bool timer, const ChoicePath& path = {}) const {
     for (const auto& s : sleep) {
-      if (s.actor == a && s.timer == timer) return true;
+      if (s.actor == a && s.timer == timer && s.path == path) return true;
     }
     return false;
   }
   bool mode_enabled(ActorId a, bool timer) const { return ((timer ? timer_modes : run_modes) >> a) & 1; }
-  bool mode_done(ActorId a, bool timer) const { return ((timer ? done_timer : done) >> a) & 1; }
+  // Whether the transition (a, timer, path) was explored here (optimal mode; source-DPOR
+  // explores every path of an actor's step at once).
+  bool mode_done(ActorId a, bool timer, const ChoicePath& path = {}) const {
+    if (path.empty()) return ((timer ? done_timer : done) >> a) & 1;
+    for (const auto& s : explored) {
+      if (s.actor == a && s.timer == timer && s.path == path) return true;
+    }
+    return false;
+  }
   // The enabled transitions of `a` that do not sleep, in order run, timer.
   int awake_modes(ActorId a, std::array<bool, 2>& out) const {
     int n = 0;
@@ -137,22 +148,24 @@ struct Node {
     mode_count = awake_modes(a, modes);
     mode = 0;
     current_effect = Effect();
+    current_path.clear();
     expects = false;
   }
   // Optimal mode: one transition of `a` is current, the only one this branch explores (the
   // other one, if any, is a branch of its own when a race asks for it).
-  void make_current(ActorId a, bool timer) {
+  void make_current(ActorId a, bool timer, const ChoicePath& path = {}) {
     current = a;
     modes[0] = timer;
     mode_count = 1;
     mode = 0;
     current_effect = Effect();
+    current_path = path;
     expects = false;
   }
   // Optimal mode: makes the leftmost branch of the wakeup tree current.
   void follow_wakeup() {
     const WakeStep& step = wakeup.first();
-    make_current(step.actor, step.timer);
+    make_current(step.actor, step.timer, step.path);
     expects = step.known;
     if (expects) expected = step.fp;
   }

@@ -14,6 +14,7 @@ void DporStrategy::analyze_races() {
   reverse_deferred(n);
   reverse_shared_waits(n);
   reverse_alternatives(n);
+  reverse_choices(n);
   reverse_timed_out(n);
 }
 
@@ -55,7 +56,13 @@ std::size_t DporStrategy::begin_analysis() {
     for (const Event& e : race_.events) {
       race_.steps.push_back(wake_step(e));
     }
+    for (const auto& c : race_.choice_steps) {  // a step's choices: its transition's path
+      ChoicePath& path = race_.steps[c.event].path;
+      for (std::uint32_t k = 0; k < c.count; ++k) path.push_back(race_.choices_made[c.first + k].value);
+      while (!path.empty() && path.back() == 0) path.pop_back();
+    }
   }
+  race_.next_choice_step = 0;
   race_.next_parked = 0;
   race_.next_barrier = 0;
   if (!race_.barriers.empty()) {
@@ -125,6 +132,10 @@ void DporStrategy::analyze_event(std::size_t j, std::size_t n) {
     // the wait's footprint, but for a deadlock check, which reads every lock held then.
     if (e.grant_wait && e.timer_reads_more) unsupported("a grant wait whose timer is a deadlock check races");
     race_.alternatives.push_back({static_cast<int>(j), race_.last_of_actor[e.actor]});
+  }
+  if (optimal_ && race_.next_choice_step < race_.choice_steps.size() && race_.choice_steps[race_.next_choice_step].event == j) {
+    race_.choice_alternatives.push_back({static_cast<int>(j), race_.last_of_actor[e.actor]});
+    ++race_.next_choice_step;
   }
   race_.last_of_actor[e.actor] = static_cast<int>(j);
   // Source-DPOR reverses each race once, when its later event is new. In optimal mode a
@@ -295,6 +306,44 @@ void DporStrategy::reverse_alternatives(std::size_t n) {
     reverse_race(j, j, other, known, n, static_cast<int>(race_.events.size()));
   }
   race_.alternatives.clear();
+}
+
+void DporStrategy::reverse_choices(std::size_t n) {
+  // Each other value of each choice: the choices before it as made, those after it at
+  // their first value. The step keeps its footprint when that choice keeps it and each
+  // later one does or took its first value (so takes the same there). Else the step's
+  // footprint is not known: a wakeup sequence ending in it could not be compared with
+  // the branches and sleepers that may cover it (a sleep-set-blocked execution).
+  LOCKSTEP_INVARIANT(race_.choice_alternatives.size() == race_.choice_steps.size() || fallback_,
+                     "dpor: every step that made a choice is reached by the analysis");
+  for (std::size_t c = 0; c < race_.choice_alternatives.size() && !fallback_; ++c) {
+    const auto [j, before] = race_.choice_alternatives[c];
+    const auto& made = race_.choice_steps[c];
+    LOCKSTEP_INVARIANT(made.event == static_cast<std::uint32_t>(j), "dpor: a choice step's record is its event's");
+    const Event& e = race_.events[static_cast<std::size_t>(j)];
+    race_.zero_vc.assign(n, 0);
+    const std::uint32_t* known = before >= 0 ? &race_.vc[static_cast<std::size_t>(before) * n] : race_.zero_vc.data();
+    for (std::uint32_t k = 0; k < made.count; ++k) {
+      const Choice& choice = race_.choices_made[made.first + k];
+      bool kept = choice.keeps_footprint;
+      for (std::uint32_t i = k + 1; i < made.count && kept; ++i) {
+        kept = race_.choices_made[made.first + i].keeps_footprint || race_.choices_made[made.first + i].value == 0;
+      }
+      if (!kept && choice.options > 1) {
+        unsupported("a step makes a choice that may change what it does (a fault, a crash)");
+        return;
+      }
+      for (std::uint32_t w = 0; w < choice.options; ++w) {
+        if (w == choice.value) continue;
+        WakeStep other{e.actor, e.timer, e.fp, true, {}};
+        for (std::uint32_t i = 0; i < k; ++i) other.path.push_back(race_.choices_made[made.first + i].value);
+        other.path.push_back(w);
+        while (!other.path.empty() && other.path.back() == 0) other.path.pop_back();
+        reverse_race(j, j, other, known, n, static_cast<int>(race_.events.size()));
+      }
+    }
+  }
+  race_.choice_alternatives.clear();
 }
 
 // A plain lock's waiter that timed out: the acquisition it never made, moved before the

@@ -32,12 +32,12 @@ void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, M
       const Footprint* own = s.effect.single();
       if (own != nullptr && !s.timer && s.actor != q && (seen & bit(s.actor))) {
         const WakeStep& first = *race_.first_step[s.actor];
-        if (first.known && !first.timer && first.fp == *own) {
+        if (first.known && !first.timer && first.path == s.path && first.fp == *own) {
           if (initials & bit(s.actor)) return;
           continue;
         }
       }
-      if (weak_initial(s.actor, s.timer, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, own)) {
+      if (weak_initial(s.actor, s.timer, s.path, [&s](const Footprint& f) { return s.effect.dependent_with(f); }, v, own)) {
         return;
       }
     }
@@ -84,7 +84,7 @@ bool DporStrategy::asleep_before_v(const Node& node, int i, int end, int notdep_
       const Footprint* own = s.effect.single();
       if (own == nullptr || s.timer || !simple(*own)) continue;
       if (s.actor == q) {
-        if (q_step.timer || !q_step.known || !simple(q_step.fp) || has_step_in_v(q)) continue;
+        if (q_step.timer || !q_step.known || q_step.path != s.path || !simple(q_step.fp) || has_step_in_v(q)) continue;
         if (touched(q_step.fp) || (!(q_step.fp == *own) && touched(*own))) continue;
         return true;
       }

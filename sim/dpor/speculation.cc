@@ -23,7 +23,7 @@ void append_entries(std::string& out, const std::vector<SleepEntry>& list) {
   out.append(reinterpret_cast<const char*>(&count), sizeof count);
   for (const SleepEntry& e : list) {
     const Footprint* fp = e.effect.single();
-    append_step_fingerprint(out, WakeStep{e.actor, e.timer, fp != nullptr ? *fp : Footprint{}, fp != nullptr});
+    append_step_fingerprint(out, WakeStep{e.actor, e.timer, fp != nullptr ? *fp : Footprint{}, fp != nullptr, e.path});
   }
 }
 
@@ -38,7 +38,7 @@ std::uint64_t step_hash(const WakeStep& s) {
 }
 
 bool same_step(const WakeStep& a, const WakeStep& b) {
-  return a.actor == b.actor && a.timer == b.timer && a.known == b.known && a.fp == b.fp;
+  return same_transition(a, b) && a.known == b.known && a.fp == b.fp;
 }
 
 ObjectId translate(ObjectId id, const std::vector<ObjectId>& objects) {
@@ -111,15 +111,15 @@ bool DporStrategy::explored_before(const Node& n, ActorId actor, bool timer, std
   out = n.explored;
   const Footprint* current = n.current_effect.single();
   if (current == nullptr) return false;  // the current step has not run yet
-  out.push_back({n.current, n.current_is_timer(), n.current_effect});
+  out.push_back({n.current, n.current_is_timer(), n.current_effect, n.current_path});
   for (std::size_t i = 0; i < n.wakeup.root_count(); ++i) {
     const WakeStep& r = n.wakeup.root(i);
-    if (r.actor == actor && r.timer == timer) return true;
-    if (n.mode_done(r.actor, r.timer) || n.sleeps(r.actor, r.timer)) continue;  // next_from_wakeup drops it
+    if (r.actor == actor && r.timer == timer && r.path.empty()) return true;
+    if (n.mode_done(r.actor, r.timer, r.path) || n.sleeps(r.actor, r.timer, r.path)) continue;  // next_from_wakeup drops it
     if (!n.mode_enabled(r.actor, r.timer) || !r.known) return false;
     Effect effect;
     effect.add(r.fp);
-    out.push_back({r.actor, r.timer, std::move(effect)});
+    out.push_back({r.actor, r.timer, std::move(effect), r.path});
   }
   return false;
 }
@@ -135,7 +135,9 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
       const WakeStep& root = n.wakeup.root(r);
       const BranchKey key{n.uid, root.actor, root.timer};
       if (std::find(taken.begin(), taken.end(), key) != taken.end()) continue;
-      if (!root.known || n.mode_done(root.actor, root.timer) || n.sleeps(root.actor, root.timer) ||
+      // (A branch whose step takes other values of its choices is not offered: a key names
+      // an actor and a mode only.)
+      if (!root.known || !root.path.empty() || n.mode_done(root.actor, root.timer) || n.sleeps(root.actor, root.timer) ||
           !n.mode_enabled(root.actor, root.timer)) {
         continue;
       }
@@ -154,7 +156,7 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
       at.make_current(root.actor, root.timer);
       at.expects = true;
       at.expected = root.fp;
-      x.inherited_ = n.wakeup.copy_subtree(root.actor, root.timer);
+      x.inherited_ = n.wakeup.copy_subtree(root.actor, root.timer, root.path);
       x.diverge_ = i;
       x.sub_.floor = i;
       SubtreeOffer out{key, {}, std::move(explorer)};
@@ -168,7 +170,7 @@ std::optional<SubtreeOffer> DporStrategy::offer(const std::vector<BranchKey>& ta
 std::optional<BranchKey> DporStrategy::starting() const {
   if (!can_speculate() || !started_ || stack_.empty() || diverge_ + 1 != stack_.size()) return std::nullopt;
   const Node& n = stack_.back();
-  if (n.is_choice) return std::nullopt;
+  if (n.is_choice || !n.current_path.empty()) return std::nullopt;
   return BranchKey{n.uid, n.current, n.current_is_timer()};
 }
 

@@ -5,19 +5,21 @@
 #include "lockstep/sim/invariant.h"
 
 namespace lockstep::sim {
-WakeupTree WakeupTree::take_subtree(ActorId actor, bool timer) {
+WakeupTree WakeupTree::take_subtree(ActorId actor, bool timer, const ChoicePath& path) {
   WakeupTree sub;
-  const auto it = std::find_if(roots_.begin(), roots_.end(), [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer; });
+  const auto it = std::find_if(roots_.begin(), roots_.end(), [&](const Node& c) {
+    return c.step.actor == actor && c.step.timer == timer && c.step.path == path;
+  });
   if (it == roots_.end()) return sub;
   sub.roots_ = std::move(it->children);
   roots_.erase(it);
   return sub;
 }
 
-WakeupTree WakeupTree::copy_subtree(ActorId actor, bool timer) const {
+WakeupTree WakeupTree::copy_subtree(ActorId actor, bool timer, const ChoicePath& path) const {
   WakeupTree sub;
   for (const Node& c : roots_) {
-    if (c.step.actor == actor && c.step.timer == timer) {
+    if (c.step.actor == actor && c.step.timer == timer && c.step.path == path) {
       sub.roots_ = c.children;
       break;
     }
@@ -39,10 +41,13 @@ void append_step_fingerprint(std::string& out, const WakeStep& s) {
   put(s.fp.extra_count);
   for (std::size_t i = 0; i < s.fp.extra_count; ++i) put(s.fp.extra[i]);
   put(s.fp.symmetry_extra);
+  const auto values = static_cast<std::uint32_t>(s.path.size());
+  put(values);
+  for (const std::uint32_t v : s.path) put(v);
 }
 
-void WakeupTree::erase_transition(ActorId actor, bool timer) {
-  std::erase_if(roots_, [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer; });
+void WakeupTree::erase_transition(ActorId actor, bool timer, const ChoicePath& path) {
+  std::erase_if(roots_, [&](const Node& c) { return c.step.actor == actor && c.step.timer == timer && c.step.path == path; });
 }
 
 std::vector<std::vector<int>> WakeupTree::branches() const {
@@ -75,7 +80,7 @@ int WakeupTree::insert(StepSequence sequence) {
       // The common case, a branch that begins as v does: its step is v's first one's
       // transition, with no step before it in v.
       if (child.step.actor == v.front()->actor) {
-        if (child.step.timer != v.front()->timer) continue;
+        if (child.step.timer != v.front()->timer || child.step.path != v.front()->path) continue;
         next = &child;
         front = true;
         break;

@@ -173,7 +173,7 @@ void SimConnection::statement_timing() {
     Duration trip = t.statement_low;
     if (t.statement_low != t.statement_high) {
       s_.touch_pending_timers();  // a round trip of 0 arms no timer: the step's footprint is the same for either value
-      if (s_.choose(2, "latency") == 1) trip = t.statement_high;
+      if (s_.choose(2, "latency", /*keeps_footprint=*/true) == 1) trip = t.statement_high;
       s_.describe_choice("round trip " + duration_text(trip));
     }
     wait += trip;

@@ -121,6 +121,9 @@ inline void add_object(Footprint& fp, ObjectId obj) {
   }
   if (fp.object == kNoObject) {
     fp.object = obj;
+    // Written, by a step that declared no object (a sleep or a clock read that arms a timer or
+    // chooses a stall under jitter: sim/sched/scheduler.h touch_pending_timers), not untouched.
+    if (fp.access == Access::none) fp.access = Access::write;
   } else if (fp.extra_count < kMaxExtraObjects) {
     fp.extra[fp.extra_count++] = obj;
   } else {

@@ -483,12 +483,12 @@ void Scheduler::maybe_crash(const OpDesc& op) {
   throw Crashed{kind};
 }
 
-std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label) {
+std::uint32_t Scheduler::choose(std::uint32_t n, std::string_view label, bool keeps_footprint) {
   if (n == 0) throw ModelError(fmt::format("choose(0, \"{}\"): needs at least one option", label));
   if (aborting_) return 0;
   std::uint32_t v = 0;
   try {
-    v = strategy_->choose(n, label, steps_);
+    v = keeps_footprint ? strategy_->choose_keeping_footprint(n, label, steps_) : strategy_->choose(n, label, steps_);
   } catch (const Divergence&) {
     if (current_ < 0) throw;
     divergence_ = std::current_exception();  // rethrown by run() on the scheduler's stack

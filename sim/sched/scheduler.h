@@ -209,7 +209,9 @@ class Scheduler {
   // only by its own sleeps and timeouts (outside any actor: the latest of them).
   Time now() const;
   TimeMode time_mode() const { return limits_.time; }
-  std::uint32_t choose(std::uint32_t n, std::string_view label);
+  // An explored choice in [0, n); keeps_footprint: its value leaves the footprint of the
+  // step making it as it is (Strategy::choose_keeping_footprint).
+  std::uint32_t choose(std::uint32_t n, std::string_view label, bool keeps_footprint = false);
   std::uint64_t random(std::uint64_t bound) { return rng_.uniform(bound); }
   void observe(const Event& event);
   // Progress obligations (Env::hot, Env::cold): ordered steps on the obligation's own scope.

@@ -14,7 +14,7 @@ namespace lockstep::sim {
 Duration Scheduler::jittered(Duration written, const OpDesc& op) {
   const std::vector<Duration> values = duration_choices(written, limits_.timing.jitter, pending_deadlines());
   if (values.size() == 1) return values.front();
-  const std::uint32_t c = choose(static_cast<std::uint32_t>(values.size()), "duration");
+  const std::uint32_t c = choose(static_cast<std::uint32_t>(values.size()), "duration", /*keeps_footprint=*/true);
   if (limits_.log_events) {
     describe_choice(fmt::format("{}: lasts {}, written {}", op_text(op), duration_text(values[c]), duration_text(written)));
   }
@@ -24,7 +24,7 @@ Duration Scheduler::jittered(Duration written, const OpDesc& op) {
 bool Scheduler::choose_stall(std::string_view where) {
   if (!in_actor() || limits_.time != TimeMode::timed || stalls_used_ >= limits_.timing.stalls) return false;
   touch_pending_timers();  // either value: the step's footprint does not depend on it
-  const bool stalled = choose(2, "stall") == 1;
+  const bool stalled = choose(2, "stall", /*keeps_footprint=*/true) == 1;
   describe_choice(stalled ? fmt::format("stalls {}{}", duration_text(std::chrono::milliseconds(limits_.timing.stall_ms)), where)
                           : std::string("no stall"));
   if (stalled) ++stalls_used_;

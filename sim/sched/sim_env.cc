@@ -175,7 +175,7 @@ Time SimEnv::clock() {
   std::optional<Duration>& skew = skew_[static_cast<std::size_t>(scheduler_->current())];
   if (!skew) {  // 0, behind or ahead: an explored choice, once per actor and execution
     const Duration s = std::chrono::milliseconds(limits.timing.skew_ms);
-    const std::uint32_t c = scheduler_->choose(3, "clock_skew");
+    const std::uint32_t c = scheduler_->choose(3, "clock_skew", /*keeps_footprint=*/true);
     skew = c == 0 ? Duration{0} : c == 1 ? -s : s;
     scheduler_->describe_choice(c == 0   ? std::string("clock right")
                                 : c == 1 ? fmt::format("clock {} behind", duration_text(s))
@@ -201,7 +201,8 @@ std::uint64_t SimEnv::random(std::uint64_t bound) {
 
 int SimEnv::choose(int n, std::string_view label) {
   if (n <= 0) throw ModelError(fmt::format("choose({}, \"{}\"): needs at least one option", n, label));
-  return static_cast<int>(scheduler_->choose(static_cast<std::uint32_t>(n), label));
+  // Model code chooses between its steps: the step it runs in has taken its effect.
+  return static_cast<int>(scheduler_->choose(static_cast<std::uint32_t>(n), label, /*keeps_footprint=*/true));
 }
 
 void SimEnv::observe(const Event& event) { scheduler_->observe(event); }

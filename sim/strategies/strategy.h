@@ -187,6 +187,12 @@ class Strategy {
 
   // A choice point's value in [0, n). REQUIRES: n > 0. May throw Divergence.
   virtual std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) = 0;
+  // The same for a choice whose value leaves the footprint of the step making it as it is
+  // (it decides what its actor does next: a stall, a duration, a skew, a model's choice):
+  // dpor takes the step with another value as the same footprint (checked when it runs).
+  virtual std::uint32_t choose_keeping_footprint(std::uint32_t n, std::string_view label, std::uint64_t step) {
+    return choose(n, label, step);
+  }
 
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
