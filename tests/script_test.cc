@@ -24,9 +24,11 @@ std::string error_of(const nlohmann::json& doc) {
 TEST(ScriptParser, OperationErrorsPointAtTheOperation) {
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x r", "frob y"}}})),
             "<test>: /actors/0/ops/1: unknown operation \"frob\" (expected read, write, cas, lock, unlock, rlock, "
-            "runlock, lockfor, trylock, unlockif, sleep, clock, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
+            "runlock, lockfor, trylock, unlockif, sleep, clock, choose, observe, fwrite, fread, fsync, frename, crash, goto, jz, jnz, "
             "hot, cold or sql)");
   EXPECT_EQ(error_of(script_scenario({{"a", {"read x"}}})), "<test>: /actors/0/ops/0: \"read x\": expected \"read VAR REG\"");
+  EXPECT_EQ(error_of(script_scenario({{"a", {"choose r 0"}}})),
+            "<test>: /actors/0/ops/0: \"choose r 0\": expected a number of values from 1 to 16");
   EXPECT_EQ(error_of(script_scenario({{"a", {"write x r*2"}}})),
             "<test>: /actors/0/ops/0: bad operand \"r*2\": expected an integer, a register, or register+N / register-N");
   EXPECT_EQ(error_of(script_scenario({{"a", {"sleep -3"}}})),

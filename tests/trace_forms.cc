@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -90,6 +91,7 @@ std::string FoataRecorder::form(bool optimal, const std::vector<ActorId>& rename
 }
 
 void FoataRecorder::finish() {
+  if (steps_.empty()) first_choices_ = std::exchange(choices_, {});  // an execution of no step
   if (keep_) {
     forms_.push_back(form(false));
     optimal_forms_.push_back(form(true));
