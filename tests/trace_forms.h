@@ -48,6 +48,10 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
   std::uint32_t choose_keeping_footprint(std::uint32_t n, std::string_view label, std::uint64_t step) override {
     return chosen(inner_->choose_keeping_footprint(n, label, step));
   }
+  void choice_not_offered(std::string_view label, std::uint64_t step) override {
+    inner_->choice_not_offered(label, step);
+    chosen(0);
+  }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     // As dpor names a step's transition: a choice beyond its values takes the first, so a

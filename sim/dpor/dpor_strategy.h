@@ -143,6 +143,9 @@ class DporStrategy final : public Strategy,
     return choose(n, label, step, true);
   }
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step, bool keeps_footprint);
+  void choice_not_offered(std::string_view label, std::uint64_t step) override {
+    if (optimal_ && in_step_) (void)choose(1, label, step, true);
+  }
 
   void executed(const Transition& t, const Footprint& ran) override;
   // Optimal mode: the choices the step at `node` made, checked against its path and kept

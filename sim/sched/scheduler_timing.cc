@@ -22,7 +22,11 @@ Duration Scheduler::jittered(Duration written, const OpDesc& op) {
 }
 
 bool Scheduler::choose_stall(std::string_view where) {
-  if (!in_actor() || limits_.time != TimeMode::timed || stalls_used_ >= limits_.timing.stalls) return false;
+  if (!in_actor() || limits_.time != TimeMode::timed || limits_.timing.stalls == 0) return false;
+  if (stalls_used_ >= limits_.timing.stalls) {  // another actor took the last: its first value, as dpor sees it
+    if (!aborting_) strategy_->choice_not_offered("stall", steps_);
+    return false;
+  }
   touch_pending_timers();  // either value: the step's footprint does not depend on it
   const bool stalled = choose(2, "stall", /*keeps_footprint=*/true) == 1;
   describe_choice(stalled ? fmt::format("stalls {}{}", duration_text(std::chrono::milliseconds(limits_.timing.stall_ms)), where)

@@ -193,6 +193,10 @@ class Strategy {
   virtual std::uint32_t choose_keeping_footprint(std::uint32_t n, std::string_view label, std::uint64_t step) {
     return choose(n, label, step);
   }
+  // Where such a choice is not offered in this state (a stall once the execution's stalls
+  // are taken): for dpor, the place of a choice whose one value is its first, so a step's
+  // choices line up wherever it runs. Not a decision: traces do not record it.
+  virtual void choice_not_offered(std::string_view /*label*/, std::uint64_t /*step*/) {}
 
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
