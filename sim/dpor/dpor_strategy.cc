@@ -195,7 +195,7 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   // the lock races (Nidhugg's) are worked out on the lock alone.
   if (optimal_ && (plain_lock_acquisition(declared_) || shared_lock_acquisition(declared_)) &&
       own_extra_count(effective) != own_extra_count(declared_)) {
-    unsupported("a lock's waiter whose step also touched other objects (the pending timers, under jitter)");
+    unsupported("a lock's step that also touched other objects (the pending timers, under jitter)");
   }
   Node& node = stack_[last_sched_];
   if (optimal_) note_choices(node);

@@ -316,7 +316,8 @@ void DporStrategy::reverse_choices(std::size_t n) {
   // the branches and sleepers that may cover it (a sleep-set-blocked execution).
   LOCKSTEP_INVARIANT(race_.choice_alternatives.size() == race_.choice_steps.size() || fallback_,
                      "dpor: every step that made a choice is reached by the analysis");
-  for (std::size_t c = 0; c < race_.choice_alternatives.size() && !fallback_; ++c) {
+  bool known_footprints = true;
+  for (std::size_t c = 0; c < race_.choice_alternatives.size() && known_footprints && !fallback_; ++c) {
     const auto [j, before] = race_.choice_alternatives[c];
     const auto& made = race_.choice_steps[c];
     LOCKSTEP_INVARIANT(made.event == static_cast<std::uint32_t>(j), "dpor: a choice step's record is its event's");
@@ -331,7 +332,8 @@ void DporStrategy::reverse_choices(std::size_t n) {
       }
       if (!kept && choice.options > 1) {
         unsupported("a step makes a choice that may change what it does (a fault, a crash)");
-        return;
+        known_footprints = false;
+        break;
       }
       for (std::uint32_t w = 0; w < choice.options; ++w) {
         if (w == choice.value) continue;
