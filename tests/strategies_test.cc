@@ -133,7 +133,7 @@ RC_GTEST_PROP(ShrinkProperties, ShrunkTracesReplayToTheSameFailure, ()) {
     actors.emplace_back(std::string(1, static_cast<char>('a' + a)), ops);
   }
   const Scenario s = scenario_from_json(script_scenario(actors, {{"vars", {{"x", 0}, {"y", 0}}}, {"check", {"x != 1"}}},
-                                                        {{"strategy", "random"}, {"max_executions", 30}}));
+                                                        {{"strategy", "random"}, {"max_executions", 100}}));
   const auto r = check(s, {.settings = {.seed = *rc::gen::arbitrary<std::uint64_t>()}});
   RC_PRE(r.trace.has_value());
   RC_TAG(std::string(verdict_name(r.trace->verdict)));
