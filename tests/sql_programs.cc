@@ -65,7 +65,13 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 40: Que's lock_job, a WITH RECURSIVE walk that tries each row's advisory lock in
   // turn until one is free (a round runs only when the LIMIT asks for more: a try that
   // fails reads the next row).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 41) : *rc::gen::inRange(0, 8)) {
+  // Cases 41, 42: a lock function that waits, then a read in the same statement: the read is
+  // on the snapshot the statement took at its start, from before the wait (a lost update).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 43) : *rc::gen::inRange(0, 8)) {
+    case 41: return fmt::format("SELECT pg_advisory_xact_lock({}) AS l, (SELECT sum(v) FROM t WHERE v >= {}) AS total", k, v);
+    case 42:
+      return fmt::format("UPDATE t SET v = (SELECT max(v) FROM t AS o) + 1 WHERE id = {} AND pg_advisory_xact_lock({})::text = '' RETURNING v",
+                         k, 3 - k % 3);
     case 40:
       return fmt::format("WITH RECURSIVE job AS (SELECT id, pg_try_advisory_lock(id) AS locked FROM (SELECT id FROM t WHERE v >= {0} "
                          "ORDER BY id LIMIT 1) AS f UNION ALL (SELECT n.id, pg_try_advisory_lock(n.id) FROM (SELECT (SELECT o.id FROM t AS o "

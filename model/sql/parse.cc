@@ -96,6 +96,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     max_param_ = 0;
     locking_subquery_ = false;
     subquery_ = false;
+    stepping_call_ = false;
     Statement s = statement(raw.at("stmt"));
     check_modifying_ctes(s, raw.at("stmt"), start);
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
@@ -104,6 +105,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     s.max_param = max_param_;
     s.locking_subquery = locking_subquery_;
     s.has_subquery = subquery_;
+    s.calls_stepping_function = stepping_call_;
     out.push_back(std::move(s));
   }
   return out;

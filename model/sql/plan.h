@@ -456,6 +456,10 @@ struct Statement {
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)
   bool has_subquery = false;      // it has a subquery (EXISTS or scalar), anywhere
+  // It calls a function that is a step of its own (an advisory lock function, pg_sleep,
+  // pg_cancel_backend, pg_terminate_backend, set_config): other sessions commit meanwhile,
+  // so a READ COMMITTED statement that reads tables keeps its first step's snapshot.
+  bool calls_stepping_function = false;
   std::string tag() const;  // the command tag: SELECT, INSERT, UPDATE, DELETE, BEGIN, ...
 };
 

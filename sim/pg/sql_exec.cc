@@ -427,6 +427,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
   }
   if (auto refused = c_.begin_statement(op, snapshot)) return refused;
   if (!started_) statement_start_ = c_.statement_time();
+  if (!started_ && st_.calls_stepping_function) hold_snapshot_across_calls();
   started_ = true;
   return std::nullopt;
 }
@@ -577,7 +578,9 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
     throw SqlError("0A000", "WHERE, LIMIT or OFFSET on a SELECT without FROM that calls a lock or session function is not in "
                             "lockstep's SQL subset");
   }
-  // Each function of the lock table or the sessions is a statement of the typed API.
+  // Each function of the lock table or the sessions is a statement of the typed API; a
+  // subquery reads the snapshot of a first step of the statement's own.
+  if (auto refused = st_.has_subquery && !c_.snapshot_ ? begin("sql", Footprint{}) : std::nullopt) return *refused;
   statement_start_ = c_.statement_time();
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;

@@ -151,8 +151,10 @@ class SqlRun final : public sql::EvalContext {
   void compute_initplans(const std::vector<sql::Target>& targets);
   // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
   // (REPEATABLE READ reads its transaction's). Subqueries read it wherever they run, also in
-  // an EvalPlanQual re-check after a wait, as PostgreSQL's do.
+  // an EvalPlanQual re-check after a wait, as PostgreSQL's do. With a call that is a step of
+  // its own, the first step holds it, reading the tables named (hold_snapshot_across_calls).
   void take_statement_snapshot();
+  void hold_snapshot_across_calls();
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
   HeapPlace subquery_place(std::string_view table, std::int64_t id);  // ... and its place in the heap
@@ -340,13 +342,11 @@ class SqlRun final : public sql::EvalContext {
   std::optional<std::int64_t> key_row(SqlTable& t, const std::vector<const Expr*>& values);
 
   SqlTable* table(const std::string& name);
-
   Error fail(Error e);  // an error: the transaction aborts (25P02); outside one the statement's writes and row locks go
 
   // The statement's first step.
   std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0, bool snapshot = true);
   Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }
-
   Result<Rows> done(Rows rows);
 
   // ---- Transactions and settings: the typed statements.

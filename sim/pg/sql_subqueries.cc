@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "lockstep/model/sql/arrays.h"
+#include "lockstep/sim/pg/sql_names.h"
 
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -259,6 +260,24 @@ void SqlRun::hold_statement_snapshot() {
   take_statement_snapshot();
   on_snapshot_ = true;
   if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });  // a commit before it is seen, after it not
+}
+
+void SqlRun::hold_snapshot_across_calls() {
+  // The server's READ COMMITTED statement reads every relation on the snapshot it took at its
+  // start, also after a lock function waited or a try let other sessions commit (a scalar
+  // subquery after pg_advisory_lock reads the value from before the wait: checked on
+  // PostgreSQL 15, tests/sql-specs/snapshot-across-lock-calls.spec). So the statement's first
+  // step takes it and reads each table the statement names: a commit before that step is
+  // seen, one after it not, wherever the statement reads.
+  if (c_.snapshot_ || on_snapshot_ || nested_ || !s_.in_actor()) return;
+  bool reads = false;
+  each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
+  if (!reads) return;
+  take_statement_snapshot();
+  on_snapshot_ = true;
+  each_table_named(st_, [&](const std::string& name) {
+    if (const SqlTable* t = server_.sql_table(name)) touch(*t);
+  });
 }
 
 const std::optional<Row>& SqlRun::subquery_visible(std::string_view table, std::int64_t id) {
