@@ -427,7 +427,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
   }
   if (auto refused = c_.begin_statement(op, snapshot)) return refused;
   if (!started_) statement_start_ = c_.statement_time();
-  if (!started_ && st_.calls_stepping_function) hold_snapshot_across_calls();
+  if (!started_) hold_snapshot_for_later_reads();
   started_ = true;
   return std::nullopt;
 }

@@ -152,9 +152,9 @@ class SqlRun final : public sql::EvalContext {
   // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
   // (REPEATABLE READ reads its transaction's). Subqueries read it wherever they run, also in
   // an EvalPlanQual re-check after a wait, as PostgreSQL's do. With a call that is a step of
-  // its own, the first step holds it, reading the tables named (hold_snapshot_across_calls).
+  // its own or an upsert's SET subquery, the first step holds it, reading the tables named.
   void take_statement_snapshot();
-  void hold_snapshot_across_calls();
+  void hold_snapshot_for_later_reads();
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
   HeapPlace subquery_place(std::string_view table, std::int64_t id);  // ... and its place in the heap

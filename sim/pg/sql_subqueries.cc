@@ -262,13 +262,17 @@ void SqlRun::hold_statement_snapshot() {
   if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });  // a commit before it is seen, after it not
 }
 
-void SqlRun::hold_snapshot_across_calls() {
+void SqlRun::hold_snapshot_for_later_reads() {
   // The server's READ COMMITTED statement reads every relation on the snapshot it took at its
   // start, also after a lock function waited or a try let other sessions commit (a scalar
-  // subquery after pg_advisory_lock reads the value from before the wait: checked on
-  // PostgreSQL 15, tests/sql-specs/snapshot-across-lock-calls.spec). So the statement's first
-  // step takes it and reads each table the statement names: a commit before that step is
-  // seen, one after it not, wherever the statement reads.
+  // subquery after pg_advisory_lock reads the value from before the wait), and in ON CONFLICT
+  // DO UPDATE's SET and WHERE after the wait for the conflicting row's lock (checked on
+  // PostgreSQL 15: tests/sql-specs/statement-snapshot-after-waits.spec). So such a statement's
+  // first step takes it and reads each table the statement names: a commit before that step
+  // is seen, one after it not, wherever the statement reads.
+  const auto* insert = std::get_if<sql::Insert>(&st_.body);
+  const bool upsert_reads = insert != nullptr && insert->on_conflict == sql::Insert::OnConflict::update && st_.has_subquery;
+  if (!(st_.calls_stepping_function || upsert_reads)) return;
   if (c_.snapshot_ || on_snapshot_ || nested_ || !s_.in_actor()) return;
   bool reads = false;
   each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
