@@ -68,8 +68,11 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Cases 41, 42: a lock function that waits, then a read in the same statement: the read is
   // on the snapshot the statement took at its start, from before the wait (a lost update).
   // Case 43: an upsert whose SET reads the table after the wait for the conflicting row, on
-  // that snapshot too.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 44) : *rc::gen::inRange(0, 8)) {
+  // that snapshot too; case 44: a second row's VALUES subquery after the first's unique check.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 45) : *rc::gen::inRange(0, 8)) {
+    case 44:
+      return fmt::format("INSERT INTO t VALUES ({}, {}), ({}, (SELECT count(*) FROM t AS o)) ON CONFLICT DO NOTHING RETURNING id, v", k, v,
+                         k + 3);
     case 43:
       return fmt::format("INSERT INTO t VALUES ({}, {}) ON CONFLICT (id) DO UPDATE SET v = (SELECT max(o.v) FROM t AS o) + 1 RETURNING v", k, v);
     case 41: return fmt::format("SELECT pg_advisory_xact_lock({}) AS l, (SELECT sum(v) FROM t WHERE v >= {}) AS total", k, v);

@@ -152,9 +152,10 @@ class SqlRun final : public sql::EvalContext {
   // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
   // (REPEATABLE READ reads its transaction's). Subqueries read it wherever they run, also in
   // an EvalPlanQual re-check after a wait, as PostgreSQL's do. With a call that is a step of
-  // its own or an upsert's SET subquery, the first step holds it, reading the tables named.
+  // its own or an INSERT's subquery, the first step holds it, reading the tables named.
   void take_statement_snapshot();
   void hold_snapshot_for_later_reads();
+  bool insert_reads_after_waits() const;
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
   HeapPlace subquery_place(std::string_view table, std::int64_t id);  // ... and its place in the heap
@@ -306,7 +307,6 @@ class SqlRun final : public sql::EvalContext {
     ~Joined() {
       if (on_) run_.outer_.pop_back();
     }
-
    private:
     SqlRun& run_;
     bool on_;

@@ -262,17 +262,41 @@ void SqlRun::hold_statement_snapshot() {
   if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });  // a commit before it is seen, after it not
 }
 
+namespace {
+
+bool sub_has_sublink(const Expr& e) {
+  return sql::is_sublink(e) || std::any_of(e.args.begin(), e.args.end(), [](const Expr& a) { return sub_has_sublink(a); });
+}
+
+}  // namespace
+
+bool SqlRun::insert_reads_after_waits() const {
+  // Subqueries an INSERT evaluates after a row's unique check may have waited: a later row's
+  // VALUES, ON CONFLICT DO UPDATE's SET and WHERE (the first row's VALUES and an INSERT ...
+  // SELECT's rows are read in its first step).
+  if (!st_.has_subquery) return false;
+  const auto* insert = std::get_if<sql::Insert>(&st_.body);
+  if (insert == nullptr) return false;
+  for (std::size_t r = 1; r < insert->rows.size(); ++r) {
+    for (const std::optional<Expr>& value : insert->rows[r]) {
+      if (value && sub_has_sublink(*value)) return true;
+    }
+  }
+  if (insert->conflict_where && sub_has_sublink(*insert->conflict_where)) return true;
+  return std::any_of(insert->conflict_set.begin(), insert->conflict_set.end(),
+                     [](const sql::Assignment& a) { return !a.to_default && sub_has_sublink(a.value); });
+}
+
 void SqlRun::hold_snapshot_for_later_reads() {
   // The server's READ COMMITTED statement reads every relation on the snapshot it took at its
   // start, also after a lock function waited or a try let other sessions commit (a scalar
-  // subquery after pg_advisory_lock reads the value from before the wait), and in ON CONFLICT
-  // DO UPDATE's SET and WHERE after the wait for the conflicting row's lock (checked on
-  // PostgreSQL 15: tests/sql-specs/statement-snapshot-after-waits.spec). So such a statement's
-  // first step takes it and reads each table the statement names: a commit before that step
-  // is seen, one after it not, wherever the statement reads.
-  const auto* insert = std::get_if<sql::Insert>(&st_.body);
-  const bool upsert_reads = insert != nullptr && insert->on_conflict == sql::Insert::OnConflict::update && st_.has_subquery;
-  if (!(st_.calls_stepping_function || upsert_reads)) return;
+  // subquery after pg_advisory_lock reads the value from before the wait), and in an INSERT
+  // after a row's unique check waited (a later row's VALUES, ON CONFLICT DO UPDATE's SET and
+  // WHERE after the wait for the conflicting row's lock: checked on PostgreSQL 15,
+  // tests/sql-specs/statement-snapshot-after-waits.spec). So such a statement's first step
+  // takes it and reads each table the statement names: a commit before that step is seen,
+  // one after it not, wherever the statement reads.
+  if (!(st_.calls_stepping_function || insert_reads_after_waits())) return;
   if (c_.snapshot_ || on_snapshot_ || nested_ || !s_.in_actor()) return;
   bool reads = false;
   each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
