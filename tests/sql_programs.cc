@@ -69,7 +69,19 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // on the snapshot the statement took at its start, from before the wait (a lost update).
   // Case 43: an upsert whose SET reads the table after the wait for the conflicting row, on
   // that snapshot too; case 44: a second row's VALUES subquery after the first's unique check.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 45) : *rc::gen::inRange(0, 8)) {
+  // Cases 45, 46: a correlated EXISTS (... FOR UPDATE [SKIP LOCKED]) on another row, a SubPlan
+  // that locks per outer row after the cheaper conditions passed (graphile-worker's claim);
+  // case 47: an uncorrelated EXISTS (... FOR UPDATE), which locks the one row it pulls.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 48) : *rc::gen::inRange(0, 8)) {
+    case 45:
+      return fmt::format("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 FOR UPDATE SKIP LOCKED) "
+                         "AND v >= {} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                         v);
+    case 46:
+      return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 AND o.v >= {} FOR UPDATE) "
+                         "RETURNING v",
+                         k, v);
+    case 47: return fmt::format("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.v >= {} ORDER BY o.id FOR UPDATE) ORDER BY id", v);
     case 44:
       return fmt::format("INSERT INTO t VALUES ({}, {}), ({}, (SELECT count(*) FROM t AS o)) ON CONFLICT DO NOTHING RETURNING id, v", k, v,
                          k + 3);

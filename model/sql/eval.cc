@@ -228,6 +228,13 @@ Value operator_value(const Expr& e, EvalContext& context) {
 
 // AND (`stop_at` false) or OR (true): SQL's three-valued logic.
 Value logic(const Expr& e, EvalContext& context, bool stop_at, std::string_view name) {
+  // The planner's simplify_or_arguments (simplify_and_arguments): a constant TRUE in an OR
+  // (FALSE in an AND) is its value, and the other arguments never run (a lock call beside it).
+  for (const Expr& a : e.args) {
+    if (a.kind == Expr::Kind::constant && a.value.type() == Type::boolean && !a.value.is_null() && a.value.as_bool() == stop_at) {
+      return Value::boolean(stop_at);
+    }
+  }
   bool saw_null = false;
   for (const Expr& a : e.args) {
     const auto t = truth(evaluate(a, context), name);

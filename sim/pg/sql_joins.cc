@@ -200,6 +200,7 @@ void SqlRun::materialize(Derived& d) {
   d.rows = stored_rows(d, std::move(rows));
 }
 
+// A WITH query's columns of no type yet take their first value's.
 void SqlRun::type_columns(Derived& d, const std::vector<std::vector<Value>>& rows) {
   for (std::size_t i = 0; i < d.table.def.columns.size(); ++i) {
     sql::ColumnDef& c = d.table.def.columns[i];

@@ -262,7 +262,7 @@ class QualifiedNames {
 // The tables a statement names, WITH queries' names left out (each_table_named).
 class TablesNamed {
  public:
-  explicit TablesNamed(const std::function<void(const std::string&)>& fn) : fn_(fn) {}
+  explicit TablesNamed(const std::function<void(const std::string&, bool)>& fn) : fn_(fn) {}
 
   void statement(const sql::Statement& st) {
     std::visit([&](const auto& body) { this->body(body); }, st.body);
@@ -315,8 +315,16 @@ class TablesNamed {
     return depth;
   }
 
-  void table(const std::string& name) {
-    if (std::find(ctes_.begin(), ctes_.end(), name) == ctes_.end()) fn_(name);
+  // `alias`: what the query calls it (a table of a query's own FROM, whose locking clause
+  // may name it: then it is opened with RowShareLock).
+  void table(const std::string& name, const std::string* alias = nullptr) {
+    if (std::find(ctes_.begin(), ctes_.end(), name) != ctes_.end()) return;
+    bool locked = alias != nullptr && query_ != nullptr && query_->lock != sql::RowLock::none;
+    if (locked && !query_->lock_of.empty()) {
+      const std::string& called = alias->empty() ? name : *alias;
+      locked = std::find(query_->lock_of.begin(), query_->lock_of.end(), called) != query_->lock_of.end();
+    }
+    fn_(name, locked);
   }
 
   void select(const sql::Select& sel) {
@@ -325,8 +333,10 @@ class TablesNamed {
       select(*sel.set_op->left);
       select(*sel.set_op->right);
     }
-    if (!sel.table.empty()) table(sel.table);
+    const sql::Select* outer = std::exchange(query_, &sel);
+    if (!sel.table.empty()) table(sel.table, &sel.alias);
     for (const sql::FromItem& f : sel.from) from_item(f);
+    query_ = outer;
     for (const sql::Target& t : sel.targets) expr(t.expr);
     if (sel.where) expr(*sel.where);
     for (const sql::Expr& g : sel.group_by) expr(g);
@@ -339,7 +349,7 @@ class TablesNamed {
   }
 
   void from_item(const sql::FromItem& f) {
-    if (f.kind == sql::FromItem::Kind::table) table(f.table);
+    if (f.kind == sql::FromItem::Kind::table) table(f.table, &f.alias);
     if (f.select) select(*f.select);
     for (const sql::Expr& call : f.function) expr(call);
     for (const sql::FromItem& side : f.sides) from_item(side);
@@ -351,13 +361,18 @@ class TablesNamed {
     for (const sql::Expr& a : e.args) expr(a);
   }
 
-  const std::function<void(const std::string&)>& fn_;
+  const std::function<void(const std::string&, bool)>& fn_;
   std::vector<std::string> ctes_;  // WITH queries' names in scope
+  const sql::Select* query_ = nullptr;  // the query whose FROM is being read
 };
 
 }  // namespace
 
-void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn) { TablesNamed(fn).statement(st); }
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&, bool)>& fn) { TablesNamed(fn).statement(st); }
+
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn) {
+  each_table_named(st, std::function<void(const std::string&, bool)>([&](const std::string& name, bool) { fn(name); }));
+}
 
 void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of) {
   // The parser reads the FROM clauses first: a relation that does not exist is its 42P01,

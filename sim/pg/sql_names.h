@@ -31,5 +31,8 @@ void check_qualified_columns(const sql::Statement& st, Server& server, const Rec
 // queries, FROM, subqueries in any clause), in the order written, WITH queries' own names
 // left out; a name may come more than once.
 void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn);
+// ... and whether the locking clause (FOR UPDATE / SHARE [OF]) of the query whose FROM names
+// it covers it (the parser opens such a table with RowShareLock).
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&, bool locked)>& fn);
 
 }  // namespace lockstep::sim::pg

@@ -174,8 +174,11 @@ class SqlRun final : public sql::EvalContext {
   // outer row; or whether `inner` is accepted.
   std::optional<Row> first_inner_match(const sql::Select& sub);
   bool inner_matches(const sql::Select& sub, const Row& inner);
-  // The subquery's rows, run in the current context (a locking one takes its steps).
-  std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row);
+  // The subquery's rows, run in the current context (a locking one takes its steps; its
+  // LockRows stops after `pull` rows: an EXISTS pulls one, a scalar subquery two).
+  std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row, std::int64_t pull = -1);
+  std::pair<const sql::Select*, std::int64_t> pull_{nullptr, -1};  // pulled(): a LIMIT within it
+  std::int64_t pulled(const sql::Select& sel, std::int64_t limit) const;
   // The one column of an IN subquery's rows (kept for the statement when uncorrelated).
   const std::vector<Value>& subquery_list(const Expr& e);
   // ... and the rows of a row IN's subquery ((a, b) IN (SELECT x, y ...): 42601 for another width).
@@ -238,7 +241,6 @@ class SqlRun final : public sql::EvalContext {
   // or let go of advisory locks: the server would not have run the rest of it).
   std::vector<std::pair<std::int64_t, Row>> scan_recursive(Derived& d, SqlTable* t, const std::string& alias,
                                                            const std::optional<Expr>& where, std::int64_t enough);
-  // A WITH query's columns of no type yet take their first value's; its values as rows.
   static void type_columns(Derived& d, const std::vector<std::vector<Value>>& rows);
   static std::vector<Row> stored_rows(const Derived& d, std::vector<std::vector<Value>> rows);
   // A data-modifying WITH query: its statement run now, to completion, in steps of this one;
@@ -253,8 +255,7 @@ class SqlRun final : public sql::EvalContext {
   bool joins_on_key(const sql::Expr& where, const SqlTable& t, std::string_view alias, const SqlTable& from, std::string_view from_alias) const;
   // ---- UNION / INTERSECT / EXCEPT (sql_set_operations.cc).
   Result<Rows> select_set_operation(const sql::Select& sel);
-  // The first set operation in `sel`'s tree whose rows come in a hash table's order (all but
-  // UNION ALL), by name, or nullptr.
+  // The first set operation in `sel`'s tree whose rows come in a hash order (not UNION ALL), or nullptr.
   static const char* hashed_set_operation(const sql::Select& sel);
   std::vector<std::vector<Value>> set_operation_values(const sql::Select& sel);
   // ---- A FROM other than one table (sql_from.cc): its items joined into one relation.
@@ -344,7 +345,7 @@ class SqlRun final : public sql::EvalContext {
   SqlTable* table(const std::string& name);
   Error fail(Error e);  // an error: the transaction aborts (25P02); outside one the statement's writes and row locks go
 
-  // The statement's first step.
+  // A step of the statement (its first: the statement's start, snapshot and table locks).
   std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0, bool snapshot = true);
   Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }
   Result<Rows> done(Rows rows);
@@ -364,7 +365,6 @@ class SqlRun final : public sql::EvalContext {
   // ---- DDL: one step that writes the whole server; not inside a transaction block. The catalog
   // is fixed while actors run (a spec's setup and teardown): statements look tables up freely.
   std::optional<Error> ddl_step();
-
   Result<Rows> statement(const sql::CreateTable& ct);
   // The new table's foreign keys name tables, columns and keys that exist: else the error.
   std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);

@@ -274,7 +274,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-  if (sel.lock != sql::RowLock::none) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, limit) : lock_joined_rows(std::move(rows), sel, *t, offset, limit);
+  if (sel.lock != sql::RowLock::none) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
@@ -663,6 +663,7 @@ void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
 
 void SqlRun::walk(const Expr& e) {
   if (sql::is_sublink(e) && e.select->lock != sql::RowLock::none) {
+    if (correlated(*e.select)) return;  // a SubPlan: it locks where it runs, per outer row
     if (e.kind == Expr::Kind::in_subquery) {
       (void)subquery_list(e);
     } else {

@@ -14,6 +14,17 @@
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
+namespace {
+
+void sub_refuse_locking_in(const sql::Select& sub, bool per_row) {
+  // A correlated IN's SubPlan stops pulling at the first row equal to the value: its
+  // LockRows locks the rows up to that one (not modelled).
+  if (per_row && sub.lock != sql::RowLock::none) {
+    throw SqlError("0A000", "a correlated IN (SELECT ... FOR UPDATE / FOR SHARE) is not in lockstep's SQL subset (docs/sql.md)");
+  }
+}
+
+}  // namespace
 
 Value SqlRun::subquery(const Expr& e) {
   if (e.kind == Expr::Kind::in_subquery && e.args.at(0).kind == Expr::Kind::row) {  // (a, b) IN (SELECT x, y ...)
@@ -30,7 +41,10 @@ Value SqlRun::subquery(const Expr& e) {
     throw SqlError("0A000", "EXISTS over a locking WITH query of two or more rows is not in lockstep's SQL subset (docs/sql.md): the server locks the rows it pulls");
   }
   const bool per_row = correlated(*e.select);  // a SubPlan: run for each outer row, never kept
-  const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
+  // ExecScanSubPlan pulls what it needs: an EXISTS one row, a scalar subquery a second to
+  // refuse it (so a FOR UPDATE there locks those rows only; ARRAY pulls every row).
+  const std::int64_t pull = e.kind == Expr::Kind::exists ? 1 : e.name == "ARRAY" ? -1 : 2;
+  const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row, pull);
   if (e.kind == Expr::Kind::subquery && e.name == "ARRAY") {
     Value v = array_of_rows(rows);
     if (!per_row) subqueries_.emplace(&e, v);
@@ -72,6 +86,7 @@ const std::vector<Value>& SqlRun::subquery_list(const Expr& e) {
   if (auto it = subquery_lists_.find(&e); it != subquery_lists_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
   const bool per_row = correlated(*e.select);
+  sub_refuse_locking_in(*e.select, per_row);
   std::vector<Value> values;
   for (std::vector<Value>& row : run_subquery(*e.select, per_row)) values.push_back(std::move(row.front()));
   if (per_row) {
@@ -85,6 +100,7 @@ const std::vector<std::vector<Value>>& SqlRun::subquery_rows(const Expr& e) {
   if (auto it = subquery_row_lists_.find(&e); it != subquery_row_lists_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
   const bool per_row = correlated(*e.select);
+  sub_refuse_locking_in(*e.select, per_row);
   std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
   const std::size_t n = e.args.at(0).args.size();
   if (!rows.empty() && rows.front().size() != n) throw SqlError("42601", rows.front().size() > n ? "subquery has too many columns" : "subquery has too few columns");
@@ -102,10 +118,14 @@ std::vector<Value> SqlRun::row_values(const Expr& row) {
   return out;
 }
 
-std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool per_row) {
-  if (per_row && sub.lock != sql::RowLock::none) {
-    throw SqlError("0A000", "a correlated subquery with FOR UPDATE / FOR SHARE is outside lockstep's SQL subset");
-  }
+std::int64_t SqlRun::pulled(const sql::Select& sel, std::int64_t limit) const {
+  if (pull_.first != &sel || pull_.second < 0) return limit;
+  return limit < 0 ? pull_.second : std::min(limit, pull_.second);
+}
+
+std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool /*per_row*/, std::int64_t pull) {
+  // A correlated one that locks rows (graphile-worker's EXISTS (... FOR UPDATE SKIP LOCKED)
+  // on the job's queue) runs per outer row: a scan step of its own and its row locks each time.
   declare_subquery_ctes(sub);
   Enclosing enclosing(*this);  // the enclosing query's row stays readable to the subquery's references
   SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
@@ -118,7 +138,9 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
     touch(*t);
   }
   const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
+  const auto outer_pull = std::exchange(pull_, {&sub, pull});
   std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
+  pull_ = outer_pull;
   pinned_ = outer_pinned;
   return rows;
 }
@@ -358,6 +380,16 @@ bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
     }
   };
   flatten(where, flatten);
+  // order_qual_clauses: a SubPlan (a correlated subquery not pulled up into a join) costs
+  // more than any plain condition, so the conjuncts that hold one run after the others (a
+  // locking EXISTS locks only for rows that passed them).
+  const auto has_subplan = [&](const Expr& e, const auto& self) -> bool {
+    if (sql::is_sublink(e) && correlated(*e.select)) return true;
+    if (e.kind == Expr::Kind::in_subquery && self(e.args.at(0), self)) return true;
+    return !sql::is_sublink(e) && std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+  };
+  std::stable_partition(conjuncts.begin(), conjuncts.end(),
+                        [&](const Expr* c) { return pulled_up(*c) != Pulled::no || !has_subplan(*c, has_subplan); });
   for (const Expr* c : conjuncts) {
     const Pulled p = pulled_up(*c);
     if (p == Pulled::no) {
