@@ -116,9 +116,9 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   if (d != nullptr && d->def->recursive && !d->computed && !d->in_round && enough >= 0 && own(d)) {
     return scan_recursive(*d, t, alias, where, enough);
   }
-  // A plain one, under a Limit: a row at a time where it streams; where it does not (a Sort
-  // or an Aggregate in it reads every row first, or the planner's index order might not), a
-  // reader that stops early while its rows took advisory locks is refused.
+  // A plain one, under a Limit: a row at a time where it streams; where it does not (a Sort or an Aggregate
+  // in it reads every row first, or the planner's index order might not), a reader that stops early while
+  // its rows took advisory locks is refused.
   bool locked = false;
   if (d != nullptr && !d->def->recursive && !d->def->modifying && !d->computed && enough >= 0 && own(d)) {
     if (streamable(*d->def->select)) return scan_streamed(*d, t, alias, where, enough);
@@ -138,8 +138,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   }
   if (locked && read < rows.size()) {
     throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
-                                        "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)",
-                                        d->def->name));
+                                        "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)", d->def->name));
   }
   return out;
 }
@@ -190,14 +189,17 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
     std::vector<const Expr*> srfs;
     for (const sql::Target& target : targets_of(sel)) set_returning_calls(target.expr, srfs);
+    if (sel.aggregate) {  // an Agg over the Result's one row (none when WHERE fails): SELECT count(*)
+      const bool one = !sel.where || sql::is_true(sql::evaluate(*sel.where, *this));
+      return grouped_values(sel, nullptr, one ? std::vector<std::pair<std::int64_t, Row>>{{0, Row{}}} : std::vector<std::pair<std::int64_t, Row>>{});
+    }
     if (srfs.empty()) {
       if (offset > 0 || limit == 0) return {};
       if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
       return {project(targets_of(sel))};
     }
-    // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet
-    // node; its calls run in step, as many rows as the longest (the shorter padded with
-    // NULLs), then OFFSET and LIMIT.
+    // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet node; its calls
+    // run in step, as many rows as the longest (the shorter padded with NULLs), then OFFSET and LIMIT.
     if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
     std::size_t rows = 0;
     srf_rows_.clear();
