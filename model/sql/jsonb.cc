@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
@@ -243,6 +244,46 @@ bool equal(const Jv& a, const Jv& b) {
 
 bool is_scalar(const Jv& j) { return j.k != Jv::K::array && j.k != Jv::K::object; }
 
+// compareJsonbContainers' order of two values in one place: by type (null < string < number
+// < boolean < array < object), then an array by its length and an object by its count of
+// pairs, then item by item (an object's pairs in its key order, each key, then its value);
+// strings by bytes (the C collation, as text compares here), numbers by value.
+int order_rank(Jv::K k) {
+  switch (k) {
+    case Jv::K::null: return 0;
+    case Jv::K::string: return 1;
+    case Jv::K::number: return 2;
+    case Jv::K::boolean: return 3;
+    case Jv::K::array: return 4;
+    case Jv::K::object: return 5;
+  }
+  return 0;
+}
+
+std::strong_ordering order(const Jv& a, const Jv& b) {
+  if (a.k != b.k) return order_rank(a.k) <=> order_rank(b.k);
+  switch (a.k) {
+    case Jv::K::null: return std::strong_ordering::equal;
+    case Jv::K::boolean: return a.b <=> b.b;
+    case Jv::K::number: return numeric_compare(numeric_input(a.s), numeric_input(b.s));
+    case Jv::K::string: return a.s.compare(b.s) <=> 0;
+    case Jv::K::array:
+      if (a.items.size() != b.items.size()) return a.items.size() <=> b.items.size();
+      for (std::size_t i = 0; i < a.items.size(); ++i) {
+        if (const auto c = order(a.items[i], b.items[i]); c != 0) return c;
+      }
+      return std::strong_ordering::equal;
+    case Jv::K::object:
+      if (a.members.size() != b.members.size()) return a.members.size() <=> b.members.size();
+      for (std::size_t i = 0; i < a.members.size(); ++i) {
+        if (const auto c = a.members[i].first.compare(b.members[i].first) <=> 0; c != 0) return c;
+        if (const auto c = order(a.members[i].second, b.members[i].second); c != 0) return c;
+      }
+      return std::strong_ordering::equal;
+  }
+  return std::strong_ordering::equal;
+}
+
 const Jv* member(const Jv& j, const std::string& key) {
   for (const auto& [k, v] : j.members) {
     if (k == key) return &v;
@@ -474,6 +515,20 @@ std::string jsonb_canonical(std::string_view text) { return text_of(parse(text))
 std::string jsonb_string_value(std::string_view quoted) { return parse(quoted).s; }
 
 bool jsonb_equal(const std::string& a, const std::string& b) { return a == b || equal(parse(a), parse(b)); }
+
+std::strong_ordering jsonb_order(const std::string& a, const std::string& b) {
+  const Jv x = parse(a);
+  const Jv y = parse(b);
+  // A scalar at the top is stored as a one-element "raw scalar" array: beside an array it is
+  // the lesser, unless their lengths differ, which decide ('[]' < 'null' < '[1, 2]').
+  if (is_scalar(x) != is_scalar(y) && (x.k == Jv::K::array || y.k == Jv::K::array)) {
+    const std::size_t nx = is_scalar(x) ? 1 : x.items.size();
+    const std::size_t ny = is_scalar(y) ? 1 : y.items.size();
+    if (nx != ny) return nx <=> ny;
+    return is_scalar(x) ? std::strong_ordering::less : std::strong_ordering::greater;
+  }
+  return order(x, y);
+}
 
 bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }
 

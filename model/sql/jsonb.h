@@ -5,13 +5,14 @@
 // duplicates (the last wins), sorted shorter first and then by bytes; ", " and ": " between
 // items; numbers as numeric prints them (the input's scale: 1.50 stays 1.50, 1e2 is 100);
 // strings escaped as escape_json does. Input is JSON (22P02 "invalid input syntax for type
-// json"; a \u0000 escape is 22P05). Equality is structural (1.0 = 1); ordering (<, >) is refused
-// by name. Operators: || (merge objects, concatenate arrays, wrap the rest), -> and ->> (a key
-// or an index, negative from the end), @> and <@ (containment), ? (a key or a string element),
-// - (a key), #> and #>> (a text[] path). Functions: jsonb_build_object, jsonb_build_array,
+// json"; a \u0000 escape is 22P05). Equality is structural (1.0 = 1); ordering is the
+// server's (jsonb_order). Operators: || (merge objects, concatenate arrays, wrap the rest), ->
+// and ->> (a key or an index, negative from the end), @> and <@ (containment), ? (a key or a
+// string element), - (a key), #> and #>> (a text[] path). Functions: jsonb_build_object, jsonb_build_array,
 // jsonb_typeof, to_jsonb, jsonb_set, jsonb_array_length; aggregates json_agg, jsonb_agg.
 #pragma once
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@ std::string jsonb_canonical(std::string_view text);
 std::string jsonb_string_value(std::string_view quoted);
 // Whether two canonical jsonb texts are equal values (numbers compared by value).
 bool jsonb_equal(const std::string& a, const std::string& b);
+// Their order as jsonb's btree compares them (jsonb_util.c's compareJsonbContainers): object >
+// array > boolean > number > string > null; a longer array or object is greater, then item by
+// item; a top-level scalar beside an array is less unless their lengths differ ('[]' < 'null').
+std::strong_ordering jsonb_order(const std::string& a, const std::string& b);
 
 // Whether `op` is a jsonb operator of this file's (->, ->>, @>, <@, ?).
 bool is_jsonb_operator(std::string_view op);

@@ -362,9 +362,8 @@ std::strong_ordering compare(const Value& a, const Value& b, std::string_view op
     case Type::bytea:
     case Type::bit: return a.payload().compare(b.payload()) <=> 0;  // bytes unsigned; bit strings digit by digit, then length
     case Type::jsonb:
-      // Equality only: jsonb's ordering (objects > arrays > booleans > ...) is not modeled.
-      if (op != "=" && op != "<>") throw SqlError("0A000", fmt::format("ordering jsonb values ({}) is not in lockstep's SQL subset", op));
-      return jsonb_equal(a.jsonb_text(), b.jsonb_text()) ? std::strong_ordering::equal : a.jsonb_text() <=> b.jsonb_text();
+      if (op == "=" || op == "<>") return jsonb_equal(a.jsonb_text(), b.jsonb_text()) ? std::strong_ordering::equal : a.jsonb_text() <=> b.jsonb_text();
+      return jsonb_order(a.jsonb_text(), b.jsonb_text());
     default: break;
   }
   throw SqlError("42883", fmt::format("operator does not exist: {} {} {}", type_name(ta), op, type_name(tb)));

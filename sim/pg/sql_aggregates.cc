@@ -67,6 +67,7 @@ Value SqlRun::aggregate(const Expr& e) {
       acc = Value::boolean(acc ? (any ? acc->as_bool() || b.as_bool() : acc->as_bool() && b.as_bool()) : b.as_bool());
       continue;
     }
+    if (v.type() == Type::jsonb) throw SqlError("42883", fmt::format("function {}(jsonb) does not exist", e.name));  // jsonb has no min or max
     if (!acc) {
       acc = v;
     } else {
