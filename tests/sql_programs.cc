@@ -71,8 +71,12 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // that snapshot too; case 44: a second row's VALUES subquery after the first's unique check.
   // Cases 45, 46: a correlated EXISTS (... FOR UPDATE [SKIP LOCKED]) on another row, a SubPlan
   // that locks per outer row after the cheaper conditions passed (graphile-worker's claim);
-  // case 47: an uncorrelated EXISTS (... FOR UPDATE), which locks the one row it pulls.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 48) : *rc::gen::inRange(0, 8)) {
+  // case 47: an uncorrelated EXISTS (... FOR UPDATE), which locks the one row it pulls;
+  // case 48: a correlated IN (... FOR UPDATE), which locks the rows up to its first match.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 49) : *rc::gen::inRange(0, 8)) {
+    case 48:
+      return fmt::format("SELECT id FROM t WHERE v IN (SELECT o.v FROM t AS o WHERE o.id <> t.id ORDER BY o.id FOR UPDATE{}) ORDER BY id",
+                         v == 0 ? " SKIP LOCKED" : "");
     case 45:
       return fmt::format("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 FOR UPDATE SKIP LOCKED) "
                          "AND v >= {} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",

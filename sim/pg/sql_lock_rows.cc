@@ -6,7 +6,8 @@
 // newest versions of the locked rows, the other items' rows as the scan joined them (a LEFT
 // JOIN whose condition now fails gives its NULL side). A joined row that fails that, or whose
 // locked row is gone, is left out (the locks it took stay); LIMIT counts the rows kept. Also
-// the waiting lock that both SELECT paths take (wait_row_lock).
+// the waiting lock that both SELECT paths take (wait_row_lock), and a one-table SELECT's row
+// locks (lock_rows: each candidate in the order sorted, re-checked on its newest version).
 #include <algorithm>
 
 #include "lockstep/sim/invariant.h"
@@ -175,6 +176,95 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_joined_rows(std::vector<s
     kept.emplace_back(n, std::move(row));
   }
   return kept;
+}
+
+std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel, SqlTable* t, std::int64_t offset, std::int64_t limit) {
+  const std::string name = t->def.table;
+  check_not_written_by_cte(name);
+  const Mode mode = row_mode(sel.lock);
+  std::vector<std::pair<std::int64_t, Row>> locked;
+  for (auto& [id, row] : rows) {
+    if (limit >= 0 && static_cast<std::int64_t>(locked.size()) >= offset + limit) break;
+    if (sel.wait == sql::LockWait::skip_locked) {
+      if (!try_lock_row(name, id, mode)) continue;
+    } else {
+      std::function<bool()> wanted;
+      bool seen = false;  // the pinned row matched when looked at (then it is followed if moved)
+      if (pinned_ && *pinned_ == id && sel.where) {
+        wanted = [&, id = id] {
+          const std::optional<Row>& current = c_.visible(name, id);
+          const bool ok = current.has_value() && still_matches(t, sel.alias, id, *current, *sel.where);
+          seen = seen || ok;
+          return ok;
+        };
+      }
+      const std::optional<std::uint64_t> read_at = pinned_ && *pinned_ == id ? std::nullopt : snapshot_seq();
+      std::function<bool()> follow;
+      if (pinned_) follow = [&] { return seen; };
+      if (!wait_row_lock(name, id, mode, sel.wait, read_at, wanted, follow)) continue;
+      if (c_.locked_as_read_) {  // no EvalPlanQual: the version read, as it was
+        locked.emplace_back(id, std::move(*c_.locked_as_read_));
+        if (pull_.sel == &sel && pull_.until != nullptr && (*pull_.until)(locked.back().second)) break;
+        continue;
+      }
+    }
+    std::optional<Row> newest = c_.visible(name, id);
+    if (!newest) {
+      forget_gone_row(name, id);
+      continue;
+    }
+    if (sel.where && !still_matches(t, sel.alias, id, *newest, *sel.where)) continue;
+    locked.emplace_back(id, std::move(*newest));
+    if (pull_.sel == &sel && pull_.until != nullptr && (*pull_.until)(locked.back().second)) break;  // an IN's match
+  }
+  return locked;
+}
+
+void SqlRun::forget_gone_row(const std::string& table, std::int64_t id) {
+  const std::pair<std::string, std::int64_t> row{table, id};
+  if (c_.written_.count(row) != 0 || c_.locked_rows_.count(row) == 0) return;
+  c_.locked_rows_.erase(row);
+  server_.row_locks().release_key(c_.pid_, server_.row_key(table, id), Scope::transaction);
+}
+
+bool SqlRun::still_matches(SqlTable* t, const std::string& alias, std::int64_t id, const Row& row, const Expr& where) {
+  const Saved saved = save();
+  table_ = t;
+  alias_ = alias;
+  row_ = &row;
+  const bool ok = where_holds(where, id, /*recheck=*/true);
+  restore(saved);
+  return ok;
+}
+
+bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) {
+  check_not_written_by_cte(table);
+  const ObjectId obj = server_.row_object(table, id);
+  const OpDesc first = narrowing({name(Stmt::select_for_update_skip_locked), {obj, acquire_access(mode)}, id, true});
+  if (auto refused = c_.begin_statement(first)) throw Raised{*refused};
+  const AdvisoryKey key = server_.row_key(table, id);
+  bool got = c_.visible(table, id).has_value();
+  if (got && !server_.row_locks().holds_at_least(c_.pid_, key, mode)) {
+    // Under REPEATABLE READ a row whose change since the snapshot committed fails it before
+    // any lock is looked at (heap_lock_tuple's TM_Updated), unless a key share taken before
+    // that commit still holds the version the snapshot sees and FOR UPDATE conflicts with it
+    // (TM_BeingModified: skipped); one still changing is skipped.
+    if (auto e = c_.serialization_failure(table, id, true, mode)) {
+      const RowState& r = server_.row(table, id);
+      const bool being_modified = mode == Mode::exclusive && std::any_of(r.key_sharers_at_commit.begin(), r.key_sharers_at_commit.end(), [&](int other) {
+        return other != c_.pid_ && server_.row_locks().held(other, key, Mode::key_share) > 0;
+      });
+      if (!being_modified) throw Raised{c_.abort_with(*e)};
+      s_.refine_access(Access::read);
+      s_.note_result({Kind::value, 0});
+      return false;
+    }
+    got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
+    if (got) c_.locked_rows_.emplace(table, id);
+  }
+  if (!got) s_.refine_access(Access::read);
+  s_.note_result({Kind::value, got ? 1 : 0});
+  return got;
 }
 
 }  // namespace lockstep::sim::pg

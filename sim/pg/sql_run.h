@@ -175,9 +175,11 @@ class SqlRun final : public sql::EvalContext {
   std::optional<Row> first_inner_match(const sql::Select& sub);
   bool inner_matches(const sql::Select& sub, const Row& inner);
   // The subquery's rows, run in the current context (a locking one takes its steps; its
-  // LockRows stops after `pull` rows: an EXISTS pulls one, a scalar subquery two).
-  std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row, std::int64_t pull = -1);
-  std::pair<const sql::Select*, std::int64_t> pull_{nullptr, -1};  // pulled(): a LIMIT within it
+  // LockRows stops after `rows` rows: an EXISTS pulls one, a scalar subquery two; or after the
+  // row `until` accepts: an IN's first match). pulled(): a LIMIT within that.
+  struct Pull { const sql::Select* sel; std::int64_t rows; const std::function<bool(const Row&)>* until; };
+  std::vector<std::vector<Value>> run_subquery(const sql::Select& sub, bool per_row, Pull pull = {nullptr, -1, nullptr});
+  Pull pull_{nullptr, -1, nullptr};
   std::int64_t pulled(const sql::Select& sel, std::int64_t limit) const;
   // The one column of an IN subquery's rows (kept for the statement when uncorrelated).
   const std::vector<Value>& subquery_list(const Expr& e);
@@ -417,7 +419,6 @@ class SqlRun final : public sql::EvalContext {
   Value serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args);
 
   Result<Rows> statement(const sql::CreateIndex& ix);
-
   Result<Rows> statement(const sql::Schema& s);
 
   // ---- SELECT
@@ -481,8 +482,8 @@ class SqlRun final : public sql::EvalContext {
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
-  // Row locks for SELECT ... FOR UPDATE / SHARE, in the rows' order, until OFFSET + LIMIT
-  // rows are locked: each a step. After a wait, WHERE is evaluated again on the newest
+  // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
+  // OFFSET + LIMIT rows are locked (or pull_.until accepts one): each a step. After a wait, WHERE is evaluated again on the newest
   // version; a row that fails it, or is gone, is left out (and stays locked).
   std::vector<std::pair<std::int64_t, Row>> lock_rows(std::vector<std::pair<std::int64_t, Row>> rows, const sql::Select& sel,
                                                       SqlTable* t, std::int64_t offset, std::int64_t limit);
@@ -498,7 +499,6 @@ class SqlRun final : public sql::EvalContext {
   // was on a version that is gone, and PostgreSQL holds nothing on it; it goes at once
   // (unless this transaction wrote the row itself), in the step that found it gone.
   void forget_gone_row(const std::string& table, std::int64_t id);
-
   bool still_matches(SqlTable* t, const std::string& alias, std::int64_t id, const Row& row, const Expr& where);
 
   // FOR ... SKIP LOCKED on one row: a step that takes the lock if nobody else's conflicts.

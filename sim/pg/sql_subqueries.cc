@@ -14,17 +14,6 @@
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
-namespace {
-
-void sub_refuse_locking_in(const sql::Select& sub, bool per_row) {
-  // A correlated IN's SubPlan stops pulling at the first row equal to the value: its
-  // LockRows locks the rows up to that one (not modelled).
-  if (per_row && sub.lock != sql::RowLock::none) {
-    throw SqlError("0A000", "a correlated IN (SELECT ... FOR UPDATE / FOR SHARE) is not in lockstep's SQL subset (docs/sql.md)");
-  }
-}
-
-}  // namespace
 
 Value SqlRun::subquery(const Expr& e) {
   if (e.kind == Expr::Kind::in_subquery && e.args.at(0).kind == Expr::Kind::row) {  // (a, b) IN (SELECT x, y ...)
@@ -32,7 +21,26 @@ Value SqlRun::subquery(const Expr& e) {
   }
   if (e.kind == Expr::Kind::in_subquery) {
     const Value x = sql::evaluate(e.args.at(0), *this);  // in the enclosing query's row
-    return sql::in_values(x, subquery_list(e));
+    if (e.select->lock == sql::RowLock::none || !correlated(*e.select)) return sql::in_values(x, subquery_list(e));
+    // A correlated one that locks rows: its SubPlan pulls rows until one equals x, so its
+    // LockRows locks those only (ExecScanSubPlan's ANY_SUBLINK).
+    const sql::Select& sub = *e.select;
+    if (sub.targets.size() != 1 || sub.targets.front().star || sub.table.empty() || !sub.from.empty() || sub.aggregate) {
+      throw SqlError("0A000", "a correlated IN (SELECT ... FOR UPDATE) other than of one column of one table is not in lockstep's SQL subset (docs/sql.md)");
+    }
+    SqlTable* t = table(sub.table);
+    const std::function<bool(const Row&)> until = [&](const Row& r) {
+      const Saved saved = save();
+      table_ = t;
+      alias_ = sub.alias;
+      row_ = &r;
+      const Value v = sql::evaluate(sub.targets.front().expr, *this);
+      restore(saved);
+      return sql::is_true(sql::in_values(x, {v}));
+    };
+    std::vector<Value> values;
+    for (std::vector<Value>& row : run_subquery(sub, true, {&sub, -1, &until})) values.push_back(std::move(row.front()));
+    return sql::in_values(x, values);
   }
   if (auto it = subqueries_.find(&e); it != subqueries_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
@@ -44,7 +52,7 @@ Value SqlRun::subquery(const Expr& e) {
   // ExecScanSubPlan pulls what it needs: an EXISTS one row, a scalar subquery a second to
   // refuse it (so a FOR UPDATE there locks those rows only; ARRAY pulls every row).
   const std::int64_t pull = e.kind == Expr::Kind::exists ? 1 : e.name == "ARRAY" ? -1 : 2;
-  const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row, pull);
+  const std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row, {&*e.select, pull, nullptr});
   if (e.kind == Expr::Kind::subquery && e.name == "ARRAY") {
     Value v = array_of_rows(rows);
     if (!per_row) subqueries_.emplace(&e, v);
@@ -86,7 +94,6 @@ const std::vector<Value>& SqlRun::subquery_list(const Expr& e) {
   if (auto it = subquery_lists_.find(&e); it != subquery_lists_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
   const bool per_row = correlated(*e.select);
-  sub_refuse_locking_in(*e.select, per_row);
   std::vector<Value> values;
   for (std::vector<Value>& row : run_subquery(*e.select, per_row)) values.push_back(std::move(row.front()));
   if (per_row) {
@@ -100,7 +107,9 @@ const std::vector<std::vector<Value>>& SqlRun::subquery_rows(const Expr& e) {
   if (auto it = subquery_row_lists_.find(&e); it != subquery_row_lists_.end()) return it->second;
   if (auto it = failed_subqueries_.find(&e); it != failed_subqueries_.end()) throw it->second;
   const bool per_row = correlated(*e.select);
-  sub_refuse_locking_in(*e.select, per_row);
+  if (per_row && e.select->lock != sql::RowLock::none) {  // it would lock up to its first match
+    throw SqlError("0A000", "a correlated (a, b) IN (SELECT ... FOR UPDATE) is not in lockstep's SQL subset (docs/sql.md)");
+  }
   std::vector<std::vector<Value>> rows = run_subquery(*e.select, per_row);
   const std::size_t n = e.args.at(0).args.size();
   if (!rows.empty() && rows.front().size() != n) throw SqlError("42601", rows.front().size() > n ? "subquery has too many columns" : "subquery has too few columns");
@@ -119,11 +128,11 @@ std::vector<Value> SqlRun::row_values(const Expr& row) {
 }
 
 std::int64_t SqlRun::pulled(const sql::Select& sel, std::int64_t limit) const {
-  if (pull_.first != &sel || pull_.second < 0) return limit;
-  return limit < 0 ? pull_.second : std::min(limit, pull_.second);
+  if (pull_.sel != &sel || pull_.rows < 0) return limit;
+  return limit < 0 ? pull_.rows : std::min(limit, pull_.rows);
 }
 
-std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool /*per_row*/, std::int64_t pull) {
+std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool /*per_row*/, Pull pull) {
   // A correlated one that locks rows (graphile-worker's EXISTS (... FOR UPDATE SKIP LOCKED)
   // on the job's queue) runs per outer row: a scan step of its own and its row locks each time.
   declare_subquery_ctes(sub);
@@ -138,7 +147,7 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
     touch(*t);
   }
   const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the subquery's
-  const auto outer_pull = std::exchange(pull_, {&sub, pull});
+  const Pull outer_pull = std::exchange(pull_, pull);
   std::vector<std::vector<Value>> rows = select_values(sub, t, /*first_step=*/false);
   pull_ = outer_pull;
   pinned_ = outer_pinned;
