@@ -48,7 +48,7 @@ Status SimConnection::advisory_unlock_all() {
 Status SimConnection::advisory_xact_lock(AdvisoryKey key, LockMode mode) {
   Statement st(*this);
   Status locked = lock(key, mode, Scope::transaction);
-  if (locked.ok() && !session_.in_transaction) {
+  if (locked.ok() && !session_.in_transaction && !hold_xact_locks_) {
     release_now({.xact_scope = true}, "end of statement");
     if (session_.terminated) return terminated();
   }
@@ -69,7 +69,7 @@ Result<bool> SimConnection::try_lock(AdvisoryKey key, LockMode mode, Scope scope
   try_step_ = s_.step_count();
   if (!got) s_.refine_access(Access::read);
   s_.note_result({Kind::value, got ? 1 : 0});
-  if (got && scope == Scope::transaction && !session_.in_transaction) {
+  if (got && scope == Scope::transaction && !session_.in_transaction && !hold_xact_locks_) {
     release_now({.xact_scope = true}, "end of statement");
     if (session_.terminated) return terminated();
   }

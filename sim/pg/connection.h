@@ -473,6 +473,9 @@ class SimConnection : public lockstep::pg::Connection {
   std::uint64_t try_step_ = ~std::uint64_t{0};
   bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
   bool in_statement_ = false;
+  // Inside a SQL statement outside a transaction block: its transaction-scope advisory locks
+  // last to the statement's end (end_statement), not to the lock call's.
+  bool hold_xact_locks_ = false;
   Duration lock_timeout_{0};       // in effect now
   Duration statement_timeout_{0};  // in effect now
   Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check

@@ -84,7 +84,7 @@ void SimConnection::end_implicit_block() {
 }
 
 Status SimConnection::end_statement() {
-  if (!session_.in_transaction) release_now({.rows = true, .commit = true}, "autocommit");
+  if (!session_.in_transaction) release_now({.rows = true, .commit = true, .xact_scope = true}, "autocommit");
   if (session_.terminated) return terminated();
   return {};
 }

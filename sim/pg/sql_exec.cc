@@ -153,6 +153,13 @@ Result<Rows> SqlRun::run() {
     return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", read_only_command(st_))});
   }
   const Server::RunningStyle style(server_, c_.style_);
+  // pg_advisory_xact_lock in an autocommit statement holds to the statement's end (the
+  // server's implicit transaction), also while a later step of it waits.
+  struct HoldXactLocks {
+    SimConnection& c;
+    bool was;
+    ~HoldXactLocks() { c.hold_xact_locks_ = was; }
+  } hold{c_, std::exchange(c_.hold_xact_locks_, true)};
   try {
     try {  // parse analysis: before any row (sim/pg/sql_names.h)
       check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
@@ -327,7 +334,7 @@ Error SqlRun::fail(Error e) {
   if (c_.session_.in_transaction) return c_.abort_with(std::move(e));
   // An autocommit statement's error ends its transaction: rows, row locks and its weak table
   // lock go (a LOCK TABLE queued behind that lock is granted).
-  c_.release_now({.rows = true, .commit = false}, "rollback");
+  c_.release_now({.rows = true, .commit = false, .xact_scope = true}, "rollback");
   return e;
 }
 
@@ -515,12 +522,14 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
                             "lockstep's SQL subset");
   }
   // Each function of the lock table or the sessions is a statement of the typed API; a
-  // subquery reads the snapshot of a first step of the statement's own.
+  // subquery reads the snapshot of a first step of the statement's own. Outside a block its
+  // xact locks go at its end (with the last call's step when that took them).
   if (auto refused = st_.has_subquery && !c_.snapshot_ ? begin("sql", Footprint{}) : std::nullopt) return *refused;
   statement_start_ = c_.statement_time();
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;
   for (const Value& v : project(targets_of(sel))) row.push_back(output(v));
+  if (!c_.session_.in_transaction) c_.release_now({.xact_scope = true}, "end of statement");
   out.rows.push_back(std::move(row));
   out.tag = "SELECT 1";
   return out;
