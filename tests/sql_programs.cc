@@ -70,7 +70,8 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 43: an upsert whose SET reads the table after the wait for the conflicting row, on
   // that snapshot too; case 44: a second row's VALUES subquery after the first's unique check.
   // Cases 45, 46: a correlated EXISTS (... FOR UPDATE [SKIP LOCKED]) on another row, a SubPlan
-  // that locks per outer row after the cheaper conditions passed (graphile-worker's claim);
+  // that locks per outer row after the cheaper conditions passed (graphile-worker's claim; its
+  // ORDER BY no index gives: a Sort, so every row's WHERE runs, as in the simulation);
   // case 47: an uncorrelated EXISTS (... FOR UPDATE), which locks the one row it pulls;
   // case 48: a correlated IN (... FOR UPDATE), which locks the rows up to its first match.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 49) : *rc::gen::inRange(0, 8)) {
@@ -79,7 +80,7 @@ std::string gen_statement(bool repeatable_read, bool parent) {
                          v == 0 ? " SKIP LOCKED" : "");
     case 45:
       return fmt::format("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 FOR UPDATE SKIP LOCKED) "
-                         "AND v >= {} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                         "AND v >= {} ORDER BY id + 0 LIMIT 1 FOR UPDATE SKIP LOCKED",
                          v);
     case 46:
       return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 AND o.v >= {} FOR UPDATE) "

@@ -732,10 +732,18 @@ TEST(SqlSim, ALimitStopsReadingWithQueriesOrRefuses) {
   const Session from = {"SELECT id FROM (SELECT id, pg_try_advisory_lock(id) AS l FROM t) AS s WHERE l LIMIT 1"};
   // PostgreSQL 15 takes the primary key's index scan here (one lock); a sort would take three.
   const Session ordered = {"SELECT id FROM t WHERE v >= 0 AND pg_try_advisory_lock(id) ORDER BY id LIMIT 1"};
+  // ... and row locks a SubPlan in WHERE took (the index scan would stop before row 3's, which
+  // locks row 1: SqlConformance seed 82024); ORDER BY id + 0 is a Sort's on the server too.
+  const std::string claim = "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id % 3 + 1 FOR UPDATE SKIP LOCKED) AND v >= 1 ";
+  const Session locking = {claim + "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"};
+  const Session sorting = {claim + "ORDER BY id + 0 LIMIT 1 FOR UPDATE SKIP LOCKED"};
   const std::set<std::string> one = outcomes(setup, {streamed}, "SELECT 1");
   ASSERT_EQ(one.size(), 1u);
   EXPECT_NE(one.begin()->find("a: SELECT 1 [1] | a: SELECT 1 [1] |"), std::string::npos) << *one.begin();  // id 1; lock 1 only
-  for (const Session& s : {sorted, from, ordered}) {
+  const std::set<std::string> sorted_claim = outcomes(setup, {sorting}, "SELECT 1");
+  ASSERT_EQ(sorted_claim.size(), 1u);
+  EXPECT_NE(sorted_claim.begin()->find("a: SELECT 1 [2] |"), std::string::npos) << *sorted_claim.begin();
+  for (const Session& s : {sorted, from, ordered, locking}) {
     const std::set<std::string> refused = outcomes(setup, {s}, "SELECT 1");
     ASSERT_EQ(refused.size(), 1u);
     EXPECT_NE(refused.begin()->find("a: ERROR 0A000: a LIMIT "), std::string::npos) << *refused.begin();

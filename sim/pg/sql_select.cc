@@ -243,15 +243,16 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
                                                                  static_cast<std::int64_t>(d->rows.size()) > enough) {
     throw SqlError("0A000", "a LIMIT that stops reading a locking WITH query is not in lockstep's SQL subset (docs/sql.md): the server locks the rows it pulls");
   }
-  // A LIMIT over an ORDER BY an index could give: the WHERE runs for every row here, as
-  // under the server's Sort; an index scan in that order would stop at the limit. Which plan
-  // the server takes is its cost model's call, so a WHERE that took advisory locks for more
-  // rows than the LIMIT keeps is refused, never answered one way. (An ORDER BY no index gives
-  // is a Sort's, which reads every row; FOR UPDATE keeps its LockRows answer.)
-  const bool eager_limit = enough < 0 && sel.limit && !sel.aggregate && windows.empty() && sel.lock == sql::RowLock::none &&
-                           !sel.order_by.empty() && sel.from.empty() && derived_of(t) == nullptr &&
-                           sql_order_has_index(*t, sel.alias, order_expr(sel.order_by.front().expr, sel));
+  // A LIMIT over an ORDER BY an index could give: the WHERE runs for every row here, as under the
+  // server's Sort; an index scan in that order would stop at the limit. Which plan the server takes
+  // is its cost model's call, so a WHERE that took advisory locks (or row locks, in a locking
+  // SubPlan) for more rows than the LIMIT keeps is refused, never answered one way. (An ORDER BY
+  // no index gives is a Sort's, which reads every row; FOR UPDATE's advisory locks keep LockRows'.)
+  const bool index_limit = enough < 0 && sel.limit && !sel.aggregate && windows.empty() && !sel.order_by.empty() && sel.from.empty() &&
+                           derived_of(t) == nullptr && sql_order_has_index(*t, sel.alias, order_expr(sel.order_by.front().expr, sel));
+  const bool eager_limit = index_limit && sel.lock == sql::RowLock::none;
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
+  const std::size_t row_locks = c_.locked_rows_.size();
   if (!sel.from.empty()) {
     rows = from_scan(sel, *t, enough);
   } else if (lock_first) {
@@ -259,10 +260,10 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else {
     rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
   }
-  if (eager_limit && advisory_holds() != holds) {
+  if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {
     const std::int64_t limit = bound(sel.limit, "LIMIT");
     if (limit >= 0 && static_cast<std::int64_t>(rows.size()) > std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit) {
-      throw SqlError("0A000", "a LIMIT over an ORDER BY an index gives, whose WHERE took advisory locks for more rows than it returns, "
+      throw SqlError("0A000", "a LIMIT over an ORDER BY an index gives, whose WHERE took locks for more rows than it returns, "
                               "is not in lockstep's SQL subset (docs/sql.md): the server's plan decides (an index scan stops at the "
                               "limit, a sort reads every row)");
     }
