@@ -248,7 +248,7 @@ bool is_scalar(const Jv& j) { return j.k != Jv::K::array && j.k != Jv::K::object
 // < boolean < array < object), then an array by its length and an object by its count of
 // pairs, then item by item (an object's pairs in its key order, each key, then its value);
 // strings by bytes (the C collation, as text compares here), numbers by value.
-int order_rank(Jv::K k) {
+int jb_rank(Jv::K k) {
   switch (k) {
     case Jv::K::null: return 0;
     case Jv::K::string: return 1;
@@ -260,8 +260,8 @@ int order_rank(Jv::K k) {
   return 0;
 }
 
-std::strong_ordering order(const Jv& a, const Jv& b) {
-  if (a.k != b.k) return order_rank(a.k) <=> order_rank(b.k);
+std::strong_ordering jb_order(const Jv& a, const Jv& b) {
+  if (a.k != b.k) return jb_rank(a.k) <=> jb_rank(b.k);
   switch (a.k) {
     case Jv::K::null: return std::strong_ordering::equal;
     case Jv::K::boolean: return a.b <=> b.b;
@@ -270,14 +270,14 @@ std::strong_ordering order(const Jv& a, const Jv& b) {
     case Jv::K::array:
       if (a.items.size() != b.items.size()) return a.items.size() <=> b.items.size();
       for (std::size_t i = 0; i < a.items.size(); ++i) {
-        if (const auto c = order(a.items[i], b.items[i]); c != 0) return c;
+        if (const auto c = jb_order(a.items[i], b.items[i]); c != 0) return c;
       }
       return std::strong_ordering::equal;
     case Jv::K::object:
       if (a.members.size() != b.members.size()) return a.members.size() <=> b.members.size();
       for (std::size_t i = 0; i < a.members.size(); ++i) {
         if (const auto c = a.members[i].first.compare(b.members[i].first) <=> 0; c != 0) return c;
-        if (const auto c = order(a.members[i].second, b.members[i].second); c != 0) return c;
+        if (const auto c = jb_order(a.members[i].second, b.members[i].second); c != 0) return c;
       }
       return std::strong_ordering::equal;
   }
@@ -527,7 +527,7 @@ std::strong_ordering jsonb_order(const std::string& a, const std::string& b) {
     if (nx != ny) return nx <=> ny;
     return is_scalar(x) ? std::strong_ordering::less : std::strong_ordering::greater;
   }
-  return order(x, y);
+  return jb_order(x, y);
 }
 
 bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }
