@@ -226,7 +226,7 @@ Model<Updater> updater_model() {
   return Model<Updater>("updater")
       .actors(1, update_and_commit)
       .invariant("never", [](Updater&) -> std::optional<std::string> { return "done"; })
-      .trace_dir(::testing::TempDir() + "/updater");
+      .trace_dir(::testing::TempDir() + "/updater-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());  // ctest runs the tests at once
 }
 
 sim::Trace updater_trace() {
