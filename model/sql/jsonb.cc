@@ -10,21 +10,16 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/datetime.h"
-#include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/jsonb_tree.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
 namespace {
 
-// A jsonb value: objects in canonical key order without duplicates.
-struct Jv {
-  enum class K : std::uint8_t { null, boolean, number, string, array, object } k = K::null;
-  bool b = false;
-  std::string s;  // a number's canonical text, a string's value
-  std::vector<Jv> items;
-  std::vector<std::pair<std::string, Jv>> members;
-};
+using jsonb_tree::is_scalar;
+using jsonb_tree::Jv;
+using jsonb_tree::parse;
 
 bool key_less(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return a.size() < b.size();
@@ -164,11 +159,15 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
   std::vector<std::string> keys_;
 };
 
-Jv parse(std::string_view text) {
+}  // namespace
+
+Jv jsonb_tree::parse(std::string_view text) {
   Builder b(text);
   if (!nlohmann::json::sax_parse(text.begin(), text.end(), &b)) throw SqlError("22P02", "invalid input syntax for type json");
   return std::move(b.result);
 }
+
+namespace {
 
 void escape(const std::string& s, std::string& out) {
   out += '"';
@@ -240,48 +239,6 @@ bool equal(const Jv& a, const Jv& b) {
                         [](const auto& x, const auto& y) { return x.first == y.first && equal(x.second, y.second); });
   }
   return false;
-}
-
-bool is_scalar(const Jv& j) { return j.k != Jv::K::array && j.k != Jv::K::object; }
-
-// compareJsonbContainers' order of two values in one place: by type (null < string < number
-// < boolean < array < object), then an array by its length and an object by its count of
-// pairs, then item by item (an object's pairs in its key order, each key, then its value);
-// strings by bytes (the C collation, as text compares here), numbers by value.
-int jb_rank(Jv::K k) {
-  switch (k) {
-    case Jv::K::null: return 0;
-    case Jv::K::string: return 1;
-    case Jv::K::number: return 2;
-    case Jv::K::boolean: return 3;
-    case Jv::K::array: return 4;
-    case Jv::K::object: return 5;
-  }
-  return 0;
-}
-
-std::strong_ordering jb_order(const Jv& a, const Jv& b) {
-  if (a.k != b.k) return jb_rank(a.k) <=> jb_rank(b.k);
-  switch (a.k) {
-    case Jv::K::null: return std::strong_ordering::equal;
-    case Jv::K::boolean: return a.b <=> b.b;
-    case Jv::K::number: return numeric_compare(numeric_input(a.s), numeric_input(b.s));
-    case Jv::K::string: return a.s.compare(b.s) <=> 0;
-    case Jv::K::array:
-      if (a.items.size() != b.items.size()) return a.items.size() <=> b.items.size();
-      for (std::size_t i = 0; i < a.items.size(); ++i) {
-        if (const auto c = jb_order(a.items[i], b.items[i]); c != 0) return c;
-      }
-      return std::strong_ordering::equal;
-    case Jv::K::object:
-      if (a.members.size() != b.members.size()) return a.members.size() <=> b.members.size();
-      for (std::size_t i = 0; i < a.members.size(); ++i) {
-        if (const auto c = a.members[i].first.compare(b.members[i].first) <=> 0; c != 0) return c;
-        if (const auto c = jb_order(a.members[i].second, b.members[i].second); c != 0) return c;
-      }
-      return std::strong_ordering::equal;
-  }
-  return std::strong_ordering::equal;
 }
 
 const Jv* member(const Jv& j, const std::string& key) {
@@ -515,20 +472,6 @@ std::string jsonb_canonical(std::string_view text) { return text_of(parse(text))
 std::string jsonb_string_value(std::string_view quoted) { return parse(quoted).s; }
 
 bool jsonb_equal(const std::string& a, const std::string& b) { return a == b || equal(parse(a), parse(b)); }
-
-std::strong_ordering jsonb_order(const std::string& a, const std::string& b) {
-  const Jv x = parse(a);
-  const Jv y = parse(b);
-  // A scalar at the top is stored as a one-element "raw scalar" array: beside an array it is
-  // the lesser, unless their lengths differ, which decide ('[]' < 'null' < '[1, 2]').
-  if (is_scalar(x) != is_scalar(y) && (x.k == Jv::K::array || y.k == Jv::K::array)) {
-    const std::size_t nx = is_scalar(x) ? 1 : x.items.size();
-    const std::size_t ny = is_scalar(y) ? 1 : y.items.size();
-    if (nx != ny) return nx <=> ny;
-    return is_scalar(x) ? std::strong_ordering::less : std::strong_ordering::greater;
-  }
-  return jb_order(x, y);
-}
 
 bool is_jsonb_operator(std::string_view op) { return op == "->" || op == "->>" || op == "@>" || op == "<@" || op == "?"; }
 
