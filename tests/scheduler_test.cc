@@ -113,6 +113,7 @@ class WrittenObjects final : public sim::Strategy {
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
     return inner_->choose(n, label, step);
   }
+  void var_step(const sim::VarStep& v) override { inner_->var_step(v); }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     if (f.access == sim::Access::write) written[t.actor].insert(f.object);

@@ -22,7 +22,7 @@ namespace lockstep::testing {
 // is told about: a canonical form of its Mazurkiewicz trace under the dependence relation
 // of footprints (sim::dependent, plus program order). Two forms: with the footprints the
 // steps ran with, and with those optimal DPOR works with (sim::optimal_dpor_footprint, where
-// a failed CAS keeps its declared access), whose traces it runs one execution each.
+// a conditional update keeps its declared access), whose traces it runs one execution each.
 class FoataRecorder final : public sim::Strategy, public sim::Restarting, public sim::StepObserver {
  public:
   explicit FoataRecorder(std::unique_ptr<sim::Strategy> inner) : inner_(std::move(inner)) {}
@@ -52,6 +52,7 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
     inner_->choice_not_offered(label, step);
     chosen(0);
   }
+  void var_step(const sim::VarStep& v) override { inner_->var_step(v); }
   void executed(const sim::Transition& t, const sim::Footprint& f) override {
     inner_->executed(t, f);
     // As dpor names a step's transition: a choice beyond its values takes the first, so a

@@ -40,6 +40,8 @@ bool DporStrategy::next_execution() {
   race_.barriers.clear();
   race_.choice_steps.clear();
   race_.choices_made.clear();
+  race_.var_events.clear();
+  step_var_.reset();
   in_step_ = false;
   if (resume_.kept) note_resume_point();
   return true;
@@ -178,11 +180,11 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   LOCKSTEP_INVARIANT(!optimal_ || effective.access == declared_.access || plain_try || t.timer || declared_op_.compares ||
                          gained_object,
                      "dpor: in optimal mode only a plain lock's try, a timeout and a CAS are narrowed");
-  // A failed CAS would succeed where the variable holds what it expects, which optimal
-  // mode does not work out (it knows no values): beyond it.
-  if (declared_op_.compares && effective.access != declared_.access) {
-    unsupported("a compare-and-swap failed; SharedVar::fetch_add is one step that never fails");
-  }
+  // A CAS, failed or not, is worked out where a race moves it from the values of the
+  // steps on its variable (cas_access_reversed): each such step's are kept.
+  if (step_var_) race_.var_events.push_back({static_cast<std::uint32_t>(race_.events.size()), *step_var_});
+  if (declared_op_.compares && !step_var_) unsupported("a compare-and-swap whose values are not told (Strategy::var_step)");
+  step_var_.reset();
   // A try whose step went on to touch more (a WITH RECURSIVE claim reads the next job when
   // its lock try fails): what it touches depends on its outcome, which a reversed race works
   // out for the lock only. A worked-out footprint must be exact.

@@ -48,8 +48,9 @@
 // branch never reaches). Optimal mode covers programs whose actors wait only for plain
 // locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), whose
 // choices inside a step keep its footprint (a stall, a duration, Env::choose: each value of
-// a choice is a transition of its own, the step's ChoicePath; reverse_choices), and whose
-// CAS never fails nor is moved by a race. At the first sign of anything
+// a choice is a transition of its own, the step's ChoicePath; reverse_choices). A CAS that
+// fails is a read; moved by a race, what it does there is worked out from the values the
+// steps on its variable found and left (cas_access_reversed). At the first sign of anything
 // else (or should a step run with another footprint than its wakeup-tree branch said) the
 // search begins again as above (strategy "source-dpor"), and take_restart() tells the
 // explorer.
@@ -147,6 +148,7 @@ class DporStrategy final : public Strategy,
     if (optimal_ && in_step_) (void)choose(1, label, step, true);
   }
 
+  void var_step(const VarStep& v) override { step_var_ = v; }
   void executed(const Transition& t, const Footprint& ran) override;
   // Optimal mode: the choices the step at `node` made, checked against its path and kept
   // for reverse_choices.
@@ -386,6 +388,12 @@ class DporStrategy final : public Strategy,
   // the lock. After a write that is neither an acquisition nor a release (a crash's) the
   // outcome is not known: nullopt.
   std::optional<Access> try_access_reversed(int i, int j, std::size_t n);
+  // The same for CAS j: it runs where the variable holds what the last of those events
+  // that wrote it left there (or, none, what the execution's first step on it found), and
+  // succeeds (its declared access) when that is the value it expects, else reads. A writer
+  // whose values are not known (a crash) leaves it unknown: nullopt.
+  std::optional<Access> cas_access_reversed(int i, int j, std::size_t n) const;
+  const VarStep* var_step_of(int event) const;
 
   // Optimal DPOR: adds v to node's wakeup tree unless a transition that sleeps there (or
   // was explored there) is a weak initial of v: then v's trace is explored elsewhere.
@@ -448,6 +456,7 @@ class DporStrategy final : public Strategy,
     bool keeps_footprint;  // Strategy::choose_keeping_footprint
   };
   std::vector<Choice> step_choices_;
+  std::optional<VarStep> step_var_;  // the running step's values, when it is on a shared variable
   bool restarted_ = false;
   NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
@@ -494,6 +503,13 @@ class DporStrategy final : public Strategy,
     std::vector<Choice> choices_made;
     std::vector<std::pair<int, int>> choice_alternatives;
     std::size_t next_choice_step = 0;  // the pass: the first choice_steps entry not reached yet
+    // The steps on shared variables, in order: each its event and values (a moved CAS is
+    // worked out from them: cas_access_reversed).
+    struct VarEvent {
+      std::uint32_t event;
+      VarStep values;
+    };
+    std::vector<VarEvent> var_events;
     struct TimedOut {
       int acquisition;  // the lock's last acquisition before the timeout
       int timeout;      // the waiter's timer event

@@ -256,15 +256,19 @@ void DporStrategy::reverse_deferred(std::size_t n) {
   // optimal-mode property: a leaf ordering two writes the other way "covered" v).
   for (const auto& [i, j] : race_.deferred) {
     WakeStep q_step = race_.steps[static_cast<std::size_t>(j)];
-    // Moved before i, a plain lock's try may do otherwise there: it is worked out; a CAS
-    // is beyond optimal mode. Every other step that may narrow its access kept its
+    // Moved before i, a plain lock's try or a CAS may do otherwise there: it is worked
+    // out. Every other step that may narrow its access kept its
     // declared one (optimal_dpor_footprint):
     // the wakeup tree needs the footprint a step will have, and a superset is not enough (a
     // leaf ending in it would cover sequences its branch never reaches: found by the sim-pg
     // property with a conditional update).
-    if (race_.events[j].compares) {  // it may fail there, or succeed: not known
-      unsupported("a race moves a compare-and-swap; SharedVar::fetch_add is one step that never fails");
-      break;
+    if (race_.events[j].compares) {  // it may fail there, or succeed: worked out from the values
+      const std::optional<Access> known = cas_access_reversed(i, j, n);
+      if (!known) {
+        unsupported("a race moves a compare-and-swap where the value it finds is not known");
+        break;
+      }
+      q_step.fp.access = *known;
     }
     if (race_.events[j].plain_try) {
       const std::optional<Access> known = try_access_reversed(i, j, n);

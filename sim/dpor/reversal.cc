@@ -25,6 +25,43 @@ std::optional<Access> DporStrategy::try_access_reversed(int i, int j, std::size_
   return Access::acquire;  // never taken: free
 }
 
+const VarStep* DporStrategy::var_step_of(int event) const {
+  const auto& all = race_.var_events;
+  const auto it = std::lower_bound(all.begin(), all.end(), static_cast<std::uint32_t>(event),
+                                   [](const RaceAnalysis::VarEvent& v, std::uint32_t e) { return v.event < e; });
+  return it != all.end() && it->event == static_cast<std::uint32_t>(event) ? &it->values : nullptr;
+}
+
+std::optional<Access> DporStrategy::cas_access_reversed(int i, int j, std::size_t n) const {
+  const VarStep* own = var_step_of(j);
+  if (own == nullptr) return std::nullopt;
+  const ObjectId var = race_.events[j].fp.object;
+  const ActorId p = race_.events[i].actor;
+  const std::uint32_t p_seq = own_seq(i, n);
+  std::optional<std::int64_t> holds;
+  for (int k = j - 1; k >= 0 && !holds; --k) {
+    if (k == i || (k > i && race_.vc[static_cast<std::size_t>(k) * n + p] >= p_seq)) continue;  // not before j in v
+    const Footprint& fp = race_.events[k].fp;
+    if (fp.effects & kMachineCrash) return std::nullopt;
+    bool wrote = false;
+    for_each_object(fp, [&](ObjectId obj, Access access) { wrote = wrote || (obj == var && access != Access::none && !is_read(access)); });
+    if (!wrote) continue;
+    const VarStep* w = var_step_of(k);
+    if (w == nullptr) return std::nullopt;
+    holds = w->left;
+  }
+  if (!holds) {  // nothing before j in v wrote it: it holds what it held at the start
+    for (const auto& v : race_.var_events) {
+      if (race_.events[v.event].fp.object == var) {
+        holds = v.values.found;
+        break;
+      }
+    }
+  }
+  if (!holds) return std::nullopt;
+  return *holds == own->expected ? race_.events[j].declared_access : Access::read;
+}
+
 void DporStrategy::insert_unless_asleep(Node& node, StepSequence v, Mask seen, Mask initials) {
   const ActorId q = v.back()->actor;
   for (const auto* list : {&node.sleep, &node.explored}) {

@@ -206,6 +206,14 @@ inline bool crash_point(const OpDesc& op) {
   return (op.footprint.access != Access::release || op.commits) && !(op.footprint.effects & kObserves);
 }
 
+// A step on a shared variable: the value it found there and the one it left, and a CAS's
+// expected value. DPOR works out from these what a CAS does where a race moves it.
+struct VarStep {
+  std::int64_t found = 0;
+  std::int64_t left = 0;
+  std::int64_t expected = 0;  // a CAS's; 0 for any other step
+};
+
 // The outcome of a step, kept for the event log only.
 struct StepResult {
   enum class Kind : std::uint8_t { none, value, ok, failed, timeout, woke, queued };

@@ -241,6 +241,11 @@ class Scheduler {
   // The current step's access on its main object so far (declared, or as refined).
   Access current_access() const { return effective_access_; }
   void note_result(StepResult result) { result_ = result; }
+  // The current step is on a shared variable: what it found and left (told to the strategy;
+  // not outside a step, nor in a crash's unwinding, which folds several operations into one).
+  void note_var_step(const VarStep& step) {
+    if (current_ >= 0 && crashing_ != current_ && !aborting_) strategy_->var_step(step);
+  }
   // Whether this run keeps an event log (a trace, a replay): a detail is worth making.
   bool logging() const { return limits_.log_events; }
   const RunLimits& limits() const { return limits_; }

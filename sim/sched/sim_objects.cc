@@ -247,17 +247,20 @@ class SimSharedVar final : public SharedVar, SimObject {
 
   std::int64_t load() override {
     s_.yield({"read", {id_, Access::read}});
+    s_.note_var_step({value_, value_});
     s_.note_result({Kind::value, value_});
     return value_;
   }
 
   void store(std::int64_t value) override {
     s_.yield({"write", {id_, Access::write}, value, true});
+    s_.note_var_step({value_, value});
     value_ = value;
   }
 
   bool compare_exchange(std::int64_t expected, std::int64_t desired) override {
     s_.yield(comparing({"cas", {id_, Access::read_write}, desired, true}));
+    s_.note_var_step({value_, value_ == expected ? desired : value_, expected});
     if (value_ != expected) {
       s_.refine_access(Access::read);  // a failed CAS is a read
       s_.note_result({Kind::failed, value_});
@@ -273,6 +276,7 @@ class SimSharedVar final : public SharedVar, SimObject {
   std::int64_t fetch_add(std::int64_t delta) override {
     s_.yield({"add", {id_, Access::read_write}, delta, true});
     const std::int64_t before = value_;
+    s_.note_var_step({before, before + delta});
     value_ += delta;
     s_.note_result({Kind::value, before});
     if (s_.logging()) s_.note_detail(fmt::format("(now {})", value_));

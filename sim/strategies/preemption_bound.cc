@@ -45,6 +45,7 @@ class PreemptionBounded final : public Strategy, public StepObserver {
   std::uint32_t choose(std::uint32_t n, std::string_view label, std::uint64_t step) override {
     return inner_->choose(n, label, step);
   }
+  void var_step(const VarStep& v) override { inner_->var_step(v); }
   void executed(const Transition& t, const Footprint& f) override { inner_->executed(t, f); }
 
   // Exhaustive only when the bound never cut a transition.

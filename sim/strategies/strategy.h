@@ -198,6 +198,9 @@ class Strategy {
   // choices line up wherever it runs. Not a decision: traces do not record it.
   virtual void choice_not_offered(std::string_view /*label*/, std::uint64_t /*step*/) {}
 
+  // Told during a step on a shared variable (before executed()) what it found and left.
+  virtual void var_step(const VarStep& /*step*/) {}
+
   // Told after each step, with the footprint the step actually had.
   virtual void executed(const Transition& /*t*/, const Footprint& /*effective*/) {}
 
