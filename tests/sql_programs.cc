@@ -74,7 +74,18 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // ORDER BY no index gives: a Sort, so every row's WHERE runs, as in the simulation);
   // case 47: an uncorrelated EXISTS (... FOR UPDATE), which locks the one row it pulls;
   // case 48: a correlated IN (... FOR UPDATE), which locks the rows up to its first match.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 49) : *rc::gen::inRange(0, 8)) {
+  // Case 49: constants the planner folds before the statement runs: a lock call beside a
+  // constant TRUE in an OR (FALSE in an AND) is never made, and one beside a constant 1/0
+  // never runs either (the statement fails first).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 50) : *rc::gen::inRange(0, 8)) {
+    case 49:
+      switch (*rc::gen::inRange(0, 4)) {
+        case 0: return fmt::format("SELECT pg_try_advisory_lock({}) OR {} = {} AS r", k, v, v);
+        case 1: return fmt::format("SELECT pg_try_advisory_xact_lock({}) AND {} > {} + 1 AS r", k, v, v);
+        case 2: return fmt::format("SELECT pg_advisory_xact_lock({})::text AS l, {} / ({} - {}) AS z", k, v, v, v);
+        default:
+          return fmt::format("UPDATE t SET v = v + 1 WHERE id = {} AND (pg_try_advisory_xact_lock({}) OR {} < {} + 1) RETURNING v", k, k, v, v);
+      }
     case 48:
       return fmt::format("SELECT id FROM t WHERE v IN (SELECT o.v FROM t AS o WHERE o.id <> t.id ORDER BY o.id FOR UPDATE{}) ORDER BY id",
                          v == 0 ? " SKIP LOCKED" : "");

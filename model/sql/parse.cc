@@ -97,7 +97,12 @@ std::vector<Statement> Reader::statements(const json& tree) {
     locking_subquery_ = false;
     subquery_ = false;
     stepping_call_ = false;
+    fold_errors_.clear();
+    const std::string kind = node(raw.at("stmt")).first;
+    folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
     Statement s = statement(raw.at("stmt"));
+    folding_ = false;
+    if (!fold_errors_.empty()) s.plan_error = std::make_shared<const SqlError>(fold_errors_.front());
     check_modifying_ctes(s, raw.at("stmt"), start);
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));

@@ -336,7 +336,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.args.push_back(expr(body.at("rexpr"), loc));
     if (e.args.size() == 1 && e.name != "-" && e.name != "~") refuse(fmt::format("the prefix operator {}", e.name), loc);
     if (e.args.size() == 2 && e.name == "~") refuse("the operator ~", loc);
-    return e;
+    return fold(std::move(e));
   }
   if (kind == "AEXPR_IN") {
     e.kind = Expr::Kind::in_list;
@@ -407,8 +407,12 @@ Expr Reader::bool_expr(const json& body, Expr e) {
   known(body, type, {"boolop", "args"}, loc);
   const std::string op = body.value("boolop", "");
   e.kind = op == "AND_EXPR" ? Expr::Kind::and_ : op == "OR_EXPR" ? Expr::Kind::or_ : Expr::Kind::not_;
-  for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
-  return e;
+  std::vector<std::size_t> marks;
+  for (const json& a : body.at("args")) {
+    marks.push_back(fold_errors_.size());
+    e.args.push_back(expr(a, loc));
+  }
+  return e.kind == Expr::Kind::not_ ? fold(std::move(e)) : fold_short_circuit(std::move(e), marks);
 }
 
 Expr Reader::null_test(const json& body, Expr e) {
@@ -436,7 +440,7 @@ Expr Reader::type_cast(const json& body, Expr e) {
     return e;
   }
   e.args.push_back(expr(body.at("arg"), loc));
-  return e;
+  return fold(std::move(e));
 }
 
 Expr Reader::func_call(const json& body, Expr e) {
@@ -576,8 +580,12 @@ Expr Reader::coalesce(const json& body, Expr e) {
   const int loc = e.location;
   known(body, type, {"args"}, loc);
   e.kind = Expr::Kind::coalesce;
-  for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
-  return e;
+  std::vector<std::size_t> marks;
+  for (const json& a : body.at("args")) {
+    marks.push_back(fold_errors_.size());
+    e.args.push_back(expr(a, loc));
+  }
+  return fold_short_circuit(std::move(e), marks);
 }
 
 Expr Reader::case_expr(const json& body, Expr e) {
@@ -589,15 +597,31 @@ Expr Reader::case_expr(const json& body, Expr e) {
     e.has_operand = true;
     e.args.push_back(expr(body.at("arg"), loc));
   }
+  // The planner's folding skips a WHEN whose condition folds to FALSE or NULL, and what
+  // follows one that folds to TRUE: errors folding their results are not raised.
+  bool skip_rest = false;
   for (const json& w : body.at("args")) {
     const json& when = *node(w).second;
     known(when, "CaseWhen", {"expr", "result"}, loc);
+    const std::size_t before = fold_errors_.size();
     e.args.push_back(expr(when.at("expr"), loc));
+    const std::size_t mark = fold_errors_.size();
     e.args.push_back(expr(when.at("result"), loc));
+    const Expr& cond = e.args[e.args.size() - 2];
+    const bool constant = !e.has_operand && cond.kind == Expr::Kind::constant && mark == before;
+    if (skip_rest) {
+      drop_fold_errors(before);
+    } else if (constant && (cond.value.is_null() || (cond.value.type() == Type::boolean && !cond.value.as_bool()))) {
+      drop_fold_errors(mark);
+    } else if (constant && cond.value.type() == Type::boolean && cond.value.as_bool()) {
+      skip_rest = true;
+    }
   }
   if (body.contains("defresult")) {
     e.has_else = true;
+    const std::size_t before = fold_errors_.size();
     e.args.push_back(expr(body.at("defresult"), loc));
+    if (skip_rest) drop_fold_errors(before);
   }
   return e;
 }

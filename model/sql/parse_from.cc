@@ -308,7 +308,7 @@ void Reader::distinct(const json& clause, Select& s, int fallback) {
   if (clause.size() == 1 && clause.at(0).empty()) {
     s.distinct = true;
     for (const OrderItem& o : s.order_by) {
-      const bool listed = (o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type())) ||
+      const bool listed = (o.expr.kind == Expr::Kind::constant && !o.expr.folded && is_integer(o.expr.value.type())) ||
                           std::any_of(s.targets.begin(), s.targets.end(), [&](const Target& t) { return !t.star && same_expr(t.expr, o.expr); });
       if (!listed) fail("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list", from_leftmost(o.expr));
     }
@@ -322,7 +322,7 @@ void Reader::distinct(const json& clause, Select& s, int fallback) {
   // The server requires DISTINCT ON's expressions to lead ORDER BY (in any order among them).
   for (std::size_t i = 0; i < s.order_by.size() && i < s.distinct_on.size(); ++i) {
     const Expr& item = s.order_by[i].expr;
-    const bool position = item.kind == Expr::Kind::constant && is_integer(item.value.type()) && item.value.as_integer() >= 1 &&
+    const bool position = item.kind == Expr::Kind::constant && !item.folded && is_integer(item.value.type()) && item.value.as_integer() >= 1 &&
                           item.value.as_integer() <= static_cast<std::int64_t>(s.targets.size());
     const Expr& o = position ? s.targets[static_cast<std::size_t>(item.value.as_integer()) - 1].expr : item;
     const bool leads = std::any_of(s.distinct_on.begin(), s.distinct_on.end(), [&](const Expr& d) { return same_expr(d, o); });

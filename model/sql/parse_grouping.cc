@@ -12,7 +12,7 @@ namespace lockstep::sql {
 namespace detail {
 
 const Target* Reader::target_at_position(const Select& s, const Expr& e, std::string_view clause) const {
-  if (e.kind != Expr::Kind::constant || !is_integer(e.value.type())) return nullptr;
+  if (e.kind != Expr::Kind::constant || e.folded || !is_integer(e.value.type())) return nullptr;
   const std::int64_t n = e.value.as_integer();
   if (n < 1 || n > static_cast<std::int64_t>(s.targets.size()) || s.targets[static_cast<std::size_t>(n) - 1].star) {
     fail("42P10", fmt::format("{} position {} is not in select list", clause, n), e.location);
@@ -88,7 +88,7 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   }
   if (s.having) check(*s.having);
   for (const OrderItem& o : s.order_by) {
-    if (!(o.expr.kind == Expr::Kind::constant && is_integer(o.expr.value.type()))) check(o.expr);
+    if (!(o.expr.kind == Expr::Kind::constant && !o.expr.folded && is_integer(o.expr.value.type()))) check(o.expr);
   }
   if (s.lock != RowLock::none) {  // CheckSelectLocking's order: GROUP BY, HAVING, then aggregates
     fail("0A000", fmt::format("{} is not allowed with {}", lock_clause_name(s.lock), !s.group_by.empty() ? "GROUP BY clause" : s.having ? "HAVING clause" : "aggregate functions"),

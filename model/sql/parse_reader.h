@@ -240,6 +240,18 @@ class Reader {
 
   SetVariable set_variable(const json& body);
 
+  // The planner's constant folding (eval_const_expressions, in part: parse_fold.cc), in
+  // SELECT, INSERT, UPDATE and DELETE: an operator or a cast of constants of plain types is
+  // its value; a constant TRUE ends an OR (FALSE an AND), a non-null constant a COALESCE,
+  // whose later arguments are never read. An error folding raises is kept (fold_errors_, in
+  // the order the planner meets them) and the statement's plan_error.
+  Expr fold(Expr e);
+  // and / or / coalesce: args[k] was read after fold_errors_ held marks[k] errors.
+  Expr fold_short_circuit(Expr e, const std::vector<std::size_t>& marks);
+  void drop_fold_errors(std::size_t from) { fold_errors_.erase(fold_errors_.begin() + static_cast<std::ptrdiff_t>(from), fold_errors_.end()); }
+  bool folding_ = false;
+  std::vector<SqlError> fold_errors_;
+
   std::string_view text_;
   int statement_start_ = 0;
   int max_param_ = 0;

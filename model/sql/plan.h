@@ -81,6 +81,7 @@ struct Expr {
   bool has_operand = false;  // CASE x WHEN ...
   bool has_else = false;     // CASE ... ELSE args.back()
   bool filtered = false;     // an aggregate's FILTER (WHERE args.back())
+  bool folded = false;       // a constant the planner's folding made, no literal (ORDER BY 1 + 1 names no position)
   std::vector<Expr> args;
   std::shared_ptr<const Select> select;
   int location = -1;
@@ -460,6 +461,9 @@ struct Statement {
   // pg_cancel_backend, pg_terminate_backend, set_config): other sessions commit meanwhile,
   // so a READ COMMITTED statement that reads tables keeps its first step's snapshot.
   bool calls_stepping_function = false;
+  // An error the planner's constant folding raises (1/0, 'x'::int beside no column): the
+  // statement fails with it before it runs anything, after parse analysis (parse_fold.cc).
+  std::shared_ptr<const SqlError> plan_error;
   std::string tag() const;  // the command tag: SELECT, INSERT, UPDATE, DELETE, BEGIN, ...
 };
 

@@ -163,6 +163,7 @@ Result<Rows> SqlRun::run() {
   try {
     try {  // parse analysis: before any row (sim/pg/sql_names.h)
       check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+      if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)
     } catch (const SqlError&) {  // after the tables it opened are locked (a wait behind LOCK TABLE)
       if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
       throw;

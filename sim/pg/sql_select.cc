@@ -130,10 +130,18 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
   std::size_t read = 0;
   const auto rows = relation_rows(*t, bitmap);
+  // The rows point into the table: where WHERE takes steps of its own (a subquery that locks
+  // rows, a lock function), another session may commit a new version of one not read yet
+  // meanwhile, so each is copied as the scan found it first (SqlConformance seed 82101).
+  std::vector<Row> found;
+  if (st_.locking_subquery || st_.calls_stepping_function) {
+    found.reserve(rows.size());
+    for (const auto& [id, r] : rows) found.push_back(*r);
+  }
   for (const auto& [id, r] : rows) {
     if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
+    Row copy = found.empty() ? *r : std::move(found[read]);  // stays put while WHERE runs (a subquery there may read the relation again)
     ++read;
-    Row copy = *r;  // stays put while WHERE runs (a subquery there may read the relation again)
     if (passes(t, alias, where, id, copy)) out.emplace_back(id, std::move(copy));
   }
   if (locked && read < rows.size()) {
@@ -562,7 +570,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
 }
 
 const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
-  if (e.kind == Expr::Kind::constant && sql::is_integer(e.value.type())) {
+  if (e.kind == Expr::Kind::constant && !e.folded && sql::is_integer(e.value.type())) {
     const std::int64_t n = e.value.as_integer();
     if (n < 1 || n > static_cast<std::int64_t>(sel.targets.size()) || sel.targets[static_cast<std::size_t>(n) - 1].star) {
       throw SqlError("42P10", fmt::format("ORDER BY position {} is not in select list", n));
