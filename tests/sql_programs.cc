@@ -76,10 +76,16 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // case 48: a correlated IN (... FOR UPDATE), which locks the rows up to its first match.
   // Case 49: constants the planner folds before the statement runs: a lock call beside a
   // constant TRUE in an OR (FALSE in an AND) is never made, and one beside a constant 1/0
-  // never runs either (the statement fails first).
+  // never runs either (the statement fails first); IN, BETWEEN and IS NULL of constants fold
+  // too, and a locking subquery in an arm folded away never runs.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 50) : *rc::gen::inRange(0, 8)) {
     case 49:
-      switch (*rc::gen::inRange(0, 4)) {
+      switch (*rc::gen::inRange(0, 7)) {
+        case 4: return fmt::format("SELECT pg_try_advisory_xact_lock({}) AND {} IN ({}, {}) AS r", k, v, v + 1, v + 2);
+        case 5: return fmt::format("SELECT pg_try_advisory_lock({}) OR {} BETWEEN {} AND {} AS r", k, v, v - 1, v + 1);
+        case 6:
+          return fmt::format("SELECT id FROM t WHERE {} IS NOT NULL OR v IN (SELECT o.v FROM t AS o WHERE o.id = {} FOR UPDATE) ORDER BY id",
+                             v, k);
         case 0: return fmt::format("SELECT pg_try_advisory_lock({}) OR {} = {} AS r", k, v, v);
         case 1: return fmt::format("SELECT pg_try_advisory_xact_lock({}) AND {} > {} + 1 AS r", k, v, v);
         case 2: return fmt::format("SELECT pg_advisory_xact_lock({})::text AS l, {} / ({} - {}) AS z", k, v, v, v);

@@ -159,7 +159,7 @@ Expr Reader::expr(const json& n, int fallback) {
     e.kind = Expr::Kind::bool_test;
     e.name = test;
     e.args.push_back(expr(body.at("arg"), loc));
-    return e;
+    return fold(std::move(e));
   }
   if (t == "TypeCast") return type_cast(body, std::move(e));
   if (t == "FuncCall") return func_call(body, std::move(e));
@@ -345,14 +345,14 @@ Expr Reader::a_expr(const json& body, Expr e) {
     const auto list = items(body.at("rexpr"));
     if (list.empty()) refuse("IN with a subquery", loc);
     for (const json* i : list) e.args.push_back(expr(*i, loc));
-    return e;
+    return fold(std::move(e));
   }
   if (kind == "AEXPR_BETWEEN" || kind == "AEXPR_NOT_BETWEEN") {
     e.kind = Expr::Kind::between;
     e.negated = kind == "AEXPR_NOT_BETWEEN";
     e.args.push_back(expr(body.at("lexpr"), loc));
     for (const json* i : items(body.at("rexpr"))) e.args.push_back(expr(*i, loc));
-    return e;
+    return fold(std::move(e));
   }
   if (kind == "AEXPR_NULLIF") {
     e.kind = Expr::Kind::func;
@@ -422,7 +422,7 @@ Expr Reader::null_test(const json& body, Expr e) {
   e.kind = Expr::Kind::is_null;
   e.negated = body.value("nulltesttype", "") == "IS_NOT_NULL";
   e.args.push_back(expr(body.at("arg"), loc));
-  return e;
+  return fold(std::move(e));
 }
 
 Expr Reader::type_cast(const json& body, Expr e) {

@@ -55,7 +55,11 @@ Expr Reader::fold(Expr e) {
   const bool op = e.kind == Expr::Kind::op &&
                   std::find(std::begin(kFoldedOperators), std::end(kFoldedOperators), e.name) != std::end(kFoldedOperators);
   const bool cast = e.kind == Expr::Kind::cast && e.typmod < 0 && e.type != Type::unknown && fold_plain_type(e.type);
-  if (!op && !cast && e.kind != Expr::Kind::not_) return e;
+  // IN (list), BETWEEN, IS [NOT] NULL and IS [NOT] TRUE ... of constants: the planner's
+  // ScalarArrayOpExpr, AND of comparisons, NullTest and BooleanTest, each folded.
+  const bool test = e.kind == Expr::Kind::not_ || e.kind == Expr::Kind::in_list || e.kind == Expr::Kind::between ||
+                    e.kind == Expr::Kind::is_null || e.kind == Expr::Kind::bool_test;
+  if (!op && !cast && !test) return e;
   if (!std::all_of(e.args.begin(), e.args.end(), fold_plain_constant)) return e;
   fold_Constants none;
   try {

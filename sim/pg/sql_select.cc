@@ -586,6 +586,9 @@ void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
 }
 
 void SqlRun::walk(const Expr& e) {
+  // A constant folding made keeps its arguments for the name checks only: the planner
+  // dropped them, so a locking subquery there never runs.
+  if (e.kind == Expr::Kind::constant) return;
   if (sql::is_sublink(e) && e.select->lock != sql::RowLock::none) {
     if (correlated(*e.select)) return;  // a SubPlan: it locks where it runs, per outer row
     if (e.kind == Expr::Kind::in_subquery) {
