@@ -11,6 +11,7 @@ namespace {
 // WHERE that does is no pinned row's, since the server reads the row on the statement's
 // snapshot before its qual waits (the lock step comes after), as the scan does.
 bool pin_where_may_wait(const Expr& e) {
+  if (e.kind == Expr::Kind::constant) return false;  // folded: its kept arguments never run
   if (e.kind == Expr::Kind::func &&
       (e.name == "pg_advisory_lock" || e.name == "pg_advisory_xact_lock" || e.name == "pg_advisory_lock_shared" ||
        e.name == "pg_advisory_xact_lock_shared" || e.name == "pg_sleep" || e.name == "pg_sleep_for" || e.name == "pg_sleep_until")) {

@@ -393,6 +393,7 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
 }
 
 void SqlRun::window_calls(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == Expr::Kind::constant) return;  // folded: its kept arguments never run
   if (e.kind == Expr::Kind::window) out.push_back(&e);
   if (sql::is_sublink(e)) return;  // a subquery's are its own
   for (const Expr& a : e.args) window_calls(a, out);
@@ -602,6 +603,7 @@ void SqlRun::walk(const Expr& e) {
 }
 
 void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == Expr::Kind::constant) return;  // folded: its kept arguments never run
   if (e.kind == Expr::Kind::func && sql::select_list_set_returning(e.name)) {
     out.push_back(&e);
     return;

@@ -206,6 +206,7 @@ bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
   }
   if (e.kind == Expr::Kind::in_subquery && reaches_out(e.args.at(0), scopes)) return true;
   if (sql::is_sublink(e)) return reaches_out(*e.select, scopes);
+  if (e.kind == Expr::Kind::constant) return false;  // folded: its kept arguments never run
   return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reaches_out(a, scopes); });
 }
 
@@ -259,6 +260,7 @@ void SqlRun::compute_initplans(const Expr& e) {
     }
     return;
   }
+  if (e.kind == Expr::Kind::constant) return;  // folded: an InitPlan there is never planned
   for (const Expr& a : e.args) compute_initplans(a);
 }
 
@@ -296,6 +298,7 @@ void SqlRun::hold_statement_snapshot() {
 namespace {
 
 bool sub_has_sublink(const Expr& e) {
+  if (e.kind == Expr::Kind::constant) return false;  // folded: its kept arguments never run
   return sql::is_sublink(e) || std::any_of(e.args.begin(), e.args.end(), [](const Expr& a) { return sub_has_sublink(a); });
 }
 
@@ -395,7 +398,8 @@ bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
   const auto has_subplan = [&](const Expr& e, const auto& self) -> bool {
     if (sql::is_sublink(e) && correlated(*e.select)) return true;
     if (e.kind == Expr::Kind::in_subquery && self(e.args.at(0), self)) return true;
-    return !sql::is_sublink(e) && std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+    return !sql::is_sublink(e) && e.kind != Expr::Kind::constant &&
+           std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
   };
   std::stable_partition(conjuncts.begin(), conjuncts.end(),
                         [&](const Expr* c) { return pulled_up(*c) != Pulled::no || !has_subplan(*c, has_subplan); });
