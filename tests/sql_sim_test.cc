@@ -531,6 +531,33 @@ TEST(SqlSim, TheStatementsCheckedOnTheServerGiveTheServersResults) {
             "final: SELECT 1 [1]");
 }
 
+// A statement's name checks are kept per statement (Server::names_checked) until DDL: the
+// same text run again after a column's rename is 42703, as on the server, where only parse
+// analysis sees the name (the WHERE folds to false: the EXISTS never runs).
+std::string renamed_column_errors;
+struct RenamedColumn {
+  explicit RenamedColumn(Env& env) : pool(env.new_pg_pool({})) {
+    auto c = pool->checkout().value();
+    const std::string query = "SELECT 1 FROM jobs WHERE false AND EXISTS (SELECT 1 FROM jobs j WHERE j.kind = 'x')";
+    auto error_of = [&](std::string_view text) {
+      const auto r = c->exec(text);
+      return r.ok() ? std::string("ok") : r.error().sqlstate + " " + r.error().message;
+    };
+    renamed_column_errors = error_of("CREATE TABLE jobs (id int PRIMARY KEY, kind text)");
+    renamed_column_errors += " | " + error_of(query);
+    renamed_column_errors += " | " + error_of(query);
+    renamed_column_errors += " | " + error_of("ALTER TABLE jobs RENAME COLUMN kind TO k2");
+    renamed_column_errors += " | " + error_of(query);
+  }
+  std::unique_ptr<pg::Pool> pool;
+};
+
+TEST(SqlSim, NameChecksRunAgainAfterDdl) {
+  LambdaSystem<RenamedColumn> system(1, [](RenamedColumn&, Env&, ActorId) {});
+  (void)testing::explore(system, "dfs", sim::ExploreOptions{});
+  EXPECT_EQ(renamed_column_errors, "ok | ok | ok | ok | 42703 column j.kind does not exist");
+}
+
 // SET LOCAL until the transaction ends, a SET rolled back with its transaction, set_config's
 // is_local, pg_sleep and statement_timeout, and prepared statements: as
 // RealPg.SettingsAndPreparedStatementsAreTheServers saw on PostgreSQL 15 (kSettingOutcomes).

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/container/flat_map.hpp>
@@ -334,6 +335,15 @@ class Server : public sql::SqlContextSource {
     return it == sql_tables_.end() ? nullptr : &it->second;
   }
   SqlTable& add_sql_table(sql::CreateTable def);
+  // Parse analysis's name checks (sim/pg/sql_names.h) read a statement and the catalog only:
+  // one that passed them is not checked again until DDL changes the catalog, as the server
+  // keeps a prepared statement's analysis. The plans are held, so no other statement can
+  // come to have a checked one's address.
+  bool names_checked(const sql::Statement& st) const { return names_checked_.contains(&st); }
+  void note_names_checked(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st) {
+    if (plans != nullptr) names_checked_.emplace(&st, plans);
+  }
+  void catalog_changed() { names_checked_.clear(); }
   void drop_sql_table(std::string_view name);
   // ALTER TABLE ... RENAME TO: the table keyed by its new name, and the foreign keys naming it.
   // REQUIRES: the row store never held a row of it (setup renames before inserting).
@@ -487,6 +497,7 @@ class Server : public sql::SqlContextSource {
   std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
+  std::unordered_map<const sql::Statement*, std::shared_ptr<const std::vector<sql::Statement>>> names_checked_;
   mutable std::vector<std::string> record_types_;  // by record type: its table (record_type_index)
   std::set<std::string, std::less<>> schemas_{"public"};
   std::set<std::string, std::less<>> extensions_;

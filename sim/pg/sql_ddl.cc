@@ -20,6 +20,7 @@ std::optional<Error> SqlRun::ddl_step() {
   if (c_.session_.in_transaction) {
     return Error{"0A000", "DDL inside a transaction block is not in lockstep's SQL subset (docs/sql.md)"};
   }
+  server_.catalog_changed();
   return begin("sql_ddl", SimConnection::whole_server(Access::write));
 }
 

@@ -162,7 +162,10 @@ Result<Rows> SqlRun::run() {
   } hold{c_, std::exchange(c_.hold_xact_locks_, true)};
   try {
     try {  // parse analysis: before any row (sim/pg/sql_names.h)
-      check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+      if (!server_.names_checked(st_)) {
+        check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+        server_.note_names_checked(plans_, st_);
+      }
       if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)
     } catch (const SqlError&) {  // after the tables it opened are locked (a wait behind LOCK TABLE)
       if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
