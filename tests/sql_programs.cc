@@ -78,7 +78,14 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // constant TRUE in an OR (FALSE in an AND) is never made, and one beside a constant 1/0
   // never runs either (the statement fails first); IN, BETWEEN and IS NULL of constants fold
   // too, and a locking subquery in an arm folded away never runs.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 50) : *rc::gen::inRange(0, 8)) {
+  // Case 50: a lock function in a locking SELECT's list runs for each row before its row lock
+  // (LockRows pulls from the projection below it), for a row then skipped too, and again on
+  // the newest version a re-check reads.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 51) : *rc::gen::inRange(0, 8)) {
+    case 50:
+      return fmt::format("SELECT id, pg_try_advisory_lock(id) AS l FROM t WHERE v >= {} {}FOR {} {}", v, k == 1 ? "ORDER BY id " : "",
+                         *rc::gen::element(std::string("UPDATE"), std::string("SHARE"), std::string("NO KEY UPDATE")),
+                         *rc::gen::element(std::string("SKIP LOCKED LIMIT 1"), std::string("NOWAIT"), std::string("LIMIT 1"), std::string("")));
     case 49:
       switch (*rc::gen::inRange(0, 7)) {
         case 4: return fmt::format("SELECT pg_try_advisory_xact_lock({}) AND {} IN ({}, {}) AS r", k, v, v + 1, v + 2);

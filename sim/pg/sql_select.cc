@@ -285,6 +285,38 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  const bool project_before_lock = sel.lock != sql::RowLock::none && sel.from.empty() && !lock_first && srfs.empty() && !sel.distinct &&
+                                   sel.distinct_on.empty() && pull_.sel != &sel &&
+                                   std::any_of(targets_of(sel).begin(), targets_of(sel).end(),
+                                               [&](const sql::Target& target) { return !target.star && calls_server(target.expr); });
+  if (project_before_lock) {
+    // LockRows pulls a row at a time from the projection below it (the planner postpones a
+    // volatile select list past the Sort, not past LockRows): a lock function there runs
+    // for each row before its row lock, also for a row then skipped or failing NOWAIT, and
+    // again on the newest version EvalPlanQual re-checks (checked on PostgreSQL 15).
+    std::vector<std::vector<Value>> out;
+    std::int64_t kept = 0;
+    for (auto& [id, row] : rows) {
+      if (limit >= 0 && kept >= std::max<std::int64_t>(offset, 0) + limit) break;
+      const auto project_on = [&](const Row& r) {
+        table_ = t;
+        alias_ = sel.alias;
+        row_ = &r;
+        std::vector<Value> values = project(targets_of(sel));
+        row_ = nullptr;
+        return values;
+      };
+      std::vector<Value> values = project_on(row);
+      std::vector<std::pair<std::int64_t, Row>> one;
+      one.emplace_back(id, row);
+      one = lock_rows(std::move(one), sel, t, 0, -1);
+      if (one.empty()) continue;
+      if (one.front().first != id || one.front().second != row) values = project_on(one.front().second);
+      if (kept++ < offset) continue;
+      out.push_back(std::move(values));
+    }
+    return out;
+  }
   if (sel.lock != sql::RowLock::none) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
   std::vector<std::vector<Value>> out;
   table_ = t;
