@@ -139,6 +139,14 @@ TEST(SqlSpec, HardInputsAreBadInputWithTheirPlace) {
   std::string nots = "true";
   for (int i = 0; i < 569; ++i) nots = "NOT " + nots;
   EXPECT_NE(error_of("session a\nstep x { SELECT " + nots + "; }\n").find("nesting deeper than 128 levels"), std::string::npos);
+  // ... inside a WITH RECURSIVE query, whose self-references are counted before it is read
+  // (a stack overflow under ASan: fuzz_specs_short, 2026-12-02).
+  std::string terms = "1";
+  for (int i = 0; i < 3000; ++i) terms += " + 1";
+  EXPECT_NE(error_of("session a\nstep x { WITH RECURSIVE r AS (SELECT 1 AS n FROM (SELECT 1 LIMIT " + terms +
+                     ") AS f UNION ALL SELECT n FROM r WHERE n < 3) SELECT n FROM r; }\n")
+                .find("nesting deeper than 128 levels"),
+            std::string::npos);
   // A byte that is not UTF-8, anywhere: its line and column.
   EXPECT_EQ(error_of("session a\nstep x { SELECT '\xff'; }\n"), "t.spec:2:18: invalid UTF-8 (byte 0xFF): a spec is UTF-8 text");
   EXPECT_EQ(error_of("# caf\xc3\n"), "t.spec:1:6: invalid UTF-8 (byte 0xC3): a spec is UTF-8 text");

@@ -70,19 +70,37 @@ bool Reader::names_relation(const json& n, std::string_view name) {
   return count > 0;
 }
 
-void Reader::count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink) {
+namespace {
+
+// count_references' walk of the parse tree, before the reader's own depth checks: false where
+// the tree nests deeper than `depth` more levels (it runs on the caller's stack).
+bool from_count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink, int depth) {
+  if (depth <= 0) return false;
   if (n.is_array()) {
-    for (const json& c : n) count_references(c, name, under_sublink, count, in_sublink);
-    return;
+    for (const json& c : n) {
+      if (!from_count_references(c, name, under_sublink, count, in_sublink, depth - 1)) return false;
+    }
+    return true;
   }
-  if (!n.is_object()) return;
+  if (!n.is_object()) return true;
   for (auto it = n.begin(); it != n.end(); ++it) {
     if (it.key() == "RangeVar" && it->is_object() && !it->contains("schemaname") && it->value("relname", "") == name) {
       ++count;
       in_sublink = in_sublink || under_sublink;
       continue;
     }
-    count_references(*it, name, under_sublink || it.key() == "SubLink", count, in_sublink);
+    if (!from_count_references(*it, name, under_sublink || it.key() == "SubLink", count, in_sublink, depth - 1)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Reader::count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink) {
+  // A parse tree level per JSON object or array: a few per expression or subquery level.
+  constexpr int kMaxTreeDepth = 8 * kMaxDepth;
+  if (!from_count_references(n, name, under_sublink, count, in_sublink, kMaxTreeDepth)) {
+    throw SqlInputError("0A000", fmt::format("nesting deeper than {} levels (expressions and subqueries) is not in lockstep's SQL subset (docs/sql.md)", kMaxDepth), 1);
   }
 }
 
