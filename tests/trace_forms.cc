@@ -46,6 +46,14 @@ std::string FoataRecorder::form_up_to_permutations() const {
     if (first || f < best) best = std::move(f);
     first = false;
   }
+  // The choices made before the first step (each actor's first `choose`) are not told whose
+  // they are, so no renaming can move them with their actor: up to permutations they are a
+  // multiset (in order, the images "0,1|" and "1,0|" of one class counted as two).
+  if (const auto bar = best.find('|'); !first_choices_.empty() && bar != std::string::npos) {
+    std::vector<std::uint32_t> sorted = first_choices_;
+    std::sort(sorted.begin(), sorted.end());
+    best = fmt::format("{}{}", fmt::join(sorted, ","), best.substr(bar));
+  }
   return best;
 }
 
