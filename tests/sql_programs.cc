@@ -80,9 +80,13 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // too, and a locking subquery in an arm folded away never runs.
   // Case 50: a lock function in a locking SELECT's list runs for each row before its row lock
   // (LockRows pulls from the projection below it), for a row then skipped too, and again on
-  // the newest version a re-check reads.
+  // the newest version a re-check reads; a key-pinned one's too.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 51) : *rc::gen::inRange(0, 8)) {
     case 50:
+      if (*rc::gen::inRange(0, 3) == 0) {  // key-pinned: projected before its lock too
+        return fmt::format("SELECT id, v, pg_try_advisory_lock(100 + v) AS l FROM t WHERE id = {} FOR {}{}", k,
+                           *rc::gen::element(std::string("UPDATE"), std::string("SHARE")), *rc::gen::element(std::string(""), std::string(" NOWAIT")));
+      }
       return fmt::format("SELECT id, pg_try_advisory_lock(id) AS l FROM t WHERE v >= {} {}FOR {} {}", v, k == 1 ? "ORDER BY id " : "",
                          *rc::gen::element(std::string("UPDATE"), std::string("SHARE"), std::string("NO KEY UPDATE")),
                          *rc::gen::element(std::string("SKIP LOCKED LIMIT 1"), std::string("NOWAIT"), std::string("LIMIT 1"), std::string("")));

@@ -227,7 +227,14 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     return out;
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
-  const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked;
+  // LockRows pulls a row at a time from the projection below it (the planner postpones a
+  // volatile select list past the Sort, not past LockRows): a lock function there runs for
+  // each row before its row lock, also a key-pinned one's (checked on PostgreSQL 15).
+  const bool projects_lock_calls = sel.lock != sql::RowLock::none && sel.from.empty() && !sel.distinct && sel.distinct_on.empty() &&
+                                   pull_.sel != &sel && std::any_of(targets_of(sel).begin(), targets_of(sel).end(), [&](const sql::Target& target) {
+                                     return !target.star && calls_server(target.expr);
+                                   });
+  const bool lock_first = pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked && !projects_lock_calls;
   // A Limit right above the scan (no sort, grouping, DISTINCT or row locks between them) pulls
   // its rows one at a time: WHERE runs until OFFSET + LIMIT rows passed it, so a
   // pg_try_advisory_lock there locks those rows only (GoodJob's claim).
@@ -285,15 +292,9 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-  const bool project_before_lock = sel.lock != sql::RowLock::none && sel.from.empty() && !lock_first && srfs.empty() && !sel.distinct &&
-                                   sel.distinct_on.empty() && pull_.sel != &sel &&
-                                   std::any_of(targets_of(sel).begin(), targets_of(sel).end(),
-                                               [&](const sql::Target& target) { return !target.star && calls_server(target.expr); });
-  if (project_before_lock) {
-    // LockRows pulls a row at a time from the projection below it (the planner postpones a
-    // volatile select list past the Sort, not past LockRows): a lock function there runs
-    // for each row before its row lock, also for a row then skipped or failing NOWAIT, and
-    // again on the newest version EvalPlanQual re-checks (checked on PostgreSQL 15).
+  if (projects_lock_calls && srfs.empty()) {
+    // Each row is projected, then locked: a row then skipped or failing NOWAIT has run its
+    // lock calls too, and the newest version EvalPlanQual re-checks runs them again.
     std::vector<std::vector<Value>> out;
     std::int64_t kept = 0;
     for (auto& [id, row] : rows) {
