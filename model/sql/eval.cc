@@ -360,6 +360,15 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   if (e.name == "make_interval") return make_interval_value(args);
+  if (e.name == "justify_hours" || e.name == "justify_days" || e.name == "justify_interval") {
+    const Value& v = args.at(0);
+    if (v.type() != Type::interval && v.type() != Type::unknown) {
+      throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, type_name(v.type())));
+    }
+    if (v.is_null()) return Value::null(Type::interval);
+    const Interval i = cast(v, Type::interval).as_interval();
+    return Value::interval(e.name == "justify_hours" ? justify_hours(i) : e.name == "justify_days" ? justify_days(i) : justify_interval(i));
+  }
   if (e.name == "to_char") return to_char_value(args.at(0), args.at(1));
   if (e.name == "age") {  // age(x) is age(current_date as x's type, x)
     if (args.size() == 2) return age_value(args[0], args[1]);

@@ -69,6 +69,9 @@ constexpr std::array kFunctions = {
     FunctionInfo{"current_date", 0, 0, FunctionKind::time},
     FunctionInfo{"localtime", 0, 0, FunctionKind::time},
     FunctionInfo{"make_interval", 0, 7, FunctionKind::scalar},
+    FunctionInfo{"justify_hours", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"justify_days", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"justify_interval", 1, 1, FunctionKind::scalar},
     FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},
     FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)

@@ -315,6 +315,53 @@ Interval justify_hours(const Interval& a) {
   return out;
 }
 
+Interval justify_days(const Interval& a) {
+  Interval out = a;
+  const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
+  out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
+  out.months = to_field(static_cast<long double>(out.months) + whole_months);
+  if (out.months > 0 && out.days < 0) {
+    out.days += static_cast<std::int32_t>(kIvDaysPerMonth);
+    --out.months;
+  } else if (out.months < 0 && out.days > 0) {
+    out.days -= static_cast<std::int32_t>(kIvDaysPerMonth);
+    ++out.months;
+  }
+  return out;
+}
+
+Interval justify_interval(const Interval& a) {
+  Interval out = a;
+  // Days first where the time has their sign (it may keep the sum of days in range), then the
+  // time's whole days into days, the days' whole months into months, and the signs agreed.
+  if ((out.days > 0 && out.micros > 0) || (out.days < 0 && out.micros < 0)) {
+    const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
+    out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
+    out.months = to_field(static_cast<long double>(out.months) + whole_months);
+  }
+  const std::int64_t whole_days = out.micros / kIvMicrosPerDay;
+  out.micros -= whole_days * kIvMicrosPerDay;
+  out.days = to_field(static_cast<long double>(out.days) + whole_days);
+  const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
+  out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
+  out.months = to_field(static_cast<long double>(out.months) + whole_months);
+  if (out.months > 0 && (out.days < 0 || (out.days == 0 && out.micros < 0))) {
+    out.days += static_cast<std::int32_t>(kIvDaysPerMonth);
+    --out.months;
+  } else if (out.months < 0 && (out.days > 0 || (out.days == 0 && out.micros > 0))) {
+    out.days -= static_cast<std::int32_t>(kIvDaysPerMonth);
+    ++out.months;
+  }
+  if (out.days > 0 && out.micros < 0) {
+    out.micros += kIvMicrosPerDay;
+    --out.days;
+  } else if (out.days < 0 && out.micros > 0) {
+    out.micros -= kIvMicrosPerDay;
+    ++out.days;
+  }
+  return out;
+}
+
 std::int64_t timestamp_plus_interval(std::int64_t micros, const Interval& iv) {
   if (is_infinite_timestamp(micros)) return micros;
   auto out_of_range = []() -> std::int64_t { throw SqlError("22008", "timestamp out of range"); };

@@ -42,6 +42,10 @@ Interval interval_times(const Interval& a, double factor);
 Interval interval_divided(const Interval& a, double divisor);  // REQUIRES: divisor != 0
 // Whole 24-hour days of the time moved into days (interval_justify_hours).
 Interval justify_hours(const Interval& a);
+// Whole 30-day months of the days moved into months (interval_justify_days).
+Interval justify_days(const Interval& a);
+// Both, with the fields' signs agreed (interval_justify_interval).
+Interval justify_interval(const Interval& a);
 // A timestamp (microseconds from 2000-01-01, UTC or wall clock) plus the interval: months on
 // the calendar, then days, then the time. Infinite timestamps stay infinite.
 std::int64_t timestamp_plus_interval(std::int64_t micros, const Interval& i);
