@@ -300,11 +300,24 @@ Interval interval_divided(const Interval& a, double divisor) {
                  static_cast<long double>(a.micros) / divisor);
 }
 
-Interval justify_hours(const Interval& a) {
-  Interval out = a;
+namespace {
+
+// Whole 30-day months of the days moved into months (interval_justify_days' first part).
+void iv_carry_days_into_months(Interval& out) {
+  const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
+  out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
+  out.months = to_field(static_cast<long double>(out.months) + whole_months);
+}
+
+// Whole 24-hour days of the time moved into days.
+void iv_carry_time_into_days(Interval& out) {
   const std::int64_t whole_days = out.micros / kIvMicrosPerDay;
   out.micros -= whole_days * kIvMicrosPerDay;
   out.days = to_field(static_cast<long double>(out.days) + whole_days);
+}
+
+// A time of the other sign than the days borrows or lends one day.
+void iv_agree_days_and_time(Interval& out) {
   if (out.days > 0 && out.micros < 0) {
     out.micros += kIvMicrosPerDay;
     --out.days;
@@ -312,14 +325,20 @@ Interval justify_hours(const Interval& a) {
     out.micros -= kIvMicrosPerDay;
     ++out.days;
   }
+}
+
+}  // namespace
+
+Interval justify_hours(const Interval& a) {
+  Interval out = a;
+  iv_carry_time_into_days(out);
+  iv_agree_days_and_time(out);
   return out;
 }
 
 Interval justify_days(const Interval& a) {
   Interval out = a;
-  const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
-  out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
-  out.months = to_field(static_cast<long double>(out.months) + whole_months);
+  iv_carry_days_into_months(out);
   if (out.months > 0 && out.days < 0) {
     out.days += static_cast<std::int32_t>(kIvDaysPerMonth);
     --out.months;
@@ -334,17 +353,9 @@ Interval justify_interval(const Interval& a) {
   Interval out = a;
   // Days first where the time has their sign (it may keep the sum of days in range), then the
   // time's whole days into days, the days' whole months into months, and the signs agreed.
-  if ((out.days > 0 && out.micros > 0) || (out.days < 0 && out.micros < 0)) {
-    const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
-    out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
-    out.months = to_field(static_cast<long double>(out.months) + whole_months);
-  }
-  const std::int64_t whole_days = out.micros / kIvMicrosPerDay;
-  out.micros -= whole_days * kIvMicrosPerDay;
-  out.days = to_field(static_cast<long double>(out.days) + whole_days);
-  const auto whole_months = static_cast<std::int32_t>(out.days / kIvDaysPerMonth);
-  out.days -= static_cast<std::int32_t>(whole_months * kIvDaysPerMonth);
-  out.months = to_field(static_cast<long double>(out.months) + whole_months);
+  if ((out.days > 0 && out.micros > 0) || (out.days < 0 && out.micros < 0)) iv_carry_days_into_months(out);
+  iv_carry_time_into_days(out);
+  iv_carry_days_into_months(out);
   if (out.months > 0 && (out.days < 0 || (out.days == 0 && out.micros < 0))) {
     out.days += static_cast<std::int32_t>(kIvDaysPerMonth);
     --out.months;
@@ -352,13 +363,7 @@ Interval justify_interval(const Interval& a) {
     out.days -= static_cast<std::int32_t>(kIvDaysPerMonth);
     ++out.months;
   }
-  if (out.days > 0 && out.micros < 0) {
-    out.micros += kIvMicrosPerDay;
-    --out.days;
-  } else if (out.days < 0 && out.micros > 0) {
-    out.micros -= kIvMicrosPerDay;
-    ++out.days;
-  }
+  iv_agree_days_and_time(out);
   return out;
 }
 
