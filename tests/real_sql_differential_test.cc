@@ -64,7 +64,9 @@ rc::Gen<Program> gen_program() {
     p.tables = sql_programs::gen_tables();
     // Most sessions in a transaction block, so that row locks are held across steps and
     // other sessions wait for them.
-    for (int a = 0; a < n; ++a) p.sessions.push_back(sql_programs::gen_session(*rc::gen::inRange(0, 4) != 0, p.tables.parent));
+    // A program in four runs every block SERIALIZABLE: serializable snapshot isolation's checks.
+    const bool serializable = *rc::gen::inRange(0, 4) == 0;
+    for (int a = 0; a < n; ++a) p.sessions.push_back(sql_programs::gen_session(*rc::gen::inRange(0, 4) != 0, p.tables.parent, serializable));
     // The permutation: in half of the programs every session first opens its transaction and
     // runs its first statement (so that locks are held while the others run), then the rest
     // in a random order.

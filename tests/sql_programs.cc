@@ -188,13 +188,17 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   }
 }
 
-Session gen_session(bool always_a_block, bool parent) {
+Session gen_session(bool always_a_block, bool parent, bool serializable) {
   Session s;
   const bool block = always_a_block || *rc::gen::arbitrary<bool>();
-  // A third of the blocks are REPEATABLE READ: the snapshot step orders against every commit.
+  // A third of the blocks are REPEATABLE READ or SERIALIZABLE: the snapshot step orders against
+  // every commit; SERIALIZABLE ones beside each other meet serializable snapshot isolation.
   // One block in twelve is READ ONLY: its writes and row locks fail 25006, after their table locks.
   const std::string begin =
-      block ? *rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN ISOLATION LEVEL REPEATABLE READ")) +
+      block ? (serializable ? std::string("BEGIN ISOLATION LEVEL SERIALIZABLE")
+                            : *rc::gen::element(std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN"), std::string("BEGIN"),
+                                                std::string("BEGIN ISOLATION LEVEL REPEATABLE READ"),
+                                                std::string("BEGIN ISOLATION LEVEL SERIALIZABLE"))) +
                   (*rc::gen::inRange(0, 12) == 0 ? " READ ONLY" : "")
             : "";
   if (block) s.push_back(begin);
@@ -212,7 +216,7 @@ Session gen_session(bool always_a_block, bool parent) {
   const bool savepoint = block && statements == 2 && *rc::gen::inRange(0, 3) == 0;
   for (int i = 0; i < statements; ++i) {
     if (savepoint && i == 1) s.push_back("SAVEPOINT a");
-    s.push_back(gen_statement(begin.find("REPEATABLE READ") != std::string::npos, parent));
+    s.push_back(gen_statement(begin.find("REPEATABLE READ") != std::string::npos || begin.find("SERIALIZABLE") != std::string::npos, parent));
   }
   if (savepoint) s.push_back(*rc::gen::element(std::string("ROLLBACK TO SAVEPOINT a"), std::string("RELEASE SAVEPOINT a")));
   if (block) s.push_back(*rc::gen::element(std::string("COMMIT"), std::string("COMMIT"), std::string("ROLLBACK")));

@@ -24,10 +24,11 @@ struct Tables {
 std::string gen_statement(bool repeatable_read = false, bool parent = false);
 
 // A session: one or two statements, alone (each its own transaction) or inside BEGIN (READ
-// COMMITTED or REPEATABLE READ) and a COMMIT or ROLLBACK, the second statement sometimes
-// after a SAVEPOINT rolled back to or released, a block sometimes opened by LOCK TABLE; with
-// `always_a_block`, inside one.
-Session gen_session(bool always_a_block = false, bool parent = false);
+// COMMITTED, REPEATABLE READ or SERIALIZABLE) and a COMMIT or ROLLBACK, the second statement
+// sometimes after a SAVEPOINT rolled back to or released, a block sometimes opened by LOCK
+// TABLE; with `always_a_block`, inside one; with `serializable`, every block SERIALIZABLE
+// (programs whose transactions meet serializable snapshot isolation's checks).
+Session gen_session(bool always_a_block = false, bool parent = false, bool serializable = false);
 
 // Which tables: v UNIQUE in a third of the programs, the parent table in a third.
 Tables gen_tables();

@@ -192,11 +192,10 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   }
   if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
     step({"snapshot", whole_server(Access::write), pid_, true});
-    if (serializable_ && server_.serializable_snapshots_open()) {
-      return Error{"0A000", "two SERIALIZABLE transactions at once (serializable snapshot isolation's read/write dependencies) "
-                            "are not in lockstep's SQL subset (docs/sql.md)"};
+    if (serializable_) {
+      if (auto refused = begin_ssi()) return refused;
     }
-    snapshot_ = server_.open_snapshot(serializable_);
+    snapshot_ = server_.open_snapshot();
     if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
   }
   step(op);
@@ -235,7 +234,7 @@ bool SimConnection::killed() {
 }
 
 void SimConnection::end_snapshot() {
-  if (snapshot_) server_.close_snapshot(serializable_);
+  if (snapshot_) server_.close_snapshot();
   snapshot_.reset();
   repeatable_read_ = false;
   serializable_ = false;
@@ -249,6 +248,7 @@ Error SimConnection::terminated() {
   if (!session_.terminated) {
     release_now({.rows = true, .session_scope = true, .xact_scope = true}, "backend terminated");
   }
+  end_ssi(false);
   locked_rows_.clear();
   written_.clear();
   session_.in_transaction = false;
@@ -272,6 +272,7 @@ Error SimConnection::abort_with(Error e) {
       abort_subtransaction();
     } else {
       release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+      end_ssi(false);  // AbortTransaction: its SIREAD locks and conflicts go too
     }
   }
   return e;

@@ -21,6 +21,7 @@ void SimConnection::close() {
   if (dead_) return;
   end_snapshot();
   release_now({.session_scope = true, .xact_scope = true}, "close");
+  end_ssi(false);
   session_.live = false;
 }
 
@@ -30,12 +31,15 @@ Status SimConnection::end_transaction(Stmt verb) {
   // One step on every row and transaction lock it ends (session advisory locks survive),
   // as the server ends them at one moment. A release: a pooled connection's return rolls
   // back from a destructor.
-  const bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
-  const Release end{.rows = true, .commit = commit, .xact_scope = true};
+  bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
+  Release end{.rows = true, .commit = commit, .xact_scope = true};
   OpDesc op{name(verb), release_footprint(end), pid_, true};
   op.commits = commit;
   step(op);
   if (session_.terminated) return terminated();
+  // A SERIALIZABLE transaction's commit may be a dangerous structure's: 40001, rolled back.
+  const std::optional<Error> failed = commit ? pre_commit_ssi() : std::nullopt;
+  if (failed) commit = end.commit = false;
   if (s_.logging()) s_.note_detail(release_detail(end));  // "" when it let nothing go
   if (!session_.in_transaction || implicit_block_) {
     // As the server says (found by lockstep conform): not an error, a WARNING; also in a
@@ -44,6 +48,8 @@ Status SimConnection::end_transaction(Stmt verb) {
   }
   end_block(commit);
   apply_release(end);
+  end_ssi(commit);
+  if (failed) return *failed;
   return {};
 }
 
@@ -81,6 +87,7 @@ void SimConnection::end_implicit_block() {
   const Release end{.rows = true, .commit = commit, .xact_scope = true};
   end_block(commit);
   release_now(end, commit ? "implicit_commit" : "implicit_rollback");
+  end_ssi(commit);
 }
 
 Status SimConnection::end_statement() {
@@ -158,6 +165,7 @@ void SimConnection::apply_release(const Release& r) {
           const bool moved = mine->second.moved || mine->second.moved_from == row.second;
           const bool updated = moved || state.updated_by == pid_;
           server_.commit_version(state, std::move(mine->second), updated, moved || (updated && state.updated_keys));
+          if (ssi_ != Ssi::kNone) server_.ssi().note_version(server_.commits(), ssi_);
           if (moved) {
             for (const MovedRow& m : moved_to_) {
               if (m.table == row.first && m.from == row.second && m.to != row.second) state.forward = m.to;

@@ -189,6 +189,7 @@ bool SimConnection::seed(std::string_view table, std::int64_t id, const Row& val
 
 void SimConnection::wrote(std::string_view table, std::int64_t id) {
   if (written_.empty()) {  // a new transaction id
+    ssi_note_xid();
     LOCKSTEP_INVARIANT(subtransaction_keys_.empty(), "a subtransaction that wrote left a row written");
     ++session_.transactions;
     const AdvisoryKey own_key = Server::transaction_key(pid_, session_.transactions);
@@ -286,6 +287,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   // A row this transaction locked before (FOR SHARE, then FOR UPDATE) stays in its list
   // when the stronger lock fails: its release must let the first one go.
   const bool held_before = !locked_rows_.emplace(std::string(table), id).second;
+  ssi_note_xid();  // heap_lock_tuple takes a transaction id
   // FOR KEY SHARE under READ COMMITTED: the version read, kept while the lock is taken.
   const bool passes_updates = mode == Mode::key_share && !snapshot_;
   const std::uint64_t read = read_at.value_or(server_.commits());

@@ -44,6 +44,7 @@
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/lock_table.h"
+#include "lockstep/sim/pg/ssi.h"
 #include "lockstep/sim/pg/statement_log.h"
 #include "lockstep/sim/sched/scheduler.h"
 
@@ -441,22 +442,23 @@ class Server : public sql::SqlContextSource {
   // are ordered, since a later scan lists them in the order they were written.
   std::uint64_t new_tuple(std::string_view table);
   // REPEATABLE READ and SERIALIZABLE snapshots: one opens at the commit count it returns,
-  // and closes. `serializable` counts SERIALIZABLE ones apart (serializable_snapshots_open).
-  std::uint64_t open_snapshot(bool serializable = false) {
+  // and closes.
+  std::uint64_t open_snapshot() {
     ++open_snapshots_;
-    if (serializable) ++serializable_snapshots_;
     return commits_;
   }
   bool snapshots_open() const { return open_snapshots_ > 0; }
-  // Whether a SERIALIZABLE transaction holds a snapshot: a second one beside it is refused
-  // (its read/write dependencies, serializable snapshot isolation, are not modelled).
-  bool serializable_snapshots_open() const { return serializable_snapshots_ > 0; }
   std::uint64_t commits() const { return commits_; }
-  void close_snapshot(bool serializable = false) {
+  void close_snapshot() {
     LOCKSTEP_INVARIANT(open_snapshots_ > 0, "a snapshot closes that was opened");
-    LOCKSTEP_INVARIANT(!serializable || serializable_snapshots_ > 0, "a SERIALIZABLE snapshot closes that was opened");
     --open_snapshots_;
-    if (serializable) --serializable_snapshots_;
+  }
+  // Serializable snapshot isolation's state (sim/pg/ssi.h), and its scheduler object: every
+  // step that reads or changes it writes the object (the conflict graph is one, server-wide).
+  Ssi& ssi() { return ssi_; }
+  ObjectId ssi_object() {
+    if (ssi_object_ == kNoObject) ssi_object_ = s_.new_object("pg serializable");
+    return ssi_object_;
   }
   // The domain of every step of this server.
   ObjectId domain() const { return domain_; }
@@ -517,7 +519,8 @@ class Server : public sql::SqlContextSource {
   std::uint64_t commits_ = 0;  // row versions committed so far
   std::uint64_t heap_positions_ = 0;  // new tuples so far (RowState's heap positions)
   int open_snapshots_ = 0;
-  int serializable_snapshots_ = 0;
+  Ssi ssi_;
+  ObjectId ssi_object_ = kNoObject;
 };
 
 std::unique_ptr<lockstep::pg::Pool> make_pool(Server& server, const lockstep::pg::PoolConfig& config);

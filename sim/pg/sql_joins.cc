@@ -12,6 +12,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 
@@ -374,6 +375,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
     for (std::size_t i = 0; i < d->rows.size(); ++i) out.emplace_back(static_cast<std::int64_t>(i), &d->rows[i]);
     return out;
   }
+  SqlSsi::read(*this, t);  // a SERIALIZABLE transaction's SIREAD locks and conflicts out
   const std::string& name = t.def.table;
   std::vector<std::int64_t> ids;
   if (pinned_) {

@@ -666,10 +666,8 @@ class SqlRun final : public sql::EvalContext {
   std::map<std::pair<const Expr*, std::int64_t>, std::vector<Value>> semi_row_values_;  // (row IN semi join, outer row): the row it matched
   std::map<std::pair<const Expr*, std::int64_t>, Value> semi_values_;  // (IN semi join, outer row): the element it matched
   std::vector<std::unique_ptr<Derived>> derived_;  // the statement's WITH queries
-  // The session's own versions of each table a data-modifying WITH query writes, as they were
-  // before it ran: the statement's other parts read the table as the statement found it (they
-  // share its snapshot and command id, so none sees another's writes), rows the query wrote
-  // as others' view has them (sql_joins.cc relation_rows). Row locks on it are refused.
+  // The session's own versions of each table a data-modifying WITH query writes, as before it
+  // ran: the statement's other parts read those (one snapshot and command id). Row locks refused.
   std::map<std::string, std::map<std::int64_t, RowState::Written>, std::less<>> before_writes_;
   // A row lock on a table a data-modifying WITH query of the statement wrote: refused.
   void check_not_written_by_cte(std::string_view table) const;
@@ -694,6 +692,8 @@ class SqlRun final : public sql::EvalContext {
   std::optional<std::uint64_t> snapshot_seq() const;
   void hold_statement_snapshot();
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
+  friend struct SqlSsi;  // serializable snapshot isolation's reads and writes (sim/pg/sql_ssi.h)
+  std::shared_ptr<struct SsiGrain> ssi_grain_;  // the plan of the next relation_rows of a SERIALIZABLE transaction
 };
 
 }  // namespace lockstep::sim::pg

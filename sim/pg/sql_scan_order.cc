@@ -1,6 +1,9 @@
 // sim/pg/sql_scan_order.cc: which scan the server's planner picks for a table's WHERE, as far
 // as the order of the rows it returns goes (sim/pg/sql_run.h: sql_scan_has_index_qual).
+#include <algorithm>
+
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 namespace {
@@ -68,6 +71,46 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e) 
 }  // namespace
 
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const Expr& first) { return order_leading_column(t, alias, first); }
+
+std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const Expr& where) {
+  if (t.joined || t.key.empty()) return {};
+  // A conjunct on one of the key's columns that a btree scan of the key checks (an index cond).
+  auto key_column = [&](const Expr& e) {
+    if (e.kind != Expr::Kind::column || (!e.qualifier.empty() && e.qualifier != alias && e.qualifier != t.def.table)) return -1;
+    const int c = t.column(e.name);
+    return std::find(t.key.begin(), t.key.end(), c) != t.key.end() ? c : -1;
+  };
+  auto cond_column = [&](const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::op: {
+        static constexpr std::string_view kComparisons[] = {"=", "<", "<=", ">", ">="};
+        if (e.args.size() != 2 || std::find(std::begin(kComparisons), std::end(kComparisons), e.name) == std::end(kComparisons)) return -1;
+        if (key_column(e.args[0]) >= 0 && order_free(e.args[1])) return key_column(e.args[0]);
+        return order_free(e.args[0]) ? key_column(e.args[1]) : -1;
+      }
+      case Expr::Kind::between:
+      case Expr::Kind::in_list:
+        return !e.negated && std::all_of(e.args.begin() + 1, e.args.end(), order_free) ? key_column(e.args.at(0)) : -1;
+      case Expr::Kind::quantified: return !e.all && e.name == "=" && order_free(e.args.at(1)) ? key_column(e.args.at(0)) : -1;
+      default: return -1;
+    }
+  };
+  std::vector<const Expr*> quals;
+  bool leading = false;
+  auto visit = [&](const Expr& e, const auto& self) -> void {
+    if (e.kind == Expr::Kind::and_) {
+      for (const Expr& a : e.args) self(a, self);
+      return;
+    }
+    const int c = cond_column(e);
+    if (c < 0) return;
+    quals.push_back(&e);
+    leading = leading || c == t.key.front();
+  };
+  visit(where, visit);
+  if (!leading) return {};
+  return quals;
+}
 
 bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where) {
   if (t.joined) return false;

@@ -7,6 +7,7 @@
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 
@@ -29,7 +30,13 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   // snapshot, before any row lock waits.
   const bool scan_first = st_.has_subquery && sel.lock != sql::RowLock::none;
   pinned_ = scan_first || on_snapshot() ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
-  if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked) {
+  // A list that calls a lock function is projected before the row lock (select_values): the
+  // statement then starts with its read, and takes its table's lock even when no row matches.
+  const bool projects_first = sel.from.empty() && !sel.distinct && sel.distinct_on.empty() &&
+                              std::any_of(targets_of(sel).begin(), targets_of(sel).end(), [&](const sql::Target& target) {
+                                return !target.star && calls_server(target.expr);
+                              });
+  if (pinned_ && sel.lock != sql::RowLock::none && sel.wait != sql::LockWait::skip_locked && !projects_first) {
     // Its first step is the row's lock, taken only when the row matches (as update_row_if's).
     statement_start_ = c_.statement_time();
     started_ = true;
@@ -129,6 +136,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   std::vector<std::pair<std::int64_t, Row>> out;
   const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
   std::size_t read = 0;
+  SqlSsi::plan_scan(*this, *t, alias, where);
   const auto rows = relation_rows(*t, bitmap);
   // The rows point into the table: where WHERE takes steps of its own (a subquery that locks
   // rows, a lock function), another session may commit a new version of one not read yet
@@ -266,6 +274,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   const bool index_limit = enough < 0 && sel.limit && !sel.aggregate && windows.empty() && !sel.order_by.empty() && sel.from.empty() &&
                            derived_of(t) == nullptr && sql_order_has_index(*t, sel.alias, order_expr(sel.order_by.front().expr, sel));
   const bool eager_limit = index_limit && sel.lock == sql::RowLock::none;
+  if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();
   if (!sel.from.empty()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 
@@ -25,6 +26,7 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
   r.pending.at(c_.pid_).checking_unique = true;
   const auto repeated = unique_conflict(t, id, row, nullptr, nullptr);  // waits, and looks again, as the server does
   if (!repeated.ok()) return repeated.error();
+  SqlSsi::index_insert(*this, t, row, false, true);  // each leaf's check comes before a 23505
   server_.row(name, id).pending.at(c_.pid_).checking_unique = false;
   if (s_.in_actor()) {  // after a wait, the step that decides is the wait's
     s_.also_touch(obj);

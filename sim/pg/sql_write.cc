@@ -7,6 +7,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 
@@ -159,6 +160,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.in_actor()) s_.also_touch(obj);
   // A plain INSERT puts its tuple in the heap before a unique check waits; ON CONFLICT after.
   const std::uint64_t early = ins.on_conflict == sql::Insert::OnConflict::none ? server_.new_tuple(name) : 0;
+  if (early != 0) SqlSsi::heap_insert(*this, t);  // heap_insert, before the index entries' checks
   RowState& r = server_.row(name, id);
   // The unique check: a transaction in progress that wrote this key (inserted, updated, deleted
   // its row) is waited for, then it looks again (a committed delete frees the key).
@@ -209,6 +211,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       return updated;
     }
     if (newest) {
+      if (early == 0) SqlSsi::heap_insert(*this, t);  // ON CONFLICT's speculative insertion
+      SqlSsi::index_insert(*this, t, row, true, false);  // the leaf's check comes before 23505
       return fail(Error{std::string(sqlstate::kUniqueViolation),
                         fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))});
     }
@@ -220,6 +224,8 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
     // A plain INSERT's row is in the table, for the primary key's check of others, while its
     // other unique keys are checked (heap_insert, then each index in turn: a wait there
     // holds the key it inserted): a conflict then fails the statement, which drops it.
+    if (early == 0) SqlSsi::heap_insert(*this, t);  // ON CONFLICT's speculative insertion
+    SqlSsi::index_insert(*this, t, row, true, early == 0);
     if (!t.unique.empty() && ins.on_conflict == sql::Insert::OnConflict::none) return insert_then_check(t, ins, id, std::move(row), out, early);
     break;
   }
@@ -379,6 +385,8 @@ bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Ro
 void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
                            std::uint64_t position) {
   const std::string& name = t.def.table;
+  // heap_update, heap_delete: the tuple, its page, the table (a key change's new slot: done at its old one)
+  if (position == 0) SqlSsi::heap_write(*this, t, id);
   note_own_write(name, id);
   // heap_update places the new tuple before its index entries are checked: a unique check
   // that waits does so with the tuple in place.
@@ -394,8 +402,10 @@ void SqlRun::write_version(SqlTable& t, std::int64_t id, std::optional<Row> vers
   }
   const std::optional<Row>& before = c_.newest(name, id);
   const bool hot = version && before && !write_changes_indexed_column(t, *before, *version);
+  const bool updated = version.has_value();
   server_.row(name, id).write(c_.pid_, std::move(version), c_.holds_for_update(name, id), position, hot);
   c_.wrote(name, id);
+  if (updated && !hot) SqlSsi::index_insert(*this, t, *server_.row(name, id).pending.at(c_.pid_).version, true, false);
 }
 
 // An UPDATE's new version where the table has unique keys: heap_update writes it, then each
@@ -417,6 +427,7 @@ void SqlRun::write_then_check(SqlTable& t, std::int64_t id, Row version, const s
   const Row& written = *server_.row(name, id).pending.at(c_.pid_).version;
   const auto repeated = unique_conflict(t, id, written, before ? &*before : nullptr, nullptr);
   if (!repeated.ok()) throw Raised{repeated.error()};
+  if (!hot) SqlSsi::index_insert(*this, t, written, true, true);  // a new tuple's entries, in every index
   if (repeated.value() != nullptr) {
     throw Raised{Error{std::string(sqlstate::kUniqueViolation),
                        fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)}};

@@ -1,0 +1,333 @@
+// sim/pg/sql_ssi.cc: a SERIALIZABLE transaction's statements and ends against serializable
+// snapshot isolation (sim/pg/sql_ssi.h, sim/pg/ssi.h; the rules: docs/postgres-ssi.md).
+#include "lockstep/sim/pg/sql_ssi.h"
+
+#include <algorithm>
+
+namespace lockstep::sim::pg {
+namespace {
+
+using Xact = Ssi::Xact;
+
+bool ssi_indexed(const SqlTable& t) { return !t.key.empty() || !t.unique.empty() || !t.indexes.empty(); }
+
+// A committed version of a row as a scan meets it: the commit that made it (or deleted the
+// row: `tuple` false), and where its tuple is.
+struct SsiVersion {
+  std::uint64_t seq;
+  bool tuple;
+  HeapPlace place;
+};
+
+}  // namespace
+
+// ---- The connection: the sxact's life.
+
+bool SimConnection::ssi_tracking() {
+  if (ssi_ == Ssi::kNone) return false;
+  if (server_.ssi().tracked(ssi_)) return true;
+  ssi_ = Ssi::kNone;  // a READ ONLY one found safe released itself
+  return false;
+}
+
+std::optional<Error> SimConnection::begin_ssi() {
+  Ssi& ssi = server_.ssi();
+  if (s_.in_actor()) s_.also_touch(server_.ssi_object());
+  const std::string refusal = ssi.begin_refusal();
+  if (!refusal.empty()) {
+    return Error{"0A000", fmt::format("a SERIALIZABLE transaction beside another that {} (serializable snapshot isolation's SIREAD "
+                                      "locks there are not modelled) is not in lockstep's SQL subset (docs/sql.md)",
+                                      refusal)};
+  }
+  ssi_ = ssi.begin(pid_, read_only_);
+  if (ssi_ != Ssi::kNone && implicit_block_) {
+    if (auto e = ssi_unsupported("runs in a string's implicit transaction block")) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> SimConnection::ssi_unsupported(std::string what) {
+  if (!ssi_tracking()) return std::nullopt;
+  Ssi& ssi = server_.ssi();
+  if (s_.in_actor()) s_.also_touch(server_.ssi_object());
+  if (ssi.beside_others(ssi_)) {
+    return Error{"0A000", fmt::format("a SERIALIZABLE transaction that {} beside another (serializable snapshot isolation's SIREAD "
+                                      "locks there are not modelled) is not in lockstep's SQL subset (docs/sql.md)",
+                                      what)};
+  }
+  ssi.note_imprecise(ssi_, std::move(what));
+  return std::nullopt;
+}
+
+std::optional<Error> SimConnection::pre_commit_ssi() {
+  if (!ssi_tracking()) return std::nullopt;
+  if (s_.in_actor()) s_.also_touch(server_.ssi_object());
+  return server_.ssi().pre_commit(ssi_);
+}
+
+void SimConnection::end_ssi(bool commit) {
+  if (ssi_ == Ssi::kNone) return;
+  if (s_.in_actor()) s_.also_touch(server_.ssi_object());
+  server_.ssi().release(ssi_, commit);
+  ssi_ = Ssi::kNone;
+}
+
+void SimConnection::ssi_note_xid() {
+  if (!ssi_tracking()) return;
+  if (s_.in_actor()) s_.also_touch(server_.ssi_object());
+  server_.ssi().assign_xid(ssi_);
+}
+
+// ---- Reads.
+
+void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
+  if (!run.c_.ssi_tracking() || run.derived_of(&t) != nullptr || t.joined || run.ssi_grain_ != nullptr) return;  // (plan_select's)
+  const std::vector<const Expr*> quals = where ? sql_primary_key_quals(t, alias, *where) : std::vector<const Expr*>{};
+  if (!quals.empty()) {  // an index (or bitmap) scan of the primary key
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, key] : index_rows(run, t, alias, quals)) ids.push_back(id);
+    run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{true, std::move(ids), false});
+    return;
+  }
+  if (where && sql_scan_has_index_qual(t, alias, *where)) {
+    if (auto e = run.c_.ssi_unsupported(fmt::format("scans \"{}\" by an index qual other than its whole primary key", t.def.table))) {
+      throw SqlError(e->sqlstate, e->message);
+    }
+  }
+  run.ssi_grain_ = std::make_shared<SsiGrain>();  // a sequential scan
+}
+
+std::vector<std::pair<std::int64_t, const Row*>> SqlSsi::index_rows(SqlRun& run, SqlTable& t, const std::string& alias,
+                                                                     const std::vector<const Expr*>& quals) {
+  // Each row judged on a version of its slot (they all have the slot's key).
+  std::vector<std::pair<std::int64_t, const Row*>> rows;
+  run.server_.each_row(t.def.table, [&](std::int64_t id, RowState& r) {
+    const Row* key = r.committed ? &*r.committed : nullptr;
+    for (auto it = r.pending.begin(); key == nullptr && it != r.pending.end(); ++it) {
+      if (it->second.version) key = &*it->second.version;
+    }
+    for (auto it = r.older.rbegin(); key == nullptr && it != r.older.rend(); ++it) {
+      if (it->version) key = &*it->version;
+    }
+    if (key == nullptr) return;  // no tuple with its key is left that a snapshot could care about
+    run.table_ = &t;
+    run.alias_ = alias;
+    run.row_ = key;
+    const bool in = std::all_of(quals.begin(), quals.end(), [&](const Expr* q) { return run.where_holds(*q, id, /*recheck=*/false); });
+    run.row_ = nullptr;
+    if (in) rows.emplace_back(id, key);
+  });
+  return rows;
+}
+
+bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, const Expr& aggregate) {
+  // The planner's min/max path (planagg.c): an index-only scan of the primary key in the
+  // aggregated column's order under Limit 1, where the columns before it are pinned by WHERE's
+  // equalities and WHERE has nothing else.
+  if (aggregate.args.size() != 1 || aggregate.distinct || aggregate.filtered || !sel.group_by.empty() || sel.having || !sel.from.empty()) return false;
+  const Expr& arg = aggregate.args[0];
+  if (arg.kind != Expr::Kind::column || (!arg.qualifier.empty() && arg.qualifier != sel.alias && arg.qualifier != t.def.table)) return false;
+  const auto at = std::find(t.key.begin(), t.key.end(), t.column(arg.name));
+  if (at == t.key.end()) return false;
+  const std::size_t prefix = static_cast<std::size_t>(at - t.key.begin());
+  std::vector<const Expr*> quals = sel.where ? sql_primary_key_quals(t, sel.alias, *sel.where) : std::vector<const Expr*>{};
+  std::size_t conjuncts = sel.where ? 1 : 0;
+  if (sel.where && sel.where->kind == Expr::Kind::and_) conjuncts = sel.where->args.size();
+  if (quals.size() != prefix || conjuncts != prefix) return false;
+  std::vector<bool> pinned(prefix, false);
+  for (const Expr* q : quals) {
+    if (q->kind != Expr::Kind::op || q->name != "=") return false;
+    for (const Expr& side : q->args) {
+      if (side.kind != Expr::Kind::column) continue;
+      const auto k = std::find(t.key.begin(), t.key.end(), t.column(side.name));
+      if (k != t.key.end() && static_cast<std::size_t>(k - t.key.begin()) < prefix) pinned[static_cast<std::size_t>(k - t.key.begin())] = true;
+    }
+  }
+  if (std::find(pinned.begin(), pinned.end(), false) != pinned.end()) return false;
+  std::vector<std::pair<Value, std::int64_t>> order;
+  for (const auto& [id, key] : index_rows(run, t, sel.alias, quals)) {
+    run.table_ = &t;
+    run.alias_ = sel.alias;
+    run.row_ = key;
+    Value v = run.column(arg);
+    run.row_ = nullptr;
+    if (!v.is_null()) order.emplace_back(std::move(v), id);
+  }
+  const bool max = aggregate.name == "max";
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return max ? sql::compare(a.first, b.first) > 0 : sql::compare(a.first, b.first) < 0;
+  });
+  auto grain = std::make_shared<SsiGrain>(SsiGrain{true, {}, true});
+  for (const auto& [v, id] : order) grain->ids.push_back(id);
+  run.ssi_grain_ = std::move(grain);
+  return true;
+}
+
+void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool index_limit) {
+  if (!run.c_.ssi_tracking() || !ssi_indexed(t) || run.derived_of(&t) != nullptr) return;
+  std::vector<const Expr*> min_max;
+  auto collect = [&](const Expr& e, const auto& self) -> void {
+    if (e.kind == Expr::Kind::func && (e.name == "min" || e.name == "max")) min_max.push_back(&e);
+    for (const Expr& a : e.args) self(a, self);
+  };
+  if (sel.aggregate) {
+    for (const sql::Target& x : sel.targets) {
+      if (!x.star) collect(x.expr, collect);
+    }
+  }
+  if (!index_limit && min_max.empty()) return;
+  if (!index_limit && min_max.size() == 1 && plan_min_max(run, sel, t, *min_max[0])) return;
+  const bool min_max_read = !min_max.empty();
+  if (auto e = run.c_.ssi_unsupported(fmt::format("reads \"{}\" in an index's order ({})", t.def.table,
+                                                  min_max_read ? "min or max" : "ORDER BY under LIMIT"))) {
+    throw SqlError(e->sqlstate, e->message);
+  }
+}
+
+void SqlSsi::read(SqlRun& run, const SqlTable& t) {
+  SimConnection& c = run.c_;
+  const std::shared_ptr<SsiGrain> grain = std::exchange(run.ssi_grain_, nullptr);
+  if (!c.ssi_tracking()) return;
+  const std::string& name = t.def.table;
+  if (!grain && ssi_indexed(t)) {
+    if (auto e = c.ssi_unsupported(fmt::format("reads the indexed table \"{}\" in a join, a subquery or a FROM item", name))) {
+      throw SqlError(e->sqlstate, e->message);
+    }
+  }
+  if (!t.indexes.empty()) {
+    if (auto e = c.ssi_unsupported(fmt::format("reads \"{}\", which has a plain index (CREATE INDEX)", name))) throw SqlError(e->sqlstate, e->message);
+  }
+  const bool by_index = grain && grain->by_index;  // an index scan of the primary key: those rows' tuples
+  const std::vector<std::int64_t> no_ids;
+  std::vector<std::int64_t> ids = by_index ? grain->ids : no_ids;
+  auto seen = [&](const RowState& r) { return r.pending.contains(c.pid_) ? r.pending.at(c.pid_).version.has_value() : r.version_at(*c.snapshot_).has_value(); };
+  Server& server = run.server_;
+  Ssi& ssi = server.ssi();
+  if (run.s_.in_actor()) run.s_.also_touch(server.ssi_object());
+  ssi.release_if_safe(c.ssi_);
+  if (!c.ssi_tracking()) return;
+  const Xact me = c.ssi_;
+  LOCKSTEP_INVARIANT(c.snapshot_.has_value(), "ssi: a SERIALIZABLE statement reads on its transaction's snapshot");
+  const std::uint64_t snapshot = *c.snapshot_;
+  // The writers of the tuples the plan examines that this snapshot does not see as they are
+  // (HeapCheckForSerializableConflictOut), by heap position: a sequential scan meets every
+  // tuple of the page; an index scan each HOT chain of the key up to its visible member.
+  std::vector<std::pair<std::uint64_t, Xact>> writers;
+  bool examined = false;
+  std::vector<SsiVersion> chain;
+  auto examine = [&](const RowState& r, bool by_index) {
+    chain.clear();
+    for (const RowState::Older& o : r.older) chain.push_back({o.seq, o.version.has_value(), o.place});
+    chain.push_back({r.committed_seq, r.committed.has_value(), r.committed_place});
+    const bool any = r.committed || r.committed_seq > 0 || !r.older.empty() || !r.pending.empty();
+    if (!any) return;
+    examined = true;
+    const bool mine = r.pending.contains(c.pid_);
+    int visible = -1;  // the version the snapshot sees
+    for (std::size_t k = 0; k < chain.size(); ++k) {
+      if (chain[k].seq <= snapshot) visible = static_cast<int>(k);
+    }
+    const bool sees = visible >= 0 && chain[static_cast<std::size_t>(visible)].tuple;
+    bool new_chain = !sees;  // an index scan past the visible member: only chains that start later
+    for (std::size_t k = static_cast<std::size_t>(visible + 1); k < chain.size(); ++k) {
+      if (!chain[k].tuple) continue;
+      new_chain = new_chain || chain[k].place.root == chain[k].place.position;
+      if (!by_index || new_chain) writers.emplace_back(chain[k].place.position, ssi.writer_of(chain[k].seq));  // inserted since
+    }
+    if (sees && !mine) {
+      const SsiVersion& v = chain[static_cast<std::size_t>(visible)];
+      if (static_cast<std::size_t>(visible) + 1 < chain.size()) {
+        writers.emplace_back(v.place.position, ssi.writer_of(chain[static_cast<std::size_t>(visible) + 1].seq));  // its xmax, committed
+      } else {
+        for (const auto& [pid, w] : r.pending) {
+          if (pid != c.pid_) writers.emplace_back(v.place.position, ssi.running_of(pid));  // its xmax, in progress
+        }
+      }
+    }
+    for (const auto& [pid, w] : r.pending) {
+      if (pid == c.pid_ || !(w.version || !w.earlier.empty())) continue;
+      if (!by_index || w.place.root == w.place.position) writers.emplace_back(w.place.position, ssi.running_of(pid));  // inserting
+    }
+  };
+  if (by_index) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      examine(server.row(name, ids[k]), true);
+      if (grain->first_visible && seen(server.row(name, ids[k]))) {  // the Limit has its row: the scan stops
+        ids.resize(k + 1);
+        break;
+      }
+    }
+  } else {
+    server.each_row(name, [&](std::int64_t, RowState& r) { examine(r, false); });
+  }
+  if (examined) {
+    if (auto e = ssi.before_tuple_read(me)) throw SqlRun::Raised{*e};
+    if (!c.ssi_tracking()) return;
+  }
+  std::stable_sort(writers.begin(), writers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [position, writer] : writers) {
+    if (auto e = ssi.conflict_out(me, writer)) throw SqlRun::Raised{*e};
+  }
+  if (!by_index) {
+    ssi.lock(me, SsiTarget::relation(name));
+    return;
+  }
+  ssi.lock(me, SsiTarget::index(primary_key_name(&t, name)));
+  for (const std::int64_t id : ids) {
+    const RowState& r = server.row(name, id);
+    if (r.pending.contains(c.pid_) || !r.version_at(snapshot)) continue;  // its own tuple, or none seen
+    ssi.lock(me, SsiTarget::at(name, r.place_at(snapshot).position));
+  }
+}
+
+// ---- Writes.
+
+void SqlSsi::check_writable(SqlRun& run, const SqlTable& t) {
+  if (!run.c_.ssi_tracking()) return;
+  std::string what;
+  if (!t.foreign_keys.empty() || !t.referenced_by.empty()) {
+    what = fmt::format("writes \"{}\", which has foreign keys", t.def.table);
+  } else if (!t.indexes.empty()) {
+    what = fmt::format("writes \"{}\", which has a plain index (CREATE INDEX)", t.def.table);
+  }
+  if (what.empty()) return;
+  if (auto e = run.c_.ssi_unsupported(std::move(what))) throw SqlError(e->sqlstate, e->message);
+}
+
+void SqlSsi::heap_write(SqlRun& run, const SqlTable& t, std::int64_t id) {
+  SimConnection& c = run.c_;
+  if (!c.ssi_tracking()) return;
+  check_writable(run, t);
+  const std::string& name = t.def.table;
+  const RowState& r = run.server_.row(name, id);
+  const auto mine = r.pending.find(c.pid_);
+  const std::uint64_t position = mine != r.pending.end() ? mine->second.place.position : r.committed_place.position;
+  if (run.s_.in_actor()) run.s_.also_touch(run.server_.ssi_object());
+  const std::vector<SsiTarget> targets{SsiTarget::at(name, position), SsiTarget::page(name), SsiTarget::relation(name)};
+  if (auto e = run.server_.ssi().conflict_in(c.ssi_, targets, !c.savepoints_.empty())) throw SqlRun::Raised{*e};
+}
+
+void SqlSsi::heap_insert(SqlRun& run, const SqlTable& t) {
+  SimConnection& c = run.c_;
+  if (!c.ssi_tracking()) return;
+  check_writable(run, t);
+  if (run.s_.in_actor()) run.s_.also_touch(run.server_.ssi_object());
+  if (auto e = run.server_.ssi().conflict_in(c.ssi_, {SsiTarget::relation(t.def.table)}, !c.savepoints_.empty())) throw SqlRun::Raised{*e};
+}
+
+void SqlSsi::index_insert(SqlRun& run, const SqlTable& t, const Row& row, bool primary, bool uniques) {
+  SimConnection& c = run.c_;
+  if (!c.ssi_tracking()) return;
+  std::vector<SsiTarget> targets;
+  if (primary && !t.key.empty()) targets.push_back(SsiTarget::index(primary_key_name(&t, t.def.table)));
+  if (uniques) {
+    for (const SqlTable::UniqueKey& u : t.unique) {
+      if (in_partial_index(u, t, row)) targets.push_back(SsiTarget::index(u.name));
+    }
+  }
+  if (targets.empty()) return;
+  if (run.s_.in_actor()) run.s_.also_touch(run.server_.ssi_object());
+  if (auto e = run.server_.ssi().conflict_in(c.ssi_, targets, !c.savepoints_.empty())) throw SqlRun::Raised{*e};
+}
+
+}  // namespace lockstep::sim::pg
