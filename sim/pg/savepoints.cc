@@ -38,7 +38,6 @@ Status SimConnection::savepoint(const std::string& name) {
   Statement st(*this);
   if (auto refused = begin_statement({"savepoint", {}, pid_, true}, false)) return *refused;
   if (!session_.in_transaction || implicit_block_) return not_in_block("SAVEPOINT");
-  if (auto e = ssi_unsupported("uses a savepoint")) return *e;
   Savepoint mark;
   mark.name = name;
   mark.subtransaction = ++subtransactions_;
