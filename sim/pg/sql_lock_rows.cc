@@ -260,8 +260,10 @@ bool SqlRun::try_lock_row(const std::string& table, std::int64_t id, Mode mode) 
       return false;
     }
     got = server_.row_locks().try_request_row(c_.pid_, key, mode, Scope::transaction);
-    if (got) c_.locked_rows_.emplace(table, id);
-    if (got) c_.ssi_note_xid();
+    if (got) {
+      c_.locked_rows_.emplace(table, id);
+      c_.ssi_note_xid();  // heap_lock_tuple takes a transaction id
+    }
   }
   if (!got) s_.refine_access(Access::read);
   s_.note_result({Kind::value, got ? 1 : 0});

@@ -12,10 +12,8 @@ namespace {
 constexpr int kMaxLocksPerPage = 2;       // max_pred_locks_per_page
 constexpr int kMaxLocksPerRelation = 31;  // max_pred_locks_per_transaction 64 / -max_pred_locks_per_relation 2 - 1
 
-lockstep::pg::Error ssi_failure(std::string_view detail) {
-  (void)detail;  // the server's DETAIL; a client sees the message (and SQLSTATE)
-  return {"40001", "could not serialize access due to read/write dependencies among transactions"};
-}
+// Every SSI failure's message (its DETAIL, the reason code at each call, is not a client's).
+lockstep::pg::Error ssi_failure() { return {"40001", "could not serialize access due to read/write dependencies among transactions"}; }
 
 }  // namespace
 
@@ -92,7 +90,7 @@ std::optional<Ssi::Error> Ssi::before_tuple_read(Xact x) {
   if (!tracked(x)) return std::nullopt;
   release_if_safe(x);
   if (!tracked(x)) return std::nullopt;
-  if (get(x).doomed) return ssi_failure("Reason code: Canceled on identification as a pivot, during conflict out checking.");
+  if (get(x).doomed) return ssi_failure();  // Canceled on identification as a pivot, during conflict out checking.
   return std::nullopt;
 }
 
@@ -176,8 +174,8 @@ std::optional<Ssi::Error> Ssi::flag(Xact reader, Xact writer, Xact me) {
     }
   }
   if (failure) {
-    if (me == writer) return ssi_failure("Reason code: Canceled on identification as a pivot, during write.");
-    if (w.prepared) return ssi_failure("Reason code: Canceled on conflict out to pivot, during read.");
+    if (me == writer) return ssi_failure();  // Canceled on identification as a pivot, during write.
+    if (w.prepared) return ssi_failure();  // Canceled on conflict out to pivot, during read.
     w.doomed = true;
   }
   r.out.insert(writer);
@@ -188,7 +186,7 @@ std::optional<Ssi::Error> Ssi::flag(Xact reader, Xact writer, Xact me) {
 std::optional<Ssi::Error> Ssi::conflict_out(Xact x, Xact writer) {
   if (!tracked(x)) return std::nullopt;
   Sxact& me = get(x);
-  if (me.doomed) return ssi_failure("Reason code: Canceled on identification as a pivot, during conflict out checking.");
+  if (me.doomed) return ssi_failure();  // Canceled on identification as a pivot, during conflict out checking.
   if (writer == kNone || writer == x) return std::nullopt;
   const Sxact& w = get(writer);
   if (!w.live || w.doomed) return std::nullopt;
@@ -202,7 +200,7 @@ std::optional<Ssi::Error> Ssi::conflict_out(Xact x, Xact writer) {
 std::optional<Ssi::Error> Ssi::conflict_in(Xact x, const std::vector<SsiTarget>& targets, bool in_subtransaction) {
   if (!tracked(x)) return std::nullopt;
   Sxact& me = get(x);
-  if (me.doomed) return ssi_failure("Reason code: Canceled on identification as a pivot, during conflict in checking.");
+  if (me.doomed) return ssi_failure();  // Canceled on identification as a pivot, during conflict in checking.
   me.did_write = true;
   for (const SsiTarget& t : targets) {
     const auto it = holders_.find(t);
@@ -227,7 +225,7 @@ std::optional<Ssi::Error> Ssi::conflict_in(Xact x, const std::vector<SsiTarget>&
 std::optional<Ssi::Error> Ssi::pre_commit(Xact x) {
   if (!tracked(x)) return std::nullopt;
   Sxact& me = get(x);
-  if (me.doomed) return ssi_failure("Reason code: Canceled on identification as a pivot, during commit attempt.");
+  if (me.doomed) return ssi_failure();  // Canceled on identification as a pivot, during commit attempt.
   // A pivot that has not committed, with this transaction (or another read-write one still
   // running) on its way in, is doomed: the one committing first wins.
   for (const Xact p : std::vector<Xact>(me.in.begin(), me.in.end())) {
