@@ -9,6 +9,7 @@
 // throwaway server (LOCKSTEP_PG_CONNINFO).
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -153,6 +154,8 @@ TEST(SqlConformance, TheSimulationPrintsWhatTheServerPrintsForRandomSqlPrograms)
       // What the simulation refuses when run (outside its subset) gives no answer to compare.
       if (std::string_view(e.what()).find("lockstep's SQL subset") == std::string_view::npos) throw;
       ++refused;
+      // LOCKSTEP_REFUSALS=FILE appends each refusal's message (by hand: which constructs to build next).
+      if (const char* log = std::getenv("LOCKSTEP_REFUSALS")) std::ofstream(log, std::ios::app) << e.what() << '\n';
       RC_DISCARD("the simulation refuses it when run");
     }
     if (simulated.find("isolationtester: canceling step") != std::string::npos) {

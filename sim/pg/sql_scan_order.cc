@@ -73,12 +73,16 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e) 
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const Expr& first) { return order_leading_column(t, alias, first); }
 
 std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const Expr& where) {
-  if (t.joined || t.key.empty()) return {};
+  return sql_index_quals(t, alias, where, t.key);
+}
+
+std::vector<const Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const Expr& where, const std::vector<int>& key) {
+  if (t.joined || key.empty()) return {};
   // A conjunct on one of the key's columns that a btree scan of the key checks (an index cond).
   auto key_column = [&](const Expr& e) {
     if (e.kind != Expr::Kind::column || (!e.qualifier.empty() && e.qualifier != alias && e.qualifier != t.def.table)) return -1;
     const int c = t.column(e.name);
-    return std::find(t.key.begin(), t.key.end(), c) != t.key.end() ? c : -1;
+    return c >= 0 && std::find(key.begin(), key.end(), c) != key.end() ? c : -1;
   };
   auto cond_column = [&](const Expr& e) {
     switch (e.kind) {
@@ -105,7 +109,7 @@ std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_vi
     const int c = cond_column(e);
     if (c < 0) return;
     quals.push_back(&e);
-    leading = leading || c == t.key.front();
+    leading = leading || c == key.front();
   };
   visit(where, visit);
   if (!leading) return {};

@@ -19,6 +19,38 @@ struct SsiVersion {
   HeapPlace place;
 };
 
+// Whether every version of each of t's rows that a snapshot may still meet (committed, older,
+// written by a running transaction and replaced since) has the same values in u's columns:
+// then the index's entries point at the rows' HOT chains as the primary key's do.
+bool ssi_unique_values_kept(Server& server, const SqlTable& t, const SqlTable::UniqueKey& u) {
+  bool kept = true;
+  const Row* first = nullptr;
+  auto same = [&](const Row& row) {
+    if (first == nullptr) {
+      first = &row;
+      return;
+    }
+    for (const int c : u.columns) {
+      const std::string& name = t.def.columns[static_cast<std::size_t>(c)].name;
+      const auto a = first->find(name), b = row.find(name);
+      const bool a_null = a == first->end(), b_null = b == row.end();
+      kept = kept && a_null == b_null && (a_null || a->second == b->second);
+    }
+  };
+  server.each_row(t.def.table, [&](std::int64_t, RowState& r) {
+    first = nullptr;
+    if (r.committed) same(*r.committed);
+    for (const RowState::Older& o : r.older) {
+      if (o.version) same(*o.version);
+    }
+    for (const auto& [pid, w] : r.pending) {
+      if (w.version) same(*w.version);
+      for (const RowState::Written::Earlier& e : w.earlier) same(e.version);
+    }
+  });
+  return kept;
+}
+
 }  // namespace
 
 // ---- The connection: the sxact's life.
@@ -82,17 +114,35 @@ void SimConnection::ssi_note_xid() {
 
 void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
   if (!run.c_.ssi_tracking() || run.derived_of(&t) != nullptr || t.joined || run.ssi_grain_ != nullptr) return;  // (plan_select's)
-  const std::vector<const Expr*> quals = where ? sql_primary_key_quals(t, alias, *where) : std::vector<const Expr*>{};
-  if (!quals.empty()) {  // an index (or bitmap) scan of the primary key
+  std::vector<const Expr*> quals = where ? sql_primary_key_quals(t, alias, *where) : std::vector<const Expr*>{};
+  // Without primary key quals: those of the one unique index on columns (not partial) that
+  // has some. Its rows are judged on one version of their slot as the primary key's are,
+  // which holds while no version of a slot the scan meets has other values in its columns.
+  const SqlTable::UniqueKey* unique = nullptr;
+  bool several = false;
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (!where || !quals.empty() || u.where || !u.expressions.empty()) continue;
+    std::vector<const Expr*> q = sql_index_quals(t, alias, *where, u.columns);
+    if (q.empty()) continue;
+    several = several || unique != nullptr;
+    if (unique == nullptr) unique = &u, quals = std::move(q);
+  }
+  std::string refused;
+  if (several) {
+    refused = "by index quals of two unique indexes";
+  } else if (!quals.empty()) {  // an index (or bitmap) scan of the primary key or of `unique`
     std::vector<std::int64_t> ids;
     for (const auto& [id, key] : index_rows(run, t, alias, quals)) ids.push_back(id);
-    run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{true, std::move(ids), false});
-    return;
-  }
-  if (where && sql_scan_has_index_qual(t, alias, *where)) {
-    if (auto e = run.c_.ssi_unsupported(fmt::format("scans \"{}\" by an index qual other than its whole primary key", t.def.table))) {
-      throw SqlError(e->sqlstate, e->message);
+    if (unique == nullptr || ssi_unique_values_kept(run.server_, t, *unique)) {
+      run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{true, std::move(ids), false, unique ? unique->name : std::string()});
+      return;
     }
+    refused = fmt::format("by its unique index \"{}\" after an update changed a row's value there", unique->name);
+  } else if (where && sql_scan_has_index_qual(t, alias, *where)) {
+    refused = "by an index qual of a partial or expression unique index";
+  }
+  if (!refused.empty()) {
+    if (auto e = run.c_.ssi_unsupported(fmt::format("scans \"{}\" {}", t.def.table, refused))) throw SqlError(e->sqlstate, e->message);
   }
   run.ssi_grain_ = std::make_shared<SsiGrain>();  // a sequential scan
 }
@@ -272,7 +322,7 @@ void SqlSsi::read(SqlRun& run, const SqlTable& t) {
     ssi.lock(me, SsiTarget::relation(name));
     return;
   }
-  ssi.lock(me, SsiTarget::index(primary_key_name(&t, name)));
+  ssi.lock(me, SsiTarget::index(grain->index.empty() ? primary_key_name(&t, name) : grain->index));
   for (const std::int64_t id : ids) {
     const RowState& r = server.row(name, id);
     if (r.pending.contains(c.pid_) || !r.version_at(snapshot)) continue;  // its own tuple, or none seen

@@ -23,12 +23,15 @@ namespace lockstep::sim::pg {
 // The conjuncts of WHERE that an index scan of t's primary key checks in the index (its index
 // conds), when one is on the key's leading column; else none (sim/pg/sql_scan_order.cc).
 std::vector<const sql::Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+// ... of the btree index on the columns `key` (by number, leading first): a unique index's.
+std::vector<const sql::Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where, const std::vector<int>& key);
 
 // The plan a SERIALIZABLE statement's next read of a table takes, as SIREAD locks see it.
 struct SsiGrain {
-  bool by_index = false;          // an index scan of the primary key (else a sequential scan)
+  bool by_index = false;          // an index scan of the primary key or a unique index (else a sequential scan)
   std::vector<std::int64_t> ids;  // ... the rows whose key its index conds pass, in the order it meets them
   bool first_visible = false;     // ... stopping at the first visible one (min or max: an index-only scan under Limit 1)
+  std::string index;              // ... a unique index's name (empty: the primary key's)
 };
 
 struct SqlSsi {
