@@ -29,6 +29,14 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sq
 // is a column leading the primary key or a unique index without a predicate (plain indexes'
 // columns are not kept).
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const sql::Expr& first);
+// Whether `SELECT ... WHERE where ORDER BY order LIMIT n` (one ORDER BY item, no grouping) is
+// the planner's Limit over an index scan in that order, WHERE its Filter: the scan stops once
+// the Limit has its rows, so WHERE runs for the rows up to there only. `first` (order's
+// expression, an output name resolved) is a NOT NULL column alone in the primary key or a
+// unique index (no ties), and no index qual of WHERE makes another plan cheaper (an Index
+// Cond on that column, an equality, IN or = ANY, two ranges: not this).
+bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, const sql::Expr& first, const sql::OrderItem& order,
+                                 const std::optional<sql::Expr>& where);
 
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 sql::Value stored(const SqlTable& t, const Row& row, int i);

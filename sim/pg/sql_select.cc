@@ -2,6 +2,7 @@
 // row locks (FOR UPDATE / SHARE, NOWAIT, SKIP LOCKED) with EvalPlanQual, aggregates, subqueries.
 #include <functional>
 #include <algorithm>
+#include <limits>
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
@@ -274,11 +275,26 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   const bool index_limit = enough < 0 && sel.limit && !sel.aggregate && windows.empty() && !sel.order_by.empty() && sel.from.empty() &&
                            derived_of(t) == nullptr && sql_order_has_index(*t, sel.alias, order_expr(sel.order_by.front().expr, sel));
   const bool eager_limit = index_limit && sel.lock == sql::RowLock::none;
+  // ... unless the plan is known: a Limit over an index scan in ORDER BY's order, WHERE its
+  // Filter, stopping once the Limit has its rows (so a lock call in WHERE runs for those only).
+  const bool index_order = eager_limit && sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
+                           sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where);
   if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();
   if (!sel.from.empty()) {
     rows = from_scan(sel, *t, enough);
+  } else if (index_order) {
+    rows = scan(t, sel.alias, std::nullopt, -1, true);  // every row this session sees, then in the index's order
+    sort(rows, sel, t);
+    const std::int64_t limit = bound(sel.limit, "LIMIT");  // -1: LIMIT ALL or NULL
+    const std::int64_t wanted = limit < 0 ? std::numeric_limits<std::int64_t>::max() : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
+    std::vector<std::pair<std::int64_t, Row>> kept;
+    for (auto& [id, row] : rows) {
+      if (static_cast<std::int64_t>(kept.size()) >= wanted) break;
+      if (passes(t, sel.alias, sel.where, id, row)) kept.emplace_back(id, std::move(row));
+    }
+    rows = std::move(kept);
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
