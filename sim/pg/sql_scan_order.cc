@@ -146,9 +146,9 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
   int ranges = 0;
   for (const Expr* x : conjuncts) {
     if (!order_index_qual(t, alias, *x)) continue;  // a Filter's
-    const bool range = x->kind == Expr::Kind::op && x->name != "=";
+    if (x->kind != Expr::Kind::op || x->name == "=") return false;  // another index's plan (under a Sort)
     const Expr& column = order_leading_column(t, alias, x->args[0]) ? x->args[0] : x->args[1];
-    if (!range || t.column(column.name) == c || ++ranges > 1) return false;  // an Index Cond, or another index's plan
+    if (t.column(column.name) == c || ++ranges > 1) return false;  // an Index Cond, or another index's plan
   }
   return true;
 }

@@ -139,7 +139,7 @@ void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const
     }
     refused = fmt::format("by its unique index \"{}\" after an update changed a row's value there", unique->name);
   } else if (where && sql_scan_has_index_qual(t, alias, *where)) {
-    refused = "by an index qual of a partial or expression unique index";
+    refused = "by an index qual the model does not follow (IS NULL, OR arms, a partial or expression index's)";
   }
   if (!refused.empty()) {
     if (auto e = run.c_.ssi_unsupported(fmt::format("scans \"{}\" {}", t.def.table, refused))) throw SqlError(e->sqlstate, e->message);
