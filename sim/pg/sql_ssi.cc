@@ -171,15 +171,21 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlSsi::index_rows(SqlRun& run,
 }
 
 bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, const Expr& aggregate) {
-  // The planner's min/max path (planagg.c): an index-only scan of the primary key in the
+  // The planner's min/max path (planagg.c): an index-only scan of the primary key (or of a unique index) in the
   // aggregated column's order under Limit 1, where the columns before it are pinned by WHERE's
   // equalities and WHERE has nothing else.
   if (aggregate.args.size() != 1 || aggregate.distinct || aggregate.filtered || !sel.group_by.empty() || sel.having || !sel.from.empty()) return false;
   const Expr& arg = aggregate.args[0];
   if (arg.kind != Expr::Kind::column || (!arg.qualifier.empty() && arg.qualifier != sel.alias && arg.qualifier != t.def.table)) return false;
   const auto at = std::find(t.key.begin(), t.key.end(), t.column(arg.name));
-  if (at == t.key.end()) return false;
-  const std::size_t prefix = static_cast<std::size_t>(at - t.key.begin());
+  // Else a unique index of that column alone, without WHERE (EXPLAIN on PostgreSQL 15: an
+  // index-only scan of it, backward for max, its NULLs left out by an Index Cond).
+  const SqlTable::UniqueKey* unique = nullptr;
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (at == t.key.end() && !u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == t.column(arg.name)) unique = &u;
+  }
+  if (at == t.key.end() && (unique == nullptr || sel.where || !ssi_unique_values_kept(run.server_, t, *unique))) return false;
+  const std::size_t prefix = unique != nullptr ? 0 : static_cast<std::size_t>(at - t.key.begin());
   std::vector<const Expr*> quals = sel.where ? sql_primary_key_quals(t, sel.alias, *sel.where) : std::vector<const Expr*>{};
   std::size_t conjuncts = sel.where ? 1 : 0;
   if (sel.where && sel.where->kind == Expr::Kind::and_) conjuncts = sel.where->args.size();
@@ -207,7 +213,7 @@ bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, cons
   std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
     return max ? sql::compare(a.first, b.first) > 0 : sql::compare(a.first, b.first) < 0;
   });
-  auto grain = std::make_shared<SsiGrain>(SsiGrain{true, {}, true});
+  auto grain = std::make_shared<SsiGrain>(SsiGrain{true, {}, true, unique != nullptr ? unique->name : std::string()});
   for (const auto& [v, id] : order) grain->ids.push_back(id);
   run.ssi_grain_ = std::move(grain);
   return true;
