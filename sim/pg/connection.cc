@@ -190,7 +190,8 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     statement_timing();
     if (dead_) return lost();
   }
-  if (snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_) {
+  const bool first_snapshot = snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_;
+  if (first_snapshot) {
     step({"snapshot", whole_server(Access::write), pid_, true});
     if (serializable_) {
       if (auto refused = begin_ssi()) return refused;
@@ -208,6 +209,12 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     bool waited = false;
     for (const TableLockRequest& request : requests) {
       if (auto e = take_table_lock(request, &waited)) return e;
+    }
+    // PostgreSQL 15 finds no conflict where the model finds one (a 40001 it does not raise:
+    // SqlConformance seed 95015) when a SERIALIZABLE transaction's first statement waited for
+    // a table lock another SERIALIZABLE transaction held: refused there, not answered.
+    if (waited && first_snapshot && serializable_) {
+      if (auto e = ssi_unsupported("waited for a table lock in the statement that took its snapshot")) return e;
     }
     // The statement ran nothing while it waited for its table: its first step, with the
     // footprint it declared (and the access it may narrow), is taken again now.
