@@ -169,10 +169,10 @@ TEST(SqlConformance, TheSimulationPrintsWhatTheServerPrintsForRandomSqlPrograms)
     with_waits += simulated.find("<waiting ...>") != std::string::npos ? 1 : 0;
     with_errors += simulated.find("ERROR:") != std::string::npos ? 1 : 0;
     RC_TAG(simulated.find("<waiting ...>") != std::string::npos ? "a step waited" : "no step waited");
-    // One step that wakes two waiting ones lets the server's backends race for the row: the
-    // simulation grants a released row lock to its first queued waiter in the releasing step,
-    // while on the server a waiter of the transaction (an INSERT's unique check) may win
-    // (docs/sql.md). There the outputs must hold the same lines (rows, errors, waits) in an
+    // One step that wakes two waiting ones lets the server's backends race for the row (the
+    // simulation explores both orders where an upsert's unique check races a queued locker:
+    // docs/sql.md), and isolationtester prints the completions it finds in its own order.
+    // There the outputs must hold the same lines (rows, errors, waits) in an
     // order the server prints in up to 8 runs, or in another order, or the server's output must
     // be the simulation's on another schedule.
     if (simulated != served && (wakes_several(simulated) || wakes_several(served))) {

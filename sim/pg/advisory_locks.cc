@@ -144,6 +144,15 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       if (s_.logging()) s_.note_detail("57014 canceled");
       return abort_with({std::string(sqlstate::kQueryCanceled), "canceling statement due to user request"});
     }
+    // Woken to claim a row another backend woken with it may take first (LockTable::claim):
+    // taken, or it waits anew for the one that took it (XactLockTableWait on that one).
+    if (waiter->state == Waiter::State::waiting && waiter->claim && wake == Wake::run) {
+      if (table.claim(waiter)) break;
+      start = s_.now();
+      waiter->checked = deadlock_checked = false;
+      set_limit();
+      continue;
+    }
     // Moved up since the wait (re)started: woken for it, or a timer of the old start fired
     // (the new ones come later): wait on from the move.
     if (waiter->state == Waiter::State::waiting && (waiter->moved_up || waiter->moved_up_at > start)) {

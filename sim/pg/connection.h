@@ -56,7 +56,7 @@ class WaiterReady final : public WaitCondition {
  public:
   // `what` names the lock waited for; "" for an advisory lock (named by its key).
   WaiterReady(const Waiter& w, std::string what) : w_(w), what_(std::move(what)) {}
-  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting || w_.moved_up; }
+  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting || w_.moved_up || w_.claim; }
   std::string describe(ActorId) const override {
     if (!what_.empty()) return what_;
     return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),

@@ -110,14 +110,22 @@ bool LockTable::grant_now(int session, AdvisoryKey key, Mode mode, Scope scope) 
   return true;
 }
 
-void LockTable::wake(Lock& l) const {
+void LockTable::wake(Lock& l, bool raced) const {
   // ProcLockWakeup: grant in queue order; a waiter left waiting blocks later conflicting ones.
+  // Raced: those it would grant are woken to claim the lock in their own steps instead.
   boost::container::small_vector<Mode, 4> ahead;
   for (auto it = l.queue.begin(); it != l.queue.end();) {
     const auto& w = *it;
     const bool behind = std::any_of(ahead.begin(), ahead.end(), [&](Mode m) { return conflicts(w->mode, m); });
-    if (!behind && !holder_conflicts(l, w->session, w->mode)) {
+    if (raced && !behind && !holder_conflicts(l, w->session, w->mode)) {
+      LOCKSTEP_INVARIANT(queue_rule_ == Queue::holders_only, "lock table: only a row lock is claimed");
+      w->claim = true;
+      w->behind = false;
+      ahead.push_back(w->mode);
+      ++it;
+    } else if (!behind && !holder_conflicts(l, w->session, w->mode)) {
       LOCKSTEP_INVARIANT(w->state == Waiter::State::waiting, "lock table: only a waiting request is granted");
+      w->claim = false;
       grant(l, w->session, w->mode, w->scope);
       w->state = Waiter::State::granted;
       it = l.queue.erase(it);
@@ -153,7 +161,7 @@ void LockTable::release_all(int session, Scope scope) {
   for (const auto& [key, l] : locks_) release_key(session, key, scope);
 }
 
-void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
+void LockTable::release_key(int session, AdvisoryKey key, Scope scope, bool raced) {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return;
   Lock& l = lit->second;
@@ -162,7 +170,27 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope) {
   Hold& h = hit->second;
   h.count[scope == Scope::session ? 0 : 1].fill(0);
   if (!h.any()) l.holders.erase(hit);
-  wake(l);
+  wake(l, raced);
+}
+
+bool LockTable::raced_for(AdvisoryKey xact, AdvisoryKey row) const {
+  const auto it = locks_.find(xact);
+  if (it == locks_.end()) return false;
+  return std::any_of(it->second.queue.begin(), it->second.queue.end(), [&](const auto& w) { return w->then_row == row; });
+}
+
+bool LockTable::claim(const std::shared_ptr<Waiter>& waiter) {
+  LOCKSTEP_INVARIANT(waiter->claim && waiter->state == Waiter::State::waiting, "lock table: only a waiter woken to claim claims");
+  waiter->claim = false;
+  Lock& l = locks_.at(waiter->key);
+  if (holder_conflicts(l, waiter->session, waiter->mode)) return false;  // another took it first: wait for that one
+  const auto at = std::find(l.queue.begin(), l.queue.end(), waiter);
+  LOCKSTEP_INVARIANT(at != l.queue.end(), "lock table: a waiter woken to claim is still queued");
+  l.queue.erase(at);
+  grant(l, waiter->session, waiter->mode, waiter->scope);
+  waiter->state = Waiter::State::granted;
+  wake(l);  // those behind it wait for it as a holder now
+  return true;
 }
 
 std::array<int, kModes> LockTable::holds(int session, AdvisoryKey key, Scope scope) const {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,14 @@ struct Waiter {
   bool checked = false;
   bool moved_up = false;
   Time moved_up_at{0};
+  // A transaction key's waiter whose backend, once woken, locks this row without queueing
+  // (INSERT ... ON CONFLICT DO UPDATE: XactLockTableWait, then heap_lock_tuple finds the
+  // tuple free). A release that wakes it races it with the row's queued waiters.
+  std::optional<AdvisoryKey> then_row;
+  // Row locks only: woken by such a racing release instead of granted (LockTable::claim):
+  // its backend takes the lock in its own step if nobody took it first, as the server's
+  // waiter, woken from its wait for the releasing transaction, does.
+  bool claim = false;
 };
 
 // One advisory row of pg_locks: a (session, key, mode) held, in either scope or both, or a
@@ -133,8 +142,15 @@ class LockTable {
   bool release(int session, AdvisoryKey key, Mode mode);
   // Releases every hold of the session in `scope` (pg_advisory_unlock_all, commit, ...).
   void release_all(int session, Scope scope);
-  // The same for one key.
-  void release_key(int session, AdvisoryKey key, Scope scope);
+  // The same for one key. `raced`: its queued waiters that it frees are woken to claim it
+  // (Waiter::claim) rather than granted it.
+  void release_key(int session, AdvisoryKey key, Scope scope, bool raced = false);
+  // Whether a request queued on `xact` (a transaction's key) locks `row` once woken
+  // (Waiter::then_row): releasing both races that waiter with the row's queue.
+  bool raced_for(AdvisoryKey xact, AdvisoryKey row) const;
+  // A waiter woken to claim (Waiter::claim) takes the lock in its own step: granted when no
+  // holder conflicts (true); else it waits on, first in its queue.
+  bool claim(const std::shared_ptr<Waiter>& waiter);
   // The session's holds of the key in `scope`, per mode (a savepoint's mark).
   std::array<int, kModes> holds(int session, AdvisoryKey key, Scope scope) const;
   // Lets go of the session's holds of the key in `scope` beyond `keep` (a savepoint rolled
@@ -194,7 +210,7 @@ class LockTable {
   static bool conflicts_with_held(Mode wanted, const Hold& h);
   static bool holder_conflicts(const Lock& l, int session, Mode mode);
   static void grant(Lock& l, int session, Mode mode, Scope scope);
-  void wake(Lock& l) const;
+  void wake(Lock& l, bool raced = false) const;
   // ProcSleep's rule for a session that holds the key: granted at once when no holder and no
   // waiter ahead of the first one that must wait for its hold conflicts; else `at` is where
   // it queues (the end when no waiter must wait for it).

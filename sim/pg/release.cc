@@ -186,7 +186,14 @@ void SimConnection::apply_release(const Release& r) {
         if (r.commit) ++state.tuple;
         state.reinserted_by = 0;
       }
-      server_.row_locks().release_key(pid_, server_.row_key(row.first, row.second), Scope::transaction);
+      // A backend waiting for this transaction that then locks the row (ON CONFLICT DO
+      // UPDATE's check) races the row's queued waiters for it: they are woken, not granted.
+      const AdvisoryKey key = server_.row_key(row.first, row.second);
+      bool raced = !written_.empty() && server_.row_locks().raced_for(Server::transaction_key(pid_, session_.transactions), key);
+      for (int sub : subtransaction_keys_) {
+        raced = raced || server_.row_locks().raced_for(Server::transaction_key(pid_, session_.transactions, sub), key);
+      }
+      server_.row_locks().release_key(pid_, key, Scope::transaction, raced);
     };
     for (const auto& row : locked_rows_) finish(row);
     for (const auto& row : written_) {

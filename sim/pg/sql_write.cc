@@ -177,7 +177,9 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       if (waited) continue;
       if (repeated.value() != nullptr && conflict_arbiter(ins, t, *repeated.value())) conflict = other;
     }
-    if (Status w = conflict ? Status{} : wait_for_row_writers(name, id, obj); !w.ok()) return w.error();
+    if (Status w = conflict ? Status{} : wait_for_row_writers(name, id, obj, ins.on_conflict == sql::Insert::OnConflict::update); !w.ok()) {
+      return w.error();
+    }
     // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees. A
     // conflict on a key that is not an arbiter is 23505, whatever the action.
     const std::optional<Row> newest = c_.newest(name, id);
