@@ -107,7 +107,7 @@ void SimConnection::note_queued(const LockTable& table, AdvisoryKey key, Mode mo
 }
 
 Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
-                std::string_view verb, std::string what) {
+                std::string_view verb, std::string what, const std::function<std::optional<Error>()>& recheck) {
   // lock_timeout counts from the start of the wait; statement_timeout from the statement,
   // which started this step: both from now. The deadlock check comes deadlock_timeout in.
   // A row-lock waiter that moves up its queue waits anew (Waiter::moved_up_at): its deadlock
@@ -148,6 +148,21 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     // taken, or it waits anew for the one that took it (XactLockTableWait on that one).
     if (waiter->state == Waiter::State::waiting && waiter->claim && wake == Wake::run) {
       if (table.claim(waiter)) break;
+      start = s_.now();
+      waiter->checked = deadlock_checked = false;
+      set_limit();
+      continue;
+    }
+    // Woken to check its tuple again: the change its snapshot does not see fails it (40001),
+    // else it waits on, anew, for the row's holders now.
+    if (waiter->state == Waiter::State::waiting && waiter->recheck && wake == Wake::run) {
+      waiter->recheck = false;
+      if (const std::optional<Error> failed = recheck ? recheck() : std::nullopt) {
+        table.cancel(waiter);
+        s_.note_result({Kind::failed});
+        if (s_.logging()) s_.note_detail(fmt::format("{} {}", failed->sqlstate, failed->message));
+        return abort_with(*failed);
+      }
       start = s_.now();
       waiter->checked = deadlock_checked = false;
       set_limit();

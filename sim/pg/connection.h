@@ -56,7 +56,7 @@ class WaiterReady final : public WaitCondition {
  public:
   // `what` names the lock waited for; "" for an advisory lock (named by its key).
   WaiterReady(const Waiter& w, std::string what) : w_(w), what_(std::move(what)) {}
-  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting || w_.moved_up || w_.claim; }
+  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting || w_.moved_up || w_.claim || w_.recheck; }
   std::string describe(ActorId) const override {
     if (!what_.empty()) return what_;
     return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),
@@ -265,9 +265,10 @@ class SimConnection : public lockstep::pg::Connection {
 
   // Waits for a queued request: granted (ok), or lock_timeout / statement_timeout, or a
   // deadlock found by the one check deadlock_timeout into the wait, or the backend
-  // terminated (its request canceled).
+  // terminated (its request canceled). `recheck`: a row lock's check of its tuple when woken
+  // for it (Waiter::recheck): an error fails the wait (its request canceled).
   Status wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
-                  std::string_view verb, std::string what = "");
+                  std::string_view verb, std::string what = "", const std::function<std::optional<Error>()>& recheck = {});
 
   // The common start of every statement but COMMIT and ROLLBACK (end_transaction): on a
   // dead connection it fails with 08006 and takes no step; otherwise it takes the

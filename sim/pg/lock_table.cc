@@ -173,6 +173,14 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope, bool race
   wake(l, raced);
 }
 
+void LockTable::recheck_older(AdvisoryKey key, std::uint64_t seq) {
+  const auto it = locks_.find(key);
+  if (it == locks_.end()) return;
+  for (const auto& w : it->second.queue) {
+    if (w->state == Waiter::State::waiting && w->snapshot && *w->snapshot < seq) w->recheck = true;
+  }
+}
+
 bool LockTable::raced_for(AdvisoryKey xact, AdvisoryKey row) const {
   const auto it = locks_.find(xact);
   if (it == locks_.end()) return false;

@@ -103,6 +103,13 @@ struct Waiter {
   // its backend takes the lock in its own step if nobody took it first, as the server's
   // waiter, woken from its wait for the releasing transaction, does.
   bool claim = false;
+  // Row locks only: the REPEATABLE READ (or SERIALIZABLE) snapshot of the waiter's
+  // transaction; `recheck`: woken because a transaction that changed the row committed after
+  // it (LockTable::recheck_older), so the waiter checks the tuple it waits for again, as the
+  // server's does once it gets the tuple lock: 40001 there, without waiting on for the row's
+  // next locker.
+  std::optional<std::uint64_t> snapshot;
+  bool recheck = false;
 };
 
 // One advisory row of pg_locks: a (session, key, mode) held, in either scope or both, or a
@@ -151,6 +158,9 @@ class LockTable {
   // A waiter woken to claim (Waiter::claim) takes the lock in its own step: granted when no
   // holder conflicts (true); else it waits on, first in its queue.
   bool claim(const std::shared_ptr<Waiter>& waiter);
+  // A change of the row `key` committed at commit count `seq`: the queued waiters whose
+  // snapshot predates it are woken to check their tuple again (Waiter::recheck).
+  void recheck_older(AdvisoryKey key, std::uint64_t seq);
   // The session's holds of the key in `scope`, per mode (a savepoint's mark).
   std::array<int, kModes> holds(int session, AdvisoryKey key, Scope scope) const;
   // Lets go of the session's holds of the key in `scope` beyond `keep` (a savepoint rolled

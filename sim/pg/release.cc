@@ -158,6 +158,7 @@ void SimConnection::apply_release(const Release& r) {
     }
     auto finish = [&](const std::pair<std::string, std::int64_t>& row) {
       RowState& state = server_.row(row.first, row.second);
+      const bool changed = r.commit && state.pending.contains(pid_);  // a version or a deletion committed
       if (auto mine = state.pending.find(pid_); mine != state.pending.end()) {
         if (r.commit) {
           // A key-changing UPDATE's old slot, or the slot its key came back to: an update of
@@ -194,6 +195,7 @@ void SimConnection::apply_release(const Release& r) {
         raced = raced || server_.row_locks().raced_for(Server::transaction_key(pid_, session_.transactions, sub), key);
       }
       server_.row_locks().release_key(pid_, key, Scope::transaction, raced);
+      if (changed && server_.snapshots_open()) server_.row_locks().recheck_older(key, state.committed_seq);
     };
     for (const auto& row : locked_rows_) finish(row);
     for (const auto& row : written_) {

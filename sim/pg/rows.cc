@@ -317,9 +317,13 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   auto waiter = server_.row_locks().request(pid_, key, mode, Scope::transaction);
   if (!waiter) return locked();
   note_queued(server_.row_locks(), key, mode);
+  // An UPDATE or DELETE checks its tuple again once the transaction that changed it ends, and
+  // fails then under REPEATABLE READ (heap_update, heap_delete); a row lock first locks the
+  // versions after it, waiting for their lockers (heap_lock_updated_tuple): it fails once granted.
+  if (!locking_clause) waiter->snapshot = snapshot_;
   const std::uint64_t tuple = server_.row(table, id).tuple;
-  Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait",
-                       fmt::format("the row lock of {}#{}", table, id));
+  Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait", fmt::format("the row lock of {}#{}", table, id),
+                       [&] { return serialization_failure(table, id, locking_clause, mode); });
   if (!st.ok()) {
     if (!held_before) locked_rows_.erase({std::string(table), id});
     return st.error();

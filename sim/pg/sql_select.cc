@@ -279,7 +279,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // Filter, stopping once the Limit has its rows (so a lock call in WHERE runs for those only).
   const bool index_order = eager_limit && sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
                            sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where);
-  if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit);
+  if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit, index_order);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();
   if (!sel.from.empty()) {
@@ -290,10 +290,15 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const std::int64_t limit = bound(sel.limit, "LIMIT");  // -1: LIMIT ALL or NULL
     const std::int64_t wanted = limit < 0 ? std::numeric_limits<std::int64_t>::max() : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
     std::vector<std::pair<std::int64_t, Row>> kept;
+    const Expr& by = order_expr(sel.order_by.front().expr, sel);
+    std::optional<Value> stop;  // the ORDER BY value of the row that completed the Limit
     for (auto& [id, row] : rows) {
       if (static_cast<std::int64_t>(kept.size()) >= wanted) break;
-      if (passes(t, sel.alias, sel.where, id, row)) kept.emplace_back(id, std::move(row));
+      if (!passes(t, sel.alias, sel.where, id, row)) continue;
+      kept.emplace_back(id, std::move(row));
+      if (static_cast<std::int64_t>(kept.size()) == wanted && c_.ssi_tracking()) stop = value_in(*t, kept.back().second, by);
     }
+    if (wanted > 0) SqlSsi::read_index_order(*this, *t, sel.alias, by, sel.order_by.front().descending, stop);  // LIMIT 0 reads nothing
     rows = std::move(kept);
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches

@@ -19,6 +19,20 @@ struct SsiVersion {
   HeapPlace place;
 };
 
+// The index whose order sql_limit_reads_index_order's ORDER BY column `column` is: the
+// primary key (&ssi_primary_key) or a unique index of that column alone; nullptr when neither.
+const SqlTable::UniqueKey ssi_primary_key{};
+const SqlTable::UniqueKey* ssi_order_index(const SqlTable& t, const Expr& column) {
+  if (column.kind != Expr::Kind::column) return nullptr;
+  const int c = t.column(column.name);
+  if (c < 0) return nullptr;
+  if (t.key.size() == 1 && t.key.front() == c) return &ssi_primary_key;
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (!u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == c) return &u;
+  }
+  return nullptr;
+}
+
 // Whether every version of each of t's rows that a snapshot may still meet (committed, older,
 // written by a running transaction and replaced since) has the same values in u's columns:
 // then the index's entries point at the rows' HOT chains as the primary key's do.
@@ -219,7 +233,7 @@ bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, cons
   return true;
 }
 
-void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool index_limit) {
+void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool index_limit, bool index_order) {
   if (!run.c_.ssi_tracking() || !ssi_indexed(t) || run.derived_of(&t) != nullptr) return;
   std::vector<const Expr*> min_max;
   auto collect = [&](const Expr& e, const auto& self) -> void {
@@ -233,6 +247,16 @@ void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool 
   }
   if (!index_limit && min_max.empty()) return;
   if (!index_limit && min_max.size() == 1 && plan_min_max(run, sel, t, *min_max[0])) return;
+  // The Limit over an index scan in ORDER BY's order: its locks wait for WHERE to say where
+  // it stops. A WHERE that calls the server (a lock function, which may wait) would run
+  // between the server's fetches, each with its SIREAD lock: not followed.
+  if (index_order && min_max.empty() && !(sel.where && SqlRun::calls_server(*sel.where)) && ssi_order_index(t, sel.order_by.front().expr) != nullptr) {
+    const SqlTable::UniqueKey* unique = ssi_order_index(t, sel.order_by.front().expr);
+    if (unique == &ssi_primary_key || ssi_unique_values_kept(run.server_, t, *unique)) {
+      run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .deferred = true});
+      return;
+    }
+  }
   const bool min_max_read = !min_max.empty();
   if (auto e = run.c_.ssi_unsupported(fmt::format("reads \"{}\" in an index's order ({})", t.def.table,
                                                   min_max_read ? "min or max" : "ORDER BY under LIMIT"))) {
@@ -240,9 +264,31 @@ void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool 
   }
 }
 
+void SqlSsi::read_index_order(SqlRun& run, SqlTable& t, const std::string& alias, const Expr& column, bool descending,
+                              const std::optional<Value>& stop) {
+  if (!run.c_.ssi_tracking()) return;
+  const SqlTable::UniqueKey* unique = ssi_order_index(t, column);
+  LOCKSTEP_INVARIANT(unique != nullptr, "ssi: an index-order Limit's column has an index of its own");
+  // The slots in the index's order (each judged on a version with its key: the index's value
+  // is the same in all of them), up to the one the Limit stopped at.
+  std::vector<std::pair<Value, std::int64_t>> order;
+  for (const auto& [id, key] : index_rows(run, t, alias, {})) {
+    Value v = run.value_in(t, *key, column);
+    if (!stop || (descending ? sql::compare(v, *stop) >= 0 : sql::compare(v, *stop) <= 0)) order.emplace_back(std::move(v), id);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return descending ? sql::compare(a.first, b.first) > 0 : sql::compare(a.first, b.first) < 0;
+  });
+  auto grain = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .index = unique == &ssi_primary_key ? std::string() : unique->name});
+  for (const auto& [v, id] : order) grain->ids.push_back(id);
+  run.ssi_grain_ = std::move(grain);
+  read(run, t);
+}
+
 void SqlSsi::read(SqlRun& run, const SqlTable& t) {
   SimConnection& c = run.c_;
   const std::shared_ptr<SsiGrain> grain = std::exchange(run.ssi_grain_, nullptr);
+  if (grain && grain->deferred) return;  // read_index_order's, once WHERE ran
   if (!c.ssi_tracking()) return;
   const std::string& name = t.def.table;
   if (!grain && ssi_indexed(t)) {

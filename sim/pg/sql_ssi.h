@@ -4,8 +4,9 @@
 // scan, its leaf and the tuple it fetches; no index qual: a sequential scan, the table) and
 // conflicts out to the concurrent writers of the tuples that plan examines; a write checks
 // the targets heapam and nbtree check. Plans whose locks are not modelled (another index
-// qual, a plain index, an ORDER BY an index gives under LIMIT, min/max of an indexed table,
-// a join's read of an indexed table) go through SimConnection::ssi_unsupported.
+// qual, a plain index, an ORDER BY an index gives under LIMIT but the Limit over an index
+// scan that sql_limit_reads_index_order knows, min/max of an indexed table, a join's read of
+// an indexed table) go through SimConnection::ssi_unsupported.
 //
 // Every hook writes the server's SSI object in the running step (Server::ssi_object).
 #pragma once
@@ -32,14 +33,24 @@ struct SsiGrain {
   std::vector<std::int64_t> ids;  // ... the rows whose key its index conds pass, in the order it meets them
   bool first_visible = false;     // ... stopping at the first visible one (min or max: an index-only scan under Limit 1)
   std::string index;              // ... a unique index's name (empty: the primary key's)
+  // An index scan under a Limit whose Filter decides where it stops: read() leaves it to
+  // read_index_order, once the SELECT ran its WHERE in that order.
+  bool deferred = false;
 };
 
 struct SqlSsi {
   // Before scan() reads table t: the plan's grain for its relation_rows (SqlRun::ssi_grain_).
   // THROWS: SqlError (a refusal).
   static void plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const std::optional<sql::Expr>& where);
-  // A SELECT's shape the scan does not see (ORDER BY an index under LIMIT, min or max).
-  static void plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool index_limit);
+  // A SELECT's shape the scan does not see (ORDER BY an index under LIMIT, min or max);
+  // `index_order`: the Limit over an index scan of sql_limit_reads_index_order.
+  static void plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool index_limit, bool index_order);
+  // That Limit's read, after its WHERE ran row by row in the index's order (by `column`,
+  // `descending`): the index's leaf, then each slot in that order up to the row with key
+  // value `stop` that completed the Limit (nullopt: it was not reached, every slot), as
+  // read() does for an index scan's rows. THROWS: Raised (40001).
+  static void read_index_order(SqlRun& run, SqlTable& t, const std::string& alias, const sql::Expr& column, bool descending,
+                               const std::optional<Value>& stop);
   // min(c) or max(c) of a primary key's column c after columns WHERE pins: planagg's index scan.
   static bool plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, const sql::Expr& aggregate);
   // The rows of t (and a version with their key) whose key passes the index conds `quals`.
