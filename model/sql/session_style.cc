@@ -2,6 +2,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 
@@ -34,16 +35,41 @@ std::chrono::sys_days sunday(int year, unsigned month, unsigned n) {
   return sys_days{year_month_weekday{std::chrono::year{year}, std::chrono::month{month}, weekday_indexed{Sunday, n}}};
 }
 
-// PST8PDT's daylight time in `year`, as instants: [start, end).
-std::pair<std::int64_t, std::int64_t> daylight(int year) {
-  if (year < 1987) {
-    throw SqlError("0A000", "times before 1987 in the time zone PST8PDT are not in lockstep's SQL subset");
+std::int64_t day_start(int year, unsigned month, unsigned day) {
+  return micros_of_day(std::chrono::sys_days{std::chrono::year{year} / std::chrono::month{month} / std::chrono::day{day}});
+}
+
+// A span of daylight time, as UTC instants [start, end), and its abbreviation.
+struct Daylight {
+  std::int64_t start = 0, end = 0;
+  std::string_view abbreviation = "PDT";
+};
+struct DaylightSpans {
+  std::array<Daylight, 2> spans{};
+  int count = 0;
+};
+
+// PST8PDT's daylight time in the local standard `year` (tzdata's zone PST8PDT, -8:00 with the
+// US rules, P%sT): summers of 1918 and 1919 and from 1967 on, war time from 9 February 1942
+// and peace time from 14 August 1945 (23:00 UTC) to 30 September 1945; none before 1918.
+// The changes are at 02:00 local time: 10:00 UTC into daylight time, 09:00 UTC out of it.
+DaylightSpans daylight(int year) {
+  constexpr std::int64_t in = 10 * kSsMicrosPerHour, out = 9 * kSsMicrosPerHour, midnight = 8 * kSsMicrosPerHour;
+  auto summer = [](std::int64_t start, std::int64_t end) { return DaylightSpans{{Daylight{start, end}}, 1}; };
+  if (year >= 2007) return summer(micros_of_day(sunday(year, 3, 2)) + in, micros_of_day(sunday(year, 11, 1)) + out);
+  const std::int64_t october = micros_of_day(sunday(year, 10, 0)) + out;
+  if (year >= 1987) return summer(micros_of_day(sunday(year, 4, 1)) + in, october);
+  if (year >= 1976 || (year >= 1967 && year <= 1973)) return summer(micros_of_day(sunday(year, 4, 0)) + in, october);
+  if (year == 1975) return summer(micros_of_day(sunday(year, 2, 0)) + in, october);
+  if (year == 1974) return summer(day_start(year, 1, 6) + in, october);
+  if (year == 1918 || year == 1919) return summer(micros_of_day(sunday(year, 3, 0)) + in, october);
+  if (year >= 1942 && year <= 1945) {
+    const std::int64_t start = year == 1942 ? day_start(year, 2, 9) + in : day_start(year, 1, 1) + midnight;
+    if (year < 1945) return {{Daylight{start, day_start(year + 1, 1, 1) + midnight, "PWT"}}, 1};
+    const std::int64_t peace = day_start(year, 8, 14) + 23 * kSsMicrosPerHour;
+    return {{Daylight{start, peace, "PWT"}, Daylight{peace, day_start(year, 9, 30) + out, "PPT"}}, 2};
   }
-  // 02:00 PST is 10:00 UTC; 02:00 PDT is 09:00 UTC.
-  if (year >= 2007) {
-    return {micros_of_day(sunday(year, 3, 2)) + 10 * kSsMicrosPerHour, micros_of_day(sunday(year, 11, 1)) + 9 * kSsMicrosPerHour};
-  }
-  return {micros_of_day(sunday(year, 4, 1)) + 10 * kSsMicrosPerHour, micros_of_day(sunday(year, 10, 0)) + 9 * kSsMicrosPerHour};
+  return {};
 }
 
 using Fields = CivilTime;
@@ -215,9 +241,11 @@ std::string style_setting_text(const SessionStyle& style, std::string_view name)
 
 ZoneAt zone_at(std::int64_t utc_micros) {
   if (current_style_ref().zone == SessionStyle::Zone::utc || is_infinite_timestamp(utc_micros)) return {};
-  const int year = fields_of(utc_micros - 8 * kSsMicrosPerHour).year;
-  const auto [start, end] = daylight(year);
-  if (utc_micros >= start && utc_micros < end) return {-7 * 3600, "PDT"};
+  const DaylightSpans spans = daylight(fields_of(utc_micros - 8 * kSsMicrosPerHour).year);
+  for (int i = 0; i < spans.count; ++i) {
+    const Daylight& d = spans.spans[static_cast<std::size_t>(i)];
+    if (utc_micros >= d.start && utc_micros < d.end) return {-7 * 3600, d.abbreviation};
+  }
   return {-8 * 3600, "PST"};
 }
 

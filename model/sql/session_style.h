@@ -8,7 +8,7 @@
 // days or months moves on the local calendar, and a value cast to text or sent to the client
 // is printed in the session's styles (display_text). The settings are the running session's,
 // as the simulated server reports them (SqlContextSource).
-// PST8PDT follows the US rules from 1987 on; instants before 1987 in it are refused (0A000).
+// PST8PDT is tzdata's: -8:00 with the US rules (daylight time from 1918, war and peace time).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 // new version: a READ COMMITTED statement that found the old tuple follows the link and
 // re-checks its WHERE on the newest version, as EvalPlanQual follows the ctid chain.
 #include "lockstep/sim/pg/sql_run.h"
+#include "lockstep/sim/pg/sql_ssi.h"
 
 namespace lockstep::sim::pg {
 
@@ -75,6 +76,7 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   if (Status waited = wait_for_row_writers(name, to, obj); !waited.ok()) throw Raised{waited.error()};
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes is the wait's
   if (c_.newest(name, to)) {
+    SqlSsi::index_insert(*this, t, updated, true, false);  // _bt_check_unique's SSI check comes before a 23505
     throw Raised{Error{std::string(sqlstate::kUniqueViolation),
                        fmt::format("duplicate key value violates unique constraint \"{}\"", primary_key_name(&t, name))}};
   }
