@@ -274,6 +274,15 @@ bool is_utc_zone(std::string_view zone) {
   return !z.empty() && dt_read_zone(z, p) && p.offset_seconds == 0;
 }
 
+std::int64_t timestamp_with_precision(std::int64_t micros, int precision) {
+  if (is_infinite_timestamp(micros) || precision < 0 || precision >= 6) return micros;
+  std::int64_t scale = 1;
+  for (int i = precision; i < 6; ++i) scale *= 10;
+  const std::int64_t half = scale / 2;
+  if (micros >= 0) return (micros + half) / scale * scale;
+  return -((-micros + half) / scale * scale);
+}
+
 std::int64_t truncate_timestamp(std::string_view unit_in, std::int64_t micros, std::string_view type, bool* below_a_day) {
   std::string unit;
   for (const char c : unit_in) unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));

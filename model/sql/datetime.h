@@ -30,6 +30,10 @@ inline bool is_infinite_timestamp(std::int64_t micros) {
 // `text` as a timestamp (with_zone: timestamptz, a zone-less text read as UTC).
 std::int64_t parse_timestamp(std::string_view text, bool with_zone);
 
+// A timestamp(p)'s value: rounded to p fractional digits (0 to 6), half away from the epoch,
+// as AdjustTimestampForTypmod rounds; infinities kept.
+std::int64_t timestamp_with_precision(std::int64_t micros, int precision);
+
 // PostgreSQL's ISO output of a timestamp (with_zone: with "+00").
 std::string timestamp_text(std::int64_t micros, bool with_zone);
 

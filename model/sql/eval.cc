@@ -543,6 +543,7 @@ Value cast_value(const Expr& e, const Value& v) {
     return bit_resized(cast(v, Type::bit), e.typmod);
   }
   if (e.type == Type::numeric && e.typmod > 0) return numeric_with_typmod(cast(v, Type::numeric), e.typmod >> 16, e.typmod & 0xffff);
+  if (is_timestamp(e.type) && e.typmod >= 0) return with_time_precision(cast(v, e.type), e.typmod);
   return cast(v, e.type);
 }
 

@@ -95,6 +95,9 @@ std::vector<Statement> Reader::statements(const json& tree) {
     statement_start_ = start;
     max_param_ = 0;
     locking_subquery_ = false;
+    subquery_lock_ = RowLock::none;
+    subquery_locks_differ_ = false;
+    folded_arms_ = false;
     subquery_ = false;
     stepping_call_ = false;
     fold_errors_.clear();
@@ -109,6 +112,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     s.text = std::string(trim(own));
     s.max_param = max_param_;
     s.locking_subquery = locking_subquery_;
+    if (!subquery_locks_differ_ && !folded_arms_) s.subquery_lock = subquery_lock_;
     s.has_subquery = subquery_;
     s.calls_stepping_function = stepping_call_;
     out.push_back(std::move(s));

@@ -116,12 +116,15 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     }
     if (cast != nullptr) cast->typmod = (m[0] << 16) | m[1];
   } else if (type_name.contains("typmods") && is_timestamp(*t)) {
-    // timestamp(6): the server's own precision, so values are kept as they are.
+    // timestamp(p): values rounded to p fractional digits (6, the server's own: kept as they are).
     const json& mods = type_name.at("typmods");
     const json& mod = *node(mods.at(0)).second;
-    if (mods.size() != 1 || !mod.contains("ival") || mod.at("ival").value("ival", -1) != 6) {
-      refuse(fmt::format("a precision other than 6 on {}", ::lockstep::sql::type_name(*t)), loc);
+    const int precision = mod.contains("ival") ? mod.at("ival").value("ival", 0) : -1;  // a 0 has no "ival" of its own
+    if (mods.size() != 1 || precision < 0 || precision > 6) {
+      refuse(fmt::format("a precision other than 0 to 6 on {}", ::lockstep::sql::type_name(*t)), loc);
     }
+    if (column != nullptr) column->time_precision = precision;
+    if (cast != nullptr) cast->typmod = precision;
   } else if (type_name.contains("typmods")) {
     if (name != "varchar" && name != "bpchar") refuse(fmt::format("a type modifier on {}", name), loc);
     const json& mods = type_name.at("typmods");
@@ -650,7 +653,7 @@ Expr Reader::sublink(const json& body, Expr e) {
       refuse("a row IN a subquery with * or UNION", loc);
     }
     if (sub->targets.size() != n) fail("42601", sub->targets.size() > n ? "subquery has too many columns" : "subquery has too few columns", loc);
-    if (sub->lock != RowLock::none) locking_subquery_ = true;
+    note_locking_subquery(sub->lock);
     subquery_ = true;
     e.select = std::move(sub);
     return e;
@@ -661,7 +664,7 @@ Expr Reader::sublink(const json& body, Expr e) {
   if (e.kind != Expr::Kind::exists && (sub->targets.size() != 1 || sub->targets[0].star)) {
     fail("42601", "subquery must return only one column", loc);
   }
-  if (sub->lock != RowLock::none) locking_subquery_ = true;
+  note_locking_subquery(sub->lock);
   subquery_ = true;
   e.select = std::move(sub);
   return e;

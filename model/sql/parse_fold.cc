@@ -86,6 +86,7 @@ Expr Reader::fold_short_circuit(Expr e, const std::vector<std::size_t>& marks) {
     const Expr& a = e.args[k];
     if (coalesce) {  // it evaluates no argument after a non-null constant anyway
       if (a.kind != Expr::Kind::constant || a.value.is_null()) continue;
+      folded_arms_ = folded_arms_ || k + 1 < e.args.size();
       drop_fold_errors(after);
       return e;
     }
@@ -94,11 +95,13 @@ Expr Reader::fold_short_circuit(Expr e, const std::vector<std::size_t>& marks) {
     } else if (a.value.is_null()) {
       saw_null = true;
     } else if (a.value.as_bool() == stop_at) {
+      folded_arms_ = true;
       drop_fold_errors(after);
       return folded_keeping_names(Value::boolean(stop_at), std::move(e));
     }
   }
   if (coalesce || !all_constant) return e;
+  folded_arms_ = true;
   return folded_keeping_names(saw_null ? Value::null(Type::boolean) : Value::boolean(!stop_at), std::move(e));
 }
 

@@ -256,6 +256,15 @@ class Reader {
   int statement_start_ = 0;
   int max_param_ = 0;
   bool locking_subquery_ = false;  // the statement has a subquery with FOR UPDATE / SHARE
+  RowLock subquery_lock_ = RowLock::none;  // ... their one strength (Statement::subquery_lock)
+  bool subquery_locks_differ_ = false;
+  bool folded_arms_ = false;  // an AND, OR or COALESCE lost arms to constant folding
+  void note_locking_subquery(RowLock lock) {
+    if (lock == RowLock::none) return;
+    if (locking_subquery_ && subquery_lock_ != lock) subquery_locks_differ_ = true;
+    locking_subquery_ = true;
+    subquery_lock_ = lock;
+  }
   bool subquery_ = false;          // the statement has a subquery
   bool stepping_call_ = false;     // ... a call that is a step of its own (Statement::calls_stepping_function)
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0

@@ -73,7 +73,7 @@ struct Expr {
   std::string qualifier;
   Type type = Type::unknown;  // of a cast
   Type element = Type::unknown;  // ... to an array (type Type::array): its elements'
-  int typmod = -1;               // ... to bit(n): n
+  int typmod = -1;               // ... to bit(n): n; to timestamp(p): p
   bool all = false;              // quantified: ALL (else ANY)
   bool distinct = false;         // an aggregate of DISTINCT values: count(DISTINCT x)
   bool negated = false;
@@ -239,6 +239,7 @@ struct ColumnDef {
   Type element = Type::unknown;  // an array column's (type == Type::array) element type
   int bits = 0;                  // bit(n): n
   int numeric_precision = 0, numeric_scale = 0;  // numeric(p, s); precision 0: unconstrained
+  int time_precision = -1;  // timestamp(p), timestamptz(p): p; -1: none (6, the server's own)
   bool serial = false;  // serial / bigserial / an identity column: a sequence default
   std::string refused;  // a column whose values lockstep does not model (a sequence's log_cnt): what, for the refusal
   // GENERATED ALWAYS AS IDENTITY: an explicit value is refused (428C9) unless the INSERT says
@@ -456,6 +457,10 @@ struct Statement {
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses
   bool locking_subquery = false;  // some subquery of it locks rows (FOR UPDATE / SHARE)
+  // The strength its locking subqueries share (the server's first row mark's, which a READ
+  // ONLY transaction names in its 25006); none when they differ or the planner may fold one
+  // away (a constant arm of AND, OR or COALESCE beside it).
+  RowLock subquery_lock = RowLock::none;
   bool has_subquery = false;      // it has a subquery (EXISTS or scalar), anywhere
   // It calls a function that is a step of its own (an advisory lock function, pg_sleep,
   // pg_cancel_backend, pg_terminate_backend, set_config): other sessions commit meanwhile,

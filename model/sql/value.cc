@@ -227,6 +227,12 @@ std::int64_t parse_interval(std::string_view text) {
 
 std::int64_t parse_timestamptz(std::string_view text) { return parse_timestamp(text, true); }
 
+Value with_time_precision(const Value& v, int precision) {
+  if (v.is_null() || !is_timestamp(v.type())) return v;
+  const std::int64_t rounded = timestamp_with_precision(v.micros(), precision);
+  return v.type() == Type::timestamp ? Value::timestamp(rounded) : Value::timestamptz(rounded);
+}
+
 Value cast(const Value& v, Type to) {
   if (v.is_null()) return Value::null(to);
   const Type from = v.type();

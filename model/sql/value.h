@@ -153,6 +153,10 @@ class Value {
 // assignment cuts blanks only (22001 value too long for type character(n) otherwise).
 Value bpchar_with_length(const Value& v, int n, bool explicit_cast);
 Value cast(const Value& v, Type to);
+
+// A timestamp or timestamptz as timestamp(p) keeps it (datetime.h's timestamp_with_precision);
+// NULL and other types as they are.
+Value with_time_precision(const Value& v, int precision);
 // Text read as a value of type `to` (the type's input function: what cast() does to an
 // unknown literal), without copying it first.
 Value from_text(std::string_view text, Type to);

@@ -283,6 +283,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         col.max_length = c.column.max_length;
         col.numeric_precision = c.column.numeric_precision;
         col.numeric_scale = c.column.numeric_scale;
+        col.time_precision = c.column.time_precision;
         server_.each_row(table, [&](std::int64_t, RowState& r) {
           if (!r.committed) return;
           StoredRowContext values(*t, *r.committed, "ALTER COLUMN ... USING");

@@ -77,6 +77,7 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   }
   Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
   if (c.numeric_precision > 0) out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
+  if (c.time_precision >= 0) out = sql::with_time_precision(out, c.time_precision);
   if (out.is_null() && c.not_null) {
     throw SqlError("23502",
                    fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint",

@@ -95,9 +95,17 @@ bool conflict_repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const R
 
 Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out) {
   const std::string name = t.def.table;
+  const std::uint64_t found_seq = server_.row(name, id).committed_seq;  // the version the unique check found
   const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, update_mode(t, ins.conflict_set));
   if (!got.ok()) return got.error();
   std::optional<Row> current = c_.visible(name, id);
+  if (got.value() && current && server_.row(name, id).committed_seq != found_seq) {
+    // Another transaction updated the row while this waited for its lock: heap_lock_tuple
+    // answers TM_Updated and lets the lock go, and ExecOnConflictUpdate starts again from the
+    // unique check (the new version may no longer conflict), not from the new version.
+    forget_gone_row(name, id);
+    return kConflictGone;
+  }
   if (got.value() && current && std::find(upserted_.begin(), upserted_.end(), id) != upserted_.end()) {
     return fail(Error{"21000", "ON CONFLICT DO UPDATE command cannot affect row a second time"});
   }
