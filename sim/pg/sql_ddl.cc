@@ -158,7 +158,11 @@ Value SqlRun::serial_sequence_function(std::string_view name, const std::string&
   // the column's own counter, which its DEFAULT advances.
   const auto [owner, column] = server_.serial_column_of(seq_name);
   if (owner == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", sql::cast(args.at(0), Type::text).as_text()));  // as written
-  if (name == "currval") throw SqlError("0A000", "currval of a serial column's sequence is not in lockstep's SQL subset (docs/sql.md)");
+  if (name == "currval") {
+    const auto it = c_.currvals_.find(seq_name);
+    if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));
+    return Value::integer(it->second, Type::int8);
+  }
   refuse_in_read_only(name);
   if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does
   const sql::ColumnDef& c = owner->def.columns[column];
@@ -167,9 +171,12 @@ Value SqlRun::serial_sequence_function(std::string_view name, const std::string&
     if (args.at(1).is_null()) return Value::null(Type::int8);
     const std::int64_t v = sql::cast(args[1], Type::int8).as_integer();
     seq = {.last = v, .called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool()};
+    if (seq.called) c_.currvals_[seq_name] = v;  // do_setval sets currval when is_called
     return Value::integer(v, Type::int8);
   }
-  return Value::integer(seq.next(c.sequence_increment), Type::int8);
+  const std::int64_t next = seq.next(c.sequence_increment);
+  c_.currvals_[seq_name] = next;
+  return Value::integer(next, Type::int8);
 }
 
 Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
@@ -193,6 +200,7 @@ Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>&
     }
     seq->last = v;
     seq->called = args.size() < 3 || args[2].is_null() || sql::cast(args[2], Type::boolean).as_bool();
+    if (seq->called) c_.currvals_[seq_name] = v;  // do_setval sets currval when is_called
     return Value::integer(v, Type::int8);
   }
   std::int64_t next = seq->last;

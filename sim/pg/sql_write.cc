@@ -126,7 +126,9 @@ Value SqlRun::column_default(SqlTable& t, std::size_t i) {
   if (c.serial) {
     // The table's sequences are its object's: an UPDATE ... SET c = DEFAULT writes it too.
     if (s_.in_actor()) s_.also_touch(t.object);
-    return Value::integer(t.sequences[i].next(c.sequence_increment), c.type);
+    const std::int64_t next = t.sequences[i].next(c.sequence_increment);
+    c_.currvals_[fmt::format("{}_{}_seq", t.def.table, c.name)] = next;  // the session's currval of it
+    return Value::integer(next, c.type);
   }
   if (c.default_value) return sql::evaluate(*c.default_value, *this);
   return Value::null(c.type);
