@@ -147,6 +147,13 @@ std::string ddl_sequence_name(std::string_view text) {
   return out;
 }
 
+// currval: the value the session's last nextval (or setval with is_called) of it gave.
+Value ddl_currval(const std::map<std::string, std::int64_t, std::less<>>& currvals, const std::string& seq_name) {
+  const auto it = currvals.find(seq_name);
+  if (it == currvals.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));
+  return Value::integer(it->second, Type::int8);
+}
+
 }  // namespace
 
 void SqlRun::refuse_in_read_only(std::string_view function) const {  // nextval_internal's, do_setval's
@@ -158,11 +165,7 @@ Value SqlRun::serial_sequence_function(std::string_view name, const std::string&
   // the column's own counter, which its DEFAULT advances.
   const auto [owner, column] = server_.serial_column_of(seq_name);
   if (owner == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", sql::cast(args.at(0), Type::text).as_text()));  // as written
-  if (name == "currval") {
-    const auto it = c_.currvals_.find(seq_name);
-    if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));
-    return Value::integer(it->second, Type::int8);
-  }
+  if (name == "currval") return ddl_currval(c_.currvals_, seq_name);
   refuse_in_read_only(name);
   if (s_.in_actor()) s_.also_touch(owner->object);  // as the column's DEFAULT does
   const sql::ColumnDef& c = owner->def.columns[column];
@@ -184,12 +187,8 @@ Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>&
   const std::string seq_name = ddl_sequence_name(sql::cast(args[0], Type::text).as_text());
   Server::Sequence* seq = server_.sequence(seq_name);
   if (seq == nullptr) return serial_sequence_function(name, seq_name, args);
-  if (name != "currval") refuse_in_read_only(name);
-  if (name == "currval") {
-    const auto it = c_.currvals_.find(seq_name);
-    if (it == c_.currvals_.end()) throw SqlError("55000", fmt::format("currval of sequence \"{}\" is not yet defined in this session", seq_name));
-    return Value::integer(it->second, Type::int8);
-  }
+  if (name == "currval") return ddl_currval(c_.currvals_, seq_name);
+  refuse_in_read_only(name);
   s_.also_touch(seq->object);  // nextval and setval change the sequence, in this step
   const sql::CreateSequence& def = seq->def;
   if (name == "setval") {
