@@ -240,8 +240,16 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT sha512(a) FROM t"), "");
   EXPECT_EQ(refusal("SELECT count(DISTINCT my_fn(a)) FROM t"), "");
   EXPECT_EQ(refusal("SELECT my_agg(DISTINCT a) FROM t"), "0A000 the aggregate my_agg() is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
-  EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS 'begin return 1; end'"),
-            "0A000 LANGUAGE plpgsql (a LANGUAGE sql function of one SELECT expr is) is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  // plpgsql: parsed by PostgreSQL's plpgsql parser, kept (a call is refused when run).
+  EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS 'begin return 1; end'"), "");
+  EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS 'begin return 1 end'"),
+            "0A000 a plpgsql body PostgreSQL's plpgsql parser rejects (syntax error at end of input) is not in lockstep's SQL subset "
+            "(docs/sql.md), at position 50 @50");
+  EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE plperl AS 'return 1'"),
+            "0A000 LANGUAGE plperl is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  EXPECT_EQ(refusal("CREATE CONSTRAINT TRIGGER c AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()").substr(0, 6), "0A000 ");
+  EXPECT_EQ(refusal("CREATE TRIGGER c INSTEAD OF INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()"),
+            "0A000 an INSTEAD OF trigger is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT a FROM t'"),
             "0A000 a LANGUAGE sql function whose body is not one SELECT of one expression without FROM is not in lockstep's SQL subset (docs/sql.md), at position 46 @46");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),

@@ -485,6 +485,60 @@ TEST(SqlSim, AlterTableErrorsAreTheServers) {
   EXPECT_EQ(load_error("CREATE TABLE t (id int) WITH (fillfactor = 10, autovacuum_enabled = false, toast.autovacuum_enabled = false);"), "");
 }
 
+// CREATE TRIGGER and DROP TRIGGER answer as PostgreSQL 15 did (checked with psql); a LANGUAGE
+// plpgsql body is parsed, never run: a call of it is refused, as is a statement that would
+// fire a trigger (through a foreign key's ON DELETE action too), while statements that fire
+// none run. A trigger function called directly fails as on the server.
+TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
+  const std::string base =
+      "CREATE TABLE jobs (id int PRIMARY KEY, state text); CREATE TABLE steps (id int PRIMARY KEY, job int REFERENCES jobs ON DELETE CASCADE); "
+      "INSERT INTO jobs VALUES (1, 'new'), (2, 'new'); INSERT INTO steps VALUES (1, 1); "
+      "CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('c', NEW.id::text); RETURN NEW; END $$; "
+      "CREATE FUNCTION nf(a int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN a; END $$;";
+  auto error_of = [&](std::string_view ddl, std::string_view step = "SELECT 1;") -> std::string {
+    try {
+      const sql::Spec spec = sql::parse_spec(fmt::format("setup {{ {} {} }}\nsession a\nstep a1 {{ {} }}\n", base, ddl, step), "trig.spec");
+      sim::run_isolation_permutation(spec, sql_spec::permutations(spec).at(0));
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      const auto at = what.find("ERROR ");
+      return at == std::string::npos ? what.substr(what.find("trig.spec")) : what.substr(at);
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION missing_fn();"),
+            "ERROR 42883: function missing_fn() does not exist");
+  EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON nope FOR EACH ROW EXECUTE FUNCTION tf();"), "ERROR 42P01: relation \"nope\" does not exist");
+  EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION nf();"), "ERROR 42P17: function nf must return type trigger");
+  const std::string t1 = "CREATE TRIGGER t1 AFTER INSERT ON steps FOR EACH ROW EXECUTE FUNCTION tf();";
+  EXPECT_EQ(error_of(t1 + t1), "ERROR 42710: trigger \"t1\" for relation \"steps\" already exists");
+  EXPECT_EQ(error_of(t1 + "CREATE OR REPLACE TRIGGER t1 BEFORE DELETE ON steps FOR EACH ROW EXECUTE FUNCTION tf();"), "");
+  EXPECT_EQ(error_of(t1 + "DROP FUNCTION tf();"), "ERROR 2BP01: cannot drop function tf() because other objects depend on it");
+  EXPECT_EQ(error_of(t1 + "DROP TRIGGER t1 ON steps; DROP TRIGGER IF EXISTS t1 ON steps; DROP TRIGGER IF EXISTS t1 ON nope; DROP FUNCTION tf();"), "");
+  EXPECT_EQ(error_of("DROP TRIGGER t9 ON steps;"), "ERROR 42704: trigger \"t9\" for table \"steps\" does not exist");
+  EXPECT_EQ(error_of("DROP TRIGGER t9 ON nope;"), "ERROR 42P01: relation \"nope\" does not exist");
+  // What fires one and what does not.
+  const std::string refused = "is not in lockstep's SQL subset (docs/sql.md)";
+  auto fires = [&](std::string_view step) { return error_of(t1, step).find(refused) != std::string::npos; };
+  EXPECT_TRUE(fires("INSERT INTO steps VALUES (2, 2);"));
+  EXPECT_TRUE(fires("WITH j AS (SELECT id FROM jobs WHERE id = 2) INSERT INTO steps SELECT id, id FROM j;"));
+  EXPECT_TRUE(fires("WITH s AS (INSERT INTO steps VALUES (3, 1) RETURNING id) SELECT count(*) FROM s;"));
+  EXPECT_FALSE(fires("UPDATE steps SET job = 2 WHERE id = 1;"));
+  EXPECT_FALSE(fires("DELETE FROM jobs WHERE id = 1;"));
+  EXPECT_FALSE(fires("SELECT count(*) FROM steps;"));
+  EXPECT_FALSE(fires("INSERT INTO jobs VALUES (3, 'new');"));
+  EXPECT_FALSE(fires("SELECT nf(1) FROM jobs WHERE false;"));
+  EXPECT_TRUE(fires("SELECT nf(1);"));
+  const std::string t2 = "CREATE TRIGGER t2 BEFORE DELETE ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();";
+  EXPECT_NE(error_of(t2, "DELETE FROM jobs WHERE id = 1;").find("\"t2\" on \"steps\" (DELETE of its LANGUAGE plpgsql function tf()"),
+            std::string::npos);  // the cascade deletes from steps
+  EXPECT_FALSE(error_of(t2, "UPDATE jobs SET state = 'done';").find(refused) != std::string::npos);
+  EXPECT_EQ(error_of("SELECT tf();"), "ERROR 0A000: trigger functions can only be called as triggers");
+  // A body PostgreSQL's plpgsql parser rejects is refused, not created.
+  EXPECT_NE(error_of("CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $$ BEGIN b := 1; RETURN 1; END $$;").find("plpgsql parser rejects"),
+            std::string::npos);
+}
+
 // The statements of RealPg.ExecRunsSqlAsWrittenWithTheServersErrors (tests/real_pg_test.cc),
 // whose results there are the server's: the simulated server gives the same.
 TEST(SqlSim, TheStatementsCheckedOnTheServerGiveTheServersResults) {

@@ -397,6 +397,7 @@ namespace {
 bool num_function_of_numeric(std::span<const Value> args) { return args[0].type() == Type::numeric; }
 
 Value num_rounded(std::string_view name, const Value& v, int places) {
+  places = std::clamp(places, -2000, 2000);  // numeric_round's NUMERIC_MAX_RESULT_SCALE (a far bound: no overflow below)
   const Decimal d = num_of(v);
   const int scale = std::max(places, 0);
   if (places >= d.scale) return num_value(num_rescaled(d, scale));

@@ -93,6 +93,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     const int start = raw.value("stmt_location", 0);
     const int len = raw.value("stmt_len", 0);
     statement_start_ = start;
+    statement_len_ = len;
     max_param_ = 0;
     locking_subquery_ = false;
     subquery_lock_ = RowLock::none;
@@ -227,7 +228,7 @@ Statement Reader::statement(const json& n) {
   } else if (type == "CreateSchemaStmt" || type == "CreateExtensionStmt" ||
              (type == "DropStmt" && (body.value("removeType", "") == "OBJECT_SCHEMA" || body.value("removeType", "") == "OBJECT_EXTENSION"))) {
     s.body = schema_or_extension(type, body);
-  } else if (type == "DropStmt" && body.value("removeType", "") != "OBJECT_INDEX") {
+  } else if (type == "DropStmt" && body.value("removeType", "") != "OBJECT_INDEX" && body.value("removeType", "") != "OBJECT_TRIGGER") {
     s.body = drop(body);
   } else if (type == "CreateEnumStmt") {
     known(body, "CreateEnumStmt", {"typeName", "vals"}, statement_start_);
@@ -268,6 +269,8 @@ Statement Reader::statement(const json& n) {
     s.body = alter_sequence(body);
   } else if (type == "CreateFunctionStmt") {
     s.body = create_function(body);
+  } else if (type == "CreateTrigStmt" || (type == "DropStmt" && body.value("removeType", "") == "OBJECT_TRIGGER")) {
+    s.body = trigger(type, body);
   } else if (type == "CreateSeqStmt") {
     s.body = create_sequence(body);
   } else if (type == "IndexStmt") {
@@ -580,7 +583,6 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
 
 }  // namespace detail
 
-
 std::string Statement::tag() const {
   struct Tag {
     std::string operator()(const Select& s) const { return s.show ? "SHOW" : "SELECT"; }
@@ -593,8 +595,9 @@ std::string Statement::tag() const {
     std::string operator()(const CreateType& t) const { return t.alter ? "ALTER TYPE" : "CREATE TYPE"; }
     std::string operator()(const CreateFunction&) const { return "CREATE FUNCTION"; }
     std::string operator()(const AlterTable& a) const {
-      if (!a.table.empty()) return "ALTER TABLE";
       const AlterCommand::Kind k = a.commands.empty() ? AlterCommand::Kind::drop_index : a.commands[0].kind;
+      if (k == AlterCommand::Kind::add_trigger || k == AlterCommand::Kind::drop_trigger) return k == AlterCommand::Kind::add_trigger ? "CREATE TRIGGER" : "DROP TRIGGER";
+      if (!a.table.empty()) return "ALTER TABLE";
       if (k == AlterCommand::Kind::rename_index) return "ALTER INDEX";
       return k == AlterCommand::Kind::alter_sequence || k == AlterCommand::Kind::rename_sequence ? "ALTER SEQUENCE" : "DROP INDEX";
     }
@@ -656,7 +659,6 @@ std::size_t invalid_utf8(std::string_view text) {
   }
   return std::string_view::npos;
 }
-
 
 std::vector<Statement> parse_sql(std::string_view text) {
   if (const std::size_t bad = invalid_utf8(text); bad != std::string_view::npos) {

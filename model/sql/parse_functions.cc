@@ -1,9 +1,12 @@
-// model/sql/parse_functions.cc: the reader's CREATE FUNCTION ... LANGUAGE sql and DROP
-// FUNCTION (plan.h's CreateFunction): part of model/sql/parse.h's parser. A body is one
-// SELECT of one expression without FROM, read by the same parser; anything else (another
-// language, SETOF, OUT parameters, defaults, a body of several statements or with FROM) is
-// refused by name.
+// model/sql/parse_functions.cc: the reader's CREATE FUNCTION, DROP FUNCTION, CREATE TRIGGER
+// and DROP TRIGGER (plan.h's CreateFunction, AlterTable): part of model/sql/parse.h's parser.
+// A LANGUAGE sql body is one SELECT of one expression without FROM, read by the same parser;
+// anything else there (SETOF, OUT parameters, defaults, a body of several statements or with
+// FROM) is refused by name. A LANGUAGE plpgsql body is checked by PostgreSQL's plpgsql parser
+// (libpg_query) and kept unread: the function exists, a call of it is refused when run.
 #include <algorithm>
+
+#include <pg_query.h>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse.h"
@@ -24,25 +27,6 @@ CreateFunction Reader::create_function(const json& body) {
   if (name.size() != 1) refuse("a database-qualified name", loc);
   f.name = name[0];
   if (find_function(f.name) != nullptr) refuse(fmt::format("a function named as a built-in one ({})", f.name), loc);
-  if (body.contains("parameters")) {
-    for (const json& p : body.at("parameters")) {
-      const auto [type, param] = node(p);
-      known(*param, "FunctionParameter", {"name", "argType", "mode", "defexpr"}, loc);
-      const int ploc = location_of(param->at("argType"), loc);
-      const std::string mode = param->value("mode", "FUNC_PARAM_DEFAULT");
-      if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN") refuse("OUT, INOUT and VARIADIC parameters", ploc);
-      if (param->contains("defexpr")) refuse("a parameter's DEFAULT", ploc);
-      FunctionParam fp;
-      fp.name = param->value("name", "");
-      fp.type.name = fp.name;
-      fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
-      f.params.push_back(std::move(fp));
-    }
-  }
-  if (!body.contains("returnType")) refuse("a function without RETURNS", loc);
-  const json& returns = body.at("returnType");
-  if (returns.value("setof", false)) refuse("RETURNS SETOF", location_of(returns, loc));
-  f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
   std::string language;
   const json* as = nullptr;
   int as_loc = loc;
@@ -58,18 +42,67 @@ CreateFunction Reader::create_function(const json& body) {
         as_loc = oloc;
       } else if (option == "strict") {
         f.strict = node(d.at("arg")).second->value("boolval", false);
-      } else if (option != "volatility" && option != "parallel" && option != "leakproof" && option != "cost" && option != "security") {
+      } else if (option != "volatility" && option != "parallel" && option != "leakproof" && option != "cost" && option != "security" &&
+                 (language != "plpgsql" || option != "set")) {
         refuse(fmt::format("the function option {}", option), oloc);
       }
     }
   }
   if (language.empty()) fail("42P13", "no language specified", loc);
   std::transform(language.begin(), language.end(), language.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (language != "sql") refuse(fmt::format("LANGUAGE {} (a LANGUAGE sql function of one SELECT expr is)", language), loc);
+  if (language != "sql" && language != "plpgsql") refuse(fmt::format("LANGUAGE {}", language), loc);
+  f.plpgsql = language == "plpgsql";
+  // A plpgsql function is never called here: what the subset cannot type in its signature
+  // (OUT parameters, SETOF, a composite type) is left unread rather than refused.
+  auto lenient = [&](auto&& read) {
+    try {
+      read();
+    } catch (const SqlInputError& e) {
+      if (!f.plpgsql || e.sqlstate() != "0A000") throw;
+    }
+  };
+  if (body.contains("parameters")) {
+    for (const json& p : body.at("parameters")) {
+      const auto [type, param] = node(p);
+      known(*param, "FunctionParameter", {"name", "argType", "mode", "defexpr"}, loc);
+      const int ploc = location_of(param->at("argType"), loc);
+      const std::string mode = param->value("mode", "FUNC_PARAM_DEFAULT");
+      FunctionParam fp;
+      fp.name = param->value("name", "");
+      fp.type.name = fp.name;
+      lenient([&] {
+        if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN") refuse("OUT, INOUT and VARIADIC parameters", ploc);
+        if (param->contains("defexpr")) refuse("a parameter's DEFAULT", ploc);
+        fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
+      });
+      f.params.push_back(std::move(fp));
+    }
+  }
+  if (!body.contains("returnType")) refuse("a function without RETURNS", loc);
+  const json& returns = body.at("returnType");
+  const std::vector<std::string> returned = names(returns.at("names"));
+  f.returns_trigger = f.plpgsql && returned.size() == 1 && returned[0] == "trigger" && !returns.contains("arrayBounds");
+  if (!f.returns_trigger) {
+    lenient([&] {
+      if (returns.value("setof", false)) refuse("RETURNS SETOF", location_of(returns, loc));
+      f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
+    });
+  }
   if (as == nullptr) fail("42P13", "no function body specified", loc);
   const std::vector<const json*> parts = items(*as);
   if (parts.size() != 1) refuse("a function body in several strings", as_loc);
   const std::string text = str(*parts[0]);
+  if (f.plpgsql) {
+    // CREATE FUNCTION compiles the body (check_function_bodies): a body the plpgsql parser
+    // rejects is refused (the server's error names a line of the body, not modelled).
+    std::string own(text_.substr(static_cast<std::size_t>(statement_start_)));
+    if (statement_len_ > 0) own.resize(std::min(own.size(), static_cast<std::size_t>(statement_len_)));
+    PgQueryPlpgsqlParseResult checked = pg_query_parse_plpgsql(own.c_str());
+    const std::string error = checked.error != nullptr ? checked.error->message : "";
+    pg_query_free_plpgsql_parse_result(checked);
+    if (!error.empty()) refuse(fmt::format("a plpgsql body PostgreSQL's plpgsql parser rejects ({})", error), as_loc);
+    return f;
+  }
   std::vector<Statement> statements;
   try {
     statements = parse_sql(text);
@@ -85,6 +118,41 @@ CreateFunction Reader::create_function(const json& body) {
   if (!one_expression) refuse("a LANGUAGE sql function whose body is not one SELECT of one expression without FROM", as_loc);
   f.body = std::make_shared<Expr>(select->targets[0].expr);
   return f;
+}
+
+AlterTable Reader::trigger(const std::string& type, const json& body) {
+  const int loc = statement_start_;
+  AlterTable a;
+  AlterCommand c;
+  if (type == "DropStmt") {
+    known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
+    const json& objects = body.at("objects");
+    if (objects.size() != 1) fail("42601", "syntax error", loc);
+    std::vector<std::string> parts;
+    for (const json* p : items(objects[0])) parts.push_back(str(*p));
+    if (parts.size() < 2) fail("42601", "syntax error", loc);
+    c.kind = AlterCommand::Kind::drop_trigger;
+    c.name = parts.back();
+    a.table = parts[parts.size() - 2];  // [schema.]table.trigger: the table (plan.h's Schema)
+    c.missing_ok = a.if_exists = body.value("missing_ok", false);
+    a.commands.push_back(std::move(c));
+    return a;
+  }
+  known(body, "CreateTrigStmt", {"replace", "trigname", "relation", "funcname", "args", "row", "timing", "events", "columns", "whenClause"}, loc);
+  // TRIGGER_TYPE_* of PostgreSQL's pg_trigger.h: BEFORE 2, INSTEAD 64 (AFTER is 0); INSERT 4,
+  // DELETE 8, UPDATE 16, TRUNCATE 32.
+  if ((body.value("timing", 0) & 64) != 0) refuse("an INSTEAD OF trigger", loc);
+  const int events = body.value("events", 0);
+  c.kind = AlterCommand::Kind::add_trigger;
+  c.name = body.value("trigname", "");
+  c.missing_ok = body.value("replace", false);
+  c.constraint = names(body.at("funcname")).back();
+  for (const auto& [bit, event] : {std::pair{4, "INSERT"}, {16, "UPDATE"}, {8, "DELETE"}, {32, "TRUNCATE"}}) {
+    if ((events & bit) != 0) c.keys.emplace_back(event);
+  }
+  a.table = relation(body.at("relation"), loc).first;
+  a.commands.push_back(std::move(c));
+  return a;
 }
 
 }  // namespace detail

@@ -168,6 +168,8 @@ class Reader {
   AlterTable alter_sequence(const json& body);
   // CREATE FUNCTION ... LANGUAGE sql (model/sql/parse_functions.cc).
   CreateFunction create_function(const json& body);
+  // CREATE TRIGGER and DROP TRIGGER, as commands on their table (model/sql/parse_functions.cc).
+  AlterTable trigger(const std::string& type, const json& body);
   static void name_checks(CreateTable& c);
   static std::string column_name(const json& n);
   static std::pair<std::string, int> column_name_of(const json& n);
@@ -254,6 +256,7 @@ class Reader {
 
   std::string_view text_;
   int statement_start_ = 0;
+  int statement_len_ = 0;  // 0: to the text's end
   int max_param_ = 0;
   bool locking_subquery_ = false;  // the statement has a subquery with FOR UPDATE / SHARE
   RowLock subquery_lock_ = RowLock::none;  // ... their one strength (Statement::subquery_lock)

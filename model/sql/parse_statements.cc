@@ -345,7 +345,10 @@ CreateIndex Reader::create_index(const json& body) {
       ix.columns.push_back(figured == "?column?" ? "expr" : figured);
       continue;
     }
-    if (!ix.opaque) known(elem, "IndexElem", {"name", "ordering", "nulls_ordering"}, loc);
+    // An operator class (pg-boss's `name text_pattern_ops`) decides what a plain index can
+    // serve, never which rows it holds; a unique one's could change what conflicts.
+    if (elem.contains("opclass") && ix.unique) refuse("an operator class in a unique index", loc);
+    if (!ix.opaque) known(elem, "IndexElem", {"name", "ordering", "nulls_ordering", "opclass"}, loc);
     ix.columns.push_back(elem.at("name"));
     if (!ix.expressions.empty()) ix.expressions.emplace_back();
   }

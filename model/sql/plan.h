@@ -315,6 +315,11 @@ struct CreateFunction {
   ColumnDef returns;
   std::shared_ptr<const Expr> body;
   bool strict = false;
+  // LANGUAGE plpgsql: its body (checked by PostgreSQL's plpgsql parser) is not run; a call, or
+  // a trigger's firing, is refused naming the function. `body` is null, params and returns
+  // hold what the subset reads of them.
+  bool plpgsql = false;
+  bool returns_trigger = false;  // RETURNS trigger (plpgsql): CREATE TRIGGER's function
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).
@@ -381,6 +386,9 @@ struct AlterCommand {
     rename_index,      // ALTER INDEX constraint RENAME TO name (table empty)
     rename_sequence,   // ALTER SEQUENCE constraint RENAME TO name (table empty)
     no_effect,         // SET (storage parameters), SET LOGGED / UNLOGGED: nothing lockstep models
+    add_trigger,       // CREATE [OR REPLACE] TRIGGER name (missing_ok: OR REPLACE) ON table EXECUTE
+                       // FUNCTION constraint(); keys: its events (INSERT, UPDATE, DELETE, TRUNCATE)
+    drop_trigger,      // DROP TRIGGER [IF EXISTS] name ON table
   };
   Kind kind = Kind::no_effect;
   std::string name;  // the column

@@ -74,6 +74,12 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
                                         "function created on the server",
                                         e.name));
   }
+  if (f->returns_trigger) throw SqlError("0A000", "trigger functions can only be called as triggers");
+  if (f->plpgsql) {
+    throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() (lockstep does not run plpgsql bodies) is not in "
+                                        "lockstep's SQL subset (docs/sql.md)",
+                                        e.name));
+  }
   bool fits = args.size() == f->params.size();
   for (std::size_t i = 0; fits && i < args.size(); ++i) fits = ufn_implicit(args[i], f->params[i].type);
   if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args)));

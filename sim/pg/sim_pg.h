@@ -172,6 +172,12 @@ struct SqlTable {
   };
   std::vector<UniqueKey> unique;
   std::vector<std::string> indexes;  // the names of its other indexes (CREATE INDEX; DROP INDEX finds them)
+  // CREATE TRIGGER's: a LANGUAGE plpgsql function, never run (a statement firing one is refused).
+  struct Trigger {
+    std::string name, function;
+    std::vector<std::string> events;  // INSERT, UPDATE, DELETE, TRUNCATE
+  };
+  std::vector<Trigger> triggers;
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a
   // unique key), by index; and the children's keys that reference this table.
   struct ForeignKey {

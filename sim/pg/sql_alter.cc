@@ -98,6 +98,7 @@ std::string alter_check_name(const SqlTable& t, const sql::CheckConstraint& k) {
 
 Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
   using K = AlterCommand::Kind;
+  if (!a.commands.empty() && (a.commands[0].kind == K::add_trigger || a.commands[0].kind == K::drop_trigger)) return trigger(a);
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
   const char* tag = a.table.empty() ? "DROP INDEX" : "ALTER TABLE";
@@ -484,7 +485,9 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
       case K::drop_index:
       case K::alter_sequence:
       case K::rename_index:
-      case K::rename_sequence: break;  // handled above
+      case K::rename_sequence:
+      case K::add_trigger:
+      case K::drop_trigger: break;  // handled above
     }
   }
   return done(Rows{{}, {}, tag});

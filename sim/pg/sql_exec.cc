@@ -171,6 +171,7 @@ Result<Rows> SqlRun::run() {
         server_.note_names_checked(plans_, st_);
       }
       if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)
+      refuse_triggers(st_);  // a plpgsql trigger it would fire
     } catch (const SqlError&) {  // after the tables it opened are locked (a wait behind LOCK TABLE)
       if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
       throw;

@@ -1,7 +1,11 @@
-// sim/pg/sql_functions.cc: LANGUAGE sql functions on the simulated server (sim/pg/sql_run.h):
-// CREATE [OR REPLACE] FUNCTION and DROP FUNCTION (DDL: outside the sessions, in one step that
-// writes the whole server). Their calls: model/sql/user_functions.h.
+// sim/pg/sql_functions.cc: functions and triggers on the simulated server (sim/pg/sql_run.h):
+// CREATE [OR REPLACE] FUNCTION, DROP FUNCTION, CREATE [OR REPLACE] TRIGGER and DROP TRIGGER
+// (DDL: outside the sessions, in one step that writes the whole server). Calls of LANGUAGE
+// sql functions: model/sql/user_functions.h. A plpgsql body is never run: a call is refused
+// there, and a statement that would fire a trigger is refused before it starts (its
+// function's effects would be missing, not wrong, so nothing is answered).
 #include <algorithm>
+#include <set>
 
 #include <fmt/ranges.h>
 
@@ -33,8 +37,15 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
       return Error{"42P13", "cannot change return type of existing function"};
     }
   }
-  for (const sql::FunctionParam& p : f.params) {
-    if (p.type.type == Type::enum_ && sql::enum_index(p.type.user_type) < 0) return Error{"42704", fmt::format("type \"{}\" does not exist", p.type.user_type)};
+  std::vector<const sql::ColumnDef*> types{&f.returns};
+  for (const sql::FunctionParam& p : f.params) types.push_back(&p.type);
+  for (const sql::ColumnDef* type : types) {
+    if (type->type != Type::enum_ || sql::enum_index(type->user_type) >= 0 || (f.returns_trigger && type == &f.returns)) continue;
+    if (server_.sql_table(type->user_type) == nullptr) return Error{"42704", fmt::format("type \"{}\" does not exist", type->user_type)};
+    if (!f.plpgsql) {  // Que's que_determine_job_state(job que_jobs): composite values (issue 59) not built
+      return Error{"0A000", fmt::format("the row type of the table {} in a LANGUAGE sql function's signature is not in lockstep's SQL subset (docs/sql.md)",
+                                        type->user_type)};
+    }
   }
   server_.add_sql_function(f);
   return done(Rows{{}, {}, "CREATE FUNCTION"});
@@ -45,6 +56,13 @@ Result<Rows> SqlRun::drop_functions(const sql::DropTable& d) {
   if (auto refused = ddl_step()) return *refused;
   for (const std::string& name : d.tables) {
     if (server_.sql_function(name) != nullptr) {
+      bool used = false;  // by a trigger
+      server_.each_sql_table([&](const SqlTable& t) {
+        used = used || std::ranges::any_of(t.triggers, [&](const SqlTable::Trigger& tr) { return tr.function == name; });
+      });
+      if (used) {
+        return Error{"2BP01", fmt::format("cannot drop function {}() because other objects depend on it", name)};
+      }
       server_.drop_sql_function(name);
       continue;
     }
@@ -52,6 +70,91 @@ Result<Rows> SqlRun::drop_functions(const sql::DropTable& d) {
     c_.warnings_.push_back({"00000", fmt::format("function {}() does not exist, skipping", name)});
   }
   return done(Rows{{}, {}, "DROP FUNCTION"});
+}
+
+Result<Rows> SqlRun::trigger(const sql::AlterTable& a) {
+  using K = sql::AlterCommand::Kind;
+  SimConnection::Statement guard(c_);
+  if (auto refused = ddl_step()) return *refused;
+  const sql::AlterCommand& c = a.commands.at(0);
+  const bool create = c.kind == K::add_trigger;
+  const std::string tag = create ? "CREATE TRIGGER" : "DROP TRIGGER";
+  SqlTable* t = server_.sql_table(a.table);
+  if (t == nullptr) {
+    if (!a.if_exists) return Error{"42P01", fmt::format("relation \"{}\" does not exist", a.table)};
+    c_.warnings_.push_back({"00000", fmt::format("relation \"{}\" does not exist, skipping", a.table)});
+    return done(Rows{{}, {}, tag});
+  }
+  const auto same = std::ranges::find_if(t->triggers, [&](const SqlTable::Trigger& tr) { return tr.name == c.name; });
+  if (!create) {
+    if (same == t->triggers.end()) {
+      if (!c.missing_ok) return Error{"42704", fmt::format("trigger \"{}\" for table \"{}\" does not exist", c.name, t->def.table)};
+      c_.warnings_.push_back({"00000", fmt::format("trigger \"{}\" for relation \"{}\" does not exist, skipping", c.name, t->def.table)});
+      return done(Rows{{}, {}, tag});
+    }
+    t->triggers.erase(same);
+    return done(Rows{{}, {}, tag});
+  }
+  const sql::CreateFunction* f = server_.sql_function(c.constraint);
+  if (f == nullptr) return Error{"42883", fmt::format("function {}() does not exist", c.constraint)};
+  if (!f->returns_trigger) return Error{"42P17", fmt::format("function {} must return type trigger", c.constraint)};
+  if (same != t->triggers.end() && !c.missing_ok) {
+    return Error{"42710", fmt::format("trigger \"{}\" for relation \"{}\" already exists", c.name, t->def.table)};
+  }
+  SqlTable::Trigger tr{c.name, c.constraint, c.keys};
+  if (same != t->triggers.end()) {
+    *same = std::move(tr);
+  } else {
+    t->triggers.push_back(std::move(tr));
+  }
+  return done(Rows{{}, {}, tag});
+}
+
+void SqlRun::refuse_triggers(const sql::Statement& st) {
+  // The tables a statement changes and how, with the children its foreign keys' actions change.
+  std::vector<std::pair<std::string, std::vector<std::string>>> changes;
+  auto withs = [&](const std::vector<sql::CommonTable>& with, const auto& self) -> void {
+    for (const sql::CommonTable& w : with) {
+      if (w.modifying) self(*w.modifying, self);
+    }
+  };
+  auto collect = [&](const sql::Statement& s, const auto& self) -> void {
+    if (const auto* i = std::get_if<sql::Insert>(&s.body)) {
+      withs(i->with, self);
+      changes.push_back({i->table, {"INSERT"}});
+      if (i->on_conflict == sql::Insert::OnConflict::update) changes.back().second.emplace_back("UPDATE");
+    } else if (const auto* u = std::get_if<sql::Update>(&s.body)) {
+      withs(u->with, self);
+      changes.push_back({u->table, {"UPDATE"}});
+    } else if (const auto* d = std::get_if<sql::Delete>(&s.body)) {
+      withs(d->with, self);
+      changes.push_back({d->table, {"DELETE"}});
+    } else if (const auto* q = std::get_if<sql::Select>(&s.body)) {
+      withs(q->with, self);
+    }
+  };
+  collect(st, collect);
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < changes.size(); ++k) {
+    const SqlTable* t = server_.sql_table(changes[k].first);
+    if (t == nullptr || !seen.insert(fmt::format("{}:{}", t->def.table, fmt::join(changes[k].second, ","))).second) continue;
+    for (const SqlTable::Trigger& tr : t->triggers) {
+      for (const std::string& event : tr.events) {
+        if (std::ranges::find(changes[k].second, event) == changes[k].second.end()) continue;
+        throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(), which "
+                                            "lockstep does not run) is not in lockstep's SQL subset (docs/sql.md)",
+                                            tr.name, t->def.table, event, tr.function));
+      }
+    }
+    // A DELETE's ON DELETE CASCADE deletes children's rows, SET NULL updates them (ON UPDATE
+    // actions are refused where they would run).
+    if (std::ranges::find(changes[k].second, "DELETE") == changes[k].second.end()) continue;
+    for (const auto& [child, index] : t->referenced_by) {
+      const SqlTable* ct = server_.sql_table(child);
+      const auto action = ct == nullptr ? sql::ForeignKey::OnDelete::no_action : ct->foreign_keys.at(index).on_delete;
+      if (action != sql::ForeignKey::OnDelete::no_action) changes.push_back({child, {action == sql::ForeignKey::OnDelete::cascade ? "DELETE" : "UPDATE"}});
+    }
+  }
 }
 
 }  // namespace lockstep::sim::pg

@@ -403,15 +403,16 @@ class SqlRun final : public sql::EvalContext {
   };
   using KeyChanges = std::vector<KeyChange>;
   void check_keys(SqlTable& t, const KeyChanges& changes);
-
   Result<Rows> statement(const sql::DropTable& d);
   Result<Rows> statement(const sql::CreateType& t);
   Result<Rows> drop_types(const sql::DropTable& d);
   Result<Rows> statement(const sql::CreateSequence& q);
   Result<Rows> drop_sequences(const sql::DropTable& d);
-  // CREATE FUNCTION ... LANGUAGE sql and DROP FUNCTION (sim/pg/sql_functions.cc).
+  // CREATE / DROP FUNCTION and TRIGGER; a statement firing a trigger refused (sql_functions.cc).
   Result<Rows> statement(const sql::CreateFunction& f);
   Result<Rows> drop_functions(const sql::DropTable& d);
+  Result<Rows> trigger(const sql::AlterTable& a);
+  void refuse_triggers(const sql::Statement& st);
   // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
   Result<Rows> statement(const sql::AlterTable& a);
   Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
