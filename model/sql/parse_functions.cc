@@ -6,6 +6,7 @@
 // (libpg_query) and kept unread: the function exists, a call of it is refused when run.
 #include <algorithm>
 
+#include <fmt/ranges.h>
 #include <pg_query.h>
 
 #include "lockstep/model/sql/functions.h"
@@ -53,12 +54,16 @@ CreateFunction Reader::create_function(const json& body) {
   if (language != "sql" && language != "plpgsql") refuse(fmt::format("LANGUAGE {}", language), loc);
   f.plpgsql = language == "plpgsql";
   // A plpgsql function is never called here: what the subset cannot type in its signature
-  // (OUT parameters, SETOF, a composite type) is left unread rather than refused.
-  auto lenient = [&](auto&& read) {
+  // (OUT parameters, SETOF, a composite type) is left unread rather than refused, its type
+  // known by its text (so that two signatures still differ: overloading stays refused).
+  auto lenient = [&](ColumnDef& into, const json& type_name, std::string_view mode, auto&& read) {
     try {
       read();
     } catch (const SqlInputError& e) {
       if (!f.plpgsql || e.sqlstate() != "0A000") throw;
+      into.type = Type::text;
+      into.user_type = fmt::format("unread {} {}{}{}", mode, fmt::join(names(type_name.at("names")), "."),
+                                   type_name.contains("arrayBounds") ? "[]" : "", type_name.value("setof", false) ? " setof" : "");
     }
   };
   if (body.contains("parameters")) {
@@ -70,7 +75,7 @@ CreateFunction Reader::create_function(const json& body) {
       FunctionParam fp;
       fp.name = param->value("name", "");
       fp.type.name = fp.name;
-      lenient([&] {
+      lenient(fp.type, param->at("argType"), mode, [&] {
         if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN") refuse("OUT, INOUT and VARIADIC parameters", ploc);
         if (param->contains("defexpr")) refuse("a parameter's DEFAULT", ploc);
         fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
@@ -83,7 +88,7 @@ CreateFunction Reader::create_function(const json& body) {
   const std::vector<std::string> returned = names(returns.at("names"));
   f.returns_trigger = f.plpgsql && returned.size() == 1 && returned[0] == "trigger" && !returns.contains("arrayBounds");
   if (!f.returns_trigger) {
-    lenient([&] {
+    lenient(f.returns, returns, "", [&] {
       if (returns.value("setof", false)) refuse("RETURNS SETOF", location_of(returns, loc));
       f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
     });

@@ -25,6 +25,14 @@ using lockstep::pg::Row;
 // >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
 // Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
 bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+// The btree that holds column c alone, without a predicate: the primary key (`primary`) or a
+// unique index or constraint of c (`unique`); neither found: `found` false.
+struct SingleColumnIndex {
+  bool found = false;
+  bool primary = false;
+  const SqlTable::UniqueKey* unique = nullptr;
+};
+SingleColumnIndex sql_single_column_index(const SqlTable& t, int c);
 // Whether an ORDER BY starting with `first` may be read from an index instead of sorted: it
 // is a column leading the primary key or a unique index without a predicate (plain indexes'
 // columns are not kept).

@@ -116,6 +116,15 @@ std::vector<const Expr*> sql_index_quals(const SqlTable& t, std::string_view ali
   return quals;
 }
 
+SingleColumnIndex sql_single_column_index(const SqlTable& t, int c) {
+  if (c < 0) return {};
+  if (t.key.size() == 1 && t.key.front() == c) return {.found = true, .primary = true};
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (!u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == c) return {.found = true, .unique = &u};
+  }
+  return {};
+}
+
 bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, const Expr& e, const sql::OrderItem& order,
                                  const std::optional<Expr>& where) {
   // Checked on PostgreSQL 15 (EXPLAIN of tables never analyzed): `ORDER BY id LIMIT n` is a
@@ -126,13 +135,10 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
   if (!e.qualifier.empty() && e.qualifier != alias && e.qualifier != t.def.table) return false;
   if (order.nulls_first && *order.nulls_first != order.descending) return false;  // not the index's order
   const int c = t.column(e.name);
-  const bool single = (t.key.size() == 1 && t.key.front() == c) ||
-                      std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) {
-                        return !u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == c;
-                      });
+  const SingleColumnIndex index = sql_single_column_index(t, c);
   // NULLs of a unique column tie, and the index keeps ties in its entries' heap order (the
   // HOT chains' roots; read backward for DESC): a Sort's stable order is not that.
-  if (c < 0 || !single || !(t.def.columns[static_cast<std::size_t>(c)].not_null || (t.key.size() == 1 && t.key.front() == c))) return false;
+  if (!index.found || !(index.primary || t.def.columns[static_cast<std::size_t>(c)].not_null)) return false;
   if (!where) return true;
   std::vector<const Expr*> conjuncts;
   auto flatten = [&](const Expr& x, const auto& self) -> void {

@@ -19,18 +19,9 @@ struct SsiVersion {
   HeapPlace place;
 };
 
-// The index whose order sql_limit_reads_index_order's ORDER BY column `column` is: the
-// primary key (&ssi_primary_key) or a unique index of that column alone; nullptr when neither.
-const SqlTable::UniqueKey ssi_primary_key{};
-const SqlTable::UniqueKey* ssi_order_index(const SqlTable& t, const Expr& column) {
-  if (column.kind != Expr::Kind::column) return nullptr;
-  const int c = t.column(column.name);
-  if (c < 0) return nullptr;
-  if (t.key.size() == 1 && t.key.front() == c) return &ssi_primary_key;
-  for (const SqlTable::UniqueKey& u : t.unique) {
-    if (!u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == c) return &u;
-  }
-  return nullptr;
+// The index whose order sql_limit_reads_index_order's ORDER BY column `column` is.
+SingleColumnIndex ssi_order_index(const SqlTable& t, const Expr& column) {
+  return column.kind == Expr::Kind::column ? sql_single_column_index(t, t.column(column.name)) : SingleColumnIndex{};
 }
 
 // Whether every version of each of t's rows that a snapshot may still meet (committed, older,
@@ -194,10 +185,7 @@ bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, cons
   const auto at = std::find(t.key.begin(), t.key.end(), t.column(arg.name));
   // Else a unique index of that column alone, without WHERE (EXPLAIN on PostgreSQL 15: an
   // index-only scan of it, backward for max, its NULLs left out by an Index Cond).
-  const SqlTable::UniqueKey* unique = nullptr;
-  for (const SqlTable::UniqueKey& u : t.unique) {
-    if (at == t.key.end() && !u.where && u.expressions.empty() && u.columns.size() == 1 && u.columns.front() == t.column(arg.name)) unique = &u;
-  }
+  const SqlTable::UniqueKey* unique = at == t.key.end() ? sql_single_column_index(t, t.column(arg.name)).unique : nullptr;
   if (at == t.key.end() && (unique == nullptr || sel.where || !ssi_unique_values_kept(run.server_, t, *unique))) return false;
   const std::size_t prefix = unique != nullptr ? 0 : static_cast<std::size_t>(at - t.key.begin());
   std::vector<const Expr*> quals = sel.where ? sql_primary_key_quals(t, sel.alias, *sel.where) : std::vector<const Expr*>{};
@@ -250,9 +238,9 @@ void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool 
   // The Limit over an index scan in ORDER BY's order: its locks wait for WHERE to say where
   // it stops. A WHERE that calls the server (a lock function, which may wait) would run
   // between the server's fetches, each with its SIREAD lock: not followed.
-  if (index_order && min_max.empty() && !(sel.where && SqlRun::calls_server(*sel.where)) && ssi_order_index(t, sel.order_by.front().expr) != nullptr) {
-    const SqlTable::UniqueKey* unique = ssi_order_index(t, sel.order_by.front().expr);
-    if (unique == &ssi_primary_key || ssi_unique_values_kept(run.server_, t, *unique)) {
+  if (const SingleColumnIndex index = ssi_order_index(t, sel.order_by.front().expr);
+      index_order && min_max.empty() && !(sel.where && SqlRun::calls_server(*sel.where)) && index.found) {
+    if (index.primary || ssi_unique_values_kept(run.server_, t, *index.unique)) {
       run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .deferred = true});
       return;
     }
@@ -267,8 +255,8 @@ void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool 
 void SqlSsi::read_index_order(SqlRun& run, SqlTable& t, const std::string& alias, const Expr& column, bool descending,
                               const std::optional<Value>& stop) {
   if (!run.c_.ssi_tracking()) return;
-  const SqlTable::UniqueKey* unique = ssi_order_index(t, column);
-  LOCKSTEP_INVARIANT(unique != nullptr, "ssi: an index-order Limit's column has an index of its own");
+  const SingleColumnIndex index = ssi_order_index(t, column);
+  LOCKSTEP_INVARIANT(index.found, "ssi: an index-order Limit's column has an index of its own");
   // The slots in the index's order (each judged on a version with its key: the index's value
   // is the same in all of them), up to the one the Limit stopped at.
   std::vector<std::pair<Value, std::int64_t>> order;
@@ -279,7 +267,7 @@ void SqlSsi::read_index_order(SqlRun& run, SqlTable& t, const std::string& alias
   std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
     return descending ? sql::compare(a.first, b.first) > 0 : sql::compare(a.first, b.first) < 0;
   });
-  auto grain = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .index = unique == &ssi_primary_key ? std::string() : unique->name});
+  auto grain = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .index = index.primary ? std::string() : index.unique->name});
   for (const auto& [v, id] : order) grain->ids.push_back(id);
   run.ssi_grain_ = std::move(grain);
   read(run, t);
