@@ -760,6 +760,11 @@ TEST(SqlSim, SerializableAloneIsRepeatableReadAndWriteSkewFailsOne) {
                          "SELECT current_setting('transaction_isolation')"};
   EXPECT_EQ(outcomes(setup, {shows}, "SELECT 1"),
             (std::set<std::string>{"a: BEGIN | a: SELECT 1 [serializable] | a: COMMIT | a: SELECT 1 [read committed] | final: SELECT 1 [1]"}));
+  // min / max of a column no index holds, without ORDER BY (a regression: planning it read
+  // the ORDER BY list's first item, crashing; SqlConformance seed 98003).
+  const Session max = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SELECT max(v), min(v) FROM t", "COMMIT"};
+  EXPECT_EQ(outcomes(setup, {max}, "SELECT 1"),
+            (std::set<std::string>{"a: BEGIN | a: SELECT 1 [0,0] | a: COMMIT | final: SELECT 1 [1]"}));
   // Each reads both rows (a sequential scan: a SIREAD lock on the table) and writes its own.
   const std::vector<std::string> two_rows = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0), (2, 0)"};
   const Session x = {"BEGIN ISOLATION LEVEL SERIALIZABLE", "SELECT sum(v) FROM t", "UPDATE t SET v = 1 WHERE id = 1", "COMMIT"};

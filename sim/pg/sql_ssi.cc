@@ -238,8 +238,9 @@ void SqlSsi::plan_select(SqlRun& run, const sql::Select& sel, SqlTable& t, bool 
   // The Limit over an index scan in ORDER BY's order: its locks wait for WHERE to say where
   // it stops. A WHERE that calls the server (a lock function, which may wait) would run
   // between the server's fetches, each with its SIREAD lock: not followed.
-  if (const SingleColumnIndex index = ssi_order_index(t, sel.order_by.front().expr);
-      index_order && min_max.empty() && !(sel.where && SqlRun::calls_server(*sel.where)) && index.found) {
+  // (index_order implies one ORDER BY item.)
+  if (const SingleColumnIndex index = index_order ? ssi_order_index(t, sel.order_by.front().expr) : SingleColumnIndex{};
+      min_max.empty() && !(sel.where && SqlRun::calls_server(*sel.where)) && index.found) {
     if (index.primary || ssi_unique_values_kept(run.server_, t, *index.unique)) {
       run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{.by_index = true, .deferred = true});
       return;
