@@ -489,23 +489,28 @@ TEST(SqlSim, AlterTableErrorsAreTheServers) {
 // plpgsql body is parsed, never run: a call of it is refused, as is a statement that would
 // fire a trigger (through a foreign key's ON DELETE action too), while statements that fire
 // none run. A trigger function called directly fails as on the server.
+// What a one-session spec whose setup is `base` then `ddl`, and whose one step is `step`,
+// fails with: "ERROR <sqlstate>: <message>" of the setup or the step, the reader's refusal
+// from the file's name on, or "" when it runs.
+std::string spec_error(std::string_view base, std::string_view ddl, std::string_view step) {
+  try {
+    const sql::Spec spec = sql::parse_spec(fmt::format("setup {{ {} {} }}\nsession a\nstep a1 {{ {} }}\n", base, ddl, step), "one.spec");
+    sim::run_isolation_permutation(spec, sql_spec::permutations(spec).at(0));
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    const auto at = what.find("ERROR ");
+    return at == std::string::npos ? what.substr(what.find("one.spec")) : what.substr(at);
+  }
+  return "";
+}
+
 TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   const std::string base =
       "CREATE TABLE jobs (id int PRIMARY KEY, state text); CREATE TABLE steps (id int PRIMARY KEY, job int REFERENCES jobs ON DELETE CASCADE); "
       "INSERT INTO jobs VALUES (1, 'new'), (2, 'new'); INSERT INTO steps VALUES (1, 1); "
       "CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('c', NEW.id::text); RETURN NEW; END $$; "
       "CREATE FUNCTION nf(a int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN a; END $$;";
-  auto error_of = [&](std::string_view ddl, std::string_view step = "SELECT 1;") -> std::string {
-    try {
-      const sql::Spec spec = sql::parse_spec(fmt::format("setup {{ {} {} }}\nsession a\nstep a1 {{ {} }}\n", base, ddl, step), "trig.spec");
-      sim::run_isolation_permutation(spec, sql_spec::permutations(spec).at(0));
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      const auto at = what.find("ERROR ");
-      return at == std::string::npos ? what.substr(what.find("trig.spec")) : what.substr(at);
-    }
-    return "";
-  };
+  auto error_of = [&](std::string_view ddl, std::string_view step = "SELECT 1;") { return spec_error(base, ddl, step); };
   EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION missing_fn();"),
             "ERROR 42883: function missing_fn() does not exist");
   EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON nope FOR EACH ROW EXECUTE FUNCTION tf();"), "ERROR 42P01: relation \"nope\" does not exist");
@@ -537,6 +542,41 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   // A body PostgreSQL's plpgsql parser rejects is refused, not created.
   EXPECT_NE(error_of("CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $$ BEGIN b := 1; RETURN 1; END $$;").find("plpgsql parser rejects"),
             std::string::npos);
+}
+
+// Migrations' statements outside the sessions (sql-specs/migration-statements.spec has what
+// runs, equal to the server): a DO block's RAISE EXCEPTION fails the setup with P0001, what it
+// does not run is refused by name, and a DO in a session's step is refused; DROP ... CASCADE
+// drops another table's foreign key to the table only with CASCADE; COMMENT ON TABLE.
+TEST(SqlSim, DoBlocksAndMigrationStatementsRunOutsideTheSessions) {
+  const std::string base =
+      "CREATE TABLE parent (id int PRIMARY KEY); CREATE TABLE child (id int PRIMARY KEY, p int REFERENCES parent);";
+  auto error_of = [&](std::string_view ddl, std::string_view step = "SELECT 1;") { return spec_error(base, ddl, step); };
+  const std::string refused = "is not in lockstep's SQL subset (docs/sql.md)";
+  EXPECT_EQ(error_of("DO $$ BEGIN IF (SELECT count(*) FROM parent) = 0 THEN RAISE EXCEPTION 'empty: % rows, %%', 0; END IF; END $$;"),
+            "ERROR P0001: empty: 0 rows, %");
+  EXPECT_EQ(error_of("DO $$ BEGIN INSERT INTO parent VALUES (1); INSERT INTO nope VALUES (1); END $$;"),
+            "ERROR 42P01: relation \"nope\" does not exist");
+  EXPECT_EQ(error_of("DO $$ BEGIN IF 1 THEN NULL; END IF; END $$;").find("ERROR 0A000"), 0u);  // not a boolean
+  EXPECT_EQ(error_of("DO $$ BEGIN EXECUTE NULL; END $$;"), "ERROR 22004: query string argument of EXECUTE is null");
+  EXPECT_EQ(error_of("DO $$ BEGIN IF (SELECT id FROM parent) THEN NULL; END IF; END $$;"), "");  // no row: NULL, not true
+  for (const char* unrun : {"DO $$ DECLARE n int; BEGIN n := 1; END $$;", "DO $$ BEGIN FOR i IN 1..2 LOOP NULL; END LOOP; END $$;",
+                            "DO $$ BEGIN INSERT INTO parent VALUES (1); IF FOUND THEN NULL; END IF; END $$;",
+                            "DO $$ BEGIN NULL; EXCEPTION WHEN others THEN NULL; END $$;", "DO LANGUAGE sql $$ SELECT 1 $$;",
+                            "DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '55000'; END $$;"}) {
+    EXPECT_NE(error_of(unrun).find(refused), std::string::npos) << unrun;
+  }
+  EXPECT_NE(error_of("", "DO $$ BEGIN NULL; END $$;").find("DO in a session's step"), std::string::npos);
+  EXPECT_EQ(error_of("DROP TABLE parent;"), "ERROR 2BP01: cannot drop table parent because other objects depend on it");
+  EXPECT_EQ(error_of("DROP TABLE parent CASCADE;", "INSERT INTO child VALUES (1, 7);"), "");  // the key went with it
+  EXPECT_EQ(error_of("DROP TABLE parent;", "INSERT INTO child VALUES (1, 7);"), "ERROR 2BP01: cannot drop table parent because other objects depend on it");
+  EXPECT_EQ(error_of("DROP TABLE IF EXISTS nope CASCADE; DROP TABLE child, parent CASCADE;"), "");
+  EXPECT_NE(error_of("DROP TYPE IF EXISTS nope CASCADE;").find(refused), std::string::npos);
+  EXPECT_EQ(error_of("COMMENT ON TABLE parent IS 'p'; COMMENT ON TABLE public.child IS NULL;"), "");
+  EXPECT_EQ(error_of("COMMENT ON TABLE nope IS 'p';"), "ERROR 42P01: relation \"nope\" does not exist");
+  EXPECT_NE(error_of("COMMENT ON COLUMN parent.id IS 'p';").find("COMMENT ON COLUMN"), std::string::npos);
+  // GROUP BY an output column's name a FROM column also has: the input column is the server's.
+  EXPECT_NE(error_of("", "SELECT -id AS id FROM parent GROUP BY id;").find(refused), std::string::npos);
 }
 
 // The statements of RealPg.ExecRunsSqlAsWrittenWithTheServersErrors (tests/real_pg_test.cc),

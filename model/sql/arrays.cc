@@ -280,7 +280,7 @@ Value quantified(std::string_view op, bool all, const Value& x, const Value& arr
   Value a = array;
   Value left = x;
   if (a.type() != Type::array && !a.is_null()) {
-    if (a.type() != Type::unknown && a.type() != Type::text) {
+    if (a.type() != Type::unknown) {  // a text value is no array: the server's 42809 (a literal or $n is read as one)
       throw SqlError("42809", fmt::format("op ANY/ALL (array) requires array on right side"));
     }
     a = array_input(a.as_text(), left.type() == Type::unknown ? ElementType{Type::text, -1} : arr_element_of_value(left));

@@ -459,6 +459,15 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::bytea(sha224(cast(v, Type::bytea).payload()));
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
+  if (e.name == "json_typeof") {  // json's own: the first token of the text (graphile-worker's add_jobs)
+    const Value& v = args.at(0);
+    if (v.type() != Type::json && v.type() != Type::unknown) throw SqlError("42883", fmt::format("function json_typeof({}) does not exist", type_name(v.type())));
+    if (v.is_null()) return Value::null(Type::text);
+    const std::string text = output_text(v.type() == Type::json ? v : cast(v, Type::json));
+    const std::size_t at = text.find_first_not_of(" \t\n\r");
+    const char c = at == std::string::npos ? 'n' : text[at];
+    return Value::text(c == '{' ? "object" : c == '[' ? "array" : c == '"' ? "string" : c == 't' || c == 'f' ? "boolean" : c == 'n' ? "null" : "number");
+  }
   if (e.name == "jsonb_exists") {
     if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::boolean);
     return jsonb_operator("?", args[0], args[1].type() == Type::unknown ? cast(args[1], Type::text) : args[1]);

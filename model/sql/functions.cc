@@ -22,6 +22,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"json_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"jsonb_agg", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"jsonb_object_agg", 2, 2, FunctionKind::aggregate},
+    FunctionInfo{"json_object_agg", 2, 2, FunctionKind::aggregate},
     FunctionInfo{"current_database", 0, 0, FunctionKind::scalar},  // "postgres": the simulated server's one database
     FunctionInfo{"current_user", 0, 0, FunctionKind::scalar},      // "postgres": the simulated server's one role (also SESSION_USER, USER)
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
@@ -120,6 +121,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_to_json", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_typeof", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"json_typeof", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_exists", 2, 2, FunctionKind::scalar},      // the operators ?, ?| and ?& by name (pg-boss)
     FunctionInfo{"jsonb_exists_any", 2, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_exists_all", 2, 2, FunctionKind::scalar},
@@ -159,6 +161,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
     FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/sql_ddl.cc
+    FunctionInfo{"to_regclass", 1, 1, FunctionKind::session},  // the relation's name, or NULL
     FunctionInfo{"currval", 1, 1, FunctionKind::session},
     FunctionInfo{"setval", 2, 3, FunctionKind::session},
 };

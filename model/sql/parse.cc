@@ -286,14 +286,13 @@ Statement Reader::statement(const json& n) {
   } else if (type == "VariableShowStmt") {
     s.body = show(body);
   } else if (type == "LockStmt") {
-    known(body, "LockStmt", {"relations", "mode", "nowait"}, statement_start_);
-    LockTables l;
-    for (const json& r : body.at("relations")) l.tables.push_back(relation(*node(r).second, statement_start_).first);
-    l.mode = body.value("mode", 8);
-    l.nowait = body.value("nowait", false);
-    s.body = std::move(l);
+    s.body = lock_tables(body);
+  } else if (type == "DoStmt") {
+    s.body = do_block(body);
   } else if (type == "VacuumStmt") {
     s.body = vacuum(body);
+  } else if (type == "CommentStmt") {
+    s.body = comment(body);
   } else {
     refuse(construct_of_node(type, body), location_of(body, statement_start_));
   }
@@ -594,6 +593,7 @@ std::string Statement::tag() const {
     std::string operator()(const CreateSequence&) const { return "CREATE SEQUENCE"; }
     std::string operator()(const CreateType& t) const { return t.alter ? "ALTER TYPE" : "CREATE TYPE"; }
     std::string operator()(const CreateFunction&) const { return "CREATE FUNCTION"; }
+    std::string operator()(const DoBlock&) const { return "DO"; }
     std::string operator()(const AlterTable& a) const {
       const AlterCommand::Kind k = a.commands.empty() ? AlterCommand::Kind::drop_index : a.commands[0].kind;
       if (k == AlterCommand::Kind::add_trigger || k == AlterCommand::Kind::drop_trigger) return k == AlterCommand::Kind::add_trigger ? "CREATE TRIGGER" : "DROP TRIGGER";
@@ -607,6 +607,7 @@ std::string Statement::tag() const {
     std::string operator()(const LockTables& l) const {
       return l.maintenance == LockTables::Maintenance::vacuum    ? "VACUUM"
              : l.maintenance == LockTables::Maintenance::analyze ? "ANALYZE"
+             : l.maintenance == LockTables::Maintenance::comment ? "COMMENT"
                                                                  : "LOCK TABLE";
     }
     std::string operator()(const Notify& n) const {

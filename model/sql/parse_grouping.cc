@@ -20,6 +20,22 @@ const Target* Reader::target_at_position(const Select& s, const Expr& e, std::st
   return &s.targets[static_cast<std::size_t>(n) - 1];
 }
 
+// A bare name in GROUP BY that is no input column but an output column's name stands for that
+// column's expression (findTargetlistEntrySQL92); nullptr when no other target is so named.
+// Two targets of that name with different expressions are ambiguous (42702).
+const Target* Reader::output_column_named(const Select& s, const Expr& e) const {
+  if (e.kind != Expr::Kind::column || !e.qualifier.empty()) return nullptr;
+  const Target* found = nullptr;
+  for (const Target& t : s.targets) {
+    if (t.star || t.expand || t.name != e.name) continue;
+    if (found != nullptr && !same_expr(found->expr, t.expr)) fail("42702", fmt::format("GROUP BY \"{}\" is ambiguous", e.name), e.location);
+    found = &t;
+  }
+  // A target that is that very column needs no replacing.
+  if (found == nullptr || (found->expr.kind == Expr::Kind::column && found->expr.name == e.name)) return nullptr;
+  return found;
+}
+
 const Expr* Reader::user_call_over(const Expr& e, const std::vector<Expr>& groups) {
   if (e.kind == Expr::Kind::user_func) {
     for (const Expr& a : e.args) {
@@ -39,7 +55,12 @@ void Reader::group_by(const json& items, Select& s, int fallback) {
     const auto [type, body] = node(item);
     if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
     Expr e = expr(item, fallback);
-    if (const Target* t = target_at_position(s, e, "GROUP BY")) e = t->expr;
+    if (const Target* t = target_at_position(s, e, "GROUP BY")) {
+      e = t->expr;
+    } else if (const Target* named = output_column_named(s, e)) {
+      s.group_by_output_names.push_back(e.name);
+      e = named->expr;
+    }
     if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
     s.group_by.push_back(std::move(e));
   }

@@ -137,6 +137,7 @@ class Reader {
   // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for
   // another expression; 42P10 for a position out of the list.
   const Target* target_at_position(const Select& s, const Expr& e, std::string_view clause) const;
+  const Target* output_column_named(const Select& s, const Expr& e) const;
   // GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [(START WITH n INCREMENT BY n)] on `col`.
   void identity(const json& con, ColumnDef& col, int loc);
   ColumnDef column_def(const json& body, CreateTable& c, int fallback);
@@ -239,6 +240,9 @@ class Reader {
   void transaction_options(const json& options, Transaction& t, int loc);
   // VACUUM [FREEZE] [ANALYZE] tables, ANALYZE tables: plan.h's LockTables.
   LockTables vacuum(const json& body);
+  LockTables lock_tables(const json& body);
+  DoBlock do_block(const json& body);  // model/sql/parse_do.cc
+  LockTables comment(const json& body);
 
   SetVariable set_variable(const json& body);
 

@@ -217,8 +217,9 @@ DropTable Reader::drop(const json& body) {
   known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
   const std::string what = body.value("removeType", "");
   if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE" && what != "OBJECT_FUNCTION") refuse(fmt::format("DROP of {}", what), loc);
-  if (body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT") refuse("DROP ... CASCADE", loc);
   DropTable d;
+  d.cascade = body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT";
+  if (d.cascade && what != "OBJECT_TABLE") refuse("DROP ... CASCADE of other objects than tables", loc);
   d.if_exists = body.value("missing_ok", false);
   d.types = what == "OBJECT_TYPE";
   d.sequences = what == "OBJECT_SEQUENCE";
@@ -429,6 +430,15 @@ Select Reader::show(const json& body) {
   return s;
 }
 
+LockTables Reader::lock_tables(const json& body) {
+  known(body, "LockStmt", {"relations", "mode", "nowait"}, statement_start_);
+  LockTables l;
+  for (const json& r : body.at("relations")) l.tables.push_back(relation(*node(r).second, statement_start_).first);
+  l.mode = body.value("mode", 8);
+  l.nowait = body.value("nowait", false);
+  return l;
+}
+
 LockTables Reader::vacuum(const json& body) {
   const int loc = statement_start_;
   known(body, "VacuumStmt", {"options", "rels", "is_vacuumcmd"}, loc);
@@ -449,6 +459,26 @@ LockTables Reader::vacuum(const json& body) {
     if (rel.contains("va_cols")) refuse(fmt::format("{} of named columns", command), loc);
     l.tables.push_back(relation(rel.at("relation"), loc).first);
   }
+  return l;
+}
+
+LockTables Reader::comment(const json& body) {
+  const int loc = statement_start_;
+  known(body, "CommentStmt", {"objtype", "object", "comment"}, loc);
+  const std::string kind = body.value("objtype", "");
+  if (kind != "OBJECT_TABLE") {
+    std::string words = kind.starts_with("OBJECT_") ? kind.substr(7) : kind;  // OBJECT_MATVIEW: COMMENT ON MATVIEW
+    std::replace(words.begin(), words.end(), '_', ' ');
+    refuse(fmt::format("COMMENT ON {}", words), loc);
+  }
+  std::vector<std::string> parts;
+  for (const json* p : items(body.at("object"))) parts.push_back(str(*p));
+  if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
+  if (parts.size() != 1) refuse("a database-qualified name", loc);
+  LockTables l;
+  l.mode = 4;  // SHARE UPDATE EXCLUSIVE, to the transaction's end
+  l.maintenance = LockTables::Maintenance::comment;
+  l.tables.push_back(parts[0]);
   return l;
 }
 

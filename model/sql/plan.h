@@ -175,6 +175,10 @@ struct Select {
   bool distinct = false;          // SELECT DISTINCT
   std::vector<Expr> distinct_on;  // SELECT DISTINCT ON (exprs): the first row of each, in ORDER BY's order
   std::vector<Expr> group_by;  // GROUP BY (a position already replaced by its target's expression)
+  // GROUP BY items that named an output column (`SELECT q AS name ... GROUP BY name`), replaced
+  // by its expression: the server does so when no FROM item has a column of that name (checked
+  // when the statement runs, sim/pg/sql_names.cc).
+  std::vector<std::string> group_by_output_names;
   // Columns outside GROUP BY and aggregates that a grouped primary key may determine (the
   // server's functional dependency): checked when the statement runs, against the tables.
   std::vector<Expr> grouped_by_key;
@@ -297,6 +301,7 @@ struct DropTable {
   bool functions = false;  // DROP FUNCTION instead
   bool types = false;  // DROP TYPE (of enum types) instead
   bool sequences = false;  // DROP SEQUENCE instead
+  bool cascade = false;  // DROP TABLE ... CASCADE: other tables' foreign keys to it go too
 };
 
 // CREATE [OR REPLACE] FUNCTION name(params) RETURNS type LANGUAGE sql [IMMUTABLE | STABLE |
@@ -446,7 +451,32 @@ struct LockTables {
   std::vector<std::string> tables;
   int mode = 8;
   bool nowait = false;
-  enum class Maintenance : std::uint8_t { none, vacuum, analyze } maintenance = Maintenance::none;
+  // VACUUM, ANALYZE, or COMMENT ON TABLE (the comment itself is not kept: nothing reads it)
+  enum class Maintenance : std::uint8_t { none, vacuum, analyze, comment } maintenance = Maintenance::none;
+};
+
+// DO [LANGUAGE plpgsql] $$ body $$, as migrations use it: the body as PostgreSQL's plpgsql
+// parser reads it, in the statements the subset runs (sim/pg/sql_do.cc: outside the sessions,
+// a spec's setup and teardown or a model's constructor): SQL statements, PERFORM, EXECUTE of
+// a text, IF / ELSIF / ELSE, RAISE, RETURN. No variables (DECLARE, INTO, FOUND), loops or
+// EXCEPTION handlers: refused by name when read.
+struct PlBranch;
+struct PlStatement {
+  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop };
+  Kind kind = Kind::sql;
+  // sql, perform: the statement (PERFORM's as SELECT ...); execute: the expression giving the
+  // statement's text; raise: the message, each % standing for the next of `args`
+  std::string text;
+  std::vector<std::string> args;  // raise: expressions
+  int level = 0;                  // raise: PostgreSQL's elog level (21 ERROR, 19 WARNING, 18 NOTICE, ...)
+  std::vector<PlBranch> branches;  // branch: IF's and ELSIF's, then ELSE's (an empty condition)
+};
+struct PlBranch {
+  std::string condition;  // an expression ("": ELSE)
+  std::vector<PlStatement> body;
+};
+struct DoBlock {
+  std::vector<PlStatement> body;
 };
 
 // LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to
@@ -460,7 +490,7 @@ struct Notify {
 
 struct Statement {
   std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType,
-               CreateSequence, Notify, CreateFunction, AlterTable>
+               CreateSequence, Notify, CreateFunction, AlterTable, DoBlock>
       body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses

@@ -197,6 +197,10 @@ class SimConnection : public lockstep::pg::Connection {
   // The statements of a text (one, or several separated by semicolons), each run in turn.
   Result<lockstep::pg::Rows> run_statements(const std::shared_ptr<const std::vector<sql::Statement>>& plans,
                                             const std::vector<lockstep::pg::Param>& params);
+  // DO: its statements in turn, outside the sessions only (sim/pg/sql_do.cc); run_plpgsql
+  // sets `stopped` at a RETURN.
+  Result<lockstep::pg::Rows> run_do(const sql::DoBlock& d);
+  std::optional<lockstep::pg::Error> run_plpgsql(const std::vector<sql::PlStatement>& body, bool& stopped);
 
   // Closing ends the session: every lock it holds goes.
   virtual void close();

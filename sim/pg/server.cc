@@ -237,6 +237,18 @@ void Server::drop_sql_table(std::string_view name) {
   sql_tables_.erase(sql_tables_.find(name));
 }
 
+void Server::drop_foreign_key(const std::string& child, std::size_t index) {
+  SqlTable& t = sql_tables_.find(child)->second;
+  LOCKSTEP_INVARIANT(index < t.foreign_keys.size(), "a foreign key dropped is the table's");
+  if (SqlTable* parent = sql_table(t.foreign_keys[index].parent)) std::erase(parent->referenced_by, std::pair<std::string, std::size_t>(child, index));
+  for (std::size_t later = index + 1; later < t.foreign_keys.size(); ++later) {
+    for (auto& entry : sql_table(t.foreign_keys[later].parent)->referenced_by) {
+      if (entry.first == child && entry.second == later) --entry.second;
+    }
+  }
+  t.foreign_keys.erase(t.foreign_keys.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
 ObjectId Server::object_for(AdvisoryKey key) {
   auto [it, inserted] = objects_.emplace(key, kNoObject);
   if (inserted) it->second = s_.new_object(fmt::format("advisory({},{},{})", key.classid(), key.objid(), key.objsubid()));

@@ -352,6 +352,9 @@ class Server : public sql::SqlContextSource {
   }
   void catalog_changed() { names_checked_.clear(); }
   void drop_sql_table(std::string_view name);
+  // Table `child`'s foreign key number `index` goes (ALTER TABLE DROP CONSTRAINT, DROP TABLE
+  // ... CASCADE of its parent); its later keys move down one where their parents list them.
+  void drop_foreign_key(const std::string& child, std::size_t index);
   // ALTER TABLE ... RENAME TO: the table keyed by its new name, and the foreign keys naming it.
   // REQUIRES: the row store never held a row of it (setup renames before inserting).
   void rename_sql_table(const std::string& from, const std::string& to);

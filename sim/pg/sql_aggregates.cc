@@ -1,6 +1,6 @@
 // sim/pg/sql_aggregates.cc: aggregate functions over a group's rows on the simulated server
 // (sim/pg/sql_run.h): count, sum, avg, min, max, bool_and / bool_or, array_agg, string_agg,
-// json_agg, jsonb_agg, jsonb_object_agg; DISTINCT, FILTER and ORDER BY inside them.
+// json_agg, jsonb_agg, jsonb_object_agg, json_object_agg; DISTINCT, FILTER and ORDER BY inside them.
 #include <algorithm>
 
 #include "lockstep/model/sql/arrays.h"
@@ -38,8 +38,8 @@ Value SqlRun::aggregate(const Expr& e) {
     }
     const Value v = sql::evaluate(e.args.at(0), *this);
     if (e.name == "string_agg" && !delimiter) delimiter = sql::evaluate(e.args.at(1), *this);
-    if (e.name == "jsonb_object_agg") {  // each row's key and value, in the order read
-      if (e.distinct) throw SqlError("0A000", "jsonb_object_agg(DISTINCT ...) is not in lockstep's SQL subset");
+    if (e.name == "jsonb_object_agg" || e.name == "json_object_agg") {  // each row's key and value, in the order read
+      if (e.distinct) throw SqlError("0A000", fmt::format("{}(DISTINCT ...) is not in lockstep's SQL subset", e.name));
       if (v.is_null()) throw SqlError("22004", "field name must not be null");
       pairs.push_back(v);
       pairs.push_back(sql::evaluate(e.args.at(1), *this));
@@ -91,6 +91,16 @@ Value SqlRun::aggregate(const Expr& e) {
   if (e.name == "avg") return sql::numeric_avg(values);
   if (e.name == "json_agg" || e.name == "jsonb_agg") return sql::json_aggregate(values, e.name == "jsonb_agg");
   if (e.name == "jsonb_object_agg") return pairs.empty() ? Value::null(Type::jsonb) : sql::jsonb_build_object(pairs);  // the last of a repeated key
+  if (e.name == "json_object_agg") {  // json_object_agg_transfn's text: { "k" : v, ... }, every key kept
+    if (pairs.empty()) return Value::null(Type::json);
+    std::string out = "{ ";
+    for (std::size_t i = 0; i < pairs.size(); i += 2) {
+      const Value value = pairs[i + 1].is_null() ? Value::null(Type::json) : sql::to_json(pairs[i + 1]);
+      out += fmt::format("{}{} : {}", i == 0 ? "" : ", ", sql::to_json(Value::text(pairs[i].text_output())).text_output(),
+                         value.is_null() ? std::string("null") : value.text_output());
+    }
+    return Value::json(out + " }");
+  }
   if (e.name == "array_agg") {
     if (values.empty()) return Value::null(Type::array);
     sql::ElementType element;

@@ -410,16 +410,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         if (std::erase_if(t->unique, [&](const SqlTable::UniqueKey& u) { return u.constraint && u.name == name; }) > 0) break;
         const auto fk = std::find_if(t->foreign_keys.begin(), t->foreign_keys.end(), [&](const SqlTable::ForeignKey& k) { return k.name == name; });
         if (fk != t->foreign_keys.end()) {
-          const auto index = static_cast<std::size_t>(fk - t->foreign_keys.begin());
-          SqlTable* parent = server_.sql_table(fk->parent);
-          std::erase(parent->referenced_by, std::pair<std::string, std::size_t>(table, index));
-          // This table's later foreign keys move down one, wherever their parents list them.
-          for (std::size_t later = index + 1; later < t->foreign_keys.size(); ++later) {
-            for (auto& entry : server_.sql_table(t->foreign_keys[later].parent)->referenced_by) {
-              if (entry.first == table && entry.second == later) --entry.second;
-            }
-          }
-          t->foreign_keys.erase(fk);
+          server_.drop_foreign_key(table, static_cast<std::size_t>(fk - t->foreign_keys.begin()));
           break;
         }
         if (!t->key.empty() && primary_key_name(t, table) == name) alter_refuse("DROP CONSTRAINT of a primary key");

@@ -122,30 +122,64 @@ Result<Rows> SqlRun::drop_sequences(const sql::DropTable& d) {
   return done(Rows{{}, {}, "DROP SEQUENCE"});
 }
 
-namespace {
-
-// A regclass text as the server reads it: an unquoted name folded to lower case, a quoted one
-// as written; a schema before a dot dropped (tables and sequences are known by their names).
-std::string ddl_sequence_name(std::string_view text) {
-  std::string out;
-  bool quoted = false;
+std::pair<std::string, std::string> regclass_name(std::string_view text) {
+  // stringToQualifiedNameList: identifiers (an unquoted one folded to lower case, a quoted one
+  // as written, "" inside for a quote) joined by dots, with blanks around them only.
+  std::vector<std::string> parts(1);
+  bool quoted = false, ended = false;  // ended: after a name, before its dot
+  const auto invalid = [] { return SqlError("42602", "invalid name syntax"); };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '"') {
-      if (quoted && i + 1 < text.size() && text[i + 1] == '"') {
-        out += '"';
+    if (quoted) {
+      if (c != '"') {
+        parts.back() += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        parts.back() += '"';
         ++i;
       } else {
-        quoted = !quoted;
+        quoted = false;
+        ended = true;
       }
-    } else if (c == '.' && !quoted) {
-      out.clear();
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      ended = ended || !parts.back().empty();
+    } else if (c == '.') {
+      if (parts.back().empty()) throw invalid();
+      parts.emplace_back();
+      ended = false;
+    } else if (ended) {
+      throw invalid();
+    } else if (c == '"') {
+      if (!parts.back().empty()) throw invalid();
+      quoted = true;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80) {
+      parts.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     } else {
-      out += quoted ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      throw invalid();
     }
   }
-  return out;
+  if (quoted || parts.back().empty() || parts.size() > 3) throw invalid();
+  return {parts.size() >= 2 ? parts[parts.size() - 2] : std::string(), parts.back()};
 }
+
+std::optional<std::string> to_regclass(Server& server, std::string_view text) {
+  const auto [schema, name] = regclass_name(text);
+  if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
+  bool found = server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr;
+  server.each_sql_table([&](const SqlTable& t) {
+    found = found || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || std::find(t.indexes.begin(), t.indexes.end(), name) != t.indexes.end() ||
+            std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
+  });
+  if (!found) return std::nullopt;
+  // regclassout: qualified unless the search path finds it (public: the subset's tables are
+  // known by their names, plan.h's Schema).
+  return schema.empty() || schema == "public" ? name : schema + "." + name;
+}
+
+namespace {
+
+// A regclass text as the server reads it (a schema before a dot dropped: tables and sequences
+// are known by their names).
+std::string ddl_sequence_name(std::string_view text) { return regclass_name(text).second; }
 
 // currval: the value the session's last nextval (or setval with is_called) of it gave.
 Value ddl_currval(const std::map<std::string, std::int64_t, std::less<>>& currvals, const std::string& seq_name) {
@@ -269,18 +303,27 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   for (const std::string& name : d.tables) {
     const SqlTable* t = server_.sql_table(name);
     if (t == nullptr) {
-      if (d.if_exists) continue;
+      if (d.if_exists) continue;  // (the server's NOTICE is not a warning: a pg::Connection reports warnings only)
       return Error{"42P01", fmt::format("table \"{}\" does not exist", name)};
     }
-    // A table another table's foreign key references goes only with that table.
+    // A table another table's foreign key references goes only with that table, or CASCADE
+    // drops that key.
     for (const auto& [child, k] : t->referenced_by) {
-      if (std::find(d.tables.begin(), d.tables.end(), child) == d.tables.end()) {
+      if (!d.cascade && std::find(d.tables.begin(), d.tables.end(), child) == d.tables.end()) {
         return Error{"2BP01", fmt::format("cannot drop table {} because other objects depend on it", name)};
       }
     }
   }
   for (const std::string& name : d.tables) {
-    if (server_.sql_table(name) != nullptr) server_.drop_sql_table(name);
+    const SqlTable* t = server_.sql_table(name);
+    if (t == nullptr) continue;
+    std::vector<std::pair<std::string, std::size_t>> keys;  // other tables' keys to it, the last of each table first
+    for (const auto& entry : t->referenced_by) {
+      if (std::find(d.tables.begin(), d.tables.end(), entry.first) == d.tables.end()) keys.push_back(entry);
+    }
+    std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+    for (const auto& [child, index] : keys) server_.drop_foreign_key(child, index);
+    server_.drop_sql_table(name);
   }
   return done(Rows{{}, {}, "DROP TABLE"});
 }

@@ -477,7 +477,7 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
     const bool vacuum = l.maintenance == sql::LockTables::Maintenance::vacuum;
     const Status st = c_.maintain_tables(tables, table_mode(l.mode), vacuum);
     if (!st.ok()) return st.error();
-    return done(Rows{{}, {}, vacuum ? "VACUUM" : "ANALYZE"});
+    return done(Rows{{}, {}, vacuum ? "VACUUM" : l.maintenance == sql::LockTables::Maintenance::comment ? "COMMENT" : "ANALYZE"});
   }
   const Status st = c_.lock_tables(tables, table_mode(l.mode), l.nowait);
   if (!st.ok()) return st.error();
@@ -599,6 +599,11 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   }
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
   if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
+  if (n == "to_regclass") {  // the catalog, which only DDL outside the sessions changes
+    if (args.at(0).is_null()) return Value::null(Type::text);
+    const std::optional<std::string> found = to_regclass(server_, sql::cast(args[0], Type::text).as_text());
+    return found ? Value::text(*found) : Value::null(Type::text);
+  }
   if (n == "gen_random_uuid" || n == "uuid_generate_v4") {  // deterministic: the session's pid and its count of draws (model/sql/binary_types.h)
     if (n != "gen_random_uuid" && !server_.has_extension("uuid-ossp")) throw sql::SqlError("42883", "function uuid_generate_v4() does not exist");
     return sql::uuid_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);

@@ -62,7 +62,9 @@ class QualifiedNames {
     std::vector<Relation> scope{{alias.empty() ? table : alias, table_columns(table)}};
     if (!from.empty()) scope.push_back({from_alias.empty() ? from : from_alias, table_columns(from)});
     scopes_.push_back(std::move(scope));
+    const std::size_t outer = std::exchange(modify_depth_, from.empty() ? 0 : scopes_.size());
     walk();
+    modify_depth_ = outer;
     scopes_.pop_back();
     ctes_.resize(ctes);
   }
@@ -173,6 +175,15 @@ class QualifiedNames {
     if (!sel.table.empty()) scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table)});
     std::vector<const sql::Expr*> conditions;
     for (const sql::FromItem& f : sel.from) from_item(f, scope, conditions);
+    for (const std::string& name : sel.group_by_output_names) {
+      // An input column of that name wins (findTargetlistEntrySQL92): not the reader's choice.
+      for (const Relation& r : scope) {
+        if (r.columns && std::find(r.columns->begin(), r.columns->end(), name) == r.columns->end()) continue;
+        throw sql::SqlError("0A000", fmt::format("GROUP BY {} naming an output column beside the FROM item {}{} is not in lockstep's SQL "
+                                                 "subset (docs/sql.md)",
+                                                 name, r.name, r.columns ? " that has a column of that name" : " whose columns are known when it runs"));
+      }
+    }
     scopes_.push_back(std::move(scope));
     for (const sql::Expr* on : conditions) expr(*on);
     for (const sql::Target& t : sel.targets) target(t);
@@ -234,6 +245,13 @@ class QualifiedNames {
       column(e);
       return;
     }
+    if (e.kind == sql::Expr::Kind::column && modify_depth_ != 0 && scopes_.size() == modify_depth_) {
+      // UPDATE ... FROM, DELETE ... USING: a bare name both relations have is ambiguous.
+      const auto has = [&](const Relation& r) { return r.columns && std::find(r.columns->begin(), r.columns->end(), e.name) != r.columns->end(); };
+      if (std::count_if(scopes_.back().begin(), scopes_.back().end(), has) > 1) {
+        throw sql::SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", e.name));
+      }
+    }
     if (sql::is_sublink(e) && e.select) select(*e.select);
     if (e.kind == sql::Expr::Kind::window && e.select) {
       for (const sql::OrderItem& o : e.select->order_by) expr(o.expr);
@@ -257,6 +275,7 @@ class QualifiedNames {
   const RecordOf& record_of_;
   std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
   std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
+  std::size_t modify_depth_ = 0;  // an UPDATE ... FROM's or DELETE ... USING's level in scopes_ (0: none)
 };
 
 // The tables a statement names, WITH queries' names left out (each_table_named).

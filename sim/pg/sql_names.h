@@ -6,10 +6,12 @@
 // it evaluates them would answer instead.
 //
 // Guarantees: throws only sql::SqlError 42703 ("column x.c does not exist", the server's
-// words), and only for a reference whose qualifier names, in the innermost scope that has
-// it, a relation whose columns are all known from the statement and the catalog: a table, a
-// WITH query or FROM subquery whose targets are named, VALUES. Anything else (a function's
-// columns, `excluded`, an outer name the executor resolves) is left to the executor.
+// words), for a reference whose qualifier names, in the innermost scope that has it, a
+// relation whose columns are all known from the statement and the catalog: a table, a WITH
+// query or FROM subquery whose targets are named, VALUES (anything else: a function's
+// columns, `excluded`, an outer name the executor resolves, is left to the executor); or
+// 42702 for a bare name both relations of an UPDATE ... FROM or DELETE ... USING have; or
+// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow.
 #pragma once
 
 #include <functional>

@@ -95,4 +95,10 @@ bool conflict_repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const R
 // A row's values of a unique key as one text, or nullopt when one is NULL or a partial index
 // does not hold the row (neither conflicts).
 std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);
+// A regclass text as the server reads it (stringToQualifiedNameList): its schema ("" without
+// one) and name; 42602 "invalid name syntax" otherwise.
+std::pair<std::string, std::string> regclass_name(std::string_view text);
+// to_regclass: the relation's name when the server has a table, sequence or index of that name
+// (in a schema it has), else nullopt.
+std::optional<std::string> to_regclass(Server& server, std::string_view text);
 }  // namespace lockstep::sim::pg

@@ -360,8 +360,8 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> statement(const sql::SetVariable& v);
   Result<Rows> statement(const sql::LockTables& l);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
-  // The weak locks of its tables (its target, a SELECT's FROM tables), for its first step.
-  void request_table_lock();
+  Result<Rows> statement(const sql::DoBlock& d);  // a DO in a data-modifying WITH: a refusal (SimConnection::run_do runs DO)
+  void request_table_lock();  // its tables' weak locks (its target, a SELECT's FROM tables), for its first step
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
   // ---- DDL: one step that writes the whole server; not inside a transaction block. The catalog

@@ -7,19 +7,28 @@
 // side's order (the server's hashing may give another order: compare such results as sets).
 #include <algorithm>
 
+#include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
 namespace {
 
+// A column's type on one side: its declared one (a table's column), else its first value's;
+// an enum's by its own name.
+struct SetType {
+  Type type = Type::unknown;
+  std::string user_type;
+  std::string name() const { return type == Type::enum_ && !user_type.empty() ? user_type : std::string(sql::type_name(type)); }
+};
+
 // The common type of a column's two sides.
-Type set_common_type(Type a, Type b, std::string_view op) {
-  if (a == b || b == Type::unknown) return a;
-  if (a == Type::unknown) return b;
-  if (sql::is_numeric_category(a) && sql::is_numeric_category(b)) return sql::numeric_common_type(a, b);
-  if (sql::is_timestamp(a) && sql::is_timestamp(b)) return Type::timestamptz;
-  throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", op, sql::type_name(a), sql::type_name(b)));
+SetType set_common_type(const SetType& a, const SetType& b, std::string_view op) {
+  if ((a.type == b.type && (a.type != Type::enum_ || a.user_type == b.user_type)) || b.type == Type::unknown) return a;
+  if (a.type == Type::unknown) return b;
+  if (sql::is_numeric_category(a.type) && sql::is_numeric_category(b.type)) return {sql::numeric_common_type(a.type, b.type), {}};
+  if (sql::is_timestamp(a.type) && sql::is_timestamp(b.type)) return {Type::timestamptz, {}};
+  throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", op, a.name(), b.name()));
 }
 
 }  // namespace
@@ -29,19 +38,18 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   const std::string_view op = so.op == sql::SetOperation::Op::union_ ? "UNION" : so.op == sql::SetOperation::Op::intersect ? "INTERSECT" : "EXCEPT";
   // The output columns: the first query's (`*` expanded now, with the catalog).
   const std::vector<sql::ColumnDef> columns = output_columns(*so.left);
+  const std::vector<sql::ColumnDef> right_columns = output_columns(*so.right);
   const std::size_t width = columns.size();
-  if (output_columns(*so.right).size() != width) throw SqlError("42601", fmt::format("each {} query must have the same number of columns", op));
+  if (right_columns.size() != width) throw SqlError("42601", fmt::format("each {} query must have the same number of columns", op));
   std::vector<std::vector<Value>> left = run_subquery(*so.left, /*per_row=*/false);
   std::vector<std::vector<Value>> right = run_subquery(*so.right, /*per_row=*/false);
-  std::vector<Type> types(width, Type::unknown);
-  for (const auto* side : {&left, &right}) {
+  std::vector<SetType> types(width);
+  for (const auto& [side, declared] : {std::pair{&left, &columns}, std::pair{&right, &right_columns}}) {
     for (std::size_t i = 0; i < width; ++i) {
-      Type t = Type::unknown;
+      SetType t{(*declared)[i].type, (*declared)[i].user_type};
       for (const auto& row : *side) {
-        if (!row[i].is_null() && row[i].type() != Type::unknown) {
-          t = row[i].type();
-          break;
-        }
+        if (t.type != Type::unknown) break;
+        if (!row[i].is_null() && row[i].type() != Type::unknown) t = {row[i].type(), row[i].type() == Type::enum_ ? sql::enum_type_name(row[i]) : ""};
       }
       types[i] = set_common_type(types[i], t, op);
     }
@@ -49,8 +57,10 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   for (auto* side : {&left, &right}) {
     for (auto& row : *side) {
       for (std::size_t i = 0; i < width; ++i) {
-        const Type t = types[i] == Type::unknown ? Type::text : types[i];
-        if (row[i].type() != t && (row[i].type() == Type::unknown || sql::is_numeric_category(t) || sql::is_timestamp(t))) {
+        const Type t = types[i].type == Type::unknown ? Type::text : types[i].type;
+        if (t == Type::enum_ && row[i].type() == Type::unknown) {
+          row[i] = row[i].is_null() ? row[i] : sql::cast_to_column(row[i], t, types[i].user_type);
+        } else if (row[i].type() != t && (row[i].type() == Type::unknown || sql::is_numeric_category(t) || sql::is_timestamp(t))) {
           row[i] = sql::cast(row[i], t);
         }
       }
@@ -87,7 +97,7 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
   if (sel.order_by.empty() && !sel.limit && !sel.offset) return out;
   // ORDER BY, OFFSET and LIMIT over the result: a relation of the output columns.
   SqlTable result;
-  for (std::size_t i = 0; i < width; ++i) result.def.columns.push_back(sql::ColumnDef{.name = columns[i].name, .type = types[i] == Type::unknown ? Type::text : types[i]});
+  for (std::size_t i = 0; i < width; ++i) result.def.columns.push_back(sql::ColumnDef{.name = columns[i].name, .type = types[i].type == Type::unknown ? Type::text : types[i].type, .user_type = types[i].user_type});
   std::vector<std::pair<std::int64_t, Row>> rows;
   for (std::size_t k = 0; k < out.size(); ++k) {
     Row& row = rows.emplace_back(static_cast<std::int64_t>(k), Row{}).second;

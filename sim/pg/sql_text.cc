@@ -92,7 +92,7 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
   for (const sql::Statement& st : *plans) {
     if (dead_) break;
     if (several && !session_.in_transaction && !std::holds_alternative<sql::Transaction>(st.body)) begin_implicit_block();
-    last = SqlRun(*this, plans, st, params).run_checked();
+    last = std::holds_alternative<sql::DoBlock>(st.body) ? run_do(std::get<sql::DoBlock>(st.body)) : SqlRun(*this, plans, st, params).run_checked();
     if (!last.ok()) break;
   }
   if (whole_string) end_query_string();
