@@ -316,6 +316,17 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING id), i AS (INSERT INTO q VALUES (1)) SELECT 1"),
             "0A000 a data-modifying WITH query on \"q\" beside another part of the statement that writes it is not in "
             "lockstep's SQL subset (docs/sql.md), at position 6 @6");
+  // pg-boss's fail: a DELETE's rows pulled one at a time by the INSERT after it (streamed), its
+  // other readers reading that INSERT too; without that, the order is another's: refused.
+  EXPECT_EQ(refusal("WITH d AS (DELETE FROM q RETURNING *), r AS (INSERT INTO q SELECT id, v FROM d RETURNING *), "
+                    "f AS (INSERT INTO q SELECT id, v FROM d WHERE id NOT IN (SELECT id FROM r)) SELECT count(*) FROM r"),
+            "");
+  for (const char* other : {"WITH d AS (DELETE FROM q RETURNING *), r AS (INSERT INTO q SELECT id, v FROM d RETURNING *) SELECT count(*) FROM d",
+                            "WITH d AS (DELETE FROM q RETURNING *), r AS (INSERT INTO q SELECT id, v FROM d ORDER BY id RETURNING *) SELECT count(*) FROM r",
+                            "WITH d AS (DELETE FROM q RETURNING *), r AS (INSERT INTO q SELECT id, v FROM d RETURNING *), "
+                            "f AS (INSERT INTO q SELECT id, v FROM d) SELECT count(*) FROM r"}) {
+    EXPECT_NE(refusal(other).find("beside another part of the statement that writes it"), std::string::npos) << other;
+  }
   // An aggregate the subset lacks beside one it has: refused, not the server's 42803.
   EXPECT_EQ(refusal("SELECT count(*), regr_count(v, id) FROM t"),
             "0A000 the function regr_count() over a grouped query's rows is not in lockstep's SQL subset (docs/sql.md), at position 18 @18");

@@ -104,9 +104,70 @@ void Reader::count_references(const json& n, std::string_view name, bool under_s
   }
 }
 
-void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc) const {
+std::vector<std::size_t> Reader::streamed_deletes(Statement& s, const json& tree) const {
+  // pg-boss's fail (v11): WITH d AS (DELETE FROM x ... RETURNING *), r AS (INSERT INTO x ...
+  // SELECT ... FROM d [ON CONFLICT DO NOTHING] RETURNING *), f AS (INSERT INTO x ... SELECT ...
+  // FROM d WHERE id NOT IN (SELECT id FROM r) ...), results AS (SELECT * FROM r UNION ALL
+  // SELECT * FROM f), dlq AS (INSERT INTO x ... FROM results ...) SELECT count(*) FROM results.
+  // The server's r pulls d's rows one at a time: it deletes a row, inserts what r makes of it,
+  // then deletes the next (d's DELETE runs as r asks); the simulation runs them so
+  // (streams_into_next). Whatever else reads d also reads r, which it has then read whole
+  // (after r's first row at most: the same order); the other writers of x read r, or are read
+  // by nothing and come last (ExecPostprocessPlan runs them at the end, as the simulation does).
+  auto* sel = std::get_if<Select>(&s.body);
+  if (sel == nullptr) return {};
+  std::vector<CommonTable>& with = sel->with;
+  const json& body = *node(tree).second;
+  if (!body.contains("withClause")) return {};
+  const json& clause = body.at("withClause").contains("WithClause") ? body.at("withClause").at("WithClause") : body.at("withClause");
+  std::vector<const json*> queries;  // each WITH query's parse tree, in order
+  for (const json& c : clause.at("ctes")) queries.push_back(&node(c).second->at("ctequery"));
+  if (queries.size() != with.size()) return {};
+  json main_query = body;  // the statement without its WITH
+  main_query.erase("withClause");
+  const auto names = [&](std::size_t j, const std::string& name) { return j == with.size() ? names_relation(main_query, name) : names_relation(*queries[j], name); };
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k + 1 < with.size(); ++k) {
+    const CommonTable& d = with[k];
+    const CommonTable& r = with[k + 1];
+    const auto* del = d.modifying ? std::get_if<Delete>(&d.modifying->body) : nullptr;
+    const auto* ins = r.modifying ? std::get_if<Insert>(&r.modifying->body) : nullptr;
+    if (del == nullptr || ins == nullptr || ins->table != del->table || ins->select == nullptr || ins->on_conflict == Insert::OnConflict::update) continue;
+    const Select& q = *ins->select;  // row by row: one row of r per row of d, made as it comes
+    const bool row_by_row = q.table == d.name && q.from.empty() && q.with.empty() && !q.set_op && !q.aggregate && q.group_by.empty() && !q.having &&
+                            q.order_by.empty() && !q.limit && !q.offset && !q.distinct && q.distinct_on.empty() &&
+                            queries[k + 1]->dump().find("SubLink") == std::string::npos && queries[k + 1]->dump().find("WindowDef") == std::string::npos;
+    bool read_by_main = false;  // r is read as the statement runs (by it, or by a WITH query it reads)
+    for (std::size_t j = k + 2; j <= with.size(); ++j) {
+      if (names(j, r.name) && (j == with.size() || (!with[j].modifying && names(with.size(), with[j].name)))) read_by_main = true;
+    }
+    bool fits = row_by_row && read_by_main;
+    std::vector<std::size_t> group{k, k + 1};
+    bool unread_met = false;
+    for (std::size_t j = k + 2; fits && j <= with.size(); ++j) {
+      if (names(j, d.name) && !names(j, r.name)) fits = false;  // reads d, not r: d's order is another's
+      if (j == with.size() || !with[j].modifying) continue;
+      const auto* other = std::get_if<Insert>(&with[j].modifying->body);
+      if (from_written_table(*with[j].modifying) != del->table) continue;
+      if (other == nullptr || other->on_conflict == Insert::OnConflict::update) fits = false;
+      if (!with[j].read) unread_met = true;
+      if (with[j].read && (unread_met || !names(j, r.name))) fits = false;  // a read writer after an unread one, or one not after r
+      group.push_back(j);
+    }
+    for (std::size_t j = 0; fits && j < k; ++j) {
+      if (with[j].modifying && from_written_table(*with[j].modifying) == del->table) fits = false;
+    }
+    if (!fits) continue;
+    with[k].streams_into_next = true;
+    members.insert(members.end(), group.begin(), group.end());
+  }
+  return members;
+}
+
+void Reader::check_modifying_ctes(Statement& s, const json& tree, int loc) const {
   const std::vector<CommonTable>* with = from_with_of(s);
   if (with == nullptr) return;
+  const std::vector<std::size_t> streamed = streamed_deletes(s, tree);
   // pg-boss's fail: WITH u AS (UPDATE x ... RETURNING *), i AS (INSERT INTO x SELECT ... FROM
   // u ...) SELECT count(*) FROM u. The main query reads all of u, so the UPDATE runs to
   // completion first; i, which nothing reads, runs at the statement's end
@@ -159,6 +220,7 @@ void Reader::check_modifying_ctes(const Statement& s, const json& tree, int loc)
       const CommonTable& o = (*with)[i];
       if (&o == &c || !o.modifying) continue;
       if (update_then_insert(k, i) || update_then_insert(i, k)) continue;
+      if (std::find(streamed.begin(), streamed.end(), k) != streamed.end() && std::find(streamed.begin(), streamed.end(), i) != streamed.end()) continue;
       writers.push_back(from_written_table(*o.modifying));
     }
     if (std::find(writers.begin(), writers.end(), written) != writers.end()) {

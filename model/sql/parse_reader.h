@@ -105,7 +105,8 @@ class Reader {
   std::shared_ptr<const Statement> modifying_cte(std::string_view type, const json& body, const std::string& name, int loc);
   // A data-modifying WITH query's table read or written elsewhere in the statement is refused
   // (the server runs them on one snapshot: neither sees the other's change).
-  void check_modifying_ctes(const Statement& s, const json& tree, int loc) const;
+  void check_modifying_ctes(Statement& s, const json& tree, int loc) const;
+  std::vector<std::size_t> streamed_deletes(Statement& s, const json& tree) const;  // and marks them
   // SELECT DISTINCT [ON (...)] (model/sql/parse_from.cc), after the select list and ORDER BY.
   void distinct(const json& clause, Select& s, int fallback);
   // UNION / INTERSECT / EXCEPT [ALL] (model/sql/parse_from.cc).

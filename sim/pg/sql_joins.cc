@@ -17,10 +17,20 @@
 namespace lockstep::sim::pg {
 
 void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
-  for (const sql::CommonTable& cte : with) {
+  for (std::size_t k = 0; k < with.size(); ++k) {
+    const sql::CommonTable& cte = with[k];
     auto d = std::make_unique<Derived>();
     d->def = &cte;
     d->table.def.table = cte.name;
+    if (cte.modifying && cte.streams_into_next) {  // a DELETE whose rows the next query inserts as they come
+      auto next = std::make_unique<Derived>();
+      next->def = &with[++k];
+      next->table.def.table = next->def->name;
+      derived_.push_back(std::move(d));
+      derived_.push_back(std::move(next));
+      run_modifying(*derived_[derived_.size() - 2], derived_.back().get());
+      continue;
+    }
     if (cte.modifying) {
       derived_.push_back(std::move(d));
       run_modifying(*derived_.back());
@@ -81,7 +91,7 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
   return out;
 }
 
-void SqlRun::run_modifying(Derived& d) {
+void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
   const sql::Statement& st = *d.def->modifying;
   // It runs before its statement's first step: under REPEATABLE READ that step takes the
   // snapshot, which the query would have to see first.
@@ -98,6 +108,7 @@ void SqlRun::run_modifying(Derived& d) {
   if (returning == nullptr) throw SqlError("XX000", "internal: a data-modifying WITH query that is no INSERT, UPDATE or DELETE");
   // Its columns: RETURNING's (a column keeps its table's type; an expression takes its first value's).
   const SqlTable* t = table(target);
+  d.table.def.columns.clear();  // (run again per row of the query streamed into it)
   for (const sql::Target& r : *returning) {
     if (r.star) {
       for (const sql::ColumnDef& c : t->def.columns) d.table.def.columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
@@ -126,10 +137,7 @@ void SqlRun::run_modifying(Derived& d) {
   inner.statement_start_ = statement_start_;
   std::vector<std::vector<Value>> rows;
   inner.returned_ = &rows;
-  const Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
-  if (!r.ok()) throw Raised{r.error()};
-  d.computed = true;
-  for (std::vector<Value>& values : rows) {
+  const auto keep = [&d](std::vector<Value> values) {
     Row& row = d.rows.emplace_back();
     for (std::size_t i = 0; i < values.size() && i < d.table.def.columns.size(); ++i) {
       sql::ColumnDef& c = d.table.def.columns[i];
@@ -137,7 +145,23 @@ void SqlRun::run_modifying(Derived& d) {
       if (c.type == Type::unknown) c.type = values[i].type() == Type::unknown ? Type::text : values[i].type();
       row.emplace(c.name, std::move(values[i]).text_output());
     }
+  };
+  if (streamed_into != nullptr) {
+    // Each row the DELETE returns is the next query's one row now (streams_into_next); its
+    // readers then see them all.
+    inner.after_row_ = [&] {
+      d.rows.clear();
+      keep(rows.back());
+      d.computed = true;
+      run_modifying(*streamed_into);
+    };
   }
+  const Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
+  if (!r.ok()) throw Raised{r.error()};
+  d.computed = true;
+  if (streamed_into != nullptr) d.rows.clear();  // (its last row's, kept for the streamed query): all of them now
+  for (std::vector<Value>& values : rows) keep(std::move(values));
+  if (streamed_into != nullptr && !streamed_into->computed) run_modifying(*streamed_into);  // no row: its query runs once, empty
   for (sql::ColumnDef& c : d.table.def.columns) {
     if (c.type == Type::unknown) c.type = Type::text;
   }

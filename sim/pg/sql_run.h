@@ -246,8 +246,8 @@ class SqlRun final : public sql::EvalContext {
   static void type_columns(Derived& d, const std::vector<std::vector<Value>>& rows);
   static std::vector<Row> stored_rows(const Derived& d, std::vector<std::vector<Value>> rows);
   // A data-modifying WITH query: its statement run now, to completion, in steps of this one;
-  // its RETURNING rows are the relation.
-  void run_modifying(Derived& d);
+  // its RETURNING rows are the relation; `streamed_into` runs for each row (streams_into_next).
+  void run_modifying(Derived& d, Derived* streamed_into = nullptr);
   // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
   // visible versions (a subquery's: the statement's snapshot), in heap order (`by_root`: in
   // the order of their HOT chains' roots, as a bitmap heap scan visits them).
@@ -418,7 +418,6 @@ class SqlRun final : public sql::EvalContext {
   Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
   void refuse_in_read_only(std::string_view function) const;  // nextval(), setval(): 25006 in READ ONLY
   Value serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args);
-
   Result<Rows> statement(const sql::CreateIndex& ix);
   Result<Rows> statement(const sql::Schema& s);
 
@@ -644,6 +643,7 @@ class SqlRun final : public sql::EvalContext {
   bool nested_ = false;  // a data-modifying WITH query's statement, run inside its statement's frame
   SqlRun* enclosing_ = nullptr;  // ... and that statement's run, whose earlier WITH queries it reads
   std::vector<std::vector<Value>>* returned_ = nullptr;  // ... its RETURNING rows, as values
+  std::function<void()> after_row_;  // ... called after each row it wrote (run_modifying's streamed_into)
 
   std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
   SqlTable* table_ = nullptr;

@@ -608,6 +608,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     const bool unchanged = projected && *newest == candidates[k].second;
     write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr);
     ++changed;
+    if (after_row_) after_row_();
   }
   check_keys(*t, changes);
   out.tag = (remove ? "DELETE " : "UPDATE ") + std::to_string(changed);
