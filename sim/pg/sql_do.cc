@@ -90,7 +90,7 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
           }
         }
         if (s.level >= 21) return Error{"P0001", message};  // RAISE EXCEPTION (ERROR)
-        warnings_.push_back({s.level == 19 ? "01000" : "00000", message});
+        if (s.level >= 17) warnings_.push_back({s.level == 19 ? "01000" : "00000", message});  // LOG, DEBUG: the client gets none
         break;
       }
       case K::stop:
