@@ -27,7 +27,11 @@ class PlReader {
 
  private:
   void statement(const json& item, std::vector<PlStatement>& out) {
-    const auto& [type, body] = *item.items().begin();
+    // (items().begin()'s proxy is a temporary that *begin() does not outlive: the iterator's own
+    // key and value are the node's)
+    const auto node = item.begin();
+    const std::string& type = node.key();
+    const json& body = node.value();
     PlStatement s;
     if (type == "PLpgSQL_stmt_block") {
       if (body.contains("exceptions")) refuse_("EXCEPTION in a DO block");
