@@ -117,6 +117,8 @@ std::vector<std::size_t> Reader::streamed_deletes(Statement& s, const json& tree
   auto* sel = std::get_if<Select>(&s.body);
   if (sel == nullptr) return {};
   std::vector<CommonTable>& with = sel->with;
+  const auto deletes = [](const CommonTable& c) { return c.modifying && std::holds_alternative<Delete>(c.modifying->body); };
+  if (std::none_of(with.begin(), with.end(), deletes)) return {};  // (no copy of the tree for the rest)
   const json& body = *node(tree).second;
   if (!body.contains("withClause")) return {};
   const json& clause = body.at("withClause").contains("WithClause") ? body.at("withClause").at("WithClause") : body.at("withClause");
@@ -134,9 +136,10 @@ std::vector<std::size_t> Reader::streamed_deletes(Statement& s, const json& tree
     const auto* ins = r.modifying ? std::get_if<Insert>(&r.modifying->body) : nullptr;
     if (del == nullptr || ins == nullptr || ins->table != del->table || ins->select == nullptr || ins->on_conflict == Insert::OnConflict::update) continue;
     const Select& q = *ins->select;  // row by row: one row of r per row of d, made as it comes
+    const std::string r_tree = queries[k + 1]->dump();
     const bool row_by_row = q.table == d.name && q.from.empty() && q.with.empty() && !q.set_op && !q.aggregate && q.group_by.empty() && !q.having &&
                             q.order_by.empty() && !q.limit && !q.offset && !q.distinct && q.distinct_on.empty() &&
-                            queries[k + 1]->dump().find("SubLink") == std::string::npos && queries[k + 1]->dump().find("WindowDef") == std::string::npos;
+                            r_tree.find("SubLink") == std::string::npos && r_tree.find("WindowDef") == std::string::npos;
     bool read_by_main = false;  // r is read as the statement runs (by it, or by a WITH query it reads)
     for (std::size_t j = k + 2; j <= with.size(); ++j) {
       if (names(j, r.name) && (j == with.size() || (!with[j].modifying && names(with.size(), with[j].name)))) read_by_main = true;
