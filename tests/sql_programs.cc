@@ -81,7 +81,16 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 50: a lock function in a locking SELECT's list runs for each row before its row lock
   // (LockRows pulls from the projection below it), for a row then skipped too, and again on
   // the newest version a re-check reads; a key-pinned one's too.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 51) : *rc::gen::inRange(0, 8)) {
+  // Case 51: UPDATE ... FROM (DELETE ... USING) a join: the joined rows as they were through
+  // the target row's re-check (pg-boss's cacheQueueStats).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 52) : *rc::gen::inRange(0, 8)) {
+    case 51:
+      if (*rc::gen::inRange(0, 3) == 0) {
+        return fmt::format("DELETE FROM t USING t AS o JOIN t AS p ON p.id = o.id % 2 + 1 WHERE o.id = t.id AND p.v >= {} RETURNING t.id", v);
+      }
+      return fmt::format("UPDATE t SET v = t.v + COALESCE(p.v, 0) + 1 FROM t AS o LEFT JOIN t AS p ON p.id = o.id % 2 + 1 AND p.v >= {} "
+                         "WHERE o.id = t.id AND o.id = {} RETURNING t.id, t.v, p.id",
+                         v, k);
     case 50:
       if (*rc::gen::inRange(0, 3) == 0) {  // key-pinned: projected before its lock too
         return fmt::format("SELECT id, v, pg_try_advisory_lock(100 + v) AS l FROM t WHERE id = {} FOR {}{}", k,

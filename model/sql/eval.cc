@@ -556,6 +556,46 @@ Value cast_value(const Expr& e, const Value& v) {
   return cast(v, e.type);
 }
 
+// The type an untyped literal takes beside the other results of a CASE or COALESCE
+// (select_common_type: the first typed one), from what that result shows without running
+// anything: a constant, a cast's target, a column (a NULL of a column is typed). nullopt:
+// none shows one the literal is cast to (an enum, an array or a record keep the literal).
+std::optional<Type> shown_type(const Expr& a, EvalContext& context) {
+  Type t = Type::unknown;
+  if (a.kind == Expr::Kind::constant) t = a.value.type();
+  if (a.kind == Expr::Kind::cast) t = a.type;
+  if (a.kind == Expr::Kind::column) {
+    try {
+      t = context.column(a).type();
+    } catch (const SqlError&) {  // what the column read says is the server's to say elsewhere
+      return std::nullopt;
+    }
+  }
+  if (t == Type::unknown || t == Type::enum_ || t == Type::array || t == Type::record) return std::nullopt;
+  return t;
+}
+
+// A chosen result that is an untyped literal, given the type of the others' first typed one.
+Value typed_result(Value v, const std::vector<const Expr*>& results, EvalContext& context) {
+  if (v.type() != Type::unknown) return v;
+  for (const Expr* r : results) {
+    if (const std::optional<Type> t = shown_type(*r, context)) return cast(v, *t);
+  }
+  return v;
+}
+
+// The results of a CASE (its THEN and ELSE arms): an untyped literal among them takes the
+// others' type.
+Value case_result(const Expr& e, Value v, EvalContext& context) {
+  if (v.type() != Type::unknown) return v;
+  std::vector<const Expr*> results;
+  std::size_t i = e.has_operand ? 1 : 0;
+  const std::size_t pairs_end = e.args.size() - (e.has_else ? 1 : 0);
+  for (; i < pairs_end; i += 2) results.push_back(&e.args[i + 1]);
+  if (e.has_else) results.push_back(&e.args.back());
+  return typed_result(std::move(v), results, context);
+}
+
 Value case_value(const Expr& e, EvalContext& context) {
   std::size_t i = 0;
   std::optional<Value> operand;
@@ -564,9 +604,9 @@ Value case_value(const Expr& e, EvalContext& context) {
   for (; i < pairs_end; i += 2) {
     const Value when = evaluate(e.args[i], context);
     const bool hit = operand ? truth(comparison("=", *operand, when), "CASE") == true : truth(when, "CASE") == true;
-    if (hit) return evaluate(e.args[i + 1], context);
+    if (hit) return case_result(e, evaluate(e.args[i + 1], context), context);
   }
-  return e.has_else ? evaluate(e.args.back(), context) : Value::null();
+  return e.has_else ? case_result(e, evaluate(e.args.back(), context), context) : Value::null();
 }
 
 }  // namespace
@@ -621,7 +661,11 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::coalesce: {
       for (const Expr& a : e.args) {
         Value v = evaluate(a, context);
-        if (!v.is_null()) return v;
+        if (v.is_null()) continue;
+        if (v.type() != Type::unknown) return v;
+        std::vector<const Expr*> results;
+        for (const Expr& r : e.args) results.push_back(&r);
+        return typed_result(std::move(v), results, context);
       }
       return Value::null();
     }

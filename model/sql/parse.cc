@@ -289,10 +289,8 @@ Statement Reader::statement(const json& n) {
     s.body = lock_tables(body);
   } else if (type == "DoStmt") {
     s.body = do_block(body);
-  } else if (type == "VacuumStmt") {
-    s.body = vacuum(body);
-  } else if (type == "CommentStmt") {
-    s.body = comment(body);
+  } else if (type == "VacuumStmt" || type == "CommentStmt" || type == "TruncateStmt") {
+    s.body = type == "VacuumStmt" ? vacuum(body) : type == "CommentStmt" ? comment(body) : truncate(body);
   } else {
     refuse(construct_of_node(type, body), location_of(body, statement_start_));
   }
@@ -520,7 +518,7 @@ Update Reader::update(const json& body) {
   Update u;
   if (body.contains("withClause")) u.with = with_clause(body.at("withClause"), loc, body);
   std::tie(u.table, u.alias) = relation(body.at("relation"), loc);
-  if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc, u.with);
+  if (body.contains("fromClause")) std::tie(u.from, u.from_alias) = joined(body.at("fromClause"), "UPDATE ... FROM", loc, u.with, u.from_join);
   for (const json& t : body.at("targetList")) u.set.push_back(assignment(t, loc));
   if (body.contains("whereClause")) u.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) u.returning = returning(body.at("returningList"), loc);
@@ -533,7 +531,7 @@ Delete Reader::remove(const json& body) {
   Delete d;
   if (body.contains("withClause")) d.with = with_clause(body.at("withClause"), loc, body);
   std::tie(d.table, d.alias) = relation(body.at("relation"), loc);
-  if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc, d.with);
+  if (body.contains("usingClause")) std::tie(d.from, d.from_alias) = joined(body.at("usingClause"), "DELETE ... USING", loc, d.with, d.from_join);
   if (body.contains("whereClause")) d.where = expr(body.at("whereClause"), loc);
   if (body.contains("returningList")) d.returning = returning(body.at("returningList"), loc);
   return d;
@@ -608,6 +606,7 @@ std::string Statement::tag() const {
       return l.maintenance == LockTables::Maintenance::vacuum    ? "VACUUM"
              : l.maintenance == LockTables::Maintenance::analyze ? "ANALYZE"
              : l.maintenance == LockTables::Maintenance::comment ? "COMMENT"
+             : l.maintenance == LockTables::Maintenance::truncate ? "TRUNCATE TABLE"
                                                                  : "LOCK TABLE";
     }
     std::string operator()(const Notify& n) const {

@@ -51,7 +51,6 @@ std::string construct_of_node(std::string_view type, const json& body) {
       {"ExplainStmt", "EXPLAIN"},
       {"CreateFunctionStmt", "CREATE FUNCTION"},
       {"DoStmt", "DO"},
-      {"TruncateStmt", "TRUNCATE"},
       {"AlterTableStmt", "ALTER TABLE"},
       {"ViewStmt", "CREATE VIEW"},
       {"CreateSeqStmt", "CREATE SEQUENCE"},

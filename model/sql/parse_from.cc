@@ -464,9 +464,20 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
   return s;
 }
 
-std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with) {
-  if (list.size() != 1) refuse(fmt::format("{} with several relations", what), location_of(*node(list.at(1)).second, fallback));
+std::pair<std::string, std::string> Reader::joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with,
+                                                   std::shared_ptr<Select>& join) {
   const auto [type, b] = node(list.at(0));
+  if (list.size() > 1 || type == "JoinExpr") {
+    // FROM a join, or several relations: their rows as a SELECT * FROM them makes them (a
+    // nested loop), each column named by its relation (pg-boss's cacheQueueStats: FROM
+    // (SELECT ... unnest(...)) q LEFT JOIN stats ON ...).
+    join = std::make_shared<Select>();
+    Target all;
+    all.star = true;
+    join->targets.push_back(std::move(all));
+    for (const json& item : list) join->from.push_back(from_item(item, fallback));
+    return {"", ""};
+  }
   if (type == "RangeSubselect" && !b->value("lateral", false) && b->contains("alias") && !b->at("alias").contains("colnames")) {
     // FROM (SELECT ...) AS x: uncorrelated, it is computed once, as a WITH query named x is
     // (one that locks rows, FOR UPDATE SKIP LOCKED, before the statement's own scan).

@@ -117,8 +117,10 @@ class Reader {
   // `statement`: the one the clause belongs to (which of its queries it reads).
   std::vector<CommonTable> with_clause(const json& clause, int fallback, const json& statement);
   // UPDATE's FROM or DELETE's USING: one relation, (name, alias); an uncorrelated subquery
-  // there becomes a WITH query of the statement (added to `with`), named by its alias.
-  std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with);
+  // there becomes a WITH query of the statement (added to `with`), named by its alias; a join
+  // or several relations become `join` (SELECT * FROM them), the name "" then.
+  std::pair<std::string, std::string> joined(const json& list, std::string_view what, int fallback, std::vector<CommonTable>& with,
+                                             std::shared_ptr<Select>& join);
   void using_join(const json& list, FromItem& item, int at);  // JOIN ... USING (parse_from.cc)
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
@@ -244,6 +246,7 @@ class Reader {
   LockTables lock_tables(const json& body);
   DoBlock do_block(const json& body);  // model/sql/parse_do.cc
   LockTables comment(const json& body);
+  LockTables truncate(const json& body);
 
   SetVariable set_variable(const json& body);
 

@@ -462,6 +462,18 @@ LockTables Reader::vacuum(const json& body) {
   return l;
 }
 
+LockTables Reader::truncate(const json& body) {
+  const int loc = statement_start_;
+  known(body, "TruncateStmt", {"relations", "restart_seqs", "behavior"}, loc);
+  if (body.value("restart_seqs", false)) refuse("TRUNCATE ... RESTART IDENTITY", loc);
+  LockTables l;
+  l.mode = 8;  // ACCESS EXCLUSIVE
+  l.maintenance = LockTables::Maintenance::truncate;
+  l.cascade = body.value("behavior", "") == "DROP_CASCADE";
+  for (const json& r : body.at("relations")) l.tables.push_back(relation(*node(r).second, loc).first);
+  return l;
+}
+
 LockTables Reader::comment(const json& body) {
   const int loc = statement_start_;
   known(body, "CommentStmt", {"objtype", "object", "comment"}, loc);

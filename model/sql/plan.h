@@ -224,6 +224,7 @@ struct Update {
   std::string table;
   std::string alias;
   std::string from, from_alias;  // UPDATE ... FROM one relation (a table or a WITH query); "": none
+  std::shared_ptr<Select> from_join;  // ... or FROM a join or several relations: SELECT * FROM them (from: "")
   std::vector<Assignment> set;
   std::optional<Expr> where;
   std::vector<Target> returning;
@@ -234,6 +235,7 @@ struct Delete {
   std::string table;
   std::string alias;
   std::string from, from_alias;  // DELETE ... USING one relation (a table or a WITH query); "": none
+  std::shared_ptr<Select> from_join;  // ... or USING a join or several relations (as Update's)
   std::optional<Expr> where;
   std::vector<Target> returning;
 };
@@ -454,8 +456,10 @@ struct LockTables {
   std::vector<std::string> tables;
   int mode = 8;
   bool nowait = false;
-  // VACUUM, ANALYZE, or COMMENT ON TABLE (the comment itself is not kept: nothing reads it)
-  enum class Maintenance : std::uint8_t { none, vacuum, analyze, comment } maintenance = Maintenance::none;
+  // VACUUM, ANALYZE, COMMENT ON TABLE (the comment itself is not kept: nothing reads it), or
+  // TRUNCATE (ACCESS EXCLUSIVE, then every row of each table deleted; `cascade`: its CASCADE)
+  enum class Maintenance : std::uint8_t { none, vacuum, analyze, comment, truncate } maintenance = Maintenance::none;
+  bool cascade = false;
 };
 
 // DO [LANGUAGE plpgsql] $$ body $$, as migrations use it: the body as PostgreSQL's plpgsql

@@ -155,7 +155,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status lock_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool nowait);
   // VACUUM (outside a transaction block: 25001) and ANALYZE: each table's lock in `mode`,
   // for the statement or the transaction; nothing else a statement can see changes.
-  Status maintain_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool vacuum);
+  Status maintain_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, std::string_view verb);
   // The weak lock a SQL statement takes on its table (ACCESS SHARE, ROW SHARE for a locking
   // clause, ROW EXCLUSIVE for a write), taken in the statement's first step
   // (begin_statement) and held to the end of the transaction. It waits only behind LOCK

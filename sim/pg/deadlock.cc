@@ -173,9 +173,14 @@ class DeadlockDetector {
     const std::optional<Waiting> w = waiting_of(session);
     if (!w) return false;
     const Mode mode = w->waiter->mode;
-    // Hard edges first: one who both holds and queues ahead is a hard edge.
+    // Hard edges first: one who both holds and queues ahead is a hard edge. A row-lock
+    // waiter not behind another waits for the holders it saw (Waiter::waits_for) only.
+    const auto& seen = w->waiter->waits_for;
+    const bool all_holders = w->waiter->behind || seen.empty();
     for (const auto& [holder, hold] : w->lock->holders) {
-      if (holder != session && LockTable::conflicts_with_held(mode, hold) && cycle_through(holder, soft)) return true;
+      if (holder == session || !LockTable::conflicts_with_held(mode, hold)) continue;
+      if (!all_holders && std::find(seen.begin(), seen.end(), holder) == seen.end()) continue;
+      if (cycle_through(holder, soft)) return true;
     }
     auto soft_edges = [&](const auto& queue) {
       for (const WaiterPtr& q : queue) {

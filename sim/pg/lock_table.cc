@@ -13,6 +13,21 @@ bool LockTable::holder_conflicts(const Lock& l, int session, Mode mode) {
   return false;
 }
 
+void LockTable::note_waits_for(const Lock& l, Waiter& w) {
+  w.waits_for.clear();
+  for (const auto& [s, h] : l.holders) {
+    if (s != w.session && conflicts_with_held(w.mode, h)) w.waits_for.push_back(s);
+  }
+  LOCKSTEP_INVARIANT(!w.waits_for.empty(), "lock table: a row-lock waiter not behind another waits for a holder");
+}
+
+bool LockTable::waits_for_holds(const Lock& l, const Waiter& w) {
+  return std::any_of(w.waits_for.begin(), w.waits_for.end(), [&](int s) {
+    const auto it = l.holders.find(s);
+    return it != l.holders.end() && conflicts_with_held(w.mode, it->second);
+  });
+}
+
 void LockTable::grant(Lock& l, int session, Mode mode, Scope scope) {
   LOCKSTEP_INVARIANT(!holder_conflicts(l, session, mode), "lock table: no grant conflicts with another session's hold");
   ++l.holders[session].at(scope, mode);
@@ -38,6 +53,7 @@ std::shared_ptr<Waiter> LockTable::request(int session, AdvisoryKey key, Mode mo
   if (queue_rule_ == Queue::holders_only) {
     w->behind = std::any_of(l.queue.begin(), l.queue.begin() + static_cast<std::ptrdiff_t>(at),
                             [&](const auto& ahead) { return conflicts(mode, ahead->mode); });
+    if (!w->behind) note_waits_for(l, *w);
   }
   l.queue.insert(l.queue.begin() + static_cast<std::ptrdiff_t>(at), w);
   return w;
@@ -131,9 +147,12 @@ void LockTable::wake(Lock& l, bool raced) const {
       it = l.queue.erase(it);
     } else {
       if (queue_rule_ == Queue::holders_only) {
-        if (w->behind && !behind) {
+        // Moved up (it takes the tuple lock), or the holders it waited for are gone while
+        // another conflicts now: it waits anew, for the row's conflicting holders of now.
+        if (!behind && (w->behind || !waits_for_holds(l, *w))) {
           if (clock_ != nullptr) w->moved_up_at = clock_->now();
           w->moved_up = w->checked;
+          note_waits_for(l, *w);
         }
         w->behind = behind;
       }
@@ -191,7 +210,10 @@ bool LockTable::claim(const std::shared_ptr<Waiter>& waiter) {
   LOCKSTEP_INVARIANT(waiter->claim && waiter->state == Waiter::State::waiting, "lock table: only a waiter woken to claim claims");
   waiter->claim = false;
   Lock& l = locks_.at(waiter->key);
-  if (holder_conflicts(l, waiter->session, waiter->mode)) return false;  // another took it first: wait for that one
+  if (holder_conflicts(l, waiter->session, waiter->mode)) {  // another took it first: wait for that one
+    note_waits_for(l, *waiter);
+    return false;
+  }
   const auto at = std::find(l.queue.begin(), l.queue.end(), waiter);
   LOCKSTEP_INVARIANT(at != l.queue.end(), "lock table: a waiter woken to claim is still queued");
   l.queue.erase(at);

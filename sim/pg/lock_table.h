@@ -110,6 +110,12 @@ struct Waiter {
   // next locker.
   std::optional<std::uint64_t> snapshot;
   bool recheck = false;
+  // Row locks only, while not `behind`: the holders it waits for, those whose holds
+  // conflicted when its wait for the row's holders (re)started: the xmax the server's waiter
+  // saw (XactLockTableWait, MultiXactIdWait). A locker that passes it later (a non-key
+  // UPDATE beside a FOR KEY SHARE) is not among them until they are all gone: then it waits
+  // anew for the conflicting holders of that moment, as the server's re-reads the tuple.
+  boost::container::small_vector<int, 2> waits_for;
 };
 
 // One advisory row of pg_locks: a (session, key, mode) held, in either scope or both, or a
@@ -220,6 +226,10 @@ class LockTable {
   static bool conflicts_with_held(Mode wanted, const Hold& h);
   static bool holder_conflicts(const Lock& l, int session, Mode mode);
   static void grant(Lock& l, int session, Mode mode, Scope scope);
+  // A row-lock waiter's Waiter::waits_for: the holders that conflict with it now.
+  static void note_waits_for(const Lock& l, Waiter& w);
+  // Whether one of those it waits for still holds a conflicting mode.
+  static bool waits_for_holds(const Lock& l, const Waiter& w);
   void wake(Lock& l, bool raced = false) const;
   // ProcSleep's rule for a session that holds the key: granted at once when no holder and no
   // waiter ahead of the first one that must wait for its hold conflicts; else `at` is where

@@ -133,7 +133,9 @@ void RowState::write(int pid, std::optional<lockstep::pg::Row> version, bool for
 }
 
 void Server::commit_version(RowState& row, RowState::Written written, bool updated, bool keys_updated) {
-  if (open_snapshots_ > 0) {
+  if (written.truncated) {
+    row.older.clear();  // no snapshot sees what TRUNCATE removed
+  } else if (open_snapshots_ > 0) {
     row.older.push_back({row.committed_seq, std::move(row.committed), row.committed_place, updated, keys_updated});
   }
   row.committed = std::move(written.version);

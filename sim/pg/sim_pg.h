@@ -130,6 +130,9 @@ struct RowState {
     // committed tuple this version continues (its own when the key came back), or 0.
     bool moved = false;
     std::int64_t moved_from = 0;
+    // A deletion by TRUNCATE, which is not MVCC-safe: its commit keeps no older version, so a
+    // snapshot taken before it sees the row gone too (sim/pg/sql_truncate.cc).
+    bool truncated = false;
     // The subtransaction whose write made `version` (its tuple's xmin): what a unique check
     // that finds the version's key waits on.
     int made_in = 0;

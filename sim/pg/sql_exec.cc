@@ -134,7 +134,9 @@ std::string read_only_command(const sql::Statement& st) {
                       std::holds_alternative<sql::CreateType>(st.body) || std::holds_alternative<sql::CreateFunction>(st.body) ||
                       std::holds_alternative<sql::AlterTable>(st.body) || std::holds_alternative<sql::CreateIndex>(st.body) ||
                       std::holds_alternative<sql::Schema>(st.body);
-  return writes ? st.tag() : "";
+  const auto* l = std::get_if<sql::LockTables>(&st.body);
+  const bool truncates = l != nullptr && l->maintenance == sql::LockTables::Maintenance::truncate;
+  return writes || truncates ? (truncates ? "TRUNCATE TABLE" : st.tag()) : "";
 }
 
 }  // namespace
@@ -469,13 +471,14 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
   std::vector<std::pair<std::string, AdvisoryKey>> tables;
   for (const std::string& name : l.tables) {
     SqlTable* t = table(name);
-    if (derived_of(t) != nullptr) throw SqlError("0A000", "LOCK TABLE, VACUUM or ANALYZE of a sequence is not in lockstep's SQL subset (docs/sql.md)");
+    if (derived_of(t) != nullptr) throw SqlError("0A000", "LOCK TABLE, VACUUM, ANALYZE or TRUNCATE of a sequence is not in lockstep's SQL subset (docs/sql.md)");
     tables.emplace_back(name, Server::table_key(*t));
   }
   c_.forget_table_lock_request();  // LOCK TABLE takes its own
+  if (l.maintenance == sql::LockTables::Maintenance::truncate) return truncate(l, tables);
   if (l.maintenance != sql::LockTables::Maintenance::none) {
     const bool vacuum = l.maintenance == sql::LockTables::Maintenance::vacuum;
-    const Status st = c_.maintain_tables(tables, table_mode(l.mode), vacuum);
+    const Status st = c_.maintain_tables(tables, table_mode(l.mode), vacuum ? "vacuum" : "analyze");
     if (!st.ok()) return st.error();
     return done(Rows{{}, {}, vacuum ? "VACUUM" : l.maintenance == sql::LockTables::Maintenance::comment ? "COMMENT" : "ANALYZE"});
   }

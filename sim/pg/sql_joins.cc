@@ -461,10 +461,15 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
 }
 
 std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
-                                                                         std::string_view from_alias, const std::optional<Expr>& where) {
-  touch(from);  // the joined relation is read in this step, as the target
+                                                                         std::string_view from_alias, const std::optional<Expr>& where,
+                                                                         const sql::Select* join) {
   std::vector<Row> joined;
-  for (const auto& [id, r] : relation_rows(from)) joined.push_back(*r);
+  if (join != nullptr) {  // FROM a join: its nested loops, each table touched as it is read
+    for (auto& [id, r] : from_scan(*join, from, -1)) joined.push_back(std::move(r));
+  } else {
+    touch(from);  // the joined relation is read in this step, as the target
+    for (const auto& [id, r] : relation_rows(from)) joined.push_back(*r);
+  }
   std::vector<std::tuple<std::int64_t, Row, Row>> out;
   std::vector<std::size_t> first_match;  // per candidate, the joined row it goes with
   const Saved saved = save();

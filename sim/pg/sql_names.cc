@@ -42,7 +42,7 @@ class QualifiedNames {
     ctes_.resize(ctes);
   }
 
-  void body(const sql::Update& u) { modify(u.with, u.table, u.alias, u.from, u.from_alias, [&] {
+  void body(const sql::Update& u) { modify(u.with, u.table, u.alias, u.from, u.from_alias, u.from_join.get(), [&] {
     for (const sql::Assignment& a : u.set) {
       if (!a.to_default) expr(a.value);
     }
@@ -50,19 +50,24 @@ class QualifiedNames {
     for (const sql::Target& t : u.returning) target(t);
   }); }
 
-  void body(const sql::Delete& d) { modify(d.with, d.table, d.alias, d.from, d.from_alias, [&] {
+  void body(const sql::Delete& d) { modify(d.with, d.table, d.alias, d.from, d.from_alias, d.from_join.get(), [&] {
     if (d.where) expr(*d.where);
     for (const sql::Target& t : d.returning) target(t);
   }); }
 
   template <typename Walk>
   void modify(const std::vector<sql::CommonTable>& w, const std::string& table, const std::string& alias, const std::string& from,
-              const std::string& from_alias, Walk walk) {
+              const std::string& from_alias, const sql::Select* join, Walk walk) {
     const std::size_t ctes = with(w);
     std::vector<Relation> scope{{alias.empty() ? table : alias, table_columns(table)}};
     if (!from.empty()) scope.push_back({from_alias.empty() ? from : from_alias, table_columns(from)});
+    std::vector<const sql::Expr*> conditions;  // a joined FROM's ON conditions
+    if (join != nullptr) {
+      for (const sql::FromItem& f : join->from) from_item(f, scope, conditions);
+    }
     scopes_.push_back(std::move(scope));
-    const std::size_t outer = std::exchange(modify_depth_, from.empty() ? 0 : scopes_.size());
+    const std::size_t outer = std::exchange(modify_depth_, from.empty() && join == nullptr ? 0 : scopes_.size());
+    for (const sql::Expr* on : conditions) expr(*on);
     walk();
     modify_depth_ = outer;
     scopes_.pop_back();
@@ -309,6 +314,7 @@ class TablesNamed {
     const std::size_t depth = with(u.with);
     table(u.table);
     if (!u.from.empty()) table(u.from);
+    if (u.from_join) select(*u.from_join);
     for (const sql::Assignment& a : u.set) expr(a.value);
     if (u.where) expr(*u.where);
     for (const sql::Target& t : u.returning) expr(t.expr);
@@ -318,6 +324,7 @@ class TablesNamed {
     const std::size_t depth = with(d.with);
     table(d.table);
     if (!d.from.empty()) table(d.from);
+    if (d.from_join) select(*d.from_join);
     if (d.where) expr(*d.where);
     for (const sql::Target& t : d.returning) expr(t.expr);
     ctes_.resize(depth);

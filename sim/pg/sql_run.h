@@ -314,10 +314,10 @@ class SqlRun final : public sql::EvalContext {
     SqlRun& run_;
     bool on_;
   };
-  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the
-  // first row of the joined relation for which WHERE holds.
-  std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
-                                                                  std::string_view from_alias, const std::optional<Expr>& where);
+  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the first
+  // row of the joined relation (`join`'s FROM made it, when given) for which WHERE holds.
+  std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
+                                                                  const std::optional<Expr>& where, const sql::Select* join = nullptr);
 
   // Every column the expression names in table t exists (as PostgreSQL's analysis checks
   // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
@@ -335,9 +335,8 @@ class SqlRun final : public sql::EvalContext {
     if (plans_ != nullptr) t.checked.emplace_back(plans_, node);
   }
 
-  // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with
-  // anything), or nullopt. Such a statement touches that row only: its first step is on the
-  // row's object, not a scan of the table.
+  // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with anything),
+  // or nullopt. Such a statement touches that row only: its first step is on its object.
   std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where);
   // The constants or $n the WHERE gives each primary key column, in key order (empty: it
   // pins no row), and the row they name.
@@ -358,9 +357,10 @@ class SqlRun final : public sql::EvalContext {
   void transaction_options(const sql::Transaction& t);      // ... and BEGIN's: level, READ ONLY (25001 checks)
   void check_read_only();  // ExecutorStart's 25006 in a READ ONLY transaction, after the statement's analysis
   Result<Rows> statement(const sql::SetVariable& v);
-  Result<Rows> statement(const sql::LockTables& l);
+  Result<Rows> statement(const sql::LockTables& l);  // also VACUUM, ANALYZE, COMMENT, TRUNCATE (sql_truncate.cc):
+  Result<Rows> truncate(const sql::LockTables& l, const std::vector<std::pair<std::string, AdvisoryKey>>& tables);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
-  Result<Rows> statement(const sql::DoBlock& d);  // a DO in a data-modifying WITH: a refusal (SimConnection::run_do runs DO)
+  Result<Rows> statement(const sql::DoBlock& d);  // in a data-modifying WITH: refused (SimConnection::run_do runs DO)
   void request_table_lock();  // its tables' weak locks (its target, a SELECT's FROM tables), for its first step
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 

@@ -482,7 +482,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   if (const Derived* d = derived_of(t)) {
     throw SqlError("42809", d->sequence ? fmt::format("cannot change sequence \"{}\"", b.table) : fmt::format("relation \"{}\" is a WITH query, not a table", b.table));
   }
-  SqlTable* from = b.from.empty() ? nullptr : table(b.from);
+  SqlTable* from = b.from_join ? from_relation(*b.from_join) : b.from.empty() ? nullptr : table(b.from);
   join_ = Join{from, b.from_alias, nullptr};
   {
     const Joined scope(*this, join_);  // the joined relation's columns are names of the statement
@@ -514,7 +514,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       compute_initplans(b.returning);
     }
     if (from != nullptr) {
-      for (auto& [id, target, row] : join_candidates(*t, b.alias, *from, b.from_alias, b.where)) {
+      for (auto& [id, target, row] : join_candidates(*t, b.alias, *from, b.from_alias, b.where, b.from_join.get())) {
         candidates.emplace_back(id, std::move(target));
         joined.push_back(std::move(row));
       }

@@ -43,9 +43,9 @@ Status SimConnection::lock_tables(const std::vector<std::pair<std::string, Advis
   return {};
 }
 
-Status SimConnection::maintain_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, bool vacuum) {
-  if (auto refused = begin_statement({vacuum ? "vacuum" : "analyze", whole_server(Access::acquire), pid_, true}, false)) return *refused;
-  if (vacuum && session_.in_transaction) return abort_with({"25001", "VACUUM cannot run inside a transaction block"});
+Status SimConnection::maintain_tables(const std::vector<std::pair<std::string, AdvisoryKey>>& tables, Mode mode, std::string_view verb) {
+  if (auto refused = begin_statement({verb, whole_server(Access::acquire), pid_, true}, false)) return *refused;
+  if (verb == "vacuum" && session_.in_transaction) return abort_with({"25001", "VACUUM cannot run inside a transaction block"});
   strong_table_lock_ = true;
   for (const auto& [name, key] : tables) {
     if (auto e = take_table_lock({key, mode, name})) return *e;

@@ -1,0 +1,45 @@
+// sim/pg/sql_truncate.cc: TRUNCATE on the simulated server, as ExecuteTruncate runs it: an
+// ACCESS EXCLUSIVE lock on each table in turn (waiting as LOCK TABLE does), then the foreign
+// keys checked (a table another one references goes only with that one: 0A000), then every
+// row of each table deleted by the transaction (a ROLLBACK brings them back). Identity and
+// serial sequences go on (CONTINUE IDENTITY); RESTART IDENTITY is refused when read.
+// Not MVCC-safe, as the server's: once it commits, a snapshot taken before it (a REPEATABLE
+// READ transaction that had not read the table yet) sees the rows gone too.
+#include <algorithm>
+
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+
+Result<Rows> SqlRun::truncate(const sql::LockTables& l, const std::vector<std::pair<std::string, AdvisoryKey>>& tables) {
+  const Status st = c_.maintain_tables(tables, Mode::access_exclusive, "truncate");
+  if (!st.ok()) return st.error();
+  auto listed = [&](const std::string& name) {
+    return std::any_of(tables.begin(), tables.end(), [&](const auto& t) { return table(t.first)->def.table == name; });
+  };
+  for (const auto& [name, key] : tables) {  // heap_truncate_check_FKs, after the locks
+    const SqlTable* t = table(name);
+    for (const auto& [child, index] : t->referenced_by) {
+      if (listed(child)) continue;
+      if (l.cascade) throw SqlError("0A000", "TRUNCATE ... CASCADE to a referencing table is not in lockstep's SQL subset (docs/sql.md)");
+      throw SqlError("0A000", "cannot truncate a table referenced in a foreign key constraint");
+    }
+  }
+  Rows ignored;
+  for (const auto& [name, key] : tables) {
+    SqlTable* t = table(name);
+    std::vector<std::int64_t> ids;
+    server_.each_row(t->def.table, [&](std::int64_t id, RowState&) { ids.push_back(id); });
+    std::int64_t deleted = 0;
+    for (const std::int64_t id : ids) {
+      if (!c_.newest(t->def.table, id)) continue;  // no other transaction has a version pending: they hold no table lock
+      write_version(*t, id, std::nullopt, {}, ignored);
+      server_.row(t->def.table, id).pending.at(c_.pid_).truncated = true;
+      ++deleted;
+    }
+    if (s_.logging()) s_.add_detail(fmt::format("{}: {} rows deleted", t->def.table, deleted));
+  }
+  return done(Rows{{}, {}, "TRUNCATE TABLE"});
+}
+
+}  // namespace lockstep::sim::pg
