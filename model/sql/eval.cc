@@ -556,30 +556,19 @@ Value cast_value(const Expr& e, const Value& v) {
   return cast(v, e.type);
 }
 
-// The type an untyped literal takes beside the other results of a CASE or COALESCE
-// (select_common_type: the first typed one), from what that result shows without running
-// anything: a constant, a cast's target, a column (a NULL of a column is typed). nullopt:
-// none shows one the literal is cast to (an enum, an array or a record keep the literal).
-std::optional<Type> shown_type(const Expr& a, EvalContext& context) {
-  Type t = Type::unknown;
-  if (a.kind == Expr::Kind::constant) t = a.value.type();
-  if (a.kind == Expr::Kind::cast) t = a.type;
-  if (a.kind == Expr::Kind::column) {
-    try {
-      t = context.column(a).type();
-    } catch (const SqlError&) {  // what the column read says is the server's to say elsewhere
-      return std::nullopt;
-    }
-  }
-  if (t == Type::unknown || t == Type::enum_ || t == Type::array || t == Type::record) return std::nullopt;
-  return t;
-}
-
-// A chosen result that is an untyped literal, given the type of the others' first typed one.
+// An untyped literal chosen as a CASE or COALESCE result takes the type of the first other
+// result that shows one without running anything (a constant, a cast's target, a column: a
+// NULL of a column is typed), as select_common_type resolves it; an enum, array or record
+// type, or none, leaves it as it is.
 Value typed_result(Value v, const std::vector<const Expr*>& results, EvalContext& context) {
   if (v.type() != Type::unknown) return v;
   for (const Expr* r : results) {
-    if (const std::optional<Type> t = shown_type(*r, context)) return cast(v, *t);
+    Type t = r->kind == Expr::Kind::constant ? r->value.type() : r->kind == Expr::Kind::cast ? r->type : Type::unknown;
+    try {
+      if (r->kind == Expr::Kind::column) t = context.column(*r).type();
+    } catch (const SqlError&) {  // the server's error for that column is given where it is read
+    }
+    if (t != Type::unknown && t != Type::enum_ && t != Type::array && t != Type::record) return cast(v, t);
   }
   return v;
 }
