@@ -47,7 +47,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"pg_cancel_backend", 1, 1, FunctionKind::session},
     FunctionInfo{"set_config", 3, 3, FunctionKind::session},
     FunctionInfo{"pg_sleep", 1, 1, FunctionKind::session},
-    FunctionInfo{"current_setting", 1, 1, FunctionKind::setting},
+    FunctionInfo{"current_setting", 1, 2, FunctionKind::setting},
     FunctionInfo{"abs", 1, 1, FunctionKind::scalar},
     FunctionInfo{"exp", 1, 1, FunctionKind::scalar},  // model/sql/numeric.h
     FunctionInfo{"ln", 1, 1, FunctionKind::scalar},

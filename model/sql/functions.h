@@ -66,6 +66,11 @@ constexpr std::optional<Setting> setting_named(std::string_view name) {
   return std::nullopt;
 }
 constexpr bool is_setting(std::string_view name) { return setting_named(name).has_value(); }
+// A custom setting (a placeholder): a two-part name, `que.skip_notify`, any text as its value.
+constexpr bool is_custom_setting(std::string_view name) {
+  const std::size_t dot = name.find('.');
+  return dot != std::string_view::npos && dot > 0 && dot + 1 < name.size();
+}
 
 // The session's display settings (TimeZone, DateStyle, IntervalStyle): SET to a value
 // model/sql/session_style.h models is accepted, another is refused by name. `name` as the

@@ -544,7 +544,7 @@ SetVariable Reader::set_variable(const json& body) {
     s.style = true;
     return s;
   }
-  if (!is_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
+  if (!is_setting(s.name) && !is_custom_setting(s.name)) refuse(fmt::format("the setting {}", s.name), loc);
   if (kind == "VAR_SET_VALUE") {
     const json& args = body.at("args");
     if (args.size() != 1) refuse("a list value", loc);
@@ -554,6 +554,8 @@ SetVariable Reader::set_variable(const json& body) {
     } else if (c.contains("ival")) {
       const json& ival = c.at("ival");  // a negative one is left out of the JSON: read from the text
       s.value = std::to_string(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(location_of(c, loc)));
+    } else if (c.contains("fval") && is_custom_setting(s.name)) {
+      s.value = c.at("fval").value("fval", "");
     } else {
       refuse("this value for a setting", location_of(c, loc));
     }

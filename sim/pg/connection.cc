@@ -30,6 +30,25 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
   (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_) = t;
 }
 
+Status SimConnection::set_custom(const std::string& name, std::optional<std::string> value, bool local) {
+  Statement st(*this);
+  if (auto refused = begin_statement({"set_custom", {}, 0, true}, false)) return *refused;
+  if (local && !session_.in_transaction) {
+    warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
+    return {};
+  }
+  placeholders_.insert(name);  // defined from now on, whatever becomes of the transaction
+  if (!local) session_settings_.custom[name] = value.value_or("");
+  custom_[name] = value.value_or("");
+  return {};
+}
+
+std::optional<std::string> SimConnection::custom_setting(const std::string& name) const {
+  if (const auto it = custom_.find(name); it != custom_.end()) return it->second;
+  if (placeholders_.contains(name)) return std::string();
+  return std::nullopt;
+}
+
 Status SimConnection::set_planner_switch(int which, bool on, bool local) {
   Statement st(*this);
   if (auto refused = begin_statement({"set_planner_switch", {}, which, true}, false)) return *refused;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,12 @@ class SimConnection : public lockstep::pg::Connection {
   // LOCAL until the transaction ends, undone by a rollback).
   Status set_planner_switch(int which, bool on, bool local);
   bool planner_switch(int which) const { return (planner_off_ & (1U << which)) == 0; }
+  // SET [LOCAL] of a custom setting (a placeholder, `que.skip_notify`: a name with a dot) as
+  // one statement, or set_config's (`value` nullopt: RESET). Kept as the timeouts are; a
+  // placeholder once set stays defined for the session, as '' when no value is in effect.
+  Status set_custom(const std::string& name, std::optional<std::string> value, bool local);
+  // Its value now; nullopt when the session never set it (current_setting: 42704).
+  std::optional<std::string> custom_setting(const std::string& name) const;
   // The timeout in effect now.
   Duration timeout(Timeout which) const {
     return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_;
@@ -495,6 +502,8 @@ class SimConnection : public lockstep::pg::Connection {
   Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check
   Duration idle_timeout_{0};       // in effect now: idle_in_transaction_session_timeout
   std::uint8_t planner_off_ = 0;   // in effect now: the planner switches turned off
+  std::map<std::string, std::string, std::less<>> custom_;  // in effect now: custom settings
+  std::set<std::string, std::less<>> placeholders_;  // every custom setting the session set
   // When the last SQL of a transaction with idle_timeout_ set ended (its session idle in
   // the transaction since): the next one checks the timeout did not pass (check_idle_timeout).
   std::optional<Time> idle_since_;
@@ -506,6 +515,7 @@ class SimConnection : public lockstep::pg::Connection {
     Duration deadlock_timeout{0};
     Duration idle_timeout{0};
     std::uint8_t planner_off = 0;  // the planner switches turned off, one bit each
+    std::map<std::string, std::string, std::less<>> custom;  // custom settings (placeholders)
     Duration& of(Timeout which) {
       return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : which == Timeout::deadlock ? deadlock_timeout : idle_timeout;
     }
@@ -525,6 +535,7 @@ class SimConnection : public lockstep::pg::Connection {
     Settings settings;
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0};
     std::uint8_t planner_off = 0;
+    std::map<std::string, std::string, std::less<>> custom;  // the custom settings in effect
     bool read_only = false;  // SET TRANSACTION READ ONLY after it goes with it (a GUC's rollback)
     std::size_t listens = 0, notifies = 0;  // LISTEN / UNLISTEN and NOTIFY queued before it (AtSubAbort_Notify)
   };

@@ -63,6 +63,7 @@ void SimConnection::end_block(bool commit) {
     deadlock_timeout_ = session_settings_.deadlock_timeout;
     idle_timeout_ = session_settings_.idle_timeout;
     planner_off_ = session_settings_.planner_off;
+    custom_ = session_settings_.custom;
   }
   session_.in_transaction = false;
   implicit_block_ = false;

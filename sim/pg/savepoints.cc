@@ -60,6 +60,7 @@ Status SimConnection::savepoint(const std::string& name) {
   mark.deadlock_timeout = deadlock_timeout_;
   mark.idle_timeout = idle_timeout_;
   mark.planner_off = planner_off_;
+  mark.custom = custom_;
   mark.read_only = read_only_;
   mark.listens = pending_listens_.size();
   mark.notifies = pending_notifies_.size();
@@ -177,6 +178,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   deadlock_timeout_ = mark.deadlock_timeout;
   idle_timeout_ = mark.idle_timeout;
   planner_off_ = mark.planner_off;
+  custom_ = mark.custom;
   read_only_ = mark.read_only;
   pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it
   pending_notifies_.resize(mark.notifies);

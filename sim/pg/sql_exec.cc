@@ -249,6 +249,11 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     if (name == "default_transaction_read_only") return Value::text("off");
     std::string lowered = name;
     std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (sql::is_custom_setting(lowered)) {  // current_setting(name, missing_ok)
+      if (std::optional<std::string> v = c_.custom_setting(lowered)) return Value::text(std::move(*v));
+      if (args.size() == 2 && !args[1].is_null() && sql::cast(args[1], Type::boolean).as_bool()) return Value::null(Type::text);
+      throw SqlError("42704", fmt::format("unrecognized configuration parameter \"{}\"", name));
+    }
     if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
     if (lowered == "application_name") return Value::text(c_.session_.application_name);
     if (const int bit = planner_switch_named(lowered); bit >= 0) return Value::text(c_.planner_switch(bit) ? "on" : "off");
@@ -501,6 +506,11 @@ Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
     if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
     return done(Rows{{}, {}, v.value->empty() ? "RESET" : "SET"});
   }
+  if (sql::is_custom_setting(v.name)) {  // a placeholder: any text, the session's own
+    const Status st = c_.set_custom(v.name, v.value, v.local);
+    if (!st.ok()) return st.error();
+    return Rows{{}, {}, v.value ? "SET" : "RESET"};
+  }
   if (const int bit = planner_switch_named(v.name); bit >= 0) {
     const Status st = c_.set_planner_switch(bit, v.value ? setting_bool(v.name, *v.value) : true, v.local);
     if (!st.ok()) return st.error();
@@ -620,6 +630,10 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL
+    if (sql::is_custom_setting(setting)) {
+      check(c_.set_custom(setting, value, local));
+      return Value::text(value);
+    }
     check(c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
     return Value::text(shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it
   }
