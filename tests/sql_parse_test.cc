@@ -274,6 +274,11 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("TRUNCATE t"), "");  // truncate.spec
   EXPECT_EQ(refusal("TRUNCATE t RESTART IDENTITY"),
             "0A000 TRUNCATE ... RESTART IDENTITY is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
+  // A statement after another is placed at its first token, past blanks and comments.
+  EXPECT_EQ(refusal("SELECT 1;\n  -- c\n  TRUNCATE t RESTART IDENTITY"),
+            "0A000 TRUNCATE ... RESTART IDENTITY is not in lockstep's SQL subset (docs/sql.md), at line 3, column 3 @20");
+  EXPECT_EQ(refusal("SELECT 1; /* x */ TRUNCATE t RESTART IDENTITY"),
+            "0A000 TRUNCATE ... RESTART IDENTITY is not in lockstep's SQL subset (docs/sql.md), at position 19 @19");
   EXPECT_EQ(refusal("PREPARE TRANSACTION 'x'"), "0A000 prepared transactions is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("RESET ALL"), "0A000 RESET ALL is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("CREATE TABLE c (a int REFERENCES p ON UPDATE SET NULL)"),

@@ -98,6 +98,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"reverse", 1, 1, FunctionKind::scalar},
     FunctionInfo{"to_hex", 1, 1, FunctionKind::scalar},
     FunctionInfo{"repeat", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"initcap", 1, 1, FunctionKind::scalar},
     FunctionInfo{"octet_length", 1, 1, FunctionKind::scalar},
     FunctionInfo{"starts_with", 2, 2, FunctionKind::scalar},
     FunctionInfo{"translate", 3, 3, FunctionKind::scalar},

@@ -92,8 +92,10 @@ std::vector<Statement> Reader::statements(const json& tree) {
   for (const json& raw : tree.at("stmts")) {
     const int start = raw.value("stmt_location", 0);
     const int len = raw.value("stmt_len", 0);
-    statement_start_ = start;
-    statement_len_ = len;
+    // A statement after another starts right after its ';': positions name its first token.
+    const int lead = leading_blank(text_.substr(std::min(text_.size(), static_cast<std::size_t>(start))), len);
+    statement_start_ = start + lead;
+    statement_len_ = len > 0 ? len - lead : 0;
     max_param_ = 0;
     locking_subquery_ = false;
     subquery_lock_ = RowLock::none;
@@ -119,12 +121,6 @@ std::vector<Statement> Reader::statements(const json& tree) {
     out.push_back(std::move(s));
   }
   return out;
-}
-
-std::string_view Reader::trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 int Reader::position(int offset) const {

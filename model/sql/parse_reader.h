@@ -41,6 +41,8 @@ class Reader {
 
  private:
   static std::string_view trim(std::string_view s);
+  // How many characters of blanks and comments start `s` (within `len` of them when > 0).
+  static int leading_blank(std::string_view s, int len);
 
   // The 1-based character position of a byte offset, as PostgreSQL reports positions.
   int position(int offset) const;

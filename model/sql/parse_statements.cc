@@ -494,6 +494,31 @@ LockTables Reader::comment(const json& body) {
   return l;
 }
 
+int Reader::leading_blank(std::string_view s, int len) {
+  const std::size_t end = len > 0 ? std::min(s.size(), static_cast<std::size_t>(len)) : s.size();
+  std::size_t at = 0;
+  while (at < end) {
+    if (std::isspace(static_cast<unsigned char>(s[at])) != 0) {
+      ++at;
+    } else if (s.substr(at, 2) == "--") {
+      const std::size_t eol = s.find('\n', at);
+      at = eol == std::string_view::npos ? end : eol + 1;
+    } else if (s.substr(at, 2) == "/*") {  // (not nested: a nested comment ends the skip early)
+      const std::size_t close = s.find("*/", at + 2);
+      at = close == std::string_view::npos ? end : close + 2;
+    } else {
+      break;
+    }
+  }
+  return static_cast<int>(std::min(at, end));
+}
+
+std::string_view Reader::trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
 SetVariable Reader::set_variable(const json& body) {
   const int loc = statement_start_;
   known(body, "VariableSetStmt", {"kind", "name", "args", "is_local"}, loc);

@@ -13,10 +13,10 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::array<std::string_view, 26> kTextFunctions = {
+constexpr std::array<std::string_view, 27> kTextFunctions = {
     "chr", "lower", "upper", "length", "char_length", "left", "right", "substr", "substring", "strpos", "position",
     "replace", "split_part", "concat", "concat_ws", "btrim", "ltrim", "rtrim", "lpad", "rpad", "reverse", "repeat",
-    "octet_length", "starts_with", "translate", "to_hex"};
+    "octet_length", "starts_with", "translate", "to_hex", "initcap"};
 
 // The byte offset of each character of UTF-8 text, and its size at the end.
 std::vector<std::size_t> char_starts(const std::string& s) {
@@ -161,6 +161,16 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
   }
   const std::string s = text_arg(name, args, 0);
   if (name == "lower" || name == "upper") return Value::text(case_changed(name, s, name == "upper"));
+  if (name == "initcap") {  // each word's first letter upper, its others lower (a word: a run of letters and digits)
+    std::string out;
+    bool in_word = false;
+    for (const unsigned char ch : s) {
+      if (ch >= 0x80) throw SqlError("0A000", "initcap() of text beyond ASCII is not in lockstep's SQL subset");
+      out += static_cast<char>(in_word ? std::tolower(ch) : std::toupper(ch));
+      in_word = std::isalnum(ch) != 0;
+    }
+    return Value::text(std::move(out));
+  }
   if (name == "length" || name == "char_length") return Value::integer(char_count(s), Type::int4);
   if (name == "reverse") {  // its characters in reverse order
     const std::vector<std::size_t> starts = char_starts(s);

@@ -373,6 +373,9 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
           if (!board_.result[s].back().ok()) break;
         }
         c->end_query_string();
+        // The string's implicit block commits at its end: NOTIFYs in it reach a session
+        // listening to itself with the string's last result (found by the async-notify survey).
+        for (pg::Notification& n : c->take_notifications()) board_.notifications[s].push_back(std::move(n));
       }
       board_.sleeping[s] = false;
       board_.busy[s] = false;
