@@ -83,7 +83,12 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // the newest version a re-check reads; a key-pinned one's too.
   // Case 51: UPDATE ... FROM (DELETE ... USING) a join: the joined rows as they were through
   // the target row's re-check (pg-boss's cacheQueueStats).
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 52) : *rc::gen::inRange(0, 8)) {
+  // Case 52: TRUNCATE (pgmq's purge): ACCESS EXCLUSIVE, every row gone, not MVCC-safe (an
+  // older REPEATABLE READ snapshot sees the table empty); refused in SERIALIZABLE.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 53) : *rc::gen::inRange(0, 8)) {
+    case 52:
+      if (*rc::gen::inRange(0, 2) == 0) return "TRUNCATE t";
+      return fmt::format("SELECT id, COALESCE(NULLIF(v, {}), '7') AS v FROM t WHERE id = {}", v, k);
     case 51:
       if (*rc::gen::inRange(0, 3) == 0) {
         return fmt::format("DELETE FROM t USING t AS o JOIN t AS p ON p.id = o.id % 2 + 1 WHERE o.id = t.id AND p.v >= {} RETURNING t.id", v);
