@@ -394,6 +394,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     return to_json(args[0]);
   }
   if ((e.name == "length" || e.name == "octet_length" || e.name == "md5") && args.at(0).type() == Type::bytea) {
+    if (args[0].is_null()) return Value::null(e.name == "md5" ? Type::text : Type::int4);
     if (e.name == "md5") return Value::text(md5_hex(args[0].payload()));
     return Value::integer(static_cast<std::int64_t>(args[0].payload().size()), Type::int4);
   }
