@@ -2,6 +2,7 @@
 // checks of CREATE TABLE, and the RI checks at the end of a statement, each a row lock FOR
 // KEY SHARE as PostgreSQL's RI triggers take (ri_triggers.c: SELECT ... FOR KEY SHARE).
 #include <algorithm>
+#include <utility>
 
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -171,6 +172,7 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
     // In heap order, as the RI query's scan meets them (a sequential scan, or an index on the
     // key, whose equal entries are in heap order): the first one locked may wait.
     std::vector<std::pair<std::uint64_t, std::int64_t>> found;
+    const std::uint64_t read_at = server_.commits();  // the RI query's snapshot
     server_.each_row(child_name, [&](std::int64_t id, RowState&) {
       const std::optional<Row>& version = c_.visible(child_name, id);
       if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) {
@@ -186,9 +188,13 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
       continue;
     }
     for (std::int64_t id : referencing) {
-      const Result<bool> got = lock_following(child_name, id, Stmt::select_for_share, Mode::key_share, nullptr);
+      const Result<bool> got = lock_following(child_name, id, Stmt::select_for_share, Mode::key_share, nullptr, read_at);
       if (!got.ok()) throw Raised{got.error()};
-      const std::optional<Row>& now = c_.visible(child_name, id);
+      // Updates that kept the child's keys are passed: the version the query read is what it
+      // finds (heap_lock_tuple returns it without EvalPlanQual), even when the waited-for
+      // update changed the foreign key's columns.
+      const std::optional<Row> as_read = std::exchange(c_.locked_as_read_, std::nullopt);
+      const std::optional<Row>& now = as_read ? as_read : c_.visible(child_name, id);
       if (got.value() && now && child_key(child, *now, fk.columns, t, fk.parent_columns) == values) {
         throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
                                                 t.def.table, fk.name, child_name)}};
@@ -198,8 +204,8 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
 }
 
 Result<bool> SqlRun::lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode,
-                                    const std::function<bool()>& wanted) {
-  Result<bool> got = c_.lock_row(name, id, false, verb, mode, wanted);
+                                    const std::function<bool()>& wanted, std::optional<std::uint64_t> read_at) {
+  Result<bool> got = c_.lock_row(name, id, false, verb, mode, wanted, nullptr, read_at);
   for (std::int64_t next = got.ok() ? followed(name, id) : 0; next != 0; next = got.ok() ? followed(name, id) : 0) {
     if (got.value()) forget_gone_row(name, id);
     id = next;

@@ -385,10 +385,10 @@ class SqlRun final : public sql::EvalContext {
   // Under REPEATABLE READ, while a parent's RI query runs with a fresh snapshot: the
   // transaction's, which its cascade's writes are checked against (heap_delete's crosscheck).
   std::optional<std::uint64_t> crosscheck_;
-  // An RI query's row lock (lock_row), then along a key-changing UPDATE's moves to the newest
-  // version, locked whatever it holds (EvalPlanQual follows the ctid chain): `id` becomes the
-  // slot locked last.
-  Result<bool> lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode, const std::function<bool()>& wanted);
+  // An RI query's row lock (lock_row, `read_at` as there), then along a key-changing UPDATE's
+  // moves to the newest version, locked whatever it holds: `id` becomes the slot locked last.
+  Result<bool> lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode, const std::function<bool()>& wanted,
+                              std::optional<std::uint64_t> read_at = std::nullopt);
   // ON DELETE CASCADE / SET NULL on the rows `referencing` the deleted key `values`.
   void delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
                      const std::vector<std::int64_t>& referencing);
