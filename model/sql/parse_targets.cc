@@ -68,7 +68,9 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
   if (type == "SubLink") {
     if (b->value("subLinkType", "") == "EXISTS_SUBLINK") return {"exists", 2};
     if (b->value("subLinkType", "") == "ARRAY_SUBLINK") return {"array", 2};
-    const json& sub = *node(b->at("subselect")).second;
+    const json* subp = node(b->at("subselect")).second;
+    while (!subp->contains("targetList") && subp->contains("larg")) subp = node(subp->at("larg")).second;  // UNION ...: its first query's
+    const json& sub = *subp;
     if (sub.contains("targetList")) {
       const json& first = *node(sub.at("targetList").at(0)).second;
       if (first.contains("name")) return {first.at("name"), 2};

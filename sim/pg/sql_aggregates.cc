@@ -1,6 +1,7 @@
 // sim/pg/sql_aggregates.cc: aggregate functions over a group's rows on the simulated server
 // (sim/pg/sql_run.h): count, sum, avg, min, max, bool_and / bool_or, array_agg, string_agg,
-// json_agg, jsonb_agg, jsonb_object_agg, json_object_agg; DISTINCT, FILTER and ORDER BY inside them.
+// json_agg, jsonb_agg, jsonb_object_agg, json_object_agg; DISTINCT, FILTER and ORDER BY inside them;
+// the Agg node that groups a query's rows (grouped_values).
 #include <algorithm>
 
 #include "lockstep/model/sql/arrays.h"
@@ -125,6 +126,108 @@ Value SqlRun::aggregate(const Expr& e) {
     return Value::text(out);
   }
   return acc ? *acc : Value::null();
+}
+
+namespace {
+
+// Ascending, NULLs last: a Sort on the group keys.
+bool keys_less(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].is_null() || b[k].is_null()) {
+      if (a[k].is_null() && b[k].is_null()) continue;
+      return b[k].is_null();
+    }
+    const auto c = sql::compare(a[k], b[k], "<");
+    if (c != 0) return c < 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Tables here are never analyzed: the planner estimates a scan at its pages' worth of rows
+// (hundreds), which a HashAggregate groups (in its hash table's order, not imitated: first
+// rows' order here), but an equality of a column with a value (a constant, parameter or outer
+// query's column) at a few rows, which it sorts and groups in key order (checked on
+// PostgreSQL 15: procrastinate's list_queues).
+bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
+  if (!sel.where || t == nullptr) return false;
+  auto own = [&](const Expr& e) { return e.kind == Expr::Kind::column && resolves(*t, sel.alias, e); };
+  auto value = [&](const Expr& e) {
+    return e.kind == Expr::Kind::constant || e.kind == Expr::Kind::param || (e.kind == Expr::Kind::column && !resolves(*t, sel.alias, e));
+  };
+  auto equality = [&](const Expr& e) {
+    return e.kind == Expr::Kind::op && e.name == "=" && e.args.size() == 2 &&
+           ((own(e.args[0]) && value(e.args[1])) || (value(e.args[0]) && own(e.args[1])));
+  };
+  const Expr& w = *sel.where;
+  if (w.kind == Expr::Kind::and_) return std::any_of(w.args.begin(), w.args.end(), equality);
+  return equality(w);
+}
+
+// An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
+// group's first row (one group of every row, maybe none, without GROUP BY), or of their keys
+// when the planner sorts them (few_rows_estimated); HAVING; then ORDER BY over the groups'
+// values, OFFSET and LIMIT. A grouped column reads its group's first row.
+std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, SqlTable* t,
+                                                       const std::vector<std::pair<std::int64_t, Row>>& rows) {
+  table_ = t;
+  alias_ = sel.alias;
+  std::vector<std::vector<const Row*>> groups;
+  if (sel.group_by.empty()) {
+    groups.emplace_back();
+    for (const auto& r : rows) groups.back().push_back(&r.second);
+  } else {
+    std::vector<std::vector<Value>> keys;
+    for (const auto& r : rows) {
+      row_ = &r.second;
+      std::vector<Value> key;
+      for (const Expr& g : sel.group_by) key.push_back(sql::evaluate(g, *this));
+      const auto found = std::find_if(keys.begin(), keys.end(), [&](const std::vector<Value>& other) { return same_values(key, other); });
+      if (found == keys.end()) {
+        keys.push_back(std::move(key));
+        groups.emplace_back();
+        groups.back().push_back(&r.second);
+      } else {
+        groups[static_cast<std::size_t>(found - keys.begin())].push_back(&r.second);
+      }
+    }
+    if (sel.order_by.empty() && few_rows_estimated(sel, t)) {  // Sort, then GroupAggregate: groups in key order
+      std::vector<std::size_t> order(groups.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys_less(keys[a], keys[b]); });
+      std::vector<std::vector<const Row*>> sorted;
+      for (std::size_t i : order) sorted.push_back(std::move(groups[i]));
+      groups = std::move(sorted);
+    }
+  }
+  std::vector<std::pair<std::vector<Value>, std::vector<Value>>> out;  // (ORDER BY keys, row)
+  for (const std::vector<const Row*>& g : groups) {
+    group_ = &g;
+    row_ = g.empty() ? nullptr : g.front();
+    if (sel.having && !sql::is_true(sql::evaluate(*sel.having, *this), "HAVING")) continue;
+    std::vector<Value> keys;
+    for (const sql::OrderItem& o : sel.order_by) keys.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
+    out.emplace_back(std::move(keys), project(targets_of(sel)));
+  }
+  group_ = nullptr;
+  row_ = nullptr;
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
+  if (sel.distinct) {
+    std::vector<std::pair<std::vector<Value>, std::vector<Value>>> kept;
+    for (auto& o : out) {
+      if (std::none_of(kept.begin(), kept.end(), [&](const auto& k) { return same_values(k.second, o.second); })) kept.push_back(std::move(o));
+    }
+    out = std::move(kept);
+  }
+  const std::int64_t offset = bound(sel.offset, "OFFSET");
+  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  std::vector<std::vector<Value>> values;
+  for (std::size_t i = static_cast<std::size_t>(offset); i < out.size(); ++i) {
+    if (limit >= 0 && static_cast<std::int64_t>(values.size()) >= limit) break;
+    values.push_back(std::move(out[i].second));
+  }
+  return values;
 }
 
 }  // namespace lockstep::sim::pg

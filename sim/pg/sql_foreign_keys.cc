@@ -206,7 +206,7 @@ void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_ro
 Result<bool> SqlRun::lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode,
                                     const std::function<bool()>& wanted, std::optional<std::uint64_t> read_at) {
   Result<bool> got = c_.lock_row(name, id, false, verb, mode, wanted, nullptr, read_at);
-  for (std::int64_t next = got.ok() ? followed(name, id) : 0; next != 0; next = got.ok() ? followed(name, id) : 0) {
+  for (std::int64_t next = got.ok() ? followed(name, id, read_at) : 0; next != 0; next = got.ok() ? followed(name, id, read_at) : 0) {
     if (got.value()) forget_gone_row(name, id);
     id = next;
     got = c_.lock_row(name, id, false, verb, mode, nullptr);

@@ -227,6 +227,7 @@ void SqlRun::materialize(Derived& d) {
 
 // A WITH query's columns of no type yet take their first value's.
 void SqlRun::type_columns(Derived& d, const std::vector<std::vector<Value>>& rows) {
+  if (d.correlated && rows.empty()) return;  // typed by a later outer row's rows
   for (std::size_t i = 0; i < d.table.def.columns.size(); ++i) {
     sql::ColumnDef& c = d.table.def.columns[i];
     if (c.type != Type::unknown) continue;
@@ -400,6 +401,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
     return out;
   }
   SqlSsi::read(*this, t);  // a SERIALIZABLE transaction's SIREAD locks and conflicts out
+  if (!first_scan_at_) first_scan_at_ = server_.commits();
   const std::string& name = t.def.table;
   std::vector<std::int64_t> ids;
   if (pinned_) {

@@ -86,10 +86,16 @@ void SqlRun::move_row(SqlTable& t, std::int64_t id, Row updated, const std::vect
   server_.row(name, to).pending.at(c_.pid_).moved_from = origin;
 }
 
-std::int64_t SqlRun::followed(const std::string& table, std::int64_t id) {
+std::int64_t SqlRun::followed(const std::string& table, std::int64_t id, std::optional<std::uint64_t> read_at) {
   if (c_.snapshot_) return 0;  // REPEATABLE READ fails on an updated row instead
   const RowState& r = server_.row(table, id);
-  if (r.forward == 0 || r.pending.count(c_.pid_) != 0 || c_.visible(table, id)) return 0;
+  if (r.forward == 0 || r.pending.count(c_.pid_) != 0) return 0;
+  // The version the statement read was moved when the move committed after its snapshot, even
+  // if that transaction inserted the key again (a newer tuple the snapshot does not see);
+  // without a snapshot held, when the slot shows no row now.
+  std::optional<std::uint64_t> read = read_at ? read_at : snapshot_seq();
+  if (!read) read = first_scan_at_;
+  if (read ? r.committed_seq <= *read : c_.visible(table, id).has_value()) return 0;
   return r.forward;
 }
 

@@ -50,7 +50,7 @@ bool SqlRun::wait_row_lock(const std::string& table, std::int64_t& id, Mode mode
   Result<bool> got = c_.lock_row(table, id, nowait, verb, mode, wanted, nullptr, read_at);
   if (!got.ok()) throw Raised{got.error()};
   // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version.
-  for (std::int64_t next = follow && !follow() ? 0 : followed(table, id); next != 0; next = followed(table, id)) {
+  for (std::int64_t next = follow && !follow() ? 0 : followed(table, id, read_at); next != 0; next = followed(table, id, read_at)) {
     if (got.value()) forget_gone_row(table, id);
     id = next;
     got = c_.lock_row(table, id, nowait, verb, mode, nullptr, nullptr, read_at);

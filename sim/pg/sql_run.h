@@ -7,11 +7,8 @@
 // server does, then re-checks the newest version (EvalPlanQual). An INSERT takes a step per
 // row. An error aborts the transaction, or, outside one, drops what the statement wrote.
 //
-// Its parts live by job: sql_exec.cc (the statement's frame, evaluation context, transactions,
-// settings, functions of locks and sessions), sql_ddl.cc (DDL, sequences), sql_select.cc (scans,
-// SELECT, row locks, aggregates), sql_subqueries.cc (InitPlans, SubPlans, semi and anti joins),
-// sql_write.cc (INSERT, UPDATE, DELETE), sql_unique.cc (unique checks), sql_joins.cc (WITH
-// queries); a table's rows outside a run: sim/pg/sql_rows.h.
+// Its parts live by job (sql_exec.cc: the statement's frame, transactions, settings; sql_select.cc,
+// sql_subqueries.cc, sql_write.cc, sql_joins.cc: WITH queries, ...); rows outside: sql_rows.h.
 #pragma once
 
 #include <map>
@@ -206,8 +203,8 @@ class SqlRun final : public sql::EvalContext {
     std::vector<Row> working;
     std::set<Row> seen;
     std::size_t rounds = 0;
-    bool in_round = false;
-    bool last_round_locked = false;
+    bool in_round = false, last_round_locked = false;
+    bool correlated = false;  // a subquery's naming an outer query's column: computed again per outer row
     bool partial = false;  // read under a LIMIT row by row (scan_streamed), stopped early: another read is refused
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
@@ -218,7 +215,8 @@ class SqlRun final : public sql::EvalContext {
   // with it), an expression's is unknown until a value gives it.
   std::vector<sql::ColumnDef> output_columns(const sql::Select& sel);
   // A subquery's own WITH queries, declared once for the statement when first met (refused
-  // when one names an outer query's column, or repeats a name the statement declared).
+  // when one repeats a name the statement declared, or names an outer query's column and
+  // writes, locks or recurses; else it is `correlated`).
   void declare_subquery_ctes(const sql::Select& sub);
   Derived* derived(std::string_view name);
   Derived& sequence_relation(const std::string& name);  // SELECT last_value, is_called FROM seq: one row, read now
@@ -480,6 +478,7 @@ class SqlRun final : public sql::EvalContext {
   static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
+  bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
   // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
@@ -620,9 +619,9 @@ class SqlRun final : public sql::EvalContext {
   // slot (waiting for another writer of the key, 23505 on a live row) and ends `id`'s tuple
   // as moved there. THROWS: Raised.
   void move_row(SqlTable& t, std::int64_t id, Row updated, const std::vector<sql::Target>& ret, Rows& out);
-  // The slot a READ COMMITTED statement follows from row `id`, found but gone since: where a
-  // key-changing UPDATE moved it (0: none, it was deleted or is still there).
-  std::int64_t followed(const std::string& table, std::int64_t id);
+  // The slot a READ COMMITTED statement follows from row `id` read at `read_at` (else its snapshot's), found but gone
+  // since: where a key-changing UPDATE moved it (0: none, it was deleted or is still there).
+  std::int64_t followed(const std::string& table, std::int64_t id, std::optional<std::uint64_t> read_at = std::nullopt);
 
   Result<Rows> statement(const sql::Update& u);
   Result<Rows> statement(const sql::Delete& d);
@@ -685,6 +684,7 @@ class SqlRun final : public sql::EvalContext {
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
+  std::optional<std::uint64_t> first_scan_at_;  // the commit count at the statement's first scan of a table
   // A locking query (WITH or subquery FOR UPDATE) took the statement's snapshot in its first
   // step (hold_statement_snapshot, reading every table); every later scan of the statement
   // reads on it (snapshot_seq: nullopt, the newest), only the locked rows come newest.

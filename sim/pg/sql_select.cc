@@ -167,20 +167,27 @@ void SqlRun::check_grouped_by_key(const sql::Select& sel) {
   if (!sel.table.empty()) relations.emplace_back(sel.alias.empty() ? sel.table : sel.alias, sel.table);
   std::function<void(const sql::FromItem&)> walk = [&](const sql::FromItem& f) {
     if (f.kind == sql::FromItem::Kind::table) relations.emplace_back(f.alias.empty() ? f.table : f.alias, f.table);
+    else if (f.kind != sql::FromItem::Kind::join) relations.emplace_back(sql::from_item_name(f), "");  // a subquery, VALUES, a function
     for (const sql::FromItem& side : f.sides) walk(side);
   };
   for (const sql::FromItem& f : sel.from) walk(f);
   for (const Expr& c : sel.grouped_by_key) {
     std::string relation;
     const SqlTable* t = nullptr;
+    bool found = false;
     for (const auto& [name, table_name] : relations) {
-      const SqlTable* candidate = derived(table_name) == nullptr ? server_.sql_table(table_name) : nullptr;
-      if (c.qualifier.empty() ? candidate != nullptr && candidate->column(c.name) >= 0 : c.qualifier == name) {
+      const Derived* d = derived(table_name);
+      const SqlTable* candidate = d == nullptr ? server_.sql_table(table_name) : nullptr;
+      const SqlTable* columns = d != nullptr ? &d->table : candidate;
+      if (c.qualifier.empty() ? columns != nullptr && columns->column(c.name) >= 0 : c.qualifier == name) {
         relation = name;
         t = candidate;
+        found = true;
         break;
       }
     }
+    // An outer query's column is a constant here (FROM's other items: their own checks run).
+    if (!found && (!c.qualifier.empty() || resolves_outside(c))) continue;
     bool determined = t != nullptr && !t->key.empty();
     for (std::size_t k = 0; determined && k < t->key.size(); ++k) {
       const std::string& key = t->def.columns[static_cast<std::size_t>(t->key[k])].name;
@@ -575,62 +582,6 @@ bool SqlRun::order_less(const std::vector<Value>& a, const std::vector<Value>& b
     return o.descending ? c > 0 : c < 0;
   }
   return false;
-}
-
-// An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
-// group's first row (one group of every row, maybe none, without GROUP BY); HAVING; then ORDER
-// BY over the groups' values, OFFSET and LIMIT. A grouped column reads its group's first row.
-std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, SqlTable* t,
-                                                       const std::vector<std::pair<std::int64_t, Row>>& rows) {
-  table_ = t;
-  alias_ = sel.alias;
-  std::vector<std::vector<const Row*>> groups;
-  if (sel.group_by.empty()) {
-    groups.emplace_back();
-    for (const auto& r : rows) groups.back().push_back(&r.second);
-  } else {
-    std::vector<std::vector<Value>> keys;
-    for (const auto& r : rows) {
-      row_ = &r.second;
-      std::vector<Value> key;
-      for (const Expr& g : sel.group_by) key.push_back(sql::evaluate(g, *this));
-      const auto found = std::find_if(keys.begin(), keys.end(), [&](const std::vector<Value>& other) { return same_values(key, other); });
-      if (found == keys.end()) {
-        keys.push_back(std::move(key));
-        groups.emplace_back();
-        groups.back().push_back(&r.second);
-      } else {
-        groups[static_cast<std::size_t>(found - keys.begin())].push_back(&r.second);
-      }
-    }
-  }
-  std::vector<std::pair<std::vector<Value>, std::vector<Value>>> out;  // (ORDER BY keys, row)
-  for (const std::vector<const Row*>& g : groups) {
-    group_ = &g;
-    row_ = g.empty() ? nullptr : g.front();
-    if (sel.having && !sql::is_true(sql::evaluate(*sel.having, *this), "HAVING")) continue;
-    std::vector<Value> keys;
-    for (const sql::OrderItem& o : sel.order_by) keys.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
-    out.emplace_back(std::move(keys), project(targets_of(sel)));
-  }
-  group_ = nullptr;
-  row_ = nullptr;
-  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
-  if (sel.distinct) {
-    std::vector<std::pair<std::vector<Value>, std::vector<Value>>> kept;
-    for (auto& o : out) {
-      if (std::none_of(kept.begin(), kept.end(), [&](const auto& k) { return same_values(k.second, o.second); })) kept.push_back(std::move(o));
-    }
-    out = std::move(kept);
-  }
-  const std::int64_t offset = bound(sel.offset, "OFFSET");
-  const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-  std::vector<std::vector<Value>> values;
-  for (std::size_t i = static_cast<std::size_t>(offset); i < out.size(); ++i) {
-    if (limit >= 0 && static_cast<std::int64_t>(values.size()) >= limit) break;
-    values.push_back(std::move(out[i].second));
-  }
-  return values;
 }
 
 const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {

@@ -136,6 +136,12 @@ std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, boo
   // A correlated one that locks rows (graphile-worker's EXISTS (... FOR UPDATE SKIP LOCKED)
   // on the job's queue) runs per outer row: a scan step of its own and its row locks each time.
   declare_subquery_ctes(sub);
+  for (const sql::CommonTable& c : sub.with) {
+    if (Derived* d = derived(c.name); d != nullptr && d->correlated) {  // for this outer row
+      d->computed = false;
+      d->rows.clear();
+    }
+  }
   Enclosing enclosing(*this);  // the enclosing query's row stays readable to the subquery's references
   SqlTable* t = sub.table.empty() ? nullptr : table(sub.table);
   if (t != nullptr) check_once(*t, &sub, [&] { check_select(sub, *t); });
@@ -164,13 +170,19 @@ void SqlRun::declare_subquery_ctes(const sql::Select& sub) {
     }
   }
   declare_ctes(sub.with);
-  // Computed once for the statement: one naming an outer query's column would need a new
-  // value per outer row.
+  // Computed once for the statement, but one naming an outer query's column: computed again
+  // for each outer row (the server's CTE scan of a SubPlan is rescanned when its parameter
+  // changes; procrastinate's list_queues).
   for (const sql::CommonTable& c : sub.with) {
     Scopes scopes;
-    if (reaches_out(*c.select, scopes)) {
-      throw SqlError("0A000", fmt::format("a WITH query \"{}\" inside a subquery that names an outer query's column is not in lockstep's SQL subset (docs/sql.md)", c.name));
+    if (c.select == nullptr || !reaches_out(*c.select, scopes)) continue;
+    if (c.modifying || c.recursive || c.select->lock != sql::RowLock::none) {
+      const char* kind = c.modifying ? "data-modifying" : c.recursive ? "recursive" : "locking";
+      throw SqlError("0A000", fmt::format("a {} WITH query \"{}\" inside a subquery that names an outer query's column is not in "
+                                          "lockstep's SQL subset (docs/sql.md)",
+                                          kind, c.name));
     }
+    derived(c.name)->correlated = true;
   }
 }
 
@@ -224,11 +236,29 @@ bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
       own = nullptr;  // the error is raised when the query runs
     }
   }
-  scopes.emplace_back(own, sel.alias);
   bool out = false;
+  for (const sql::CommonTable& c : sel.with) out = out || (c.select != nullptr && !c.modifying && reaches_out(*c.select, scopes));
+  // FROM's subqueries, functions and VALUES (not LATERAL: they see the outer queries only).
+  const auto from_reaches_out = [&](const sql::FromItem& f, const auto& self) -> bool {
+    if (f.select && reaches_out(*f.select, scopes)) return true;
+    for (const Expr& a : f.function) if (reaches_out(a, scopes)) return true;
+    for (const auto& row : f.values) if (std::any_of(row.begin(), row.end(), [&](const Expr& a) { return reaches_out(a, scopes); })) return true;
+    return std::any_of(f.sides.begin(), f.sides.end(), [&](const sql::FromItem& side) { return self(side, self); });
+  };
+  for (const sql::FromItem& f : sel.from) out = out || from_reaches_out(f, from_reaches_out);
+  if (sel.set_op) out = out || reaches_out(*sel.set_op->left, scopes) || reaches_out(*sel.set_op->right, scopes);
+  scopes.emplace_back(own, sel.alias);
+  for (const sql::FromItem& f : sel.from) {  // join conditions see FROM's items
+    const auto on_reaches_out = [&](const sql::FromItem& item, const auto& self) -> bool {
+      return std::any_of(item.on.begin(), item.on.end(), [&](const Expr& e) { return reaches_out(e, scopes); }) ||
+             std::any_of(item.sides.begin(), item.sides.end(), [&](const sql::FromItem& side) { return self(side, self); });
+    };
+    out = out || on_reaches_out(f, on_reaches_out);
+  }
   for (const sql::Target& target : sel.targets) out = out || (!target.star && reaches_out(target.expr, scopes));
   for (const sql::OrderItem& o : sel.order_by) out = out || reaches_out(o.expr, scopes);
-  for (const auto* e : {&sel.where, &sel.limit, &sel.offset}) out = out || (e->has_value() && reaches_out(**e, scopes));
+  for (const auto* e : {&sel.where, &sel.limit, &sel.offset, &sel.having}) out = out || (e->has_value() && reaches_out(**e, scopes));
+  for (const Expr& g : sel.group_by) out = out || reaches_out(g, scopes);
   scopes.pop_back();
   return out;
 }
