@@ -518,7 +518,7 @@ class SqlRun final : public sql::EvalContext {
   // The set-returning calls of an expression (sql::select_list_set_returning; not inside its
   // subqueries), and a call's value in the row being made (srf_row_; NULL past its rows).
   std::vector<std::vector<Value>> project_set(const sql::Select& sel, const std::vector<std::pair<std::int64_t, Row>>& rows,
-                                              const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit);
+                                              const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit, bool sort_after);
   static void set_returning_calls(const Expr& e, std::vector<const Expr*>& out);
   Value set_returning_value(const Expr& call);
   std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made; -1: none

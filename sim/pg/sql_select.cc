@@ -326,7 +326,15 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     compute_windows(sel, t, rows);
   }
   if (sel.aggregate) return grouped_values(sel, t, rows);
-  sort(rows, sel, t);
+  // Set-returning calls run below the Sort when a sort key holds one or DISTINCT sorts their
+  // output (make_sort_input_target), else above it, on the rows in order.
+  bool sort_after = !srfs.empty() && !sel.order_by.empty() && (sel.distinct || !sel.distinct_on.empty());
+  for (const sql::OrderItem& o : srfs.empty() ? std::vector<sql::OrderItem>{} : sel.order_by) {
+    std::vector<const Expr*> calls;
+    set_returning_calls(order_expr(o.expr, sel), calls);
+    sort_after = sort_after || !calls.empty();
+  }
+  if (!sort_after) sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
   if (projects_lock_calls && srfs.empty()) {
@@ -359,7 +367,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
-  if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit);
+  if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit, sort_after);
   std::int64_t skipped = 0;
   std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
   for (const auto& [id, row] : rows) {
@@ -384,44 +392,6 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
     out.push_back(sel.distinct ? std::move(values) : project(targets_of(sel)));
   }
-  row_ = nullptr;
-  return out;
-}
-
-std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, const std::vector<std::pair<std::int64_t, Row>>& rows,
-                                                    const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit) {
-  // A ProjectSet over the scanned rows (GoodJob's NOT IN (SELECT jsonb_array_elements_text(...)
-  // FROM ...)): per row, its calls run in step, as many rows as the longest; OFFSET and LIMIT
-  // above it. Where ORDER BY or DISTINCT sit beside it, the planner's placement decides.
-  if (!sel.order_by.empty() || sel.distinct || !sel.distinct_on.empty()) {
-    throw SqlError("0A000", fmt::format("{}() in the select list of a query with FROM and ORDER BY or DISTINCT is not in lockstep's SQL subset (docs/sql.md)",
-                                        srfs.front()->name));
-  }
-  std::vector<std::vector<Value>> out;
-  std::int64_t skipped = 0;
-  for (const auto& [id, row] : rows) {
-    row_ = &row;
-    window_row_ = id;
-    std::size_t n = 0;
-    srf_rows_.clear();
-    for (const Expr* call : srfs) {
-      std::vector<std::vector<Value>> produced = function_rows(*call);
-      n = std::max(n, produced.size());
-      srf_rows_[call] = std::move(produced);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (skipped < offset) {
-        ++skipped;
-        continue;
-      }
-      if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-      srf_row_ = static_cast<std::int64_t>(i);
-      out.push_back(project(targets_of(sel)));
-    }
-    srf_row_ = -1;
-    if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-  }
-  srf_rows_.clear();
   row_ = nullptr;
   return out;
 }
@@ -614,27 +584,6 @@ void SqlRun::walk(const Expr& e) {
     return;
   }
   for (const Expr& a : e.args) walk(a);
-}
-
-void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == Expr::Kind::constant) return;  // folded: its kept arguments never run
-  if (e.kind == Expr::Kind::func && sql::select_list_set_returning(e.name)) {
-    out.push_back(&e);
-    return;
-  }
-  if (sql::is_sublink(e)) return;
-  for (const Expr& a : e.args) set_returning_calls(a, out);
-}
-
-Value SqlRun::set_returning_value(const Expr& call) {
-  const auto rows = srf_rows_.find(&call);
-  if (srf_row_ < 0 || rows == srf_rows_.end()) {
-    throw SqlError("0A000", fmt::format("{}() outside the select list of a SELECT without FROM (or INSERT ... SELECT) is not in "
-                                        "lockstep's SQL subset",
-                                        call.name));
-  }
-  const auto i = static_cast<std::size_t>(srf_row_);
-  return i < rows->second.size() ? rows->second[i].at(0) : Value::null();
 }
 
 }  // namespace lockstep::sim::pg
