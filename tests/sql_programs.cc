@@ -85,7 +85,24 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // the target row's re-check (pg-boss's cacheQueueStats).
   // Case 52: TRUNCATE (pgmq's purge): ACCESS EXCLUSIVE, every row gone, not MVCC-safe (an
   // older REPEATABLE READ snapshot sees the table empty); refused in SERIALIZABLE.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 53) : *rc::gen::inRange(0, 8)) {
+  // Case 53: subqueries that name the outer row through a WITH query, a subquery in FROM or a
+  // UNION (SubPlans run per row, also in SET's re-check: procrastinate's list_queues), and
+  // set-returning calls beside a FROM's rows with ORDER BY or DISTINCT.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 54) : *rc::gen::inRange(0, 8)) {
+    case 53:
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: return "SELECT id, (WITH c AS (SELECT count(*) AS n FROM t AS o WHERE o.v >= t.v) SELECT n FROM c) AS n FROM t ORDER BY id";
+        case 1:
+          return fmt::format("SELECT id, (SELECT count(*) FROM (SELECT 1 FROM t AS o WHERE o.v < t.v UNION ALL SELECT 2 WHERE t.id = {}) u) AS n "
+                             "FROM t ORDER BY id",
+                             k);
+        case 2:
+          return fmt::format("UPDATE t SET v = v + (WITH c AS (SELECT count(*) AS n FROM t AS o WHERE o.v > t.v) SELECT n FROM c) + 1 "
+                             "WHERE id = {} RETURNING id, v",
+                             k);
+        case 3: return "SELECT id, generate_series(0, v % 3) AS g FROM t ORDER BY g DESC, id";
+        default: return fmt::format("SELECT DISTINCT generate_series({}, v % 4) AS g FROM t ORDER BY g", v % 3);
+      }
     case 52:
       if (*rc::gen::inRange(0, 2) == 0) return "TRUNCATE t";
       return fmt::format("SELECT id, COALESCE(NULLIF(v, {}), '7') AS v FROM t WHERE id = {}", v, k);

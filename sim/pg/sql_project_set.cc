@@ -29,13 +29,7 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
     for (const auto& [id, row] : rows) {
       row_ = &row;
       window_row_ = id;
-      std::size_t n = 0;
-      srf_rows_.clear();
-      for (const Expr* call : calls) {
-        std::vector<std::vector<Value>> produced = function_rows(*call);
-        n = std::max(n, produced.size());
-        srf_rows_[call] = std::move(produced);
-      }
+      const std::size_t n = run_set_returning_calls(calls);
       for (std::size_t i = 0; i < n; ++i) {
         srf_row_ = static_cast<std::int64_t>(i);
         std::vector<Value> keys;
@@ -91,13 +85,7 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
   for (const auto& [id, row] : rows) {
     row_ = &row;
     window_row_ = id;
-    std::size_t n = 0;
-    srf_rows_.clear();
-    for (const Expr* call : srfs) {
-      std::vector<std::vector<Value>> produced = function_rows(*call);
-      n = std::max(n, produced.size());
-      srf_rows_[call] = std::move(produced);
-    }
+    const std::size_t n = run_set_returning_calls(srfs);
     for (std::size_t i = 0; i < n; ++i) {
       if (skipped < offset) {
         ++skipped;
@@ -113,6 +101,17 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
   srf_rows_.clear();
   row_ = nullptr;
   return out;
+}
+
+std::size_t SqlRun::run_set_returning_calls(const std::vector<const Expr*>& calls) {
+  std::size_t n = 0;
+  srf_rows_.clear();
+  for (const Expr* call : calls) {
+    std::vector<std::vector<Value>> produced = function_rows(*call);
+    n = std::max(n, produced.size());
+    srf_rows_[call] = std::move(produced);
+  }
+  return n;
 }
 
 void SqlRun::set_returning_calls(const Expr& e, std::vector<const Expr*>& out) {

@@ -513,14 +513,14 @@ class SqlRun final : public sql::EvalContext {
   // then fixed for the statement, as an InitPlan's is).
   void prepare_locking_subqueries(const std::optional<Expr>& e);
   void walk(const Expr& e);
-
   Value aggregate(const Expr& e);
-  // The set-returning calls of an expression (sql::select_list_set_returning; not inside its
-  // subqueries), and a call's value in the row being made (srf_row_; NULL past its rows).
+  // Set-returning calls of an expression (not in its subqueries), run for a row (srf_rows_; the
+  // longest's row count), and a call's value in the row being made (srf_row_; NULL past its rows).
   std::vector<std::vector<Value>> project_set(const sql::Select& sel, const std::vector<std::pair<std::int64_t, Row>>& rows,
                                               const std::vector<const Expr*>& srfs, std::int64_t offset, std::int64_t limit, bool sort_after);
   static void set_returning_calls(const Expr& e, std::vector<const Expr*>& out);
   Value set_returning_value(const Expr& call);
+  std::size_t run_set_returning_calls(const std::vector<const Expr*>& calls);
   std::int64_t srf_row_ = -1;  // the row of a ProjectSet being made; -1: none
   std::map<const Expr*, std::vector<std::vector<Value>>> srf_rows_;  // each call's rows, while srf_row_ >= 0
   // A set-returning function's rows for one call (in FROM, or in a select list).

@@ -225,13 +225,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet node; its calls
     // run in step, as many rows as the longest (the shorter padded with NULLs), then OFFSET and LIMIT.
     if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
-    std::size_t rows = 0;
-    srf_rows_.clear();
-    for (const Expr* call : srfs) {
-      std::vector<std::vector<Value>> produced = function_rows(*call);
-      rows = std::max(rows, produced.size());
-      srf_rows_[call] = std::move(produced);
-    }
+    const std::size_t rows = run_set_returning_calls(srfs);
     std::vector<std::vector<Value>> out;
     for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)); i < rows; ++i) {
       if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
