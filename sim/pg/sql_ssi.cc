@@ -56,6 +56,48 @@ bool ssi_unique_values_kept(Server& server, const SqlTable& t, const SqlTable::U
   return kept;
 }
 
+
+// `key IN (SELECT c FROM u WHERE ... c = v ...)`, a conjunct of WHERE with t's one-column
+// primary key and a constant or parameter v: the planner pulls it up as a semi join whose
+// equivalence class {key, c, v} gives t's scan the index cond key = v. Returns (key, v), or nulls.
+std::pair<const Expr*, const Expr*> ssi_semi_join_pin(const SqlTable& t, const std::string& alias, const Expr& where) {
+  if (t.key.size() != 1) return {};
+  const std::string& key = t.def.columns[static_cast<std::size_t>(t.key.front())].name;
+  auto names = [](const Expr& e, const std::string& column, const std::string& a, const std::string& table) {
+    return e.kind == Expr::Kind::column && e.name == column && (e.qualifier.empty() || e.qualifier == a || e.qualifier == table);
+  };
+  auto pin = [&](const Expr& e) -> const Expr* {
+    if (e.kind != Expr::Kind::in_subquery || e.negated || !e.select || !names(e.args.at(0), key, alias, t.def.table)) return nullptr;
+    const sql::Select& sub = *e.select;
+    if (sub.targets.size() != 1 || sub.targets.front().star || sub.targets.front().expr.kind != Expr::Kind::column || sub.table.empty() ||
+        !sub.from.empty() || !sub.with.empty() || sub.aggregate || !sub.group_by.empty() || sub.limit || sub.offset || sub.set_op || sub.distinct ||
+        !sub.where) {
+      return nullptr;
+    }
+    const std::string& column = sub.targets.front().expr.name;
+    const auto value = [](const Expr& v) { return v.kind == Expr::Kind::constant || v.kind == Expr::Kind::param; };
+    const auto equality = [&](const Expr& c) -> const Expr* {
+      if (c.kind != Expr::Kind::op || c.name != "=" || c.args.size() != 2) return nullptr;
+      if (names(c.args[0], column, sub.alias, sub.table) && value(c.args[1])) return &c.args[1];
+      if (names(c.args[1], column, sub.alias, sub.table) && value(c.args[0])) return &c.args[0];
+      return nullptr;
+    };
+    if (sub.where->kind != Expr::Kind::and_) return equality(*sub.where);
+    for (const Expr& c : sub.where->args) {
+      if (const Expr* v = equality(c)) return v;
+    }
+    return nullptr;
+  };
+  if (where.kind != Expr::Kind::and_) {
+    const Expr* v = pin(where);
+    return v != nullptr ? std::pair{&where.args.at(0), v} : std::pair<const Expr*, const Expr*>{};
+  }
+  for (const Expr& c : where.args) {
+    if (const Expr* v = pin(c)) return {&c.args.at(0), v};
+  }
+  return {};
+}
+
 }  // namespace
 
 // ---- The connection: the sxact's life.
@@ -131,6 +173,20 @@ void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const
     if (q.empty()) continue;
     several = several || unique != nullptr;
     if (unique == nullptr) unique = &u, quals = std::move(q);
+  }
+  if (quals.empty() && unique == nullptr && where) {
+    if (const auto [key, v] = ssi_semi_join_pin(t, alias, *where); v != nullptr) {  // an index scan of the key = v
+      run.table_ = nullptr;
+      run.row_ = nullptr;
+      const Value wanted = sql::evaluate(*v, run);
+      std::vector<std::int64_t> ids;
+      for (const auto& [id, row] : index_rows(run, t, alias, {})) {
+        const Value k = run.value_in(t, *row, *key);
+        if (!k.is_null() && !wanted.is_null() && sql::compare(k, wanted, "=") == 0) ids.push_back(id);
+      }
+      run.ssi_grain_ = std::make_shared<SsiGrain>(SsiGrain{true, std::move(ids), false, std::string()});
+      return;
+    }
   }
   std::string refused;
   if (several) {
