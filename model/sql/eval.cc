@@ -1,7 +1,5 @@
 #include "lockstep/model/sql/eval.h"
 
-#include "lockstep/model/sql/datetime.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/binary_types.h"
+#include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/functions.h"
@@ -69,10 +68,14 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());
   }
   if (op == "<<" || op == ">>") return shifted(op, a, b);
-  // An untyped literal takes the other side's type (interval '1 ms' is already typed; beside
-  // a timestamp it is an interval).
-  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, is_time_of(b.type()) ? Type::interval : b.type());
-  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, is_time_of(a.type()) ? Type::interval : a.type());
+  // An untyped literal takes the other side's type (T op T exists: timestamptz - timestamptz);
+  // in `+` beside a time, an interval (date + unknown is ambiguous on the server).
+  const auto untyped_as = [&](Type known, bool left) {
+    if (known == Type::date && op == "+") throw SqlError("42725", left ? "operator is not unique: unknown + date" : "operator is not unique: date + unknown");
+    return is_time_of(known) && op == "+" ? Type::interval : known;
+  };
+  if (a.type() == Type::unknown && b.type() != Type::unknown) a = cast(a, untyped_as(b.type(), true));
+  if (b.type() == Type::unknown && a.type() != Type::unknown) b = cast(b, untyped_as(a.type(), false));
   if (a.type() == Type::unknown && b.type() == Type::unknown) {
     if (op == "||") return Value::text(a.as_text() + b.as_text());
     no_operator(op, a, b);
@@ -166,11 +169,6 @@ std::optional<bool> truth(const Value& v, std::string_view where) {
 
 Value from_truth(std::optional<bool> t) { return t ? Value::boolean(*t) : Value::null(Type::boolean); }
 
-}  // namespace
-
-bool is_true(const Value& v, std::string_view clause) { return truth(v, clause).value_or(false); }
-
-namespace {
 
 // (a, b) op (c, d): = and <> element by element (three-valued), < <= > >= by the first pair
 // that differs (NULL when a NULL comes first), as the server's row comparison.
@@ -600,6 +598,8 @@ Value case_value(const Expr& e, EvalContext& context) {
 }
 
 }  // namespace
+
+bool is_true(const Value& v, std::string_view clause) { return truth(v, clause).value_or(false); }
 
 Value evaluate(const Expr& e, EvalContext& context) {
   using K = Expr::Kind;
