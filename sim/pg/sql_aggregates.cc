@@ -128,11 +128,8 @@ Value SqlRun::aggregate(const Expr& e) {
   return acc ? *acc : Value::null();
 }
 
-namespace {
-
-// Ascending, NULLs last: a Sort on the group keys.
-bool keys_less(const std::vector<Value>& a, const std::vector<Value>& b) {
-  for (std::size_t k = 0; k < a.size(); ++k) {
+bool sql_keys_ascending(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
     if (a[k].is_null() || b[k].is_null()) {
       if (a[k].is_null() && b[k].is_null()) continue;
       return b[k].is_null();
@@ -142,8 +139,6 @@ bool keys_less(const std::vector<Value>& a, const std::vector<Value>& b) {
   }
   return false;
 }
-
-}  // namespace
 
 // Tables here are never analyzed: the planner estimates a scan at its pages' worth of rows
 // (hundreds), which a HashAggregate groups (in its hash table's order, not imitated: first
@@ -195,7 +190,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
     if (sel.order_by.empty() && few_rows_estimated(sel, t)) {  // Sort, then GroupAggregate: groups in key order
       std::vector<std::size_t> order(groups.size());
       for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys_less(keys[a], keys[b]); });
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sql_keys_ascending(keys[a], keys[b]); });
       std::vector<std::vector<const Row*>> sorted;
       for (std::size_t i : order) sorted.push_back(std::move(groups[i]));
       groups = std::move(sorted);

@@ -44,14 +44,7 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
     std::stable_sort(made.begin(), made.end(), [&](const auto& a, const auto& b) {
       if (order_less(a.first, b.first, sel)) return true;
       if (order_less(b.first, a.first, sel) || !distinct) return false;
-      for (std::size_t k = 0; k < a.second.size(); ++k) {  // the Unique's other sort keys: ascending, NULLs last
-        if (a.second[k].is_null() || b.second[k].is_null()) {
-          if (a.second[k].is_null() != b.second[k].is_null()) return b.second[k].is_null();
-          continue;
-        }
-        if (const auto c = sql::compare(a.second[k], b.second[k], "<"); c != 0) return c < 0;
-      }
-      return false;
+      return sql_keys_ascending(a.second, b.second);  // the Unique's other sort keys
     });
     if (!sel.distinct_on.empty()) {
       throw SqlError("0A000", "DISTINCT ON beside a set-returning function in the select list is not in lockstep's SQL subset (docs/sql.md)");

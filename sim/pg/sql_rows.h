@@ -47,6 +47,9 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
                                  const std::optional<sql::Expr>& where);
 
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
+// A Sort's order on values in turn: ascending, NULLs last (GROUP BY's and DISTINCT's keys).
+bool sql_keys_ascending(const std::vector<sql::Value>& a, const std::vector<sql::Value>& b);
+
 sql::Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
 sql::Value assigned(sql::Value v, const sql::ColumnDef& c, const std::string& table);

@@ -362,6 +362,21 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   table_ = t;
   alias_ = sel.alias;
   if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit, sort_after);
+  if (sel.distinct && sel.order_by.empty() && few_rows_estimated(sel, t)) {  // a Sort on every column, then Unique
+    std::vector<std::vector<Value>> made;
+    for (const auto& [id, row] : rows) {
+      row_ = &row;
+      window_row_ = id;
+      std::vector<Value> values = project(targets_of(sel));
+      if (std::none_of(made.begin(), made.end(), [&](const std::vector<Value>& k) { return same_values(k, values); })) made.push_back(std::move(values));
+    }
+    row_ = nullptr;
+    std::stable_sort(made.begin(), made.end(), sql_keys_ascending);
+    const auto first = std::min(made.size(), static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)));
+    made.erase(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(first));
+    if (limit >= 0 && static_cast<std::size_t>(limit) < made.size()) made.resize(static_cast<std::size_t>(limit));
+    return made;
+  }
   std::int64_t skipped = 0;
   std::vector<std::vector<Value>> seen;  // DISTINCT [ON]: the keys kept
   for (const auto& [id, row] : rows) {
