@@ -238,8 +238,10 @@ bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
   }
   bool out = false;
   for (const sql::CommonTable& c : sel.with) out = out || (c.select != nullptr && !c.modifying && reaches_out(*c.select, scopes));
-  // FROM's subqueries, functions and VALUES (not LATERAL: they see the outer queries only).
+  // FROM's subqueries, functions and VALUES (they see the outer queries only; a LATERAL one
+  // also FROM's items: checked beside them below).
   const auto from_reaches_out = [&](const sql::FromItem& f, const auto& self) -> bool {
+    if (f.lateral) return false;
     if (f.select && reaches_out(*f.select, scopes)) return true;
     for (const Expr& a : f.function) if (reaches_out(a, scopes)) return true;
     for (const auto& row : f.values) if (std::any_of(row.begin(), row.end(), [&](const Expr& a) { return reaches_out(a, scopes); })) return true;
@@ -250,6 +252,10 @@ bool SqlRun::reaches_out(const sql::Select& sel, Scopes& scopes) const {
   scopes.emplace_back(own, sel.alias);
   for (const sql::FromItem& f : sel.from) {  // join conditions see FROM's items
     const auto on_reaches_out = [&](const sql::FromItem& item, const auto& self) -> bool {
+      if (item.lateral && ((item.select && reaches_out(*item.select, scopes)) ||
+                           std::any_of(item.function.begin(), item.function.end(), [&](const Expr& a) { return reaches_out(a, scopes); }))) {
+        return true;
+      }
       return std::any_of(item.on.begin(), item.on.end(), [&](const Expr& e) { return reaches_out(e, scopes); }) ||
              std::any_of(item.sides.begin(), item.sides.end(), [&](const sql::FromItem& side) { return self(side, self); });
     };
