@@ -1004,5 +1004,25 @@ permutation a1 b1 c1 a2 z1
   }
 }
 
+// A transaction's end wakes the first waiter for each row it held; the waiter takes the row
+// in its own step. A backend that comes to the row in between finds it free and takes it
+// (heap_lock_tuple without the tuple lock the woken waiter holds), and the woken waiter waits
+// for that one. b waits for a's row lock from 10 ms on; c comes to the row at 100 ms, when a
+// commits: b's then c's update (23), or c's first (32), which only such a newcomer gives (c
+// before a's commit queues behind b).
+TEST(SqlSim, ANewcomerMayTakeARowBeforeTheWaiterItsReleaseWoke) {
+  const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t VALUES (1, 0)"};
+  const Session a = {"BEGIN", "SELECT v FROM t WHERE id = 1 FOR UPDATE", "SELECT pg_sleep(0.1)", "COMMIT"};
+  const Session b = {"SELECT pg_sleep(0.01)", "UPDATE t SET v = v * 10 + 2 WHERE id = 1 RETURNING v"};
+  const Session c = {"SELECT pg_sleep(0.1)", "UPDATE t SET v = v * 10 + 3 WHERE id = 1 RETURNING v"};
+  for (const std::string strategy : {"dpor", "dfs"}) {
+    std::set<std::string> finals;
+    for (const std::string& o : outcomes(setup, {a, b, c}, "SELECT v FROM t", strategy, /*timed=*/true)) {
+      finals.insert(o.substr(o.find("final: ")));
+    }
+    EXPECT_EQ(finals, (std::set<std::string>{"final: SELECT 1 [23]", "final: SELECT 1 [32]"})) << strategy;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -200,12 +200,6 @@ void LockTable::recheck_older(AdvisoryKey key, std::uint64_t seq) {
   }
 }
 
-bool LockTable::raced_for(AdvisoryKey xact, AdvisoryKey row) const {
-  const auto it = locks_.find(xact);
-  if (it == locks_.end()) return false;
-  return std::any_of(it->second.queue.begin(), it->second.queue.end(), [&](const auto& w) { return w->then_row == row; });
-}
-
 bool LockTable::claim(const std::shared_ptr<Waiter>& waiter) {
   LOCKSTEP_INVARIANT(waiter->claim && waiter->state == Waiter::State::waiting, "lock table: only a waiter woken to claim claims");
   waiter->claim = false;
@@ -231,7 +225,7 @@ std::array<int, kModes> LockTable::holds(int session, AdvisoryKey key, Scope sco
   return hit->second.count[scope == Scope::session ? 0 : 1];
 }
 
-void LockTable::reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep) {
+void LockTable::reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep, bool raced) {
   auto lit = locks_.find(key);
   if (lit == locks_.end()) return;
   Lock& l = lit->second;
@@ -240,7 +234,7 @@ void LockTable::reduce_to(int session, AdvisoryKey key, Scope scope, const std::
   auto& counts = hit->second.count[scope == Scope::session ? 0 : 1];
   for (std::size_t m = 0; m < counts.size(); ++m) counts[m] = std::min(counts[m], keep[m]);
   if (!hit->second.any()) l.holders.erase(hit);
-  wake(l);
+  wake(l, raced);
 }
 
 void LockTable::cancel(const std::shared_ptr<Waiter>& waiter) {

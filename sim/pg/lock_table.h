@@ -95,13 +95,9 @@ struct Waiter {
   bool checked = false;
   bool moved_up = false;
   Time moved_up_at{0};
-  // A transaction key's waiter whose backend, once woken, locks this row without queueing
-  // (INSERT ... ON CONFLICT DO UPDATE: XactLockTableWait, then heap_lock_tuple finds the
-  // tuple free). A release that wakes it races it with the row's queued waiters.
-  std::optional<AdvisoryKey> then_row;
-  // Row locks only: woken by such a racing release instead of granted (LockTable::claim):
-  // its backend takes the lock in its own step if nobody took it first, as the server's
-  // waiter, woken from its wait for the releasing transaction, does.
+  // Row locks only: woken by a racing release (its transaction's end) instead of granted
+  // (LockTable::claim): its backend takes the lock in its own step if nobody took it first,
+  // as the server's waiter, woken from its wait for the releasing transaction, does.
   bool claim = false;
   // Row locks only: the REPEATABLE READ (or SERIALIZABLE) snapshot of the waiter's
   // transaction; `recheck`: woken because a transaction that changed the row committed after
@@ -158,9 +154,6 @@ class LockTable {
   // The same for one key. `raced`: its queued waiters that it frees are woken to claim it
   // (Waiter::claim) rather than granted it.
   void release_key(int session, AdvisoryKey key, Scope scope, bool raced = false);
-  // Whether a request queued on `xact` (a transaction's key) locks `row` once woken
-  // (Waiter::then_row): releasing both races that waiter with the row's queue.
-  bool raced_for(AdvisoryKey xact, AdvisoryKey row) const;
   // A waiter woken to claim (Waiter::claim) takes the lock in its own step: granted when no
   // holder conflicts (true); else it waits on, first in its queue.
   bool claim(const std::shared_ptr<Waiter>& waiter);
@@ -170,8 +163,8 @@ class LockTable {
   // The session's holds of the key in `scope`, per mode (a savepoint's mark).
   std::array<int, kModes> holds(int session, AdvisoryKey key, Scope scope) const;
   // Lets go of the session's holds of the key in `scope` beyond `keep` (a savepoint rolled
-  // back to its mark); waiters may go.
-  void reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep);
+  // back to its mark); waiters may go (`raced`: as release_key's).
+  void reduce_to(int session, AdvisoryKey key, Scope scope, const std::array<int, kModes>& keep, bool raced = false);
   // A waiter gives up (timeout, termination): out of the queue, which may grant others.
   void cancel(const std::shared_ptr<Waiter>& waiter);
   // The session's backend is gone (pg_terminate_backend): its queued requests are canceled

@@ -188,14 +188,13 @@ void SimConnection::apply_release(const Release& r) {
         if (r.commit) ++state.tuple;
         state.reinserted_by = 0;
       }
-      // A backend waiting for this transaction that then locks the row (ON CONFLICT DO
-      // UPDATE's check) races the row's queued waiters for it: they are woken, not granted.
+      // Its waiters are woken to claim the row in their own steps, not granted it here: a
+      // backend that comes to the row first (a newcomer, or one waiting for this
+      // transaction's key that then locks the row: ON CONFLICT DO UPDATE's check) finds it
+      // free and takes it, as heap_lock_tuple does without the tuple lock the woken waiter
+      // holds; that waiter then waits for it.
       const AdvisoryKey key = server_.row_key(row.first, row.second);
-      bool raced = !written_.empty() && server_.row_locks().raced_for(Server::transaction_key(pid_, session_.transactions), key);
-      for (int sub : subtransaction_keys_) {
-        raced = raced || server_.row_locks().raced_for(Server::transaction_key(pid_, session_.transactions, sub), key);
-      }
-      server_.row_locks().release_key(pid_, key, Scope::transaction, raced);
+      server_.row_locks().release_key(pid_, key, Scope::transaction, /*raced=*/true);
       if (changed && server_.snapshots_open()) server_.row_locks().recheck_older(key, state.committed_seq);
     };
     for (const auto& row : locked_rows_) finish(row);

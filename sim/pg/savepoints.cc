@@ -121,7 +121,7 @@ void SimConnection::undo_to(const Savepoint& mark) {
     }
     const auto held = mark.holds.find(row);
     server_.row_locks().reduce_to(pid_, server_.row_key(row.first, row.second), Scope::transaction,
-                                  held != mark.holds.end() ? held->second : std::array<int, kModes>{});
+                                  held != mark.holds.end() ? held->second : std::array<int, kModes>{}, /*raced=*/true);
   }
   if (mark.written.empty() && !written_.empty()) {
     // The transaction key its first write took goes too: nothing it wrote is left.

@@ -11,7 +11,7 @@
 namespace lockstep::sim::pg {
 
 // The primary key's check, an INSERT's (sql_write.cc) and a key-changing UPDATE's.
-Status SqlRun::wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj, bool then_locks) {
+Status SqlRun::wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj) {
   for (;;) {
     const RowState& r = server_.row(name, id);
     if (r.pending.count(c_.pid_) != 0) return {};
@@ -24,8 +24,7 @@ Status SqlRun::wait_for_row_writers(const std::string& name, std::int64_t id, Ob
     }
     if (writer == 0) return {};
     if (Status waited = wait_for_transaction(server_.writer_key(writer, r.pending.at(writer)), obj,
-                                             fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id),
-                                             then_locks ? std::optional(server_.row_key(name, id)) : std::nullopt);
+                                             fmt::format("the transaction of session {} (it wrote {}#{})", writer, name, id));
         !waited.ok()) {
       return waited;
     }

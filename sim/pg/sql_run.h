@@ -552,8 +552,8 @@ class SqlRun final : public sql::EvalContext {
   // The primary key of `row` as id_of() spells it.
   static std::string key_text(const SqlTable& t, const Row& row);
   // Waits, as a primary key's unique check does, until no other transaction in progress has
-  // written row `id` (each writer's transaction waited for in turn); `then_locks`: ON CONFLICT DO UPDATE's.
-  Status wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj, bool then_locks = false);
+  // written row `id` (each writer's transaction waited for in turn).
+  Status wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj);
   // The id of a key as id_of() spells it (each key column's text, then '\x1f').
   std::int64_t id_of_key(SqlTable& t, std::string key);
   // One row of an INSERT, in the step new_row began: 1 when inserted, 0 when ON CONFLICT did
@@ -573,8 +573,8 @@ class SqlRun final : public sql::EvalContext {
   // id of the row that holds the repeated key.
   Result<const SqlTable::UniqueKey*> unique_conflict(SqlTable& t, std::int64_t id, const Row& row, const Row* before,
                                                      bool* waited_for, std::int64_t* conflicting = nullptr);
-  // Waits, as the unique check does, for a (sub)transaction to end: its key `xact` (writer_key); `then_row`: Waiter's.
-  Status wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what, std::optional<AdvisoryKey> then_row = std::nullopt);
+  // Waits, as the unique check does, for a (sub)transaction to end: its key `xact` (writer_key).
+  Status wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what);
   // Puts this session's new tuple for a row (an INSERT's), keeping what its own deletion of
   // the row, if any, was: a re-insert, first written by that deletion's subtransaction.
   void put_new_version(RowState& r, Row row, std::uint64_t position);

@@ -65,10 +65,9 @@ std::optional<std::string> unique_text(const SqlTable::UniqueKey& key, const Sql
   return text;
 }
 
-Status SqlRun::wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what, std::optional<AdvisoryKey> then_row) {
+Status SqlRun::wait_for_transaction(AdvisoryKey xact, ObjectId obj, std::string what) {
   auto waiter = server_.row_locks().request(c_.pid_, xact, Mode::share, Scope::transaction);
   LOCKSTEP_INVARIANT(waiter != nullptr, "a session with an uncommitted row version holds its transaction key");
-  waiter->then_row = then_row;
   c_.note_queued(server_.row_locks(), xact, Mode::share);
   if (Status waited = c_.wait_for(server_.row_locks(), waiter, obj, Access::acquire, "row_lock_wait", std::move(what)); !waited.ok()) {
     return waited;
@@ -82,7 +81,6 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
   for (;;) {
     int writer = 0;
     std::optional<AdvisoryKey> writer_key;  // the key of the (sub)transaction that wrote what it repeats
-    std::int64_t writer_row = 0;            // ... and the row it wrote
     const SqlTable::UniqueKey* repeated = nullptr;
     auto repeats_row = [&](const Row& other) -> const SqlTable::UniqueKey* {
       for (const SqlTable::UniqueKey& key : t.unique) {
@@ -115,7 +113,6 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
           if (sub) {
             writer = pid;
             writer_key = server_.writer_key(pid, *sub);
-            writer_row = other;
           }
         }
         if (writer == 0) repeated = repeats(r.committed);
@@ -123,12 +120,8 @@ Result<const SqlTable::UniqueKey*> SqlRun::unique_conflict(SqlTable& t, std::int
       if (repeated != nullptr && conflicting != nullptr) *conflicting = other;
     });
     if (writer == 0) return repeated;
-    // An arbiter's check of ON CONFLICT DO UPDATE locks the row it finds once the writer ended.
-    const auto* ins = std::get_if<sql::Insert>(&st_.body);
-    const bool then_locks = conflicting != nullptr && ins != nullptr && ins->on_conflict == sql::Insert::OnConflict::update;
     if (Status waited = wait_for_transaction(*writer_key, t.object,
-                                             fmt::format("the transaction of session {} (a unique key of {})", writer, t.def.table),
-                                             then_locks ? std::optional(server_.row_key(t.def.table, writer_row)) : std::nullopt);
+                                             fmt::format("the transaction of session {} (a unique key of {})", writer, t.def.table));
         !waited.ok()) {
       return waited.error();
     }

@@ -179,7 +179,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
       if (waited) continue;
       if (repeated.value() != nullptr && conflict_arbiter(ins, t, *repeated.value())) conflict = other;
     }
-    if (Status w = conflict ? Status{} : wait_for_row_writers(name, id, obj, ins.on_conflict == sql::Insert::OnConflict::update); !w.ok()) {
+    if (Status w = conflict ? Status{} : wait_for_row_writers(name, id, obj); !w.ok()) {
       return w.error();
     }
     // The unique check sees the newest version, whatever a REPEATABLE READ snapshot sees. A
