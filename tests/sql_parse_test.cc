@@ -251,7 +251,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("CREATE TRIGGER c INSTEAD OF INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()"),
             "0A000 an INSTEAD OF trigger is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT a FROM t'"),
-            "0A000 a LANGUAGE sql function whose body is not one SELECT of one expression without FROM is not in lockstep's SQL subset (docs/sql.md), at position 46 @46");
+            "0A000 a LANGUAGE sql function whose body is not one SELECT of one column, without FROM or over set-returning functions and "
+            "VALUES only is not in lockstep's SQL subset (docs/sql.md), at position 46 @46");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a LIKE 'x%' ESCAPE '#'"),
             "0A000 LIKE ... ESCAPE is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
   EXPECT_EQ(refusal("SELECT ARRAY[ARRAY[1]]"), "0A000 multidimensional arrays is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");

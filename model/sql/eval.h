@@ -30,6 +30,11 @@ class EvalContext {
   // A scalar subquery's value (NULL when it returns no row), EXISTS, or x IN (SELECT ...)
   // (three-valued, as IN over a list).
   virtual Value subquery(const Expr& e) = 0;
+  // A LANGUAGE sql function's body that is a query (CreateFunction::query_body, the scalar
+  // subquery `query`): its first row's value, NULL without one, with the names and $n of
+  // `params` (the call's arguments) and none of the calling query's rows. Refused (0A000)
+  // where no query can run.
+  virtual Value function_body(const Expr& query, EvalContext& params);
 };
 
 Value evaluate(const Expr& e, EvalContext& context);

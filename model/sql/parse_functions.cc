@@ -1,8 +1,8 @@
 // model/sql/parse_functions.cc: the reader's CREATE FUNCTION, DROP FUNCTION, CREATE TRIGGER
 // and DROP TRIGGER (plan.h's CreateFunction, AlterTable): part of model/sql/parse.h's parser.
-// A LANGUAGE sql body is one SELECT of one expression without FROM, read by the same parser;
-// anything else there (SETOF, OUT parameters, defaults, a body of several statements or with
-// FROM) is refused by name. A LANGUAGE plpgsql body is checked by PostgreSQL's plpgsql parser
+// A LANGUAGE sql body is one SELECT of one column, read by the same parser: of one expression
+// without FROM, or over set-returning functions and VALUES; anything else there (SETOF, OUT
+// parameters, defaults, a body of several statements or reading a table) is refused by name. A LANGUAGE plpgsql body is checked by PostgreSQL's plpgsql parser
 // (libpg_query) and kept unread: the function exists, a call of it is refused when run.
 #include <algorithm>
 
@@ -116,12 +116,32 @@ CreateFunction Reader::create_function(const json& body) {
     fail(e.sqlstate(), fmt::format("in the body of function {}: {}", f.name, e.what()), as_loc);
   }
   const auto* select = statements.size() == 1 ? std::get_if<Select>(&statements[0].body) : nullptr;
-  const bool one_expression = select != nullptr && select->table.empty() && select->from.empty() && select->with.empty() &&
+  const bool one_column = select != nullptr && select->targets.size() == 1 && !select->targets[0].star;
+  const bool one_expression = one_column && select->table.empty() && select->from.empty() && select->with.empty() &&
                               select->set_op == nullptr && !select->where && select->order_by.empty() && !select->limit &&
-                              !select->offset && !select->aggregate && !select->distinct && select->targets.size() == 1 &&
-                              !select->targets[0].star;
-  if (!one_expression) refuse("a LANGUAGE sql function whose body is not one SELECT of one expression without FROM", as_loc);
-  f.body = std::make_shared<Expr>(select->targets[0].expr);
+                              !select->offset && !select->aggregate && !select->distinct;
+  if (one_expression) {
+    f.body = std::make_shared<Expr>(select->targets[0].expr);
+    return f;
+  }
+  // A query over set-returning functions of its parameters (Que's que_validate_tags: an
+  // aggregate over jsonb_array_elements): run as a query when called, its first row's value.
+  // One that reads a table would need the snapshot rules of a function's own queries.
+  const bool over_functions = one_column && select->table.empty() && select->with.empty() && select->set_op == nullptr &&
+                              select->lock == RowLock::none && !statements[0].has_subquery &&
+                              std::all_of(select->from.begin(), select->from.end(), [](const FromItem& i) {
+                                return i.kind == FromItem::Kind::function || i.kind == FromItem::Kind::values;
+                              });
+  if (!over_functions) {
+    refuse("a LANGUAGE sql function whose body is not one SELECT of one column, without FROM or over set-returning functions and "
+           "VALUES only",
+           as_loc);
+  }
+  auto query = std::make_shared<Expr>();
+  query->kind = Expr::Kind::subquery;
+  query->select = std::make_shared<Select>(*select);
+  f.body = std::move(query);
+  f.query_body = true;
   return f;
 }
 

@@ -311,7 +311,8 @@ struct DropTable {
 
 // CREATE [OR REPLACE] FUNCTION name(params) RETURNS type LANGUAGE sql [IMMUTABLE | STABLE |
 // VOLATILE] [STRICT] AS $$ SELECT expr $$: a function whose body is one expression of its
-// parameters (by name or $n), as the server inlines it. A call casts its arguments to the
+// parameters (by name or $n), as the server inlines it, or one query over set-returning
+// functions of them (SELECT bool_and(...) FROM jsonb_array_elements(p)): its first row's value. A call casts its arguments to the
 // parameters' types and the body's value to the return type; STRICT returns NULL for a NULL
 // argument. One function per name (no overloading).
 struct FunctionParam {
@@ -324,6 +325,9 @@ struct CreateFunction {
   std::vector<FunctionParam> params;
   ColumnDef returns;
   std::shared_ptr<const Expr> body;
+  // The body is a query (FROM over set-returning functions of the parameters): `body` is its
+  // scalar subquery, run by the calling context (EvalContext::function_body).
+  bool query_body = false;
   bool strict = false;
   // LANGUAGE plpgsql: its body (checked by PostgreSQL's plpgsql parser) is not run; a call, or
   // a trigger's firing, is refused naming the function. `body` is null, params and returns

@@ -67,6 +67,10 @@ thread_local int ufn_depth = 0;
 
 }  // namespace
 
+Value EvalContext::function_body(const Expr&, EvalContext&) {
+  throw SqlError("0A000", "a LANGUAGE sql function whose body has FROM, called here, is not in lockstep's SQL subset (docs/sql.md)");
+}
+
 Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& outer) {
   const CreateFunction* f = current_sql_function(e.name);
   if (f == nullptr) {
@@ -101,7 +105,7 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
     ~Leave() { --ufn_depth; }
   } leave;
   ufn_Body body(*f, args, outer);
-  const Value v = evaluate(*f->body, body);
+  const Value v = f->query_body ? outer.function_body(*f->body, body) : evaluate(*f->body, body);
   const ColumnDef& r = f->returns;
   if (v.is_null()) return Value::null(r.type);
   if (r.type == Type::enum_) return cast_to_column(v, r.type, r.user_type);

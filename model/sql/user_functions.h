@@ -4,7 +4,8 @@
 // with no implicit cast to it, or another count, is 42883 "function f(types) does not exist";
 // arguments are cast to the parameters' types, STRICT returns NULL for a NULL argument, the
 // body is evaluated with the parameters by name or $n (other calls, such as now(), are the
-// calling statement's), and its value cast to the return type. A name the server has no
+// calling statement's; a query body is run by the calling context: EvalContext::function_body),
+// and its value cast to the return type. A name the server has no
 // function of is refused (0A000: lockstep cannot tell it from a built-in it lacks). Calls
 // nest at most 32 deep (54001).
 #pragma once

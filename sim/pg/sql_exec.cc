@@ -214,13 +214,13 @@ Value SqlRun::column(const Expr& ref) {
   // xmax in an upsert's RETURNING, compared with 0 only (model/sql/parse.cc): 0 for a row
   // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
   if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
-  if (table_ == nullptr || row_ == nullptr) {
-    throw sql::missing_column_error(ref);
-  }
+  if (function_params_ != nullptr) return function_params_->column(ref);  // a parameter, after the body's own columns
+  if (table_ == nullptr || row_ == nullptr) throw sql::missing_column_error(ref);
   return value_of(*row_, ref);
 }
 
 Value SqlRun::param(int number) {
+  if (function_params_ != nullptr) return function_params_->param(number);
   if (number < 1 || static_cast<std::size_t>(number) > params_.size()) {
     throw SqlError("08P01", fmt::format("bind message supplies {} parameters, but prepared statement \"\" requires {}",
                                         params_.size(), st_.max_param));

@@ -1,7 +1,7 @@
 // sim/pg/sql_functions.cc: functions and triggers on the simulated server (sim/pg/sql_run.h):
 // CREATE [OR REPLACE] FUNCTION, DROP FUNCTION, CREATE [OR REPLACE] TRIGGER and DROP TRIGGER
 // (DDL: outside the sessions, in one step that writes the whole server). Calls of LANGUAGE
-// sql functions: model/sql/user_functions.h. A plpgsql body is never run: a call is refused
+// sql functions: model/sql/user_functions.h; a query body runs here (function_body). A plpgsql body is never run: a call is refused
 // there, and a statement that would fire a trigger is refused before it starts (its
 // function's effects would be missing, not wrong, so nothing is answered).
 #include <algorithm>
@@ -172,6 +172,32 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
       if (action != sql::ForeignKey::OnDelete::no_action) changes.push_back({child, {action == sql::ForeignKey::OnDelete::cascade ? "DELETE" : "UPDATE"}});
     }
   }
+}
+
+// A LANGUAGE sql function's query body (model/sql/plan.h's CreateFunction::query_body): a
+// query of its own, as the server's SQL function executor runs it, seeing none of the calling
+// query's rows, its parameters by name (after its own columns) and $n; its first row's first
+// column (a function that is not SETOF returns that row: no 21000 for a second).
+Value SqlRun::function_body(const Expr& query, sql::EvalContext& params) {
+  std::vector<Saved> callers = std::exchange(outer_, {});
+  const Saved saved = save();
+  sql::EvalContext* const outer_params = std::exchange(function_params_, &params);
+  table_ = nullptr;
+  row_ = nullptr;
+  group_ = nullptr;
+  struct Back {
+    SqlRun& run;
+    std::vector<Saved>& callers;
+    const Saved& saved;
+    sql::EvalContext* params;
+    ~Back() {
+      run.outer_ = std::move(callers);
+      run.restore(saved);
+      run.function_params_ = params;
+    }
+  } back{*this, callers, saved, outer_params};
+  const std::vector<std::vector<Value>> rows = run_subquery(*query.select, /*per_row=*/true, {&*query.select, 1, nullptr});
+  return rows.empty() ? Value::null() : rows.front().front();
 }
 
 }  // namespace lockstep::sim::pg

@@ -56,7 +56,8 @@ sql::Value assigned(sql::Value v, const sql::ColumnDef& c, const std::string& ta
 // Computes the row's generated columns (GENERATED ALWAYS AS (expr) STORED) from its others.
 void compute_generated(const SqlTable& t, Row& row);
 // 23514 when one of the table's CHECK constraints is false for the row (NULL passes).
-void check_constraints(const SqlTable& t, const Row& row);
+// `queries` runs the query body of a LANGUAGE sql function called there (none: refused).
+void check_constraints(const SqlTable& t, const Row& row, sql::EvalContext* queries = nullptr);
 
 // The columns of one stored row, for a partial index's predicate or a generated column's
 // expression (which the server requires to be immutable: no parameters, no functions of the
@@ -64,8 +65,8 @@ void check_constraints(const SqlTable& t, const Row& row);
 // names it: a function of the server there is refused, not modelled).
 class StoredRowContext final : public sql::EvalContext {
  public:
-  StoredRowContext(const SqlTable& t, const Row& row, std::string_view refused_calls = {})
-      : t_(t), row_(row), refused_calls_(refused_calls) {}
+  StoredRowContext(const SqlTable& t, const Row& row, std::string_view refused_calls = {}, sql::EvalContext* queries = nullptr)
+      : t_(t), row_(row), refused_calls_(refused_calls), queries_(queries) {}
   sql::Value column(const sql::Expr& ref) override {
     const int i = t_.column(ref.name);
     if (i < 0) throw sql::missing_column_error(ref);
@@ -81,11 +82,15 @@ class StoredRowContext final : public sql::EvalContext {
   sql::Value subquery(const sql::Expr&) override {
     throw sql::SqlError("0A000", refused_calls_.empty() ? "cannot use subquery in index predicate" : "cannot use subquery in transform expression");
   }
+  sql::Value function_body(const sql::Expr& query, sql::EvalContext& params) override {
+    return queries_ != nullptr ? queries_->function_body(query, params) : sql::EvalContext::function_body(query, params);
+  }
 
  private:
   const SqlTable& t_;
   const Row& row_;
   std::string_view refused_calls_;
+  sql::EvalContext* queries_;  // runs a function's query body (check_constraints)
 };
 // Whether a partial unique index holds the row (its WHERE; an index without one holds every row).
 bool in_partial_index(const SqlTable::UniqueKey& key, const SqlTable& t, const Row& row);

@@ -65,9 +65,7 @@ class SqlRun final : public sql::EvalContext {
       : c_(c), server_(c.server_), s_(c.s_), plans_(plans), st_(st), params_(params) {}
   SqlRun(const SqlRun&) = delete;
   SqlRun& operator=(const SqlRun&) = delete;
-  ~SqlRun() {
-    if (statement_snapshot_) server_.close_snapshot();
-  }
+  ~SqlRun() { if (statement_snapshot_) server_.close_snapshot(); }
 
   Result<Rows> run();
 
@@ -76,6 +74,7 @@ class SqlRun final : public sql::EvalContext {
   Value param(int number) override;
   Value call(const Expr& e, const std::vector<Value>& args) override;
   Value subquery(const Expr& e) override;
+  Value function_body(const Expr& query, sql::EvalContext& params) override;  // sim/pg/sql_functions.cc
   // ARRAY (SELECT ...)'s value from the subquery's rows.
   static Value array_of_rows(const std::vector<std::vector<Value>>& rows);
 
@@ -659,6 +658,7 @@ class SqlRun final : public sql::EvalContext {
   std::map<const sql::Select*, bool> correlated_;
   std::vector<Saved> outer_;  // the rows of the queries around the running subquery (and a joined row), innermost last
   int subquery_depth_ = 0;    // subqueries running now (Enclosing)
+  sql::EvalContext* function_params_ = nullptr;  // a running function body's parameters (function_body)
   std::map<const Expr*, std::vector<Value>> subquery_lists_;  // uncorrelated IN subqueries' values
   std::vector<Value> scratch_list_;                           // a correlated one's, for the row evaluated now
   std::map<const Expr*, std::vector<std::vector<Value>>> subquery_row_lists_;  // ... of row IN subqueries

@@ -117,7 +117,7 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
   compute_generated(t, row);
-  check_constraints(t, row);
+  check_constraints(t, row, this);
   return row;
 }
 
@@ -270,14 +270,14 @@ void compute_generated(const SqlTable& t, Row& row) {
   }
 }
 
-void check_constraints(const SqlTable& t, const Row& row) {
+void check_constraints(const SqlTable& t, const Row& row, sql::EvalContext* queries) {
   if (t.def.checks.empty()) return;
   // The server evaluates them in the order of their names (CheckConstraintFetch sorts them).
   std::vector<const sql::CheckConstraint*> checks;
   for (const sql::CheckConstraint& k : t.def.checks) checks.push_back(&k);
   std::sort(checks.begin(), checks.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
   for (const sql::CheckConstraint* k : checks) {
-    StoredRowContext context(t, row);
+    StoredRowContext context(t, row, {}, queries);
     const Value v = sql::evaluate(*k->expr, context);
     if (!v.is_null() && !sql::is_true(v, "CHECK")) {
       throw SqlError("23514", fmt::format("new row for relation \"{}\" violates check constraint \"{}\"", t.def.table, k->name));
@@ -347,7 +347,7 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     }
   }
   compute_generated(t, updated);
-  check_constraints(t, updated);
+  check_constraints(t, updated, this);
   row_ = nullptr;
   return updated;
 }
