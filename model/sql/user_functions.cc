@@ -9,6 +9,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -23,6 +24,11 @@ class ufn_Body final : public EvalContext {
     if (ref.qualifier.empty() || ref.qualifier == f_.name) {
       for (std::size_t i = 0; i < f_.params.size(); ++i) {
         if (!f_.params[i].name.empty() && f_.params[i].name == ref.name) return args_[i];
+      }
+    }
+    for (std::size_t i = 0; i < f_.params.size(); ++i) {  // param.field of a table's row type
+      if (!ref.qualifier.empty() && f_.params[i].name == ref.qualifier && args_[i].type() == Type::record) {
+        return record_field(args_[i], ref.name);
       }
     }
     throw missing_column_error(ref);
@@ -43,8 +49,15 @@ class ufn_Body final : public EvalContext {
 };
 
 // Whether the server casts a value of type `from` to `to` implicitly (a function argument).
+// A parameter of a table's row type (que_determine_job_state(job que_jobs)): its record
+// type's index, else -1.
+int ufn_row_type(const ColumnDef& p) {
+  return p.type == Type::enum_ && enum_index(p.user_type) < 0 ? current_record_type_index(p.user_type) : -1;
+}
+
 bool ufn_implicit(const Value& v, const ColumnDef& to) {
   const Type from = v.type();
+  if (const int row_type = ufn_row_type(to); row_type >= 0) return from == Type::record ? v.record_type() == row_type : v.is_null();
   if (v.is_null() || from == Type::unknown) return true;
   if (to.type == Type::enum_) return from == Type::enum_ && v.enum_type() == enum_index(to.user_type);
   if (from == to.type) return true;
@@ -56,7 +69,10 @@ bool ufn_implicit(const Value& v, const ColumnDef& to) {
 std::string ufn_argument_types(const std::vector<Value>& args) {
   std::vector<std::string> types;
   for (const Value& a : args) {
-    types.push_back(a.type() == Type::enum_ ? enum_type_name(a) : a.type() == Type::array ? array_type_name(a) : std::string(type_name(a.type())));
+    types.push_back(a.type() == Type::enum_    ? enum_type_name(a)
+                    : a.type() == Type::array  ? array_type_name(a)
+                    : a.type() == Type::record ? record_definition(a.record_type()).table
+                                               : std::string(type_name(a.type())));
   }
   return fmt::format("{}", fmt::join(types, ", "));
 }
@@ -90,6 +106,10 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ColumnDef& p = f->params[i].type;
     if (args[i].type() == p.type && p.type != Type::unknown) continue;
+    if (const int row_type = ufn_row_type(p); row_type >= 0) {
+      if (args[i].is_null()) args[i] = Value::null_record(row_type);
+      continue;
+    }
     if (p.type == Type::enum_ || args[i].is_null()) {
       args[i] = args[i].is_null() ? Value::null(p.type) : cast_to_column(args[i], p.type, p.user_type);
     } else if (p.type == Type::array) {

@@ -435,6 +435,18 @@ class Server : public sql::SqlContextSource {
     return it == sql_tables_.end() ? nullptr : &it->second.def;
   }
   void drop_sql_function(std::string_view name) { functions_.erase(functions_.find(name)); }
+  // The functions with a parameter of table `table`'s row type (its dependents: DROP TABLE).
+  std::vector<std::string> functions_of_row_type(std::string_view table) const {
+    std::vector<std::string> out;
+    for (const auto& [name, f] : functions_) {
+      if (std::any_of(f.params.begin(), f.params.end(), [&](const sql::FunctionParam& p) {
+            return p.type.type == sql::Type::enum_ && p.type.user_type == table;  // (an enum type cannot share its name)
+          })) {
+        out.push_back(name);
+      }
+    }
+    return out;
+  }
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
   std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.

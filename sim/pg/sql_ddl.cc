@@ -307,7 +307,10 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
       return Error{"42P01", fmt::format("table \"{}\" does not exist", name)};
     }
     // A table another table's foreign key references goes only with that table, or CASCADE
-    // drops that key.
+    // drops that key; so does a function with a parameter of its row type.
+    if (!d.cascade && !server_.functions_of_row_type(name).empty()) {
+      return Error{"2BP01", fmt::format("cannot drop table {} because other objects depend on it", name)};
+    }
     for (const auto& [child, k] : t->referenced_by) {
       if (!d.cascade && std::find(d.tables.begin(), d.tables.end(), child) == d.tables.end()) {
         return Error{"2BP01", fmt::format("cannot drop table {} because other objects depend on it", name)};
@@ -323,6 +326,7 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
     }
     std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
     for (const auto& [child, index] : keys) server_.drop_foreign_key(child, index);
+    for (const std::string& f : server_.functions_of_row_type(name)) server_.drop_sql_function(f);
     server_.drop_sql_table(name);
   }
   return done(Rows{{}, {}, "DROP TABLE"});
