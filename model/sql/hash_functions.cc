@@ -181,6 +181,13 @@ std::pair<std::uint32_t, std::uint32_t> jenkins_hash(std::string_view bytes, std
 
 }  // namespace
 
+std::uint32_t hash_uint32(std::uint32_t k) {
+  std::uint32_t a = 0x9e3779b9u + 4u + 3923095u, b = a, c = a;
+  a += k;
+  jenkins_final(a, b, c);
+  return c;
+}
+
 std::int32_t hash_text(std::string_view bytes) { return static_cast<std::int32_t>(jenkins_hash(bytes, std::nullopt).second); }
 
 std::int64_t hash_text_extended(std::string_view bytes, std::uint64_t seed) {

@@ -17,6 +17,8 @@ std::string md5_hex(std::string_view bytes);
 // SHA-224 of the bytes: the 28-byte digest.
 std::string sha224(std::string_view bytes);
 std::int32_t hash_text(std::string_view bytes);
+// hash_bytes_uint32: hashint4's hash of one 32-bit value (and hashint2's, hashchar's, hashint8's).
+std::uint32_t hash_uint32(std::uint32_t k);
 // hashtextextended(text, seed): hash_bytes_extended, 64 bits (a seed of 0 hashes as no seed).
 std::int64_t hash_text_extended(std::string_view bytes, std::uint64_t seed);
 

@@ -175,6 +175,9 @@ struct SqlTable {
   };
   std::vector<UniqueKey> unique;
   std::vector<std::string> indexes;  // the names of its other indexes (CREATE INDEX; DROP INDEX finds them)
+  // An index was built over rows of it (CREATE INDEX, ADD PRIMARY KEY or UNIQUE): the server
+  // then has its page and row counts, which the planner's estimates use (sql_hash_aggregate.h).
+  bool planner_stats = false;
   // CREATE TRIGGER's: a LANGUAGE plpgsql function, never run (a statement firing one is refused).
   struct Trigger {
     std::string name, function;

@@ -7,6 +7,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/pg/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -160,9 +161,32 @@ bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
   return equality(w);
 }
 
+// The buckets of the HashAggregate the planner puts over a whole scan of `t` grouping by
+// `keys` (sql_hash_aggregate.h), or 0 where its order is not imitated: a WHERE, a join, a key
+// that is not a column (its estimate), a boolean or unique column (2, or every row, distinct
+// values; the planner drops other keys beside a primary key's).
+std::uint32_t SqlRun::hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const {
+  if (t == nullptr || sel.where || !sel.from.empty() || keys.empty()) return 0;
+  for (const Expr* k : keys) {
+    const int i = k->kind == Expr::Kind::column && resolves(*t, sel.alias, *k) ? t->column(k->name) : -1;
+    if (i < 0 || t->def.columns[static_cast<std::size_t>(i)].type == Type::boolean) return 0;
+    if (t->key == std::vector<int>{i}) return 0;
+    for (const SqlTable::UniqueKey& u : t->unique) {
+      if (u.columns == std::vector<int>{i} && !u.where) return 0;
+    }
+  }
+  if (!t->key.empty() && std::all_of(t->key.begin(), t->key.end(), [&](int c) {
+        return std::any_of(keys.begin(), keys.end(), [&](const Expr* k) { return t->column(k->name) == c; });
+      })) {
+    return 0;
+  }
+  return hash_aggregate_buckets(*t);
+}
+
 // An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
-// group's first row (one group of every row, maybe none, without GROUP BY), or of their keys
-// when the planner sorts them (few_rows_estimated); HAVING; then ORDER BY over the groups'
+// group's first row (one group of every row, maybe none, without GROUP BY), of their keys
+// when the planner sorts them (few_rows_estimated), or as its HashAggregate returns them
+// (hashed_buckets: else first rows', docs/notes.md); HAVING; then ORDER BY over the groups'
 // values, OFFSET and LIMIT. A grouped column reads its group's first row.
 std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, SqlTable* t,
                                                        const std::vector<std::pair<std::int64_t, Row>>& rows) {
@@ -194,6 +218,14 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
       std::vector<std::vector<const Row*>> sorted;
       for (std::size_t i : order) sorted.push_back(std::move(groups[i]));
       groups = std::move(sorted);
+    } else if (std::vector<const Expr*> exprs; groups.size() > 1) {
+      for (const Expr& g : sel.group_by) exprs.push_back(&g);
+      const std::uint32_t buckets = hashed_buckets(sel, t, exprs);
+      if (const auto order = buckets > 0 ? hash_aggregate_order(keys, buckets) : std::nullopt) {
+        std::vector<std::vector<const Row*>> hashed;
+        for (std::size_t i : *order) hashed.push_back(std::move(groups[i]));
+        groups = std::move(hashed);
+      }
     }
   }
   std::vector<std::pair<std::vector<Value>, std::vector<Value>>> out;  // (ORDER BY keys, row)

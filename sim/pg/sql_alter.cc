@@ -328,6 +328,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
       case K::add_unique:
       case K::add_primary_key: {
         const bool primary = c.kind == K::add_primary_key;
+        t->planner_stats = t->planner_stats || alter_has_rows(server_, *t);  // its index was built over rows
         std::vector<int> columns;
         for (const std::string& k : c.keys) {
           const int col = t->column(k);

@@ -377,6 +377,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     c_.warnings_.push_back({"42P07", fmt::format("relation \"{}\" already exists, skipping", name)});
     return done(Rows{{}, {}, "CREATE INDEX"});
   }
+  server_.each_row(t->def.table, [&](std::int64_t, RowState& r) { t->planner_stats = t->planner_stats || r.committed; });
   if (ix.opaque) {
     t->indexes.push_back(name);
     return done(Rows{{}, {}, "CREATE INDEX"});

@@ -485,6 +485,9 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
     const bool vacuum = l.maintenance == sql::LockTables::Maintenance::vacuum;
     const Status st = c_.maintain_tables(tables, table_mode(l.mode), vacuum ? "vacuum" : "analyze");
     if (!st.ok()) return st.error();
+    if (l.maintenance != sql::LockTables::Maintenance::comment) {
+      for (const std::string& name : l.tables) table(name)->planner_stats = true;  // (sql_hash_aggregate.h)
+    }
     return done(Rows{{}, {}, vacuum ? "VACUUM" : l.maintenance == sql::LockTables::Maintenance::comment ? "COMMENT" : "ANALYZE"});
   }
   const Status st = c_.lock_tables(tables, table_mode(l.mode), l.nowait);

@@ -7,6 +7,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/pg/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/sql_run.h"
 #include "lockstep/sim/pg/sql_ssi.h"
 
@@ -362,7 +363,17 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   table_ = t;
   alias_ = sel.alias;
   if (!srfs.empty()) return project_set(sel, rows, srfs, offset, limit, sort_after);
-  if (sel.distinct && sel.order_by.empty() && few_rows_estimated(sel, t)) {  // a Sort on every column, then Unique
+  // DISTINCT without ORDER BY: a Sort on every column, then Unique, where the planner expects
+  // few rows; else a HashAggregate over a whole scan, imitated where its size is known.
+  std::uint32_t buckets = 0;
+  const bool sorted = sel.distinct && sel.order_by.empty() && few_rows_estimated(sel, t);
+  if (sel.distinct && sel.order_by.empty() && !sorted) {
+    std::vector<const Expr*> exprs;
+    for (const sql::Target& target : sel.targets) exprs.push_back(&target.expr);
+    const bool columns = std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& target) { return target.star; });
+    buckets = columns ? hashed_buckets(sel, t, exprs) : 0;
+  }
+  if (sorted || buckets > 0) {
     std::vector<std::vector<Value>> made;
     for (const auto& [id, row] : rows) {
       row_ = &row;
@@ -371,7 +382,13 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       if (std::none_of(made.begin(), made.end(), [&](const std::vector<Value>& k) { return same_values(k, values); })) made.push_back(std::move(values));
     }
     row_ = nullptr;
-    std::stable_sort(made.begin(), made.end(), sql_keys_ascending);
+    if (sorted) {
+      std::stable_sort(made.begin(), made.end(), sql_keys_ascending);
+    } else if (const auto order = made.size() > 1 ? hash_aggregate_order(made, buckets) : std::nullopt) {
+      std::vector<std::vector<Value>> hashed;
+      for (std::size_t i : *order) hashed.push_back(std::move(made[i]));
+      made = std::move(hashed);
+    }
     const auto first = std::min(made.size(), static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)));
     made.erase(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(first));
     if (limit >= 0 && static_cast<std::size_t>(limit) < made.size()) made.resize(static_cast<std::size_t>(limit));
