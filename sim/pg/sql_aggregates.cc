@@ -3,6 +3,7 @@
 // json_agg, jsonb_agg, jsonb_object_agg, json_object_agg; DISTINCT, FILTER and ORDER BY inside them;
 // the Agg node that groups a query's rows (grouped_values).
 #include <algorithm>
+#include <functional>
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
@@ -142,10 +143,9 @@ bool sql_keys_ascending(const std::vector<Value>& a, const std::vector<Value>& b
 }
 
 // Tables here are never analyzed: the planner estimates a scan at its pages' worth of rows
-// (hundreds), which a HashAggregate groups (in its hash table's order, not imitated: first
-// rows' order here), but an equality of a column with a value (a constant, parameter or outer
-// query's column) at a few rows, which it sorts and groups in key order (checked on
-// PostgreSQL 15: procrastinate's list_queues).
+// (hundreds), which a HashAggregate groups (hashed_buckets), but an equality of a column with a
+// value (a constant, parameter or outer query's column) or IS NULL at a few rows, which it
+// sorts and groups in key order (checked on PostgreSQL 15: procrastinate's list_queues).
 bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
   if (!sel.where || t == nullptr) return false;
   auto own = [&](const Expr& e) { return e.kind == Expr::Kind::column && resolves(*t, sel.alias, e); };
@@ -153,6 +153,7 @@ bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
     return e.kind == Expr::Kind::constant || e.kind == Expr::Kind::param || (e.kind == Expr::Kind::column && !resolves(*t, sel.alias, e));
   };
   auto equality = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::is_null) return !e.negated && own(e.args.at(0));
     return e.kind == Expr::Kind::op && e.name == "=" && e.args.size() == 2 &&
            ((own(e.args[0]) && value(e.args[1])) || (value(e.args[0]) && own(e.args[1])));
   };
@@ -161,26 +162,76 @@ bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
   return equality(w);
 }
 
-// The buckets of the HashAggregate the planner puts over a whole scan of `t` grouping by
-// `keys` (sql_hash_aggregate.h), or 0 where its order is not imitated: a WHERE, a join, a key
-// that is not a column (its estimate), a boolean or unique column (2, or every row, distinct
-// values; the planner drops other keys beside a primary key's).
+// The planner's selectivity of WHERE over `t` without statistics (clauselist_selectivity: a
+// product over its conjuncts): a column <> a value or IS NOT NULL 0.995, < > <= >= 1/3 (one
+// per column: two make a range), = or IS NULL 0.005; nullopt for any other conjunct.
+std::optional<double> SqlRun::where_selectivity(const sql::Select& sel, SqlTable& t) const {
+  if (!sel.where) return 1.0;
+  const Expr& w = *sel.where;
+  std::vector<const Expr*> conjuncts;
+  if (w.kind == Expr::Kind::and_) {
+    for (const Expr& a : w.args) conjuncts.push_back(&a);
+  } else {
+    conjuncts.push_back(&w);
+  }
+  auto own = [&](const Expr& e) { return e.kind == Expr::Kind::column && resolves(t, sel.alias, e); };
+  auto value = [&](const Expr& e) { return e.kind == Expr::Kind::constant || e.kind == Expr::Kind::param; };
+  double selectivity = 1;
+  std::vector<std::string> ranged;
+  for (const Expr* c : conjuncts) {
+    if (c->kind == Expr::Kind::is_null && own(c->args.at(0))) {
+      selectivity *= c->negated ? 0.995 : 0.005;
+      continue;
+    }
+    if (c->kind != Expr::Kind::op || c->args.size() != 2) return std::nullopt;
+    const Expr* column = own(c->args[0]) && value(c->args[1]) ? &c->args[0] : own(c->args[1]) && value(c->args[0]) ? &c->args[1] : nullptr;
+    if (column == nullptr) return std::nullopt;
+    if (c->name == "=") {
+      selectivity *= 0.005;
+    } else if (c->name == "<>" || c->name == "!=") {
+      selectivity *= 0.995;
+    } else if (c->name == "<" || c->name == ">" || c->name == "<=" || c->name == ">=") {
+      if (std::find(ranged.begin(), ranged.end(), column->name) != ranged.end()) return std::nullopt;
+      ranged.push_back(column->name);
+      selectivity *= 1.0 / 3;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return selectivity;
+}
+
+// The buckets of the HashAggregate the planner puts over a scan of `t` grouping by `keys`
+// (sql_hash_aggregate.h), or 0 where its order is not imitated: a WHERE of other conjuncts
+// (where_selectivity), a join, a key that is not a column (its estimate), a boolean or unique
+// column (2, or every row, distinct values; the planner drops other keys beside a primary key's).
 std::uint32_t SqlRun::hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const {
-  if (t == nullptr || sel.where || !sel.from.empty() || keys.empty()) return 0;
-  for (const Expr* k : keys) {
-    const int i = k->kind == Expr::Kind::column && resolves(*t, sel.alias, *k) ? t->column(k->name) : -1;
-    if (i < 0 || t->def.columns[static_cast<std::size_t>(i)].type == Type::boolean) return 0;
-    if (t->key == std::vector<int>{i}) return 0;
+  const std::optional<double> selectivity = t != nullptr ? where_selectivity(sel, *t) : std::nullopt;
+  if (!selectivity || !sel.from.empty() || keys.empty()) return 0;
+  // The columns the keys read: estimate_num_groups counts an expression's as its own.
+  std::vector<int> columns;
+  bool plain = true;
+  const std::function<void(const Expr&)> read = [&](const Expr& e) {
+    if (sql::is_sublink(e) || e.kind == Expr::Kind::func || e.kind == Expr::Kind::window) plain = false;
+    if (e.kind == Expr::Kind::column) {
+      const int i = resolves(*t, sel.alias, e) ? t->column(e.name) : -1;
+      if (i < 0) plain = false;
+      if (i >= 0 && std::find(columns.begin(), columns.end(), i) == columns.end()) columns.push_back(i);
+    }
+    for (const Expr& a : e.args) read(a);
+  };
+  for (const Expr* k : keys) read(*k);
+  if (!plain || columns.empty()) return 0;
+  for (const int i : columns) {
+    if (t->def.columns[static_cast<std::size_t>(i)].type == Type::boolean || t->key == std::vector<int>{i}) return 0;
     for (const SqlTable::UniqueKey& u : t->unique) {
       if (u.columns == std::vector<int>{i} && !u.where) return 0;
     }
   }
-  if (!t->key.empty() && std::all_of(t->key.begin(), t->key.end(), [&](int c) {
-        return std::any_of(keys.begin(), keys.end(), [&](const Expr* k) { return t->column(k->name) == c; });
-      })) {
+  if (!t->key.empty() && std::all_of(t->key.begin(), t->key.end(), [&](int c) { return std::find(columns.begin(), columns.end(), c) != columns.end(); })) {
     return 0;
   }
-  return hash_aggregate_buckets(*t);
+  return hash_aggregate_buckets(*t, *selectivity, columns.size());
 }
 
 // An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each

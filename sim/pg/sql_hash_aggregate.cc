@@ -1,7 +1,7 @@
 // sim/pg/sql_hash_aggregate.cc: PostgreSQL 15's HashAggregate order (sim/pg/sql_hash_aggregate.h),
 // from execGrouping.c (TupleHashTableHash_internal), lib/simplehash.h (SH_CREATE,
 // SH_INSERT_HASH_INTERNAL, SH_START_ITERATE, SH_ITERATE), tableam.c's size estimate of a
-// table never vacuumed and selfuncs.c's default of 200 distinct values. Checked on
+// table never vacuumed and selfuncs.c's estimate_num_groups (200 distinct values a column). Checked on
 // PostgreSQL 15: tests/sql-specs/hash-aggregate-order.spec.
 #include "lockstep/sim/pg/sql_hash_aggregate.h"
 
@@ -34,12 +34,20 @@ std::pair<int, int> hagg_width(const sql::ColumnDef& c) {
   }
 }
 
-// The buckets SH_CREATE makes for a table estimated at `tuples` rows, grouped by columns with
-// no statistics (numGroups: 200 distinct values, at most the table's rows).
-std::uint32_t hagg_buckets_for_width(int data_width) {
-  const int tuple_width = data_width + 24 + 4;                    // MAXALIGN(SizeofHeapTupleHeader) + ItemIdData
-  const double tuples = std::rint(static_cast<double>((8192 - 24) / tuple_width) * 10);  // integer density, 10 pages
-  const double groups = std::min(200.0, std::max(tuples, 1.0));
+// The buckets SH_CREATE makes for the groups estimate_num_groups gives a scan of a table of
+// `data_width` bytes a row (tableam.c: 10 pages, integer density) that keeps `selectivity` of
+// it, grouped by `columns` columns without statistics (200 distinct values each); 0 when
+// fewer than 200 rows are estimated.
+std::uint32_t hagg_buckets_for_width(int data_width, double selectivity, std::size_t columns) {
+  const int tuple_width = data_width + 24 + 4;  // MAXALIGN(SizeofHeapTupleHeader) + ItemIdData
+  const double tuples = std::rint(static_cast<double>((8192 - 24) / tuple_width) * 10);
+  const double rows = std::max(1.0, std::rint(tuples * selectivity));
+  if (rows < 200) return 0;
+  const double each = std::min(200.0, tuples);
+  double distinct = each;
+  if (columns > 1) distinct = std::min(std::pow(each, static_cast<double>(columns)), std::min(tuples, std::max(tuples * 0.1, each)));
+  if (rows < tuples) distinct *= 1 - std::pow((tuples - rows) / tuples, tuples / distinct);
+  const double groups = std::min(rows, std::max(1.0, std::ceil(std::max(1.0, std::rint(distinct)))));
   const auto size = std::max<std::uint64_t>(static_cast<std::uint64_t>(groups / 0.9), 2);
   return static_cast<std::uint32_t>(std::bit_ceil(size));
 }
@@ -74,7 +82,7 @@ std::uint32_t hagg_murmur32(std::uint32_t h) {
 
 }  // namespace
 
-std::uint32_t hash_aggregate_buckets(const SqlTable& t) {
+std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns) {
   if (t.planner_stats) return 0;
   int low = 0, high = 0;
   for (const sql::ColumnDef& c : t.def.columns) {
@@ -82,8 +90,8 @@ std::uint32_t hash_aggregate_buckets(const SqlTable& t) {
     low += l;
     high += h;
   }
-  const std::uint32_t buckets = hagg_buckets_for_width(low);
-  return buckets == hagg_buckets_for_width(high) ? buckets : 0;
+  const std::uint32_t buckets = hagg_buckets_for_width(low, selectivity, columns);
+  return buckets == hagg_buckets_for_width(high, selectivity, columns) ? buckets : 0;
 }
 
 std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<Value>>& keys, std::uint32_t buckets) {

@@ -3,8 +3,8 @@
 // columns (each column's hash function, rotated and xored, then murmurhash32) into a
 // simplehash table (lib/simplehash.h: robin hood insertion, iterated backwards from the first
 // empty bucket), sized for the planner's estimate of the groups. Imitated where that estimate
-// is known without statistics: a whole scan of a table never analyzed (the 10-page
-// heuristic: 116 to 230 groups, 256 buckets); elsewhere callers keep their order and say so.
+// is known without statistics: a scan of a table never analyzed (the 10-page heuristic) that
+// keeps 200 or more estimated rows; elsewhere callers keep their order and say so.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,12 @@
 
 namespace lockstep::sim::pg {
 
-// The buckets the server's HashAggregate over a whole scan of `t` starts with, or 0 where
-// that is not known here (the table has planner statistics, or rows wider than the estimate
-// keeps at 256 buckets).
-std::uint32_t hash_aggregate_buckets(const SqlTable& t);
+// The buckets the server's HashAggregate over a scan of `t` keeping `selectivity` of its rows
+// (the planner's estimate of WHERE: 1 for none), grouping by `columns` columns, starts with;
+// 0 where that is not known here: the table has planner statistics, its estimated width is
+// not known exactly enough, or the scan keeps fewer than 200 estimated rows (a Sort may be
+// cheaper there: the planner sorts a few rows).
+std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns);
 
 // The groups' keys (in the order their first rows came) in the order the hash table returns
 // them, as indexes into `keys`; nullopt for a key type whose hash is not imitated or a table

@@ -471,13 +471,13 @@ class SqlRun final : public sql::EvalContext {
   std::map<const sql::Select*, std::map<std::int64_t, Value>> window_values_;  // by the call's window
   std::int64_t window_row_ = -1;  // the id of the row being projected or sorted
 
-  // ORDER BY 2 is the second output column; ORDER BY name an output column's alias (no such column).
   // Whether two rows of values are equal as DISTINCT and UNION compare them (NULLs equal).
   static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
+  std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t) const;
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
   // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
