@@ -145,8 +145,9 @@ void Server::commit_version(RowState& row, RowState::Written written, bool updat
 }
 
 std::uint64_t Server::new_tuple(std::string_view table) {
-  if (s_.in_actor()) {
-    if (const SqlTable* t = sql_table(table)) s_.also_touch(t->heap);
+  if (SqlTable* t = sql_table(table)) {
+    ++t->tuples_written;
+    if (s_.in_actor()) s_.also_touch(t->heap);
   }
   return ++heap_positions_;
 }

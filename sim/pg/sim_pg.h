@@ -178,6 +178,7 @@ struct SqlTable {
   // An index was built over rows of it (CREATE INDEX, ADD PRIMARY KEY or UNIQUE): the server
   // then has its page and row counts, which the planner's estimates use (sql_hash_aggregate.h).
   bool planner_stats = false;
+  std::uint64_t tuples_written = 0;  // tuple versions written to its heap (dead ones too: its pages)
   // CREATE TRIGGER's: a LANGUAGE plpgsql function, never run (a statement firing one is refused).
   struct Trigger {
     std::string name, function;

@@ -231,7 +231,19 @@ std::uint32_t SqlRun::hashed_buckets(const sql::Select& sel, SqlTable* t, const 
   if (!t->key.empty() && std::all_of(t->key.begin(), t->key.end(), [&](int c) { return std::find(columns.begin(), columns.end(), c) != columns.end(); })) {
     return 0;
   }
-  return hash_aggregate_buckets(*t, *selectivity, columns.size());
+  std::size_t widest = 0;  // bytes of a row's values, each at most its text and 8
+  server_.each_row(t->def.table, [&](std::int64_t, RowState& r) {
+    auto measure = [&](const Row& row) {
+      std::size_t bytes = 0;
+      for (const auto& [name, text] : row) bytes += text.size() + 8;
+      widest = std::max(widest, bytes);
+    };
+    if (r.committed) measure(*r.committed);
+    for (const auto& [pid, written] : r.pending) {
+      if (written.version) measure(*written.version);
+    }
+  });
+  return hash_aggregate_buckets(*t, *selectivity, columns.size(), widest);
 }
 
 // An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
@@ -249,17 +261,19 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
     for (const auto& r : rows) groups.back().push_back(&r.second);
   } else {
     std::vector<std::vector<Value>> keys;
+    std::vector<std::size_t> row_keys;  // each row's group, in scan order
     for (const auto& r : rows) {
       row_ = &r.second;
       std::vector<Value> key;
       for (const Expr& g : sel.group_by) key.push_back(sql::evaluate(g, *this));
       const auto found = std::find_if(keys.begin(), keys.end(), [&](const std::vector<Value>& other) { return same_values(key, other); });
+      row_keys.push_back(static_cast<std::size_t>(found - keys.begin()));
       if (found == keys.end()) {
         keys.push_back(std::move(key));
         groups.emplace_back();
         groups.back().push_back(&r.second);
       } else {
-        groups[static_cast<std::size_t>(found - keys.begin())].push_back(&r.second);
+        groups[row_keys.back()].push_back(&r.second);
       }
     }
     if (sel.order_by.empty() && few_rows_estimated(sel, t)) {  // Sort, then GroupAggregate: groups in key order
@@ -272,7 +286,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
     } else if (std::vector<const Expr*> exprs; groups.size() > 1) {
       for (const Expr& g : sel.group_by) exprs.push_back(&g);
       const std::uint32_t buckets = hashed_buckets(sel, t, exprs);
-      if (const auto order = buckets > 0 ? hash_aggregate_order(keys, buckets) : std::nullopt) {
+      if (const auto order = buckets > 0 ? hash_aggregate_order(keys, row_keys, buckets) : std::nullopt) {
         std::vector<std::vector<const Row*>> hashed;
         for (std::size_t i : *order) hashed.push_back(std::move(groups[i]));
         groups = std::move(hashed);

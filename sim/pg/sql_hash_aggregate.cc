@@ -82,8 +82,11 @@ std::uint32_t hagg_murmur32(std::uint32_t h) {
 
 }  // namespace
 
-std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns) {
+std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns, std::size_t widest_row) {
   if (t.planner_stats) return 0;
+  // Past 10 pages the estimate counts the heap's pages: the rows written must fit in fewer
+  // (each tuple at most its header, its line pointer, 8 bytes of alignment and its values).
+  if (static_cast<double>(t.tuples_written) * static_cast<double>(24 + 4 + 8 + widest_row) > 10 * (8192 - 24) * 0.9) return 0;
   int low = 0, high = 0;
   for (const sql::ColumnDef& c : t.def.columns) {
     const auto [l, h] = hagg_width(c);
@@ -94,59 +97,130 @@ std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std:
   return buckets == hagg_buckets_for_width(high, selectivity, columns) ? buckets : 0;
 }
 
-std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<Value>>& keys, std::uint32_t buckets) {
-  LOCKSTEP_INVARIANT(std::has_single_bit(buckets) && buckets >= 2, "a hash table's size is a power of two");
-  const auto grow_threshold = static_cast<std::uint32_t>(static_cast<double>(buckets) * 0.9);
-  if (keys.size() >= grow_threshold) return std::nullopt;  // it would grow (checked at each lookup)
-  const std::uint32_t mask = buckets - 1;
+namespace {
+
+// lib/simplehash.h's table as TupleHashTable instantiates it (SH_STORE_HASH), holding key
+// indexes: robin hood insertion, growth by doubling (SH_GROW), iteration backwards.
+class hagg_Table {
+ public:
+  explicit hagg_Table(std::uint64_t size) { resize(size); }
+
+  // SH_INSERT_HASH_INTERNAL: finds `key` or inserts it, growing first as the server does.
+  void insert_or_find(std::size_t key, std::uint32_t hash) {
+    for (;;) {
+      if (members_ >= threshold_) grow();
+      if (probe(key, hash)) return;
+      threshold_ = 0;  // SH_GROW_MAX_DIB or SH_GROW_MAX_MOVE: grow, then again
+    }
+  }
+
+  // SH_START_ITERATE and SH_ITERATE: from the first bucket not in use, backwards.
+  std::vector<std::size_t> order() const {
+    const auto size = static_cast<std::uint32_t>(slots_.size());
+    std::uint32_t start = 0;
+    while (start < size && slots_[start].used) ++start;
+    std::vector<std::size_t> out;
+    for (std::uint32_t i = 0, at = start; i < size; ++i, at = (at - 1) & mask_) {
+      if (slots_[at].used) out.push_back(slots_[at].key);
+    }
+    return out;
+  }
+
+ private:
   struct Slot {
     bool used = false;
     std::uint32_t hash = 0;
     std::size_t key = 0;
   };
-  std::vector<Slot> slots(buckets);
-  for (std::size_t k = 0; k < keys.size(); ++k) {
+
+  void resize(std::uint64_t size) {  // SH_COMPUTE_PARAMETERS
+    size = std::bit_ceil(std::max<std::uint64_t>(size, 2));
+    LOCKSTEP_INVARIANT(size <= (std::uint64_t{1} << 24), "a hash aggregate's table stays small");
+    slots_.assign(size, Slot{});
+    mask_ = static_cast<std::uint32_t>(size - 1);
+    threshold_ = static_cast<std::uint32_t>(static_cast<double>(size) * 0.9);
+  }
+
+  // SH_GROW: the new parameters first (so `optimal` below is the new table's bucket), then
+  // every entry copied in order from the first empty or optimally placed old bucket.
+  void grow() {
+    const std::vector<Slot> old = std::move(slots_);
+    resize(old.size() * 2);
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < old.size(); ++i) {
+      if (!old[i].used || (old[i].hash & mask_) == i) {
+        start = i;
+        break;
+      }
+    }
+    for (std::size_t n = 0, at = start; n < old.size(); ++n, at = at + 1 >= old.size() ? 0 : at + 1) {
+      if (!old[at].used) continue;
+      std::uint32_t to = old[at].hash & mask_;
+      while (slots_[to].used) to = (to + 1) & mask_;
+      slots_[to] = old[at];
+    }
+  }
+
+  // One probe from the key's bucket: false when the server grows and starts again.
+  bool probe(std::size_t key, std::uint32_t hash) {
+    const auto size = static_cast<std::uint32_t>(slots_.size());
+    const bool full_enough = static_cast<double>(members_) / size >= 0.1;  // SH_GROW_MIN_FILLFACTOR
+    std::uint32_t at = hash & mask_, distance = 0;
+    for (;;) {
+      Slot& here = slots_[at];
+      if (!here.used) {
+        here = Slot{true, hash, key};
+        ++members_;
+        return true;
+      }
+      if (here.key == key) return true;
+      const std::uint32_t optimal = here.hash & mask_;
+      const std::uint32_t here_distance = optimal <= at ? at - optimal : size + at - optimal;
+      if (distance > here_distance) {
+        std::uint32_t empty = at;
+        for (int moved = 0;;) {
+          empty = (empty + 1) & mask_;
+          if (!slots_[empty].used) break;
+          if (++moved > 150 && full_enough) return false;  // SH_GROW_MAX_MOVE
+        }
+        for (std::uint32_t i = empty; i != at; i = (i - 1) & mask_) slots_[i] = slots_[(i - 1) & mask_];
+        here = Slot{true, hash, key};
+        ++members_;
+        return true;
+      }
+      at = (at + 1) & mask_;
+      if (++distance > 25 && full_enough) return false;  // SH_GROW_MAX_DIB
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::uint32_t mask_ = 0, threshold_ = 0, members_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<Value>>& keys,
+                                                             const std::vector<std::size_t>& row_keys, std::uint32_t buckets) {
+  LOCKSTEP_INVARIANT(std::has_single_bit(buckets) && buckets >= 2, "a hash table's size is a power of two");
+  std::vector<std::uint32_t> hashes;
+  hashes.reserve(keys.size());
+  for (const std::vector<Value>& key : keys) {
     std::uint32_t combined = 0;  // hash_iv 0
-    for (const Value& v : keys[k]) {
+    for (const Value& v : key) {
       combined = std::rotl(combined, 1);
       if (v.is_null()) continue;  // a NULL hashes as 0
       const std::optional<std::uint32_t> h = hagg_hash(v);
       if (!h) return std::nullopt;
       combined ^= *h;
     }
-    Slot mine{true, hagg_murmur32(combined), k};
-    // Robin hood: take the place of an entry nearer its own bucket, shifting the run after it.
-    std::uint32_t at = mine.hash & mask, distance = 0;
-    for (;;) {
-      Slot& here = slots[at];
-      if (!here.used) {
-        here = mine;
-        break;
-      }
-      const std::uint32_t optimal = here.hash & mask;
-      const std::uint32_t here_distance = optimal <= at ? at - optimal : buckets + at - optimal;
-      if (distance > here_distance) {
-        std::uint32_t empty = at, moved = 0;
-        do {
-          empty = (empty + 1) & mask;
-          if (++moved > 150) return std::nullopt;  // SH_GROW_MAX_MOVE: it would grow
-        } while (slots[empty].used);
-        for (std::uint32_t i = empty; i != at; i = (i - 1) & mask) slots[i] = slots[(i - 1) & mask];
-        here = mine;
-        break;
-      }
-      at = (at + 1) & mask;
-      if (++distance > 25) return std::nullopt;  // SH_GROW_MAX_DIB: it would grow
-    }
+    hashes.push_back(hagg_murmur32(combined));
   }
-  std::uint32_t start = 0;  // the first empty bucket, then backwards all the way round
-  while (slots[start].used) ++start;
-  std::vector<std::size_t> order;
-  order.reserve(keys.size());
-  for (std::uint32_t i = 0, at = start; i < buckets; ++i, at = (at - 1) & mask) {
-    if (slots[at].used) order.push_back(slots[at].key);
+  hagg_Table table(buckets);
+  for (const std::size_t k : row_keys) {
+    LOCKSTEP_INVARIANT(k < keys.size(), "a row's key is one of the groups'");
+    table.insert_or_find(k, hashes[k]);
   }
-  return order;
+  return table.order();
 }
 
 }  // namespace lockstep::sim::pg

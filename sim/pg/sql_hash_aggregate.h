@@ -4,7 +4,8 @@
 // simplehash table (lib/simplehash.h: robin hood insertion, iterated backwards from the first
 // empty bucket), sized for the planner's estimate of the groups. Imitated where that estimate
 // is known without statistics: a scan of a table never analyzed (the 10-page heuristic) that
-// keeps 200 or more estimated rows; elsewhere callers keep their order and say so.
+// keeps 200 or more estimated rows; elsewhere callers keep their order and say so. The table
+// grows (doubles) as the server's does when more groups come than it was sized for.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +19,16 @@ namespace lockstep::sim::pg {
 
 // The buckets the server's HashAggregate over a scan of `t` keeping `selectivity` of its rows
 // (the planner's estimate of WHERE: 1 for none), grouping by `columns` columns, starts with;
-// 0 where that is not known here: the table has planner statistics, its estimated width is
-// not known exactly enough, or the scan keeps fewer than 200 estimated rows (a Sort may be
+// 0 where that is not known here: the table has planner statistics or may fill 10 pages (its
+// tuples written, each at most `widest_row` bytes of values), its estimated width is not
+// known exactly enough, or the scan keeps fewer than 200 estimated rows (a Sort may be
 // cheaper there: the planner sorts a few rows).
-std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns);
+std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns, std::size_t widest_row);
 
-// The groups' keys (in the order their first rows came) in the order the hash table returns
-// them, as indexes into `keys`; nullopt for a key type whose hash is not imitated or a table
-// that would grow.
-std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<sql::Value>>& keys, std::uint32_t buckets);
+// The groups' keys in the order the hash table returns them, as indexes into `keys`, given
+// each input row's key (`row_keys`, in scan order: a lookup may grow the table); nullopt for a
+// key type whose hash is not imitated.
+std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<sql::Value>>& keys,
+                                                             const std::vector<std::size_t>& row_keys, std::uint32_t buckets);
 
 }  // namespace lockstep::sim::pg

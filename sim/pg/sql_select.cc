@@ -375,16 +375,19 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   }
   if (sorted || buckets > 0) {
     std::vector<std::vector<Value>> made;
+    std::vector<std::size_t> row_keys;  // each row's among them, in scan order
     for (const auto& [id, row] : rows) {
       row_ = &row;
       window_row_ = id;
       std::vector<Value> values = project(targets_of(sel));
-      if (std::none_of(made.begin(), made.end(), [&](const std::vector<Value>& k) { return same_values(k, values); })) made.push_back(std::move(values));
+      const auto found = std::find_if(made.begin(), made.end(), [&](const std::vector<Value>& k) { return same_values(k, values); });
+      row_keys.push_back(static_cast<std::size_t>(found - made.begin()));
+      if (found == made.end()) made.push_back(std::move(values));
     }
     row_ = nullptr;
     if (sorted) {
       std::stable_sort(made.begin(), made.end(), sql_keys_ascending);
-    } else if (const auto order = made.size() > 1 ? hash_aggregate_order(made, buckets) : std::nullopt) {
+    } else if (const auto order = made.size() > 1 ? hash_aggregate_order(made, row_keys, buckets) : std::nullopt) {
       std::vector<std::vector<Value>> hashed;
       for (std::size_t i : *order) hashed.push_back(std::move(made[i]));
       made = std::move(hashed);
