@@ -373,6 +373,12 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     const bool columns = std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& target) { return target.star; });
     buckets = columns ? hashed_buckets(sel, t, exprs) : 0;
   }
+  // At the top, rows whose order is not imitated are refused rather than answered wrongly.
+  const bool top = &sel == std::get_if<sql::Select>(&st_.body);
+  const auto unordered = [] {
+    return SqlError("0A000", "DISTINCT without ORDER BY giving two or more rows, in an order lockstep does not imitate here (the "
+                             "server's HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)");
+  };
   if (sorted || buckets > 0) {
     std::vector<std::vector<Value>> made;
     std::vector<std::size_t> row_keys;  // each row's among them, in scan order
@@ -391,6 +397,8 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       std::vector<std::vector<Value>> hashed;
       for (std::size_t i : *order) hashed.push_back(std::move(made[i]));
       made = std::move(hashed);
+    } else if (made.size() > 1 && top) {
+      throw unordered();
     }
     const auto first = std::min(made.size(), static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)));
     made.erase(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(first));
@@ -422,6 +430,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     out.push_back(sel.distinct ? std::move(values) : project(targets_of(sel)));
   }
   row_ = nullptr;
+  if (sel.distinct && sel.order_by.empty() && top && seen.size() > 1) throw unordered();
   return out;
 }
 
