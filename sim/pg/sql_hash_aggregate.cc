@@ -58,12 +58,18 @@ std::optional<std::uint32_t> hagg_hash(const Value& v) {
     case Type::int2:
     case Type::int4: return sql::hash_uint32(static_cast<std::uint32_t>(static_cast<std::int32_t>(v.as_integer())));
     case Type::boolean: return sql::hash_uint32(v.as_bool() ? 1 : 0);  // hashchar
-    case Type::int8: {                                                  // hashint8
-      const std::int64_t x = v.as_integer();
+    case Type::int8:
+    case Type::timestamptz:
+    case Type::timestamp: {  // hashint8 (timestamp_hash: of its microseconds since 2000)
+      const std::int64_t x = v.type() == Type::int8 ? v.as_integer() : v.micros();
       auto low = static_cast<std::uint32_t>(x);
       const auto high = static_cast<std::uint32_t>(static_cast<std::uint64_t>(x) >> 32);
       low ^= x >= 0 ? high : ~high;
       return sql::hash_uint32(low);
+    }
+    case Type::date: {  // hashint4 of its days since 2000
+      const std::int64_t micros = v.micros(), day = 86'400'000'000;
+      return sql::hash_uint32(static_cast<std::uint32_t>(static_cast<std::int32_t>(micros >= 0 ? micros / day : -((-micros + day - 1) / day))));
     }
     case Type::text: return static_cast<std::uint32_t>(sql::hash_text(v.as_text()));
     case Type::bpchar: return static_cast<std::uint32_t>(sql::hash_text(sql::bpchar_trimmed(v.text_output())));  // hashbpchar
