@@ -563,6 +563,14 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
             std::string::npos);  // the cascade deletes from steps
   EXPECT_FALSE(error_of(t2, "UPDATE jobs SET state = 'done';").find(refused) != std::string::npos);
   EXPECT_EQ(error_of("SELECT tf();"), "ERROR 0A000: trigger functions can only be called as triggers");
+  // A WHEN that reads no row is evaluated once: false, the trigger does not fire (Que's
+  // que.skip_notify); one that reads NEW may fire, so it is refused.
+  const std::string t3 = "CREATE TRIGGER t3 AFTER INSERT ON steps FOR EACH ROW WHEN (NOT coalesce(current_setting('x.skip', true), '') = 'true') "
+                         "EXECUTE FUNCTION tf();";
+  EXPECT_TRUE(error_of(t3, "INSERT INTO steps VALUES (2, 2);").find(refused) != std::string::npos);
+  EXPECT_EQ(error_of(t3, "BEGIN; SET LOCAL x.skip = true; INSERT INTO steps VALUES (2, 2); COMMIT;"), "");
+  EXPECT_TRUE(error_of("CREATE TRIGGER t4 AFTER INSERT ON steps FOR EACH ROW WHEN (NEW.job > 5) EXECUTE FUNCTION tf();",
+                       "INSERT INTO steps VALUES (2, 2);").find(refused) != std::string::npos);
   // A body PostgreSQL's plpgsql parser rejects is refused, not created.
   EXPECT_NE(error_of("CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $$ BEGIN b := 1; RETURN 1; END $$;").find("plpgsql parser rejects"),
             std::string::npos);

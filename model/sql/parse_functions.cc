@@ -175,6 +175,7 @@ AlterTable Reader::trigger(const std::string& type, const json& body) {
   for (const auto& [bit, event] : {std::pair{4, "INSERT"}, {16, "UPDATE"}, {8, "DELETE"}, {32, "TRUNCATE"}}) {
     if ((events & bit) != 0) c.keys.emplace_back(event);
   }
+  if (body.contains("whenClause")) c.when = std::make_shared<Expr>(expr(body.at("whenClause"), loc));
   a.table = relation(body.at("relation"), loc).first;
   a.commands.push_back(std::move(c));
   return a;

@@ -400,8 +400,8 @@ struct AlterCommand {
     rename_index,      // ALTER INDEX constraint RENAME TO name (table empty)
     rename_sequence,   // ALTER SEQUENCE constraint RENAME TO name (table empty)
     no_effect,         // SET (storage parameters), SET LOGGED / UNLOGGED: nothing lockstep models
-    add_trigger,       // CREATE [OR REPLACE] TRIGGER name (missing_ok: OR REPLACE) ON table EXECUTE
-                       // FUNCTION constraint(); keys: its events (INSERT, UPDATE, DELETE, TRUNCATE)
+    add_trigger,       // CREATE [OR REPLACE] TRIGGER name (missing_ok: OR REPLACE) ON table [WHEN (when)]
+                       // EXECUTE FUNCTION constraint(); keys: its events (INSERT, UPDATE, DELETE, TRUNCATE)
     drop_trigger,      // DROP TRIGGER [IF EXISTS] name ON table
   };
   Kind kind = Kind::no_effect;
@@ -412,6 +412,7 @@ struct AlterCommand {
   bool validate = true;     // false: NOT VALID
   bool widen = false;       // alter_sequence: AS bigint or MAXVALUE was given
   std::shared_ptr<const Expr> using_expr;  // ALTER COLUMN ... TYPE ... USING expr (of the row's old values)
+  std::shared_ptr<const Expr> when;        // add_trigger: its WHEN (condition), or null
   CheckConstraint check;
   std::vector<std::string> keys;
   std::string constraint;

@@ -183,6 +183,7 @@ struct SqlTable {
   struct Trigger {
     std::string name, function;
     std::vector<std::string> events;  // INSERT, UPDATE, DELETE, TRUNCATE
+    std::shared_ptr<const sql::Expr> when;  // WHEN (condition), or null
   };
   std::vector<Trigger> triggers;
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a

@@ -5,6 +5,7 @@
 // there, and a statement that would fire a trigger is refused before it starts (its
 // function's effects would be missing, not wrong, so nothing is answered).
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <fmt/ranges.h>
@@ -101,7 +102,7 @@ Result<Rows> SqlRun::trigger(const sql::AlterTable& a) {
   if (same != t->triggers.end() && !c.missing_ok) {
     return Error{"42710", fmt::format("trigger \"{}\" for relation \"{}\" already exists", c.name, t->def.table)};
   }
-  SqlTable::Trigger tr{c.name, c.constraint, c.keys};
+  SqlTable::Trigger tr{c.name, c.constraint, c.keys, c.when};
   if (same != t->triggers.end()) {
     *same = std::move(tr);
   } else {
@@ -156,6 +157,7 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
     const SqlTable* t = server_.sql_table(changes[k].first);
     if (t == nullptr || !seen.insert(fmt::format("{}:{}", t->def.table, fmt::join(changes[k].second, ","))).second) continue;
     for (const SqlTable::Trigger& tr : t->triggers) {
+      if (tr.when && !trigger_may_fire(*tr.when)) continue;
       for (const std::string& event : tr.events) {
         if (std::ranges::find(changes[k].second, event) == changes[k].second.end()) continue;
         throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(), which "
@@ -172,6 +174,25 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
       if (action != sql::ForeignKey::OnDelete::no_action) changes.push_back({child, {action == sql::ForeignKey::OnDelete::cascade ? "DELETE" : "UPDATE"}});
     }
   }
+}
+
+// A trigger's WHEN that reads no row (NEW, OLD) nor subquery is the same for each row the
+// statement changes (Que's `NOT coalesce(current_setting('que.skip_notify', true), '') =
+// 'true'`): evaluated now, the trigger fires only where it is true. One that reads a row may.
+bool SqlRun::trigger_may_fire(const Expr& when) {
+  bool reads = false;
+  const std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    reads = reads || e.kind == Expr::Kind::column || sql::is_sublink(e);
+    for (const Expr& a : e.args) walk(a);
+  };
+  walk(when);
+  if (reads) return true;
+  const Saved saved = save();
+  table_ = nullptr;
+  row_ = nullptr;
+  const Value v = sql::evaluate(when, *this);
+  restore(saved);
+  return sql::is_true(v, "WHEN");
 }
 
 // A LANGUAGE sql function's query body (model/sql/plan.h's CreateFunction::query_body): a

@@ -405,11 +405,11 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> drop_types(const sql::DropTable& d);
   Result<Rows> statement(const sql::CreateSequence& q);
   Result<Rows> drop_sequences(const sql::DropTable& d);
-  // CREATE / DROP FUNCTION and TRIGGER; a statement firing a trigger refused (sql_functions.cc).
-  Result<Rows> statement(const sql::CreateFunction& f);
+  Result<Rows> statement(const sql::CreateFunction& f);  // and TRIGGER; one firing a trigger refused (sql_functions.cc)
   Result<Rows> drop_functions(const sql::DropTable& d);
   Result<Rows> trigger(const sql::AlterTable& a);
-  void refuse_triggers(const sql::Statement& st);
+  void refuse_triggers(const sql::Statement& st);  // (unless its WHEN, reading no row, is false: trigger_may_fire)
+  bool trigger_may_fire(const Expr& when);
   // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
   Result<Rows> statement(const sql::AlterTable& a);
   Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
