@@ -539,7 +539,8 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
             "ERROR 42883: function missing_fn() does not exist");
   EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON nope FOR EACH ROW EXECUTE FUNCTION tf();"), "ERROR 42P01: relation \"nope\" does not exist");
   EXPECT_EQ(error_of("CREATE TRIGGER t1 AFTER INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION nf();"), "ERROR 42P17: function nf must return type trigger");
-  const std::string t1 = "CREATE TRIGGER t1 AFTER INSERT ON steps FOR EACH ROW EXECUTE FUNCTION tf();";
+  // (A BEFORE trigger: lockstep fires AFTER ... FOR EACH ROW ones, plpgsql-functions.spec.)
+  const std::string t1 = "CREATE TRIGGER t1 BEFORE INSERT ON steps FOR EACH ROW EXECUTE FUNCTION tf();";
   EXPECT_EQ(error_of(t1 + t1), "ERROR 42710: trigger \"t1\" for relation \"steps\" already exists");
   EXPECT_EQ(error_of(t1 + "CREATE OR REPLACE TRIGGER t1 BEFORE DELETE ON steps FOR EACH ROW EXECUTE FUNCTION tf();"), "");
   EXPECT_EQ(error_of(t1 + "DROP FUNCTION tf();"), "ERROR 2BP01: cannot drop function tf() because other objects depend on it");
@@ -557,19 +558,35 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   EXPECT_FALSE(fires("SELECT count(*) FROM steps;"));
   EXPECT_FALSE(fires("INSERT INTO jobs VALUES (3, 'new');"));
   EXPECT_FALSE(fires("SELECT nf(1) FROM jobs WHERE false;"));
-  EXPECT_TRUE(fires("SELECT nf(1);"));
+  EXPECT_FALSE(fires("SELECT nf(1);"));        // a plpgsql function runs (sim/pg/sql_plpgsql.cc) ...
+  EXPECT_TRUE(fires("SELECT nf(id) FROM jobs;"));  // ... not inside a scan
+  EXPECT_NE(error_of("", "SELECT * FROM json_each('[]');").find("json_each() in FROM " + refused.substr(0, 18)), std::string::npos);
+  // A statement of a function that would fire a trigger is refused as the statement is.
+  const std::string ins = "CREATE FUNCTION ins(a int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN INSERT INTO steps VALUES (a, 1); END $$;";
+  EXPECT_NE(error_of(t1 + ins, "SELECT ins(5);").find(refused), std::string::npos);
+  EXPECT_EQ(error_of(ins, "SELECT ins(5);"), "");
+  // What a function's body holds that lockstep does not run refuses its call, naming it.
+  EXPECT_NE(error_of("CREATE FUNCTION lp() RETURNS int LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..2 LOOP NULL; END LOOP; RETURN 1; END $$;",
+                     "SELECT lp();").find("fori in a plpgsql function"),
+            std::string::npos);
   const std::string t2 = "CREATE TRIGGER t2 BEFORE DELETE ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();";
   EXPECT_NE(error_of(t2, "DELETE FROM jobs WHERE id = 1;").find("\"t2\" on \"steps\" (DELETE of its LANGUAGE plpgsql function tf()"),
             std::string::npos);  // the cascade deletes from steps
   EXPECT_FALSE(error_of(t2, "UPDATE jobs SET state = 'done';").find(refused) != std::string::npos);
+  // An AFTER ROW trigger runs on the table a statement writes, not on a child a cascade deletes from.
+  const std::string t5 = "CREATE TRIGGER t5 AFTER DELETE ON steps FOR EACH ROW EXECUTE FUNCTION tf();";
+  EXPECT_EQ(error_of(t5, "DELETE FROM steps WHERE id = 1;"), "");  // NEW: a NULL row
+  EXPECT_NE(error_of(t5, "DELETE FROM jobs WHERE id = 1;").find(refused), std::string::npos);
+  EXPECT_NE(error_of("CREATE TRIGGER t6 AFTER INSERT ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();", "INSERT INTO steps VALUES (2, 2);").find(refused),
+            std::string::npos);
   EXPECT_EQ(error_of("SELECT tf();"), "ERROR 0A000: trigger functions can only be called as triggers");
   // A WHEN that reads no row is evaluated once: false, the trigger does not fire (Que's
   // que.skip_notify); one that reads NEW may fire, so it is refused.
-  const std::string t3 = "CREATE TRIGGER t3 AFTER INSERT ON steps FOR EACH ROW WHEN (NOT coalesce(current_setting('x.skip', true), '') = 'true') "
+  const std::string t3 = "CREATE TRIGGER t3 BEFORE INSERT ON steps FOR EACH ROW WHEN (NOT coalesce(current_setting('x.skip', true), '') = 'true') "
                          "EXECUTE FUNCTION tf();";
   EXPECT_TRUE(error_of(t3, "INSERT INTO steps VALUES (2, 2);").find(refused) != std::string::npos);
   EXPECT_EQ(error_of(t3, "BEGIN; SET LOCAL x.skip = true; INSERT INTO steps VALUES (2, 2); COMMIT;"), "");
-  EXPECT_TRUE(error_of("CREATE TRIGGER t4 AFTER INSERT ON steps FOR EACH ROW WHEN (NEW.job > 5) EXECUTE FUNCTION tf();",
+  EXPECT_TRUE(error_of("CREATE TRIGGER t4 BEFORE INSERT ON steps FOR EACH ROW WHEN (NEW.job > 5) EXECUTE FUNCTION tf();",
                        "INSERT INTO steps VALUES (2, 2);").find(refused) != std::string::npos);
   // A body PostgreSQL's plpgsql parser rejects is refused, not created.
   EXPECT_NE(error_of("CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $$ BEGIN b := 1; RETURN 1; END $$;").find("plpgsql parser rejects"),

@@ -35,6 +35,12 @@ class EvalContext {
   // `params` (the call's arguments) and none of the calling query's rows. Refused (0A000)
   // where no query can run.
   virtual Value function_body(const Expr& query, EvalContext& params);
+  // A LANGUAGE plpgsql function's call, its arguments cast to its parameters: its value (a
+  // record of the row type it returns). Refused (0A000) where no statement can run.
+  virtual Value plpgsql_call(const CreateFunction& f, const std::vector<Value>& args);
+  // Whether `ref` names a variable of the running plpgsql function (its statements read them
+  // by name: a name that is also a column is ambiguous, 42702).
+  virtual bool names_variable(const Expr&) const { return false; }
 };
 
 Value evaluate(const Expr& e, EvalContext& context);

@@ -356,7 +356,13 @@ FromItem Reader::from_item(const json& n, int fallback) {
     alias(body);
     const json& call = node(functions.at(0)).second->at("items").at(0);
     Expr e = expr(call, loc);
-    if (e.kind == Expr::Kind::user_func) refuse(fmt::format("the function {}()", e.name), e.location >= 0 ? e.location : loc);
+    if (e.kind == Expr::Kind::user_func) {
+      // A function the server has (a plpgsql one returning a table's row: SELECT * FROM
+      // procrastinate_fetch_job(...)): its columns are known when the statement runs.
+      if (item.ordinality || body.contains("coldeflist")) refuse(fmt::format("WITH ORDINALITY or a column list on {}()", e.name), loc);
+      item.function.push_back(std::move(e));
+      return item;
+    }
     if (e.kind != Expr::Kind::func ||
         std::find(std::begin(kFromFunctions), std::end(kFromFunctions), e.name) == std::end(kFromFunctions)) {
       refuse(fmt::format("the function {}() in FROM", e.kind == Expr::Kind::func ? e.name : "?"), e.location >= 0 ? e.location : loc);

@@ -2,8 +2,9 @@
 // and DROP TRIGGER (plan.h's CreateFunction, AlterTable): part of model/sql/parse.h's parser.
 // A LANGUAGE sql body is one SELECT of one column, read by the same parser: of one expression
 // without FROM, or over set-returning functions and VALUES; anything else there (SETOF, OUT
-// parameters, defaults, a body of several statements or reading a table) is refused by name. A LANGUAGE plpgsql body is checked by PostgreSQL's plpgsql parser
-// (libpg_query) and kept unread: the function exists, a call of it is refused when run.
+// parameters, defaults, a body of several statements or reading a table) is refused by name. A
+// LANGUAGE plpgsql body is read by PostgreSQL's plpgsql parser (libpg_query) into the
+// statements lockstep runs (model/sql/parse_do.cc); one it does not run is kept with the reason.
 #include <algorithm>
 
 #include <fmt/ranges.h>
@@ -87,7 +88,10 @@ CreateFunction Reader::create_function(const json& body) {
   const json& returns = body.at("returnType");
   const std::vector<std::string> returned = names(returns.at("names"));
   f.returns_trigger = f.plpgsql && returned.size() == 1 && returned[0] == "trigger" && !returns.contains("arrayBounds");
-  if (!f.returns_trigger) {
+  if (f.plpgsql && !returns.contains("arrayBounds") && !returned.empty() && returned.back() == "void" && !returns.value("setof", false)) {
+    f.returns.type = Type::text;  // RETURNS void: a call's value prints as an empty text
+    f.returns.user_type = "void";
+  } else if (!f.returns_trigger) {
     lenient(f.returns, returns, "", [&] {
       if (returns.value("setof", false)) refuse("RETURNS SETOF", location_of(returns, loc));
       f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
@@ -106,6 +110,13 @@ CreateFunction Reader::create_function(const json& body) {
     const std::string error = checked.error != nullptr ? checked.error->message : "";
     pg_query_free_plpgsql_parse_result(checked);
     if (!error.empty()) refuse(fmt::format("a plpgsql body PostgreSQL's plpgsql parser rejects ({})", error), as_loc);
+    PlFunction pl = read_plpgsql_function(own);
+    // A signature read in part (OUT parameters, SETOF, a type outside the subset) is not run.
+    for (const FunctionParam& p : f.params) {
+      if (pl.refused.empty() && p.type.user_type.starts_with("unread")) pl.refused = fmt::format("a parameter of {}", p.type.user_type.substr(7));
+    }
+    if (pl.refused.empty() && f.returns.user_type.starts_with("unread")) pl.refused = fmt::format("RETURNS {}", f.returns.user_type.substr(7));
+    f.pl = std::make_shared<const PlFunction>(std::move(pl));
     return f;
   }
   std::vector<Statement> statements;
@@ -176,6 +187,12 @@ AlterTable Reader::trigger(const std::string& type, const json& body) {
     if ((events & bit) != 0) c.keys.emplace_back(event);
   }
   if (body.contains("whenClause")) c.when = std::make_shared<Expr>(expr(body.at("whenClause"), loc));
+  c.before = (body.value("timing", 0) & 2) != 0;
+  c.row = body.value("row", false);
+  c.trigger_args = body.contains("args") && !body.at("args").empty();
+  if (body.contains("columns")) {
+    for (const json& col : body.at("columns")) c.of_columns.push_back(str(col));
+  }
   a.table = relation(body.at("relation"), loc).first;
   a.commands.push_back(std::move(c));
   return a;

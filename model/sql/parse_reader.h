@@ -33,6 +33,10 @@ inline std::string where_in(std::string_view text, int position) {
   return at.line == 1 ? fmt::format("at position {}", position) : fmt::format("at line {}, column {}", at.line, at.column);
 }
 
+// A CREATE FUNCTION ... LANGUAGE plpgsql statement's body (model/sql/parse_do.cc): what the
+// subset does not run is named in PlFunction::refused, never thrown.
+PlFunction read_plpgsql_function(const std::string& create_function);
+
 class Reader {
  public:
   explicit Reader(std::string_view text) : text_(text) {}
@@ -246,7 +250,7 @@ class Reader {
   // VACUUM [FREEZE] [ANALYZE] tables, ANALYZE tables: plan.h's LockTables.
   LockTables vacuum(const json& body);
   LockTables lock_tables(const json& body);
-  DoBlock do_block(const json& body);  // model/sql/parse_do.cc
+  DoBlock do_block(const json& body);  // model/sql/parse_do.cc, as read_plpgsql_function
   LockTables comment(const json& body);
   LockTables truncate(const json& body);
 

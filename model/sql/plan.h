@@ -319,6 +319,7 @@ struct FunctionParam {
   std::string name;  // "": referred to as $n only
   ColumnDef type;    // its type, as a column's
 };
+struct PlFunction;  // below
 struct CreateFunction {
   std::string name;
   bool replace = false;
@@ -329,10 +330,11 @@ struct CreateFunction {
   // scalar subquery, run by the calling context (EvalContext::function_body).
   bool query_body = false;
   bool strict = false;
-  // LANGUAGE plpgsql: its body (checked by PostgreSQL's plpgsql parser) is not run; a call, or
-  // a trigger's firing, is refused naming the function. `body` is null, params and returns
-  // hold what the subset reads of them.
+  // LANGUAGE plpgsql: its body as PostgreSQL's plpgsql parser reads it (`pl`), run by the
+  // calling statement's context (EvalContext::plpgsql_call); `body` is null, params and
+  // returns hold what the subset reads of them.
   bool plpgsql = false;
+  std::shared_ptr<const PlFunction> pl;
   bool returns_trigger = false;  // RETURNS trigger (plpgsql): CREATE TRIGGER's function
 };
 
@@ -413,6 +415,9 @@ struct AlterCommand {
   bool widen = false;       // alter_sequence: AS bigint or MAXVALUE was given
   std::shared_ptr<const Expr> using_expr;  // ALTER COLUMN ... TYPE ... USING expr (of the row's old values)
   std::shared_ptr<const Expr> when;        // add_trigger: its WHEN (condition), or null
+  // add_trigger: BEFORE (else AFTER), FOR EACH ROW (else STATEMENT), arguments given, UPDATE OF's columns
+  bool before = false, row = false, trigger_args = false;
+  std::vector<std::string> of_columns;
   CheckConstraint check;
   std::vector<std::string> keys;
   std::string constraint;
@@ -474,11 +479,14 @@ struct LockTables {
 // EXCEPTION handlers: refused by name when read.
 struct PlBranch;
 struct PlStatement {
-  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop };
+  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop, assign };
   Kind kind = Kind::sql;
   // sql, perform: the statement (PERFORM's as SELECT ...); execute: the expression giving the
-  // statement's text; raise: the message, each % standing for the next of `args`
+  // statement's text; raise: the message, each % standing for the next of `args`; stop:
+  // RETURN's expression ("": none); assign: the value's expression
   std::string text;
+  int target = -1;      // assign: the datum set; sql with INTO: the row datum it fills
+  bool strict = false;  // INTO STRICT: exactly one row (P0002, P0003)
   std::vector<std::string> args;  // raise: expressions
   int level = 0;                  // raise: PostgreSQL's elog level (21 ERROR, 19 WARNING, 18 NOTICE, ...)
   std::vector<PlBranch> branches;  // branch: IF's and ELSIF's, then ELSE's (an empty condition)
@@ -489,6 +497,26 @@ struct PlBranch {
 };
 struct DoBlock {
   std::vector<PlStatement> body;
+};
+
+// A plpgsql function's variable (the plpgsql parser's datum, numbered as its varno): a
+// parameter, FOUND, a DECLAREd one, a trigger's NEW and OLD; a field of a record (`parent`);
+// or an INTO target's list (`fields`).
+struct PlDatum {
+  enum class Kind : std::uint8_t { var, record, field, row };
+  Kind kind = Kind::var;
+  std::string name;           // lower case; a field's name
+  std::string type;           // DECLARE's type text ("": a parameter's, the function's)
+  std::string default_value;  // DECLARE's := expression ("": NULL)
+  int parent = -1;            // field: its record's datum
+  std::vector<int> fields;    // row: the datums an INTO fills, in order
+};
+// A LANGUAGE plpgsql function's body as lockstep runs it. `refused` names the first construct
+// it does not run (an EXCEPTION block, a loop, ...): the function exists, a call is refused.
+struct PlFunction {
+  std::vector<PlDatum> datums;
+  std::vector<PlStatement> body;
+  std::string refused;
 };
 
 // LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to

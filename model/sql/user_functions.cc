@@ -83,6 +83,12 @@ thread_local int ufn_depth = 0;
 
 }  // namespace
 
+Value EvalContext::plpgsql_call(const CreateFunction& f, const std::vector<Value>&) {
+  throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() here (lockstep runs those in a statement on the "
+                                      "simulated server) is not in lockstep's SQL subset (docs/sql.md)",
+                                      f.name));
+}
+
 Value EvalContext::function_body(const Expr&, EvalContext&) {
   throw SqlError("0A000", "a LANGUAGE sql function whose body has FROM, called here, is not in lockstep's SQL subset (docs/sql.md)");
 }
@@ -95,10 +101,10 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
                                         e.name));
   }
   if (f->returns_trigger) throw SqlError("0A000", "trigger functions can only be called as triggers");
-  if (f->plpgsql) {
-    throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() (lockstep does not run plpgsql bodies) is not in "
-                                        "lockstep's SQL subset (docs/sql.md)",
-                                        e.name));
+  if (f->plpgsql && (f->pl == nullptr || !f->pl->refused.empty())) {
+    throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() ({} in its body) is not in lockstep's SQL subset "
+                                        "(docs/sql.md)",
+                                        e.name, f->pl == nullptr ? "a construct" : f->pl->refused));
   }
   bool fits = args.size() == f->params.size();
   for (std::size_t i = 0; fits && i < args.size(); ++i) fits = ufn_implicit(args[i], f->params[i].type);
@@ -125,8 +131,10 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
     ~Leave() { --ufn_depth; }
   } leave;
   ufn_Body body(*f, args, outer);
-  const Value v = f->query_body ? outer.function_body(*f->body, body) : evaluate(*f->body, body);
+  const Value v = f->plpgsql ? outer.plpgsql_call(*f, args) : f->query_body ? outer.function_body(*f->body, body) : evaluate(*f->body, body);
   const ColumnDef& r = f->returns;
+  if (r.type == Type::text && r.user_type == "void") return Value::text("");
+  if (ufn_row_type(r) >= 0) return v;  // a record (plpgsql_call's: of the type it returns)
   if (v.is_null()) return Value::null(r.type);
   if (r.type == Type::enum_) return cast_to_column(v, r.type, r.user_type);
   if (r.type == Type::array) return cast_to_array(v, {r.element, r.element == Type::enum_ ? enum_index(r.user_type) : -1});

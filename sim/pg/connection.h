@@ -228,6 +228,7 @@ class SimConnection : public lockstep::pg::Connection {
 
  private:
   friend class SqlRun;  // one SQL statement's run (sim/pg/sql_exec.cc)
+  friend class PlRun;   // a plpgsql function's run (sim/pg/sql_plpgsql.cc): its RAISE NOTICE
   friend struct SqlSsi;  // its serializable snapshot isolation (sim/pg/sql_ssi.h)
 
   // One statement, for pg_stat_activity: the session is active from the statement's first

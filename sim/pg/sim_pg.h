@@ -184,6 +184,8 @@ struct SqlTable {
     std::string name, function;
     std::vector<std::string> events;  // INSERT, UPDATE, DELETE, TRUNCATE
     std::shared_ptr<const sql::Expr> when;  // WHEN (condition), or null
+    bool before = false, row = false, args = false;  // BEFORE (else AFTER), FOR EACH ROW, arguments given
+    std::vector<std::string> of_columns;              // UPDATE OF's
   };
   std::vector<Trigger> triggers;
   // Foreign keys (REFERENCES): this table's columns, the parent's (its primary key or a

@@ -96,6 +96,8 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
       case K::stop:
         stopped = true;
         break;
+      case K::assign:  // a function's only (the reader refuses variables in a DO block)
+        throw std::logic_error("an assignment in a DO block");
     }
     if (stopped) return std::nullopt;
   }

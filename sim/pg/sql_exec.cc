@@ -26,6 +26,16 @@ namespace lockstep::sim::pg {
 
 Error error_of(const SqlError& e) { return Error{e.sqlstate(), e.what()}; }
 
+void SqlRun::add_rows(Rows& out, const std::vector<std::vector<Value>>& values) {
+  for (const auto& v : values) {
+    std::vector<std::optional<std::string>>& row = out.rows.emplace_back();
+    row.reserve(v.size());
+    for (const Value& x : v) row.push_back(output(x));
+    if (returned_ != nullptr) returned_->push_back(v);  // a plpgsql statement's rows (INTO)
+  }
+  out.tag = fmt::format("SELECT {}", out.rows.size());
+}
+
 std::optional<std::string> output(const Value& v) {
   if (v.is_null()) return std::nullopt;
   return sql::display_text(v);  // in the session's DateStyle, IntervalStyle and TimeZone
@@ -202,7 +212,13 @@ Value SqlRun::column(const Expr& ref) {
     if (excluded_ == nullptr) throw SqlError("42P01", "missing FROM-clause entry for table \"excluded\"");
     return value_of(*excluded_, ref);
   }
-  if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) return value_of(*row_, ref);
+  if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) {
+    // A plpgsql function's statement: a variable of the name too is ambiguous (variable_conflict = error).
+    if (function_params_ != nullptr && ref.qualifier.empty() && function_params_->names_variable(ref)) {
+      throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));
+    }
+    return value_of(*row_, ref);
+  }
   // Its own table's name: the whole row (before an outer query's column of that name: docs/notes.md).
   if (table_ != nullptr && row_ != nullptr && whole_row_reference(*table_, alias_, ref)) return whole_row(*table_, *row_);
   for (auto it = outer_.rbegin(); it != outer_.rend(); ++it) {  // a correlated subquery's reference
@@ -379,6 +395,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
       enclosing_->take_statement_snapshot();
       if (s_.in_actor()) server_.each_sql_table([&](const SqlTable& t) { touch(t); });
     }
+    if (!started_ && enclosing_ == nullptr) hold_snapshot_for_later_reads();  // a plpgsql function's statement
     started_ = true;
     return std::nullopt;
   }
@@ -392,7 +409,9 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
 }
 
 Result<Rows> SqlRun::done(Rows rows) {
-  if (nested_) return rows;  // its statement ends it
+  if (nested_ && enclosing_ != nullptr) return rows;  // its statement ends it
+  if (!after_rows_.empty()) fire_after_rows();  // AFTER ROW triggers, as the query ends (AfterTriggerEndQuery)
+  if (nested_) return rows;  // a plpgsql function's statement: the calling one ends the transaction
   if (Status ended = c_.end_statement(); !ended.ok()) return ended.error();
   return rows;
 }
@@ -553,7 +572,9 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   statement_start_ = c_.statement_time();
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;
-  for (const Value& v : project(targets_of(sel))) row.push_back(output(v));
+  std::vector<Value> values = project(targets_of(sel));
+  for (const Value& v : values) row.push_back(output(v));
+  if (returned_ != nullptr) returned_->push_back(std::move(values));
   if (!c_.session_.in_transaction) c_.release_now({.xact_scope = true}, "end of statement");
   out.rows.push_back(std::move(row));
   out.tag = "SELECT 1";

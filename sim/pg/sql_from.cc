@@ -13,6 +13,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/records.h"
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/sim/invariant.h"
@@ -203,6 +204,17 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     for (std::size_t i = 0; i < f.values.front().size(); ++i) {
       columns.push_back(sql::ColumnDef{.name = fmt::format("column{}", i + 1), .type = Type::unknown});
     }
+  } else if (f.kind == K::function && f.function.at(0).kind == Expr::Kind::user_func) {
+    // A function the server has: a table's row type gives its columns, another type one column.
+    const std::string& n = f.function.at(0).name;
+    const sql::CreateFunction* fn = sql::current_sql_function(n);
+    if (fn == nullptr) throw SqlError("0A000", fmt::format("the function {}() in FROM is not in lockstep's SQL subset (docs/sql.md), nor a function created on the server", n));
+    const SqlTable* rows = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
+    if (rows != nullptr) {
+      for (const sql::ColumnDef& c : rows->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+    } else {
+      columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? n : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
+    }
   } else if (!f.column_definitions.empty()) {  // json_to_recordset(...) AS x(name type, ...)
     columns = f.column_definitions;
     if (f.ordinality) columns.push_back(sql::ColumnDef{.name = "ordinality", .type = Type::int8});
@@ -239,6 +251,13 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     return out;
   }
   const Expr& call = f.function.at(0);
+  if (call.kind == Expr::Kind::user_func) {  // one row: a record's fields (all NULL for a NULL record), or the value
+    const Value v = sql::evaluate(call, *this);
+    if (v.type() != Type::record) return {{v}};
+    std::vector<Value>& row = out.emplace_back();
+    for (const sql::ColumnDef& c : sql::record_definition(v.record_type()).columns) row.push_back(sql::record_field(v, c.name));
+    return out;
+  }
   out = call.name.ends_with("_to_recordset") ? from_recordset(f, sql::evaluate(call.args.at(0), *this)) : function_rows(call);
   if (f.ordinality) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));

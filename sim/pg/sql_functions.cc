@@ -14,6 +14,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -102,7 +103,7 @@ Result<Rows> SqlRun::trigger(const sql::AlterTable& a) {
   if (same != t->triggers.end() && !c.missing_ok) {
     return Error{"42710", fmt::format("trigger \"{}\" for relation \"{}\" already exists", c.name, t->def.table)};
   }
-  SqlTable::Trigger tr{c.name, c.constraint, c.keys, c.when};
+  SqlTable::Trigger tr{c.name, c.constraint, c.keys, c.when, c.before, c.row, c.trigger_args, c.of_columns};
   if (same != t->triggers.end()) {
     *same = std::move(tr);
   } else {
@@ -152,16 +153,19 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
     }
   };
   collect(st, collect);
+  const std::size_t direct = changes.size();  // after these: the children its foreign keys' actions change
   std::set<std::string> seen;
   for (std::size_t k = 0; k < changes.size(); ++k) {
     const SqlTable* t = server_.sql_table(changes[k].first);
     if (t == nullptr || !seen.insert(fmt::format("{}:{}", t->def.table, fmt::join(changes[k].second, ","))).second) continue;
     for (const SqlTable::Trigger& tr : t->triggers) {
+      if (k < direct && fires_after_row(tr)) continue;  // run as the statement ends (sim/pg/sql_plpgsql.cc)
       if (tr.when && !trigger_may_fire(*tr.when)) continue;
       for (const std::string& event : tr.events) {
         if (std::ranges::find(changes[k].second, event) == changes[k].second.end()) continue;
-        throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(), which "
-                                            "lockstep does not run) is not in lockstep's SQL subset (docs/sql.md)",
+        throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(); lockstep "
+                                            "fires AFTER ... FOR EACH ROW triggers without arguments, of a body it runs, on the tables a "
+                                            "statement writes) is not in lockstep's SQL subset (docs/sql.md)",
                                             tr.name, t->def.table, event, tr.function));
       }
     }

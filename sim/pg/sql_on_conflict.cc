@@ -132,6 +132,7 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
     const bool ours = server_.row(name, id).pending.count(c_.pid_) != 0;
     upsert_changes_->push_back({*current, updated, ours});
   }
+  queue_after_row(t, "UPDATE", &*current, &updated, &ins.conflict_set);
   returning_updated_ = true;  // its RETURNING's xmax is not 0
   write_version(t, id, std::move(updated), ins.returning, out);
   returning_updated_ = false;

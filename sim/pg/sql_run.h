@@ -75,6 +75,7 @@ class SqlRun final : public sql::EvalContext {
   Value call(const Expr& e, const std::vector<Value>& args) override;
   Value subquery(const Expr& e) override;
   Value function_body(const Expr& query, sql::EvalContext& params) override;  // sim/pg/sql_functions.cc
+  Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override;  // sim/pg/sql_plpgsql.cc
   // ARRAY (SELECT ...)'s value from the subquery's rows.
   static Value array_of_rows(const std::vector<std::vector<Value>>& rows);
 
@@ -91,17 +92,10 @@ class SqlRun final : public sql::EvalContext {
   // and the context is put back when it ends, however it ends.
   class Enclosing {
    public:
-    explicit Enclosing(SqlRun& run) : run_(run), saved_(run.save()) {
-      run_.outer_.push_back(saved_);
-      ++run_.subquery_depth_;
-    }
+    explicit Enclosing(SqlRun& run);  // sim/pg/sql_subqueries.cc
     Enclosing(const Enclosing&) = delete;
     Enclosing& operator=(const Enclosing&) = delete;
-    ~Enclosing() {
-      --run_.subquery_depth_;
-      run_.outer_.pop_back();
-      run_.restore(saved_);
-    }
+    ~Enclosing();
 
    private:
     SqlRun& run_;
@@ -410,6 +404,11 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> trigger(const sql::AlterTable& a);
   void refuse_triggers(const sql::Statement& st);  // (unless its WHEN, reading no row, is false: trigger_may_fire)
   bool trigger_may_fire(const Expr& when);
+  // A plpgsql function's call or a trigger's firing, and one statement of its body (sim/pg/sql_plpgsql.cc).
+  friend class PlRun;
+  Value call_plpgsql(const sql::CreateFunction& f, const std::vector<Value>& args, const struct PlTrigger* trigger);
+  Rows run_in_function(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st, sql::EvalContext& frame,
+                       std::vector<std::vector<Value>>* rows);
   // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
   Result<Rows> statement(const sql::AlterTable& a);
   Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
@@ -431,15 +430,8 @@ class SqlRun final : public sql::EvalContext {
   bool stars(const sql::Target& target, const SqlTable& t) const { return stars(target, t, alias_); }
 
   std::vector<Value> project(const std::vector<sql::Target>& targets);
-  // A SELECT's rows as the result shows them, and its tag ("SELECT n").
-  static void add_rows(Rows& out, const std::vector<std::vector<Value>>& values) {
-    for (const auto& v : values) {
-      std::vector<std::optional<std::string>>& row = out.rows.emplace_back();
-      row.reserve(v.size());
-      for (const Value& x : v) row.push_back(output(x));
-    }
-    out.tag = fmt::format("SELECT {}", out.rows.size());
-  }
+  // A SELECT's rows as the result shows them, and its tag ("SELECT n"); as values to returned_ too.
+  void add_rows(Rows& out, const std::vector<std::vector<Value>>& values);  // sim/pg/sql_exec.cc
 
   // The rows of the table this session sees now that match WHERE, as (id, row), in the
   // order of the server's plan for an unanalyzed table: a bitmap heap scan (the HOT chains'
@@ -638,7 +630,7 @@ class SqlRun final : public sql::EvalContext {
   const std::vector<Param>& params_;
   Time statement_start_{0};
   bool started_ = false;  // the statement took its first step
-  bool nested_ = false;  // a data-modifying WITH query's statement, run inside its statement's frame
+  bool nested_ = false;  // a data-modifying WITH query's statement (or a plpgsql function's: no enclosing_), inside its statement's frame
   SqlRun* enclosing_ = nullptr;  // ... and that statement's run, whose earlier WITH queries it reads
   std::vector<std::vector<Value>>* returned_ = nullptr;  // ... its RETURNING rows, as values
   std::function<void()> after_row_;  // ... called after each row it wrote (run_modifying's streamed_into)
@@ -680,6 +672,11 @@ class SqlRun final : public sql::EvalContext {
     std::optional<RowState::Written> before;
   };
   std::vector<OwnWrite> own_writes_;
+  // AFTER ROW triggers' events, queued as rows are written and fired as the query ends (sim/pg/sql_plpgsql.cc).
+  struct AfterRow { std::string table, trigger, function, op; std::optional<Row> old_row, new_row; };
+  std::vector<AfterRow> after_rows_;
+  void queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set = nullptr);
+  void fire_after_rows();
   void note_own_write(const std::string& table, std::int64_t id);
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate

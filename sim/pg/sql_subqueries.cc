@@ -193,7 +193,19 @@ bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref
   return t.column(ref.name) >= 0;
 }
 
+SqlRun::Enclosing::Enclosing(SqlRun& run) : run_(run), saved_(run.save()) {
+  run_.outer_.push_back(saved_);
+  ++run_.subquery_depth_;
+}
+
+SqlRun::Enclosing::~Enclosing() {
+  --run_.subquery_depth_;
+  run_.outer_.pop_back();
+  run_.restore(saved_);
+}
+
 bool SqlRun::resolves_outside(const Expr& ref) const {
+  if (function_params_ != nullptr && function_params_->names_variable(ref)) return true;  // a plpgsql function's variable
   return std::any_of(outer_.begin(), outer_.end(), [&](const Saved& o) { return o.table != nullptr && resolves(*o.table, o.alias, ref); });
 }
 
@@ -320,7 +332,7 @@ std::optional<std::uint64_t> SqlRun::snapshot_seq() const {
 
 void SqlRun::hold_statement_snapshot() {
   if (on_snapshot_ || c_.snapshot_) return;  // REPEATABLE READ: the transaction's already
-  if (nested_) {
+  if (nested_ && enclosing_ != nullptr) {
     // Inside a data-modifying WITH query: its first step took the statement's snapshot and
     // read every table (begin); the whole statement reads on it from here.
     if (enclosing_ != nullptr) enclosing_->on_snapshot_ = true;
@@ -367,7 +379,7 @@ void SqlRun::hold_snapshot_for_later_reads() {
   // takes it and reads each table the statement names: a commit before that step is seen,
   // one after it not, wherever the statement reads.
   if (!(st_.calls_stepping_function || insert_reads_after_waits())) return;
-  if (c_.snapshot_ || on_snapshot_ || nested_ || !s_.in_actor()) return;
+  if (c_.snapshot_ || on_snapshot_ || (nested_ && enclosing_ != nullptr) || !s_.in_actor()) return;
   bool reads = false;
   each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
   if (!reads) return;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -19,7 +20,9 @@ struct TextHash {
   std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
 };
 
-std::shared_ptr<const std::vector<sql::Statement>> plans_of(std::string_view text) {
+}  // namespace
+
+std::shared_ptr<const std::vector<sql::Statement>> cached_plans(std::string_view text) {
   using Plans = std::shared_ptr<const std::vector<sql::Statement>>;
   // In front of the map, a few entries found by where the text is (a program's statements
   // are mostly literals and reused strings): a hit compares the text without hashing it.
@@ -41,8 +44,6 @@ std::shared_ptr<const std::vector<sql::Statement>> plans_of(std::string_view tex
   return plans;
 }
 
-}  // namespace
-
 namespace {
 
 // A statement the parser turned down: a refusal keeps its position (where the construct is);
@@ -63,7 +64,7 @@ Error parse_error_of(const SqlError& e) {
 Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>& params) {
   std::shared_ptr<const std::vector<sql::Statement>> plans;
   try {
-    plans = plans_of(text);
+    plans = cached_plans(text);
   } catch (const SqlError& e) {
     Error error = parse_error_of(e);
     if (session_.in_transaction && error.message.find("lockstep's SQL subset") == std::string::npos) {
@@ -112,7 +113,7 @@ Status SimConnection::prepare(std::string_view name, std::string_view text) {
   if (prepared_.find(name) != prepared_.end()) return Error{"42P05", fmt::format("prepared statement \"{}\" already exists", name)};
   std::shared_ptr<const std::vector<sql::Statement>> plans;
   try {
-    plans = plans_of(text);
+    plans = cached_plans(text);
   } catch (const SqlError& e) {
     return error_of(e);
   }

@@ -37,6 +37,7 @@ Result<std::int64_t> SqlRun::insert_then_check(SqlTable& t, const sql::Insert& i
                       fmt::format("duplicate key value violates unique constraint \"{}\"", repeated.value()->name)});
   }
   returning(t, ins.returning, row, out);
+  queue_after_row(t, "INSERT", nullptr, &row);
   return 1;
 }
 

@@ -237,6 +237,7 @@ Result<std::int64_t> SqlRun::insert_one(SqlTable& t, const sql::Insert& ins, Row
   if (s_.in_actor()) s_.also_touch(obj);  // after a wait, the step that writes the row is the wait's
   if (s_.logging()) s_.add_detail(row_text(row));
   returning(t, ins.returning, row, out);
+  queue_after_row(t, "INSERT", nullptr, &row);
   const std::uint64_t position = early != 0 ? early : server_.new_tuple(name);
   note_own_write(t.def.table, id);
   put_new_version(r, std::move(row), position);
@@ -623,12 +624,14 @@ void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
   alias_ = alias;
   if (set == nullptr) {
     returning(t, ret, newest, out);
+    queue_after_row(t, "DELETE", &newest, nullptr);
     if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
     if (keyed) changes.push_back({newest, std::nullopt, ours});
     write_version(t, id, std::nullopt, {}, out);
     return;
   }
   Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
+  queue_after_row(t, "UPDATE", &newest, &updated, set);
   if (keyed) changes.push_back({newest, updated, ours});
   if (changes_primary_key(t, newest, updated)) return move_row(t, id, std::move(updated), ret, out);
   write_version(t, id, std::move(updated), ret, out);

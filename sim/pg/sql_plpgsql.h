@@ -1,0 +1,32 @@
+// sim/pg/sql_plpgsql.h: what running a LANGUAGE plpgsql function on the simulated server needs
+// beside SqlRun (sim/pg/sql_plpgsql.cc): a statement text's plans, parsed once per thread, and
+// a trigger's firing (its TG_ variables, NEW and OLD), and which triggers lockstep fires.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/plan.h"
+#include "lockstep/sim/pg/sim_pg.h"
+
+namespace lockstep::sim::pg {
+
+// The statements of `text` as PostgreSQL's parser reads them (model/sql/parse.h), kept per
+// thread (sim/pg/sql_text.cc); throws the parser's SqlError.
+std::shared_ptr<const std::vector<sql::Statement>> cached_plans(std::string_view text);
+
+// A row trigger's firing: TG_OP, TG_NAME, TG_TABLE_NAME, TG_WHEN; NEW and OLD (a NULL row of
+// the table's type where the operation has none).
+struct PlTrigger {
+  std::string op, name, table;
+  bool before = false;
+  sql::Value new_row, old_row;
+};
+
+// Whether lockstep fires the trigger (AFTER, FOR EACH ROW, without arguments, its function's body
+// one it runs: SqlRun::queue_after_row); a statement that would fire another is refused.
+bool fires_after_row(const SqlTable::Trigger& tr);
+
+}  // namespace lockstep::sim::pg
