@@ -38,9 +38,11 @@ class EvalContext {
   // A LANGUAGE plpgsql function's call, its arguments cast to its parameters: its value (a
   // record of the row type it returns). Refused (0A000) where no statement can run.
   virtual Value plpgsql_call(const CreateFunction& f, const std::vector<Value>& args);
-  // Whether `ref` names a variable of the running plpgsql function (its statements read them
-  // by name: a name that is also a column is ambiguous, 42702).
+  // Whether `ref` names a variable of a running function (a parameter, a plpgsql variable),
+  // which its statements read by name after their own columns; with `conflicts_with_columns`
+  // (plpgsql's variable_conflict = error) a name that is also a column is ambiguous, 42702.
   virtual bool names_variable(const Expr&) const { return false; }
+  virtual bool conflicts_with_columns() const { return false; }
 };
 
 Value evaluate(const Expr& e, EvalContext& context);

@@ -41,6 +41,14 @@ class ufn_Body final : public EvalContext {
   Value subquery(const Expr&) override {
     throw SqlError("0A000", fmt::format("a subquery in the body of function {} is not in lockstep's SQL subset", f_.name));
   }
+  bool names_variable(const Expr& ref) const override {
+    for (std::size_t i = 0; i < f_.params.size(); ++i) {
+      if (f_.params[i].name.empty()) continue;
+      if ((ref.qualifier.empty() || ref.qualifier == f_.name) && f_.params[i].name == ref.name) return true;
+      if (f_.params[i].name == ref.qualifier && args_[i].type() == Type::record) return true;
+    }
+    return false;
+  }
 
  private:
   const CreateFunction& f_;

@@ -214,7 +214,7 @@ Value SqlRun::column(const Expr& ref) {
   }
   if (table_ != nullptr && row_ != nullptr && resolves(*table_, alias_, ref)) {
     // A plpgsql function's statement: a variable of the name too is ambiguous (variable_conflict = error).
-    if (function_params_ != nullptr && ref.qualifier.empty() && function_params_->names_variable(ref)) {
+    if (function_params_ != nullptr && ref.qualifier.empty() && function_params_->conflicts_with_columns() && function_params_->names_variable(ref)) {
       throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));
     }
     return value_of(*row_, ref);
@@ -230,7 +230,7 @@ Value SqlRun::column(const Expr& ref) {
   // xmax in an upsert's RETURNING, compared with 0 only (model/sql/parse.cc): 0 for a row
   // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
   if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
-  if (function_params_ != nullptr) return function_params_->column(ref);  // a parameter, after the body's own columns
+  if (function_params_ != nullptr && function_params_->names_variable(ref)) return function_params_->column(ref);  // after the body's own columns
   if (table_ == nullptr || row_ == nullptr) throw sql::missing_column_error(ref);
   return value_of(*row_, ref);
 }

@@ -59,7 +59,7 @@ class PlRun final : public sql::EvalContext {
     if (ref.qualifier == f_.name) {
       if (const int d = find(ref.name); d >= 0 && d < static_cast<int>(f_.params.size())) return values_[static_cast<std::size_t>(d)];
     }
-    if (const int d = find(ref.qualifier); d >= 0 && (rows_[static_cast<std::size_t>(d)] >= 0 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record)) {
+    if (const int d = find(ref.qualifier); d >= 0 && (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record)) {
       return sql::record_field(read(d), ref.name);  // (NEW of a DELETE: 55000)
     }
     throw sql::missing_column_error(ref);
@@ -72,11 +72,13 @@ class PlRun final : public sql::EvalContext {
   Value subquery(const Expr&) override { throw std::logic_error("PlRun: an expression with a subquery runs as a statement (value)"); }
   Value function_body(const Expr& query, sql::EvalContext& params) override { return run_.function_body(query, params); }
   Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override { return run_.plpgsql_call(f, args); }
+  bool conflicts_with_columns() const override { return true; }
   bool names_variable(const Expr& ref) const override {
+    if (ref.qualifier.empty() && trigger_ != nullptr && ref.name.starts_with("tg_")) return true;  // TG_OP, ... (column() names them)
     if (ref.qualifier.empty()) return find(ref.name) >= 0;
     if (ref.qualifier == f_.name) return find(ref.name) >= 0;
     const int d = find(ref.qualifier);
-    return d >= 0 && (rows_[static_cast<std::size_t>(d)] >= 0 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record);
+    return d >= 0 && (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record);
   }
 
   // A trigger's NEW or OLD: the record of the row (a NULL record: not assigned).
@@ -103,7 +105,9 @@ class PlRun final : public sql::EvalContext {
 
   Value read(int d) {
     const PlDatum& p = pl_.datums[static_cast<std::size_t>(d)];
-    if (p.kind == PlDatum::Kind::record && std::find(assigned_.begin(), assigned_.end(), d) == assigned_.end()) {
+    const bool unset = p.kind == PlDatum::Kind::record ? std::find(assigned_.begin(), assigned_.end(), d) == assigned_.end()
+                                                       : std::find(unassigned_.begin(), unassigned_.end(), d) != unassigned_.end();
+    if (unset) {
       throw SqlError("55000", fmt::format("record \"{}\" is not assigned yet", p.name));
     }
     return values_[static_cast<std::size_t>(d)];
@@ -127,6 +131,7 @@ class PlRun final : public sql::EvalContext {
       }
       type_of(d, p.type);
       values_[d] = rows_[d] >= 0 ? Value::null_record(rows_[d]) : Value::null(types_[d].type);
+      if (rows_[d] == kAnyRow) unassigned_.push_back(static_cast<int>(d));
       if (!p.default_value.empty()) assign(static_cast<int>(d), value(p.default_value));
     }
   }
@@ -141,7 +146,11 @@ class PlRun final : public sql::EvalContext {
     const auto refused = [&] {
       return SqlError("0A000", fmt::format("a variable of type {} in the plpgsql function {}() is not in lockstep's SQL subset (docs/sql.md)", text, f_.name));
     };
-    if (text == "record" || text.find('%') != std::string::npos) throw refused();
+    if (text == "record") {  // of the row type of what is assigned to it (NEW, OLD, a table's row)
+      rows_[d] = kAnyRow;
+      return;
+    }
+    if (text.find('%') != std::string::npos) throw refused();
     try {
       const auto plans = cached_plans(fmt::format("CREATE TABLE lockstep_plpgsql_variable (v {})", text));
       const auto* t = plans->size() == 1 ? std::get_if<sql::CreateTable>(&plans->front().body) : nullptr;
@@ -172,6 +181,15 @@ class PlRun final : public sql::EvalContext {
       const Value cast = assigned(v, c, def.table);
       texts[static_cast<std::size_t>(column - def.columns.begin())] = cast.is_null() ? std::nullopt : std::optional<std::string>(cast.text_output());
       values_[static_cast<std::size_t>(parent)] = Value::record(record.record_type(), sql::record_output(texts));
+      return;
+    }
+    if (rows_[at] == kAnyRow || (rows_[at] >= 0 && std::find(unassigned_.begin(), unassigned_.end(), d) != unassigned_.end())) {
+      if (v.type() != Type::record) {
+        throw SqlError("0A000", fmt::format("assigning a value that is not a table's row to the record variable \"{}\" is not in lockstep's SQL subset", p.name));
+      }
+      std::erase(unassigned_, d);
+      rows_[at] = v.record_type();
+      values_[at] = v;
       return;
     }
     if (rows_[at] >= 0) {
@@ -351,8 +369,10 @@ class PlRun final : public sql::EvalContext {
   const PlTrigger* trigger_;
   std::vector<Value> values_;           // by datum
   std::vector<sql::ColumnDef> types_;   // a variable's
-  std::vector<int> rows_;               // a row variable's record type (-1: none)
+  std::vector<int> rows_;               // a row variable's record type (-1: none; kAnyRow: `record`, none assigned yet)
+  static constexpr int kAnyRow = -2;
   std::vector<int> assigned_;           // NEW and OLD where set
+  std::vector<int> unassigned_;         // `record` variables not yet assigned (reading one is 55000)
 };
 
 Value SqlRun::plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) {
@@ -369,7 +389,10 @@ Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value
                                           f.name));
     }
   }
-  PlRun frame(*this, f, args, trigger);
+  if (c_.serializable_) {  // its statements' reads and writes as SSI tracks them: not checked on the server
+    throw SqlError("0A000", fmt::format("a LANGUAGE plpgsql function ({}()) in a SERIALIZABLE transaction is not in lockstep's SQL subset (docs/sql.md)", f.name));
+  }
+    PlRun frame(*this, f, args, trigger);
   if (trigger != nullptr) {
     frame.set_record("new", trigger->new_row);
     frame.set_record("old", trigger->old_row);
