@@ -88,7 +88,12 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 53: subqueries that name the outer row through a WITH query, a subquery in FROM or a
   // UNION (SubPlans run per row, also in SET's re-check: procrastinate's list_queues), and
   // set-returning calls beside a FROM's rows with ORDER BY or DISTINCT.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 54) : *rc::gen::inRange(0, 8)) {
+  // Cases 54, 55: LANGUAGE plpgsql functions (table_setup's): bump's UPDATE ... RETURNING INTO
+  // and FOUND; claim's SELECT ... INTO ... FOR UPDATE [SKIP LOCKED] LIMIT 1, then an UPDATE of
+  // that row, each a statement of its own inside the call.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 56) : *rc::gen::inRange(0, 8)) {
+    case 54: return fmt::format("SELECT bump({}, {}) AS r", k, v + 1);
+    case 55: return fmt::format("SELECT claim({}, {}) AS c", v, *rc::gen::element(std::string("true"), std::string("false")));
     case 53:
       switch (*rc::gen::inRange(0, 5)) {
         case 0: return "SELECT id, (WITH c AS (SELECT count(*) AS n FROM t AS o WHERE o.v >= t.v) SELECT n FROM c) AS n FROM t ORDER BY id";
@@ -266,25 +271,52 @@ Tables gen_tables() {
   Tables t;
   t.parent = *rc::gen::element(false, false, true);
   t.v_unique = *rc::gen::element(false, false, true);
+  t.log_trigger = *rc::gen::element(false, false, false, true);
   return t;
 }
 
 std::vector<std::string> table_setup(const Tables& tables) {
   const std::string v = tables.v_unique ? "v int NOT NULL UNIQUE" : "v int NOT NULL";
-  if (!tables.parent) return {fmt::format("CREATE TABLE t (id int PRIMARY KEY, {})", v), "INSERT INTO t VALUES (1, 0), (2, 1)"};
-  return {"CREATE TABLE parent (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)", "INSERT INTO parent VALUES (1), (2)",
-          fmt::format("CREATE TABLE t (id int PRIMARY KEY, {}, parent_id int REFERENCES parent ON DELETE CASCADE)", v),
-          "INSERT INTO t VALUES (1, 0, 1), (2, 1, 2)"};
+  std::vector<std::string> out;
+  if (!tables.parent) {
+    out = {fmt::format("CREATE TABLE t (id int PRIMARY KEY, {})", v), "INSERT INTO t VALUES (1, 0), (2, 1)"};
+  } else {
+    out = {"CREATE TABLE parent (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)", "INSERT INTO parent VALUES (1), (2)",
+           fmt::format("CREATE TABLE t (id int PRIMARY KEY, {}, parent_id int REFERENCES parent ON DELETE CASCADE)", v),
+           "INSERT INTO t VALUES (1, 0, 1), (2, 1, 2)"};
+  }
+  out.push_back("CREATE FUNCTION bump(k int, d int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE r int; BEGIN "
+                "UPDATE t SET v = v + d WHERE id = k RETURNING v INTO r; IF NOT FOUND THEN RETURN -1; END IF; RETURN r; END $$");
+  out.push_back("CREATE FUNCTION claim(least_v int, skip boolean) RETURNS int LANGUAGE plpgsql AS $$ DECLARE j int; BEGIN "
+                "IF skip THEN SELECT id INTO j FROM t WHERE v >= least_v ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED; "
+                "ELSE SELECT id INTO j FROM t WHERE v >= least_v ORDER BY id LIMIT 1 FOR UPDATE; END IF; "
+                "UPDATE t SET v = v + 10 WHERE id = j; RETURN j; END $$");
+  if (tables.log_trigger) {
+    out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
+    out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                  "INSERT INTO log VALUES (coalesce(NEW.id, OLD.id), NEW.v, TG_OP); RETURN NULL; END $$");
+    out.push_back("CREATE TRIGGER t_log AFTER INSERT OR UPDATE OR DELETE ON t FOR EACH ROW EXECUTE FUNCTION t_log()");
+  }
+  return out;
 }
 
 std::vector<std::string> table_teardown(const Tables& tables) {
-  if (!tables.parent) return {"DROP TABLE t"};
-  return {"DROP TABLE t", "DROP TABLE parent"};
+  std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP TABLE t"};
+  if (tables.parent) out.emplace_back("DROP TABLE parent");
+  if (tables.log_trigger) {
+    out.emplace_back("DROP TABLE log");
+    out.emplace_back("DROP FUNCTION t_log()");
+  }
+  return out;
 }
 
 std::string final_query(const Tables& tables) {
-  if (!tables.parent) return "SELECT id, v FROM t ORDER BY id";
-  return "SELECT 't' AS tab, id, v, parent_id FROM t UNION ALL SELECT 'parent', id, n, NULL FROM parent ORDER BY 1 DESC, 2";
+  const std::string log = tables.log_trigger ? " UNION ALL SELECT 'log ' || op, id, v, NULL FROM log" : "";
+  if (!tables.parent) {
+    if (tables.log_trigger) return "SELECT 't' AS tab, id, v, NULL AS parent_id FROM t" + log + " ORDER BY 1 DESC, 2, 3";
+    return "SELECT id, v FROM t ORDER BY id";
+  }
+  return "SELECT 't' AS tab, id, v, parent_id FROM t UNION ALL SELECT 'parent', id, n, NULL FROM parent" + log + " ORDER BY 1 DESC, 2, 3";
 }
 
 }  // namespace lockstep::sql_programs

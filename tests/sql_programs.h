@@ -15,6 +15,7 @@ using Session = std::vector<std::string>;  // statements, in order
 struct Tables {
   bool v_unique = false;
   bool parent = false;
+  bool log_trigger = false;  // an AFTER ROW trigger on t writes each change to `log`
 };
 
 // A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet;
@@ -30,12 +31,15 @@ std::string gen_statement(bool repeatable_read = false, bool parent = false);
 // (programs whose transactions meet serializable snapshot isolation's checks).
 Session gen_session(bool always_a_block = false, bool parent = false, bool serializable = false);
 
-// Which tables: v UNIQUE in a third of the programs, the parent table in a third.
+// Which tables: v UNIQUE in a third of the programs, the parent table in a third, t's log
+// trigger in a quarter.
 Tables gen_tables();
 
 // The tables' setup: `t (id int PRIMARY KEY, v int NOT NULL [UNIQUE])` with rows (1, 0),
 // (2, 1); with the parent table, `parent (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)` with
-// rows 1 and 2, and t's column `parent_id` referencing it (row 1 references 1, row 2 2).
+// rows 1 and 2, and t's column `parent_id` referencing it (row 1 references 1, row 2 2); the
+// plpgsql functions bump(k, d) and claim(least_v, skip); with the log trigger, `log (id, v,
+// op)` and t's AFTER INSERT OR UPDATE OR DELETE trigger t_log.
 std::vector<std::string> table_setup(const Tables& tables);
 // Their teardown, and one query of every row of them, in order.
 std::vector<std::string> table_teardown(const Tables& tables);

@@ -1073,5 +1073,33 @@ TEST(SqlSim, ANewcomerMayTakeARowBeforeTheWaiterItsReleaseWoke) {
   }
 }
 
+// plpgsql functions and AFTER ROW triggers under exploration: each statement of a function's
+// body is a statement of its own, whose steps interleave with other sessions', so a claim
+// that reads, then updates, without a lock takes a job twice; FOR UPDATE SKIP LOCKED never
+// does. dpor reaches the outcomes dfs reaches.
+TEST(SqlSim, PlpgsqlStatementsInterleaveAsStatements) {
+  auto setup = [](std::string_view lock) {
+    return std::vector<std::string>{
+        "CREATE TABLE jobs (id int PRIMARY KEY, status text NOT NULL DEFAULT 'todo', worker text)",
+        "CREATE TABLE events (n bigserial PRIMARY KEY, job int NOT NULL, who text NOT NULL)", "INSERT INTO jobs (id) VALUES (1), (2)",
+        fmt::format("CREATE FUNCTION claim(w text) RETURNS int LANGUAGE plpgsql AS $$ DECLARE j int; BEGIN "
+                    "SELECT id INTO j FROM jobs WHERE status = 'todo' ORDER BY id LIMIT 1 {}; IF j IS NULL THEN RETURN NULL; END IF; "
+                    "UPDATE jobs SET status = 'doing', worker = w WHERE id = j; RETURN j; END $$",
+                    lock),
+        "CREATE FUNCTION log_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO events (job, who) VALUES (NEW.id, NEW.worker); "
+        "RETURN NULL; END $$",
+        "CREATE TRIGGER log_claim AFTER UPDATE OF status ON jobs FOR EACH ROW EXECUTE FUNCTION log_claim()"};
+  };
+  const Session a = {"SELECT claim('a')"}, b = {"SELECT claim('b')"};
+  const std::string final = "SELECT count(*) - count(DISTINCT job) FROM events";
+  auto finals = [](const std::set<std::string>& outs) {
+    std::set<std::string> out;
+    for (const std::string& o : outs) out.insert(o.substr(o.find("final: ")));
+    return out;
+  };
+  EXPECT_EQ(finals(checked_outcomes(setup(""), {a, b}, final)), (std::set<std::string>{"final: SELECT 1 [0]", "final: SELECT 1 [1]"}));
+  EXPECT_EQ(finals(checked_outcomes(setup("FOR UPDATE SKIP LOCKED"), {a, b}, final)), (std::set<std::string>{"final: SELECT 1 [0]"}));
+}
+
 }  // namespace
 }  // namespace lockstep

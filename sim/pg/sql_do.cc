@@ -5,6 +5,7 @@
 // plpgsql evaluates them. A failing statement fails the DO with its error; what the statements
 // before it did stays (the server rolls the block back): a setup that fails stops its run.
 #include "lockstep/sim/pg/connection.h"
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -75,20 +76,14 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
         }
         break;
       case K::raise: {
-        std::string message;
-        std::size_t next = 0;
-        for (std::size_t i = 0; i < s.text.size(); ++i) {
-          if (s.text[i] != '%') {
-            message += s.text[i];
-          } else if (i + 1 < s.text.size() && s.text[i + 1] == '%') {
-            message += '%';
-            ++i;
-          } else if (next < s.args.size()) {
-            Result<std::optional<std::string>> v = do_value(*this, s.args[next++]);
-            if (!v.ok()) return v.error();
-            message += v.value() ? *v.value() : "<NULL>";
-          }
-        }
+        std::optional<Error> failed;
+        const std::string message = raise_message(s, [&](const std::string& e) -> std::optional<std::string> {
+          if (failed) return std::nullopt;
+          Result<std::optional<std::string>> v = do_value(*this, e);
+          if (!v.ok()) failed = v.error();
+          return v.ok() ? v.value() : std::nullopt;
+        });
+        if (failed) return *failed;
         if (s.level >= 21) return Error{"P0001", message};  // RAISE EXCEPTION (ERROR)
         if (s.level >= 17) warnings_.push_back({s.level == 19 ? "01000" : "00000", message});  // LOG, DEBUG: the client gets none
         break;

@@ -198,11 +198,11 @@ Result<Rows> SqlRun::run() {
 }
 
 void SqlRun::check_read_only() {
-  if (!c_.read_only_ || !c_.session_.in_transaction || nested_) return;
+  if (!c_.read_only_ || !c_.session_.in_transaction || (nested_ && enclosing_ != nullptr)) return;  // (a plpgsql function's statement: checked)
   const std::string command = read_only_command(st_);
   if (command.empty()) return;
   if (!started_) {  // a step of its own, after its table locks
-    if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
+    if (auto refused = nested_ ? begin("sql", Footprint{}, 0, false) : c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
   }
   throw SqlError("25006", fmt::format("cannot execute {} in a read-only transaction", command));
 }

@@ -244,6 +244,7 @@ class PlRun final : public sql::EvalContext {
   // An expression's value, as plpgsql evaluates one: SELECT expr, one column of at most one row.
   Value value(const std::string& text) {
     const auto plans = cached_plans("SELECT " + text);
+    if (plans->size() != 1) throw SqlError("42601", fmt::format("query \"SELECT {}\" is not one statement", text));
     const sql::Statement& st = plans->front();
     const auto* sel = plans->size() == 1 ? std::get_if<sql::Select>(&st.body) : nullptr;
     if (sel != nullptr && sel->table.empty() && sel->from.empty() && sel->with.empty() && !sel->set_op && !sel->where && !sel->aggregate &&
@@ -279,16 +280,19 @@ class PlRun final : public sql::EvalContext {
   }
 
   void sql(const PlStatement& s) {
-    const auto plans = cached_plans(s.kind == PlStatement::Kind::perform ? s.text : s.text);
+    const auto plans = cached_plans(s.text);
+    if (plans->size() != 1) throw SqlError("0A000", "several statements in one statement of a plpgsql function are not in lockstep's SQL subset");
     const sql::Statement& st = plans->front();
     const auto* sel = std::get_if<sql::Select>(&st.body);
     if (s.kind == PlStatement::Kind::sql && s.target < 0 && sel != nullptr && !sel->targets.empty()) {
       throw SqlError("42601", "query has no destination for result data");
     }
-    if (s.target >= 0 && sel != nullptr && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
+    const bool one_row = sel != nullptr && sel->limit && sel->limit->kind == Expr::Kind::constant && sql::is_integer(sel->limit->value.type()) &&
+                         !sel->limit->value.is_null() && sel->limit->value.as_integer() == 1 && !sel->offset;  // LIMIT 1: the same rows
+    if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
       // plpgsql fetches one row (two with STRICT) and stops: a lock taken per row is taken for those only.
-      throw SqlError("0A000", "SELECT ... INTO that locks rows or calls a lock function in a plpgsql function (it stops after its first "
-                              "rows) is not in lockstep's SQL subset (docs/sql.md)");
+      throw SqlError("0A000", "SELECT ... INTO that locks rows or calls a lock function, without LIMIT 1, in a plpgsql function (it stops "
+                              "after its first rows) is not in lockstep's SQL subset (docs/sql.md)");
     }
     std::vector<std::vector<Value>> rows;
     const Rows out = statement(plans, &rows);
@@ -300,23 +304,6 @@ class PlRun final : public sql::EvalContext {
     if (rows.size() > 1 && (s.strict || sel == nullptr)) throw SqlError("P0003", "query returned more than one row");
     fill(s.target, rows.empty() ? nullptr : &rows[0]);
     set_found(!rows.empty());
-  }
-
-  std::string message(const PlStatement& s) {
-    std::string out;
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < s.text.size(); ++i) {
-      if (s.text[i] != '%') {
-        out += s.text[i];
-      } else if (i + 1 < s.text.size() && s.text[i + 1] == '%') {
-        out += '%';
-        ++i;
-      } else if (next < s.args.size()) {
-        const std::optional<std::string> v = output(value(s.args[next++]));
-        out += v ? *v : "<NULL>";
-      }
-    }
-    return out;
   }
 
   void body(const std::vector<PlStatement>& list, bool& returned, Value& result) {
@@ -344,7 +331,7 @@ class PlRun final : public sql::EvalContext {
           }
           break;
         case K::raise: {
-          std::string text = message(s);
+          std::string text = raise_message(s, [&](const std::string& e) { return output(value(e)); });
           if (s.level >= 21) throw SqlError("P0001", text);
           if (s.level >= 17) run_.c_.warnings_.push_back({s.level == 19 ? "01000" : "00000", std::move(text)});
           break;
@@ -375,6 +362,23 @@ class PlRun final : public sql::EvalContext {
   std::vector<int> unassigned_;         // `record` variables not yet assigned (reading one is 55000)
 };
 
+std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
+  std::string out;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < s.text.size(); ++i) {
+    if (s.text[i] != '%') {
+      out += s.text[i];
+    } else if (i + 1 < s.text.size() && s.text[i + 1] == '%') {
+      out += '%';
+      ++i;
+    } else if (next < s.args.size()) {
+      const std::optional<std::string> v = argument(s.args[next++]);
+      out += v ? *v : "<NULL>";
+    }
+  }
+  return out;
+}
+
 Value SqlRun::plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) {
   return call_plpgsql(f, args, nullptr);
 }
@@ -389,10 +393,7 @@ Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value
                                           f.name));
     }
   }
-  if (c_.serializable_) {  // its statements' reads and writes as SSI tracks them: not checked on the server
-    throw SqlError("0A000", fmt::format("a LANGUAGE plpgsql function ({}()) in a SERIALIZABLE transaction is not in lockstep's SQL subset (docs/sql.md)", f.name));
-  }
-    PlRun frame(*this, f, args, trigger);
+  PlRun frame(*this, f, args, trigger);
   if (trigger != nullptr) {
     frame.set_record("new", trigger->new_row);
     frame.set_record("old", trigger->old_row);

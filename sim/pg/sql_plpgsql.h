@@ -3,7 +3,9 @@
 // a trigger's firing (its TG_ variables, NEW and OLD), and which triggers lockstep fires.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,10 @@ struct PlTrigger {
   bool before = false;
   sql::Value new_row, old_row;
 };
+
+// RAISE's message: each % is the next argument's text (`argument` of its expression; NULL
+// prints <NULL>), %% a %.
+std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument);
 
 // Whether lockstep fires the trigger (AFTER, FOR EACH ROW, without arguments, its function's body
 // one it runs: SqlRun::queue_after_row); a statement that would fire another is refused.
