@@ -565,6 +565,11 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   const std::string ins = "CREATE FUNCTION ins(a int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN INSERT INTO steps VALUES (a, 1); END $$;";
   EXPECT_NE(error_of(t1 + ins, "SELECT ins(5);").find(refused), std::string::npos);
   EXPECT_EQ(error_of(ins, "SELECT ins(5);"), "");
+  // A body nesting past the parser's bound is read when created (a call runs on a fiber's
+  // stack: the fuzzer's crash), and its calls are refused.
+  std::string deep = "CREATE FUNCTION deep() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1";
+  for (int i = 0; i < 3000; ++i) deep += " + 1";
+  EXPECT_NE(error_of(deep + "; END $$;", "SELECT deep();").find("nesting deeper than"), std::string::npos);
   // What a function's body holds that lockstep does not run refuses its call, naming it.
   EXPECT_NE(error_of("CREATE FUNCTION lp() RETURNS int LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..2 LOOP NULL; END LOOP; RETURN 1; END $$;",
                      "SELECT lp();").find("fori in a plpgsql function"),

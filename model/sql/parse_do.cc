@@ -10,6 +10,7 @@
 
 #include <pg_query.h>
 
+#include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql {
@@ -195,6 +196,31 @@ PlFunction read_plpgsql_function(const std::string& create_function) {
     const json& fn = tree[0].at("PLpgSQL_function");
     if (fn.contains("datums")) f.datums = read_datums(fn.at("datums"), refuse);
     f.body = PlReader(refuse, &f.datums).statements(json::array({fn.at("action")}));
+    // Each statement and expression read now, on the caller's stack (a call runs on a fiber's,
+    // where PostgreSQL's parser would recurse as deep as the text nests): what the subset
+    // refuses in them (nesting past Reader::kMaxDepth) refuses the function's calls.
+    const std::function<void(const std::vector<PlStatement>&)> check = [&](const std::vector<PlStatement>& list) {
+      for (const PlStatement& st : list) {
+        if (st.kind == PlStatement::Kind::sql || st.kind == PlStatement::Kind::perform) parse_sql(st.text);
+        if ((st.kind == PlStatement::Kind::assign || st.kind == PlStatement::Kind::stop || st.kind == PlStatement::Kind::execute) && !st.text.empty()) {
+          parse_sql("SELECT " + st.text);
+        }
+        for (const std::string& a : st.args) parse_sql("SELECT " + a);
+        for (const PlBranch& b : st.branches) {
+          if (!b.condition.empty()) parse_sql("SELECT " + b.condition);
+          check(b.body);
+        }
+      }
+    };
+    check(f.body);
+    for (const PlDatum& d : f.datums) {
+      if (!d.default_value.empty()) parse_sql("SELECT " + d.default_value);
+    }
+  } catch (const SqlInputError& e) {
+    f = PlFunction{};
+    const std::string what = e.what();  // the construct, without "is not in lockstep's SQL subset ..." (its position is the statement's)
+    const std::size_t cut = what.find(" is not in lockstep's SQL subset");
+    f.refused = e.sqlstate() == "0A000" ? what.substr(0, cut) : fmt::format("a statement PostgreSQL's parser reads otherwise ({})", what);
   } catch (const Refused& r) {
     f = PlFunction{};
     f.refused = r.what;

@@ -317,7 +317,13 @@ class PlRun final : public sql::EvalContext {
         case K::execute: {
           const Value text = value(s.text);
           if (text.is_null()) throw SqlError("22004", "query string argument of EXECUTE is null");
-          statement(cached_plans(sql::cast(text, Type::text).as_text()), nullptr);
+          const std::string sql_text = sql::cast(text, Type::text).as_text();
+          // Parsed here, on the session's fiber stack, where a text nesting thousands of levels
+          // deep would overflow PostgreSQL's parser's recursion: a long one is refused.
+          if (sql_text.size() > 2048) {
+            throw SqlError("0A000", "EXECUTE of a text longer than 2048 bytes in a plpgsql function is not in lockstep's SQL subset (docs/sql.md)");
+          }
+          statement(cached_plans(sql_text), nullptr);
           break;
         }
         case K::assign:
