@@ -86,7 +86,7 @@ class PlReader {
       if (body.contains("expr")) s.text = expression(body.at("expr"));
     } else if (type == "PLpgSQL_stmt_assign" && datums_ != nullptr) {
       s.kind = PlStatement::Kind::assign;
-      s.target = body.value("varno", -1);
+      s.target = body.value("varno", 0);
       // "n := n + 1" (or "n = ..."): the value is what follows the first := or =.
       const std::string text = expression(body.at("expr"));
       std::size_t at = text.find(":=");
@@ -111,14 +111,14 @@ class PlReader {
     if (node.key() == "PLpgSQL_row") {
       PlDatum row;
       row.kind = PlDatum::Kind::row;
-      for (const json& f : body.value("fields", json::array())) row.fields.push_back(f.value("varno", -1));
+      for (const json& f : body.value("fields", json::array())) row.fields.push_back(f.value("varno", 0));
       if (row.fields.empty() || std::any_of(row.fields.begin(), row.fields.end(), [&](int d) { return d < 0 || d >= static_cast<int>(datums_->size()); })) {
         refuse_("an INTO target the plpgsql parser reads otherwise");
       }
       datums_->push_back(std::move(row));
       return static_cast<int>(datums_->size()) - 1;
     }
-    const int dno = body.value("dno", -1);
+    const int dno = body.value("dno", 0);
     if (dno < 0 || dno >= static_cast<int>(datums_->size())) refuse_("an INTO target the plpgsql parser reads otherwise");
     return dno;
   }
@@ -163,14 +163,20 @@ std::vector<PlDatum> read_datums(const json& list, const std::function<void(cons
     } else if (node.key() == "PLpgSQL_recfield") {
       d.kind = PlDatum::Kind::field;
       d.name = body.value("fieldname", "");
-      d.parent = body.value("recparentno", -1);
+      d.parent = body.value("recparentno", 0);
     } else if (node.key() == "PLpgSQL_row") {
       d.kind = PlDatum::Kind::row;
-      for (const json& f : body.value("fields", json::array())) d.fields.push_back(f.value("varno", -1));
+      for (const json& f : body.value("fields", json::array())) d.fields.push_back(f.value("varno", 0));
     } else {
       refuse(fmt::format("the plpgsql variable kind {}", node.key()));
     }
     out.push_back(std::move(d));
+  }
+  for (const PlDatum& d : out) {  // a field's record, a row's variables: datums of the list
+    const auto inside = [&](int i) { return i >= 0 && i < static_cast<int>(out.size()); };
+    if ((d.kind == PlDatum::Kind::field && !inside(d.parent)) || !std::all_of(d.fields.begin(), d.fields.end(), inside)) {
+      refuse("a plpgsql variable the plpgsql parser reads otherwise");
+    }
   }
   return out;
 }

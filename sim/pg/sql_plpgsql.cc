@@ -57,7 +57,7 @@ class PlRun final : public sql::EvalContext {
       throw sql::missing_column_error(ref);
     }
     if (ref.qualifier == f_.name) {
-      if (const int d = find(ref.name); d >= 0 && d < static_cast<int>(f_.params.size())) return values_[static_cast<std::size_t>(d)];
+      if (const int d = find(ref.name); d >= 0 && param_of(static_cast<std::size_t>(d)) >= 0) return values_[static_cast<std::size_t>(d)];
     }
     if (const int d = find(ref.qualifier); d >= 0 && (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record)) {
       return sql::record_field(read(d), ref.name);  // (NEW of a DELETE: 55000)
@@ -66,7 +66,10 @@ class PlRun final : public sql::EvalContext {
   }
   Value param(int number) override {
     if (number < 1 || static_cast<std::size_t>(number) > args_.size()) throw SqlError("42P02", fmt::format("there is no parameter ${}", number));
-    return values_[static_cast<std::size_t>(number) - 1];
+    for (std::size_t d = 0; d < pl_.datums.size(); ++d) {
+      if (param_of(d) == number - 1) return values_[d];  // a named one: its variable, as assigned since
+    }
+    return args_[static_cast<std::size_t>(number) - 1];
   }
   Value call(const Expr& e, const std::vector<Value>& args) override { return run_.call(e, args); }
   Value subquery(const Expr&) override { throw std::logic_error("PlRun: an expression with a subquery runs as a statement (value)"); }
@@ -94,6 +97,17 @@ class PlRun final : public sql::EvalContext {
   }
 
  private:
+  // The parameter datum d is (-1: none). The plpgsql parser numbers the named parameters
+  // first, in order (an unnamed one, read as $n, has no datum).
+  int param_of(std::size_t d) const {
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < f_.params.size(); ++i) {
+      if (f_.params[i].name.empty()) continue;
+      if (named++ == d) return pl_.datums[d].name == f_.params[i].name ? static_cast<int>(i) : -1;
+    }
+    return -1;
+  }
+
   // The datum a name reads: the last declared of that name (a variable or a record).
   int find(std::string_view name) const {
     for (std::size_t d = pl_.datums.size(); d-- > 0;) {
@@ -118,10 +132,11 @@ class PlRun final : public sql::EvalContext {
     for (std::size_t d = 0; d < pl_.datums.size(); ++d) {
       const PlDatum& p = pl_.datums[d];
       if (p.kind != PlDatum::Kind::var) continue;
-      if (d < f_.params.size()) {
-        types_[d] = f_.params[d].type;
-        values_[d] = args_[d];
-        if (args_[d].type() == Type::record) rows_[d] = args_[d].record_type();
+      if (const int i = param_of(d); i >= 0) {
+        const auto at = static_cast<std::size_t>(i);
+        types_[d] = f_.params[at].type;
+        values_[d] = args_[at];
+        if (args_[at].type() == Type::record) rows_[d] = args_[at].record_type();
         continue;
       }
       if (p.type.empty() && p.name == "found") {
