@@ -78,9 +78,13 @@ CreateFunction Reader::create_function(const json& body) {
       fp.type.name = fp.name;
       lenient(fp.type, param->at("argType"), mode, [&] {
         if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN") refuse("OUT, INOUT and VARIADIC parameters", ploc);
-        if (param->contains("defexpr")) refuse("a parameter's DEFAULT", ploc);
         fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
       });
+      if (param->contains("defexpr")) {
+        fp.default_value = std::make_shared<Expr>(expr(param->at("defexpr"), ploc));
+      } else if (!f.params.empty() && f.params.back().default_value != nullptr) {
+        fail("42P13", "input parameters after one with a default value must also have defaults", ploc);
+      }
       f.params.push_back(std::move(fp));
     }
   }

@@ -318,6 +318,7 @@ struct DropTable {
 struct FunctionParam {
   std::string name;  // "": referred to as $n only
   ColumnDef type;    // its type, as a column's
+  std::shared_ptr<const Expr> default_value;  // DEFAULT expr: a call may leave it out (and those after it)
 };
 struct PlFunction;  // below
 struct CreateFunction {

@@ -114,9 +114,14 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
                                         "(docs/sql.md)",
                                         e.name, f->pl == nullptr ? "a construct" : f->pl->refused));
   }
+  // Parameters left out take their DEFAULT (evaluated here, as the server's planner inserts it).
+  const std::vector<Value> given = args;
+  while (args.size() < f->params.size() && f->params[args.size()].default_value != nullptr) {
+    args.push_back(evaluate(*f->params[args.size()].default_value, outer));
+  }
   bool fits = args.size() == f->params.size();
   for (std::size_t i = 0; fits && i < args.size(); ++i) fits = ufn_implicit(args[i], f->params[i].type);
-  if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args)));
+  if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(given)));
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ColumnDef& p = f->params[i].type;
     if (args[i].type() == p.type && p.type != Type::unknown) continue;
