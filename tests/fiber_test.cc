@@ -1,6 +1,7 @@
-// Fibers: switching, finishing, exceptions inside a fiber, stack reuse.
+// Fibers: switching, finishing, exceptions inside a fiber (each fiber's own caught exceptions), stack reuse.
 #include "lockstep/sim/sched/fiber.h"
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,6 +50,44 @@ TEST(Fiber, ExceptionsUnwindInsideTheFiber) {
   f.resume();
   EXPECT_TRUE(f.finished());
   EXPECT_EQ(caught, "destroyed during unwinding");
+}
+
+// Two fibers each suspend inside a catch handler, one after the other; each then rethrows
+// (`throw;`) and must get its own exception: the runtime's caught-exception stack is
+// per thread, so a fiber switch keeps each fiber's (SqlSimProperties found a session's refusal
+// rethrown as another session's error).
+struct Rethrow {
+  Fiber* fiber;
+  std::string message;
+  std::string rethrown;
+};
+
+TEST(Fiber, AFiberSwitchedInsideACatchHandlerRethrowsItsOwnException) {
+  Fiber a, b;
+  Rethrow ra{&a, "a's error", ""}, rb{&b, "b's error", ""};
+  const auto body = [](void* arg) {
+    auto* r = static_cast<Rethrow*>(arg);
+    try {
+      try {
+        throw std::runtime_error(r->message);
+      } catch (const std::exception&) {
+        r->fiber->suspend();  // another fiber runs, and catches its own, meanwhile
+        throw;
+      }
+    } catch (const std::exception& e) {
+      r->rethrown = e.what();
+    }
+  };
+  a.start(body, &ra);
+  b.start(body, &rb);
+  a.resume();  // a in its handler
+  b.resume();  // b in its handler
+  a.resume();  // a rethrows
+  b.resume();
+  EXPECT_TRUE(a.finished() && b.finished());
+  EXPECT_EQ(ra.rethrown, "a's error");
+  EXPECT_EQ(rb.rethrown, "b's error");
+  EXPECT_EQ(std::uncaught_exceptions(), 0);
 }
 
 TEST(Fiber, StackIsReusedAcrossStarts) {

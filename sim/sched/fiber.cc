@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <cxxabi.h>
+
 #include <boost/context/detail/fcontext.hpp>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -35,6 +37,15 @@ void finish_switch([[maybe_unused]] void* fake_stack_save,
   __sanitizer_finish_switch_fiber(fake_stack_save, bottom_old, bytes_old);
 #endif
 }
+
+// The Itanium C++ ABI's per-thread exception globals (2.4.1 "Caught Exception Stack"), which
+// libstdc++'s __cxa_get_globals returns.
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+EhGlobals& eh_globals() { return *reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals()); }
 
 }  // namespace
 
@@ -70,6 +81,8 @@ void Fiber::start(Entry entry, void* arg) {
   ASAN_UNPOISON_MEMORY_REGION(top - stack_bytes_, stack_bytes_);
 #endif
   context_ = ctx::make_fcontext(top, stack_bytes_, [](ctx::transfer_t t) { trampoline(Transfer{t}); });
+  eh_caught_ = nullptr;  // a fiber starts outside any catch handler
+  eh_uncaught_ = 0;
 }
 
 void Fiber::trampoline(Transfer tr) {
@@ -86,12 +99,20 @@ void Fiber::trampoline(Transfer tr) {
 }
 
 void Fiber::resume() {
+  // The resumer's exception state out, the fiber's in; swapped back when it suspends.
+  EhGlobals& eh = eh_globals();
+  const EhGlobals resumer = eh;
+  eh = EhGlobals{eh_caught_, eh_uncaught_};
   void* fake_stack = nullptr;
   start_switch(&fake_stack, static_cast<char*>(stack_) + (mapping_bytes_ - stack_bytes_),
                stack_bytes_);
   const ctx::transfer_t t = ctx::jump_fcontext(context_, this);
   finish_switch(fake_stack, nullptr, nullptr);
   context_ = t.fctx;  // where the fiber suspended (meaningless once finished)
+  EhGlobals& back = eh_globals();
+  eh_caught_ = back.caught_exceptions;
+  eh_uncaught_ = back.uncaught_exceptions;
+  back = resumer;
 }
 
 void Fiber::suspend() {

@@ -57,6 +57,13 @@ class Fiber {
   void* arg_ = nullptr;
   bool finished_ = true;
 
+  // The C++ runtime's per-thread exception state (the Itanium C++ ABI's __cxa_eh_globals: the
+  // caught exceptions' stack and the count of uncaught ones) is this fiber's while it runs and
+  // kept here while it does not: a fiber that switches inside a catch handler finds its own
+  // exception again (`throw;`, std::current_exception), not another fiber's.
+  void* eh_caught_ = nullptr;
+  unsigned int eh_uncaught_ = 0;
+
   // Sanitizer bookkeeping (unused without ASan).
   void* fake_stack_ = nullptr;
   const void* caller_stack_bottom_ = nullptr;
