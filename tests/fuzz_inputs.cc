@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
   std::uint64_t runs = 0, seed = 1, hang_seconds = 30;
   fs::path findings = "fuzz-findings";
   std::optional<fs::path> log_path;  // a line per run: its command, exit code and first message line
+  std::optional<std::uint64_t> only_run;  // reproduce one run of a reported finding: draw, run only it, keep it
   std::vector<fs::path> dirs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -202,14 +203,18 @@ int main(int argc, char** argv) {
       hang_seconds = std::stoull(value());
     } else if (a == "--log") {
       log_path = value();
+    } else if (a == "--only-run") {
+      only_run = std::stoull(value());
     } else if (a == "--findings") {
       findings = value();
     } else {
       dirs.emplace_back(a);
     }
   }
+  if (only_run) runs = *only_run + 1;
   if (dirs.empty() || (seconds <= 0 && runs == 0)) {
-    std::cerr << "usage: fuzz_inputs [--spec] [--seconds S | --runs N] [--seed N] [--hang-seconds S] [--findings DIR] [--log FILE] DIR...\n";
+    std::cerr << "usage: fuzz_inputs [--spec] [--seconds S | --runs N] [--seed N] [--hang-seconds S] [--findings DIR] [--log FILE] [--only-run N] DIR...\n"
+                 "  --only-run N: draw runs 0..N as the same seed does, run only N and keep its input as DIR/run-N\n";
     return 2;
   }
   const std::string extension = spec_mode ? ".spec" : ".json";
@@ -269,8 +274,13 @@ int main(int argc, char** argv) {
         text = below(rng, 4) != 0 ? mutate_json(text, seeds, rng) : json_bytes(text, rng);
       }
     }
-    std::ofstream(input, std::ios::binary | std::ios::trunc) << text;
     const Command& c = commands[below(rng, commands.size())];
+    if (only_run && done != *only_run) {  // drawn as the full run draws it, not run
+      ++done;
+      continue;
+    }
+    if (only_run) std::ofstream(findings / fmt::format("run-{}{}", done, extension), std::ios::binary) << text;
+    std::ofstream(input, std::ios::binary | std::ios::trunc) << text;
     std::vector<std::string> args = {"lockstep"};
     for (const auto& a : c.args) {
       std::string s = a;
@@ -285,8 +295,10 @@ int main(int argc, char** argv) {
     snprintf(g_alarm_message, sizeof g_alarm_message, "fuzz_inputs: HANG (over %llu s) in run %llu: %s %s\n",
              static_cast<unsigned long long>(hang_seconds), static_cast<unsigned long long>(done), c.args[0].c_str(),
              input.c_str());
-    snprintf(g_crash_message, sizeof g_crash_message, "fuzz_inputs: CRASH in run %llu: %s %s (the input is kept there)\n",
-             static_cast<unsigned long long>(done), c.args[0].c_str(), input.c_str());
+    snprintf(g_crash_message, sizeof g_crash_message,
+             "fuzz_inputs: CRASH in run %llu: %s %s (the input is kept there; --seed %llu --only-run %llu runs it again)\n",
+             static_cast<unsigned long long>(done), c.args[0].c_str(), input.c_str(),
+             static_cast<unsigned long long>(seed), static_cast<unsigned long long>(done));
     alarm(static_cast<unsigned>(hang_seconds));
     const auto run_start = std::chrono::steady_clock::now();
     std::ostringstream sink_out, sink_err;

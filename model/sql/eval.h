@@ -51,6 +51,12 @@ Value evaluate(const Expr& e, EvalContext& context);
 // `column t.c does not exist` for a qualified one, `column "c" does not exist` otherwise.
 SqlError missing_column_error(const Expr& ref);
 
+// PostgreSQL's check_stack_depth for what recurses on the input (a function's call, a
+// subquery's run): 54001 "stack depth limit exceeded" where the current stack has less room
+// left than a step of that recursion may need (model/stack_room.h); on a stack of unknown room,
+// past `depth` levels of the caller's own count.
+void check_stack_depth(int depth);
+
 // x IN (list): true when an element equals x, else NULL when x or an element is NULL (and
 // the list is not empty), else false.
 Value in_values(const Value& x, const std::vector<Value>& list);

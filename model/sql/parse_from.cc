@@ -75,7 +75,7 @@ namespace {
 // count_references' walk of the parse tree, before the reader's own depth checks: false where
 // the tree nests deeper than `depth` more levels (it runs on the caller's stack).
 bool from_count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink, int depth) {
-  if (depth <= 0) return false;
+  if (depth <= 0 || stack_room() < kStackRoomNeeded) return false;
   if (n.is_array()) {
     for (const json& c : n) {
       if (!from_count_references(c, name, under_sublink, count, in_sublink, depth - 1)) return false;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/model/stack_room.h"
 
 namespace lockstep::sql::detail {
 
@@ -55,8 +56,10 @@ class Reader {
     const int p = position(location);
     throw SqlInputError("0A000", fmt::format("{} is not in lockstep's SQL subset (docs/sql.md), {}", construct, where_in(text_, p)), p);
   }
-  // Expressions and subqueries nest at most this deep: plans are evaluated recursively, on a
-  // fiber's stack. PostgreSQL's parser takes thousands of levels; no lock service needs them.
+  // Expressions and subqueries nest at most this deep: plans are read and evaluated
+  // recursively, also on a fiber's stack (a session's statement, EXECUTE, a function's body).
+  // PostgreSQL's parser takes thousands of levels; no lock service needs them. A stack with
+  // less room left than a level may need (model/stack_room.h) stops the reading sooner.
   static constexpr int kMaxDepth = 128;
   class Deeper {
    public:
@@ -64,6 +67,10 @@ class Reader {
       if (++r_.depth_ > kMaxDepth) {
         --r_.depth_;
         r_.refuse(fmt::format("nesting deeper than {} levels (expressions and subqueries)", kMaxDepth), location);
+      }
+      if (stack_room() < kStackRoomNeeded) {
+        --r_.depth_;
+        r_.refuse(fmt::format("nesting {} levels deep (expressions and subqueries) where the session's stack has no room for more", r_.depth_ + 1), location);
       }
     }
     Deeper(const Deeper&) = delete;

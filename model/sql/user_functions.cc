@@ -11,6 +11,7 @@
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
+#include "lockstep/model/stack_room.h"
 
 namespace lockstep::sql {
 namespace {
@@ -85,11 +86,17 @@ std::string ufn_argument_types(const std::vector<Value>& args) {
   return fmt::format("{}", fmt::join(types, ", "));
 }
 
-// The call nests at most this deep (a function calling itself).
-constexpr int kMaxCallDepth = 32;
+// Calls nesting now on a stack of unknown room (not a fiber's: a setup's, a DO block's).
 thread_local int ufn_depth = 0;
 
 }  // namespace
+
+void check_stack_depth(int depth) {
+  constexpr int kMaxDepthWhereRoomUnknown = 64;
+  const std::size_t room = stack_room();
+  const bool known = room != std::numeric_limits<std::size_t>::max();
+  if (known ? room < kStackRoomNeeded : depth >= kMaxDepthWhereRoomUnknown) throw SqlError("54001", "stack depth limit exceeded");
+}
 
 Value EvalContext::plpgsql_call(const CreateFunction& f, const std::vector<Value>&) {
   throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() here (lockstep runs those in a statement on the "
@@ -138,11 +145,14 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
     }
   }
   if (f->strict && std::any_of(args.begin(), args.end(), [](const Value& v) { return v.is_null(); })) return Value::null(f->returns.type);
-  if (ufn_depth >= kMaxCallDepth) throw SqlError("54001", "stack depth limit exceeded");
-  ++ufn_depth;
+  check_stack_depth(ufn_depth);
+  // Counted only where the stack's room is unknown: a fiber's count would be its neighbours' too.
+  const bool counted = stack_room() == std::numeric_limits<std::size_t>::max();
+  ufn_depth += counted ? 1 : 0;
   struct Leave {
-    ~Leave() { --ufn_depth; }
-  } leave;
+    bool counted;
+    ~Leave() { ufn_depth -= counted ? 1 : 0; }
+  } leave{counted};
   ufn_Body body(*f, args, outer);
   const Value v = f->plpgsql ? outer.plpgsql_call(*f, args) : f->query_body ? outer.function_body(*f->body, body) : evaluate(*f->body, body);
   const ColumnDef& r = f->returns;

@@ -7,7 +7,7 @@
 // calling statement's; a query body is run by the calling context: EvalContext::function_body),
 // and its value cast to the return type. A name the server has no
 // function of is refused (0A000: lockstep cannot tell it from a built-in it lacks). Calls
-// nest at most 32 deep (54001).
+// nest as deep as the stack has room for (54001: eval.h check_stack_depth).
 #pragma once
 
 #include <vector>

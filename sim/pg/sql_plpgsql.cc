@@ -425,6 +425,7 @@ Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value
 Rows SqlRun::run_in_function(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st, sql::EvalContext& frame,
                              std::vector<std::vector<Value>>* rows) {
   refuse_triggers(st);
+  sql::check_stack_depth(0);  // a function's statements calling functions (the call counts those)
   static const std::vector<Param> kNoParams;
   SqlRun inner(c_, plans, st, kNoParams);
   inner.nested_ = true;

@@ -135,6 +135,7 @@ std::int64_t SqlRun::pulled(const sql::Select& sel, std::int64_t limit) const {
 std::vector<std::vector<Value>> SqlRun::run_subquery(const sql::Select& sub, bool /*per_row*/, Pull pull) {
   // A correlated one that locks rows (graphile-worker's EXISTS (... FOR UPDATE SKIP LOCKED)
   // on the job's queue) runs per outer row: a scan step of its own and its row locks each time.
+  sql::check_stack_depth(subquery_depth_);  // subqueries nest as deep as the parser allows (128)
   declare_subquery_ctes(sub);
   for (const sql::CommonTable& c : sub.with) {
     if (Derived* d = derived(c.name); d != nullptr && d->correlated) {  // for this outer row

@@ -11,6 +11,8 @@
 
 #include <boost/context/detail/fcontext.hpp>
 
+#include "lockstep/model/stack_room.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -104,6 +106,8 @@ void Fiber::resume() {
   const EhGlobals resumer = eh;
   eh = EhGlobals{eh_caught_, eh_uncaught_};
   void* fake_stack = nullptr;
+  // While it runs, code that recurses on input measures its room on this stack (54001).
+  const StackLimit limit(static_cast<char*>(stack_) + (mapping_bytes_ - stack_bytes_));
   start_switch(&fake_stack, static_cast<char*>(stack_) + (mapping_bytes_ - stack_bytes_),
                stack_bytes_);
   const ctx::transfer_t t = ctx::jump_fcontext(context_, this);
