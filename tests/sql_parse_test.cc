@@ -294,6 +294,34 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
             "0A000 NATURAL JOIN is not in lockstep's SQL subset (docs/sql.md), at position 37 @37");
 }
 
+// A LANGUAGE plpgsql function is created whatever its body holds; what a call would not run
+// is kept as the function's refusal (its calls are refused with it).
+std::string body_refusal(const std::string& declare, const std::string& statements) {
+  const std::vector<Statement> st =
+      parse_sql(fmt::format("CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ {} BEGIN {} RETURN 1; END $$", declare, statements));
+  return body<CreateFunction>(st.at(0)).pl->refused;
+}
+
+TEST(SqlParse, PlpgsqlBodiesNameWhatTheirCallsDoNotRun) {
+  EXPECT_EQ(body_refusal("DECLARE n int; r record;",
+                         "<<l>> LOOP EXIT l WHEN k > 0; CONTINUE; END LOOP; WHILE false LOOP END LOOP; FOR i IN REVERSE 3..1 BY 2 LOOP END LOOP; "
+                         "FOR r IN SELECT 1 AS x LOOP END LOOP; GET DIAGNOSTICS n = ROW_COUNT; "
+                         "BEGIN PERFORM 1; EXCEPTION WHEN unique_violation OR SQLSTATE '55P03' THEN NULL; WHEN data_exception OR others THEN "
+                         "GET STACKED DIAGNOSTICS r = MESSAGE_TEXT; END;"),
+            "");
+  EXPECT_EQ(body_refusal("", "LOOP DECLARE n int := 0; BEGIN n := n + 1; EXIT WHEN n > 1; END; END LOOP;"),
+            "DECLARE in a nested block of a plpgsql function with a loop");
+  EXPECT_EQ(body_refusal("", "DECLARE n int := 0; BEGIN n := n + 1; END;"), "");  // entered once: set at the call's start is the same
+  EXPECT_EQ(body_refusal("", "BEGIN PERFORM 1; EXCEPTION WHEN sql_json_member_not_found THEN NULL; END;"),
+            "the exception condition sql_json_member_not_found in a plpgsql function");
+  EXPECT_EQ(body_refusal("DECLARE i int;", "FOR i IN 1..2 LOOP END LOOP; FOR i IN 1..2 LOOP END LOOP;"), "");  // each loop's own i
+  EXPECT_EQ(body_refusal("DECLARE t text;", "GET DIAGNOSTICS t = PG_CONTEXT;"), "GET DIAGNOSTICS ... = PG_CONTEXT in a plpgsql function");
+  // A condition PostgreSQL does not know: its plpgsql parser rejects the function (refused).
+  EXPECT_EQ(refusal("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN PERFORM 1; EXCEPTION WHEN no_such_thing THEN NULL; END $$")
+                .substr(0, 92),
+            "0A000 a plpgsql body PostgreSQL's plpgsql parser rejects (unrecognized exception condition \"");
+}
+
 TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELEC 1"), "42601 syntax error at or near \"SELEC\", at position 1 @1");
   EXPECT_EQ(refusal("SELECT a, count(*) FROM t"),

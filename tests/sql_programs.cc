@@ -91,7 +91,12 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Cases 54, 55: LANGUAGE plpgsql functions (table_setup's): bump's UPDATE ... RETURNING INTO
   // and FOUND; claim's SELECT ... INTO ... FOR UPDATE [SKIP LOCKED] LIMIT 1, then an UPDATE of
   // that row, each a statement of its own inside the call.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 56) : *rc::gen::inRange(0, 8)) {
+  // Case 56: plpgsql EXCEPTION blocks (subtransactions) and loops: put's UPDATE-else-INSERT
+  // retried on unique_violation (the manual's merge_db), poke's UPDATE undone when its NOWAIT
+  // lock of the next row fails.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 57) : *rc::gen::inRange(0, 8)) {
+    case 56:
+      return *rc::gen::element(0, 1) == 0 ? fmt::format("SELECT put({}, {}) AS p", *rc::gen::inRange(1, 4), v) : fmt::format("SELECT poke({}) AS p", k);
     case 54: return fmt::format("SELECT bump({}, {}) AS r", k, v + 1);
     case 55: return fmt::format("SELECT claim({}, {}) AS c", v, *rc::gen::element(std::string("true"), std::string("false")));
     case 53:
@@ -291,6 +296,13 @@ std::vector<std::string> table_setup(const Tables& tables) {
                 "IF skip THEN SELECT id INTO j FROM t WHERE v >= least_v ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED; "
                 "ELSE SELECT id INTO j FROM t WHERE v >= least_v ORDER BY id LIMIT 1 FOR UPDATE; END IF; "
                 "UPDATE t SET v = v + 10 WHERE id = j; RETURN j; END $$");
+  out.push_back("CREATE FUNCTION put(k int, d int) RETURNS text LANGUAGE plpgsql AS $$ DECLARE n int := 0; BEGIN LOOP n := n + 1; "
+                "UPDATE t SET v = d WHERE id = k; IF FOUND THEN RETURN 'updated ' || n; END IF; "
+                "BEGIN INSERT INTO t (id, v) VALUES (k, d); RETURN 'inserted ' || n; "
+                "EXCEPTION WHEN unique_violation THEN IF n > 2 THEN RETURN 'gave up: ' || SQLERRM; END IF; END; END LOOP; END $$");
+  out.push_back("CREATE FUNCTION poke(k int) RETURNS text LANGUAGE plpgsql AS $$ BEGIN UPDATE t SET v = v + 1 WHERE id = k; "
+                "PERFORM 1 FROM t WHERE id = k + 1 FOR UPDATE NOWAIT; RETURN 'both'; "
+                "EXCEPTION WHEN lock_not_available THEN RETURN 'busy'; END $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -301,7 +313,8 @@ std::vector<std::string> table_setup(const Tables& tables) {
 }
 
 std::vector<std::string> table_teardown(const Tables& tables) {
-  std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP TABLE t"};
+  std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
+                                  "DROP FUNCTION poke(int)", "DROP TABLE t"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
     out.emplace_back("DROP TABLE log");

@@ -2,14 +2,15 @@
 // parser (libpg_query's pg_query_parse_plpgsql): a DO block (plan.h's DoBlock, given the body
 // as a function's), whose variables (DECLARE, INTO, FOUND) are refused by name with the DO's
 // position; and a LANGUAGE plpgsql function's (plan.h's PlFunction: its variables, INTO,
-// assignments, RETURN of a value). Any other plpgsql statement, an EXCEPTION handler or a RAISE
-// option is refused by name. Part of model/sql/parse.h's parser.
+// assignments, RETURN of a value, loops, EXIT and CONTINUE, EXCEPTION handlers, GET
+// DIAGNOSTICS). Any other plpgsql statement or a RAISE option is refused by name. Part of model/sql/parse.h's parser.
 #include <algorithm>
 #include <cctype>
 #include <memory>
 
 #include <pg_query.h>
 
+#include "lockstep/model/sql/error_conditions.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/parse_reader.h"
 
@@ -39,13 +40,70 @@ class PlReader {
     const json& body = node.value();
     PlStatement s;
     if (type == "PLpgSQL_stmt_block") {
-      if (body.contains("exceptions")) refuse_(fmt::format("EXCEPTION {}", where_));
-      if (body.contains("body")) {
-        for (PlStatement& inner : statements(body.at("body"))) out.push_back(std::move(inner));
+      std::vector<PlStatement> inner = body.contains("body") ? statements(body.at("body")) : std::vector<PlStatement>{};
+      if (!body.contains("exceptions") && (!body.contains("label") || datums_ == nullptr)) {  // (a DO has no EXIT: its label is idle)
+        for (PlStatement& st : inner) out.push_back(std::move(st));
+        return;
       }
-      return;
-    }
-    if (type == "PLpgSQL_stmt_execsql") {
+      if (body.contains("exceptions") && datums_ == nullptr) refuse_("EXCEPTION in a DO block");
+      s.kind = PlStatement::Kind::block;
+      s.label = body.value("label", "");
+      s.body = std::move(inner);
+      if (body.contains("exceptions")) {
+        for (const json& e : body.at("exceptions").at("PLpgSQL_exception_block").at("exc_list")) {
+          const json& handler = e.at("PLpgSQL_exception");
+          PlHandler h;
+          for (const json& c : handler.at("conditions")) {
+            const std::string name = c.at("PLpgSQL_condition").value("condname", "");
+            // WHEN SQLSTATE '55P03' arrives as the code itself
+            const bool code = name.size() == 5 && std::all_of(name.begin(), name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || std::isupper(static_cast<unsigned char>(ch)); });
+            const std::optional<std::string> state = code ? std::optional<std::string>(name) : condition_sqlstate(name);
+            if (!state) refuse_(fmt::format("the exception condition {} {}", name, where_));
+            h.sqlstates.push_back(*state);
+          }
+          if (handler.contains("action")) h.body = statements(handler.at("action"));
+          s.handlers.push_back(std::move(h));
+        }
+      }
+    } else if (type == "PLpgSQL_stmt_loop" || type == "PLpgSQL_stmt_while" || type == "PLpgSQL_stmt_fori" || type == "PLpgSQL_stmt_fors") {
+      if (datums_ == nullptr) refuse_("a loop in a DO block (its variables)");
+      s.kind = PlStatement::Kind::loop;
+      s.label = body.value("label", "");
+      if (type == "PLpgSQL_stmt_while") {
+        s.loop = PlStatement::Loop::while_;
+        s.text = expression(body.at("cond"));
+      } else if (type == "PLpgSQL_stmt_fori") {
+        s.loop = PlStatement::Loop::integers;
+        s.reverse = body.value("reverse", false);
+        s.target = loop_variable(body.at("var"));
+        s.args = {expression(body.at("lower")), expression(body.at("upper")), body.contains("step") ? expression(body.at("step")) : std::string()};
+      } else if (type == "PLpgSQL_stmt_fors") {
+        s.loop = PlStatement::Loop::query;
+        s.target = target(body.at("var"));
+        s.text = expression(body.at("query"));
+      }
+      if (body.contains("body")) s.body = statements(body.at("body"));
+    } else if (type == "PLpgSQL_stmt_exit") {
+      if (datums_ == nullptr) refuse_("EXIT or CONTINUE in a DO block");
+      s.kind = PlStatement::Kind::exit;
+      s.is_exit = body.value("is_exit", false);
+      s.label = body.value("label", "");
+      if (body.contains("cond")) s.text = expression(body.at("cond"));
+    } else if (type == "PLpgSQL_stmt_getdiag") {
+      if (datums_ == nullptr) refuse_("GET DIAGNOSTICS in a DO block (its variables)");
+      s.kind = PlStatement::Kind::diagnostics;
+      const bool stacked = body.value("is_stacked", false);
+      for (const json& d : body.at("diag_items")) {
+        const json& item = d.at("PLpgSQL_diag_item");
+        const std::string kind = item.value("kind", "");
+        const int to = item.value("target", -1);
+        const bool known = stacked ? kind == "RETURNED_SQLSTATE" || kind == "MESSAGE_TEXT" : kind == "ROW_COUNT";
+        if (!known || to < 0 || to >= static_cast<int>(datums_->size())) {
+          refuse_(fmt::format("GET {}DIAGNOSTICS ... = {} {}", stacked ? "STACKED " : "", kind, where_));
+        }
+        s.items.emplace_back(to, kind);
+      }
+    } else if (type == "PLpgSQL_stmt_execsql") {
       if (body.value("into", false)) {
         if (datums_ == nullptr) refuse_("INTO in a DO block (its variables)");
         s.target = target(body.at("target"));
@@ -123,6 +181,23 @@ class PlReader {
     return dno;
   }
 
+  // FOR i's variable: the datum the parser declared for it (by name and line; the first such
+  // not yet taken by another loop), an integer named only inside the loop.
+  int loop_variable(const json& v) {
+    const json& var = v.at("PLpgSQL_var");
+    const std::string name = var.value("refname", "");
+    const int line = var.value("lineno", 0);
+    for (std::size_t d = 0; d < datums_->size(); ++d) {
+      PlDatum& p = (*datums_)[d];
+      if (p.kind != PlDatum::Kind::var || p.name != name || p.line != line || p.loop_variable || !p.type.empty()) continue;
+      p.type = "integer";
+      p.loop_variable = true;
+      return static_cast<int>(d);
+    }
+    refuse_("a FOR loop's variable the plpgsql parser reads otherwise");
+    return -1;
+  }
+
   // An expression's or statement's text; in a DO block, one that names FOUND (the only
   // variable) is refused.
   std::string expression(const json& e) {
@@ -150,9 +225,13 @@ std::vector<PlDatum> read_datums(const json& list, const std::function<void(cons
     const json& body = node.value();
     PlDatum d;
     d.name = body.value("refname", "");
+    d.line = body.value("lineno", 0);
     if (node.key() == "PLpgSQL_var") {
       if (body.contains("cursor_explicit_expr") || body.contains("promise")) refuse("a cursor variable in a plpgsql function");
-      if (body.value("isconst", false) || body.value("notnull", false)) refuse("a CONSTANT or NOT NULL variable in a plpgsql function");
+      const bool handler_variable = d.name == "sqlstate" || d.name == "sqlerrm";  // an EXCEPTION's (constants)
+      if ((body.value("isconst", false) && !handler_variable) || body.value("notnull", false)) {
+        refuse("a CONSTANT or NOT NULL variable in a plpgsql function");
+      }
       const json& type = body.at("datatype").at("PLpgSQL_type");
       d.type = type.value("typname", "");
       while (!d.type.empty() && d.type.back() == ' ') d.type.pop_back();
@@ -181,6 +260,22 @@ std::vector<PlDatum> read_datums(const json& list, const std::function<void(cons
   return out;
 }
 
+// Whether the text has a DECLARE after its first BEGIN (words of either case; one in a string
+// or a comment counts too).
+bool declares_in_nested_block(const std::string& text) {
+  std::string lower;
+  for (const char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto word_at = [&](std::string_view w, std::size_t from) {
+    for (std::size_t at = lower.find(w, from); at != std::string::npos; at = lower.find(w, at + 1)) {
+      const auto inside = [&](std::size_t i) { return std::isalnum(static_cast<unsigned char>(lower[i])) != 0 || lower[i] == '_'; };
+      if ((at == 0 || !inside(at - 1)) && (at + w.size() >= lower.size() || !inside(at + w.size()))) return at;
+    }
+    return std::string::npos;
+  };
+  const std::size_t begin = word_at("begin", 0);
+  return begin != std::string::npos && word_at("declare", begin) != std::string::npos;
+}
+
 }  // namespace
 
 PlFunction read_plpgsql_function(const std::string& create_function) {
@@ -205,20 +300,31 @@ PlFunction read_plpgsql_function(const std::string& create_function) {
     // Each statement and expression read now, on the caller's stack (a call runs on a fiber's,
     // where PostgreSQL's parser would recurse as deep as the text nests): what the subset
     // refuses in them (nesting past Reader::kMaxDepth) refuses the function's calls.
+    bool loops = false;
     const std::function<void(const std::vector<PlStatement>&)> check = [&](const std::vector<PlStatement>& list) {
+      using K = PlStatement::Kind;
       for (const PlStatement& st : list) {
-        if (st.kind == PlStatement::Kind::sql || st.kind == PlStatement::Kind::perform) parse_sql(st.text);
-        if ((st.kind == PlStatement::Kind::assign || st.kind == PlStatement::Kind::stop || st.kind == PlStatement::Kind::execute) && !st.text.empty()) {
+        const bool query = st.kind == K::sql || st.kind == K::perform || (st.kind == K::loop && st.loop == PlStatement::Loop::query);
+        if (query) parse_sql(st.text);
+        if ((st.kind == K::assign || st.kind == K::stop || st.kind == K::execute || st.kind == K::exit || st.kind == K::loop) && !query && !st.text.empty()) {
           parse_sql("SELECT " + st.text);
         }
-        for (const std::string& a : st.args) parse_sql("SELECT " + a);
+        for (const std::string& a : st.args) {
+          if (!a.empty()) parse_sql("SELECT " + a);
+        }
         for (const PlBranch& b : st.branches) {
           if (!b.condition.empty()) parse_sql("SELECT " + b.condition);
           check(b.body);
         }
+        loops = loops || st.kind == K::loop;
+        check(st.body);
+        for (const PlHandler& h : st.handlers) check(h.body);
       }
     };
     check(f.body);
+    // A nested block's DECLAREs are set when the call starts (PlRun), not each time the block
+    // is entered: in a loop that would keep a value the server sets again.
+    if (loops && declares_in_nested_block(create_function)) refuse("DECLARE in a nested block of a plpgsql function with a loop");
     for (const PlDatum& d : f.datums) {
       if (!d.default_value.empty()) parse_sql("SELECT " + d.default_value);
     }

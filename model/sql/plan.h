@@ -479,21 +479,39 @@ struct LockTables {
 // a text, IF / ELSIF / ELSE, RAISE, RETURN. No variables (DECLARE, INTO, FOUND), loops or
 // EXCEPTION handlers: refused by name when read.
 struct PlBranch;
+struct PlHandler;
 struct PlStatement {
-  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop, assign };
+  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop, assign, loop, exit, block, diagnostics };
   Kind kind = Kind::sql;
   // sql, perform: the statement (PERFORM's as SELECT ...); execute: the expression giving the
   // statement's text; raise: the message, each % standing for the next of `args`; stop:
-  // RETURN's expression ("": none); assign: the value's expression
+  // RETURN's expression ("": none); assign: the value's expression; loop: WHILE's condition or
+  // FOR's query; exit: WHEN's condition ("": none)
   std::string text;
-  int target = -1;      // assign: the datum set; sql with INTO: the row datum it fills
+  int target = -1;      // assign: the datum set; sql with INTO, FOR over a query: the row datum it fills; FOR i: i
   bool strict = false;  // INTO STRICT: exactly one row (P0002, P0003)
-  std::vector<std::string> args;  // raise: expressions
+  std::vector<std::string> args;  // raise: expressions; loop (FOR i): lower, upper and BY's ("": 1)
   int level = 0;                  // raise: PostgreSQL's elog level (21 ERROR, 19 WARNING, 18 NOTICE, ...)
   std::vector<PlBranch> branches;  // branch: IF's and ELSIF's, then ELSE's (an empty condition)
+  // loop: LOOP, WHILE, FOR i IN [REVERSE] a..b [BY c], FOR target IN query
+  enum class Loop : std::uint8_t { plain, while_, integers, query };
+  Loop loop = Loop::plain;
+  bool reverse = false;  // FOR i IN REVERSE
+  bool is_exit = true;   // exit: EXIT (else CONTINUE)
+  std::string label;     // loop, block: its <<label>>; exit: the one it leaves ("": the innermost loop)
+  std::vector<PlStatement> body;     // loop, block
+  std::vector<PlHandler> handlers;   // block: EXCEPTION WHEN ... THEN (its body runs in a subtransaction)
+  // diagnostics: GET [STACKED] DIAGNOSTICS's items, each (the datum set, the item: ROW_COUNT,
+  // RETURNED_SQLSTATE, MESSAGE_TEXT)
+  std::vector<std::pair<int, std::string>> items;
 };
 struct PlBranch {
   std::string condition;  // an expression ("": ELSE)
+  std::vector<PlStatement> body;
+};
+struct PlHandler {
+  // Each a condition's SQLSTATE (a class's ends in 000) or "others"
+  std::vector<std::string> sqlstates;
   std::vector<PlStatement> body;
 };
 struct DoBlock {
@@ -511,9 +529,11 @@ struct PlDatum {
   std::string default_value;  // DECLARE's := expression ("": NULL)
   int parent = -1;            // field: its record's datum
   std::vector<int> fields;    // row: the datums an INTO fills, in order
+  int line = 0;               // where it is declared (the plpgsql parser's lineno; 0: a parameter's, FOUND)
+  bool loop_variable = false; // FOR i's: named only inside its loop
 };
 // A LANGUAGE plpgsql function's body as lockstep runs it. `refused` names the first construct
-// it does not run (an EXCEPTION block, a loop, ...): the function exists, a call is refused.
+// it does not run (a cursor, RETURN NEXT, ...): the function exists, a call is refused.
 struct PlFunction {
   std::vector<PlDatum> datums;
   std::vector<PlStatement> body;

@@ -290,10 +290,11 @@ Error SimConnection::terminated() {
 }
 
 Error SimConnection::abort_with(Error e) {
-  if (session_.in_transaction && !aborted_) {
+  if ((session_.in_transaction || !savepoints_.empty()) && !aborted_) {
     aborted_ = true;
-    // Inside a savepoint the error aborts its subtransaction only; else the transaction's
-    // locks and rows go at once (AbortTransaction), before its ROLLBACK.
+    // Inside a savepoint (a plpgsql EXCEPTION block's too, also in an autocommit statement)
+    // the error aborts its subtransaction only; else the transaction's locks and rows go at
+    // once (AbortTransaction), before its ROLLBACK.
     if (!savepoints_.empty()) {
       abort_subtransaction();
     } else {

@@ -173,6 +173,13 @@ class SimConnection : public lockstep::pg::Connection {
   void forget_table_lock_request() { implicit_table_locks_.clear(); }
   Status release_savepoint(const std::string& name);
   Status rollback_to_savepoint(const std::string& name);
+  // A plpgsql EXCEPTION block's subtransaction (BeginInternalSubTransaction), in or outside a
+  // transaction block: an unnamed savepoint (its index in the list), released when the block
+  // ends, or rolled back after an error it catches or lets through (its rows, row and table
+  // locks go at once, in a step when it changed any; `was_aborted`: the state to go back to).
+  std::size_t begin_internal_subtransaction();
+  void release_internal_subtransaction(std::size_t at);
+  void rollback_internal_subtransaction(std::size_t at, bool was_aborted);
   Status rollback() override { return end_transaction(Stmt::rollback); }
 
   Result<std::vector<AdvisoryLockRow>> advisory_locks() override;
@@ -541,6 +548,7 @@ class SimConnection : public lockstep::pg::Connection {
     std::size_t listens = 0, notifies = 0;  // LISTEN / UNLISTEN and NOTIFY queued before it (AtSubAbort_Notify)
   };
   std::vector<Savepoint> savepoints_;
+  Savepoint mark_here(const std::string& name);  // what a savepoint made now keeps
   int subtransactions_ = 0;  // the transaction's subtransactions so far: numbers them
   // The subtransactions whose keys (Server::transaction_key) the transaction holds: each
   // took it at its first write; a ROLLBACK TO lets go of its savepoint's and newer ones'.

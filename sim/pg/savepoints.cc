@@ -1,8 +1,11 @@
 // sim/pg/savepoints.cc: SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT on the simulated
 // server (sim/pg/connection.h): a savepoint keeps what the transaction's rows and row locks
 // were; rolling back to it puts them back in one step on every row that changed since, as
-// the server aborts the subtransaction at one moment.
+// the server aborts the subtransaction at one moment. A plpgsql EXCEPTION block's
+// subtransaction is an unnamed savepoint of the same kind.
 #include "lockstep/sim/pg/connection.h"
+
+#include "lockstep/sim/invariant.h"
 
 namespace lockstep::sim::pg {
 namespace {
@@ -38,6 +41,11 @@ Status SimConnection::savepoint(const std::string& name) {
   Statement st(*this);
   if (auto refused = begin_statement({"savepoint", {}, pid_, true}, false)) return *refused;
   if (!session_.in_transaction || implicit_block_) return not_in_block("SAVEPOINT");
+  savepoints_.push_back(mark_here(name));
+  return {};
+}
+
+SimConnection::Savepoint SimConnection::mark_here(const std::string& name) {
   Savepoint mark;
   mark.name = name;
   mark.subtransaction = ++subtransactions_;
@@ -64,8 +72,41 @@ Status SimConnection::savepoint(const std::string& name) {
   mark.read_only = read_only_;
   mark.listens = pending_listens_.size();
   mark.notifies = pending_notifies_.size();
-  savepoints_.push_back(std::move(mark));
-  return {};
+  return mark;
+}
+
+std::size_t SimConnection::begin_internal_subtransaction() {
+  savepoints_.push_back(mark_here(""));  // a name no SAVEPOINT can give (a zero-length identifier)
+  return savepoints_.size() - 1;
+}
+
+void SimConnection::release_internal_subtransaction(std::size_t at) {
+  LOCKSTEP_INVARIANT(at < savepoints_.size() && savepoints_[at].name.empty(), "a plpgsql block releases its own subtransaction");
+  savepoints_.resize(at);  // what it kept is its parent's now
+}
+
+void SimConnection::rollback_internal_subtransaction(std::size_t at, bool was_aborted) {
+  LOCKSTEP_INVARIANT(at < savepoints_.size() && savepoints_[at].name.empty(), "a plpgsql block rolls back its own subtransaction");
+  savepoints_.resize(at + 1);  // blocks nested in it, left by the error, go with it
+  const Footprint f = undo_footprint();
+  if (f.object != kNoObject && !within_last_step(f)) step({"abort_subtransaction", f, pid_, true});
+  if (!session_.terminated) {
+    Savepoint& mark = savepoints_[at];
+    undo_to(mark);
+    restart_subtransaction(mark);
+    session_settings_ = mark.settings;
+    lock_timeout_ = mark.lock_timeout;
+    statement_timeout_ = mark.statement_timeout;
+    deadlock_timeout_ = mark.deadlock_timeout;
+    idle_timeout_ = mark.idle_timeout;
+    planner_off_ = mark.planner_off;
+    custom_ = mark.custom;
+    read_only_ = mark.read_only;
+    pending_listens_.resize(mark.listens);
+    pending_notifies_.resize(mark.notifies);
+  }
+  savepoints_.resize(at);
+  aborted_ = was_aborted;
 }
 
 Status SimConnection::release_savepoint(const std::string& name) {

@@ -91,8 +91,12 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
       case K::stop:
         stopped = true;
         break;
-      case K::assign:  // a function's only (the reader refuses variables in a DO block)
-        throw std::logic_error("an assignment in a DO block");
+      case K::assign:  // a function's only (the reader refuses variables, loops and handlers in a DO block)
+      case K::loop:
+      case K::exit:
+      case K::block:
+      case K::diagnostics:
+        throw std::logic_error("a plpgsql function's statement in a DO block");
     }
     if (stopped) return std::nullopt;
   }

@@ -363,7 +363,7 @@ SqlTable* SqlRun::table(const std::string& name) {
 }
 
 Error SqlRun::fail(Error e) {
-  if (c_.session_.in_transaction) return c_.abort_with(std::move(e));
+  if (c_.session_.in_transaction || !c_.savepoints_.empty()) return c_.abort_with(std::move(e));
   // An autocommit statement's error ends its transaction: rows, row locks and its weak table
   // lock go (a LOCK TABLE queued behind that lock is granted).
   c_.release_now({.rows = true, .commit = false, .xact_scope = true}, "rollback");

@@ -4,13 +4,18 @@
 // is also a column of the statement's table is 42702, variable_conflict = error); each SQL
 // statement a statement of its own inside the calling one (its own steps and, in READ
 // COMMITTED, what is committed when it runs; the transaction's snapshot in REPEATABLE READ),
-// with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001)
-// and RETURN (2F005 when control reaches the end of a function that returns a value).
+// with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001),
+// RETURN (2F005 when control reaches the end of a function that returns a value), loops (LOOP,
+// WHILE, FOR over integers or a query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION
+// blocks (a subtransaction: SimConnection::begin_internal_subtransaction).
 // A call is run only from a statement that reads no table itself (SELECT f(...), SELECT * FROM
 // f(...)): a call inside a scan would take steps in the middle of the scan's, which the
 // simulation does not model (refused, 0A000).
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
+#include "lockstep/model/sql/error_conditions.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
@@ -34,10 +39,8 @@ class PlRun final : public sql::EvalContext {
   // The function's value: RETURN's (NULL for a function that returns void or a trigger's).
   Value call_function() {
     declare();
-    bool returned = false;
     Value result = Value::null();
-    body(pl_.body, returned, result);
-    if (!returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
+    if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     return result;
   }
 
@@ -46,6 +49,7 @@ class PlRun final : public sql::EvalContext {
   // EvalContext: the variables by name; calls and queries are the calling statement's.
   Value column(const Expr& ref) override {
     if (ref.qualifier.empty()) {
+      if (handling_.empty() && (ref.name == "sqlstate" || ref.name == "sqlerrm")) throw sql::missing_column_error(ref);  // a handler's only
       if (const int d = find(ref.name); d >= 0) return read(d);
       if (trigger_ != nullptr) {
         if (ref.name == "tg_op") return Value::text(trigger_->op);
@@ -59,8 +63,16 @@ class PlRun final : public sql::EvalContext {
     if (ref.qualifier == f_.name) {
       if (const int d = find(ref.name); d >= 0 && param_of(static_cast<std::size_t>(d)) >= 0) return values_[static_cast<std::size_t>(d)];
     }
-    if (const int d = find(ref.qualifier); d >= 0 && (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record)) {
-      return sql::record_field(read(d), ref.name);  // (NEW of a DELETE: 55000)
+    if (const int d = find(ref.qualifier); d >= 0) {
+      if (const auto row = ad_hoc_.find(d); row != ad_hoc_.end()) {  // a query's row of its own columns
+        const auto& [columns, values] = row->second;
+        const auto at = std::find(columns.begin(), columns.end(), ref.name);
+        if (at == columns.end()) throw SqlError("42703", fmt::format("record \"{}\" has no field \"{}\"", ref.qualifier, ref.name));
+        return values[static_cast<std::size_t>(at - columns.begin())];
+      }
+      if (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record) {
+        return sql::record_field(read(d), ref.name);  // (NEW of a DELETE: 55000)
+      }
     }
     throw sql::missing_column_error(ref);
   }
@@ -108,11 +120,24 @@ class PlRun final : public sql::EvalContext {
     return -1;
   }
 
-  // The datum a name reads: the last declared of that name (a variable or a record).
+  // Whether datum d is declared `record` (of whatever row is assigned to it).
+  bool is_record_variable(int d) const {
+    const PlDatum& p = pl_.datums[static_cast<std::size_t>(d)];
+    if (p.kind != PlDatum::Kind::var || p.type.size() != 6) return false;
+    std::string lower = p.type;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower == "record";
+  }
+
+  // The datum a name reads: the innermost running FOR loop's variable of that name, else the
+  // last declared of that name (a variable or a record) that is not a loop's.
   int find(std::string_view name) const {
+    for (std::size_t i = scope_.size(); i-- > 0;) {
+      if (pl_.datums[static_cast<std::size_t>(scope_[i])].name == name) return scope_[i];
+    }
     for (std::size_t d = pl_.datums.size(); d-- > 0;) {
       const PlDatum& p = pl_.datums[d];
-      if ((p.kind == PlDatum::Kind::var || p.kind == PlDatum::Kind::record) && p.name == name) return static_cast<int>(d);
+      if ((p.kind == PlDatum::Kind::var || p.kind == PlDatum::Kind::record) && p.name == name && !p.loop_variable) return static_cast<int>(d);
     }
     return -1;
   }
@@ -123,6 +148,10 @@ class PlRun final : public sql::EvalContext {
                                                        : std::find(unassigned_.begin(), unassigned_.end(), d) != unassigned_.end();
     if (unset) {
       throw SqlError("55000", fmt::format("record \"{}\" is not assigned yet", p.name));
+    }
+    if (ad_hoc_.count(d) != 0) {
+      throw SqlError("0A000", fmt::format("the record variable \"{}\" holding a query's row of its own columns, as a whole value, is not in "
+                                          "lockstep's SQL subset (docs/sql.md; its fields are)", p.name));
     }
     return values_[static_cast<std::size_t>(d)];
   }
@@ -142,6 +171,11 @@ class PlRun final : public sql::EvalContext {
       if (p.type.empty() && p.name == "found") {
         types_[d].type = Type::boolean;
         values_[d] = Value::boolean(false);
+        continue;
+      }
+      if (p.type.empty() && (p.name == "sqlstate" || p.name == "sqlerrm")) {  // an EXCEPTION block's, set as a handler runs
+        types_[d].type = Type::text;
+        values_[d] = Value::null(Type::text);
         continue;
       }
       type_of(d, p.type);
@@ -181,6 +215,7 @@ class PlRun final : public sql::EvalContext {
   void assign(int d, const Value& v) {
     const auto at = static_cast<std::size_t>(d);
     const PlDatum& p = pl_.datums[at];
+    if (v.type() == Type::record) ad_hoc_.erase(d);  // a table's row replaces a query's
     if (p.kind == PlDatum::Kind::field) {
       const int parent = p.parent;
       const Value record = read(parent);
@@ -221,10 +256,19 @@ class PlRun final : public sql::EvalContext {
   }
 
   // INTO's target from a row of values (none: every variable NULL).
-  void fill(int target, const std::vector<Value>* row) {
+  void fill(int target, const std::vector<Value>* row, const std::vector<std::string>& columns) {
     const PlDatum& t = pl_.datums[static_cast<std::size_t>(target)];
     const std::vector<int> one{target};
     const std::vector<int>& fields = t.kind == PlDatum::Kind::row ? t.fields : one;
+    if (fields.size() == 1 && is_record_variable(fields[0]) && row != nullptr && !(row->size() == 1 && (*row)[0].type() == Type::record)) {
+      // A `record` given a row of the query's own columns: its fields by name (plpgsql's
+      // expanded record); a NULL row leaves it unassigned-free with no fields.
+      const int d = fields[0];
+      ad_hoc_[d] = {columns, *row};
+      std::erase(unassigned_, d);
+      return;
+    }
+    if (fields.size() == 1) ad_hoc_.erase(fields[0]);
     if (fields.size() == 1 && rows_[static_cast<std::size_t>(fields[0])] >= 0) {  // a row variable: the columns in order
       const int d = fields[0];
       if (row == nullptr) {  // no row: each field NULL (a row of NULLs, not a NULL row)
@@ -270,6 +314,7 @@ class PlRun final : public sql::EvalContext {
     }
     std::vector<std::vector<Value>> rows;
     statement(plans, &rows);
+    row_count_ = static_cast<std::int64_t>(rows.size());  // not a simple expression: run by SPI, which counts its rows
     if (!rows.empty() && rows[0].size() != 1) throw SqlError("42601", fmt::format("query \"{}\" returned {} columns", text, rows[0].size()));
     if (rows.size() > 1) throw SqlError("21000", fmt::format("query \"{}\" returned more than one row", text));
     return rows.empty() ? Value::null() : rows[0][0];
@@ -311,19 +356,27 @@ class PlRun final : public sql::EvalContext {
     }
     std::vector<std::vector<Value>> rows;
     const Rows out = statement(plans, &rows);
+    row_count_ = row_count(out);
     if (s.target < 0) {
-      set_found(row_count(out) > 0);
+      set_found(row_count_ > 0);
       return;
     }
+    // SELECT ... INTO fetches one row (two with STRICT): ROW_COUNT counts those.
+    if (sel != nullptr) row_count_ = std::min<std::int64_t>(static_cast<std::int64_t>(rows.size()), s.strict ? 2 : 1);
     if (s.strict && rows.empty()) throw SqlError("P0002", "query returned no rows");
     if (rows.size() > 1 && (s.strict || sel == nullptr)) throw SqlError("P0003", "query returned more than one row");
-    fill(s.target, rows.empty() ? nullptr : &rows[0]);
+    fill(s.target, rows.empty() ? nullptr : &rows[0], out.columns);
     set_found(!rows.empty());
   }
 
-  void body(const std::vector<PlStatement>& list, bool& returned, Value& result) {
+  // How control leaves a list of statements: at its end, by EXIT or CONTINUE (exit_label_
+  // names the loop or block, "" the innermost loop), or by RETURN.
+  enum class Flow : std::uint8_t { next, exit, next_iteration, returned };
+
+  Flow body(const std::vector<PlStatement>& list, Value& result) {
     using K = PlStatement::Kind;
     for (const PlStatement& s : list) {
+      Flow flow = Flow::next;
       switch (s.kind) {
         case K::sql:
         case K::perform:
@@ -338,7 +391,7 @@ class PlRun final : public sql::EvalContext {
           if (sql_text.size() > 2048) {
             throw SqlError("0A000", "EXECUTE of a text longer than 2048 bytes in a plpgsql function is not in lockstep's SQL subset (docs/sql.md)");
           }
-          statement(cached_plans(sql_text), nullptr);
+          row_count_ = row_count(statement(cached_plans(sql_text), nullptr));
           break;
         }
         case K::assign:
@@ -347,7 +400,7 @@ class PlRun final : public sql::EvalContext {
         case K::branch:
           for (const sql::PlBranch& b : s.branches) {
             if (!b.condition.empty() && !sql::is_true(value(b.condition), "IF")) continue;
-            body(b.body, returned, result);
+            flow = body(b.body, result);
             break;
           }
           break;
@@ -362,13 +415,190 @@ class PlRun final : public sql::EvalContext {
           // body's end (add_dummy_return: libpg_query does not know the return type).
           if (s.text.empty() && f_.returns_trigger) throw SqlError("2F005", "control reached end of trigger procedure without RETURN");
           if (s.text.empty() && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
-          returned = true;
           if (!s.text.empty()) result = value(s.text);
-          return;
+          return Flow::returned;
+        case K::loop:
+          flow = loop(s, result);
+          break;
+        case K::exit:
+          if (!s.text.empty() && !sql::is_true(value(s.text), s.is_exit ? "EXIT" : "CONTINUE")) break;
+          exit_label_ = s.label;
+          flow = s.is_exit ? Flow::exit : Flow::next_iteration;
+          break;
+        case K::block:
+          flow = block(s, result);
+          break;
+        case K::diagnostics:
+          diagnostics(s);
+          break;
       }
-      if (returned) return;
+      if (flow != Flow::next) return flow;
+    }
+    return Flow::next;
+  }
+
+  // LOOP, WHILE, FOR i IN a..b, FOR target IN query: the body until the condition, the range
+  // or the rows end, or EXIT, or RETURN. FOR sets FOUND as it ends (whether it iterated).
+  Flow loop(const PlStatement& s, Value& result) {
+    using L = PlStatement::Loop;
+    std::int64_t iterations = 0;
+    Flow out = Flow::next;
+    // Runs the body once: whether the loop goes on (`out`: how control leaves it otherwise).
+    const auto once = [&] {
+      if (++iterations > kMaxIterations) {
+        throw SqlError("0A000", fmt::format("a plpgsql loop running more than {} times (in {}()) is not in lockstep's SQL subset (docs/sql.md)",
+                                            kMaxIterations, f_.name));
+      }
+      const Flow f = body(s.body, result);
+      if (f == Flow::next) return true;
+      if (f == Flow::returned || (!exit_label_.empty() && exit_label_ != s.label)) {  // RETURN, or an outer one's EXIT
+        out = f;
+        return false;
+      }
+      exit_label_.clear();
+      return f == Flow::next_iteration;
+    };
+    switch (s.loop) {
+      case L::plain:
+        while (once()) {
+        }
+        break;
+      case L::while_:
+        while (sql::is_true(value(s.text), "WHILE") && once()) {
+        }
+        break;
+      case L::integers: {
+        const Value lower = value(s.args[0]), upper = value(s.args[1]);
+        const Value by = s.args[2].empty() ? Value::integer(1, Type::int4) : value(s.args[2]);
+        if (lower.is_null()) throw SqlError("22004", "lower bound of FOR loop cannot be null");
+        if (upper.is_null()) throw SqlError("22004", "upper bound of FOR loop cannot be null");
+        if (by.is_null()) throw SqlError("22004", "BY value of FOR loop cannot be null");
+        const std::int64_t step = sql::cast(by, Type::int4).as_integer();
+        if (step <= 0) throw SqlError("22023", "BY value of FOR loop must be greater than zero");
+        std::int64_t i = sql::cast(lower, Type::int4).as_integer();
+        const std::int64_t end = sql::cast(upper, Type::int4).as_integer();
+        scope_.push_back(s.target);
+        struct Leave {
+          std::vector<int>& scope;
+          ~Leave() { scope.pop_back(); }
+        } leave{scope_};
+        bool found = false;
+        while (s.reverse ? i >= end : i <= end) {
+          found = true;
+          assign(s.target, Value::integer(i, Type::int4));
+          if (!once()) break;
+          // (the server stops where the next value would leave int4)
+          if (s.reverse ? i < INT32_MIN + step : i > INT32_MAX - step) break;
+          i += s.reverse ? -step : step;
+        }
+        set_found(found);
+        break;
+      }
+      case L::query: {
+        std::vector<std::string> columns;
+        std::vector<std::vector<Value>> rows = loop_rows(s, columns);  // (ROW_COUNT stays: the server's cursor does not set it)
+        for (const std::vector<Value>& row : rows) {
+          fill(s.target, &row, columns);
+          if (!once()) break;
+        }
+        set_found(!rows.empty());
+        break;
+      }
+    }
+    return out;
+  }
+
+  // FOR target IN query's rows, all fetched before the body runs. The server fetches them ten
+  // at a time as the body asks: the same rows, unless fetching one takes a step (a row lock, a
+  // lock function), which would then come between the body's.
+  std::vector<std::vector<Value>> loop_rows(const PlStatement& s, std::vector<std::string>& columns) {
+    const auto plans = cached_plans(s.text);
+    if (plans->size() != 1) throw SqlError("0A000", "several statements in a plpgsql FOR loop's query are not in lockstep's SQL subset");
+    const sql::Statement& st = plans->front();
+    const auto* sel = std::get_if<sql::Select>(&st.body);
+    const bool ten_at_most = sel != nullptr && sel->limit && sel->limit->kind == Expr::Kind::constant && sql::is_integer(sel->limit->value.type()) &&
+                             !sel->limit->value.is_null() && sel->limit->value.as_integer() <= 10 && !sel->offset;
+    if (sel != nullptr && !ten_at_most && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
+      throw SqlError("0A000", "a plpgsql FOR loop over a query that locks rows or calls a lock function, without LIMIT 10 or less (the server "
+                              "fetches its rows as the loop runs) is not in lockstep's SQL subset (docs/sql.md)");
+    }
+    std::vector<std::vector<Value>> rows;
+    columns = statement(plans, &rows).columns;
+    return rows;
+  }
+
+  // BEGIN ... EXCEPTION WHEN ... END: the body in a subtransaction; an error a handler's
+  // condition catches rolls it back (rows and locks it took go, variables keep their values)
+  // and runs that handler. A refusal, a FATAL error and one no condition names go on up.
+  Flow block(const PlStatement& s, Value& result) {
+    if (s.handlers.empty()) return leave_block(s, body(s.body, result));
+    SimConnection& c = run_.c_;
+    const bool was_aborted = c.aborted_;
+    const std::size_t sub = c.begin_internal_subtransaction();
+    Error error;
+    const sql::PlHandler* handler = nullptr;
+    try {
+      const Flow f = body(s.body, result);
+      c.release_internal_subtransaction(sub);
+      return leave_block(s, f);
+    } catch (const SqlRun::Raised& r) {
+      error = r.error;
+    } catch (const SqlError& e) {
+      error = error_of(e);
+    }
+    handler = handler_for(s, error);
+    const bool session_lost = c.dead_ || c.session_.terminated;
+    if (!session_lost) c.rollback_internal_subtransaction(sub, was_aborted);
+    if (handler == nullptr || session_lost) throw SqlRun::Raised{error};
+    handling_.push_back(error);
+    for (std::size_t d = 0; d < pl_.datums.size(); ++d) {
+      const PlDatum& p = pl_.datums[d];
+      if (p.kind != PlDatum::Kind::var) continue;
+      if (p.name == "sqlstate") values_[d] = Value::text(error.sqlstate);
+      if (p.name == "sqlerrm") values_[d] = Value::text(error.message);
+    }
+    struct Handled {
+      std::vector<Error>& list;
+      ~Handled() { list.pop_back(); }
+    } handled{handling_};
+    return leave_block(s, body(handler->body, result));
+  }
+
+  // The handler whose condition catches the error, or none. Never a refusal (the construct is
+  // not run, so there is no error to catch) nor a FATAL one (the session ends).
+  static const sql::PlHandler* handler_for(const PlStatement& s, const Error& e) {
+    if (e.sqlstate == "0A000" && e.message.find("lockstep") != std::string::npos) return nullptr;
+    if (e.sqlstate.starts_with("57P") || e.sqlstate.starts_with("08")) return nullptr;
+    for (const sql::PlHandler& h : s.handlers) {
+      for (const std::string& condition : h.sqlstates) {
+        if (sql::condition_matches(condition, e.sqlstate)) return &h;
+      }
+    }
+    return nullptr;
+  }
+
+  Flow leave_block(const PlStatement& s, Flow f) {
+    if (f == Flow::exit && !s.label.empty() && exit_label_ == s.label) {  // EXIT label of this block
+      exit_label_.clear();
+      return Flow::next;
+    }
+    return f;
+  }
+
+  // GET DIAGNOSTICS v = ROW_COUNT (the last SQL statement's rows); GET STACKED DIAGNOSTICS
+  // v = RETURNED_SQLSTATE | MESSAGE_TEXT (the error the handler runs for).
+  void diagnostics(const PlStatement& s) {
+    for (const auto& [target, item] : s.items) {
+      if (item == "ROW_COUNT") {
+        assign(target, Value::integer(row_count_, Type::int8));
+        continue;
+      }
+      if (handling_.empty()) throw SqlError("0Z002", "GET STACKED DIAGNOSTICS cannot be used outside an exception handler");
+      assign(target, Value::text(item == "RETURNED_SQLSTATE" ? handling_.back().sqlstate : handling_.back().message));
     }
   }
+
+  static constexpr std::int64_t kMaxIterations = 10000;
 
   SqlRun& run_;
   const sql::CreateFunction& f_;
@@ -381,6 +611,12 @@ class PlRun final : public sql::EvalContext {
   static constexpr int kAnyRow = -2;
   std::vector<int> assigned_;           // NEW and OLD where set
   std::vector<int> unassigned_;         // `record` variables not yet assigned (reading one is 55000)
+  std::string exit_label_;              // EXIT's or CONTINUE's label while control leaves for it
+  std::vector<int> scope_;              // the running FOR loops' variables, innermost last
+  // `record` variables holding a query's row of its own columns (not a table's): names, values
+  std::map<int, std::pair<std::vector<std::string>, std::vector<Value>>> ad_hoc_;
+  std::int64_t row_count_ = 0;          // GET DIAGNOSTICS ROW_COUNT: the last SQL statement's
+  std::vector<Error> handling_;         // the errors the running handlers caught, innermost last
 };
 
 std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
@@ -432,96 +668,23 @@ Rows SqlRun::run_in_function(const std::shared_ptr<const std::vector<sql::Statem
   inner.function_params_ = &frame;
   inner.statement_start_ = statement_start_;
   inner.returned_ = rows;
-  // Its statement's bookkeeping (pg_stat_activity, the last statement's waits) is the calling one's.
-  const bool in_statement = c_.in_statement_;
-  const bool active = c_.session_.active;
-  const SimConnection::LastStatement last = c_.last_;
+  // Its statement's bookkeeping (pg_stat_activity, the last statement's waits) is the calling
+  // one's again when it ends, also by an error an EXCEPTION block catches.
+  struct Restore {
+    SimConnection& c;
+    const bool in_statement, active;
+    const SimConnection::LastStatement last;
+    ~Restore() {
+      const bool waited = c.last_.waited;
+      c.in_statement_ = in_statement;
+      c.session_.active = active;
+      c.last_ = last;
+      c.last_.waited = c.last_.waited || waited;
+    }
+  } restore{c_, c_.in_statement_, c_.session_.active, c_.last_};
   Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
-  const bool waited = c_.last_.waited;
-  c_.in_statement_ = in_statement;
-  c_.session_.active = active;
-  c_.last_ = last;
-  c_.last_.waited = c_.last_.waited || waited;
   if (!r.ok()) throw Raised{r.error()};
   return std::move(r).value();
-}
-
-}  // namespace lockstep::sim::pg
-
-namespace lockstep::sim::pg {
-
-namespace {
-
-// A trigger's WHEN, read with NEW and OLD (new.x, old.x) and the statement's functions.
-class TriggerWhen final : public sql::EvalContext {
- public:
-  TriggerWhen(SqlRun& run, const Value& new_row, const Value& old_row) : run_(run), new_(new_row), old_(old_row) {}
-  Value column(const Expr& ref) override {
-    const Value* r = ref.qualifier == "new" ? &new_ : ref.qualifier == "old" ? &old_ : nullptr;
-    if (r == nullptr) throw sql::missing_column_error(ref);
-    if (r->type() != Type::record) throw SqlError("0A000", "a trigger's WHEN reading a row its event does not have is not in lockstep's SQL subset");
-    return sql::record_field(*r, ref.name);
-  }
-  Value param(int number) override { throw SqlError("42P02", fmt::format("there is no parameter ${}", number)); }
-  Value call(const Expr& e, const std::vector<Value>& args) override { return run_.call(e, args); }
-  Value subquery(const Expr&) override { throw SqlError("0A000", "a subquery in a trigger's WHEN is not in lockstep's SQL subset"); }
-
- private:
-  SqlRun& run_;
-  const Value& new_;
-  const Value& old_;
-};
-
-}  // namespace
-
-// Whether the trigger is one lockstep fires: AFTER, FOR EACH ROW, no arguments, its function's
-// body one it runs.
-bool fires_after_row(const SqlTable::Trigger& tr) {
-  if (tr.before || !tr.row || tr.args) return false;
-  const sql::CreateFunction* f = sql::current_sql_function(tr.function);
-  return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
-}
-
-void SqlRun::queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set) {
-  if (t.triggers.empty()) return;
-  std::vector<const SqlTable::Trigger*> firing;
-  for (const SqlTable::Trigger& tr : t.triggers) {
-    if (std::ranges::find(tr.events, op) == tr.events.end() || !fires_after_row(tr)) continue;
-    if (!tr.of_columns.empty() && set != nullptr) {  // UPDATE OF: a column of the list is SET
-      const bool named = std::ranges::any_of(*set, [&](const sql::Assignment& a) { return std::ranges::find(tr.of_columns, a.column) != tr.of_columns.end(); });
-      if (!named) continue;
-    }
-    firing.push_back(&tr);
-  }
-  if (firing.empty()) return;
-  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });  // the server's order: by name
-  const Value new_rec = new_row != nullptr ? whole_row(t, *new_row) : Value::null();
-  const Value old_rec = old_row != nullptr ? whole_row(t, *old_row) : Value::null();
-  SqlRun* top = this;  // a data-modifying WITH query's events are its statement's
-  while (top->nested_ && top->enclosing_ != nullptr) top = top->enclosing_;
-  for (const SqlTable::Trigger* tr : firing) {
-    if (tr->when) {  // evaluated as the event is queued
-      TriggerWhen when(*this, new_rec, old_rec);
-      if (!sql::is_true(sql::evaluate(*tr->when, when), "WHEN")) continue;
-    }
-    top->after_rows_.push_back({t.def.table, tr->name, tr->function, op, old_row != nullptr ? std::optional<Row>(*old_row) : std::nullopt,
-                                new_row != nullptr ? std::optional<Row>(*new_row) : std::nullopt});
-  }
-}
-
-void SqlRun::fire_after_rows() {
-  std::vector<AfterRow> events = std::exchange(after_rows_, {});
-  for (const AfterRow& e : events) {
-    const SqlTable* t = server_.sql_table(e.table);
-    const sql::CreateFunction* f = sql::current_sql_function(e.function);
-    LOCKSTEP_INVARIANT(t != nullptr && f != nullptr && f->pl != nullptr, "a queued trigger's table and function exist");
-    // NEW of a DELETE, OLD of an INSERT: a NULL row of the table's type (PostgreSQL 11 on).
-    const int type = server_.record_type_index(e.table);
-    PlTrigger trigger{e.op, e.trigger, e.table, false, e.new_row ? whole_row(*t, *e.new_row) : Value::null_record(type),
-                      e.old_row ? whole_row(*t, *e.old_row) : Value::null_record(type)};
-    static const std::vector<Value> kNoArgs;
-    call_plpgsql(*f, kNoArgs, &trigger);
-  }
 }
 
 }  // namespace lockstep::sim::pg

@@ -1,0 +1,90 @@
+// sim/pg/sql_triggers.cc: AFTER ... FOR EACH ROW triggers of LANGUAGE plpgsql functions on the
+// simulated server: which ones lockstep fires (fires_after_row), their events queued as rows
+// are written (WHEN evaluated then, UPDATE OF's columns, name order) and fired as the
+// statement ends (SqlRun::fire_after_rows), each a call of its function with NEW, OLD and TG_.
+#include <algorithm>
+
+#include "lockstep/model/sql/records.h"
+#include "lockstep/model/sql/session_style.h"
+#include "lockstep/sim/invariant.h"
+#include "lockstep/sim/pg/sql_plpgsql.h"
+#include "lockstep/sim/pg/sql_rows.h"
+#include "lockstep/sim/pg/sql_run.h"
+
+namespace lockstep::sim::pg {
+
+namespace {
+
+// A trigger's WHEN, read with NEW and OLD (new.x, old.x) and the statement's functions.
+class TriggerWhen final : public sql::EvalContext {
+ public:
+  TriggerWhen(SqlRun& run, const Value& new_row, const Value& old_row) : run_(run), new_(new_row), old_(old_row) {}
+  Value column(const Expr& ref) override {
+    const Value* r = ref.qualifier == "new" ? &new_ : ref.qualifier == "old" ? &old_ : nullptr;
+    if (r == nullptr) throw sql::missing_column_error(ref);
+    if (r->type() != Type::record) throw SqlError("0A000", "a trigger's WHEN reading a row its event does not have is not in lockstep's SQL subset");
+    return sql::record_field(*r, ref.name);
+  }
+  Value param(int number) override { throw SqlError("42P02", fmt::format("there is no parameter ${}", number)); }
+  Value call(const Expr& e, const std::vector<Value>& args) override { return run_.call(e, args); }
+  Value subquery(const Expr&) override { throw SqlError("0A000", "a subquery in a trigger's WHEN is not in lockstep's SQL subset"); }
+
+ private:
+  SqlRun& run_;
+  const Value& new_;
+  const Value& old_;
+};
+
+}  // namespace
+
+// Whether the trigger is one lockstep fires: AFTER, FOR EACH ROW, no arguments, its function's
+// body one it runs.
+bool fires_after_row(const SqlTable::Trigger& tr) {
+  if (tr.before || !tr.row || tr.args) return false;
+  const sql::CreateFunction* f = sql::current_sql_function(tr.function);
+  return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
+}
+
+void SqlRun::queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set) {
+  if (t.triggers.empty()) return;
+  std::vector<const SqlTable::Trigger*> firing;
+  for (const SqlTable::Trigger& tr : t.triggers) {
+    if (std::ranges::find(tr.events, op) == tr.events.end() || !fires_after_row(tr)) continue;
+    if (!tr.of_columns.empty() && set != nullptr) {  // UPDATE OF: a column of the list is SET
+      const bool named = std::ranges::any_of(*set, [&](const sql::Assignment& a) { return std::ranges::find(tr.of_columns, a.column) != tr.of_columns.end(); });
+      if (!named) continue;
+    }
+    firing.push_back(&tr);
+  }
+  if (firing.empty()) return;
+  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });  // the server's order: by name
+  const Value new_rec = new_row != nullptr ? whole_row(t, *new_row) : Value::null();
+  const Value old_rec = old_row != nullptr ? whole_row(t, *old_row) : Value::null();
+  SqlRun* top = this;  // a data-modifying WITH query's events are its statement's
+  while (top->nested_ && top->enclosing_ != nullptr) top = top->enclosing_;
+  for (const SqlTable::Trigger* tr : firing) {
+    if (tr->when) {  // evaluated as the event is queued
+      TriggerWhen when(*this, new_rec, old_rec);
+      if (!sql::is_true(sql::evaluate(*tr->when, when), "WHEN")) continue;
+    }
+    top->after_rows_.push_back({t.def.table, tr->name, tr->function, op, old_row != nullptr ? std::optional<Row>(*old_row) : std::nullopt,
+                                new_row != nullptr ? std::optional<Row>(*new_row) : std::nullopt});
+  }
+}
+
+void SqlRun::fire_after_rows() {
+  std::vector<AfterRow> events = std::exchange(after_rows_, {});
+  for (const AfterRow& e : events) {
+    const SqlTable* t = server_.sql_table(e.table);
+    const sql::CreateFunction* f = sql::current_sql_function(e.function);
+    LOCKSTEP_INVARIANT(t != nullptr && f != nullptr && f->pl != nullptr, "a queued trigger's table and function exist");
+    // NEW of a DELETE, OLD of an INSERT: a NULL row of the table's type (PostgreSQL 11 on).
+    const int type = server_.record_type_index(e.table);
+    PlTrigger trigger{e.op, e.trigger, e.table, false, e.new_row ? whole_row(*t, *e.new_row) : Value::null_record(type),
+                      e.old_row ? whole_row(*t, *e.old_row) : Value::null_record(type)};
+    static const std::vector<Value> kNoArgs;
+    call_plpgsql(*f, kNoArgs, &trigger);
+  }
+}
+
+}  // namespace lockstep::sim::pg
