@@ -323,7 +323,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan_streamed(Derived& d, SqlT
   d.computed = true;
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
-  const bool bitmap = sel.where && !sel.limit && sql_scan_has_index_qual(*inner, sel.alias, *sel.where);
+  const bool bitmap = sel.where && !sel.limit && sql_scan_has_index_qual(*inner, sel.alias, *sel.where, function_params_);
   const std::optional<std::int64_t> outer_pinned = std::exchange(pinned_, std::nullopt);  // the statement's, not the query's
   std::vector<std::pair<std::int64_t, Row>> out;
   std::int64_t skipped = 0, produced = 0;

@@ -22,12 +22,14 @@ bool pin_where_may_wait(const Expr& e) {
 
 }  // namespace
 
-std::vector<const Expr*> SqlRun::key_values(const SqlTable& t, std::string_view alias, const Expr& where) {
+std::vector<const Expr*> SqlRun::key_values(const SqlTable& t, std::string_view alias, const Expr& where) const {
   if (pin_where_may_wait(where)) return {};
-  auto fixed = [](const Expr& e) {
+  auto fixed = [this](const Expr& e) {
     const Expr* x = &e;
     while (x->kind == Expr::Kind::cast) x = &x->args[0];
-    return x->kind == Expr::Kind::constant || x->kind == Expr::Kind::param;
+    // (a plpgsql variable is a Param to the server's planner: exec_prepare_plan)
+    return x->kind == Expr::Kind::constant || x->kind == Expr::Kind::param ||
+           (x->kind == Expr::Kind::column && function_params_ != nullptr && function_params_->names_variable(*x));
   };
   // The constant or $n an equality among WHERE's conjuncts gives the column, or nullptr.
   auto value_for = [&](const sql::ColumnDef& col) {

@@ -24,7 +24,8 @@ using lockstep::pg::Row;
 // column of the primary key or of a unique index with an expression of no column (=, <, <=,
 // >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
 // Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
-bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+// A plpgsql variable (named by `variables`, a running function's frame) is a Param there.
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where, const sql::EvalContext* variables = nullptr);
 // The btree that holds column c alone, without a predicate: the primary key (`primary`) or a
 // unique index or constraint of c (`unique`); neither found: `found` false.
 struct SingleColumnIndex {
@@ -44,7 +45,8 @@ bool sql_order_has_index(const SqlTable& t, std::string_view alias, const sql::E
 // unique index (no ties), and no index qual of WHERE makes another plan cheaper (an Index
 // Cond on that column, an equality, IN or = ANY, two ranges: not this).
 bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, const sql::Expr& first, const sql::OrderItem& order,
-                                 const std::optional<sql::Expr>& where);
+                                 const std::optional<sql::Expr>& where,
+                                 const sql::EvalContext* variables = nullptr);
 
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 // A Sort's order on values in turn: ascending, NULLs last (GROUP BY's and DISTINCT's keys).

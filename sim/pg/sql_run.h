@@ -329,9 +329,9 @@ class SqlRun final : public sql::EvalContext {
   // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with anything),
   // or nullopt. Such a statement touches that row only: its first step is on its object.
   std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where);
-  // The constants or $n the WHERE gives each primary key column, in key order (empty: it
-  // pins no row), and the row they name.
-  static std::vector<const Expr*> key_values(const SqlTable& t, std::string_view alias, const Expr& where);
+  // The constants, $n or plpgsql variables (the server's Params) the WHERE gives each primary
+  // key column, in key order (empty: it pins no row), and the row they name.
+  std::vector<const Expr*> key_values(const SqlTable& t, std::string_view alias, const Expr& where) const;
   std::optional<std::int64_t> key_row(SqlTable& t, const std::vector<const Expr*>& values);
 
   SqlTable* table(const std::string& name);

@@ -11,13 +11,14 @@ namespace {
 using sql::Expr;
 
 // An expression the planner can use as an index key's comparand: no column of any row (an
-// uncorrelated subquery is an InitPlan), no volatile function.
-bool order_free(const Expr& e) {
+// uncorrelated subquery is an InitPlan), no volatile function. A plpgsql variable (named by
+// `variables`, a running function's frame) is a Param to the server's planner.
+bool order_free(const Expr& e, const sql::EvalContext* variables) {
   switch (e.kind) {
     case Expr::Kind::constant:
     case Expr::Kind::param:
     case Expr::Kind::subquery: return true;
-    case Expr::Kind::column: return false;
+    case Expr::Kind::column: return variables != nullptr && variables->names_variable(e);
     case Expr::Kind::func:
       if (e.name != "now" && e.name != "current_timestamp" && e.name != "transaction_timestamp") return false;
       break;
@@ -26,7 +27,7 @@ bool order_free(const Expr& e) {
     case Expr::Kind::array: break;
     default: return false;
   }
-  return std::all_of(e.args.begin(), e.args.end(), order_free);
+  return std::all_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return order_free(a, variables); });
 }
 
 // A column of t that leads the primary key or a unique index without a predicate.
@@ -41,29 +42,29 @@ bool order_leading_column(const SqlTable& t, std::string_view alias, const Expr&
   });
 }
 
-bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e) {
+bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e, const sql::EvalContext* variables) {
+  const auto free = [variables](const Expr& a) { return order_free(a, variables); };
   switch (e.kind) {
     case Expr::Kind::op: {
       static constexpr std::string_view kComparisons[] = {"=", "<", "<=", ">", ">="};
       if (e.args.size() != 2 || std::find(std::begin(kComparisons), std::end(kComparisons), e.name) == std::end(kComparisons)) return false;
-      return (order_leading_column(t, alias, e.args[0]) && order_free(e.args[1])) ||
-             (order_leading_column(t, alias, e.args[1]) && order_free(e.args[0]));
+      return (order_leading_column(t, alias, e.args[0]) && free(e.args[1])) || (order_leading_column(t, alias, e.args[1]) && free(e.args[0]));
     }
     case Expr::Kind::between:
     case Expr::Kind::in_list:
-      return !e.negated && order_leading_column(t, alias, e.args.at(0)) && std::all_of(e.args.begin() + 1, e.args.end(), order_free);
+      return !e.negated && order_leading_column(t, alias, e.args.at(0)) && std::all_of(e.args.begin() + 1, e.args.end(), free);
     case Expr::Kind::quantified:
-      return !e.all && e.name == "=" && order_leading_column(t, alias, e.args.at(0)) && order_free(e.args.at(1));
+      return !e.all && e.name == "=" && order_leading_column(t, alias, e.args.at(0)) && free(e.args.at(1));
     case Expr::Kind::is_null: return !e.negated && order_leading_column(t, alias, e.args.at(0));
     case Expr::Kind::or_:
       return std::all_of(e.args.begin(), e.args.end(), [&](const Expr& arm) {
         if (arm.kind == Expr::Kind::and_) {
-          return std::any_of(arm.args.begin(), arm.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c); });
+          return std::any_of(arm.args.begin(), arm.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables); });
         }
-        return order_index_qual(t, alias, arm);
+        return order_index_qual(t, alias, arm, variables);
       });
     case Expr::Kind::and_:
-      return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c); });
+      return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables); });
     default: return false;
   }
 }
@@ -72,11 +73,13 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e) 
 
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const Expr& first) { return order_leading_column(t, alias, first); }
 
-std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const Expr& where) {
-  return sql_index_quals(t, alias, where, t.key);
+std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const Expr& where, const sql::EvalContext* variables) {
+  return sql_index_quals(t, alias, where, t.key, variables);
 }
 
-std::vector<const Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const Expr& where, const std::vector<int>& key) {
+std::vector<const Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const Expr& where, const std::vector<int>& key,
+                                         const sql::EvalContext* variables) {
+  const auto is_free = [variables](const Expr& a) { return order_free(a, variables); };
   if (t.joined || key.empty()) return {};
   // A conjunct on one of the key's columns that a btree scan of the key checks (an index cond).
   auto key_column = [&](const Expr& e) {
@@ -89,13 +92,13 @@ std::vector<const Expr*> sql_index_quals(const SqlTable& t, std::string_view ali
       case Expr::Kind::op: {
         static constexpr std::string_view kComparisons[] = {"=", "<", "<=", ">", ">="};
         if (e.args.size() != 2 || std::find(std::begin(kComparisons), std::end(kComparisons), e.name) == std::end(kComparisons)) return -1;
-        if (key_column(e.args[0]) >= 0 && order_free(e.args[1])) return key_column(e.args[0]);
-        return order_free(e.args[0]) ? key_column(e.args[1]) : -1;
+        if (key_column(e.args[0]) >= 0 && is_free(e.args[1])) return key_column(e.args[0]);
+        return is_free(e.args[0]) ? key_column(e.args[1]) : -1;
       }
       case Expr::Kind::between:
       case Expr::Kind::in_list:
-        return !e.negated && std::all_of(e.args.begin() + 1, e.args.end(), order_free) ? key_column(e.args.at(0)) : -1;
-      case Expr::Kind::quantified: return !e.all && e.name == "=" && order_free(e.args.at(1)) ? key_column(e.args.at(0)) : -1;
+        return !e.negated && std::all_of(e.args.begin() + 1, e.args.end(), is_free) ? key_column(e.args.at(0)) : -1;
+      case Expr::Kind::quantified: return !e.all && e.name == "=" && is_free(e.args.at(1)) ? key_column(e.args.at(0)) : -1;
       default: return -1;
     }
   };
@@ -126,7 +129,7 @@ SingleColumnIndex sql_single_column_index(const SqlTable& t, int c) {
 }
 
 bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, const Expr& e, const sql::OrderItem& order,
-                                 const std::optional<Expr>& where) {
+                                 const std::optional<Expr>& where, const sql::EvalContext* variables) {
   // Checked on PostgreSQL 15 (EXPLAIN of tables never analyzed): `ORDER BY id LIMIT n` is a
   // Limit over an Index Scan of the key with WHERE as its Filter, also beside a one-sided
   // range on another unique column (its selectivity, a third, loses to the ordered scan);
@@ -151,7 +154,7 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
   flatten(*where, flatten);
   int ranges = 0;
   for (const Expr* x : conjuncts) {
-    if (!order_index_qual(t, alias, *x)) continue;  // a Filter's
+    if (!order_index_qual(t, alias, *x, variables)) continue;  // a Filter's
     if (x->kind != Expr::Kind::op || x->name == "=") return false;  // another index's plan (under a Sort)
     const Expr& column = order_leading_column(t, alias, x->args[0]) ? x->args[0] : x->args[1];
     if (t.column(column.name) == c || ++ranges > 1) return false;  // an Index Cond, or another index's plan
@@ -159,9 +162,9 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
   return true;
 }
 
-bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where) {
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where, const sql::EvalContext* variables) {
   if (t.joined) return false;
-  return order_index_qual(t, alias, where);
+  return order_index_qual(t, alias, where, variables);
 }
 
 }  // namespace lockstep::sim::pg

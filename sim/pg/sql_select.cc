@@ -136,7 +136,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     locked = advisory_holds() != before;
   }
   std::vector<std::pair<std::int64_t, Row>> out;
-  const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where);
+  const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where, function_params_);
   std::size_t read = 0;
   SqlSsi::plan_scan(*this, *t, alias, where);
   const auto rows = relation_rows(*t, bitmap);
@@ -280,7 +280,8 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // ... unless the plan is known: a Limit over an index scan in ORDER BY's order, WHERE its
   // Filter, stopping once the Limit has its rows (so a lock call in WHERE runs for those only).
   const bool index_order = eager_limit && sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
-                           sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where);
+                           sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where,
+                                                                       function_params_);
   if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit, index_order);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();

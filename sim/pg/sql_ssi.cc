@@ -161,7 +161,7 @@ void SimConnection::ssi_note_xid() {
 
 void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const std::optional<Expr>& where) {
   if (!run.c_.ssi_tracking() || run.derived_of(&t) != nullptr || t.joined || run.ssi_grain_ != nullptr) return;  // (plan_select's)
-  std::vector<const Expr*> quals = where ? sql_primary_key_quals(t, alias, *where) : std::vector<const Expr*>{};
+  std::vector<const Expr*> quals = where ? sql_primary_key_quals(t, alias, *where, run.function_params_) : std::vector<const Expr*>{};
   // Without primary key quals: those of the one unique index on columns (not partial) that
   // has some. Its rows are judged on one version of their slot as the primary key's are,
   // which holds while no version of a slot the scan meets has other values in its columns.
@@ -169,7 +169,7 @@ void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const
   bool several = false;
   for (const SqlTable::UniqueKey& u : t.unique) {
     if (!where || !quals.empty() || u.where || !u.expressions.empty()) continue;
-    std::vector<const Expr*> q = sql_index_quals(t, alias, *where, u.columns);
+    std::vector<const Expr*> q = sql_index_quals(t, alias, *where, u.columns, run.function_params_);
     if (q.empty()) continue;
     several = several || unique != nullptr;
     if (unique == nullptr) unique = &u, quals = std::move(q);
@@ -199,7 +199,7 @@ void SqlSsi::plan_scan(SqlRun& run, SqlTable& t, const std::string& alias, const
       return;
     }
     refused = fmt::format("by its unique index \"{}\" after an update changed a row's value there", unique->name);
-  } else if (where && sql_scan_has_index_qual(t, alias, *where)) {
+  } else if (where && sql_scan_has_index_qual(t, alias, *where, run.function_params_)) {
     refused = "by an index qual the model does not follow (IS NULL, OR arms, a partial or expression index's)";
   }
   if (!refused.empty()) {
@@ -244,7 +244,7 @@ bool SqlSsi::plan_min_max(SqlRun& run, const sql::Select& sel, SqlTable& t, cons
   const SqlTable::UniqueKey* unique = at == t.key.end() ? sql_single_column_index(t, t.column(arg.name)).unique : nullptr;
   if (at == t.key.end() && (unique == nullptr || sel.where || !ssi_unique_values_kept(run.server_, t, *unique))) return false;
   const std::size_t prefix = unique != nullptr ? 0 : static_cast<std::size_t>(at - t.key.begin());
-  std::vector<const Expr*> quals = sel.where ? sql_primary_key_quals(t, sel.alias, *sel.where) : std::vector<const Expr*>{};
+  std::vector<const Expr*> quals = sel.where ? sql_primary_key_quals(t, sel.alias, *sel.where, run.function_params_) : std::vector<const Expr*>{};
   std::size_t conjuncts = sel.where ? 1 : 0;
   if (sel.where && sel.where->kind == Expr::Kind::and_) conjuncts = sel.where->args.size();
   if (quals.size() != prefix || conjuncts != prefix) return false;

@@ -23,9 +23,11 @@ namespace lockstep::sim::pg {
 
 // The conjuncts of WHERE that an index scan of t's primary key checks in the index (its index
 // conds), when one is on the key's leading column; else none (sim/pg/sql_scan_order.cc).
-std::vector<const sql::Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where);
+std::vector<const sql::Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where,
+                                                   const sql::EvalContext* variables = nullptr);
 // ... of the btree index on the columns `key` (by number, leading first): a unique index's.
-std::vector<const sql::Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where, const std::vector<int>& key);
+std::vector<const sql::Expr*> sql_index_quals(const SqlTable& t, std::string_view alias, const sql::Expr& where, const std::vector<int>& key,
+                                              const sql::EvalContext* variables = nullptr);
 
 // The plan a SERIALIZABLE statement's next read of a table takes, as SIREAD locks see it.
 struct SsiGrain {
