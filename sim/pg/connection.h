@@ -569,6 +569,9 @@ class SimConnection : public lockstep::pg::Connection {
   // After undo_to: the keys of `mark`'s subtransaction and of those begun inside it go, and
   // `mark` begins a new subtransaction (the server's ROLLBACK TO starts one).
   void restart_subtransaction(Savepoint& mark);
+  // ROLLBACK TO's work after its step: undo_to, restart_subtransaction, the settings and the
+  // LISTEN / NOTIFY queue as `mark` found them.
+  void roll_back_to(Savepoint& mark);
   void abort_subtransaction();
   // Takes a table lock for this transaction, waiting (steps on the whole server) if it must.
   // `waited` (when given) says whether the request queued behind another session's lock.

@@ -90,21 +90,7 @@ void SimConnection::rollback_internal_subtransaction(std::size_t at, bool was_ab
   savepoints_.resize(at + 1);  // blocks nested in it, left by the error, go with it
   const Footprint f = undo_footprint();
   if (f.object != kNoObject && !within_last_step(f)) step({"abort_subtransaction", f, pid_, true});
-  if (!session_.terminated) {
-    Savepoint& mark = savepoints_[at];
-    undo_to(mark);
-    restart_subtransaction(mark);
-    session_settings_ = mark.settings;
-    lock_timeout_ = mark.lock_timeout;
-    statement_timeout_ = mark.statement_timeout;
-    deadlock_timeout_ = mark.deadlock_timeout;
-    idle_timeout_ = mark.idle_timeout;
-    planner_off_ = mark.planner_off;
-    custom_ = mark.custom;
-    read_only_ = mark.read_only;
-    pending_listens_.resize(mark.listens);
-    pending_notifies_.resize(mark.notifies);
-  }
+  if (!session_.terminated) roll_back_to(savepoints_[at]);
   savepoints_.resize(at);
   aborted_ = was_aborted;
 }
@@ -195,6 +181,21 @@ void SimConnection::abort_subtransaction() {
   restart_subtransaction(savepoints_.back());
 }
 
+void SimConnection::roll_back_to(Savepoint& mark) {
+  undo_to(mark);
+  restart_subtransaction(mark);
+  session_settings_ = mark.settings;
+  lock_timeout_ = mark.lock_timeout;
+  statement_timeout_ = mark.statement_timeout;
+  deadlock_timeout_ = mark.deadlock_timeout;
+  idle_timeout_ = mark.idle_timeout;
+  planner_off_ = mark.planner_off;
+  custom_ = mark.custom;
+  read_only_ = mark.read_only;
+  pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it
+  pending_notifies_.resize(mark.notifies);
+}
+
 Status SimConnection::rollback_to_savepoint(const std::string& name) {
   Statement st(*this);
   if (dead_) return lost();
@@ -210,19 +211,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   if (killed()) return terminated();
   if (!session_.in_transaction || implicit_block_) return not_in_block("ROLLBACK TO SAVEPOINT");
   if (!found) return abort_with(no_such(name));
-  Savepoint& mark = savepoints_[at];
-  undo_to(mark);
-  restart_subtransaction(mark);
-  session_settings_ = mark.settings;
-  lock_timeout_ = mark.lock_timeout;
-  statement_timeout_ = mark.statement_timeout;
-  deadlock_timeout_ = mark.deadlock_timeout;
-  idle_timeout_ = mark.idle_timeout;
-  planner_off_ = mark.planner_off;
-  custom_ = mark.custom;
-  read_only_ = mark.read_only;
-  pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it
-  pending_notifies_.resize(mark.notifies);
+  roll_back_to(savepoints_[at]);
   savepoints_.resize(at + 1);  // newer savepoints go; this one stays
   aborted_ = false;
   return {};

@@ -379,8 +379,8 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
     if (!started_) {
       // Its table's RowExclusiveLock, before it reads anything; after a wait for it, its
       // first step is taken again (as a statement's first step is).
-      bool waited = false;
-      for (const SimConnection::TableLockRequest& lock : table_locks()) {
+      bool waited = false;  // (a plpgsql function's statement: those run_in_function asked for)
+      for (const auto& lock : enclosing_ == nullptr ? std::exchange(c_.implicit_table_locks_, {}) : table_locks()) {
         if (auto e = c_.take_table_lock(lock, &waited)) return e;
       }
       if (waited) {

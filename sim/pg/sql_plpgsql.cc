@@ -682,6 +682,14 @@ Rows SqlRun::run_in_function(const std::shared_ptr<const std::vector<sql::Statem
       c.last_.waited = c.last_.waited || waited;
     }
   } restore{c_, c_.in_statement_, c_.session_.active, c_.last_};
+  // Its tables' locks, taken in its first step as a statement's are (a pinned row's lock step
+  // takes them too); what it did not take is not the calling statement's.
+  LOCKSTEP_INVARIANT(c_.implicit_table_locks_.empty(), "a function's caller took its table locks before the call");
+  inner.request_table_lock();
+  struct Forget {
+    SimConnection& c;
+    ~Forget() { c.forget_table_lock_request(); }
+  } forget{c_};
   Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
   if (!r.ok()) throw Raised{r.error()};
   return std::move(r).value();
