@@ -385,8 +385,15 @@ TEST(SqlParse, SyntaxAndAnalysisErrorsAreTheServers) {
   EXPECT_EQ(refusal("SELECT 1 FROM t WHERE count(*) > 1"),
             "42803 aggregate functions are not allowed in WHERE, at position 23 @23");
   EXPECT_EQ(refusal("INSERT INTO t (a) VALUES (1, 2)"), "42601 INSERT has more expressions than target columns, at position 1 @1");
-  EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') AS x(a int[])"),
-            "0A000 an array column (a) in json_to_recordset()'s column list is not in lockstep's SQL subset (docs/sql.md), at position 44 @44");
+  EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') AS x(a int[])"), "");  // an array from a JSON array's elements
+  EXPECT_EQ(refusal("SELECT * FROM json_populate_record(NULL::t, '{}') AS x(a int)"),
+            "42601 a column definition list is redundant for a function returning a named composite type, at position 56 @56");
+  EXPECT_EQ(refusal("SELECT * FROM jsonb_populate_recordset(NULL::int, '[]')"),
+            "42804 first argument of jsonb_populate_recordset must be a row type, at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM json_populate_record(NULL, '{}')"),
+            "42804 could not determine polymorphic type because input has type unknown, at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM t, json_populate_record(t, '{}')"),
+            "0A000 json_populate_record() of a base other than NULL::rowtype is not in lockstep's SQL subset (docs/sql.md), at position 18 @18");
   EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]')"),
             "42601 a column definition list is required for functions returning \"record\", at position 15 @15");
   EXPECT_EQ(refusal("SELECT * FROM json_to_recordset('[]') WITH ORDINALITY AS t(a int)"),

@@ -9,11 +9,13 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/binary_types.h"
+#include "lockstep/model/sql/casts.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
+#include "lockstep/model/sql/json_populate.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
@@ -473,16 +475,14 @@ Value function_value(const Expr& e, EvalContext& context) {
   }
   if (e.name == "jsonb_exists_any" || e.name == "jsonb_exists_all") return jsonb_keys_operator(e.name.ends_with("any") ? "?|" : "?&", args.at(0), args.at(1));
   if (e.name == "to_jsonb") return args.at(0).type() == Type::record ? record_to_jsonb(args[0]) : to_jsonb(args[0]);
-  if (e.name == "row_to_json") {
-    if (args.at(0).type() != Type::record) throw SqlError("42883", fmt::format("function row_to_json({}) does not exist", type_name(args[0].type())));
-    return row_to_json(args[0]);
-  }
+  if (e.name == "row_to_json") return row_to_json(args.at(0));
+  if (e.name == "json_populate_record" || e.name == "jsonb_populate_record") return json_populate_record_value(e.name, args.at(0), args.at(1));
   if (e.name == "jsonb_build_array") return jsonb_build_array(args);
   if (e.name == "jsonb_set") return jsonb_set(args);
   if (e.name == "jsonb_array_length") return jsonb_array_length(args.at(0));
   if (is_array_function(e.name)) return array_function(e.name, args);
   if (select_list_set_returning(e.name)) return context.call(e, args);  // set-returning: the executor's row (ProjectSet)
-  if (e.name.starts_with("jsonb_each") || e.name.ends_with("_to_recordset")) {
+  if (e.name.starts_with("jsonb_each") || e.name.ends_with("_recordset")) {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }
   if (e.name == "current_database" || e.name == "current_user") return Value::text("postgres");
@@ -515,44 +515,6 @@ Value function_value(const Expr& e, EvalContext& context) {
     return text_function(e.name, args);
   }
   return context.call(e, args);
-}
-
-// A cast's value: to an enum, an array (of the cast's element type), bit(n) (padded or
-// truncated, an integer's low bits), or another type as cast() does.
-Value cast_value(const Expr& e, const Value& v) {
-  if (e.type == Type::enum_) {  // text to an enum: explicitly, through the type's input
-    if (v.type() == Type::text && !v.is_null()) return enum_input(e.name, v.as_text());
-    return cast_to_column(v, e.type, e.name);
-  }
-  // varchar(n): an explicit cast keeps the first n characters.
-  auto truncated = [&](const Value& text) {
-    if (text.is_null() || e.typmod <= 0 || text.type() != Type::text) return text;
-    const std::string& s = text.as_text();
-    std::size_t at = 0;
-    for (int chars = 0; at < s.size() && chars < e.typmod; ++chars) {
-      ++at;
-      while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
-    }
-    return at < s.size() ? Value::text(s.substr(0, at)) : text;
-  };
-  if (e.type == Type::array) {
-    const int index = e.element == Type::enum_ ? enum_index(e.name) : -1;
-    if (e.element == Type::enum_ && index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", e.name));
-    const Value array = cast_to_array(v, ElementType{e.element, index});
-    if (e.element != Type::text || e.typmod <= 0 || array.is_null()) return array;
-    std::vector<Value> elements = array_elements(array);
-    for (Value& el : elements) el = truncated(el);
-    return make_array(ElementType{Type::text, -1}, elements);
-  }
-  if (e.type == Type::text && e.typmod > 0) return truncated(cast(v, Type::text));
-  if (e.type == Type::bpchar && e.typmod > 0) return bpchar_with_length(v, e.typmod, true);
-  if (e.type == Type::bit) {
-    if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
-    return bit_resized(cast(v, Type::bit), e.typmod);
-  }
-  if (e.type == Type::numeric && e.typmod > 0) return numeric_with_typmod(cast(v, Type::numeric), e.typmod >> 16, e.typmod & 0xffff);
-  if (is_timestamp(e.type) && e.typmod >= 0) return with_time_precision(cast(v, e.type), e.typmod);
-  return cast(v, e.type);
 }
 
 // An untyped literal chosen as a CASE or COALESCE result takes the type of the first other
@@ -639,7 +601,12 @@ Value evaluate(const Expr& e, EvalContext& context) {
     }
     case K::in_list: return in_list(e, context);
     case K::between: return between(e, context);
-    case K::cast: return cast_value(e, evaluate(e.args.at(0), context));
+    case K::cast: {
+      if (e.args.at(0).kind != K::row) return cast_value(e, evaluate(e.args[0], context));
+      std::vector<Value> fields;  // ROW(...)::rowtype
+      for (const Expr& a : e.args[0].args) fields.push_back(evaluate(a, context));
+      return row_constructor_cast(e, fields);
+    }
     case K::func: return function_value(e, context);
     case K::window: return context.call(e, {});  // the executor's value for the current row
     case K::user_func: {  // a LANGUAGE sql function: the server's

@@ -152,6 +152,10 @@ constexpr std::array kFunctions = {
     FunctionInfo{"json_array_elements_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"json_to_recordset", 1, 1, FunctionKind::scalar},  // in FROM with AS x(name type, ...): sim/pg/sql_from.cc
     FunctionInfo{"jsonb_to_recordset", 1, 1, FunctionKind::scalar},
+    FunctionInfo{"json_populate_record", 2, 2, FunctionKind::scalar},  // model/sql/json_populate.h; in FROM: sim/pg/sql_from.cc
+    FunctionInfo{"jsonb_populate_record", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"json_populate_recordset", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"jsonb_populate_recordset", 2, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_each", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_each_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_object_keys", 1, 1, FunctionKind::scalar},

@@ -240,6 +240,17 @@ Statement Reader::statement(const json& n) {
     CreateType t;
     t.name = relation(body.at("typevar"), statement_start_).first;
     t.composite = true;
+    if (body.contains("coldeflist")) {
+      for (const json& d : body.at("coldeflist")) {
+        const json& def = *node(d).second;
+        known(def, "ColumnDef", {"colname", "typeName", "is_local", "location"}, statement_start_);
+        ColumnDef col;
+        col.name = def.at("colname");
+        col.type = type_of(def.at("typeName"), location_of(def, statement_start_), &col, &col.user_type);
+        t.labels.push_back(col.name);
+        t.fields.push_back(std::move(col));
+      }
+    }
     s.body = std::move(t);
   } else if (type == "AlterEnumStmt") {
     known(body, "AlterEnumStmt", {"typeName", "newVal", "newValNeighbor", "newValIsAfter", "skipIfNewValExists", "oldVal"}, statement_start_);

@@ -8,13 +8,15 @@
 #include <variant>
 
 #include "lockstep/model/sql/functions.h"
+#include "lockstep/model/sql/json_populate.h"
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql::detail {
 namespace {
 
 constexpr std::string_view kFromFunctions[] = {"unnest",     "generate_series",  "jsonb_array_elements", "jsonb_array_elements_text", "json_array_elements", "json_array_elements_text",
-                                               "jsonb_each", "jsonb_each_text", "jsonb_object_keys", "json_to_recordset", "jsonb_to_recordset"};
+                                               "jsonb_each", "jsonb_each_text", "jsonb_object_keys", "json_to_recordset", "jsonb_to_recordset",
+                                               "json_populate_record", "jsonb_populate_record", "json_populate_recordset", "jsonb_populate_recordset"};
 
 // An expression's leftmost position, as the server points at it (exprLocation).
 int from_leftmost(const Expr& e) {
@@ -368,7 +370,23 @@ FromItem Reader::from_item(const json& n, int fallback) {
       refuse(fmt::format("the function {}() in FROM", e.kind == Expr::Kind::func ? e.name : "?"), e.location >= 0 ? e.location : loc);
     }
     const bool records = e.name == "json_to_recordset" || e.name == "jsonb_to_recordset";
-    if (body.contains("coldeflist")) {
+    if (is_json_populate(e.name)) {
+      // Its columns are the base's row type's (NULL::name: a table's or a composite type's).
+      const Expr& base = e.args.at(0);
+      const bool scalar = (base.kind == Expr::Kind::cast && base.type != Type::enum_) ||
+                          (base.kind == Expr::Kind::constant && base.value.type() != Type::unknown && base.value.type() != Type::record);
+      if (scalar) {
+        fail("42804", fmt::format("first argument of {} must be a row type", e.name), e.location >= 0 ? e.location : loc);
+      }
+      if (base.kind == Expr::Kind::constant && base.value.type() == Type::unknown) {
+        fail("42804", "could not determine polymorphic type because input has type unknown", e.location >= 0 ? e.location : loc);
+      }
+      if (base.kind != Expr::Kind::cast || base.type != Type::enum_) refuse(fmt::format("{}() of a base other than NULL::rowtype", e.name), e.location >= 0 ? e.location : loc);
+      if (body.contains("coldeflist")) {
+        const int at = first_location(body.at("coldeflist"));
+        fail("42601", "a column definition list is redundant for a function returning a named composite type", at >= 0 ? at : loc);
+      }
+    } else if (body.contains("coldeflist")) {
       const int at = first_location(body.at("coldeflist"));
       if (!records) fail("42601", "a column definition list is only allowed for functions returning \"record\"", at >= 0 ? at : loc);
       if (item.ordinality) fail("42601", "WITH ORDINALITY cannot be used with a column definition list", at >= 0 ? at : loc);
@@ -378,9 +396,6 @@ FromItem Reader::from_item(const json& n, int fallback) {
         ColumnDef col;
         col.name = def.at("colname");
         col.type = type_of(def.at("typeName"), loc, &col, &col.user_type);
-        // A JSON array becomes an array value by its elements (populate_record), not by the
-        // array input of its text: not modelled.
-        if (col.type == Type::array) refuse(fmt::format("an array column ({}) in {}()'s column list", col.name, e.name), location_of(def, loc));
         item.column_definitions.push_back(std::move(col));
       }
     } else if (records) {

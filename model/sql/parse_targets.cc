@@ -55,6 +55,7 @@ std::pair<std::string, int> Reader::column_name_of(const json& n) {
     return {type_display(b->at("typeName")), 1};
   }
   if (type == "CaseExpr") return {"case", 2};
+  if (type == "RowExpr") return {"row", 2};
   if (type == "A_ArrayExpr") return {"array", 2};
   if (type == "A_Indirection") {  // (x).name is named name; x[i] as x
     const json& ind = b->at("indirection");

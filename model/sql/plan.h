@@ -345,6 +345,7 @@ struct CreateType {
   std::string name;
   std::vector<std::string> labels;
   bool composite = false;  // CREATE TYPE name AS (fields): labels are the fields' names
+  std::vector<ColumnDef> fields;  // a composite type's, in order (a row type: model/sql/records.h)
   bool alter = false;
   std::string neighbor;  // ALTER: the label the new one goes before or after ("": at the end)
   bool after = true;

@@ -22,14 +22,56 @@ bool record_text_needs_quotes(std::string_view s) {
   });
 }
 
-// A column's value from its text, as the column's input function reads it.
-Value record_field_from_text(const ColumnDef& c, std::string_view text) {
+Value record_field_from_text(const ColumnDef& c, std::string_view text) { return column_input(c, text); }
+
+}  // namespace
+
+Value column_input(const ColumnDef& c, std::string_view text) {
   if (c.type == Type::enum_) return enum_input(c.user_type, text);
   if (c.type == Type::array) return array_input(text, ElementType{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1});
   return from_text(text, c.type);
 }
 
-}  // namespace
+int row_type_index(std::string_view name) {
+  const int index = current_record_type_index(name);
+  return current_record_type(index) == nullptr ? -1 : index;
+}
+
+Value make_record(int type, const std::vector<Value>& fields) {
+  std::vector<std::optional<std::string>> texts;
+  for (const Value& f : fields) {
+    if (f.is_null()) {
+      texts.emplace_back(std::nullopt);
+    } else {
+      texts.emplace_back(f.text_output());
+    }
+  }
+  return Value::record(type, record_output(texts));
+}
+
+std::vector<Value> record_fields(const Value& record) {
+  std::vector<Value> out;
+  for (const ColumnDef& c : record_definition(record.record_type()).columns) out.push_back(record_field(record, c.name));
+  return out;
+}
+
+Value cast_to_row_type(const Value& v, int type) {
+  const CreateTable& def = record_definition(type);
+  if (v.is_null()) return Value::null_record(type);
+  if (v.type() == Type::record && v.record_type() == type) return v;
+  if (v.type() != Type::unknown && v.type() != Type::text) {
+    throw SqlError("42846", fmt::format("cannot cast type {} to {}",
+                                        v.type() == Type::record ? record_definition(v.record_type()).table : std::string(type_name(v.type())), def.table));
+  }
+  const std::string text = v.as_text();
+  const std::vector<std::optional<std::string>> texts = record_field_texts(text);
+  if (texts.size() != def.columns.size()) throw SqlError("22P02", fmt::format("malformed record literal: \"{}\"", text));
+  std::vector<Value> fields;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    fields.push_back(texts[i] ? column_input(def.columns[i], *texts[i]) : Value::null(def.columns[i].type));
+  }
+  return make_record(type, fields);
+}
 
 std::string record_output(const std::vector<std::optional<std::string>>& fields) {
   std::string out = "(";
@@ -134,6 +176,7 @@ Value record_to_jsonb(const Value& record) {
 }
 
 Value row_to_json(const Value& record) {
+  if (record.type() != Type::record) throw SqlError("42883", fmt::format("function row_to_json({}) does not exist", type_name(record.type())));
   if (record.is_null()) return Value::null(Type::json);
   const CreateTable& def = record_definition(record.record_type());
   std::string out = "{";

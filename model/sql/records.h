@@ -30,6 +30,17 @@ std::vector<std::optional<std::string>> record_field_texts(std::string_view text
 const CreateTable& record_definition(int type);
 // Field `name` of the record (NULL of a NULL record); 42703 when its type has no such column.
 Value record_field(const Value& record, std::string_view name);
+// The index of the row type named `name` (a table's, or CREATE TYPE name AS (...)'s), or -1.
+int row_type_index(std::string_view name);
+// v cast to row type `type`: a NULL, a record of that type, or record_in's text (22P02 for a
+// malformed one or a field its column's input rejects); 42846 for another value.
+Value cast_to_row_type(const Value& v, int type);
+// The record of row type `type` with these fields (as record_out prints their texts).
+Value make_record(int type, const std::vector<Value>& fields);
+// The record's fields in its columns' order (NULLs for a NULL record).
+std::vector<Value> record_fields(const Value& record);
+// A field's value from its text, as column c's input function reads it.
+Value column_input(const ColumnDef& c, std::string_view text);
 // to_jsonb(record) and row_to_json(record): an object of the fields by name (json: in the
 // columns' order, compact as the server prints it).
 Value record_to_jsonb(const Value& record);

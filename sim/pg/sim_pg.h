@@ -438,8 +438,21 @@ class Server : public sql::SqlContextSource {
   }
   const sql::CreateTable* record_type(int type) const override {
     if (type < 0 || static_cast<std::size_t>(type) >= record_types_.size()) return nullptr;
-    const auto it = sql_tables_.find(record_types_[static_cast<std::size_t>(type)]);
-    return it == sql_tables_.end() ? nullptr : &it->second.def;
+    const std::string& name = record_types_[static_cast<std::size_t>(type)];
+    if (const auto it = sql_tables_.find(name); it != sql_tables_.end()) return &it->second.def;
+    return composite_type(name);
+  }
+  // CREATE TYPE name AS (fields): its fields as a row type's columns (nullptr: no such type).
+  const sql::CreateTable* composite_type(std::string_view name) const {
+    const auto it = composite_types_.find(name);
+    return it == composite_types_.end() ? nullptr : &it->second;
+  }
+  void set_composite_type(std::string_view name, const std::vector<sql::ColumnDef>* fields) {
+    if (fields == nullptr) {
+      if (const auto it = composite_types_.find(name); it != composite_types_.end()) composite_types_.erase(it);
+      return;
+    }
+    composite_types_.insert_or_assign(std::string(name), sql::CreateTable{.table = std::string(name), .columns = *fields});
   }
   void drop_sql_function(std::string_view name) { functions_.erase(functions_.find(name)); }
   // The functions with a parameter of table `table`'s row type (its dependents: DROP TABLE).
@@ -535,6 +548,7 @@ class Server : public sql::SqlContextSource {
   std::set<std::string, std::less<>> schemas_{"public"};
   std::set<std::string, std::less<>> extensions_;
   std::vector<sql::EnumType> enum_types_;
+  std::map<std::string, sql::CreateTable, std::less<>> composite_types_;  // by name (record_type)
   std::map<std::string, Sequence, std::less<>> sequences_;
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;
   std::vector<const sql::SessionStyle*> running_styles_;  // by actor

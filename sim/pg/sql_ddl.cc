@@ -69,6 +69,7 @@ Result<Rows> SqlRun::statement(const sql::CreateType& t) {
   }
   if (sql::has_declared_type(t.name) || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
   server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels, t.composite});
+  if (t.composite) server_.set_composite_type(t.name, &t.fields);
   return done(Rows{{}, {}, "CREATE TYPE"});
 }
 
@@ -89,6 +90,7 @@ Result<Rows> SqlRun::drop_types(const sql::DropTable& d) {
       for (const auto& col : t.def.columns) used = used || (col.type == Type::enum_ && col.user_type == name);
     });
     if (used) return Error{"2BP01", fmt::format("cannot drop type {} because other objects depend on it", name)};
+    server_.set_composite_type(name, nullptr);
     server_.mutable_enum_types()[static_cast<std::size_t>(index)].name.clear();  // its index stays taken
   }
   return done(Rows{{}, {}, "DROP TYPE"});

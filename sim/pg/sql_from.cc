@@ -15,6 +15,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/jsonb.h"
+#include "lockstep/model/sql/json_populate.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/sql_run.h"
@@ -50,37 +51,21 @@ std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
           {"fastpath", Type::boolean}};
 }
 
-// json_to_recordset / jsonb_to_recordset(array) AS x(name type, ...): a row per element of the
-// array, each column the element's field of its name (absent or null: NULL) read as the
-// column's type from its text (a string's contents; another value's JSON text).
-std::vector<std::vector<Value>> from_recordset(const sql::FromItem& f, const Value& array) {
-  std::vector<std::vector<Value>> out;
-  if (array.is_null()) return out;
-  const std::string& n = f.function.at(0).name;
-  const bool binary = n.starts_with("jsonb");
-  const Value j = sql::cast(array, binary ? Type::jsonb : Type::json);
-  auto op = [&](std::string_view o, const Value& a, const Value& b) { return binary ? sql::jsonb_operator(o, a, b) : sql::json_operator(o, a, b); };
-  const Value kind = sql::jsonb_typeof(binary ? j : sql::cast(j, Type::jsonb));
-  if (kind.is_null() || kind.text_output() != "array") throw SqlError("22023", fmt::format("cannot call {} on a non-array", n));
-  for (std::vector<Value>& element : binary ? sql::jsonb_rows("jsonb_array_elements", j) : sql::json_rows("json_array_elements", j)) {
-    const Value& e = element.at(0);
-    if (sql::jsonb_typeof(binary ? e : sql::cast(e, Type::jsonb)).text_output() != "object") {
-      throw SqlError("22023", fmt::format("argument of {} must be an array of objects", n));
-    }
-    std::vector<Value>& row = out.emplace_back();
-    for (const sql::ColumnDef& c : f.column_definitions) {
-      const Value field = op("->", e, Value::text(c.name));
-      const bool null = field.is_null() || sql::jsonb_typeof(binary ? field : sql::cast(field, Type::jsonb)).text_output() == "null";
-      if (null) {
-        row.push_back(Value::null(c.type));
-        continue;
-      }
-      const bool json_column = c.type == Type::json || c.type == Type::jsonb;
-      const Value text = json_column ? Value::unknown(field.text_output()) : Value::unknown(op("->>", e, Value::text(c.name)).text_output());
-      row.push_back(assigned(text, c, n));
-    }
+// json[b]_populate_record[set](NULL::name, ...)'s columns: its base's row type's (a table's or
+// a composite type's).
+std::vector<sql::ColumnDef> from_populate_columns(const sql::FromItem& f) {
+  const Expr& call = f.function.at(0);
+  const std::string& type = call.args.at(0).name;
+  const int row = sql::row_type_index(type);
+  if (row < 0 && sql::has_declared_type(type)) throw SqlError("42804", fmt::format("first argument of {} must be a row type", call.name));
+  if (row < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", type));
+  std::vector<sql::ColumnDef> columns;
+  for (const sql::ColumnDef& c : sql::record_definition(row).columns) {
+    columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .max_length = c.max_length, .user_type = c.user_type, .element = c.element,
+                                     .bits = c.bits, .numeric_precision = c.numeric_precision, .numeric_scale = c.numeric_scale,
+                                     .time_precision = c.time_precision});
   }
-  return out;
+  return columns;
 }
 
 }  // namespace
@@ -215,8 +200,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     } else {
       columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? n : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
     }
-  } else if (!f.column_definitions.empty()) {  // json_to_recordset(...) AS x(name type, ...)
-    columns = f.column_definitions;
+  } else if (!f.column_definitions.empty() || (f.kind == K::function && sql::is_json_populate(f.function.at(0).name))) {
+    // json_to_recordset(...) AS x(name type, ...); json_populate_record(NULL::name, ...)
+    columns = f.column_definitions.empty() ? from_populate_columns(f) : f.column_definitions;
     if (f.ordinality) columns.push_back(sql::ColumnDef{.name = "ordinality", .type = Type::int8});
   } else {
     for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
@@ -258,7 +244,23 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     for (const sql::ColumnDef& c : sql::record_definition(v.record_type()).columns) row.push_back(sql::record_field(v, c.name));
     return out;
   }
-  out = call.name.ends_with("_to_recordset") ? from_recordset(f, sql::evaluate(call.args.at(0), *this)) : function_rows(call);
+  if (call.name.ends_with("_to_recordset") || sql::is_json_populate(call.name)) {
+    // A JSON object's fields as the columns' values (model/sql/json_populate.h).
+    const bool populate = sql::is_json_populate(call.name);
+    const std::vector<sql::ColumnDef> columns = populate ? from_populate_columns(f) : f.column_definitions;
+    const Value base = populate ? sql::evaluate(call.args.at(0), *this) : Value::null(Type::unknown);
+    const Value json = sql::evaluate(call.args.at(populate ? 1 : 0), *this);
+    const std::vector<Value> base_fields = base.is_null() ? std::vector<Value>{} : sql::record_fields(base);
+    const sql::ColumnInput input = [&](Value text, const sql::ColumnDef& c) { return assigned(std::move(text), c, call.name); };
+    if (call.name.ends_with("_recordset")) {
+      out = sql::json_array_rows(call.name, json, columns, base_fields, input);
+    } else {
+      const Value object = json.is_null() ? json : sql::cast(json, call.name.starts_with("jsonb") ? Type::jsonb : Type::json);
+      out.push_back(sql::json_populate_row(object, columns, base_fields, input));
+    }
+  } else {
+    out = function_rows(call);
+  }
   if (f.ordinality) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
   }
@@ -266,7 +268,7 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
 }
 
 std::vector<std::vector<Value>> SqlRun::function_rows(const Expr& call) {
-  LOCKSTEP_INVARIANT(!call.name.ends_with("_to_recordset"), "a recordset's rows are from_recordset's (from_leaf_values)");
+  LOCKSTEP_INVARIANT(!call.name.ends_with("_recordset"), "a recordset's rows are from_leaf_values'");
   std::vector<std::vector<Value>> out;
   std::vector<Value> args;
   for (const Expr& a : call.args) args.push_back(sql::evaluate(a, *this));
