@@ -143,9 +143,11 @@ AlterTable Reader::alter_table(const json& body) {
       c.kind = K::drop_constraint;
       c.constraint = c.name;
     } else if (subtype == "AT_SetRelOptions" || subtype == "AT_ResetRelOptions" || subtype == "AT_SetLogged" || subtype == "AT_SetUnLogged" ||
-               subtype == "AT_ReplicaIdentity" || subtype == "AT_EnableRowSecurity" || subtype == "AT_DisableRowSecurity") {
-      // Row security binds roles other than the table's owner (or with FORCE): lockstep's
-      // sessions are the owner, so enabling it changes nothing they see (docs/sql.md).
+               subtype == "AT_ReplicaIdentity" || subtype == "AT_EnableRowSecurity" || subtype == "AT_DisableRowSecurity" ||
+               subtype == "AT_ForceRowSecurity" || subtype == "AT_NoForceRowSecurity") {
+      // Row security binds roles other than the table's owner (or with FORCE, the owner too)
+      // but never a superuser: lockstep's sessions are the superuser postgres, so enabling or
+      // forcing it changes nothing they see (docs/sql.md).
       if (subtype == "AT_SetRelOptions" && cmd.contains("def")) {
         const json& list = *node(cmd.at("def")).second;  // a List
         if (list.contains("items")) storage_parameters(list.at("items"), loc);
