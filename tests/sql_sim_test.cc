@@ -312,15 +312,16 @@ TEST(SqlSim, ARowLockBesideADataModifyingWithIsRefused) {
 }
 
 // A relation's name read as a column is its whole row on the server (Que's `SELECT j FROM
-// que_jobs AS j`): the row as a value; a row of a relation of several is refused by name,
-// not answered "column does not exist".
+// que_jobs AS j`): the row as a value, also of a subquery beside another relation (a record of
+// its columns); a table's row beside another relation is refused by name, not answered
+// "column does not exist".
 TEST(SqlSim, AWholeRowReferenceIsTheRowOrRefusedNotMissing) {
   const std::vector<std::string> setup = {"CREATE TABLE t (id int PRIMARY KEY, p int)", "INSERT INTO t VALUES (1, 10)"};
   const Session s = {"SELECT j FROM t AS j", "SELECT (t).p, t IS NOT NULL FROM t", "SELECT c FROM t AS j CROSS JOIN (SELECT 1 AS x) AS c",
-                     "SELECT nope FROM t"};
+                     "SELECT j FROM t AS j CROSS JOIN (SELECT 1 AS x) AS c", "SELECT nope FROM t"};
   EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM t"),
-            (std::set<std::string>{"a: SELECT 1 [(1,10)] | a: SELECT 1 [10,t] | "
-                                   "a: ERROR 0A000: the whole-row reference c is not in lockstep's SQL subset (docs/sql.md) | "
+            (std::set<std::string>{"a: SELECT 1 [(1,10)] | a: SELECT 1 [10,t] | a: SELECT 1 [(1)] | "
+                                   "a: ERROR 0A000: the whole-row reference j is not in lockstep's SQL subset (docs/sql.md) | "
                                    "a: ERROR 42703: column \"nope\" does not exist | final: SELECT 1 [1]"}));
 }
 

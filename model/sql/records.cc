@@ -26,6 +26,11 @@ Value record_field_from_text(const ColumnDef& c, std::string_view text) { return
 
 }  // namespace
 
+std::string_view row_type_name(const CreateTable& def) {
+  const std::string_view name = def.table;
+  return name.substr(0, name.find(kAnonymousRowType));
+}
+
 Value column_input(const ColumnDef& c, std::string_view text) {
   if (c.type == Type::enum_) return enum_input(c.user_type, text);
   if (c.type == Type::array) return array_input(text, ElementType{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1});
@@ -61,7 +66,7 @@ Value cast_to_row_type(const Value& v, int type) {
   if (v.type() == Type::record && v.record_type() == type) return v;
   if (v.type() != Type::unknown && v.type() != Type::text) {
     throw SqlError("42846", fmt::format("cannot cast type {} to {}",
-                                        v.type() == Type::record ? record_definition(v.record_type()).table : std::string(type_name(v.type())), def.table));
+                                        v.type() == Type::record ? row_type_name(record_definition(v.record_type())) : type_name(v.type()), row_type_name(def)));
   }
   const std::string text = v.as_text();
   const std::vector<std::optional<std::string>> texts = record_field_texts(text);
@@ -156,7 +161,7 @@ Value record_field(const Value& record, std::string_view name) {
   }
   const CreateTable& def = record_definition(record.record_type());
   const auto it = std::find_if(def.columns.begin(), def.columns.end(), [&](const ColumnDef& c) { return c.name == name; });
-  if (it == def.columns.end()) throw SqlError("42703", fmt::format("column \"{}\" not found in data type {}", name, def.table));
+  if (it == def.columns.end()) throw SqlError("42703", fmt::format("column \"{}\" not found in data type {}", name, row_type_name(def)));
   if (record.is_null()) return Value::null(it->type);
   const std::vector<std::optional<std::string>> texts = record_field_texts(record.payload());
   const auto i = static_cast<std::size_t>(it - def.columns.begin());

@@ -18,6 +18,10 @@
 
 namespace lockstep::sql {
 
+// An anonymous row type's name (a subquery's row: "record" + this + its columns' signature).
+inline constexpr char kAnonymousRowType = '\x1e';
+// A row type's name as messages give it ("record" for an anonymous one).
+std::string_view row_type_name(const CreateTable& def);
 // record_out's text of the fields' texts (nullopt: NULL): "(1,abc,,\"a b\")".
 std::string record_output(const std::vector<std::optional<std::string>>& fields);
 // A row value's text as the server prints it to a client: each field as display_text

@@ -41,6 +41,7 @@
 #include "lockstep/model/pg.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/plan.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/lock_table.h"
@@ -216,6 +217,7 @@ struct SqlTable {
   // A FROM of several relations joined into one (sim/pg/sql_from.cc): its columns are named
   // "relation\x1fcolumn"; not a table of the server.
   bool joined = false;
+  std::vector<std::string> derived;  // ... its relations that are no table (a subquery, VALUES, a function)
   // Per WHERE run on this table (its plan kept alive likewise): the constant or $n each
   // primary key column is pinned to, in key order; empty when it pins no row (SqlRun::pinned_row).
   struct Pins {
@@ -440,7 +442,17 @@ class Server : public sql::SqlContextSource {
     if (type < 0 || static_cast<std::size_t>(type) >= record_types_.size()) return nullptr;
     const std::string& name = record_types_[static_cast<std::size_t>(type)];
     if (const auto it = sql_tables_.find(name); it != sql_tables_.end()) return &it->second.def;
+    if (const auto it = anonymous_row_types_.find(name); it != anonymous_row_types_.end()) return &it->second;
     return composite_type(name);
+  }
+  // The row type of a subquery's row (a whole-row reference to it): one per list of column
+  // names and types, named "record" + kAnonymousRowType + that list.
+  int anonymous_row_type(const std::vector<sql::ColumnDef>& columns) const {
+    std::string key = "record";
+    key += sql::kAnonymousRowType;
+    for (const sql::ColumnDef& c : columns) key += fmt::format("{}:{}:{}:{};", c.name, static_cast<int>(c.type), static_cast<int>(c.element), c.user_type);
+    if (!anonymous_row_types_.contains(key)) anonymous_row_types_.emplace(key, sql::CreateTable{.table = key, .columns = columns});
+    return record_type_index(key);
   }
   // CREATE TYPE name AS (fields): its fields as a row type's columns (nullptr: no such type).
   const sql::CreateTable* composite_type(std::string_view name) const {
@@ -549,6 +561,7 @@ class Server : public sql::SqlContextSource {
   std::set<std::string, std::less<>> extensions_;
   std::vector<sql::EnumType> enum_types_;
   std::map<std::string, sql::CreateTable, std::less<>> composite_types_;  // by name (record_type)
+  mutable std::map<std::string, sql::CreateTable, std::less<>> anonymous_row_types_;  // anonymous_row_type's
   std::map<std::string, Sequence, std::less<>> sequences_;
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;
   std::vector<const sql::SessionStyle*> running_styles_;  // by actor

@@ -224,13 +224,13 @@ Value SqlRun::column(const Expr& ref) {
   for (auto it = outer_.rbegin(); it != outer_.rend(); ++it) {  // a correlated subquery's reference
     if (it->table != nullptr && it->row != nullptr && resolves(*it->table, it->alias, ref)) return value_in(*it->table, *it->row, ref);
   }
+  if (function_params_ != nullptr && function_params_->names_variable(ref)) return function_params_->column(ref);  // NEW.x, after the columns
   if (!ref.qualifier.empty() && table_ != nullptr && ref.qualifier != table_->def.table && ref.qualifier != alias_) {
     throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", ref.qualifier));
   }
   // xmax in an upsert's RETURNING, compared with 0 only (model/sql/parse.cc): 0 for a row
   // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
   if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
-  if (function_params_ != nullptr && function_params_->names_variable(ref)) return function_params_->column(ref);  // after the body's own columns
   if (table_ == nullptr || row_ == nullptr) throw sql::missing_column_error(ref);
   return value_of(*row_, ref);
 }
@@ -306,7 +306,7 @@ void SqlRun::missing_column(const SqlTable& t, std::string_view alias, const Exp
 
 Value SqlRun::value_in(const SqlTable& t, const Row& row, const Expr& ref) const {
   const int i = t.joined ? joined_column(t, ref) : t.column(ref.name);
-  if (i < 0) missing_column(t, {}, ref);
+  if (i < 0) return derived_whole_row(t, {}, &row, ref);  // (else missing_column's error)
   return stored(t, row, i);
 }
 
@@ -331,7 +331,7 @@ void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& 
       throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
     }
     if (t.column(e.name) < 0 && e.name != "xmax" && (!e.qualifier.empty() || std::find(outputs.begin(), outputs.end(), e.name) == outputs.end())) {
-      missing_column(t, alias, e);  // (xmax: the parser let it through in an upsert's RETURNING only)
+      (void)derived_whole_row(t, alias, nullptr, e);  // (xmax: the parser let it through in an upsert's RETURNING only)
     }
   }
   if (e.kind == Expr::Kind::subquery || e.kind == Expr::Kind::exists) return;  // checked with its own table when it runs

@@ -217,6 +217,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     scalar_functions_.emplace_back(&jt, relation);
   }
   from_first_column_[&f] = jt.def.columns.size();
+  if (f.kind != K::table) jt.derived.push_back(relation);
   for (sql::ColumnDef& c : columns) {
     c.name = relation + kFromSeparator + c.name;
     jt.def.columns.push_back(std::move(c));

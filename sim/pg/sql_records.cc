@@ -4,6 +4,7 @@
 // NULL one) comes, as PostgreSQL's parser types them.
 #include <algorithm>
 
+#include "lockstep/model/sql/records.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -80,6 +81,36 @@ const std::vector<sql::Target>& SqlRun::targets_of(const sql::Select& sel) {
     }
   }
   return it->second;
+}
+
+// A whole-row reference to a subquery, VALUES or function relation of a FROM (`SELECT
+// row_to_json(t) FROM (SELECT ...) t`, Que's notify triggers): a record of an anonymous row type
+// of its columns; NULL for the NULL side of an outer join. Another name is missing_column's
+// error (a table's whole row beside another relation is refused there). Without a row: only
+// the check.
+Value SqlRun::derived_whole_row(const SqlTable& t, std::string_view alias, const Row* row, const Expr& ref) const {
+  const bool derived = t.joined && ref.kind == Expr::Kind::column && ref.qualifier.empty() &&
+                       std::find(t.derived.begin(), t.derived.end(), ref.name) != t.derived.end();
+  if (!derived) missing_column(t, alias, ref);
+  std::vector<sql::ColumnDef> columns;
+  std::vector<std::optional<std::string>> fields;
+  bool present = false;
+  for (const sql::ColumnDef& c : t.def.columns) {
+    const auto [relation, name] = joined_name(c);
+    if (relation != ref.name) continue;
+    if (std::any_of(columns.begin(), columns.end(), [&](const sql::ColumnDef& d) { return d.name == name; })) {
+      throw SqlError("0A000", fmt::format("a whole-row reference to {}, which has two columns named {}, is not in lockstep's SQL subset (docs/sql.md)", ref.name, name));
+    }
+    // A column of no type (only NULLs, or no row yet) is text, as an untyped literal's.
+    columns.push_back(sql::ColumnDef{.name = std::string(name), .type = c.type == Type::unknown ? Type::text : c.type, .user_type = c.user_type,
+                                     .element = c.element});
+    if (row == nullptr) continue;
+    const auto it = row->find(c.name);
+    fields.push_back(it == row->end() ? std::nullopt : std::optional<std::string>(it->second));
+  }
+  const int type = server_.anonymous_row_type(columns);
+  if (row != nullptr) present = row->contains(joined_row_id(ref.name));
+  return present ? Value::record(type, sql::record_output(fields)) : Value::null_record(type);
 }
 
 }  // namespace lockstep::sim::pg

@@ -110,6 +110,7 @@ class SqlRun final : public sql::EvalContext {
   // table's only; a WITH query's, a subquery's or a join's row is refused by missing_column).
   bool whole_row_reference(const SqlTable& t, std::string_view alias, const Expr& ref) const;
   Value whole_row(const SqlTable& t, const Row& row) const;  // ... as a record (model/sql/records.h)
+  Value derived_whole_row(const SqlTable& t, std::string_view alias, const Row* row, const Expr& ref) const;  // a subquery's (sql_records.cc)
   // The table whose whole row `e` is, found from the query text (a whole-row reference, a
   // column of a FROM subquery or WITH query that is one, or a scalar subquery of one), or
   // nullptr: what types a row column and expands (x).* before any row is read.
