@@ -24,6 +24,7 @@
 #include "lockstep/model/sql/regex.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/time_functions.h"
+#include "lockstep/model/sql/time_zones.h"
 #include "lockstep/model/sql/text_functions.h"
 #include "lockstep/model/sql/user_functions.h"
 
@@ -348,15 +349,21 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
     return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
   }
-  if (e.name == "timezone") {  // timezone(zone, ts) and ts AT TIME ZONE zone: UTC only
+  if (e.name == "timezone") {  // timezone(zone, ts) and ts AT TIME ZONE zone: UTC or a zone of the system's tzdata
     if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::timestamp);
     const std::string zone = cast(args[0], Type::text).as_text();
-    if (!is_utc_zone(zone)) {
-      throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (UTC is; docs/sql.md)", zone));
+    const TimeZone* named = is_utc_zone(zone) ? nullptr : find_time_zone(zone);
+    if (!is_utc_zone(zone) && named == nullptr) {
+      if (is_zone_name(zone) && std::none_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+        throw SqlError("22023", fmt::format("time zone \"{}\" not recognized", zone));
+      }
+      throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (names of the system's tzdata are; docs/sql.md)", zone));
     }
     const Value ts = args[1].type() == Type::unknown ? cast(args[1], Type::timestamptz) : args[1];
-    if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros());
-    if (ts.type() == Type::timestamp) return Value::timestamptz(ts.micros());
+    if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr;
+    const auto offset = [&](std::int64_t utc) { return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000; };
+    if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + offset(ts.micros()));
+    if (ts.type() == Type::timestamp) return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
   if (e.name == "make_interval") return make_interval_value(args);

@@ -9,6 +9,7 @@
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
+#include "lockstep/model/sql/time_zones.h"
 
 namespace lockstep::sql {
 namespace detail {
@@ -548,6 +549,7 @@ SetVariable Reader::set_variable(const json& body) {
     }
     if (kind != "VAR_SET_VALUE") refuse(fmt::format("{} {}", kind == "VAR_RESET" ? "RESET" : "SET ... TO DEFAULT of", s.name), loc);
     std::vector<std::string> words;
+    std::string as_written;  // the last word before lower case (a TimeZone's name in 22023)
     for (const json& a : body.at("args")) {
       const json& c = *node(a).second;
       if (!c.contains("sval")) refuse(fmt::format("this value for {}", s.name), location_of(c, loc));
@@ -558,12 +560,18 @@ SetVariable Reader::set_variable(const json& body) {
         words.push_back(plain ? w : fmt::format("\"{}\"", w));
         continue;
       }
+      as_written = w;
       std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
       words.push_back(std::move(w));
     }
     const std::string value = fmt::format("{}", fmt::join(words, ", "));
     if (!is_modeled_style(s.name, value)) {
-      refuse(fmt::format("{} '{}' (the simulation models TimeZone UTC, DateStyle ISO and IntervalStyle postgres)", s.name, value), loc);
+      // A zone name the system's tzdata lacks is the server's 22023; an offset or a POSIX rule is refused.
+      const bool zone_name = s.name == "timezone" && words.size() == 1 && is_zone_name(value) &&
+                             std::none_of(value.begin(), value.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+      if (zone_name) fail("22023", fmt::format("invalid value for parameter \"TimeZone\": \"{}\"", as_written), loc);
+      refuse(fmt::format("{} '{}' (the simulation models TimeZone UTC and the system tzdata's zones, DateStyle ISO and Postgres, "
+                         "IntervalStyle postgres and postgres_verbose)", s.name, value), loc);
     }
     s.value = value;
     s.style = true;

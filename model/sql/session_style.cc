@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/records.h"
+#include "lockstep/model/sql/time_zones.h"
 #include "lockstep/model/sql/value.h"
 
 namespace lockstep::sql {
@@ -203,13 +204,19 @@ bool apply_style_setting(SessionStyle& style, std::string_view name, std::string
   if (name == "timezone") {
     if (is_utc_zone(value)) {
       style.zone = SessionStyle::Zone::utc;
+      style.named_zone = nullptr;
       return true;
     }
     if (value == "pst8pdt") {
       style.zone = SessionStyle::Zone::pst8pdt;
+      style.named_zone = nullptr;
       return true;
     }
-    return false;
+    const TimeZone* named = find_time_zone(value);
+    if (named == nullptr) return false;
+    style.zone = SessionStyle::Zone::named;
+    style.named_zone = named;
+    return true;
   }
   if (name == "datestyle") {
     if (value == "iso" || value == "iso, mdy" || value == "iso, dmy" || value == "iso, ymd") {
@@ -233,7 +240,7 @@ bool apply_style_setting(SessionStyle& style, std::string_view name, std::string
 }
 
 std::string style_setting_text(const SessionStyle& style, std::string_view name) {
-  if (name == "timezone") return style.zone == SessionStyle::Zone::utc ? "UTC" : "PST8PDT";
+  if (name == "timezone") return style.zone == SessionStyle::Zone::named ? style.named_zone->name() : style.zone == SessionStyle::Zone::utc ? "UTC" : "PST8PDT";
   if (name == "datestyle") return fmt::format("{}, {}", style.postgres_dates ? "Postgres" : "ISO", style.day_first ? "DMY" : "MDY");
   if (name == "search_path") return style.search_path;
   return style.verbose_intervals ? "postgres_verbose" : "postgres";
@@ -241,6 +248,10 @@ std::string style_setting_text(const SessionStyle& style, std::string_view name)
 
 ZoneAt zone_at(std::int64_t utc_micros) {
   if (current_style_ref().zone == SessionStyle::Zone::utc || is_infinite_timestamp(utc_micros)) return {};
+  if (const TimeZone* named = current_style_ref().named_zone) {
+    const TimeZone::Offset o = named->at(utc_micros);
+    return {o.seconds, o.abbreviation};
+  }
   const DaylightSpans spans = daylight(fields_of(utc_micros - 8 * kSsMicrosPerHour).year);
   for (int i = 0; i < spans.count; ++i) {
     const Daylight& d = spans.spans[static_cast<std::size_t>(i)];
@@ -251,6 +262,7 @@ ZoneAt zone_at(std::int64_t utc_micros) {
 
 std::int64_t utc_of_local(std::int64_t local_micros) {
   if (current_style_ref().zone == SessionStyle::Zone::utc || is_infinite_timestamp(local_micros)) return local_micros;
+  if (const TimeZone* named = current_style_ref().named_zone) return named->utc_of_local(local_micros);
   const std::int64_t standard = local_micros + 8 * kSsMicrosPerHour, daylight_time = local_micros + 7 * kSsMicrosPerHour;
   const bool standard_valid = zone_at(standard).offset_seconds == -8 * 3600;
   const bool daylight_valid = zone_at(daylight_time).offset_seconds == -7 * 3600;

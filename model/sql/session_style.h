@@ -1,5 +1,6 @@
 // model/sql/session_style.h: the session settings that change how times are read and shown:
-// TimeZone (UTC, or PST8PDT: pg_regress's, which `lockstep isolation` runs under), DateStyle
+// TimeZone (UTC; PST8PDT: pg_regress's, which `lockstep isolation` runs under; another zone of
+// the system's tzdata: model/sql/time_zones.h), DateStyle
 // (ISO or Postgres, MDY or DMY) and IntervalStyle (postgres or postgres_verbose).
 //
 // Values are stored in a form no setting changes (value.h's text_output: UTC, ISO, postgres);
@@ -20,9 +21,11 @@
 namespace lockstep::sql {
 
 class Value;
+class TimeZone;
 
 struct SessionStyle {
-  enum class Zone : std::uint8_t { utc, pst8pdt } zone = Zone::utc;
+  enum class Zone : std::uint8_t { utc, pst8pdt, named } zone = Zone::utc;
+  const TimeZone* named_zone = nullptr;  // Zone::named: the system tzdata's (model/sql/time_zones.h)
   bool postgres_dates = false;     // DateStyle Postgres (else ISO)
   bool day_first = false;          // DateStyle ..., DMY
   bool verbose_intervals = false;  // IntervalStyle postgres_verbose

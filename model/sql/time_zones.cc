@@ -1,0 +1,290 @@
+#include "lockstep/model/sql/time_zones.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/value.h"
+
+namespace lockstep::sql {
+namespace {
+
+constexpr std::int64_t kUnixToPgEpoch = 946'684'800;  // 2000-01-01 in Unix seconds
+constexpr std::int64_t kMicros = 1'000'000;
+constexpr std::string_view kZoneDirectory = "/usr/share/zoneinfo";
+
+SqlError unmodelled(std::string_view name, std::string_view what) {
+  return SqlError("0A000", fmt::format("the time zone {} ({}) is not in lockstep's SQL subset (docs/sql.md)", name, what));
+}
+
+// Days from 1970-01-01 of a civil date (proleptic Gregorian).
+std::int64_t days_from_civil(std::int64_t y, int m, int d) {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const std::int64_t yoe = y - era * 400;
+  const std::int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+std::int64_t year_of_days(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  return yoe + era * 400 + (mp >= 10 ? 1 : 0);
+}
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
+
+// Day `d` (0: Sunday) of week `w` (5: the last) of month `m` of year `y`, in days from 1970.
+std::int64_t rule_day(std::int64_t y, int m, int w, int d) {
+  const std::int64_t first = days_from_civil(y, m, 1);
+  const std::int64_t next = m == 12 ? days_from_civil(y + 1, 1, 1) : days_from_civil(y, m + 1, 1);
+  const int weekday = static_cast<int>(((first + 4) % 7 + 7) % 7);
+  std::int64_t day = first + (d - weekday + 7) % 7 + 7 * (w - 1);
+  while (day >= next) day -= 7;
+  return day;
+}
+
+class Reader {
+ public:
+  Reader(std::string_view zone, std::string_view bytes) : zone_(zone), bytes_(bytes) {}
+  std::uint64_t unsigned_at(std::size_t at, int size) const {
+    if (at + static_cast<std::size_t>(size) > bytes_.size()) throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", zone_));
+    std::uint64_t v = 0;
+    for (int i = 0; i < size; ++i) v = (v << 8) | static_cast<unsigned char>(bytes_[at + static_cast<std::size_t>(i)]);
+    return v;
+  }
+  std::int64_t signed_at(std::size_t at, int size) const {
+    const std::uint64_t v = unsigned_at(at, size);
+    if (size == 4) return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+    return static_cast<std::int64_t>(v);
+  }
+  std::string_view bytes() const { return bytes_; }
+
+ private:
+  std::string_view zone_;
+  std::string_view bytes_;
+};
+
+// A POSIX TZ string's parts (the TZif footer): names, offsets and Mm.w.d rules.
+class PosixRule {
+ public:
+  PosixRule(std::string_view zone, std::string_view text) : zone_(zone), s_(text) {}
+  std::string name() {
+    std::string out;
+    if (peek() == '<') {
+      ++at_;
+      while (at_ < s_.size() && s_[at_] != '>') out += s_[at_++];
+      ++at_;
+      return out;
+    }
+    while (at_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[at_])) != 0) out += s_[at_++];
+    if (out.empty()) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    return out;
+  }
+  // [+-]h[:mm[:ss]] in seconds.
+  int clock() {
+    int sign = 1;
+    if (peek() == '+' || peek() == '-') sign = s_[at_++] == '-' ? -1 : 1;
+    int parts[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0 && peek() != ':') break;
+      if (i > 0) ++at_;
+      if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+      while (std::isdigit(static_cast<unsigned char>(peek())) != 0) parts[i] = parts[i] * 10 + (s_[at_++] - '0');
+    }
+    return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2]);
+  }
+  bool is_offset_next() const { return at_ < s_.size() && (s_[at_] == '+' || s_[at_] == '-' || std::isdigit(static_cast<unsigned char>(s_[at_])) != 0); }
+  // ",Mm.w.d[/time]"
+  void date(int& month, int& week, int& day, int& time) {
+    if (peek() != ',') throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    ++at_;
+    if (peek() != 'M') throw unmodelled(zone_, fmt::format("the rule \"{}\" (a day of the year)", s_));
+    ++at_;
+    month = number();
+    expect('.');
+    week = number();
+    expect('.');
+    day = number();
+    if (month < 1 || month > 12 || week < 1 || week > 5 || day < 0 || day > 6) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (peek() == '/') {
+      ++at_;
+      time = clock();
+    }
+  }
+  bool done() const { return at_ >= s_.size(); }
+  char peek() const { return at_ < s_.size() ? s_[at_] : '\0'; }
+
+ private:
+  int number() {
+    if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    int n = 0;
+    while (std::isdigit(static_cast<unsigned char>(peek())) != 0) n = n * 10 + (s_[at_++] - '0');
+    return n;
+  }
+  void expect(char c) {
+    if (peek() != c) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    ++at_;
+  }
+  std::string_view zone_;
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view bytes) {
+  auto z = std::make_unique<TimeZone>();
+  z->name_ = std::move(name);
+  const Reader r(z->name_, bytes);
+  if (bytes.substr(0, 4) != "TZif") throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", z->name_));
+  const char version = bytes.size() > 4 ? bytes[4] : '\0';
+  std::size_t header = 0;
+  int time_size = 4;
+  auto counts = [&](std::size_t at) {
+    std::array<std::uint64_t, 6> c{};
+    for (std::size_t i = 0; i < 6; ++i) c[i] = r.unsigned_at(at + 20 + 4 * i, 4);
+    return c;  // isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt
+  };
+  std::array<std::uint64_t, 6> c = counts(0);
+  if (version >= '2') {  // skip the 32-bit block to the 64-bit one
+    header = 44 + c[3] * 4 + c[3] + c[4] * 6 + c[5] + c[2] * 8 + c[1] + c[0];
+    c = counts(header);
+    time_size = 8;
+  }
+  std::size_t at = header + 44;
+  const std::uint64_t timecnt = c[3], typecnt = c[4], charcnt = c[5];
+  if (typecnt == 0) throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", z->name_));
+  for (std::uint64_t i = 0; i < timecnt; ++i) z->transitions_.push_back(r.signed_at(at + i * static_cast<std::uint64_t>(time_size), time_size));
+  at += timecnt * static_cast<std::uint64_t>(time_size);
+  for (std::uint64_t i = 0; i < timecnt; ++i) {
+    const auto type = static_cast<std::uint8_t>(r.unsigned_at(at + i, 1));
+    if (type >= typecnt) throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", z->name_));
+    z->transition_types_.push_back(type);
+  }
+  at += timecnt;
+  const std::size_t abbreviations = at + typecnt * 6;
+  for (std::uint64_t i = 0; i < typecnt; ++i) {
+    Type t;
+    t.seconds = static_cast<int>(r.signed_at(at + i * 6, 4));
+    t.daylight = r.unsigned_at(at + i * 6 + 4, 1) != 0;
+    const std::size_t index = r.unsigned_at(at + i * 6 + 5, 1);
+    if (index >= charcnt) throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", z->name_));
+    const std::string_view chars = bytes.substr(abbreviations, charcnt);
+    t.abbreviation = std::string(chars.substr(index, chars.find('\0', index) - index));
+    z->types_.push_back(std::move(t));
+  }
+  at = abbreviations + charcnt + c[2] * static_cast<std::uint64_t>(time_size + 4) + c[1] + c[0];
+  if (version >= '2' && at < bytes.size() && bytes[at] == '\n') {  // the footer: a POSIX TZ rule
+    const std::size_t end = bytes.find('\n', at + 1);
+    const std::string_view text = bytes.substr(at + 1, end == std::string_view::npos ? std::string_view::npos : end - at - 1);
+    if (!text.empty()) {
+      PosixRule p(z->name_, text);
+      Rule& rule = z->rule_;
+      rule.present = true;
+      rule.standard.abbreviation = p.name();
+      rule.standard.seconds = -p.clock();
+      if (!p.done()) {
+        rule.has_daylight = true;
+        rule.daylight.daylight = true;
+        rule.daylight.abbreviation = p.name();
+        rule.daylight.seconds = p.is_offset_next() ? -p.clock() : rule.standard.seconds + 3600;
+        p.date(rule.start_month, rule.start_week, rule.start_day, rule.start_time);
+        p.date(rule.end_month, rule.end_week, rule.end_day, rule.end_time);
+        if (!p.done()) throw unmodelled(z->name_, fmt::format("the rule \"{}\"", text));
+      }
+    }
+  }
+  return z;
+}
+
+TimeZone::Offset TimeZone::by_rule(std::int64_t unix_seconds) const {
+  if (!rule_.has_daylight) return {rule_.standard.seconds, rule_.standard.abbreviation};
+  const std::int64_t year = year_of_days(floor_div(unix_seconds + rule_.standard.seconds, 86400));
+  const std::int64_t start =
+      rule_day(year, rule_.start_month, rule_.start_week, rule_.start_day) * 86400 + rule_.start_time - rule_.standard.seconds;
+  const std::int64_t end = rule_day(year, rule_.end_month, rule_.end_week, rule_.end_day) * 86400 + rule_.end_time - rule_.daylight.seconds;
+  const bool daylight = start < end ? (unix_seconds >= start && unix_seconds < end) : !(unix_seconds >= end && unix_seconds < start);
+  const Type& t = daylight ? rule_.daylight : rule_.standard;
+  return {t.seconds, t.abbreviation};
+}
+
+TimeZone::Offset TimeZone::at(std::int64_t utc_micros) const {
+  const std::int64_t unix_seconds = floor_div(utc_micros, kMicros) + kUnixToPgEpoch;
+  if (rule_.present && (transitions_.empty() || unix_seconds >= transitions_.back())) return by_rule(unix_seconds);
+  if (transitions_.empty() || unix_seconds < transitions_.front()) return {types_.front().seconds, types_.front().abbreviation};
+  const auto it = std::upper_bound(transitions_.begin(), transitions_.end(), unix_seconds);
+  const Type& t = types_[transition_types_[static_cast<std::size_t>(it - transitions_.begin()) - 1]];
+  return {t.seconds, t.abbreviation};
+}
+
+std::int64_t TimeZone::utc_of_local(std::int64_t local_micros) const {
+  constexpr std::int64_t kDay = 86'400 * kMicros;
+  const int before = at(local_micros - kDay).seconds, after = at(local_micros + kDay).seconds;
+  const std::int64_t early = local_micros - before * kMicros, late = local_micros - after * kMicros;
+  const bool early_valid = at(early).seconds == before, late_valid = at(late).seconds == after;
+  if (early_valid && !late_valid) return early;
+  if (late_valid && !early_valid) return late;
+  return std::max(early, late);  // one reading, or a gap or an overlap: the later instant
+}
+
+bool is_zone_name(std::string_view name) {
+  if (name.empty() || name.front() == '/' || name.find("..") != std::string_view::npos) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) != 0 || c == '/' || c == '_' || c == '-' || c == '+'; });
+}
+
+const TimeZone* find_time_zone(std::string_view name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<TimeZone>, std::less<>> zones;  // by name in lower case
+  if (!is_zone_name(name)) return nullptr;
+  std::string key(name);
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = zones.find(key); it != zones.end()) return it->second.get();
+  // Each part of the name matched without regard to case, as the server scans the directory.
+  std::filesystem::path path(kZoneDirectory);
+  std::string canonical;
+  std::size_t from = 0;
+  while (from <= key.size()) {
+    const std::size_t slash = std::min(key.find('/', from), key.size());
+    const std::string part = key.substr(from, slash - from);
+    std::error_code ec;
+    std::string found;
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+      std::string n = entry.path().filename().string(), lower = n;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (lower == part) found = n;
+    }
+    if (found.empty()) {
+      zones.emplace(key, nullptr);
+      return nullptr;
+    }
+    path /= found;
+    canonical += (canonical.empty() ? "" : "/") + found;
+    from = slash + 1;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    zones.emplace(key, nullptr);
+    return nullptr;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  auto zone = TimeZone::from_tzif(canonical, bytes.str());
+  return zones.emplace(key, std::move(zone)).first->second.get();
+}
+
+}  // namespace lockstep::sql
