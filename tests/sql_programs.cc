@@ -94,7 +94,21 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 56: plpgsql EXCEPTION blocks (subtransactions) and loops: put's UPDATE-else-INSERT
   // retried on unique_violation (the manual's merge_db), poke's UPDATE undone when its NOWAIT
   // lock of the next row fails.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 57) : *rc::gen::inRange(0, 8)) {
+  // Case 57: a JSON batch read into rows of t's row type (json_populate_recordset, an upsert of
+  // each), a field of a populated row in SET, and a FROM subquery's rows as values (row_to_json).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 58) : *rc::gen::inRange(0, 8)) {
+    case 57:
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0:
+          return fmt::format("INSERT INTO t (id, v) SELECT id, v FROM jsonb_populate_recordset(NULL::t, jsonb_build_array("
+                             "jsonb_build_object('id', {}, 'v', {}), jsonb_build_object('id', {}, 'v', {}))) "
+                             "ON CONFLICT (id) DO UPDATE SET v = excluded.v RETURNING id, v",
+                             k, v + 4, k + 2, v + 5);
+        case 1: return fmt::format("SELECT row_to_json(s) AS r FROM (SELECT id, v FROM t WHERE v >= {} ORDER BY id) s", v);
+        default:
+          return fmt::format("UPDATE t SET v = (jsonb_populate_record(NULL::t, jsonb_build_object('v', v + {}))).v WHERE id = {} RETURNING id, v",
+                             v + 1, k);
+      }
     case 56:
       return *rc::gen::element(0, 1) == 0 ? fmt::format("SELECT put({}, {}) AS p", *rc::gen::inRange(1, 4), v) : fmt::format("SELECT poke({}) AS p", k);
     case 54: return fmt::format("SELECT bump({}, {}) AS r", k, v + 1);

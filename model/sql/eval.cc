@@ -25,6 +25,7 @@
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/time_functions.h"
 #include "lockstep/model/sql/time_zones.h"
+#include "lockstep/model/sql/to_timestamp.h"
 #include "lockstep/model/sql/text_functions.h"
 #include "lockstep/model/sql/user_functions.h"
 
@@ -366,6 +367,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (ts.type() == Type::timestamp) return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
     throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
   }
+  if ((e.name == "to_timestamp" && args.size() == 2) || e.name == "to_date") return to_timestamp_value(args.at(0), args.at(1), e.name == "to_date");
   if (e.name == "make_interval") return make_interval_value(args);
   if (e.name == "justify_hours" || e.name == "justify_days" || e.name == "justify_interval") {
     const Value& v = args.at(0);

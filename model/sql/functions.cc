@@ -61,7 +61,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"trunc", 1, 2, FunctionKind::scalar},
     FunctionInfo{"sign", 1, 1, FunctionKind::scalar},
     FunctionInfo{"mod", 2, 2, FunctionKind::scalar},
-    FunctionInfo{"to_timestamp", 1, 1, FunctionKind::scalar},  // of epoch seconds (with a format: refused)
+    FunctionInfo{"to_timestamp", 1, 2, FunctionKind::scalar},  // of epoch seconds; of text by a format: model/sql/to_timestamp.h
+    FunctionInfo{"to_date", 2, 2, FunctionKind::scalar},
     FunctionInfo{"extract", 2, 2, FunctionKind::scalar},       // EXTRACT(field FROM x): numeric
     FunctionInfo{"date_part", 2, 2, FunctionKind::scalar},     // double precision
     FunctionInfo{"random", 0, 0, FunctionKind::session},       // drawn from the session's pid and count of draws
