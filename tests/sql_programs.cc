@@ -93,7 +93,8 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // that row, each a statement of its own inside the call.
   // Case 56: plpgsql EXCEPTION blocks (subtransactions) and loops: put's UPDATE-else-INSERT
   // retried on unique_violation (the manual's merge_db), poke's UPDATE undone when its NOWAIT
-  // lock of the next row fails.
+  // lock of the next row fails; take's RETURN QUERY of an UPDATE of rows a subquery locks FOR
+  // UPDATE SKIP LOCKED (a set-returning claim, run to its end inside the call).
   // Case 57: a JSON batch read into rows of t's row type (json_populate_recordset, an upsert of
   // each), a field of a populated row in SET, and a FROM subquery's rows as values (row_to_json).
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 58) : *rc::gen::inRange(0, 8)) {
@@ -110,7 +111,11 @@ std::string gen_statement(bool repeatable_read, bool parent) {
                              v + 1, k);
       }
     case 56:
-      return *rc::gen::element(0, 1) == 0 ? fmt::format("SELECT put({}, {}) AS p", *rc::gen::inRange(1, 4), v) : fmt::format("SELECT poke({}) AS p", k);
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0: return fmt::format("SELECT put({}, {}) AS p", *rc::gen::inRange(1, 4), v);
+        case 1: return fmt::format("SELECT poke({}) AS p", k);
+        default: return fmt::format("SELECT id, v FROM take({}, {})", *rc::gen::inRange(1, 3), v);
+      }
     case 54: return fmt::format("SELECT bump({}, {}) AS r", k, v + 1);
     case 55: return fmt::format("SELECT claim({}, {}) AS c", v, *rc::gen::element(std::string("true"), std::string("false")));
     case 53:
@@ -317,6 +322,8 @@ std::vector<std::string> table_setup(const Tables& tables) {
   out.push_back("CREATE FUNCTION poke(k int) RETURNS text LANGUAGE plpgsql AS $$ BEGIN UPDATE t SET v = v + 1 WHERE id = k; "
                 "PERFORM 1 FROM t WHERE id = k + 1 FOR UPDATE NOWAIT; RETURN 'both'; "
                 "EXCEPTION WHEN lock_not_available THEN RETURN 'busy'; END $$");
+  out.push_back("CREATE FUNCTION take(n int, least_v int) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY UPDATE t SET v = v + 10 "
+                "WHERE id IN (SELECT id FROM t WHERE v >= least_v ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED) RETURNING *; END $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -328,7 +335,7 @@ std::vector<std::string> table_setup(const Tables& tables) {
 
 std::vector<std::string> table_teardown(const Tables& tables) {
   std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
-                                  "DROP FUNCTION poke(int)", "DROP TABLE t"};
+                                  "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP TABLE t"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
     out.emplace_back("DROP TABLE log");

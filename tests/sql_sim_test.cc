@@ -572,9 +572,14 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   for (int i = 0; i < 3000; ++i) deep += " + 1";
   EXPECT_NE(error_of(deep + "; END $$;", "SELECT deep();").find("nesting deeper than"), std::string::npos);
   // What a function's body holds that lockstep does not run refuses its call, naming it.
-  EXPECT_NE(error_of("CREATE FUNCTION lp() RETURNS SETOF int LANGUAGE plpgsql AS $$ BEGIN RETURN NEXT 1; RETURN; END $$;",
-                     "SELECT lp();").find("return_next in a plpgsql function"),
+  EXPECT_NE(error_of("CREATE FUNCTION lp() RETURNS SETOF int LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY EXECUTE 'SELECT 1'; END $$;",
+                     "SELECT * FROM lp();").find("RETURN QUERY EXECUTE in a plpgsql function"),
             std::string::npos);
+  // A set-returning function runs in FROM only (the select list's ProjectSet is not modelled).
+  EXPECT_NE(error_of("CREATE FUNCTION nums() RETURNS SETOF int LANGUAGE plpgsql AS $$ BEGIN RETURN NEXT 1; RETURN; END $$;", "SELECT nums();")
+                .find("set-returning function nums() outside FROM"),
+            std::string::npos);
+  EXPECT_EQ(error_of("CREATE FUNCTION nums() RETURNS SETOF int LANGUAGE plpgsql AS $$ BEGIN RETURN NEXT 1; RETURN; END $$;", "SELECT * FROM nums();"), "");
   const std::string t2 = "CREATE TRIGGER t2 BEFORE DELETE ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();";
   EXPECT_NE(error_of(t2, "DELETE FROM jobs WHERE id = 1;").find("\"t2\" on \"steps\" (DELETE of its LANGUAGE plpgsql function tf()"),
             std::string::npos);  // the cascade deletes from steps

@@ -142,6 +142,18 @@ class PlReader {
       if (body.contains("retvarno")) refuse_(fmt::format("RETURN of a variable the plpgsql parser names by number {}", where_));
       s.kind = PlStatement::Kind::stop;
       if (body.contains("expr")) s.text = expression(body.at("expr"));
+    } else if (type == "PLpgSQL_stmt_return_next" && datums_ != nullptr) {
+      s.kind = PlStatement::Kind::return_next;
+      if (body.contains("expr")) {
+        s.text = expression(body.at("expr"));
+      } else {
+        s.target = body.value("retvarno", -1);
+        if (s.target < 0 || s.target >= static_cast<int>(datums_->size())) refuse_(fmt::format("RETURN NEXT without a value {}", where_));
+      }
+    } else if (type == "PLpgSQL_stmt_return_query" && datums_ != nullptr) {
+      if (!body.contains("query")) refuse_(fmt::format("RETURN QUERY EXECUTE {}", where_));
+      s.kind = PlStatement::Kind::return_query;
+      s.text = expression(body.at("query"));
     } else if (type == "PLpgSQL_stmt_assign" && datums_ != nullptr) {
       s.kind = PlStatement::Kind::assign;
       s.target = body.value("varno", 0);

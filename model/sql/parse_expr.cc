@@ -56,7 +56,7 @@ const Expr* Reader::ungrouped_column(const Expr& e, const std::vector<Expr>& gro
 }
 
 Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std::string* user_type, Expr* cast) const {
-  known(type_name, "TypeName", {"names", "typemod", "typmods", "arrayBounds"}, fallback);
+  known(type_name, "TypeName", {"names", "typemod", "typmods", "arrayBounds", "setof"}, fallback);  // setof: RETURNS SETOF's (parse_functions.cc)
   const int loc = location_of(type_name, fallback);
   const std::vector<std::string> parts = names(type_name.at("names"));
   const std::string& name = parts.back();

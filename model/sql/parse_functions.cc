@@ -97,7 +97,8 @@ CreateFunction Reader::create_function(const json& body) {
     f.returns.user_type = "void";
   } else if (!f.returns_trigger) {
     lenient(f.returns, returns, "", [&] {
-      if (returns.value("setof", false)) refuse("RETURNS SETOF", location_of(returns, loc));
+      if (returns.value("setof", false) && !f.plpgsql) refuse("RETURNS SETOF", location_of(returns, loc));
+      f.returns_set = returns.value("setof", false);
       f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
     });
   }

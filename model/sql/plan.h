@@ -337,6 +337,8 @@ struct CreateFunction {
   bool plpgsql = false;
   std::shared_ptr<const PlFunction> pl;
   bool returns_trigger = false;  // RETURNS trigger (plpgsql): CREATE TRIGGER's function
+  // RETURNS SETOF type (plpgsql): rows by RETURN NEXT and RETURN QUERY, called in FROM only.
+  bool returns_set = false;
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).
@@ -482,12 +484,13 @@ struct LockTables {
 struct PlBranch;
 struct PlHandler;
 struct PlStatement {
-  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop, assign, loop, exit, block, diagnostics };
+  enum class Kind : std::uint8_t { sql, perform, execute, branch, raise, stop, assign, loop, exit, block, diagnostics, return_next, return_query };
   Kind kind = Kind::sql;
   // sql, perform: the statement (PERFORM's as SELECT ...); execute: the expression giving the
   // statement's text; raise: the message, each % standing for the next of `args`; stop:
   // RETURN's expression ("": none); assign: the value's expression; loop: WHILE's condition or
-  // FOR's query; exit: WHEN's condition ("": none)
+  // FOR's query; exit: WHEN's condition ("": none); return_next: its expression ("": the
+  // variable `target`); return_query: the query
   std::string text;
   int target = -1;      // assign: the datum set; sql with INTO, FOR over a query: the row datum it fills; FOR i: i
   bool strict = false;  // INTO STRICT: exactly one row (P0002, P0003)

@@ -61,7 +61,7 @@ class ufn_Body final : public EvalContext {
 // A parameter of a table's row type (que_determine_job_state(job que_jobs)): its record
 // type's index, else -1.
 int ufn_row_type(const ColumnDef& p) {
-  return p.type == Type::enum_ && enum_index(p.user_type) < 0 ? current_record_type_index(p.user_type) : -1;
+  return p.type == Type::enum_ ? row_type_index(p.user_type) : -1;
 }
 
 bool ufn_implicit(const Value& v, const ColumnDef& to) {

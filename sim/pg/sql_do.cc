@@ -96,6 +96,8 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
       case K::exit:
       case K::block:
       case K::diagnostics:
+      case K::return_next:
+      case K::return_query:
         throw std::logic_error("a plpgsql function's statement in a DO block");
     }
     if (stopped) return std::nullopt;

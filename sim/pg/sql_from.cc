@@ -194,9 +194,10 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     const std::string& n = f.function.at(0).name;
     const sql::CreateFunction* fn = sql::current_sql_function(n);
     if (fn == nullptr) throw SqlError("0A000", fmt::format("the function {}() in FROM is not in lockstep's SQL subset (docs/sql.md), nor a function created on the server", n));
-    const SqlTable* rows = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
+    const SqlTable* table = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
+    const sql::CreateTable* rows = table != nullptr ? &table->def : fn->returns.type == Type::enum_ ? server_.composite_type(fn->returns.user_type) : nullptr;
     if (rows != nullptr) {
-      for (const sql::ColumnDef& c : rows->def.columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+      for (const sql::ColumnDef& c : rows->columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
     } else {
       columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? n : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
     }
@@ -239,6 +240,15 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
   }
   const Expr& call = f.function.at(0);
   if (call.kind == Expr::Kind::user_func) {  // one row: a record's fields (all NULL for a NULL record), or the value
+    if (const sql::CreateFunction* fn = sql::current_sql_function(call.name); fn != nullptr && fn->returns_set) {
+      struct Reset {  // the call's RETURN NEXT and RETURN QUERY rows (sql_plpgsql.cc)
+        std::vector<std::vector<Value>>*& slot;
+        ~Reset() { slot = nullptr; }
+      } reset{set_rows_};
+      set_rows_ = &out;
+      (void)sql::evaluate(call, *this);
+      return out;
+    }
     const Value v = sql::evaluate(call, *this);
     if (v.type() != Type::record) return {{v}};
     std::vector<Value>& row = out.emplace_back();

@@ -42,7 +42,8 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
   std::vector<const sql::ColumnDef*> types{&f.returns};
   for (const sql::FunctionParam& p : f.params) types.push_back(&p.type);
   for (const sql::ColumnDef* type : types) {
-    if (type->type != Type::enum_ || sql::enum_index(type->user_type) >= 0 || (f.returns_trigger && type == &f.returns)) continue;
+    if (type->type != Type::enum_ || (f.returns_trigger && type == &f.returns) || server_.composite_type(type->user_type) != nullptr) continue;
+    if (sql::enum_index(type->user_type) >= 0) continue;
     if (server_.sql_table(type->user_type) == nullptr) return Error{"42704", fmt::format("type \"{}\" does not exist", type->user_type)};
     if (!f.plpgsql && type == &f.returns) {  // a parameter of one is read by its fields (que_determine_job_state(job que_jobs))
       return Error{"0A000", fmt::format("a LANGUAGE sql function returning the row type of the table {} is not in lockstep's SQL subset (docs/sql.md)",

@@ -36,15 +36,20 @@ class PlRun final : public sql::EvalContext {
       : run_(run), f_(f), pl_(*f.pl), args_(args), trigger_(trigger), values_(pl_.datums.size()), types_(pl_.datums.size()),
         rows_(pl_.datums.size(), -1) {}
 
-  // The function's value: RETURN's (NULL for a function that returns void or a trigger's).
+  // The function's value: RETURN's (NULL for a function that returns void or a trigger's, or
+  // a set's: its rows go to set_rows, FROM's).
   Value call_function() {
+    if (f_.returns_set && set_rows == nullptr) {
+      throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
+    }
     declare();
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     return result;
   }
 
-  bool returns_value() const { return !f_.returns_trigger && !(f_.returns.type == Type::text && f_.returns.user_type == "void"); }
+  bool returns_value() const { return !f_.returns_trigger && !f_.returns_set && !(f_.returns.type == Type::text && f_.returns.user_type == "void"); }
+  std::vector<std::vector<Value>>* set_rows = nullptr;  // RETURNS SETOF: the caller's rows
 
   // EvalContext: the variables by name; calls and queries are the calling statement's.
   Value column(const Expr& ref) override {
@@ -431,6 +436,16 @@ class PlRun final : public sql::EvalContext {
         case K::diagnostics:
           diagnostics(s);
           break;
+        case K::return_next:
+          set_rows->push_back(returned_set_row(f_, s.text.empty() ? read(s.target) : value(s.text)));
+          break;
+        case K::return_query: {  // all its rows, as the server's RETURN QUERY runs it to the end
+          std::vector<std::vector<Value>> rows;
+          row_count_ = row_count(statement(cached_plans(s.text), &rows));
+          append_query_rows(f_, std::move(rows), *set_rows);
+          set_found(row_count_ > 0);
+          break;
+        }
       }
       if (flow != Flow::next) return flow;
     }
@@ -619,23 +634,6 @@ class PlRun final : public sql::EvalContext {
   std::vector<Error> handling_;         // the errors the running handlers caught, innermost last
 };
 
-std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
-  std::string out;
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < s.text.size(); ++i) {
-    if (s.text[i] != '%') {
-      out += s.text[i];
-    } else if (i + 1 < s.text.size() && s.text[i + 1] == '%') {
-      out += '%';
-      ++i;
-    } else if (next < s.args.size()) {
-      const std::optional<std::string> v = argument(s.args[next++]);
-      out += v ? *v : "<NULL>";
-    }
-  }
-  return out;
-}
-
 Value SqlRun::plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) {
   return call_plpgsql(f, args, nullptr);
 }
@@ -651,6 +649,7 @@ Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value
     }
   }
   PlRun frame(*this, f, args, trigger);
+  frame.set_rows = std::exchange(set_rows_, nullptr);  // FROM's, for this call only
   if (trigger != nullptr) {
     frame.set_record("new", trigger->new_row);
     frame.set_record("old", trigger->old_row);

@@ -31,6 +31,13 @@ struct PlTrigger {
 // prints <NULL>), %% a %.
 std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument);
 
+// A set-returning function's row of RETURN NEXT's value: a row type's fields (42804 for a
+// record of another type), else the value as the return type stores it.
+std::vector<sql::Value> returned_set_row(const sql::CreateFunction& f, const sql::Value& v);
+// RETURN QUERY's rows appended to `into`, each of the function's result columns and their
+// types, as exec_stmt_return_query checks them (42804 otherwise).
+void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<sql::Value>> rows, std::vector<std::vector<sql::Value>>& into);
+
 // Whether lockstep fires the trigger (AFTER, FOR EACH ROW, without arguments, its function's body
 // one it runs: SqlRun::queue_after_row); a statement that would fire another is refused.
 bool fires_after_row(const SqlTable::Trigger& tr);

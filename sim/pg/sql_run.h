@@ -634,6 +634,7 @@ class SqlRun final : public sql::EvalContext {
   bool nested_ = false;  // a data-modifying WITH query's statement (or a plpgsql function's: no enclosing_), inside its statement's frame
   SqlRun* enclosing_ = nullptr;  // ... and that statement's run, whose earlier WITH queries it reads
   std::vector<std::vector<Value>>* returned_ = nullptr;  // ... its RETURNING rows, as values
+  std::vector<std::vector<Value>>* set_rows_ = nullptr;  // the rows of the SETOF function FROM calls (sql_plpgsql.cc)
   std::function<void()> after_row_;  // ... called after each row it wrote (run_modifying's streamed_into)
 
   std::optional<std::int64_t> pinned_;  // the one row the statement's WHERE pins (pinned_row)
