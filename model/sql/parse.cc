@@ -226,46 +226,8 @@ Statement Reader::statement(const json& n) {
     s.body = schema_or_extension(type, body);
   } else if (type == "DropStmt" && body.value("removeType", "") != "OBJECT_INDEX" && body.value("removeType", "") != "OBJECT_TRIGGER") {
     s.body = drop(body);
-  } else if (type == "CreateEnumStmt") {
-    known(body, "CreateEnumStmt", {"typeName", "vals"}, statement_start_);
-    CreateType t;
-    std::vector<std::string> parts = names(body.at("typeName"));
-    if (parts.size() == 2) parts.erase(parts.begin());  // schema.type: the type (plan.h's Schema)
-    if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
-    t.name = parts[0];
-    if (body.contains("vals")) t.labels = names(body.at("vals"));
-    s.body = std::move(t);
-  } else if (type == "CompositeTypeStmt") {
-    known(body, "CompositeTypeStmt", {"typevar", "coldeflist"}, statement_start_);
-    CreateType t;
-    t.name = relation(body.at("typevar"), statement_start_).first;
-    t.composite = true;
-    if (body.contains("coldeflist")) {
-      for (const json& d : body.at("coldeflist")) {
-        const json& def = *node(d).second;
-        known(def, "ColumnDef", {"colname", "typeName", "is_local", "location"}, statement_start_);
-        ColumnDef col;
-        col.name = def.at("colname");
-        col.type = type_of(def.at("typeName"), location_of(def, statement_start_), &col, &col.user_type);
-        t.labels.push_back(col.name);
-        t.fields.push_back(std::move(col));
-      }
-    }
-    s.body = std::move(t);
-  } else if (type == "AlterEnumStmt") {
-    known(body, "AlterEnumStmt", {"typeName", "newVal", "newValNeighbor", "newValIsAfter", "skipIfNewValExists", "oldVal"}, statement_start_);
-    if (body.contains("oldVal")) refuse("ALTER TYPE ... RENAME VALUE", statement_start_);
-    CreateType t;
-    std::vector<std::string> parts = names(body.at("typeName"));
-    if (parts.size() == 2) parts.erase(parts.begin());  // schema.type: the type (plan.h's Schema)
-    if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
-    t.name = parts[0];
-    t.alter = true;
-    t.labels = {body.value("newVal", "")};
-    t.neighbor = body.value("newValNeighbor", "");
-    t.after = body.value("newValIsAfter", false) || t.neighbor.empty();
-    t.if_not_exists = body.value("skipIfNewValExists", false);
-    s.body = std::move(t);
+  } else if (type == "CreateEnumStmt" || type == "CompositeTypeStmt" || type == "AlterEnumStmt") {
+    s.body = create_type(type, body);
   } else if (type == "AlterTableStmt") {
     s.body = alter_table(body);
   } else if (type == "DropStmt" && body.value("removeType", "") == "OBJECT_INDEX") {

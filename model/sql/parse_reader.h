@@ -176,6 +176,8 @@ class Reader {
   std::int64_t integer_at(int location) const;
   // CREATE SEQUENCE's options.
   CreateSequence create_sequence(const json& body);
+  // CREATE TYPE ... AS ENUM | AS (fields), ALTER TYPE ... ADD VALUE (model/sql/parse_types.cc).
+  CreateType create_type(std::string_view type, const json& body);
   // CREATE SCHEMA, DROP SCHEMA, CREATE EXTENSION, DROP EXTENSION (of the extensions modeled).
   Schema schema_or_extension(std::string_view type, const json& body);
   // ALTER TABLE, DROP INDEX, RENAME, ALTER SEQUENCE (model/sql/parse_alter.cc).

@@ -1,0 +1,48 @@
+// model/sql/parse_types.cc: CREATE TYPE ... AS ENUM, CREATE TYPE ... AS (fields) and ALTER
+// TYPE ... ADD VALUE read into CreateType (model/sql/plan.h).
+#include "lockstep/model/sql/parse_reader.h"
+
+namespace lockstep::sql::detail {
+
+CreateType Reader::create_type(std::string_view type, const json& body) {
+  CreateType t;
+  // An enum's name: schema.type is the type (plan.h's Schema); a database's name is refused.
+  auto enum_name = [&] {
+    std::vector<std::string> parts = names(body.at("typeName"));
+    if (parts.size() == 2) parts.erase(parts.begin());
+    if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
+    return parts[0];
+  };
+  if (type == "CreateEnumStmt") {
+    known(body, "CreateEnumStmt", {"typeName", "vals"}, statement_start_);
+    t.name = enum_name();
+    if (body.contains("vals")) t.labels = names(body.at("vals"));
+    return t;
+  }
+  if (type == "CompositeTypeStmt") {
+    known(body, "CompositeTypeStmt", {"typevar", "coldeflist"}, statement_start_);
+    t.name = relation(body.at("typevar"), statement_start_).first;
+    t.composite = true;
+    for (const json& d : body.value("coldeflist", json::array())) {
+      const json& def = *node(d).second;
+      known(def, "ColumnDef", {"colname", "typeName", "is_local", "location"}, statement_start_);
+      ColumnDef col;
+      col.name = def.at("colname");
+      col.type = type_of(def.at("typeName"), location_of(def, statement_start_), &col, &col.user_type);
+      t.labels.push_back(col.name);
+      t.fields.push_back(std::move(col));
+    }
+    return t;
+  }
+  known(body, "AlterEnumStmt", {"typeName", "newVal", "newValNeighbor", "newValIsAfter", "skipIfNewValExists", "oldVal"}, statement_start_);
+  if (body.contains("oldVal")) refuse("ALTER TYPE ... RENAME VALUE", statement_start_);
+  t.name = enum_name();
+  t.alter = true;
+  t.labels = {body.value("newVal", "")};
+  t.neighbor = body.value("newValNeighbor", "");
+  t.after = body.value("newValIsAfter", false) || t.neighbor.empty();
+  t.if_not_exists = body.value("skipIfNewValExists", false);
+  return t;
+}
+
+}  // namespace lockstep::sql::detail
