@@ -26,7 +26,7 @@ namespace lockstep::sql {
 using ColumnInput = std::function<Value(Value text, const ColumnDef& c)>;
 
 // The row `object` (json or jsonb) gives: columns as above; `base` the fields of absent keys
-// (empty: NULLs). `function` names the caller in errors (populate_composite's).
+// (empty: NULLs).
 std::vector<Value> json_object_row(const Value& object, const std::vector<ColumnDef>& columns, const std::vector<Value>& base,
                                    const ColumnInput& input);
 // The rows of json[b]_populate_recordset / json[b]_to_recordset: one per element of the array
