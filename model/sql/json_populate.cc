@@ -11,13 +11,13 @@
 namespace lockstep::sql {
 namespace {
 
-bool binary_json(const Value& v) { return v.type() == Type::jsonb; }
+bool jp_binary(const Value& v) { return v.type() == Type::jsonb; }
 
 // The JSON value's kind: "object", "array", "string", "number", "boolean" or "null".
-std::string json_kind(const Value& v) { return jsonb_typeof(binary_json(v) ? v : cast(v, Type::jsonb)).text_output(); }
+std::string jp_kind(const Value& v) { return jsonb_typeof(jp_binary(v) ? v : cast(v, Type::jsonb)).text_output(); }
 
-Value array_from_json(const Value& field, const ColumnDef& c) {
-  const bool binary = binary_json(field);
+Value jp_array(const Value& field, const ColumnDef& c) {
+  const bool binary = jp_binary(field);
   const std::vector<std::vector<Value>> values = binary ? jsonb_rows("jsonb_array_elements", field) : json_rows("json_array_elements", field);
   const std::vector<std::vector<Value>> texts =
       binary ? jsonb_rows("jsonb_array_elements_text", field) : json_rows("json_array_elements_text", field);
@@ -25,7 +25,7 @@ Value array_from_json(const Value& field, const ColumnDef& c) {
   const ElementType element{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1};
   std::vector<Value> elements;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::string kind = json_kind(values[i].at(0));
+    const std::string kind = jp_kind(values[i].at(0));
     if (kind == "null") {
       elements.push_back(Value::null(c.element));
       continue;
@@ -49,7 +49,7 @@ bool is_json_populate(std::string_view name) {
 
 std::vector<Value> json_object_row(const Value& object, const std::vector<ColumnDef>& columns, const std::vector<Value>& base,
                                    const ColumnInput& input) {
-  const bool binary = binary_json(object);
+  const bool binary = jp_binary(object);
   std::vector<Value> row;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const ColumnDef& c = columns[i];
@@ -58,7 +58,7 @@ std::vector<Value> json_object_row(const Value& object, const std::vector<Column
       row.push_back(i < base.size() ? base[i] : Value::null(c.type));
       continue;
     }
-    const std::string kind = json_kind(field);
+    const std::string kind = jp_kind(field);
     if (kind == "null") {
       row.push_back(Value::null(c.type));
       continue;
@@ -66,7 +66,7 @@ std::vector<Value> json_object_row(const Value& object, const std::vector<Column
     if (c.type == Type::json || c.type == Type::jsonb) {
       row.push_back(input(Value::unknown(field.text_output()), c));
     } else if (c.type == Type::array && kind == "array") {
-      row.push_back(array_from_json(field, c));
+      row.push_back(jp_array(field, c));
     } else if (c.type == Type::array && kind != "string") {
       throw SqlError("22P02", "expected JSON array");
     } else {
@@ -83,10 +83,10 @@ std::vector<std::vector<Value>> json_array_rows(std::string_view function, const
   if (array.is_null()) return out;
   const bool binary = function.starts_with("jsonb");
   const Value j = cast(array, binary ? Type::jsonb : Type::json);
-  const std::string kind = json_kind(j);
+  const std::string kind = jp_kind(j);
   if (kind != "array") throw SqlError("22023", fmt::format("cannot call {} on {}", function, kind == "object" ? "an object" : "a scalar"));
   for (const std::vector<Value>& element : binary ? jsonb_rows("jsonb_array_elements", j) : json_rows("json_array_elements", j)) {
-    if (json_kind(element.at(0)) != "object") throw SqlError("22023", fmt::format("argument of {} must be an array of objects", function));
+    if (jp_kind(element.at(0)) != "object") throw SqlError("22023", fmt::format("argument of {} must be an array of objects", function));
     out.push_back(json_object_row(element.at(0), columns, base, input));
   }
   return out;
@@ -99,7 +99,7 @@ std::vector<Value> json_populate_row(const Value& object, const std::vector<Colu
     for (std::size_t i = 0; i < columns.size(); ++i) row.push_back(i < base.size() ? base[i] : Value::null(columns[i].type));
     return row;
   }
-  const std::string kind = json_kind(object);
+  const std::string kind = jp_kind(object);
   if (kind != "object") throw SqlError("22023", fmt::format("cannot call populate_composite on {}", kind == "array" ? "an array" : "a scalar"));
   return json_object_row(object, columns, base, input);
 }

@@ -16,16 +16,16 @@
 namespace lockstep::sql {
 namespace {
 
-constexpr std::int64_t kUnixToPgEpoch = 946'684'800;  // 2000-01-01 in Unix seconds
-constexpr std::int64_t kMicros = 1'000'000;
-constexpr std::string_view kZoneDirectory = "/usr/share/zoneinfo";
+constexpr std::int64_t kTzUnixToPgEpoch = 946'684'800;  // 2000-01-01 in Unix seconds
+constexpr std::int64_t kTzMicros = 1'000'000;
+constexpr std::string_view kTzDirectory = "/usr/share/zoneinfo";
 
-SqlError unmodelled(std::string_view name, std::string_view what) {
+SqlError tz_unmodelled(std::string_view name, std::string_view what) {
   return SqlError("0A000", fmt::format("the time zone {} ({}) is not in lockstep's SQL subset (docs/sql.md)", name, what));
 }
 
 // Days from 1970-01-01 of a civil date (proleptic Gregorian).
-std::int64_t days_from_civil(std::int64_t y, int m, int d) {
+std::int64_t tz_days_from_civil(std::int64_t y, int m, int d) {
   y -= m <= 2 ? 1 : 0;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
   const std::int64_t yoe = y - era * 400;
@@ -34,7 +34,7 @@ std::int64_t days_from_civil(std::int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-std::int64_t year_of_days(std::int64_t z) {
+std::int64_t tz_year_of_days(std::int64_t z) {
   z += 719468;
   const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   const std::int64_t doe = z - era * 146097;
@@ -44,21 +44,21 @@ std::int64_t year_of_days(std::int64_t z) {
   return yoe + era * 400 + (mp >= 10 ? 1 : 0);
 }
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
+std::int64_t tz_floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
 
 // Day `d` (0: Sunday) of week `w` (5: the last) of month `m` of year `y`, in days from 1970.
-std::int64_t rule_day(std::int64_t y, int m, int w, int d) {
-  const std::int64_t first = days_from_civil(y, m, 1);
-  const std::int64_t next = m == 12 ? days_from_civil(y + 1, 1, 1) : days_from_civil(y, m + 1, 1);
+std::int64_t tz_rule_day(std::int64_t y, int m, int w, int d) {
+  const std::int64_t first = tz_days_from_civil(y, m, 1);
+  const std::int64_t next = m == 12 ? tz_days_from_civil(y + 1, 1, 1) : tz_days_from_civil(y, m + 1, 1);
   const int weekday = static_cast<int>(((first + 4) % 7 + 7) % 7);
   std::int64_t day = first + (d - weekday + 7) % 7 + 7 * (w - 1);
   while (day >= next) day -= 7;
   return day;
 }
 
-class Reader {
+class TzReader {
  public:
-  Reader(std::string_view zone, std::string_view bytes) : zone_(zone), bytes_(bytes) {}
+  TzReader(std::string_view zone, std::string_view bytes) : zone_(zone), bytes_(bytes) {}
   std::uint64_t unsigned_at(std::size_t at, int size) const {
     if (at + static_cast<std::size_t>(size) > bytes_.size()) throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", zone_));
     std::uint64_t v = 0;
@@ -78,9 +78,9 @@ class Reader {
 };
 
 // A POSIX TZ string's parts (the TZif footer): names, offsets and Mm.w.d rules.
-class PosixRule {
+class TzPosixRule {
  public:
-  PosixRule(std::string_view zone, std::string_view text) : zone_(zone), s_(text) {}
+  TzPosixRule(std::string_view zone, std::string_view text) : zone_(zone), s_(text) {}
   std::string name() {
     std::string out;
     if (peek() == '<') {
@@ -90,7 +90,7 @@ class PosixRule {
       return out;
     }
     while (at_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[at_])) != 0) out += s_[at_++];
-    if (out.empty()) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (out.empty()) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     return out;
   }
   // [+-]h[:mm[:ss]] in seconds.
@@ -101,7 +101,7 @@ class PosixRule {
     for (int i = 0; i < 3; ++i) {
       if (i > 0 && peek() != ':') break;
       if (i > 0) ++at_;
-      if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+      if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
       while (std::isdigit(static_cast<unsigned char>(peek())) != 0) parts[i] = parts[i] * 10 + (s_[at_++] - '0');
     }
     return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2]);
@@ -109,16 +109,16 @@ class PosixRule {
   bool is_offset_next() const { return at_ < s_.size() && (s_[at_] == '+' || s_[at_] == '-' || std::isdigit(static_cast<unsigned char>(s_[at_])) != 0); }
   // ",Mm.w.d[/time]"
   void date(int& month, int& week, int& day, int& time) {
-    if (peek() != ',') throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (peek() != ',') throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     ++at_;
-    if (peek() != 'M') throw unmodelled(zone_, fmt::format("the rule \"{}\" (a day of the year)", s_));
+    if (peek() != 'M') throw tz_unmodelled(zone_, fmt::format("the rule \"{}\" (a day of the year)", s_));
     ++at_;
     month = number();
     expect('.');
     week = number();
     expect('.');
     day = number();
-    if (month < 1 || month > 12 || week < 1 || week > 5 || day < 0 || day > 6) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (month < 1 || month > 12 || week < 1 || week > 5 || day < 0 || day > 6) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     if (peek() == '/') {
       ++at_;
       time = clock();
@@ -129,13 +129,13 @@ class PosixRule {
 
  private:
   int number() {
-    if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     int n = 0;
     while (std::isdigit(static_cast<unsigned char>(peek())) != 0) n = n * 10 + (s_[at_++] - '0');
     return n;
   }
   void expect(char c) {
-    if (peek() != c) throw unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (peek() != c) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     ++at_;
   }
   std::string_view zone_;
@@ -148,7 +148,7 @@ class PosixRule {
 std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view bytes) {
   auto z = std::make_unique<TimeZone>();
   z->name_ = std::move(name);
-  const Reader r(z->name_, bytes);
+  const TzReader r(z->name_, bytes);
   if (bytes.substr(0, 4) != "TZif") throw SqlError("22023", fmt::format("time zone file \"{}\" is damaged", z->name_));
   const char version = bytes.size() > 4 ? bytes[4] : '\0';
   std::size_t header = 0;
@@ -191,7 +191,7 @@ std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view
     const std::size_t end = bytes.find('\n', at + 1);
     const std::string_view text = bytes.substr(at + 1, end == std::string_view::npos ? std::string_view::npos : end - at - 1);
     if (!text.empty()) {
-      PosixRule p(z->name_, text);
+      TzPosixRule p(z->name_, text);
       Rule& rule = z->rule_;
       rule.present = true;
       rule.standard.abbreviation = p.name();
@@ -203,7 +203,7 @@ std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view
         rule.daylight.seconds = p.is_offset_next() ? -p.clock() : rule.standard.seconds + 3600;
         p.date(rule.start_month, rule.start_week, rule.start_day, rule.start_time);
         p.date(rule.end_month, rule.end_week, rule.end_day, rule.end_time);
-        if (!p.done()) throw unmodelled(z->name_, fmt::format("the rule \"{}\"", text));
+        if (!p.done()) throw tz_unmodelled(z->name_, fmt::format("the rule \"{}\"", text));
       }
     }
   }
@@ -212,17 +212,17 @@ std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view
 
 TimeZone::Offset TimeZone::by_rule(std::int64_t unix_seconds) const {
   if (!rule_.has_daylight) return {rule_.standard.seconds, rule_.standard.abbreviation};
-  const std::int64_t year = year_of_days(floor_div(unix_seconds + rule_.standard.seconds, 86400));
+  const std::int64_t year = tz_year_of_days(tz_floor_div(unix_seconds + rule_.standard.seconds, 86400));
   const std::int64_t start =
-      rule_day(year, rule_.start_month, rule_.start_week, rule_.start_day) * 86400 + rule_.start_time - rule_.standard.seconds;
-  const std::int64_t end = rule_day(year, rule_.end_month, rule_.end_week, rule_.end_day) * 86400 + rule_.end_time - rule_.daylight.seconds;
+      tz_rule_day(year, rule_.start_month, rule_.start_week, rule_.start_day) * 86400 + rule_.start_time - rule_.standard.seconds;
+  const std::int64_t end = tz_rule_day(year, rule_.end_month, rule_.end_week, rule_.end_day) * 86400 + rule_.end_time - rule_.daylight.seconds;
   const bool daylight = start < end ? (unix_seconds >= start && unix_seconds < end) : !(unix_seconds >= end && unix_seconds < start);
   const Type& t = daylight ? rule_.daylight : rule_.standard;
   return {t.seconds, t.abbreviation};
 }
 
 TimeZone::Offset TimeZone::at(std::int64_t utc_micros) const {
-  const std::int64_t unix_seconds = floor_div(utc_micros, kMicros) + kUnixToPgEpoch;
+  const std::int64_t unix_seconds = tz_floor_div(utc_micros, kTzMicros) + kTzUnixToPgEpoch;
   if (rule_.present && (transitions_.empty() || unix_seconds >= transitions_.back())) return by_rule(unix_seconds);
   if (transitions_.empty() || unix_seconds < transitions_.front()) return {types_.front().seconds, types_.front().abbreviation};
   const auto it = std::upper_bound(transitions_.begin(), transitions_.end(), unix_seconds);
@@ -231,9 +231,9 @@ TimeZone::Offset TimeZone::at(std::int64_t utc_micros) const {
 }
 
 std::int64_t TimeZone::utc_of_local(std::int64_t local_micros) const {
-  constexpr std::int64_t kDay = 86'400 * kMicros;
+  constexpr std::int64_t kDay = 86'400 * kTzMicros;
   const int before = at(local_micros - kDay).seconds, after = at(local_micros + kDay).seconds;
-  const std::int64_t early = local_micros - before * kMicros, late = local_micros - after * kMicros;
+  const std::int64_t early = local_micros - before * kTzMicros, late = local_micros - after * kTzMicros;
   const bool early_valid = at(early).seconds == before, late_valid = at(late).seconds == after;
   if (early_valid && !late_valid) return early;
   if (late_valid && !early_valid) return late;
@@ -254,7 +254,7 @@ const TimeZone* find_time_zone(std::string_view name) {
   const std::lock_guard<std::mutex> lock(mutex);
   if (const auto it = zones.find(key); it != zones.end()) return it->second.get();
   // Each part of the name matched without regard to case, as the server scans the directory.
-  std::filesystem::path path(kZoneDirectory);
+  std::filesystem::path path(kTzDirectory);
   std::string canonical;
   std::size_t from = 0;
   while (from <= key.size()) {

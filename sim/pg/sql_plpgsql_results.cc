@@ -17,13 +17,13 @@ using sql::Value;
 
 // The function's result columns: its row type's (a table's or a composite type's), or one of
 // its scalar type.
-std::vector<sql::ColumnDef> result_columns(const sql::CreateFunction& f, int& row_type) {
+std::vector<sql::ColumnDef> set_result_columns(const sql::CreateFunction& f, int& row_type) {
   row_type = f.returns.type == Type::enum_ ? sql::row_type_index(f.returns.user_type) : -1;
   if (row_type >= 0) return sql::record_definition(row_type).columns;
   return {f.returns};
 }
 
-bool same_type(const Value& v, const sql::ColumnDef& c) {
+bool set_same_type(const Value& v, const sql::ColumnDef& c) {
   if (v.is_null()) return true;
   const Type t = v.type() == Type::unknown ? Type::text : v.type();
   if (t != c.type) return false;
@@ -53,7 +53,7 @@ std::string raise_message(const sql::PlStatement& s, const std::function<std::op
 
 std::vector<Value> returned_set_row(const sql::CreateFunction& f, const Value& v) {
   int row_type = -1;
-  const std::vector<sql::ColumnDef> columns = result_columns(f, row_type);
+  const std::vector<sql::ColumnDef> columns = set_result_columns(f, row_type);
   if (row_type < 0) return {assigned(v, f.returns, f.name)};
   if (v.type() != Type::record || (!v.is_null() && v.record_type() != row_type)) throw SqlError("42804", "wrong record type supplied in RETURN NEXT");
   if (v.is_null()) return std::vector<Value>(columns.size(), Value::null());
@@ -62,10 +62,10 @@ std::vector<Value> returned_set_row(const sql::CreateFunction& f, const Value& v
 
 void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<Value>> rows, std::vector<std::vector<Value>>& into) {
   int row_type = -1;
-  const std::vector<sql::ColumnDef> columns = result_columns(f, row_type);
+  const std::vector<sql::ColumnDef> columns = set_result_columns(f, row_type);
   for (std::vector<Value>& row : rows) {
     bool matches = row.size() == columns.size();
-    for (std::size_t i = 0; matches && i < row.size(); ++i) matches = same_type(row[i], columns[i]);
+    for (std::size_t i = 0; matches && i < row.size(); ++i) matches = set_same_type(row[i], columns[i]);
     if (!matches) throw SqlError("42804", "structure of query does not match function result type");
     into.push_back(std::move(row));
   }
