@@ -22,8 +22,6 @@ bool record_text_needs_quotes(std::string_view s) {
   });
 }
 
-Value record_field_from_text(const ColumnDef& c, std::string_view text) { return column_input(c, text); }
-
 }  // namespace
 
 std::string_view row_type_name(const CreateTable& def) {
@@ -144,7 +142,7 @@ std::string record_display(const Value& record) {
   if (def == nullptr) return record.payload();
   std::vector<std::optional<std::string>> fields = record_field_texts(record.payload());
   for (std::size_t i = 0; i < fields.size() && i < def->columns.size(); ++i) {
-    if (fields[i]) fields[i] = display_text(record_field_from_text(def->columns[i], *fields[i]));
+    if (fields[i]) fields[i] = display_text(column_input(def->columns[i], *fields[i]));
   }
   return record_output(fields);
 }
@@ -166,7 +164,7 @@ Value record_field(const Value& record, std::string_view name) {
   const std::vector<std::optional<std::string>> texts = record_field_texts(record.payload());
   const auto i = static_cast<std::size_t>(it - def.columns.begin());
   if (i >= texts.size()) throw SqlError("22P02", fmt::format("malformed record literal: \"{}\"", record.payload()));
-  return texts[i] ? record_field_from_text(*it, *texts[i]) : Value::null(it->type);
+  return texts[i] ? column_input(*it, *texts[i]) : Value::null(it->type);
 }
 
 Value record_to_jsonb(const Value& record) {

@@ -94,7 +94,6 @@ Value SqlRun::derived_whole_row(const SqlTable& t, std::string_view alias, const
   if (!derived) missing_column(t, alias, ref);
   std::vector<sql::ColumnDef> columns;
   std::vector<std::optional<std::string>> fields;
-  bool present = false;
   for (const sql::ColumnDef& c : t.def.columns) {
     const auto [relation, name] = joined_name(c);
     if (relation != ref.name) continue;
@@ -109,8 +108,7 @@ Value SqlRun::derived_whole_row(const SqlTable& t, std::string_view alias, const
     fields.push_back(it == row->end() ? std::nullopt : std::optional<std::string>(it->second));
   }
   const int type = server_.anonymous_row_type(columns);
-  if (row != nullptr) present = row->contains(joined_row_id(ref.name));
-  return present ? Value::record(type, sql::record_output(fields)) : Value::null_record(type);
+  return row != nullptr && row->contains(joined_row_id(ref.name)) ? Value::record(type, sql::record_output(fields)) : Value::null_record(type);
 }
 
 }  // namespace lockstep::sim::pg
