@@ -164,8 +164,10 @@ bool SqlRun::few_rows_estimated(const sql::Select& sel, SqlTable* t) const {
 
 // The planner's selectivity of WHERE over `t` without statistics (clauselist_selectivity: a
 // product over its conjuncts): a column <> a value or IS NOT NULL 0.995, < > <= >= 1/3 (one
-// per column: two make a range), = or IS NULL 0.005; nullopt for any other conjunct.
-std::optional<double> SqlRun::where_selectivity(const sql::Select& sel, SqlTable& t) const {
+// per column: two make a range), = or IS NULL 0.005; nullopt for any other conjunct. With
+// `loose` (a join's estimate), a value is any expression of no column (a Param or a stable
+// call to the planner) and LIKE of a pattern without wildcards is an equality.
+std::optional<double> SqlRun::where_selectivity(const sql::Select& sel, SqlTable& t, bool loose) const {
   if (!sel.where) return 1.0;
   const Expr& w = *sel.where;
   std::vector<const Expr*> conjuncts;
@@ -175,10 +177,21 @@ std::optional<double> SqlRun::where_selectivity(const sql::Select& sel, SqlTable
     conjuncts.push_back(&w);
   }
   auto own = [&](const Expr& e) { return e.kind == Expr::Kind::column && resolves(t, sel.alias, e); };
-  auto value = [&](const Expr& e) { return e.kind == Expr::Kind::constant || e.kind == Expr::Kind::param; };
+  const auto columnless = [&](const Expr& e, const auto& self) -> bool {
+    if (e.kind == Expr::Kind::column) return !own(e) && function_params_ != nullptr && function_params_->names_variable(e);  // a Param
+    return !sql::is_sublink(e) && e.kind != Expr::Kind::window && std::all_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+  };
+  auto value = [&](const Expr& e) {
+    return e.kind == Expr::Kind::constant || e.kind == Expr::Kind::param || (loose && columnless(e, columnless));
+  };
   double selectivity = 1;
   std::vector<std::string> ranged;
   for (const Expr* c : conjuncts) {
+    if (loose && c->kind == Expr::Kind::like && c->args.size() == 2 && own(c->args[0]) && c->args[1].kind == Expr::Kind::constant &&
+        (c->args[1].value.type() == Type::text || c->args[1].value.type() == Type::unknown) && c->args[1].value.as_text().find_first_of("%_\\") == std::string::npos) {
+      selectivity *= c->negated ? 0.995 : 0.005;
+      continue;
+    }
     if (c->kind == Expr::Kind::is_null && own(c->args.at(0))) {
       selectivity *= c->negated ? 0.995 : 0.005;
       continue;
@@ -231,8 +244,12 @@ std::uint32_t SqlRun::hashed_buckets(const sql::Select& sel, SqlTable* t, const 
   if (!t->key.empty() && std::all_of(t->key.begin(), t->key.end(), [&](int c) { return std::find(columns.begin(), columns.end(), c) != columns.end(); })) {
     return 0;
   }
+  return hash_aggregate_buckets(*t, *selectivity, columns.size(), widest_row(*t));
+}
+
+std::size_t SqlRun::widest_row(const SqlTable& t) const {
   std::size_t widest = 0;  // bytes of a row's values, each at most its text and 8
-  server_.each_row(t->def.table, [&](std::int64_t, RowState& r) {
+  server_.each_row(t.def.table, [&](std::int64_t, RowState& r) {
     auto measure = [&](const Row& row) {
       std::size_t bytes = 0;
       for (const auto& [name, text] : row) bytes += text.size() + 8;
@@ -243,7 +260,7 @@ std::uint32_t SqlRun::hashed_buckets(const sql::Select& sel, SqlTable* t, const 
       if (written.version) measure(*written.version);
     }
   });
-  return hash_aggregate_buckets(*t, *selectivity, columns.size(), widest);
+  return widest;
 }
 
 // An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each

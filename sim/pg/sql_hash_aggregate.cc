@@ -39,8 +39,7 @@ std::pair<int, int> hagg_width(const sql::ColumnDef& c) {
 // it, grouped by `columns` columns without statistics (200 distinct values each); 0 when
 // fewer than 200 rows are estimated.
 std::uint32_t hagg_buckets_for_width(int data_width, double selectivity, std::size_t columns) {
-  const int tuple_width = data_width + 24 + 4;  // MAXALIGN(SizeofHeapTupleHeader) + ItemIdData
-  const double tuples = std::rint(static_cast<double>((8192 - 24) / tuple_width) * 10);
+  const double tuples = unanalyzed_tuples(data_width);
   const double rows = std::max(1.0, std::rint(tuples * selectivity));
   if (rows < 200) return 0;
   const double each = std::min(200.0, tuples);
@@ -88,19 +87,30 @@ std::uint32_t hagg_murmur32(std::uint32_t h) {
 
 }  // namespace
 
-std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns, std::size_t widest_row) {
-  if (t.planner_stats) return 0;
+std::optional<std::pair<int, int>> unanalyzed_width(const SqlTable& t, std::size_t widest_row) {
+  if (t.planner_stats) return std::nullopt;
   // Past 10 pages the estimate counts the heap's pages: the rows written must fit in fewer
   // (each tuple at most its header, its line pointer, 8 bytes of alignment and its values).
-  if (static_cast<double>(t.tuples_written) * static_cast<double>(24 + 4 + 8 + widest_row) > 10 * (8192 - 24) * 0.9) return 0;
+  if (static_cast<double>(t.tuples_written) * static_cast<double>(24 + 4 + 8 + widest_row) > 10 * (8192 - 24) * 0.9) return std::nullopt;
   int low = 0, high = 0;
   for (const sql::ColumnDef& c : t.def.columns) {
     const auto [l, h] = hagg_width(c);
     low += l;
     high += h;
   }
-  const std::uint32_t buckets = hagg_buckets_for_width(low, selectivity, columns);
-  return buckets == hagg_buckets_for_width(high, selectivity, columns) ? buckets : 0;
+  return std::pair{low, high};
+}
+
+double unanalyzed_tuples(int data_width) {
+  const int tuple_width = data_width + 24 + 4;  // MAXALIGN(SizeofHeapTupleHeader) + ItemIdData
+  return std::rint(static_cast<double>((8192 - 24) / tuple_width) * 10);
+}
+
+std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns, std::size_t widest_row) {
+  const auto width = unanalyzed_width(t, widest_row);
+  if (!width) return 0;
+  const std::uint32_t buckets = hagg_buckets_for_width(width->first, selectivity, columns);
+  return buckets == hagg_buckets_for_width(width->second, selectivity, columns) ? buckets : 0;
 }
 
 namespace {

@@ -10,12 +10,22 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "lockstep/model/sql/value.h"
 #include "lockstep/sim/pg/sim_pg.h"
 
 namespace lockstep::sim::pg {
+
+// The planner's estimate of a row's data width in t without statistics (get_rel_data_width),
+// lowest and highest (a text's characters take 1 to 4 bytes), or nullopt: the table has
+// planner statistics or may fill 10 pages (its tuples written, each at most `widest_row`
+// bytes of values), past which the estimate counts its pages.
+std::optional<std::pair<int, int>> unanalyzed_width(const SqlTable& t, std::size_t widest_row);
+// The tuples the planner estimates in a table never vacuumed of that data width (tableam.c:
+// 10 pages at an integer density).
+double unanalyzed_tuples(int data_width);
 
 // The buckets the server's HashAggregate over a scan of `t` keeping `selectivity` of its rows
 // (the planner's estimate of WHERE: 1 for none), grouping by `columns` columns, starts with;

@@ -465,6 +465,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
 std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
                                                                          std::string_view from_alias, const std::optional<Expr>& where,
                                                                          const sql::Select* join) {
+  unplanned_order_.clear();
   std::vector<Row> joined;
   if (join != nullptr) {  // FROM a join: its nested loops, each table touched as it is read
     for (auto& [id, r] : from_scan(*join, from, -1)) joined.push_back(std::move(r));
@@ -492,23 +493,13 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
     }
   }
   restore(saved);
-  // The planner's join, matched on the target's primary key, on tables never analyzed: a
-  // WITH query or subquery with a LIMIT (the job-claim shape) is a nested loop it drives, with
-  // an index scan of the target inside; one without a WHERE is as large as the target and
-  // drives a hash join of it; either way target rows come in its order. One with a WHERE (and
-  // no LIMIT) is estimated smaller and hashed, under a scan of the target: heap order.
-  // (EXPLAIN on PostgreSQL 15; an approximation of its costs: docs/notes.md.)
+  // The planner's join on the target's primary key, on tables never analyzed: a WITH query or
+  // subquery estimated at few rows drives a nested loop over index scans of the target (rows
+  // in its order); one estimated at many is hashed under a scan of the target (heap order).
   const Derived* d = derived_of(&from);
   const sql::Select* q = d != nullptr ? d->def->select.get() : nullptr;
-  if (q != nullptr && (q->limit || !q->where) && where && joins_on_key(*where, t, alias, from, from_alias)) {
-    std::vector<std::size_t> order(out.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return first_match[a] < first_match[b]; });
-    std::vector<std::tuple<std::int64_t, Row, Row>> sorted;
-    sorted.reserve(out.size());
-    for (std::size_t i : order) sorted.push_back(std::move(out[i]));
-    return sorted;
-  }
+  const auto rows = q != nullptr && where && joins_on_key(*where, t, alias, from, from_alias) ? estimated_rows(*q) : std::nullopt;
+  order_join(out, first_match, rows ? planned_drive(*rows, t, where->kind == Expr::Kind::and_ ? where->args.size() - 1 : 0) : Drive::unknown);
   return out;
 }
 

@@ -133,11 +133,10 @@ class SqlRun final : public sql::EvalContext {
   using Scopes = std::vector<std::pair<const SqlTable*, std::string_view>>;
   bool reaches_out(const Expr& e, Scopes& scopes) const;
   bool reaches_out(const sql::Select& sel, Scopes& scopes) const;
-  // The statement's InitPlans under e, computed in the step running now: the statement's
-  // first, which takes its snapshot, so a later wait for a row lock does not change them (as
-  // PostgreSQL keeps an InitPlan's value through EvalPlanQual). An error is kept and raised
-  // where the subquery is first used. Subqueries that lock rows or call the server's
-  // functions are left to run where they are used.
+  // The statement's InitPlans under e, computed in the step running now: the statement's first, which takes its
+  // snapshot, so a later wait for a row lock does not change them (as PostgreSQL keeps an InitPlan's value through
+  // EvalPlanQual). An error is raised where the subquery is first used. Subqueries that lock rows or call the
+  // server's functions are left to run where they are used.
   void compute_initplans(const Expr& e);
   void compute_initplans(const std::vector<sql::Target>& targets);
   // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
@@ -161,9 +160,7 @@ class SqlRun final : public sql::EvalContext {
   // WHERE on the row in the current context: in the statement's scan (recording the inner
   // row of each semi join), or (`recheck`) in the EvalPlanQual re-check of row `id`.
   bool where_holds(const Expr& where, std::int64_t id, bool recheck);
-  // The first row of the subquery's table (its snapshot) its WHERE accepts for the current
-  // outer row; or whether `inner` is accepted.
-  std::optional<Row> first_inner_match(const sql::Select& sub);
+  std::optional<Row> first_inner_match(const sql::Select& sub);  // the first row of its table (snapshot) WHERE accepts
   bool inner_matches(const sql::Select& sub, const Row& inner);
   // The subquery's rows, run in the current context (a locking one takes its steps; its
   // LockRows stops after `rows` rows: an EXISTS pulls one, a scalar subquery two; or after the
@@ -237,12 +234,11 @@ class SqlRun final : public sql::EvalContext {
                                                            const std::optional<Expr>& where, std::int64_t enough);
   static void type_columns(Derived& d, const std::vector<std::vector<Value>>& rows);
   static std::vector<Row> stored_rows(const Derived& d, std::vector<std::vector<Value>> rows);
-  // A data-modifying WITH query: its statement run now, to completion, in steps of this one;
-  // its RETURNING rows are the relation; `streamed_into` runs for each row (streams_into_next).
+  // A data-modifying WITH query run now, to completion, in steps of this one; its RETURNING rows are the relation;
+  // `streamed_into` runs for each row (streams_into_next).
   void run_modifying(Derived& d, Derived* streamed_into = nullptr);
-  // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's
-  // visible versions (a subquery's: the statement's snapshot), in heap order (`by_root`: in
-  // the order of their HOT chains' roots, as a bitmap heap scan visits them).
+  // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's visible versions (a
+  // subquery's: the statement's snapshot), in heap order (`by_root`: their HOT chains' roots', a bitmap heap scan's).
   std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t, bool by_root = false);
   void check_grouped_by_key(const sql::Select& sel);
   // Whether WHERE joins the target's one-column primary key to a column of the joined relation.
@@ -310,14 +306,23 @@ class SqlRun final : public sql::EvalContext {
   // row of the joined relation (`join`'s FROM made it, when given) for which WHERE holds.
   std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
                                                                   const std::optional<Expr>& where, const sql::Select* join = nullptr);
+  // ---- Row orders the planner's costs pick (sim/pg/sql_plan_order.cc). Why the rows scan() or join_candidates()
+  // gave last come in an order no estimate here decides ("": the server's); a statement showing it refuses.
+  std::string unplanned_order_;
+  enum class Drive : std::uint8_t { table, other_side, unknown };  // which side of a join on t's key leads
+  Drive planned_drive(std::pair<double, double> rows, const SqlTable& t, std::size_t filters) const;
+  std::optional<std::pair<double, double>> estimated_rows(const sql::Select& q);  // a plain one-table query's, (lowest, highest)
+  std::optional<std::int64_t> planned_limit(const sql::Select& q);                 // its LIMIT as the plan knows it
+  void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where);
+  void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
+  void refuse_unplanned_order() const;
 
   // Every column the expression names in table t exists (as PostgreSQL's analysis checks
   // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
   void check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs = {}) const;
   void check_columns(const std::vector<sql::Target>& targets, const SqlTable& t, const std::string& alias) const;
   void check_select(const sql::Select& sel, const SqlTable& t) const;
-  // Runs check() once per plan node and table in an execution: the catalog is fixed while
-  // actors run, so a statement checked against a table stays checked.
+  // Runs check() once per plan node and table in an execution (the catalog is fixed while actors run).
   template <typename Check>
   void check_once(SqlTable& t, const void* node, const Check& check) {
     for (const auto& [plan, n] : t.checked) {
@@ -363,14 +368,12 @@ class SqlRun final : public sql::EvalContext {
   // The new table's foreign keys name tables, columns and keys that exist: else the error.
   std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);
 
-  // ---- Foreign keys (sql_foreign_keys.cc), checked at the end of the statement as the
-  // server's RI triggers do. A new or changed version of a child row locks its parent row
-  // FOR KEY SHARE (waiting as the server does), 23503 when there is none; a parent row
-  // deleted, or whose key changed, locks the children that still reference it FOR KEY
-  // SHARE, 23503 when there is one. Under REPEATABLE READ the checks see the transaction's
-  // snapshot (the server's also looks at the newest rows: docs/sql.md).
-  // Each RI query first takes its table's weak lock (RowShareLock for a check, RowExclusiveLock
-  // for a cascade's DELETE or SET NULL's UPDATE), waiting behind a LOCK TABLE as the server's.
+  // ---- Foreign keys (sql_foreign_keys.cc), checked at the end of the statement as the server's RI triggers do. A
+  // new or changed version of a child row locks its parent row FOR KEY SHARE (waiting as the server does), 23503
+  // when there is none; a parent row deleted, or whose key changed, locks the children that still reference it FOR
+  // KEY SHARE, 23503 when there is one. Under REPEATABLE READ the checks see the transaction's snapshot (the
+  // server's also looks at the newest rows: docs/sql.md). Each RI query first takes its table's weak lock (RowShareLock for
+  // a check, RowExclusiveLock for a cascade's DELETE or SET NULL's UPDATE), waiting behind a LOCK TABLE as the server's.
   void check_references(SqlTable& t, const Row& row, const Row* before);
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
   void lock_for_ri_query(const SqlTable& t, Mode mode);
@@ -470,7 +473,8 @@ class SqlRun final : public sql::EvalContext {
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
-  std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t) const;
+  std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t, bool loose = false) const;
+  std::size_t widest_row(const SqlTable& t) const;  // bytes of values of t's widest row version, 8 more each
   static const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
   // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
@@ -530,11 +534,9 @@ class SqlRun final : public sql::EvalContext {
   // ---- INSERT
   Result<Rows> statement(const sql::Insert& ins);
 
-  // The row an INSERT's values make: defaults for the rest, each value as its column stores it.
-  // Its step: one of its own, or none (`step_taken`: the step running now is the row's, the
-  // statement's first for its first row).
-  // Column i's DEFAULT: the next value of its serial or identity sequence, its default
-  // expression, or NULL.
+  // The row an INSERT's values make: defaults for the rest, each value as its column stores it. Its step: one of
+  // its own, or none (`step_taken`: the step running now is the row's, the statement's first for its first row).
+  // Column i's DEFAULT: the next value of its serial or identity sequence, its default expression, or NULL.
   Value column_default(SqlTable& t, std::size_t i);
   Row new_row(SqlTable& t, const std::vector<int>& columns, const std::vector<std::optional<Expr>>& values, bool step_taken,
               sql::Insert::Overriding overriding);
@@ -653,8 +655,8 @@ class SqlRun final : public sql::EvalContext {
   std::vector<Saved> outer_;  // the rows of the queries around the running subquery (and a joined row), innermost last
   int subquery_depth_ = 0;    // subqueries running now (Enclosing)
   sql::EvalContext* function_params_ = nullptr;  // a running function body's parameters (function_body)
-  std::map<const Expr*, std::vector<Value>> subquery_lists_;  // uncorrelated IN subqueries' values
-  std::vector<Value> scratch_list_;                           // a correlated one's, for the row evaluated now
+  std::map<const Expr*, std::vector<Value>> subquery_lists_;  // uncorrelated IN subqueries' values (scratch: a correlated one's)
+  std::vector<Value> scratch_list_;
   std::map<const Expr*, std::vector<std::vector<Value>>> subquery_row_lists_;  // ... of row IN subqueries
   std::vector<std::vector<Value>> scratch_rows_;
   std::map<std::pair<const Expr*, std::int64_t>, std::vector<Value>> semi_row_values_;  // (row IN semi join, outer row): the row it matched
@@ -684,9 +686,8 @@ class SqlRun final : public sql::EvalContext {
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
   std::optional<std::uint64_t> first_scan_at_;  // the commit count at the statement's first scan of a table
-  // A locking query (WITH or subquery FOR UPDATE) took the statement's snapshot in its first
-  // step (hold_statement_snapshot, reading every table); every later scan of the statement
-  // reads on it (snapshot_seq: nullopt, the newest), only the locked rows come newest.
+  // A locking query (WITH or subquery FOR UPDATE) took the statement's snapshot in its first step
+  // (hold_statement_snapshot); later scans read on it (snapshot_seq), the locked rows newest.
   bool on_snapshot_ = false;
   bool on_snapshot() const;
   std::optional<std::uint64_t> snapshot_seq() const;

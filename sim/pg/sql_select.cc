@@ -119,6 +119,7 @@ bool SqlRun::passes(SqlTable* t, const std::string& alias, const std::optional<E
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
                                                        std::int64_t enough, bool limited) {
+  unplanned_order_.clear();
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
   const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
   Derived* d = derived_of(t);
@@ -158,6 +159,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
                                         "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)", d->def->name));
   }
+  if (where) order_semi_join(out, *t, *where);
   return out;
 }
 
@@ -307,6 +309,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+    if (sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty()) refuse_unplanned_order();
   }
   if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {
     const std::int64_t limit = bound(sel.limit, "LIMIT");

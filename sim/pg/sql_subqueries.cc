@@ -220,7 +220,7 @@ bool SqlRun::correlated(const sql::Select& sub) {
 
 bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
   if (e.kind == Expr::Kind::column) {
-    return std::none_of(scopes.begin(), scopes.end(), [&](const auto& s) {
+    const bool inside = std::any_of(scopes.begin(), scopes.end(), [&](const auto& s) {
       if (s.first == nullptr) return false;
       try {
         return resolves(*s.first, s.second, e);
@@ -228,6 +228,9 @@ bool SqlRun::reaches_out(const Expr& e, Scopes& scopes) const {
         return true;  // ambiguous there (42702 when it runs), so not an outer query's
       }
     });
+    // A plpgsql function's variable is a Param to the planner, not an outer query's column
+    // (one naming both is 42702, plpgsql's variable_conflict = error).
+    return !inside && (function_params_ == nullptr || !function_params_->names_variable(e));
   }
   if (e.kind == Expr::Kind::in_subquery && reaches_out(e.args.at(0), scopes)) return true;
   if (sql::is_sublink(e)) return reaches_out(*e.select, scopes);

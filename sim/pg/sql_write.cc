@@ -523,6 +523,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       auto scanned = scan(t, b.alias, b.where);
       candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
     }
+    if (!b.returning.empty()) refuse_unplanned_order();
   }
   Rows out;
   out.columns = column_names(b.returning, t, b.alias);
