@@ -114,9 +114,14 @@ class PlReader {
       s.kind = PlStatement::Kind::perform;
       s.text = expression(body.at("expr"));
     } else if (type == "PLpgSQL_stmt_dynexecute") {
-      if (body.value("into", false) || body.contains("params")) refuse_(fmt::format("EXECUTE ... INTO or USING {}", where_));
+      if ((body.value("into", false) || body.contains("params")) && datums_ == nullptr) refuse_("EXECUTE ... INTO or USING in a DO block");
       s.kind = PlStatement::Kind::execute;
       s.text = expression(body.at("query"));
+      if (body.value("into", false)) {
+        s.target = target(body.at("target"));
+        s.strict = body.value("strict", false);
+      }
+      using_params(body, s);
     } else if (type == "PLpgSQL_stmt_if") {
       s.kind = PlStatement::Kind::branch;
       s.branches.push_back({expression(body.at("cond")), body.contains("then_body") ? statements(body.at("then_body")) : std::vector<PlStatement>{}});
@@ -151,9 +156,10 @@ class PlReader {
         if (s.target < 0 || s.target >= static_cast<int>(datums_->size())) refuse_(fmt::format("RETURN NEXT without a value {}", where_));
       }
     } else if (type == "PLpgSQL_stmt_return_query" && datums_ != nullptr) {
-      if (!body.contains("query")) refuse_(fmt::format("RETURN QUERY EXECUTE {}", where_));
       s.kind = PlStatement::Kind::return_query;
-      s.text = expression(body.at("query"));
+      s.dynamic = body.contains("dynquery");  // RETURN QUERY EXECUTE text [USING ...]
+      s.text = expression(body.at(s.dynamic ? "dynquery" : "query"));
+      using_params(body, s);
     } else if (type == "PLpgSQL_stmt_assign" && datums_ != nullptr) {
       s.kind = PlStatement::Kind::assign;
       s.target = body.value("varno", 0);
@@ -175,6 +181,12 @@ class PlReader {
   }
 
   // INTO's target: a row of variables (a new datum), or a record or variable by number.
+  // EXECUTE's USING expressions, the values of the text's $1, $2, ...
+  void using_params(const json& body, PlStatement& s) {
+    if (!body.contains("params")) return;
+    for (const json& p : body.at("params")) s.args.push_back(expression(p));
+  }
+
   int target(const json& t) {
     const auto node = t.begin();
     const json& body = node.value();

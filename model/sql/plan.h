@@ -490,11 +490,12 @@ struct PlStatement {
   // statement's text; raise: the message, each % standing for the next of `args`; stop:
   // RETURN's expression ("": none); assign: the value's expression; loop: WHILE's condition or
   // FOR's query; exit: WHEN's condition ("": none); return_next: its expression ("": the
-  // variable `target`); return_query: the query
+  // variable `target`); return_query: the query (`dynamic`: the expression giving its text)
   std::string text;
+  bool dynamic = false;  // return_query: RETURN QUERY EXECUTE
   int target = -1;      // assign: the datum set; sql with INTO, FOR over a query: the row datum it fills; FOR i: i
   bool strict = false;  // INTO STRICT: exactly one row (P0002, P0003)
-  std::vector<std::string> args;  // raise: expressions; loop (FOR i): lower, upper and BY's ("": 1)
+  std::vector<std::string> args;  // raise: expressions; loop (FOR i): lower, upper and BY's ("": 1); execute, return_query: USING's
   int level = 0;                  // raise: PostgreSQL's elog level (21 ERROR, 19 WARNING, 18 NOTICE, ...)
   std::vector<PlBranch> branches;  // branch: IF's and ELSIF's, then ELSE's (an empty condition)
   // loop: LOOP, WHILE, FOR i IN [REVERSE] a..b [BY c], FOR target IN query

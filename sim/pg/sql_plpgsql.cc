@@ -7,10 +7,9 @@
 // with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001),
 // RETURN (2F005 when control reaches the end of a function that returns a value), loops (LOOP,
 // WHILE, FOR over integers or a query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION
-// blocks (a subtransaction: SimConnection::begin_internal_subtransaction).
-// A call is run only from a statement that reads no table itself (SELECT f(...), SELECT * FROM
-// f(...)): a call inside a scan would take steps in the middle of the scan's, which the
-// simulation does not model (refused, 0A000).
+// blocks (a subtransaction: SimConnection::begin_internal_subtransaction). A call is run only
+// from a statement that reads no table itself (SELECT f(...), SELECT * FROM f(...)): a call
+// inside a scan would take steps amid the scan's, which the simulation does not model (0A000).
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -325,18 +324,18 @@ class PlRun final : public sql::EvalContext {
     return rows.empty() ? Value::null() : rows[0][0];
   }
 
-  // Runs one SQL statement of the body in the calling statement's transaction: its rows, as values.
-  Rows statement(const std::shared_ptr<const std::vector<sql::Statement>>& plans, std::vector<std::vector<Value>>* rows) {
+  // Runs one SQL statement of the body in the calling statement's transaction: its rows, as values
+  // (`using_params`: EXECUTE's, else the function's variables and parameters).
+  Rows statement(const std::shared_ptr<const std::vector<sql::Statement>>& plans, std::vector<std::vector<Value>>* rows,
+                 sql::EvalContext* using_params = nullptr) {
     if (plans->size() != 1) throw SqlError("0A000", "several statements in one statement of a plpgsql function are not in lockstep's SQL subset");
     const sql::Statement& st = plans->front();
     const bool dml = std::holds_alternative<sql::Select>(st.body) || std::holds_alternative<sql::Insert>(st.body) ||
                      std::holds_alternative<sql::Update>(st.body) || std::holds_alternative<sql::Delete>(st.body);
-    if (!dml) {
-      throw SqlError("0A000", fmt::format("a statement other than SELECT, INSERT, UPDATE or DELETE in a plpgsql function ({}) is not in "
-                                          "lockstep's SQL subset (docs/sql.md)", st.text));
-    }
+    if (!dml) throw SqlError("0A000", fmt::format("a statement other than SELECT, INSERT, UPDATE or DELETE in a plpgsql function ({}) is not in "
+                                                  "lockstep's SQL subset (docs/sql.md)", st.text));
     if (st.plan_error) throw *st.plan_error;
-    return run_.run_in_function(plans, st, *this, rows);
+    return run_.run_in_function(plans, st, using_params != nullptr ? *using_params : *this, rows);
   }
 
   static std::int64_t row_count(const Rows& r) {
@@ -344,26 +343,26 @@ class PlRun final : public sql::EvalContext {
     return space == std::string::npos ? static_cast<std::int64_t>(r.rows.size()) : std::atoll(r.tag.c_str() + space + 1);
   }
 
-  void sql(const PlStatement& s) {
-    const auto plans = cached_plans(s.text);
+  // A SQL statement, PERFORM or EXECUTE (`using_params`; it leaves FOUND as it was).
+  void sql(const PlStatement& s, const std::shared_ptr<const std::vector<sql::Statement>>& plans, PlUsingParams* using_params = nullptr) {
     if (plans->size() != 1) throw SqlError("0A000", "several statements in one statement of a plpgsql function are not in lockstep's SQL subset");
     const sql::Statement& st = plans->front();
     const auto* sel = std::get_if<sql::Select>(&st.body);
     if (s.kind == PlStatement::Kind::sql && s.target < 0 && sel != nullptr && !sel->targets.empty()) {
       throw SqlError("42601", "query has no destination for result data");
     }
-    const bool one_row = sel != nullptr && sel->limit && sel->limit->kind == Expr::Kind::constant && sql::is_integer(sel->limit->value.type()) &&
-                         !sel->limit->value.is_null() && sel->limit->value.as_integer() == 1 && !sel->offset;  // LIMIT 1: the same rows
+    const bool one_row = sel != nullptr && constant_limit(*sel) == 1;  // LIMIT 1: the same rows
     if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
       // plpgsql fetches one row (two with STRICT) and stops: a lock taken per row is taken for those only.
       throw SqlError("0A000", "SELECT ... INTO that locks rows or calls a lock function, without LIMIT 1, in a plpgsql function (it stops "
                               "after its first rows) is not in lockstep's SQL subset (docs/sql.md)");
     }
     std::vector<std::vector<Value>> rows;
-    const Rows out = statement(plans, &rows);
+    const Rows out = statement(plans, &rows, using_params);
     row_count_ = row_count(out);
+    const bool dynamic = s.kind == PlStatement::Kind::execute;
     if (s.target < 0) {
-      set_found(row_count_ > 0);
+      if (!dynamic) set_found(row_count_ > 0);
       return;
     }
     // SELECT ... INTO fetches one row (two with STRICT): ROW_COUNT counts those.
@@ -371,7 +370,16 @@ class PlRun final : public sql::EvalContext {
     if (s.strict && rows.empty()) throw SqlError("P0002", "query returned no rows");
     if (rows.size() > 1 && (s.strict || sel == nullptr)) throw SqlError("P0003", "query returned more than one row");
     fill(s.target, rows.empty() ? nullptr : &rows[0], out.columns);
-    set_found(!rows.empty());
+    if (!dynamic) set_found(!rows.empty());
+  }
+
+  // EXECUTE's statement, its text evaluated first, then USING's values.
+  std::shared_ptr<const std::vector<sql::Statement>> dynamic_plans(const PlStatement& s, std::optional<PlUsingParams>& using_params) {
+    auto plans = execute_plans(value(s.text));
+    std::vector<Value> values;
+    for (const std::string& e : s.args) values.push_back(value(e));
+    using_params.emplace(std::move(values));
+    return plans;
   }
 
   // How control leaves a list of statements: at its end, by EXIT or CONTINUE (exit_label_
@@ -385,18 +393,12 @@ class PlRun final : public sql::EvalContext {
       switch (s.kind) {
         case K::sql:
         case K::perform:
-          sql(s);
+          sql(s, cached_plans(s.text));
           break;
         case K::execute: {
-          const Value text = value(s.text);
-          if (text.is_null()) throw SqlError("22004", "query string argument of EXECUTE is null");
-          const std::string sql_text = sql::cast(text, Type::text).as_text();
-          // Parsed here, on the session's fiber stack, where a text nesting thousands of levels
-          // deep would overflow PostgreSQL's parser's recursion: a long one is refused.
-          if (sql_text.size() > 2048) {
-            throw SqlError("0A000", "EXECUTE of a text longer than 2048 bytes in a plpgsql function is not in lockstep's SQL subset (docs/sql.md)");
-          }
-          row_count_ = row_count(statement(cached_plans(sql_text), nullptr));
+          std::optional<PlUsingParams> using_params;
+          const auto plans = dynamic_plans(s, using_params);
+          sql(s, plans, &*using_params);
           break;
         }
         case K::assign:
@@ -441,7 +443,9 @@ class PlRun final : public sql::EvalContext {
           break;
         case K::return_query: {  // all its rows, as the server's RETURN QUERY runs it to the end
           std::vector<std::vector<Value>> rows;
-          row_count_ = row_count(statement(cached_plans(s.text), &rows));
+          std::optional<PlUsingParams> using_params;
+          const auto plans = s.dynamic ? dynamic_plans(s, using_params) : cached_plans(s.text);
+          row_count_ = row_count(statement(plans, &rows, using_params ? &*using_params : nullptr));
           append_query_rows(f_, std::move(rows), *set_rows);
           set_found(row_count_ > 0);
           break;
@@ -531,8 +535,7 @@ class PlRun final : public sql::EvalContext {
     if (plans->size() != 1) throw SqlError("0A000", "several statements in a plpgsql FOR loop's query are not in lockstep's SQL subset");
     const sql::Statement& st = plans->front();
     const auto* sel = std::get_if<sql::Select>(&st.body);
-    const bool ten_at_most = sel != nullptr && sel->limit && sel->limit->kind == Expr::Kind::constant && sql::is_integer(sel->limit->value.type()) &&
-                             !sel->limit->value.is_null() && sel->limit->value.as_integer() <= 10 && !sel->offset;
+    const bool ten_at_most = sel != nullptr && constant_limit(*sel).value_or(11) <= 10;
     if (sel != nullptr && !ten_at_most && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
       throw SqlError("0A000", "a plpgsql FOR loop over a query that locks rows or calls a lock function, without LIMIT 10 or less (the server "
                               "fetches its rows as the loop runs) is not in lockstep's SQL subset (docs/sql.md)");

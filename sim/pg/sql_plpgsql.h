@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/plan.h"
 #include "lockstep/sim/pg/sim_pg.h"
 
@@ -37,6 +38,26 @@ std::vector<sql::Value> returned_set_row(const sql::CreateFunction& f, const sql
 // RETURN QUERY's rows appended to `into`, each of the function's result columns and their
 // types, as exec_stmt_return_query checks them (42804 otherwise).
 void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<sql::Value>> rows, std::vector<std::vector<sql::Value>>& into);
+
+// A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
+std::optional<std::int64_t> constant_limit(const sql::Select& sel);
+
+// EXECUTE's text parsed (22004 for NULL; 0A000 past 2048 bytes, for the fiber's stack).
+std::shared_ptr<const std::vector<sql::Statement>> execute_plans(const sql::Value& text);
+
+// EXECUTE ... USING's values as the dynamic statement's $1, $2, ... (42P02 past them); the
+// statement sees none of the function's variables, as the server's.
+class PlUsingParams final : public sql::EvalContext {
+ public:
+  explicit PlUsingParams(std::vector<sql::Value> values) : values_(std::move(values)) {}
+  sql::Value column(const sql::Expr& ref) override;
+  sql::Value param(int number) override;
+  sql::Value call(const sql::Expr& call, const std::vector<sql::Value>& args) override;
+  sql::Value subquery(const sql::Expr& e) override;
+
+ private:
+  std::vector<sql::Value> values_;
+};
 
 // Whether lockstep fires the trigger (AFTER, FOR EACH ROW, without arguments, its function's body
 // one it runs: SqlRun::queue_after_row); a statement that would fire another is refused.

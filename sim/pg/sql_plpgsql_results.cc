@@ -71,4 +71,38 @@ void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<Val
   }
 }
 
+std::optional<std::int64_t> constant_limit(const sql::Select& sel) {
+  if (!sel.limit || sel.offset || sel.limit->kind != sql::Expr::Kind::constant || !sql::is_integer(sel.limit->value.type())) return std::nullopt;
+  return sel.limit->value.is_null() ? std::nullopt : std::optional{sel.limit->value.as_integer()};
+}
+
+std::shared_ptr<const std::vector<sql::Statement>> execute_plans(const Value& text) {
+  if (text.is_null()) throw SqlError("22004", "query string argument of EXECUTE is null");
+  const std::string sql_text = sql::cast(text, Type::text).as_text();
+  // Parsed here, on the session's fiber stack, where a text nesting thousands of levels deep
+  // would overflow PostgreSQL's parser's recursion: a long one is refused.
+  if (sql_text.size() > 2048) {
+    throw SqlError("0A000", "EXECUTE of a text longer than 2048 bytes in a plpgsql function is not in lockstep's SQL subset (docs/sql.md)");
+  }
+  return cached_plans(sql_text);
+}
+
+Value PlUsingParams::column(const sql::Expr& ref) { throw sql::missing_column_error(ref); }
+
+Value PlUsingParams::param(int number) {
+  if (number < 1 || static_cast<std::size_t>(number) > values_.size()) throw SqlError("42P02", fmt::format("there is no parameter ${}", number));
+  return values_[static_cast<std::size_t>(number) - 1];
+}
+
+// A dynamic statement's calls and subqueries are its own run's: never asked of its parameters.
+Value PlUsingParams::call(const sql::Expr&, const std::vector<Value>&) {
+  LOCKSTEP_INVARIANT(false, "EXECUTE's parameters asked to call a function");
+  return Value::null();
+}
+
+Value PlUsingParams::subquery(const sql::Expr&) {
+  LOCKSTEP_INVARIANT(false, "EXECUTE's parameters asked for a subquery");
+  return Value::null();
+}
+
 }  // namespace lockstep::sim::pg
