@@ -76,10 +76,19 @@ CreateFunction Reader::create_function(const json& body) {
       FunctionParam fp;
       fp.name = param->value("name", "");
       fp.type.name = fp.name;
+      // A plpgsql function's OUT parameters and RETURNS TABLE's columns: its result's columns.
+      const bool out = f.plpgsql && (mode == "FUNC_PARAM_OUT" || mode == "FUNC_PARAM_TABLE") && !fp.name.empty();
       lenient(fp.type, param->at("argType"), mode, [&] {
-        if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN") refuse("OUT, INOUT and VARIADIC parameters", ploc);
+        if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN" && !out) refuse("OUT, INOUT and VARIADIC parameters", ploc);
         fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
       });
+      if (out) {
+        if (param->contains("defexpr")) refuse("a default of an OUT parameter", ploc);
+        f.arg_order.push_back(-1 - static_cast<int>(f.outs.size()));
+        f.outs.push_back(std::move(fp));
+        continue;
+      }
+      if (!fp.name.empty()) f.arg_order.push_back(static_cast<int>(f.params.size()));
       if (param->contains("defexpr")) {
         fp.default_value = std::make_shared<Expr>(expr(param->at("defexpr"), ploc));
       } else if (!f.params.empty() && f.params.back().default_value != nullptr) {
@@ -88,13 +97,22 @@ CreateFunction Reader::create_function(const json& body) {
       f.params.push_back(std::move(fp));
     }
   }
-  if (!body.contains("returnType")) refuse("a function without RETURNS", loc);
-  const json& returns = body.at("returnType");
+  if (!body.contains("returnType") && f.outs.empty()) refuse("a function without RETURNS", loc);
+  static const json kRecord = {{"names", json::array({{{"String", {{"sval", "record"}}}}})}};
+  const json& returns = body.contains("returnType") ? body.at("returnType") : kRecord;
   const std::vector<std::string> returned = names(returns.at("names"));
   f.returns_trigger = f.plpgsql && returned.size() == 1 && returned[0] == "trigger" && !returns.contains("arrayBounds");
   if (f.plpgsql && !returns.contains("arrayBounds") && !returned.empty() && returned.back() == "void" && !returns.value("setof", false)) {
     f.returns.type = Type::text;  // RETURNS void: a call's value prints as an empty text
     f.returns.user_type = "void";
+  } else if (!f.outs.empty()) {
+    // OUT parameters' or RETURNS TABLE's: one column is its type, several a record of them.
+    const std::vector<std::string> declared = names(returns.at("names"));
+    const bool record = !declared.empty() && declared.back() == "record" && !returns.contains("arrayBounds");
+    if (f.outs.size() > 1 && !record) fail("42P13", "function result type must be record because of OUT parameters", loc);
+    f.returns_set = returns.value("setof", false);
+    f.returns = f.outs.size() == 1 ? f.outs[0].type : ColumnDef{.name = "", .type = Type::record};
+    f.returns.name = "";
   } else if (!f.returns_trigger) {
     lenient(f.returns, returns, "", [&] {
       if (returns.value("setof", false) && !f.plpgsql) refuse("RETURNS SETOF", location_of(returns, loc));
@@ -117,8 +135,10 @@ CreateFunction Reader::create_function(const json& body) {
     if (!error.empty()) refuse(fmt::format("a plpgsql body PostgreSQL's plpgsql parser rejects ({})", error), as_loc);
     PlFunction pl = read_plpgsql_function(own);
     // A signature read in part (OUT parameters, SETOF, a type outside the subset) is not run.
-    for (const FunctionParam& p : f.params) {
-      if (pl.refused.empty() && p.type.user_type.starts_with("unread")) pl.refused = fmt::format("a parameter of {}", p.type.user_type.substr(7));
+    for (const std::vector<FunctionParam>* list : {&f.params, &f.outs}) {
+      for (const FunctionParam& p : *list) {
+        if (pl.refused.empty() && p.type.user_type.starts_with("unread")) pl.refused = fmt::format("a parameter of {}", p.type.user_type.substr(7));
+      }
     }
     if (pl.refused.empty() && f.returns.user_type.starts_with("unread")) pl.refused = fmt::format("RETURNS {}", f.returns.user_type.substr(7));
     f.pl = std::make_shared<const PlFunction>(std::move(pl));

@@ -339,6 +339,11 @@ struct CreateFunction {
   bool returns_trigger = false;  // RETURNS trigger (plpgsql): CREATE TRIGGER's function
   // RETURNS SETOF type (plpgsql): rows by RETURN NEXT and RETURN QUERY, called in FROM only.
   bool returns_set = false;
+  // plpgsql OUT parameters and RETURNS TABLE's columns: the result's columns (variables in the
+  // body, NULL as it starts); `params` are the IN ones. arg_order: the named arguments as
+  // declared, an IN one as its index in params, an OUT one as -1 - its index in outs.
+  std::vector<FunctionParam> outs;
+  std::vector<int> arg_order;
 };
 
 // CREATE TYPE name AS ENUM ('label', ...).

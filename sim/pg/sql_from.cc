@@ -196,7 +196,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     if (fn == nullptr) throw SqlError("0A000", fmt::format("the function {}() in FROM is not in lockstep's SQL subset (docs/sql.md), nor a function created on the server", n));
     const SqlTable* table = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
     const sql::CreateTable* rows = table != nullptr ? &table->def : fn->returns.type == Type::enum_ ? server_.composite_type(fn->returns.user_type) : nullptr;
-    if (rows != nullptr) {
+    if (!fn->outs.empty()) {  // OUT parameters or RETURNS TABLE: a column each, of its name
+      for (const sql::FunctionParam& p : fn->outs) columns.push_back(sql::ColumnDef{.name = p.name, .type = p.type.type, .user_type = p.type.user_type, .element = p.type.element});
+    } else if (rows != nullptr) {
       for (const sql::ColumnDef& c : rows->columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
     } else {
       columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? n : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
@@ -240,7 +242,7 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
   }
   const Expr& call = f.function.at(0);
   if (call.kind == Expr::Kind::user_func) {  // one row: a record's fields (all NULL for a NULL record), or the value
-    if (const sql::CreateFunction* fn = sql::current_sql_function(call.name); fn != nullptr && fn->returns_set) {
+    if (const sql::CreateFunction* fn = sql::current_sql_function(call.name); fn != nullptr && (fn->returns_set || !fn->outs.empty())) {
       struct Reset {  // the call's RETURN NEXT and RETURN QUERY rows (sql_plpgsql.cc)
         std::vector<std::vector<Value>>*& slot;
         ~Reset() { slot = nullptr; }

@@ -216,8 +216,8 @@ void SqlRun::order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, c
 
 void SqlRun::refuse_unplanned_order() const {
   if (unplanned_order_.empty()) return;
-  throw SqlError("0A000", fmt::format("{}: lockstep does not model the planner's costs, so this result's row order is not in its SQL subset "
-                                      "(docs/sql.md); an ORDER BY over it, or one row, is",
+  throw SqlError("0A000", fmt::format("{}: a result in an order the planner's costs pick (not modelled) is not in lockstep's SQL subset "
+                                      "(docs/sql.md); ORDER BY over it, or one row, is",
                                       unplanned_order_));
 }
 

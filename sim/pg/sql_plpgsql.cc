@@ -12,6 +12,7 @@
 // inside a scan would take steps amid the scan's, which the simulation does not model (0A000).
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 
 #include "lockstep/model/sql/error_conditions.h"
@@ -38,16 +39,26 @@ class PlRun final : public sql::EvalContext {
   // The function's value: RETURN's (NULL for a function that returns void or a trigger's, or
   // a set's: its rows go to set_rows, FROM's).
   Value call_function() {
-    if (f_.returns_set && set_rows == nullptr) {
-      throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
+    if ((f_.returns_set || f_.outs.size() > 1) && set_rows == nullptr) {
+      throw SqlError("0A000", fmt::format("a call of the {} function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)",
+                                          f_.returns_set ? "set-returning" : "record-returning", f_.name));
     }
     declare();
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
-    return result;
+    if (f_.outs.empty() || f_.returns_set) return result;
+    // OUT parameters: their values as the function ends are its result (a row in FROM).
+    std::vector<Value> row;
+    for (std::size_t d = 0; d < f_.arg_order.size(); ++d) {
+      if (f_.arg_order[d] < 0) row.push_back(read(static_cast<int>(d)));
+    }
+    if (set_rows != nullptr) set_rows->push_back(row);
+    return row.size() == 1 ? row[0] : Value::null();  // several: FROM's row only
   }
 
-  bool returns_value() const { return !f_.returns_trigger && !f_.returns_set && !(f_.returns.type == Type::text && f_.returns.user_type == "void"); }
+  bool returns_value() const {
+    return !f_.returns_trigger && !f_.returns_set && f_.outs.empty() && !(f_.returns.type == Type::text && f_.returns.user_type == "void");
+  }
   std::vector<std::vector<Value>>* set_rows = nullptr;  // RETURNS SETOF: the caller's rows
 
   // EvalContext: the variables by name; calls and queries are the calling statement's.
@@ -115,13 +126,14 @@ class PlRun final : public sql::EvalContext {
  private:
   // The parameter datum d is (-1: none). The plpgsql parser numbers the named parameters
   // first, in order (an unnamed one, read as $n, has no datum).
+  // The argument datum d is (the parser's first datums are the named arguments, as declared): an
+  // IN one's index in params, -1 - an OUT one's in outs, or kNotArgument.
+  static constexpr int kNotArgument = std::numeric_limits<int>::min();
   int param_of(std::size_t d) const {
-    std::size_t named = 0;
-    for (std::size_t i = 0; i < f_.params.size(); ++i) {
-      if (f_.params[i].name.empty()) continue;
-      if (named++ == d) return pl_.datums[d].name == f_.params[i].name ? static_cast<int>(i) : -1;
-    }
-    return -1;
+    if (d >= f_.arg_order.size()) return kNotArgument;
+    const int a = f_.arg_order[d];
+    const std::string& name = a >= 0 ? f_.params[static_cast<std::size_t>(a)].name : f_.outs[static_cast<std::size_t>(-1 - a)].name;
+    return pl_.datums[d].name == name ? a : kNotArgument;
   }
 
   // Whether datum d is declared `record` (of whatever row is assigned to it).
@@ -171,6 +183,10 @@ class PlRun final : public sql::EvalContext {
         values_[d] = args_[at];
         if (args_[at].type() == Type::record) rows_[d] = args_[at].record_type();
         continue;
+      } else if (i != kNotArgument) {  // an OUT parameter: NULL of its type
+        types_[d] = f_.outs[static_cast<std::size_t>(-1 - i)].type;
+        values_[d] = assigned(Value::null(), types_[d], f_.name);
+        continue;
       }
       if (p.type.empty() && p.name == "found") {
         types_[d].type = Type::boolean;
@@ -203,16 +219,9 @@ class PlRun final : public sql::EvalContext {
       rows_[d] = kAnyRow;
       return;
     }
-    if (text.find('%') != std::string::npos) throw refused();
-    try {
-      const auto plans = cached_plans(fmt::format("CREATE TABLE lockstep_plpgsql_variable (v {})", text));
-      const auto* t = plans->size() == 1 ? std::get_if<sql::CreateTable>(&plans->front().body) : nullptr;
-      if (t == nullptr || t->columns.size() != 1) throw refused();
-      types_[d] = t->columns[0];
-      types_[d].not_null = false;
-    } catch (const SqlError&) {
-      throw refused();
-    }
+    const std::optional<sql::ColumnDef> type = text.find('%') == std::string::npos ? variable_type(text) : std::nullopt;
+    if (!type) throw refused();
+    types_[d] = *type;
   }
 
   // Sets datum d (a variable, a record, a field of one) as an assignment casts to its type.
@@ -221,20 +230,7 @@ class PlRun final : public sql::EvalContext {
     const PlDatum& p = pl_.datums[at];
     if (v.type() == Type::record) ad_hoc_.erase(d);  // a table's row replaces a query's
     if (p.kind == PlDatum::Kind::field) {
-      const int parent = p.parent;
-      const Value record = read(parent);
-      const sql::CreateTable& def = sql::record_definition(record.record_type());
-      std::vector<std::optional<std::string>> texts = record.is_null() ? std::vector<std::optional<std::string>>(def.columns.size())
-                                                                       : sql::record_field_texts(record.text_output());
-      const auto column = std::find_if(def.columns.begin(), def.columns.end(), [&](const sql::ColumnDef& c) { return c.name == p.name; });
-      if (column == def.columns.end() || texts.size() != def.columns.size()) {
-        throw SqlError("42703", fmt::format("record \"{}\" has no field \"{}\"", pl_.datums[static_cast<std::size_t>(parent)].name, p.name));
-      }
-      sql::ColumnDef c = *column;
-      c.not_null = false;
-      const Value cast = assigned(v, c, def.table);
-      texts[static_cast<std::size_t>(column - def.columns.begin())] = cast.is_null() ? std::nullopt : std::optional<std::string>(cast.text_output());
-      values_[static_cast<std::size_t>(parent)] = Value::record(record.record_type(), sql::record_output(texts));
+      values_[static_cast<std::size_t>(p.parent)] = with_field(read(p.parent), pl_.datums[static_cast<std::size_t>(p.parent)].name, p.name, v);
       return;
     }
     if (rows_[at] == kAnyRow || (rows_[at] >= 0 && std::find(unassigned_.begin(), unassigned_.end(), d) != unassigned_.end())) {
@@ -422,6 +418,7 @@ class PlRun final : public sql::EvalContext {
           // body's end (add_dummy_return: libpg_query does not know the return type).
           if (s.text.empty() && f_.returns_trigger) throw SqlError("2F005", "control reached end of trigger procedure without RETURN");
           if (s.text.empty() && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
+          if (!s.text.empty() && !f_.outs.empty()) throw SqlError("42804", "RETURN cannot have a parameter in function with OUT parameters");
           if (!s.text.empty()) result = value(s.text);
           return Flow::returned;
         case K::loop:

@@ -39,6 +39,12 @@ std::vector<sql::Value> returned_set_row(const sql::CreateFunction& f, const sql
 // types, as exec_stmt_return_query checks them (42804 otherwise).
 void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<sql::Value>> rows, std::vector<std::vector<sql::Value>>& into);
 
+// `record` with its field `field` set to v as an assignment casts (42703 for no such field;
+// `record_name` names the variable).
+sql::Value with_field(const sql::Value& record, std::string_view record_name, const std::string& field, const sql::Value& v);
+// A plpgsql variable's declared type read as a column's (nullopt: not one the subset reads).
+std::optional<sql::ColumnDef> variable_type(const std::string& text);
+
 // A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
 std::optional<std::int64_t> constant_limit(const sql::Select& sel);
 

@@ -1,6 +1,9 @@
-// sim/pg/sql_plpgsql_results.cc: what a LANGUAGE plpgsql function gives back besides RETURN's
-// value: RAISE's message text, and a set-returning function's rows (RETURN NEXT, RETURN QUERY)
-// checked against its result type as pl_exec.c checks them.
+// sim/pg/sql_plpgsql_results.cc: the parts of running a LANGUAGE plpgsql function that take no
+// step (sim/pg/sql_plpgsql.h): RAISE's message text, a set-returning function's rows (RETURN
+// NEXT, RETURN QUERY) checked against its result type as pl_exec.c checks them, EXECUTE's text
+// and USING parameters, a record variable's field assigned, a variable's declared type.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/enums.h"
@@ -18,6 +21,12 @@ using sql::Value;
 // The function's result columns: its row type's (a table's or a composite type's), or one of
 // its scalar type.
 std::vector<sql::ColumnDef> set_result_columns(const sql::CreateFunction& f, int& row_type) {
+  row_type = -1;
+  if (!f.outs.empty()) {  // RETURNS TABLE's columns
+    std::vector<sql::ColumnDef> out;
+    for (const sql::FunctionParam& p : f.outs) out.push_back(p.type);
+    return out;
+  }
   row_type = f.returns.type == Type::enum_ ? sql::row_type_index(f.returns.user_type) : -1;
   if (row_type >= 0) return sql::record_definition(row_type).columns;
   return {f.returns};
@@ -52,6 +61,7 @@ std::string raise_message(const sql::PlStatement& s, const std::function<std::op
 }
 
 std::vector<Value> returned_set_row(const sql::CreateFunction& f, const Value& v) {
+  if (!f.outs.empty()) throw SqlError("42804", "RETURN NEXT cannot have a parameter in function with OUT parameters");
   int row_type = -1;
   const std::vector<sql::ColumnDef> columns = set_result_columns(f, row_type);
   if (row_type < 0) return {assigned(v, f.returns, f.name)};
@@ -68,6 +78,34 @@ void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<Val
     for (std::size_t i = 0; matches && i < row.size(); ++i) matches = set_same_type(row[i], columns[i]);
     if (!matches) throw SqlError("42804", "structure of query does not match function result type");
     into.push_back(std::move(row));
+  }
+}
+
+Value with_field(const Value& record, std::string_view record_name, const std::string& field, const Value& v) {
+  const sql::CreateTable& def = sql::record_definition(record.record_type());
+  std::vector<std::optional<std::string>> texts = record.is_null() ? std::vector<std::optional<std::string>>(def.columns.size())
+                                                                   : sql::record_field_texts(record.text_output());
+  const auto column = std::find_if(def.columns.begin(), def.columns.end(), [&](const sql::ColumnDef& c) { return c.name == field; });
+  if (column == def.columns.end() || texts.size() != def.columns.size()) {
+    throw SqlError("42703", fmt::format("record \"{}\" has no field \"{}\"", record_name, field));
+  }
+  sql::ColumnDef c = *column;
+  c.not_null = false;
+  const Value cast = assigned(v, c, def.table);
+  texts[static_cast<std::size_t>(column - def.columns.begin())] = cast.is_null() ? std::nullopt : std::optional<std::string>(cast.text_output());
+  return Value::record(record.record_type(), sql::record_output(texts));
+}
+
+std::optional<sql::ColumnDef> variable_type(const std::string& text) {
+  try {
+    const auto plans = cached_plans(fmt::format("CREATE TABLE lockstep_plpgsql_variable (v {})", text));
+    const auto* t = plans->size() == 1 ? std::get_if<sql::CreateTable>(&plans->front().body) : nullptr;
+    if (t == nullptr || t->columns.size() != 1) return std::nullopt;
+    sql::ColumnDef c = t->columns[0];
+    c.not_null = false;
+    return c;
+  } catch (const SqlError&) {
+    return std::nullopt;
   }
 }
 
