@@ -98,10 +98,12 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 57: a JSON batch read into rows of t's row type (json_populate_recordset, an upsert of
   // each), a field of a populated row in SET, and a FROM subquery's rows as values (row_to_json).
   // Case 58: dynamic SQL in plpgsql (EXECUTE ... INTO ... USING, RETURN QUERY EXECUTE format()
-  // ... USING: xbump, xtake), and an IN (SELECT ... LIMIT n) semi join's rows in the plan's order.
+  // ... USING: xbump, xtake), OUT parameters read FOR SHARE (xpair), and an IN (SELECT ...
+  // LIMIT n) semi join's rows in the plan's order.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 59) : *rc::gen::inRange(0, 8)) {
     case 58:
-      switch (*rc::gen::inRange(0, 3)) {
+      switch (*rc::gen::inRange(0, 4)) {
+        case 3: return fmt::format("SELECT * FROM xpair({})", k);
         case 0: return fmt::format("SELECT xbump({}, {}) AS r", k, v + 1);
         case 1: return fmt::format("SELECT id, v FROM xtake({}, {})", *rc::gen::inRange(1, 4), v);
         default: return fmt::format("SELECT id, v FROM t WHERE id IN (SELECT id FROM t WHERE v >= {} ORDER BY v DESC LIMIT {})", v, *rc::gen::inRange(1, 4));
@@ -337,6 +339,8 @@ std::vector<std::string> table_setup(const Tables& tables) {
   out.push_back("CREATE FUNCTION xtake(n int, least_v int) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY EXECUTE format("
                 "'UPDATE %I SET v = v + 10 WHERE id IN (SELECT id FROM %I WHERE v >= $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) "
                 "RETURNING *', 't', 't') USING n, least_v; END $$");
+  out.push_back("CREATE FUNCTION xpair(k int, OUT id int, OUT v int) LANGUAGE plpgsql AS $$ BEGIN "
+                "SELECT t.id, t.v INTO id, v FROM t WHERE t.id = k LIMIT 1 FOR SHARE; IF NOT FOUND THEN id := -k; END IF; END $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -349,7 +353,7 @@ std::vector<std::string> table_setup(const Tables& tables) {
 std::vector<std::string> table_teardown(const Tables& tables) {
   std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",
-                                  "DROP FUNCTION xtake(int, int)", "DROP TABLE t"};
+                                  "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP TABLE t"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
     out.emplace_back("DROP TABLE log");
