@@ -39,21 +39,19 @@ class PlRun final : public sql::EvalContext {
   // The function's value: RETURN's (NULL for a function that returns void or a trigger's, or
   // a set's: its rows go to set_rows, FROM's).
   Value call_function() {
-    if ((f_.returns_set || f_.outs.size() > 1) && set_rows == nullptr) {
-      throw SqlError("0A000", fmt::format("a call of the {} function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)",
-                                          f_.returns_set ? "set-returning" : "record-returning", f_.name));
+    if (f_.returns_set && set_rows == nullptr) {
+      throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
     }
     declare();
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     if (f_.outs.empty() || f_.returns_set) return result;
-    // OUT parameters: their values as the function ends are its result (a row in FROM).
-    std::vector<Value> row;
+    std::vector<Value> row;  // OUT parameters: their values as the function ends (a row in FROM)
     for (std::size_t d = 0; d < f_.arg_order.size(); ++d) {
       if (f_.arg_order[d] < 0) row.push_back(read(static_cast<int>(d)));
     }
     if (set_rows != nullptr) set_rows->push_back(row);
-    return row.size() == 1 ? row[0] : Value::null();  // several: FROM's row only
+    return row.size() == 1 ? row[0] : sql::make_record(out_row_type(f_, run_.server_), row);  // several: a record of them
   }
 
   bool returns_value() const {
@@ -252,7 +250,12 @@ class PlRun final : public sql::EvalContext {
       }
       return;
     }
-    values_[at] = assigned(v, types_[at], f_.name);
+    try {
+      values_[at] = assigned(v, types_[at], f_.name);
+    } catch (const SqlError& e) {  // without an assignment cast plpgsql converts text by the type's input function
+      if (e.sqlstate() != "42804" || v.type() != Type::text) throw;
+      values_[at] = assigned(Value::unknown(v.as_text()), types_[at], f_.name);
+    }
   }
 
   // INTO's target from a row of values (none: every variable NULL).

@@ -45,6 +45,9 @@ sql::Value with_field(const sql::Value& record, std::string_view record_name, co
 // A plpgsql variable's declared type read as a column's (nullopt: not one the subset reads).
 std::optional<sql::ColumnDef> variable_type(const std::string& text);
 
+// The row type of a function's several OUT parameters (their names and types): its value's.
+int out_row_type(const sql::CreateFunction& f, const Server& server);
+
 // A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
 std::optional<std::int64_t> constant_limit(const sql::Select& sel);
 

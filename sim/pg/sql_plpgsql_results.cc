@@ -109,6 +109,14 @@ std::optional<sql::ColumnDef> variable_type(const std::string& text) {
   }
 }
 
+int out_row_type(const sql::CreateFunction& f, const Server& server) {
+  std::vector<sql::ColumnDef> columns;
+  for (const sql::FunctionParam& p : f.outs) {
+    columns.push_back(sql::ColumnDef{.name = p.name, .type = p.type.type, .user_type = p.type.user_type, .element = p.type.element});
+  }
+  return server.anonymous_row_type(columns);
+}
+
 std::optional<std::int64_t> constant_limit(const sql::Select& sel) {
   if (!sel.limit || sel.offset || sel.limit->kind != sql::Expr::Kind::constant || !sql::is_integer(sel.limit->value.type())) return std::nullopt;
   return sel.limit->value.is_null() ? std::nullopt : std::optional{sel.limit->value.as_integer()};
