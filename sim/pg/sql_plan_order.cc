@@ -105,8 +105,8 @@ std::optional<std::pair<double, double>> SqlRun::estimated_rows(const sql::Selec
   return std::pair{rows(width->second), rows(width->first)};  // the wider row, the fewer tuples
 }
 
-void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where) {
-  if (rows.size() < 2 || !st_.has_subquery) return;
+void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited) {
+  if ((rows.size() < 2 && !limited) || rows.empty() || !st_.has_subquery) return;
   std::vector<const Expr*> conjuncts;
   const auto flatten = [&](const Expr& e, const auto& self) -> void {
     if (e.kind != Expr::Kind::and_) return conjuncts.push_back(&e);
@@ -177,6 +177,11 @@ void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, co
     const Expr& probe = c->args[0];
     const bool indexed = probe.kind == Expr::Kind::column && t.column(probe.name) >= 0 && sql_single_column_index(t, t.column(probe.name)).found;
     const Drive drive = indexed && rows_estimate ? planned_drive(*rows_estimate, t, po_conjuncts(where) - 1) : Drive::unknown;
+    if (limited) {  // a Limit above weighs the plans' startup costs (a fraction of the rows): not estimated here
+      unplanned_order_ = "a LIMIT over an IN (subquery) semi join keeps the rows the plan the server's costs pick reads first (a nested "
+                         "loop over the subquery's values made unique, or a hash semi join in the table's order)";
+      return;
+    }
     if (drive == Drive::table) continue;
     if (drive == Drive::other_side && driven_agree) {
       const std::vector<std::size_t> r = ranks(driven[0]);

@@ -313,7 +313,7 @@ class SqlRun final : public sql::EvalContext {
   Drive planned_drive(std::pair<double, double> rows, const SqlTable& t, std::size_t filters) const;
   std::optional<std::pair<double, double>> estimated_rows(const sql::Select& q);  // a plain one-table query's, (lowest, highest)
   std::optional<std::int64_t> planned_limit(const sql::Select& q);                 // its LIMIT as the plan knows it
-  void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where);
+  void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
   void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
   void refuse_unplanned_order() const;
 

@@ -159,7 +159,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
                                         "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)", d->def->name));
   }
-  if (where) order_semi_join(out, *t, *where);
+  if (where) order_semi_join(out, *t, *where, enough >= 0);  // a Limit above: the scan stopped in its order
   return out;
 }
 
