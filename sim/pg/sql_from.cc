@@ -197,7 +197,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     const SqlTable* table = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
     const sql::CreateTable* rows = table != nullptr ? &table->def : fn->returns.type == Type::enum_ ? server_.composite_type(fn->returns.user_type) : nullptr;
     if (!fn->outs.empty()) {  // OUT parameters or RETURNS TABLE: a column each, of its name
-      for (const sql::FunctionParam& p : fn->outs) columns.push_back(sql::ColumnDef{.name = p.name, .type = p.type.type, .user_type = p.type.user_type, .element = p.type.element});
+      for (const sql::FunctionParam& p : fn->outs) columns.push_back(p.type);  // a parameter's type is named as it
     } else if (rows != nullptr) {
       for (const sql::ColumnDef& c : rows->columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
     } else {

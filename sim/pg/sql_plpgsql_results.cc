@@ -111,9 +111,7 @@ std::optional<sql::ColumnDef> variable_type(const std::string& text) {
 
 int out_row_type(const sql::CreateFunction& f, const Server& server) {
   std::vector<sql::ColumnDef> columns;
-  for (const sql::FunctionParam& p : f.outs) {
-    columns.push_back(sql::ColumnDef{.name = p.name, .type = p.type.type, .user_type = p.type.user_type, .element = p.type.element});
-  }
+  for (const sql::FunctionParam& p : f.outs) columns.push_back(p.type);  // named as the parameter (parse_functions.cc)
   return server.anonymous_row_type(columns);
 }
 
