@@ -472,6 +472,27 @@ TEST(SqlSim, AGroupingInAnOrderNotImitatedIsRefusedNotReordered) {
                                    "a: SELECT 1 [2] | a: SELECT 2 [a,2;b,1] | final: SELECT 1 [3]"}));
 }
 
+// Rows feeding an INSERT ... SELECT come in the order the server's plan gives them, which sets
+// their serial ids: a DISTINCT or GROUP BY whose order lockstep does not imitate there is refused
+// (over unnest(array) it is imitated: distinct-over-unnest-order.spec; a, c, b on PostgreSQL 15). unnest() of records
+// whose type no cast, ARRAY[...] or parameter shows before the run is refused (its columns).
+TEST(SqlSim, AnInsertFedInAnOrderNotImitatedIsRefused) {
+  const std::vector<std::string> setup = {"CREATE TABLE tasks (id serial PRIMARY KEY, name text UNIQUE)", "CREATE TYPE spec AS (name text, n int)"};
+  const Session s = {"INSERT INTO tasks (name) SELECT DISTINCT x FROM jsonb_array_elements_text(jsonb_build_array('a', 'b', 'c')) x",
+                     "INSERT INTO tasks (name) SELECT x FROM jsonb_array_elements_text(jsonb_build_array('a', 'b', 'c')) x GROUP BY x",
+                     "INSERT INTO tasks (name) SELECT DISTINCT x FROM unnest(ARRAY['a', 'b', 'c']) x RETURNING id, name",
+                     "SELECT s.name FROM unnest(coalesce(ARRAY[('a', 1)::spec], NULL)) s"};
+  const std::string distinct = "DISTINCT without ORDER BY giving two or more rows, in an order lockstep does not imitate here (the server's "
+                               "HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)";
+  const std::string grouping = "GROUP BY without ORDER BY giving two or more groups, in an order lockstep does not imitate here (the server's "
+                               "HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)";
+  const std::string untyped = "unnest() in FROM of an array of records whose type is not written beside it (a cast, ARRAY[...] of casts, a "
+                              "parameter) is not in lockstep's SQL subset";
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM tasks"),
+            (std::set<std::string>{"a: ERROR 0A000: " + distinct + " | a: ERROR 0A000: " + grouping + " | a: INSERT 0 3 [1,a;2,c;3,b] | a: ERROR 0A000: " +
+                                   untyped + " | final: SELECT 1 [3]"}));
+}
+
 TEST(SqlSim, PgLocksInHashOrderIsRefusedNotReordered) {
   const Session s = {"SELECT pg_advisory_lock(1), pg_advisory_lock(2)", "SELECT objid FROM pg_locks WHERE locktype = 'advisory'",
                      "SELECT objid FROM pg_locks WHERE locktype = 'advisory' ORDER BY objid DESC",
@@ -655,10 +676,11 @@ TEST(SqlSim, DoBlocksAndMigrationStatementsRunOutsideTheSessions) {
   EXPECT_EQ(error_of("DO $$ BEGIN IF (SELECT id FROM parent) THEN NULL; END IF; END $$;"), "");  // no row: NULL, not true
   for (const char* unrun : {"DO $$ DECLARE n int; BEGIN n := 1; END $$;", "DO $$ BEGIN FOR i IN 1..2 LOOP NULL; END LOOP; END $$;",
                             "DO $$ BEGIN INSERT INTO parent VALUES (1); IF FOUND THEN NULL; END IF; END $$;",
-                            "DO $$ BEGIN NULL; EXCEPTION WHEN others THEN NULL; END $$;", "DO LANGUAGE sql $$ SELECT 1 $$;",
-                            "DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '55000'; END $$;"}) {
+                            "DO $$ BEGIN NULL; EXCEPTION WHEN others THEN NULL; END $$;", "DO LANGUAGE sql $$ SELECT 1 $$;"}) {
     EXPECT_NE(error_of(unrun).find(refused), std::string::npos) << unrun;
   }
+  EXPECT_EQ(error_of("DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '55000'; END $$;"), "ERROR 55000: x");
+  EXPECT_EQ(error_of("DO $$ BEGIN RAISE USING ERRCODE = 'lock_not_available', MESSAGE = NULL; END $$;"), "ERROR 22004: RAISE statement option cannot be null");
   EXPECT_NE(error_of("", "DO $$ BEGIN NULL; END $$;").find("DO in a session's step"), std::string::npos);
   EXPECT_EQ(error_of("DROP TABLE parent;"), "ERROR 2BP01: cannot drop table parent because other objects depend on it");
   EXPECT_EQ(error_of("DROP TABLE parent CASCADE;", "INSERT INTO child VALUES (1, 7);"), "");  // the key went with it

@@ -7,6 +7,7 @@
 
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -20,6 +21,7 @@ constexpr bool arr_array_space(char c) { return c == ' ' || c == '\t' || c == '\
 }
 
 std::string arr_element_name(ElementType e) {
+  if (e.type == Type::record && e.enum_index >= 0) return std::string(row_type_name(record_definition(e.enum_index)));
   if (e.type == Type::enum_) {
     const Value probe = Value::enumeration(e.enum_index, 0, "");
     return enum_type_name(probe);
@@ -132,12 +134,17 @@ std::vector<std::optional<std::string>> arr_split_elements(std::string_view text
   return out;
 }
 
+// A NULL element of the type.
+Value arr_null(ElementType e) { return e.type == Type::record && e.enum_index >= 0 ? Value::null_record(e.enum_index) : Value::null(e.type); }
+
 Value arr_element_input(std::string_view text, ElementType e) {
   if (e.type == Type::enum_) return enum_input(e.enum_index, text);
+  if (e.type == Type::record && e.enum_index >= 0) return cast_to_row_type(Value::unknown(std::string(text)), e.enum_index);
   return from_text(text, e.type);
 }
 
 Value arr_element_cast(const Value& v, ElementType e) {
+  if (e.type == Type::record && e.enum_index >= 0) return cast_to_row_type(v, e.enum_index);
   if (e.type == Type::enum_) {
     if (v.is_null()) return Value::null(Type::enum_);
     if (v.type() == Type::enum_ && v.enum_type() == e.enum_index) return v;
@@ -149,10 +156,13 @@ Value arr_element_cast(const Value& v, ElementType e) {
 
 ElementType arr_element_of_value(const Value& v) {
   if (v.type() == Type::enum_) return {Type::enum_, v.enum_type()};
+  if (v.type() == Type::record) return {Type::record, v.record_type()};
   return {v.type(), -1};
 }
 
-bool arr_same_element(ElementType a, ElementType b) { return a.type == b.type && (a.type != Type::enum_ || a.enum_index == b.enum_index); }
+bool arr_same_element(ElementType a, ElementType b) {
+  return a.type == b.type && ((a.type != Type::enum_ && a.type != Type::record) || a.enum_index == b.enum_index);
+}
 
 // Two arrays of one element type (integer arrays widen to the wider; an untyped side is read
 // as the other's type).
@@ -211,6 +221,14 @@ Value arr_integer_arg(const Value& v, std::string_view function) {
 
 ElementType element_type(const Value& array) { return {array.array_element(), array.array_enum()}; }
 
+ElementType declared_element(Type element, std::string_view user_type) {
+  if (element != Type::enum_) return {element, -1};
+  if (const int row = row_type_index(user_type); row >= 0) return {Type::record, row};
+  const int index = enum_index(user_type);
+  if (index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", user_type));
+  return {Type::enum_, index};
+}
+
 Value make_array(ElementType element, const std::vector<Value>& elements) {
   std::vector<std::optional<std::string>> items;
   items.reserve(elements.size());
@@ -222,14 +240,14 @@ std::vector<Value> array_elements(const Value& array) {
   const ElementType e = element_type(array);
   std::vector<Value> out;
   for (auto& item : arr_split_elements(array.payload())) {
-    out.push_back(item ? arr_element_input(*item, e) : Value::null(e.type));
+    out.push_back(item ? arr_element_input(*item, e) : arr_null(e));
   }
   return out;
 }
 
 Value array_input(std::string_view text, ElementType element) {
   std::vector<Value> elements;
-  for (auto& item : arr_split_elements(text)) elements.push_back(item ? arr_element_input(*item, element) : Value::null(element.type));
+  for (auto& item : arr_split_elements(text)) elements.push_back(item ? arr_element_input(*item, element) : arr_null(element));
   return make_array(element, elements);
 }
 
@@ -247,9 +265,16 @@ Value cast_to_array(const Value& v, ElementType element) {
 
 std::string array_display(const Value& array) {
   const ElementType e = element_type(array);
-  if (e.type != Type::timestamptz && e.type != Type::timestamp && e.type != Type::interval && e.type != Type::date) return array.payload();
+  const bool record = e.type == Type::record && e.enum_index >= 0;
+  if (!record && e.type != Type::timestamptz && e.type != Type::timestamp && e.type != Type::interval && e.type != Type::date) return array.payload();
   std::vector<std::optional<std::string>> items;
-  for (const Value& v : array_elements(array)) items.push_back(v.is_null() ? std::nullopt : std::optional<std::string>(display_text(v)));
+  for (const Value& v : array_elements(array)) {
+    if (v.is_null()) {
+      items.push_back(std::nullopt);
+    } else {
+      items.push_back(record ? record_display(v) : display_text(v));
+    }
+  }
   return arr_array_text(items);
 }
 
@@ -357,10 +382,10 @@ Value array_subscript(const Value& array, const Value& index) {
     throw SqlError("42804", fmt::format("cannot subscript type {} because it does not support subscripting", type_name(array.type())));
   }
   const ElementType e = element_type(array);
-  if (index.is_null()) return Value::null(e.type);
+  if (index.is_null()) return arr_null(e);
   const Value i = arr_integer_arg(index, "subscript");
   const std::vector<Value> elements = array_elements(array);
-  if (i.as_integer() < 1 || i.as_integer() > static_cast<std::int64_t>(elements.size())) return Value::null(e.type);
+  if (i.as_integer() < 1 || i.as_integer() > static_cast<std::int64_t>(elements.size())) return arr_null(e);
   return elements[static_cast<std::size_t>(i.as_integer() - 1)];
 }
 

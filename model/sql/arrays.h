@@ -21,12 +21,16 @@
 
 namespace lockstep::sql {
 
-// The element type of an array value, with its enum type when the elements are enums.
+// The element type of an array value, with its enum type when the elements are enums, or
+// its row type (model/sql/records.h) when they are records (a composite type's array).
 struct ElementType {
   Type type = Type::unknown;
-  int enum_index = -1;
+  int enum_index = -1;  // Type::enum_: the enum's index; Type::record: the row type's
 };
 ElementType element_type(const Value& array);
+// A declared array's element (a column's, a parameter's, a cast's): a user type named
+// `user_type` is a composite type's record or an enum (42704 when the server has neither).
+ElementType declared_element(Type element, std::string_view user_type);
 
 // The array of these elements (each already of the element type, or NULL).
 Value make_array(ElementType element, const std::vector<Value>& elements);

@@ -31,9 +31,7 @@ Value cast_value(const Expr& e, const Value& v) {
     return at < s.size() ? Value::text(s.substr(0, at)) : text;
   };
   if (e.type == Type::array) {
-    const int index = e.element == Type::enum_ ? enum_index(e.name) : -1;
-    if (e.element == Type::enum_ && index < 0) throw SqlError("42704", fmt::format("type \"{}\" does not exist", e.name));
-    const Value array = cast_to_array(v, ElementType{e.element, index});
+    const Value array = cast_to_array(v, declared_element(e.element, e.name));
     if (e.element != Type::text || e.typmod <= 0 || array.is_null()) return array;
     std::vector<Value> elements = array_elements(array);
     for (Value& el : elements) el = truncated(el);

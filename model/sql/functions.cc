@@ -188,7 +188,8 @@ const FunctionInfo* find_function(std::string_view name) {
 
 bool select_list_set_returning(std::string_view name) {
   return name == "unnest" || name == "generate_series" || name == "jsonb_array_elements" || name == "jsonb_array_elements_text" ||
-         name == "json_array_elements" || name == "json_array_elements_text" || name == "jsonb_object_keys";
+         name == "json_array_elements" || name == "json_array_elements_text" || name == "jsonb_object_keys" ||
+         name == "json_populate_recordset" || name == "jsonb_populate_recordset";
 }
 
 }  // namespace lockstep::sql

@@ -22,7 +22,7 @@ Value jp_array(const Value& field, const ColumnDef& c) {
   const std::vector<std::vector<Value>> texts =
       binary ? jsonb_rows("jsonb_array_elements_text", field) : json_rows("json_array_elements_text", field);
   if (values.size() != texts.size()) throw SqlError("XX000", "internal: a JSON array's elements and their texts differ in number");
-  const ElementType element{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1};
+  const ElementType element = declared_element(c.element, c.user_type);
   std::vector<Value> elements;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::string kind = jp_kind(values[i].at(0));

@@ -133,12 +133,19 @@ class PlReader {
       }
       if (body.contains("else_body")) s.branches.push_back({"", statements(body.at("else_body"))});
     } else if (type == "PLpgSQL_stmt_raise") {
-      if (body.contains("options") || body.contains("condname") || !body.contains("message")) {
-        refuse_(fmt::format("RAISE with USING, a condition name or no message {}", where_));
+      if (!body.contains("options") && !body.contains("condname") && !body.contains("message")) {
+        refuse_(fmt::format("RAISE without a message (a handler's re-raise) {}", where_));
       }
       s.kind = PlStatement::Kind::raise;
       s.level = body.value("elog_level", 21);
       s.text = body.value("message", "");
+      s.label = body.value("condname", "");
+      for (const json& o : body.value("options", json::array())) {
+        const json& option = o.at("PLpgSQL_raise_option");
+        const int kind = option.value("opt_type", 0);
+        if (kind > 3) refuse_(fmt::format("a RAISE option other than ERRCODE, MESSAGE, DETAIL and HINT {}", where_));
+        s.items.emplace_back(kind, expression(option.at("expr")));
+      }
       if (body.contains("params")) {
         for (const json& p : body.at("params")) s.args.push_back(expression(p));
       }

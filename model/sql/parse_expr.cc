@@ -551,7 +551,11 @@ Expr Reader::user_function_call(const json& body, Expr e, std::string name) {
   e.name = std::move(name);
   if (body.contains("args")) {
     for (const json& a : body.at("args")) {
-      if (node(a).first == "NamedArgExpr") refuse(fmt::format("a named argument in {}()", e.name), loc);
+      if (const auto [type, named] = node(a); type == "NamedArgExpr") {  // name => value, after the positional ones
+        e.arg_names.push_back(named->value("name", ""));
+        e.args.push_back(expr(named->at("arg"), loc));
+        continue;
+      }
       e.args.push_back(expr(a, loc));
     }
   }

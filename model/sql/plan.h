@@ -86,6 +86,7 @@ struct Expr {
   bool filtered = false;     // an aggregate's FILTER (WHERE args.back())
   bool folded = false;       // a constant the planner's folding made, no literal (ORDER BY 1 + 1 names no position)
   std::vector<Expr> args;
+  std::vector<std::string> arg_names;  // user_func: its last arguments' names (`name => value`), in order
   std::shared_ptr<const Select> select;
   int location = -1;
 };
@@ -512,7 +513,9 @@ struct PlStatement {
   std::vector<PlStatement> body;     // loop, block
   std::vector<PlHandler> handlers;   // block: EXCEPTION WHEN ... THEN (its body runs in a subtransaction)
   // diagnostics: GET [STACKED] DIAGNOSTICS's items, each (the datum set, the item: ROW_COUNT,
-  // RETURNED_SQLSTATE, MESSAGE_TEXT)
+  // RETURNED_SQLSTATE, MESSAGE_TEXT); raise: USING's options, each (0 ERRCODE, 1 MESSAGE,
+  // 2 DETAIL, 3 HINT; its expression), and `label` its condition (RAISE unique_violation,
+  // RAISE SQLSTATE '22012': "" for none)
   std::vector<std::pair<int, std::string>> items;
 };
 struct PlBranch {

@@ -31,7 +31,7 @@ std::string_view row_type_name(const CreateTable& def) {
 
 Value column_input(const ColumnDef& c, std::string_view text) {
   if (c.type == Type::enum_) return enum_input(c.user_type, text);
-  if (c.type == Type::array) return array_input(text, ElementType{c.element, c.element == Type::enum_ ? enum_index(c.user_type) : -1});
+  if (c.type == Type::array) return array_input(text, declared_element(c.element, c.user_type));
   return from_text(text, c.type);
 }
 

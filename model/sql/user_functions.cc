@@ -75,13 +75,17 @@ bool ufn_implicit(const Value& v, const ColumnDef& to) {
   return from == Type::timestamp && to.type == Type::timestamptz;
 }
 
-std::string ufn_argument_types(const std::vector<Value>& args) {
+// The arguments' types as the server's 42883 lists them (a named one as `name => type`).
+std::string ufn_argument_types(const std::vector<Value>& args, const std::vector<std::string>& names = {}) {
   std::vector<std::string> types;
-  for (const Value& a : args) {
-    types.push_back(a.type() == Type::enum_    ? enum_type_name(a)
-                    : a.type() == Type::array  ? array_type_name(a)
-                    : a.type() == Type::record ? record_definition(a.record_type()).table
-                                               : std::string(type_name(a.type())));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Value& a = args[i];
+    const std::size_t named_from = args.size() - names.size();
+    types.push_back((i >= named_from ? names[i - named_from] + " => " : std::string()) +
+                    (a.type() == Type::enum_    ? enum_type_name(a)
+                     : a.type() == Type::array  ? array_type_name(a)
+                     : a.type() == Type::record ? record_definition(a.record_type()).table
+                                                : std::string(type_name(a.type()))));
   }
   return fmt::format("{}", fmt::join(types, ", "));
 }
@@ -121,14 +125,35 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
                                         "(docs/sql.md)",
                                         e.name, f->pl == nullptr ? "a construct" : f->pl->refused));
   }
-  // Parameters left out take their DEFAULT (evaluated here, as the server's planner inserts it).
+  // Parameters left out take their DEFAULT (evaluated here, as the server's planner inserts it);
+  // a named argument its parameter's place.
   const std::vector<Value> given = args;
-  while (args.size() < f->params.size() && f->params[args.size()].default_value != nullptr) {
+  const std::size_t positional = args.size() - e.arg_names.size();
+  bool fits = true;
+  if (!e.arg_names.empty()) {
+    std::vector<std::optional<Value>> slots(std::max(f->params.size(), positional));
+    for (std::size_t i = 0; i < positional; ++i) slots[i] = args[i];
+    for (std::size_t k = 0; k < e.arg_names.size(); ++k) {
+      const auto p = std::find_if(f->params.begin(), f->params.end(), [&](const FunctionParam& q) { return q.name == e.arg_names[k]; });
+      const auto at = static_cast<std::size_t>(p - f->params.begin());
+      if (p == f->params.end() || slots[at]) {
+        fits = false;
+        break;
+      }
+      slots[at] = args[positional + k];
+    }
+    args.clear();
+    for (std::size_t i = 0; fits && i < slots.size(); ++i) {
+      if (!slots[i] && f->params[i].default_value == nullptr) fits = false;
+      if (fits) args.push_back(slots[i] ? *slots[i] : evaluate(*f->params[i].default_value, outer));
+    }
+  }
+  while (fits && args.size() < f->params.size() && f->params[args.size()].default_value != nullptr) {
     args.push_back(evaluate(*f->params[args.size()].default_value, outer));
   }
-  bool fits = args.size() == f->params.size();
+  fits = fits && args.size() == f->params.size();
   for (std::size_t i = 0; fits && i < args.size(); ++i) fits = ufn_implicit(args[i], f->params[i].type);
-  if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(given)));
+  if (!fits) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(given, e.arg_names)));
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ColumnDef& p = f->params[i].type;
     if (args[i].type() == p.type && p.type != Type::unknown) continue;
@@ -139,7 +164,7 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
     if (p.type == Type::enum_ || args[i].is_null()) {
       args[i] = args[i].is_null() ? Value::null(p.type) : cast_to_column(args[i], p.type, p.user_type);
     } else if (p.type == Type::array) {
-      args[i] = cast_to_array(args[i], {p.element, p.element == Type::enum_ ? enum_index(p.user_type) : -1});
+      args[i] = cast_to_array(args[i], declared_element(p.element, p.user_type));
     } else {
       args[i] = cast(args[i], p.type);
     }
@@ -160,7 +185,7 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
   if (ufn_row_type(r) >= 0) return v;  // a record (plpgsql_call's: of the type it returns)
   if (v.is_null()) return Value::null(r.type);
   if (r.type == Type::enum_) return cast_to_column(v, r.type, r.user_type);
-  if (r.type == Type::array) return cast_to_array(v, {r.element, r.element == Type::enum_ ? enum_index(r.user_type) : -1});
+  if (r.type == Type::array) return cast_to_array(v, declared_element(r.element, r.user_type));
   if (r.type == Type::bit) return cast(v, Type::bit);
   return v.type() == r.type ? v : cast(v, r.type);
 }

@@ -307,7 +307,8 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
         std::vector<std::vector<const Row*>> hashed;
         for (std::size_t i : *order) hashed.push_back(std::move(groups[i]));
         groups = std::move(hashed);
-      } else if (sel.order_by.empty() && &sel == std::get_if<sql::Select>(&st_.body)) {
+      } else if (const auto* insert = std::get_if<sql::Insert>(&st_.body);
+                 sel.order_by.empty() && (&sel == std::get_if<sql::Select>(&st_.body) || (insert != nullptr && insert->select.get() == &sel))) {
         throw SqlError("0A000", "GROUP BY without ORDER BY giving two or more groups, in an order lockstep does not imitate here (the "
                                 "server's HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)");
       }

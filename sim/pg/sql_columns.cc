@@ -13,7 +13,7 @@ namespace {
 
 // An array column's element type.
 sql::ElementType column_element(const sql::ColumnDef& c) {
-  return {c.element, c.element == Type::enum_ ? sql::enum_index(c.user_type) : -1};
+  return sql::declared_element(c.element, c.user_type);
 }
 
 }  // namespace

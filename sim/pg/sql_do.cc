@@ -77,15 +77,20 @@ std::optional<Error> SimConnection::run_plpgsql(const std::vector<sql::PlStateme
         break;
       case K::raise: {
         std::optional<Error> failed;
-        const std::string message = raise_message(s, [&](const std::string& e) -> std::optional<std::string> {
-          if (failed) return std::nullopt;
-          Result<std::optional<std::string>> v = do_value(*this, e);
-          if (!v.ok()) failed = v.error();
-          return v.ok() ? v.value() : std::nullopt;
-        });
+        RaisedError raised;
+        try {
+          raised = raise_error(s, [&](const std::string& e) -> std::optional<std::string> {
+            if (failed) return std::string();  // not NULL: the failure is returned below
+            Result<std::optional<std::string>> v = do_value(*this, e);
+            if (!v.ok()) failed = v.error();
+            return v.ok() ? v.value() : std::string();
+          });
+        } catch (const SqlError& e) {
+          if (!failed) failed = Error{e.sqlstate(), e.what()};
+        }
         if (failed) return *failed;
-        if (s.level >= 21) return Error{"P0001", message};  // RAISE EXCEPTION (ERROR)
-        if (s.level >= 17) warnings_.push_back({s.level == 19 ? "01000" : "00000", message});  // LOG, DEBUG: the client gets none
+        if (s.level >= 21) return Error{raised.sqlstate, raised.message};  // RAISE EXCEPTION (ERROR)
+        if (s.level >= 17) warnings_.push_back({s.level == 19 ? "01000" : "00000", raised.message});  // LOG, DEBUG: the client gets none
         break;
       }
       case K::stop:

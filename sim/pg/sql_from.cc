@@ -40,6 +40,32 @@ std::vector<std::string> from_function_columns(const sql::FromItem& f) {
   return names;
 }
 
+// A composite type's row type a value of `e` has, as the parser types it: a cast to the type
+// (`NULL::job_spec`), json[b]_populate_record[set] of such a base; else -1.
+int from_static_row_type(const Expr& e) {
+  if (e.kind == Expr::Kind::cast && e.type == Type::enum_) return sql::row_type_index(e.name);
+  if (e.kind == Expr::Kind::func && sql::is_json_populate(e.name) && !e.args.empty()) return from_static_row_type(e.args[0]);
+  return -1;
+}
+
+// unnest(array)'s row type when the array's elements are records (a composite type's array:
+// graphile-worker's `unnest(specs) spec`), else -1: a cast to job_spec[], ARRAY[...] or ARRAY
+// (SELECT ...) of such values, or a parameter's or variable's value (typed when bound).
+int from_unnest_row_type(const sql::FromItem& f, sql::EvalContext& run, sql::EvalContext* variables) {
+  if (f.kind != sql::FromItem::Kind::function || f.function.size() != 1 || f.function[0].name != "unnest" || f.function[0].args.size() != 1) return -1;
+  const Expr& a = f.function[0].args[0];
+  auto of_value = [](const Value& v) { return v.type() == Type::array && v.array_element() == Type::record ? v.array_enum() : -1; };
+  switch (a.kind) {
+    case Expr::Kind::cast: return a.type == Type::array && a.element == Type::enum_ ? sql::row_type_index(a.name) : -1;
+    case Expr::Kind::array: return a.args.empty() ? -1 : from_static_row_type(a.args[0]);
+    case Expr::Kind::subquery:
+      return a.name == "ARRAY" && a.select != nullptr && a.select->targets.size() == 1 ? from_static_row_type(a.select->targets[0].expr) : -1;
+    case Expr::Kind::param: return of_value(run.param(a.number));
+    case Expr::Kind::column: return variables != nullptr && variables->names_variable(a) ? of_value(variables->column(a)) : -1;
+    default: return -1;
+  }
+}
+
 // pg_locks' columns as lockstep models them (an advisory lock's row: relation, page, tuple,
 // virtualxid and transactionid NULL; virtualtransaction and waitstart refused when the
 // statement is read); pg_database's (the one database).
@@ -207,6 +233,11 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     // json_to_recordset(...) AS x(name type, ...); json_populate_record(NULL::name, ...)
     columns = f.column_definitions.empty() ? from_populate_columns(f) : f.column_definitions;
     if (f.ordinality) columns.push_back(sql::ColumnDef{.name = "ordinality", .type = Type::int8});
+  } else if (const int row = from_unnest_row_type(f, *this, function_params_); row >= 0) {  // a composite type's fields
+    for (const sql::ColumnDef& c : sql::record_definition(row).columns) {
+      columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
+    }
+    if (f.ordinality) columns.push_back(sql::ColumnDef{.name = "ordinality", .type = Type::int8});
   } else {
     for (const std::string& n : from_function_columns(f)) columns.push_back(sql::ColumnDef{.name = n, .type = Type::unknown});
     if (f.ordinality) columns.back().type = Type::int8;
@@ -273,6 +304,12 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
     }
   } else {
     out = function_rows(call);
+    const bool records = std::any_of(out.begin(), out.end(), [](const std::vector<Value>& r) { return r.size() == 1 && r[0].type() == Type::record; });
+    if (const int row = from_unnest_row_type(f, *this, function_params_); row >= 0) {
+      for (std::vector<Value>& r : out) r = sql::record_fields(sql::cast_to_row_type(r.at(0), row));
+    } else if (records && call.name == "unnest") {
+      throw SqlError("0A000", "unnest() in FROM of an array of records whose type is not written beside it (a cast, ARRAY[...] of casts, a parameter) is not in lockstep's SQL subset");
+    }
   }
   if (f.ordinality) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i].push_back(Value::integer(static_cast<std::int64_t>(i) + 1, Type::int8));
@@ -281,12 +318,19 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
 }
 
 std::vector<std::vector<Value>> SqlRun::function_rows(const Expr& call) {
-  LOCKSTEP_INVARIANT(!call.name.ends_with("_recordset"), "a recordset's rows are from_leaf_values'");
+  LOCKSTEP_INVARIANT(!call.name.ends_with("_to_recordset"), "a recordset's rows are from_leaf_values'");
   std::vector<std::vector<Value>> out;
   std::vector<Value> args;
   for (const Expr& a : call.args) args.push_back(sql::evaluate(a, *this));
   const std::string& n = call.name;
-  if (n == "unnest") {
+  if (sql::is_json_populate(n)) {  // json[b]_populate_recordset in a select list: a record of base's type per element
+    if (args.at(0).type() != Type::record) throw SqlError("42804", fmt::format("first argument of {} must be a row type", n));
+    const int type = args[0].record_type();
+    const std::vector<sql::ColumnDef>& columns = sql::record_definition(type).columns;
+    const std::vector<Value> base = args[0].is_null() ? std::vector<Value>{} : sql::record_fields(args[0]);
+    const sql::ColumnInput input = [&](Value text, const sql::ColumnDef& c) { return assigned(std::move(text), c, n); };
+    for (const std::vector<Value>& row : sql::json_array_rows(n, args.at(1), columns, base, input)) out.push_back({sql::make_record(type, row)});
+  } else if (n == "unnest") {
     if (!args.at(0).is_null()) {
       if (args[0].type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(args[0].type())));
       for (Value& v : sql::array_elements(args[0])) out.push_back({std::move(v)});

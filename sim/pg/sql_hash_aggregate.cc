@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/hash_functions.h"
 
 namespace lockstep::sim::pg {
@@ -46,9 +47,7 @@ std::uint32_t hagg_buckets_for_width(int data_width, double selectivity, std::si
   double distinct = each;
   if (columns > 1) distinct = std::min(std::pow(each, static_cast<double>(columns)), std::min(tuples, std::max(tuples * 0.1, each)));
   if (rows < tuples) distinct *= 1 - std::pow((tuples - rows) / tuples, tuples / distinct);
-  const double groups = std::min(rows, std::max(1.0, std::ceil(std::max(1.0, std::rint(distinct)))));
-  const auto size = std::max<std::uint64_t>(static_cast<std::uint64_t>(groups / 0.9), 2);
-  return static_cast<std::uint32_t>(std::bit_ceil(size));
+  return hash_buckets_for_groups(std::min(rows, std::max(1.0, std::ceil(std::max(1.0, std::rint(distinct))))));
 }
 
 // A key column's hash as its type's hash function gives it; nullopt where not imitated.
@@ -214,6 +213,52 @@ class hagg_Table {
 };
 
 }  // namespace
+
+std::uint32_t hash_buckets_for_groups(double groups) {
+  const auto size = std::max<std::uint64_t>(static_cast<std::uint64_t>(groups / 0.9), 2);
+  return static_cast<std::uint32_t>(std::bit_ceil(size));
+}
+
+std::optional<double> unnest_rows_estimated(const sql::Select& sel, sql::EvalContext& run, sql::EvalContext* variables) {
+  if (sel.from.size() != 1 || !sel.table.empty()) return std::nullopt;
+  // WHERE of IS [NOT] NULL tests of columns: nulltestsel without statistics (0.005, 0.995).
+  double selectivity = 1;
+  if (sel.where) {
+    const sql::Expr& w = *sel.where;
+    const std::vector<sql::Expr> one{w};
+    for (const sql::Expr& c : w.kind == sql::Expr::Kind::and_ ? w.args : one) {
+      if (c.kind != sql::Expr::Kind::is_null || c.args.size() != 1 || c.args[0].kind != sql::Expr::Kind::column) return std::nullopt;
+      selectivity *= c.negated ? 0.995 : 0.005;
+    }
+  }
+  auto estimated = [&](double rows) { return std::max(1.0, std::rint(rows * selectivity)); };
+  const sql::FromItem& f = sel.from[0];
+  if (f.kind != sql::FromItem::Kind::function || f.function.size() != 1 || f.function[0].name != "unnest" || f.function[0].args.size() != 1) {
+    return std::nullopt;
+  }
+  const sql::Expr& arg = f.function[0].args[0];
+  const sql::Expr* a = &arg;
+  while (a->kind == sql::Expr::Kind::cast && !a->args.empty()) a = &a->args[0];  // a cast of a constant or parameter keeps its length
+  auto length = [](const sql::Value& v) {
+    return v.is_null() || v.type() != Type::array ? 1.0 : std::max(1.0, static_cast<double>(sql::array_elements(v).size()));
+  };
+  switch (a->kind) {
+    case sql::Expr::Kind::array: return estimated(std::max(1.0, static_cast<double>(a->args.size())));
+    case sql::Expr::Kind::constant: return estimated(length(sql::evaluate(arg, run)));  // the planner folds the casts to a Const
+    case sql::Expr::Kind::param: return estimated(length(run.param(a->number)));
+    case sql::Expr::Kind::column: return estimated(variables != nullptr && variables->names_variable(*a) ? length(variables->column(*a)) : 10.0);
+    default: return estimated(10.0);
+  }
+}
+
+bool distinct_hashed(double rows, std::size_t columns) {
+  // costsize.c with cpu_operator_cost 0.0025, cpu_tuple_cost 0.01, the groups estimated as the
+  // rows (no statistics): the input's cost is the same under both.
+  const double n = std::max(rows, 2.0), cols = static_cast<double>(columns);
+  const double sort = 2 * 0.0025 * n * std::log2(n) + 0.0025 * n + 0.0025 * cols * rows;  // Sort, Unique
+  const double hash = 0.0025 * cols * rows + 0.01 * rows;                                   // HashAggregate
+  return hash < sort;
+}
 
 std::optional<std::vector<std::size_t>> hash_aggregate_order(const std::vector<std::vector<Value>>& keys,
                                                              const std::vector<std::size_t>& row_keys, std::uint32_t buckets) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/value.h"
 #include "lockstep/sim/pg/sim_pg.h"
 
@@ -34,6 +35,18 @@ double unanalyzed_tuples(int data_width);
 // known exactly enough, or the scan keeps fewer than 200 estimated rows (a Sort may be
 // cheaper there: the planner sorts a few rows).
 std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std::size_t columns, std::size_t widest_row);
+
+// The rows the planner estimates for a FROM of one `unnest(array)` call (array_unnest_support's
+// estimate_array_length: an ARRAY[...]'s elements, a constant's, a bound parameter's or plpgsql
+// variable's, as a custom plan sees it; else 10) and a WHERE of IS [NOT] NULL tests (0.005 and
+// 0.995 each, rounded), or nullopt for another FROM or WHERE. `run` reads $n, `variables` a running function's variables (may be null).
+std::optional<double> unnest_rows_estimated(const sql::Select& sel, sql::EvalContext& run, sql::EvalContext* variables);
+// Whether the planner hashes DISTINCT of `columns` keys over `rows` estimated input rows:
+// cost_agg's HashAggregate against cost_sort's Sort below a Unique (2 rows sort, 3 or more hash).
+bool distinct_hashed(double rows, std::size_t columns);
+// The buckets a HashAggregate sized for `groups` estimated groups starts with (simplehash's
+// fill factor 0.9, a power of two, at least 2).
+std::uint32_t hash_buckets_for_groups(double groups);
 
 // The groups' keys in the order the hash table returns them, as indexes into `keys`, given
 // each input row's key (`row_keys`, in scan order: a lookup may grow the table); nullopt for a

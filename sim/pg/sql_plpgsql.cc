@@ -206,8 +206,8 @@ class PlRun final : public sql::EvalContext {
   void type_of(std::size_t d, std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (text.ends_with("%rowtype")) text.resize(text.size() - 8);
-    if (run_.server_.sql_table(text) != nullptr) {
-      rows_[d] = run_.server_.record_type_index(text);
+    if (const std::string bare = text.substr(text.rfind('.') + 1); run_.server_.sql_table(bare) != nullptr) {  // schema.table: the table
+      rows_[d] = run_.server_.record_type_index(bare);
       return;
     }
     const auto refused = [&] {
@@ -411,9 +411,9 @@ class PlRun final : public sql::EvalContext {
           }
           break;
         case K::raise: {
-          std::string text = raise_message(s, [&](const std::string& e) { return output(value(e)); });
-          if (s.level >= 21) throw SqlError("P0001", text);
-          if (s.level >= 17) run_.c_.warnings_.push_back({s.level == 19 ? "01000" : "00000", std::move(text)});
+          RaisedError raised = raise_error(s, [&](const std::string& e) { return output(value(e)); });
+          if (s.level >= 21) throw SqlError(raised.sqlstate, raised.message);
+          if (s.level >= 17) run_.c_.warnings_.push_back({s.level == 19 ? "01000" : "00000", std::move(raised.message)});
           break;
         }
         case K::stop:

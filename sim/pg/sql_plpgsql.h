@@ -28,9 +28,17 @@ struct PlTrigger {
   sql::Value new_row, old_row;
 };
 
-// RAISE's message: each % is the next argument's text (`argument` of its expression; NULL
-// prints <NULL>), %% a %.
-std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument);
+// RAISE's error as pl_exec.c's exec_stmt_raise makes it: its SQLSTATE (the condition's, USING
+// ERRCODE's (a SQLSTATE or a condition name), else P0001 for an EXCEPTION, 00000 below) and its
+// message (each % the next argument's text, NULL as <NULL>, %% a %; else USING MESSAGE's, else
+// the condition's name or the SQLSTATE). `argument` gives an expression's text (nullopt: NULL).
+// Throws the server's errors: 22004 for a NULL option, 42601 for one given twice; a condition
+// name lockstep does not list is refused. DETAIL and HINT are evaluated, not kept (a client's primary message lacks them).
+struct RaisedError {
+  std::string sqlstate;
+  std::string message;
+};
+RaisedError raise_error(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument);
 
 // A set-returning function's row of RETURN NEXT's value: a row type's fields (42804 for a
 // record of another type), else the value as the return type stores it.

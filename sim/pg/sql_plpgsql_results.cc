@@ -3,10 +3,12 @@
 // NEXT, RETURN QUERY) checked against its result type as pl_exec.c checks them, EXECUTE's text
 // and USING parameters, a record variable's field assigned, a variable's declared type.
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/error_conditions.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_rows.h"
@@ -41,9 +43,8 @@ bool set_same_type(const Value& v, const sql::ColumnDef& c) {
   return true;
 }
 
-}  // namespace
-
-std::string raise_message(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
+// RAISE's format: each % is the next argument's text (NULL prints <NULL>), %% a %.
+std::string plr_raise_text(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
   std::string out;
   std::size_t next = 0;
   for (std::size_t i = 0; i < s.text.size(); ++i) {
@@ -59,6 +60,46 @@ std::string raise_message(const sql::PlStatement& s, const std::function<std::op
   }
   return out;
 }
+
+}  // namespace
+
+RaisedError raise_error(const sql::PlStatement& s, const std::function<std::optional<std::string>(const std::string&)>& argument) {
+  // A SQLSTATE of five digits or capitals, else a condition's name (plpgsql_recognize_err_condition).
+  auto code_of = [](const std::string& name, bool sqlstate_allowed) {
+    if (sqlstate_allowed && name.size() == 5 && name.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos) return name;
+    const std::optional<std::string> code = name == "others" ? std::nullopt : sql::condition_sqlstate(name);
+    if (!code) {
+      throw SqlError("0A000", fmt::format("RAISE of the condition {} (not in the list of condition names lockstep keeps: docs/sql.md) is not in "
+                                          "lockstep's SQL subset", name));
+    }
+    return *code;
+  };
+  RaisedError out;
+  std::string condname = s.label;
+  if (!condname.empty()) out.sqlstate = code_of(condname, true);
+  std::optional<std::string> message;
+  if (!s.text.empty()) message = plr_raise_text(s, argument);  // (RAISE '' reads as no message here)
+  static constexpr std::string_view kOption[] = {"ERRCODE", "MESSAGE", "DETAIL", "HINT"};
+  std::array<bool, 4> seen{};
+  for (const auto& [kind, expr] : s.items) {
+    const auto k = static_cast<std::size_t>(kind);
+    const bool given = seen[k] || (k == 0 && !out.sqlstate.empty()) || (k == 1 && message);
+    if (given) throw SqlError("42601", fmt::format("RAISE option already specified: {}", kOption[k]));
+    seen[k] = true;
+    const std::optional<std::string> v = argument(expr);
+    if (!v) throw SqlError("22004", "RAISE statement option cannot be null");
+    if (k == 0) {
+      out.sqlstate = code_of(*v, true);
+      condname = *v;
+    } else if (k == 1) {
+      message = *v;
+    }
+  }
+  if (out.sqlstate.empty()) out.sqlstate = s.level >= 21 ? "P0001" : "00000";
+  out.message = message ? *message : !condname.empty() ? condname : out.sqlstate;
+  return out;
+}
+
 
 std::vector<Value> returned_set_row(const sql::CreateFunction& f, const Value& v) {
   if (!f.outs.empty()) throw SqlError("42804", "RETURN NEXT cannot have a parameter in function with OUT parameters");

@@ -370,15 +370,23 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // DISTINCT without ORDER BY: a Sort on every column, then Unique, where the planner expects
   // few rows; else a HashAggregate over a whole scan, imitated where its size is known.
   std::uint32_t buckets = 0;
-  const bool sorted = sel.distinct && sel.order_by.empty() && few_rows_estimated(sel, t);
-  if (sel.distinct && sel.order_by.empty() && !sorted) {
+  // Over unnest(array): the planner's costs for its estimate of the array's length.
+  const bool columns = std::all_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& target) { return !target.star && target.expr.kind == Expr::Kind::column; });
+  const std::optional<double> unnested = sel.distinct && sel.order_by.empty() && columns ? unnest_rows_estimated(sel, *this, function_params_) : std::nullopt;
+  const bool hashed_unnest = unnested && distinct_hashed(*unnested, sel.targets.size());
+  const bool sorted = sel.distinct && sel.order_by.empty() && (unnested ? !hashed_unnest : few_rows_estimated(sel, t));
+  if (hashed_unnest) {
+    buckets = hash_buckets_for_groups(*unnested);
+  } else if (sel.distinct && sel.order_by.empty() && !sorted) {
     std::vector<const Expr*> exprs;
     for (const sql::Target& target : sel.targets) exprs.push_back(&target.expr);
-    const bool columns = std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& target) { return target.star; });
-    buckets = columns ? hashed_buckets(sel, t, exprs) : 0;
+    const bool plain = std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& target) { return target.star; });
+    buckets = plain ? hashed_buckets(sel, t, exprs) : 0;
   }
-  // At the top, rows whose order is not imitated are refused rather than answered wrongly.
-  const bool top = &sel == std::get_if<sql::Select>(&st_.body);
+  // At the top, or feeding an INSERT (its rows' sequence values, RETURNING, conflicts), rows
+  // whose order is not imitated are refused rather than answered wrongly.
+  const auto* insert = std::get_if<sql::Insert>(&st_.body);
+  const bool top = &sel == std::get_if<sql::Select>(&st_.body) || (insert != nullptr && insert->select.get() == &sel);
   const auto unordered = [] {
     return SqlError("0A000", "DISTINCT without ORDER BY giving two or more rows, in an order lockstep does not imitate here (the "
                              "server's HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)");

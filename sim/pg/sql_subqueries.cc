@@ -78,7 +78,7 @@ Value SqlRun::array_of_rows(const std::vector<std::vector<Value>>& rows) {
   for (const std::vector<Value>& row : rows) {
     const Value& v = row.front();
     if (!typed && !v.is_null() && v.type() != Type::unknown) {
-      element = {v.type(), v.type() == Type::enum_ ? v.enum_type() : -1};
+      element = {v.type(), v.type() == Type::enum_ ? v.enum_type() : v.type() == Type::record ? v.record_type() : -1};
       typed = true;
     }
     values.push_back(v);
