@@ -100,7 +100,24 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 58: dynamic SQL in plpgsql (EXECUTE ... INTO ... USING, RETURN QUERY EXECUTE format()
   // ... USING: xbump, xtake), OUT parameters read FOR SHARE (xpair), and an IN (SELECT ...
   // LIMIT n) semi join's rows in the plan's order.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 59) : *rc::gen::inRange(0, 8)) {
+  // Case 59: graphile-worker's add_jobs shape: an array of a composite type (a cast of rows,
+  // ARRAY (SELECT jsonb_populate_recordset(...))) unnested in a plpgsql function, INSERT ...
+  // SELECT DISTINCT over it (the HashAggregate's order sets RETURNING's) upserting, UPDATE ...
+  // FROM it, named arguments, RAISE USING ERRCODE; DISTINCT over unnest(ARRAY[...]) at the top.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 60) : *rc::gen::inRange(0, 8)) {
+    case 59: {
+      const std::string specs = fmt::format("ARRAY[({}, {})::tspec, ({}, {})::tspec, ({}, {})::tspec]", k, v + 4, k + 2, v + 5, *rc::gen::inRange(1, 5), v + 6);
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: return fmt::format("SELECT id, v FROM xadd({})", specs);
+        case 1: return fmt::format("SELECT id, v FROM xadd(keep => true, specs => {})", specs);
+        case 2:
+          return fmt::format("SELECT id, v FROM xadd(ARRAY(SELECT jsonb_populate_recordset(NULL::tspec, jsonb_build_array(jsonb_build_object('id', {}, 'v', {}), "
+                             "jsonb_build_object('id', {}, 'v', {})))))",
+                             k, v + 7, k + 1, v + 8);
+        case 3: return fmt::format("SELECT id, v FROM xadd(ARRAY[(1, 1)::tspec, (2, 2)::tspec, (3, 3)::tspec, ({}, 4)::tspec])", k);
+        default: return fmt::format("SELECT DISTINCT x FROM unnest(ARRAY[{}, 3, {}, {}]) x", k, k + 2, v);
+      }
+    }
     case 58:
       switch (*rc::gen::inRange(0, 4)) {
         case 3: return fmt::format("SELECT * FROM xpair({})", k);
@@ -341,6 +358,14 @@ std::vector<std::string> table_setup(const Tables& tables) {
                 "RETURNING *', 't', 't') USING n, least_v; END $$");
   out.push_back("CREATE FUNCTION xpair(k int, OUT id int, OUT v int) LANGUAGE plpgsql AS $$ BEGIN "
                 "SELECT t.id, t.v INTO id, v FROM t WHERE t.id = k LIMIT 1 FOR SHARE; IF NOT FOUND THEN id := -k; END IF; END $$");
+  out.push_back("CREATE TYPE tspec AS (id int, v int)");
+  // (Its RAISE comes after its first statement on t: the server's parser waits for a table lock
+  // as it first loads t's row type in a backend, which the simulation does not model.)
+  out.push_back("CREATE FUNCTION xadd(specs tspec[], keep boolean DEFAULT false) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN "
+                "IF keep THEN RETURN QUERY UPDATE t SET v = s.v FROM unnest(specs) s WHERE t.id = s.id RETURNING t.*; RETURN; END IF; "
+                "RETURN QUERY INSERT INTO t (id, v) SELECT DISTINCT s.id, s.v FROM unnest(specs) s WHERE s.id IS NOT NULL "
+                "ON CONFLICT (id) DO UPDATE SET v = excluded.v RETURNING *; "
+                "IF array_length(specs, 1) > 3 THEN RAISE USING ERRCODE = 'check_violation', MESSAGE = 'too many: ' || array_length(specs, 1); END IF; END $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -353,7 +378,8 @@ std::vector<std::string> table_setup(const Tables& tables) {
 std::vector<std::string> table_teardown(const Tables& tables) {
   std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",
-                                  "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP TABLE t"};
+                                  "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP FUNCTION xadd(tspec[], boolean)",
+                                  "DROP TABLE t", "DROP TYPE tspec"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
     out.emplace_back("DROP TABLE log");

@@ -221,10 +221,14 @@ std::uint32_t hash_buckets_for_groups(double groups) {
 
 std::optional<double> unnest_rows_estimated(const sql::Select& sel, sql::EvalContext& run, sql::EvalContext* variables) {
   if (sel.from.size() != 1 || !sel.table.empty()) return std::nullopt;
+  return unnest_rows_estimated(sel.from[0], sel.where ? &*sel.where : nullptr, run, variables);
+}
+
+std::optional<double> unnest_rows_estimated(const sql::FromItem& f, const sql::Expr* where, sql::EvalContext& run, sql::EvalContext* variables) {
   // WHERE of IS [NOT] NULL tests of columns: nulltestsel without statistics (0.005, 0.995).
   double selectivity = 1;
-  if (sel.where) {
-    const sql::Expr& w = *sel.where;
+  if (where != nullptr) {
+    const sql::Expr& w = *where;
     const std::vector<sql::Expr> one{w};
     for (const sql::Expr& c : w.kind == sql::Expr::Kind::and_ ? w.args : one) {
       if (c.kind != sql::Expr::Kind::is_null || c.args.size() != 1 || c.args[0].kind != sql::Expr::Kind::column) return std::nullopt;
@@ -232,7 +236,6 @@ std::optional<double> unnest_rows_estimated(const sql::Select& sel, sql::EvalCon
     }
   }
   auto estimated = [&](double rows) { return std::max(1.0, std::rint(rows * selectivity)); };
-  const sql::FromItem& f = sel.from[0];
   if (f.kind != sql::FromItem::Kind::function || f.function.size() != 1 || f.function[0].name != "unnest" || f.function[0].args.size() != 1) {
     return std::nullopt;
   }

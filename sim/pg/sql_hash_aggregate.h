@@ -41,6 +41,8 @@ std::uint32_t hash_aggregate_buckets(const SqlTable& t, double selectivity, std:
 // variable's, as a custom plan sees it; else 10) and a WHERE of IS [NOT] NULL tests (0.005 and
 // 0.995 each, rounded), or nullopt for another FROM or WHERE. `run` reads $n, `variables` a running function's variables (may be null).
 std::optional<double> unnest_rows_estimated(const sql::Select& sel, sql::EvalContext& run, sql::EvalContext* variables);
+// The same for FROM item f (one `unnest(array)` call) under `where` (may be null).
+std::optional<double> unnest_rows_estimated(const sql::FromItem& f, const sql::Expr* where, sql::EvalContext& run, sql::EvalContext* variables);
 // Whether the planner hashes DISTINCT of `columns` keys over `rows` estimated input rows:
 // cost_agg's HashAggregate against cost_sort's Sort below a Unique (2 rows sort, 3 or more hash).
 bool distinct_hashed(double rows, std::size_t columns);

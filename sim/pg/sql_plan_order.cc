@@ -219,6 +219,67 @@ void SqlRun::order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, c
   }
 }
 
+// A FROM of joins shows its rows in the order of the plan the server's costs pick. Decided
+// here for one shape only: a first relation of known rows (unnest(array), VALUES) joined,
+// inner or left, to tables each on a column an index of that table holds alone, where every
+// such join is a nested loop over index scans (planned_drive): the first relation's order,
+// each table's one row per row. Elsewhere (a hash join probing with a table gives the table's
+// heap order, with its unmatched rows last; a merge join the key's order) two or more rows
+// shown without ORDER BY are refused.
+void SqlRun::refuse_unplanned_join(const sql::Select& sel, std::size_t rows) {
+  using K = sql::FromItem::Kind;
+  if (rows < 2 || !sel.order_by.empty() || sel.from.empty() || (sel.from.size() == 1 && sel.from[0].kind != K::join)) return;
+  std::vector<std::pair<const sql::FromItem*, const sql::FromItem*>> chain;  // (relation, the join that brought it)
+  bool shaped = sel.from.size() == 1;
+  const auto flatten = [&](const sql::FromItem& f, const auto& self) -> void {
+    if (f.kind != K::join) {
+      chain.emplace_back(&f, nullptr);
+      return;
+    }
+    self(f.sides.at(0), self);
+    if (f.sides.at(1).kind == K::join || f.on.empty()) shaped = false;
+    chain.emplace_back(&f.sides.at(1), &f);
+  };
+  if (shaped) flatten(sel.from[0], flatten);
+  const sql::FromItem* first = shaped ? chain.front().first : nullptr;
+  std::optional<double> n;
+  if (first != nullptr && first->kind == K::values) n = static_cast<double>(first->values.size());
+  if (first != nullptr && first->kind == K::function) n = unnest_rows_estimated(*first, nullptr, *this, function_params_);
+  for (std::size_t i = 1; n && i < chain.size(); ++i) {
+    const auto& [item, join] = chain[i];
+    SqlTable* t = item->kind == K::table && derived(item->table) == nullptr ? server_.sql_table(item->table) : nullptr;
+    if (t == nullptr) {
+      n.reset();
+      break;
+    }
+    const std::string name = sql::from_item_name(*item);
+    const auto names_t = [&](const Expr& e) { return e.kind == Expr::Kind::column && e.qualifier == name; };
+    const auto reads_t = [&](const Expr& e, const auto& self) -> bool {
+      return (e.kind == Expr::Kind::column && (e.qualifier.empty() || e.qualifier == name)) || sql::is_sublink(e) ||
+             std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+    };
+    std::vector<const Expr*> conjuncts;
+    for (const Expr& e : join->on) {
+      if (e.kind != Expr::Kind::and_) conjuncts.push_back(&e);
+      for (const Expr& a : e.kind == Expr::Kind::and_ ? e.args : std::vector<Expr>{}) conjuncts.push_back(&a);
+    }
+    const bool keyed = std::any_of(conjuncts.begin(), conjuncts.end(), [&](const Expr* c) {
+      if (c->kind != Expr::Kind::op || c->name != "=" || c->args.size() != 2) return false;
+      for (int side = 0; side < 2; ++side) {
+        const Expr& key = c->args[static_cast<std::size_t>(side)];
+        const Expr& other = c->args[static_cast<std::size_t>(1 - side)];
+        if (names_t(key) && !reads_t(other, reads_t) && t->column(key.name) >= 0 && sql_single_column_index(*t, t->column(key.name)).found) return true;
+      }
+      return false;
+    });
+    if (!keyed || planned_drive({*n, *n}, *t, conjuncts.size() - 1) != Drive::other_side) n.reset();
+  }
+  if (n) return;
+  throw SqlError("0A000", "the rows of a join without ORDER BY come in an order the server's planner picks by its costs (a nested loop: the "
+                          "first relation's; a hash join probing with a table: that table's heap order), not decided here for this FROM; "
+                          "shown or inserted that way they are not in lockstep's SQL subset (docs/sql.md); ORDER BY over them, or one row, is");
+}
+
 void SqlRun::refuse_unplanned_order() const {
   if (unplanned_order_.empty()) return;
   throw SqlError("0A000", fmt::format("{}: a result in an order the planner's costs pick (not modelled) is not in lockstep's SQL subset "

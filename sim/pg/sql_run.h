@@ -306,8 +306,7 @@ class SqlRun final : public sql::EvalContext {
   // row of the joined relation (`join`'s FROM made it, when given) for which WHERE holds.
   std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
                                                                   const std::optional<Expr>& where, const sql::Select* join = nullptr);
-  // ---- Row orders the planner's costs pick (sim/pg/sql_plan_order.cc). Why the rows scan() or join_candidates()
-  // gave last come in an order no estimate here decides ("": the server's); a statement showing it refuses.
+  // ---- Row orders the planner's costs pick (sim/pg/sql_plan_order.cc): why scan()'s or join_candidates()' last rows' order is not decided.
   std::string unplanned_order_;
   enum class Drive : std::uint8_t { table, other_side, unknown };  // which side of a join on t's key leads
   Drive planned_drive(std::pair<double, double> rows, const SqlTable& t, std::size_t filters) const;
@@ -316,6 +315,7 @@ class SqlRun final : public sql::EvalContext {
   void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
   void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
   void refuse_unplanned_order() const;
+  void refuse_unplanned_join(const sql::Select& sel, std::size_t rows);  // a FROM of joins' rows, shown without ORDER BY
 
   // Every column the expression names in table t exists (as PostgreSQL's analysis checks
   // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.

@@ -443,6 +443,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   }
   row_ = nullptr;
   if (sel.distinct && sel.order_by.empty() && top && seen.size() > 1) throw unordered();
+  if (top) refuse_unplanned_join(sel, out.size());
   return out;
 }
 

@@ -4,7 +4,8 @@
 // row of each table deleted by the transaction (a ROLLBACK brings them back). Identity and
 // serial sequences go on (CONTINUE IDENTITY); RESTART IDENTITY is refused when read.
 // Not MVCC-safe, as the server's: once it commits, a snapshot taken before it (a REPEATABLE
-// READ transaction that had not read the table yet) sees the rows gone too.
+// READ transaction that had not read the table yet) sees the rows gone too, also those another
+// transaction deleted after that snapshot and this one before the TRUNCATE.
 #include <algorithm>
 
 #include "lockstep/sim/pg/sql_run.h"
@@ -35,10 +36,18 @@ Result<Rows> SqlRun::truncate(const sql::LockTables& l, const std::vector<std::p
     server_.each_row(t->def.table, [&](std::int64_t id, RowState&) { ids.push_back(id); });
     std::int64_t deleted = 0;
     for (const std::int64_t id : ids) {
-      if (!c_.newest(t->def.table, id)) continue;  // no other transaction has a version pending: they hold no table lock
-      write_version(*t, id, std::nullopt, {}, ignored);
-      server_.row(t->def.table, id).pending.at(c_.pid_).truncated = true;
-      ++deleted;
+      // No other transaction has a version pending: they hold no table lock.
+      if (c_.newest(t->def.table, id)) {
+        write_version(*t, id, std::nullopt, {}, ignored);
+        ++deleted;
+      } else if (!server_.row(t->def.table, id).pending.contains(c_.pid_)) {
+        // Deleted by a committed transaction, its old versions kept for older snapshots: the
+        // new relfilenode has none of them either.
+        if (server_.row(t->def.table, id).older.empty()) continue;
+        server_.row(t->def.table, id).write(c_.pid_, std::nullopt, false, 0, false);
+        c_.wrote(t->def.table, id);
+      }
+      server_.row(t->def.table, id).pending.at(c_.pid_).truncated = true;  // also a deletion of its own before
     }
     if (s_.logging()) s_.add_detail(fmt::format("{}: {} rows deleted", t->def.table, deleted));
   }
