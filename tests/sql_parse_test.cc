@@ -212,6 +212,13 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT * FROM pg_catalog.pg_database d"),
             "0A000 * of pg_database (name its columns: lockstep models some) is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("SELECT oid FROM pg_database WHERE datname = current_database()"), "");
+  // pg_stat_activity: the simulated sessions' backends, one by pid (the server lists others).
+  EXPECT_EQ(refusal("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"),
+            "0A000 pg_stat_activity without `pid = ...` in WHERE or ON (lockstep models the simulated sessions' backends only) is not in "
+            "lockstep's SQL subset (docs/sql.md), at position 22 @22");
+  EXPECT_EQ(refusal("SELECT state FROM pg_stat_activity WHERE pid = 7"),
+            "0A000 pg_stat_activity.state (not modelled) is not in lockstep's SQL subset (docs/sql.md), at position 8 @8");
+  EXPECT_EQ(refusal("SELECT 1 FROM q WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = q.pid)"), "");
   // A WITH query inside a subquery may read, not write (the server's error, at the query's name).
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH r AS (SELECT a FROM t) SELECT a FROM r)"), "");
   EXPECT_EQ(refusal("SELECT a FROM t WHERE a IN (WITH d AS (DELETE FROM t RETURNING a) SELECT a FROM d)"),
@@ -267,8 +274,10 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT 'NaN'::numeric"), "");  // refused when run: the value is read then
   EXPECT_EQ(refusal("SELECT 1.5::numeric(50, 2)"),
             "0A000 numeric precision 50 (1 to 38 are) is not in lockstep's SQL subset (docs/sql.md), at position 13 @13");
-  EXPECT_EQ(refusal("SELECT * FROM pg_stat_activity"),
-            "0A000 the system view pg_stat_activity is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM pg_stat_activity WHERE pid = 1"),
+            "0A000 * of pg_stat_activity (name its columns: lockstep models some) is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
+  EXPECT_EQ(refusal("SELECT * FROM pg_stat_replication"),
+            "0A000 the system view pg_stat_replication is not in lockstep's SQL subset (docs/sql.md), at position 15 @15");
   EXPECT_EQ(refusal("VACUUM FREEZE t"), "");  // its table lock: vacuum-and-planner-switches.spec
   EXPECT_EQ(refusal("VACUUM"), "0A000 VACUUM of every table is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   EXPECT_EQ(refusal("VACUUM (VERBOSE) t"), "0A000 VACUUM (verbose) is not in lockstep's SQL subset (docs/sql.md), at position 9 @9");

@@ -4,7 +4,9 @@
 // must keep those only: a conjunct `locktype = 'advisory'` in WHERE or in a JOIN's ON. Its
 // columns virtualtransaction and waitstart (and `*`) are refused: not modelled. pg_database is
 // read as the one database the simulated server has: its oid and datname (postgres, oid 5, as
-// initdb makes it); its other columns are refused.
+// initdb makes it); its other columns are refused. pg_stat_activity is read as the simulated
+// sessions' backends, by a statement that keeps one pid (`pid = x`): datid, datname, pid,
+// usename and backend_type; its other columns are refused.
 #include <algorithm>
 #include <array>
 #include <span>
@@ -35,6 +37,15 @@ bool sys_keeps_advisory(const Expr& e) {
   return false;
 }
 
+// Whether `e` (a WHERE or ON) has a conjunct `pid = x` on a view named one of `names`.
+bool sys_keeps_one_pid(const Expr& e, const std::vector<std::string>& names) {
+  if (e.kind == Expr::Kind::and_) return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return sys_keeps_one_pid(a, names); });
+  if (e.kind != Expr::Kind::op || e.name != "=" || e.args.size() != 2) return false;
+  return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& c) {
+    return c.kind == Expr::Kind::column && c.name == "pid" && (c.qualifier.empty() || std::find(names.begin(), names.end(), c.qualifier) != names.end());
+  });
+}
+
 // Whether a join's ON keeps pg_locks' advisory rows only: an inner join's, or a LEFT JOIN's
 // with pg_locks on its right (its other rows then match nothing and are dropped).
 bool sys_any_on_keeps_advisory(const FromItem& f) {
@@ -59,6 +70,10 @@ const Expr* sys_unmodelled(const Expr& e, const std::vector<std::string>& names,
 }
 
 constexpr std::array<std::string_view, 2> kLocksUnmodelled = {"virtualtransaction", "waitstart"};
+constexpr std::array<std::string_view, 17> kActivityUnmodelled = {
+    "leader_pid",    "usesysid",     "application_name", "client_addr", "client_hostname", "client_port", "backend_start",
+    "xact_start",    "query_start",  "state_change",     "wait_event_type", "wait_event",   "state",       "backend_xid",
+    "backend_xmin",  "query_id",     "query"};
 constexpr std::array<std::string_view, 14> kDatabaseUnmodelled = {
     "datdba",        "encoding",     "datlocprovider", "datistemplate", "datallowconn", "datconnlimit", "datfrozenxid",
     "datminmxid",    "dattablespace", "datcollate",    "datctype",      "daticulocale", "datcollversion", "datacl"};
@@ -72,16 +87,29 @@ std::string_view Reader::system_view(const json& range_var) {
   const std::string name = range_var.value("relname", "");
   if (name == "pg_locks") return "pg_locks";
   if (name == "pg_database") return "pg_database";
+  if (name == "pg_stat_activity") return "pg_stat_activity";
   return {};
 }
 
 void Reader::check_system_views(const Select& s, int fallback) const {
-  std::vector<const FromItem*> locks, databases;
+  std::vector<const FromItem*> locks, databases, activity;
   for (const FromItem& f : s.from) {
     sys_relations(f, locks);
     sys_relations(f, databases, "pg_database");
+    sys_relations(f, activity, "pg_stat_activity");
   }
-  if (locks.empty() && databases.empty()) return;
+  if (locks.empty() && databases.empty() && activity.empty()) return;
+  if (!activity.empty()) {
+    // The server lists its background processes and other clients' backends too (the isolation
+    // runner's own): a statement must keep one backend, by `pid = x`.
+    std::vector<std::string> names;
+    for (const FromItem* v : activity) names.push_back(v->alias.empty() ? v->table : v->alias);
+    const bool kept = (s.where && sys_keeps_one_pid(*s.where, names)) || std::any_of(s.from.begin(), s.from.end(), [&](const FromItem& f) {
+                        return f.kind == FromItem::Kind::join && std::any_of(f.on.begin(), f.on.end(), [&](const Expr& e) { return sys_keeps_one_pid(e, names); });
+                      });
+    const int loc = activity.front()->location >= 0 ? activity.front()->location : fallback;
+    if (!kept) refuse("pg_stat_activity without `pid = ...` in WHERE or ON (lockstep models the simulated sessions' backends only)", loc);
+  }
   if (!locks.empty()) {
     const int loc = locks.front()->location >= 0 ? locks.front()->location : fallback;
     const bool kept = (s.where && sys_keeps_advisory(*s.where)) || std::any_of(s.from.begin(), s.from.end(), sys_any_on_keeps_advisory);
@@ -118,6 +146,7 @@ void Reader::check_system_views(const Select& s, int fallback) const {
   };
   check(locks, "pg_locks", kLocksUnmodelled);
   check(databases, "pg_database", kDatabaseUnmodelled);
+  check(activity, "pg_stat_activity", kActivityUnmodelled);
 }
 
 }  // namespace lockstep::sql::detail

@@ -325,6 +325,14 @@ class Server : public sql::SqlContextSource {
   Session& open_session(std::string application_name);
   // The live session with that pid, or nullptr.
   Session* live_session(int pid);
+  // The pids of the live sessions (the client backends pg_stat_activity lists), in pid order.
+  std::vector<int> live_pids() const {
+    std::vector<int> out;
+    for (const auto& [pid, session] : sessions_) {
+      if (session.live) out.push_back(pid);
+    }
+    return out;
+  }
   // pg_terminate_backend, at once: the victim's rows rolled back (or, mid-commit, committed)
   // and row locks released, its waits canceled, its advisory locks released (granting
   // waiters), and it is gone.

@@ -77,6 +77,12 @@ std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
           {"fastpath", Type::boolean}};
 }
 
+// pg_stat_activity's columns as lockstep models them: a client backend's (the others are
+// refused when the statement is read: model/sql/parse_system_views.cc).
+std::vector<std::pair<std::string_view, Type>> from_pg_stat_activity_columns() {
+  return {{"datid", Type::oid}, {"datname", Type::text}, {"pid", Type::int4}, {"usename", Type::text}, {"backend_type", Type::text}};
+}
+
 // json[b]_populate_record[set](NULL::name, ...)'s columns: its base's row type's (a table's or
 // a composite type's).
 std::vector<sql::ColumnDef> from_populate_columns(const sql::FromItem& f) {
@@ -172,6 +178,8 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   } else if (f.kind == K::table && f.table == "pg_database") {
     columns.push_back(sql::ColumnDef{.name = "oid", .type = Type::oid});
     columns.push_back(sql::ColumnDef{.name = "datname", .type = Type::text});
+  } else if (f.kind == K::table && f.table == "pg_stat_activity") {
+    for (const auto& [name, type] : from_pg_stat_activity_columns()) columns.push_back(sql::ColumnDef{.name = std::string(name), .type = type});
   } else if (f.kind == K::table) {
     const SqlTable* t = table(f.table);
     for (const sql::ColumnDef& c : t->def.columns) {
@@ -434,6 +442,24 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
       joined.emplace(joined_row_id(sql::from_item_name(f)), "");
       joined.emplace(prefix + "oid", kFromDatabaseOid);
       joined.emplace(prefix + "datname", "postgres");
+    }
+    return out;
+  }
+  if (f.kind == K::table && f.table == "pg_stat_activity") {
+    // The live client backends (a statement keeps one pid: parse_system_views.cc): reading
+    // them reads every session's state, in the step running now.
+    if (s_.in_actor()) s_.also_touch_domain();
+    const std::string prefix = sql::from_item_name(f) + kFromSeparator;
+    for (const Row& l : left) {
+      for (const int pid : server_.live_pids()) {
+        Row& joined = out.emplace_back(l);
+        joined.emplace(joined_row_id(sql::from_item_name(f)), "");
+        joined.emplace(prefix + "datid", kFromDatabaseOid);
+        joined.emplace(prefix + "datname", "postgres");
+        joined.emplace(prefix + "pid", std::to_string(pid));
+        joined.emplace(prefix + "usename", "postgres");
+        joined.emplace(prefix + "backend_type", "client backend");
+      }
     }
     return out;
   }

@@ -29,7 +29,7 @@ void from_leaves(const sql::FromItem& f, bool nullable, Leaves& out) {
   out.emplace_back(&f, nullable);
 }
 
-bool system_view(const sql::FromItem& f) { return f.kind == sql::FromItem::Kind::table && (f.table == "pg_locks" || f.table == "pg_database"); }
+bool system_view(const sql::FromItem& f) { return f.kind == sql::FromItem::Kind::table && (f.table == "pg_locks" || f.table == "pg_database" || f.table == "pg_stat_activity"); }
 
 // The part of joined row `row` that an item gave (its columns and `key`, the key of its heap id,
 // SqlRun::joined_row_id); nullopt when it gave none (the NULL side of a LEFT JOIN).
