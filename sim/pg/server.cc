@@ -279,14 +279,21 @@ AdvisoryKey Server::row_key(std::string_view table, std::int64_t id) {
 }
 
 Server::RowSlot& Server::slot(std::string_view table, std::int64_t id) {
+  if (last_slot_ != nullptr && id == last_id_ && table == last_table_) return *last_slot_;
   // A model names a handful of tables, several times a statement: a scan of their names
   // costs less than the ordered map's string comparisons.
-  for (const auto& [name, rows] : table_index_) {
-    if (name == table) return (*rows)[id];
+  std::pair<std::string_view, std::map<std::int64_t, RowSlot>*> found{};
+  for (const auto& entry : table_index_) {
+    if (entry.first == table) found = entry;
   }
-  auto& [name, rows] = *tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
-  table_index_.emplace_back(name, &rows);
-  return rows[id];
+  if (found.second == nullptr) {
+    auto& [name, rows] = *tables_.emplace(std::string(table), std::map<std::int64_t, RowSlot>()).first;
+    found = table_index_.emplace_back(name, &rows);
+  }
+  last_table_ = found.first;  // the key in tables_: it outlives the caller's string
+  last_id_ = id;
+  last_slot_ = &(*found.second)[id];
+  return *last_slot_;
 }
 
 ObjectId Server::row_object(std::string_view table, std::int64_t id) {

@@ -561,6 +561,10 @@ class Server : public sql::SqlContextSource {
   std::map<AdvisoryKey, ObjectId> objects_;
   std::map<std::string, std::map<std::int64_t, RowSlot>, std::less<>> tables_;  // in (table, id) order
   std::vector<std::pair<std::string_view, std::map<std::int64_t, RowSlot>*>> table_index_;  // tables_ in order of first use
+  // slot()'s last answer (a statement asks for one row many times; slots are never erased).
+  std::string_view last_table_;
+  std::int64_t last_id_ = 0;
+  RowSlot* last_slot_ = nullptr;
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   std::unordered_map<const sql::Statement*, std::shared_ptr<const std::vector<sql::Statement>>> names_checked_;
