@@ -228,11 +228,14 @@ std::optional<double> unnest_rows_estimated(const sql::FromItem& f, const sql::E
   // WHERE of IS [NOT] NULL tests of columns: nulltestsel without statistics (0.005, 0.995).
   double selectivity = 1;
   if (where != nullptr) {
-    const sql::Expr& w = *where;
-    const std::vector<sql::Expr> one{w};
-    for (const sql::Expr& c : w.kind == sql::Expr::Kind::and_ ? w.args : one) {
-      if (c.kind != sql::Expr::Kind::is_null || c.args.size() != 1 || c.args[0].kind != sql::Expr::Kind::column) return std::nullopt;
-      selectivity *= c.negated ? 0.995 : 0.005;
+    std::vector<const sql::Expr*> conjuncts{where};
+    if (where->kind == sql::Expr::Kind::and_) {
+      conjuncts.clear();
+      for (const sql::Expr& c : where->args) conjuncts.push_back(&c);
+    }
+    for (const sql::Expr* c : conjuncts) {
+      if (c->kind != sql::Expr::Kind::is_null || c->args.size() != 1 || c->args[0].kind != sql::Expr::Kind::column) return std::nullopt;
+      selectivity *= c->negated ? 0.995 : 0.005;
     }
   }
   auto estimated = [&](double rows) { return std::max(1.0, std::rint(rows * selectivity)); };

@@ -261,7 +261,9 @@ void SqlRun::refuse_unplanned_join(const sql::Select& sel, std::size_t rows) {
     std::vector<const Expr*> conjuncts;
     for (const Expr& e : join->on) {
       if (e.kind != Expr::Kind::and_) conjuncts.push_back(&e);
-      for (const Expr& a : e.kind == Expr::Kind::and_ ? e.args : std::vector<Expr>{}) conjuncts.push_back(&a);
+      if (e.kind == Expr::Kind::and_) {
+        for (const Expr& a : e.args) conjuncts.push_back(&a);
+      }
     }
     const bool keyed = std::any_of(conjuncts.begin(), conjuncts.end(), [&](const Expr* c) {
       if (c->kind != Expr::Kind::op || c->name != "=" || c->args.size() != 2) return false;
