@@ -605,6 +605,21 @@ std::string spec_error(std::string_view base, std::string_view ddl, std::string_
   return "";
 }
 
+// A LANGUAGE sql body of statements runs as the plpgsql runner runs one
+// (library-graphile-complete-jobs.spec); what that does not run refuses its calls.
+TEST(SqlSim, ALanguageSqlFunctionOfStatementsRefusesWhatItDoesNotRun) {
+  const std::string base = "CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 1), (2, 2);";
+  auto error_of = [&](std::string_view ddl, std::string_view step) { return spec_error(base, ddl, step); };
+  const std::string count = "CREATE FUNCTION c() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM t';";
+  EXPECT_EQ(error_of(count, "SELECT c();"), "");
+  EXPECT_NE(error_of(count, "SELECT c() FROM t;").find("the LANGUAGE sql function c() in a statement that reads a table"), std::string::npos);
+  EXPECT_NE(error_of("CREATE FUNCTION r() RETURNS t LANGUAGE sql AS 'SELECT * FROM t';", "SELECT r();").find("returning one row of a query's columns"),
+            std::string::npos);
+  EXPECT_NE(error_of("CREATE FUNCTION s() RETURNS void LANGUAGE sql AS 'SET lock_timeout = 1; DELETE FROM t';", "SELECT s();")
+                .find("SET in a LANGUAGE sql function"),
+            std::string::npos);
+}
+
 TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   const std::string base =
       "CREATE TABLE jobs (id int PRIMARY KEY, state text); CREATE TABLE steps (id int PRIMARY KEY, job int REFERENCES jobs ON DELETE CASCADE); "

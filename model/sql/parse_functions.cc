@@ -44,7 +44,9 @@ CreateFunction Reader::create_function(const json& body) {
         as_loc = oloc;
       } else if (option == "strict") {
         f.strict = node(d.at("arg")).second->value("boolval", false);
-      } else if (option != "volatility" && option != "parallel" && option != "leakproof" && option != "cost" && option != "security" &&
+      } else if (option == "volatility") {
+        f.non_volatile = str(d.at("arg")) != "volatile";
+      } else if (option != "parallel" && option != "leakproof" && option != "cost" && option != "security" &&
                  (language != "plpgsql" || option != "set")) {
         refuse(fmt::format("the function option {}", option), oloc);
       }
@@ -102,7 +104,7 @@ CreateFunction Reader::create_function(const json& body) {
   const json& returns = body.contains("returnType") ? body.at("returnType") : kRecord;
   const std::vector<std::string> returned = names(returns.at("names"));
   f.returns_trigger = f.plpgsql && returned.size() == 1 && returned[0] == "trigger" && !returns.contains("arrayBounds");
-  if (f.plpgsql && !returns.contains("arrayBounds") && !returned.empty() && returned.back() == "void" && !returns.value("setof", false)) {
+  if (!returns.contains("arrayBounds") && !returned.empty() && returned.back() == "void" && !returns.value("setof", false)) {
     f.returns.type = Type::text;  // RETURNS void: a call's value prints as an empty text
     f.returns.user_type = "void";
   } else if (!f.outs.empty()) {
@@ -115,7 +117,6 @@ CreateFunction Reader::create_function(const json& body) {
     f.returns.name = "";
   } else if (!f.returns_trigger) {
     lenient(f.returns, returns, "", [&] {
-      if (returns.value("setof", false) && !f.plpgsql) refuse("RETURNS SETOF", location_of(returns, loc));
       f.returns_set = returns.value("setof", false);
       f.returns.type = type_of(returns, location_of(returns, loc), &f.returns, &f.returns.user_type);
     });
@@ -156,29 +157,93 @@ CreateFunction Reader::create_function(const json& body) {
   const bool one_expression = one_column && select->table.empty() && select->from.empty() && select->with.empty() &&
                               select->set_op == nullptr && !select->where && select->order_by.empty() && !select->limit &&
                               !select->offset && !select->aggregate && !select->distinct;
-  if (one_expression) {
+  if (one_expression && !f.returns_set) {
     f.body = std::make_shared<Expr>(select->targets[0].expr);
     return f;
   }
   // A query over set-returning functions of its parameters (Que's que_validate_tags: an
   // aggregate over jsonb_array_elements): run as a query when called, its first row's value.
-  // One that reads a table would need the snapshot rules of a function's own queries.
-  const bool over_functions = one_column && select->table.empty() && select->with.empty() && select->set_op == nullptr &&
-                              select->lock == RowLock::none && !statements[0].has_subquery &&
+  const bool over_functions = one_column && !f.returns_set && select->table.empty() && select->with.empty() &&
+                              select->set_op == nullptr && select->lock == RowLock::none && !statements[0].has_subquery &&
                               std::all_of(select->from.begin(), select->from.end(), [](const FromItem& i) {
                                 return i.kind == FromItem::Kind::function || i.kind == FromItem::Kind::values;
                               });
-  if (!over_functions) {
-    refuse("a LANGUAGE sql function whose body is not one SELECT of one column, without FROM or over set-returning functions and "
-           "VALUES only",
-           as_loc);
+  if (over_functions) {
+    auto query = std::make_shared<Expr>();
+    query->kind = Expr::Kind::subquery;
+    query->select = std::make_shared<Select>(*select);
+    f.body = std::move(query);
+    f.query_body = true;
+    return f;
   }
-  auto query = std::make_shared<Expr>();
-  query->kind = Expr::Kind::subquery;
-  query->select = std::make_shared<Select>(*select);
-  f.body = std::move(query);
-  f.query_body = true;
+  // Any other body (several statements, tables read or written, RETURNS SETOF): statements
+  // the plpgsql runner runs as the server's SQL function executor does (sql_function_body).
+  f.pl = std::make_shared<const PlFunction>(sql_function_body(f, statements, as_loc));
+  f.plpgsql = true;
   return f;
+}
+
+// What CREATE FUNCTION checks of a LANGUAGE sql body's last statement (check_sql_fn_retval),
+// then the body as statements: each in turn (a SELECT's rows dropped), a statement of its own
+// (in READ COMMITTED a snapshot of its own: checked on PostgreSQL 15, a statement after a wait
+// sees what committed during it), a column before a parameter of its name; the last one's
+// rows the result: a set's all (RETURN QUERY), a value's first row (a SELECT fetches one row,
+// INSERT, UPDATE or DELETE ... RETURNING runs to its end).
+PlFunction Reader::sql_function_body(const CreateFunction& f, const std::vector<Statement>& statements, int loc) const {
+  PlFunction pl;
+  pl.sql_body = true;
+  for (const int a : f.arg_order) {
+    PlDatum d;
+    d.name = f.params[static_cast<std::size_t>(a)].name;
+    pl.datums.push_back(std::move(d));
+  }
+  const bool returns_void = f.returns.type == Type::text && f.returns.user_type == "void";
+  const auto returns_rows = [](const Statement& st) {
+    if (const auto* sel = std::get_if<Select>(&st.body)) return !sel->targets.empty();
+    if (const auto* ins = std::get_if<Insert>(&st.body)) return !ins->returning.empty();
+    if (const auto* upd = std::get_if<Update>(&st.body)) return !upd->returning.empty();
+    if (const auto* del = std::get_if<Delete>(&st.body)) return !del->returning.empty();
+    return false;
+  };
+  if (!returns_void && (statements.empty() || !returns_rows(statements.back()))) {
+    fail("42P13", fmt::format("return type mismatch in function declared to return {}", f.returns.user_type.empty() ? std::string(type_name(f.returns.type)) : f.returns.user_type), loc);
+  }
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    const Statement& st = statements[i];
+    const bool dml = std::holds_alternative<Insert>(st.body) || std::holds_alternative<Update>(st.body) || std::holds_alternative<Delete>(st.body);
+    if (!dml && !std::holds_alternative<Select>(st.body)) {
+      pl.refused = fmt::format("{} in a LANGUAGE sql function", st.tag());
+      return pl;
+    }
+    PlStatement s;
+    s.text = st.text;
+    s.kind = dml ? PlStatement::Kind::sql : PlStatement::Kind::perform;
+    if (i + 1 == statements.size() && !returns_void) {
+      if (f.returns_set) {
+        s.kind = PlStatement::Kind::return_query;
+      } else {
+        const std::vector<Target>* targets = nullptr;
+        std::visit([&](const auto& b) {
+          if constexpr (requires { b.returning; }) targets = &b.returning;
+          if constexpr (requires { b.targets; }) targets = &b.targets;
+        }, st.body);
+        if (f.returns.type == Type::record || targets == nullptr || targets->size() != 1 || targets->front().star) {
+          pl.refused = "a LANGUAGE sql function returning one row of a query's columns";
+          return pl;
+        }
+        PlDatum result;  // the value: a variable of no name (sql_plpgsql.cc), the first row's
+        pl.datums.push_back(result);
+        s.kind = PlStatement::Kind::sql;
+        s.target = static_cast<int>(pl.datums.size()) - 1;
+        pl.body.push_back(std::move(s));
+        s = PlStatement{};
+        s.kind = PlStatement::Kind::stop;
+        s.target = static_cast<int>(pl.datums.size()) - 1;
+      }
+    }
+    pl.body.push_back(std::move(s));
+  }
+  return pl;
 }
 
 AlterTable Reader::trigger(const std::string& type, const json& body) {

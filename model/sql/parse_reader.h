@@ -187,6 +187,7 @@ class Reader {
   AlterTable alter_sequence(const json& body);
   // CREATE FUNCTION ... LANGUAGE sql (model/sql/parse_functions.cc).
   CreateFunction create_function(const json& body);
+  PlFunction sql_function_body(const CreateFunction& f, const std::vector<Statement>& statements, int loc) const;
   // CREATE TRIGGER and DROP TRIGGER, as commands on their table (model/sql/parse_functions.cc).
   AlterTable trigger(const std::string& type, const json& body);
   static void name_checks(CreateTable& c);

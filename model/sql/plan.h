@@ -332,6 +332,8 @@ struct CreateFunction {
   // scalar subquery, run by the calling context (EvalContext::function_body).
   bool query_body = false;
   bool strict = false;
+  // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/sql_plpgsql.cc).
+  bool non_volatile = false;
   // LANGUAGE plpgsql: its body as PostgreSQL's plpgsql parser reads it (`pl`), run by the
   // calling statement's context (EvalContext::plpgsql_call); `body` is null, params and
   // returns hold what the subset reads of them.
@@ -551,6 +553,10 @@ struct PlFunction {
   std::vector<PlDatum> datums;
   std::vector<PlStatement> body;
   std::string refused;
+  // A LANGUAGE sql body run by the plpgsql runner (parse_functions.cc's sql_function_body):
+  // its parameters' datums, then the result's (no name); a column before a parameter of its
+  // name; its statements checked when a call starts, a DML one's first row of RETURNING kept.
+  bool sql_body = false;
 };
 
 // LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to

@@ -120,8 +120,6 @@ Duration setting_duration(const std::string& name, const std::string& text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
-namespace {
-
 // The command a READ ONLY transaction refuses (the server's tag for it), or "" for one it runs.
 std::string read_only_command(const sql::Statement& st) {
   if (const auto* sel = std::get_if<sql::Select>(&st.body)) {
@@ -148,6 +146,8 @@ std::string read_only_command(const sql::Statement& st) {
   const bool truncates = l != nullptr && l->maintenance == sql::LockTables::Maintenance::truncate;
   return writes || truncates ? (truncates ? "TRUNCATE TABLE" : st.tag()) : "";
 }
+
+namespace {
 
 }  // namespace
 

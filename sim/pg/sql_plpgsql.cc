@@ -1,15 +1,14 @@
-// sim/pg/sql_plpgsql.cc: LANGUAGE plpgsql functions on the simulated server (model/sql/plan.h's
-// PlFunction), run as PL/pgSQL runs them: the variables (parameters, FOUND, DECLAREd ones with
-// their defaults) in a frame the body's statements and expressions read by name (a name that
-// is also a column of the statement's table is 42702, variable_conflict = error); each SQL
-// statement a statement of its own inside the calling one (its own steps and, in READ
-// COMMITTED, what is committed when it runs; the transaction's snapshot in REPEATABLE READ),
-// with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001),
-// RETURN (2F005 when control reaches the end of a function that returns a value), loops (LOOP,
-// WHILE, FOR over integers or a query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION
-// blocks (a subtransaction: SimConnection::begin_internal_subtransaction). A call is run only
-// from a statement that reads no table itself (SELECT f(...), SELECT * FROM f(...)): a call
-// inside a scan would take steps amid the scan's, which the simulation does not model (0A000).
+// sim/pg/sql_plpgsql.cc: LANGUAGE plpgsql functions (and LANGUAGE sql bodies of statements:
+// PlFunction::sql_body) on the simulated server, run as PL/pgSQL runs them: the variables
+// (parameters, FOUND, DECLAREd ones with their defaults) in a frame the body's statements and
+// expressions read by name (a name that is also a column of the statement's table is 42702,
+// variable_conflict = error); each SQL statement a statement of its own inside the calling one
+// (its own steps and, in READ COMMITTED, what is committed when it runs; the transaction's
+// snapshot in REPEATABLE READ), with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments,
+// PERFORM, EXECUTE, RAISE (P0001), RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a
+// query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION blocks (a subtransaction). A call
+// runs only from a statement that reads no table itself (SELECT f(...), SELECT * FROM f(...)):
+// one inside a scan would take steps amid the scan's, not modelled (0A000).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -43,6 +42,9 @@ class PlRun final : public sql::EvalContext {
       throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
     }
     declare();
+    for (const PlStatement& s : pl_.body) {  // a SQL function's statements are checked as it starts (init_execution_state)
+      if (pl_.sql_body && !s.text.empty()) check_function_volatility(f_, cached_plans(s.text)->front());
+    }
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     if (f_.outs.empty() || f_.returns_set) return result;
@@ -100,7 +102,7 @@ class PlRun final : public sql::EvalContext {
   Value subquery(const Expr&) override { throw std::logic_error("PlRun: an expression with a subquery runs as a statement (value)"); }
   Value function_body(const Expr& query, sql::EvalContext& params) override { return run_.function_body(query, params); }
   Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override { return run_.plpgsql_call(f, args); }
-  bool conflicts_with_columns() const override { return true; }
+  bool conflicts_with_columns() const override { return !pl_.sql_body; }  // a SQL function's: columns first
   bool names_variable(const Expr& ref) const override {
     if (ref.qualifier.empty() && trigger_ != nullptr && ref.name.starts_with("tg_")) return true;  // TG_OP, ... (column() names them)
     if (ref.qualifier.empty()) return find(ref.name) >= 0;
@@ -137,10 +139,8 @@ class PlRun final : public sql::EvalContext {
   // Whether datum d is declared `record` (of whatever row is assigned to it).
   bool is_record_variable(int d) const {
     const PlDatum& p = pl_.datums[static_cast<std::size_t>(d)];
-    if (p.kind != PlDatum::Kind::var || p.type.size() != 6) return false;
-    std::string lower = p.type;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return lower == "record";
+    return p.kind == PlDatum::Kind::var && p.type.size() == 6 &&
+           std::equal(p.type.begin(), p.type.end(), "record", [](unsigned char a, char b) { return std::tolower(a) == b; });
   }
 
   // The datum a name reads: the innermost running FOR loop's variable of that name, else the
@@ -160,9 +160,7 @@ class PlRun final : public sql::EvalContext {
     const PlDatum& p = pl_.datums[static_cast<std::size_t>(d)];
     const bool unset = p.kind == PlDatum::Kind::record ? std::find(assigned_.begin(), assigned_.end(), d) == assigned_.end()
                                                        : std::find(unassigned_.begin(), unassigned_.end(), d) != unassigned_.end();
-    if (unset) {
-      throw SqlError("55000", fmt::format("record \"{}\" is not assigned yet", p.name));
-    }
+    if (unset) throw SqlError("55000", fmt::format("record \"{}\" is not assigned yet", p.name));
     if (ad_hoc_.count(d) != 0) {
       throw SqlError("0A000", fmt::format("the record variable \"{}\" holding a query's row of its own columns, as a whole value, is not in "
                                           "lockstep's SQL subset (docs/sql.md; its fields are)", p.name));
@@ -184,6 +182,10 @@ class PlRun final : public sql::EvalContext {
       } else if (i != kNotArgument) {  // an OUT parameter: NULL of its type
         types_[d] = f_.outs[static_cast<std::size_t>(-1 - i)].type;
         values_[d] = assigned(Value::null(), types_[d], f_.name);
+        continue;
+      }
+      if (pl_.sql_body && p.name.empty()) {  // a SQL function's value
+        values_[d] = Value::null((types_[d] = f_.returns).type);
         continue;
       }
       if (p.type.empty() && p.name == "found") {
@@ -279,10 +281,7 @@ class PlRun final : public sql::EvalContext {
         values_[static_cast<std::size_t>(d)] = Value::record(type, sql::record_output(std::vector<std::optional<std::string>>(sql::record_definition(type).columns.size())));
         return;
       }
-      if (row->size() == 1 && (*row)[0].type() == Type::record) {
-        assign(d, (*row)[0]);
-        return;
-      }
+      if (row->size() == 1 && (*row)[0].type() == Type::record) return assign(d, (*row)[0]);
       const int type = rows_[static_cast<std::size_t>(d)];
       const sql::CreateTable& def = sql::record_definition(type);
       std::vector<std::optional<std::string>> texts;
@@ -299,8 +298,7 @@ class PlRun final : public sql::EvalContext {
   }
 
   void set_found(bool found) {
-    const int d = find("found");
-    if (d >= 0) values_[static_cast<std::size_t>(d)] = Value::boolean(found);
+    if (const int d = find("found"); d >= 0) values_[static_cast<std::size_t>(d)] = Value::boolean(found);
   }
 
   // An expression's value, as plpgsql evaluates one: SELECT expr, one column of at most one row.
@@ -334,6 +332,7 @@ class PlRun final : public sql::EvalContext {
     if (!dml) throw SqlError("0A000", fmt::format("a statement other than SELECT, INSERT, UPDATE or DELETE in a plpgsql function ({}) is not in "
                                                   "lockstep's SQL subset (docs/sql.md)", st.text));
     if (st.plan_error) throw *st.plan_error;
+    if (!pl_.sql_body) check_function_volatility(f_, st);
     return run_.run_in_function(plans, st, using_params != nullptr ? *using_params : *this, rows);
   }
 
@@ -367,7 +366,7 @@ class PlRun final : public sql::EvalContext {
     // SELECT ... INTO fetches one row (two with STRICT): ROW_COUNT counts those.
     if (sel != nullptr) row_count_ = std::min<std::int64_t>(static_cast<std::int64_t>(rows.size()), s.strict ? 2 : 1);
     if (s.strict && rows.empty()) throw SqlError("P0002", "query returned no rows");
-    if (rows.size() > 1 && (s.strict || sel == nullptr)) throw SqlError("P0003", "query returned more than one row");
+    if (rows.size() > 1 && (s.strict || (sel == nullptr && !pl_.sql_body))) throw SqlError("P0003", "query returned more than one row");
     fill(s.target, rows.empty() ? nullptr : &rows[0], out.columns);
     if (!dynamic) set_found(!rows.empty());
   }
@@ -417,6 +416,7 @@ class PlRun final : public sql::EvalContext {
           break;
         }
         case K::stop:
+          if (s.target >= 0) return result = read(s.target), Flow::returned;  // a SQL function's value
           // A RETURN without a value where the function returns one is the parser's own at the
           // body's end (add_dummy_return: libpg_query does not know the return type).
           if (s.text.empty() && f_.returns_trigger) throw SqlError("2F005", "control reached end of trigger procedure without RETURN");
@@ -646,9 +646,9 @@ Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value
     bool reads = false;
     each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
     if (reads) {
-      throw SqlError("0A000", fmt::format("a call of the LANGUAGE plpgsql function {}() in a statement that reads a table (lockstep runs "
+      throw SqlError("0A000", fmt::format("a call of the LANGUAGE {} function {}() in a statement that reads a table (lockstep runs "
                                           "one from SELECT f(...) or SELECT * FROM f(...)) is not in lockstep's SQL subset (docs/sql.md)",
-                                          f.name));
+                                          f.pl->sql_body ? "sql" : "plpgsql", f.name));
     }
   }
   PlRun frame(*this, f, args, trigger);

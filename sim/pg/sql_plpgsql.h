@@ -59,6 +59,14 @@ int out_row_type(const sql::CreateFunction& f, const Server& server);
 // A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
 std::optional<std::int64_t> constant_limit(const sql::Select& sel);
 
+// The command a READ ONLY transaction refuses (the server's tag for it: "UPDATE", "SELECT FOR
+// SHARE"), or "" for one it runs (sim/pg/sql_exec.cc).
+std::string read_only_command(const sql::Statement& st);
+// A STABLE or IMMUTABLE function's statement that is not read-only: the server's 0A000 (a
+// plpgsql function's as it runs, SPI's; a LANGUAGE sql function's as a call starts, for each
+// of its statements, unless the planner inlines it: SETOF, not STRICT, one SELECT).
+void check_function_volatility(const sql::CreateFunction& f, const sql::Statement& st);
+
 // EXECUTE's text parsed (22004 for NULL; 0A000 past 2048 bytes, for the fiber's stack).
 std::shared_ptr<const std::vector<sql::Statement>> execute_plans(const sql::Value& text);
 

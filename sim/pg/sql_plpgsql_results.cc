@@ -190,4 +190,12 @@ Value PlUsingParams::subquery(const sql::Expr&) {
   return Value::null();
 }
 
+void check_function_volatility(const sql::CreateFunction& f, const sql::Statement& st) {
+  if (!f.non_volatile) return;
+  const bool inlined = f.pl->sql_body && f.returns_set && !f.strict && f.pl->body.size() == 1 && std::holds_alternative<sql::Select>(st.body);
+  if (const std::string command = read_only_command(st); !inlined && !command.empty()) {
+    throw SqlError("0A000", fmt::format("{} is not allowed in a non-volatile function", command));
+  }
+}
+
 }  // namespace lockstep::sim::pg
