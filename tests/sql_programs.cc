@@ -104,7 +104,18 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // ARRAY (SELECT jsonb_populate_recordset(...))) unnested in a plpgsql function, INSERT ...
   // SELECT DISTINCT over it (the HashAggregate's order sets RETURNING's) upserting, UPDATE ...
   // FROM it, named arguments, RAISE USING ERRCODE; DISTINCT over unnest(ARRAY[...]) at the top.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 60) : *rc::gen::inRange(0, 8)) {
+  // Case 60: LANGUAGE sql functions of statements: RETURNS SETOF t of an UPDATE ... RETURNING,
+  // two UPDATEs (void), a SELECT's first row, a DELETE ... RETURNING's first row, a STABLE one
+  // that writes (0A000), a parameter named as a column.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 61) : *rc::gen::inRange(0, 8)) {
+    case 60:
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: return fmt::format("SELECT id, v FROM sqtake({}, {})", k + 1, v);
+        case 1: return fmt::format("SELECT sqmove({}, {})", k, k % 3 + 1);
+        case 2: return fmt::format("SELECT sqfirst({}) AS r", v);
+        case 3: return fmt::format("SELECT sqlast({}) AS r", k);
+        default: return fmt::format("SELECT sqbad({}) AS r", k);
+      }
     case 59: {
       const std::string specs = fmt::format("ARRAY[({}, {})::tspec, ({}, {})::tspec, ({}, {})::tspec]", k, v + 4, k + 2, v + 5, *rc::gen::inRange(1, 5), v + 6);
       switch (*rc::gen::inRange(0, 5)) {
@@ -366,6 +377,13 @@ std::vector<std::string> table_setup(const Tables& tables) {
                 "RETURN QUERY INSERT INTO t (id, v) SELECT DISTINCT s.id, s.v FROM unnest(specs) s WHERE s.id IS NOT NULL "
                 "ON CONFLICT (id) DO UPDATE SET v = excluded.v RETURNING *; "
                 "IF array_length(specs, 1) > 3 THEN RAISE USING ERRCODE = 'check_violation', MESSAGE = 'too many: ' || array_length(specs, 1); END IF; END $$");
+  out.push_back("CREATE FUNCTION sqtake(n int, least_v int) RETURNS SETOF t LANGUAGE sql AS $$ "
+                "UPDATE t SET v = v + 1 WHERE v >= least_v AND id <= n RETURNING * $$");
+  out.push_back("CREATE FUNCTION sqmove(a int, b int) RETURNS void LANGUAGE sql AS $$ "
+                "UPDATE t SET v = v - 1 WHERE id = a; UPDATE t SET v = v + 1 WHERE id = b $$");
+  out.push_back("CREATE FUNCTION sqfirst(v int) RETURNS int LANGUAGE sql AS $$ SELECT id FROM t WHERE v >= sqfirst.v ORDER BY id $$");
+  out.push_back("CREATE FUNCTION sqlast(k int) RETURNS int LANGUAGE sql AS $$ DELETE FROM t WHERE id >= k RETURNING v $$");
+  out.push_back("CREATE FUNCTION sqbad(k int) RETURNS int LANGUAGE sql STABLE AS $$ UPDATE t SET v = 0 WHERE id = k RETURNING v $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -379,6 +397,8 @@ std::vector<std::string> table_teardown(const Tables& tables) {
   std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",
                                   "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP FUNCTION xadd(tspec[], boolean)",
+                                  "DROP FUNCTION sqtake(int, int)", "DROP FUNCTION sqmove(int, int)", "DROP FUNCTION sqfirst(int)",
+                                  "DROP FUNCTION sqlast(int)", "DROP FUNCTION sqbad(int)",
                                   "DROP TABLE t", "DROP TYPE tspec"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
