@@ -352,8 +352,8 @@ class PlRun final : public sql::EvalContext {
     const bool one_row = sel != nullptr && constant_limit(*sel) == 1;  // LIMIT 1: the same rows
     if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
       // plpgsql fetches one row (two with STRICT) and stops: a lock taken per row is taken for those only.
-      throw SqlError("0A000", "SELECT ... INTO that locks rows or calls a lock function, without LIMIT 1, in a plpgsql function (it stops "
-                              "after its first rows) is not in lockstep's SQL subset (docs/sql.md)");
+      throw SqlError("0A000", fmt::format("{} that locks rows or calls a lock function, without LIMIT 1 (it stops after its first rows) is not in "
+                                          "lockstep's SQL subset (docs/sql.md)", pl_.sql_body ? "a LANGUAGE sql function's value from a SELECT" : "SELECT ... INTO in a plpgsql function"));
     }
     std::vector<std::vector<Value>> rows;
     const Rows out = statement(plans, &rows, using_params);
