@@ -103,7 +103,8 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 59: graphile-worker's add_jobs shape: an array of a composite type (a cast of rows,
   // ARRAY (SELECT jsonb_populate_recordset(...))) unnested in a plpgsql function, INSERT ...
   // SELECT DISTINCT over it (the HashAggregate's order sets RETURNING's) upserting, UPDATE ...
-  // FROM it, named arguments, RAISE USING ERRCODE; DISTINCT over unnest(ARRAY[...]) at the top.
+  // FROM it, named arguments, RAISE USING ERRCODE; DISTINCT over unnest(ARRAY[...]) at the top;
+  // rows compared and ordered as values of the composite type.
   // Case 60: LANGUAGE sql functions of statements: RETURNS SETOF t of an UPDATE ... RETURNING,
   // two UPDATEs (void), a SELECT's first row, a DELETE ... RETURNING's first row, a STABLE one
   // that writes (0A000), a parameter named as a column.
@@ -118,7 +119,8 @@ std::string gen_statement(bool repeatable_read, bool parent) {
       }
     case 59: {
       const std::string specs = fmt::format("ARRAY[({}, {})::tspec, ({}, {})::tspec, ({}, {})::tspec]", k, v + 4, k + 2, v + 5, *rc::gen::inRange(1, 5), v + 6);
-      switch (*rc::gen::inRange(0, 5)) {
+      switch (*rc::gen::inRange(0, 6)) {
+        case 5: return fmt::format("SELECT id, v FROM t WHERE (id, v)::tspec > ({}, {})::tspec ORDER BY (id, v)::tspec DESC", k, v);
         case 0: return fmt::format("SELECT id, v FROM xadd({})", specs);
         case 1: return fmt::format("SELECT id, v FROM xadd(keep => true, specs => {})", specs);
         case 2:

@@ -611,6 +611,18 @@ Value evaluate(const Expr& e, EvalContext& context) {
     case K::in_list: return in_list(e, context);
     case K::between: return between(e, context);
     case K::cast: {
+      const auto is_row = [](const Expr& a) { return a.kind == K::row; };
+      if (e.args[0].kind == K::array && e.type == Type::array && std::any_of(e.args[0].args.begin(), e.args[0].args.end(), is_row)) {
+        Expr element = e;  // ARRAY[ROW(...), ...]::rowtype[]: each element cast to the row type (transformArrayExpr)
+        element.type = e.element;
+        element.args.assign(1, Expr{});
+        std::vector<Value> elements;
+        for (const Expr& a : e.args[0].args) {
+          element.args[0] = a;
+          elements.push_back(evaluate(element, context));
+        }
+        return cast_value(e, array_constructor(elements));
+      }
       if (e.args.at(0).kind != K::row) return cast_value(e, evaluate(e.args[0], context));
       std::vector<Value> fields;  // ROW(...)::rowtype
       for (const Expr& a : e.args[0].args) fields.push_back(evaluate(a, context));

@@ -16,6 +16,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -320,7 +321,20 @@ Value from_text(std::string_view s, Type to) {
 
 std::strong_ordering compare(const Value& a, const Value& b, std::string_view op) {
   Type ta = a.type(), tb = b.type();
-  if (ta == Type::record || tb == Type::record) {  // the server compares rows field by field: not modelled
+  if (ta == Type::record && tb == Type::record && !a.is_null() && !b.is_null() && a.record_type() == b.record_type()) {
+    // Two values of one row type (record_eq, record_lt): field by field, a NULL field equal to
+    // a NULL and above any value (not the row constructors' comparison, which is NULL there).
+    const std::vector<Value> fa = record_fields(a), fb = record_fields(b);
+    for (std::size_t i = 0; i < fa.size() && i < fb.size(); ++i) {
+      if (fa[i].is_null() || fb[i].is_null()) {
+        if (fa[i].is_null() != fb[i].is_null()) return fa[i].is_null() ? std::strong_ordering::greater : std::strong_ordering::less;
+        continue;
+      }
+      if (const std::strong_ordering c = compare(fa[i], fb[i], op); c != 0) return c;
+    }
+    return fa.size() <=> fb.size();
+  }
+  if (ta == Type::record || tb == Type::record) {  // rows of other types (or an untyped literal): not modelled
     throw SqlError("0A000", fmt::format("comparing row values ({} {} {}) is not in lockstep's SQL subset (docs/sql.md)", type_name(ta), op, type_name(tb)));
   }
   if (ta == Type::enum_ || tb == Type::enum_) {  // by declaration order; an untyped literal is a label of the other's type

@@ -208,7 +208,7 @@ class PlRun final : public sql::EvalContext {
   void type_of(std::size_t d, std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (text.ends_with("%rowtype")) text.resize(text.size() - 8);
-    if (const std::string bare = text.substr(text.rfind('.') + 1); run_.server_.sql_table(bare) != nullptr) {  // schema.table: the table
+    if (const std::string bare = text.substr(text.rfind('.') + 1); run_.server_.sql_table(bare) || run_.server_.composite_type(bare)) {  // [schema.]table or type
       rows_[d] = run_.server_.record_type_index(bare);
       return;
     }
