@@ -14,6 +14,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
@@ -224,6 +225,30 @@ Value SqlRun::function_body(const Expr& query, sql::EvalContext& params) {
   } back{*this, callers, saved, outer_params};
   const std::vector<std::vector<Value>> rows = run_subquery(*query.select, /*per_row=*/true, {&*query.select, 1, nullptr});
   return rows.empty() ? Value::null() : rows.front().front();
+}
+
+// A LANGUAGE sql function's start (functions.c's init_sql_fcache, init_execution_state): every
+// statement of its body parsed and planned, so each table they name is locked as their own
+// statements would lock it (a DML target RowExclusiveLock), at once, in a step of the calling
+// statement (waiting behind a LOCK TABLE: SqlConformance seed 120707); then a STABLE or
+// IMMUTABLE function's statement that is not read-only fails (0A000), before any runs.
+void SqlRun::start_sql_function(const sql::CreateFunction& f) {
+  static const std::vector<Param> kNoParams;
+  LOCKSTEP_INVARIANT(c_.implicit_table_locks_.empty(), "a SQL function's caller took its table locks before the call");
+  std::vector<std::shared_ptr<const std::vector<sql::Statement>>> plans;
+  for (const sql::PlStatement& s : f.pl->body) {
+    if (s.text.empty()) continue;
+    plans.push_back(cached_plans(s.text));
+    SqlRun(c_, plans.back(), plans.back()->front(), kNoParams).request_table_lock();
+  }
+  const std::vector<SimConnection::TableLockRequest> locks = std::exchange(c_.implicit_table_locks_, {});
+  c_.step(OpDesc{"sql_function", Footprint{}, 0, false});
+  if (c_.killed()) throw Raised{c_.terminated()};
+  if (c_.aborted_) throw Raised{c_.in_failed_transaction()};
+  for (const SimConnection::TableLockRequest& lock : locks) {
+    if (auto e = c_.take_table_lock(lock, nullptr)) throw Raised{*e};
+  }
+  for (const auto& p : plans) check_function_volatility(f, p->front());
 }
 
 }  // namespace lockstep::sim::pg

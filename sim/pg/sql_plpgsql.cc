@@ -42,9 +42,7 @@ class PlRun final : public sql::EvalContext {
       throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
     }
     declare();
-    for (const PlStatement& s : pl_.body) {  // a SQL function's statements are checked as it starts (init_execution_state)
-      if (pl_.sql_body && !s.text.empty()) check_function_volatility(f_, cached_plans(s.text)->front());
-    }
+    if (pl_.sql_body) run_.start_sql_function(f_);  // its statements planned: their tables locked, then checked
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     if (f_.outs.empty() || f_.returns_set) return result;

@@ -408,11 +408,11 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> trigger(const sql::AlterTable& a);
   void refuse_triggers(const sql::Statement& st);  // (unless its WHEN, reading no row, is false: trigger_may_fire)
   bool trigger_may_fire(const Expr& when);
+  void start_sql_function(const sql::CreateFunction& f);  // a LANGUAGE sql body's tables locked as a call starts
   // A plpgsql function's call or a trigger's firing, and one statement of its body (sim/pg/sql_plpgsql.cc).
   friend class PlRun;
   Value call_plpgsql(const sql::CreateFunction& f, const std::vector<Value>& args, const struct PlTrigger* trigger);
-  Rows run_in_function(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st, sql::EvalContext& frame,
-                       std::vector<std::vector<Value>>* rows);
+  Rows run_in_function(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st, sql::EvalContext& frame, std::vector<std::vector<Value>>* rows);
   // ALTER TABLE and DROP INDEX (sim/pg/sql_alter.cc).
   Result<Rows> statement(const sql::AlterTable& a);
   Value sequence_function(std::string_view name, const std::vector<Value>& args);  // nextval, currval, setval (sql_ddl.cc)
