@@ -147,10 +147,6 @@ std::string read_only_command(const sql::Statement& st) {
   return writes || truncates ? (truncates ? "TRUNCATE TABLE" : st.tag()) : "";
 }
 
-namespace {
-
-}  // namespace
-
 Result<Rows> SqlRun::run() {
   const auto* t = std::get_if<sql::Transaction>(&st_.body);
   const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback ||
