@@ -613,6 +613,14 @@ TEST(SqlSim, ALanguageSqlFunctionOfStatementsRefusesWhatItDoesNotRun) {
   const std::string count = "CREATE FUNCTION c() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM t';";
   EXPECT_EQ(error_of(count, "SELECT c();"), "");
   EXPECT_NE(error_of(count, "SELECT c() FROM t;").find("the LANGUAGE sql function c() in a statement that reads a table"), std::string::npos);
+  // Per row of a scan: a STABLE function whose statements read no table runs (on its caller's
+  // snapshot: library-que-poller.spec); a VOLATILE one, or one reading a table, stays refused.
+  const std::string lock = "CREATE FUNCTION l(k int) RETURNS boolean LANGUAGE sql {} AS 'WITH x AS (SELECT pg_try_advisory_lock(k) AS got) SELECT (SELECT got FROM x)';";
+  EXPECT_EQ(error_of(fmt::format(fmt::runtime(lock), "STABLE"), "SELECT l(id) FROM t;"), "");
+  EXPECT_NE(error_of(fmt::format(fmt::runtime(lock), "VOLATILE"), "SELECT l(id) FROM t;").find("the LANGUAGE sql function l() in a statement that reads a table"),
+            std::string::npos);
+  const std::string stable_count = "CREATE FUNCTION c() RETURNS bigint LANGUAGE sql STABLE AS 'WITH n AS (SELECT count(*) AS n FROM t) SELECT n FROM n';";
+  EXPECT_NE(error_of(stable_count, "SELECT c() FROM t;").find("in a statement that reads a table"), std::string::npos);
   EXPECT_NE(error_of("CREATE FUNCTION r() RETURNS t LANGUAGE sql AS 'SELECT * FROM t';", "SELECT r();").find("returning one row of a query's columns"),
             std::string::npos);
   EXPECT_NE(error_of("CREATE FUNCTION s() RETURNS void LANGUAGE sql AS 'SET lock_timeout = 1; DELETE FROM t';", "SELECT s();")

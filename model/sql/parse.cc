@@ -103,6 +103,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     folded_arms_ = false;
     subquery_ = false;
     stepping_call_ = false;
+    user_calls_.clear();
     fold_errors_.clear();
     const std::string kind = node(raw.at("stmt")).first;
     folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
@@ -118,6 +119,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     if (!subquery_locks_differ_ && !folded_arms_) s.subquery_lock = subquery_lock_;
     s.has_subquery = subquery_;
     s.calls_stepping_function = stepping_call_;
+    s.user_calls = std::move(user_calls_);
     out.push_back(std::move(s));
   }
   return out;

@@ -453,6 +453,7 @@ Expr Reader::func_call(const json& body, Expr e) {
   known(body, type, {"funcname", "args", "agg_star", "agg_distinct", "agg_filter", "agg_order", "funcformat"}, loc);
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
+  if (name.size() == 2 && name[0] == "pg_temp") return user_function_call(body, std::move(e), "pg_temp." + name[1]);  // the session's own
   if (name.size() == 2 && find_function(name[1]) == nullptr) name.erase(name.begin());  // schema.function of a created one
   if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
   const FunctionInfo* f = find_function(name[0]);
@@ -549,6 +550,7 @@ Expr Reader::user_function_call(const json& body, Expr e, std::string name) {
   }
   e.kind = Expr::Kind::user_func;
   e.name = std::move(name);
+  if (std::find(user_calls_.begin(), user_calls_.end(), e.name) == user_calls_.end()) user_calls_.push_back(e.name);
   if (body.contains("args")) {
     for (const json& a : body.at("args")) {
       if (const auto [type, named] = node(a); type == "NamedArgExpr") {  // name => value, after the positional ones

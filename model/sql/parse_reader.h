@@ -294,6 +294,7 @@ class Reader {
   }
   bool subquery_ = false;          // the statement has a subquery
   bool stepping_call_ = false;     // ... a call that is a step of its own (Statement::calls_stepping_function)
+  std::vector<std::string> user_calls_;  // Statement::user_calls
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
   bool window_allowed_ = false;    // reading a SELECT's select list, where a window function may be
   int depth_ = 0;                  // the nesting of expr() and select() calls now (Deeper)

@@ -234,9 +234,10 @@ DropTable Reader::drop(const json& body) {
     } else {
       for (const json* p : items(o)) parts.push_back(str(*p));
     }
+    const bool temp = d.functions && parts.size() == 2 && parts[0] == "pg_temp";  // a session's own function: "pg_temp.name"
     if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
     if (parts.size() != 1) refuse("a database-qualified name", loc);
-    d.tables.push_back(parts[0]);
+    d.tables.push_back(temp ? "pg_temp." + parts[0] : parts[0]);
   }
   return d;
 }

@@ -584,6 +584,9 @@ struct Statement {
   // pg_cancel_backend, pg_terminate_backend, set_config): other sessions commit meanwhile,
   // so a READ COMMITTED statement that reads tables keeps its first step's snapshot.
   bool calls_stepping_function = false;
+  // The functions it calls that are no built-in (created ones, by name): one whose body is
+  // statements takes steps of its own too (sim/pg/sql_plpgsql.h's takes_steps).
+  std::vector<std::string> user_calls;
   // An error the planner's constant folding raises (1/0, 'x'::int beside no column): the
   // statement fails with it before it runs anything, after parse analysis (parse_fold.cc).
   std::shared_ptr<const SqlError> plan_error;

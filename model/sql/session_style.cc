@@ -178,6 +178,8 @@ const CreateFunction* current_sql_function(std::string_view name) {
   return current_source == nullptr ? nullptr : current_source->sql_function(name);
 }
 
+bool current_has_temp_schema() { return current_source != nullptr && current_source->has_temp_schema(); }
+
 SqlContextScope::SqlContextScope(const SqlContextSource* source) : saved_(current_source) { current_source = source; }
 SqlContextScope::~SqlContextScope() { current_source = saved_; }
 

@@ -49,6 +49,8 @@ class SqlContextSource {
   virtual const std::vector<EnumType>* enum_types() const = 0;
   // Whether the server has the schema.
   virtual bool has_schema(std::string_view name) const { return name == "public"; }
+  // Whether the running session has its temporary schema (pg_temp: made by its first temporary object).
+  virtual bool has_temp_schema() const { return false; }
   // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
   virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
   // The columns of row type `type` (model/sql/records.h), or nullptr; and table's row type.
@@ -80,6 +82,8 @@ const CreateTable* current_record_type(int type);
 int current_record_type_index(std::string_view table);
 // The server's LANGUAGE sql function named `name` (nullptr without a source or one).
 const CreateFunction* current_sql_function(std::string_view name);
+// Whether the running session has its temporary schema (false without a source).
+bool current_has_temp_schema();
 
 // SET TimeZone / DateStyle / IntervalStyle to `value` (lower case, a list joined by ", ") on
 // `style`; false when the value is not one modeled (the caller refuses it by name).

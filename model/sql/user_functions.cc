@@ -114,6 +114,10 @@ Value EvalContext::function_body(const Expr&, EvalContext&) {
 
 Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& outer) {
   const CreateFunction* f = current_sql_function(e.name);
+  if (f == nullptr && e.name.starts_with("pg_temp.")) {  // the session's own schema has none of its name
+    if (!current_has_temp_schema()) throw SqlError("3F000", "schema \"pg_temp\" does not exist");
+    throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args, e.arg_names)));
+  }
   if (f == nullptr) {
     throw SqlError("0A000", fmt::format("the function {}() is not in lockstep's SQL subset (docs/sql.md), nor a LANGUAGE sql "
                                         "function created on the server",

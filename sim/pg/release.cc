@@ -65,6 +65,7 @@ void SimConnection::end_block(bool commit) {
     planner_off_ = session_settings_.planner_off;
     custom_ = session_settings_.custom;
   }
+  server_.end_temp_changes(pid_, commit);
   session_.in_transaction = false;
   implicit_block_ = false;
   aborted_ = false;

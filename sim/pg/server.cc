@@ -311,23 +311,114 @@ const sql::SessionStyle& Server::style() const {
   static const sql::SessionStyle kDefault;
   if (s_.in_actor()) {
     const auto actor = static_cast<std::size_t>(s_.current());
-    if (actor < running_styles_.size() && running_styles_[actor] != nullptr) return *running_styles_[actor];
+    if (actor < running_styles_.size() && running_styles_[actor].style != nullptr) return *running_styles_[actor].style;
     return kDefault;
   }
-  return outside_style_ != nullptr ? *outside_style_ : kDefault;
+  return outside_style_.style != nullptr ? *outside_style_.style : kDefault;
 }
 
-Server::RunningStyle::RunningStyle(Server& server, const sql::SessionStyle& style)
+int Server::running_pid() const {
+  if (!s_.in_actor()) return outside_style_.pid;
+  const auto actor = static_cast<std::size_t>(s_.current());
+  return actor < running_styles_.size() ? running_styles_[actor].pid : 0;
+}
+
+Server::RunningStyle::RunningStyle(Server& server, const sql::SessionStyle& style, int pid)
     : server_(server), actor_(server.s_.in_actor() ? server.s_.current() : -1) {
   if (actor_ < 0) {
-    saved_ = server_.outside_style_;
-    server_.outside_style_ = &style;
+    saved_ = std::exchange(server_.outside_style_, Running{&style, pid});
     return;
   }
   const auto a = static_cast<std::size_t>(actor_);
-  if (server_.running_styles_.size() <= a) server_.running_styles_.resize(a + 1, nullptr);
-  saved_ = server_.running_styles_[a];
-  server_.running_styles_[a] = &style;
+  if (server_.running_styles_.size() <= a) server_.running_styles_.resize(a + 1);
+  saved_ = std::exchange(server_.running_styles_[a], Running{&style, pid});
+}
+
+const sql::CreateFunction* Server::sql_function(std::string_view name) const {
+  if (name.starts_with(kTempSchema)) {  // the running session's own (pg_temp.name)
+    const auto session = sessions_.find(running_pid());
+    if (session == sessions_.end() || !session->second.live) return nullptr;
+    const auto it = session->second.temp_functions.find(name);
+    return it == session->second.temp_functions.end() ? nullptr : &it->second;
+  }
+  const auto it = functions_.find(name);
+  return it == functions_.end() ? nullptr : &it->second;
+}
+
+void Server::add_sql_function(const sql::CreateFunction& f) {
+  if (f.name.starts_with(kTempSchema)) {
+    Session& session = sessions_.at(running_pid());
+    note_temp_change(session, f.name);
+    session.temp_functions.insert_or_assign(f.name, f);
+    return;
+  }
+  functions_.insert_or_assign(f.name, f);
+}
+
+void Server::drop_sql_function(std::string_view name) {
+  if (!name.starts_with(kTempSchema)) {
+    functions_.erase(functions_.find(name));
+    return;
+  }
+  Session& session = sessions_.at(running_pid());
+  note_temp_change(session, name);
+  session.temp_functions.erase(session.temp_functions.find(name));
+}
+
+bool Server::has_temp_schema() const {
+  const auto session = sessions_.find(running_pid());
+  return session != sessions_.end() && session->second.temp_schema;
+}
+
+void Server::note_temp_change(Session& session, std::string_view name) {
+  if (!session.temp_schema && session.in_transaction) session.temp_undo.emplace_back("", std::nullopt);
+  session.temp_schema = true;
+  if (!session.in_transaction) return;
+  const auto it = session.temp_functions.find(name);
+  session.temp_undo.emplace_back(std::string(name), it == session.temp_functions.end() ? std::nullopt : std::optional{it->second});
+}
+
+void Server::end_temp_changes(int pid, bool commit) {
+  const auto at = sessions_.find(pid);
+  if (at == sessions_.end()) return;
+  Session& session = at->second;
+  for (auto undo = session.temp_undo.rbegin(); !commit && undo != session.temp_undo.rend(); ++undo) {
+    if (undo->first.empty()) {
+      session.temp_schema = false;
+    } else if (undo->second) {
+      session.temp_functions.insert_or_assign(undo->first, *undo->second);
+    } else if (const auto it = session.temp_functions.find(undo->first); it != session.temp_functions.end()) {
+      session.temp_functions.erase(it);
+    }
+  }
+  session.temp_undo.clear();
+}
+
+std::vector<std::pair<int, std::string>> Server::functions_of_row_type(std::string_view table) const {
+  std::vector<std::pair<int, std::string>> out;
+  const auto depends = [&](const sql::CreateFunction& f) {
+    return std::any_of(f.params.begin(), f.params.end(), [&](const sql::FunctionParam& p) {
+      return p.type.type == sql::Type::enum_ && p.type.user_type == table;  // (an enum type cannot share its name)
+    });
+  };
+  for (const auto& [name, f] : functions_) {
+    if (depends(f)) out.emplace_back(0, name);
+  }
+  for (const auto& [pid, session] : sessions_) {
+    for (const auto& [name, f] : session.temp_functions) {
+      if (session.live && depends(f)) out.emplace_back(pid, name);
+    }
+  }
+  return out;
+}
+
+void Server::drop_function_of(int pid, std::string_view name) {
+  if (pid == 0) {
+    functions_.erase(functions_.find(name));
+    return;
+  }
+  auto& temp = sessions_.at(pid).temp_functions;  // (DDL outside the sessions: no transaction of its to undo it)
+  temp.erase(temp.find(name));
 }
 
 Server::RunningStyle::~RunningStyle() {

@@ -265,6 +265,11 @@ struct Session {
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
   bool canceled = false;        // its lock wait (or pg_sleep) was canceled by pg_cancel_backend: it fails with 57014
   bool sleeping = false;        // in pg_sleep: pg_cancel_backend and pg_terminate_backend end it at once
+  std::map<std::string, sql::CreateFunction, std::less<>> temp_functions;  // its pg_temp ones, by "pg_temp.name"
+  // Its transaction's changes to them, oldest first: a name and what it was (none: absent).
+  // ("" with none: its temporary schema, made in this transaction).
+  std::vector<std::pair<std::string, std::optional<sql::CreateFunction>>> temp_undo;
+  bool temp_schema = false;  // it has its temporary schema (made by its first temporary object)
   int transactions = 0;         // its transactions that wrote: the number of the latest one
   // LISTEN (sim/pg/notifications.cc): the channels it listens on; the NOTIFY messages sent to
   // it that wait for its transaction to end, and those its client may read.
@@ -280,10 +285,15 @@ class Server : public sql::SqlContextSource {
   // actor, so each keeps its own across fiber switches; outside actors, the setup's.
   const sql::SessionStyle& style() const override;
   const std::vector<sql::EnumType>* enum_types() const override { return &enum_types_; }
+  // A running statement's session: its style, its pid.
+  struct Running {
+    const sql::SessionStyle* style = nullptr;
+    int pid = 0;
+  };
   // While alive, `style` is the style of the statement the caller runs (sim/pg/sql_exec.cc).
   class RunningStyle {
    public:
-    RunningStyle(Server& server, const sql::SessionStyle& style);
+    RunningStyle(Server& server, const sql::SessionStyle& style, int pid);
     ~RunningStyle();
     RunningStyle(const RunningStyle&) = delete;
     RunningStyle& operator=(const RunningStyle&) = delete;
@@ -291,8 +301,10 @@ class Server : public sql::SqlContextSource {
    private:
     Server& server_;
     ActorId actor_;
-    const sql::SessionStyle* saved_;
+    Running saved_;
   };
+  // The pid of the session whose statement runs (0: none).
+  int running_pid() const;
   Server(const Server&) = delete;  // table_index_ points into tables_
   Server& operator=(const Server&) = delete;
   Scheduler& scheduler() { return s_; }
@@ -393,6 +405,7 @@ class Server : public sql::SqlContextSource {
   // the schema already exists (add) or does not (drop).
   bool add_schema(const std::string& name) { return schemas_.insert(name).second; }
   bool has_schema(std::string_view name) const override { return schemas_.find(name) != schemas_.end(); }
+  bool has_temp_schema() const override;
   bool drop_schema(const std::string& name) { return schemas_.erase(name) != 0; }
   // Extensions created (uuid-ossp, pgcrypto): false when already there (add) or not (drop).
   bool add_extension(const std::string& name) { return extensions_.insert(name).second; }
@@ -433,12 +446,11 @@ class Server : public sql::SqlContextSource {
     sequences_[def.name] = Sequence{def, s_.new_object("sequence " + def.name), def.start, false};
   }
   void drop_sequence(std::string_view name) { sequences_.erase(sequences_.find(name)); }
-  // LANGUAGE sql functions (CREATE FUNCTION), by name: one per name.
-  const sql::CreateFunction* sql_function(std::string_view name) const override {
-    const auto it = functions_.find(name);
-    return it == functions_.end() ? nullptr : &it->second;
-  }
-  void add_sql_function(const sql::CreateFunction& f) { functions_.insert_or_assign(f.name, f); }
+  // Created functions (CREATE FUNCTION), by name: one per name. A name in kTempSchema is the
+  // running session's own (pg_temp.name: gone with its backend, never another session's).
+  static constexpr std::string_view kTempSchema = "pg_temp.";
+  const sql::CreateFunction* sql_function(std::string_view name) const override;
+  void add_sql_function(const sql::CreateFunction& f);
   // Row types (model/sql/records.h): a table's, numbered at its first whole-row reference.
   int record_type_index(std::string_view table) const override {
     const auto it = std::find(record_types_.begin(), record_types_.end(), table);
@@ -474,19 +486,13 @@ class Server : public sql::SqlContextSource {
     }
     composite_types_.insert_or_assign(std::string(name), sql::CreateTable{.table = std::string(name), .columns = *fields});
   }
-  void drop_sql_function(std::string_view name) { functions_.erase(functions_.find(name)); }
-  // The functions with a parameter of table `table`'s row type (its dependents: DROP TABLE).
-  std::vector<std::string> functions_of_row_type(std::string_view table) const {
-    std::vector<std::string> out;
-    for (const auto& [name, f] : functions_) {
-      if (std::any_of(f.params.begin(), f.params.end(), [&](const sql::FunctionParam& p) {
-            return p.type.type == sql::Type::enum_ && p.type.user_type == table;  // (an enum type cannot share its name)
-          })) {
-        out.push_back(name);
-      }
-    }
-    return out;
-  }
+  void drop_sql_function(std::string_view name);
+  // The functions with a parameter of table `table`'s row type (its dependents: DROP TABLE),
+  // each with its session's pid (a pg_temp one's; 0: the server's), dropped by drop_function_of.
+  std::vector<std::pair<int, std::string>> functions_of_row_type(std::string_view table) const;
+  void drop_function_of(int pid, std::string_view name);
+  // Session `pid`'s transaction ended: its pg_temp functions' changes kept or undone.
+  void end_temp_changes(int pid, bool commit);
   // Enum types (model/sql/enums.h), by index; a dropped one keeps its index with no name.
   std::vector<sql::EnumType>& mutable_enum_types() { return enum_types_; }
   // Calls f(id, state) for every row of the table the store has, in id order.
@@ -546,6 +552,7 @@ class Server : public sql::SqlContextSource {
   Footprint on(ObjectId obj, Access access) const { return {obj, access, 0, domain_}; }
 
  private:
+  void note_temp_change(Session& session, std::string_view name);  // in its transaction: undone by a rollback
   Scheduler& s_;
   LockTable locks_;
   LockTable row_locks_{LockTable::Queue::holders_only, &s_};
@@ -576,8 +583,8 @@ class Server : public sql::SqlContextSource {
   mutable std::map<std::string, sql::CreateTable, std::less<>> anonymous_row_types_;  // anonymous_row_type's
   std::map<std::string, Sequence, std::less<>> sequences_;
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;
-  std::vector<const sql::SessionStyle*> running_styles_;  // by actor
-  const sql::SessionStyle* outside_style_ = nullptr;
+  std::vector<Running> running_styles_;  // by actor: its statement's session style and pid
+  Running outside_style_;
   sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime
   ObjectId notify_object_ = kNoObject;
   int next_pid_ = 1001;

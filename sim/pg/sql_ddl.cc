@@ -12,14 +12,15 @@
 
 namespace lockstep::sim::pg {
 
-std::optional<Error> SqlRun::ddl_step() {
-  if (s_.in_actor()) {
+std::optional<Error> SqlRun::ddl_step(bool own) {
+  if (s_.in_actor() && !own) {
     return Error{"0A000",
                  "DDL while the sessions run is not in lockstep's SQL subset: create and drop tables in the setup (docs/sql.md)"};
   }
-  if (c_.session_.in_transaction) {
+  if (c_.session_.in_transaction && !(own && c_.savepoints_.empty())) {  // (a rollback undoes an own one: Server::end_temp_changes)
     return Error{"0A000", "DDL inside a transaction block is not in lockstep's SQL subset (docs/sql.md)"};
   }
+  if (own) return begin("sql_ddl", Footprint{});  // the session's own object: no other session sees it
   server_.catalog_changed();
   return begin("sql_ddl", SimConnection::whole_server(Access::write));
 }
@@ -328,7 +329,7 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
     }
     std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
     for (const auto& [child, index] : keys) server_.drop_foreign_key(child, index);
-    for (const std::string& f : server_.functions_of_row_type(name)) server_.drop_sql_function(f);
+    for (const auto& [pid, f] : server_.functions_of_row_type(name)) server_.drop_function_of(pid, f);
     server_.drop_sql_table(name);
   }
   return done(Rows{{}, {}, "DROP TABLE"});

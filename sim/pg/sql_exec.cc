@@ -164,7 +164,7 @@ Result<Rows> SqlRun::run() {
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) return *refused;
     return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", read_only_command(st_))});
   }
-  const Server::RunningStyle style(server_, c_.style_);
+  const Server::RunningStyle style(server_, c_.style_, c_.pid_);
   // pg_advisory_xact_lock in an autocommit statement holds to the statement's end (the
   // server's implicit transaction), also while a later step of it waits.
   struct HoldXactLocks {

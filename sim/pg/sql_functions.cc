@@ -25,7 +25,7 @@ using sql::Type;
 
 Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
   SimConnection::Statement guard(c_);
-  if (auto refused = ddl_step()) return *refused;
+  if (auto refused = ddl_step(f.name.starts_with(Server::kTempSchema))) return *refused;
   if (const sql::CreateFunction* old = server_.sql_function(f.name)) {
     auto types = [](const sql::CreateFunction& g) {
       std::vector<std::pair<Type, std::string>> out;
@@ -57,7 +57,8 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
 
 Result<Rows> SqlRun::drop_functions(const sql::DropTable& d) {
   SimConnection::Statement guard(c_);
-  if (auto refused = ddl_step()) return *refused;
+  const bool own = std::ranges::all_of(d.tables, [](const std::string& name) { return name.starts_with(Server::kTempSchema); });
+  if (auto refused = ddl_step(own)) return *refused;
   for (const std::string& name : d.tables) {
     if (server_.sql_function(name) != nullptr) {
       bool used = false;  // by a trigger

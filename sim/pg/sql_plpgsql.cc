@@ -347,8 +347,8 @@ class PlRun final : public sql::EvalContext {
     if (s.kind == PlStatement::Kind::sql && s.target < 0 && sel != nullptr && !sel->targets.empty()) {
       throw SqlError("42601", "query has no destination for result data");
     }
-    const bool one_row = sel != nullptr && constant_limit(*sel) == 1;  // LIMIT 1: the same rows
-    if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
+    const bool one_row = sel != nullptr && at_most_one_row(*sel);  // LIMIT 1, no FROM: the same rows
+    if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || takes_steps(st, run_.server_) || st.locking_subquery)) {
       // plpgsql fetches one row (two with STRICT) and stops: a lock taken per row is taken for those only.
       throw SqlError("0A000", fmt::format("{} that locks rows or calls a lock function, without LIMIT 1 (it stops after its first rows) is not in "
                                           "lockstep's SQL subset (docs/sql.md)", pl_.sql_body ? "a LANGUAGE sql function's value from a SELECT" : "SELECT ... INTO in a plpgsql function"));
@@ -534,7 +534,7 @@ class PlRun final : public sql::EvalContext {
     const sql::Statement& st = plans->front();
     const auto* sel = std::get_if<sql::Select>(&st.body);
     const bool ten_at_most = sel != nullptr && constant_limit(*sel).value_or(11) <= 10;
-    if (sel != nullptr && !ten_at_most && (sel->lock != sql::RowLock::none || st.calls_stepping_function || st.locking_subquery)) {
+    if (sel != nullptr && !ten_at_most && (sel->lock != sql::RowLock::none || takes_steps(st, run_.server_) || st.locking_subquery)) {
       throw SqlError("0A000", "a plpgsql FOR loop over a query that locks rows or calls a lock function, without LIMIT 10 or less (the server "
                               "fetches its rows as the loop runs) is not in lockstep's SQL subset (docs/sql.md)");
     }
@@ -640,7 +640,7 @@ Value SqlRun::plpgsql_call(const sql::CreateFunction& f, const std::vector<Value
 }
 
 Value SqlRun::call_plpgsql(const sql::CreateFunction& f, const std::vector<Value>& args, const PlTrigger* trigger) {
-  if (trigger == nullptr) {
+  if (trigger == nullptr && !reads_nothing_per_row(f, server_)) {
     bool reads = false;
     each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
     if (reads) {

@@ -58,6 +58,15 @@ int out_row_type(const sql::CreateFunction& f, const Server& server);
 
 // A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
 std::optional<std::int64_t> constant_limit(const sql::Select& sel);
+// Whether it gives at most one row whatever the data: LIMIT 0 or 1, or no FROM and no
+// set-returning call in its select list (a fetch that stops after its first row reads it all).
+bool at_most_one_row(const sql::Select& sel);
+// Whether a statement calls a function that is a step of its own (calls_stepping_function) or a
+// created function whose body is statements (each takes steps): other sessions commit meanwhile.
+// A STABLE or IMMUTABLE LANGUAGE sql function whose statements name no table: it reads nothing a
+// snapshot decides (it runs on its caller's), so a statement scanning a table may call it per row.
+bool takes_steps(const sql::Statement& st, Server& server);
+bool reads_nothing_per_row(const sql::CreateFunction& f, Server& server);
 
 // The command a READ ONLY transaction refuses (the server's tag for it: "UPDATE", "SELECT FOR
 // SHARE"), or "" for one it runs (sim/pg/sql_exec.cc).

@@ -9,7 +9,9 @@
 
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/error_conditions.h"
+#include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/records.h"
+#include "lockstep/sim/pg/sql_names.h"
 #include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_rows.h"
 
@@ -159,6 +161,41 @@ int out_row_type(const sql::CreateFunction& f, const Server& server) {
 std::optional<std::int64_t> constant_limit(const sql::Select& sel) {
   if (!sel.limit || sel.offset || sel.limit->kind != sql::Expr::Kind::constant || !sql::is_integer(sel.limit->value.type())) return std::nullopt;
   return sel.limit->value.is_null() ? std::nullopt : std::optional{sel.limit->value.as_integer()};
+}
+
+namespace {
+
+bool plr_may_give_rows(const sql::Expr& e) {
+  if (e.kind == sql::Expr::Kind::constant || sql::is_sublink(e)) return false;  // folded; a sublink's rows are its own
+  if ((e.kind == sql::Expr::Kind::func && sql::select_list_set_returning(e.name)) || e.kind == sql::Expr::Kind::user_func) return true;
+  return std::any_of(e.args.begin(), e.args.end(), plr_may_give_rows);
+}
+
+}  // namespace
+
+bool at_most_one_row(const sql::Select& sel) {
+  if (const auto limit = constant_limit(sel); limit && *limit <= 1) return true;
+  if (sel.set_op || !sel.table.empty() || !sel.from.empty()) return false;
+  return std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& t) { return plr_may_give_rows(t.expr); });
+}
+
+bool takes_steps(const sql::Statement& st, Server& server) {
+  return st.calls_stepping_function || std::any_of(st.user_calls.begin(), st.user_calls.end(), [&](const std::string& name) {
+           const sql::CreateFunction* f = server.sql_function(name);
+           return f != nullptr && f->pl != nullptr;
+         });
+}
+
+bool reads_nothing_per_row(const sql::CreateFunction& f, Server& server) {
+  if (!f.non_volatile || f.pl == nullptr || !f.pl->sql_body) return false;
+  bool reads = false;
+  for (const sql::PlStatement& s : f.pl->body) {
+    if (s.text.empty()) continue;
+    for (const sql::Statement& st : *cached_plans(s.text)) {
+      each_table_named(st, [&](const std::string& name) { reads = reads || server.sql_table(name) != nullptr; });
+    }
+  }
+  return !reads;
 }
 
 std::shared_ptr<const std::vector<sql::Statement>> execute_plans(const Value& text) {

@@ -362,8 +362,8 @@ class SqlRun final : public sql::EvalContext {
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
   // ---- DDL: one step that writes the whole server; not inside a transaction block. The catalog
-  // is fixed while actors run (a spec's setup and teardown): statements look tables up freely.
-  std::optional<Error> ddl_step();
+  // is fixed while actors run (a spec's setup and teardown), but a session's own objects (`own`: pg_temp functions).
+  std::optional<Error> ddl_step(bool own = false);
   Result<Rows> statement(const sql::CreateTable& ct);
   // The new table's foreign keys name tables, columns and keys that exist: else the error.
   std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);

@@ -8,6 +8,7 @@
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/sql_hash_aggregate.h"
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 #include "lockstep/sim/pg/sql_ssi.h"
 
@@ -145,7 +146,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   // rows, a lock function), another session may commit a new version of one not read yet
   // meanwhile, so each is copied as the scan found it first (SqlConformance seed 82101).
   std::vector<Row> found;
-  if (st_.locking_subquery || st_.calls_stepping_function) {
+  if (st_.locking_subquery || takes_steps(st_, server_)) {
     found.reserve(rows.size());
     for (const auto& [id, r] : rows) found.push_back(*r);
   }

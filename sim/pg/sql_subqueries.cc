@@ -11,6 +11,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/sim/pg/sql_names.h"
 
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -382,7 +383,7 @@ void SqlRun::hold_snapshot_for_later_reads() {
   // tests/sql-specs/statement-snapshot-after-waits.spec). So such a statement's first step
   // takes it and reads each table the statement names: a commit before that step is seen,
   // one after it not, wherever the statement reads.
-  if (!(st_.calls_stepping_function || insert_reads_after_waits())) return;
+  if (!(takes_steps(st_, server_) || insert_reads_after_waits())) return;
   if (c_.snapshot_ || on_snapshot_ || (nested_ && enclosing_ != nullptr) || !s_.in_actor()) return;
   bool reads = false;
   each_table_named(st_, [&](const std::string& name) { reads = reads || server_.sql_table(name) != nullptr; });
