@@ -110,7 +110,9 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // that writes (0A000), a parameter named as a column.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 61) : *rc::gen::inRange(0, 8)) {
     case 60:
-      switch (*rc::gen::inRange(0, 5)) {
+      switch (*rc::gen::inRange(0, 7)) {
+        case 5: return fmt::format("SELECT id, sqlock(id) AS got FROM t WHERE v >= {} ORDER BY id", v);
+        case 6: return fmt::format("SELECT id FROM t WHERE v >= {} AND sqlock(id + 100) ORDER BY id LIMIT 1", v);
         case 0: return fmt::format("SELECT id, v FROM sqtake({}, {})", k + 1, v);
         case 1: return fmt::format("SELECT sqmove({}, {})", k, k % 3 + 1);
         case 2: return fmt::format("SELECT sqfirst({}) AS r", v);
@@ -385,6 +387,8 @@ std::vector<std::string> table_setup(const Tables& tables) {
                 "UPDATE t SET v = v - 1 WHERE id = a; UPDATE t SET v = v + 1 WHERE id = b $$");
   out.push_back("CREATE FUNCTION sqfirst(v int) RETURNS int LANGUAGE sql AS $$ SELECT id FROM t WHERE v >= sqfirst.v ORDER BY id $$");
   out.push_back("CREATE FUNCTION sqlast(k int) RETURNS int LANGUAGE sql AS $$ DELETE FROM t WHERE id >= k RETURNING v $$");
+  out.push_back("CREATE FUNCTION sqlock(k int) RETURNS boolean LANGUAGE sql STABLE AS $$ "
+                "WITH x AS (SELECT pg_try_advisory_lock(k) AS got) SELECT (SELECT got FROM x) $$");
   out.push_back("CREATE FUNCTION sqbad(k int) RETURNS int LANGUAGE sql STABLE AS $$ UPDATE t SET v = 0 WHERE id = k RETURNING v $$");
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
@@ -400,7 +404,7 @@ std::vector<std::string> table_teardown(const Tables& tables) {
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",
                                   "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP FUNCTION xadd(tspec[], boolean)",
                                   "DROP FUNCTION sqtake(int, int)", "DROP FUNCTION sqmove(int, int)", "DROP FUNCTION sqfirst(int)",
-                                  "DROP FUNCTION sqlast(int)", "DROP FUNCTION sqbad(int)",
+                                  "DROP FUNCTION sqlast(int)", "DROP FUNCTION sqbad(int)", "DROP FUNCTION sqlock(int)",
                                   "DROP TABLE t", "DROP TYPE tspec"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
   if (tables.log_trigger) {
