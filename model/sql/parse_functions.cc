@@ -199,14 +199,16 @@ PlFunction Reader::sql_function_body(const CreateFunction& f, const std::vector<
     pl.datums.push_back(std::move(d));
   }
   const bool returns_void = f.returns.type == Type::text && f.returns.user_type == "void";
-  const auto returns_rows = [](const Statement& st) {
-    if (const auto* sel = std::get_if<Select>(&st.body)) return !sel->targets.empty();
-    if (const auto* ins = std::get_if<Insert>(&st.body)) return !ins->returning.empty();
-    if (const auto* upd = std::get_if<Update>(&st.body)) return !upd->returning.empty();
-    if (const auto* del = std::get_if<Delete>(&st.body)) return !del->returning.empty();
-    return false;
+  // A statement's result columns: a SELECT's targets, DML's RETURNING (nullptr: no rows).
+  const auto result_targets = [](const Statement& st) {
+    const std::vector<Target>* targets = nullptr;
+    std::visit([&](const auto& b) {
+      if constexpr (requires { b.returning; }) targets = &b.returning;
+      if constexpr (requires { b.targets; }) targets = &b.targets;
+    }, st.body);
+    return targets == nullptr || targets->empty() ? nullptr : targets;
   };
-  if (!returns_void && (statements.empty() || !returns_rows(statements.back()))) {
+  if (!returns_void && (statements.empty() || result_targets(statements.back()) == nullptr)) {
     fail("42P13", fmt::format("return type mismatch in function declared to return {}", f.returns.user_type.empty() ? std::string(type_name(f.returns.type)) : f.returns.user_type), loc);
   }
   for (std::size_t i = 0; i < statements.size(); ++i) {
@@ -223,11 +225,7 @@ PlFunction Reader::sql_function_body(const CreateFunction& f, const std::vector<
       if (f.returns_set) {
         s.kind = PlStatement::Kind::return_query;
       } else {
-        const std::vector<Target>* targets = nullptr;
-        std::visit([&](const auto& b) {
-          if constexpr (requires { b.returning; }) targets = &b.returning;
-          if constexpr (requires { b.targets; }) targets = &b.targets;
-        }, st.body);
+        const std::vector<Target>* targets = result_targets(st);
         if (f.returns.type == Type::record || targets == nullptr || targets->size() != 1 || targets->front().star) {
           pl.refused = "a LANGUAGE sql function returning one row of a query's columns";
           return pl;
