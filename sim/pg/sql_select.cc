@@ -285,12 +285,25 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   const bool index_order = eager_limit && sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
                            sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where,
                                                                        function_params_);
+  // ... and under FOR UPDATE / SHARE, a WHERE that takes steps (a lock call): the Limit pulls
+  // from LockRows a row at a time, which locks each row the Filter passes, so the scan stops
+  // once the Limit has its rows locked (a row SKIP LOCKED passes over has run its lock call).
+  // (A step: a lock function, or a created function whose body is statements.)
+  const auto steps = [](const Expr& e, const auto& self) -> bool {
+    if (e.kind == Expr::Kind::constant) return false;
+    const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
+    return (f != nullptr && f->pl != nullptr) || calls_server(e) || std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+  };
+  const bool locking_pull = index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.where && steps(*sel.where, steps) &&
+                            sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
+                            sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where,
+                                                        function_params_);
   if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit, index_order);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();
   if (!sel.from.empty()) {
     rows = from_scan(sel, *t, enough);
-  } else if (index_order) {
+  } else if (index_order || locking_pull) {
     rows = scan(t, sel.alias, std::nullopt, -1, true);  // every row this session sees, then in the index's order
     sort(rows, sel, t);
     const std::int64_t limit = bound(sel.limit, "LIMIT");  // -1: LIMIT ALL or NULL
@@ -301,7 +314,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     for (auto& [id, row] : rows) {
       if (static_cast<std::int64_t>(kept.size()) >= wanted) break;
       if (!passes(t, sel.alias, sel.where, id, row)) continue;
-      kept.emplace_back(id, std::move(row));
+      std::vector<std::pair<std::int64_t, Row>> one;
+      one.emplace_back(id, std::move(row));
+      if (locking_pull) one = lock_rows(std::move(one), sel, t, 0, -1);  // skipped, or gone at its re-check: the next
+      if (one.empty()) continue;
+      kept.push_back(std::move(one.front()));
       if (static_cast<std::int64_t>(kept.size()) == wanted && c_.ssi_tracking()) stop = value_in(*t, kept.back().second, by);
     }
     if (wanted > 0) SqlSsi::read_index_order(*this, *t, sel.alias, by, sel.order_by.front().descending, stop);  // LIMIT 0 reads nothing
@@ -363,7 +380,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     }
     return out;
   }
-  if (sel.lock != sql::RowLock::none) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
+  if (sel.lock != sql::RowLock::none && !locking_pull) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
