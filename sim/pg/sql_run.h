@@ -440,9 +440,9 @@ class SqlRun final : public sql::EvalContext {
   // The rows of the table this session sees now that match WHERE, as (id, row), in the
   // order of the server's plan for an unanalyzed table: a bitmap heap scan (the HOT chains'
   // roots) when a conjunct of WHERE is an index qual and no LIMIT (`limited`) asks for a
-  // cheap start, else a sequential scan (heap order).
+  // cheap start, else a sequential scan (heap order). `lock_pull`: LockRows above, locking each row before the next is read.
   std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                 std::int64_t enough = -1, bool limited = false);
+                                                 std::int64_t enough = -1, bool limited = false, const sql::Select* lock_pull = nullptr);
 
   // SELECT's rows as values: scan, ORDER BY, row locks (in order, until LIMIT has its rows),
   // OFFSET and LIMIT, aggregates. With `first_step` false (a subquery) the scan is part of

@@ -119,7 +119,7 @@ bool SqlRun::passes(SqlTable* t, const std::string& alias, const std::optional<E
 }
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                       std::int64_t enough, bool limited) {
+                                                       std::int64_t enough, bool limited, const sql::Select* lock_pull) {
   unplanned_order_.clear();
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
   const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
@@ -154,7 +154,11 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     if (enough >= 0 && static_cast<std::int64_t>(out.size()) >= enough) break;
     Row copy = found.empty() ? *r : std::move(found[read]);  // stays put while WHERE runs (a subquery there may read the relation again)
     ++read;
-    if (passes(t, alias, where, id, copy)) out.emplace_back(id, std::move(copy));
+    if (!passes(t, alias, where, id, copy)) continue;
+    std::vector<std::pair<std::int64_t, Row>> one;
+    one.emplace_back(id, std::move(copy));
+    if (lock_pull != nullptr) one = lock_rows(std::move(one), *lock_pull, t, 0, -1);  // skipped, or gone at its re-check: the next
+    if (!one.empty()) out.push_back(std::move(one.front()));
   }
   if (locked && read < rows.size()) {
     throw SqlError("0A000", fmt::format("a LIMIT that stops reading the WITH query or FROM subquery \"{}\" (with a sort, grouping or join) "
@@ -298,6 +302,12 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
                             sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
                             sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where,
                                                         function_params_);
+  // (So with LIMIT and no ORDER BY: the Limit pulls through LockRows from the sequential scan.)
+  const bool seq_pull = !index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.limit && sel.order_by.empty() && !sel.aggregate &&
+                        !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty() && sel.from.empty() && derived_of(t) == nullptr &&
+                        sel.where && steps(*sel.where, steps);
+  const std::int64_t seq_limit = seq_pull ? bound(sel.limit, "LIMIT") : -1;
+  const std::int64_t seq_wanted = seq_limit < 0 ? -1 : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + seq_limit;
   if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit, index_order);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
   const std::size_t row_locks = c_.locked_rows_.size();
@@ -326,7 +336,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    rows = scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+    rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, true, &sel) : scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
     if (sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty()) refuse_unplanned_order();
   }
   if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {
@@ -380,7 +390,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     }
     return out;
   }
-  if (sel.lock != sql::RowLock::none && !locking_pull) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
+  if (sel.lock != sql::RowLock::none && !locking_pull && !seq_pull) rows = sel.from.empty() ? lock_rows(std::move(rows), sel, t, offset, pulled(sel, limit)) : lock_joined_rows(std::move(rows), sel, *t, offset, pulled(sel, limit));
   std::vector<std::vector<Value>> out;
   table_ = t;
   alias_ = sel.alias;
