@@ -110,7 +110,9 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // that writes (0A000), a parameter named as a column.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 61) : *rc::gen::inRange(0, 8)) {
     case 60:
-      switch (*rc::gen::inRange(0, 10)) {
+      switch (*rc::gen::inRange(0, 12)) {
+        case 10: return fmt::format("UPDATE t SET v = v + 1 WHERE v >= {} AND pg_try_advisory_lock(id + 500) RETURNING id, v", v);
+        case 11: return fmt::format("SELECT pg_advisory_unlock({}) AS first, pg_advisory_unlock({}) AS second", k + 500, k + 500);
         case 9: return fmt::format("SELECT id FROM t WHERE v >= {} AND pg_try_advisory_lock(id + 400) LIMIT {} FOR UPDATE SKIP LOCKED", v, k % 2 + 1);
         case 7: return fmt::format("SELECT id FROM t WHERE pg_try_advisory_lock(id + 200) ORDER BY id LIMIT {} FOR UPDATE SKIP LOCKED", k % 3 + 1);
         case 8: return fmt::format("SELECT id, v FROM t WHERE v >= {} AND sqlock(id + 300) ORDER BY id DESC LIMIT 1 FOR UPDATE", v);

@@ -87,6 +87,9 @@ struct RowState {
   // that meets it reports ("concurrent update" or "concurrent delete"). REQUIRES: a commit
   // after `seq` changed the row.
   bool updated_since(std::uint64_t seq) const;
+  // Whether a commit after `seq` changed it: else a lock taken now holds the version a
+  // snapshot at `seq` read, and the server's executor does not re-check it (no EvalPlanQual).
+  bool changed_since(std::uint64_t seq) const { return committed_seq > seq; }
   // Whether the row changed since `seq` by updates that kept its keys only (no FOR UPDATE
   // lock: a key change takes one), each committed (so it is still there, in a later
   // version): what FOR KEY SHARE locks through, whatever the snapshot. REQUIRES:

@@ -26,6 +26,10 @@ using lockstep::pg::Row;
 // Such a scan visits rows in the order of their HOT chains' roots (sim/pg/sql_scan_order.cc).
 // A plpgsql variable (named by `variables`, a running function's frame) is a Param there.
 bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where, const sql::EvalContext* variables = nullptr);
+// Whether a scan's Filter `where` takes steps as it runs for each row (a lock function, or a
+// created function whose body is statements) and has no subquery: under LockRows or ModifyTable,
+// which pull one row at a time, its calls then interleave with the rows' locks and writes.
+bool sql_filter_steps_per_row(const sql::Expr& where);
 // The btree that holds column c alone, without a predicate: the primary key (`primary`) or a
 // unique index or constraint of c (`unique`); neither found: `found` false.
 struct SingleColumnIndex {

@@ -167,4 +167,17 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Ex
   return order_index_qual(t, alias, where, variables);
 }
 
+bool sql_filter_steps_per_row(const Expr& where) {
+  bool steps = false, sublink = false;
+  const auto walk = [&](const Expr& e, const auto& self) -> void {
+    if (e.kind == Expr::Kind::constant) return;  // folded: its kept arguments never run
+    if (sql::is_sublink(e)) sublink = true;
+    const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
+    if ((f != nullptr && f->pl != nullptr) || SqlRun::calls_server(e)) steps = true;
+    for (const Expr& a : e.args) self(a, self);
+  };
+  walk(where, walk);
+  return steps && !sublink;
+}
+
 }  // namespace lockstep::sim::pg

@@ -292,21 +292,15 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   // ... and under FOR UPDATE / SHARE, a WHERE that takes steps (a lock call): the Limit pulls
   // from LockRows a row at a time, which locks each row the Filter passes, so the scan stops
   // once the Limit has its rows locked (a row SKIP LOCKED passes over has run its lock call).
-  // (A step: a lock function, or a created function whose body is statements.)
-  const auto steps = [](const Expr& e, const auto& self) -> bool {
-    if (e.kind == Expr::Kind::constant) return false;
-    const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
-    return (f != nullptr && f->pl != nullptr) || calls_server(e) || std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
-  };
-  const bool locking_pull = index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.where && steps(*sel.where, steps) &&
+  const bool locking_pull = index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.where && sql_filter_steps_per_row(*sel.where) &&
                             sel.order_by.size() == 1 && !sel.distinct && sel.distinct_on.empty() && srfs.empty() &&
                             sql_limit_reads_index_order(*t, sel.alias, order_expr(sel.order_by.front().expr, sel), sel.order_by.front(), sel.where,
                                                         function_params_);
   // (So with LIMIT and no ORDER BY: the Limit pulls through LockRows from the sequential scan.)
-  const bool seq_pull = !index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.limit && sel.order_by.empty() && !sel.aggregate &&
+  const bool seq_pull = !index_limit && !lock_first && sel.lock != sql::RowLock::none && sel.order_by.empty() && !sel.aggregate &&
                         !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty() && sel.from.empty() && derived_of(t) == nullptr &&
-                        sel.where && steps(*sel.where, steps);
-  const std::int64_t seq_limit = seq_pull ? bound(sel.limit, "LIMIT") : -1;
+                        sel.where && sql_filter_steps_per_row(*sel.where);
+  const std::int64_t seq_limit = seq_pull && sel.limit ? bound(sel.limit, "LIMIT") : -1;
   const std::int64_t seq_wanted = seq_limit < 0 ? -1 : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + seq_limit;
   if (sel.from.empty() && !lock_first) SqlSsi::plan_select(*this, sel, *t, index_limit, index_order);
   const std::int64_t holds = eager_limit ? advisory_holds() : 0;
@@ -336,7 +330,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, true, &sel) : scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+    rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, sel.limit.has_value(), &sel) : scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
     if (sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty()) refuse_unplanned_order();
   }
   if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {

@@ -500,6 +500,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   pinned_ = st_.has_subquery || from != nullptr || on_snapshot() ? std::nullopt : pinned_row(*t, b.alias, b.where);
   // A pinned statement's one row needs no allocation.
   boost::container::small_vector<std::pair<std::int64_t, Row>, 1> candidates;
+  const bool filter_each = !pinned_ && from == nullptr && b.where && sql_filter_steps_per_row(*b.where) &&
+                           !sql_scan_has_index_qual(*t, b.alias, *b.where, function_params_);
   std::vector<Row> joined;  // per candidate, the joined relation's row (UPDATE ... FROM)
   if (pinned_) {
     // One row: its lock is the first step, taken only when the row matches (update_row_if's way).
@@ -519,6 +521,12 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
         candidates.emplace_back(id, std::move(target));
         joined.push_back(std::move(row));
       }
+    } else if (filter_each) {
+      // ModifyTable pulls a row from the scan and writes it, waiting for its lock, before the
+      // Filter runs for the next: WHERE's lock calls interleave with the rows' writes, so every
+      // row is a candidate here, filtered one at a time below.
+      auto scanned = scan(t, b.alias, std::nullopt);  // (a sequential scan: filter_each's)
+      candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
     } else {
       auto scanned = scan(t, b.alias, b.where);
       candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
@@ -532,6 +540,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   KeyChanges changes;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     std::int64_t id = candidates[k].first;
+    if (filter_each && !passes(t, b.alias, b.where, id, candidates[k].second)) continue;
     join_.row = from != nullptr ? &joined[k] : nullptr;
     const Joined with(*this, join_);  // the joined row, as it was, through the re-check
     std::optional<Row> projected;
@@ -606,7 +615,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     }
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
-    if (b.where && !checked && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
+    const std::optional<std::uint64_t> read = snapshot_seq();  // no commit changed it since: no EvalPlanQual
+    const bool same = read && !server_.row(name, id).changed_since(*read) && server_.row(name, id).pending.count(c_.pid_) == 0;
+    if (b.where && !checked && !same && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
     const bool unchanged = projected && *newest == candidates[k].second;
     write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr);
     ++changed;
