@@ -628,6 +628,20 @@ TEST(SqlSim, ALanguageSqlFunctionOfStatementsRefusesWhatItDoesNotRun) {
             std::string::npos);
 }
 
+// The server's ModifyTable inserts each row an INSERT ... SELECT pulls before the SELECT's lock
+// call runs for the next row; lockstep runs the SELECT whole first, so such a SELECT over a
+// table is refused, where one row (no FROM), a sort or an aggregate reads all first anyway.
+TEST(SqlSim, AnInsertSelectCallingALockFunctionPerRowIsRefused) {
+  const std::string base = "CREATE TABLE t (id int PRIMARY KEY, v int); CREATE TABLE u (id int PRIMARY KEY, w int); INSERT INTO t VALUES (1, 1), (2, 2);";
+  auto error_of = [&](std::string_view step) { return spec_error(base, "", step); };
+  const std::string refused = "an INSERT ... SELECT whose SELECT calls a lock function for each row of a table it reads";
+  EXPECT_NE(error_of("INSERT INTO u SELECT id, v FROM t WHERE pg_try_advisory_lock(id);").find(refused), std::string::npos);
+  EXPECT_NE(error_of("INSERT INTO u SELECT id, pg_try_advisory_lock(id)::int FROM t;").find(refused), std::string::npos);
+  EXPECT_EQ(error_of("INSERT INTO u SELECT 3, 3 WHERE pg_try_advisory_lock(3);"), "");
+  EXPECT_EQ(error_of("INSERT INTO u SELECT count(*), 0 FROM t WHERE pg_try_advisory_lock(id);"), "");
+  EXPECT_EQ(error_of("INSERT INTO u SELECT id, v FROM t WHERE v > 1;"), "");
+}
+
 TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   const std::string base =
       "CREATE TABLE jobs (id int PRIMARY KEY, state text); CREATE TABLE steps (id int PRIMARY KEY, job int REFERENCES jobs ON DELETE CASCADE); "

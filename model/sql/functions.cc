@@ -186,6 +186,12 @@ const FunctionInfo* find_function(std::string_view name) {
   return it == kFunctions.end() ? nullptr : &*it;
 }
 
+bool is_stepping_function(std::string_view name) {
+  const FunctionInfo* f = find_function(name);
+  return (f != nullptr && f->kind == FunctionKind::advisory_lock) || name == "pg_sleep" || name == "pg_cancel_backend" ||
+         name == "pg_terminate_backend" || name == "set_config";
+}
+
 bool select_list_set_returning(std::string_view name) {
   return name == "unnest" || name == "generate_series" || name == "jsonb_array_elements" || name == "jsonb_array_elements_text" ||
          name == "json_array_elements" || name == "json_array_elements_text" || name == "jsonb_object_keys" ||

@@ -33,6 +33,10 @@ const FunctionInfo* find_function(std::string_view name);
 // The set-returning functions of one column that a select list without FROM may call (a
 // ProjectSet: unnest, generate_series, json[b]_array_elements[_text], jsonb_object_keys).
 bool select_list_set_returning(std::string_view name);
+// Whether a call of the built-in `name` is a step of its own on the simulated server (an
+// advisory lock function, pg_sleep, pg_cancel_backend, pg_terminate_backend, set_config):
+// other sessions run meanwhile (Statement::calls_stepping_function).
+bool is_stepping_function(std::string_view name);
 
 // The settings a session may SET, set_config and current_setting: the four timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.

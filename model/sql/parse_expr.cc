@@ -460,10 +460,7 @@ Expr Reader::func_call(const json& body, Expr e) {
   if (f == nullptr) return user_function_call(body, std::move(e), name[0]);
   e.kind = Expr::Kind::func;
   e.name = name[0];
-  if (f->kind == FunctionKind::advisory_lock || e.name == "pg_sleep" || e.name == "pg_cancel_backend" ||
-      e.name == "pg_terminate_backend" || e.name == "set_config") {
-    stepping_call_ = true;
-  }
+  if (is_stepping_function(e.name)) stepping_call_ = true;
   e.star = body.value("agg_star", false);
   e.distinct = body.value("agg_distinct", false);
   if (e.distinct && f->kind != FunctionKind::aggregate) fail("42809", fmt::format("DISTINCT specified, but {} is not an aggregate function", e.name), loc);

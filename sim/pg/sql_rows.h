@@ -30,6 +30,8 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sq
 // created function whose body is statements) and has no subquery: under LockRows or ModifyTable,
 // which pull one row at a time, its calls then interleave with the rows' locks and writes.
 bool sql_filter_steps_per_row(const sql::Expr& where);
+// ... the first half alone: whether evaluating `e` takes steps (outside its subqueries).
+bool sql_expr_takes_steps(const sql::Expr& e);
 // The btree that holds column c alone, without a predicate: the primary key (`primary`) or a
 // unique index or constraint of c (`unique`); neither found: `found` false.
 struct SingleColumnIndex {

@@ -66,7 +66,6 @@ class SqlRun final : public sql::EvalContext {
   SqlRun(const SqlRun&) = delete;
   SqlRun& operator=(const SqlRun&) = delete;
   ~SqlRun() { if (statement_snapshot_) server_.close_snapshot(); }
-  static bool calls_server(const Expr& e);  // a lock or session function (pg_try_advisory_lock, pg_backend_pid)
 
   Result<Rows> run();
 
@@ -526,6 +525,7 @@ class SqlRun final : public sql::EvalContext {
   // ---- SELECT without FROM: expressions, and the functions of locks and sessions.
   Result<Rows> select_without_from(const sql::Select& sel);
 
+  static bool calls_server(const Expr& e);
 
   static AdvisoryKey key_of(const std::vector<Value>& args);
 

@@ -167,17 +167,22 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Ex
   return order_index_qual(t, alias, where, variables);
 }
 
+bool sql_expr_takes_steps(const Expr& e) {
+  if (e.kind == Expr::Kind::constant) return false;  // folded: its kept arguments never run
+  const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
+  return (f != nullptr && f->pl != nullptr) || (e.kind == Expr::Kind::func && sql::is_stepping_function(e.name)) ||
+         std::any_of(e.args.begin(), e.args.end(), sql_expr_takes_steps);
+}
+
 bool sql_filter_steps_per_row(const Expr& where) {
-  bool steps = false, sublink = false;
+  bool sublink = false;
   const auto walk = [&](const Expr& e, const auto& self) -> void {
-    if (e.kind == Expr::Kind::constant) return;  // folded: its kept arguments never run
-    if (sql::is_sublink(e)) sublink = true;
-    const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
-    if ((f != nullptr && f->pl != nullptr) || SqlRun::calls_server(e)) steps = true;
+    if (e.kind == Expr::Kind::constant) return;
+    sublink = sublink || sql::is_sublink(e);
     for (const Expr& a : e.args) self(a, self);
   };
   walk(where, walk);
-  return steps && !sublink;
+  return !sublink && sql_expr_takes_steps(where);
 }
 
 }  // namespace lockstep::sim::pg

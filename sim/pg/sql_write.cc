@@ -60,6 +60,15 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   const std::vector<std::vector<std::optional<Expr>>>* rows = &ins.rows;
   std::vector<std::vector<std::optional<Expr>>> selected;  // INSERT ... SELECT's rows, as constants
   if (ins.select) {
+    // ModifyTable inserts each row its SELECT pulls before the next row's lock call runs (and
+    // a unique check may wait between them); here the SELECT runs whole first.
+    const sql::Select& sel = *ins.select;
+    const bool per_row_steps = (sel.where && sql_expr_takes_steps(*sel.where)) ||
+                               std::any_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& x) { return !x.star && sql_expr_takes_steps(x.expr); });
+    if (per_row_steps && (!sel.table.empty() || !sel.from.empty()) && !sel.aggregate && sel.order_by.empty()) {
+      throw SqlError("0A000", "an INSERT ... SELECT whose SELECT calls a lock function for each row of a table it reads (the server inserts a row "
+                              "before the next row's call) is not in lockstep's SQL subset (docs/sql.md)");
+    }
     for (std::vector<Value>& values : run_subquery(*ins.select, /*per_row=*/false)) {
       auto& row = selected.emplace_back();
       for (Value& v : values) row.emplace_back(Expr{.kind = Expr::Kind::constant, .value = std::move(v)});
