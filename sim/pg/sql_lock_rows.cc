@@ -214,9 +214,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::lock_rows(std::vector<std::pai
       continue;
     }
     // Re-checked on a newer version only (EvalPlanQual), as WHERE's lock calls show.
-    const std::optional<std::uint64_t> read = snapshot_seq();
-    const bool same = read && !server_.row(name, id).changed_since(*read) && server_.row(name, id).pending.count(c_.pid_) == 0;
-    if (sel.where && !same && !still_matches(t, sel.alias, id, *newest, *sel.where)) continue;
+    if (sel.where && !sql_row_as_read(server_.row(name, id), snapshot_seq(), c_.pid_) && !still_matches(t, sel.alias, id, *newest, *sel.where)) continue;
     locked.emplace_back(id, std::move(*newest));
     if (pull_.sel == &sel && pull_.until != nullptr && (*pull_.until)(locked.back().second)) break;  // an IN's match
   }

@@ -32,6 +32,13 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sq
 bool sql_filter_steps_per_row(const sql::Expr& where);
 // ... the first half alone: whether evaluating `e` takes steps (outside its subqueries).
 bool sql_expr_takes_steps(const sql::Expr& e);
+// Whether row `r`, which a statement read on its snapshot at commit count `read` (none held:
+// nullopt, false), is still that version for session `pid`: no commit changed it since and
+// `pid` has not written it. A lock taken on it then holds the version read, and the server's
+// executor does not check WHERE again (no EvalPlanQual: a lock call there runs once).
+inline bool sql_row_as_read(const RowState& r, std::optional<std::uint64_t> read, int pid) {
+  return read && !r.changed_since(*read) && r.pending.count(pid) == 0;
+}
 // The btree that holds column c alone, without a predicate: the primary key (`primary`) or a
 // unique index or constraint of c (`unique`); neither found: `found` false.
 struct SingleColumnIndex {

@@ -155,9 +155,11 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     Row copy = found.empty() ? *r : std::move(found[read]);  // stays put while WHERE runs (a subquery there may read the relation again)
     ++read;
     if (!passes(t, alias, where, id, copy)) continue;
-    std::vector<std::pair<std::int64_t, Row>> one;
-    one.emplace_back(id, std::move(copy));
-    if (lock_pull != nullptr) one = lock_rows(std::move(one), *lock_pull, t, 0, -1);  // skipped, or gone at its re-check: the next
+    if (lock_pull == nullptr) {
+      out.emplace_back(id, std::move(copy));
+      continue;
+    }
+    auto one = lock_rows({{id, std::move(copy)}}, *lock_pull, t, 0, -1);  // skipped, or gone at its re-check: the next
     if (!one.empty()) out.push_back(std::move(one.front()));
   }
   if (locked && read < rows.size()) {
@@ -318,11 +320,13 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     for (auto& [id, row] : rows) {
       if (static_cast<std::int64_t>(kept.size()) >= wanted) break;
       if (!passes(t, sel.alias, sel.where, id, row)) continue;
-      std::vector<std::pair<std::int64_t, Row>> one;
-      one.emplace_back(id, std::move(row));
-      if (locking_pull) one = lock_rows(std::move(one), sel, t, 0, -1);  // skipped, or gone at its re-check: the next
-      if (one.empty()) continue;
-      kept.push_back(std::move(one.front()));
+      if (!locking_pull) {
+        kept.emplace_back(id, std::move(row));
+      } else if (auto one = lock_rows({{id, std::move(row)}}, sel, t, 0, -1); !one.empty()) {  // else skipped, or gone at its re-check
+        kept.push_back(std::move(one.front()));
+      } else {
+        continue;
+      }
       if (static_cast<std::int64_t>(kept.size()) == wanted && c_.ssi_tracking()) stop = value_in(*t, kept.back().second, by);
     }
     if (wanted > 0) SqlSsi::read_index_order(*this, *t, sel.alias, by, sel.order_by.front().descending, stop);  // LIMIT 0 reads nothing

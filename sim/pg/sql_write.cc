@@ -624,9 +624,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     }
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
-    const std::optional<std::uint64_t> read = snapshot_seq();  // no commit changed it since: no EvalPlanQual
-    const bool same = read && !server_.row(name, id).changed_since(*read) && server_.row(name, id).pending.count(c_.pid_) == 0;
-    if (b.where && !checked && !same && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
+    const bool as_read = sql_row_as_read(server_.row(name, id), snapshot_seq(), c_.pid_);  // no EvalPlanQual
+    if (b.where && !checked && !as_read && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
     const bool unchanged = projected && *newest == candidates[k].second;
     write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr);
     ++changed;
