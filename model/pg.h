@@ -202,7 +202,8 @@ class Connection {
   // transaction block they are one transaction, as the server runs a query string (committed
   // after the last statement, rolled back after one that failed). The simulated server models
   // this; the libpq backend sends each statement on its own.
-  virtual void begin_query_string() {}
+  // `whole` is the string's text (the simulated server's pg_stat_activity.query).
+  virtual void begin_query_string(std::string_view whole) { (void)whole; }
   virtual void end_query_string() {}
 
   // A named statement of this connection (libpq's PQprepare / PQexecPrepared): parsed and
@@ -364,6 +365,11 @@ struct PoolConfig {
   // made by someone else (a second pool of one run shares the first's: with own_schema,
   // config() names the schema made). Empty: none.
   std::string schema;
+  // Settings every connection starts with (libpq's `options`, -c name=value, as pg_regress's
+  // PGTZ, PGDATESTYLE and PGOPTIONS give them): in effect from its start, and what RESET,
+  // RESET ALL and DISCARD ALL go back to. The simulation takes TimeZone, DateStyle,
+  // IntervalStyle and search_path, with values it models.
+  std::vector<std::pair<std::string, std::string>> settings;
   // The one actor that checks out of this pool (a pool per actor), or -1: any actor. The
   // simulation then knows the pool's checkouts and returns commute with every other step, so
   // symmetry reduction orders interchangeable actors at their first statements, not at their

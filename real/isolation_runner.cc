@@ -17,6 +17,7 @@
 #include "lockstep/model/systems/sql_spec.h"
 #include "lockstep/real/libpq_backend.h"
 #include "lockstep/real/pg_result.h"
+#include "lockstep/real/startup_settings.h"
 #include "lockstep/real/statements.h"
 
 namespace lockstep::real {
@@ -65,12 +66,10 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     // In public: emptied before the run too (a run before may have ended with its control
     // connection gone), and made as initdb makes it (owner pg_database_owner, USAGE for all).
     must(control_, in_public_ ? std::string(kEmptyPublic) : fmt::format("CREATE SCHEMA {}", schema_), "preparing the run's schema");
-    prepare_session(control_);
     for (const ::lockstep::sql::SpecSession& s : spec.sessions) {
       auto& session = sessions_.emplace_back(std::make_unique<Session>());
       session->name = s.name;
       session->conn = connect(conninfo, *session);
-      prepare_session(*session);
       pids_.push_back(PQbackendPID(session->conn.get()));
     }
   }
@@ -109,21 +108,19 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   }
 
  private:
+  // With the run's schema first on the search path, and the settings pg_regress gives every
+  // isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), as the connection's own: dates print as in
+  // the expected files, and RESET ALL and DISCARD ALL keep the schema.
   Conn connect(const std::string& conninfo, Session& s) {
-    Conn c(PQconnectdb(conninfo.c_str()));
+    auto settings = ::lockstep::sql::regress_settings();
+    if (!in_public_) settings.emplace_back("search_path", fmt::format("{}, public", schema_));
+    Conn c(connect_with_settings(conninfo, settings));
     if (PQstatus(c.get()) != CONNECTION_OK) {
       throw InputError(fmt::format("{}: cannot connect to {}: {}", spec_.file, redact_conninfo(conninfo), PQerrorMessage(c.get())));
     }
     s.out = &out_;
     PQsetNoticeProcessor(c.get(), print_notice, &s);
     return c;
-  }
-
-  // The run's schema first on the search path, and the settings pg_regress gives every
-  // isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), so dates print as in the expected files.
-  void prepare_session(Session& s) {
-    if (!in_public_) must(s, fmt::format("SET search_path = {}, public", schema_), "setting the run's schema");
-    for (const std::string_view setting : ::lockstep::sql::kRegressSettings) must(s, std::string(setting), "setting pg_regress's settings");
   }
 
   void must(Session& s, const std::string& sql, const char* what) {

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "lockstep/real/pg_result.h"
+#include "lockstep/real/startup_settings.h"
 #include "lockstep/real/statements.h"
 
 #include <libpq-fe.h>
@@ -170,11 +171,13 @@ class LibpqConnection final : public pg::Connection {
   Result<pg::Rows> exec(std::string_view text, const std::vector<pg::Param>& params) override {
     const std::string owned(text);
     const std::vector<const char*> values = param_values(params);
-    return rows_of("exec", owned, [&] {
+    Result<pg::Rows> rows = rows_of("exec", owned, [&] {
       return params.empty() ? PQexec(conn_, owned.c_str())
                             : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                            nullptr, 0);
     });
+    if (rows.ok() && rows.value().tag == "DISCARD ALL") prepared_.clear();  // the typed operations' went with it
+    return rows;
   }
 
   Status prepare(std::string_view name, std::string_view text) override {
@@ -357,7 +360,7 @@ class LibpqPool final : public pg::Pool {
       ++checked_out_;
     }
     if (!c) {
-      auto opened = connect(with_application_name(), hooks_);
+      auto opened = connect(with_application_name(), hooks_, config_.settings);
       if (!opened.ok()) {
         if (hooks_.failed) hooks_.failed("connect", opened.error());
         std::lock_guard lock(m_);
@@ -445,8 +448,9 @@ class LibpqPool final : public pg::Pool {
 
 }  // namespace
 
-Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
+Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks,
+                                                const std::vector<std::pair<std::string, std::string>>& settings) {
+  PGconn* c = connect_with_settings(conninfo, settings);
   if (c == nullptr || PQstatus(c) != CONNECTION_OK) {
     std::string message = c ? PQerrorMessage(c) : "out of memory";
     if (c) PQfinish(c);

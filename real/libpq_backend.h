@@ -27,6 +27,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lockstep/model/pg.h"
 #include "lockstep/model/pg_statements.h"
@@ -64,8 +66,10 @@ class ServerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Opens one connection; the error (08006) when the server cannot be reached.
-pg::Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks = {});
+// Opens one connection, starting with `settings` (real/startup_settings.h); the error (08006)
+// when the server cannot be reached.
+pg::Result<std::unique_ptr<pg::Connection>> connect(const std::string& conninfo, StatementHooks hooks = {},
+                                                    const std::vector<std::pair<std::string, std::string>>& settings = {});
 
 std::unique_ptr<pg::Pool> make_libpq_pool(const std::string& conninfo, const pg::PoolConfig& config, StatementHooks hooks = {});
 

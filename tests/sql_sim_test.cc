@@ -15,6 +15,7 @@
 
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/pg.h"
+#include "lockstep/model/sql/server_version.h"
 #include "lockstep/model/sql/spec.h"
 #include "lockstep/model/systems/sql_spec.h"
 #include "lockstep/sim/isolation.h"
@@ -268,6 +269,31 @@ TEST(SqlSim, ApplicationNameIsTheSessionsUntilReset) {
             (std::set<std::string>{"a: SET | a: SELECT 1 [Worker 1] | a: RESET | a: SELECT 1 [lockstep] | a: BEGIN | "
                                    "a: ERROR 0A000: SET application_name inside a transaction block is not in lockstep's SQL subset | "
                                    "a: ROLLBACK | final: SELECT 1 [1]"}));
+}
+
+// The release the simulated server reports is the one lockstep was built against (PostgreSQL
+// 15's libpq headers): server-version.spec checks the strings agree on both servers.
+TEST(SqlSim, TheServerVersionIsTheBuildsPostgreSQL15) {
+  const Session s = {"SHOW server_version", "SELECT current_setting('server_version_num')", "SELECT version()"};
+  EXPECT_EQ(outcomes({}, {s}, "SELECT 1", "dfs"),
+            (std::set<std::string>{fmt::format("a: SELECT 1 [{}] | a: SELECT 1 [{}] | a: SELECT 1 [{}] | final: SELECT 1 [1]",
+                                               lockstep::sql::server_version(), lockstep::sql::server_version_num(),
+                                               lockstep::sql::server_version_text())}));
+  EXPECT_TRUE(lockstep::sql::server_version_num().starts_with("15")) << lockstep::sql::server_version_num();
+  EXPECT_TRUE(lockstep::sql::server_version_text().starts_with(fmt::format("PostgreSQL {} on ", lockstep::sql::server_version())));
+}
+
+// RESET of a display setting and RESET ALL in a transaction block are refused as a SET of one
+// is (a rollback would undo them), DISCARD TEMP too; DISCARD ALL fails there as on the server.
+TEST(SqlSim, ResetsInABlockAreRefused) {
+  const Session s = {"BEGIN", "RESET TimeZone", "ROLLBACK", "BEGIN", "RESET ALL", "ROLLBACK",
+                     "BEGIN", "DISCARD TEMP", "ROLLBACK", "BEGIN", "DISCARD ALL", "ROLLBACK"};
+  EXPECT_EQ(outcomes({}, {s}, "SELECT 1", "dfs"),
+            (std::set<std::string>{"a: BEGIN | a: ERROR 0A000: RESET timezone inside a transaction block is not in lockstep's SQL subset | "
+                                   "a: ROLLBACK | a: BEGIN | a: ERROR 0A000: RESET ALL inside a transaction block is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ROLLBACK | a: BEGIN | a: ERROR 0A000: DISCARD TEMP inside a transaction block is not in lockstep's SQL subset (docs/sql.md) | "
+                                   "a: ROLLBACK | a: BEGIN | a: ERROR 25001: DISCARD ALL cannot run inside a transaction block | a: ROLLBACK | "
+                                   "final: SELECT 1 [1]"}));
 }
 
 TEST(SqlSim, ErrorsAreTheServers) {

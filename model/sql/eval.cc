@@ -13,6 +13,7 @@
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/format_function.h"
+#include "lockstep/model/sql/server_version.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/json_populate.h"
@@ -495,6 +496,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     throw SqlError("0A000", fmt::format("{}() outside FROM (a set-returning function in an expression) is not in lockstep's SQL subset", e.name));
   }
   if (e.name == "current_database" || e.name == "current_user") return Value::text("postgres");
+  if (e.name == "version") return Value::text(std::string(server_version_text()));
   if (e.name == "current_schema") {
     const std::optional<std::string> schema = current_schema();
     return schema ? Value::text(*schema) : Value::null(Type::text);

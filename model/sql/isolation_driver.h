@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/model/sql/spec.h"
@@ -23,9 +24,11 @@
 namespace lockstep::sql {
 
 // The settings pg_regress gives every isolation test (PGTZ, PGDATESTYLE, PGOPTIONS), which
-// both runners set on every connection so times print as in the expected files.
-inline constexpr std::string_view kRegressSettings[] = {"SET TimeZone = 'PST8PDT'", "SET DateStyle = 'Postgres, MDY'",
-                                                       "SET IntervalStyle = 'postgres_verbose'"};
+// both runners give every connection at its start (model/pg.h's PoolConfig::settings, libpq's
+// options), so times print as in the expected files and RESET goes back to them.
+inline std::vector<std::pair<std::string, std::string>> regress_settings() {
+  return {{"TimeZone", "PST8PDT"}, {"DateStyle", "Postgres, MDY"}, {"IntervalStyle", "postgres_verbose"}};
+}
 
 // isolationtester's max_step_wait: a step waited for (its session's next step is due) that
 // has not finished after this long is canceled, and the cancel is printed.

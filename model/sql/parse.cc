@@ -252,8 +252,17 @@ Statement Reader::statement(const json& n) {
     Transaction t{.kind = Transaction::Kind::set_transaction};
     if (body.contains("args")) transaction_options(body.at("args"), t, statement_start_);
     s.body = std::move(t);
+  } else if (type == "VariableSetStmt" && body.value("kind", "") == "VAR_RESET_ALL") {
+    s.body = SessionReset{};
   } else if (type == "VariableSetStmt") {
     s.body = set_variable(body);
+  } else if (type == "DiscardStmt") {
+    known(body, type, {"target"}, statement_start_);
+    const std::string target = body.value("target", "");
+    using K = SessionReset::Kind;
+    s.body = SessionReset{target == "DISCARD_ALL" || target.empty() ? K::discard_all : target == "DISCARD_PLANS" ? K::discard_plans
+                          : target == "DISCARD_SEQUENCES"                                  ? K::discard_sequences
+                                                                                         : K::discard_temp};
   } else if (type == "VariableShowStmt") {
     s.body = show(body);
   } else if (type == "LockStmt") {
@@ -572,7 +581,12 @@ std::string Statement::tag() const {
     }
     std::string operator()(const CreateIndex&) const { return "CREATE INDEX"; }
     std::string operator()(const Schema& s) const { return s.create ? "CREATE SCHEMA" : "DROP SCHEMA"; }
-    std::string operator()(const SetVariable& s) const { return s.value ? "SET" : "RESET"; }
+    std::string operator()(const SetVariable& s) const { return s.reset ? "RESET" : "SET"; }
+    std::string operator()(const SessionReset& r) const {
+      using K = SessionReset::Kind;
+      return r.kind == K::reset_all ? "RESET" : r.kind == K::discard_all ? "DISCARD ALL" : r.kind == K::discard_plans ? "DISCARD PLANS"
+             : r.kind == K::discard_sequences ? "DISCARD SEQUENCES" : "DISCARD TEMP";
+    }
     std::string operator()(const LockTables& l) const {
       return l.maintenance == LockTables::Maintenance::vacuum    ? "VACUUM"
              : l.maintenance == LockTables::Maintenance::analyze ? "ANALYZE"

@@ -528,8 +528,8 @@ SetVariable Reader::set_variable(const json& body) {
   SetVariable s;
   s.name = body.value("name", "");
   s.local = body.value("is_local", false);
+  s.reset = kind == "VAR_RESET";
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
-  if (kind == "VAR_RESET_ALL") refuse("RESET ALL", loc);
   if (s.name == "application_name") {  // any text (pg_stat_activity's); RESET: the connection's
     s.style = true;
     if (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT") return s;
@@ -541,14 +541,15 @@ SetVariable Reader::set_variable(const json& body) {
   }
   if (is_pinned_style(s.name)) {
     // SET TimeZone / DateStyle / IntervalStyle: the value the simulation models, or refused;
-    // search_path: any list of schemas (RESET: the server's default).
+    // search_path: any list of schemas.
     const bool path = s.name == "search_path";
-    if (path && (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT")) {
+    if (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT") {  // RESET, SET ... TO DEFAULT, SET TIME ZONE LOCAL: the server's default
       s.value = "";
       s.style = true;
+      s.reset = kind == "VAR_RESET";
       return s;
     }
-    if (kind != "VAR_SET_VALUE") refuse(fmt::format("{} {}", kind == "VAR_RESET" ? "RESET" : "SET ... TO DEFAULT of", s.name), loc);
+    if (kind != "VAR_SET_VALUE") refuse(fmt::format("SET ({}) of {}", kind, s.name), loc);
     std::vector<std::string> words;
     std::string as_written;  // the last word before lower case (a TimeZone's name in 22023)
     for (const json& a : body.at("args")) {

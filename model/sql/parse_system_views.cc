@@ -6,7 +6,7 @@
 // read as the one database the simulated server has: its oid and datname (postgres, oid 5, as
 // initdb makes it); its other columns are refused. pg_stat_activity is read as the simulated
 // sessions' backends, by a statement that keeps one pid (`pid = x`): datid, datname, pid,
-// usename and backend_type; its other columns are refused.
+// usename, application_name, state, query and backend_type; its other columns are refused.
 #include <algorithm>
 #include <array>
 #include <span>
@@ -70,10 +70,9 @@ const Expr* sys_unmodelled(const Expr& e, const std::vector<std::string>& names,
 }
 
 constexpr std::array<std::string_view, 2> kLocksUnmodelled = {"virtualtransaction", "waitstart"};
-constexpr std::array<std::string_view, 17> kActivityUnmodelled = {
-    "leader_pid",    "usesysid",     "application_name", "client_addr", "client_hostname", "client_port", "backend_start",
-    "xact_start",    "query_start",  "state_change",     "wait_event_type", "wait_event",   "state",       "backend_xid",
-    "backend_xmin",  "query_id",     "query"};
+constexpr std::array<std::string_view, 14> kActivityUnmodelled = {
+    "leader_pid",    "usesysid",     "client_addr", "client_hostname", "client_port", "backend_start", "xact_start",
+    "query_start",  "state_change",  "wait_event_type", "wait_event",   "backend_xid", "backend_xmin",  "query_id"};
 constexpr std::array<std::string_view, 14> kDatabaseUnmodelled = {
     "datdba",        "encoding",     "datlocprovider", "datistemplate", "datallowconn", "datconnlimit", "datfrozenxid",
     "datminmxid",    "dattablespace", "datcollate",    "datctype",      "daticulocale", "datcollversion", "datacl"};

@@ -468,6 +468,7 @@ struct SetVariable {
   std::optional<std::string> value;  // nullopt: RESET / SET ... TO DEFAULT
   bool local = false;
   bool style = false;  // a display setting set to the value modeled (functions.h's is_pinned_style), or application_name
+  bool reset = false;  // RESET (its command tag; SET ... TO DEFAULT's is SET)
 };
 
 // LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT]: mode 1 (ACCESS SHARE) to 8 (ACCESS
@@ -568,9 +569,17 @@ struct Notify {
   std::string payload;
 };
 
+// RESET ALL, and DISCARD ALL | PLANS | SEQUENCES | TEMP: the session's settings back to their
+// defaults; DISCARD ALL (never in a transaction block: 25001) also drops its prepared
+// statements, listens, session advisory locks, temporary functions and sequence values.
+struct SessionReset {
+  enum class Kind : std::uint8_t { reset_all, discard_all, discard_plans, discard_sequences, discard_temp };
+  Kind kind = Kind::reset_all;
+};
+
 struct Statement {
   std::variant<Select, Insert, Update, Delete, CreateTable, DropTable, CreateIndex, Transaction, SetVariable, LockTables, Schema, CreateType,
-               CreateSequence, Notify, CreateFunction, AlterTable, DoBlock>
+               CreateSequence, Notify, CreateFunction, AlterTable, DoBlock, SessionReset>
       body;
   std::string text;    // this statement's own text
   int max_param = 0;   // the highest $n it uses

@@ -2,13 +2,21 @@
 
 #include "lockstep/model/sql/arrays.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockstep/model/sql/datetime.h"
+#include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/time_zones.h"
 #include "lockstep/model/sql/value.h"
@@ -198,9 +206,16 @@ std::optional<std::string> current_schema() {
   return std::nullopt;
 }
 
+void reset_style_setting(SessionStyle& style, const SessionStyle& start, std::string_view name) {
+  if (name == "search_path") style.search_path = start.search_path;
+  if (name == "timezone") std::tie(style.zone, style.named_zone) = std::pair(start.zone, start.named_zone);
+  if (name == "datestyle") std::tie(style.postgres_dates, style.day_first) = std::pair(start.postgres_dates, start.day_first);
+  if (name == "intervalstyle") style.verbose_intervals = start.verbose_intervals;
+}
+
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value) {
   if (name == "search_path") {  // any list of names (lower case, as the parser gives them)
-    style.search_path = value.empty() ? std::string("\"$user\", public") : std::string(value);
+    style.search_path = std::string(value);
     return true;
   }
   if (name == "timezone") {
@@ -239,6 +254,32 @@ bool apply_style_setting(SessionStyle& style, std::string_view name, std::string
     return true;
   }
   return false;
+}
+
+SessionStyle startup_style(const std::vector<std::pair<std::string, std::string>>& settings) {
+  SessionStyle style;
+  for (const auto& [name, value] : settings) {
+    std::string lower_name = name;
+    std::transform(lower_name.begin(), lower_name.end(), lower_name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    // As the parser gives a SET's value: its list's words trimmed, in lower case but quoted names.
+    std::vector<std::string> words;
+    for (std::size_t from = 0; from <= value.size();) {
+      const std::size_t comma = std::min(value.find(',', from), value.size());
+      std::string word(value.substr(from, comma - from));
+      while (!word.empty() && std::isspace(static_cast<unsigned char>(word.front()))) word.erase(word.begin());
+      while (!word.empty() && std::isspace(static_cast<unsigned char>(word.back()))) word.pop_back();
+      if (word.empty() || word.front() != '"') {
+        std::transform(word.begin(), word.end(), word.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      }
+      words.push_back(std::move(word));
+      from = comma + 1;
+    }
+    if (!is_pinned_style(lower_name) || !apply_style_setting(style, lower_name, fmt::format("{}", fmt::join(words, ", ")))) {
+      throw std::invalid_argument(fmt::format("the connection setting {} = '{}' is not one the simulation models (TimeZone, DateStyle, "
+                                              "IntervalStyle and search_path, with values a SET of them may have)", name, value));
+    }
+  }
+  return style;
 }
 
 std::string style_setting_text(const SessionStyle& style, std::string_view name) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lockstep::sql {
@@ -85,11 +86,17 @@ const CreateFunction* current_sql_function(std::string_view name);
 // Whether the running session has its temporary schema (false without a source).
 bool current_has_temp_schema();
 
-// SET TimeZone / DateStyle / IntervalStyle to `value` (lower case, a list joined by ", ") on
-// `style`; false when the value is not one modeled (the caller refuses it by name).
+// SET TimeZone / DateStyle / IntervalStyle / search_path to `value` (lower case, a list joined
+// by ", ") on `style`; false when the value is not one modeled (the caller refuses it by name).
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value);
+// RESET of one of them: as the connection started (`start`: its startup settings over the
+// server's defaults).
+void reset_style_setting(SessionStyle& style, const SessionStyle& start, std::string_view name);
 // current_setting's text of one of them.
 std::string style_setting_text(const SessionStyle& style, std::string_view name);
+// The style a connection starts with: the server's defaults under its startup settings
+// (model/pg.h's PoolConfig::settings). Throws std::invalid_argument naming one not modelled.
+SessionStyle startup_style(const std::vector<std::pair<std::string, std::string>>& settings);
 
 // The session zone's offset east of UTC, in seconds, at an instant (microseconds from
 // 2000-01-01 UTC), and its abbreviation there.

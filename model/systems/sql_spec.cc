@@ -19,20 +19,11 @@ using sql::Spec;
 // What a failed statement says, on one line.
 std::string error_text(const pg::Error& e) { return fmt::format("ERROR {}: {}", e.sqlstate, e.message); }
 
-// pg_regress's settings, as the real isolation runner sets them on every connection
-// (real/isolation_runner.cc), so times print as in the expected files.
-void apply_regress_settings(const Spec& spec, pg::Connection& c) {
-  for (const std::string_view setting : sql::kRegressSettings) {
-    if (const auto set = c.exec(std::string(setting)); !set.ok()) throw ModelError(fmt::format("{}: {} failed", spec.file, setting));
-  }
-}
-
 // The spec's setup blocks on a connection of their own, outside the sessions; a failure is
-// the model's error (isolationtester stops the test too). `regress`: under pg_regress's settings.
-// Returns what isolationtester prints of them: a block's last result when it has rows.
-std::string run_setup(const Spec& spec, pg::Pool& pool, bool regress = false) {
+// the model's error (isolationtester stops the test too). Returns what isolationtester prints
+// of them: a block's last result when it has rows.
+std::string run_setup(const Spec& spec, pg::Pool& pool) {
   auto c = pool.checkout().value();
-  if (regress) apply_regress_settings(spec, *c);
   std::string printed;
   for (const sql::SqlBlock& block : spec.setup) {
     const auto r = c->exec(block.text);
@@ -312,7 +303,8 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
         env_(env),
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
-                                              .max_overflow = 0})) {
+                                              .max_overflow = 0,
+                                              .settings = sql::regress_settings()})) {
     const std::size_t n = spec.sessions.size();
     board_.next.assign(n, nullptr);
     board_.busy.assign(n, false);
@@ -324,7 +316,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.notice_count.assign(n, 0);
     board_.notifications.assign(n, {});
     canceled_after_.assign(n, std::nullopt);
-    setup_output_ = run_setup(spec_, *pool_, /*regress=*/true);
+    setup_output_ = run_setup(spec_, *pool_);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
@@ -341,7 +333,6 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     const auto s = static_cast<std::size_t>(actor);
     auto c = pool_->checkout().value();
     board_.pid[s] = c->backend_pid();
-    apply_regress_settings(spec_, *c);
     while (true) {
       while (board_.next[s] == nullptr && !board_.finished) idle_poll();
       if (board_.next[s] == nullptr) break;
@@ -354,7 +345,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
         board_.result[s].push_back(c->exec(block.text));
         receive_notices(s, *c);
       } else {
-        c->begin_query_string();
+        c->begin_query_string(block.text);
         for (const sql::Statement& st : block.statements) {
           board_.sleeping[s] = calls_pg_sleep(st.text);
           board_.result[s].push_back(c->exec(st.text));

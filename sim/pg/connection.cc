@@ -173,6 +173,7 @@ Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout
   if (in_statement_ && !session_.active && !last_.first_step) {
     session_.active = true;
     session_.query_start = s_.now();
+    session_.query.assign(in_query_string_ && !string_text_.empty() ? string_text_ : query_text_);
     last_.first_step = s_.step_count();
   }
   return wake;
@@ -209,7 +210,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     statement_timing();
     if (dead_) return lost();
   }
-  const bool first_snapshot = snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !aborted_;
+  const bool first_snapshot = snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !session_.aborted;
   if (first_snapshot) {
     step({"snapshot", whole_server(Access::write), pid_, true});
     if (serializable_) {
@@ -220,7 +221,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   }
   step(op);
   if (killed()) return terminated();
-  if (aborted_) return in_failed_transaction();
+  if (session_.aborted) return in_failed_transaction();
   if (snapshot && session_.in_transaction) queried_ = true;
   if (!implicit_table_locks_.empty()) {
     const std::vector<TableLockRequest> requests = std::move(implicit_table_locks_);
@@ -240,7 +241,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     if (waited) {
       step(op);
       if (killed()) return terminated();
-      if (aborted_) return in_failed_transaction();
+      if (session_.aborted) return in_failed_transaction();
     }
   }
   return std::nullopt;
@@ -266,6 +267,7 @@ void SimConnection::end_snapshot() {
   serializable_ = false;
   read_only_ = false;
   queried_ = false;
+  activity_.reset();
 }
 
 Error SimConnection::terminated() {
@@ -290,8 +292,8 @@ Error SimConnection::terminated() {
 }
 
 Error SimConnection::abort_with(Error e) {
-  if ((session_.in_transaction || !savepoints_.empty()) && !aborted_) {
-    aborted_ = true;
+  if ((session_.in_transaction || !savepoints_.empty()) && !session_.aborted) {
+    session_.aborted = true;
     // Inside a savepoint (a plpgsql EXCEPTION block's too, also in an autocommit statement)
     // the error aborts its subtransaction only; else the transaction's locks and rows go at
     // once (AbortTransaction), before its ROLLBACK.

@@ -78,6 +78,7 @@ class SimConnection : public lockstep::pg::Connection {
         config_(config),
         deadlock_timeout_(config.deadlock_timeout) {
     session_settings_.deadlock_timeout = settings_at_begin_.deadlock_timeout = config.deadlock_timeout;
+    start_style_ = style_ = sql::startup_style(config.settings);
   }
 
   bool dead() const { return dead_; }
@@ -196,12 +197,14 @@ class SimConnection : public lockstep::pg::Connection {
 
   // SQL, as the server runs it (sim/pg/sql_exec.cc; the subset in docs/sql.md).
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
-  void begin_query_string() override {
+  void begin_query_string(std::string_view whole) override {
     in_query_string_ = true;
+    string_text_ = whole;
     string_start_ = arrival();
   }
   void end_query_string() override {
     in_query_string_ = false;
+    string_text_ = {};
     string_start_.reset();
     end_implicit_block();
     session_.active = false;
@@ -326,6 +329,9 @@ class SimConnection : public lockstep::pg::Connection {
   Status end_transaction(Stmt verb);
   // A transaction block's end but its release: settings back, no block, no snapshot.
   void end_block(bool commit);
+  // RESET ALL's (and DISCARD ALL's): every setting back to the connection's start, in the step
+  // running now; a transaction's rollback undoes it as it undoes a SET (sim/pg/session_reset.cc).
+  void reset_settings();
 
   // INSERT, or INSERT ... ON CONFLICT DO NOTHING (verb): true when it inserted.
   Result<bool> insert(std::string_view table, std::int64_t id, const Row& values, Stmt verb);
@@ -477,6 +483,7 @@ class SimConnection : public lockstep::pg::Connection {
   // the string; a BEGIN in it makes it an explicit block.
   bool implicit_block_ = false;
   bool in_query_string_ = false;  // between begin_query_string and end_query_string
+  std::string_view string_text_;  // ... the string's text (its caller's, valid till then)
   std::optional<Time> string_start_;  // when its string came (the server's statement_timestamp)
   // As an implicit block found the display settings and application_name (SET there, not
   // in an explicit block): back if the block rolls back.
@@ -500,7 +507,16 @@ class SimConnection : public lockstep::pg::Connection {
   // The step of this connection's latest lock try (pg_try_advisory_lock...): what its statement
   // reads after it is a step of its own (SqlRun::touch).
   std::uint64_t try_step_ = ~std::uint64_t{0};
-  bool aborted_ = false;  // the explicit transaction failed (25P02 until it ends)
+  // The text of the statement (or string of statements) being run: pg_stat_activity's query
+  // from its first step (valid while it runs; empty for a typed operation).
+  std::string_view query_text_;
+  // pg_stat_activity as this transaction block first read it: the server keeps its backends'
+  // status for the transaction (pgstat's snapshot, stats_fetch_consistency), own included.
+  struct Activity {
+    int pid = 0;
+    std::string application_name, state, query;
+  };
+  std::optional<std::vector<Activity>> activity_;
   bool in_statement_ = false;
   // Inside a SQL statement outside a transaction block: its transaction-scope advisory locks
   // last to the statement's end (end_statement), not to the lock call's.
@@ -530,8 +546,9 @@ class SimConnection : public lockstep::pg::Connection {
   };
   Settings session_settings_, settings_at_begin_;
   // TimeZone, DateStyle and IntervalStyle (model/sql/session_style.h): SET outside a
-  // transaction block only, so never undone.
-  sql::SessionStyle style_;
+  // transaction block only, so never undone; and as the connection started (its pool's
+  // settings over the server's defaults): what RESET goes back to.
+  sql::SessionStyle style_, start_style_;
   // The transaction's savepoints, oldest first: what each found (sim/pg/savepoints.cc).
   struct Savepoint {
     std::string name;

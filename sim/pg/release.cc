@@ -31,7 +31,7 @@ Status SimConnection::end_transaction(Stmt verb) {
   // One step on every row and transaction lock it ends (session advisory locks survive),
   // as the server ends them at one moment. A release: a pooled connection's return rolls
   // back from a destructor.
-  bool commit = verb == Stmt::commit && !aborted_;  // COMMIT of a failed transaction rolls it back
+  bool commit = verb == Stmt::commit && !session_.aborted;  // COMMIT of a failed transaction rolls it back
   Release end{.rows = true, .commit = commit, .xact_scope = true};
   OpDesc op{name(verb), release_footprint(end), pid_, true};
   op.commits = commit;
@@ -68,7 +68,7 @@ void SimConnection::end_block(bool commit) {
   server_.end_temp_changes(pid_, commit);
   session_.in_transaction = false;
   implicit_block_ = false;
-  aborted_ = false;
+  session_.aborted = false;
   savepoints_.clear();
   end_snapshot();
 }
@@ -85,7 +85,7 @@ void SimConnection::end_implicit_block() {
   if (!implicit_block_) return;
   implicit_block_ = false;
   if (dead_ || session_.terminated || !session_.in_transaction) return;
-  const bool commit = !aborted_;
+  const bool commit = !session_.aborted;
   const Release end{.rows = true, .commit = commit, .xact_scope = true};
   end_block(commit);
   release_now(end, commit ? "implicit_commit" : "implicit_rollback");

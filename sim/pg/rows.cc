@@ -168,7 +168,7 @@ Result<bool> SimConnection::insert(std::string_view table, std::int64_t id, cons
 }
 
 bool SimConnection::seed(std::string_view table, std::int64_t id, const Row& values) {
-  if (dead_ || aborted_ || session_.in_transaction || session_.terminated || config_.backend_terminated || config_.server_restart || s_.logging() ||
+  if (dead_ || session_.aborted || session_.in_transaction || session_.terminated || config_.backend_terminated || config_.server_restart || s_.logging() ||
       server_.statement_log() != nullptr) {
     return false;
   }

@@ -92,7 +92,7 @@ void SimConnection::rollback_internal_subtransaction(std::size_t at, bool was_ab
   if (f.object != kNoObject && !within_last_step(f)) step({"abort_subtransaction", f, pid_, true});
   if (!session_.terminated) roll_back_to(savepoints_[at]);
   savepoints_.resize(at);
-  aborted_ = was_aborted;
+  session_.aborted = was_aborted;
 }
 
 Status SimConnection::release_savepoint(const std::string& name) {
@@ -213,7 +213,7 @@ Status SimConnection::rollback_to_savepoint(const std::string& name) {
   if (!found) return abort_with(no_such(name));
   roll_back_to(savepoints_[at]);
   savepoints_.resize(at + 1);  // newer savepoints go; this one stays
-  aborted_ = false;
+  session_.aborted = false;
   return {};
 }
 

@@ -63,8 +63,7 @@ std::vector<AdvisoryLockRow> Server::advisory_lock_rows(Time now) const {
     auto it = sessions_.find(e.session);
     if (it == sessions_.end() || !it->second.live) continue;  // the join with pg_stat_activity
     const Session& s = it->second;
-    const std::string_view state = s.active ? "active" : s.in_transaction ? "idle in transaction" : "idle";
-    rows.push_back({s.pid, s.application_name, std::string(state), s.query_start, e.key.classid(), e.key.objid(),
+    rows.push_back({s.pid, s.application_name, std::string(s.state()), s.query_start, e.key.classid(), e.key.objid(),
                     e.key.objsubid(), std::string(lock_type(e.mode)), e.granted, now - s.query_start});
   }
   std::sort(rows.begin(), rows.end(), [](const AdvisoryLockRow& a, const AdvisoryLockRow& b) {

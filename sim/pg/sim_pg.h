@@ -262,6 +262,8 @@ struct Session {
   std::string application_name;
   bool active = false;          // inside a statement (waiting in one included)
   bool in_transaction = false;  // between BEGIN and COMMIT / ROLLBACK
+  bool aborted = false;         // ... and failed (25P02 until it ends)
+  std::string query;            // its latest statement's (or string's) text, from its first step
   Time query_start{0};          // when its latest statement took its first step
   bool live = true;             // false once closed, killed or terminated
   bool terminated = false;      // by pg_terminate_backend
@@ -273,6 +275,10 @@ struct Session {
   // ("" with none: its temporary schema, made in this transaction).
   std::vector<std::pair<std::string, std::optional<sql::CreateFunction>>> temp_undo;
   bool temp_schema = false;  // it has its temporary schema (made by its first temporary object)
+  // pg_stat_activity's state.
+  std::string_view state() const {
+    return active ? "active" : !in_transaction ? "idle" : aborted ? "idle in transaction (aborted)" : "idle in transaction";
+  }
   int transactions = 0;         // its transactions that wrote: the number of the latest one
   // LISTEN (sim/pg/notifications.cc): the channels it listens on; the NOTIFY messages sent to
   // it that wait for its transaction to end, and those its client may read.

@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/model/sql/server_version.h"
 #include "lockstep/sim/pg/sql_names.h"
 #include "lockstep/sim/pg/sql_log.h"
 #include "lockstep/sim/pg/sql_run.h"
@@ -151,7 +152,7 @@ Result<Rows> SqlRun::run() {
   const auto* t = std::get_if<sql::Transaction>(&st_.body);
   const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback ||
                                      t->kind == sql::Transaction::Kind::rollback_to);
-  if (c_.aborted_ && !ends) {
+  if (c_.session_.aborted && !ends) {
     // A failed transaction refuses every statement but its end before looking at it (25P02).
     SimConnection::Statement guard(c_);
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false})) return *refused;
@@ -159,7 +160,7 @@ Result<Rows> SqlRun::run() {
   request_table_lock();
   const bool dml = std::holds_alternative<sql::Select>(st_.body) || std::holds_alternative<sql::Insert>(st_.body) ||
                    std::holds_alternative<sql::Update>(st_.body) || std::holds_alternative<sql::Delete>(st_.body);
-  if (c_.read_only_ && c_.session_.in_transaction && !c_.aborted_ && !dml && !read_only_command(st_).empty()) {
+  if (c_.read_only_ && c_.session_.in_transaction && !c_.session_.aborted && !dml && !read_only_command(st_).empty()) {
     SimConnection::Statement guard(c_);  // DDL: ProcessUtility's check, before it runs
     if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) return *refused;
     return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", read_only_command(st_))});
@@ -181,6 +182,7 @@ Result<Rows> SqlRun::run() {
       if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)
       refuse_triggers(st_);  // a plpgsql trigger it would fire
     } catch (const SqlError&) {  // after the tables it opened are locked (a wait behind LOCK TABLE)
+      SimConnection::Statement guard(c_);  // active in pg_stat_activity, its query shown
       if (auto refused = c_.begin_statement(OpDesc{"sql", Footprint{}, 0, false}, false)) throw Raised{*refused};
       throw;
     }
@@ -266,6 +268,7 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
       if (args.size() == 2 && !args[1].is_null() && sql::cast(args[1], Type::boolean).as_bool()) return Value::null(Type::text);
       throw SqlError("42704", fmt::format("unrecognized configuration parameter \"{}\"", name));
     }
+    if (lowered == "server_version" || lowered == "server_version_num") return Value::text(std::string(lowered.ends_with("num") ? sql::server_version_num() : sql::server_version()));
     if (sql::is_pinned_style(lowered)) return Value::text(sql::style_setting_text(c_.style_, lowered));
     if (lowered == "application_name") return Value::text(c_.session_.application_name);
     if (const int bit = planner_switch_named(lowered); bit >= 0) return Value::text(c_.planner_switch(bit) ? "on" : "off");
@@ -371,7 +374,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
   if (nested_) {  // a data-modifying WITH query: a step of its statement, not a statement's start
     c_.step(op);
     if (c_.killed()) return c_.terminated();
-    if (c_.aborted_) return c_.in_failed_transaction();
+    if (c_.session_.aborted) return c_.in_failed_transaction();
     if (!started_) {
       // Its table's RowExclusiveLock, before it reads anything; after a wait for it, its
       // first step is taken again (as a statement's first step is).
@@ -382,7 +385,7 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
       if (waited) {
         c_.step(op);
         if (c_.killed()) return c_.terminated();
-        if (c_.aborted_) return c_.in_failed_transaction();
+        if (c_.session_.aborted) return c_.in_failed_transaction();
       }
     }
     if (!started_ && enclosing_ != nullptr) {
@@ -430,7 +433,7 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       break;
     }
     case sql::Transaction::Kind::commit: {
-      const bool rolls_back = c_.aborted_;
+      const bool rolls_back = c_.session_.aborted;
       st = c_.commit();
       out.tag = rolls_back ? "ROLLBACK" : "COMMIT";
       break;
@@ -513,26 +516,27 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
   if (v.style) {  // TimeZone, DateStyle, IntervalStyle, application_name: the session's own, no other step sees them
     if (v.local || (c_.session_.in_transaction && !c_.implicit_block_)) {  // an implicit block undoes its SET itself
-      throw SqlError("0A000", fmt::format("SET {} inside a transaction block is not in lockstep's SQL subset", v.name));
+      throw SqlError("0A000", fmt::format("{} {} inside a transaction block is not in lockstep's SQL subset", v.reset ? "RESET" : "SET", v.name));
     }
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
     if (v.name == "application_name") {  // RESET: the connection's (its pool's option)
       c_.session_.application_name = v.value ? *v.value : c_.config_.application_name;
-      return done(Rows{{}, {}, v.value ? "SET" : "RESET"});
+      return done(Rows{{}, {}, v.reset ? "RESET" : "SET"});
     }
-    if (!sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
-    return done(Rows{{}, {}, v.value->empty() ? "RESET" : "SET"});
+    if (v.value->empty()) sql::reset_style_setting(c_.style_, c_.start_style_, v.name);  // RESET, SET ... TO DEFAULT
+    if (!v.value->empty() && !sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
+    return done(Rows{{}, {}, v.reset ? "RESET" : "SET"});
   }
   if (sql::is_custom_setting(v.name)) {  // a placeholder: any text, the session's own
     const Status st = c_.set_custom(v.name, v.value, v.local);
     if (!st.ok()) return st.error();
-    return Rows{{}, {}, v.value ? "SET" : "RESET"};
+    return Rows{{}, {}, v.reset ? "RESET" : "SET"};
   }
   if (const int bit = planner_switch_named(v.name); bit >= 0) {
     const Status st = c_.set_planner_switch(bit, v.value ? setting_bool(v.name, *v.value) : true, v.local);
     if (!st.ok()) return st.error();
-    return Rows{{}, {}, v.value ? "SET" : "RESET"};
+    return Rows{{}, {}, v.reset ? "RESET" : "SET"};
   }
   const SimConnection::Timeout which = timeout_named(v.name);
   // RESET and SET ... TO DEFAULT: the server's default (0, or the pool's deadlock_timeout).
@@ -541,7 +545,7 @@ Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
                                                                  : Duration{0};
   const Status st = c_.set_timeout(which, d, v.local);
   if (!st.ok()) return st.error();
-  return Rows{{}, {}, v.value ? "SET" : "RESET"};
+  return Rows{{}, {}, v.reset ? "RESET" : "SET"};
 }
 
 Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {

@@ -80,7 +80,8 @@ std::vector<std::pair<std::string_view, Type>> from_pg_locks_columns() {
 // pg_stat_activity's columns as lockstep models them: a client backend's (the others are
 // refused when the statement is read: model/sql/parse_system_views.cc).
 std::vector<std::pair<std::string_view, Type>> from_pg_stat_activity_columns() {
-  return {{"datid", Type::oid}, {"datname", Type::text}, {"pid", Type::int4}, {"usename", Type::text}, {"backend_type", Type::text}};
+  return {{"datid", Type::oid},          {"datname", Type::text}, {"pid", Type::int4},  {"usename", Type::text},
+          {"application_name", Type::text}, {"state", Type::text},   {"query", Type::text}, {"backend_type", Type::text}};
 }
 
 // json[b]_populate_record[set](NULL::name, ...)'s columns: its base's row type's (a table's or
@@ -450,14 +451,26 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     // them reads every session's state, in the step running now.
     if (s_.in_actor()) s_.also_touch_domain();
     const std::string prefix = sql::from_item_name(f) + kFromSeparator;
-    for (const Row& l : left) {
+    // In a transaction block, as its first read found them (pgstat's snapshot).
+    std::vector<SimConnection::Activity> fresh;
+    if (!c_.activity_) {
       for (const int pid : server_.live_pids()) {
+        const Session& backend = *server_.live_session(pid);
+        fresh.push_back({pid, backend.application_name, std::string(backend.state()), backend.query});
+      }
+      if (c_.session_.in_transaction) c_.activity_ = std::move(fresh);
+    }
+    for (const Row& l : left) {
+      for (const SimConnection::Activity& backend : c_.activity_ ? *c_.activity_ : fresh) {
         Row& joined = out.emplace_back(l);
         joined.emplace(joined_row_id(sql::from_item_name(f)), "");
         joined.emplace(prefix + "datid", kFromDatabaseOid);
         joined.emplace(prefix + "datname", "postgres");
-        joined.emplace(prefix + "pid", std::to_string(pid));
+        joined.emplace(prefix + "pid", std::to_string(backend.pid));
         joined.emplace(prefix + "usename", "postgres");
+        joined.emplace(prefix + "application_name", backend.application_name);
+        joined.emplace(prefix + "state", backend.state);
+        joined.emplace(prefix + "query", backend.query);
         joined.emplace(prefix + "backend_type", "client backend");
       }
     }

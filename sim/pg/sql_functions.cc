@@ -245,7 +245,7 @@ void SqlRun::start_sql_function(const sql::CreateFunction& f) {
   const std::vector<SimConnection::TableLockRequest> locks = std::exchange(c_.implicit_table_locks_, {});
   c_.step(OpDesc{"sql_function", Footprint{}, 0, false});
   if (c_.killed()) throw Raised{c_.terminated()};
-  if (c_.aborted_) throw Raised{c_.in_failed_transaction()};
+  if (c_.session_.aborted) throw Raised{c_.in_failed_transaction()};
   for (const SimConnection::TableLockRequest& lock : locks) {
     if (auto e = c_.take_table_lock(lock, nullptr)) throw Raised{*e};
   }

@@ -549,7 +549,7 @@ class PlRun final : public sql::EvalContext {
   Flow block(const PlStatement& s, Value& result) {
     if (s.handlers.empty()) return leave_block(s, body(s.body, result));
     SimConnection& c = run_.c_;
-    const bool was_aborted = c.aborted_;
+    const bool was_aborted = c.session_.aborted;
     const std::size_t sub = c.begin_internal_subtransaction();
     Error error;
     const sql::PlHandler* handler = nullptr;

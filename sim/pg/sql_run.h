@@ -354,11 +354,12 @@ class SqlRun final : public sql::EvalContext {
   void transaction_options(const sql::Transaction& t);      // ... and BEGIN's: level, READ ONLY (25001 checks)
   void check_read_only();  // ExecutorStart's 25006 in a READ ONLY transaction, after the statement's analysis
   Result<Rows> statement(const sql::SetVariable& v);
+  Result<Rows> statement(const sql::SessionReset& r);  // RESET ALL, DISCARD (session_reset.cc)
   Result<Rows> statement(const sql::LockTables& l);  // also VACUUM, ANALYZE, COMMENT, TRUNCATE (sql_truncate.cc):
   Result<Rows> truncate(const sql::LockTables& l, const std::vector<std::pair<std::string, AdvisoryKey>>& tables);
   Result<Rows> statement(const sql::Notify& n);  // LISTEN, UNLISTEN, NOTIFY
   Result<Rows> statement(const sql::DoBlock& d);  // in a data-modifying WITH: refused (SimConnection::run_do runs DO)
-  void request_table_lock();  // its tables' weak locks (its target, a SELECT's FROM tables), for its first step
+  void request_table_lock();  // its tables' weak locks (its target, a SELECT's FROM tables), for its first step, and
   std::vector<SimConnection::TableLockRequest> table_locks() const;  // ... those locks
 
   // ---- DDL: one step that writes the whole server; not inside a transaction block. The catalog
@@ -526,9 +527,7 @@ class SqlRun final : public sql::EvalContext {
   Result<Rows> select_without_from(const sql::Select& sel);
 
   static bool calls_server(const Expr& e);
-
   static AdvisoryKey key_of(const std::vector<Value>& args);
-
   Value session_function(const Expr& e, const std::vector<Value>& args);
 
   // ---- INSERT

@@ -4,6 +4,7 @@
 // in a SqlRun (sim/pg/sql_run.h). A text the parser turns down answers the server's error, or
 // lockstep's refusal with its position.
 #include <unordered_map>
+#include <utility>
 
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/sim/pg/sql_plpgsql.h"
@@ -59,9 +60,24 @@ Error parse_error_of(const SqlError& e) {
   return Error{e.sqlstate(), std::move(message)};
 }
 
+// Sets a connection's text being run for the scope (pg_stat_activity's query), then puts
+// back what was there.
+class RunningText {
+ public:
+  RunningText(std::string_view& slot, std::string_view text) : slot_(slot), outer_(std::exchange(slot, text)) {}
+  ~RunningText() { slot_ = outer_; }
+  RunningText(const RunningText&) = delete;
+  RunningText& operator=(const RunningText&) = delete;
+
+ private:
+  std::string_view& slot_;
+  std::string_view outer_;
+};
+
 }  // namespace
 
 Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>& params) {
+  const RunningText running(query_text_, text);
   std::shared_ptr<const std::vector<sql::Statement>> plans;
   try {
     plans = cached_plans(text);
@@ -70,7 +86,7 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
     if (session_.in_transaction && error.message.find("lockstep's SQL subset") == std::string::npos) {
       // The server's own error aborts the transaction block, in no step of the simulation's:
       // refused there (an aborted block answers 25P02 first, as the server does).
-      if (aborted_) return in_failed_transaction();
+      if (session_.aborted) return in_failed_transaction();
       return Error{"0A000", fmt::format("a statement the server fails as it parses it (\"{}\") inside a transaction block is not in "
                                         "lockstep's SQL subset (docs/sql.md): it aborts the block",
                                         error.message)};
@@ -89,7 +105,7 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
   // Several statements outside a block are one transaction (the server's implicit block).
   const bool several = (plans->size() > 1 || in_query_string_) && s_.in_actor();
   const bool whole_string = plans->size() > 1 && !in_query_string_;
-  if (whole_string) begin_query_string();
+  if (whole_string) begin_query_string(query_text_);
   for (const sql::Statement& st : *plans) {
     if (dead_) break;
     if (several && !session_.in_transaction && !std::holds_alternative<sql::Transaction>(st.body)) begin_implicit_block();
@@ -127,16 +143,18 @@ Result<Rows> SimConnection::exec_prepared(std::string_view name, const std::vect
   const auto it = prepared_.find(name);
   if (it == prepared_.end()) {
     // The server refuses it before running anything; in a transaction block that aborts it.
-    if (session_.in_transaction) aborted_ = true;
+    if (session_.in_transaction) session_.aborted = true;
     return Error{"26000", fmt::format("prepared statement \"{}\" does not exist", name)};
   }
   const int wanted = it->second->empty() ? 0 : it->second->front().max_param;
   if (static_cast<int>(params.size()) != wanted) {
-    if (session_.in_transaction) aborted_ = true;
+    if (session_.in_transaction) session_.aborted = true;
     return Error{"08P01", fmt::format("bind message supplies {} parameters, but prepared statement \"{}\" requires {}", params.size(),
                                       name, wanted)};
   }
-  return run_statements(it->second, params);
+  const auto plans = it->second;  // (DISCARD ALL forgets the name while it runs)
+  const RunningText running(query_text_, plans->empty() ? std::string_view() : std::string_view(plans->front().text));
+  return run_statements(plans, params);
 }
 
 }  // namespace lockstep::sim::pg
