@@ -144,7 +144,7 @@ using Row = std::map<std::string, std::string>;
 struct AdvisoryLockRow {
   int pid = 0;
   std::string application_name;
-  std::string state;  // pg_stat_activity.state: "active", "idle", "idle in transaction"
+  std::string state;  // pg_stat_activity.state: "active", "idle", "idle in transaction" [" (aborted)"]
   Time query_start{0};  // since the start of the run (simulation) or the Unix epoch (a server)
   std::uint32_t classid = 0;
   std::uint32_t objid = 0;

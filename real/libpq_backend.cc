@@ -176,7 +176,7 @@ class LibpqConnection final : public pg::Connection {
                             : PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                            nullptr, 0);
     });
-    if (rows.ok() && rows.value().tag == "DISCARD ALL") prepared_.clear();  // the typed operations' went with it
+    if (rows.ok() && (rows.value().tag == "DISCARD ALL" || rows.value().tag == "DEALLOCATE ALL")) prepared_.clear();  // the typed operations' went
     return rows;
   }
 

@@ -1,15 +1,18 @@
 #include "lockstep/real/startup_settings.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <memory>
 
 namespace lockstep::real {
 namespace {
 
-// One -c name=value of libpq's options: a space or backslash in it escaped by a backslash.
+// One -c name=value of libpq's options: whitespace and backslashes in it escaped by a
+// backslash (the server splits the options at unescaped whitespace: pg_split_opts).
 std::string option_of(const std::string& name, const std::string& value) {
   std::string out = "-c ";
   for (const char ch : name + "=" + value) {
-    if (ch == ' ' || ch == '\\') out += '\\';
+    if (std::isspace(static_cast<unsigned char>(ch)) != 0 || ch == '\\') out += '\\';
     out += ch;
   }
   return out;
@@ -36,6 +39,8 @@ PGconn* connect_with_settings(const std::string& conninfo, const std::vector<std
     keys.push_back(o->keyword);
     values.push_back(o->val);
   }
+  // The conninfo's own options, else PGOPTIONS' (which an explicit options would hide).
+  if (const char* env = std::getenv("PGOPTIONS"); options.empty() && env != nullptr) options = env;
   for (const auto& [name, value] : settings) options += (options.empty() ? "" : " ") + option_of(name, value);
   keys.push_back("options");
   values.push_back(options.c_str());

@@ -1,7 +1,8 @@
 // real/startup_settings.h: a libpq connection that starts with settings (libpq's `options`,
 // -c name=value, as pg_regress's PGTZ, PGDATESTYLE and PGOPTIONS give them): in effect from
 // its start, and what RESET, RESET ALL and DISCARD ALL go back to, as on the simulated server
-// (model/pg.h's PoolConfig::settings). Options the conninfo gives are kept, before these.
+// (model/pg.h's PoolConfig::settings). Options the conninfo gives (else PGOPTIONS') are kept,
+// before these.
 #pragma once
 
 #include <string>

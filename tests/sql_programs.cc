@@ -108,7 +108,18 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 60: LANGUAGE sql functions of statements: RETURNS SETOF t of an UPDATE ... RETURNING,
   // two UPDATEs (void), a SELECT's first row, a DELETE ... RETURNING's first row, a STABLE one
   // that writes (0A000), a parameter named as a column.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 61) : *rc::gen::inRange(0, 8)) {
+  // Case 61: session resets (a pooler's DISCARD ALL between clients): the session's advisory
+  // locks go (another session's try then takes the key), its custom settings too; RESET ALL
+  // keeps the locks; both fail or are refused in a transaction block.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 62) : *rc::gen::inRange(0, 8)) {
+    case 61:
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: return "DISCARD ALL";
+        case 1: return "RESET ALL";
+        case 2: return fmt::format("SET x.tag = 'client{}'", k);
+        case 3: return "SELECT current_setting('x.tag', true) AS tag";
+        default: return fmt::format("SELECT pg_try_advisory_lock({}) AS got", k + 700);
+      }
     case 60:
       switch (*rc::gen::inRange(0, 12)) {
         case 10: return fmt::format("UPDATE t SET v = v + 1 WHERE v >= {} AND pg_try_advisory_lock(id + 500) RETURNING id, v", v);

@@ -38,6 +38,10 @@ bool select_list_set_returning(std::string_view name);
 // other sessions run meanwhile (Statement::calls_stepping_function).
 bool is_stepping_function(std::string_view name);
 
+// How a session's own (temporary) function is named in the plans and the simulated server's
+// catalog: "pg_temp." and its name, as the statement wrote it.
+inline constexpr std::string_view kTempSchemaPrefix = "pg_temp.";
+
 // The settings a session may SET, set_config and current_setting: the four timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.
 // The planner's switches (enable_seqscan, ...) change only which plan the server picks, so the

@@ -28,7 +28,7 @@ CreateFunction Reader::create_function(const json& body) {
   const bool temp = name.size() == 2 && name[0] == "pg_temp";  // the session's own: kept "pg_temp.name"
   if (name.size() == 2) name.erase(name.begin());  // schema.function: the function (plan.h's Schema)
   if (name.size() != 1) refuse("a database-qualified name", loc);
-  f.name = temp ? "pg_temp." + name[0] : name[0];
+  f.name = temp ? std::string(kTempSchemaPrefix) + name[0] : name[0];
   if (find_function(name[0]) != nullptr) refuse(fmt::format("a function named as a built-in one ({})", f.name), loc);
   std::string language;
   const json* as = nullptr;

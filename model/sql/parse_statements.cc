@@ -237,7 +237,7 @@ DropTable Reader::drop(const json& body) {
     const bool temp = d.functions && parts.size() == 2 && parts[0] == "pg_temp";  // a session's own function: "pg_temp.name"
     if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
     if (parts.size() != 1) refuse("a database-qualified name", loc);
-    d.tables.push_back(temp ? "pg_temp." + parts[0] : parts[0]);
+    d.tables.push_back(temp ? std::string(kTempSchemaPrefix) + parts[0] : parts[0]);
   }
   return d;
 }

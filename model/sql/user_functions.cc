@@ -8,6 +8,7 @@
 
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
@@ -114,7 +115,7 @@ Value EvalContext::function_body(const Expr&, EvalContext&) {
 
 Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& outer) {
   const CreateFunction* f = current_sql_function(e.name);
-  if (f == nullptr && e.name.starts_with("pg_temp.")) {  // the session's own schema has none of its name
+  if (f == nullptr && e.name.starts_with(kTempSchemaPrefix)) {  // the session's own schema has none of its name
     if (!current_has_temp_schema()) throw SqlError("3F000", "schema \"pg_temp\" does not exist");
     throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args, e.arg_names)));
   }

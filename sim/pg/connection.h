@@ -199,12 +199,12 @@ class SimConnection : public lockstep::pg::Connection {
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
   void begin_query_string(std::string_view whole) override {
     in_query_string_ = true;
-    string_text_ = whole;
+    string_text_.assign(whole);
     string_start_ = arrival();
   }
   void end_query_string() override {
     in_query_string_ = false;
-    string_text_ = {};
+    string_text_.clear();
     string_start_.reset();
     end_implicit_block();
     session_.active = false;
@@ -483,7 +483,7 @@ class SimConnection : public lockstep::pg::Connection {
   // the string; a BEGIN in it makes it an explicit block.
   bool implicit_block_ = false;
   bool in_query_string_ = false;  // between begin_query_string and end_query_string
-  std::string_view string_text_;  // ... the string's text (its caller's, valid till then)
+  std::string string_text_;  // ... the string's text
   std::optional<Time> string_start_;  // when its string came (the server's statement_timestamp)
   // As an implicit block found the display settings and application_name (SET there, not
   // in an explicit block): back if the block rolls back.
@@ -510,8 +510,9 @@ class SimConnection : public lockstep::pg::Connection {
   // The text of the statement (or string of statements) being run: pg_stat_activity's query
   // from its first step (valid while it runs; empty for a typed operation).
   std::string_view query_text_;
-  // pg_stat_activity as this transaction block first read it: the server keeps its backends'
-  // status for the transaction (pgstat's snapshot, stats_fetch_consistency), own included.
+  // pg_stat_activity as this transaction first read it (an autocommit statement's own, or a
+  // block's): the server keeps its backends' status to the transaction's end (pgstat's local
+  // snapshot, pgstat_read_current_status), its own backend's included.
   struct Activity {
     int pid = 0;
     std::string application_name, state, query;

@@ -1,6 +1,7 @@
 // sim/pg/pool.cc: the simulated connection pool (SQLAlchemy's QueuePool): checkout, waiting
 // for a connection with a timeout, and the return (ROLLBACK, back to the queue or closed).
 #include <deque>
+#include <stdexcept>
 
 #include "lockstep/sim/pg/connection.h"
 
@@ -12,6 +13,11 @@ class SimPool final : public lockstep::pg::Pool, public WaitCondition {
   SimPool(Server& server, PoolConfig config)
       : server_(server), s_(server.scheduler()), config_(config), object_(server.new_pool_object()) {
     if (config_.owner >= 0) s_.own(object_, config_.owner);
+    try {
+      (void)sql::startup_style(config_.settings);  // refused here, not in a checkout's step
+    } catch (const std::invalid_argument& e) {
+      throw ModelError(fmt::format("PoolConfig::settings: {}", e.what()));
+    }
   }
 
   Result<PooledConnection> checkout() override {

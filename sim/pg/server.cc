@@ -355,10 +355,7 @@ void Server::add_sql_function(const sql::CreateFunction& f) {
 }
 
 void Server::drop_sql_function(std::string_view name) {
-  if (!name.starts_with(kTempSchema)) {
-    functions_.erase(functions_.find(name));
-    return;
-  }
+  if (!name.starts_with(kTempSchema)) return drop_function_of(0, name);
   Session& session = sessions_.at(running_pid());
   note_temp_change(session, name);
   session.temp_functions.erase(session.temp_functions.find(name));

@@ -29,10 +29,15 @@ Result<Rows> SqlRun::statement(const sql::SessionReset& r) {
   if (nested_) throw SqlError("0A000", fmt::format("{} in a function is not in lockstep's SQL subset (docs/sql.md)", what));
   const bool in_block = c_.session_.in_transaction;
   const bool all = r.kind == Kind::discard_all;
-  // DISCARD ALL's UNLISTEN * is queued for its commit (the notification object's step).
-  if (auto refused = begin("sql_reset", all && !in_block ? server_.on(server_.notify_object(), Access::write) : Footprint{}, 0, false)) {
-    return *refused;
+  // DISCARD ALL lets go of the session's advisory locks in its step (and queues UNLISTEN * for
+  // its commit: the notification object).
+  const SimConnection::Release session_locks{.session_scope = true};
+  Footprint fp;
+  if (all && !in_block) {
+    fp = c_.release_footprint(session_locks);
+    add_object(fp, server_.notify_object());
   }
+  if (auto refused = begin("sql_reset", fp, 0, false)) return *refused;
   if (all && in_block) throw SqlError("25001", "DISCARD ALL cannot run inside a transaction block");  // PreventInTransactionBlock
   // The display settings are undone by an implicit block's rollback only; a temporary object's
   // drop is a catalog change the transaction would undo.
@@ -46,7 +51,8 @@ Result<Rows> SqlRun::statement(const sql::SessionReset& r) {
   if (all) {
     c_.prepared_.clear();
     c_.queue_listen(false, "");
-    if (Status released = c_.advisory_unlock_all(); !released.ok()) return released.error();
+    if (s_.logging()) s_.note_detail(c_.release_detail(session_locks));
+    c_.apply_release(session_locks);
   }
   return done(Rows{{}, {}, tag});
 }

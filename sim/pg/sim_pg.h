@@ -40,6 +40,7 @@
 
 #include "lockstep/model/pg.h"
 #include "lockstep/model/sql/enums.h"
+#include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/plan.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
@@ -457,7 +458,7 @@ class Server : public sql::SqlContextSource {
   void drop_sequence(std::string_view name) { sequences_.erase(sequences_.find(name)); }
   // Created functions (CREATE FUNCTION), by name: one per name. A name in kTempSchema is the
   // running session's own (pg_temp.name: gone with its backend, never another session's).
-  static constexpr std::string_view kTempSchema = "pg_temp.";
+  static constexpr std::string_view kTempSchema = sql::kTempSchemaPrefix;
   const sql::CreateFunction* sql_function(std::string_view name) const override;
   void add_sql_function(const sql::CreateFunction& f);
   // Row types (model/sql/records.h): a table's, numbered at its first whole-row reference.

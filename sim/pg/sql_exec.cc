@@ -47,9 +47,7 @@ std::string shown_duration(Duration d) {
   if (ms == 0) return "0";
   // The largest unit that divides it, as PostgreSQL shows a time setting.
   constexpr std::pair<std::int64_t, const char*> kUnits[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "min"}, {1'000, "s"}};
-  for (const auto& [size, unit] : kUnits) {
-    if (ms % size == 0) return fmt::format("{}{}", ms / size, unit);
-  }
+  for (const auto& [size, unit] : kUnits) if (ms % size == 0) return fmt::format("{}{}", ms / size, unit);
   return fmt::format("{}ms", ms);
 }
 
@@ -149,6 +147,7 @@ std::string read_only_command(const sql::Statement& st) {
 }
 
 Result<Rows> SqlRun::run() {
+  if (!nested_ && !c_.session_.in_transaction) c_.activity_.reset();  // an autocommit statement: a transaction of its own
   const auto* t = std::get_if<sql::Transaction>(&st_.body);
   const bool ends = t != nullptr && (t->kind == sql::Transaction::Kind::commit || t->kind == sql::Transaction::Kind::rollback ||
                                      t->kind == sql::Transaction::Kind::rollback_to);

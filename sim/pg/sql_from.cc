@@ -451,17 +451,16 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     // them reads every session's state, in the step running now.
     if (s_.in_actor()) s_.also_touch_domain();
     const std::string prefix = sql::from_item_name(f) + kFromSeparator;
-    // In a transaction block, as its first read found them (pgstat's snapshot).
-    std::vector<SimConnection::Activity> fresh;
+    // As the transaction's first read found them (pgstat's snapshot).
     if (!c_.activity_) {
+      c_.activity_.emplace();
       for (const int pid : server_.live_pids()) {
         const Session& backend = *server_.live_session(pid);
-        fresh.push_back({pid, backend.application_name, std::string(backend.state()), backend.query});
+        c_.activity_->push_back({pid, backend.application_name, std::string(backend.state()), backend.query});
       }
-      if (c_.session_.in_transaction) c_.activity_ = std::move(fresh);
     }
     for (const Row& l : left) {
-      for (const SimConnection::Activity& backend : c_.activity_ ? *c_.activity_ : fresh) {
+      for (const SimConnection::Activity& backend : *c_.activity_) {
         Row& joined = out.emplace_back(l);
         joined.emplace(joined_row_id(sql::from_item_name(f)), "");
         joined.emplace(prefix + "datid", kFromDatabaseOid);

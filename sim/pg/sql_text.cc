@@ -140,17 +140,21 @@ Status SimConnection::prepare(std::string_view name, std::string_view text) {
 
 Result<Rows> SimConnection::exec_prepared(std::string_view name, const std::vector<Param>& params) {
   if (dead_) return lost();
-  const auto it = prepared_.find(name);
-  if (it == prepared_.end()) {
-    // The server refuses it before running anything; in a transaction block that aborts it.
+  // The server refuses a Bind it cannot run before running anything (an aborted transaction's
+  // too); in a transaction block that aborts it: in a step, as other sessions see its state.
+  const auto refuse = [this](Error e) -> Result<Rows> {
+    Statement st(*this);
+    step({"sql", Footprint{}, 0, false});
+    if (killed()) return terminated();
     if (session_.in_transaction) session_.aborted = true;
-    return Error{"26000", fmt::format("prepared statement \"{}\" does not exist", name)};
-  }
+    return e;
+  };
+  const auto it = prepared_.find(name);
+  if (it == prepared_.end()) return refuse(Error{"26000", fmt::format("prepared statement \"{}\" does not exist", name)});
   const int wanted = it->second->empty() ? 0 : it->second->front().max_param;
   if (static_cast<int>(params.size()) != wanted) {
-    if (session_.in_transaction) session_.aborted = true;
-    return Error{"08P01", fmt::format("bind message supplies {} parameters, but prepared statement \"{}\" requires {}", params.size(),
-                                      name, wanted)};
+    return refuse(Error{"08P01", fmt::format("bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                                             params.size(), name, wanted)});
   }
   const auto plans = it->second;  // (DISCARD ALL forgets the name while it runs)
   const RunningText running(query_text_, plans->empty() ? std::string_view() : std::string_view(plans->front().text));
