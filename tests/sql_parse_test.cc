@@ -176,8 +176,8 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   // Past a statement's first line, by line and column (a model's multi-line SQL).
   EXPECT_EQ(refusal("SELECT name\n  FROM queues\n  RIGHT JOIN jobs ON true"),
             "0A000 RIGHT JOIN is not in lockstep's SQL subset (docs/sql.md), at line 3, column 9 @35");
-  EXPECT_EQ(refusal("SELECT a FROM t GROUP BY CUBE (a)"),
-            "0A000 GROUPING SETS, ROLLUP or CUBE is not in lockstep's SQL subset (docs/sql.md), at position 26 @26");
+  EXPECT_EQ(refusal("SELECT lower(a) FROM t GROUP BY CUBE (lower(a))"),
+            "0A000 an expression other than a column in GROUPING SETS, ROLLUP or CUBE is not in lockstep's SQL subset (docs/sql.md), at position 39 @39");
   EXPECT_EQ(refusal("SELECT * FROM t RIGHT JOIN u ON true"),
             "0A000 RIGHT JOIN is not in lockstep's SQL subset (docs/sql.md), at position 23 @23");
   EXPECT_EQ(refusal("SELECT * FROM t JOIN u USING (a)"),

@@ -111,7 +111,15 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 61: session resets (a pooler's DISCARD ALL between clients): the session's advisory
   // locks go (another session's try then takes the key), its custom settings too; RESET ALL
   // keeps the locks; both fail or are refused in a transaction block.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 62) : *rc::gen::inRange(0, 8)) {
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 63) : *rc::gen::inRange(0, 8)) {
+    case 62:
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: return "SELECT v, count(*) AS n FROM t GROUP BY ROLLUP (v)";
+        case 1: return fmt::format("SELECT v, count(*) AS n, grouping(v) AS g FROM t WHERE id <> {} GROUP BY ROLLUP (v) ORDER BY v NULLS FIRST", k);
+        case 2: return "SELECT id, v, count(*) AS n, grouping(id, v) AS g FROM t GROUP BY CUBE (id, v) ORDER BY id, v";
+        case 3: return fmt::format("SELECT sum(n) AS total FROM (SELECT v, count(*) AS n FROM t GROUP BY GROUPING SETS ((v), ())) AS g WHERE v IS NULL OR v >= {}", v);
+        default: return "SELECT v, max(id) AS top FROM t GROUP BY GROUPING SETS ((v), ()) HAVING count(*) > 0 ORDER BY 1";
+      }
     case 61:
       switch (*rc::gen::inRange(0, 5)) {
         case 0: return "DISCARD ALL";

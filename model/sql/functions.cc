@@ -14,6 +14,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"max", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"sum", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"avg", 1, 1, FunctionKind::aggregate},
+    FunctionInfo{"grouping", 1, 31, FunctionKind::aggregate},  // GROUPING(...): its arguments GROUP BY items' numbers
     FunctionInfo{"bool_and", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"bool_or", 1, 1, FunctionKind::aggregate},
     FunctionInfo{"every", 1, 1, FunctionKind::aggregate},

@@ -166,6 +166,13 @@ Expr Reader::expr(const json& n, int fallback) {
   }
   if (t == "TypeCast") return type_cast(body, std::move(e));
   if (t == "FuncCall") return func_call(body, std::move(e));
+  if (t == "GroupingFunc") {  // GROUPING(a, ...): its arguments become GROUP BY items' numbers (check_aggregates)
+    known(body, "GroupingFunc", {"args", "location"}, loc);
+    e.kind = Expr::Kind::func;
+    e.name = "grouping";
+    for (const json& a : body.at("args")) e.args.push_back(expr(a, loc));
+    return e;
+  }
   if (t == "SQLValueFunction") return sql_value_function(body, std::move(e));
   if (t == "CoalesceExpr") return coalesce(body, std::move(e));
   if (t == "CaseExpr") return case_expr(body, std::move(e));

@@ -49,27 +49,136 @@ const Expr* Reader::user_call_over(const Expr& e, const std::vector<Expr>& group
   return nullptr;
 }
 
-// GROUP BY's items: expressions, or positions in the select list (GROUP BY 1).
-void Reader::group_by(const json& items, Select& s, int fallback) {
-  for (const json& item : items) {
-    const auto [type, body] = node(item);
-    if (type == "GroupingSet") refuse("GROUPING SETS, ROLLUP or CUBE", location_of(*body, fallback));
-    Expr e = expr(item, fallback);
-    if (const Target* t = target_at_position(s, e, "GROUP BY")) {
-      e = t->expr;
-    } else if (const Target* named = output_column_named(s, e)) {
-      s.group_by_output_names.push_back(e.name);
-      e = named->expr;
-    }
-    if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
-    s.group_by.push_back(std::move(e));
+Expr Reader::group_item(const json& item, Select& s, int fallback) {
+  Expr e = expr(item, fallback);
+  if (const Target* t = target_at_position(s, e, "GROUP BY")) {
+    e = t->expr;
+  } else if (const Target* named = output_column_named(s, e)) {
+    s.group_by_output_names.push_back(e.name);
+    e = named->expr;
   }
+  if (const Expr* a = aggregate_in(e)) fail("42803", "aggregate functions are not allowed in GROUP BY", a->location);
+  return e;
+}
+
+std::vector<std::vector<Expr>> Reader::grouping_sets_of(const json& item, Select& s, int fallback, bool top) {
+  const auto [type, body] = node(item);
+  const int loc = location_of(*body, fallback);
+  if (type == "RowExpr" && !top) {  // (a, b) inside ROLLUP, CUBE or GROUPING SETS: one set of them
+    std::vector<Expr> set;
+    if (body->contains("args")) {
+      for (const json& a : body->at("args")) set.push_back(group_item(a, s, loc));
+    }
+    return {std::move(set)};
+  }
+  if (type != "GroupingSet") return {{group_item(item, s, fallback)}};
+  known(*body, "GroupingSet", {"kind", "content", "location"}, loc);
+  const std::string kind = body->value("kind", "");
+  std::vector<std::vector<Expr>> parts;  // ROLLUP's and CUBE's elements, each one set
+  if (kind != "GROUPING_SET_SETS" && body->contains("content")) {
+    for (const json& c : body->at("content")) {
+      auto sets = grouping_sets_of(c, s, loc, false);
+      if (sets.size() != 1) refuse("a grouping set inside ROLLUP or CUBE", loc);
+      parts.push_back(std::move(sets.front()));
+    }
+  }
+  std::vector<std::vector<Expr>> out;
+  auto concat = [](std::vector<Expr>& into, const std::vector<Expr>& more) { into.insert(into.end(), more.begin(), more.end()); };
+  if (kind == "GROUPING_SET_EMPTY") {
+    out.emplace_back();
+  } else if (kind == "GROUPING_SET_SIMPLE") {
+    out.emplace_back();
+    for (const auto& p : parts) concat(out.back(), p);
+  } else if (kind == "GROUPING_SET_ROLLUP") {  // (e1 ... en), (e1 ... en-1), ..., ()
+    for (std::size_t n = parts.size() + 1; n-- > 0;) {
+      out.emplace_back();
+      for (std::size_t i = 0; i < n; ++i) concat(out.back(), parts[i]);
+    }
+  } else if (kind == "GROUPING_SET_CUBE") {  // every subset, by the bits of 0 .. 2^n - 1
+    if (parts.size() > 12) fail("54001", "CUBE is limited to 12 elements", loc);
+    for (std::uint32_t mask = 0; mask < (1U << parts.size()); ++mask) {
+      out.emplace_back();
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        if ((mask >> i) & 1U) concat(out.back(), parts[i]);
+      }
+    }
+  } else if (kind == "GROUPING_SET_SETS" && body->contains("content")) {
+    for (const json& c : body->at("content")) {
+      for (auto& set : grouping_sets_of(c, s, loc, false)) out.push_back(std::move(set));
+    }
+  } else if (kind != "GROUPING_SET_SETS") {
+    refuse(fmt::format("the grouping set {}", kind), loc);
+  }
+  return out;
+}
+
+// GROUP BY's items: expressions, or positions in the select list (GROUP BY 1); with GROUPING
+// SETS, ROLLUP or CUBE among them, the sets expand_grouping_sets makes of them (each item's
+// sets, their cross product, each set's items once, shortest sets first: a stable sort, as
+// the server's qsort of so few is), the distinct items in group_by.
+void Reader::group_by(const json& items, Select& s, int fallback) {
+  bool sets = false;
+  for (const json& item : items) sets = sets || node(item).first == "GroupingSet";
+  if (!sets) {
+    for (const json& item : items) s.group_by.push_back(group_item(item, s, fallback));
+    return;
+  }
+  std::vector<std::vector<std::size_t>> product{{}};
+  for (const json& item : items) {
+    std::vector<std::vector<std::size_t>> next;
+    const std::vector<std::vector<Expr>> alternatives = grouping_sets_of(item, s, fallback, true);
+    std::vector<std::vector<std::size_t>> indexed;
+    for (const std::vector<Expr>& set : alternatives) {
+      std::vector<std::size_t>& ids = indexed.emplace_back();
+      for (const Expr& e : set) {
+        if (e.kind != Expr::Kind::column) refuse("an expression other than a column in GROUPING SETS, ROLLUP or CUBE", e.location);
+        std::size_t i = 0;
+        while (i < s.group_by.size() && !same_expr(s.group_by[i], e)) ++i;
+        if (i == s.group_by.size()) s.group_by.push_back(e);
+        ids.push_back(i);
+      }
+    }
+    for (const auto& q : product) {
+      for (const auto& p : indexed) {
+        std::vector<std::size_t> united = q;  // list_union_int: q's, then p's not in it
+        for (std::size_t i : p) {
+          if (std::find(united.begin(), united.end(), i) == united.end()) united.push_back(i);
+        }
+        next.push_back(std::move(united));
+      }
+    }
+    product = std::move(next);
+    if (product.size() > 4096) fail("54001", "too many grouping sets present (maximum 4096)", fallback);
+  }
+  std::stable_sort(product.begin(), product.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  s.grouping_sets = std::move(product);
 }
 
 // PostgreSQL's analysis of aggregates and GROUP BY: none in WHERE, no column outside an
 // aggregate that is not grouped (a grouped expression's columns are; with a GROUP BY of
 // columns, one may also be a grouped primary key's table's: Select::grouped_by_key).
-void Reader::check_aggregates(Select& s, int fallback) const {
+void Reader::check_aggregates(Select& s, int fallback) {
+  // GROUPING(a, b): each argument is a GROUP BY item of this query, kept as its number.
+  const std::function<void(Expr&)> grouping = [&](Expr& e) {
+    if (e.kind == Expr::Kind::func && e.name == "grouping") {
+      if (e.args.size() > 31) fail("54011", "GROUPING must have fewer than 32 arguments", e.location);
+      for (Expr& a : e.args) {
+        const auto it = std::find_if(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, a); });
+        if (it == s.group_by.end()) fail("42803", "arguments to GROUPING must be grouping expressions of the associated query level", a.location);
+        const int at = a.location;
+        a = Expr{.value = Value::integer(it - s.group_by.begin(), Type::int4)};
+        a.location = at;
+      }
+      return;
+    }
+    if (!is_sublink(e)) std::for_each(e.args.begin(), e.args.end(), grouping);
+  };
+  for (Target& t : s.targets) grouping(t.expr);
+  if (s.having) grouping(*s.having);
+  for (OrderItem& o : s.order_by) grouping(o.expr);
+  if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr; a != nullptr && a->name == "grouping") {
+    fail("42803", "grouping operations are not allowed in WHERE", a->location);
+  }
   s.aggregate = !s.group_by.empty() || s.having.has_value();
   for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
   if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr) {
@@ -78,7 +187,15 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   if (!s.aggregate) return;
   // A GROUP BY of plain columns may name a table's primary key, which determines the table's
   // other columns: whether it does is known when the statement runs (SqlRun).
-  const bool may_group_by_key = std::any_of(s.group_by.begin(), s.group_by.end(), [](const Expr& g) { return g.kind == Expr::Kind::column; });
+  // (With grouping sets, only an item of every set: parseCheckAggregates' gset_common.)
+  const bool may_group_by_key = [&] {
+    for (std::size_t i = 0; i < s.group_by.size(); ++i) {
+      const bool common = std::all_of(s.grouping_sets.begin(), s.grouping_sets.end(),
+                                      [&](const auto& set) { return std::find(set.begin(), set.end(), i) != set.end(); });
+      if (common && s.group_by[i].kind == Expr::Kind::column) return true;
+    }
+    return false;
+  }();
   std::function<void(const Expr&)> check = [&](const Expr& e) {
     if (const Expr* c = ungrouped_column(e, s.group_by)) {
       if (const Expr* call = user_call_over(e, s.group_by)) {  // jsonb_object_agg(k, v), say: an aggregate the subset lacks?
@@ -110,6 +227,9 @@ void Reader::check_aggregates(Select& s, int fallback) const {
   if (s.having) check(*s.having);
   for (const OrderItem& o : s.order_by) {
     if (!(o.expr.kind == Expr::Kind::constant && !o.expr.folded && is_integer(o.expr.value.type()))) check(o.expr);
+  }
+  if (!s.grouping_sets.empty() && !s.grouped_by_key.empty()) {
+    refuse("a column a grouped primary key determines beside GROUPING SETS, ROLLUP or CUBE", s.grouped_by_key.front().location);
   }
   if (s.lock != RowLock::none) {  // CheckSelectLocking's order: GROUP BY, HAVING, then aggregates
     fail("0A000", fmt::format("{} is not allowed with {}", lock_clause_name(s.lock), !s.group_by.empty() ? "GROUP BY clause" : s.having ? "HAVING clause" : "aggregate functions"),

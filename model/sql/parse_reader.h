@@ -137,7 +137,7 @@ class Reader {
   void using_join(const json& list, FromItem& item, int at);  // JOIN ... USING (parse_from.cc)
   OrderItem order_item(const json& o, int fallback);
   void locking(const json& clauses, Select& s, int fallback);
-  void check_aggregates(Select& s, int fallback) const;
+  void check_aggregates(Select& s, int fallback);  // (GROUPING's arguments resolved here)
   // pg_locks in FROM (model/sql/parse_system_views.cc): whether a RangeVar names it, and the
   // checks of a SELECT reading it (its advisory rows only, the columns lockstep models).
   static bool is_pg_locks(const json& range_var);
@@ -150,6 +150,10 @@ class Reader {
   static std::string_view system_view(const json& range_var);
   void check_system_views(const Select& s, int fallback) const;
   void group_by(const json& items, Select& s, int fallback);
+  // One GROUP BY item as grouping sets (a plain expression: one set of it), expanded as
+  // expand_groupingset_node does; `top`: a GROUP BY item (a row there is one expression).
+  std::vector<std::vector<Expr>> grouping_sets_of(const json& item, Select& s, int fallback, bool top);
+  Expr group_item(const json& item, Select& s, int fallback);  // a position or output name resolved
   // The select list's target an integer constant names in `clause` (GROUP BY 1), nullptr for
   // another expression; 42P10 for a position out of the list.
   const Target* target_at_position(const Select& s, const Expr& e, std::string_view clause) const;

@@ -179,6 +179,9 @@ struct Select {
   bool distinct = false;          // SELECT DISTINCT
   std::vector<Expr> distinct_on;  // SELECT DISTINCT ON (exprs): the first row of each, in ORDER BY's order
   std::vector<Expr> group_by;  // GROUP BY (a position already replaced by its target's expression)
+  // GROUPING SETS, ROLLUP and CUBE: each set's group_by items by index, in the order
+  // expand_grouping_sets leaves them (the items' cross product, shortest first); empty: none.
+  std::vector<std::vector<std::size_t>> grouping_sets;
   // GROUP BY items that named an output column (`SELECT q AS name ... GROUP BY name`), replaced
   // by its expression: the server does so when no FROM item has a column of that name (checked
   // when the statement runs, sim/pg/sql_names.cc).

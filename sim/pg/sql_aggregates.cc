@@ -15,6 +15,11 @@ namespace lockstep::sim::pg {
 
 Value SqlRun::aggregate(const Expr& e) {
   if (group_ == nullptr) throw SqlError("42803", fmt::format("aggregate function calls cannot be nested or used here: {}()", e.name));
+  if (e.name == "grouping") {  // a bit per argument (its GROUP BY item's number), the first highest: 1 where not grouped
+    std::int64_t bits = 0;
+    for (const Expr& a : e.args) bits = (bits << 1) | ((grouping_absent_ >> a.value.as_integer()) & 1U);
+    return Value::integer(bits, Type::int4);
+  }
   const Saved saved = save();
   std::optional<Value> acc;
   std::int64_t count = 0;
@@ -273,7 +278,10 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
   table_ = t;
   alias_ = sel.alias;
   std::vector<std::vector<const Row*>> groups;
-  if (sel.group_by.empty()) {
+  std::vector<std::pair<Row, std::uint32_t>> shown;  // grouping sets: each group's row as projected, its GROUPING() bits
+  if (!sel.grouping_sets.empty()) {
+    groups = grouping_set_groups(sel, t, rows, shown);  // sim/pg/sql_grouping_sets.cc
+  } else if (sel.group_by.empty()) {
     groups.emplace_back();
     for (const auto& r : rows) groups.back().push_back(&r.second);
   } else {
@@ -315,9 +323,11 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
     }
   }
   std::vector<std::pair<std::vector<Value>, std::vector<Value>>> out;  // (ORDER BY keys, row)
-  for (const std::vector<const Row*>& g : groups) {
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const std::vector<const Row*>& g = groups[gi];
     group_ = &g;
-    row_ = g.empty() ? nullptr : g.front();
+    row_ = !shown.empty() ? &shown[gi].first : g.empty() ? nullptr : g.front();
+    grouping_absent_ = !shown.empty() ? shown[gi].second : 0;
     if (sel.having && !sql::is_true(sql::evaluate(*sel.having, *this), "HAVING")) continue;
     std::vector<Value> keys;
     for (const sql::OrderItem& o : sel.order_by) keys.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
@@ -325,6 +335,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
   }
   group_ = nullptr;
   row_ = nullptr;
+  grouping_absent_ = 0;
   std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
   if (sel.distinct) {
     std::vector<std::pair<std::vector<Value>, std::vector<Value>>> kept;

@@ -76,8 +76,7 @@ class SqlRun final : public sql::EvalContext {
   Value subquery(const Expr& e) override;
   Value function_body(const Expr& query, sql::EvalContext& params) override;  // sim/pg/sql_functions.cc
   Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override;  // sim/pg/sql_plpgsql.cc
-  // ARRAY (SELECT ...)'s value from the subquery's rows.
-  static Value array_of_rows(const std::vector<std::vector<Value>>& rows);
+  static Value array_of_rows(const std::vector<std::vector<Value>>& rows);  // ARRAY (SELECT ...)'s value of its rows
 
  private:
   struct Saved {
@@ -473,6 +472,7 @@ class SqlRun final : public sql::EvalContext {
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
+  std::vector<std::vector<const Row*>> grouping_set_groups(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows, std::vector<std::pair<Row, std::uint32_t>>& shown);
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
   std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t, bool loose = false) const;
   std::size_t widest_row(const SqlTable& t) const;  // bytes of values of t's widest row version, 8 more each
@@ -542,8 +542,7 @@ class SqlRun final : public sql::EvalContext {
 
   // The row's id in the store: its primary key's (the same id for the same key), or a new one.
   std::int64_t id_of(SqlTable& t, const Row& row);
-  // The primary key of `row` as id_of() spells it.
-  static std::string key_text(const SqlTable& t, const Row& row);
+  static std::string key_text(const SqlTable& t, const Row& row);  // the primary key of `row` as id_of() spells it
   // Waits, as a primary key's unique check does, until no other transaction in progress has
   // written row `id` (each writer's transaction waited for in turn).
   Status wait_for_row_writers(const std::string& name, std::int64_t id, ObjectId obj);
@@ -648,6 +647,7 @@ class SqlRun final : public sql::EvalContext {
   KeyChanges* upsert_changes_ = nullptr;  // an INSERT's key changes, when its table has keys: DO UPDATE's go here
   bool returning_updated_ = false;  // RETURNING runs for a row ON CONFLICT DO UPDATE updated (xmax <> 0)
   const std::vector<const Row*>* group_ = nullptr;
+  std::uint32_t grouping_absent_ = 0;  // GROUPING(): bit i set when GROUP BY item i is not in the running grouping set
   std::map<const Expr*, Value> subqueries_;            // InitPlans computed
   std::map<const Expr*, SqlError> failed_subqueries_;  // InitPlans that failed, raised at first use
   std::map<const sql::Select*, bool> correlated_;
