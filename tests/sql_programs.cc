@@ -362,6 +362,7 @@ Tables gen_tables() {
   t.parent = *rc::gen::element(false, false, true);
   t.v_unique = *rc::gen::element(false, false, true);
   t.log_trigger = *rc::gen::element(false, false, false, true);
+  t.before_trigger = *rc::gen::element(false, false, false, true);
   return t;
 }
 
@@ -414,6 +415,12 @@ std::vector<std::string> table_setup(const Tables& tables) {
   out.push_back("CREATE FUNCTION sqlock(k int) RETURNS boolean LANGUAGE sql STABLE AS $$ "
                 "WITH x AS (SELECT pg_try_advisory_lock(k) AS got) SELECT (SELECT got FROM x) $$");
   out.push_back("CREATE FUNCTION sqbad(k int) RETURNS int LANGUAGE sql STABLE AS $$ UPDATE t SET v = 0 WHERE id = k RETURNING v $$");
+  if (tables.before_trigger) {
+    out.push_back("CREATE FUNCTION t_clamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                  "IF TG_OP = 'DELETE' THEN IF OLD.v = 3 THEN RETURN NULL; END IF; RETURN OLD; END IF; "
+                  "IF NEW.v > 50 THEN NEW.v := 50; END IF; RETURN NEW; END $$");
+    out.push_back("CREATE TRIGGER t_clamp BEFORE UPDATE OR DELETE ON t FOR EACH ROW EXECUTE FUNCTION t_clamp()");
+  }
   if (tables.log_trigger) {
     out.push_back("CREATE TABLE log (id int, v int, op text NOT NULL)");
     out.push_back("CREATE FUNCTION t_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -431,6 +438,7 @@ std::vector<std::string> table_teardown(const Tables& tables) {
                                   "DROP FUNCTION sqlast(int)", "DROP FUNCTION sqbad(int)", "DROP FUNCTION sqlock(int)",
                                   "DROP TABLE t", "DROP TYPE tspec"};
   if (tables.parent) out.emplace_back("DROP TABLE parent");
+  if (tables.before_trigger) out.emplace_back("DROP FUNCTION t_clamp()");
   if (tables.log_trigger) {
     out.emplace_back("DROP TABLE log");
     out.emplace_back("DROP FUNCTION t_log()");

@@ -16,6 +16,7 @@ struct Tables {
   bool v_unique = false;
   bool parent = false;
   bool log_trigger = false;  // an AFTER ROW trigger on t writes each change to `log`
+  bool before_trigger = false;  // BEFORE ROW triggers on t: an UPDATE's v kept at most 50, a row of v = 3 never deleted
 };
 
 // A statement on rows 1 and 2 (3 does not exist), mostly row 1, so that sessions meet;

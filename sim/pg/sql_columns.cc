@@ -18,6 +18,14 @@ sql::ElementType column_element(const sql::ColumnDef& c) {
 
 }  // namespace
 
+void check_not_null(const SqlTable& t, const Row& row) {
+  for (const sql::ColumnDef& c : t.def.columns) {
+    if (c.not_null && !row.contains(c.name)) {
+      throw SqlError("23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, t.def.table));
+    }
+  }
+}
+
 // A stored row's value of column i: its text read as the column's type (absent: NULL).
 Value stored(const SqlTable& t, const Row& row, int i) {
   const sql::ColumnDef& c = t.def.columns[static_cast<std::size_t>(i)];
@@ -35,7 +43,7 @@ Value stored(const SqlTable& t, const Row& row, int i) {
 }
 
 // The value as a column of type `to` stores it (an assignment: PostgreSQL's assignment casts).
-Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
+Value assigned(Value v, const sql::ColumnDef& c, const std::string& table, bool not_null_checked) {
   const Type from = v.type();
   if (c.type == Type::enum_ && !v.is_null()) {  // an untyped literal or an enum of the column's type
     const int index = sql::enum_index(c.user_type);
@@ -78,7 +86,7 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table) {
   Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
   if (c.numeric_precision > 0) out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
   if (c.time_precision >= 0) out = sql::with_time_precision(out, c.time_precision);
-  if (out.is_null() && c.not_null) {
+  if (out.is_null() && c.not_null && not_null_checked) {
     throw SqlError("23502",
                    fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                                c.name, table));

@@ -96,5 +96,9 @@ class PlUsingParams final : public sql::EvalContext {
 // Whether lockstep fires the trigger (AFTER, FOR EACH ROW, without arguments, its function's body
 // one it runs: SqlRun::queue_after_row); a statement that would fire another is refused.
 bool fires_after_row(const SqlTable::Trigger& tr);
+// BEFORE ... FOR EACH ROW, no arguments, a body it runs: fired as each row is written
+// (SqlRun::before_row). has_before_row: t has such a trigger on `op` (its WHEN aside).
+bool fires_before_row(const SqlTable::Trigger& tr);
+bool has_before_row(const SqlTable& t, std::string_view op);
 
 }  // namespace lockstep::sim::pg

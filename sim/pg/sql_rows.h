@@ -67,7 +67,9 @@ bool sql_keys_ascending(const std::vector<sql::Value>& a, const std::vector<sql:
 
 sql::Value stored(const SqlTable& t, const Row& row, int i);
 // The value as column c stores it (PostgreSQL's assignment casts, NOT NULL, varchar(n)).
-sql::Value assigned(sql::Value v, const sql::ColumnDef& c, const std::string& table);
+sql::Value assigned(sql::Value v, const sql::ColumnDef& c, const std::string& table, bool not_null_checked = true);
+// 23502 for a NOT NULL column `row` has no value of: checked after BEFORE ROW triggers (assigned's otherwise).
+void check_not_null(const SqlTable& t, const Row& row);
 // Computes the row's generated columns (GENERATED ALWAYS AS (expr) STORED) from its others.
 void compute_generated(const SqlTable& t, Row& row);
 // 23514 when one of the table's CHECK constraints is false for the row (NULL passes).

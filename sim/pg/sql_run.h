@@ -591,8 +591,8 @@ class SqlRun final : public sql::EvalContext {
   static const std::vector<sql::Assignment>& set_of(const sql::Delete&);
 
   // One locked row's change: deleted (`set` null) or SET's version, RETURNING, and its
-  // (before, after) in `changes` when the table's keys are checked.
-  void write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
+  // (before, after) in `changes` when the table's keys are checked; false: a BEFORE trigger skipped it.
+  bool write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
                     const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes,
                     const Row* projected = nullptr);  // the new version computed before the lock, if still right
   // A plain INSERT into a table with unique keys besides the primary key, once its primary
@@ -675,7 +675,8 @@ class SqlRun final : public sql::EvalContext {
     std::optional<RowState::Written> before;
   };
   std::vector<OwnWrite> own_writes_;
-  // AFTER ROW triggers' events, queued as rows are written and fired as the query ends (sim/pg/sql_plpgsql.cc).
+  // BEFORE ROW triggers (sql_triggers.cc): *new_row as they leave it; false when one returned NULL.
+  bool before_row(const SqlTable& t, const char* op, const Row* old_row, Row* new_row, const std::vector<sql::Assignment>* set = nullptr);
   struct AfterRow { std::string table, trigger, function, op; std::optional<Row> old_row, new_row; };
   std::vector<AfterRow> after_rows_;
   void queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set = nullptr);

@@ -1,7 +1,10 @@
-// sim/pg/sql_triggers.cc: AFTER ... FOR EACH ROW triggers of LANGUAGE plpgsql functions on the
-// simulated server: which ones lockstep fires (fires_after_row), their events queued as rows
-// are written (WHEN evaluated then, UPDATE OF's columns, name order) and fired as the
-// statement ends (SqlRun::fire_after_rows), each a call of its function with NEW, OLD and TG_.
+// sim/pg/sql_triggers.cc: FOR EACH ROW triggers of LANGUAGE plpgsql functions on the simulated
+// server. AFTER: which ones lockstep fires (fires_after_row), their events queued as rows are
+// written (WHEN evaluated then, UPDATE OF's columns, name order) and fired as the statement
+// ends (SqlRun::fire_after_rows). BEFORE: fired as each row is about to be written, its row
+// locked (ExecBRInsertTriggers, ExecBRUpdateTriggers, ExecBRDeleteTriggers): the row each
+// returns is the next one's NEW and the row written, NULL skips the row. Each a call of its
+// function with NEW, OLD and TG_.
 #include <algorithm>
 
 #include "lockstep/model/sql/records.h"
@@ -43,6 +46,60 @@ bool fires_after_row(const SqlTable::Trigger& tr) {
   if (tr.before || !tr.row || tr.args) return false;
   const sql::CreateFunction* f = sql::current_sql_function(tr.function);
   return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
+}
+
+bool fires_before_row(const SqlTable::Trigger& tr) {
+  if (!tr.before || !tr.row || tr.args) return false;
+  const sql::CreateFunction* f = sql::current_sql_function(tr.function);
+  return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
+}
+
+bool has_before_row(const SqlTable& t, std::string_view op) {
+  return std::ranges::any_of(t.triggers, [&](const SqlTable::Trigger& tr) { return fires_before_row(tr) && std::ranges::find(tr.events, op) != tr.events.end(); });
+}
+
+bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, Row* new_row, const std::vector<sql::Assignment>* set) {
+  if (t.triggers.empty()) return true;
+  std::vector<const SqlTable::Trigger*> firing;
+  for (const SqlTable::Trigger& tr : t.triggers) {
+    if (!fires_before_row(tr) || std::ranges::find(tr.events, op) == tr.events.end()) continue;
+    if (!tr.of_columns.empty() && set != nullptr &&
+        std::ranges::none_of(*set, [&](const sql::Assignment& a) { return std::ranges::find(tr.of_columns, a.column) != tr.of_columns.end(); })) {
+      continue;
+    }
+    firing.push_back(&tr);
+  }
+  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });  // by name, as the server
+  const int type = server_.record_type_index(t.def.table);
+  const Saved saved = save();
+  for (const SqlTable::Trigger* tr : firing) {
+    const Value new_rec = new_row != nullptr ? whole_row(t, *new_row) : Value::null_record(type);
+    const Value old_rec = old_row != nullptr ? whole_row(t, *old_row) : Value::null_record(type);
+    if (tr->when) {
+      TriggerWhen when(*this, new_rec, old_rec);
+      if (!sql::is_true(sql::evaluate(*tr->when, when), "WHEN")) continue;
+    }
+    const sql::CreateFunction* f = sql::current_sql_function(tr->function);
+    PlTrigger trigger{op, tr->name, t.def.table, true, new_rec, old_rec};
+    static const std::vector<Value> kNoArgs;
+    const Value returned = call_plpgsql(*f, kNoArgs, &trigger);
+    restore(saved);
+    if (returned.is_null()) return false;  // the row is skipped: no later trigger, no write
+    if (returned.type() != Type::record || returned.record_type() != type) {
+      throw SqlError("42804", "returned row structure does not match the structure of the triggering table");
+    }
+    if (new_row == nullptr) continue;  // a DELETE's: any row goes on
+    const std::vector<std::optional<std::string>> fields = sql::record_field_texts(returned.text_output());
+    LOCKSTEP_INVARIANT(fields.size() == t.def.columns.size(), "a record of a table's row type has its columns");
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i]) {
+        (*new_row)[t.def.columns[i].name] = *fields[i];
+      } else {
+        new_row->erase(t.def.columns[i].name);
+      }
+    }
+  }
+  return true;
 }
 
 void SqlRun::queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set) {

@@ -6,6 +6,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 #include "lockstep/sim/pg/sql_ssi.h"
 
@@ -79,6 +80,10 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
     Row row = new_row(*t, columns, values, /*step_taken=*/first, ins.overriding);
     first = false;
+    if (!before_row(*t, "INSERT", nullptr, &row)) continue;  // BEFORE INSERT triggers, then the row's checks
+    check_not_null(*t, row);
+    compute_generated(*t, row);
+    check_constraints(*t, row, this);
     std::optional<Row> proposed;
     if (keyed) proposed = row;
     const std::size_t updates = changes.size();
@@ -122,12 +127,10 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
       throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
     }
     v = given[i] ? *given[i] : column_default(t, i);
-    const Value stored_value = assigned(v, c, t.def.table);
+    const Value stored_value = assigned(v, c, t.def.table, !has_before_row(t, "INSERT"));
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
-  compute_generated(t, row);
-  check_constraints(t, row, this);
-  return row;
+  return row;  // (its generated columns and constraints after its BEFORE triggers)
 }
 
 Value SqlRun::column_default(SqlTable& t, std::size_t i) {
@@ -349,15 +352,18 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
     if (c.identity_always && !a.to_default) {
       throw SqlError("428C9", fmt::format("column \"{}\" can only be updated to DEFAULT", a.column));
     }
-    Value v = assigned(a.to_default ? column_default(t, static_cast<std::size_t>(i)) : sql::evaluate(a.value, *this), c, t.def.table);
+    Value v = assigned(a.to_default ? column_default(t, static_cast<std::size_t>(i)) : sql::evaluate(a.value, *this), c, t.def.table,
+                       !has_before_row(t, "UPDATE"));
     if (v.is_null()) {
       updated.erase(a.column);
     } else {
       updated[a.column] = std::move(v).text_output();
     }
   }
-  compute_generated(t, updated);
-  check_constraints(t, updated, this);
+  if (!has_before_row(t, "UPDATE")) {  // else after the BEFORE UPDATE triggers (write_change)
+    compute_generated(t, updated);
+    check_constraints(t, updated, this);
+  }
   row_ = nullptr;
   return updated;
 }
@@ -627,7 +633,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     const bool as_read = sql_row_as_read(server_.row(name, id), snapshot_seq(), c_.pid_);  // no EvalPlanQual
     if (b.where && !checked && !as_read && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
     const bool unchanged = projected && *newest == candidates[k].second;
-    write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr);
+    if (!write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr)) continue;
     ++changed;
     if (after_row_) after_row_();
   }
@@ -636,25 +642,36 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
   return done(std::move(out));
 }
 
-void SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
+bool SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const std::vector<sql::Assignment>* set,
                           const std::vector<sql::Target>& ret, std::string_view alias, Rows& out, KeyChanges& changes,
                           const Row* projected) {
   const bool keyed = !t.foreign_keys.empty() || !t.referenced_by.empty();
   const bool ours = keyed && server_.row(t.def.table, id).pending.count(c_.pid_) != 0;
   alias_ = alias;
   if (set == nullptr) {
+    if (!before_row(t, "DELETE", &newest, nullptr)) return false;
     returning(t, ret, newest, out);
     queue_after_row(t, "DELETE", &newest, nullptr);
     if (s_.logging()) s_.add_detail("deleted " + row_text(newest));
     if (keyed) changes.push_back({newest, std::nullopt, ours});
     write_version(t, id, std::nullopt, {}, out);
-    return;
+    return true;
   }
   Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
+  if (has_before_row(t, "UPDATE")) {
+    if (!before_row(t, "UPDATE", &newest, &updated, set)) return false;
+    check_not_null(t, updated);
+    compute_generated(t, updated);
+    check_constraints(t, updated, this);
+  }
   queue_after_row(t, "UPDATE", &newest, &updated, set);
   if (keyed) changes.push_back({newest, updated, ours});
-  if (changes_primary_key(t, newest, updated)) return move_row(t, id, std::move(updated), ret, out);
-  write_version(t, id, std::move(updated), ret, out);
+  if (changes_primary_key(t, newest, updated)) {
+    move_row(t, id, std::move(updated), ret, out);
+  } else {
+    write_version(t, id, std::move(updated), ret, out);
+  }
+  return true;
 }
 
 const std::vector<sql::Assignment>& SqlRun::set_of(const sql::Delete&) {
