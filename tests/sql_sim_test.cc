@@ -724,6 +724,11 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   const std::string t0 = "CREATE TRIGGER t0 BEFORE INSERT ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();";
   EXPECT_NE(error_of(t0 + ins, "SELECT ins(5);").find(refused), std::string::npos);
   EXPECT_EQ(error_of(t1 + ins, "SELECT ins(5);"), "");
+  // A BEFORE trigger writing rows of its statement's own table (the server's later command,
+  // unseen by the statement's scan) is refused when it does.
+  const std::string selfw = "CREATE FUNCTION selfw() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE jobs SET state = 'x' WHERE id = 2; "
+                            "RETURN OLD; END $$; CREATE TRIGGER ts BEFORE DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION selfw();";
+  EXPECT_NE(error_of(selfw, "DELETE FROM jobs WHERE id = 1;").find("a BEFORE trigger whose function selfw() writes rows of \"jobs\""), std::string::npos);
   EXPECT_EQ(error_of(ins, "SELECT ins(5);"), "");
   // A body nesting past the parser's bound is read when created (a call runs on a fiber's
   // stack: the fuzzer's crash), and its calls are refused.

@@ -82,8 +82,22 @@ bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, R
     const sql::CreateFunction* f = sql::current_sql_function(tr->function);
     PlTrigger trigger{op, tr->name, t.def.table, true, new_rec, old_rec};
     static const std::vector<Value> kNoArgs;
+    // The session's own versions of t's rows: its trigger writing one is the server's later
+    // command, which the statement's scan does not see (a row it then reaches fails with 27000).
+    auto own_versions = [&] {
+      std::vector<std::pair<std::int64_t, std::optional<Row>>> out;
+      server_.each_row(t.def.table, [&](std::int64_t row_id, RowState& r) {
+        if (const auto w = r.pending.find(c_.pid_); w != r.pending.end()) out.emplace_back(row_id, w->second.version);
+      });
+      return out;
+    };
+    const auto before = own_versions();
     const Value returned = call_plpgsql(*f, kNoArgs, &trigger);
     restore(saved);
+    if (own_versions() != before) {
+      throw SqlError("0A000", fmt::format("a BEFORE trigger whose function {}() writes rows of \"{}\", the table its statement writes, is "
+                                          "not in lockstep's SQL subset (docs/sql.md)", tr->function, t.def.table));
+    }
     if (returned.is_null()) return false;  // the row is skipped: no later trigger, no write
     if (returned.type() != Type::record || returned.record_type() != type) {
       throw SqlError("42804", "returned row structure does not match the structure of the triggering table");

@@ -81,8 +81,8 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
     Row row = new_row(*t, columns, values, /*step_taken=*/first, ins.overriding);
     first = false;
     if (!before_row(*t, "INSERT", nullptr, &row)) continue;  // BEFORE INSERT triggers, then the row's checks
-    check_not_null(*t, row);
     compute_generated(*t, row);
+    if (has_before_row(*t, "INSERT")) check_not_null(*t, row);  // (else as each value was assigned)
     check_constraints(*t, row, this);
     std::optional<Row> proposed;
     if (keyed) proposed = row;
@@ -660,8 +660,8 @@ bool SqlRun::write_change(SqlTable& t, std::int64_t id, const Row& newest, const
   Row updated = projected != nullptr ? *projected : apply_set(t, newest, *set);
   if (has_before_row(t, "UPDATE")) {
     if (!before_row(t, "UPDATE", &newest, &updated, set)) return false;
-    check_not_null(t, updated);
     compute_generated(t, updated);
+    check_not_null(t, updated);
     check_constraints(t, updated, this);
   }
   queue_after_row(t, "UPDATE", &newest, &updated, set);
