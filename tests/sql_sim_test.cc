@@ -755,8 +755,9 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   EXPECT_NE(error_of("CREATE TRIGGER t6 AFTER INSERT ON steps FOR EACH STATEMENT EXECUTE FUNCTION tf();", "INSERT INTO steps VALUES (2, 2);").find(refused),
             std::string::npos);
   EXPECT_EQ(error_of("SELECT tf();"), "ERROR 0A000: trigger functions can only be called as triggers");
-  // A WHEN that reads no row is evaluated once: false, the trigger does not fire (Que's
-  // que.skip_notify); one that reads NEW may fire, so it is refused.
+  // A WHEN that reads no row is evaluated once: false, the trigger (one lockstep does not fire:
+  // FOR EACH STATEMENT, or with arguments) does not fire (Que's que.skip_notify); one that reads
+  // NEW may fire, so its statement is refused.
   const std::string t3 = "CREATE TRIGGER t3 BEFORE INSERT ON steps FOR EACH STATEMENT WHEN (NOT coalesce(current_setting('x.skip', true), '') = 'true') "
                          "EXECUTE FUNCTION tf();";
   EXPECT_TRUE(error_of(t3, "INSERT INTO steps VALUES (2, 2);").find(refused) != std::string::npos);

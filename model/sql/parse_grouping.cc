@@ -65,6 +65,7 @@ std::vector<std::vector<Expr>> Reader::grouping_sets_of(const json& item, Select
   const auto [type, body] = node(item);
   const int loc = location_of(*body, fallback);
   if (type == "RowExpr" && !top) {  // (a, b) inside ROLLUP, CUBE or GROUPING SETS: one set of them
+    if (body->value("row_format", "") != "COERCE_IMPLICIT_CAST") refuse("ROW(...) inside ROLLUP, CUBE or GROUPING SETS", loc);
     std::vector<Expr> set;
     if (body->contains("args")) {
       for (const json& a : body->at("args")) set.push_back(group_item(a, s, loc));
@@ -95,7 +96,7 @@ std::vector<std::vector<Expr>> Reader::grouping_sets_of(const json& item, Select
       for (std::size_t i = 0; i < n; ++i) concat(out.back(), parts[i]);
     }
   } else if (kind == "GROUPING_SET_CUBE") {  // every subset, by the bits of 0 .. 2^n - 1
-    if (parts.size() > 12) fail("54001", "CUBE is limited to 12 elements", loc);
+    if (parts.size() > 12) fail("54011", "CUBE is limited to 12 elements", loc);
     for (std::uint32_t mask = 0; mask < (1U << parts.size()); ++mask) {
       out.emplace_back();
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -115,7 +116,8 @@ std::vector<std::vector<Expr>> Reader::grouping_sets_of(const json& item, Select
 // GROUP BY's items: expressions, or positions in the select list (GROUP BY 1); with GROUPING
 // SETS, ROLLUP or CUBE among them, the sets expand_grouping_sets makes of them (each item's
 // sets, their cross product, each set's items once, shortest sets first: a stable sort, as
-// the server's qsort of so few is), the distinct items in group_by.
+// the server's qsort is below 7 sets, the most whose order lockstep imitates), the distinct
+// items in group_by.
 void Reader::group_by(const json& items, Select& s, int fallback) {
   bool sets = false;
   for (const json& item : items) sets = sets || node(item).first == "GroupingSet";
@@ -138,6 +140,7 @@ void Reader::group_by(const json& items, Select& s, int fallback) {
         ids.push_back(i);
       }
     }
+    if (product.size() * indexed.size() > 4096) fail("54001", "too many grouping sets present (maximum 4096)", fallback);
     for (const auto& q : product) {
       for (const auto& p : indexed) {
         std::vector<std::size_t> united = q;  // list_union_int: q's, then p's not in it
@@ -148,8 +151,8 @@ void Reader::group_by(const json& items, Select& s, int fallback) {
       }
     }
     product = std::move(next);
-    if (product.size() > 4096) fail("54001", "too many grouping sets present (maximum 4096)", fallback);
   }
+  if (s.group_by.size() > 32) refuse("GROUPING SETS, ROLLUP or CUBE over more than 32 columns", fallback);
   std::stable_sort(product.begin(), product.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
   s.grouping_sets = std::move(product);
 }
@@ -161,7 +164,7 @@ void Reader::check_aggregates(Select& s, int fallback) {
   // GROUPING(a, b): each argument is a GROUP BY item of this query, kept as its number.
   const std::function<void(Expr&)> grouping = [&](Expr& e) {
     if (e.kind == Expr::Kind::func && e.name == "grouping") {
-      if (e.args.size() > 31) fail("54011", "GROUPING must have fewer than 32 arguments", e.location);
+      if (e.args.size() > 31) fail("54023", "GROUPING must have fewer than 32 arguments", e.location);
       for (Expr& a : e.args) {
         const auto it = std::find_if(s.group_by.begin(), s.group_by.end(), [&](const Expr& g) { return same_expr(g, a); });
         if (it == s.group_by.end()) fail("42803", "arguments to GROUPING must be grouping expressions of the associated query level", a.location);
@@ -179,7 +182,7 @@ void Reader::check_aggregates(Select& s, int fallback) {
   if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr; a != nullptr && a->name == "grouping") {
     fail("42803", "grouping operations are not allowed in WHERE", a->location);
   }
-  s.aggregate = !s.group_by.empty() || s.having.has_value();
+  s.aggregate = !s.group_by.empty() || !s.grouping_sets.empty() || s.having.has_value();
   for (const Target& t : s.targets) s.aggregate = s.aggregate || aggregate_in(t.expr) != nullptr;
   if (const Expr* a = s.where ? aggregate_in(*s.where) : nullptr) {
     fail("42803", "aggregate functions are not allowed in WHERE", a->location);

@@ -352,12 +352,17 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
           const std::size_t i = board_.result[s].size() - 1;
           // libpq hands a notice to isolationtester as soon as it parses it: one a statement
           // raises before sending rows' description (a statement without rows: COMMIT, an
-          // INSERT) follows the statement before's result at once and prints before that
-          // result (the first's: before the step's line); one after it, before its own result.
+          // INSERT; and an INSERT, UPDATE or DELETE ... RETURNING, or a SELECT with a
+          // data-modifying WITH, which the server runs to its end before describing its rows:
+          // FillPortalStore) follows the statement before's result at once and prints before
+          // that result (the first's: before the step's line); one after it, before its own result.
           std::string* into = nullptr;
           if (i > 0) {
             board_.later_notices[s].emplace_back();
-            const bool described = board_.result[s].back().ok() && !board_.result[s].back().value().columns.empty();
+            const auto* select = std::get_if<sql::Select>(&st.body);
+            const bool streams = select != nullptr && std::none_of(select->with.begin(), select->with.end(),
+                                                                   [](const sql::CommonTable& w) { return w.modifying != nullptr; });
+            const bool described = streams && board_.result[s].back().ok() && !board_.result[s].back().value().columns.empty();
             into = described ? &board_.later_notices[s].back() : i >= 2 ? &board_.later_notices[s][i - 2] : nullptr;
           }
           receive_notices(s, *c, into);

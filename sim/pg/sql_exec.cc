@@ -291,6 +291,7 @@ void SqlRun::restore(const Saved& s) {
   alias_ = s.alias;
   row_ = s.row;
   group_ = s.group;
+  grouping_absent_ = s.grouping_absent;
 }
 
 void SqlRun::missing_column(const SqlTable& t, std::string_view alias, const Expr& ref) {

@@ -160,7 +160,7 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
   std::set<std::string> seen;
   for (std::size_t k = 0; k < changes.size(); ++k) {
     const SqlTable* t = server_.sql_table(changes[k].first);
-    if (t == nullptr || !seen.insert(fmt::format("{}:{}", t->def.table, fmt::join(changes[k].second, ","))).second) continue;
+    if (t == nullptr || !seen.insert(fmt::format("{}:{}:{}", k < direct, t->def.table, fmt::join(changes[k].second, ","))).second) continue;
     for (const SqlTable::Trigger& tr : t->triggers) {
       if (k < direct && fires_after_row(tr)) continue;  // run as the statement ends (sim/pg/sql_plpgsql.cc)
       // BEFORE: as each row is written (sql_triggers.cc), by a statement that alone writes (no

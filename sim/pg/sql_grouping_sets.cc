@@ -107,7 +107,8 @@ std::vector<std::vector<const Row*>> SqlRun::grouping_set_groups(const sql::Sele
     }
     auto sorted = sel.grouping_sets;
     std::sort(sorted.begin(), sorted.end());
-    bool imitated = sel.group_by.size() <= 2 && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() && !t->joined;
+    // (DISTINCT: a Unique or HashAggregate above reorders them.)
+    bool imitated = sel.group_by.size() <= 2 && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() && !t->joined && !sel.distinct;
     for (const auto& s : imitated ? gs_chain_order(hashed) : std::vector<std::vector<std::size_t>>{}) {
       gs_Groups g = gs_group(s, values, rows);
       std::vector<const Expr*> exprs;

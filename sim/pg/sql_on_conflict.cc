@@ -4,6 +4,7 @@
 // the same INSERT wrote, its WHERE, the new version).
 #include <algorithm>
 
+#include "lockstep/sim/pg/sql_plpgsql.h"
 #include "lockstep/sim/pg/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -124,6 +125,11 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
     return 0;
   }
   Row updated = apply_set(t, *current, ins.conflict_set);
+  if (has_before_row(t, "UPDATE")) {  // (apply_set left the checks to BEFORE triggers, which an upsert does not fire here)
+    compute_generated(t, updated);
+    check_not_null(t, updated);
+    check_constraints(t, updated, this);
+  }
   if (changes_primary_key(t, *current, updated)) {
     throw SqlError("0A000", "ON CONFLICT DO UPDATE of a primary key column is not in lockstep's SQL subset (docs/sql.md)");
   }

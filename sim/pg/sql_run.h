@@ -84,8 +84,9 @@ class SqlRun final : public sql::EvalContext {
     std::string_view alias;
     const Row* row;
     const std::vector<const Row*>* group;
+    std::uint32_t grouping_absent;
   };
-  Saved save() const { return {table_, alias_, row_, group_}; }
+  Saved save() const { return {table_, alias_, row_, group_, grouping_absent_}; }
   void restore(const Saved& s);
   // While a subquery runs: the enclosing query's row is readable to its references (outer_),
   // and the context is put back when it ends, however it ends.

@@ -73,7 +73,11 @@ bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, R
   const int type = server_.record_type_index(t.def.table);
   const Saved saved = save();
   for (const SqlTable::Trigger* tr : firing) {
-    const Value new_rec = new_row != nullptr ? whole_row(t, *new_row) : Value::null_record(type);
+    Row shown_new = new_row != nullptr ? *new_row : Row{};  // its generated columns NULL (computed after the triggers)
+    for (const sql::ColumnDef& c : t.def.columns) {
+      if (c.generated != nullptr) shown_new.erase(c.name);
+    }
+    const Value new_rec = new_row != nullptr ? whole_row(t, shown_new) : Value::null_record(type);
     const Value old_rec = old_row != nullptr ? whole_row(t, *old_row) : Value::null_record(type);
     if (tr->when) {
       TriggerWhen when(*this, new_rec, old_rec);

@@ -605,8 +605,8 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     const Mode mode = remove ? Mode::exclusive : update_mode(*t, set_of(b));
     // An UPDATE that assigns a key column takes FOR UPDATE only when the value changes
     // (heap_update compares the values), decided on the row its lock step sees.
-    std::function<Mode()> mode_now;
-    if (mode == Mode::exclusive && !remove) {
+    std::function<Mode()> mode_now;  // (a BEFORE UPDATE trigger's lock: by SET's columns, ExecUpdateLockMode)
+    if (mode == Mode::exclusive && !remove && !has_before_row(*t, "UPDATE")) {
       mode_now = [this, t, &b, &id] {  // `id` as it is when the lock is asked for (after a move, the followed one)
         const std::optional<Row>& current = c_.visible(t->def.table, id);
         return current && key_changes(*t, *current, set_of(b), b.alias) ? Mode::exclusive : Mode::no_key_update;
