@@ -710,7 +710,7 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   EXPECT_FALSE(fires("INSERT INTO steps VALUES (2, 2);"));
   EXPECT_FALSE(fires("WITH j AS (SELECT id FROM jobs WHERE id = 2) INSERT INTO steps SELECT id, id FROM j;"));
   EXPECT_TRUE(fires("WITH s AS (INSERT INTO steps VALUES (3, 1) RETURNING id) SELECT count(*) FROM s;"));
-  EXPECT_TRUE(fires("INSERT INTO steps VALUES (1, 2) ON CONFLICT (id) DO UPDATE SET job = 2;"));
+  EXPECT_FALSE(fires("INSERT INTO steps VALUES (1, 2) ON CONFLICT (id) DO UPDATE SET job = 2;"));
   EXPECT_FALSE(fires("UPDATE steps SET job = 2 WHERE id = 1;"));
   EXPECT_FALSE(fires("DELETE FROM jobs WHERE id = 1;"));
   EXPECT_FALSE(fires("SELECT count(*) FROM steps;"));

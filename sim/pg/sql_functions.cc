@@ -164,15 +164,15 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
     for (const SqlTable::Trigger& tr : t->triggers) {
       if (k < direct && fires_after_row(tr)) continue;  // run as the statement ends (sim/pg/sql_plpgsql.cc)
       // BEFORE: as each row is written (sql_triggers.cc), by a statement that alone writes (no
-      // data-modifying WITH, no ON CONFLICT DO UPDATE).
-      if (k == 0 && direct == 1 && target != nullptr && changes[0].second.size() == 1 && fires_before_row(tr)) continue;
+      // data-modifying WITH).
+      if (k == 0 && direct == 1 && target != nullptr && fires_before_row(tr)) continue;
       if (tr.when && !trigger_may_fire(*tr.when)) continue;
       for (const std::string& event : tr.events) {
         if (std::ranges::find(changes[k].second, event) == changes[k].second.end()) continue;
         throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(); lockstep "
                                             "fires AFTER ... FOR EACH ROW triggers without arguments, of a body it runs, on the tables a "
                                             "statement writes, and BEFORE ones on the one table an INSERT, UPDATE or DELETE without a "
-                                            "data-modifying WITH or ON CONFLICT DO UPDATE writes) is not in lockstep's SQL subset (docs/sql.md)",
+                                            "data-modifying WITH writes) is not in lockstep's SQL subset (docs/sql.md)",
                                             tr.name, t->def.table, event, tr.function));
       }
     }

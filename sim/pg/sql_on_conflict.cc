@@ -125,7 +125,11 @@ Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins
     return 0;
   }
   Row updated = apply_set(t, *current, ins.conflict_set);
-  if (has_before_row(t, "UPDATE")) {  // (apply_set left the checks to BEFORE triggers, which an upsert does not fire here)
+  if (has_before_row(t, "UPDATE")) {  // ExecOnConflictUpdate's ExecUpdate: BEFORE UPDATE triggers, then the checks
+    if (!before_row(t, "UPDATE", &*current, &updated, &ins.conflict_set)) {
+      excluded_ = nullptr;
+      return 0;  // not updated: not counted, no RETURNING (nor "a second time" later)
+    }
     compute_generated(t, updated);
     check_not_null(t, updated);
     check_constraints(t, updated, this);
