@@ -124,12 +124,9 @@ class SqlRun final : public sql::EvalContext {
   // ---- Subqueries. A correlated one (a SubPlan) names columns of the queries around it; it
   // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs
   // once per statement, on the statement's snapshot (compute_initplans).
-  // Whether column reference `ref` names a column of table t (called `alias` here).
-  bool resolves(const SqlTable& t, std::string_view alias, const Expr& ref) const;
-  // Whether some enclosing query's table has the column `ref` names.
-  bool resolves_outside(const Expr& ref) const;
-  // Whether the subquery names a column of a query around it.
-  bool correlated(const sql::Select& sub);
+  bool resolves(const SqlTable& t, std::string_view alias, const Expr& ref) const;  // whether `ref` names a column of t (called `alias`)
+  bool resolves_outside(const Expr& ref) const;  // whether some enclosing query's table has the column `ref` names
+  bool correlated(const sql::Select& sub);        // whether the subquery names a column of a query around it
   using Scopes = std::vector<std::pair<const SqlTable*, std::string_view>>;
   bool reaches_out(const Expr& e, Scopes& scopes) const;
   bool reaches_out(const sql::Select& sel, Scopes& scopes) const;
@@ -571,7 +568,8 @@ class SqlRun final : public sql::EvalContext {
   // Puts this session's new tuple for a row (an INSERT's), keeping what its own deletion of
   // the row, if any, was: a re-insert, first written by that deletion's subtransaction.
   void put_new_version(RowState& r, Row row, std::uint64_t position);
-  // SET's new version of `row` (every value from the row as it was).
+  // SET's new version of `row` (every value from the row as it was; with BEFORE UPDATE
+  // triggers, NOT NULL, generated columns and CHECK are left to the caller, after them).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);
 
   // `position`: the heap position a new version took already (0: it takes the next one).
