@@ -25,21 +25,13 @@ struct gs_Groups {
   std::vector<std::vector<const Row*>> rows;
 };
 
-bool gs_same_key(const std::vector<Value>& a, const std::vector<Value>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].is_null() != b[i].is_null()) return false;
-    if (!a[i].is_null() && sql::compare(a[i], b[i], "=") != 0) return false;
-  }
-  return true;
-}
-
 gs_Groups gs_group(std::vector<std::size_t> columns, const std::vector<std::vector<Value>>& values,
                    const std::vector<std::pair<std::int64_t, Row>>& rows) {
   gs_Groups g{.columns = std::move(columns)};
   for (std::size_t r = 0; r < rows.size(); ++r) {
     std::vector<Value> key;
     for (const std::size_t c : g.columns) key.push_back(values[r][c]);
-    const auto found = std::find_if(g.keys.begin(), g.keys.end(), [&](const auto& k) { return gs_same_key(k, key); });
+    const auto found = std::find_if(g.keys.begin(), g.keys.end(), [&](const auto& k) { return SqlRun::same_values(k, key); });
     g.row_keys.push_back(static_cast<std::size_t>(found - g.keys.begin()));
     if (found == g.keys.end()) {
       g.keys.push_back(std::move(key));

@@ -77,6 +77,8 @@ class SqlRun final : public sql::EvalContext {
   Value function_body(const Expr& query, sql::EvalContext& params) override;  // sim/pg/sql_functions.cc
   Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override;  // sim/pg/sql_plpgsql.cc
   static Value array_of_rows(const std::vector<std::vector<Value>>& rows);  // ARRAY (SELECT ...)'s value of its rows
+  // Whether two rows of values are equal as DISTINCT, UNION and GROUP BY compare them (NULLs equal).
+  static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);
 
  private:
   struct Saved {
@@ -465,8 +467,6 @@ class SqlRun final : public sql::EvalContext {
   std::map<const sql::Select*, std::map<std::int64_t, Value>> window_values_;  // by the call's window
   std::int64_t window_row_ = -1;  // the id of the row being projected or sorted
 
-  // Whether two rows of values are equal as DISTINCT and UNION compare them (NULLs equal).
-  static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
@@ -679,6 +679,7 @@ class SqlRun final : public sql::EvalContext {
   struct AfterRow { std::string table, trigger, function, op; std::optional<Row> old_row, new_row; };
   std::vector<AfterRow> after_rows_;
   void queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set = nullptr);
+  static std::vector<const SqlTable::Trigger*> row_triggers(const SqlTable& t, const char* op, const std::vector<sql::Assignment>* set, bool (*fires)(const SqlTable::Trigger&));
   void fire_after_rows();
   void note_own_write(const std::string& table, std::int64_t id);
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;

@@ -58,18 +58,26 @@ bool has_before_row(const SqlTable& t, std::string_view op) {
   return std::ranges::any_of(t.triggers, [&](const SqlTable::Trigger& tr) { return fires_before_row(tr) && std::ranges::find(tr.events, op) != tr.events.end(); });
 }
 
-bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, Row* new_row, const std::vector<sql::Assignment>* set) {
-  if (t.triggers.empty()) return true;
+// The row triggers `fires` picks on `op` of t, UPDATE OF's columns among `set`'s (an UPDATE's
+// SET; null: any), in the server's order: by name.
+std::vector<const SqlTable::Trigger*> SqlRun::row_triggers(const SqlTable& t, const char* op, const std::vector<sql::Assignment>* set,
+                                                           bool (*fires)(const SqlTable::Trigger&)) {
   std::vector<const SqlTable::Trigger*> firing;
   for (const SqlTable::Trigger& tr : t.triggers) {
-    if (!fires_before_row(tr) || std::ranges::find(tr.events, op) == tr.events.end()) continue;
+    if (!fires(tr) || std::ranges::find(tr.events, op) == tr.events.end()) continue;
     if (!tr.of_columns.empty() && set != nullptr &&
         std::ranges::none_of(*set, [&](const sql::Assignment& a) { return std::ranges::find(tr.of_columns, a.column) != tr.of_columns.end(); })) {
       continue;
     }
     firing.push_back(&tr);
   }
-  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });  // by name, as the server
+  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });
+  return firing;
+}
+
+bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, Row* new_row, const std::vector<sql::Assignment>* set) {
+  if (t.triggers.empty()) return true;
+  const std::vector<const SqlTable::Trigger*> firing = row_triggers(t, op, set, fires_before_row);
   const int type = server_.record_type_index(t.def.table);
   const Saved saved = save();
   for (const SqlTable::Trigger* tr : firing) {
@@ -122,17 +130,8 @@ bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, R
 
 void SqlRun::queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set) {
   if (t.triggers.empty()) return;
-  std::vector<const SqlTable::Trigger*> firing;
-  for (const SqlTable::Trigger& tr : t.triggers) {
-    if (std::ranges::find(tr.events, op) == tr.events.end() || !fires_after_row(tr)) continue;
-    if (!tr.of_columns.empty() && set != nullptr) {  // UPDATE OF: a column of the list is SET
-      const bool named = std::ranges::any_of(*set, [&](const sql::Assignment& a) { return std::ranges::find(tr.of_columns, a.column) != tr.of_columns.end(); });
-      if (!named) continue;
-    }
-    firing.push_back(&tr);
-  }
+  const std::vector<const SqlTable::Trigger*> firing = row_triggers(t, op, set, fires_after_row);
   if (firing.empty()) return;
-  std::ranges::sort(firing, [](const auto* a, const auto* b) { return a->name < b->name; });  // the server's order: by name
   const Value new_rec = new_row != nullptr ? whole_row(t, *new_row) : Value::null();
   const Value old_rec = old_row != nullptr ? whole_row(t, *old_row) : Value::null();
   SqlRun* top = this;  // a data-modifying WITH query's events are its statement's

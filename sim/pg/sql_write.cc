@@ -115,6 +115,7 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
     if (values[k]) given[static_cast<std::size_t>(columns[k])] = sql::evaluate(*values[k], *this);
   }
   Row row;
+  const bool not_null_now = !has_before_row(t, "INSERT");  // else after the BEFORE INSERT triggers
   for (std::size_t i = 0; i < t.def.columns.size(); ++i) {
     const sql::ColumnDef& c = t.def.columns[i];
     Value v;
@@ -127,7 +128,7 @@ Row SqlRun::new_row(SqlTable& t, const std::vector<int>& columns, const std::vec
       throw SqlError("428C9", fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", c.name));
     }
     v = given[i] ? *given[i] : column_default(t, i);
-    const Value stored_value = assigned(v, c, t.def.table, !has_before_row(t, "INSERT"));
+    const Value stored_value = assigned(v, c, t.def.table, not_null_now);
     if (!stored_value.is_null()) row[c.name] = stored_value.text_output();
   }
   return row;  // (its generated columns and constraints after its BEFORE triggers)
