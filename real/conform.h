@@ -1,6 +1,6 @@
 // real/conform.h: the simulated PostgreSQL against a real one, statement by statement.
 //
-// Given the statements a simulated execution ran (sim/pg/statement_log.h), conform() runs
+// Given the statements a simulated execution ran (sim/pg/server/statement_log.h), conform() runs
 // them again on real connections (one per simulated session, opened at its first
 // statement with its application_name, closed where the simulation closed it), in the
 // simulation's global order, with at most one statement in flight per connection (libpq's
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/pg/server/statement_log.h"
 
 namespace lockstep::real {
 

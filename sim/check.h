@@ -17,7 +17,7 @@
 #include "lockstep/sim/explain/cause.h"
 #include "lockstep/sim/explore/exploration.h"
 #include "lockstep/sim/explore/explorer.h"
-#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/pg/server/statement_log.h"
 #include "lockstep/sim/explain/shrink.h"
 #include "lockstep/sim/explore/subtree_exchange.h"
 #include "lockstep/sim/explain/trace.h"

@@ -185,7 +185,7 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a) JOIN v USING (a)"),
             "0A000 JOIN ... USING beside another join (write ON) is not in lockstep's SQL subset (docs/sql.md), at position 36 @36");
   EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a)"), "");
-  EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"), "");  // over joined tables: sim/pg/sql_lock_rows.cc
+  EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"), "");  // over joined tables: sim/pg/executor/sql_lock_rows.cc
   // A function in FROM may be one the server has (a plpgsql one): known when the statement
   // runs (SqlSim.TriggersAreKeptAndWhatFiresThemIsRefused has json_each's refusal).
   EXPECT_EQ(refusal("SELECT * FROM json_each('x')"), "");

@@ -1,4 +1,4 @@
-// SQL on the simulated server (sim/pg/sql_exec.cc): the statements lock services write, run
+// SQL on the simulated server (sim/pg/executor/sql_exec.cc): the statements lock services write, run
 // by sessions of a model, every interleaving. Each test states what PostgreSQL 15 does under
 // READ COMMITTED (../shared/postgres-semantics.md) and checks the set of outcomes the
 // exploration reaches; dpor must reach the same set as dfs.
@@ -445,7 +445,7 @@ TEST(SqlSim, ASetOperationInHashOrderIsRefusedNotReordered) {
 }
 
 // An IN (SELECT ... LIMIT n) semi join's rows, and UPDATE ... FROM's, come in the order of the
-// plan the server's costs pick (sim/pg/sql_plan_order.cc; tests/sql-specs/semi-join-order.spec
+// plan the server's costs pick (sim/pg/executor/sql_plan_order.cc; tests/sql-specs/semi-join-order.spec
 // where they decide). Where two plans cost within 15% (LIMIT 10 on this table: 39.30 against
 // 39.75 on PostgreSQL 15; LIMIT 8; a wide table's LIMIT 2), two or more rows are refused, not
 // answered one way; ORDER BY, a clear estimate (LIMIT 3: a HashAggregate's order, 2, 4, 3 on
@@ -716,7 +716,7 @@ TEST(SqlSim, TriggersAreKeptAndWhatFiresThemIsRefused) {
   EXPECT_FALSE(fires("SELECT count(*) FROM steps;"));
   EXPECT_FALSE(fires("INSERT INTO jobs VALUES (3, 'new');"));
   EXPECT_FALSE(fires("SELECT nf(1) FROM jobs WHERE false;"));
-  EXPECT_FALSE(fires("SELECT nf(1);"));        // a plpgsql function runs (sim/pg/sql_plpgsql.cc) ...
+  EXPECT_FALSE(fires("SELECT nf(1);"));        // a plpgsql function runs (sim/pg/executor/sql_plpgsql.cc) ...
   EXPECT_TRUE(fires("SELECT nf(id) FROM jobs;"));  // ... not inside a scan
   EXPECT_NE(error_of("", "SELECT * FROM json_each('[]');").find("json_each() in FROM " + refused.substr(0, 18)), std::string::npos);
   // A statement of a function that would fire a trigger is refused as the statement is.

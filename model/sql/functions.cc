@@ -28,7 +28,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"current_user", 0, 0, FunctionKind::scalar},      // "postgres": the simulated server's one role (also SESSION_USER, USER)
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
     FunctionInfo{"version", 0, 0, FunctionKind::scalar},           // model/sql/server_version.h
-    FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/notifications.cc)
+    FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/server/notifications.cc)
     FunctionInfo{"now", 0, 0, FunctionKind::time},
     FunctionInfo{"transaction_timestamp", 0, 0, FunctionKind::time},
     FunctionInfo{"statement_timestamp", 0, 0, FunctionKind::time},
@@ -146,16 +146,16 @@ constexpr std::array kFunctions = {
     FunctionInfo{"cardinality", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_position", 2, 2, FunctionKind::scalar},
     FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
-    FunctionInfo{"unnest", 1, 1, FunctionKind::scalar},  // in a select list without FROM: sim/pg/sql_select.cc
+    FunctionInfo{"unnest", 1, 1, FunctionKind::scalar},  // in a select list without FROM: sim/pg/executor/sql_select.cc
     FunctionInfo{"string_to_array", 2, 3, FunctionKind::scalar},
-    FunctionInfo{"generate_series", 2, 3, FunctionKind::scalar},  // set-returning: in FROM only (sim/pg/sql_from.cc)
+    FunctionInfo{"generate_series", 2, 3, FunctionKind::scalar},  // set-returning: in FROM only (sim/pg/executor/sql_from.cc)
     FunctionInfo{"jsonb_array_elements", 1, 1, FunctionKind::scalar},
     FunctionInfo{"jsonb_array_elements_text", 1, 1, FunctionKind::scalar},
     FunctionInfo{"json_array_elements", 1, 1, FunctionKind::scalar},  // json as written: model/sql/json_text.h
     FunctionInfo{"json_array_elements_text", 1, 1, FunctionKind::scalar},
-    FunctionInfo{"json_to_recordset", 1, 1, FunctionKind::scalar},  // in FROM with AS x(name type, ...): sim/pg/sql_from.cc
+    FunctionInfo{"json_to_recordset", 1, 1, FunctionKind::scalar},  // in FROM with AS x(name type, ...): sim/pg/executor/sql_from.cc
     FunctionInfo{"jsonb_to_recordset", 1, 1, FunctionKind::scalar},
-    FunctionInfo{"json_populate_record", 2, 2, FunctionKind::scalar},  // model/sql/json_populate.h; in FROM: sim/pg/sql_from.cc
+    FunctionInfo{"json_populate_record", 2, 2, FunctionKind::scalar},  // model/sql/json_populate.h; in FROM: sim/pg/executor/sql_from.cc
     FunctionInfo{"jsonb_populate_record", 2, 2, FunctionKind::scalar},
     FunctionInfo{"json_populate_recordset", 2, 2, FunctionKind::scalar},
     FunctionInfo{"jsonb_populate_recordset", 2, 2, FunctionKind::scalar},
@@ -168,7 +168,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"get_bit", 2, 2, FunctionKind::scalar},  // of a bit string or bytea: model/sql/binary_types.h
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
     FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
-    FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/sql_ddl.cc
+    FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/executor/sql_ddl.cc
     FunctionInfo{"to_regclass", 1, 1, FunctionKind::session},  // the relation's name, or NULL
     FunctionInfo{"currval", 1, 1, FunctionKind::session},
     FunctionInfo{"setval", 2, 3, FunctionKind::session},

@@ -46,7 +46,7 @@ inline constexpr std::string_view kTempSchemaPrefix = "pg_temp.";
 // a duration (milliseconds, or a number with a unit). The one list of them.
 // The planner's switches (enable_seqscan, ...) change only which plan the server picks, so the
 // simulation keeps them and shows them; a scan whose row order would follow that choice is
-// refused while enable_seqscan is off (sim/pg/sql_joins.cc).
+// refused while enable_seqscan is off (sim/pg/executor/sql_joins.cc).
 enum class Setting {
   lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout,
   enable_seqscan, enable_bitmapscan, enable_indexscan, enable_indexonlyscan

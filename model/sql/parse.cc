@@ -544,7 +544,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
       const json& rel = *node(r).second;
       const std::string named = rel.value("relname", "");
       if (rel.contains("schemaname")) fail("42601", fmt::format("{} must specify unqualified relation names", lock_clause_name(s.lock)), location_of(rel, fallback));
-      if (!s.from.empty()) {  // checked when run (sim/pg/sql_lock_rows.cc): a FROM item may name a WITH query
+      if (!s.from.empty()) {  // checked when run (sim/pg/executor/sql_lock_rows.cc): a FROM item may name a WITH query
         s.lock_of.push_back(named);
         continue;
       }

@@ -668,7 +668,7 @@ Expr Reader::sublink(const json& body, Expr e) {
     e.select = std::move(sub);
     return e;
   }
-  for (const CommonTable& c : sub->with) {  // its own WITH queries are computed once (sim/pg/sql_subqueries.cc)
+  for (const CommonTable& c : sub->with) {  // its own WITH queries are computed once (sim/pg/executor/sql_subqueries.cc)
     if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
   }
   if (e.kind != Expr::Kind::exists && (sub->targets.size() != 1 || sub->targets[0].star)) {

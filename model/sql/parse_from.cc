@@ -213,7 +213,7 @@ void Reader::check_modifying_ctes(Statement& s, const json& tree, int loc) const
     return std::any_of(with->begin(), with->end(), [&](const CommonTable& v) { return v.name == sel.table && v.select != nullptr && !v.recursive && one_row(*v.select); });
   };
   // The other parts of a statement may read the table a data-modifying WITH query writes
-  // (they see it as the statement found it: sim/pg/sql_joins.cc); two writers of one table
+  // (they see it as the statement found it: sim/pg/executor/sql_joins.cc); two writers of one table
   // in one statement are refused (the server's outcome depends on which runs first).
   for (std::size_t k = 0; k < with->size(); ++k) {
     const CommonTable& c = (*with)[k];
@@ -237,7 +237,7 @@ void Reader::check_modifying_ctes(Statement& s, const json& tree, int loc) const
 
 // JOIN ... USING (a, b): the condition left.a = right.a AND left.b = right.b, each side one
 // relation (a table, subquery or function: a join's merged columns are outside the subset); the
-// run reads an unqualified a as the left side's (sim/pg/sql_from.cc: an inner or left join's).
+// run reads an unqualified a as the left side's (sim/pg/executor/sql_from.cc: an inner or left join's).
 void Reader::using_join(const json& list, FromItem& item, int at) {
   auto name_of = [&](const FromItem& side) {
     if (side.kind == FromItem::Kind::join) refuse("JOIN ... USING beside another join (write ON)", at);
@@ -340,7 +340,7 @@ FromItem Reader::from_item(const json& n, int fallback) {
     }
     item.kind = FromItem::Kind::subquery;
     Select sub = select(*sb, at >= 0 ? at : loc, false);
-    for (const CommonTable& c : sub.with) {  // its own WITH queries are computed once (sim/pg/sql_subqueries.cc)
+    for (const CommonTable& c : sub.with) {  // its own WITH queries are computed once (sim/pg/executor/sql_subqueries.cc)
       if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
     }
     if (sub.lock != RowLock::none) refuse("FOR UPDATE inside a subquery in FROM", loc);

@@ -24,7 +24,7 @@ struct Statement;
 // WITH name AS (SELECT ...): a relation of the statement, computed once, when first read (a
 // SELECT that locks rows: in steps of its own, before the statement's own scan). WITH name AS
 // (INSERT | UPDATE | DELETE ... RETURNING ...): a data-modifying one, run to completion first,
-// its RETURNING rows the relation (sim/pg/sql_joins.cc).
+// its RETURNING rows the relation (sim/pg/executor/sql_joins.cc).
 struct CommonTable {
   std::string name;
   std::shared_ptr<const Select> select;        // a SELECT; else
@@ -122,7 +122,7 @@ constexpr const char* lock_clause_name(RowLock lock) {
   return lock == RowLock::update ? "FOR UPDATE" : lock == RowLock::no_key_update ? "FOR NO KEY UPDATE" : lock == RowLock::share ? "FOR SHARE" : "FOR KEY SHARE";
 }
 
-// An item of a FROM other than one table (sim/pg/sql_from.cc runs them as nested loops): a
+// An item of a FROM other than one table (sim/pg/executor/sql_from.cc runs them as nested loops): a
 // table or WITH query, a subquery, VALUES, a set-returning function (unnest, generate_series,
 // jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys; WITH ORDINALITY), or a
 // JOIN (inner, left, cross) of two items. `lateral`: it may read the items before it.
@@ -152,7 +152,7 @@ inline std::string from_item_name(const FromItem& f) {
   return f.kind == FromItem::Kind::function ? f.function.at(0).name : f.table;
 }
 
-// UNION, INTERSECT or EXCEPT [ALL] of two queries (sim/pg/sql_set_operations.cc).
+// UNION, INTERSECT or EXCEPT [ALL] of two queries (sim/pg/executor/sql_set_operations.cc).
 struct SetOperation {
   enum class Op : std::uint8_t { union_, intersect, except };
   Op op = Op::union_;
@@ -184,7 +184,7 @@ struct Select {
   std::vector<std::vector<std::size_t>> grouping_sets;
   // GROUP BY items that named an output column (`SELECT q AS name ... GROUP BY name`), replaced
   // by its expression: the server does so when no FROM item has a column of that name (checked
-  // when the statement runs, sim/pg/sql_names.cc).
+  // when the statement runs, sim/pg/executor/sql_names.cc).
   std::vector<std::string> group_by_output_names;
   // Columns outside GROUP BY and aggregates that a grouped primary key may determine (the
   // server's functional dependency): checked when the statement runs, against the tables.
@@ -335,7 +335,7 @@ struct CreateFunction {
   // scalar subquery, run by the calling context (EvalContext::function_body).
   bool query_body = false;
   bool strict = false;
-  // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/sql_plpgsql.cc).
+  // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/executor/sql_plpgsql.cc).
   bool non_volatile = false;
   // LANGUAGE plpgsql: its body as PostgreSQL's plpgsql parser reads it (`pl`), run by the
   // calling statement's context (EvalContext::plpgsql_call); `body` is null, params and
@@ -489,7 +489,7 @@ struct LockTables {
 };
 
 // DO [LANGUAGE plpgsql] $$ body $$, as migrations use it: the body as PostgreSQL's plpgsql
-// parser reads it, in the statements the subset runs (sim/pg/sql_do.cc: outside the sessions,
+// parser reads it, in the statements the subset runs (sim/pg/executor/sql_do.cc: outside the sessions,
 // a spec's setup and teardown or a model's constructor): SQL statements, PERFORM, EXECUTE of
 // a text, IF / ELSIF / ELSE, RAISE, RETURN. No variables (DECLARE, INTO, FOUND), loops or
 // EXCEPTION handlers: refused by name when read.
@@ -564,7 +564,7 @@ struct PlFunction {
 };
 
 // LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']: delivered at commit to
-// the sessions listening then (sim/pg/notifications.cc).
+// the sessions listening then (sim/pg/server/notifications.cc).
 struct Notify {
   enum class Kind : std::uint8_t { listen, unlisten, notify };
   Kind kind = Kind::notify;
@@ -597,7 +597,7 @@ struct Statement {
   // so a READ COMMITTED statement that reads tables keeps its first step's snapshot.
   bool calls_stepping_function = false;
   // The functions it calls that are no built-in (created ones, by name): one whose body is
-  // statements takes steps of its own too (sim/pg/sql_plpgsql.h's takes_steps).
+  // statements takes steps of its own too (sim/pg/executor/sql_plpgsql.h's takes_steps).
   std::vector<std::string> user_calls;
   // An error the planner's constant folding raises (1/0, 'x'::int beside no column): the
   // statement fails with it before it runs anything, after parse analysis (parse_fold.cc).

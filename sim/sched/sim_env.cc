@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/pg.h"
-#include "lockstep/sim/pg/sim_pg.h"
+#include "lockstep/sim/pg/server/sim_pg.h"
 #include "lockstep/sim/fs/sim_fs.h"
 #include "lockstep/sim/sched/sim_objects.h"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "lockstep/model/env.h"
-#include "lockstep/sim/pg/statement_log.h"
+#include "lockstep/sim/pg/server/statement_log.h"
 #include "lockstep/sim/sched/scheduler.h"
 
 namespace lockstep::sim {

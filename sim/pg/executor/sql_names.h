@@ -1,0 +1,40 @@
+// sim/pg/executor/sql_names.h: what PostgreSQL's parser finds in a statement before any row is read:
+// the tables it opens anywhere (each locked by the statement, subqueries' too), and its
+// qualified column references (x.c) checked against the relations its FROM clauses name. PostgreSQL's parse
+// analysis refuses `job.locke` with 42703 even where no row would ever evaluate it (a WITH
+// RECURSIVE round that never runs, `false AND s.nope`); an executor that resolves names as
+// it evaluates them would answer instead.
+//
+// Guarantees: throws only sql::SqlError 42703 ("column x.c does not exist", the server's
+// words), for a reference whose qualifier names, in the innermost scope that has it, a
+// relation whose columns are all known from the statement and the catalog: a table, a WITH
+// query or FROM subquery whose targets are named, VALUES (anything else: a function's
+// columns, `excluded`, an outer name the executor resolves, is left to the executor); or
+// 42702 for a bare name both relations of an UPDATE ... FROM or DELETE ... USING have; or
+// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow.
+#pragma once
+
+#include <functional>
+
+#include "lockstep/model/sql/plan.h"
+
+namespace lockstep::sim::pg {
+
+class Server;
+struct SqlTable;
+
+// The table whose whole row an expression of a query is, or nullptr (SqlRun::record_table_of):
+// what a `(x).*` target expands to.
+using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Select&)>;
+
+void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of);
+
+// Each table name a SELECT, INSERT, UPDATE or DELETE reads or writes, anywhere in it (WITH
+// queries, FROM, subqueries in any clause), in the order written, WITH queries' own names
+// left out; a name may come more than once.
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&)>& fn);
+// ... and whether the locking clause (FOR UPDATE / SHARE [OF]) of the query whose FROM names
+// it covers it (the parser opens such a table with RowShareLock).
+void each_table_named(const sql::Statement& st, const std::function<void(const std::string&, bool locked)>& fn);
+
+}  // namespace lockstep::sim::pg
