@@ -111,7 +111,19 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 61: session resets (a pooler's DISCARD ALL between clients): the session's advisory
   // locks go (another session's try then takes the key), its custom settings too; RESET ALL
   // keeps the locks; both fail or are refused in a transaction block.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 63) : *rc::gen::inRange(0, 8)) {
+  // Case 63: window functions over rows others write: ranking, running sums over peers,
+  // lag / lead, PARTITION BY, a named WINDOW, and pg-boss's one-per-partition claim (an IN over a
+  // row_number() subquery) in an UPDATE.
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 64) : *rc::gen::inRange(0, 8)) {
+    case 63:
+      switch (*rc::gen::inRange(0, 6)) {
+        case 0: return "SELECT id, v, row_number() OVER (ORDER BY v, id) AS r FROM t ORDER BY id";
+        case 1: return fmt::format("SELECT id, sum(v) OVER (PARTITION BY v % 2 ORDER BY id) AS s, count(*) OVER () AS n FROM t WHERE v >= {} ORDER BY id", v);
+        case 2: return "SELECT id, rank() OVER (ORDER BY v) AS r, dense_rank() OVER (ORDER BY v DESC) AS d, sum(v) OVER (ORDER BY v) AS run FROM t ORDER BY id";
+        case 3: return "SELECT id, lag(v) OVER w AS p, lead(id) OVER w AS nx, first_value(v) OVER (w) AS f FROM t WINDOW w AS (ORDER BY id) ORDER BY id";
+        case 4: return "UPDATE t SET v = v + 1 WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY v ORDER BY id) AS rn FROM t) AS s WHERE rn = 1) RETURNING id, v";
+        default: return fmt::format("SELECT id FROM (SELECT id, row_number() OVER (ORDER BY v DESC, id) AS rn FROM t) AS s WHERE rn <= {} ORDER BY id", k);
+      }
     case 62:
       switch (*rc::gen::inRange(0, 5)) {
         case 0: return "SELECT v, count(*) AS n FROM t GROUP BY ROLLUP (v)";

@@ -515,6 +515,33 @@ TEST(SqlSim, GroupingSetsInAnOrderNotImitatedAreRefusedNotReordered) {
             (std::set<std::string>{"a: ERROR 0A000: " + refused + " | a: ERROR 0A000: " + refused + " | a: SELECT 2 [a,2;NULL,2] | a: SELECT 1 [18] | final: SELECT 1 [3]"}));
 }
 
+// An uncorrelated IN (subquery) is a semi join whatever the subquery reads (unnest, a UNION, a
+// FROM subquery): where the plans the server's costs may pick order its rows differently (here a
+// hash semi join in heap order against a nested loop over the ids made unique, 3, 5, 1 on
+// PostgreSQL 15), a result that shows the order is refused; a count, a sum or ORDER BY shows
+// none, also over a data-modifying WITH query's RETURNING (pg-boss's complete), which is refused
+// only where its reader shows the order (array_agg does).
+TEST(SqlSim, InSubqueryRowsInAnOrderThePlannerPicksAreRefusedWhereShown) {
+  const std::vector<std::string> setup = {"CREATE TABLE jobs (id int PRIMARY KEY, queue text NOT NULL, state text NOT NULL DEFAULT 'created')",
+                                          "INSERT INTO jobs (id, queue) VALUES (1, 'mail'), (2, 'mail'), (3, 'sms'), (4, 'sms'), (5, 'push')"};
+  const std::string in = "WHERE id IN (SELECT unnest(ARRAY[5, 3, 1]))";
+  const Session s = {"UPDATE jobs SET state = 'x' " + in + " RETURNING id",
+                     "SELECT array_agg(id) FROM jobs " + in,
+                     "WITH r AS (UPDATE jobs SET state = 'y' " + in + " RETURNING id) SELECT id FROM r",
+                     "WITH r AS (UPDATE jobs SET state = 'y' " + in + " RETURNING id) SELECT array_agg(id) FROM r",
+                     "WITH r AS (UPDATE jobs SET state = 'z' " + in + " RETURNING *) SELECT count(*), sum(id) FROM r",
+                     "WITH r AS (UPDATE jobs SET state = 'w' " + in + " RETURNING id) SELECT id FROM r ORDER BY id",
+                     "SELECT sum(id) FROM jobs WHERE id IN (SELECT 4 UNION SELECT 2)"};
+  const auto seen = outcomes(setup, {s}, "SELECT string_agg(state, ',' ORDER BY id) FROM jobs");
+  ASSERT_EQ(seen.size(), 1u);
+  const std::string out = *seen.begin();
+  const std::string refused = "ERROR 0A000: the rows an IN (subquery) keeps come in an order the server's planner picks by its costs";
+  std::size_t refusals = 0;
+  for (std::size_t at = out.find(refused); at != std::string::npos; at = out.find(refused, at + 1)) ++refusals;
+  EXPECT_EQ(refusals, 4u) << out;
+  EXPECT_NE(out.find("a: SELECT 1 [3,9] | a: SELECT 3 [1;3;5] | a: SELECT 1 [6] | final: SELECT 1 [w,created,w,created,w]"), std::string::npos) << out;
+}
+
 // Rows feeding an INSERT ... SELECT come in the order the server's plan gives them, which sets
 // their serial ids: a DISTINCT or GROUP BY whose order lockstep does not imitate there is refused
 // (over unnest(array) it is imitated: distinct-over-unnest-order.spec; a, c, b on PostgreSQL 15). unnest() of records

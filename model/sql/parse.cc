@@ -296,7 +296,8 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const Deeper deeper(*this, location_of(body, fallback));
   known(body, "SelectStmt",
         {"targetList", "fromClause", "whereClause", "sortClause", "limitCount", "limitOffset", "limitOption",
-         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause", "all", "larg", "rarg", "distinctClause"},
+         "lockingClause", "op", "valuesLists", "withClause", "groupClause", "havingClause", "all", "larg", "rarg", "distinctClause",
+         "windowClause"},
         fallback);
   if (body.value("op", "SETOP_NONE") != "SETOP_NONE") return set_operation(body, fallback, in_insert);  // parse_from.cc
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
@@ -315,11 +316,14 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   }
   if (body.contains("targetList")) {
     const bool outer_window = std::exchange(window_allowed_, true);  // window functions: in the select list only
+    if (body.contains("windowClause")) check_window_clause(body.at("windowClause"), fallback);  // parse_grouping.cc
+    const json* outer_windows = std::exchange(windows_, body.contains("windowClause") ? &body.at("windowClause") : nullptr);
     for (const json& t : body.at("targetList")) {
       window_allowed_ = true;
       s.targets.push_back(target(t, fallback));
     }
     window_allowed_ = outer_window;
+    windows_ = outer_windows;
   }
   const auto has_using = [](const FromItem& f, const auto& self) -> bool {
     return !f.using_columns.empty() || std::any_of(f.sides.begin(), f.sides.end(), [&](const FromItem& side) { return self(side, self); });

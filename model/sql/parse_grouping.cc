@@ -260,8 +260,7 @@ Expr Reader::window_call(const json& body, Expr e, const std::string& name) {
   if (given < least || given > most || (star && given > 0)) {
     fail("42883", fmt::format("function {}() does not exist with {} arguments", name, given), loc);
   }
-  const json& over = body.at("over");
-  known(over, "WindowDef", {"partitionClause", "orderClause", "frameOptions", "startOffset", "endOffset", "location"}, loc);
+  const json over = named_window(body.at("over"), loc);
   if (!window_allowed_) refuse("a window function outside a select list", loc);
   constexpr int kDefaultFrame = 0x2 | 0x20 | 0x400;  // RANGE UNBOUNDED PRECEDING AND CURRENT ROW (FRAMEOPTION_DEFAULTS)
   if (over.value("frameOptions", kDefaultFrame) != kDefaultFrame) refuse("a window frame clause (ROWS / RANGE / GROUPS ...)", loc);
@@ -283,6 +282,50 @@ Expr Reader::window_call(const json& body, Expr e, const std::string& name) {
   e.name = name;
   e.select = std::move(window);
   return e;
+}
+
+json Reader::named_window(const json& over, int loc, std::size_t depth) const {
+  known(over, "WindowDef", {"name", "refname", "partitionClause", "orderClause", "frameOptions", "startOffset", "endOffset", "location"}, loc);
+  // OVER w names a window of the WINDOW clause as it is; OVER (w ...) and WINDOW x AS (w ...)
+  // copy w's (an earlier one's) and add to it.
+  const auto window_named = [&](const std::string& wanted) -> const json& {
+    if (windows_ != nullptr && depth < windows_->size()) {
+      for (const json& w : *windows_) {
+        const json& def = w.contains("WindowDef") ? w.at("WindowDef") : w;
+        if (def.value("name", "") == wanted) return def;
+      }
+    }
+    fail("42704", fmt::format("window \"{}\" does not exist", wanted), loc);
+  };
+  const bool definition = depth > 0;  // a WINDOW clause's entry: its name is its own
+  if (!definition && over.contains("name")) return named_window(window_named(over.at("name")), loc, depth + 1);
+  json merged = over;
+  merged.erase("name");
+  if (!over.contains("refname")) return merged;
+  const std::string ref = over.at("refname");
+  merged.erase("refname");
+  const json base = named_window(window_named(ref), loc, depth + 1);
+  constexpr int kDefaultFrame = 0x2 | 0x20 | 0x400;
+  if (over.contains("partitionClause")) fail("42P20", fmt::format("cannot override PARTITION BY clause of window \"{}\"", ref), loc);
+  if (over.contains("orderClause") && base.contains("orderClause")) {
+    fail("42P20", fmt::format("cannot override ORDER BY clause of window \"{}\"", ref), loc);
+  }
+  if (base.value("frameOptions", kDefaultFrame) != kDefaultFrame) {
+    fail("42P20", fmt::format("cannot copy window \"{}\" because it has a frame clause", ref), loc);
+  }
+  for (const char* k : {"partitionClause", "orderClause"}) {
+    if (base.contains(k)) merged[k] = base.at(k);
+  }
+  return merged;
+}
+
+void Reader::check_window_clause(const json& windows, int loc) const {
+  std::vector<std::string> names;
+  for (const json& w : windows) {
+    const std::string name = (w.contains("WindowDef") ? w.at("WindowDef") : w).value("name", "");
+    if (std::find(names.begin(), names.end(), name) != names.end()) fail("42P20", fmt::format("window \"{}\" is already defined", name), loc);
+    names.push_back(name);
+  }
 }
 
 }  // namespace detail

@@ -224,6 +224,10 @@ class Reader {
 
   Expr func_call(const json& body, Expr e);
   Expr window_call(const json& body, Expr e, const std::string& name);  // OVER (...)
+  // OVER w or OVER (w ...): the window named in the SELECT's WINDOW clause, merged as
+  // transformWindowDefinitions merges it (42704, 42P20 as the server).
+  json named_window(const json& over, int loc, std::size_t depth = 0) const;
+  void check_window_clause(const json& windows, int loc) const;  // 42P20 for a name defined twice
 
   Expr sql_value_function(const json& body, Expr e);
 
@@ -301,6 +305,7 @@ class Reader {
   std::vector<std::string> user_calls_;  // Statement::user_calls
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
   bool window_allowed_ = false;    // reading a SELECT's select list, where a window function may be
+  const json* windows_ = nullptr;  // ... and its WINDOW clause, if any
   int depth_ = 0;                  // the nesting of expr() and select() calls now (Deeper)
 };
 

@@ -159,6 +159,7 @@ void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
   const Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
   if (!r.ok()) throw Raised{r.error()};
   d.computed = true;
+  d.unordered = inner.unordered_returning_;
   if (streamed_into != nullptr) d.rows.clear();  // (its last row's, kept for the streamed query): all of them now
   for (std::vector<Value>& values : rows) keep(std::move(values));
   if (streamed_into != nullptr && !streamed_into->computed) run_modifying(*streamed_into);  // no row: its query runs once, empty

@@ -105,6 +105,24 @@ std::optional<std::pair<double, double>> SqlRun::estimated_rows(const sql::Selec
   return std::pair{rows(width->second), rows(width->first)};  // the wider row, the fewer tuples
 }
 
+// An IN (subquery) of unnest(array) alone, as its select list (ProjectSet) or its FROM (a
+// function scan), without GROUP BY, DISTINCT, LIMIT or OFFSET: the rows the planner estimates
+// (unnest_rows_estimated), else nullopt.
+std::optional<std::pair<double, double>> SqlRun::unnest_subquery_rows(const sql::Select& q) {
+  if (q.aggregate || q.distinct || !q.distinct_on.empty() || q.limit || q.offset || q.targets.size() != 1 || q.targets[0].star) return std::nullopt;
+  std::optional<double> n;
+  if (q.from.size() == 1) {
+    n = unnest_rows_estimated(q, *this, function_params_);
+  } else if (q.from.empty() && !q.where && q.targets[0].expr.kind == Expr::Kind::func) {
+    sql::FromItem f;
+    f.kind = sql::FromItem::Kind::function;
+    f.function.push_back(q.targets[0].expr);
+    n = unnest_rows_estimated(f, nullptr, *this, function_params_);
+  }
+  if (!n) return std::nullopt;
+  return std::pair{*n, *n};
+}
+
 void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited) {
   if ((rows.size() < 2 && !limited) || rows.empty() || !st_.has_subquery) return;
   std::vector<const Expr*> conjuncts;
@@ -139,7 +157,7 @@ void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, co
     std::vector<std::vector<std::size_t>> driven;
     std::vector<std::size_t> in_list(distinct.size());
     for (std::size_t k = 0; k < distinct.size(); ++k) in_list[k] = k;
-    const auto rows_estimate = estimated_rows(sub);
+    const auto rows_estimate = sub.table.empty() ? unnest_subquery_rows(sub) : estimated_rows(sub);
     bool hash_known = true;
     if (po_provably_distinct(sub, server_.sql_table(sub.table))) {
       driven.push_back(in_list);
@@ -282,11 +300,11 @@ void SqlRun::refuse_unplanned_join(const sql::Select& sel, std::size_t rows) {
                           "shown or inserted that way they are not in lockstep's SQL subset (docs/sql.md); ORDER BY over them, or one row, is");
 }
 
-void SqlRun::refuse_unplanned_order() const {
-  if (unplanned_order_.empty()) return;
+void SqlRun::refuse_unplanned_order(const std::string& why) const {
+  if (why.empty()) return;
   throw SqlError("0A000", fmt::format("{}: a result in an order the planner's costs pick (not modelled) is not in lockstep's SQL subset "
                                       "(docs/sql.md); ORDER BY over it, or one row, is",
-                                      unplanned_order_));
+                                      why));
 }
 
 }  // namespace lockstep::sim::pg

@@ -196,6 +196,7 @@ class SqlRun final : public sql::EvalContext {
     bool in_round = false, last_round_locked = false;
     bool correlated = false;  // a subquery's naming an outer query's column: computed again per outer row
     bool partial = false;  // read under a LIMIT row by row (scan_streamed), stopped early: another read is refused
+    std::string unordered;  // a data-modifying one's RETURNING rows came in an order the planner's costs pick: why
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
   // its own (before the statement's own first step, whose scan then sees their locks).
@@ -305,19 +306,21 @@ class SqlRun final : public sql::EvalContext {
   // row of the joined relation (`join`'s FROM made it, when given) for which WHERE holds.
   std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
                                                                   const std::optional<Expr>& where, const sql::Select* join = nullptr);
-  // ---- Row orders the planner's costs pick (sim/pg/executor/sql_plan_order.cc): why scan()'s or join_candidates()' last rows' order is not decided.
-  std::string unplanned_order_;
+  // ---- Row orders the planner's costs pick (sim/pg/executor/sql_plan_order.cc): why scan()'s or join_candidates()' last rows' order is not decided;
+  // a data-modifying WITH query's RETURNING in such an order (its Derived::unordered); a top-level SELECT's scan, which checks it (else a scan of such rows refuses).
+  std::string unplanned_order_, unordered_returning_;
+  bool order_checked_scan_ = false;
+  static bool shows_order(const sql::Select& sel);  // no ORDER BY, DISTINCT, nor only aggregates of any order (count, sum, ...)
   enum class Drive : std::uint8_t { table, other_side, unknown };  // which side of a join on t's key leads
   Drive planned_drive(std::pair<double, double> rows, const SqlTable& t, std::size_t filters) const;
   std::optional<std::pair<double, double>> estimated_rows(const sql::Select& q);  // a plain one-table query's, (lowest, highest)
+  std::optional<std::pair<double, double>> unnest_subquery_rows(const sql::Select& q);  // ... an IN (SELECT unnest(...))'s
   std::optional<std::int64_t> planned_limit(const sql::Select& q);                 // its LIMIT as the plan knows it
   void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
   void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
-  void refuse_unplanned_order() const;
+  void refuse_unplanned_order(const std::string& why) const;  // 0A000 naming why (none: nothing)
   void refuse_unplanned_join(const sql::Select& sel, std::size_t rows);  // a FROM of joins' rows, shown without ORDER BY
-
-  // Every column the expression names in table t exists (as PostgreSQL's analysis checks
-  // before running anything): 42703 otherwise. `outputs` are names ORDER BY may also use.
+  // Every column the expression names in table t exists (as parse analysis checks): 42703 otherwise. `outputs`: names ORDER BY may also use.
   void check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs = {}) const;
   void check_columns(const std::vector<sql::Target>& targets, const SqlTable& t, const std::string& alias) const;
   void check_select(const sql::Select& sel, const SqlTable& t) const;
@@ -330,7 +333,6 @@ class SqlRun final : public sql::EvalContext {
     check();
     if (plans_ != nullptr) t.checked.emplace_back(plans_, node);
   }
-
   // The row a WHERE pins by the whole primary key (`key = constant or $n`, ANDed with anything),
   // or nullopt. Such a statement touches that row only: its first step is on its object.
   std::optional<std::int64_t> pinned_row(SqlTable& t, const std::string& alias, const std::optional<Expr>& where);
@@ -338,10 +340,8 @@ class SqlRun final : public sql::EvalContext {
   // key column, in key order (empty: it pins no row), and the row they name.
   std::vector<const Expr*> key_values(const SqlTable& t, std::string_view alias, const Expr& where) const;
   std::optional<std::int64_t> key_row(SqlTable& t, const std::vector<const Expr*>& values);
-
   SqlTable* table(const std::string& name);
   Error fail(Error e);  // an error: the transaction aborts (25P02); outside one the statement's writes and row locks go
-
   // A step of the statement (its first: the statement's start, snapshot and table locks).
   std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0, bool snapshot = true);
   Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }

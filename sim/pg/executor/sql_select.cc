@@ -124,6 +124,10 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
   const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
   Derived* d = derived_of(t);
+  if (d != nullptr && !d->unordered.empty()) {  // a data-modifying WITH query's RETURNING rows, in an order not decided
+    if (!order_checked_scan_) refuse_unplanned_order(d->unordered);
+    unplanned_order_ = d->unordered;
+  }
   if (d != nullptr && d->def->recursive && !d->computed && !d->in_round && enough >= 0 && own(d)) {
     return scan_recursive(*d, t, alias, where, enough);
   }
@@ -334,8 +338,10 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
+    order_checked_scan_ = true;
     rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, sel.limit.has_value(), &sel) : scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
-    if (sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty()) refuse_unplanned_order();
+    order_checked_scan_ = false;
+    if (shows_order(sel)) refuse_unplanned_order(unplanned_order_);
   }
   if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {
     const std::int64_t limit = bound(sel.limit, "LIMIT");
@@ -471,6 +477,25 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   if (sel.distinct && sel.order_by.empty() && top && seen.size() > 1) throw unordered();
   if (top) refuse_unplanned_join(sel, out.size());
   return out;
+}
+
+bool SqlRun::shows_order(const sql::Select& sel) {
+  if (!sel.order_by.empty() || sel.distinct || !sel.distinct_on.empty()) return false;
+  if (!sel.aggregate) return true;
+  // count, sum, avg, min, max, bool_and, bool_or: the same in any order (array_agg, string_agg,
+  // json_agg and the others are not; nor is a window function's value).
+  const auto ordered = [](const Expr& e, const auto& self) -> bool {
+    static constexpr std::string_view kAnyOrder[] = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"};
+    if (e.kind == Expr::Kind::window) return true;
+    if (const sql::FunctionInfo* f = e.kind == Expr::Kind::func ? sql::find_function(e.name) : nullptr; f != nullptr && f->kind == sql::FunctionKind::aggregate &&
+        std::find(std::begin(kAnyOrder), std::end(kAnyOrder), e.name) == std::end(kAnyOrder)) {
+      return true;
+    }
+    if (sql::is_sublink(e)) return false;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+  };
+  return std::any_of(sel.targets.begin(), sel.targets.end(), [&](const sql::Target& t) { return !t.star && ordered(t.expr, ordered); }) ||
+         (sel.having && ordered(*sel.having, ordered));
 }
 
 bool SqlRun::same_values(const std::vector<Value>& a, const std::vector<Value>& b) {

@@ -413,9 +413,10 @@ HeapPlace SqlRun::subquery_place(std::string_view table, std::int64_t id) {
 
 SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {
   if (conjunct.kind == Expr::Kind::in_subquery) {
-    // convert_ANY_sublink_to_join: an uncorrelated IN (SELECT ...) is a semi join.
+    // convert_ANY_sublink_to_join: an uncorrelated IN (SELECT ...) is a semi join, whatever
+    // the subquery reads (a table, unnest, a join, a subquery).
     const sql::Select& sub = *conjunct.select;
-    const bool simple = !sub.table.empty() && !correlated(sub) && !calls_server(conjunct.args.at(0)) &&
+    const bool simple = !correlated(sub) && !calls_server(conjunct.args.at(0)) &&
                         std::none_of(sub.targets.begin(), sub.targets.end(), [](const sql::Target& t) { return !t.star && calls_server(t.expr); });
     return simple ? Pulled::semi_in : Pulled::no;
   }

@@ -547,7 +547,11 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       auto scanned = scan(t, b.alias, b.where);
       candidates.assign(std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
     }
-    if (!b.returning.empty()) refuse_unplanned_order();
+    if (!b.returning.empty() && nested_ && enclosing_ != nullptr) {
+      unordered_returning_ = unplanned_order_;  // its statement's readers judge whether the order shows (SqlRun::scan)
+    } else if (!b.returning.empty()) {
+      refuse_unplanned_order(unplanned_order_);
+    }
   }
   Rows out;
   out.columns = column_names(b.returning, t, b.alias);
