@@ -113,10 +113,14 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // keeps the locks; both fail or are refused in a transaction block.
   // Case 63: window functions over rows others write: ranking, running sums over peers,
   // lag / lead, PARTITION BY, a named WINDOW, and pg-boss's one-per-partition claim (an IN over a
-  // row_number() subquery) in an UPDATE.
+  // row_number() subquery) in an UPDATE; IN (SELECT unnest(ARRAY[...])) and correlated EXISTS semi joins.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 64) : *rc::gen::inRange(0, 8)) {
     case 63:
-      switch (*rc::gen::inRange(0, 6)) {
+      switch (*rc::gen::inRange(0, 10)) {
+        case 8: return fmt::format("SELECT id, v FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id + {})", k - 2);
+        case 9: return fmt::format("UPDATE t SET v = v + 1 WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.v = t.v + {} AND o.id <> t.id) RETURNING id, v", k % 2);
+        case 6: return fmt::format("UPDATE t SET v = v + 1 WHERE id IN (SELECT unnest(ARRAY[{}, 2, 1, 3])) RETURNING id, v", k + 2);
+        case 7: return fmt::format("WITH r AS (DELETE FROM t WHERE id IN (SELECT x FROM unnest(ARRAY[3, 1, {}]) AS x) RETURNING id) SELECT count(*) AS n FROM r", k);
         case 0: return "SELECT id, v, row_number() OVER (ORDER BY v, id) AS r FROM t ORDER BY id";
         case 1: return fmt::format("SELECT id, sum(v) OVER (PARTITION BY v % 2 ORDER BY id) AS s, count(*) OVER () AS n FROM t WHERE v >= {} ORDER BY id", v);
         case 2: return "SELECT id, rank() OVER (ORDER BY v) AS r, dense_rank() OVER (ORDER BY v DESC) AS d, sum(v) OVER (ORDER BY v) AS run FROM t ORDER BY id";

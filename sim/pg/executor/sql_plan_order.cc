@@ -76,6 +76,110 @@ SqlRun::Drive SqlRun::planned_drive(std::pair<double, double> rows, const SqlTab
   return *pick;
 }
 
+// A correlated EXISTS pulled up into a semi join (Pulled::semi) keeps the table's scan order
+// (a hash or nested loop semi join probing with the table) unless the planner may drive the
+// join from the subquery's rows: made unique on the columns its equalities join on, or reduced
+// to an inner join by a unique index of them (reduce_unique_semijoins), which its costs pick
+// when the subquery's rows are few. Where the subquery's table has no such index and no
+// condition but the joining equalities (its every row, some 200 groups: never the cheaper
+// driver), the scan's order stands; else every order such a plan may give (with the index: the
+// subquery's rows as scanned; without: sorted or hashed by the join key) must agree with the
+// scan's, or a result that shows the order is refused.
+void SqlRun::order_exists_semi_join(const std::vector<std::pair<std::int64_t, Row>>& rows, SqlTable& t, const std::string& alias, const Expr& where) {
+  if (rows.size() < 2 || !st_.has_subquery || subquery_depth_ > 0 || !unplanned_order_.empty()) return;
+  std::vector<const Expr*> conjuncts;
+  const auto flatten = [](const Expr& e, std::vector<const Expr*>& out, const auto& self) -> void {
+    if (e.kind != Expr::Kind::and_) return out.push_back(&e);
+    for (const Expr& a : e.args) self(a, out, self);
+  };
+  flatten(where, conjuncts, flatten);
+  for (const Expr* c : conjuncts) {
+    if (pulled_up(*c) != Pulled::semi) continue;
+    const sql::Select& sub = *c->select;
+    SqlTable* inner = table(sub.table);
+    std::vector<const Expr*> inner_conjuncts;
+    flatten(*sub.where, inner_conjuncts, flatten);
+    std::vector<const Expr*> outer_columns;  // the outer row's expressions the equalities join on
+    bool unique = false, filtered = false;
+    for (const Expr* ic : inner_conjuncts) {
+      // inner column = an expression of the outer row's columns only (a hashable join clause)
+      const auto outer_only = [&](const Expr& e, const auto& self) -> bool {
+        if (e.kind == Expr::Kind::column) return !resolves(*inner, sub.alias, e) && resolves(t, alias, e);
+        if (sql::is_sublink(e) || e.kind == Expr::Kind::param) return false;
+        return std::all_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+      };
+      const bool eq = ic->kind == Expr::Kind::op && ic->name == "=" && ic->args.size() == 2;
+      const Expr* joined = nullptr;
+      int inner_column = -1;
+      for (int side = 0; eq && side < 2; ++side) {
+        const Expr& a = ic->args[static_cast<std::size_t>(side)];
+        const Expr& b = ic->args[static_cast<std::size_t>(1 - side)];
+        if (a.kind == Expr::Kind::column && resolves(*inner, sub.alias, a) && outer_only(b, outer_only)) {
+          inner_column = inner->column(a.name);
+          joined = &b;
+        }
+      }
+      if (joined == nullptr || inner_column < 0) {
+        filtered = true;
+        continue;
+      }
+      outer_columns.push_back(joined);
+      unique = unique || sql_single_column_index(*inner, inner_column).found;
+    }
+    if (outer_columns.empty() || (!unique && !filtered)) continue;
+    // The orders such plans may give, each a rank per row.
+    std::vector<std::vector<Value>> distinct;
+    std::vector<std::size_t> row_keys, inner_at;
+    const auto inner_rows = relation_rows(*inner);
+    for (const auto& [id, row] : rows) {
+      std::vector<Value> key;
+      table_ = &t;
+      alias_ = alias;
+      row_ = &row;
+      for (const Expr* e : outer_columns) key.push_back(sql::evaluate(*e, *this));
+      row_ = nullptr;
+      const auto k = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return same_values(d, key); });
+      row_keys.push_back(static_cast<std::size_t>(k - distinct.begin()));
+      if (k == distinct.end()) distinct.push_back(std::move(key));
+      const auto matched = semi_rows_.find({c, id});
+      const auto at = matched == semi_rows_.end() ? inner_rows.end()
+                                                  : std::find_if(inner_rows.begin(), inner_rows.end(), [&](const auto& r) { return *r.second == matched->second; });
+      inner_at.push_back(static_cast<std::size_t>(at - inner_rows.begin()));
+    }
+    // A unique index: an inner join, driven by the subquery's rows as scanned; else they are
+    // made unique first, sorted or hashed.
+    std::vector<std::vector<std::size_t>> orders;
+    if (unique) orders.push_back(inner_at);
+    std::vector<std::size_t> by_key(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) by_key[i] = i;
+    std::stable_sort(by_key.begin(), by_key.end(), [&](std::size_t a, std::size_t b) { return sql_keys_ascending(distinct[row_keys[a]], distinct[row_keys[b]]); });
+    std::vector<std::size_t> sorted_rank(rows.size());
+    for (std::size_t r = 0; r < by_key.size(); ++r) sorted_rank[by_key[r]] = r;
+    if (!unique) orders.push_back(sorted_rank);
+    std::vector<std::size_t> list_keys(rows.size());  // the keys as the subquery's scan meets them
+    std::vector<std::size_t> by_inner(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) by_inner[i] = i;
+    std::stable_sort(by_inner.begin(), by_inner.end(), [&](std::size_t a, std::size_t b) { return inner_at[a] < inner_at[b]; });
+    for (std::size_t i = 0; i < rows.size(); ++i) list_keys[i] = row_keys[by_inner[i]];
+    bool hashed = true;
+    for (std::uint32_t buckets = 2; !unique && buckets <= 4096; buckets *= 2) {
+      const auto order = hash_aggregate_order(distinct, list_keys, buckets);
+      hashed = order.has_value();
+      if (!order) break;
+      std::vector<std::size_t> rank_of_key(distinct.size());
+      for (std::size_t r = 0; r < order->size(); ++r) rank_of_key[(*order)[r]] = r;
+      std::vector<std::size_t> ranks;
+      for (const std::size_t k : row_keys) ranks.push_back(rank_of_key[k]);
+      orders.push_back(std::move(ranks));
+    }
+    if (hashed && std::all_of(orders.begin(), orders.end(), [](const auto& o) { return po_in_rank_order(o); })) continue;
+    unplanned_order_ = "the rows a correlated EXISTS keeps come in an order the server's planner picks by its costs (a semi join: the "
+                       "table's; a join driven by the subquery's rows, made unique or by a unique index: theirs, as scanned, sorted or "
+                       "hashed), and here those orders differ";
+    return;
+  }
+}
+
 std::optional<std::int64_t> SqlRun::planned_limit(const sql::Select& q) {
   const Expr& e = *q.limit;
   if (e.kind == Expr::Kind::constant) return sql::is_integer(e.value.type()) ? std::optional{e.value.as_integer()} : std::nullopt;

@@ -6,7 +6,6 @@
 // or changes rows then takes each candidate's row lock in a step of its own, waiting as the
 // server does, then re-checks the newest version (EvalPlanQual). An INSERT takes a step per
 // row. An error aborts the transaction, or, outside one, drops what the statement wrote.
-//
 // Its parts live by job (sql_exec.cc: the statement's frame, transactions, settings; sql_select.cc,
 // sql_subqueries.cc, sql_write.cc, sql_joins.cc: WITH queries, ...); rows outside: sql_rows.h.
 #pragma once
@@ -317,6 +316,7 @@ class SqlRun final : public sql::EvalContext {
   std::optional<std::pair<double, double>> unnest_subquery_rows(const sql::Select& q);  // ... an IN (SELECT unnest(...))'s
   std::optional<std::int64_t> planned_limit(const sql::Select& q);                 // its LIMIT as the plan knows it
   void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
+  void order_exists_semi_join(const std::vector<std::pair<std::int64_t, Row>>& rows, SqlTable& t, const std::string& alias, const Expr& where);
   void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
   void refuse_unplanned_order(const std::string& why) const;  // 0A000 naming why (none: nothing)
   void refuse_unplanned_join(const sql::Select& sel, std::size_t rows);  // a FROM of joins' rows, shown without ORDER BY

@@ -171,6 +171,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
                                         "whose rows took advisory locks is not in lockstep's SQL subset (docs/sql.md)", d->def->name));
   }
   if (where) order_semi_join(out, *t, *where, enough >= 0);  // a Limit above: the scan stopped in its order
+  if (where && !limited) order_exists_semi_join(out, *t, alias, *where);
   return out;
 }
 
