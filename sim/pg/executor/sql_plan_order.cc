@@ -180,6 +180,12 @@ void SqlRun::order_exists_semi_join(const std::vector<std::pair<std::int64_t, Ro
   }
 }
 
+bool SqlRun::semi_joined(const Expr& where) {
+  if (where.kind == Expr::Kind::and_) return std::any_of(where.args.begin(), where.args.end(), [&](const Expr& a) { return semi_joined(a); });
+  const Pulled p = pulled_up(where);
+  return p == Pulled::semi || p == Pulled::semi_in;
+}
+
 std::optional<std::int64_t> SqlRun::planned_limit(const sql::Select& q) {
   const Expr& e = *q.limit;
   if (e.kind == Expr::Kind::constant) return sql::is_integer(e.value.type()) ? std::optional{e.value.as_integer()} : std::nullopt;
@@ -228,7 +234,7 @@ std::optional<std::pair<double, double>> SqlRun::unnest_subquery_rows(const sql:
 }
 
 void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited) {
-  if ((rows.size() < 2 && !limited) || rows.empty() || !st_.has_subquery) return;
+  if ((rows.size() < 2 && !limited) || rows.empty() || !st_.has_subquery || subquery_depth_ > 0) return;  // (where_holds' semi joins: at the top)
   std::vector<const Expr*> conjuncts;
   const auto flatten = [&](const Expr& e, const auto& self) -> void {
     if (e.kind != Expr::Kind::and_) return conjuncts.push_back(&e);

@@ -147,10 +147,9 @@ class SqlRun final : public sql::EvalContext {
   // The version of the row a subquery reads: this session's own, or the statement's snapshot's.
   const std::optional<Row>& subquery_visible(std::string_view table, std::int64_t id);
   HeapPlace subquery_place(std::string_view table, std::int64_t id);  // ... and its place in the heap
-
-  // A WHERE conjunct PostgreSQL's planner pulls up into a join (pull_up_sublinks): a
-  // correlated EXISTS (a semi join) or NOT EXISTS (an anti join) over a simple subquery that
-  // names the outer row in its WHERE. In an EvalPlanQual re-check the new version is joined
+  // A WHERE conjunct PostgreSQL's planner pulls up into a join (pull_up_sublinks): a correlated EXISTS
+  // (a semi join) or NOT EXISTS (an anti join) over a simple subquery that names the outer row in its
+  // WHERE, or an uncorrelated IN (semi_in). In an EvalPlanQual re-check the new version is joined
   // with the inner row the scan matched (a semi join), or passes (an anti join: the scan
   // matched no inner row, and the re-check has none to join).
   enum class Pulled : std::uint8_t { no, semi, anti, semi_in };
@@ -317,6 +316,7 @@ class SqlRun final : public sql::EvalContext {
   std::optional<std::int64_t> planned_limit(const sql::Select& q);                 // its LIMIT as the plan knows it
   void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
   void order_exists_semi_join(const std::vector<std::pair<std::int64_t, Row>>& rows, SqlTable& t, const std::string& alias, const Expr& where);
+  bool semi_joined(const Expr& where);  // a conjunct of WHERE is an IN or EXISTS semi join
   void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
   void refuse_unplanned_order(const std::string& why) const;  // 0A000 naming why (none: nothing)
   void refuse_unplanned_join(const sql::Select& sel, std::size_t rows);  // a FROM of joins' rows, shown without ORDER BY

@@ -70,7 +70,13 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
       throw SqlError("0A000", "an INSERT ... SELECT whose SELECT calls a lock function for each row of a table it reads (the server inserts a row "
                               "before the next row's call) is not in lockstep's SQL subset (docs/sql.md)");
     }
-    for (std::vector<Value>& values : run_subquery(*ins.select, /*per_row=*/false)) {
+    auto pulled = run_subquery(*ins.select, /*per_row=*/false);
+    if (pulled.size() > 1 && sel.order_by.empty() && sel.where && semi_joined(*sel.where)) {
+      throw SqlError("0A000", "an INSERT ... SELECT of rows an IN (subquery) or a correlated EXISTS keeps, without ORDER BY, inserts them in the "
+                              "order of the join the server's planner picks by its costs (not modelled) and is not in lockstep's SQL subset "
+                              "(docs/sql.md); ORDER BY in the SELECT is");
+    }
+    for (std::vector<Value>& values : pulled) {
       auto& row = selected.emplace_back();
       for (Value& v : values) row.emplace_back(Expr{.kind = Expr::Kind::constant, .value = std::move(v)});
     }
