@@ -116,7 +116,10 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // row_number() subquery) in an UPDATE; IN (SELECT unnest(ARRAY[...])) and correlated EXISTS semi joins.
   switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 64) : *rc::gen::inRange(0, 8)) {
     case 63:
-      switch (*rc::gen::inRange(0, 10)) {
+      switch (*rc::gen::inRange(0, 11)) {
+        case 10:
+          return fmt::format("INSERT INTO t (id, v) SELECT id + 10, v + 10 FROM t WHERE id IN (SELECT unnest(ARRAY[{}, 1])){} RETURNING id", k,
+                             *rc::gen::element(std::string(), std::string(" ORDER BY id DESC")));
         case 8: return fmt::format("SELECT id, v FROM t WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.id = t.id + {})", k - 2);
         case 9: return fmt::format("UPDATE t SET v = v + 1 WHERE EXISTS (SELECT 1 FROM t AS o WHERE o.v = t.v + {} AND o.id <> t.id) RETURNING id, v", k % 2);
         case 6: return fmt::format("UPDATE t SET v = v + 1 WHERE id IN (SELECT unnest(ARRAY[{}, 2, 1, 3])) RETURNING id, v", k + 2);
