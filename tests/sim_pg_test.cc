@@ -65,6 +65,41 @@ std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> acto
   return logs;
 }
 
+// idle_in_transaction_session_timeout ends a session idle in a transaction at that moment
+// (checked on PostgreSQL 15: idle-session-timeout.spec): a waiter behind its lock goes on
+// then, and its client learns it at its next statement, as libpq reports a FATAL that came
+// while idle (the connection lost, no SQLSTATE). Back in time, nothing ends.
+TEST(SimPg, AnIdleTimeoutEndsTheSessionThenAndFreesItsWaiters) {
+  for (const int idle_ms : {50, 200}) {
+    const auto logs = run_timed({[idle_ms](Db& db, Env& env) {
+                                   auto c = db.pool->checkout().value();
+                                   (void)c->exec("BEGIN");
+                                   (void)c->exec("SET LOCAL idle_in_transaction_session_timeout = 100");
+                                   (void)c->exec("SELECT pg_advisory_xact_lock(1)");
+                                   env.sleep_for(std::chrono::milliseconds(idle_ms));
+                                   const auto r = c->exec("COMMIT");
+                                   db.log.push_back(fmt::format("a at {}: {}", ms_now(env),
+                                                                r.ok() ? std::string("COMMIT") : r.error().sqlstate + " " + r.error().message));
+                                   if (!r.ok()) db.log.push_back("a then: " + c->exec("SELECT 1").error().sqlstate);
+                                   db.kept.push_back(std::move(c));
+                                 },
+                                 [](Db& db, Env& env) {
+                                   auto c = db.pool->checkout().value();
+                                   const auto r = c->exec("SELECT pg_advisory_xact_lock(1)");
+                                   db.log.push_back(fmt::format("b at {}: {}", ms_now(env), r.ok() ? "locked" : r.error().sqlstate));
+                                   db.kept.push_back(std::move(c));
+                                 }});
+    if (idle_ms == 50) {
+      EXPECT_EQ(logs, (std::set<std::string>{"a at 50: COMMIT; b at 50: locked", "b at 0: locked; a at 50: COMMIT"}));
+    } else {
+      EXPECT_EQ(logs, (std::set<std::string>{"b at 100: locked; a at 200: 08006 terminating connection due to idle-in-transaction "
+                                             "timeout; server closed the connection unexpectedly; a then: 08006",
+                                             "b at 0: locked; a at 200: 08006 terminating connection due to idle-in-transaction timeout; "
+                                             "server closed the connection unexpectedly; a then: 08006"}));
+    }
+  }
+}
+
 // Found by lockstep conform against PostgreSQL 15: COMMIT or ROLLBACK outside a
 // transaction is not an error but raises WARNING 25P01; BEGIN inside one, WARNING 25001.
 TEST(SimPg, TransactionVerbsInTheWrongStateWarn) {
@@ -1451,13 +1486,13 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 struct PgOp {
   enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback,
               insert, update, for_update, for_update_nowait, read, insert_if_absent, update_if, skip_locked, for_share,
-              try_xact_lock, lock_timed, kinds } kind = lock;
+              try_xact_lock, lock_timed, idle_timeout, pause, kinds } kind = lock;
   int key = 0;  // also the row: 1 + key
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
 };
 
-std::string run(pg::Connection& c, const PgOp& op) {
+std::string run(pg::Connection& c, Env& env, const PgOp& op) {
   auto code = [](const auto& r) { return r.ok() ? std::string("ok") : r.error().sqlstate; };
   auto value = [](const auto& r) { return r.ok() ? std::to_string(r.value()) : r.error().sqlstate; };
   const AdvisoryKey key = AdvisoryKey::pair(1, op.key);
@@ -1491,6 +1526,10 @@ std::string run(pg::Connection& c, const PgOp& op) {
       return "update_if " + value(c.update_row_if("r", 1 + op.key, "v", std::to_string(op.pid), {{"v", std::to_string(op.pid + 1)}}));
     case PgOp::try_xact_lock: return "try_xact " + value(c.try_advisory_xact_lock(key, op.mode));
     case PgOp::lock_timed: return "lock_timed " + code(c.advisory_lock_with_timeout(key, op.mode, 20ms));
+    // idle_in_transaction_session_timeout, and the client idle past it (timed: the server
+    // ends the session then, and a waiter behind it goes on; untimed: SQL after it refused).
+    case PgOp::idle_timeout: return "idle_timeout " + code(c.exec("SET idle_in_transaction_session_timeout = 10"));
+    case PgOp::pause: env.sleep_for(15ms); return "pause";
     case PgOp::kinds: break;
     case PgOp::view: {
       const auto rows = c.advisory_locks();
@@ -1560,9 +1599,9 @@ RC_GTEST_PROP(SimPgProperties, DporRunsTheTracesAndOutcomesOfDfs, ()) {
   const bool phantom = *rc::gen::element(false, false, true);  // lock_timeout with the phantom grant fault
   std::vector<std::function<void(Db&, Env&)>> actors;
   for (int a = 0; a < n; ++a) {
-    actors.push_back([a, phantom, ops = program[static_cast<std::size_t>(a)]](Db& db, Env&) {
+    actors.push_back([a, phantom, ops = program[static_cast<std::size_t>(a)]](Db& db, Env& env) {
       auto c = (phantom ? db.phantom_pool : db.pool)->checkout().value();
-      for (std::size_t i = 0; i < ops.size(); ++i) db.log.push_back(fmt::format("{}{} {}", a, i, run(*c, ops[i])));
+      for (std::size_t i = 0; i < ops.size(); ++i) db.log.push_back(fmt::format("{}{} {}", a, i, run(*c, env, ops[i])));
       db.kept.push_back(std::move(c));  // returned when the execution ends, outside the actors
     });
   }

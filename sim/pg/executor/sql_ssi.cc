@@ -105,7 +105,7 @@ std::pair<const Expr*, const Expr*> ssi_semi_join_pin(const SqlTable& t, const s
 bool SimConnection::ssi_tracking() {
   if (ssi_ == Ssi::kNone) return false;
   if (server_.ssi().tracked(ssi_)) return true;
-  ssi_ = Ssi::kNone;  // a READ ONLY one found safe released itself
+  ssi_ = session_.ssi = Ssi::kNone;  // a READ ONLY one found safe released itself
   return false;
 }
 
@@ -118,7 +118,7 @@ std::optional<Error> SimConnection::begin_ssi() {
                                       "locks there are not modelled) is not in lockstep's SQL subset (docs/sql.md)",
                                       refusal)};
   }
-  ssi_ = ssi.begin(pid_, read_only_);
+  ssi_ = session_.ssi = ssi.begin(pid_, read_only_);
   if (ssi_ != Ssi::kNone && implicit_block_) {
     if (auto e = ssi_unsupported("runs in a string's implicit transaction block")) return e;
   }
@@ -147,8 +147,8 @@ std::optional<Error> SimConnection::pre_commit_ssi() {
 void SimConnection::end_ssi(bool commit) {
   if (ssi_ == Ssi::kNone) return;
   if (s_.in_actor()) s_.also_touch(server_.ssi_object());
-  server_.ssi().release(ssi_, commit);
-  ssi_ = Ssi::kNone;
+  if (session_.ssi != Ssi::kNone) server_.ssi().release(ssi_, commit);  // else a termination released it
+  ssi_ = session_.ssi = Ssi::kNone;
 }
 
 void SimConnection::ssi_note_xid() {

@@ -129,10 +129,16 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     const Time check_at = start + deadlock_timeout_;
     const bool check_next = !deadlock_checked && check_at < limit_at;
     const Time now = s_.now();
-    const Duration wait = check_next ? check_at - std::min(now, check_at) : limit_at == kForever ? kForever : limit_at - std::min(now, limit_at);
+    // A session idle in a transaction past its idle_in_transaction_session_timeout is ended
+    // then (the server's own timer), which may end this wait.
+    const Time other_at = check_next ? check_at : limit_at;
+    const Time idle_at = server_.next_idle_end();
+    const bool idle_next = idle_at != kForever && idle_at <= other_at;
+    const Time wake_at = idle_next ? idle_at : other_at;
+    const Duration wait = wake_at == kForever ? kForever : wake_at - std::min(now, wake_at);
     OpDesc waiting = granted_wait({verb, obj == kNoObject ? whole_server(access) : Footprint{obj, access}, pid_, true});
-    waiting.timer_reads_more = check_next;
-    const Wake wake = step(waiting, &ready, wait, check_next);
+    waiting.timer_reads_more = check_next || idle_next;
+    const Wake wake = step(waiting, &ready, wait, check_next || idle_next);
     if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
       s_.note_result({Kind::failed});
       if (s_.logging()) s_.note_detail("57P01 terminated");
@@ -178,6 +184,13 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       continue;
     }
     if (wake == Wake::run) break;
+    if (idle_next) {
+      if (server_.end_idle_sessions(s_.now())) {
+        s_.also_touch_domain();
+        if (s_.logging()) s_.note_detail("idle_in_transaction_session_timeout: sessions idle past it ended");
+      }
+      continue;  // granted by it, or still waiting
+    }
     if (check_next) {  // the deadlock check, once per wait
       deadlock_checked = waiter->checked = true;
       // It reads the waits-for graph, which a request by another session on another lock can

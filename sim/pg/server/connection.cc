@@ -64,12 +64,21 @@ Status SimConnection::set_planner_switch(int which, bool on, bool local) {
 
 std::optional<Error> SimConnection::idle_timeout_refusal() const {
   if (!idle_since_ || !session_.in_transaction || idle_timeout_.count() == 0) return std::nullopt;
-  const bool timed = s_.time_mode() == TimeMode::timed;
-  if (timed && s_.now() - *idle_since_ <= idle_timeout_) return std::nullopt;
-  return Error{"0A000", fmt::format("a session idle in a transaction {} its idle_in_transaction_session_timeout ({} ms: the server "
-                                    "ends the session) is not in lockstep's SQL subset (docs/sql.md): send the transaction as one string",
-                                    timed ? "longer than" : "while untimed time may pass",
+  return Error{"0A000", fmt::format("a session idle in a transaction while untimed time may pass its idle_in_transaction_session_timeout "
+                                    "({} ms: the server ends the session) is not in lockstep's SQL subset (docs/sql.md): explore in timed "
+                                    "mode, or send the transaction as one string",
                                     std::chrono::duration_cast<std::chrono::milliseconds>(idle_timeout_).count())};
+}
+
+void SimConnection::end_idle_sessions() {
+  if (s_.in_actor() && server_.next_idle_end() <= s_.now()) {
+    // Sessions idle in a transaction past their timeout were ended then; nothing but a
+    // statement (this one, or a lock wait's timer) could tell, so this step ends them.
+    step({"idle_session_timeout", whole_server(Access::write), pid_, true});
+    server_.end_idle_sessions(s_.now());
+    if (s_.logging()) s_.note_detail("idle_in_transaction_session_timeout: sessions idle past it ended");
+  }
+  session_.idle_until = kForever;  // this session is no longer idle
 }
 
 
@@ -219,6 +228,8 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     snapshot_ = server_.open_snapshot();
     if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
   }
+  end_idle_sessions();
+  if (session_.terminated) return terminated();
   step(op);
   if (killed()) return terminated();
   if (session_.aborted) return in_failed_transaction();
@@ -282,11 +293,13 @@ Error SimConnection::terminated() {
   session_.in_transaction = false;
   session_.live = false;
   dead_ = true;
-  if (session_.terminated_idle) {
+  if (session_.terminated_idle || session_.idle_timed_out) {
     // The FATAL message arrived while no statement was running: libpq reports the
-    // connection lost, without a SQLSTATE (checked by lockstep conform).
+    // connection lost, without a SQLSTATE (checked by lockstep conform; psql prints the
+    // FATAL as a notice).
     return Error{std::string(sqlstate::kConnectionFailure),
-                 "terminating connection due to administrator command; server closed the connection unexpectedly"};
+                 fmt::format("terminating connection due to {}; server closed the connection unexpectedly",
+                             session_.idle_timed_out ? "idle-in-transaction timeout" : "administrator command")};
   }
   return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
 }
@@ -301,6 +314,7 @@ Error SimConnection::abort_with(Error e) {
       abort_subtransaction();
     } else {
       release_now({.rows = true, .commit = false, .xact_scope = true}, "abort");
+      idle_timeout_ = settings_at_begin_.idle_timeout;  // AtEOXact_GUC: the block idles failed without its SETs
       end_ssi(false);  // AbortTransaction: its SIREAD locks and conflicts go too
     }
   }

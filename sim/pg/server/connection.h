@@ -111,9 +111,14 @@ class SimConnection : public lockstep::pg::Connection {
   // The setting changed without a step of its own (a statement that sets it first).
   void apply_timeout(Timeout which, Duration t, bool local);
   // idle_in_transaction_session_timeout: the server ends a session idle in a transaction
-  // longer than that (FATAL 25P03). Not modelled: SQL of a session that may have idled that
-  // long (timed: it did; untimed: any idle moment may be that long) is refused (0A000).
+  // longer than that (FATAL 25P03). Timed: at that moment (Session::idle_until), as the first
+  // statement after it or a lock wait's timer finds (end_idle_sessions); its client learns it
+  // at its next statement. Untimed, where any idle moment may be that long: SQL after such a
+  // moment is refused (0A000).
   std::optional<Error> idle_timeout_refusal() const;
+  // A statement's start: ends the sessions idle past their timeout (in a step that writes the
+  // server), and this one is idle no longer.
+  void end_idle_sessions();
   // SET [LOCAL] enable_seqscan (and the other planner switches, model/sql/functions.h) as
   // one statement: bit `which` of the switches turned off. Kept as the timeouts are (SET
   // LOCAL until the transaction ends, undone by a rollback).

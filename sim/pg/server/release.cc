@@ -33,6 +33,8 @@ Status SimConnection::end_transaction(Stmt verb) {
   // back from a destructor.
   bool commit = verb == Stmt::commit && !session_.aborted;  // COMMIT of a failed transaction rolls it back
   Release end{.rows = true, .commit = commit, .xact_scope = true};
+  end_idle_sessions();
+  if (session_.terminated) return terminated();
   OpDesc op{name(verb), release_footprint(end), pid_, true};
   op.commits = commit;
   step(op);
@@ -67,6 +69,7 @@ void SimConnection::end_block(bool commit) {
   }
   server_.end_temp_changes(pid_, commit);
   session_.in_transaction = false;
+  session_.idle_until = kForever;
   implicit_block_ = false;
   session_.aborted = false;
   savepoints_.clear();

@@ -179,6 +179,7 @@ void SimConnection::abort_subtransaction() {
   if (session_.terminated) return;
   undo_to(savepoints_.back());
   restart_subtransaction(savepoints_.back());
+  idle_timeout_ = savepoints_.back().idle_timeout;  // AtEOSubXact_GUC: idle in the failed block as before it
 }
 
 void SimConnection::roll_back_to(Savepoint& mark) {

@@ -37,11 +37,34 @@ void Server::terminate(Session& victim) {
   row_locks_.end_session(victim.pid);
   table_locks_.end_session(victim.pid);
   locks_.end_session(victim.pid);
+  if (victim.ssi != Ssi::kNone) ssi_.release(victim.ssi, false);  // its SIREAD locks and conflicts
+  victim.ssi = Ssi::kNone;
+  victim.idle_until = kForever;
   victim.terminated = true;
   victim.terminated_idle = !victim.active;
   victim.live = false;
   victim.active = false;
   victim.in_transaction = false;
+}
+
+Time Server::next_idle_end() const {
+  Time first = kForever;
+  for (const auto& [pid, session] : sessions_) {
+    if (session.live) first = std::min(first, session.idle_until);
+  }
+  return first;
+}
+
+bool Server::end_idle_sessions(Time now) {
+  bool any = false;
+  for (auto& [pid, session] : sessions_) {
+    if (!session.live || session.idle_until > now) continue;
+    LOCKSTEP_INVARIANT(session.in_transaction, "an idle timeout ends a session idle in a transaction (or its own next statement's first step)");
+    terminate(session);
+    session.idle_timed_out = true;
+    any = true;
+  }
+  return any;
 }
 
 void Server::cancel(Session& victim) {

@@ -75,6 +75,11 @@ struct Session {
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
   bool canceled = false;        // its lock wait (or pg_sleep) was canceled by pg_cancel_backend: it fails with 57014
   bool sleeping = false;        // in pg_sleep: pg_cancel_backend and pg_terminate_backend end it at once
+  // Idle in a transaction with idle_in_transaction_session_timeout set (timed mode): the
+  // server ends the session then (end_idle_sessions); kForever: not idle so.
+  Time idle_until = kForever;
+  bool idle_timed_out = false;  // ended so: its client learns it at its next statement
+  Ssi::Xact ssi = Ssi::kNone;   // its SERIALIZABLE transaction's, released by a termination
   std::map<std::string, sql::CreateFunction, std::less<>> temp_functions;  // its pg_temp ones, by "pg_temp.name"
   // Its transaction's changes to them, oldest first: a name and what it was (none: absent).
   // ("" with none: its temporary schema, made in this transaction).
@@ -163,6 +168,11 @@ class Server : public sql::SqlContextSource {
   // and row locks released, its waits canceled, its advisory locks released (granting
   // waiters), and it is gone.
   void terminate(Session& victim);
+  // idle_in_transaction_session_timeout: the earliest idle_until of a live session (kForever:
+  // none), and every live session whose idle_until is `now` or earlier ended (terminate), as
+  // the server ends them at that moment. Whether any was.
+  Time next_idle_end() const;
+  bool end_idle_sessions(Time now);
   // pg_cancel_backend, at once: a lock wait of the victim's is canceled (it fails with 57014
   // "canceling statement due to user request"); a session not waiting for a lock is left
   // alone (the simulated server's statements run in steps, so only a wait can be interrupted).

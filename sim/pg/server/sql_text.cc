@@ -113,13 +113,16 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
     if (!last.ok()) break;
   }
   if (whole_string) end_query_string();
-  if (dead_) return lost();
+  if (dead_) return last.ok() ? Result<Rows>(lost()) : last;  // ended in it: its error says how
   // Idle in the transaction from here (one string of statements is one message: never
   // idle inside it, as on the server).
+  idle_since_.reset();
   if (session_.in_transaction && idle_timeout_.count() > 0) {
-    idle_since_ = s_.now();
-  } else {
-    idle_since_.reset();
+    if (s_.time_mode() == TimeMode::timed) {
+      session_.idle_until = s_.now() + idle_timeout_;  // the server ends it then (Server::end_idle_sessions)
+    } else {
+      idle_since_ = s_.now();
+    }
   }
   return last;
 }
