@@ -70,12 +70,13 @@ std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> acto
 // then, and its client learns it at its next statement, as libpq reports a FATAL that came
 // while idle (the connection lost, no SQLSTATE). Back in time, nothing ends.
 TEST(SimPg, AnIdleTimeoutEndsTheSessionThenAndFreesItsWaiters) {
-  for (const int idle_ms : {50, 200}) {
+  // (A string of two statements: b may wait before a goes idle, and wakes at its deadline.)
+  for (const int idle_ms : {50, 200, 201}) {
     const auto logs = run_timed({[idle_ms](Db& db, Env& env) {
                                    auto c = db.pool->checkout().value();
                                    (void)c->exec("BEGIN");
                                    (void)c->exec("SET LOCAL idle_in_transaction_session_timeout = 100");
-                                   (void)c->exec("SELECT pg_advisory_xact_lock(1)");
+                                   (void)c->exec(idle_ms == 201 ? "SELECT pg_advisory_xact_lock(1); SELECT 1" : "SELECT pg_advisory_xact_lock(1)");
                                    env.sleep_for(std::chrono::milliseconds(idle_ms));
                                    const auto r = c->exec("COMMIT");
                                    db.log.push_back(fmt::format("a at {}: {}", ms_now(env),
@@ -91,6 +92,11 @@ TEST(SimPg, AnIdleTimeoutEndsTheSessionThenAndFreesItsWaiters) {
                                  }});
     if (idle_ms == 50) {
       EXPECT_EQ(logs, (std::set<std::string>{"a at 50: COMMIT; b at 50: locked", "b at 0: locked; a at 50: COMMIT"}));
+    } else if (idle_ms == 201) {
+      EXPECT_EQ(logs, (std::set<std::string>{"b at 100: locked; a at 201: 08006 terminating connection due to idle-in-transaction "
+                                             "timeout; server closed the connection unexpectedly; a then: 08006",
+                                             "b at 0: locked; a at 201: 08006 terminating connection due to idle-in-transaction timeout; "
+                                             "server closed the connection unexpectedly; a then: 08006"}));
     } else {
       EXPECT_EQ(logs, (std::set<std::string>{"b at 100: locked; a at 200: 08006 terminating connection due to idle-in-transaction "
                                              "timeout; server closed the connection unexpectedly; a then: 08006",
@@ -1581,6 +1587,32 @@ TEST(SimPgExplore, WaitsForAdvisoryLocksAndTheirTriesStayOptimal) {
   EXPECT_EQ(dpor.executions, dfs.optimal_traces.size());
   EXPECT_EQ(dpor.outcomes, dfs.outcomes);
   EXPECT_EQ(dfs.outcomes.size(), 2u);  // the try takes the lock or finds it held
+}
+
+// A statement on a backend another session terminated takes its step before it fails: the
+// step is what races with the termination. (A first version of the idle timeout returned
+// before it; dpor then never ran the statement ahead of the termination: the SimPg property
+// with a client's pause found it.)
+TEST(SimPgExplore, AStatementOnATerminatedBackendIsAStepThatRaces) {
+  const std::vector<std::function<void(Db&, Env&)>> actors = {
+      [](Db& db, Env&) {
+        auto c = db.pool->checkout().value();
+        const auto k = c->terminate_backend(1001);
+        db.log.push_back(fmt::format("a kill {}", k.ok() ? std::to_string(k.value()) : k.error().sqlstate));
+        db.kept.push_back(std::move(c));
+      },
+      [](Db& db, Env& env) {
+        auto c = db.pool->checkout().value();
+        env.sleep_for(15ms);
+        const auto r = c->advisory_locks();
+        db.log.push_back("b view " + (r.ok() ? std::string("ok") : r.error().sqlstate));
+        db.kept.push_back(std::move(c));
+      }};
+  const auto dfs = explore_program(actors, "dfs", TimeMode::untimed);
+  const auto dpor = explore_program(actors, "dpor", TimeMode::untimed);
+  EXPECT_EQ(dfs.outcomes, (std::set<std::string>{"a kill 08006; b view ok; ", "a kill 1; b view 08006; ", "a kill 1; b view ok; "}));
+  EXPECT_EQ(dpor.outcomes, dfs.outcomes);
+  EXPECT_EQ(dpor.traces, dfs.traces);
 }
 
 // Random programs of advisory locks (waits, with a lock_timeout too, tries, both modes, both

@@ -124,8 +124,9 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
   };
   set_limit();
   last_.waited = true;
-  const WaiterReady ready(*waiter, std::move(what));
+  WaiterReady ready(*waiter, std::move(what), &server_.idle_epoch());
   for (;;) {
+    ready.see_idle_epoch();
     const Time check_at = start + deadlock_timeout_;
     const bool check_next = !deadlock_checked && check_at < limit_at;
     const Time now = s_.now();
@@ -183,6 +184,8 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       set_limit();
       continue;
     }
+    // Another session went idle in a transaction meanwhile: wait on, its deadline a timer.
+    if (wake == Wake::run && waiter->state == Waiter::State::waiting && ready.idle_changed()) continue;
     if (wake == Wake::run) break;
     if (idle_next) {
       if (server_.end_idle_sessions(s_.now())) {

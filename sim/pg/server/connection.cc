@@ -228,8 +228,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     snapshot_ = server_.open_snapshot();
     if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
   }
-  end_idle_sessions();
-  if (session_.terminated) return terminated();
+  end_idle_sessions();  // may end this session too: the step below finds it (killed)
   step(op);
   if (killed()) return terminated();
   if (session_.aborted) return in_failed_transaction();

@@ -56,8 +56,15 @@ inline Access acquire_access(LockMode mode) { return acquire_access(mode_of(mode
 class WaiterReady final : public WaitCondition {
  public:
   // `what` names the lock waited for; "" for an advisory lock (named by its key).
-  WaiterReady(const Waiter& w, std::string what) : w_(w), what_(std::move(what)) {}
-  bool ready(ActorId) const override { return w_.state != Waiter::State::waiting || w_.moved_up || w_.claim || w_.recheck; }
+  // `idle_epoch`: the server's count of sessions gone idle under an idle timeout; a change
+  // since see() wakes the waiter, whose timer then counts to the new deadline too.
+  WaiterReady(const Waiter& w, std::string what, const std::uint64_t* idle_epoch = nullptr)
+      : w_(w), what_(std::move(what)), idle_epoch_(idle_epoch) {}
+  bool ready(ActorId) const override {
+    return w_.state != Waiter::State::waiting || w_.moved_up || w_.claim || w_.recheck || idle_changed();
+  }
+  void see_idle_epoch() { seen_ = idle_epoch_ != nullptr ? *idle_epoch_ : 0; }
+  bool idle_changed() const { return idle_epoch_ != nullptr && *idle_epoch_ != seen_; }
   std::string describe(ActorId) const override {
     if (!what_.empty()) return what_;
     return fmt::format("advisory lock ({}, {}, {}) in {} mode", w_.key.classid(), w_.key.objid(), w_.key.objsubid(),
@@ -67,6 +74,8 @@ class WaiterReady final : public WaitCondition {
  private:
   const Waiter& w_;
   std::string what_;
+  const std::uint64_t* idle_epoch_;
+  std::uint64_t seen_ = 0;
 };
 class SimConnection : public lockstep::pg::Connection {
  public:

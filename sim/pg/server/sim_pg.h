@@ -173,6 +173,10 @@ class Server : public sql::SqlContextSource {
   // the server ends them at that moment. Whether any was.
   Time next_idle_end() const;
   bool end_idle_sessions(Time now);
+  // Counts sessions gone idle in a transaction under the timeout (a lock waiter's timer
+  // counts to their deadlines: WaiterReady wakes on a change).
+  const std::uint64_t& idle_epoch() const { return idle_epoch_; }
+  void went_idle() { ++idle_epoch_; }
   // pg_cancel_backend, at once: a lock wait of the victim's is canceled (it fails with 57014
   // "canceling statement due to user request"); a session not waiting for a lock is left
   // alone (the simulated server's statements run in steps, so only a wait can be interrupted).
@@ -421,6 +425,7 @@ class Server : public sql::SqlContextSource {
   std::uint64_t heap_positions_ = 0;  // new tuples so far (RowState's heap positions)
   int open_snapshots_ = 0;
   Ssi ssi_;
+  std::uint64_t idle_epoch_ = 0;
   ObjectId ssi_object_ = kNoObject;
 };
 

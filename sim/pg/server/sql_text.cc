@@ -119,7 +119,11 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
   idle_since_.reset();
   if (session_.in_transaction && idle_timeout_.count() > 0) {
     if (s_.time_mode() == TimeMode::timed) {
-      session_.idle_until = s_.now() + idle_timeout_;  // the server ends it then (Server::end_idle_sessions)
+      // The server ends it then (Server::end_idle_sessions). A step that writes the server:
+      // the lock waiters count to that deadline from here (WaiterReady's idle epoch).
+      if (s_.in_actor()) step({"idle_in_transaction", whole_server(Access::write), pid_, true});
+      session_.idle_until = s_.now() + idle_timeout_;
+      server_.went_idle();
     } else {
       idle_since_ = s_.now();
     }
