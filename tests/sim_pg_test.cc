@@ -66,7 +66,7 @@ std::set<std::string> run_timed(std::vector<std::function<void(Db&, Env&)>> acto
 }
 
 // idle_in_transaction_session_timeout ends a session idle in a transaction at that moment
-// (checked on PostgreSQL 15: idle-session-timeout.spec): a waiter behind its lock goes on
+// (checked on PostgreSQL 15: idle-in-transaction-timeout.spec): a waiter behind its lock goes on
 // then, and its client learns it at its next statement, as libpq reports a FATAL that came
 // while idle (the connection lost, no SQLSTATE). Back in time, nothing ends.
 TEST(SimPg, AnIdleTimeoutEndsTheSessionThenAndFreesItsWaiters) {
@@ -1492,7 +1492,7 @@ TEST(SimPgExplore, ATerminatedCommitIsAllOrNothing) {
 struct PgOp {
   enum Kind { lock, try_lock, unlock, xact_lock, begin, commit, view, kill, unlock_all, rollback,
               insert, update, for_update, for_update_nowait, read, insert_if_absent, update_if, skip_locked, for_share,
-              try_xact_lock, lock_timed, idle_timeout, pause, kinds } kind = lock;
+              try_xact_lock, lock_timed, idle_timeout, pause, idle_session, kinds } kind = lock;
   int key = 0;  // also the row: 1 + key
   LockMode mode = LockMode::exclusive;
   int pid = 1001;
@@ -1536,6 +1536,7 @@ std::string run(pg::Connection& c, Env& env, const PgOp& op) {
     // ends the session then, and a waiter behind it goes on; untimed: SQL after it refused).
     case PgOp::idle_timeout: return "idle_timeout " + code(c.exec("SET idle_in_transaction_session_timeout = 10"));
     case PgOp::pause: env.sleep_for(15ms); return "pause";
+    case PgOp::idle_session: return "idle_session " + code(c.exec("SET idle_session_timeout = 10"));
     case PgOp::kinds: break;
     case PgOp::view: {
       const auto rows = c.advisory_locks();

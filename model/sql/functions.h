@@ -42,13 +42,13 @@ bool is_stepping_function(std::string_view name);
 // catalog: "pg_temp." and its name, as the statement wrote it.
 inline constexpr std::string_view kTempSchemaPrefix = "pg_temp.";
 
-// The settings a session may SET, set_config and current_setting: the four timeouts, each
+// The settings a session may SET, set_config and current_setting: the five timeouts, each
 // a duration (milliseconds, or a number with a unit). The one list of them.
 // The planner's switches (enable_seqscan, ...) change only which plan the server picks, so the
 // simulation keeps them and shows them; a scan whose row order would follow that choice is
 // refused while enable_seqscan is off (sim/pg/executor/sql_joins.cc).
 enum class Setting {
-  lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout,
+  lock_timeout, statement_timeout, deadlock_timeout, idle_in_transaction_session_timeout, idle_session_timeout,
   enable_seqscan, enable_bitmapscan, enable_indexscan, enable_indexonlyscan
 };
 constexpr bool is_planner_switch(Setting s) { return s >= Setting::enable_seqscan; }
@@ -61,6 +61,7 @@ inline constexpr SettingInfo kSettings[] = {
     {"statement_timeout", Setting::statement_timeout},
     {"deadlock_timeout", Setting::deadlock_timeout},
     {"idle_in_transaction_session_timeout", Setting::idle_in_transaction_session_timeout},
+    {"idle_session_timeout", Setting::idle_session_timeout},
     {"enable_seqscan", Setting::enable_seqscan},
     {"enable_bitmapscan", Setting::enable_bitmapscan},
     {"enable_indexscan", Setting::enable_indexscan},

@@ -60,6 +60,7 @@ SimConnection::Timeout timeout_named(std::string_view name) {
     case sql::Setting::statement_timeout: return SimConnection::Timeout::statement;
     case sql::Setting::deadlock_timeout: return SimConnection::Timeout::deadlock;
     case sql::Setting::idle_in_transaction_session_timeout: return SimConnection::Timeout::idle;
+    case sql::Setting::idle_session_timeout: return SimConnection::Timeout::idle_session;
     default: break;  // a planner switch (planner_switch_named)
   }
   throw std::logic_error("timeout_named: a setting without its timeout");

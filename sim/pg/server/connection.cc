@@ -13,7 +13,8 @@ Status SimConnection::set_timeout(Timeout which, Duration t, bool local) {
   const std::string_view verb = which == Timeout::lock        ? name(Stmt::set_lock_timeout)
                                 : which == Timeout::statement ? name(Stmt::set_statement_timeout)
                                 : which == Timeout::deadlock  ? "set_deadlock_timeout"
-                                                              : "set_idle_in_transaction_session_timeout";
+                                : which == Timeout::idle      ? "set_idle_in_transaction_session_timeout"
+                                                              : "set_idle_session_timeout";
   const OpDesc first{verb, {}, std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), true};
   if (auto refused = begin_statement(first, false)) return *refused;
   apply_timeout(which, t, local);
@@ -27,7 +28,7 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
     return;
   }
   if (!local) session_settings_.of(which) = t;
-  (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_) = t;
+  (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : which == Timeout::idle ? idle_timeout_ : idle_session_timeout_) = t;
 }
 
 Status SimConnection::set_custom(const std::string& name, std::optional<std::string> value, bool local) {
@@ -63,11 +64,14 @@ Status SimConnection::set_planner_switch(int which, bool on, bool local) {
 }
 
 std::optional<Error> SimConnection::idle_timeout_refusal() const {
-  if (!idle_since_ || !session_.in_transaction || idle_timeout_.count() == 0) return std::nullopt;
-  return Error{"0A000", fmt::format("a session idle in a transaction while untimed time may pass its idle_in_transaction_session_timeout "
-                                    "({} ms: the server ends the session) is not in lockstep's SQL subset (docs/sql.md): explore in timed "
-                                    "mode, or send the transaction as one string",
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(idle_timeout_).count())};
+  const Duration limit = session_.in_transaction ? idle_timeout_ : idle_session_timeout_;
+  if (!idle_since_ || limit.count() == 0) return std::nullopt;
+  return Error{"0A000", fmt::format("a session idle {} while untimed time may pass its {} ({} ms: the server ends the session) is not in "
+                                    "lockstep's SQL subset (docs/sql.md): explore in timed mode{}",
+                                    session_.in_transaction ? "in a transaction" : "outside a transaction",
+                                    session_.in_transaction ? "idle_in_transaction_session_timeout" : "idle_session_timeout",
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(),
+                                    session_.in_transaction ? ", or send the transaction as one string" : "")};
 }
 
 void SimConnection::end_idle_sessions() {
@@ -298,7 +302,9 @@ Error SimConnection::terminated() {
     // FATAL as a notice).
     return Error{std::string(sqlstate::kConnectionFailure),
                  fmt::format("terminating connection due to {}; server closed the connection unexpectedly",
-                             session_.idle_timed_out ? "idle-in-transaction timeout" : "administrator command")};
+                             !session_.idle_timed_out ? "administrator command"
+                             : session_.idle_session  ? "idle-session timeout"
+                                                      : "idle-in-transaction timeout")};
   }
   return Error{std::string(sqlstate::kAdminShutdown), "terminating connection due to administrator command"};
 }

@@ -114,7 +114,7 @@ class SimConnection : public lockstep::pg::Connection {
   Status set_statement_timeout(Duration t) override;
   // The timeouts a session sets: lock_timeout, statement_timeout, deadlock_timeout and
   // idle_in_transaction_session_timeout.
-  enum class Timeout { lock, statement, deadlock, idle };
+  enum class Timeout { lock, statement, deadlock, idle, idle_session };
   // SET [LOCAL] of a timeout as one statement (SQL's SET and the two above).
   Status set_timeout(Timeout which, Duration t, bool local);
   // The setting changed without a step of its own (a statement that sets it first).
@@ -128,6 +128,9 @@ class SimConnection : public lockstep::pg::Connection {
   // A statement's start: ends the sessions idle past their timeout (in a step that writes the
   // server), and this one is idle no longer.
   void end_idle_sessions();
+  // SQL's answer sent (a string's at its end): idle from here, under the timeout in effect (timed:
+  // a step that sets the session's deadline; untimed: the next SQL is refused).
+  void went_idle();
   // SET [LOCAL] enable_seqscan (and the other planner switches, model/sql/functions.h) as
   // one statement: bit `which` of the switches turned off. Kept as the timeouts are (SET
   // LOCAL until the transaction ends, undone by a rollback).
@@ -141,7 +144,7 @@ class SimConnection : public lockstep::pg::Connection {
   std::optional<std::string> custom_setting(const std::string& name) const;
   // The timeout in effect now.
   Duration timeout(Timeout which) const {
-    return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : idle_timeout_;
+    return which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : which == Timeout::idle ? idle_timeout_ : idle_session_timeout_;
   }
   // SELECT pg_sleep(s): a statement that sleeps d inside it (a timer: exactly d in timed
   // mode, any moment in untimed); a shorter statement_timeout cancels it with 57014.
@@ -222,6 +225,7 @@ class SimConnection : public lockstep::pg::Connection {
     string_start_.reset();
     end_implicit_block();
     session_.active = false;
+    went_idle();
   }
   Status prepare(std::string_view name, std::string_view sql) override;
   Result<lockstep::pg::Rows> exec_prepared(std::string_view name, const std::vector<lockstep::pg::Param>& params) override;
@@ -540,6 +544,7 @@ class SimConnection : public lockstep::pg::Connection {
   Duration statement_timeout_{0};  // in effect now
   Duration deadlock_timeout_;      // in effect now: the wait before the deadlock check
   Duration idle_timeout_{0};       // in effect now: idle_in_transaction_session_timeout
+  Duration idle_session_timeout_{0};  // in effect now: idle_session_timeout (idle outside a transaction)
   std::uint8_t planner_off_ = 0;   // in effect now: the planner switches turned off
   std::map<std::string, std::string, std::less<>> custom_;  // in effect now: custom settings
   std::set<std::string, std::less<>> placeholders_;  // every custom setting the session set
@@ -553,10 +558,11 @@ class SimConnection : public lockstep::pg::Connection {
     Duration statement_timeout{0};
     Duration deadlock_timeout{0};
     Duration idle_timeout{0};
+    Duration idle_session_timeout{0};
     std::uint8_t planner_off = 0;  // the planner switches turned off, one bit each
     std::map<std::string, std::string, std::less<>> custom;  // custom settings (placeholders)
     Duration& of(Timeout which) {
-      return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : which == Timeout::deadlock ? deadlock_timeout : idle_timeout;
+      return which == Timeout::lock ? lock_timeout : which == Timeout::statement ? statement_timeout : which == Timeout::deadlock ? deadlock_timeout : which == Timeout::idle ? idle_timeout : idle_session_timeout;
     }
   };
   Settings session_settings_, settings_at_begin_;
@@ -573,7 +579,7 @@ class SimConnection : public lockstep::pg::Connection {
     std::map<std::pair<std::string, std::int64_t>, std::array<int, kModes>> holds;        // their row locks
     std::map<AdvisoryKey, std::array<int, kModes>> table_holds, advisory_holds;           // table and xact advisory locks held
     Settings settings;
-    Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0};
+    Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0}, idle_session_timeout{0};
     std::uint8_t planner_off = 0;
     std::map<std::string, std::string, std::less<>> custom;  // the custom settings in effect
     bool read_only = false;  // SET TRANSACTION READ ONLY after it goes with it (a GUC's rollback)

@@ -63,6 +63,7 @@ void SimConnection::end_block(bool commit) {
     statement_timeout_ = session_settings_.statement_timeout;
     deadlock_timeout_ = session_settings_.deadlock_timeout;
     idle_timeout_ = session_settings_.idle_timeout;
+    idle_session_timeout_ = session_settings_.idle_session_timeout;
     planner_off_ = session_settings_.planner_off;
     custom_ = session_settings_.custom;
   }

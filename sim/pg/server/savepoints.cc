@@ -67,6 +67,7 @@ SimConnection::Savepoint SimConnection::mark_here(const std::string& name) {
   mark.statement_timeout = statement_timeout_;
   mark.deadlock_timeout = deadlock_timeout_;
   mark.idle_timeout = idle_timeout_;
+  mark.idle_session_timeout = idle_session_timeout_;
   mark.planner_off = planner_off_;
   mark.custom = custom_;
   mark.read_only = read_only_;
@@ -190,6 +191,7 @@ void SimConnection::roll_back_to(Savepoint& mark) {
   statement_timeout_ = mark.statement_timeout;
   deadlock_timeout_ = mark.deadlock_timeout;
   idle_timeout_ = mark.idle_timeout;
+  idle_session_timeout_ = mark.idle_session_timeout;
   planner_off_ = mark.planner_off;
   custom_ = mark.custom;
   read_only_ = mark.read_only;

@@ -14,6 +14,7 @@ void SimConnection::reset_settings() {
   session_settings_.lock_timeout = lock_timeout_ = Duration{0};
   session_settings_.statement_timeout = statement_timeout_ = Duration{0};
   session_settings_.idle_timeout = idle_timeout_ = Duration{0};
+  session_settings_.idle_session_timeout = idle_session_timeout_ = Duration{0};
   session_settings_.deadlock_timeout = deadlock_timeout_ = config_.deadlock_timeout;
   session_settings_.planner_off = planner_off_ = 0;
   for (const std::string& name : placeholders_) session_settings_.custom[name] = custom_[name] = "";  // a placeholder's default

@@ -75,9 +75,11 @@ struct Session {
   bool terminated_idle = false; // ... between statements: the client learns it at its next one
   bool canceled = false;        // its lock wait (or pg_sleep) was canceled by pg_cancel_backend: it fails with 57014
   bool sleeping = false;        // in pg_sleep: pg_cancel_backend and pg_terminate_backend end it at once
-  // Idle in a transaction with idle_in_transaction_session_timeout set (timed mode): the
-  // server ends the session then (end_idle_sessions); kForever: not idle so.
+  // Idle in a transaction with idle_in_transaction_session_timeout set, or out of one with
+  // idle_session_timeout (timed mode): the server ends the session then (end_idle_sessions);
+  // kForever: not idle so.
   Time idle_until = kForever;
+  bool idle_session = false;    // ... by idle_session_timeout (idle outside a transaction)
   bool idle_timed_out = false;  // ended so: its client learns it at its next statement
   Ssi::Xact ssi = Ssi::kNone;   // its SERIALIZABLE transaction's, released by a termination
   std::map<std::string, sql::CreateFunction, std::less<>> temp_functions;  // its pg_temp ones, by "pg_temp.name"

@@ -114,21 +114,28 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
   }
   if (whole_string) end_query_string();
   if (dead_) return last.ok() ? Result<Rows>(lost()) : last;  // ended in it: its error says how
-  // Idle in the transaction from here (one string of statements is one message: never
-  // idle inside it, as on the server).
+  if (!in_query_string_ && !whole_string) went_idle();  // (a string: end_query_string)
+  return last;
+}
+
+void SimConnection::went_idle() {
+  if (dead_) return;
+  // Idle from here, in the transaction or out of one (one string of statements is one
+  // message: never idle inside it, as on the server).
   idle_since_.reset();
-  if (session_.in_transaction && idle_timeout_.count() > 0) {
-    if (s_.time_mode() == TimeMode::timed) {
+  const Duration idle_limit = session_.in_transaction ? idle_timeout_ : idle_session_timeout_;
+  if (idle_limit.count() > 0) {
+    if (s_.time_mode() == TimeMode::timed && s_.in_actor()) {
       // The server ends it then (Server::end_idle_sessions). A step that writes the server:
       // the lock waiters count to that deadline from here (WaiterReady's idle epoch).
-      if (s_.in_actor()) step({"idle_in_transaction", whole_server(Access::write), pid_, true});
-      session_.idle_until = s_.now() + idle_timeout_;
+      step({session_.in_transaction ? "idle_in_transaction" : "idle", whole_server(Access::write), pid_, true});
+      session_.idle_until = s_.now() + idle_limit;
+      session_.idle_session = !session_.in_transaction;
       server_.went_idle();
-    } else {
+    } else if (s_.in_actor()) {
       idle_since_ = s_.now();
     }
   }
-  return last;
 }
 
 Status SimConnection::prepare(std::string_view name, std::string_view text) {
