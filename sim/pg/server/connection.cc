@@ -76,13 +76,19 @@ std::optional<Error> SimConnection::idle_timeout_refusal() const {
 
 void SimConnection::end_idle_sessions() {
   if (s_.in_actor() && server_.next_idle_end() <= s_.now()) {
-    // Sessions idle in a transaction past their timeout were ended then; nothing but a
-    // statement (this one, or a lock wait's timer) could tell, so this step ends them.
-    step({"idle_session_timeout", whole_server(Access::write), pid_, true});
+    // Sessions idle past their timeout were ended then; nothing but a statement (this one,
+    // or a lock wait's timer) could tell, so this step ends them, and writes the server.
+    // (Whether one is due changes only as time moves on, or by a step that ended them.)
+    s_.also_touch_domain();
     server_.end_idle_sessions(s_.now());
-    if (s_.logging()) s_.note_detail("idle_in_transaction_session_timeout: sessions idle past it ended");
+    if (s_.logging()) s_.note_detail("idle timeouts: sessions idle past theirs ended");
   }
-  session_.idle_until = kForever;  // this session is no longer idle
+  if (session_.idle_until != kForever && s_.in_actor()) {
+    // No longer idle: a lock waiter's timer counts to its deadline no more (what a waiter
+    // reads: the step writes the server).
+    s_.also_touch_domain();
+    session_.idle_until = kForever;
+  }
 }
 
 
@@ -232,8 +238,8 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
     snapshot_ = server_.open_snapshot();
     if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
   }
-  end_idle_sessions();  // may end this session too: the step below finds it (killed)
   step(op);
+  end_idle_sessions();  // may end this session too (killed)
   if (killed()) return terminated();
   if (session_.aborted) return in_failed_transaction();
   if (snapshot && session_.in_transaction) queried_ = true;

@@ -125,8 +125,8 @@ class SimConnection : public lockstep::pg::Connection {
   // at its next statement. Untimed, where any idle moment may be that long: SQL after such a
   // moment is refused (0A000).
   std::optional<Error> idle_timeout_refusal() const;
-  // A statement's start: ends the sessions idle past their timeout (in a step that writes the
-  // server), and this one is idle no longer.
+  // A statement's first step: ends the sessions idle past their timeout (the step then writes
+  // the server), and this one is idle no longer.
   void end_idle_sessions();
   // SQL's answer sent (a string's at its end): idle from here, under the timeout in effect (timed:
   // a step that sets the session's deadline; untimed: the next SQL is refused).

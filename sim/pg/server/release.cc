@@ -33,10 +33,10 @@ Status SimConnection::end_transaction(Stmt verb) {
   // back from a destructor.
   bool commit = verb == Stmt::commit && !session_.aborted;  // COMMIT of a failed transaction rolls it back
   Release end{.rows = true, .commit = commit, .xact_scope = true};
-  end_idle_sessions();  // may end this session too: the step below finds it
   OpDesc op{name(verb), release_footprint(end), pid_, true};
   op.commits = commit;
   step(op);
+  end_idle_sessions();  // may end this session too
   if (session_.terminated) return terminated();
   // A SERIALIZABLE transaction's commit may be a dangerous structure's: 40001, rolled back.
   const std::optional<Error> failed = commit ? pre_commit_ssi() : std::nullopt;
