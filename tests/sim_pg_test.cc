@@ -106,6 +106,26 @@ TEST(SimPg, AnIdleTimeoutEndsTheSessionThenAndFreesItsWaiters) {
   }
 }
 
+// The typed operations do not go idle as SQL text does: after one, an idle moment longer
+// than the session's idle timeout is refused at the next statement, not answered as if the
+// server had kept the session (and its session lock).
+TEST(SimPg, ATypedOperationsIdleMomentPastAnIdleTimeoutIsRefused) {
+  const auto logs = run_timed({[](Db& db, Env& env) {
+    auto c = db.pool->checkout().value();
+    (void)c->exec("SET idle_session_timeout = 100");
+    (void)c->advisory_lock(AdvisoryKey::pair(1, 0), LockMode::exclusive);
+    env.sleep_for(std::chrono::milliseconds(50));
+    const auto kept = c->advisory_unlock(AdvisoryKey::pair(1, 0), LockMode::exclusive);
+    db.log.push_back(kept.ok() ? fmt::format("unlock {}", kept.value()) : kept.error().sqlstate);
+    (void)c->advisory_lock(AdvisoryKey::pair(1, 0), LockMode::exclusive);
+    env.sleep_for(std::chrono::milliseconds(150));
+    const auto r = c->advisory_unlock(AdvisoryKey::pair(1, 0), LockMode::exclusive);
+    db.log.push_back(r.ok() ? "answered" : r.error().sqlstate + " " + r.error().message.substr(0, 80));
+    db.kept.push_back(std::move(c));
+  }});
+  EXPECT_EQ(logs, (std::set<std::string>{"unlock true; 0A000 a session idle outside a transaction after a typed operation longer than its idl"}));
+}
+
 // Found by lockstep conform against PostgreSQL 15: COMMIT or ROLLBACK outside a
 // transaction is not an error but raises WARNING 25P01; BEGIN inside one, WARNING 25001.
 TEST(SimPg, TransactionVerbsInTheWrongStateWarn) {

@@ -65,13 +65,18 @@ Status SimConnection::set_planner_switch(int which, bool on, bool local) {
 
 std::optional<Error> SimConnection::idle_timeout_refusal() const {
   const Duration limit = session_.in_transaction ? idle_timeout_ : idle_session_timeout_;
-  if (!idle_since_ || limit.count() == 0) return std::nullopt;
-  return Error{"0A000", fmt::format("a session idle {} while untimed time may pass its {} ({} ms: the server ends the session) is not in "
-                                    "lockstep's SQL subset (docs/sql.md): explore in timed mode{}",
+  if (!idle_since_ || limit.count() == 0 || !s_.in_actor()) return std::nullopt;
+  const bool timed = s_.time_mode() == TimeMode::timed;
+  if (timed && s_.now() - *idle_since_ <= limit) return std::nullopt;
+  return Error{"0A000", fmt::format("a session idle {} {} its {} ({} ms: the server ends the session) is not in lockstep's SQL "
+                                    "subset (docs/sql.md): {}",
                                     session_.in_transaction ? "in a transaction" : "outside a transaction",
+                                    timed ? "after a typed operation longer than" : "while untimed time may pass",
                                     session_.in_transaction ? "idle_in_transaction_session_timeout" : "idle_session_timeout",
                                     std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(),
-                                    session_.in_transaction ? ", or send the transaction as one string" : "")};
+                                    timed                      ? "its SQL text goes idle as the server's does, the typed operations do not"
+                                    : session_.in_transaction ? "explore in timed mode, or send the transaction as one string"
+                                                              : "explore in timed mode")};
 }
 
 void SimConnection::end_idle_sessions() {
@@ -225,6 +230,9 @@ void SimConnection::statement_timing() {
 
 std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   if (dead_) return lost();
+  if (sql_depth_ == 0) {  // a typed operation (SQL text was weighed as it began)
+    if (std::optional<Error> refused = idle_timeout_refusal()) return refused;
+  }
   if (s_.times_statements()) [[unlikely]] {
     statement_timing();
     if (dead_) return lost();

@@ -119,11 +119,12 @@ class SimConnection : public lockstep::pg::Connection {
   Status set_timeout(Timeout which, Duration t, bool local);
   // The setting changed without a step of its own (a statement that sets it first).
   void apply_timeout(Timeout which, Duration t, bool local);
-  // idle_in_transaction_session_timeout: the server ends a session idle in a transaction
-  // longer than that (FATAL 25P03). Timed: at that moment (Session::idle_until), as the first
-  // statement after it or a lock wait's timer finds (end_idle_sessions); its client learns it
-  // at its next statement. Untimed, where any idle moment may be that long: SQL after such a
-  // moment is refused (0A000).
+  // idle_in_transaction_session_timeout and idle_session_timeout: the server ends a session
+  // idle (in a transaction, or out of one) longer than that (FATAL). Timed, after SQL text: at
+  // that moment (Session::idle_until), as the first statement after it or a lock wait's timer
+  // finds (end_idle_sessions); its client learns it at its next statement. Not modelled, so
+  // the next statement is refused (0A000): untimed, after any idle moment (it may be that
+  // long); timed, after a typed operation's idle moment longer than the timeout.
   std::optional<Error> idle_timeout_refusal() const;
   // A statement's first step: ends the sessions idle past their timeout (the step then writes
   // the server), and this one is idle no longer.
@@ -271,6 +272,9 @@ class SimConnection : public lockstep::pg::Connection {
       c_.in_statement_ = false;
       // A string of statements keeps its session active (and its query_start) to its end.
       if (!c_.in_query_string_) c_.session_.active = false;
+      // A typed operation's end: idle from here, as idle_timeout_refusal weighs (SQL text's
+      // idle moments are modelled: went_idle).
+      if (c_.sql_depth_ == 0) c_.idle_since_ = c_.s_.now();
     }
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;
@@ -537,6 +541,7 @@ class SimConnection : public lockstep::pg::Connection {
   };
   std::optional<std::vector<Activity>> activity_;
   bool in_statement_ = false;
+  int sql_depth_ = 0;  // inside run_statements (SQL text), nested
   // Inside a SQL statement outside a transaction block: its transaction-scope advisory locks
   // last to the statement's end (end_statement), not to the lock call's.
   bool hold_xact_locks_ = false;

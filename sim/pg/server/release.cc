@@ -28,6 +28,11 @@ void SimConnection::close() {
 Status SimConnection::end_transaction(Stmt verb) {
   Statement st(*this);
   if (dead_) return lost();
+  // A typed COMMIT after an idle moment the model does not weigh. (Not a ROLLBACK, which ends
+  // what the server's ending would: a pool's return sends one.)
+  if (sql_depth_ == 0 && verb == Stmt::commit) {
+    if (std::optional<Error> refused = idle_timeout_refusal()) return *refused;
+  }
   // One step on every row and transaction lock it ends (session advisory locks survive),
   // as the server ends them at one moment. A release: a pooled connection's return rolls
   // back from a destructor.

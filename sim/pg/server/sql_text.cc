@@ -101,6 +101,11 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
                                            const std::vector<Param>& params) {
   if (plans->empty()) return Rows{};
   if (std::optional<Error> refused = idle_timeout_refusal()) return *refused;
+  struct Depth {  // the typed operations SQL runs through are its own: no idle moment after them
+    int& d;
+    explicit Depth(int& depth) : d(depth) { ++d; }
+    ~Depth() { --d; }
+  } depth(sql_depth_);
   Result<Rows> last = Rows{};
   // Several statements outside a block are one transaction (the server's implicit block).
   const bool several = (plans->size() > 1 || in_query_string_) && s_.in_actor();
