@@ -55,15 +55,13 @@ std::string shown_duration(Duration d) {
 SimConnection::Timeout timeout_named(std::string_view name) {
   const std::optional<sql::Setting> setting = sql::setting_named(name);
   if (!setting) throw SqlError("0A000", fmt::format("the setting {} is not in lockstep's SQL subset (docs/sql.md)", name));
-  switch (*setting) {
-    case sql::Setting::lock_timeout: return SimConnection::Timeout::lock;
-    case sql::Setting::statement_timeout: return SimConnection::Timeout::statement;
-    case sql::Setting::deadlock_timeout: return SimConnection::Timeout::deadlock;
-    case sql::Setting::idle_in_transaction_session_timeout: return SimConnection::Timeout::idle;
-    case sql::Setting::idle_session_timeout: return SimConnection::Timeout::idle_session;
-    default: break;  // a planner switch (planner_switch_named)
-  }
-  throw std::logic_error("timeout_named: a setting without its timeout");
+  using T = SimConnection::Timeout;
+  constexpr auto same = [](sql::Setting s, T t) { return static_cast<int>(s) == static_cast<int>(t); };
+  static_assert(same(sql::Setting::lock_timeout, T::lock) && same(sql::Setting::statement_timeout, T::statement) &&
+                same(sql::Setting::deadlock_timeout, T::deadlock) && same(sql::Setting::idle_in_transaction_session_timeout, T::idle) &&
+                same(sql::Setting::idle_session_timeout, T::idle_session));  // one order, so a setting is its timeout
+  if (sql::is_planner_switch(*setting)) throw std::logic_error("timeout_named: a setting without its timeout");
+  return static_cast<T>(*setting);
 }
 
 // The planner switch a setting names (its bit), or -1.
