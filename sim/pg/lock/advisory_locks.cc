@@ -130,8 +130,8 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     const Time check_at = start + deadlock_timeout_;
     const bool check_next = !deadlock_checked && check_at < limit_at;
     const Time now = s_.now();
-    // A session idle in a transaction past its idle_in_transaction_session_timeout is ended
-    // then (the server's own timer), which may end this wait.
+    // A session idle past its idle timeout (idle_in_transaction_session_timeout, or
+    // idle_session_timeout) is ended then, by the server's own timer: it may end this wait.
     const Time other_at = check_next ? check_at : limit_at;
     const Time idle_at = server_.next_idle_end();
     const bool idle_next = idle_at != kForever && idle_at <= other_at;
@@ -184,13 +184,13 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       set_limit();
       continue;
     }
-    // Another session went idle in a transaction meanwhile: wait on, its deadline a timer.
+    // Another session went idle under an idle timeout meanwhile: wait on, its deadline a timer.
     if (wake == Wake::run && waiter->state == Waiter::State::waiting && ready.idle_changed()) continue;
     if (wake == Wake::run) break;
     if (idle_next) {
       if (server_.end_idle_sessions(s_.now())) {
         s_.also_touch_domain();
-        if (s_.logging()) s_.note_detail("idle_in_transaction_session_timeout: sessions idle past it ended");
+        if (s_.logging()) s_.note_detail("idle timeouts: sessions idle past theirs ended");
       }
       continue;  // granted by it, or still waiting
     }
