@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <regex>
 
 #include <pg_query.h>
 
@@ -24,6 +25,14 @@ class PlReader {
   // `function`: a function's body (variables, INTO, RETURN of a value) into `datums`; else a DO's.
   explicit PlReader(const std::function<void(const std::string&)>& refuse, std::vector<PlDatum>* datums = nullptr)
       : refuse_(refuse), datums_(datums), where_(datums != nullptr ? "in a plpgsql function" : "in a DO block") {}
+  // A function's `RETURN NEXT var;`: libpg_query's tree keeps neither the expression nor the
+  // variable (plpgsql reads a lone variable as retvarno, which its JSON leaves out), so the
+  // variables are read from the source, in order; every one must be used (read_plpgsql_function).
+  PlReader& bare_return_next(std::vector<std::string> names) {
+    bare_return_next_ = std::move(names);
+    return *this;
+  }
+  bool all_bare_return_next_read() const { return next_bare_ == bare_return_next_.size(); }
 
   std::vector<PlStatement> statements(const json& list) {
     std::vector<PlStatement> out;
@@ -158,9 +167,13 @@ class PlReader {
       s.kind = PlStatement::Kind::return_next;
       if (body.contains("expr")) {
         s.text = expression(body.at("expr"));
-      } else {
+      } else if (body.contains("retvarno")) {
         s.target = body.value("retvarno", -1);
         if (s.target < 0 || s.target >= static_cast<int>(datums_->size())) refuse_(fmt::format("RETURN NEXT without a value {}", where_));
+      } else if (next_bare_ < bare_return_next_.size()) {
+        s.text = bare_return_next_[next_bare_++];  // RETURN NEXT var; (the tree drops the variable)
+      } else {
+        refuse_(fmt::format("RETURN NEXT without a value {}", where_));
       }
     } else if (type == "PLpgSQL_stmt_return_query" && datums_ != nullptr) {
       s.kind = PlStatement::Kind::return_query;
@@ -246,7 +259,23 @@ class PlReader {
   const std::function<void(const std::string&)>& refuse_;
   std::vector<PlDatum>* datums_;
   std::string where_;
+  std::vector<std::string> bare_return_next_;
+  std::size_t next_bare_ = 0;
 };
+
+// The variables of a function's `RETURN NEXT name;` statements, in the order of the text, of
+// names its datums declare (plpgsql's lone-variable form). A comment or string holding such a
+// statement makes the list longer than the tree's: the function is then refused, not misread.
+std::vector<std::string> bare_return_next_variables(const std::string& text, const std::vector<PlDatum>& datums) {
+  static const std::regex statement(R"(\bRETURN\s+NEXT\s+([A-Za-z_][A-Za-z0-9_]*)\s*;)", std::regex::icase);
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), statement); it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1].str();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (std::any_of(datums.begin(), datums.end(), [&](const PlDatum& d) { return d.kind != PlDatum::Kind::field && d.name == name; })) out.push_back(name);
+  }
+  return out;
+}
 
 // The plpgsql parser's datums of a function (numbered as its varnos).
 std::vector<PlDatum> read_datums(const json& list, const std::function<void(const std::string&)>& refuse) {
@@ -327,7 +356,9 @@ PlFunction read_plpgsql_function(const std::string& create_function) {
     if (!tree.is_array() || tree.size() != 1 || !tree[0].contains("PLpgSQL_function")) refuse("a plpgsql body the plpgsql parser reads otherwise");
     const json& fn = tree[0].at("PLpgSQL_function");
     if (fn.contains("datums")) f.datums = read_datums(fn.at("datums"), refuse);
-    f.body = PlReader(refuse, &f.datums).statements(json::array({fn.at("action")}));
+    PlReader reader(refuse, &f.datums);
+    f.body = reader.bare_return_next(bare_return_next_variables(create_function, f.datums)).statements(json::array({fn.at("action")}));
+    if (!reader.all_bare_return_next_read()) refuse("RETURN NEXT of a variable the plpgsql parser reads otherwise");
     // Each statement and expression read now, on the caller's stack (a call runs on a fiber's,
     // where PostgreSQL's parser would recurse as deep as the text nests): what the subset
     // refuses in them (nesting past Reader::kMaxDepth) refuses the function's calls.
