@@ -675,6 +675,14 @@ std::vector<Statement> parse_sql(std::string_view text) {
   return detail::Reader(text).statements(tree);
 }
 
+std::size_t statement_count(std::string_view text) {
+  const std::string owned(text);
+  PgQuerySplitResult r = pg_query_split_with_scanner(owned.c_str());
+  const std::size_t n = r.error != nullptr ? 0 : static_cast<std::size_t>(r.n_stmts);
+  pg_query_free_split_result(r);
+  return n;
+}
+
 Statement parse_statement(std::string_view text) {
   std::vector<Statement> all = parse_sql(text);
   if (all.size() != 1) {

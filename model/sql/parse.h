@@ -51,6 +51,10 @@ inline TextPlace place_in(std::string_view text, int position, TextPlace start =
 // Text that is not UTF-8 is PostgreSQL's 22021 (invalid byte sequence), at the bad byte.
 std::vector<Statement> parse_sql(std::string_view text);
 
+// How many statements PostgreSQL's scanner finds in `text` (split at semicolons outside quotes
+// and $$ bodies; 0 where it cannot scan it).
+std::size_t statement_count(std::string_view text);
+
 // One statement (a prepared statement's text): SqlInputError when the text holds none or
 // several.
 Statement parse_statement(std::string_view text);

@@ -167,6 +167,7 @@ class PlReader {
       s.kind = PlStatement::Kind::return_next;
       if (body.contains("expr")) {
         s.text = expression(body.at("expr"));
+        if (s.text == kBareReturnNext) s.text.clear(), s.target = PlStatement::kOutRow;
       } else if (body.contains("retvarno")) {
         s.target = body.value("retvarno", -1);
         if (s.target < 0 || s.target >= static_cast<int>(datums_->size())) refuse_(fmt::format("RETURN NEXT without a value {}", where_));

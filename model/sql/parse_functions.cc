@@ -6,6 +6,8 @@
 // LANGUAGE plpgsql body is read by PostgreSQL's plpgsql parser (libpg_query) into the
 // statements lockstep runs (model/sql/parse_do.cc); one it does not run is kept with the reason.
 #include <algorithm>
+#include <optional>
+#include <regex>
 
 #include <fmt/ranges.h>
 #include <pg_query.h>
@@ -16,6 +18,29 @@
 
 namespace lockstep::sql {
 namespace detail {
+namespace {
+
+// The server's checks of a plpgsql body's RETURNs as CREATE compiles it (pl_gram.y): the first
+// misplaced one's message (SQLSTATE 42804), or none.
+std::optional<std::string_view> misplaced_return(const CreateFunction& f, const std::vector<PlStatement>& body) {
+  using K = PlStatement::Kind;
+  for (const PlStatement& s : body) {
+    const bool value = s.kind == K::stop && !s.text.empty();
+    if (value && f.returns_set) return "RETURN cannot have a parameter in function returning set";
+    if (value && f.returns.user_type == "void") return "RETURN cannot have a parameter in function returning void";
+    if (value && !f.outs.empty()) return "RETURN cannot have a parameter in function with OUT parameters";
+    if (s.kind == K::return_next && !f.returns_set) return "cannot use RETURN NEXT in a non-SETOF function";
+    if (s.kind == K::return_query && !f.returns_set) return "cannot use RETURN QUERY in a non-SETOF function";
+    if (s.kind == K::return_next && !f.outs.empty() && s.target != PlStatement::kOutRow) return "RETURN NEXT cannot have a parameter in function with OUT parameters";
+    std::optional<std::string_view> inner = misplaced_return(f, s.body);
+    for (const PlBranch& b : s.branches) inner = inner ? inner : misplaced_return(f, b.body);
+    for (const PlHandler& h : s.handlers) inner = inner ? inner : misplaced_return(f, h.body);
+    if (inner) return inner;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 CreateFunction Reader::create_function(const json& body) {
   const int loc = statement_start_;
@@ -131,9 +156,14 @@ CreateFunction Reader::create_function(const json& body) {
     // rejects is refused (the server's error names a line of the body, not modelled).
     std::string own(text_.substr(static_cast<std::size_t>(statement_start_)));
     if (statement_len_ > 0) own.resize(std::min(own.size(), static_cast<std::size_t>(statement_len_)));
+    if (!f.outs.empty()) {
+      static const std::regex bare(R"(\b(RETURN\s+NEXT)(\s*);)", std::regex::icase);
+      own = std::regex_replace(own, bare, fmt::format("$1 {}$2;", kBareReturnNext));
+    }
     PgQueryPlpgsqlParseResult checked = pg_query_parse_plpgsql(own.c_str());
     const std::string error = checked.error != nullptr ? checked.error->message : "";
     pg_query_free_plpgsql_parse_result(checked);
+    if (error == "cannot use RETURN NEXT in a non-SETOF function" || error == "cannot use RETURN QUERY in a non-SETOF function") fail("42804", error, as_loc);
     if (!error.empty()) refuse(fmt::format("a plpgsql body PostgreSQL's plpgsql parser rejects ({})", error), as_loc);
     PlFunction pl = read_plpgsql_function(own);
     // A signature read in part (OUT parameters, SETOF, a type outside the subset) is not run.
@@ -143,6 +173,7 @@ CreateFunction Reader::create_function(const json& body) {
       }
     }
     if (pl.refused.empty() && f.returns.user_type.starts_with("unread")) pl.refused = fmt::format("RETURNS {}", f.returns.user_type.substr(7));
+    if (const auto misplaced = misplaced_return(f, pl.body)) fail("42804", *misplaced, as_loc);
     f.pl = std::make_shared<const PlFunction>(std::move(pl));
     return f;
   }

@@ -37,6 +37,9 @@ inline std::string where_in(std::string_view text, int position) {
 // A CREATE FUNCTION ... LANGUAGE plpgsql statement's body (model/sql/parse_do.cc): what the
 // subset does not run is named in PlFunction::refused, never thrown.
 PlFunction read_plpgsql_function(const std::string& create_function);
+// A function with OUT parameters: its body's `RETURN NEXT;` (which libpg_query's plpgsql parser,
+// not knowing the parameters, rejects) written as `RETURN NEXT <this>;` for it to read.
+inline constexpr std::string_view kBareReturnNext = "lockstep_bare_return_next";
 
 class Reader {
  public:

@@ -502,7 +502,9 @@ struct PlStatement {
   // statement's text; raise: the message, each % standing for the next of `args`; stop:
   // RETURN's expression ("": none); assign: the value's expression; loop: WHILE's condition or
   // FOR's query; exit: WHEN's condition ("": none); return_next: its expression ("": the
-  // variable `target`); return_query: the query (`dynamic`: the expression giving its text)
+  // variable `target`, or the OUT parameters' row: kOutRow); return_query: the query (`dynamic`:
+  // the expression giving its text)
+  static constexpr int kOutRow = -2;
   std::string text;
   bool dynamic = false;  // return_query: RETURN QUERY EXECUTE
   int target = -1;      // assign: the datum set; sql with INTO, FOR over a query: the row datum it fills; FOR i: i

@@ -210,10 +210,8 @@ class SpecReader {
       // lockstep does not model, and a syntax error (a typo, most likely), stop the file here.
       // (A block of several statements stops it too: the server runs those before the failing one.)
       const std::string_view what = e.what();
-      std::string_view body = t.text;
-      while (!body.empty() && (body.back() == ';' || std::isspace(static_cast<unsigned char>(body.back())) != 0)) body.remove_suffix(1);
       if (owner.text == "step" && what.find("lockstep's SQL subset") == std::string_view::npos && !what.starts_with("syntax error") &&
-          body.find(';') == std::string_view::npos) {
+          statement_count(t.text) == 1) {
         return b;
       }
       // The error's position, counted in characters of the block, as a line and column of the file.

@@ -6,9 +6,8 @@
 // (its own steps and, in READ COMMITTED, what is committed when it runs; the transaction's
 // snapshot in REPEATABLE READ), with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments,
 // PERFORM, EXECUTE, RAISE (P0001), RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a
-// query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION blocks (a subtransaction). A call
-// runs only from a statement that reads no table itself (SELECT f(...), SELECT * FROM f(...)):
-// one inside a scan would take steps amid the scan's, not modelled (0A000).
+// query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION blocks (a subtransaction). A call runs only from a
+// statement reading no table (SELECT f(...), SELECT * FROM f(...)): one in a scan would step amid its steps (0A000).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -26,8 +25,7 @@
 
 namespace lockstep::sim::pg {
 
-using sql::PlDatum;
-using sql::PlStatement;
+using sql::PlDatum, sql::PlStatement;
 
 class PlRun final : public sql::EvalContext {
  public:
@@ -46,12 +44,15 @@ class PlRun final : public sql::EvalContext {
     Value result = Value::null();
     if (body(pl_.body, result) != Flow::returned && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
     if (f_.outs.empty() || f_.returns_set) return result;
-    std::vector<Value> row;  // OUT parameters: their values as the function ends (a row in FROM)
-    for (std::size_t d = 0; d < f_.arg_order.size(); ++d) {
-      if (f_.arg_order[d] < 0) row.push_back(read(static_cast<int>(d)));
-    }
+    std::vector<Value> row = out_row();  // as the function ends (a row in FROM)
     if (set_rows != nullptr) set_rows->push_back(row);
     return row.size() == 1 ? row[0] : sql::make_record(out_row_type(f_, run_.server_), row);  // several: a record of them
+  }
+
+  std::vector<Value> out_row() {  // the OUT parameters' values
+    std::vector<Value> row;
+    for (std::size_t d = 0; d < f_.arg_order.size(); ++d) if (f_.arg_order[d] < 0) row.push_back(read(static_cast<int>(d)));
+    return row;
   }
 
   bool returns_value() const {
@@ -419,7 +420,6 @@ class PlRun final : public sql::EvalContext {
           // body's end (add_dummy_return: libpg_query does not know the return type).
           if (s.text.empty() && f_.returns_trigger) throw SqlError("2F005", "control reached end of trigger procedure without RETURN");
           if (s.text.empty() && returns_value()) throw SqlError("2F005", "control reached end of function without RETURN");
-          if (!s.text.empty() && !f_.outs.empty()) throw SqlError("42804", "RETURN cannot have a parameter in function with OUT parameters");
           if (!s.text.empty()) result = value(s.text);
           return Flow::returned;
         case K::loop:
@@ -437,7 +437,10 @@ class PlRun final : public sql::EvalContext {
           diagnostics(s);
           break;
         case K::return_next:
-          set_rows->push_back(returned_set_row(f_, s.text.empty() ? read(s.target) : value(s.text)));
+          if (const int d = find(s.text); d >= 0 && ad_hoc_.count(d) != 0) {  // a record of a query's columns: its row, as RETURN QUERY's
+            append_query_rows(f_, {ad_hoc_.at(d).second}, *set_rows, "wrong record type supplied in RETURN NEXT");
+          } else if (s.target == PlStatement::kOutRow) set_rows->push_back(out_row());
+          else set_rows->push_back(returned_set_row(f_, s.text.empty() ? read(s.target) : value(s.text)));
           break;
         case K::return_query: {  // all its rows, as the server's RETURN QUERY runs it to the end
           std::vector<std::vector<Value>> rows;

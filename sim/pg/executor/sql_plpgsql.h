@@ -45,7 +45,8 @@ RaisedError raise_error(const sql::PlStatement& s, const std::function<std::opti
 std::vector<sql::Value> returned_set_row(const sql::CreateFunction& f, const sql::Value& v);
 // RETURN QUERY's rows appended to `into`, each of the function's result columns and their
 // types, as exec_stmt_return_query checks them (42804 otherwise).
-void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<sql::Value>> rows, std::vector<std::vector<sql::Value>>& into);
+void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<sql::Value>> rows, std::vector<std::vector<sql::Value>>& into,
+                       const char* mismatch = "structure of query does not match function result type");
 
 // `record` with its field `field` set to v as an assignment casts (42703 for no such field;
 // `record_name` names the variable).

@@ -113,13 +113,13 @@ std::vector<Value> returned_set_row(const sql::CreateFunction& f, const Value& v
   return sql::record_fields(v);
 }
 
-void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<Value>> rows, std::vector<std::vector<Value>>& into) {
+void append_query_rows(const sql::CreateFunction& f, std::vector<std::vector<Value>> rows, std::vector<std::vector<Value>>& into, const char* mismatch) {
   int row_type = -1;
   const std::vector<sql::ColumnDef> columns = set_result_columns(f, row_type);
   for (std::vector<Value>& row : rows) {
     bool matches = row.size() == columns.size();
     for (std::size_t i = 0; matches && i < row.size(); ++i) matches = set_same_type(row[i], columns[i]);
-    if (!matches) throw SqlError("42804", "structure of query does not match function result type");
+    if (!matches) throw SqlError("42804", mismatch);
     into.push_back(std::move(row));
   }
 }
