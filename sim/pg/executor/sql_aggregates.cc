@@ -9,6 +9,7 @@
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
+#include "lockstep/sim/pg/executor/pg_sort.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -34,7 +35,7 @@ Value SqlRun::aggregate(const Expr& e) {
       std::vector<Value>& key = keys.emplace_back(std::vector<Value>{}, r).first;
       for (const sql::OrderItem& o : e.select->order_by) key.push_back(sql::evaluate(o.expr, *this));
     }
-    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, *e.select); });
+    pg_sort_less(keys, [&](const auto& a, const auto& b) { return order_less(a.first, b.first, *e.select); });  // tuplesort's order of ties
     for (const auto& [key, r] : keys) ordered.push_back(r);
   }
   for (const Row* r : e.select != nullptr && !e.select->order_by.empty() ? ordered : *group_) {
@@ -336,7 +337,9 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
   group_ = nullptr;
   row_ = nullptr;
   grouping_absent_ = 0;
-  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
+  const std::int64_t sort_limit = sel.limit && !sel.distinct && !sel.order_by.empty() ? bound(sel.limit, "LIMIT") : -1;  // the Sort's bound
+  pg_sort_less(out, [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); },
+               sort_limit > 0 ? static_cast<std::size_t>(std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + sort_limit) : 0);
   if (sel.distinct) {
     std::vector<std::pair<std::vector<Value>, std::vector<Value>>> kept;
     for (auto& o : out) {

@@ -450,12 +450,12 @@ class SqlRun final : public sql::EvalContext {
   std::vector<std::vector<Value>> select_values(const sql::Select& sel, SqlTable* t, bool /*first_step*/);
 
   std::int64_t bound(const std::optional<Expr>& e, std::string_view what);
-
-  void sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t);
+  // ORDER BY as a Sort (pg_sort.h; `limit` > 0: a Limit's bound, kept) or, `limit` < 0, an index scan.
+  void sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t, std::int64_t limit = 0);
   // The window functions of the select list (row_number, rank, dense_rank, lag, lead,
   // first_value, last_value and aggregates OVER (PARTITION BY ... ORDER BY ...)), for each of
   // the rows WHERE kept, by row id: read while projecting.
-  void compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
+  void compute_windows(const sql::Select& sel, SqlTable* t, std::vector<std::pair<std::int64_t, Row>>& rows);
   // Window function w's value at position j of its rows sorted by PARTITION BY then ORDER BY
   // (`keys`: sort keys and row indexes), whose partition starts at `start` and whose default
   // frame ends before `end` (past the row's last peer; without ORDER BY, the partition's end).

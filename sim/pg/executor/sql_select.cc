@@ -7,6 +7,7 @@
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/sim/pg/executor/pg_sort.h"
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
@@ -316,7 +317,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     rows = from_scan(sel, *t, enough);
   } else if (index_order || locking_pull) {
     rows = scan(t, sel.alias, std::nullopt, -1, true);  // every row this session sees, then in the index's order
-    sort(rows, sel, t);
+    sort(rows, sel, t, -1);
     const std::int64_t limit = bound(sel.limit, "LIMIT");  // -1: LIMIT ALL or NULL
     const std::int64_t wanted = limit < 0 ? std::numeric_limits<std::int64_t>::max() : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
     std::vector<std::pair<std::int64_t, Row>> kept;
@@ -366,9 +367,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     set_returning_calls(order_expr(o.expr, sel), calls);
     sort_after = sort_after || !calls.empty();
   }
-  if (!sort_after) sort(rows, sel, t);
   const std::int64_t offset = bound(sel.offset, "OFFSET");
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+  // A Limit passes its bound down to the Sort right under it (not through LockRows, Unique, ProjectSet).
+  const bool bounded = limit > 0 && sel.lock == sql::RowLock::none && !sel.distinct && sel.distinct_on.empty() && srfs.empty();
+  if (!sort_after) sort(rows, sel, t, bounded ? std::max<std::int64_t>(offset, 0) + limit : 0);
   if (projects_lock_calls && srfs.empty()) {
     // Each row is projected, then locked: a row then skipped or failing NOWAIT has run its
     // lock calls too, and the newest version EvalPlanQual re-checks runs them again.
@@ -516,7 +519,7 @@ std::int64_t SqlRun::bound(const std::optional<Expr>& e, std::string_view what) 
   return v.as_integer();
 }
 
-void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t) {
+void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Select& sel, SqlTable* t, std::int64_t limit) {
   if (sel.order_by.empty()) return;
   table_ = t;
   alias_ = sel.alias;
@@ -529,10 +532,10 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
     keys.emplace_back(std::move(k), i);
   }
   row_ = nullptr;
-  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); });
-  std::vector<std::pair<std::int64_t, Row>> sorted;
-  for (const auto& [k, i] : keys) sorted.push_back(std::move(rows[i]));
-  rows = std::move(sorted);
+  const auto less = [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); };
+  if (limit < 0) std::stable_sort(keys.begin(), keys.end(), less);
+  else pg_sort_less(keys, less, static_cast<std::size_t>(limit));
+  rows = in_key_order(std::move(rows), keys);
 }
 
 void SqlRun::window_calls(const Expr& e, std::vector<const Expr*>& out) {
@@ -549,7 +552,7 @@ bool SqlRun::same_values_prefix(const std::vector<Value>& a, const std::vector<V
   return true;
 }
 
-void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows) {
+void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, std::vector<std::pair<std::int64_t, Row>>& rows) {
   table_ = t;
   alias_ = sel.alias;
   std::vector<const Expr*> windows;
@@ -565,7 +568,7 @@ void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vec
       keys.emplace_back(std::move(k), i);
     }
     row_ = nullptr;
-    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return order_less(a.first, b.first, window); });
+    pg_sort_less(keys, [&](const auto& a, const auto& b) { return order_less(a.first, b.first, window); });  // its Sort node
     const auto same_prefix = &SqlRun::same_values_prefix;  // PARTITION BY's values
     std::map<std::int64_t, Value>& values = window_values_[w->select.get()];
     const bool ranking = w->name == "row_number" || w->name == "rank" || w->name == "dense_rank";
@@ -591,6 +594,7 @@ void SqlRun::compute_windows(const sql::Select& sel, SqlTable* t, const std::vec
       }
       values.insert_or_assign(rows[keys[j].second].first, window_value(*w, rows, keys, start, j, end));
     }
+    if (windows.size() == 1) rows = in_key_order(std::move(rows), keys);  // as its WindowAgg returns them (a final Sort's input)
   }
 }
 
