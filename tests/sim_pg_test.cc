@@ -14,6 +14,7 @@
 
 #include "lockstep/model/pg.h"
 #include "lockstep/sim/explore/explorer.h"
+#include "lockstep/sim/pg/executor/pg_sort.h"
 #include "test_support.h"
 #include "trace_forms.h"
 
@@ -1694,3 +1695,29 @@ RC_GTEST_PROP(SimPgProperties, DporRunsTheTracesAndOutcomesOfDfs, ()) {
 
 }  // namespace
 }  // namespace lockstep
+
+// pg_sort (PostgreSQL's tuplesort order of ties, checked against the server by
+// tests/sql-specs/order-by-ties.spec): whatever the input, a sorted permutation of it, and with a
+// bound the `bound` least in order; ties in a fixed order (the same input gives the same output).
+RC_GTEST_PROP(PgSort, SortsIntoAPermutationAndKeepsTheLeastUnderABound, ()) {
+  const auto keys = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 4));
+  const auto bound = *rc::gen::inRange<std::size_t>(0, 12);
+  std::vector<std::pair<int, std::size_t>> items;
+  for (std::size_t i = 0; i < keys.size(); ++i) items.emplace_back(keys[i], i);
+  auto sorted = items;
+  lockstep::sim::pg::pg_sort(sorted, [](const auto& a, const auto& b) { return a.first < b.first ? -1 : a.first > b.first ? 1 : 0; }, bound);
+  auto expected = keys;
+  std::sort(expected.begin(), expected.end());
+  if (bound != 0 && expected.size() > bound) expected.resize(bound);
+  std::vector<int> got;
+  std::set<std::size_t> seen;
+  for (const auto& [key, index] : sorted) {
+    got.push_back(key);
+    RC_ASSERT(index < keys.size() && keys[index] == key);
+    RC_ASSERT(seen.insert(index).second);
+  }
+  RC_ASSERT(got == expected);
+  auto again = items;
+  lockstep::sim::pg::pg_sort(again, [](const auto& a, const auto& b) { return a.first < b.first ? -1 : a.first > b.first ? 1 : 0; }, bound);
+  RC_ASSERT(again == sorted);
+}
