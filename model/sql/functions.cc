@@ -146,7 +146,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"cardinality", 1, 1, FunctionKind::scalar},
     FunctionInfo{"array_position", 2, 2, FunctionKind::scalar},
     FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
-    FunctionInfo{"unnest", 1, 1, FunctionKind::scalar},  // in a select list without FROM: sim/pg/executor/sql_select.cc
+    FunctionInfo{"unnest", 1, 100, FunctionKind::scalar},  // several arrays: in FROM only  // in a select list without FROM: sim/pg/executor/sql_select.cc
     FunctionInfo{"string_to_array", 2, 3, FunctionKind::scalar},
     FunctionInfo{"generate_series", 2, 3, FunctionKind::scalar},  // set-returning: in FROM only (sim/pg/executor/sql_from.cc)
     FunctionInfo{"jsonb_array_elements", 1, 1, FunctionKind::scalar},

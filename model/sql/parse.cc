@@ -376,13 +376,12 @@ Insert Reader::insert(const json& body) {
   } else if (const json& sel = *node(body.at("selectStmt")).second; !sel.contains("valuesLists")) {
     ins.select = std::make_shared<Select>(select(sel, loc, false));  // INSERT ... SELECT
     if (!ins.select->with.empty()) refuse("WITH inside INSERT ... SELECT", loc);
-    for (const Target& target : ins.select->targets) {
-      if (target.star || target.expand) refuse(target.star ? "INSERT ... SELECT *" : "INSERT ... SELECT (x).*", loc);
-    }
+    // (SELECT * and (x).* give their columns when run: counted then, sql_write.cc)
+    const bool expands = std::any_of(ins.select->targets.begin(), ins.select->targets.end(), [](const Target& x) { return x.star || x.expand; });
     if (!ins.columns.empty() && ins.select->targets.size() > ins.columns.size()) {
       fail("42601", "INSERT has more expressions than target columns", loc);
     }
-    if (!ins.columns.empty() && ins.select->targets.size() < ins.columns.size()) {
+    if (!expands && !ins.columns.empty() && ins.select->targets.size() < ins.columns.size()) {
       fail("42601", "INSERT has more target columns than expressions", loc);
     }
   } else {

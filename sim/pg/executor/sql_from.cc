@@ -24,6 +24,7 @@ namespace lockstep::sim::pg {
 namespace {
 
 constexpr char kFromSeparator = '\x1f';
+constexpr char kDuplicateMark = '\x1d';  // a column's name repeated in its relation: "name" kDuplicateMark n
 
 // The column names a set-returning function gives without column aliases.
 std::vector<std::string> from_function_columns(const sql::FromItem& f) {
@@ -33,6 +34,8 @@ std::vector<std::string> from_function_columns(const sql::FromItem& f) {
     names = {"key", "value"};
   } else if (n == "jsonb_array_elements" || n == "jsonb_array_elements_text" || n == "json_array_elements" || n == "json_array_elements_text") {
     names = {"value"};
+  } else if (n == "unnest" && f.function.at(0).args.size() > 1) {
+    names.assign(f.function.at(0).args.size(), "unnest");  // unnest(a, b, ...): a column each
   } else {
     names = {f.alias.empty() ? n : f.alias};  // a function of no named output: the relation's name
   }
@@ -118,12 +121,11 @@ int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
     qualifier = u.left;
   }
   for (std::size_t i = 0; i < end; ++i) {
-    const std::string& n = t.def.columns[i].name;
-    const std::size_t sep = n.find(kFromSeparator);
-    if (std::string_view(n).substr(sep + 1) != ref.name) continue;
-    if (!qualifier.empty() && std::string_view(n).substr(0, sep) != qualifier) continue;
+    const auto [relation, column] = joined_name(t.def.columns[i]);
+    if (column != ref.name) continue;
+    if (!qualifier.empty() && relation != qualifier) continue;
     if (found >= 0) {
-      throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.qualifier.empty() ? ref.name : ref.qualifier + "." + ref.name));
+      throw SqlError("42702", fmt::format("column reference \"{}\" is ambiguous", ref.name));  // (qualified too: one relation's two)
     }
     found = static_cast<int>(i);
   }
@@ -143,7 +145,8 @@ std::string SqlRun::joined_row_id(std::string_view relation) {
 
 std::pair<std::string_view, std::string_view> SqlRun::joined_name(const sql::ColumnDef& c) {
   const std::size_t sep = c.name.find(kFromSeparator);
-  return {std::string_view(c.name).substr(0, sep), std::string_view(c.name).substr(sep + 1)};
+  const std::string_view column = std::string_view(c.name).substr(sep + 1);
+  return {std::string_view(c.name).substr(0, sep), column.substr(0, column.find(kDuplicateMark))};
 }
 
 void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
@@ -261,7 +264,9 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   }
   from_first_column_[&f] = jt.def.columns.size();
   if (f.kind != K::table) jt.derived.push_back(relation);
+  std::map<std::string, int> seen;  // a name twice (`unnest(a, b)`, a subquery's `1 AS x, 2 AS x`): the later one kept apart
   for (sql::ColumnDef& c : columns) {
+    if (const int n = seen[c.name]++; n > 0) c.name += fmt::format("{}{}", kDuplicateMark, n);
     c.name = relation + kFromSeparator + c.name;
     jt.def.columns.push_back(std::move(c));
   }
@@ -339,10 +344,15 @@ std::vector<std::vector<Value>> SqlRun::function_rows(const Expr& call) {
     const std::vector<Value> base = args[0].is_null() ? std::vector<Value>{} : sql::record_fields(args[0]);
     const sql::ColumnInput input = [&](Value text, const sql::ColumnDef& c) { return assigned(std::move(text), c, n); };
     for (const std::vector<Value>& row : sql::json_array_rows(n, args.at(1), columns, base, input)) out.push_back({sql::make_record(type, row)});
-  } else if (n == "unnest") {
-    if (!args.at(0).is_null()) {
-      if (args[0].type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(args[0].type())));
-      for (Value& v : sql::array_elements(args[0])) out.push_back({std::move(v)});
+  } else if (n == "unnest") {  // several arrays (FROM's): side by side, NULLs past a shorter one's end
+    std::vector<std::vector<Value>> columns;
+    for (const Value& a : args) {
+      if (!a.is_null() && a.type() != Type::array) throw SqlError("42883", fmt::format("function unnest({}) does not exist", sql::type_name(a.type())));
+      columns.push_back(a.is_null() ? std::vector<Value>{} : sql::array_elements(a));
+      out.resize(std::max(out.size(), columns.back().size()));
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      for (const std::vector<Value>& c : columns) out[i].push_back(i < c.size() ? c[i] : Value::null());
     }
   } else if (n == "generate_series") {
     for (const Value& a : args) {

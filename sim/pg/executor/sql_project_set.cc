@@ -4,6 +4,9 @@
 // when a sort key holds one or DISTINCT sorts their output (make_sort_input_target).
 #include <algorithm>
 
+#include <fmt/ranges.h>
+
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -100,6 +103,14 @@ std::size_t SqlRun::run_set_returning_calls(const std::vector<const Expr*>& call
   std::size_t n = 0;
   srf_rows_.clear();
   for (const Expr* call : calls) {
+    if (call->name == "unnest" && call->args.size() > 1) {  // the several-array form is FROM's only
+      std::vector<std::string> types;
+      for (const Expr& a : call->args) {
+        const Value v = sql::evaluate(a, *this);
+        types.push_back(v.type() == Type::array ? sql::array_type_name(v) : std::string(sql::type_name(v.type())));
+      }
+      throw SqlError("42883", fmt::format("function unnest({}) does not exist", fmt::join(types, ", ")));
+    }
     std::vector<std::vector<Value>> produced = function_rows(*call);
     n = std::max(n, produced.size());
     srf_rows_[call] = std::move(produced);

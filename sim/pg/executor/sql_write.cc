@@ -84,6 +84,7 @@ Result<Rows> SqlRun::statement(const sql::Insert& ins) {
   }
   for (const auto& values : *rows) {
     if (values.size() > columns.size()) throw SqlError("42601", "INSERT has more expressions than target columns");
+    if (ins.select && !ins.columns.empty() && values.size() < columns.size()) throw SqlError("42601", "INSERT has more target columns than expressions");
     Row row = new_row(*t, columns, values, /*step_taken=*/first, ins.overriding);
     first = false;
     if (!before_row(*t, "INSERT", nullptr, &row)) continue;  // BEFORE INSERT triggers, then the row's checks
