@@ -461,13 +461,14 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (v.is_null()) return e.name == "quote_nullable" ? Value::text("NULL") : Value::null(Type::text);
     return Value::text(e.name == "quote_ident" ? quote_ident(output_text(v)) : quote_literal(output_text(v)));
   }
-  if (e.name == "sha224") {
+  if (e.name == "sha224" || e.name == "sha256") {
     const Value& v = args.at(0);
     if (v.is_null()) return Value::null(Type::bytea);
     if (v.type() != Type::bytea && v.type() != Type::unknown) {
-      throw SqlError("42883", fmt::format("function sha224({}) does not exist", type_name(v.type())));
+      throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, type_name(v.type())));
     }
-    return Value::bytea(sha224(cast(v, Type::bytea).payload()));
+    const std::string bytes(cast(v, Type::bytea).payload());
+    return Value::bytea(e.name == "sha224" ? sha224(bytes) : sha256(bytes));
   }
   if (e.name == "jsonb_typeof") return jsonb_typeof(args.at(0));
   if (e.name == "json_typeof") {  // json's own: the first token of the text (graphile-worker's add_jobs)

@@ -50,8 +50,11 @@ void jenkins_final(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c) {
 
 }  // namespace
 
-std::string sha224(std::string_view bytes) {
-  // FIPS 180-4: SHA-256's compression with SHA-224's initial values, the first 7 words out.
+namespace {
+
+// FIPS 180-4's SHA-256 compression from the initial values `h`, its first `words` words out
+// (SHA-256: 8; SHA-224: its own initial values, 7).
+std::string sha2_256(std::string_view bytes, std::array<std::uint32_t, 8> h, std::size_t words) {
   static constexpr std::array<std::uint32_t, 64> k = {
       0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
       0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
@@ -60,7 +63,6 @@ std::string sha224(std::string_view bytes) {
       0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
       0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
       0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  std::array<std::uint32_t, 8> h = {0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4};
   std::string m(bytes);
   const std::uint64_t bits = static_cast<std::uint64_t>(bytes.size()) * 8;
   m += static_cast<char>(0x80);
@@ -90,10 +92,20 @@ std::string sha224(std::string_view bytes) {
     for (std::size_t i = 0; i < 8; ++i) h[i] += v[i];
   }
   std::string out;
-  for (std::size_t i = 0; i < 7; ++i) {
+  for (std::size_t i = 0; i < words; ++i) {
     for (int b = 3; b >= 0; --b) out += static_cast<char>((h[i] >> (8 * b)) & 0xff);
   }
   return out;
+}
+
+}  // namespace
+
+std::string sha224(std::string_view bytes) {
+  return sha2_256(bytes, {0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4}, 7);
+}
+
+std::string sha256(std::string_view bytes) {
+  return sha2_256(bytes, {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}, 8);
 }
 
 std::string md5_hex(std::string_view bytes) {
