@@ -73,6 +73,25 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e, 
 
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const Expr& first) { return order_leading_column(t, alias, first); }
 
+std::vector<sql::OrderItem> sql_index_order(const SqlTable& t, std::string_view alias, const sql::OrderItem& order, const Expr& first,
+                                            const Expr* where) {
+  std::vector<sql::OrderItem> out{sql::OrderItem{.expr = first, .descending = order.descending, .nulls_first = order.nulls_first}};
+  if (!order_leading_column(t, alias, first)) return out;
+  const int c = t.column(first.name);
+  for (const Expr* q : where != nullptr ? sql_index_quals(t, alias, *where, {c}, nullptr) : std::vector<const Expr*>{}) {
+    if ((q->kind == Expr::Kind::op && q->name == "=") || q->kind == Expr::Kind::in_list || q->kind == Expr::Kind::quantified) return out;
+  }
+  const std::vector<int>* key = !t.key.empty() && t.key.front() == c ? &t.key : nullptr;
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (key == nullptr && !u.where && u.expressions.empty() && !u.columns.empty() && u.columns.front() == c) key = &u.columns;
+  }
+  for (std::size_t i = 1; key != nullptr && i < key->size(); ++i) {
+    const Expr column{.kind = Expr::Kind::column, .name = t.def.columns[static_cast<std::size_t>((*key)[i])].name};
+    out.push_back(sql::OrderItem{.expr = column, .descending = order.descending});  // a backward scan for DESC: NULLS FIRST
+  }
+  return out;
+}
+
 std::vector<const Expr*> sql_primary_key_quals(const SqlTable& t, std::string_view alias, const Expr& where, const sql::EvalContext* variables) {
   return sql_index_quals(t, alias, where, t.key, variables);
 }

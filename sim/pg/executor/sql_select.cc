@@ -371,7 +371,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
   // A Limit passes its bound down to the Sort right under it (not through LockRows, Unique, ProjectSet).
   const bool bounded = limit > 0 && sel.lock == sql::RowLock::none && !sel.distinct && sel.distinct_on.empty() && srfs.empty();
-  if (!sort_after) sort(rows, sel, t, bounded ? std::max<std::int64_t>(offset, 0) + limit : 0);
+  if (!sort_after) sort(rows, sel, t, index_limit && sel.order_by.size() == 1 ? -1 : bounded ? std::max<std::int64_t>(offset, 0) + limit : 0);
   if (projects_lock_calls && srfs.empty()) {
     // Each row is projected, then locked: a row then skipped or failing NOWAIT has run its
     // lock calls too, and the newest version EvalPlanQual re-checks runs them again.
@@ -523,16 +523,19 @@ void SqlRun::sort(std::vector<std::pair<std::int64_t, Row>>& rows, const sql::Se
   if (sel.order_by.empty()) return;
   table_ = t;
   alias_ = sel.alias;
+  sql::Select by_index;  // an index scan's order: ORDER BY's column, then its index's other columns
+  if (limit < 0 && t != nullptr && !t->joined && sel.order_by.size() == 1) by_index.order_by = sql_index_order(*t, sel.alias, sel.order_by[0], order_expr(sel.order_by[0].expr, sel), sel.where ? &*sel.where : nullptr);
+  const sql::Select& by = by_index.order_by.empty() ? sel : by_index;
   std::vector<std::pair<std::vector<Value>, std::size_t>> keys;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     row_ = &rows[i].second;
     window_row_ = rows[i].first;
     std::vector<Value> k;
-    for (const sql::OrderItem& o : sel.order_by) k.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
+    for (const sql::OrderItem& o : by.order_by) k.push_back(sql::evaluate(order_expr(o.expr, sel), *this));
     keys.emplace_back(std::move(k), i);
   }
   row_ = nullptr;
-  const auto less = [&](const auto& a, const auto& b) { return order_less(a.first, b.first, sel); };
+  const auto less = [&](const auto& a, const auto& b) { return order_less(a.first, b.first, by); };
   if (limit < 0) std::stable_sort(keys.begin(), keys.end(), less);
   else pg_sort_less(keys, less, static_cast<std::size_t>(limit));
   rows = in_key_order(std::move(rows), keys);

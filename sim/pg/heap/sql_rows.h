@@ -51,6 +51,12 @@ SingleColumnIndex sql_single_column_index(const SqlTable& t, int c);
 // is a column leading the primary key or a unique index without a predicate (plain indexes'
 // columns are not kept).
 bool sql_order_has_index(const SqlTable& t, std::string_view alias, const sql::Expr& first);
+// The order an index scan for ORDER BY `order` (its expression `first`, an output name resolved)
+// returns rows in: that column, then the other columns of the index it leads (the primary key,
+// else the first unique index without a predicate), in its direction; just `order` otherwise,
+// also where WHERE pins the column to one value or a list (the planner then drops the ORDER BY).
+std::vector<sql::OrderItem> sql_index_order(const SqlTable& t, std::string_view alias, const sql::OrderItem& order, const sql::Expr& first,
+                                            const sql::Expr* where);
 // Whether `SELECT ... WHERE where ORDER BY order LIMIT n` (one ORDER BY item, no grouping) is
 // the planner's Limit over an index scan in that order, WHERE its Filter: the scan stops once
 // the Limit has its rows, so WHERE runs for the rows up to there only. `first` (order's
