@@ -72,8 +72,9 @@ CreateFunction Reader::create_function(const json& body) {
         f.strict = node(d.at("arg")).second->value("boolval", false);
       } else if (option == "volatility") {
         f.non_volatile = str(d.at("arg")) != "volatile";
-      } else if (option != "parallel" && option != "leakproof" && option != "cost" && option != "security" &&
-                 (language != "plpgsql" || option != "set")) {
+      } else if (option == "set" && language == "plpgsql") {  // search_path only: another setting is not applied for the call
+        if (const std::string name = node(d.at("arg")).second->value("name", ""); name != "search_path") refuse(fmt::format("the function option SET {}", name), oloc);
+      } else if (option != "parallel" && option != "leakproof" && option != "cost" && option != "security") {
         refuse(fmt::format("the function option {}", option), oloc);
       }
     }

@@ -273,7 +273,8 @@ Value SqlRun::call(const Expr& e, const std::vector<Value>& args) {
     return Value::text(shown_duration(c_.timeout(timeout_named(name))));
   }
   if (f->kind == sql::FunctionKind::time) {
-    const Time t = e.name == "clock_timestamp"       ? s_.now()
+    // clock_timestamp(): a microsecond past the statement's start at least (`> now()` holds on the server)
+    const Time t = e.name == "clock_timestamp"       ? std::max<Time>(s_.now(), statement_start_ + std::chrono::microseconds(1))
                    : e.name == "statement_timestamp" ? statement_start_
                    : c_.session_.in_transaction      ? c_.transaction_start_
                                                      : statement_start_;
@@ -652,13 +653,11 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   if (n == "set_config") {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
-    const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL
-    if (sql::is_custom_setting(setting)) {
-      check(c_.set_custom(setting, value, local));
-      return Value::text(value);
-    }
-    check(c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
-    return Value::text(shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it
+    const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL (also of an autocommit statement's transaction)
+    struct Call { bool& in; ~Call() { in = false; } } call{c_.in_set_config_ = true};  // NOLINT: the flag for this call only
+    const bool custom = sql::is_custom_setting(setting);
+    check(custom ? c_.set_custom(setting, value, local) : c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
+    return Value::text(custom ? value : shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it
   }
   if (n == "pg_sleep") {
     // Seconds, as double precision: an integer, or a numeric literal in quotes ('0.05').

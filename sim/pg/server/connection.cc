@@ -22,7 +22,7 @@ Status SimConnection::set_timeout(Timeout which, Duration t, bool local) {
 }
 
 void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
-  if (local && !session_.in_transaction) {
+  if (local && !session_.in_transaction && !in_set_config_) {
     // As the server says: a WARNING, and nothing changes.
     warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
     return;
@@ -34,7 +34,7 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
 Status SimConnection::set_custom(const std::string& name, std::optional<std::string> value, bool local) {
   Statement st(*this);
   if (auto refused = begin_statement({"set_custom", {}, 0, true}, false)) return *refused;
-  if (local && !session_.in_transaction) {
+  if (local && !session_.in_transaction && !in_set_config_) {
     warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
     return {};
   }

@@ -351,6 +351,8 @@ class SimConnection : public lockstep::pg::Connection {
   Status end_transaction(Stmt verb);
   // A transaction block's end but its release: settings back, no block, no snapshot.
   void end_block(bool commit);
+  // The session's settings in force again (SET LOCAL's, set_config(..., true)'s end).
+  void restore_session_settings();
   // RESET ALL's (and DISCARD ALL's): every setting back to the connection's start, in the step
   // running now; a transaction's rollback undoes it as it undoes a SET (sim/pg/server/session_reset.cc).
   void reset_settings();
@@ -542,6 +544,9 @@ class SimConnection : public lockstep::pg::Connection {
   std::optional<std::vector<Activity>> activity_;
   bool in_statement_ = false;
   int sql_depth_ = 0;  // inside run_statements (SQL text), nested
+  // A set_config() call runs: its is_local outside a block sets the implicit transaction's
+  // value (the statement's), silently, where SET LOCAL warns and sets nothing.
+  bool in_set_config_ = false;
   // Inside a SQL statement outside a transaction block: its transaction-scope advisory locks
   // last to the statement's end (end_statement), not to the lock call's.
   bool hold_xact_locks_ = false;

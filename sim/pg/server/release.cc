@@ -64,13 +64,7 @@ void SimConnection::end_block(bool commit) {
   style_at_block_.reset();
   if (session_.in_transaction) {
     if (!commit) session_settings_ = settings_at_begin_;  // a SET in a transaction rolled back goes with it
-    lock_timeout_ = session_settings_.lock_timeout;        // SET LOCAL ends here
-    statement_timeout_ = session_settings_.statement_timeout;
-    deadlock_timeout_ = session_settings_.deadlock_timeout;
-    idle_timeout_ = session_settings_.idle_timeout;
-    idle_session_timeout_ = session_settings_.idle_session_timeout;
-    planner_off_ = session_settings_.planner_off;
-    custom_ = session_settings_.custom;
+    restore_session_settings();                           // SET LOCAL ends here
   }
   server_.end_temp_changes(pid_, commit);
   session_.in_transaction = false;
@@ -79,6 +73,16 @@ void SimConnection::end_block(bool commit) {
   session_.aborted = false;
   savepoints_.clear();
   end_snapshot();
+}
+
+void SimConnection::restore_session_settings() {
+  lock_timeout_ = session_settings_.lock_timeout;
+  statement_timeout_ = session_settings_.statement_timeout;
+  deadlock_timeout_ = session_settings_.deadlock_timeout;
+  idle_timeout_ = session_settings_.idle_timeout;
+  idle_session_timeout_ = session_settings_.idle_session_timeout;
+  planner_off_ = session_settings_.planner_off;
+  custom_ = session_settings_.custom;
 }
 
 void SimConnection::begin_implicit_block() {

@@ -118,6 +118,7 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
     if (!last.ok()) break;
   }
   if (whole_string) end_query_string();
+  if (sql_depth_ == 1 && !session_.in_transaction) restore_session_settings();  // a set_config(..., true) of its own transaction
   if (dead_) return last.ok() ? Result<Rows>(lost()) : last;  // ended in it: its error says how
   if (!in_query_string_ && !whole_string) went_idle();  // (a string: end_query_string)
   return last;
