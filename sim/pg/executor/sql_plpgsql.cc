@@ -348,7 +348,7 @@ class PlRun final : public sql::EvalContext {
     if (s.kind == PlStatement::Kind::sql && s.target < 0 && sel != nullptr && !sel->targets.empty()) {
       throw SqlError("42601", "query has no destination for result data");
     }
-    const bool one_row = sel != nullptr && at_most_one_row(*sel);  // LIMIT 1, no FROM: the same rows
+    const bool one_row = sel != nullptr && (at_most_one_row(*sel) || key_lookup(*sel, run_.server_, this));  // LIMIT 1, no FROM, a key
     if (s.target >= 0 && sel != nullptr && !one_row && (sel->lock != sql::RowLock::none || takes_steps(st, run_.server_) || st.locking_subquery)) {
       // plpgsql fetches one row (two with STRICT) and stops: a lock taken per row is taken for those only.
       throw SqlError("0A000", fmt::format("{} that locks rows or calls a lock function, without LIMIT 1 (it stops after its first rows) is not in "

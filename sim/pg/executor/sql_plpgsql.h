@@ -62,6 +62,9 @@ std::optional<std::int64_t> constant_limit(const sql::Select& sel);
 // Whether it gives at most one row whatever the data: LIMIT 0 or 1, or no FROM and no
 // set-returning call in its select list (a fetch that stops after its first row reads it all).
 bool at_most_one_row(const sql::Select& sel);
+// Whether `sel` reads one table by its whole primary key, each column `=` a value (a variable
+// of `variables` counts as one): a key lookup, at most one row.
+bool key_lookup(const sql::Select& sel, Server& server, const sql::EvalContext* variables);
 // Whether a statement calls a function that is a step of its own (calls_stepping_function) or a
 // created function whose body is statements (each takes steps): other sessions commit meanwhile.
 // A STABLE or IMMUTABLE LANGUAGE sql function whose statements name no table: it reads nothing a

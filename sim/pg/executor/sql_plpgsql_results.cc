@@ -13,6 +13,7 @@
 #include "lockstep/model/sql/records.h"
 #include "lockstep/sim/pg/executor/sql_names.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
+#include "lockstep/sim/pg/executor/sql_ssi.h"
 #include "lockstep/sim/pg/heap/sql_rows.h"
 
 namespace lockstep::sim::pg {
@@ -177,6 +178,19 @@ bool at_most_one_row(const sql::Select& sel) {
   if (const auto limit = constant_limit(sel); limit && *limit <= 1) return true;
   if (sel.set_op || !sel.table.empty() || !sel.from.empty()) return false;
   return std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& t) { return plr_may_give_rows(t.expr); });
+}
+
+bool key_lookup(const sql::Select& sel, Server& server, const sql::EvalContext* variables) {
+  const SqlTable* t = sel.table.empty() || !sel.from.empty() || sel.set_op || !sel.where ? nullptr : server.sql_table(sel.table);
+  if (t == nullptr || t->key.empty()) return false;
+  std::vector<int> pinned;
+  for (const sql::Expr* q : sql_primary_key_quals(*t, sel.alias, *sel.where, variables)) {
+    if (q->kind != sql::Expr::Kind::op || q->name != "=") continue;
+    for (const sql::Expr& a : q->args) {
+      if (a.kind == sql::Expr::Kind::column && (variables == nullptr || !variables->names_variable(a))) pinned.push_back(t->column(a.name));
+    }
+  }
+  return std::all_of(t->key.begin(), t->key.end(), [&](int c) { return std::find(pinned.begin(), pinned.end(), c) != pinned.end(); });
 }
 
 bool takes_steps(const sql::Statement& st, Server& server) {
