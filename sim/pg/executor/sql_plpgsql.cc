@@ -33,8 +33,7 @@ class PlRun final : public sql::EvalContext {
       : run_(run), f_(f), pl_(*f.pl), args_(args), trigger_(trigger), values_(pl_.datums.size()), types_(pl_.datums.size()),
         rows_(pl_.datums.size(), -1) {}
 
-  // The function's value: RETURN's (NULL for a function that returns void or a trigger's, or
-  // a set's: its rows go to set_rows, FROM's).
+  // The function's value: RETURN's (NULL for a void, trigger's or set's: a set's rows go to set_rows).
   Value call_function() {
     if (f_.returns_set && set_rows == nullptr) {
       throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
