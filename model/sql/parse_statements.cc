@@ -356,6 +356,21 @@ CreateIndex Reader::create_index(const json& body) {
     if (!ix.expressions.empty()) ix.expressions.emplace_back();
   }
   if (body.contains("whereClause")) ix.where = std::make_shared<Expr>(expr(body.at("whereClause"), loc));
+  const auto reads = [&ix](const json& j, const auto& self) -> void {
+    if (j.is_array()) {
+      for (const json& e : j) self(e, self);
+      return;
+    }
+    if (!j.is_object()) return;
+    if (const auto elem = j.find("IndexElem"); elem != j.end() && elem->contains("name")) ix.reads.push_back(elem->at("name"));
+    if (const auto ref = j.find("ColumnRef"); ref != j.end() && !ref->value("fields", json::array()).empty()) {
+      ix.reads.push_back(ref->at("fields").back().value("String", json::object()).value("sval", ""));
+    }
+    for (const auto& [k, v] : j.items()) self(v, self);
+  };
+  for (const char* part : {"indexParams", "indexIncludingParams", "whereClause"}) {
+    if (body.contains(part)) reads(body.at(part), reads);
+  }
   return ix;
 }
 

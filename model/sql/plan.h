@@ -389,8 +389,11 @@ struct CreateIndex {
   bool if_not_exists = false;
   std::shared_ptr<const Expr> where;  // a partial index: the rows it holds
   // A non-unique index on an expression, USING another method than btree, or with INCLUDE:
-  // nothing lockstep models depends on it (`columns` may then be empty).
+  // no scan here reads it (`columns` may then be empty).
   bool opaque = false;
+  // Every column the index reads (key parts, expressions, INCLUDE, predicate), by name: an
+  // UPDATE that changes one is no heap-only tuple.
+  std::vector<std::string> reads;
 };
 
 // ALTER TABLE [IF EXISTS] t cmd, ...: the forms migrations use, each applied in turn to the

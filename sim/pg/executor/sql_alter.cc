@@ -149,8 +149,8 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
     const AlterCommand& c = a.commands[0];
     bool renamed = false;
     server_.each_sql_table_mutable([&](SqlTable& t) {
-      for (std::string& index : t.indexes) {
-        if (index == c.constraint && !renamed) index = c.name, renamed = true;
+      for (SqlTable::PlainIndex& index : t.indexes) {
+        if (index.name == c.constraint && !renamed) index.name = c.name, renamed = true;
       }
       for (SqlTable::UniqueKey& u : t.unique) {
         if (u.name == c.constraint && !renamed) u.name = c.name, renamed = true;
@@ -170,7 +170,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
     for (const AlterCommand& c : a.commands) {
       bool found = false;
       server_.each_sql_table([&](const SqlTable& t) {
-        found = found || std::find(t.indexes.begin(), t.indexes.end(), c.constraint) != t.indexes.end() ||
+        found = found || t.has_index(c.constraint) ||
                 std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == c.constraint; }) ||
                 (!t.key.empty() && primary_key_name(&t, t.def.table) == c.constraint);
       });
@@ -190,7 +190,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         return Error{"2BP01", fmt::format("cannot drop index {0} because constraint {0} on table {1} requires it", c.constraint, owner)};
       }
       server_.each_sql_table_mutable([&](SqlTable& t) {
-        std::erase(t.indexes, c.constraint);
+        std::erase_if(t.indexes, [&](const SqlTable::PlainIndex& i) { return i.name == c.constraint; });
         std::erase_if(t.unique, [&](const SqlTable::UniqueKey& u) { return u.name == c.constraint; });
       });
     }
@@ -246,6 +246,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         server_.each_row(table, [&](std::int64_t, RowState& r) {
           if (r.committed) r.committed->erase(c.name);
         });
+        std::erase_if(t->indexes, [&](const SqlTable::PlainIndex& x) { return std::find(x.reads.begin(), x.reads.end(), c.name) != x.reads.end(); });
         t->def.columns.erase(t->def.columns.begin() + i);
         t->sequences.erase(t->sequences.begin() + i);
         alter_renumber(server_, *t, i);
@@ -444,6 +445,10 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
           return copy;
         };
         for (sql::CheckConstraint& k : t->def.checks) k.expr = renamed(k.expr);
+        for (SqlTable::PlainIndex& x : t->indexes) {
+          std::replace(x.columns.begin(), x.columns.end(), from, to);
+          std::replace(x.reads.begin(), x.reads.end(), from, to);
+        }
         for (SqlTable::UniqueKey& u : t->unique) {
           u.where = renamed(u.where);
           for (auto& e : u.expressions) e = renamed(e);

@@ -169,7 +169,7 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
   bool found = server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr;
   server.each_sql_table([&](const SqlTable& t) {
-    found = found || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || std::find(t.indexes.begin(), t.indexes.end(), name) != t.indexes.end() ||
+    found = found || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || t.has_index(name) ||
             std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
   });
   if (!found) return std::nullopt;
@@ -372,7 +372,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
                                             : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
   bool exists = false;
   server_.each_sql_table([&](const SqlTable& other) {
-    exists = exists || std::find(other.indexes.begin(), other.indexes.end(), name) != other.indexes.end() ||
+    exists = exists || other.has_index(name) ||
              std::any_of(other.unique.begin(), other.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
   });
   if (exists && !ix.name.empty()) {
@@ -382,7 +382,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   }
   server_.each_row(t->def.table, [&](std::int64_t, RowState& r) { t->planner_stats = t->planner_stats || r.committed; });
   if (ix.opaque) {
-    t->indexes.push_back(name);
+    t->indexes.push_back({name, {}, ix.reads});
     return done(Rows{{}, {}, "CREATE INDEX"});
   }
   SqlTable::UniqueKey key;
@@ -414,7 +414,10 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     if (repeated) return Error{std::string(sqlstate::kUniqueViolation), fmt::format("could not create unique index \"{}\"", key.name)};
     t->unique.push_back(std::move(key));
   } else {
-    t->indexes.push_back(name);
+    for (const std::string& c : ix.reads) {
+      if (t->column(c) < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", c)};
+    }
+    t->indexes.push_back({name, ix.where || !ix.expressions.empty() ? std::vector<std::string>{} : ix.columns, ix.reads});
   }
   return done(Rows{{}, {}, "CREATE INDEX"});
 }

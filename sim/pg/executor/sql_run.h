@@ -27,20 +27,14 @@ namespace lockstep::sim::pg {
 
 // The row lock mode of a locking clause.
 constexpr Mode row_mode(sql::RowLock lock) {
-  switch (lock) {
-    case sql::RowLock::update: return Mode::exclusive;
-    case sql::RowLock::no_key_update: return Mode::no_key_update;
-    case sql::RowLock::key_share: return Mode::key_share;
-    default: return Mode::share;
-  }
+  return lock == sql::RowLock::update          ? Mode::exclusive
+         : lock == sql::RowLock::no_key_update ? Mode::no_key_update
+         : lock == sql::RowLock::key_share     ? Mode::key_share
+                                               : Mode::share;
 }
+struct ScanChoice;  // sql_scan_choice.h
 
-using lockstep::pg::Param;
-using lockstep::pg::Rows;
-using sql::Expr;
-using sql::SqlError;
-using sql::Type;
-using sql::Value;
+using lockstep::pg::Param, lockstep::pg::Rows, sql::Expr, sql::SqlError, sql::Type, sql::Value;
 
 // The server's error for a SqlError.
 Error error_of(const SqlError& e);
@@ -437,12 +431,15 @@ class SqlRun final : public sql::EvalContext {
   // A SELECT's rows as the result shows them, and its tag ("SELECT n"); as values to returned_ too.
   void add_rows(Rows& out, const std::vector<std::vector<Value>>& values);  // sim/pg/executor/sql_exec.cc
 
-  // The rows of the table this session sees now that match WHERE, as (id, row), in the
-  // order of the server's plan for an unanalyzed table: a bitmap heap scan (the HOT chains'
-  // roots) when a conjunct of WHERE is an index qual and no LIMIT (`limited`) asks for a
-  // cheap start, else a sequential scan (heap order). `lock_pull`: LockRows above, locking each row before the next is read.
+  // The rows of the table this session sees now that match WHERE, as (id, row), in the order of the
+  // scan the server's planner picks (sql_scan_choice.h; `limit`: the rows a Limit pulls, -1 none,
+  // -2 one above a Sort). `lock_pull`: LockRows above, locking each row before the next is read.
   std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                 std::int64_t enough = -1, bool limited = false, const sql::Select* lock_pull = nullptr);
+                                                 std::int64_t enough = -1, std::int64_t limit = -1, const sql::Select* lock_pull = nullptr);
+  // Puts relation_rows' rows (in root order) in the order of `choice`'s scan; refuses one not
+  // decided where the plans still in the running would order the rows WHERE keeps differently.
+  void order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, SqlTable& t, const std::string& alias, const std::optional<Expr>& where,
+                  const ScanChoice& choice);
 
   // SELECT's rows as values: scan, ORDER BY, row locks (in order, until LIMIT has its rows),
   // OFFSET and LIMIT, aggregates. With `first_step` false (a subquery) the scan is part of

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lockstep/sim/pg/executor/sql_run.h"
+#include "lockstep/sim/pg/executor/sql_scan_choice.h"
 #include "lockstep/sim/pg/executor/sql_ssi.h"
 
 namespace lockstep::sim::pg {
@@ -30,20 +31,23 @@ bool order_free(const Expr& e, const sql::EvalContext* variables) {
   return std::all_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return order_free(a, variables); });
 }
 
-// A column of t that leads the primary key or a unique index without a predicate.
-bool order_leading_column(const SqlTable& t, std::string_view alias, const Expr& e) {
+// A column of t that leads the primary key or a unique index without a predicate (`plain`:
+// or a plain btree's).
+bool order_leading_column(const SqlTable& t, std::string_view alias, const Expr& e, bool plain = false) {
   if (e.kind != Expr::Kind::column) return false;
   if (!e.qualifier.empty() && e.qualifier != alias && e.qualifier != t.def.table) return false;
   const int c = t.column(e.name);
   if (c < 0) return false;
   if (!t.key.empty() && t.key.front() == c) return true;
+  if (plain && std::any_of(t.indexes.begin(), t.indexes.end(), [&](const auto& x) { return !x.columns.empty() && x.columns.front() == e.name; })) return true;
   return std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) {
     return !u.where && !u.columns.empty() && u.columns.front() == c;
   });
 }
 
-bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e, const sql::EvalContext* variables) {
+bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e, const sql::EvalContext* variables, bool plain = false) {
   const auto free = [variables](const Expr& a) { return order_free(a, variables); };
+  const auto order_leading_column = [plain](const SqlTable& tt, std::string_view a, const Expr& x) { return pg::order_leading_column(tt, a, x, plain); };
   switch (e.kind) {
     case Expr::Kind::op: {
       static constexpr std::string_view kComparisons[] = {"=", "<", "<=", ">", ">="};
@@ -59,12 +63,12 @@ bool order_index_qual(const SqlTable& t, std::string_view alias, const Expr& e, 
     case Expr::Kind::or_:
       return std::all_of(e.args.begin(), e.args.end(), [&](const Expr& arm) {
         if (arm.kind == Expr::Kind::and_) {
-          return std::any_of(arm.args.begin(), arm.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables); });
+          return std::any_of(arm.args.begin(), arm.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables, plain); });
         }
-        return order_index_qual(t, alias, arm, variables);
+        return order_index_qual(t, alias, arm, variables, plain);
       });
     case Expr::Kind::and_:
-      return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables); });
+      return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& c) { return order_index_qual(t, alias, c, variables, plain); });
     default: return false;
   }
 }
@@ -181,9 +185,9 @@ bool sql_limit_reads_index_order(const SqlTable& t, std::string_view alias, cons
   return true;
 }
 
-bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where, const sql::EvalContext* variables) {
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Expr& where, const sql::EvalContext* variables, bool plain) {
   if (t.joined) return false;
-  return order_index_qual(t, alias, where, variables);
+  return order_index_qual(t, alias, where, variables, plain);
 }
 
 bool sql_expr_takes_steps(const Expr& e) {
@@ -202,6 +206,71 @@ bool sql_filter_steps_per_row(const Expr& where) {
   };
   walk(where, walk);
   return !sublink && sql_expr_takes_steps(where);
+}
+
+}  // namespace lockstep::sim::pg
+
+namespace lockstep::sim::pg {
+
+void SqlRun::order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, SqlTable& t, const std::string& alias,
+                        const std::optional<Expr>& where, const ScanChoice& choice) {
+  if (rows.size() < 2 || choice.pick == ScanPick::seq || choice.pick == ScanPick::bitmap) return;
+  using Rows = std::vector<std::pair<std::int64_t, const Row*>>;
+  // An index scan: its keys in ascending order (NULLs last), a key's entries in heap order of
+  // their HOT chains' roots (btree ties are by TID).
+  const auto by_index = [&](const Rows& in, const std::vector<int>& columns) {
+    std::vector<std::vector<Value>> keys;
+    for (const auto& [id, row] : in) {
+      auto& k = keys.emplace_back();
+      for (const int c : columns) k.push_back(value_in(t, *row, Expr{.kind = Expr::Kind::column, .name = t.def.columns[static_cast<std::size_t>(c)].name}));
+    }
+    std::vector<std::size_t> order(in.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      for (std::size_t k = 0; k < columns.size(); ++k) {
+        const Value &x = keys[a][k], &y = keys[b][k];
+        if (x.is_null() || y.is_null()) {
+          if (x.is_null() != y.is_null()) return y.is_null();
+          continue;
+        }
+        if (const auto c = sql::compare(x, y, "<"); c != 0) return c < 0;
+      }
+      return false;
+    });
+    Rows out;
+    for (const std::size_t i : order) out.push_back(in[i]);
+    return out;
+  };
+  if (choice.pick == ScanPick::index) {
+    rows = by_index(rows, choice.index_columns);
+    return;
+  }
+  // Not decided: answered where every plan still in the running gives the rows WHERE keeps (all
+  // rows, where WHERE cannot run here without steps) in one order.
+  const bool pure = !where || (!sql_expr_takes_steps(*where) && !sql_filter_steps_per_row(*where) && [&] {
+    bool sublink = false;
+    const auto walk = [&](const Expr& e, const auto& self) -> void {
+      sublink = sublink || sql::is_sublink(e);
+      for (const Expr& a : e.args) self(a, self);
+    };
+    walk(*where, walk);
+    return !sublink;
+  }());
+  const auto ids = [&](const Rows& in) {
+    std::vector<std::int64_t> out;
+    for (const auto& [id, row] : in) {
+      if (!pure || passes(&t, alias, where, id, *row)) out.push_back(id);
+    }
+    return out;
+  };
+  const std::vector<std::int64_t> roots = ids(rows);
+  bool same = ids(relation_rows(t)) == roots;
+  for (const std::vector<int>& columns : choice.index_orders) same = same && ids(by_index(rows, columns)) == roots;
+  if (!same) {
+    throw SqlError("0A000", fmt::format("which scan PostgreSQL's planner picks for this WHERE on \"{}\" ({}), which decides the order of its rows, is "
+                                        "not in lockstep's SQL subset (docs/sql.md)",
+                                        t.def.table, choice.why));
+  }
 }
 
 }  // namespace lockstep::sim::pg

@@ -11,6 +11,7 @@
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
+#include "lockstep/sim/pg/executor/sql_scan_choice.h"
 #include "lockstep/sim/pg/executor/sql_ssi.h"
 
 namespace lockstep::sim::pg {
@@ -120,7 +121,8 @@ bool SqlRun::passes(SqlTable* t, const std::string& alias, const std::optional<E
 }
 
 std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
-                                                       std::int64_t enough, bool limited, const sql::Select* lock_pull) {
+                                                       std::int64_t enough, std::int64_t limit, const sql::Select* lock_pull) {
+  const bool limited = limit != -1;
   unplanned_order_.clear();
   // A WITH RECURSIVE query of this statement's, under a Limit: read a round at a time.
   const auto own = [&](const Derived* d) { return std::any_of(derived_.begin(), derived_.end(), [&](const auto& o) { return o.get() == d; }); };
@@ -143,10 +145,14 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     locked = advisory_holds() != before;
   }
   std::vector<std::pair<std::int64_t, Row>> out;
-  const bool bitmap = where && !limited && enough < 0 && sql_scan_has_index_qual(*t, alias, *where, function_params_);
+  ScanChoice choice;
+  if (where && d == nullptr && sql_scan_has_index_qual(*t, alias, *where, function_params_, true)) {
+    choice = sql_scan_choice(*t, alias, *where, limit, widest_row(*t), *this, function_params_);
+  }
   std::size_t read = 0;
   SqlSsi::plan_scan(*this, *t, alias, where);
-  const auto rows = relation_rows(*t, bitmap);
+  auto rows = relation_rows(*t, choice.pick != ScanPick::seq);
+  order_scan(rows, *t, alias, where, choice);
   // The rows point into the table: where WHERE takes steps of its own (a subquery that locks
   // rows, a lock function), another session may commit a new version of one not read yet
   // meanwhile, so each is copied as the scan found it first (SqlConformance seed 82101).
@@ -316,7 +322,7 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   if (!sel.from.empty()) {
     rows = from_scan(sel, *t, enough);
   } else if (index_order || locking_pull) {
-    rows = scan(t, sel.alias, std::nullopt, -1, true);  // every row this session sees, then in the index's order
+    rows = scan(t, sel.alias, std::nullopt, -1, -2);  // every row this session sees, then in the index's order
     sort(rows, sel, t, -1);
     const std::int64_t limit = bound(sel.limit, "LIMIT");  // -1: LIMIT ALL or NULL
     const std::int64_t wanted = limit < 0 ? std::numeric_limits<std::int64_t>::max() : std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit;
@@ -341,7 +347,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     order_checked_scan_ = true;
-    rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, sel.limit.has_value(), &sel) : scan(t, sel.alias, sel.where, enough, sel.limit.has_value());
+    // The rows a Limit pulls from the scan (its fraction of the plan's cost), or -2: one above a Sort or Aggregate.
+    const bool streams = sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty();
+    const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
+    const std::int64_t pulled = limit < 0 ? -1 : streams ? std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit : -2;
+    rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, pulled, &sel) : scan(t, sel.alias, sel.where, enough, pulled);
     order_checked_scan_ = false;
     if (shows_order(sel)) refuse_unplanned_order(unplanned_order_);
   }

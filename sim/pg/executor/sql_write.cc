@@ -379,8 +379,7 @@ Row SqlRun::apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assign
 namespace {
 
 bool write_column_changed(const Row& before, const Row& after, const std::string& c) {
-  const auto b = before.find(c);
-  const auto a = after.find(c);
+  const auto b = before.find(c), a = after.find(c);
   return (b == before.end()) != (a == after.end()) || (b != before.end() && b->second != a->second);
 }
 
@@ -389,15 +388,17 @@ bool write_named_column_changed(const sql::Expr& e, const Row& before, const Row
   return std::any_of(e.args.begin(), e.args.end(), [&](const sql::Expr& a) { return write_named_column_changed(a, before, after); });
 }
 
-// Whether an UPDATE from `before` to `after` changes a column an index reads (a key's, or
-// one a partial unique index's predicate names): then it is no heap-only tuple
+// Whether an UPDATE from `before` to `after` changes a column an index reads (a key's, a plain
+// index's, or one an index's predicate names): then it is no heap-only tuple
 // (HeapDetermineColumnsInfo's HOT-blocking columns).
 bool write_changes_indexed_column(const SqlTable& t, const Row& before, const Row& after) {
   auto changed = [&](int k) { return k >= 0 && write_column_changed(before, after, t.def.columns[static_cast<std::size_t>(k)].name); };
   if (std::any_of(t.key.begin(), t.key.end(), changed)) return true;
-  for (const std::string& c : t.def.included) {
-    if (write_column_changed(before, after, c)) return true;
-  }
+  const auto any_changed = [&](const std::vector<std::string>& cs) {
+    return std::any_of(cs.begin(), cs.end(), [&](const std::string& c) { return write_column_changed(before, after, c); });
+  };
+  if (any_changed(t.def.included)) return true;
+  if (std::any_of(t.indexes.begin(), t.indexes.end(), [&](const SqlTable::PlainIndex& x) { return any_changed(x.reads); })) return true;
   for (const SqlTable::UniqueKey& u : t.unique) {
     if (std::any_of(u.columns.begin(), u.columns.end(), changed)) return true;
     if (u.where && write_named_column_changed(*u.where, before, after)) return true;

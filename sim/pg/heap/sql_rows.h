@@ -25,7 +25,8 @@ using lockstep::pg::Row;
 // >, >=, BETWEEN, IN (...), = ANY (...), IS NULL), or is an OR of such arms (BitmapOr).
 // Such a scan visits rows in the order of their HOT chains' roots (sim/pg/executor/sql_scan_order.cc).
 // A plpgsql variable (named by `variables`, a running function's frame) is a Param there.
-bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where, const sql::EvalContext* variables = nullptr);
+bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const sql::Expr& where, const sql::EvalContext* variables = nullptr,
+                             bool plain = false);  // plain: or a plain btree's leading column
 // Whether a scan's Filter `where` takes steps as it runs for each row (a lock function, or a
 // created function whose body is statements) and has no subquery: under LockRows or ModifyTable,
 // which pull one row at a time, its calls then interleave with the rows' locks and writes.

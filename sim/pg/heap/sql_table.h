@@ -42,7 +42,19 @@ struct SqlTable {
     bool constraint = true;  // a UNIQUE constraint (ON CONFLICT ON CONSTRAINT names it), not CREATE UNIQUE INDEX's
   };
   std::vector<UniqueKey> unique;
-  std::vector<std::string> indexes;  // the names of its other indexes (CREATE INDEX; DROP INDEX finds them)
+  // Its other indexes (CREATE INDEX): the name (DROP INDEX finds it), the key columns of a
+  // btree whose key parts are all columns and which has no predicate (a scan the planner may
+  // pick: sim/pg/executor/sql_scan_choice.h; else empty), and every column it reads (an
+  // UPDATE of one is no heap-only tuple).
+  struct PlainIndex {
+    std::string name;
+    std::vector<std::string> columns;
+    std::vector<std::string> reads;
+  };
+  std::vector<PlainIndex> indexes;
+  bool has_index(std::string_view name) const {
+    return std::any_of(indexes.begin(), indexes.end(), [&](const PlainIndex& i) { return i.name == name; });
+  }
   // An index was built over rows of it (CREATE INDEX, ADD PRIMARY KEY or UNIQUE): the server
   // then has its page and row counts, which the planner's estimates use (sql_hash_aggregate.h).
   bool planner_stats = false;
