@@ -108,12 +108,12 @@ void SimConnection::note_queued(const LockTable& table, AdvisoryKey key, Mode mo
 
 Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& waiter, ObjectId obj, Access access,
                 std::string_view verb, std::string what, const std::function<std::optional<Error>()>& recheck) {
-  // lock_timeout counts from the start of the wait; statement_timeout from the statement,
-  // which started this step: both from now. The deadlock check comes deadlock_timeout in.
+  // lock_timeout counts from the start of the wait; statement_timeout from the statement's
+  // start (an earlier wait of it counts). The deadlock check comes deadlock_timeout in.
   // A row-lock waiter that moves up its queue waits anew (Waiter::moved_up_at): its deadlock
   // check and lock_timeout count again from then, its statement_timeout does not.
-  const Time statement_start = s_.now();
-  Time start = statement_start;
+  const Time statement_start = statement_depth_ > 0 ? std::min(statement_began_, s_.now()) : s_.now();
+  Time start = s_.now();
   bool deadlock_checked = false;
   bool lock_first = false;
   Time limit_at = kForever;

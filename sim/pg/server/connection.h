@@ -265,10 +265,12 @@ class SimConnection : public lockstep::pg::Connection {
   class Statement {
    public:
     explicit Statement(SimConnection& c) : c_(c) {
+      if (c_.statement_depth_++ == 0) c_.statement_began_ = c_.s_.now();  // statement_timeout counts from here
       c_.in_statement_ = true;
       c_.last_ = {std::nullopt, false, false, false, c_.warnings_.size()};
     }
     ~Statement() {
+      --c_.statement_depth_;
       c_.in_statement_ = false;
       // A string of statements keeps its session active (and its query_start) to its end.
       if (!c_.in_query_string_) c_.session_.active = false;
@@ -543,6 +545,8 @@ class SimConnection : public lockstep::pg::Connection {
   };
   std::optional<std::vector<Activity>> activity_;
   bool in_statement_ = false;
+  int statement_depth_ = 0;  // Statement guards alive: the outermost's start is statement_began_
+  Time statement_began_{};
   int sql_depth_ = 0;  // inside run_statements (SQL text), nested
   // A set_config() call runs: its is_local outside a block sets the implicit transaction's
   // value (the statement's), silently, where SET LOCAL warns and sets nothing.
