@@ -436,8 +436,9 @@ class SqlRun final : public sql::EvalContext {
   // -2 one above a Sort). `lock_pull`: LockRows above, locking each row before the next is read.
   std::vector<std::pair<std::int64_t, Row>> scan(SqlTable* t, const std::string& alias, const std::optional<Expr>& where,
                                                  std::int64_t enough = -1, std::int64_t limit = -1, const sql::Select* lock_pull = nullptr);
-  // Puts relation_rows' rows (in root order) in the order of `choice`'s scan; refuses one not
-  // decided where the plans still in the running would order the rows WHERE keeps differently.
+  // relation_rows in the order of the scan the planner picks for `where` (sql_scan_choice.h);
+  // refused where that is not decided and the plans in the running order the rows WHERE keeps differently.
+  std::vector<std::pair<std::int64_t, const Row*>> scan_rows(SqlTable& t, const std::string& alias, const std::optional<Expr>& where, std::int64_t limit);
   void order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, SqlTable& t, const std::string& alias, const std::optional<Expr>& where,
                   const ScanChoice& choice);
 

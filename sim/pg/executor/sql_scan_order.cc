@@ -212,6 +212,17 @@ bool sql_filter_steps_per_row(const Expr& where) {
 
 namespace lockstep::sim::pg {
 
+std::vector<std::pair<std::int64_t, const Row*>> SqlRun::scan_rows(SqlTable& t, const std::string& alias, const std::optional<Expr>& where,
+                                                                   std::int64_t limit) {
+  ScanChoice choice;
+  if (where && sql_scan_has_index_qual(t, alias, *where, function_params_, true)) {
+    choice = sql_scan_choice(t, alias, *where, limit, widest_row(t), *this, function_params_);
+  }
+  auto rows = relation_rows(t, choice.pick != ScanPick::seq);
+  order_scan(rows, t, alias, where, choice);
+  return rows;
+}
+
 void SqlRun::order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, SqlTable& t, const std::string& alias,
                         const std::optional<Expr>& where, const ScanChoice& choice) {
   if (rows.size() < 2 || choice.pick == ScanPick::seq || choice.pick == ScanPick::bitmap) return;

@@ -1,7 +1,7 @@
 // sim/pg/executor/sql_select.cc: SELECT on the simulated server (sim/pg/executor/sql_run.h): scans, ORDER BY, LIMIT,
 // row locks (FOR UPDATE / SHARE, NOWAIT, SKIP LOCKED) with EvalPlanQual, aggregates, subqueries.
-#include <functional>
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "lockstep/model/sql/arrays.h"
@@ -11,7 +11,6 @@
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
-#include "lockstep/sim/pg/executor/sql_scan_choice.h"
 #include "lockstep/sim/pg/executor/sql_ssi.h"
 
 namespace lockstep::sim::pg {
@@ -31,8 +30,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   check_once(*t, &sel, [&] { check_select(sel, *t); });
   check_read_only();
   prepare_locking_subqueries(sel.where);
-  // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its
-  // snapshot, before any row lock waits.
+  // A locking SELECT with subqueries scans first: its InitPlans are computed there, on its snapshot, before any row lock waits.
   const bool scan_first = st_.has_subquery && sel.lock != sql::RowLock::none;
   pinned_ = scan_first || on_snapshot() ? std::nullopt : pinned_row(*t, sel.alias, sel.where);
   // A list that calls a lock function is projected before the row lock (select_values): the
@@ -50,8 +48,7 @@ Result<Rows> SqlRun::statement(const sql::Select& sel) {
   } else if (auto refused = begin("sql_scan", on(t->object, Access::read))) {
     return *refused;
   }
-  // A FOR KEY SHARE that scans keeps the versions it read: its locks may return them
-  // (SimConnection::lock_row).
+  // A FOR KEY SHARE that scans keeps the versions it read: its locks may return them (SimConnection::lock_row).
   if (sel.lock == sql::RowLock::key_share && !pinned_) take_statement_snapshot();
   if (scan_first) {
     take_statement_snapshot();
@@ -145,17 +142,11 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::scan(SqlTable* t, const std::s
     locked = advisory_holds() != before;
   }
   std::vector<std::pair<std::int64_t, Row>> out;
-  ScanChoice choice;
-  if (where && d == nullptr && sql_scan_has_index_qual(*t, alias, *where, function_params_, true)) {
-    choice = sql_scan_choice(*t, alias, *where, limit, widest_row(*t), *this, function_params_);
-  }
   std::size_t read = 0;
   SqlSsi::plan_scan(*this, *t, alias, where);
-  auto rows = relation_rows(*t, choice.pick != ScanPick::seq);
-  order_scan(rows, *t, alias, where, choice);
-  // The rows point into the table: where WHERE takes steps of its own (a subquery that locks
-  // rows, a lock function), another session may commit a new version of one not read yet
-  // meanwhile, so each is copied as the scan found it first (SqlConformance seed 82101).
+  const auto rows = scan_rows(*t, alias, d == nullptr ? where : std::nullopt, limit);
+  // The rows point into the table: where WHERE takes steps (a subquery that locks rows, a lock function), another session
+  // may commit a new version of one not read yet meanwhile: each is copied as first found (SqlConformance seed 82101).
   std::vector<Row> found;
   if (st_.locking_subquery || takes_steps(st_, server_)) {
     found.reserve(rows.size());
@@ -347,9 +338,8 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
     order_checked_scan_ = true;
-    // The rows a Limit pulls from the scan (its fraction of the plan's cost), or -2: one above a Sort or Aggregate.
+    const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;  // the rows a Limit pulls from the scan; -2: above a Sort or Aggregate
     const bool streams = sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty();
-    const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;
     const std::int64_t pulled = limit < 0 ? -1 : streams ? std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit : -2;
     rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, pulled, &sel) : scan(t, sel.alias, sel.where, enough, pulled);
     order_checked_scan_ = false;
