@@ -570,6 +570,7 @@ Result<Rows> SqlRun::select_without_from(const sql::Select& sel) {
   // xact locks go at its end (with the last call's step when that took them).
   if (auto refused = st_.has_subquery && !c_.snapshot_ ? begin("sql", Footprint{}) : std::nullopt) return *refused;
   statement_start_ = c_.statement_time();
+  SimConnection::Statement guard(c_);  // one statement for its timeouts: statement_timeout as it started
   std::vector<std::optional<std::string>> row;
   table_ = nullptr;
   std::vector<Value> values = project(targets_of(sel));

@@ -112,15 +112,14 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
   // start (an earlier wait of it counts). The deadlock check comes deadlock_timeout in.
   // A row-lock waiter that moves up its queue waits anew (Waiter::moved_up_at): its deadlock
   // check and lock_timeout count again from then, its statement_timeout does not.
-  const Time statement_start = statement_depth_ > 0 ? std::min(statement_began_, s_.now()) : s_.now();
+  const auto [statement_timeout, statement_start] = statement_limit();
   Time start = s_.now();
   bool deadlock_checked = false;
   bool lock_first = false;
   Time limit_at = kForever;
   auto set_limit = [&] {
-    lock_first = lock_timeout_.count() > 0 &&
-                 (statement_timeout_.count() == 0 || start + lock_timeout_ <= statement_start + statement_timeout_);
-    limit_at = lock_first ? start + lock_timeout_ : statement_timeout_.count() > 0 ? statement_start + statement_timeout_ : kForever;
+    lock_first = lock_timeout_.count() > 0 && (statement_timeout.count() == 0 || start + lock_timeout_ <= statement_start + statement_timeout);
+    limit_at = lock_first ? start + lock_timeout_ : statement_timeout.count() > 0 ? statement_start + statement_timeout : kForever;
   };
   set_limit();
   last_.waited = true;

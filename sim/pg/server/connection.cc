@@ -115,8 +115,10 @@ Status SimConnection::sleep_statement(Duration d) {
   Statement st(*this);
   const std::int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   if (auto refused = begin_statement({"pg_sleep", {}, ms, true})) return *refused;
-  const bool canceled = statement_timeout_.count() > 0 && statement_timeout_ < d;
-  const Duration wait = canceled ? statement_timeout_ : d;
+  const auto [timeout, started] = statement_limit();
+  const Duration left = timeout - (s_.now() - started);  // statement_timeout counts from the statement's start
+  const bool canceled = timeout.count() > 0 && left < d;
+  const Duration wait = canceled ? std::max(left, Duration{0}) : d;
   const SleepEnds ends(session_);
   {
     struct Sleeping {  // also when the actor unwinds from the wait

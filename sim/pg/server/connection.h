@@ -265,7 +265,10 @@ class SimConnection : public lockstep::pg::Connection {
   class Statement {
    public:
     explicit Statement(SimConnection& c) : c_(c) {
-      if (c_.statement_depth_++ == 0) c_.statement_began_ = c_.s_.now();  // statement_timeout counts from here
+      if (c_.statement_depth_++ == 0) {  // statement_timeout counts from here, as it was set here (its timer is armed)
+        c_.statement_began_ = c_.s_.now();
+        c_.statement_timeout_armed_ = c_.statement_timeout_;
+      }
       c_.in_statement_ = true;
       c_.last_ = {std::nullopt, false, false, false, c_.warnings_.size()};
     }
@@ -547,6 +550,11 @@ class SimConnection : public lockstep::pg::Connection {
   bool in_statement_ = false;
   int statement_depth_ = 0;  // Statement guards alive: the outermost's start is statement_began_
   Time statement_began_{};
+  Duration statement_timeout_armed_{0};
+  // The statement_timeout of the running statement and when it started (a SET of it later in the statement: the next one's).
+  std::pair<Duration, Time> statement_limit() const {
+    return statement_depth_ > 0 ? std::pair{statement_timeout_armed_, std::min(statement_began_, s_.now())} : std::pair{statement_timeout_, s_.now()};
+  }
   int sql_depth_ = 0;  // inside run_statements (SQL text), nested
   // A set_config() call runs: its is_local outside a block sets the implicit transaction's
   // value (the statement's), silently, where SET LOCAL warns and sets nothing.

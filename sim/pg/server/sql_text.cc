@@ -107,6 +107,8 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
     ~Depth() { --d; }
   } depth(sql_depth_);
   Result<Rows> last = Rows{};
+  // A statement of its own transaction that fails takes its SETs (set_config(..., false)) with it.
+  const std::optional<Settings> autocommit = sql_depth_ == 1 && !session_.in_transaction ? std::optional(session_settings_) : std::nullopt;
   // Several statements outside a block are one transaction (the server's implicit block).
   const bool several = (plans->size() > 1 || in_query_string_) && s_.in_actor();
   const bool whole_string = plans->size() > 1 && !in_query_string_;
@@ -118,6 +120,7 @@ Result<Rows> SimConnection::run_statements(const std::shared_ptr<const std::vect
     if (!last.ok()) break;
   }
   if (whole_string) end_query_string();
+  if (autocommit && !last.ok() && !session_.in_transaction) session_settings_ = *autocommit;
   if (sql_depth_ == 1 && !session_.in_transaction) restore_session_settings();  // a set_config(..., true) of its own transaction
   if (dead_) return last.ok() ? Result<Rows>(lost()) : last;  // ended in it: its error says how
   if (!in_query_string_ && !whole_string) went_idle();  // (a string: end_query_string)
