@@ -46,6 +46,14 @@ std::int64_t checked(__int128 v, Type t) {
 
 Value arithmetic(std::string_view op, Value a, Value b) {
   if (op == "?|" || op == "?&") return jsonb_keys_operator(op, a, b);  // jsonb ?| text[]: before the array operators
+  if (op == "-" && a.type() == Type::jsonb && b.type() == Type::array) {  // jsonb - text[]: each key (jsonb_delete_array)
+    Value out = a;
+    for (const Value& k : array_elements(b)) {
+      if (!k.is_null() && k.type() != Type::text && k.type() != Type::unknown) throw SqlError("42883", fmt::format("operator does not exist: jsonb - {}[]", type_name(k.type())));
+      out = k.is_null() ? out : jsonb_operator("-", out, k);
+    }
+    return out;
+  }
   if (is_array_operand(a, b) && op != "#>" && op != "#>>") return array_operator(op, a, b);  // model/sql/arrays.h (NULLs as the server's array_cat)
   if (op == "#>" || op == "#>>") return jsonb_path_operator(op, a, b);
   if (a.type() == Type::json && (op == "->" || op == "->>")) {

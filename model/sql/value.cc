@@ -255,6 +255,15 @@ Value cast(const Value& v, Type to) {
   }
   if (from == Type::oid && to == Type::int4) return Value::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(v.as_integer())), Type::int4);
   if (from == Type::oid && to == Type::int8) return Value::integer(v.as_integer(), Type::int8);
+  if (from == Type::jsonb && (is_numeric_category(to) || to == Type::boolean)) {  // jsonb_int4, jsonb_bool, ...: a scalar of the kind
+    const std::string& j = v.jsonb_text();
+    const char c = j.empty() ? 'n' : j[0];
+    const std::string_view kind = c == '"' ? "string" : c == '[' ? "array" : c == '{' ? "object" : c == 'n' ? "null" : c == 't' || c == 'f' ? "boolean" : "numeric";
+    if ((to == Type::boolean) != (kind == "boolean") || (kind != "numeric" && kind != "boolean")) {
+      throw SqlError("22023", fmt::format("cannot cast jsonb {} to type {}", kind, type_name(to)));
+    }
+    return to == Type::boolean ? Value::boolean(c == 't') : numeric_cast(from_text(j, Type::numeric), to);
+  }
   if (is_integer(from) && is_integer(to)) return Value::integer(check_range(v.as_integer(), to), to);
   if (is_numeric_category(from) && is_numeric_category(to)) return numeric_cast(v, to);  // model/sql/numeric.h
   if (to == Type::text) return Value::text(from == Type::boolean ? (v.as_bool() ? "true" : "false") : display_text(v));

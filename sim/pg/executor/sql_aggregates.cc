@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/interval.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
@@ -96,6 +97,11 @@ Value SqlRun::aggregate(const Expr& e) {
     }), values.end());
   }
   if (e.name == "count") return Value::integer(count, Type::int8);
+  if ((e.name == "sum" || e.name == "avg") && !values.empty() && values.front().type() == Type::interval) {  // interval_pl; avg: / count
+    sql::Interval total;
+    for (const Value& v : values) total = sql::interval_plus(total, v.as_interval());
+    return Value::interval(e.name == "sum" ? total : sql::interval_divided(total, static_cast<double>(values.size())));
+  }
   if (e.name == "sum") return sql::numeric_sum(values);  // model/sql/numeric.h
   if (e.name == "avg") return sql::numeric_avg(values);
   if (e.name == "json_agg" || e.name == "jsonb_agg") return sql::json_aggregate(values, e.name == "jsonb_agg");
