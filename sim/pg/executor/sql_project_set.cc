@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "lockstep/model/sql/arrays.h"
+#include "lockstep/sim/pg/executor/pg_sort.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -19,7 +20,7 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
   // above it. Below a Sort (`sort_after`): its rows sorted, then DISTINCT's Unique (sorted by
   // ORDER BY's keys, then the other output columns, so equal rows are adjacent).
   if (sel.order_by.empty() && (sel.distinct || !sel.distinct_on.empty())) {
-    throw SqlError("0A000", fmt::format("{}() in the select list of a query with FROM and DISTINCT without ORDER BY is not in lockstep's SQL "
+    throw SqlError("0A000", fmt::format("{}() in the select list of a query with DISTINCT without ORDER BY is not in lockstep's SQL "
                                         "subset (docs/sql.md): the server's HashAggregate or Sort decides the order",
                                         srfs.front()->name));
   }
@@ -44,11 +45,13 @@ std::vector<std::vector<Value>> SqlRun::project_set(const sql::Select& sel, cons
     srf_rows_.clear();
     row_ = nullptr;
     const bool distinct = sel.distinct;
-    std::stable_sort(made.begin(), made.end(), [&](const auto& a, const auto& b) {
+    // tuplesort's (pg_sort.h): a Limit right above the Sort bounds it (not past a Unique).
+    const std::size_t bound = !distinct && limit >= 0 ? static_cast<std::size_t>(std::max<std::int64_t>(offset, 0) + limit) : 0;
+    pg_sort_less(made, [&](const auto& a, const auto& b) {
       if (order_less(a.first, b.first, sel)) return true;
       if (order_less(b.first, a.first, sel) || !distinct) return false;
       return sql_keys_ascending(a.second, b.second);  // the Unique's other sort keys
-    });
+    }, bound);
     if (!sel.distinct_on.empty()) {
       throw SqlError("0A000", "DISTINCT ON beside a set-returning function in the select list is not in lockstep's SQL subset (docs/sql.md)");
     }

@@ -235,19 +235,12 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
       if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
       return {project(targets_of(sel))};
     }
-    // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet node; its calls
-    // run in step, as many rows as the longest (the shorter padded with NULLs), then OFFSET and LIMIT.
+    // Set-returning calls in the select list (unnest, generate_series, ...): a ProjectSet over the Result's
+    // one row (sql_project_set.cc), a Sort above it for ORDER BY or DISTINCT, then OFFSET and LIMIT.
     if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) return {};
-    const std::size_t rows = run_set_returning_calls(srfs);
-    std::vector<std::vector<Value>> out;
-    for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(offset, 0)); i < rows; ++i) {
-      if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-      srf_row_ = static_cast<std::int64_t>(i);
-      out.push_back(project(targets_of(sel)));
-    }
-    srf_row_ = -1;
-    srf_rows_.clear();
-    return out;
+    std::vector<const Expr*> keyed;  // ORDER BY keys without a call are constants here, which the planner drops
+    for (const sql::OrderItem& o : sel.order_by) set_returning_calls(order_expr(o.expr, sel), keyed);
+    return project_set(sel, {{0, Row{}}}, srfs, offset, limit, !keyed.empty() || sel.distinct || !sel.distinct_on.empty());
   }
   std::vector<std::pair<std::int64_t, Row>> rows;
   // LockRows pulls a row at a time from the projection below it (the planner postpones a
