@@ -359,23 +359,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
     return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
   }
-  if (e.name == "timezone") {  // timezone(zone, ts) and ts AT TIME ZONE zone: UTC or a zone of the system's tzdata
-    if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::timestamp);
-    const std::string zone = cast(args[0], Type::text).as_text();
-    const TimeZone* named = is_utc_zone(zone) ? nullptr : find_time_zone(zone);
-    if (!is_utc_zone(zone) && named == nullptr) {
-      if (is_zone_name(zone) && std::none_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
-        throw SqlError("22023", fmt::format("time zone \"{}\" not recognized", zone));
-      }
-      throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (names of the system's tzdata are; docs/sql.md)", zone));
-    }
-    const Value ts = args[1].type() == Type::unknown ? cast(args[1], Type::timestamptz) : args[1];
-    if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr;
-    const auto offset = [&](std::int64_t utc) { return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000; };
-    if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + offset(ts.micros()));
-    if (ts.type() == Type::timestamp) return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
-    throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
-  }
+  if (e.name == "timezone") return timezone_value(args.at(0), args.at(1));  // also ts AT TIME ZONE zone
   if ((e.name == "to_timestamp" && args.size() == 2) || e.name == "to_date") return to_timestamp_value(args.at(0), args.at(1), e.name == "to_date");
   if (e.name == "make_interval") return make_interval_value(args);
   if (e.name == "justify_hours" || e.name == "justify_days" || e.name == "justify_interval") {
@@ -434,6 +418,13 @@ Value function_value(const Expr& e, EvalContext& context) {
     return Value::integer(hash_text(v.as_text()), Type::int4);
   }
   if (e.name == "format") return format_function(args);
+  if (e.name == "date_trunc" && args.size() == 3) {  // timestamptz_trunc_zone: truncated in that zone's wall clock
+    if (args[0].is_null() || args[1].is_null() || args[2].is_null()) return Value::null(Type::timestamptz);
+    const Value source = cast(args[1], Type::timestamptz), local = timezone_value(args[2], source);
+    bool below_a_day = false;  // then the time keeps its offset, as the server's
+    const std::int64_t cut = truncate_timestamp(cast(args[0], Type::text).as_text(), local.micros(), "timestamp with time zone", &below_a_day);
+    return below_a_day ? Value::timestamptz(source.micros() - (local.micros() - cut)) : timezone_value(args[2], Value::timestamp(cut));
+  }
   if (e.name == "date_trunc") {
     const Value source = args.at(1).type() == Type::date ? cast(args[1], Type::timestamptz) : args.at(1);  // the server's implicit cast
     if (source.type() == Type::unknown) {  // timestamp, timestamptz or interval: the server cannot choose

@@ -83,7 +83,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
     FunctionInfo{"sha224", 1, 1, FunctionKind::scalar},
     FunctionInfo{"sha256", 1, 1, FunctionKind::scalar},
-    FunctionInfo{"date_trunc", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"date_trunc", 2, 3, FunctionKind::scalar},  // (unit, ts [, zone])
     FunctionInfo{"age", 1, 2, FunctionKind::scalar},      // of times (model/sql/time_functions.h)
     FunctionInfo{"to_char", 2, 2, FunctionKind::scalar},  // of times, in the patterns the subset knows
     FunctionInfo{"format", 1, 100, FunctionKind::scalar},  // model/sql/format_function.h

@@ -531,7 +531,9 @@ Value jsonb_operator(std::string_view op, const Value& a, const Value& b) {
   }
   // -> and ->>
   const Jv* found = nullptr;
-  if (index && j.k == Jv::K::array) {
+  if (index && is_scalar(j) && (b.as_integer() == 0 || b.as_integer() == -1)) {  // a raw scalar is stored as a one-element array
+    found = &j;
+  } else if (index && j.k == Jv::K::array) {
     const auto n = static_cast<std::int64_t>(j.items.size());
     std::int64_t i = b.as_integer();
     if (i < 0) i += n;

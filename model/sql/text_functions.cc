@@ -281,8 +281,9 @@ Value greatest_or_least(const std::vector<Value>& args, bool greatest) {
       common = a.type();
     } else if (is_numeric_category(*common) && is_numeric_category(a.type())) {
       common = numeric_common_type(*common, a.type());
-    } else if (is_timestamp(*common) && is_timestamp(a.type())) {
-      common = Type::timestamptz;
+    } else if (*common != a.type() && (is_timestamp(*common) || *common == Type::date) && (is_timestamp(a.type()) || a.type() == Type::date)) {
+      // select_common_type in the datetime category: the one the other casts to implicitly
+      common = *common == Type::timestamptz || a.type() == Type::timestamptz ? Type::timestamptz : Type::timestamp;
     } else if (*common != a.type()) {
       throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", greatest ? "GREATEST" : "LEAST", type_name(*common),
                                           type_name(a.type())));

@@ -12,6 +12,7 @@
 #include "lockstep/model/sql/interval.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
+#include "lockstep/model/sql/time_zones.h"
 
 namespace lockstep::sql {
 namespace {
@@ -61,6 +62,24 @@ bool starts_with_nocase(std::string_view s, std::string_view p) {
 }
 
 }  // namespace
+
+Value timezone_value(const Value& zone_in, const Value& ts_in) {
+  if (zone_in.is_null() || ts_in.is_null()) return Value::null(Type::timestamp);
+  const std::string zone = cast(zone_in, Type::text).as_text();
+  const TimeZone* named = is_utc_zone(zone) ? nullptr : find_time_zone(zone);
+  if (!is_utc_zone(zone) && named == nullptr) {
+    if (is_zone_name(zone) && std::none_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      throw SqlError("22023", fmt::format("time zone \"{}\" not recognized", zone));
+    }
+    throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (names of the system's tzdata are; docs/sql.md)", zone));
+  }
+  const Value ts = ts_in.type() == Type::unknown ? cast(ts_in, Type::timestamptz) : ts_in;
+  if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr;
+  const auto offset = [&](std::int64_t utc) { return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000; };
+  if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + offset(ts.micros()));
+  if (ts.type() == Type::timestamp) return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
+  throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
+}
 
 Value age_value(const Value& a_in, const Value& b_in) {
   if (a_in.is_null() || b_in.is_null()) return Value::null(Type::interval);

@@ -29,6 +29,10 @@ bool date_arithmetic(std::string_view op, Value& a, Value& b, Value* result);
 // make_interval(years, months, weeks, days, hours, mins, secs): all seven given (defaults filled).
 Value make_interval_value(const std::vector<Value>& args);
 
+// timezone(zone, ts) and ts AT TIME ZONE zone: UTC or a zone of the system's tzdata (a
+// timestamptz's wall clock there, or the instant a timestamp's wall clock there is).
+Value timezone_value(const Value& zone, const Value& ts);
+
 // to_char(time, format) of a timestamp, timestamptz or date.
 Value to_char_value(const Value& time, const Value& format);
 
