@@ -582,6 +582,15 @@ Expr Reader::sql_value_function(const json& body, Expr e) {
       return e;
     }
   }
+  if (op == "SVFOP_CURRENT_TIMESTAMP_N" || op == "SVFOP_LOCALTIMESTAMP_N") {  // CURRENT_TIMESTAMP(p): rounded to p digits, as a cast to timestamptz(p)
+    const bool zoned = op == "SVFOP_CURRENT_TIMESTAMP_N";
+    e.name = zoned ? "now" : "localtimestamp";
+    Expr cast{.kind = Expr::Kind::cast, .location = e.location};
+    cast.type = zoned ? Type::timestamptz : Type::timestamp;
+    cast.typmod = body.value("typmod", 0);  // (0 is left out of the parse tree)
+    cast.args.push_back(std::move(e));
+    return cast;
+  }
   // Refused by its SQL keyword (CURRENT_DATE, LOCALTIME, CURRENT_USER, ...), not the parser's name for it.
   std::string word = op.starts_with("SVFOP_") ? op.substr(6) : op;
   if (word.ends_with("_N")) word.resize(word.size() - 2);
