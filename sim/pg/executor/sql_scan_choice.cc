@@ -66,7 +66,8 @@ class Model {
   std::optional<double> value_cost(const Expr& e) const {
     switch (e.kind) {
       case Expr::Kind::constant:
-      case Expr::Kind::param: return 0.0;
+      case Expr::Kind::param:
+      case Expr::Kind::subquery: return 0.0;  // an InitPlan's Param
       case Expr::Kind::column: return variables_ != nullptr && variables_->names_variable(e) ? std::optional<double>(0.0) : std::nullopt;
       case Expr::Kind::cast:
         if (!e.args.empty() && (e.args[0].kind == Expr::Kind::constant || e.args[0].kind == Expr::Kind::param)) return 0.0;  // folded
@@ -173,10 +174,16 @@ class Model {
             elements.push_back(v ? *v : sql::Value::null(sql::Type::unknown));
           } else if (e.args[i].kind == Expr::Kind::array) {
             for (const Expr& a : e.args[i].args) elements.push_back(value(a).value_or(sql::Value::null(sql::Type::unknown)));
-          } else {
-            const auto v = value(e.args[i]);
-            if (!v || v->is_null()) return out;
+          } else if (const auto v = value(e.args[i]); v && !v->is_null()) {
             elements = sql::array_elements(*v);
+          } else {  // an array not known when planning (an InitPlan's): scalararraysel's 10 elements, not disjoint
+            const double each = eq_selectivity(out.column, std::nullopt, tuples);
+            out.selectivity = 1 - std::pow(1 - each, 10);
+            out.saop = 10;
+            out.cost = kOperator * 10 * 0.5 + cost;
+            out.value_cost = cost;
+            out.equality = out.index_qual = true;
+            return out;
           }
         }
         if (elements.empty()) break;
