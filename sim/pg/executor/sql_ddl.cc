@@ -382,7 +382,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   }
   server_.each_row(t->def.table, [&](std::int64_t, RowState& r) { t->planner_stats = t->planner_stats || r.committed; });
   if (ix.opaque) {
-    t->indexes.push_back({name, {}, ix.reads});
+    t->indexes.push_back({name, {}, ix.reads, ix.where});
     return done(Rows{{}, {}, "CREATE INDEX"});
   }
   SqlTable::UniqueKey key;
@@ -417,7 +417,7 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
     for (const std::string& c : ix.reads) {
       if (t->column(c) < 0) return Error{"42703", fmt::format("column \"{}\" does not exist", c)};
     }
-    t->indexes.push_back({name, ix.where || !ix.expressions.empty() ? std::vector<std::string>{} : ix.columns, ix.reads});
+    t->indexes.push_back({name, ix.where || !ix.expressions.empty() ? std::vector<std::string>{} : ix.columns, ix.reads, ix.where});
   }
   return done(Rows{{}, {}, "CREATE INDEX"});
 }

@@ -302,6 +302,7 @@ class SqlRun final : public sql::EvalContext {
   // a data-modifying WITH query's RETURNING in such an order (its Derived::unordered); a top-level SELECT's scan, which checks it (else a scan of such rows refuses).
   std::string unplanned_order_, unordered_returning_;
   bool order_checked_scan_ = false;
+  bool sorted_above_ = false;  // scan(): ORDER BY sorts its rows after (a scan choice not decided is answered)
   static bool shows_order(const sql::Select& sel);  // no ORDER BY, DISTINCT, nor only aggregates of any order (count, sum, ...)
   enum class Drive : std::uint8_t { table, other_side, unknown };  // which side of a join on t's key leads
   Drive planned_drive(std::pair<double, double> rows, const SqlTable& t, std::size_t filters) const;

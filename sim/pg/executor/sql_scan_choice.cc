@@ -415,7 +415,90 @@ Outcome choose(const std::vector<Conjunct>& cs, const std::vector<Btree>& indexe
   return {paths[best], close};
 }
 
+void scan_columns_of(const Expr& e, std::vector<std::string>& out) {
+  if (e.kind == Expr::Kind::column) out.push_back(e.name);
+  if (sql::is_sublink(e)) return;
+  for (const Expr& a : e.args) scan_columns_of(a, out);
+}
+
+
+bool scan_same_expr(const Expr& a, const Expr& b) {
+  if (a.kind != b.kind || a.name != b.name || a.negated != b.negated || a.type != b.type || a.args.size() != b.args.size()) return false;
+  if (a.kind == Expr::Kind::constant && (a.value.is_null() != b.value.is_null() || a.value.text_output() != b.value.text_output())) return false;
+  for (std::size_t i = 0; i < a.args.size(); ++i) {
+    if (!scan_same_expr(a.args[i], b.args[i])) return false;
+  }
+  return true;
+}
+
+std::vector<const Expr*> scan_conjuncts(const Expr& e) {
+  if (e.kind != Expr::Kind::and_) return {&e};
+  std::vector<const Expr*> out;
+  for (const Expr& a : e.args) {
+    for (const Expr* c : scan_conjuncts(a)) out.push_back(c);
+  }
+  return out;
+}
+
+// predtest.c's proof, in the shapes a partial index's predicate takes: each of its conjuncts a
+// conjunct of WHERE, or `c IS NOT NULL` beside a comparison of c.
+bool scan_predicate_implied(const Expr& predicate, const Expr& where) {
+  const std::vector<const Expr*> have = scan_conjuncts(where);
+  for (const Expr* p : scan_conjuncts(predicate)) {
+    const bool found = std::any_of(have.begin(), have.end(), [&](const Expr* w) {
+      if (scan_same_expr(*p, *w)) return true;
+      return p->kind == Expr::Kind::is_null && p->negated && w->kind == Expr::Kind::op && !w->args.empty() && scan_same_expr(p->args.at(0), w->args[0]);
+    });
+    if (!found) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool sql_scan_may_use_uncosted_index(const SqlTable& t, const Expr& where) {
+  // A conjunct other than `column op value` over a column an expression or other-method index
+  // reads (GIN's @>, lower(x) = ...), or a partial index whose predicate WHERE implies.
+  const auto complex_over = [&](const std::vector<std::string>& reads) {
+    for (const Expr* c : scan_conjuncts(where)) {
+      const bool simple = c->kind == Expr::Kind::op && c->args.size() == 2 && (c->args[0].kind == Expr::Kind::column || c->args[1].kind == Expr::Kind::column);
+      std::vector<std::string> used;
+      scan_columns_of(*c, used);
+      if (!simple && std::any_of(used.begin(), used.end(), [&](const std::string& u) { return std::find(reads.begin(), reads.end(), u) != reads.end(); })) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const SqlTable::PlainIndex& x : t.indexes) {
+    if (x.where ? scan_predicate_implied(*x.where, where) : x.columns.empty() && complex_over(x.reads)) return true;
+  }
+  for (const SqlTable::UniqueKey& u : t.unique) {
+    if (u.where && scan_predicate_implied(*u.where, where)) return true;
+    if (u.where || u.expressions.empty()) continue;
+    std::vector<std::string> reads;
+    for (const auto& x : u.expressions) {
+      if (x) scan_columns_of(*x, reads);
+    }
+    if (complex_over(reads)) return true;
+  }
+  // A pattern with a fixed prefix on an indexed column: a range the btree serves (C collation).
+  bool pattern = false;
+  const auto walk = [&](const Expr& e, const auto& self) -> void {
+    if (sql::is_sublink(e)) return;
+    const bool is_pattern = (e.kind == Expr::Kind::like && e.name != "ilike") || (e.kind == Expr::Kind::op && (e.name == "~" || e.name == "^@")) ||
+                            (e.kind == Expr::Kind::func && e.name == "starts_with");
+    if (is_pattern && !e.args.empty() && e.args[0].kind == Expr::Kind::column) {
+      const int c = t.column(e.args[0].name);
+      pattern = pattern || (c >= 0 && (t.is_key_column(c) || std::any_of(t.indexes.begin(), t.indexes.end(), [&](const SqlTable::PlainIndex& x) {
+                                         return std::find(x.reads.begin(), x.reads.end(), e.args[0].name) != x.reads.end();
+                                       })));
+    }
+    for (const Expr& a : e.args) self(a, self);
+  };
+  walk(where, walk);
+  return pattern;
+}
 
 ScanChoice sql_scan_choice(const SqlTable& t, std::string_view alias, const Expr& where, std::int64_t limit, std::size_t widest_row,
                            sql::EvalContext& run, sql::EvalContext* variables) {
@@ -440,6 +523,9 @@ ScanChoice sql_scan_choice(const SqlTable& t, std::string_view alias, const Expr
   const auto width = unanalyzed_width(t, widest_row);
   if (!width) return unknown("a table with planner statistics or past 10 pages");
   if (t.tuples_written > 150) return unknown("an index past one leaf page");
+  // Past one page an UPDATE's new version may not fit its old one's page: no HOT update then.
+  if (static_cast<double>(t.tuples_written) * static_cast<double>(24 + 4 + 8 + widest_row) > 8192 - 24) return unknown("a table past one page");
+  if (sql_scan_may_use_uncosted_index(t, where)) return unknown("a pattern, partial or expression index the model does not cost");
   std::vector<const Expr*> parts;
   const auto flatten = [&](const Expr& e, const auto& self) -> void {
     if (e.kind != Expr::Kind::and_) return parts.push_back(&e);

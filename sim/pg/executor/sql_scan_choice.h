@@ -29,6 +29,10 @@ struct ScanChoice {
   std::string why;  // unknown: what kept it from being decided
 };
 
+// Whether `where` may be served by an index the model does not cost: a partial, expression or
+// other-method index whose columns it reads, or a LIKE / ~ / starts_with prefix on an indexed column.
+bool sql_scan_may_use_uncosted_index(const SqlTable& t, const sql::Expr& where);
+
 // The scan of t (named `alias`) under `where`; `limit`: the rows a Limit right above the scan
 // (or above its LockRows) pulls, LIMIT + OFFSET, or -1 when every row is read. `widest_row`:
 // SqlRun::widest_row. `run` evaluates $n and `variables` names a running function's variables

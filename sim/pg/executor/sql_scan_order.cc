@@ -215,7 +215,7 @@ namespace lockstep::sim::pg {
 std::vector<std::pair<std::int64_t, const Row*>> SqlRun::scan_rows(SqlTable& t, const std::string& alias, const std::optional<Expr>& where,
                                                                    std::int64_t limit) {
   ScanChoice choice;
-  if (where && sql_scan_has_index_qual(t, alias, *where, function_params_, true)) {
+  if (where && (sql_scan_has_index_qual(t, alias, *where, function_params_, true) || sql_scan_may_use_uncosted_index(t, *where))) {
     choice = sql_scan_choice(t, alias, *where, limit, widest_row(t), *this, function_params_);
   }
   auto rows = relation_rows(t, choice.pick != ScanPick::seq);
@@ -226,6 +226,7 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::scan_rows(SqlTable& t, 
 void SqlRun::order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, SqlTable& t, const std::string& alias,
                         const std::optional<Expr>& where, const ScanChoice& choice) {
   if (rows.size() < 2 || choice.pick == ScanPick::seq || choice.pick == ScanPick::bitmap) return;
+  if (choice.pick == ScanPick::unknown && sorted_above_) return;  // ORDER BY decides (its ties aside)
   using Rows = std::vector<std::pair<std::int64_t, const Row*>>;
   // An index scan: its keys in ascending order (NULLs last), a key's entries in heap order of
   // their HOT chains' roots (btree ties are by TID).

@@ -330,12 +330,12 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    order_checked_scan_ = true;
+    order_checked_scan_ = true, sorted_above_ = !sel.order_by.empty();
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;  // the rows a Limit pulls from the scan; -2: above a Sort or Aggregate
     const bool streams = sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty();
     const std::int64_t pulled = limit < 0 ? -1 : streams ? std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit : -2;
     rows = seq_pull ? scan(t, sel.alias, sel.where, seq_wanted, pulled, &sel) : scan(t, sel.alias, sel.where, enough, pulled);
-    order_checked_scan_ = false;
+    order_checked_scan_ = sorted_above_ = false;
     if (shows_order(sel)) refuse_unplanned_order(unplanned_order_);
   }
   if ((eager_limit && advisory_holds() != holds) || (index_limit && c_.locked_rows_.size() != row_locks)) {

@@ -50,6 +50,7 @@ struct SqlTable {
     std::string name;
     std::vector<std::string> columns;
     std::vector<std::string> reads;
+    std::shared_ptr<const sql::Expr> where;  // a partial index's predicate
   };
   std::vector<PlainIndex> indexes;
   bool has_index(std::string_view name) const {
