@@ -1,6 +1,7 @@
 #include "lockstep/model/sql/text_functions.h"
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <array>
 #include <string>
@@ -219,17 +220,19 @@ Value text_function(std::string_view name, const std::vector<Value>& args) {
     }
     return Value::text(name == "lpad" ? pad + s : s + pad);
   }
+  // Saturating: a huge bound runs to the string's end (text_substring's overflow check).
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max(), kMin = std::numeric_limits<std::int64_t>::min();
   if (name == "left" || name == "right") {
     const std::int64_t n = int_arg(name, args, 1), total = char_count(s);
     if (name == "left") return Value::text(n >= 0 ? chars(s, 0, n) : chars(s, 0, total + n));
-    return Value::text(n >= 0 ? chars(s, total - n, total) : chars(s, -n, total));
+    return Value::text(n >= 0 ? chars(s, total - n, total) : chars(s, n == kMin ? kMax : -n, total));
   }
   if (name == "substr" || name == "substring") {
-    const std::int64_t start = int_arg(name, args, 1) - 1;
+    const std::int64_t first = int_arg(name, args, 1), start = first == kMin ? kMin : first - 1;
     if (args.size() == 2) return Value::text(chars(s, start, char_count(s)));
     const std::int64_t count = int_arg(name, args, 2);
     if (count < 0) throw SqlError("22011", "negative substring length not allowed");
-    return Value::text(chars(s, start, start + count));
+    return Value::text(chars(s, start, start > 0 && count > kMax - start ? kMax : start + count));
   }
   if (name == "strpos" || name == "position") {
     const std::string needle = text_arg(name, args, 1);
