@@ -515,7 +515,6 @@ ScanChoice sql_scan_choice(const SqlTable& t, std::string_view alias, const Expr
   }
   auto unknown = [&](std::string why) {
     out.pick = ScanPick::unknown;
-    out.bitmap_possible = true;
     for (const Btree& b : indexes) out.index_orders.push_back(b.columns);
     out.why = std::move(why);
     return out;

@@ -23,8 +23,7 @@ enum class ScanPick : std::uint8_t { seq, bitmap, index, unknown };
 struct ScanChoice {
   ScanPick pick = ScanPick::seq;
   std::vector<int> index_columns;  // index: its key columns (rows in their order, ascending, ties by root)
-  // unknown: the plans still in the running (seq always; bitmap and index where an index serves)
-  bool bitmap_possible = false;
+  // unknown: the index scans still in the running (seq and bitmap always are)
   std::vector<std::vector<int>> index_orders;
   std::string why;  // unknown: what kept it from being decided
 };

@@ -259,7 +259,7 @@ void SqlRun::order_scan(std::vector<std::pair<std::int64_t, const Row*>>& rows, 
   }
   // Not decided: answered where every plan still in the running gives the rows WHERE keeps (all
   // rows, where WHERE cannot run here without steps) in one order.
-  const bool pure = !where || (!sql_expr_takes_steps(*where) && !sql_filter_steps_per_row(*where) && [&] {
+  const bool pure = !where || (!sql_expr_takes_steps(*where) && [&] {
     bool sublink = false;
     const auto walk = [&](const Expr& e, const auto& self) -> void {
       sublink = sublink || sql::is_sublink(e);
