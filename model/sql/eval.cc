@@ -387,6 +387,9 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
   if (e.name == "json_build_object") return json_build_object(args);
   if (e.name == "json_build_array") return json_build_array(args);
+  if ((e.name == "to_jsonb" || e.name == "to_json") && args.at(0).type() == Type::unknown && !args[0].is_null()) {
+    throw SqlError("42804", "could not determine polymorphic type because input has type unknown");
+  }
   if (e.name == "to_json") return to_json(args.at(0));
   if (e.name == "array_to_json") {  // to_json of an array (the pretty form refused: one argument)
     if (args.at(0).type() == Type::unknown) throw SqlError("42804", "could not determine polymorphic type because input has type unknown");

@@ -505,6 +505,7 @@ Value jsonb_operator(std::string_view op, const Value& a, const Value& b) {
     throw SqlError("42883", fmt::format("operator does not exist: jsonb {} {}", op, type_name(b.type())));
   }
   if (op == "?") {
+    if (index) throw SqlError("42883", fmt::format("operator does not exist: jsonb ? {}", type_name(b.type())));
     const std::string key = text_key(b);
     if (j.k == Jv::K::object) return Value::boolean(member(j, key) != nullptr);
     const Jv arr = as_array(j);

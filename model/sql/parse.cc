@@ -339,8 +339,12 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
     // reads it (then a column of the FROM).
     for (OrderItem& o : s.order_by) {
       if (o.expr.kind != Expr::Kind::column || !o.expr.qualifier.empty()) continue;
-      const auto named = std::find_if(s.targets.begin(), s.targets.end(), [&](const Target& t) { return !t.star && t.name == o.expr.name; });
-      if (named != s.targets.end()) o.expr = named->expr;
+      const auto is_named = [&](const Target& t) { return !t.star && t.name == o.expr.name; };
+      const auto named = std::find_if(s.targets.begin(), s.targets.end(), is_named);
+      if (named == s.targets.end()) continue;
+      const auto other = std::find_if(named + 1, s.targets.end(), is_named);  // a second of another value: 42702
+      if (other != s.targets.end() && !same_expr(other->expr, named->expr)) fail("42702", fmt::format("ORDER BY \"{}\" is ambiguous", o.expr.name), o.expr.location);
+      o.expr = named->expr;
     }
   }
   if (body.contains("limitCount")) s.limit = expr(body.at("limitCount"), fallback);

@@ -77,7 +77,10 @@ Value SqlRun::aggregate(const Expr& e) {
       acc = Value::boolean(acc ? (any ? acc->as_bool() || b.as_bool() : acc->as_bool() && b.as_bool()) : b.as_bool());
       continue;
     }
-    if (v.type() == Type::jsonb) throw SqlError("42883", fmt::format("function {}(jsonb) does not exist", e.name));  // jsonb has no min or max
+    const Type t = v.type();  // min / max: of the server's ordered types only (not jsonb, uuid, boolean, bytea, bit)
+    if (t == Type::jsonb || t == Type::json || t == Type::uuid || t == Type::boolean || t == Type::bytea || t == Type::bit) {
+      throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, sql::type_name(t)));
+    }
     if (!acc) {
       acc = v;
     } else {

@@ -174,7 +174,8 @@ Result<Rows> SqlRun::run() {
   try {
     try {  // parse analysis: before any row (sim/pg/executor/sql_names.h)
       if (!server_.names_checked(st_)) {
-        check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); });
+        check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); },
+                                !nested_ && function_params_ == nullptr);  // types: not where a variable may name a column
         server_.note_names_checked(plans_, st_);
       }
       if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)

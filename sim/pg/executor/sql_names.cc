@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/eval.h"
+#include "lockstep/model/sql/type_check.h"
+#include "lockstep/sim/pg/heap/sql_rows.h"
 #include "lockstep/sim/pg/server/sim_pg.h"
 
 namespace lockstep::sim::pg {
@@ -20,11 +22,13 @@ using Columns = std::optional<std::vector<std::string>>;  // nullopt: not known 
 struct Relation {
   std::string name;
   Columns columns;
+  const SqlTable* table = nullptr;  // a table's: its columns' types are known (type_check.h)
 };
 
 class QualifiedNames {
  public:
-  QualifiedNames(Server& server, const RecordOf& record_of) : server_(server), record_of_(record_of) {}
+  QualifiedNames(Server& server, const RecordOf& record_of, bool check_types)
+      : server_(server), record_of_(record_of), check_types_(check_types) {}
 
   void statement(const sql::Statement& st) {
     std::visit([&](const auto& body) { this->body(body); }, st.body);
@@ -44,14 +48,14 @@ class QualifiedNames {
 
   void body(const sql::Update& u) { modify(u.with, u.table, u.alias, u.from, u.from_alias, u.from_join.get(), [&] {
     for (const sql::Assignment& a : u.set) {
-      if (!a.to_default) expr(a.value);
+      if (!a.to_default) assignment(u.table, a);
     }
-    if (u.where) expr(*u.where);
+    if (u.where) root(*u.where, "WHERE");
     for (const sql::Target& t : u.returning) target(t);
   }); }
 
   void body(const sql::Delete& d) { modify(d.with, d.table, d.alias, d.from, d.from_alias, d.from_join.get(), [&] {
-    if (d.where) expr(*d.where);
+    if (d.where) root(*d.where, "WHERE");
     for (const sql::Target& t : d.returning) target(t);
   }); }
 
@@ -59,15 +63,15 @@ class QualifiedNames {
   void modify(const std::vector<sql::CommonTable>& w, const std::string& table, const std::string& alias, const std::string& from,
               const std::string& from_alias, const sql::Select* join, Walk walk) {
     const std::size_t ctes = with(w);
-    std::vector<Relation> scope{{alias.empty() ? table : alias, table_columns(table)}};
-    if (!from.empty()) scope.push_back({from_alias.empty() ? from : from_alias, table_columns(from)});
+    std::vector<Relation> scope{{alias.empty() ? table : alias, table_columns(table), typed_table(table)}};
+    if (!from.empty()) scope.push_back({from_alias.empty() ? from : from_alias, table_columns(from), typed_table(from)});
     std::vector<const sql::Expr*> conditions;  // a joined FROM's ON conditions
     if (join != nullptr) {
       for (const sql::FromItem& f : join->from) from_item(f, scope, conditions);
     }
     scopes_.push_back(std::move(scope));
     const std::size_t outer = std::exchange(modify_depth_, from.empty() && join == nullptr ? 0 : scopes_.size());
-    for (const sql::Expr* on : conditions) expr(*on);
+    for (const sql::Expr* on : conditions) root(*on, "JOIN/ON");
     walk();
     modify_depth_ = outer;
     scopes_.pop_back();
@@ -177,7 +181,7 @@ class QualifiedNames {
       return;
     }
     std::vector<Relation> scope;
-    if (!sel.table.empty()) scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table)});
+    if (!sel.table.empty()) scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table), typed_table(sel.table)});
     std::vector<const sql::Expr*> conditions;
     for (const sql::FromItem& f : sel.from) from_item(f, scope, conditions);
     for (const std::string& name : sel.group_by_output_names) {
@@ -190,15 +194,15 @@ class QualifiedNames {
       }
     }
     scopes_.push_back(std::move(scope));
-    for (const sql::Expr* on : conditions) expr(*on);
+    for (const sql::Expr* on : conditions) root(*on, "JOIN/ON");
     for (const sql::Target& t : sel.targets) target(t);
-    if (sel.where) expr(*sel.where);
-    for (const sql::Expr& g : sel.group_by) expr(g);
-    if (sel.having) expr(*sel.having);
-    for (const sql::Expr& d : sel.distinct_on) expr(d);
-    for (const sql::OrderItem& o : sel.order_by) expr(o.expr);
-    if (sel.limit) expr(*sel.limit);
-    if (sel.offset) expr(*sel.offset);
+    if (sel.where) root(*sel.where, "WHERE");
+    for (const sql::Expr& g : sel.group_by) root(g);
+    if (sel.having) root(*sel.having, "HAVING");
+    for (const sql::Expr& d : sel.distinct_on) root(d);
+    for (const sql::OrderItem& o : sel.order_by) root(o.expr);
+    if (sel.limit) root(*sel.limit);
+    if (sel.offset) root(*sel.offset);
     scopes_.pop_back();
     ctes_.resize(ctes);
   }
@@ -206,9 +210,11 @@ class QualifiedNames {
   void from_item(const sql::FromItem& f, std::vector<Relation>& scope, std::vector<const sql::Expr*>& conditions) {
     using K = sql::FromItem::Kind;
     Columns columns;
+    const SqlTable* table = nullptr;
     switch (f.kind) {
       case K::table:
         columns = table_columns(f.table);
+        table = typed_table(f.table);
         break;
       case K::subquery:
         if (f.lateral) scopes_.push_back(scope);  // it sees the items before it
@@ -237,12 +243,69 @@ class QualifiedNames {
         return;
       }
     }
+    if (!f.column_aliases.empty()) table = nullptr;
     rename(columns, f.column_aliases);
-    scope.push_back({from_item_name(f), std::move(columns)});
+    scope.push_back({from_item_name(f), std::move(columns), table});
   }
 
   void target(const sql::Target& t) {
-    if (!t.star) expr(t.expr);
+    if (!t.star) root(t.expr);
+  }
+
+  // A clause's expression: its names, then its types (`boolean_clause`: it must be boolean).
+  void root(const sql::Expr& e, std::string_view boolean_clause = {}) {
+    expr(e);
+    if (check_types_) sql::check_types(e, prototypes_, boolean_clause);
+  }
+
+  // SET c = value: its value's types, then the assignment's (an untyped literal read as the
+  // column's type; a value of a type with no assignment cast to it).
+  void assignment(const std::string& table, const sql::Assignment& a) {
+    expr(a.value);
+    if (!check_types_) return;
+    const std::optional<sql::Value> v = sql::check_types(a.value, prototypes_);
+    const SqlTable* t = server_.sql_table(table);
+    if (!v || v->is_null() || t == nullptr) return;
+    for (const sql::ColumnDef& c : t->def.columns) {
+      if (c.name != a.column) continue;
+      try {
+        assigned(*v, c, table, false);
+      } catch (const sql::SqlError& err) {
+        if (err.sqlstate() == "42804" || (v->type() == sql::Type::unknown && sql::is_parse_time_error(err, a.value))) throw;
+      }
+    }
+  }
+
+  // A table whose columns' types the checks may read (not a WITH query of that name).
+  const SqlTable* typed_table(const std::string& name) const { return cte(name) != nullptr ? nullptr : server_.sql_table(name); }
+
+  // The prototype of the column `ref` names, where the scopes say which one it is: a
+  // qualified name's relation, or the one relation of the innermost scope that has a column
+  // of that name (none there: the next scope out), where every relation's columns are known.
+  std::optional<sql::Value> prototype(const sql::Expr& ref) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      const Relation* hit = nullptr;
+      for (const Relation& r : *scope) {
+        if (!ref.qualifier.empty()) {
+          if (r.name == ref.qualifier) return typed_column(r, ref.name);
+          continue;
+        }
+        if (!r.columns) return std::nullopt;  // it may have that column
+        if (std::find(r.columns->begin(), r.columns->end(), ref.name) == r.columns->end()) continue;
+        if (hit != nullptr) return std::nullopt;  // ambiguous: the executor's 42702
+        hit = &r;
+      }
+      if (hit != nullptr) return typed_column(*hit, ref.name);
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<sql::Value> typed_column(const Relation& r, const std::string& name) {
+    if (r.table == nullptr) return std::nullopt;
+    for (const sql::ColumnDef& c : r.table->def.columns) {
+      if (c.name == name) return sql::prototype_of(c);
+    }
+    return std::nullopt;  // a system column
   }
 
   void expr(const sql::Expr& e) {
@@ -278,6 +341,8 @@ class QualifiedNames {
 
   Server& server_;
   const RecordOf& record_of_;
+  const bool check_types_;
+  const sql::ColumnPrototypes prototypes_ = [this](const sql::Expr& ref) { return prototype(ref); };
   std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
   std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
   std::size_t modify_depth_ = 0;  // an UPDATE ... FROM's or DELETE ... USING's level in scopes_ (0: none)
@@ -400,14 +465,14 @@ void each_table_named(const sql::Statement& st, const std::function<void(const s
   each_table_named(st, std::function<void(const std::string&, bool)>([&](const std::string& name, bool) { fn(name); }));
 }
 
-void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of) {
+void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types) {
   // The parser reads the FROM clauses first: a relation that does not exist is its 42P01,
   // which the executor gives.
   bool all_exist = true;
   each_table_named(st, [&](const std::string& name) {
     all_exist = all_exist && (server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr);
   });
-  if (all_exist) QualifiedNames(server, record_of).statement(st);
+  if (all_exist) QualifiedNames(server, record_of, check_types).statement(st);
 }
 
 }  // namespace lockstep::sim::pg

@@ -11,7 +11,10 @@
 // query or FROM subquery whose targets are named, VALUES (anything else: a function's
 // columns, `excluded`, an outer name the executor resolves, is left to the executor); or
 // 42702 for a bare name both relations of an UPDATE ... FROM or DELETE ... USING have; or
-// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow.
+// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow. With
+// `check_types`, each clause's types too, as the parser types them (model/sql/type_check.h),
+// columns of tables resolved through the same scopes: SqlError 42883, 42804, 42846, 42725, or a
+// literal's input error.
 #pragma once
 
 #include <functional>
@@ -27,7 +30,7 @@ struct SqlTable;
 // what a `(x).*` target expands to.
 using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Select&)>;
 
-void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of);
+void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types);
 
 // Each table name a SELECT, INSERT, UPDATE or DELETE reads or writes, anywhere in it (WITH
 // queries, FROM, subqueries in any clause), in the order written, WITH queries' own names
