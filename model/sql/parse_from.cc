@@ -421,6 +421,11 @@ void Reader::distinct(const json& clause, Select& s, int fallback) {
   for (const json& item : clause) {
     Expr e = expr(item, fallback);
     if (const Target* t = target_at_position(s, e, "SELECT DISTINCT ON")) e = t->expr;
+    if (e.kind == Expr::Kind::column && e.qualifier.empty()) {  // an output column's name first, as in ORDER BY
+      const auto named = std::find_if(s.targets.begin(), s.targets.end(), [&](const Target& t) { return !t.star && t.name == e.name; });
+      const int at = e.location;  // (errors point at DISTINCT ON's item)
+      if (named != s.targets.end()) e = named->expr, e.location = at;
+    }
     s.distinct_on.push_back(std::move(e));
   }
   // The server requires DISTINCT ON's expressions to lead ORDER BY (in any order among them).

@@ -197,10 +197,12 @@ class QualifiedNames {
     for (const sql::Expr* on : conditions) root(*on, "JOIN/ON");
     for (const sql::Target& t : sel.targets) target(t);
     if (sel.where) root(*sel.where, "WHERE");
-    for (const sql::Expr& g : sel.group_by) root(g);
     if (sel.having) root(*sel.having, "HAVING");
+    output_names_ = true;  // these may name an output column
+    for (const sql::Expr& g : sel.group_by) root(g);
     for (const sql::Expr& d : sel.distinct_on) root(d);
     for (const sql::OrderItem& o : sel.order_by) root(o.expr);
+    output_names_ = false;
     if (sel.limit) root(*sel.limit);
     if (sel.offset) root(*sel.offset);
     scopes_.pop_back();
@@ -282,7 +284,12 @@ class QualifiedNames {
   // The prototype of the column `ref` names, where the scopes say which one it is: a
   // qualified name's relation, or the one relation of the innermost scope that has a column
   // of that name (none there: the next scope out), where every relation's columns are known.
+  // A bare name no relation in scope has, nor names, is the parser's 42703.
   std::optional<sql::Value> prototype(const sql::Expr& ref) const {
+    bool all_known = ref.qualifier.empty() && !output_names_;
+    for (const auto& scope : scopes_) {
+      for (const Relation& r : scope) all_known = all_known && r.columns && r.name != ref.name;
+    }
     for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
       const Relation* hit = nullptr;
       for (const Relation& r : *scope) {
@@ -297,6 +304,7 @@ class QualifiedNames {
       }
       if (hit != nullptr) return typed_column(*hit, ref.name);
     }
+    if (all_known && !scopes_.empty()) throw sql::missing_column_error(ref);
     return std::nullopt;
   }
 
@@ -342,6 +350,7 @@ class QualifiedNames {
   Server& server_;
   const RecordOf& record_of_;
   const bool check_types_;
+  bool output_names_ = false;  // in GROUP BY, DISTINCT ON, ORDER BY: a bare name may be an output column
   const sql::ColumnPrototypes prototypes_ = [this](const sql::Expr& ref) { return prototype(ref); };
   std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
   std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
