@@ -294,6 +294,10 @@ class Connection {
   // The NOTIFY messages the server has sent this connection since the last call (LISTEN),
   // as PQnotifies gives them; none on a backend that does not model them.
   virtual std::vector<Notification> take_notifications() { return {}; }
+  // Whether the statement running on this connection is in pg_sleep at this instant (not
+  // waiting for a lock: what isolationtester's blocked-check tells apart); false where the
+  // backend cannot tell from the client (a real one: the isolation runner asks the server).
+  virtual bool in_pg_sleep() const { return false; }
 };
 
 // A connection borrowed from a Pool; returned when destroyed, with a ROLLBACK if a

@@ -273,6 +273,7 @@ struct Board {
   std::vector<int> pid;                    // per session: its backend's
   Time driver_wakes_at{0};                 // when the driver's current sleep ends (in the past while it runs)
   std::vector<bool> sleeping;              // per session: running a statement that calls pg_sleep
+  std::vector<const pg::Connection*> connection;  // per session: its own (whether it is in pg_sleep now)
   std::vector<std::string> notices;        // per session: notices received, not yet printed
   // per session, per statement of its step after the first: the notices it raised, printed
   // after the step's header, before its result (isolationtester reads them once the first
@@ -313,6 +314,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.notices.assign(n, {});
     board_.later_notices.assign(n, {});
     board_.sleeping.assign(n, false);
+    board_.connection.assign(n, nullptr);
     board_.notice_count.assign(n, 0);
     board_.notifications.assign(n, {});
     canceled_after_.assign(n, std::nullopt);
@@ -333,6 +335,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     const auto s = static_cast<std::size_t>(actor);
     auto c = pool_->checkout().value();
     board_.pid[s] = c->backend_pid();
+    board_.connection[s] = &*c;
     while (true) {
       while (board_.next[s] == nullptr && !board_.finished) idle_poll();
       if (board_.next[s] == nullptr) break;
@@ -450,9 +453,9 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     Duration waited = kDriverPoll;
     bool canceled = false;
     // A session in pg_sleep is busy without waiting for a lock: isolationtester, asking the
-    // server, waits for it (a statement that sleeps and then waits for a lock is taken as
-    // sleeping throughout: an approximation, docs/sql.md).
-    while ((!may_block || board_.sleeping[s]) && board_.busy[s]) {
+    // server, waits for it; once the statement waits for a lock instead, it is seen waiting.
+    const auto in_sleep = [&] { return board_.sleeping[s] && board_.connection[s] != nullptr && board_.connection[s]->in_pg_sleep(); };
+    while ((!may_block || in_sleep()) && board_.busy[s]) {
       if (!canceled && waited > max_step_wait_) {  // isolationtester's PQcancel, from its control connection
         auto control = pool_->checkout().value();
         const auto sent = control->exec(fmt::format("SELECT pg_cancel_backend({})", board_.pid[s]));

@@ -212,6 +212,7 @@ class SimConnection : public lockstep::pg::Connection {
 
   std::vector<Error> take_warnings() override { return std::exchange(warnings_, {}); }
   std::vector<lockstep::pg::Notification> take_notifications() override { return std::exchange(session_.notifications_sent, {}); }
+  bool in_pg_sleep() const override { return session_.sleeping; }
 
   // SQL, as the server runs it (sim/pg/executor/sql_exec.cc; the subset in docs/sql.md).
   Result<lockstep::pg::Rows> exec(std::string_view sql, const std::vector<lockstep::pg::Param>& params) override;
