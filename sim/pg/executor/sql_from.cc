@@ -517,7 +517,17 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
     SqlTable* t = table(f.table);
     touch(*t);  // read in the step running now
     std::vector<Row> rows;
-    for (const auto& [id, r] : relation_rows(*t)) {
+    const auto read = relation_rows(*t);
+    if (derived_of(t) != nullptr) {  // a WITH query's columns are typed as it runs (type_columns): their copies here too
+      const std::size_t first = from_first_column_.at(&f);
+      for (std::size_t i = 0; i < t->def.columns.size() && first + i < jt.def.columns.size(); ++i) {
+        sql::ColumnDef& c = jt.def.columns[first + i];
+        if (c.type != Type::unknown) continue;
+        const sql::ColumnDef& typed = t->def.columns[i];
+        c.type = typed.type, c.user_type = typed.user_type, c.element = typed.element;
+      }
+    }
+    for (const auto& [id, r] : read) {
       Row& renamed = rows.emplace_back();
       for (const auto& [column, text] : *r) renamed.emplace(prefix + column, text);
       renamed.emplace(joined_row_id(sql::from_item_name(f)), derived_of(t) == nullptr ? std::to_string(id) : "");  // for FOR UPDATE

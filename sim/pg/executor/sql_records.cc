@@ -111,4 +111,39 @@ Value SqlRun::derived_whole_row(const SqlTable& t, std::string_view alias, const
   return row != nullptr && row->contains(joined_row_id(ref.name)) ? Value::record(type, sql::record_output(fields)) : Value::null_record(type);
 }
 
+const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
+  if (e.kind != Expr::Kind::constant || e.folded || !sql::is_integer(e.value.type())) return e;
+  const std::int64_t n = e.value.as_integer();
+  const auto beyond = [&] { return SqlError("42P10", fmt::format("ORDER BY position {} is not in select list", n)); };
+  if (std::none_of(sel.targets.begin(), sel.targets.end(), [](const sql::Target& t) { return t.star; })) {
+    if (n < 1 || n > static_cast<std::int64_t>(sel.targets.size())) throw beyond();
+    return sel.targets[static_cast<std::size_t>(n) - 1].expr;
+  }
+  const auto [it, fresh] = star_positions_.try_emplace({&sel, n});
+  if (!fresh) return it->second;
+  std::int64_t at = 0;
+  for (const sql::Target& t : sel.targets) {
+    if (!t.star && ++at == n) return it->second = t.expr;
+    if (!t.star) continue;
+    std::vector<std::pair<std::string, std::string>> columns;  // the relation's name and the column's
+    if (!sel.table.empty()) {
+      for (const sql::ColumnDef& c : table(sel.table)->def.columns) columns.emplace_back(sel.alias.empty() ? sel.table : sel.alias, c.name);
+    } else if (!sel.from.empty()) {
+      for (const sql::ColumnDef& c : from_relation(sel)->def.columns) {
+        const auto [relation, column] = joined_name(c);
+        if (t.star_of.empty() || relation == t.star_of) columns.emplace_back(relation, column);
+      }
+    }
+    for (auto& [relation, column] : columns) {
+      if (++at != n) continue;
+      it->second.kind = Expr::Kind::column;
+      it->second.qualifier = std::move(relation);
+      it->second.name = std::move(column);
+      return it->second;
+    }
+  }
+  star_positions_.erase(it);
+  throw beyond();
+}
+
 }  // namespace lockstep::sim::pg

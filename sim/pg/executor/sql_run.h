@@ -115,6 +115,7 @@ class SqlRun final : public sql::EvalContext {
   // sel's targets with each (x).* expanded into x's fields (sel.targets when it has none).
   const std::vector<sql::Target>& targets_of(const sql::Select& sel);
   std::map<const sql::Select*, std::vector<sql::Target>> expanded_targets_;
+  std::map<std::pair<const sql::Select*, std::int64_t>, Expr> star_positions_;  // order_expr's past a `*`
 
   // ---- Subqueries. A correlated one (a SubPlan) names columns of the queries around it; it
   // runs per outer row and reads them from outer_. An uncorrelated one (an InitPlan) runs
@@ -473,7 +474,8 @@ class SqlRun final : public sql::EvalContext {
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
   std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t, bool loose = false) const;
   std::size_t widest_row(const SqlTable& t) const;  // bytes of values of t's widest row version, 8 more each
-  static const Expr& order_expr(const Expr& e, const sql::Select& sel);
+  // ORDER BY n: the n-th output column, a `*` counted as the columns it expands to (sql_records.cc).
+  const Expr& order_expr(const Expr& e, const sql::Select& sel);
 
   // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
   // OFFSET + LIMIT rows are locked (or pull_.until accepts one): each a step. After a wait, WHERE is evaluated again on the newest

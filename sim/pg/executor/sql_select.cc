@@ -657,17 +657,6 @@ bool SqlRun::order_less(const std::vector<Value>& a, const std::vector<Value>& b
   return false;
 }
 
-const Expr& SqlRun::order_expr(const Expr& e, const sql::Select& sel) {
-  if (e.kind == Expr::Kind::constant && !e.folded && sql::is_integer(e.value.type())) {
-    const std::int64_t n = e.value.as_integer();
-    if (n < 1 || n > static_cast<std::int64_t>(sel.targets.size()) || sel.targets[static_cast<std::size_t>(n) - 1].star) {
-      throw SqlError("42P10", fmt::format("ORDER BY position {} is not in select list", n));
-    }
-    return sel.targets[static_cast<std::size_t>(n) - 1].expr;
-  }
-  return e;
-}
-
 void SqlRun::prepare_locking_subqueries(const std::optional<Expr>& e) {
   if (!e || !st_.locking_subquery) return;
   walk(*e);
