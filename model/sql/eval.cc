@@ -324,25 +324,6 @@ Value between(const Expr& e, EvalContext& context) {
 // The functions whose parameters are integers, by position (a bit each): a numeric or double
 // precision argument there matches no function, as the server says (numeric to an integer is
 // an assignment cast, not an implicit one).
-void check_integer_parameters(std::string_view name, const std::vector<Value>& args) {
-  static constexpr std::pair<std::string_view, unsigned> kIntegerParameters[] = {
-      {"pg_advisory_lock", 3}, {"pg_advisory_lock_shared", 3}, {"pg_try_advisory_lock", 3}, {"pg_try_advisory_lock_shared", 3},
-      {"pg_advisory_unlock", 3}, {"pg_advisory_unlock_shared", 3}, {"pg_advisory_xact_lock", 3}, {"pg_advisory_xact_lock_shared", 3},
-      {"pg_try_advisory_xact_lock", 3}, {"pg_try_advisory_xact_lock_shared", 3}, {"pg_terminate_backend", 1}, {"pg_cancel_backend", 1},
-      {"chr", 1}, {"left", 2}, {"right", 2}, {"substr", 6}, {"substring", 6}, {"split_part", 4}, {"array_length", 2},
-      {"hashtextextended", 2}, {"setval", 2}, {"make_interval", 63}, {"round", 2}, {"trunc", 2}};
-  for (const auto& [n, mask] : kIntegerParameters) {
-    if (n != name) continue;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const Type t = args[i].type();
-      if ((mask >> i & 1U) == 0 || (t != Type::numeric && t != Type::float8)) continue;
-      std::string types;
-      for (const Value& a : args) types += fmt::format("{}{}", types.empty() ? "" : ", ", type_name(a.type()));
-      throw SqlError("42883", fmt::format("function {}({}) does not exist", name, types));
-    }
-  }
-}
-
 Value function_value(const Expr& e, EvalContext& context) {
   const FunctionInfo* f = find_function(e.name);
   if (f == nullptr) throw SqlError("42883", fmt::format("function {}() does not exist", e.name));
@@ -350,7 +331,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   std::vector<Value> args;
   args.reserve(e.args.size());
   for (const Expr& a : e.args) args.push_back(evaluate(a, context));
-  check_integer_parameters(e.name, args);
+  check_argument_types(e.name, args);  // model/sql/functions.h
   if (e.name == "abs") {
     const Value v = args.at(0).type() == Type::unknown ? cast(args[0], Type::int4) : args[0];
     if (v.is_null()) return v;

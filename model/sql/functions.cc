@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
+
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -199,6 +202,51 @@ bool select_list_set_returning(std::string_view name) {
   return name == "unnest" || name == "generate_series" || name == "jsonb_array_elements" || name == "jsonb_array_elements_text" ||
          name == "json_array_elements" || name == "json_array_elements_text" || name == "jsonb_object_keys" ||
          name == "json_populate_recordset" || name == "jsonb_populate_recordset";
+}
+
+namespace {
+bool is_numeric_type(Type t) { return is_integer(t) || t == Type::numeric || t == Type::float8; }
+}  // namespace
+
+void check_argument_types(std::string_view name, const std::vector<Value>& args) {
+  // Per function, each parameter's kind: 'i' an integer, 't' text, 'j' jsonb, 'a' an array,
+  // 'b' boolean, '.' any (past the string: any).
+  static constexpr std::pair<std::string_view, std::string_view> kParameters[] = {
+      {"pg_advisory_lock", "ii"}, {"pg_advisory_lock_shared", "ii"}, {"pg_try_advisory_lock", "ii"}, {"pg_try_advisory_lock_shared", "ii"},
+      {"pg_advisory_unlock", "ii"}, {"pg_advisory_unlock_shared", "ii"}, {"pg_advisory_xact_lock", "ii"}, {"pg_advisory_xact_lock_shared", "ii"},
+      {"pg_try_advisory_xact_lock", "ii"}, {"pg_try_advisory_xact_lock_shared", "ii"}, {"pg_terminate_backend", "i"}, {"pg_cancel_backend", "i"},
+      {"chr", "i"}, {"left", ".i"}, {"right", ".i"}, {"substr", ".ii"}, {"substring", ".ii"}, {"split_part", "..i"}, {"array_length", "ai"},
+      {"hashtextextended", ".i"}, {"setval", ".i"}, {"make_interval", "iiiiii"}, {"round", ".i"}, {"trunc", ".i"},
+      {"pg_notify", "tt"}, {"jsonb_typeof", "j"}, {"jsonb_array_length", "j"}, {"jsonb_set", "jajb"}};
+  if ((name == "array_append" || name == "array_prepend" || name == "array_remove") && args.size() == 2) {
+    // anycompatiblearray and anycompatible: the element's type and the value's must match
+    const bool prepend = name == "array_prepend";
+    const Value& array = args[prepend ? 1 : 0];
+    const Type e = array.type() == Type::array ? array.array_element() : Type::unknown, v = args[prepend ? 0 : 1].type();
+    const auto datetime = [](Type t) { return is_timestamp(t) || t == Type::date; };
+    const bool fits = e == Type::unknown || v == Type::unknown || e == v || (is_numeric_type(e) && is_numeric_type(v)) || (datetime(e) && datetime(v)) ||
+                      ((e == Type::text || e == Type::bpchar) && (v == Type::text || v == Type::bpchar));
+    if (!fits) {
+      const std::string a = array_type_name(array), x = std::string(type_name(v));
+      throw SqlError("42883", fmt::format("function {}({}, {}) does not exist", name, prepend ? x : a, prepend ? a : x));
+    }
+  }
+  for (const auto& [n, kinds] : kParameters) {
+    if (n != name) continue;
+    for (std::size_t i = 0; i < args.size() && i < kinds.size(); ++i) {
+      const Type t = args[i].type();
+      if (t == Type::unknown) continue;
+      const char k = kinds[i];
+      const bool fits = k == '.' || (k == 'i' && (is_integer(t) || t == Type::oid)) || (k == 't' && (t == Type::text || t == Type::bpchar)) ||
+                        (k == 'j' && t == Type::jsonb) || (k == 'a' && t == Type::array) || (k == 'b' && t == Type::boolean);
+      if (fits) continue;
+      std::string types;
+      for (const Value& a : args) {
+        types += fmt::format("{}{}", types.empty() ? "" : ", ", a.type() == Type::array ? array_type_name(a) : std::string(type_name(a.type())));
+      }
+      throw SqlError("42883", fmt::format("function {}({}) does not exist", name, types));
+    }
+  }
 }
 
 }  // namespace lockstep::sql

@@ -8,6 +8,9 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
+
+#include "lockstep/model/sql/value.h"
 
 namespace lockstep::sql {
 
@@ -28,6 +31,12 @@ struct FunctionInfo {
 };
 
 std::span<const FunctionInfo> known_functions();
+// 42883 "function name(types) does not exist" where an argument's type has no implicit cast to
+// the parameter's as the server resolves the call: an integer parameter given a numeric,
+// double precision or text (advisory lock keys, pids, lengths, positions); a text one given
+// another type (pg_notify); a jsonb one (jsonb_typeof, jsonb_set) or an array one
+// (array_length, jsonb_set's path) given another. An untyped literal or NULL passes.
+void check_argument_types(std::string_view name, const std::vector<Value>& args);
 // The entry for `name` (lower case), or nullptr.
 const FunctionInfo* find_function(std::string_view name);
 // The set-returning functions of one column that a select list without FROM may call (a

@@ -152,9 +152,14 @@ class TypeChecker {
       case K::func: {
         const FunctionInfo* f = find_function(e.name);
         if (f != nullptr && f->kind == FunctionKind::aggregate) return aggregate(e);
-        if (f == nullptr || f->kind != FunctionKind::scalar) {
-          for (const Expr& a : e.args) probe(a);
-          return f == nullptr ? std::nullopt : server_function_prototype(e, f->kind);
+        if (f == nullptr || f->kind != FunctionKind::scalar) {  // its arguments' types only: it asks the server
+          std::vector<Value> args;
+          for (const Expr& a : e.args) {
+            if (std::optional<Value> v = probe(a)) args.push_back(std::move(*v));
+          }
+          if (f == nullptr) return std::nullopt;
+          if (args.size() == e.args.size()) check_argument_types(e.name, args);
+          return server_function_prototype(e, f->kind);
         }
         return on_prototypes(e);
       }
