@@ -355,6 +355,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);
   check_system_views(s, fallback);  // model/sql/parse_system_views.cc
+  push_quals_into_subquery(s);       // model/sql/parse_pushdown.cc
   return s;
 }
 

@@ -312,4 +312,8 @@ class Reader {
   int depth_ = 0;                  // the nesting of expr() and select() calls now (Deeper)
 };
 
+// The planner's move of an outer WHERE's conditions into a FROM subquery that is not pulled up
+// (one with ORDER BY), below its Sort, where they then run on every row (parse_pushdown.cc).
+void push_quals_into_subquery(Select& s);
+
 }  // namespace lockstep::sql::detail

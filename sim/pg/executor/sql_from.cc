@@ -104,6 +104,32 @@ std::vector<sql::ColumnDef> from_populate_columns(const sql::FromItem& f) {
   return columns;
 }
 
+
+// A FROM of one subquery over one table, sorted first by no column an index of that table
+// leads with: its Sort reads every row (and makes its lock calls) before the first goes up,
+// on the server too, so a Limit above it stops nothing those calls did.
+bool sorted_whole(Server& server, const sql::Select& sel) {
+  if (sel.from.size() != 1 || sel.from[0].kind != sql::FromItem::Kind::subquery || sel.from[0].select == nullptr) return false;
+  const sql::Select& sub = *sel.from[0].select;
+  const SqlTable* t = sub.table.empty() || sub.limit ? nullptr : server.sql_table(sub.table);
+  if (t == nullptr || sub.order_by.empty()) return false;
+  const Expr* first = &sub.order_by.front().expr;
+  if (first->kind == Expr::Kind::constant && !first->folded && sql::is_integer(first->value.type())) {
+    const std::int64_t n = first->value.as_integer();
+    if (n < 1 || n > static_cast<std::int64_t>(sub.targets.size()) || sub.targets[static_cast<std::size_t>(n) - 1].star) return false;
+    first = &sub.targets[static_cast<std::size_t>(n) - 1].expr;
+  }
+  if (first->kind != Expr::Kind::column) return std::none_of(t->unique.begin(), t->unique.end(), [](const SqlTable::UniqueKey& u) { return !u.expressions.empty(); }) &&
+                                              std::all_of(t->indexes.begin(), t->indexes.end(), [](const SqlTable::PlainIndex& i) { return !i.columns.empty(); });
+  const int column = t->column(first->name);
+  const auto leads = [&](int c) { return c == column; };
+  if (!t->key.empty() && leads(t->key.front())) return false;
+  for (const SqlTable::UniqueKey& u : t->unique) {
+    if (u.columns.empty() || leads(u.columns.front()) || u.columns.front() < 0) return false;
+  }
+  return std::none_of(t->indexes.begin(), t->indexes.end(), [&](const SqlTable::PlainIndex& i) { return i.columns.empty() || i.columns.front() == first->name; });
+}
+
 }  // namespace
 
 int SqlRun::joined_column(const SqlTable& t, const Expr& ref) const {
@@ -590,7 +616,7 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& s
   for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
   // Its relations are read whole here; the server's Limit stops pulling them: a reader that
   // stops early while they took advisory locks would lock rows the server never reaches.
-  const bool locked = enough >= 0 && advisory_holds() != holds;
+  const bool locked = enough >= 0 && advisory_holds() != holds && !sorted_whole(server_, sel);
   std::vector<std::pair<std::int64_t, Row>> out;
   const Saved saved = save();
   for (Row& r : rows) {

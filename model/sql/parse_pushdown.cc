@@ -1,0 +1,135 @@
+// model/sql/parse_pushdown.cc: the planner's pushing of an outer query's WHERE into its FROM
+// subquery (set_subquery_pathlist's qual pushdown in allpaths.c), where it changes what runs.
+//
+// A subquery with ORDER BY (and no LIMIT) is not pulled up into its query; the planner then
+// moves each outer condition that reads only the subquery's columns into the subquery's own
+// WHERE, below its Sort. A lock call there (`SELECT id FROM (SELECT ... ORDER BY priority) s
+// WHERE pg_try_advisory_lock(id) LIMIT 1`) runs on every row before the Sort, not until the
+// Limit has its row: every job is locked, and a second worker's claim finds none. Rewritten
+// here as the plan runs it, the executor makes the same calls.
+#include "lockstep/model/sql/parse_reader.h"
+
+#include <map>
+
+#include "lockstep/model/sql/functions.h"
+
+namespace lockstep::sql::detail {
+namespace {
+
+// A call the planner never moves past (a volatile function: a lock, a sleep, a draw, a
+// session's state; a function of the server's own whose volatility is not known here).
+bool pushdown_volatile(const Expr& e) {
+  if (e.kind == Expr::Kind::user_func) return true;
+  if (e.kind == Expr::Kind::func) {
+    const FunctionInfo* f = find_function(e.name);
+    if (f == nullptr || f->kind == FunctionKind::advisory_lock || f->kind == FunctionKind::session || e.name == "clock_timestamp") return true;
+  }
+  for (const Expr& a : e.args) {
+    if (pushdown_volatile(a)) return true;
+  }
+  return false;
+}
+
+// What keeps the subquery's rows from being filtered below its own plan (or a qual from
+// moving): a set operation, LIMIT / OFFSET, DISTINCT, grouping, window functions,
+// set-returning calls in its select list, a locking clause, WITH, `*`.
+bool pushdown_blocked(const Select& sub) {
+  if (sub.set_op || sub.limit || sub.offset || sub.distinct || !sub.distinct_on.empty() || sub.aggregate || !sub.group_by.empty() ||
+      sub.having || sub.lock != RowLock::none || !sub.with.empty()) {
+    return true;
+  }
+  const auto blocks = [](const Expr& e, const auto& self) -> bool {
+    if (e.kind == Expr::Kind::window || (e.kind == Expr::Kind::func && select_list_set_returning(e.name))) return true;
+    for (const Expr& a : e.args) {
+      if (self(a, self)) return true;
+    }
+    return false;
+  };
+  for (const Target& t : sub.targets) {
+    if (t.star || t.expand || blocks(t.expr, blocks)) return true;
+  }
+  return false;
+}
+
+class QualPushdown {
+ public:
+  QualPushdown(const Select& sub, const FromItem& f) : name_(from_item_name(f)) {
+    for (std::size_t i = 0; i < sub.targets.size(); ++i) {
+      const std::string& output = i < f.column_aliases.size() ? f.column_aliases[i] : sub.targets[i].name;
+      const auto [it, fresh] = outputs_.emplace(output, &sub.targets[i].expr);
+      if (!fresh) it->second = nullptr;  // two of that name: the executor's 42702
+    }
+  }
+
+  // Whether qual reads only the subquery's columns, none of them volatile, and holds no subquery.
+  bool pushable(const Expr& e) const {
+    if (is_sublink(e) || e.kind == Expr::Kind::window || e.kind == Expr::Kind::field) return false;
+    if (e.kind == Expr::Kind::func) {
+      const FunctionInfo* f = find_function(e.name);
+      if (f != nullptr && f->kind == FunctionKind::aggregate) return false;
+    }
+    if (e.kind == Expr::Kind::column) {
+      if (!e.qualifier.empty() && e.qualifier != name_) return false;
+      const auto it = outputs_.find(e.name);
+      return it != outputs_.end() && it->second != nullptr && !pushdown_volatile(*it->second);
+    }
+    for (const Expr& a : e.args) {
+      if (!pushable(a)) return false;
+    }
+    return true;
+  }
+
+  // qual with each column replaced by the subquery's expression for it. REQUIRES: pushable(qual).
+  Expr substituted(Expr e) const {
+    if (e.kind == Expr::Kind::column) {
+      Expr out = *outputs_.at(e.name);
+      return out;
+    }
+    for (Expr& a : e.args) a = substituted(std::move(a));
+    return e;
+  }
+
+ private:
+  std::string name_;
+  std::map<std::string, const Expr*> outputs_;
+};
+
+Expr conjunction(std::vector<Expr> conjuncts) {
+  if (conjuncts.size() == 1) return std::move(conjuncts.front());
+  Expr all;
+  all.kind = Expr::Kind::and_;
+  all.args = std::move(conjuncts);
+  return all;
+}
+
+}  // namespace
+
+void push_quals_into_subquery(Select& s) {
+  if (!s.where || !s.table.empty() || s.from.size() != 1) return;
+  FromItem& f = s.from.front();
+  if (f.kind != FromItem::Kind::subquery || f.lateral || f.select == nullptr || f.select->order_by.empty() || pushdown_blocked(*f.select)) {
+    return;  // (without ORDER BY the planner pulls the subquery up: its scan filters as it reads)
+  }
+  const QualPushdown pushdown(*f.select, f);
+  std::vector<Expr> conjuncts = s.where->kind == Expr::Kind::and_ ? s.where->args : std::vector<Expr>{*s.where};
+  std::vector<Expr> kept, pushed;
+  for (Expr& c : conjuncts) {
+    if (pushdown.pushable(c)) {
+      pushed.push_back(pushdown.substituted(std::move(c)));
+    } else {
+      kept.push_back(std::move(c));
+    }
+  }
+  if (pushed.empty()) return;
+  auto inner = std::make_shared<Select>(*f.select);
+  if (inner->where) pushed.insert(pushed.begin(), std::move(*inner->where));
+  inner->where = conjunction(std::move(pushed));
+  f.select = std::move(inner);
+  if (kept.empty()) {
+    s.where.reset();
+  } else {
+    s.where = conjunction(std::move(kept));
+  }
+}
+
+}  // namespace lockstep::sql::detail
