@@ -464,6 +464,7 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback, c
     known(cte, "CommonTableExpr", {"ctename", "ctematerialized", "ctequery", "aliascolnames"}, cloc);
     const auto [qtype, q] = node(cte.at("ctequery"));
     CommonTable t{cte.at("ctename"), nullptr, nullptr, cloc};
+    t.materialized = cte.value("ctematerialized", "") == "CTEMaterializeAlways";
     if (cte.contains("aliascolnames")) {
       for (const json& n : cte.at("aliascolnames")) t.column_names.push_back(str(n));
     }

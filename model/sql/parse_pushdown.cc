@@ -9,6 +9,7 @@
 // here as the plan runs it, the executor makes the same calls.
 #include "lockstep/model/sql/parse_reader.h"
 
+#include <algorithm>
 #include <map>
 
 #include "lockstep/model/sql/functions.h"
@@ -94,6 +95,51 @@ class QualPushdown {
   std::map<std::string, const Expr*> outputs_;
 };
 
+// How many times the statement's FROM clauses name `cte` (a WITH query), at any depth.
+int references(const Select& s, const std::string& cte);
+
+int references(const Expr& e, const std::string& cte) {
+  int n = e.select != nullptr ? references(*e.select, cte) : 0;
+  for (const Expr& a : e.args) n += references(a, cte);
+  return n;
+}
+
+int references(const FromItem& f, const std::string& cte) {
+  int n = f.kind == FromItem::Kind::table && f.table == cte ? 1 : 0;
+  if (f.select != nullptr) n += references(*f.select, cte);
+  for (const FromItem& side : f.sides) n += references(side, cte);
+  for (const Expr& on : f.on) n += references(on, cte);
+  for (const Expr& call : f.function) n += references(call, cte);
+  return n;
+}
+
+int references(const Select& s, const std::string& cte) {
+  int n = s.table == cte ? 1 : 0;
+  if (s.set_op) n += references(*s.set_op->left, cte) + references(*s.set_op->right, cte);
+  for (const CommonTable& w : s.with) n += w.select != nullptr ? references(*w.select, cte) : 0;
+  for (const FromItem& f : s.from) n += references(f, cte);
+  for (const Target& t : s.targets) n += references(t.expr, cte);
+  for (const std::optional<Expr>* e : {&s.where, &s.having, &s.limit, &s.offset}) n += *e ? references(**e, cte) : 0;
+  for (const OrderItem& o : s.order_by) n += references(o.expr, cte);
+  return n;
+}
+
+// The WITH query the FROM item names, where the planner inlines it as a subquery (inline_cte:
+// a SELECT, not recursive nor MATERIALIZED, read once, calling nothing volatile) and it has
+// ORDER BY: its index in s.with, or -1.
+int inlined_cte(const Select& s, const FromItem& f) {
+  if (f.kind != FromItem::Kind::table) return -1;
+  for (std::size_t i = 0; i < s.with.size(); ++i) {
+    const CommonTable& w = s.with[i];
+    if (w.name != f.table) continue;
+    if (w.select == nullptr || w.recursive || w.materialized || w.select->order_by.empty() || w.select->lock != RowLock::none) return -1;
+    const auto volatile_target = [](const Target& t) { return pushdown_volatile(t.expr); };
+    if (std::any_of(w.select->targets.begin(), w.select->targets.end(), volatile_target) || (w.select->where && pushdown_volatile(*w.select->where))) return -1;
+    return references(s, w.name) == 1 ? static_cast<int>(i) : -1;
+  }
+  return -1;
+}
+
 Expr conjunction(std::vector<Expr> conjuncts) {
   if (conjuncts.size() == 1) return std::move(conjuncts.front());
   Expr all;
@@ -105,7 +151,27 @@ Expr conjunction(std::vector<Expr> conjuncts) {
 }  // namespace
 
 void push_quals_into_subquery(Select& s) {
-  if (!s.where || !s.table.empty() || s.from.size() != 1) return;
+  if (!s.where || s.from.size() > 1 || (s.table.empty() && s.from.empty())) return;
+  if (!s.table.empty()) {  // FROM a WITH query the planner inlines: a subquery of its query
+    FromItem named;
+    named.table = s.table;
+    named.alias = s.alias;
+    const int i = inlined_cte(s, named);
+    if (i < 0) return;
+    Select inlined = s;
+    FromItem& f = inlined.from.emplace_back();
+    f.kind = FromItem::Kind::subquery;
+    f.select = inlined.with[static_cast<std::size_t>(i)].select;
+    f.alias = s.alias.empty() ? s.table : s.alias;
+    f.column_aliases = inlined.with[static_cast<std::size_t>(i)].column_names;
+    inlined.table.clear();
+    inlined.alias.clear();
+    inlined.with.erase(inlined.with.begin() + i);
+    const std::shared_ptr<const Select> before = f.select;
+    push_quals_into_subquery(inlined);
+    if (inlined.from.front().select != before) s = std::move(inlined);  // only where a condition moved
+    return;
+  }
   FromItem& f = s.from.front();
   if (f.kind != FromItem::Kind::subquery || f.lateral || f.select == nullptr || f.select->order_by.empty() || pushdown_blocked(*f.select)) {
     return;  // (without ORDER BY the planner pulls the subquery up: its scan filters as it reads)
