@@ -1371,5 +1371,18 @@ TEST(SqlSim, AnExceptionBlockUndoesItsSubtransactionAndTheLoopTriesAgain) {
   EXPECT_TRUE(retried);
 }
 
+// CREATE INDEX CONCURRENTLY refuses a transaction block (PreventInTransactionBlock: 25001), as a
+// migration run inside one fails on the server; outside a block it builds the index.
+TEST(SqlSim, CreateIndexConcurrentlyRefusesATransactionBlock) {
+  const std::vector<std::string> setup = {"CREATE TABLE jobs (id int PRIMARY KEY, kind text)"};
+  const Session a = {"SELECT 1"};
+  const std::set<std::string> in_string = outcomes(setup, {a}, "SELECT 1; CREATE INDEX CONCURRENTLY jobs_kind ON jobs (kind)");
+  ASSERT_EQ(in_string.size(), 1U);
+  EXPECT_NE(in_string.begin()->find("ERROR 25001: CREATE INDEX CONCURRENTLY cannot run inside a transaction block"), std::string::npos) << *in_string.begin();
+  const std::set<std::string> alone = outcomes(setup, {a}, "CREATE INDEX CONCURRENTLY jobs_kind ON jobs (kind)");
+  ASSERT_EQ(alone.size(), 1U);
+  EXPECT_EQ(alone.begin()->find("ERROR"), std::string::npos) << *alone.begin();
+}
+
 }  // namespace
 }  // namespace lockstep

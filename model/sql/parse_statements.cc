@@ -326,6 +326,7 @@ CreateIndex Reader::create_index(const json& body) {
   ix.unique = body.value("unique", false);
   ix.name = body.value("idxname", "");
   ix.if_not_exists = body.value("if_not_exists", false);
+  ix.concurrently = body.value("concurrent", false);
   // A unique index decides which rows conflict: it is a btree on columns, whose INCLUDE
   // columns are not part of the key. Another index only speeds reads up.
   if (body.value("accessMethod", "btree") != "btree") {

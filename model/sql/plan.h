@@ -388,6 +388,7 @@ struct CreateIndex {
   std::vector<std::shared_ptr<const Expr>> expressions;
   bool unique = false;
   bool if_not_exists = false;
+  bool concurrently = false;  // CREATE INDEX CONCURRENTLY: refused in a transaction block (25001)
   std::shared_ptr<const Expr> where;  // a partial index: the rows it holds
   // A non-unique index on an expression, USING another method than btree, or with INCLUDE:
   // no scan here reads it (`columns` may then be empty).

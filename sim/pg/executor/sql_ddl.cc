@@ -8,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "lockstep/model/sql/type_check.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -41,6 +42,21 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
   if (auto bad = check_foreign_keys(ct)) return *bad;
   for (const auto& col : ct.columns) {
     if (col.type == Type::enum_ && sql::enum_index(col.user_type) < 0) return Error{"42704", fmt::format("type \"{}\" does not exist", col.user_type)};
+  }
+  for (const auto& col : ct.columns) {  // a default is coerced to its column's type as the table is made (cookDefault)
+    if (!col.default_value) continue;
+    const std::optional<Value> v = sql::check_types(*col.default_value, [](const Expr&) { return std::optional<Value>(); });
+    if (!v || v->is_null()) continue;
+    try {
+      (void)assigned(*v, col, ct.table, false);
+    } catch (const SqlError& err) {
+      if (err.sqlstate() == "42804") {
+        std::string message = err.what();
+        if (const auto at = message.find("but expression"); at != std::string::npos) message.insert(at + 4, "default ");
+        throw SqlError("42804", message);
+      }
+      if (v->type() == Type::unknown && sql::is_parse_time_error(err, *col.default_value)) throw;
+    }
   }
   server_.add_sql_table(ct);
   return done(Rows{{}, {}, "CREATE TABLE"});
@@ -366,6 +382,7 @@ Result<Rows> SqlRun::statement(const sql::Schema& s) {
 Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
+  if (ix.concurrently && (c_.session_.in_transaction || c_.in_query_string_ || plans_->size() > 1 || nested_)) throw SqlError("25001", "CREATE INDEX CONCURRENTLY cannot run inside a transaction block");
   SqlTable* t = table(ix.table);
   if (derived_of(t) != nullptr) throw SqlError("0A000", "CREATE INDEX on a sequence is not in lockstep's SQL subset (docs/sql.md)");
   const std::string name = !ix.name.empty() ? ix.name

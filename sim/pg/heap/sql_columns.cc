@@ -77,7 +77,7 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table, bool 
       v.is_null() || from == Type::unknown || v.type() == c.type ||
       (sql::is_numeric_category(from) && sql::is_numeric_category(c.type)) || c.type == Type::text ||
       (c.type == Type::bpchar && (from == Type::text || from == Type::bpchar)) ||
-      (sql::is_timestamp(from) && sql::is_timestamp(c.type)) ||  // in the session's TimeZone
+      ((sql::is_timestamp(from) || from == Type::date) && (sql::is_timestamp(c.type) || c.type == Type::date)) ||  // in the session's TimeZone
       ((from == Type::json || from == Type::jsonb) && (c.type == Type::json || c.type == Type::jsonb));
   if (!allowed) {
     throw SqlError("42804", fmt::format("column \"{}\" is of type {} but expression is of type {}", c.name,
