@@ -96,31 +96,34 @@ class QualPushdown {
 };
 
 // How many times the statement's FROM clauses name `cte` (a WITH query), at any depth.
-int references(const Select& s, const std::string& cte);
+int cte_references(const Select& s, const std::string& cte);
 
-int references(const Expr& e, const std::string& cte) {
-  int n = e.select != nullptr ? references(*e.select, cte) : 0;
-  for (const Expr& a : e.args) n += references(a, cte);
+int cte_references(const Expr& e, const std::string& cte) {
+  int n = e.select != nullptr ? cte_references(*e.select, cte) : 0;
+  for (const Expr& a : e.args) n += cte_references(a, cte);
   return n;
 }
 
-int references(const FromItem& f, const std::string& cte) {
+int cte_references(const FromItem& f, const std::string& cte) {
   int n = f.kind == FromItem::Kind::table && f.table == cte ? 1 : 0;
-  if (f.select != nullptr) n += references(*f.select, cte);
-  for (const FromItem& side : f.sides) n += references(side, cte);
-  for (const Expr& on : f.on) n += references(on, cte);
-  for (const Expr& call : f.function) n += references(call, cte);
+  if (f.select != nullptr) n += cte_references(*f.select, cte);
+  for (const FromItem& side : f.sides) n += cte_references(side, cte);
+  for (const Expr& on : f.on) n += cte_references(on, cte);
+  for (const Expr& call : f.function) n += cte_references(call, cte);
   return n;
 }
 
-int references(const Select& s, const std::string& cte) {
+int cte_references(const Select& s, const std::string& cte) {
   int n = s.table == cte ? 1 : 0;
-  if (s.set_op) n += references(*s.set_op->left, cte) + references(*s.set_op->right, cte);
-  for (const CommonTable& w : s.with) n += w.select != nullptr ? references(*w.select, cte) : 0;
-  for (const FromItem& f : s.from) n += references(f, cte);
-  for (const Target& t : s.targets) n += references(t.expr, cte);
-  for (const std::optional<Expr>* e : {&s.where, &s.having, &s.limit, &s.offset}) n += *e ? references(**e, cte) : 0;
-  for (const OrderItem& o : s.order_by) n += references(o.expr, cte);
+  if (s.set_op) n += cte_references(*s.set_op->left, cte) + cte_references(*s.set_op->right, cte);
+  for (const CommonTable& w : s.with) n += w.select != nullptr ? cte_references(*w.select, cte) : 0;
+  for (const FromItem& f : s.from) n += cte_references(f, cte);
+  for (const Target& t : s.targets) n += cte_references(t.expr, cte);
+  for (const std::optional<Expr>* e : {&s.where, &s.having, &s.limit, &s.offset}) n += *e ? cte_references(**e, cte) : 0;
+  for (const OrderItem& o : s.order_by) n += cte_references(o.expr, cte);
+  for (const std::vector<Expr>* list : {&s.group_by, &s.distinct_on}) {
+    for (const Expr& e : *list) n += cte_references(e, cte);
+  }
   return n;
 }
 
@@ -135,7 +138,7 @@ int inlined_cte(const Select& s, const FromItem& f) {
     if (w.select == nullptr || w.recursive || w.materialized || w.select->order_by.empty() || w.select->lock != RowLock::none) return -1;
     const auto volatile_target = [](const Target& t) { return pushdown_volatile(t.expr); };
     if (std::any_of(w.select->targets.begin(), w.select->targets.end(), volatile_target) || (w.select->where && pushdown_volatile(*w.select->where))) return -1;
-    return references(s, w.name) == 1 ? static_cast<int>(i) : -1;
+    return cte_references(s, w.name) == 1 ? static_cast<int>(i) : -1;
   }
   return -1;
 }
