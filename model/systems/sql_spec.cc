@@ -469,12 +469,22 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     print_notices(s);
     return !board_.busy[s];
   }
+  // A failed statement as isolationtester prints its PQresultErrorMessage: a server's ERROR,
+  // or libpq's own report of a connection the server ended while the session was idle (the
+  // FATAL it read, then the loss, over several lines).
+  static std::string printed_error(const pg::Error& e) {
+    static constexpr std::string_view kLost = "; server closed the connection unexpectedly";
+    if (e.sqlstate != pg::sqlstate::kConnectionFailure || !e.message.ends_with(kLost)) return fmt::format("ERROR:  {}\n", e.message);
+    return fmt::format("FATAL:  {}\nserver closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n"
+                       "\tbefore or while processing the request.\n\n",
+                       std::string_view(e.message).substr(0, e.message.size() - kLost.size()));
+  }
   std::optional<int> canceled_after(std::size_t s) override { return std::exchange(canceled_after_[s], std::nullopt); }
   void print_results(std::size_t s, std::string& out) override {
     for (std::size_t i = 0; i < board_.result[s].size(); ++i) {
       if (i > 0 && i - 1 < board_.later_notices[s].size()) out += board_.later_notices[s][i - 1];
       const pg::Result<pg::Rows>& r = board_.result[s][i];
-      out += r.ok() ? printed_result(r.value()) : fmt::format("ERROR:  {}\n", r.error().message);
+      out += r.ok() ? printed_result(r.value()) : printed_error(r.error());
     }
     // The NOTIFY messages its connection read, named by their sender, as isolationtester prints them.
     for (const pg::Notification& n : std::exchange(board_.notifications[s], {})) {
