@@ -482,5 +482,19 @@ TEST(SqlValue, RegularExpressionsMatchAsTheServerOrAreRefused) {
   }
 }
 
+// A statement whose tree libpg_query would write out past the stack (20,000 terms of `1 + 1 + ...`,
+// found by fuzz_inputs --spec: a crash) is refused before it reaches the parser; a statement
+// the server answers (1,000 terms) still reaches the reader, which refuses its nesting.
+TEST(SqlParse, TreesTooDeepForTheParsersOutputAreRefusedNotACrash) {
+  const auto terms = [](int n) {
+    std::string sql = "SELECT 1";
+    for (int i = 1; i < n; ++i) sql += " + 1";
+    return sql;
+  };
+  EXPECT_EQ(refusal(terms(20000)).substr(0, 68), "0A000 a statement string of more than 4000 operators and parentheses") << refusal(terms(20000));
+  EXPECT_NE(refusal(terms(1000)).find("nesting deeper than 128 levels"), std::string::npos) << refusal(terms(1000));
+  EXPECT_EQ(refusal("SELECT '" + std::string(9000, '+') + "' AS quoted, $$" + std::string(9000, '(') + "$$ AS dollar"), "");
+}
+
 }  // namespace
 }  // namespace lockstep::sql

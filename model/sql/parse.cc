@@ -661,7 +661,7 @@ std::vector<Statement> parse_sql(std::string_view text) {
     throw SqlInputError("22021", fmt::format("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", static_cast<unsigned char>(text[bad])),
                         position);
   }
-  const std::string owned(text);
+  const std::string owned((detail::refuse_trees_too_deep_to_parse(text), text));
   PgQueryParseResult r = pg_query_parse(owned.c_str());
   if (r.error != nullptr) {
     const int position = r.error->cursorpos;

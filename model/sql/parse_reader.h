@@ -316,4 +316,7 @@ class Reader {
 // (one with ORDER BY), below its Sort, where they then run on every row (parse_pushdown.cc).
 void push_quals_into_subquery(Select& s);
 
+// 0A000 for a string whose parse tree could overflow the stack inside libpg_query (parse_guard.cc).
+void refuse_trees_too_deep_to_parse(std::string_view text);
+
 }  // namespace lockstep::sql::detail
