@@ -474,8 +474,7 @@ class SqlRun final : public sql::EvalContext {
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
   std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t, bool loose = false) const;
   std::size_t widest_row(const SqlTable& t) const;  // bytes of values of t's widest row version, 8 more each
-  // ORDER BY n: the n-th output column, a `*` counted as the columns it expands to (sql_records.cc).
-  const Expr& order_expr(const Expr& e, const sql::Select& sel);
+  const Expr& order_expr(const Expr& e, const sql::Select& sel);  // ORDER BY n: a `*` counts its columns (sql_records.cc)
 
   // Row locks for SELECT ... FOR UPDATE / SHARE (sql_lock_rows.cc), in the rows' order, until
   // OFFSET + LIMIT rows are locked (or pull_.until accepts one): each a step. After a wait, WHERE is evaluated again on the newest
