@@ -341,7 +341,7 @@ bool declares_in_nested_block(const std::string& text) {
 
 PlFunction read_plpgsql_function(const std::string& create_function) {
   PlFunction f;
-  refuse_trees_too_deep_to_parse(create_function);  // (its statements' trees are written out too)
+  refuse_trees_too_deep_to_parse(create_function, true);  // (its body's statements' trees are written out too)
   PgQueryPlpgsqlParseResult parsed = pg_query_parse_plpgsql(create_function.c_str());
   const std::string error = parsed.error != nullptr ? parsed.error->message : "";
   json tree = error.empty() && parsed.plpgsql_funcs != nullptr ? json::parse(parsed.plpgsql_funcs, nullptr, false) : json();

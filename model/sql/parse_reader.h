@@ -317,6 +317,6 @@ class Reader {
 void push_quals_into_subquery(Select& s);
 
 // 0A000 for a string whose parse tree could overflow the stack inside libpg_query (parse_guard.cc).
-void refuse_trees_too_deep_to_parse(std::string_view text);
+void refuse_trees_too_deep_to_parse(std::string_view text, bool dollar_quoted_too = false);
 
 }  // namespace lockstep::sql::detail
