@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/model/sql/arrays.h"
+#include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
@@ -204,10 +205,6 @@ bool select_list_set_returning(std::string_view name) {
          name == "json_populate_recordset" || name == "jsonb_populate_recordset";
 }
 
-namespace {
-bool is_numeric_type(Type t) { return is_integer(t) || t == Type::numeric || t == Type::float8; }
-}  // namespace
-
 void check_argument_types(std::string_view name, const std::vector<Value>& args) {
   // Per function, each parameter's kind: 'i' an integer, 't' text, 'j' jsonb, 'a' an array,
   // 'b' boolean, '.' any (past the string: any).
@@ -224,7 +221,7 @@ void check_argument_types(std::string_view name, const std::vector<Value>& args)
     const Value& array = args[prepend ? 1 : 0];
     const Type e = array.type() == Type::array ? array.array_element() : Type::unknown, v = args[prepend ? 0 : 1].type();
     const auto datetime = [](Type t) { return is_timestamp(t) || t == Type::date; };
-    const bool fits = e == Type::unknown || v == Type::unknown || e == v || (is_numeric_type(e) && is_numeric_type(v)) || (datetime(e) && datetime(v)) ||
+    const bool fits = e == Type::unknown || v == Type::unknown || e == v || (is_numeric_category(e) && is_numeric_category(v)) || (datetime(e) && datetime(v)) ||
                       ((e == Type::text || e == Type::bpchar) && (v == Type::text || v == Type::bpchar));
     if (!fits) {
       const std::string a = array_type_name(array), x = std::string(type_name(v));
