@@ -246,6 +246,12 @@ Value logic(const Expr& e, EvalContext& context, bool stop_at, std::string_view 
       return Value::boolean(stop_at);
     }
   }
+  if (const std::vector<const Expr*>* quals = stop_at ? nullptr : context.qual_order(e)) {
+    for (const Expr* q : *quals) {  // ExecQual: false or NULL ends the row's quals
+      if (truth(evaluate(*q, context), name) != true) return Value::boolean(false);
+    }
+    return Value::boolean(true);
+  }
   bool saw_null = false;
   for (const Expr& a : e.args) {
     const auto t = truth(evaluate(a, context), name);

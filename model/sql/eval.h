@@ -43,6 +43,10 @@ class EvalContext {
   // (plpgsql's variable_conflict = error) a name that is also a column is ambiguous, 42702.
   virtual bool names_variable(const Expr&) const { return false; }
   virtual bool conflicts_with_columns() const { return false; }
+  // For the top AND of a WHERE, JOIN/ON or HAVING: its conditions in the order the executor
+  // runs them (model/sql/qual_cost.h), which stops at the first that is not true; nullptr: an
+  // AND's arguments as written, each run until one is false.
+  virtual const std::vector<const Expr*>* qual_order(const Expr&) const { return nullptr; }
 };
 
 Value evaluate(const Expr& e, EvalContext& context);

@@ -6,6 +6,7 @@
 // LANGUAGE plpgsql body is read by PostgreSQL's plpgsql parser (libpg_query) into the
 // statements lockstep runs (model/sql/parse_do.cc); one it does not run is kept with the reason.
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <regex>
 
@@ -74,7 +75,12 @@ CreateFunction Reader::create_function(const json& body) {
         f.non_volatile = str(d.at("arg")) != "volatile";
       } else if (option == "set" && language == "plpgsql") {  // search_path only: another setting is not applied for the call
         if (const std::string name = node(d.at("arg")).second->value("name", ""); name != "search_path") refuse(fmt::format("the function option SET {}", name), oloc);
-      } else if (option != "parallel" && option != "leakproof" && option != "cost" && option != "security") {
+      } else if (option == "cost") {
+        const json& n = *node(d.at("arg")).second;
+        f.cost = n.contains("ival") ? n.value("ival", 0.0) : std::strtod(n.value("fval", std::string("100")).c_str(), nullptr);
+      } else if (option == "security") {
+        f.security_definer = node(d.at("arg")).second->value("boolval", false);
+      } else if (option != "parallel" && option != "leakproof") {
         refuse(fmt::format("the function option {}", option), oloc);
       }
     }

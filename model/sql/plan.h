@@ -338,6 +338,8 @@ struct CreateFunction {
   bool strict = false;
   // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/executor/sql_plpgsql.cc).
   bool non_volatile = false;
+  double cost = -1;                 // COST n (-1: not given, the server's 100); the planner's order of a WHERE's conditions
+  bool security_definer = false;    // SECURITY DEFINER: never inlined (model/sql/qual_cost.h)
   // LANGUAGE plpgsql: its body as PostgreSQL's plpgsql parser reads it (`pl`), run by the
   // calling statement's context (EvalContext::plpgsql_call); `body` is null, params and
   // returns hold what the subset reads of them.

@@ -174,9 +174,9 @@ Result<Rows> SqlRun::run() {
   try {
     try {  // parse analysis: before any row (sim/pg/executor/sql_names.h)
       if (!server_.names_checked(st_)) {
-        check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); },
-                                !nested_ && function_params_ == nullptr);  // types: not where a variable may name a column
-        server_.note_names_checked(plans_, st_);
+        server_.note_names_checked(plans_, st_, check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); },
+                                                                        !nested_ && function_params_ == nullptr,  // types: not where a variable may name a column
+                                                                        [this](const sql::Select& s) { return correlated(s); }));
       }
       if (st_.plan_error) throw *st_.plan_error;  // the planner's, folding constants (model/sql/parse_fold.cc)
       refuse_triggers(st_);  // a plpgsql trigger it would fire

@@ -27,8 +27,10 @@ struct Relation {
 
 class QualifiedNames {
  public:
-  QualifiedNames(Server& server, const RecordOf& record_of, bool check_types)
-      : server_(server), record_of_(record_of), check_types_(check_types) {}
+  QualifiedNames(Server& server, const RecordOf& record_of, bool check_types, const std::function<bool(const sql::Select&)>& correlated)
+      : server_(server), record_of_(record_of), check_types_(check_types), correlated_(correlated) {}
+
+  sql::QualOrders orders;  // each boolean clause's conditions, in the order the executor runs them
 
   void statement(const sql::Statement& st) {
     std::visit([&](const auto& body) { this->body(body); }, st.body);
@@ -258,6 +260,9 @@ class QualifiedNames {
   void root(const sql::Expr& e, std::string_view boolean_clause = {}) {
     expr(e);
     if (check_types_) sql::check_types(e, prototypes_, boolean_clause);
+    if (!boolean_clause.empty() && e.kind == sql::Expr::Kind::and_) {
+      orders.emplace_back(&e, sql::qual_order(e, {check_types_ ? prototypes_ : sql::ColumnPrototypes{}, correlated_}));
+    }
   }
 
   // SET c = value: its value's types, then the assignment's (an untyped literal read as the
@@ -350,6 +355,7 @@ class QualifiedNames {
   Server& server_;
   const RecordOf& record_of_;
   const bool check_types_;
+  const std::function<bool(const sql::Select&)>& correlated_;
   bool output_names_ = false;  // in GROUP BY, DISTINCT ON, ORDER BY: a bare name may be an output column
   const sql::ColumnPrototypes prototypes_ = [this](const sql::Expr& ref) { return prototype(ref); };
   std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
@@ -474,14 +480,18 @@ void each_table_named(const sql::Statement& st, const std::function<void(const s
   each_table_named(st, std::function<void(const std::string&, bool)>([&](const std::string& name, bool) { fn(name); }));
 }
 
-void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types) {
+sql::QualOrders check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types,
+                                        const std::function<bool(const sql::Select&)>& correlated) {
   // The parser reads the FROM clauses first: a relation that does not exist is its 42P01,
   // which the executor gives.
   bool all_exist = true;
   each_table_named(st, [&](const std::string& name) {
     all_exist = all_exist && (server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr);
   });
-  if (all_exist) QualifiedNames(server, record_of, check_types).statement(st);
+  if (!all_exist) return {};
+  QualifiedNames names(server, record_of, check_types, correlated);
+  names.statement(st);
+  return std::move(names.orders);
 }
 
 }  // namespace lockstep::sim::pg

@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "lockstep/model/sql/plan.h"
+#include "lockstep/model/sql/qual_cost.h"
 
 namespace lockstep::sim::pg {
 
@@ -30,7 +31,10 @@ struct SqlTable;
 // what a `(x).*` target expands to.
 using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Select&)>;
 
-void check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types);
+// Returns the order of each WHERE's, JOIN/ON's and HAVING's conditions (model/sql/qual_cost.h),
+// subqueries' by `correlated`.
+sql::QualOrders check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types,
+                                        const std::function<bool(const sql::Select&)>& correlated);
 
 // Each table name a SELECT, INSERT, UPDATE or DELETE reads or writes, anywhere in it (WITH
 // queries, FROM, subqueries in any clause), in the order written, WITH queries' own names

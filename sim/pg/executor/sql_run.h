@@ -56,8 +56,7 @@ class SqlRun final : public sql::EvalContext {
   SqlRun(SimConnection& c, const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st,
          const std::vector<Param>& params)
       : c_(c), server_(c.server_), s_(c.s_), plans_(plans), st_(st), params_(params) {}
-  SqlRun(const SqlRun&) = delete;
-  SqlRun& operator=(const SqlRun&) = delete;
+  SqlRun(const SqlRun&) = delete; SqlRun& operator=(const SqlRun&) = delete;
   ~SqlRun() { if (statement_snapshot_) server_.close_snapshot(); }
 
   Result<Rows> run();
@@ -69,6 +68,7 @@ class SqlRun final : public sql::EvalContext {
   Value subquery(const Expr& e) override;
   Value function_body(const Expr& query, sql::EvalContext& params) override;  // sim/pg/executor/sql_functions.cc
   Value plpgsql_call(const sql::CreateFunction& f, const std::vector<Value>& args) override;  // sim/pg/executor/sql_plpgsql.cc
+  const std::vector<const Expr*>* qual_order(const Expr& where) const override { return server_.qual_order(where); }
   static Value array_of_rows(const std::vector<std::vector<Value>>& rows);  // ARRAY (SELECT ...)'s value of its rows
   // Whether two rows of values are equal as DISTINCT, UNION and GROUP BY compare them (NULLs equal).
   static bool same_values(const std::vector<Value>& a, const std::vector<Value>& b);

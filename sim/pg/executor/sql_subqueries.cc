@@ -437,26 +437,16 @@ SqlRun::Pulled SqlRun::pulled_up(const Expr& conjunct) {
 
 bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
   if (!st_.has_subquery || subquery_depth_ > 0) return sql::is_true(sql::evaluate(where, *this));
+  // The scan's conditions in order_qual_clauses' order (a SubPlan, a correlated subquery not
+  // pulled up into a join, after the others: a locking EXISTS locks only for rows that passed
+  // them), then the semi and anti joins the planner made of the others, above the scan.
   std::vector<const Expr*> conjuncts;
-  const auto flatten = [&](const Expr& e, const auto& self) -> void {
-    if (e.kind == Expr::Kind::and_) {
-      for (const Expr& a : e.args) self(a, self);
-    } else {
-      conjuncts.push_back(&e);
-    }
-  };
-  flatten(where, flatten);
-  // order_qual_clauses: a SubPlan (a correlated subquery not pulled up into a join) costs
-  // more than any plain condition, so the conjuncts that hold one run after the others (a
-  // locking EXISTS locks only for rows that passed them).
-  const auto has_subplan = [&](const Expr& e, const auto& self) -> bool {
-    if (sql::is_sublink(e) && correlated(*e.select)) return true;
-    if (e.kind == Expr::Kind::in_subquery && self(e.args.at(0), self)) return true;
-    return !sql::is_sublink(e) && e.kind != Expr::Kind::constant &&
-           std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
-  };
-  std::stable_partition(conjuncts.begin(), conjuncts.end(),
-                        [&](const Expr* c) { return pulled_up(*c) != Pulled::no || !has_subplan(*c, has_subplan); });
+  if (const std::vector<const Expr*>* order = server_.qual_order(where)) {
+    conjuncts = *order;
+  } else {
+    conjuncts = sql::qual_order(where, {{}, [this](const sql::Select& s) { return correlated(s); }});
+  }
+  std::stable_partition(conjuncts.begin(), conjuncts.end(), [&](const Expr* c) { return pulled_up(*c) == Pulled::no; });
   for (const Expr* c : conjuncts) {
     const Pulled p = pulled_up(*c);
     if (p == Pulled::no) {

@@ -42,6 +42,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/plan.h"
+#include "lockstep/model/sql/qual_cost.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/sim/invariant.h"
@@ -209,10 +210,21 @@ class Server : public sql::SqlContextSource {
   // keeps a prepared statement's analysis. The plans are held, so no other statement can
   // come to have a checked one's address.
   bool names_checked(const sql::Statement& st) const { return names_checked_.contains(&st); }
-  void note_names_checked(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st) {
-    if (plans != nullptr) names_checked_.emplace(&st, plans);
+  // With them, the order of each WHERE's conditions (model/sql/qual_cost.h), by its top AND.
+  void note_names_checked(const std::shared_ptr<const std::vector<sql::Statement>>& plans, const sql::Statement& st, sql::QualOrders orders) {
+    if (plans == nullptr) return;
+    names_checked_.emplace(&st, plans);
+    for (auto& [where, quals] : orders) qual_orders_.insert_or_assign(where, std::move(quals));
   }
-  void catalog_changed() { names_checked_.clear(); }
+  const std::vector<const sql::Expr*>* qual_order(const sql::Expr& where) const {
+    if (qual_orders_.empty()) return nullptr;
+    const auto it = qual_orders_.find(&where);
+    return it == qual_orders_.end() ? nullptr : &it->second;
+  }
+  void catalog_changed() {
+    names_checked_.clear();
+    qual_orders_.clear();
+  }
   void drop_sql_table(std::string_view name);
   // Table `child`'s foreign key number `index` goes (ALTER TABLE DROP CONSTRAINT, DROP TABLE
   // ... CASCADE of its parent); its later keys move down one where their parents list them.
@@ -405,6 +417,7 @@ class Server : public sql::SqlContextSource {
   std::map<int, Session> sessions_;
   std::map<std::string, SqlTable, std::less<>> sql_tables_;
   std::unordered_map<const sql::Statement*, std::shared_ptr<const std::vector<sql::Statement>>> names_checked_;
+  std::unordered_map<const sql::Expr*, std::vector<const sql::Expr*>> qual_orders_;  // (held by names_checked_'s plans)
   mutable std::vector<std::string> record_types_;  // by record type: its table (record_type_index)
   std::set<std::string, std::less<>> schemas_{"public"};
   std::set<std::string, std::less<>> extensions_;
