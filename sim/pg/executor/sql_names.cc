@@ -23,6 +23,9 @@ struct Relation {
   std::string name;
   Columns columns;
   const SqlTable* table = nullptr;  // a table's: its columns' types are known (type_check.h)
+  // A WITH query's or FROM subquery's: its outputs' types where its targets tell them, read for
+  // the conditions' costs only (model/sql/qual_cost.h).
+  std::vector<std::optional<sql::Value>> output_types = {};
 };
 
 class QualifiedNames {
@@ -93,8 +96,9 @@ class QualifiedNames {
       Columns columns = cte.select ? output_names(*cte.select) : std::nullopt;
       rename(columns, cte.column_names);
       if (cte.recursive) ctes_.back().push_back({cte.name, std::move(columns)});
+      last_output_types_.clear();
       if (cte.select) select(*cte.select);
-      if (!cte.recursive) ctes_.back().push_back({cte.name, std::move(columns)});
+      if (!cte.recursive) ctes_.back().push_back({cte.name, std::move(columns), nullptr, std::move(last_output_types_)});
     }
     return depth;
   }
@@ -180,10 +184,14 @@ class QualifiedNames {
       select(*sel.set_op->left);
       select(*sel.set_op->right);
       ctes_.resize(ctes);
+      last_output_types_.clear();
       return;
     }
     std::vector<Relation> scope;
-    if (!sel.table.empty()) scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table), typed_table(sel.table)});
+    if (!sel.table.empty()) {
+      const Relation* named = cte(sel.table);
+      scope.push_back({sel.alias.empty() ? sel.table : sel.alias, table_columns(sel.table), typed_table(sel.table), named ? named->output_types : std::vector<std::optional<sql::Value>>{}});
+    }
     std::vector<const sql::Expr*> conditions;
     for (const sql::FromItem& f : sel.from) from_item(f, scope, conditions);
     for (const std::string& name : sel.group_by_output_names) {
@@ -198,6 +206,7 @@ class QualifiedNames {
     scopes_.push_back(std::move(scope));
     for (const sql::Expr* on : conditions) root(*on, "JOIN/ON");
     for (const sql::Target& t : sel.targets) target(t);
+    std::vector<std::optional<sql::Value>> outputs = output_types(sel);
     if (sel.where) root(*sel.where, "WHERE");
     if (sel.having) root(*sel.having, "HAVING");
     output_names_ = true;  // these may name an output column
@@ -209,22 +218,49 @@ class QualifiedNames {
     if (sel.offset) root(*sel.offset);
     scopes_.pop_back();
     ctes_.resize(ctes);
+    last_output_types_ = std::move(outputs);
+  }
+
+  // The types of sel's outputs (in the scope of its FROM), where its targets are plain: empty
+  // where one is not known (a set operation, t.*, (x).*).
+  std::vector<std::optional<sql::Value>> output_types(const sql::Select& sel) const {
+    std::vector<std::optional<sql::Value>> out;
+    if (!check_types_) return out;
+    for (const sql::Target& t : sel.targets) {
+      if (t.expand || (t.star && (!t.star_of.empty() || sel.table.empty() || cte(sel.table) != nullptr))) return {};
+      if (t.star) {
+        const SqlTable* table = server_.sql_table(sel.table);
+        if (table == nullptr) return {};
+        for (const sql::ColumnDef& c : table->def.columns) out.push_back(sql::prototype_of(c));
+        continue;
+      }
+      try {
+        out.push_back(sql::check_types(t.expr, prototypes_));
+      } catch (const sql::SqlError&) {
+        out.emplace_back();
+      }
+    }
+    return out;
   }
 
   void from_item(const sql::FromItem& f, std::vector<Relation>& scope, std::vector<const sql::Expr*>& conditions) {
     using K = sql::FromItem::Kind;
     Columns columns;
     const SqlTable* table = nullptr;
+    std::vector<std::optional<sql::Value>> outputs;
     switch (f.kind) {
       case K::table:
         columns = table_columns(f.table);
         table = typed_table(f.table);
+        if (const Relation* named = cte(f.table)) outputs = named->output_types;
         break;
       case K::subquery:
         if (f.lateral) scopes_.push_back(scope);  // it sees the items before it
+        last_output_types_.clear();
         select(*f.select);
         if (f.lateral) scopes_.pop_back();
         columns = output_names(*f.select);
+        outputs = std::move(last_output_types_);
         break;
       case K::values: {
         std::vector<std::string> names;
@@ -249,7 +285,7 @@ class QualifiedNames {
     }
     if (!f.column_aliases.empty()) table = nullptr;
     rename(columns, f.column_aliases);
-    scope.push_back({from_item_name(f), std::move(columns), table});
+    scope.push_back({from_item_name(f), std::move(columns), table, std::move(outputs)});
   }
 
   void target(const sql::Target& t) {
@@ -260,8 +296,12 @@ class QualifiedNames {
   void root(const sql::Expr& e, std::string_view boolean_clause = {}) {
     expr(e);
     if (check_types_) sql::check_types(e, prototypes_, boolean_clause);
-    if (!boolean_clause.empty() && e.kind == sql::Expr::Kind::and_) {
-      orders.emplace_back(&e, sql::qual_order(e, {check_types_ ? prototypes_ : sql::ColumnPrototypes{}, correlated_}));
+    const sql::Expr* quals = &e;  // `(a AND b) OR false`: the planner's a AND b
+    while (quals->kind == sql::Expr::Kind::or_ && std::count_if(quals->args.begin(), quals->args.end(), [](const sql::Expr& a) { return !is_false(a); }) == 1) {
+      quals = &*std::find_if(quals->args.begin(), quals->args.end(), [](const sql::Expr& a) { return !is_false(a); });
+    }
+    if (!boolean_clause.empty() && quals->kind == sql::Expr::Kind::and_) {
+      orders.emplace_back(quals, sql::qual_order(*quals, {check_types_ ? cost_prototypes_ : sql::ColumnPrototypes{}, correlated_}));
     }
   }
 
@@ -313,8 +353,16 @@ class QualifiedNames {
     return std::nullopt;
   }
 
-  static std::optional<sql::Value> typed_column(const Relation& r, const std::string& name) {
-    if (r.table == nullptr) return std::nullopt;
+  static bool is_false(const sql::Expr& e) {
+    return e.kind == sql::Expr::Kind::constant && e.value.type() == sql::Type::boolean && !e.value.is_null() && !e.value.as_bool();
+  }
+
+  std::optional<sql::Value> typed_column(const Relation& r, const std::string& name) const {
+    if (r.table == nullptr) {
+      if (!for_costs_ || !r.columns || r.output_types.size() != r.columns->size()) return std::nullopt;
+      const auto at = std::find(r.columns->begin(), r.columns->end(), name);
+      return at == r.columns->end() ? std::nullopt : r.output_types[static_cast<std::size_t>(at - r.columns->begin())];
+    }
     for (const sql::ColumnDef& c : r.table->def.columns) {
       if (c.name == name) return sql::prototype_of(c);
     }
@@ -358,6 +406,19 @@ class QualifiedNames {
   const std::function<bool(const sql::Select&)>& correlated_;
   bool output_names_ = false;  // in GROUP BY, DISTINCT ON, ORDER BY: a bare name may be an output column
   const sql::ColumnPrototypes prototypes_ = [this](const sql::Expr& ref) { return prototype(ref); };
+  // For costs: also the outputs of WITH queries and FROM subqueries (never an error).
+  bool for_costs_ = false;
+  const sql::ColumnPrototypes cost_prototypes_ = [this](const sql::Expr& ref) -> std::optional<sql::Value> {
+    const bool was = std::exchange(for_costs_, true);
+    std::optional<sql::Value> v;
+    try {
+      v = prototype(ref);
+    } catch (const sql::SqlError&) {
+    }
+    for_costs_ = was;
+    return v;
+  };
+  std::vector<std::optional<sql::Value>> last_output_types_;  // the last select()'s (output_types)
   std::vector<std::vector<Relation>> ctes_;    // WITH queries in scope, the innermost level last
   std::vector<std::vector<Relation>> scopes_;  // FROM's relations per query level, the innermost last
   std::size_t modify_depth_ = 0;  // an UPDATE ... FROM's or DELETE ... USING's level in scopes_ (0: none)
