@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/model/sql/parse.h"
+#include "lockstep/model/sql/qual_cost.h"
 #include "lockstep/model/sql/regex.h"
 
 namespace lockstep::sql {
@@ -485,6 +486,38 @@ TEST(SqlValue, RegularExpressionsMatchAsTheServerOrAreRefused) {
 // A statement whose tree libpg_query would write out past the stack (20,000 terms of `1 + 1 + ...`,
 // found by fuzz_inputs --spec: a crash) is refused before it reaches the parser; a statement
 // the server answers (1,000 terms) still reaches the reader, which refuses its nesting.
+// A WHERE's conditions in the order PostgreSQL 15's planner gives them (each checked with
+// EXPLAIN VERBOSE's Filter line): by cost per row, equalities of its equivalence classes after
+// the others of their cost, the written order among equals.
+TEST(SqlParse, WhereConditionsRunInThePlannersOrder) {
+  const auto order = [](std::string_view where) {
+    const Statement s = parse_statement(fmt::format("SELECT 1 FROM t WHERE {}", where));
+    const Expr& w = *body<Select>(s).where;
+    const ColumnPrototypes columns = [](const Expr& ref) -> std::optional<Value> {
+      if (ref.name == "id" || ref.name == "p") return Value::integer(1, Type::int4);
+      if (ref.name == "b") return Value::integer(1, Type::int8);
+      if (ref.name == "s") return Value::text("");
+      if (ref.name == "n") return Value::numeric("1");
+      return std::nullopt;
+    };
+    std::vector<std::size_t> at;
+    for (const Expr* q : qual_order(w, {columns, {}})) at.push_back(static_cast<std::size_t>(q - w.args.data()));
+    return at;
+  };
+  using V = std::vector<std::size_t>;
+  EXPECT_EQ(order("pg_try_advisory_lock(id) AND p < 3"), (V{1, 0}));        // the cast to bigint: 2 > 1
+  EXPECT_EQ(order("pg_try_advisory_lock(b) AND p < 3"), (V{0, 1}));         // 1 = 1: as written
+  EXPECT_EQ(order("s = 'b' AND pg_try_advisory_lock(b)"), (V{1, 0}));       // an equivalence class's, after
+  EXPECT_EQ(order("pg_try_advisory_lock(id) AND s = 'b'"), (V{1, 0}));      // 1 < 2
+  EXPECT_EQ(order("pg_try_advisory_lock(b) AND p IS NULL"), (V{1, 0}));     // a NULL test costs nothing
+  EXPECT_EQ(order("pg_try_advisory_lock(id) AND p IN (1, 2, 3)"), (V{1, 0}));  // 1.5 < 2
+  EXPECT_EQ(order("pg_try_advisory_lock(b) AND p IN (1, 2, 3)"), (V{0, 1}));   // 1.5 > 1
+  EXPECT_EQ(order("pg_try_advisory_lock(hashtext(s)) AND p IN (1, 2, 3, 4, 5, 6, 7, 8, 9)"), (V{1, 0}));  // hashed: 2 < 3
+  EXPECT_EQ(order("n < 3 AND pg_try_advisory_lock(b)"), (V{0, 1}));         // the constant's cast is folded
+  EXPECT_EQ(order("p < 2.5 AND pg_try_advisory_lock(b)"), (V{1, 0}));       // the column's is not
+  EXPECT_EQ(order("EXISTS (SELECT 1 FROM k) AND pg_try_advisory_lock(b)"), (V{0, 1}));  // an InitPlan: its Param
+}
+
 TEST(SqlParse, TreesTooDeepForTheParsersOutputAreRefusedNotACrash) {
   const auto terms = [](int n) {
     std::string sql = "SELECT 1";
