@@ -293,6 +293,12 @@ void flatten(const Expr& e, std::vector<const Expr*>& into) {
 
 }  // namespace
 
+std::vector<const Expr*> conjuncts(const Expr& e) {
+  std::vector<const Expr*> out;
+  flatten(e, out);
+  return out;
+}
+
 double qual_cost(const Expr& e, const QualCostContext& context) {
   try {
     return Coster(context).cost(e);
@@ -304,6 +310,10 @@ double qual_cost(const Expr& e, const QualCostContext& context) {
 std::vector<const Expr*> qual_order(const Expr& where, const QualCostContext& context) {
   std::vector<const Expr*> quals;
   flatten(where, quals);
+  return qual_order(std::move(quals), context);
+}
+
+std::vector<const Expr*> qual_order(std::vector<const Expr*> quals, const QualCostContext& context) {
   std::stable_partition(quals.begin(), quals.end(), [](const Expr* q) { return !is_equivalence(*q); });
   std::vector<std::pair<double, const Expr*>> costed;
   costed.reserve(quals.size());

@@ -41,6 +41,10 @@ double qual_cost(const Expr& e, const QualCostContext& context);
 // them; a single condition when `where` is no AND. A BETWEEN or a row equality, which the server
 // splits into comparisons, moves as one, at its first comparison's cost.
 std::vector<const Expr*> qual_order(const Expr& where, const QualCostContext& context);
+// The same for conditions gathered already (a scan's: its joins' ON conditions, then WHERE's).
+std::vector<const Expr*> qual_order(std::vector<const Expr*> quals, const QualCostContext& context);
+// `e`'s top-level AND conditions, nested ANDs flattened, as written.
+std::vector<const Expr*> conjuncts(const Expr& e);
 
 // Each WHERE's (by its top AND) conditions in qual_order's order: a statement's, once analysed.
 using QualOrders = std::vector<std::pair<const Expr*, std::vector<const Expr*>>>;

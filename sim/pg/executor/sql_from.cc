@@ -461,12 +461,14 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
       table_ = &jt;
       alias_ = {};
       row_ = &r;
-      return sql::is_true(sql::evaluate(f.on.front(), *this), "JOIN/ON");
+      const auto rest = leaf_quals_ != nullptr ? leaf_quals_->on_rest.find(&f.on.front()) : decltype(leaf_quals_->on_rest.find(nullptr)){};
+      if (leaf_quals_ == nullptr || rest == leaf_quals_->on_rest.end()) return sql::is_true(sql::evaluate(f.on.front(), *this), "JOIN/ON");
+      return std::all_of(rest->second.begin(), rest->second.end(), [&](const Expr* q) { return sql::is_true(sql::evaluate(*q, *this), "JOIN/ON"); });
     };
     for (const Row& row : l) {
       std::vector<Row> matched = from_rows(f.sides[1], jt, {row});
       std::erase_if(matched, [&](Row& r) { return !keep(r); });
-      if (matched.empty() && f.left) out.push_back(row);
+      if (matched.empty() && f.left && (leaf_quals_ == nullptr || !leaf_quals_->reduced.contains(&f))) out.push_back(row);  // (a WHERE made it inner)
       for (Row& r : matched) out.push_back(std::move(r));
     }
     restore(saved);
@@ -558,6 +560,7 @@ std::vector<Row> SqlRun::from_rows(const sql::FromItem& f, SqlTable& jt, const s
       for (const auto& [column, text] : *r) renamed.emplace(prefix + column, text);
       renamed.emplace(joined_row_id(sql::from_item_name(f)), derived_of(t) == nullptr ? std::to_string(id) : "");  // for FOR UPDATE
     }
+    filter_leaf(f, jt, rows);  // its scan's own conditions (sql_scan_quals.cc)
     for (const Row& l : left) {
       for (const Row& r : rows) {
         Row& joined = out.emplace_back(l);
@@ -613,7 +616,16 @@ SqlTable* SqlRun::from_relation(const sql::Select& sel) {
 std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& sel, SqlTable& jt, std::int64_t enough) {
   std::vector<Row> rows{Row{}};
   const std::int64_t holds = enough >= 0 ? advisory_holds() : 0;
-  for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
+  LeafQuals leaves;
+  const std::vector<const Expr*> rest = push_to_leaves(sel, jt, leaves);
+  LeafQuals* const outer_leaves = std::exchange(leaf_quals_, leaves.at.empty() ? nullptr : &leaves);
+  try {
+    for (const sql::FromItem& f : sel.from) rows = from_rows(f, jt, rows);
+  } catch (...) {
+    leaf_quals_ = outer_leaves;
+    throw;
+  }
+  leaf_quals_ = outer_leaves;
   // Its relations are read whole here; the server's Limit stops pulling them: a reader that
   // stops early while they took advisory locks would lock rows the server never reaches.
   const bool locked = enough >= 0 && advisory_holds() != holds && !sorted_whole(server_, sel);
@@ -630,7 +642,8 @@ std::vector<std::pair<std::int64_t, Row>> SqlRun::from_scan(const sql::Select& s
     table_ = &jt;
     alias_ = {};
     row_ = &r;
-    if (sel.where && !sql::is_true(sql::evaluate(*sel.where, *this))) continue;
+    if (sel.where && leaves.at.empty() && !sql::is_true(sql::evaluate(*sel.where, *this))) continue;
+    if (!leaves.at.empty() && !std::all_of(rest.begin(), rest.end(), [&](const Expr* q) { return sql::is_true(sql::evaluate(*q, *this)); })) continue;
     out.emplace_back(static_cast<std::int64_t>(out.size()), std::move(r));
   }
   restore(saved);

@@ -10,6 +10,7 @@
 // sql_subqueries.cc, sql_write.cc, sql_joins.cc: WITH queries, ...); rows outside: sql_rows.h.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,8 +62,7 @@ class SqlRun final : public sql::EvalContext {
 
   Result<Rows> run();
 
-  // EvalContext
-  Value column(const Expr& ref) override;
+  Value column(const Expr& ref) override;  // EvalContext
   Value param(int number) override;
   Value call(const Expr& e, const std::vector<Value>& args) override;
   Value subquery(const Expr& e) override;
@@ -254,10 +254,7 @@ class SqlRun final : public sql::EvalContext {
   // The column of a joined relation `ref` names (-1: none); 42702 when two relations have it.
   // While a FROM function's arguments run, the FROM items before it only (`arguments_of_`).
   int joined_column(const SqlTable& t, const Expr& ref) const;
-  struct ArgumentsOf {
-    const SqlTable* relation = nullptr;  // the joined relation, and its columns before the function
-    std::size_t columns = 0;
-  } arguments_of_;
+  struct ArgumentsOf { const SqlTable* relation = nullptr; std::size_t columns = 0; } arguments_of_;  // the joined relation, its columns before the function
   // One-column FROM functions (jsonb_array_elements_text(...) AS q): q read as a column is it.
   std::vector<std::pair<const SqlTable*, std::string>> scalar_functions_;
   // A joined relation's column as (relation, column); the key of a row's heap id.
@@ -265,10 +262,13 @@ class SqlRun final : public sql::EvalContext {
   static std::string joined_row_id(std::string_view relation);
   // EvalPlanQual of a joined row (sql_lock_rows.cc): each leaf's one row (none: no row).
   const std::map<const sql::FromItem*, std::optional<Row>>* epq_rows_ = nullptr;
-  static bool joined_star(const sql::Target& target, const SqlTable& t) {
-    return target.star_of.empty() || std::any_of(t.def.columns.begin(), t.def.columns.end(),
-                                                 [&](const sql::ColumnDef& c) { return joined_name(c).first == target.star_of; });
-  }
+  static bool joined_star(const sql::Target& target, const SqlTable& t);  // t.* names a relation of t (sql_select.cc)
+  // A scan's own conditions (sql_scan_quals.cc): WHERE's / ON's that read one table leaf only run as it is read, once.
+  struct LeafQuals { std::map<const sql::FromItem*, std::vector<const Expr*>> at; std::map<const sql::FromItem*, std::vector<Row>> rows; std::map<const Expr*, std::vector<const Expr*>> on_rest; std::deque<Expr> derived; std::set<const sql::FromItem*> reduced; };
+  LeafQuals* leaf_quals_ = nullptr;
+  std::vector<const Expr*> push_to_leaves(const sql::Select& sel, const SqlTable& jt, LeafQuals& into);  // returns WHERE's others, in order
+  void filter_leaf(const sql::FromItem& f, SqlTable& jt, std::vector<Row>& rows);
+  void derive_equalities(const sql::Select& sel, const SqlTable& jt, const std::vector<const sql::FromItem*>& leaves, std::map<const sql::FromItem*, std::vector<const Expr*>>& gathered, LeafQuals& into);
   std::vector<std::unique_ptr<SqlTable>> from_tables_;
   std::map<const sql::FromItem*, std::size_t> from_first_column_;  // each leaf's first column in its joined relation
   struct UsingColumn { std::string left, right; };  // JOIN ... USING's column: its two relations (none: two joins merge it)

@@ -15,6 +15,11 @@
 
 namespace lockstep::sim::pg {
 
+bool SqlRun::joined_star(const sql::Target& target, const SqlTable& t) {
+  return target.star_of.empty() ||
+         std::any_of(t.def.columns.begin(), t.def.columns.end(), [&](const sql::ColumnDef& c) { return joined_name(c).first == target.star_of; });
+}
+
 Result<Rows> SqlRun::statement(const sql::Select& sel) {
   if (sel.set_op) return select_set_operation(sel);       // sim/pg/executor/sql_set_operations.cc
   if (!sel.from.empty()) return select_from_items(sel);  // sim/pg/executor/sql_from.cc
