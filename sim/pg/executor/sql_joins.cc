@@ -476,17 +476,32 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
   }
   std::vector<std::tuple<std::int64_t, Row, Row>> out;
   std::vector<std::size_t> first_match;  // per candidate, the joined row it goes with
+  // The target's scan runs the conditions that read it alone, once per row, before the join
+  // (restriction quals, in cost order); the others run per joined row.
+  std::vector<const Expr*> own;
+  std::vector<const Expr*> others;
+  const auto sublinked = [](const Expr& e, const auto& self) -> bool {
+    return sql::is_sublink(e) || std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(a, self); });
+  };
+  if (where && !sublinked(*where, sublinked)) {
+    const std::vector<const Expr*>* order = server_.qual_order(*where);
+    for (const Expr* q : order != nullptr ? *order : sql::qual_order(*where, {})) (reads_target_only(*q, t, alias, from) ? own : others).push_back(q);
+  }
+  const auto holds = [&](const std::vector<const Expr*>& quals) {
+    return std::all_of(quals.begin(), quals.end(), [&](const Expr* q) { return sql::is_true(sql::evaluate(*q, *this)); });
+  };
   const Saved saved = save();
   for (const auto& [id, r] : relation_rows(t)) {
     Row target = *r;
     table_ = &t;
     alias_ = alias;
     row_ = &target;
+    if (!own.empty() && !holds(own)) continue;
     // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of them.
     for (std::size_t k = 0; k < joined.size(); ++k) {
       const Row& j = joined[k];
       const Joined with(*this, Join{&from, from_alias, &j});
-      if (!where || where_holds(*where, id, /*recheck=*/false)) {
+      if (!where || (own.empty() ? where_holds(*where, id, /*recheck=*/false) : holds(others))) {
         out.emplace_back(id, std::move(target), j);
         first_match.push_back(k);
         break;
@@ -502,6 +517,22 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
   const auto rows = q != nullptr && where && joins_on_key(*where, t, alias, from, from_alias) ? estimated_rows(*q) : std::nullopt;
   order_join(out, first_match, rows ? planned_drive(*rows, t, where->kind == Expr::Kind::and_ ? where->args.size() - 1 : 0) : Drive::unknown);
   return out;
+}
+
+bool SqlRun::reads_target_only(const Expr& q, const SqlTable& t, std::string_view alias, const SqlTable& from) const {
+  std::vector<const Expr*> refs;
+  const auto collect = [&](const Expr& e, const auto& self) -> void {
+    if (e.kind == Expr::Kind::column) refs.push_back(&e);
+    for (const Expr& a : e.args) self(a, self);
+  };
+  collect(q, collect);
+  const std::string_view own = alias.empty() ? std::string_view(t.def.table) : alias;
+  const auto has = [&](const SqlTable& r, const std::string& name) {
+    return std::any_of(r.def.columns.begin(), r.def.columns.end(), [&](const sql::ColumnDef& c) { return (r.joined ? joined_name(c).second : c.name) == name; });
+  };
+  return !refs.empty() && std::all_of(refs.begin(), refs.end(), [&](const Expr* ref) {
+    return ref->qualifier.empty() ? has(t, ref->name) && !has(from, ref->name) : ref->qualifier == own;
+  });
 }
 
 bool SqlRun::joins_on_key(const Expr& where, const SqlTable& t, std::string_view alias, const SqlTable& from, std::string_view from_alias) const {

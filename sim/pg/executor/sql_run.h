@@ -286,8 +286,7 @@ class SqlRun final : public sql::EvalContext {
     Joined(SqlRun& run, const Join& j) : run_(run), on_(j.table != nullptr) {
       if (on_) run_.outer_.push_back(Saved{j.table, j.alias, j.row, nullptr});
     }
-    Joined(const Joined&) = delete;
-    Joined& operator=(const Joined&) = delete;
+    Joined(const Joined&) = delete; Joined& operator=(const Joined&) = delete;
     ~Joined() {
       if (on_) run_.outer_.pop_back();
     }
@@ -295,10 +294,11 @@ class SqlRun final : public sql::EvalContext {
     SqlRun& run_;
     bool on_;
   };
-  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the first
-  // row of the joined relation (`join`'s FROM made it, when given) for which WHERE holds.
+  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the first row of the joined
+  // relation (`join`'s FROM made it, when given) for which WHERE holds; WHERE's conditions on t alone first, once per row.
   std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
                                                                   const std::optional<Expr>& where, const sql::Select* join = nullptr);
+  bool reads_target_only(const Expr& q, const SqlTable& t, std::string_view alias, const SqlTable& from) const;
   // ---- Row orders the planner's costs pick (sim/pg/executor/sql_plan_order.cc): why scan()'s or join_candidates()' last rows' order is not decided;
   // a data-modifying WITH query's RETURNING in such an order (its Derived::unordered); a top-level SELECT's scan, which checks it (else a scan of such rows refuses).
   std::string unplanned_order_, unordered_returning_;
