@@ -95,7 +95,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     }
     if (with_checks) {
       for (const ::lockstep::sql::SpecCheck& check : spec_.checks) {
-        const PgResult r(PQexec(control_.conn.get(), check.sql.text.c_str()));
+        const PgResult r(exec(control_, check.sql.text));
         out_ += sql_spec::checked_line(check.name, PQresultStatus(r.get()) == PGRES_TUPLES_OK
                                                        ? pg::Result<pg::Rows>(sql::read_rows(r.get()))
                                                        : pg::Result<pg::Rows>(pg::Error{"", PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY) != nullptr
@@ -123,8 +123,33 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
     return c;
   }
 
+  // PQexec's last result, the wait stopped by Ctrl-C or SIGTERM (a teardown that waits for a
+  // lock a session's open transaction holds would wait for ever): the statement canceled, then
+  // PermutationInterrupted (the destructor closes the sessions, which frees their locks).
+  PgResult exec(Session& s, const std::string& sql) {
+    if (PQsendQuery(s.conn.get(), sql.c_str()) == 0) lost(s);
+    while (PQisBusy(s.conn.get()) != 0) {
+      if (stop_ && stop_()) {
+        if (PGcancel* cancel = PQgetCancel(s.conn.get())) {
+          char message[256];
+          (void)PQcancel(cancel, message, sizeof message);
+          PQfreeCancel(cancel);
+        }
+        while (PGresult* r = PQgetResult(s.conn.get())) PQclear(r);
+        throw PermutationInterrupted();
+      }
+      pollfd p{PQsocket(s.conn.get()), POLLIN, 0};
+      const int ready = ::poll(&p, 1, kPollMs);
+      if (ready < 0 && errno != EINTR) lost(s);
+      if (ready > 0 && PQconsumeInput(s.conn.get()) == 0) lost(s);
+    }
+    PgResult last;
+    while (PGresult* r = PQgetResult(s.conn.get())) last.reset(r);
+    return last;
+  }
+
   void must(Session& s, const std::string& sql, const char* what) {
-    const PgResult r(PQexec(s.conn.get(), sql.c_str()));
+    const PgResult r(exec(s, sql));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       throw InputError(fmt::format("{}: {} failed: {}", spec_.file, what, PQerrorMessage(s.conn.get())));
     }
@@ -132,7 +157,7 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
 
   // A setup or teardown block: its rows printed, a failure bad input (as isolationtester stops).
   void setup_block(Session& s, const ::lockstep::sql::SqlBlock& block, const char* what) {
-    const PgResult r(PQexec(s.conn.get(), block.text.c_str()));
+    const PgResult r(exec(s, block.text));
     const ExecStatusType status = PQresultStatus(r.get());
     if (status == PGRES_TUPLES_OK) {
       out_ += sql_spec::printed_result(sql::read_rows(r.get()));
