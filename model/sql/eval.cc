@@ -615,6 +615,15 @@ Value evaluate(const Expr& e, EvalContext& context) {
         }
         return cast_value(e, array_constructor(elements));
       }
+      if (e.args.at(0).kind != K::row && !e.name.empty()) {  // uuid(x): a function-style cast (parse_expr.cc), no function of a type without one
+        const Value v = evaluate(e.args[0], context);
+        try {
+          return cast_value(e, v);
+        } catch (const SqlError& err) {
+          if (err.sqlstate() != "42846") throw;
+          throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, v.type() == Type::array ? array_type_name(v) : std::string(type_name(v.type()))));
+        }
+      }
       if (e.args.at(0).kind != K::row) return cast_value(e, evaluate(e.args[0], context));
       std::vector<Value> fields;  // ROW(...)::rowtype
       for (const Expr& a : e.args[0].args) fields.push_back(evaluate(a, context));

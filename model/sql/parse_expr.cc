@@ -549,6 +549,13 @@ Expr Reader::func_call(const json& body, Expr e) {
 // FUNCTION), found when the statement runs; a name it does not have is refused then.
 Expr Reader::user_function_call(const json& body, Expr e, std::string name) {
   const int loc = e.location;
+  // A type's name called on one value is a cast (func_get_detail's FUNCDETAIL_COERCION): uuid('...'), int8('7'), date(ts).
+  static constexpr std::string_view kCastNames[] = {"int2", "int4", "int8", "text", "jsonb", "json", "bool", "timestamptz", "uuid", "bytea", "float8", "oid", "date"};
+  if (std::find(std::begin(kCastNames), std::end(kCastNames), name) != std::end(kCastNames) && body.contains("args") && body.at("args").size() == 1 && node(body.at("args")[0]).first != "NamedArgExpr" && !body.contains("agg_order")) {
+    e.kind = Expr::Kind::cast, e.type = *type_of_name(name), e.name = name;
+    e.args.push_back(expr(body.at("args")[0], loc));
+    return e;
+  }
   if (body.value("agg_star", false) || body.value("agg_distinct", false) || body.contains("agg_filter")) {
     refuse(fmt::format("the aggregate {}()", name), loc);
   }
