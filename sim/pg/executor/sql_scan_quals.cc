@@ -86,6 +86,12 @@ void sq_columns(const Expr& e, std::vector<const Expr*>& into) {
   for (const Expr& a : e.args) sq_columns(a, into);
 }
 
+// The leaf of `leaves` that FROM names `relation`, or nullptr.
+const sql::FromItem* sq_leaf_named(const std::vector<const sql::FromItem*>& leaves, std::string_view relation) {
+  const auto leaf = std::find_if(leaves.begin(), leaves.end(), [&](const sql::FromItem* f) { return sql::from_item_name(*f) == relation; });
+  return leaf == leaves.end() ? nullptr : *leaf;
+}
+
 }  // namespace
 
 std::vector<const Expr*> SqlRun::push_to_leaves(const sql::Select& sel, const SqlTable& jt, LeafQuals& into) {
@@ -112,10 +118,9 @@ std::vector<const Expr*> SqlRun::push_to_leaves(const sql::Select& sel, const Sq
         return nullptr;  // ambiguous: the executor's 42702, above the join
       }
       if (at < 0) return nullptr;
-      const std::string_view relation = joined_name(jt.def.columns[static_cast<std::size_t>(at)]).first;
-      const auto leaf = std::find_if(leaves.begin(), leaves.end(), [&](const sql::FromItem* f) { return sql::from_item_name(*f) == relation; });
-      if (leaf == leaves.end() || (owner != nullptr && owner != *leaf)) return nullptr;
-      owner = *leaf;
+      const sql::FromItem* leaf = sq_leaf_named(leaves, joined_name(jt.def.columns[static_cast<std::size_t>(at)]).first);
+      if (leaf == nullptr || (owner != nullptr && owner != leaf)) return nullptr;
+      owner = leaf;
     }
     return owner;
   };
@@ -181,8 +186,7 @@ void SqlRun::derive_equalities(const sql::Select& sel, const SqlTable& jt, const
     try {
       const int at = joined_column(jt, e);
       if (at < 0) return -1;
-      const std::string_view relation = joined_name(jt.def.columns[static_cast<std::size_t>(at)]).first;
-      return std::any_of(leaves.begin(), leaves.end(), [&](const sql::FromItem* f) { return sql::from_item_name(*f) == relation; }) ? at : -1;
+      return sq_leaf_named(leaves, joined_name(jt.def.columns[static_cast<std::size_t>(at)]).first) != nullptr ? at : -1;
     } catch (const SqlError&) {
       return -1;
     }
@@ -216,7 +220,7 @@ void SqlRun::derive_equalities(const sql::Select& sel, const SqlTable& jt, const
     const auto value = class_constant.find(find(column));
     if (value == class_constant.end() || pinned.contains(column)) continue;
     const std::string_view relation = joined_name(jt.def.columns[static_cast<std::size_t>(column)]).first;
-    const auto leaf = std::find_if(leaves.begin(), leaves.end(), [&](const sql::FromItem* f) { return sql::from_item_name(*f) == relation; });
+    const sql::FromItem* leaf = sq_leaf_named(leaves, relation);
     Expr& eq = into.derived.emplace_back();
     eq.kind = Expr::Kind::op;
     eq.name = "=";
@@ -225,7 +229,7 @@ void SqlRun::derive_equalities(const sql::Select& sel, const SqlTable& jt, const
     ref.name = std::string(joined_name(jt.def.columns[static_cast<std::size_t>(column)]).second);
     ref.qualifier = std::string(relation);
     eq.args = {std::move(ref), *value->second};
-    gathered[*leaf].push_back(&eq);
+    gathered[leaf].push_back(&eq);
   }
 }
 
