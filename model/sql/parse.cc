@@ -60,10 +60,7 @@ std::string construct_of(std::string_view type, std::string_view key, const json
       {"whereClause", "WHERE"},
   };
   for (const auto& [k, name] : names) {
-    if (k == key) {
-      if (key == "withClause" && value.is_object() && value.value("recursive", false)) return "WITH RECURSIVE";
-      return std::string(name);
-    }
+    if (k == key) return key == "withClause" && value.is_object() && value.value("recursive", false) ? "WITH RECURSIVE" : std::string(name);
   }
   if (key == "fromClause") return type == "UpdateStmt" ? "UPDATE ... FROM" : "FROM";
   return fmt::format("{} in {}", key, type);
@@ -75,9 +72,8 @@ const Expr* parse_bare_xmax(const Expr& e) {
   const auto is_zero = [](const Expr& x) {
     return x.kind == Expr::Kind::constant && !x.value.is_null() && is_integer(x.value.type()) && x.value.as_integer() == 0;
   };
-  if (e.kind == Expr::Kind::op && (e.name == "=" || e.name == "<>") && e.args.size() == 2 &&
-      is_xmax(e.args[0]) && is_zero(e.args[1])) {  // (0 = xmax: the server has no int4 = xid)
-    return nullptr;
+  if (e.kind == Expr::Kind::op && (e.name == "=" || e.name == "<>") && e.args.size() == 2 && is_xmax(e.args[0]) && is_zero(e.args[1])) {
+    return nullptr;  // (0 = xmax: the server has no int4 = xid)
   }
   if (is_xmax(e)) return &e;
   for (const Expr& a : e.args) {
@@ -104,6 +100,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     subquery_ = false;
     stepping_call_ = false;
     user_calls_.clear();
+    relations_.clear();
     fold_errors_.clear();
     const std::string kind = node(raw.at("stmt")).first;
     folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
@@ -120,6 +117,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     s.has_subquery = subquery_;
     s.calls_stepping_function = stepping_call_;
     s.user_calls = std::move(user_calls_);
+    s.relations = std::move(relations_);
     out.push_back(std::move(s));
   }
   return out;
@@ -280,9 +278,9 @@ Statement Reader::statement(const json& n) {
 std::pair<std::string, std::string> Reader::relation(const json& body, int fallback) const {
   known(body, "RangeVar", {"relname", "inh", "relpersistence", "alias", "schemaname"}, fallback);
   const int loc = location_of(body, fallback);
-  // A schema-qualified name names the table by its own name (plan.h's Schema).
-  const std::string name = body.at("relname");
+  const std::string name = body.at("relname");  // its schema: resolved as the statement runs (plan.h's Schema)
   if (name.starts_with("pg_") || name.starts_with("information_schema")) refuse(fmt::format("the system view {}", name), loc);
+  if (std::pair named(body.value("schemaname", ""), name); std::find(relations_.begin(), relations_.end(), named) == relations_.end()) relations_.push_back(std::move(named));
   std::string alias;
   if (body.contains("alias")) {
     const json& a = body.at("alias");

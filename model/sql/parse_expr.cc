@@ -461,7 +461,7 @@ Expr Reader::func_call(const json& body, Expr e) {
   std::vector<std::string> name = names(body.at("funcname"));
   if (name.size() == 2 && name[0] == "pg_catalog") name.erase(name.begin());
   if (name.size() == 2 && name[0] == "pg_temp") return user_function_call(body, std::move(e), std::string(kTempSchemaPrefix) + name[1]);  // the session's own
-  if (name.size() == 2 && find_function(name[1]) == nullptr) name.erase(name.begin());  // schema.function of a created one
+  if (name.size() == 2 && find_function(name[1]) == nullptr) return user_function_call(body, std::move(e), name[0] + "." + name[1]);  // a schema's own
   if (name.size() != 1) refuse(fmt::format("the function {}", fmt::join(name, ".")), loc);
   const FunctionInfo* f = find_function(name[0]);
   if (f == nullptr) return user_function_call(body, std::move(e), name[0]);

@@ -51,11 +51,9 @@ CreateFunction Reader::create_function(const json& body) {
   CreateFunction f;
   f.replace = body.value("replace", false);
   std::vector<std::string> name = names(body.at("funcname"));
-  const bool temp = name.size() == 2 && name[0] == "pg_temp";  // the session's own: kept "pg_temp.name"
-  if (name.size() == 2) name.erase(name.begin());  // schema.function: the function (plan.h's Schema)
-  if (name.size() != 1) refuse("a database-qualified name", loc);
-  f.name = temp ? std::string(kTempSchemaPrefix) + name[0] : name[0];
-  if (find_function(name[0]) != nullptr) refuse(fmt::format("a function named as a built-in one ({})", f.name), loc);
+  if (name.size() > 2) refuse("a database-qualified name", loc);
+  f.name = fmt::format("{}", fmt::join(name, "."));  // schema.function kept (pg_temp's: the session's own; plan.h's Schema)
+  if (find_function(name.back()) != nullptr) refuse(fmt::format("a function named as a built-in one ({})", f.name), loc);
   std::string language;
   const json* as = nullptr;
   int as_loc = loc;
@@ -73,8 +71,10 @@ CreateFunction Reader::create_function(const json& body) {
         f.strict = node(d.at("arg")).second->value("boolval", false);
       } else if (option == "volatility") {
         f.non_volatile = str(d.at("arg")) != "volatile";
-      } else if (option == "set" && language == "plpgsql") {  // search_path only: another setting is not applied for the call
-        if (const std::string name = node(d.at("arg")).second->value("name", ""); name != "search_path") refuse(fmt::format("the function option SET {}", name), oloc);
+      } else if (option == "set") {  // search_path only (plpgsql's): another setting is not applied for the call
+        const SetVariable set = set_variable(*node(d.at("arg")).second);
+        if (set.name != "search_path" || !set.value || set.value->empty()) refuse(fmt::format("the function option SET {}", set.name), oloc);
+        f.search_path = *set.value;
       } else if (option == "cost") {
         const json& n = *node(d.at("arg")).second;
         f.cost = n.contains("ival") ? n.value("ival", 0.0) : std::strtod(n.value("fval", std::string("100")).c_str(), nullptr);
@@ -89,6 +89,7 @@ CreateFunction Reader::create_function(const json& body) {
   std::transform(language.begin(), language.end(), language.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (language != "sql" && language != "plpgsql") refuse(fmt::format("LANGUAGE {}", language), loc);
   f.plpgsql = language == "plpgsql";
+  if (f.search_path && !f.plpgsql) refuse("the function option SET of a LANGUAGE sql function", loc);
   // A plpgsql function is never called here: what the subset cannot type in its signature
   // (OUT parameters, SETOF, a composite type) is left unread rather than refused, its type
   // known by its text (so that two signatures still differ: overloading stays refused).
@@ -309,7 +310,7 @@ AlterTable Reader::trigger(const std::string& type, const json& body) {
   c.kind = AlterCommand::Kind::add_trigger;
   c.name = body.value("trigname", "");
   c.missing_ok = body.value("replace", false);
-  c.constraint = names(body.at("funcname")).back();
+  c.constraint = fmt::format("{}", fmt::join(names(body.at("funcname")), "."));  // schema.function kept
   for (const auto& [bit, event] : {std::pair{4, "INSERT"}, {16, "UPDATE"}, {8, "DELETE"}, {32, "TRUNCATE"}}) {
     if ((events & bit) != 0) c.keys.emplace_back(event);
   }

@@ -113,6 +113,7 @@ CreateTable Reader::create_table(const json& body) {
   if (rel.value("relpersistence", "p") == "t") refuse("a temporary table", location_of(rel, loc));
   std::string alias;
   std::tie(c.table, alias) = relation(rel, loc);
+  c.schema = rel.value("schemaname", "");
   c.if_not_exists = body.value("if_not_exists", false);
   if (body.contains("tableElts")) {
     for (const json& el : body.at("tableElts")) {
@@ -234,10 +235,9 @@ DropTable Reader::drop(const json& body) {
     } else {
       for (const json* p : items(o)) parts.push_back(str(*p));
     }
-    const bool temp = d.functions && parts.size() == 2 && parts[0] == "pg_temp";  // a session's own function: "pg_temp.name"
-    if (parts.size() == 2) parts.erase(parts.begin());  // schema.table: the table (plan.h's Schema)
-    if (parts.size() != 1) refuse("a database-qualified name", loc);
-    d.tables.push_back(temp ? std::string(kTempSchemaPrefix) + parts[0] : parts[0]);
+    if (parts.size() > 2) refuse("a database-qualified name", loc);
+    // schema.table: the table (plan.h's Schema); schema.function: kept (the schema's own)
+    d.tables.push_back(parts.size() == 2 && d.functions ? parts[0] + "." + parts[1] : parts.back());
   }
   return d;
 }

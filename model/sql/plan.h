@@ -150,7 +150,9 @@ struct FromItem {
 // The name a FROM item is known by: its alias, else its table's or function's name.
 inline std::string from_item_name(const FromItem& f) {
   if (!f.alias.empty()) return f.alias;
-  return f.kind == FromItem::Kind::function ? f.function.at(0).name : f.table;
+  if (f.kind != FromItem::Kind::function) return f.table;
+  const std::string& called = f.function.at(0).name;  // a schema's function by its own name
+  return called.substr(called.rfind('.') + 1);
 }
 
 // UNION, INTERSECT or EXCEPT [ALL] of two queries (sim/pg/executor/sql_set_operations.cc).
@@ -290,6 +292,9 @@ struct CheckConstraint {
 
 struct CreateTable {
   std::string table;
+  // The schema written before its name ("": the first of search_path the server has, set as
+  // it is created; a table of lockstep's own is public's).
+  std::string schema;
   bool if_not_exists = false;
   std::vector<ColumnDef> columns;
   std::vector<std::string> primary_key;            // columns; empty: none
@@ -338,6 +343,8 @@ struct CreateFunction {
   bool strict = false;
   // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/executor/sql_plpgsql.cc).
   bool non_volatile = false;
+  // SET search_path = ... (plpgsql): the path its statements and current_setting see while it runs.
+  std::optional<std::string> search_path;
   double cost = -1;                 // COST n (-1: not given, the server's 100); the planner's order of a WHERE's conditions
   bool security_definer = false;    // SECURITY DEFINER: never inlined (model/sql/qual_cost.h)
   // LANGUAGE plpgsql: its body as PostgreSQL's plpgsql parser reads it (`pl`), run by the
@@ -453,7 +460,9 @@ struct AlterTable {
 
 // CREATE SCHEMA [IF NOT EXISTS] name, DROP SCHEMA [IF EXISTS] name [CASCADE]: names only.
 // A table is known by its own name, whatever its schema (two tables of one name in two
-// schemas are refused when the second is created).
+// schemas are refused when the second is created); a name without a schema is found through
+// search_path, one with a schema in that schema only (sim/pg/executor/sql_schemas.cc).
+// Created functions are the schema's: "s.f" ("f" in public), found the same way.
 struct Schema {
   std::string name;
   bool create = true;
@@ -608,6 +617,9 @@ struct Statement {
   // The functions it calls that are no built-in (created ones, by name): one whose body is
   // statements takes steps of its own too (sim/pg/executor/sql_plpgsql.h's takes_steps).
   std::vector<std::string> user_calls;
+  // Each relation it names (FROM, INSERT INTO, UPDATE, ...): (schema as written or "", name),
+  // once each; resolved through search_path as it runs (sim/pg/executor/sql_schemas.cc).
+  std::vector<std::pair<std::string, std::string>> relations;
   // An error the planner's constant folding raises (1/0, 'x'::int beside no column): the
   // statement fails with it before it runs anything, after parse analysis (parse_fold.cc).
   std::shared_ptr<const SqlError> plan_error;

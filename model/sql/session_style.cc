@@ -186,25 +186,37 @@ const CreateFunction* current_sql_function(std::string_view name) {
   return current_source == nullptr ? nullptr : current_source->sql_function(name);
 }
 
+bool function_named_anywhere(std::string_view name) { return current_source != nullptr && current_source->function_named_anywhere(name); }
+bool current_has_schema(std::string_view name) { return current_source == nullptr ? name == "public" : current_source->has_schema(name); }
 bool current_has_temp_schema() { return current_source != nullptr && current_source->has_temp_schema(); }
 
 SqlContextScope::SqlContextScope(const SqlContextSource* source) : saved_(current_source) { current_source = source; }
 SqlContextScope::~SqlContextScope() { current_source = saved_; }
 
-std::optional<std::string> current_schema() {
-  const std::string& path = current_style_ref().search_path;
+std::vector<std::string> search_path_schemas() { return path_schemas(current_style_ref().search_path, current_source); }
+
+std::vector<std::string> path_schemas(std::string_view path, const SqlContextSource* source) {
+  std::vector<std::string> out;
   std::size_t at = 0;
   while (at < path.size()) {
     std::size_t end = path.find(", ", at);
-    if (end == std::string::npos) end = path.size();
-    std::string name = path.substr(at, end - at);
+    if (end == std::string_view::npos) end = path.size();
+    std::string name(path.substr(at, end - at));
     if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
     if (name == "$user") name = "postgres";  // the session's user (the simulated server has one)
-    if (current_source == nullptr ? name == "public" : current_source->has_schema(name)) return name;
+    if (source == nullptr ? name == "public" : source->has_schema(name)) out.push_back(std::move(name));
     at = end + 2;
   }
-  return std::nullopt;
+  return out;
 }
+
+std::optional<std::string> current_schema() {
+  std::vector<std::string> path = search_path_schemas();
+  if (path.empty()) return std::nullopt;
+  return std::move(path.front());
+}
+
+std::string_view function_key(std::string_view name) { return name.starts_with("public.") ? name.substr(7) : name; }
 
 void reset_style_setting(SessionStyle& style, const SessionStyle& start, std::string_view name) {
   if (name == "search_path") style.search_path = start.search_path;

@@ -54,6 +54,8 @@ class SqlContextSource {
   virtual bool has_temp_schema() const { return false; }
   // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
   virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
+  // Whether some schema has a created function of that (bare) name, found or not by search_path.
+  virtual bool function_named_anywhere(std::string_view) const { return false; }
   // The columns of row type `type` (model/sql/records.h), or nullptr; and table's row type.
   virtual const CreateTable* record_type(int) const { return nullptr; }
   virtual int record_type_index(std::string_view) const { return -1; }
@@ -77,6 +79,16 @@ const SessionStyle& session_style();
 const std::vector<EnumType>* current_enum_types();
 // current_schema(): the first schema of the session's search_path the server has, or NULL.
 std::optional<std::string> current_schema();
+// The schemas of search_path the server has, in order ("$user" is postgres, the one user):
+// where a name without a schema is looked for (pg_catalog's built-ins before them).
+std::vector<std::string> search_path_schemas();
+// The same for a path and a server (nullptr: one with public only).
+std::vector<std::string> path_schemas(std::string_view path, const SqlContextSource* source);
+// A created function's name as written ("f", "s.f", "public.f", "pg_temp.f") as the key the
+// server keeps it by: public's and an unqualified one's bare, another schema's "s.f".
+std::string_view function_key(std::string_view name);
+// A created function's name without its schema (what `f.param` qualifies a parameter by).
+inline std::string_view bare_function_name(std::string_view name) { return name.substr(name.rfind('.') + 1); }
 // The columns of the server's row type `type` (nullptr without a source or one).
 const CreateTable* current_record_type(int type);
 // The row type of the server's table `table` (-1 without a source).
@@ -85,6 +97,10 @@ int current_record_type_index(std::string_view table);
 const CreateFunction* current_sql_function(std::string_view name);
 // Whether the running session has its temporary schema (false without a source).
 bool current_has_temp_schema();
+// Whether the server has a created function of that bare name in some schema.
+bool function_named_anywhere(std::string_view name);
+// Whether the server has the schema.
+bool current_has_schema(std::string_view name);
 
 // SET TimeZone / DateStyle / IntervalStyle / search_path to `value` (lower case, a list joined
 // by ", ") on `style`; false when the value is not one modeled (the caller refuses it by name).

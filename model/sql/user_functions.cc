@@ -23,7 +23,7 @@ class ufn_Body final : public EvalContext {
  public:
   ufn_Body(const CreateFunction& f, const std::vector<Value>& args, EvalContext& outer) : f_(f), args_(args), outer_(outer) {}
   Value column(const Expr& ref) override {
-    if (ref.qualifier.empty() || ref.qualifier == f_.name) {
+    if (ref.qualifier.empty() || ref.qualifier == bare_function_name(f_.name)) {
       for (std::size_t i = 0; i < f_.params.size(); ++i) {
         if (!f_.params[i].name.empty() && f_.params[i].name == ref.name) return args_[i];
       }
@@ -46,7 +46,7 @@ class ufn_Body final : public EvalContext {
   bool names_variable(const Expr& ref) const override {
     for (std::size_t i = 0; i < f_.params.size(); ++i) {
       if (f_.params[i].name.empty()) continue;
-      if ((ref.qualifier.empty() || ref.qualifier == f_.name) && f_.params[i].name == ref.name) return true;
+      if ((ref.qualifier.empty() || ref.qualifier == bare_function_name(f_.name)) && f_.params[i].name == ref.name) return true;
       if (f_.params[i].name == ref.qualifier && args_[i].type() == Type::record) return true;
     }
     return false;
@@ -117,6 +117,12 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
   const CreateFunction* f = current_sql_function(e.name);
   if (f == nullptr && e.name.starts_with(kTempSchemaPrefix)) {  // the session's own schema has none of its name
     if (!current_has_temp_schema()) throw SqlError("3F000", "schema \"pg_temp\" does not exist");
+    throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args, e.arg_names)));
+  }
+  if (const std::size_t dot = e.name.find('.'); f == nullptr && dot != std::string::npos && !current_has_schema(e.name.substr(0, dot))) {
+    throw SqlError("3F000", fmt::format("schema \"{}\" does not exist", e.name.substr(0, dot)));
+  }
+  if (f == nullptr && (e.name.find('.') != std::string::npos || function_named_anywhere(e.name))) {  // another schema's: not on search_path
     throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args, e.arg_names)));
   }
   if (f == nullptr) {

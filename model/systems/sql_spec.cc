@@ -305,7 +305,10 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
         pool_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation",
                                               .pool_size = static_cast<int>(spec.sessions.size()) + 1,
                                               .max_overflow = 0,
-                                              .settings = sql::regress_settings()})) {
+                                              .settings = sql::regress_settings()})),
+        // isolationtester's control connection: the setup and teardown blocks' own, so that
+        // what a setup block SETs is no session's (and the teardown's again).
+        control_(env.new_pg_pool(pg::PoolConfig{.application_name = "isolation", .pool_size = 1, .max_overflow = 0, .settings = sql::regress_settings()})) {
     const std::size_t n = spec.sessions.size();
     board_.next.assign(n, nullptr);
     board_.busy.assign(n, false);
@@ -318,7 +321,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
     board_.notice_count.assign(n, 0);
     board_.notifications.assign(n, {});
     canceled_after_.assign(n, std::nullopt);
-    setup_output_ = run_setup(spec_, *pool_);
+    setup_output_ = run_setup(spec_, *control_);
   }
 
   int actor_count() const override { return static_cast<int>(spec_.sessions.size()) + 1; }
@@ -393,7 +396,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   std::string final_state() override {
     if (!spec_.teardown.empty() && !torn_down_ && board_.finished) {
       torn_down_ = true;
-      auto c = pool_->checkout().value();
+      auto c = control_->checkout().value();
       for (const sql::SqlBlock& block : spec_.teardown) {
         const auto r = c->exec(block.text);
         if (r.ok()) board_.output += printed_result(r.value());
@@ -536,6 +539,7 @@ class PermutationInstance final : public Instance, private sql::IsolationSession
   Duration max_step_wait_;
   Env& env_;
   std::unique_ptr<pg::Pool> pool_;
+  std::unique_ptr<pg::Pool> control_;
   Board board_;
   std::vector<std::optional<int>> canceled_after_;
   bool torn_down_ = false;

@@ -10,6 +10,7 @@
 
 #include "lockstep/model/sql/type_check.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 
 namespace lockstep::sim::pg {
 
@@ -26,9 +27,11 @@ std::optional<Error> SqlRun::ddl_step(bool own) {
   return begin("sql_ddl", SimConnection::whole_server(Access::write));
 }
 
-Result<Rows> SqlRun::statement(const sql::CreateTable& ct) {
+Result<Rows> SqlRun::statement(const sql::CreateTable& created) {
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
+  sql::CreateTable ct = created;
+  ct.schema = creation_schema(created.schema, server_);  // (3F000 before 42P07, as the server)
   if (server_.sql_table(ct.table) != nullptr) {
     if (ct.if_not_exists) return done(Rows{{}, {}, "CREATE TABLE"});
     return Error{"42P07", fmt::format("relation \"{}\" already exists", ct.table)};
@@ -183,6 +186,13 @@ std::pair<std::string, std::string> regclass_name(std::string_view text) {
 std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   const auto [schema, name] = regclass_name(text);
   if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
+  if (const SqlTable* t = server.sql_table(name)) {  // through search_path; regclassout qualifies one it does not find
+    const std::string own(schema_of(t->def));
+    const std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
+    const bool visible = std::find(path.begin(), path.end(), own) != path.end();
+    if (schema.empty() ? !visible : schema != own) return std::nullopt;
+    return visible ? name : own + "." + name;
+  }
   bool found = server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr;
   server.each_sql_table([&](const SqlTable& t) {
     found = found || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || t.has_index(name) ||
@@ -388,9 +398,9 @@ Result<Rows> SqlRun::statement(const sql::CreateIndex& ix) {
   const std::string name = !ix.name.empty() ? ix.name
                                             : fmt::format("{}_{}_idx", t->def.table, ix.columns.empty() ? std::string("expr") : fmt::format("{}", fmt::join(ix.columns, "_")));
   bool exists = false;
-  server_.each_sql_table([&](const SqlTable& other) {
-    exists = exists || other.has_index(name) ||
-             std::any_of(other.unique.begin(), other.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
+  server_.each_sql_table([&](const SqlTable& other) {  // (index names are their schema's)
+    exists = exists || (schema_of(other.def) == schema_of(t->def) && (other.has_index(name) ||
+             std::any_of(other.unique.begin(), other.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; })));
   });
   if (exists && !ix.name.empty()) {
     if (!ix.if_not_exists) return Error{"42P07", fmt::format("relation \"{}\" already exists", name)};

@@ -2,7 +2,6 @@
 // context, transactions, settings and the functions of locks and sessions (a text's parse and
 // its statements in turn: sim/pg/server/sql_text.cc; DDL: sim/pg/executor/sql_ddl.cc).
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/server_version.h"
 #include "lockstep/sim/pg/executor/sql_names.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 #include "lockstep/sim/pg/server/sql_log.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
@@ -164,15 +164,15 @@ Result<Rows> SqlRun::run() {
     return fail(Error{"25006", fmt::format("cannot execute {} in a read-only transaction", read_only_command(st_))});
   }
   const Server::RunningStyle style(server_, c_.style_, c_.pid_);
-  // pg_advisory_xact_lock in an autocommit statement holds to the statement's end (the
-  // server's implicit transaction), also while a later step of it waits.
+  // pg_advisory_xact_lock in an autocommit statement holds to its end (an implicit transaction), also while a later step waits.
   struct HoldXactLocks {
     SimConnection& c;
     bool was;
     ~HoldXactLocks() { c.hold_xact_locks_ = was; }
   } hold{c_, std::exchange(c_.hold_xact_locks_, true)};
   try {
-    try {  // parse analysis: before any row (sim/pg/executor/sql_names.h)
+    try {  // parse analysis: before any row (sim/pg/executor/sql_names.h), names through search_path first
+      if (auto unresolved = unresolved_relation(st_, server_)) throw *unresolved;
       if (!server_.names_checked(st_)) {
         server_.note_names_checked(plans_, st_, check_qualified_columns(st_, server_, [this](const Expr& e, const sql::Select& s) { return record_table_of(e, s); },
                                                                         !nested_ && function_params_ == nullptr,  // types: not where a variable may name a column

@@ -265,7 +265,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
     } else if (rows != nullptr) {
       for (const sql::ColumnDef& c : rows->columns) columns.push_back(sql::ColumnDef{.name = c.name, .type = c.type, .user_type = c.user_type, .element = c.element});
     } else {
-      columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? n : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
+      columns.push_back(sql::ColumnDef{.name = f.alias.empty() ? std::string(sql::bare_function_name(n)) : f.alias, .type = fn->returns.type, .user_type = fn->returns.user_type, .element = fn->returns.element});
     }
   } else if (!f.column_definitions.empty() || (f.kind == K::function && sql::is_json_populate(f.function.at(0).name))) {
     // json_to_recordset(...) AS x(name type, ...); json_populate_record(NULL::name, ...)

@@ -17,16 +17,23 @@
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 
 namespace lockstep::sim::pg {
 namespace {
 using sql::Type;
 }  // namespace
 
-Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
+Result<Rows> SqlRun::statement(const sql::CreateFunction& created) {
   SimConnection::Statement guard(c_);
-  if (auto refused = ddl_step(f.name.starts_with(Server::kTempSchema))) return *refused;
-  if (const sql::CreateFunction* old = server_.sql_function(f.name)) {
+  if (auto refused = ddl_step(created.name.starts_with(Server::kTempSchema))) return *refused;
+  sql::CreateFunction f = created;  // named by the key its schema keeps it by (sql::function_key)
+  if (!f.name.starts_with(Server::kTempSchema)) {
+    const std::size_t dot = f.name.find('.');
+    const std::string schema = creation_schema(dot == std::string::npos ? std::string() : f.name.substr(0, dot), server_);
+    f.name = schema == "public" ? f.name.substr(dot + 1) : fmt::format("{}.{}", schema, f.name.substr(dot + 1));
+  }
+  if (const sql::CreateFunction* old = server_.sql_function(Server::explicit_function_name(f))) {
     auto types = [](const sql::CreateFunction& g) {
       std::vector<std::pair<Type, std::string>> out;
       for (const sql::FunctionParam& p : g.params) out.emplace_back(p.type.type, p.type.user_type);
@@ -38,6 +45,13 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& f) {
     if (!f.replace) return Error{"42723", fmt::format("function \"{}\" already exists with same argument types", f.name)};
     if (old->returns.type != f.returns.type || old->returns.user_type != f.returns.user_type) {
       return Error{"42P13", "cannot change return type of existing function"};
+    }
+  }
+  if (f.pl != nullptr && f.pl->sql_body) {  // its statements' relations found as it is created (check_function_bodies)
+    for (const sql::PlStatement& s : f.pl->body) {
+      if (!s.text.empty()) {
+        if (auto missing = unresolved_relation(cached_plans(s.text)->front(), server_, true)) return error_of(*missing);
+      }
     }
   }
   std::vector<const sql::ColumnDef*> types{&f.returns};
@@ -60,15 +74,16 @@ Result<Rows> SqlRun::drop_functions(const sql::DropTable& d) {
   const bool own = std::ranges::all_of(d.tables, [](const std::string& name) { return name.starts_with(Server::kTempSchema); });
   if (auto refused = ddl_step(own)) return *refused;
   for (const std::string& name : d.tables) {
-    if (server_.sql_function(name) != nullptr) {
+    if (const sql::CreateFunction* f = server_.sql_function(name)) {
+      const std::string called = Server::explicit_function_name(*f);
       bool used = false;  // by a trigger
       server_.each_sql_table([&](const SqlTable& t) {
-        used = used || std::ranges::any_of(t.triggers, [&](const SqlTable::Trigger& tr) { return tr.function == name; });
+        used = used || std::ranges::any_of(t.triggers, [&](const SqlTable::Trigger& tr) { return tr.function == called; });
       });
       if (used) {
         return Error{"2BP01", fmt::format("cannot drop function {}() because other objects depend on it", name)};
       }
-      server_.drop_sql_function(name);
+      server_.drop_sql_function(std::string(f->name));
       continue;
     }
     if (!d.if_exists) return Error{"42883", fmt::format("could not find a function named \"{}\"", name)};
@@ -106,7 +121,7 @@ Result<Rows> SqlRun::trigger(const sql::AlterTable& a) {
   if (same != t->triggers.end() && !c.missing_ok) {
     return Error{"42710", fmt::format("trigger \"{}\" for relation \"{}\" already exists", c.name, t->def.table)};
   }
-  SqlTable::Trigger tr{c.name, c.constraint, c.keys, c.when, c.before, c.row, c.trigger_args, c.of_columns};
+  SqlTable::Trigger tr{c.name, Server::explicit_function_name(*f), c.keys, c.when, c.before, c.row, c.trigger_args, c.of_columns};
   if (same != t->triggers.end()) {
     *same = std::move(tr);
   } else {
@@ -173,7 +188,7 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
                                             "fires AFTER ... FOR EACH ROW triggers without arguments, of a body it runs, on the tables a "
                                             "statement writes, and BEFORE ones on the one table an INSERT, UPDATE or DELETE without a "
                                             "data-modifying WITH writes) is not in lockstep's SQL subset (docs/sql.md)",
-                                            tr.name, t->def.table, event, tr.function));
+                                            tr.name, t->def.table, event, sql::bare_function_name(tr.function)));
       }
     }
     // A DELETE's ON DELETE CASCADE deletes children's rows, SET NULL updates them (ON UPDATE

@@ -4,9 +4,8 @@
 // expressions read by name (a name that is also a column of the statement's table is 42702,
 // variable_conflict = error); each SQL statement a statement of its own inside the calling one
 // (its own steps and, in READ COMMITTED, what is committed when it runs; the transaction's
-// snapshot in REPEATABLE READ), with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments,
-// PERFORM, EXECUTE, RAISE (P0001), RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a
-// query's rows; EXIT, CONTINUE), GET DIAGNOSTICS and EXCEPTION blocks (a subtransaction). A call runs only from a
+// snapshot in REPEATABLE READ), with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001),
+// RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a query's rows; EXIT, CONTINUE), GET DIAGNOSTICS, EXCEPTION blocks (a subtransaction), SET search_path. A call runs only from a
 // statement reading no table (SELECT f(...), SELECT * FROM f(...)): one in a scan would step amid its steps (0A000).
 #include <algorithm>
 #include <cstdint>
@@ -16,7 +15,7 @@
 #include "lockstep/model/sql/error_conditions.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/records.h"
-#include "lockstep/model/sql/session_style.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/executor/sql_names.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
@@ -38,6 +37,7 @@ class PlRun final : public sql::EvalContext {
     if (f_.returns_set && set_rows == nullptr) {
       throw SqlError("0A000", fmt::format("a call of the set-returning function {}() outside FROM is not in lockstep's SQL subset (docs/sql.md)", f_.name));
     }
+    const SearchPathOfCall path(run_.c_.style_, f_.search_path);  // SET search_path: the call's (and current_setting's)
     declare();
     if (pl_.sql_body) run_.start_sql_function(f_);  // its statements planned: their tables locked, then checked
     Value result = Value::null();
@@ -73,7 +73,7 @@ class PlRun final : public sql::EvalContext {
       }
       throw sql::missing_column_error(ref);
     }
-    if (ref.qualifier == f_.name) {
+    if (ref.qualifier == sql::bare_function_name(f_.name)) {
       if (const int d = find(ref.name); d >= 0 && param_of(static_cast<std::size_t>(d)) >= 0) return values_[static_cast<std::size_t>(d)];
     }
     if (const int d = find(ref.qualifier); d >= 0) {
@@ -104,7 +104,7 @@ class PlRun final : public sql::EvalContext {
   bool names_variable(const Expr& ref) const override {
     if (ref.qualifier.empty() && trigger_ != nullptr && ref.name.starts_with("tg_")) return true;  // TG_OP, ... (column() names them)
     if (ref.qualifier.empty()) return find(ref.name) >= 0;
-    if (ref.qualifier == f_.name) return find(ref.name) >= 0;
+    if (ref.qualifier == sql::bare_function_name(f_.name)) return find(ref.name) >= 0;
     const int d = find(ref.qualifier);
     return d >= 0 && (rows_[static_cast<std::size_t>(d)] != -1 || pl_.datums[static_cast<std::size_t>(d)].kind == PlDatum::Kind::record);
   }
@@ -687,11 +687,9 @@ Rows SqlRun::run_in_function(const std::shared_ptr<const std::vector<sql::Statem
   // Its tables' locks, taken in its first step as a statement's are (a pinned row's lock step
   // takes them too); what it did not take is not the calling statement's.
   LOCKSTEP_INVARIANT(c_.implicit_table_locks_.empty(), "a function's caller took its table locks before the call");
+  if (auto unresolved = unresolved_relation(st, server_)) throw *unresolved;  // names through the function's search_path
   inner.request_table_lock();
-  struct Forget {
-    SimConnection& c;
-    ~Forget() { c.forget_table_lock_request(); }
-  } forget{c_};
+  struct Forget { SimConnection& c; ~Forget() { c.forget_table_lock_request(); } } forget{c_};  // NOLINT
   Result<Rows> r = std::visit([&inner](const auto& body) { return inner.statement(body); }, st.body);
   if (!r.ok()) throw Raised{r.error()};
   return std::move(r).value();

@@ -108,7 +108,7 @@ bool SqlRun::before_row(const SqlTable& t, const char* op, const Row* old_row, R
     restore(saved);
     if (own_versions() != before) {
       throw SqlError("0A000", fmt::format("a BEFORE trigger whose function {}() writes rows of \"{}\", the table its statement writes, is "
-                                          "not in lockstep's SQL subset (docs/sql.md)", tr->function, t.def.table));
+                                          "not in lockstep's SQL subset (docs/sql.md)", f->name, t.def.table));
     }
     if (returned.is_null()) return false;  // the row is skipped: no later trigger, no write
     if (returned.type() != Type::record || returned.record_type() != type) {

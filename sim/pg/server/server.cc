@@ -305,8 +305,23 @@ const sql::CreateFunction* Server::sql_function(std::string_view name) const {
     const auto it = session->second.temp_functions.find(name);
     return it == session->second.temp_functions.end() ? nullptr : &it->second;
   }
-  const auto it = functions_.find(name);
-  return it == functions_.end() ? nullptr : &it->second;
+  if (name.find('.') != std::string_view::npos) {  // schema.name: that schema's only
+    const auto it = functions_.find(sql::function_key(name));
+    return it == functions_.end() ? nullptr : &it->second;
+  }
+  if (schemas_.size() == 1 && style().search_path == sql::SessionStyle{}.search_path) {  // public alone
+    const auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : &it->second;
+  }
+  for (const std::string& schema : sql::path_schemas(style().search_path, this)) {  // the first schema of search_path that has it
+    const auto it = functions_.find(schema == "public" ? std::string(name) : fmt::format("{}.{}", schema, name));
+    if (it != functions_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+bool Server::function_named_anywhere(std::string_view name) const {
+  return std::ranges::any_of(functions_, [&](const auto& f) { return f.first == name || f.first.ends_with(fmt::format(".{}", name)); });
 }
 
 void Server::add_sql_function(const sql::CreateFunction& f) {

@@ -292,6 +292,11 @@ class Server : public sql::SqlContextSource {
   // running session's own (pg_temp.name: gone with its backend, never another session's).
   static constexpr std::string_view kTempSchema = sql::kTempSchemaPrefix;
   const sql::CreateFunction* sql_function(std::string_view name) const override;
+  bool function_named_anywhere(std::string_view name) const override;
+  // A created function's name as sql_function finds it whatever search_path is: "s.f", "public.f".
+  static std::string explicit_function_name(const sql::CreateFunction& f) {
+    return f.name.find('.') != std::string::npos ? f.name : "public." + f.name;
+  }
   void add_sql_function(const sql::CreateFunction& f);
   // Row types (model/sql/records.h): a table's, numbered at its first whole-row reference.
   int record_type_index(std::string_view table) const override {

@@ -1,0 +1,59 @@
+// sim/pg/executor/sql_schemas.cc: names found through search_path (sim/pg/executor/sql_schemas.h).
+#include "lockstep/sim/pg/executor/sql_schemas.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lockstep/sim/pg/executor/sql_names.h"
+#include "lockstep/sim/pg/heap/sql_rows.h"
+#include "lockstep/sim/pg/server/sim_pg.h"
+
+namespace lockstep::sim::pg {
+
+std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Server& server, bool absent_too) {
+  const bool lock = std::holds_alternative<sql::LockTables>(st.body);
+  if (st.relations.empty() || !(lock || std::holds_alternative<sql::Select>(st.body) || std::holds_alternative<sql::Insert>(st.body) ||
+                                std::holds_alternative<sql::Update>(st.body) || std::holds_alternative<sql::Delete>(st.body))) {
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> path;  // read when a name needs it
+  std::optional<std::set<std::string, std::less<>>> tables;  // the names that are no WITH query's
+  const auto named = [&](const std::string& name) {  // a table's name, not a WITH query's
+    if (!tables && !lock) {
+      tables.emplace();
+      each_table_named(st, [&](const std::string& n) { tables->insert(n); });
+    }
+    return lock || tables->contains(name);
+  };
+  for (const auto& [schema, name] : st.relations) {
+    const SqlTable* t = server.sql_table(name);
+    if (t == nullptr && absent_too && server.sequence(name) == nullptr && server.serial_column_of(name).first == nullptr && named(name)) {
+      return sql::SqlError("42P01", fmt::format("relation \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+    }
+    if (t == nullptr || schema == "pg_catalog") continue;
+    const std::string_view own = schema_of(t->def);
+    if (!schema.empty()) {
+      if (schema != own) return sql::SqlError("42P01", fmt::format("relation \"{}.{}\" does not exist", schema, name));
+      continue;
+    }
+    if (!path) path = sql::path_schemas(server.style().search_path, &server);
+    if (std::find(path->begin(), path->end(), own) != path->end()) continue;
+    if (named(name)) return sql::SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
+  }
+  return std::nullopt;
+}
+
+std::string creation_schema(std::string_view written, Server& server) {
+  if (!written.empty()) {
+    if (!server.has_schema(written)) throw sql::SqlError("3F000", fmt::format("schema \"{}\" does not exist", written));
+    return std::string(written);
+  }
+  std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
+  if (path.empty()) throw sql::SqlError("3F000", "no schema has been selected to create in");
+  return std::move(path.front());
+}
+
+}  // namespace lockstep::sim::pg
