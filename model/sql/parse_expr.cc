@@ -335,6 +335,11 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.args.push_back(expr(body.at("rexpr"), loc));
     return e;
   }
+  if ((kind == "AEXPR_OP" && op.size() == 1 && op[0] == "@" && !body.contains("lexpr")) || kind == "AEXPR_NULLIF") {  // prefix @: the absolute value
+    e.kind = Expr::Kind::func, e.name = kind == "AEXPR_NULLIF" ? "nullif" : "abs";
+    for (const char* side : {"lexpr", "rexpr"}) if (body.contains(side)) e.args.push_back(expr(body.at(side), loc));
+    return e;
+  }
   if (kind == "AEXPR_OP") {
     static const std::initializer_list<std::string_view> ops = {"+", "-", "*", "/", "%", "=", "<>", "!=", "<", "<=", ">", ">=", "||", "->", "->>", "@>", "<@", "?", "?|", "?&", "&&", "^", "#>", "#>>", "<<", ">>", "&", "|", "#", "~"};
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
@@ -363,13 +368,6 @@ Expr Reader::a_expr(const json& body, Expr e) {
     e.args.push_back(expr(body.at("lexpr"), loc));
     for (const json* i : items(body.at("rexpr"))) e.args.push_back(expr(*i, loc));
     return fold(std::move(e));
-  }
-  if (kind == "AEXPR_NULLIF") {
-    e.kind = Expr::Kind::func;
-    e.name = "nullif";
-    e.args.push_back(expr(body.at("lexpr"), loc));
-    e.args.push_back(expr(body.at("rexpr"), loc));
-    return e;
   }
   if (kind == "AEXPR_OP_ANY" || kind == "AEXPR_OP_ALL") {
     static const std::initializer_list<std::string_view> compared = {"=", "<>", "!=", "<", "<=", ">", ">="};

@@ -71,7 +71,7 @@ CreateFunction Reader::create_function(const json& body) {
         f.strict = node(d.at("arg")).second->value("boolval", false);
       } else if (option == "volatility") {
         f.non_volatile = str(d.at("arg")) != "volatile";
-      } else if (option == "set") {  // search_path only (plpgsql's): another setting is not applied for the call
+      } else if (option == "set") {  // search_path only: another setting is not applied for the call
         const SetVariable set = set_variable(*node(d.at("arg")).second);
         if (set.name != "search_path" || !set.value || set.value->empty()) refuse(fmt::format("the function option SET {}", set.name), oloc);
         f.search_path = *set.value;
@@ -89,7 +89,6 @@ CreateFunction Reader::create_function(const json& body) {
   std::transform(language.begin(), language.end(), language.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (language != "sql" && language != "plpgsql") refuse(fmt::format("LANGUAGE {}", language), loc);
   f.plpgsql = language == "plpgsql";
-  if (f.search_path && !f.plpgsql) refuse("the function option SET of a LANGUAGE sql function", loc);
   // A plpgsql function is never called here: what the subset cannot type in its signature
   // (OUT parameters, SETOF, a composite type) is left unread rather than refused, its type
   // known by its text (so that two signatures still differ: overloading stays refused).
@@ -197,7 +196,8 @@ CreateFunction Reader::create_function(const json& body) {
   const bool one_expression = one_column && select->table.empty() && select->from.empty() && select->with.empty() &&
                               select->set_op == nullptr && !select->where && select->order_by.empty() && !select->limit &&
                               !select->offset && !select->aggregate && !select->distinct;
-  if (one_expression && !f.returns_set) {
+  // A SET search_path: never inlined, its statements run by the runner with the call's path.
+  if (one_expression && !f.returns_set && !f.search_path) {
     f.body = std::make_shared<Expr>(select->targets[0].expr);
     return f;
   }
@@ -208,7 +208,7 @@ CreateFunction Reader::create_function(const json& body) {
                               std::all_of(select->from.begin(), select->from.end(), [](const FromItem& i) {
                                 return i.kind == FromItem::Kind::function || i.kind == FromItem::Kind::values;
                               });
-  if (over_functions) {
+  if (over_functions && !f.search_path) {
     auto query = std::make_shared<Expr>();
     query->kind = Expr::Kind::subquery;
     query->select = std::make_shared<Select>(*select);

@@ -343,7 +343,8 @@ struct CreateFunction {
   bool strict = false;
   // STABLE or IMMUTABLE: a statement that is not read-only is 0A000 (sim/pg/executor/sql_plpgsql.cc).
   bool non_volatile = false;
-  // SET search_path = ... (plpgsql): the path its statements and current_setting see while it runs.
+  // SET search_path = ...: the path its statements and current_setting see while it runs (a
+  // LANGUAGE sql one is then never inlined: run as statements).
   std::optional<std::string> search_path;
   double cost = -1;                 // COST n (-1: not given, the server's 100); the planner's order of a WHERE's conditions
   bool security_definer = false;    // SECURITY DEFINER: never inlined (model/sql/qual_cost.h)

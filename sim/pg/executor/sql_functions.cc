@@ -47,7 +47,8 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& created) {
       return Error{"42P13", "cannot change return type of existing function"};
     }
   }
-  if (f.pl != nullptr && f.pl->sql_body) {  // its statements' relations found as it is created (check_function_bodies)
+  if (f.pl != nullptr && f.pl->sql_body) {  // its statements' relations found as it is created (check_function_bodies), with its SET
+    const SearchPathOfCall path(c_.style_, f.search_path);
     for (const sql::PlStatement& s : f.pl->body) {
       if (!s.text.empty()) {
         if (auto missing = unresolved_relation(cached_plans(s.text)->front(), server_, true)) return error_of(*missing);

@@ -67,8 +67,10 @@ bool at_most_one_row(const sql::Select& sel);
 bool key_lookup(const sql::Select& sel, Server& server, const sql::EvalContext* variables);
 // Whether a statement calls a function that is a step of its own (calls_stepping_function) or a
 // created function whose body is statements (each takes steps): other sessions commit meanwhile.
-// A STABLE or IMMUTABLE LANGUAGE sql function whose statements name no table: it reads nothing a
-// snapshot decides (it runs on its caller's), so a statement scanning a table may call it per row.
+// A STABLE or IMMUTABLE function (LANGUAGE sql or plpgsql) whose statements and expressions name
+// no table, EXECUTE nothing, catch nothing, and call created functions only of the same kind: it
+// reads nothing a snapshot decides (it runs on its caller's), so a statement scanning a table may
+// call it per row (message-db's category(), hash_64()); a lock call in it is a step of the scan.
 bool takes_steps(const sql::Statement& st, Server& server);
 bool reads_nothing_per_row(const sql::CreateFunction& f, Server& server);
 

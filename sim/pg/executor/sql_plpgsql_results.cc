@@ -200,16 +200,47 @@ bool takes_steps(const sql::Statement& st, Server& server) {
          });
 }
 
-bool reads_nothing_per_row(const sql::CreateFunction& f, Server& server) {
-  if (!f.non_volatile || f.pl == nullptr || !f.pl->sql_body) return false;
-  bool reads = false;
-  for (const sql::PlStatement& s : f.pl->body) {
-    if (s.text.empty()) continue;
-    for (const sql::Statement& st : *cached_plans(s.text)) {
-      each_table_named(st, [&](const std::string& name) { reads = reads || server.sql_table(name) != nullptr; });
+namespace {
+
+// Whether each statement and expression of a body names no table and calls no created function
+// that may read one (`depth` bounds the search).
+bool pl_reads_nothing(const std::vector<sql::PlStatement>& body, Server& server, int depth) {
+  const auto reads = [&](const std::string& text, bool statement) {
+    if (text.empty()) return false;
+    std::shared_ptr<const std::vector<sql::Statement>> plans;
+    try {
+      plans = cached_plans(statement ? text : "SELECT " + text);
+    } catch (const sql::SqlError&) {
+      return true;  // its error, or refusal, is the call's where it runs
     }
-  }
-  return !reads;
+    for (const sql::Statement& st : *plans) {
+      bool named = false;  // (a lock call is a step of the scan, as one in its WHERE)
+      each_table_named(st, [&](const std::string& name) { named = named || server.sql_table(name) != nullptr; });
+      for (const std::string& called : st.user_calls) {
+        const sql::CreateFunction* g = server.sql_function(called);
+        named = named || (g != nullptr && g->pl != nullptr && (depth == 0 || !g->non_volatile || !pl_reads_nothing(g->pl->body, server, depth - 1)));
+      }
+      if (named) return true;
+    }
+    return false;
+  };
+  using K = sql::PlStatement::Kind;
+  return std::none_of(body.begin(), body.end(), [&](const sql::PlStatement& s) {
+    if (s.kind == K::execute || s.dynamic || !s.handlers.empty()) return true;  // a text built as it runs; a subtransaction
+    const bool statement = s.kind == K::sql || s.kind == K::perform || s.kind == K::return_query || (s.kind == K::loop && s.loop == sql::PlStatement::Loop::query);
+    if (reads(s.text, statement)) return true;
+    if (std::any_of(s.args.begin(), s.args.end(), [&](const std::string& a) { return reads(a, false); })) return true;
+    if (std::any_of(s.items.begin(), s.items.end(), [&](const auto& item) { return s.kind == K::raise && reads(item.second, false); })) return true;
+    if (std::any_of(s.branches.begin(), s.branches.end(), [&](const sql::PlBranch& b) { return reads(b.condition, false) || !pl_reads_nothing(b.body, server, depth); })) return true;
+    return !pl_reads_nothing(s.body, server, depth);
+  });
+}
+
+}  // namespace
+
+bool reads_nothing_per_row(const sql::CreateFunction& f, Server& server) {
+  constexpr int kCalleeDepth = 4;  // created functions it calls, and theirs
+  return f.non_volatile && f.pl != nullptr && pl_reads_nothing(f.pl->body, server, kCalleeDepth);
 }
 
 std::shared_ptr<const std::vector<sql::Statement>> execute_plans(const Value& text) {
