@@ -104,7 +104,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     fold_errors_.clear();
     const std::string kind = node(raw.at("stmt")).first;
     folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
-    Statement s = statement(raw.at("stmt"));
+    Statement s = statement(*(statement_json_ = &raw.at("stmt")));
     folding_ = false;
     if (!fold_errors_.empty()) s.plan_error = std::make_shared<const SqlError>(fold_errors_.front());
     check_modifying_ctes(s, raw.at("stmt"), start);
@@ -309,7 +309,9 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
     if (from.size() == 1 && ftype == "RangeVar" && system_view(*fb).empty()) {
       std::tie(s.table, s.alias) = relation(*fb, fallback);
     } else {
+      std::vector<CommonTable>* outer = std::exchange(hoist_to_, &s.with);
       for (const json& item : from) s.from.push_back(from_item(item, fallback));  // model/sql/parse_from.cc
+      hoist_to_ = outer;
     }
   }
   if (body.contains("targetList")) {

@@ -343,7 +343,15 @@ FromItem Reader::from_item(const json& n, int fallback) {
     for (const CommonTable& c : sub.with) {  // its own WITH queries are computed once (sim/pg/executor/sql_subqueries.cc)
       if (c.modifying) fail("0A000", "WITH clause containing a data-modifying statement must be at the top level", c.location >= 0 ? c.location : loc);
     }
-    if (sub.lock != RowLock::none) refuse("FOR UPDATE inside a subquery in FROM", loc);
+    if (sub.lock != RowLock::none) {
+      // A locking subquery is never pulled up: it runs as a WITH query of its name (which the
+      // planner inlines into the same plan), where no other relation of the statement has it.
+      const auto taken = [&](const std::string& name) { return names_relation(*statement_json_, name) || std::ranges::any_of(*hoist_to_, [&](const CommonTable& c) { return c.name == name; }); };
+      if (hoist_to_ == nullptr || statement_json_ == nullptr || item.lateral || !item.column_aliases.empty() || taken(item.alias)) refuse("FOR UPDATE inside a subquery in FROM", loc);
+      hoist_to_->push_back(CommonTable{item.alias, std::make_shared<Select>(std::move(sub)), nullptr, loc});
+      item.kind = FromItem::Kind::table, item.table = std::exchange(item.alias, "");
+      return item;
+    }
     item.select = std::make_shared<Select>(std::move(sub));
     return item;
   }
@@ -501,7 +509,9 @@ std::pair<std::string, std::string> Reader::joined(const json& list, std::string
     Target all;
     all.star = true;
     join->targets.push_back(std::move(all));
+    std::vector<CommonTable>* outer = std::exchange(hoist_to_, &with);
     for (const json& item : list) join->from.push_back(from_item(item, fallback));
+    hoist_to_ = outer;
     return {"", ""};
   }
   if (type == "RangeSubselect" && !b->value("lateral", false) && b->contains("alias") && !b->at("alias").contains("colnames")) {

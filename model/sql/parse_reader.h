@@ -306,6 +306,10 @@ class Reader {
   bool subquery_ = false;          // the statement has a subquery
   bool stepping_call_ = false;     // ... a call that is a step of its own (Statement::calls_stepping_function)
   std::vector<std::string> user_calls_;  // Statement::user_calls
+  // The WITH list of the query whose FROM is being read: a locking FROM subquery joins it
+  // (parse_from.cc); and the statement being read.
+  std::vector<CommonTable>* hoist_to_ = nullptr;
+  const json* statement_json_ = nullptr;
   mutable std::vector<std::pair<std::string, std::string>> relations_;  // Statement::relations
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
   bool window_allowed_ = false;    // reading a SELECT's select list, where a window function may be
