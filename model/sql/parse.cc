@@ -302,6 +302,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   const std::string limit_option = body.value("limitOption", "LIMIT_OPTION_DEFAULT");
   if (limit_option == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
   Select s;
+  std::vector<std::string> pushed_here;  // FROM subqueries its FOR UPDATE OF names, locked inside them
   if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback, body);
   if (body.contains("fromClause")) {
     const json& from = body.at("fromClause");
@@ -309,9 +310,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
     if (from.size() == 1 && ftype == "RangeVar" && system_view(*fb).empty()) {
       std::tie(s.table, s.alias) = relation(*fb, fallback);
     } else {
-      std::vector<CommonTable>* outer = std::exchange(hoist_to_, &s.with);
-      for (const json& item : from) s.from.push_back(from_item(item, fallback));  // model/sql/parse_from.cc
-      hoist_to_ = outer;
+      pushed_here = from_list(body, s, fallback);  // model/sql/parse_from.cc
     }
   }
   if (body.contains("targetList")) {
@@ -349,7 +348,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   }
   if (body.contains("limitCount")) s.limit = expr(body.at("limitCount"), fallback);
   if (body.contains("limitOffset")) s.offset = expr(body.at("limitOffset"), fallback);
-  if (body.contains("lockingClause")) locking(body.at("lockingClause"), s, fallback);
+  if (body.contains("lockingClause")) locking(body.at("lockingClause"), s, fallback, pushed_here);
   if (body.contains("distinctClause")) distinct(body.at("distinctClause"), s, fallback);  // parse_from.cc
   if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
@@ -539,7 +538,7 @@ OrderItem Reader::order_item(const json& o, int fallback) {
   return item;
 }
 
-void Reader::locking(const json& clauses, Select& s, int fallback) {
+void Reader::locking(const json& clauses, Select& s, int fallback, const std::vector<std::string>& pushed) {
   if (clauses.size() != 1) refuse("several locking clauses", fallback);
   const json& c = *node(clauses.at(0)).second;
   known(c, "LockingClause", {"strength", "waitPolicy", "lockedRels"}, fallback);
@@ -554,7 +553,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
       const std::string named = rel.value("relname", "");
       if (rel.contains("schemaname")) fail("42601", fmt::format("{} must specify unqualified relation names", lock_clause_name(s.lock)), location_of(rel, fallback));
       if (!s.from.empty()) {  // checked when run (sim/pg/executor/sql_lock_rows.cc): a FROM item may name a WITH query
-        s.lock_of.push_back(named);
+        if (std::find(pushed.begin(), pushed.end(), named) == pushed.end()) s.lock_of.push_back(named);
         continue;
       }
       if (named != (s.alias.empty() ? s.table : s.alias)) {
@@ -563,6 +562,7 @@ void Reader::locking(const json& clauses, Select& s, int fallback) {
     }
   }
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
+  if (!pushed.empty() && s.lock_of.empty()) return void(s.lock = RowLock::none);  // OF its FROM subqueries only: they lock, it does not
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
   if (s.table.empty() && s.from.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }

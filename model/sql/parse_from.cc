@@ -276,6 +276,15 @@ void Reader::using_join(const json& list, FromItem& item, int at) {
   item.on.push_back(std::move(*on));
 }
 
+std::vector<std::string> Reader::from_list(const json& body, Select& s, int fallback) {
+  // Its locking clause is pushed into its FROM subqueries (each then a WITH query of its list).
+  const json* locks = body.contains("lockingClause") && body.at("lockingClause").size() == 1 ? &body.at("lockingClause").at(0) : nullptr;
+  const auto outer = std::tuple(std::exchange(hoist_to_, &s.with), std::exchange(outer_locking_, locks), std::exchange(pushed_, {}));
+  for (const json& item : body.at("fromClause")) s.from.push_back(from_item(item, fallback));
+  std::tie(hoist_to_, outer_locking_, std::ignore) = outer;
+  return std::exchange(pushed_, std::get<2>(outer));
+}
+
 FromItem Reader::from_item(const json& n, int fallback) {
   const auto [type, b] = node(n);
   const json& body = *b;
@@ -321,9 +330,21 @@ FromItem Reader::from_item(const json& n, int fallback) {
     known(body, "RangeSubselect", {"lateral", "subquery", "alias"}, loc);
     item.lateral = body.value("lateral", false);
     alias(body);
-    const auto [stype, sb] = node(body.at("subquery"));
+    auto [stype, sb] = node(body.at("subquery"));
     const int at = first_location(body.at("subquery"));
     if (!body.contains("alias")) fail("42601", "subquery in FROM must have an alias", at >= 0 ? at : loc);
+    json pushed;  // the query's FOR UPDATE [OF this], pushed into the subquery (transformLockingClause)
+    if (const json* c = outer_locking_ != nullptr ? node(*outer_locking_).second : nullptr; c != nullptr && stype == "SelectStmt") {
+      const auto named = [&](const json& r) { return node(r).second->value("relname", "") == item.alias; };
+      if (!c->contains("lockedRels") || std::ranges::any_of(c->at("lockedRels"), named)) {
+        if (sb->contains("lockingClause") || sb->contains("valuesLists")) refuse("FOR UPDATE over a subquery in FROM with its own locking clause or VALUES", loc);
+        if (c->contains("lockedRels")) pushed_.push_back(item.alias);
+        pushed = *sb;
+        pushed["lockingClause"] = json::array({json{{"LockingClause", *c}}});
+        pushed["lockingClause"][0]["LockingClause"].erase("lockedRels");
+        sb = &pushed;
+      }
+    }
     if (stype != "SelectStmt") refuse(construct_of_node(stype, *sb), at >= 0 ? at : loc);
     if (sb->contains("valuesLists")) {
       known(*sb, "SelectStmt", {"valuesLists", "limitOption", "op"}, loc);
@@ -346,7 +367,13 @@ FromItem Reader::from_item(const json& n, int fallback) {
     if (sub.lock != RowLock::none) {
       // A locking subquery is never pulled up: it runs as a WITH query of its name (which the
       // planner inlines into the same plan), where no other relation of the statement has it.
-      const auto taken = [&](const std::string& name) { return names_relation(*statement_json_, name) || std::ranges::any_of(*hoist_to_, [&](const CommonTable& c) { return c.name == name; }); };
+      const auto taken = [&](const std::string& name) {  // (beside the query's own FOR UPDATE OF it)
+        int named = 0, of = 0;
+        bool in_sublink = false;
+        count_references(*statement_json_, name, false, named, in_sublink);
+        if (outer_locking_ != nullptr) count_references(*outer_locking_, name, false, of, in_sublink);
+        return named > of || std::ranges::any_of(*hoist_to_, [&](const CommonTable& c) { return c.name == name; });
+      };
       if (hoist_to_ == nullptr || statement_json_ == nullptr || item.lateral || !item.column_aliases.empty() || taken(item.alias)) refuse("FOR UPDATE inside a subquery in FROM", loc);
       hoist_to_->push_back(CommonTable{item.alias, std::make_shared<Select>(std::move(sub)), nullptr, loc});
       item.kind = FromItem::Kind::table, item.table = std::exchange(item.alias, "");

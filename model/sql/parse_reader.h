@@ -128,6 +128,9 @@ class Reader {
   // UNION / INTERSECT / EXCEPT [ALL] (model/sql/parse_from.cc).
   Select set_operation(const json& body, int fallback, bool in_insert);
   // An item of a FROM other than one table (model/sql/parse_from.cc).
+  // A SELECT's FROM list of several items or a join, into s.from; returns the subqueries its FOR
+  // UPDATE OF named (locked inside them).
+  std::vector<std::string> from_list(const json& body, Select& s, int fallback);
   FromItem from_item(const json& n, int fallback);
   // WITH's queries: SELECTs (a data-modifying one, RECURSIVE, or column names are refused).
   // `statement`: the one the clause belongs to (which of its queries it reads).
@@ -139,7 +142,7 @@ class Reader {
                                              std::shared_ptr<Select>& join);
   void using_join(const json& list, FromItem& item, int at);  // JOIN ... USING (parse_from.cc)
   OrderItem order_item(const json& o, int fallback);
-  void locking(const json& clauses, Select& s, int fallback);
+  void locking(const json& clauses, Select& s, int fallback, const std::vector<std::string>& pushed);
   void check_aggregates(Select& s, int fallback);  // (GROUPING's arguments resolved here)
   // pg_locks in FROM (model/sql/parse_system_views.cc): whether a RangeVar names it, and the
   // checks of a SELECT reading it (its advisory rows only, the columns lockstep models).
@@ -309,6 +312,8 @@ class Reader {
   // The WITH list of the query whose FROM is being read: a locking FROM subquery joins it
   // (parse_from.cc); and the statement being read.
   std::vector<CommonTable>* hoist_to_ = nullptr;
+  const json* outer_locking_ = nullptr;  // that query's locking clause (pushed into its FROM subqueries)
+  std::vector<std::string> pushed_;     // the FROM subqueries its FOR UPDATE OF named, pushed into them
   const json* statement_json_ = nullptr;
   mutable std::vector<std::pair<std::string, std::string>> relations_;  // Statement::relations
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
