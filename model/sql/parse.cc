@@ -299,8 +299,8 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
         fallback);
   if (body.value("op", "SETOP_NONE") != "SETOP_NONE") return set_operation(body, fallback, in_insert);  // parse_from.cc
   if (body.contains("valuesLists") && !in_insert) refuse("VALUES outside INSERT", fallback);
-  const std::string limit_option = body.value("limitOption", "LIMIT_OPTION_DEFAULT");
-  if (limit_option == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
+  if (body.value("limitOption", "LIMIT_OPTION_DEFAULT") == "LIMIT_OPTION_WITH_TIES") refuse("FETCH ... WITH TIES", fallback);
+  const bool pid_set = std::exchange(pid_set_, false);
   Select s;
   std::vector<std::string> pushed_here;  // FROM subqueries its FOR UPDATE OF names, locked inside them
   if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback, body);
@@ -353,7 +353,7 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   if (body.contains("groupClause")) group_by(body.at("groupClause"), s, fallback);
   if (body.contains("havingClause")) s.having = expr(body.at("havingClause"), fallback);
   check_aggregates(s, fallback);
-  check_system_views(s, fallback);  // model/sql/parse_system_views.cc
+  check_system_views(s, fallback, pid_set);  // model/sql/parse_system_views.cc
   push_quals_into_subquery(s);       // model/sql/parse_pushdown.cc
   return s;
 }

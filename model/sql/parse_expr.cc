@@ -670,6 +670,7 @@ Expr Reader::sublink(const json& body, Expr e) {
     e.args.push_back(expr(body.at("testexpr"), loc));
   }
   const auto [stype, sb] = node(body.at("subselect"));
+  pid_set_ = any;
   auto sub = std::make_shared<Select>(select(*sb, loc, false));
   if (any && e.args[0].kind == Expr::Kind::row) {  // (a, b) IN (SELECT x, y ...): db-scheduler's pick
     const std::size_t n = e.args[0].args.size();

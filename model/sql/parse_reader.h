@@ -154,7 +154,7 @@ class Reader {
   static void count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink);
   // The system view a FROM's relation names ("pg_locks", "pg_database"), or "" (parse_system_views.cc).
   static std::string_view system_view(const json& range_var);
-  void check_system_views(const Select& s, int fallback) const;
+  void check_system_views(const Select& s, int fallback, bool pid_set) const;
   void group_by(const json& items, Select& s, int fallback);
   // One GROUP BY item as grouping sets (a plain expression: one set of it), expanded as
   // expand_groupingset_node does; `top`: a GROUP BY item (a row there is one expression).
@@ -312,6 +312,7 @@ class Reader {
   // The WITH list of the query whose FROM is being read: a locking FROM subquery joins it
   // (parse_from.cc); and the statement being read.
   std::vector<CommonTable>* hoist_to_ = nullptr;
+  bool pid_set_ = false;  // the SELECT to read is x IN (SELECT ...)'s: its rows a set (of pids)
   const json* outer_locking_ = nullptr;  // that query's locking clause (pushed into its FROM subqueries)
   std::vector<std::string> pushed_;     // the FROM subqueries its FOR UPDATE OF named, pushed into them
   const json* statement_json_ = nullptr;

@@ -90,7 +90,7 @@ std::string_view Reader::system_view(const json& range_var) {
   return {};
 }
 
-void Reader::check_system_views(const Select& s, int fallback) const {
+void Reader::check_system_views(const Select& s, int fallback, bool pid_set) const {
   std::vector<const FromItem*> locks, databases, activity;
   for (const FromItem& f : s.from) {
     sys_relations(f, locks);
@@ -103,7 +103,11 @@ void Reader::check_system_views(const Select& s, int fallback) const {
     // runner's own): a statement must keep one backend, by `pid = x`.
     std::vector<std::string> names;
     for (const FromItem* v : activity) names.push_back(v->alias.empty() ? v->table : v->alias);
-    const bool kept = (s.where && sys_keeps_one_pid(*s.where, names)) || std::any_of(s.from.begin(), s.from.end(), [&](const FromItem& f) {
+    // Or `x IN (SELECT pid FROM pg_stat_activity ...)` (queue_classic's dead workers): the others'
+    // pids are none a session stored (pg_backend_pid()), so the set answers as the server's.
+    const bool pids = pid_set && s.from.size() == 1 && s.targets.size() == 1 && s.targets[0].expr.kind == Expr::Kind::column &&
+                      s.targets[0].expr.name == "pid" && !s.limit && !s.aggregate && s.group_by.empty();
+    const bool kept = pids || (s.where && sys_keeps_one_pid(*s.where, names)) || std::any_of(s.from.begin(), s.from.end(), [&](const FromItem& f) {
                         return f.kind == FromItem::Kind::join && std::any_of(f.on.begin(), f.on.end(), [&](const Expr& e) { return sys_keeps_one_pid(e, names); });
                       });
     const int loc = activity.front()->location >= 0 ? activity.front()->location : fallback;
