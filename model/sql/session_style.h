@@ -24,6 +24,9 @@ namespace lockstep::sql {
 class Value;
 class TimeZone;
 
+// The server's default search_path, as SHOW prints it.
+inline constexpr std::string_view kDefaultSearchPath = "\"$user\", public";
+
 struct SessionStyle {
   enum class Zone : std::uint8_t { utc, pst8pdt, named } zone = Zone::utc;
   const TimeZone* named_zone = nullptr;  // Zone::named: the system tzdata's (model/sql/time_zones.h)
@@ -31,8 +34,8 @@ struct SessionStyle {
   bool day_first = false;          // DateStyle ..., DMY
   bool verbose_intervals = false;  // IntervalStyle postgres_verbose
   // search_path, as SHOW prints it: current_schema() is its first schema the server has
-  // (tables are known by their own names whatever it says: plan.h's Schema).
-  std::string search_path = "\"$user\", public";
+  // (a name without a schema is found through it: sim/pg/executor/sql_schemas.h).
+  std::string search_path = std::string(kDefaultSearchPath);
   friend bool operator==(const SessionStyle&, const SessionStyle&) = default;
 };
 

@@ -39,6 +39,7 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
       if (schema != own) return sql::SqlError("42P01", fmt::format("relation \"{}.{}\" does not exist", schema, name));
       continue;
     }
+    if (own == "public" && server.style().search_path == sql::kDefaultSearchPath && server.has_schema("public")) continue;
     if (!path) path = sql::path_schemas(server.style().search_path, &server);
     if (std::find(path->begin(), path->end(), own) != path->end()) continue;
     if (named(name)) return sql::SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));

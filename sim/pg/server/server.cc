@@ -309,7 +309,7 @@ const sql::CreateFunction* Server::sql_function(std::string_view name) const {
     const auto it = functions_.find(sql::function_key(name));
     return it == functions_.end() ? nullptr : &it->second;
   }
-  if (schemas_.size() == 1 && style().search_path == sql::SessionStyle{}.search_path) {  // public alone
+  if (schemas_.size() == 1 && style().search_path == sql::kDefaultSearchPath) {  // public alone
     const auto it = functions_.find(name);
     return it == functions_.end() ? nullptr : &it->second;
   }
