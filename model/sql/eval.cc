@@ -343,7 +343,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (v.is_null()) return v;
     if (v.type() == Type::float8) return Value::float8(std::fabs(v.as_float8()));
     if (v.type() == Type::numeric) return compare(v, Value::integer(0, Type::int4)) < 0 ? numeric_negated(v) : v;
-    if (!is_integer(v.type())) throw SqlError("42883", fmt::format("function abs({}) does not exist", type_name(v.type())));
+    if (!is_integer(v.type())) throw SqlError("42883", e.qualifier == "@" ? fmt::format("operator does not exist: @ {}", type_name(v.type())) : fmt::format("function abs({}) does not exist", type_name(v.type())));
     return Value::integer(checked(v.as_integer() < 0 ? -static_cast<__int128>(v.as_integer()) : v.as_integer(), v.type()), v.type());
   }
   if (e.name == "timezone") return timezone_value(args.at(0), args.at(1));  // also ts AT TIME ZONE zone

@@ -543,10 +543,8 @@ void Reader::locking(const json& clauses, Select& s, int fallback, const std::ve
   const json& c = *node(clauses.at(0)).second;
   known(c, "LockingClause", {"strength", "waitPolicy", "lockedRels"}, fallback);
   const std::string strength = c.value("strength", "");
-  s.lock = strength == "LCS_FORUPDATE"        ? RowLock::update
-           : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update
-           : strength == "LCS_FORKEYSHARE"    ? RowLock::key_share
-                                              : RowLock::share;
+  s.lock = strength == "LCS_FORUPDATE" ? RowLock::update : strength == "LCS_FORNOKEYUPDATE" ? RowLock::no_key_update
+           : strength == "LCS_FORKEYSHARE" ? RowLock::key_share : RowLock::share;
   if (c.contains("lockedRels")) {  // FOR UPDATE OF: relations by name or alias
     for (const json& r : c.at("lockedRels")) {
       const json& rel = *node(r).second;
@@ -562,7 +560,9 @@ void Reader::locking(const json& clauses, Select& s, int fallback, const std::ve
     }
   }
   const std::string wait = c.value("waitPolicy", "LockWaitBlock");
-  if (!pushed.empty() && s.lock_of.empty()) return void(s.lock = RowLock::none);  // OF its FROM subqueries only: they lock, it does not
+  // OF its FROM subqueries only (they lock, it does not), or without OF over its WITH query alone (ignored, as the server's)
+  const bool with_alone = !c.contains("lockedRels") && s.from.empty() && std::ranges::any_of(s.with, [&](const CommonTable& w) { return w.name == s.table; });
+  if ((!pushed.empty() && s.lock_of.empty()) || with_alone) return void(s.lock = RowLock::none);
   s.wait = wait == "LockWaitSkip" ? LockWait::skip_locked : wait == "LockWaitError" ? LockWait::nowait : LockWait::wait;
   if (s.table.empty() && s.from.empty()) fail("0A000", "FOR UPDATE without FROM has no rows to lock", fallback);
 }

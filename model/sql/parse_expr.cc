@@ -337,6 +337,7 @@ Expr Reader::a_expr(const json& body, Expr e) {
   }
   if ((kind == "AEXPR_OP" && op.size() == 1 && op[0] == "@" && !body.contains("lexpr")) || kind == "AEXPR_NULLIF") {  // prefix @: the absolute value
     e.kind = Expr::Kind::func, e.name = kind == "AEXPR_NULLIF" ? "nullif" : "abs";
+    if (e.name == "abs") e.qualifier = "@";  // (its errors name the operator)
     for (const char* side : {"lexpr", "rexpr"}) if (body.contains(side)) e.args.push_back(expr(body.at(side), loc));
     return e;
   }

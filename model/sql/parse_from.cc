@@ -4,6 +4,7 @@
 // LATERAL. RIGHT, FULL and NATURAL joins, JOIN ... USING, ROWS FROM and other functions in
 // FROM are refused by name with their position.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <variant>
 
@@ -338,6 +339,12 @@ FromItem Reader::from_item(const json& n, int fallback) {
       const auto named = [&](const json& r) { return node(r).second->value("relname", "") == item.alias; };
       if (!c->contains("lockedRels") || std::ranges::any_of(c->at("lockedRels"), named)) {
         if (sb->contains("lockingClause") || sb->contains("valuesLists")) refuse("FOR UPDATE over a subquery in FROM with its own locking clause or VALUES", loc);
+        // One the planner pulls up (is_simple_subquery: a pushed-down mark does not stop it) has its
+        // rows locked above it, those the query returns: not modelled.
+        static constexpr std::array<const char*, 8> kKept = {"limitCount", "limitOffset", "sortClause", "groupClause", "havingClause", "distinctClause", "windowClause", "withClause"};
+        if (std::none_of(kKept.begin(), kKept.end(), [&](const char* k) { return sb->contains(k); }) && sb->value("op", "SETOP_NONE") == "SETOP_NONE") {
+          refuse("FOR UPDATE over a subquery in FROM that the planner pulls up (without LIMIT, ORDER BY, grouping or DISTINCT)", loc);
+        }
         if (c->contains("lockedRels")) pushed_.push_back(item.alias);
         pushed = *sb;
         pushed["lockingClause"] = json::array({json{{"LockingClause", *c}}});

@@ -649,13 +649,12 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   }
   if (n == "random") return sql::random_from_seed((static_cast<std::uint64_t>(c_.pid_) << 32) | ++c_.random_draws_);
   if (n == "pg_cancel_backend") return boolean(c_.cancel_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
-  if (n == "pg_terminate_backend") {
-    return boolean(c_.terminate_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
-  }
+  if (n == "pg_terminate_backend") return boolean(c_.terminate_backend(static_cast<int>(sql::cast(args[0], Type::int4).as_integer())));
   if (n == "set_config") {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL (also of an autocommit statement's transaction)
+    if (setting == "search_path") return Value::text(set_search_path(c_.style_, value, local || (c_.session_.in_transaction && !c_.implicit_block_)));
     struct Call { bool& in; ~Call() { in = false; } } call{c_.in_set_config_ = true};  // NOLINT: the flag for this call only
     const bool custom = sql::is_custom_setting(setting);
     check(custom ? c_.set_custom(setting, value, local) : c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));

@@ -2,6 +2,7 @@
 #include "lockstep/sim/pg/executor/sql_schemas.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <vector>
 
@@ -55,6 +56,23 @@ std::string creation_schema(std::string_view written, Server& server) {
   std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
   if (path.empty()) throw sql::SqlError("3F000", "no schema has been selected to create in");
   return std::move(path.front());
+}
+
+std::string set_search_path(sql::SessionStyle& style, const std::string& value, bool in_block) {
+  bool shown = !value.empty();  // names (lower case, or "$user") joined by ", "
+  for (std::size_t at = 0; shown && at <= value.size();) {
+    const std::size_t end = std::min(value.find(", ", at), value.size());
+    const std::string_view name = std::string_view(value).substr(at, end - at);
+    shown = name == "\"$user\"" || (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
+                                    std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_'; }));
+    at = end + 2;
+  }
+  if (in_block || !shown) {
+    throw sql::SqlError("0A000", fmt::format("set_config('search_path', '{}', ...){} is not in lockstep's SQL subset (docs/sql.md)", value,
+                                             in_block ? " inside a transaction block or local" : " of a value SHOW would print otherwise"));
+  }
+  style.search_path = value;
+  return value;
 }
 
 }  // namespace lockstep::sim::pg

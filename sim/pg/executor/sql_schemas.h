@@ -34,6 +34,11 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
 // search_path the server has; throws SqlError 3F000 for a schema the server lacks or none.
 std::string creation_schema(std::string_view written, Server& server);
 
+// set_config('search_path', value, is_local) as SET search_path outside a transaction block:
+// `style`'s path becomes `value`, returned; throws SqlError 0A000 for is_local or inside a
+// block (`in_block`), or a value not written as SHOW prints one (lower-case names joined by ", ").
+std::string set_search_path(sql::SessionStyle& style, const std::string& value, bool in_block);
+
 // A plpgsql function's SET search_path (model/sql/plan.h's CreateFunction::search_path) on the
 // session's settings while the call runs.
 class SearchPathOfCall {

@@ -313,11 +313,25 @@ const sql::CreateFunction* Server::sql_function(std::string_view name) const {
     const auto it = functions_.find(name);
     return it == functions_.end() ? nullptr : &it->second;
   }
-  for (const std::string& schema : sql::path_schemas(style().search_path, this)) {  // the first schema of search_path that has it
+  const sql::CreateFunction* found = nullptr;  // the first schema of search_path that has it
+  for (const std::string& schema : sql::path_schemas(style().search_path, this)) {
     const auto it = functions_.find(schema == "public" ? std::string(name) : fmt::format("{}.{}", schema, name));
-    if (it != functions_.end()) return &it->second;
+    if (it == functions_.end()) continue;
+    if (found == nullptr) {
+      found = &it->second;
+      continue;
+    }
+    const auto types = [](const sql::CreateFunction& f) {
+      std::vector<std::pair<sql::Type, std::string>> out;
+      for (const sql::FunctionParam& p : f.params) out.emplace_back(p.type.type, p.type.user_type);
+      return out;
+    };
+    if (types(*found) != types(it->second)) {  // the server picks among them by the arguments (func_get_detail)
+      throw sql::SqlError("0A000", fmt::format("a call of {}(), which two schemas of search_path have with other parameters (overloading), is not in "
+                                               "lockstep's SQL subset (docs/sql.md)", name));
+    }
   }
-  return nullptr;
+  return found;
 }
 
 bool Server::function_named_anywhere(std::string_view name) const {
