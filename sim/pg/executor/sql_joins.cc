@@ -134,6 +134,7 @@ void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
   SqlRun inner(c_, plans_, st, params_);
   inner.nested_ = true;
   inner.enclosing_ = this;
+  inner.function_params_ = function_params_;  // a function's variables (and EXECUTE's USING values) there too
   inner.statement_start_ = statement_start_;
   std::vector<std::vector<Value>> rows;
   inner.returned_ = &rows;
