@@ -201,4 +201,10 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
   return v.type() == r.type ? v : cast(v, r.type);
 }
 
+bool same_parameter_types(const CreateFunction& a, const CreateFunction& b) {
+  return std::equal(a.params.begin(), a.params.end(), b.params.begin(), b.params.end(), [](const FunctionParam& x, const FunctionParam& y) {
+    return x.type.type == y.type.type && x.type.user_type == y.type.user_type;
+  });
+}
+
 }  // namespace lockstep::sql

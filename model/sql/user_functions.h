@@ -18,4 +18,8 @@ namespace lockstep::sql {
 
 Value call_user_function(const Expr& call, std::vector<Value> args, EvalContext& outer);
 
+// Whether two created functions take parameters of the same types (the same signature: the
+// server's overloading tells the others apart by their arguments).
+bool same_parameter_types(const CreateFunction& a, const CreateFunction& b);
+
 }  // namespace lockstep::sql

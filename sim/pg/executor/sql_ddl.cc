@@ -188,8 +188,7 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
   if (const SqlTable* t = server.sql_table(name)) {  // through search_path; regclassout qualifies one it does not find
     const std::string own(schema_of(t->def));
-    const std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
-    const bool visible = std::find(path.begin(), path.end(), own) != path.end();
+    const bool visible = on_search_path(own, server);
     if (schema.empty() ? !visible : schema != own) return std::nullopt;
     return visible ? name : own + "." + name;
   }

@@ -14,6 +14,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/user_functions.h"
 #include "lockstep/sim/invariant.h"
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
@@ -34,12 +35,7 @@ Result<Rows> SqlRun::statement(const sql::CreateFunction& created) {
     f.name = schema == "public" ? f.name.substr(dot + 1) : fmt::format("{}.{}", schema, f.name.substr(dot + 1));
   }
   if (const sql::CreateFunction* old = server_.sql_function(Server::explicit_function_name(f))) {
-    auto types = [](const sql::CreateFunction& g) {
-      std::vector<std::pair<Type, std::string>> out;
-      for (const sql::FunctionParam& p : g.params) out.emplace_back(p.type.type, p.type.user_type);
-      return out;
-    };
-    if (types(*old) != types(f)) {
+    if (!sql::same_parameter_types(*old, f)) {
       return Error{"0A000", fmt::format("a second function named {} (overloading) is not in lockstep's SQL subset", f.name)};
     }
     if (!f.replace) return Error{"42723", fmt::format("function \"{}\" already exists with same argument types", f.name)};

@@ -14,13 +14,18 @@
 
 namespace lockstep::sim::pg {
 
+bool on_search_path(std::string_view schema, Server& server) {
+  if (schema == "public" && server.style().search_path == sql::kDefaultSearchPath) return server.has_schema("public");
+  const std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
+  return std::find(path.begin(), path.end(), schema) != path.end();
+}
+
 std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Server& server, bool absent_too) {
   const bool lock = std::holds_alternative<sql::LockTables>(st.body);
   if (st.relations.empty() || !(lock || std::holds_alternative<sql::Select>(st.body) || std::holds_alternative<sql::Insert>(st.body) ||
                                 std::holds_alternative<sql::Update>(st.body) || std::holds_alternative<sql::Delete>(st.body))) {
     return std::nullopt;
   }
-  std::optional<std::vector<std::string>> path;  // read when a name needs it
   std::optional<std::set<std::string, std::less<>>> tables;  // the names that are no WITH query's
   const auto named = [&](const std::string& name) {  // a table's name, not a WITH query's
     if (!tables && !lock) {
@@ -40,9 +45,7 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
       if (schema != own) return sql::SqlError("42P01", fmt::format("relation \"{}.{}\" does not exist", schema, name));
       continue;
     }
-    if (own == "public" && server.style().search_path == sql::kDefaultSearchPath && server.has_schema("public")) continue;
-    if (!path) path = sql::path_schemas(server.style().search_path, &server);
-    if (std::find(path->begin(), path->end(), own) != path->end()) continue;
+    if (on_search_path(own, server)) continue;
     if (named(name)) return sql::SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
   }
   return std::nullopt;

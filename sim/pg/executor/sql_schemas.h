@@ -25,6 +25,9 @@ class Server;
 // The schema a table is in (one lockstep's typed API made: public).
 inline std::string_view schema_of(const sql::CreateTable& def) { return def.schema.empty() ? std::string_view("public") : std::string_view(def.schema); }
 
+// Whether `schema` is one of the running session's search_path the server has.
+bool on_search_path(std::string_view schema, Server& server);
+
 // The 42P01 ("relation \"t\" does not exist", "relation \"s.t\" does not exist") of a relation
 // st names that the running session's search_path does not find, or nullopt. `absent_too`: also
 // of a name of no table, sequence or WITH query (a LANGUAGE sql body checked as it is created).

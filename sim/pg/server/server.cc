@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "lockstep/model/sql/user_functions.h"
 #include "lockstep/sim/invariant.h"
 
 namespace lockstep::sim::pg {
@@ -321,12 +322,7 @@ const sql::CreateFunction* Server::sql_function(std::string_view name) const {
       found = &it->second;
       continue;
     }
-    const auto types = [](const sql::CreateFunction& f) {
-      std::vector<std::pair<sql::Type, std::string>> out;
-      for (const sql::FunctionParam& p : f.params) out.emplace_back(p.type.type, p.type.user_type);
-      return out;
-    };
-    if (types(*found) != types(it->second)) {  // the server picks among them by the arguments (func_get_detail)
+    if (!sql::same_parameter_types(*found, it->second)) {  // the server picks among them by the arguments (func_get_detail)
       throw sql::SqlError("0A000", fmt::format("a call of {}(), which two schemas of search_path have with other parameters (overloading), is not in "
                                                "lockstep's SQL subset (docs/sql.md)", name));
     }
