@@ -261,14 +261,17 @@ TEST(SqlSim, IdleInTransactionTimeoutIsKeptOrRefusedNeverIgnored) {
 }
 
 // SET application_name names the session (current_setting, pg_locks' rows); RESET gives back
-// the pool's name. Inside a transaction block it is refused (a rollback would undo it).
+// the pool's name. In a transaction block a rollback undoes it, and SET LOCAL lasts to the
+// block's end.
 TEST(SqlSim, ApplicationNameIsTheSessionsUntilReset) {
   const Session s = {"SET application_name = 'Worker 1'", "SELECT current_setting('application_name')", "RESET application_name",
-                     "SELECT current_setting('application_name')", "BEGIN", "SET application_name = 'x'", "ROLLBACK"};
+                     "SELECT current_setting('application_name')", "BEGIN", "SET application_name = 'x'", "ROLLBACK",
+                     "SELECT current_setting('application_name')", "BEGIN", "SET LOCAL application_name = 'y'",
+                     "SELECT current_setting('application_name')", "COMMIT", "SELECT current_setting('application_name')"};
   EXPECT_EQ(outcomes({}, {s}, "SELECT 1", "dfs"),
-            (std::set<std::string>{"a: SET | a: SELECT 1 [Worker 1] | a: RESET | a: SELECT 1 [lockstep] | a: BEGIN | "
-                                   "a: ERROR 0A000: SET application_name inside a transaction block is not in lockstep's SQL subset | "
-                                   "a: ROLLBACK | final: SELECT 1 [1]"}));
+            (std::set<std::string>{"a: SET | a: SELECT 1 [Worker 1] | a: RESET | a: SELECT 1 [lockstep] | a: BEGIN | a: SET | a: ROLLBACK | "
+                                   "a: SELECT 1 [lockstep] | a: BEGIN | a: SET | a: SELECT 1 [y] | a: COMMIT | a: SELECT 1 [lockstep] | "
+                                   "final: SELECT 1 [1]"}));
 }
 
 // The release the simulated server reports is the one lockstep was built against (PostgreSQL
@@ -283,14 +286,14 @@ TEST(SqlSim, TheServerVersionIsTheBuildsPostgreSQL15) {
   EXPECT_TRUE(lockstep::sql::server_version_text().starts_with(fmt::format("PostgreSQL {} on ", lockstep::sql::server_version())));
 }
 
-// RESET of a display setting and RESET ALL in a transaction block are refused as a SET of one
-// is (a rollback would undo them), DISCARD TEMP too; DISCARD ALL fails there as on the server.
+// RESET ALL and DISCARD TEMP in a transaction block are refused (a rollback would undo them);
+// DISCARD ALL fails there as on the server. RESET of a display setting is undone by a rollback.
 TEST(SqlSim, ResetsInABlockAreRefused) {
-  const Session s = {"BEGIN", "RESET TimeZone", "ROLLBACK", "BEGIN", "RESET ALL", "ROLLBACK",
+  const Session s = {"SET TimeZone = 'UTC'", "BEGIN", "RESET TimeZone", "ROLLBACK", "SHOW TimeZone", "BEGIN", "RESET ALL", "ROLLBACK",
                      "BEGIN", "DISCARD TEMP", "ROLLBACK", "BEGIN", "DISCARD ALL", "ROLLBACK"};
   EXPECT_EQ(outcomes({}, {s}, "SELECT 1", "dfs"),
-            (std::set<std::string>{"a: BEGIN | a: ERROR 0A000: RESET timezone inside a transaction block is not in lockstep's SQL subset | "
-                                   "a: ROLLBACK | a: BEGIN | a: ERROR 0A000: RESET ALL inside a transaction block is not in lockstep's SQL subset (docs/sql.md) | "
+            (std::set<std::string>{"a: SET | a: BEGIN | a: RESET | a: ROLLBACK | a: SELECT 1 [UTC] | "
+                                   "a: BEGIN | a: ERROR 0A000: RESET ALL inside a transaction block is not in lockstep's SQL subset (docs/sql.md) | "
                                    "a: ROLLBACK | a: BEGIN | a: ERROR 0A000: DISCARD TEMP inside a transaction block is not in lockstep's SQL subset (docs/sql.md) | "
                                    "a: ROLLBACK | a: BEGIN | a: ERROR 25001: DISCARD ALL cannot run inside a transaction block | a: ROLLBACK | "
                                    "final: SELECT 1 [1]"}));

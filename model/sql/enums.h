@@ -18,7 +18,8 @@
 namespace lockstep::sql {
 
 struct EnumType {
-  std::string name;
+  std::string name;  // one per server (42710 for a second in another schema)
+  std::string schema = "public";
   std::vector<std::string> labels;
   // CREATE TYPE name AS (fields): declared (pgmq's message_record), so that a schema that
   // declares one loads; a column or value of it is refused by name (0A000).

@@ -93,14 +93,11 @@ std::vector<Statement> Reader::statements(const json& tree) {
     statement_start_ = start + lead;
     statement_len_ = len > 0 ? len - lead : 0;
     max_param_ = 0;
-    locking_subquery_ = false;
+    locking_subquery_ = subquery_locks_differ_ = folded_arms_ = subquery_ = stepping_call_ = false;
     subquery_lock_ = RowLock::none;
-    subquery_locks_differ_ = false;
-    folded_arms_ = false;
-    subquery_ = false;
-    stepping_call_ = false;
     user_calls_.clear();
     relations_.clear();
+    types_.clear();
     fold_errors_.clear();
     const std::string kind = node(raw.at("stmt")).first;
     folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
@@ -118,6 +115,7 @@ std::vector<Statement> Reader::statements(const json& tree) {
     s.calls_stepping_function = stepping_call_;
     s.user_calls = std::move(user_calls_);
     s.relations = std::move(relations_);
+    s.types = std::move(types_);
     out.push_back(std::move(s));
   }
   return out;
@@ -280,7 +278,7 @@ std::pair<std::string, std::string> Reader::relation(const json& body, int fallb
   const int loc = location_of(body, fallback);
   const std::string name = body.at("relname");  // its schema: resolved as the statement runs (plan.h's Schema)
   if (name.starts_with("pg_") || name.starts_with("information_schema")) refuse(fmt::format("the system view {}", name), loc);
-  if (std::pair named(body.value("schemaname", ""), name); std::find(relations_.begin(), relations_.end(), named) == relations_.end()) relations_.push_back(std::move(named));
+  add_once(relations_, {body.value("schemaname", ""), name});
   std::string alias;
   if (body.contains("alias")) {
     const json& a = body.at("alias");

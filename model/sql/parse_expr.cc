@@ -83,6 +83,7 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     const bool built_in = parts.front() == "pg_catalog" || std::find(std::begin(kBuiltIn), std::end(kBuiltIn), name) != std::end(kBuiltIn);
     if (built_in || user_type == nullptr || type_name.contains("typmods")) refuse(fmt::format("the type {}", name), loc);
     *user_type = name;
+    add_once(types_, {parts.size() >= 2 ? parts[parts.size() - 2] : std::string(), name});
     return as_array(Type::enum_);
   }
   if (*t == Type::bit) {

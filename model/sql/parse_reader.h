@@ -4,6 +4,7 @@
 // with its position (model/sql/parse.h).
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <initializer_list>
 #include <string>
@@ -317,6 +318,10 @@ class Reader {
   std::vector<std::string> pushed_;     // the FROM subqueries its FOR UPDATE OF named, pushed into them
   const json* statement_json_ = nullptr;
   mutable std::vector<std::pair<std::string, std::string>> relations_;  // Statement::relations
+  mutable std::vector<std::pair<std::string, std::string>> types_;      // Statement::types
+  static void add_once(std::vector<std::pair<std::string, std::string>>& names, std::pair<std::string, std::string> name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  }
   bool xmax_allowed_ = false;      // reading an upsert's RETURNING, where xmax may be compared with 0
   bool window_allowed_ = false;    // reading a SELECT's select list, where a window function may be
   const json* windows_ = nullptr;  // ... and its WINDOW clause, if any

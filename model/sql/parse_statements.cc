@@ -271,6 +271,7 @@ CreateSequence Reader::create_sequence(const json& body) {
   CreateSequence q;
   std::string alias;
   std::tie(q.name, alias) = relation(body.at("sequence"), loc);
+  q.schema = body.at("sequence").value("schemaname", "");
   q.if_not_exists = body.value("if_not_exists", false);
   std::int64_t type_max = std::numeric_limits<std::int64_t>::max();
   std::optional<std::int64_t> min, max, start;

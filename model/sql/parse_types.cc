@@ -9,7 +9,10 @@ CreateType Reader::create_type(std::string_view type, const json& body) {
   // An enum's name: schema.type is the type (plan.h's Schema); a database's name is refused.
   auto enum_name = [&] {
     std::vector<std::string> parts = names(body.at("typeName"));
-    if (parts.size() == 2) parts.erase(parts.begin());
+    if (parts.size() == 2) {
+      t.schema = parts[0];
+      parts.erase(parts.begin());
+    }
     if (parts.size() != 1) refuse("a database-qualified name", statement_start_);
     return parts[0];
   };
@@ -22,6 +25,7 @@ CreateType Reader::create_type(std::string_view type, const json& body) {
   if (type == "CompositeTypeStmt") {
     known(body, "CompositeTypeStmt", {"typevar", "coldeflist"}, statement_start_);
     t.name = relation(body.at("typevar"), statement_start_).first;
+    t.schema = body.at("typevar").value("schemaname", "");
     t.composite = true;
     for (const json& d : body.value("coldeflist", json::array())) {
       const json& def = *node(d).second;

@@ -367,6 +367,7 @@ struct CreateFunction {
 // (And ALTER TYPE name ADD VALUE [IF NOT EXISTS] 'label' [BEFORE | AFTER 'neighbor']: `alter`.)
 struct CreateType {
   std::string name;
+  std::string schema;  // as written ("": the first schema of search_path)
   std::vector<std::string> labels;
   bool composite = false;  // CREATE TYPE name AS (fields): labels are the fields' names
   std::vector<ColumnDef> fields;  // a composite type's, in order (a row type: model/sql/records.h)
@@ -381,6 +382,7 @@ struct CreateType {
 // defaults (an ascending one from 1 to the type's maximum, a descending one from -1 down).
 struct CreateSequence {
   std::string name;
+  std::string schema;  // as written ("": the first schema of search_path)
   bool if_not_exists = false;
   std::int64_t increment = 1, min = 1, max = 0, start = 1;
   bool cycle = false;
@@ -621,6 +623,9 @@ struct Statement {
   // Each relation it names (FROM, INSERT INTO, UPDATE, ...): (schema as written or "", name),
   // once each; resolved through search_path as it runs (sim/pg/executor/sql_schemas.cc).
   std::vector<std::pair<std::string, std::string>> relations;
+  // Each type it names that no built-in type has (a cast, a column's type): (schema as
+  // written or "", name), once each; resolved as relations are.
+  std::vector<std::pair<std::string, std::string>> types;
   // An error the planner's constant folding raises (1/0, 'x'::int beside no column): the
   // statement fails with it before it runs anything, after parse analysis (parse_fold.cc).
   std::shared_ptr<const SqlError> plan_error;

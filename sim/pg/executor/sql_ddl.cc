@@ -88,7 +88,7 @@ Result<Rows> SqlRun::statement(const sql::CreateType& t) {
     return done(Rows{{}, {}, "ALTER TYPE"});
   }
   if (sql::has_declared_type(t.name) || sql::type_of_name(t.name)) return Error{"42710", fmt::format("type \"{}\" already exists", t.name)};
-  server_.mutable_enum_types().push_back(sql::EnumType{t.name, t.labels, t.composite});
+  server_.mutable_enum_types().push_back(sql::EnumType{.name = t.name, .schema = creation_schema(t.schema, server_), .labels = t.labels, .composite = t.composite});
   if (t.composite) server_.set_composite_type(t.name, &t.fields);
   return done(Rows{{}, {}, "CREATE TYPE"});
 }
@@ -126,7 +126,9 @@ Result<Rows> SqlRun::statement(const sql::CreateSequence& q) {
     }
     return Error{"42P07", fmt::format("relation \"{}\" already exists", q.name)};
   }
-  server_.add_sequence(q);
+  sql::CreateSequence def = q;
+  def.schema = creation_schema(q.schema, server_);
+  server_.add_sequence(def);
   return done(Rows{{}, {}, "CREATE SEQUENCE"});
 }
 
@@ -186,28 +188,27 @@ std::pair<std::string, std::string> regclass_name(std::string_view text) {
 std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   const auto [schema, name] = regclass_name(text);
   if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
-  if (const SqlTable* t = server.sql_table(name)) {  // through search_path; regclassout qualifies one it does not find
-    const std::string own(schema_of(t->def));
-    const bool visible = on_search_path(own, server);
-    if (schema.empty() ? !visible : schema != own) return std::nullopt;
-    return visible ? name : own + "." + name;
-  }
-  bool found = server.sql_table(name) != nullptr || server.sequence(name) != nullptr || server.serial_column_of(name).first != nullptr;
+  // The schemas with a relation of this name: a table's, a sequence's, an index's table's
+  // (index names are their schema's).
+  std::set<std::string, std::less<>> owners;
+  if (const Server::Sequence* q = server.sequence(name)) owners.insert(q->def.schema);
+  if (const SqlTable* t = server.serial_column_of(name).first) owners.emplace(schema_of(t->def));
   server.each_sql_table([&](const SqlTable& t) {
-    found = found || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || t.has_index(name) ||
-            std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; });
+    if (t.def.table == name || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || t.has_index(name) ||
+        std::any_of(t.unique.begin(), t.unique.end(), [&](const SqlTable::UniqueKey& u) { return u.name == name; })) {
+      owners.emplace(schema_of(t.def));
+    }
   });
-  if (!found) return std::nullopt;
-  // regclassout: qualified unless the search path finds it (public: the subset's tables are
-  // known by their names, plan.h's Schema).
-  return schema.empty() || schema == "public" ? name : schema + "." + name;
+  if (!schema.empty()) {  // regclassout: qualified unless the search path finds it
+    if (!owners.contains(schema)) return std::nullopt;
+    return on_search_path(schema, server) ? name : schema + "." + name;
+  }
+  const std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
+  const bool found = std::any_of(path.begin(), path.end(), [&](const std::string& s) { return owners.contains(s); });
+  return found ? std::optional<std::string>(name) : std::nullopt;
 }
 
 namespace {
-
-// A regclass text as the server reads it (a schema before a dot dropped: tables and sequences
-// are known by their names).
-std::string ddl_sequence_name(std::string_view text) { return regclass_name(text).second; }
 
 // currval: the value the session's last nextval (or setval with is_called) of it gave.
 Value ddl_currval(const std::map<std::string, std::int64_t, std::less<>>& currvals, const std::string& seq_name) {
@@ -246,8 +247,12 @@ Value SqlRun::serial_sequence_function(std::string_view name, const std::string&
 
 Value SqlRun::sequence_function(std::string_view name, const std::vector<Value>& args) {
   if (args.at(0).is_null()) return Value::null(Type::int8);
-  const std::string seq_name = ddl_sequence_name(sql::cast(args[0], Type::text).as_text());
+  const auto [schema, seq_name] = regclass_name(sql::cast(args[0], Type::text).as_text());
   Server::Sequence* seq = server_.sequence(seq_name);
+  const SqlTable* owner = seq == nullptr ? server_.serial_column_of(seq_name).first : nullptr;
+  if (seq != nullptr || owner != nullptr) {
+    if (auto missing = unresolved_sequence(schema, seq_name, seq != nullptr ? std::string_view(seq->def.schema) : schema_of(owner->def), server_)) throw *missing;
+  }
   if (seq == nullptr) return serial_sequence_function(name, seq_name, args);
   if (name == "currval") return ddl_currval(c_.currvals_, seq_name);
   refuse_in_read_only(name);

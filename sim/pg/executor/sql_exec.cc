@@ -515,18 +515,19 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 }
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
-  if (v.style) {  // TimeZone, DateStyle, IntervalStyle, application_name: the session's own, no other step sees them
-    if (v.local || (c_.session_.in_transaction && !c_.implicit_block_)) {  // an implicit block undoes its SET itself
-      throw SqlError("0A000", fmt::format("{} {} inside a transaction block is not in lockstep's SQL subset", v.reset ? "RESET" : "SET", v.name));
-    }
+  if (v.style) {  // TimeZone, DateStyle, IntervalStyle, search_path, application_name: the session's own, no other step sees them
+    if (v.local && c_.implicit_block_) throw SqlError("0A000", fmt::format("SET LOCAL {} in a string of several statements is not in lockstep's SQL subset", v.name));
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
-    if (v.name == "application_name") {  // RESET: the connection's (its pool's option)
-      c_.session_.application_name = v.value ? *v.value : c_.config_.application_name;
-      return done(Rows{{}, {}, v.reset ? "RESET" : "SET"});
-    }
-    if (v.value->empty()) sql::reset_style_setting(c_.style_, c_.start_style_, v.name);  // RESET, SET ... TO DEFAULT
-    if (!v.value->empty() && !sql::apply_style_setting(c_.style_, v.name, *v.value)) throw std::logic_error("SET of a style the parser accepted and the server does not");
+    c_.set_style(v.local, [&](sql::SessionStyle& style, std::string& application_name) {
+      if (v.name == "application_name") {  // RESET: the connection's (its pool's option)
+        application_name = v.value ? *v.value : c_.config_.application_name;
+      } else if (v.value->empty()) {  // RESET, SET ... TO DEFAULT
+        sql::reset_style_setting(style, c_.start_style_, v.name);
+      } else if (!sql::apply_style_setting(style, v.name, *v.value)) {
+        throw std::logic_error("SET of a style the parser accepted and the server does not");
+      }
+    });
     return done(Rows{{}, {}, v.reset ? "RESET" : "SET"});
   }
   if (sql::is_custom_setting(v.name)) {  // a placeholder: any text, the session's own
@@ -654,8 +655,8 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     const std::string setting = sql::cast(args[0], Type::text).as_text();
     const std::string value = sql::cast(args[1], Type::text).as_text();
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL (also of an autocommit statement's transaction)
-    if (setting == "search_path") return Value::text(set_search_path(c_.style_, value, local || (c_.session_.in_transaction && !c_.implicit_block_)));
     struct Call { bool& in; ~Call() { in = false; } } call{c_.in_set_config_ = true};  // NOLINT: the flag for this call only
+    if (setting == "search_path") return c_.set_style(local, [&](sql::SessionStyle& style, std::string&) { style.search_path = search_path_value(value); }), Value::text(value);
     const bool custom = sql::is_custom_setting(setting);
     check(custom ? c_.set_custom(setting, value, local) : c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
     return Value::text(custom ? value : shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it

@@ -20,7 +20,25 @@ bool on_search_path(std::string_view schema, Server& server) {
   return std::find(path.begin(), path.end(), schema) != path.end();
 }
 
+namespace {
+
+std::optional<sql::SqlError> unresolved_type(const sql::Statement& st, Server& server) {
+  const std::vector<sql::EnumType>& declared = *server.enum_types();
+  for (const auto& [schema, name] : st.types) {
+    const auto t = std::find_if(declared.begin(), declared.end(), [&](const sql::EnumType& e) { return e.name == name; });
+    if (t == declared.end() || schema == "pg_catalog") continue;  // no such type: the executor's 42704
+    if (!schema.empty() && schema != t->schema && !server.has_schema(schema)) return sql::SqlError("3F000", fmt::format("schema \"{}\" does not exist", schema));
+    if (schema.empty() ? !on_search_path(t->schema, server) : schema != t->schema) {
+      return sql::SqlError("42704", fmt::format("type \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Server& server, bool absent_too) {
+  if (auto type = unresolved_type(st, server)) return type;
   const bool lock = std::holds_alternative<sql::LockTables>(st.body);
   if (st.relations.empty() || !(lock || std::holds_alternative<sql::Select>(st.body) || std::holds_alternative<sql::Insert>(st.body) ||
                                 std::holds_alternative<sql::Update>(st.body) || std::holds_alternative<sql::Delete>(st.body))) {
@@ -51,6 +69,11 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
   return std::nullopt;
 }
 
+std::optional<sql::SqlError> unresolved_sequence(std::string_view schema, std::string_view name, std::string_view own, Server& server) {
+  if (schema.empty() ? on_search_path(own, server) : schema == own) return std::nullopt;
+  return sql::SqlError("42P01", fmt::format("relation \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+}
+
 std::string creation_schema(std::string_view written, Server& server) {
   if (!written.empty()) {
     if (!server.has_schema(written)) throw sql::SqlError("3F000", fmt::format("schema \"{}\" does not exist", written));
@@ -61,7 +84,7 @@ std::string creation_schema(std::string_view written, Server& server) {
   return std::move(path.front());
 }
 
-std::string set_search_path(sql::SessionStyle& style, const std::string& value, bool in_block) {
+const std::string& search_path_value(const std::string& value) {
   bool shown = !value.empty();  // names (lower case, or "$user") joined by ", "
   for (std::size_t at = 0; shown && at <= value.size();) {
     const std::size_t end = std::min(value.find(", ", at), value.size());
@@ -70,11 +93,7 @@ std::string set_search_path(sql::SessionStyle& style, const std::string& value, 
                                     std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_'; }));
     at = end + 2;
   }
-  if (in_block || !shown) {
-    throw sql::SqlError("0A000", fmt::format("set_config('search_path', '{}', ...){} is not in lockstep's SQL subset (docs/sql.md)", value,
-                                             in_block ? " inside a transaction block or local" : " of a value SHOW would print otherwise"));
-  }
-  style.search_path = value;
+  if (!shown) throw sql::SqlError("0A000", fmt::format("set_config('search_path', '{}', ...) of a value SHOW would print otherwise is not in lockstep's SQL subset (docs/sql.md)", value));
   return value;
 }
 

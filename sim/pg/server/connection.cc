@@ -31,6 +31,17 @@ void SimConnection::apply_timeout(Timeout which, Duration t, bool local) {
   (which == Timeout::lock ? lock_timeout_ : which == Timeout::statement ? statement_timeout_ : which == Timeout::deadlock ? deadlock_timeout_ : which == Timeout::idle ? idle_timeout_ : idle_session_timeout_) = t;
 }
 
+void SimConnection::set_style(bool local, const std::function<void(sql::SessionStyle&, std::string&)>& change) {
+  if (local && !session_.in_transaction) {
+    if (!in_set_config_) warnings_.push_back({"25P01", "SET LOCAL can only be used in transaction blocks"});
+    return;
+  }
+  if (session_.in_transaction && !style_at_block_) style_at_block_.emplace(style_, session_.application_name);
+  if (local && !style_of_session_) style_of_session_.emplace(style_, session_.application_name);
+  if (!local && style_of_session_) change(style_of_session_->first, style_of_session_->second);
+  change(style_, session_.application_name);
+}
+
 Status SimConnection::set_custom(const std::string& name, std::optional<std::string> value, bool local) {
   Statement st(*this);
   if (auto refused = begin_statement({"set_custom", {}, 0, true}, false)) return *refused;

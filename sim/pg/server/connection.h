@@ -6,6 +6,7 @@
 // session's locks and rows are released at one step, as the server does.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -515,9 +516,15 @@ class SimConnection : public lockstep::pg::Connection {
   bool in_query_string_ = false;  // between begin_query_string and end_query_string
   std::string string_text_;  // ... the string's text
   std::optional<Time> string_start_;  // when its string came (the server's statement_timestamp)
-  // As an implicit block found the display settings and application_name (SET there, not
-  // in an explicit block): back if the block rolls back.
-  std::optional<std::pair<sql::SessionStyle, std::string>> style_at_block_;
+  // As the block found the display settings, search_path and application_name (an implicit
+  // block's start, an explicit one's first SET of them): back if the block rolls back.
+  using Style = std::pair<sql::SessionStyle, std::string>;
+  std::optional<Style> style_at_block_;
+  // As SET (not LOCAL) made them since the block's first SET LOCAL of one: back at its commit.
+  std::optional<Style> style_of_session_;
+  // SET [LOCAL] of them: `change` on the style in effect (and on the session's, unless local).
+  // SET LOCAL outside a block warns (25P01) and changes nothing, as the server does.
+  void set_style(bool local, const std::function<void(sql::SessionStyle&, std::string&)>& change);
   bool serializable_ = false;               // ... and SERIALIZABLE (REPEATABLE READ's snapshot and its sxact)
   // The SERIALIZABLE transaction's sxact (sim/pg/lock/ssi.h), from its snapshot to its end; its
   // hooks live in sim/pg/sql_ssi.cc. Tracked: it has one the server still checks.
@@ -589,9 +596,9 @@ class SimConnection : public lockstep::pg::Connection {
     }
   };
   Settings session_settings_, settings_at_begin_;
-  // TimeZone, DateStyle and IntervalStyle (model/sql/session_style.h): SET outside a
-  // transaction block only, so never undone; and as the connection started (its pool's
-  // settings over the server's defaults): what RESET goes back to.
+  // TimeZone, DateStyle, IntervalStyle and search_path (model/sql/session_style.h): in effect
+  // (set_style), and as the connection started (its pool's settings over the server's
+  // defaults): what RESET goes back to.
   sql::SessionStyle style_, start_style_;
   // The transaction's savepoints, oldest first: what each found (sim/pg/server/savepoints.cc).
   struct Savepoint {
@@ -605,6 +612,8 @@ class SimConnection : public lockstep::pg::Connection {
     Duration lock_timeout{0}, statement_timeout{0}, deadlock_timeout{0}, idle_timeout{0}, idle_session_timeout{0};
     std::uint8_t planner_off = 0;
     std::map<std::string, std::string, std::less<>> custom;  // the custom settings in effect
+    Style style;  // the display settings, search_path and application_name in effect
+    std::optional<Style> style_of_session;
     bool read_only = false;  // SET TRANSACTION READ ONLY after it goes with it (a GUC's rollback)
     std::size_t listens = 0, notifies = 0;  // LISTEN / UNLISTEN and NOTIFY queued before it (AtSubAbort_Notify)
   };

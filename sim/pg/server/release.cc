@@ -61,7 +61,9 @@ Status SimConnection::end_transaction(Stmt verb) {
 
 void SimConnection::end_block(bool commit) {
   if (style_at_block_ && !commit) std::tie(style_, session_.application_name) = *style_at_block_;
+  if (style_of_session_ && commit) std::tie(style_, session_.application_name) = *style_of_session_;  // SET LOCAL ends
   style_at_block_.reset();
+  style_of_session_.reset();
   if (session_.in_transaction) {
     if (!commit) session_settings_ = settings_at_begin_;  // a SET in a transaction rolled back goes with it
     restore_session_settings();                           // SET LOCAL ends here

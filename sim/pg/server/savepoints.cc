@@ -70,6 +70,8 @@ SimConnection::Savepoint SimConnection::mark_here(const std::string& name) {
   mark.idle_session_timeout = idle_session_timeout_;
   mark.planner_off = planner_off_;
   mark.custom = custom_;
+  mark.style_of_session = style_of_session_;
+  mark.style = {style_, session_.application_name};
   mark.read_only = read_only_;
   mark.listens = pending_listens_.size();
   mark.notifies = pending_notifies_.size();
@@ -193,6 +195,10 @@ void SimConnection::roll_back_to(Savepoint& mark) {
   idle_timeout_ = mark.idle_timeout;
   idle_session_timeout_ = mark.idle_session_timeout;
   planner_off_ = mark.planner_off;
+  if (style_at_block_) {  // a SET of the display settings or search_path after it goes with it
+    std::tie(style_, session_.application_name) = mark.style;
+    style_of_session_ = mark.style_of_session;
+  }
   custom_ = mark.custom;
   read_only_ = mark.read_only;
   pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it

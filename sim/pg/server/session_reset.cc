@@ -20,6 +20,7 @@ void SimConnection::reset_settings() {
   for (const std::string& name : placeholders_) session_settings_.custom[name] = custom_[name] = "";  // a placeholder's default
   style_ = start_style_;
   session_.application_name = config_.application_name;
+  if (style_of_session_) *style_of_session_ = {style_, session_.application_name};
 }
 
 Result<Rows> SqlRun::statement(const sql::SessionReset& r) {
