@@ -516,7 +516,6 @@ Result<Rows> SqlRun::statement(const sql::LockTables& l) {
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
   if (v.style) {  // TimeZone, DateStyle, IntervalStyle, search_path, application_name: the session's own, no other step sees them
-    if (v.local && c_.implicit_block_) throw SqlError("0A000", fmt::format("SET LOCAL {} in a string of several statements is not in lockstep's SQL subset", v.name));
     SimConnection::Statement guard(c_);
     if (auto refused = begin("sql_set", Footprint{})) return *refused;
     c_.set_style(v.local, [&](sql::SessionStyle& style, std::string& application_name) {
