@@ -466,8 +466,24 @@ std::vector<std::pair<std::int64_t, const Row*>> SqlRun::relation_rows(const Sql
 
 std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable& t, std::string_view alias, SqlTable& from,
                                                                          std::string_view from_alias, const std::optional<Expr>& where,
-                                                                         const sql::Select* join) {
+                                                                         const sql::Select* join, const std::vector<sql::Assignment>& set,
+                                                                         const std::vector<sql::Target>& returning) {
   unplanned_order_.clear();
+  other_matches_.clear();
+  // Whether SET or RETURNING read the joined row (a column not the target's, a subquery).
+  const auto reads_joined = [&](const Expr& e) {
+    bool column = false, sub = false;
+    const auto walk = [&](const Expr& x, const auto& self) -> void {
+      column = column || x.kind == Expr::Kind::column;
+      sub = sub || x.select != nullptr;
+      for (const Expr& a : x.args) self(a, self);
+    };
+    walk(e, walk);
+    return sub || (column && !reads_target_only(e, t, alias, from));
+  };
+  const std::string_view named = alias.empty() ? std::string_view(t.def.table) : alias;
+  const bool shown = std::any_of(set.begin(), set.end(), [&](const sql::Assignment& a) { return reads_joined(a.value); }) ||
+                     std::any_of(returning.begin(), returning.end(), [&](const sql::Target& r) { return r.star ? r.star_of != named : reads_joined(r.expr); });
   std::vector<Row> joined;
   if (join != nullptr) {  // FROM a join: its nested loops, each table touched as it is read
     for (auto& [id, r] : from_scan(*join, from, -1)) joined.push_back(std::move(r));
@@ -498,16 +514,31 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
     alias_ = alias;
     row_ = &target;
     if (!own.empty() && !holds(own)) continue;
-    // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of them.
+    // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of
+    // them; the others are its next tries when a re-check fails. Which comes first is the
+    // plan's (a hashed relation's matches come last row first): refused where it shows.
+    // (WHERE with subqueries or lock calls: the first only, its side effects once.)
+    const bool all = !st_.has_subquery && !(where && sql_expr_takes_steps(*where));
+    std::vector<Row> more;
+    bool found = false;
     for (std::size_t k = 0; k < joined.size(); ++k) {
       const Row& j = joined[k];
       const Joined with(*this, Join{&from, from_alias, &j});
       if (!where || (own.empty() ? where_holds(*where, id, /*recheck=*/false) : holds(others))) {
-        out.emplace_back(id, std::move(target), j);
-        first_match.push_back(k);
-        break;
+        if (!found) {
+          found = true;
+          out.emplace_back(id, target, j);
+          first_match.push_back(k);
+          if (!all) break;
+        } else if (shown) {
+          throw SqlError("0A000", "an UPDATE or DELETE ... FROM whose target row joins two or more rows, of which SET or RETURNING read "
+                                  "the one the server's plan takes first, is not in lockstep's SQL subset (docs/sql.md)");
+        } else {
+          more.push_back(j);
+        }
       }
     }
+    if (!more.empty()) other_matches_.emplace(id, std::move(more));
   }
   restore(saved);
   // The planner's join on the target's primary key, on tables never analyzed: a WITH query or
@@ -518,6 +549,16 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
   const auto rows = q != nullptr && where && joins_on_key(*where, t, alias, from, from_alias) ? estimated_rows(*q) : std::nullopt;
   order_join(out, first_match, rows ? planned_drive(*rows, t, where->kind == Expr::Kind::and_ ? where->args.size() - 1 : 0) : Drive::unknown);
   return out;
+}
+
+const Row* SqlRun::other_joined_match(std::int64_t scanned, SqlTable& t, std::string_view alias, std::int64_t id, const Row& newest, const Expr& where) {
+  const auto more = other_matches_.find(scanned);
+  if (more == other_matches_.end()) return nullptr;
+  for (const Row& j : more->second) {
+    const Joined with(*this, Join{join_.table, join_.alias, &j});
+    if (still_matches(&t, std::string(alias), id, newest, where)) return &j;
+  }
+  return nullptr;
 }
 
 bool SqlRun::reads_target_only(const Expr& q, const SqlTable& t, std::string_view alias, const SqlTable& from) const {

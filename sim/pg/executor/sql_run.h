@@ -126,16 +126,14 @@ class SqlRun final : public sql::EvalContext {
   using Scopes = std::vector<std::pair<const SqlTable*, std::string_view>>;
   bool reaches_out(const Expr& e, Scopes& scopes) const;
   bool reaches_out(const sql::Select& sel, Scopes& scopes) const;
-  // The statement's InitPlans under e, computed in the step running now: the statement's first, which takes its
-  // snapshot, so a later wait for a row lock does not change them (as PostgreSQL keeps an InitPlan's value through
-  // EvalPlanQual). An error is raised where the subquery is first used. Subqueries that lock rows or call the
-  // server's functions are left to run where they are used.
+  // The statement's InitPlans under e, computed in the step running now: the statement's first, which takes its snapshot, so a
+  // later wait for a row lock does not change them (PostgreSQL keeps an InitPlan's value through EvalPlanQual). An error is
+  // raised where the subquery is first used. Subqueries that lock rows or call the server's functions run where used.
   void compute_initplans(const Expr& e);
   void compute_initplans(const std::vector<sql::Target>& targets);
-  // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries
-  // (REPEATABLE READ reads its transaction's). Subqueries read it wherever they run, also in
-  // an EvalPlanQual re-check after a wait, as PostgreSQL's do. With a call that is a step of
-  // its own or an INSERT's subquery, the first step holds it, reading the tables named.
+  // READ COMMITTED: the statement's snapshot, taken in its first step when it has subqueries (REPEATABLE READ reads its
+  // transaction's). Subqueries read it wherever they run, also in an EvalPlanQual re-check after a wait, as PostgreSQL's
+  // do. With a call that is a step of its own or an INSERT's subquery, the first step holds it, reading the tables named.
   void take_statement_snapshot();
   void hold_snapshot_for_later_reads();
   bool insert_reads_after_waits() const;
@@ -152,7 +150,7 @@ class SqlRun final : public sql::EvalContext {
   // WHERE on the row in the current context: in the statement's scan (recording the inner
   // row of each semi join), or (`recheck`) in the EvalPlanQual re-check of row `id`.
   bool where_holds(const Expr& where, std::int64_t id, bool recheck);
-  std::optional<Row> first_inner_match(const sql::Select& sub);  // the first row of its table (snapshot) WHERE accepts
+  std::optional<Row> first_inner_match(const sql::Select& sub, std::vector<Row>* others = nullptr);  // the first row (snapshot) WHERE accepts; the others
   bool inner_matches(const sql::Select& sub, const Row& inner);
   // The subquery's rows, run in the current context (a locking one takes its steps; its
   // LockRows stops after `rows` rows: an EXISTS pulls one, a scalar subquery two; or after the
@@ -294,10 +292,12 @@ class SqlRun final : public sql::EvalContext {
     SqlRun& run_;
     bool on_;
   };
-  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the first row of the joined
-  // relation (`join`'s FROM made it, when given) for which WHERE holds; WHERE's conditions on t alone first, once per row.
-  std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
-                                                                  const std::optional<Expr>& where, const sql::Select* join = nullptr);
+  // The target's candidates of a joined UPDATE or DELETE: each visible row of t with the first joined row (`join`'s FROM made
+  // them, when given) WHERE accepts, the others in other_matches_ (0A000 when `set` or `returning` read the one picked).
+  std::vector<std::tuple<std::int64_t, Row, Row>> join_candidates(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias, const std::optional<Expr>& where,
+                                                                  const sql::Select* join, const std::vector<sql::Assignment>& set, const std::vector<sql::Target>& returning);
+  // After a failed re-check with a target's first joined row, the next one with which `newest` passes WHERE, or nullptr.
+  const Row* other_joined_match(std::int64_t scanned, SqlTable& t, std::string_view alias, std::int64_t id, const Row& newest, const Expr& where);
   bool reads_target_only(const Expr& q, const SqlTable& t, std::string_view alias, const SqlTable& from) const;
   // ---- Row orders the planner's costs pick (sim/pg/executor/sql_plan_order.cc): why scan()'s or join_candidates()' last rows' order is not decided;
   // a data-modifying WITH query's RETURNING in such an order (its Derived::unordered); a top-level SELECT's scan, which checks it (else a scan of such rows refuses).
@@ -684,15 +684,15 @@ class SqlRun final : public sql::EvalContext {
   void note_own_write(const std::string& table, std::int64_t id);
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate
+  std::map<std::int64_t, std::vector<Row>> other_matches_;  // per target row, its other joined rows, in order
   std::optional<std::uint64_t> statement_snapshot_;  // a commit count (take_statement_snapshot)
   std::optional<std::uint64_t> first_scan_at_;  // the commit count at the statement's first scan of a table
   // A locking query (WITH or subquery FOR UPDATE) took the statement's snapshot in its first step
   // (hold_statement_snapshot); later scans read on it (snapshot_seq), the locked rows newest.
   bool on_snapshot_ = false;
-  bool on_snapshot() const;
-  std::optional<std::uint64_t> snapshot_seq() const;
-  void hold_statement_snapshot();
+  bool on_snapshot() const; std::optional<std::uint64_t> snapshot_seq() const; void hold_statement_snapshot();  // NOLINT
   std::map<std::pair<const Expr*, std::int64_t>, Row> semi_rows_;  // (semi join, outer row): the inner row it matched
+  std::map<std::pair<const Expr*, std::int64_t>, std::vector<Row>> semi_others_;  // ... and the others that match
   friend struct SqlSsi;  // serializable snapshot isolation's reads and writes (sim/pg/executor/sql_ssi.h)
   std::shared_ptr<struct SsiGrain> ssi_grain_;  // the plan of the next relation_rows of a SERIALIZABLE transaction
 };

@@ -485,32 +485,55 @@ bool SqlRun::where_holds(const Expr& where, std::int64_t id, bool recheck) {
     if (recheck) {
       if (p == Pulled::anti) continue;
       const auto it = semi_rows_.find({&exists, id});
-      if (it == semi_rows_.end() || !inner_matches(*exists.select, it->second)) return false;
+      if (it == semi_rows_.end()) return false;
+      const bool passes = inner_matches(*exists.select, it->second);
+      // Which inner row the semi join matched first is the plan's (a hashed one's: the last
+      // inserted): where another would re-check otherwise, the answer is the planner's.
+      if (const auto more = semi_others_.find({&exists, id}); more != semi_others_.end()) {
+        for (const Row& other : more->second) {
+          if (inner_matches(*exists.select, other) != passes) {
+            throw SqlError("0A000", "an EvalPlanQual re-check of a correlated EXISTS that two or more rows matched, which the new version "
+                                    "passes with one and fails with another (the server re-checks the one its plan met first), is not in "
+                                    "lockstep's SQL subset (docs/sql.md)");
+          }
+        }
+      }
+      if (!passes) return false;
       continue;
     }
-    std::optional<Row> inner = first_inner_match(*exists.select);
+    std::vector<Row> others;
+    std::optional<Row> inner = first_inner_match(*exists.select, p == Pulled::anti || c_.repeatable_read_ ? nullptr : &others);  // (a re-check: READ COMMITTED's)
     if (p == Pulled::anti) {
       if (inner) return false;
       continue;
     }
     if (!inner) return false;
     semi_rows_.insert_or_assign({&exists, id}, std::move(*inner));
+    if (others.empty()) {
+      semi_others_.erase({&exists, id});
+    } else {
+      semi_others_.insert_or_assign({&exists, id}, std::move(others));
+    }
   }
   return true;
 }
 
-std::optional<Row> SqlRun::first_inner_match(const sql::Select& sub) {
+std::optional<Row> SqlRun::first_inner_match(const sql::Select& sub, std::vector<Row>* others) {
   Enclosing enclosing(*this);
   SqlTable* t = table(sub.table);
   check_once(*t, &sub, [&] { check_select(sub, *t); });
   touch(*t);
+  std::optional<Row> first;
   for (const auto& [id, r] : relation_rows(*t)) {
     table_ = t;
     alias_ = sub.alias;
     row_ = r;
-    if (sql::is_true(sql::evaluate(*sub.where, *this))) return *r;
+    if (!sql::is_true(sql::evaluate(*sub.where, *this))) continue;
+    if (first && others != nullptr) others->push_back(*r);
+    if (!first) first = *r;
+    if (others == nullptr) break;
   }
-  return std::nullopt;
+  return first;
 }
 
 bool SqlRun::inner_matches(const sql::Select& sub, const Row& inner) {

@@ -541,7 +541,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       compute_initplans(b.returning);
     }
     if (from != nullptr) {
-      for (auto& [id, target, row] : join_candidates(*t, b.alias, *from, b.from_alias, b.where, b.from_join.get())) {
+      for (auto& [id, target, row] : join_candidates(*t, b.alias, *from, b.from_alias, b.where, b.from_join.get(), set_of(b), b.returning)) {
         candidates.emplace_back(id, std::move(target));
         joined.push_back(std::move(row));
       }
@@ -573,10 +573,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     const Joined with(*this, join_);  // the joined row, as it was, through the re-check
     std::optional<Row> projected;
     if (!remove && !pinned_) {
-      // The scanned version's new values are computed before its lock is asked for, as
-      // PostgreSQL's plan projects them (and ExecUpdate checks NOT NULL) before heap_update:
-      // an error there does not wait for the row. They are the row's new version unless
-      // the row changed meanwhile (EvalPlanQual projects again: a second nextval).
+      // The scanned version's new values are computed before its lock is asked for, as PostgreSQL's plan projects
+      // them (and ExecUpdate checks NOT NULL) before heap_update: an error there does not wait for the row. They are
+      // the row's new version unless the row changed meanwhile (EvalPlanQual projects again: a second nextval).
       const Saved saved = save();
       alias_ = b.alias;
       projected = apply_set(*t, candidates[k].second, set_of(b));
@@ -585,12 +584,9 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
     // What `wanted` needs, behind one pointer: the function keeps it without allocating.
     struct Check {
-      SqlRun* run;
-      SqlTable* t;
-      const std::string* alias;
-      const Expr* where;
-      std::int64_t id;
-      std::optional<std::uint64_t>* matched_at;
+      SqlRun* run; SqlTable* t;                   // NOLINT(readability-isolate-declaration)
+      const std::string* alias; const Expr* where;  // NOLINT(readability-isolate-declaration)
+      std::int64_t id; std::optional<std::uint64_t>* matched_at;  // NOLINT(readability-isolate-declaration)
       const std::vector<sql::Assignment>* set;  // an UPDATE's (nullptr: a DELETE)
       Row* read;                                // the version the lock step read
       std::optional<Row>* projected;            // ... and its new values
@@ -644,7 +640,12 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
     // Checked again unless the lock came in the very step that checked it (no wait between).
     const bool checked = matched_at && *matched_at == s_.step_count();
     const bool as_read = sql_row_as_read(server_.row(name, id), snapshot_seq(), c_.pid_);  // no EvalPlanQual
-    if (b.where && !checked && !as_read && !still_matches(t, b.alias, id, *newest, *b.where)) continue;
+    std::optional<Joined> retried;  // EvalPlanQual failed with the first joined row: ModifyTable goes on to the next
+    if (b.where && !checked && !as_read && !still_matches(t, b.alias, id, *newest, *b.where)) {
+      const Row* other = from != nullptr ? other_joined_match(candidates[k].first, *t, b.alias, id, *newest, *b.where) : nullptr;
+      if (other == nullptr) continue;  // (one this session changed in the meantime was not scanned)
+      retried.emplace(*this, Join{from, b.from_alias, other});
+    }
     const bool unchanged = projected && *newest == candidates[k].second;
     if (!write_change(*t, id, *newest, remove ? nullptr : &set_of(b), b.returning, b.alias, out, changes, unchanged ? &*projected : nullptr)) continue;
     ++changed;
