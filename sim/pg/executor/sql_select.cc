@@ -335,7 +335,11 @@ std::vector<std::vector<Value>> SqlRun::select_values(const sql::Select& sel, Sq
   } else if (lock_first) {
     rows.emplace_back(*pinned_, Row{});  // lock_rows takes its lock if it matches
   } else {
-    order_checked_scan_ = true, sorted_above_ = !sel.order_by.empty();
+    // An aggregate of one group in any order (count(*) ...) hides the scan's order too, where
+    // WHERE takes no steps and SERIALIZABLE's reads do not hang on the plan.
+    const bool unordered = sel.aggregate && sel.group_by.empty() && !shows_order(sel) && sel.lock == sql::RowLock::none &&
+                           !(sel.where && sql_expr_takes_steps(*sel.where)) && !c_.serializable_;
+    order_checked_scan_ = true, sorted_above_ = !sel.order_by.empty() || unordered;
     const std::int64_t limit = sel.limit ? bound(sel.limit, "LIMIT") : -1;  // the rows a Limit pulls from the scan; -2: above a Sort or Aggregate
     const bool streams = sel.order_by.empty() && !sel.aggregate && !sel.distinct && sel.distinct_on.empty() && windows.empty() && srfs.empty();
     const std::int64_t pulled = limit < 0 ? -1 : streams ? std::max<std::int64_t>(bound(sel.offset, "OFFSET"), 0) + limit : -2;
