@@ -17,6 +17,7 @@
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/hash_functions.h"
 #include "lockstep/model/sql/json_populate.h"
+#include "lockstep/model/sql/ranges.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
@@ -371,6 +372,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   if (e.name == "extract" || e.name == "date_part") return extract_field(args.at(0), args.at(1), e.name == "date_part");
   if (e.name == "greatest" || e.name == "least") return greatest_or_least(args, e.name == "greatest");
   if (e.name == "nullif") return null_if(args.at(0), args.at(1));
+  if (e.name == kRangeContains) return range_contains(e.qualifier, args);
   if (e.name == "jsonb_build_object") return jsonb_build_object(args);
   if (e.name == "json_build_object") return json_build_object(args);
   if (e.name == "json_build_array") return json_build_array(args);

@@ -83,6 +83,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"greatest", 1, 100, FunctionKind::scalar},  // GREATEST (...), a MinMaxExpr
     FunctionInfo{"least", 1, 100, FunctionKind::scalar},
     FunctionInfo{"nullif", 2, 2, FunctionKind::scalar},  // NULLIF (a, b)
+    FunctionInfo{"@range_contains", 4, 4, FunctionKind::scalar},  // range(a, b, flags) @> x (model/sql/ranges.h)
     FunctionInfo{"chr", 1, 1, FunctionKind::scalar},
     FunctionInfo{"md5", 1, 1, FunctionKind::scalar},
     FunctionInfo{"sha224", 1, 1, FunctionKind::scalar},

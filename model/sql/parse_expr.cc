@@ -347,8 +347,8 @@ Expr Reader::a_expr(const json& body, Expr e) {
     if (op.size() != 1 || std::find(ops.begin(), ops.end(), op[0]) == ops.end()) {
       refuse(fmt::format("the operator {}", fmt::join(op, ".")), loc);
     }
-    e.kind = Expr::Kind::op;
-    e.name = op[0] == "!=" ? "<>" : op[0];
+    if (auto contains = range_containment(body, op[0], loc)) return std::move(*contains);
+    e.kind = Expr::Kind::op, e.name = op[0] == "!=" ? "<>" : op[0];
     if (body.contains("lexpr")) e.args.push_back(expr(body.at("lexpr"), loc));
     e.args.push_back(expr(body.at("rexpr"), loc));
     if (e.args.size() == 1 && e.name != "-" && e.name != "~") refuse(fmt::format("the prefix operator {}", e.name), loc);

@@ -222,6 +222,9 @@ class Reader {
   Expr column_ref(const json& body, Expr e);
 
   Expr a_expr(const json& body, Expr e);
+  // `range(a, b[, flags]) @> x` or `x <@ range(...)` of a range type's constructor: one call of
+  // kRangeContains (model/sql/ranges.h), named by the range; nullopt for another operand.
+  std::optional<Expr> range_containment(const json& body, std::string_view op, int loc);
 
   Expr bool_expr(const json& body, Expr e);
 

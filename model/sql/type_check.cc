@@ -69,7 +69,7 @@ std::optional<Value> server_function_prototype(const Expr& e, FunctionKind kind)
     return returns_void ? std::nullopt : prototype_of_type(Type::boolean);
   }
   if (n == "pg_backend_pid") return prototype_of_type(Type::int4);
-  if (n == "pg_terminate_backend" || n == "pg_cancel_backend") return prototype_of_type(Type::boolean);
+  if (n == "pg_terminate_backend" || n == "pg_cancel_backend" || n == "@range_contains") return prototype_of_type(Type::boolean);
   if (n == "random") return prototype_of_type(Type::float8);
   if (n == "gen_random_uuid" || n == "uuid_generate_v4") return prototype_of_type(Type::uuid);
   if (n == "nextval" || n == "currval" || n == "setval") return prototype_of_type(Type::int8);
