@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ namespace isolation_runner {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 10;                            // isolationtester checks for lock waits every 10 ms
+constexpr std::chrono::seconds kWaitNoted{10};         // a step running this long is said on stderr, once
 
 struct ConnDeleter {
   void operator()(PGconn* c) const { PQfinish(c); }
@@ -101,6 +103,12 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
                                                        : pg::Result<pg::Rows>(pg::Error{"", PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY) != nullptr
                                                                                                ? PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)
                                                                                                : PQerrorMessage(control_.conn.get())}));
+      }
+    }
+    for (const auto& s : sessions_) {  // its locks stay: a teardown that needs them waits, as isolationtester's does, for ever
+      if (!spec_.teardown.empty() && PQtransactionStatus(s->conn.get()) != PQTRANS_IDLE) {
+        std::cerr << fmt::format("lockstep isolation: session {} ends the permutation inside a transaction block; the teardown waits "
+                                 "for any lock it holds (Ctrl-C stops the run)\n", s->name);
       }
     }
     for (const ::lockstep::sql::SqlBlock& block : spec_.teardown) setup_block(control_, block, "teardown");
@@ -192,8 +200,13 @@ class Runner final : private ::lockstep::sql::IsolationSessions {
   bool wait(std::size_t index, bool may_block) override {
     Session& s = *sessions_[index];
     const auto start = Clock::now();
-    bool canceled = false;
+    bool canceled = false, noted = false;
     while (PQisBusy(s.conn.get()) != 0) {
+      if (!noted && max_step_wait_ > kWaitNoted && Clock::now() - start > kWaitNoted) {  // not a hang: say what it waits for
+        noted = true;
+        std::cerr << fmt::format("lockstep isolation: a step has run {} s on the server; it is canceled after {} s (--max-step-wait)\n",
+                                 kWaitNoted.count(), max_step_wait_.count());
+      }
       if (stop_ && stop_()) throw PermutationInterrupted();
       pollfd p{PQsocket(s.conn.get()), POLLIN, 0};
       const int ready = ::poll(&p, 1, kPollMs);
