@@ -22,6 +22,11 @@ bool on_search_path(std::string_view schema, Server& server) {
 
 namespace {
 
+// The 42P01 of a relation named `schema.name` ("": a bare name), as the statement wrote it.
+sql::SqlError missing_relation(std::string_view schema, std::string_view name) {
+  return sql::SqlError("42P01", fmt::format("relation \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+}
+
 std::optional<sql::SqlError> unresolved_type(const sql::Statement& st, Server& server) {
   const std::vector<sql::EnumType>& declared = *server.enum_types();
   for (const auto& [schema, name] : st.types) {
@@ -55,23 +60,23 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
   for (const auto& [schema, name] : st.relations) {
     const SqlTable* t = server.sql_table(name);
     if (t == nullptr && absent_too && server.sequence(name) == nullptr && server.serial_column_of(name).first == nullptr && named(name)) {
-      return sql::SqlError("42P01", fmt::format("relation \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+      return missing_relation(schema, name);
     }
     if (t == nullptr || schema == "pg_catalog") continue;
     const std::string_view own = schema_of(t->def);
     if (!schema.empty()) {
-      if (schema != own) return sql::SqlError("42P01", fmt::format("relation \"{}.{}\" does not exist", schema, name));
+      if (schema != own) return missing_relation(schema, name);
       continue;
     }
     if (on_search_path(own, server)) continue;
-    if (named(name)) return sql::SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
+    if (named(name)) return missing_relation("", name);
   }
   return std::nullopt;
 }
 
 std::optional<sql::SqlError> unresolved_sequence(std::string_view schema, std::string_view name, std::string_view own, Server& server) {
   if (schema.empty() ? on_search_path(own, server) : schema == own) return std::nullopt;
-  return sql::SqlError("42P01", fmt::format("relation \"{}{}{}\" does not exist", schema, schema.empty() ? "" : ".", name));
+  return missing_relation(schema, name);
 }
 
 std::string creation_schema(std::string_view written, Server& server) {
