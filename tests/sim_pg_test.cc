@@ -1322,6 +1322,7 @@ struct Explored {
   std::uint64_t executions = 0;
   std::uint64_t redundant = 0;
   bool restarted = false;  // dpor left its optimal mode
+  std::string fallback;    // why (ExplorationResult::fallback)
   bool exhaustive = false;
   std::uint64_t failures = 0;
   std::string first_failure;  // its message, when there was one
@@ -1355,6 +1356,7 @@ Explored explore_program(const std::vector<std::function<void(Db&, Env&)>>& acto
   out.executions = result.stats.executions;
   out.redundant = result.stats.redundant;
   out.restarted = recorder.restarted();
+  out.fallback = result.fallback;
   out.failures = result.stats.failures;
   if (result.first_failure) out.first_failure = result.first_failure->result.message;
   return out;
@@ -1609,6 +1611,38 @@ TEST(SimPgExplore, WaitsForAdvisoryLocksAndTheirTriesStayOptimal) {
   EXPECT_EQ(dpor.executions, dfs.optimal_traces.size());
   EXPECT_EQ(dpor.outcomes, dfs.outcomes);
   EXPECT_EQ(dfs.outcomes.size(), 2u);  // the try takes the lock or finds it held
+}
+
+// Timed, a wait's deadlock check reads every object of the server (OpDesc::
+// timer_reads_every_object): one footprint wherever it fires, so optimal DPOR moves it as any
+// step. Three sessions that each hold one lock and wait for the next one's close a cycle of
+// three; which of them is the victim depends on the order of the requests and the checks.
+// Before, the check read the locks held where it fired and optimal DPOR began again as
+// source-DPOR at the first one.
+TEST(SimPgExplore, ATimedDeadlockCheckOfACycleOfThreeStaysOptimal) {
+  std::vector<std::function<void(Db&, Env&)>> actors;
+  for (int a = 0; a < 3; ++a) {
+    actors.push_back([a](Db& db, Env&) {
+      auto c = db.pool->checkout().value();
+      (void)c->advisory_lock(AdvisoryKey::pair(1, a), LockMode::exclusive);
+      const auto r = c->advisory_lock(AdvisoryKey::pair(1, (a + 1) % 3), LockMode::exclusive);
+      db.log.push_back(fmt::format("{} {}", a, r.ok() ? std::string("ok") : r.error().sqlstate));
+      (void)c->advisory_unlock_all();
+      db.kept.push_back(std::move(c));
+    });
+  }
+  const auto dfs = explore_program(actors, "dfs", TimeMode::timed);
+  const auto dpor = explore_program(actors, "dpor", TimeMode::timed);
+  ASSERT_TRUE(dfs.exhaustive && dpor.exhaustive);
+  EXPECT_FALSE(dpor.restarted) << dpor.fallback;
+  EXPECT_EQ(dpor.redundant, 0u);
+  EXPECT_EQ(dpor.traces, dfs.traces);
+  EXPECT_EQ(dpor.optimal_traces, dfs.optimal_traces);
+  EXPECT_EQ(dpor.executions, dfs.optimal_traces.size());
+  EXPECT_EQ(dpor.outcomes, dfs.outcomes);
+  bool some_victim = false;  // a deadlock is found in some executions
+  for (const auto& o : dfs.outcomes) some_victim = some_victim || o.find("40P01") != std::string::npos;
+  EXPECT_TRUE(some_victim) << fmt::format("{}", fmt::join(dfs.outcomes, " | "));
 }
 
 // A statement on a backend another session terminated takes its step before it fails: the

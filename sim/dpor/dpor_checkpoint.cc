@@ -23,12 +23,13 @@ nlohmann::json footprint_json(const Footprint& f) {
   nlohmann::json extra = nlohmann::json::array();
   for (std::size_t i = 0; i < f.extra_count; ++i) extra.push_back(f.extra[i]);
   nlohmann::json out = {f.object, static_cast<int>(f.access), f.effects, f.domain, f.domain_write, f.scope, std::move(extra)};
-  if (f.symmetry_extra) out.push_back(true);
+  if (f.symmetry_extra || f.reads_every_object) out.push_back(f.symmetry_extra);
+  if (f.reads_every_object) out.push_back(true);
   return out;
 }
 
 Footprint footprint_of(const nlohmann::json& j) {
-  expect(j.is_array() && (j.size() == 7 || j.size() == 8) && j[6].is_array() && j[6].size() <= kMaxExtraObjects,
+  expect(j.is_array() && j.size() >= 7 && j.size() <= 9 && j[6].is_array() && j[6].size() <= kMaxExtraObjects,
          "footprint");
   Footprint f;
   f.object = j[0].get<ObjectId>();
@@ -40,7 +41,8 @@ Footprint footprint_of(const nlohmann::json& j) {
   f.domain_write = j[4].get<bool>();
   f.scope = j[5].get<ScopeId>();
   for (const auto& o : j[6]) f.extra[f.extra_count++] = o.get<ObjectId>();
-  f.symmetry_extra = j.size() == 8 && j[7].get<bool>();
+  f.symmetry_extra = j.size() >= 8 && j[7].get<bool>();
+  f.reads_every_object = j.size() == 9 && j[8].get<bool>();
   expect(!f.symmetry_extra || f.extra_count > 0, "footprint symmetry object");
   return f;
 }
@@ -58,6 +60,7 @@ class FootprintTable {
     put(f.effects);
     put(f.domain);
     put(f.domain_write);
+    put(f.reads_every_object);
     put(f.scope);
     for (std::size_t i = 0; i < f.extra_count; ++i) put(f.extra[i]);
     put(f.symmetry_extra);

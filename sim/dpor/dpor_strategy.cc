@@ -72,11 +72,12 @@ std::size_t DporStrategy::pick(std::span<const Transition> enabled, std::uint64_
     // mode a timer fires only once the clock moved on (race_.barriers), and a plain lock's waiter
     // that times out races through the acquisition it never made (analyze_races). A wait
     // for a grant times out by canceling its request, a step on the lock as its footprint
-    // says (its request raced already), unless its timer is a deadlock check, which reads
-    // every lock held then: a footprint no race could work out elsewhere.
+    // says (its request raced already); a timed deadlock check reads every object of the
+    // server wherever it fires (timer_footprint); untimed, what it touched is checked as it
+    // runs (executed).
     if (t.timer && !(plain_lock_acquisition(t.op->footprint) || without_symmetry(t.op->footprint) == Footprint{} ||
-                     (t.op->handed_over && !t.op->timer_reads_more))) {
-      unsupported("a timer other than a timeout of a plain lock or a grant, such as a deadlock check");
+                     t.op->handed_over)) {
+      unsupported("a timer other than a timeout of a plain lock, a grant wait or a sleep");
     }
   }
   if (depth_ < stack_.size()) {  // following the path of the previous execution
@@ -204,13 +205,13 @@ void DporStrategy::executed(const Transition& t, const Footprint& ran) {
   if (node.expects && !(node.expected == effective)) {
     unsupported("a step ran with another footprint than its wakeup-tree branch said");
   }
-  if (t.timer && declared_op_.handed_over && !(effective == declared_)) {
-    unsupported("a grant wait's timer read more than its wait");
+  if (t.timer && declared_op_.handed_over && !(effective == (optimal_ ? optimal_dpor_footprint(declared_op_, false, true, declared_) : declared_))) {
+    unsupported("a grant wait's timer touched more than its footprint (untimed, a deadlock check reads the locks held where it fires; under jitter, the pending timers)");
   }
   node.current_effect.add(effective);
   node.starts = ran.symmetry_extra;
   race_.events.push_back({t.actor, t.timer, declared_waits_, declared_op_.compares, declared_op_.handed_over,
-                     declared_op_.timer_reads_more, plain_try, declared_.access, effective,
+                     declared_op_.timer_reads_every_object, declared_op_.timer_writes_domain, plain_try, declared_.access, effective,
                      static_cast<std::uint32_t>(last_sched_), static_cast<std::uint32_t>(depth_)});
   last_effect_ = effective;
 }
@@ -370,10 +371,11 @@ bool shared_lock_acquisition(const Footprint& f) {
 }
 
 Footprint optimal_dpor_footprint(const OpDesc& op, bool waits, bool timer, const Footprint& ran) {
-  if (!op.narrows || op.compares || timer || (plain_lock_acquisition(op.footprint) && !waits)) return ran;
-  Footprint declared = ran;  // refine_access changes the access only
-  declared.access = op.footprint.access;
-  return declared;
+  Footprint f = ran;
+  if (op.may_write != kNoObject) add_object(f, op.may_write);  // in every outcome
+  if (!op.narrows || op.compares || timer || (plain_lock_acquisition(op.footprint) && !waits)) return f;
+  f.access = op.footprint.access;  // refine_access changes the access only
+  return f;
 }
 
 std::unique_ptr<Strategy> make_dpor_strategy(DporSettings settings) {

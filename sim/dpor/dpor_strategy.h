@@ -41,12 +41,16 @@
 // as Nidhugg treats a nondeterministic choice. A plain lock's try is a read when it fails,
 // and a reversed race knows which it will be (the lock is held or not where it runs). A wait
 // for a grant (a pg lock request queued behind others: OpDesc::handed_over) races through
-// its request, a step of its own, and never with the step that granted it. Every other
+// its request, a step of its own, and never with the step that granted it or a step before
+// that one. Timed, its deadlock check reads every object of the server (timer_footprint: one
+// footprint wherever it fires, and it fires once nothing else can run). Every other
 // operation that may narrow its access (a pg try, a conditional update) keeps its declared
-// access (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have where
-// a race moves it, and a superset is not enough (a leaf ending in it covers sequences its
-// branch never reaches). Optimal mode covers programs whose actors wait only for plain
-// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those (no deadlock check), whose
+// access, and the object it writes in some outcomes only (OpDesc::may_write: an UPDATE's
+// heap) in all (optimal_dpor_footprint): a wakeup tree needs the footprint a step will have
+// where a race moves it, and a superset is not enough unless the step has it in every
+// outcome (a leaf ending in it covers sequences its branch never reaches). Optimal mode covers programs whose actors wait only for plain
+// locks (exclusive or shared), grants and sleeps, whose timers are timeouts of those or a
+// timed deadlock check, whose
 // choices inside a step keep its footprint (a stall, a duration, Env::choose: each value of
 // a choice is a transition of its own, the step's ChoicePath; reverse_choices). A CAS that
 // fails is a read; moved by a race, what it does there is worked out from the values the
@@ -125,7 +129,7 @@ class DporStrategy final : public Strategy,
   // The footprint the picked transition declared (t.op in executed() is already the
   // actor's next operation). The step begins: its choices are made until executed().
   std::size_t remember_declared(std::span<const Transition> enabled, std::size_t index) {
-    declared_ = enabled[index].op->footprint;
+    declared_ = enabled[index].timer ? timer_footprint(*enabled[index].op) : enabled[index].op->footprint;
     declared_op_ = *enabled[index].op;
     declared_waits_ = enabled[index].waits && !enabled[index].timer;
     in_step_ = true;
@@ -535,6 +539,11 @@ class DporStrategy final : public Strategy,
     std::vector<std::uint32_t> shared_wait_vcs;  // the pending operations' clocks of race_.shared_waits
     std::vector<ObjectHistory> objects;
     std::vector<ObjectHistory> domains;
+    // Per domain, its objects as one (Footprint::reads_every_object): a step that reads every
+    // object writes it, one that writes an object reads it. Kept when a step of the execution
+    // reads every object (every_object_read).
+    std::vector<ObjectHistory> domain_objects;
+    bool every_object_read = false;
     std::size_t next_parked = 0;   // the pass: the first race_.parked entry not checked yet
     std::size_t next_barrier = 0;  // the pass: the first barrier not passed yet
     int last_machine_crash = -1;                             // in the run being analysed

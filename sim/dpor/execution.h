@@ -20,7 +20,8 @@ struct Event {
   bool waits;    // the step's operation parks until its condition holds (Transition::waits)
   bool compares;     // a CAS (OpDesc::compares): moved by a race, it may fail
   bool grant_wait;   // a step of a wait for a grant, its run or its timer (OpDesc::handed_over)
-  bool timer_reads_more;  // with grant_wait: its timer is a deadlock check (OpDesc::timer_reads_more)
+  bool timer_reads_every_object;  // with grant_wait: its timer is a deadlock check (OpDesc)
+  bool timer_writes_domain;       // with grant_wait: its timer is an idle timeout (OpDesc)
   bool plain_try;  // a plain lock's acquisition that does not wait: it fails (a read) when held
   Access declared_access;  // the access its operation declared (a timeout narrows it to a read)
   Footprint fp;

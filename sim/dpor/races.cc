@@ -31,6 +31,8 @@ std::size_t DporStrategy::begin_analysis() {
   // Emptied in place: their read lists keep their memory from one analysis to the next.
   for (auto& h : race_.objects) h.reset();
   for (auto& h : race_.domains) h.reset();
+  for (auto& h : race_.domain_objects) h.reset();
+  race_.every_object_read = std::any_of(race_.events.begin(), race_.events.end(), [](const Event& e) { return e.fp.reads_every_object; });
   race_.observations.reset();
   for (auto& scope : race_.scopes) scope.second.reset();
   race_.last_machine_crash = -1;
@@ -129,8 +131,7 @@ void DporStrategy::analyze_event(std::size_t j, std::size_t n) {
   if (optimal_ && stack_[e.node].mode_enabled(e.actor, !e.timer)) {
     // Its footprint is worked out: a plain lock's timeout reads the lock, its run takes
     // it; a grant wait's run and timeout (a phantom grant, or the grant winning) both have
-    // the wait's footprint, but for a deadlock check, which reads every lock held then.
-    if (e.grant_wait && e.timer_reads_more) unsupported("a grant wait whose timer is a deadlock check races");
+    // the wait's footprint, a deadlock check's timer also every object of its domain read.
     race_.alternatives.push_back({static_cast<int>(j), race_.last_of_actor[e.actor]});
   }
   if (optimal_ && race_.next_choice_step < race_.choice_steps.size() && race_.choice_steps[race_.next_choice_step].event == j) {
@@ -205,7 +206,8 @@ void DporStrategy::collect_direct_races(const Event& e, const std::uint32_t* vc,
     // Not the release that let it go after the previous acquisition, which it could never
     // precede (a release of a lock already free, a flock's close after its unlock, races).
     if (lock.acquisition && i == lock.enabling_release) continue;
-    if (i == lock.granted_by) continue;
+    // Nor the grant that ended its wait, or a step before that grant: e runs only after it.
+    if (lock.granted_by >= 0 && race_.vc[static_cast<std::size_t>(lock.granted_by) * n + c.actor] >= own_seq(i, n)) continue;
     // Nor the release that ended the wait (after which its actor was no longer parked): a
     // reader/writer lock's writer waits for the last reader, whose release need not be the
     // first since the lock's last exclusive acquisition. A shared lock's waiter races where
@@ -299,12 +301,17 @@ void DporStrategy::reverse_shared_waits(std::size_t n) {
 
 void DporStrategy::reverse_alternatives(std::size_t n) {
   // The other transition of a waiter: for a plain lock, its timeout looks at the lock (a
-  // read), its run takes it; for a grant, both have the wait's footprint. It knows what its
-  // actor knew before e.
+  // read), its run takes it; for a grant, both have the wait's footprint, but a deadlock
+  // check's timer also reads every object of its domain (timer_footprint). It knows what
+  // its actor knew before e.
   for (const auto& [j, before] : race_.alternatives) {
     const Event& e = race_.events[j];
     WakeStep other{e.actor, !e.timer, e.fp, true};
     if (!e.grant_wait) other.fp.access = other.timer ? Access::read : e.declared_access;
+    if (e.grant_wait && (e.timer_reads_every_object || e.timer_writes_domain)) {  // timer_footprint
+      other.fp.reads_every_object = other.timer && e.timer_reads_every_object;
+      other.fp.domain_write = other.timer && e.timer_writes_domain;
+    }
     race_.zero_vc.assign(n, 0);
     const std::uint32_t* known = before >= 0 ? &race_.vc[static_cast<std::size_t>(before) * n] : race_.zero_vc.data();
     reverse_race(j, j, other, known, n, static_cast<int>(race_.events.size()));
@@ -374,6 +381,9 @@ void DporStrategy::check_parked(const Parked& pk, std::size_t n, bool defer) {
   if (pk.fp.domain != kNoObject && pk.fp.domain < race_.domains.size()) {
     sources += pending_candidates(race_.domains[pk.fp.domain], !pk.fp.domain_write);
   }
+  if (pk.fp.domain != kNoObject && pk.fp.domain < race_.domain_objects.size() && (pk.fp.reads_every_object || writes_an_object(pk.fp))) {
+    sources += pending_candidates(race_.domain_objects[pk.fp.domain], !pk.fp.reads_every_object);
+  }
   if (race_.last_machine_crash >= 0) {  // a crash before it: dependent with everything
     race_.candidates.push_back(race_.last_machine_crash);
     ++sources;
@@ -441,6 +451,10 @@ void DporStrategy::record_access(const Footprint& fp, int j) {
   if (fp.domain != kNoObject) {
     if (race_.domains.size() <= fp.domain) race_.domains.resize(fp.domain + 1);
     visit(race_.domains[fp.domain], !fp.domain_write);
+    if (race_.every_object_read && (fp.reads_every_object || writes_an_object(fp))) {
+      if (race_.domain_objects.size() <= fp.domain) race_.domain_objects.resize(fp.domain + 1);
+      visit(race_.domain_objects[fp.domain], !fp.reads_every_object);
+    }
   }
   if (fp.effects & kObserves) {
     if (fp.scope == kGlobalObservations) {

@@ -34,7 +34,7 @@ std::uint64_t step_hash(const WakeStep& s) {
   h = h * 31 + static_cast<std::uint64_t>(f.access);
   h = h * 31 + f.domain;
   h = h * 31 + static_cast<std::uint64_t>(f.scope);
-  return h * 31 + f.effects + (f.domain_write ? 7U : 0U) + f.extra_count;
+  return h * 31 + f.effects + (f.domain_write ? 7U : 0U) + (f.reads_every_object ? 11U : 0U) + f.extra_count;
 }
 
 bool same_step(const WakeStep& a, const WakeStep& b) {

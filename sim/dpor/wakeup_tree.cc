@@ -37,6 +37,7 @@ void append_step_fingerprint(std::string& out, const WakeStep& s) {
   put(s.fp.effects);
   put(s.fp.domain);
   put(s.fp.domain_write);
+  put(s.fp.reads_every_object);
   put(s.fp.scope);
   put(s.fp.extra_count);
   for (std::size_t i = 0; i < s.fp.extra_count; ++i) put(s.fp.extra[i]);

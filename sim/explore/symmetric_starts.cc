@@ -54,7 +54,7 @@ void SymmetricStarts::setup(std::vector<std::vector<ActorId>> classes, const Sym
 }
 
 bool SymmetricStarts::private_to(const Footprint& fp, ActorId actor) const {
-  if (fp.object == kNoObject || fp.effects != 0 || fp.domain_write || fp.symmetry_extra) return false;
+  if (fp.object == kNoObject || fp.effects != 0 || fp.domain_write || fp.reads_every_object || fp.symmetry_extra) return false;
   const std::vector<std::int8_t>& owners = *owners_;
   const auto mine = [&](ObjectId o) { return o < owners.size() && owners[o] == actor; };
   if (!mine(fp.object)) return false;

@@ -10,7 +10,9 @@
 // A footprint may also name a domain: a coarser object holding many (a whole simulated
 // server). A step that sees or changes the whole domain at once (a view of every lock,
 // ending another session) writes it; steps on its single objects read it. Those commute
-// with each other as their objects say, and never with a step that writes the domain.
+// with each other as their objects say, and never with a step that writes the domain. A
+// step may also read every object of its domain (a deadlock check reads the waits-for
+// graph): it commutes with the domain's reads, not with a step that writes any object in it.
 //
 // OpDesc holds only string_views: verbs are literals and object names live in the
 // scheduler's object table for the whole execution, so building one allocates nothing.
@@ -72,6 +74,7 @@ struct Footprint {
   std::uint8_t effects = 0;     // EffectFlag bits: declared by an observation step, and effective
   ObjectId domain = kNoObject;  // the coarser object `object` belongs to, if any
   bool domain_write = false;    // the step sees or changes the whole domain at once
+  bool reads_every_object = false;  // the step reads every object of its domain (see the top)
   ScopeId scope = kGlobalObservations;  // with kObserves: the scope of the observations
   // More objects the step changes at the same moment (the locks and rows a COMMIT lets go,
   // all at once as the server does): each is written (never only read) by the step.
@@ -84,7 +87,7 @@ struct Footprint {
   // Equal when they name the same things: the extra objects past extra_count are not compared.
   friend bool operator==(const Footprint& a, const Footprint& b) {
     return a.object == b.object && a.access == b.access && a.effects == b.effects && a.domain == b.domain &&
-           a.domain_write == b.domain_write && a.scope == b.scope && a.extra_count == b.extra_count &&
+           a.domain_write == b.domain_write && a.reads_every_object == b.reads_every_object && a.scope == b.scope && a.extra_count == b.extra_count &&
            a.symmetry_extra == b.symmetry_extra && std::equal(a.extra.begin(), a.extra.begin() + a.extra_count, b.extra.begin());
   }
 };
@@ -131,8 +134,14 @@ inline void add_object(Footprint& fp, ObjectId obj) {
   }
 }
 
+// Whether the step writes an object (its main one, or any extra one, always written).
+inline bool writes_an_object(const Footprint& f) {
+  return (f.object != kNoObject && f.access != Access::none && !is_read(f.access)) || f.extra_count > 0;
+}
+
 // Whether two steps of different actors may not commute: on one object unless both only
-// read it (or one does not touch it: access none); in one domain when either writes it;
+// read it (or one does not touch it: access none); in one domain when either writes it, or
+// one reads every object of it and the other writes one;
 // through observations whose scopes meet; always when either is a machine crash. This is the one dependence relation: sleep sets
 // and race analysis (sim/dpor/races.cc) both follow it.
 inline bool dependent(const Footprint& a, const Footprint& b) {
@@ -148,7 +157,10 @@ inline bool dependent(const Footprint& a, const Footprint& b) {
     });
     if (found) return true;
   }
-  if (a.domain != kNoObject && a.domain == b.domain && (a.domain_write || b.domain_write)) return true;
+  if (a.domain != kNoObject && a.domain == b.domain) {
+    if (a.domain_write || b.domain_write) return true;
+    if ((a.reads_every_object && writes_an_object(b)) || (b.reads_every_object && writes_an_object(a))) return true;
+  }
   return (a.effects & kObserves) && (b.effects & kObserves) && scopes_meet(a.scope, b.scope);
 }
 
@@ -165,9 +177,14 @@ struct OpDesc {
   // request, granted by the release of the lock ahead of it): the waiting step itself takes
   // nothing. Its request was a step of its own, which races as any other step does.
   bool handed_over = false;
-  // With handed_over: its timer, when it fires, also reads what its footprint does not name
-  // (the deadlock check walks the waits-for graph: every lock held then).
-  bool timer_reads_more = false;
+  // With handed_over: its timer, when it fires, also reads every object of its footprint's
+  // domain (the deadlock check walks the waits-for graph), or writes the whole domain (an
+  // idle timeout ends sessions): a footprint that does not depend on where the timer fires
+  // (Scheduler::execute), so optimal DPOR can move the timer as any other step
+  // (timer_footprint). A deadlock check that finds a soft deadlock reorders queues: it
+  // writes the domain, beyond that footprint (optimal DPOR then ends: DporStrategy).
+  bool timer_reads_every_object = false;
+  bool timer_writes_domain = false;
   // The operation may narrow its access to a read once it has run (Scheduler::refine_access:
   // a try that fails, a CAS, a conditional update). Moved by a race, it may then do either:
   // partial-order reduction must not take the footprint it had for the one it will have.
@@ -179,7 +196,21 @@ struct OpDesc {
   // statement does after it, as its outcome decides, is a step of its own (DporStrategy
   // ends optimal mode at a try's step that did more: a moved try is worked out as its lock's).
   bool tries = false;
+  // With narrows or handed_over: an object the step writes in some of its outcomes only (an
+  // UPDATE's new tuple in its table's heap, unless its WHERE fails again): optimal DPOR counts
+  // it in every outcome (optimal_dpor_footprint), so where a race moves the step its footprint
+  // is the same whatever it then does.
+  ObjectId may_write = kNoObject;
 };
+
+// The footprint of op's timer when it fires: op's own, also reading every object of its
+// domain or writing the whole domain (OpDesc::timer_reads_every_object, timer_writes_domain).
+inline Footprint timer_footprint(const OpDesc& op) {
+  Footprint f = op.footprint;
+  if (op.timer_reads_every_object) f.reads_every_object = true;
+  if (op.timer_writes_domain) f.domain_write = true;
+  return f;
+}
 
 // `op`, marked as an operation that may narrow its access (OpDesc::narrows).
 inline OpDesc narrowing(OpDesc op) {

@@ -64,20 +64,26 @@ Time Scheduler::now() const {
 
 ObjectId Scheduler::new_object(std::string name) {
   const ObjectId id = objects_.make(name);
-  if (written_at_.size() < objects_.size()) written_at_.resize(objects_.size());
-  written_at_[id] = Time{0};
+  if (written_at_.size() < objects_.size()) resize_clocks();
+  written_at_[id] = objects_written_at_[id] = every_object_read_at_[id] = Time{0};
   return id;
 }
 
 ObjectId Scheduler::object_of_key(const std::string& key) {
   const ObjectId id = objects_.of_key(key);
-  written_at_.resize(objects_.size());
+  resize_clocks();
   return id;
 }
 
 void Scheduler::restore_objects(const std::vector<std::string>& keys) {
   objects_.restore(keys);
+  resize_clocks();
+}
+
+void Scheduler::resize_clocks() {
   written_at_.resize(objects_.size());
+  objects_written_at_.resize(objects_.size());
+  every_object_read_at_.resize(objects_.size());
 }
 
 void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
@@ -304,13 +310,15 @@ void Scheduler::execute(const Transition& t) {
   Actor& a = *actors_[t.actor];
   a.wake = t.timer ? Wake::timer : Wake::run;
   const Footprint declared = a.op.footprint;
+  const bool timer_reads_every_object = t.timer && a.op.timer_reads_every_object;  // a.op moves on as the step runs
+  const bool timer_writes_domain = t.timer && a.op.timer_writes_domain;
   effective_access_ = declared.access;
   effects_ = 0;
   touched_count_ = 0;
   touched_overflow_ = false;
   if (limits_.time == TimeMode::untimed) {
     if (t.timer) actor_now_[t.actor] = std::max(actor_now_[t.actor], a.deadline);  // the actor's own clock
-    take_clocks(t.actor, declared);
+    take_clocks(t.actor, t.timer ? timer_footprint(a.op) : declared);
   }
   result_ = StepResult{};
   crash_domain_ = kNoObject;
@@ -342,6 +350,11 @@ void Scheduler::execute(const Transition& t) {
   }
   for (std::size_t i = 0; i < touched_count_; ++i) add_object(effective, touched_[i]);
   if (touched_overflow_) effective.domain_write = true;
+  if (timer_reads_every_object || timer_writes_domain) {
+    LOCKSTEP_INVARIANT(declared.domain != kNoObject, "a timer that reads or writes its domain has one");
+    effective.reads_every_object = timer_reads_every_object;
+    effective.domain_write = effective.domain_write || timer_writes_domain;
+  }
   if (limits_.time == TimeMode::untimed) pass_clock(t.actor, effective);
   starts_.started(t.actor, t.timer, effective);
   strategy_->executed(t, effective);
@@ -363,6 +376,9 @@ void Scheduler::take_clocks(ActorId actor, const Footprint& declared) {
   if (declared.object != kNoObject && declared.access != Access::none) take(declared.object);
   for (std::size_t i = 0; i < declared.extra_count; ++i) take(declared.extra[i]);
   if (declared.domain != kNoObject) take(declared.domain);
+  // A step that reads every object of its domain, and one that writes an object of it.
+  if (declared.domain != kNoObject && declared.reads_every_object) clock = std::max(clock, objects_written_at_[declared.domain]);
+  if (declared.domain != kNoObject && writes_an_object(declared)) clock = std::max(clock, every_object_read_at_[declared.domain]);
 }
 
 void Scheduler::pass_clock(ActorId actor, const Footprint& effective) {
@@ -372,6 +388,12 @@ void Scheduler::pass_clock(ActorId actor, const Footprint& effective) {
   });
   if (effective.domain != kNoObject && effective.domain_write) {
     written_at_[effective.domain] = std::max(written_at_[effective.domain], clock);
+  }
+  if (effective.domain != kNoObject && writes_an_object(effective)) {
+    objects_written_at_[effective.domain] = std::max(objects_written_at_[effective.domain], clock);
+  }
+  if (effective.domain != kNoObject && effective.reads_every_object) {
+    every_object_read_at_[effective.domain] = std::max(every_object_read_at_[effective.domain], clock);
   }
 }
 

@@ -303,6 +303,7 @@ class Scheduler {
   // is ordered after; the step's effective writes pass its clock on.
   void take_clocks(ActorId actor, const Footprint& declared);
   void pass_clock(ActorId actor, const Footprint& effective);
+  void resize_clocks();  // the untimed clocks' tables, to the object table's size
   void fail(Verdict verdict, std::string invariant, std::string message);
   void finish_with_deadlock();
   // Ends the execution as the progress judge says (a verdict, or a cut without one).
@@ -334,6 +335,10 @@ class Scheduler {
   Time now_{0};                              // timed mode
   std::array<Time, kMaxActors> actor_now_{};  // untimed mode, per actor
   std::vector<Time> written_at_ = std::vector<Time>(1);  // untimed mode, per object made this execution: its latest write's clock
+  // Untimed mode, per domain: the latest clock of a step that wrote an object in it, and of
+  // one that read every object of it (Footprint::reads_every_object).
+  std::vector<Time> objects_written_at_ = std::vector<Time>(1);
+  std::vector<Time> every_object_read_at_ = std::vector<Time>(1);
   std::array<std::optional<CrashKind>, kMaxActors> crash_armed_{};
   std::array<bool, kMaxActors> doomed_{};  // on a crashed machine: dies at its next step
   ActorId crashing_ = -1;      // unwinding from its crash in this step: its releases fold into it

@@ -106,6 +106,7 @@ Result<int> SimConnection::update_row_if(std::string_view table, std::int64_t id
   };
   // A row that does not match as the statement first sees it is neither locked nor
   // waited for: lock_row's step reads it.
+  const UpdateHeap heap(*this, server_.sql_table(table));
   const Result<bool> locked = lock_row(table, id, false, Stmt::update_row_if, Mode::exclusive, matches);
   if (!locked.ok()) return locked.error();
   // After a wait, the newest committed version is checked again; a row that no longer

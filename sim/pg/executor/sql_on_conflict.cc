@@ -97,6 +97,7 @@ bool conflict_repeats_arbiter(const sql::Insert& ins, const SqlTable& t, const R
 Result<std::int64_t> SqlRun::conflict_update(SqlTable& t, const sql::Insert& ins, std::int64_t id, const Row& proposed, Rows& out) {
   const std::string name = t.def.table;
   const std::uint64_t found_seq = server_.row(name, id).committed_seq;  // the version the unique check found
+  const SimConnection::UpdateHeap heap(c_, &t);  // (OpDesc::may_write)
   const Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, update_mode(t, ins.conflict_set));
   if (!got.ok()) return got.error();
   std::optional<Row> current = c_.visible(name, id);

@@ -582,8 +582,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
       restore(saved);
     }
     std::optional<std::uint64_t> matched_at;  // the step in which `wanted` found the row matching
-    // What `wanted` needs, behind one pointer: the function keeps it without allocating.
-    struct Check {
+    struct Check {  // what `wanted` needs, behind one pointer: the function keeps it without allocating
       SqlRun* run; SqlTable* t;                   // NOLINT(readability-isolate-declaration)
       const std::string* alias; const Expr* where;  // NOLINT(readability-isolate-declaration)
       std::int64_t id; std::optional<std::uint64_t>* matched_at;  // NOLINT(readability-isolate-declaration)
@@ -621,6 +620,7 @@ Result<Rows> SqlRun::change_rows(const Body& b, bool remove) {
         return current && key_changes(*t, *current, set_of(b), b.alias) ? Mode::exclusive : Mode::no_key_update;
       };
     }
+    const SimConnection::UpdateHeap heap(c_, remove ? nullptr : t);  // (OpDesc::may_write)
     Result<bool> got = c_.lock_row(name, id, false, Stmt::update_row_if, mode, wanted, mode_now);
     if (!got.ok()) return got.error();
     // A row a key-changing UPDATE moved: EvalPlanQual follows it to its newest version and

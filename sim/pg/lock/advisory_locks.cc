@@ -137,7 +137,12 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     const Time wake_at = idle_next ? idle_at : other_at;
     const Duration wait = wake_at == kForever ? kForever : wake_at - std::min(now, wake_at);
     OpDesc waiting = granted_wait({verb, obj == kNoObject ? whole_server(access) : Footprint{obj, access}, pid_, true});
-    waiting.timer_reads_more = check_next || idle_next;
+    // Timed, the deadlock check's timer reads every object of the server (one footprint
+    // wherever it fires: optimal DPOR moves it as any step); it fires once nothing else can
+    // run, so that costs nothing. Untimed it may fire anywhere in the wait, where every
+    // object would order it against every step of the server: it reads the locks held then.
+    waiting.timer_reads_every_object = check_next && !idle_next && s_.time_mode() == TimeMode::timed;
+    waiting.timer_writes_domain = idle_next;
     const Wake wake = step(waiting, &ready, wait, check_next || idle_next);
     if (session_.terminated) {  // the wait was canceled, or the lock granted and let go again
       s_.note_result({Kind::failed});
@@ -197,9 +202,10 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
       deadlock_checked = waiter->checked = true;
       // It reads the waits-for graph, which a request by another session on another lock can
       // close into a cycle (found by the sim-pg property). Every edge of a cycle runs to a
-      // lock someone holds, and only steps on such locks add, remove or reorder edges: the
-      // check reads every held lock (past kMaxExtraObjects of them, the whole domain).
-      server_.touch_held_locks();
+      // lock someone holds, and only steps on such locks add, remove or reorder edges:
+      // untimed, the check reads every held lock (past kMaxExtraObjects of them, the whole
+      // domain); timed, every object (OpDesc::timer_reads_every_object).
+      if (s_.time_mode() == TimeMode::untimed) server_.touch_held_locks();
       // One waits-for graph over advisory, row and table locks: a cycle may mix them.
       DeadlockVerdict verdict = DeadlockVerdict::none;
       if (waiter->state == Waiter::State::waiting) {

@@ -205,6 +205,7 @@ Result<bool> SimConnection::terminate_backend(int pid) {
 
 Wake SimConnection::step(OpDesc op, const WaitCondition* guard, Duration timeout, bool server_timer) {
   op.footprint.domain = server_.domain();
+  if ((op.narrows && !op.tries) || op.handed_over) op.may_write = may_write_;  // (a lock call's try in WHERE: not)
   const Wake wake = server_timer ? s_.yield_exact(op, guard, timeout) : s_.yield(op, guard, timeout);
   last_step_ = {op.footprint, s_.step_count()};
   if (in_statement_ && !session_.active && !last_.first_step) {

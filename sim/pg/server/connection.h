@@ -440,6 +440,17 @@ class SimConnection : public lockstep::pg::Connection {
                         const std::function<bool()>& wanted = nullptr, const std::function<Mode()>& mode_now = nullptr,
                         std::optional<std::uint64_t> read_at = std::nullopt);
   std::optional<lockstep::pg::Row> locked_as_read_;
+  // While an UPDATE locks its row: the table's heap, which the lock's step (or its wait's)
+  // writes unless the row no longer matches (OpDesc::may_write; set by UpdateHeap).
+  ObjectId may_write_ = kNoObject;
+  struct UpdateHeap {
+    SimConnection& c;
+    ObjectId saved;
+    UpdateHeap(SimConnection& conn, const SqlTable* t) : c(conn), saved(std::exchange(conn.may_write_, t ? t->heap : kNoObject)) {}
+    UpdateHeap(const UpdateHeap&) = delete;
+    UpdateHeap& operator=(const UpdateHeap&) = delete;
+    ~UpdateHeap() { c.may_write_ = saved; }
+  };
 
   // Outside an explicit transaction a statement commits when it ends; 57P01 when the
   // backend was terminated meanwhile.
