@@ -183,6 +183,17 @@ TEST(Timing, AnUnfencedLeaseFailsWithOneDeclaredStallAndAFencedOnePasses) {
   }
 }
 
+// The whole timing model at once on the fenced lease: jittered durations, skewed clocks, a
+// stall and statement latency together. Every one of them is a choice of the search.
+TEST(Timing, AFencedLeaseUnderEveryTimingChoiceAtOnceIsExhaustive) {
+  const lockstep::Timing all{.jitter = 0.5, .skew_ms = 50, .stalls = 1, .stall_ms = 200,
+                             .statement_low = std::chrono::microseconds(100), .statement_high = std::chrono::milliseconds(1)};
+  const auto r = run_and_print("fenced lease, " + lockstep::timing_coverage(all), fenced_lease(true, all));
+  EXPECT_TRUE(r.passed() && r.exhaustive) << r.describe();
+  EXPECT_EQ(r.redundant, 0u) << r.note;
+  EXPECT_EQ(r.note, "") << r.describe();
+}
+
 // The lease in the simulated PostgreSQL, the resource a storage service of the model's own
 // (no SQL): a holder checks its lease on its clock, then writes. A GC pause between that
 // check and the write is a stall after a clock read, before a step that is not a statement:

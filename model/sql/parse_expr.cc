@@ -312,7 +312,7 @@ Expr Reader::column_ref(const json& body, Expr e) {
   if (fields.size() > 3) refuse("a database-qualified column", loc);
   e.kind = Expr::Kind::column;
   e.name = str(fields.back());
-  if (fields.size() >= 2) e.qualifier = str(fields.at(fields.size() - 2));  // schema.table.column: the table
+  if (fields.size() >= 2) e.qualifier = str(fields.at(fields.size() - 2)), e.schema = fields.size() == 3 ? str(fields[0]) : "";
   // A table's columns cannot take these names (42701): they are the system columns of each
   // tuple version, which lockstep does not model (River's xmax != 0 after an upsert).
   static constexpr std::string_view kSystemColumns[] = {"xmin", "xmax", "cmin", "cmax", "ctid", "tableoid"};

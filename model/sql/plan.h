@@ -75,6 +75,7 @@ struct Expr {
   int number = 0;
   std::string name;
   std::string qualifier;
+  std::string schema;  // a column written schema.table.column: its schema
   Type type = Type::unknown;  // of a cast
   Type element = Type::unknown;  // ... to an array (type Type::array): its elements'
   int typmod = -1;               // ... to bit(n): n; to timestamp(p): p

@@ -221,6 +221,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
           return Error{"42704", fmt::format("type \"{}\" does not exist", c.column.user_type)};
         }
         t->def.columns.push_back(c.column);
+        if (c.column.default_value) pin_sequence_names(*t->def.columns.back().default_value, server_);
         t->sequences.push_back({.last = c.column.sequence_start});
         const std::size_t n = t->def.columns.size() - 1;
         // Each row there gets the column's default, evaluated per row (a serial's nextval).
@@ -255,6 +256,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
       case K::set_default:
         column_must_exist();
         t->def.columns[static_cast<std::size_t>(i)].default_value = c.column.default_value;
+        if (c.column.default_value) pin_sequence_names(*t->def.columns[static_cast<std::size_t>(i)].default_value, server_);
         break;
       case K::set_not_null: {
         column_must_exist();

@@ -8,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/type_check.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 #include "lockstep/sim/pg/executor/sql_schemas.h"
@@ -45,6 +46,9 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& created) {
   if (auto bad = check_foreign_keys(ct)) return *bad;
   for (const auto& col : ct.columns) {
     if (col.type == Type::enum_ && sql::enum_index(col.user_type) < 0) return Error{"42704", fmt::format("type \"{}\" does not exist", col.user_type)};
+  }
+  for (auto& col : ct.columns) {
+    if (col.default_value) pin_sequence_names(*col.default_value, server_);
   }
   for (const auto& col : ct.columns) {  // a default is coerced to its column's type as the table is made (cookDefault)
     if (!col.default_value) continue;
@@ -187,6 +191,13 @@ std::pair<std::string, std::string> regclass_name(std::string_view text) {
 
 std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   const auto [schema, name] = regclass_name(text);
+  // The system catalogs and views of pg_catalog, searched before search_path (printed bare).
+  static constexpr std::string_view kCatalogs[] = {"pg_class", "pg_namespace", "pg_type", "pg_proc", "pg_attribute", "pg_index",
+                                                   "pg_constraint", "pg_trigger", "pg_database", "pg_roles", "pg_settings", "pg_locks",
+                                                   "pg_stat_activity", "pg_tables", "pg_indexes", "pg_sequences", "pg_views"};
+  if ((schema.empty() || schema == "pg_catalog") && std::find(std::begin(kCatalogs), std::end(kCatalogs), name) != std::end(kCatalogs)) {
+    return name;
+  }
   if (!schema.empty() && !server.has_schema(schema)) return std::nullopt;
   // The schemas with a relation of this name: a table's, a sequence's, an index's table's
   // (index names are their schema's).
@@ -201,11 +212,32 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   });
   if (!schema.empty()) {  // regclassout: qualified unless the search path finds it
     if (!owners.contains(schema)) return std::nullopt;
-    return on_search_path(schema, server) ? name : schema + "." + name;
+    return on_search_path(schema, server) ? sql::quote_ident(name) : sql::quote_ident(schema) + "." + sql::quote_ident(name);
   }
   const std::vector<std::string> path = sql::path_schemas(server.style().search_path, &server);
   const bool found = std::any_of(path.begin(), path.end(), [&](const std::string& s) { return owners.contains(s); });
-  return found ? std::optional<std::string>(name) : std::nullopt;
+  return found ? std::optional<std::string>(sql::quote_ident(name)) : std::nullopt;
+}
+
+void pin_sequence_names(sql::Expr& e, Server& server) {
+  for (sql::Expr& a : e.args) pin_sequence_names(a, server);
+  if (e.kind != Expr::Kind::func || (e.name != "nextval" && e.name != "currval" && e.name != "setval") || e.args.empty()) return;
+  Expr& arg = e.args[0];
+  if (arg.kind != Expr::Kind::constant || arg.value.is_null() || (arg.value.type() != Type::text && arg.value.type() != Type::unknown)) return;
+  std::pair<std::string, std::string> named;
+  try {
+    named = regclass_name(arg.value.as_text());
+  } catch (const SqlError&) {
+    return;  // the insert's error
+  }
+  const auto& [schema, name] = named;
+  const Server::Sequence* seq = server.sequence(name);
+  const SqlTable* owner = seq == nullptr ? server.serial_column_of(name).first : nullptr;
+  if (!schema.empty() || (seq == nullptr && owner == nullptr)) return;
+  const std::string own = seq != nullptr ? seq->def.schema : std::string(schema_of(owner->def));
+  if (unresolved_sequence("", name, own, server)) return;
+  std::string pinned = sql::quote_ident(own) + "." + sql::quote_ident(name);
+  arg.value = arg.value.type() == Type::text ? Value::text(std::move(pinned)) : Value::unknown(std::move(pinned));
 }
 
 namespace {

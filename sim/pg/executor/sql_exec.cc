@@ -222,9 +222,7 @@ Value SqlRun::column(const Expr& ref) {
     if (it->table != nullptr && it->row != nullptr && resolves(*it->table, it->alias, ref)) return value_in(*it->table, *it->row, ref);
   }
   if (function_params_ != nullptr && function_params_->names_variable(ref)) return function_params_->column(ref);  // NEW.x, after the columns
-  if (!ref.qualifier.empty() && table_ != nullptr && ref.qualifier != table_->def.table && ref.qualifier != alias_) {
-    throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", ref.qualifier));
-  }
+  if (!ref.qualifier.empty() && table_ != nullptr) throw unresolved_qualifier(ref, meant_by(ref, table_, alias_.empty() ? table_->def.table : alias_, server_));
   // xmax in an upsert's RETURNING, compared with 0 only (model/sql/parse.cc): 0 for a row
   // inserted, the updater's xid for one ON CONFLICT DO UPDATE updated.
   if (ref.name == "xmax" && row_ != nullptr) return Value::integer(returning_updated_ ? 1 : 0, Type::int8);
@@ -327,9 +325,7 @@ Value SqlRun::whole_row(const SqlTable& t, const Row& row) const {
 void SqlRun::check_columns(const Expr& e, const SqlTable& t, const std::string& alias, const std::vector<std::string>& outputs) const {
   if (whole_row_reference(t, alias, e)) return;
   if (e.kind == Expr::Kind::column && e.qualifier != "excluded" && !(!resolves(t, alias, e) && resolves_outside(e))) {
-    if (!e.qualifier.empty() && e.qualifier != t.def.table && e.qualifier != alias) {
-      throw SqlError("42P01", fmt::format("missing FROM-clause entry for table \"{}\"", e.qualifier));
-    }
+    if (!e.qualifier.empty() && !resolves(t, alias, e)) throw unresolved_qualifier(e, meant_by(e, &t, alias.empty() ? std::string_view(t.def.table) : alias, server_));
     if (t.column(e.name) < 0 && e.name != "xmax" && (!e.qualifier.empty() || std::find(outputs.begin(), outputs.end(), e.name) == outputs.end())) {
       (void)derived_whole_row(t, alias, nullptr, e);  // (xmax: the parser let it through in an upsert's RETURNING only)
     }

@@ -4,6 +4,7 @@
 // joins, whose row for each target row is kept as it was through the EvalPlanQual re-check
 // (PostgreSQL re-runs the join for the new version with the other relation's row as it was).
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <type_traits>
 #include <variant>
@@ -11,6 +12,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
+#include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 #include "lockstep/sim/pg/executor/sql_ssi.h"
 
@@ -547,8 +549,71 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
   const Derived* d = derived_of(&from);
   const sql::Select* q = d != nullptr ? d->def->select.get() : nullptr;
   const auto rows = q != nullptr && where && joins_on_key(*where, t, alias, from, from_alias) ? estimated_rows(*q) : std::nullopt;
-  order_join(out, first_match, rows ? planned_drive(*rows, t, where->kind == Expr::Kind::and_ ? where->args.size() - 1 : 0) : Drive::unknown);
+  const bool ties = std::adjacent_find(first_match.begin(), first_match.end(), std::greater_equal<>()) != first_match.end();
+  order_join(out, first_match, rows ? planned_drive(*rows, t, where->kind == Expr::Kind::and_ ? where->args.size() - 1 : 0) : Drive::unknown,
+             ties && may_hash_target(t, alias, from, from_alias, own, others));
   return out;
+}
+
+// Target rows that join one row come in heap order where the plan hashes the joined table
+// (or loops over it), last inserted first where it hashes the target (a hash bucket's chain).
+// Which the planner hashes is its costs' (final_cost_hashjoin, tables never analyzed: rows
+// from their widths and their own conditions' default selectivities; a join key unique
+// there puts one row in a bucket, any other a tenth of the rows): false only where hashing
+// the target costs 15% more than hashing the joined table for every width estimate, or no
+// equality joins the two (nested loops).
+bool SqlRun::may_hash_target(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias,
+                             const std::vector<const Expr*>& own, const std::vector<const Expr*>& others) {
+  if (derived_of(&from) != nullptr || from.joined || others.empty()) return true;
+  int target_key = -1, from_key = -1;
+  std::vector<const Expr*> from_own;
+  for (const Expr* c : others) {
+    if (reads_target_only(*c, from, from_alias, t)) {
+      from_own.push_back(c);
+      continue;
+    }
+    if (c->kind != Expr::Kind::op || c->name != "=" || c->args.size() != 2 || target_key >= 0) continue;
+    for (std::size_t side = 0; side < 2; ++side) {
+      const Expr& a = c->args[side];
+      const Expr& b = c->args[1 - side];
+      if (a.kind == Expr::Kind::column && b.kind == Expr::Kind::column && reads_target_only(a, t, alias, from) &&
+          reads_target_only(b, from, from_alias, t)) {
+        target_key = t.column(a.name), from_key = from.column(b.name);
+      }
+    }
+  }
+  if (target_key < 0 || from_key < 0) return false;
+  const auto estimate = [&](SqlTable& r, std::string_view r_alias, const std::vector<const Expr*>& quals) -> std::optional<std::pair<double, double>> {
+    sql::Select sel;
+    sel.table = r.def.table, sel.alias = std::string(r_alias);
+    if (quals.size() == 1) sel.where = *quals.front();
+    if (quals.size() > 1) {
+      Expr all;
+      all.kind = Expr::Kind::and_;
+      for (const Expr* c : quals) all.args.push_back(*c);
+      sel.where = std::move(all);
+    }
+    const auto width = unanalyzed_width(r, widest_row(r));
+    const std::optional<double> selectivity = where_selectivity(sel, r, /*loose=*/true);
+    if (!width || !selectivity) return std::nullopt;
+    const auto rows = [&](int w) { return std::max(1.0, std::rint(unanalyzed_tuples(w) * *selectivity)); };
+    return std::pair{rows(width->second), rows(width->first)};
+  };
+  const auto target_rows = estimate(t, alias, own), from_rows = estimate(from, from_alias, from_own);
+  if (!target_rows || !from_rows) return true;
+  const bool target_unique = sql_single_column_index(t, target_key).found, from_unique = sql_single_column_index(from, from_key).found;
+  // Building on `inner` (each row hashed, cpu_operator_cost + cpu_tuple_cost), probing with
+  // `outer` (cpu_operator_cost a row, and half its bucket's rows compared).
+  const auto hash_cost = [](double inner, bool unique, double outer) {
+    const double bucket = unique ? 1.0 : std::max(1.0, std::rint(inner * 0.1));
+    return inner * 0.0125 + outer * 0.0025 + outer * bucket * 0.00125;
+  };
+  for (const double n : {target_rows->first, target_rows->second}) {
+    for (const double m : {from_rows->first, from_rows->second}) {
+      if (hash_cost(n, target_unique, m) <= 1.15 * hash_cost(m, from_unique, n)) return true;
+    }
+  }
+  return false;
 }
 
 const Row* SqlRun::other_joined_match(std::int64_t scanned, SqlTable& t, std::string_view alias, std::int64_t id, const Row& newest, const Expr& where) {

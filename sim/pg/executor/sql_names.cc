@@ -11,6 +11,7 @@
 
 #include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/type_check.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 #include "lockstep/sim/pg/heap/sql_rows.h"
 #include "lockstep/sim/pg/server/sim_pg.h"
 
@@ -392,10 +393,18 @@ class QualifiedNames {
     for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
       for (const Relation& r : *scope) {
         if (r.name != ref.qualifier) continue;
+        if (!ref.schema.empty() && r.table != nullptr && (r.table->def.table != r.name || schema_of(r.table->def) != ref.schema)) {
+          throw unresolved_qualifier(ref, true);
+        }
         if (r.columns && std::find(r.columns->begin(), r.columns->end(), ref.name) == r.columns->end()) {
           throw sql::missing_column_error(ref);
         }
         return;  // the innermost relation of that name is the one it reads
+      }
+    }
+    for (const auto& scope : scopes_) {  // a table of that name under an alias: hidden by it
+      for (const Relation& r : scope) {
+        if (meant_by(ref, r.table, r.name, server_)) throw unresolved_qualifier(ref, true);
       }
     }
   }
@@ -534,6 +543,17 @@ class TablesNamed {
 };
 
 }  // namespace
+
+sql::SqlError unresolved_qualifier(const sql::Expr& ref, bool table_in_scope) {
+  return sql::SqlError("42P01", fmt::format("{} FROM-clause entry for table \"{}\"", table_in_scope ? "invalid reference to" : "missing",
+                                            ref.qualifier));
+}
+
+bool meant_by(const sql::Expr& ref, const SqlTable* t, std::string_view shown, Server& server) {
+  if (shown == ref.qualifier) return true;
+  if (t == nullptr || t->def.table != ref.qualifier) return false;
+  return ref.schema.empty() ? on_search_path(schema_of(t->def), server) : schema_of(t->def) == ref.schema;
+}
 
 void each_table_named(const sql::Statement& st, const std::function<void(const std::string&, bool)>& fn) { TablesNamed(fn).statement(st); }
 

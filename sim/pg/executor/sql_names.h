@@ -11,7 +11,9 @@
 // query or FROM subquery whose targets are named, VALUES (anything else: a function's
 // columns, `excluded`, an outer name the executor resolves, is left to the executor); or
 // 42702 for a bare name both relations of an UPDATE ... FROM or DELETE ... USING have; or
-// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow. With
+// 0A000 for a GROUP BY of an output column's name that a FROM item's column may shadow; or
+// 42P01 for a table named by its name where its FROM item gives it an alias, or by a schema
+// (s.t.c) it is not in (the server's "invalid reference to FROM-clause entry"). With
 // `check_types`, each clause's types too, as the parser types them (model/sql/type_check.h),
 // columns of tables resolved through the same scopes: SqlError 42883, 42804, 42846, 42725, or a
 // literal's input error.
@@ -35,6 +37,15 @@ using RecordOf = std::function<const SqlTable*(const sql::Expr&, const sql::Sele
 // subqueries' by `correlated`.
 sql::QualOrders check_qualified_columns(const sql::Statement& st, Server& server, const RecordOf& record_of, bool check_types,
                                         const std::function<bool(const sql::Select&)>& correlated);
+
+// The server's 42P01 for a qualified column reference no relation in scope resolves:
+// "invalid reference to FROM-clause entry" where a table of the qualifier's name is in scope
+// (under an alias, or in another schema than the one written), else "missing FROM-clause entry".
+sql::SqlError unresolved_qualifier(const sql::Expr& ref, bool table_in_scope);
+// Whether the relation `t` (a table, or nullptr), in scope as `shown` (its alias, or its own
+// name), is the one such a reference meant (errorMissingRTE's search): its name is the
+// qualifier, or its table is the one [schema.]table finds (search_path where no schema).
+bool meant_by(const sql::Expr& ref, const SqlTable* t, std::string_view shown, Server& server);
 
 // Each table name a SELECT, INSERT, UPDATE or DELETE reads or writes, anywhere in it (WITH
 // queries, FROM, subqueries in any clause), in the order written, WITH queries' own names

@@ -13,6 +13,7 @@
 // they differ, a statement that shows the order (RETURNING, a SELECT without ORDER BY) is
 // refused (refuse_unplanned_order) rather than answered one way.
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -328,7 +329,8 @@ void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, co
   }
 }
 
-void SqlRun::order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive) {
+void SqlRun::order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive,
+                        bool ties_reversed) {
   if (rows.size() < 2 || drive == Drive::table) return;
   if (drive == Drive::other_side) {
     std::vector<std::size_t> order(rows.size());
@@ -340,10 +342,13 @@ void SqlRun::order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, c
     rows = std::move(sorted);
     return;
   }
-  if (!po_in_rank_order(first_match)) {
+  // Target rows that join one row come, under a hash join led by the joined rows, in its hash
+  // bucket's order (the last inserted first), under a nested loop in the table's: any two differ
+  // where the planner may hash the target (may_hash_target).
+  if (!po_in_rank_order(first_match) || ties_reversed) {
     unplanned_order_ = "the rows of UPDATE or DELETE ... FROM come in an order the server's planner picks by its costs (a hash join "
-                       "probing with the table: the table's; a nested loop or a hash join led by the joined rows: theirs), and here "
-                       "those orders differ";
+                       "probing with the table: the table's; a nested loop or a hash join led by the joined rows: theirs, and in a "
+                       "hash bucket's order where several join one row), and here those orders differ";
   }
 }
 

@@ -23,7 +23,6 @@
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/sim/pg/server/connection.h"
 #include "lockstep/sim/pg/heap/sql_rows.h"
-
 namespace lockstep::sim::pg {
 
 // The row lock mode of a locking clause.
@@ -313,7 +312,8 @@ class SqlRun final : public sql::EvalContext {
   void order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, const SqlTable& t, const Expr& where, bool limited);
   void order_exists_semi_join(const std::vector<std::pair<std::int64_t, Row>>& rows, SqlTable& t, const std::string& alias, const Expr& where);
   bool semi_joined(const Expr& where);  // a conjunct of WHERE is an IN or EXISTS semi join
-  void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive);
+  void order_join(std::vector<std::tuple<std::int64_t, Row, Row>>& rows, const std::vector<std::size_t>& first_match, Drive drive, bool ties_reversed);
+  bool may_hash_target(SqlTable& t, std::string_view alias, SqlTable& from, std::string_view from_alias, const std::vector<const Expr*>& own, const std::vector<const Expr*>& others);
   void refuse_unplanned_order(const std::string& why) const;  // 0A000 naming why (none: nothing)
   void refuse_unplanned_join(const sql::Select& sel, std::size_t rows);  // a FROM of joins' rows, shown without ORDER BY
   // Every column the expression names in table t exists (as parse analysis checks): 42703 otherwise. `outputs`: names ORDER BY may also use.

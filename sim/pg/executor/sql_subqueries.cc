@@ -12,6 +12,7 @@
 #include "lockstep/sim/pg/executor/sql_names.h"
 
 #include "lockstep/sim/pg/executor/sql_plpgsql.h"
+#include "lockstep/sim/pg/executor/sql_schemas.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -191,6 +192,7 @@ void SqlRun::declare_subquery_ctes(const sql::Select& sub) {
 bool SqlRun::resolves(const SqlTable& t, std::string_view alias, const Expr& ref) const {
   // A table given an alias is named by it only: `t` inside `FROM t AS o` is an outer query's.
   if (t.joined) return joined_column(t, ref) >= 0;  // sim/pg/executor/sql_from.cc
+  if (!ref.schema.empty()) return alias.empty() && ref.qualifier == t.def.table && schema_of(t.def) == ref.schema;  // s.t.c
   if (!ref.qualifier.empty()) return ref.qualifier == (alias.empty() ? std::string_view(t.def.table) : alias);
   return t.column(ref.name) >= 0;
 }

@@ -133,4 +133,8 @@ std::pair<std::string, std::string> regclass_name(std::string_view text);
 // to_regclass: the relation's name when the server has a table, sequence or index of that name
 // (in a schema it has), else nullopt.
 std::optional<std::string> to_regclass(Server& server, std::string_view text);
+// A column DEFAULT's nextval('s') (currval, setval) as the server stores it: 's'::regclass is
+// resolved as the table is made or altered, so an unqualified name found through that
+// moment's search_path becomes schema.s (inserts under another search_path still find it).
+void pin_sequence_names(sql::Expr& e, Server& server);
 }  // namespace lockstep::sim::pg

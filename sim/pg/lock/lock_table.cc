@@ -152,6 +152,7 @@ void LockTable::wake(Lock& l, bool raced) const {
         if (!behind && (w->behind || !waits_for_holds(l, *w))) {
           if (clock_ != nullptr) w->moved_up_at = clock_->now();
           w->moved_up = w->checked;
+          w->recheck = w->recheck || w->stale;  // it reads its tuple again now: a change its snapshot misses fails it
           note_waits_for(l, *w);
         }
         w->behind = behind;
@@ -192,11 +193,19 @@ void LockTable::release_key(int session, AdvisoryKey key, Scope scope, bool race
   wake(l, raced);
 }
 
-void LockTable::recheck_older(AdvisoryKey key, std::uint64_t seq) {
+void LockTable::recheck_older(AdvisoryKey key, std::uint64_t seq, int session) {
   const auto it = locks_.find(key);
   if (it == locks_.end()) return;
-  for (const auto& w : it->second.queue) {
-    if (w->state == Waiter::State::waiting && w->snapshot && *w->snapshot < seq) w->recheck = true;
+  const Lock& l = it->second;
+  for (const auto& w : l.queue) {
+    if (w->state != Waiter::State::waiting || !w->snapshot || *w->snapshot >= seq) continue;
+    // Woken by this commit: it waited for the committer, and for nobody else who still holds.
+    const bool ends_its_wait = !w->behind && std::find(w->waits_for.begin(), w->waits_for.end(), session) != w->waits_for.end() &&
+                               std::none_of(w->waits_for.begin(), w->waits_for.end(), [&](int s) {
+                                 const auto h = l.holders.find(s);
+                                 return s != session && h != l.holders.end() && conflicts_with_held(w->mode, h->second);
+                               });
+    (ends_its_wait ? w->recheck : w->stale) = true;
   }
 }
 

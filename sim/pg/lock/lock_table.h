@@ -106,6 +106,7 @@ struct Waiter {
   // next locker.
   std::optional<std::uint64_t> snapshot;
   bool recheck = false;
+  bool stale = false;  // such a change committed while it waited for others: it checks when it moves up
   // Row locks only, while not `behind`: the holders it waits for, those whose holds
   // conflicted when its wait for the row's holders (re)started: the xmax the server's waiter
   // saw (XactLockTableWait, MultiXactIdWait). A locker that passes it later (a non-key
@@ -157,9 +158,12 @@ class LockTable {
   // A waiter woken to claim (Waiter::claim) takes the lock in its own step: granted when no
   // holder conflicts (true); else it waits on, first in its queue.
   bool claim(const std::shared_ptr<Waiter>& waiter);
-  // A change of the row `key` committed at commit count `seq`: the queued waiters whose
-  // snapshot predates it are woken to check their tuple again (Waiter::recheck).
-  void recheck_older(AdvisoryKey key, std::uint64_t seq);
+  // A change of the row `key` committed at commit count `seq` by `session` (before it lets
+  // go of the row): of the queued waiters whose snapshot predates it, those it ends the wait
+  // of (the last of their Waiter::waits_for) check their tuple again (Waiter::recheck); the
+  // others once they wake for their own holders or move up (Waiter::stale), as the server's
+  // backend sleeping on another transaction or on the tuple lock does.
+  void recheck_older(AdvisoryKey key, std::uint64_t seq, int session);
   // The session's holds of the key in `scope`, per mode (a savepoint's mark).
   std::array<int, kModes> holds(int session, AdvisoryKey key, Scope scope) const;
   // Lets go of the session's holds of the key in `scope` beyond `keep` (a savepoint rolled

@@ -209,8 +209,8 @@ void SimConnection::apply_release(const Release& r) {
       // free and takes it, as heap_lock_tuple does without the tuple lock the woken waiter
       // holds; that waiter then waits for it.
       const AdvisoryKey key = server_.row_key(row.first, row.second);
+      if (changed && server_.snapshots_open()) server_.row_locks().recheck_older(key, state.committed_seq, pid_);
       server_.row_locks().release_key(pid_, key, Scope::transaction, /*raced=*/true);
-      if (changed && server_.snapshots_open()) server_.row_locks().recheck_older(key, state.committed_seq);
     };
     for (const auto& row : locked_rows_) finish(row);
     for (const auto& row : written_) {
