@@ -84,6 +84,9 @@ class FoataRecorder final : public sim::Strategy, public sim::Restarting, public
   void clock_advanced() override {
     if (inner_observer_ != nullptr) inner_observer_->clock_advanced();
   }
+  void round_robin_began() override {
+    if (inner_observer_ != nullptr) inner_observer_->round_robin_began();
+  }
   std::string restart_reason() const override { return inner_restarts_->restart_reason(); }
   bool take_restart() override {
     const bool restarted = inner_restarts_->take_restart();

@@ -34,6 +34,7 @@ bool DporStrategy::next_execution() {
   }
   started_ = true;
   depth_ = 0;
+  round_robin_from_ = SIZE_MAX;
   last_sched_ = -1;
   race_.events.clear();
   race_.parked.clear();

@@ -125,6 +125,8 @@ class DporStrategy final : public Strategy,
   }
 
   void clock_advanced() override { race_.barriers.push_back(static_cast<std::uint32_t>(race_.events.size())); }
+  // Fair mode's tail: its nodes offer one actor by design (StepObserver::round_robin_began).
+  void round_robin_began() override { round_robin_from_ = depth_; }
 
   // The footprint the picked transition declared (t.op in executed() is already the
   // actor's next operation). The step begins: its choices are made until executed().
@@ -465,6 +467,7 @@ class DporStrategy final : public Strategy,
   NodeStack stack_;
   WakeupTree inherited_;  // optimal: the wakeup tree of the next new scheduling node
   std::size_t depth_ = 0;
+  std::size_t round_robin_from_ = SIZE_MAX;  // the first node of fair mode's round-robin tail, this execution
   std::size_t diverge_ = 0;
   int last_sched_ = -1;
   Footprint last_effect_;

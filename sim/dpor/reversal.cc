@@ -202,6 +202,10 @@ void DporStrategy::reverse_race(int i, int end, const WakeStep& q_step, const st
     // object, which check_parked finds.
     return;
   }
+  // In fair mode's round-robin tail a node offers only the actor that waited longest: a
+  // reversal starting there with another is an order the search does not explore by design
+  // (source-DPOR adds that node's enabled set: the one actor, explored already).
+  if (optimal_ && ready == 0 && race_.events[i].node >= round_robin_from_) return;
   if (optimal_) {
     if (ready == 0) {
       // The reversal cannot start here (a wait). Beyond optimal mode: the search begins

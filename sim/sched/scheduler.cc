@@ -104,8 +104,7 @@ void Scheduler::begin(const RunLimits& limits, Strategy& strategy) {
   crashing_ = -1;
   steps_ = 0;
   rng_ = Random(limits.seed);
-  aborting_ = false;
-  failed_ = false;
+  aborting_ = failed_ = round_robin_told_ = false;
   result_verdict_ = ExecutionResult{};
   divergence_ = nullptr;
   decisions_.clear();
@@ -216,6 +215,7 @@ bool Scheduler::finished(ActorId a) const { return actors_[a]->finished; }
   if (remember) {
     for (std::size_t i = 0; i < enabled_count_; ++i) enabled_mask |= std::uint64_t{1} << enabled_[i].actor;
   }
+  if (judge_.round_robin() && observer_ != nullptr && !std::exchange(round_robin_told_, true)) observer_->round_robin_began();
   if (judge_.round_robin()) enabled_count_ = judge_.filter_fairly({enabled_.data(), enabled_count_});
   const std::size_t pick = strategy_->pick(enabled(), steps_);
   if (pick == Strategy::kPrune || pick == Strategy::kSkip) {

@@ -351,6 +351,7 @@ class Scheduler {
   int unwinding_base_ = 0;          // exceptions in flight when abort_unfinished began
   std::uint64_t unwind_steps_ = 0;  // operations actors called while being unwound
   bool failed_ = false;
+  bool round_robin_told_ = false;  // the strategy's observer was told fair mode's tail began
   ExecutionResult result_verdict_;
   std::exception_ptr divergence_;  // raised inside an actor, rethrown from run()
 

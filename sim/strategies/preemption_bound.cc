@@ -70,6 +70,7 @@ class PreemptionBounded final : public Strategy, public StepObserver {
   void parked(std::span<const Transition> waiting) override { inner_observer_->parked(waiting); }
   void symmetric(const Symmetry& /*symmetry*/) override {}
   void clock_advanced() override { inner_observer_->clock_advanced(); }
+  void round_robin_began() override { inner_observer_->round_robin_began(); }
 
  private:
   std::unique_ptr<Strategy> inner_;

@@ -87,6 +87,10 @@ class StepObserver {
   // Told when virtual time moves on (timed mode, once no actor could run): every step after
   // this happens after every step before it.
   virtual void clock_advanced() = 0;
+  // Told once an execution when fair mode's round robin takes over its tail (sim/progress):
+  // from the next pick on only the actor that waited longest is offered, by design (an order
+  // the search does not explore), not because the others cannot run.
+  virtual void round_robin_began() = 0;
 
  protected:
   ~StepObserver() = default;
