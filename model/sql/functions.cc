@@ -176,6 +176,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/executor/sql_ddl.cc
     FunctionInfo{"to_regclass", 1, 1, FunctionKind::session},  // the relation's name, or NULL
+    FunctionInfo{"pg_get_serial_sequence", 2, 2, FunctionKind::session},  // a serial or identity column's sequence
     FunctionInfo{"currval", 1, 1, FunctionKind::session},
     FunctionInfo{"setval", 2, 3, FunctionKind::session},
 };

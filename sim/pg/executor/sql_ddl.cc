@@ -219,6 +219,29 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   return found ? std::optional<std::string>(sql::quote_ident(name)) : std::nullopt;
 }
 
+Value serial_sequence_of(Server& server, const std::vector<Value>& args) {
+  if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::text);
+  const auto [schema, name] = regclass_name(sql::cast(args[0], Type::text).as_text());
+  const SqlTable* t = server.sql_table(name);
+  if (t == nullptr || (schema.empty() ? !on_search_path(schema_of(t->def), server) : schema_of(t->def) != schema)) {
+    throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", schema.empty() ? name : schema + "." + name));
+  }
+  const std::string column = sql::cast(args[1], Type::text).as_text();  // as written: no case folding
+  const int c = t->column(column);
+  if (c < 0) throw SqlError("42703", fmt::format("column \"{}\" of relation \"{}\" does not exist", column, name));
+  const sql::ColumnDef& def = t->def.columns[static_cast<std::size_t>(c)];
+  const std::string own(schema_of(t->def));
+  if (def.serial) return Value::text(sql::quote_ident(own) + "." + sql::quote_ident(fmt::format("{}_{}_seq", name, column)));
+  const Expr* d = def.default_value ? &*def.default_value : nullptr;
+  if (d == nullptr || d->kind != Expr::Kind::func || d->name != "nextval" || d->args.empty() || d->args[0].kind != Expr::Kind::constant) {
+    return Value::null(Type::text);
+  }
+  const auto [seq_schema, seq_name] = regclass_name(d->args[0].value.as_text());
+  const Server::Sequence* seq = server.sequence(seq_name);
+  if (seq == nullptr || seq->def.owned_by != name) return Value::null(Type::text);
+  return Value::text(sql::quote_ident(seq->def.schema) + "." + sql::quote_ident(seq_name));
+}
+
 void pin_sequence_names(sql::Expr& e, Server& server) {
   for (sql::Expr& a : e.args) pin_sequence_names(a, server);
   if (e.kind != Expr::Kind::func || (e.name != "nextval" && e.name != "currval" && e.name != "setval") || e.args.empty()) return;

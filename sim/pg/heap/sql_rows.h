@@ -133,6 +133,10 @@ std::pair<std::string, std::string> regclass_name(std::string_view text);
 // to_regclass: the relation's name when the server has a table, sequence or index of that name
 // (in a schema it has), else nullopt.
 std::optional<std::string> to_regclass(Server& server, std::string_view text);
+// pg_get_serial_sequence(table, column): the sequence a serial or identity column owns (or
+// one OWNED BY its table that its DEFAULT's nextval names), schema-qualified as the server
+// prints it; NULL for another column; 42P01 / 42703 for a table / column not found.
+sql::Value serial_sequence_of(Server& server, const std::vector<sql::Value>& args);
 // A column DEFAULT's nextval('s') (currval, setval) as the server stores it: 's'::regclass is
 // resolved as the table is made or altered, so an unqualified name found through that
 // moment's search_path becomes schema.s (inserts under another search_path still find it).
