@@ -288,11 +288,13 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   // before a non-key UPDATE committed: a multixact on the version the snapshot sees) makes
   // the server wait for that locker first (HeapTupleSatisfiesUpdate's TM_BeingModified), then
   // fail (as try_lock_row skips such a row).
-  const std::vector<int> in_the_way = server_.row_locks().conflicting_holders(pid_, key, mode);
-  const auto& sharers = server_.row(table, id).key_sharers_at_commit;
-  const bool locker_first = std::any_of(in_the_way.begin(), in_the_way.end(), [&](int other) {
-    return std::find(sharers.begin(), sharers.end(), other) != sharers.end();
-  });
+  const auto sharer_in_the_way = [&] {
+    const std::vector<int> in_the_way = server_.row_locks().conflicting_holders(pid_, key, mode);
+    const auto& sharers = server_.row(table, id).key_sharers_at_commit;
+    return std::any_of(in_the_way.begin(), in_the_way.end(),
+                       [&](int other) { return std::find(sharers.begin(), sharers.end(), other) != sharers.end(); });
+  };
+  const bool locker_first = snapshot_ && serialization_failure(table, id, locking_clause, mode) && sharer_in_the_way();
   if (!locker_first) {
     if (auto e = serialization()) return abort_with(*e);
   }
@@ -333,7 +335,7 @@ Result<bool> SimConnection::lock_row(std::string_view table, std::int64_t id, bo
   // fails then under REPEATABLE READ (heap_update, heap_delete); a row lock first locks the
   // versions after it, waiting for their lockers (heap_lock_updated_tuple): it fails once granted.
   if (!locking_clause) waiter->snapshot = snapshot_;
-  waiter->stale = locker_first && !locking_clause && serialization_failure(table, id, locking_clause, mode).has_value();
+  waiter->stale = locker_first && !locking_clause;  // its check comes when its wait ends
   const std::uint64_t tuple = server_.row(table, id).tuple;
   Status st = wait_for(server_.row_locks(), waiter, obj, access, "row_lock_wait", fmt::format("the row lock of {}#{}", table, id),
                        [&] { return serialization_failure(table, id, locking_clause, mode); });
