@@ -13,9 +13,9 @@
 // they differ, a statement that shows the order (RETURNING, a SELECT without ORDER BY) is
 // refused (refuse_unplanned_order) rather than answered one way.
 #include <algorithm>
-#include <functional>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
