@@ -12,7 +12,6 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
-#include "lockstep/sim/pg/executor/sql_hash_aggregate.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 #include "lockstep/sim/pg/executor/sql_ssi.h"
 
@@ -583,7 +582,8 @@ bool SqlRun::may_hash_target(SqlTable& t, std::string_view alias, SqlTable& from
     }
   }
   if (target_key < 0 || from_key < 0) return false;
-  const auto estimate = [&](SqlTable& r, std::string_view r_alias, const std::vector<const Expr*>& quals) -> std::optional<std::pair<double, double>> {
+  // Each side's rows as a scan of it with its own conditions estimates them (estimated_rows).
+  const auto estimate = [&](const SqlTable& r, std::string_view r_alias, const std::vector<const Expr*>& quals) {
     sql::Select sel;
     sel.table = r.def.table, sel.alias = std::string(r_alias);
     if (quals.size() == 1) sel.where = *quals.front();
@@ -593,11 +593,7 @@ bool SqlRun::may_hash_target(SqlTable& t, std::string_view alias, SqlTable& from
       for (const Expr* c : quals) all.args.push_back(*c);
       sel.where = std::move(all);
     }
-    const auto width = unanalyzed_width(r, widest_row(r));
-    const std::optional<double> selectivity = where_selectivity(sel, r, /*loose=*/true);
-    if (!width || !selectivity) return std::nullopt;
-    const auto rows = [&](int w) { return std::max(1.0, std::rint(unanalyzed_tuples(w) * *selectivity)); };
-    return std::pair{rows(width->second), rows(width->first)};
+    return estimated_rows(sel);
   };
   const auto target_rows = estimate(t, alias, own), from_rows = estimate(from, from_alias, from_own);
   if (!target_rows || !from_rows) return true;
