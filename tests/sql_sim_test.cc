@@ -528,6 +528,28 @@ TEST(SqlSim, TargetRowsJoiningOneRowInAnOrderTheCostsPickAreRefused) {
   EXPECT_EQ(outcomes(setup, {s}, "SELECT count(*) FROM orders"), (std::set<std::string>{refused + " | a: DELETE 2 [10;12] | final: SELECT 1 [1]"}));
 }
 
+// A WITH query's groups (pgqueuer's log aggregation: INSERT ... SELECT from a GROUP BY) and the
+// rows a row-valued IN over a locking WITH query keeps (pgqueuer's schedules: a HashAggregate
+// of the WITH query's rows leads) reach the output in orders the server's hash tables pick:
+// refused, as the same at the top is, not answered in scan order (probe K, PostgreSQL 15).
+TEST(SqlSim, OrdersOfHashTablesReachingTheOutputThroughAWithQueryAreRefused) {
+  const std::vector<std::string> setup = {"CREATE TABLE lg (id int PRIMARY KEY, status text NOT NULL, priority int NOT NULL, at timestamptz NOT NULL)",
+                                          "CREATE TABLE st (id serial PRIMARY KEY, status text NOT NULL, at timestamptz NOT NULL, n bigint NOT NULL)",
+                                          "INSERT INTO lg VALUES (1, 'queued', 0, '2024-01-01 00:00:00.2+00'), (2, 'queued', 5, '2024-01-01 00:00:00.7+00'), "
+                                          "(3, 'done', 0, '2024-01-01 00:00:01+00')"};
+  const Session s = {"WITH agg AS (SELECT status, date_trunc('sec', at) AS at, count(*) AS n FROM lg GROUP BY status, date_trunc('sec', at)) "
+                     "INSERT INTO st (status, at, n) SELECT status, at, n FROM agg RETURNING id, status",
+                     "WITH picked AS (SELECT id, status FROM lg WHERE priority >= 0 FOR UPDATE SKIP LOCKED) "
+                     "UPDATE lg SET priority = priority + 1 WHERE (id, status) IN (SELECT id, status FROM picked) RETURNING id",
+                     "WITH agg AS (SELECT status, count(*) AS n FROM lg GROUP BY status) SELECT count(*) FROM agg"};
+  const std::set<std::string> got = outcomes(setup, {s}, "SELECT count(*) FROM st");
+  ASSERT_EQ(got.size(), 1U);
+  const std::string& run = *got.begin();
+  EXPECT_NE(run.find("a: ERROR 0A000: GROUP BY without ORDER BY giving two or more groups"), std::string::npos) << run;
+  EXPECT_NE(run.find("a: ERROR 0A000: the rows a row-valued IN (subquery) over a materialized WITH query keeps"), std::string::npos) << run;
+  EXPECT_NE(run.find("a: SELECT 1 [2] | final: SELECT 1 [0]"), std::string::npos) << run;  // an aggregate over the groups: answered
+}
+
 // pg_locks lists rows in the lock manager's hash order: two or more without ORDER BY are
 // refused; ORDER BY, an aggregate or one row are answered.
 // GROUP BY and DISTINCT without ORDER BY come in the server's order where lockstep knows it

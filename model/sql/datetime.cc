@@ -283,20 +283,38 @@ std::int64_t timestamp_with_precision(std::int64_t micros, int precision) {
   return -((-micros + half) / scale * scale);
 }
 
+std::string_view date_unit(std::string_view lower) {
+  static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
+      {"c", "century"}, {"cent", "century"}, {"centuries", "century"}, {"century", "century"}, {"d", "day"}, {"day", "day"},
+      {"days", "day"}, {"dec", "decade"}, {"decade", "decade"}, {"decades", "decade"}, {"decs", "decade"}, {"h", "hour"},
+      {"hour", "hour"}, {"hours", "hour"}, {"hr", "hour"}, {"hrs", "hour"}, {"m", "minute"}, {"microsecon", "microseconds"},
+      {"mil", "millennium"}, {"millennia", "millennium"}, {"millennium", "millennium"}, {"millisecon", "milliseconds"},
+      {"mils", "millennium"}, {"min", "minute"}, {"mins", "minute"}, {"minute", "minute"}, {"minutes", "minute"},
+      {"mon", "month"}, {"mons", "month"}, {"month", "month"}, {"months", "month"}, {"ms", "milliseconds"},
+      {"msec", "milliseconds"}, {"mseconds", "milliseconds"}, {"msecs", "milliseconds"}, {"qtr", "quarter"},
+      {"quarter", "quarter"}, {"s", "second"}, {"sec", "second"}, {"second", "second"}, {"seconds", "second"},
+      {"secs", "second"}, {"timezone", "timezone"}, {"timezone_h", "timezone_hour"}, {"timezone_m", "timezone_minute"},
+      {"us", "microseconds"}, {"usec", "microseconds"}, {"useconds", "microseconds"}, {"usecs", "microseconds"},
+      {"w", "week"}, {"week", "week"}, {"weeks", "week"}, {"y", "year"}, {"year", "year"}, {"years", "year"},
+      {"yr", "year"}, {"yrs", "year"}};
+  const std::string_view key = lower.substr(0, 10);  // TOKMAXLEN
+  for (const auto& [word, unit] : kUnits) {
+    if (word == key) return unit;
+  }
+  return {};
+}
+
 std::int64_t truncate_timestamp(std::string_view unit_in, std::int64_t micros, std::string_view type, bool* below_a_day) {
-  std::string unit;
-  for (const char c : unit_in) unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (unit.size() > 1 && unit.back() == 's' && unit != "microseconds" && unit != "milliseconds") unit.pop_back();
+  std::string lower;
+  for (const char c : unit_in) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  std::string unit(date_unit(lower));
+  if (unit.empty()) throw SqlError("22023", fmt::format("unit \"{}\" not recognized for type {}", lower, type));
+  if (unit.starts_with("timezone")) throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type {}", lower, type));
   if (unit == "microseconds" || unit == "milliseconds") unit.pop_back();
   constexpr std::int64_t kDay = 86'400'000'000;
   const std::array<std::pair<std::string_view, std::int64_t>, 5> clocks = {
       {{"microsecond", 1}, {"millisecond", 1'000}, {"second", 1'000'000}, {"minute", 60'000'000}, {"hour", 3'600'000'000}}};
-  const std::array<std::string_view, 7> calendar = {"day", "week", "month", "quarter", "year", "decade", "century"};
   const bool clock = std::any_of(clocks.begin(), clocks.end(), [&](const auto& c) { return c.first == unit; });
-  if (!clock && unit != "millennium" && unit != "millennia" &&
-      std::find(calendar.begin(), calendar.end(), unit) == calendar.end() && unit != "centurie") {
-    throw SqlError("22023", fmt::format("unit \"{}\" not recognized for type {}", unit_in, type));
-  }
   if (below_a_day != nullptr) *below_a_day = clock;
   if (is_infinite_timestamp(micros)) return micros;
   auto floor_to = [](std::int64_t v, std::int64_t step) { return v - ((v % step) + step) % step; };
@@ -317,9 +335,9 @@ std::int64_t truncate_timestamp(std::string_view unit_in, std::int64_t micros, s
     start = sys_days{ymd.year() / month{(static_cast<unsigned>(ymd.month()) - 1) / 3 * 3 + 1} / 1};
   } else if (unit == "year") {
     start = sys_days{ymd.year() / January / 1};
-  } else if (unit == "decade" || unit == "century" || unit == "centurie" || unit == "millennium" || unit == "millennia") {
+  } else if (unit == "decade" || unit == "century" || unit == "millennium") {
     if (y <= 0) throw SqlError("0A000", fmt::format("date_trunc('{}') of a year before 1 is not in lockstep's SQL subset", unit_in));
-    const int span = unit == "decade" ? 10 : unit == "millennium" || unit == "millennia" ? 1000 : 100;
+    const int span = unit == "decade" ? 10 : unit == "millennium" ? 1000 : 100;
     const int first = unit == "decade" ? y / 10 * 10 : (y + span - 1) / span * span - span + 1;
     start = sys_days{year{first} / January / 1};
   }

@@ -68,6 +68,13 @@ std::string time_text(std::int64_t micros);
 // whether the unit is shorter than a day (a timestamptz keeps its offset then).
 std::int64_t truncate_timestamp(std::string_view unit, std::int64_t micros, std::string_view type, bool* below_a_day = nullptr);
 
+// A unit as the server's DecodeUnits reads it (datetime.c's deltatktbl: plurals and
+// abbreviations such as "secs", "min", "hrs", "mon", "yrs"; a word compared on its first 10
+// characters), given in lower case: its canonical name ("microseconds", "milliseconds",
+// "second", "minute", "hour", "day", "week", "month", "quarter", "year", "decade",
+// "century", "millennium", "timezone", "timezone_hour", "timezone_minute"), or "" for none.
+std::string_view date_unit(std::string_view lower);
+
 // A time zone name the subset knows as UTC ('UTC', 'Etc/UTC', 'GMT', 'Z', any case, or a
 // zero offset); AT TIME ZONE and timezone() refuse other zones by name.
 bool is_utc_zone(std::string_view zone);

@@ -174,6 +174,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"get_bit", 2, 2, FunctionKind::scalar},  // of a bit string or bytea: model/sql/binary_types.h
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
     FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
+    FunctionInfo{"uuid_nil", 0, 0, FunctionKind::session},  // uuid-ossp's: the nil UUID (sqlxmq's sentinel)
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/executor/sql_ddl.cc
     FunctionInfo{"to_regclass", 1, 1, FunctionKind::session},  // the relation's name, or NULL
     FunctionInfo{"pg_get_serial_sequence", 2, 2, FunctionKind::session},  // a serial or identity column's sequence

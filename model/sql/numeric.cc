@@ -535,6 +535,7 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
   std::string field;
   const Value field_text = cast(field_value, Type::text);  // kept: the loop reads its string
   for (char c : field_text.as_text()) field.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (const std::string_view unit = date_unit(field); !unit.empty()) field = unit;  // "secs", "min", "hrs", ...
   const Value source = source_in.type() == Type::unknown ? cast(source_in, Type::timestamptz) : source_in;
   const std::string fn = as_float ? "date_part" : "extract";
   // The value as micros and a scale: epoch and seconds keep 6 digits, milliseconds 3.

@@ -1,6 +1,7 @@
 // model/sql/parse.cc: SQL text to plans: libpg_query's parse, the names of what the subset refuses,
 // and the statements (model/sql/parse_expr.cc reads their expressions).
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <memory>
 
@@ -66,22 +67,6 @@ std::string construct_of(std::string_view type, std::string_view key, const json
   return fmt::format("{} in {}", key, type);
 }
 
-// An `xmax` reference of e that is not the left operand of = or <> with 0, or nullptr.
-const Expr* parse_bare_xmax(const Expr& e) {
-  const auto is_xmax = [](const Expr& x) { return x.kind == Expr::Kind::column && x.name == "xmax"; };
-  const auto is_zero = [](const Expr& x) {
-    return x.kind == Expr::Kind::constant && !x.value.is_null() && is_integer(x.value.type()) && x.value.as_integer() == 0;
-  };
-  if (e.kind == Expr::Kind::op && (e.name == "=" || e.name == "<>") && e.args.size() == 2 && is_xmax(e.args[0]) && is_zero(e.args[1])) {
-    return nullptr;  // (0 = xmax: the server has no int4 = xid)
-  }
-  if (is_xmax(e)) return &e;
-  for (const Expr& a : e.args) {
-    if (const Expr* found = parse_bare_xmax(a)) return found;
-  }
-  return nullptr;
-}
-
 std::vector<Statement> Reader::statements(const json& tree) {
   std::vector<Statement> out;
   if (!tree.contains("stmts")) return out;
@@ -101,10 +86,20 @@ std::vector<Statement> Reader::statements(const json& tree) {
     fold_errors_.clear();
     const std::string kind = node(raw.at("stmt")).first;
     folding_ = kind == "SelectStmt" || kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt";
-    Statement s = statement(*(statement_json_ = &raw.at("stmt")));
+    // A WITH query's name where the server means a table: renamed in a copy (scope_cte_names).
+    std::optional<json> scoped;
+    const std::string_view text = text_.substr(std::min(text_.size(), static_cast<std::size_t>(start)), len > 0 ? static_cast<std::size_t>(len) : std::string_view::npos);
+    const auto with_at = std::search(text.begin(), text.end(), "with", "with" + 4, [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    if (with_at != text.end()) {  // (a cheap test first: most statements have no WITH)
+      scoped = raw.at("stmt");
+      if (!scope_cte_names(*scoped)) scoped.reset();
+    }
+    const json& stmt = scoped ? *scoped : raw.at("stmt");
+    Statement s = statement(*(statement_json_ = &stmt));
     folding_ = false;
     if (!fold_errors_.empty()) s.plan_error = std::make_shared<const SqlError>(fold_errors_.front());
-    check_modifying_ctes(s, raw.at("stmt"), start);
+    check_modifying_ctes(s, stmt, start);
+    statement_json_ = nullptr;  // (scoped's, gone after this statement)
     std::string_view own = text_.substr(static_cast<std::size_t>(start));
     if (len > 0) own = own.substr(0, static_cast<std::size_t>(len));
     s.text = std::string(trim(own));
@@ -354,100 +349,6 @@ Select Reader::select(const json& body, int fallback, bool in_insert) {
   check_system_views(s, fallback, pid_set);  // model/sql/parse_system_views.cc
   push_quals_into_subquery(s);       // model/sql/parse_pushdown.cc
   return s;
-}
-
-Insert Reader::insert(const json& body) {
-  const int loc = statement_start_;
-  known(body, "InsertStmt", {"relation", "cols", "selectStmt", "onConflictClause", "returningList", "override", "withClause"}, loc);
-  Insert ins;
-  if (body.contains("withClause")) ins.with = with_clause(body.at("withClause"), loc, body);
-  const std::string overriding = body.value("override", "OVERRIDING_NOT_SET");
-  ins.overriding = overriding == "OVERRIDING_SYSTEM_VALUE" ? Insert::Overriding::system
-                   : overriding == "OVERRIDING_USER_VALUE" ? Insert::Overriding::user
-                                                           : Insert::Overriding::none;
-  std::tie(ins.table, ins.alias) = relation(body.at("relation"), loc);
-  if (body.contains("cols")) {
-    for (const json& c : body.at("cols")) {
-      const json& t = *node(c).second;
-      known(t, "ResTarget", {"name"}, loc);
-      ins.columns.push_back(t.at("name"));
-    }
-  }
-  if (!body.contains("selectStmt")) {
-    ins.rows.emplace_back();  // DEFAULT VALUES
-  } else if (const json& sel = *node(body.at("selectStmt")).second; !sel.contains("valuesLists")) {
-    ins.select = std::make_shared<Select>(select(sel, loc, false));  // INSERT ... SELECT
-    if (!ins.select->with.empty()) refuse("WITH inside INSERT ... SELECT", loc);
-    // (SELECT * and (x).* give their columns when run: counted then, sql_write.cc)
-    const bool expands = std::any_of(ins.select->targets.begin(), ins.select->targets.end(), [](const Target& x) { return x.star || x.expand; });
-    if (!ins.columns.empty() && ins.select->targets.size() > ins.columns.size()) {
-      fail("42601", "INSERT has more expressions than target columns", loc);
-    }
-    if (!expands && !ins.columns.empty() && ins.select->targets.size() < ins.columns.size()) {
-      fail("42601", "INSERT has more target columns than expressions", loc);
-    }
-  } else {
-    known(sel, "SelectStmt", {"valuesLists", "limitOption", "op"}, loc);
-    for (const json& row : sel.at("valuesLists")) {
-      std::vector<std::optional<Expr>> values;
-      for (const json* v : items(row)) {
-        if (node(*v).first == "SetToDefault") {
-          values.emplace_back(std::nullopt);
-        } else {
-          values.emplace_back(expr(*v, loc));
-        }
-      }
-      if (!ins.columns.empty() && values.size() > ins.columns.size()) {
-        fail("42601", "INSERT has more expressions than target columns", loc);
-      }
-      if (!ins.columns.empty() && values.size() < ins.columns.size()) {
-        fail("42601", "INSERT has more target columns than expressions", loc);
-      }
-      ins.rows.push_back(std::move(values));
-    }
-  }
-  if (body.contains("onConflictClause")) {
-    const json& oc = body.at("onConflictClause");
-    known(oc, "OnConflictClause", {"action", "infer", "targetList", "whereClause"}, loc);
-    const std::string action = oc.value("action", "");
-    ins.on_conflict = action == "ONCONFLICT_UPDATE" ? Insert::OnConflict::update : Insert::OnConflict::nothing;
-    if (oc.contains("infer")) {
-      const json& infer = oc.at("infer");
-      known(infer, "InferClause", {"indexElems", "whereClause", "conname"}, loc);
-      if (infer.contains("whereClause")) ins.conflict_index_where = std::make_shared<Expr>(expr(infer.at("whereClause"), loc));
-      ins.conflict_constraint = infer.value("conname", "");
-      for (const json& ie : infer.value("indexElems", json::array())) {
-        const json& elem = *node(ie).second;
-        known(elem, "IndexElem", {"name", "expr", "ordering", "nulls_ordering"}, loc);
-        if (!elem.contains("name")) {  // an expression index's part, matched as written
-          ins.conflict_expressions.resize(ins.conflict_columns.size());
-          ins.conflict_expressions.push_back(std::make_shared<Expr>(expr(elem.at("expr"), loc)));
-          ins.conflict_columns.push_back("(expression)");
-          continue;
-        }
-        ins.conflict_columns.push_back(elem.at("name"));
-        if (!ins.conflict_expressions.empty()) ins.conflict_expressions.emplace_back();
-      }
-    }
-    if (ins.on_conflict == Insert::OnConflict::update) {
-      if (ins.conflict_columns.empty() && ins.conflict_constraint.empty()) {
-        fail("42601", "ON CONFLICT DO UPDATE requires inference specification or constraint name", location_of(oc, loc));
-      }
-      for (const json& t : oc.at("targetList")) ins.conflict_set.push_back(assignment(t, loc));
-      if (oc.contains("whereClause")) ins.conflict_where = expr(oc.at("whereClause"), loc);
-    }
-  }
-  if (body.contains("returningList")) {
-    // The upsert's `xmax = 0` (inserted) / `xmax <> 0` (updated), River's unique_skipped_as_duplicate:
-    // the raw xmax compared with 0 there, nowhere else (its number is the server's xid).
-    xmax_allowed_ = ins.on_conflict == Insert::OnConflict::update;
-    ins.returning = returning(body.at("returningList"), loc);
-    xmax_allowed_ = false;
-    for (const Target& t : ins.returning) {
-      if (const Expr* bare = t.star ? nullptr : parse_bare_xmax(t.expr)) refuse("xmax other than compared with 0", bare->location >= 0 ? bare->location : loc);
-    }
-  }
-  return ins;
 }
 
 std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback, const json& statement) {

@@ -484,7 +484,20 @@ void Reader::distinct(const json& clause, Select& s, int fallback) {
 Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
   known(body, "SelectStmt", {"op", "all", "larg", "rarg", "sortClause", "limitCount", "limitOffset", "limitOption", "withClause", "lockingClause"},
         fallback);
-  if (body.contains("lockingClause")) fail("0A000", "FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT", fallback);
+  // transformSetOperationTree: no locking clause on the operation or on any of its leaves
+  // (one in a leaf's FROM subquery is the subquery's own), named by its strength.
+  const auto no_locking = [&](const json& select) {
+    if (!select.contains("lockingClause") || select.at("lockingClause").empty()) return;
+    const std::string strength = node(select.at("lockingClause").at(0)).second->value("strength", "");
+    const char* clause = strength == "LCS_FORNOKEYUPDATE" ? "FOR NO KEY UPDATE" : strength == "LCS_FORSHARE" ? "FOR SHARE"
+                         : strength == "LCS_FORKEYSHARE"  ? "FOR KEY SHARE"
+                                                          : "FOR UPDATE";
+    fail("0A000", fmt::format("{} is not allowed with UNION/INTERSECT/EXCEPT", clause), fallback);
+  };
+  no_locking(body);
+  for (const char* side : {"larg", "rarg"}) {
+    if (body.contains(side) && body.at(side).value("op", "SETOP_NONE") == "SETOP_NONE") no_locking(body.at(side));
+  }
   Select s;
   if (body.contains("withClause")) s.with = with_clause(body.at("withClause"), fallback, body);
   auto so = std::make_shared<SetOperation>();

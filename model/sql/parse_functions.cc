@@ -111,8 +111,9 @@ CreateFunction Reader::create_function(const json& body) {
       FunctionParam fp;
       fp.name = param->value("name", "");
       fp.type.name = fp.name;
-      // A plpgsql function's OUT parameters and RETURNS TABLE's columns: its result's columns.
-      const bool out = f.plpgsql && (mode == "FUNC_PARAM_OUT" || mode == "FUNC_PARAM_TABLE") && !fp.name.empty();
+      // OUT parameters and RETURNS TABLE's columns: its result's columns (a LANGUAGE sql
+      // body does not name them: its last query's columns fill them in order).
+      const bool out = (f.plpgsql || mode == "FUNC_PARAM_TABLE") && (mode == "FUNC_PARAM_OUT" || mode == "FUNC_PARAM_TABLE") && !fp.name.empty();
       lenient(fp.type, param->at("argType"), mode, [&] {
         if (mode != "FUNC_PARAM_DEFAULT" && mode != "FUNC_PARAM_IN" && !out) refuse("OUT, INOUT and VARIADIC parameters", ploc);
         fp.type.type = type_of(param->at("argType"), ploc, &fp.type, &fp.type.user_type);
@@ -233,6 +234,7 @@ PlFunction Reader::sql_function_body(const CreateFunction& f, const std::vector<
   PlFunction pl;
   pl.sql_body = true;
   for (const int a : f.arg_order) {
+    if (a < 0) continue;  // RETURNS TABLE's columns: not variables of a LANGUAGE sql body
     PlDatum d;
     d.name = f.params[static_cast<std::size_t>(a)].name;
     pl.datums.push_back(std::move(d));

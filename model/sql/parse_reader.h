@@ -335,6 +335,12 @@ class Reader {
 // (one with ORDER BY), below its Sort, where they then run on every row (parse_pushdown.cc).
 void push_quals_into_subquery(Select& s);
 
+// WITH query names scoped as the server's parser scopes them (parse_cte_scope.cc): a WITH
+// query named where a table is meant (its own body, an earlier sibling's, schema.name, an
+// INSERT / UPDATE / DELETE target) is renamed with the references that mean it. True when
+// the statement's tree changed.
+bool scope_cte_names(json& statement);
+
 // 0A000 for a string whose parse tree could overflow the stack inside libpg_query (parse_guard.cc).
 void refuse_trees_too_deep_to_parse(std::string_view text, bool dollar_quoted_too = false);
 

@@ -546,13 +546,23 @@ SetVariable Reader::set_variable(const json& body) {
   s.name = body.value("name", "");
   s.local = body.value("is_local", false);
   s.reset = kind == "VAR_RESET";
+  if (kind == "VAR_SET_MULTI" && s.name == "SESSION CHARACTERISTICS") {  // pgjdbc's setTransactionIsolation
+    Transaction t;
+    transaction_options(body.at("args"), t, loc);
+    if (t.read_only || !t.isolation) refuse("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY / READ WRITE", loc);
+    s.name = "default_transaction_isolation";
+    s.value = *t.isolation == Isolation::serializable ? "serializable" : *t.isolation == Isolation::repeatable_read ? "repeatable read" : "read committed";
+    return s;
+  }
   if (kind == "VAR_SET_MULTI") refuse(fmt::format("SET {}", s.name == "TRANSACTION" ? "TRANSACTION" : s.name), loc);
-  if (s.name == "application_name") {  // any text (pg_stat_activity's); RESET: the connection's
-    s.style = true;
+  // application_name: any text (pg_stat_activity's), RESET the connection's;
+  // default_transaction_isolation: the level BEGIN takes (checked as it runs).
+  if (s.name == "application_name" || s.name == "default_transaction_isolation") {
+    s.style = s.name == "application_name";
     if (kind == "VAR_RESET" || kind == "VAR_SET_DEFAULT") return s;
     const json* args = kind == "VAR_SET_VALUE" ? &body.at("args") : nullptr;
     const json* c = args != nullptr && args->size() == 1 ? node(args->at(0)).second : nullptr;
-    if (c == nullptr || !c->contains("sval")) refuse("this value for application_name", loc);
+    if (c == nullptr || !c->contains("sval")) refuse(fmt::format("this value for {}", s.name), loc);
     s.value = c->at("sval").value("sval", "");
     return s;
   }

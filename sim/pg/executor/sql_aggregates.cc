@@ -278,6 +278,22 @@ std::size_t SqlRun::widest_row(const SqlTable& t) const {
   return widest;
 }
 
+// Whether the order of `sel`'s groups can reach what the statement shows: `sel` is its SELECT
+// (or INSERT ... SELECT's, the serial ids following that order), or a WITH query or FROM
+// subquery that one reads with no ORDER BY, grouping or DISTINCT of its own (pgqueuer's log
+// aggregation: `WITH agg AS (... GROUP BY ...) INSERT ... SELECT ... FROM agg`).
+bool SqlRun::group_order_reaches_output(const sql::Select& sel) const {
+  const auto* insert = std::get_if<sql::Insert>(&st_.body);
+  const sql::Select* top = insert != nullptr ? insert->select.get() : std::get_if<sql::Select>(&st_.body);
+  if (top == nullptr) return false;
+  if (&sel == top) return true;
+  if (!top->order_by.empty() || top->aggregate || top->distinct || !top->distinct_on.empty() || top->set_op) return false;
+  const std::vector<sql::CommonTable>& with = insert != nullptr && !insert->with.empty() ? insert->with : top->with;
+  const bool cte = std::any_of(with.begin(), with.end(), [&](const sql::CommonTable& c) { return c.select.get() == &sel; });
+  const bool subquery = std::any_of(top->from.begin(), top->from.end(), [&](const sql::FromItem& f) { return f.select.get() == &sel; });
+  return cte || subquery;
+}
+
 // An Agg node: the rows in groups of equal GROUP BY values (NULLs equal), in order of each
 // group's first row (one group of every row, maybe none, without GROUP BY), of their keys
 // when the planner sorts them (few_rows_estimated), or as its HashAggregate returns them
@@ -325,8 +341,7 @@ std::vector<std::vector<Value>> SqlRun::grouped_values(const sql::Select& sel, S
         std::vector<std::vector<const Row*>> hashed;
         for (std::size_t i : *order) hashed.push_back(std::move(groups[i]));
         groups = std::move(hashed);
-      } else if (const auto* insert = std::get_if<sql::Insert>(&st_.body);
-                 sel.order_by.empty() && (&sel == std::get_if<sql::Select>(&st_.body) || (insert != nullptr && insert->select.get() == &sel))) {
+      } else if (sel.order_by.empty() && group_order_reaches_output(sel)) {
         throw SqlError("0A000", "GROUP BY without ORDER BY giving two or more groups, in an order lockstep does not imitate here (the "
                                 "server's HashAggregate or Sort), is not in lockstep's SQL subset (docs/sql.md)");
       }

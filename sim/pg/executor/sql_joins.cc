@@ -82,6 +82,10 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
         column.user_type = c.user_type;
         column.element = c.element;
       }
+    } else if (const sql::ColumnDef* c = joined_column_def(target.expr, sel)) {  // a join's column, rows or none
+      column.type = c->type;
+      column.user_type = c->user_type;
+      column.element = c->element;
     } else if (std::optional<sql::ColumnDef> typed = static_column(target.expr, sel)) {  // a row, or a row's field
       column.type = typed->type;
       column.user_type = typed->user_type;
@@ -90,6 +94,13 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
     out.push_back(std::move(column));
   }
   return out;
+}
+
+const sql::ColumnDef* SqlRun::joined_column_def(const Expr& e, const sql::Select& sel) {
+  if (e.kind != Expr::Kind::column || !sel.table.empty() || sel.from.empty()) return nullptr;
+  const SqlTable* joined = from_relation(sel);
+  const int i = joined_column(*joined, e);
+  return i < 0 ? nullptr : &joined->def.columns[static_cast<std::size_t>(i)];
 }
 
 void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {

@@ -243,6 +243,17 @@ void SqlRun::order_semi_join(std::vector<std::pair<std::int64_t, Row>>& rows, co
   };
   flatten(where, flatten);
   for (const Expr* c : conjuncts) {
+    if (c->kind == Expr::Kind::in_subquery && c->args.at(0).kind == Expr::Kind::row && rows.size() >= 2) {
+      // (a, b) IN (SELECT ... FROM a WITH query the server materializes: one that locks rows):
+      // a nested loop over its rows made unique by a HashAggregate (pgqueuer's schedules).
+      const Derived* d = c->select->table.empty() ? nullptr : derived(c->select->table);
+      const sql::CommonTable* cte = d == nullptr ? nullptr : d->def;
+      if (cte != nullptr && (cte->modifying || cte->materialized || (cte->select && cte->select->lock != sql::RowLock::none))) {
+        unplanned_order_ = "the rows a row-valued IN (subquery) over a materialized WITH query keeps come in the order of its rows "
+                           "made unique by the server's hash table";
+        return;
+      }
+    }
     if (c->kind != Expr::Kind::in_subquery || c->args.at(0).kind == Expr::Kind::row || pulled_up(*c) != Pulled::semi_in) continue;
     const sql::Select& sub = *c->select;
     const std::vector<Value>& list = subquery_list(*c);

@@ -109,8 +109,10 @@ class SqlRun final : public sql::EvalContext {
   // column of a FROM subquery or WITH query that is one, or a scalar subquery of one), or
   // nullptr: what types a row column and expands (x).* before any row is read.
   const SqlTable* record_table_of(const Expr& e, const sql::Select& sel);
-  // The column `e` gives, typed from the query text when it is a row or a row's field.
+  // The column `e` gives, typed from the query text when it is a row or a row's field; and a
+  // join's column (`a.id FROM t a, t b`), typed whether rows come or not (nullptr: none).
   std::optional<sql::ColumnDef> static_column(const Expr& e, const sql::Select& sel);
+  const sql::ColumnDef* joined_column_def(const Expr& e, const sql::Select& sel);
   // sel's targets with each (x).* expanded into x's fields (sel.targets when it has none).
   const std::vector<sql::Target>& targets_of(const sql::Select& sel);
   std::map<const sql::Select*, std::vector<sql::Target>> expanded_targets_;
@@ -416,7 +418,6 @@ class SqlRun final : public sql::EvalContext {
   Value serial_sequence_function(std::string_view name, const std::string& seq_name, const std::vector<Value>& args);
   Result<Rows> statement(const sql::CreateIndex& ix);
   Result<Rows> statement(const sql::Schema& s);
-
   // ---- SELECT
   Result<Rows> statement(const sql::Select& sel);
 
@@ -428,7 +429,6 @@ class SqlRun final : public sql::EvalContext {
     return target.star_of.empty() || target.star_of == (alias.empty() ? std::string_view(t.def.table) : alias);
   }
   bool stars(const sql::Target& target, const SqlTable& t) const { return stars(target, t, alias_); }
-
   std::vector<Value> project(const std::vector<sql::Target>& targets);
   // A SELECT's rows as the result shows them, and its tag ("SELECT n"); as values to returned_ too.
   void add_rows(Rows& out, const std::vector<std::vector<Value>>& values);  // sim/pg/executor/sql_exec.cc
@@ -466,10 +466,10 @@ class SqlRun final : public sql::EvalContext {
   static void window_calls(const Expr& e, std::vector<const Expr*>& out);
   std::map<const sql::Select*, std::map<std::int64_t, Value>> window_values_;  // by the call's window
   std::int64_t window_row_ = -1;  // the id of the row being projected or sorted
-
   static bool order_less(const std::vector<Value>& a, const std::vector<Value>& b, const sql::Select& sel);
   std::vector<std::vector<Value>> grouped_values(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows);
   bool few_rows_estimated(const sql::Select& sel, SqlTable* t) const;  // a GROUP BY the planner sorts
+  bool group_order_reaches_output(const sql::Select& sel) const;  // sql_aggregates.cc
   std::vector<std::vector<const Row*>> grouping_set_groups(const sql::Select& sel, SqlTable* t, const std::vector<std::pair<std::int64_t, Row>>& rows, std::vector<std::pair<Row, std::uint32_t>>& shown);
   std::uint32_t hashed_buckets(const sql::Select& sel, SqlTable* t, const std::vector<const Expr*>& keys) const;
   std::optional<double> where_selectivity(const sql::Select& sel, SqlTable& t, bool loose = false) const;

@@ -201,11 +201,11 @@ Status SimConnection::wait_for(LockTable& table, const std::shared_ptr<Waiter>& 
     if (check_next) {  // the deadlock check, once per wait
       deadlock_checked = waiter->checked = true;
       // It reads the waits-for graph, which a request by another session on another lock can
-      // close into a cycle (found by the sim-pg property). Every edge of a cycle runs to a
-      // lock someone holds, and only steps on such locks add, remove or reorder edges:
-      // untimed, the check reads every held lock (past kMaxExtraObjects of them, the whole
+      // close into a cycle (found by the sim-pg property). Every lock a cycle passes through is
+      // held by a waiting session of it: untimed, the check touches the locks of the sessions
+      // waiting now (Server::touch_waits_for_graph; past kMaxExtraObjects of them, the whole
       // domain); timed, every object (OpDesc::timer_reads_every_object).
-      if (s_.time_mode() == TimeMode::untimed) server_.touch_held_locks();
+      if (s_.time_mode() == TimeMode::untimed) server_.touch_waits_for_graph();
       // One waits-for graph over advisory, row and table locks: a cycle may mix them.
       DeadlockVerdict verdict = DeadlockVerdict::none;
       if (waiter->state == Waiter::State::waiting) {

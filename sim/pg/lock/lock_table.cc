@@ -320,6 +320,19 @@ bool LockTable::held_by_anyone(AdvisoryKey key) const {
   return it != locks_.end() && !it->second.holders.empty();
 }
 
+void LockTable::waiting_sessions(std::vector<int>& out) const {
+  for (const auto& [key, l] : locks_) {
+    for (const auto& w : l.queue) out.push_back(w->session);
+  }
+}
+
+bool LockTable::held_by_any_of(AdvisoryKey key, const std::vector<int>& sessions) const {
+  const auto it = locks_.find(key);
+  if (it == locks_.end()) return false;
+  const auto& holders = it->second.holders;
+  return std::any_of(holders.begin(), holders.end(), [&](const auto& h) { return std::binary_search(sessions.begin(), sessions.end(), h.first); });
+}
+
 std::vector<AdvisoryKey> LockTable::keys() const {
   std::vector<AdvisoryKey> out;
   for (const auto& [key, l] : locks_) {

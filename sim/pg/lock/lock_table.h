@@ -191,6 +191,10 @@ class LockTable {
   std::vector<AdvisoryKey> keys() const;
   // Whether some session holds the key (in either mode or scope).
   bool held_by_anyone(AdvisoryKey key) const;
+  // Appends the sessions queued on some key (with repeats).
+  void waiting_sessions(std::vector<int>& out) const;
+  // Whether one of `sessions` (sorted) holds the key.
+  bool held_by_any_of(AdvisoryKey key, const std::vector<int>& sessions) const;
   // Every hold and queued request, by key, then holders by session, then the queue in order.
   std::vector<LockEntry> entries() const;
 

@@ -223,14 +223,19 @@ ObjectId Server::object_for(AdvisoryKey key) {
   return it->second;
 }
 
-void Server::touch_held_locks() {
+void Server::touch_waits_for_graph() {
+  std::vector<int> waiting;
+  for (const LockTable* t : {&locks_, &row_locks_, &table_locks_}) t->waiting_sessions(waiting);
+  if (waiting.empty()) return;
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
   for (const auto& [key, obj] : objects_) {
-    if (locks_.held_by_anyone(key)) s_.also_touch(obj);
+    if (locks_.held_by_any_of(key, waiting)) s_.also_touch(obj);
   }
   for (const auto& [table, rows] : tables_) {
     for (const auto& [id, slot] : rows) {
       const ObjectId obj = slot.object;
-      if (obj != kNoObject && row_locks_.held_by_anyone(AdvisoryKey::single(static_cast<std::int64_t>(obj)))) {
+      if (obj != kNoObject && row_locks_.held_by_any_of(AdvisoryKey::single(static_cast<std::int64_t>(obj)), waiting)) {
         s_.also_touch(obj);  // row_key(table, id)
       }
     }

@@ -194,9 +194,12 @@ class Server : public sql::SqlContextSource {
   bool restart_used() const { return restart_used_; }
   void restart();
   ObjectId object_for(AdvisoryKey key);
-  // Marks the current step as reading every lock someone holds (advisory and row locks):
-  // what a deadlock check's outcome can depend on (Scheduler::also_touch).
-  void touch_held_locks();
+  // Marks the current step as touching the advisory and row locks that sessions waiting now
+  // (in any lock table) hold: the waits-for graph an untimed deadlock check can walk
+  // (Scheduler::also_touch). Every edge of a cycle runs from a waiting session through a
+  // lock a waiting session of the cycle holds; the step that closes a cycle through the
+  // checker queues on such a lock (docs/engine.md).
+  void touch_waits_for_graph();
   // The scheduler object of a new pool's queue: "pool", then "pool2", "pool3", ...
   ObjectId new_pool_object() { return s_.new_object(++pools_ == 1 ? std::string("pool") : fmt::format("pool{}", pools_)); }
   // The SQL catalog: a table by name (nullptr: none), created, dropped (its rows gone).
