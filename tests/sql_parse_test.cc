@@ -172,6 +172,22 @@ TEST(SqlParse, ClaimShapesOfQueueLibraries) {
             "0A000 > ANY (SELECT ...) is not in lockstep's SQL subset (docs/sql.md), at position 18 @18");
 }
 
+// Probe L (PostgreSQL 15): a WITH RECURSIVE query that reads a later query of its list (the
+// server evaluates such lists in an order of its own: rows written or read differed), and a
+// locking FROM subquery on a UNION side (run as a WITH query only the top runs) are refused;
+// a set-returning call inside CASE or COALESCE fails as on the server.
+TEST(SqlParse, ForwardWithReadsLockingSubqueriesOfUnionSidesAndSetReturningConditionals) {
+  EXPECT_EQ(refusal("WITH RECURSIVE a AS (SELECT n FROM b), b AS (SELECT 1 AS n) SELECT * FROM a"),
+            "0A000 a WITH RECURSIVE query reading a later query of its list is not in lockstep's SQL subset (docs/sql.md), at position 36 @36");
+  EXPECT_EQ(refusal("WITH RECURSIVE b AS (SELECT 1 AS n), a AS (SELECT n FROM b) SELECT * FROM a"), "");
+  EXPECT_EQ(refusal("SELECT 9 AS id UNION ALL SELECT id FROM (SELECT id FROM t FOR UPDATE) s").substr(0, 95),
+            "0A000 a WITH query or a locking FROM subquery inside a UNION, INTERSECT or EXCEPT side is not i");
+  EXPECT_EQ(refusal("SELECT CASE WHEN true THEN unnest(ARRAY[1, 2]) END"),
+            "0A000 set-returning functions are not allowed in CASE, at position 28 @28");
+  EXPECT_EQ(refusal("SELECT coalesce(unnest(ARRAY[1, 2]), 0)"), "0A000 set-returning functions are not allowed in COALESCE, at position 17 @17");
+  EXPECT_EQ(refusal("SELECT CASE WHEN true THEN (SELECT max(x) FROM unnest(ARRAY[1, 2]) x) END"), "");
+}
+
 TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("EXPLAIN SELECT 1"), "0A000 EXPLAIN is not in lockstep's SQL subset (docs/sql.md), at position 1 @1");
   // Past a statement's first line, by line and column (a model's multi-line SQL).

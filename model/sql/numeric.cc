@@ -535,7 +535,9 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
   std::string field;
   const Value field_text = cast(field_value, Type::text);  // kept: the loop reads its string
   for (char c : field_text.as_text()) field.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (const std::string_view unit = date_unit(field); !unit.empty()) field = unit;  // "secs", "min", "hrs", ...
+  const std::string written = field;  // the server's messages name the unit as written (lower case)
+  const std::string_view unit = date_unit(field);
+  if (!unit.empty()) field = unit;  // "secs", "min", "hrs", ...
   const Value source = source_in.type() == Type::unknown ? cast(source_in, Type::timestamptz) : source_in;
   const std::string fn = as_float ? "date_part" : "extract";
   // The value as micros and a scale: epoch and seconds keep 6 digits, milliseconds 3.
@@ -543,6 +545,17 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
     if (as_float) return Value::float8(static_cast<double>(unscaled) / static_cast<double>(num_pow10(scale)));
     return num_value({unscaled, scale});
   };
+  // A time's seconds field (micros within the minute): date_part's float8 as the server sums
+  // it (tm_sec + fsec / 1e6, tm_sec * 1000.0 + fsec / 1000.0, tm_sec * 1e6 + fsec).
+  auto seconds_out = [&](i128 within_minute, int scale) {
+    if (!as_float) return num_value({within_minute, scale});
+    const double sec = static_cast<double>(within_minute / 1'000'000), frac = static_cast<double>(within_minute % 1'000'000);
+    return Value::float8(scale == 6 ? sec + frac / 1000000.0 : scale == 3 ? sec * 1000.0 + frac / 1000.0 : sec * 1000000.0 + frac);
+  };
+  const bool special = field == "epoch" || field == "dow" || field == "doy" || field == "isodow" || field == "isoyear" || field == "julian";
+  if (unit.empty() && !special && (source.type() == Type::time || source.type() == Type::date || source.type() == Type::interval || is_timestamp(source.type()))) {
+    throw SqlError("22023", fmt::format("unit \"{}\" not recognized for type {}", written, type_name(source.type())));
+  }
   if (source.type() == Type::interval) {
     const Interval iv = source.as_interval();
     const i128 time = iv.micros;
@@ -551,9 +564,9 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
       const i128 months_micros = static_cast<i128>(iv.months / 12) * 31'557'600'000'000 + static_cast<i128>(iv.months % 12) * 2'592'000'000'000;
       return out(months_micros + static_cast<i128>(iv.days) * 86'400'000'000 + time, 6);
     }
-    if (field == "second" || field == "seconds") return out(time % 60'000'000, 6);
-    if (field == "milliseconds") return out(time % 60'000'000, 3);
-    if (field == "microseconds") return out(time % 60'000'000, 0);
+    if (field == "second") return seconds_out(time % 60'000'000, 6);
+    if (field == "milliseconds") return seconds_out(time % 60'000'000, 3);
+    if (field == "microseconds") return seconds_out(time % 60'000'000, 0);
     if (field == "minute" || field == "minutes") return out(time / 60'000'000 % 60, 0);
     if (field == "hour" || field == "hours") return out(time / 3'600'000'000, 0);
     if (field == "day" || field == "days") return out(iv.days, 0);
@@ -565,14 +578,15 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
     if (field == "epoch") return out(source.micros(), 6);
     static constexpr std::string_view kTimeFields[] = {"hour", "hours", "minute", "minutes", "second", "seconds", "milliseconds", "microseconds"};
     if (std::find(std::begin(kTimeFields), std::end(kTimeFields), field) == std::end(kTimeFields)) {
-      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type time without time zone", field));
+      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type time without time zone", written));
     }
     return extract_field(field_value, Value::timestamp(source.micros()), as_float);
   }
   if (source.type() == Type::date) {  // its midnight's fields, whole numbers; none of the time of day
     if (field == "epoch" && !is_infinite_timestamp(source.micros())) return out((static_cast<i128>(source.micros()) + 946'684'800'000'000) / 1'000'000, 0);
-    if (field == "hour" || field == "minute" || field == "second" || field == "milliseconds" || field == "microseconds" || field.ends_with("s")) {
-      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type date", field));
+    // EXTRACT of a date has no time of day (0A000); date_part casts it to a timestamp (0).
+    if (!as_float && (field == "hour" || field == "minute" || field == "second" || field == "milliseconds" || field == "microseconds")) {
+      throw SqlError("0A000", fmt::format("unit \"{}\" not supported for type date", written));
     }
     return extract_field(field_value, cast(source, Type::timestamp), as_float);
   }
@@ -601,9 +615,9 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
   using namespace std::chrono;
   const sys_days date = sys_days{year{2000} / January / 1} + std::chrono::days{days};
   const year_month_day ymd{date};
-  if (field == "second" || field == "seconds") return out(time % 60'000'000, 6);
-  if (field == "milliseconds") return out(time % 60'000'000, 3);
-  if (field == "microseconds") return out(time % 60'000'000, 0);
+  if (field == "second") return seconds_out(time % 60'000'000, 6);
+  if (field == "milliseconds") return seconds_out(time % 60'000'000, 3);
+  if (field == "microseconds") return seconds_out(time % 60'000'000, 0);
   if (field == "minute" || field == "minutes") return out(time / 60'000'000 % 60, 0);
   if (field == "hour" || field == "hours") return out(time / 3'600'000'000, 0);
   if (field == "day" || field == "days") return out(static_cast<unsigned>(ymd.day()), 0);

@@ -89,12 +89,23 @@ std::vector<Statement> Reader::statements(const json& tree) {
     // A WITH query's name where the server means a table: renamed in a copy (scope_cte_names).
     std::optional<json> scoped;
     const std::string_view text = text_.substr(std::min(text_.size(), static_cast<std::size_t>(start)), len > 0 ? static_cast<std::size_t>(len) : std::string_view::npos);
-    const auto with_at = std::search(text.begin(), text.end(), "with", "with" + 4, [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-    if (with_at != text.end()) {  // (a cheap test first: most statements have no WITH)
+    const auto mentions = [&](std::string_view word) {  // (a cheap test first: most statements have no WITH, CASE, ...)
+      return std::search(text.begin(), text.end(), word.begin(), word.end(), [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }) != text.end();
+    };
+    if (mentions("with")) {
       scoped = raw.at("stmt");
-      if (!scope_cte_names(*scoped)) scoped.reset();
+      int forward_at = -1;
+      const bool renamed = scope_cte_names(*scoped, &forward_at);
+      if (forward_at >= 0) refuse("a WITH RECURSIVE query reading a later query of its list", forward_at);
+      if (!renamed) scoped.reset();
     }
     const json& stmt = scoped ? *scoped : raw.at("stmt");
+    if (mentions("case") || mentions("coalesce")) {
+      const char* construct = nullptr;
+      if (const json* srf = set_returning_in_conditional(stmt, &construct)) {
+        fail("0A000", fmt::format("set-returning functions are not allowed in {}", construct), location_of(*srf, statement_start_));
+      }
+    }
     Statement s = statement(*(statement_json_ = &stmt));
     folding_ = false;
     if (!fold_errors_.empty()) s.plan_error = std::make_shared<const SqlError>(fold_errors_.front());

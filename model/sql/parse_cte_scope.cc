@@ -93,7 +93,12 @@ class CteScoper {
       std::vector<CteInfo*> scope = outer;
       const std::size_t visible = recursive ? mine.size() : i;
       scope.insert(scope.end(), mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(visible));
+      std::vector<std::size_t> before;
+      for (const CteInfo* c : mine) before.push_back(c->references.size());
       if (mine[i]->cte->contains("ctequery")) walk(mine[i]->cte->at("ctequery"), scope, false);
+      for (std::size_t j = i + 1; j < mine.size() && forward_at_ < 0; ++j) {  // RECURSIVE: a later query of the list
+        if (mine[j]->references.size() > before[j]) forward_at_ = mine[j]->references[before[j]]->value("location", 0);
+      }
     }
     std::vector<CteInfo*> scope = outer;
     scope.insert(scope.end(), mine.begin(), mine.end());
@@ -104,14 +109,21 @@ class CteScoper {
   }
 
   std::deque<CteInfo> ctes_;
+
+ public:
+  // Where a WITH RECURSIVE query reads a later query of its list, or -1.
+  int forward_at_ = -1;
+
+ private:
   std::unordered_set<std::string> table_names_;
 };
 
 }  // namespace
 
-bool scope_cte_names(json& statement) {
+bool scope_cte_names(json& statement, int* forward_reference_at) {
   CteScoper scoper;
   scoper.walk(statement, {}, false);
+  *forward_reference_at = scoper.forward_at_;
   return scoper.rename();
 }
 

@@ -506,6 +506,10 @@ Select Reader::set_operation(const json& body, int fallback, bool in_insert) {
   so->all = body.value("all", false);
   so->left = std::make_shared<Select>(select(body.at("larg"), fallback, in_insert));
   so->right = std::make_shared<Select>(select(body.at("rarg"), fallback, in_insert));
+  // A side's locking FROM subquery became a WITH query of that side, which only the top runs.
+  for (const Select* side : {so->left.get(), so->right.get()}) {
+    if (!side->set_op && !side->with.empty()) refuse("a WITH query or a locking FROM subquery inside a UNION, INTERSECT or EXCEPT side", side->with.front().location >= 0 ? side->with.front().location : fallback);
+  }
   // A side's `*` is expanded when the statement runs, with the catalog (sim/pg: output_columns):
   // the column counts and ORDER BY's names are checked then.
   auto starred = [](const Select& side) {

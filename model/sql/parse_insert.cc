@@ -29,8 +29,8 @@ const Expr* parse_bare_xmax(const Expr& e) {
   return nullptr;
 }
 
-// The first call of a set-returning function in a VALUES item (not inside a subquery: that
-// one's own), or nullptr.
+}  // namespace
+
 const json* set_returning_call(const json& j) {
   if (j.is_array()) {
     for (const json& e : j) {
@@ -54,7 +54,25 @@ const json* set_returning_call(const json& j) {
   return nullptr;
 }
 
-}  // namespace
+const json* set_returning_in_conditional(const json& j, const char** construct) {
+  if (j.is_array()) {
+    for (const json& e : j) {
+      if (const json* found = set_returning_in_conditional(e, construct)) return found;
+    }
+    return nullptr;
+  }
+  if (!j.is_object()) return nullptr;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "CaseExpr" || key == "CoalesceExpr") {
+      if (const json* srf = set_returning_call(value)) {
+        *construct = key == "CaseExpr" ? "CASE" : "COALESCE";
+        return srf;
+      }
+    }
+    if (const json* found = set_returning_in_conditional(value, construct)) return found;
+  }
+  return nullptr;
+}
 
 Insert Reader::insert(const json& body) {
   const int loc = statement_start_;

@@ -338,8 +338,16 @@ void push_quals_into_subquery(Select& s);
 // WITH query names scoped as the server's parser scopes them (parse_cte_scope.cc): a WITH
 // query named where a table is meant (its own body, an earlier sibling's, schema.name, an
 // INSERT / UPDATE / DELETE target) is renamed with the references that mean it. True when
-// the statement's tree changed.
-bool scope_cte_names(json& statement);
+// the statement's tree changed. `forward_reference_at`: where a WITH RECURSIVE query reads a
+// later query of its list (the server evaluates those lists in its own order), or -1.
+bool scope_cte_names(json& statement, int* forward_reference_at);
+
+// The first call of a set-returning function in j, not inside a subquery (its own), or
+// nullptr (parse_insert.cc).
+const json* set_returning_call(const json& j);
+// A set-returning call inside CASE or COALESCE (the server's 0A000: transformCaseExpr's),
+// `construct` set to "CASE" or "COALESCE"; or nullptr.
+const json* set_returning_in_conditional(const json& statement, const char** construct);
 
 // 0A000 for a string whose parse tree could overflow the stack inside libpg_query (parse_guard.cc).
 void refuse_trees_too_deep_to_parse(std::string_view text, bool dollar_quoted_too = false);

@@ -493,7 +493,13 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
     const bool local = sql::cast(args[2], Type::boolean).as_bool();  // is_local: as SET LOCAL (also of an autocommit statement's transaction)
     struct Call { bool& in; ~Call() { in = false; } } call{c_.in_set_config_ = true};  // NOLINT: the flag for this call only
     if (setting == "search_path") return c_.set_style(local, [&](sql::SessionStyle& style, std::string&) { style.search_path = search_path_value(value); }), Value::text(value);
+    if (setting == "default_transaction_isolation") {
+      const std::string level = isolation_level_value(value);
+      check(c_.set_custom(setting, level, local));
+      return Value::text(level.empty() ? std::string("read committed") : level);
+    }
     const bool custom = sql::is_custom_setting(setting);
+    if (!custom) (void)timeout_named(setting);  // another setting: refused before its value is read
     check(custom ? c_.set_custom(setting, value, local) : c_.set_timeout(timeout_named(setting), setting_duration(setting, value), local));
     return Value::text(custom ? value : shown_duration(setting_duration(setting, value)));  // the new value, as SHOW prints it
   }

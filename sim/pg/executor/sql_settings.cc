@@ -19,6 +19,16 @@ std::string default_isolation_name(const SimConnection& c) {
   return set && !set->empty() ? *set : std::string("read committed");
 }
 
+std::string isolation_level_value(const std::string& value) {
+  std::string level = value;
+  std::transform(level.begin(), level.end(), level.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (level == "read uncommitted") throw SqlError("0A000", "default_transaction_isolation 'read uncommitted' is not in lockstep's SQL subset (docs/sql.md)");
+  if (!level.empty() && level != "serializable" && level != "repeatable read" && level != "read committed") {
+    throw SqlError("22023", fmt::format("invalid value for parameter \"default_transaction_isolation\": \"{}\"", value));
+  }
+  return level;
+}
+
 // The timeout a setting names (model/sql/functions.h's kSettings); another is refused.
 SimConnection::Timeout timeout_named(std::string_view name) {
   const std::optional<sql::Setting> setting = sql::setting_named(name);
@@ -169,13 +179,7 @@ void SqlRun::transaction_options(const sql::Transaction& t) {
 
 Result<Rows> SqlRun::statement(const sql::SetVariable& v) {
   if (v.name == "default_transaction_isolation") {  // kept as a placeholder is: SET LOCAL, rolled back with its transaction
-    std::string level = v.value.value_or("");
-    std::transform(level.begin(), level.end(), level.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    if (level == "read uncommitted") throw SqlError("0A000", "default_transaction_isolation 'read uncommitted' is not in lockstep's SQL subset (docs/sql.md)");
-    if (!level.empty() && level != "serializable" && level != "repeatable read" && level != "read committed") {
-      throw SqlError("22023", fmt::format("invalid value for parameter \"default_transaction_isolation\": \"{}\"", *v.value));
-    }
-    const Status st = c_.set_custom(v.name, level, v.local);
+    const Status st = c_.set_custom(v.name, isolation_level_value(v.value.value_or("")), v.local);
     if (!st.ok()) return st.error();
     return Rows{{}, {}, v.reset ? "RESET" : "SET"};
   }
