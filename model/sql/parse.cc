@@ -383,6 +383,7 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback, c
     } else if (qtype != "SelectStmt") {
       refuse(fmt::format("{} in WITH", qtype.substr(0, qtype.size() - 4)), cloc);
     } else {
+      if (t.recursive && q->contains("lockingClause")) fail("0A000", "FOR UPDATE/SHARE in a recursive query is not implemented", cloc);  // checkWellFormedRecursion's, first
       t.select = std::make_shared<Select>(select(*q, cloc, false));
       if (!t.select->with.empty()) refuse("WITH inside a WITH query", cloc);
       if (t.recursive) {
