@@ -75,21 +75,17 @@ std::vector<sql::ColumnDef> SqlRun::output_columns(const sql::Select& sel) {
     // A plain column keeps its type (an enum's or an array's with it); an expression's is
     // its first value's (materialize).
     sql::ColumnDef column{.name = target.name, .type = Type::unknown};
+    const auto typed_as = [&](const sql::ColumnDef& c) {
+      column.type = c.type;
+      column.user_type = c.user_type;
+      column.element = c.element;
+    };
     if (target.expr.kind == Expr::Kind::column && source != nullptr) {
-      if (const int i = source->column(target.expr.name); i >= 0) {
-        const sql::ColumnDef& c = source->def.columns[static_cast<std::size_t>(i)];
-        column.type = c.type;
-        column.user_type = c.user_type;
-        column.element = c.element;
-      }
+      if (const int i = source->column(target.expr.name); i >= 0) typed_as(source->def.columns[static_cast<std::size_t>(i)]);
     } else if (const sql::ColumnDef* c = joined_column_def(target.expr, sel)) {  // a join's column, rows or none
-      column.type = c->type;
-      column.user_type = c->user_type;
-      column.element = c->element;
+      typed_as(*c);
     } else if (std::optional<sql::ColumnDef> typed = static_column(target.expr, sel)) {  // a row, or a row's field
-      column.type = typed->type;
-      column.user_type = typed->user_type;
-      column.element = typed->element;
+      typed_as(*typed);
     }
     out.push_back(std::move(column));
   }
