@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/model/sql/parse_reader.h"
+#include "lockstep/model/stack_room.h"
 
 namespace lockstep::sql::detail {
 namespace {
@@ -28,6 +29,17 @@ struct CteInfo {
 class CteScoper {
  public:
   void walk(json& j, const std::vector<CteInfo*>& scope, bool target) {
+    // A tree deeper than any statement the reader takes (it refuses past 128 levels of
+    // expressions and subqueries) is left as it is: the reader's refusal names it.
+    if (depth_ >= kMaxTreeDepth || stack_room() < kStackRoomNeeded) {
+      gave_up_ = true;
+      return;
+    }
+    ++depth_;
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{depth_};
     if (j.is_array()) {
       for (json& element : j) walk(element, scope, false);
       return;
@@ -49,6 +61,7 @@ class CteScoper {
 
   // Renames each WITH query a table reference clashes with; true when one was.
   bool rename() {
+    if (gave_up_) return false;
     bool any = false;
     for (CteInfo& c : ctes_) {
       if (!table_names_.contains(c.name)) continue;
@@ -109,6 +122,8 @@ class CteScoper {
   }
 
   std::deque<CteInfo> ctes_;
+  int depth_ = 0;
+  bool gave_up_ = false;
 
  public:
   // Where a WITH RECURSIVE query reads a later query of its list, or -1.

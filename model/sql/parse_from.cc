@@ -101,7 +101,7 @@ bool from_count_references(const json& n, std::string_view name, bool under_subl
 
 void Reader::count_references(const json& n, std::string_view name, bool under_sublink, int& count, bool& in_sublink) {
   // A parse tree level per JSON object or array: a few per expression or subquery level.
-  constexpr int kMaxTreeDepth = 8 * kMaxDepth;
+  static_assert(kMaxTreeDepth == 8 * kMaxDepth);
   if (!from_count_references(n, name, under_sublink, count, in_sublink, kMaxTreeDepth)) {
     throw SqlInputError("0A000", fmt::format("nesting deeper than {} levels (expressions and subqueries) is not in lockstep's SQL subset (docs/sql.md)", kMaxDepth), 1);
   }

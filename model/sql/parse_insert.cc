@@ -9,6 +9,7 @@
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
+#include "lockstep/model/stack_room.h"
 
 namespace lockstep::sql::detail {
 namespace {
@@ -31,10 +32,12 @@ const Expr* parse_bare_xmax(const Expr& e) {
 
 }  // namespace
 
-const json* set_returning_call(const json& j) {
+const json* set_returning_call(const json& j, int depth) {
+  // A tree deeper than any statement the reader takes is left to the reader's refusal.
+  if (depth > kMaxTreeDepth || stack_room() < kStackRoomNeeded) return nullptr;
   if (j.is_array()) {
     for (const json& e : j) {
-      if (const json* found = set_returning_call(e)) return found;
+      if (const json* found = set_returning_call(e, depth + 1)) return found;
     }
     return nullptr;
   }
@@ -49,15 +52,16 @@ const json* set_returning_call(const json& j) {
   }
   for (const auto& [key, value] : j.items()) {
     if (key == "SubLink") continue;
-    if (const json* found = set_returning_call(value)) return found;
+    if (const json* found = set_returning_call(value, depth + 1)) return found;
   }
   return nullptr;
 }
 
-const json* set_returning_in_conditional(const json& j, const char** construct) {
+const json* set_returning_in_conditional(const json& j, const char** construct, int depth) {
+  if (depth > kMaxTreeDepth || stack_room() < kStackRoomNeeded) return nullptr;  // (as set_returning_call)
   if (j.is_array()) {
     for (const json& e : j) {
-      if (const json* found = set_returning_in_conditional(e, construct)) return found;
+      if (const json* found = set_returning_in_conditional(e, construct, depth + 1)) return found;
     }
     return nullptr;
   }
@@ -69,7 +73,7 @@ const json* set_returning_in_conditional(const json& j, const char** construct) 
         return srf;
       }
     }
-    if (const json* found = set_returning_in_conditional(value, construct)) return found;
+    if (const json* found = set_returning_in_conditional(value, construct, depth + 1)) return found;
   }
   return nullptr;
 }

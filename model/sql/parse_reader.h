@@ -344,10 +344,13 @@ bool scope_cte_names(json& statement, int* forward_reference_at);
 
 // The first call of a set-returning function in j, not inside a subquery (its own), or
 // nullptr (parse_insert.cc).
-const json* set_returning_call(const json& j);
+const json* set_returning_call(const json& j, int depth = 0);
 // A set-returning call inside CASE or COALESCE (the server's 0A000: transformCaseExpr's),
 // `construct` set to "CASE" or "COALESCE"; or nullptr.
-const json* set_returning_in_conditional(const json& statement, const char** construct);
+const json* set_returning_in_conditional(const json& statement, const char** construct, int depth = 0);
+// The JSON levels those walks (and scope_cte_names) go down: some 6 a subquery, 2 an operator,
+// so past the reader's 128 levels (768); deeper trees are left to the reader's refusal.
+inline constexpr int kMaxTreeDepth = 1024;
 
 // 0A000 for a string whose parse tree could overflow the stack inside libpg_query (parse_guard.cc).
 void refuse_trees_too_deep_to_parse(std::string_view text, bool dollar_quoted_too = false);

@@ -120,7 +120,7 @@ Result<Rows> SqlRun::run() {
       throw;
     }
     if ((!c_.session_.in_transaction || c_.implicit_block_) && !st_.relations.empty() && !nested_ && function_params_ == nullptr) {
-      const std::string_view level = default_isolation_name(c_);
+      const std::string level = default_isolation_name(c_);
       if (level == "repeatable read" || level == "serializable") {
         throw SqlError("0A000", fmt::format("a statement outside a transaction block under default_transaction_isolation '{}' is not in lockstep's SQL "
                                             "subset (docs/sql.md): BEGIN first",

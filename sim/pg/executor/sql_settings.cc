@@ -111,7 +111,7 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       if (st.ok() && !was) c_.transaction_start_ = c_.statement_time();
       if (st.ok() && !was && !t.isolation) {  // the session's default_transaction_isolation
         sql::Transaction level = t;
-        const std::string_view name = default_isolation_name(c_);
+        const std::string name = default_isolation_name(c_);
         level.isolation = name == "serializable" ? sql::Isolation::serializable : name == "repeatable read" ? sql::Isolation::repeatable_read : sql::Isolation::read_committed;
         transaction_options(level);
       } else if (st.ok()) {
