@@ -59,6 +59,9 @@ class CteScoper {
     }
   }
 
+  // Where a WITH RECURSIVE query reads a later query of its list, or -1.
+  int forward_reference_at() const { return forward_at_; }
+
   // Renames each WITH query a table reference clashes with; true when one was.
   bool rename() {
     if (gave_up_) return false;
@@ -124,12 +127,7 @@ class CteScoper {
   std::deque<CteInfo> ctes_;
   int depth_ = 0;
   bool gave_up_ = false;
-
- public:
-  // Where a WITH RECURSIVE query reads a later query of its list, or -1.
-  int forward_at_ = -1;
-
- private:
+  int forward_at_ = -1;  // where a WITH RECURSIVE query reads a later query of its list, or -1
   std::unordered_set<std::string> table_names_;
 };
 
@@ -138,7 +136,7 @@ class CteScoper {
 bool scope_cte_names(json& statement, int* forward_reference_at) {
   CteScoper scoper;
   scoper.walk(statement, {}, false);
-  *forward_reference_at = scoper.forward_at_;
+  *forward_reference_at = scoper.forward_reference_at();
   return scoper.rename();
 }
 
