@@ -449,6 +449,22 @@ std::vector<std::string> table_setup(const Tables& tables) {
   return out;
 }
 
+std::vector<std::string> setup_used_by(const std::vector<std::string>& setup, const std::vector<std::vector<std::string>>& sessions) {
+  const std::string_view create = "CREATE FUNCTION ";
+  std::vector<std::string> out;
+  for (const std::string& st : setup) {
+    if (st.starts_with(create) && st.find(" RETURNS trigger ") == std::string::npos) {
+      const std::string call = st.substr(create.size(), st.find('(') - create.size() + 1);  // "name("
+      const bool called = std::ranges::any_of(sessions, [&](const std::vector<std::string>& s) {
+        return std::ranges::any_of(s, [&](const std::string& statement) { return statement.find(call) != std::string::npos; });
+      });
+      if (!called) continue;
+    }
+    out.push_back(st);
+  }
+  return out;
+}
+
 std::vector<std::string> table_teardown(const Tables& tables) {
   std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",

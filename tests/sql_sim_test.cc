@@ -1273,7 +1273,7 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfs, ()) {
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
     RC_LOG() << "session " << a << ":" << text << "\n";
   }
-  const std::vector<std::string> setup = sql_programs::table_setup(tables);
+  const std::vector<std::string> setup = sql_programs::setup_used_by(sql_programs::table_setup(tables), sessions);
   const std::string final = sql_programs::final_query(tables);
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   RC_ASSERT(dfs.failure == "");  // no execution deadlocks or breaks the server's rules
@@ -1318,7 +1318,7 @@ RC_GTEST_PROP(SqlSimProperties, DporReachesTheOutcomesOfDfsUnderSessionFaults, (
     for (const auto& st : sessions[static_cast<std::size_t>(a)]) text += " [" + st + "]";
     RC_LOG() << "session " << a << ":" << text << "\n";
   }
-  const std::vector<std::string> setup = sql_programs::table_setup(tables);
+  const std::vector<std::string> setup = sql_programs::setup_used_by(sql_programs::table_setup(tables), sessions);
   const std::string final = sql_programs::final_query(tables);
   const Explored dfs = explore_sessions(setup, sessions, final, "dfs", false, 20'000);
   const Explored dpor = dfs.exhaustive ? explore_sessions(setup, sessions, final, "dpor", false, 0) : Explored{};

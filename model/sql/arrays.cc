@@ -164,15 +164,17 @@ bool arr_same_element(ElementType a, ElementType b) {
   return a.type == b.type && ((a.type != Type::enum_ && a.type != Type::record) || a.enum_index == b.enum_index);
 }
 
-// Two arrays of one element type (integer arrays widen to the wider; an untyped side is read
-// as the other's type).
-std::pair<Value, Value> arr_matched(const Value& a, const Value& b, std::string_view op) {
+// Two arrays of one element type (an untyped side is read as the other's type). Integer
+// arrays widen to the wider with `widen` (`||` and array_cat take anycompatiblearray; a sort,
+// a grouping or a UNION compares values the server has coerced to one type); the operators
+// = <> < @> && ... take anyarray, so int[] = bigint[] is 42883 there, as on the server.
+std::pair<Value, Value> arr_matched(const Value& a, const Value& b, std::string_view op, bool widen) {
   if (a.type() == Type::array && b.type() == Type::array) {
     const ElementType ea = element_type(a), eb = element_type(b);
     if (arr_same_element(ea, eb)) return {a, b};
     if (ea.type == Type::unknown) return {cast_to_array(a, eb), b};
     if (eb.type == Type::unknown) return {a, cast_to_array(b, ea)};
-    if (is_integer(ea.type) && is_integer(eb.type)) {
+    if (widen && is_integer(ea.type) && is_integer(eb.type)) {
       const Type wide = (ea.type == Type::int8 || eb.type == Type::int8) ? Type::int8 : (ea.type == Type::int4 || eb.type == Type::int4) ? Type::int4 : Type::int2;
       return {cast_to_array(a, {wide, -1}), cast_to_array(b, {wide, -1})};
     }
@@ -324,7 +326,7 @@ Value quantified(std::string_view op, bool all, const Value& x, const Value& arr
 bool is_array_operand(const Value& a, const Value& b) { return a.type() == Type::array || b.type() == Type::array; }
 
 std::strong_ordering array_compare(const Value& a, const Value& b, std::string_view op) {
-  const auto [x, y] = arr_matched(a, b, op);
+  const auto [x, y] = arr_matched(a, b, op, /*widen=*/true);
   const std::vector<Value> ex = array_elements(x), ey = array_elements(y);
   for (std::size_t i = 0; i < ex.size() && i < ey.size(); ++i) {
     if (ex[i].is_null() && ey[i].is_null()) continue;
@@ -351,7 +353,7 @@ Value array_operator(std::string_view op, const Value& a, const Value& b) {
     return array_function("array_prepend", {a, b});
   }
   if (a.is_null() || b.is_null()) return Value::null(Type::boolean);
-  const auto [x, y] = arr_matched(a, b, op);
+  const auto [x, y] = arr_matched(a, b, op, /*widen=*/false);
   if (op == "@>" || op == "<@" || op == "&&") {
     const std::vector<Value> ex = array_elements(x), ey = array_elements(y);
     if (op == "@>") return Value::boolean(arr_contains_all(ex, ey));
@@ -433,7 +435,7 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
     if (args.at(0).is_null()) return args.at(1).type() == Type::unknown && !args[1].is_null() ? cast_to_array(args[1], {Type::text, -1}) : args[1];
     if (args.at(1).is_null()) return args[0].type() == Type::unknown ? cast_to_array(args[0], {Type::text, -1}) : args[0];
     const Value a = args[0].type() == Type::array ? args[0] : cast_to_array(args[0], element_type(args[1]));
-    const auto [x, y] = arr_matched(a, args[1], "||");
+    const auto [x, y] = arr_matched(a, args[1], "||", /*widen=*/true);
     std::vector<Value> elements = array_elements(x);
     for (Value& v : array_elements(y)) elements.push_back(std::move(v));
     return make_array(element_type(x), elements);

@@ -60,7 +60,8 @@ Value quantified(std::string_view op, bool all, const Value& x, const Value& arr
 bool is_array_operand(const Value& a, const Value& b);
 // a op b for ||, =, <>, <, <=, >, >=, @>, <@, && with an array on one side.
 Value array_operator(std::string_view op, const Value& a, const Value& b);
-// Array comparison (array_cmp): element by element (NULL last), then length.
+// Array comparison (array_cmp): element by element (NULL last), then length; integer arrays
+// of two widths as the wider (values a sort, grouping or UNION has coerced to one type).
 std::strong_ordering array_compare(const Value& a, const Value& b, std::string_view op);
 // array[index] (NULL out of range).
 Value array_subscript(const Value& array, const Value& index);
