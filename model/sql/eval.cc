@@ -21,6 +21,7 @@
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/model/sql/jsonb.h"
 #include "lockstep/model/sql/numeric.h"
+#include "lockstep/model/sql/type_check.h"
 #include "lockstep/model/sql/operators.h"
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/regex.h"
@@ -489,6 +490,7 @@ Value function_value(const Expr& e, EvalContext& context) {
   }
   if (e.name == "current_database" || e.name == "current_user") return Value::text("postgres");
   if (e.name == "version") return Value::text(std::string(server_version_text()));
+  if (e.name == "pg_is_in_recovery") return Value::boolean(false);
   if (e.name == "current_schema") {
     const std::optional<std::string> schema = current_schema();
     return schema ? Value::text(*schema) : Value::null(Type::text);
@@ -537,10 +539,37 @@ Value typed_result(Value v, const std::vector<const Expr*>& results, EvalContext
   return v;
 }
 
+// A CASE's or COALESCE's value `v` of one arm as the type select_common_type gives the
+// construct: of the numeric and datetime categories, the widest or preferred type of its arms
+// (`COALESCE(timestamp_col, now())` is timestamptz, `CASE ... THEN 1 ELSE 2.5 END` numeric),
+// worked out by check_types on the arms (columns as the row has them). Where that cannot tell
+// (a parameter, a subquery, an arm raising on the row's values), v as it is.
+Value common_typed(const Expr& e, Value v, EvalContext& context) {
+  if (v.is_null() || !(is_numeric_category(v.type()) || is_timestamp(v.type()) || v.type() == Type::date)) return v;
+  std::optional<Value> common;
+  try {
+    common = check_types(e, [&](const Expr& ref) -> std::optional<Value> {
+      const Value c = context.column(ref);
+      if (!c.is_null()) return c;
+      if (c.type() == Type::unknown || c.type() == Type::enum_ || c.type() == Type::array || c.type() == Type::record) return std::nullopt;
+      ColumnDef def;
+      def.type = c.type();
+      return prototype_of(def);
+    });
+  } catch (const SqlError&) {
+    return v;
+  }
+  if (!common || common->type() == v.type()) return v;
+  const Type t = common->type();
+  const bool widens = (is_numeric_category(t) && is_numeric_category(v.type())) ||
+                      ((t == Type::timestamptz || t == Type::timestamp) && (v.type() == Type::date || v.type() == Type::timestamp));
+  return widens ? cast(v, t) : v;
+}
+
 // The results of a CASE (its THEN and ELSE arms): an untyped literal among them takes the
 // others' type.
 Value case_result(const Expr& e, Value v, EvalContext& context) {
-  if (v.type() != Type::unknown) return v;
+  if (v.type() != Type::unknown) return common_typed(e, std::move(v), context);
   std::vector<const Expr*> results;
   std::size_t i = e.has_operand ? 1 : 0;
   const std::size_t pairs_end = e.args.size() - (e.has_else ? 1 : 0);
@@ -643,7 +672,7 @@ Value evaluate(const Expr& e, EvalContext& context) {
       for (const Expr& a : e.args) {
         Value v = evaluate(a, context);
         if (v.is_null()) continue;
-        if (v.type() != Type::unknown) return v;
+        if (v.type() != Type::unknown) return common_typed(e, std::move(v), context);
         std::vector<const Expr*> results;
         for (const Expr& r : e.args) results.push_back(&r);
         return typed_result(std::move(v), results, context);

@@ -32,6 +32,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"current_user", 0, 0, FunctionKind::scalar},      // "postgres": the simulated server's one role (also SESSION_USER, USER)
     FunctionInfo{"current_schema", 0, 0, FunctionKind::scalar},    // "public": search_path is not modeled
     FunctionInfo{"version", 0, 0, FunctionKind::scalar},           // model/sql/server_version.h
+    FunctionInfo{"pg_is_in_recovery", 0, 0, FunctionKind::scalar},  // false: the simulated server is a primary
     FunctionInfo{"pg_notify", 2, 2, FunctionKind::scalar},         // NOTIFY's function (sim/pg/server/notifications.cc)
     FunctionInfo{"now", 0, 0, FunctionKind::time},
     FunctionInfo{"transaction_timestamp", 0, 0, FunctionKind::time},

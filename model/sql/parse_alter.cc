@@ -103,7 +103,7 @@ AlterTable Reader::alter_table(const json& body) {
       const json& def = *node(cmd.at("def")).second;
       known(def, "ColumnDef", {"typeName", "location", "raw_default", "collClause"}, loc);
       if (def.contains("raw_default")) c.using_expr = std::make_shared<Expr>(expr(def.at("raw_default"), location_of(def, loc)));
-      if (def.contains("collClause")) refuse("COLLATE", location_of(def, loc));
+      if (def.contains("collClause")) byte_order_collation(def.at("collClause"), location_of(def, loc));
       c.kind = K::alter_type;
       c.column.name = c.name;
       c.column.type = type_of(def.at("typeName"), location_of(def, loc), &c.column, &c.column.user_type);

@@ -6,7 +6,6 @@
 #include <charconv>
 #include <memory>
 #include <optional>
-#include <tuple>
 
 #include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/functions.h"
@@ -166,6 +165,7 @@ Expr Reader::expr(const json& n, int fallback) {
     return fold(std::move(e));
   }
   if (t == "TypeCast") return type_cast(body, std::move(e));
+  if (t == "CollateClause") return collate_clause(body, loc);
   if (t == "FuncCall") return func_call(body, std::move(e));
   if (t == "GroupingFunc") {  // GROUPING(a, ...): its arguments become GROUP BY items' numbers (check_aggregates)
     known(body, "GroupingFunc", {"args", "location"}, loc);

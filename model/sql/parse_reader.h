@@ -231,6 +231,10 @@ class Reader {
   Expr null_test(const json& body, Expr e);
 
   Expr type_cast(const json& body, Expr e);
+  // COLLATE "C" (also "POSIX", "default") on a column or an expression: text compares by bytes
+  // here, as under the C collation, so it changes nothing; any other collation is refused.
+  void byte_order_collation(const json& coll_clause, int fallback) const;
+  Expr collate_clause(const json& body, int fallback);
 
   Expr func_call(const json& body, Expr e);
   Expr window_call(const json& body, Expr e, const std::string& name);  // OVER (...)

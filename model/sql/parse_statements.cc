@@ -15,7 +15,8 @@ namespace lockstep::sql {
 namespace detail {
 
 ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
-  known(body, "ColumnDef", {"colname", "typeName", "is_local", "constraints"}, eloc);
+  known(body, "ColumnDef", {"colname", "typeName", "is_local", "constraints", "collClause"}, eloc);
+  if (body.contains("collClause")) byte_order_collation(body.at("collClause"), eloc);
   ColumnDef col;
   col.name = body.at("colname");
   col.type = type_of(body.at("typeName"), eloc, &col, &col.user_type);

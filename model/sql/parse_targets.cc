@@ -103,7 +103,25 @@ Assignment Reader::assignment(const json& n, int fallback) {
   const auto [type, b] = node(n);
   if (type != "ResTarget") refuse(construct_of_node(type, *b), fallback);
   known(*b, "ResTarget", {"name", "val"}, fallback);
-  if (node(b->at("val")).first == "SetToDefault") return Assignment{b->at("name"), Expr{}, true};
+  const auto [val_type, val] = node(b->at("val"));
+  if (val_type == "SetToDefault") return Assignment{b->at("name"), Expr{}, true};
+  if (val_type == "MultiAssignRef") {
+    // SET (a, b) = ROW(x, y) (or (x, y)): the gram.y target list gives each column the whole
+    // source and its number; transformMultiAssignRef takes that column's element of a row.
+    known(*val, "MultiAssignRef", {"source", "colno", "ncolumns"}, fallback);
+    const int loc = location_of(*b, fallback);
+    const auto [source_type, source] = node(val->at("source"));
+    if (source_type == "SubLink") refuse("SET (a, b) = (SELECT ...)", loc);
+    if (source_type != "RowExpr") fail("42601", "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression", loc);
+    const json empty = json::array();
+    const json& args = source->contains("args") ? source->at("args") : empty;
+    const std::size_t colno = val->at("colno").get<std::size_t>(), columns = val->at("ncolumns").get<std::size_t>();
+    if (args.size() != columns) fail("42601", "number of columns does not match number of values", location_of(*source, loc));
+    if (colno < 1 || colno > args.size()) fail("42601", "number of columns does not match number of values", loc);
+    const json& element = args.at(colno - 1);
+    if (node(element).first == "SetToDefault") return Assignment{b->at("name"), Expr{}, true};
+    return Assignment{b->at("name"), expr(element, loc)};
+  }
   return Assignment{b->at("name"), expr(b->at("val"), location_of(*b, fallback))};
 }
 

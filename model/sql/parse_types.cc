@@ -1,5 +1,7 @@
 // model/sql/parse_types.cc: CREATE TYPE ... AS ENUM, CREATE TYPE ... AS (fields) and ALTER
-// TYPE ... ADD VALUE read into CreateType (model/sql/plan.h).
+// TYPE ... ADD VALUE read into CreateType (model/sql/plan.h); COLLATE clauses.
+#include <fmt/ranges.h>
+
 #include "lockstep/model/sql/parse_reader.h"
 
 namespace lockstep::sql::detail {
@@ -47,6 +49,21 @@ CreateType Reader::create_type(std::string_view type, const json& body) {
   t.after = body.value("newValIsAfter", false) || t.neighbor.empty();
   t.if_not_exists = body.value("skipIfNewValExists", false);
   return t;
+}
+
+void Reader::byte_order_collation(const json& coll_clause, int fallback) const {
+  const json& coll = coll_clause.contains("CollateClause") ? coll_clause.at("CollateClause") : coll_clause;
+  std::vector<std::string> parts = names(coll.at("collname"));
+  if (parts.size() == 2 && parts[0] == "pg_catalog") parts.erase(parts.begin());
+  if (parts.size() != 1 || (parts[0] != "C" && parts[0] != "POSIX" && parts[0] != "default")) {
+    refuse(fmt::format("COLLATE \"{}\" (text compares by bytes here, as under COLLATE \"C\")", fmt::join(parts, ".")), location_of(coll, fallback));
+  }
+}
+
+Expr Reader::collate_clause(const json& body, int fallback) {
+  known(body, "CollateClause", {"arg", "collname"}, fallback);
+  byte_order_collation(body, fallback);
+  return expr(body.at("arg"), location_of(body, fallback));
 }
 
 }  // namespace lockstep::sql::detail

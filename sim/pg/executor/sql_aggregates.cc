@@ -84,8 +84,12 @@ Value SqlRun::aggregate(const Expr& e) {
     if (!acc) {
       acc = v;
     } else {
+      // On a tie the server's numeric_larger, interval_smaller and their kin return the row's
+      // value, not the running one (min(1.50, 1.5) is 1.5; max of '1 day' and '24 hours' the
+      // later); bpchar_larger and bpchar_smaller keep the running one.
       const auto c = sql::compare(v, *acc, "<");
-      if ((e.name == "min" && c < 0) || (e.name == "max" && c > 0)) acc = v;
+      const bool tie_takes_row = c == 0 && t != Type::bpchar;
+      if ((e.name == "min" && c < 0) || (e.name == "max" && c > 0) || tie_takes_row) acc = v;
     }
   }
   restore(saved);
