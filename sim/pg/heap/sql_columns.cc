@@ -91,22 +91,32 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table, bool 
                    fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                                c.name, table));
   }
-  auto check_length = [&](const Value& text) {
-    std::size_t chars = 0;
-    for (unsigned char ch : text.as_text()) chars += (ch & 0xC0) != 0x80 ? 1 : 0;
-    if (chars > static_cast<std::size_t>(c.max_length)) {
+  // varchar(n) as an assignment coerces (varchar()'s typmod, not explicit): a longer value
+  // whose characters past n are all blanks is cut to n, any other is 22001.
+  auto fitted = [&](const Value& text) {
+    const std::string& s = text.as_text();
+    std::size_t chars = 0, cut = s.size();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+      if (chars++ == static_cast<std::size_t>(c.max_length)) cut = i;
+    }
+    if (cut == s.size()) return text;
+    if (s.find_first_not_of(' ', cut) != std::string::npos) {
       throw SqlError("22001", fmt::format("value too long for type character varying({})", c.max_length));
     }
+    return Value::text(s.substr(0, cut));
   };
   if (c.type == Type::bpchar && c.max_length > 0) {  // char(n): padded, or blanks past n cut
     out = sql::bpchar_with_length(out, c.max_length, false);
   } else if (c.max_length > 0 && !out.is_null()) {
     if (out.type() == Type::array) {  // varchar(n)[]: each element
-      for (const Value& e : sql::array_elements(out)) {
-        if (!e.is_null()) check_length(e);
+      std::vector<Value> elements = sql::array_elements(out);
+      for (Value& e : elements) {
+        if (!e.is_null()) e = fitted(e);
       }
+      out = sql::make_array(sql::element_type(out), elements);
     } else {
-      check_length(out);
+      out = fitted(out);
     }
   }
   return out;
