@@ -92,6 +92,16 @@ class PlReader {
         s.text = expression(body.at("query"));
       }
       if (body.contains("body")) s.body = statements(body.at("body"));
+    } else if (type == "PLpgSQL_stmt_foreach_a") {
+      if (datums_ == nullptr) refuse_("a loop in a DO block (its variables)");
+      if (body.value("slice", 0) != 0) refuse_(fmt::format("FOREACH ... SLICE {}", where_));
+      s.kind = PlStatement::Kind::loop;
+      s.loop = PlStatement::Loop::array;
+      s.label = body.value("label", "");
+      s.target = body.value("varno", -1);
+      if (s.target < 0 || s.target >= static_cast<int>(datums_->size())) refuse_("a FOREACH target the plpgsql parser reads otherwise");
+      s.text = expression(body.at("expr"));
+      if (body.contains("body")) s.body = statements(body.at("body"));
     } else if (type == "PLpgSQL_stmt_exit") {
       if (datums_ == nullptr) refuse_("EXIT or CONTINUE in a DO block");
       s.kind = PlStatement::Kind::exit;

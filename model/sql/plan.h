@@ -532,8 +532,8 @@ struct PlStatement {
   std::vector<std::string> args;  // raise: expressions; loop (FOR i): lower, upper and BY's ("": 1); execute, return_query: USING's
   int level = 0;                  // raise: PostgreSQL's elog level (21 ERROR, 19 WARNING, 18 NOTICE, ...)
   std::vector<PlBranch> branches;  // branch: IF's and ELSIF's, then ELSE's (an empty condition)
-  // loop: LOOP, WHILE, FOR i IN [REVERSE] a..b [BY c], FOR target IN query
-  enum class Loop : std::uint8_t { plain, while_, integers, query };
+  // loop: LOOP, WHILE, FOR i IN [REVERSE] a..b [BY c], FOR target IN query, FOREACH target IN ARRAY a
+  enum class Loop : std::uint8_t { plain, while_, integers, query, array };
   Loop loop = Loop::plain;
   bool reverse = false;  // FOR i IN REVERSE
   bool is_exit = true;   // exit: EXIT (else CONTINUE)

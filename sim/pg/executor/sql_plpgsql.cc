@@ -5,7 +5,7 @@
 // variable_conflict = error); each SQL statement a statement of its own inside the calling one
 // (its own steps and, in READ COMMITTED, what is committed when it runs; the transaction's
 // snapshot in REPEATABLE READ), with INTO [STRICT] (P0002, P0003), FOUND, IF, assignments, PERFORM, EXECUTE, RAISE (P0001),
-// RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a query's rows; EXIT, CONTINUE), GET DIAGNOSTICS, EXCEPTION blocks (a subtransaction), SET search_path. A call runs only from a
+// RETURN (2F005), loops (LOOP, WHILE, FOR over integers or a query's rows, FOREACH; EXIT, CONTINUE), GET DIAGNOSTICS, EXCEPTION blocks (a subtransaction), SET search_path. A call runs only from a
 // statement reading no table (SELECT f(...), SELECT * FROM f(...)): one in a scan would step amid its steps (0A000).
 #include <algorithm>
 #include <cstdint>
@@ -489,20 +489,11 @@ class PlRun final : public sql::EvalContext {
         }
         break;
       case L::integers: {
-        const Value lower = value(s.args[0]), upper = value(s.args[1]);
-        const Value by = s.args[2].empty() ? Value::integer(1, Type::int4) : value(s.args[2]);
-        if (lower.is_null()) throw SqlError("22004", "lower bound of FOR loop cannot be null");
-        if (upper.is_null()) throw SqlError("22004", "upper bound of FOR loop cannot be null");
-        if (by.is_null()) throw SqlError("22004", "BY value of FOR loop cannot be null");
-        const std::int64_t step = sql::cast(by, Type::int4).as_integer();
-        if (step <= 0) throw SqlError("22023", "BY value of FOR loop must be greater than zero");
-        std::int64_t i = sql::cast(lower, Type::int4).as_integer();
-        const std::int64_t end = sql::cast(upper, Type::int4).as_integer();
+        const PlRange range = for_range(value(s.args[0]), value(s.args[1]), s.args[2].empty() ? Value::integer(1, Type::int4) : value(s.args[2]));
+        std::int64_t i = range.lower;
+        const std::int64_t end = range.upper, step = range.step;
         scope_.push_back(s.target);
-        struct Leave {
-          std::vector<int>& scope;
-          ~Leave() { scope.pop_back(); }
-        } leave{scope_};
+        const struct Leave { std::vector<int>& scope; ~Leave() { scope.pop_back(); } } leave{scope_};  // NOLINT(readability-*)
         bool found = false;
         while (s.reverse ? i >= end : i <= end) {
           found = true;
@@ -513,6 +504,15 @@ class PlRun final : public sql::EvalContext {
           i += s.reverse ? -step : step;
         }
         set_found(found);
+        break;
+      }
+      case L::array: {  // FOREACH target IN ARRAY expression: each element, NULLs too
+        const std::vector<Value> elements = foreach_elements(value(s.text));
+        for (const Value& e : elements) {
+          assign(s.target, e);
+          if (!once()) break;
+        }
+        set_found(!elements.empty());
         break;
       }
       case L::query: {

@@ -57,6 +57,15 @@ std::optional<sql::ColumnDef> variable_type(const std::string& text);
 // The row type of a function's several OUT parameters (their names and types): its value's.
 int out_row_type(const sql::CreateFunction& f, const Server& server);
 
+// FOR i IN lower..upper BY by's bounds as int4 (22004 for a NULL one, 22023 for BY below 1).
+struct PlRange {
+  std::int64_t lower = 0, upper = 0, step = 1;
+};
+PlRange for_range(const sql::Value& lower, const sql::Value& upper, const sql::Value& by);
+// FOREACH x IN ARRAY a's elements in order, NULLs too (22004 for a NULL array, 42804 for a
+// value that is no array: exec_stmt_foreach_a's errors).
+std::vector<sql::Value> foreach_elements(const sql::Value& array);
+
 // A query's LIMIT where it is a constant integer without OFFSET (a plpgsql fetch's bound).
 std::optional<std::int64_t> constant_limit(const sql::Select& sel);
 // Whether it gives at most one row whatever the data: LIMIT 0 or 1, or no FROM and no

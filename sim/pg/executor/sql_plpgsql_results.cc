@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/error_conditions.h"
 #include "lockstep/model/sql/functions.h"
@@ -157,6 +158,23 @@ int out_row_type(const sql::CreateFunction& f, const Server& server) {
   std::vector<sql::ColumnDef> columns;
   for (const sql::FunctionParam& p : f.outs) columns.push_back(p.type);  // named as the parameter (parse_functions.cc)
   return server.anonymous_row_type(columns);
+}
+
+PlRange for_range(const Value& lower, const Value& upper, const Value& by) {
+  if (lower.is_null()) throw SqlError("22004", "lower bound of FOR loop cannot be null");
+  if (upper.is_null()) throw SqlError("22004", "upper bound of FOR loop cannot be null");
+  if (by.is_null()) throw SqlError("22004", "BY value of FOR loop cannot be null");
+  const std::int64_t step = sql::cast(by, Type::int4).as_integer();
+  if (step <= 0) throw SqlError("22023", "BY value of FOR loop must be greater than zero");
+  return {sql::cast(lower, Type::int4).as_integer(), sql::cast(upper, Type::int4).as_integer(), step};
+}
+
+std::vector<Value> foreach_elements(const Value& array) {
+  if (array.is_null()) throw SqlError("22004", "FOREACH expression must not be null");
+  if (array.type() != Type::array) {
+    throw SqlError("42804", fmt::format("FOREACH expression must yield an array, not type {}", sql::type_name(array.type())));
+  }
+  return sql::array_elements(array);
 }
 
 std::optional<std::int64_t> constant_limit(const sql::Select& sel) {
