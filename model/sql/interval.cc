@@ -38,29 +38,46 @@ std::int64_t to_micros(long double v) {
 
 bool iv_is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-// A unit's size: months (years and up), days (days, weeks) or microseconds; nullopt when
-// the word is not a unit.
+// A unit's size: months (years and up), days (days, weeks) or microseconds, and its field
+// (DecodeInterval's tmask: a field given twice is invalid input); nullopt when the word is
+// not a unit.
+enum IvMask : unsigned {
+  kUs = 1, kMs = 2, kSec = 4, kMin = 8, kHour = 16, kDay = 32, kWeek = 64, kMon = 128, kYear = 256, kDec = 512, kCent = 1024, kMil = 2048,
+};
+constexpr unsigned kAllSecs = kSec | kMs | kUs, kClock = kHour | kMin | kAllSecs;
 struct Unit {
   enum class Field { months, days, micros } field;
   double size;
+  unsigned mask;
 };
 
 std::optional<Unit> unit_named(std::string_view u) {
   using F = Unit::Field;
   auto any = [&](std::initializer_list<std::string_view> names) { return std::find(names.begin(), names.end(), u) != names.end(); };
-  if (u.empty() || any({"s", "sec", "secs", "second", "seconds"})) return Unit{F::micros, 1e6};
-  if (any({"ms", "msec", "msecs", "millisecond", "milliseconds", "mseconds"})) return Unit{F::micros, 1e3};
-  if (any({"us", "usec", "usecs", "microsecond", "microseconds", "useconds"})) return Unit{F::micros, 1};
-  if (any({"m", "min", "mins", "minute", "minutes"})) return Unit{F::micros, 60e6};
-  if (any({"h", "hr", "hrs", "hour", "hours"})) return Unit{F::micros, 3600e6};
-  if (any({"d", "day", "days"})) return Unit{F::days, 1};
-  if (any({"w", "week", "weeks"})) return Unit{F::days, 7};
-  if (any({"mon", "mons", "month", "months"})) return Unit{F::months, 1};
-  if (any({"y", "yr", "yrs", "year", "years"})) return Unit{F::months, 12};
-  if (any({"dec", "decs", "decade", "decades"})) return Unit{F::months, 120};
-  if (any({"c", "cent", "century", "centuries"})) return Unit{F::months, 1200};
-  if (any({"mil", "mils", "millennium", "millennia", "millenniums"})) return Unit{F::months, 12000};
+  if (u.empty() || any({"s", "sec", "secs", "second", "seconds"})) return Unit{F::micros, 1e6, kSec};
+  if (any({"ms", "msec", "msecs", "millisecond", "milliseconds", "mseconds"})) return Unit{F::micros, 1e3, kMs};
+  if (any({"us", "usec", "usecs", "microsecond", "microseconds", "useconds"})) return Unit{F::micros, 1, kUs};
+  if (any({"m", "min", "mins", "minute", "minutes"})) return Unit{F::micros, 60e6, kMin};
+  if (any({"h", "hr", "hrs", "hour", "hours"})) return Unit{F::micros, 3600e6, kHour};
+  if (any({"d", "day", "days"})) return Unit{F::days, 1, kDay};
+  if (any({"w", "week", "weeks"})) return Unit{F::days, 7, kWeek};
+  if (any({"mon", "mons", "month", "months"})) return Unit{F::months, 1, kMon};
+  if (any({"y", "yr", "yrs", "year", "years"})) return Unit{F::months, 12, kYear};
+  if (any({"dec", "decs", "decade", "decades"})) return Unit{F::months, 120, kDec};
+  if (any({"c", "cent", "century", "centuries"})) return Unit{F::months, 1200, kCent};
+  if (any({"mil", "mils", "millennium", "millennia", "millenniums"})) return Unit{F::months, 12000, kMil};
   return std::nullopt;
+}
+
+// AdjustFractMicroseconds: frac * scale whole microseconds, the rest rounded half away.
+std::int64_t fract_micros(double frac, double scale) {
+  if (frac == 0) return 0;
+  frac *= scale;
+  auto usec = static_cast<std::int64_t>(frac);
+  frac -= static_cast<double>(usec);
+  if (frac > 0.5) ++usec;
+  else if (frac < -0.5) --usec;
+  return usec;
 }
 
 // HH:MM[:SS[.f]] (the sign already read) in microseconds; nullopt when it is not one.
@@ -77,6 +94,7 @@ std::optional<long double> clock_micros(std::string_view s) {
     s.remove_prefix(colon + 1);
   }
   if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+  if (parts.size() == 2 && s.find('.') != std::string_view::npos) return (parts[0] * 60 + parts[1]) * kIvMicrosPerSecond;  // mm:ss.f
   const long double seconds = parts[0] * 3600 + parts[1] * 60 + (parts.size() == 3 ? parts[2] : 0);
   return seconds * kIvMicrosPerSecond;
 }
@@ -137,70 +155,124 @@ Interval parse_interval_text(std::string_view text) {
   while (i < s.size() && iv_is_space(s[i])) ++i;
   if (i < s.size() && s[i] == '@') ++i;
   if (i < s.size() && s[i] == 'p') return parse_iso8601_interval(text, s.substr(i + 1));
-  long double months = 0, days = 0, micros = 0;
-  bool any = false, ago = false;
+  // DecodeInterval: the fields (a number with its unit word, a bare number, hh:mm[:ss]) read
+  // right to left, a bare number taking the unit carried from its right (seconds at the end,
+  // days before a clock or an hour), each field's mask given once; fractions as the server's
+  // double arithmetic carries them down (AdjustFractDays, AdjustFractMicroseconds).
+  struct Item {
+    std::string_view number, word;
+    bool clock = false;
+  };
+  std::vector<Item> items;
+  bool ago = false;
   while (true) {
     while (i < s.size() && iv_is_space(s[i])) ++i;
     if (i == s.size()) break;
     if (ago) return invalid();  // 'ago' ends the text
     const std::size_t start = i;
     while (i < s.size() && !iv_is_space(s[i]) && std::isalpha(static_cast<unsigned char>(s[i])) == 0) ++i;
-    std::string_view number(s.data() + start, i - start);
+    const std::string_view number(s.data() + start, i - start);
     if (number.empty()) {  // a word: 'ago'
       while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i])) != 0) ++i;
-      if (std::string_view(s.data() + start, i - start) != "ago" || !any) return invalid();
+      if (std::string_view(s.data() + start, i - start) != "ago" || items.empty()) return invalid();
       ago = true;
       continue;
     }
-    const bool negative = number.front() == '-';
-    if (number.front() == '-' || number.front() == '+') number.remove_prefix(1);
     if (number.find(':') != std::string_view::npos) {
-      const auto clock = clock_micros(number);
-      if (!clock) return invalid();
-      micros += negative ? -*clock : *clock;
-      any = true;
+      items.push_back({number, {}, true});
       continue;
     }
-    if (number.empty() || number.find_first_not_of("0123456789.") != std::string_view::npos) return invalid();
-    const std::string digits(number);
-    char* end = nullptr;
-    long double v = std::strtold(digits.c_str(), &end);
-    if (end != digits.c_str() + digits.size()) return invalid();
-    if (negative) v = -v;
     while (i < s.size() && iv_is_space(s[i])) ++i;
     const std::size_t ustart = i;
     while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i])) != 0) ++i;
     std::string_view word(s.data() + ustart, i - ustart);
-    if (word == "ago") {  // a bare number then 'ago': seconds
+    if (word == "ago") {  // a bare number then 'ago'
       i = ustart;
       word = {};
     }
-    const auto unit = unit_named(word);
-    if (!unit) return invalid();
-    const long double whole = std::trunc(v), fraction = v - whole;
-    switch (unit->field) {
-      case Unit::Field::months: {
-        months += whole * unit->size;
-        if (unit->size == 1) {  // a month's fraction in days of 30, their fraction in time
-          const long double d = fraction * kIvDaysPerMonth;
-          days += std::trunc(d);
-          micros += (d - std::trunc(d)) * kIvMicrosPerDay;
-        } else {  // a year's in whole months
-          months += std::nearbyint(fraction * unit->size);
-        }
-        break;
-      }
-      case Unit::Field::days: {
-        const long double d = fraction * unit->size;
-        days += whole * unit->size + std::trunc(d);
-        micros += (d - std::trunc(d)) * kIvMicrosPerDay;
-        break;
-      }
-      case Unit::Field::micros: micros += v * unit->size; break;
-    }
-    any = true;
+    items.push_back({number, word, false});
   }
-  if (!any) return invalid();
+  if (items.empty()) return invalid();
+  long double months = 0, days = 0;
+  std::int64_t micros = 0;
+  auto add_micros = [&](long double v) {
+    if (!(std::fabs(v) < 9.2e18L) || __builtin_add_overflow(micros, static_cast<std::int64_t>(v), &micros)) {
+      throw SqlError("22015", fmt::format("interval field value out of range: \"{}\"", text));
+    }
+  };
+  unsigned fmask = 0;
+  std::optional<Unit> carried;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    std::string_view number = it->number;
+    const bool negative = number.front() == '-';
+    if (number.front() == '-' || number.front() == '+') number.remove_prefix(1);
+    unsigned tmask = 0;
+    if (it->clock) {
+      const auto clock = clock_micros(number);
+      if (!clock) return invalid();
+      add_micros(negative ? -*clock : *clock);
+      tmask = kClock;
+      carried = unit_named("day");
+    } else {
+      std::optional<Unit> unit = it->word.empty() ? (carried ? carried : unit_named("")) : unit_named(it->word);
+      if (!unit) return invalid();
+      if (!it->word.empty()) carried = unit;
+      const std::size_t dash = number.find('-');
+      const std::size_t dot = number.find('.');
+      const std::string_view whole_text = number.substr(0, std::min(dash, dot));
+      if (whole_text.empty() && dot != 0) return invalid();
+      if (whole_text.find_first_not_of("0123456789") != std::string_view::npos) return invalid();
+      const long double whole = (negative ? -1 : 1) * (whole_text.empty() ? 0.0L : std::strtold(std::string(whole_text).c_str(), nullptr));
+      double fraction = 0;
+      if (dash != std::string_view::npos) {  // SQL's years-months, '1-2'
+        const std::string_view m = number.substr(dash + 1);
+        if (m.empty() || m.find_first_not_of("0123456789") != std::string_view::npos) return invalid();
+        const long double month = std::strtold(std::string(m).c_str(), nullptr);
+        if (month >= 12) throw SqlError("22015", fmt::format("interval field value out of range: \"{}\"", text));
+        months += whole * 12 + (negative ? -month : month);
+        unit = unit_named("month");
+        carried = unit;
+      } else {
+        if (dot != std::string_view::npos) {
+          const std::string f(number.substr(dot));
+          if (f.size() < 2 || f.find_first_not_of("0123456789", 1) != std::string::npos) return invalid();
+          fraction = (negative ? -1 : 1) * std::strtod(f.c_str(), nullptr);
+        }
+        switch (unit->field) {
+          case Unit::Field::months:
+            months += whole * unit->size;
+            if (unit->size == 1) {  // AdjustFractDays(fval, 30)
+              const double d = fraction * kIvDaysPerMonth;
+              const auto extra = static_cast<std::int64_t>(d);
+              days += static_cast<long double>(extra);
+              add_micros(static_cast<long double>(fract_micros(d - static_cast<double>(extra), kIvMicrosPerDay)));
+            } else {  // AdjustFractYears: whole months, rint
+              months += std::nearbyint(fraction * unit->size);
+            }
+            break;
+          case Unit::Field::days:
+            days += whole * unit->size;
+            if (unit->size == 1) {
+              add_micros(static_cast<long double>(fract_micros(fraction, kIvMicrosPerDay)));
+            } else {  // AdjustFractDays(fval, 7)
+              const double d = fraction * unit->size;
+              const auto extra = static_cast<std::int64_t>(d);
+              days += static_cast<long double>(extra);
+              add_micros(static_cast<long double>(fract_micros(d - static_cast<double>(extra), kIvMicrosPerDay)));
+            }
+            break;
+          case Unit::Field::micros:
+            add_micros(whole * unit->size);
+            add_micros(static_cast<long double>(fract_micros(fraction, unit->size)));
+            break;
+        }
+      }
+      tmask = unit->mask == kSec && fraction != 0 ? kAllSecs : unit->mask;
+      if (unit->mask == kHour) carried = unit_named("day");
+    }
+    if ((tmask & fmask) != 0) return invalid();
+    fmask |= tmask;
+  }
   if (ago) {
     months = -months;
     days = -days;
@@ -211,7 +283,7 @@ Interval parse_interval_text(std::string_view text) {
   try {
     out.months = to_field(months);
     out.days = to_field(days);
-    out.micros = to_micros(std::nearbyint(micros));
+    out.micros = micros;
   } catch (const SqlError&) {
     out_of_range();
   }
