@@ -492,8 +492,13 @@ Value array_function(std::string_view name, const std::vector<Value>& args) {
   }
   if (name == "array_remove" || name == "array_position") {
     const Value item = args.at(1).is_null() ? args[1] : arr_element_cast(args[1], element_type(arr));
-    if (name == "array_position") {
-      for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (name == "array_position") {  // from its third argument's position on, if given
+      std::size_t from = 0;
+      if (args.size() == 3) {
+        if (args[2].is_null()) throw SqlError("22004", "initial position must not be null");
+        from = static_cast<std::size_t>(std::max<std::int64_t>(1, cast(args[2], Type::int4).as_integer()) - 1);
+      }
+      for (std::size_t i = from; i < elements.size(); ++i) {
         if (arr_elements_equal(elements[i], item)) return Value::integer(static_cast<std::int64_t>(i + 1), Type::int4);
       }
       return Value::null(Type::int4);

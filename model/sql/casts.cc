@@ -8,6 +8,7 @@
 #include "lockstep/model/sql/enums.h"
 #include "lockstep/model/sql/numeric.h"
 #include "lockstep/model/sql/records.h"
+#include "lockstep/model/sql/session_style.h"
 
 namespace lockstep::sql {
 
@@ -50,6 +51,11 @@ Value cast_value(const Expr& e, const Value& v) {
 
 Value row_constructor_cast(const Expr& e, const std::vector<Value>& fields) {
   const int type = e.type == Type::enum_ ? row_type_index(e.name) : -1;
+  if (type < 0 && e.type == Type::text && e.typmod <= 0) {  // ROW(...)::text: record_out's text, each field's output as the session prints it
+    std::vector<std::optional<std::string>> texts;
+    for (const Value& f : fields) texts.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(display_text(f)));
+    return Value::text(record_output(texts));
+  }
   if (type < 0) {
     throw SqlError("42846", fmt::format("cannot cast type record to {}", e.type == Type::enum_ ? e.name : std::string(type_name(e.type))));
   }

@@ -151,7 +151,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"array_upper", 2, 2, FunctionKind::scalar},
     FunctionInfo{"array_lower", 2, 2, FunctionKind::scalar},
     FunctionInfo{"cardinality", 1, 1, FunctionKind::scalar},
-    FunctionInfo{"array_position", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"array_position", 2, 3, FunctionKind::scalar},
     FunctionInfo{"array_to_string", 2, 3, FunctionKind::scalar},
     FunctionInfo{"unnest", 1, 100, FunctionKind::scalar},  // several arrays: in FROM only  // in a select list without FROM: sim/pg/executor/sql_select.cc
     FunctionInfo{"string_to_array", 2, 3, FunctionKind::scalar},
