@@ -207,7 +207,15 @@ CivilTime civil_time_of(std::int64_t wall_micros) {
 
 std::int64_t parse_date(std::string_view text) {
   try {
-    return date_of(parse_timestamp(text, false));
+    const std::int64_t whole = date_of(parse_timestamp(text, false));
+    // date_in keeps the date's fields: a time of 24:00:00 or a leap second after them (which
+    // a timestamp rolls into the next day) leaves the date as written.
+    const std::string_view s = dt_trim(text);
+    const bool bc = s.size() > 2 && (s.ends_with("BC") || s.ends_with("bc"));
+    if (s.size() > 10 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T' || s[10] == 't') && !bc) {
+      return date_of(parse_timestamp(s.substr(0, 10), false));
+    }
+    return whole;
   } catch (const SqlError& e) {
     if (e.sqlstate() != "22007" && e.sqlstate() != "22008") throw;
     if (e.sqlstate() == "22008") throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
