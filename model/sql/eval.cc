@@ -1,6 +1,7 @@
 #include "lockstep/model/sql/eval.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -64,6 +65,12 @@ Value arithmetic(std::string_view op, Value a, Value b) {
   }
   if (a.type() == Type::json || b.type() == Type::json) {
     throw SqlError("0A000", fmt::format("the operator {} on json (not jsonb) is not in lockstep's SQL subset: cast to jsonb", op));
+  }
+  if (a.type() == Type::unknown && b.type() == Type::unknown) {  // '5' + '6': several operators fit (func_select_candidate)
+    static constexpr std::array<std::string_view, 12> kAmbiguous = {"+", "-", "*", "/", "%", "&", "|", "#", "<<", ">>", "@>", "&&"};
+    if (std::find(kAmbiguous.begin(), kAmbiguous.end(), op) != kAmbiguous.end()) {
+      throw SqlError("42725", fmt::format("operator is not unique: unknown {} unknown", op));
+    }
   }
   if (a.is_null() || b.is_null()) return Value::null();
   if (op == "||" && (a.type() == Type::bytea || b.type() == Type::bytea) && a.type() != Type::text && b.type() != Type::text) {
