@@ -71,5 +71,7 @@ Value in_rows(const std::vector<Value>& xs, const std::vector<std::vector<Value>
 // WHERE's reading of a value: true only when it is boolean true (NULL is not true). Throws
 // SqlError 42804 when the value is not boolean.
 bool is_true(const Value& v, std::string_view clause = "WHERE");
+// a op b for = <> < <= > >= (arrays: their operators): SQL's three-valued boolean.
+Value comparison(std::string_view op, const Value& a, const Value& b);
 
 }  // namespace lockstep::sql
