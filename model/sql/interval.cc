@@ -200,6 +200,13 @@ Interval parse_interval_text(std::string_view text) {
       throw SqlError("22015", fmt::format("interval field value out of range: \"{}\"", text));
     }
   };
+  // AdjustFractDays: a fraction of `scale` days, its whole days then the rest in microseconds.
+  auto fract_days = [&](double frac, double scale) {
+    const double d = frac * scale;
+    const auto extra = static_cast<std::int64_t>(d);
+    days += static_cast<long double>(extra);
+    add_micros(static_cast<long double>(fract_micros(d - static_cast<double>(extra), kIvMicrosPerDay)));
+  };
   unsigned fmask = 0;
   std::optional<Unit> carried;
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
@@ -241,11 +248,8 @@ Interval parse_interval_text(std::string_view text) {
         switch (unit->field) {
           case Unit::Field::months:
             months += whole * unit->size;
-            if (unit->size == 1) {  // AdjustFractDays(fval, 30)
-              const double d = fraction * kIvDaysPerMonth;
-              const auto extra = static_cast<std::int64_t>(d);
-              days += static_cast<long double>(extra);
-              add_micros(static_cast<long double>(fract_micros(d - static_cast<double>(extra), kIvMicrosPerDay)));
+            if (unit->size == 1) {
+              fract_days(fraction, kIvDaysPerMonth);
             } else {  // AdjustFractYears: whole months, rint
               months += std::nearbyint(fraction * unit->size);
             }
@@ -254,11 +258,8 @@ Interval parse_interval_text(std::string_view text) {
             days += whole * unit->size;
             if (unit->size == 1) {
               add_micros(static_cast<long double>(fract_micros(fraction, kIvMicrosPerDay)));
-            } else {  // AdjustFractDays(fval, 7)
-              const double d = fraction * unit->size;
-              const auto extra = static_cast<std::int64_t>(d);
-              days += static_cast<long double>(extra);
-              add_micros(static_cast<long double>(fract_micros(d - static_cast<double>(extra), kIvMicrosPerDay)));
+            } else {
+              fract_days(fraction, unit->size);
             }
             break;
           case Unit::Field::micros:
