@@ -1,8 +1,12 @@
 // The SQL subset's reader (model/sql/parse.h) and values (model/sql/value.h): what it
 // accepts becomes the plan the text says; what it refuses is named, with its position.
+#include <chrono>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/parse.h"
 #include "lockstep/model/sql/qual_cost.h"
 #include "lockstep/model/sql/regex.h"
@@ -547,6 +551,35 @@ TEST(SqlParse, TreesTooDeepForTheParsersOutputAreRefusedNotACrash) {
   EXPECT_NE(refusal(nested).find("1024 levels"), std::string::npos) << refusal(nested).substr(0, 200);
   EXPECT_NE(refusal(terms(1000)).find("nesting deeper than 128 levels"), std::string::npos) << refusal(terms(1000));
   EXPECT_EQ(refusal("SELECT '" + std::string(9000, '+') + "' AS quoted, $$" + std::string(9000, '(') + "$$ AS dollar"), "");
+}
+
+// The calendar of dates and timestamps (model/sql/civil_days.h) is std::chrono's where that
+// reaches (years to 32767), and a day number's date gives the day number back to the end of
+// the date type's range.
+RC_GTEST_PROP(SqlCalendar, DayNumbersAreChronosAndRoundTripToTheEndOfDates, ()) {
+  using namespace std::chrono;
+  const auto chrono_days = *rc::gen::inRange<std::int64_t>(-4'000'000, 11'000'000);  // years -8951 to 32117
+  const sys_days day = sys_days{year{2000} / January / 1} + days{chrono_days};
+  const year_month_day ymd{day};
+  const CivilDate c = civil_from_days(chrono_days);
+  RC_ASSERT(c.year == static_cast<int>(ymd.year()));
+  RC_ASSERT(c.month == static_cast<unsigned>(ymd.month()));
+  RC_ASSERT(c.day == static_cast<unsigned>(ymd.day()));
+  RC_ASSERT(weekday_of_days(chrono_days) == weekday{day}.c_encoding());
+  RC_ASSERT(days_in_month(c.year, c.month) == static_cast<unsigned>(year_month_day_last{ymd.year() / ymd.month() / last}.day()));
+  const auto far = *rc::gen::inRange<std::int64_t>(-2'500'000, 2'146'000'000);  // 4714 BC to 5874897 AD
+  const CivilDate d = civil_from_days(far);
+  RC_ASSERT(d.month >= 1u && d.month <= 12u && d.day >= 1u && d.day <= days_in_month(d.year, d.month));
+  RC_ASSERT(days_from_civil(d.year, d.month, d.day) == far);
+}
+
+TEST(SqlCalendar, TheEndsOfTheServersRanges) {
+  EXPECT_EQ(days_from_civil(kTimestampLastYear + 1, 1, 1) * kCivilMicrosPerDay, kTimestampEnd);
+  EXPECT_EQ(days_from_civil(-4713, 11, 24) * kCivilMicrosPerDay, kTimestampLow);  // 4714-11-24 BC
+  const CivilDate last = civil_from_days(days_from_civil(kDateLastYear, 12, 31));
+  EXPECT_EQ(last.year, kDateLastYear);
+  EXPECT_EQ(nth_weekday_of_month(2024, 3, 0, 2), days_from_civil(2024, 3, 10));  // US daylight time began
+  EXPECT_EQ(nth_weekday_of_month(2024, 10, 0, 0), days_from_civil(2024, 10, 27));
 }
 
 }  // namespace

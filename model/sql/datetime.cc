@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/value.h"
 
@@ -46,29 +46,37 @@ struct DtParsed {
   std::int64_t offset_seconds = 0;  // east of UTC
 };
 
-// The zone after the time: Z, UTC, GMT, +HH, +HH:MM, +HHMM; false when it is not one.
-bool dt_read_zone(std::string_view s, DtParsed& p) {
+// The zone after the time, as DecodeTimezone reads a numeric one: Z, UTC, GMT, +H[H], +HH:MM,
+// +HH:MM:SS, or digits run together (+HHMM: the last two are minutes); out of range past
+// 15:59:59.
+enum class DtZone : std::uint8_t { read, not_a_zone, out_of_range };
+DtZone dt_read_zone(std::string_view s, DtParsed& p) {
   const std::string z = dt_lower(dt_trim(s));
-  if (z.empty() || z == "z" || z == "utc" || z == "gmt" || z == "etc/utc") return true;
-  if (z.front() != '+' && z.front() != '-') return false;
+  if (z.empty() || z == "z" || z == "utc" || z == "gmt" || z == "etc/utc") return DtZone::read;
+  if (z.front() != '+' && z.front() != '-') return DtZone::not_a_zone;
   std::size_t i = 1, n = 0;
-  const auto hours = dt_digits(z, i, 4, &n);
-  if (!hours) return false;
-  int h = *hours, m = 0;
-  if (n == 4) {  // +HHMM
-    h = *hours / 100;
-    m = *hours % 100;
-  } else if (n > 2) {
-    return false;
-  } else if (i < z.size() && z[i] == ':') {
+  const auto hours = dt_digits(z, i, 9, &n);
+  if (!hours) return DtZone::not_a_zone;
+  std::int64_t h = *hours, m = 0, sec = 0;
+  if (i < z.size() && z[i] == ':') {
     ++i;
-    const auto minutes = dt_digits(z, i, 2);
-    if (!minutes) return false;
+    const auto minutes = dt_digits(z, i, 9);
+    if (!minutes) return DtZone::not_a_zone;
     m = *minutes;
+    if (i < z.size() && z[i] == ':') {
+      ++i;
+      const auto seconds = dt_digits(z, i, 9);
+      if (!seconds) return DtZone::not_a_zone;
+      sec = *seconds;
+    }
+  } else if (i == z.size() && n > 2) {
+    m = h % 100;
+    h /= 100;
   }
-  if (i != z.size() || h > 15 || m > 59) return false;
-  p.offset_seconds = (z.front() == '-' ? -1 : 1) * (h * 3600LL + m * 60LL);
-  return true;
+  if (i != z.size()) return DtZone::not_a_zone;
+  if (h > 15 || m > 59 || sec > 59) return DtZone::out_of_range;
+  p.offset_seconds = (z.front() == '-' ? -1 : 1) * (h * 3600 + m * 60 + sec);
+  return DtZone::read;
 }
 
 }  // namespace
@@ -87,7 +95,8 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
     if (other_form) {
       throw SqlError("0A000", fmt::format("the {} input \"{}\" is not in lockstep's SQL subset (ISO 8601 forms are; docs/sql.md)", type, text));
     }
-    throw SqlError("22007", fmt::format("invalid input syntax for type {}: \"{}\"", type, text));
+    // timestamp_in names its type "timestamp" in this message.
+    throw SqlError("22007", fmt::format("invalid input syntax for type {}: \"{}\"", with_zone ? type : "timestamp", text));
   };
   const std::string_view s = dt_trim(text);
   const std::string word = dt_lower(s);
@@ -96,21 +105,56 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
   if (word == "epoch") return kDtEpoch1970;
   DtParsed p;
   std::size_t i = 0, n = 0;
-  const auto y = dt_digits(s, i, 7, &n);
-  if (!y || n < 4 || i >= s.size() || s[i] != '-') return invalid();
-  ++i;
-  const auto mo = dt_digits(s, i, 2);
-  if (!mo || i >= s.size() || s[i] != '-') return invalid();
-  ++i;
-  const auto d = dt_digits(s, i, 2);
-  if (!d) return invalid();
-  p.year = *y;
-  p.month = *mo;
-  p.day = *d;
+  // The fraction after a time's seconds, rounded to microseconds as the server rounds.
+  auto read_fraction = [&]() -> bool {
+    if (i >= s.size() || s[i] != '.') return true;
+    const std::size_t start = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i;
+    if (i == start) return false;
+    std::string frac(s.substr(start, std::min<std::size_t>(i - start, 7)));
+    while (frac.size() < 7) frac += '0';
+    p.micros = (std::stoll(frac) + 5) / 10;
+    return true;
+  };
+  std::size_t run = 0;
+  while (run < s.size() && std::isdigit(static_cast<unsigned char>(s[run])) != 0) ++run;
+  if ((run == 8 || run == 6) && (run == s.size() || s[run] != '-')) {
+    // ISO's basic form, as DecodeNumberField reads a run of digits: YYYYMMDD, or YYMMDD with the
+    // two-digit year's century (70 to 99: 1900s).
+    const int whole = std::stoi(std::string(s.substr(0, run)));
+    p.year = whole / 10000;
+    if (run == 6) p.year += p.year < 70 ? 2000 : 1900;
+    p.month = whole / 100 % 100;
+    p.day = whole % 100;
+    i = run;
+  } else {
+    const auto y = dt_digits(s, i, 7, &n);
+    if (!y || n < 4 || i >= s.size() || s[i] != '-') return invalid();
+    ++i;
+    const auto mo = dt_digits(s, i, 2);
+    if (!mo || i >= s.size() || s[i] != '-') return invalid();
+    ++i;
+    const auto d = dt_digits(s, i, 2);
+    if (!d) return invalid();
+    p.year = *y;
+    p.month = *mo;
+    p.day = *d;
+  }
   if (i < s.size() && (s[i] == ' ' || s[i] == 'T' || s[i] == 't')) {
     std::size_t j = i + 1;
     while (j < s.size() && s[j] == ' ') ++j;
-    if (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) {
+    std::size_t digits = 0;
+    while (j + digits < s.size() && std::isdigit(static_cast<unsigned char>(s[j + digits])) != 0) ++digits;
+    if ((digits == 4 || digits == 6) && (j + digits == s.size() || s[j + digits] != ':')) {
+      // HHMM or HHMMSS[.f], the time's basic form.
+      const int whole = std::stoi(std::string(s.substr(j, digits)));
+      const int scale = digits == 6 ? 100 : 1;
+      p.hour = whole / (100 * scale);
+      p.minute = whole / scale % 100;
+      p.second = digits == 6 ? whole % 100 : 0;
+      i = j + digits;
+      if (digits == 6 && !read_fraction()) return invalid();
+    } else if (digits > 0) {
       i = j;
       const auto h = dt_digits(s, i, 2);
       if (!h || i >= s.size() || s[i] != ':') return invalid();
@@ -124,22 +168,13 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
         const auto sec = dt_digits(s, i, 2);
         if (!sec) return invalid();
         p.second = *sec;
-        if (i < s.size() && s[i] == '.') {
-          ++i;
-          std::size_t count = 0;
-          const std::size_t start = i;
-          while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i;
-          count = i - start;
-          if (count == 0) return invalid();
-          // Rounded to microseconds, as the server rounds.
-          std::string frac(s.substr(start, std::min<std::size_t>(count, 7)));
-          while (frac.size() < 7) frac += '0';
-          p.micros = (std::stoll(frac) + 5) / 10;
-        }
+        if (!read_fraction()) return invalid();
       }
     }
   }
-  if (!dt_read_zone(s.substr(i), p)) {
+  const DtZone zone = dt_read_zone(s.substr(i), p);
+  if (zone == DtZone::out_of_range) throw SqlError("22009", fmt::format("time zone displacement out of range: \"{}\"", text));
+  if (zone == DtZone::not_a_zone) {
     const std::string_view rest = dt_trim(s.substr(i));
     if (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest.front())) != 0) {
       throw SqlError("0A000", fmt::format("the time zone \"{}\" in \"{}\" is not in lockstep's SQL subset (UTC and numeric "
@@ -147,34 +182,34 @@ std::int64_t parse_timestamp(std::string_view text, bool with_zone) {
     }
     return invalid();
   }
-  if (p.year > 294276) throw SqlError("22008", fmt::format("timestamp out of range: \"{}\"", text));
-  using namespace std::chrono;
-  const year_month_day ymd{year{p.year}, month{static_cast<unsigned>(p.month)}, day{static_cast<unsigned>(p.day)}};
   const bool end_of_day = p.hour == 24 && p.minute == 0 && p.second == 0 && p.micros == 0;
-  if (!ymd.ok() || (p.hour > 23 && !end_of_day) || p.minute > 59 || p.second > 60) {
+  if (p.year <= 0 || p.month < 1 || p.month > 12 || p.day < 1 || static_cast<unsigned>(p.day) > days_in_month(p.year, p.month) ||
+      (p.hour > 23 && !end_of_day) || p.minute > 59 || p.second > 60) {
     throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
   }
-  const std::int64_t days = (sys_days{ymd} - sys_days{year{2000} / January / 1}).count();
+  auto out_of_range = [&]() -> std::int64_t { throw SqlError("22008", fmt::format("timestamp out of range: \"{}\"", text)); };
+  if (p.year > kTimestampLastYear + 1) return out_of_range();  // its microseconds would pass int64's
+  const std::int64_t days = days_from_civil(p.year, static_cast<unsigned>(p.month), static_cast<unsigned>(p.day));
   std::int64_t micros = days * kDtMicrosPerDay + (p.hour * 3600LL + p.minute * 60LL + p.second) * kDtMicrosPerSecond + p.micros;
   if (with_zone) {
     // Without a zone, a timestamptz is the session's local time (model/sql/session_style.h).
     const bool zone_given = !dt_trim(s.substr(i)).empty();
     micros = zone_given ? micros - p.offset_seconds * kDtMicrosPerSecond : utc_of_local(micros);
   }
+  if (!is_timestamp_in_range(micros)) return out_of_range();
   return micros;
 }
 
 std::string timestamp_text(std::int64_t micros, bool with_zone) {
   if (micros == kTimestampInfinity) return "infinity";
   if (micros == kTimestampMinusInfinity) return "-infinity";
-  using namespace std::chrono;
   const std::int64_t days = micros >= 0 ? micros / kDtMicrosPerDay : -((-micros + kDtMicrosPerDay - 1) / kDtMicrosPerDay);
   const std::int64_t in_day = micros - days * kDtMicrosPerDay;
-  const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{days}};
-  const int y = static_cast<int>(ymd.year());
+  const CivilDate date = civil_from_days(days);
+  const std::int64_t y = date.year;
   const std::int64_t seconds = in_day / kDtMicrosPerSecond;
-  std::string out = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y > 0 ? y : 1 - y, static_cast<unsigned>(ymd.month()),
-                                static_cast<unsigned>(ymd.day()), seconds / 3600, seconds / 60 % 60, seconds % 60);
+  std::string out = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y > 0 ? y : 1 - y, date.month, date.day, seconds / 3600,
+                                seconds / 60 % 60, seconds % 60);
   if (const std::int64_t frac = in_day % kDtMicrosPerSecond; frac != 0) {
     std::string f = fmt::format("{:06}", frac);
     while (f.back() == '0') f.pop_back();
@@ -186,17 +221,15 @@ std::string timestamp_text(std::int64_t micros, bool with_zone) {
 }
 
 CivilTime civil_time_of(std::int64_t wall_micros) {
-  using namespace std::chrono;
   const std::int64_t days = wall_micros >= 0 ? wall_micros / kDtMicrosPerDay : -((-wall_micros + kDtMicrosPerDay - 1) / kDtMicrosPerDay);
   const std::int64_t in_day = wall_micros - days * kDtMicrosPerDay;
-  const sys_days d = sys_days{year{2000} / January / 1} + std::chrono::days{days};
-  const year_month_day ymd{d};
+  const CivilDate date = civil_from_days(days);
   CivilTime c;
-  c.year = static_cast<int>(ymd.year());
-  c.month = static_cast<unsigned>(ymd.month());
-  c.day = static_cast<unsigned>(ymd.day());
-  c.weekday = weekday{d}.c_encoding();
-  c.day_of_year = static_cast<unsigned>((d - sys_days{ymd.year() / January / 1}).count()) + 1;
+  c.year = static_cast<int>(date.year);
+  c.month = date.month;
+  c.day = date.day;
+  c.weekday = weekday_of_days(days);
+  c.day_of_year = static_cast<unsigned>(days - days_from_civil(date.year, 1, 1)) + 1;
   const std::int64_t seconds = in_day / kDtMicrosPerSecond;
   c.hour = seconds / 3600;
   c.minute = seconds / 60 % 60;
@@ -218,6 +251,17 @@ std::int64_t parse_date(std::string_view text) {
     return whole;
   } catch (const SqlError& e) {
     if (e.sqlstate() != "22007" && e.sqlstate() != "22008") throw;
+    if (std::string_view(e.what()).starts_with("timestamp out of range")) {
+      // A date holds years to 5874897; lockstep's dates are a timestamp's midnight.
+      const std::string_view s = dt_trim(text);
+      std::size_t i = 0;
+      const auto year = dt_digits(s, i, 7);
+      if (year && *year <= kDateLastYear) {
+        throw SqlError("0A000", fmt::format("the date \"{}\" is not in lockstep's SQL subset (years past {} are not; docs/sql.md)", text,
+                                            kTimestampLastYear));
+      }
+      throw SqlError("22008", fmt::format("date out of range: \"{}\"", text));
+    }
     if (e.sqlstate() == "22008") throw SqlError("22008", fmt::format("date/time field value out of range: \"{}\"", text));
     throw SqlError("22007", fmt::format("invalid input syntax for type date: \"{}\"", text));
   }
@@ -279,7 +323,7 @@ std::string time_text(std::int64_t micros) {
 bool is_utc_zone(std::string_view zone) {
   DtParsed p;
   const std::string z = dt_lower(dt_trim(zone));
-  return !z.empty() && dt_read_zone(z, p) && p.offset_seconds == 0;
+  return !z.empty() && dt_read_zone(z, p) == DtZone::read && p.offset_seconds == 0;
 }
 
 std::int64_t timestamp_with_precision(std::int64_t micros, int precision) {
@@ -329,27 +373,25 @@ std::int64_t truncate_timestamp(std::string_view unit_in, std::int64_t micros, s
   for (const auto& [name, step] : clocks) {
     if (name == unit) return floor_to(micros, step);
   }
-  using namespace std::chrono;
   const std::int64_t days = floor_to(micros, kDay) / kDay;
-  const sys_days date = sys_days{year{2000} / January / 1} + std::chrono::days{days};
-  const year_month_day ymd{date};
-  sys_days start = date;
-  const int y = static_cast<int>(ymd.year());
+  const CivilDate date = civil_from_days(days);
+  std::int64_t start = days;
+  const std::int64_t y = date.year;
   if (unit == "week") {
-    start = date - std::chrono::days{weekday{date}.iso_encoding() - 1};
+    start = days - (weekday_of_days(days) + 6) % 7;  // back to the Monday
   } else if (unit == "month") {
-    start = sys_days{ymd.year() / ymd.month() / 1};
+    start = days_from_civil(y, date.month, 1);
   } else if (unit == "quarter") {
-    start = sys_days{ymd.year() / month{(static_cast<unsigned>(ymd.month()) - 1) / 3 * 3 + 1} / 1};
+    start = days_from_civil(y, (date.month - 1) / 3 * 3 + 1, 1);
   } else if (unit == "year") {
-    start = sys_days{ymd.year() / January / 1};
+    start = days_from_civil(y, 1, 1);
   } else if (unit == "decade" || unit == "century" || unit == "millennium") {
     if (y <= 0) throw SqlError("0A000", fmt::format("date_trunc('{}') of a year before 1 is not in lockstep's SQL subset", unit_in));
-    const int span = unit == "decade" ? 10 : unit == "millennium" ? 1000 : 100;
-    const int first = unit == "decade" ? y / 10 * 10 : (y + span - 1) / span * span - span + 1;
-    start = sys_days{year{first} / January / 1};
+    const std::int64_t span = unit == "decade" ? 10 : unit == "millennium" ? 1000 : 100;
+    const std::int64_t first = unit == "decade" ? y / 10 * 10 : (y + span - 1) / span * span - span + 1;
+    start = days_from_civil(first, 1, 1);
   }
-  return (start - sys_days{year{2000} / January / 1}).count() * kDay;
+  return start * kDay;
 }
 
 }  // namespace lockstep::sql

@@ -3,14 +3,16 @@
 // A timestamp is microseconds from 2000-01-01 00:00:00 (PostgreSQL's epoch): of UTC for
 // `timestamp with time zone`, of the wall clock for `timestamp` (without time zone);
 // 'infinity' and '-infinity' are the int64 ends, as the server keeps them. Input takes the
-// forms the server takes in ISO order: 'YYYY-MM-DD', then ' ' or 'T' and HH:MM[:SS[.f]], then
-// an optional zone (Z, UTC, GMT, +HH, +HH:MM, +HHMM, with or without a space before it);
-// 'epoch', 'infinity', '-infinity'. A timestamp ignores a zone, as the server does; a
-// timestamptz without one is the session zone's local time (model/sql/session_style.h).
-// timestamp_text is the stored form (UTC, ISO: 'YYYY-MM-DD HH:MM:SS[.ffffff]', '+00' for
-// timestamptz); session_style.h's display_text prints in the session's styles. Errors are the
-// server's: 22007 invalid input syntax, 22008 field value out of range; other input forms the
-// server reads ('01/02/2024', 'now') are refused (0A000).
+// forms the server takes in ISO order: 'YYYY-MM-DD' (or the basic 'YYYYMMDD', 'YYMMDD'), then
+// ' ' or 'T' and HH:MM[:SS[.f]] (or HHMM, HHMMSS[.f]), then an optional zone (Z, UTC, GMT, +H,
+// +HH:MM[:SS], +HHMM, with or without a space before it); 'epoch', 'infinity', '-infinity'. A
+// timestamp ignores a zone, as the server does; a timestamptz without one is the session zone's
+// local time (model/sql/session_style.h). Years run to 294276 (model/sql/civil_days.h; a date
+// past it is refused). timestamp_text is the stored form (UTC, ISO: 'YYYY-MM-DD
+// HH:MM:SS[.ffffff]', '+00' for timestamptz); session_style.h's display_text prints in the
+// session's styles. Errors are the server's: 22007 invalid input syntax, 22008 field value or
+// timestamp out of range, 22009 zone displacement out of range; other input forms the server
+// reads ('01/02/2024', 'now') are refused (0A000).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/value.h"
 
@@ -445,23 +445,20 @@ std::int64_t timestamp_plus_interval(std::int64_t micros, const Interval& iv) {
   auto out_of_range = []() -> std::int64_t { throw SqlError("22008", "timestamp out of range"); };
   __int128 ts = micros;
   if (iv.months != 0) {
-    using namespace std::chrono;
     const std::int64_t day_number = micros >= 0 ? micros / kIvMicrosPerDay : -((-micros + kIvMicrosPerDay - 1) / kIvMicrosPerDay);
     const std::int64_t in_day = micros - day_number * kIvMicrosPerDay;
-    const year_month_day ymd{sys_days{year{2000} / January / 1} + std::chrono::days{day_number}};
-    const std::int64_t index = static_cast<std::int64_t>(static_cast<int>(ymd.year())) * 12 +
-                               (static_cast<unsigned>(ymd.month()) - 1) + iv.months;
+    const CivilDate date = civil_from_days(day_number);
+    const std::int64_t index = date.year * 12 + (date.month - 1) + iv.months;
     const std::int64_t y = index >= 0 ? index / 12 : -((-index + 11) / 12);
     const auto m = static_cast<unsigned>(index - y * 12 + 1);
-    if (y > 294276 || y < -4713) return out_of_range();
-    const year_month_day_last last{year{static_cast<int>(y)} / month{m} / std::chrono::last};
-    const unsigned d = std::min(static_cast<unsigned>(ymd.day()), static_cast<unsigned>(last.day()));
-    const year_month_day moved{year{static_cast<int>(y)}, month{m}, day{d}};
-    ts = static_cast<__int128>((sys_days{moved} - sys_days{year{2000} / January / 1}).count()) * kIvMicrosPerDay + in_day;
+    if (y > kTimestampLastYear || y < -4713) return out_of_range();
+    const unsigned d = std::min(date.day, days_in_month(y, m));
+    ts = static_cast<__int128>(days_from_civil(y, m, d)) * kIvMicrosPerDay + in_day;
   }
   ts += static_cast<__int128>(iv.days) * kIvMicrosPerDay;
   ts += iv.micros;
-  if (ts >= kTimestampInfinity || ts <= kTimestampMinusInfinity) return out_of_range();
+  // The server's IS_VALID_TIMESTAMP: 4714-11-24 BC to the end of 294276.
+  if (ts >= kTimestampEnd || ts < kTimestampLow) return out_of_range();
   return static_cast<std::int64_t>(ts);
 }
 

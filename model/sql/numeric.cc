@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/session_style.h"
 
@@ -612,20 +612,18 @@ Value extract_field(const Value& field_value, const Value& source_in, bool as_fl
     time += 86'400'000'000;
     --days;
   }
-  using namespace std::chrono;
-  const sys_days date = sys_days{year{2000} / January / 1} + std::chrono::days{days};
-  const year_month_day ymd{date};
+  const CivilDate date = civil_from_days(days);
   if (field == "second") return seconds_out(time % 60'000'000, 6);
   if (field == "milliseconds") return seconds_out(time % 60'000'000, 3);
   if (field == "microseconds") return seconds_out(time % 60'000'000, 0);
   if (field == "minute" || field == "minutes") return out(time / 60'000'000 % 60, 0);
   if (field == "hour" || field == "hours") return out(time / 3'600'000'000, 0);
-  if (field == "day" || field == "days") return out(static_cast<unsigned>(ymd.day()), 0);
-  if (field == "month" || field == "months") return out(static_cast<unsigned>(ymd.month()), 0);
-  if (field == "year" || field == "years") return out(static_cast<int>(ymd.year()), 0);
-  if (field == "dow") return out(weekday{date}.c_encoding(), 0);
-  if (field == "isodow") return out(weekday{date}.iso_encoding(), 0);
-  if (field == "doy") return out((date - sys_days{ymd.year() / January / 1}).count() + 1, 0);
+  if (field == "day" || field == "days") return out(date.day, 0);
+  if (field == "month" || field == "months") return out(date.month, 0);
+  if (field == "year" || field == "years") return out(date.year, 0);
+  if (field == "dow") return out(weekday_of_days(days), 0);
+  if (field == "isodow") return out((weekday_of_days(days) + 6) % 7 + 1, 0);
+  if (field == "doy") return out(days - days_from_civil(date.year, 1, 1) + 1, 0);
   throw SqlError("0A000", fmt::format("{}({} from a timestamp) is not in lockstep's SQL subset", fn, field));
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <tuple>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/records.h"
@@ -33,20 +33,12 @@ const SessionStyle kDefaultStyle;
 
 const SessionStyle& current_style_ref() { return current_source == nullptr ? kDefaultStyle : current_source->style(); }
 
-std::chrono::sys_days ss_epoch() { return std::chrono::sys_days{std::chrono::year{2000} / std::chrono::January / 1}; }
-
-std::int64_t micros_of_day(std::chrono::sys_days d) { return (d - ss_epoch()).count() * kSsMicrosPerDay; }
+std::int64_t micros_of_day(std::int64_t day_number) { return day_number * kSsMicrosPerDay; }
 
 // The n-th (1-based; 0: the last) Sunday of a month.
-std::chrono::sys_days sunday(int year, unsigned month, unsigned n) {
-  using namespace std::chrono;
-  if (n == 0) return sys_days{year_month_weekday_last{std::chrono::year{year}, std::chrono::month{month}, weekday_last{Sunday}}};
-  return sys_days{year_month_weekday{std::chrono::year{year}, std::chrono::month{month}, weekday_indexed{Sunday, n}}};
-}
+std::int64_t sunday(int year, unsigned month, unsigned n) { return nth_weekday_of_month(year, month, 0, n); }
 
-std::int64_t day_start(int year, unsigned month, unsigned day) {
-  return micros_of_day(std::chrono::sys_days{std::chrono::year{year} / std::chrono::month{month} / std::chrono::day{day}});
-}
+std::int64_t day_start(int year, unsigned month, unsigned day) { return micros_of_day(days_from_civil(year, month, day)); }
 
 // A span of daylight time, as UTC instants [start, end), and its abbreviation.
 struct Daylight {

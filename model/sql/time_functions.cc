@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <chrono>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/datetime.h"
 #include "lockstep/model/sql/interval.h"
 #include "lockstep/model/sql/numeric.h"
@@ -27,13 +27,6 @@ CivilTime clock_of(const Value& v, std::string_view function) {
                    fmt::format("{}() of an infinite time is not in lockstep's SQL subset", function));
   }
   return civil_time_of(v.type() == Type::timestamptz ? local_of_utc(v.micros()) : v.micros());
-}
-
-int days_in_month(int year, int month) {
-  using namespace std::chrono;
-  return static_cast<int>(static_cast<unsigned>(
-      year_month_day_last{std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} / last}
-          .day()));
 }
 
 constexpr std::array<std::string_view, 12> kMonthNames = {"January",   "February", "March",    "April",
@@ -108,8 +101,7 @@ Value age_value(const Value& a_in, const Value& b_in) {
   while (min < 0) min += 60, --hour;
   while (hour < 0) hour += 24, --mday;
   while (mday < 0) {  // the days of the earlier time's month
-    mday += earlier ? days_in_month(c1.year, static_cast<int>(c1.month))
-                    : days_in_month(c2.year, static_cast<int>(c2.month));
+    mday += earlier ? days_in_month(c1.year, c1.month) : days_in_month(c2.year, c2.month);
     --mon;
   }
   while (mon < 0) mon += 12, --year;

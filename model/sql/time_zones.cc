@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/model/sql/civil_days.h"
 #include "lockstep/model/sql/value.h"
 
 namespace lockstep::sql {
@@ -24,25 +25,14 @@ SqlError tz_unmodelled(std::string_view name, std::string_view what) {
   return SqlError("0A000", fmt::format("the time zone {} ({}) is not in lockstep's SQL subset (docs/sql.md)", name, what));
 }
 
+constexpr std::int64_t kTzDays1970To2000 = 10'957;
+
 // Days from 1970-01-01 of a civil date (proleptic Gregorian).
 std::int64_t tz_days_from_civil(std::int64_t y, int m, int d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const std::int64_t yoe = y - era * 400;
-  const std::int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+  return days_from_civil(y, static_cast<unsigned>(m), static_cast<unsigned>(d)) + kTzDays1970To2000;
 }
 
-std::int64_t tz_year_of_days(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const std::int64_t doe = z - era * 146097;
-  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const std::int64_t mp = (5 * doy + 2) / 153;
-  return yoe + era * 400 + (mp >= 10 ? 1 : 0);
-}
+std::int64_t tz_year_of_days(std::int64_t z) { return civil_from_days(z - kTzDays1970To2000).year; }
 
 std::int64_t tz_floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
 
