@@ -13,11 +13,12 @@
 #include "lockstep/sim/explain/holding.h"
 #include "lockstep/sim/explain/interleaving_table.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
 
-std::string golden(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/traces/" + name; }
+std::string golden(const std::string& name) { return std::string(lockstep_source_dir()) + "/traces/" + name; }
 
 struct Analysed {
   sim::Trace trace;
@@ -109,7 +110,7 @@ TEST(Cause, EveryGoldenTraceRecordsTheCauseAnalysisGivesToday) {
   // A change to the analysis (or to what the systems do) that changes a cause shows here;
   // scripts/rerecord-traces writes the traces again.
   int checked = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/traces")) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(lockstep_source_dir()) + "/traces")) {
     if (!e.is_regular_file() || e.path().extension() != ".json") continue;
     const sim::Trace t = sim::load_trace(e.path().string());
     if (!is_failure(t.verdict)) continue;

@@ -15,13 +15,14 @@
 #include "lockstep/cli/commands.h"
 #include "lockstep/model/json_cursor.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", LOCKSTEP_SOURCE_DIR, name); }
+std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", lockstep_source_dir(), name); }
 
 nlohmann::json last_json(const testing::CliRun& r) {
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);

@@ -1,6 +1,7 @@
 // The command line, in process: exit codes, messages, --json fields, sweep reports, replay.
 #include "lockstep/cli/commands.h"
 #include "lockstep/sim/explain/interleaving_table.h"
+#include "test_paths.h"
 #include "test_support.h"
 
 #include <unistd.h>
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 using testing::CliRun;
 CliRun run(std::vector<std::string> args) { return testing::run_cli_in_process(std::move(args)); }
 
-std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", LOCKSTEP_SOURCE_DIR, name); }
+std::string scenario(const std::string& name) { return fmt::format("{}/scenarios/{}", lockstep_source_dir(), name); }
 
 class Cli : public ::testing::Test {
  protected:
@@ -126,7 +127,7 @@ TEST_F(Cli, SqlSpecsCheckAndRefuseWhatTheSubsetLacks) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("skip-locked-queue: pass (expected pass)"), std::string::npos) << r.out;
   const std::string wrong = write("wrong.out", "Parsed test spec with 2 sessions\n\nstarting permutation: nothing\n");
-  r = run({"isolation", std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/nowait.spec", "--expected", wrong});
+  r = run({"isolation", std::string(lockstep_source_dir()) + "/tests/pg-isolation/nowait.spec", "--expected", wrong});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("line 3:\n  expected: starting permutation: nothing\n  got:      starting permutation: s1a s1b s2a s2b"),
             std::string::npos)
@@ -265,7 +266,7 @@ TEST_F(Cli, TheShrinkLineLeadsWithPreemptions) {
 }
 
 TEST_F(Cli, ReplayStepWalksOneStepPerLineAndStopsOnQ) {
-  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
+  const std::string trace = std::string(lockstep_source_dir()) + "/traces/lost-update.json";
   std::vector<const char*> argv = {"lockstep", "replay", trace.c_str(), "--step"};
   std::istringstream two_then_quit("\n\nq\n");
   std::ostringstream out, err;
@@ -281,7 +282,7 @@ TEST_F(Cli, ReplayStepWalksOneStepPerLineAndStopsOnQ) {
 
 TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
   const std::string html = path("r.html");
-  const CliRun r = run({"report", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lockinc-no-lock-3.json", "-o", html});
+  const CliRun r = run({"report", std::string(lockstep_source_dir()) + "/traces/lockinc-no-lock-3.json", "-o", html});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   std::stringstream page;
   page << std::ifstream(html).rdbuf();
@@ -305,7 +306,7 @@ TEST_F(Cli, ReportWritesOneSelfContainedPageAndSweepWritesOnePerFailure) {
 // Every view carries the full facts: what a read_row returned, whom a wait was behind and
 // how it ended; and the cause, in the trace, the terminal and the report.
 TEST_F(Cli, EveryViewShowsTheValuesReadTheWaitsAndTheCause) {
-  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json";
+  const std::string trace = std::string(lockstep_source_dir()) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json";
   const std::string read_value = "read_row agents#1 1";
   const std::string row = "{handoff=0, id=1, prompt_injected_at=, status=active}";
   // The trace's events.
@@ -361,7 +362,7 @@ TEST_F(Cli, EveryViewShowsTheValuesReadTheWaitsAndTheCause) {
 }
 
 TEST_F(Cli, DiffAgainstACauseShowsTheNearestPassingExecutionAndWritesIt) {
-  const std::string failing = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-skill-no-refresh.json";
+  const std::string failing = std::string(lockstep_source_dir()) + "/traces/headspace/bug-skill-no-refresh.json";
   const std::string passing = path("passing.json");
   const CliRun r = run({"diff", failing, "--cause", "1", "--cause-out", passing});
   EXPECT_EQ(r.code, 1) << r.err;  // they differ
@@ -375,7 +376,7 @@ TEST_F(Cli, DiffAgainstACauseShowsTheNearestPassingExecutionAndWritesIt) {
   EXPECT_EQ(nlohmann::json::parse(replay.out)["verdict"], "pass");
   // The race that separates them comes first, by the explorer's dependence relation, though
   // the two executions drew other connections from the pool (pids in the statements).
-  const std::string stop = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-deferred-stop-no-recheck.json";
+  const std::string stop = std::string(lockstep_source_dir()) + "/traces/headspace/bug-deferred-stop-no-recheck.json";
   const CliRun d = run({"diff", stop, "--cause", "1", "--json"});
   ASSERT_EQ(d.code, 1) << d.err;
   const auto first = nlohmann::json::parse(d.out)["reversed_pairs"][0];
@@ -413,7 +414,7 @@ std::string passing_lost_update(const std::string& failing) {
 }
 
 TEST_F(Cli, DiffShowsWhereTwoTracesPartAndTheRaceBetweenThem) {
-  const std::string failing = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lost-update.json";
+  const std::string failing = std::string(lockstep_source_dir()) + "/traces/lost-update.json";
   const std::string passing = write("pass.json", passing_lost_update(failing));
   ASSERT_EQ(run({"replay", passing}).code, 0) << "the hand-written passing trace must replay";
 
@@ -441,14 +442,14 @@ TEST_F(Cli, DiffShowsWhereTwoTracesPartAndTheRaceBetweenThem) {
   EXPECT_EQ(doc["reversed_pairs"][0]["first_in_b"]["event"], "write x 1");
   EXPECT_TRUE(doc["reversed_pairs"][0]["same_object"].get<bool>());
 
-  const CliRun other = run({"diff", failing, std::string(LOCKSTEP_SOURCE_DIR) + "/traces/lockinc-no-lock-3.json"});
+  const CliRun other = run({"diff", failing, std::string(lockstep_source_dir()) + "/traces/lockinc-no-lock-3.json"});
   EXPECT_EQ(other.code, 2);
   EXPECT_NE(other.err.find("different actors"), std::string::npos) << other.err;
   EXPECT_EQ(run({"diff", failing, path("missing.json")}).code, 2);
 }
 
 TEST_F(Cli, ReplayWrapsLongCellsAndNeverCutsThem) {
-  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-leak.json";
+  const std::string trace = std::string(lockstep_source_dir()) + "/traces/headspace/bug-conditional-unlock-leak.json";
   const CliRun narrow = run({"replay", trace, "--width", "20"});
   ASSERT_EQ(narrow.code, 0) << narrow.err;
   EXPECT_EQ(narrow.out.find("..."), std::string::npos) << "a cell was cut";
@@ -466,7 +467,7 @@ TEST_F(Cli, ReplayWrapsLongCellsAndNeverCutsThem) {
 }
 
 TEST_F(Cli, WhatAReadRowReturnedIsInTheEventsAndTheTable) {
-  const std::string trace = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-skill-no-refresh.json";
+  const std::string trace = std::string(lockstep_source_dir()) + "/traces/headspace/bug-skill-no-refresh.json";
   const auto doc = nlohmann::json::parse(std::ifstream(trace));
   bool seen = false;
   for (const auto& e : doc["events"]) {
@@ -482,7 +483,7 @@ TEST_F(Cli, WhatAReadRowReturnedIsInTheEventsAndTheTable) {
 }
 
 TEST_F(Cli, AWaitShowsWhomItWaitsBehindAndHowItEnded) {
-  const CliRun r = run({"replay", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json", "--wide"});
+  const CliRun r = run({"replay", std::string(lockstep_source_dir()) + "/traces/headspace/bug-conditional-unlock-blocks-hook.json", "--wide"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("advisory_lock_timed advisory(1,1,2) 1005 -> queued behind 1003"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("-> woke deadlock check (deadlock_timeout): no cycle, still waiting"), std::string::npos) << r.out;
@@ -491,7 +492,7 @@ TEST_F(Cli, AWaitShowsWhomItWaitsBehindAndHowItEnded) {
 }
 
 TEST_F(Cli, AnUnlockOfALockNotHeldShowsTheServersWarning) {
-  const CliRun r = run({"replay", std::string(LOCKSTEP_SOURCE_DIR) + "/traces/headspace/bug-no-reentrancy-check.json", "--wide"});
+  const CliRun r = run({"replay", std::string(lockstep_source_dir()) + "/traces/headspace/bug-no-reentrancy-check.json", "--wide"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("-> 0 WARNING 01000: you don't own a lock of type ExclusiveLock"), std::string::npos) << r.out;
 }

@@ -9,11 +9,12 @@
 
 #include "lockstep/model/scenario.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
 
-const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/dal/";
+const std::string kDir = std::string(lockstep_source_dir()) + "/scenarios/dal/";
 
 TEST(Dal, EveryScenarioReachesItsExpectedVerdict) {
   EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 19);

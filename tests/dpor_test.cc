@@ -16,6 +16,7 @@
 #include "lockstep/sim/explore/explorer.h"
 #include "test_support.h"
 #include "trace_forms.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -125,7 +126,7 @@ TEST(Dpor, HooksOfOneAgentStayOptimal) {
   // release ahead of it) and try it: optimal mode covers both, so none of its executions is
   // sleep-set blocked, and it runs as many as source-DPOR completes (one per trace; the
   // failed tries here never commute, so keeping their declared access costs nothing).
-  std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/headspace-one-agent-4.json");
+  std::ifstream in(std::string(lockstep_source_dir()) + "/scenarios/bench/headspace-one-agent-4.json");
   const Scenario s = testing::scenario_from_text(std::string(std::istreambuf_iterator<char>(in), {}));
   const auto dpor = testing::check(s, {.settings = {.strategy = "dpor"}});
   const auto source = testing::check(s, {.settings = {.strategy = "source-dpor"}});
@@ -229,7 +230,7 @@ TEST(Dpor, OptimalModeCoversWaitsForPlainLocks) {
   for (const auto& doc : docs) expect_optimal_with_the_traces_of_dfs(scenario_from_json(doc));
   // Flanagan and Godefroid's file system (16 actors, inode and block locks): too many
   // interleavings for dfs; source-DPOR, the reference, counts its traces.
-  const Scenario fs = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/filesystem-16.json");
+  const Scenario fs = load_scenario(std::string(lockstep_source_dir()) + "/scenarios/bench/filesystem-16.json");
   const Summary source = explore_all(fs, "source-dpor");
   const Summary dpor = explore_all(fs, "dpor");
   EXPECT_FALSE(dpor.restarted);
@@ -245,7 +246,7 @@ TEST(Dpor, OptimalModeCoversWaitsForPlainLocks) {
 // (dfs is out of reach: the tail begins after 256 steps).
 TEST(Dpor, FairModesRoundRobinTailKeepsOptimalMode) {
   for (const char* name : {"progress/retry-until-released.json", "progress/seed004-poll-outside-lock.json"}) {
-    const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name);
+    const Scenario s = load_scenario(std::string(lockstep_source_dir()) + "/scenarios/" + name);
     const Summary source = explore_all(s, "source-dpor");
     const Summary dpor = explore_all(s, "dpor");
     EXPECT_FALSE(dpor.restarted) << name;
@@ -309,7 +310,7 @@ TEST(Dpor, AReleaseOfALockAlreadyFreeRacesWithTheNextAcquisition) {
   // flock again (already free). The other's flock may come between the two: a waiting
   // acquisition never races with the release it waited for, but it does with the second
   // (dpor ran 5 of dfs's 8 traces when every release of the lock was skipped).
-  std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/config-editor.json");
+  std::ifstream in(std::string(lockstep_source_dir()) + "/scenarios/headspace/config-editor.json");
   expect_optimal_with_the_traces_of_dfs(testing::scenario_from_text(std::string(std::istreambuf_iterator<char>(in), {})));
 }
 
@@ -388,7 +389,7 @@ TEST(Dpor, AgreesWithDfsOnEveryScenarioOfTheRepository) {
   for (const char* name : {"script/cas-once.json", "script/lock-order-deadlock.json", "script/lost-update.json",
                            "script/rwmutex-recursive-read.json", "script/untimed-lock-timeout-fires.json",
                            "script/timed-same-instant.json", "bench/lockinc-4.json"}) {
-    const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name);
+    const Scenario s = load_scenario(std::string(lockstep_source_dir()) + "/scenarios/" + name);
     const Summary dfs = explore_all(s, "dfs");
     const Summary dpor = explore_all(s, "dpor");
     EXPECT_EQ(dpor.final_states, dfs.final_states) << name;

@@ -6,6 +6,7 @@
 
 #include "lockstep/model/scenario.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 using testing::check;
 using testing::scenario_from_json;
 
-const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/";
+const std::string kDir = std::string(lockstep_source_dir()) + "/scenarios/headspace/";
 
 nlohmann::json hook(const char* route, int agent = 1) { return {{"kind", "hook"}, {"route", route}, {"agent", agent}}; }
 

@@ -15,6 +15,7 @@
 #include "lockstep/sim/explore/subtree_exchange.h"
 #include "lockstep/sim/explain/trace.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -41,7 +42,7 @@ std::string summary(const sim::CheckReport& r) {
 TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
   int checked = 0;
   std::uint64_t taken = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(lockstep_source_dir()) + "/scenarios")) {
     if (entry.path().extension() != ".json") continue;
     const Scenario s = load_scenario(entry.path().string());
     const sim::CheckReport one = testing::check(s, {});
@@ -62,7 +63,7 @@ TEST(Parallel, EveryScenarioOfTheRepositoryGivesWhatOneThreadGives) {
 TEST(Parallel, DfsOnEveryScenarioGivesWhatOneThreadGives) {
   int checked = 0;
   std::uint64_t taken = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(lockstep_source_dir()) + "/scenarios")) {
     if (entry.path().extension() != ".json") continue;
     const Scenario s = load_scenario(entry.path().string());
     sim::CheckOverrides o;
@@ -232,7 +233,7 @@ TEST(Parallel, SubtreesExploredByOtherProcessesGiveWhatOneProcessGives) {
     }
     ++checked;
   };
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(lockstep_source_dir()) + "/scenarios")) {
     if (entry.path().extension() != ".json") continue;
     const Scenario s = load_scenario(entry.path().string());
     if (s.explore.strategy != "dpor" || s.explore.max_preemptions >= 0) continue;

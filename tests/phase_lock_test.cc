@@ -8,11 +8,12 @@
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/strategies/strategy.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
 
-const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/phase_lock/";
+const std::string kDir = std::string(lockstep_source_dir()) + "/scenarios/phase_lock/";
 
 TEST(PhaseLock, EveryScenarioReachesItsExpectedVerdict) {
   EXPECT_GE(testing::expect_every_scenario_as_expected(kDir), 8);

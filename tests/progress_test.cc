@@ -13,12 +13,13 @@
 #include "lockstep/sim/progress/progress.h"
 #include "lockstep/sim/sched/sim_env.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
 
 std::string progress_scenario(const std::string& name) {
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/progress/" + name + ".json";
+  return std::string(lockstep_source_dir()) + "/scenarios/progress/" + name + ".json";
 }
 
 sim::CheckReport check(const Scenario& s, sim::CheckOverrides o = {}) {
@@ -93,7 +94,7 @@ TEST(Progress, ARetryLoopThatProgressesUnderFairnessPasses) {
 
 TEST(Progress, EveryProgressScenarioGetsItsVerdictTheSameWayUnderDporAndDfs) {
   int checked = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/progress")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(lockstep_source_dir()) + "/scenarios/progress")) {
     const Scenario s = load_scenario(e.path().string());
     for (const char* strategy : {"dpor", "dfs"}) {
       sim::CheckOverrides o;

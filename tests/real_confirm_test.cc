@@ -18,6 +18,7 @@
 #include "lockstep/real/schedule_gate.h"
 #include "lockstep/real/thread_env.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -180,7 +181,7 @@ class RealServer : public ::testing::Test {
   }
   real::ConfirmReport confirm(const std::string& scenario, int iterations) {
     const std::string dir = scenario.find('/') == std::string::npos ? "/scenarios/headspace/" : "/scenarios/";
-    const Scenario s = load_scenario(std::string(LOCKSTEP_SOURCE_DIR) + dir + scenario);
+    const Scenario s = load_scenario(std::string(lockstep_source_dir()) + dir + scenario);
     real::ConfirmOptions o;
     o.conninfo = conninfo_;
     o.iterations = iterations;
@@ -234,7 +235,7 @@ TEST_F(RealServer, TheXactLockVariantBreaksMutualExclusionOnTheServerToo) {
 // --until-violation: the run ends with the first failing iteration; --iterations bounds it.
 TEST_F(RealServer, UntilViolationStopsAtTheFirstFailingIteration) {
   const auto run = lockstep::testing::run_cli_in_process(
-      {"confirm", std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/headspace/bug-xact-lock.json", "--pg", conninfo_,
+      {"confirm", std::string(lockstep_source_dir()) + "/scenarios/headspace/bug-xact-lock.json", "--pg", conninfo_,
        "--iterations", "200", "--until-violation", "--json"});
   ASSERT_EQ(run.code, 0) << run.out << run.err;  // the expected violation, seen
   const auto j = nlohmann::json::parse(run.out);
@@ -246,7 +247,7 @@ TEST_F(RealServer, UntilViolationStopsAtTheFirstFailingIteration) {
 // --aim TRACE: the run follows the trace's order of actors; a trace of another scenario is
 // bad input.
 TEST_F(RealServer, AimedRunsFollowATraceOfTheScenario) {
-  const std::string dir = std::string(LOCKSTEP_SOURCE_DIR);
+  const std::string dir = std::string(lockstep_source_dir());
   const auto run = lockstep::testing::run_cli_in_process(
       {"confirm", dir + "/scenarios/headspace/bug-config-no-flock.json", "--pg", conninfo_, "--iterations", "20",
        "--until-violation", "--aim", dir + "/traces/headspace/bug-config-no-flock.json", "--json"});

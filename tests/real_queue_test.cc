@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -144,7 +145,7 @@ TEST_F(Queue, AWorkerWithOtherSettingsIsRefused) {
 }
 
 TEST(QueueInput, AnUnreachableServerOrAMissingRunIdIsBadInput) {
-  const std::string s = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/bench/readers-8.json";
+  const std::string s = std::string(lockstep_source_dir()) + "/scenarios/bench/readers-8.json";
   testing::CommandResult r =
       testing::run_lockstep("check " + s + " --queue 'host=/nonexistent/socket port=1' --shard 1/2 --run-id x");
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -21,6 +21,7 @@
 #include "lockstep/sim/check.h"
 #include "lockstep/sim/explain/shrink.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -32,7 +33,7 @@ using cli::kExitOk;
 using testing::CliRun;
 CliRun run(std::vector<std::string> args) { return testing::run_cli_in_process(std::move(args)); }
 
-std::string source(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/" + name; }
+std::string source(const std::string& name) { return std::string(lockstep_source_dir()) + "/" + name; }
 
 class Robustness : public ::testing::Test {
  protected:

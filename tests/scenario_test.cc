@@ -9,6 +9,7 @@
 
 #include "lockstep/sim/check.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
@@ -122,13 +123,13 @@ TEST(Scenario, BenchConfigIsChecked) {
 namespace lockstep {
 namespace {
 
-std::string source_scenario(const std::string& name) { return std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name; }
+std::string source_scenario(const std::string& name) { return std::string(lockstep_source_dir()) + "/scenarios/" + name; }
 
 // Team note 6: "invariants": {"NAME": false} switches a check off in a scenario of any system,
 // and the system goes on to judge the others.
 TEST(InvariantsOff, EverySystemSkipsASwitchedOffInvariant) {
   std::map<std::string, int> systems;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(LOCKSTEP_SOURCE_DIR "/scenarios")) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(lockstep_source_dir()) + "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     nlohmann::json doc = read_json_file(e.path().string());
     if (!doc.contains("expect") || doc["expect"].value("verdict", "") != "violation" || !doc["expect"].contains("violation")) continue;

@@ -8,6 +8,7 @@
 
 #include "lockstep/model/json_cursor.h"
 #include "lockstep/model/sql/spec.h"
+#include "test_paths.h"
 
 namespace lockstep::sql {
 namespace {
@@ -22,7 +23,7 @@ std::string error_of(std::string_view text) {
 }
 
 TEST(SqlSpec, PostgresSpecsReadAsWritten) {
-  const Spec s = load_spec(std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/skip-locked.spec");
+  const Spec s = load_spec(std::string(lockstep_source_dir()) + "/tests/pg-isolation/skip-locked.spec");
   ASSERT_EQ(s.setup.size(), 1u);
   EXPECT_EQ(s.setup[0].statements.size(), 2u);  // CREATE TABLE, INSERT
   EXPECT_EQ(s.setup[0].line, 5);
@@ -41,12 +42,12 @@ TEST(SqlSpec, PostgresSpecsReadAsWritten) {
   EXPECT_EQ(session, 1);
   EXPECT_FALSE(s.expect.has_value());
 
-  const Spec conflict = load_spec(std::string(LOCKSTEP_SOURCE_DIR) + "/tests/pg-isolation/insert-conflict-do-nothing.spec");
+  const Spec conflict = load_spec(std::string(lockstep_source_dir()) + "/tests/pg-isolation/insert-conflict-do-nothing.spec");
   ASSERT_EQ(conflict.permutations.size(), 2u);
   ASSERT_EQ(conflict.permutations[1].size(), 5u);
   EXPECT_EQ(conflict.permutations[1][2].step, "a1");
   for (const char* name : {"nowait", "nowait-2", "skip-locked-2"}) {
-    EXPECT_NO_THROW(load_spec(fmt::format("{}/tests/pg-isolation/{}.spec", LOCKSTEP_SOURCE_DIR, name))) << name;
+    EXPECT_NO_THROW(load_spec(fmt::format("{}/tests/pg-isolation/{}.spec", lockstep_source_dir(), name))) << name;
   }
 }
 

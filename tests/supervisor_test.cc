@@ -8,11 +8,12 @@
 #include "lockstep/model/scenario.h"
 #include "lockstep/sim/explain/lock_order.h"
 #include "test_support.h"
+#include "test_paths.h"
 
 namespace lockstep {
 namespace {
 
-const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/supervisor/";
+const std::string kDir = std::string(lockstep_source_dir()) + "/scenarios/supervisor/";
 
 nlohmann::json scenario(nlohmann::json actors, nlohmann::json config = nullptr) {
   nlohmann::json d = {{"format", "lockstep-scenario/1"}, {"name", "t"}, {"system", "supervisor"}, {"actors", std::move(actors)}};

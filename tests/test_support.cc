@@ -14,6 +14,7 @@
 
 #include "lockstep/cli/commands.h"
 #include "lockstep/real/task_threads.h"
+#include "test_paths.h"
 
 namespace lockstep::testing {
 
@@ -226,7 +227,7 @@ const char* const kSettingOutcomes =
     "ERROR 42601: cannot insert multiple commands into a prepared statement";
 
 CommandResult run_lockstep(const std::string& args) {
-  const std::string command = std::string(LOCKSTEP_BINARY) + " " + args + " 2>&1";
+  const std::string command = std::string(lockstep_binary()) + " " + args + " 2>&1";
   CommandResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
