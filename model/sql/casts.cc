@@ -33,10 +33,14 @@ Value cast_value(const Expr& e, const Value& v) {
   };
   if (e.type == Type::array) {
     const Value array = cast_to_array(v, declared_element(e.element, e.name));
-    if (e.element != Type::text || e.typmod <= 0 || array.is_null()) return array;
+    const bool each = e.typmod > 0 && (e.element == Type::text || e.element == Type::numeric);  // varchar(n)[], numeric(p, s)[]
+    if (!each || array.is_null()) return array;
     std::vector<Value> elements = array_elements(array);
-    for (Value& el : elements) el = truncated(el);
-    return make_array(ElementType{Type::text, -1}, elements);
+    for (Value& el : elements) {
+      el = e.element == Type::text ? truncated(el)
+                                   : numeric_with_typmod(el, e.typmod >> 16, static_cast<std::int16_t>(e.typmod & 0xffff));
+    }
+    return make_array(ElementType{e.element, -1}, elements);
   }
   if (e.type == Type::text && e.typmod > 0) return truncated(cast(v, Type::text));
   if (e.type == Type::bpchar && e.typmod > 0) return bpchar_with_length(v, e.typmod, true);
@@ -44,7 +48,7 @@ Value cast_value(const Expr& e, const Value& v) {
     if (is_integer(v.type())) return integer_to_bit(v, e.typmod);
     return bit_resized(cast(v, Type::bit), e.typmod);
   }
-  if (e.type == Type::numeric && e.typmod > 0) return numeric_with_typmod(cast(v, Type::numeric), e.typmod >> 16, e.typmod & 0xffff);
+  if (e.type == Type::numeric && e.typmod > 0) return numeric_with_typmod(cast(v, Type::numeric), e.typmod >> 16, static_cast<std::int16_t>(e.typmod & 0xffff));
   if (is_timestamp(e.type) && e.typmod >= 0) return with_time_precision(cast(v, e.type), e.typmod);
   return cast(v, e.type);
 }

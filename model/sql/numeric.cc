@@ -342,11 +342,14 @@ Value numeric_cast(const Value& v, Type to) {
 
 Value numeric_with_typmod(const Value& v, int precision, int scale) {
   if (v.is_null() || precision <= 0) return v;
+  // A negative scale rounds to tens, hundreds, ... (PostgreSQL 15): the value in units of
+  // 10^-scale has at most `precision` digits, and shows no fraction.
   const Decimal d = num_rescaled(num_of(numeric_cast(v, Type::numeric)), scale);
   const i128 a = d.unscaled < 0 ? -d.unscaled : d.unscaled;
   if (a >= num_pow10(precision)) {
     throw SqlError("22003", "numeric field overflow");
   }
+  if (scale < 0) return num_value({num_checked(d.unscaled * num_pow10(-scale)), 0});
   return num_value(d);
 }
 

@@ -106,15 +106,19 @@ Type Reader::type_of(const json& type_name, int fallback, ColumnDef* column, std
     if (mods.size() > 2) refuse("this type modifier", loc);
     for (std::size_t i = 0; i < mods.size(); ++i) {
       const json& mod = *node(mods.at(i)).second;
-      m[i] = mod.contains("ival") ? mod.at("ival").value("ival", 0) : integer_at(location_of(mod, loc));
+      // A negative scale's (and 0's) "ival" is empty in libpg_query's JSON: read from the text.
+      const bool given = mod.contains("ival") && mod.at("ival").contains("ival");
+      m[i] = given ? mod.at("ival").value("ival", 0) : static_cast<int>(integer_at(location_of(mod, loc)));
     }
-    if (m[0] < 1 || m[0] > 38) refuse(fmt::format("numeric precision {} (1 to 38 are)", m[0]), loc);
-    if (m[1] < 0 || m[1] > m[0]) refuse(fmt::format("numeric scale {} (0 to the precision is)", m[1]), loc);
+    if (m[0] < 1 || m[0] > 1000) fail("22023", fmt::format("NUMERIC precision {} must be between 1 and 1000", m[0]), loc);
+    if (m[1] < -1000 || m[1] > 1000) fail("22023", fmt::format("NUMERIC scale {} must be between -1000 and 1000", m[1]), loc);
+    if (m[0] > 38) refuse(fmt::format("numeric precision {} (1 to 38 are)", m[0]), loc);
+    if (m[1] > 38 || m[0] - std::min(m[1], 0) > 38) refuse(fmt::format("numeric({}, {}) (38 digits are)", m[0], m[1]), loc);
     if (column != nullptr) {
       column->numeric_precision = m[0];
       column->numeric_scale = m[1];
     }
-    if (cast != nullptr) cast->typmod = (m[0] << 16) | m[1];
+    if (cast != nullptr) cast->typmod = (m[0] << 16) | (m[1] & 0xffff);  // the scale as int16 (numeric_typmod_scale)
   } else if (type_name.contains("typmods") && is_timestamp(*t)) {
     // timestamp(p): values rounded to p fractional digits (6, the server's own: kept as they are).
     const json& mods = type_name.at("typmods");

@@ -84,7 +84,13 @@ Value assigned(Value v, const sql::ColumnDef& c, const std::string& table, bool 
                                         sql::type_name(c.type), sql::type_name(from)));
   }
   Value out = v.type() == c.type ? std::move(v) : sql::cast(v, c.type);
-  if (c.numeric_precision > 0) out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
+  if (c.numeric_precision > 0 && out.type() == Type::array && !out.is_null()) {  // numeric(p, s)[]: each element
+    std::vector<Value> elements = sql::array_elements(out);
+    for (Value& e : elements) e = sql::numeric_with_typmod(e, c.numeric_precision, c.numeric_scale);
+    out = sql::make_array(sql::element_type(out), elements);
+  } else if (c.numeric_precision > 0) {
+    out = sql::numeric_with_typmod(out, c.numeric_precision, c.numeric_scale);
+  }
   if (c.time_precision >= 0) out = sql::with_time_precision(out, c.time_precision);
   if (out.is_null() && c.not_null && not_null_checked) {
     throw SqlError("23502",
