@@ -605,6 +605,8 @@ Value jsonb_set(const std::vector<Value>& args) {
   const Jv value = parse(cast(args.at(2), Type::jsonb).jsonb_text());
   const bool create = args.size() < 4 || cast(args[3], Type::boolean).as_bool();
   if (is_scalar(target)) throw SqlError("22023", "cannot set path in scalar");
+  // An empty container without create_missing comes back as it is, its path unread (jsonb_set).
+  if (!create && target.members.empty() && target.items.empty()) return jsonb_of(target);
   if (!path.empty()) json_set(target, path, 0, value, create);
   return jsonb_of(target);
 }
