@@ -283,6 +283,10 @@ Value cast(const Value& v, Type to) {
     const std::int64_t wall = from == Type::timestamptz ? local_of_utc(v.micros()) : v.micros();
     return Value::time_of_day(wall - date_of(wall));
   }
+  if (from == Type::interval && to == Type::time) {  // interval_time: its clock part, within a day
+    constexpr std::int64_t kDay = 86'400'000'000;
+    return Value::time_of_day(((v.as_interval().micros % kDay) + kDay) % kDay);
+  }
   throw SqlError("42846", fmt::format("cannot cast type {} to {}", type_name(from), type_name(to)));
 }
 
