@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <fmt/ranges.h>
+
 #include "lockstep/model/sql/binary_types.h"
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/numeric.h"
@@ -441,6 +443,13 @@ Expr Reader::func_call(const json& body, Expr e) {
   const int count = static_cast<int>(e.args.size());
   if (e.star && e.name != "count") refuse(fmt::format("{}(*)", e.name), loc);
   if ((e.name == "count" && count + (e.star ? 1 : 0) != 1) || (e.name != "count" && (count < f->min_args || count > f->max_args))) {
+    // The server's message names the arguments' types: known here for constants (and none).
+    std::vector<std::string> types;
+    for (const Expr& a : e.args) {
+      if (a.kind != Expr::Kind::constant || a.value.is_null()) break;
+      types.emplace_back(a.value.type() == Type::unknown ? "unknown" : ::lockstep::sql::type_name(a.value.type()));
+    }
+    if (types.size() == e.args.size() && !e.star) fail("42883", fmt::format("function {}({}) does not exist", e.name, fmt::join(types, ", ")), loc);
     fail("42883", fmt::format("function {}() does not exist with {} arguments", e.name, count), loc);
   }
   if (body.contains("agg_order")) {  // string_agg(x, ',' ORDER BY y): the order its input is read in (e.select's ORDER BY)
