@@ -571,6 +571,25 @@ TEST(SqlSim, AGroupingInAnOrderNotImitatedIsRefusedNotReordered) {
                                    "a: SELECT 1 [2] | a: SELECT 2 [a,2;b,1] | final: SELECT 1 [3]"}));
 }
 
+// A locking WITH query that only an UPDATE ... FROM reads, joined to target rows its other
+// conditions leave none of: the server reads it (and locks its rows) only where its plan puts
+// the CTE Scan outside the target's scan, which its costs decide (River's retry of a running
+// job on river_job: inside, no lock). Refused, never locked one way. Read by a subquery as
+// well, or joined to target rows, it runs.
+TEST(SqlSim, ALockingWithQueryOnlyAJoinToNoTargetRowReadsIsRefusedNotLocked) {
+  const std::vector<std::string> setup = {"CREATE TABLE job (id bigint PRIMARY KEY, state text NOT NULL)",
+                                          "INSERT INTO job VALUES (1, 'running'), (2, 'available')"};
+  const Session s = {
+      "WITH j AS (SELECT id FROM job WHERE id = 1 FOR UPDATE) UPDATE job SET state = 'x' FROM j WHERE job.id = j.id AND job.state = 'done' RETURNING job.id",
+      "WITH j AS (SELECT id FROM job WHERE id = 2 FOR UPDATE) UPDATE job SET state = 'x' FROM j WHERE job.id = j.id AND job.state <> 'running' RETURNING job.id",
+      "WITH j AS (SELECT id FROM job WHERE id = 1 FOR UPDATE), u AS (UPDATE job SET state = 'x' FROM j WHERE job.id = j.id AND job.state = 'done' "
+      "RETURNING job.id) SELECT id FROM job WHERE id = (SELECT id FROM j) AND id NOT IN (SELECT id FROM u)"};
+  const std::string refused = "a locking WITH query (\"j\") read only by UPDATE ... FROM or DELETE ... USING whose target rows are none is not "
+                              "in lockstep's SQL subset (docs/sql.md): whether the server reads it, and locks its rows, is its plan's choice";
+  EXPECT_EQ(outcomes(setup, {s}, "SELECT id, state FROM job ORDER BY id"),
+            (std::set<std::string>{"a: ERROR 0A000: " + refused + " | a: UPDATE 1 [2] | a: SELECT 1 [1] | final: SELECT 2 [1,running;2,x]"}));
+}
+
 // GROUPING SETS, ROLLUP and CUBE without ORDER BY come in the server's order only where it is
 // imitated (a MixedAggregate over a scan estimated at 200 rows or more, sets of one or two
 // columns: grouping-sets.spec); elsewhere the statement is refused, never answered in another

@@ -402,7 +402,11 @@ std::vector<CommonTable> Reader::with_clause(const json& clause, int fallback, c
         if (references > 1) fail("42P19", fmt::format("recursive reference to query \"{}\" must not appear more than once", t.name), cloc);
       }
     }
-    t.read = names_relation(statement, t.name);  // anywhere: the statement, another WITH query, itself
+    int references = 0;  // anywhere: the statement, another WITH query, itself
+    bool in_sublink = false;
+    count_references(statement, t.name, false, references, in_sublink);
+    t.read = references > 0;
+    t.read_in_one_place = references == 1 && !in_sublink;
     if (std::any_of(out.begin(), out.end(), [&](const CommonTable& o) { return o.name == t.name; })) {
       fail("42712", fmt::format("WITH query name \"{}\" specified more than once", t.name), cloc);
     }

@@ -35,6 +35,7 @@ struct CommonTable {
   bool recursive = false;
   std::vector<std::string> column_names;  // WITH name (a, b) AS ...: its columns renamed
   bool read = true;  // some part of the statement reads it (one that is not is never run, as the server's)
+  bool read_in_one_place = false;  // the statement names it once, outside any subquery expression
   bool materialized = false;  // AS MATERIALIZED: never inlined into the query that reads it
   // A DELETE whose rows the next WITH query, an INSERT into the same table, pulls one at a time
   // (pg-boss's fail: model/sql/parse_from.cc): each deleted row is inserted before the next.

@@ -516,12 +516,14 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
     return std::all_of(quals.begin(), quals.end(), [&](const Expr* q) { return sql::is_true(sql::evaluate(*q, *this)); });
   };
   const Saved saved = save();
+  std::size_t scanned = 0;  // target rows past their own conditions
   for (const auto& [id, r] : relation_rows(t)) {
     Row target = *r;
     table_ = &t;
     alias_ = alias;
     row_ = &target;
     if (!own.empty() && !holds(own)) continue;
+    ++scanned;
     // The first joined row WHERE accepts: PostgreSQL changes a target row once, with one of
     // them; the others are its next tries when a re-check fails. Which comes first is the
     // plan's (a hashed relation's matches come last row first): refused where it shows.
@@ -549,6 +551,17 @@ std::vector<std::tuple<std::int64_t, Row, Row>> SqlRun::join_candidates(SqlTable
     if (!more.empty()) other_matches_.emplace(id, std::move(more));
   }
   restore(saved);
+  // A locking WITH query this join alone reads was locked whole when declared; the server reads
+  // it as its plan pulls: where the CTE Scan is the inner side and the target's scan finds no
+  // row, never (probe O's River retry of a job not running). Which side is inner is its costs'.
+  const Derived* locking = join == nullptr ? derived_of(&from) : nullptr;
+  if (scanned == 0 && !joined.empty() && locking != nullptr && locking->def->select && locking->def->select->lock != sql::RowLock::none &&
+      locking->def->read_in_one_place) {
+    throw SqlError("0A000", fmt::format("a locking WITH query (\"{}\") read only by UPDATE ... FROM or DELETE ... USING whose target "
+                                        "rows are none is not in lockstep's SQL subset (docs/sql.md): whether the server reads it, and "
+                                        "locks its rows, is its plan's choice",
+                                        locking->def->name));
+  }
   // The planner's join on the target's primary key, on tables never analyzed: a WITH query or
   // subquery estimated at few rows drives a nested loop over index scans of the target (rows
   // in its order); one estimated at many is hashed under a scan of the target (heap order).
