@@ -300,4 +300,64 @@ Value get_bit(const Value& v, std::int64_t n) {
   return Value::integer((byte >> (n % 8)) & 1, Type::int4);
 }
 
+std::optional<Value> binary_string_function(std::string_view name, const std::vector<Value>& args) {
+  if (args.empty()) return std::nullopt;
+  const Type first = args[0].type();
+  const bool bits = first == Type::bit, bytes = first == Type::bytea;
+  const auto integer = [](std::int64_t v) { return Value::integer(v, Type::int4); };
+  if (name == "bit_length" && args.size() == 1 && (bits || bytes || first == Type::text || first == Type::unknown)) {
+    if (args[0].is_null()) return Value::null(Type::int4);
+    const std::size_t length = bits || bytes ? args[0].payload().size() : args[0].as_text().size();
+    return integer(static_cast<std::int64_t>(length) * (bits ? 1 : 8));
+  }
+  if (!bits && !bytes) return std::nullopt;
+  const bool returns_int = name == "length" || name == "octet_length" || name == "position" || name == "get_byte";
+  const bool known = returns_int || name == "substring" || name == "substr" || name == "btrim" || name == "ltrim" || name == "rtrim";
+  if (!known || (bits && name != "length" && name != "octet_length" && name != "position")) return std::nullopt;
+  for (const Value& a : args) {
+    if (a.is_null()) return Value::null(returns_int ? Type::int4 : first);
+  }
+  const std::string& s = args[0].payload();
+  const auto size = static_cast<std::int64_t>(s.size());
+  if (name == "length") return integer(size);
+  if (name == "octet_length") return integer(bits ? (size + 7) / 8 : size);
+  const auto same_type = [&](const Value& v) {
+    if (v.type() == first) return v;
+    if (v.type() == Type::unknown) return bits ? bit_input(v.as_text()) : bytea_input(v.as_text());
+    throw SqlError("42883", fmt::format("function {}({}, {}) does not exist", name, type_name(first), type_name(v.type())));
+  };
+  if (name == "position") {  // position(needle IN s): s first
+    const std::string needle = same_type(args.at(1)).payload();
+    const std::size_t at = s.find(needle);
+    return integer(at == std::string::npos ? 0 : static_cast<std::int64_t>(at) + 1);
+  }
+  if (name == "get_byte") {
+    const std::int64_t n = cast(args.at(1), Type::int8).as_integer();
+    if (n < 0 || n >= size) throw SqlError("2202E", fmt::format("index {} out of valid range, 0..{}", n, size - 1));
+    return integer(static_cast<unsigned char>(s[static_cast<std::size_t>(n)]));
+  }
+  if (name == "substring" || name == "substr") {  // bytea_substr: 1-based, a start before 1 eats into the count
+    const std::int64_t start = cast(args.at(1), Type::int8).as_integer();
+    std::int64_t end = size + 1;
+    if (args.size() == 3) {
+      const std::int64_t count = cast(args[2], Type::int8).as_integer();
+      if (count < 0) throw SqlError("22011", "negative substring length not allowed");
+      end = std::min(end, start + count);
+    }
+    const std::int64_t from = std::max<std::int64_t>(start, 1);
+    if (end <= from) return Value::bytea("");
+    return Value::bytea(s.substr(static_cast<std::size_t>(from - 1), static_cast<std::size_t>(end - from)));
+  }
+  // btrim / ltrim / rtrim(bytea, bytea): the bytes of the second at either end.
+  const std::string set = same_type(args.at(1)).payload();
+  std::size_t begin = 0, stop = s.size();
+  if (name != "rtrim") {
+    while (begin < stop && set.find(s[begin]) != std::string::npos) ++begin;
+  }
+  if (name != "ltrim") {
+    while (stop > begin && set.find(s[stop - 1]) != std::string::npos) --stop;
+  }
+  return Value::bytea(s.substr(begin, stop - begin));
+}
+
 }  // namespace lockstep::sql

@@ -43,6 +43,12 @@ Value integer_to_bit(const Value& integer, int length);
 Value bit_substring(const Value& bits, std::int64_t start, std::optional<std::int64_t> count);
 Value get_bit(const Value& bits_or_bytes, std::int64_t n);
 
+// The string functions of a bit string or a bytea first argument, as the server's bit and
+// bytea overloads: length, octet_length, bit_length (also of text), position (1-based; of a
+// bytea or bit string in one of its type), substring / substr (bytea), btrim / ltrim / rtrim
+// (bytea, bytea), get_byte. nullopt: not one of these (the text functions' then).
+std::optional<Value> binary_string_function(std::string_view name, const std::vector<Value>& args);
+
 // encode, decode, convert_to, sha-less byte functions: the names here, with their values.
 bool is_binary_function(std::string_view name);
 Value binary_function(std::string_view name, const std::vector<Value>& args);

@@ -79,6 +79,7 @@ Value arithmetic(std::string_view op, Value a, Value b) {
     if (x.type() != Type::bytea || y.type() != Type::bytea) no_operator(op, a, b);
     return Value::bytea(x.payload() + y.payload());
   }
+  if (op == "||" && a.type() == Type::bit && b.type() == Type::bit) return Value::bit(a.payload() + b.payload());  // bitcat: a varbit
   // jsonb's operators (model/sql/jsonb.h); an untyped literal beside a jsonb is one.
   if (op == "||" && (a.type() == Type::text) != (b.type() == Type::text) && (a.type() == Type::jsonb || b.type() == Type::jsonb)) {
     return Value::text(cast(a, Type::text).as_text() + cast(b, Type::text).as_text());  // text || jsonb: textanycat
@@ -508,6 +509,7 @@ Value function_value(const Expr& e, EvalContext& context) {
     if (args.size() == 3) count = cast(args[2], Type::int8).as_integer();
     return bit_substring(args[0], cast(args[1], Type::int8).as_integer(), count);
   }
+  if (std::optional<Value> v = binary_string_function(e.name, args)) return *v;
   if (is_text_function(e.name)) {
     if (e.name == "substring" && (args.at(1).type() == Type::unknown || args[1].type() == Type::text)) {
       throw SqlError("0A000", "substring(... FROM pattern) (a regular expression) is not in lockstep's SQL subset");

@@ -173,6 +173,8 @@ constexpr std::array kFunctions = {
     FunctionInfo{"decode", 2, 2, FunctionKind::scalar},
     FunctionInfo{"convert_to", 2, 2, FunctionKind::scalar},
     FunctionInfo{"get_bit", 2, 2, FunctionKind::scalar},  // of a bit string or bytea: model/sql/binary_types.h
+    FunctionInfo{"get_byte", 2, 2, FunctionKind::scalar},
+    FunctionInfo{"bit_length", 1, 1, FunctionKind::scalar},
     FunctionInfo{"gen_random_uuid", 0, 0, FunctionKind::session},
     FunctionInfo{"uuid_generate_v4", 0, 0, FunctionKind::session},  // uuid-ossp's (CREATE EXTENSION): as gen_random_uuid
     FunctionInfo{"uuid_nil", 0, 0, FunctionKind::session},  // uuid-ossp's: the nil UUID (sqlxmq's sentinel)
