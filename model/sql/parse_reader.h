@@ -287,6 +287,9 @@ class Reader {
   LockTables truncate(const json& body);
 
   SetVariable set_variable(const json& body);
+  // SET TIME ZONE's value as a number of hours or an interval: the zone's name (<+03>-03), or
+  // nullopt for a zone's name.
+  std::optional<std::string> zone_offset_value(const json& args, int loc) const;
 
   // The planner's constant folding (eval_const_expressions, in part: parse_fold.cc), in
   // SELECT, INSERT, UPDATE and DELETE: an operator or a cast of constants of plain types is

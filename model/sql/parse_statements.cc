@@ -4,11 +4,13 @@
 // (parse_reader.h) the rest of it shares.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
 #include "lockstep/model/sql/functions.h"
 #include "lockstep/model/sql/parse_reader.h"
+#include "lockstep/model/sql/session_style.h"
 #include "lockstep/model/sql/time_zones.h"
 
 namespace lockstep::sql {
@@ -21,10 +23,21 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
   col.name = body.at("colname");
   col.type = type_of(body.at("typeName"), eloc, &col, &col.user_type);
   if (body.contains("constraints")) {
+    std::string previous;  // the constraint a [NOT] DEFERRABLE / INITIALLY ... after it applies to
     for (const json& cn : body.at("constraints")) {
       const json& con = *node(cn).second;
       const std::string contype = con.value("contype", "");
       const int cloc = location_of(con, eloc);
+      if (contype.starts_with("CONSTR_ATTR_")) {
+        if (previous != "CONSTR_FOREIGN" || contype == "CONSTR_ATTR_NOT_DEFERRABLE") refuse(fmt::format("{} here", contype.substr(12)), cloc);
+        if (contype == "CONSTR_ATTR_DEFERRED") {
+          ForeignKey& fk = c.foreign_keys.back();
+          if (fk.on_delete != ForeignKey::OnDelete::no_action || fk.cascade_update) refuse("an ON DELETE or ON UPDATE action of a deferred foreign key", cloc);
+          fk.deferred = true;
+        }
+        continue;
+      }
+      previous = contype;
       if (contype == "CONSTR_PRIMARY") {
         if (!c.primary_key.empty()) fail("42P16", fmt::format("multiple primary keys for table \"{}\" are not allowed", c.table), cloc);
         c.primary_key = {col.name};
@@ -180,11 +193,10 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
         {"contype", "conname", "pktable", "fk_attrs", "pk_attrs", "fk_matchtype", "fk_upd_action", "fk_del_action", "initially_valid",
          "deferrable", "initdeferred", "skip_validation"},
         fallback);
-  if (con.value("deferrable", false) || con.value("initdeferred", false)) refuse("a deferrable foreign key", fallback);
   if (con.value("fk_matchtype", "s") != "s") refuse("MATCH FULL", fallback);
   auto action = [&](const char* field, const char* what) {
     const std::string a = con.value(field, "a");
-    if (a != "a" && a != "r" && !(std::string_view(field) == "fk_del_action" && (a == "c" || a == "n")) &&
+    if (a != "a" && a != "r" && !(std::string_view(field) == "fk_del_action" && (a == "c" || a == "n" || a == "d")) &&
         !(std::string_view(field) == "fk_upd_action" && a == "c")) {
       const char* name = a == "c" ? "CASCADE" : a == "n" ? "SET NULL" : "SET DEFAULT";
       refuse(fmt::format("{} {}", what, name), fallback);
@@ -192,11 +204,18 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
     return a == "r";
   };
   ForeignKey fk;
+  fk.deferred = con.value("initdeferred", false);
+  if (fk.deferred && (con.value("fk_del_action", "a").find_first_of("cnd") == 0 || con.value("fk_upd_action", "a").find_first_of("cnd") == 0)) {
+    refuse("an ON DELETE or ON UPDATE action of a deferred foreign key", fallback);
+  }
   fk.restrict_delete = action("fk_del_action", "ON DELETE");
   fk.restrict_update = action("fk_upd_action", "ON UPDATE");
   fk.cascade_update = con.value("fk_upd_action", "a") == "c";
   const std::string on_delete = con.value("fk_del_action", "a");
-  fk.on_delete = on_delete == "c" ? ForeignKey::OnDelete::cascade : on_delete == "n" ? ForeignKey::OnDelete::set_null : ForeignKey::OnDelete::no_action;
+  fk.on_delete = on_delete == "c"   ? ForeignKey::OnDelete::cascade
+                 : on_delete == "n" ? ForeignKey::OnDelete::set_null
+                 : on_delete == "d" ? ForeignKey::OnDelete::set_default
+                                    : ForeignKey::OnDelete::no_action;
   fk.parent = relation(con.at("pktable"), fallback).first;
   fk.columns = column.empty() ? names(con.at("fk_attrs")) : std::vector<std::string>{column};
   if (con.contains("pk_attrs")) fk.parent_columns = names(con.at("pk_attrs"));
@@ -539,6 +558,43 @@ std::string_view Reader::trim(std::string_view s) {
   return s;
 }
 
+std::optional<std::string> Reader::zone_offset_value(const json& args, int loc) const {
+  if (args.size() != 1) return std::nullopt;
+  const auto [kind, c] = node(args.at(0));
+  if (kind == "TypeCast") {  // SET TIME ZONE INTERVAL '+05:00' HOUR TO MINUTE
+    const auto [arg_kind, arg] = node(c->at("arg"));
+    const std::vector<std::string> type = names(c->at("typeName").at("names"));
+    if (arg_kind != "A_Const" || !arg->contains("sval") || type.empty() || type.back() != "interval") refuse("this value for TimeZone", loc);
+    const std::string text = arg->at("sval").value("sval", "");
+    if (c->at("typeName").contains("typmods") && text.find(':') == std::string::npos) refuse("an interval with fields for TimeZone", loc);
+    const Interval iv = from_text(text, Type::interval).as_interval();
+    if (iv.months != 0 || iv.days != 0) fail("22023", fmt::format("invalid value for parameter \"TimeZone\": \"INTERVAL '{}'\"", text), loc);
+    return zone_name_of_offset(static_cast<double>(iv.micros) / 1e6, text);
+  }
+  if (kind != "A_Const") return std::nullopt;
+  std::string text;
+  if (c->contains("ival")) {
+    const json& ival = c->at("ival");  // 0 or a negative one is left out of the JSON: read from the text
+    text = std::to_string(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(location_of(*c, loc)));
+  } else if (c->contains("fval")) {
+    text = c->at("fval").value("fval", "");
+  } else if (c->contains("sval")) {
+    text = c->at("sval").value("sval", "");
+  } else {
+    return std::nullopt;
+  }
+  // A number of hours (east, ISO's sign) as check_timezone takes it: all of the text read by
+  // strtod; any other text is a zone's name.
+  char* end = nullptr;
+  const double hours = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') return std::nullopt;
+  try {
+    return zone_name_of_offset(hours * 3600, text);
+  } catch (const SqlError& e) {
+    fail(e.sqlstate(), e.what(), loc);
+  }
+}
+
 SetVariable Reader::set_variable(const json& body) {
   const int loc = statement_start_;
   known(body, "VariableSetStmt", {"kind", "name", "args", "is_local"}, loc);
@@ -578,6 +634,13 @@ SetVariable Reader::set_variable(const json& body) {
       return s;
     }
     if (kind != "VAR_SET_VALUE") refuse(fmt::format("SET ({}) of {}", kind, s.name), loc);
+    if (s.name == "timezone") {
+      if (auto offset = zone_offset_value(body.at("args"), loc)) {
+        s.value = std::move(*offset);
+        s.style = true;
+        return s;
+      }
+    }
     std::vector<std::string> words;
     std::string as_written;  // the last word before lower case (a TimeZone's name in 22023)
     for (const json& a : body.at("args")) {

@@ -269,8 +269,9 @@ struct ColumnDef {
   std::shared_ptr<const Expr> generated;  // GENERATED ALWAYS AS (expr) STORED: computed from the row's other columns
 };
 
-// REFERENCES / FOREIGN KEY: MATCH SIMPLE; ON DELETE NO ACTION, RESTRICT, CASCADE or SET NULL;
-// ON UPDATE NO ACTION or RESTRICT; not deferrable (others are refused).
+// REFERENCES / FOREIGN KEY: MATCH SIMPLE; ON DELETE NO ACTION, RESTRICT, CASCADE, SET NULL or SET DEFAULT;
+// ON UPDATE NO ACTION or RESTRICT; DEFERRABLE INITIALLY DEFERRED with NO ACTION or RESTRICT
+// (others are refused).
 struct ForeignKey {
   std::string name;                         // the constraint's: given, or <table>_<columns>_fkey
   std::vector<std::string> columns;         // of the referencing table
@@ -280,10 +281,14 @@ struct ForeignKey {
   // ON UPDATE CASCADE: taken where the referenced columns are the parent's primary key, which
   // lockstep's UPDATE never changes (so it never cascades); refused on another unique key.
   bool cascade_update = false;
-  // ON DELETE CASCADE (the referencing rows deleted) or SET NULL (their key columns set NULL),
-  // as the RI trigger at the end of the deleting statement does.
-  enum class OnDelete : std::uint8_t { no_action, cascade, set_null };
+  // ON DELETE CASCADE (the referencing rows deleted), SET NULL or SET DEFAULT (their key
+  // columns set NULL, or to their defaults), as the RI trigger at the end of the deleting
+  // statement does.
+  enum class OnDelete : std::uint8_t { no_action, cascade, set_null, set_default };
   OnDelete on_delete = OnDelete::no_action;
+  // INITIALLY DEFERRED: in a transaction block, its NO ACTION checks run at COMMIT (RESTRICT's
+  // at the statement's end, as the server's); DEFERRABLE INITIALLY IMMEDIATE is immediate.
+  bool deferred = false;
 };
 
 // CHECK (expr): a row whose expr is false is refused (23514); NULL passes.

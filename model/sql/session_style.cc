@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <tuple>
@@ -215,6 +216,21 @@ void reset_style_setting(SessionStyle& style, const SessionStyle& start, std::st
   if (name == "timezone") std::tie(style.zone, style.named_zone) = std::pair(start.zone, start.named_zone);
   if (name == "datestyle") std::tie(style.postgres_dates, style.day_first) = std::pair(start.postgres_dates, start.day_first);
   if (name == "intervalstyle") style.verbose_intervals = start.verbose_intervals;
+}
+
+std::string zone_name_of_offset(double seconds_east, std::string_view as_written) {
+  if (!(std::abs(seconds_east) < 168.0 * 3600)) {  // (NaN too)
+    throw SqlError("22023", fmt::format("invalid value for parameter \"TimeZone\": \"{}\"", as_written));
+  }
+  const auto west = static_cast<long>(-seconds_east);  // check_timezone's, truncated toward zero
+  long rest = std::labs(west);
+  std::string offset = fmt::format("{:02}", rest / 3600);
+  rest %= 3600;
+  if (rest != 0) {
+    offset += fmt::format(":{:02}", rest / 60);
+    if (rest % 60 != 0) offset += fmt::format(":{:02}", rest % 60);
+  }
+  return west > 0 ? fmt::format("<-{}>+{}", offset, offset) : fmt::format("<+{}>-{}", offset, offset);
 }
 
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value) {

@@ -108,6 +108,9 @@ bool current_has_schema(std::string_view name);
 // SET TimeZone / DateStyle / IntervalStyle / search_path to `value` (lower case, a list joined
 // by ", ") on `style`; false when the value is not one modeled (the caller refuses it by name).
 bool apply_style_setting(SessionStyle& style, std::string_view name, std::string_view value);
+// `SET TIME ZONE 3`, `'-3.5'`, `INTERVAL '+05:00'`: a zone `seconds_east` of UTC, named as
+// the server names it ("<+03>-03", "<-03:30>+03:30"). Throws SqlError 22023 past 167:59:59.
+std::string zone_name_of_offset(double seconds_east, std::string_view as_written);
 // RESET of one of them: as the connection started (`start`: its startup settings over the
 // server's defaults).
 void reset_style_setting(SessionStyle& style, const SessionStyle& start, std::string_view name);

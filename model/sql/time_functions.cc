@@ -58,19 +58,48 @@ bool starts_with_nocase(std::string_view s, std::string_view p) {
 
 Value timezone_value(const Value& zone_in, const Value& ts_in) {
   if (zone_in.is_null() || ts_in.is_null()) return Value::null(Type::timestamp);
-  const std::string zone = cast(zone_in, Type::text).as_text();
-  const TimeZone* named = is_utc_zone(zone) ? nullptr : find_time_zone(zone);
-  if (!is_utc_zone(zone) && named == nullptr) {
-    if (is_zone_name(zone) && std::none_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
-      throw SqlError("22023", fmt::format("time zone \"{}\" not recognized", zone));
-    }
-    throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (names of the system's tzdata are; docs/sql.md)", zone));
-  }
   const Value ts = ts_in.type() == Type::unknown ? cast(ts_in, Type::timestamptz) : ts_in;
-  if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr;
-  const auto offset = [&](std::int64_t utc) { return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000; };
-  if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + offset(ts.micros()));
-  if (ts.type() == Type::timestamp) return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
+  std::function<std::int64_t(std::int64_t)> offset;  // seconds east of UTC at an instant (UTC micros)
+  const TimeZone* named = nullptr;
+  if (zone_in.type() == Type::interval) {  // timestamptz_izone: a fixed offset east
+    const Interval iv = zone_in.as_interval();
+    if (iv.months != 0 || iv.days != 0) {
+      throw SqlError("22023", fmt::format("interval time zone \"{}\" must not include months or days", display_text(zone_in)));
+    }
+    offset = [east = iv.micros](std::int64_t) { return east; };
+  } else {
+    const std::string zone = cast(zone_in, Type::text).as_text();
+    std::string lower = zone;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // The server reads the name as an abbreviation first (timezone_abbreviations 'Default'):
+    // these four are also files, whose daylight time the abbreviation does not have.
+    static constexpr std::array<std::pair<std::string_view, int>, 4> kFileAbbreviations{{{"cet", 3600}, {"eet", 7200}, {"met", 3600}, {"wet", 0}}};
+    const auto abbreviation = std::find_if(kFileAbbreviations.begin(), kFileAbbreviations.end(), [&](const auto& a) { return a.first == lower; });
+    if (abbreviation != kFileAbbreviations.end()) {
+      offset = [east = std::int64_t{abbreviation->second} * 1'000'000](std::int64_t) { return east; };
+    } else if (!is_utc_zone(zone)) {
+      named = find_time_zone(zone);
+      const bool letters = std::all_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isalpha(c) != 0; });
+      if (named == nullptr && letters && zone.size() <= 6) {  // an abbreviation the table may have (PST, MSK)
+        throw SqlError("0A000", fmt::format("the time zone abbreviation \"{}\" is not in lockstep's SQL subset (zone names of the system's tzdata and "
+                                            "POSIX rules are; docs/sql.md)", zone));
+      }
+      if (named == nullptr && is_zone_name(zone)) throw SqlError("22023", fmt::format("time zone \"{}\" not recognized", zone));
+      if (named == nullptr) {
+        throw SqlError("0A000", fmt::format("the time zone \"{}\" is not in lockstep's SQL subset (names of the system's tzdata are; docs/sql.md)", zone));
+      }
+    }
+  }
+  if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr, offset = nullptr;
+  const auto east = [&](std::int64_t utc) {
+    if (offset) return offset(utc);
+    return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000;
+  };
+  if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + east(ts.micros()));
+  if (ts.type() == Type::timestamp) {
+    if (offset) return Value::timestamptz(ts.micros() - offset(ts.micros()));
+    return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
+  }
   throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));
 }
 

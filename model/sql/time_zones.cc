@@ -71,7 +71,8 @@ class TzReader {
 class TzPosixRule {
  public:
   TzPosixRule(std::string_view zone, std::string_view text) : zone_(zone), s_(text) {}
-  std::string name() {
+  // A name: <...> or letters; `may_be_empty`: none (a zone named "-03:30", as the server takes it).
+  std::string name(bool may_be_empty) {
     std::string out;
     if (peek() == '<') {
       ++at_;
@@ -80,7 +81,7 @@ class TzPosixRule {
       return out;
     }
     while (at_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[at_])) != 0) out += s_[at_++];
-    if (out.empty()) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
+    if (out.empty() && !may_be_empty) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     return out;
   }
   // [+-]h[:mm[:ss]] in seconds.
@@ -180,23 +181,46 @@ std::unique_ptr<TimeZone> TimeZone::from_tzif(std::string name, std::string_view
   if (version >= '2' && at < bytes.size() && bytes[at] == '\n') {  // the footer: a POSIX TZ rule
     const std::size_t end = bytes.find('\n', at + 1);
     const std::string_view text = bytes.substr(at + 1, end == std::string_view::npos ? std::string_view::npos : end - at - 1);
-    if (!text.empty()) {
-      TzPosixRule p(z->name_, text);
-      Rule& rule = z->rule_;
-      rule.present = true;
-      rule.standard.abbreviation = p.name();
-      rule.standard.seconds = -p.clock();
-      if (!p.done()) {
-        rule.has_daylight = true;
-        rule.daylight.daylight = true;
-        rule.daylight.abbreviation = p.name();
-        rule.daylight.seconds = p.is_offset_next() ? -p.clock() : rule.standard.seconds + 3600;
-        p.date(rule.start_month, rule.start_week, rule.start_day, rule.start_time);
-        p.date(rule.end_month, rule.end_week, rule.end_day, rule.end_time);
-        if (!p.done()) throw tz_unmodelled(z->name_, fmt::format("the rule \"{}\"", text));
-      }
-    }
+    if (!text.empty()) z->read_rule(text, false);
   }
+  return z;
+}
+
+void TimeZone::read_rule(std::string_view text, bool posix_name) {
+  TzPosixRule p(name_, text);
+  rule_.present = true;
+  rule_.standard.abbreviation = p.name(posix_name);
+  rule_.standard.seconds = -p.clock();
+  if (p.done()) return;
+  rule_.has_daylight = true;
+  rule_.daylight.daylight = true;
+  rule_.daylight.abbreviation = p.name(false);
+  rule_.daylight.seconds = p.is_offset_next() ? -p.clock() : rule_.standard.seconds + 3600;
+  if (posix_name && p.done()) {  // no dates: the server's default rules (tzcode's TZDEFRULESTRING, the US's)
+    rule_.start_month = 3, rule_.start_week = 2, rule_.start_day = 0;
+    rule_.end_month = 11, rule_.end_week = 1, rule_.end_day = 0;
+    return;
+  }
+  p.date(rule_.start_month, rule_.start_week, rule_.start_day, rule_.start_time);
+  p.date(rule_.end_month, rule_.end_week, rule_.end_day, rule_.end_time);
+  if (!p.done()) throw tz_unmodelled(name_, fmt::format("the rule \"{}\"", text));
+}
+
+std::unique_ptr<TimeZone> TimeZone::from_posix(std::string_view text) {
+  std::string name(text);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  // Dates as days of the year (Jn, n) are not modelled; any other malformed text is no zone.
+  for (std::size_t comma = name.find(','); comma != std::string::npos; comma = name.find(',', comma + 1)) {
+    if (comma + 1 < name.size() && name[comma + 1] != 'M') throw tz_unmodelled(name, "a rule's day of the year");
+  }
+  auto z = std::make_unique<TimeZone>();
+  z->name_ = name;
+  try {
+    z->read_rule(name, true);
+  } catch (const SqlError&) {
+    return nullptr;
+  }
+  z->types_.push_back(z->rule_.standard);
   return z;
 }
 
@@ -235,15 +259,12 @@ bool is_zone_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) != 0 || c == '/' || c == '_' || c == '-' || c == '+'; });
 }
 
-const TimeZone* find_time_zone(std::string_view name) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<TimeZone>, std::less<>> zones;  // by name in lower case
-  if (!is_zone_name(name)) return nullptr;
-  std::string key(name);
-  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (const auto it = zones.find(key); it != zones.end()) return it->second.get();
-  // Each part of the name matched without regard to case, as the server scans the directory.
+namespace {
+
+// The system tzdata's file of that name (each part matched without regard to case, as the
+// server scans the directory), or nullptr.
+std::unique_ptr<TimeZone> zone_file(const std::string& key) {
+  if (!is_zone_name(key)) return nullptr;
   std::filesystem::path path(kTzDirectory);
   std::string canonical;
   std::size_t from = 0;
@@ -257,23 +278,31 @@ const TimeZone* find_time_zone(std::string_view name) {
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (lower == part) found = n;
     }
-    if (found.empty()) {
-      zones.emplace(key, nullptr);
-      return nullptr;
-    }
+    if (found.empty()) return nullptr;
     path /= found;
     canonical += (canonical.empty() ? "" : "/") + found;
     from = slash + 1;
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    zones.emplace(key, nullptr);
-    return nullptr;
-  }
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  auto zone = TimeZone::from_tzif(canonical, bytes.str());
+  return TimeZone::from_tzif(canonical, bytes.str());
+}
+
+}  // namespace
+
+const TimeZone* find_time_zone(std::string_view name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<TimeZone>, std::less<>> zones;  // by name in lower case
+  if (name.empty() || name.size() > 255) return nullptr;
+  std::string key(name);
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = zones.find(key); it != zones.end()) return it->second.get();
+  std::unique_ptr<TimeZone> zone = zone_file(key);
+  if (zone == nullptr) zone = TimeZone::from_posix(name);  // as pg_tzset: a file first, then a POSIX rule
   return zones.emplace(key, std::move(zone)).first->second.get();
 }
 

@@ -33,6 +33,11 @@ class TimeZone {
 
   // Reads a TZif file's bytes (0A000 for a form not modelled; 22023 for a damaged file).
   static std::unique_ptr<TimeZone> from_tzif(std::string name, std::string_view bytes);
+  // A POSIX TZ string as a zone, as the server's pg_tzset reads a name no file has: "UTC+3"
+  // (three hours west), "<+03>-03", "EST5EDT" (daylight time by the US's rules),
+  // "EST5EDT,M3.2.0,M11.1.0"; named in upper case. nullptr when the text is not one; 0A000
+  // for dates as days of the year.
+  static std::unique_ptr<TimeZone> from_posix(std::string_view text);
 
  private:
   struct Type {
@@ -50,6 +55,8 @@ class TimeZone {
     int end_month = 0, end_week = 0, end_day = 0, end_time = 7200;
   };
   Offset by_rule(std::int64_t utc_seconds) const;
+  // Reads a POSIX rule into rule_ (`posix_name`: the zone's own name, not a file's footer).
+  void read_rule(std::string_view text, bool posix_name);
 
   std::string name_;
   std::vector<std::int64_t> transitions_;  // Unix seconds
@@ -58,7 +65,8 @@ class TimeZone {
   Rule rule_;
 };
 
-// The zone named `name` (case ignored), or nullptr when the system's tzdata has none.
+// The zone named `name` (case ignored): the system tzdata's file of that name, else the name
+// read as a POSIX TZ string (TimeZone::from_posix); nullptr when it is neither.
 const TimeZone* find_time_zone(std::string_view name);
 // Whether `name` could be a zone's file name (letters, digits, '/', '_', '-', '+'; no "..").
 bool is_zone_name(std::string_view name);

@@ -96,38 +96,92 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
   return std::nullopt;
 }
 
+bool SqlRun::defers(bool deferred) {
+  if (!deferred || !c_.session_.in_transaction) return false;  // an autocommit statement's: its end is its commit
+  if (c_.implicit_block_) {
+    throw SqlError("0A000", "a deferred foreign key's check in a string of several statements outside a transaction block is not in "
+                            "lockstep's SQL subset (docs/sql.md)");
+  }
+  return true;
+}
+
 void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
-  for (const SqlTable::ForeignKey& fk : t.foreign_keys) {
+  for (std::size_t k = 0; k < t.foreign_keys.size(); ++k) {
+    const SqlTable::ForeignKey& fk = t.foreign_keys[k];
     SqlTable& parent = *table(fk.parent);
     const auto values = child_key(t, row, fk.columns, parent, fk.parent_columns);
     if (!values) continue;
     if (before != nullptr && child_key(t, *before, fk.columns, parent, fk.parent_columns) == values) continue;  // the key did not change
-    const Error violation{"23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", t.def.table, fk.name)};
-    lock_for_ri_query(parent, Mode::row_share);  // RI_FKey_check's SELECT ... FOR KEY SHARE, before it reads
-    // The parent row: by its primary key's id, else the row whose unique key has the values.
-    std::optional<std::int64_t> id;
-    if (fk.parent_columns == parent.key) {
-      std::string key;
-      for (const std::string& v : *values) key += v + '\x1f';
-      if (const auto it = parent.ids.find(key); it != parent.ids.end()) id = it->second;
-    } else {
-      server_.each_row(parent.def.table, [&](std::int64_t other, RowState&) {
-        const std::optional<Row>& version = c_.visible(parent.def.table, other);
-        if (!id && version && values_of(parent, *version, fk.parent_columns) == values) id = other;
-      });
+    if (defers(fk.deferred)) {
+      c_.deferred_checks_.push_back({t.def.table, k, row, true});
+      continue;
     }
-    // No row has ever had the key (or the scan found none): the answer reads the table, so it
-    // is ordered against the insert that would give it one.
-    if (s_.in_actor()) s_.also_touch(parent.object);
-    if (!id) throw Raised{violation};
-    const Result<bool> got = c_.lock_row(parent.def.table, *id, false, Stmt::select_for_share, Mode::key_share);
-    if (!got.ok()) throw Raised{got.error()};
-    const std::optional<Row>& now = c_.visible(parent.def.table, *id);
-    if (!got.value() || !now || values_of(parent, *now, fk.parent_columns) != values) {
-      if (got.value() && !now) forget_gone_row(parent.def.table, *id);
-      throw Raised{violation};
-    }
+    check_reference(t, fk, *values);
   }
+}
+
+void SqlRun::check_reference(SqlTable& t, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values) {
+  SqlTable& parent = *table(fk.parent);
+  const Error violation{"23503", fmt::format("insert or update on table \"{}\" violates foreign key constraint \"{}\"", t.def.table, fk.name)};
+  lock_for_ri_query(parent, Mode::row_share);  // RI_FKey_check's SELECT ... FOR KEY SHARE, before it reads
+  // The parent row: by its primary key's id, else the row whose unique key has the values.
+  std::optional<std::int64_t> id;
+  if (fk.parent_columns == parent.key) {
+    std::string key;
+    for (const std::string& v : values) key += v + '\x1f';
+    if (const auto it = parent.ids.find(key); it != parent.ids.end()) id = it->second;
+  } else {
+    server_.each_row(parent.def.table, [&](std::int64_t other, RowState&) {
+      const std::optional<Row>& version = c_.visible(parent.def.table, other);
+      if (!id && version && values_of(parent, *version, fk.parent_columns) == values) id = other;
+    });
+  }
+  // No row has ever had the key (or the scan found none): the answer reads the table, so it
+  // is ordered against the insert that would give it one.
+  if (s_.in_actor()) s_.also_touch(parent.object);
+  if (!id) throw Raised{violation};
+  const Result<bool> got = c_.lock_row(parent.def.table, *id, false, Stmt::select_for_share, Mode::key_share);
+  if (!got.ok()) throw Raised{got.error()};
+  const std::optional<Row>& now = c_.visible(parent.def.table, *id);
+  if (!got.value() || !now || values_of(parent, *now, fk.parent_columns) != values) {
+    if (got.value() && !now) forget_gone_row(parent.def.table, *id);
+    throw Raised{violation};
+  }
+}
+
+std::optional<Error> SqlRun::run_deferred_checks() {
+  SimConnection::Statement guard(c_);  // a statement of its own: its snapshot, steps and waits, before the COMMIT's
+  if (auto refused = begin("deferred_checks", Footprint{})) return refused;
+  const std::vector<SimConnection::DeferredCheck> checks = std::exchange(c_.deferred_checks_, {});
+  try {
+    for (const SimConnection::DeferredCheck& check : checks) {
+      SqlTable* t = server_.sql_table(check.table);
+      if (t == nullptr || check.key >= t->foreign_keys.size()) continue;
+      const SqlTable::ForeignKey& fk = t->foreign_keys[check.key];
+      SqlTable& parent = *table(fk.parent);
+      // The row checked only while it is live: deleted, or updated since (whose UPDATE queued its own), it is not.
+      bool live = false;
+      const SqlTable& scanned = check.child ? *t : parent;
+      if (s_.in_actor()) s_.also_touch(scanned.object);
+      server_.each_row(scanned.def.table, [&](std::int64_t id, RowState&) {
+        const std::optional<Row>& version = c_.visible(scanned.def.table, id);
+        if (!version) return;
+        live = live || (check.child ? *version == check.row
+                                    : values_of(parent, *version, fk.parent_columns) == values_of(parent, check.row, fk.parent_columns));
+      });
+      if (check.child && live) {
+        if (const auto values = child_key(*t, check.row, fk.columns, parent, fk.parent_columns)) check_reference(*t, fk, *values);
+      } else if (!check.child && !live) {  // no parent row has the key again (ri_Check_Pk_Match): NO ACTION's check
+        check_referenced_by(parent, check.table, check.key, check.row, nullptr, true);
+      }
+    }
+  } catch (const Raised& r) {
+    return fail(r.error);
+  } catch (const SqlError& e) {
+    return fail(error_of(e));
+  }
+  if (Status ended = c_.end_statement(); !ended.ok()) return ended.error();
+  return std::nullopt;
 }
 
 void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
@@ -142,63 +196,71 @@ void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
 }
 
 void SqlRun::check_referenced(SqlTable& t, const Row& old_row, const Row* new_row) {
-  for (const auto& [child_name, k] : t.referenced_by) {
-    SqlTable& child = *table(child_name);
-    const SqlTable::ForeignKey& fk = child.foreign_keys[k];
-    const auto values = values_of(t, old_row, fk.parent_columns);
-    if (!values) continue;
-    if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) continue;  // the key stays
-    const bool action = new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action;
-    lock_for_ri_query(child, action ? Mode::row_exclusive : Mode::row_share);
-    // Under REPEATABLE READ these queries scan with a fresh snapshot (ri_PerformCheck's
-    // detectNewRows: GetLatestSnapshot), the transaction's kept as the crosscheck of a
-    // cascade's writes (delete_action).
-    struct FreshSnapshot {
-      SqlRun& run;
-      std::optional<std::uint64_t> saved, crosscheck;
-      explicit FreshSnapshot(SqlRun& r) : run(r), saved(r.c_.snapshot_), crosscheck(r.crosscheck_) {
-        if (!saved) return;
-        run.c_.snapshot_ = run.server_.open_snapshot();
-        if (!run.crosscheck_) run.crosscheck_ = saved;
-      }
-      ~FreshSnapshot() {
-        if (!saved) return;
-        run.server_.close_snapshot();
-        run.c_.snapshot_ = saved;
-        run.crosscheck_ = crosscheck;
-      }
-    } fresh(*this);
-    if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
-    // In heap order, as the RI query's scan meets them (a sequential scan, or an index on the
-    // key, whose equal entries are in heap order): the first one locked may wait.
-    std::vector<std::pair<std::uint64_t, std::int64_t>> found;
-    const std::uint64_t read_at = server_.commits();  // the RI query's snapshot
-    server_.each_row(child_name, [&](std::int64_t id, RowState&) {
-      const std::optional<Row>& version = c_.visible(child_name, id);
-      if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) {
-        found.emplace_back(c_.visible_place(child_name, id).position, id);
-      }
-    });
-    std::sort(found.begin(), found.end());
-    std::vector<std::int64_t> referencing;
-    referencing.reserve(found.size());
-    for (const auto& [position, id] : found) referencing.push_back(id);
-    if (action) {
-      delete_action(child, fk, *values, referencing);
-      continue;
+  for (const auto& [child_name, k] : t.referenced_by) check_referenced_by(t, child_name, k, old_row, new_row, false);
+}
+
+void SqlRun::check_referenced_by(SqlTable& t, const std::string& child_name, std::size_t k, const Row& old_row, const Row* new_row,
+                                 bool at_commit) {
+  SqlTable& child = *table(child_name);
+  const SqlTable::ForeignKey& fk = child.foreign_keys[k];
+  const auto values = values_of(t, old_row, fk.parent_columns);
+  if (!values) return;
+  if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) return;  // the key stays
+  const bool restricts = new_row == nullptr ? fk.restrict_delete : fk.restrict_update;  // RESTRICT: never deferred
+  if (!at_commit && !restricts && fk.on_delete == sql::ForeignKey::OnDelete::no_action && defers(fk.deferred)) {
+    c_.deferred_checks_.push_back({child_name, k, old_row, false});
+    return;
+  }
+  const bool action = new_row == nullptr && fk.on_delete != sql::ForeignKey::OnDelete::no_action;
+  lock_for_ri_query(child, action ? Mode::row_exclusive : Mode::row_share);
+  // Under REPEATABLE READ these queries scan with a fresh snapshot (ri_PerformCheck's
+  // detectNewRows: GetLatestSnapshot), the transaction's kept as the crosscheck of a
+  // cascade's writes (delete_action).
+  struct FreshSnapshot {
+    SqlRun& run;
+    std::optional<std::uint64_t> saved, crosscheck;
+    explicit FreshSnapshot(SqlRun& r) : run(r), saved(r.c_.snapshot_), crosscheck(r.crosscheck_) {
+      if (!saved) return;
+      run.c_.snapshot_ = run.server_.open_snapshot();
+      if (!run.crosscheck_) run.crosscheck_ = saved;
     }
-    for (std::int64_t id : referencing) {
-      const Result<bool> got = lock_following(child_name, id, Stmt::select_for_share, Mode::key_share, nullptr, read_at);
-      if (!got.ok()) throw Raised{got.error()};
-      // Updates that kept the child's keys are passed: the version the query read is what it
-      // finds (heap_lock_tuple returns it without EvalPlanQual), even when the waited-for
-      // update changed the foreign key's columns.
-      const std::optional<Row> as_read = std::exchange(c_.locked_as_read_, std::nullopt);
-      const std::optional<Row>& now = as_read ? as_read : c_.visible(child_name, id);
-      if (got.value() && now && child_key(child, *now, fk.columns, t, fk.parent_columns) == values) {
-        throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
-                                                t.def.table, fk.name, child_name)}};
-      }
+    ~FreshSnapshot() {
+      if (!saved) return;
+      run.server_.close_snapshot();
+      run.c_.snapshot_ = saved;
+      run.crosscheck_ = crosscheck;
+    }
+  } fresh(*this);
+  if (s_.in_actor()) s_.also_touch(child.object);  // the scan of the children
+  // In heap order, as the RI query's scan meets them (a sequential scan, or an index on the
+  // key, whose equal entries are in heap order): the first one locked may wait.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> found;
+  const std::uint64_t read_at = server_.commits();  // the RI query's snapshot
+  server_.each_row(child_name, [&](std::int64_t id, RowState&) {
+    const std::optional<Row>& version = c_.visible(child_name, id);
+    if (version && child_key(child, *version, fk.columns, t, fk.parent_columns) == values) {
+      found.emplace_back(c_.visible_place(child_name, id).position, id);
+    }
+  });
+  std::sort(found.begin(), found.end());
+  std::vector<std::int64_t> referencing;
+  referencing.reserve(found.size());
+  for (const auto& [position, id] : found) referencing.push_back(id);
+  if (action) {
+    delete_action(child, fk, *values, referencing);
+    return;
+  }
+  for (std::int64_t id : referencing) {
+    const Result<bool> got = lock_following(child_name, id, Stmt::select_for_share, Mode::key_share, nullptr, read_at);
+    if (!got.ok()) throw Raised{got.error()};
+    // Updates that kept the child's keys are passed: the version the query read is what it
+    // finds (heap_lock_tuple returns it without EvalPlanQual), even when the waited-for
+    // update changed the foreign key's columns.
+    const std::optional<Row> as_read = std::exchange(c_.locked_as_read_, std::nullopt);
+    const std::optional<Row>& now = as_read ? as_read : c_.visible(child_name, id);
+    if (got.value() && now && child_key(child, *now, fk.columns, t, fk.parent_columns) == values) {
+      throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                                              t.def.table, fk.name, child_name)}};
     }
   }
 }
@@ -218,8 +280,9 @@ void SqlRun::lock_for_ri_query(const SqlTable& t, Mode mode) {
   if (auto e = c_.take_table_lock({Server::table_key(t), mode, t.def.table})) throw Raised{*e};
 }
 
-// ON DELETE CASCADE / SET NULL: RI_FKey_cascade_del's `DELETE FROM child WHERE key = $1` and
-// RI_FKey_setnull_del's `UPDATE child SET key = NULL WHERE key = $1`, each row locked as those
+// ON DELETE CASCADE / SET NULL / SET DEFAULT: RI_FKey_cascade_del's `DELETE FROM child WHERE
+// key = $1` and RI_FKey_setnull_del's `UPDATE child SET key = NULL WHERE key = $1` (setdefault's
+// SET key = DEFAULT), each row locked as those
 // statements lock it (waiting for its writer, then re-checked), and their own foreign keys
 // acted on in turn.
 void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
@@ -263,6 +326,13 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
     Row updated = *newest;
     for (const int col : fk.columns) {
       const sql::ColumnDef& c = child.def.columns[static_cast<std::size_t>(col)];
+      if (fk.on_delete == sql::ForeignKey::OnDelete::set_default) {
+        Value v = assigned(column_default(child, static_cast<std::size_t>(col)), c, name);
+        if (!v.is_null()) {
+          updated[c.name] = std::move(v).text_output();
+          continue;
+        }
+      }
       if (c.not_null) {
         throw Raised{Error{"23502", fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, name)}};
       }
@@ -270,6 +340,14 @@ void SqlRun::delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, cons
     }
     write_version(child, id, updated, {}, unused);
     check_referenced(child, *newest, &updated);
+    if (fk.on_delete != sql::ForeignKey::OnDelete::set_default) continue;
+    // The child's own check of its new key (its UPDATE's RI trigger); a default equal to the
+    // deleted key leaves the row referencing it: RI_FKey_setdefault_del's NO ACTION check.
+    if (child_key(child, updated, fk.columns, parent, fk.parent_columns) == std::optional(values)) {
+      throw Raised{Error{"23503", fmt::format("update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                                              fk.parent, fk.name, name)}};
+    }
+    check_references(child, updated, nullptr);
   }
 }
 

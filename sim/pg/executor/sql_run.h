@@ -366,28 +366,28 @@ class SqlRun final : public sql::EvalContext {
   // The new table's foreign keys name tables, columns and keys that exist: else the error.
   std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);
 
-  // ---- Foreign keys (sql_foreign_keys.cc), checked at the end of the statement as the server's RI triggers do. A
-  // new or changed version of a child row locks its parent row FOR KEY SHARE (waiting as the server does), 23503
-  // when there is none; a parent row deleted, or whose key changed, locks the children that still reference it FOR
-  // KEY SHARE, 23503 when there is one. Under REPEATABLE READ the checks see the transaction's snapshot (the
-  // server's also looks at the newest rows: docs/sql.md). Each RI query first takes its table's weak lock (RowShareLock for
-  // a check, RowExclusiveLock for a cascade's DELETE or SET NULL's UPDATE), waiting behind a LOCK TABLE as the server's.
+  // ---- Foreign keys (sql_foreign_keys.cc), checked as the statement ends as the RI triggers do (INITIALLY DEFERRED
+  // NO ACTION ones in a block: at COMMIT). A new or changed child row locks its parent FOR KEY SHARE (waiting), 23503 for
+  // none; a parent deleted or re-keyed locks the children still referencing it FOR KEY SHARE, 23503 for one. REPEATABLE
+  // READ: the transaction's snapshot (docs/sql.md). Each RI query first takes its table's weak lock (RowShareLock; a
+  // cascade's DELETE or SET NULL's UPDATE: RowExclusiveLock), waiting behind a LOCK TABLE as the server's.
   void check_references(SqlTable& t, const Row& row, const Row* before);
+  void check_reference(SqlTable& t, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values);  // one key's
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
+  void check_referenced_by(SqlTable& t, const std::string& child, std::size_t k, const Row& old_row, const Row* new_row, bool at_commit);
+  bool defers(bool deferred);  // a deferred key's check is queued (0A000 in a string's implicit block)
+  std::optional<Error> run_deferred_checks();  // COMMIT's: the checks of still-live rows, in order; an error rolls back
   void lock_for_ri_query(const SqlTable& t, Mode mode);
-  // Under REPEATABLE READ, while a parent's RI query runs with a fresh snapshot: the
-  // transaction's, which its cascade's writes are checked against (heap_delete's crosscheck).
+  // RR, a parent's RI query on a fresh snapshot: the transaction's, its cascade's crosscheck (heap_delete's).
   std::optional<std::uint64_t> crosscheck_;
   // An RI query's row lock (lock_row, `read_at` as there), then along a key-changing UPDATE's
   // moves to the newest version, locked whatever it holds: `id` becomes the slot locked last.
   Result<bool> lock_following(const std::string& name, std::int64_t& id, Stmt verb, Mode mode, const std::function<bool()>& wanted,
                               std::optional<std::uint64_t> read_at = std::nullopt);
-  // ON DELETE CASCADE / SET NULL on the rows `referencing` the deleted key `values`.
-  void delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values,
-                     const std::vector<std::int64_t>& referencing);
-  // The rows an UPDATE or DELETE changed, when the table's keys are checked; checked at the
-  // statement's end, in order. `before_ours`: this transaction wrote the version changed (its
-  // xmin is ours): a child row's check runs though its key stays (RI_FKey_fk_upd_check_required).
+  // ON DELETE CASCADE / SET NULL / SET DEFAULT on the rows `referencing` the deleted key `values`.
+  void delete_action(SqlTable& child, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values, const std::vector<std::int64_t>& referencing);
+  // The rows an UPDATE or DELETE changed, their keys checked as the statement ends, in order. `before_ours`: this
+  // transaction wrote the version changed: a child row's check runs though its key stays (RI_FKey_fk_upd_check_required).
   struct KeyChange {
     Row before;  // unused for an inserted row
     std::optional<Row> after;

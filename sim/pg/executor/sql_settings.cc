@@ -121,6 +121,14 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       break;
     }
     case sql::Transaction::Kind::commit: {
+      // A deferred foreign key's checks first (PreCommit's AfterTriggerFireDeferred): an error
+      // fails the COMMIT, which then rolls the transaction back.
+      if (!c_.deferred_checks_.empty() && !c_.session_.aborted && c_.session_.in_transaction && !nested_) {
+        if (std::optional<Error> failed = run_deferred_checks()) {
+          st = c_.commit();
+          return *failed;
+        }
+      }
       const bool rolls_back = c_.session_.aborted;
       st = c_.commit();
       out.tag = rolls_back ? "ROLLBACK" : "COMMIT";

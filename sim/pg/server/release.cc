@@ -69,6 +69,7 @@ void SimConnection::end_block(bool commit) {
     restore_session_settings();                           // SET LOCAL ends here
   }
   server_.end_temp_changes(pid_, commit);
+  deferred_checks_.clear();
   session_.in_transaction = false;
   session_.idle_until = kForever;
   implicit_block_ = false;

@@ -75,6 +75,7 @@ SimConnection::Savepoint SimConnection::mark_here(const std::string& name) {
   mark.read_only = read_only_;
   mark.listens = pending_listens_.size();
   mark.notifies = pending_notifies_.size();
+  mark.deferred_checks = deferred_checks_.size();
   return mark;
 }
 
@@ -203,6 +204,7 @@ void SimConnection::roll_back_to(Savepoint& mark) {
   read_only_ = mark.read_only;
   pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it
   pending_notifies_.resize(mark.notifies);
+  deferred_checks_.resize(std::min(deferred_checks_.size(), mark.deferred_checks));
 }
 
 Status SimConnection::rollback_to_savepoint(const std::string& name) {
