@@ -254,6 +254,14 @@ Statement Reader::statement(const json& n) {
     Transaction t{.kind = Transaction::Kind::set_transaction};
     if (body.contains("args")) transaction_options(body.at("args"), t, statement_start_);
     s.body = std::move(t);
+  } else if (type == "ConstraintsSetStmt") {
+    known(body, type, {"constraints", "deferred"}, statement_start_);
+    Transaction t{.kind = Transaction::Kind::set_constraints};
+    t.deferred = body.value("deferred", false);
+    if (body.contains("constraints")) {
+      for (const json& c : body.at("constraints")) t.constraints.push_back(relation(*node(c).second, statement_start_).first);
+    }
+    s.body = std::move(t);
   } else if (type == "VariableSetStmt" && body.value("kind", "") == "VAR_RESET_ALL") {
     s.body = SessionReset{};
   } else if (type == "VariableSetStmt") {
@@ -530,6 +538,7 @@ std::string Statement::tag() const {
         case Transaction::Kind::release: return "RELEASE";
         case Transaction::Kind::rollback_to: return "ROLLBACK";
         case Transaction::Kind::set_transaction: return "SET";
+        case Transaction::Kind::set_constraints: return "SET CONSTRAINTS";
       }
       return "?";
     }

@@ -30,11 +30,10 @@ ColumnDef Reader::column_def(const json& body, CreateTable& c, int eloc) {
       const int cloc = location_of(con, eloc);
       if (contype.starts_with("CONSTR_ATTR_")) {
         if (previous != "CONSTR_FOREIGN" || contype == "CONSTR_ATTR_NOT_DEFERRABLE") refuse(fmt::format("{} here", contype.substr(12)), cloc);
-        if (contype == "CONSTR_ATTR_DEFERRED") {
-          ForeignKey& fk = c.foreign_keys.back();
-          if (fk.on_delete != ForeignKey::OnDelete::no_action || fk.cascade_update) refuse("an ON DELETE or ON UPDATE action of a deferred foreign key", cloc);
-          fk.deferred = true;
-        }
+        ForeignKey& fk = c.foreign_keys.back();
+        if (fk.on_delete != ForeignKey::OnDelete::no_action || fk.cascade_update) refuse("an ON DELETE or ON UPDATE action of a deferrable foreign key", cloc);
+        fk.deferrable = fk.deferrable || contype != "CONSTR_ATTR_IMMEDIATE";
+        fk.deferred = fk.deferred || contype == "CONSTR_ATTR_DEFERRED";
         continue;
       }
       previous = contype;
@@ -205,8 +204,9 @@ ForeignKey Reader::foreign_key(const json& con, const std::string& table, const 
   };
   ForeignKey fk;
   fk.deferred = con.value("initdeferred", false);
-  if (fk.deferred && (con.value("fk_del_action", "a").find_first_of("cnd") == 0 || con.value("fk_upd_action", "a").find_first_of("cnd") == 0)) {
-    refuse("an ON DELETE or ON UPDATE action of a deferred foreign key", fallback);
+  fk.deferrable = fk.deferred || con.value("deferrable", false);
+  if (fk.deferrable && (con.value("fk_del_action", "a").find_first_of("cnd") == 0 || con.value("fk_upd_action", "a").find_first_of("cnd") == 0)) {
+    refuse("an ON DELETE or ON UPDATE action of a deferrable foreign key", fallback);
   }
   fk.restrict_delete = action("fk_del_action", "ON DELETE");
   fk.restrict_update = action("fk_upd_action", "ON UPDATE");

@@ -286,9 +286,10 @@ struct ForeignKey {
   // statement does.
   enum class OnDelete : std::uint8_t { no_action, cascade, set_null, set_default };
   OnDelete on_delete = OnDelete::no_action;
-  // INITIALLY DEFERRED: in a transaction block, its NO ACTION checks run at COMMIT (RESTRICT's
-  // at the statement's end, as the server's); DEFERRABLE INITIALLY IMMEDIATE is immediate.
-  bool deferred = false;
+  // DEFERRABLE: SET CONSTRAINTS may defer it; INITIALLY DEFERRED: deferred as a transaction
+  // block begins. Deferred, its NO ACTION checks run at COMMIT (RESTRICT's at the statement's
+  // end, as the server's).
+  bool deferrable = false, deferred = false;
 };
 
 // CHECK (expr): a row whose expr is false is refused (23514); NULL passes.
@@ -484,11 +485,14 @@ enum class Isolation : std::uint8_t { read_committed, repeatable_read, serializa
 
 struct Transaction {
   // set_transaction: SET TRANSACTION with the options below.
-  enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to, set_transaction } kind = Kind::begin;
+  // set_constraints: SET CONSTRAINTS {ALL | names} {DEFERRED | IMMEDIATE}.
+  enum class Kind : std::uint8_t { begin, commit, rollback, savepoint, release, rollback_to, set_transaction, set_constraints } kind = Kind::begin;
   std::optional<Isolation> isolation;  // BEGIN ISOLATION LEVEL ...
   std::optional<bool> read_only;       // READ ONLY (true), READ WRITE (false)
   bool start = false;                  // written START TRANSACTION (its command tag)
   std::string savepoint;
+  std::vector<std::string> constraints;  // SET CONSTRAINTS' names (empty: ALL)
+  bool deferred = false;                 // ... DEFERRED (else IMMEDIATE)
 };
 
 // SET [LOCAL] name = value / TO value (lock_timeout, statement_timeout), RESET name.

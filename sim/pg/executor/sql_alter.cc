@@ -364,7 +364,7 @@ Result<Rows> SqlRun::statement(const sql::AlterTable& a) {
         const sql::ForeignKey& fk = c.foreign_key;
         SqlTable* parent = server_.sql_table(fk.parent);
         if (parent == nullptr) return Error{"42P01", fmt::format("relation \"{}\" does not exist", fk.parent)};
-        SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete, fk.deferred};
+        SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete, fk.deferrable, fk.deferred};
         for (const std::string& col : fk.columns) {
           const int n = t->column(col);
           if (n < 0) return Error{"42703", fmt::format("column \"{}\" referenced in foreign key constraint does not exist", col)};

@@ -96,7 +96,16 @@ std::optional<Error> SqlRun::check_foreign_keys(const sql::CreateTable& ct) {
   return std::nullopt;
 }
 
-bool SqlRun::defers(bool deferred) {
+bool SqlRun::defers(const SqlTable::ForeignKey& fk) {
+  bool deferred = fk.deferred;  // INITIALLY, unless SET CONSTRAINTS named it, or ALL after it
+  if (fk.deferrable) {
+    const SimConnection::ConstraintModes& modes = c_.constraint_modes_;
+    if (const auto it = modes.named.find(fk.name); it != modes.named.end()) {
+      deferred = it->second;
+    } else if (modes.all) {
+      deferred = *modes.all;
+    }
+  }
   if (!deferred || !c_.session_.in_transaction) return false;  // an autocommit statement's: its end is its commit
   if (c_.implicit_block_) {
     throw SqlError("0A000", "a deferred foreign key's check in a string of several statements outside a transaction block is not in "
@@ -112,7 +121,7 @@ void SqlRun::check_references(SqlTable& t, const Row& row, const Row* before) {
     const auto values = child_key(t, row, fk.columns, parent, fk.parent_columns);
     if (!values) continue;
     if (before != nullptr && child_key(t, *before, fk.columns, parent, fk.parent_columns) == values) continue;  // the key did not change
-    if (defers(fk.deferred)) {
+    if (defers(fk)) {
       c_.deferred_checks_.push_back({t.def.table, k, row, true});
       continue;
     }
@@ -152,29 +161,8 @@ void SqlRun::check_reference(SqlTable& t, const SqlTable::ForeignKey& fk, const 
 std::optional<Error> SqlRun::run_deferred_checks() {
   SimConnection::Statement guard(c_);  // a statement of its own: its snapshot, steps and waits, before the COMMIT's
   if (auto refused = begin("deferred_checks", Footprint{})) return refused;
-  const std::vector<SimConnection::DeferredCheck> checks = std::exchange(c_.deferred_checks_, {});
   try {
-    for (const SimConnection::DeferredCheck& check : checks) {
-      SqlTable* t = server_.sql_table(check.table);
-      if (t == nullptr || check.key >= t->foreign_keys.size()) continue;
-      const SqlTable::ForeignKey& fk = t->foreign_keys[check.key];
-      SqlTable& parent = *table(fk.parent);
-      // The row checked only while it is live: deleted, or updated since (whose UPDATE queued its own), it is not.
-      bool live = false;
-      const SqlTable& scanned = check.child ? *t : parent;
-      if (s_.in_actor()) s_.also_touch(scanned.object);
-      server_.each_row(scanned.def.table, [&](std::int64_t id, RowState&) {
-        const std::optional<Row>& version = c_.visible(scanned.def.table, id);
-        if (!version) return;
-        live = live || (check.child ? *version == check.row
-                                    : values_of(parent, *version, fk.parent_columns) == values_of(parent, check.row, fk.parent_columns));
-      });
-      if (check.child && live) {
-        if (const auto values = child_key(*t, check.row, fk.columns, parent, fk.parent_columns)) check_reference(*t, fk, *values);
-      } else if (!check.child && !live) {  // no parent row has the key again (ri_Check_Pk_Match): NO ACTION's check
-        check_referenced_by(parent, check.table, check.key, check.row, nullptr, true);
-      }
-    }
+    run_checks(std::exchange(c_.deferred_checks_, {}));
   } catch (const Raised& r) {
     return fail(r.error);
   } catch (const SqlError& e) {
@@ -182,6 +170,82 @@ std::optional<Error> SqlRun::run_deferred_checks() {
   }
   if (Status ended = c_.end_statement(); !ended.ok()) return ended.error();
   return std::nullopt;
+}
+
+void SqlRun::run_checks(const std::vector<SimConnection::DeferredCheck>& checks) {
+  for (const SimConnection::DeferredCheck& check : checks) {
+    SqlTable* t = server_.sql_table(check.table);
+    if (t == nullptr || check.key >= t->foreign_keys.size()) continue;
+    const SqlTable::ForeignKey& fk = t->foreign_keys[check.key];
+    SqlTable& parent = *table(fk.parent);
+    // The row checked only while it is live: deleted, or updated since (whose UPDATE queued its own), it is not.
+    bool live = false;
+    const SqlTable& scanned = check.child ? *t : parent;
+    if (s_.in_actor()) s_.also_touch(scanned.object);
+    server_.each_row(scanned.def.table, [&](std::int64_t id, RowState&) {
+      const std::optional<Row>& version = c_.visible(scanned.def.table, id);
+      if (!version) return;
+      live = live || (check.child ? *version == check.row
+                                  : values_of(parent, *version, fk.parent_columns) == values_of(parent, check.row, fk.parent_columns));
+    });
+    if (check.child && live) {
+      if (const auto values = child_key(*t, check.row, fk.columns, parent, fk.parent_columns)) check_reference(*t, fk, *values);
+    } else if (!check.child && !live) {  // no parent row has the key again (ri_Check_Pk_Match): NO ACTION's check
+      check_referenced_by(parent, check.table, check.key, check.row, nullptr, true);
+    }
+  }
+}
+
+Result<Rows> SqlRun::set_constraints(const sql::Transaction& t) {
+  SimConnection::Statement guard(c_);
+  if (auto refused = begin("set_constraints", Footprint{})) return *refused;
+  if (!c_.session_.in_transaction && c_.in_query_string_) {  // the server's implicit block would keep it to the string's end
+    return fail(Error{"0A000", "SET CONSTRAINTS in a string of several statements outside a transaction block is not in lockstep's SQL subset (docs/sql.md)"});
+  }
+  if (!c_.session_.in_transaction) {  // WarnNoTransactionBlock's
+    c_.warnings_.push_back({"25P01", "SET CONSTRAINTS can only be used in transaction blocks"});
+    return done(Rows{{}, {}, "SET CONSTRAINTS"});
+  }
+  if (c_.implicit_block_) {
+    return fail(Error{"0A000", "SET CONSTRAINTS in a string of several statements outside a transaction block is not in lockstep's SQL subset (docs/sql.md)"});
+  }
+  SimConnection::ConstraintModes& modes = c_.constraint_modes_;
+  if (t.constraints.empty()) {  // ALL: every deferrable key, the names set before forgotten
+    modes.all = t.deferred;
+    modes.named.clear();
+  }
+  for (const std::string& name : t.constraints) {
+    bool found = false, deferrable = true;
+    server_.each_sql_table([&](const SqlTable& table) {
+      for (const SqlTable::ForeignKey& fk : table.foreign_keys) {
+        if (fk.name != name) continue;
+        found = true;
+        deferrable = deferrable && fk.deferrable;
+      }
+    });
+    if (!found) {
+      return fail(Error{"0A000", fmt::format("SET CONSTRAINTS of \"{}\", which is no foreign key's name, is not in lockstep's SQL subset (docs/sql.md)", name)});
+    }
+    if (!deferrable) return fail(Error{"55000", fmt::format("constraint \"{}\" is not deferrable", name)});
+    modes.named[name] = t.deferred;
+  }
+  if (!t.deferred) {  // the checks queued for keys now immediate run now (AfterTriggerSetState)
+    std::vector<SimConnection::DeferredCheck> now, later;
+    for (SimConnection::DeferredCheck& check : c_.deferred_checks_) {
+      const SqlTable* table = server_.sql_table(check.table);
+      const bool still = table != nullptr && check.key < table->foreign_keys.size() && defers(table->foreign_keys[check.key]);
+      (still ? later : now).push_back(std::move(check));
+    }
+    c_.deferred_checks_ = std::move(later);
+    try {
+      run_checks(now);
+    } catch (const Raised& r) {
+      return fail(r.error);
+    } catch (const SqlError& e) {
+      return fail(error_of(e));
+    }
+  }
+  return done(Rows{{}, {}, "SET CONSTRAINTS"});
 }
 
 void SqlRun::check_keys(SqlTable& t, const KeyChanges& changes) {
@@ -207,7 +271,7 @@ void SqlRun::check_referenced_by(SqlTable& t, const std::string& child_name, std
   if (!values) return;
   if (new_row != nullptr && values_of(t, *new_row, fk.parent_columns) == values) return;  // the key stays
   const bool restricts = new_row == nullptr ? fk.restrict_delete : fk.restrict_update;  // RESTRICT: never deferred
-  if (!at_commit && !restricts && fk.on_delete == sql::ForeignKey::OnDelete::no_action && defers(fk.deferred)) {
+  if (!at_commit && !restricts && fk.on_delete == sql::ForeignKey::OnDelete::no_action && defers(fk)) {
     c_.deferred_checks_.push_back({child_name, k, old_row, false});
     return;
   }

@@ -344,10 +344,10 @@ class SqlRun final : public sql::EvalContext {
   std::optional<Error> begin(std::string_view verb, Footprint fp, std::int64_t arg = 0, bool snapshot = true);
   Footprint on(ObjectId obj, Access a) const { return server_.on(obj, a); }
   Result<Rows> done(Rows rows);
-
   // ---- Transactions and settings: the typed statements.
   Result<Rows> statement(const sql::Transaction& t);
   Result<Rows> set_transaction(const sql::Transaction& t);  // SET TRANSACTION ...
+  Result<Rows> set_constraints(const sql::Transaction& t);  // SET CONSTRAINTS ... (sql_foreign_keys.cc)
   void transaction_options(const sql::Transaction& t);      // ... and BEGIN's: level, READ ONLY (25001 checks)
   void check_read_only();  // ExecutorStart's 25006 in a READ ONLY transaction, after the statement's analysis
   Result<Rows> statement(const sql::SetVariable& v);
@@ -363,8 +363,7 @@ class SqlRun final : public sql::EvalContext {
   // is fixed while actors run (a spec's setup and teardown), but a session's own objects (`own`: pg_temp functions).
   std::optional<Error> ddl_step(bool own = false);
   Result<Rows> statement(const sql::CreateTable& ct);
-  // The new table's foreign keys name tables, columns and keys that exist: else the error.
-  std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);
+  std::optional<Error> check_foreign_keys(const sql::CreateTable& ct);  // its keys name what exists: else the error
 
   // ---- Foreign keys (sql_foreign_keys.cc), checked as the statement ends as the RI triggers do (INITIALLY DEFERRED
   // NO ACTION ones in a block: at COMMIT). A new or changed child row locks its parent FOR KEY SHARE (waiting), 23503 for
@@ -375,8 +374,9 @@ class SqlRun final : public sql::EvalContext {
   void check_reference(SqlTable& t, const SqlTable::ForeignKey& fk, const std::vector<std::string>& values);  // one key's
   void check_referenced(SqlTable& t, const Row& old_row, const Row* new_row);
   void check_referenced_by(SqlTable& t, const std::string& child, std::size_t k, const Row& old_row, const Row* new_row, bool at_commit);
-  bool defers(bool deferred);  // a deferred key's check is queued (0A000 in a string's implicit block)
+  bool defers(const SqlTable::ForeignKey& fk);  // its check is queued: deferred now (0A000 in a string's implicit block)
   std::optional<Error> run_deferred_checks();  // COMMIT's: the checks of still-live rows, in order; an error rolls back
+  void run_checks(const std::vector<SimConnection::DeferredCheck>& checks);  // ... and SET CONSTRAINTS IMMEDIATE's
   void lock_for_ri_query(const SqlTable& t, Mode mode);
   // RR, a parent's RI query on a fresh snapshot: the transaction's, its cascade's crosscheck (heap_delete's).
   std::optional<std::uint64_t> crosscheck_;

@@ -151,6 +151,7 @@ Result<Rows> SqlRun::statement(const sql::Transaction& t) {
       out.tag = "ROLLBACK";
       break;
     case sql::Transaction::Kind::set_transaction: return set_transaction(t);
+    case sql::Transaction::Kind::set_constraints: return set_constraints(t);
   }
   if (!st.ok()) return st.error();
   return out;

@@ -78,7 +78,7 @@ struct SqlTable {
     std::vector<int> parent_columns;
     bool restrict_delete = false, restrict_update = false;
     sql::ForeignKey::OnDelete on_delete = sql::ForeignKey::OnDelete::no_action;
-    bool deferred = false;  // INITIALLY DEFERRED: NO ACTION checks at COMMIT (sql::ForeignKey)
+    bool deferrable = false, deferred = false;  // DEFERRABLE, INITIALLY DEFERRED (sql::ForeignKey)
   };
   std::vector<ForeignKey> foreign_keys;
   std::vector<std::pair<std::string, std::size_t>> referenced_by;  // (child table, index in its foreign_keys)

@@ -611,6 +611,24 @@ class SimConnection : public lockstep::pg::Connection {
   // (set_style), and as the connection started (its pool's settings over the server's
   // defaults): what RESET goes back to.
   sql::SessionStyle style_, start_style_;
+  // The checks of INITIALLY DEFERRED foreign keys the transaction block queued, in order, run
+  // by its COMMIT (SqlRun::run_deferred_checks): a child row's (`child`: its table, the key's
+  // index, the row as written) or a parent's deleted or changed key (the child's table, the
+  // key's index, the parent's old row).
+  struct DeferredCheck {
+    std::string table;
+    std::size_t key = 0;
+    Row row;
+    bool child = true;
+  };
+  std::vector<DeferredCheck> deferred_checks_;
+  // SET CONSTRAINTS in the transaction block: ALL's choice (which clears the named ones), then
+  // each named key's; a key neither names keeps its INITIALLY (SqlRun::defers).
+  struct ConstraintModes {
+    std::optional<bool> all;
+    std::map<std::string, bool, std::less<>> named;
+  };
+  ConstraintModes constraint_modes_;
   // The transaction's savepoints, oldest first: what each found (sim/pg/server/savepoints.cc).
   struct Savepoint {
     std::string name;
@@ -627,7 +645,8 @@ class SimConnection : public lockstep::pg::Connection {
     std::optional<Style> style_of_session;
     bool read_only = false;  // SET TRANSACTION READ ONLY after it goes with it (a GUC's rollback)
     std::size_t listens = 0, notifies = 0;  // LISTEN / UNLISTEN and NOTIFY queued before it (AtSubAbort_Notify)
-    std::size_t deferred_checks = 0;        // deferred foreign key checks queued before it
+    std::vector<DeferredCheck> deferred_checks;  // deferred foreign key checks queued (a ROLLBACK TO queues them again)
+    ConstraintModes constraint_modes;       // SET CONSTRAINTS before it
   };
   std::vector<Savepoint> savepoints_;
   Savepoint mark_here(const std::string& name);  // what a savepoint made now keeps
@@ -662,17 +681,6 @@ class SimConnection : public lockstep::pg::Connection {
   std::vector<Error> warnings_;
   std::vector<std::pair<bool, std::string>> pending_listens_;  // (LISTEN, channel); UNLISTEN *: (false, "")
   std::vector<lockstep::pg::Notification> pending_notifies_;
-  // The checks of INITIALLY DEFERRED foreign keys the transaction block queued, in order, run
-  // by its COMMIT (SqlRun::run_deferred_checks): a child row's (`child`: its table, the key's
-  // index, the row as written) or a parent's deleted or changed key (the child's table, the
-  // key's index, the parent's old row).
-  struct DeferredCheck {
-    std::string table;
-    std::size_t key = 0;
-    Row row;
-    bool child = true;
-  };
-  std::vector<DeferredCheck> deferred_checks_;
   LastStatement last_;
 };
 

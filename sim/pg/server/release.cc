@@ -70,6 +70,7 @@ void SimConnection::end_block(bool commit) {
   }
   server_.end_temp_changes(pid_, commit);
   deferred_checks_.clear();
+  constraint_modes_ = {};
   session_.in_transaction = false;
   session_.idle_until = kForever;
   implicit_block_ = false;

@@ -75,7 +75,8 @@ SimConnection::Savepoint SimConnection::mark_here(const std::string& name) {
   mark.read_only = read_only_;
   mark.listens = pending_listens_.size();
   mark.notifies = pending_notifies_.size();
-  mark.deferred_checks = deferred_checks_.size();
+  mark.deferred_checks = deferred_checks_;
+  mark.constraint_modes = constraint_modes_;
   return mark;
 }
 
@@ -204,7 +205,8 @@ void SimConnection::roll_back_to(Savepoint& mark) {
   read_only_ = mark.read_only;
   pending_listens_.resize(mark.listens);  // what the subtransaction queued is dropped with it
   pending_notifies_.resize(mark.notifies);
-  deferred_checks_.resize(std::min(deferred_checks_.size(), mark.deferred_checks));
+  deferred_checks_ = mark.deferred_checks;  // those queued since dropped, those a SET CONSTRAINTS ran since queued again
+  constraint_modes_ = mark.constraint_modes;
 }
 
 Status SimConnection::rollback_to_savepoint(const std::string& name) {

@@ -154,7 +154,7 @@ SqlTable& Server::add_sql_table(sql::CreateTable def) {
   for (const sql::ForeignKey& fk : def.foreign_keys) {
     const bool self = fk.parent == def.table;  // a foreign key to its own table
     SqlTable& parent = self ? t : sql_tables_.at(fk.parent);  // statement(CreateTable) checked it exists
-    SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete, fk.deferred};
+    SqlTable::ForeignKey k{fk.name, {}, fk.parent, {}, fk.restrict_delete, fk.restrict_update, fk.on_delete, fk.deferrable, fk.deferred};
     for (const std::string& c : fk.columns) k.columns.push_back(index_of(def, c));
     if (fk.parent_columns.empty()) {
       k.parent_columns = parent.key;
