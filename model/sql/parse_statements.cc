@@ -663,8 +663,12 @@ SetVariable Reader::set_variable(const json& body) {
       const bool zone_name = s.name == "timezone" && words.size() == 1 && is_zone_name(value) &&
                              std::none_of(value.begin(), value.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
       if (zone_name) fail("22023", fmt::format("invalid value for parameter \"TimeZone\": \"{}\"", as_written), loc);
-      refuse(fmt::format("{} '{}' (the simulation models TimeZone UTC and the system tzdata's zones, DateStyle ISO and Postgres, "
-                         "IntervalStyle postgres and postgres_verbose)", s.name, value), loc);
+      refuse(fmt::format("{} '{}' (the simulation models TimeZone UTC, the system tzdata's zones, hours and POSIX rules, DateStyle ISO "
+                         "and Postgres, IntervalStyle postgres and postgres_verbose)", s.name, value), loc);
+    }
+    // pg_tz_acceptable: a zone whose offset at 2000-01-01 has seconds (a POSIX rule's) is refused.
+    if (const TimeZone* zone = s.name == "timezone" ? find_time_zone(value) : nullptr; zone != nullptr && zone->at(0).seconds % 60 != 0) {
+      fail("22023", fmt::format("time zone \"{}\" appears to use leap seconds", as_written), loc);
     }
     s.value = value;
     s.style = true;

@@ -93,8 +93,10 @@ class TzPosixRule {
       if (i > 0 && peek() != ':') break;
       if (i > 0) ++at_;
       if (std::isdigit(static_cast<unsigned char>(peek())) == 0) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
-      while (std::isdigit(static_cast<unsigned char>(peek())) != 0) parts[i] = parts[i] * 10 + (s_[at_++] - '0');
+      while (std::isdigit(static_cast<unsigned char>(peek())) != 0 && parts[i] < 1000) parts[i] = parts[i] * 10 + (s_[at_++] - '0');
     }
+    // tzcode's bounds (getsecs): hours to a week less one, minutes and seconds within theirs.
+    if (parts[0] > 167 || parts[1] > 59 || parts[2] > 60) throw tz_unmodelled(zone_, fmt::format("the rule \"{}\"", s_));
     return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2]);
   }
   bool is_offset_next() const { return at_ < s_.size() && (s_[at_] == '+' || s_[at_] == '-' || std::isdigit(static_cast<unsigned char>(s_[at_])) != 0); }
@@ -209,9 +211,10 @@ void TimeZone::read_rule(std::string_view text, bool posix_name) {
 std::unique_ptr<TimeZone> TimeZone::from_posix(std::string_view text) {
   std::string name(text);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  // Dates as days of the year (Jn, n) are not modelled; any other malformed text is no zone.
+  // Dates as days of the year (Jn, n) are not modelled (nullptr: the callers refuse a name with
+  // digits); any other malformed text is no zone.
   for (std::size_t comma = name.find(','); comma != std::string::npos; comma = name.find(',', comma + 1)) {
-    if (comma + 1 < name.size() && name[comma + 1] != 'M') throw tz_unmodelled(name, "a rule's day of the year");
+    if (comma + 1 < name.size() && name[comma + 1] != 'M') return nullptr;
   }
   auto z = std::make_unique<TimeZone>();
   z->name_ = name;
