@@ -206,6 +206,9 @@ TEST(SqlParse, ConstructsOutsideTheSubsetAreNamedWithTheirPosition) {
   EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a) JOIN v USING (a)"),
             "0A000 JOIN ... USING beside another join (write ON) is not in lockstep's SQL subset (docs/sql.md), at position 36 @36");
   EXPECT_EQ(refusal("SELECT t.a FROM t JOIN u USING (a)"), "");
+  // information_schema's views by their schema (River's ColumnExists; the server answers rows).
+  EXPECT_EQ(refusal("SELECT column_name FROM information_schema.columns WHERE table_name = 't'"),
+            "0A000 the system view information_schema.columns is not in lockstep's SQL subset (docs/sql.md), at position 25 @25");
   EXPECT_EQ(refusal("SELECT * FROM t, u FOR UPDATE"), "");  // over joined tables: sim/pg/executor/sql_lock_rows.cc
   // A function in FROM may be one the server has (a plpgsql one): known when the statement
   // runs (SqlSim.TriggersAreKeptAndWhatFiresThemIsRefused has json_each's refusal).

@@ -292,6 +292,7 @@ std::pair<std::string, std::string> Reader::relation(const json& body, int fallb
   const int loc = location_of(body, fallback);
   const std::string name = body.at("relname");  // its schema: resolved as the statement runs (plan.h's Schema)
   if (name.starts_with("pg_") || name.starts_with("information_schema")) refuse(fmt::format("the system view {}", name), loc);
+  if (body.value("schemaname", "") == "information_schema") refuse(fmt::format("the system view information_schema.{}", name), loc);
   add_once(relations_, {body.value("schemaname", ""), name});
   std::string alias;
   if (body.contains("alias")) {

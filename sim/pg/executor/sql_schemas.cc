@@ -62,6 +62,10 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
     if (t == nullptr && absent_too && server.sequence(name) == nullptr && server.serial_column_of(name).first == nullptr && named(name)) {
       return missing_relation(schema, name);
     }
+    // A qualified name no table has: 42P01 naming it as written (an unqualified one fails as the scan opens it).
+    if (t == nullptr && !schema.empty() && server.sequence(name) == nullptr && server.serial_column_of(name).first == nullptr && named(name)) {
+      return missing_relation(schema, name);
+    }
     if (t == nullptr || schema == "pg_catalog") continue;
     const std::string_view own = schema_of(t->def);
     if (!schema.empty()) {
