@@ -4,7 +4,8 @@
 // numbers the wider, else 42804); without ALL, rows repeat once (NULLs equal); with ALL,
 // INTERSECT keeps the fewer copies and EXCEPT the difference. ORDER BY (output columns),
 // OFFSET and LIMIT apply to the result. Without ORDER BY rows come left side first, in each
-// side's order (the server's hashing may give another order: compare such results as sets).
+// side's order; at the top, two or more rows of a hashed operation are refused, a UNION over a
+// column no hash opclass has comes sorted on every column (its plan's Sort and Unique).
 #include <algorithm>
 
 #include "lockstep/model/sql/enums.h"
@@ -29,6 +30,23 @@ SetType set_common_type(const SetType& a, const SetType& b, std::string_view op)
   if (sql::is_numeric_category(a.type) && sql::is_numeric_category(b.type)) return {sql::numeric_common_type(a.type, b.type), {}};
   if (sql::is_timestamp(a.type) && sql::is_timestamp(b.type)) return {Type::timestamptz, {}};
   throw SqlError("42804", fmt::format("{} types {} and {} cannot be matched", op, a.name(), b.name()));
+}
+
+// A type PostgreSQL has no hash opclass for (bit, bit varying; json has no equality at all),
+// or an array of one: a UNION over such a column is a Sort and a Unique, never hashed.
+bool set_unhashable(Type t, Type element) { return t == Type::bit || t == Type::json || (t == Type::array && set_unhashable(element, Type::unknown)); }
+
+// Rows as a Sort on every column in order (ascending, NULLS LAST: the default operators) puts them.
+bool set_sorted_before(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].is_null() || b[i].is_null()) {
+      if (a[i].is_null() != b[i].is_null()) return b[i].is_null();
+      continue;
+    }
+    const auto order = sql::compare(a[i], b[i], "<");
+    if (order != 0) return order < 0;
+  }
+  return false;
 }
 
 }  // namespace
@@ -64,6 +82,11 @@ std::vector<std::vector<Value>> SqlRun::set_operation_values(const sql::Select& 
           row[i] = sql::cast(row[i], t);
         }
       }
+    }
+  }
+  if (!(so.all && so.op == sql::SetOperation::Op::union_)) {  // rows compared: json has no equality operator
+    for (const SetType& t : types) {
+      if (t.type == Type::json) throw SqlError("42883", "could not identify an equality operator for type json");
     }
   }
   std::vector<std::vector<Value>> out;
@@ -125,11 +148,28 @@ Result<Rows> SqlRun::select_set_operation(const sql::Select& sel) {
   Rows out;
   for (const sql::ColumnDef& c : output_columns(sel)) out.columns.push_back(c.name);
   std::vector<std::vector<Value>> rows = select_values(sel, nullptr, true);
+  bool sorted = false;
   // UNION, INTERSECT and EXCEPT without ALL (and INTERSECT ALL, EXCEPT ALL) run on the server
   // as a HashAggregate or HashSetOp: two or more rows come in its hash table's order, which
   // lockstep does not model. Refused rather than answered in another order; UNION ALL is an
   // Append (left side first), and ORDER BY fixes the order.
-  if (rows.size() >= 2 && sel.order_by.empty()) {
+  // A UNION of two plain queries with a column no hash opclass has (River's unique_states bit(8))
+  // is always a Sort on every column and a Unique: its rows come in that order.
+  const sql::SetOperation* so = sel.set_op ? &*sel.set_op : nullptr;
+  if (rows.size() >= 2 && sel.order_by.empty() && !sel.limit && !sel.offset && so != nullptr && so->op == sql::SetOperation::Op::union_ && !so->all && !so->left->set_op &&
+      !so->right->set_op) {
+    const std::vector<sql::ColumnDef> columns = output_columns(*so->left);
+    bool unhashable = false;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      unhashable = unhashable || set_unhashable(columns[i].type, columns[i].element);
+      for (const std::vector<Value>& row : rows) {
+        if (i < row.size() && !row[i].is_null()) unhashable = unhashable || set_unhashable(row[i].type(), row[i].type() == Type::array ? row[i].array_element() : Type::unknown);
+      }
+    }
+    if (unhashable) std::stable_sort(rows.begin(), rows.end(), set_sorted_before);
+    sorted = unhashable;
+  }
+  if (rows.size() >= 2 && sel.order_by.empty() && !sorted) {
     if (const char* op = hashed_set_operation(sel)) {
       throw SqlError("0A000", fmt::format("{} returning two or more rows without ORDER BY is not in lockstep's SQL subset: the "
                                           "server returns them in its hash table's order (add ORDER BY)",
