@@ -180,6 +180,7 @@ constexpr std::array kFunctions = {
     FunctionInfo{"uuid_nil", 0, 0, FunctionKind::session},  // uuid-ossp's: the nil UUID (sqlxmq's sentinel)
     FunctionInfo{"nextval", 1, 1, FunctionKind::session},  // sequences: sim/pg/executor/sql_ddl.cc
     FunctionInfo{"to_regclass", 1, 1, FunctionKind::session},  // the relation's name, or NULL
+    FunctionInfo{"has_table_privilege", 2, 3, FunctionKind::session},  // a superuser's: true (sim/pg/heap/sql_rows.h)
     FunctionInfo{"pg_get_serial_sequence", 2, 2, FunctionKind::session},  // a serial or identity column's sequence
     FunctionInfo{"currval", 1, 1, FunctionKind::session},
     FunctionInfo{"setval", 2, 3, FunctionKind::session},

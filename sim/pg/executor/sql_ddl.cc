@@ -219,6 +219,36 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   return found ? std::optional<std::string>(sql::quote_ident(name)) : std::nullopt;
 }
 
+Value table_privilege(Server& server, const std::vector<Value>& args) {
+  if (std::any_of(args.begin(), args.end(), [](const Value& v) { return v.is_null(); })) return Value::null(Type::boolean);  // strict
+  if (args.size() == 3 && sql::cast(args[0], Type::text).as_text() != "postgres") {
+    throw SqlError("0A000", "has_table_privilege of another role than the session's is not in lockstep's SQL subset (docs/sql.md)");
+  }
+  const Value& table = args[args.size() - 2];
+  if (table.type() != Type::text && table.type() != Type::unknown) {
+    throw SqlError("0A000", "has_table_privilege of a relation by oid is not in lockstep's SQL subset (docs/sql.md)");
+  }
+  const std::string name = table.as_text();
+  if (!to_regclass(server, name)) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
+  const std::string privileges = sql::cast(args.back(), Type::text).as_text();
+  std::size_t from = 0;
+  while (from <= privileges.size()) {  // convert_any_priv_string: each item trimmed, case ignored
+    const std::size_t comma = std::min(privileges.find(',', from), privileges.size());
+    std::string item = privileges.substr(from, comma - from);
+    const std::size_t first = item.find_first_not_of(" \t\n\r\f\v"), last = item.find_last_not_of(" \t\n\r\f\v");
+    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+    std::string lower = item;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.ends_with(" with grant option")) lower.resize(lower.size() - std::string_view(" with grant option").size());
+    static constexpr std::string_view kNames[] = {"select", "insert", "update", "delete", "truncate", "references", "trigger"};
+    if (std::find(std::begin(kNames), std::end(kNames), lower) == std::end(kNames)) {
+      throw SqlError("22023", fmt::format("unrecognized privilege type: \"{}\"", item));
+    }
+    from = comma + 1;
+  }
+  return Value::boolean(true);
+}
+
 Value serial_sequence_of(Server& server, const std::vector<Value>& args) {
   if (args.at(0).is_null() || args.at(1).is_null()) return Value::null(Type::text);
   const auto [schema, name] = regclass_name(sql::cast(args[0], Type::text).as_text());

@@ -471,6 +471,7 @@ Value SqlRun::session_function(const Expr& e, const std::vector<Value>& args) {
   if (n == "pg_backend_pid") return Value::integer(c_.pid_, Type::int4);
   if (n == "nextval" || n == "currval" || n == "setval") return sequence_function(n, args);
   if (n == "pg_get_serial_sequence") return serial_sequence_of(server_, args);  // the catalog too
+  if (n == "has_table_privilege") return table_privilege(server_, args);
   if (n == "to_regclass") {  // the catalog, which only DDL outside the sessions changes
     if (args.at(0).is_null()) return Value::null(Type::text);
     const std::optional<std::string> found = to_regclass(server_, sql::cast(args[0], Type::text).as_text());

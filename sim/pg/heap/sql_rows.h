@@ -137,6 +137,11 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text);
 // one OWNED BY its table that its DEFAULT's nextval names), schema-qualified as the server
 // prints it; NULL for another column; 42P01 / 42703 for a table / column not found.
 sql::Value serial_sequence_of(Server& server, const std::vector<sql::Value>& args);
+// has_table_privilege([user,] table, privileges): the session's role is a superuser's, so
+// true for a relation to_regclass finds; 42P01 for none, 22023 for a privilege the server
+// does not name (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER [WITH GRANT
+// OPTION], comma-separated); another role refused.
+sql::Value table_privilege(Server& server, const std::vector<sql::Value>& args);
 // A column DEFAULT's nextval('s') (currval, setval) as the server stores it: 's'::regclass is
 // resolved as the table is made or altered, so an unqualified name found through that
 // moment's search_path becomes schema.s (inserts under another search_path still find it).
