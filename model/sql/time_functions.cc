@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -59,14 +60,14 @@ bool starts_with_nocase(std::string_view s, std::string_view p) {
 Value timezone_value(const Value& zone_in, const Value& ts_in) {
   if (zone_in.is_null() || ts_in.is_null()) return Value::null(Type::timestamp);
   const Value ts = ts_in.type() == Type::unknown ? cast(ts_in, Type::timestamptz) : ts_in;
-  std::function<std::int64_t(std::int64_t)> offset;  // seconds east of UTC at an instant (UTC micros)
+  std::optional<std::int64_t> fixed;  // a fixed offset east, in microseconds (an interval, an abbreviation)
   const TimeZone* named = nullptr;
   if (zone_in.type() == Type::interval) {  // timestamptz_izone: a fixed offset east
     const Interval iv = zone_in.as_interval();
     if (iv.months != 0 || iv.days != 0) {
       throw SqlError("22023", fmt::format("interval time zone \"{}\" must not include months or days", display_text(zone_in)));
     }
-    offset = [east = iv.micros](std::int64_t) { return east; };
+    fixed = iv.micros;
   } else {
     const std::string zone = cast(zone_in, Type::text).as_text();
     std::string lower = zone;
@@ -76,7 +77,7 @@ Value timezone_value(const Value& zone_in, const Value& ts_in) {
     static constexpr std::array<std::pair<std::string_view, int>, 4> kFileAbbreviations{{{"cet", 3600}, {"eet", 7200}, {"met", 3600}, {"wet", 0}}};
     const auto abbreviation = std::find_if(kFileAbbreviations.begin(), kFileAbbreviations.end(), [&](const auto& a) { return a.first == lower; });
     if (abbreviation != kFileAbbreviations.end()) {
-      offset = [east = std::int64_t{abbreviation->second} * 1'000'000](std::int64_t) { return east; };
+      fixed = std::int64_t{abbreviation->second} * 1'000'000;
     } else if (!is_utc_zone(zone)) {
       named = find_time_zone(zone);
       const bool letters = std::all_of(zone.begin(), zone.end(), [](unsigned char c) { return std::isalpha(c) != 0; });
@@ -90,14 +91,14 @@ Value timezone_value(const Value& zone_in, const Value& ts_in) {
       }
     }
   }
-  if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr, offset = nullptr;
-  const auto east = [&](std::int64_t utc) {
-    if (offset) return offset(utc);
+  if (is_timestamp(ts.type()) && is_infinite_timestamp(ts.micros())) named = nullptr, fixed.reset();
+  const auto east = [&](std::int64_t utc) -> std::int64_t {
+    if (fixed) return *fixed;
     return named == nullptr ? 0 : std::int64_t{named->at(utc).seconds} * 1'000'000;
   };
   if (ts.type() == Type::timestamptz) return Value::timestamp(ts.micros() + east(ts.micros()));
   if (ts.type() == Type::timestamp) {
-    if (offset) return Value::timestamptz(ts.micros() - offset(ts.micros()));
+    if (fixed) return Value::timestamptz(ts.micros() - *fixed);
     return Value::timestamptz(named == nullptr ? ts.micros() : named->utc_of_local(ts.micros()));
   }
   throw SqlError("42883", fmt::format("function timezone(text, {}) does not exist", type_name(ts.type())));

@@ -199,15 +199,12 @@ void SqlRun::run_checks(const std::vector<SimConnection::DeferredCheck>& checks)
 Result<Rows> SqlRun::set_constraints(const sql::Transaction& t) {
   SimConnection::Statement guard(c_);
   if (auto refused = begin("set_constraints", Footprint{})) return *refused;
-  if (!c_.session_.in_transaction && c_.in_query_string_) {  // the server's implicit block would keep it to the string's end
+  if (c_.implicit_block_ || (!c_.session_.in_transaction && c_.in_query_string_)) {  // the server's implicit block keeps it to the string's end
     return fail(Error{"0A000", "SET CONSTRAINTS in a string of several statements outside a transaction block is not in lockstep's SQL subset (docs/sql.md)"});
   }
   if (!c_.session_.in_transaction) {  // WarnNoTransactionBlock's
     c_.warnings_.push_back({"25P01", "SET CONSTRAINTS can only be used in transaction blocks"});
     return done(Rows{{}, {}, "SET CONSTRAINTS"});
-  }
-  if (c_.implicit_block_) {
-    return fail(Error{"0A000", "SET CONSTRAINTS in a string of several statements outside a transaction block is not in lockstep's SQL subset (docs/sql.md)"});
   }
   SimConnection::ConstraintModes& modes = c_.constraint_modes_;
   if (t.constraints.empty()) {  // ALL: every deferrable key, the names set before forgotten
