@@ -369,8 +369,11 @@ Session gen_session(bool always_a_block, bool parent, bool serializable) {
   // server's implicit block (one transaction; an error rolls back the first).
   if (!block && s.size() == 2 && *rc::gen::inRange(0, 3) == 0) s = {s[0] + "; " + s[1]};
   // A session lock outlives its session's statements: the session lets its locks go at its
-  // end (as isolationtester's connection closes), so a pooled connection keeps none.
-  if (std::any_of(s.begin(), s.end(), [](const std::string& st) { return st.find("pg_try_advisory_lock(") != std::string::npos; })) {
+  // end (as isolationtester's connection closes), so a pooled connection keeps none. sqlock
+  // takes one inside its body.
+  if (std::any_of(s.begin(), s.end(), [](const std::string& st) {
+        return st.find("pg_try_advisory_lock(") != std::string::npos || st.find("sqlock(") != std::string::npos;
+      })) {
     s.push_back("SELECT pg_advisory_unlock_all()");
   }
   return s;
