@@ -213,6 +213,15 @@ void Reader::check_modifying_ctes(Statement& s, const json& tree, int loc) const
     if (!sel.from.empty() || sel.set_op) return false;
     return std::any_of(with->begin(), with->end(), [&](const CommonTable& v) { return v.name == sel.table && v.select != nullptr && !v.recursive && one_row(*v.select); });
   };
+  // Que's reenqueue: WITH d AS (DELETE FROM t ...) INSERT INTO t VALUES (...). The server runs
+  // a query nothing reads after the INSERT, on its snapshot: the new rows unseen, an existing
+  // key inserted again 23505 (sim/pg/executor/sql_joins.cc). Not beside ON CONFLICT, which
+  // would change rows the query then finds changed by its own command.
+  const auto after_plain_insert = [&](std::size_t k) {
+    const auto* ins = std::get_if<Insert>(&s.body);
+    const CommonTable& c = (*with)[k];
+    return ins != nullptr && ins->on_conflict == Insert::OnConflict::none && !c.read && !std::holds_alternative<Insert>(c.modifying->body);
+  };
   // The other parts of a statement may read the table a data-modifying WITH query writes
   // (they see it as the statement found it: sim/pg/executor/sql_joins.cc); two writers of one table
   // in one statement are refused (the server's outcome depends on which runs first).
@@ -221,7 +230,7 @@ void Reader::check_modifying_ctes(Statement& s, const json& tree, int loc) const
     if (!c.modifying) continue;
     const std::string written = from_written_table(*c.modifying);
     std::vector<std::string> writers;
-    if (!update_then_one_row_insert(k)) writers.push_back(from_written_table(s));
+    if (!update_then_one_row_insert(k) && !after_plain_insert(k)) writers.push_back(from_written_table(s));
     for (std::size_t i = 0; i < with->size(); ++i) {
       const CommonTable& o = (*with)[i];
       if (&o == &c || !o.modifying) continue;

@@ -344,12 +344,17 @@ std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int
   if (!started_) {
     statement_start_ = c_.statement_time();
     hold_snapshot_for_later_reads();
+    // A data-modifying WITH query run last reads on the snapshot of the statement's first step.
+    if (std::ranges::any_of(derived_, [](const auto& d) { return d->last; })) hold_statement_snapshot();
   }
   started_ = true;
   return std::nullopt;
 }
 
 Result<Rows> SqlRun::done(Rows rows) {
+  for (const auto& d : derived_) {
+    if (d->last && !d->computed) run_modifying(*d);  // a data-modifying WITH query nothing read, in order
+  }
   if (nested_ && enclosing_ != nullptr) return rows;  // its statement ends it
   if (!after_rows_.empty()) fire_after_rows();  // AFTER ROW triggers, as the query ends (AfterTriggerEndQuery)
   if (nested_) return rows;  // a plpgsql function's statement: the calling one ends the transaction

@@ -32,6 +32,15 @@ void SqlRun::declare_ctes(const std::vector<sql::CommonTable>& with) {
       run_modifying(*derived_[derived_.size() - 2], derived_.back().get());
       continue;
     }
+    if (cte.modifying && !cte.read) {
+      // Nothing reads it: the server runs it after the statement's own query, to completion, on
+      // the statement's snapshot (so a failing query never starts it; checked on PostgreSQL 15,
+      // tests/sql-specs/unread-modifying-with.spec). Its table's own versions as found kept now.
+      d->last = true;
+      save_own_versions(target_of(*cte.modifying));
+      derived_.push_back(std::move(d));
+      continue;
+    }
     if (cte.modifying) {
       derived_.push_back(std::move(d));
       run_modifying(*derived_.back());
@@ -133,13 +142,9 @@ void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
     }
     d.table.def.columns.push_back(std::move(c));
   }
-  if (!before_writes_.contains(target)) {
-    auto& saved = before_writes_[target];
-    server_.each_row(target, [&](std::int64_t id, RowState& r) {
-      if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) saved.emplace(id, mine->second);
-    });
-  }
+  save_own_versions(target);
   SqlRun inner(c_, plans_, st, params_);
+  if (d.last) inner.before_writes_[target] = before_writes_.at(target);  // the rows the statement's own query wrote: unseen
   inner.nested_ = true;
   inner.enclosing_ = this;
   inner.function_params_ = function_params_;  // a function's variables (and EXECUTE's USING values) there too
@@ -175,6 +180,24 @@ void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
   for (sql::ColumnDef& c : d.table.def.columns) {
     if (c.type == Type::unknown) c.type = Type::text;
   }
+}
+
+void SqlRun::save_own_versions(const std::string& table) {
+  if (before_writes_.contains(table)) return;
+  auto& saved = before_writes_[table];
+  server_.each_row(table, [&](std::int64_t id, RowState& r) {
+    if (auto mine = r.pending.find(c_.pid_); mine != r.pending.end()) saved.emplace(id, mine->second);
+  });
+}
+
+const std::string& SqlRun::target_of(const sql::Statement& st) {
+  const std::string* target = nullptr;
+  std::visit([&](const auto& body) {
+    using B = std::decay_t<decltype(body)>;
+    if constexpr (std::is_same_v<B, sql::Insert> || std::is_same_v<B, sql::Update> || std::is_same_v<B, sql::Delete>) target = &body.table;
+  }, st.body);
+  if (target == nullptr) throw SqlError("XX000", "internal: a data-modifying WITH query that is no INSERT, UPDATE or DELETE");
+  return *target;
 }
 
 void SqlRun::note_own_write(const std::string& table, std::int64_t id) {

@@ -189,9 +189,11 @@ class SqlRun final : public sql::EvalContext {
     bool correlated = false;  // a subquery's naming an outer query's column: computed again per outer row
     bool partial = false;  // read under a LIMIT row by row (scan_streamed), stopped early: another read is refused
     std::string unordered;  // a data-modifying one's RETURNING rows came in an order the planner's costs pick: why
+    bool last = false;  // a data-modifying one nothing reads: run after the statement's own query (done), on its snapshot
   };
   // The statement's WITH queries, named; those that lock rows computed now, each in steps of
-  // its own (before the statement's own first step, whose scan then sees their locks).
+  // its own (before the statement's own first step, whose scan then sees their locks), and
+  // the data-modifying ones something reads (the others run last, in order: ExecPostprocessPlan).
   void declare_ctes(const std::vector<sql::CommonTable>& with);
   // A query's output columns: its targets, `*` and `t.*` expanded over its FROM (a set
   // operation's: its first query's); a plain column keeps its type (an enum's or an array's
@@ -229,6 +231,7 @@ class SqlRun final : public sql::EvalContext {
   // A data-modifying WITH query run now, to completion, in steps of this one; its RETURNING rows are the relation;
   // `streamed_into` runs for each row (streams_into_next).
   void run_modifying(Derived& d, Derived* streamed_into = nullptr);
+  void save_own_versions(const std::string& table); static const std::string& target_of(const sql::Statement& st);  // NOLINT
   // The rows of relation t the running query sees, (id, row): a WITH query's, or the table's visible versions (a
   // subquery's: the statement's snapshot), in heap order (`by_root`: their HOT chains' roots', a bitmap heap scan's).
   std::vector<std::pair<std::int64_t, const Row*>> relation_rows(const SqlTable& t, bool by_root = false);
@@ -571,7 +574,6 @@ class SqlRun final : public sql::EvalContext {
   // SET's new version of `row` (every value from the row as it was; with BEFORE UPDATE
   // triggers, NOT NULL, generated columns and CHECK are left to the caller, after them).
   Row apply_set(SqlTable& t, const Row& row, const std::vector<sql::Assignment>& set);
-
   // `position`: the heap position a new version took already (0: it takes the next one).
   void write_version(SqlTable& t, std::int64_t id, std::optional<Row> version, const std::vector<sql::Target>& ret, Rows& out,
                      std::uint64_t position = 0);
@@ -580,7 +582,6 @@ class SqlRun final : public sql::EvalContext {
   // it in place, its other unique entries hidden: Written::checking_unique). THROWS: Raised.
   void write_then_check(SqlTable& t, std::int64_t id, Row version, const std::vector<sql::Target>& ret, Rows& out,
                         std::uint64_t position);
-
   void returning(SqlTable& t, const std::vector<sql::Target>& ret, const Row& row, Rows& out);
 
   // ---- UPDATE and DELETE: scan, then lock each candidate (a step each), then EvalPlanQual.
@@ -657,14 +658,13 @@ class SqlRun final : public sql::EvalContext {
   std::vector<Value> scratch_list_;
   std::map<const Expr*, std::vector<std::vector<Value>>> subquery_row_lists_;  // ... of row IN subqueries
   std::vector<std::vector<Value>> scratch_rows_;
-  std::map<std::pair<const Expr*, std::int64_t>, std::vector<Value>> semi_row_values_;  // (row IN semi join, outer row): the row it matched
+  std::map<std::pair<const Expr*, std::int64_t>, std::vector<Value>> semi_row_values_;  // (row IN semi join, outer row): its row,
   std::map<std::pair<const Expr*, std::int64_t>, Value> semi_values_;  // (IN semi join, outer row): the element it matched
   std::vector<std::unique_ptr<Derived>> derived_;  // the statement's WITH queries
   // The session's own versions of each table a data-modifying WITH query writes, as before it
   // ran: the statement's other parts read those (one snapshot and command id). Row locks refused.
   std::map<std::string, std::map<std::int64_t, RowState::Written>, std::less<>> before_writes_;
-  // A row lock on a table a data-modifying WITH query of the statement wrote: refused.
-  void check_not_written_by_cte(std::string_view table) const;
+  void check_not_written_by_cte(std::string_view table) const;  // a row lock on a table a data-modifying WITH query writes: refused
   // The rows this statement wrote, with the session's own version before (nullopt: none): its
   // scans read that, as a command's own tuples are hidden from it (HeapTupleSatisfiesMVCC);
   // its RI checks at the end see the writes. `table` points at the SqlTable's name.
