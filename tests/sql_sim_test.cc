@@ -818,6 +818,31 @@ TEST(SqlSim, ALanguageSqlFunctionOfStatementsRefusesWhatItDoesNotRun) {
             std::string::npos);
 }
 
+// Overloads (function-overloading.spec has the calls the server and the simulation agree on):
+// where the server's choice rests on what the simulation does not decide, the call is refused,
+// never answered with one overload.
+TEST(SqlSim, AnOverloadedCallTheArgumentsDoNotSettleIsRefused) {
+  const std::string base =
+      "CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 1);"
+      "CREATE FUNCTION f(a text, d int) RETURNS text LANGUAGE sql AS $$ SELECT 'int' $$;"
+      "CREATE FUNCTION f(a text, d timestamptz) RETURNS text LANGUAGE sql AS $$ SELECT 'timestamptz' $$;"
+      "CREATE FUNCTION g(a int) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;"
+      "CREATE FUNCTION g(a text) RETURNS text LANGUAGE sql AS $$ SELECT 'text' $$;";
+  auto error_of = [&](std::string_view step) { return spec_error(base, "", step); };
+  EXPECT_EQ(error_of("SELECT f('a', 5), f('a', now()), g(1), g('x');"), "");
+  // An unknown literal where the overloads take two categories, neither a string (the server: 42725).
+  EXPECT_NE(error_of("SELECT f('a', '5');").find("which 2 of its overloads take"), std::string::npos);
+  EXPECT_NE(error_of("SELECT g(a => 1);").find("named arguments in a call of g()"), std::string::npos);
+  // Found by its name alone where the overloads return other types, with a computed argument.
+  EXPECT_NE(error_of("SELECT * FROM g(abs(1));").find("with an argument other than a constant"), std::string::npos);
+  EXPECT_EQ(error_of("SELECT * FROM g(1);"), "");
+  EXPECT_NE(spec_error(base, "DROP FUNCTION g;", "SELECT 1;").find("DROP FUNCTION of g, which has overloads"), std::string::npos);
+  EXPECT_NE(spec_error(base, "CREATE FUNCTION pg_temp.h(a int) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;"
+                             "CREATE FUNCTION pg_temp.h(a text) RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;", "SELECT 1;")
+                .find("(overloading) in pg_temp"),
+            std::string::npos);
+}
+
 // The server's ModifyTable inserts each row an INSERT ... SELECT pulls before the SELECT's lock
 // call runs for the next row; lockstep runs the SELECT whole first, so such a SELECT over a
 // table is refused, where one row (no FROM), a sort or an aggregate reads all first anyway.

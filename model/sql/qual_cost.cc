@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "lockstep/model/sql/arrays.h"
 #include "lockstep/model/sql/eval.h"
 #include "lockstep/model/sql/functions.h"
@@ -211,9 +213,18 @@ class Coster {
   // parameter read at most once or given a cheap argument); then its body's cost, with each
   // argument's cost as often as the body reads it.
   double created_function_cost(const Expr& e) {
-    const CreateFunction* f = current_sql_function(e.name);
+    const std::vector<const CreateFunction*> found = current_sql_functions(e.name);
+    const CreateFunction* f = found.empty() ? nullptr : found.front();
     const double arguments = args(e);
     if (f == nullptr) return kCreatedFunctionCost + arguments;
+    if (found.size() > 1) {  // overloads: the call's is picked as it runs; their costs as declared must agree, none inlined
+      for (const CreateFunction* g : found) {
+        if (g->cost != f->cost || !(g->plpgsql || g->query_body || g->body == nullptr || g->security_definer || g->returns_set || is_sublinked(*g->body))) {
+          throw SqlError("0A000", fmt::format("the overloaded function {}() in a condition whose order the planner decides by costs is not in "
+                                              "lockstep's SQL subset (docs/sql.md)", e.name));
+        }
+      }
+    }
     const double declared = f->cost >= 0 ? f->cost : kCreatedFunctionCost;
     if (f->plpgsql || f->query_body || f->body == nullptr || f->security_definer || f->returns_set || is_sublinked(*f->body)) {
       return declared + arguments;

@@ -178,6 +178,9 @@ const std::vector<EnumType>* current_enum_types() { return current_source == nul
 const CreateFunction* current_sql_function(std::string_view name) {
   return current_source == nullptr ? nullptr : current_source->sql_function(name);
 }
+std::vector<const CreateFunction*> current_sql_functions(std::string_view name) {
+  return current_source == nullptr ? std::vector<const CreateFunction*>{} : current_source->sql_functions(name);
+}
 
 bool function_named_anywhere(std::string_view name) { return current_source != nullptr && current_source->function_named_anywhere(name); }
 bool current_has_schema(std::string_view name) { return current_source == nullptr ? name == "public" : current_source->has_schema(name); }

@@ -57,6 +57,11 @@ class SqlContextSource {
   virtual bool has_temp_schema() const { return false; }
   // The LANGUAGE sql function named `name` (CREATE FUNCTION), or nullptr.
   virtual const CreateFunction* sql_function(std::string_view) const { return nullptr; }
+  // Every overload of the function a name finds, the first created first (empty: none).
+  virtual std::vector<const CreateFunction*> sql_functions(std::string_view name) const {
+    const CreateFunction* f = sql_function(name);
+    return f == nullptr ? std::vector<const CreateFunction*>{} : std::vector{f};
+  }
   // Whether some schema has a created function of that (bare) name, found or not by search_path.
   virtual bool function_named_anywhere(std::string_view) const { return false; }
   // The columns of row type `type` (model/sql/records.h), or nullptr; and table's row type.
@@ -98,6 +103,7 @@ const CreateTable* current_record_type(int type);
 int current_record_type_index(std::string_view table);
 // The server's LANGUAGE sql function named `name` (nullptr without a source or one).
 const CreateFunction* current_sql_function(std::string_view name);
+std::vector<const CreateFunction*> current_sql_functions(std::string_view name);
 // Whether the running session has its temporary schema (false without a source).
 bool current_has_temp_schema();
 // Whether the server has a created function of that bare name in some schema.

@@ -2,6 +2,7 @@
 #include "lockstep/model/sql/user_functions.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -65,15 +66,19 @@ int ufn_row_type(const ColumnDef& p) {
   return p.type == Type::enum_ ? row_type_index(p.user_type) : -1;
 }
 
+bool ufn_implicit_type(Type from, Type to) {
+  if (from == to) return true;
+  auto rank = [](Type t) { return t == Type::int2 ? 0 : t == Type::int4 ? 1 : t == Type::int8 ? 2 : t == Type::numeric ? 3 : t == Type::float8 ? 4 : -1; };
+  if (rank(from) >= 0 && rank(to) >= 0) return rank(from) <= rank(to);
+  return from == Type::timestamp && to == Type::timestamptz;
+}
+
 bool ufn_implicit(const Value& v, const ColumnDef& to) {
   const Type from = v.type();
   if (const int row_type = ufn_row_type(to); row_type >= 0) return from == Type::record ? v.record_type() == row_type : v.is_null();
   if (v.is_null() || from == Type::unknown) return true;
   if (to.type == Type::enum_) return from == Type::enum_ && v.enum_type() == enum_index(to.user_type);
-  if (from == to.type) return true;
-  auto rank = [](Type t) { return t == Type::int2 ? 0 : t == Type::int4 ? 1 : t == Type::int8 ? 2 : t == Type::numeric ? 3 : t == Type::float8 ? 4 : -1; };
-  if (rank(from) >= 0 && rank(to.type) >= 0) return rank(from) <= rank(to.type);
-  return from == Type::timestamp && to.type == Type::timestamptz;
+  return ufn_implicit_type(from, to.type);
 }
 
 // The arguments' types as the server's 42883 lists them (a named one as `name => type`).
@@ -89,6 +94,136 @@ std::string ufn_argument_types(const std::vector<Value>& args, const std::vector
                                                 : std::string(type_name(a.type()))));
   }
   return fmt::format("{}", fmt::join(types, ", "));
+}
+
+// Whether an argument's type is its parameter's own (an array's with its element, an enum's).
+bool ufn_exact(const Value& v, const ColumnDef& to) {
+  if (v.type() != to.type || to.type == Type::unknown) return false;
+  if (to.type == Type::enum_) return ufn_row_type(to) < 0 && !v.is_null() && v.enum_type() == enum_index(to.user_type);
+  if (to.type != Type::array || v.is_null()) return to.type != Type::array;
+  const ElementType mine = element_type(v), declared = declared_element(to.element, to.user_type);
+  return mine.type == declared.type && mine.enum_index == declared.enum_index;
+}
+
+// A type's category and whether it is its category's preferred type (pg_type's typcategory,
+// typispreferred), or 0 for one not told here.
+std::pair<char, bool> ufn_category(Type t, bool row_type) {
+  switch (t) {
+    case Type::text: return {'S', true};
+    case Type::bpchar: return {'S', false};
+    case Type::int2: case Type::int4: case Type::int8: case Type::numeric: return {'N', false};
+    case Type::float8: case Type::oid: return {'N', true};
+    case Type::timestamptz: return {'D', true};
+    case Type::timestamp: case Type::date: case Type::time: return {'D', false};
+    case Type::interval: return {'T', true};
+    case Type::boolean: return {'B', true};
+    case Type::jsonb: case Type::json: case Type::uuid: case Type::bytea: return {'U', false};
+    case Type::bit: return {'V', false};
+    case Type::array: return {'A', false};
+    case Type::enum_: return {row_type ? 'C' : 'E', false};
+    default: return {0, false};
+  }
+}
+
+// func_select_candidate's later steps over the candidates left (each with its count of exact
+// arguments): those taking the preferred type of a typed argument's category at the most
+// places; then at each unknown argument the category its candidates take (the string one if
+// any does; else one they all take, or nothing is decided) and, where one takes that
+// category's preferred type, those that do.
+void ufn_by_preference(std::vector<std::pair<int, const CreateFunction*>>& fits, const std::vector<Value>& args) {
+  const auto category = [](const ColumnDef& p) { return ufn_category(p.type, ufn_row_type(p) >= 0); };
+  for (auto& [count, f] : fits) {
+    count = 0;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].type() == Type::unknown) continue;
+      const auto [input, _] = ufn_category(args[i].type(), args[i].type() == Type::record);
+      const auto [mine, preferred] = category(f->params[i].type);
+      count += ufn_exact(args[i], f->params[i].type) || (input != 0 && mine == input && preferred) ? 1 : 0;
+    }
+  }
+  const int most = std::ranges::max_element(fits)->first;
+  std::erase_if(fits, [&](const auto& f) { return f.first < most; });
+  std::vector<std::pair<char, bool>> slots(args.size());  // per unknown argument: its category, and whether one takes its preferred type
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].type() != Type::unknown) continue;
+    auto& [slot, has_preferred] = slots[i];
+    for (const auto& [count, f] : fits) {
+      const auto [mine, preferred] = category(f->params[i].type);
+      if (mine == 0) return;  // a type whose category is not told here: undecided
+      if (slot == 0 || (mine == 'S' && slot != 'S')) {
+        slot = mine;
+        has_preferred = preferred;
+      } else if (mine == slot) {
+        has_preferred = has_preferred || preferred;
+      } else if (slot != 'S') {
+        return;  // two categories, neither a string: undecided (the server's 42725)
+      }
+    }
+  }
+  std::vector<std::pair<int, const CreateFunction*>> kept;
+  for (const auto& fit : fits) {
+    bool keep = true;
+    for (std::size_t i = 0; keep && i < args.size(); ++i) {
+      if (args[i].type() != Type::unknown) continue;
+      const auto [mine, preferred] = category(fit.second->params[i].type);
+      keep = mine == slots[i].first && (!slots[i].second || preferred);
+    }
+    if (keep) kept.push_back(fit);
+  }
+  if (!kept.empty()) fits = std::move(kept);
+}
+
+// A name with overloads: the one PostgreSQL's func_select_candidate picks where the arguments'
+// types settle it (parse_func.c): of those taking this many arguments (DEFAULTs filling the
+// rest), each argument of its parameter's type or cast to it implicitly (one of unknown type,
+// a literal or NULL: any), those with the most arguments of exactly their parameter's type.
+// One left is the call's; none, 42883; more (the server's preferred types decide, or
+// 42725 "is not unique"), refused; named arguments refused.
+const CreateFunction* ufn_pick(const std::vector<const CreateFunction*>& found, const Expr& e, const std::vector<Value>& args) {
+  if (!e.arg_names.empty()) {
+    throw SqlError("0A000", fmt::format("named arguments in a call of {}(), which has overloads, are not in lockstep's SQL subset (docs/sql.md)", e.name));
+  }
+  std::vector<std::pair<int, const CreateFunction*>> fits;
+  for (const CreateFunction* f : found) {
+    std::size_t required = f->params.size();
+    while (required > 0 && f->params[required - 1].default_value != nullptr) --required;
+    if (args.size() > f->params.size() || args.size() < required) continue;
+    int exact = 0;
+    bool fit = true;
+    for (std::size_t i = 0; fit && i < args.size(); ++i) {
+      const Value& a = args[i];
+      const ColumnDef& p = f->params[i].type;
+      if (a.type() == Type::unknown) continue;
+      const bool typed_null = a.is_null() && ufn_row_type(p) < 0;  // a NULL of a column's type, say: that type's casts
+      fit = !typed_null ? ufn_implicit(a, p) : p.type == Type::enum_ ? a.type() == Type::enum_ : ufn_implicit_type(a.type(), p.type);
+      if (fit && !a.is_null() && a.type() == Type::array && p.type == Type::array) {  // an array's elements cast implicitly
+        const ElementType mine = element_type(a), declared = declared_element(p.element, p.user_type);
+        fit = mine.type == Type::unknown || (mine.type == declared.type && mine.enum_index == declared.enum_index) ||
+              (mine.type != Type::enum_ && mine.type != Type::record && ufn_implicit_type(mine.type, declared.type));
+      }
+      exact += fit && ufn_exact(a, p) ? 1 : 0;
+    }
+    if (fit) fits.emplace_back(exact, f);
+  }
+  if (fits.empty()) throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args)));
+  const int most = std::ranges::max_element(fits)->first;
+  std::erase_if(fits, [&](const auto& f) { return f.first < most; });
+  if (fits.size() > 1) ufn_by_preference(fits, args);
+  const auto scalar = [](Type t) {
+    const char c = ufn_category(t, false).first;
+    return c != 0 && c != 'A' && c != 'E' && c != 'C';
+  };
+  const bool told = std::ranges::all_of(args, [&](const Value& a) { return scalar(a.type()); }) &&
+                    std::ranges::all_of(fits, [&](const auto& f) { return std::ranges::all_of(f.second->params, [&](const FunctionParam& p) { return scalar(p.type.type); }); });
+  if (fits.size() > 1 && told) {  // scalars of known categories, none unknown: nothing left to decide it
+    throw SqlError("42725", fmt::format("function {}({}) is not unique", e.name, ufn_argument_types(args)));
+  }
+  if (fits.size() > 1) {
+    throw SqlError("0A000", fmt::format("a call of {}({}), which {} of its overloads take (the server picks by its preferred types, or finds it not "
+                                        "unique), is not in lockstep's SQL subset (docs/sql.md)",
+                                        e.name, ufn_argument_types(args), fits.size()));
+  }
+  return fits.front().second;
 }
 
 // Calls nesting now on a stack of unknown room (not a fiber's: a setup's, a DO block's).
@@ -114,7 +249,8 @@ Value EvalContext::function_body(const Expr&, EvalContext&) {
 }
 
 Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& outer) {
-  const CreateFunction* f = current_sql_function(e.name);
+  const std::vector<const CreateFunction*> found = current_sql_functions(e.name);
+  const CreateFunction* f = found.size() > 1 ? ufn_pick(found, e, args) : found.empty() ? nullptr : found.front();
   if (f == nullptr && e.name.starts_with(kTempSchemaPrefix)) {  // the session's own schema has none of its name
     if (!current_has_temp_schema()) throw SqlError("3F000", "schema \"pg_temp\" does not exist");
     throw SqlError("42883", fmt::format("function {}({}) does not exist", e.name, ufn_argument_types(args, e.arg_names)));
@@ -201,9 +337,35 @@ Value call_user_function(const Expr& e, std::vector<Value> args, EvalContext& ou
   return v.type() == r.type ? v : cast(v, r.type);
 }
 
+const CreateFunction* user_function_of_call(const Expr& call, EvalContext& ctx) {
+  const std::vector<const CreateFunction*> found = current_sql_functions(call.name);
+  if (found.size() <= 1) return found.empty() ? nullptr : found.front();
+  if (std::ranges::all_of(found, [&](const CreateFunction* f) { return same_result_shape(*f, *found.front()); })) return found.front();
+  // Its arguments evaluated here as well as by the call: only those whose value no second
+  // evaluation changes (constants, parameters, columns, and operators, casts and arrays of them).
+  const std::function<bool(const Expr&)> plain = [&](const Expr& a) {
+    using K = Expr::Kind;
+    const bool kind = a.kind == K::constant || a.kind == K::param || a.kind == K::column || a.kind == K::op || a.kind == K::cast || a.kind == K::array;
+    return kind && std::ranges::all_of(a.args, plain);
+  };
+  if (!std::ranges::all_of(call.args, plain)) {
+    throw SqlError("0A000", fmt::format("a call of {}(), which has overloads, with an argument other than a constant, parameter or column here is not "
+                                        "in lockstep's SQL subset (docs/sql.md)", call.name));
+  }
+  std::vector<Value> args;
+  for (const Expr& a : call.args) args.push_back(evaluate(a, ctx));
+  return ufn_pick(found, call, args);
+}
+
+bool same_result_shape(const CreateFunction& a, const CreateFunction& b) {
+  const auto same_type = [](const ColumnDef& x, const ColumnDef& y) { return x.type == y.type && x.user_type == y.user_type && x.element == y.element; };
+  return same_type(a.returns, b.returns) && a.returns_set == b.returns_set &&
+         std::ranges::equal(a.outs, b.outs, [&](const FunctionParam& x, const FunctionParam& y) { return x.name == y.name && same_type(x.type, y.type); });
+}
+
 bool same_parameter_types(const CreateFunction& a, const CreateFunction& b) {
   return std::equal(a.params.begin(), a.params.end(), b.params.begin(), b.params.end(), [](const FunctionParam& x, const FunctionParam& y) {
-    return x.type.type == y.type.type && x.type.user_type == y.type.user_type;
+    return x.type.type == y.type.type && x.type.user_type == y.type.user_type && x.type.element == y.type.element;
   });
 }
 

@@ -18,8 +18,15 @@ namespace lockstep::sql {
 
 Value call_user_function(const Expr& call, std::vector<Value> args, EvalContext& outer);
 
+// The created function a call runs (one of a name's overloads, picked by its arguments'
+// values in `ctx` as call_user_function picks it), or nullptr for a name the server has none of.
+const CreateFunction* user_function_of_call(const Expr& call, EvalContext& ctx);
+
 // Whether two created functions take parameters of the same types (the same signature: the
 // server's overloading tells the others apart by their arguments).
 bool same_parameter_types(const CreateFunction& a, const CreateFunction& b);
+// Whether two functions return the same: type, SETOF, OUT parameters (what a call found by its
+// name alone is asked: its result's columns).
+bool same_result_shape(const CreateFunction& a, const CreateFunction& b);
 
 }  // namespace lockstep::sql

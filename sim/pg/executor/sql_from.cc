@@ -18,6 +18,7 @@
 #include "lockstep/model/sql/json_populate.h"
 #include "lockstep/model/sql/json_text.h"
 #include "lockstep/sim/invariant.h"
+#include "lockstep/model/sql/user_functions.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
 
 namespace lockstep::sim::pg {
@@ -256,7 +257,7 @@ void SqlRun::from_columns(const sql::FromItem& f, SqlTable& jt) {
   } else if (f.kind == K::function && f.function.at(0).kind == Expr::Kind::user_func) {
     // A function the server has: a table's row type gives its columns, another type one column.
     const std::string& n = f.function.at(0).name;
-    const sql::CreateFunction* fn = sql::current_sql_function(n);
+    const sql::CreateFunction* fn = sql::user_function_of_call(f.function.at(0), *this);
     if (fn == nullptr) throw SqlError("0A000", fmt::format("the function {}() in FROM is not in lockstep's SQL subset (docs/sql.md), nor a function created on the server", n));
     const SqlTable* table = fn->returns.type == Type::enum_ ? server_.sql_table(fn->returns.user_type) : nullptr;
     const sql::CreateTable* rows = table != nullptr ? &table->def : fn->returns.type == Type::enum_ ? server_.composite_type(fn->returns.user_type) : nullptr;
@@ -313,7 +314,7 @@ std::vector<std::vector<Value>> SqlRun::from_leaf_values(const sql::FromItem& f)
   }
   const Expr& call = f.function.at(0);
   if (call.kind == Expr::Kind::user_func) {  // one row: a record's fields (all NULL for a NULL record), or the value
-    if (const sql::CreateFunction* fn = sql::current_sql_function(call.name); fn != nullptr && (fn->returns_set || !fn->outs.empty())) {
+    if (const sql::CreateFunction* fn = sql::user_function_of_call(call, *this); fn != nullptr && (fn->returns_set || !fn->outs.empty())) {
       struct Reset {  // the call's RETURN NEXT and RETURN QUERY rows (sql_plpgsql.cc)
         std::vector<std::vector<Value>>*& slot;
         ~Reset() { slot = nullptr; }

@@ -213,8 +213,7 @@ bool key_lookup(const sql::Select& sel, Server& server, const sql::EvalContext* 
 
 bool takes_steps(const sql::Statement& st, Server& server) {
   return st.calls_stepping_function || std::any_of(st.user_calls.begin(), st.user_calls.end(), [&](const std::string& name) {
-           const sql::CreateFunction* f = server.sql_function(name);
-           return f != nullptr && f->pl != nullptr;
+           return std::ranges::any_of(server.sql_functions(name), [](const sql::CreateFunction* f) { return f->pl != nullptr; });  // (any overload)
          });
 }
 
@@ -235,8 +234,9 @@ bool pl_reads_nothing(const std::vector<sql::PlStatement>& body, Server& server,
       bool named = false;  // (a lock call is a step of the scan, as one in its WHERE)
       each_table_named(st, [&](const std::string& name) { named = named || server.sql_table(name) != nullptr; });
       for (const std::string& called : st.user_calls) {
-        const sql::CreateFunction* g = server.sql_function(called);
-        named = named || (g != nullptr && g->pl != nullptr && (depth == 0 || !g->non_volatile || !pl_reads_nothing(g->pl->body, server, depth - 1)));
+        for (const sql::CreateFunction* g : server.sql_functions(called)) {  // (any overload)
+          named = named || (g->pl != nullptr && (depth == 0 || !g->non_volatile || !pl_reads_nothing(g->pl->body, server, depth - 1)));
+        }
       }
       if (named) return true;
     }

@@ -192,8 +192,9 @@ bool sql_scan_has_index_qual(const SqlTable& t, std::string_view alias, const Ex
 
 bool sql_expr_takes_steps(const Expr& e) {
   if (e.kind == Expr::Kind::constant) return false;  // folded: its kept arguments never run
-  const sql::CreateFunction* f = e.kind == Expr::Kind::user_func ? sql::current_sql_function(e.name) : nullptr;
-  return (f != nullptr && f->pl != nullptr) || (e.kind == Expr::Kind::func && sql::is_stepping_function(e.name)) ||
+  const bool pl = e.kind == Expr::Kind::user_func &&
+                  std::ranges::any_of(sql::current_sql_functions(e.name), [](const sql::CreateFunction* f) { return f->pl != nullptr; });  // (any overload)
+  return pl || (e.kind == Expr::Kind::func && sql::is_stepping_function(e.name)) ||
          std::any_of(e.args.begin(), e.args.end(), sql_expr_takes_steps);
 }
 

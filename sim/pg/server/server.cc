@@ -304,6 +304,51 @@ Server::RunningStyle::RunningStyle(Server& server, const sql::SessionStyle& styl
   saved_ = std::exchange(server_.running_styles_[a], Running{&style, pid});
 }
 
+const std::string* Server::function_key(std::string_view name) const {
+  if (name.find('.') != std::string_view::npos) {  // schema.name: that schema's only
+    const auto it = functions_.find(sql::function_key(name));
+    return it == functions_.end() ? nullptr : &it->first;
+  }
+  if (schemas_.size() == 1 && style().search_path == sql::kDefaultSearchPath) {  // public alone
+    const auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : &it->first;
+  }
+  const std::string* found = nullptr;  // the first schema of search_path that has it
+  for (const std::string& schema : sql::path_schemas(style().search_path, this)) {
+    const auto it = functions_.find(schema == "public" ? std::string(name) : fmt::format("{}.{}", schema, name));
+    if (it == functions_.end()) continue;
+    if (found == nullptr) {
+      found = &it->first;
+      continue;
+    }
+    if (overloaded(*found) || overloaded(it->first) || !sql::same_parameter_types(functions_.at(*found), it->second)) {
+      // the server picks among them by the arguments (func_get_detail)
+      throw sql::SqlError("0A000", fmt::format("a call of {}(), which two schemas of search_path have with other parameters (overloading), is not in "
+                                               "lockstep's SQL subset (docs/sql.md)", name));
+    }
+  }
+  return found;
+}
+
+bool Server::overloaded(const std::string& key) const {
+  const auto next = functions_.upper_bound(key);
+  return next != functions_.end() && next->first.starts_with(key + kOverload);
+}
+
+std::vector<const sql::CreateFunction*> Server::sql_functions(std::string_view name) const {
+  if (name.starts_with(kTempSchema)) {
+    const sql::CreateFunction* f = sql_function(name);
+    return f == nullptr ? std::vector<const sql::CreateFunction*>{} : std::vector{f};
+  }
+  std::vector<const sql::CreateFunction*> out;
+  const std::string* key = function_key(name);
+  if (key == nullptr) return out;
+  for (auto it = functions_.find(*key); it != functions_.end() && (it->first == *key || it->first.starts_with(*key + kOverload)); ++it) {
+    out.push_back(&it->second);
+  }
+  return out;
+}
+
 const sql::CreateFunction* Server::sql_function(std::string_view name) const {
   if (name.starts_with(kTempSchema)) {  // the running session's own (pg_temp.name)
     const auto session = sessions_.find(running_pid());
@@ -311,28 +356,20 @@ const sql::CreateFunction* Server::sql_function(std::string_view name) const {
     const auto it = session->second.temp_functions.find(name);
     return it == session->second.temp_functions.end() ? nullptr : &it->second;
   }
-  if (name.find('.') != std::string_view::npos) {  // schema.name: that schema's only
-    const auto it = functions_.find(sql::function_key(name));
-    return it == functions_.end() ? nullptr : &it->second;
-  }
-  if (schemas_.size() == 1 && style().search_path == sql::kDefaultSearchPath) {  // public alone
-    const auto it = functions_.find(name);
-    return it == functions_.end() ? nullptr : &it->second;
-  }
-  const sql::CreateFunction* found = nullptr;  // the first schema of search_path that has it
-  for (const std::string& schema : sql::path_schemas(style().search_path, this)) {
-    const auto it = functions_.find(schema == "public" ? std::string(name) : fmt::format("{}.{}", schema, name));
-    if (it == functions_.end()) continue;
-    if (found == nullptr) {
-      found = &it->second;
-      continue;
-    }
-    if (!sql::same_parameter_types(*found, it->second)) {  // the server picks among them by the arguments (func_get_detail)
-      throw sql::SqlError("0A000", fmt::format("a call of {}(), which two schemas of search_path have with other parameters (overloading), is not in "
-                                               "lockstep's SQL subset (docs/sql.md)", name));
+  const std::string* key = function_key(name);
+  if (key == nullptr) return nullptr;
+  const sql::CreateFunction& first = functions_.at(*key);
+  if (overloaded(*key)) {
+    // Found by its name alone (its result's columns, a trigger's function): its overloads must
+    // agree on what is asked of them; a call picks one by its arguments (sql::call_user_function).
+    for (const sql::CreateFunction* other : sql_functions(name)) {
+      if (!sql::same_result_shape(first, *other)) {
+        throw sql::SqlError("0A000", fmt::format("the overloaded function {}() found by its name alone here (its overloads return other types) is not "
+                                                 "in lockstep's SQL subset (docs/sql.md)", name));
+      }
     }
   }
-  return found;
+  return &first;
 }
 
 bool Server::function_named_anywhere(std::string_view name) const {
@@ -346,7 +383,20 @@ void Server::add_sql_function(const sql::CreateFunction& f) {
     session.temp_functions.insert_or_assign(f.name, f);
     return;
   }
-  functions_.insert_or_assign(f.name, f);
+  for (const sql::CreateFunction* same : sql_functions(explicit_function_name(f))) {  // CREATE OR REPLACE of one overload
+    if (!sql::same_parameter_types(*same, f)) continue;
+    for (auto& [key, g] : functions_) {
+      if (&g == same) g = f;
+    }
+    return;
+  }
+  if (!functions_.contains(f.name)) {
+    functions_.emplace(f.name, f);
+    return;
+  }
+  int n = 1;  // another overload: kept after the first, in the order created
+  while (functions_.contains(fmt::format("{}{}{:04}", f.name, kOverload, n))) ++n;
+  functions_.emplace(fmt::format("{}{}{:04}", f.name, kOverload, n), f);
 }
 
 void Server::drop_sql_function(std::string_view name) {
@@ -405,7 +455,14 @@ std::vector<std::pair<int, std::string>> Server::functions_of_row_type(std::stri
 
 void Server::drop_function_of(int pid, std::string_view name) {
   if (pid == 0) {
+    const std::string base(name.substr(0, name.find(kOverload)));
     functions_.erase(functions_.find(name));
+    if (base == name && overloaded(base)) {  // its next overload is found by the name now
+      const auto next = functions_.upper_bound(base);
+      sql::CreateFunction moved = next->second;
+      functions_.erase(next);
+      functions_.emplace(base, std::move(moved));
+    }
     return;
   }
   auto& temp = sessions_.at(pid).temp_functions;  // (DDL outside the sessions: no transaction of its to undo it)

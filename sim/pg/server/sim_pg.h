@@ -291,10 +291,13 @@ class Server : public sql::SqlContextSource {
     sequences_[def.name] = Sequence{def, s_.new_object("sequence " + def.name), def.start, false};
   }
   void drop_sequence(std::string_view name) { sequences_.erase(sequences_.find(name)); }
-  // Created functions (CREATE FUNCTION), by name: one per name. A name in kTempSchema is the
-  // running session's own (pg_temp.name: gone with its backend, never another session's).
+  // Created functions (CREATE FUNCTION), by name; a name's other overloads (other parameter
+  // types) after it, keyed name + kOverload + their number. A name in kTempSchema is the
+  // running session's own (pg_temp.name: gone with its backend, never another session's; one each).
   static constexpr std::string_view kTempSchema = sql::kTempSchemaPrefix;
+  static constexpr char kOverload = '\x1f';
   const sql::CreateFunction* sql_function(std::string_view name) const override;
+  std::vector<const sql::CreateFunction*> sql_functions(std::string_view name) const override;
   bool function_named_anywhere(std::string_view name) const override;
   // A created function's name as sql_function finds it whatever search_path is: "s.f", "public.f".
   static std::string explicit_function_name(const sql::CreateFunction& f) {
@@ -434,6 +437,8 @@ class Server : public sql::SqlContextSource {
   mutable std::map<std::string, sql::CreateTable, std::less<>> anonymous_row_types_;  // anonymous_row_type's
   std::map<std::string, Sequence, std::less<>> sequences_;
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;
+  const std::string* function_key(std::string_view name) const;  // the key of the function a name finds (search_path), or nullptr
+  bool overloaded(const std::string& key) const;
   std::vector<Running> running_styles_;  // by actor: its statement's session style and pid
   Running outside_style_;
   sql::SqlContextScope context_{this};  // last: this server is the thread's source for its lifetime
