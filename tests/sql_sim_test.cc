@@ -843,6 +843,29 @@ TEST(SqlSim, AnOverloadedCallTheArgumentsDoNotSettleIsRefused) {
             std::string::npos);
 }
 
+// Views (views.spec has the reads the server and the simulation agree on): the server's
+// errors for their DDL; a view written to, or named where its statement's text does not name
+// it (a function's body), is refused, never answered as a missing relation.
+TEST(SqlSim, AViewIsReadInPlaceAndRefusedWhereItIsNot) {
+  const std::string base = "CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 1), (2, 2);"
+                           "CREATE VIEW big AS SELECT id, v FROM t WHERE v > 1;";
+  EXPECT_EQ(spec_error(base, "", "SELECT id FROM big ORDER BY id;"), "");
+  EXPECT_EQ(spec_error(base, "CREATE VIEW big AS SELECT 1 AS one;", "SELECT 1;"), "ERROR 42P07: relation \"big\" already exists");
+  EXPECT_EQ(spec_error(base, "CREATE OR REPLACE VIEW big AS SELECT id, v FROM t;", "SELECT count(*) FROM big;"), "");
+  EXPECT_EQ(spec_error(base, "CREATE VIEW w AS SELECT * FROM nope;", "SELECT 1;"), "ERROR 42P01: relation \"nope\" does not exist");
+  EXPECT_EQ(spec_error(base, "DROP TABLE t;", "SELECT 1;"), "ERROR 2BP01: cannot drop table t because other objects depend on it");
+  EXPECT_EQ(spec_error(base, "DROP TABLE t CASCADE; CREATE TABLE big (id int);", "SELECT 1;"), "");  // the view went with it
+  EXPECT_EQ(spec_error(base, "DROP VIEW t;", "SELECT 1;"), "ERROR 42809: \"t\" is not a view");
+  EXPECT_EQ(spec_error(base, "DROP TABLE big;", "SELECT 1;"), "ERROR 42809: \"big\" is not a table");
+  EXPECT_EQ(spec_error(base, "DROP VIEW IF EXISTS nope; DROP VIEW big; CREATE TABLE big (id int);", "SELECT 1;"), "");
+  EXPECT_NE(spec_error(base, "", "UPDATE big SET v = 0;").find("the view big here"), std::string::npos);
+  EXPECT_NE(spec_error(base, "", "INSERT INTO big VALUES (3, 3);").find("the view big here"), std::string::npos);
+  EXPECT_NE(spec_error(base, "CREATE FUNCTION n() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT count(*) FROM big); END $$;", "SELECT n();")
+                .find("the view big here"),
+            std::string::npos);
+  EXPECT_NE(spec_error(base, "CREATE VIEW c (a) AS SELECT 1;", "SELECT 1;").find("a view's column names"), std::string::npos);
+}
+
 // The server's ModifyTable inserts each row an INSERT ... SELECT pulls before the SELECT's lock
 // call runs for the next row; lockstep runs the SELECT whole first, so such a SELECT over a
 // table is refused, where one row (no FROM), a sort or an aggregate reads all first anyway.

@@ -80,23 +80,32 @@ std::int64_t fract_micros(double frac, double scale) {
   return usec;
 }
 
-// HH:MM[:SS[.f]] (the sign already read) in microseconds; nullopt when it is not one.
-std::optional<long double> clock_micros(std::string_view s) {
+// HH:MM[:SS[.f]] or MM:SS.f (the sign already read) in microseconds; nullopt when it is not
+// one, with *out_of_range set where DecodeTime's sanity check fails it (minutes past 59,
+// seconds past 60: the fields are read, the values are not a time of day).
+std::optional<long double> clock_micros(std::string_view s, bool* out_of_range) {
   std::vector<long double> parts;
   while (true) {
     const std::size_t colon = s.find(':');
     const std::string piece(s.substr(0, colon));
-    if (piece.empty() || piece.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+    const bool last = colon == std::string_view::npos;
+    if (piece.empty() || piece.find_first_not_of(last ? "0123456789." : "0123456789") != std::string::npos) return std::nullopt;  // (a fraction: the last field's)
     char* end = nullptr;
     parts.push_back(std::strtold(piece.c_str(), &end));
     if (end != piece.c_str() + piece.size()) return std::nullopt;
-    if (colon == std::string_view::npos) break;
+    if (last) break;
     s.remove_prefix(colon + 1);
   }
   if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
-  if (parts.size() == 2 && s.find('.') != std::string_view::npos) return (parts[0] * 60 + parts[1]) * kIvMicrosPerSecond;  // mm:ss.f
-  const long double seconds = parts[0] * 3600 + parts[1] * 60 + (parts.size() == 3 ? parts[2] : 0);
-  return seconds * kIvMicrosPerSecond;
+  const bool minutes_seconds = parts.size() == 2 && s.find('.') != std::string_view::npos;  // mm:ss.f
+  const long double minutes = minutes_seconds ? parts[0] : parts[1];
+  const long double seconds = minutes_seconds ? parts[1] : parts.size() == 3 ? parts[2] : 0;
+  if (minutes > 59 || seconds >= 61) {
+    *out_of_range = true;
+    return std::nullopt;
+  }
+  if (minutes_seconds) return (parts[0] * 60 + parts[1]) * kIvMicrosPerSecond;
+  return (parts[0] * 3600 + parts[1] * 60 + seconds) * kIvMicrosPerSecond;
 }
 
 std::string seconds_text(std::int64_t sec, std::int64_t fsec) {
@@ -215,7 +224,12 @@ Interval parse_interval_text(std::string_view text) {
     if (number.front() == '-' || number.front() == '+') number.remove_prefix(1);
     unsigned tmask = 0;
     if (it->clock) {
-      const auto clock = clock_micros(number);
+      bool out_of_range = false;
+      const auto clock = clock_micros(number, &out_of_range);
+      // (a signed one is read as a time zone's offset first: out of range, it is no time at all)
+      if (!clock && out_of_range && it->number.front() != '-' && it->number.front() != '+') {
+        throw SqlError("22015", fmt::format("interval field value out of range: \"{}\"", text));
+      }
       if (!clock) return invalid();
       add_micros(negative ? -*clock : *clock);
       tmask = kClock;

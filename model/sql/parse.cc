@@ -225,6 +225,8 @@ Statement Reader::statement(const json& n) {
     s.body = std::move(n);
   } else if (type == "CreateStmt") {
     s.body = create_table(body);
+  } else if (type == "ViewStmt") {
+    s.body = create_view(body);
   } else if (type == "CreateSchemaStmt" || type == "CreateExtensionStmt" ||
              (type == "DropStmt" && (body.value("removeType", "") == "OBJECT_SCHEMA" || body.value("removeType", "") == "OBJECT_EXTENSION"))) {
     s.body = schema_or_extension(type, body);

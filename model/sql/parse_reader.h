@@ -262,6 +262,7 @@ class Reader {
   Delete remove(const json& body);
 
   CreateTable create_table(const json& body);
+  CreateTable create_view(const json& body);  // parse_views.cc
   // WITH (storage parameters) of a table or index, or ALTER TABLE ... SET (...): fillfactor
   // (10 to 100) and the vacuum and TOAST settings change nothing lockstep models; others are
   // refused (parse_alter.cc).

@@ -238,7 +238,7 @@ DropTable Reader::drop(const json& body) {
   const int loc = statement_start_;
   known(body, "DropStmt", {"objects", "removeType", "behavior", "missing_ok"}, loc);
   const std::string what = body.value("removeType", "");
-  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE" && what != "OBJECT_FUNCTION") refuse(fmt::format("DROP of {}", what), loc);
+  if (what != "OBJECT_TABLE" && what != "OBJECT_TYPE" && what != "OBJECT_SEQUENCE" && what != "OBJECT_FUNCTION" && what != "OBJECT_VIEW") refuse(fmt::format("DROP of {}", what), loc);
   DropTable d;
   d.cascade = body.value("behavior", "DROP_RESTRICT") != "DROP_RESTRICT";
   if (d.cascade && what != "OBJECT_TABLE") refuse("DROP ... CASCADE of other objects than tables", loc);
@@ -246,6 +246,7 @@ DropTable Reader::drop(const json& body) {
   d.types = what == "OBJECT_TYPE";
   d.sequences = what == "OBJECT_SEQUENCE";
   d.functions = what == "OBJECT_FUNCTION";
+  d.views = what == "OBJECT_VIEW";
   for (const json& o : body.at("objects")) {
     std::vector<std::string> parts;
     if (d.functions) {  // name [(argument types)]: one function per name, so the types are not compared
@@ -556,43 +557,6 @@ std::string_view Reader::trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
-}
-
-std::optional<std::string> Reader::zone_offset_value(const json& args, int loc) const {
-  if (args.size() != 1) return std::nullopt;
-  const auto [kind, c] = node(args.at(0));
-  if (kind == "TypeCast") {  // SET TIME ZONE INTERVAL '+05:00' HOUR TO MINUTE
-    const auto [arg_kind, arg] = node(c->at("arg"));
-    const std::vector<std::string> type = names(c->at("typeName").at("names"));
-    if (arg_kind != "A_Const" || !arg->contains("sval") || type.empty() || type.back() != "interval") refuse("this value for TimeZone", loc);
-    const std::string text = arg->at("sval").value("sval", "");
-    if (c->at("typeName").contains("typmods") && text.find(':') == std::string::npos) refuse("an interval with fields for TimeZone", loc);
-    const Interval iv = from_text(text, Type::interval).as_interval();
-    if (iv.months != 0 || iv.days != 0) fail("22023", fmt::format("invalid value for parameter \"TimeZone\": \"INTERVAL '{}'\"", text), loc);
-    return zone_name_of_offset(static_cast<double>(iv.micros) / 1e6, text);
-  }
-  if (kind != "A_Const") return std::nullopt;
-  std::string text;
-  if (c->contains("ival")) {
-    const json& ival = c->at("ival");  // 0 or a negative one is left out of the JSON: read from the text
-    text = std::to_string(ival.contains("ival") ? ival.value("ival", std::int64_t{0}) : integer_at(location_of(*c, loc)));
-  } else if (c->contains("fval")) {
-    text = c->at("fval").value("fval", "");
-  } else if (c->contains("sval")) {
-    text = c->at("sval").value("sval", "");
-  } else {
-    return std::nullopt;
-  }
-  // A number of hours (east, ISO's sign) as check_timezone takes it: all of the text read by
-  // strtod; any other text is a zone's name.
-  char* end = nullptr;
-  const double hours = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0') return std::nullopt;
-  try {
-    return zone_name_of_offset(hours * 3600, text);
-  } catch (const SqlError& e) {
-    fail(e.sqlstate(), e.what(), loc);
-  }
 }
 
 SetVariable Reader::set_variable(const json& body) {

@@ -316,6 +316,12 @@ struct CreateTable {
   // PRIMARY KEY / UNIQUE (...) INCLUDE (columns): stored in the key's index, not part of the
   // key (no uniqueness, not a key for FOR KEY SHARE); an UPDATE of one is not a HOT update.
   std::vector<std::string> included;
+  // CREATE [OR REPLACE] VIEW name AS query: the query's text (non-empty: a view, no columns),
+  // read in place of the view's name in a statement's FROM (model/sql/views.h), and the
+  // relations it names (a DROP TABLE of one fails 2BP01 unless CASCADE, which drops the view).
+  std::string view_query;
+  bool view_replace = false;
+  std::vector<std::string> view_reads;
 };
 
 struct DropTable {
@@ -324,6 +330,7 @@ struct DropTable {
   bool functions = false;  // DROP FUNCTION instead
   bool types = false;  // DROP TYPE (of enum types) instead
   bool sequences = false;  // DROP SEQUENCE instead
+  bool views = false;  // DROP VIEW instead
   bool cascade = false;  // DROP TABLE ... CASCADE: other tables' foreign keys to it go too
 };
 

@@ -11,6 +11,7 @@
 #include "lockstep/model/sql/format_function.h"
 #include "lockstep/model/sql/type_check.h"
 #include "lockstep/sim/pg/executor/sql_run.h"
+#include "lockstep/sim/pg/executor/sql_plpgsql.h"
 #include "lockstep/sim/pg/executor/sql_schemas.h"
 
 namespace lockstep::sim::pg {
@@ -33,6 +34,16 @@ Result<Rows> SqlRun::statement(const sql::CreateTable& created) {
   if (auto refused = ddl_step()) return *refused;
   sql::CreateTable ct = created;
   ct.schema = creation_schema(created.schema, server_);  // (3F000 before 42P07, as the server)
+  const bool taken = server_.sql_table(ct.table) != nullptr || server_.sequence(ct.table) != nullptr;
+  if (!ct.view_query.empty()) {  // CREATE VIEW: its relations checked now, as the server's parse analysis does
+    if (taken || (server_.view(ct.table) != nullptr && !ct.view_replace)) return Error{"42P07", fmt::format("relation \"{}\" already exists", ct.table)};
+    ct.view_query = server_.with_views_read(ct.view_query);  // views it reads, created before it (its text's too)
+    const sql::Statement& query = cached_plans(ct.view_query)->front();
+    if (auto missing = unresolved_relation(query, server_, true)) return error_of(*missing);
+    server_.set_view(ct.table, Server::View{ct.schema, ct.view_query, ct.view_reads});
+    return done(Rows{{}, {}, "CREATE VIEW"});
+  }
+  if (server_.view(ct.table) != nullptr) return Error{"42P07", fmt::format("relation \"{}\" already exists", ct.table)};
   if (server_.sql_table(ct.table) != nullptr) {
     if (ct.if_not_exists) return done(Rows{{}, {}, "CREATE TABLE"});
     return Error{"42P07", fmt::format("relation \"{}\" already exists", ct.table)};
@@ -203,6 +214,7 @@ std::optional<std::string> to_regclass(Server& server, std::string_view text) {
   // (index names are their schema's).
   std::set<std::string, std::less<>> owners;
   if (const Server::Sequence* q = server.sequence(name)) owners.insert(q->def.schema);
+  if (const Server::View* v = server.view(name)) owners.insert(v->schema);
   if (const SqlTable* t = server.serial_column_of(name).first) owners.emplace(schema_of(t->def));
   server.each_sql_table([&](const SqlTable& t) {
     if (t.def.table == name || (!t.key.empty() && primary_key_name(&t, t.def.table) == name) || t.has_index(name) ||
@@ -418,8 +430,37 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
   if (d.functions) return drop_functions(d);
   SimConnection::Statement guard(c_);
   if (auto refused = ddl_step()) return *refused;
+  // The views that read a relation (and those that read them): its dependents.
+  const auto readers_of = [&](const std::string& relation) {
+    std::vector<std::string> out{relation};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      server_.each_view([&](const std::string& v, const Server::View& view) {
+        if (std::ranges::find(view.reads, out[i]) != view.reads.end() && std::ranges::find(out, v) == out.end()) out.push_back(v);
+      });
+    }
+    out.erase(out.begin());
+    return out;
+  };
+  if (d.views) {
+    for (const std::string& name : d.tables) {
+      if (server_.sql_table(name) != nullptr) return Error{"42809", fmt::format("\"{}\" is not a view", name)};
+      if (server_.view(name) == nullptr) {
+        if (d.if_exists) continue;
+        return Error{"42P01", fmt::format("view \"{}\" does not exist", name)};
+      }
+      for (const std::string& reader : readers_of(name)) {
+        if (std::ranges::find(d.tables, reader) == d.tables.end()) return Error{"2BP01", fmt::format("cannot drop view {} because other objects depend on it", name)};
+      }
+    }
+    for (const std::string& name : d.tables) server_.set_view(name, std::nullopt);
+    return done(Rows{{}, {}, "DROP VIEW"});
+  }
   for (const std::string& name : d.tables) {
     const SqlTable* t = server_.sql_table(name);
+    if (t == nullptr && server_.view(name) != nullptr) return Error{"42809", fmt::format("\"{}\" is not a table", name)};
+    for (const std::string& reader : t == nullptr || d.cascade ? std::vector<std::string>{} : readers_of(name)) {
+      if (std::ranges::find(d.tables, reader) == d.tables.end()) return Error{"2BP01", fmt::format("cannot drop table {} because other objects depend on it", name)};
+    }
     if (t == nullptr) {
       if (d.if_exists) continue;  // (the server's NOTICE is not a warning: a pg::Connection reports warnings only)
       return Error{"42P01", fmt::format("table \"{}\" does not exist", name)};
@@ -445,6 +486,7 @@ Result<Rows> SqlRun::statement(const sql::DropTable& d) {
     std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
     for (const auto& [child, index] : keys) server_.drop_foreign_key(child, index);
     for (const auto& [pid, f] : server_.functions_of_row_type(name)) server_.drop_function_of(pid, f);
+    for (const std::string& reader : readers_of(name)) server_.set_view(reader, std::nullopt);  // CASCADE's
     server_.drop_sql_table(name);
   }
   return done(Rows{{}, {}, "DROP TABLE"});

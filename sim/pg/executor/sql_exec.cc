@@ -299,6 +299,10 @@ SqlTable* SqlRun::table(const std::string& name) {
   if (t == nullptr && (server_.sequence(name) != nullptr || server_.serial_column_of(name).first != nullptr)) {
     return &sequence_relation(name).table;  // SELECT last_value, is_called FROM seq (pgmq's metrics)
   }
+  if (t == nullptr && server_.view(name) != nullptr) {
+    throw SqlError("0A000", fmt::format("the view {} here (lockstep reads a view in a statement's FROM, written in the statement itself, and "
+                                        "writes none) is not in lockstep's SQL subset (docs/sql.md)", name));
+  }
   if (t == nullptr) throw SqlError("42P01", fmt::format("relation \"{}\" does not exist", name));
   return t;
 }

@@ -59,6 +59,10 @@ std::optional<sql::SqlError> unresolved_relation(const sql::Statement& st, Serve
   };
   for (const auto& [schema, name] : st.relations) {
     const SqlTable* t = server.sql_table(name);
+    if (t == nullptr && server.view(name) != nullptr && named(name)) {  // one not read in place: a write's target, a function body's
+      return sql::SqlError("0A000", fmt::format("the view {} here (lockstep reads a view in a statement's FROM, written in the statement itself, "
+                                                "and writes none) is not in lockstep's SQL subset (docs/sql.md)", name));
+    }
     if (t == nullptr && absent_too && server.sequence(name) == nullptr && server.serial_column_of(name).first == nullptr && named(name)) {
       return missing_relation(schema, name);
     }

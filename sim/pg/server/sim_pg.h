@@ -256,6 +256,23 @@ class Server : public sql::SqlContextSource {
   bool add_extension(const std::string& name) { return extensions_.insert(name).second; }
   bool has_extension(std::string_view name) const { return extensions_.find(name) != extensions_.end(); }
   bool drop_extension(const std::string& name) { return extensions_.erase(name) != 0; }
+  // Views (CREATE VIEW, DDL outside the sessions): by name, as tables are (one relation per name).
+  struct View {
+    std::string schema, query;  // the query's text, read in place of the view's name (model/sql/views.h)
+    std::vector<std::string> reads;  // the relations it names
+  };
+  const View* view(std::string_view name) const {
+    const auto it = views_.find(name);
+    return it == views_.end() ? nullptr : &it->second;
+  }
+  void set_view(const std::string& name, std::optional<View> v);  // nullopt: dropped
+  // The views read in place in a statement's text (the text itself without any): views.cc.
+  std::string with_views_read(std::string_view text) const;
+  bool has_views() const { return !views_.empty(); }
+  template <typename F>
+  void each_view(F&& f) const {
+    for (const auto& [name, v] : views_) f(name, v);
+  }
   // Calls f(table) for every SQL table.
   template <typename F>
   void each_sql_table(F&& f) const {
@@ -436,6 +453,8 @@ class Server : public sql::SqlContextSource {
   std::map<std::string, sql::CreateTable, std::less<>> composite_types_;  // by name (record_type)
   mutable std::map<std::string, sql::CreateTable, std::less<>> anonymous_row_types_;  // anonymous_row_type's
   std::map<std::string, Sequence, std::less<>> sequences_;
+  std::map<std::string, View, std::less<>> views_;
+  std::string views_signature_;  // every view's name and query: with_views_read's cache key
   std::map<std::string, sql::CreateFunction, std::less<>> functions_;
   const std::string* function_key(std::string_view name) const;  // the key of the function a name finds (search_path), or nullptr
   bool overloaded(const std::string& key) const;

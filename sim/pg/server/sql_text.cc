@@ -80,7 +80,7 @@ Result<Rows> SimConnection::exec(std::string_view text, const std::vector<Param>
   const RunningText running(query_text_, text);
   std::shared_ptr<const std::vector<sql::Statement>> plans;
   try {
-    plans = cached_plans(text);
+    plans = server_.has_views() ? cached_plans(server_.with_views_read(text)) : cached_plans(text);  // (pg_stat_activity shows the text)
   } catch (const SqlError& e) {
     Error error = parse_error_of(e);
     if (session_.in_transaction && error.message.find("lockstep's SQL subset") == std::string::npos) {
@@ -152,7 +152,7 @@ Status SimConnection::prepare(std::string_view name, std::string_view text) {
   if (prepared_.find(name) != prepared_.end()) return Error{"42P05", fmt::format("prepared statement \"{}\" already exists", name)};
   std::shared_ptr<const std::vector<sql::Statement>> plans;
   try {
-    plans = cached_plans(text);
+    plans = server_.has_views() ? cached_plans(server_.with_views_read(text)) : cached_plans(text);
   } catch (const SqlError& e) {
     return error_of(e);
   }
