@@ -114,7 +114,21 @@ std::string gen_statement(bool repeatable_read, bool parent) {
   // Case 63: window functions over rows others write: ranking, running sums over peers,
   // lag / lead, PARTITION BY, a named WINDOW, and pg-boss's one-per-partition claim (an IN over a
   // row_number() subquery) in an UPDATE; IN (SELECT unnest(ARRAY[...])) and correlated EXISTS semi joins.
-  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 64) : *rc::gen::inRange(0, 8)) {
+  // Case 64: a data-modifying WITH query nothing reads (run after the statement's own query, on
+  // its snapshot: Que's reenqueue beside an INSERT into its table), a view read in place
+  // (tview, in FROM and UPDATE ... FROM), overloaded functions (ov(int) writes, ov(text) reads).
+  switch (*rc::gen::inRange(0, 10) < 7 ? *rc::gen::inRange(8, 65) : *rc::gen::inRange(0, 8)) {
+    case 64:
+      switch (*rc::gen::inRange(0, 8)) {
+        case 0: return fmt::format("WITH d AS (DELETE FROM t WHERE id = {} RETURNING id) INSERT INTO t (id, v) VALUES ({}, {}) RETURNING id, v", k, k + 3, v);
+        case 1: return fmt::format("WITH d AS (DELETE FROM t WHERE id = {}) INSERT INTO t (id, v) VALUES ({}, {}) RETURNING id", k, k, v);
+        case 2: return fmt::format("WITH u AS (UPDATE t SET v = v + 1 WHERE id = {} RETURNING v) SELECT count(*) AS n FROM t WHERE v >= {}", k, v);
+        case 3: return fmt::format("SELECT id, v FROM tview WHERE id >= {} ORDER BY id", k);
+        case 4: return fmt::format("UPDATE t SET v = v + 1 FROM tview w WHERE w.id = t.id AND w.id = {} RETURNING t.id, t.v", k);
+        case 5: return fmt::format("SELECT ov({}) AS r", k);
+        case 6: return fmt::format("SELECT ov('{}') AS r, ov(NULL) AS n", std::string(static_cast<std::size_t>(k), 'x'));
+        default: return fmt::format("SELECT count(*) AS n, sum(v) AS s FROM tview WHERE v > {}", v);
+      }
     case 63:
       switch (*rc::gen::inRange(0, 11)) {
         case 10:
@@ -398,6 +412,9 @@ std::vector<std::string> table_setup(const Tables& tables) {
            fmt::format("CREATE TABLE t (id int PRIMARY KEY, {}, parent_id int REFERENCES parent ON DELETE CASCADE)", v),
            "INSERT INTO t VALUES (1, 0, 1), (2, 1, 2)"};
   }
+  out.push_back("CREATE VIEW tview AS SELECT id, v FROM t WHERE v >= 0");
+  out.push_back("CREATE FUNCTION ov(k int) RETURNS int LANGUAGE sql AS $$ UPDATE t SET v = v + 1 WHERE id = k RETURNING v $$");
+  out.push_back("CREATE FUNCTION ov(k text) RETURNS int LANGUAGE sql AS $$ SELECT count(*)::int FROM t WHERE v >= length(k) $$");
   out.push_back("CREATE FUNCTION bump(k int, d int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE r int; BEGIN "
                 "UPDATE t SET v = v + d WHERE id = k RETURNING v INTO r; IF NOT FOUND THEN RETURN -1; END IF; RETURN r; END $$");
   out.push_back("CREATE FUNCTION claim(least_v int, skip boolean) RETURNS int LANGUAGE plpgsql AS $$ DECLARE j int; BEGIN "
@@ -456,6 +473,11 @@ std::vector<std::string> setup_used_by(const std::vector<std::string>& setup, co
   const std::string_view create = "CREATE FUNCTION ";
   std::vector<std::string> out;
   for (const std::string& st : setup) {
+    if (st.starts_with("CREATE VIEW tview ") && !std::ranges::any_of(sessions, [&](const std::vector<std::string>& s) {
+          return std::ranges::any_of(s, [&](const std::string& statement) { return statement.find("tview") != std::string::npos; });
+        })) {
+      continue;
+    }
     if (st.starts_with(create) && st.find(" RETURNS trigger ") == std::string::npos) {
       const std::string call = st.substr(create.size(), st.find('(') - create.size() + 1);  // "name("
       const bool called = std::ranges::any_of(sessions, [&](const std::vector<std::string>& s) {
@@ -469,7 +491,7 @@ std::vector<std::string> setup_used_by(const std::vector<std::string>& setup, co
 }
 
 std::vector<std::string> table_teardown(const Tables& tables) {
-  std::vector<std::string> out = {"DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
+  std::vector<std::string> out = {"DROP VIEW IF EXISTS tview", "DROP FUNCTION IF EXISTS ov(int)", "DROP FUNCTION IF EXISTS ov(text)", "DROP FUNCTION bump(int, int)", "DROP FUNCTION claim(int, boolean)", "DROP FUNCTION put(int, int)",
                                   "DROP FUNCTION poke(int)", "DROP FUNCTION take(int, int)", "DROP FUNCTION xbump(int, int)",
                                   "DROP FUNCTION xtake(int, int)", "DROP FUNCTION xpair(int)", "DROP FUNCTION xadd(tspec[], boolean)",
                                   "DROP FUNCTION sqtake(int, int)", "DROP FUNCTION sqmove(int, int)", "DROP FUNCTION sqfirst(int)",
