@@ -27,7 +27,8 @@ class NoServerContext final : public EvalContext {
   Value plpgsql_call(const CreateFunction&, const std::vector<Value>&) override { throw NeedsTheServer{}; }
 };
 
-// A non-NULL value of a type that needs nothing else to name it.
+}  // namespace
+
 std::optional<Value> prototype_of_type(Type t) {
   switch (t) {
     case Type::int2:
@@ -52,6 +53,8 @@ std::optional<Value> prototype_of_type(Type t) {
     default: return std::nullopt;  // unknown, enum, array, record: need more than the type
   }
 }
+
+namespace {
 
 // The result type of a function that asks the server (a clock, a lock, a session, a setting).
 std::optional<Value> server_function_prototype(const Expr& e, FunctionKind kind) {

@@ -30,6 +30,10 @@ namespace lockstep::sql {
 // tell which column it names or its type.
 using ColumnPrototypes = std::function<std::optional<Value>(const Expr& ref)>;
 
+// A non-NULL value of a type that needs nothing else to name it (nullopt: unknown, an enum,
+// an array, a record).
+std::optional<Value> prototype_of_type(Type t);
+
 // A non-NULL value of the column's declared type; nullopt for a record, an enum without labels.
 std::optional<Value> prototype_of(const ColumnDef& c);
 
