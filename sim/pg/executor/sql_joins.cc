@@ -110,9 +110,10 @@ const sql::ColumnDef* SqlRun::joined_column_def(const Expr& e, const sql::Select
 
 void SqlRun::run_modifying(Derived& d, Derived* streamed_into) {
   const sql::Statement& st = *d.def->modifying;
-  // It runs before its statement's first step: under REPEATABLE READ that step takes the
-  // snapshot, which the query would have to see first.
-  if (c_.repeatable_read_) throw SqlError("0A000", "a data-modifying WITH query under REPEATABLE READ is not in lockstep's SQL subset");
+  // Under REPEATABLE READ it reads on the transaction's snapshot (its first step takes it
+  // when its statement is the transaction's first); SERIALIZABLE's predicate locks for it are
+  // not built.
+  if (c_.serializable_) throw SqlError("0A000", "a data-modifying WITH query under SERIALIZABLE is not in lockstep's SQL subset");
   const std::vector<sql::Target>* returning = nullptr;
   std::string target;
   std::visit([&](const auto& body) {

@@ -242,6 +242,14 @@ void SimConnection::statement_timing() {
   s_.note_result({Kind::woke});
 }
 
+void SimConnection::take_repeatable_read_snapshot() {
+  LOCKSTEP_INVARIANT(!serializable_, "a SERIALIZABLE snapshot is taken with its sxact (begin_statement)");
+  if (!repeatable_read_ || snapshot_ || !session_.in_transaction || session_.aborted) return;
+  step({"snapshot", whole_server(Access::write), pid_, true});
+  snapshot_ = server_.open_snapshot();
+  if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
+}
+
 std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   if (dead_) return lost();
   if (sql_depth_ == 0) {  // a typed operation (SQL text was weighed as it began)
