@@ -361,7 +361,8 @@ Result<Rows> SqlRun::done(Rows rows) {
     if (d->last && !d->computed) run_modifying(*d);  // a data-modifying WITH query nothing read, in order
   }
   if (nested_ && enclosing_ != nullptr) return rows;  // its statement ends it
-  if (!after_rows_.empty()) fire_after_rows();  // AFTER ROW triggers, as the query ends (AfterTriggerEndQuery)
+  queue_after_statement();
+  if (!after_rows_.empty()) fire_after_rows();  // AFTER ROW and STATEMENT triggers, as the query ends (AfterTriggerEndQuery)
   if (nested_) return rows;  // a plpgsql function's statement: the calling one ends the transaction
   if (Status ended = c_.end_statement(); !ended.ok()) return ended.error();
   return rows;

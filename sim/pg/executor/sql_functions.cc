@@ -135,6 +135,17 @@ Result<Rows> SqlRun::trigger(const sql::AlterTable& a) {
 }
 
 void SqlRun::refuse_triggers(const sql::Statement& st) {
+  if (const auto* l = std::get_if<sql::LockTables>(&st.body); l != nullptr && l->maintenance == sql::LockTables::Maintenance::truncate) {
+    for (const std::string& name : l->tables) {  // TRUNCATE fires statement triggers only
+      const SqlTable* t = server_.sql_table(name);
+      for (const SqlTable::Trigger& tr : t != nullptr ? t->triggers : std::vector<SqlTable::Trigger>{}) {
+        if (std::ranges::find(tr.events, "TRUNCATE") == tr.events.end() || fires_after_statement(tr)) continue;
+        throw SqlError("0A000", fmt::format("a TRUNCATE that fires the trigger \"{}\" on \"{}\" (lockstep fires AFTER ... FOR EACH STATEMENT ones "
+                                            "without arguments or WHEN) is not in lockstep's SQL subset (docs/sql.md)", tr.name, name));
+      }
+    }
+    return;
+  }
   // Most statements: a SELECT, or a change of one table without triggers and without WITH
   // queries, whose deletes reach no child (no allocation on this path: statement_bench).
   const std::string* target = nullptr;
@@ -185,13 +196,14 @@ void SqlRun::refuse_triggers(const sql::Statement& st) {
       // BEFORE: as each row is written (sql_triggers.cc), by a statement that alone writes (no
       // data-modifying WITH).
       if (k == 0 && direct == 1 && target != nullptr && fires_before_row(tr)) continue;
+      if (k == 0 && direct == 1 && target != nullptr && fires_after_statement(tr)) continue;  // as it ends (sql_triggers.cc)
       if (tr.when && !trigger_may_fire(*tr.when)) continue;
       for (const std::string& event : tr.events) {
         if (std::ranges::find(changes[k].second, event) == changes[k].second.end()) continue;
         throw SqlError("0A000", fmt::format("a statement that fires the trigger \"{}\" on \"{}\" ({} of its LANGUAGE plpgsql function {}(); lockstep "
                                             "fires AFTER ... FOR EACH ROW triggers without arguments, of a body it runs, on the tables a "
-                                            "statement writes, and BEFORE ones on the one table an INSERT, UPDATE or DELETE without a "
-                                            "data-modifying WITH writes) is not in lockstep's SQL subset (docs/sql.md)",
+                                            "statement writes, and BEFORE ones and AFTER ... FOR EACH STATEMENT ones on the one table an "
+                                            "INSERT, UPDATE or DELETE without a data-modifying WITH writes) is not in lockstep's SQL subset (docs/sql.md)",
                                             tr.name, t->def.table, event, sql::bare_function_name(tr.function)));
       }
     }

@@ -69,7 +69,7 @@ class PlRun final : public sql::EvalContext {
         if (ref.name == "tg_name") return Value::text(trigger_->name);
         if (ref.name == "tg_table_name" || ref.name == "tg_relname") return Value::text(trigger_->table);
         if (ref.name == "tg_when") return Value::text(trigger_->before ? "BEFORE" : "AFTER");
-        if (ref.name == "tg_level") return Value::text("ROW");
+        if (ref.name == "tg_level") return Value::text(trigger_->statement ? "STATEMENT" : "ROW");
         if (ref.name == "tg_table_schema") return Value::text(std::string(schema_of(run_.server_.sql_table(trigger_->table)->def)));
         if (ref.name == "tg_nargs") return Value::integer(0, Type::int4);  // (a trigger with arguments is refused)
       }

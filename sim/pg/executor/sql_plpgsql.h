@@ -26,6 +26,7 @@ struct PlTrigger {
   std::string op, name, table;
   bool before = false;
   sql::Value new_row, old_row;
+  bool statement = false;  // FOR EACH STATEMENT: TG_LEVEL's, NEW and OLD NULL
 };
 
 // RAISE's error as pl_exec.c's exec_stmt_raise makes it: its SQLSTATE (the condition's, USING
@@ -115,5 +116,8 @@ bool fires_after_row(const SqlTable::Trigger& tr);
 // (SqlRun::before_row). has_before_row: t has such a trigger on `op` (its WHEN aside).
 bool fires_before_row(const SqlTable::Trigger& tr);
 bool has_before_row(const SqlTable& t, std::string_view op);
+// AFTER ... FOR EACH STATEMENT, no arguments nor WHEN, a body it runs: fired as its statement
+// ends (SqlRun::queue_after_statement), where that statement alone writes the table.
+bool fires_after_statement(const SqlTable::Trigger& tr);
 
 }  // namespace lockstep::sim::pg

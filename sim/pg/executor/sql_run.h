@@ -676,11 +676,11 @@ class SqlRun final : public sql::EvalContext {
   std::vector<OwnWrite> own_writes_;
   // BEFORE ROW triggers (sql_triggers.cc): *new_row as they leave it; false when one returned NULL.
   bool before_row(const SqlTable& t, const char* op, const Row* old_row, Row* new_row, const std::vector<sql::Assignment>* set = nullptr);
-  struct AfterRow { std::string table, trigger, function, op; std::optional<Row> old_row, new_row; };
+  struct AfterRow { std::string table, trigger, function, op; std::optional<Row> old_row, new_row; bool statement = false; };
   std::vector<AfterRow> after_rows_;
   void queue_after_row(const SqlTable& t, const char* op, const Row* old_row, const Row* new_row, const std::vector<sql::Assignment>* set = nullptr);
   static std::vector<const SqlTable::Trigger*> row_triggers(const SqlTable& t, const char* op, const std::vector<sql::Assignment>* set, bool (*fires)(const SqlTable::Trigger&));
-  void fire_after_rows();
+  void fire_after_rows(); void queue_after_statement();  // NOLINT: the statement's AFTER ... FOR EACH STATEMENT events, after its rows' 
   void note_own_write(const std::string& table, std::int64_t id);
   const OwnWrite* own_write(const std::string& table, std::int64_t id) const;
   Join join_;  // UPDATE ... FROM's relation; its row set per candidate

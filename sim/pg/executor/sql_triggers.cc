@@ -1,11 +1,12 @@
 // sim/pg/executor/sql_triggers.cc: FOR EACH ROW triggers of LANGUAGE plpgsql functions on the simulated
-// server. AFTER: which ones lockstep fires (fires_after_row), their events queued as rows are
+// server, and AFTER ... FOR EACH STATEMENT ones (queue_after_statement). AFTER: which ones lockstep fires (fires_after_row), their events queued as rows are
 // written (WHEN evaluated then, UPDATE OF's columns, name order) and fired as the statement
 // ends (SqlRun::fire_after_rows). BEFORE: fired as each row is about to be written, its row
 // locked (ExecBRInsertTriggers, ExecBRUpdateTriggers, ExecBRDeleteTriggers): the row each
 // returns is the next one's NEW and the row written, NULL skips the row. Each a call of its
 // function with NEW, OLD and TG_.
 #include <algorithm>
+#include <tuple>
 
 #include "lockstep/model/sql/records.h"
 #include "lockstep/model/sql/session_style.h"
@@ -50,6 +51,12 @@ bool fires_after_row(const SqlTable::Trigger& tr) {
 
 bool fires_before_row(const SqlTable::Trigger& tr) {
   if (!tr.before || !tr.row || tr.args) return false;
+  const sql::CreateFunction* f = sql::current_sql_function(tr.function);
+  return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
+}
+
+bool fires_after_statement(const SqlTable::Trigger& tr) {
+  if (tr.before || tr.row || tr.args || tr.when) return false;
   const sql::CreateFunction* f = sql::current_sql_function(tr.function);
   return f != nullptr && f->pl != nullptr && f->pl->refused.empty();
 }
@@ -146,6 +153,40 @@ void SqlRun::queue_after_row(const SqlTable& t, const char* op, const Row* old_r
   }
 }
 
+// Queued as the statement's ModifyTable ends (fireASTriggers), after its rows' events, also
+// where it changed no row: INSERT ... ON CONFLICT DO UPDATE's UPDATE ones, then its INSERT
+// ones; each TRUNCATEd table's in turn (refuse_triggers let only these through).
+void SqlRun::queue_after_statement() {
+  const auto has_triggers = [&](const std::string& table) {  // (most statements: no allocation here)
+    const SqlTable* t = server_.sql_table(table);
+    return t != nullptr && !t->triggers.empty();
+  };
+  const auto* target = std::get_if<sql::Insert>(&st_.body) != nullptr   ? &std::get<sql::Insert>(st_.body).table
+                       : std::get_if<sql::Update>(&st_.body) != nullptr ? &std::get<sql::Update>(st_.body).table
+                       : std::get_if<sql::Delete>(&st_.body) != nullptr ? &std::get<sql::Delete>(st_.body).table
+                                                                        : nullptr;
+  const auto* lock = std::get_if<sql::LockTables>(&st_.body);
+  if (target != nullptr ? !has_triggers(*target) : lock == nullptr || lock->maintenance != sql::LockTables::Maintenance::truncate) return;
+  std::vector<std::tuple<const std::string*, const char*, const std::vector<sql::Assignment>*>> events;
+  if (const auto* i = std::get_if<sql::Insert>(&st_.body)) {
+    if (i->on_conflict == sql::Insert::OnConflict::update) events.emplace_back(&i->table, "UPDATE", &i->conflict_set);
+    events.emplace_back(&i->table, "INSERT", nullptr);
+  } else if (const auto* u = std::get_if<sql::Update>(&st_.body)) {
+    events.emplace_back(&u->table, "UPDATE", &u->set);
+  } else if (const auto* d = std::get_if<sql::Delete>(&st_.body)) {
+    events.emplace_back(&d->table, "DELETE", nullptr);
+  } else if (const auto* l = std::get_if<sql::LockTables>(&st_.body); l != nullptr && l->maintenance == sql::LockTables::Maintenance::truncate) {
+    for (const std::string& table : l->tables) events.emplace_back(&table, "TRUNCATE", nullptr);
+  }
+  for (const auto& [table, op, set] : events) {
+    const SqlTable* t = server_.sql_table(*table);
+    if (t == nullptr || t->triggers.empty()) continue;
+    for (const SqlTable::Trigger* tr : row_triggers(*t, op, set, fires_after_statement)) {
+      after_rows_.push_back({t->def.table, tr->name, tr->function, op, std::nullopt, std::nullopt, true});
+    }
+  }
+}
+
 void SqlRun::fire_after_rows() {
   std::vector<AfterRow> events = std::exchange(after_rows_, {});
   for (const AfterRow& e : events) {
@@ -155,7 +196,7 @@ void SqlRun::fire_after_rows() {
     // NEW of a DELETE, OLD of an INSERT: a NULL row of the table's type (PostgreSQL 11 on).
     const int type = server_.record_type_index(e.table);
     PlTrigger trigger{e.op, e.trigger, e.table, false, e.new_row ? whole_row(*t, *e.new_row) : Value::null_record(type),
-                      e.old_row ? whole_row(*t, *e.old_row) : Value::null_record(type)};
+                      e.old_row ? whole_row(*t, *e.old_row) : Value::null_record(type), e.statement};
     static const std::vector<Value> kNoArgs;
     call_plpgsql(*f, kNoArgs, &trigger);
   }
