@@ -318,7 +318,10 @@ Error SqlRun::fail(Error e) {
 std::optional<Error> SqlRun::begin(std::string_view verb, Footprint fp, std::int64_t arg, bool snapshot) {
   OpDesc op{verb, fp, arg, arg != 0};
   if (nested_) {  // a data-modifying WITH query: a step of its statement, not a statement's start
-    if (!started_ && enclosing_ != nullptr && !c_.session_.aborted) c_.take_repeatable_read_snapshot();  // (its statement the transaction's first)
+    if (!started_ && enclosing_ != nullptr && !c_.session_.aborted) {  // (its statement the transaction's first)
+      LOCKSTEP_INVARIANT(!c_.serializable_, "a data-modifying WITH query under SERIALIZABLE is refused before it runs (run_modifying)");
+      if (auto refused = c_.take_repeatable_read_snapshot()) return refused;
+    }
     c_.step(op);
     if (c_.killed()) return c_.terminated();
     if (c_.session_.aborted) return c_.in_failed_transaction();

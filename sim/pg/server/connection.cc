@@ -242,12 +242,15 @@ void SimConnection::statement_timing() {
   s_.note_result({Kind::woke});
 }
 
-void SimConnection::take_repeatable_read_snapshot() {
-  LOCKSTEP_INVARIANT(!serializable_, "a SERIALIZABLE snapshot is taken with its sxact (begin_statement)");
-  if (!repeatable_read_ || snapshot_ || !session_.in_transaction || session_.aborted) return;
+std::optional<Error> SimConnection::take_repeatable_read_snapshot() {
+  if (!repeatable_read_ || snapshot_ || !session_.in_transaction || session_.aborted) return std::nullopt;
   step({"snapshot", whole_server(Access::write), pid_, true});
+  if (serializable_) {
+    if (auto refused = begin_ssi()) return refused;
+  }
   snapshot_ = server_.open_snapshot();
   if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
+  return std::nullopt;
 }
 
 std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
@@ -261,12 +264,7 @@ std::optional<Error> SimConnection::begin_statement(OpDesc op, bool snapshot) {
   }
   const bool first_snapshot = snapshot && repeatable_read_ && !snapshot_ && session_.in_transaction && !session_.aborted;
   if (first_snapshot) {
-    step({"snapshot", whole_server(Access::write), pid_, true});
-    if (serializable_) {
-      if (auto refused = begin_ssi()) return refused;
-    }
-    snapshot_ = server_.open_snapshot();
-    if (s_.logging()) s_.note_detail(fmt::format("REPEATABLE READ snapshot at commit {}", *snapshot_));
+    if (auto refused = take_repeatable_read_snapshot()) return refused;
   }
   step(op);
   end_idle_sessions();  // may end this session too (killed)

@@ -329,7 +329,8 @@ class SimConnection : public lockstep::pg::Connection {
   // the snapshot first, in a step that writes the server's domain: what the transaction
   // will see depends on every commit before it.
   std::optional<Error> begin_statement(OpDesc op, bool snapshot = true);
-  void take_repeatable_read_snapshot();  // that step alone (a data-modifying WITH query's, first in its statement; not SERIALIZABLE)
+  // That step alone (begin_statement's; a data-modifying WITH query's, first in its statement).
+  std::optional<Error> take_repeatable_read_snapshot();
   // The timing model before a statement (model/timing.h): in timed mode, a stall the actor
   // may take (an explored choice, while the execution has stalls left), then the statement's
   // round trip (the low or high end, a choice). One timer step of their sum, or none.
